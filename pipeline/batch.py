@@ -1,0 +1,154 @@
+"""Batch: the unit that travels on channels: events with their original bytes and input positions.
+
+A batch is columnar: parallel lists rather than one object per event, so cutting, parsing and
+writing a batch stay close to the cost of the raw orjson loop. Column ``i`` of every list belongs to
+the same event:
+
+- ``events[i]``: the parsed record (a dict), or None while the batch is still unparsed;
+- ``raws[i]``: the original line (bytes, no newline), or None once a stage changed the event, so
+  the writer re-serialises it; untouched events are written out as their original bytes;
+- ``lines[i]`` / ``offsets[i]``: 1-based line number and byte offset in ``source`` (None for
+  records that have no line of their own: invented events, events taken from a JSON document);
+- ``pointers[i]``: for events taken from a JSON document, their JSON path (``$.events[3]``).
+
+Events are treated as immutable: a stage that changes one builds a new dict and calls ``replace``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+
+RUN_RECORD = "run"
+RECORD_KEY = "$record"
+
+
+class Batch:
+    __slots__ = ("source", "events", "raws", "lines", "offsets", "pointers", "tail_open")
+
+    def __init__(
+        self,
+        source: str,
+        events: list[Any] | None,
+        raws: list[bytes | None],
+        lines: list[int | None],
+        offsets: list[int | None],
+        pointers: list[str | None] | None = None,
+        tail_open: bool = False,
+    ) -> None:
+        if pointers is None:
+            pointers = [None] * len(raws)
+        self.source = source
+        self.events = events
+        self.raws = raws
+        self.lines = lines
+        self.offsets = offsets
+        self.pointers = pointers
+        # True when the last line had no newline at the end of its input (a possibly torn write).
+        self.tail_open = tail_open
+
+    # construction ---------------------------------------------------------------------------
+    @classmethod
+    def of(cls, events: Iterable[dict[str, Any]], source: str = "<memory>") -> Batch:
+        """A parsed batch from plain dicts (tests, invented records, side ports)."""
+        evs = list(events)
+        n = len(evs)
+        return cls(source, evs, [None] * n, [None] * n, [None] * n, [None] * n)
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[bytes], source: str = "<memory>") -> Batch:
+        """An unparsed batch from raw lines, numbered from line 1 / offset 0."""
+        raws = list(lines)
+        offsets: list[int | None] = []
+        pos = 0
+        for raw in raws:
+            offsets.append(pos)
+            pos += len(raw) + 1
+        return cls(source, None, raws, list(range(1, len(raws) + 1)), offsets)
+
+    # inspection -----------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.raws)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.events or ())
+
+    def __repr__(self) -> str:
+        return f"Batch({self.source!r}, {len(self)} records)"
+
+    def position(self, i: int) -> dict[str, Any]:
+        """Where record ``i`` came from, as diagnostic fields."""
+        pos: dict[str, Any] = {"source": self.source, "line": self.lines[i], "offset": self.offsets[i]}
+        if self.pointers[i] is not None:
+            pos["path"] = self.pointers[i]
+        return pos
+
+    # changes ------------------------------------------------------------------------------
+    def replace(self, i: int, event: dict[str, Any]) -> None:
+        """Put a changed copy of event ``i`` in place; it will be re-serialised on output."""
+        assert self.events is not None
+        self.events[i] = event
+        self.raws[i] = None
+
+    def insert(self, i: int, event: dict[str, Any]) -> None:
+        """Insert an invented record (no input position) before column ``i``."""
+        assert self.events is not None
+        self.events.insert(i, event)
+        self.raws.insert(i, None)
+        self.lines.insert(i, None)
+        self.offsets.insert(i, None)
+        self.pointers.insert(i, None)
+
+    def select(self, keep: Iterable[int]) -> Batch:
+        """A batch of only the given columns, in the given order."""
+        idx = list(keep)
+        ev = self.events
+        return Batch(
+            self.source,
+            None if ev is None else [ev[i] for i in idx],
+            [self.raws[i] for i in idx],
+            [self.lines[i] for i in idx],
+            [self.offsets[i] for i in idx],
+            [self.pointers[i] for i in idx],
+            self.tail_open and bool(idx) and idx[-1] == len(self.raws) - 1,
+        )
+
+    def extend(self, other: Batch) -> None:
+        """Append another batch's columns (used where a stage splices in invented records)."""
+        assert self.events is not None and other.events is not None
+        self.events.extend(other.events)
+        self.raws.extend(other.raws)
+        self.lines.extend(other.lines)
+        self.offsets.extend(other.offsets)
+        self.pointers.extend(other.pointers)
+
+    def copy(self) -> Batch:
+        """Shallow copy of the columns (fan-out hands each consumer its own lists)."""
+        return Batch(
+            self.source,
+            None if self.events is None else list(self.events),
+            list(self.raws),
+            list(self.lines),
+            list(self.offsets),
+            list(self.pointers),
+            self.tail_open,
+        )
+
+    # output -------------------------------------------------------------------------------
+    def to_jsonl(self) -> bytes:
+        """The batch as JSONL: original bytes where untouched, orjson for changed records."""
+        raws = self.raws
+        if not raws:
+            return b""
+        if None in raws:
+            dumps = orjson.dumps
+            events = self.events
+            assert events is not None
+            raws = [raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]
+        return b"\n".join(raws) + b"\n"
+
+
+def is_run_record(record: Any) -> bool:
+    return type(record) is dict and record.get(RECORD_KEY) == RUN_RECORD

@@ -1,0 +1,193 @@
+"""The ``replay`` command line: the command group, the exit-code contract and error printing.
+
+stdout carries data only. Every failure is one JSON object on stderr (``{"error": {...}}``) with a
+code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused before any output,
+130 interrupted. A reader that closes the pipe early (``| head -1``) ends the run quietly.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import anyio
+import click
+
+from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, ReplayError, StrictAbort, error_line
+from .graph import Graph
+from .log import LEVELS, make_logger
+from .runner import PipeClosed, RunResult, StageFailed, run_graph
+
+EXAMPLES = """\b
+Examples:
+  replay read run.jsonl                      canonical JSONL on stdout
+  replay read runs/ | replay heal | replay report
+  replay read --follow live.jsonl            keep reading while it grows
+  replay run examples/pipelines/tools-only.toml run.jsonl
+  replay stages --json                       every stage type and its options
+  replay schema event                        the canonical event's JSON Schema
+"""
+
+# Commands live in their own modules; imported lazily so `replay read` does not pay for the rest.
+COMMANDS = {
+    "read": "replay.pipeline.commands.read:read",
+    "run": "replay.pipeline.commands.run:run",
+    "stages": "replay.pipeline.commands.stages:stages",
+    "schema": "replay.pipeline.commands.schema:schema",
+}
+DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
+
+
+def package_version() -> str:
+    try:
+        return version("agent-replay")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+class Interrupted(Exception):
+    """Ctrl-C, carried past click (which would print a newline on stderr for it)."""
+
+
+class ReplayGroup(click.Group):
+    """Lazily loaded subcommands; an unknown first word is a prompt for the default command."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise Interrupted() from exc
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        return getattr(__import__(module, fromlist=[attr]), attr)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name in COMMANDS or name.startswith("-") or DEFAULT_COMMAND not in COMMANDS:
+            if name and name not in COMMANDS and not name.startswith("-"):
+                raise ReplayError(
+                    "E_COMMAND_UNKNOWN", f"unknown command {name!r}", received=name,
+                    expected="one of: " + ", ".join(sorted(COMMANDS)),
+                )
+            return super().resolve_command(ctx, args)
+        return DEFAULT_COMMAND, self.get_command(ctx, DEFAULT_COMMAND), args
+
+
+@click.group(cls=ReplayGroup, epilog=EXAMPLES, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_version(), "--version", "-V", prog_name="replay", message="%(prog)s %(version)s")
+@click.option("--log-level", type=click.Choice(LEVELS), default="warning", show_default=True,
+              help="Log detail on stderr (JSON lines unless stderr is a terminal).")
+@click.pass_context
+def cli(ctx: click.Context, log_level: str) -> None:
+    """Capture, heal, validate, report and replay LLM agent run journals (JSONL event streams).
+
+    Every command is a streaming graph of stages; stdout carries data only, errors are JSON on stderr.
+    """
+    ctx.obj = {"log": make_logger(log_level)}
+
+
+def logger() -> Any:
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and isinstance(ctx.find_root().obj, dict):
+        return ctx.find_root().obj["log"]
+    return make_logger()
+
+
+def execute(graph: Graph, *, strict: bool = False, command: str = "") -> RunResult:
+    """Run a graph to completion on the asyncio backend and log a summary."""
+    log = logger()
+    started = time.perf_counter()
+    log.debug("graph.start", command=command, stages=list(graph.nodes))
+    result = anyio.run(lambda: run_graph(graph, strict=strict))
+    log.info("graph.done", command=command, errors=result.errors, seconds=round(time.perf_counter() - started, 3),
+             dropped=result.dropped or None)
+    return result
+
+
+def exit_code_for(result: RunResult) -> int:
+    return EXIT_FAILED if result.errors else EXIT_OK
+
+
+def _print_error(body: dict[str, Any]) -> None:
+    try:
+        sys.stderr.buffer.write(error_line(body))
+        sys.stderr.buffer.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def _click_error(exc: click.ClickException) -> dict[str, Any]:
+    from .errors import diagnostic
+
+    message = exc.format_message()
+    if isinstance(exc, click.NoSuchOption):
+        return diagnostic("E_UNKNOWN_FLAG", message, received=exc.option_name,
+                          expected=", ".join(exc.possibilities) if exc.possibilities else None)
+    if isinstance(exc, click.UsageError) and message.startswith("No such command"):
+        return diagnostic("E_COMMAND_UNKNOWN", message)
+    return diagnostic("E_USAGE_INVALID", message)
+
+
+def main(argv: list[str] | None = None) -> None:
+    # Parsed events are acyclic and die young; the default gen-0 threshold (700 allocations) makes
+    # the collector scan every batch several times over. Collect rarely, and never scan the
+    # interpreter's own start-up objects again.
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+    code = run_cli(argv)
+    sys.exit(code)
+
+
+def run_cli(argv: list[str] | None = None) -> int:
+    try:
+        rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)
+        return rv if isinstance(rv, int) else EXIT_OK
+    except ReplayError as exc:
+        _print_error(exc.body)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        _print_error(_click_error(exc))
+        return EXIT_REFUSED
+    except (Interrupted, KeyboardInterrupt, click.exceptions.Abort):
+        return EXIT_INTERRUPTED
+    except PipeClosed:
+        return EXIT_OK
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_OK
+    except StrictAbort:
+        return EXIT_FAILED  # the error itself was printed when it happened
+    except StageFailed as exc:
+        from .errors import diagnostic
+
+        logger().debug("stage.failed", stage=exc.stage_id, exc_info=exc.exc)
+        _print_error(diagnostic("E_STAGE_FAILED", str(exc), stage=exc.stage_id))
+        return EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - the contract is a JSON error, never a traceback
+        from .errors import diagnostic
+
+        logger().debug("unhandled", exc_info=exc)
+        _print_error(diagnostic("E_UNHANDLED", f"{type(exc).__name__}: {exc}"))
+        return EXIT_FAILED
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except OSError:
+        pass

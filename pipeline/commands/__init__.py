@@ -1,0 +1,1 @@
+"""One module per `replay` subcommand; each builds a stage graph and runs it."""

@@ -1,0 +1,130 @@
+"""The error catalogue: every code replay can emit, the exception that carries one, and its JSON form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+# code -> (one-line meaning, default advice). ERROR_CODES.md documents the same set; a test keeps
+# the two in step, and another checks that every code here is raised somewhere in the code.
+CATALOGUE: dict[str, tuple[str, str]] = {
+    # command line
+    "E_UNKNOWN_FLAG": ("unknown command-line flag", "Run `replay COMMAND --help` to list the flags."),
+    "E_USAGE_INVALID": ("invalid command-line usage", "Run `replay COMMAND --help` for the usage."),
+    "E_COMMAND_UNKNOWN": ("unsupported command", "Run `replay --help` to list the commands."),
+    "E_TIMEOUT_INVALID": ("invalid --timeout-ms", "Pass a positive integer number of milliseconds."),
+    "E_PROMPT_REQUIRED": ("prompt missing from arguments and stdin", "Pass the prompt as an argument or pipe it on stdin."),
+    "E_CONTEXT_CONFLICT": ("both --context and --context-file set", "Use only one of --context and --context-file."),
+    "E_CONTEXT_JSON_INVALID": ("context is not valid JSON", "Pass a JSON object, e.g. --context '{\"user\":\"u1\"}'."),
+    "E_CONTEXT_SHAPE_INVALID": ("context is not a JSON object", "Wrap the values in an object: {\"key\": value}."),
+    "E_CONTEXT_FILE_NOT_FOUND": ("context file missing", "Check the path given to --context-file."),
+    "E_SCHEMA_UNKNOWN": ("no bundled schema has this name", "Run `replay schema` to list the bundled schemas."),
+    # runner discovery and execution
+    "E_RUNNER_NOT_FOUND": ("no runner discovered", "Create .replay/runner.py (or .mjs), set REPLAY_RUNNER, or pass --runner."),
+    "E_RUNNER_PATH_NOT_FOUND": ("explicit runner path missing", "Check the path given to --runner or REPLAY_RUNNER."),
+    "E_RUNNER_UNSUPPORTED_EXTENSION": ("runner extension not supported", "Compile TypeScript to .mjs/.js first, or use a .py runner."),
+    "E_RUNNER_NOT_EXECUTABLE": ("runner is not executable", "Run `chmod +x` on the runner or give it a .py/.mjs/.js/.cjs extension."),
+    "E_RUNNER_START_FAILED": ("runner process could not be started", "Check the runner's interpreter (python, node) is installed."),
+    "E_RUNNER_TIMEOUT": ("runner timed out", "Raise --timeout-ms or make the runner finish sooner."),
+    "E_RUNNER_EXIT_NON_ZERO": ("runner exited with a non-zero code", "Read the runner's stderr in the raw capture (*.raw.json)."),
+    "E_RUNNER_OUTPUT_TOO_LARGE": ("runner output exceeded the size cap", "Raise --max-output-bytes or make the runner print less."),
+    # runner output
+    "E_RUNNER_EMPTY_STDOUT": ("runner wrote nothing on stdout", "Print one JSON object (the runner output) on stdout."),
+    "E_RUNNER_INVALID_JSON": ("runner stdout is not valid JSON", "Print exactly one JSON object; send logs to stderr."),
+    "E_RUNNER_OUTPUT_SHAPE": ("runner output is not a JSON object", "Print an object with `status` and `events`."),
+    "E_RUNNER_STATUS_INVALID": ("runner status is not ok or error", "Set `status` to \"ok\" or \"error\"."),
+    "E_RUNNER_EVENTS_INVALID": ("runner events is not an array", "Return `events: []` when there are no events."),
+    "E_RUNNER_RESPONSE_MISSING": ("status ok without a response string", "Add the final answer as `response`."),
+    # inputs and journals
+    "E_INPUT_PATH_NOT_FOUND": ("input path missing", "Check the path; `replay read -` reads stdin."),
+    "E_INPUT_FILE_NOT_JSON": ("--in file is not .json/.jsonl", "Point --in at a .json/.jsonl file or a directory of them."),
+    "E_INPUT_NOT_FILE_OR_DIR": ("input is neither a file nor a directory", "Pass a regular file, a directory or `-`."),
+    "E_INPUT_UNREADABLE": ("input could not be read", "Check the file's permissions and that the disk is readable."),
+    "E_GZIP_INVALID": ("gzip stream is corrupt or truncated", "Recompress the file or read the uncompressed journal."),
+    "E_JSONL_LINE_INVALID": ("line is not valid JSON", "Fix or delete the line; other lines are still read."),
+    "E_JSONL_LINE_TORN": ("last line is cut off (no newline, invalid JSON)", "The writer stopped mid-line; `replay heal` drops it and logs the repair."),
+    "E_JSONL_LINE_TOO_LONG": ("line longer than --max-line-bytes", "Raise --max-line-bytes or split the record."),
+    "E_EVENT_NOT_OBJECT": ("line is JSON but not an object", "Each line must be one JSON object."),
+    "E_EVENT_INVALID": ("event does not match the canonical event", "See `replay schema event`."),
+    # artifacts and validation
+    "E_ARTIFACT_JSON_INVALID": ("artifact file is not valid JSON", "Re-create the artifact with `replay capture` or fix the JSON."),
+    "E_ARTIFACT_SHAPE_INVALID": ("artifact is not a JSON object", "An artifact is one JSON object, see `replay schema replay-artifact`."),
+    "E_ARTIFACT_TYPE_INVALID": ("artifactType is not \"replay\"", "Set `artifactType` to \"replay\"."),
+    "E_SCHEMA_VERSION_UNSUPPORTED": ("schemaVersion is not supported", "Set `schemaVersion` to \"1.0.0\"."),
+    "E_ARTIFACT_ID_INVALID": ("artifact id missing or invalid", "Set `id` to a non-empty string."),
+    "E_ARTIFACT_STATUS_INVALID": ("artifact status missing or invalid", "Set `status` to \"ok\" or \"error\"."),
+    "E_ARTIFACT_EVENTS_INVALID": ("artifact events missing or not an array", "Set `events` to an array of event objects."),
+    "E_ARTIFACT_EVENT_INVALID": ("event is not an object", "Each event must be a JSON object."),
+    "E_ARTIFACT_EVENT_TYPE_INVALID": ("event type missing or invalid", "Give every event a non-empty string `type`."),
+    "E_ARTIFACT_EVENT_SEQ_INVALID": ("event seq missing, not an integer >= 1, or out of order", "Run `replay heal` to renumber seq 1..n."),
+    "E_ARTIFACT_EVENT_TIMESTAMP_INVALID": ("event timestamp is not RFC 3339", "Use e.g. \"2026-03-01T12:00:00.000Z\"; `replay heal` repairs it."),
+    "E_HEALED_ARTIFACT_INVALID": ("healed artifact still fails validation", "Report this with the input; the heal log shows what was tried."),
+    # heal rules
+    "E_HEAL_RULES_INVALID_JSON": ("heal rules file is not valid JSON", "Fix the JSON in the rules file."),
+    "E_HEAL_RULES_SHAPE_INVALID": ("heal rules must be an object", "Use {\"version\": \"v1\", \"eventAliases\": {\"old\": \"new\"}}."),
+    # pipeline configs
+    "E_CONFIG_NOT_FOUND": ("pipeline config file missing", "Check the path to the pipeline config."),
+    "E_CONFIG_PARSE": ("pipeline config is not valid TOML/JSON", "Fix the syntax at the reported line."),
+    "E_CONFIG_SHAPE_INVALID": ("pipeline config has the wrong shape", "Declare [stages.<id>] tables or a `chain = [...]` list."),
+    "E_CONFIG_STAGE_TYPE_UNKNOWN": ("unknown stage type", "Run `replay stages` to list the stage types."),
+    "E_CONFIG_OPTION_UNKNOWN": ("unknown stage option", "Run `replay stages` to list each stage's options."),
+    "E_CONFIG_OPTION_INVALID": ("stage option has the wrong type or value", "Run `replay stages` to see each option's type."),
+    "E_CONFIG_INPUT_UNKNOWN": ("input names no stage or port", "Name an existing stage id, or `<id>.<port>` for a side port."),
+    "E_CONFIG_INPUTS_INVALID": ("stage inputs do not fit the stage kind", "Sources take no inputs; transforms and sinks need at least one."),
+    "E_CONFIG_CYCLE": ("stage inputs form a cycle", "Remove one of the inputs named in the cycle."),
+    "E_CONFIG_ERRORS_UNCONSUMED": ("a routed error port has no consumer", "Add a stage with inputs = [\"<id>.errors\"], or drop route_errors."),
+    "E_CONFIG_OUTPUT_UNCONSUMED": ("a stage's output goes nowhere", "Feed it into a sink such as `write`, or remove the stage."),
+    "E_STAGE_LOAD_FAILED": ("a third-party stage could not be loaded", "Fix or uninstall the package that provides the entry point."),
+    "E_STAGE_FAILED": ("a stage raised an error while running", "Read the message; rerun with --log-level debug for details."),
+    # internal
+    "E_UNHANDLED": ("unexpected runtime failure", "Rerun with --log-level debug and report the output."),
+}
+
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+# Field order in the JSON form: identity first, then where, then what to do about it.
+_ORDER = ("code", "message", "path", "source", "line", "column", "offset", "stage", "expected", "received", "howToFix", "example")
+
+
+def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
+    """Build one error record (the body of ``{"error": ...}``); None fields are left out."""
+    if code not in CATALOGUE:
+        raise KeyError(f"error code {code} is not in the catalogue")
+    fields.setdefault("howToFix", CATALOGUE[code][1])
+    body: dict[str, Any] = {"code": code, "message": message}
+    for key in _ORDER[2:]:
+        value = fields.pop(key, None)
+        if value is not None:
+            body[key] = value
+    body.update((k, v) for k, v in fields.items() if v is not None)
+    return body
+
+
+def error_line(body: dict[str, Any]) -> bytes:
+    """The one-line JSON form written on stderr."""
+    return orjson.dumps({"error": body}) + b"\n"
+
+
+class ReplayError(Exception):
+    """A failure with a catalogue code; the CLI prints it as JSON and exits with ``exit_code``."""
+
+    def __init__(self, code: str, message: str, *, exit_code: int = EXIT_REFUSED, **fields: Any) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.body = diagnostic(code, message, **fields)
+
+    @property
+    def code(self) -> str:
+        return self.body["code"]
+
+    def to_json(self) -> bytes:
+        return error_line(self.body)
+
+
+class StrictAbort(Exception):
+    """Raised inside a graph run when ``--strict`` meets the first error."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        super().__init__(body.get("message", ""))
+        self.body = body

@@ -1,0 +1,77 @@
+"""The canonical event and the run record: field names, reserved types, and small helpers.
+
+A canonical event: ``seq`` (int >= 1), ``timestamp`` (RFC 3339), ``type``, ``runId``, ``payload``
+(object), optionally ``step``, ``turn``, ``parentId`` and ``synthetic`` (true when a stage invented
+it). A run record (``{"$record": "run", ...}``) precedes a run's events in a stream and carries the
+run-level facts; see ``schemas/stream.schema.json``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from .batch import RECORD_KEY, RUN_RECORD
+
+EVENT_FIELDS = ("seq", "timestamp", "type", "runId", "payload")
+RUN_STARTED = "run_started"
+RUN_COMPLETED = "run_completed"
+RUN_FAILED = "run_failed"
+TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED})
+ASSISTANT_MESSAGE = "assistant_message"
+
+# Run-level facts carried by a run record, in the order they are written.
+RUN_FACTS = (
+    "runId", "artifactId", "timestamp", "prompt", "query", "status", "response", "error",
+    "usage", "framework", "sources", "context", "toolCalls", "timings",
+)
+
+_RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+)
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """The instant an RFC 3339 timestamp names, or None when ``value`` is not one."""
+    if not isinstance(value, str) or not _RFC3339.match(value):
+        return None
+    text = value.replace("z", "Z").replace("Z", "+00:00")
+    if text[10] in "t ":
+        text = text[:10] + "T" + text[11:]
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """RFC 3339 in UTC with milliseconds, the form replay writes."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def now_timestamp() -> str:
+    return format_timestamp(datetime.now(UTC))
+
+
+def run_record(**facts: Any) -> dict[str, Any]:
+    """A run record with the given facts (None values left out), in the canonical key order."""
+    record: dict[str, Any] = {RECORD_KEY: RUN_RECORD}
+    for key in RUN_FACTS:
+        if facts.get(key) is not None:
+            record[key] = facts[key]
+    for key, value in facts.items():
+        if key not in record and value is not None:
+            record[key] = value
+    return record
+
+
+def run_record_from_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
+    """The run record of a replay artifact (``schemas/replay-artifact.schema.json``)."""
+    events = artifact.get("events") or []
+    run_id = artifact.get("runId") or next(
+        (e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None
+    ) or artifact.get("id")
+    facts = {key: artifact.get(key) for key in RUN_FACTS if key not in ("runId", "artifactId")}
+    return run_record(runId=run_id, artifactId=artifact.get("id"), **facts)

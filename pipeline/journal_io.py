@@ -1,0 +1,251 @@
+"""Journal I/O: find journal files, open them (gzip too), cut them into line batches, write atomically.
+
+Everything here is synchronous and runs in a worker thread; the ``read`` source drives it.
+Lines are split on ``\\n`` only, in binary, and each keeps its line number and byte offset.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from itertools import accumulate
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+import orjson
+
+from .batch import Batch
+from .errors import ReplayError, diagnostic
+from .events import run_record_from_artifact
+from .fdio import FdReader, GunzipReader, PrefixedReader, nonblocking
+
+STDIN = "-"
+JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+# Side files that capture writes next to its artifacts; they are not journals.
+NOT_JOURNALS = (".raw.json", ".heal-log.json")
+CHUNK_BYTES = 64 * 1024  # split, parse and write a chunk while it is still in the CPU cache
+BATCH_EVENTS = 128  # events per batch on a channel: past a few hundred, parsing slows (cache, GC)
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+Item = Batch | dict[str, Any]  # a batch or a diagnostic
+
+
+class Reader(Protocol):
+    async def read(self, n: int) -> bytes: ...
+
+
+def is_journal_name(name: str) -> bool:
+    return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS)
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Files as given; directories walked recursively for journals, in sorted path order.
+
+    Raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR before anything is read.
+    """
+    files: list[str] = []
+    for raw in paths or [STDIN]:
+        if raw == STDIN:
+            files.append(STDIN)
+            continue
+        p = Path(raw)
+        if not p.exists():
+            raise ReplayError(
+                "E_INPUT_PATH_NOT_FOUND", f"input path {raw!r} does not exist", path=raw,
+                howToFix="Check the path; pass `-` (or nothing) to read stdin.",
+            )
+        if p.is_dir():
+            found = sorted(
+                (os.path.join(root, name) for root, dirs, names in os.walk(p) for name in names if is_journal_name(name)),
+                key=lambda s: s.encode("utf-8", "surrogateescape"),
+            )
+            files.extend(found)
+        elif p.is_file() or p.is_fifo() or raw.startswith("/dev/"):
+            files.append(raw)
+        else:
+            raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"input {raw!r} is neither a file nor a directory", path=raw)
+    return files
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@asynccontextmanager
+async def open_journal(path: str) -> AsyncIterator[Reader]:
+    """An async reader over the bytes of ``path`` (``-`` = stdin), gunzipped when they are gzip."""
+    if path == STDIN:
+        fd, owned, name = sys.stdin.fileno(), False, "<stdin>"
+    else:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise ReplayError("E_INPUT_UNREADABLE", f"cannot open {path!r}: {exc.strerror}", path=path, exit_code=1) from exc
+        owned, name = True, path
+    try:
+        raw = FdReader(fd)
+        async with nonblocking(fd, raw.kind):
+            first = await raw.read(2)
+            while 0 < len(first) < 2:
+                more = await raw.read(1)
+                if not more:
+                    break
+                first += more
+            if first == GZIP_MAGIC:
+                yield PrefixedReader(b"", GunzipReader(PrefixedReader(first, raw), name))  # type: ignore[arg-type]
+            else:
+                yield PrefixedReader(first, raw)
+    finally:
+        if owned:
+            os.close(fd)
+
+
+class LineCutter:
+    """Cuts a byte stream into batches of whole lines, keeping line numbers and byte offsets."""
+
+    def __init__(self, source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, batch_events: int = BATCH_EVENTS) -> None:
+        self.source = source
+        self.batch_events = batch_events
+        self.max_line_bytes = max_line_bytes
+        self.pending = b""  # the unfinished last line
+        self.offset = 0  # byte offset of ``pending``
+        self.line = 1  # line number of ``pending``
+        self.skipping = False  # inside a line that is already too long
+
+    def feed(self, data: bytes) -> list[Item]:
+        """Batches (and diagnostics) for the complete lines now available."""
+        out: list[Item] = []
+        if self.skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                self.offset += len(data)
+                return out
+            self.skipping = False
+            self.offset += nl + 1
+            self.line += 1
+            data = data[nl + 1:]
+        if self.pending:
+            data = self.pending + data
+        raws = data.split(b"\n")
+        self.pending = raws.pop()
+        if raws:
+            start = self.offset
+            offsets = list(accumulate(map(len, raws), lambda a, n: a + n + 1, initial=start))
+            self.offset = offsets.pop()
+            first = self.line
+            self.line += len(raws)
+            size = self.batch_events
+            for s in range(0, len(raws), size):
+                part = raws[s:s + size]
+                batch = Batch(self.source, None, part, list(range(first + s, first + s + len(part))), offsets[s:s + size])  # type: ignore[arg-type]
+                if max(map(len, part)) > self.max_line_bytes:
+                    batch = self._drop_long(batch, out)
+                out.append(batch)
+        if len(self.pending) > self.max_line_bytes:
+            out.append(self._too_long(self.line, self.offset))
+            self.offset += len(self.pending)
+            self.pending = b""
+            self.skipping = True
+        return out
+
+    def finish(self) -> list[Item]:
+        """At end of input: the last line if it had no newline (marked as possibly torn)."""
+        if self.skipping:
+            self.skipping = False
+            self.line += 1
+            return []
+        if not self.pending:
+            return []
+        batch = Batch(self.source, None, [self.pending], [self.line], [self.offset], tail_open=True)
+        self.offset += len(self.pending)
+        self.pending = b""
+        self.line += 1
+        return [batch]
+
+    def _drop_long(self, batch: Batch, out: list[Item]) -> Batch:
+        keep = []
+        for i, raw in enumerate(batch.raws):
+            if len(raw) > self.max_line_bytes:  # type: ignore[arg-type]
+                out.append(self._too_long(batch.lines[i], batch.offsets[i]))
+            else:
+                keep.append(i)
+        return batch.select(keep)
+
+    def _too_long(self, line: int | None, offset: int | None) -> dict[str, Any]:
+        return diagnostic(
+            "E_JSONL_LINE_TOO_LONG", f"line {line} is longer than {self.max_line_bytes} bytes; skipped",
+            source=self.source, line=line, offset=offset, expected=f"at most {self.max_line_bytes} bytes",
+        )
+
+
+def _first_line_parses(data: bytes) -> bool:
+    first = data.lstrip(b" \t\r\n").split(b"\n", 1)[0]
+    try:
+        orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def head_decides(head: bytes) -> bool:
+    """True once ``head`` holds enough to choose the format: one whole first line that is not the
+    opening of a multi-line JSON document."""
+    body = head.lstrip(b" \t\r\n")
+    return b"\n" in body and (body[:1] not in (b"{", b"[") or _first_line_parses(body))
+
+
+def as_document(data: bytes) -> Any:
+    """The input as one JSON document when it is an artifact or an array, else None."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(document, list) or (isinstance(document, dict) and isinstance(document.get("events"), list)):
+        return document
+    return None
+
+
+def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:
+    """Records from one JSON document: an artifact (its run record, then its events) or an array."""
+    if isinstance(document, dict):
+        events = document["events"]
+        records: list[Any] = [run_record_from_artifact(document)]
+        pointers: list[str | None] = [None]
+        prefix = "$.events"
+    else:
+        events, records, pointers, prefix = document, [], [], "$"
+    for start in range(0, max(len(events), 1), batch_events):
+        part = events[start:start + batch_events]
+        records.extend(part)
+        pointers.extend(f"{prefix}[{start + k}]" for k in range(len(part)))
+        n = len(records)
+        if n:
+            yield Batch(source, records, [None] * n, [None] * n, [None] * n, pointers)
+        records, pointers = [], []
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A file that appears at ``path`` whole, or not at all (temp file + rename)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_output(path) as handle:
+        handle.write(data)

@@ -1,0 +1,103 @@
+"""ParseLines: turns raw lines into records; bad lines become diagnostics and the stream goes on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.stage import Option, Transform
+
+_BLANK = b" \t\r"
+
+
+class ParseLines(Transform):
+    name = "parse"
+    summary = "Parse JSONL lines into records; report invalid, torn and non-object lines with their position."
+    options = {
+        "torn_tail": Option(str, "error", "what a cut-off last line is: an error, or a repair logged on the repairs port",
+                            choices=("error", "repair")),
+    }
+    ports = ("errors", "repairs")
+    accepts_raw = True
+
+    def __call__(self, batch: Batch) -> Batch:
+        if batch.events is not None:  # records from a JSON document are parsed already
+            if all(type(e) is dict for e in batch.events):
+                return batch
+            return self._keep_objects(batch)
+        loads = orjson.loads
+        try:
+            events = [loads(raw) for raw in batch.raws]  # type: ignore[arg-type]
+        except orjson.JSONDecodeError:
+            return self._slow(batch)
+        if not all(type(e) is dict for e in events):
+            return self._slow(batch)
+        batch.events = events
+        return batch
+
+    def _slow(self, batch: Batch) -> Batch:
+        """Line by line: skip blank lines, report and drop the bad ones, keep the rest in order."""
+        events: list[Any] = []
+        keep: list[int] = []
+        last = len(batch.raws) - 1
+        for i, raw in enumerate(batch.raws):
+            assert raw is not None
+            if not raw.strip(_BLANK):
+                continue
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                if batch.tail_open and i == last:
+                    self._torn(batch, i, raw)
+                else:
+                    column = _byte_column(raw, exc.pos)
+                    self.error(
+                        "E_JSONL_LINE_INVALID", f"line {batch.lines[i]} is not valid JSON: {exc.msg} at column {column}",
+                        batch, i, column=column, received=_excerpt(raw),
+                    )
+                continue
+            if type(record) is not dict:
+                self.error(
+                    "E_EVENT_NOT_OBJECT", f"line {batch.lines[i]} is JSON but not an object",
+                    batch, i, expected="object", received=type(record).__name__,
+                )
+                continue
+            events.append(record)
+            keep.append(i)
+        out = batch.select(keep)
+        out.events = events
+        return out
+
+    def _keep_objects(self, batch: Batch) -> Batch:
+        keep = []
+        for i, record in enumerate(batch.events or ()):
+            if type(record) is dict:
+                keep.append(i)
+            else:
+                self.error("E_EVENT_NOT_OBJECT", f"{batch.pointers[i]} is not an object", batch, i,
+                           expected="object", received=type(record).__name__)
+        return batch.select(keep)
+
+    def _torn(self, batch: Batch, i: int, raw: bytes) -> None:
+        message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
+        if self.config["torn_tail"] == "repair":
+            self.emit("repairs", {
+                "rule": "drop_torn_line", "action": "dropped", "source": batch.source, "line": batch.lines[i],
+                "offset": batch.offsets[i], "original": raw.decode("utf-8", "replace"), "message": message,
+            })
+        else:
+            self.error("E_JSONL_LINE_TORN", message, batch, i, received=_excerpt(raw))
+
+
+def _byte_column(raw: bytes, char_pos: int) -> int:
+    """1-based byte column of orjson's character position."""
+    if raw.isascii():
+        return char_pos + 1
+    return len(raw.decode("utf-8", "replace")[:char_pos].encode("utf-8")) + 1
+
+
+def _excerpt(raw: bytes, limit: int = 120) -> str:
+    text = raw.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[:limit] + "…"

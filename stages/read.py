@@ -1,0 +1,93 @@
+"""ReadJournal: the source that reads journal files, directories, gzip and stdin into line batches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from replay.pipeline.errors import ReplayError
+from replay.pipeline.journal_io import (
+    BATCH_EVENTS,
+    CHUNK_BYTES,
+    DEFAULT_MAX_LINE_BYTES,
+    STDIN,
+    Item,
+    LineCutter,
+    Reader,
+    as_document,
+    document_items,
+    expand_paths,
+    head_decides,
+    open_journal,
+)
+from replay.pipeline.stage import Option, Output, Source
+
+
+class ReadJournal(Source):
+    name = "read"
+    summary = "Read journals (files, directories, .gz, stdin) as line batches with positions."
+    options = {
+        "paths": Option(list, [], "files or directories to read; empty means the command's PATHs, else stdin"),
+        "follow": Option(bool, False, "keep reading a journal that is still being written (like tail -f)"),
+        "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line accepted; longer lines are reported and skipped"),
+        "poll_seconds": Option(float, 0.2, "how often --follow looks for new data"),
+    }
+    emits_raw = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.chunk = CHUNK_BYTES
+        self.batch_events = BATCH_EVENTS
+
+    async def produce(self, out: Output) -> None:
+        for path in expand_paths(self.config["paths"]):
+            source = "<stdin>" if path == STDIN else path
+            try:
+                async with open_journal(path) as reader:
+                    await self._read_one(reader, source, out)
+            except ReplayError as exc:
+                if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
+                    raise
+                self.emit("errors", exc.body | {"source": source})
+                await out.drain()
+
+    async def _read_one(self, reader: Reader, source: str, out: Output) -> None:
+        """One journal: decide its format from the head, then stream its lines (or its document)."""
+        limit = self.config["max_line_bytes"]
+        follow = self.config["follow"]
+        cutter = LineCutter(source, limit, self.batch_events)
+        if not follow:
+            head, eof = b"", False
+            while not head_decides(head) and len(head) <= limit:
+                data = await reader.read(self.chunk)
+                if not data:
+                    eof = True
+                    break
+                head += data
+            if eof and (document := as_document(head)) is not None:
+                await self._send(list(document_items(document, source, self.batch_events)), out)
+                return
+            await self._send(cutter.feed(head), out)
+            if eof:
+                await self._send(cutter.finish(), out)
+                return
+        while True:
+            data = await reader.read(self.chunk)
+            if data:
+                await self._send(cutter.feed(data), out)
+            elif follow:
+                await out.drain()
+                await anyio.sleep(self.config["poll_seconds"])
+            else:
+                break
+        await self._send(cutter.finish(), out)
+
+    async def _send(self, items: list[Item], out: Output) -> None:
+        for item in items:
+            if isinstance(item, dict):
+                self.emit("errors", item)
+            else:
+                await out.send(item)
+        if self._side:
+            await out.drain()

@@ -1,0 +1,72 @@
+"""WriteJsonl: the sink that writes records as JSONL to stdout, or atomically to a file."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.fdio import FdWriter, nonblocking
+from replay.pipeline.journal_io import atomic_output
+from replay.pipeline.runner import PipeClosed
+from replay.pipeline.stage import Option, Sink
+
+STDOUT = "-"
+
+
+class WriteJsonl(Sink):
+    name = "write"
+    summary = "Write records as JSONL: untouched events as their original bytes, to stdout or a file."
+    options = {
+        "path": Option(str, STDOUT, "output file, written whole or not at all; '-' is stdout"),
+    }
+    accepts_raw = True
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        path = self.config["path"]
+        if path == STDOUT:
+            await _to_stdout(batches)
+            return
+        with atomic_output(path) as handle:
+            async for batch in batches:
+                handle.write(batch.to_jsonl())  # buffered; the OS write happens per buffer, not per batch
+
+
+FLUSH_BYTES = 256 * 1024
+
+
+async def _to_stdout(batches: AsyncIterator[Batch]) -> None:
+    """Gather batches into writes of FLUSH_BYTES, flushing early whenever nothing else is waiting."""
+    sys.stdout.flush()
+    fd = sys.stdout.fileno()
+    writer = FdWriter(fd)
+    pending: list[bytes] = []
+    size = 0
+    try:
+        async with nonblocking(fd, writer.kind):
+            async for batch in batches:
+                data = batch.to_jsonl()
+                pending.append(data)
+                size += len(data)
+                if size >= FLUSH_BYTES or not _more_waiting(batches):
+                    await writer.write(b"".join(pending))
+                    pending, size = [], 0
+            if pending:
+                await writer.write(b"".join(pending))
+    except BrokenPipeError as exc:
+        _silence_stdout()
+        raise PipeClosed() from exc
+
+
+def _more_waiting(batches: Any) -> bool:
+    stats = getattr(batches, "statistics", None)
+    return stats is not None and stats().current_buffer_used > 0
+
+
+def _silence_stdout() -> None:
+    """After the reader left, point fd 1 at /dev/null so the interpreter's final flush stays quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
