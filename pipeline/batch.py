@@ -24,9 +24,17 @@ import orjson
 RUN_RECORD = "run"
 RECORD_KEY = "$record"
 
+# One record with everything that travels with it: (record, raw bytes, line, offset, pointer).
+Column = tuple[Any, "bytes | None", "int | None", "int | None", "str | None"]
+
+
+def invented(record: dict[str, Any]) -> Column:
+    """The column of a record a stage made up: no original bytes, no input position."""
+    return (record, None, None, None, None)
+
 
 class Batch:
-    __slots__ = ("source", "events", "raws", "lines", "offsets", "pointers", "tail_open")
+    __slots__ = ("source", "events", "raws", "lines", "offsets", "pointers", "tail_open", "port")
 
     def __init__(
         self,
@@ -48,6 +56,8 @@ class Batch:
         self.pointers = pointers
         # True when the last line had no newline at the end of its input (a possibly torn write).
         self.tail_open = tail_open
+        # None on a main stream; the side port's name ("errors", "repairs") on side-record batches.
+        self.port: str | None = None
 
     # construction ---------------------------------------------------------------------------
     @classmethod
@@ -56,6 +66,19 @@ class Batch:
         evs = list(events)
         n = len(evs)
         return cls(source, evs, [None] * n, [None] * n, [None] * n, [None] * n)
+
+    @classmethod
+    def from_columns(cls, columns: list[Column], source: str = "<memory>") -> Batch:
+        """A parsed batch from whole columns (records moved with their bytes and positions)."""
+        ev, raws, lines, offsets, pointers = (list(c) for c in zip(*columns, strict=True)) if columns else ([], [], [], [], [])
+        return cls(source, ev, raws, lines, offsets, pointers)  # type: ignore[arg-type]
+
+    @classmethod
+    def side(cls, records: list[dict[str, Any]], port: str, source: str) -> Batch:
+        """A batch of side-port records (diagnostics, repairs) tagged with the port's name."""
+        batch = cls.of(records, source)
+        batch.port = port
+        return batch
 
     @classmethod
     def from_lines(cls, lines: Iterable[bytes], source: str = "<memory>") -> Batch:
@@ -105,7 +128,7 @@ class Batch:
         """A batch of only the given columns, in the given order."""
         idx = list(keep)
         ev = self.events
-        return Batch(
+        out = Batch(
             self.source,
             None if ev is None else [ev[i] for i in idx],
             [self.raws[i] for i in idx],
@@ -114,6 +137,8 @@ class Batch:
             [self.pointers[i] for i in idx],
             self.tail_open and bool(idx) and idx[-1] == len(self.raws) - 1,
         )
+        out.port = self.port
+        return out
 
     def extend(self, other: Batch) -> None:
         """Append another batch's columns (used where a stage splices in invented records)."""
@@ -124,9 +149,39 @@ class Batch:
         self.offsets.extend(other.offsets)
         self.pointers.extend(other.pointers)
 
+    def column(self, i: int) -> Column:
+        """Everything about record ``i``, to move it elsewhere (see ``rebuild``)."""
+        assert self.events is not None
+        return (self.events[i], self.raws[i], self.lines[i], self.offsets[i], self.pointers[i])
+
+    def rebuild(self, before: dict[int, list[Column]], drop: set[int], after: list[Column]) -> Batch:
+        """A new batch with columns inserted before given indexes, some dropped, some appended."""
+        assert self.events is not None
+        ev: list[Any] = []
+        raws: list[bytes | None] = []
+        lines: list[int | None] = []
+        offs: list[int | None] = []
+        ptrs: list[str | None] = []
+        cols = (ev, raws, lines, offs, ptrs)
+
+        def put(col: Column) -> None:
+            for target, value in zip(cols, col, strict=True):
+                target.append(value)
+
+        for i in range(len(self.raws)):
+            for col in before.get(i, ()):
+                put(col)
+            if i not in drop:
+                put(self.column(i))
+        for col in after:
+            put(col)
+        out = Batch(self.source, ev, raws, lines, offs, ptrs, self.tail_open and not after)
+        out.port = self.port
+        return out
+
     def copy(self) -> Batch:
         """Shallow copy of the columns (fan-out hands each consumer its own lists)."""
-        return Batch(
+        out = Batch(
             self.source,
             None if self.events is None else list(self.events),
             list(self.raws),
@@ -135,6 +190,8 @@ class Batch:
             list(self.pointers),
             self.tail_open,
         )
+        out.port = self.port
+        return out
 
     # output -------------------------------------------------------------------------------
     def to_jsonl(self) -> bytes:

@@ -8,6 +8,7 @@ code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused 
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 import time
@@ -34,6 +35,10 @@ Examples:
 
 # Commands live in their own modules; imported lazily so `replay read` does not pay for the rest.
 COMMANDS = {
+    "capture": "replay.pipeline.commands.capture:capture",
+    "heal": "replay.pipeline.commands.heal:heal",
+    "validate": "replay.pipeline.commands.validate:validate",
+    "report": "replay.pipeline.commands.report:report",
     "read": "replay.pipeline.commands.read:read",
     "run": "replay.pipeline.commands.run:run",
     "stages": "replay.pipeline.commands.stages:stages",
@@ -63,18 +68,23 @@ class ReplayGroup(click.Group):
             raise Interrupted() from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return [name for name in sorted(COMMANDS) if self.get_command(ctx, name) is not None]
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         target = COMMANDS.get(name)
         if target is None:
             return None
         module, _, attr = target.partition(":")
-        return getattr(__import__(module, fromlist=[attr]), attr)
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            return None  # a command whose module is not part of this build
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
-        if name in COMMANDS or name.startswith("-") or DEFAULT_COMMAND not in COMMANDS:
+        if name in COMMANDS or name.startswith("-") or self.get_command(ctx, DEFAULT_COMMAND) is None:
             if name and name not in COMMANDS and not name.startswith("-"):
                 raise ReplayError(
                     "E_COMMAND_UNKNOWN", f"unknown command {name!r}", received=name,

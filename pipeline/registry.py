@@ -12,10 +12,31 @@ ENTRY_POINT_GROUP = "replay.stages"
 
 # type name -> "module:Class"; imported on first use so the CLI starts fast.
 BUILTIN: dict[str, str] = {
+    # core
     "read": "replay.stages.read:ReadJournal",
     "parse": "replay.stages.parse:ParseLines",
     "select": "replay.stages.select:SelectEvents",
     "write": "replay.stages.write:WriteJsonl",
+    # heal rules, in the order the heal graph chains them
+    "fill_run_id": "replay.stages.fill_run_id:FillRunId",
+    "alias": "replay.stages.alias:AliasEventTypes",
+    "normalize_payload": "replay.stages.normalize_payload:NormalizePayload",
+    "fix_timestamp": "replay.stages.fix_timestamp:FixTimestamps",
+    "dedupe": "replay.stages.dedupe:DropAdjacentDuplicates",
+    "ensure_run_started": "replay.stages.ensure_run_started:InsertRunStarted",
+    "synthesize_assistant_message": "replay.stages.synthesize_assistant_message:SynthesizeAssistantMessage",
+    "ensure_terminal": "replay.stages.ensure_terminal:InsertTerminalEvent",
+    "renumber": "replay.stages.renumber:RenumberSeq",
+    "check_order": "replay.stages.check_order:ReportTimestampOrder",
+    "heal_summary": "replay.stages.heal_summary:SummarizeRepairs",
+    # capture
+    "discover": "replay.stages.discover:DiscoverRunner",
+    "spawn": "replay.stages.spawn:SpawnRunner",
+    "emit": "replay.stages.emit:EmitArtifacts",
+    # validate and report
+    "validate": "replay.stages.validate:ValidateEvents",
+    "summarize": "replay.stages.summarize:SummarizeRuns",
+    "report": "replay.stages.report:RenderReport",
 }
 
 

@@ -20,7 +20,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from .batch import Batch
 from .errors import ReplayError, StrictAbort, error_line
 from .graph import MAIN, Edge, Graph, Node
-from .stage import Output, Source, Transform
+from .stage import AsyncTransform, Output, Source, Transform
 
 DEFAULT_BUFFER = 4  # batches per channel: enough to overlap I/O with work, small enough to bound memory
 
@@ -91,12 +91,12 @@ def plan(graph: Graph) -> tuple[list[_Task], list[Edge]]:
     for node_id in order:
         node = graph.nodes[node_id]
         ins = inputs[node_id]
-        if node.stage.kind == "transform" and len(ins) == 1 and ins[0].port == MAIN:
+        if isinstance(node.stage, Transform) and len(ins) == 1 and ins[0].port == MAIN:
             up = ins[0].producer
             up_task = task_of.get(up)
             if (
                 up_task is not None
-                and graph.nodes[up].stage.kind == "transform"
+                and isinstance(graph.nodes[up].stage, Transform)
                 and up_task.nodes[-1].id == up
                 and len(consumers[(up, MAIN)]) == 1
             ):
@@ -148,7 +148,7 @@ async def run_graph(
         for name, records in side.items():
             sends = task.outs.get((node.id, name))
             if sends:
-                await fanout(sends, Batch.of(records, source=f"<{node.id}.{name}>"))
+                await fanout(sends, Batch.side(records, name, f"<{node.id}.{name}>"))
             elif name == "errors":
                 port.put(records)
             else:
@@ -164,7 +164,7 @@ async def run_graph(
                         stack.push_async_callback(s.aclose)
                 if task.receive is not None:
                     stack.push_async_callback(task.receive.aclose)
-                if isinstance(head.stage, Source):
+                if isinstance(head.stage, Source | AsyncTransform):
                     await run_source(task, head)
                 elif isinstance(head.stage, Transform):
                     await run_segment(task, current)
@@ -180,13 +180,19 @@ async def run_graph(
             raise StageFailed(current[0], exc) from exc
 
     async def run_source(task: _Task, node: Node) -> None:
+        """A source, or an async transform (a source that also reads its input channel)."""
         main = task.outs.get((node.id, MAIN), [])
 
         async def send(batch: Batch) -> None:
             if main:
                 await fanout(main, batch)
 
-        await node.stage.produce(Output(send, lambda: forward_side(task, node)))  # type: ignore[attr-defined]
+        out = Output(send, lambda: forward_side(task, node))
+        if isinstance(node.stage, AsyncTransform):
+            assert task.receive is not None
+            await node.stage.process(task.receive, out)
+        else:
+            await node.stage.produce(out)  # type: ignore[attr-defined]
         await forward_side(task, node)
 
     async def run_segment(task: _Task, current: list[str]) -> None:

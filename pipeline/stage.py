@@ -4,6 +4,7 @@
   Synchronous, so it is tested with a list and fused with its neighbours into one task.
 - ``Source``: ``async produce(out)`` sends batches with ``await out.send(batch)``.
 - ``Sink``: ``async consume(batches)`` iterates the incoming batches.
+- ``AsyncTransform``: ``async process(batches, out)`` for transforms that do I/O (e.g. spawn).
 
 Every stage has an ``errors`` side port; a stage may declare more (heal rules add ``repairs``).
 Side records are plain dicts collected with ``self.error(...)`` / ``self.emit(port, record)`` and
@@ -116,6 +117,16 @@ class Transform(Stage):
 
     def flush(self) -> Batch | None:
         return None
+
+
+class AsyncTransform(Stage):
+    """A transform that does I/O (spawning a process, calling a service): it runs as its own task,
+    reading batches and sending results through ``out`` at its own pace."""
+
+    kind = "transform"
+
+    async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
 
 
 class Source(Stage):

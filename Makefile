@@ -1,0 +1,43 @@
+# replay: every target sets up what it needs itself, starting from python3 and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+# Re-install whenever pyproject.toml changes.
+STAMP_RUNTIME := $(VENV)/.installed-runtime
+STAMP_TEST    := $(VENV)/.installed-test
+
+.PHONY: all demo test bench browser clean lint
+
+all: test
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP_RUNTIME): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@ $(STAMP_RUNTIME)
+
+# The HTML report is checked in a real headless Chromium (Debian's package).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (Debian package) for the browser tests" >&2; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+demo: $(STAMP_RUNTIME)
+	@PATH="$(CURDIR)/$(BIN):$$PATH" sh examples/demo.sh
+
+test: $(STAMP_TEST) browser
+	$(PY) -m pytest
+
+bench: $(STAMP_TEST)
+	$(PY) tests/bench/bench_read.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis tests/bench/data

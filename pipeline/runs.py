@@ -1,0 +1,147 @@
+"""Runs in a stream: where one run ends and the next begins, and a base for per-run transforms.
+
+A run starts at a run record (``{"$record": "run", ...}``), or, in a journal without run records,
+at its first event and again wherever ``runId`` changes. Events without a ``runId`` belong to the
+run they sit in. Other reserved records (``$record`` of another kind) travel with their run but are
+not events: per-run transforms pass them through untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .batch import RECORD_KEY, RUN_RECORD, Batch, Column, invented
+from .stage import Transform
+
+
+@dataclass
+class Run:
+    """What a per-run transform knows about the run it is in."""
+
+    run_id: str | None
+    facts: dict[str, Any] | None  # the run record, when the stream has one
+    source: str
+    events: int = 0  # events seen so far in this run
+    state: dict[str, Any] = field(default_factory=dict)  # the stage's own per-run notes
+
+    @property
+    def declared(self) -> bool:
+        return self.facts is not None
+
+
+def starts_run(record: dict[str, Any], run: Run | None) -> bool:
+    """Does ``record`` open a new run, given the run the stream is in?"""
+    kind = record.get(RECORD_KEY)
+    if kind is not None:
+        return kind == RUN_RECORD
+    if run is None:
+        return True
+    rid = record.get("runId")
+    return not run.declared and isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
+
+
+class RunScoped(Transform):
+    """Base for transforms that reason per run.
+
+    Subclasses override ``begin_run``, ``on_event`` and ``end_run``; from ``on_event`` they may call
+    ``insert_before``, ``drop``, ``hold`` and ``batch.replace``. Records returned by ``end_run`` are
+    placed at the run's end: before the next run's first record, or in ``flush`` at end of stream.
+    Held events (``hold``) are put back after whatever ``end_run`` adds, or before the run's next event.
+    """
+
+    ports = ("errors", "repairs")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.run: Run | None = None
+        self._before: dict[int, list[Column]] = {}
+        self._drop: set[int] = set()
+        self._held: list[Column] = []
+        self.run_source = "<end>"
+
+    # hooks --------------------------------------------------------------------------------
+    def begin_run(self, run: Run) -> None:
+        """A run begins (its run record, if any, is in ``run.facts``)."""
+
+    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+        """One event of the current run."""
+
+    def end_run(self, run: Run) -> list[dict[str, Any]]:
+        """The run ended: records to add at its end."""
+        return []
+
+    # tools for subclasses ---------------------------------------------------------------------
+    def insert_before(self, i: int, record: dict[str, Any]) -> None:
+        self._before.setdefault(i, []).append(invented(record))
+
+    def drop(self, i: int) -> None:
+        self._drop.add(i)
+
+    def hold(self, batch: Batch, i: int) -> None:
+        """Take event ``i`` out of the stream for now; it comes back later in the same order."""
+        self._held.append(batch.column(i))
+        self._drop.add(i)
+
+    def repair(self, rule: str, action: str, message: str, batch: Batch | None = None, i: int | None = None,
+               **fields: Any) -> None:
+        """Log one repair on the repairs port, with the run and the input position when known."""
+        entry: dict[str, Any] = {"rule": rule, "action": action, "runId": self.run.run_id if self.run else None}
+        if batch is not None and i is not None:
+            entry.update((k, v) for k, v in batch.position(i).items() if v is not None)
+        elif self.run is not None:
+            entry["source"] = self.run.source
+        entry.update((k, v) for k, v in fields.items())
+        entry["message"] = message
+        self.emit("repairs", entry)
+
+    # the transform ----------------------------------------------------------------------------
+    def __call__(self, batch: Batch) -> Batch:
+        events = batch.events
+        assert events is not None
+        for i, record in enumerate(events):
+            if starts_run(record, self.run):
+                self._finish_run(i)
+                facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
+                rid = record.get("runId")
+                self.run = Run(rid if isinstance(rid, str) and rid else None, facts, batch.source)
+                self.begin_run(self.run)
+            if RECORD_KEY in record:
+                if self._held and record.get(RECORD_KEY) != RUN_RECORD:
+                    self._before.setdefault(i, []).extend(self._held)
+                    self._held = []
+                continue
+            run = self.run
+            assert run is not None
+            if run.run_id is None and isinstance(record.get("runId"), str) and record["runId"]:
+                run.run_id = record["runId"]
+            if self._held:
+                self._before.setdefault(i, []).extend(self._held)
+                self._held = []
+            self.on_event(batch, i, record)
+            run.events += 1
+        return self._apply(batch, [])
+
+    def flush(self) -> Batch | None:
+        tail: list[Column] = []
+        if self.run is not None:
+            self.run_source = self.run.source
+            tail = [invented(r) for r in self.end_run(self.run)] + self._held
+            self._held = []
+            self.run = None
+        return Batch.from_columns(tail, source=self.run_source) if tail else None
+
+    def _finish_run(self, i: int) -> None:
+        if self.run is None:
+            return
+        cols = [invented(r) for r in self.end_run(self.run)] + self._held
+        self._held = []
+        if cols:
+            self._before.setdefault(i, []).extend(cols)
+
+    def _apply(self, batch: Batch, after: list[Column]) -> Batch:
+        if not (self._before or self._drop or after):
+            return batch
+        out = batch.rebuild(self._before, self._drop, after)
+        self._before, self._drop = {}, set()
+        return out
