@@ -12,7 +12,6 @@ import importlib
 import os
 import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
@@ -48,10 +47,19 @@ DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"`
 
 
 def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # slow to import: only for --version
+
     try:
         return version("agent-replay")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0+unknown"
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"replay {package_version()}")
+    ctx.exit()
 
 
 class Interrupted(Exception):
@@ -88,14 +96,15 @@ class ReplayGroup(click.Group):
             if name and name not in COMMANDS and not name.startswith("-"):
                 raise ReplayError(
                     "E_COMMAND_UNKNOWN", f"unknown command {name!r}", received=name,
-                    expected="one of: " + ", ".join(sorted(COMMANDS)),
+                    expected="one of: " + ", ".join(self.list_commands(ctx)),
                 )
             return super().resolve_command(ctx, args)
         return DEFAULT_COMMAND, self.get_command(ctx, DEFAULT_COMMAND), args
 
 
 @click.group(cls=ReplayGroup, epilog=EXAMPLES, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_version(), "--version", "-V", prog_name="replay", message="%(prog)s %(version)s")
+@click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 @click.option("--log-level", type=click.Choice(LEVELS), default="warning", show_default=True,
               help="Log detail on stderr (JSON lines unless stderr is a terminal).")
 @click.pass_context

@@ -180,20 +180,58 @@ class LineCutter:
         )
 
 
-def _first_line_parses(data: bytes) -> bool:
-    first = data.lstrip(b" \t\r\n").split(b"\n", 1)[0]
+_WS = b" \t\r\n"
+LINES, DOCUMENT = "lines", "document"
+
+
+def is_document(value: Any) -> bool:
+    """An array of records, or an artifact: an object with an ``events`` array (not a reserved record)."""
+    return isinstance(value, list) or (
+        isinstance(value, dict) and isinstance(value.get("events"), list) and "$record" not in value
+    )
+
+
+def _parses_as_object(line: bytes) -> bool:
     try:
-        orjson.loads(first)
+        return type(orjson.loads(line)) is dict
     except orjson.JSONDecodeError:
         return False
-    return True
+
+
+def head_format(head: bytes) -> str | None:
+    """How to read an input, judged from its first bytes: ``LINES`` (a JSONL journal), ``DOCUMENT``
+    (maybe one JSON document: read it whole, up to the line limit, then decide), or None while the
+    head is too short to tell.
+
+    A first line that is a whole array or artifact, or that does not parse on its own but is followed
+    by a line that is not a JSON object, points at a document (pretty-printed or on one line).
+    """
+    body = head.lstrip(_WS)
+    if not body:
+        return None
+    if body[:1] not in (b"{", b"["):
+        return LINES
+    nl = body.find(b"\n")
+    if nl < 0:
+        return None
+    first = body[:nl]
+    try:
+        value = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        if first.strip(_WS) in (b"{", b"["):
+            return DOCUMENT
+        nl2 = body.find(b"\n", nl + 1)
+        if nl2 < 0:
+            return None
+        # A broken first line followed by an object line is a journal with a bad line; a document's
+        # second line (`"key": value,` or `{...},`) never parses as an object on its own.
+        return LINES if _parses_as_object(body[nl + 1:nl2]) else DOCUMENT
+    return DOCUMENT if is_document(value) else LINES
 
 
 def head_decides(head: bytes) -> bool:
-    """True once ``head`` holds enough to choose the format: one whole first line that is not the
-    opening of a multi-line JSON document."""
-    body = head.lstrip(b" \t\r\n")
-    return b"\n" in body and (body[:1] not in (b"{", b"[") or _first_line_parses(body))
+    """True once ``head`` shows the input is a JSONL journal (see ``head_format``)."""
+    return head_format(head) == LINES
 
 
 def as_document(data: bytes) -> Any:
@@ -202,9 +240,7 @@ def as_document(data: bytes) -> Any:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-    if isinstance(document, list) or (isinstance(document, dict) and isinstance(document.get("events"), list)):
-        return document
-    return None
+    return document if is_document(document) else None
 
 
 def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:

@@ -1,26 +1,28 @@
 """Logging: a structlog logger on stderr, human-readable on a terminal and JSON lines otherwise.
 
 The logger is a value handed to whoever logs; nothing here touches structlog's global configuration.
+structlog (and the asyncio and logging modules it pulls in) is imported only when a record passes the
+level filter, so a quiet run (the default level) does not pay for it at start-up.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import Any, TextIO
 
-import orjson
-import structlog
-
 LEVELS = ("debug", "info", "warning", "error")
+_NUMBERS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "exception": 40, "critical": 50}
 
 
 def _json(obj: Any, **_: Any) -> str:
+    import orjson
+
     return orjson.dumps(obj, default=str).decode()
 
 
-def make_logger(level: str = "warning", stream: TextIO | None = None) -> Any:
-    stream = stream or sys.stderr
+def _structlog_logger(level: str, stream: TextIO) -> Any:
+    import structlog
+
     renderer: Any
     if stream.isatty():
         renderer = structlog.dev.ConsoleRenderer(colors=False)
@@ -31,8 +33,57 @@ def make_logger(level: str = "warning", stream: TextIO | None = None) -> Any:
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,  # a traceback, when asked for, stays inside one record
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        wrapper_class=structlog.make_filtering_bound_logger(_NUMBERS[level]),
         cache_logger_on_first_use=False,
     )
+
+
+class Logger:
+    """``log.info("event", key=value)``: filtered by level here, rendered by structlog when it passes."""
+
+    def __init__(self, level: str, stream: TextIO, context: dict[str, Any] | None = None) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LEVELS)}")
+        self.level = level
+        self.threshold = _NUMBERS[level]
+        self.stream = stream
+        self.context = context or {}
+        self._real: Any = None
+
+    def bind(self, **context: Any) -> Logger:
+        return Logger(self.level, self.stream, {**self.context, **context})
+
+    def is_enabled_for(self, level: str) -> bool:
+        return _NUMBERS[level] >= self.threshold
+
+    def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
+        if _NUMBERS[level] < self.threshold:
+            return
+        if self._real is None:
+            self._real = _structlog_logger(self.level, self.stream)
+            if self.context:
+                self._real = self._real.bind(**self.context)
+        getattr(self._real, level)(event, **fields)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        self._log("debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._log("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._log("warning", event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self._log("error", event, fields)
+
+    def exception(self, event: str, **fields: Any) -> None:
+        fields.setdefault("exc_info", True)
+        self._log("error", event, fields)
+
+
+def make_logger(level: str = "warning", stream: TextIO | None = None) -> Logger:
+    return Logger(level, stream or sys.stderr)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import entry_points
+import importlib.util
 
 from .errors import ReplayError, diagnostic
 from .stage import Stage
@@ -40,6 +40,14 @@ BUILTIN: dict[str, str] = {
 }
 
 
+def _present(target: str) -> bool:
+    """Is the module of a built-in stage part of this build? (Some land later than the registry.)"""
+    try:
+        return importlib.util.find_spec(target.partition(":")[0]) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _load(target: str) -> type[Stage]:
     module, _, attr = target.partition(":")
     cls = getattr(importlib.import_module(module), attr)
@@ -52,12 +60,14 @@ class Registry:
     """Stage types by name. Third-party entry points never shadow a built-in."""
 
     def __init__(self, *, plugins: bool = True) -> None:
-        self._targets = dict(BUILTIN)
+        self._targets = {name: target for name, target in BUILTIN.items() if _present(target)}
         self._classes: dict[str, type[Stage]] = {}
         self.problems: list[dict] = []  # diagnostics for plugins that could not be loaded
         if plugins:
+            from importlib.metadata import entry_points  # slow to import: only when a registry is built
+
             for ep in entry_points(group=ENTRY_POINT_GROUP):
-                if ep.name in self._targets:
+                if ep.name in BUILTIN:
                     self.problems.append(diagnostic(
                         "E_STAGE_LOAD_FAILED", f"entry point {ep.name!r} ({ep.value}) would shadow a built-in stage; ignored",
                         received=ep.value,

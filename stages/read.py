@@ -18,7 +18,8 @@ from replay.pipeline.journal_io import (
     as_document,
     document_items,
     expand_paths,
-    head_decides,
+    LINES,
+    head_format,
     open_journal,
 )
 from replay.pipeline.stage import Option, Output, Source
@@ -58,13 +59,7 @@ class ReadJournal(Source):
         follow = self.config["follow"]
         cutter = LineCutter(source, limit, self.batch_events)
         if not follow:
-            head, eof = b"", False
-            while not head_decides(head) and len(head) <= limit:
-                data = await reader.read(self.chunk)
-                if not data:
-                    eof = True
-                    break
-                head += data
+            head, eof = await self._read_head(reader, limit)
             if eof and (document := as_document(head)) is not None:
                 await self._send(list(document_items(document, source, self.batch_events)), out)
                 return
@@ -82,6 +77,23 @@ class ReadJournal(Source):
             else:
                 break
         await self._send(cutter.finish(), out)
+
+    async def _read_head(self, reader: Reader, limit: int) -> tuple[bytes, bool]:
+        """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when
+        it may be one JSON document. Returns (bytes, reached end of input)."""
+        parts: list[bytes] = []
+        size = 0
+        kind: str | None = None
+        while True:
+            data = await reader.read(self.chunk)
+            if not data:
+                return b"".join(parts), True
+            parts.append(data)
+            size += len(data)
+            if kind is None and (len(parts) == 1 or b"\n" in data):
+                kind = head_format(b"".join(parts))
+            if kind == LINES or size > limit:
+                return b"".join(parts), False
 
     async def _send(self, items: list[Item], out: Output) -> None:
         for item in items:
