@@ -20,6 +20,7 @@ RUN_COMPLETED = "run_completed"
 RUN_FAILED = "run_failed"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED})
 ASSISTANT_MESSAGE = "assistant_message"
+EPOCH = "1970-01-01T00:00:00.000Z"  # the time of last resort, when a run tells no time at all
 
 # Run-level facts carried by a run record, in the order they are written.
 RUN_FACTS = (
@@ -53,6 +54,20 @@ def format_timestamp(moment: datetime) -> str:
 
 def now_timestamp() -> str:
     return format_timestamp(datetime.now(UTC))
+
+
+def with_field(event: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """A copy of ``event`` with ``key`` set; a canonical field that was missing goes in its canonical place."""
+    if key in event or key not in EVENT_FIELDS:
+        return {**event, key: value}
+    out: dict[str, Any] = {}
+    for name in EVENT_FIELDS:
+        if name == key:
+            out[key] = value
+        elif name in event:
+            out[name] = event[name]
+    out.update((k, v) for k, v in event.items() if k not in out)
+    return out
 
 
 def run_record(**facts: Any) -> dict[str, Any]:

@@ -203,9 +203,15 @@ async def run_graph(
         async def push(start: int, batch: Batch | None) -> None:
             for k in range(start, len(stages)):
                 current[0] = nodes[k].id
-                batch = stages[k](batch)  # type: ignore[operator]
+                result = stages[k](batch)  # type: ignore[operator]
                 if stages[k]._side:
                     await forward_side(task, nodes[k])
+                if type(result) is list:  # a stage may split its output (e.g. at a file boundary)
+                    for part in result:
+                        if part is not None and len(part):
+                            await push(k + 1, part)
+                    return
+                batch = result
                 if batch is None or not len(batch):
                     return
             if tail_outs:
@@ -218,8 +224,9 @@ async def run_graph(
             current[0] = nodes[k].id
             tail = stage.flush()  # type: ignore[attr-defined]
             await forward_side(task, nodes[k])
-            if tail is not None and len(tail):
-                await push(k + 1, tail)
+            for part in tail if type(tail) is list else [tail]:
+                if part is not None and len(part):
+                    await push(k + 1, part)
 
     try:
         async with anyio.create_task_group() as tg:

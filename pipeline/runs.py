@@ -1,7 +1,7 @@
 """Runs in a stream: where one run ends and the next begins, and a base for per-run transforms.
 
-A run starts at a run record (``{"$record": "run", ...}``), or, in a journal without run records,
-at its first event and again wherever ``runId`` changes. Events without a ``runId`` belong to the
+A run starts at a run record (``{"$record": "run", ...}``), at the first record of each input
+source (file), and wherever an event names a different ``runId`` than the run it follows. Events without a ``runId`` belong to the
 run they sit in. Other reserved records (``$record`` of another kind) travel with their run but are
 not events: per-run transforms pass them through untouched.
 """
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .batch import RECORD_KEY, RUN_RECORD, Batch, Column, invented
+from .repairs import log_repair
 from .stage import Transform
 
 
@@ -30,15 +31,15 @@ class Run:
         return self.facts is not None
 
 
-def starts_run(record: dict[str, Any], run: Run | None) -> bool:
-    """Does ``record`` open a new run, given the run the stream is in?"""
+def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
+    """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
     kind = record.get(RECORD_KEY)
     if kind is not None:
-        return kind == RUN_RECORD
-    if run is None:
+        return kind == RUN_RECORD or (run is not None and run.source != source)
+    if run is None or run.source != source:
         return True
     rid = record.get("runId")
-    return not run.declared and isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
+    return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
 
 
 class RunScoped(Transform):
@@ -83,25 +84,26 @@ class RunScoped(Transform):
         self._held.append(batch.column(i))
         self._drop.add(i)
 
-    def repair(self, rule: str, action: str, message: str, batch: Batch | None = None, i: int | None = None,
+    def repair(self, action: str, message: str, batch: Batch | None = None, i: int | None = None,
                **fields: Any) -> None:
-        """Log one repair on the repairs port, with the run and the input position when known."""
-        entry: dict[str, Any] = {"rule": rule, "action": action, "runId": self.run.run_id if self.run else None}
-        if batch is not None and i is not None:
-            entry.update((k, v) for k, v in batch.position(i).items() if v is not None)
-        elif self.run is not None:
-            entry["source"] = self.run.source
-        entry.update((k, v) for k, v in fields.items())
-        entry["message"] = message
-        self.emit("repairs", entry)
+        """Log one repair by this stage's rule, with the run and the input position when known."""
+        run = self.run
+        source = fields.pop("source", run.source if run else None)
+        log_repair(self, self.name, action, message, batch, i, run_id=run.run_id if run else None,
+                   source=source, **fields)
 
     # the transform ----------------------------------------------------------------------------
-    def __call__(self, batch: Batch) -> Batch:
+    def __call__(self, batch: Batch) -> Batch | list[Batch]:
         events = batch.events
         assert events is not None
+        prefix: Batch | None = None
         for i, record in enumerate(events):
-            if starts_run(record, self.run):
-                self._finish_run(i)
+            if starts_run(record, self.run, batch.source):
+                if i == 0 and self.run is not None and self.run.source != batch.source:
+                    # The previous run ended with its file: what it adds keeps that file as its source.
+                    prefix = self.flush()
+                else:
+                    self._finish_run(i)
                 facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
                 rid = record.get("runId")
                 self.run = Run(rid if isinstance(rid, str) and rid else None, facts, batch.source)
@@ -120,7 +122,8 @@ class RunScoped(Transform):
                 self._held = []
             self.on_event(batch, i, record)
             run.events += 1
-        return self._apply(batch, [])
+        out = self._apply(batch, [])
+        return [prefix, out] if prefix is not None else out
 
     def flush(self) -> Batch | None:
         tail: list[Column] = []

@@ -1,6 +1,7 @@
 """The stage protocol: sources and sinks are async tasks, transforms are plain callables on batches.
 
-- ``Transform``: ``__call__(batch) -> batch | None`` and ``flush() -> batch | None`` at end of stream.
+- ``Transform``: ``__call__(batch) -> batch | None`` and ``flush() -> batch | None`` at end of stream
+  (either may return a list of batches when its output spans input sources).
   Synchronous, so it is tested with a list and fused with its neighbours into one task.
 - ``Source``: ``async produce(out)`` sends batches with ``await out.send(batch)``.
 - ``Sink``: ``async consume(batches)`` iterates the incoming batches.
@@ -112,10 +113,10 @@ class Stage:
 class Transform(Stage):
     kind = "transform"
 
-    def __call__(self, batch: Batch) -> Batch | None:  # pragma: no cover - interface
+    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def flush(self) -> Batch | None:
+    def flush(self) -> Batch | list[Batch] | None:
         return None
 
 

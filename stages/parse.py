@@ -16,13 +16,21 @@ class ParseLines(Transform):
     name = "parse"
     summary = "Parse JSONL lines into records; report invalid, torn and non-object lines with their position."
     options = {
-        "torn_tail": Option(str, "error", "what a cut-off last line is: an error, or a repair logged on the repairs port",
+        "torn_tail": Option(str, "error", "a cut-off last line: 'error' (no newline + invalid JSON is E_JSONL_LINE_TORN), "
+                            "or 'repair' (a file's invalid last line, newline or not, is dropped and logged on the repairs port)",
                             choices=("error", "repair")),
     }
     ports = ("errors", "repairs")
     accepts_raw = True
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        # In repair mode an invalid line waits here until we know whether it was its file's last line.
+        self._suspect: tuple[Batch, int, bytes, orjson.JSONDecodeError] | None = None
+
     def __call__(self, batch: Batch) -> Batch:
+        if self._suspect is not None and (batch.source != self._suspect[0].source or _has_content(batch)):
+            self._settle_suspect(last=batch.source != self._suspect[0].source)
         if batch.events is not None:  # records from a JSON document are parsed already
             if all(type(e) is dict for e in batch.events):
                 return batch
@@ -51,13 +59,15 @@ class ParseLines(Transform):
             except orjson.JSONDecodeError as exc:
                 if batch.tail_open and i == last:
                     self._torn(batch, i, raw)
+                elif self.config["torn_tail"] == "repair":
+                    if self._suspect is not None:
+                        self._settle_suspect(last=False)
+                    self._suspect = (batch, i, raw, exc)
                 else:
-                    column = _byte_column(raw, exc.pos)
-                    self.error(
-                        "E_JSONL_LINE_INVALID", f"line {batch.lines[i]} is not valid JSON: {exc.msg} at column {column}",
-                        batch, i, column=column, received=_excerpt(raw),
-                    )
+                    self._invalid(batch, i, raw, exc)
                 continue
+            if self._suspect is not None:
+                self._settle_suspect(last=False)
             if type(record) is not dict:
                 self.error(
                     "E_EVENT_NOT_OBJECT", f"line {batch.lines[i]} is JSON but not an object",
@@ -70,6 +80,27 @@ class ParseLines(Transform):
         out.events = events
         return out
 
+    def flush(self) -> None:
+        if self._suspect is not None:
+            self._settle_suspect(last=True)
+
+    def _settle_suspect(self, last: bool) -> None:
+        """An invalid line held back in repair mode: its file's last line is torn, any other is invalid."""
+        assert self._suspect is not None
+        batch, i, raw, exc = self._suspect
+        self._suspect = None
+        if last:
+            self._torn(batch, i, raw)
+        else:
+            self._invalid(batch, i, raw, exc)
+
+    def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> None:
+        column = _byte_column(raw, exc.pos)
+        self.error(
+            "E_JSONL_LINE_INVALID", f"line {batch.lines[i]} is not valid JSON: {exc.msg} at column {column}",
+            batch, i, column=column, received=_excerpt(raw),
+        )
+
     def _keep_objects(self, batch: Batch) -> Batch:
         keep = []
         for i, record in enumerate(batch.events or ()):
@@ -81,7 +112,8 @@ class ParseLines(Transform):
         return batch.select(keep)
 
     def _torn(self, batch: Batch, i: int, raw: bytes) -> None:
-        message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
+        ending = "has no newline and is not" if batch.tail_open and i == len(batch.raws) - 1 else "is not"
+        message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) {ending} valid JSON: the write was cut off"
         if self.config["torn_tail"] == "repair":
             self.emit("repairs", {
                 "rule": "drop_torn_line", "action": "dropped", "source": batch.source, "line": batch.lines[i],
@@ -89,6 +121,12 @@ class ParseLines(Transform):
             })
         else:
             self.error("E_JSONL_LINE_TORN", message, batch, i, received=_excerpt(raw))
+
+
+def _has_content(batch: Batch) -> bool:
+    if batch.events is not None:
+        return bool(batch.events)
+    return any(raw.strip(_BLANK) for raw in batch.raws if raw is not None)
 
 
 def _byte_column(raw: bytes, char_pos: int) -> int:

@@ -1,0 +1,191 @@
+"""`replay heal`: repair inconsistent traces, logging every repair; as a filter or over artifact files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from replay.pipeline.artifacts import artifact_from_run
+from replay.pipeline.cli import execute
+from replay.pipeline.commands.read import max_line_option, strict_option
+from replay.pipeline.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, error_line
+from replay.pipeline.graph import Graph
+from replay.pipeline.healing import add_heal, load_rules
+from replay.pipeline.journal_io import expand_paths, write_atomic
+from replay.pipeline.repairs import counts_as_repair
+from replay.stages.collect import Collected, CollectRuns
+from replay.stages.parse import ParseLines
+from replay.stages.read import ReadJournal
+from replay.stages.write import WriteJsonl
+
+HEAL_LOG_TYPE = "heal-log"
+
+
+@click.command(epilog="""\b
+Examples:
+  replay read run.jsonl | replay heal > healed.jsonl
+  replay heal --log repairs.jsonl < broken.jsonl > healed.jsonl
+  replay heal --in .replay/artifacts --out .replay/healed
+  replay heal --rules my.rules.json run.jsonl""")
+@click.argument("paths", nargs=-1)
+@click.option("--in", "in_path", metavar="PATH", help="Artifact file or directory to heal into --out (directory mode).")
+@click.option("--out", "out_dir", metavar="DIR", help="Where directory mode writes <id>.healed.json and <id>.heal-log.json.")
+@click.option("--log", "log_path", metavar="FILE", help="Filter mode: write the heal log (JSONL, one repair per line) here.")
+@click.option("--rules", "rules_path", metavar="FILE", help="Heal rules (default: .replay/heal.rules.json when present).")
+@click.option("--summary/--no-summary", default=True, show_default=True,
+              help="Add a {\"$record\": \"heal\"} line after each repaired run (counts by rule).")
+@max_line_option
+@strict_option
+def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_path: str | None,
+         rules_path: str | None, summary: bool, max_line_bytes: int, strict: bool) -> int:
+    """Heal journals: map type aliases, insert missing run_started / terminal / assistant_message events,
+    make payloads objects, repair timestamps and missing runIds, drop exact adjacent duplicates and
+    renumber seq 1..n per run. Events that needed no repair come out byte for byte. Healing a healed
+    stream changes nothing.
+
+    Filter mode (PATHs or stdin -> stdout) unless --in is given. Directory mode reads artifacts
+    (*.json, *.jsonl) under --in and writes healed copies and heal logs under --out; stdout then gets
+    one JSON line per file written.
+    """
+    rules = load_rules(rules_path)
+    if in_path is not None or out_dir is not None:
+        if in_path is None or out_dir is None:
+            raise ReplayError("E_USAGE_INVALID", "directory mode needs both --in PATH and --out DIR",
+                              example="replay heal --in .replay/artifacts --out .replay/healed")
+        if paths:
+            raise ReplayError("E_USAGE_INVALID", "give either PATHs (filter mode) or --in/--out (directory mode)",
+                              received=list(paths))
+        return _heal_directory(in_path, out_dir, rules, summary, max_line_bytes, strict)
+    expand_paths(list(paths))  # refuse missing inputs before any output
+    graph = Graph()
+    read = graph.add(ReadJournal(paths=list(paths), max_line_bytes=max_line_bytes))
+    parse = graph.add(ParseLines(torn_tail="repair"), inputs=[read])
+    last, repairs = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
+    graph.add(WriteJsonl(), id="out", inputs=[last])
+    if log_path:
+        graph.add(WriteJsonl(path=log_path), id="heal_log", inputs=repairs)
+    result = execute(graph, strict=strict, command="heal")
+    return EXIT_FAILED if result.errors else EXIT_OK
+
+
+def _inputs(in_path: str) -> tuple[Path, list[str]]:
+    root = Path(in_path)
+    if not root.exists():
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {in_path!r} does not exist", path=in_path)
+    if root.is_file():
+        if not root.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz")):
+            raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {in_path!r} is not a .json or .jsonl file", path=in_path,
+                              expected=".json / .jsonl", received=root.suffix or "(no suffix)")
+        return root.parent, [str(root)]
+    if not root.is_dir():
+        raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in target {in_path!r} is neither a file nor a directory", path=in_path)
+    files = [f for f in expand_paths([str(root)]) if not Path(f).name.endswith(".healed.jsonl")]
+    return root, files
+
+
+def _output_names(path: str) -> tuple[str, str]:
+    """<id>.artifact.json / <id>.json -> <id>.healed.json; journals keep JSONL."""
+    name = Path(path).name
+    for suffix in (".artifact.json", ".healed.json", ".json", ".json.gz"):
+        if name.endswith(suffix):
+            stem = name[: -len(suffix)]
+            return stem + ".healed.json", stem + ".heal-log.json"
+    for suffix in (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz"):
+        if name.endswith(suffix):
+            stem = name[: -len(suffix)]
+            return stem + ".healed.jsonl", stem + ".heal-log.json"
+    return name + ".healed.json", name + ".heal-log.json"
+
+
+def heal_log_document(collected: Collected, artifact_id: Any) -> dict[str, Any]:
+    by_rule: dict[str, int] = {}
+    for entry in collected.repairs:
+        n = counts_as_repair(entry)
+        if n:
+            by_rule[entry["rule"]] = by_rule.get(entry["rule"], 0) + n
+    return {
+        "schemaVersion": "1.0.0",
+        "artifactType": HEAL_LOG_TYPE,
+        "artifactId": artifact_id,
+        "runId": (collected.run or {}).get("runId") or next((e.get("runId") for e in collected.events), None),
+        "source": collected.source,
+        "repairs": collected.repairs,
+        "summary": {"total": sum(by_rule.values()), "byRule": dict(sorted(by_rule.items()))},
+    }
+
+
+def healed_artifact(collected: Collected) -> dict[str, Any]:
+    extra = None
+    if collected.heal is not None:
+        extra = {"heal": {k: v for k, v in collected.heal.items() if k in ("repairs", "byRule")}}
+    return artifact_from_run(collected.run, collected.events, extra)
+
+
+def _check_healed(artifact: dict[str, Any], source: str) -> list[dict[str, Any]]:
+    """The healed artifact must validate; each problem becomes E_HEALED_ARTIFACT_INVALID."""
+    try:
+        from replay.pipeline.validation import validate_artifact
+    except ImportError:  # pragma: no cover - validation ships with the package
+        return []
+    return [
+        diagnostic("E_HEALED_ARTIFACT_INVALID", f"healed artifact still invalid: {p['code']}: {p['message']}",
+                   source=source, path=p.get("path"), expected=p.get("expected"), received=p.get("received"))
+        for p in validate_artifact(artifact)
+    ]
+
+
+def _heal_directory(in_path: str, out_dir: str, rules: dict[str, Any], summary: bool, max_line_bytes: int,
+                    strict: bool) -> int:
+    root, files = _inputs(in_path)
+    collector = CollectRuns()
+    graph = Graph()
+    read = graph.add(ReadJournal(paths=files, max_line_bytes=max_line_bytes))
+    parse = graph.add(ParseLines(torn_tail="repair"), inputs=[read])
+    last, repairs = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
+    graph.add(collector, id="collect", inputs=[last, *repairs])
+    result = execute(graph, strict=strict, command="heal")
+
+    target = Path(out_dir)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent if target.parent.exists() else None)) \
+        if not target.exists() else None
+    written: list[dict[str, Any]] = []
+    problems = 0
+    try:
+        for path in files:
+            collected = collector.by_source.get(path)
+            if collected is None:
+                continue
+            rel = Path(path).resolve().relative_to(root.resolve()).parent if root.is_dir() else Path()
+            healed_name, log_name = _output_names(path)
+            base = (staging or target) / rel
+            if healed_name.endswith(".jsonl"):
+                data = b"".join(orjson.dumps(r) + b"\n" for r in collected.records)
+                artifact_id = (collected.run or {}).get("artifactId") or Path(path).name
+            else:
+                artifact = healed_artifact(collected)
+                for problem in _check_healed(artifact, path):
+                    problems += 1
+                    sys.stderr.buffer.write(error_line(problem))
+                data = orjson.dumps(artifact, option=orjson.OPT_INDENT_2) + b"\n"
+                artifact_id = artifact["id"]
+            write_atomic(base / healed_name, data)
+            log_doc = heal_log_document(collected, artifact_id)
+            write_atomic(base / log_name, orjson.dumps(log_doc, option=orjson.OPT_INDENT_2) + b"\n")
+            written.append({"source": path, "healed": str(target / rel / healed_name), "log": str(target / rel / log_name),
+                            "repairs": log_doc["summary"]["total"]})
+        if staging is not None:
+            os.replace(staging, target)
+            staging = None
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+    sys.stdout.buffer.write(b"".join(orjson.dumps(w) + b"\n" for w in written))
+    sys.stdout.flush()
+    return EXIT_FAILED if (result.errors or problems) else EXIT_OK

@@ -1,0 +1,37 @@
+"""DropAdjacentDuplicates: drops an event identical to the one just before it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.batch import RECORD_KEY, Batch
+from replay.pipeline.repairs import log_repair
+from replay.pipeline.stage import Transform
+
+
+class DropAdjacentDuplicates(Transform):
+    name = "dedupe"
+    summary = "Drop exact adjacent duplicate events (same keys and values, seq included)."
+    ports = ("errors", "repairs")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.previous: dict[str, Any] | None = None
+
+    def __call__(self, batch: Batch) -> Batch:
+        drop = []
+        previous = self.previous
+        for i, event in enumerate(batch.events or ()):
+            if RECORD_KEY in event:
+                previous = None if event.get(RECORD_KEY) == "run" else previous
+                continue
+            if previous is not None and event == previous:
+                drop.append(i)
+                log_repair(self, self.name, "dropped", "exact duplicate of the event before it", batch, i,
+                           run_id=event.get("runId"), seqBefore=event.get("seq"), original=event)
+            previous = event
+        self.previous = previous
+        if not drop:
+            return batch
+        dropped = set(drop)
+        return batch.select(i for i in range(len(batch)) if i not in dropped)

@@ -1,0 +1,43 @@
+"""InsertRunStarted: begins every run with a run_started event, inventing one when it is missing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.events import EPOCH, RUN_STARTED, parse_timestamp
+from replay.pipeline.runs import Run, RunScoped
+
+
+def synthetic_event(event_type: str, run_id: Any, timestamp: Any, seq: Any, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An invented event in canonical key order; ``renumber`` gives it its final seq."""
+    return {
+        "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1 else 1,
+        "timestamp": timestamp if parse_timestamp(timestamp) is not None else EPOCH,
+        "type": event_type,
+        "runId": run_id,
+        "payload": payload or {},
+        "synthetic": True,
+    }
+
+
+class InsertRunStarted(RunScoped):
+    name = "ensure_run_started"
+    summary = "Insert a synthetic run_started before a run's first event when the run does not begin with one."
+
+    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+        run = self.run
+        assert run is not None
+        if run.events or event.get("type") == RUN_STARTED:
+            return
+        ts = event.get("timestamp") or (run.facts or {}).get("timestamp")
+        self.insert_before(i, synthetic_event(RUN_STARTED, run.run_id, ts, event.get("seq")))
+        self.repair("inserted", f"run began with {event.get('type')!r}; inserted run_started before it", batch, i,
+                    field="type", value=RUN_STARTED)
+
+    def end_run(self, run: Run) -> list[dict[str, Any]]:
+        if run.events:
+            return []
+        ts = (run.facts or {}).get("timestamp")
+        self.repair("inserted", "run has no events; inserted run_started", value=RUN_STARTED)
+        return [synthetic_event(RUN_STARTED, run.run_id, ts, 1)]

@@ -1,0 +1,45 @@
+"""InsertTerminalEvent: ends every run with run_completed or run_failed, inventing one when it is missing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.events import RUN_COMPLETED, RUN_FAILED, TERMINAL_TYPES
+from replay.pipeline.runs import Run, RunScoped
+from replay.stages.ensure_run_started import synthetic_event
+
+
+class InsertTerminalEvent(RunScoped):
+    name = "ensure_terminal"
+    summary = "Insert run_completed/run_failed (from the run's status) when a run has no terminal event."
+
+    def begin_run(self, run: Run) -> None:
+        run.state.update(terminal=False, last=None)
+
+    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+        run = self.run
+        assert run is not None
+        run.state["last"] = event.get("timestamp", run.state["last"])
+        if event.get("type") in TERMINAL_TYPES:
+            run.state["terminal"] = True
+
+    def end_run(self, run: Run) -> list[dict[str, Any]]:
+        if run.state["terminal"]:
+            return []
+        facts = run.facts or {}
+        status = facts.get("status")
+        ts = run.state["last"] or facts.get("timestamp")
+        if status == "ok":
+            etype, payload, why = RUN_COMPLETED, {}, "the run record says status ok"
+        elif status == "error":
+            error = facts.get("error")
+            etype, payload, why = RUN_FAILED, ({"error": error} if isinstance(error, dict) else {}), "the run record says status error"
+        else:
+            # No run facts: the journal just stops. That is what an interrupted run leaves behind, and a
+            # success we cannot see must not be claimed, so the run is marked failed with the reason.
+            etype, why = RUN_FAILED, "no run record tells how the run ended; a journal that stops without a terminal event is treated as an interrupted run"
+            payload = {"status": "unknown", "reason": "journal ended without a terminal event"}
+        self.repair("inserted", f"run has no terminal event; inserted {etype} ({why})", field="type", value=etype,
+                    decision="from run status" if status in ("ok", "error") else "inferred")
+        return [synthetic_event(etype, run.run_id, ts, None, payload)]

@@ -1,0 +1,45 @@
+"""FillRunId: gives events without a runId the id of the run they belong to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.events import with_field
+from replay.pipeline.runs import Run, RunScoped
+
+
+def id_from_source(source: str) -> str:
+    """A run id for a journal that names none: its file name without suffixes (``<stdin>`` -> ``stdin``)."""
+    name = Path(source).name.strip("<>") or "stdin"
+    for suffix in (".gz", ".jsonl", ".ndjson", ".json"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or "run"
+
+
+class FillRunId(RunScoped):
+    name = "fill_run_id"
+    summary = "Fill a missing runId from the run record, the run's other events, or the journal's file name."
+
+    def begin_run(self, run: Run) -> None:
+        run.state["fallback"] = None
+
+    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+        rid = event.get("runId")
+        if isinstance(rid, str) and rid:
+            return
+        run = self.run
+        assert run is not None
+        if run.run_id is None:
+            run.run_id = id_from_source(batch.source)
+            origin = f"the journal's file name ({batch.source})"
+        else:
+            origin = "the run record" if run.declared else "the run's other events"
+        batch.replace(i, with_field(event, "runId", run.run_id))
+        fields: dict[str, Any] = {"field": "runId", "value": run.run_id, "seqBefore": event.get("seq")}
+        if "runId" in event:
+            fields["original"] = rid
+        self.repair("changed", f"runId was {'missing' if 'runId' not in event else repr(rid)}; took {run.run_id!r} from {origin}",
+                    batch, i, **fields)

@@ -1,0 +1,61 @@
+"""FixTimestamps: turns invalid or missing timestamps into RFC 3339, logging the original value."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.events import EPOCH, format_timestamp, parse_timestamp, with_field
+from replay.pipeline.runs import Run, RunScoped
+
+
+def convert(value: Any) -> str | None:
+    """An RFC 3339 form of a timestamp written another way (epoch seconds/ms, ISO without zone), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = value / 1000.0 if abs(value) >= 1e11 else float(value)
+        try:
+            return format_timestamp(datetime.fromtimestamp(seconds, UTC))
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            return None
+        return format_timestamp(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    return None
+
+
+class FixTimestamps(RunScoped):
+    name = "fix_timestamp"
+    summary = "Repair invalid timestamps: convert epoch/zone-less forms, else borrow the previous event's time."
+
+    def begin_run(self, run: Run) -> None:
+        facts = run.facts or {}
+        run.state["last"] = facts.get("timestamp") if parse_timestamp(facts.get("timestamp")) else None
+
+    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+        run = self.run
+        assert run is not None
+        value = event.get("timestamp")
+        if parse_timestamp(value) is not None:
+            run.state["last"] = value
+            return
+        fixed = convert(value)
+        if fixed is not None:
+            how = f"converted {value!r} to RFC 3339"
+        elif run.state["last"] is not None:
+            fixed, how = run.state["last"], "borrowed the previous event's timestamp"
+        else:
+            fixed, how = EPOCH, "no earlier time in the run to borrow; used the Unix epoch"
+        batch.replace(i, with_field(event, "timestamp", fixed))
+        fields: dict[str, Any] = {"field": "timestamp", "value": fixed, "seqBefore": event.get("seq")}
+        if "timestamp" in event:
+            fields["original"] = value
+        state = "missing" if "timestamp" not in event else f"{value!r} is not RFC 3339"
+        self.repair("changed", f"timestamp {state}; {how}", batch, i, **fields)
+        run.state["last"] = fixed

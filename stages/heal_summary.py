@@ -1,0 +1,41 @@
+"""SummarizeRepairs: after each run that heal repaired, adds a heal record counting its repairs by rule."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.repairs import counts_as_repair
+from replay.pipeline.runs import Run, RunScoped
+
+HEAL_RECORD = "heal"
+
+
+class SummarizeRepairs(RunScoped):
+    name = "heal_summary"
+    summary = "Take the heal rules' repairs ports and the healed stream; add {\"$record\": \"heal\"} after each repaired run."
+    ports = ("errors",)
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.pending: dict[Any, Counter[str]] = {}
+
+    def __call__(self, batch: Batch) -> Batch | None:  # type: ignore[override]
+        if batch.port is None:
+            return super().__call__(batch)
+        for entry in batch.events or ():
+            n = counts_as_repair(entry)
+            if n:
+                rid = entry.get("runId")
+                key = rid if rid is not None else (self.run.run_id if self.run else None)
+                self.pending.setdefault(key, Counter())[str(entry.get("rule"))] += n
+        return None
+
+    def end_run(self, run: Run) -> list[dict[str, Any]]:
+        counts = self.pending.pop(run.run_id, Counter())
+        counts.update(self.pending.pop(None, Counter()))
+        if not counts:
+            return []
+        return [{"$record": HEAL_RECORD, "runId": run.run_id, "repairs": sum(counts.values()),
+                 "byRule": dict(sorted(counts.items()))}]

@@ -1,0 +1,33 @@
+"""NormalizePayload: makes every event's payload an object, keeping the replaced value in the heal log."""
+
+from __future__ import annotations
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.events import with_field
+from replay.pipeline.repairs import log_repair
+from replay.pipeline.stage import Transform
+
+
+class NormalizePayload(Transform):
+    name = "normalize_payload"
+    summary = "Replace a missing or non-object payload with {} (the original value goes to the heal log)."
+    ports = ("errors", "repairs")
+
+    def __call__(self, batch: Batch) -> Batch:
+        for i, event in enumerate(batch.events or ()):
+            if type(event.get("payload")) is dict or "$record" in event:
+                continue
+            missing = "payload" not in event
+            fields = {"field": "payload", "value": {}, "seqBefore": event.get("seq")}
+            if not missing:
+                fields["original"] = event["payload"]
+            batch.replace(i, with_field(event, "payload", {}))
+            what = "missing" if missing else _kind(event["payload"])
+            log_repair(self, self.name, "changed", f"payload was {what}, not an object; set to {{}}", batch, i,
+                       run_id=event.get("runId"), **fields)
+        return batch
+
+
+def _kind(value: object) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)

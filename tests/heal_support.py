@@ -1,0 +1,59 @@
+"""Helpers for heal tests: heal a list of records in-process and look at the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.healing import heal_rules_chain
+from replay.pipeline.inline import InlineResult, run_inline
+from replay.stages.heal_summary import SummarizeRepairs
+from replay.stages.parse import ParseLines
+
+
+def lines_of(records: list[dict[str, Any]]) -> list[bytes]:
+    return [orjson.dumps(r) for r in records]
+
+
+def heal_lines(lines: list[bytes], rules: dict | None = None, *, summary: bool = True, source: str = "run.jsonl",
+               batch_size: int = 3, tail_open: bool = False) -> InlineResult:
+    """Heal raw JSONL lines exactly as `replay heal` chains the stages, cut into small batches."""
+    batches = []
+    for start in range(0, max(len(lines), 1), batch_size):
+        part = lines[start:start + batch_size]
+        if not part:
+            continue
+        b = Batch.from_lines(part, source)
+        b.lines = list(range(start + 1, start + 1 + len(part)))
+        b.tail_open = tail_open and start + batch_size >= len(lines)
+        batches.append(b)
+    stages = [ParseLines(torn_tail="repair"), *heal_rules_chain(rules)]
+    feeds = {}
+    if summary:
+        stages.append(SummarizeRepairs())
+        feeds = {len(stages) - 1: ("repairs",)}
+    return run_inline(stages, batches, feed_side=feeds)
+
+
+def heal_records(records: list[dict[str, Any]], rules: dict | None = None, **kw: Any) -> InlineResult:
+    return heal_lines(lines_of(records), rules, **kw)
+
+
+def events_of(result: InlineResult) -> list[dict[str, Any]]:
+    return [r for r in result.records if "$record" not in r]
+
+
+def ev(seq: Any, etype: str, run: str | None = "r1", ts: Any = "2026-03-01T12:00:00.000Z", payload: Any = None,
+       **extra: Any) -> dict[str, Any]:
+    """A canonical event for tests (pass run=None / ts=None to leave the field out)."""
+    out: dict[str, Any] = {"seq": seq}
+    if ts is not None:
+        out["timestamp"] = ts
+    out["type"] = etype
+    if run is not None:
+        out["runId"] = run
+    out["payload"] = {} if payload is None else payload
+    out.update(extra)
+    return out

@@ -1,0 +1,183 @@
+"""`replay heal` through the real executable: filter mode, heal log, rules, directory mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import CORPUS, errors_of, jsonl, run_replay
+from heal_support import ev, lines_of
+
+BROKEN = [
+    {"$record": "run", "runId": "run_1", "prompt": "hi", "status": "ok", "response": "Hello!"},
+    ev(1, "tool_start", run="run_1", payload={"tool": "search"}),
+    ev(1, "tool_start", run="run_1", payload={"tool": "search"}),
+    ev(5, "tool_end", run=None, ts="not a time", payload="oops"),
+    ev(7, "run_completed", run="run_1"),
+]
+
+
+def broken_bytes(torn: bool = False) -> bytes:
+    data = b"\n".join(lines_of(BROKEN)) + b"\n"
+    return data + b'{"seq": 8, "ty' if torn else data
+
+
+def test_filter_heals_stdin_and_writes_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "repairs.jsonl"
+    proc = run_replay("heal", "--log", str(log), input=broken_bytes(torn=True))
+    assert proc.returncode == 0, proc.stderr
+    out = jsonl(proc.stdout)
+    events = [r for r in out if "$record" not in r]
+    assert [e["type"] for e in events] == ["run_started", "tool_called", "tool_completed", "assistant_message", "run_completed"]
+    assert [e["seq"] for e in events] == [1, 2, 3, 4, 5]
+    heal = out[-1]
+    assert heal["$record"] == "heal" and heal["byRule"]["drop_torn_line"] == 1
+    entries = jsonl(log.read_bytes())
+    assert {e["rule"] for e in entries} >= {"alias", "dedupe", "fill_run_id", "fix_timestamp", "normalize_payload",
+                                             "ensure_run_started", "synthesize_assistant_message", "renumber",
+                                             "drop_torn_line"}
+    torn = next(e for e in entries if e["rule"] == "drop_torn_line")
+    assert torn["offset"] == len(broken_bytes()) and torn["source"] == "<stdin>"
+    assert proc.stderr == b""
+
+
+def test_untouched_lines_come_out_byte_for_byte() -> None:
+    good = (b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r","payload":{}}\n'
+            b'{"seq": 2, "timestamp": "2026-03-01T12:00:01Z", "type": "run_completed", "runId": "r", "payload": {}}\n')
+    proc = run_replay("heal", input=good)
+    assert proc.returncode == 0 and proc.stdout == good
+
+
+def test_heal_of_healed_output_changes_nothing_and_logs_no_repair(tmp_path: Path) -> None:
+    first = run_replay("heal", input=broken_bytes(torn=True)).stdout
+    log = tmp_path / "second.jsonl"
+    second = run_replay("heal", "--log", str(log), input=first)
+    assert second.returncode == 0 and second.stdout == first
+    assert [e for e in jsonl(log.read_bytes()) if e["action"] != "reported"] == []
+
+
+def test_no_summary_leaves_only_the_stream() -> None:
+    proc = run_replay("heal", "--no-summary", input=broken_bytes())
+    assert all(r.get("$record") != "heal" for r in jsonl(proc.stdout))
+
+
+def test_pipe_from_read_into_heal(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_bytes(broken_bytes())
+    read = run_replay("read", str(path))
+    healed = run_replay("heal", input=read.stdout)
+    direct = run_replay("heal", str(path))
+    events = [r for r in jsonl(healed.stdout) if "$record" not in r]
+    assert len(events) == 5
+    assert [r for r in jsonl(direct.stdout) if "$record" not in r] == events
+    assert path.read_bytes() == broken_bytes()  # the input is never modified
+
+
+def test_rules_file_from_flag_and_from_project_dir(tmp_path: Path) -> None:
+    stream = b"\n".join(lines_of([ev(1, "run_started"), ev(2, "agent_said"), ev(3, "run_completed")])) + b"\n"
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"version": "v1", "eventAliases": {"agent_said": "assistant_message"}}))
+    proc = run_replay("heal", "--rules", str(rules), input=stream)
+    assert [r["type"] for r in jsonl(proc.stdout) if "type" in r][1] == "assistant_message"
+    (tmp_path / ".replay").mkdir()
+    (tmp_path / ".replay" / "heal.rules.json").write_text(rules.read_text())
+    proc = run_replay("heal", input=stream, cwd=tmp_path)
+    assert [r["type"] for r in jsonl(proc.stdout) if "type" in r][1] == "assistant_message"
+    proc = run_replay("heal", input=stream)  # no rules here: the alias is unknown
+    assert [r["type"] for r in jsonl(proc.stdout) if "type" in r][1] == "agent_said"
+
+
+@pytest.mark.parametrize(("content", "code", "path"), [
+    (b"{not json", "E_HEAL_RULES_INVALID_JSON", None),
+    (b"[1, 2]", "E_HEAL_RULES_SHAPE_INVALID", "$"),
+    (b'{"eventAliases": {"a": 3}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases"),
+])
+def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: bytes, code: str, path: str | None) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_bytes(content)
+    proc = run_replay("heal", "--rules", str(rules), input=broken_bytes())
+    assert proc.returncode == 2 and proc.stdout == b""
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == code and error["howToFix"]
+    if path:
+        assert error["path"] == path
+    if code == "E_HEAL_RULES_INVALID_JSON":
+        assert error["line"] == 1 and error["column"] >= 1
+
+
+def test_missing_rules_file_is_refused() -> None:
+    proc = run_replay("heal", "--rules", "/nonexistent/rules.json", input=b"")
+    assert proc.returncode == 2 and errors_of(proc.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND"
+
+
+def test_real_journals_heal_and_stay_healed() -> None:
+    """Claude Code and Codex logs are not canonical: heal makes them so, and a second heal is a no-op."""
+    for name in ("claude-code/session_b.jsonl", "codex/rollout-66666666-6666-4666-8666-666666666666.jsonl"):
+        first = run_replay("heal", str(CORPUS / name))
+        assert first.returncode == 0, first.stderr
+        events = [r for r in jsonl(first.stdout) if "$record" not in r]
+        assert events[0]["type"] == "run_started" and events[-1]["type"] in ("run_completed", "run_failed")
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+        assert run_replay("heal", input=first.stdout).stdout == first.stdout
+
+
+def _artifact(run_id: str, events: list[dict], status: str = "ok") -> dict:
+    return {"schemaVersion": "1.0.0", "artifactType": "replay", "id": run_id, "timestamp": "2026-03-01T12:00:00.000Z",
+            "prompt": "q", "query": "q", "status": status, "response": "answer", "events": events}
+
+
+def test_directory_mode_writes_healed_artifacts_and_logs(tmp_path: Path) -> None:
+    src = tmp_path / "artifacts" / "2026-03-01"
+    src.mkdir(parents=True)
+    (src / "a1.artifact.json").write_text(json.dumps(_artifact("a1", [ev(3, "tool_end", run="a1"), ev(3, "tool_end", run="a1")]), indent=2))
+    (src / "a2.artifact.json").write_text(json.dumps(_artifact("a2", [ev(1, "run_started", run="a2"),
+                                                                       ev(2, "assistant_message", run="a2"),
+                                                                       ev(3, "run_completed", run="a2")])))
+    (src / "a1.raw.json").write_text("{}")  # a side file: not an artifact, not healed
+    out = tmp_path / "healed"
+    proc = run_replay("heal", "--in", str(tmp_path / "artifacts"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = jsonl(proc.stdout)
+    assert [Path(x["source"]).name for x in lines] == ["a1.artifact.json", "a2.artifact.json"]
+    healed = json.loads((out / "2026-03-01" / "a1.healed.json").read_text())
+    assert [e["type"] for e in healed["events"]] == ["run_started", "tool_completed", "assistant_message", "run_completed"]
+    assert healed["heal"]["byRule"]["dedupe"] == 1 and healed["toolCalls"][0]["toolName"] == "unknown"
+    log = json.loads((out / "2026-03-01" / "a1.heal-log.json").read_text())
+    assert log["artifactType"] == "heal-log" and log["summary"]["total"] == healed["heal"]["repairs"]
+    clean = json.loads((out / "2026-03-01" / "a2.heal-log.json").read_text())
+    assert clean["repairs"] == [] and clean["summary"] == {"total": 0, "byRule": {}}
+    assert not (out / "2026-03-01" / "a1.raw.healed.json").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging dir left
+
+
+def test_directory_mode_refusals(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    cases = [
+        (["--in", str(tmp_path / "missing"), "--out", str(tmp_path / "o")], "E_INPUT_PATH_NOT_FOUND"),
+        (["--in", str(tmp_path / "notes.txt"), "--out", str(tmp_path / "o")], "E_INPUT_FILE_NOT_JSON"),
+        (["--in", str(tmp_path)], "E_USAGE_INVALID"),
+    ]
+    for args, code in cases:
+        proc = run_replay("heal", *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert errors_of(proc.stderr)[0]["code"] == code
+        assert not (tmp_path / "o").exists()
+
+
+def test_heal_log_document_matches_schema(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "x.artifact.json").write_text(json.dumps(_artifact("x", [ev("bad", "tool_end", run="x", payload=[1])])))
+    run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "heal-log.schema.json").read_text())
+    document = json.loads((tmp_path / "out" / "x.heal-log.json").read_text())
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(document)
+    entry_schema = {**schema["$defs"]["repair"], "$defs": schema["$defs"]}
+    log = tmp_path / "log.jsonl"
+    run_replay("heal", "--log", str(log), input=b"\n".join(lines_of(BROKEN)) + b"\n")
+    for entry in jsonl(log.read_bytes()):
+        jsonschema.Draft202012Validator(entry_schema).validate(entry)
+    assert orjson.loads(log.read_bytes().splitlines()[0])["rule"]

@@ -1,0 +1,110 @@
+"""Properties of heal over generated broken traces: idempotent, nothing lost unlogged, canonical result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heal_support import events_of, heal_lines, lines_of
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.events import TERMINAL_TYPES, parse_timestamp
+from replay.pipeline.healing import BUILTIN_ALIASES
+
+TYPES = ["run_started", "user_message", "assistant_message", "tool_called", "tool_completed", "tool_failed",
+         "run_completed", "run_failed", "llm_chunk", *sorted(BUILTIN_ALIASES)[:12]]
+GOOD_TS = st.sampled_from(["2026-03-01T12:00:00.000Z", "2026-03-01T12:00:01Z", "2026-03-01T11:59:59+00:00"])
+BAD_TS = st.one_of(st.just("yesterday"), st.integers(min_value=1_600_000_000, max_value=1_900_000_000),
+                   st.just("2026-03-01T12:00:02"), st.none())
+
+
+@st.composite
+def broken_event(draw: Any, run_id: str) -> dict[str, Any]:
+    event: dict[str, Any] = {}
+    if draw(st.integers(0, 9)):
+        event["seq"] = draw(st.one_of(st.integers(-2, 30), st.text(max_size=2), st.booleans()))
+    ts = draw(st.one_of(GOOD_TS, GOOD_TS, BAD_TS))
+    if ts is not None:
+        event["timestamp"] = ts
+    event["type"] = draw(st.sampled_from(TYPES))
+    if draw(st.integers(0, 5)):
+        event["runId"] = run_id
+    if draw(st.integers(0, 6)):
+        event["payload"] = draw(st.one_of(st.dictionaries(st.sampled_from("abc"), st.integers(0, 3), max_size=2),
+                                          st.text(max_size=3), st.integers(-2**63, 2**63 - 1), st.none(), st.lists(st.integers(-1000, 1000), max_size=2)))
+    return event
+
+
+@st.composite
+def broken_stream(draw: Any) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for n in range(draw(st.integers(1, 3))):
+        run_id = f"run_{n}"
+        if draw(st.booleans()):
+            record: dict[str, Any] = {"$record": "run", "runId": run_id}
+            status = draw(st.sampled_from([None, "ok", "error"]))
+            if status:
+                record["status"] = status
+            if draw(st.booleans()):
+                record["response"] = "the answer"
+            records.append(record)
+        for _ in range(draw(st.integers(0, 8))):
+            event = draw(broken_event(run_id))
+            records.append(event)
+            if draw(st.integers(0, 5)) == 0:
+                records.append(dict(event))  # an exact duplicate
+    return records
+
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(broken_stream(), st.integers(1, 5))
+def test_heal_is_idempotent(records: list[dict[str, Any]], batch_size: int) -> None:
+    first = heal_lines(lines_of(records), batch_size=batch_size)
+    healed = first.to_jsonl().splitlines()
+    second = heal_lines(healed, batch_size=batch_size + 1)
+    assert second.to_jsonl().splitlines() == healed
+    assert [r for r in second.side.get("repairs", []) if r["action"] != "reported"] == []
+
+
+@SETTINGS
+@given(broken_stream(), st.integers(1, 5), st.integers(1, 5))
+def test_heal_does_not_depend_on_batch_boundaries(records: list[dict[str, Any]], a: int, b: int) -> None:
+    assert heal_lines(lines_of(records), batch_size=a).to_jsonl() == heal_lines(lines_of(records), batch_size=b).to_jsonl()
+
+
+@SETTINGS
+@given(broken_stream())
+def test_healed_runs_are_canonical(records: list[dict[str, Any]]) -> None:
+    result = heal_lines(lines_of(records))
+    runs: dict[str, list[dict[str, Any]]] = {}
+    order: list[str] = []
+    for event in events_of(result):
+        if not order or order[-1] != event["runId"]:
+            order.append(event["runId"])
+        runs.setdefault(event["runId"], []).append(event)
+    assert len(order) == len(set(order))  # each run's events stay together
+    for events in runs.values():
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+        assert events[0]["type"] == "run_started"
+        assert any(e["type"] in TERMINAL_TYPES for e in events)
+        for e in events:
+            assert parse_timestamp(e["timestamp"]) is not None
+            assert isinstance(e["payload"], dict) and isinstance(e["runId"], str) and e["runId"]
+            assert e.get("synthetic", True) is True
+
+
+@SETTINGS
+@given(broken_stream())
+def test_nothing_is_lost_without_a_log_entry(records: list[dict[str, Any]]) -> None:
+    result = heal_lines(lines_of(records))
+    events_in = [r for r in records if "$record" not in r]
+    events_out = [e for e in events_of(result) if not e.get("synthetic")]
+    dropped = [r for r in result.side.get("repairs", []) if r["action"] == "dropped"]
+    inserted = [r for r in result.side.get("repairs", []) if r["action"] == "inserted"]
+    assert len(events_in) == len(events_out) + len(dropped)
+    assert len([e for e in events_of(result) if e.get("synthetic")]) == len(inserted)
+    run_records_in = [r for r in records if r.get("$record") == "run"]
+    assert [r for r in result.records if r.get("$record") == "run"] == run_records_in

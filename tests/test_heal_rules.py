@@ -1,0 +1,297 @@
+"""Each heal rule alone, on plain batches, with no event loop; then all rules together."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from heal_support import events_of, ev, heal_lines, heal_records, lines_of
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.inline import run_inline
+from replay.pipeline.runs import RunScoped
+from replay.stages.alias import AliasEventTypes
+from replay.stages.check_order import ReportTimestampOrder
+from replay.stages.dedupe import DropAdjacentDuplicates
+from replay.stages.ensure_run_started import InsertRunStarted
+from replay.stages.ensure_terminal import InsertTerminalEvent
+from replay.stages.fill_run_id import FillRunId, id_from_source
+from replay.pipeline.events import EPOCH
+from replay.stages.fix_timestamp import FixTimestamps
+from replay.stages.heal_summary import SummarizeRepairs
+from replay.stages.normalize_payload import NormalizePayload
+from replay.stages.parse import ParseLines
+from replay.stages.renumber import RenumberSeq
+from replay.stages.synthesize_assistant_message import SynthesizeAssistantMessage
+
+RUN = {"$record": "run", "runId": "r1", "status": "ok", "response": "done", "timestamp": "2026-03-01T11:59:00.000Z"}
+
+
+def one(stage, records, source="run.jsonl"):
+    """Run one stage over the records in batches of two; return (records out, repairs)."""
+    batches = [Batch.of(records[i:i + 2], source) for i in range(0, len(records), 2)]
+    result = run_inline([stage], batches)
+    return result.records, result.side.get("repairs", [])
+
+
+# alias ------------------------------------------------------------------------------------------
+def test_alias_maps_builtin_and_custom_names_and_logs_the_original():
+    out, repairs = one(AliasEventTypes(aliases={"my_end": "run_completed"}),
+                       [ev(1, "tool_end"), ev(2, "my_end"), ev(3, "tool_completed")])
+    assert [e["type"] for e in out] == ["tool_completed", "run_completed", "tool_completed"]
+    assert [(r["original"], r["value"]) for r in repairs] == [("tool_end", "tool_completed"), ("my_end", "run_completed")]
+    assert all(r["rule"] == "alias" and r["action"] == "changed" for r in repairs)
+
+
+def test_alias_custom_rules_override_builtin_and_chains_resolve():
+    stage = AliasEventTypes(aliases={"tool_end": "tool_done", "tool_done": "tool_completed"})
+    out, _ = one(stage, [ev(1, "tool_end")])
+    assert out[0]["type"] == "tool_completed"
+    out, repairs = one(AliasEventTypes(builtin=False), [ev(1, "tool_end")])
+    assert out[0]["type"] == "tool_end" and repairs == []
+
+
+def test_alias_ignores_non_string_types_and_records():
+    out, repairs = one(AliasEventTypes(), [ev(1, ["tool_end"]), {"$record": "run", "runId": "r1", "type": "tool_end"}])
+    assert out[0]["type"] == ["tool_end"] and out[1]["type"] == "tool_end" and repairs == []
+
+
+def test_untouched_events_keep_their_original_bytes():
+    lines = [b'{"seq": 1,  "timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r1","payload":{}}',
+             b'{"seq":2,"timestamp":"2026-03-01T12:00:01Z","type":"tool_end","runId":"r1","payload":{}}']
+    result = run_inline([ParseLines(), AliasEventTypes()], [Batch.from_lines(lines)])
+    out = result.to_jsonl().splitlines()
+    assert out[0] == lines[0]  # odd spacing kept: nothing changed it
+    assert orjson.loads(out[1])["type"] == "tool_completed"
+
+
+# normalize_payload ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("payload", ["text", 3, None, [1, 2], True])
+def test_non_object_payload_becomes_empty_object_with_original_logged(payload):
+    out, repairs = one(NormalizePayload(), [ev(1, "x", payload=payload) | {"payload": payload}])
+    assert out[0]["payload"] == {}
+    assert repairs[0]["original"] == payload and repairs[0]["field"] == "payload"
+
+
+def test_missing_payload_is_added_in_canonical_position():
+    event = {"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "x", "runId": "r1", "extra": 1}
+    out, repairs = one(NormalizePayload(), [event])
+    assert list(out[0]) == ["seq", "timestamp", "type", "runId", "payload", "extra"]
+    assert "original" not in repairs[0]
+
+
+# fix_timestamp ----------------------------------------------------------------------------------------
+def test_timestamps_converted_or_borrowed_and_originals_kept():
+    records = [RUN, ev(1, "a", ts=1772366400), ev(2, "b", ts="2026-03-01T12:00:05"), ev(3, "c", ts="soon"),
+               ev(4, "d", ts=None)]
+    out, repairs = one(FixTimestamps(), records)
+    stamps = [e["timestamp"] for e in out[1:]]
+    assert stamps == ["2026-03-01T12:00:00.000Z", "2026-03-01T12:00:05.000Z", "2026-03-01T12:00:05.000Z",
+                      "2026-03-01T12:00:05.000Z"]
+    assert [r.get("original", "<missing>") for r in repairs] == [1772366400, "2026-03-01T12:00:05", "soon", "<missing>"]
+
+
+def test_timestamp_with_nothing_to_borrow_uses_the_epoch_and_says_so():
+    out, repairs = one(FixTimestamps(), [ev(1, "a", ts="??")])
+    assert out[0]["timestamp"] == EPOCH and "epoch" in repairs[0]["message"]
+
+
+def test_first_bad_timestamp_borrows_the_run_records_time():
+    out, _ = one(FixTimestamps(), [RUN, ev(1, "a", ts="??")])
+    assert out[1]["timestamp"] == RUN["timestamp"]
+
+
+# fill_run_id ------------------------------------------------------------------------------------------
+def test_missing_run_id_comes_from_run_record_then_other_events_then_file_name():
+    out, repairs = one(FillRunId(), [RUN, ev(1, "a", run=None)])
+    assert out[1]["runId"] == "r1" and "run record" in repairs[0]["message"]
+    out, repairs = one(FillRunId(), [ev(1, "a", run="x"), ev(2, "b", run=None), ev(3, "c", run="")])
+    assert [e["runId"] for e in out] == ["x", "x", "x"] and repairs[1]["original"] == ""
+    out, repairs = one(FillRunId(), [ev(1, "a", run=None)], source="/logs/session_b.jsonl.gz")
+    assert out[0]["runId"] == "session_b"
+    assert id_from_source("<stdin>") == "stdin"
+
+
+# dedupe ----------------------------------------------------------------------------------------------
+def test_exact_adjacent_duplicates_dropped_even_across_batches():
+    a, b = ev(1, "a"), ev(2, "b")
+    out, repairs = one(DropAdjacentDuplicates(), [a, a, b, b, b, a])
+    assert out == [a, b, a]
+    assert [r["action"] for r in repairs] == ["dropped"] * 3 and repairs[0]["original"] == a
+
+
+def test_near_duplicates_and_duplicates_across_runs_are_kept():
+    a = ev(1, "a")
+    out, _ = one(DropAdjacentDuplicates(), [a, a | {"seq": 2}, RUN, a | {"seq": 2}])
+    assert len(out) == 4
+
+
+# ensure_run_started -----------------------------------------------------------------------------------------
+def test_run_started_inserted_only_when_run_does_not_begin_with_it():
+    out, repairs = one(InsertRunStarted(), [RUN, ev(1, "tool_called"), ev(2, "x", run="r2"),
+                                            ev(1, "run_started", run="r3")])
+    types = [(e.get("runId"), e.get("type")) for e in out if "$record" not in e]
+    assert types == [("r1", "run_started"), ("r1", "tool_called"), ("r2", "run_started"), ("r2", "x"),
+                     ("r3", "run_started")]
+    synthetic = [e for e in out if e.get("synthetic")]
+    assert len(synthetic) == 2 and all(e["synthetic"] is True for e in synthetic)
+    assert len(repairs) == 2 and repairs[0]["runId"] == "r1"
+
+
+def test_run_with_no_events_gets_a_run_started():
+    out, _ = one(InsertRunStarted(), [RUN])
+    assert out[1]["type"] == "run_started" and out[1]["timestamp"] == RUN["timestamp"]
+
+
+# ensure_terminal ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("status", "expected"), [("ok", "run_completed"), ("error", "run_failed")])
+def test_terminal_inserted_from_run_status(status, expected):
+    record = RUN | {"status": status, "error": {"code": "X", "message": "boom"}}
+    out, repairs = one(InsertTerminalEvent(), [record, ev(1, "run_started"), ev(2, "x")])
+    assert out[-1]["type"] == expected and out[-1]["synthetic"] is True
+    assert repairs[0]["decision"] == "from run status"
+    if status == "error":
+        assert out[-1]["payload"] == {"error": {"code": "X", "message": "boom"}}
+
+
+def test_terminal_without_run_facts_is_an_honest_failure():
+    out, repairs = one(InsertTerminalEvent(), [ev(1, "run_started"), ev(2, "x")])
+    assert out[-1]["type"] == "run_failed" and out[-1]["payload"]["status"] == "unknown"
+    assert repairs[0]["decision"] == "inferred" and "interrupted" in repairs[0]["message"]
+
+
+def test_terminal_not_inserted_when_present_and_each_run_gets_its_own():
+    out, repairs = one(InsertTerminalEvent(), [ev(1, "run_completed"), ev(2, "late"), ev(1, "x", run="r2")])
+    assert [e["type"] for e in out] == ["run_completed", "late", "x", "run_failed"]
+    assert out[-1]["runId"] == "r2" and len(repairs) == 1
+
+
+# synthesize_assistant_message -----------------------------------------------------------------------------
+def test_assistant_message_synthesized_before_the_terminal_event():
+    out, repairs = one(SynthesizeAssistantMessage(), [RUN, ev(1, "run_started"), ev(2, "run_completed")])
+    assert [e.get("type") for e in out[1:]] == ["run_started", "assistant_message", "run_completed"]
+    assert out[2]["payload"] == {"response": "done"} and out[2]["synthetic"] is True
+    assert out[3] == ev(2, "run_completed")  # the held terminal comes back unchanged
+    assert len(repairs) == 1
+
+
+def test_no_assistant_message_when_one_exists_or_no_response():
+    out, repairs = one(SynthesizeAssistantMessage(), [RUN, ev(1, "assistant_message"), ev(2, "run_completed")])
+    assert len(out) == 3 and repairs == []
+    out, repairs = one(SynthesizeAssistantMessage(), [RUN | {"response": None}, ev(1, "run_completed")])
+    assert len(out) == 2 and repairs == []
+
+
+def test_held_terminal_released_when_the_run_goes_on():
+    out, _ = one(SynthesizeAssistantMessage(), [RUN, ev(1, "run_completed"), ev(2, "more"), ev(3, "assistant_message")])
+    assert [e.get("type") for e in out[1:]] == ["run_completed", "more", "assistant_message"]
+
+
+# renumber ------------------------------------------------------------------------------------------
+def test_renumber_per_run_and_one_entry_per_shifted_stretch():
+    records = [ev(3, "a"), ev(4, "b"), ev(5, "c"), ev(5, "d"), ev("x", "e"), ev(9, "a", run="r2")]
+    out, repairs = one(RenumberSeq(), records)
+    assert [e["seq"] for e in out] == [1, 2, 3, 4, 5, 1]
+    assert [(r["seqBefore"], r["seqAfter"], r["count"]) for r in repairs] == [(3, 1, 3), (5, 4, 1), ("x", 5, 1), (9, 1, 1)]
+    assert repairs[0]["source"] == "run.jsonl" and repairs[0]["runId"] == "r1"
+    assert repairs[2]["original"] == "x"
+
+
+def test_renumber_treats_booleans_as_wrong():
+    out, repairs = one(RenumberSeq(), [ev(True, "a")])
+    assert out[0]["seq"] == 1 and repairs
+
+
+# check_order ------------------------------------------------------------------------------------------
+def test_out_of_order_timestamps_reported_not_moved():
+    records = [ev(1, "a", ts="2026-03-01T12:00:05Z"), ev(2, "b", ts="2026-03-01T12:00:01Z"), ev(3, "c", ts="2026-03-01T12:00:06Z")]
+    out, repairs = one(ReportTimestampOrder(), records)
+    assert out == records
+    assert [r["action"] for r in repairs] == ["reported"] and repairs[0]["seqBefore"] == 2
+
+
+# heal_summary ---------------------------------------------------------------------------------------
+def test_summary_counts_repairs_by_rule_and_skips_reports():
+    stage = SummarizeRepairs()
+    side = Batch.side([{"rule": "alias", "action": "changed", "runId": "r1"},
+                       {"rule": "renumber", "action": "renumbered", "runId": "r1", "count": 3},
+                       {"rule": "check_order", "action": "reported", "runId": "r1"}], "repairs", "<x>")
+    assert stage(side) is None
+    out = stage(Batch.of([RUN, ev(1, "a")]))
+    tail = stage.flush()
+    assert len(out) == 2
+    assert tail.events == [{"$record": "heal", "runId": "r1", "repairs": 4, "byRule": {"alias": 1, "renumber": 3}}]
+
+
+# a RunScoped detail: file boundaries end runs, and what the old run gets keeps its file -----------------------
+def test_run_end_records_keep_the_source_of_the_run_they_end():
+    stage = InsertTerminalEvent()
+    first = stage(Batch.of([ev(1, "a")], "a.jsonl"))
+    parts = stage(Batch.of([ev(1, "a")], "b.jsonl"))
+    assert isinstance(parts, list)
+    prefix, rest = parts
+    assert prefix.source == "a.jsonl" and prefix.events[0]["type"] == "run_failed"
+    assert rest.source == "b.jsonl" and first.source == "a.jsonl"
+    assert isinstance(stage, RunScoped)
+
+
+# all rules together ------------------------------------------------------------------------------------
+def test_every_rule_at_once_on_a_broken_trace():
+    records = [
+        {"$record": "run", "runId": "run_1", "status": "ok", "response": "AAPL", "timestamp": "2026-03-01T12:00:00Z"},
+        ev(4, "tool_start", run="run_1", payload={"tool": "db"}),
+        ev(4, "tool_start", run="run_1", payload={"tool": "db"}),
+        ev(9, "tool_end", run=None, ts="bad", payload="raw text"),
+    ]
+    result = heal_records(records, tail_open=False)
+    events = events_of(result)
+    assert [e["type"] for e in events] == ["run_started", "tool_called", "tool_completed", "assistant_message",
+                                           "run_completed"]
+    assert [e["seq"] for e in events] == [1, 2, 3, 4, 5]
+    assert all(e["runId"] == "run_1" for e in events)
+    heal = [r for r in result.records if r.get("$record") == "heal"]
+    assert heal[0]["byRule"] == {"alias": 3, "dedupe": 1, "ensure_run_started": 1, "ensure_terminal": 1,
+                                 "fill_run_id": 1, "fix_timestamp": 1, "normalize_payload": 1, "renumber": 2,
+                                 "synthesize_assistant_message": 1}
+    rules = {r["rule"] for r in result.side["repairs"]}
+    assert rules == set(heal[0]["byRule"])
+
+
+def test_torn_last_line_is_dropped_and_logged_as_a_repair():
+    lines = lines_of([ev(1, "run_started"), ev(2, "run_completed")]) + [b'{"seq":3,"ty']
+    result = heal_lines(lines, tail_open=True)
+    assert len(events_of(result)) == 2
+    torn = [r for r in result.side["repairs"] if r["rule"] == "drop_torn_line"]
+    assert torn and torn[0]["offset"] == sum(len(x) + 1 for x in lines[:2]) and torn[0]["original"] == '{"seq":3,"ty'
+
+
+def test_repair_mode_treats_an_invalid_last_line_as_torn_even_with_a_newline():
+    lines = lines_of([ev(1, "run_started")]) + [b"{half", b"", b"  "]
+    stage = ParseLines(torn_tail="repair")
+    result = run_inline([stage], [Batch.from_lines(lines[:2]), Batch.from_lines(lines[2:])])
+    assert len(result.records) == 1
+    assert [r["rule"] for r in result.side["repairs"]] == ["drop_torn_line"]
+    assert "errors" not in result.side
+
+
+def test_repair_mode_reports_an_invalid_line_that_is_not_last():
+    lines = [b"{half"] + lines_of([ev(1, "run_started")])
+    result = run_inline([ParseLines(torn_tail="repair")], [Batch.from_lines(lines[:1]), Batch.from_lines(lines[1:])])
+    assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_INVALID"]
+    assert "repairs" not in result.side and len(result.records) == 1
+
+
+def test_an_invalid_last_line_of_one_file_is_torn_when_the_next_file_begins():
+    first = Batch.from_lines([b'{"seq":1,"type":"a"}', b"{half"], "a.jsonl")
+    second = Batch.from_lines([b'{"seq":1,"type":"b"}'], "b.jsonl")
+    result = run_inline([ParseLines(torn_tail="repair")], [first, second])
+    assert [(r["rule"], r["source"]) for r in result.side["repairs"]] == [("drop_torn_line", "a.jsonl")]
+
+
+def test_error_mode_keeps_the_strict_definition_of_torn():
+    lines = lines_of([ev(1, "run_started")]) + [b"{half"]
+    result = run_inline([ParseLines()], [Batch.from_lines(lines)])
+    assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_INVALID"]
+    torn = Batch.from_lines(lines)
+    torn.tail_open = True
+    result = run_inline([ParseLines()], [torn])
+    assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_TORN"]
