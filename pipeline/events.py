@@ -9,7 +9,7 @@ run-level facts; see ``schemas/stream.schema.json``.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from .batch import RECORD_KEY, RUN_RECORD
@@ -29,8 +29,35 @@ RUN_FACTS = (
 )
 
 _RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$"
 )
+
+
+# The same shape with the field ranges spelled out, so most values are judged by one regex match;
+# only the calendar (Feb 30?) is left to ``date.fromisoformat``, cached per day.
+_RFC3339_STRICT = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[Tt ](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?"
+    r"(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)"
+)
+_DAYS: dict[str, bool] = {}
+
+
+def is_timestamp(value: Any) -> bool:
+    """True when ``value`` is an RFC 3339 timestamp (the fast check used on every event)."""
+    if value.__class__ is not str or _RFC3339_STRICT.fullmatch(value) is None:
+        return False
+    day = value[:10]
+    known = _DAYS.get(day)
+    if known is None:
+        try:
+            date.fromisoformat(day)
+            known = True
+        except ValueError:
+            known = False
+        if len(_DAYS) > 100_000:
+            _DAYS.clear()
+        _DAYS[day] = known
+    return known
 
 
 def parse_timestamp(value: Any) -> datetime | None:

@@ -93,37 +93,91 @@ class RunScoped(Transform):
                    source=source, **fields)
 
     # the transform ----------------------------------------------------------------------------
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        """Events ``start``..``end``-1 of the batch, all of the current run and none a record.
+
+        The default calls ``on_event`` for each, with ``run.events`` counting the events before it;
+        a rule overrides this to look at a whole stretch at once (comprehensions instead of calls).
+        """
+        run = self.run
+        assert run is not None
+        events = batch.events
+        assert events is not None
+        on_event = self.on_event
+        for i in range(start, end):
+            if self._held:  # an event held back comes back before the run's next event
+                self._before.setdefault(i, []).extend(self._held)
+                self._held = []
+            on_event(batch, i, events[i])
+            run.events += 1
+
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         events = batch.events
         assert events is not None
+        source = batch.source
+        run = self.run
+        if run is not None and run.run_id is not None and run.source == source and events:
+            # The usual batch: plain events, all of the run in progress. Two quick passes decide it.
+            if [e.get("runId") for e in events].count(run.run_id) == len(events) and not [
+                1 for e in events if RECORD_KEY in e
+            ]:
+                self._events(batch, 0, len(events))
+                return self._apply(batch, [])
         prefix: Batch | None = None
+        span = 0  # where the current stretch of plain events began
         for i, record in enumerate(events):
-            if starts_run(record, self.run, batch.source):
-                if i == 0 and self.run is not None and self.run.source != batch.source:
+            rid = record.get("runId")
+            if (
+                RECORD_KEY not in record
+                and run is not None
+                and run.source == source
+                and (rid is None or rid.__class__ is not str or not rid or run.run_id is None or rid == run.run_id)
+            ):
+                if rid.__class__ is str and rid and run.run_id is None:
+                    self._events(batch, span, i)  # a rule may name the run meanwhile (fill_run_id)
+                    span = i
+                    if run.run_id is None:
+                        run.run_id = rid
+                    elif run.run_id != rid:  # it did, differently: this event begins another run
+                        span = self._new_run(batch, i, record, rid, source)
+                        run = self.run
+                continue
+            # Not a plain event of the current run: a record, or a new run begins here.
+            self._events(batch, span, i)
+            span = i + 1
+            if starts_run(record, run, source):
+                if i == 0 and run is not None and run.source != source:
                     # The previous run ended with its file: what it adds keeps that file as its source.
                     prefix = self.flush()
-                else:
-                    self._finish_run(i)
-                facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
-                rid = record.get("runId")
-                self.run = Run(rid if isinstance(rid, str) and rid else None, facts, batch.source)
-                self.begin_run(self.run)
-            if RECORD_KEY in record:
-                if self._held and record.get(RECORD_KEY) != RUN_RECORD:
-                    self._before.setdefault(i, []).extend(self._held)
-                    self._held = []
-                continue
-            run = self.run
-            assert run is not None
-            if run.run_id is None and isinstance(record.get("runId"), str) and record["runId"]:
-                run.run_id = record["runId"]
-            if self._held:
+                span = self._new_run(batch, i, record, rid, source)
+                run = self.run
+            elif self._held and record.get(RECORD_KEY) != RUN_RECORD:
                 self._before.setdefault(i, []).extend(self._held)
                 self._held = []
-            self.on_event(batch, i, record)
-            run.events += 1
+        self._events(batch, span, len(events))
         out = self._apply(batch, [])
         return [prefix, out] if prefix is not None else out
+
+    def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
+        """Close the run in progress at column ``i`` and open the one ``record`` begins; returns where
+        the next stretch of plain events starts."""
+        self._finish_run(i)
+        facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
+        self.run = Run(rid if rid.__class__ is str and rid else None, facts, source)
+        self.begin_run(self.run)
+        return i + 1 if RECORD_KEY in record else i
+
+    def _events(self, batch: Batch, start: int, end: int) -> None:
+        if start >= end:
+            return
+        run = self.run
+        assert run is not None
+        if self._held:
+            self._before.setdefault(start, []).extend(self._held)
+            self._held = []
+        before = run.events
+        self.on_events(batch, start, end)
+        run.events = before + (end - start)
 
     def flush(self) -> Batch | None:
         tail: list[Column] = []

@@ -9,12 +9,34 @@ from replay.pipeline.events import parse_timestamp
 from replay.pipeline.runs import Run, RunScoped
 
 
+def _same_shape_utc(stamps: list[Any]) -> bool:
+    """Strings of one length in UTC (``...Z``): then text order is time order, no parsing needed."""
+    first = stamps[0]
+    if first.__class__ is not str or len(first) < 20 or first[10] not in "Tt":
+        return False
+    size = len(first)
+    return all(s.__class__ is str and len(s) == size and s[-1] == "Z" and s[10] == "T" for s in stamps)
+
+
 class ReportTimestampOrder(RunScoped):
     name = "check_order"
     summary = "Report (not reorder) events whose timestamp is earlier than the event before them."
 
     def begin_run(self, run: Run) -> None:
-        run.state["last"] = None
+        run.state["last"] = None  # the latest timestamp so far (text), its instant parsed when needed
+        run.state["moment"] = None
+
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        run = self.run
+        events = batch.events
+        assert run is not None and events is not None
+        stamps = [events[i].get("timestamp") for i in range(start, end)]
+        last = run.state["last"]
+        chain = stamps if last is None else [last, *stamps]
+        if _same_shape_utc(chain) and all(a <= b for a, b in zip(chain, chain[1:], strict=False)):
+            run.state["last"], run.state["moment"] = stamps[-1], None
+            return
+        super().on_events(batch, start, end)
 
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         run = self.run
@@ -22,10 +44,12 @@ class ReportTimestampOrder(RunScoped):
         moment = parse_timestamp(event.get("timestamp"))
         if moment is None:
             return
-        last = run.state["last"]
-        if last is not None and moment < last[0]:
-            self.repair("reported", f"timestamp {event['timestamp']} is earlier than the previous event's {last[1]}; "
+        state = run.state
+        if state["last"] is not None and state["moment"] is None:
+            state["moment"] = parse_timestamp(state["last"])
+        if state["moment"] is not None and moment < state["moment"]:
+            self.repair("reported", f"timestamp {event['timestamp']} is earlier than the previous event's {state['last']}; "
                         "kept in journal order", batch, i, field="timestamp", seqBefore=event.get("seq"),
                         value=event["timestamp"])
-        if last is None or moment >= last[0]:
-            run.state["last"] = (moment, event.get("timestamp"))
+            return
+        state["last"], state["moment"] = event["timestamp"], moment

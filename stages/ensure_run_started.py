@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.batch import Batch
-from replay.pipeline.events import EPOCH, RUN_STARTED, parse_timestamp
+from replay.pipeline.events import EPOCH, RUN_STARTED, is_timestamp
 from replay.pipeline.runs import Run, RunScoped
 
 
@@ -13,7 +13,7 @@ def synthetic_event(event_type: str, run_id: Any, timestamp: Any, seq: Any, payl
     """An invented event in canonical key order; ``renumber`` gives it its final seq."""
     return {
         "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1 else 1,
-        "timestamp": timestamp if parse_timestamp(timestamp) is not None else EPOCH,
+        "timestamp": timestamp if is_timestamp(timestamp) else EPOCH,
         "type": event_type,
         "runId": run_id,
         "payload": payload or {},
@@ -24,6 +24,11 @@ def synthetic_event(event_type: str, run_id: Any, timestamp: Any, seq: Any, payl
 class InsertRunStarted(RunScoped):
     name = "ensure_run_started"
     summary = "Insert a synthetic run_started before a run's first event when the run does not begin with one."
+
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        assert self.run is not None and batch.events is not None
+        if self.run.events == 0:  # only a run's first event matters
+            self.on_event(batch, start, batch.events[start])
 
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         run = self.run

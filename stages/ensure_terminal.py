@@ -10,6 +10,15 @@ from replay.pipeline.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
 
 
+def last_timestamp(events: list[dict[str, Any]], start: int, end: int, default: Any) -> Any:
+    """The timestamp of the last event in ``start``..``end``-1 that has one."""
+    for i in range(end - 1, start - 1, -1):
+        ts = events[i].get("timestamp")
+        if ts is not None:
+            return ts
+    return default
+
+
 class InsertTerminalEvent(RunScoped):
     name = "ensure_terminal"
     summary = "Insert run_completed/run_failed (from the run's status) when a run has no terminal event."
@@ -17,12 +26,13 @@ class InsertTerminalEvent(RunScoped):
     def begin_run(self, run: Run) -> None:
         run.state.update(terminal=False, last=None)
 
-    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
         run = self.run
-        assert run is not None
-        run.state["last"] = event.get("timestamp", run.state["last"])
-        if event.get("type") in TERMINAL_TYPES:
-            run.state["terminal"] = True
+        events = batch.events
+        assert run is not None and events is not None
+        if not run.state["terminal"]:
+            run.state["terminal"] = any(events[i].get("type") in TERMINAL_TYPES for i in range(start, end))
+        run.state["last"] = last_timestamp(events, start, end, run.state["last"])
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if run.state["terminal"]:

@@ -26,6 +26,14 @@ class FillRunId(RunScoped):
     def begin_run(self, run: Run) -> None:
         run.state["fallback"] = None
 
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        events = batch.events
+        assert events is not None and self.run is not None
+        run_id = self.run.run_id
+        if run_id is not None and all(events[i].get("runId") == run_id for i in range(start, end)):
+            return
+        super().on_events(batch, start, end)
+
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         rid = event.get("runId")
         if isinstance(rid, str) and rid:

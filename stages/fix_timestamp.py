@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from replay.pipeline.batch import Batch
-from replay.pipeline.events import EPOCH, format_timestamp, parse_timestamp, with_field
+from replay.pipeline.events import EPOCH, format_timestamp, is_timestamp, with_field
 from replay.pipeline.runs import Run, RunScoped
 
 
@@ -36,13 +36,21 @@ class FixTimestamps(RunScoped):
 
     def begin_run(self, run: Run) -> None:
         facts = run.facts or {}
-        run.state["last"] = facts.get("timestamp") if parse_timestamp(facts.get("timestamp")) else None
+        run.state["last"] = facts.get("timestamp") if is_timestamp(facts.get("timestamp")) else None
+
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        events = batch.events
+        assert events is not None and self.run is not None
+        if all(is_timestamp(events[i].get("timestamp")) for i in range(start, end)):
+            self.run.state["last"] = events[end - 1]["timestamp"]
+        else:
+            super().on_events(batch, start, end)
 
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         run = self.run
         assert run is not None
         value = event.get("timestamp")
-        if parse_timestamp(value) is not None:
+        if is_timestamp(value):
             run.state["last"] = value
             return
         fixed = convert(value)

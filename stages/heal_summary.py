@@ -32,6 +32,9 @@ class SummarizeRepairs(RunScoped):
                 self.pending.setdefault(key, Counter())[str(entry.get("rule"))] += n
         return None
 
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        """Events pass through untouched; only run boundaries matter here."""
+
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         counts = self.pending.pop(run.run_id, Counter())
         counts.update(self.pending.pop(None, Counter()))

@@ -15,6 +15,17 @@ class RenumberSeq(RunScoped):
     def begin_run(self, run: Run) -> None:
         run.state["open"] = None  # the stretch being logged: events whose seq moved by the same amount
 
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        run = self.run
+        events = batch.events
+        assert run is not None and events is not None
+        first = run.events + 1
+        seqs = [events[i].get("seq") for i in range(start, end)]
+        if seqs == list(range(first, first + end - start)) and all(s.__class__ is int for s in seqs):
+            self._close(run)  # numbered right already: the usual case
+        else:
+            super().on_events(batch, start, end)
+
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         run = self.run
         assert run is not None

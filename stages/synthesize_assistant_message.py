@@ -8,6 +8,7 @@ from replay.pipeline.batch import Batch
 from replay.pipeline.events import ASSISTANT_MESSAGE, TERMINAL_TYPES
 from replay.pipeline.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
+from replay.stages.ensure_terminal import last_timestamp
 
 
 class SynthesizeAssistantMessage(RunScoped):
@@ -18,15 +19,20 @@ class SynthesizeAssistantMessage(RunScoped):
         response = (run.facts or {}).get("response")
         run.state.update(response=response if isinstance(response, str) and response else None, seen=False, last=None)
 
-    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
         run = self.run
-        assert run is not None
-        run.state["last"] = event.get("timestamp", run.state["last"])
-        etype = event.get("type")
-        if etype == ASSISTANT_MESSAGE:
-            run.state["seen"] = True
-        elif etype in TERMINAL_TYPES and run.state["response"] and not run.state["seen"]:
-            self.hold(batch, i)  # the message goes before the terminal event if the run ends here
+        events = batch.events
+        assert run is not None and events is not None
+        state = run.state
+        state["last"] = last_timestamp(events, start, end, state["last"])
+        if not state["response"] or state["seen"]:
+            return
+        if any(events[i].get("type") == ASSISTANT_MESSAGE for i in range(start, end)):
+            state["seen"] = True
+        elif events[end - 1].get("type") in TERMINAL_TYPES:
+            # If the run ends here, the message goes before its terminal event: hold the terminal
+            # back; it returns unchanged before the run's next event or after the message.
+            self.hold(batch, end - 1)
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if not run.state["response"] or run.state["seen"]:
