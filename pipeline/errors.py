@@ -49,7 +49,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_EVENT_INVALID": ("event does not match the canonical event", "See `replay schema event`."),
     # artifacts and validation
     "E_ARTIFACT_JSON_INVALID": ("artifact file is not valid JSON", "Re-create the artifact with `replay capture` or fix the JSON."),
-    "E_ARTIFACT_SHAPE_INVALID": ("artifact is not a JSON object", "An artifact is one JSON object, see `replay schema replay-artifact`."),
+    "E_ARTIFACT_SHAPE_INVALID": ("artifact is not a JSON object, or a field has the wrong type", "An artifact is one JSON object, see `replay schema replay-artifact`."),
     "E_ARTIFACT_TYPE_INVALID": ("artifactType is not \"replay\"", "Set `artifactType` to \"replay\"."),
     "E_SCHEMA_VERSION_UNSUPPORTED": ("schemaVersion is not supported", "Set `schemaVersion` to \"1.0.0\"."),
     "E_ARTIFACT_ID_INVALID": ("artifact id missing or invalid", "Set `id` to a non-empty string."),

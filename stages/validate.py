@@ -1,0 +1,52 @@
+"""ValidateEvents: checks every event and reserved record of a stream; problems go to the errors port."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.stage import Option, Transform
+from replay.pipeline.validation import SEQ_ORDERS, EventChecker
+
+
+class ValidateEvents(Transform):
+    name = "validate"
+    summary = "Check events (type, seq order, RFC 3339 timestamp, runId, payload) and run records; pass the stream on unchanged."
+    options = {
+        "seq_order": Option(str, "contiguous", "what seq must do inside a run: go 1..n, only go up, or anything",
+                            choices=SEQ_ORDERS),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        # One checker per input source: each file is a stream of its own, with its own runs.
+        self.checkers: dict[str, EventChecker] = {}
+        self._source: str | None = None
+        self._checker: EventChecker | None = None
+
+    def checker_for(self, source: str) -> EventChecker:
+        if source != self._source or self._checker is None:
+            self._source = source
+            self._checker = self.checkers.get(source)
+            if self._checker is None:
+                self._checker = self.checkers[source] = EventChecker(self.config["seq_order"])
+        return self._checker
+
+    def __call__(self, batch: Batch) -> Batch:
+        if batch.port is not None:  # side records (repairs, diagnostics) are not stream records
+            return batch
+        checker = self.checker_for(batch.source)
+        pointers = batch.pointers
+        for i, record in enumerate(batch.events or ()):
+            for body in checker.check(record, pointers[i] or "$"):
+                self.error(body.pop("code"), body.pop("message"), batch, i, **body)
+        return batch
+
+    # totals, for a command's summary ----------------------------------------------------------
+    @property
+    def events(self) -> int:
+        return sum(c.events for c in self.checkers.values())
+
+    @property
+    def runs(self) -> int:
+        return sum(c.runs for c in self.checkers.values())

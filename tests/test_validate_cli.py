@@ -1,0 +1,296 @@
+"""`replay validate` as a real process: every artifact error code from its situation, exit codes, stdout summaries."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import os
+import pty
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from conftest import REPLAY, errors_of, jsonl, run_replay
+
+T0 = "2026-03-01T12:00:00.000Z"
+
+
+def ev(seq: Any, type_: str = "tool_called", **more: Any) -> dict[str, Any]:
+    return {"seq": seq, "timestamp": T0, "type": type_, "runId": "run_1", "payload": {}, **more}
+
+
+GOOD: dict[str, Any] = {
+    "schemaVersion": "1.0.0", "artifactType": "replay", "id": "run_1", "runId": "run_1", "timestamp": T0,
+    "prompt": "Top holdings?", "query": "Top holdings?", "status": "ok", "response": "AAPL",
+    "events": [ev(1, "run_started"), ev(2, "assistant_message"), ev(3, "run_completed")],
+}
+
+
+def write_json(path: Path, doc: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    return path
+
+
+def write_lines(path: Path, records: list[Any]) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return path
+
+
+def changed(change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+    doc = copy.deepcopy(GOOD)
+    change(doc)
+    return doc
+
+
+# every artifact code, produced by the situation it names ----------------------------------------------
+# (code, artifact content (bytes are written as they are), path, expected, received)
+SITUATIONS: list[tuple[str, Any, str, Any, Any]] = [
+    ("E_ARTIFACT_JSON_INVALID", b'{"schemaVersion": "1.0.0", "events": [', "$", "one JSON object", '{"schemaVersion": "1.0.0", "events": ['),
+    ("E_ARTIFACT_SHAPE_INVALID", [GOOD], "$", "object", "array"),
+    ("E_ARTIFACT_TYPE_INVALID", changed(lambda d: d.update(artifactType="heal-log")), "$.artifactType", "replay", "heal-log"),
+    ("E_SCHEMA_VERSION_UNSUPPORTED", changed(lambda d: d.update(schemaVersion="2.0.0")), "$.schemaVersion", "1.0.0", "2.0.0"),
+    ("E_ARTIFACT_ID_INVALID", changed(lambda d: d.pop("id")), "$.id", "non-empty string", "missing"),
+    ("E_ARTIFACT_STATUS_INVALID", changed(lambda d: d.update(status="done")), "$.status", '"ok" or "error"', "done"),
+    ("E_ARTIFACT_EVENTS_INVALID", changed(lambda d: d.update(events={"seq": 1})), "$.events", "array", "object"),
+    ("E_ARTIFACT_EVENT_INVALID", changed(lambda d: d["events"].__setitem__(1, ["assistant_message"])), "$.events[1]", "object", "array"),
+    ("E_ARTIFACT_EVENT_TYPE_INVALID", changed(lambda d: d["events"][2].update(type=42)), "$.events[2].type",
+     'non-empty string, e.g. "tool_called"', 42),
+    ("E_ARTIFACT_EVENT_SEQ_INVALID", changed(lambda d: d["events"][2].update(seq=7)), "$.events[2].seq", 3, 7),
+    ("E_ARTIFACT_EVENT_TIMESTAMP_INVALID", changed(lambda d: d["events"][0].update(timestamp="03/01/2026 12:00")),
+     "$.events[0].timestamp", "RFC 3339 date-time string, e.g. 2026-03-01T12:00:00.000Z", "03/01/2026 12:00"),
+]
+
+
+@pytest.mark.parametrize(("code", "content", "path", "expected", "received"), SITUATIONS, ids=[s[0] for s in SITUATIONS])
+def test_each_artifact_code_from_its_situation(tmp_path: Path, code: str, content: Any, path: str, expected: Any,
+                                                received: Any) -> None:
+    target = tmp_path / "run_1.healed.json"
+    if isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        write_json(target, content)
+    done = run_replay("validate", "--in", str(target))
+    assert done.returncode == 1
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == code
+    assert (error["path"], error["expected"], error["received"]) == (path, expected, received)
+    assert error["source"] == str(target)
+    assert error["howToFix"] and error["message"]
+    (summary,) = jsonl(done.stdout)
+    assert summary == {"source": str(target), "kind": "artifact", "valid": False, "errors": 1,
+                       "events": len(content["events"]) if isinstance(content, dict) and isinstance(content.get("events"), list) else 0}
+
+
+def test_json_syntax_errors_say_where(tmp_path: Path) -> None:
+    target = tmp_path / "a.json"
+    target.write_bytes(b'{\n  "id": "a",\n  "status": ok\n}\n')
+    (error,) = errors_of(run_replay("validate", "--in", str(target)).stderr)
+    assert (error["code"], error["line"], error["column"]) == ("E_ARTIFACT_JSON_INVALID", 3, 13)
+
+
+def test_a_valid_artifact_exits_zero_with_its_summary(tmp_path: Path) -> None:
+    target = write_json(tmp_path / "ok.json", GOOD)
+    done = run_replay("validate", "--in", str(target))
+    assert (done.returncode, errors_of(done.stderr)) == (0, [])
+    assert jsonl(done.stdout) == [{"source": str(target), "kind": "artifact", "valid": True, "errors": 0, "events": 3}]
+
+
+# unusable --in paths: refused before any output ------------------------------------------------------
+def test_a_missing_path_is_refused(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nowhere")
+    done = run_replay("validate", "--in", missing)
+    assert (done.returncode, done.stdout) == (2, b"")
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_INPUT_PATH_NOT_FOUND", missing, missing)
+    assert error["expected"] and error["howToFix"]
+
+
+def test_a_file_that_is_not_json_is_refused(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("{}")
+    done = run_replay("validate", "--in", str(notes))
+    assert (done.returncode, done.stdout) == (2, b"")
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_INPUT_FILE_NOT_JSON", str(notes), ".txt")
+    assert ".json" in error["expected"] and error["howToFix"]
+
+
+def test_a_named_pipe_is_neither_file_nor_directory(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    done = run_replay("validate", "--in", str(fifo), timeout=30)  # must not open (and block on) the pipe
+    assert (done.returncode, done.stdout) == (2, b"")
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_INPUT_NOT_FILE_OR_DIR", str(fifo), "named pipe")
+    assert error["expected"] and error["howToFix"]
+
+
+def test_an_unusable_path_refuses_the_whole_run_before_output(tmp_path: Path) -> None:
+    good = write_json(tmp_path / "ok.json", GOOD)
+    done = run_replay("validate", "--in", str(good), "--in", str(tmp_path / "missing.json"))
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_INPUT_PATH_NOT_FOUND"]
+
+
+# directories -------------------------------------------------------------------------------------------
+def test_a_directory_is_walked_in_order_skipping_side_files(tmp_path: Path) -> None:
+    root = tmp_path / "artifacts"
+    write_json(root / "2026-03-02" / "b.healed.json", GOOD)
+    write_json(root / "2026-03-01" / "a.healed.json", changed(lambda d: d.update(status="?", id="")))
+    write_json(root / "2026-03-01" / "a.raw.json", {"stdout": "not an artifact"})
+    write_json(root / "2026-03-01" / "a.heal-log.json", {"artifactType": "heal-log"})
+    (root / "README.md").write_text("# notes")
+    write_lines(root / "journal.jsonl", [ev(1), ev(3)])
+    done = run_replay("validate", "--in", str(root))
+    assert done.returncode == 1
+    summaries = jsonl(done.stdout)
+    assert [Path(s["source"]).relative_to(root).as_posix() for s in summaries] == [
+        "2026-03-01/a.healed.json", "2026-03-02/b.healed.json", "journal.jsonl",
+    ]
+    assert [(s["kind"], s["valid"], s["errors"]) for s in summaries] == [
+        ("artifact", False, 2), ("artifact", True, 0), ("stream", False, 1),
+    ]
+    errors = errors_of(done.stderr)
+    assert [(Path(e["source"]).name, e["code"]) for e in errors] == [
+        ("a.healed.json", "E_ARTIFACT_ID_INVALID"), ("a.healed.json", "E_ARTIFACT_STATUS_INVALID"),
+        ("journal.jsonl", "E_ARTIFACT_EVENT_SEQ_INVALID"),
+    ]
+
+
+def test_a_directory_of_valid_artifacts_exits_zero(tmp_path: Path) -> None:
+    for name in ("a", "b", "c"):
+        write_json(tmp_path / f"{name}.json", changed(lambda d, n=name: d.update(id=n)))
+    done = run_replay("validate", "--in", str(tmp_path))
+    assert (done.returncode, errors_of(done.stderr)) == (0, [])
+    assert [s["valid"] for s in jsonl(done.stdout)] == [True, True, True]
+
+
+def test_an_empty_directory_is_valid_but_says_so_on_stderr(tmp_path: Path) -> None:
+    done = run_replay("validate", "--in", str(tmp_path))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert b"nothing_found" in done.stderr
+
+
+def test_a_file_that_cannot_be_read_is_a_problem_of_that_file_only(tmp_path: Path) -> None:
+    write_json(tmp_path / "a.json", GOOD)
+    (tmp_path / "b.json").symlink_to(tmp_path / "gone.json")
+    (tmp_path / "c.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    done = run_replay("validate", "--in", str(tmp_path))
+    assert done.returncode == 1
+    assert [(Path(s["source"]).name, s["valid"]) for s in jsonl(done.stdout)] == [("a.json", True), ("b.json", False), ("c.jsonl", False)]
+    assert [(Path(e["source"]).name, e["code"]) for e in errors_of(done.stderr)] == [
+        ("b.json", "E_INPUT_UNREADABLE"), ("c.jsonl", "E_INPUT_UNREADABLE"),
+    ]
+
+
+def test_inputs_are_never_modified(tmp_path: Path) -> None:
+    target = write_json(tmp_path / "bad.json", changed(lambda d: d["events"].reverse()))
+    before = (target.read_bytes(), target.stat().st_mtime_ns)
+    assert run_replay("validate", "--in", str(target)).returncode == 1
+    assert (target.read_bytes(), target.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]
+
+
+# other kinds of file ------------------------------------------------------------------------------------
+def test_a_jsonl_journal_is_validated_as_a_stream_with_line_positions(tmp_path: Path) -> None:
+    journal = write_lines(tmp_path / "run.jsonl", [{"$record": "run", "runId": "run_1", "status": "ok"}, ev(1), ev(2, payload=[])])
+    with journal.open("ab") as f:
+        f.write(b"{not json}\n")
+    done = run_replay("validate", "--in", str(journal))
+    assert done.returncode == 1
+    errors = errors_of(done.stderr)
+    assert sorted((e["line"], e["code"], e.get("path")) for e in errors) == [
+        (3, "E_EVENT_INVALID", "$.payload"), (4, "E_JSONL_LINE_INVALID", None),
+    ]
+    assert jsonl(done.stdout) == [{"source": str(journal), "kind": "stream", "valid": False, "errors": 2, "events": 2, "runs": 1}]
+
+
+def test_a_gzipped_artifact_is_read(tmp_path: Path) -> None:
+    target = tmp_path / "a.json.gz"
+    target.write_bytes(gzip.compress(orjson.dumps(changed(lambda d: d.update(schemaVersion="0.1")))))
+    done = run_replay("validate", "--in", str(target))
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_SCHEMA_VERSION_UNSUPPORTED"]
+
+
+# the stream on stdin --------------------------------------------------------------------------------------
+STREAM = [
+    {"$record": "run", "runId": "run_1", "status": "ok"}, ev(1, "run_started"), ev(2), ev(3, "run_completed"),
+    {"$record": "run", "runId": "run_2"}, {**ev(1), "runId": "run_2"},
+]
+
+
+def test_stdin_stream_valid() -> None:
+    data = b"".join(orjson.dumps(r) + b"\n" for r in STREAM)
+    done = run_replay("validate", input=data)
+    assert (done.returncode, errors_of(done.stderr)) == (0, [])
+    assert jsonl(done.stdout) == [{"source": "<stdin>", "kind": "stream", "valid": True, "errors": 0, "events": 4, "runs": 2}]
+
+
+def test_stdin_stream_problems_point_at_line_and_byte_offset() -> None:
+    records = copy.deepcopy(STREAM)
+    records[2]["timestamp"] = "2026-03-01T25:00:00Z"
+    records[4]["status"] = "failed"
+    lines = [orjson.dumps(r) + b"\n" for r in records]
+    done = run_replay("validate", input=b"".join(lines))
+    assert done.returncode == 1
+    errors = errors_of(done.stderr)
+    assert [(e["code"], e["line"], e["offset"], e["path"], e["source"]) for e in errors] == [
+        ("E_ARTIFACT_EVENT_TIMESTAMP_INVALID", 3, len(lines[0] + lines[1]), "$.timestamp", "<stdin>"),
+        ("E_ARTIFACT_STATUS_INVALID", 5, len(b"".join(lines[:4])), "$.status", "<stdin>"),
+    ]
+    assert jsonl(done.stdout)[0]["errors"] == 2
+
+
+def test_read_then_validate_in_a_pipe(tmp_path: Path) -> None:
+    artifact = write_json(tmp_path / "a.json", changed(lambda d: d["events"][1].update(seq=9)))
+    read = subprocess.run([REPLAY, "read", str(artifact)], capture_output=True, check=True)
+    done = run_replay("validate", input=read.stdout)
+    assert done.returncode == 1
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["line"], error["received"]) == ("E_ARTIFACT_EVENT_SEQ_INVALID", 3, 9)
+
+
+def test_pass_through_keeps_the_stream_byte_for_byte() -> None:
+    data = b"".join(orjson.dumps(r) + b"\n" for r in STREAM) + orjson.dumps(ev(5)) + b"\n"
+    done = run_replay("validate", "--pass-through", input=data)
+    assert done.stdout == data
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_ARTIFACT_EVENT_SEQ_INVALID"]
+    assert done.returncode == 1
+
+
+def test_pass_through_is_for_stdin_only(tmp_path: Path) -> None:
+    target = write_json(tmp_path / "a.json", GOOD)
+    done = run_replay("validate", "--pass-through", "--in", str(target))
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_USAGE_INVALID"]
+
+
+def test_strict_stops_at_the_first_problem(tmp_path: Path) -> None:
+    target = write_json(tmp_path / "a.json", changed(lambda d: d.update(status="?", id="", artifactType="x")))
+    done = run_replay("validate", "--strict", "--in", str(target))
+    assert done.returncode == 1
+    assert len(errors_of(done.stderr)) == 1
+
+
+def test_a_terminal_on_stdin_without_in_is_a_usage_error() -> None:
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run([REPLAY, "validate"], stdin=terminal, capture_output=True, timeout=30)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_USAGE_INVALID"]
+
+
+def test_help_documents_the_summary_and_exit_codes() -> None:
+    done = run_replay("validate", "--help")
+    assert done.returncode == 0
+    text = done.stdout.decode()
+    for words in ("--in", "--pass-through", '"valid"', "Exit 0"):
+        assert words in text
