@@ -99,7 +99,7 @@ def is_rfc3339(value: Any) -> bool:
 
 
 def state_of(value: Any) -> str:
-    """How a message describes what it found: ``is missing``, ``is string 'x'``, ``is an array``."""
+    """How a message describes what it found: ``is missing``, ``is string 'x'``, ``is array``."""
     if value is MISSING:
         return "is missing"
     if isinstance(value, dict | list) or value is None:
@@ -118,7 +118,6 @@ def _problem(code: str, message: str, path: str, expected: Any, value: Any, exam
 
 
 # run-level facts (shared by artifacts and run records) -----------------------------------------
-# field -> (expected, predicate). A field that is present must satisfy its predicate.
 def _is_boolean(value: Any) -> bool:
     return isinstance(value, bool)
 
@@ -139,6 +138,7 @@ def _is_string(value: Any) -> bool:
     return isinstance(value, str)
 
 
+# field -> (expected, predicate). A field that is present must satisfy its predicate.
 FACTS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "timestamp": ("an RFC 3339 date-time string, e.g. " + EXAMPLE_TIMESTAMP, is_rfc3339),
     "prompt": ("string", _is_string),
