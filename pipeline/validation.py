@@ -16,7 +16,7 @@ from typing import Any
 from .artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from .batch import RECORD_KEY, RUN_RECORD
 from .errors import diagnostic
-from .events import parse_timestamp
+from .events import is_timestamp
 from .runs import Run, starts_run
 
 HEAL_RECORD = "heal"
@@ -86,16 +86,8 @@ def is_number(value: Any) -> bool:
 
 
 def is_rfc3339(value: Any) -> bool:
-    """An RFC 3339 date-time as JSON Schema's ``date-time`` format reads it: ``T`` between date and
-    time (the space RFC 3339 tolerates is not part of its grammar), ASCII only."""
-    return (
-        isinstance(value, str)
-        and value.isascii()
-        and "\n" not in value
-        and len(value) > 10
-        and value[10] in "Tt"
-        and parse_timestamp(value) is not None
-    )
+    """An RFC 3339 date-time as JSON Schema's ``date-time`` format reads it (see events.is_timestamp)."""
+    return is_timestamp(value)
 
 
 def state_of(value: Any) -> str:

@@ -15,6 +15,8 @@ class ValidateEvents(Transform):
     options = {
         "seq_order": Option(str, "contiguous", "what seq must do inside a run: go 1..n, only go up, or anything",
                             choices=SEQ_ORDERS),
+        "report_as": Option(str, "", "report every problem under this one code (e.g. E_HEALED_ARTIFACT_INVALID after "
+                            "heal), the specific code kept in `cause`; empty: the specific codes"),
     }
 
     def __init__(self, **options: Any) -> None:
@@ -37,9 +39,15 @@ class ValidateEvents(Transform):
             return batch
         checker = self.checker_for(batch.source)
         pointers = batch.pointers
+        report_as = self.config["report_as"]
         for i, record in enumerate(batch.events or ()):
             for body in checker.check(record, pointers[i] or "$"):
-                self.error(body.pop("code"), body.pop("message"), batch, i, **body)
+                code, message = body.pop("code"), body.pop("message")
+                if report_as:
+                    body["cause"] = code
+                    message = f"still invalid after healing: {message}"
+                    code = report_as
+                self.error(code, message, batch, i, **body)
         return batch
 
     # totals, for a command's summary ----------------------------------------------------------

@@ -181,3 +181,31 @@ def test_heal_log_document_matches_schema(tmp_path: Path) -> None:
     for entry in jsonl(log.read_bytes()):
         jsonschema.Draft202012Validator(entry_schema).validate(entry)
     assert orjson.loads(log.read_bytes().splitlines()[0])["rule"]
+
+
+def test_what_heal_cannot_repair_is_reported_as_healed_artifact_invalid(tmp_path: Path) -> None:
+    """Heal cannot invent an event's type: the healed output still comes out, with the problem named."""
+    stream = b"\n".join(lines_of([ev(1, "run_started"), {"seq": 2, "timestamp": "2026-03-01T12:00:00Z", "runId": "r1",
+                                                         "payload": {}}, ev(3, "run_completed")])) + b"\n"
+    proc = run_replay("heal", input=stream)
+    assert proc.returncode == 1
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_HEALED_ARTIFACT_INVALID" and error["cause"] == "E_ARTIFACT_EVENT_TYPE_INVALID"
+    assert error["line"] == 2 and error["howToFix"]
+    assert len(jsonl(proc.stdout)) == 3
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "t.artifact.json").write_text(json.dumps(_artifact("t", [{"seq": 1, "timestamp": "2026-03-01T12:00:00Z",
+                                                                      "type": 7, "runId": "t", "payload": {}}])))
+    proc = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 1
+    error = errors_of(proc.stderr)[0]
+    assert error["code"] == "E_HEALED_ARTIFACT_INVALID" and error["path"] == "$.events[1].type"
+    assert (tmp_path / "out" / "t.healed.json").exists()  # written, and said to be invalid
+
+
+def test_space_separated_timestamps_are_made_rfc3339() -> None:
+    stream = b"\n".join(lines_of([ev(1, "run_started", ts="2026-03-01 12:00:00Z"), ev(2, "run_completed")])) + b"\n"
+    proc = run_replay("heal", input=stream)
+    assert proc.returncode == 0, proc.stderr
+    assert jsonl(proc.stdout)[0]["timestamp"] == "2026-03-01T12:00:00.000Z"

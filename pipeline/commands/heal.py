@@ -20,9 +20,11 @@ from replay.pipeline.graph import Graph
 from replay.pipeline.healing import add_heal, load_rules
 from replay.pipeline.journal_io import expand_paths, write_atomic
 from replay.pipeline.repairs import counts_as_repair
+from replay.pipeline.validation import validate_artifact
 from replay.stages.collect import Collected, CollectRuns
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
+from replay.stages.validate import ValidateEvents
 from replay.stages.write import WriteJsonl
 
 HEAL_LOG_TYPE = "heal-log"
@@ -68,7 +70,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     read = graph.add(ReadJournal(paths=list(paths), max_line_bytes=max_line_bytes))
     parse = graph.add(ParseLines(torn_tail="repair"), inputs=[read])
     last, repairs = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
-    graph.add(WriteJsonl(), id="out", inputs=[last])
+    checked = graph.add(ValidateEvents(report_as="E_HEALED_ARTIFACT_INVALID"), id="check_healed", inputs=[last])
+    graph.add(WriteJsonl(), id="out", inputs=[checked])
     if log_path:
         graph.add(WriteJsonl(path=log_path), id="heal_log", inputs=repairs)
     result = execute(graph, strict=strict, command="heal")
@@ -130,13 +133,9 @@ def healed_artifact(collected: Collected) -> dict[str, Any]:
 
 def _check_healed(artifact: dict[str, Any], source: str) -> list[dict[str, Any]]:
     """The healed artifact must validate; each problem becomes E_HEALED_ARTIFACT_INVALID."""
-    try:
-        from replay.pipeline.validation import validate_artifact
-    except ImportError:  # pragma: no cover - validation ships with the package
-        return []
     return [
-        diagnostic("E_HEALED_ARTIFACT_INVALID", f"healed artifact still invalid: {p['code']}: {p['message']}",
-                   source=source, path=p.get("path"), expected=p.get("expected"), received=p.get("received"))
+        diagnostic("E_HEALED_ARTIFACT_INVALID", f"still invalid after healing: {p['message']}", source=source,
+                   path=p.get("path"), expected=p.get("expected"), received=p.get("received"), cause=p["code"])
         for p in validate_artifact(artifact)
     ]
 
