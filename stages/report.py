@@ -1,0 +1,89 @@
+"""RenderReport: the sink that renders run summaries as text, JSON, Markdown, JUnit XML or HTML, to stdout or a file."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+from replay.pipeline.batch import RECORD_KEY, Batch
+from replay.pipeline.fdio import FdWriter, nonblocking
+from replay.pipeline.journal_io import write_atomic
+from replay.pipeline.report_model import DIAGNOSTICS_RECORD, SUMMARY_RECORD, aggregate
+from replay.pipeline.runner import PipeClosed
+from replay.pipeline.stage import Option, Sink
+
+STDOUT = "-"
+RENDERERS = {
+    "text": "replay.pipeline.render_text",
+    "json": "replay.pipeline.render_json",
+    "markdown": "replay.pipeline.render_markdown",
+    "junit": "replay.pipeline.render_junit",
+    "html": "replay.pipeline.render_html",
+}
+FORMATS = tuple(RENDERERS)
+DEFAULT_TITLE = "replay report"
+
+
+def render(fmt: str, summaries: list[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
+           title: str = DEFAULT_TITLE) -> bytes:
+    """The report over ``summaries`` in format ``fmt`` (one of FORMATS)."""
+    module = importlib.import_module(RENDERERS[fmt])
+    return module.render(summaries, aggregate(summaries, diagnostics), title)
+
+
+class RenderReport(Sink):
+    name = "report"
+    summary = "Render the summaries from `summarize` as a text, json, markdown, junit or html report (stdout or a file)."
+    options = {
+        "format": Option(str, "text", "report format", choices=FORMATS),
+        "path": Option(str, STDOUT, "output file, written whole or not at all; '-' is stdout"),
+        "title": Option(str, DEFAULT_TITLE, "title of the html, markdown and junit reports"),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.summaries: list[dict[str, Any]] = []
+        self.failed_runs = 0  # known once the report is written
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        diagnostics: Counter[str] = Counter()
+        others = 0
+        async for batch in batches:
+            for record in batch.events or ():
+                kind = record.get(RECORD_KEY) if type(record) is dict else None
+                if kind == SUMMARY_RECORD:
+                    self.summaries.append(record)
+                elif kind == DIAGNOSTICS_RECORD:
+                    diagnostics.update(record.get("byCode") or {})
+                else:
+                    others += 1
+        if others:
+            self.error("E_CONFIG_INPUTS_INVALID",
+                       f"the report stage takes summary records; {others} other records were ignored",
+                       howToFix="Put a `summarize` stage before `report`: inputs = [\"summarize\"].")
+        self.failed_runs = sum(1 for s in self.summaries if s.get("status") == "error")
+        diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics)}
+        data = render(self.config["format"], self.summaries, diag, self.config["title"])
+        path = self.config["path"]
+        if path == STDOUT:
+            await _to_stdout(data)
+        else:
+            write_atomic(path, data)
+
+
+async def _to_stdout(data: bytes) -> None:
+    sys.stdout.flush()
+    fd = sys.stdout.fileno()
+    writer = FdWriter(fd)
+    try:
+        async with nonblocking(fd, writer.kind):
+            await writer.write(data)
+    except BrokenPipeError as exc:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # keep the interpreter's last flush quiet
+        os.dup2(devnull, fd)
+        os.close(devnull)
+        raise PipeClosed() from exc

@@ -1,0 +1,113 @@
+"""SummarizeRuns: consumes a stream and emits one summary record per run, plus one record counting input problems."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from replay.pipeline.batch import RECORD_KEY, RUN_RECORD, Batch
+from replay.pipeline.report_model import (
+    DIAGNOSTICS_RECORD,
+    HEAL_RECORD,
+    RunTally,
+    count_repairs,
+    heal_log_path,
+    read_heal_log,
+)
+from replay.pipeline.stage import Option, Transform
+
+
+class SummarizeRuns(Transform):
+    """Run boundaries follow ``pipeline/runs.py``: a run record, the first record of each source (file),
+    or an event naming another ``runId`` than the run it follows. A heal record (``$record: heal``)
+    counts toward the run it follows. Side batches wired in from ``<id>.errors`` ports are counted
+    for the report and passed on unchanged through this stage's own errors port, so they are still
+    printed and still make the command exit 1.
+    """
+
+    name = "summarize"
+    summary = "Summarize each run (status, event counts, tool calls, errors, usage, repairs, duration) as one summary record."
+    options = {
+        "heal_logs": Option(bool, True, "for an artifact read from a file, count the repairs in the <id>.heal-log.json "
+                                        "beside it when the stream carries no heal record for that run"),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.tally: RunTally | None = None
+        self.declared = False  # the current run began with a run record
+        self.diagnostics: Counter[str] = Counter()
+
+    def __call__(self, batch: Batch) -> Batch | None:
+        if batch.port is not None:
+            self._side_records(batch)
+            return None
+        done: list[dict[str, Any]] = []
+        for record in batch.events or ():
+            if type(record) is not dict:
+                continue
+            kind = record.get(RECORD_KEY)
+            if kind not in (None, RUN_RECORD, HEAL_RECORD):
+                continue  # other reserved records say nothing about the run
+            if self._opens_run(record, kind, batch.source):
+                if self.tally is not None:
+                    done.append(self._finish())
+                is_run = kind == RUN_RECORD
+                self.tally = RunTally(record if is_run else None, batch.source,
+                                      run_id=record.get("runId") if kind is None else None)
+                self.declared = is_run
+            tally = self.tally
+            assert tally is not None
+            if kind is None:
+                tally.add_event(record)
+            elif kind == HEAL_RECORD:
+                tally.add_heal_record(record)
+        return Batch.of(done, batch.source) if done else None
+
+    def flush(self) -> Batch | None:
+        done = [self._finish()] if self.tally is not None else []
+        self.tally = None
+        if self.diagnostics:
+            done.append({RECORD_KEY: DIAGNOSTICS_RECORD, "total": sum(self.diagnostics.values()),
+                         "byCode": dict(sorted(self.diagnostics.items()))})
+        return Batch.of(done, "<summarize>") if done else None
+
+    # ------------------------------------------------------------------------------------------
+    def _opens_run(self, record: dict[str, Any], kind: Any, source: str) -> bool:
+        tally = self.tally
+        if kind == RUN_RECORD or tally is None or tally.source != source:
+            return True
+        if kind is not None:
+            return False
+        rid = record.get("runId")
+        return isinstance(rid, str) and bool(rid) and tally.run_id is not None and rid != tally.run_id
+
+    def _finish(self) -> dict[str, Any]:
+        tally = self.tally
+        assert tally is not None
+        if self.config["heal_logs"] and not tally.healed_in_stream:
+            self._add_heal_log(tally)
+        return tally.summary()
+
+    def _add_heal_log(self, tally: RunTally) -> None:
+        artifact_id = (tally.record or {}).get("artifactId")
+        path = heal_log_path(tally.source, artifact_id)
+        if path is None:
+            return
+        try:
+            document = read_heal_log(path)
+        except (OSError, ValueError) as exc:
+            self.error("E_ARTIFACT_JSON_INVALID", f"heal log {str(path)!r} could not be read: {exc}", source=str(path))
+            return
+        log_run = document.get("runId")
+        if isinstance(log_run, str) and tally.run_id is not None and log_run != tally.run_id:
+            return  # a heal log of another run that happens to sit here
+        counted = count_repairs(document)
+        if counted:
+            tally.add_repairs(*counted)
+
+    def _side_records(self, batch: Batch) -> None:
+        for record in batch.events or ():
+            if batch.port == "errors" and isinstance(record, dict):
+                self.diagnostics[str(record.get("code"))] += 1
+                self.emit("errors", record)

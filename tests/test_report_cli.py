@@ -1,0 +1,339 @@
+"""`replay report` as a real process: every format over fixtures, artifact directories, exit codes, escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import errors_of, run_replay
+
+FIXTURES = Path(__file__).parent / "fixtures" / "report"
+TWO_RUNS = str(FIXTURES / "healed_two_runs.jsonl")
+PLAIN = str(FIXTURES / "no_run_records.jsonl")
+ESCAPING = str(FIXTURES / "escaping.jsonl")
+BAD_LINES = str(FIXTURES / "bad_lines.jsonl")
+ARTIFACTS = str(FIXTURES / "artifacts")
+EVIL = "<script>window.__pwned=1;document.title='pwned'</script>"
+
+
+def report_json(*args: str, input: bytes | None = None) -> dict:
+    result = run_replay("report", "--format", "json", *args, input=input)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+# text ------------------------------------------------------------------------------------------
+def test_text_report_is_column_aligned_with_totals():
+    result = run_replay("report", TWO_RUNS)
+    assert result.returncode == 0 and result.stderr == b""
+    lines = result.stdout.decode().splitlines()
+    assert lines[0] == "replay report: 2 runs (1 ok, 1 error)"
+    header, row_a, row_b, total = lines[2:6]
+    assert header.split() == ["RUN", "STATUS", "DURATION", "EVENTS", "TOOL", "CALLS", "FAILED", "TOKENS", "IN",
+                              "TOKENS", "OUT", "COST", "REPAIRS"]
+    assert row_a.split() == ["run_a", "ok", "2.10s", "10", "3", "1", "120", "45", "$0.0021", "3"]
+    assert row_b.split() == ["run_b", "error", "3.30s", "4", "1", "1", "80", "0", "$0.0009", "1"]
+    assert total.split() == ["TOTAL", "1", "error", "5.40s", "14", "4", "2", "200", "45", "$0.003", "4"]
+    # numbers are right-aligned: every row ends its EVENTS column where the header does
+    end = header.index("EVENTS") + len("EVENTS")
+    assert all(line[end - 1].isdigit() and line[end] == " " for line in (row_a, row_b, total))
+    text = result.stdout.decode()
+    assert "get_prices timed out after 1s" in text and "repairs  3: alias 2, renumber 1" in text
+
+
+def test_text_is_the_default_and_shows_runs_without_run_records():
+    result = run_replay("report", PLAIN)
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    assert "2 runs (1 ok, 1 error)" in text and "Run r1  [ok]" in text and "Run r2  [error]" in text
+    assert "agent crashed" in text
+
+
+def test_text_neutralises_terminal_control_characters():
+    text = run_replay("report", ESCAPING).stdout.decode()
+    assert "\x1b" not in text and "\u202e" not in text and "\x00" not in text
+    assert "\\u001b[31mred" in text and "\\u202e" in text
+
+
+# json ------------------------------------------------------------------------------------------
+def test_json_report_per_run_and_aggregate():
+    doc = report_json(TWO_RUNS)
+    assert list(doc) == ["runs", "aggregate"]
+    a, b = doc["runs"]
+    assert (a["runId"], a["status"], a["durationMs"], a["events"]["total"]) == ("run_a", "ok", 2100, 10)
+    assert (b["runId"], b["status"], b["durationMs"], b["events"]["total"]) == ("run_b", "error", 3300, 4)
+    assert [(c["toolName"], c["status"], c["durationMs"]) for c in a["toolCalls"]["calls"]] == [
+        ("get_portfolio", "ok", 300), ("get_prices", "error", 1000), ("get_prices", "ok", 180)]
+    agg = doc["aggregate"]
+    assert agg["runs"] == {"total": 2, "ok": 1, "error": 1}
+    assert agg["usage"] == {"inputTokens": 200, "outputTokens": 45, "costUsd": 0.003, "runsWithUsage": 2}
+    assert agg["repairs"] == {"total": 4, "byRule": {"alias": 2, "ensure_terminal": 1, "renumber": 1}}
+    assert agg["durationMs"] == 5400 and agg["toolCalls"]["error"] == 2
+
+
+def test_json_is_byte_identical_across_runs():
+    first = run_replay("report", "--format", "json", TWO_RUNS, PLAIN).stdout
+    assert first == run_replay("report", "--format", "json", TWO_RUNS, PLAIN).stdout
+
+
+def test_runs_without_run_records_sum_event_usage():
+    doc = report_json(PLAIN)
+    r1, r2 = doc["runs"]
+    assert r1["usage"] == {"inputTokens": 17, "outputTokens": 8, "costUsd": 0.0001}
+    assert r1["toolCalls"]["calls"][0] == {"toolName": "read_file", "status": "ok", "durationMs": 2000, "seq": 2,
+                                            "startMs": 1000}
+    assert r2["durationMs"] == 0 and r2["toolCalls"]["calls"][0]["unfinished"] is True
+    assert doc["aggregate"]["usage"]["runsWithUsage"] == 1
+
+
+def test_stream_on_stdin_from_replay_read():
+    piped = run_replay("read", TWO_RUNS).stdout
+    doc = report_json(input=piped)
+    assert [r["runId"] for r in doc["runs"]] == ["run_a", "run_b"]
+    assert doc["runs"][0]["source"] == "<stdin>"
+    assert doc["aggregate"]["repairs"]["total"] == 4
+
+
+def test_several_inputs_make_one_report():
+    doc = report_json(TWO_RUNS, "--in", PLAIN)
+    assert [r["runId"] for r in doc["runs"]] == ["r1", "r2", "run_a", "run_b"]  # --in first, then the PATHs
+    assert doc["aggregate"]["runs"]["total"] == 4 and doc["aggregate"]["events"]["total"] == 23
+
+
+# artifact directories --------------------------------------------------------------------------
+def test_artifact_directory_reports_the_healed_artifact_once_with_its_heal_log():
+    doc = report_json("--in", ARTIFACTS)
+    runs = {r["runId"]: r for r in doc["runs"]}
+    assert sorted(runs) == ["cap_1", "cap_2", "cap_3"]
+    assert runs["cap_1"]["source"].endswith("art_1.healed.json")
+    assert runs["cap_1"]["events"]["byType"]["tool_completed"] == 1  # the healed events, not the raw aliases
+    assert runs["cap_1"]["repairs"] == {"total": 5, "byRule": {"alias": 3, "ensure_terminal": 1,
+                                                                "synthesize_assistant_message": 1}}
+    assert runs["cap_2"]["status"] == "error" and runs["cap_2"]["repairs"]["total"] == 1
+    assert runs["cap_3"]["source"].endswith("art_3.artifact.json") and runs["cap_3"]["repairs"]["total"] == 0
+    agg = doc["aggregate"]
+    assert agg["runs"] == {"total": 3, "ok": 2, "error": 1}
+    assert agg["usage"] == {"inputTokens": 155, "outputTokens": 42, "costUsd": 0.0027, "runsWithUsage": 3}
+    assert agg["repairs"]["byRule"] == {"alias": 3, "ensure_terminal": 2, "synthesize_assistant_message": 1}
+
+
+def test_an_artifact_named_explicitly_is_read_as_given():
+    doc = report_json("--in", str(Path(ARTIFACTS) / "2026-03-01" / "art_1.artifact.json"))
+    assert doc["runs"][0]["events"]["byType"] == {"start": 1, "tool_end": 1, "tool_start": 1}
+
+
+def test_no_heal_logs_flag_ignores_the_heal_logs():
+    doc = report_json("--in", ARTIFACTS, "--no-heal-logs")
+    assert doc["aggregate"]["repairs"]["total"] == 0
+
+
+def test_empty_directory_gives_an_empty_report(tmp_path):
+    result = run_replay("report", "--in", str(tmp_path), "--format", "json")
+    assert result.returncode == 0 and errors_of(result.stderr) == []
+    assert json.loads(result.stdout)["aggregate"]["runs"]["total"] == 0
+
+
+# markdown --------------------------------------------------------------------------------------
+def test_markdown_report_has_tables():
+    result = run_replay("report", TWO_RUNS, "--format", "markdown", "--title", "Nightly")
+    assert result.returncode == 0
+    md = result.stdout.decode()
+    lines = md.splitlines()
+    assert lines[0] == "# Nightly"
+    head = lines.index("| Run | Status | Duration | Events | Tool calls | Failed | Tokens in | Tokens out | Cost | Repairs |")
+    assert lines[head + 1].startswith("| --- | --- | ---: |")
+    assert lines[head + 2].startswith("| [run\\_a](#run-1) | ✅ ok | 2.10s | 10 | 3 | 1 | 120 | 45 | \\$0.0021 | 3 |")
+    assert "### Tool calls (3, 1 failed)" in md and "## All runs" in md and "### Repairs by rule" in md
+    for line in lines:  # every table row has the same number of cells as its header
+        if line.startswith("| "):
+            assert line.endswith(" |")
+
+
+def test_markdown_escapes_pipes_newlines_and_html():
+    md = run_replay("report", ESCAPING, "--format", "markdown").stdout.decode()
+    own_anchors = re.sub(r'<a id="run-\d+"></a>', "", md)
+    assert re.findall(r"(?<!\\)[<>]", own_anchors) == []  # every angle bracket from the data is escaped
+    assert "\\<script\\>" in md and "\\<svg onload" in md
+    prompt_line = next(line for line in md.splitlines() if line.startswith("- **Prompt**"))
+    assert "\\| pipe newline" in prompt_line  # the newline folded, the pipe escaped
+
+
+# junit -----------------------------------------------------------------------------------------
+def test_junit_is_valid_xml_with_one_testcase_per_run():
+    result = run_replay("report", TWO_RUNS, PLAIN, "--format", "junit")
+    assert result.returncode == 0
+    root = ET.fromstring(result.stdout)
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert len(suites) == 1
+    suite = suites[0]
+    assert suite.get("tests") == "4" and suite.get("failures") == "2"
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["run_a", "run_b", "r1", "r2"]
+    failed = {c.get("name"): c.find("failure") for c in cases}
+    assert failed["run_a"] is None and failed["r1"] is None
+    assert failed["run_b"].get("type") == "RUNNER_TOOL_TIMEOUT" and failed["run_b"].get("message") == "search timed out"
+    assert failed["r2"].get("type") == "run_failed" and "agent crashed" in failed["r2"].text
+    assert cases[0].get("time") == "2.100"
+    assert "tool calls: 3 (1 failed)" in cases[0].find("system-out").text
+
+
+def test_junit_survives_markup_and_characters_xml_forbids():
+    result = run_replay("report", ESCAPING, "--format", "junit")
+    root = ET.fromstring(result.stdout)  # would raise on a NUL or an unescaped '<'
+    case = root.find("testsuite/testcase")
+    assert case.get("name") == "run_<b>x</b>"
+    failure = case.find("failure")
+    assert EVIL in failure.text and "\\u0000\\u0007" in failure.text
+
+
+# html (the browser checks live in test_html_browser.py) -------------------------------------------
+def test_html_is_self_contained_and_escaped(tmp_path):
+    out = tmp_path / "report.html"
+    result = run_replay("report", ESCAPING, TWO_RUNS, "--out", str(out))
+    assert result.returncode == 0 and result.stdout == b""
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<script" not in page.lower()
+    assert "&lt;script&gt;window.__pwned=1" in page
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
+    assert "default-src 'none'" in page
+    assert page.count(' data-tool="') == 4 + 1  # one bar per tool call (the legend's swatches have none)
+
+
+# output files and exit codes -------------------------------------------------------------------
+@pytest.mark.parametrize(("suffix", "marker"), [(".json", b'{\n  "runs"'), (".md", b"# replay report"),
+                                                (".xml", b"<?xml"), (".html", b"<!DOCTYPE html>"), (".txt", b"replay report:")])
+def test_format_follows_the_out_extension(tmp_path, suffix, marker):
+    out = tmp_path / f"report{suffix}"
+    assert run_replay("report", TWO_RUNS, "--out", str(out)).returncode == 0
+    assert out.read_bytes().startswith(marker)
+
+
+def test_out_writes_atomically_and_leaves_no_temp_files(tmp_path):
+    out = tmp_path / "sub" / "report.json"
+    result = run_replay("report", TWO_RUNS, "--format", "json", "--out", str(out))
+    assert result.returncode == 0 and result.stdout == b""
+    assert json.loads(out.read_text())["aggregate"]["runs"]["total"] == 2
+    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json"]
+
+
+def test_missing_input_is_refused_with_exit_2(tmp_path):
+    result = run_replay("report", "--in", str(tmp_path / "nope"), "--out", str(tmp_path / "r.txt"))
+    assert result.returncode == 2 and result.stdout == b""
+    assert [e["code"] for e in errors_of(result.stderr)] == ["E_INPUT_PATH_NOT_FOUND"]
+    assert not (tmp_path / "r.txt").exists()
+
+
+def test_in_file_that_is_not_a_journal_is_refused(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    result = run_replay("report", "--in", str(notes))
+    assert result.returncode == 2
+    assert [e["code"] for e in errors_of(result.stderr)] == ["E_INPUT_FILE_NOT_JSON"]
+    heal_log = Path(ARTIFACTS) / "2026-03-01" / "art_1.heal-log.json"
+    assert errors_of(run_replay("report", "--in", str(heal_log)).stderr)[0]["code"] == "E_INPUT_FILE_NOT_JSON"
+
+
+def test_out_that_is_a_directory_is_refused(tmp_path):
+    result = run_replay("report", TWO_RUNS, "--out", str(tmp_path))
+    assert result.returncode == 2 and errors_of(result.stderr)[0]["code"] == "E_USAGE_INVALID"
+
+
+def test_unknown_format_is_a_usage_error():
+    result = run_replay("report", TWO_RUNS, "--format", "pdf")
+    assert result.returncode == 2 and errors_of(result.stderr)[0]["code"] == "E_USAGE_INVALID"
+
+
+def test_bad_lines_are_reported_and_exit_1_after_the_report(tmp_path):
+    out = tmp_path / "report.json"
+    result = run_replay("report", BAD_LINES, "--out", str(out))
+    assert result.returncode == 1
+    errors = errors_of(result.stderr)
+    assert [(e["code"], e["line"]) for e in errors] == [("E_JSONL_LINE_INVALID", 2)]
+    doc = json.loads(out.read_text())  # the report was still written
+    assert doc["runs"][0]["events"]["total"] == 2
+    assert doc["aggregate"]["diagnostics"] == {"total": 1, "byCode": {"E_JSONL_LINE_INVALID": 1}}
+
+
+def test_bad_lines_show_in_the_text_report():
+    result = run_replay("report", BAD_LINES)
+    assert result.returncode == 1
+    assert "input problems  1: E_JSONL_LINE_INVALID 1 (details on stderr)" in result.stdout.decode()
+
+
+def test_failed_runs_exit_0_unless_fail_on_error():
+    assert run_replay("report", TWO_RUNS).returncode == 0
+    gated = run_replay("report", TWO_RUNS, "--fail-on-error", "--format", "junit")
+    assert gated.returncode == 1 and ET.fromstring(gated.stdout).find("testsuite").get("failures") == "1"
+    assert errors_of(gated.stderr) == []
+    ok_only = run_replay("read", TWO_RUNS).stdout.split(b'{"$record":"run","runId":"run_b"')[0]
+    assert run_replay("report", "--fail-on-error", input=ok_only).returncode == 0
+
+
+def test_inputs_are_not_modified(tmp_path):
+    copy = tmp_path / "artifacts"
+    shutil.copytree(ARTIFACTS, copy)
+    before = {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()}
+    assert run_replay("report", "--in", str(copy), "--format", "html", "--out", str(tmp_path / "r.html")).returncode == 0
+    assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
+
+
+def test_summarize_and_report_stages_in_a_pipeline_config(tmp_path):
+    config = tmp_path / "report.toml"
+    config.write_text('chain = ["summarize", {type = "report", format = "json"}]\n')
+    result = run_replay("run", str(config), TWO_RUNS)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["aggregate"]["runs"]["total"] == 2
+
+
+def test_report_stage_fed_events_says_so(tmp_path):
+    config = tmp_path / "wrong.toml"
+    config.write_text('chain = [{type = "report", format = "json"}]\n')
+    result = run_replay("run", str(config), TWO_RUNS)
+    assert result.returncode == 1
+    assert [e["code"] for e in errors_of(result.stderr)] == ["E_CONFIG_INPUTS_INVALID"]
+    assert json.loads(result.stdout)["runs"] == []
+
+
+# end to end with the real heal command -----------------------------------------------------------
+def test_read_heal_report_end_to_end(tmp_path):
+    pytest.importorskip("replay.stages.heal_summary")
+    pytest.importorskip("replay.pipeline.commands.heal")
+    journal = tmp_path / "raw.jsonl"
+    journal.write_text(
+        '{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"start","runId":"e2e","payload":{}}\n'
+        '{"seq":2,"timestamp":"2026-03-01T12:00:01Z","type":"tool_start","runId":"e2e","payload":{"toolName":"t"}}\n'
+        '{"seq":3,"timestamp":"2026-03-01T12:00:02Z","type":"tool_end","runId":"e2e","payload":{"toolName":"t"}}\n'
+    )
+    healed = run_replay("heal", input=run_replay("read", str(journal)).stdout)
+    assert healed.returncode == 0, healed.stderr
+    doc = report_json(input=healed.stdout)
+    run = doc["runs"][0]
+    assert run["runId"] == "e2e" and run["toolCalls"]["calls"][0]["status"] == "ok"
+    assert run["repairs"]["total"] >= 2 and run["repairs"]["byRule"].get("alias", 0) >= 2
+    assert doc["aggregate"]["repairs"] == run["repairs"]
+
+
+def test_capture_then_report_counts_each_run_once_with_its_repairs(tmp_path):
+    pytest.importorskip("replay.pipeline.commands.capture")
+    runner = Path(__file__).parent.parent / "examples" / "runners" / "broken_trace_runner.py"
+    if not runner.exists():
+        pytest.skip("the example runner is not part of this build")
+    captured = run_replay("capture", "--runner", str(runner), "What are my top holdings?", cwd=tmp_path)
+    assert captured.returncode == 0, captured.stderr
+    line = json.loads(captured.stdout.splitlines()[-1])
+    from_artifacts = json.loads(run_replay("report", "--in", str(tmp_path / ".replay" / "artifacts"), "--format",
+                                           "json").stdout)
+    from_journal = json.loads(run_replay("report", "--in", str(tmp_path / ".replay" / "journal"), "--format",
+                                         "json").stdout)
+    assert [r["runId"] for r in from_artifacts["runs"]] == [line["runId"]]  # artifact + healed: counted once
+    assert from_artifacts["runs"][0]["source"].endswith(".healed.json")
+    assert from_artifacts["aggregate"]["repairs"]["total"] == line["repairs"] > 0
+    assert from_journal["aggregate"]["repairs"] == from_artifacts["aggregate"]["repairs"]
+    assert from_journal["aggregate"]["events"] == from_artifacts["aggregate"]["events"]

@@ -1,0 +1,320 @@
+"""The report model and the summarize stage, called directly: summaries, aggregates, run boundaries, heal logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.report_model import (
+    MAX_MARKS,
+    aggregate,
+    count_repairs,
+    format_cost,
+    format_ms,
+    heal_log_path,
+    report_document,
+    run_label,
+    summarize_run,
+)
+from replay.stages.summarize import SummarizeRuns
+
+FIXTURES = Path(__file__).parent / "fixtures" / "report"
+
+
+def records(name: str) -> list[dict]:
+    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines() if line.strip()]
+
+
+def ev(seq: int, kind: str, ts: str | None = "2026-01-01T00:00:00.000Z", run: str | None = "r", **payload) -> dict:
+    event = {"seq": seq, "type": kind, "payload": payload}
+    if ts is not None:
+        event["timestamp"] = ts
+    if run is not None:
+        event["runId"] = run
+    return event
+
+
+def summarize(batches: list[list[dict]], source: str = "<memory>", **options) -> tuple[list[dict], SummarizeRuns]:
+    stage = SummarizeRuns(**options)
+    out: list[dict] = []
+    for part in batches:
+        result = stage(Batch.of(part, source))
+        out += list(result or [])
+    out += list(stage.flush() or [])
+    return out, stage
+
+
+# one run ---------------------------------------------------------------------------------------
+def test_summary_counts_status_tools_usage_and_duration():
+    recs = records("healed_two_runs.jsonl")
+    run_record, events = recs[0], recs[1:11]
+    s = summarize_run(run_record, events, repairs=[recs[11]], source="x.jsonl")
+    assert s["runId"] == "run_a" and s["artifactId"] == "art_a" and s["status"] == "ok"
+    assert s["framework"] == "langchain" and s["prompt"] == "What are my top holdings?"
+    assert s["startedAt"] == "2026-03-01T12:00:00.000Z" and s["endedAt"] == "2026-03-01T12:00:02.100Z"
+    assert s["durationMs"] == 2100
+    assert s["events"] == {"total": 10, "byType": {
+        "assistant_message": 1, "run_completed": 1, "run_started": 1, "tool_called": 3, "tool_completed": 2,
+        "tool_failed": 1, "user_message": 1}}
+    tc = s["toolCalls"]
+    assert (tc["total"], tc["ok"], tc["error"]) == (3, 2, 1)
+    assert [(c["toolName"], c["status"], c["durationMs"], c["startMs"], c["seq"]) for c in tc["calls"]] == [
+        ("get_portfolio", "ok", 300, 100, 3), ("get_prices", "error", 1000, 450, 5), ("get_prices", "ok", 180, 1500, 7)]
+    assert tc["byTool"]["get_prices"] == {"calls": 2, "ok": 1, "error": 1, "durationMs": 1180, "maxMs": 1000}
+    assert s["errors"] == [{"kind": "tool_failed", "code": "TIMEOUT", "message": "get_prices timed out after 1s",
+                            "seq": 6, "toolName": "get_prices"}]
+    assert s["usage"] == {"inputTokens": 120, "outputTokens": 45, "costUsd": 0.0021}
+    assert s["repairs"] == {"total": 3, "byRule": {"alias": 2, "renumber": 1}}
+
+
+def test_run_record_error_and_run_failed_with_the_same_message_count_once():
+    recs = records("healed_two_runs.jsonl")
+    s = summarize_run(recs[12], recs[13:17])
+    assert s["status"] == "error"
+    assert [(e["kind"], e["code"]) for e in s["errors"]] == [("run", "RUNNER_TOOL_TIMEOUT"), ("tool_failed", None)]
+
+
+def test_run_failed_event_makes_a_run_without_record_an_error():
+    s = summarize_run(None, [ev(1, "run_started"), ev(2, "run_failed", message="boom")])
+    assert s["status"] == "error" and s["errors"][0]["message"] == "boom" and s["runId"] == "r"
+
+
+def test_usage_falls_back_to_event_payloads_in_either_spelling():
+    s = summarize_run(None, [ev(1, "assistant_message", usage={"inputTokens": 10, "outputTokens": 5, "costUsd": 0.1}),
+                             ev(2, "assistant_message", usage={"input_tokens": 7, "output_tokens": 3, "cost_usd": 0.2})])
+    assert s["usage"] == {"inputTokens": 17, "outputTokens": 8, "costUsd": 0.3}
+
+
+def test_usage_of_the_run_record_wins_over_event_payloads():
+    s = summarize_run({"$record": "run", "runId": "r", "usage": {"inputTokens": 1}},
+                      [ev(1, "assistant_message", usage={"inputTokens": 99})])
+    assert s["usage"] == {"inputTokens": 1, "outputTokens": 0, "costUsd": 0}
+
+
+def test_no_usage_is_null_not_zero():
+    assert summarize_run(None, [ev(1, "run_started")])["usage"] is None
+
+
+def test_events_without_timestamps_have_no_duration_and_an_order_axis():
+    s = summarize_run(None, [ev(1, "run_started", ts=None), ev(2, "tool_called", ts="not a time", toolName="t")])
+    assert s["durationMs"] is None and s["startedAt"] is None
+    assert s["timeline"]["axis"] == "order"
+    assert s["toolCalls"]["calls"][0]["startMs"] is None
+
+
+def test_unfinished_tool_call_lasts_until_the_last_event_and_counts_as_failed():
+    s = summarize_run(None, [ev(1, "tool_called", ts="2026-01-01T00:00:00Z", toolName="slow"),
+                             ev(2, "run_failed", ts="2026-01-01T00:00:02Z")])
+    call = s["toolCalls"]["calls"][0]
+    assert call["status"] == "error" and call["unfinished"] is True and call["durationMs"] == 2000
+
+
+def test_missing_type_is_counted_under_a_placeholder():
+    s = summarize_run(None, [{"seq": 1, "runId": "r", "payload": {}}, {"seq": 2, "type": 7}])
+    assert s["events"]["byType"] == {"(none)": 2}
+
+
+def test_timeline_marks_are_capped_spread_over_the_run_and_keep_failures():
+    count = 3 * MAX_MARKS + 7
+    events = [ev(i, "assistant_message", ts=f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z") for i in range(1, count)]
+    events.append(ev(count, "run_failed", ts="2026-01-01T01:00:00Z"))
+    tl = summarize_run(None, events)["timeline"]
+    plain = [m for m in tl["marks"] if not m.get("failed")]
+    assert MAX_MARKS // 2 <= len(plain) <= MAX_MARKS
+    assert plain[0]["index"] == 0 and plain[-1]["index"] >= count - 1 - 8  # the end of the run is covered too
+    gaps = {b["index"] - a["index"] for a, b in zip(plain, plain[1:])}
+    assert len(gaps) == 1  # evenly spaced
+    assert tl["marks"][-1]["type"] == "run_failed" and tl["marks"][-1]["failed"] is True
+    assert tl["omittedMarks"] == count - len(tl["marks"])
+
+
+# repairs and heal logs -----------------------------------------------------------------------------
+def test_count_repairs_reads_heal_records_and_heal_log_documents():
+    assert count_repairs({"$record": "heal", "runId": "r", "repairs": 3, "byRule": {"a": 2, "b": 1}}) == (3, {"a": 2, "b": 1})
+    assert count_repairs({"summary": {"total": 2, "byRule": {"x": 2}}, "repairs": []}) == (2, {"x": 2})
+    assert count_repairs({"repairs": [{"rule": "x"}, {"rule": "y"}, {"rule": "x"}]}) == (3, {"x": 2, "y": 1})
+    assert count_repairs({"repairs": []}) is None
+    assert count_repairs("nonsense") is None
+
+
+def test_heal_log_path_finds_the_sibling_of_a_healed_artifact(tmp_path):
+    (tmp_path / "a.healed.json").write_text("{}")
+    (tmp_path / "a.heal-log.json").write_text("{}")
+    assert heal_log_path(str(tmp_path / "a.healed.json")) == tmp_path / "a.heal-log.json"
+    assert heal_log_path(str(tmp_path / "other.json"), "a") == tmp_path / "a.heal-log.json"
+    assert heal_log_path(str(tmp_path / "other.json")) is None
+    assert heal_log_path("<stdin>", "a") is None
+    assert heal_log_path(str(tmp_path / "other.json"), "../a") is None
+
+
+# aggregate -------------------------------------------------------------------------------------
+def test_aggregate_sums_counts_tokens_cost_durations_and_repairs():
+    recs = records("healed_two_runs.jsonl")
+    summaries, _ = summarize([recs])
+    agg = aggregate(summaries)
+    assert agg["runs"] == {"total": 2, "ok": 1, "error": 1}
+    assert agg["events"]["total"] == 14 and agg["events"]["byType"]["tool_called"] == 4
+    assert (agg["toolCalls"]["total"], agg["toolCalls"]["ok"], agg["toolCalls"]["error"]) == (4, 2, 2)
+    assert agg["toolCalls"]["byTool"]["search"] == {"calls": 1, "ok": 0, "error": 1, "durationMs": 3000, "maxMs": 3000}
+    assert agg["usage"] == {"inputTokens": 200, "outputTokens": 45, "costUsd": 0.003, "runsWithUsage": 2}
+    assert agg["repairs"] == {"total": 4, "byRule": {"alias": 2, "ensure_terminal": 1, "renumber": 1}}
+    assert agg["durationMs"] == 5400
+    assert agg["startedAt"] == "2026-03-01T12:00:00.000Z" and agg["endedAt"] == "2026-03-01T12:05:03.300Z"
+    assert agg["errors"] == {"total": 3, "byCode": {"RUNNER_TOOL_TIMEOUT": 1, "TIMEOUT": 1, "tool_failed": 1}}
+    assert agg["diagnostics"] == {"total": 0, "byCode": {}}
+
+
+def test_aggregate_of_nothing():
+    agg = aggregate([])
+    assert agg["runs"] == {"total": 0, "ok": 0, "error": 0} and agg["durationMs"] is None and agg["startedAt"] is None
+
+
+def test_report_document_has_a_fixed_key_order_and_no_drawing_data():
+    summaries, _ = summarize([records("healed_two_runs.jsonl")])
+    doc = report_document(summaries)
+    assert list(doc) == ["runs", "aggregate"]
+    assert list(doc["runs"][0]) == ["runId", "artifactId", "source", "status", "framework", "prompt", "startedAt",
+                                    "endedAt", "durationMs", "events", "toolCalls", "errors", "usage", "repairs"]
+    assert list(doc["aggregate"]) == ["runs", "events", "toolCalls", "errors", "usage", "repairs", "durationMs",
+                                      "startedAt", "endedAt", "diagnostics"]
+
+
+# the stage: run boundaries -----------------------------------------------------------------------
+def test_stage_emits_one_summary_per_run_record():
+    out, _ = summarize([records("healed_two_runs.jsonl")])
+    assert [s["runId"] for s in out] == ["run_a", "run_b"]
+    assert all(s["$record"] == "summary" for s in out)
+
+
+def test_stage_splits_runs_without_run_records_where_run_id_changes():
+    out, _ = summarize([records("no_run_records.jsonl")])
+    assert [(s["runId"], s["events"]["total"], s["status"]) for s in out] == [("r1", 6, "ok"), ("r2", 3, "error")]
+
+
+def test_stage_starts_a_new_run_at_each_source():
+    stage = SummarizeRuns()
+    first = stage(Batch.of([ev(1, "run_started", run=None)], "a.jsonl"))
+    second = stage(Batch.of([ev(1, "run_started", run=None)], "b.jsonl"))
+    tail = stage.flush()
+    assert first is None and [s["source"] for s in second] == ["a.jsonl"] and [s["source"] for s in tail] == ["b.jsonl"]
+
+
+def test_heal_record_counts_toward_the_run_it_follows():
+    recs = [{"$record": "run", "runId": "a"}, ev(1, "run_started", run="a"),
+            {"$record": "heal", "runId": "a", "repairs": 2, "byRule": {"x": 2}},
+            {"$record": "run", "runId": "b"}, ev(1, "run_started", run="b")]
+    out, _ = summarize([recs])
+    assert [s["repairs"]["total"] for s in out] == [2, 0]
+
+
+def test_other_reserved_records_are_ignored():
+    out, _ = summarize([[{"$record": "summary", "runId": "x"}, ev(1, "run_started")]])
+    assert len(out) == 1 and out[0]["events"]["total"] == 1
+
+
+def test_stage_counts_diagnostics_and_passes_them_on():
+    stage = SummarizeRuns()
+    diag = {"code": "E_JSONL_LINE_INVALID", "message": "bad"}
+    assert stage(Batch.side([diag, diag], "errors", "<parse.errors>")) is None
+    assert stage.take("errors") == [diag, diag]
+    tail = list(stage.flush())
+    assert tail == [{"$record": "diagnostics", "total": 2, "byCode": {"E_JSONL_LINE_INVALID": 2}}]
+
+
+def test_stage_reads_the_heal_log_beside_an_artifact(tmp_path):
+    (tmp_path / "a.heal-log.json").write_text(json.dumps({"runId": "r", "summary": {"total": 2, "byRule": {"alias": 2}}}))
+    source = str(tmp_path / "a.healed.json")
+    out, _ = summarize([[{"$record": "run", "runId": "r"}, ev(1, "run_started")]], source=source)
+    assert out[0]["repairs"] == {"total": 2, "byRule": {"alias": 2}}
+    out, _ = summarize([[{"$record": "run", "runId": "r"}, ev(1, "run_started")]], source=source, heal_logs=False)
+    assert out[0]["repairs"]["total"] == 0
+
+
+def test_heal_record_in_the_stream_wins_over_the_heal_log(tmp_path):
+    (tmp_path / "a.heal-log.json").write_text(json.dumps({"summary": {"total": 5, "byRule": {"alias": 5}}}))
+    recs = [{"$record": "run", "runId": "r"}, ev(1, "run_started"), {"$record": "heal", "runId": "r", "repairs": 1,
+                                                                       "byRule": {"renumber": 1}}]
+    out, _ = summarize([recs], source=str(tmp_path / "a.healed.json"))
+    assert out[0]["repairs"] == {"total": 1, "byRule": {"renumber": 1}}
+
+
+def test_heal_log_of_another_run_is_not_counted(tmp_path):
+    (tmp_path / "a.heal-log.json").write_text(json.dumps({"runId": "other", "summary": {"total": 5, "byRule": {"x": 5}}}))
+    out, _ = summarize([[ev(1, "run_started")]], source=str(tmp_path / "a.healed.json"))
+    assert out[0]["repairs"]["total"] == 0
+
+
+def test_broken_heal_log_is_a_diagnostic(tmp_path):
+    (tmp_path / "a.heal-log.json").write_text("{not json")
+    out, stage = summarize([[ev(1, "run_started")]], source=str(tmp_path / "a.healed.json"))
+    errors = stage.take("errors")
+    assert len(out) == 1 and [e["code"] for e in errors] == ["E_ARTIFACT_JSON_INVALID"]
+    assert errors[0]["source"].endswith("a.heal-log.json")
+
+
+# properties ------------------------------------------------------------------------------------
+RUN_IDS = st.sampled_from(["a", "b", "c"])
+TYPES = st.sampled_from(["run_started", "tool_called", "tool_completed", "tool_failed", "assistant_message",
+                         "run_failed", "run_completed", "custom"])
+
+
+@st.composite
+def streams(draw):
+    records = []
+    for run in draw(st.lists(RUN_IDS, min_size=0, max_size=5)):
+        if draw(st.booleans()):
+            records.append({"$record": "run", "runId": run, "status": draw(st.sampled_from(["ok", "error"]))})
+        for k in range(draw(st.integers(0, 12))):
+            records.append(ev(k + 1, draw(TYPES), ts=f"2026-01-01T00:00:{draw(st.integers(0, 59)):02d}Z", run=run,
+                              toolName=draw(st.sampled_from(["x", "y"]))))
+        if draw(st.booleans()):
+            records.append({"$record": "heal", "runId": run, "repairs": 1, "byRule": {"r": 1}})
+    return records
+
+
+def cuts(records, points):
+    bounds = sorted({p % (len(records) + 1) for p in points} | {0, len(records)})
+    return [records[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+@settings(max_examples=150, deadline=None)
+@given(streams(), st.lists(st.integers(0, 200), max_size=6))
+def test_summaries_do_not_depend_on_how_the_stream_is_cut_into_batches(records, points):
+    whole, _ = summarize([records])
+    parts, _ = summarize(cuts(records, points))
+    assert parts == whole
+
+
+@settings(max_examples=150, deadline=None)
+@given(streams())
+def test_every_event_is_counted_once_and_aggregates_add_up(records):
+    summaries, _ = summarize([records])
+    agg = aggregate(summaries)
+    events = [r for r in records if "$record" not in r]
+    assert agg["events"]["total"] == len(events) == sum(s["events"]["total"] for s in summaries)
+    assert sum(agg["events"]["byType"].values()) == len(events)
+    assert agg["runs"]["ok"] + agg["runs"]["error"] == agg["runs"]["total"] == len(summaries)
+    assert agg["toolCalls"]["ok"] + agg["toolCalls"]["error"] == agg["toolCalls"]["total"]
+    assert sum(t["calls"] for t in agg["toolCalls"]["byTool"].values()) == agg["toolCalls"]["total"]
+    assert agg["repairs"]["total"] == sum(1 for r in records if r.get("$record") == "heal")
+    for s in summaries:
+        assert s["durationMs"] is None or s["durationMs"] >= 0
+        assert all(c["durationMs"] >= 0 for c in s["toolCalls"]["calls"])
+
+
+# formatting helpers ------------------------------------------------------------------------------
+@pytest.mark.parametrize(("ms", "text"), [(None, "-"), (0, "0ms"), (5.5, "5.5ms"), (850, "850ms"), (1000, "1s"),
+                                          (1250, "1.25s"), (125_000, "2m 05s"), (3_720_000, "1h 02m")])
+def test_format_ms(ms, text):
+    assert format_ms(ms) == text
+
+
+def test_format_cost_and_run_label():
+    assert format_cost(0.0021) == "$0.0021" and format_cost(3) == "$3.00" and format_cost(None) == "-"
+    assert run_label({"runId": None, "artifactId": None, "source": "dir/x.jsonl"}, 4) == "x.jsonl"
+    assert run_label({"runId": None, "artifactId": None, "source": "<stdin>"}, 4) == "run #4"

@@ -1,0 +1,89 @@
+"""The renderers called directly: escaping helpers, alignment, timeline geometry, every format over one model."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from replay.pipeline import render_html, render_markdown, render_text
+from replay.pipeline.batch import Batch
+from replay.pipeline.render_junit import text as xml_text
+from replay.stages.report import FORMATS, render
+from replay.stages.summarize import SummarizeRuns
+
+FIXTURES = Path(__file__).parent / "fixtures" / "report"
+
+
+def summaries_of(*names: str) -> list[dict]:
+    stage = SummarizeRuns()
+    out: list[dict] = []
+    for name in names:
+        recs = [json.loads(line) for line in (FIXTURES / name).read_text().splitlines() if line.strip()]
+        out += list(stage(Batch.of(recs, name)) or [])
+    return out + list(stage.flush() or [])
+
+
+def test_text_clean_and_display_width():
+    assert render_text.clean("a\x1b[1mb\nc\u202ed") == "a\\u001b[1mb c\\u202ed"
+    assert render_text.clean("x" * 10, 5) == "xxxx…"
+    assert render_text.width("日本") == 4 and render_text.width("e\u0301") == 1
+
+
+def test_text_table_aligns_wide_characters():
+    lines = render_text.table(["NAME", "N"], [["日本語", "1"], ["ab", "22"]], right={1})
+    assert [render_text.width(line) for line in lines] == [10, 10, 10]
+
+
+def test_markdown_escape():
+    assert render_markdown.esc("a|b\nc <x> *y* $1") == "a\\|b c \\<x\\> \\*y\\* \\$1"
+    assert render_markdown.esc(None) == "-"
+
+
+def test_junit_text_replaces_characters_xml_forbids():
+    assert xml_text("a\x00b\x1fc\td") == "a\\u0000b\\u001fc\td"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_renders_an_empty_report(fmt):
+    data = render(fmt, [], None)
+    assert data.endswith(b"\n") and len(data) > 10
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_names_every_run(fmt):
+    data = render(fmt, summaries_of("healed_two_runs.jsonl", "no_run_records.jsonl"), None).decode()
+    for run in ("run_a", "run_b", "r1", "r2"):
+        assert run.replace("_", "\\_" if fmt == "markdown" else "_") in data
+
+
+def test_html_escapes_every_value_from_the_data():
+    page = render("html", summaries_of("escaping.jsonl"), None, title="<i>t</i>").decode()
+    assert "<script" not in page and "<img" not in page and "<svg onload" not in page and "<b>x" not in page
+    assert "<title>&lt;i&gt;t&lt;/i&gt;</title>" in page
+    assert "&lt;/title&gt;&lt;script&gt;window.__pwned=4" in page
+    assert 'data-tool="&lt;svg onload=window.__pwned=3&gt;"' in page
+
+
+def test_html_timeline_has_one_bar_per_call_and_failure_markers():
+    svg = render_html.timeline_svg(summaries_of("healed_two_runs.jsonl")[1], 2)
+    assert svg.count("<rect class=\"call-bar") == 1 and 'data-status="error"' in svg
+    assert svg.count('class="failure run-failed"') == 1 and svg.count("tool-failed") == 1
+    ET.fromstring(svg)  # the SVG is well-formed XML as well
+
+
+def test_timeline_bars_sit_where_their_calls_start():
+    s = summaries_of("healed_two_runs.jsonl")[0]  # 2100 ms; calls start at 100, 450, 1500 ms
+    svg = render_html.timeline_svg(s, 1)
+    xs = [float(x) for x in re.findall(r'<rect class="call-bar[^"]*" data-tool="[^"]*" data-status="[^"]*" x="([\d.]+)"', svg)]
+    expected = [render_html.GUTTER + render_html.PLOT * ms / 2100 for ms in (100, 450, 1500)]
+    assert xs == pytest.approx(expected, abs=0.01)
+
+
+def test_overlapping_calls_get_their_own_lanes():
+    assert render_html._lanes([(0, 10), (5, 15), (11, 20), (16, 30)]) == [0, 1, 0, 1]
+    many = render_html._lanes([(0, 100)] * (render_html.MAX_LANES + 3))
+    assert max(many) == render_html.MAX_LANES - 1
