@@ -9,6 +9,9 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
+import anyio.lowlevel
+
 from replay.pipeline.batch import RECORD_KEY, Batch
 from replay.pipeline.fdio import FdWriter, nonblocking
 from replay.pipeline.journal_io import write_atomic
@@ -65,6 +68,9 @@ class RenderReport(Sink):
             self.error("E_CONFIG_INPUTS_INVALID",
                        f"the report stage takes summary records; {others} other records were ignored",
                        howToFix="Put a `summarize` stage before `report`: inputs = [\"summarize\"].")
+        # The input also ends when an upstream stage failed (its channel is closed on the way out); let the
+        # runner's cancellation arrive before anything is written, so a failed run leaves no report.
+        await anyio.lowlevel.checkpoint()
         self.failed_runs = sum(1 for s in self.summaries if s.get("status") == "error")
         diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics)}
         data = render(self.config["format"], self.summaries, diag, self.config["title"])

@@ -337,3 +337,21 @@ def test_capture_then_report_counts_each_run_once_with_its_repairs(tmp_path):
     assert from_artifacts["aggregate"]["repairs"]["total"] == line["repairs"] > 0
     assert from_journal["aggregate"]["repairs"] == from_artifacts["aggregate"]["repairs"]
     assert from_journal["aggregate"]["events"] == from_artifacts["aggregate"]["events"]
+
+
+def test_strict_stops_at_the_first_bad_line_without_a_report(tmp_path):
+    out = tmp_path / "report.json"
+    result = run_replay("report", BAD_LINES, "--strict", "--out", str(out))
+    assert result.returncode == 1 and [e["code"] for e in errors_of(result.stderr)] == ["E_JSONL_LINE_INVALID"]
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_run_record_without_events_still_gets_a_row(tmp_path):
+    lonely = tmp_path / "lonely.jsonl"
+    lonely.write_text('{"$record":"run","runId":"empty","status":"error","error":{"code":"E_RUNNER_START_FAILED",'
+                      '"message":"no such interpreter"}}\n')
+    for fmt in ("text", "markdown", "junit", "html"):
+        result = run_replay("report", str(lonely), "--format", fmt)
+        assert result.returncode == 0 and b"empty" in result.stdout and b"no such interpreter" in result.stdout
+    run = report_json(str(lonely))["runs"][0]
+    assert run["status"] == "error" and run["events"]["total"] == 0 and run["durationMs"] is None

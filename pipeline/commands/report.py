@@ -77,12 +77,13 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     """Report on runs: status, events by type, tool calls, errors, usage, repairs and duration, per run and in all.
 
     Reads a stream on stdin (`replay read ... | replay heal | replay report`) or the PATHs / --in
-    paths: journals, artifacts, and directories of them such as .replay/artifacts. Repairs are counted
-    from heal records in the stream, or from the heal logs capture writes beside its artifacts.
+    paths: journals, artifacts, and directories of them such as .replay/artifacts. In a directory,
+    <id>.healed.json is read instead of <id>.artifact.json, so a captured run counts once. Repairs are
+    counted from heal records in the stream, or from the heal logs capture writes beside its artifacts.
 
     Exit 0 when the report was written, even if runs in it failed (unless --fail-on-error); 1 when
-    input lines could not be read (reported on stderr, after the report is written); 2 when the input
-    cannot be used at all.
+    input lines could not be read (reported on stderr; the report is still written, except with
+    --strict, which stops at the first one); 2 when the input cannot be used at all.
     """
     if out is not None and Path(out).is_dir():
         raise ReplayError("E_USAGE_INVALID", f"--out {out!r} is a directory; name the report file",
