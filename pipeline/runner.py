@@ -164,14 +164,20 @@ async def run_graph(
                         stack.push_async_callback(s.aclose)
                 if task.receive is not None:
                     stack.push_async_callback(task.receive.aclose)
-                if isinstance(head.stage, Source | AsyncTransform):
-                    await run_source(task, head)
-                elif isinstance(head.stage, Transform):
-                    await run_segment(task, current)
-                else:
-                    assert task.receive is not None
-                    await head.stage.consume(task.receive)  # type: ignore[attr-defined]
-                    await forward_side(task, head)
+                try:
+                    if isinstance(head.stage, Source | AsyncTransform):
+                        await run_source(task, head)
+                    elif isinstance(head.stage, Transform):
+                        await run_segment(task, current)
+                    else:
+                        assert task.receive is not None
+                        await head.stage.consume(task.receive)  # type: ignore[attr-defined]
+                        await forward_side(task, head)
+                except BaseException:
+                    # Stop everyone before our channels close: a consumer must not mistake a failure
+                    # upstream for the end of its input and commit a partial output file.
+                    group[0].cancel_scope.cancel()
+                    raise
         except (ReplayError, StrictAbort, PipeClosed, BrokenPipeError, anyio.get_cancelled_exc_class()):
             raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -228,8 +234,10 @@ async def run_graph(
                 if part is not None and len(part):
                     await push(k + 1, part)
 
+    group: list[Any] = []
     try:
         async with anyio.create_task_group() as tg:
+            group.append(tg)
             for task in tasks:
                 tg.start_soon(run_task, task)
     except BaseExceptionGroup as group:

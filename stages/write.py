@@ -7,6 +7,8 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio.lowlevel
+
 from replay.pipeline.batch import Batch
 from replay.pipeline.fdio import FdWriter, nonblocking
 from replay.pipeline.journal_io import atomic_output
@@ -32,6 +34,7 @@ class WriteJsonl(Sink):
         with atomic_output(path) as handle:
             async for batch in batches:
                 handle.write(batch.to_jsonl())  # buffered; the OS write happens per buffer, not per batch
+            await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not commit the file
 
 
 FLUSH_BYTES = 256 * 1024
