@@ -31,6 +31,7 @@ BATCH_EVENTS = 128  # events per batch on a channel: past a few hundred, parsing
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 Item = Batch | dict[str, Any]  # a batch or a diagnostic
+_PLUS_ONE = (1).__add__  # a line's length plus its newline, without a Python-level lambda
 
 
 class Reader(Protocol):
@@ -109,10 +110,18 @@ class LineCutter:
         self.source = source
         self.batch_events = batch_events
         self.max_line_bytes = max_line_bytes
-        self.pending = b""  # the unfinished last line
-        self.offset = 0  # byte offset of ``pending``
-        self.line = 1  # line number of ``pending``
+        # The unfinished last line, as the chunks it arrived in: joined once its newline comes, so a
+        # long line fed in many chunks costs linear time, not quadratic.
+        self._pieces: list[bytes] = []
+        self._pending_bytes = 0
+        self.offset = 0  # byte offset of the pending line
+        self.line = 1  # line number of the pending line
         self.skipping = False  # inside a line that is already too long
+
+    @property
+    def pending(self) -> bytes:
+        """The unfinished last line so far."""
+        return b"".join(self._pieces)
 
     def feed(self, data: bytes) -> list[Item]:
         """Batches (and diagnostics) for the complete lines now available."""
@@ -126,29 +135,44 @@ class LineCutter:
             self.offset += nl + 1
             self.line += 1
             data = data[nl + 1:]
-        if self.pending:
-            data = self.pending + data
+        if b"\n" not in data:
+            if data:
+                self._pieces.append(data)
+                self._pending_bytes += len(data)
+                if self._pending_bytes > self.max_line_bytes:
+                    self._skip_pending(out)
+            return out
+        if self._pieces:
+            self._pieces.append(data)
+            data = b"".join(self._pieces)
         raws = data.split(b"\n")
-        self.pending = raws.pop()
-        if raws:
-            start = self.offset
-            offsets = list(accumulate(map(len, raws), lambda a, n: a + n + 1, initial=start))
-            self.offset = offsets.pop()
-            first = self.line
-            self.line += len(raws)
-            size = self.batch_events
-            for s in range(0, len(raws), size):
-                part = raws[s:s + size]
-                batch = Batch(self.source, None, part, list(range(first + s, first + s + len(part))), offsets[s:s + size])  # type: ignore[arg-type]
-                if max(map(len, part)) > self.max_line_bytes:
-                    batch = self._drop_long(batch, out)
-                out.append(batch)
-        if len(self.pending) > self.max_line_bytes:
-            out.append(self._too_long(self.line, self.offset))
-            self.offset += len(self.pending)
-            self.pending = b""
-            self.skipping = True
+        last = raws.pop()
+        self._pieces = [last] if last else []
+        self._pending_bytes = len(last)
+        start = self.offset
+        offsets = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))
+        self.offset = offsets.pop()
+        first = self.line
+        self.line += len(raws)
+        size = self.batch_events
+        limit = self.max_line_bytes
+        for s in range(0, len(raws), size):
+            part = raws[s:s + size]
+            batch = Batch(self.source, None, part, list(range(first + s, first + s + len(part))), offsets[s:s + size])  # type: ignore[arg-type]
+            if max(map(len, part)) > limit:
+                batch = self._drop_long(batch, out)
+            out.append(batch)
+        if self._pending_bytes > limit:
+            self._skip_pending(out)
         return out
+
+    def _skip_pending(self, out: list[Item]) -> None:
+        """The pending line is already too long: report it and skip to its end."""
+        out.append(self._too_long(self.line, self.offset))
+        self.offset += self._pending_bytes
+        self._pieces = []
+        self._pending_bytes = 0
+        self.skipping = True
 
     def finish(self) -> list[Item]:
         """At end of input: the last line if it had no newline (marked as possibly torn)."""
@@ -156,11 +180,13 @@ class LineCutter:
             self.skipping = False
             self.line += 1
             return []
-        if not self.pending:
+        if not self._pieces:
             return []
-        batch = Batch(self.source, None, [self.pending], [self.line], [self.offset], tail_open=True)
-        self.offset += len(self.pending)
-        self.pending = b""
+        pending = self.pending
+        batch = Batch(self.source, None, [pending], [self.line], [self.offset], tail_open=True)
+        self.offset += len(pending)
+        self._pieces = []
+        self._pending_bytes = 0
         self.line += 1
         return [batch]
 
@@ -262,6 +288,15 @@ def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS)
         records, pointers = [], []
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 @contextmanager
 def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """A file that appears at ``path`` whole, or not at all (temp file + rename)."""
@@ -269,6 +304,7 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the usual permissions
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()

@@ -98,6 +98,7 @@ class ReadJournal(Source):
     async def _send(self, items: list[Item], out: Output) -> None:
         for item in items:
             if isinstance(item, dict):
+                item.setdefault("stage", self.id)
                 self.emit("errors", item)
             else:
                 await out.send(item)

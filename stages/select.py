@@ -24,14 +24,14 @@ class SelectEvents(Transform):
         self._cache: dict[Any, bool] = {}
 
     def _type_kept(self, event_type: Any) -> bool:
-        hit = self._cache.get(event_type)
+        name = event_type if type(event_type) is str else ""  # a missing or non-string type matches as ""
+        hit = self._cache.get(name)
         if hit is None:
-            name = event_type if isinstance(event_type, str) else ""
             hit = any(fnmatch.fnmatchcase(name, g) for g in self.config["types"]) and not any(
                 fnmatch.fnmatchcase(name, g) for g in self.config["exclude"]
             )
             if len(self._cache) < 10_000:
-                self._cache[event_type] = hit
+                self._cache[name] = hit
         return hit
 
     def __call__(self, batch: Batch) -> Batch:

@@ -1,0 +1,129 @@
+"""Batch: columns stay aligned through every change, and output keeps untouched bytes."""
+
+from __future__ import annotations
+
+import orjson
+
+from replay.pipeline.batch import Batch, invented, is_run_record
+
+RAW = [b'{"seq":1,"type":"a"}', b'{"seq": 2, "type": "b"}', b'{"seq":3,  "type":"c"}']
+
+
+def parsed(raws: list[bytes] = RAW, source: str = "run.jsonl") -> Batch:
+    batch = Batch.from_lines(raws, source)
+    batch.events = [orjson.loads(r) for r in raws]
+    return batch
+
+
+def test_from_lines_numbers_lines_and_offsets_from_the_start():
+    batch = Batch.from_lines(RAW, "run.jsonl")
+    assert batch.events is None
+    assert batch.lines == [1, 2, 3]
+    assert batch.offsets == [0, len(RAW[0]) + 1, len(RAW[0]) + len(RAW[1]) + 2]
+    assert batch.pointers == [None, None, None]
+    assert len(batch) == 3
+
+
+def test_untouched_events_are_written_as_their_original_bytes():
+    batch = parsed()
+    assert batch.to_jsonl() == b"\n".join(RAW) + b"\n"
+
+
+def test_replace_reserialises_only_the_changed_event():
+    batch = parsed()
+    batch.replace(1, {"seq": 2, "type": "B"})
+    out = batch.to_jsonl().split(b"\n")
+    assert out[0] == RAW[0] and out[2] == RAW[2]
+    assert out[1] == b'{"seq":2,"type":"B"}'
+    assert batch.raws[1] is None
+    # the position survives a change: diagnostics still point at the input line
+    assert batch.position(1) == {"source": "run.jsonl", "line": 2, "offset": len(RAW[0]) + 1}
+
+
+def test_insert_adds_an_invented_record_without_a_position():
+    batch = parsed()
+    batch.insert(0, {"seq": 0, "type": "run_started", "synthetic": True})
+    assert len(batch) == 4
+    assert batch.lines == [None, 1, 2, 3]
+    assert batch.offsets[0] is None and batch.raws[0] is None
+    assert batch.to_jsonl().split(b"\n")[1:4] == RAW
+
+
+def test_select_keeps_columns_together_in_the_given_order():
+    batch = parsed()
+    out = batch.select([2, 0])
+    assert [e["seq"] for e in out] == [3, 1]
+    assert out.raws == [RAW[2], RAW[0]]
+    assert out.lines == [3, 1]
+    assert out.source == "run.jsonl"
+
+
+def test_select_keeps_the_open_tail_only_when_the_last_column_survives():
+    batch = Batch.from_lines(RAW)
+    batch.tail_open = True
+    assert batch.select([0, 2]).tail_open
+    assert not batch.select([0, 1]).tail_open
+    assert not batch.select([]).tail_open
+
+
+def test_select_keeps_the_side_port_tag():
+    side = Batch.side([{"code": "E"}], "errors", "<parse.errors>")
+    assert side.select([0]).port == "errors"
+
+
+def test_rebuild_inserts_drops_and_appends_columns():
+    batch = parsed()
+    made = invented({"type": "made"})
+    out = batch.rebuild({1: [made]}, drop={2}, after=[invented({"type": "end"})])
+    assert [e["type"] for e in out] == ["a", "made", "b", "end"]
+    assert out.lines == [1, None, 2, None]
+    assert out.raws[0] == RAW[0] and out.raws[1] is None
+
+
+def test_rebuild_moves_a_column_with_its_bytes_and_position():
+    batch = parsed()
+    moved = batch.column(0)
+    out = batch.rebuild({}, drop={0}, after=[moved])
+    assert out.raws == [RAW[1], RAW[2], RAW[0]]
+    assert out.lines == [2, 3, 1]
+
+
+def test_copy_gives_independent_lists():
+    batch = parsed()
+    twin = batch.copy()
+    twin.replace(0, {"x": 1})
+    assert batch.raws[0] == RAW[0] and batch.events[0] == {"seq": 1, "type": "a"}
+
+
+def test_extend_appends_another_batch():
+    batch = parsed()
+    batch.extend(Batch.of([{"type": "z"}]))
+    assert len(batch) == 4
+    assert batch.to_jsonl().endswith(b'{"type":"z"}\n')
+
+
+def test_from_columns_and_empty_batches():
+    assert len(Batch.from_columns([])) == 0
+    assert Batch.from_columns([]).to_jsonl() == b""
+    cols = [invented({"a": 1}), ({"b": 2}, b'{"b": 2}', 7, 70, None)]
+    batch = Batch.from_columns(cols, "x")
+    assert batch.to_jsonl() == b'{"a":1}\n{"b": 2}\n'
+    assert batch.position(1) == {"source": "x", "line": 7, "offset": 70}
+
+
+def test_position_includes_the_json_pointer_of_document_records():
+    batch = Batch("a.json", [{"seq": 1}], [None], [None], [None], ["$.events[0]"])
+    assert batch.position(0) == {"source": "a.json", "line": None, "offset": None, "path": "$.events[0]"}
+
+
+def test_of_builds_a_parsed_batch_that_serialises_every_record():
+    batch = Batch.of([{"a": 1}, {"b": [1, 2]}])
+    assert list(batch) == [{"a": 1}, {"b": [1, 2]}]
+    assert batch.to_jsonl() == b'{"a":1}\n{"b":[1,2]}\n'
+
+
+def test_is_run_record():
+    assert is_run_record({"$record": "run", "runId": "r"})
+    assert not is_run_record({"$record": "heal"})
+    assert not is_run_record({"type": "run_started"})
+    assert not is_run_record([("$record", "run")])

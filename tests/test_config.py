@@ -1,0 +1,243 @@
+"""Pipeline configs (TOML and JSON): shapes, the chain shorthand, and refusals that name the bad key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from replay.pipeline.config import graph_from_config, load_pipeline, read_config_file
+from replay.pipeline.errors import ReplayError
+from replay.pipeline.registry import Registry
+from replay.stages.parse import ParseLines
+from replay.stages.read import ReadJournal
+from replay.stages.select import SelectEvents
+from replay.stages.write import WriteJsonl
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "pipelines"
+
+GRAPH = {
+    "stages": {
+        "read": {"type": "read"},
+        "parse": {"type": "parse", "inputs": ["read"], "route_errors": True},
+        "tools": {"type": "select", "inputs": ["parse"], "types": ["tool_*"]},
+        "out": {"type": "write", "inputs": ["tools"]},
+        "dead": {"type": "write", "inputs": ["parse.errors"], "path": "dead.jsonl"},
+    }
+}
+
+
+def refused(doc: dict, **kw) -> dict:
+    with pytest.raises(ReplayError) as info:
+        graph_from_config(doc, registry=Registry(plugins=False), **kw)
+    assert info.value.exit_code == 2
+    return info.value.body
+
+
+def with_stage(stage_id: str, **changes) -> dict:
+    doc = orjson.loads(orjson.dumps(GRAPH))
+    doc["stages"][stage_id].update(changes)
+    return doc
+
+
+# building ----------------------------------------------------------------------------------
+def test_stages_tables_build_the_declared_graph():
+    graph = graph_from_config(GRAPH, paths=["a.jsonl"])
+    assert list(graph.nodes) == ["read", "parse", "tools", "out", "dead"]
+    assert graph.nodes["parse"].route_errors
+    assert graph.nodes["tools"].stage.config["types"] == ["tool_*"]
+    assert graph.nodes["dead"].stage.config["path"] == "dead.jsonl"
+    assert graph.nodes["read"].stage.config["paths"] == ["a.jsonl"]  # the command line's PATHs
+
+
+def test_a_read_stage_with_its_own_paths_keeps_them():
+    doc = with_stage("read", paths=["fixed.jsonl"])
+    graph = graph_from_config(doc, paths=["cli.jsonl"])
+    assert graph.nodes["read"].stage.config["paths"] == ["fixed.jsonl"]
+
+
+def test_a_chain_gets_read_parse_and_write_around_it():
+    graph = graph_from_config({"chain": [{"type": "select", "types": ["tool_*"]}]})
+    stages = [n.stage for n in graph.nodes.values()]
+    assert [type(s) for s in stages] == [ReadJournal, ParseLines, SelectEvents, WriteJsonl]
+    assert [n.inputs for n in graph.nodes.values()] == [[], ["read"], ["parse"], ["select"]]
+
+
+def test_a_chain_of_names_and_ids():
+    graph = graph_from_config({"chain": ["parse", {"type": "select", "id": "only_tools", "types": ["tool_*"]}, "write"]})
+    assert list(graph.nodes) == ["read", "parse", "only_tools", "write"]
+
+
+def test_a_complete_chain_is_taken_as_written():
+    graph = graph_from_config({"chain": [{"type": "read", "paths": ["x.jsonl"]}, "write"]})
+    assert list(graph.nodes) == ["read", "write"]  # write takes raw lines as they are
+
+
+def test_toml_and_json_configs_build_the_same_graph(tmp_path: Path):
+    toml = tmp_path / "p.toml"
+    toml.write_text('description = "x"\nchain = [{ type = "select", types = ["user_*"] }]\n')
+    js = tmp_path / "p.json"
+    js.write_bytes(orjson.dumps({"description": "x", "chain": [{"type": "select", "types": ["user_*"]}]}))
+    a, b = load_pipeline(str(toml)), load_pipeline(str(js))
+    assert list(a.nodes) == list(b.nodes)
+    assert a.nodes["select"].stage.config == b.nodes["select"].stage.config
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.iterdir() if p.suffix in (".toml", ".json")))
+def test_every_example_pipeline_builds(name: str):
+    graph = load_pipeline(str(EXAMPLES / name), paths=["x.jsonl"])
+    assert graph.nodes
+
+
+def test_there_are_stages_and_chain_examples():
+    docs = [read_config_file(str(p)) for p in EXAMPLES.iterdir() if p.suffix in (".toml", ".json")]
+    assert any("stages" in d for d in docs) and any("chain" in d for d in docs)
+    dead_letter = [d for d in docs if "stages" in d and any(s.get("route_errors") for s in d["stages"].values())]
+    assert dead_letter and any(s.get("type") == "write" and s.get("path") for d in dead_letter for s in d["stages"].values())
+
+
+# file-level refusals -------------------------------------------------------------------------
+def test_a_missing_config_file(tmp_path: Path):
+    with pytest.raises(ReplayError) as info:
+        read_config_file(str(tmp_path / "nope.toml"))
+    assert info.value.code == "E_CONFIG_NOT_FOUND"
+
+
+def test_toml_syntax_errors_carry_line_and_column(tmp_path: Path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[stages.read]\ntype = "read"\ninputs = [\n  "x",\n  oops\n]\n')
+    with pytest.raises(ReplayError) as info:
+        read_config_file(str(bad))
+    body = info.value.body
+    assert body["code"] == "E_CONFIG_PARSE" and body["line"] == 5 and body["column"] >= 1
+
+
+def test_json_syntax_errors_carry_line_and_column(tmp_path: Path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{\n  "chain": [\n    "parse",,\n  ]\n}\n')
+    with pytest.raises(ReplayError) as info:
+        read_config_file(str(bad))
+    assert info.value.body["line"] == 3
+
+
+def test_a_json_config_must_be_an_object(tmp_path: Path):
+    bad = tmp_path / "list.json"
+    bad.write_text('["parse"]')
+    with pytest.raises(ReplayError) as info:
+        read_config_file(str(bad))
+    assert info.value.code == "E_CONFIG_SHAPE_INVALID"
+
+
+def test_a_toml_config_that_is_not_utf8(tmp_path: Path):
+    bad = tmp_path / "latin.toml"
+    bad.write_bytes(b'description = "caf\xe9"\n')
+    with pytest.raises(ReplayError) as info:
+        read_config_file(str(bad))
+    assert info.value.code == "E_CONFIG_PARSE"
+
+
+# shape refusals ------------------------------------------------------------------------------
+@pytest.mark.parametrize(("doc", "path"), [
+    ({"stages": {}, "chain": ["parse"]}, "$"),
+    ({}, "$"),
+    ({"stage": {}}, "stage"),
+    ({"stages": []}, "stages"),
+    ({"stages": {"read": "read"}}, "stages.read"),
+    ({"chain": []}, "chain"),
+    ({"chain": [3]}, "chain[0]"),
+    ({"chain": [{"type": "select", "inputs": ["x"]}]}, "chain[0].inputs"),
+    ({"stages": {"read": {"kind": "read"}}}, "stages.read.type"),
+])
+def test_wrong_shapes_are_refused_naming_the_key(doc: dict, path: str):
+    body = refused(doc)
+    assert body["code"] == "E_CONFIG_SHAPE_INVALID"
+    assert body["path"] == path
+
+
+def test_an_unknown_stage_type():
+    body = refused(with_stage("tools", type="selekt"))
+    assert body["code"] == "E_CONFIG_STAGE_TYPE_UNKNOWN"
+    assert body["path"] == "stages.tools.type"
+    assert body["received"] == "selekt" and "select" in body["expected"]
+
+
+def test_an_unknown_stage_type_in_a_chain():
+    body = refused({"chain": ["parse", "nope"]})
+    assert body["code"] == "E_CONFIG_STAGE_TYPE_UNKNOWN" and body["path"] == "chain[1].type"
+
+
+def test_an_unknown_option():
+    body = refused(with_stage("tools", typs=["x"]))
+    assert body["code"] == "E_CONFIG_OPTION_UNKNOWN"
+    assert body["path"] == "stages.tools.typs"
+    assert "types" in body["expected"]
+
+
+@pytest.mark.parametrize(("stage", "key", "value"), [
+    ("tools", "types", "tool_*"),
+    ("tools", "types", [1, 2]),
+    ("tools", "keep_run_records", "yes"),
+    ("read", "max_line_bytes", True),
+    ("read", "max_line_bytes", 1.5),
+    ("parse", "torn_tail", "ignore"),
+    ("dead", "path", 7),
+])
+def test_an_option_of_the_wrong_type_or_value(stage: str, key: str, value):
+    body = refused(with_stage(stage, **{key: value}))
+    assert body["code"] == "E_CONFIG_OPTION_INVALID"
+    assert body["path"] == f"stages.{stage}.{key}"
+
+
+def test_an_integer_is_accepted_where_a_float_is_expected():
+    graph = graph_from_config(with_stage("read", poll_seconds=1))
+    assert graph.nodes["read"].stage.config["poll_seconds"] == 1
+
+
+def test_inputs_must_be_a_list_of_names():
+    body = refused(with_stage("tools", inputs="parse"))
+    assert body["code"] == "E_CONFIG_INPUT_UNKNOWN" and body["path"] == "stages.tools.inputs"
+
+
+def test_route_errors_must_be_a_boolean():
+    body = refused(with_stage("parse", route_errors="yes"))
+    assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["path"] == "stages.parse.route_errors"
+
+
+def test_an_unknown_input():
+    body = refused(with_stage("out", inputs=["tool"]))
+    assert body["code"] == "E_CONFIG_INPUT_UNKNOWN" and body["path"] == "stages.out.inputs[0]"
+
+
+def test_a_cycle():
+    doc = with_stage("tools", inputs=["parse", "again"])
+    doc["stages"]["again"] = {"type": "select", "inputs": ["tools"]}
+    doc["stages"]["out2"] = {"type": "write", "inputs": ["again"]}
+    assert refused(doc)["code"] == "E_CONFIG_CYCLE"
+
+
+def test_routed_errors_that_nobody_consumes():
+    doc = orjson.loads(orjson.dumps(GRAPH))
+    del doc["stages"]["dead"]
+    body = refused(doc)
+    assert body["code"] == "E_CONFIG_ERRORS_UNCONSUMED"
+    assert body["path"] == "stages.parse.route_errors"
+
+
+def test_an_output_that_goes_nowhere():
+    doc = orjson.loads(orjson.dumps(GRAPH))
+    doc["stages"]["extra"] = {"type": "select", "inputs": ["parse"]}
+    body = refused(doc)
+    assert body["code"] == "E_CONFIG_OUTPUT_UNCONSUMED" and body["path"] == "stages.extra"
+
+
+def test_a_select_straight_after_read_needs_a_parse():
+    doc = {"stages": {"read": {"type": "read"}, "sel": {"type": "select", "inputs": ["read"]},
+                      "out": {"type": "write", "inputs": ["sel"]}}}
+    body = refused(doc)
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and "parse" in body["message"]
+
+
+def test_a_stage_id_with_a_dot_is_refused():
+    doc = {"stages": {"read": {"type": "read"}, "a.b": {"type": "write", "inputs": ["read"]}}}
+    assert refused(doc)["code"] == "E_CONFIG_SHAPE_INVALID"

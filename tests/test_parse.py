@@ -1,0 +1,186 @@
+"""The core transforms (parse, select) called directly on batches built from plain lists."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from replay.pipeline.batch import Batch
+from replay.stages.parse import ParseLines
+from replay.stages.select import SelectEvents
+
+
+def lines(*raws: bytes, tail_open: bool = False, source: str = "run.jsonl") -> Batch:
+    batch = Batch.from_lines(list(raws), source)
+    batch.tail_open = tail_open
+    return batch
+
+
+def ev(seq: int, type_: str, run: str = "r1") -> dict:
+    return {"seq": seq, "timestamp": "2026-01-01T00:00:00Z", "type": type_, "runId": run, "payload": {}}
+
+
+# parse -------------------------------------------------------------------------------------
+def test_parse_turns_lines_into_records_and_keeps_the_bytes():
+    raws = [b'{"seq":1,"type":"a"}', b'{"seq": 2, "type": "b"}']
+    stage = ParseLines()
+    out = stage(lines(*raws))
+    assert out.events == [{"seq": 1, "type": "a"}, {"seq": 2, "type": "b"}]
+    assert out.raws == raws
+    assert out.to_jsonl() == b'{"seq":1,"type":"a"}\n{"seq": 2, "type": "b"}\n'
+    assert stage.drain() == {}
+
+
+def test_parse_reports_a_bad_line_with_its_position_and_keeps_the_rest_in_order():
+    stage = ParseLines()
+    out = stage(lines(b'{"seq":1}', b'{"seq":2,', b'{"seq":3}'))
+    assert [e["seq"] for e in out] == [1, 3]
+    assert out.lines == [1, 3]
+    [error] = stage.take("errors")
+    assert error["code"] == "E_JSONL_LINE_INVALID"
+    assert (error["source"], error["line"], error["offset"]) == ("run.jsonl", 2, 10)
+    assert error["stage"] == "parse"
+    assert error["received"] == '{"seq":2,'
+    assert error["column"] == 10
+
+
+def test_parse_reports_the_byte_column_of_the_fault_in_non_ascii_lines():
+    stage = ParseLines()
+    stage(lines('{"t":"é", x}'.encode()))
+    [error] = stage.take("errors")
+    assert error["column"] == len('{"t":"é", '.encode()) + 1
+
+
+def test_parse_reports_json_that_is_not_an_object():
+    stage = ParseLines()
+    out = stage(lines(b"[1,2]", b'"text"', b"42", b"null", b'{"ok":true}'))
+    assert out.events == [{"ok": True}]
+    errors = stage.take("errors")
+    assert [e["code"] for e in errors] == ["E_EVENT_NOT_OBJECT"] * 4
+    assert [e["received"] for e in errors] == ["list", "str", "int", "NoneType"]
+    assert [e["line"] for e in errors] == [1, 2, 3, 4]
+
+
+def test_parse_skips_blank_and_whitespace_lines_quietly():
+    stage = ParseLines()
+    out = stage(lines(b"", b"  ", b"\r", b'{"a":1}\r', b"\t"))
+    assert out.events == [{"a": 1}]
+    assert out.raws == [b'{"a":1}\r']
+    assert stage.drain() == {}
+
+
+def test_parse_reports_a_torn_last_line_and_never_emits_it():
+    stage = ParseLines()
+    out = stage(lines(b'{"seq":1}', b'{"seq":2,"ty', tail_open=True))
+    assert out.events == [{"seq": 1}]
+    [error] = stage.take("errors")
+    assert error["code"] == "E_JSONL_LINE_TORN"
+    assert error["offset"] == 10 and error["line"] == 2
+    assert "byte 10" in error["message"]
+
+
+def test_parse_keeps_a_complete_last_line_without_newline():
+    out = ParseLines()(lines(b'{"seq":1}', b'{"seq":2}', tail_open=True))
+    assert [e["seq"] for e in out] == [1, 2]
+
+
+def test_parse_a_bad_line_that_is_not_last_is_invalid_not_torn():
+    stage = ParseLines()
+    stage(lines(b'{"seq":', b'{"seq":2}', tail_open=True))
+    assert [e["code"] for e in stage.take("errors")] == ["E_JSONL_LINE_INVALID"]
+
+
+def test_parse_can_log_a_torn_tail_as_a_repair_instead_of_an_error():
+    stage = ParseLines(torn_tail="repair")
+    out = stage(lines(b'{"seq":1}', b'{"se', tail_open=True))
+    assert len(out) == 1
+    side = stage.drain()
+    assert "errors" not in side
+    [repair] = side["repairs"]
+    assert repair["rule"] == "drop_torn_line" and repair["action"] == "dropped"
+    assert repair["original"] == '{"se' and repair["line"] == 2 and repair["offset"] == 10
+
+
+def test_parse_passes_records_from_documents_through_and_drops_non_objects():
+    batch = Batch("a.json", [{"seq": 1}, 7, {"seq": 2}], [None] * 3, [None] * 3, [None] * 3,
+                  ["$[0]", "$[1]", "$[2]"])
+    stage = ParseLines()
+    out = stage(batch)
+    assert out.events == [{"seq": 1}, {"seq": 2}]
+    [error] = stage.take("errors")
+    assert error["path"] == "$[1]" and error["code"] == "E_EVENT_NOT_OBJECT"
+
+
+def test_parse_keeps_the_exact_bytes_of_numbers_past_64_bits():
+    raw = b'{"n":123456789012345678901234567890}'
+    out = ParseLines()(lines(raw))
+    assert out.to_jsonl() == raw + b"\n"  # orjson reads it as a float; the untouched bytes keep every digit
+
+
+def test_parse_reports_invalid_utf8():
+    stage = ParseLines()
+    out = stage(lines(b'{"t":"\xff"}', b'{"ok":1}'))
+    assert out.events == [{"ok": 1}]
+    assert [e["code"] for e in stage.take("errors")] == ["E_JSONL_LINE_INVALID"]
+
+
+def test_parse_describes_itself():
+    info = ParseLines.describe()
+    assert info["type"] == "parse" and info["kind"] == "transform"
+    assert "torn_tail" in info["options"] and info["ports"] == ["errors", "repairs"]
+
+
+# select ------------------------------------------------------------------------------------
+def parsed(*records: dict) -> Batch:
+    batch = Batch.from_lines([orjson.dumps(r) for r in records])
+    batch.events = list(records)
+    return batch
+
+
+def test_select_keeps_types_matching_globs():
+    batch = parsed(ev(1, "run_started"), ev(2, "tool_called"), ev(3, "tool_completed"), ev(4, "user_message"))
+    out = SelectEvents(types=["tool_*"])(batch)
+    assert [e["seq"] for e in out] == [2, 3]
+    assert out.raws == [batch.raws[1], batch.raws[2]]  # untouched bytes move with their events
+
+
+def test_select_excludes_after_including():
+    batch = parsed(ev(1, "tool_called"), ev(2, "tool_failed"), ev(3, "user_message"))
+    out = SelectEvents(types=["tool_*"], exclude=["*_failed"])(batch)
+    assert [e["seq"] for e in out] == [1]
+
+
+def test_select_returns_the_same_batch_when_everything_is_kept():
+    batch = parsed(ev(1, "a"), ev(2, "b"))
+    assert SelectEvents()(batch) is batch
+
+
+def test_select_one_run_keeps_its_run_record():
+    batch = parsed({"$record": "run", "runId": "r1"}, ev(1, "a", "r1"), {"$record": "run", "runId": "r2"}, ev(1, "a", "r2"))
+    out = SelectEvents(run_id="r2")(batch)
+    assert out.events == [{"$record": "run", "runId": "r2"}, ev(1, "a", "r2")]
+
+
+def test_select_can_drop_run_records():
+    batch = parsed({"$record": "run", "runId": "r1"}, ev(1, "a"))
+    out = SelectEvents(keep_run_records=False)(batch)
+    assert out.events == [ev(1, "a")]
+
+
+def test_select_treats_a_missing_or_odd_type_as_the_empty_name():
+    batch = parsed({"seq": 1}, {"seq": 2, "type": 5}, {"seq": 3, "type": ["x"]})
+    assert len(SelectEvents(types=["*"])(batch)) == 3
+    assert len(SelectEvents(types=["tool_*"])(batch)) == 0
+
+
+def test_select_over_many_batches_matches_a_plain_filter():
+    stage = SelectEvents(types=["tool_*", "run_*"], exclude=["run_failed"])
+    types = ["run_started", "tool_called", "tool_completed", "user_message", "run_failed", "x"] * 50
+    records = [ev(i + 1, t) for i, t in enumerate(types)]
+    kept = [e for k in range(0, len(records), 7) for e in stage(parsed(*records[k:k + 7]))]
+    assert kept == [e for e in records if e["type"] in ("run_started", "tool_called", "tool_completed")]
+
+
+@pytest.mark.parametrize("stage", [ParseLines(), SelectEvents()])
+def test_transforms_have_nothing_to_flush(stage):
+    assert stage.flush() is None

@@ -1,0 +1,148 @@
+"""The stage registry: built-ins, third-party stages from the `replay.stages` entry points (for real)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import errors_of, jsonl, run_replay
+
+from replay.pipeline.errors import ReplayError
+from replay.pipeline.registry import BUILTIN, ENTRY_POINT_GROUP, Registry
+from replay.pipeline.stage import Stage
+from replay.stages.select import SelectEvents
+
+PLUGIN = '''
+"""A third-party stage: upper-cases event types."""
+
+from replay.pipeline.stage import Option, Transform
+
+
+class UpperTypes(Transform):
+    summary = "Upper-case every event type (a plugin for tests)."
+    options = {"suffix": Option(str, "", "text added after the type")}
+
+    def __call__(self, batch):
+        for i, event in enumerate(batch.events or ()):
+            if isinstance(event.get("type"), str):
+                batch.replace(i, {**event, "type": event["type"].upper() + self.config["suffix"]})
+        return batch
+
+
+class NotAStage:
+    pass
+'''
+
+
+def make_plugin(root: Path, entry_points: dict[str, str], *, module: str = PLUGIN, dist: str = "replay_upper") -> Path:
+    """A package as pip would leave it: a module plus a `<name>-0.1.dist-info/` folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "replay_upper_plugin.py").write_text(textwrap.dedent(module))
+    info = root / f"{dist}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    lines = [f"[{ENTRY_POINT_GROUP}]"] + [f"{name} = {target}" for name, target in entry_points.items()]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    return root
+
+
+# built-ins ---------------------------------------------------------------------------------
+def test_core_stages_are_registered():
+    registry = Registry(plugins=False)
+    for name in ("read", "parse", "select", "write"):
+        assert name in registry.names()
+    assert registry.get("select") is SelectEvents
+
+
+def test_builtin_targets_point_into_the_replay_namespace():
+    assert all(target.startswith("replay.stages.") and ":" in target for target in BUILTIN.values())
+
+
+def test_every_registered_stage_loads_and_describes_itself():
+    registry = Registry(plugins=False)
+    described = registry.describe_all()
+    assert registry.problems == []
+    assert [d["type"] for d in described] == registry.names()
+    for d in described:
+        assert d["summary"], f"{d['type']} has no one-line summary"
+        assert "\n" not in d["summary"]
+        assert d["kind"] in ("source", "transform", "sink")
+        for option in d["options"].values():
+            assert option["help"] and option["type"]
+
+
+def test_an_unknown_stage_type_lists_the_known_ones():
+    with pytest.raises(ReplayError) as info:
+        Registry(plugins=False).get("nope", path="stages.x.type")
+    body = info.value.body
+    assert body["code"] == "E_CONFIG_STAGE_TYPE_UNKNOWN" and body["path"] == "stages.x.type"
+    assert "select" in body["expected"]
+
+
+# third-party stages, in this process ---------------------------------------------------------
+def test_a_plugin_stage_is_found_through_its_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"upper": "replay_upper_plugin:UpperTypes"})))
+    registry = Registry()
+    cls = registry.get("upper")
+    assert issubclass(cls, Stage) and cls.name == "upper"  # the entry point's name becomes the type
+    assert "upper" in registry.names()
+
+
+def test_a_plugin_cannot_shadow_a_builtin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"select": "replay_upper_plugin:UpperTypes"})))
+    registry = Registry()
+    assert registry.get("select") is SelectEvents
+    [problem] = registry.problems
+    assert problem["code"] == "E_STAGE_LOAD_FAILED" and "shadow" in problem["message"]
+
+
+def test_a_plugin_that_is_not_a_stage_fails_to_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"odd": "replay_upper_plugin:NotAStage"})))
+    with pytest.raises(ReplayError) as info:
+        Registry().get("odd", path="chain[0].type")
+    assert info.value.code == "E_STAGE_LOAD_FAILED" and info.value.body["path"] == "chain[0].type"
+
+
+def test_a_plugin_that_cannot_be_imported_is_reported_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"broken": "replay_missing_module:Thing"})))
+    registry = Registry()
+    names = [d["type"] for d in registry.describe_all()]
+    assert "broken" not in names and "select" in names
+    assert [p["code"] for p in registry.problems] == ["E_STAGE_LOAD_FAILED"]
+
+
+# third-party stages, for real: a subprocess that finds the plugin on PYTHONPATH ------------------
+def test_replay_stages_lists_a_plugin_and_replay_run_uses_it(tmp_path: Path):
+    plugin_dir = make_plugin(tmp_path / "site", {"upper": "replay_upper_plugin:UpperTypes"})
+    env = {"PYTHONPATH": str(plugin_dir)}
+
+    listed = run_replay("stages", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    described = {d["type"]: d for d in orjson.loads(listed.stdout)}
+    assert described["upper"]["summary"] == "Upper-case every event type (a plugin for tests)."
+    assert described["upper"]["options"]["suffix"]["type"] == "str"
+    assert "select" in described
+
+    human = run_replay("stages", env=env)
+    assert b"upper" in human.stdout and b"Upper-case every event type" in human.stdout
+
+    journal = tmp_path / "run.jsonl"
+    journal.write_bytes(b'{"seq":1,"type":"tool_called"}\n{"seq":2,"type":"user_message"}\n')
+    config = tmp_path / "upper.toml"
+    config.write_text('chain = [{ type = "upper", suffix = "!" }]\n')
+    ran = run_replay("run", str(config), str(journal), env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert [e["type"] for e in jsonl(ran.stdout)] == ["TOOL_CALLED!", "USER_MESSAGE!"]
+
+
+def test_replay_run_refuses_a_plugin_that_fails_to_load(tmp_path: Path):
+    plugin_dir = make_plugin(tmp_path / "site", {"broken": "replay_missing_module:Thing"})
+    config = tmp_path / "p.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.b]\ntype = "broken"\ninputs = ["read"]\n')
+    ran = run_replay("run", str(config), env={"PYTHONPATH": str(plugin_dir)}, input=b"")
+    assert ran.returncode == 2
+    [error] = errors_of(ran.stderr)
+    assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "stages.b.type"
+    assert ran.stdout == b""
