@@ -52,6 +52,11 @@ class ReadJournal(Source):
                     raise
                 self.emit("errors", exc.body | {"source": source})
                 await out.drain()
+            except OSError as exc:  # the disk or device failed mid-read (EIO, ...): this input ends here
+                if isinstance(exc, BrokenPipeError):
+                    raise
+                self.error("E_INPUT_UNREADABLE", f"reading {source!r} failed: {exc.strerror or exc}", source=source)
+                await out.drain()
 
     async def _read_one(self, reader: Reader, source: str, out: Output) -> None:
         """One journal: decide its format from the head, then stream its lines (or its document)."""

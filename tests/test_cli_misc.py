@@ -1,0 +1,190 @@
+"""`replay --version/--help`, `replay stages`, `replay schema`, logging, and the JSON error contract."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+from importlib.metadata import version
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import REPLAY, errors_of, run_replay
+
+from replay.pipeline.errors import CATALOGUE
+
+JOURNAL = b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r1","payload":{}}\n'
+
+
+# version and help -----------------------------------------------------------------------------
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(flag: str):
+    done = run_replay(flag)
+    assert done.returncode == 0 and done.stderr == b""
+    assert done.stdout.decode().strip() == f"replay {version('agent-replay')}"
+
+
+def test_help_lists_the_commands_and_shows_examples():
+    done = run_replay("--help")
+    assert done.returncode == 0
+    text = done.stdout.decode()
+    for command in ("read", "run", "stages", "schema"):
+        assert f"\n  {command} " in text
+    assert "Examples:" in text and "replay read" in text and "--log-level" in text
+
+
+@pytest.mark.parametrize("command", ["read", "run", "stages", "schema"])
+def test_each_core_command_has_help(command: str):
+    done = run_replay(command, "--help")
+    assert done.returncode == 0 and done.stdout.startswith(b"Usage: replay " + command.encode())
+    if command in ("read", "run"):
+        assert b"Examples:" in done.stdout
+
+
+def test_an_unknown_global_flag():
+    done = run_replay("--frob", "read")
+    assert done.returncode == 2
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_UNKNOWN_FLAG" and error["received"] == "--frob"
+
+
+# stages ---------------------------------------------------------------------------------------
+def test_stages_json_describes_every_stage_for_machines():
+    done = run_replay("stages", "--json")
+    assert done.returncode == 0 and done.stderr == b""
+    described = orjson.loads(done.stdout)
+    by_type = {d["type"]: d for d in described}
+    assert {"read", "parse", "select", "write"} <= set(by_type)
+    for d in described:
+        assert set(d) >= {"type", "kind", "summary", "ports", "options"}
+        assert d["summary"] and "\n" not in d["summary"]
+    assert by_type["select"]["options"]["types"] == {
+        "type": "list", "default": ["*"], "help": by_type["select"]["options"]["types"]["help"], "required": False,
+    }
+    assert by_type["parse"]["options"]["torn_tail"]["choices"] == ["error", "repair"]
+    assert by_type["read"]["kind"] == "source" and by_type["write"]["kind"] == "sink"
+
+
+def test_stages_for_humans_give_one_line_per_stage_and_its_options():
+    done = run_replay("stages")
+    assert done.returncode == 0
+    text = done.stdout.decode()
+    described = orjson.loads(run_replay("stages", "--json").stdout)
+    for d in described:
+        [line] = [ln for ln in text.splitlines() if ln.startswith(d["type"] + " ")]
+        assert d["summary"] in line
+        for option in d["options"]:
+            assert f"--{option}=" in text
+    assert "side ports: errors, repairs" in text  # parse's extra port is shown
+
+
+# schema ---------------------------------------------------------------------------------------
+def test_schema_lists_the_bundled_schemas():
+    done = run_replay("schema")
+    assert done.returncode == 0
+    names = done.stdout.decode().split()
+    assert "event" in names and "stream" in names
+
+
+@pytest.mark.parametrize("name", ["event", "event.schema.json", "stream"])
+def test_schema_prints_a_json_schema(name: str):
+    done = run_replay("schema", name)
+    assert done.returncode == 0
+    schema = orjson.loads(done.stdout)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_the_event_schema_accepts_a_canonical_event():
+    import jsonschema
+
+    schema = orjson.loads(run_replay("schema", "event").stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(orjson.loads(JOURNAL), schema)
+
+
+def test_an_unknown_schema_is_refused():
+    done = run_replay("schema", "nope")
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_SCHEMA_UNKNOWN" and "event" in error["expected"]
+
+
+# logging ------------------------------------------------------------------------------------
+def test_logs_are_json_lines_on_stderr_when_it_is_not_a_terminal():
+    done = run_replay("--log-level", "debug", "read", input=JOURNAL)
+    assert done.returncode == 0
+    assert done.stdout == JOURNAL  # data only on stdout
+    records = [orjson.loads(line) for line in done.stderr.splitlines()]
+    events = [r["event"] for r in records]
+    assert "graph.start" in events and "graph.done" in events
+    assert {r["level"] for r in records} <= {"debug", "info"}
+    assert all("timestamp" in r for r in records)
+
+
+def test_the_log_level_filters():
+    info = run_replay("--log-level", "info", "read", input=JOURNAL)
+    assert [orjson.loads(line)["event"] for line in info.stderr.splitlines()] == ["graph.done"]
+    quiet = run_replay("read", input=JOURNAL)  # the default level is warning
+    assert quiet.stderr == b""
+
+
+def test_logs_are_human_readable_on_a_terminal():
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([REPLAY, "--log-level", "debug", "read"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=follower)
+        out, _ = proc.communicate(JOURNAL, timeout=60)
+        os.close(follower)
+        follower = -1
+        text = b""
+        while select.select([leader], [], [], 5)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed
+                break
+            if not chunk:
+                break
+            text += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert proc.returncode == 0 and out == JOURNAL
+    assert b"graph.done" in text
+    assert not text.lstrip().startswith(b"{")  # console format, not JSON
+
+
+def test_a_bad_log_level_is_a_usage_error():
+    done = run_replay("--log-level", "loud", "read", input=b"")
+    assert done.returncode == 2
+    assert errors_of(done.stderr)[0]["code"] == "E_USAGE_INVALID"
+
+
+# the error contract ---------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["read", "/nonexistent.jsonl"],
+    ["run", "/nonexistent.toml"],
+    ["schema", "nope"],
+    ["read", "--max-line-bytes", "-1"],
+])
+def test_every_refusal_is_one_json_object_on_stderr(args: list[str]):
+    done = run_replay(*args, input=b"")
+    assert done.returncode == 2 and done.stdout == b""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1
+    body = orjson.loads(lines[0])
+    assert list(body) == ["error"]
+    assert body["error"]["code"] in CATALOGUE and body["error"]["message"]
+    assert body["error"]["howToFix"]
+
+
+def test_an_error_in_data_carries_its_position(tmp_path: Path):
+    journal = tmp_path / "r.jsonl"
+    journal.write_bytes(JOURNAL + b"{oops\n")
+    done = run_replay("read", str(journal))
+    assert done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert {"source", "line", "offset", "column"} <= set(error)
+    assert (error["line"], error["offset"]) == (2, len(JOURNAL))

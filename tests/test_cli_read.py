@@ -1,0 +1,340 @@
+"""`replay read` through the real executable: formats, positions, exit codes, pipes, signals, follow."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pty
+import queue
+import signal
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import REPLAY, errors_of, jsonl, run_replay
+
+EVENTS = [
+    {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "r1", "payload": {}},
+    {"seq": 2, "timestamp": "2026-03-01T12:00:01.000Z", "type": "user_message", "runId": "r1", "payload": {"text": "hi"}},
+    {"seq": 3, "timestamp": "2026-03-01T12:00:02.000Z", "type": "run_completed", "runId": "r1", "payload": {}},
+]
+# Deliberately not orjson's spacing: output must be these exact bytes, not a re-serialisation.
+LINES = [orjson.dumps(e).replace(b'","', b'", "') for e in EVENTS]
+JOURNAL = b"\n".join(LINES) + b"\n"
+
+
+def write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def big_journal(path: Path, events: int) -> Path:
+    line = orjson.dumps({**EVENTS[1], "payload": {"text": "x" * 200}})
+    with open(path, "wb") as out:
+        for _ in range(events // 1000):
+            out.write((line + b"\n") * 1000)
+    return path
+
+
+# formats -----------------------------------------------------------------------------------
+def test_a_canonical_journal_comes_out_byte_identical(tmp_path: Path):
+    journal = write(tmp_path / "run.jsonl", JOURNAL)
+    before = (journal.stat().st_mtime_ns, journal.read_bytes())
+    done = run_replay("read", str(journal))
+    assert done.returncode == 0 and done.stderr == b""
+    assert done.stdout == JOURNAL
+    assert (journal.stat().st_mtime_ns, journal.read_bytes()) == before  # inputs are never modified
+
+
+def test_run_records_pass_through_ahead_of_their_events(tmp_path: Path):
+    record = b'{"$record":"run","runId":"r1","prompt":"hi","status":"ok"}'
+    journal = write(tmp_path / "runs.jsonl", record + b"\n" + JOURNAL)
+    done = run_replay("read", str(journal))
+    assert done.returncode == 0 and done.stdout == record + b"\n" + JOURNAL
+
+
+def test_stdin_by_default_and_with_a_dash(tmp_path: Path):
+    assert run_replay("read", input=JOURNAL).stdout == JOURNAL
+    assert run_replay("read", "-", input=JOURNAL).stdout == JOURNAL
+    with open(write(tmp_path / "in.jsonl", JOURNAL), "rb") as handle:  # stdin that is a file
+        done = subprocess.run([REPLAY, "read"], stdin=handle, capture_output=True, timeout=60)
+    assert done.stdout == JOURNAL
+
+
+def test_stdin_that_is_a_terminal():
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([REPLAY, "read"], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.write(leader, LINES[0] + b"\n")
+        os.write(leader, b"\x04")  # Ctrl-D: end of input on a terminal
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert proc.returncode == 0, err
+    assert jsonl(out) == [EVENTS[0]]
+
+
+def test_gzip_is_read_transparently(tmp_path: Path):
+    packed = write(tmp_path / "run.jsonl.gz", gzip.compress(JOURNAL))
+    assert run_replay("read", str(packed)).stdout == JOURNAL
+    assert run_replay("read", input=gzip.compress(JOURNAL)).stdout == JOURNAL  # gzip on stdin too
+
+
+def test_a_truncated_gzip_keeps_what_was_whole_and_fails(tmp_path: Path):
+    data = gzip.compress(b"".join(LINES[1] + b"\n" for _ in range(20000)))
+    packed = write(tmp_path / "cut.jsonl.gz", data[: len(data) // 2])
+    done = run_replay("read", str(packed))
+    assert done.returncode == 1
+    out = done.stdout.splitlines()
+    assert out and all(line == LINES[1] for line in out)  # no partial line ever comes out
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_GZIP_INVALID"]
+    assert errors_of(done.stderr)[0]["source"] == str(packed)
+
+
+@pytest.mark.parametrize("indent", [True, False], ids=["pretty", "one-line"])
+def test_an_artifact_becomes_its_run_record_and_events(tmp_path: Path, indent: bool):
+    artifact = {"schemaVersion": "1.0.0", "artifactType": "replay", "id": "art_1", "timestamp": "2026-03-01T12:00:03.000Z",
+                "prompt": "hi", "status": "ok", "response": "hello", "events": EVENTS}
+    path = write(tmp_path / "run.json", orjson.dumps(artifact, option=orjson.OPT_INDENT_2 if indent else 0))
+    done = run_replay("read", str(path))
+    assert done.returncode == 0, done.stderr
+    records = jsonl(done.stdout)
+    assert records[0]["$record"] == "run"
+    assert (records[0]["runId"], records[0]["artifactId"], records[0]["response"]) == ("r1", "art_1", "hello")
+    assert records[1:] == EVENTS
+
+
+@pytest.mark.parametrize("indent", [True, False], ids=["pretty", "one-line"])
+def test_an_array_of_events(tmp_path: Path, indent: bool):
+    path = write(tmp_path / "events.json", orjson.dumps(EVENTS, option=orjson.OPT_INDENT_2 if indent else 0))
+    done = run_replay("read", str(path))
+    assert done.returncode == 0 and jsonl(done.stdout) == EVENTS
+
+
+def test_a_non_object_in_an_array_is_reported_by_its_json_path(tmp_path: Path):
+    path = write(tmp_path / "events.json", orjson.dumps([EVENTS[0], 5, EVENTS[1]], option=orjson.OPT_INDENT_2))
+    done = run_replay("read", str(path))
+    assert done.returncode == 1 and jsonl(done.stdout) == EVENTS[:2]
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["source"]) == ("E_EVENT_NOT_OBJECT", "$[1]", str(path))
+
+
+def test_a_directory_is_read_recursively_in_sorted_order(tmp_path: Path):
+    root = tmp_path / "runs"
+    write(root / "b" / "2.jsonl", LINES[1] + b"\n")
+    write(root / "a" / "deep" / "1.jsonl.gz", gzip.compress(LINES[0] + b"\n"))
+    write(root / "c.jsonl", LINES[2] + b"\n")
+    write(root / "README.md", b"# not a journal\n")
+    write(root / "a" / "x.raw.json", b"{not even json")
+    done = run_replay("read", str(root))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == JOURNAL
+
+
+def test_several_paths_in_the_order_given(tmp_path: Path):
+    a = write(tmp_path / "a.jsonl", LINES[2] + b"\n")
+    b = write(tmp_path / "b.jsonl", LINES[0] + b"\n")
+    assert run_replay("read", str(a), str(b)).stdout == LINES[2] + b"\n" + LINES[0] + b"\n"
+
+
+# odd contents --------------------------------------------------------------------------------
+def test_empty_and_blank_inputs_give_nothing_and_succeed(tmp_path: Path):
+    for name, data in (("empty.jsonl", b""), ("blank.jsonl", b"\n\n  \n\r\n")):
+        done = run_replay("read", str(write(tmp_path / name, data)))
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert run_replay("read", input=b"").returncode == 0
+
+
+def test_crlf_lines_keep_their_bytes(tmp_path: Path):
+    data = b"".join(line + b"\r\n" for line in LINES)
+    done = run_replay("read", str(write(tmp_path / "dos.jsonl", data)))
+    assert done.returncode == 0 and done.stdout == data
+
+
+def test_a_last_line_without_newline_is_kept_when_it_is_whole(tmp_path: Path):
+    done = run_replay("read", str(write(tmp_path / "run.jsonl", JOURNAL[:-1])))
+    assert done.returncode == 0 and done.stdout == JOURNAL
+
+
+def test_a_torn_last_line_is_reported_with_its_offset_and_never_emitted(tmp_path: Path):
+    torn = LINES[2][:25]
+    journal = write(tmp_path / "run.jsonl", LINES[0] + b"\n" + LINES[1] + b"\n" + torn)
+    done = run_replay("read", str(journal))
+    assert done.returncode == 1
+    assert done.stdout == LINES[0] + b"\n" + LINES[1] + b"\n"
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_JSONL_LINE_TORN"
+    assert (error["source"], error["line"], error["offset"]) == (str(journal), 3, len(LINES[0]) + len(LINES[1]) + 2)
+
+
+def test_a_file_that_is_only_a_torn_line(tmp_path: Path):
+    done = run_replay("read", str(write(tmp_path / "torn.jsonl", b'{"seq":1,"ty')))
+    assert done.returncode == 1 and done.stdout == b""
+    assert [(e["code"], e["offset"]) for e in errors_of(done.stderr)] == [("E_JSONL_LINE_TORN", 0)]
+
+
+def test_bad_lines_are_reported_with_positions_and_the_rest_flows_in_order(tmp_path: Path):
+    data = LINES[0] + b"\nnot json\n[1,2]\n" + LINES[1] + b'\n{"seq": 9,\n' + LINES[2] + b"\n"
+    journal = write(tmp_path / "mixed.jsonl", data)
+    done = run_replay("read", str(journal))
+    assert done.returncode == 1
+    assert done.stdout == JOURNAL
+    errors = errors_of(done.stderr)
+    assert [(e["code"], e["line"]) for e in errors] == [
+        ("E_JSONL_LINE_INVALID", 2), ("E_EVENT_NOT_OBJECT", 3), ("E_JSONL_LINE_INVALID", 5),
+    ]
+    assert errors[0]["offset"] == len(LINES[0]) + 1 and errors[0]["column"] == 1
+    for e in errors:
+        assert data[e["offset"]:].startswith(data.split(b"\n")[e["line"] - 1])  # the offset is the line's first byte
+    assert all(line.startswith(b'{"error"') for line in done.stderr.splitlines())  # stderr: errors only
+
+
+def test_strict_stops_at_the_first_error(tmp_path: Path):
+    data = LINES[0] + b"\nbad one\nbad two\n" + b"".join(LINES[1] + b"\n" for _ in range(50000))
+    done = run_replay("read", "--strict", str(write(tmp_path / "run.jsonl", data)))
+    assert done.returncode == 1
+    assert [e["line"] for e in errors_of(done.stderr)] == [2]
+    assert len(done.stdout.splitlines()) < 50001
+
+
+def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path: Path):
+    long_line = orjson.dumps({**EVENTS[1], "payload": {"text": "y" * 5000}})
+    data = LINES[0] + b"\n" + long_line + b"\n" + LINES[2] + b"\n"
+    done = run_replay("read", "--max-line-bytes", "1000", str(write(tmp_path / "run.jsonl", data)))
+    assert done.returncode == 1
+    assert done.stdout == LINES[0] + b"\n" + LINES[2] + b"\n"
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["line"], error["offset"]) == ("E_JSONL_LINE_TOO_LONG", 2, len(LINES[0]) + 1)
+
+
+def test_a_huge_line_within_the_default_limit_passes(tmp_path: Path):
+    huge = orjson.dumps({**EVENTS[1], "payload": {"text": "z" * (3 << 20)}})
+    data = LINES[0] + b"\n" + huge + b"\n" + LINES[2] + b"\n"
+    done = run_replay("read", str(write(tmp_path / "run.jsonl", data)))
+    assert done.returncode == 0 and done.stdout == data
+
+
+# refusals (exit 2, nothing on stdout) ------------------------------------------------------------
+def test_a_missing_path_is_refused_before_any_output(tmp_path: Path):
+    good = write(tmp_path / "a.jsonl", JOURNAL)
+    done = run_replay("read", str(good), str(tmp_path / "missing.jsonl"))
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_INPUT_PATH_NOT_FOUND" and error["path"] == str(tmp_path / "missing.jsonl")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_socket_is_neither_file_nor_directory(tmp_path: Path):
+    path = tmp_path / "s.jsonl"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(path))
+        done = run_replay("read", str(path))
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INPUT_NOT_FILE_OR_DIR"
+
+
+def test_bad_usage_is_refused(tmp_path: Path):
+    for args in (["--max-line-bytes", "0"], ["--max-line-bytes", "lots"], ["--nope"]):
+        done = run_replay("read", *args, input=b"")
+        assert done.returncode == 2 and done.stdout == b""
+        [error] = errors_of(done.stderr)
+        assert error["code"] in ("E_USAGE_INVALID", "E_UNKNOWN_FLAG")
+    assert errors_of(run_replay("read", "--nope").stderr)[0]["code"] == "E_UNKNOWN_FLAG"
+
+
+def test_follow_needs_exactly_one_file(tmp_path: Path):
+    for args in ([], ["-"], [str(tmp_path)]):
+        done = run_replay("read", "--follow", *args, input=b"")
+        assert done.returncode == 2
+        assert errors_of(done.stderr)[0]["code"] == "E_USAGE_INVALID"
+
+
+# unreadable inputs (exit 1: the others are still read) ---------------------------------------------
+def test_an_input_that_fails_mid_read_is_reported_and_the_next_is_read(tmp_path: Path):
+    good = write(tmp_path / "a.jsonl", JOURNAL)
+    done = run_replay("read", "/proc/self/mem", str(good))  # exists, opens, then fails with EIO
+    assert done.returncode == 1
+    assert done.stdout == JOURNAL
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_INPUT_UNREADABLE" and error["source"] == "/proc/self/mem"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="permissions do not apply to root")
+def test_a_file_without_read_permission(tmp_path: Path):
+    locked = write(tmp_path / "locked.jsonl", JOURNAL)
+    locked.chmod(0)
+    try:
+        done = run_replay("read", str(locked))
+    finally:
+        locked.chmod(0o600)
+    assert done.returncode == 1
+    assert errors_of(done.stderr)[0]["code"] == "E_INPUT_UNREADABLE"
+
+
+# pipes and signals -----------------------------------------------------------------------------
+@pytest.mark.parametrize("events", [3, 300_000], ids=["small", "large"])
+def test_a_reader_that_leaves_early_ends_the_run_quietly(tmp_path: Path, events: int):
+    journal = big_journal(tmp_path / "big.jsonl", events) if events > 3 else write(tmp_path / "s.jsonl", JOURNAL)
+    done = subprocess.run(f"'{REPLAY}' read '{journal}' | head -1", shell=True, capture_output=True, timeout=120,
+                          executable="/bin/bash")
+    assert done.stderr == b""
+    assert len(done.stdout.splitlines()) == 1
+    piped = subprocess.run(f"'{REPLAY}' read '{journal}' | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}", shell=True,
+                           capture_output=True, timeout=120, executable="/bin/bash")
+    assert piped.stdout.strip() == b"0" and piped.stderr == b""
+
+
+def test_a_pipe_closed_by_the_reader_from_the_start(tmp_path: Path):
+    journal = big_journal(tmp_path / "big.jsonl", 50_000)
+    proc = subprocess.Popen([REPLAY, "read", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # nobody will ever read
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and err == b""
+
+
+def test_ctrl_c_exits_130_without_a_traceback():
+    proc = subprocess.Popen([REPLAY, "read"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(JOURNAL)
+    proc.stdin.flush()
+    assert proc.stdout.readline() == LINES[0] + b"\n"  # it is running and streaming
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err and err == b""
+
+
+# follow --------------------------------------------------------------------------------------
+def lines_of(proc: subprocess.Popen) -> queue.Queue:
+    q: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        for line in proc.stdout:
+            q.put(line)
+        q.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return q
+
+
+def test_follow_streams_lines_appended_later_and_ctrl_c_ends_it(tmp_path: Path):
+    journal = write(tmp_path / "live.jsonl", LINES[0] + b"\n")
+    proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    got = lines_of(proc)
+    assert got.get(timeout=60) == LINES[0] + b"\n"
+    with open(journal, "ab") as out:
+        out.write(LINES[1][:20])  # a line still being written is held back...
+        out.flush()
+        out.write(LINES[1][20:] + b"\n")  # ...until its newline arrives
+        out.flush()
+    assert got.get(timeout=60) == LINES[1] + b"\n"
+    with open(journal, "ab") as out:
+        out.write(LINES[2] + b"\n")
+    assert got.get(timeout=60) == LINES[2] + b"\n"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert proc.stderr.read() == b""
+    assert journal.read_bytes() == JOURNAL  # followed, never touched

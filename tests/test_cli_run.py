@@ -1,0 +1,237 @@
+"""`replay run PIPELINE` through the real executable: the example configs, refusals, files, signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import EXAMPLES, REPLAY, errors_of, jsonl, run_replay
+from test_registry import make_plugin
+
+PIPELINES = EXAMPLES / "pipelines"
+JOURNALS = EXAMPLES / "journals"
+TWO_RUNS = JOURNALS / "two-runs.jsonl"
+MESSY = JOURNALS / "messy.jsonl"
+
+
+def source_lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines()
+
+
+# the example pipelines ---------------------------------------------------------------------------
+def test_tools_only_chain_keeps_tool_events_and_run_records_byte_for_byte():
+    done = run_replay("run", str(PIPELINES / "tools-only.toml"), str(TWO_RUNS))
+    assert done.returncode == 0 and done.stderr == b""
+    out = done.stdout.splitlines()
+    expected = [ln for ln in source_lines(TWO_RUNS) if b'"$record"' in ln or b'"type":"tool_' in ln]
+    assert out == expected
+    assert [e.get("type", "$run") for e in jsonl(done.stdout)] == [
+        "$run", "tool_called", "tool_completed", "$run", "tool_called", "tool_failed",
+    ]
+
+
+def test_tools_only_chain_reads_stdin_without_paths():
+    done = run_replay("run", str(PIPELINES / "tools-only.toml"), input=TWO_RUNS.read_bytes())
+    assert done.returncode == 0
+    assert len(jsonl(done.stdout)) == 6
+
+
+def test_json_config_selects_one_run():
+    done = run_replay("run", str(PIPELINES / "one-run.json"), str(TWO_RUNS))
+    assert done.returncode == 0, done.stderr
+    records = jsonl(done.stdout)
+    assert {r["runId"] for r in records} == {"run_b"}
+    assert [r.get("type") for r in records] == [None, "run_started", "user_message", "run_failed"]
+
+
+def test_dead_letter_routes_parse_errors_to_a_file(tmp_path: Path):
+    done = run_replay("run", str(PIPELINES / "dead-letter.toml"), str(MESSY), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr  # every error was consumed by the dead-letter sink
+    assert done.stderr == b""
+    assert [e["type"] for e in jsonl(done.stdout)] == ["tool_called", "tool_completed"]
+    dead = jsonl((tmp_path / "dead-letter.jsonl").read_bytes())
+    assert [(d["code"], d["line"]) for d in dead] == [
+        ("E_JSONL_LINE_INVALID", 3), ("E_EVENT_NOT_OBJECT", 5), ("E_JSONL_LINE_TORN", 7),
+    ]
+    data = MESSY.read_bytes()
+    for d in dead:
+        assert d["source"] == str(MESSY)
+        assert data[d["offset"]:].startswith(data.split(b"\n")[d["line"] - 1])
+    assert sorted(os.listdir(tmp_path)) == ["dead-letter.jsonl"]  # no temp file left behind
+
+
+def test_the_same_journal_without_routing_fails_with_errors_on_stderr():
+    done = run_replay("run", str(PIPELINES / "tools-only.toml"), str(MESSY))
+    assert done.returncode == 1
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_JSONL_LINE_INVALID", "E_EVENT_NOT_OBJECT", "E_JSONL_LINE_TORN"]
+
+
+def test_strict_makes_the_first_error_fatal():
+    done = run_replay("run", "--strict", str(PIPELINES / "tools-only.toml"), str(MESSY))
+    assert done.returncode == 1
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_JSONL_LINE_INVALID"]
+
+
+# refusals: exit 2, a JSON error naming the key, no output at all ----------------------------------------
+BAD_CONFIGS = {
+    "unknown-type": ('[stages.read]\ntype = "read"\n[stages.out]\ntype = "writer"\ninputs = ["read"]\n',
+                     "E_CONFIG_STAGE_TYPE_UNKNOWN", "stages.out.type"),
+    "unknown-input": ('[stages.read]\ntype = "read"\n[stages.out]\ntype = "write"\ninputs = ["raed"]\n',
+                      "E_CONFIG_INPUT_UNKNOWN", "stages.out.inputs[0]"),
+    "unknown-option": ('chain = [{ type = "select", typess = ["x"] }]\n', "E_CONFIG_OPTION_UNKNOWN", "chain[0].typess"),
+    "bad-option": ('chain = [{ type = "select", types = "tool_*" }]\n', "E_CONFIG_OPTION_INVALID", "chain[0].types"),
+    "cycle": ('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+              '[stages.a]\ntype = "select"\ninputs = ["parse", "b"]\n[stages.b]\ntype = "select"\ninputs = ["a"]\n'
+              '[stages.out]\ntype = "write"\ninputs = ["b"]\n', "E_CONFIG_CYCLE", None),
+    "errors-unconsumed": ('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                          'route_errors = true\n[stages.out]\ntype = "write"\ninputs = ["parse"]\n',
+                          "E_CONFIG_ERRORS_UNCONSUMED", "stages.parse.route_errors"),
+    "output-unconsumed": ('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n',
+                          "E_CONFIG_OUTPUT_UNCONSUMED", "stages.parse"),
+    "shape": ('stages = 3\n', "E_CONFIG_SHAPE_INVALID", "stages"),
+    "syntax": ('[stages.read\ntype = "read"\n', "E_CONFIG_PARSE", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
+def test_a_bad_config_is_refused_before_anything_runs(tmp_path: Path, name: str):
+    text, code, path = BAD_CONFIGS[name]
+    text = text.replace('type = "write"\n', 'type = "write"\npath = "out.jsonl"\n')  # prove nothing gets written
+    config = tmp_path / "p.toml"
+    config.write_text(text)
+    done = run_replay("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == code
+    if path:
+        assert error["path"] == path
+    assert os.listdir(tmp_path) == ["p.toml"]
+
+
+def test_a_missing_config_file():
+    done = run_replay("run", "/nonexistent/p.toml")
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_CONFIG_NOT_FOUND"
+
+
+def test_a_syntax_error_names_its_line(tmp_path: Path):
+    config = tmp_path / "p.json"
+    config.write_text('{\n  "chain": [\n    "parse"\n    "write"\n  ]\n}\n')
+    [error] = errors_of(run_replay("run", str(config)).stderr)
+    assert error["code"] == "E_CONFIG_PARSE" and error["line"] == 4
+
+
+def test_a_missing_input_is_refused_before_any_output_or_file(tmp_path: Path):
+    config = tmp_path / "p.toml"
+    config.write_text('chain = [{ type = "write", path = "out.jsonl" }]\n')
+    done = run_replay("run", str(config), str(TWO_RUNS), str(tmp_path / "missing.jsonl"), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    assert errors_of(done.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND"
+    assert os.listdir(tmp_path) == ["p.toml"]
+
+
+def test_run_needs_a_config_argument():
+    done = run_replay("run")
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_USAGE_INVALID"
+
+
+# output files ---------------------------------------------------------------------------------
+def test_a_write_sink_with_a_path_writes_the_file_whole(tmp_path: Path):
+    config = tmp_path / "p.toml"
+    config.write_text('chain = [{ type = "select", types = ["run_*"] }, { type = "write", path = "out/runs.jsonl" }]\n')
+    done = run_replay("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == b""
+    written = (tmp_path / "out" / "runs.jsonl").read_bytes().splitlines()
+    assert written == [ln for ln in source_lines(TWO_RUNS) if b'"$record"' in ln or b'"type":"run_' in ln]
+    assert os.listdir(tmp_path / "out") == ["runs.jsonl"]
+
+
+def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path):
+    crashing = '''
+    from replay.pipeline.stage import Transform
+
+    class Crash(Transform):
+        summary = "Raises on every batch."
+
+        def __call__(self, batch):
+            raise RuntimeError("kaboom")
+    '''
+    site = make_plugin(tmp_path / "site", {"crash": "replay_upper_plugin:Crash"}, module=crashing)
+    config = tmp_path / "p.toml"
+    config.write_text('chain = ["crash"]\n')
+    done = run_replay("run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)})
+    assert done.returncode == 1
+    assert b"Traceback" not in done.stderr
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_STAGE_FAILED" and error["stage"] == "crash" and "kaboom" in error["message"]
+
+
+# pipes and signals -------------------------------------------------------------------------------
+def test_a_pipeline_into_head_ends_quietly(tmp_path: Path):
+    journal = tmp_path / "big.jsonl"
+    line = source_lines(TWO_RUNS)[3]
+    journal.write_bytes((line + b"\n") * 200_000)
+    done = subprocess.run(
+        f"'{REPLAY}' run '{PIPELINES / 'tools-only.toml'}' '{journal}' | head -1; exit ${{PIPESTATUS[0]}}",
+        shell=True, capture_output=True, timeout=120, executable="/bin/bash",
+    )
+    assert done.returncode == 0 and done.stderr == b""
+    assert done.stdout == line + b"\n"
+
+
+def wait_for(predicate, what: str, limit: float = 60.0) -> None:
+    """Poll until ``predicate()`` holds (a readiness wait, not a timing assertion)."""
+    deadline = time.monotonic() + limit
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-file", "existing-file"])
+def test_ctrl_c_while_writing_a_file_leaves_no_temp_and_no_partial_file(tmp_path: Path, existing: bool):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    if existing:
+        (out_dir / "result.jsonl").write_bytes(b"previous\n")
+    config = tmp_path / "p.toml"
+    config.write_text(f'chain = [{{ type = "write", path = "{out_dir / "result.jsonl"}" }}]\n')
+    proc = subprocess.Popen([REPLAY, "run", str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    line = source_lines(TWO_RUNS)[1] + b"\n"
+    proc.stdin.write(line * 5000)
+    proc.stdin.flush()
+    wait_for(lambda: any(name.endswith(".tmp") for name in os.listdir(out_dir)), "the temp output file")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err
+    if existing:
+        assert os.listdir(out_dir) == ["result.jsonl"]
+        assert (out_dir / "result.jsonl").read_bytes() == b"previous\n"  # untouched
+    else:
+        assert os.listdir(out_dir) == []
+
+
+def test_ctrl_c_while_reading_stdin_in_a_pipeline():
+    proc = subprocess.Popen([REPLAY, "run", str(PIPELINES / "tools-only.toml")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tool_line = source_lines(TWO_RUNS)[3] + b"\n"
+    proc.stdin.write(tool_line)
+    proc.stdin.flush()
+    assert proc.stdout.readline() == tool_line
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == b""
+
+
+def test_every_example_pipeline_runs_on_the_example_journals(tmp_path: Path):
+    for config in sorted(PIPELINES.iterdir()):
+        done = run_replay("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+        assert done.returncode == 0, (config.name, done.stderr)
+        assert done.stdout and all(orjson.loads(line) for line in done.stdout.splitlines())

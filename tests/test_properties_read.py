@@ -1,0 +1,186 @@
+"""Stream invariants of reading, checked with hypothesis: nothing lost, order kept, bytes untouched."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import tempfile
+from collections.abc import AsyncIterator
+
+import anyio
+import orjson
+from conftest import errors_of, run_replay
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.graph import Graph
+from replay.pipeline.journal_io import LineCutter, as_document
+from replay.pipeline.runner import ErrorPort, run_graph
+from replay.pipeline.stage import Sink
+from replay.stages.parse import ParseLines
+from replay.stages.read import ReadJournal
+from replay.stages.select import SelectEvents
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | text | st.floats(allow_nan=False, allow_infinity=False)
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
+                      max_leaves=12)
+events = st.fixed_dictionaries(
+    {"seq": st.integers(1, 10_000), "type": st.sampled_from(["run_started", "tool_called", "tool_completed", "user_message"]),
+     "runId": st.sampled_from(["r1", "r2"]), "payload": st.dictionaries(text, values, max_size=4)},
+    optional={"timestamp": st.just("2026-01-01T00:00:00Z"), "turn": st.integers(0, 50)},
+)
+
+
+@st.composite
+def event_lines(draw) -> bytes:
+    """One event serialised the way some writer might: compact, spaced, ASCII-escaped, CRLF-ended."""
+    event = draw(events)
+    style = draw(st.sampled_from(["orjson", "spaced", "ascii", "crlf"]))
+    if style == "orjson":
+        return orjson.dumps(event)
+    if style == "spaced":
+        return json.dumps(event, separators=(", ", ": "), ensure_ascii=False).encode()
+    if style == "ascii":
+        return json.dumps(event).encode()
+    return orjson.dumps(event) + b"\r"
+
+
+junk = (
+    st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b)
+    | st.sampled_from([b"[1, 2]", b"42", b'"text"', b"null", b"{oops", b"not json at all", b'{"seq": 1,'])
+)
+
+
+def is_valid_object(raw: bytes) -> bool:
+    try:
+        return type(orjson.loads(raw)) is dict
+    except orjson.JSONDecodeError:
+        return False
+
+
+class Gather(Sink):
+    name = "gather"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.out = b""
+        self.records: list = []
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        async for batch in batches:
+            self.out += batch.to_jsonl()
+            self.records.extend(batch.events or [])
+
+
+def read_in_process(data: bytes, *extra) -> tuple[Gather, list[dict]]:
+    """Run read -> parse (-> extra) -> gather over ``data`` in a file; return the sink and diagnostics."""
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        sink = Gather()
+        errors: list[bytes] = []
+        graph = Graph.chain(ReadJournal(paths=[path]), ParseLines(), *extra, sink)
+        anyio.run(lambda: run_graph(graph, error_port=ErrorPort(write=errors.append)))
+        return sink, [orjson.loads(e)["error"] for e in errors]
+    finally:
+        os.unlink(path)
+
+
+@SETTINGS
+@given(st.lists(event_lines(), max_size=40), st.booleans())
+def test_read_keeps_every_event_in_order_and_byte_identical(lines: list[bytes], final_newline: bool):
+    data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
+    sink, errors = read_in_process(data)
+    assert errors == []
+    assert sink.out == b"".join(line + b"\n" for line in lines)
+    assert sink.records == [orjson.loads(line) for line in lines]
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.booleans(), event_lines(), junk), max_size=30))
+def test_junk_lines_are_reported_and_valid_ones_still_flow_in_order(mix: list[tuple[bool, bytes, bytes]]):
+    lines = [line if good else bad for good, line, bad in mix]
+    data = b"".join(line + b"\n" for line in lines)
+    assume(not data.startswith(b"\x1f\x8b"))  # gzip's magic: such an input is read as gzip
+    assume(as_document(data) is None)  # e.g. one line `[0, 0]`: a whole JSON array, read as a document
+    sink, errors = read_in_process(data)
+    valid = [ln for ln in lines if is_valid_object(ln)]
+    reported = [n for n, ln in enumerate(lines, start=1) if ln.strip(b" \t\r") and not is_valid_object(ln)]
+    assert sink.out == b"".join(line + b"\n" for line in valid)
+    assert [e["line"] for e in errors] == reported  # every dropped line, once, at its own line number
+    offsets = {n: sum(len(x) + 1 for x in lines[: n - 1]) for n in reported}
+    assert all(e["offset"] == offsets[e["line"]] for e in errors)
+    assert {e["code"] for e in errors} <= {"E_JSONL_LINE_INVALID", "E_EVENT_NOT_OBJECT"}
+
+
+@SETTINGS
+@given(st.lists(event_lines(), min_size=1, max_size=10), st.binary(min_size=1, max_size=30))
+def test_a_torn_tail_is_reported_at_its_offset_and_never_emitted(lines: list[bytes], tail: bytes):
+    assume(b"\n" not in tail and tail.strip(b" \t\r") and not is_valid_object(tail))
+    body = b"".join(line + b"\n" for line in lines)
+    sink, errors = read_in_process(body + tail)
+    assert sink.out == body
+    assert [(e["code"], e["offset"]) for e in errors] == [("E_JSONL_LINE_TORN", len(body))]
+
+
+@SETTINGS
+@given(st.lists(event_lines(), max_size=30), st.sampled_from([["tool_*"], ["*_message"], ["run_*", "tool_called"]]))
+def test_select_keeps_untouched_events_byte_identical(lines: list[bytes], types: list[str]):
+    data = b"".join(line + b"\n" for line in lines)
+    sink, _ = read_in_process(data, SelectEvents(types=types))
+    kept = [ln for ln in lines if any(fnmatch.fnmatchcase(orjson.loads(ln)["type"], g) for g in types)]
+    assert sink.out == b"".join(line + b"\n" for line in kept)
+
+
+# chunk boundaries ----------------------------------------------------------------------------
+def cut_columns(data: bytes, cuts: list[int], limit: int, batch_events: int) -> tuple[list, list]:
+    cutter = LineCutter("j.jsonl", max_line_bytes=limit, batch_events=batch_events)
+    points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    items = [item for a, b in zip(points, points[1:], strict=False) for item in cutter.feed(data[a:b])] + cutter.finish()
+    columns = [(raw, ln, off, b.tail_open and k == len(b) - 1)
+               for b in items if isinstance(b, Batch) for k, (raw, ln, off) in enumerate(zip(b.raws, b.lines, b.offsets, strict=True))]
+    diagnostics = [(d["code"], d["line"], d["offset"]) for d in items if isinstance(d, dict)]
+    return columns, diagnostics
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.binary(max_size=40).filter(lambda b: b"\n" not in b), max_size=25),
+    st.booleans(),
+    st.lists(st.integers(0, 10_000), max_size=30),
+    st.integers(1, 60),
+    st.integers(1, 8),
+)
+def test_chunk_boundaries_anywhere_give_the_same_lines(lines: list[bytes], newline_at_end: bool, cuts: list[int],
+                                                      limit: int, batch_events: int):
+    if newline_at_end:
+        data = b"".join(line + b"\n" for line in lines)
+        expected = lines
+    else:
+        data = b"\n".join(lines)
+        expected = lines[:-1] + (lines[-1:] if lines and lines[-1] else [])  # an empty tail is no line
+    whole = cut_columns(data, [], limit, batch_events)
+    assert cut_columns(data, cuts, limit, batch_events) == whole
+    assert [raw for raw, *_ in whole[0]] == [ln for ln in expected if len(ln) <= limit]
+    assert [d[1] for d in whole[1]] == [n for n, ln in enumerate(expected, start=1) if len(ln) > limit]
+
+
+# the real executable, a few examples -----------------------------------------------------------------
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), event_lines(), junk), max_size=15))
+def test_replay_read_keeps_valid_lines_byte_identical(mix: list[tuple[bool, bytes, bytes]]):
+    lines = [line if good else bad for good, line, bad in mix]
+    data = b"".join(line + b"\n" for line in lines)
+    assume(not data.startswith(b"\x1f\x8b") and as_document(data) is None)
+    done = run_replay("read", input=data)
+    valid = [ln for ln in lines if is_valid_object(ln)]
+    assert done.stdout == b"".join(line + b"\n" for line in valid)
+    dropped = [ln for ln in lines if ln.strip(b" \t\r") and not is_valid_object(ln)]
+    assert len(errors_of(done.stderr)) == len(dropped)
+    assert done.returncode == (1 if dropped else 0)
