@@ -1,0 +1,36 @@
+"""Peak RSS of one command, measured by a small launcher so the measuring process's size stays out.
+
+Linux carries a process's peak RSS across exec: a child started straight from a big parent (pytest,
+the benchmark) reports at least the parent's size. The launcher is a fresh, small interpreter that
+forks the command and reports the command's own peak (KiB) to a file.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+LAUNCHER = """
+import os, sys
+report, argv = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as out:
+    out.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def measured(command: list[str], report: str | Path) -> list[str]:
+    """The argv that runs ``command`` and leaves its peak RSS (KiB) in ``report``."""
+    return [sys.executable, "-S", "-c", LAUNCHER, str(report), *command]
+
+
+def peak_kib(report: str | Path) -> int:
+    return int(Path(report).read_text())
