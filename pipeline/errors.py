@@ -103,7 +103,21 @@ def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
 
 def error_line(body: dict[str, Any]) -> bytes:
     """The one-line JSON form written on stderr."""
-    return orjson.dumps({"error": body}) + b"\n"
+    try:
+        return orjson.dumps({"error": body}) + b"\n"
+    except TypeError:  # e.g. a file name that is not UTF-8 (it reaches us with surrogate escapes)
+        return orjson.dumps({"error": printable(body)}, default=str) + b"\n"
+
+
+def printable(value: Any) -> Any:
+    """``value`` with every string made valid UTF-8 (undecodable bytes become U+FFFD)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    return value
 
 
 class ReplayError(Exception):

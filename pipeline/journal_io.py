@@ -60,7 +60,10 @@ def expand_paths(paths: list[str]) -> list[str]:
             )
         if p.is_dir():
             found = sorted(
-                (os.path.join(root, name) for root, dirs, names in os.walk(p) for name in names if is_journal_name(name)),
+                (
+                    os.path.join(root, name) for root, dirs, names in os.walk(p) for name in names
+                    if is_journal_name(name) and os.path.isfile(os.path.join(root, name))  # no FIFOs, sockets
+                ),
                 key=lambda s: s.encode("utf-8", "surrogateescape"),
             )
             files.extend(found)

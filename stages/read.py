@@ -6,7 +6,7 @@ from typing import Any
 
 import anyio
 
-from replay.pipeline.errors import ReplayError
+from replay.pipeline.errors import ReplayError, printable
 from replay.pipeline.journal_io import (
     BATCH_EVENTS,
     CHUNK_BYTES,
@@ -43,7 +43,7 @@ class ReadJournal(Source):
 
     async def produce(self, out: Output) -> None:
         for path in expand_paths(self.config["paths"]):
-            source = "<stdin>" if path == STDIN else path
+            source = "<stdin>" if path == STDIN else printable(path)  # a name for diagnostics, valid UTF-8
             try:
                 async with open_journal(path) as reader:
                     await self._read_one(reader, source, out)

@@ -219,6 +219,16 @@ def test_a_huge_line_within_the_default_limit_passes(tmp_path: Path):
     assert done.returncode == 0 and done.stdout == data
 
 
+def test_a_file_name_that_is_not_utf8_still_gets_a_json_diagnostic(tmp_path: Path):
+    folder = os.fsencode(tmp_path)
+    with open(folder + b"/\xff.jsonl", "wb") as out:
+        out.write(LINES[0] + b"\nbad\n")
+    done = run_replay("read", str(tmp_path))
+    assert done.returncode == 1 and done.stdout == LINES[0] + b"\n"
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_JSONL_LINE_INVALID" and error["source"].endswith("\ufffd.jsonl")
+
+
 # refusals (exit 2, nothing on stdout) ------------------------------------------------------------
 def test_a_missing_path_is_refused_before_any_output(tmp_path: Path):
     good = write(tmp_path / "a.jsonl", JOURNAL)

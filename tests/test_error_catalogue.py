@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay.pipeline.errors import CATALOGUE, ReplayError, diagnostic, error_line
+from replay.pipeline.errors import CATALOGUE, ReplayError, diagnostic, error_line, printable
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = re.compile(r"E_[A-Z0-9]+(?:_[A-Z0-9]+)*")
@@ -106,3 +106,10 @@ def test_replay_error_prints_one_json_line():
                                             "howToFix": "Break it."}}
     assert exc.exit_code == 2 and exc.code == "E_CONFIG_CYCLE"
     assert error_line(exc.body) == line
+
+
+def test_an_error_about_a_non_utf8_name_is_still_one_json_line():
+    body = diagnostic("E_INPUT_PATH_NOT_FOUND", "missing \udcff.jsonl", path="runs/\udcff.jsonl")
+    line = error_line(body)
+    assert orjson.loads(line)["error"]["path"] == "runs/\ufffd.jsonl"
+    assert printable({"k": ["\udcfe", 1]}) == {"k": ["\ufffd", 1]}

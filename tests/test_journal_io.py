@@ -64,6 +64,12 @@ def test_expand_paths_refuses_a_missing_path_before_reading(tmp_path: Path):
     assert info.value.body["path"].endswith("missing.jsonl")
 
 
+def test_expand_paths_walks_past_fifos_and_sockets_in_directories(tmp_path: Path):
+    os.mkfifo(tmp_path / "live.jsonl")  # opening it would wait for a writer forever
+    (tmp_path / "real.jsonl").write_bytes(b"")
+    assert expand_paths([str(tmp_path)]) == [str(tmp_path / "real.jsonl")]
+
+
 def test_expand_paths_accepts_a_fifo(tmp_path: Path):
     fifo = tmp_path / "live.jsonl"
     os.mkfifo(fifo)
