@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REPLAY, errors_of, jsonl, run_replay
+from conftest import CORPUS, REPLAY, errors_of, jsonl, run_replay
 
 EVENTS = [
     {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "r1", "payload": {}},
@@ -140,6 +140,37 @@ def test_several_paths_in_the_order_given(tmp_path: Path):
     a = write(tmp_path / "a.jsonl", LINES[2] + b"\n")
     b = write(tmp_path / "b.jsonl", LINES[0] + b"\n")
     assert run_replay("read", str(a), str(b)).stdout == LINES[2] + b"\n" + LINES[0] + b"\n"
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.jsonl")), ids=lambda p: f"{p.parent.name}/{p.name[:30]}")
+def test_real_world_jsonl_keeps_every_object_line_byte_identical(path: Path):
+    lines = path.read_bytes().split(b"\n")
+    kept, bad = [], 0
+    for line in lines:
+        try:
+            record = orjson.loads(line) if line.strip() else None
+        except orjson.JSONDecodeError:
+            record, bad = None, bad + 1
+        if type(record) is dict:
+            kept.append(line)
+        elif record is not None:
+            bad += 1
+    done = run_replay("read", str(path))
+    assert done.stdout == b"".join(line + b"\n" for line in kept)
+    assert len(errors_of(done.stderr)) == bad
+    assert done.returncode == (1 if bad else 0)
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.json")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_real_world_json_documents_are_read_whole(path: Path):
+    document = orjson.loads(path.read_bytes())
+    done = run_replay("read", str(path))
+    assert done.returncode == 0, done.stderr
+    records = jsonl(done.stdout)
+    if isinstance(document, list):
+        assert records == [r for r in document if isinstance(r, dict)]
+    else:
+        assert records[1:] == document["events"]
 
 
 # odd contents --------------------------------------------------------------------------------

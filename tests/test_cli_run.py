@@ -151,6 +151,24 @@ def test_a_write_sink_with_a_path_writes_the_file_whole(tmp_path: Path):
     assert os.listdir(tmp_path / "out") == ["runs.jsonl"]
 
 
+@pytest.mark.parametrize("how", ["path", "stdin", "directory"])
+def test_a_file_sink_may_not_overwrite_an_input(tmp_path: Path, how: str):
+    journal = tmp_path / "runs" / "in.jsonl"
+    journal.parent.mkdir()
+    journal.write_bytes(TWO_RUNS.read_bytes())
+    config = tmp_path / "p.toml"
+    config.write_text(f'chain = [{{ type = "write", path = "{journal}" }}]\n')
+    if how == "stdin":
+        with open(journal, "rb") as stdin:
+            done = subprocess.run([REPLAY, "run", str(config)], stdin=stdin, capture_output=True, timeout=60)
+    else:
+        done = run_replay("run", str(config), str(journal if how == "path" else journal.parent))
+    assert done.returncode == 2
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.write.path"
+    assert journal.read_bytes() == TWO_RUNS.read_bytes()
+
+
 def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path):
     crashing = '''
     from replay.pipeline.stage import Transform
