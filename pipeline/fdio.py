@@ -147,5 +147,7 @@ class PrefixedReader:
     async def read(self, n: int) -> bytes:
         if self.prefix:
             data, self.prefix = self.prefix[:n], self.prefix[n:]
+            if len(data) < n:  # top the peeked bytes up to a full read, not a 2-byte one
+                data += await self.inner.read(n - len(data))
             return data
         return await self.inner.read(n)

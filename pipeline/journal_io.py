@@ -210,6 +210,7 @@ class LineCutter:
 
 
 _WS = b" \t\r\n"
+UTF8_BOM = b"\xef\xbb\xbf"
 LINES, DOCUMENT = "lines", "document"
 
 
@@ -235,8 +236,8 @@ def head_format(head: bytes) -> str | None:
     A first line that is a whole array or artifact, or that does not parse on its own but is followed
     by a line that is not a JSON object, points at a document (pretty-printed or on one line).
     """
-    body = head.lstrip(_WS)
-    if not body:
+    body = head.removeprefix(UTF8_BOM).lstrip(_WS)
+    if not body or UTF8_BOM.startswith(body):  # nothing yet, or only part of a byte order mark
         return None
     if body[:1] not in (b"{", b"["):
         return LINES

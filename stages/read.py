@@ -12,6 +12,7 @@ from replay.pipeline.journal_io import (
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     STDIN,
+    UTF8_BOM,
     Item,
     LineCutter,
     Reader,
@@ -65,6 +66,9 @@ class ReadJournal(Source):
         cutter = LineCutter(source, limit, self.batch_events)
         if not follow:
             head, eof = await self._read_head(reader, limit)
+            if head.startswith(UTF8_BOM):  # some Windows tools start a file with one; it is not JSON
+                head = head[len(UTF8_BOM):]
+                cutter.offset = len(UTF8_BOM)  # offsets stay positions in the file
             if eof and (document := as_document(head)) is not None:
                 await self._send(list(document_items(document, source, self.batch_events)), out)
                 return
@@ -72,8 +76,14 @@ class ReadJournal(Source):
             if eof:
                 await self._send(cutter.finish(), out)
                 return
+        at_start = follow
         while True:
             data = await reader.read(self.chunk)
+            if at_start and data:
+                at_start = False
+                if data.startswith(UTF8_BOM):
+                    data = data[len(UTF8_BOM):]
+                    cutter.offset = len(UTF8_BOM)
             if data:
                 await self._send(cutter.feed(data), out)
             elif follow:

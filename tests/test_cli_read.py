@@ -187,6 +187,17 @@ def test_crlf_lines_keep_their_bytes(tmp_path: Path):
     assert done.returncode == 0 and done.stdout == data
 
 
+def test_a_utf8_byte_order_mark_is_skipped_and_offsets_still_count_it(tmp_path: Path):
+    bom = b"\xef\xbb\xbf"
+    done = run_replay("read", str(write(tmp_path / "win.jsonl", bom + LINES[0] + b"\nbad\n")))
+    assert done.stdout == LINES[0] + b"\n"
+    [error] = errors_of(done.stderr)
+    assert (error["line"], error["offset"]) == (2, 3 + len(LINES[0]) + 1)
+    artifact = bom + orjson.dumps({"id": "a", "status": "ok", "events": EVENTS}, option=orjson.OPT_INDENT_2)
+    done = run_replay("read", str(write(tmp_path / "win.json", artifact)))
+    assert done.returncode == 0 and jsonl(done.stdout)[1:] == EVENTS
+
+
 def test_a_last_line_without_newline_is_kept_when_it_is_whole(tmp_path: Path):
     done = run_replay("read", str(write(tmp_path / "run.jsonl", JOURNAL[:-1])))
     assert done.returncode == 0 and done.stdout == JOURNAL

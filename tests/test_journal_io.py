@@ -162,6 +162,9 @@ def test_line_cutter_exposes_the_pending_line():
     (b'{"schemaVersion": "1.0.0",\n  "events": [\n', DOCUMENT),
     (b'{"seq":1,\n{"seq":2}\n', LINES),  # a bad first line in a journal
     (b'[{"seq":1},\n{"seq":2}]\n', DOCUMENT),
+    (b"\xef\xbb", None),  # the start of a byte order mark
+    (b'\xef\xbb\xbf{"seq":1}\n', LINES),
+    (b"\xef\xbb\xbf{\n", DOCUMENT),
 ])
 def test_head_format(head: bytes, kind: str | None):
     assert head_format(head) == kind
@@ -249,6 +252,14 @@ async def test_open_journal_reports_a_corrupt_gzip(tmp_path: Path):
     with pytest.raises(ReplayError) as info:
         await read_all(str(bad))
     assert info.value.code == "E_GZIP_INVALID"
+
+
+@pytest.mark.anyio
+async def test_the_first_read_is_a_full_chunk_not_just_the_sniffed_bytes(tmp_path: Path):
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b'{"a":1}\n' * 100)
+    async with open_journal(str(path)) as reader:
+        assert len(await reader.read(512)) == 512
 
 
 @pytest.mark.anyio
