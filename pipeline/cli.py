@@ -90,6 +90,22 @@ class ReplayGroup(click.Group):
                 raise
             return None  # a command whose module is not part of this build
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """No arguments: a piped prompt (`echo prompt | replay`) goes to capture; on a terminal, the help.
+        A leading flag the group does not know (`replay --runner r.py "prompt"`) is capture's too."""
+        if self.get_command(ctx, DEFAULT_COMMAND) is not None and not ctx.resilient_parsing:
+            if not args and not (sys.stdin is None or sys.stdin.isatty()):
+                args = [DEFAULT_COMMAND]
+            elif args and args[0].startswith("--") and args[0].split("=", 1)[0] not in self._own_flags(ctx):
+                args = [DEFAULT_COMMAND, *args]
+        if not args and not ctx.resilient_parsing:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    def _own_flags(self, ctx: click.Context) -> set[str]:
+        return {flag for param in self.get_params(ctx) for flag in (*param.opts, *param.secondary_opts)}
+
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name in COMMANDS or name.startswith("-") or self.get_command(ctx, DEFAULT_COMMAND) is None:
@@ -151,8 +167,12 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
 
     message = exc.format_message()
     if isinstance(exc, click.NoSuchOption):
-        return diagnostic("E_UNKNOWN_FLAG", message, received=exc.option_name,
-                          expected=", ".join(exc.possibilities) if exc.possibilities else None)
+        command = exc.ctx.command if exc.ctx is not None else None
+        known = sorted({flag for p in (command.params if command else []) for flag in (*p.opts, *p.secondary_opts)
+                        if flag.startswith("-")})
+        return diagnostic("E_UNKNOWN_FLAG", message, path=exc.ctx.command_path if exc.ctx is not None else None,
+                          received=exc.option_name,
+                          expected=", ".join(exc.possibilities) if exc.possibilities else ", ".join(known) or None)
     if isinstance(exc, click.UsageError) and message.startswith("No such command"):
         return diagnostic("E_COMMAND_UNKNOWN", message)
     return diagnostic("E_USAGE_INVALID", message)

@@ -1,0 +1,197 @@
+"""DiscoverRunner: the source that finds the user's runner and sends one invocation record for the prompt.
+
+Where the runner comes from, first match wins:
+
+1. ``--runner PATH`` (the ``runner`` option)
+2. the ``REPLAY_RUNNER`` environment variable (a path)
+3. ``.replay/runner.mjs``   4. ``.replay/runner.js``   5. ``.replay/runner.cjs``
+6. ``.replay/runner.py``
+7. ``.replay/runner`` (any executable)
+8. ``package.json`` script ``replay:runner`` (run with ``sh -c`` in the project, node_modules/.bin on PATH)
+9. ``pyproject.toml`` ``[tool.replay] runner = "path"``
+
+How a runner file runs: ``.py`` with the interpreter running replay, ``.mjs/.js/.cjs`` with ``node``,
+TypeScript is refused (compile it first), anything else must be executable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.errors import ReplayError
+from replay.pipeline.runner_protocol import new_run_id, runner_request
+from replay.pipeline.stage import Option, Output, Source
+
+ENV_VAR = "REPLAY_RUNNER"
+RUNNER_FILES = (".replay/runner.mjs", ".replay/runner.js", ".replay/runner.cjs", ".replay/runner.py", ".replay/runner")
+PACKAGE_SCRIPT = "replay:runner"
+NODE_SUFFIXES = (".mjs", ".js", ".cjs")
+TYPESCRIPT_SUFFIXES = (".ts", ".mts", ".cts", ".tsx")
+INVOCATION = "invocation"
+
+SEARCH_ORDER = (
+    "--runner", ENV_VAR, *RUNNER_FILES, f"package.json scripts.{PACKAGE_SCRIPT}", "pyproject.toml [tool.replay] runner",
+)
+
+
+@dataclass(frozen=True)
+class RunnerSpec:
+    """A runner ready to start: how it was found and the command line that runs it."""
+
+    path: str  # as the user named it (or the file it was found in)
+    found_by: str  # which step of the search order found it
+    kind: str  # "python" | "node" | "executable" | "script"
+    command: tuple[str, ...]
+    cwd: str
+    env: tuple[tuple[str, str], ...] = ()  # variables to add to the runner's environment
+
+    def as_record(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["foundBy"] = record.pop("found_by")
+        record["command"] = list(self.command)
+        record["env"] = dict(self.env)
+        return record
+
+
+def runner_for_file(path: str, found_by: str, cwd: Path) -> RunnerSpec:
+    """How to run the runner file ``path`` (relative to ``cwd``), or the E_RUNNER_* error why not."""
+    target = cwd / path
+    if not target.is_file():
+        raise ReplayError(
+            "E_RUNNER_PATH_NOT_FOUND",
+            f"runner {path!r} (from {found_by}) " + ("is a directory" if target.is_dir() else "does not exist"),
+            path=found_by, expected="an existing runner file", received=path,
+        )
+    absolute = str(target.resolve())
+    suffix = target.suffix.lower()
+    if suffix in TYPESCRIPT_SUFFIXES:
+        raise ReplayError(
+            "E_RUNNER_UNSUPPORTED_EXTENSION", f"runner {path!r} is TypeScript, which replay does not run directly",
+            path=found_by, expected=".py, .mjs, .js, .cjs or an executable file", received=suffix,
+            howToFix="Compile it to .mjs (e.g. `npx tsc`) and point --runner at the output, or write the runner in Python.",
+        )
+    if suffix == ".py":
+        return RunnerSpec(path, found_by, "python", (sys.executable, absolute), str(cwd.resolve()))
+    if suffix in NODE_SUFFIXES:
+        node = shutil.which("node")
+        if node is None:
+            raise ReplayError(
+                "E_RUNNER_START_FAILED", f"runner {path!r} needs node, which is not on PATH", path=found_by,
+                expected="`node` on PATH", received="PATH=" + os.environ.get("PATH", ""),
+                howToFix="Install Node.js 18+ (or put it on PATH), or use a .py runner.",
+            )
+        return RunnerSpec(path, found_by, "node", (node, absolute), str(cwd.resolve()))
+    if not os.access(target, os.X_OK):
+        raise ReplayError(
+            "E_RUNNER_NOT_EXECUTABLE", f"runner {path!r} has no known extension and is not executable", path=found_by,
+            expected="an executable file (or a .py/.mjs/.js/.cjs runner)", received=_mode(target),
+            howToFix=f"Run `chmod +x {path}` (with a #! line), or give it a .py/.mjs/.js/.cjs extension.",
+        )
+    return RunnerSpec(path, found_by, "executable", (absolute,), str(cwd.resolve()))
+
+
+def _mode(target: Path) -> str:
+    return "mode " + oct(target.stat().st_mode & 0o777)
+
+
+def _package_script(cwd: Path) -> RunnerSpec | None:
+    manifest = cwd / "package.json"
+    if not manifest.is_file():
+        return None
+    try:
+        package = orjson.loads(manifest.read_bytes())
+    except orjson.JSONDecodeError:
+        return None  # not ours to judge; the search goes on
+    scripts = package.get("scripts") if isinstance(package, dict) else None
+    script = scripts.get(PACKAGE_SCRIPT) if isinstance(scripts, dict) else None
+    if not isinstance(script, str) or not script.strip():
+        return None
+    bin_dir = str((cwd / "node_modules" / ".bin").resolve())
+    path = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    return RunnerSpec("package.json", f"package.json scripts.{PACKAGE_SCRIPT}", "script", ("sh", "-c", script),
+                      str(cwd.resolve()), (("PATH", path),))
+
+
+def _pyproject_runner(cwd: Path) -> RunnerSpec | None:
+    project = cwd / "pyproject.toml"
+    if not project.is_file():
+        return None
+    try:
+        config = tomllib.loads(project.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    section = config.get("tool", {}).get("replay", {})
+    runner = section.get("runner") if isinstance(section, dict) else None
+    if not isinstance(runner, str) or not runner:
+        return None
+    return runner_for_file(runner, "pyproject.toml [tool.replay] runner", cwd)
+
+
+def discover_runner(explicit: str | None = None, *, env: Mapping[str, str] | None = None,
+                    cwd: str | Path = ".") -> RunnerSpec:
+    """The runner to use, by the search order above; E_RUNNER_* errors (exit 2) when there is none usable."""
+    env = os.environ if env is None else env
+    root = Path(cwd)
+    if explicit:
+        return runner_for_file(explicit, "--runner", root)
+    if env.get(ENV_VAR):
+        return runner_for_file(env[ENV_VAR], ENV_VAR, root)
+    for name in RUNNER_FILES:
+        if (root / name).is_file():
+            return runner_for_file(name, name, root)
+    found = _package_script(root) or _pyproject_runner(root)
+    if found is not None:
+        return found
+    raise ReplayError(
+        "E_RUNNER_NOT_FOUND", "no runner found: replay needs your runner to send the prompt to", path="runner",
+        expected="one of: " + ", ".join(SEARCH_ORDER), received="none of them in " + str(root.resolve()),
+        howToFix="Create .replay/runner.py (or .mjs) that reads the request on stdin and prints the output object; "
+                 "or set REPLAY_RUNNER, or pass --runner PATH. See examples/runners/.",
+        example="replay --runner examples/runners/echo_runner.py \"What are my top holdings?\"",
+    )
+
+
+class DiscoverRunner(Source):
+    name = "discover"
+    summary = "Find the user's runner (--runner, REPLAY_RUNNER, .replay/runner.*, package.json, pyproject.toml) and send one invocation record."
+    options = {
+        "prompt": Option(str, "", "the prompt to send the runner", required=True),
+        "runner": Option(str, "", "runner path; empty means search in the documented order"),
+        "context": Option(dict, {}, "the context object sent to the runner"),
+        "run_id": Option(str, "", "the run's id; empty means a new time-sortable one"),
+        "cwd": Option(str, ".", "project directory the search starts in and the runner runs in"),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._spec: RunnerSpec | None = None
+
+    def resolve(self) -> RunnerSpec:
+        """Find the runner now (the capture command calls this to refuse before anything runs)."""
+        if self._spec is None:
+            self._spec = discover_runner(self.config["runner"] or None, cwd=self.config["cwd"])
+        return self._spec
+
+    def invocation(self, moment: datetime | None = None) -> dict[str, Any]:
+        moment = moment or datetime.now(UTC)
+        run_id = self.config["run_id"] or new_run_id(moment)
+        return {
+            "$record": INVOCATION,
+            "runId": run_id,
+            "runner": self.resolve().as_record(),
+            "input": runner_request(self.config["prompt"], run_id, moment, dict(self.config["context"])),
+        }
+
+    async def produce(self, out: Output) -> None:
+        await out.send(Batch.of([self.invocation()], source="<discover>"))

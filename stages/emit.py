@@ -1,0 +1,202 @@
+"""EmitArtifacts: the sink that writes each run's capture files and the run's journal, atomically.
+
+Per run, in ``out_dir`` (default ``.replay/artifacts/YYYY-MM-DD``, the run's UTC date):
+
+- ``<id>.raw.json``: the raw capture (request, stdout, stderr, exit code, signal, timing), from the
+  ``raw`` records of ``spawn``; written first;
+- ``<id>.artifact.json``: the run as a replay artifact before healing;
+- ``<id>.healed.json`` and ``<id>.heal-log.json``: the healed artifact and every repair (when the
+  main input is healed: option ``healed``);
+
+and ``<journal_dir>/<runId>.jsonl``: the run's stream as it arrived (run record, events, heal record),
+untouched events as their original bytes. One JSON line per run on stdout names the files.
+Inputs: the main stream, ``spawn.raw`` and the heal rules' ``repairs`` ports.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from replay.pipeline.artifacts import SCHEMA_VERSION, artifact_from_run
+from replay.pipeline.batch import RECORD_KEY, RUN_RECORD, Batch, Column
+from replay.pipeline.errors import diagnostic
+from replay.pipeline.events import parse_timestamp
+from replay.pipeline.journal_io import write_atomic
+from replay.pipeline.repairs import counts_as_repair
+from replay.pipeline.runner import PipeClosed
+from replay.pipeline.runs import Run, starts_run
+from replay.pipeline.stage import Option, Sink
+
+ARTIFACTS_DIR = Path(".replay") / "artifacts"
+JOURNAL_DIR = Path(".replay") / "journal"
+HEAL_LOG = "heal-log"
+HEAL_RECORD = "heal"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass
+class RunParts:
+    """What reached the sink about one run."""
+
+    run_id: str | None
+    record: dict[str, Any] | None = None
+    columns: list[Column] = field(default_factory=list)
+    heal: dict[str, Any] | None = None
+    repairs: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] | None = None
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [c[0] for c in self.columns if RECORD_KEY not in c[0]]
+
+
+def file_stem(name: Any) -> str:
+    """A file name part from an id: anything but letters, digits, ``.``, ``_`` and ``-`` becomes ``_``."""
+    stem = _UNSAFE.sub("_", str(name or "run")).strip(".")
+    return stem or "run"
+
+
+def heal_log_document(parts: RunParts, artifact_id: str) -> dict[str, Any]:
+    by_rule: dict[str, int] = {}
+    for entry in parts.repairs:
+        n = counts_as_repair(entry)
+        if n:
+            by_rule[str(entry.get("rule"))] = by_rule.get(str(entry.get("rule")), 0) + n
+    return {
+        "schemaVersion": SCHEMA_VERSION, "artifactType": HEAL_LOG, "artifactId": artifact_id, "runId": parts.run_id,
+        "repairs": parts.repairs, "summary": {"total": sum(by_rule.values()), "byRule": dict(sorted(by_rule.items()))},
+    }
+
+
+def _document(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+class EmitArtifacts(Sink):
+    name = "emit"
+    summary = "Write per run: <id>.raw.json, .artifact.json, .healed.json, .heal-log.json and the journal <runId>.jsonl; print a summary line."
+    options = {
+        "out_dir": Option(str, "", "directory for the <id>.*.json files; empty: .replay/artifacts/YYYY-MM-DD"),
+        "journal_dir": Option(str, str(JOURNAL_DIR), "directory for <runId>.jsonl; empty: no journal"),
+        "healed": Option(bool, True, "the main input went through heal: write <id>.healed.json and <id>.heal-log.json"),
+        "summary": Option(bool, True, "print one JSON line per run on stdout naming the files written"),
+    }
+    ports = ("errors",)
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        runs: list[RunParts] = []
+        raws: dict[Any, dict[str, Any]] = {}
+        repairs: dict[Any, list[dict[str, Any]]] = {}
+        tracker: Run | None = None
+        async for batch in batches:
+            if batch.port == "raw":
+                raws.update((r.get("runId"), r) for r in batch.events or ())
+            elif batch.port == "repairs":
+                for entry in batch.events or ():
+                    repairs.setdefault(entry.get("runId"), []).append(entry)
+            elif batch.port is None:
+                for i, record in enumerate(batch.events or ()):
+                    if not isinstance(record, dict):
+                        continue
+                    if starts_run(record, tracker, batch.source):
+                        is_run = record.get(RECORD_KEY) == RUN_RECORD
+                        rid = record.get("runId") if isinstance(record.get("runId"), str) else None
+                        tracker = Run(rid, record if is_run else None, batch.source)
+                        runs.append(RunParts(rid, record if is_run else None))
+                    assert tracker is not None
+                    parts = runs[-1]
+                    if parts.run_id is None and isinstance(record.get("runId"), str) and record["runId"]:
+                        parts.run_id = tracker.run_id = record["runId"]
+                    if record.get(RECORD_KEY) == HEAL_RECORD:
+                        parts.heal = record
+                    parts.columns.append(batch.column(i))
+        for parts in runs:
+            parts.raw = raws.pop(parts.run_id, None)
+            parts.repairs = repairs.pop(parts.run_id, [])
+        for rid, raw in raws.items():  # a capture whose run never reached us: its raw files still count
+            runs.append(RunParts(rid, raw.get("run"), raw=raw, repairs=repairs.pop(rid, [])))
+        for parts in runs:
+            summary = await anyio.to_thread.run_sync(self._write_run, parts)
+            if self.config["summary"]:
+                _print_line(orjson.dumps(summary) + b"\n")
+
+    def _write_run(self, parts: RunParts) -> dict[str, Any]:
+        """Write one run's files (each atomically); the summary of what was written."""
+        record = parts.record or (parts.raw or {}).get("run")
+        artifact_id = str((record or {}).get("artifactId") or parts.run_id or "run")
+        stem = file_stem(artifact_id)
+        folder = Path(self.config["out_dir"]) if self.config["out_dir"] else ARTIFACTS_DIR / _date_of(record, parts.events)
+        files: dict[str, str] = {}
+        raw = parts.raw
+        if raw is not None:
+            files["raw"] = self._write(folder / f"{stem}.raw.json", _document(raw["capture"]))
+            files["artifact"] = self._write(folder / f"{stem}.artifact.json",
+                                            _document(artifact_from_run(raw["run"], raw["events"])))
+        main = artifact_from_run(parts.record, parts.events, self._heal_extra(parts))
+        log = heal_log_document(parts, artifact_id)
+        if self.config["healed"]:
+            self._check_healed(main, folder / f"{stem}.healed.json")
+            files["healed"] = self._write(folder / f"{stem}.healed.json", _document(main))
+            files["healLog"] = self._write(folder / f"{stem}.heal-log.json", _document(log))
+        elif raw is None:
+            files["artifact"] = self._write(folder / f"{stem}.artifact.json", _document(main))
+        if self.config["journal_dir"] and parts.columns:
+            journal = Path(self.config["journal_dir"]) / f"{file_stem(parts.run_id)}.jsonl"
+            files["journal"] = self._write(journal, Batch.from_columns(parts.columns).to_jsonl())
+        summary: dict[str, Any] = {"runId": parts.run_id, "artifactId": artifact_id, "status": main.get("status"),
+                                   "events": len(main.get("events", []))}
+        if self.config["healed"]:
+            summary["repairs"] = log["summary"]["total"]
+        error = main.get("error")
+        if isinstance(error, dict) and isinstance(error.get("code"), str):
+            summary["error"] = error["code"]
+        summary["files"] = files
+        return summary
+
+    @staticmethod
+    def _write(path: Path, data: bytes) -> str:
+        write_atomic(path, data)
+        return str(path)
+
+    @staticmethod
+    def _heal_extra(parts: RunParts) -> dict[str, Any] | None:
+        if parts.heal is None:
+            return None
+        return {"heal": {k: v for k, v in parts.heal.items() if k in ("repairs", "byRule")}}
+
+    def _check_healed(self, artifact: dict[str, Any], path: Path) -> None:
+        """A healed artifact that still fails validation is reported (validation may not be built yet)."""
+        try:
+            from replay.pipeline.validation import validate_artifact  # type: ignore[import-not-found]
+        except ImportError:
+            return
+        for problem in validate_artifact(artifact):
+            self.emit("errors", diagnostic(
+                "E_HEALED_ARTIFACT_INVALID", f"healed artifact still invalid: {problem.get('code')}: {problem.get('message')}",
+                source=str(path), path=problem.get("path"), expected=problem.get("expected"),
+                received=problem.get("received"), stage=self.id,
+            ))
+
+
+def _date_of(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:
+    """The run's UTC date: from its run record, else its first event, else today."""
+    moment = parse_timestamp((record or {}).get("timestamp")) or next(
+        (m for m in (parse_timestamp(e.get("timestamp")) for e in events) if m is not None), None) or datetime.now(UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d")
+
+
+def _print_line(data: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError as exc:
+        raise PipeClosed() from exc

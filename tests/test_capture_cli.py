@@ -1,0 +1,340 @@
+"""`replay capture` end to end with the real executable: prompt forms, refusals, runner failures, files written."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+from referencing import Registry, Resource
+
+from conftest import EXAMPLES, FIXTURES, REPLAY, ROOT, errors_of, jsonl, run_replay
+from test_spawn import alive
+
+RUNNERS = FIXTURES / "runners"
+SAY = str(RUNNERS / "say.py")
+ECHO_PY = str(EXAMPLES / "runners" / "echo_runner.py")
+ECHO_MJS = str(EXAMPLES / "runners" / "echo_runner.mjs")
+CRASH = str(EXAMPLES / "runners" / "streaming_crash_runner.py")
+ADVICE_FIELDS = {"path", "expected", "received", "howToFix"}
+SCHEMAS = [json.loads(p.read_text()) for p in (ROOT / "schemas").glob("*.schema.json")]
+REGISTRY = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in SCHEMAS)
+ARTIFACT_VALIDATOR = jsonschema.Draft202012Validator(
+    {"$ref": "https://agent-replay.dev/schemas/replay-artifact.schema.json"}, registry=REGISTRY,
+    format_checker=jsonschema.FormatChecker(),
+)
+NO_RUNNER_ENV = {"REPLAY_RUNNER": ""}
+
+
+def capture(cwd: Path, *args: str, input: bytes | None = b"", env: dict | None = None) -> subprocess.CompletedProcess:
+    return run_replay(*args, input=input, cwd=cwd, env={**NO_RUNNER_ENV, **(env or {})})
+
+
+def say(cwd: Path, stdout, *extra: str, exit: int = 0, stderr: str | None = None) -> subprocess.CompletedProcess:
+    context = {"stdout": stdout, "exit": exit} | ({"stderr": stderr} if stderr is not None else {})
+    return capture(cwd, "capture", "--runner", SAY, "--context", json.dumps(context), *extra, "the prompt")
+
+
+def only_error(done: subprocess.CompletedProcess) -> dict:
+    [error] = errors_of(done.stderr)
+    return error
+
+
+def summary_of(done: subprocess.CompletedProcess) -> dict:
+    [line] = jsonl(done.stdout)
+    return line
+
+
+def load(path: str | Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+# refusals: exit 2, nothing run, nothing written ------------------------------------------------------
+def refused(done: subprocess.CompletedProcess, cwd: Path, code: str) -> dict:
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == b""
+    error = only_error(done)
+    assert error["code"] == code
+    assert ADVICE_FIELDS <= error.keys(), error
+    assert not (cwd / ".replay" / "artifacts").exists() and not (cwd / ".replay" / "journal").exists()
+    return error
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (("capture", "--bogus", "p"), "E_UNKNOWN_FLAG"),
+    (("p", "--bogus"), "E_UNKNOWN_FLAG"),
+    (("capture", "--timeout-ms", "soon", "p"), "E_TIMEOUT_INVALID"),
+    (("capture", "--timeout-ms", "0", "p"), "E_TIMEOUT_INVALID"),
+    (("capture", "--timeout-ms", "1.5", "p"), "E_TIMEOUT_INVALID"),
+    (("capture", "   "), "E_PROMPT_REQUIRED"),
+    (("capture",), "E_PROMPT_REQUIRED"),
+    (("capture", "--context", "{}", "--context-file", "ctx.json", "p"), "E_CONTEXT_CONFLICT"),
+    (("capture", "--context", "{broken", "p"), "E_CONTEXT_JSON_INVALID"),
+    (("capture", "--context", "[1]", "p"), "E_CONTEXT_SHAPE_INVALID"),
+    (("capture", "--context-file", "missing.json", "p"), "E_CONTEXT_FILE_NOT_FOUND"),
+    (("capture", "p"), "E_RUNNER_NOT_FOUND"),
+    (("capture", "--runner", "nope.py", "p"), "E_RUNNER_PATH_NOT_FOUND"),
+    (("capture", "--runner", "runner.ts", "p"), "E_RUNNER_UNSUPPORTED_EXTENSION"),
+    (("capture", "--runner", "not-executable", "p"), "E_RUNNER_NOT_EXECUTABLE"),
+])
+def test_refusals(tmp_path, args, code):
+    (tmp_path / "ctx.json").write_text("{}")
+    (tmp_path / "runner.ts").write_text("export {}\n")
+    (tmp_path / "not-executable").write_text("#!/bin/sh\n")
+    refused(capture(tmp_path, *args), tmp_path, code)
+
+
+def test_unknown_flag_names_the_known_ones(tmp_path):
+    error = refused(capture(tmp_path, "capture", "--runer", "x.py", "p"), tmp_path, "E_UNKNOWN_FLAG")
+    assert error["received"] == "--runer" and "--runner" in error["expected"]
+
+
+def test_refusal_order_context_before_runner(tmp_path):
+    # no runner exists either, but the bad context is what the user hears about first
+    refused(capture(tmp_path, "capture", "--context", "[]", "p"), tmp_path, "E_CONTEXT_SHAPE_INVALID")
+
+
+def test_node_runner_without_node_is_refused(tmp_path):
+    (tmp_path / ".replay").mkdir()
+    shutil.copy(ECHO_MJS, tmp_path / ".replay" / "runner.mjs")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    done = run_replay("p", cwd=tmp_path, input=b"", env={**NO_RUNNER_ENV, "PATH": str(bare)})
+    error = refused(done, tmp_path, "E_RUNNER_START_FAILED")
+    assert error["expected"] == "`node` on PATH"
+
+
+# runner failures: exit 1, the run still written -------------------------------------------------------
+def failed(done: subprocess.CompletedProcess, code: str, cwd: Path) -> tuple[dict, dict]:
+    """The run failed after it started: exit 1, one error, and every file written with status error."""
+    assert done.returncode == 1, done.stderr
+    error = only_error(done)
+    assert error["code"] == code
+    assert ADVICE_FIELDS <= error.keys(), error
+    summary = summary_of(done)
+    assert summary["status"] == "error" and summary["error"] == code
+    summary["files"] = {k: str(cwd / v) for k, v in summary["files"].items()}
+    raw = load(summary["files"]["raw"])
+    assert raw["error"]["code"] == code
+    healed = load(summary["files"]["healed"])
+    assert healed["status"] == "error" and healed["error"]["code"] == code
+    assert healed["events"][-1]["type"] == "run_failed"
+    return summary, raw
+
+
+@pytest.mark.parametrize(("stdout", "code", "path"), [
+    ("", "E_RUNNER_EMPTY_STDOUT", "$"),
+    ("Thinking... AAPL is your largest holding.", "E_RUNNER_INVALID_JSON", "$"),
+    ([{"status": "ok"}], "E_RUNNER_OUTPUT_SHAPE", "$"),
+    ({"status": "done", "response": "r", "events": []}, "E_RUNNER_STATUS_INVALID", "$.status"),
+    ({"status": "ok", "response": "r", "events": {"seq": 1}}, "E_RUNNER_EVENTS_INVALID", "$.events"),
+    ({"status": "ok", "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response"),
+])
+def test_output_contract_failures(tmp_path, stdout, code, path):
+    summary, raw = failed(say(tmp_path, stdout), code, tmp_path)
+    assert only_error(say(tmp_path, stdout))["path"] == path
+    assert raw["stdout"] == (stdout if isinstance(stdout, str) else json.dumps(stdout))
+
+
+def test_non_zero_exit_keeps_what_the_runner_said(tmp_path):
+    output = {"status": "ok", "response": "half an answer", "events": [
+        {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "__RUN_ID__", "payload": {}}]}
+    summary, raw = failed(say(tmp_path, output, exit=3, stderr="Traceback: boom\n"), "E_RUNNER_EXIT_NON_ZERO", tmp_path)
+    assert raw["process"]["exitCode"] == 3 and raw["stderr"] == "Traceback: boom\n"
+    healed = load(summary["files"]["healed"])
+    assert healed["response"] == "half an answer"
+    assert [e["type"] for e in healed["events"]] == ["run_started", "assistant_message", "run_failed"]
+
+
+def test_runner_that_cannot_start(tmp_path):
+    runner = tmp_path / "runner"
+    runner.write_text("#!/nonexistent/interpreter\n")
+    runner.chmod(0o755)
+    summary, raw = failed(capture(tmp_path, "capture", "--runner", "runner", "p"), "E_RUNNER_START_FAILED", tmp_path)
+    assert raw["process"]["pid"] is None and raw["process"]["startError"]
+
+
+def test_timeout_kills_runner_and_grandchild_and_keeps_the_streamed_event(tmp_path):
+    pid_file = tmp_path / "pids"
+    done = capture(tmp_path, "capture", "--runner", str(RUNNERS / "sleeper_with_grandchild.py"), "--timeout-ms", "3000",
+                   "--context", json.dumps({"pidFile": str(pid_file)}), "p")
+    summary, raw = failed(done, "E_RUNNER_TIMEOUT", tmp_path)
+    runner, grandchild = map(int, pid_file.read_text().split())
+    assert not alive(runner) and not alive(grandchild)
+    assert raw["process"]["timedOut"] is True and raw["process"]["signal"] == "SIGTERM"
+    assert load(summary["files"]["artifact"])["events"][0]["type"] == "run_started"
+
+
+def test_stdout_cap(tmp_path):
+    done = capture(tmp_path, "capture", "--runner", str(RUNNERS / "flood_stdout.py"), "--max-output-bytes", "5000", "p")
+    summary, raw = failed(done, "E_RUNNER_OUTPUT_TOO_LARGE", tmp_path)
+    assert raw["stdoutTruncated"] is True and len(raw["stdout"].encode()) == 5000
+
+
+def test_crash_halfway_keeps_every_streamed_event(tmp_path):
+    summary, raw = failed(capture(tmp_path, "capture", "--runner", CRASH, "search this"), "E_RUNNER_EXIT_NON_ZERO", tmp_path)
+    streamed = [json.loads(line) for line in raw["stdout"].splitlines()]
+    assert [e["type"] for e in streamed] == ["run_started", "user_message", "tool_called"]
+    assert "RuntimeError" in raw["stderr"]
+    assert load(summary["files"]["artifact"])["events"] == streamed
+    healed = load(summary["files"]["healed"])
+    assert healed["events"][:3] == streamed
+    assert healed["events"][3]["type"] == "run_failed" and healed["events"][3]["synthetic"] is True
+    journal = Path(summary["files"]["journal"]).read_bytes().splitlines()
+    assert journal[1:4] == [line.encode() for line in raw["stdout"].splitlines()]  # the runner's own bytes
+
+
+def test_runner_reporting_its_own_failure_is_a_successful_capture(tmp_path):
+    output = {"status": "error", "error": {"code": "RUNNER_TOOL_TIMEOUT", "message": "slow", "retryable": True},
+              "events": []}
+    done = say(tmp_path, output)
+    assert done.returncode == 0, done.stderr
+    assert errors_of(done.stderr) == []
+    summary = summary_of(done)
+    assert summary["status"] == "error" and summary["error"] == "RUNNER_TOOL_TIMEOUT"
+
+
+# the happy path --------------------------------------------------------------------------------
+@pytest.mark.parametrize("runner", [ECHO_PY, pytest.param(ECHO_MJS, marks=pytest.mark.skipif(
+    shutil.which("node") is None, reason="needs node"))], ids=["python", "node"])
+def test_end_to_end_with_the_example_runners(tmp_path, runner):
+    done = capture(tmp_path, "--runner", runner, "What are my top holdings?")
+    assert done.returncode == 0, done.stderr
+    summary = summary_of(done)
+    run_id = summary["runId"]
+    assert re.fullmatch(r"run_\d{8}T\d{6}_[0-9a-f]{6}", run_id) and summary["artifactId"] == run_id
+    day = run_id[4:8] + "-" + run_id[8:10] + "-" + run_id[10:12]
+    folder = Path(".replay") / "artifacts" / day
+    assert summary["files"] == {
+        "raw": str(folder / f"{run_id}.raw.json"), "artifact": str(folder / f"{run_id}.artifact.json"),
+        "healed": str(folder / f"{run_id}.healed.json"), "healLog": str(folder / f"{run_id}.heal-log.json"),
+        "journal": str(Path(".replay") / "journal" / f"{run_id}.jsonl"),
+    }
+    files = {k: tmp_path / v for k, v in summary["files"].items()}
+    raw = load(files["raw"])
+    assert raw["input"]["prompt"] == raw["input"]["query"] == "What are my top holdings?"
+    assert raw["input"]["runId"] == run_id and raw["process"]["exitCode"] == 0 and "echo runner" in raw["stderr"]
+    for name in ("artifact", "healed"):
+        artifact = load(files[name])
+        ARTIFACT_VALIDATOR.validate(artifact)
+        assert artifact["response"] == "Echo: What are my top holdings?"
+        assert artifact["toolCalls"] == [{"toolName": "lookup", "status": "ok", "durationMs": artifact["toolCalls"][0]["durationMs"]}]
+    log = load(files["healLog"])
+    assert log["artifactType"] == "heal-log" and log["runId"] == run_id and log["summary"]["total"] == 0
+    # the journal is a canonical stream `replay read` passes through unchanged
+    journal = files["journal"].read_bytes()
+    again = run_replay("read", str(files["journal"]))
+    assert again.returncode == 0 and again.stdout == journal
+    assert jsonl(journal)[0]["$record"] == "run"
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_prompt_from_stdin_with_no_arguments(tmp_path):
+    (tmp_path / ".replay").mkdir()
+    shutil.copy(ECHO_PY, tmp_path / ".replay" / "runner.py")
+    done = capture(tmp_path, input=b"What are my top holdings?\n")
+    assert done.returncode == 0, done.stderr
+    assert load(tmp_path / summary_of(done)["files"]["healed"])["prompt"] == "What are my top holdings?"
+
+
+@pytest.mark.parametrize("args", [
+    ("capture", "--runner", ECHO_PY, "top", "holdings"),
+    ("--runner", ECHO_PY, "top holdings"),
+    ("top holdings", "--runner", ECHO_PY),
+])
+def test_prompt_argument_forms(tmp_path, args):
+    done = capture(tmp_path, *args)
+    assert done.returncode == 0, done.stderr
+    assert load(tmp_path / summary_of(done)["files"]["healed"])["prompt"] == "top holdings"
+
+
+def test_piped_prompt_with_flags_only(tmp_path):
+    done = capture(tmp_path, "--runner", ECHO_PY, input=b"top holdings")
+    assert done.returncode == 0, done.stderr
+    assert load(tmp_path / summary_of(done)["files"]["healed"])["prompt"] == "top holdings"
+
+
+def test_no_arguments_on_a_terminal_shows_help(tmp_path):
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run([REPLAY], stdin=follower, capture_output=True, cwd=tmp_path, timeout=60,
+                              env={**os.environ, **NO_RUNNER_ENV})
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 0
+    assert b"Usage: replay" in done.stdout and b"capture" in done.stdout
+    assert not (tmp_path / ".replay").exists()
+
+
+def test_runner_found_in_the_project_and_from_the_environment(tmp_path):
+    (tmp_path / ".replay").mkdir()
+    shutil.copy(ECHO_PY, tmp_path / ".replay" / "runner.py")
+    done = capture(tmp_path, "p")
+    assert done.returncode == 0 and load(tmp_path / summary_of(done)["files"]["raw"])["runner"]["foundBy"] == ".replay/runner.py"
+    done = capture(tmp_path, "p", env={"REPLAY_RUNNER": CRASH})
+    assert load(tmp_path / summary_of(done)["files"]["raw"])["runner"]["foundBy"] == "REPLAY_RUNNER"
+
+
+def test_context_reaches_the_runner(tmp_path):
+    output = {"status": "ok", "response": "from context", "events": []}
+    (tmp_path / "ctx.json").write_text(json.dumps({"stdout": output, "user": "u1"}))
+    done = capture(tmp_path, "capture", "--runner", SAY, "--context-file", "ctx.json", "p")
+    assert done.returncode == 0, done.stderr
+    files = summary_of(done)["files"]
+    assert load(tmp_path / files["healed"])["response"] == "from context"  # say.py printed what the context held
+    assert load(tmp_path / files["raw"])["input"]["context"]["user"] == "u1"
+    assert load(tmp_path / files["healed"])["context"]["user"] == "u1"
+
+
+def test_out_directory(tmp_path):
+    done = capture(tmp_path, "--runner", ECHO_PY, "--out", "captures", "p")
+    assert done.returncode == 0, done.stderr
+    files = summary_of(done)["files"]
+    assert all(Path(files[k]).parent == Path("captures") for k in ("raw", "artifact", "healed", "healLog"))
+    assert Path(files["journal"]).parent == Path(".replay") / "journal"
+    assert all((tmp_path / f).is_file() for f in files.values())
+
+
+def test_no_heal(tmp_path):
+    done = capture(tmp_path, "--runner", str(EXAMPLES / "runners" / "broken_trace_runner.py"), "--no-heal", "p")
+    assert done.returncode == 0, done.stderr
+    summary = summary_of(done)
+    assert set(summary["files"]) == {"raw", "artifact", "journal"} and "repairs" not in summary
+    records = jsonl((tmp_path / summary["files"]["journal"]).read_bytes())
+    assert [r.get("type") for r in records[1:]] == ["user_message", "tool_called", "tool_called", "tool_end", "llm_message"]
+    assert not any(r.get("$record") == "heal" for r in records)
+
+
+def test_ctrl_c_kills_the_runner_and_writes_nothing(tmp_path):
+    pid_file = tmp_path / "pids"
+    process = subprocess.Popen(
+        [REPLAY, "capture", "--runner", str(RUNNERS / "sleeper_with_grandchild.py"),
+         "--context", json.dumps({"pidFile": str(pid_file)}), "p"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**os.environ, **NO_RUNNER_ENV},
+    )
+    try:
+        for _ in range(1200):  # wait until the runner and its grandchild exist
+            if pid_file.exists() or process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert pid_file.exists(), process.stderr.read() if process.poll() is not None else "runner never started"
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert stdout == b"" and errors_of(stderr) == []
+    runner, grandchild = map(int, pid_file.read_text().split())
+    assert not alive(runner) and not alive(grandchild)
+    assert not (tmp_path / ".replay").exists()

@@ -1,0 +1,83 @@
+"""Capture heals what the runner got wrong, and logs every repair."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import EXAMPLES, FIXTURES, jsonl, run_replay
+
+BROKEN = str(EXAMPLES / "runners" / "broken_trace_runner.py")
+SAY = str(FIXTURES / "runners" / "say.py")
+CANONICAL = {"run_started", "user_message", "assistant_message", "tool_called", "tool_completed", "tool_failed",
+             "run_completed", "run_failed"}
+
+
+def capture(cwd: Path, *args: str) -> dict:
+    done = run_replay("capture", *args, "Summarise my portfolio", cwd=cwd, input=b"", env={"REPLAY_RUNNER": ""})
+    assert done.returncode == 0, done.stderr
+    [summary] = jsonl(done.stdout)
+    return {"summary": summary, **{k: tmp for k, tmp in ((k, cwd / v) for k, v in summary["files"].items())}}
+
+
+def test_broken_trace_is_healed_and_every_repair_logged(tmp_path):
+    out = capture(tmp_path, "--runner", BROKEN)
+    before = json.loads(out["artifact"].read_text())
+    healed = json.loads(out["healed"].read_text())
+    log = json.loads(out["healLog"].read_text())
+
+    # the artifact before healing is what the runner said
+    assert [e["type"] for e in before["events"]] == ["user_message", "tool_called", "tool_called", "tool_end", "llm_message"]
+    # the healed one is a clean trace
+    events = healed["events"]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events[0]["type"] == "run_started" and events[-1]["type"] == "run_completed"
+    assert {e["type"] for e in events} <= CANONICAL
+    assert all(isinstance(e["payload"], dict) for e in events)
+    assert [e["type"] for e in events].count("tool_called") == 1
+    assert healed["toolCalls"] == [{"toolName": "get_portfolio", "status": "ok", "durationMs": 30.0}]
+
+    rules = {entry["rule"] for entry in log["repairs"]}
+    assert {"alias", "dedupe", "ensure_run_started", "ensure_terminal", "normalize_payload", "renumber"} <= rules
+    assert log["summary"]["total"] == out["summary"]["repairs"] == healed["heal"]["repairs"] > 0
+    assert sum(log["summary"]["byRule"].values()) == log["summary"]["total"]
+    alias = [e for e in log["repairs"] if e["rule"] == "alias"]
+    assert {e["original"] for e in alias} == {"tool_end", "llm_message"}
+
+    journal = jsonl(out["journal"].read_bytes())
+    assert journal[0]["$record"] == "run" and journal[-1]["$record"] == "heal"
+    assert journal[-1]["byRule"] == log["summary"]["byRule"]
+
+
+def test_healing_the_captured_journal_again_changes_nothing(tmp_path):
+    out = capture(tmp_path, "--runner", BROKEN)
+    journal = out["journal"].read_bytes()
+    again = run_replay("heal", "--no-summary", input=journal)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == journal
+
+
+def test_adopted_run_ids_are_in_the_heal_log(tmp_path):
+    output = {"status": "ok", "response": "r", "events": [
+        {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "framework-42", "payload": {}},
+        {"seq": 2, "timestamp": "2026-03-01T12:00:01.000Z", "type": "assistant_message", "runId": "framework-42",
+         "payload": {"content": "r"}},
+        {"seq": 3, "timestamp": "2026-03-01T12:00:02.000Z", "type": "run_completed", "runId": "framework-42", "payload": {}},
+    ]}
+    out = capture(tmp_path, "--runner", SAY, "--context", json.dumps({"stdout": output}))
+    run_id = out["summary"]["runId"]
+    log = json.loads(out["healLog"].read_text())
+    adopted = [e for e in log["repairs"] if e["rule"] == "adopt_run_id"]
+    assert len(adopted) == 3 and all(e["original"] == "framework-42" and e["value"] == run_id for e in adopted)
+    assert log["summary"]["byRule"] == {"adopt_run_id": 3}
+    healed = json.loads(out["healed"].read_text())
+    assert {e["runId"] for e in healed["events"]} == {run_id}
+    assert len(healed["events"]) == 3  # one run, not split where the ids differed
+
+
+def test_response_without_assistant_message_is_synthesized(tmp_path):
+    output = {"status": "ok", "response": "AAPL", "events": []}
+    out = capture(tmp_path, "--runner", SAY, "--context", json.dumps({"stdout": output}))
+    healed = json.loads(out["healed"].read_text())
+    assert [e["type"] for e in healed["events"]] == ["run_started", "assistant_message", "run_completed"]
+    assert all(e.get("synthetic") for e in healed["events"])

@@ -1,0 +1,273 @@
+"""The runner contract: request, context loading, reading a runner's stdout (one object or streamed lines)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import jsonschema
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from referencing import Registry, Resource
+
+from replay.pipeline.errors import ReplayError
+from replay.pipeline.runner_protocol import (
+    check_output,
+    load_context,
+    new_run_id,
+    read_reply,
+    run_facts,
+    runner_request,
+)
+from conftest import EXAMPLES, ROOT
+
+ADVICE_FIELDS = {"path", "expected", "received", "howToFix"}
+OUTPUT_SCHEMA = json.loads((ROOT / "schemas" / "runner-output.schema.json").read_text())
+
+
+def event(seq: int, etype: str = "user_message") -> dict:
+    return {"seq": seq, "timestamp": "2026-03-01T12:00:00.000Z", "type": etype, "runId": "run_1", "payload": {"n": seq}}
+
+
+# the request ------------------------------------------------------------------------------------
+def test_run_ids_sort_by_start_time_and_differ():
+    early = new_run_id(datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC))
+    late = new_run_id(datetime(2026, 3, 1, 12, 0, 1, tzinfo=UTC))
+    assert re.fullmatch(r"run_20260301T120000_[0-9a-f]{6}", early)
+    assert early < late
+    assert new_run_id() != new_run_id()
+
+
+def test_request_carries_prompt_as_query_and_context():
+    moment = datetime(2026, 3, 1, 12, 0, 0, 123000, tzinfo=UTC)
+    request = runner_request("top holdings?", "run_x", moment, {"user": "u1"})
+    assert request == {"prompt": "top holdings?", "query": "top holdings?", "runId": "run_x",
+                       "timestamp": "2026-03-01T12:00:00.123Z", "context": {"user": "u1"}}
+
+
+# context --------------------------------------------------------------------------------------
+def test_context_defaults_to_empty_object():
+    assert load_context(None, None) == {}
+
+
+def test_context_inline_and_file(tmp_path):
+    assert load_context('{"a": 1}', None) == {"a": 1}
+    path = tmp_path / "ctx.json"
+    path.write_text('{"b": [1, 2]}')
+    assert load_context(None, str(path)) == {"b": [1, 2]}
+
+
+@pytest.mark.parametrize(("inline", "file_text", "code"), [
+    ('{"a": 1}', '{"b": 2}', "E_CONTEXT_CONFLICT"),
+    ("{not json", None, "E_CONTEXT_JSON_INVALID"),
+    (None, '{"a": 1,\n  oops}', "E_CONTEXT_JSON_INVALID"),
+    ("[1, 2]", None, "E_CONTEXT_SHAPE_INVALID"),
+    (None, '"text"', "E_CONTEXT_SHAPE_INVALID"),
+])
+def test_context_errors(tmp_path, inline, file_text, code):
+    file = None
+    if file_text is not None:
+        file = str(tmp_path / "ctx.json")
+        (tmp_path / "ctx.json").write_text(file_text)
+    with pytest.raises(ReplayError) as info:
+        load_context(inline, file)
+    assert info.value.code == code
+    assert ADVICE_FIELDS <= info.value.body.keys()
+    assert info.value.exit_code == 2
+
+
+def test_context_file_error_points_at_line_and_column(tmp_path):
+    path = tmp_path / "ctx.json"
+    path.write_text('{"a": 1,\n  oops}')
+    with pytest.raises(ReplayError) as info:
+        load_context(None, str(path))
+    body = info.value.body
+    assert body["source"] == str(path) and body["line"] == 2 and body["path"] == "--context-file"
+
+
+def test_missing_context_file(tmp_path):
+    with pytest.raises(ReplayError) as info:
+        load_context(None, str(tmp_path / "nope.json"))
+    assert info.value.code == "E_CONTEXT_FILE_NOT_FOUND"
+    assert info.value.body["received"] == str(tmp_path / "nope.json")
+
+
+# the output object ------------------------------------------------------------------------------
+@pytest.mark.parametrize(("output", "code", "path", "received"), [
+    ([1, 2], "E_RUNNER_OUTPUT_SHAPE", "$", "array"),
+    ("ok", "E_RUNNER_OUTPUT_SHAPE", "$", "string"),
+    ({"events": []}, "E_RUNNER_STATUS_INVALID", "$.status", "missing"),
+    ({"status": "done", "events": []}, "E_RUNNER_STATUS_INVALID", "$.status", '"done"'),
+    ({"status": "ok", "response": "x"}, "E_RUNNER_EVENTS_INVALID", "$.events", "missing"),
+    ({"status": "ok", "response": "x", "events": {}}, "E_RUNNER_EVENTS_INVALID", "$.events", "object"),
+    ({"status": "ok", "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response", "missing"),
+    ({"status": "ok", "response": 42, "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response", "number"),
+])
+def test_output_contract_violations(output, code, path, received):
+    problem = check_output(output)
+    assert problem is not None
+    assert (problem["code"], problem["path"], problem["received"]) == (code, path, received)
+    assert ADVICE_FIELDS <= problem.keys()
+
+
+@pytest.mark.parametrize("output", [
+    {"status": "ok", "response": "fine", "events": []},
+    {"status": "error", "error": {"code": "RUNNER_TOOL_TIMEOUT", "message": "slow", "retryable": True}, "events": []},
+    {"status": "error", "events": [event(1)]},  # no response needed when the run failed
+])
+def test_valid_outputs(output):
+    assert check_output(output) is None
+
+
+def test_run_facts_keep_only_well_typed_fields():
+    facts = run_facts({"status": "ok", "response": "r", "framework": "lc", "sources": ["db", 3], "usage": {"inputTokens": 1},
+                       "error": "not an object", "events": []})
+    assert facts == {"response": "r", "framework": "lc", "usage": {"inputTokens": 1}}
+
+
+# reading stdout -------------------------------------------------------------------------------
+def test_empty_stdout():
+    reply = read_reply(b"  \n")
+    assert reply.problem["code"] == "E_RUNNER_EMPTY_STDOUT"
+    assert ADVICE_FIELDS <= reply.problem.keys()
+
+
+def test_one_pretty_printed_object():
+    output = {"status": "ok", "response": "r", "events": [event(1), event(2)]}
+    reply = read_reply(json.dumps(output, indent=2).encode())
+    assert reply.problem is None and reply.output == output and reply.streamed == 0
+    assert [c[0] for c in reply.events] == output["events"]
+    assert [c[4] for c in reply.events] == ["$.events[0]", "$.events[1]"]
+
+
+def test_not_json_at_all():
+    reply = read_reply(b"Thinking...\nAAPL is your largest holding.\n")
+    assert reply.problem["code"] == "E_RUNNER_INVALID_JSON"
+    assert reply.problem["line"] == 1
+    assert reply.problem["received"] == "Thinking..."
+    assert ADVICE_FIELDS <= reply.problem.keys()
+
+
+def test_streamed_events_then_output_object():
+    lines = [orjson.dumps(event(1, "run_started")), orjson.dumps(event(2)),
+             orjson.dumps({"status": "ok", "response": "r", "events": [event(3, "run_completed")]})]
+    data = b"\n".join(lines) + b"\n"
+    reply = read_reply(data)
+    assert reply.problem is None and reply.streamed == 2
+    assert [c[0]["seq"] for c in reply.events] == [1, 2, 3]
+    # streamed events keep their bytes and their position in stdout
+    assert reply.events[0][1:4] == (lines[0], 1, 0)
+    assert reply.events[1][1:4] == (lines[1], 2, len(lines[0]) + 1)
+    assert reply.events[2][2] == 3 and reply.events[2][4] == "$.events[0]"
+
+
+def test_stream_that_stops_without_output_keeps_its_events():
+    data = orjson.dumps(event(1, "run_started")) + b"\n" + orjson.dumps(event(2)) + b"\n"
+    reply = read_reply(data)
+    assert [c[0]["seq"] for c in reply.events] == [1, 2]
+    assert reply.output is None
+    assert reply.problem["code"] == "E_RUNNER_OUTPUT_SHAPE"
+    assert reply.problem["received"] == "end of stdout"
+
+
+def test_single_streamed_event_is_not_taken_for_the_output():
+    reply = read_reply(orjson.dumps(event(1, "run_started")))
+    assert reply.streamed == 1 and reply.output is None
+
+
+def test_cut_off_last_line_is_reported_not_kept():
+    data = orjson.dumps(event(1)) + b"\n" + b'{"seq": 2, "type": "tool_ca'
+    reply = read_reply(data)
+    assert [c[0]["seq"] for c in reply.events] == [1]
+    assert reply.problem["code"] == "E_RUNNER_INVALID_JSON"
+    assert "cut off" in reply.problem["message"] and reply.problem["line"] == 2
+
+
+def test_second_output_object_and_non_object_lines():
+    two = b'{"status": "ok", "response": "a", "events": []}\n{"status": "ok", "response": "b", "events": []}\n'
+    assert read_reply(two).problem["code"] == "E_RUNNER_OUTPUT_SHAPE"
+    scalar = orjson.dumps(event(1)) + b"\n42\n"
+    problem = read_reply(scalar).problem
+    assert problem["code"] == "E_RUNNER_OUTPUT_SHAPE" and problem["line"] == 2
+
+
+def test_crlf_lines_are_read():
+    data = orjson.dumps(event(1)) + b"\r\n" + b'{"status": "ok", "response": "r", "events": []}\r\n'
+    reply = read_reply(data)
+    assert reply.problem is None and reply.events[0][1] == orjson.dumps(event(1))
+
+
+events_strategy = st.lists(
+    st.builds(lambda seq, etype, text: {"seq": seq, "type": etype, "runId": "run_1", "payload": {"text": text}},
+              st.integers(1, 10**6), st.sampled_from(["run_started", "tool_called", "tool_end", "x"]), st.text(max_size=20)),
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(events_strategy)
+def test_streamed_and_single_object_forms_give_the_same_events(events):
+    classic = read_reply(orjson.dumps({"status": "ok", "response": "r", "events": events}))
+    streamed = read_reply(b"".join(orjson.dumps(e) + b"\n" for e in events)
+                          + orjson.dumps({"status": "ok", "response": "r", "events": []}) + b"\n")
+    assert classic.problem is None and streamed.problem is None
+    assert [c[0] for c in classic.events] == [c[0] for c in streamed.events] == events
+
+
+@settings(max_examples=150, deadline=None)
+@given(events_strategy, st.data())
+def test_a_stream_cut_anywhere_keeps_every_complete_event_line(events, data):
+    stream = b"".join(orjson.dumps(e) + b"\n" for e in events)
+    cut = data.draw(st.integers(0, len(stream)))
+    reply = read_reply(stream[:cut])
+    ends, end = [], 0
+    for e in events:
+        end += len(orjson.dumps(e))
+        ends.append(end)  # where the event's JSON ends: past it, the event is whole, newline or not
+        end += 1
+    complete = sum(1 for e in ends if e <= cut)
+    assert [c[0] for c in reply.events] == events[:complete]
+    if events and cut < len(stream):
+        assert reply.problem is not None  # a cut stream never passes for a finished run
+
+
+# the schema -------------------------------------------------------------------------------------
+def example_output(runner: str) -> dict:
+    request = runner_request("What are my top holdings?", "run_test", datetime.now(UTC), {})
+    done = subprocess.run([sys.executable, str(EXAMPLES / "runners" / runner)], input=orjson.dumps(request),
+                          capture_output=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_example_runner_output_matches_the_schema():
+    output = example_output("echo_runner.py")
+    jsonschema.validate(output, OUTPUT_SCHEMA, format_checker=jsonschema.FormatChecker())
+    assert check_output(output) is None
+
+
+def test_broken_example_breaks_only_its_events():
+    """Capture takes the broken runner's output (the object holds); the schema flags the events heal repairs."""
+    output = example_output("broken_trace_runner.py")
+    assert check_output(output) is None
+    errors = jsonschema.Draft202012Validator(OUTPUT_SCHEMA).iter_errors(output)
+    assert sorted(list(e.absolute_path)[-1] for e in errors) == ["payload", "seq"]
+
+
+def test_schema_rejects_what_the_reader_rejects():
+    for bad in ([1], {"events": []}, {"status": "ok", "events": []}, {"status": "ok", "response": "r", "events": {}}):
+        assert check_output(bad) is not None
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, OUTPUT_SCHEMA)
+
+
+def test_schema_accepts_each_streamed_line():
+    registry = Registry().with_resource(OUTPUT_SCHEMA["$id"], Resource.from_contents(OUTPUT_SCHEMA))
+    validator = jsonschema.Draft202012Validator({"$ref": OUTPUT_SCHEMA["$id"] + "#/$defs/streamedLine"}, registry=registry)
+    validator.validate(event(1))
+    validator.validate({"status": "ok", "response": "r", "events": []})
+    assert not validator.is_valid({"status": "ok", "events": []})

@@ -1,0 +1,184 @@
+"""Spawning runners: real processes, timeouts that kill the whole process group, output caps, the run batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import orjson
+import pytest
+
+from conftest import EXAMPLES, FIXTURES
+from replay.pipeline.batch import Batch
+from replay.stages.discover import DiscoverRunner
+from replay.stages.spawn import SpawnRunner, run_process
+
+RUNNERS = FIXTURES / "runners"
+pytestmark = pytest.mark.anyio
+
+
+def alive(pid: int) -> bool:
+    """Is ``pid`` a live process? (A zombie waiting for its reaper is not.)"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def request(**context) -> bytes:
+    return orjson.dumps({"prompt": "p", "query": "p", "runId": "run_t", "timestamp": "2026-03-01T12:00:00.000Z",
+                         "context": context})
+
+
+async def run_fixture(name: str, *, timeout_s: float = 60, max_stdout: int = 1 << 20, max_stderr: int = 1 << 20,
+                      **context):
+    return await run_process([sys.executable, str(RUNNERS / name)], request(**context), timeout_s=timeout_s,
+                             max_stdout=max_stdout, max_stderr=max_stderr, grace_s=2)
+
+
+async def test_timeout_kills_the_runner_and_its_grandchild(tmp_path):
+    pid_file = tmp_path / "pids"
+    outcome = await run_fixture("sleeper_with_grandchild.py", timeout_s=3, pidFile=str(pid_file))
+    assert outcome.timed_out and outcome.signal == "SIGTERM"
+    runner, grandchild = map(int, pid_file.read_text().split())
+    assert runner == outcome.pid
+    assert not alive(runner) and not alive(grandchild)
+    assert b'"type": "run_started"' in outcome.stdout  # what it printed before the timeout is kept
+
+
+async def test_cancelling_the_capture_kills_the_runner(tmp_path):
+    pid_file = tmp_path / "pids"
+    with anyio.move_on_after(3):
+        await run_fixture("sleeper_with_grandchild.py", timeout_s=600, pidFile=str(pid_file))
+    runner, grandchild = map(int, pid_file.read_text().split())
+    assert not alive(runner) and not alive(grandchild)
+
+
+async def test_children_left_behind_are_killed_when_the_runner_exits(tmp_path):
+    pid_file = tmp_path / "pid"
+    outcome = await run_fixture("leaves_background_child.py", pidFile=str(pid_file))
+    assert outcome.exit_code == 0 and not outcome.timed_out
+    assert json.loads(outcome.stdout)["response"] == "done"
+    assert not alive(int(pid_file.read_text()))
+
+
+async def test_stdout_over_the_cap_kills_the_runner():
+    outcome = await run_fixture("flood_stdout.py", max_stdout=10_000)
+    assert outcome.too_large and not outcome.timed_out
+    assert len(outcome.stdout) == 10_000 and outcome.stdout_bytes > 10_000
+    assert outcome.exit_code != 0
+
+
+async def test_stderr_keeps_its_end():
+    outcome = await run_fixture("say.py", max_stderr=100, stderr="a" * 5000 + "END", stdout="{}")
+    assert outcome.stderr_bytes == 5003 and len(outcome.stderr) == 100 and outcome.stderr.endswith(b"aEND")
+
+
+async def test_a_runner_that_never_reads_its_request():
+    big = request(blob="x" * 2_000_000)
+    outcome = await run_process([sys.executable, str(RUNNERS / "ignores_stdin.py")], big, timeout_s=60,
+                                max_stdout=1 << 20, max_stderr=1 << 20)
+    assert outcome.exit_code == 0 and b"did not read the request" in outcome.stdout
+
+
+async def test_start_failure_is_recorded():
+    outcome = await run_process(["/nonexistent/runner"], b"{}", timeout_s=5, max_stdout=100, max_stderr=100)
+    assert outcome.pid is None and "No such file" in outcome.start_error
+
+
+# the stage ------------------------------------------------------------------------------------
+def invocation(tmp_path: Path, runner: Path, **context) -> dict:
+    return DiscoverRunner(prompt="What are my top holdings?", runner=str(runner), context=context,
+                          cwd=str(tmp_path), run_id="run_cap").invocation()
+
+
+async def test_crash_halfway_keeps_the_streamed_events(tmp_path):
+    stage = SpawnRunner()
+    batch = await stage.run(invocation(tmp_path, EXAMPLES / "runners" / "streaming_crash_runner.py"))
+    record, *events = batch.events
+    assert record["$record"] == "run" and record["status"] == "error"
+    assert record["error"]["code"] == "E_RUNNER_EXIT_NON_ZERO"
+    assert [e["type"] for e in events] == ["run_started", "user_message", "tool_called"]
+    assert all(raw is not None for raw in batch.raws[1:])  # streamed lines travel as their own bytes
+    assert batch.lines[1:] == [1, 2, 3]
+    raw = stage.take("raw")[0]
+    assert raw["capture"]["streamedEvents"] == 3 and "RuntimeError" in raw["capture"]["stderr"]
+    assert raw["capture"]["process"]["exitCode"] == 1
+    assert raw["events"] == events
+    [error] = stage.take("errors")
+    assert error["code"] == "E_RUNNER_EXIT_NON_ZERO" and error["runId"] == "run_cap"
+
+
+async def test_streaming_runner_that_finishes(tmp_path):
+    stage = SpawnRunner()
+    batch = await stage.run(invocation(tmp_path, EXAMPLES / "runners" / "streaming_crash_runner.py", crash=False))
+    record, *events = batch.events
+    assert record["status"] == "ok" and record["response"].startswith("Found 3 results")
+    assert [e["type"] for e in events][-1] == "run_completed"
+    assert stage.take("errors") == []
+
+
+async def test_output_facts_go_into_the_run_record(tmp_path):
+    stage = SpawnRunner()
+    batch = await stage.run(invocation(tmp_path, EXAMPLES / "runners" / "echo_runner.py"))
+    record = batch.events[0]
+    assert record["status"] == "ok" and record["response"] == "Echo: What are my top holdings?"
+    assert record["framework"] == "custom" and record["sources"] == ["lookup"] and "inputTokens" in record["usage"]
+    assert record["prompt"] == record["query"] == "What are my top holdings?"
+    assert batch.pointers[1] == "$.events[0]" and batch.raws[1] is None
+    assert stage.take("errors") == []
+
+
+async def test_events_naming_another_run_are_adopted_and_logged(tmp_path):
+    output = {"status": "ok", "response": "r", "events": [
+        {"seq": 1, "type": "run_started", "runId": "theirs", "payload": {}},
+        {"seq": 2, "type": "run_completed", "runId": "run_cap", "payload": {}},
+        {"seq": 3, "type": "note", "payload": {}},
+    ]}
+    stage = SpawnRunner()
+    batch = await stage.run(invocation(tmp_path, RUNNERS / "say.py", stdout=output))
+    assert [e.get("runId") for e in batch.events[1:]] == ["run_cap", "run_cap", None]
+    [repair] = stage.take("repairs")
+    assert repair["rule"] == "adopt_run_id" and repair["original"] == "theirs" and repair["value"] == "run_cap"
+    assert repair["path"] == "$.events[0]"
+
+
+async def test_runner_reported_failure_is_not_a_capture_error(tmp_path):
+    output = {"status": "error", "error": {"code": "RUNNER_TOOL_TIMEOUT", "message": "slow", "retryable": True},
+              "events": []}
+    stage = SpawnRunner()
+    batch = await stage.run(invocation(tmp_path, RUNNERS / "say.py", stdout=output))
+    assert batch.events[0]["status"] == "error" and batch.events[0]["error"]["code"] == "RUNNER_TOOL_TIMEOUT"
+    assert stage.take("errors") == []
+
+
+async def test_process_passes_other_records_through(tmp_path):
+    stage = SpawnRunner()
+    send, receive = anyio.create_memory_object_stream[Batch](4)
+    sent: list[Batch] = []
+
+    async def collect(batch: Batch) -> None:
+        sent.append(batch)
+
+    async def nothing() -> None:
+        pass
+
+    from replay.pipeline.stage import Output
+
+    other = {"$record": "note", "text": "kept"}
+    async with send:
+        await send.send(Batch.of([other, invocation(tmp_path, RUNNERS / "say.py", stdout={
+            "status": "ok", "response": "r", "events": []})]))
+    await stage.process(receive, Output(collect, nothing))
+    assert sent[0].events == [other]
+    assert sent[1].events[0]["$record"] == "run"
