@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import importlib.util
 import os
 import sys
 import time
@@ -90,10 +91,18 @@ class ReplayGroup(click.Group):
                 raise
             return None  # a command whose module is not part of this build
 
+    def has_command(self, name: str) -> bool:
+        """Is the command's module part of this build? Checked without importing it (start-up time)."""
+        module = COMMANDS[name].partition(":")[0]
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            return False
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """No arguments: a piped prompt (`echo prompt | replay`) goes to capture; on a terminal, the help.
         A leading flag the group does not know (`replay --runner r.py "prompt"`) is capture's too."""
-        if self.get_command(ctx, DEFAULT_COMMAND) is not None and not ctx.resilient_parsing:
+        if self.has_command(DEFAULT_COMMAND) and not ctx.resilient_parsing:
             if not args and not (sys.stdin is None or sys.stdin.isatty()):
                 args = [DEFAULT_COMMAND]
             elif args and args[0].startswith("--") and args[0].split("=", 1)[0] not in self._own_flags(ctx):
