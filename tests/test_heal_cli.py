@@ -221,3 +221,18 @@ def test_the_heal_graph_as_a_config_matches_replay_heal(tmp_path: Path) -> None:
     assert by_config.returncode == 0, by_config.stderr
     assert by_config.stdout == by_command.stdout
     assert jsonl((tmp_path / "heal-log.jsonl").read_bytes()) == jsonl((tmp_path / "cmd-log.jsonl").read_bytes())
+
+
+def test_directory_mode_heals_the_original_not_capture_healed_copy(tmp_path: Path) -> None:
+    src = tmp_path / "artifacts"
+    src.mkdir()
+    broken = _artifact("c1", [ev(2, "tool_end", run="c1")])
+    (src / "c1.artifact.json").write_text(json.dumps(broken))
+    (src / "c1.healed.json").write_text(json.dumps(_artifact("c1", [ev(1, "run_started", run="c1"),
+                                                                       ev(2, "run_completed", run="c1")])))
+    (src / "c2.healed.json").write_text(json.dumps(_artifact("c2", [ev(5, "run_started", run="c2")])))
+    proc = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert [Path(x["source"]).name for x in jsonl(proc.stdout)] == ["c1.artifact.json", "c2.healed.json"]
+    log = json.loads((tmp_path / "out" / "c1.heal-log.json").read_text())
+    assert log["summary"]["total"] > 0  # the real repairs, not an empty log from re-healing the healed copy

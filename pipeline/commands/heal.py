@@ -90,6 +90,10 @@ def _inputs(in_path: str) -> tuple[Path, list[str]]:
     if not root.is_dir():
         raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in target {in_path!r} is neither a file nor a directory", path=in_path)
     files = [f for f in expand_paths([str(root)]) if not Path(f).name.endswith(".healed.jsonl")]
+    # capture leaves <id>.artifact.json and <id>.healed.json side by side: heal the original once
+    # (healing the healed copy again would give the same file and an empty log over the real one).
+    present = set(files)
+    files = [f for f in files if not (f.endswith(".healed.json") and f[: -len(".healed.json")] + ".artifact.json" in present)]
     return root, files
 
 
