@@ -9,7 +9,7 @@ Fixture conventions (tests/fixtures/artifacts/):
   `replay validate` reports the code in its name.
 
 Journals "claim to be canonical" when they are .jsonl files under examples/ (unless a path part says
-raw, broken, invalid or unhealed) or under tests/fixtures/ in a directory named valid, canonical or
+raw, broken, messy, invalid or unhealed) or under tests/fixtures/ in a directory named valid, canonical or
 healed, or named *.canonical.jsonl / *.healed.jsonl; the corpus of foreign formats never does.
 Schemas written by others (heal-log, heal-rules, runner-output) are checked against
 tests/fixtures/<schema name>/{valid,invalid}/ once both exist.
@@ -198,7 +198,7 @@ def test_every_artifact_code_has_an_invalid_fixture() -> None:
 
 
 # journals that claim to be canonical ----------------------------------------------------------------
-NOT_CANONICAL_PARTS = ("raw", "broken", "invalid", "unhealed")
+NOT_CANONICAL_PARTS = ("raw", "broken", "messy", "invalid", "unhealed")
 CANONICAL_DIRS = {"valid", "canonical", "healed"}
 
 
