@@ -3,11 +3,12 @@
 #   1. the Node example runner (a clean run)
 #   2. a runner whose trace is broken on purpose (healed, every repair logged)
 #   3. a streaming runner that crashes halfway (its events are kept; exit 1)
-# then heal / validate / report the artifacts with whichever of those commands this build has.
+# then heal, validate and report the artifacts, and heal the broken example journal.
 # REPLAY_DEMO_KEEP=1 keeps the scratch directory.
 set -eu
 
-runners=$(cd "$(dirname "$0")" && pwd)/runners
+examples=$(cd "$(dirname "$0")" && pwd)
+runners=$examples/runners
 python=$(command -v python3 || command -v python)
 work=$(mktemp -d "${TMPDIR:-/tmp}/replay-demo.XXXXXX")
 cleanup() {
@@ -17,7 +18,6 @@ trap cleanup EXIT
 cd "$work"
 
 step() { printf '\n== %s\n' "$*"; }
-has_command() { replay --help | grep -q "^  $1 "; }
 last_journal() { ls -t .replay/journal/*.jsonl | head -n 1; }
 heal_summary() {
   "$python" - "$1" <<'PY'
@@ -59,15 +59,15 @@ cat "$(last_journal)"
 step "files written"
 find .replay -type f | sort
 
-if has_command heal; then
-  step "replay heal --in .replay/artifacts --out .replay/healed"
-  replay heal --in .replay/artifacts --out .replay/healed || echo "(heal exit status $?)"
-fi
-if has_command validate; then
-  step "replay validate --in .replay/artifacts"
-  replay validate --in .replay/artifacts || echo "(validate exit status $?: the broken run's artifact before healing is flagged)"
-fi
-if has_command report; then
-  step "replay report --in .replay/artifacts"
-  replay report --in .replay/artifacts || echo "(report exit status $?)"
-fi
+step "replay heal --in .replay/artifacts --out .replay/healed"
+replay heal --in .replay/artifacts --out .replay/healed || echo "(heal exit status $?)"
+
+step "replay validate --in .replay/artifacts"
+replay validate --in .replay/artifacts || echo "(validate exit status $?: the broken run's artifact before healing is flagged)"
+
+step "replay report --in .replay/artifacts"
+replay report --in .replay/artifacts || echo "(report exit status $?)"
+
+step "replay heal examples/journals/broken.jsonl --log repairs.jsonl"
+replay heal "$examples/journals/broken.jsonl" --log repairs.jsonl
+echo "repairs.jsonl: $(wc -l < repairs.jsonl) entries"
