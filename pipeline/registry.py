@@ -15,6 +15,7 @@ BUILTIN: dict[str, str] = {
     # core
     "read": "replay.stages.read:ReadJournal",
     "parse": "replay.stages.parse:ParseLines",
+    "check_lines": "replay.stages.check_lines:CheckLines",
     "select": "replay.stages.select:SelectEvents",
     "write": "replay.stages.write:WriteJsonl",
     # heal rules, in the order the heal graph chains them

@@ -5,8 +5,16 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from replay.pipeline.batch import Batch
+from replay.pipeline.errors import ReplayError
+from replay.pipeline.graph import Graph
+from replay.stages.check_lines import CheckLines
 from replay.stages.parse import ParseLines
+from replay.stages.read import ReadJournal
+from replay.stages.write import WriteJsonl
 from replay.stages.select import SelectEvents
 
 
@@ -130,6 +138,50 @@ def test_parse_describes_itself():
     assert "torn_tail" in info["options"] and info["ports"] == ["errors", "repairs"]
 
 
+# check_lines: parse's checks, lines passed on unparsed --------------------------------------------
+def test_check_lines_passes_good_lines_on_unparsed():
+    raws = [b'{"seq":1}', b'{"seq": 2}']
+    stage = CheckLines()
+    out = stage(lines(*raws))
+    assert out.events is None and out.raws == raws
+    assert stage.drain() == {}
+
+
+def test_check_lines_keeps_document_records_parsed():
+    batch = Batch("a.json", [{"seq": 1}, 3], [None, None], [None, None], [None, None], ["$[0]", "$[1]"])
+    stage = CheckLines()
+    out = stage(batch)
+    assert out.events == [{"seq": 1}]
+    assert [e["path"] for e in stage.take("errors")] == ["$[1]"]
+
+
+line_samples = st.sampled_from([b'{"seq":1}', b'{"a": [1, {"b": null}]}', b"", b"  ", b"[1]", b"7", b"oops",
+                                b'{"seq":', b'{"t":"\xff"}', b'{"ok":true}\r'])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(line_samples, max_size=8), max_size=5), st.booleans(), st.sampled_from(["error", "repair"]))
+def test_check_lines_reports_and_keeps_exactly_what_parse_does(batches, tail_open, torn_tail):
+    parse, check = ParseLines(torn_tail=torn_tail), CheckLines(torn_tail=torn_tail)
+    kept_p, kept_c = [], []
+    for k, raws in enumerate(batches):
+        for stage, kept in ((parse, kept_p), (check, kept_c)):
+            out = stage(lines(*raws, tail_open=tail_open and k == len(batches) - 1))
+            kept.extend(zip(out.raws, out.lines, strict=True))
+    parse.flush(), check.flush()
+    assert kept_c == kept_p
+    strip = lambda side: {port: [{k: v for k, v in r.items() if k != "stage"} for r in recs] for port, recs in side.items()}  # noqa: E731
+    assert strip(check.drain()) == strip(parse.drain())
+
+
+def test_check_lines_output_may_only_go_to_stages_that_take_raw_lines():
+    graph = Graph.chain(ReadJournal(), CheckLines(), SelectEvents(), WriteJsonl())
+    with pytest.raises(ReplayError) as info:
+        graph.validate()
+    assert info.value.code == "E_CONFIG_INPUTS_INVALID"
+    Graph.chain(ReadJournal(), CheckLines(), WriteJsonl()).validate()
+
+
 # select ------------------------------------------------------------------------------------
 def parsed(*records: dict) -> Batch:
     batch = Batch.from_lines([orjson.dumps(r) for r in records])
@@ -181,6 +233,6 @@ def test_select_over_many_batches_matches_a_plain_filter():
     assert kept == [e for e in records if e["type"] in ("run_started", "tool_called", "tool_completed")]
 
 
-@pytest.mark.parametrize("stage", [ParseLines(), SelectEvents()])
+@pytest.mark.parametrize("stage", [ParseLines(), CheckLines(), SelectEvents()])
 def test_transforms_have_nothing_to_flush(stage):
     assert stage.flush() is None

@@ -10,7 +10,7 @@ from replay.pipeline.cli import execute, exit_code_for
 from replay.pipeline.errors import ReplayError
 from replay.pipeline.graph import Graph
 from replay.pipeline.journal_io import DEFAULT_MAX_LINE_BYTES, expand_paths
-from replay.stages.parse import ParseLines
+from replay.stages.check_lines import CheckLines
 from replay.stages.read import ReadJournal
 from replay.stages.write import WriteJsonl
 
@@ -42,9 +42,9 @@ def read(paths: tuple[str, ...], follow: bool, max_line_bytes: int, strict: bool
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
-    graph = Graph.chain(
-        ReadJournal(paths=list(paths), follow=follow, max_line_bytes=max_line_bytes),
-        ParseLines(),
-        WriteJsonl(),
-    )
+    # Nothing here needs the parsed records, only the checks: lines go on as their bytes.
+    graph = Graph()
+    graph.add(ReadJournal(paths=list(paths), follow=follow, max_line_bytes=max_line_bytes), id="read")
+    graph.add(CheckLines(), id="parse", inputs=["read"])
+    graph.add(WriteJsonl(), id="write", inputs=["parse"])
     return exit_code_for(execute(graph, strict=strict, command="read"))

@@ -88,6 +88,9 @@ def main() -> int:
     print(f"journal: {journal.relative_to(HERE.parent.parent)}  {size / 1e6:.1f} MB  {events:,} events  "
           f"(avg {size / events:.0f} B/line; ready in {time.perf_counter() - started:.1f}s)")
     subprocess.run(["cat", str(journal)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+    root = HERE.parent.parent  # byte-compile as an install would (PYTHONDONTWRITEBYTECODE may be set)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "pipeline"), str(root / "stages")],
+                   stdout=subprocess.DEVNULL, check=False)
 
     plans: list[tuple[str, list[list[str]]]] = [
         ("ceiling: orjson loads+dumps loop", [[sys.executable, "-c", CEILING_LOOP, str(journal)]]),
