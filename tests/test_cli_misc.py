@@ -162,6 +162,19 @@ def test_a_bad_log_level_is_a_usage_error():
     assert errors_of(done.stderr)[0]["code"] == "E_USAGE_INVALID"
 
 
+def test_a_quiet_read_does_not_load_what_it_does_not_use():
+    """Start-up time counts: structlog, importlib.metadata and other commands load only when needed."""
+    probe = (
+        "import sys\n"
+        "from replay.pipeline.cli import run_cli\n"
+        "code = run_cli(['read', '/dev/null'])\n"
+        "heavy = ['structlog', 'importlib.metadata', 'replay.pipeline.commands.capture', 'replay.pipeline.registry']\n"
+        "print([m for m in heavy if m in sys.modules], code)\n"
+    )
+    done = subprocess.run([str(Path(REPLAY).parent / "python"), "-c", probe], capture_output=True, timeout=60)
+    assert done.stdout.decode().strip() == "[] 0", done.stderr
+
+
 # the error contract ---------------------------------------------------------------------------
 @pytest.mark.parametrize("args", [
     ["read", "/nonexistent.jsonl"],

@@ -289,7 +289,7 @@ def test_a_socket_is_neither_file_nor_directory(tmp_path: Path):
     assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INPUT_NOT_FILE_OR_DIR"
 
 
-def test_bad_usage_is_refused(tmp_path: Path):
+def test_bad_usage_is_refused():
     for args in (["--max-line-bytes", "0"], ["--max-line-bytes", "lots"], ["--nope"]):
         done = run_replay("read", *args, input=b"")
         assert done.returncode == 2 and done.stdout == b""
