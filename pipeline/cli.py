@@ -7,6 +7,7 @@ code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused 
 
 from __future__ import annotations
 
+import difflib
 import gc
 import importlib
 import importlib.util
@@ -124,6 +125,16 @@ class ReplayGroup(click.Group):
                     expected="one of: " + ", ".join(self.list_commands(ctx)),
                 )
             return super().resolve_command(ctx, args)
+        if name and not any(ch.isspace() for ch in name):
+            # A one-word first argument that is nearly a command name is a typo, not a prompt: refuse
+            # it rather than start the user's runner with "valdate" as the question.
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.75)
+            if near:
+                raise ReplayError(
+                    "E_COMMAND_UNKNOWN", f"unknown command {name!r}; did you mean {near[0]!r}?", received=name,
+                    expected="one of: " + ", ".join(self.list_commands(ctx)),
+                    howToFix=f"Run `replay {near[0]} ...`, or `replay capture {name}` to send it as a prompt.",
+                )
         return DEFAULT_COMMAND, self.get_command(ctx, DEFAULT_COMMAND), args
 
 
