@@ -14,11 +14,6 @@ from replay.pipeline.errors import CATALOGUE, ReplayError, diagnostic, error_lin
 ROOT = Path(__file__).resolve().parent.parent
 CODE = re.compile(r"E_[A-Z0-9]+(?:_[A-Z0-9]+)*")
 
-# Codes whose producers are still being written: each is an expected failure until its producer
-# lands (then the test passes on its own). Empty now that capture produces the E_RUNNER_* codes.
-PENDING: set[str] = set()
-
-
 def documented_codes() -> list[str]:
     """Codes in the tables of ERROR_CODES.md (rows like ``| `E_X` | meaning |``)."""
     text = (ROOT / "ERROR_CODES.md").read_text()
@@ -64,19 +59,13 @@ def test_every_code_has_a_meaning_and_advice():
 
 
 @pytest.mark.parametrize("code", sorted(CATALOGUE))
-def test_every_catalogue_code_is_produced_somewhere(code: str, request: pytest.FixtureRequest):
-    if code in PENDING:
-        request.applymarker(pytest.mark.xfail(reason=f"{code}: producer not written yet", strict=False))
+def test_every_catalogue_code_is_produced_somewhere(code: str):
     assert code in PRODUCED, f"{code} is in the catalogue but nothing in pipeline/ or stages/ produces it"
 
 
 def test_the_code_uses_no_code_missing_from_the_catalogue():
     unknown = {code: sorted(where) for code, where in PRODUCED.items() if code not in CATALOGUE}
     assert unknown == {}
-
-
-def test_pending_codes_are_catalogue_codes():
-    assert PENDING <= set(CATALOGUE)
 
 
 # the JSON form -------------------------------------------------------------------------------
