@@ -9,7 +9,7 @@ and last the per-run summary of what was repaired.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -92,9 +92,15 @@ def heal_rules_chain(rules: dict[str, Any] | None = None) -> list[Stage]:
     ]
 
 
+class HealPorts(NamedTuple):
+    last: str  # the node whose output is the healed stream
+    repairs: list[str]  # every repairs port, for heal logs
+    notices: list[str]  # every notices port (observations that changed nothing)
+
+
 def add_heal(graph: Graph, after: str, rules: dict[str, Any] | None = None, *, summary: bool = True,
-             extra_repairs: tuple[str, ...] = ()) -> tuple[str, list[str]]:
-    """Chain the heal rules after node ``after``; returns (the last node's id, the repairs ports).
+             extra_repairs: tuple[str, ...] = ()) -> HealPorts:
+    """Chain the heal rules after node ``after``.
 
     With ``summary``, a ``heal_summary`` stage takes the rules' output and every repairs port
     (plus ``extra_repairs``, e.g. ``"parse.repairs"``) and adds a heal record after each repaired run.
@@ -102,10 +108,13 @@ def add_heal(graph: Graph, after: str, rules: dict[str, Any] | None = None, *, s
     from replay.stages.heal_summary import SummarizeRepairs
 
     previous = after
-    ports = list(extra_repairs)
+    repairs, notices = list(extra_repairs), []
     for stage in heal_rules_chain(rules):
         previous = graph.add(stage, inputs=[previous])
-        ports.append(f"{previous}.repairs")
+        if "repairs" in stage.ports:
+            repairs.append(f"{previous}.repairs")
+        if "notices" in stage.ports:
+            notices.append(f"{previous}.notices")
     if summary:
-        previous = graph.add(SummarizeRepairs(), inputs=[previous, *ports])
-    return previous, ports
+        previous = graph.add(SummarizeRepairs(), inputs=[previous, *repairs])
+    return HealPorts(previous, repairs, notices)

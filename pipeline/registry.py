@@ -18,6 +18,7 @@ BUILTIN: dict[str, str] = {
     "check_lines": "replay.stages.check_lines:CheckLines",
     "select": "replay.stages.select:SelectEvents",
     "write": "replay.stages.write:WriteJsonl",
+    "log": "replay.stages.log_records:LogRecords",
     # heal rules, in the order the heal graph chains them
     "fill_run_id": "replay.stages.fill_run_id:FillRunId",
     "alias": "replay.stages.alias:AliasEventTypes",

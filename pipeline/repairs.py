@@ -1,9 +1,11 @@
 """Heal-log entries: one structured record per repair, emitted on a stage's ``repairs`` port.
 
-An entry names the rule and what it did (``changed``, ``inserted``, ``dropped``, ``renumbered``, or
-``reported`` for an observation that changed nothing), the run, where the event was in the input
-(source, line, offset, or a JSON path), the seq before/after where it applies, and the original value
-of anything replaced. See ``schemas/heal-log.schema.json``.
+An entry names the rule and what it did (``changed``, ``inserted``, ``dropped``, ``renumbered``), the
+run, where the event was in the input (source, line, offset, or a JSON path), the seq before/after
+where it applies, and the original value of anything replaced. Observations that change nothing
+(action ``reported``, e.g. timestamps going backwards) have the same shape but travel on a stage's
+``notices`` port, so a heal log lists repairs only and healing healed output logs nothing.
+See ``schemas/heal-log.schema.json``.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ REPORTED = "reported"
 
 
 def log_repair(stage: Stage, rule: str, action: str, message: str, batch: Batch | None = None, i: int | None = None,
-               *, run_id: Any = None, source: str | None = None, **fields: Any) -> None:
-    """Emit one heal-log entry on ``stage``'s repairs port."""
+               *, run_id: Any = None, source: str | None = None, port: str = "repairs", **fields: Any) -> None:
+    """Emit one heal-log entry on ``stage``'s repairs port (or an observation on ``notices``)."""
     entry: dict[str, Any] = {"rule": rule, "action": action, "runId": run_id}
     if batch is not None and i is not None:
         entry.update((k, v) for k, v in batch.position(i).items() if v is not None)
@@ -27,7 +29,7 @@ def log_repair(stage: Stage, rule: str, action: str, message: str, batch: Batch 
         entry["source"] = source
     entry.update(fields)
     entry["message"] = message
-    stage.emit("repairs", entry)
+    stage.emit(port, entry)
 
 
 def counts_as_repair(entry: dict[str, Any]) -> int:
@@ -36,3 +38,21 @@ def counts_as_repair(entry: dict[str, Any]) -> int:
         return 0
     count = entry.get("count", 1)
     return count if isinstance(count, int) and count > 0 else 1
+
+
+def heal_log_document(repairs: list[dict[str, Any]], notices: list[dict[str, Any]], *, artifact_id: Any,
+                      run_id: Any, source: str | None = None) -> dict[str, Any]:
+    """The heal log of one artifact or journal (``schemas/heal-log.schema.json``)."""
+    by_rule: dict[str, int] = {}
+    for entry in repairs:
+        n = counts_as_repair(entry)
+        if n:
+            by_rule[str(entry.get("rule"))] = by_rule.get(str(entry.get("rule")), 0) + n
+    document: dict[str, Any] = {
+        "schemaVersion": "1.0.0", "artifactType": "heal-log", "artifactId": artifact_id, "runId": run_id,
+    }
+    if source is not None:
+        document["source"] = source
+    document.update(repairs=repairs, notices=notices,
+                    summary={"total": sum(by_rule.values()), "byRule": dict(sorted(by_rule.items()))})
+    return document

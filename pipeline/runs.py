@@ -92,6 +92,10 @@ class RunScoped(Transform):
         log_repair(self, self.name, action, message, batch, i, run_id=run.run_id if run else None,
                    source=source, **fields)
 
+    def notice(self, message: str, batch: Batch | None = None, i: int | None = None, **fields: Any) -> None:
+        """Log an observation (changed nothing) on the notices port."""
+        self.repair("reported", message, batch, i, port="notices", **fields)
+
     # the transform ----------------------------------------------------------------------------
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         """Events ``start``..``end``-1 of the batch, all of the current run and none a record.

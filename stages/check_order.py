@@ -20,7 +20,8 @@ def _same_shape_utc(stamps: list[Any]) -> bool:
 
 class ReportTimestampOrder(RunScoped):
     name = "check_order"
-    summary = "Report (not reorder) events whose timestamp is earlier than the event before them."
+    summary = "Report (not reorder) events whose timestamp is earlier than the event before them, on the notices port."
+    ports = ("errors", "notices")
 
     def begin_run(self, run: Run) -> None:
         run.state["last"] = None  # the latest timestamp so far (text), its instant parsed when needed
@@ -48,7 +49,7 @@ class ReportTimestampOrder(RunScoped):
         if state["last"] is not None and state["moment"] is None:
             state["moment"] = parse_timestamp(state["last"])
         if state["moment"] is not None and moment < state["moment"]:
-            self.repair("reported", f"timestamp {event['timestamp']} is earlier than the previous event's {state['last']}; "
+            self.notice(f"timestamp {event['timestamp']} is earlier than the previous event's {state['last']}; "
                         "kept in journal order", batch, i, field="timestamp", seqBefore=event.get("seq"),
                         value=event["timestamp"])
             return

@@ -20,6 +20,7 @@ class Collected:
     records: list[dict[str, Any]] = field(default_factory=list)  # the whole stream, run and heal records included
     heal: dict[str, Any] | None = None
     repairs: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[dict[str, Any]] = field(default_factory=list)
 
 
 class CollectRuns(Sink):
@@ -38,9 +39,10 @@ class CollectRuns(Sink):
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         async for batch in batches:
-            if batch.port == "repairs":
+            if batch.port in ("repairs", "notices"):
                 for entry in batch.events or ():
-                    self._get(entry.get("source") or self._last_source or "<unknown>").repairs.append(entry)
+                    target = self._get(entry.get("source") or self._last_source or "<unknown>")
+                    (target.repairs if batch.port == "repairs" else target.notices).append(entry)
                 continue
             if batch.port is not None:
                 continue

@@ -10,7 +10,7 @@ Per run, in ``out_dir`` (default ``.replay/artifacts/YYYY-MM-DD``, the run's UTC
 
 and ``<journal_dir>/<runId>.jsonl``: the run's stream as it arrived (run record, events, heal record),
 untouched events as their original bytes. One JSON line per run on stdout names the files.
-Inputs: the main stream, ``spawn.raw`` and the heal rules' ``repairs`` ports.
+Inputs: the main stream, ``spawn.raw`` and the heal rules' ``repairs`` and ``notices`` ports.
 """
 
 from __future__ import annotations
@@ -26,19 +26,18 @@ from typing import Any
 import anyio
 import orjson
 
-from replay.pipeline.artifacts import SCHEMA_VERSION, artifact_from_run
+from replay.pipeline.artifacts import artifact_from_run
 from replay.pipeline.batch import RECORD_KEY, RUN_RECORD, Batch, Column
 from replay.pipeline.errors import diagnostic
 from replay.pipeline.events import parse_timestamp
 from replay.pipeline.journal_io import write_atomic
-from replay.pipeline.repairs import counts_as_repair
+from replay.pipeline.repairs import heal_log_document
 from replay.pipeline.runner import PipeClosed
 from replay.pipeline.runs import Run, starts_run
 from replay.pipeline.stage import Option, Sink
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
 JOURNAL_DIR = Path(".replay") / "journal"
-HEAL_LOG = "heal-log"
 HEAL_RECORD = "heal"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -52,6 +51,7 @@ class RunParts:
     columns: list[Column] = field(default_factory=list)
     heal: dict[str, Any] | None = None
     repairs: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[dict[str, Any]] = field(default_factory=list)
     raw: dict[str, Any] | None = None
 
     @property
@@ -63,18 +63,6 @@ def file_stem(name: Any) -> str:
     """A file name part from an id: anything but letters, digits, ``.``, ``_`` and ``-`` becomes ``_``."""
     stem = _UNSAFE.sub("_", str(name or "run")).strip(".")
     return stem or "run"
-
-
-def heal_log_document(parts: RunParts, artifact_id: str) -> dict[str, Any]:
-    by_rule: dict[str, int] = {}
-    for entry in parts.repairs:
-        n = counts_as_repair(entry)
-        if n:
-            by_rule[str(entry.get("rule"))] = by_rule.get(str(entry.get("rule")), 0) + n
-    return {
-        "schemaVersion": SCHEMA_VERSION, "artifactType": HEAL_LOG, "artifactId": artifact_id, "runId": parts.run_id,
-        "repairs": parts.repairs, "summary": {"total": sum(by_rule.values()), "byRule": dict(sorted(by_rule.items()))},
-    }
 
 
 def _document(value: Any) -> bytes:
@@ -96,6 +84,7 @@ class EmitArtifacts(Sink):
         runs: list[RunParts] = []
         raws: dict[Any, dict[str, Any]] = {}
         repairs: dict[Any, list[dict[str, Any]]] = {}
+        notices: dict[Any, list[dict[str, Any]]] = {}
         tracker: Run | None = None
         async for batch in batches:
             if batch.port == "raw":
@@ -103,6 +92,9 @@ class EmitArtifacts(Sink):
             elif batch.port == "repairs":
                 for entry in batch.events or ():
                     repairs.setdefault(entry.get("runId"), []).append(entry)
+            elif batch.port == "notices":
+                for entry in batch.events or ():
+                    notices.setdefault(entry.get("runId"), []).append(entry)
             elif batch.port is None:
                 for i, record in enumerate(batch.events or ()):
                     if not isinstance(record, dict):
@@ -122,6 +114,7 @@ class EmitArtifacts(Sink):
         for parts in runs:
             parts.raw = raws.pop(parts.run_id, None)
             parts.repairs = repairs.pop(parts.run_id, [])
+            parts.notices = notices.pop(parts.run_id, [])
         for rid, raw in raws.items():  # a capture whose run never reached us: its raw files still count
             runs.append(RunParts(rid, raw.get("run"), raw=raw, repairs=repairs.pop(rid, [])))
         for parts in runs:
@@ -142,7 +135,7 @@ class EmitArtifacts(Sink):
             files["artifact"] = self._write(folder / f"{stem}.artifact.json",
                                             _document(artifact_from_run(raw["run"], raw["events"])))
         main = artifact_from_run(parts.record, parts.events, self._heal_extra(parts))
-        log = heal_log_document(parts, artifact_id)
+        log = heal_log_document(parts.repairs, parts.notices, artifact_id=artifact_id, run_id=parts.run_id)
         if self.config["healed"]:
             self._check_healed(main, folder / f"{stem}.healed.json")
             files["healed"] = self._write(folder / f"{stem}.healed.json", _document(main))

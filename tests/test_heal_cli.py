@@ -55,7 +55,7 @@ def test_heal_of_healed_output_changes_nothing_and_logs_no_repair(tmp_path: Path
     log = tmp_path / "second.jsonl"
     second = run_replay("heal", "--log", str(log), input=first)
     assert second.returncode == 0 and second.stdout == first
-    assert [e for e in jsonl(log.read_bytes()) if e["action"] != "reported"] == []
+    assert log.read_bytes() == b""
 
 
 def test_no_summary_leaves_only_the_stream() -> None:
@@ -236,3 +236,24 @@ def test_directory_mode_heals_the_original_not_capture_healed_copy(tmp_path: Pat
     assert [Path(x["source"]).name for x in jsonl(proc.stdout)] == ["c1.artifact.json", "c2.healed.json"]
     log = json.loads((tmp_path / "out" / "c1.heal-log.json").read_text())
     assert log["summary"]["total"] > 0  # the real repairs, not an empty log from re-healing the healed copy
+
+
+def test_out_of_order_events_are_reported_as_warnings_not_repairs(tmp_path: Path) -> None:
+    stream = b"\n".join(lines_of([ev(1, "run_started", ts="2026-03-01T12:00:05Z"), ev(2, "x", ts="2026-03-01T12:00:01Z"),
+                                  ev(3, "run_completed", ts="2026-03-01T12:00:06Z")])) + b"\n"
+    log = tmp_path / "log.jsonl"
+    proc = run_replay("heal", "--log", str(log), input=stream)
+    assert proc.returncode == 0 and proc.stdout == stream  # left in journal order, untouched
+    assert log.read_bytes() == b""
+    warnings = [orjson.loads(line) for line in proc.stderr.splitlines() if b'"heal.notice"' in line]
+    assert len(warnings) == 1 and warnings[0]["level"] == "warning" and warnings[0]["rule"] == "check_order"
+    assert warnings[0]["line"] == 2 and warnings[0]["seqBefore"] == 2
+    quiet = run_replay("--log-level", "error", "heal", input=stream)
+    assert quiet.stderr == b""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "o.artifact.json").write_text(json.dumps(_artifact("o", jsonl(stream))))
+    run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
+    document = json.loads((tmp_path / "out" / "o.heal-log.json").read_text())
+    assert [n["rule"] for n in document["notices"]] == ["check_order"]
+    assert document["summary"]["byRule"] == {"renumber": 1, "synthesize_assistant_message": 1}  # the artifact's response

@@ -204,9 +204,13 @@ def test_renumber_treats_booleans_as_wrong():
 # check_order ------------------------------------------------------------------------------------------
 def test_out_of_order_timestamps_reported_not_moved():
     records = [ev(1, "a", ts="2026-03-01T12:00:05Z"), ev(2, "b", ts="2026-03-01T12:00:01Z"), ev(3, "c", ts="2026-03-01T12:00:06Z")]
-    out, repairs = one(ReportTimestampOrder(), records)
-    assert out == records
-    assert [r["action"] for r in repairs] == ["reported"] and repairs[0]["seqBefore"] == 2
+    stage = ReportTimestampOrder()
+    batches = [Batch.of(records[i:i + 2]) for i in range(0, len(records), 2)]
+    result = run_inline([stage], batches)
+    assert result.records == records
+    notices = result.side["notices"]
+    assert [r["action"] for r in notices] == ["reported"] and notices[0]["seqBefore"] == 2
+    assert "repairs" not in result.side
 
 
 # heal_summary ---------------------------------------------------------------------------------------

@@ -110,11 +110,12 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
     graph.add(SpawnRunner(timeout_ms=timeout, max_output_bytes=max_output_bytes, adopt_run_id=True), id="spawn",
               inputs=["discover"])
     graph.add(ParseLines(), id="parse", inputs=["spawn"])
-    last, repair_ports = "parse", ["spawn.repairs"]
+    last, side_ports = "parse", ["spawn.repairs"]
     if not no_heal:
         from replay.pipeline.healing import add_heal
 
-        last, repair_ports = add_heal(graph, "parse", rules, extra_repairs=("spawn.repairs",))
+        ports = add_heal(graph, "parse", rules, extra_repairs=("spawn.repairs",))
+        last, side_ports = ports.last, [*ports.repairs, *ports.notices]
     graph.add(EmitArtifacts(out_dir=out_dir or "", healed=not no_heal), id="emit",
-              inputs=[last, "spawn.raw", *repair_ports])
+              inputs=[last, "spawn.raw", *side_ports])
     return exit_code_for(execute(graph, command="capture"))

@@ -13,21 +13,20 @@ import click
 import orjson
 
 from replay.pipeline.artifacts import artifact_from_run
-from replay.pipeline.cli import execute
+from replay.pipeline.cli import execute, logger
 from replay.pipeline.commands.read import max_line_option, strict_option
 from replay.pipeline.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, error_line
 from replay.pipeline.graph import Graph
 from replay.pipeline.healing import add_heal, load_rules
 from replay.pipeline.journal_io import expand_paths, write_atomic
-from replay.pipeline.repairs import counts_as_repair
+from replay.pipeline.repairs import heal_log_document
 from replay.pipeline.validation import validate_artifact
 from replay.stages.collect import Collected, CollectRuns
+from replay.stages.log_records import LogRecords
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 from replay.stages.validate import ValidateEvents
 from replay.stages.write import WriteJsonl
-
-HEAL_LOG_TYPE = "heal-log"
 
 
 @click.command(epilog="""\b
@@ -69,11 +68,14 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     graph = Graph()
     read = graph.add(ReadJournal(paths=list(paths), max_line_bytes=max_line_bytes))
     parse = graph.add(ParseLines(torn_tail="repair"), inputs=[read])
-    last, repairs = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
-    checked = graph.add(ValidateEvents(report_as="E_HEALED_ARTIFACT_INVALID"), id="check_healed", inputs=[last])
+    ports = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
+    checked = graph.add(ValidateEvents(report_as="E_HEALED_ARTIFACT_INVALID"), id="check_healed", inputs=[ports.last])
     graph.add(WriteJsonl(), id="out", inputs=[checked])
     if log_path:
-        graph.add(WriteJsonl(path=log_path), id="heal_log", inputs=repairs)
+        graph.add(WriteJsonl(path=log_path), id="heal_log", inputs=ports.repairs)
+    notices = LogRecords(event="heal.notice")
+    notices.logger = logger()
+    graph.add(notices, id="notices", inputs=ports.notices)
     result = execute(graph, strict=strict, command="heal")
     return EXIT_FAILED if result.errors else EXIT_OK
 
@@ -111,21 +113,10 @@ def _output_names(path: str) -> tuple[str, str]:
     return name + ".healed.json", name + ".heal-log.json"
 
 
-def heal_log_document(collected: Collected, artifact_id: Any) -> dict[str, Any]:
-    by_rule: dict[str, int] = {}
-    for entry in collected.repairs:
-        n = counts_as_repair(entry)
-        if n:
-            by_rule[entry["rule"]] = by_rule.get(entry["rule"], 0) + n
-    return {
-        "schemaVersion": "1.0.0",
-        "artifactType": HEAL_LOG_TYPE,
-        "artifactId": artifact_id,
-        "runId": (collected.run or {}).get("runId") or next((e.get("runId") for e in collected.events), None),
-        "source": collected.source,
-        "repairs": collected.repairs,
-        "summary": {"total": sum(by_rule.values()), "byRule": dict(sorted(by_rule.items()))},
-    }
+def heal_log_of(collected: Collected, artifact_id: Any) -> dict[str, Any]:
+    run_id = (collected.run or {}).get("runId") or next((e.get("runId") for e in collected.events), None)
+    return heal_log_document(collected.repairs, collected.notices, artifact_id=artifact_id, run_id=run_id,
+                             source=collected.source)
 
 
 def healed_artifact(collected: Collected) -> dict[str, Any]:
@@ -151,8 +142,8 @@ def _heal_directory(in_path: str, out_dir: str, rules: dict[str, Any], summary: 
     graph = Graph()
     read = graph.add(ReadJournal(paths=files, max_line_bytes=max_line_bytes))
     parse = graph.add(ParseLines(torn_tail="repair"), inputs=[read])
-    last, repairs = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
-    graph.add(collector, id="collect", inputs=[last, *repairs])
+    ports = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
+    graph.add(collector, id="collect", inputs=[ports.last, *ports.repairs, *ports.notices])
     result = execute(graph, strict=strict, command="heal")
 
     target = Path(out_dir)
@@ -179,7 +170,7 @@ def _heal_directory(in_path: str, out_dir: str, rules: dict[str, Any], summary: 
                 data = orjson.dumps(artifact, option=orjson.OPT_INDENT_2) + b"\n"
                 artifact_id = artifact["id"]
             write_atomic(base / healed_name, data)
-            log_doc = heal_log_document(collected, artifact_id)
+            log_doc = heal_log_of(collected, artifact_id)
             write_atomic(base / log_name, orjson.dumps(log_doc, option=orjson.OPT_INDENT_2) + b"\n")
             written.append({"source": path, "healed": str(target / rel / healed_name), "log": str(target / rel / log_name),
                             "repairs": log_doc["summary"]["total"]})

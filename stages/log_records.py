@@ -1,0 +1,32 @@
+"""LogRecords: a sink that writes records as structured log lines on stderr (notices, audits)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from replay.pipeline.batch import Batch
+from replay.pipeline.log import LEVELS, make_logger
+from replay.pipeline.stage import Option, Sink
+
+
+class LogRecords(Sink):
+    name = "log"
+    summary = "Write each record as one structlog line on stderr (e.g. heal's notices), at the given level."
+    options = {
+        "event": Option(str, "record", "the log line's event name"),
+        "level": Option(str, "warning", "log level", choices=LEVELS),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.logger: Any = None  # a command hands in its own (its --log-level); else a default one
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        logger = self.logger or make_logger()
+        log = getattr(logger, self.config["level"])
+        event = self.config["event"]
+        async for batch in batches:
+            for record in batch.events or ():
+                fields = {k: v for k, v in record.items() if k not in ("event", "level", "timestamp")}
+                log(event, **fields)
