@@ -83,7 +83,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
 def _inputs(in_path: str) -> tuple[Path, list[str]]:
     root = Path(in_path)
     if not root.exists():
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {in_path!r} does not exist", path=in_path)
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {in_path!r} does not exist", path=in_path,
+                          howToFix="Point --in at an artifact or journal file, or a folder of them (e.g. .replay/artifacts).")
     if root.is_file():
         if not root.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz")):
             raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {in_path!r} is not a .json or .jsonl file", path=in_path,
