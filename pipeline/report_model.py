@@ -20,6 +20,7 @@ import orjson
 
 from .batch import RECORD_KEY
 from .events import RUN_FAILED, format_timestamp, parse_timestamp
+from .repairs import counts_as_repair
 from .toolcalls import CALLED, COMPLETED, FAILED, pair_tool_calls, tool_name
 
 SUMMARY_RECORD = "summary"
@@ -119,7 +120,11 @@ def count_repairs(document: Any) -> tuple[int, dict[str, int]] | None:
     if isinstance(by_rule, dict):
         counts = {str(k): int(v) for k, v in by_rule.items() if _is_number(v) and v > 0}
     elif isinstance(document.get("repairs"), list):
-        counts = dict(Counter(str(e.get("rule")) for e in document["repairs"] if isinstance(e, dict)))
+        counts = Counter()
+        for entry in document["repairs"]:
+            if isinstance(entry, dict):
+                counts[str(entry.get("rule"))] += counts_as_repair(entry)
+        counts = {rule: n for rule, n in counts.items() if n}
     else:
         counts = {}
     total = summary.get("total", summary.get("repairs"))

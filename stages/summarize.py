@@ -14,6 +14,7 @@ from replay.pipeline.report_model import (
     heal_log_path,
     read_heal_log,
 )
+from replay.pipeline.runs import starts_run
 from replay.pipeline.stage import Option, Transform
 
 
@@ -35,7 +36,6 @@ class SummarizeRuns(Transform):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.tally: RunTally | None = None
-        self.declared = False  # the current run began with a run record
         self.diagnostics: Counter[str] = Counter()
 
     def __call__(self, batch: Batch) -> Batch | None:
@@ -49,13 +49,12 @@ class SummarizeRuns(Transform):
             kind = record.get(RECORD_KEY)
             if kind not in (None, RUN_RECORD, HEAL_RECORD):
                 continue  # other reserved records say nothing about the run
-            if self._opens_run(record, kind, batch.source):
+            if self.tally is None or starts_run(record, self.tally, batch.source):  # type: ignore[arg-type]
                 if self.tally is not None:
                     done.append(self._finish())
                 is_run = kind == RUN_RECORD
                 self.tally = RunTally(record if is_run else None, batch.source,
                                       run_id=record.get("runId") if kind is None else None)
-                self.declared = is_run
             tally = self.tally
             assert tally is not None
             if kind is None:
@@ -73,15 +72,6 @@ class SummarizeRuns(Transform):
         return Batch.of(done, "<summarize>") if done else None
 
     # ------------------------------------------------------------------------------------------
-    def _opens_run(self, record: dict[str, Any], kind: Any, source: str) -> bool:
-        tally = self.tally
-        if kind == RUN_RECORD or tally is None or tally.source != source:
-            return True
-        if kind is not None:
-            return False
-        rid = record.get("runId")
-        return isinstance(rid, str) and bool(rid) and tally.run_id is not None and rid != tally.run_id
-
     def _finish(self) -> dict[str, Any]:
         tally = self.tally
         assert tally is not None
