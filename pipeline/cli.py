@@ -22,7 +22,7 @@ import click
 from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, ReplayError, StrictAbort, error_line
 from .graph import Graph
 from .log import LEVELS, make_logger
-from .runner import PipeClosed, RunResult, StageFailed, run_graph
+from .runner import ErrorPort, PipeClosed, RunResult, StageFailed, run_graph
 
 EXAMPLES = """\b
 Examples:
@@ -159,12 +159,15 @@ def logger() -> Any:
     return make_logger()
 
 
-def execute(graph: Graph, *, strict: bool = False, command: str = "") -> RunResult:
+def execute(graph: Graph, *, strict: bool = False, command: str = "", error_port: ErrorPort | None = None) -> RunResult:
     """Run a graph to completion on the asyncio backend and log a summary."""
+    from .journal_io import check_graph_files
+
+    check_graph_files(graph)  # refusals (missing input, output over an input) come before any output
     log = logger()
     started = time.perf_counter()
     log.debug("graph.start", command=command, stages=list(graph.nodes))
-    result = anyio.run(lambda: run_graph(graph, strict=strict))
+    result = anyio.run(lambda: run_graph(graph, strict=strict, error_port=error_port))
     log.info("graph.done", command=command, errors=result.errors, seconds=round(time.perf_counter() - started, 3),
              dropped=result.dropped or None)
     return result

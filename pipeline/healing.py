@@ -13,9 +13,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .errors import ReplayError
+from .artifacts import artifact_from_run
+from .errors import ReplayError, diagnostic
 from .graph import Graph
 from .stage import Stage
+from .validation import validate_artifact
 
 RULES_FILE = Path(".replay") / "heal.rules.json"
 
@@ -118,3 +120,20 @@ def add_heal(graph: Graph, after: str, rules: dict[str, Any] | None = None, *, s
     if summary:
         previous = graph.add(SummarizeRepairs(), inputs=[previous, *repairs])
     return HealPorts(previous, repairs, notices)
+
+
+def healed_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],
+                    heal: dict[str, Any] | None) -> dict[str, Any]:
+    """The artifact of a healed run; its heal record's counts go under ``heal``."""
+    extra = {"heal": {k: v for k, v in heal.items() if k in ("repairs", "byRule")}} if heal else None
+    return artifact_from_run(record, events, extra)
+
+
+def healed_problems(artifact: dict[str, Any], source: str, **fields: Any) -> list[dict[str, Any]]:
+    """What still fails validation after healing, each as E_HEALED_ARTIFACT_INVALID (the specific
+    code kept in ``cause``): heal cannot invent what it does not know, e.g. an event's type."""
+    return [
+        diagnostic("E_HEALED_ARTIFACT_INVALID", f"still invalid after healing: {p['message']}", source=source,
+                   path=p.get("path"), expected=p.get("expected"), received=p.get("received"), cause=p["code"], **fields)
+        for p in validate_artifact(artifact)
+    ]

@@ -28,8 +28,8 @@ import orjson
 
 from replay.pipeline.artifacts import artifact_from_run
 from replay.pipeline.batch import RECORD_KEY, RUN_RECORD, Batch, Column
-from replay.pipeline.errors import diagnostic
 from replay.pipeline.events import parse_timestamp
+from replay.pipeline.healing import healed_artifact, healed_problems
 from replay.pipeline.journal_io import write_atomic
 from replay.pipeline.repairs import heal_log_document
 from replay.pipeline.runner import PipeClosed
@@ -134,10 +134,11 @@ class EmitArtifacts(Sink):
             files["raw"] = self._write(folder / f"{stem}.raw.json", _document(raw["capture"]))
             files["artifact"] = self._write(folder / f"{stem}.artifact.json",
                                             _document(artifact_from_run(raw["run"], raw["events"])))
-        main = artifact_from_run(parts.record, parts.events, self._heal_extra(parts))
+        main = healed_artifact(parts.record, parts.events, parts.heal)
         log = heal_log_document(parts.repairs, parts.notices, artifact_id=artifact_id, run_id=parts.run_id)
         if self.config["healed"]:
-            self._check_healed(main, folder / f"{stem}.healed.json")
+            for problem in healed_problems(main, str(folder / f"{stem}.healed.json"), stage=self.id):
+                self.emit("errors", problem)
             files["healed"] = self._write(folder / f"{stem}.healed.json", _document(main))
             files["healLog"] = self._write(folder / f"{stem}.heal-log.json", _document(log))
         elif raw is None:
@@ -159,26 +160,6 @@ class EmitArtifacts(Sink):
     def _write(path: Path, data: bytes) -> str:
         write_atomic(path, data)
         return str(path)
-
-    @staticmethod
-    def _heal_extra(parts: RunParts) -> dict[str, Any] | None:
-        if parts.heal is None:
-            return None
-        return {"heal": {k: v for k, v in parts.heal.items() if k in ("repairs", "byRule")}}
-
-    def _check_healed(self, artifact: dict[str, Any], path: Path) -> None:
-        """A healed artifact that still fails validation is reported (validation may not be built yet)."""
-        try:
-            from replay.pipeline.validation import validate_artifact  # type: ignore[import-not-found]
-        except ImportError:
-            return
-        for problem in validate_artifact(artifact):
-            self.emit("errors", diagnostic(
-                "E_HEALED_ARTIFACT_INVALID", f"healed artifact still invalid: {problem.get('code')}: {problem.get('message')}",
-                source=str(path), path=problem.get("path"), expected=problem.get("expected"),
-                received=problem.get("received"), stage=self.id,
-            ))
-
 
 def _date_of(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:
     """The run's UTC date: from its run record, else its first event, else today."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import CORPUS, errors_of, jsonl, run_replay
+from conftest import CORPUS, REPLAY, errors_of, jsonl, run_replay
 from heal_support import ev, lines_of
 
 BROKEN = [
@@ -257,3 +258,55 @@ def test_out_of_order_events_are_reported_as_warnings_not_repairs(tmp_path: Path
     document = json.loads((tmp_path / "out" / "o.heal-log.json").read_text())
     assert [n["rule"] for n in document["notices"]] == ["check_order"]
     assert document["summary"]["byRule"] == {"renumber": 1, "synthesize_assistant_message": 1}  # the artifact's response
+
+
+def test_outputs_never_replace_inputs(tmp_path: Path) -> None:
+    journal = tmp_path / "m.jsonl"
+    journal.write_bytes(broken_bytes())
+    for args in (["heal", str(journal), "--log", str(journal)], ["report", str(journal), "--out", str(journal)]):
+        proc = run_replay(*args)
+        assert proc.returncode == 2 and proc.stdout == b"", args
+        assert errors_of(proc.stderr)[0]["code"] == "E_CONFIG_OPTION_INVALID"
+        assert journal.read_bytes() == broken_bytes()
+    with journal.open("rb") as stdin:  # `replay heal --log m.jsonl < m.jsonl`: stdin is that very file
+        proc = subprocess.run([REPLAY, "heal", "--log", str(journal)], stdin=stdin, capture_output=True)
+    assert proc.returncode == 2 and journal.read_bytes() == broken_bytes()
+
+
+def test_directory_mode_refuses_colliding_or_self_overwriting_outputs(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "x.json").write_text(json.dumps(_artifact("x", [ev(1, "run_started", run="x")])))
+    (src / "x.artifact.json").write_text(json.dumps(_artifact("x", [ev(1, "run_started", run="x")])))
+    proc = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "would both be healed into" in errors_of(proc.stderr)[0]["message"]
+    assert not (tmp_path / "out").exists()
+    (src / "x.json").unlink()
+    (src / "y.healed.json").write_text(json.dumps(_artifact("y", [ev(1, "run_started", run="y")])))
+    before = (src / "y.healed.json").read_bytes()
+    proc = run_replay("heal", "--in", str(src), "--out", str(src))
+    assert proc.returncode == 2 and errors_of(proc.stderr)[0]["code"] == "E_USAGE_INVALID"
+    assert (src / "y.healed.json").read_bytes() == before
+
+
+def test_directory_mode_creates_a_missing_parent_and_reports_empty_inputs(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.artifact.json").write_text(json.dumps(_artifact("a", [ev(1, "run_started", run="a")])))
+    (src / "empty.json").write_text("")
+    out = tmp_path / "deep" / "er" / "out"
+    proc = run_replay("heal", "--in", str(src), "--out", str(out))
+    assert proc.returncode == 1
+    assert [e["code"] for e in errors_of(proc.stderr)] == ["E_ARTIFACT_EVENTS_INVALID"]
+    assert (out / "a.healed.json").is_file() and [Path(x["source"]).name for x in jsonl(proc.stdout)] == ["a.artifact.json"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no staging folder left
+
+
+def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "t.artifact.json").write_text(json.dumps(_artifact("t", [{"seq": 1, "timestamp": "2026-03-01T12:00:00Z",
+                                                                      "type": 7, "runId": "t", "payload": {}}])))
+    proc = run_replay("heal", "--strict", "--in", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 1 and errors_of(proc.stderr)[0]["code"] == "E_HEALED_ARTIFACT_INVALID"
+    assert not (tmp_path / "out").exists() and [p.name for p in tmp_path.iterdir()] == ["in"]

@@ -12,15 +12,14 @@ from typing import Any
 import click
 import orjson
 
-from replay.pipeline.artifacts import artifact_from_run
 from replay.pipeline.cli import execute, logger
 from replay.pipeline.commands.read import max_line_option, strict_option
-from replay.pipeline.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, error_line
+from replay.pipeline.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, printable
 from replay.pipeline.graph import Graph
-from replay.pipeline.healing import add_heal, load_rules
+from replay.pipeline.healing import add_heal, healed_artifact, healed_problems, load_rules
 from replay.pipeline.journal_io import expand_paths, write_atomic
 from replay.pipeline.repairs import heal_log_document
-from replay.pipeline.validation import validate_artifact
+from replay.pipeline.runner import ErrorPort
 from replay.stages.collect import Collected, CollectRuns
 from replay.stages.log_records import LogRecords
 from replay.stages.parse import ParseLines
@@ -114,67 +113,74 @@ def _output_names(path: str) -> tuple[str, str]:
     return name + ".healed.json", name + ".heal-log.json"
 
 
+def _plan_outputs(root: Path, files: list[str], target: Path) -> dict[str, tuple[Path, Path]]:
+    """Each input's (healed, log) paths relative to --out; refused when two inputs would write the
+    same file or an output would land on an input."""
+    plan: dict[str, tuple[Path, Path]] = {}
+    claimed: dict[Path, str] = {}
+    inputs = {Path(f).resolve() for f in files}
+    for path in files:
+        rel = Path(path).resolve().relative_to(root.resolve()).parent if root.is_dir() else Path()
+        healed, log = (rel / name for name in _output_names(path))
+        for out in (healed, log):
+            if out in claimed:
+                raise ReplayError("E_USAGE_INVALID", f"{claimed[out]!r} and {path!r} would both be healed into {str(out)!r}",
+                                  received=[claimed[out], path], howToFix="Heal one of them on its own, or rename it.")
+            if (target / out).resolve() in inputs:
+                raise ReplayError("E_USAGE_INVALID", f"healing {path!r} would overwrite the input {str(target / out)!r}",
+                                  received=str(target), howToFix="Choose an --out folder that holds none of the inputs.")
+            claimed[out] = path
+        plan[path] = (healed, log)
+    return plan
+
+
 def heal_log_of(collected: Collected, artifact_id: Any) -> dict[str, Any]:
     run_id = (collected.run or {}).get("runId") or next((e.get("runId") for e in collected.events), None)
     return heal_log_document(collected.repairs, collected.notices, artifact_id=artifact_id, run_id=run_id,
                              source=collected.source)
 
 
-def healed_artifact(collected: Collected) -> dict[str, Any]:
-    extra = None
-    if collected.heal is not None:
-        extra = {"heal": {k: v for k, v in collected.heal.items() if k in ("repairs", "byRule")}}
-    return artifact_from_run(collected.run, collected.events, extra)
-
-
-def _check_healed(artifact: dict[str, Any], source: str) -> list[dict[str, Any]]:
-    """The healed artifact must validate; each problem becomes E_HEALED_ARTIFACT_INVALID."""
-    return [
-        diagnostic("E_HEALED_ARTIFACT_INVALID", f"still invalid after healing: {p['message']}", source=source,
-                   path=p.get("path"), expected=p.get("expected"), received=p.get("received"), cause=p["code"])
-        for p in validate_artifact(artifact)
-    ]
-
-
 def _heal_directory(in_path: str, out_dir: str, rules: dict[str, Any], summary: bool, max_line_bytes: int,
                     strict: bool) -> int:
     root, files = _inputs(in_path)
+    target = Path(out_dir)
+    plan = _plan_outputs(root, files, target)
+    port = ErrorPort(strict=strict)
     collector = CollectRuns()
     graph = Graph()
     read = graph.add(ReadJournal(paths=files, max_line_bytes=max_line_bytes))
     parse = graph.add(ParseLines(torn_tail="repair"), inputs=[read])
     ports = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
     graph.add(collector, id="collect", inputs=[ports.last, *ports.repairs, *ports.notices])
-    result = execute(graph, strict=strict, command="heal")
+    execute(graph, error_port=port, command="heal")
 
-    target = Path(out_dir)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent if target.parent.exists() else None)) \
-        if not target.exists() else None
+    # A new --out folder appears whole or not at all: fill a sibling staging folder, then rename it.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = None if target.exists() else Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     written: list[dict[str, Any]] = []
-    problems = 0
     try:
         for path in files:
-            collected = collector.by_source.get(path)
+            collected = collector.by_source.get(printable(path))
             if collected is None:
+                port.put([diagnostic("E_ARTIFACT_EVENTS_INVALID", f"{printable(path)!r} holds no records to heal",
+                                     source=printable(path), expected="an artifact or a journal with events",
+                                     received="no records")])
                 continue
-            rel = Path(path).resolve().relative_to(root.resolve()).parent if root.is_dir() else Path()
-            healed_name, log_name = _output_names(path)
-            base = (staging or target) / rel
-            if healed_name.endswith(".jsonl"):
+            healed_rel, log_rel = plan[path]
+            base = staging or target
+            if healed_rel.name.endswith(".jsonl"):
                 data = b"".join(orjson.dumps(r) + b"\n" for r in collected.records)
                 artifact_id = (collected.run or {}).get("artifactId") or Path(path).name
             else:
-                artifact = healed_artifact(collected)
-                for problem in _check_healed(artifact, path):
-                    problems += 1
-                    sys.stderr.buffer.write(error_line(problem))
+                artifact = healed_artifact(collected.run, collected.events, collected.heal)
+                port.put(healed_problems(artifact, printable(path)))
                 data = orjson.dumps(artifact, option=orjson.OPT_INDENT_2) + b"\n"
                 artifact_id = artifact["id"]
-            write_atomic(base / healed_name, data)
+            write_atomic(base / healed_rel, data)
             log_doc = heal_log_of(collected, artifact_id)
-            write_atomic(base / log_name, orjson.dumps(log_doc, option=orjson.OPT_INDENT_2) + b"\n")
-            written.append({"source": path, "healed": str(target / rel / healed_name), "log": str(target / rel / log_name),
-                            "repairs": log_doc["summary"]["total"]})
+            write_atomic(base / log_rel, orjson.dumps(log_doc, option=orjson.OPT_INDENT_2) + b"\n")
+            written.append({"source": printable(path), "healed": printable(str(target / healed_rel)),
+                            "log": printable(str(target / log_rel)), "repairs": log_doc["summary"]["total"]})
         if staging is not None:
             os.replace(staging, target)
             staging = None
@@ -183,4 +189,4 @@ def _heal_directory(in_path: str, out_dir: str, rules: dict[str, Any], summary: 
             shutil.rmtree(staging, ignore_errors=True)
     sys.stdout.buffer.write(b"".join(orjson.dumps(w) + b"\n" for w in written))
     sys.stdout.flush()
-    return EXIT_FAILED if (result.errors or problems) else EXIT_OK
+    return EXIT_FAILED if port.count else EXIT_OK
