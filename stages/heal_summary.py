@@ -19,7 +19,7 @@ class SummarizeRepairs(RunScoped):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.pending: dict[Any, Counter[str]] = {}
+        self.pending: dict[tuple[Any, Any], Counter[str]] = {}
 
     def __call__(self, batch: Batch) -> Batch | None:  # type: ignore[override]
         if batch.port is None:
@@ -27,8 +27,8 @@ class SummarizeRepairs(RunScoped):
         for entry in batch.events or ():
             n = counts_as_repair(entry)
             if n:
-                rid = entry.get("runId")
-                key = rid if rid is not None else (self.run.run_id if self.run else None)
+                # A run is known by its input and its id: two files may well use the same runId.
+                key = (entry.get("source"), entry.get("runId"))
                 self.pending.setdefault(key, Counter())[str(entry.get("rule"))] += n
         return None
 
@@ -36,8 +36,8 @@ class SummarizeRepairs(RunScoped):
         """Events pass through untouched; only run boundaries matter here."""
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
-        counts = self.pending.pop(run.run_id, Counter())
-        counts.update(self.pending.pop(None, Counter()))
+        counts = self.pending.pop((run.source, run.run_id), Counter())
+        counts.update(self.pending.pop((run.source, None), Counter()))  # e.g. a torn last line: no run named
         if not counts:
             return []
         return [{"$record": HEAL_RECORD, "runId": run.run_id, "repairs": sum(counts.values()),

@@ -216,9 +216,11 @@ def test_out_of_order_timestamps_reported_not_moved():
 # heal_summary ---------------------------------------------------------------------------------------
 def test_summary_counts_repairs_by_rule_and_skips_reports():
     stage = SummarizeRepairs()
-    side = Batch.side([{"rule": "alias", "action": "changed", "runId": "r1"},
-                       {"rule": "renumber", "action": "renumbered", "runId": "r1", "count": 3},
-                       {"rule": "check_order", "action": "reported", "runId": "r1"}], "repairs", "<x>")
+    side = Batch.side([{"rule": "alias", "action": "changed", "runId": "r1", "source": "<memory>"},
+                       {"rule": "renumber", "action": "renumbered", "runId": "r1", "count": 3, "source": "<memory>"},
+                       {"rule": "alias", "action": "changed", "runId": "r1", "source": "other.jsonl"},
+                       {"rule": "check_order", "action": "reported", "runId": "r1", "source": "<memory>"}],
+                      "repairs", "<x>")
     assert stage(side) is None
     out = stage(Batch.of([RUN, ev(1, "a")]))
     tail = stage.flush()
@@ -299,3 +301,13 @@ def test_error_mode_keeps_the_strict_definition_of_torn():
     torn.tail_open = True
     result = run_inline([ParseLines()], [torn])
     assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_TORN"]
+
+
+def test_repairs_are_counted_for_the_file_they_happened_in():
+    """Two files with the same runId: each run's heal record counts its own repairs."""
+    first = Batch.of([ev(1, "run_started", run="x"), ev(2, "run_completed", run="x")], "a.jsonl")
+    second = Batch.of([ev(1, "run_started", run="x"), ev(2, "tool_end", run="x"), ev(3, "run_completed", run="x")], "b.jsonl")
+    stages = [AliasEventTypes(), SummarizeRepairs()]
+    result = run_inline(stages, [first, second], feed_side={1: ("repairs",)})
+    heal = [(b.source, r) for b in result.batches for r in b.events if r.get("$record") == "heal"]
+    assert heal == [("b.jsonl", {"$record": "heal", "runId": "x", "repairs": 1, "byRule": {"alias": 1}})]
