@@ -294,3 +294,13 @@ def test_help_documents_the_summary_and_exit_codes() -> None:
     text = done.stdout.decode()
     for words in ("--in", "--pass-through", '"valid"', "Exit 0"):
         assert words in text
+
+
+def test_a_fifo_in_the_folder_is_skipped_not_waited_on(tmp_path):
+    import os
+
+    (tmp_path / "ok.jsonl").write_bytes(b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r","payload":{}}\n')
+    os.mkfifo(tmp_path / "live.jsonl")
+    proc = run_replay("validate", "--in", str(tmp_path), timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert [line["source"].rsplit("/", 1)[-1] for line in jsonl(proc.stdout)] == ["ok.jsonl"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from replay.pipeline.cli import logger
 from replay.pipeline.commands.read import max_line_option, strict_option
 from replay.pipeline.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic
 from replay.pipeline.graph import Graph
-from replay.pipeline.journal_io import STDIN, is_journal_name
+from replay.pipeline.journal_io import STDIN, expand_paths
 from replay.pipeline.runner import ErrorPort, run_graph
 from replay.pipeline.stage import Sink
 from replay.pipeline.validation import EXAMPLE_ARTIFACT, validate_artifact
@@ -55,11 +54,8 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
                 expected="an existing .json/.jsonl file or directory", received=raw,
                 howToFix="Check the path given to --in (e.g. --in .replay/artifacts).",
             )
-        if p.is_dir():
-            names = (
-                os.path.join(root, name) for root, _dirs, files in os.walk(p) for name in files if is_journal_name(name)
-            )
-            for name in sorted(names, key=lambda s: s.encode("utf-8", "surrogateescape")):
+        if p.is_dir():  # the same walk as `replay read` (sorted, regular files only, side files skipped)
+            for name in expand_paths([raw]):
                 kind = input_kind(name)
                 if kind is not None:
                     found.append((name, kind))
