@@ -138,8 +138,12 @@ def _from_chain(chain: Any, registry: Registry) -> Graph:
         for key in ("inputs", "route_errors"):
             if key in spec:
                 raise _shape(f"`{key}` has no meaning in a chain; use [stages.<id>] tables", f"chain[{k}].{key}")
+        node_id = spec.get("id")
+        if node_id is not None and (not isinstance(node_id, str) or node_id in ids):
+            raise _shape(f"a chain item's id must be a string no other item uses; got {node_id!r}", f"chain[{k}].id",
+                         received=repr(node_id), howToFix="Give each stage of the chain its own id (or none).")
         stages.append(build_stage(registry, spec, f"chain[{k}]", extra_reserved=("id",)))
-        ids.append(spec.get("id"))
+        ids.append(node_id)
     if stages[0].kind != "source":
         stages.insert(0, registry.get("read")())
         ids.insert(0, None)
@@ -149,9 +153,12 @@ def _from_chain(chain: Any, registry: Registry) -> Graph:
     if stages[-1].kind != "sink":
         stages.append(registry.get("write")())
         ids.append(None)
+    named = [i for i in ids if i is not None]
     graph = Graph()
     previous: str | None = None
     for stage, node_id in zip(stages, ids, strict=True):
+        # Stages added for you (read, parse, write) take names the chain's own ids leave free.
+        node_id = node_id or graph._fresh_id(stage.name or "stage", taken=named)
         previous = graph.add(stage, id=node_id, inputs=[previous] if previous else [])
     return graph
 

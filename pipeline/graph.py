@@ -47,8 +47,12 @@ class Graph:
 
     def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:
         node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())
+        if not isinstance(node_id, str) or not ID_PATTERN.match(node_id):
+            raise _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node_id!r} may use letters, digits, _ and - only",
+                                f"stages.{node_id}", received=repr(node_id))
         if node_id in self.nodes:
-            raise ValueError(f"duplicate stage id {node_id!r}")
+            raise _config_error("E_CONFIG_SHAPE_INVALID", f"two stages are called {node_id!r}", f"stages.{node_id}",
+                                received=node_id, howToFix="Give each stage its own id.")
         stage.id = node_id
         self.nodes[node_id] = Node(node_id, stage, list(inputs), route_errors)
         return node_id
@@ -62,9 +66,10 @@ class Graph:
             previous = graph.add(stage, inputs=[previous] if previous else [])
         return graph
 
-    def _fresh_id(self, base: str) -> str:
+    def _fresh_id(self, base: str, taken: Iterable[str] = ()) -> str:
+        reserved = set(taken)
         candidate, n = base, 1
-        while candidate in self.nodes:
+        while candidate in self.nodes or candidate in reserved:
             n += 1
             candidate = f"{base}_{n}"
         return candidate

@@ -7,6 +7,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from conftest import errors_of, run_replay
+
 from replay.pipeline.config import graph_from_config, load_pipeline, read_config_file
 from replay.pipeline.errors import ReplayError
 from replay.pipeline.registry import Registry
@@ -241,3 +243,23 @@ def test_a_select_straight_after_read_needs_a_parse():
 def test_a_stage_id_with_a_dot_is_refused():
     doc = {"stages": {"read": {"type": "read"}, "a.b": {"type": "write", "inputs": ["read"]}}}
     assert refused(doc)["code"] == "E_CONFIG_SHAPE_INVALID"
+
+
+@pytest.mark.parametrize(("chain", "path"), [
+    ('[{type = "select", id = 5}]', "chain[0].id"),
+    ('[{type = "select", id = "a"}, {type = "select", id = "a"}]', "chain[1].id"),
+])
+def test_bad_chain_ids_are_config_errors(tmp_path, chain, path):
+    config = tmp_path / "c.toml"
+    config.write_text(f"chain = {chain}\n")
+    proc = run_replay("run", str(config), input=b"")
+    assert proc.returncode == 2
+    error = errors_of(proc.stderr)[0]
+    assert error["code"] == "E_CONFIG_SHAPE_INVALID" and error["path"] == path
+
+
+def test_a_chain_id_may_take_a_name_the_added_stages_would_use(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('chain = [{type = "select", id = "read", types = ["a"]}]\n')
+    proc = run_replay("run", str(config), input=b'{"type":"a"}\n{"type":"b"}\n')
+    assert proc.returncode == 0 and proc.stdout == b'{"type":"a"}\n'

@@ -32,8 +32,9 @@ def test_add_gives_ids_from_stage_names_and_sets_the_stage_id():
 def test_add_refuses_a_duplicate_id():
     graph = Graph()
     graph.add(ListSource(), id="src")
-    with pytest.raises(ValueError):
+    with pytest.raises(ReplayError) as info:
         graph.add(ListSource(), id="src")
+    assert info.value.code == "E_CONFIG_SHAPE_INVALID" and info.value.body["path"] == "stages.src"
 
 
 def test_chain_wires_each_stage_to_the_previous_one():
@@ -167,8 +168,9 @@ def test_raw_lines_must_be_parsed_before_a_stage_that_needs_events():
 def test_stage_ids_are_restricted_to_a_safe_alphabet():
     graph = Graph()
     graph.add(ListSource(), id="src")
-    graph.add(Collect(), id="bad.id", inputs=["src"])
-    assert refused(graph)["code"] == "E_CONFIG_SHAPE_INVALID"
+    with pytest.raises(ReplayError) as info:
+        graph.add(Collect(), id="bad.id", inputs=["src"])
+    assert info.value.code == "E_CONFIG_SHAPE_INVALID"
 
 
 def test_a_non_string_input_is_refused():
