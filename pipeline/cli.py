@@ -104,7 +104,9 @@ class ReplayGroup(click.Group):
         """No arguments: a piped prompt (`echo prompt | replay`) goes to capture; on a terminal, the help.
         A leading flag the group does not know (`replay --runner r.py "prompt"`) is capture's too."""
         if self.has_command(DEFAULT_COMMAND) and not ctx.resilient_parsing:
-            if not args and not (sys.stdin is None or sys.stdin.isatty()):
+            from .journal_io import stdin_is_terminal
+
+            if not args and sys.stdin is not None and not stdin_is_terminal():
                 args = [DEFAULT_COMMAND]
             elif args and args[0].startswith("--") and args[0].split("=", 1)[0] not in self._own_flags(ctx):
                 args = [DEFAULT_COMMAND, *args]

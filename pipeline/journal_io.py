@@ -42,6 +42,17 @@ def is_journal_name(name: str) -> bool:
     return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS)
 
 
+def stdin_is_terminal() -> bool:
+    """True when stdin is a terminal (nobody piped anything in); a closed stdin is not one."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def require_stdin() -> None:
+    if sys.stdin is None:
+        raise ReplayError("E_INPUT_UNREADABLE", "stdin is closed: there is nothing to read", path=STDIN,
+                          howToFix="Pipe a journal in, or pass file paths.")
+
+
 def expand_paths(paths: list[str]) -> list[str]:
     """Files as given; directories walked recursively for journals, in sorted path order.
 
@@ -50,6 +61,7 @@ def expand_paths(paths: list[str]) -> list[str]:
     files: list[str] = []
     for raw in paths or [STDIN]:
         if raw == STDIN:
+            require_stdin()
             files.append(STDIN)
             continue
         p = Path(raw)

@@ -20,3 +20,15 @@ def test_a_word_that_is_no_command_is_a_prompt(tmp_path: Path) -> None:
     proc = run_replay("holdings", cwd=tmp_path, env={"REPLAY_RUNNER": str(EXAMPLES / "runners" / "echo_runner.py")})
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / ".replay" / "journal").is_dir()
+
+
+def test_a_closed_stdin_is_refused_before_any_output() -> None:
+    import subprocess
+
+    from conftest import REPLAY
+
+    for command in (["read"], ["heal"], ["report"], ["validate"], ["run", str(EXAMPLES / "pipelines" / "tools-only.toml")]):
+        proc = subprocess.run([REPLAY, *command], stdin=subprocess.DEVNULL, capture_output=True,
+                              preexec_fn=lambda: __import__("os").close(0))
+        assert proc.returncode == 2 and proc.stdout == b"", (command, proc.stderr)
+        assert errors_of(proc.stderr)[0]["code"] == "E_INPUT_UNREADABLE", command

@@ -11,7 +11,7 @@ import click
 from replay.pipeline.cli import execute, exit_code_for, logger
 from replay.pipeline.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.graph import Graph
-from replay.pipeline.journal_io import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths
+from replay.pipeline.journal_io import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, stdin_is_terminal
 from replay.pipeline.commands.read import max_line_option, strict_option
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
@@ -91,7 +91,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     if fmt is None:
         fmt = FORMAT_BY_SUFFIX.get(Path(out).suffix.lower(), "text") if out else "text"
     files = report_files(list(paths), list(in_paths))
-    if files is None and sys.stdin.isatty():
+    if files is None and stdin_is_terminal():
         raise ReplayError("E_USAGE_INVALID", "nothing to report on: stdin is a terminal and no path was given",
                           howToFix="Pipe a stream in (`replay read run.jsonl | replay report`) or pass --in PATH.",
                           example="replay report --in .replay/artifacts")

@@ -17,7 +17,7 @@ from replay.pipeline.cli import logger
 from replay.pipeline.commands.read import max_line_option, strict_option
 from replay.pipeline.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic
 from replay.pipeline.graph import Graph
-from replay.pipeline.journal_io import STDIN, expand_paths
+from replay.pipeline.journal_io import STDIN, expand_paths, require_stdin, stdin_is_terminal
 from replay.pipeline.runner import ErrorPort, run_graph
 from replay.pipeline.stage import Sink
 from replay.pipeline.validation import EXAMPLE_ARTIFACT, validate_artifact
@@ -45,6 +45,7 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for raw in paths:
         if raw == STDIN:
+            require_stdin()
             found.append((STDIN, STREAM))
             continue
         p = Path(raw)
@@ -198,7 +199,7 @@ def validate(inputs: tuple[str, ...], pass_through: bool, max_line_bytes: int, s
     if pass_through and inputs and inputs != (STDIN,):
         raise ReplayError("E_USAGE_INVALID", "--pass-through works on the stream from stdin, not with --in",
                           received=list(inputs), howToFix="Drop --in and pipe the stream: replay read X | replay validate --pass-through")
-    if not inputs and sys.stdin.isatty():
+    if not inputs and stdin_is_terminal():
         raise ReplayError("E_USAGE_INVALID", "nothing to validate: pass --in PATH or pipe a stream on stdin",
                           howToFix="Run `replay validate --in .replay/artifacts` or `replay read run.jsonl | replay validate`.")
     files = resolve_inputs(inputs or (STDIN,))
