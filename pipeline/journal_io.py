@@ -53,6 +53,12 @@ def require_stdin() -> None:
                           howToFix="Pipe a journal in, or pass file paths.")
 
 
+def _walkable(path: str) -> bool:
+    """A folder's entry worth reading: a regular file, or a broken link (reported as unreadable, not
+    skipped in silence); never a FIFO, socket or device, which could block the walk forever."""
+    return os.path.isfile(path) or (os.path.islink(path) and not os.path.exists(path))
+
+
 def expand_paths(paths: list[str]) -> list[str]:
     """Files as given; directories walked recursively for journals, in sorted path order.
 
@@ -74,7 +80,7 @@ def expand_paths(paths: list[str]) -> list[str]:
             found = sorted(
                 (
                     os.path.join(root, name) for root, dirs, names in os.walk(p) for name in names
-                    if is_journal_name(name) and os.path.isfile(os.path.join(root, name))  # no FIFOs, sockets
+                    if is_journal_name(name) and _walkable(os.path.join(root, name))
                 ),
                 key=lambda s: s.encode("utf-8", "surrogateescape"),
             )
