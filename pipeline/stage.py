@@ -31,6 +31,7 @@ class Option:
     help: str
     required: bool = False
     choices: tuple[Any, ...] | None = None
+    items: type | None = None  # what a list's elements / a table's values must be (lists: str unless said)
 
     def type_name(self) -> str:
         types = self.type if isinstance(self.type, tuple) else (self.type,)
@@ -42,10 +43,13 @@ class Option:
         ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
         if float in types and isinstance(value, int) and not isinstance(value, bool):
             ok = True
-        if ok and list in types and isinstance(value, list):
-            ok = all(isinstance(v, str) for v in value)
+        # A list option holds strings (globs, paths); a table option says what its values must be.
+        items = self.items if self.items is not None else (str if isinstance(value, list) else None)
+        if ok and items is not None and isinstance(value, list | dict):
+            values = value.values() if isinstance(value, dict) else value
+            ok = all(isinstance(v, items) and not (items is str and not v) for v in values)
         if not ok:
-            return self.type_name() + (" of strings" if list in types else "")
+            return self.type_name() + (f" of {items.__name__}" if items is not None else "")
         if self.choices is not None and value not in self.choices:
             return "one of " + ", ".join(map(str, self.choices))
         return None

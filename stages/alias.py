@@ -14,7 +14,7 @@ class AliasEventTypes(Transform):
     name = "alias"
     summary = "Map type aliases (tool_end -> tool_completed, ...) to canonical types; built-in table plus rules."
     options = {
-        "aliases": Option(dict, {}, "extra aliases {old: new}, applied over the built-in table"),
+        "aliases": Option(dict, {}, "extra aliases {old: new}, applied over the built-in table", items=str),
         "builtin": Option(bool, True, "use the built-in alias table"),
     }
     ports = ("errors", "repairs")

@@ -263,3 +263,12 @@ def test_a_chain_id_may_take_a_name_the_added_stages_would_use(tmp_path):
     config.write_text('chain = [{type = "select", id = "read", types = ["a"]}]\n')
     proc = run_replay("run", str(config), input=b'{"type":"a"}\n{"type":"b"}\n')
     assert proc.returncode == 0 and proc.stdout == b'{"type":"a"}\n'
+
+
+def test_table_options_check_their_values(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('chain = [{type = "alias", aliases = {run_started = 5}}]\n')
+    proc = run_replay("run", str(config), input=b"{}\n")
+    assert proc.returncode == 2
+    error = errors_of(proc.stderr)[0]
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "chain[0].aliases"
