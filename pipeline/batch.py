@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 RUN_RECORD = "run"
+SOURCE_RECORD = "source"  # {"$record": "source", "source": "a.jsonl"}: the records after it came from that input
 RECORD_KEY = "$record"
 
 # One record with everything that travels with it: (record, raw bytes, line, offset, pointer).

@@ -165,6 +165,8 @@ class RunScoped(Transform):
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
         """Close the run in progress at column ``i`` and open the one ``record`` begins; returns where
         the next stretch of plain events starts."""
+        if self.run is not None and self.run.events == 0 and self.run.facts is None:
+            self.run = None  # opened by a record that is no run (a file's source record): nothing to close
         self._finish_run(i)
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
         self.run = Run(rid if rid.__class__ is str and rid else None, facts, source)
@@ -185,6 +187,8 @@ class RunScoped(Transform):
 
     def flush(self) -> Batch | None:
         tail: list[Column] = []
+        if self.run is not None and self.run.events == 0 and self.run.facts is None:
+            self.run = None  # opened by a record that is no run, and nothing followed
         if self.run is not None:
             self.run_source = self.run.source
             tail = [invented(r) for r in self.end_run(self.run)] + self._held

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
-from .batch import RECORD_KEY, RUN_RECORD
+from .batch import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
 from .errors import diagnostic
 from .events import is_timestamp
 from .runs import Run, starts_run
@@ -307,9 +307,14 @@ class EventChecker:
             return check_run_record(record, path)
         if kind == HEAL_RECORD:
             return check_heal_record(record, path)
+        if kind == SOURCE_RECORD:
+            if _nonempty_string(record.get("source")):
+                return []
+            return [_problem("E_EVENT_INVALID", "a source record names its input in `source`", f"{path}.source",
+                             "non-empty string", record.get("source", MISSING), example='{"$record": "source", "source": "a.jsonl"}')]
         return [_problem(
-            "E_EVENT_INVALID", f"unknown reserved record kind {shown(kind)!r}; streams carry \"run\" and \"heal\" records",
-            f"{path}.{RECORD_KEY}", "\"run\" or \"heal\"", kind,
+            "E_EVENT_INVALID", f"unknown reserved record kind {shown(kind)!r}; streams carry \"run\", \"heal\" and \"source\" records",
+            f"{path}.{RECORD_KEY}", "\"run\", \"heal\" or \"source\"", kind,
         )]
 
     def begin_run(self, facts: dict[str, Any] | None, run_id: Any = None) -> None:

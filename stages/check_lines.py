@@ -30,7 +30,7 @@ class CheckLines(ParseLines):
                 objects = [False]
             if False not in objects:
                 return batch
-        out = ParseLines.__call__(self, batch)  # the line-by-line path: diagnostics, dropped lines
+        out = self._parse(batch)  # the line-by-line path: diagnostics, dropped lines
         if raw:
             out.events = None  # every kept line is untouched: its bytes are its output
         return out

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.batch import Batch
+from replay.pipeline.batch import RECORD_KEY, SOURCE_RECORD, Batch
 from replay.pipeline.stage import Option, Transform
 
 _BLANK = b" \t\r"
@@ -27,8 +27,57 @@ class ParseLines(Transform):
         super().__init__(**options)
         # In repair mode an invalid line waits here until we know whether it was its file's last line.
         self._suspect: tuple[Batch, int, bytes, orjson.JSONDecodeError] | None = None
+        # Per input stream: False (no source records: the usual case, nothing to do), or where the
+        # records come from now: (file name, line and offset of its source record in the stream).
+        self._origins: dict[str, Any] = {}
 
-    def __call__(self, batch: Batch) -> Batch:
+    # source records: `replay read a.jsonl b.jsonl | ...` keeps each file its own source ----------------------
+    def _starts_with_source(self, batch: Batch, parsed: Batch) -> bool:
+        """Decided on a stream's first records: only a stream that opens with a source record has them."""
+        if batch.source in self._origins or not parsed.events:
+            return False
+        first = parsed.events[0]
+        self._origins[batch.source] = None if first.get(RECORD_KEY) == SOURCE_RECORD else False
+        return self._origins[batch.source] is None
+
+    def _follow_sources(self, batch: Batch) -> Batch | list[Batch]:
+        """Relabel records with the file their source record names, lines and offsets counted from it."""
+        stream = batch.source
+        events = batch.events or []
+        cuts = [i for i, e in enumerate(events) if e.get(RECORD_KEY) == SOURCE_RECORD and isinstance(e.get("source"), str)]
+        if not cuts:
+            return self._relabel(batch, stream)
+        parts: list[Batch] = []
+        bounds = [0, *cuts, len(events)]
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            if a == b:
+                continue
+            if a in cuts:  # a source record: it and what follows belong to the file it names
+                line, offset, raw = batch.lines[a], batch.offsets[a], batch.raws[a]
+                after = offset + len(raw) + 1 if offset is not None and raw is not None else None
+                self._origins[stream] = (events[a]["source"], line, after)
+            parts.append(self._relabel(batch.select(range(a, b)), stream))
+        return parts if len(parts) > 1 else parts[0]
+
+    def _relabel(self, part: Batch, stream: str) -> Batch:
+        origin = self._origins.get(stream)
+        if not origin:
+            return part
+        name, line, offset = origin
+        part.source = name
+        if line is not None:
+            part.lines = [n - line if n is not None and n > line else None for n in part.lines]
+        if offset is not None:
+            part.offsets = [o - offset if o is not None and o >= offset else None for o in part.offsets]
+        return part
+
+    def __call__(self, batch: Batch) -> Batch | list[Batch]:
+        parsed = self._parse(batch)
+        if self._origins.get(batch.source, False) is False and not self._starts_with_source(batch, parsed):
+            return parsed
+        return self._follow_sources(parsed)
+
+    def _parse(self, batch: Batch) -> Batch:
         if self._suspect is not None and (batch.source != self._suspect[0].source or _has_content(batch)):
             self._settle_suspect(last=batch.source != self._suspect[0].source)
         if batch.events is not None:  # records from a JSON document are parsed already

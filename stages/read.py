@@ -6,6 +6,7 @@ from typing import Any
 
 import anyio
 
+from replay.pipeline.batch import RECORD_KEY, SOURCE_RECORD, Batch
 from replay.pipeline.errors import ReplayError, printable
 from replay.pipeline.journal_io import (
     BATCH_EVENTS,
@@ -34,6 +35,8 @@ class ReadJournal(Source):
         "follow": Option(bool, False, "keep reading a journal that is still being written (like tail -f)"),
         "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line accepted; longer lines are reported and skipped"),
         "poll_seconds": Option(float, 0.2, "how often --follow looks for new data"),
+        "mark_sources": Option(bool, True, "with several inputs, put a {\"$record\": \"source\"} line before each "
+                               "one's records, so a stream piped on keeps the files apart"),
     }
     emits_raw = True
 
@@ -43,8 +46,12 @@ class ReadJournal(Source):
         self.batch_events = BATCH_EVENTS
 
     async def produce(self, out: Output) -> None:
-        for path in expand_paths(self.config["paths"]):
+        files = expand_paths(self.config["paths"])
+        mark = self.config["mark_sources"] and len(files) > 1
+        for path in files:
             source = "<stdin>" if path == STDIN else printable(path)  # a name for diagnostics, valid UTF-8
+            if mark:  # downstream, even through a pipe, each file stays a source of its own
+                await out.send(Batch.of([{RECORD_KEY: SOURCE_RECORD, "source": source}], source))
             try:
                 async with open_journal(path) as reader:
                     await self._read_one(reader, source, out)

@@ -133,13 +133,35 @@ def test_a_directory_is_read_recursively_in_sorted_order(tmp_path: Path):
     write(root / "a" / "x.raw.json", b"{not even json")
     done = run_replay("read", str(root))
     assert done.returncode == 0, done.stderr
-    assert done.stdout == JOURNAL
+    marks, lines = split_sources(done.stdout)
+    assert lines == JOURNAL
+    assert marks == [str(root / "a" / "deep" / "1.jsonl.gz"), str(root / "b" / "2.jsonl"), str(root / "c.jsonl")]
 
 
 def test_several_paths_in_the_order_given(tmp_path: Path):
     a = write(tmp_path / "a.jsonl", LINES[2] + b"\n")
     b = write(tmp_path / "b.jsonl", LINES[0] + b"\n")
-    assert run_replay("read", str(a), str(b)).stdout == LINES[2] + b"\n" + LINES[0] + b"\n"
+    marks, lines = split_sources(run_replay("read", str(a), str(b)).stdout)
+    assert (marks, lines) == ([str(a), str(b)], LINES[2] + b"\n" + LINES[0] + b"\n")
+
+
+def test_one_input_gets_no_source_record_and_several_get_one_each(tmp_path: Path):
+    a = write(tmp_path / "a.jsonl", LINES[0] + b"\n")
+    assert run_replay("read", str(a)).stdout == LINES[0] + b"\n"
+    out = run_replay("read", str(a), "-", input=LINES[1] + b"\n").stdout
+    assert out.splitlines() == [orjson.dumps({"$record": "source", "source": str(a)}), LINES[0],
+                                b'{"$record":"source","source":"<stdin>"}', LINES[1]]
+
+
+def split_sources(stdout: bytes) -> tuple[list[str], bytes]:
+    """The file names of the source records, and the other lines as they came."""
+    marks, kept = [], []
+    for line in stdout.splitlines(keepends=True):
+        if line.startswith(b'{"$record":"source"'):
+            marks.append(orjson.loads(line)["source"])
+        else:
+            kept.append(line)
+    return marks, b"".join(kept)
 
 
 @pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.jsonl")), ids=lambda p: f"{p.parent.name}/{p.name[:30]}")
@@ -310,7 +332,7 @@ def test_an_input_that_fails_mid_read_is_reported_and_the_next_is_read(tmp_path:
     good = write(tmp_path / "a.jsonl", JOURNAL)
     done = run_replay("read", "/proc/self/mem", str(good))  # exists, opens, then fails with EIO
     assert done.returncode == 1
-    assert done.stdout == JOURNAL
+    assert split_sources(done.stdout) == (["/proc/self/mem", str(good)], JOURNAL)
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_INPUT_UNREADABLE" and error["source"] == "/proc/self/mem"
 

@@ -310,3 +310,33 @@ def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:
     proc = run_replay("heal", "--strict", "--in", str(src), "--out", str(tmp_path / "out"))
     assert proc.returncode == 1 and errors_of(proc.stderr)[0]["code"] == "E_HEALED_ARTIFACT_INVALID"
     assert not (tmp_path / "out").exists() and [p.name for p in tmp_path.iterdir()] == ["in"]
+
+
+def test_a_pipe_from_read_keeps_files_apart_like_reading_them_directly(tmp_path: Path) -> None:
+    """`replay read a b | replay heal` heals what `replay heal a b` heals: source records carry the files."""
+    paths = [str(CORPUS / "claude-code" / "session_b.jsonl"), str(CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl"),
+             str(Path(__file__).parent.parent / "examples" / "journals" / "broken.jsonl")]
+    direct = run_replay("heal", *paths)
+    piped = run_replay("heal", input=run_replay("read", *paths).stdout)
+    assert direct.returncode == 0 and piped.returncode == 0
+
+    def without_heal_records(out: bytes) -> list[bytes]:  # read already dropped (and reported) torn lines
+        return [line for line in out.splitlines() if not line.startswith(b'{"$record":"heal"')]
+
+    assert without_heal_records(direct.stdout) == without_heal_records(piped.stdout)
+    runs = [r["runId"] for r in jsonl(piped.stdout) if r.get("type") == "run_started"]
+    assert runs == ["session_b", "rollout-66666666-6666-4666-8666-666666666666", "run_42"]
+    report = run_replay("report", "--format", "json", input=piped.stdout)
+    assert [r["runId"] for r in json.loads(report.stdout)["runs"]] == runs
+    assert run_replay("heal", input=piped.stdout).stdout == piped.stdout  # still idempotent
+
+
+def test_diagnostics_through_a_pipe_point_into_the_original_file(tmp_path: Path) -> None:
+    a = tmp_path / "a.jsonl"
+    a.write_bytes(b"\n".join(lines_of([ev(1, "run_started"), ev(2, "run_completed")])) + b"\n")
+    b = tmp_path / "b.jsonl"
+    b.write_bytes(b"\n".join(lines_of([ev(1, "run_started", run="r2"), ev(7, "run_completed", run="r2")])) + b"\n")
+    proc = run_replay("validate", input=run_replay("read", str(a), str(b)).stdout)
+    (error,) = errors_of(proc.stderr)
+    first_line = len(b.read_bytes().splitlines()[0]) + 1
+    assert (error["source"], error["line"], error["offset"]) == (str(b), 2, first_line)

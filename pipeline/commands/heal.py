@@ -148,7 +148,7 @@ def _heal_directory(in_path: str, out_dir: str, rules: dict[str, Any], summary: 
     port = ErrorPort(strict=strict)
     collector = CollectRuns()
     graph = Graph()
-    read = graph.add(ReadJournal(paths=files, max_line_bytes=max_line_bytes))
+    read = graph.add(ReadJournal(paths=files, max_line_bytes=max_line_bytes, mark_sources=False))
     parse = graph.add(ParseLines(torn_tail="repair"), inputs=[read])
     ports = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
     graph.add(collector, id="collect", inputs=[ports.last, *ports.repairs, *ports.notices])
