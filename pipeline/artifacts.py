@@ -1,7 +1,7 @@
 """Replay artifacts: one run as one JSON document (``schemas/replay-artifact.schema.json``).
 
-The stream form (a run record followed by events) and the artifact form carry the same facts;
-these two functions turn one into the other.
+The stream form (a run record followed by events) and the artifact form carry the same facts:
+``artifact_from_run`` builds the artifact; ``events.run_record_from_artifact`` goes the other way.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .batch import RECORD_KEY
-from .events import RUN_FAILED, run_record_from_artifact
+from .events import RUN_FAILED
 from .toolcalls import pair_tool_calls
 
 SCHEMA_VERSION = "1.0.0"
@@ -49,8 +49,3 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
     if extra:
         artifact.update(extra)
     return {k: v for k, v in artifact.items() if v is not None}
-
-
-def run_from_artifact(artifact: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-    """The run record and the events of an artifact."""
-    return run_record_from_artifact(artifact), list(artifact.get("events") or [])

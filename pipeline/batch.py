@@ -141,15 +141,6 @@ class Batch:
         out.port = self.port
         return out
 
-    def extend(self, other: Batch) -> None:
-        """Append another batch's columns (used where a stage splices in invented records)."""
-        assert self.events is not None and other.events is not None
-        self.events.extend(other.events)
-        self.raws.extend(other.raws)
-        self.lines.extend(other.lines)
-        self.offsets.extend(other.offsets)
-        self.pointers.extend(other.pointers)
-
     def column(self, i: int) -> Column:
         """Everything about record ``i``, to move it elsewhere (see ``rebuild``)."""
         assert self.events is not None

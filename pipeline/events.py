@@ -81,10 +81,6 @@ def format_timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def now_timestamp() -> str:
-    return format_timestamp(datetime.now(UTC))
-
-
 def with_field(event: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     """A copy of ``event`` with ``key`` set; a canonical field that was missing goes in its canonical place."""
     if key in event or key not in EVENT_FIELDS:

@@ -277,11 +277,6 @@ def head_format(head: bytes) -> str | None:
     return DOCUMENT if is_document(value) else LINES
 
 
-def head_decides(head: bytes) -> bool:
-    """True once ``head`` shows the input is a JSONL journal (see ``head_format``)."""
-    return head_format(head) == LINES
-
-
 def as_document(data: bytes) -> Any:
     """The input as one JSON document when it is an artifact or an array, else None."""
     try:

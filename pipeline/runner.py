@@ -279,12 +279,6 @@ class Incoming:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def receive(self) -> Batch:
-        return await self.stream.receive()
-
-    def receive_nowait(self) -> Batch:
-        return self.stream.receive_nowait()
-
     def statistics(self) -> Any:
         return self.stream.statistics()
 

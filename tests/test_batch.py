@@ -95,13 +95,6 @@ def test_copy_gives_independent_lists():
     assert batch.raws[0] == RAW[0] and batch.events[0] == {"seq": 1, "type": "a"}
 
 
-def test_extend_appends_another_batch():
-    batch = parsed()
-    batch.extend(Batch.of([{"type": "z"}]))
-    assert len(batch) == 4
-    assert batch.to_jsonl().endswith(b'{"type":"z"}\n')
-
-
 def test_from_columns_and_empty_batches():
     assert len(Batch.from_columns([])) == 0
     assert Batch.from_columns([]).to_jsonl() == b""
