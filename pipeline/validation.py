@@ -317,6 +317,35 @@ class EventChecker:
             f"{path}.{RECORD_KEY}", "\"run\", \"heal\" or \"source\"", kind,
         )]
 
+    def check_stretch(self, records: list[Any]) -> bool:
+        """The usual batch: plain events of the run in progress, numbered on, all valid. Noted at
+        once (True), with a few list passes instead of a call per event; False leaves the checker as
+        it was, and the records are then checked one by one."""
+        run, n = self.run, len(records)
+        if run is None or run.run_id is None or not n or self.seq_order != "contiguous":
+            return False
+        if [r.get("runId") if r.__class__ is dict else None for r in records].count(run.run_id) != n:
+            return False
+        if [1 for r in records if RECORD_KEY in r]:
+            return False
+        seqs = [r.get("seq") for r in records]
+        first = self.last_seq + 1
+        if seqs != list(range(first, first + n)) or not all(s.__class__ is int for s in seqs):
+            return False
+        if not all(t.__class__ is str and t for t in [r.get("type") for r in records]):
+            return False
+        if not all(r.get("payload").__class__ is dict for r in records):
+            return False
+        if not all(is_timestamp(r.get("timestamp")) for r in records):
+            return False
+        if any(_check_optional_event_fields(r, "$") for r in records if len(r) > 5):
+            return False
+        self.records += n
+        self.events += n
+        self.position += n
+        self.last_seq = seqs[-1]
+        return True
+
     def begin_run(self, facts: dict[str, Any] | None, run_id: Any = None) -> None:
         """A new run starts (at a run record ``facts``, or at an event with a new ``run_id``)."""
         self.run = Run(run_id if _nonempty_string(run_id) else None, facts, "")
