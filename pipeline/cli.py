@@ -22,7 +22,8 @@ import click
 from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, ReplayError, StrictAbort, error_line
 from .graph import Graph
 from .log import LEVELS, make_logger
-from .runner import ErrorPort, PipeClosed, RunResult, StageFailed, run_graph
+from .errors import PipeClosed
+from .runner import ErrorPort, RunResult, StageFailed, run_graph
 
 EXAMPLES = """\b
 Examples:
@@ -230,7 +231,9 @@ def run_cli(argv: list[str] | None = None) -> int:
     except PipeClosed:
         return EXIT_OK
     except BrokenPipeError:
-        _quiet_stdout()
+        from .fdio import silence_stdout
+
+        silence_stdout()
         return EXIT_OK
     except StrictAbort:
         return EXIT_FAILED  # the error itself was printed when it happened
@@ -246,12 +249,3 @@ def run_cli(argv: list[str] | None = None) -> int:
         logger().debug("unhandled", exc_info=exc)
         _print_error(diagnostic("E_UNHANDLED", f"{type(exc).__name__}: {exc}"))
         return EXIT_FAILED
-
-
-def _quiet_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except OSError:
-        pass

@@ -136,6 +136,10 @@ class ReplayError(Exception):
         return error_line(self.body)
 
 
+class PipeClosed(Exception):
+    """The reader of our stdout went away (``| head``): stop quietly, exit 0."""
+
+
 class StrictAbort(Exception):
     """Raised inside a graph run when ``--strict`` meets the first error."""
 

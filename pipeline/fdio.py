@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,7 +19,7 @@ import anyio
 import anyio.lowlevel
 from anyio import to_thread
 
-from .errors import ReplayError
+from .errors import PipeClosed, ReplayError
 
 
 def fd_kind(fd: int) -> str:
@@ -151,3 +152,27 @@ class PrefixedReader:
                 data += await self.inner.read(n - len(data))
             return data
         return await self.inner.read(n)
+
+
+def silence_stdout() -> None:
+    """After the reader of stdout left, point fd 1 at /dev/null so the interpreter's last flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+@asynccontextmanager
+async def stdout_writer() -> AsyncIterator[FdWriter]:
+    """Data to stdout (pipes without blocking the event loop); a reader gone away is PipeClosed."""
+    sys.stdout.flush()
+    fd = sys.stdout.fileno()
+    writer = FdWriter(fd)
+    try:
+        async with nonblocking(fd, writer.kind):
+            yield writer
+    except BrokenPipeError as exc:
+        silence_stdout()
+        raise PipeClosed() from exc

@@ -18,7 +18,7 @@ import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from .batch import Batch
-from .errors import ReplayError, StrictAbort, error_line
+from .errors import PipeClosed, ReplayError, StrictAbort, error_line
 from .graph import MAIN, Edge, Graph, Node
 from .stage import AsyncTransform, Output, Source, Transform
 
@@ -32,10 +32,6 @@ class StageFailed(Exception):
         super().__init__(f"stage {stage_id!r} failed: {type(exc).__name__}: {exc}")
         self.stage_id = stage_id
         self.exc = exc
-
-
-class PipeClosed(Exception):
-    """The reader of our stdout went away (``| head``): stop quietly."""
 
 
 class ErrorPort:

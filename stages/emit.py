@@ -32,7 +32,7 @@ from replay.pipeline.events import parse_timestamp
 from replay.pipeline.healing import healed_artifact, healed_problems
 from replay.pipeline.journal_io import write_atomic
 from replay.pipeline.repairs import heal_log_document
-from replay.pipeline.runner import PipeClosed
+from replay.pipeline.errors import PipeClosed
 from replay.pipeline.runs import Run, starts_run
 from replay.pipeline.stage import Option, Sink
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
@@ -13,10 +11,9 @@ import anyio
 import anyio.lowlevel
 
 from replay.pipeline.batch import RECORD_KEY, Batch
-from replay.pipeline.fdio import FdWriter, nonblocking
+from replay.pipeline.fdio import stdout_writer
 from replay.pipeline.journal_io import write_atomic
 from replay.pipeline.report_model import DIAGNOSTICS_RECORD, SUMMARY_RECORD, aggregate
-from replay.pipeline.runner import PipeClosed
 from replay.pipeline.stage import Option, Sink
 
 STDOUT = "-"
@@ -82,14 +79,5 @@ class RenderReport(Sink):
 
 
 async def _to_stdout(data: bytes) -> None:
-    sys.stdout.flush()
-    fd = sys.stdout.fileno()
-    writer = FdWriter(fd)
-    try:
-        async with nonblocking(fd, writer.kind):
-            await writer.write(data)
-    except BrokenPipeError as exc:
-        devnull = os.open(os.devnull, os.O_WRONLY)  # keep the interpreter's last flush quiet
-        os.dup2(devnull, fd)
-        os.close(devnull)
-        raise PipeClosed() from exc
+    async with stdout_writer() as writer:
+        await writer.write(data)

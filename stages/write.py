@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio.lowlevel
 
 from replay.pipeline.batch import Batch
-from replay.pipeline.fdio import FdWriter, nonblocking
+from replay.pipeline.fdio import stdout_writer
 from replay.pipeline.journal_io import atomic_output
-from replay.pipeline.runner import PipeClosed
 from replay.pipeline.stage import Option, Sink
 
 STDOUT = "-"
@@ -42,34 +39,20 @@ FLUSH_BYTES = 256 * 1024
 
 async def _to_stdout(batches: AsyncIterator[Batch]) -> None:
     """Gather batches into writes of FLUSH_BYTES, flushing early whenever nothing else is waiting."""
-    sys.stdout.flush()
-    fd = sys.stdout.fileno()
-    writer = FdWriter(fd)
     pending: list[bytes] = []
     size = 0
-    try:
-        async with nonblocking(fd, writer.kind):
-            async for batch in batches:
-                data = batch.to_jsonl()
-                pending.append(data)
-                size += len(data)
-                if size >= FLUSH_BYTES or not _more_waiting(batches):
-                    await writer.write(b"".join(pending))
-                    pending, size = [], 0
-            if pending:
+    async with stdout_writer() as writer:
+        async for batch in batches:
+            data = batch.to_jsonl()
+            pending.append(data)
+            size += len(data)
+            if size >= FLUSH_BYTES or not _more_waiting(batches):
                 await writer.write(b"".join(pending))
-    except BrokenPipeError as exc:
-        _silence_stdout()
-        raise PipeClosed() from exc
+                pending, size = [], 0
+        if pending:
+            await writer.write(b"".join(pending))
 
 
 def _more_waiting(batches: Any) -> bool:
     stats = getattr(batches, "statistics", None)
     return stats is not None and stats().current_buffer_used > 0
-
-
-def _silence_stdout() -> None:
-    """After the reader left, point fd 1 at /dev/null so the interpreter's final flush stays quiet."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
