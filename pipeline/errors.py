@@ -101,6 +101,12 @@ def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
     return body
 
 
+def excerpt(data: bytes | str, limit: int = 120) -> str:
+    """What an error's ``received`` shows of a bad line: its text, cut at ``limit`` characters."""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def error_line(body: dict[str, Any]) -> bytes:
     """The one-line JSON form written on stderr."""
     try:

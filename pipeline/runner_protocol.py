@@ -27,6 +27,7 @@ import orjson
 
 from .batch import Column
 from .errors import ReplayError, diagnostic
+from .errors import excerpt as _excerpt  # the runner's lines are shown trimmed
 from .events import format_timestamp
 
 STATUSES = ("ok", "error")
@@ -109,9 +110,8 @@ def json_type(value: Any) -> str:
 
 
 def excerpt(data: bytes | str, limit: int = 120) -> str:
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + "…"
+    """``errors.excerpt`` of the text without surrounding white space."""
+    return _excerpt(data.strip(), limit)
 
 
 def is_event_line(value: Any) -> bool:

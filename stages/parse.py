@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.batch import RECORD_KEY, SOURCE_RECORD, Batch
+from replay.pipeline.errors import excerpt
 from replay.pipeline.stage import Option, Transform
 
 _BLANK = b" \t\r"
@@ -147,7 +148,7 @@ class ParseLines(Transform):
         column = _byte_column(raw, exc.pos)
         self.error(
             "E_JSONL_LINE_INVALID", f"line {batch.lines[i]} is not valid JSON: {exc.msg} at column {column}",
-            batch, i, column=column, received=_excerpt(raw),
+            batch, i, column=column, received=excerpt(raw),
         )
 
     def _keep_objects(self, batch: Batch) -> Batch:
@@ -169,7 +170,7 @@ class ParseLines(Transform):
                 "offset": batch.offsets[i], "original": raw.decode("utf-8", "replace"), "message": message,
             })
         else:
-            self.error("E_JSONL_LINE_TORN", message, batch, i, received=_excerpt(raw))
+            self.error("E_JSONL_LINE_TORN", message, batch, i, received=excerpt(raw))
 
 
 def _has_content(batch: Batch) -> bool:
@@ -184,7 +185,3 @@ def _byte_column(raw: bytes, char_pos: int) -> int:
         return char_pos + 1
     return len(raw.decode("utf-8", "replace")[:char_pos].encode("utf-8")) + 1
 
-
-def _excerpt(raw: bytes, limit: int = 120) -> str:
-    text = raw.decode("utf-8", "replace")
-    return text if len(text) <= limit else text[:limit] + "…"
