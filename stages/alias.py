@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.healing import BUILTIN_ALIASES
-from replay.pipeline.repairs import log_repair
-from replay.pipeline.stage import Option, Transform
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.healing import BUILTIN_ALIASES
+from replay.pipeline.model.repairs import log_repair
+from replay.pipeline.engine.stage import Option, Transform
 
 
 class AliasEventTypes(Transform):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from replay.pipeline.batch import Batch
+from replay.pipeline.engine.batch import Batch
 from replay.stages.parse import ParseLines
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.events import parse_timestamp
-from replay.pipeline.runs import Run, RunScoped
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.events import parse_timestamp
+from replay.pipeline.model.runs import Run, RunScoped
 
 
 def _same_shape_utc(stamps: list[Any]) -> bool:

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.batch import RECORD_KEY, RUN_RECORD, Batch
-from replay.pipeline.stage import Sink
+from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch
+from replay.pipeline.engine.stage import Sink
 
 
 @dataclass

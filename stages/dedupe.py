@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.batch import RECORD_KEY, Batch
-from replay.pipeline.repairs import log_repair
-from replay.pipeline.stage import Transform
+from replay.pipeline.engine.batch import RECORD_KEY, Batch
+from replay.pipeline.model.repairs import log_repair
+from replay.pipeline.engine.stage import Transform
 
 
 class DropAdjacentDuplicates(Transform):

@@ -28,10 +28,10 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.errors import ReplayError
-from replay.pipeline.runner_protocol import new_run_id, runner_request
-from replay.pipeline.stage import Option, Output, Source
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.runner_protocol import new_run_id, runner_request
+from replay.pipeline.engine.stage import Option, Output, Source
 
 ENV_VAR = "REPLAY_RUNNER"
 RUNNER_FILES = (".replay/runner.mjs", ".replay/runner.js", ".replay/runner.cjs", ".replay/runner.py", ".replay/runner")

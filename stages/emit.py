@@ -26,15 +26,15 @@ from typing import Any
 import anyio
 import orjson
 
-from replay.pipeline.artifacts import artifact_from_run
-from replay.pipeline.batch import RECORD_KEY, RUN_RECORD, Batch, Column
-from replay.pipeline.events import parse_timestamp
-from replay.pipeline.healing import healed_artifact, healed_problems
-from replay.pipeline.journal_io import write_atomic
-from replay.pipeline.repairs import heal_log_document
-from replay.pipeline.errors import PipeClosed
-from replay.pipeline.runs import Run, starts_run
-from replay.pipeline.stage import Option, Sink
+from replay.pipeline.model.artifacts import artifact_from_run
+from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch, Column
+from replay.pipeline.model.events import parse_timestamp
+from replay.pipeline.model.healing import healed_artifact, healed_problems
+from replay.pipeline.io.journals import write_atomic
+from replay.pipeline.model.repairs import heal_log_document
+from replay.pipeline.engine.errors import PipeClosed
+from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.engine.stage import Option, Sink
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
 JOURNAL_DIR = Path(".replay") / "journal"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.events import with_field
-from replay.pipeline.runs import Run, RunScoped
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.events import with_field
+from replay.pipeline.model.runs import Run, RunScoped
 
 
 def id_from_source(source: str) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.events import EPOCH, format_timestamp, is_timestamp, with_field
-from replay.pipeline.runs import Run, RunScoped
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, with_field
+from replay.pipeline.model.runs import Run, RunScoped
 
 
 def convert(value: Any) -> str | None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.repairs import counts_as_repair
-from replay.pipeline.runs import Run, RunScoped
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.repairs import counts_as_repair
+from replay.pipeline.model.runs import Run, RunScoped
 
 HEAL_RECORD = "heal"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.log import LEVELS, make_logger
-from replay.pipeline.stage import Option, Sink
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.log import LEVELS, make_logger
+from replay.pipeline.engine.stage import Option, Sink
 
 
 class LogRecords(Sink):

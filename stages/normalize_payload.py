@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.events import with_field
-from replay.pipeline.repairs import log_repair
-from replay.pipeline.stage import Transform
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.events import with_field
+from replay.pipeline.model.repairs import log_repair
+from replay.pipeline.engine.stage import Transform
 
 
 class NormalizePayload(Transform):

@@ -6,9 +6,9 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.batch import RECORD_KEY, SOURCE_RECORD, Batch
-from replay.pipeline.errors import excerpt
-from replay.pipeline.stage import Option, Transform
+from replay.pipeline.engine.batch import RECORD_KEY, SOURCE_RECORD, Batch
+from replay.pipeline.engine.errors import excerpt
+from replay.pipeline.engine.stage import Option, Transform
 
 _BLANK = b" \t\r"
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import anyio
 
-from replay.pipeline.batch import RECORD_KEY, SOURCE_RECORD, Batch
-from replay.pipeline.errors import ReplayError, printable
-from replay.pipeline.journal_io import (
+from replay.pipeline.engine.batch import RECORD_KEY, SOURCE_RECORD, Batch
+from replay.pipeline.engine.errors import ReplayError, printable
+from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
@@ -24,7 +24,7 @@ from replay.pipeline.journal_io import (
     head_format,
     open_journal,
 )
-from replay.pipeline.stage import Option, Output, Source
+from replay.pipeline.engine.stage import Option, Output, Source
 
 
 class ReadJournal(Source):

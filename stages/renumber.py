@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.runs import Run, RunScoped
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.runs import Run, RunScoped
 
 
 class RenumberSeq(RunScoped):

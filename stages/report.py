@@ -10,19 +10,19 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from replay.pipeline.batch import RECORD_KEY, Batch
-from replay.pipeline.fdio import stdout_writer
-from replay.pipeline.journal_io import write_atomic
-from replay.pipeline.report_model import DIAGNOSTICS_RECORD, SUMMARY_RECORD, aggregate
-from replay.pipeline.stage import Option, Sink
+from replay.pipeline.engine.batch import RECORD_KEY, Batch
+from replay.pipeline.io.fdio import stdout_writer
+from replay.pipeline.io.journals import write_atomic
+from replay.pipeline.report.model import DIAGNOSTICS_RECORD, SUMMARY_RECORD, aggregate
+from replay.pipeline.engine.stage import Option, Sink
 
 STDOUT = "-"
 RENDERERS = {
-    "text": "replay.pipeline.render_text",
-    "json": "replay.pipeline.render_json",
-    "markdown": "replay.pipeline.render_markdown",
-    "junit": "replay.pipeline.render_junit",
-    "html": "replay.pipeline.render_html",
+    "text": "replay.pipeline.report.render_text",
+    "json": "replay.pipeline.report.render_json",
+    "markdown": "replay.pipeline.report.render_markdown",
+    "junit": "replay.pipeline.report.render_junit",
+    "html": "replay.pipeline.report.render_html",
 }
 FORMATS = tuple(RENDERERS)
 DEFAULT_TITLE = "replay report"

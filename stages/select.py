@@ -5,8 +5,8 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from replay.pipeline.batch import Batch, is_run_record
-from replay.pipeline.stage import Option, Transform
+from replay.pipeline.engine.batch import Batch, is_run_record
+from replay.pipeline.engine.stage import Option, Transform
 
 
 class SelectEvents(Transform):

@@ -33,12 +33,12 @@ from typing import Any
 import anyio
 import orjson
 
-from replay.pipeline.batch import Batch, Column
-from replay.pipeline.errors import diagnostic
-from replay.pipeline.events import format_timestamp, run_record
-from replay.pipeline.repairs import log_repair
-from replay.pipeline.runner_protocol import Reply, read_reply, run_facts
-from replay.pipeline.stage import AsyncTransform, Option, Output
+from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.model.events import format_timestamp, run_record
+from replay.pipeline.model.repairs import log_repair
+from replay.pipeline.model.runner_protocol import Reply, read_reply, run_facts
+from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 
 INVOCATION = "invocation"
 RAW_CAPTURE = "raw-capture"

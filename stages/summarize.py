@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from replay.pipeline.batch import RECORD_KEY, RUN_RECORD, Batch
-from replay.pipeline.report_model import (
+from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch
+from replay.pipeline.report.model import (
     DIAGNOSTICS_RECORD,
     HEAL_RECORD,
     RunTally,
@@ -14,8 +14,8 @@ from replay.pipeline.report_model import (
     heal_log_path,
     read_heal_log,
 )
-from replay.pipeline.runs import starts_run
-from replay.pipeline.stage import Option, Transform
+from replay.pipeline.model.runs import starts_run
+from replay.pipeline.engine.stage import Option, Transform
 
 
 class SummarizeRuns(Transform):

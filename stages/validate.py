@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.stage import Option, Transform
-from replay.pipeline.validation import SEQ_ORDERS, EventChecker
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.validation import SEQ_ORDERS, EventChecker
 
 
 class ValidateEvents(Transform):

@@ -7,10 +7,10 @@ from typing import Any
 
 import anyio.lowlevel
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.fdio import stdout_writer
-from replay.pipeline.journal_io import atomic_output
-from replay.pipeline.stage import Option, Sink
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.io.fdio import stdout_writer
+from replay.pipeline.io.journals import atomic_output
+from replay.pipeline.engine.stage import Option, Sink
 
 STDOUT = "-"
 

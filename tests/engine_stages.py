@@ -7,8 +7,8 @@ from typing import Any
 
 import anyio
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.stage import AsyncTransform, Option, Output, Sink, Source, Transform
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.stage import AsyncTransform, Option, Output, Sink, Source, Transform
 
 
 class ListSource(Source):

@@ -6,9 +6,9 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.healing import heal_rules_chain
-from replay.pipeline.inline import InlineResult, run_inline
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.healing import heal_rules_chain
+from replay.pipeline.engine.inline import InlineResult, run_inline
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.parse import ParseLines
 

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from conftest import REPLAY, errors_of, run_replay
 
-from replay.pipeline.errors import CATALOGUE
+from replay.pipeline.engine.errors import CATALOGUE
 
 JOURNAL = b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r1","payload":{}}\n'
 
@@ -166,9 +166,9 @@ def test_a_quiet_read_does_not_load_what_it_does_not_use():
     """Start-up time counts: structlog, importlib.metadata and other commands load only when needed."""
     probe = (
         "import sys\n"
-        "from replay.pipeline.cli import run_cli\n"
+        "from replay.pipeline.cli.app import run_cli\n"
         "code = run_cli(['read', '/dev/null'])\n"
-        "heavy = ['structlog', 'importlib.metadata', 'replay.pipeline.commands.capture', 'replay.pipeline.registry']\n"
+        "heavy = ['structlog', 'importlib.metadata', 'replay.pipeline.cli.commands.capture', 'replay.pipeline.engine.registry']\n"
         "print([m for m in heavy if m in sys.modules], code)\n"
     )
     done = subprocess.run([str(Path(REPLAY).parent / "python"), "-c", probe], capture_output=True, timeout=60)

@@ -171,7 +171,7 @@ def test_a_file_sink_may_not_overwrite_an_input(tmp_path: Path, how: str):
 
 def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path):
     crashing = '''
-    from replay.pipeline.stage import Transform
+    from replay.pipeline.engine.stage import Transform
 
     class Crash(Transform):
         summary = "Raises on every batch."

@@ -9,9 +9,9 @@ import pytest
 
 from conftest import errors_of, run_replay
 
-from replay.pipeline.config import graph_from_config, load_pipeline, read_config_file
-from replay.pipeline.errors import ReplayError
-from replay.pipeline.registry import Registry
+from replay.pipeline.engine.config import graph_from_config, load_pipeline, read_config_file
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.registry import Registry
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 from replay.stages.select import SelectEvents

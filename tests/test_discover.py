@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.pipeline.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError
 from replay.stages.discover import DiscoverRunner, discover_runner
 
 ADVICE_FIELDS = {"path", "expected", "received", "howToFix"}

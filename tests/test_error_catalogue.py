@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay.pipeline.errors import CATALOGUE, ReplayError, diagnostic, error_line, printable
+from replay.pipeline.engine.errors import CATALOGUE, ReplayError, diagnostic, error_line, printable
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = re.compile(r"E_[A-Z0-9]+(?:_[A-Z0-9]+)*")

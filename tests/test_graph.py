@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from engine_stages import AddField, AuditTrail, Collect, ListSource, RejectOdd
 
-from replay.pipeline.errors import ReplayError
-from replay.pipeline.graph import MAIN, Edge, Graph
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 from replay.stages.select import SelectEvents

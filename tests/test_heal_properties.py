@@ -8,8 +8,8 @@ from heal_support import events_of, heal_lines, lines_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.pipeline.events import TERMINAL_TYPES, parse_timestamp
-from replay.pipeline.healing import BUILTIN_ALIASES
+from replay.pipeline.model.events import TERMINAL_TYPES, parse_timestamp
+from replay.pipeline.model.healing import BUILTIN_ALIASES
 
 TYPES = ["run_started", "user_message", "assistant_message", "tool_called", "tool_completed", "tool_failed",
          "run_completed", "run_failed", "llm_chunk", *sorted(BUILTIN_ALIASES)[:12]]

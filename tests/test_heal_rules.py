@@ -6,16 +6,16 @@ import orjson
 import pytest
 from heal_support import events_of, ev, heal_lines, heal_records, lines_of
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.inline import run_inline
-from replay.pipeline.runs import RunScoped
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.model.runs import RunScoped
 from replay.stages.alias import AliasEventTypes
 from replay.stages.check_order import ReportTimestampOrder
 from replay.stages.dedupe import DropAdjacentDuplicates
 from replay.stages.ensure_run_started import InsertRunStarted
 from replay.stages.ensure_terminal import InsertTerminalEvent
 from replay.stages.fill_run_id import FillRunId, id_from_source
-from replay.pipeline.events import EPOCH
+from replay.pipeline.model.events import EPOCH
 from replay.stages.fix_timestamp import FixTimestamps
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.normalize_payload import NormalizePayload

@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.errors import ReplayError
-from replay.pipeline.journal_io import (
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.journals import (
     DOCUMENT,
     LINES,
     LineCutter,

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.errors import ReplayError
-from replay.pipeline.graph import Graph
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.graph import Graph
 from replay.stages.check_lines import CheckLines
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal

@@ -14,11 +14,11 @@ from conftest import errors_of, run_replay
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.graph import Graph
-from replay.pipeline.journal_io import LineCutter, as_document
-from replay.pipeline.runner import ErrorPort, run_graph
-from replay.pipeline.stage import Sink
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.io.journals import LineCutter, as_document
+from replay.pipeline.engine.executor import ErrorPort, run_graph
+from replay.pipeline.engine.stage import Sink
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 from replay.stages.select import SelectEvents

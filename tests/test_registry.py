@@ -9,15 +9,15 @@ import orjson
 import pytest
 from conftest import errors_of, jsonl, run_replay
 
-from replay.pipeline.errors import ReplayError
-from replay.pipeline.registry import BUILTIN, ENTRY_POINT_GROUP, Registry
-from replay.pipeline.stage import Stage
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.registry import BUILTIN, ENTRY_POINT_GROUP, Registry
+from replay.pipeline.engine.stage import Stage
 from replay.stages.select import SelectEvents
 
 PLUGIN = '''
 """A third-party stage: upper-cases event types."""
 
-from replay.pipeline.stage import Option, Transform
+from replay.pipeline.engine.stage import Option, Transform
 
 
 class UpperTypes(Transform):

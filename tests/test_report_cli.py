@@ -304,7 +304,7 @@ def test_report_stage_fed_events_says_so(tmp_path):
 # end to end with the real heal command -----------------------------------------------------------
 def test_read_heal_report_end_to_end(tmp_path):
     pytest.importorskip("replay.stages.heal_summary")
-    pytest.importorskip("replay.pipeline.commands.heal")
+    pytest.importorskip("replay.pipeline.cli.commands.heal")
     journal = tmp_path / "raw.jsonl"
     journal.write_text(
         '{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"start","runId":"e2e","payload":{}}\n'
@@ -321,7 +321,7 @@ def test_read_heal_report_end_to_end(tmp_path):
 
 
 def test_capture_then_report_counts_each_run_once_with_its_repairs(tmp_path):
-    pytest.importorskip("replay.pipeline.commands.capture")
+    pytest.importorskip("replay.pipeline.cli.commands.capture")
     runner = Path(__file__).parent.parent / "examples" / "runners" / "broken_trace_runner.py"
     if not runner.exists():
         pytest.skip("the example runner is not part of this build")

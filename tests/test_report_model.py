@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.report_model import (
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.report.model import (
     MAX_MARKS,
     aggregate,
     count_repairs,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from replay.pipeline import render_html, render_markdown, render_text
-from replay.pipeline.batch import Batch
-from replay.pipeline.render_junit import text as xml_text
+from replay.pipeline.report import render_html, render_markdown, render_text
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.report.render_junit import text as xml_text
 from replay.stages.report import FORMATS, render
 from replay.stages.summarize import SummarizeRuns
 

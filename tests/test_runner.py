@@ -21,11 +21,11 @@ from engine_stages import (
     numbers,
 )
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.errors import ReplayError, StrictAbort
-from replay.pipeline.graph import Graph
-from replay.pipeline.runner import DEFAULT_BUFFER, ErrorPort, StageFailed, plan, run_graph
-from replay.pipeline.stage import Sink
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError, StrictAbort
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.engine.executor import DEFAULT_BUFFER, ErrorPort, StageFailed, plan, run_graph
+from replay.pipeline.engine.stage import Sink
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 

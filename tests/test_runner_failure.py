@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from conftest import errors_of, run_replay
 
-from replay.pipeline.batch import Batch
-from replay.pipeline.errors import StrictAbort
-from replay.pipeline.graph import Graph
-from replay.pipeline.runner import StageFailed, run_graph
-from replay.pipeline.stage import Source, Transform
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import StrictAbort
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.engine.executor import StageFailed, run_graph
+from replay.pipeline.engine.stage import Source, Transform
 from replay.stages.write import WriteJsonl
 
 
@@ -58,7 +58,7 @@ async def test_strict_abort_leaves_no_output_file(tmp_path: Path) -> None:
     target = tmp_path / "out.jsonl"
     graph = Graph.chain(Numbers(), ComplainOnce(), WriteJsonl(path=str(target)))
     seen: list[bytes] = []
-    from replay.pipeline.runner import ErrorPort
+    from replay.pipeline.engine.executor import ErrorPort
 
     with pytest.raises(StrictAbort):
         await run_graph(graph, error_port=ErrorPort(strict=True, write=seen.append))
@@ -69,7 +69,7 @@ async def test_strict_abort_leaves_no_output_file(tmp_path: Path) -> None:
 async def test_without_strict_the_error_is_counted_and_the_file_is_whole(tmp_path: Path) -> None:
     target = tmp_path / "out.jsonl"
     graph = Graph.chain(Numbers(), ComplainOnce(), WriteJsonl(path=str(target)))
-    from replay.pipeline.runner import ErrorPort
+    from replay.pipeline.engine.executor import ErrorPort
 
     result = await run_graph(graph, error_port=ErrorPort(write=lambda _: None))
     assert result.errors == 1 and len(target.read_bytes().splitlines()) == 50

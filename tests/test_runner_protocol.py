@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from referencing import Registry, Resource
 
-from replay.pipeline.errors import ReplayError
-from replay.pipeline.runner_protocol import (
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.runner_protocol import (
     check_output,
     load_context,
     new_run_id,

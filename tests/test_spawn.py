@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from conftest import EXAMPLES, FIXTURES
-from replay.pipeline.batch import Batch
+from replay.pipeline.engine.batch import Batch
 from replay.stages.discover import DiscoverRunner
 from replay.stages.spawn import SpawnRunner, run_process
 
@@ -173,7 +173,7 @@ async def test_process_passes_other_records_through(tmp_path):
     async def nothing() -> None:
         pass
 
-    from replay.pipeline.stage import Output
+    from replay.pipeline.engine.stage import Output
 
     other = {"$record": "note", "text": "kept"}
     async with send:

@@ -14,10 +14,10 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from conftest import ROOT
-from replay.pipeline.artifacts import artifact_from_run
-from replay.pipeline.errors import CATALOGUE
-from replay.pipeline.events import run_record
-from replay.pipeline.validation import EventChecker, is_rfc3339, validate_artifact
+from replay.pipeline.model.artifacts import artifact_from_run
+from replay.pipeline.engine.errors import CATALOGUE
+from replay.pipeline.model.events import run_record
+from replay.pipeline.model.validation import EventChecker, is_rfc3339, validate_artifact
 
 SCHEMAS = ROOT / "schemas"
 

@@ -1,0 +1,1 @@
+"""The command line: the `replay` group and one module per command."""

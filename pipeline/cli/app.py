@@ -1,0 +1,251 @@
+"""The ``replay`` command line: the command group, the exit-code contract and error printing.
+
+stdout carries data only. Every failure is one JSON object on stderr (``{"error": {...}}``) with a
+code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused before any output,
+130 interrupted. A reader that closes the pipe early (``| head -1``) ends the run quietly.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gc
+import importlib
+import importlib.util
+import os
+import sys
+import time
+from typing import Any
+
+import anyio
+import click
+
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, ReplayError, StrictAbort, error_line
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.engine.log import LEVELS, make_logger
+from replay.pipeline.engine.errors import PipeClosed
+from replay.pipeline.engine.executor import ErrorPort, RunResult, StageFailed, run_graph
+
+EXAMPLES = """\b
+Examples:
+  replay read run.jsonl                      canonical JSONL on stdout
+  replay read runs/ | replay heal | replay report
+  replay read --follow live.jsonl            keep reading while it grows
+  replay run examples/pipelines/tools-only.toml run.jsonl
+  replay stages --json                       every stage type and its options
+  replay schema event                        the canonical event's JSON Schema
+"""
+
+# Commands live in their own modules; imported lazily so `replay read` does not pay for the rest.
+COMMANDS = {
+    "capture": "replay.pipeline.cli.commands.capture:capture",
+    "heal": "replay.pipeline.cli.commands.heal:heal",
+    "validate": "replay.pipeline.cli.commands.validate:validate",
+    "report": "replay.pipeline.cli.commands.report:report",
+    "read": "replay.pipeline.cli.commands.read:read",
+    "run": "replay.pipeline.cli.commands.run:run",
+    "stages": "replay.pipeline.cli.commands.stages:stages",
+    "schema": "replay.pipeline.cli.commands.schema:schema",
+}
+DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # slow to import: only for --version
+
+    try:
+        return version("agent-replay")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"replay {package_version()}")
+    ctx.exit()
+
+
+class Interrupted(Exception):
+    """Ctrl-C, carried past click (which would print a newline on stderr for it)."""
+
+
+class ReplayGroup(click.Group):
+    """Lazily loaded subcommands; an unknown first word is a prompt for the default command."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise Interrupted() from exc
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in sorted(COMMANDS) if self.get_command(ctx, name) is not None]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            return None  # a command whose module is not part of this build
+
+    def has_command(self, name: str) -> bool:
+        """Is the command's module part of this build? Checked without importing it (start-up time)."""
+        module = COMMANDS[name].partition(":")[0]
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            return False
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """No arguments: a piped prompt (`echo prompt | replay`) goes to capture; on a terminal, the help.
+        A leading flag the group does not know (`replay --runner r.py "prompt"`) is capture's too."""
+        if self.has_command(DEFAULT_COMMAND) and not ctx.resilient_parsing:
+            from replay.pipeline.io.journals import stdin_is_terminal
+
+            if not args and sys.stdin is not None and not stdin_is_terminal():
+                args = [DEFAULT_COMMAND]
+            elif args and args[0].startswith("--") and args[0].split("=", 1)[0] not in self._own_flags(ctx):
+                args = [DEFAULT_COMMAND, *args]
+        if not args and not ctx.resilient_parsing:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    def _own_flags(self, ctx: click.Context) -> set[str]:
+        return {flag for param in self.get_params(ctx) for flag in (*param.opts, *param.secondary_opts)}
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name in COMMANDS or name.startswith("-") or self.get_command(ctx, DEFAULT_COMMAND) is None:
+            if name and name not in COMMANDS and not name.startswith("-"):
+                raise ReplayError(
+                    "E_COMMAND_UNKNOWN", f"unknown command {name!r}", received=name,
+                    expected="one of: " + ", ".join(self.list_commands(ctx)),
+                )
+            return super().resolve_command(ctx, args)
+        if name and not any(ch.isspace() for ch in name):
+            # A one-word first argument that is nearly a command name is a typo, not a prompt: refuse
+            # it rather than start the user's runner with "valdate" as the question.
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.75)
+            if near:
+                raise ReplayError(
+                    "E_COMMAND_UNKNOWN", f"unknown command {name!r}; did you mean {near[0]!r}?", received=name,
+                    expected="one of: " + ", ".join(self.list_commands(ctx)),
+                    howToFix=f"Run `replay {near[0]} ...`, or `replay capture {name}` to send it as a prompt.",
+                )
+        return DEFAULT_COMMAND, self.get_command(ctx, DEFAULT_COMMAND), args
+
+
+@click.group(cls=ReplayGroup, epilog=EXAMPLES, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
+@click.option("--log-level", type=click.Choice(LEVELS), default="warning", show_default=True,
+              help="Log detail on stderr (JSON lines unless stderr is a terminal).")
+@click.pass_context
+def cli(ctx: click.Context, log_level: str) -> None:
+    """Capture, heal, validate, report and replay LLM agent run journals (JSONL event streams).
+
+    Every command is a streaming graph of stages; stdout carries data only, errors are JSON on stderr.
+    """
+    ctx.obj = {"log": make_logger(log_level)}
+
+
+def logger() -> Any:
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and isinstance(ctx.find_root().obj, dict):
+        return ctx.find_root().obj["log"]
+    return make_logger()
+
+
+def execute(graph: Graph, *, strict: bool = False, command: str = "", error_port: ErrorPort | None = None) -> RunResult:
+    """Run a graph to completion on the asyncio backend and log a summary."""
+    from replay.pipeline.io.journals import check_graph_files
+
+    check_graph_files(graph)  # refusals (missing input, output over an input) come before any output
+    log = logger()
+    started = time.perf_counter()
+    log.debug("graph.start", command=command, stages=list(graph.nodes))
+    result = anyio.run(lambda: run_graph(graph, strict=strict, error_port=error_port))
+    log.info("graph.done", command=command, errors=result.errors, seconds=round(time.perf_counter() - started, 3),
+             dropped=result.dropped or None)
+    return result
+
+
+def exit_code_for(result: RunResult) -> int:
+    return EXIT_FAILED if result.errors else EXIT_OK
+
+
+def _print_error(body: dict[str, Any]) -> None:
+    try:
+        sys.stderr.buffer.write(error_line(body))
+        sys.stderr.buffer.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def _click_error(exc: click.ClickException) -> dict[str, Any]:
+    from replay.pipeline.engine.errors import diagnostic
+
+    message = exc.format_message()
+    if isinstance(exc, click.NoSuchOption):
+        command = exc.ctx.command if exc.ctx is not None else None
+        known = sorted({flag for p in (command.params if command else []) for flag in (*p.opts, *p.secondary_opts)
+                        if flag.startswith("-")})
+        return diagnostic("E_UNKNOWN_FLAG", message, path=exc.ctx.command_path if exc.ctx is not None else None,
+                          received=exc.option_name,
+                          expected=", ".join(exc.possibilities) if exc.possibilities else ", ".join(known) or None)
+    if isinstance(exc, click.UsageError) and message.startswith("No such command"):
+        return diagnostic("E_COMMAND_UNKNOWN", message)
+    return diagnostic("E_USAGE_INVALID", message)
+
+
+def main(argv: list[str] | None = None) -> None:
+    # Parsed events are acyclic and die young; the default gen-0 threshold (700 allocations) makes
+    # the collector scan every batch several times over. Collect rarely, and never scan the
+    # interpreter's own start-up objects again.
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+    code = run_cli(argv)
+    sys.exit(code)
+
+
+def run_cli(argv: list[str] | None = None) -> int:
+    try:
+        rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)
+        return rv if isinstance(rv, int) else EXIT_OK
+    except ReplayError as exc:
+        _print_error(exc.body)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        _print_error(_click_error(exc))
+        return EXIT_REFUSED
+    except (Interrupted, KeyboardInterrupt, click.exceptions.Abort):
+        return EXIT_INTERRUPTED
+    except PipeClosed:
+        return EXIT_OK
+    except BrokenPipeError:
+        from replay.pipeline.io.fdio import silence_stdout
+
+        silence_stdout()
+        return EXIT_OK
+    except StrictAbort:
+        return EXIT_FAILED  # the error itself was printed when it happened
+    except StageFailed as exc:
+        from replay.pipeline.engine.errors import diagnostic
+
+        logger().debug("stage.failed", stage=exc.stage_id, exc_info=exc.exc)
+        _print_error(diagnostic("E_STAGE_FAILED", str(exc), stage=exc.stage_id))
+        return EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - the contract is a JSON error, never a traceback
+        from replay.pipeline.engine.errors import diagnostic
+
+        logger().debug("unhandled", exc_info=exc)
+        _print_error(diagnostic("E_UNHANDLED", f"{type(exc).__name__}: {exc}"))
+        return EXIT_FAILED

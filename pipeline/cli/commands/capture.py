@@ -1,0 +1,121 @@
+"""`replay capture` (and `replay "prompt"`): run one prompt through the user's runner and write the run's files."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from replay.pipeline.cli.app import execute, exit_code_for
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.model.runner_protocol import load_context
+from replay.stages.discover import DiscoverRunner
+from replay.stages.emit import EmitArtifacts
+from replay.stages.parse import ParseLines
+from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, SpawnRunner
+
+HELP_EPILOG = """\b
+Runner search order (first match wins):
+  1. --runner PATH            5. .replay/runner.cjs
+  2. REPLAY_RUNNER=PATH       6. .replay/runner.py
+  3. .replay/runner.mjs       7. .replay/runner (executable)
+  4. .replay/runner.js        8. package.json script "replay:runner"
+                              9. pyproject.toml [tool.replay] runner = "PATH"
+.py runs with this Python, .mjs/.js/.cjs with node, TypeScript is refused,
+anything else must be executable.
+
+\b
+The runner reads {"prompt","query","runId","timestamp","context"} on stdin and
+prints {"status":"ok"|"error","response","events":[...],...} on stdout; it may
+also stream its events first, one JSON object per line, then the output object.
+
+\b
+Files: .replay/artifacts/YYYY-MM-DD/<id>.raw.json, .artifact.json, .healed.json,
+.heal-log.json (or --out DIR), and .replay/journal/<runId>.jsonl. If the runner
+fails (timeout, crash, bad output) the files are still written, with status
+"error" and every event it printed, and replay exits 1.
+
+\b
+Examples:
+  replay "What are my top holdings?"
+  echo "What are my top holdings?" | replay --runner examples/runners/echo_runner.py
+  replay capture --context '{"userId":"u1"}' --timeout-ms 30000 "Summarise my week"
+"""
+
+
+def parse_timeout(text: str | None) -> int:
+    if text is None:
+        return DEFAULT_TIMEOUT_MS
+    value = text.strip()
+    if not value.isdigit() or int(value) <= 0:
+        raise ReplayError(
+            "E_TIMEOUT_INVALID", f"--timeout-ms must be a positive whole number of milliseconds, not {text!r}",
+            path="--timeout-ms", expected="positive integer (milliseconds)", received=text, example="--timeout-ms 120000",
+        )
+    return int(value)
+
+
+def prompt_from(words: tuple[str, ...]) -> str:
+    """The prompt: the arguments joined by spaces, else stdin when it is not a terminal."""
+    if words:
+        prompt = " ".join(words).strip()
+        received = "blank prompt argument"
+    elif sys.stdin is not None and not sys.stdin.isatty():
+        prompt = sys.stdin.buffer.read().decode("utf-8", "replace").strip()
+        received = "empty stdin"
+    else:
+        prompt, received = "", "no prompt argument and stdin is a terminal"
+    if not prompt:
+        raise ReplayError(
+            "E_PROMPT_REQUIRED", "no prompt: give it as an argument or pipe it on stdin", path="prompt",
+            expected="a non-empty prompt argument, or the prompt on stdin", received=received,
+            example='replay "What are my top holdings?"   or   echo "What are my top holdings?" | replay',
+        )
+    return prompt
+
+
+@click.command(epilog=HELP_EPILOG)
+@click.argument("prompt", nargs=-1)
+@click.option("--runner", metavar="PATH", help="Runner to use instead of searching for one.")
+@click.option("--out", "out_dir", metavar="DIR", help="Write the <id>.*.json files here instead of .replay/artifacts/YYYY-MM-DD.")
+@click.option("--context", metavar="JSON", help="Context object passed to the runner, inline.")
+@click.option("--context-file", metavar="PATH", help="Context object passed to the runner, from a JSON file.")
+@click.option("--timeout-ms", metavar="MS", help=f"Runner time limit; then its process group is killed.  [default: {DEFAULT_TIMEOUT_MS}]")
+@click.option("--max-output-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True,
+              help="Runner stdout cap; past it the runner is killed.")
+@click.option("--no-heal", is_flag=True, help="Skip healing: no .healed.json / .heal-log.json; the journal holds the run as captured.")
+def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, context: str | None,
+            context_file: str | None, timeout_ms: str | None, max_output_bytes: int, no_heal: bool) -> int:
+    """Run PROMPT through your runner and write the run's raw capture, artifact, healed artifact, heal log
+    and journal. With no PROMPT, the prompt is read from stdin.
+
+    stdout gets one JSON line naming the files; errors are JSON on stderr. Exit 0 when the runner
+    answered (even with status "error"), 1 when it failed (timeout, non-zero exit, bad output), 2 when
+    nothing was run (bad flags, context or prompt, no usable runner).
+    """
+    timeout = parse_timeout(timeout_ms)
+    run_context = load_context(context, context_file)
+    text = prompt_from(prompt)
+    discover = DiscoverRunner(prompt=text, runner=runner or "", context=run_context)
+    discover.resolve()  # refuse (exit 2) before anything runs
+    rules = None
+    if not no_heal:
+        from replay.pipeline.model.healing import load_rules
+
+        rules = load_rules()
+
+    graph = Graph()
+    graph.add(discover, id="discover")
+    graph.add(SpawnRunner(timeout_ms=timeout, max_output_bytes=max_output_bytes, adopt_run_id=True), id="spawn",
+              inputs=["discover"])
+    graph.add(ParseLines(), id="parse", inputs=["spawn"])
+    last, side_ports = "parse", ["spawn.repairs"]
+    if not no_heal:
+        from replay.pipeline.model.healing import add_heal
+
+        ports = add_heal(graph, "parse", rules, extra_repairs=("spawn.repairs",))
+        last, side_ports = ports.last, [*ports.repairs, *ports.notices]
+    graph.add(EmitArtifacts(out_dir=out_dir or "", healed=not no_heal), id="emit",
+              inputs=[last, "spawn.raw", *side_ports])
+    return exit_code_for(execute(graph, command="capture"))

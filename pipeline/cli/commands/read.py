@@ -1,0 +1,50 @@
+"""`replay read`: journals in, the canonical JSONL stream out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from replay.pipeline.cli.app import execute, exit_code_for
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths
+from replay.stages.check_lines import CheckLines
+from replay.stages.read import ReadJournal
+from replay.stages.write import WriteJsonl
+
+max_line_option = click.option(
+    "--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
+    help="Longest line accepted; longer lines are reported and skipped.",
+)
+strict_option = click.option("--strict", is_flag=True, help="Stop at the first error (exit 1).")
+
+
+@click.command(epilog="""\b
+Examples:
+  replay read run.jsonl > canonical.jsonl
+  replay read runs/ artifacts/run.artifact.json
+  gunzip -c old.jsonl.gz | replay read -
+  replay read --follow .replay/journal/run_1.jsonl""")
+@click.argument("paths", nargs=-1)
+@click.option("--follow", "-f", is_flag=True, help="Keep reading one journal as it grows (like tail -f); Ctrl-C ends.")
+@max_line_option
+@strict_option
+def read(paths: tuple[str, ...], follow: bool, max_line_bytes: int, strict: bool) -> int:
+    """Read journals (files, directories, .gz, `-` or nothing for stdin) and write the canonical stream.
+
+    Accepts JSONL journals, JSONL streams with run records, and single JSON artifacts with an
+    `events` array. Events no stage changed come out as their original bytes. Bad lines are
+    reported on stderr with line and byte offset; the valid events still come out (exit 1).
+    """
+    files = expand_paths(list(paths))
+    if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
+        raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
+                          howToFix="Pass one file path with --follow; stdin already streams.")
+    # Nothing here needs the parsed records, only the checks: lines go on as their bytes.
+    graph = Graph()
+    graph.add(ReadJournal(paths=list(paths), follow=follow, max_line_bytes=max_line_bytes), id="read")
+    graph.add(CheckLines(), id="parse", inputs=["read"])
+    graph.add(WriteJsonl(), id="write", inputs=["parse"])
+    return exit_code_for(execute(graph, strict=strict, command="read"))

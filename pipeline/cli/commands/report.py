@@ -1,0 +1,111 @@
+"""`replay report`: summarize runs from a stream or from artifacts as text, JSON, Markdown, JUnit or HTML."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from replay.pipeline.cli.app import execute, exit_code_for, logger
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, stdin_is_terminal
+from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.stages.parse import ParseLines
+from replay.stages.read import ReadJournal
+from replay.stages.report import DEFAULT_TITLE, FORMATS, RenderReport
+from replay.stages.summarize import SummarizeRuns
+
+HEALED, UNHEALED = ".healed.json", ".artifact.json"
+FORMAT_BY_SUFFIX = {".txt": "text", ".json": "json", ".md": "markdown", ".markdown": "markdown",
+                    ".xml": "junit", ".html": "html", ".htm": "html"}
+
+
+def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
+    """The files to read, in order; None means stdin.
+
+    A directory is walked for journals and artifacts. Where it holds both ``<id>.artifact.json`` and
+    ``<id>.healed.json`` (as capture writes them), only the healed one is read, so the run counts once.
+    Files named on the command line are read as given.
+    """
+    if not paths and not in_paths:
+        return None
+    for raw in in_paths:
+        p = Path(raw)
+        if raw != STDIN and p.is_file() and (not raw.endswith(JOURNAL_SUFFIXES) or raw.endswith(NOT_JOURNALS)):
+            raise ReplayError(
+                "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a journal (.jsonl) or an artifact (.json)", path=raw,
+                expected="a .json artifact, a .jsonl journal (optionally .gz) or a directory of them",
+                received=p.name,
+            )
+    files: list[str] = []
+    for raw in [*in_paths, *paths]:
+        if raw != STDIN and Path(raw).is_dir():
+            found = expand_paths([raw])
+            healed = {f[: -len(HEALED)] for f in found if f.endswith(HEALED)}
+            files += [f for f in found if not (f.endswith(UNHEALED) and f[: -len(UNHEALED)] in healed)]
+        else:
+            files += expand_paths([raw])  # raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR
+    return files
+
+
+@click.command(epilog="""\b
+Examples:
+  replay read run.jsonl | replay heal | replay report
+  replay report --in .replay/artifacts
+  replay report --in .replay/artifacts --format html --out report.html
+  replay report runs/ --format junit --out junit.xml --fail-on-error
+  replay report run.jsonl --format json | jq .aggregate.toolCalls""")
+@click.argument("paths", nargs=-1)
+@click.option("--in", "in_paths", multiple=True, metavar="PATH",
+              help="An artifact (.json), a journal (.jsonl) or a directory of them; may be repeated.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Report format [default: from --out's extension (.txt .json .md .xml .html), else text].")
+@click.option("--out", "out", metavar="FILE", default=None,
+              help="Write the report to FILE (whole or not at all) instead of stdout.")
+@click.option("--title", default=DEFAULT_TITLE, show_default=True, help="Title of the html, markdown and junit reports.")
+@click.option("--fail-on-error", is_flag=True,
+              help="Exit 1 when any run failed (status error or run_failed), after writing the report. For CI gates.")
+@click.option("--no-heal-logs", is_flag=True,
+              help="Do not count repairs from the <id>.heal-log.json files beside artifacts.")
+@max_line_option
+@strict_option
+def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, out: str | None, title: str,
+           fail_on_error: bool, no_heal_logs: bool, max_line_bytes: int, strict: bool) -> int:
+    """Report on runs: status, events by type, tool calls, errors, usage, repairs and duration, per run and in all.
+
+    Reads a stream on stdin (`replay read ... | replay heal | replay report`) or the PATHs / --in
+    paths: journals, artifacts, and directories of them such as .replay/artifacts. In a directory,
+    <id>.healed.json is read instead of <id>.artifact.json, so a captured run counts once. Repairs are
+    counted from heal records in the stream, or from the heal logs capture writes beside its artifacts.
+
+    Exit 0 when the report was written, even if runs in it failed (unless --fail-on-error); 1 when
+    input lines could not be read (reported on stderr; the report is still written, except with
+    --strict, which stops at the first one); 2 when the input cannot be used at all.
+    """
+    if out is not None and Path(out).is_dir():
+        raise ReplayError("E_USAGE_INVALID", f"--out {out!r} is a directory; name the report file",
+                          path=out, example="--out report.html")
+    if fmt is None:
+        fmt = FORMAT_BY_SUFFIX.get(Path(out).suffix.lower(), "text") if out else "text"
+    files = report_files(list(paths), list(in_paths))
+    if files is None and stdin_is_terminal():
+        raise ReplayError("E_USAGE_INVALID", "nothing to report on: stdin is a terminal and no path was given",
+                          howToFix="Pipe a stream in (`replay read run.jsonl | replay report`) or pass --in PATH.",
+                          example="replay report --in .replay/artifacts")
+    if files == []:
+        logger().warning("report.no_inputs", paths=[*in_paths, *paths], message="no journals or artifacts found")
+        files = [os.devnull]  # an empty report rather than reading stdin
+    sink = RenderReport(format=fmt, path=out or "-", title=title)
+    graph = Graph()
+    graph.add(ReadJournal(paths=files or [], max_line_bytes=max_line_bytes), id="read")
+    graph.add(ParseLines(), id="parse", inputs=["read"])
+    graph.add(SummarizeRuns(heal_logs=not no_heal_logs), id="summarize", inputs=["parse", "read.errors", "parse.errors"])
+    graph.add(sink, id="report", inputs=["summarize"])
+    code = exit_code_for(execute(graph, strict=strict, command="report"))
+    if code == 0 and fail_on_error and sink.failed_runs:
+        logger().warning("report.failed_runs", failed=sink.failed_runs)
+        return EXIT_FAILED
+    return code

@@ -1,0 +1,35 @@
+"""`replay schema`: print a bundled JSON Schema, or list them."""
+
+from __future__ import annotations
+
+import sys
+from importlib.resources import files
+
+import click
+
+from replay.pipeline.engine.errors import ReplayError
+
+SUFFIX = ".schema.json"
+
+
+def schema_names() -> list[str]:
+    return sorted(p.name[: -len(SUFFIX)] for p in files("replay.schemas").iterdir() if p.name.endswith(SUFFIX))
+
+
+def schema_bytes(name: str) -> bytes:
+    stem = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+    if stem not in schema_names():
+        raise ReplayError("E_SCHEMA_UNKNOWN", f"no bundled schema named {name!r}", received=name,
+                          expected="one of: " + ", ".join(schema_names()))
+    return files("replay.schemas").joinpath(stem + SUFFIX).read_bytes()
+
+
+@click.command()
+@click.argument("name", required=False)
+def schema(name: str | None) -> int:
+    """Print the bundled JSON Schema NAME (e.g. `event`, `stream`); without NAME, list them."""
+    if name is None:
+        sys.stdout.write("\n".join(schema_names()) + "\n")
+        return 0
+    sys.stdout.buffer.write(schema_bytes(name))
+    return 0

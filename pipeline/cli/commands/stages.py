@@ -1,0 +1,36 @@
+"""`replay stages`: every stage type with its summary, ports and options."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from replay.pipeline.engine.errors import error_line
+from replay.pipeline.engine.registry import Registry
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON array for machines.")
+def stages(as_json: bool) -> int:
+    """List every stage type (built-in and from `replay.stages` entry points) and its options."""
+    registry = Registry()
+    described = registry.describe_all()
+    for problem in registry.problems:
+        sys.stderr.buffer.write(error_line(problem))
+    if as_json:
+        sys.stdout.buffer.write(orjson.dumps(described, option=orjson.OPT_INDENT_2) + b"\n")
+        return 0
+    width = max(len(d["type"]) for d in described)
+    lines = []
+    for d in described:
+        lines.append(f"{d['type']:<{width}}  {d['kind']:<9}  {d['summary']}")
+        for name, opt in d["options"].items():
+            default = orjson.dumps(opt["default"]).decode()
+            lines.append(f"{'':<{width}}    --{name}={opt['type']} (default {default}): {opt['help']}")
+        extra = [p for p in d["ports"] if p != "errors"]
+        if extra:
+            lines.append(f"{'':<{width}}    side ports: {', '.join(d['ports'])}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

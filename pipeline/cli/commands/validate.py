@@ -1,0 +1,215 @@
+"""`replay validate`: check artifacts and journals; problems as JSON on stderr, one summary per input on stdout."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+import orjson
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.cli.app import logger
+from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.io.journals import STDIN, expand_paths, require_stdin, stdin_is_terminal
+from replay.pipeline.engine.executor import ErrorPort, run_graph
+from replay.pipeline.engine.stage import Sink
+from replay.pipeline.model.validation import EXAMPLE_ARTIFACT, validate_artifact
+from replay.stages.parse import ParseLines
+from replay.stages.read import ReadJournal
+from replay.stages.validate import ValidateEvents
+from replay.stages.write import WriteJsonl
+
+ARTIFACT_SUFFIXES = (".json", ".json.gz")
+STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+ARTIFACT, STREAM = "artifact", "stream"
+
+
+def input_kind(name: str) -> str | None:
+    """``artifact`` for one JSON document, ``stream`` for a JSONL journal, None for anything else."""
+    if name.endswith(ARTIFACT_SUFFIXES):
+        return ARTIFACT
+    if name.endswith(STREAM_SUFFIXES):
+        return STREAM
+    return None
+
+
+def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(path, kind)`` for every file to validate, in order; refuses unusable paths before any output."""
+    found: list[tuple[str, str]] = []
+    for raw in paths:
+        if raw == STDIN:
+            require_stdin()
+            found.append((STDIN, STREAM))
+            continue
+        p = Path(raw)
+        if not p.exists():
+            raise ReplayError(
+                "E_INPUT_PATH_NOT_FOUND", f"--in {raw!r} does not exist", path=raw,
+                expected="an existing .json/.jsonl file or directory", received=raw,
+                howToFix="Check the path given to --in (e.g. --in .replay/artifacts).",
+            )
+        if p.is_dir():  # the same walk as `replay read` (sorted, regular files only, side files skipped)
+            for name in expand_paths([raw]):
+                kind = input_kind(name)
+                if kind is not None:
+                    found.append((name, kind))
+            continue
+        if not p.is_file():
+            raise ReplayError(
+                "E_INPUT_NOT_FILE_OR_DIR", f"--in {raw!r} is neither a regular file nor a directory", path=raw,
+                expected="a regular file or a directory", received=_file_type(p),
+                howToFix="Point --in at an artifact file or a directory; pipe streams on stdin without --in.",
+            )
+        kind = input_kind(p.name)
+        if kind is None:
+            raise ReplayError(
+                "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a .json artifact or a .jsonl journal", path=raw,
+                expected=".json (artifact) or .jsonl (journal), optionally .gz", received="".join(p.suffixes) or p.name,
+                example="replay validate --in .replay/artifacts/2026-03-01/run_1.healed.json",
+            )
+        found.append((raw, kind))
+    return found
+
+
+def _file_type(p: Path) -> str:
+    if p.is_fifo():
+        return "named pipe"
+    if p.is_char_device():
+        return "character device"
+    if p.is_block_device():
+        return "block device"
+    if p.is_socket():
+        return "socket"
+    return "special file"
+
+
+class DiscardBatches(Sink):
+    """Consumes the validated stream (only the diagnostics matter)."""
+
+    name = "discard"
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        async for _ in batches:
+            pass
+
+
+def _summary(source: str, kind: str, errors: int, events: int, **more: Any) -> None:
+    line = {"source": source, "kind": kind, "valid": errors == 0, "errors": errors, "events": events, **more}
+    sys.stdout.buffer.write(orjson.dumps(line) + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def check_artifact_file(path: str, port: ErrorPort) -> None:
+    """Validate one artifact file, report its problems on ``port``, print its summary line."""
+    before = port.count
+    events = 0
+    try:
+        data = Path(path).read_bytes()
+        if path.endswith(".gz"):
+            data = gzip.decompress(data)
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+        port.put([diagnostic("E_INPUT_UNREADABLE", f"cannot read {path!r}: {exc}", source=path)])
+    else:
+        document, problems = read_artifact(data)
+        if isinstance(document, dict) and isinstance(document.get("events"), list):
+            events = len(document["events"])
+        port.put([{**body, "source": path} for body in problems])
+    _summary(path, ARTIFACT, port.count - before, events)
+
+
+def read_artifact(data: bytes) -> tuple[Any, list[dict[str, Any]]]:
+    """An artifact file's document (None when it is not JSON) and every problem it has."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return None, [diagnostic(
+            "E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+            path="$", line=exc.lineno, column=exc.colno, expected="one JSON object", received=_excerpt(data, exc.pos),
+            example=EXAMPLE_ARTIFACT,
+        )]
+    return document, validate_artifact(document)
+
+
+def _excerpt(data: bytes, pos: int, width: int = 40) -> str:
+    text = data.decode("utf-8", "replace")
+    return text[max(0, pos - width):pos + width] or "empty file"
+
+
+def stream_graph(path: str, max_line_bytes: int, pass_through: bool) -> tuple[Graph, ValidateEvents]:
+    checker = ValidateEvents()
+    graph = Graph.chain(
+        ReadJournal(paths=[path], max_line_bytes=max_line_bytes),
+        ParseLines(),
+        checker,
+        WriteJsonl() if pass_through else DiscardBatches(),
+    )
+    return graph, checker
+
+
+def check_stream(path: str, port: ErrorPort, max_line_bytes: int, pass_through: bool = False) -> None:
+    """Validate one journal (a file, or stdin for ``-``) through the read -> parse -> validate graph."""
+    before = port.count
+    graph, checker = stream_graph(path, max_line_bytes, pass_through)
+    log = logger()
+    log.debug("validate.stream", source=path)
+    try:
+        anyio.run(lambda: run_graph(graph, error_port=port))
+    except ReplayError as exc:  # e.g. the file vanished since the walk: a problem of this input, not a refusal
+        body = diagnostic("E_INPUT_UNREADABLE", exc.body["message"], source=path) if exc.code.startswith("E_INPUT_") else exc.body
+        port.put([body])
+    if not pass_through:
+        _summary("<stdin>" if path == STDIN else path, STREAM, port.count - before, checker.events, runs=checker.runs)
+
+
+@click.command(epilog="""\b
+stdout: one JSON line per input validated, e.g.
+  {"source": "a.healed.json", "kind": "artifact", "valid": false, "errors": 2, "events": 7}
+  (streams also give "runs"). stderr: one {"error": {...}} line per problem, with code,
+  message, source, path (e.g. $.events[3].seq), line/offset for journals, expected,
+  received, howToFix. Exit 0: all valid; 1: a problem was found; 2: an --in path is unusable.
+\b
+Examples:
+  replay validate --in .replay/artifacts           every artifact and journal below it
+  replay validate --in run_1.healed.json
+  replay read runs/ | replay validate              a stream on stdin
+  replay read runs/ | replay validate --pass-through | replay report""")
+@click.option("--in", "inputs", multiple=True, metavar="PATH",
+              help="An artifact (.json), a journal (.jsonl) or a directory of them (walked recursively; "
+                   "*.raw.json and *.heal-log.json side files are skipped). Repeatable; `-` is stdin.")
+@click.option("--pass-through", is_flag=True,
+              help="Stream mode: write the stream on stdout unchanged instead of the summary line, "
+                   "so validate can sit inside a pipeline.")
+@max_line_option
+@strict_option
+def validate(inputs: tuple[str, ...], pass_through: bool, max_line_bytes: int, strict: bool) -> int:
+    """Validate replay artifacts and journals against the canonical formats.
+
+    Artifacts are checked against `replay schema replay-artifact`, journal lines against
+    `replay schema stream`; in each run, seq must go 1, 2, ... n. Every problem of every input is
+    reported, not only the first. Without --in, the stream on stdin is validated (a JSON artifact
+    piped on stdin is read as its run record and events: use --in to check its top-level fields).
+    """
+    if pass_through and inputs and inputs != (STDIN,):
+        raise ReplayError("E_USAGE_INVALID", "--pass-through works on the stream from stdin, not with --in",
+                          received=list(inputs), howToFix="Drop --in and pipe the stream: replay read X | replay validate --pass-through")
+    if not inputs and stdin_is_terminal():
+        raise ReplayError("E_USAGE_INVALID", "nothing to validate: pass --in PATH or pipe a stream on stdin",
+                          howToFix="Run `replay validate --in .replay/artifacts` or `replay read run.jsonl | replay validate`.")
+    files = resolve_inputs(inputs or (STDIN,))
+    if not files:
+        logger().warning("validate.nothing_found", inputs=list(inputs),
+                         hint="directories are searched for *.json artifacts and *.jsonl journals")
+    port = ErrorPort(strict=strict)
+    for path, kind in files:
+        if kind == ARTIFACT:
+            check_artifact_file(path, port)
+        else:
+            check_stream(path, port, max_line_bytes, pass_through)
+    return EXIT_FAILED if port.count else EXIT_OK

@@ -1,0 +1,189 @@
+"""Graph: stages with ids and named inputs, validated as a whole before anything runs.
+
+Inputs name another stage's main output (``"parse"``) or one of its side ports
+(``"parse.errors"``, ``"*.repairs"`` for every stage that has that port). A stage's errors go to the
+graph's error port unless something names ``<id>.errors``; with ``route_errors`` the stage insists
+that something does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.stage import Stage
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
+MAIN = ""  # the port name of a stage's main output
+
+
+@dataclass
+class Node:
+    id: str
+    stage: Stage
+    inputs: list[str] = field(default_factory=list)
+    route_errors: bool = False
+
+
+@dataclass(frozen=True)
+class Edge:
+    producer: str
+    port: str  # MAIN or a side port name
+    consumer: str
+
+
+def _config_error(code: str, message: str, path: str, **fields) -> ReplayError:
+    return ReplayError(code, message, path=path, **fields)
+
+
+class Graph:
+    """A value describing stages and their wiring; ``runner.run_graph`` executes it."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, Node] = {}
+
+    def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:
+        node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())
+        if not isinstance(node_id, str) or not ID_PATTERN.match(node_id):
+            raise _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node_id!r} may use letters, digits, _ and - only",
+                                f"stages.{node_id}", received=repr(node_id))
+        if node_id in self.nodes:
+            raise _config_error("E_CONFIG_SHAPE_INVALID", f"two stages are called {node_id!r}", f"stages.{node_id}",
+                                received=node_id, howToFix="Give each stage its own id.")
+        stage.id = node_id
+        self.nodes[node_id] = Node(node_id, stage, list(inputs), route_errors)
+        return node_id
+
+    @classmethod
+    def chain(cls, *stages: Stage) -> Graph:
+        """Stages wired one after the other: each takes the previous one's main output."""
+        graph = cls()
+        previous: str | None = None
+        for stage in stages:
+            previous = graph.add(stage, inputs=[previous] if previous else [])
+        return graph
+
+    def _fresh_id(self, base: str, taken: Iterable[str] = ()) -> str:
+        reserved = set(taken)
+        candidate, n = base, 1
+        while candidate in self.nodes or candidate in reserved:
+            n += 1
+            candidate = f"{base}_{n}"
+        return candidate
+
+    # validation ------------------------------------------------------------------------------
+    def edges(self) -> list[Edge]:
+        """Resolve every input name to edges; raises on names that match nothing."""
+        result: list[Edge] = []
+        for node in self.nodes.values():
+            for k, ref in enumerate(node.inputs):
+                where = f"stages.{node.id}.inputs[{k}]"
+                if not isinstance(ref, str) or not ref:
+                    raise _config_error("E_CONFIG_INPUT_UNKNOWN", "an input must be a non-empty string", where, received=repr(ref))
+                producer, _, port = ref.partition(".")
+                if any(ch in producer for ch in "*?["):
+                    matches = [
+                        n.id for n in self.nodes.values()
+                        if fnmatch.fnmatchcase(n.id, producer) and n.id != node.id and (port in n.stage.ports if port else n.stage.kind != "sink")
+                    ]
+                    if not matches:
+                        raise _config_error("E_CONFIG_INPUT_UNKNOWN", f"input {ref!r} matches no stage", where, received=ref)
+                    result.extend(Edge(m, port, node.id) for m in matches)
+                    continue
+                if producer not in self.nodes:
+                    raise _config_error(
+                        "E_CONFIG_INPUT_UNKNOWN", f"input {ref!r} names no stage", where,
+                        received=ref, expected="one of: " + ", ".join(sorted(self.nodes)),
+                    )
+                target = self.nodes[producer].stage
+                if port and port not in target.ports:
+                    raise _config_error(
+                        "E_CONFIG_INPUT_UNKNOWN", f"stage {producer!r} has no port {port!r}", where,
+                        received=ref, expected="ports: " + ", ".join(target.ports or ("none",)),
+                    )
+                if not port and target.kind == "sink":
+                    raise _config_error("E_CONFIG_INPUT_UNKNOWN", f"stage {producer!r} is a sink and has no output", where, received=ref)
+                result.append(Edge(producer, port, node.id))
+        return result
+
+    def validate(self) -> list[Edge]:
+        for node in self.nodes.values():
+            if not ID_PATTERN.match(node.id):
+                raise _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node.id!r} may use letters, digits, _ and - only", f"stages.{node.id}")
+            if node.stage.kind == "source" and node.inputs:
+                raise _config_error("E_CONFIG_INPUTS_INVALID", f"source stage {node.id!r} takes no inputs", f"stages.{node.id}.inputs")
+            if node.stage.kind != "source" and not node.inputs:
+                raise _config_error(
+                    "E_CONFIG_INPUTS_INVALID", f"{node.stage.kind} stage {node.id!r} needs at least one input",
+                    f"stages.{node.id}.inputs", example='inputs = ["read"]',
+                )
+        edges = self.edges()
+        for e in edges:
+            producer, consumer = self.nodes[e.producer].stage, self.nodes[e.consumer].stage
+            if e.port == MAIN and producer.emits_raw and not consumer.accepts_raw:
+                raise _config_error(
+                    "E_CONFIG_INPUTS_INVALID",
+                    f"stage {e.consumer!r} needs parsed events but {e.producer!r} gives raw lines; put a `parse` stage between them",
+                    f"stages.{e.consumer}.inputs", example=f'[stages.parse]\ntype = "parse"\ninputs = ["{e.producer}"]',
+                )
+        self._check_acyclic(edges)
+        consumed = {(e.producer, e.port) for e in edges}
+        for node in self.nodes.values():
+            if node.stage.kind != "sink" and (node.id, MAIN) not in consumed:
+                raise _config_error(
+                    "E_CONFIG_OUTPUT_UNCONSUMED", f"nothing takes the output of stage {node.id!r}", f"stages.{node.id}",
+                    example=f'[stages.out]\ntype = "write"\ninputs = ["{node.id}"]',
+                )
+            if node.route_errors and (node.id, "errors") not in consumed:
+                raise _config_error(
+                    "E_CONFIG_ERRORS_UNCONSUMED", f"stage {node.id!r} routes its errors but nothing consumes {node.id}.errors",
+                    f"stages.{node.id}.route_errors",
+                    example=f'[stages.dead_letter]\ntype = "write"\npath = "errors.jsonl"\ninputs = ["{node.id}.errors"]',
+                )
+        return edges
+
+    def _check_acyclic(self, edges: list[Edge]) -> None:
+        after: dict[str, list[str]] = {n: [] for n in self.nodes}
+        for e in edges:
+            after[e.producer].append(e.consumer)
+        state: dict[str, int] = {}
+        path: list[str] = []
+
+        def visit(n: str) -> None:
+            state[n] = 1
+            path.append(n)
+            for m in after[n]:
+                if state.get(m) == 1:
+                    cycle = path[path.index(m):] + [m]
+                    raise _config_error(
+                        "E_CONFIG_CYCLE", "stage inputs form a cycle: " + " -> ".join(cycle),
+                        f"stages.{m}.inputs", received=cycle,
+                    )
+                if m not in state:
+                    visit(m)
+            path.pop()
+            state[n] = 2
+
+        for n in self.nodes:
+            if n not in state:
+                visit(n)
+
+    def topological(self, edges: list[Edge]) -> list[str]:
+        indegree = {n: 0 for n in self.nodes}
+        after: dict[str, list[str]] = {n: [] for n in self.nodes}
+        for e in edges:
+            after[e.producer].append(e.consumer)
+            indegree[e.consumer] += 1
+        ready = [n for n in self.nodes if indegree[n] == 0]
+        order: list[str] = []
+        while ready:
+            n = ready.pop(0)
+            order.append(n)
+            for m in after[n]:
+                indegree[m] -= 1
+                if indegree[m] == 0:
+                    ready.append(m)
+        return order

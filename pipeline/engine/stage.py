@@ -1,0 +1,166 @@
+"""The stage protocol: sources and sinks are async tasks, transforms are plain callables on batches.
+
+- ``Transform``: ``__call__(batch) -> batch | None`` and ``flush() -> batch | None`` at end of stream
+  (either may return a list of batches when its output spans input sources).
+  Synchronous, so it is tested with a list and fused with its neighbours into one task.
+- ``Source``: ``async produce(out)`` sends batches with ``await out.send(batch)``.
+- ``Sink``: ``async consume(batches)`` iterates the incoming batches.
+- ``AsyncTransform``: ``async process(batches, out)`` for transforms that do I/O (e.g. spawn).
+
+Every stage has an ``errors`` side port; a stage may declare more (heal rules add ``repairs``).
+Side records are plain dicts collected with ``self.error(...)`` / ``self.emit(port, record)`` and
+drained by the runner after each call, so a transform needs no event loop to report anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import diagnostic
+
+
+@dataclass(frozen=True)
+class Option:
+    """One configurable option of a stage: its type, default and a one-line help."""
+
+    type: type | tuple[type, ...]
+    default: Any
+    help: str
+    required: bool = False
+    choices: tuple[Any, ...] | None = None
+    items: type | None = None  # what a list's elements / a table's values must be (lists: str unless said)
+
+    def type_name(self) -> str:
+        types = self.type if isinstance(self.type, tuple) else (self.type,)
+        return "|".join(t.__name__ for t in types)
+
+    def check(self, value: Any) -> str | None:
+        """None when ``value`` fits, else a description of what was expected."""
+        types = self.type if isinstance(self.type, tuple) else (self.type,)
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+        if float in types and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        # A list option holds strings (globs, paths); a table option says what its values must be.
+        items = self.items if self.items is not None else (str if isinstance(value, list) else None)
+        if ok and items is not None and isinstance(value, list | dict):
+            values = value.values() if isinstance(value, dict) else value
+            ok = all(isinstance(v, items) and not (items is str and not v) for v in values)
+        if not ok:
+            return self.type_name() + (f" of {items.__name__}" if items is not None else "")
+        if self.choices is not None and value not in self.choices:
+            return "one of " + ", ".join(map(str, self.choices))
+        return None
+
+
+class Stage:
+    """Base of every stage. Subclasses set ``kind``, ``name``, ``summary`` and ``options``."""
+
+    kind: ClassVar[str] = "transform"  # "source" | "transform" | "sink"
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    options: ClassVar[dict[str, Option]] = {}
+    ports: ClassVar[tuple[str, ...]] = ("errors",)
+    # Raw line batches (events not parsed yet) come out of ``read``; only stages that say they
+    # accept them (``parse``, ``write``) may take its output directly.
+    emits_raw: ClassVar[bool] = False
+    accepts_raw: ClassVar[bool] = False
+
+    def __init__(self, **options: Any) -> None:
+        for key in options:
+            if key not in self.options:
+                raise TypeError(f"{type(self).__name__} has no option {key!r}")
+        self.config = {k: options.get(k, opt.default) for k, opt in self.options.items()}
+        self.id = self.name
+        self._side: dict[str, list[dict[str, Any]]] = {}
+
+    # side ports -----------------------------------------------------------------------------
+    def error(self, code: str, message: str, batch: Batch | None = None, i: int | None = None, **fields: Any) -> None:
+        """Report a diagnostic on the errors port, at column ``i`` of ``batch`` when given."""
+        if batch is not None and i is not None:
+            for key, value in batch.position(i).items():
+                fields.setdefault(key, value)
+        fields.setdefault("stage", self.id)
+        self.emit("errors", diagnostic(code, message, **fields))
+
+    def emit(self, port: str, record: dict[str, Any]) -> None:
+        self._side.setdefault(port, []).append(record)
+
+    def drain(self) -> dict[str, list[dict[str, Any]]]:
+        """Take the side records collected since the last drain."""
+        side = self._side
+        if side:
+            self._side = {}
+        return side
+
+    def take(self, port: str) -> list[dict[str, Any]]:
+        """Take the side records of one port (handy in tests)."""
+        return self._side.pop(port, [])
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        return {
+            "type": cls.name,
+            "kind": cls.kind,
+            "summary": cls.summary,
+            "ports": list(cls.ports),
+            "options": {
+                k: {"type": o.type_name(), "default": o.default, "help": o.help, "required": o.required}
+                | ({"choices": list(o.choices)} if o.choices else {})
+                for k, o in cls.options.items()
+            },
+        }
+
+
+class Transform(Stage):
+    kind = "transform"
+
+    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def flush(self) -> Batch | list[Batch] | None:
+        return None
+
+
+class AsyncTransform(Stage):
+    """A transform that does I/O (spawning a process, calling a service): it runs as its own task,
+    reading batches and sending results through ``out`` at its own pace."""
+
+    kind = "transform"
+
+    async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Source(Stage):
+    kind = "source"
+
+    async def produce(self, out: Output) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Sink(Stage):
+    kind = "sink"
+    ports = ()
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Output:
+    """What a source sends through: the runner decides where batches and side records go."""
+
+    def __init__(self, send: Callable[[Batch], Awaitable[None]], drain: Callable[[], Awaitable[None]]) -> None:
+        self._send = send
+        self._drain = drain
+
+    async def send(self, batch: Batch) -> None:
+        await self._drain()
+        if len(batch):
+            await self._send(batch)
+
+    async def drain(self) -> None:
+        """Forward pending side records now (a source waiting for input calls this)."""
+        await self._drain()

@@ -1,0 +1,368 @@
+"""Journal I/O: find journal files, open them (gzip too), cut them into line batches, write atomically.
+
+Everything here is synchronous and runs in a worker thread; the ``read`` source drives it.
+Lines are split on ``\\n`` only, in binary, and each keeps its line number and byte offset.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from itertools import accumulate
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+import orjson
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.model.events import run_record_from_artifact
+from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking
+
+STDIN = "-"
+JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+# Side files that capture writes next to its artifacts; they are not journals.
+NOT_JOURNALS = (".raw.json", ".heal-log.json")
+CHUNK_BYTES = 64 * 1024  # split, parse and write a chunk while it is still in the CPU cache
+BATCH_EVENTS = 128  # events per batch on a channel: past a few hundred, parsing slows (cache, GC)
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+Item = Batch | dict[str, Any]  # a batch or a diagnostic
+_PLUS_ONE = (1).__add__  # a line's length plus its newline, without a Python-level lambda
+
+
+class Reader(Protocol):
+    async def read(self, n: int) -> bytes: ...
+
+
+def is_journal_name(name: str) -> bool:
+    return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS)
+
+
+def stdin_is_terminal() -> bool:
+    """True when stdin is a terminal (nobody piped anything in); a closed stdin is not one."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def require_stdin() -> None:
+    if sys.stdin is None:
+        raise ReplayError("E_INPUT_UNREADABLE", "stdin is closed: there is nothing to read", path=STDIN,
+                          howToFix="Pipe a journal in, or pass file paths.")
+
+
+def _walkable(path: str) -> bool:
+    """A folder's entry worth reading: a regular file, or a broken link (reported as unreadable, not
+    skipped in silence); never a FIFO, socket or device, which could block the walk forever."""
+    return os.path.isfile(path) or (os.path.islink(path) and not os.path.exists(path))
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Files as given; directories walked recursively for journals, in sorted path order.
+
+    Raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR before anything is read.
+    """
+    files: list[str] = []
+    for raw in paths or [STDIN]:
+        if raw == STDIN:
+            require_stdin()
+            files.append(STDIN)
+            continue
+        p = Path(raw)
+        if not p.exists():
+            raise ReplayError(
+                "E_INPUT_PATH_NOT_FOUND", f"input path {raw!r} does not exist", path=raw,
+                howToFix="Check the path; pass `-` (or nothing) to read stdin.",
+            )
+        if p.is_dir():
+            found = sorted(
+                (
+                    os.path.join(root, name) for root, dirs, names in os.walk(p) for name in names
+                    if is_journal_name(name) and _walkable(os.path.join(root, name))
+                ),
+                key=lambda s: s.encode("utf-8", "surrogateescape"),
+            )
+            files.extend(found)
+        elif p.is_file() or p.is_fifo() or raw.startswith("/dev/"):
+            files.append(raw)
+        else:
+            raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"input {raw!r} is neither a file nor a directory", path=raw)
+    return files
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@asynccontextmanager
+async def open_journal(path: str) -> AsyncIterator[Reader]:
+    """An async reader over the bytes of ``path`` (``-`` = stdin), gunzipped when they are gzip."""
+    if path == STDIN:
+        fd, owned, name = sys.stdin.fileno(), False, "<stdin>"
+    else:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise ReplayError("E_INPUT_UNREADABLE", f"cannot open {path!r}: {exc.strerror}", path=path, exit_code=1) from exc
+        owned, name = True, path
+    try:
+        raw = FdReader(fd)
+        async with nonblocking(fd, raw.kind):
+            first = await raw.read(2)
+            while 0 < len(first) < 2:
+                more = await raw.read(1)
+                if not more:
+                    break
+                first += more
+            if first == GZIP_MAGIC:
+                yield PrefixedReader(b"", GunzipReader(PrefixedReader(first, raw), name))  # type: ignore[arg-type]
+            else:
+                yield PrefixedReader(first, raw)
+    finally:
+        if owned:
+            os.close(fd)
+
+
+class LineCutter:
+    """Cuts a byte stream into batches of whole lines, keeping line numbers and byte offsets."""
+
+    def __init__(self, source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, batch_events: int = BATCH_EVENTS) -> None:
+        self.source = source
+        self.batch_events = batch_events
+        self.max_line_bytes = max_line_bytes
+        # The unfinished last line, as the chunks it arrived in: joined once its newline comes, so a
+        # long line fed in many chunks costs linear time, not quadratic.
+        self._pieces: list[bytes] = []
+        self._pending_bytes = 0
+        self.offset = 0  # byte offset of the pending line
+        self.line = 1  # line number of the pending line
+        self.skipping = False  # inside a line that is already too long
+
+    @property
+    def pending(self) -> bytes:
+        """The unfinished last line so far."""
+        return b"".join(self._pieces)
+
+    def feed(self, data: bytes) -> list[Item]:
+        """Batches (and diagnostics) for the complete lines now available."""
+        out: list[Item] = []
+        if self.skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                self.offset += len(data)
+                return out
+            self.skipping = False
+            self.offset += nl + 1
+            self.line += 1
+            data = data[nl + 1:]
+        if b"\n" not in data:
+            if data:
+                self._pieces.append(data)
+                self._pending_bytes += len(data)
+                if self._pending_bytes > self.max_line_bytes:
+                    self._skip_pending(out)
+            return out
+        if self._pieces:
+            self._pieces.append(data)
+            data = b"".join(self._pieces)
+        raws = data.split(b"\n")
+        last = raws.pop()
+        self._pieces = [last] if last else []
+        self._pending_bytes = len(last)
+        start = self.offset
+        offsets = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))
+        self.offset = offsets.pop()
+        first = self.line
+        self.line += len(raws)
+        size = self.batch_events
+        limit = self.max_line_bytes
+        for s in range(0, len(raws), size):
+            part = raws[s:s + size]
+            batch = Batch(self.source, None, part, list(range(first + s, first + s + len(part))), offsets[s:s + size])  # type: ignore[arg-type]
+            if max(map(len, part)) > limit:
+                batch = self._drop_long(batch, out)
+            out.append(batch)
+        if self._pending_bytes > limit:
+            self._skip_pending(out)
+        return out
+
+    def _skip_pending(self, out: list[Item]) -> None:
+        """The pending line is already too long: report it and skip to its end."""
+        out.append(self._too_long(self.line, self.offset))
+        self.offset += self._pending_bytes
+        self._pieces = []
+        self._pending_bytes = 0
+        self.skipping = True
+
+    def finish(self) -> list[Item]:
+        """At end of input: the last line if it had no newline (marked as possibly torn)."""
+        if self.skipping:
+            self.skipping = False
+            self.line += 1
+            return []
+        if not self._pieces:
+            return []
+        pending = self.pending
+        batch = Batch(self.source, None, [pending], [self.line], [self.offset], tail_open=True)
+        self.offset += len(pending)
+        self._pieces = []
+        self._pending_bytes = 0
+        self.line += 1
+        return [batch]
+
+    def _drop_long(self, batch: Batch, out: list[Item]) -> Batch:
+        keep = []
+        for i, raw in enumerate(batch.raws):
+            if len(raw) > self.max_line_bytes:  # type: ignore[arg-type]
+                out.append(self._too_long(batch.lines[i], batch.offsets[i]))
+            else:
+                keep.append(i)
+        return batch.select(keep)
+
+    def _too_long(self, line: int | None, offset: int | None) -> dict[str, Any]:
+        return diagnostic(
+            "E_JSONL_LINE_TOO_LONG", f"line {line} is longer than {self.max_line_bytes} bytes; skipped",
+            source=self.source, line=line, offset=offset, expected=f"at most {self.max_line_bytes} bytes",
+        )
+
+
+_WS = b" \t\r\n"
+UTF8_BOM = b"\xef\xbb\xbf"
+LINES, DOCUMENT = "lines", "document"
+
+
+def is_document(value: Any) -> bool:
+    """An array of records, or an artifact: an object with an ``events`` array (not a reserved record)."""
+    return isinstance(value, list) or (
+        isinstance(value, dict) and isinstance(value.get("events"), list) and "$record" not in value
+    )
+
+
+def _parses_as_object(line: bytes) -> bool:
+    try:
+        return type(orjson.loads(line)) is dict
+    except orjson.JSONDecodeError:
+        return False
+
+
+def head_format(head: bytes) -> str | None:
+    """How to read an input, judged from its first bytes: ``LINES`` (a JSONL journal), ``DOCUMENT``
+    (maybe one JSON document: read it whole, up to the line limit, then decide), or None while the
+    head is too short to tell.
+
+    A first line that is a whole array or artifact, or that does not parse on its own but is followed
+    by a line that is not a JSON object, points at a document (pretty-printed or on one line).
+    """
+    body = head.removeprefix(UTF8_BOM).lstrip(_WS)
+    if not body or UTF8_BOM.startswith(body):  # nothing yet, or only part of a byte order mark
+        return None
+    if body[:1] not in (b"{", b"["):
+        return LINES
+    nl = body.find(b"\n")
+    if nl < 0:
+        return None
+    first = body[:nl]
+    try:
+        value = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        if first.strip(_WS) in (b"{", b"["):
+            return DOCUMENT
+        nl2 = body.find(b"\n", nl + 1)
+        if nl2 < 0:
+            return None
+        # A broken first line followed by an object line is a journal with a bad line; a document's
+        # second line (`"key": value,` or `{...},`) never parses as an object on its own.
+        return LINES if _parses_as_object(body[nl + 1:nl2]) else DOCUMENT
+    return DOCUMENT if is_document(value) else LINES
+
+
+def as_document(data: bytes) -> Any:
+    """The input as one JSON document when it is an artifact or an array, else None."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return document if is_document(document) else None
+
+
+def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:
+    """Records from one JSON document: an artifact (its run record, then its events) or an array."""
+    if isinstance(document, dict):
+        events = document["events"]
+        records: list[Any] = [run_record_from_artifact(document)]
+        pointers: list[str | None] = [None]
+        prefix = "$.events"
+    else:
+        events, records, pointers, prefix = document, [], [], "$"
+    for start in range(0, max(len(events), 1), batch_events):
+        part = events[start:start + batch_events]
+        records.extend(part)
+        pointers.extend(f"{prefix}[{start + k}]" for k in range(len(part)))
+        n = len(records)
+        if n:
+            yield Batch(source, records, [None] * n, [None] * n, [None] * n, pointers)
+        records, pointers = [], []
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A file that appears at ``path`` whole, or not at all (temp file + rename)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the usual permissions
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_output(path) as handle:
+        handle.write(data)
+
+
+def check_graph_files(graph: Any) -> None:
+    """Before a graph runs: every ``read`` input exists (else exit 2), and no file sink would replace
+    one of the graph's own inputs (inputs are never modified)."""
+    inputs: list[str] = []
+    for node in graph.nodes.values():
+        if node.stage.name == "read":
+            inputs += expand_paths(node.stage.config["paths"])
+    identities: dict[tuple[int, int], str] = {}
+    for source in inputs:
+        try:
+            st = os.fstat(0) if source == STDIN else os.stat(source)
+        except (OSError, ValueError):
+            continue
+        identities[(st.st_dev, st.st_ino)] = "<stdin>" if source == STDIN else source
+    for node in graph.nodes.values():
+        target = node.stage.config.get("path") if node.stage.kind == "sink" else None
+        if not isinstance(target, str) or target == "-" or not os.path.isfile(target):
+            continue
+        st = os.stat(target)
+        source = identities.get((st.st_dev, st.st_ino))
+        if source is not None:
+            raise ReplayError(
+                "E_CONFIG_OPTION_INVALID", f"stage {node.id!r} would write its output {target!r} over its own input {source!r}",
+                path=f"stages.{node.id}.path", received=target, expected="a path that is not one of the inputs",
+                howToFix="Write to another file; inputs are never modified.",
+            )

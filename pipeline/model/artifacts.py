@@ -1,0 +1,51 @@
+"""Replay artifacts: one run as one JSON document (``schemas/replay-artifact.schema.json``).
+
+The stream form (a run record followed by events) and the artifact form carry the same facts:
+``artifact_from_run`` builds the artifact; ``events.run_record_from_artifact`` goes the other way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import RECORD_KEY
+from replay.pipeline.model.events import RUN_FAILED
+from replay.pipeline.model.toolcalls import pair_tool_calls
+
+SCHEMA_VERSION = "1.0.0"
+ARTIFACT_TYPE = "replay"
+
+
+def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]],
+                      extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The artifact of one run: its run record's facts, its events, and the tool calls they show."""
+    facts = {k: v for k, v in (record or {}).items() if k != RECORD_KEY}
+    first = events[0] if events else {}
+    run_id = facts.get("runId") or first.get("runId")
+    status = facts.get("status")
+    if status not in ("ok", "error"):
+        status = "error" if any(e.get("type") == RUN_FAILED for e in events) else "ok"
+    prompt = facts.get("prompt") if isinstance(facts.get("prompt"), str) else ""
+    artifact: dict[str, Any] = {
+        "schemaVersion": SCHEMA_VERSION,
+        "artifactType": ARTIFACT_TYPE,
+        "id": facts.get("artifactId") or run_id or "unknown",
+        "runId": run_id,
+        "timestamp": facts.get("timestamp") or first.get("timestamp"),
+        "prompt": prompt,
+        "query": facts.get("query") if isinstance(facts.get("query"), str) else prompt,
+        "status": status,
+    }
+    for key in ("response", "error", "framework", "context"):
+        if facts.get(key) is not None:
+            artifact[key] = facts[key]
+    artifact["events"] = events
+    artifact["toolCalls"] = [
+        {k: c[k] for k in ("toolName", "status", "durationMs") if k in c} for c in pair_tool_calls(events)
+    ]
+    for key in ("timings", "sources", "usage"):
+        if facts.get(key) is not None:
+            artifact[key] = facts[key]
+    if extra:
+        artifact.update(extra)
+    return {k: v for k, v in artifact.items() if v is not None}

@@ -1,0 +1,125 @@
+"""The canonical event and the run record: field names, reserved types, and small helpers.
+
+A canonical event: ``seq`` (int >= 1), ``timestamp`` (RFC 3339), ``type``, ``runId``, ``payload``
+(object), optionally ``step``, ``turn``, ``parentId`` and ``synthetic`` (true when a stage invented
+it). A run record (``{"$record": "run", ...}``) precedes a run's events in a stream and carries the
+run-level facts; see ``schemas/stream.schema.json``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from typing import Any
+
+from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD
+
+EVENT_FIELDS = ("seq", "timestamp", "type", "runId", "payload")
+RUN_STARTED = "run_started"
+RUN_COMPLETED = "run_completed"
+RUN_FAILED = "run_failed"
+TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED})
+ASSISTANT_MESSAGE = "assistant_message"
+EPOCH = "1970-01-01T00:00:00.000Z"  # the time of last resort, when a run tells no time at all
+
+# Run-level facts carried by a run record, in the order they are written.
+RUN_FACTS = (
+    "runId", "artifactId", "timestamp", "prompt", "query", "status", "response", "error",
+    "usage", "framework", "sources", "context", "toolCalls", "timings",
+)
+
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)", re.ASCII
+)
+
+
+# The same shape with the field ranges spelled out, so most values are judged by one regex match;
+# only the calendar (Feb 30?) is left to ``date.fromisoformat``, cached per day.
+_RFC3339_STRICT = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?"
+    r"(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)",
+    re.ASCII,
+)
+_DAYS: dict[str, bool] = {}
+
+
+def is_timestamp(value: Any) -> bool:
+    """True when ``value`` is an RFC 3339 date-time as JSON Schema's ``date-time`` reads it (``T``
+    between date and time, ASCII digits): the one definition heal, validate and the schemas share."""
+    if value.__class__ is not str or _RFC3339_STRICT.fullmatch(value) is None:
+        return False
+    day = value[:10]
+    known = _DAYS.get(day)
+    if known is None:
+        try:
+            date.fromisoformat(day)
+            known = True
+        except ValueError:
+            known = False
+        if len(_DAYS) > 100_000:
+            _DAYS.clear()
+        _DAYS[day] = known
+    return known
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """The instant an RFC 3339 timestamp names, or None when ``value`` is not one."""
+    if value.__class__ is str and len(value) in (20, 24) and value[-1] == "Z" and value[10] == "T" and value[19] in ".Z" \
+            and value.isascii() and value[4] == "-" and value[7] == "-" and value[13] == ":" and value[16] == ":" \
+            and value[:4].isdigit():
+        # The form replay writes (2026-03-01T12:00:00.000Z): fromisoformat alone decides, no regex.
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+        return None
+    text = value.replace("z", "Z").replace("Z", "+00:00")
+    if text[10] in "t ":
+        text = text[:10] + "T" + text[11:]
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """RFC 3339 in UTC with milliseconds, the form replay writes."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def with_field(event: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """A copy of ``event`` with ``key`` set; a canonical field that was missing goes in its canonical place."""
+    if key in event or key not in EVENT_FIELDS:
+        return {**event, key: value}
+    out: dict[str, Any] = {}
+    for name in EVENT_FIELDS:
+        if name == key:
+            out[key] = value
+        elif name in event:
+            out[name] = event[name]
+    out.update((k, v) for k, v in event.items() if k not in out)
+    return out
+
+
+def run_record(**facts: Any) -> dict[str, Any]:
+    """A run record with the given facts (None values left out), in the canonical key order."""
+    record: dict[str, Any] = {RECORD_KEY: RUN_RECORD}
+    for key in RUN_FACTS:
+        if facts.get(key) is not None:
+            record[key] = facts[key]
+    for key, value in facts.items():
+        if key not in record and value is not None:
+            record[key] = value
+    return record
+
+
+def run_record_from_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
+    """The run record of a replay artifact (``schemas/replay-artifact.schema.json``)."""
+    events = artifact.get("events") or []
+    run_id = artifact.get("runId") or next(
+        (e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None
+    ) or artifact.get("id")
+    facts = {key: artifact.get(key) for key in RUN_FACTS if key not in ("runId", "artifactId")}
+    return run_record(runId=run_id, artifactId=artifact.get("id"), **facts)

@@ -1,0 +1,139 @@
+"""The heal graph: which rules run, in which order, and the alias rules they read.
+
+Each rule is its own stage (``stages/<rule>.py``); ``heal_chain`` returns fresh instances in the
+order that makes them compose: run ids first (run boundaries depend on them), then types, payloads
+and timestamps, then duplicates, then the inserted events, then seq numbers, then the order report,
+and last the per-run summary of what was repaired.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+
+from replay.pipeline.model.artifacts import artifact_from_run
+from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.engine.stage import Stage
+from replay.pipeline.model.validation import validate_artifact
+
+RULES_FILE = Path(".replay") / "heal.rules.json"
+
+# The built-in aliases: names frameworks use for the canonical event types.
+BUILTIN_ALIASES: dict[str, str] = {
+    "start": "run_started", "run_start": "run_started", "run_begin": "run_started", "session_start": "run_started",
+    "end": "run_completed", "run_end": "run_completed", "run_complete": "run_completed",
+    "run_finished": "run_completed", "run_success": "run_completed", "session_end": "run_completed",
+    "run_error": "run_failed", "run_failure": "run_failed", "run_crashed": "run_failed",
+    "tool_start": "tool_called", "tool_begin": "tool_called", "tool_call": "tool_called", "tool_use": "tool_called",
+    "tool_invoked": "tool_called",
+    "tool_end": "tool_completed", "tool_result": "tool_completed", "tool_finish": "tool_completed",
+    "tool_done": "tool_completed", "tool_success": "tool_completed",
+    "tool_error": "tool_failed", "tool_failure": "tool_failed",
+    "llm_message": "assistant_message", "ai_message": "assistant_message", "assistant": "assistant_message",
+    "model_response": "assistant_message", "llm_response": "assistant_message",
+    "user": "user_message", "human_message": "user_message", "user_input": "user_message",
+}
+
+
+def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict[str, Any]:
+    """The heal rules file (``--rules FILE``, else ``.replay/heal.rules.json`` when present), or {}."""
+    explicit = path is not None
+    target = Path(path) if explicit else Path(cwd) / RULES_FILE
+    if not target.is_file():
+        if explicit:
+            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"heal rules file {str(target)!r} does not exist", path=str(target))
+        return {}
+    try:
+        rules = orjson.loads(target.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise ReplayError("E_HEAL_RULES_INVALID_JSON", f"{target}: {exc.msg}", source=str(target),
+                          line=exc.lineno, column=exc.colno) from exc
+    if not isinstance(rules, dict):
+        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
+                          path="$", expected="object", received=type(rules).__name__,
+                          example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
+    aliases = rules.get("eventAliases", {})
+    if not isinstance(aliases, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in aliases.items()):
+        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",
+                          source=str(target), path="$.eventAliases", expected="object of strings",
+                          received=repr(aliases)[:120], example='{"eventAliases": {"tool_end": "tool_completed"}}')
+    return rules
+
+
+def aliases_from(rules: dict[str, Any]) -> dict[str, str]:
+    return {**BUILTIN_ALIASES, **rules.get("eventAliases", {})}
+
+
+def heal_rules_chain(rules: dict[str, Any] | None = None) -> list[Stage]:
+    """Fresh heal-rule stages in order. ``rules`` is what ``load_rules`` returned."""
+    from replay.stages.alias import AliasEventTypes
+    from replay.stages.check_order import ReportTimestampOrder
+    from replay.stages.dedupe import DropAdjacentDuplicates
+    from replay.stages.ensure_run_started import InsertRunStarted
+    from replay.stages.ensure_terminal import InsertTerminalEvent
+    from replay.stages.fill_run_id import FillRunId
+    from replay.stages.fix_timestamp import FixTimestamps
+    from replay.stages.normalize_payload import NormalizePayload
+    from replay.stages.renumber import RenumberSeq
+    from replay.stages.synthesize_assistant_message import SynthesizeAssistantMessage
+
+    return [
+        FillRunId(),
+        AliasEventTypes(aliases=(rules or {}).get("eventAliases", {})),
+        NormalizePayload(),
+        FixTimestamps(),
+        DropAdjacentDuplicates(),
+        InsertRunStarted(),
+        SynthesizeAssistantMessage(),
+        InsertTerminalEvent(),
+        RenumberSeq(),
+        ReportTimestampOrder(),
+    ]
+
+
+class HealPorts(NamedTuple):
+    last: str  # the node whose output is the healed stream
+    repairs: list[str]  # every repairs port, for heal logs
+    notices: list[str]  # every notices port (observations that changed nothing)
+
+
+def add_heal(graph: Graph, after: str, rules: dict[str, Any] | None = None, *, summary: bool = True,
+             extra_repairs: tuple[str, ...] = ()) -> HealPorts:
+    """Chain the heal rules after node ``after``.
+
+    With ``summary``, a ``heal_summary`` stage takes the rules' output and every repairs port
+    (plus ``extra_repairs``, e.g. ``"parse.repairs"``) and adds a heal record after each repaired run.
+    """
+    from replay.stages.heal_summary import SummarizeRepairs
+
+    previous = after
+    repairs, notices = list(extra_repairs), []
+    for stage in heal_rules_chain(rules):
+        previous = graph.add(stage, inputs=[previous])
+        if "repairs" in stage.ports:
+            repairs.append(f"{previous}.repairs")
+        if "notices" in stage.ports:
+            notices.append(f"{previous}.notices")
+    if summary:
+        previous = graph.add(SummarizeRepairs(), inputs=[previous, *repairs])
+    return HealPorts(previous, repairs, notices)
+
+
+def healed_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],
+                    heal: dict[str, Any] | None) -> dict[str, Any]:
+    """The artifact of a healed run; its heal record's counts go under ``heal``."""
+    extra = {"heal": {k: v for k, v in heal.items() if k in ("repairs", "byRule")}} if heal else None
+    return artifact_from_run(record, events, extra)
+
+
+def healed_problems(artifact: dict[str, Any], source: str, **fields: Any) -> list[dict[str, Any]]:
+    """What still fails validation after healing, each as E_HEALED_ARTIFACT_INVALID (the specific
+    code kept in ``cause``): heal cannot invent what it does not know, e.g. an event's type."""
+    return [
+        diagnostic("E_HEALED_ARTIFACT_INVALID", f"still invalid after healing: {p['message']}", source=source,
+                   path=p.get("path"), expected=p.get("expected"), received=p.get("received"), cause=p["code"], **fields)
+        for p in validate_artifact(artifact)
+    ]

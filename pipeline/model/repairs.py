@@ -1,0 +1,58 @@
+"""Heal-log entries: one structured record per repair, emitted on a stage's ``repairs`` port.
+
+An entry names the rule and what it did (``changed``, ``inserted``, ``dropped``, ``renumbered``), the
+run, where the event was in the input (source, line, offset, or a JSON path), the seq before/after
+where it applies, and the original value of anything replaced. Observations that change nothing
+(action ``reported``, e.g. timestamps going backwards) have the same shape but travel on a stage's
+``notices`` port, so a heal log lists repairs only and healing healed output logs nothing.
+See ``schemas/heal-log.schema.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.stage import Stage
+
+ACTIONS = ("changed", "inserted", "dropped", "renumbered", "reported")
+REPORTED = "reported"
+
+
+def log_repair(stage: Stage, rule: str, action: str, message: str, batch: Batch | None = None, i: int | None = None,
+               *, run_id: Any = None, source: str | None = None, port: str = "repairs", **fields: Any) -> None:
+    """Emit one heal-log entry on ``stage``'s repairs port (or an observation on ``notices``)."""
+    entry: dict[str, Any] = {"rule": rule, "action": action, "runId": run_id}
+    if batch is not None and i is not None:
+        entry.update((k, v) for k, v in batch.position(i).items() if v is not None)
+    elif source is not None:
+        entry["source"] = source
+    entry.update(fields)
+    entry["message"] = message
+    stage.emit(port, entry)
+
+
+def counts_as_repair(entry: dict[str, Any]) -> int:
+    """How many repairs an entry stands for (a renumbered range counts each event; reports count 0)."""
+    if entry.get("action") == REPORTED:
+        return 0
+    count = entry.get("count", 1)
+    return count if isinstance(count, int) and count > 0 else 1
+
+
+def heal_log_document(repairs: list[dict[str, Any]], notices: list[dict[str, Any]], *, artifact_id: Any,
+                      run_id: Any, source: str | None = None) -> dict[str, Any]:
+    """The heal log of one artifact or journal (``schemas/heal-log.schema.json``)."""
+    by_rule: dict[str, int] = {}
+    for entry in repairs:
+        n = counts_as_repair(entry)
+        if n:
+            by_rule[str(entry.get("rule"))] = by_rule.get(str(entry.get("rule")), 0) + n
+    document: dict[str, Any] = {
+        "schemaVersion": "1.0.0", "artifactType": "heal-log", "artifactId": artifact_id, "runId": run_id,
+    }
+    if source is not None:
+        document["source"] = source
+    document.update(repairs=repairs, notices=notices,
+                    summary={"total": sum(by_rule.values()), "byRule": dict(sorted(by_rule.items()))})
+    return document

@@ -1,0 +1,246 @@
+"""The runner contract: the request capture sends a runner on stdin, and how the runner's stdout is read.
+
+Request (one JSON object on the runner's stdin): ``{"prompt", "query", "runId", "timestamp", "context"}``.
+
+Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema.json``):
+
+- one output object, on one line or pretty-printed: ``{"status": "ok"|"error", "events": [...],
+  "response"?, "error"?, "framework"?, "sources"?, "usage"?}``;
+- streamed: JSONL, one event per line as it happens (an object with a ``type`` and no ``events``),
+  then the output object on a line of its own. The run's events are the streamed ones followed by
+  the output object's ``events`` (a streaming runner usually ends with ``"events": []``).
+
+A reply is read whole after the process ended; every complete event line counts, so a runner that
+dies halfway still yields the events it printed. Problems become diagnostics with the E_RUNNER_*
+codes, each naming the JSON path (or stdout line) at fault, what was expected and what came.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.batch import Column
+from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.engine.errors import excerpt as _excerpt  # the runner's lines are shown trimmed
+from replay.pipeline.model.events import format_timestamp
+
+STATUSES = ("ok", "error")
+OUTPUT_EXAMPLE = '{"status": "ok", "response": "Echo: hi", "events": []}'
+
+
+# the request -------------------------------------------------------------------------------------
+def new_run_id(moment: datetime | None = None) -> str:
+    """``run_`` + UTC time to the second + 6 random hex digits: ids sort by start time."""
+    moment = moment or datetime.now(UTC)
+    return "run_" + moment.astimezone(UTC).strftime("%Y%m%dT%H%M%S") + "_" + secrets.token_hex(3)
+
+
+def runner_request(prompt: str, run_id: str, moment: datetime, context: dict[str, Any]) -> dict[str, Any]:
+    """The object a runner reads from stdin (``query`` repeats the prompt, as the contract says)."""
+    return {"prompt": prompt, "query": prompt, "runId": run_id, "timestamp": format_timestamp(moment), "context": context}
+
+
+def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
+    """The run context from ``--context JSON`` or ``--context-file PATH`` (at most one); {} without either."""
+    if inline is not None and file is not None:
+        raise ReplayError(
+            "E_CONTEXT_CONFLICT", "--context and --context-file were both given; use one", path="--context",
+            expected="only one of --context and --context-file", received="both",
+        )
+    if inline is None and file is None:
+        return {}
+    if file is not None:
+        where, source = "--context-file", file
+        target = Path(file)
+        if not target.is_file():
+            raise ReplayError(
+                "E_CONTEXT_FILE_NOT_FOUND", f"context file {file!r} does not exist", path=where,
+                expected="an existing JSON file", received=file,
+            )
+        text = target.read_bytes()
+    else:
+        where, source = "--context", None
+        text = (inline or "").encode()
+    try:
+        context = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise ReplayError(
+            "E_CONTEXT_JSON_INVALID", f"{where} is not valid JSON: {exc.msg}", path=where, source=source,
+            line=exc.lineno, column=exc.colno, expected="a JSON object", received=excerpt(text),
+            example='--context \'{"userId": "u1"}\'',
+        ) from exc
+    if not isinstance(context, dict):
+        raise ReplayError(
+            "E_CONTEXT_SHAPE_INVALID", f"{where} must be a JSON object, not {json_type(context)}", path=where,
+            source=source, expected="object", received=json_type(context), example='{"userId": "u1"}',
+        )
+    return context
+
+
+# the reply ---------------------------------------------------------------------------------------
+@dataclass
+class Reply:
+    """What a runner's stdout held: its events (as batch columns), its output object, the first problem."""
+
+    events: list[Column] = field(default_factory=list)
+    output: dict[str, Any] | None = None
+    problem: dict[str, Any] | None = None
+    streamed: int = 0  # events that came as lines of their own
+
+    def note(self, code: str, message: str, **fields: Any) -> None:
+        """Keep the first problem only: later ones are usually its consequences."""
+        if self.problem is None:
+            self.problem = diagnostic(code, message, **fields)
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
+def excerpt(data: bytes | str, limit: int = 120) -> str:
+    """``errors.excerpt`` of the text without surrounding white space."""
+    return _excerpt(data.strip(), limit)
+
+
+def is_event_line(value: Any) -> bool:
+    """A streamed event: an object with a ``type`` that is not the output object (which has ``events``)."""
+    return isinstance(value, dict) and "type" in value and "events" not in value
+
+
+def check_output(output: Any) -> dict[str, Any] | None:
+    """The first way ``output`` breaks the output contract, as a diagnostic; None when it holds."""
+    if not isinstance(output, dict):
+        return diagnostic(
+            "E_RUNNER_OUTPUT_SHAPE", f"runner output must be a JSON object, not {json_type(output)}", path="$",
+            expected="object", received=json_type(output), example=OUTPUT_EXAMPLE,
+        )
+    status = output.get("status")
+    if status not in STATUSES:
+        return diagnostic(
+            "E_RUNNER_STATUS_INVALID", "runner output field `status` must be \"ok\" or \"error\"", path="$.status",
+            expected='"ok" | "error"', received="missing" if "status" not in output else excerpt(orjson.dumps(status)),
+        )
+    events = output.get("events")
+    if not isinstance(events, list):
+        return diagnostic(
+            "E_RUNNER_EVENTS_INVALID", "runner output field `events` must be an array", path="$.events",
+            expected="array", received="missing" if "events" not in output else json_type(events),
+            howToFix="Return `events: []` when there are no events (or when they were streamed).",
+        )
+    if status == "ok" and not isinstance(output.get("response"), str):
+        return diagnostic(
+            "E_RUNNER_RESPONSE_MISSING", "runner output has status \"ok\" but no `response` string", path="$.response",
+            expected="string", received="missing" if "response" not in output else json_type(output.get("response")),
+        )
+    return None
+
+
+def read_reply(stdout: bytes) -> Reply:
+    """Read a runner's whole stdout: one output object, or streamed event lines and then the output object."""
+    reply = Reply()
+    if not stdout.strip():
+        reply.note("E_RUNNER_EMPTY_STDOUT", "the runner wrote nothing on stdout", path="$",
+                   expected="one JSON output object on stdout", received="empty stdout")
+        return reply
+    try:
+        document = orjson.loads(stdout)
+    except orjson.JSONDecodeError:
+        document = _NOT_ONE_DOCUMENT
+    if document is not _NOT_ONE_DOCUMENT and not is_event_line(document):
+        _take_output(reply, document, line=None)
+        return reply
+    _read_lines(reply, stdout)
+    return reply
+
+
+_NOT_ONE_DOCUMENT = object()
+
+
+def _take_output(reply: Reply, output: Any, line: int | None) -> None:
+    problem = check_output(output)
+    if problem is not None:
+        if line is not None:
+            problem["line"] = line
+        reply.note(**problem)
+    if isinstance(output, dict):
+        reply.output = output
+        events = output.get("events")
+        if isinstance(events, list):
+            reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events))
+
+
+def _read_lines(reply: Reply, stdout: bytes) -> None:
+    """Streamed form: event lines, then the output object; a cut-off last line is noted, not kept."""
+    raws = stdout.split(b"\n")
+    torn_tail = raws[-1] != b""
+    offset = 0
+    outputs = 0
+    for number, raw in enumerate(raws, start=1):
+        start, offset = offset, offset + len(raw) + 1
+        line = raw.rstrip(b"\r")
+        if not line.strip():
+            continue
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            cut = torn_tail and number == len(raws)
+            reply.note(
+                "E_RUNNER_INVALID_JSON",
+                f"stdout line {number} " + ("is cut off (no newline, not valid JSON)" if cut else f"is not valid JSON: {exc.msg}"),
+                path="$", line=number, offset=start, column=exc.colno, expected="one JSON value per line",
+                received=excerpt(line),
+            )
+            continue
+        if is_event_line(value):
+            reply.events.append((value, line, number, start, None))
+            reply.streamed += 1
+        elif isinstance(value, dict):
+            outputs += 1
+            if outputs > 1:
+                reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is a second output object", path="$",
+                           line=number, offset=start, expected="one output object, after the streamed events",
+                           received="another object without `type`")
+                continue
+            _take_output(reply, value, number)
+        else:
+            reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is {json_type(value)}, not an object", path="$",
+                       line=number, offset=start, expected="an event object or the output object",
+                       received=json_type(value))
+    if outputs == 0:
+        reply.note(
+            "E_RUNNER_OUTPUT_SHAPE",
+            f"stdout ended after {reply.streamed} streamed event(s) without the output object", path="$",
+            expected='a last line with the output object, e.g. {"status": "ok", "response": "...", "events": []}',
+            received="end of stdout",
+        )
+
+
+def run_facts(output: dict[str, Any] | None) -> dict[str, Any]:
+    """The run-level facts an output object carries, each kept only when it has the contract's type."""
+    if not output:
+        return {}
+    facts: dict[str, Any] = {}
+    if isinstance(output.get("response"), str):
+        facts["response"] = output["response"]
+    if isinstance(output.get("error"), dict):
+        facts["error"] = output["error"]
+    if isinstance(output.get("framework"), str):
+        facts["framework"] = output["framework"]
+    sources = output.get("sources")
+    if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
+        facts["sources"] = sources
+    if isinstance(output.get("usage"), dict):
+        facts["usage"] = output["usage"]
+    return facts

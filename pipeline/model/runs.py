@@ -1,0 +1,212 @@
+"""Runs in a stream: where one run ends and the next begins, and a base for per-run transforms.
+
+A run starts at a run record (``{"$record": "run", ...}``), at the first record of each input
+source (file), and wherever an event names a different ``runId`` than the run it follows. Events without a ``runId`` belong to the
+run they sit in. Other reserved records (``$record`` of another kind) travel with their run but are
+not events: per-run transforms pass them through untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch, Column, invented
+from replay.pipeline.model.repairs import log_repair
+from replay.pipeline.engine.stage import Transform
+
+
+@dataclass
+class Run:
+    """What a per-run transform knows about the run it is in."""
+
+    run_id: str | None
+    facts: dict[str, Any] | None  # the run record, when the stream has one
+    source: str
+    events: int = 0  # events seen so far in this run
+    state: dict[str, Any] = field(default_factory=dict)  # the stage's own per-run notes
+
+    @property
+    def declared(self) -> bool:
+        return self.facts is not None
+
+
+def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
+    """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
+    kind = record.get(RECORD_KEY)
+    if kind is not None:
+        return kind == RUN_RECORD or (run is not None and run.source != source)
+    if run is None or run.source != source:
+        return True
+    rid = record.get("runId")
+    return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
+
+
+class RunScoped(Transform):
+    """Base for transforms that reason per run.
+
+    Subclasses override ``begin_run``, ``on_event`` and ``end_run``; from ``on_event`` they may call
+    ``insert_before``, ``drop``, ``hold`` and ``batch.replace``. Records returned by ``end_run`` are
+    placed at the run's end: before the next run's first record, or in ``flush`` at end of stream.
+    Held events (``hold``) are put back after whatever ``end_run`` adds, or before the run's next event.
+    """
+
+    ports = ("errors", "repairs")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.run: Run | None = None
+        self._before: dict[int, list[Column]] = {}
+        self._drop: set[int] = set()
+        self._held: list[Column] = []
+        self.run_source = "<end>"
+
+    # hooks --------------------------------------------------------------------------------
+    def begin_run(self, run: Run) -> None:
+        """A run begins (its run record, if any, is in ``run.facts``)."""
+
+    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+        """One event of the current run."""
+
+    def end_run(self, run: Run) -> list[dict[str, Any]]:
+        """The run ended: records to add at its end."""
+        return []
+
+    # tools for subclasses ---------------------------------------------------------------------
+    def insert_before(self, i: int, record: dict[str, Any]) -> None:
+        self._before.setdefault(i, []).append(invented(record))
+
+    def drop(self, i: int) -> None:
+        self._drop.add(i)
+
+    def hold(self, batch: Batch, i: int) -> None:
+        """Take event ``i`` out of the stream for now; it comes back later in the same order."""
+        self._held.append(batch.column(i))
+        self._drop.add(i)
+
+    def repair(self, action: str, message: str, batch: Batch | None = None, i: int | None = None,
+               **fields: Any) -> None:
+        """Log one repair by this stage's rule, with the run and the input position when known."""
+        run = self.run
+        source = fields.pop("source", run.source if run else None)
+        log_repair(self, self.name, action, message, batch, i, run_id=run.run_id if run else None,
+                   source=source, **fields)
+
+    def notice(self, message: str, batch: Batch | None = None, i: int | None = None, **fields: Any) -> None:
+        """Log an observation (changed nothing) on the notices port."""
+        self.repair("reported", message, batch, i, port="notices", **fields)
+
+    # the transform ----------------------------------------------------------------------------
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        """Events ``start``..``end``-1 of the batch, all of the current run and none a record.
+
+        The default calls ``on_event`` for each, with ``run.events`` counting the events before it;
+        a rule overrides this to look at a whole stretch at once (comprehensions instead of calls).
+        """
+        run = self.run
+        assert run is not None
+        events = batch.events
+        assert events is not None
+        on_event = self.on_event
+        for i in range(start, end):
+            if self._held:  # an event held back comes back before the run's next event
+                self._before.setdefault(i, []).extend(self._held)
+                self._held = []
+            on_event(batch, i, events[i])
+            run.events += 1
+
+    def __call__(self, batch: Batch) -> Batch | list[Batch]:
+        events = batch.events
+        assert events is not None
+        source = batch.source
+        run = self.run
+        if run is not None and run.run_id is not None and run.source == source and events:
+            # The usual batch: plain events, all of the run in progress. Two quick passes decide it.
+            if [e.get("runId") for e in events].count(run.run_id) == len(events) and not [
+                1 for e in events if RECORD_KEY in e
+            ]:
+                self._events(batch, 0, len(events))
+                return self._apply(batch, [])
+        prefix: Batch | None = None
+        span = 0  # where the current stretch of plain events began
+        for i, record in enumerate(events):
+            rid = record.get("runId")
+            if (
+                RECORD_KEY not in record
+                and run is not None
+                and run.source == source
+                and (rid is None or rid.__class__ is not str or not rid or run.run_id is None or rid == run.run_id)
+            ):
+                if rid.__class__ is str and rid and run.run_id is None:
+                    self._events(batch, span, i)  # a rule may name the run meanwhile (fill_run_id)
+                    span = i
+                    if run.run_id is None:
+                        run.run_id = rid
+                    elif run.run_id != rid:  # it did, differently: this event begins another run
+                        span = self._new_run(batch, i, record, rid, source)
+                        run = self.run
+                continue
+            # Not a plain event of the current run: a record, or a new run begins here.
+            self._events(batch, span, i)
+            span = i + 1
+            if starts_run(record, run, source):
+                if i == 0 and run is not None and run.source != source:
+                    # The previous run ended with its file: what it adds keeps that file as its source.
+                    prefix = self.flush()
+                span = self._new_run(batch, i, record, rid, source)
+                run = self.run
+            elif self._held and record.get(RECORD_KEY) != RUN_RECORD:
+                self._before.setdefault(i, []).extend(self._held)
+                self._held = []
+        self._events(batch, span, len(events))
+        out = self._apply(batch, [])
+        return [prefix, out] if prefix is not None else out
+
+    def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
+        """Close the run in progress at column ``i`` and open the one ``record`` begins; returns where
+        the next stretch of plain events starts."""
+        if self.run is not None and self.run.events == 0 and self.run.facts is None:
+            self.run = None  # opened by a record that is no run (a file's source record): nothing to close
+        self._finish_run(i)
+        facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
+        self.run = Run(rid if rid.__class__ is str and rid else None, facts, source)
+        self.begin_run(self.run)
+        return i + 1 if RECORD_KEY in record else i
+
+    def _events(self, batch: Batch, start: int, end: int) -> None:
+        if start >= end:
+            return
+        run = self.run
+        assert run is not None
+        if self._held:
+            self._before.setdefault(start, []).extend(self._held)
+            self._held = []
+        before = run.events
+        self.on_events(batch, start, end)
+        run.events = before + (end - start)
+
+    def flush(self) -> Batch | None:
+        tail: list[Column] = []
+        if self.run is not None and self.run.events == 0 and self.run.facts is None:
+            self.run = None  # opened by a record that is no run, and nothing followed
+        if self.run is not None:
+            self.run_source = self.run.source
+            tail = [invented(r) for r in self.end_run(self.run)] + self._held
+            self._held = []
+            self.run = None
+        return Batch.from_columns(tail, source=self.run_source) if tail else None
+
+    def _finish_run(self, i: int) -> None:
+        if self.run is None:
+            return
+        cols = [invented(r) for r in self.end_run(self.run)] + self._held
+        self._held = []
+        if cols:
+            self._before.setdefault(i, []).extend(cols)
+
+    def _apply(self, batch: Batch, after: list[Column]) -> Batch:
+        if not (self._before or self._drop or after):
+            return batch
+        out = batch.rebuild(self._before, self._drop, after)
+        self._before, self._drop = {}, set()
+        return out

@@ -1,0 +1,85 @@
+"""Tool calls of a run, paired from its events: name, status, duration.
+
+Conventions read from event payloads (first match wins): the tool's name in ``toolName``, ``tool``
+or ``name``; the call's id in ``callId``, ``toolCallId`` or ``id``; a measured ``durationMs``.
+A ``tool_called`` is closed by the next ``tool_completed`` / ``tool_failed`` with the same call id,
+or, without ids, with the same tool name (first in, first out). Unclosed calls report status
+``error`` and the time until the run's last event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.model.events import parse_timestamp
+
+CALLED = frozenset({"tool_called"})
+COMPLETED = frozenset({"tool_completed"})
+FAILED = frozenset({"tool_failed"})
+
+
+def _first(payload: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def tool_name(payload: Any) -> str | None:
+    return _first(payload, ("toolName", "tool", "name")) if isinstance(payload, dict) else None
+
+
+def call_id(payload: Any) -> str | None:
+    return _first(payload, ("callId", "toolCallId", "id")) if isinstance(payload, dict) else None
+
+
+def _ms_between(start: Any, end: Any) -> float | None:
+    a, b = parse_timestamp(start), parse_timestamp(end)
+    if a is None or b is None:
+        return None
+    return max(0.0, (b - a).total_seconds() * 1000.0)
+
+
+def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``[{toolName, status, durationMs, callId?, startedAt, seq}]`` in the order calls began."""
+    calls: list[dict[str, Any]] = []
+    open_by_id: dict[str, dict[str, Any]] = {}
+    open_by_name: dict[str, list[dict[str, Any]]] = {}
+    last_ts = None
+    for ev in events:
+        etype, payload, ts = ev.get("type"), ev.get("payload"), ev.get("timestamp")
+        if parse_timestamp(ts) is not None:
+            last_ts = ts
+        if etype in CALLED:
+            name = tool_name(payload) or "unknown"
+            call = {"toolName": name, "status": "error", "durationMs": 0.0, "startedAt": ts, "seq": ev.get("seq"),
+                    "open": True}
+            cid = call_id(payload)
+            if cid:
+                call["callId"] = cid
+                open_by_id[cid] = call
+            else:
+                open_by_name.setdefault(name, []).append(call)
+            calls.append(call)
+        elif etype in COMPLETED or etype in FAILED:
+            cid, name = call_id(payload), tool_name(payload)
+            call = open_by_id.pop(cid, None) if cid else None
+            if call is None and name and open_by_name.get(name):
+                call = open_by_name[name].pop(0)
+            if call is None:  # a result without its call: count it on its own
+                call = {"toolName": name or "unknown", "startedAt": ts, "seq": ev.get("seq")}
+                calls.append(call)
+            call["status"] = "ok" if etype in COMPLETED else "error"
+            measured = payload.get("durationMs") if isinstance(payload, dict) else None
+            if isinstance(measured, int | float) and not isinstance(measured, bool) and measured >= 0:
+                call["durationMs"] = float(measured)
+            else:
+                call["durationMs"] = _ms_between(call.get("startedAt"), ts) or 0.0
+            call["endedAt"] = ts
+            call.pop("open", None)
+    for call in calls:
+        if call.pop("open", False):
+            call["durationMs"] = _ms_between(call.get("startedAt"), last_ts) or 0.0
+            call["unfinished"] = True
+    return calls

@@ -1,0 +1,504 @@
+"""Validation of replay artifacts and stream records: plain functions returning error bodies, no I/O.
+
+``validate_artifact(doc)`` checks one replay artifact (``schemas/replay-artifact.schema.json``);
+``EventChecker`` checks the records of a stream one at a time (``schemas/stream.schema.json``),
+keeping per-run state so it can tell that ``seq`` goes 1, 2, ... n inside each run. Both return
+lists of diagnostic bodies (``pipeline.errors.diagnostic``) with ``path``, ``expected``,
+``received`` and ``howToFix``; callers add the input position. Every problem is reported, not only
+the first. The checks cover everything the schemas say, plus what a schema cannot say (seq order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
+from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.model.events import is_timestamp
+from replay.pipeline.model.runs import Run, starts_run
+
+HEAL_RECORD = "heal"
+SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
+STATUSES = ("ok", "error")
+SEQ_ORDERS = ("contiguous", "increasing", "any")
+
+EXAMPLE_TIMESTAMP = "2026-03-01T12:00:00.000Z"
+EXAMPLE_EVENT = (
+    '{"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "run_1", "payload": {}}'
+)
+EXAMPLE_ARTIFACT = (
+    '{"schemaVersion": "1.0.0", "artifactType": "replay", "id": "run_1", "timestamp": "2026-03-01T12:00:00.000Z",'
+    ' "prompt": "hi", "query": "hi", "status": "ok", "response": "hello", "events": []}'
+)
+
+Problems = list[dict[str, Any]]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "missing"
+
+
+MISSING: Any = _Missing()
+
+
+# describing values -------------------------------------------------------------------------------
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a parsed JSON value."""
+    if value is MISSING:
+        return "missing"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def shown(value: Any, limit: int = 120) -> Any:
+    """What an error's ``received`` says: a scalar as itself (long strings cut), else its JSON type."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + "…"
+    if isinstance(value, bool | int | float):
+        return value
+    return json_type(value)
+
+
+# the small predicates both schemas use ---------------------------------------------------------
+def is_integer(value: Any) -> bool:
+    """An integer written as one (booleans and 2.0 are not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_rfc3339(value: Any) -> bool:
+    """An RFC 3339 date-time as JSON Schema's ``date-time`` format reads it (see events.is_timestamp)."""
+    return is_timestamp(value)
+
+
+def state_of(value: Any) -> str:
+    """How a message describes what it found: ``is missing``, ``is string 'x'``, ``is array``."""
+    if value is MISSING:
+        return "is missing"
+    if isinstance(value, dict | list) or value is None:
+        return f"is {json_type(value)}"
+    return f"is {json_type(value)} {shown(value)!r}"
+
+
+def _nonempty_string(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _problem(code: str, message: str, path: str, expected: Any, value: Any, example: str | None = None,
+             how_to_fix: str | None = None) -> dict[str, Any]:
+    fix = {"howToFix": how_to_fix} if how_to_fix else {}
+    return diagnostic(code, message, path=path, expected=expected, received=shown(value), example=example, **fix)
+
+
+# run-level facts (shared by artifacts and run records) -----------------------------------------
+def _is_boolean(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _non_negative(value: Any) -> bool:
+    return is_number(value) and value >= 0
+
+
+def _string_array(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+# field -> (expected, predicate). A field that is present must satisfy its predicate.
+FACTS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "timestamp": ("an RFC 3339 date-time string, e.g. " + EXAMPLE_TIMESTAMP, is_rfc3339),
+    "prompt": ("string", _is_string),
+    "query": ("string", _is_string),
+    "response": ("string", _is_string),
+    "framework": ("string", _is_string),
+    "error": ("object", _is_object),
+    "usage": ("object", _is_object),
+    "sources": ("array of strings", _string_array),
+    "context": ("object", _is_object),
+    "timings": ("object", _is_object),
+}
+
+
+# Members of the object-valued facts: checked when present.
+MEMBERS: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
+    "error": {"code": ("string", _is_string), "message": ("string", _is_string), "retryable": ("boolean", _is_boolean)},
+    "usage": {"inputTokens": ("number >= 0", _non_negative), "outputTokens": ("number >= 0", _non_negative),
+              "costUsd": ("number >= 0", _non_negative)},
+}
+
+
+def _check_facts(record: dict[str, Any], prefix: str, what: str, required: tuple[str, ...]) -> Problems:
+    problems: Problems = []
+    for key, (expected, ok) in FACTS.items():
+        value = record.get(key, MISSING)
+        if value is MISSING and key not in required:
+            continue
+        if not ok(value):
+            fix = f"Add `{key}` ({expected})." if value is MISSING else f"Make `{key}` {expected}, or leave it out."
+            if key in required and value is not MISSING:
+                fix = f"Make `{key}` {expected}."
+            problems.append(_problem(
+                "E_ARTIFACT_SHAPE_INVALID", f"{what} `{key}` {state_of(value)}; expected {expected}",
+                f"{prefix}.{key}", expected, value, how_to_fix=fix,
+            ))
+            continue
+        for member, (expected, ok) in MEMBERS.get(key, {}).items():
+            inner = value.get(member, MISSING)
+            if inner is not MISSING and not ok(inner):
+                problems.append(_problem(
+                    "E_ARTIFACT_SHAPE_INVALID", f"{what} `{key}.{member}` {state_of(inner)}; expected {expected}",
+                    f"{prefix}.{key}.{member}", expected, inner,
+                    how_to_fix=f"Make `{key}.{member}` {expected}, or leave it out.",
+                ))
+    return problems
+
+
+def _check_status(record: dict[str, Any], prefix: str, what: str, required: bool) -> Problems:
+    status = record.get("status", MISSING)
+    if (status is MISSING and not required) or status in STATUSES:
+        return []
+    state = state_of(status)
+    return [_problem(
+        "E_ARTIFACT_STATUS_INVALID", f"{what} `status` {state}; it must be \"ok\" or \"error\"",
+        f"{prefix}.status", "\"ok\" or \"error\"", status, example='"status": "ok"',
+    )]
+
+
+TOOL_CALL_FIX = "Give each tool call a string toolName, a status of \"ok\" or \"error\" and a durationMs >= 0."
+
+
+def _check_tool_calls(value: Any, prefix: str) -> Problems:
+    path = f"{prefix}.toolCalls"
+    if not isinstance(value, list):
+        return [_problem("E_ARTIFACT_SHAPE_INVALID", f"artifact `toolCalls` is {json_type(value)}; expected an array",
+                         path, "array of {toolName, status, durationMs}", value, how_to_fix=TOOL_CALL_FIX)]
+    problems: Problems = []
+    for k, call in enumerate(value):
+        where = f"{path}[{k}]"
+        if not isinstance(call, dict):
+            problems.append(_problem("E_ARTIFACT_SHAPE_INVALID", f"tool call {where} is {json_type(call)}; expected an object",
+                                     where, "object", call, how_to_fix=TOOL_CALL_FIX))
+            continue
+        name, status, duration = call.get("toolName", MISSING), call.get("status", MISSING), call.get("durationMs", MISSING)
+        if not isinstance(name, str):
+            problems.append(_problem("E_ARTIFACT_SHAPE_INVALID", f"tool call {where} needs a string toolName",
+                                     f"{where}.toolName", "string", name, how_to_fix=TOOL_CALL_FIX))
+        if status not in STATUSES:
+            problems.append(_problem("E_ARTIFACT_SHAPE_INVALID", f"tool call {where} status must be \"ok\" or \"error\"",
+                                     f"{where}.status", "\"ok\" or \"error\"", status, how_to_fix=TOOL_CALL_FIX))
+        if not (is_number(duration) and duration >= 0):
+            problems.append(_problem("E_ARTIFACT_SHAPE_INVALID", f"tool call {where} needs a non-negative durationMs",
+                                     f"{where}.durationMs", "number >= 0", duration, how_to_fix=TOOL_CALL_FIX))
+    return problems
+
+
+# artifacts ----------------------------------------------------------------------------------------
+def validate_artifact(doc: Any, *, seq_order: str = "contiguous") -> Problems:
+    """Every problem of one replay artifact (a parsed JSON document), as error bodies with paths."""
+    if not isinstance(doc, dict):
+        return [_problem(
+            "E_ARTIFACT_SHAPE_INVALID", f"an artifact is one JSON object, not {json_type(doc)}", "$", "object", doc,
+            example=EXAMPLE_ARTIFACT,
+        )]
+    problems: Problems = []
+    version = doc.get("schemaVersion", MISSING)
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        state = f"{shown(version)!r} is not supported" if isinstance(version, str) else state_of(version)
+        problems.append(_problem(
+            "E_SCHEMA_VERSION_UNSUPPORTED", f"artifact `schemaVersion` {state}; this replay reads {SCHEMA_VERSION}",
+            "$.schemaVersion", SCHEMA_VERSION, version, example=f'"schemaVersion": "{SCHEMA_VERSION}"',
+        ))
+    kind = doc.get("artifactType", MISSING)
+    if kind != ARTIFACT_TYPE:
+        state = state_of(kind)
+        problems.append(_problem(
+            "E_ARTIFACT_TYPE_INVALID", f"artifact `artifactType` {state}; a replay artifact says \"{ARTIFACT_TYPE}\"",
+            "$.artifactType", ARTIFACT_TYPE, kind, example=f'"artifactType": "{ARTIFACT_TYPE}"',
+        ))
+    ident = doc.get("id", MISSING)
+    if not _nonempty_string(ident):
+        state = state_of(ident)
+        problems.append(_problem(
+            "E_ARTIFACT_ID_INVALID", f"artifact `id` {state}; it must be a non-empty string",
+            "$.id", "non-empty string", ident, example='"id": "run_20260301_120000_ab12"',
+        ))
+    problems += _check_status(doc, "$", "artifact", required=True)
+    problems += _check_facts(doc, "$", "artifact", required=("timestamp", "prompt", "query"))
+    run_id = doc.get("runId", MISSING)
+    if run_id is not MISSING and not _nonempty_string(run_id):
+        problems.append(_problem("E_ARTIFACT_SHAPE_INVALID", "artifact `runId` must be a non-empty string",
+                                 "$.runId", "non-empty string", run_id, how_to_fix="Make `runId` a non-empty string, or leave it out."))
+    if "toolCalls" in doc:
+        problems += _check_tool_calls(doc["toolCalls"], "$")
+    events = doc.get("events", MISSING)
+    if not isinstance(events, list):
+        state = state_of(events)
+        problems.append(_problem(
+            "E_ARTIFACT_EVENTS_INVALID", f"artifact `events` {state}; it must be an array of events (empty is fine)",
+            "$.events", "array", events, example='"events": []',
+        ))
+        return problems
+    checker = EventChecker(seq_order=seq_order)
+    checker.begin_run(None)
+    for i, event in enumerate(events):
+        problems += checker.check_event(event, f"$.events[{i}]")
+    return problems
+
+
+# streams ------------------------------------------------------------------------------------------
+class EventChecker:
+    """Checks the records of one stream in order: events, run records and heal records.
+
+    A run begins at a run record, or (without run records) wherever ``runId`` changes, as in
+    ``pipeline.runs``. Inside a run, ``seq`` must be 1, 2, ... n (``seq_order="contiguous"``),
+    only go up (``"increasing"``, e.g. after a stage that selects events), or is not compared
+    (``"any"``). Counts of what was seen are kept for summaries.
+    """
+
+    def __init__(self, seq_order: str = "contiguous") -> None:
+        if seq_order not in SEQ_ORDERS:
+            raise ValueError(f"seq_order must be one of {SEQ_ORDERS}")
+        self.seq_order = seq_order
+        self.run: Run | None = None
+        self.last_seq = 0  # the seq of the run's previous event
+        self.position = 0  # how many events the run has had, this one included
+        self.events = 0
+        self.runs = 0
+        self.records = 0
+
+    def check(self, record: Any, path: str = "$") -> Problems:
+        """One stream record (a line, or an item of a document at ``path``)."""
+        self.records += 1
+        if not isinstance(record, dict):
+            self.events += 1
+            return self._not_object(record, path)
+        if starts_run(record, self.run, ""):  # one checker reads one source
+            self.begin_run(record if record.get(RECORD_KEY) == RUN_RECORD else None, record.get("runId"))
+        kind = record.get(RECORD_KEY, MISSING)
+        if kind is MISSING:
+            return self.check_event(record, path)
+        if kind == RUN_RECORD:
+            return check_run_record(record, path)
+        if kind == HEAL_RECORD:
+            return check_heal_record(record, path)
+        if kind == SOURCE_RECORD:
+            if _nonempty_string(record.get("source")):
+                return []
+            return [_problem("E_EVENT_INVALID", "a source record names its input in `source`", f"{path}.source",
+                             "non-empty string", record.get("source", MISSING), example='{"$record": "source", "source": "a.jsonl"}')]
+        return [_problem(
+            "E_EVENT_INVALID", f"unknown reserved record kind {shown(kind)!r}; streams carry \"run\", \"heal\" and \"source\" records",
+            f"{path}.{RECORD_KEY}", "\"run\", \"heal\" or \"source\"", kind,
+        )]
+
+    def check_stretch(self, records: list[Any]) -> bool:
+        """The usual batch: plain events of the run in progress, numbered on, all valid. Noted at
+        once (True), with a few list passes instead of a call per event; False leaves the checker as
+        it was, and the records are then checked one by one."""
+        run, n = self.run, len(records)
+        if run is None or run.run_id is None or not n or self.seq_order != "contiguous":
+            return False
+        if [r.get("runId") if r.__class__ is dict else None for r in records].count(run.run_id) != n:
+            return False
+        if [1 for r in records if RECORD_KEY in r]:
+            return False
+        seqs = [r.get("seq") for r in records]
+        first = self.last_seq + 1
+        if seqs != list(range(first, first + n)) or not all(s.__class__ is int for s in seqs):
+            return False
+        if not all(t.__class__ is str and t for t in [r.get("type") for r in records]):
+            return False
+        if not all(r.get("payload").__class__ is dict for r in records):
+            return False
+        if not all(is_timestamp(r.get("timestamp")) for r in records):
+            return False
+        if any(_check_optional_event_fields(r, "$") for r in records if len(r) > 5):
+            return False
+        self.records += n
+        self.events += n
+        self.position += n
+        self.last_seq = seqs[-1]
+        return True
+
+    def begin_run(self, facts: dict[str, Any] | None, run_id: Any = None) -> None:
+        """A new run starts (at a run record ``facts``, or at an event with a new ``run_id``)."""
+        self.run = Run(run_id if _nonempty_string(run_id) else None, facts, "")
+        self.last_seq = self.position = 0
+        self.runs += 1
+
+    def check_event(self, event: Any, path: str) -> Problems:
+        """One event of the current run."""
+        self.events += 1
+        self.position += 1
+        if not isinstance(event, dict):
+            self.last_seq += 1  # it still takes a place in the run
+            return self._not_object(event, path)
+        if self.run is None:
+            self.begin_run(None, event.get("runId"))
+        run = self.run
+        assert run is not None
+        if run.run_id is None and _nonempty_string(event.get("runId")):
+            run.run_id = event["runId"]
+        problems: Problems = []
+        if RECORD_KEY in event:
+            problems.append(_problem(
+                "E_EVENT_INVALID", "an event must not carry `$record` (reserved records are not events)",
+                f"{path}.{RECORD_KEY}", "no `$record` key", event[RECORD_KEY],
+            ))
+        etype = event.get("type", MISSING)
+        if not _nonempty_string(etype):
+            state = state_of(etype)
+            problems.append(_problem(
+                "E_ARTIFACT_EVENT_TYPE_INVALID", f"{_event_at(path)} `type` {state}; it must be a non-empty string",
+                f"{path}.type", "non-empty string, e.g. \"tool_called\"", etype, example='"type": "tool_called"',
+            ))
+        problems += self._check_seq(event.get("seq", MISSING), path)
+        stamp = event.get("timestamp", MISSING)
+        if not is_rfc3339(stamp):
+            state = f"{shown(stamp)!r} is not an RFC 3339 date-time" if isinstance(stamp, str) else state_of(stamp)
+            problems.append(_problem(
+                "E_ARTIFACT_EVENT_TIMESTAMP_INVALID", f"{_event_at(path)} `timestamp` {state}",
+                f"{path}.timestamp", "RFC 3339 date-time string, e.g. " + EXAMPLE_TIMESTAMP, stamp,
+                example=f'"timestamp": "{EXAMPLE_TIMESTAMP}"',
+            ))
+        rid = event.get("runId", MISSING)
+        if not _nonempty_string(rid):
+            state = state_of(rid)
+            problems.append(_problem(
+                "E_EVENT_INVALID", f"{_event_at(path)} `runId` {state}; it must be a non-empty string",
+                f"{path}.runId", "non-empty string", rid, example='"runId": "run_1"',
+            ))
+        payload = event.get("payload", MISSING)
+        if not isinstance(payload, dict):
+            state = state_of(payload)
+            problems.append(_problem(
+                "E_EVENT_INVALID", f"{_event_at(path)} `payload` {state}; it must be an object (`replay heal` turns others into {{}})",
+                f"{path}.payload", "object", payload, example='"payload": {}',
+            ))
+        problems += _check_optional_event_fields(event, path)
+        return problems
+
+    def _check_seq(self, seq: Any, path: str) -> Problems:
+        where = f"{path}.seq"
+        if not (is_integer(seq) and seq >= 1):
+            self.last_seq += 1  # it still takes a place in the run
+            state = state_of(seq)
+            return [_problem(
+                "E_ARTIFACT_EVENT_SEQ_INVALID", f"{_event_at(path)} `seq` {state}; it must be an integer >= 1",
+                where, "integer >= 1", seq, example='"seq": 1',
+            )]
+        previous, self.last_seq = self.last_seq, seq
+        # In order: one more than the previous seq, or (after a stray one) the event's place in its run.
+        if self.seq_order == "contiguous" and seq != previous + 1 and seq != self.position:
+            after = f"follows seq {previous}" if previous else "opens its run"
+            return [_problem(
+                "E_ARTIFACT_EVENT_SEQ_INVALID", f"{_event_at(path)} has seq {seq} but {after}: seq must go 1, 2, ... n in each run",
+                where, previous + 1, seq,
+            )]
+        if self.seq_order == "increasing" and seq <= previous:
+            return [_problem(
+                "E_ARTIFACT_EVENT_SEQ_INVALID", f"{_event_at(path)} has seq {seq}, not above the previous seq {previous}",
+                where, f"integer > {previous}", seq,
+            )]
+        return []
+
+    @staticmethod
+    def _not_object(value: Any, path: str) -> Problems:
+        return [_problem(
+            "E_ARTIFACT_EVENT_INVALID", f"{_event_at(path)} is {json_type(value)}; every event must be a JSON object",
+            path, "object", value, example=EXAMPLE_EVENT,
+        )]
+
+
+def _event_at(path: str) -> str:
+    """``event`` for a line of its own, ``event $.events[3]`` inside a document."""
+    return "event" if path == "$" else f"event {path}"
+
+
+def _check_optional_event_fields(event: dict[str, Any], path: str) -> Problems:
+    problems: Problems = []
+    for key in ("step", "turn"):
+        value = event.get(key, MISSING)
+        if value is not MISSING and not (is_integer(value) or isinstance(value, str)):
+            problems.append(_problem("E_EVENT_INVALID", f"{_event_at(path)} `{key}` must be an integer or a string",
+                                     f"{path}.{key}", "integer or string", value))
+    parent = event.get("parentId", MISSING)
+    if parent is not MISSING and parent is not None and not isinstance(parent, str):
+        problems.append(_problem("E_EVENT_INVALID", f"{_event_at(path)} `parentId` must be a string or null",
+                                 f"{path}.parentId", "string or null", parent))
+    synthetic = event.get("synthetic", MISSING)
+    if synthetic is not MISSING and synthetic is not True:
+        problems.append(_problem("E_EVENT_INVALID", f"{_event_at(path)} `synthetic` may only be true (leave it out otherwise)",
+                                 f"{path}.synthetic", True, synthetic))
+    return problems
+
+
+def check_run_record(record: dict[str, Any], path: str = "$") -> Problems:
+    """A run record: the run-level facts of the events that follow it."""
+    problems: Problems = []
+    rid = record.get("runId", MISSING)
+    if not _nonempty_string(rid):
+        state = state_of(rid)
+        problems.append(_problem(
+            "E_ARTIFACT_SHAPE_INVALID", f"run record `runId` {state}; it must be a non-empty string",
+            f"{path}.runId", "non-empty string", rid, example='{"$record": "run", "runId": "run_1"}',
+            how_to_fix="Name the run: a run record needs a non-empty string `runId`.",
+        ))
+    artifact_id = record.get("artifactId", MISSING)
+    if artifact_id is not MISSING and not isinstance(artifact_id, str):
+        problems.append(_problem(
+            "E_ARTIFACT_ID_INVALID", f"run record `artifactId` is {json_type(artifact_id)}; it must be a string",
+            f"{path}.artifactId", "string", artifact_id,
+        ))
+    problems += _check_status(record, path, "run record", required=False)
+    problems += _check_facts(record, path, "run record", required=())
+    if "toolCalls" in record and not isinstance(record["toolCalls"], list):
+        problems.append(_problem("E_ARTIFACT_SHAPE_INVALID", "run record `toolCalls` must be an array",
+                                 f"{path}.toolCalls", "array", record["toolCalls"], how_to_fix=TOOL_CALL_FIX))
+    return problems
+
+
+def check_heal_record(record: dict[str, Any], path: str = "$") -> Problems:
+    """A heal record: how many repairs heal made in the run before it, by rule."""
+    problems: Problems = []
+    rid = record.get("runId", MISSING)
+    if not (rid is None or isinstance(rid, str)):
+        problems.append(_problem("E_EVENT_INVALID", "heal record `runId` must be a string or null",
+                                 f"{path}.runId", "string or null", rid))
+    repairs = record.get("repairs", MISSING)
+    if not (is_integer(repairs) and repairs >= 1):
+        problems.append(_problem("E_EVENT_INVALID", "heal record `repairs` must be an integer >= 1",
+                                 f"{path}.repairs", "integer >= 1", repairs))
+    by_rule = record.get("byRule", MISSING)
+    if by_rule is not MISSING and not (
+        isinstance(by_rule, dict) and all(is_integer(n) and n >= 1 for n in by_rule.values())
+    ):
+        problems.append(_problem("E_EVENT_INVALID", "heal record `byRule` must map rule names to counts >= 1",
+                                 f"{path}.byRule", "object of integers >= 1", by_rule))
+    return problems

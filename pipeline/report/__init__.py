@@ -1,0 +1,1 @@
+"""Reporting: the report model and its renderers (text, JSON, Markdown, JUnit, HTML)."""

@@ -1,0 +1,506 @@
+"""Report model: one summary per run (status, counts, tool calls, errors, usage, repairs, timeline) and their aggregate.
+
+A summary is built incrementally by ``RunTally`` (the ``summarize`` stage feeds it one event at a
+time, so a run's events are never all held in memory: only its tool events, slimmed, and a capped
+list of timeline marks). ``summarize_run`` does the same over a list. ``aggregate`` adds summaries
+up; ``report_document`` is the JSON form ``{"runs": [...], "aggregate": {...}}``. Key order is fixed
+by construction and every ``by*`` map is sorted by key, so the same input gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.batch import RECORD_KEY
+from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
+from replay.pipeline.model.repairs import counts_as_repair
+from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, pair_tool_calls, tool_name
+
+SUMMARY_RECORD = "summary"
+DIAGNOSTICS_RECORD = "diagnostics"
+HEAL_RECORD = "heal"
+
+MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
+MAX_MESSAGE = 2000  # characters of an error message kept in a summary
+NO_TYPE = "(none)"
+
+TOOL_TYPES = CALLED | COMPLETED | FAILED
+_TOOL_PAYLOAD_KEYS = ("toolName", "tool", "name", "callId", "toolCallId", "id", "durationMs")
+_USAGE_KEYS = {
+    "inputTokens": ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
+    "outputTokens": ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
+    "costUsd": ("costUsd", "cost_usd"),
+}
+HEAL_LOG_SUFFIX = ".heal-log.json"
+_ARTIFACT_SUFFIXES = (".healed.json", ".artifact.json", ".json")
+
+
+# numbers ---------------------------------------------------------------------------------------
+def number(value: float) -> int | float:
+    """A duration or amount as JSON writes it: ints stay ints, floats keep 3 decimals."""
+    if isinstance(value, int):
+        return value
+    rounded = round(value, 3)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def money(value: float) -> int | float:
+    """A cost sum without binary noise (0.1 + 0.2 is 0.3)."""
+    rounded = round(float(value), 10)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _ms(later: datetime, earlier: datetime) -> float:
+    return (later - earlier).total_seconds() * 1000.0
+
+
+instant = parse_timestamp  # (kept as the model's name for it)
+
+
+def error_of(payload: Any) -> tuple[str | None, str | None]:
+    """(code, message) an event payload reports: ``error`` as an object or a string, else ``message``/``reason``."""
+    if not isinstance(payload, dict):
+        return None, None
+    code = message = None
+    err = payload.get("error")
+    if isinstance(err, dict):
+        code = err.get("code") if isinstance(err.get("code"), str) else None
+        message = err.get("message") if isinstance(err.get("message"), str) else None
+    elif isinstance(err, str):
+        message = err
+    if message is None:
+        for key in ("message", "reason"):
+            if isinstance(payload.get(key), str):
+                message = payload[key]
+                break
+    if isinstance(payload.get("code"), str) and code is None:
+        code = payload["code"]
+    return code, (message[:MAX_MESSAGE] if message is not None else None)
+
+
+def usage_of(value: Any) -> dict[str, float] | None:
+    """``{inputTokens, outputTokens, costUsd}`` from a usage object (camelCase or snake_case), or None."""
+    if not isinstance(value, dict):
+        return None
+    found: dict[str, float] = {}
+    for key, names in _USAGE_KEYS.items():
+        for name in names:
+            if _is_number(value.get(name)):
+                found[key] = value[name]
+                break
+    return found or None
+
+
+def count_repairs(document: Any) -> tuple[int, dict[str, int]] | None:
+    """(total, byRule) of a heal record or a heal-log document, or None when it shows no repairs."""
+    if not isinstance(document, dict):
+        return None
+    summary = document.get("summary") if isinstance(document.get("summary"), dict) else document
+    by_rule = summary.get("byRule")
+    if isinstance(by_rule, dict):
+        counts = {str(k): int(v) for k, v in by_rule.items() if _is_number(v) and v > 0}
+    elif isinstance(document.get("repairs"), list):
+        counts = Counter()
+        for entry in document["repairs"]:
+            if isinstance(entry, dict):
+                counts[str(entry.get("rule"))] += counts_as_repair(entry)
+        counts = {rule: n for rule, n in counts.items() if n}
+    else:
+        counts = {}
+    total = summary.get("total", summary.get("repairs"))
+    if not (_is_number(total) and total >= 0):
+        total = sum(counts.values())
+    if not total and not counts:
+        return None
+    return int(total), counts
+
+
+def heal_log_path(source: str | None, artifact_id: Any = None) -> Path | None:
+    """The heal log capture writes beside an artifact (``<id>.healed.json`` -> ``<id>.heal-log.json``), if any."""
+    if not source or source.startswith("<") or not source.endswith(".json"):
+        return None
+    path = Path(source)
+    candidates = []
+    for suffix in _ARTIFACT_SUFFIXES:
+        if path.name.endswith(suffix):
+            candidates.append(path.with_name(path.name[: -len(suffix)] + HEAL_LOG_SUFFIX))
+            break
+    if isinstance(artifact_id, str) and artifact_id and "/" not in artifact_id and artifact_id not in (".", ".."):
+        candidates.append(path.with_name(artifact_id + HEAL_LOG_SUFFIX))
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_heal_log(path: Path) -> dict[str, Any]:
+    """A heal-log document; raises ValueError when it is not a JSON object."""
+    document = orjson.loads(path.read_bytes())
+    if not isinstance(document, dict):
+        raise ValueError("a heal log is a JSON object")
+    return document
+
+
+# one run ---------------------------------------------------------------------------------------
+class RunTally:
+    """Everything a run summary needs, gathered one event at a time."""
+
+    def __init__(self, record: dict[str, Any] | None = None, source: str | None = None,
+                 run_id: str | None = None) -> None:
+        self.record = record
+        self.source = source
+        rid = record.get("runId") if record else run_id
+        self.run_id: str | None = rid if isinstance(rid, str) and rid else None
+        self.count = 0
+        self.by_type: Counter[str] = Counter()
+        self.first: datetime | None = None  # earliest timestamp
+        self.last: datetime | None = None  # latest timestamp
+        self.last_seen_ts: str | None = None  # last parseable timestamp in stream order
+        self.tool_events: list[dict[str, Any]] = []
+        self.seq_at: dict[int, Any] = {}  # position in run -> the event's own seq
+        self.marks: list[tuple[int, str, Any, datetime | None, bool]] = []
+        self.plain_seen = self.plain_marks = self.failed_marks = 0
+        self.stride = 1  # every stride-th ordinary event gets a tick
+        self.errors: list[dict[str, Any]] = []
+        self.failed_event = False
+        self.event_usage: Counter[str] = Counter()
+        self.repairs_total = 0
+        self.repairs_by_rule: Counter[str] = Counter()
+        self.healed_in_stream = False
+
+    # feeding ---------------------------------------------------------------------------------
+    def add_event(self, event: dict[str, Any]) -> None:
+        index = self.count
+        self.count += 1
+        kind = event.get("type")
+        if type(kind) is not str or not kind:
+            kind = NO_TYPE
+        self.by_type[kind] += 1
+        if self.run_id is None and isinstance(event.get("runId"), str) and event["runId"]:
+            self.run_id = event["runId"]
+        stamp = event.get("timestamp")
+        moment = instant(stamp)
+        if moment is not None:
+            self.last_seen_ts = stamp
+            if self.first is None or moment < self.first:
+                self.first = moment
+            if self.last is None or moment > self.last:
+                self.last = moment
+        payload = event.get("payload")
+        if type(payload) is not dict:
+            payload = {}
+        failed = kind == RUN_FAILED or kind in FAILED
+        if kind in TOOL_TYPES:
+            slim = {k: payload[k] for k in _TOOL_PAYLOAD_KEYS if k in payload}
+            self.tool_events.append({"type": kind, "seq": index, "timestamp": stamp, "payload": slim})
+            self.seq_at[index] = event.get("seq")
+        if failed:
+            self._add_failure(kind, payload, event.get("seq"))
+        if "usage" in payload:
+            usage = usage_of(payload["usage"])
+            if usage:
+                self.event_usage.update(usage)
+                self.event_usage["_seen"] += 1
+        if failed:
+            if self.failed_marks < MAX_MARKS:
+                self.failed_marks += 1
+                self.marks.append((index, kind, event.get("seq"), moment, True))
+        else:
+            self._add_plain_mark((index, kind, event.get("seq"), moment, False))
+
+    def _add_plain_mark(self, mark: tuple[int, str, Any, datetime | None, bool]) -> None:
+        """Keep every ``stride``-th ordinary event; when that makes too many, halve them and double the stride,
+        so the ticks kept are spread over the whole run however long it is."""
+        self.plain_seen += 1
+        if (self.plain_seen - 1) % self.stride:
+            return
+        self.marks.append(mark)
+        self.plain_marks += 1
+        if self.plain_marks > MAX_MARKS:
+            self.stride *= 2
+            kept, n = [], 0
+            for m in self.marks:
+                if m[4]:
+                    kept.append(m)
+                else:
+                    if n % 2 == 0:
+                        kept.append(m)
+                    n += 1
+            self.marks = kept
+            self.plain_marks = sum(1 for m in kept if not m[4])
+
+    def _add_failure(self, kind: str, payload: dict[str, Any], seq: Any) -> None:
+        if kind == RUN_FAILED:
+            self.failed_event = True
+        code, message = error_of(payload)
+        entry: dict[str, Any] = {"kind": kind, "code": code, "message": message or kind.replace("_", " "), "seq": seq}
+        if kind in FAILED:
+            entry["toolName"] = tool_name(payload)
+        self.errors.append(entry)
+
+    def add_heal_record(self, record: dict[str, Any]) -> None:
+        counted = count_repairs(record)
+        if counted:
+            self.healed_in_stream = True
+            self.add_repairs(*counted)
+
+    def add_repairs(self, total: int, by_rule: dict[str, int]) -> None:
+        self.repairs_total += total
+        self.repairs_by_rule.update(by_rule)
+
+    # result ----------------------------------------------------------------------------------
+    def status(self) -> str:
+        declared = self.record.get("status") if self.record else None
+        return "error" if declared == "error" or self.failed_event else "ok"
+
+    def summary(self) -> dict[str, Any]:
+        facts = self.record or {}
+        start, end = self.first, self.last
+        duration = number(_ms(end, start)) if start is not None and end is not None else None
+        calls = self._tool_calls(start)
+        return {
+            RECORD_KEY: SUMMARY_RECORD,
+            "runId": self.run_id,
+            "artifactId": facts.get("artifactId") if isinstance(facts.get("artifactId"), str) else None,
+            "source": self.source,
+            "status": self.status(),
+            "framework": facts.get("framework") if isinstance(facts.get("framework"), str) else None,
+            "prompt": facts.get("prompt") if isinstance(facts.get("prompt"), str) else None,
+            "startedAt": format_timestamp(start) if start is not None else None,
+            "endedAt": format_timestamp(end) if end is not None else None,
+            "durationMs": duration,
+            "events": {"total": self.count, "byType": dict(sorted(self.by_type.items()))},
+            "toolCalls": _tool_stats(calls),
+            "errors": self._errors(),
+            "usage": self._usage(),
+            "repairs": {"total": self.repairs_total, "byRule": dict(sorted(self.repairs_by_rule.items()))},
+            "timeline": self._timeline(start, duration, calls),
+        }
+
+    def _tool_calls(self, start: datetime | None) -> list[dict[str, Any]]:
+        events = self.tool_events
+        if self.last_seen_ts is not None:
+            events = [*events, {"type": None, "timestamp": self.last_seen_ts}]  # the run's last instant
+        out = []
+        for call in pair_tool_calls(events):
+            began = instant(call.get("startedAt"))
+            index = call.get("seq")
+            entry: dict[str, Any] = {
+                "toolName": call.get("toolName") or "unknown",
+                "status": call.get("status", "error"),
+                "durationMs": number(call.get("durationMs") or 0.0),
+                "seq": self.seq_at.get(index) if isinstance(index, int) else None,
+                "startMs": number(_ms(began, start)) if began is not None and start is not None else None,
+                "index": index,
+            }
+            if call.get("callId"):
+                entry["callId"] = call["callId"]
+            if call.get("unfinished"):
+                entry["unfinished"] = True
+            out.append(entry)
+        return out
+
+    def _errors(self) -> list[dict[str, Any]]:
+        errors: list[dict[str, Any]] = []
+        facts = self.record or {}
+        err = facts.get("error")
+        if isinstance(err, dict) or (facts.get("status") == "error"):
+            err = err if isinstance(err, dict) else {}
+            message = err.get("message") if isinstance(err.get("message"), str) else "run reported status error"
+            errors.append({"kind": "run", "code": err.get("code") if isinstance(err.get("code"), str) else None,
+                           "message": message[:MAX_MESSAGE], "seq": None})
+        seen = {(e["code"], e["message"]) for e in errors}
+        for entry in self.errors:
+            if entry["kind"] == RUN_FAILED and (entry["code"], entry["message"]) in seen:
+                continue  # the run record already says the same
+            errors.append(entry)
+        return errors
+
+    def _usage(self) -> dict[str, Any] | None:
+        declared = usage_of((self.record or {}).get("usage"))
+        if declared is None and self.event_usage["_seen"]:
+            declared = {k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage}
+        if declared is None:
+            return None
+        return {
+            "inputTokens": number(declared.get("inputTokens", 0)),
+            "outputTokens": number(declared.get("outputTokens", 0)),
+            "costUsd": money(declared.get("costUsd", 0)),
+        }
+
+    def _timeline(self, start: datetime | None, duration: Any, calls: list[dict[str, Any]]) -> dict[str, Any]:
+        by_time = bool(duration)
+        marks = []
+        for index, kind, seq, moment, failed in self.marks:
+            mark: dict[str, Any] = {"index": index, "seq": seq, "type": kind,
+                                    "atMs": number(_ms(moment, start)) if by_time and moment and start else None}
+            if failed:
+                mark["failed"] = True
+            marks.append(mark)
+        return {"axis": "time" if by_time else "order", "spanMs": duration if by_time else None,
+                "events": self.count, "marks": marks, "omittedMarks": self.count - len(marks),
+                "calls": [{"index": c["index"], "startMs": c["startMs"]} for c in calls]}
+
+
+def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    by_tool: dict[str, dict[str, Any]] = {}
+    for call in calls:
+        stats = by_tool.setdefault(call["toolName"], {"calls": 0, "ok": 0, "error": 0, "durationMs": 0.0, "maxMs": 0.0})
+        _add_call(stats, 1, 1 if call["status"] == "ok" else 0, 0 if call["status"] == "ok" else 1,
+                  call["durationMs"], call["durationMs"])
+    ok = sum(1 for c in calls if c["status"] == "ok")
+    return {
+        "total": len(calls), "ok": ok, "error": len(calls) - ok,
+        "byTool": {name: _finish_stats(by_tool[name]) for name in sorted(by_tool)},
+        "calls": [{k: v for k, v in c.items() if k != "index"} for c in calls],
+    }
+
+
+def _add_call(stats: dict[str, Any], calls: int, ok: int, error: int, duration: float, longest: float) -> None:
+    stats["calls"] += calls
+    stats["ok"] += ok
+    stats["error"] += error
+    stats["durationMs"] += duration
+    stats["maxMs"] = max(stats["maxMs"], longest)
+
+
+def _finish_stats(stats: dict[str, Any]) -> dict[str, Any]:
+    return {**stats, "durationMs": number(stats["durationMs"]), "maxMs": number(stats["maxMs"])}
+
+
+def summarize_run(record: dict[str, Any] | None, events: Iterable[dict[str, Any]],
+                  repairs: Iterable[dict[str, Any]] = (), source: str | None = None) -> dict[str, Any]:
+    """The summary of one run from its run record (or None), its events, and heal records / heal logs."""
+    tally = RunTally(record, source)
+    for event in events:
+        if isinstance(event, dict) and RECORD_KEY not in event:
+            tally.add_event(event)
+    for document in repairs:
+        counted = count_repairs(document)
+        if counted:
+            tally.add_repairs(*counted)
+    return tally.summary()
+
+
+# all runs --------------------------------------------------------------------------------------
+def aggregate(summaries: list[dict[str, Any]], diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Totals over run summaries, plus the input problems (``diagnostics``) the stream had."""
+    by_type: Counter[str] = Counter()
+    by_rule: Counter[str] = Counter()
+    by_code: Counter[str] = Counter()
+    by_tool: dict[str, dict[str, Any]] = {}
+    tokens_in = tokens_out = 0.0
+    costs: list[float] = []
+    with_usage = 0
+    durations: list[float] = []
+    starts: list[datetime] = []
+    ends: list[datetime] = []
+    calls = calls_ok = 0
+    for s in summaries:
+        by_type.update(s["events"]["byType"])
+        by_rule.update(s["repairs"]["byRule"])
+        tc = s["toolCalls"]
+        calls += tc["total"]
+        calls_ok += tc["ok"]
+        for name, st in tc["byTool"].items():
+            stats = by_tool.setdefault(name, {"calls": 0, "ok": 0, "error": 0, "durationMs": 0.0, "maxMs": 0.0})
+            _add_call(stats, st["calls"], st["ok"], st["error"], st["durationMs"], st["maxMs"])
+        for err in s["errors"]:
+            by_code[err.get("code") or err["kind"]] += 1
+        if s["usage"] is not None:
+            with_usage += 1
+            tokens_in += s["usage"]["inputTokens"]
+            tokens_out += s["usage"]["outputTokens"]
+            costs.append(s["usage"]["costUsd"])
+        if s["durationMs"] is not None:
+            durations.append(s["durationMs"])
+        for key, bucket in (("startedAt", starts), ("endedAt", ends)):
+            moment = parse_timestamp(s.get(key))
+            if moment is not None:
+                bucket.append(moment)
+    ok = sum(1 for s in summaries if s["status"] == "ok")
+    diag = diagnostics or {}
+    return {
+        "runs": {"total": len(summaries), "ok": ok, "error": len(summaries) - ok},
+        "events": {"total": sum(s["events"]["total"] for s in summaries), "byType": dict(sorted(by_type.items()))},
+        "toolCalls": {"total": calls, "ok": calls_ok, "error": calls - calls_ok,
+                      "byTool": {name: _finish_stats(by_tool[name]) for name in sorted(by_tool)}},
+        "errors": {"total": sum(by_code.values()), "byCode": dict(sorted(by_code.items()))},
+        "usage": {"inputTokens": number(tokens_in), "outputTokens": number(tokens_out),
+                  "costUsd": money(math.fsum(costs)), "runsWithUsage": with_usage},
+        "repairs": {"total": sum(s["repairs"]["total"] for s in summaries), "byRule": dict(sorted(by_rule.items()))},
+        "durationMs": number(math.fsum(durations)) if durations else None,
+        "startedAt": format_timestamp(min(starts)) if starts else None,
+        "endedAt": format_timestamp(max(ends)) if ends else None,
+        "diagnostics": {"total": int(diag.get("total", 0)), "byCode": dict(sorted((diag.get("byCode") or {}).items()))},
+    }
+
+
+def public_run(summary: dict[str, Any]) -> dict[str, Any]:
+    """A summary as reports show it: without the record marker and the drawing-only timeline."""
+    return {k: v for k, v in summary.items() if k not in (RECORD_KEY, "timeline")}
+
+
+def report_document(summaries: list[dict[str, Any]], diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"runs": [public_run(s) for s in summaries], "aggregate": aggregate(summaries, diagnostics)}
+
+
+# shared by the renderers -------------------------------------------------------------------------
+def run_label(summary: dict[str, Any], position: int) -> str:
+    """What to call a run: its runId, else its artifact id, else its file's name, else its place in the report."""
+    source = summary.get("source")
+    named = Path(source).name if isinstance(source, str) and source and not source.startswith("<") else None
+    return summary.get("runId") or summary.get("artifactId") or named or f"run #{position}"
+
+
+def format_ms(value: Any) -> str:
+    """A duration for people: 850ms, 1.25s, 2m 05s, 1h 02m."""
+    if value is None:
+        return "-"
+    ms = float(value)
+    if ms < 1000:
+        return f"{ms:.0f}ms" if ms >= 10 or ms == int(ms) else f"{ms:.1f}ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.2f}s".replace(".00s", "s")
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def format_cost(value: Any) -> str:
+    if value is None:
+        return "-"
+    text = f"{float(value):.6f}".rstrip("0")
+    if len(text.split(".")[1]) < 2:
+        text = f"{float(value):.2f}"
+    return "$" + text
+
+
+def format_count(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def format_counts(counts: dict[str, int], limit: int = 0) -> str:
+    """``a 3, b 1`` (largest first), or ``-``."""
+    if not counts:
+        return "-"
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = items[:limit] if limit else items
+    text = ", ".join(f"{k} {v}" for k, v in shown)
+    return text + (f", … {len(items) - len(shown)} more" if len(shown) < len(items) else "")

@@ -1,0 +1,121 @@
+"""Markdown report: a runs table, a section per run and the totals, every cell escaped for tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.report.model import format_cost, format_count, format_counts, format_ms, run_label
+
+PROMPT_LIMIT = 500
+CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
+ERROR_ROWS = 100  # errors listed per run
+_SPECIAL = set("\\`*_[]<>|#!~$")
+
+
+def esc(value: Any, limit: int = 0) -> str:
+    """Text safe inside a Markdown table cell: one line, Markdown and HTML punctuation backslash-escaped."""
+    text = "-" if value is None else str(value)
+    text = " ".join(text.split())  # newlines (and runs of blanks) would end the table row
+    if limit and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return "".join("\\" + ch if ch in _SPECIAL else ch for ch in text)
+
+
+def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
+    align = ["---:" if k in right else "---" for k in range(len(headers))]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
+    runs, tc, usage = agg["runs"], agg["toolCalls"], agg["usage"]
+    out = [f"# {esc(title)}", ""]
+    line = (f"**{runs['total']} runs**: {runs['ok']} ok, {runs['error']} error · {format_count(agg['events']['total'])} events"
+            f" · {tc['total']} tool calls ({tc['error']} failed) · {agg['repairs']['total']} repairs"
+            f" · {format_ms(agg['durationMs'])} in all")
+    if usage["runsWithUsage"]:
+        line += (f" · {format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} tokens out,"
+                 f" {esc(format_cost(usage['costUsd']))}")
+    out += [line, ""]
+    if agg["diagnostics"]["total"]:
+        out += [f"> **{agg['diagnostics']['total']} input problems**: {esc(format_counts(agg['diagnostics']['byCode']))}", ""]
+    if summaries:
+        out += ["## Runs", ""]
+        rows = []
+        for n, s in enumerate(summaries, 1):
+            u = s["usage"]
+            rows.append([
+                f"[{esc(run_label(s, n))}](#run-{n})", "✅ ok" if s["status"] == "ok" else "❌ error",
+                format_ms(s["durationMs"]), format_count(s["events"]["total"]), format_count(s["toolCalls"]["total"]),
+                format_count(s["toolCalls"]["error"]), format_count(u["inputTokens"]) if u else "-",
+                format_count(u["outputTokens"]) if u else "-", esc(format_cost(u["costUsd"])) if u else "-",
+                format_count(s["repairs"]["total"]),
+            ])
+        out += table(["Run", "Status", "Duration", "Events", "Tool calls", "Failed", "Tokens in", "Tokens out",
+                      "Cost", "Repairs"], rows, right={2, 3, 4, 5, 6, 7, 8, 9})
+        out.append("")
+    for n, s in enumerate(summaries, 1):
+        out += _run_section(s, n)
+    out += _aggregate_section(agg)
+    return ("\n".join(out).rstrip("\n") + "\n").encode("utf-8")
+
+
+def _run_section(s: dict[str, Any], n: int) -> list[str]:
+    out = [f'<a id="run-{n}"></a>', "", f"## Run {esc(run_label(s, n))}", ""]
+    facts = [("Status", s["status"]), ("Source", esc(s.get("source"))), ("Framework", esc(s.get("framework"))),
+             ("Started", esc(s["startedAt"])), ("Ended", esc(s["endedAt"])), ("Duration", format_ms(s["durationMs"]))]
+    if s.get("artifactId"):
+        facts.insert(1, ("Artifact", esc(s["artifactId"])))
+    if s.get("prompt") is not None:
+        facts.append(("Prompt", esc(s["prompt"], PROMPT_LIMIT)))
+    u = s["usage"]
+    facts.append(("Usage", f"{format_count(u['inputTokens'])} tokens in, {format_count(u['outputTokens'])} tokens out, "
+                           f"{esc(format_cost(u['costUsd']))}" if u else "-"))
+    out += [f"- **{k}**: {v}" for k, v in facts] + [""]
+    by_type = s["events"]["byType"]
+    if by_type:
+        out += [f"### Events ({s['events']['total']})", ""]
+        out += table(["Type", "Count"], [[esc(k), format_count(v)] for k, v in by_type.items()], right={1}) + [""]
+    calls = s["toolCalls"]["calls"]
+    if calls:
+        out += [f"### Tool calls ({s['toolCalls']['total']}, {s['toolCalls']['error']} failed)", ""]
+        rows = [[str(k), esc(c["toolName"]), ("ok" if c["status"] == "ok" else "**error**")
+                 + (" (unfinished)" if c.get("unfinished") else ""), format_ms(c["durationMs"]),
+                 "-" if c["startMs"] is None else "+" + format_ms(c["startMs"]), esc(c["seq"])]
+                for k, c in enumerate(calls[:CALL_ROWS], 1)]
+        out += table(["#", "Tool", "Status", "Duration", "Start", "Seq"], rows, right={0, 3, 4, 5}) + [""]
+        if len(calls) > CALL_ROWS:
+            out += [f"*… {len(calls) - CALL_ROWS} more tool calls (the json format lists them all)*", ""]
+    if s["errors"]:
+        out += [f"### Errors ({len(s['errors'])})", ""]
+        rows = [[esc(e["kind"]), esc(e.get("code")), esc(e.get("toolName")), esc(e.get("seq")), esc(e["message"], 300)]
+                for e in s["errors"][:ERROR_ROWS]]
+        out += table(["Kind", "Code", "Tool", "Seq", "Message"], rows) + [""]
+        if len(s["errors"]) > ERROR_ROWS:
+            out += [f"*… {len(s['errors']) - ERROR_ROWS} more errors (the json format lists them all)*", ""]
+    if s["repairs"]["total"]:
+        out += [f"### Repairs ({s['repairs']['total']})", ""]
+        out += table(["Rule", "Count"], [[esc(k), format_count(v)] for k, v in s["repairs"]["byRule"].items()], right={1})
+        out.append("")
+    return out
+
+
+def _aggregate_section(agg: dict[str, Any]) -> list[str]:
+    out = ["## All runs", ""]
+    span = f"{esc(agg['startedAt'])} to {esc(agg['endedAt'])}" if agg["startedAt"] else "-"
+    out += [f"- **Runs**: {agg['runs']['total']} ({agg['runs']['ok']} ok, {agg['runs']['error']} error)",
+            f"- **Time**: {span} (runs took {format_ms(agg['durationMs'])} in all)",
+            f"- **Errors**: {agg['errors']['total']}", ""]
+    sections = [
+        ("Events by type", ["Type", "Count"], [[esc(k), format_count(v)] for k, v in agg["events"]["byType"].items()], {1}),
+        ("Tool calls by tool", ["Tool", "Calls", "Ok", "Failed", "Total time", "Longest"],
+         [[esc(k), format_count(v["calls"]), format_count(v["ok"]), format_count(v["error"]), format_ms(v["durationMs"]),
+           format_ms(v["maxMs"])] for k, v in agg["toolCalls"]["byTool"].items()], {1, 2, 3, 4, 5}),
+        ("Repairs by rule", ["Rule", "Count"], [[esc(k), format_count(v)] for k, v in agg["repairs"]["byRule"].items()], {1}),
+        ("Errors by code", ["Code", "Count"], [[esc(k), format_count(v)] for k, v in agg["errors"]["byCode"].items()], {1}),
+    ]
+    for heading, headers, rows, right in sections:
+        if rows:
+            out += [f"### {heading}", ""] + table(headers, rows, right) + [""]
+    return out

@@ -1,0 +1,172 @@
+"""Plain-text report: column-aligned tables for a terminal, with control characters from the data made harmless."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from replay.pipeline.report.model import format_cost, format_count, format_counts, format_ms, run_label
+
+CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
+ERROR_ROWS = 100  # errors listed per run
+CELL_LIMIT = 48  # characters of a name or id shown in a table cell
+MESSAGE_LIMIT = 120
+PROMPT_LIMIT = 200
+_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def clean(value: Any, limit: int = 0) -> str:
+    """One printable line: control and bidi-override characters shown as \\uXXXX, cut at ``limit``."""
+    text = "-" if value is None else str(value)
+    if text.isascii() and text.isprintable():
+        return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
+    out = []
+    for ch in text:
+        if ch in "\n\r\t":
+            out.append(" ")
+        elif ch in _BIDI or unicodedata.category(ch) == "Cc":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    text = "".join(out)
+    if limit and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def width(text: str) -> int:
+    """Terminal columns ``text`` takes (wide East Asian characters count twice, combining marks not at all)."""
+    if text.isascii():
+        return len(text)
+    total = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        total += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    return total
+
+
+def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset(), indent: str = "") -> list[str]:
+    """Rows aligned under their headers; columns in ``right`` (numbers) are right-aligned."""
+    widths = [width(h) for h in headers]
+    for row in rows:
+        for k, cell in enumerate(row):
+            widths[k] = max(widths[k], width(cell))
+    lines = []
+    for row in [headers, *rows]:
+        cells = []
+        for k, cell in enumerate(row):
+            pad = " " * (widths[k] - width(cell))
+            cells.append(pad + cell if k in right else cell + pad)
+        lines.append((indent + "  ".join(cells)).rstrip())
+    return lines
+
+
+def _tokens(usage: dict[str, Any] | None, key: str) -> str:
+    return format_count(usage[key]) if usage else "-"
+
+
+def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
+    runs, out = agg["runs"], []
+    out.append(f"{clean(title)}: {runs['total']} run{'s' if runs['total'] != 1 else ''} "
+               f"({runs['ok']} ok, {runs['error']} error)")
+    out.append("")
+    if summaries:
+        rows = []
+        for n, s in enumerate(summaries, 1):
+            tc = s["toolCalls"]
+            rows.append([
+                clean(run_label(s, n), CELL_LIMIT), s["status"], format_ms(s["durationMs"]),
+                format_count(s["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
+                _tokens(s["usage"], "inputTokens"), _tokens(s["usage"], "outputTokens"),
+                format_cost(s["usage"]["costUsd"]) if s["usage"] else "-", format_count(s["repairs"]["total"]),
+            ])
+        usage, tc = agg["usage"], agg["toolCalls"]
+        has_usage = usage["runsWithUsage"] > 0
+        rows.append([
+            "TOTAL", f"{runs['error']} error" if runs["error"] else "all ok", format_ms(agg["durationMs"]),
+            format_count(agg["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
+            format_count(usage["inputTokens"]) if has_usage else "-",
+            format_count(usage["outputTokens"]) if has_usage else "-",
+            format_cost(usage["costUsd"]) if has_usage else "-", format_count(agg["repairs"]["total"]),
+        ])
+        headers = ["RUN", "STATUS", "DURATION", "EVENTS", "TOOL CALLS", "FAILED", "TOKENS IN", "TOKENS OUT", "COST", "REPAIRS"]
+        out += table(headers, rows, right={2, 3, 4, 5, 6, 7, 8, 9})
+        out.append("")
+    for n, s in enumerate(summaries, 1):
+        out += _run_block(s, n)
+        out.append("")
+    out += _aggregate_block(agg)
+    return ("\n".join(out).rstrip("\n") + "\n").encode("utf-8")
+
+
+def _run_block(s: dict[str, Any], n: int) -> list[str]:
+    where = [f"source {clean(s['source'])}"] if s.get("source") else []
+    if s.get("framework"):
+        where.append(f"framework {clean(s['framework'])}")
+    if s.get("artifactId") and s["artifactId"] != s.get("runId"):
+        where.append(f"artifact {clean(s['artifactId'])}")
+    lines = [f"Run {clean(run_label(s, n))}  [{s['status']}]" + (f"  ({', '.join(where)})" if where else "")]
+    facts: list[list[str]] = []
+    if s.get("prompt") is not None:
+        facts.append(["prompt", clean(s["prompt"], PROMPT_LIMIT)])
+    facts.append(["time", f"{clean(s['startedAt'])} .. {clean(s['endedAt'])}  ({format_ms(s['durationMs'])})"])
+    facts.append(["events", f"{format_count(s['events']['total'])}: {clean(format_counts(s['events']['byType']))}"])
+    usage = s["usage"]
+    facts.append(["usage", f"{format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} "
+                           f"tokens out, {format_cost(usage['costUsd'])}" if usage else "-"])
+    rep = s["repairs"]
+    facts.append(["repairs", f"{rep['total']}: {clean(format_counts(rep['byRule']))}" if rep["total"] else "none"])
+    lines += table(["", ""], facts, indent="  ")[1:]
+    calls = s["toolCalls"]["calls"]
+    if calls:
+        lines.append(f"  tool calls ({s['toolCalls']['total']}, {s['toolCalls']['error']} failed)")
+        rows = [[str(k), clean(c["toolName"], CELL_LIMIT), c["status"] + (" (unfinished)" if c.get("unfinished") else ""),
+                 format_ms(c["durationMs"]), "-" if c["startMs"] is None else "+" + format_ms(c["startMs"]),
+                 clean(c["seq"])] for k, c in enumerate(calls[:CALL_ROWS], 1)]
+        lines += table(["#", "TOOL", "STATUS", "DURATION", "START", "SEQ"], rows, right={0, 3, 4, 5}, indent="    ")
+        if len(calls) > CALL_ROWS:
+            lines.append(f"    … {len(calls) - CALL_ROWS} more (--format json lists every call)")
+    errors = s["errors"]
+    if errors:
+        lines.append(f"  errors ({len(errors)})")
+        rows = [[e["kind"], clean(e.get("code")), clean(e.get("toolName")) if e.get("toolName") else "-",
+                 clean(e.get("seq")), clean(e["message"], MESSAGE_LIMIT)] for e in errors[:ERROR_ROWS]]
+        lines += table(["KIND", "CODE", "TOOL", "SEQ", "MESSAGE"], rows, right={3}, indent="    ")
+        if len(errors) > ERROR_ROWS:
+            lines.append(f"    … {len(errors) - ERROR_ROWS} more (--format json lists them all)")
+    return lines
+
+
+def _aggregate_block(agg: dict[str, Any]) -> list[str]:
+    lines = ["All runs"]
+    span = f"{clean(agg['startedAt'])} .. {clean(agg['endedAt'])}" if agg["startedAt"] else "-"
+    usage = agg["usage"]
+    facts = [
+        ["runs", f"{agg['runs']['total']} ({agg['runs']['ok']} ok, {agg['runs']['error']} error)"],
+        ["time", f"{span}  (runs took {format_ms(agg['durationMs'])} in all)"],
+        ["events", format_count(agg["events"]["total"])],
+        ["tool calls", f"{agg['toolCalls']['total']} ({agg['toolCalls']['error']} failed)"],
+        ["usage", f"{format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} tokens out, "
+                  f"{format_cost(usage['costUsd'])} ({usage['runsWithUsage']} runs report usage)"],
+        ["repairs", str(agg["repairs"]["total"])],
+        ["errors", str(agg["errors"]["total"])],
+    ]
+    diag = agg["diagnostics"]
+    if diag["total"]:
+        facts.append(["input problems", f"{diag['total']}: {clean(format_counts(diag['byCode']))} (details on stderr)"])
+    lines += table(["", ""], facts, indent="  ")[1:]
+    sections = [
+        ("events by type", ["TYPE", "COUNT"], [[clean(k, CELL_LIMIT), format_count(v)] for k, v in agg["events"]["byType"].items()], {1}),
+        ("tool calls by tool", ["TOOL", "CALLS", "OK", "FAILED", "TOTAL TIME", "LONGEST"],
+         [[clean(k, CELL_LIMIT), format_count(v["calls"]), format_count(v["ok"]), format_count(v["error"]),
+           format_ms(v["durationMs"]), format_ms(v["maxMs"])] for k, v in agg["toolCalls"]["byTool"].items()], {1, 2, 3, 4, 5}),
+        ("repairs by rule", ["RULE", "COUNT"], [[clean(k, CELL_LIMIT), format_count(v)] for k, v in agg["repairs"]["byRule"].items()], {1}),
+        ("errors by code", ["CODE", "COUNT"], [[clean(k, CELL_LIMIT), format_count(v)] for k, v in agg["errors"]["byCode"].items()], {1}),
+    ]
+    for heading, headers, rows, right in sections:
+        if rows:
+            lines.append("")
+            lines.append(f"  {heading}")
+            lines += table(headers, rows, right=right, indent="    ")
+    return lines
