@@ -8,10 +8,11 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.healing import BUILTIN_ALIASES
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.registry import register
 
 
+@register("alias")
 class AliasEventTypes(Transform):
-    name = "alias"
     summary = "Map type aliases (tool_end -> tool_completed, ...) to canonical types; built-in table plus rules."
     options = {
         "aliases": Option(dict, {}, "extra aliases {old: new}, applied over the built-in table", items=str),

@@ -5,9 +5,11 @@ from __future__ import annotations
 import orjson
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
 from replay.stages.parse import ParseLines
 
 
+@register("check_lines")
 class CheckLines(ParseLines):
     """Reports exactly what ``parse`` reports, but lets each parsed record go at once.
 
@@ -16,7 +18,6 @@ class CheckLines(ParseLines):
     raw lines, so only stages that accept raw lines (``write``) can take it.
     """
 
-    name = "check_lines"
     summary = "Check that each JSONL line is a JSON object (reported like parse) and pass the lines on unparsed."
     emits_raw = True
 

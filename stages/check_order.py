@@ -7,6 +7,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.engine.registry import register
 
 
 def _same_shape_utc(stamps: list[Any]) -> bool:
@@ -18,8 +19,8 @@ def _same_shape_utc(stamps: list[Any]) -> bool:
     return all(s.__class__ is str and len(s) == size and s[-1] == "Z" and s[10] == "T" for s in stamps)
 
 
+@register("check_order")
 class ReportTimestampOrder(RunScoped):
-    name = "check_order"
     summary = "Report (not reorder) events whose timestamp is earlier than the event before them, on the notices port."
     ports = ("errors", "notices")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch
 from replay.pipeline.engine.stage import Sink
+from replay.pipeline.engine.registry import register
 
 
 @dataclass
@@ -23,8 +24,8 @@ class Collected:
     notices: list[dict[str, Any]] = field(default_factory=list)
 
 
+@register("collect")
 class CollectRuns(Sink):
-    name = "collect"
     summary = "Keep records and repairs per input source in memory (for writing one output per input file)."
 
     def __init__(self, **options: Any) -> None:

@@ -7,10 +7,11 @@ from typing import Any
 from replay.pipeline.engine.batch import RECORD_KEY, Batch
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.engine.stage import Transform
+from replay.pipeline.engine.registry import register
 
 
+@register("dedupe")
 class DropAdjacentDuplicates(Transform):
-    name = "dedupe"
     summary = "Drop exact adjacent duplicate events (same keys and values, seq included)."
     ports = ("errors", "repairs")
 

@@ -32,6 +32,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.runner_protocol import new_run_id, runner_request
 from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.engine.registry import register
 
 ENV_VAR = "REPLAY_RUNNER"
 RUNNER_FILES = (".replay/runner.mjs", ".replay/runner.js", ".replay/runner.cjs", ".replay/runner.py", ".replay/runner")
@@ -162,8 +163,8 @@ def discover_runner(explicit: str | None = None, *, env: Mapping[str, str] | Non
     )
 
 
+@register("discover")
 class DiscoverRunner(Source):
-    name = "discover"
     summary = "Find the user's runner (--runner, REPLAY_RUNNER, .replay/runner.*, package.json, pyproject.toml) and send one invocation record."
     options = {
         "prompt": Option(str, "", "the prompt to send the runner", required=True),

@@ -35,6 +35,7 @@ from replay.pipeline.model.repairs import heal_log_document
 from replay.pipeline.engine.errors import PipeClosed
 from replay.pipeline.model.runs import Run, starts_run
 from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.engine.registry import register
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
 JOURNAL_DIR = Path(".replay") / "journal"
@@ -69,8 +70,8 @@ def _document(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
 
 
+@register("emit")
 class EmitArtifacts(Sink):
-    name = "emit"
     summary = "Write per run: <id>.raw.json, .artifact.json, .healed.json, .heal-log.json and the journal <runId>.jsonl; print a summary line."
     options = {
         "out_dir": Option(str, "", "directory for the <id>.*.json files; empty: .replay/artifacts/YYYY-MM-DD"),

@@ -7,6 +7,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.events import EPOCH, RUN_STARTED, is_timestamp
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.engine.registry import register
 
 
 def synthetic_event(event_type: str, run_id: Any, timestamp: Any, seq: Any, payload: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -21,8 +22,8 @@ def synthetic_event(event_type: str, run_id: Any, timestamp: Any, seq: Any, payl
     }
 
 
+@register("ensure_run_started")
 class InsertRunStarted(RunScoped):
-    name = "ensure_run_started"
     summary = "Insert a synthetic run_started before a run's first event when the run does not begin with one."
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.events import RUN_COMPLETED, RUN_FAILED, TERMINAL_TYPES
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.engine.registry import register
 from replay.stages.ensure_run_started import synthetic_event
 
 
@@ -19,8 +20,8 @@ def last_timestamp(events: list[dict[str, Any]], start: int, end: int, default: 
     return default
 
 
+@register("ensure_terminal")
 class InsertTerminalEvent(RunScoped):
-    name = "ensure_terminal"
     summary = "Insert run_completed/run_failed (from the run's status) when a run has no terminal event."
 
     def begin_run(self, run: Run) -> None:

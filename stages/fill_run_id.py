@@ -8,6 +8,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.events import with_field
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.engine.registry import register
 
 
 def id_from_source(source: str) -> str:
@@ -19,8 +20,8 @@ def id_from_source(source: str) -> str:
     return name or "run"
 
 
+@register("fill_run_id")
 class FillRunId(RunScoped):
-    name = "fill_run_id"
     summary = "Fill a missing runId from the run record, the run's other events, or the journal's file name."
 
     def begin_run(self, run: Run) -> None:

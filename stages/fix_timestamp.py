@@ -8,6 +8,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, with_field
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.engine.registry import register
 
 
 def convert(value: Any) -> str | None:
@@ -30,8 +31,8 @@ def convert(value: Any) -> str | None:
     return None
 
 
+@register("fix_timestamp")
 class FixTimestamps(RunScoped):
-    name = "fix_timestamp"
     summary = "Repair invalid timestamps: convert epoch/zone-less forms, else borrow the previous event's time."
 
     def begin_run(self, run: Run) -> None:

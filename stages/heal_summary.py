@@ -8,12 +8,13 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.engine.registry import register
 
 HEAL_RECORD = "heal"
 
 
+@register("heal_summary")
 class SummarizeRepairs(RunScoped):
-    name = "heal_summary"
     summary = "Take the heal rules' repairs ports and the healed stream; add {\"$record\": \"heal\"} after each repaired run."
     ports = ("errors",)
 

@@ -6,10 +6,11 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.events import with_field
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.engine.stage import Transform
+from replay.pipeline.engine.registry import register
 
 
+@register("normalize_payload")
 class NormalizePayload(Transform):
-    name = "normalize_payload"
     summary = "Replace a missing or non-object payload with {} (the original value goes to the heal log)."
     ports = ("errors", "repairs")
 

@@ -9,12 +9,13 @@ import orjson
 from replay.pipeline.engine.batch import RECORD_KEY, SOURCE_RECORD, Batch
 from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.registry import register
 
 _BLANK = b" \t\r"
 
 
+@register("parse")
 class ParseLines(Transform):
-    name = "parse"
     summary = "Parse JSONL lines into records; report invalid, torn and non-object lines with their position."
     options = {
         "torn_tail": Option(str, "error", "a cut-off last line: 'error' (no newline + invalid JSON is E_JSONL_LINE_TORN), "

@@ -25,10 +25,11 @@ from replay.pipeline.io.journals import (
     open_journal,
 )
 from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.engine.registry import register
 
 
+@register("read")
 class ReadJournal(Source):
-    name = "read"
     summary = "Read journals (files, directories, .gz, stdin) as line batches with positions."
     options = {
         "paths": Option(list, [], "files or directories to read; empty means the command's PATHs, else stdin"),

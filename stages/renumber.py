@@ -6,10 +6,11 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.engine.registry import register
 
 
+@register("renumber")
 class RenumberSeq(RunScoped):
-    name = "renumber"
     summary = "Renumber seq strictly 1..n within each run; consecutive events shifted alike log one entry."
 
     def begin_run(self, run: Run) -> None:

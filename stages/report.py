@@ -15,6 +15,7 @@ from replay.pipeline.io.fdio import stdout_writer
 from replay.pipeline.io.journals import write_atomic
 from replay.pipeline.report.model import DIAGNOSTICS_RECORD, SUMMARY_RECORD, aggregate
 from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.engine.registry import register
 
 STDOUT = "-"
 RENDERERS = {
@@ -35,8 +36,8 @@ def render(fmt: str, summaries: list[dict[str, Any]], diagnostics: dict[str, Any
     return module.render(summaries, aggregate(summaries, diagnostics), title)
 
 
+@register("report")
 class RenderReport(Sink):
-    name = "report"
     summary = "Render the summaries from `summarize` as a text, json, markdown, junit or html report (stdout or a file)."
     options = {
         "format": Option(str, "text", "report format", choices=FORMATS),

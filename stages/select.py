@@ -7,10 +7,11 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch, is_run_record
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.registry import register
 
 
+@register("select")
 class SelectEvents(Transform):
-    name = "select"
     summary = "Keep events whose type matches `types` (globs) and not `exclude`, optionally of one run."
     options = {
         "types": Option(list, ["*"], "event type globs to keep, e.g. [\"tool_*\"]"),

@@ -39,6 +39,7 @@ from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runner_protocol import Reply, read_reply, run_facts
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
+from replay.pipeline.engine.registry import register
 
 INVOCATION = "invocation"
 RAW_CAPTURE = "raw-capture"
@@ -202,8 +203,8 @@ def _text(data: bytes | bytearray) -> str:
     return bytes(data).decode("utf-8", "replace")
 
 
+@register("spawn")
 class SpawnRunner(AsyncTransform):
-    name = "spawn"
     summary = "Run the user's runner per invocation record (timeout kills its process group); send the run record and its events."
     options = {
         "timeout_ms": Option(int, DEFAULT_TIMEOUT_MS, "how long the runner may take before its process group is killed"),

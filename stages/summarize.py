@@ -16,8 +16,10 @@ from replay.pipeline.report.model import (
 )
 from replay.pipeline.model.runs import starts_run
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.registry import register
 
 
+@register("summarize")
 class SummarizeRuns(Transform):
     """Run boundaries follow ``pipeline/runs.py``: a run record, the first record of each source (file),
     or an event naming another ``runId`` than the run it follows. A heal record (``$record: heal``)
@@ -26,7 +28,6 @@ class SummarizeRuns(Transform):
     printed and still make the command exit 1.
     """
 
-    name = "summarize"
     summary = "Summarize each run (status, event counts, tool calls, errors, usage, repairs, duration) as one summary record."
     options = {
         "heal_logs": Option(bool, True, "for an artifact read from a file, count the repairs in the <id>.heal-log.json "

@@ -7,12 +7,13 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.events import ASSISTANT_MESSAGE, TERMINAL_TYPES
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.engine.registry import register
 from replay.stages.ensure_run_started import synthetic_event
 from replay.stages.ensure_terminal import last_timestamp
 
 
+@register("synthesize_assistant_message")
 class SynthesizeAssistantMessage(RunScoped):
-    name = "synthesize_assistant_message"
     summary = "Insert a synthetic assistant_message from the run record's response when the run has none."
 
     def begin_run(self, run: Run) -> None:

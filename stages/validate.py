@@ -7,10 +7,11 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.validation import SEQ_ORDERS, EventChecker
+from replay.pipeline.engine.registry import register
 
 
+@register("validate")
 class ValidateEvents(Transform):
-    name = "validate"
     summary = "Check events (type, seq order, RFC 3339 timestamp, runId, payload) and run records; pass the stream on unchanged."
     options = {
         "seq_order": Option(str, "contiguous", "what seq must do inside a run: go 1..n, only go up, or anything",

@@ -11,12 +11,13 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.io.fdio import stdout_writer
 from replay.pipeline.io.journals import atomic_output
 from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.engine.registry import register
 
 STDOUT = "-"
 
 
+@register("write")
 class WriteJsonl(Sink):
-    name = "write"
     summary = "Write records as JSONL: untouched events as their original bytes, to stdout or a file."
     options = {
         "path": Option(str, STDOUT, "output file, written whole or not at all; '-' is stdout"),

@@ -10,7 +10,7 @@ import pytest
 from conftest import errors_of, jsonl, run_replay
 
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.engine.registry import BUILTIN, ENTRY_POINT_GROUP, Registry
+from replay.pipeline.engine.registry import ENTRY_POINT_GROUP, Registry, builtin_names
 from replay.pipeline.engine.stage import Stage
 from replay.stages.select import SelectEvents
 
@@ -56,8 +56,11 @@ def test_core_stages_are_registered():
     assert registry.get("select") is SelectEvents
 
 
-def test_builtin_targets_point_into_the_replay_namespace():
-    assert all(target.startswith("replay.stages.") and ":" in target for target in BUILTIN.values())
+def test_each_stage_module_registers_the_type_it_is_named_after():
+    registry = Registry(plugins=False)
+    for name in builtin_names():
+        cls = registry.get(name)
+        assert cls.name == name and cls.__module__ == f"replay.stages.{name}"
 
 
 def test_every_registered_stage_loads_and_describes_itself():

@@ -1,56 +1,54 @@
-"""The stage registry: built-in stage types plus third-party ones from the ``replay.stages`` entry points."""
+"""The stage registry: stage types register where they are defined; third-party ones through entry points.
+
+A built-in stage type lives in ``stages/<type>.py`` and registers itself with ``@register("<type>")``
+on its class. The registry lists the built-in types from the module names of the ``replay.stages``
+package (no import) and imports a module only when its type is first used, so the CLI starts fast.
+Third-party stages register under the entry-point group ``replay.stages``; they never shadow a
+built-in.
+"""
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
+import pkgutil
+from collections.abc import Callable
+from typing import TypeVar
 
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.stage import Stage
 
 ENTRY_POINT_GROUP = "replay.stages"
+BUILTIN_PACKAGE = "replay.stages"
 
-# type name -> "module:Class"; imported on first use so the CLI starts fast.
-BUILTIN: dict[str, str] = {
-    # core
-    "read": "replay.stages.read:ReadJournal",
-    "parse": "replay.stages.parse:ParseLines",
-    "check_lines": "replay.stages.check_lines:CheckLines",
-    "select": "replay.stages.select:SelectEvents",
-    "write": "replay.stages.write:WriteJsonl",
-    "log": "replay.stages.log_records:LogRecords",
-    # heal rules, in the order the heal graph chains them
-    "fill_run_id": "replay.stages.fill_run_id:FillRunId",
-    "alias": "replay.stages.alias:AliasEventTypes",
-    "normalize_payload": "replay.stages.normalize_payload:NormalizePayload",
-    "fix_timestamp": "replay.stages.fix_timestamp:FixTimestamps",
-    "dedupe": "replay.stages.dedupe:DropAdjacentDuplicates",
-    "ensure_run_started": "replay.stages.ensure_run_started:InsertRunStarted",
-    "synthesize_assistant_message": "replay.stages.synthesize_assistant_message:SynthesizeAssistantMessage",
-    "ensure_terminal": "replay.stages.ensure_terminal:InsertTerminalEvent",
-    "renumber": "replay.stages.renumber:RenumberSeq",
-    "check_order": "replay.stages.check_order:ReportTimestampOrder",
-    "heal_summary": "replay.stages.heal_summary:SummarizeRepairs",
-    # capture
-    "discover": "replay.stages.discover:DiscoverRunner",
-    "spawn": "replay.stages.spawn:SpawnRunner",
-    "emit": "replay.stages.emit:EmitArtifacts",
-    # validate and report
-    "validate": "replay.stages.validate:ValidateEvents",
-    "summarize": "replay.stages.summarize:SummarizeRuns",
-    "report": "replay.stages.report:RenderReport",
-}
+S = TypeVar("S", bound=type[Stage])
+
+# type name -> class, filled by @register as stage modules are imported
+_REGISTERED: dict[str, type[Stage]] = {}
 
 
-def _present(target: str) -> bool:
-    """Is the module of a built-in stage part of this build? (Some land later than the registry.)"""
-    try:
-        return importlib.util.find_spec(target.partition(":")[0]) is not None
-    except ModuleNotFoundError:
-        return False
+def register(name: str) -> Callable[[S], S]:
+    """Class decorator: make the stage class available as type ``name`` (in configs and specs)."""
+
+    def decorate(cls: S) -> S:
+        if not (isinstance(cls, type) and issubclass(cls, Stage)):
+            raise TypeError(f"@register({name!r}) decorates a Stage subclass, not {cls!r}")
+        known = _REGISTERED.get(name)
+        if known is not None and known is not cls and known.__qualname__ != cls.__qualname__:
+            raise TypeError(f"stage type {name!r} is registered twice: {known.__module__} and {cls.__module__}")
+        cls.name = name
+        _REGISTERED[name] = cls
+        return cls
+
+    return decorate
 
 
-def _load(target: str) -> type[Stage]:
+def builtin_names() -> list[str]:
+    """The built-in stage types: the module names of the ``replay.stages`` package."""
+    package = importlib.import_module(BUILTIN_PACKAGE)
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
+
+
+def _load_target(target: str) -> type[Stage]:
     module, _, attr = target.partition(":")
     cls = getattr(importlib.import_module(module), attr)
     if not (isinstance(cls, type) and issubclass(cls, Stage)):
@@ -59,44 +57,60 @@ def _load(target: str) -> type[Stage]:
 
 
 class Registry:
-    """Stage types by name. Third-party entry points never shadow a built-in."""
+    """Stage types by name: the built-ins, then third-party entry points."""
 
     def __init__(self, *, plugins: bool = True) -> None:
-        self._targets = {name: target for name, target in BUILTIN.items() if _present(target)}
+        self._builtin = set(builtin_names())
+        self._plugins: dict[str, str] = {}
         self._classes: dict[str, type[Stage]] = {}
         self.problems: list[dict] = []  # diagnostics for plugins that could not be loaded
         if plugins:
             from importlib.metadata import entry_points  # slow to import: only when a registry is built
 
             for ep in entry_points(group=ENTRY_POINT_GROUP):
-                if ep.name in BUILTIN:
+                if ep.name in self._builtin:
                     self.problems.append(diagnostic(
                         "E_STAGE_LOAD_FAILED", f"entry point {ep.name!r} ({ep.value}) would shadow a built-in stage; ignored",
                         received=ep.value,
                     ))
                     continue
-                self._targets[ep.name] = ep.value
+                self._plugins[ep.name] = ep.value
 
     def names(self) -> list[str]:
-        return sorted(self._targets)
+        return sorted(self._builtin | set(self._plugins))
 
     def get(self, name: str, *, path: str | None = None) -> type[Stage]:
-        if name not in self._targets:
+        if name in self._classes:
+            return self._classes[name]
+        if name in self._builtin:
+            cls = self._load_builtin(name, path)
+        elif name in self._plugins:
+            try:
+                cls = _load_target(self._plugins[name])
+            except Exception as exc:
+                raise ReplayError(
+                    "E_STAGE_LOAD_FAILED", f"stage type {name!r} ({self._plugins[name]}) failed to load: {exc}",
+                    path=path, received=self._plugins[name],
+                ) from exc
+            cls.name = cls.name or name
+        else:
             raise ReplayError(
                 "E_CONFIG_STAGE_TYPE_UNKNOWN", f"unknown stage type {name!r}", path=path, received=name,
                 expected="one of: " + ", ".join(self.names()),
             )
-        if name not in self._classes:
-            try:
-                cls = _load(self._targets[name])
-            except Exception as exc:
-                raise ReplayError(
-                    "E_STAGE_LOAD_FAILED", f"stage type {name!r} ({self._targets[name]}) failed to load: {exc}",
-                    path=path, received=self._targets[name],
-                ) from exc
-            cls.name = cls.name or name
-            self._classes[name] = cls
-        return self._classes[name]
+        self._classes[name] = cls
+        return cls
+
+    @staticmethod
+    def _load_builtin(name: str, path: str | None) -> type[Stage]:
+        module = f"{BUILTIN_PACKAGE}.{name}"
+        importlib.import_module(module)
+        cls = _REGISTERED.get(name)
+        if cls is None:
+            raise ReplayError("E_STAGE_LOAD_FAILED", f"module {module} registers no stage type {name!r}",
+                              path=path, received=module,
+                              howToFix=f"Decorate the stage class in {module} with @register({name!r}).")
+        return cls
 
     def describe_all(self) -> list[dict]:
         out = []

@@ -21,7 +21,7 @@ from replay.pipeline.io.journals import expand_paths, write_atomic
 from replay.pipeline.model.repairs import heal_log_document
 from replay.pipeline.engine.executor import ErrorPort
 from replay.stages.collect import Collected, CollectRuns
-from replay.stages.log_records import LogRecords
+from replay.stages.log import LogRecords
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 from replay.stages.validate import ValidateEvents

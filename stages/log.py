@@ -8,10 +8,11 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.log import LEVELS, make_logger
 from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.engine.registry import register
 
 
+@register("log")
 class LogRecords(Sink):
-    name = "log"
     summary = "Write each record as one structlog line on stderr (e.g. heal's notices), at the given level."
     options = {
         "event": Option(str, "record", "the log line's event name"),
