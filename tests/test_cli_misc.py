@@ -168,7 +168,7 @@ def test_a_quiet_read_does_not_load_what_it_does_not_use():
         "import sys\n"
         "from replay.pipeline.cli.app import run_cli\n"
         "code = run_cli(['read', '/dev/null'])\n"
-        "heavy = ['structlog', 'importlib.metadata', 'replay.pipeline.cli.commands.capture', 'replay.pipeline.engine.registry']\n"
+        "heavy = ['structlog', 'importlib.metadata', 'replay.pipeline.cli.commands.capture', 'replay.stages.spawn']\n"
         "print([m for m in heavy if m in sys.modules], code)\n"
     )
     done = subprocess.run([str(Path(REPLAY).parent / "python"), "-c", probe], capture_output=True, timeout=60)

@@ -61,20 +61,35 @@ class Registry:
 
     def __init__(self, *, plugins: bool = True) -> None:
         self._builtin = set(builtin_names())
-        self._plugins: dict[str, str] = {}
+        self._want_plugins = plugins
+        self._plugins_loaded = False
+        self._plugin_targets: dict[str, str] = {}
         self._classes: dict[str, type[Stage]] = {}
-        self.problems: list[dict] = []  # diagnostics for plugins that could not be loaded
-        if plugins:
-            from importlib.metadata import entry_points  # slow to import: only when a registry is built
+        self._problems: list[dict] = []
+
+    @property
+    def problems(self) -> list[dict]:
+        """Diagnostics for third-party stages that could not be loaded (or would shadow a built-in)."""
+        _ = self._plugins
+        return self._problems
+
+    @property
+    def _plugins(self) -> dict[str, str]:
+        """Third-party types, looked up once and only when needed: a graph of built-in stages (every
+        command's) never pays for reading the installed packages' entry points."""
+        if self._want_plugins and not self._plugins_loaded:
+            self._plugins_loaded = True
+            from importlib.metadata import entry_points  # slow to import
 
             for ep in entry_points(group=ENTRY_POINT_GROUP):
                 if ep.name in self._builtin:
-                    self.problems.append(diagnostic(
+                    self._problems.append(diagnostic(
                         "E_STAGE_LOAD_FAILED", f"entry point {ep.name!r} ({ep.value}) would shadow a built-in stage; ignored",
                         received=ep.value,
                     ))
                     continue
-                self._plugins[ep.name] = ep.value
+                self._plugin_targets[ep.name] = ep.value
+        return self._plugin_targets
 
     def names(self) -> list[str]:
         return sorted(self._builtin | set(self._plugins))
@@ -119,7 +134,7 @@ class Registry:
                 info = self.get(name).describe()
                 info["type"] = name
             except ReplayError as exc:
-                self.problems.append(exc.body)
+                self._problems.append(exc.body)
                 continue
             out.append(info)
         return out
