@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.engine.stage import Sink
 from replay.pipeline.engine.registry import register
 

@@ -27,7 +27,8 @@ import anyio
 import orjson
 
 from replay.pipeline.model.artifacts import artifact_from_run
-from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch, Column
+from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.healing import healed_artifact, healed_problems
 from replay.pipeline.io.journals import write_atomic
@@ -39,7 +40,6 @@ from replay.pipeline.engine.registry import register
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
 JOURNAL_DIR = Path(".replay") / "journal"
-HEAL_RECORD = "heal"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 

@@ -9,8 +9,8 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.engine.registry import register
+from replay.pipeline.model.records import HEAL_RECORD
 
-HEAL_RECORD = "heal"
 
 
 @register("heal_summary")

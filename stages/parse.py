@@ -6,7 +6,8 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.engine.batch import RECORD_KEY, SOURCE_RECORD, Batch
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.engine.registry import register

@@ -6,7 +6,8 @@ from typing import Any
 
 import anyio
 
-from replay.pipeline.engine.batch import RECORD_KEY, SOURCE_RECORD, Batch
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,

@@ -10,7 +10,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from replay.pipeline.engine.batch import RECORD_KEY, Batch
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.io.fdio import stdout_writer
 from replay.pipeline.io.journals import write_atomic
 from replay.pipeline.report.model import DIAGNOSTICS_RECORD, SUMMARY_RECORD, aggregate

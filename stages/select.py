@@ -5,7 +5,8 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch, is_run_record
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.records import is_run_record
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.engine.registry import register
 

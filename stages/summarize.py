@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.report.model import (
     DIAGNOSTICS_RECORD,
     HEAL_RECORD,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import orjson
 
-from replay.pipeline.engine.batch import Batch, invented, is_run_record
+from replay.pipeline.engine.batch import Batch, invented
+from replay.pipeline.model.records import is_run_record
 
 RAW = [b'{"seq":1,"type":"a"}', b'{"seq": 2, "type": "b"}', b'{"seq":3,  "type":"c"}']
 

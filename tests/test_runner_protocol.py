@@ -106,7 +106,7 @@ def test_missing_context_file(tmp_path):
     ({"status": "ok", "response": "x"}, "E_RUNNER_EVENTS_INVALID", "$.events", "missing"),
     ({"status": "ok", "response": "x", "events": {}}, "E_RUNNER_EVENTS_INVALID", "$.events", "object"),
     ({"status": "ok", "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response", "missing"),
-    ({"status": "ok", "response": 42, "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response", "number"),
+    ({"status": "ok", "response": 42, "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response", "integer"),
 ])
 def test_output_contract_violations(output, code, path, received):
     problem = check_output(output)

@@ -21,10 +21,6 @@ from typing import Any
 
 import orjson
 
-RUN_RECORD = "run"
-SOURCE_RECORD = "source"  # {"$record": "source", "source": "a.jsonl"}: the records after it came from that input
-RECORD_KEY = "$record"
-
 # One record with everything that travels with it: (record, raw bytes, line, offset, pointer).
 Column = tuple[Any, "bytes | None", "int | None", "int | None", "str | None"]
 
@@ -198,6 +194,3 @@ class Batch:
             raws = [raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]
         return b"\n".join(raws) + b"\n"
 
-
-def is_run_record(record: Any) -> bool:
-    return type(record) is dict and record.get(RECORD_KEY) == RUN_RECORD

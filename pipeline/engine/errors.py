@@ -101,9 +101,13 @@ def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
     return body
 
 
-def excerpt(data: bytes | str, limit: int = 120) -> str:
-    """What an error's ``received`` shows of a bad line: its text, cut at ``limit`` characters."""
+def excerpt(data: bytes | str, limit: int = 120, *, around: int | None = None) -> str:
+    """What an error's ``received`` shows of bad input: its text cut at ``limit`` characters, or with
+    ``around``, the ``limit`` characters centred on that position (where a parser gave up)."""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if around is not None:
+        half = limit // 2
+        return text[max(0, around - half):around + half] or "empty input"
     return text if len(text) <= limit else text[:limit] + "…"
 
 

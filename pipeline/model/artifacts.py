@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine.batch import RECORD_KEY
+from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.events import RUN_FAILED
 from replay.pipeline.model.toolcalls import pair_tool_calls
 

@@ -12,7 +12,7 @@ import re
 from datetime import UTC, date, datetime
 from typing import Any
 
-from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 
 EVENT_FIELDS = ("seq", "timestamp", "type", "runId", "payload")
 RUN_STARTED = "run_started"

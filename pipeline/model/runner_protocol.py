@@ -27,10 +27,11 @@ import orjson
 
 from replay.pipeline.engine.batch import Column
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.engine.errors import excerpt as _excerpt  # the runner's lines are shown trimmed
+from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.model.events import format_timestamp
+from replay.pipeline.model.records import STATUSES
+from replay.pipeline.model.validation import json_type
 
-STATUSES = ("ok", "error")
 OUTPUT_EXAMPLE = '{"status": "ok", "response": "Echo: hi", "events": []}'
 
 
@@ -99,19 +100,9 @@ class Reply:
             self.problem = diagnostic(code, message, **fields)
 
 
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
-
-
-def excerpt(data: bytes | str, limit: int = 120) -> str:
-    """``errors.excerpt`` of the text without surrounding white space."""
-    return _excerpt(data.strip(), limit)
+def excerpt(data: bytes | str) -> str:
+    """A runner's line as an error shows it: without the white space around it."""
+    return _excerpt(data.strip())
 
 
 def is_event_line(value: Any) -> bool:

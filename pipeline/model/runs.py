@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, Batch, Column, invented
+from replay.pipeline.engine.batch import Batch, Column, invented
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.engine.stage import Transform
 

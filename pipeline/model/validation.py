@@ -14,14 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
-from replay.pipeline.engine.batch import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, STATUSES
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.model.events import is_timestamp
 from replay.pipeline.model.runs import Run, starts_run
 
-HEAL_RECORD = "heal"
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
-STATUSES = ("ok", "error")
 SEQ_ORDERS = ("contiguous", "increasing", "any")
 
 EXAMPLE_TIMESTAMP = "2026-03-01T12:00:00.000Z"

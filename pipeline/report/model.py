@@ -18,14 +18,11 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.engine.batch import RECORD_KEY
+from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, pair_tool_calls, tool_name
 
-SUMMARY_RECORD = "summary"
-DIAGNOSTICS_RECORD = "diagnostics"
-HEAL_RECORD = "heal"
 
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary

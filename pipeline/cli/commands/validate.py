@@ -15,7 +15,7 @@ import orjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.cli.app import logger
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, excerpt
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.io.journals import STDIN, expand_paths, require_stdin, stdin_is_terminal
 from replay.pipeline.engine.executor import ErrorPort, run_graph
@@ -131,15 +131,11 @@ def read_artifact(data: bytes) -> tuple[Any, list[dict[str, Any]]]:
     except orjson.JSONDecodeError as exc:
         return None, [diagnostic(
             "E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-            path="$", line=exc.lineno, column=exc.colno, expected="one JSON object", received=_excerpt(data, exc.pos),
+            path="$", line=exc.lineno, column=exc.colno, expected="one JSON object", received=excerpt(data, 80, around=exc.pos),
             example=EXAMPLE_ARTIFACT,
         )]
     return document, validate_artifact(document)
 
-
-def _excerpt(data: bytes, pos: int, width: int = 40) -> str:
-    text = data.decode("utf-8", "replace")
-    return text[max(0, pos - width):pos + width] or "empty file"
 
 
 def stream_graph(path: str, max_line_bytes: int, pass_through: bool) -> tuple[Graph, ValidateEvents]:

@@ -1,0 +1,31 @@
+"""Reserved stream records: every ``{"$record": ...}`` kind a stream may carry, named once.
+
+A line of a stream is an event or a reserved record. ``run`` carries a run's facts before its events,
+``source`` marks where an input file begins, ``heal`` counts a run's repairs after it, ``invocation``
+asks ``spawn`` to run the user's runner, and ``summary`` / ``diagnostics`` carry what ``summarize``
+found to ``report``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+RECORD_KEY = "$record"
+RUN_RECORD = "run"
+SOURCE_RECORD = "source"  # {"$record": "source", "source": "a.jsonl"}: the records after it came from that input
+HEAL_RECORD = "heal"
+INVOCATION_RECORD = "invocation"
+SUMMARY_RECORD = "summary"
+DIAGNOSTICS_RECORD = "diagnostics"
+DOCUMENT_RECORD = "document"  # {"$record": "document", "document": {...}}: a JSON file read whole (validate)
+
+STATUSES = ("ok", "error")  # a run's status, in run records, artifacts and runner outputs
+
+
+def is_run_record(record: Any) -> bool:
+    return type(record) is dict and record.get(RECORD_KEY) == RUN_RECORD
+
+
+def record_kind(record: Any) -> str | None:
+    """The reserved kind of ``record`` (``run``, ``heal``, ...), None for an event."""
+    return record.get(RECORD_KEY) if type(record) is dict else None
