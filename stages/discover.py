@@ -163,11 +163,29 @@ def discover_runner(explicit: str | None = None, *, env: Mapping[str, str] | Non
     )
 
 
+def prompt_from(given: str) -> str:
+    """The prompt: ``given`` (the command's arguments), else stdin when it is not a terminal."""
+    if given:
+        prompt, received = given.strip(), "blank prompt argument"
+    elif sys.stdin is not None and not sys.stdin.isatty():
+        prompt, received = sys.stdin.buffer.read().decode("utf-8", "replace").strip(), "empty stdin"
+    else:
+        prompt, received = "", "no prompt argument and stdin is a terminal"
+    if not prompt:
+        raise ReplayError(
+            "E_PROMPT_REQUIRED", "no prompt: give it as an argument or pipe it on stdin", path="prompt",
+            expected="a non-empty prompt argument, or the prompt on stdin", received=received,
+            example='replay "What are my top holdings?"   or   echo "What are my top holdings?" | replay',
+        )
+    return prompt
+
+
 @register("discover")
 class DiscoverRunner(Source):
     summary = "Find the user's runner (--runner, REPLAY_RUNNER, .replay/runner.*, package.json, pyproject.toml) and send one invocation record."
     options = {
-        "prompt": Option(str, "", "the prompt to send the runner", required=True),
+        "prompt": Option(str, "", "the prompt to send the runner; empty: the command's arguments, else stdin",
+                         bind="args"),
         "runner": Option(str, "", "runner path; empty means search in the documented order"),
         "context": Option(dict, {}, "the context object sent to the runner"),
         "run_id": Option(str, "", "the run's id; empty means a new time-sortable one"),
@@ -177,6 +195,18 @@ class DiscoverRunner(Source):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._spec: RunnerSpec | None = None
+        self._prompt: str | None = None
+
+    def preflight(self, inputs: list[str]) -> None:
+        """Refuse (exit 2) before anything runs: no prompt, or no usable runner."""
+        self.prompt()
+        self.resolve()
+
+    def prompt(self) -> str:
+        """The prompt option, else stdin when it is not a terminal; E_PROMPT_REQUIRED when there is none."""
+        if self._prompt is None:
+            self._prompt = prompt_from(self.config["prompt"])
+        return self._prompt
 
     def resolve(self) -> RunnerSpec:
         """Find the runner now (the capture command calls this to refuse before anything runs)."""
@@ -191,7 +221,7 @@ class DiscoverRunner(Source):
             "$record": INVOCATION,
             "runId": run_id,
             "runner": self.resolve().as_record(),
-            "input": runner_request(self.config["prompt"], run_id, moment, dict(self.config["context"])),
+            "input": runner_request(self.prompt(), run_id, moment, dict(self.config["context"])),
         }
 
     async def produce(self, out: Output) -> None:

@@ -15,7 +15,6 @@ Inputs: the main stream, ``spawn.raw`` and the heal rules' ``repairs`` and ``not
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.healing import healed_artifact, healed_problems
-from replay.pipeline.io.journals import write_atomic
+from replay.pipeline.io.run_files import ARTIFACT, HEAL_LOG, HEALED, JOURNAL, RAW, document_bytes, file_stem, write_file
 from replay.pipeline.model.repairs import heal_log_document
 from replay.pipeline.engine.errors import PipeClosed
 from replay.pipeline.model.runs import Run, starts_run
@@ -40,7 +39,6 @@ from replay.pipeline.engine.registry import register
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
 JOURNAL_DIR = Path(".replay") / "journal"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass
@@ -60,14 +58,6 @@ class RunParts:
         return [c[0] for c in self.columns if RECORD_KEY not in c[0]]
 
 
-def file_stem(name: Any) -> str:
-    """A file name part from an id: anything but letters, digits, ``.``, ``_`` and ``-`` becomes ``_``."""
-    stem = _UNSAFE.sub("_", str(name or "run")).strip(".")
-    return stem or "run"
-
-
-def _document(value: Any) -> bytes:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 @register("emit")
@@ -132,21 +122,21 @@ class EmitArtifacts(Sink):
         files: dict[str, str] = {}
         raw = parts.raw
         if raw is not None:
-            files["raw"] = self._write(folder / f"{stem}.raw.json", _document(raw["capture"]))
-            files["artifact"] = self._write(folder / f"{stem}.artifact.json",
-                                            _document(artifact_from_run(raw["run"], raw["events"])))
+            files["raw"] = write_file(folder / (stem + RAW), document_bytes(raw["capture"]))
+            files["artifact"] = write_file(folder / (stem + ARTIFACT),
+                                            document_bytes(artifact_from_run(raw["run"], raw["events"])))
         main = healed_artifact(parts.record, parts.events, parts.heal)
         log = heal_log_document(parts.repairs, parts.notices, artifact_id=artifact_id, run_id=parts.run_id)
         if self.config["healed"]:
-            for problem in healed_problems(main, str(folder / f"{stem}.healed.json"), stage=self.id):
+            for problem in healed_problems(main, str(folder / (stem + HEALED)), stage=self.id):
                 self.emit("errors", problem)
-            files["healed"] = self._write(folder / f"{stem}.healed.json", _document(main))
-            files["healLog"] = self._write(folder / f"{stem}.heal-log.json", _document(log))
+            files["healed"] = write_file(folder / (stem + HEALED), document_bytes(main))
+            files["healLog"] = write_file(folder / (stem + HEAL_LOG), document_bytes(log))
         elif raw is None:
-            files["artifact"] = self._write(folder / f"{stem}.artifact.json", _document(main))
+            files["artifact"] = write_file(folder / (stem + ARTIFACT), document_bytes(main))
         if self.config["journal_dir"] and parts.columns:
-            journal = Path(self.config["journal_dir"]) / f"{file_stem(parts.run_id)}.jsonl"
-            files["journal"] = self._write(journal, Batch.from_columns(parts.columns).to_jsonl())
+            journal = Path(self.config["journal_dir"]) / (file_stem(parts.run_id) + JOURNAL)
+            files["journal"] = write_file(journal, Batch.from_columns(parts.columns).to_jsonl())
         summary: dict[str, Any] = {"runId": parts.run_id, "artifactId": artifact_id, "status": main.get("status"),
                                    "events": len(main.get("events", []))}
         if self.config["healed"]:
@@ -157,10 +147,6 @@ class EmitArtifacts(Sink):
         summary["files"] = files
         return summary
 
-    @staticmethod
-    def _write(path: Path, data: bytes) -> str:
-        write_atomic(path, data)
-        return str(path)
 
 def _date_of(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:
     """The run's UTC date: from its run record, else its first event, else today."""

@@ -19,12 +19,8 @@ class LogRecords(Sink):
         "level": Option(str, "warning", "log level", choices=LEVELS),
     }
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.logger: Any = None  # a command hands in its own (its --log-level); else a default one
-
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
-        logger = self.logger or make_logger()
+        logger = self.log or make_logger()  # the run's logger (the command's --log-level)
         log = getattr(logger, self.config["level"])
         event = self.config["event"]
         async for batch in batches:

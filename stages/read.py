@@ -7,8 +7,11 @@ from typing import Any
 import anyio
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.engine.errors import ReplayError, printable
+from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
+import orjson
+
+from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
@@ -26,6 +29,8 @@ from replay.pipeline.io.journals import (
     open_journal,
 )
 from replay.pipeline.engine.stage import Option, Output, Source
+
+JSON_DOCUMENT_SUFFIXES = (".json", ".json.gz")
 from replay.pipeline.engine.registry import register
 
 
@@ -33,10 +38,14 @@ from replay.pipeline.engine.registry import register
 class ReadJournal(Source):
     summary = "Read journals (files, directories, .gz, stdin) as line batches with positions."
     options = {
-        "paths": Option(list, [], "files or directories to read; empty means the command's PATHs, else stdin"),
+        "paths": Option(list, [], "files or directories to read; empty means the command's PATHs, else stdin",
+                        bind="args"),
         "follow": Option(bool, False, "keep reading a journal that is still being written (like tail -f)"),
         "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line accepted; longer lines are reported and skipped"),
         "poll_seconds": Option(float, 0.2, "how often --follow looks for new data"),
+        "json_files": Option(str, "split", "a .json file (one JSON document): 'split' into its run record and events, "
+                             "or 'whole' as one {\"$record\": \"document\"} record (what validate checks against the artifact schema)",
+                             choices=("split", "whole")),
         "mark_sources": Option(bool, True, "with several inputs, put a {\"$record\": \"source\"} line before each "
                                "one's records, so a stream piped on keeps the files apart"),
     }
@@ -47,6 +56,9 @@ class ReadJournal(Source):
         self.chunk = CHUNK_BYTES
         self.batch_events = BATCH_EVENTS
 
+    def input_files(self) -> list[str]:
+        return expand_paths(self.config["paths"])  # refuses a missing input before anything runs
+
     async def produce(self, out: Output) -> None:
         files = expand_paths(self.config["paths"])
         mark = self.config["mark_sources"] and len(files) > 1
@@ -56,7 +68,10 @@ class ReadJournal(Source):
                 await out.send(Batch.of([{RECORD_KEY: SOURCE_RECORD, "source": source}], source))
             try:
                 async with open_journal(path) as reader:
-                    await self._read_one(reader, source, out)
+                    if self.config["json_files"] == "whole" and path.endswith(JSON_DOCUMENT_SUFFIXES):
+                        await self._read_whole(reader, source, out)
+                    else:
+                        await self._read_one(reader, source, out)
             except ReplayError as exc:
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise
@@ -67,6 +82,24 @@ class ReadJournal(Source):
                     raise
                 self.error("E_INPUT_UNREADABLE", f"reading {source!r} failed: {exc.strerror or exc}", source=source)
                 await out.drain()
+
+    async def _read_whole(self, reader: Reader, source: str, out: Output) -> None:
+        """One JSON document, whole: a document record, or E_ARTIFACT_JSON_INVALID where it does not parse."""
+        parts = []
+        while data := await reader.read(self.chunk):
+            parts.append(data)
+        data = b"".join(parts).removeprefix(UTF8_BOM)
+        try:
+            document = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            self.error("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+                       source=source, path="$", line=exc.lineno, column=exc.colno, expected="one JSON object",
+                       received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
+            await out.drain()
+            return
+        batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
+        batch.pointers = ["$"]
+        await out.send(batch)
 
     async def _read_one(self, reader: Reader, source: str, out: Output) -> None:
         """One journal: decide its format from the head, then stream its lines (or its document)."""

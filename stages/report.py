@@ -49,7 +49,9 @@ class RenderReport(Sink):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.summaries: list[dict[str, Any]] = []
-        self.failed_runs = 0  # known once the report is written
+
+    def output_files(self) -> list[str]:
+        return [self.config["path"]]
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         diagnostics: Counter[str] = Counter()
@@ -70,7 +72,7 @@ class RenderReport(Sink):
         # The input also ends when an upstream stage failed (its channel is closed on the way out); let the
         # runner's cancellation arrive before anything is written, so a failed run leaves no report.
         await anyio.lowlevel.checkpoint()
-        self.failed_runs = sum(1 for s in self.summaries if s.get("status") == "error")
+        self.publish("failed_runs", sum(1 for s in self.summaries if s.get("status") == "error"))
         diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics)}
         data = render(self.config["format"], self.summaries, diag, self.config["title"])
         path = self.config["path"]

@@ -6,7 +6,8 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.validation import SEQ_ORDERS, EventChecker
+from replay.pipeline.model.records import DOCUMENT_RECORD, record_kind
+from replay.pipeline.model.validation import SEQ_ORDERS, EventChecker, validate_artifact
 from replay.pipeline.engine.registry import register
 
 
@@ -38,22 +39,30 @@ class ValidateEvents(Transform):
     def __call__(self, batch: Batch) -> Batch:
         if batch.port is not None:  # side records (repairs, diagnostics) are not stream records
             return batch
+        events = batch.events or []
+        if len(events) == 1 and record_kind(events[0]) == DOCUMENT_RECORD:  # a .json file read whole
+            for body in validate_artifact(events[0].get("document"), seq_order=self.config["seq_order"]):
+                self._report(body, batch, 0, source=batch.source)
+            return batch
         checker = self.checker_for(batch.source)
         if checker.check_stretch(batch.events or []):
             return batch
         pointers = batch.pointers
-        report_as = self.config["report_as"]
         for i, record in enumerate(batch.events or ()):
             for body in checker.check(record, pointers[i] or "$"):
-                code, message = body.pop("code"), body.pop("message")
-                if report_as:
-                    body["cause"] = code
-                    message = f"still invalid after healing: {message}"
-                    code = report_as
-                self.error(code, message, batch, i, **body)
+                self._report(body, batch, i)
         return batch
 
-    # totals, for a command's summary ----------------------------------------------------------
+    def _report(self, body: dict[str, Any], batch: Batch, i: int, **fields: Any) -> None:
+        code, message = body.pop("code"), body.pop("message")
+        report_as = self.config["report_as"]
+        if report_as:
+            body["cause"] = code
+            message = f"still invalid after healing: {message}"
+            code = report_as
+        self.error(code, message, batch, i, **fields, **body)
+
+    # totals over every input checked so far --------------------------------------------------
     @property
     def events(self) -> int:
         return sum(c.events for c in self.checkers.values())

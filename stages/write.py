@@ -24,6 +24,9 @@ class WriteJsonl(Sink):
     }
     accepts_raw = True
 
+    def output_files(self) -> list[str]:
+        return [self.config["path"]]
+
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         path = self.config["path"]
         if path == STDOUT:

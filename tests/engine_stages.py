@@ -1,4 +1,8 @@
-"""Small stages for engine tests: a list source, a collecting sink and a few transforms."""
+"""Small stages for engine tests: a list source, a collecting sink and a few transforms.
+
+They are probes: a test reads what they saw after the run, so each runs as itself (``fresh`` returns
+the same object) instead of as the fresh copy a real stage runs as.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,15 @@ from typing import Any
 import anyio
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.stage import AsyncTransform, Option, Output, Sink, Source, Transform
+from replay.pipeline.engine.stage import AsyncTransform, Option, Output, Sink, Source, Stage, Transform
 
 
-class ListSource(Source):
+class Probe:
+    def fresh(self) -> Stage:
+        return self  # type: ignore[return-value]
+
+
+class ListSource(Probe, Source):
     """Sends the given records in batches of ``size``; counts what it has sent."""
 
     name = "list_source"
@@ -29,7 +38,7 @@ class ListSource(Source):
             self.sent += 1
 
 
-class EndlessSource(Source):
+class EndlessSource(Probe, Source):
     """Sends one-record batches until cancelled (for backpressure and interruption tests)."""
 
     name = "endless"
@@ -44,7 +53,7 @@ class EndlessSource(Source):
             self.sent += 1
 
 
-class Collect(Sink):
+class Collect(Probe, Sink):
     """Keeps every record it receives, in order, and the batches' ports."""
 
     name = "collect"
@@ -63,7 +72,7 @@ class Collect(Sink):
             self.ports.append(batch.port)
 
 
-class AddField(Transform):
+class AddField(Probe, Transform):
     """Sets ``field`` to ``value`` on every record (a changed copy, as the protocol asks)."""
 
     name = "add_field"
@@ -75,7 +84,7 @@ class AddField(Transform):
         return batch
 
 
-class RejectOdd(Transform):
+class RejectOdd(Probe, Transform):
     """Drops records whose ``n`` is odd, reporting each on the errors port."""
 
     name = "reject_odd"
@@ -90,7 +99,7 @@ class RejectOdd(Transform):
         return batch.select(keep)
 
 
-class CountAtEnd(Transform):
+class CountAtEnd(Probe, Transform):
     """Passes records through and adds one ``{"count": n}`` record at end of stream."""
 
     name = "count_at_end"
@@ -107,7 +116,7 @@ class CountAtEnd(Transform):
         return Batch.of([{"count": self.count}])
 
 
-class Explode(Transform):
+class Explode(Probe, Transform):
     """Raises on the record whose ``n`` equals ``at`` (a stage bug)."""
 
     name = "explode"
@@ -120,7 +129,7 @@ class Explode(Transform):
         return batch
 
 
-class AuditTrail(Transform):
+class AuditTrail(Probe, Transform):
     """Emits one record per event on a side port named ``audit``."""
 
     name = "audit_trail"
@@ -132,7 +141,7 @@ class AuditTrail(Transform):
         return batch
 
 
-class DoubleAsync(AsyncTransform):
+class DoubleAsync(Probe, AsyncTransform):
     """An I/O-style transform: yields to the loop per batch and sends each record twice."""
 
     name = "double_async"

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.healing import heal_rules_chain
+from replay.stages.heal import rule_stages
 from replay.pipeline.engine.inline import InlineResult, run_inline
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.parse import ParseLines
@@ -29,7 +29,7 @@ def heal_lines(lines: list[bytes], rules: dict | None = None, *, summary: bool =
         b.lines = list(range(start + 1, start + 1 + len(part)))
         b.tail_open = tail_open and start + batch_size >= len(lines)
         batches.append(b)
-    stages = [ParseLines(torn_tail="repair"), *heal_rules_chain(rules)]
+    stages = [ParseLines(torn_tail="repair"), *rule_stages(rules)]
     feeds = {}
     if summary:
         stages.append(SummarizeRepairs())

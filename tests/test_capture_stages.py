@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import EXAMPLES, jsonl, run_replay
-from replay.stages.emit import file_stem
+from replay.pipeline.io.run_files import file_stem
 
 ECHO_PY = str(EXAMPLES / "runners" / "echo_runner.py")
 
@@ -58,14 +58,21 @@ def test_emit_writes_artifacts_for_a_journal_it_did_not_capture(tmp_path):
     done = run_replay("run", str(config), str(journal), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     first, second = jsonl(done.stdout)
-    assert first["runId"] == "run/a" and first["files"]["artifact"] == ".replay/artifacts/2026-03-01/run_a.artifact.json"
+    assert first["runId"] == "run/a" and first["files"]["artifact"] == ".replay/artifacts/2026-03-01/run%2Fa.artifact.json"
     assert second["files"]["journal"] == ".replay/journal/run_b.jsonl"
     assert (tmp_path / first["files"]["journal"]).read_bytes() == b"".join(
         json.dumps(line).encode() + b"\n" for line in lines[:2])  # the journal keeps the input's bytes
 
 
 def test_file_stems_are_safe():
-    assert file_stem("run_2026") == "run_2026"
+    assert file_stem("run_2026") == "run_2026" and file_stem("run.v2") == "run.v2"
     stem = file_stem("../../etc/passwd")
-    assert "/" not in stem and not stem.startswith(".") and stem.endswith("etc_passwd")
-    assert file_stem(None) == "run" and file_stem("...") == "run"
+    assert "/" not in stem and not stem.startswith(".") and stem.endswith("etc%2Fpasswd")
+    assert file_stem(None) == "run" and "/" not in file_stem("...") and not file_stem("...").startswith(".")
+
+
+def test_file_stems_are_one_to_one():
+    """Two run ids never share a file: x/y and x_y (and x%2Fy) stay apart."""
+    ids = ["x/y", "x_y", "x%2Fy", "x y", "x.y", ".x", "x.", "é", "e\u0301", "..", "a/../b"]
+    stems = [file_stem(i) for i in ids]
+    assert len(set(stems)) == len(ids)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 import anyio
 import orjson
 from conftest import errors_of, run_replay
+from engine_stages import Probe
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +64,9 @@ def is_valid_object(raw: bytes) -> bool:
         return False
 
 
-class Gather(Sink):
+class Gather(Probe, Sink):
+    """A probe: the test reads what it gathered, so it runs as itself."""
+
     name = "gather"
 
     def __init__(self) -> None:

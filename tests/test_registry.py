@@ -71,7 +71,7 @@ def test_every_registered_stage_loads_and_describes_itself():
     for d in described:
         assert d["summary"], f"{d['type']} has no one-line summary"
         assert "\n" not in d["summary"]
-        assert d["kind"] in ("source", "transform", "sink")
+        assert d["kind"] in ("source", "transform", "sink", "composite")
         for option in d["options"].values():
             assert option["help"] and option["type"]
 

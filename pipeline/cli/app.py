@@ -164,16 +164,24 @@ def logger() -> Any:
 
 def execute(graph: Graph, *, strict: bool = False, command: str = "", error_port: ErrorPort | None = None) -> RunResult:
     """Run a graph to completion on the asyncio backend and log a summary."""
-    from replay.pipeline.io.journals import check_graph_files
-
-    check_graph_files(graph)  # refusals (missing input, output over an input) come before any output
     log = logger()
     started = time.perf_counter()
     log.debug("graph.start", command=command, stages=list(graph.nodes))
-    result = anyio.run(lambda: run_graph(graph, strict=strict, error_port=error_port))
+    result = anyio.run(lambda: run_graph(graph, strict=strict, error_port=error_port, log=log))
     log.info("graph.done", command=command, errors=result.errors, seconds=round(time.perf_counter() - started, 3),
              dropped=result.dropped or None)
     return result
+
+
+def run_spec(name: str, args: list[str] | tuple[str, ...] = (), *, set: dict[str, Any] | None = None,
+             add: dict[str, dict[str, Any]] | None = None, bypass: list[str] | tuple[str, ...] = (),
+             strict: bool = False, error_port: ErrorPort | None = None) -> RunResult:
+    """A command's whole job once its flags are parsed: bind them into its shipped spec and run it."""
+    from replay.pipeline.engine.config import graph_from_config
+    from replay.pipeline.engine.spec import bind, load_spec
+
+    doc = bind(load_spec(name), set=set, add=add, bypass=bypass)
+    return execute(graph_from_config(doc, paths=list(args)), strict=strict, command=name, error_port=error_port)
 
 
 def exit_code_for(result: RunResult) -> int:

@@ -1,4 +1,4 @@
-"""Pipeline configs: a TOML (or JSON) file that declares a stage graph, validated before it runs.
+"""Pipeline configs: a TOML (or JSON) document that declares a stage graph, checked before it runs.
 
 Two shapes::
 
@@ -12,8 +12,13 @@ Two shapes::
     type = "write"
     inputs = ["only_tools"]
 
-In a chain, a leading ``read`` (+ ``parse``) and a trailing ``write`` (stdout) are added when missing. A ``read``
-stage without ``paths`` reads the PATHs given on the command line (or stdin).
+In a chain, a leading source (``read`` + ``parse``) and a trailing sink (``write`` to stdout) are
+added when missing. An option a stage declares with ``bind = "args"`` (``read``'s ``paths``) takes
+the positional arguments of the command running the graph when the config leaves it unset.
+
+A composite stage type (``heal``) expands here into its sub-graph: its inner stages get ids
+``<id>/<inner>``, and every input that names the composite (``"heal"``, ``"heal.repairs"``) is
+rewired to the inner outputs that port stands for.
 """
 
 from __future__ import annotations
@@ -26,36 +31,33 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.engine.graph import Graph
+from replay.pipeline.engine.graph import ID_PATTERN, Graph
 from replay.pipeline.engine.registry import Registry
-from replay.pipeline.engine.stage import Stage
+from replay.pipeline.engine.stage import Composite, Stage
 
 RESERVED_KEYS = ("type", "inputs", "route_errors")
 TOP_LEVEL_KEYS = ("stages", "chain", "description")
+IN = "$in"  # inside a composite's sub-graph: the composite's own inputs
 
 
 def _shape(message: str, path: str, **fields: Any) -> ReplayError:
     return ReplayError("E_CONFIG_SHAPE_INVALID", message, path=path, **fields)
 
 
-def read_config_file(path: str) -> dict[str, Any]:
-    """The config document; E_CONFIG_NOT_FOUND / E_CONFIG_PARSE (with line and column) otherwise."""
-    p = Path(path)
-    if not p.is_file():
-        raise ReplayError("E_CONFIG_NOT_FOUND", f"pipeline config {path!r} does not exist", path=path)
-    data = p.read_bytes()
-    if p.suffix == ".json":
+def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
+    """A config document from its bytes; E_CONFIG_PARSE (with line and column) when it does not parse."""
+    if json:
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            raise ReplayError("E_CONFIG_PARSE", f"{path}: {exc.msg}", source=path, line=exc.lineno, column=exc.colno) from exc
+            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name, line=exc.lineno, column=exc.colno) from exc
     else:
         try:
             doc = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             where = re.search(r"line (\d+), column (\d+)", str(exc))
             raise ReplayError(
-                "E_CONFIG_PARSE", f"{path}: {exc}", source=path,
+                "E_CONFIG_PARSE", f"{name}: {exc}", source=name,
                 line=int(where.group(1)) if where else None, column=int(where.group(2)) if where else None,
             ) from exc
     if not isinstance(doc, dict):
@@ -63,13 +65,16 @@ def read_config_file(path: str) -> dict[str, Any]:
     return doc
 
 
-def build_stage(registry: Registry, spec: dict[str, Any], where: str, extra_reserved: tuple[str, ...] = ()) -> Stage:
-    """One stage from its table: check the type and every option, then construct it."""
-    kind = spec.get("type")
-    if not isinstance(kind, str):
-        raise _shape("every stage needs a string `type`", f"{where}.type", received=repr(kind), example='type = "parse"')
-    cls = registry.get(kind, path=f"{where}.type")
-    options = {k: v for k, v in spec.items() if k not in RESERVED_KEYS + extra_reserved}
+def read_config_file(path: str) -> dict[str, Any]:
+    """The config document; E_CONFIG_NOT_FOUND / E_CONFIG_PARSE otherwise."""
+    p = Path(path)
+    if not p.is_file():
+        raise ReplayError("E_CONFIG_NOT_FOUND", f"pipeline config {path!r} does not exist", path=path)
+    return parse_config(p.read_bytes(), path, json=p.suffix == ".json")
+
+
+def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None:
+    kind = cls.name
     for key, value in options.items():
         if key not in cls.options:
             raise ReplayError(
@@ -82,55 +87,59 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, extra_rese
                 "E_CONFIG_OPTION_INVALID", f"option {key!r} of {kind!r} must be {problem}", path=f"{where}.{key}",
                 expected=problem, received=repr(value),
             )
+
+
+def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list[str] | None = None,
+                extra_reserved: tuple[str, ...] = ()) -> Stage:
+    """One stage from its table: check the type and every option, bind the command's arguments, construct it."""
+    kind = spec.get("type")
+    if not isinstance(kind, str):
+        raise _shape("every stage needs a string `type`", f"{where}.type", received=repr(kind), example='type = "parse"')
+    cls = registry.get(kind, path=f"{where}.type")
+    options = {k: v for k, v in spec.items() if k not in RESERVED_KEYS + extra_reserved}
+    check_options(cls, options, where)
     for key, opt in cls.options.items():
-        if opt.required and key not in options:
+        if opt.bind == "args" and args and not options.get(key):
+            options[key] = list(args) if opt.type is list else " ".join(args)
+    for key, opt in cls.options.items():
+        if opt.required and not options.get(key):
+            if opt.bind == "args":
+                continue  # the stage says what is missing when it runs (e.g. a prompt may come on stdin)
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage type {kind!r} needs option {key!r}", path=f"{where}.{key}",
                               expected=opt.type_name(), received="nothing")
     return cls(**options)
 
 
-def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, paths: list[str] | None = None) -> Graph:
-    """Build and validate the graph a config document declares."""
-    registry = registry or Registry()
+Tables = dict[str, tuple[dict[str, Any], str]]  # id -> (stage table, where it was written: "stages.x", "chain[2]")
+
+
+def normalize(doc: dict[str, Any], registry: Registry) -> Tables:
+    """The config as ``id -> (stage table, where)`` (a chain becomes tables wired one after the other)."""
     for key in doc:
         if key not in TOP_LEVEL_KEYS:
             raise _shape(f"unknown top-level key {key!r}", key, expected="stages, chain or description")
     if ("stages" in doc) == ("chain" in doc):
         raise _shape("declare either [stages.<id>] tables or a `chain` list (one of them)", "$",
                      example='chain = ["parse", "write"]')
-    graph = _from_stages(doc["stages"], registry) if "stages" in doc else _from_chain(doc["chain"], registry)
-    for node in graph.nodes.values():
-        if node.stage.name == "read" and not node.stage.config.get("paths"):
-            node.stage.config["paths"] = list(paths or [])
-    graph.validate()
-    return graph
+    return _stage_tables(doc["stages"]) if "stages" in doc else _chain_tables(doc["chain"], registry)
 
 
-def _from_stages(stages: Any, registry: Registry) -> Graph:
+def _stage_tables(stages: Any) -> Tables:
     if not isinstance(stages, dict) or not stages:
         raise _shape("`stages` must be a table of stage tables", "stages", example='[stages.read]\ntype = "read"')
-    graph = Graph()
     for node_id, spec in stages.items():
         where = f"stages.{node_id}"
+        if not ID_PATTERN.match(str(node_id)):
+            raise _shape(f"stage id {node_id!r} may use letters, digits, _ and - only", where, received=repr(node_id))
         if not isinstance(spec, dict):
             raise _shape(f"stage {node_id!r} must be a table", where, received=type(spec).__name__)
-        inputs = spec.get("inputs", [])
-        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
-            raise ReplayError("E_CONFIG_INPUT_UNKNOWN", "`inputs` must be a list of stage names", path=f"{where}.inputs",
-                              received=repr(inputs), example='inputs = ["read"]')
-        route = spec.get("route_errors", False)
-        if not isinstance(route, bool):
-            raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
-                              received=repr(route))
-        graph.add(build_stage(registry, spec, where), id=str(node_id), inputs=inputs, route_errors=route)
-    return graph
+    return {str(k): (dict(v), f"stages.{k}") for k, v in stages.items()}
 
 
-def _from_chain(chain: Any, registry: Registry) -> Graph:
+def _chain_tables(chain: Any, registry: Registry) -> Tables:
     if not isinstance(chain, list) or not chain:
         raise _shape("`chain` must be a non-empty list of stage types or tables", "chain", example='chain = ["parse"]')
-    stages: list[Stage] = []
-    ids: list[str | None] = []
+    items: list[tuple[str | None, dict[str, Any], str]] = []
     for k, item in enumerate(chain):
         spec = {"type": item} if isinstance(item, str) else item
         if not isinstance(spec, dict):
@@ -138,28 +147,138 @@ def _from_chain(chain: Any, registry: Registry) -> Graph:
         for key in ("inputs", "route_errors"):
             if key in spec:
                 raise _shape(f"`{key}` has no meaning in a chain; use [stages.<id>] tables", f"chain[{k}].{key}")
-        node_id = spec.get("id")
-        if node_id is not None and (not isinstance(node_id, str) or node_id in ids):
+        spec = dict(spec)
+        node_id = spec.pop("id", None)
+        if node_id is not None and (not isinstance(node_id, str) or not ID_PATTERN.match(node_id)
+                                    or node_id in [i for i, _, _ in items]):
             raise _shape(f"a chain item's id must be a string no other item uses; got {node_id!r}", f"chain[{k}].id",
                          received=repr(node_id), howToFix="Give each stage of the chain its own id (or none).")
-        stages.append(build_stage(registry, spec, f"chain[{k}]", extra_reserved=("id",)))
-        ids.append(node_id)
-    if stages[0].kind != "source":
-        stages.insert(0, registry.get("read")())
-        ids.insert(0, None)
-    if stages[0].emits_raw and len(stages) > 1 and not stages[1].accepts_raw:
-        stages.insert(1, registry.get("parse")())
-        ids.insert(1, None)
-    if stages[-1].kind != "sink":
-        stages.append(registry.get("write")())
-        ids.append(None)
-    named = [i for i in ids if i is not None]
-    graph = Graph()
+        items.append((node_id, spec, f"chain[{k}]"))
+
+    def cls_of(spec: dict[str, Any], where: str) -> type[Stage]:
+        kind = spec.get("type")
+        if not isinstance(kind, str):
+            raise _shape("every stage needs a string `type`", f"{where}.type", received=repr(kind), example='type = "parse"')
+        return registry.get(kind, path=f"{where}.type")
+
+    first = cls_of(items[0][1], items[0][2])
+    if first.kind != "source":
+        items.insert(0, (None, {"type": "read"}, "chain"))
+        first = registry.get("read")
+    if first.emits_raw and len(items) > 1 and not cls_of(items[1][1], items[1][2]).accepts_raw:
+        items.insert(1, (None, {"type": "parse"}, "chain"))
+    if cls_of(items[-1][1], items[-1][2]).kind != "sink":
+        items.append((None, {"type": "write"}, "chain"))
+    named = {i for i, _, _ in items if i is not None}
+    tables: Tables = {}
     previous: str | None = None
-    for stage, node_id in zip(stages, ids, strict=True):
-        # Stages added for you (read, parse, write) take names the chain's own ids leave free.
-        node_id = node_id or graph._fresh_id(stage.name or "stage", taken=named)
-        previous = graph.add(stage, id=node_id, inputs=[previous] if previous else [])
+    for node_id, spec, where in items:
+        if node_id is None:  # stages added for you take names the chain's own ids leave free
+            base, n = str(spec["type"]), 1
+            node_id = base
+            while node_id in tables or node_id in named:
+                n += 1
+                node_id = f"{base}_{n}"
+        tables[node_id] = ({**spec, "inputs": [previous] if previous else []}, where)
+        previous = node_id
+    return tables
+
+
+class _Builder:
+    """Adds stage tables to a graph, expanding composites and rewiring inputs that name them."""
+
+    def __init__(self, registry: Registry, args: list[str] | None) -> None:
+        self.registry = registry
+        self.args = args
+        self.graph = Graph()
+        self.exports: dict[str, dict[str, list[str]]] = {}  # composite id -> port -> inner refs
+
+    def add(self, node_id: str, table: dict[str, Any], where: str, inputs: list[str]) -> None:
+        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+            raise ReplayError("E_CONFIG_INPUT_UNKNOWN", "`inputs` must be a list of stage names", path=f"{where}.inputs",
+                              received=repr(inputs), example='inputs = ["read"]')
+        route = table.get("route_errors", False)
+        if not isinstance(route, bool):
+            raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
+                              received=repr(route))
+        stage = build_stage(self.registry, table, where, self.args)
+        if isinstance(stage, Composite):
+            self._expand(node_id, stage, where, inputs, route)
+        else:
+            self.graph.add(stage, id=node_id, inputs=inputs, route_errors=route)
+
+    def _expand(self, node_id: str, stage: Composite, where: str, inputs: list[str], route: bool) -> None:
+        sub = stage.expand(self.registry)
+        main_in = [r for r in inputs if not r.partition(".")[2]]
+
+        def outer(ref: str) -> list[str]:
+            if ref == IN:
+                return main_in
+            if ref.startswith(IN + "."):
+                port = ref[len(IN) + 1:]
+                return [r for r in inputs if r.partition(".")[2] == port]
+            return [f"{node_id}/{ref}"]
+
+        inner_ids = [f"{node_id}/{inner}" for inner in sub.stages]
+        for inner, table in sub.stages.items():
+            inner_inputs = [r for ref in table.get("inputs", []) for r in outer(ref)]
+            body = {k: v for k, v in table.items() if k != "inputs"}
+            if route:
+                body["route_errors"] = True
+            self.add(f"{node_id}/{inner}", body, f"{where}({inner})", inner_inputs)
+        exports: dict[str, list[str]] = {}
+        for port, refs in sub.exports.items():
+            resolved: list[str] = []
+            for ref in refs:
+                producer, _, inner_port = ref.partition(".")
+                if producer == "*":  # that port of every inner stage (and inner composite) that has it
+                    resolved += [f"{i}.{inner_port}" for i in inner_ids if self._has_port(i, inner_port)]
+                else:
+                    resolved += outer(ref)
+            exports[port] = resolved
+        exports.setdefault("errors", [f"{i}.errors" for i in inner_ids if self._has_port(i, "errors")])
+        self.exports[node_id] = exports
+
+    def _has_port(self, node_id: str, port: str) -> bool:
+        if node_id in self.exports:
+            return port in self.exports[node_id]
+        node = self.graph.nodes.get(node_id)
+        return node is not None and port in node.stage.ports
+
+    def resolve(self, ref: str, where: str) -> list[str]:
+        """An input as the real outputs it stands for (a composite's port becomes its inner outputs)."""
+        producer, _, port = ref.partition(".")
+        if producer not in self.exports:
+            return [ref]
+        ports = self.exports[producer]
+        if port not in ports:
+            raise ReplayError(
+                "E_CONFIG_INPUT_UNKNOWN", f"stage {producer!r} has no port {port!r}", path=where, received=ref,
+                expected="ports: " + ", ".join(p for p in ports if p),
+            )
+        return [r for inner in ports[port] for r in self.resolve(inner, where)]
+
+    def finish(self) -> Graph:
+        for node in self.graph.nodes.values():
+            if not any(r.partition(".")[0] in self.exports for r in node.inputs):
+                continue
+            resolved: list[str] = []
+            for k, ref in enumerate(node.inputs):
+                resolved += self.resolve(ref, f"stages.{node.id}.inputs[{k}]")
+            node.inputs = resolved
+            node.declared_inputs = True  # an empty composite port still counts as wired
+        return self.graph
+
+
+def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, paths: list[str] | None = None) -> Graph:
+    """Build and validate the graph a config document declares; ``paths`` are the command's arguments."""
+    registry = registry or Registry()
+    tables = normalize(doc, registry)
+    builder = _Builder(registry, paths)
+    for node_id, (table, where) in tables.items():
+        builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []))
+    graph = builder.finish()
+    graph.validate()
     return graph
 
 

@@ -75,6 +75,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_CONFIG_CYCLE": ("stage inputs form a cycle", "Remove one of the inputs named in the cycle."),
     "E_CONFIG_ERRORS_UNCONSUMED": ("a routed error port has no consumer", "Add a stage with inputs = [\"<id>.errors\"], or drop route_errors."),
     "E_CONFIG_OUTPUT_UNCONSUMED": ("a stage's output goes nowhere", "Feed it into a sink such as `write`, or remove the stage."),
+    "E_SPEC_UNKNOWN": ("no built-in graph spec has this name", "Run `replay stages --help` to list the built-in graphs."),
     "E_STAGE_LOAD_FAILED": ("a third-party stage could not be loaded", "Fix or uninstall the package that provides the entry point."),
     "E_STAGE_FAILED": ("a stage raised an error while running", "Read the message; rerun with --log-level debug for details."),
     # internal

@@ -4,6 +4,9 @@ One task per source, per sink and per segment (a maximal chain of transforms whe
 single producer and a single consumer). Channels are anyio memory object streams of batches with a
 small buffer, so a slow sink holds back the sources (backpressure) instead of filling memory. Every
 stream ends by closing its send side; a consumer with several producers ends when all have closed.
+
+Each run executes fresh copies of the graph's stages (``Stage.fresh``), so a graph is a value that
+can run twice; what the stages ``publish`` comes back in ``RunResult.facts``.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, error_line
-from replay.pipeline.engine.graph import MAIN, Edge, Graph, Node
-from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Transform
+from replay.pipeline.engine.graph import MAIN, Edge, Graph
+from replay.pipeline.engine.preflight import preflight
+from replay.pipeline.engine.segment import Item, Segment
+from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform
 
 DEFAULT_BUFFER = 4  # batches per channel: enough to overlap I/O with work, small enough to bound memory
 
@@ -63,19 +68,29 @@ class RunResult:
     errors: int = 0
     first_error: dict[str, Any] | None = None
     dropped: dict[str, int] = field(default_factory=dict)  # side records nobody consumed, per port
+    facts: dict[str, Any] = field(default_factory=dict)  # what the stages published for the command
 
 
 @dataclass
 class _Task:
-    nodes: list[Node]
+    nodes: list[_Live]
     receive: ObjectReceiveStream[Batch] | None = None
     send: ObjectSendStream[Batch] | None = None  # the original send side, closed once cloned
     outs: dict[tuple[str, str], list[ObjectSendStream[Batch]]] = field(default_factory=dict)
 
 
+@dataclass
+class _Live:
+    """A node of the graph as one run executes it: its id and a fresh copy of its stage."""
+
+    id: str
+    stage: Stage
+
+
 def plan(graph: Graph) -> tuple[list[_Task], list[Edge]]:
     """Group nodes into tasks: sources and sinks alone, transforms fused along single links."""
     edges = graph.validate()
+    live = {node_id: _Live(node_id, node.stage.fresh()) for node_id, node in graph.nodes.items()}
     order = graph.topological(edges)
     consumers: dict[tuple[str, str], list[str]] = {}
     inputs: dict[str, list[Edge]] = {n: [] for n in graph.nodes}
@@ -85,7 +100,7 @@ def plan(graph: Graph) -> tuple[list[_Task], list[Edge]]:
     tasks: list[_Task] = []
     task_of: dict[str, _Task] = {}
     for node_id in order:
-        node = graph.nodes[node_id]
+        node = live[node_id]
         ins = inputs[node_id]
         if isinstance(node.stage, Transform) and len(ins) == 1 and ins[0].port == MAIN:
             up = ins[0].producer
@@ -113,10 +128,16 @@ async def run_graph(
     strict: bool = False,
     error_port: ErrorPort | None = None,
     buffer: int = DEFAULT_BUFFER,
+    log: Any = None,
 ) -> RunResult:
-    """Execute ``graph`` to completion; diagnostics not routed elsewhere go to ``error_port``."""
+    """Execute ``graph`` to completion; diagnostics not routed elsewhere go to ``error_port``.
+    ``log`` is the logger the stages get (``stage.log``)."""
     port = error_port or ErrorPort(strict=strict)
     tasks, edges = plan(graph)
+    preflight(live.stage for task in tasks for live in task.nodes)  # refusals come before anything runs
+    for task in tasks:
+        for live in task.nodes:
+            live.stage.log = log
     task_by_head = {t.nodes[0].id: t for t in tasks}
     task_of = {n.id: t for t in tasks for n in t.nodes}
     result = RunResult()
@@ -137,8 +158,8 @@ async def run_graph(
             await _send(s, batch.copy())
         await _send(sends[-1], batch)
 
-    async def forward_side(task: _Task, node: Node) -> None:
-        side = node.stage.drain()
+    async def forward_side(task: _Task, node: _Live, side: dict[str, list[dict[str, Any]]] | None = None) -> None:
+        side = node.stage.drain() if side is None else side
         if not side:
             return
         for name, records in side.items():
@@ -167,6 +188,7 @@ async def run_graph(
                         await run_segment(task, current)
                     else:
                         assert task.receive is not None
+                        head.stage._report = lambda: forward_side(task, head)  # type: ignore[attr-defined]
                         await head.stage.consume(Incoming(task.receive))  # type: ignore[attr-defined]
                         await forward_side(task, head)
                 except BaseException:
@@ -181,7 +203,7 @@ async def run_graph(
         except Exception as exc:
             raise StageFailed(current[0], exc) from exc
 
-    async def run_source(task: _Task, node: Node) -> None:
+    async def run_source(task: _Task, node: _Live) -> None:
         """A source, or an async transform (a source that also reads its input channel)."""
         main = task.outs.get((node.id, MAIN), [])
 
@@ -199,36 +221,29 @@ async def run_graph(
 
     async def run_segment(task: _Task, current: list[str]) -> None:
         nodes = task.nodes
-        stages = [n.stage for n in nodes]
+        segment = Segment([n.stage for n in nodes])  # type: ignore[misc]
         tail_outs = task.outs.get((nodes[-1].id, MAIN), [])
+        out: list[Item] = []
 
-        async def push(start: int, batch: Batch | None) -> None:
-            for k in range(start, len(stages)):
-                current[0] = nodes[k].id
-                result = stages[k](batch)  # type: ignore[operator]
-                if stages[k]._side:
-                    await forward_side(task, nodes[k])
-                if type(result) is list:  # a stage may split its output (e.g. at a file boundary)
-                    for part in result:
-                        if part is not None and len(part):
-                            await push(k + 1, part)
-                    return
-                batch = result
-                if batch is None or not len(batch):
-                    return
-            if tail_outs:
-                await fanout(tail_outs, batch)  # type: ignore[arg-type]
+        async def deliver() -> None:
+            for item in out:
+                if type(item) is tuple:
+                    await forward_side(task, nodes[item[0]], item[1])
+                elif tail_outs:
+                    await fanout(tail_outs, item)  # type: ignore[arg-type]
+            out.clear()
 
         assert task.receive is not None
-        async for batch in Incoming(task.receive):
-            await push(0, batch)
-        for k, stage in enumerate(stages):
-            current[0] = nodes[k].id
-            tail = stage.flush()  # type: ignore[attr-defined]
-            await forward_side(task, nodes[k])
-            for part in tail if type(tail) is list else [tail]:
-                if part is not None and len(part):
-                    await push(k + 1, part)
+        try:
+            async for batch in Incoming(task.receive):
+                segment.push(batch, out)
+                if out:
+                    await deliver()
+            segment.finish(out)
+            await deliver()
+        except BaseException:
+            current[0] = nodes[segment.current].id
+            raise
 
     group: list[Any] = []
     try:
@@ -240,6 +255,9 @@ async def run_graph(
         raise _most_telling(group) from None
     result.errors = port.count
     result.first_error = port.first
+    for task in tasks:
+        for live in task.nodes:
+            result.facts.update(live.stage.facts)
     return result
 
 

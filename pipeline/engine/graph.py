@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.stage import Stage
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")  # what a config may call a stage
+# Stages a composite expands into are named <composite>/<inner> (a name no config can take).
+NODE_ID = re.compile(r"^[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)*$")
 MAIN = ""  # the port name of a stage's main output
 
 
@@ -26,6 +28,9 @@ class Node:
     stage: Stage
     inputs: list[str] = field(default_factory=list)
     route_errors: bool = False
+    # True when the inputs were declared but stand for nothing yet (a composite's port with no
+    # inner outputs): the stage still runs, and its input is empty.
+    declared_inputs: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class Graph:
 
     def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:
         node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())
-        if not isinstance(node_id, str) or not ID_PATTERN.match(node_id):
+        if not isinstance(node_id, str) or not NODE_ID.match(node_id):
             raise _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node_id!r} may use letters, digits, _ and - only",
                                 f"stages.{node_id}", received=repr(node_id))
         if node_id in self.nodes:
@@ -111,11 +116,11 @@ class Graph:
 
     def validate(self) -> list[Edge]:
         for node in self.nodes.values():
-            if not ID_PATTERN.match(node.id):
+            if not NODE_ID.match(node.id):
                 raise _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node.id!r} may use letters, digits, _ and - only", f"stages.{node.id}")
             if node.stage.kind == "source" and node.inputs:
                 raise _config_error("E_CONFIG_INPUTS_INVALID", f"source stage {node.id!r} takes no inputs", f"stages.{node.id}.inputs")
-            if node.stage.kind != "source" and not node.inputs:
+            if node.stage.kind != "source" and not node.inputs and not node.declared_inputs:
                 raise _config_error(
                     "E_CONFIG_INPUTS_INVALID", f"{node.stage.kind} stage {node.id!r} needs at least one input",
                     f"stages.{node.id}.inputs", example='inputs = ["read"]',

@@ -7,9 +7,17 @@
 - ``Sink``: ``async consume(batches)`` iterates the incoming batches.
 - ``AsyncTransform``: ``async process(batches, out)`` for transforms that do I/O (e.g. spawn).
 
+- ``Composite``: ``expand(registry) -> SubGraph``: a stage type that stands for a sub-graph of other
+  stages (Beam's composite transforms), e.g. ``heal`` for every heal rule in order.
+
 Every stage has an ``errors`` side port; a stage may declare more (heal rules add ``repairs``).
 Side records are plain dicts collected with ``self.error(...)`` / ``self.emit(port, record)`` and
-drained by the runner after each call, so a transform needs no event loop to report anything.
+drained by the executor after each call, so a transform needs no event loop to report anything.
+
+A stage object built from a config is its *configuration*: the executor runs a ``fresh()`` copy of
+it each time the graph runs, so per-run state lives in the copy and a configured graph can run
+twice. What a run found out for the command that ran it (failed runs, files written) leaves through
+``publish(key, value)`` into the run result, never through attributes read after the run.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ class Option:
     required: bool = False
     choices: tuple[Any, ...] | None = None
     items: type | None = None  # what a list's elements / a table's values must be (lists: str unless said)
+    # "args": when the config leaves the option unset, it takes the positional arguments of the
+    # command that runs the graph (``replay run SPEC ARGS...``): the paths to read, the prompt to send.
+    bind: str | None = None
 
     def type_name(self) -> str:
         types = self.type if isinstance(self.type, tuple) else (self.type,)
@@ -72,9 +83,37 @@ class Stage:
         for key in options:
             if key not in self.options:
                 raise TypeError(f"{type(self).__name__} has no option {key!r}")
+        self.given = dict(options)  # the options as configured, to build fresh copies from
         self.config = {k: options.get(k, opt.default) for k, opt in self.options.items()}
         self.id = self.name
         self._side: dict[str, list[dict[str, Any]]] = {}
+        self.facts: dict[str, Any] = {}
+        self.log: Any = None  # the run's logger, set by the executor (structlog-style calls)
+
+    def fresh(self) -> Stage:
+        """A copy with the same configuration and no per-run state: what one run of a graph executes."""
+        copy = type(self)(**self.given)
+        copy.id = self.id
+        return copy
+
+    # before a run ----------------------------------------------------------------------------
+    def preflight(self, inputs: list[str]) -> None:
+        """Refuse (raise ReplayError, exit 2) what would fail before anything runs: a runner that
+        cannot be found, outputs that would collide. Called on the stages of a run before any of them
+        starts, with every file the graph reads (``input_files`` of all its stages)."""
+
+    def input_files(self) -> list[str]:
+        """The files this stage reads (``-`` for stdin): no stage of the graph may write over them."""
+        return []
+
+    def output_files(self) -> list[str]:
+        """The files this stage writes (``-`` for stdout)."""
+        return []
+
+    # results ---------------------------------------------------------------------------------
+    def publish(self, key: str, value: Any) -> None:
+        """Hand a result to the command that runs the graph (``RunResult.facts[key]``)."""
+        self.facts[key] = value
 
     # side ports -----------------------------------------------------------------------------
     def error(self, code: str, message: str, batch: Batch | None = None, i: int | None = None, **fields: Any) -> None:
@@ -109,6 +148,7 @@ class Stage:
             "options": {
                 k: {"type": o.type_name(), "default": o.default, "help": o.help, "required": o.required}
                 | ({"choices": list(o.choices)} if o.choices else {})
+                | ({"bind": o.bind} if o.bind else {})
                 for k, o in cls.options.items()
             },
         }
@@ -145,7 +185,37 @@ class Sink(Stage):
     kind = "sink"
     ports = ()
 
+    async def report(self) -> None:
+        """Hand the side records collected so far to the graph now (they otherwise go when ``consume``
+        returns): a sink about to commit an output reports its problems first, so ``--strict`` can stop it."""
+        if self._report is not None:
+            await self._report()
+
+    _report: Callable[[], Awaitable[None]] | None = None
+
     async def consume(self, batches: AsyncIterator[Batch]) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class SubGraph:
+    """What a composite stage stands for: stage tables in the config format, and its ports.
+
+    ``stages`` maps inner ids to tables (``type``, ``inputs``, options). An inner input ``"$in"`` is
+    the composite's own main inputs, ``"$in.<port>"`` those of its inputs that name a side port
+    (``"parse.repairs"``); any other input names an inner stage. ``exports`` maps each port of the
+    composite (``""`` for its main output) to the inner outputs it stands for; ``*.<port>`` there
+    means that port of every inner stage that has it.
+    """
+
+    stages: dict[str, dict[str, Any]]
+    exports: dict[str, list[str]]
+
+
+class Composite(Stage):
+    kind = "composite"
+
+    def expand(self, registry: Any) -> SubGraph:  # pragma: no cover - interface
         raise NotImplementedError
 
 

@@ -1,22 +1,18 @@
-"""The heal graph: which rules run, in which order, and the alias rules they read.
+"""What heal knows besides its rules: the built-in type aliases, the heal rules file, and healed artifacts.
 
-Each rule is its own stage (``stages/<rule>.py``); ``heal_chain`` returns fresh instances in the
-order that makes them compose: run ids first (run boundaries depend on them), then types, payloads
-and timestamps, then duplicates, then the inserted events, then seq numbers, then the order report,
-and last the per-run summary of what was repaired.
+Each rule is its own stage (``stages/<rule>.py``); their order is the spec ``heal-rules`` and the
+``heal`` composite stage chains them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.engine.graph import Graph
-from replay.pipeline.engine.stage import Stage
 from replay.pipeline.model.validation import validate_artifact
 
 RULES_FILE = Path(".replay") / "heal.rules.json"
@@ -65,61 +61,6 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
 
 def aliases_from(rules: dict[str, Any]) -> dict[str, str]:
     return {**BUILTIN_ALIASES, **rules.get("eventAliases", {})}
-
-
-def heal_rules_chain(rules: dict[str, Any] | None = None) -> list[Stage]:
-    """Fresh heal-rule stages in order. ``rules`` is what ``load_rules`` returned."""
-    from replay.stages.alias import AliasEventTypes
-    from replay.stages.check_order import ReportTimestampOrder
-    from replay.stages.dedupe import DropAdjacentDuplicates
-    from replay.stages.ensure_run_started import InsertRunStarted
-    from replay.stages.ensure_terminal import InsertTerminalEvent
-    from replay.stages.fill_run_id import FillRunId
-    from replay.stages.fix_timestamp import FixTimestamps
-    from replay.stages.normalize_payload import NormalizePayload
-    from replay.stages.renumber import RenumberSeq
-    from replay.stages.synthesize_assistant_message import SynthesizeAssistantMessage
-
-    return [
-        FillRunId(),
-        AliasEventTypes(aliases=(rules or {}).get("eventAliases", {})),
-        NormalizePayload(),
-        FixTimestamps(),
-        DropAdjacentDuplicates(),
-        InsertRunStarted(),
-        SynthesizeAssistantMessage(),
-        InsertTerminalEvent(),
-        RenumberSeq(),
-        ReportTimestampOrder(),
-    ]
-
-
-class HealPorts(NamedTuple):
-    last: str  # the node whose output is the healed stream
-    repairs: list[str]  # every repairs port, for heal logs
-    notices: list[str]  # every notices port (observations that changed nothing)
-
-
-def add_heal(graph: Graph, after: str, rules: dict[str, Any] | None = None, *, summary: bool = True,
-             extra_repairs: tuple[str, ...] = ()) -> HealPorts:
-    """Chain the heal rules after node ``after``.
-
-    With ``summary``, a ``heal_summary`` stage takes the rules' output and every repairs port
-    (plus ``extra_repairs``, e.g. ``"parse.repairs"``) and adds a heal record after each repaired run.
-    """
-    from replay.stages.heal_summary import SummarizeRepairs
-
-    previous = after
-    repairs, notices = list(extra_repairs), []
-    for stage in heal_rules_chain(rules):
-        previous = graph.add(stage, inputs=[previous])
-        if "repairs" in stage.ports:
-            repairs.append(f"{previous}.repairs")
-        if "notices" in stage.ports:
-            notices.append(f"{previous}.notices")
-    if summary:
-        previous = graph.add(SummarizeRepairs(), inputs=[previous, *repairs])
-    return HealPorts(previous, repairs, notices)
 
 
 def healed_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],

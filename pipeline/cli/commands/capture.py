@@ -1,19 +1,13 @@
-"""`replay capture` (and `replay "prompt"`): run one prompt through the user's runner and write the run's files."""
+"""`replay capture` (and `replay "prompt"`): run one prompt through the user's runner and write the run's files (spec: capture)."""
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from replay.pipeline.cli.app import execute, exit_code_for
+from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.engine.graph import Graph
 from replay.pipeline.model.runner_protocol import load_context
-from replay.stages.discover import DiscoverRunner
-from replay.stages.emit import EmitArtifacts
-from replay.stages.parse import ParseLines
-from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, SpawnRunner
+from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 
 HELP_EPILOG = """\b
 Runner search order (first match wins):
@@ -56,25 +50,6 @@ def parse_timeout(text: str | None) -> int:
     return int(value)
 
 
-def prompt_from(words: tuple[str, ...]) -> str:
-    """The prompt: the arguments joined by spaces, else stdin when it is not a terminal."""
-    if words:
-        prompt = " ".join(words).strip()
-        received = "blank prompt argument"
-    elif sys.stdin is not None and not sys.stdin.isatty():
-        prompt = sys.stdin.buffer.read().decode("utf-8", "replace").strip()
-        received = "empty stdin"
-    else:
-        prompt, received = "", "no prompt argument and stdin is a terminal"
-    if not prompt:
-        raise ReplayError(
-            "E_PROMPT_REQUIRED", "no prompt: give it as an argument or pipe it on stdin", path="prompt",
-            expected="a non-empty prompt argument, or the prompt on stdin", received=received,
-            example='replay "What are my top holdings?"   or   echo "What are my top holdings?" | replay',
-        )
-    return prompt
-
-
 @click.command(epilog=HELP_EPILOG)
 @click.argument("prompt", nargs=-1)
 @click.option("--runner", metavar="PATH", help="Runner to use instead of searching for one.")
@@ -96,26 +71,10 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
     """
     timeout = parse_timeout(timeout_ms)
     run_context = load_context(context, context_file)
-    text = prompt_from(prompt)
-    discover = DiscoverRunner(prompt=text, runner=runner or "", context=run_context)
-    discover.resolve()  # refuse (exit 2) before anything runs
-    rules = None
-    if not no_heal:
-        from replay.pipeline.model.healing import load_rules
-
-        rules = load_rules()
-
-    graph = Graph()
-    graph.add(discover, id="discover")
-    graph.add(SpawnRunner(timeout_ms=timeout, max_output_bytes=max_output_bytes, adopt_run_id=True), id="spawn",
-              inputs=["discover"])
-    graph.add(ParseLines(), id="parse", inputs=["spawn"])
-    last, side_ports = "parse", ["spawn.repairs"]
-    if not no_heal:
-        from replay.pipeline.model.healing import add_heal
-
-        ports = add_heal(graph, "parse", rules, extra_repairs=("spawn.repairs",))
-        last, side_ports = ports.last, [*ports.repairs, *ports.notices]
-    graph.add(EmitArtifacts(out_dir=out_dir or "", healed=not no_heal), id="emit",
-              inputs=[last, "spawn.raw", *side_ports])
-    return exit_code_for(execute(graph, command="capture"))
+    bound = {"discover.runner": runner, "discover.context": run_context, "spawn.timeout_ms": timeout,
+             "spawn.max_output_bytes": max_output_bytes, "emit.out_dir": out_dir}
+    if no_heal:
+        bound["emit.healed"] = False
+    if prompt:  # else discover reads it from stdin; a blank one (even "") is refused as blank
+        bound["discover.prompt"] = " ".join(prompt) or " "
+    return exit_code_for(run_spec("capture", set=bound, bypass=["heal"] if no_heal else ()))

@@ -1,4 +1,4 @@
-"""`replay read`: journals in, the canonical JSONL stream out."""
+"""`replay read`: journals in, the canonical JSONL stream out (spec: read)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,9 @@ from pathlib import Path
 
 import click
 
-from replay.pipeline.cli.app import execute, exit_code_for
+from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.engine.graph import Graph
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths
-from replay.stages.check_lines import CheckLines
-from replay.stages.read import ReadJournal
-from replay.stages.write import WriteJsonl
 
 max_line_option = click.option(
     "--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
@@ -26,7 +22,9 @@ Examples:
   replay read run.jsonl > canonical.jsonl
   replay read runs/ artifacts/run.artifact.json
   gunzip -c old.jsonl.gz | replay read -
-  replay read --follow .replay/journal/run_1.jsonl""")
+  replay read --follow .replay/journal/run_1.jsonl
+\b
+Graph: `replay stages --graph read`.""")
 @click.argument("paths", nargs=-1)
 @click.option("--follow", "-f", is_flag=True, help="Keep reading one journal as it grows (like tail -f); Ctrl-C ends.")
 @max_line_option
@@ -42,9 +40,5 @@ def read(paths: tuple[str, ...], follow: bool, max_line_bytes: int, strict: bool
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
-    # Nothing here needs the parsed records, only the checks: lines go on as their bytes.
-    graph = Graph()
-    graph.add(ReadJournal(paths=list(paths), follow=follow, max_line_bytes=max_line_bytes), id="read")
-    graph.add(CheckLines(), id="parse", inputs=["read"])
-    graph.add(WriteJsonl(), id="write", inputs=["parse"])
-    return exit_code_for(execute(graph, strict=strict, command="read"))
+    result = run_spec("read", paths, set={"read.follow": follow, "read.max_line_bytes": max_line_bytes}, strict=strict)
+    return exit_code_for(result)

@@ -1,4 +1,4 @@
-"""`replay report`: summarize runs from a stream or from artifacts as text, JSON, Markdown, JUnit or HTML."""
+"""`replay report`: summarize runs from a stream or from artifacts as text, JSON, Markdown, JUnit or HTML (spec: report)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,11 @@ from pathlib import Path
 
 import click
 
-from replay.pipeline.cli.app import execute, exit_code_for, logger
+from replay.pipeline.cli.app import exit_code_for, logger, run_spec
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
-from replay.pipeline.engine.graph import Graph
 from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, stdin_is_terminal
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.stages.parse import ParseLines
-from replay.stages.read import ReadJournal
-from replay.stages.report import DEFAULT_TITLE, FORMATS, RenderReport
-from replay.stages.summarize import SummarizeRuns
+from replay.stages.report import DEFAULT_TITLE, FORMATS
 
 HEALED, UNHEALED = ".healed.json", ".artifact.json"
 FORMAT_BY_SUFFIX = {".txt": "text", ".json": "json", ".md": "markdown", ".markdown": "markdown",
@@ -57,7 +53,9 @@ Examples:
   replay report --in .replay/artifacts
   replay report --in .replay/artifacts --format html --out report.html
   replay report runs/ --format junit --out junit.xml --fail-on-error
-  replay report run.jsonl --format json | jq .aggregate.toolCalls""")
+  replay report run.jsonl --format json | jq .aggregate.toolCalls
+\b
+Graph: `replay stages --graph report`.""")
 @click.argument("paths", nargs=-1)
 @click.option("--in", "in_paths", multiple=True, metavar="PATH",
               help="An artifact (.json), a journal (.jsonl) or a directory of them; may be repeated.")
@@ -98,14 +96,13 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     if files == []:
         logger().warning("report.no_inputs", paths=[*in_paths, *paths], message="no journals or artifacts found")
         files = [os.devnull]  # an empty report rather than reading stdin
-    sink = RenderReport(format=fmt, path=out or "-", title=title)
-    graph = Graph()
-    graph.add(ReadJournal(paths=files or [], max_line_bytes=max_line_bytes), id="read")
-    graph.add(ParseLines(), id="parse", inputs=["read"])
-    graph.add(SummarizeRuns(heal_logs=not no_heal_logs), id="summarize", inputs=["parse", "read.errors", "parse.errors"])
-    graph.add(sink, id="report", inputs=["summarize"])
-    code = exit_code_for(execute(graph, strict=strict, command="report"))
-    if code == 0 and fail_on_error and sink.failed_runs:
-        logger().warning("report.failed_runs", failed=sink.failed_runs)
+    result = run_spec("report", files or [], strict=strict, set={
+        "read.max_line_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
+        "report.format": fmt, "report.path": out or "-", "report.title": title,
+    })
+    code = exit_code_for(result)
+    failed = result.facts.get("failed_runs", 0)
+    if code == 0 and fail_on_error and failed:
+        logger().warning("report.failed_runs", failed=failed)
         return EXIT_FAILED
     return code

@@ -9,12 +9,22 @@ import orjson
 
 from replay.pipeline.engine.errors import error_line
 from replay.pipeline.engine.registry import Registry
+from replay.pipeline.engine.spec import spec_names, spec_text
 
 
-@click.command()
+@click.command(epilog="""\b
+Examples:
+  replay stages                     every stage type, its options and ports
+  replay stages --graph heal        the graph `replay heal` runs, as a config to copy
+  replay stages --graph heal > my.toml && replay run my.toml run.jsonl""")
 @click.option("--json", "as_json", is_flag=True, help="One JSON array for machines.")
-def stages(as_json: bool) -> int:
-    """List every stage type (built-in and from `replay.stages` entry points) and its options."""
+@click.option("--graph", "graph", metavar="NAME", help="Print the graph spec a command runs (" + ", ".join(spec_names()) + ").")
+def stages(as_json: bool, graph: str | None) -> int:
+    """List every stage type (built-in and from `replay.stages` entry points) and its options, or print
+    the graph spec a built-in command runs (`--graph NAME`), in the config format `replay run` reads."""
+    if graph is not None:
+        sys.stdout.write(spec_text(graph))
+        return 0
     registry = Registry()
     described = registry.describe_all()
     for problem in registry.problems:

@@ -1,30 +1,15 @@
-"""`replay validate`: check artifacts and journals; problems as JSON on stderr, one summary per input on stdout."""
+"""`replay validate`: check artifacts and journals; problems as JSON on stderr, one summary per input on stdout (spec: validate)."""
 
 from __future__ import annotations
 
-import gzip
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
-import anyio
 import click
-import orjson
 
-from replay.pipeline.engine.batch import Batch
-from replay.pipeline.cli.app import logger
+from replay.pipeline.cli.app import logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, excerpt
-from replay.pipeline.engine.graph import Graph
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.io.journals import STDIN, expand_paths, require_stdin, stdin_is_terminal
-from replay.pipeline.engine.executor import ErrorPort, run_graph
-from replay.pipeline.engine.stage import Sink
-from replay.pipeline.model.validation import EXAMPLE_ARTIFACT, validate_artifact
-from replay.stages.parse import ParseLines
-from replay.stages.read import ReadJournal
-from replay.stages.validate import ValidateEvents
-from replay.stages.write import WriteJsonl
 
 ARTIFACT_SUFFIXES = (".json", ".json.gz")
 STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
@@ -90,80 +75,6 @@ def _file_type(p: Path) -> str:
     return "special file"
 
 
-class DiscardBatches(Sink):
-    """Consumes the validated stream (only the diagnostics matter)."""
-
-    name = "discard"
-
-    async def consume(self, batches: AsyncIterator[Batch]) -> None:
-        async for _ in batches:
-            pass
-
-
-def _summary(source: str, kind: str, errors: int, events: int, **more: Any) -> None:
-    line = {"source": source, "kind": kind, "valid": errors == 0, "errors": errors, "events": events, **more}
-    sys.stdout.buffer.write(orjson.dumps(line) + b"\n")
-    sys.stdout.buffer.flush()
-
-
-def check_artifact_file(path: str, port: ErrorPort) -> None:
-    """Validate one artifact file, report its problems on ``port``, print its summary line."""
-    before = port.count
-    events = 0
-    try:
-        data = Path(path).read_bytes()
-        if path.endswith(".gz"):
-            data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
-        port.put([diagnostic("E_INPUT_UNREADABLE", f"cannot read {path!r}: {exc}", source=path)])
-    else:
-        document, problems = read_artifact(data)
-        if isinstance(document, dict) and isinstance(document.get("events"), list):
-            events = len(document["events"])
-        port.put([{**body, "source": path} for body in problems])
-    _summary(path, ARTIFACT, port.count - before, events)
-
-
-def read_artifact(data: bytes) -> tuple[Any, list[dict[str, Any]]]:
-    """An artifact file's document (None when it is not JSON) and every problem it has."""
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        return None, [diagnostic(
-            "E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-            path="$", line=exc.lineno, column=exc.colno, expected="one JSON object", received=excerpt(data, 80, around=exc.pos),
-            example=EXAMPLE_ARTIFACT,
-        )]
-    return document, validate_artifact(document)
-
-
-
-def stream_graph(path: str, max_line_bytes: int, pass_through: bool) -> tuple[Graph, ValidateEvents]:
-    checker = ValidateEvents()
-    graph = Graph.chain(
-        ReadJournal(paths=[path], max_line_bytes=max_line_bytes),
-        ParseLines(),
-        checker,
-        WriteJsonl() if pass_through else DiscardBatches(),
-    )
-    return graph, checker
-
-
-def check_stream(path: str, port: ErrorPort, max_line_bytes: int, pass_through: bool = False) -> None:
-    """Validate one journal (a file, or stdin for ``-``) through the read -> parse -> validate graph."""
-    before = port.count
-    graph, checker = stream_graph(path, max_line_bytes, pass_through)
-    log = logger()
-    log.debug("validate.stream", source=path)
-    try:
-        anyio.run(lambda: run_graph(graph, error_port=port))
-    except ReplayError as exc:  # e.g. the file vanished since the walk: a problem of this input, not a refusal
-        body = diagnostic("E_INPUT_UNREADABLE", exc.body["message"], source=path) if exc.code.startswith("E_INPUT_") else exc.body
-        port.put([body])
-    if not pass_through:
-        _summary("<stdin>" if path == STDIN else path, STREAM, port.count - before, checker.events, runs=checker.runs)
-
-
 @click.command(epilog="""\b
 stdout: one JSON line per input validated, e.g.
   {"source": "a.healed.json", "kind": "artifact", "valid": false, "errors": 2, "events": 7}
@@ -175,7 +86,9 @@ Examples:
   replay validate --in .replay/artifacts           every artifact and journal below it
   replay validate --in run_1.healed.json
   replay read runs/ | replay validate              a stream on stdin
-  replay read runs/ | replay validate --pass-through | replay report""")
+  replay read runs/ | replay validate --pass-through | replay report
+\b
+Graph: `replay stages --graph validate`.""")
 @click.option("--in", "inputs", multiple=True, metavar="PATH",
               help="An artifact (.json), a journal (.jsonl) or a directory of them (walked recursively; "
                    "*.raw.json and *.heal-log.json side files are skipped). Repeatable; `-` is stdin.")
@@ -202,10 +115,7 @@ def validate(inputs: tuple[str, ...], pass_through: bool, max_line_bytes: int, s
     if not files:
         logger().warning("validate.nothing_found", inputs=list(inputs),
                          hint="directories are searched for *.json artifacts and *.jsonl journals")
-    port = ErrorPort(strict=strict)
-    for path, kind in files:
-        if kind == ARTIFACT:
-            check_artifact_file(path, port)
-        else:
-            check_stream(path, port, max_line_bytes, pass_through)
-    return EXIT_FAILED if port.count else EXIT_OK
+        return EXIT_OK
+    result = run_spec("validate", [path for path, _ in files], set={"read.max_line_bytes": max_line_bytes},
+                      bypass=["summary"] if pass_through else (), strict=strict)
+    return EXIT_FAILED if result.errors else EXIT_OK

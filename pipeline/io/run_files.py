@@ -1,0 +1,110 @@
+"""Per-run files: how they are named and how a set of them is written (capture's emit, heal --in).
+
+One place decides file names from run ids, so two ids never share a file: ``file_stem`` keeps
+letters, digits, ``_``, ``-`` and inner dots, and writes anything else as ``%XX`` (its UTF-8 bytes),
+``%`` included, so ``x/y`` and ``x_y`` stay apart and no id climbs out of its folder. Every file is
+written atomically; a new output folder is filled beside its final place and renamed into it, so it
+appears whole or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.journals import write_atomic
+
+RAW, ARTIFACT, HEALED, HEAL_LOG = ".raw.json", ".artifact.json", ".healed.json", ".heal-log.json"
+HEALED_JOURNAL = ".healed.jsonl"
+JOURNAL = ".jsonl"
+_SAFE = re.compile(r"[A-Za-z0-9_-]")
+
+
+def file_stem(name: Any) -> str:
+    """A file name part from an id, one to one: unsafe characters as ``%XX``; never empty, never hidden."""
+    text = str(name) if name not in (None, "") else "run"
+    out = []
+    for k, ch in enumerate(text):
+        if _SAFE.match(ch) or (ch == "." and 0 < k < len(text) - 1):
+            out.append(ch)
+        else:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape")))
+    return "".join(out)
+
+
+def document_bytes(value: Any) -> bytes:
+    """A JSON document as replay writes one to a file: indented, newline at the end."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def healed_names(path: str) -> tuple[str, str]:
+    """The healed copy and heal log of an input: <id>.artifact.json / <id>.json -> <id>.healed.json;
+    journals keep JSONL (<id>.healed.jsonl)."""
+    name = Path(path).name
+    for suffix in (ARTIFACT, HEALED, ".json", ".json.gz"):
+        if name.endswith(suffix):
+            stem = name[: -len(suffix)]
+            return stem + HEALED, stem + HEAL_LOG
+    for suffix in (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz"):
+        if name.endswith(suffix):
+            stem = name[: -len(suffix)]
+            return stem + HEALED_JOURNAL, stem + HEAL_LOG
+    return name + HEALED, name + HEAL_LOG
+
+
+def common_root(files: list[str]) -> Path:
+    """The folder the inputs' relative paths are kept from: their deepest common folder."""
+    folders = [str(Path(f).resolve().parent) for f in files]
+    return Path(os.path.commonpath(folders)) if folders else Path(".")
+
+
+def plan_healed(files: list[str], root: Path, target: Path) -> dict[str, tuple[Path, Path]]:
+    """Each input's (healed, log) paths relative to ``target``; refused (exit 2) when two inputs would
+    write the same file or an output would land on an input."""
+    plan: dict[str, tuple[Path, Path]] = {}
+    claimed: dict[Path, str] = {}
+    inputs = {Path(f).resolve() for f in files}
+    for path in files:
+        rel = Path(path).resolve().relative_to(root.resolve()).parent
+        healed, log = (rel / name for name in healed_names(path))
+        for out in (healed, log):
+            if out in claimed:
+                raise ReplayError("E_USAGE_INVALID", f"{claimed[out]!r} and {path!r} would both be healed into {str(out)!r}",
+                                  received=[claimed[out], path], howToFix="Heal one of them on its own, or rename it.")
+            if (target / out).resolve() in inputs:
+                raise ReplayError("E_USAGE_INVALID", f"healing {path!r} would overwrite the input {str(target / out)!r}",
+                                  received=str(target), howToFix="Choose an --out folder that holds none of the inputs.")
+            claimed[out] = path
+        plan[path] = (healed, log)
+    return plan
+
+
+@contextmanager
+def staged_folder(target: Path) -> Iterator[Path]:
+    """Where to write the files of ``target``: a sibling temp folder renamed into place at the end when
+    ``target`` is new (it appears whole or not at all), else ``target`` itself (files still atomic)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        yield target
+        return
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield staging
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def write_file(path: Path, data: bytes) -> str:
+    write_atomic(path, data)
+    return str(path)

@@ -1,0 +1,68 @@
+"""Heal: a composite stage that stands for every heal rule in order, then the per-run heal record.
+
+The rule order is ``pipeline/specs/heal-rules.toml`` (``replay stages --graph heal-rules``). Its
+ports: the healed stream, ``repairs`` (every rule's repairs, plus what its inputs bring on a
+``repairs`` port, e.g. parse's dropped torn lines), ``notices`` (observations that changed nothing)
+and ``errors``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.registry import Registry, register
+from replay.pipeline.engine.spec import load_spec
+from replay.pipeline.engine.stage import Composite, Option, SubGraph
+from replay.pipeline.model.healing import load_rules
+
+RULES_SPEC = "heal-rules"
+SUMMARY = "heal_summary"
+
+
+@register("heal")
+class Heal(Composite):
+    summary = "Every heal rule in order (see `replay stages --graph heal-rules`), then a heal record after each repaired run."
+    options = {
+        "rules_file": Option(str, "", "heal rules file with `eventAliases`; empty: .replay/heal.rules.json when it exists"),
+        "aliases": Option(dict, {}, "extra type aliases {old: new}, over the rules file's", items=str),
+        "summary": Option(bool, True, "add a {\"$record\": \"heal\"} line after each repaired run (counts by rule)"),
+        "skip": Option(list, [], "rules to leave out, by type name"),
+    }
+    ports = ("errors", "repairs", "notices")
+
+    def expand(self, registry: Registry) -> SubGraph:
+        rules = load_rules(self.config["rules_file"] or None)  # a bad rules file is refused before anything runs
+        aliases = {**rules.get("eventAliases", {}), **self.config["aliases"]}
+        stages: dict[str, dict[str, Any]] = {}
+        previous = "$in"
+        repairs = []
+        for item in load_spec(RULES_SPEC)["chain"]:
+            table = {"type": item} if isinstance(item, str) else dict(item)
+            rule = table["type"]
+            if rule in self.config["skip"]:
+                continue
+            if rule == "alias" and aliases:
+                table["aliases"] = {**table.get("aliases", {}), **aliases}
+            stages[rule] = {**table, "inputs": [previous]}
+            if "repairs" in registry.get(rule).ports:
+                repairs.append(f"{rule}.repairs")
+            previous = rule
+        if self.config["summary"]:
+            stages[SUMMARY] = {"type": SUMMARY, "inputs": [previous, "$in.repairs", *repairs]}
+            previous = SUMMARY
+        return SubGraph(stages, {"": [previous], "repairs": ["$in.repairs", "*.repairs"], "notices": ["*.notices"]})
+
+
+def rule_stages(rules: dict[str, Any] | None = None, registry: Registry | None = None) -> list[Any]:
+    """The heal rules in order as fresh stage objects, for running heal in-process (``engine.inline``);
+    ``rules`` is what ``load_rules`` returns."""
+    registry = registry or Registry(plugins=False)
+    aliases = (rules or {}).get("eventAliases", {})
+    stages = []
+    for item in load_spec(RULES_SPEC)["chain"]:
+        table = {"type": item} if isinstance(item, str) else dict(item)
+        rule = table.pop("type")
+        if rule == "alias" and aliases:
+            table["aliases"] = {**table.get("aliases", {}), **aliases}
+        stages.append(registry.get(rule)(**table))
+    return stages

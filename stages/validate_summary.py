@@ -1,0 +1,80 @@
+"""ValidateSummary: one summary record per input (valid or not, its errors, events and runs) after validate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Transform
+from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, record_kind
+from replay.pipeline.model.runs import Run, starts_run
+
+ARTIFACT, STREAM = "artifact", "stream"
+ARTIFACT_SUFFIXES = (".json", ".json.gz")
+
+
+class _Tally:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.kind = ARTIFACT if source.endswith(ARTIFACT_SUFFIXES) else STREAM
+        self.errors = 0
+        self.events = 0
+        self.runs = 0
+        self.run: Run | None = None
+
+    def summary(self) -> dict[str, Any]:
+        line: dict[str, Any] = {"source": self.source, "kind": self.kind, "valid": self.errors == 0,
+                                "errors": self.errors, "events": self.events}
+        if self.kind == STREAM:
+            line["runs"] = self.runs
+        return line
+
+
+@register("validate_summary")
+class ValidateSummary(Transform):
+    """Takes the validated stream and the ``errors`` ports of the stages before it. The errors are
+    counted for the input they name (``source``) and passed on through this stage's own errors port,
+    so they are still printed and still make the command fail. At the end: one record per input, in
+    the order the inputs came."""
+
+    summary = "Count each input's events, runs and errors (from the errors ports wired in); one summary record per input at the end."
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.tallies: dict[str, _Tally] = {}
+
+    def _tally(self, source: str) -> _Tally:
+        tally = self.tallies.get(source)
+        if tally is None:
+            tally = self.tallies[source] = _Tally(source)
+        return tally
+
+    def __call__(self, batch: Batch) -> None:
+        if batch.port == "errors":
+            for record in batch.events or ():
+                self._tally(str(record.get("source") or batch.source)).errors += 1
+                self.emit("errors", record)
+            return None
+        if batch.port is not None:
+            return None
+        for record in batch.events or ():
+            kind = record_kind(record)
+            if kind == SOURCE_RECORD:
+                self._tally(str(record.get("source")))
+                continue
+            tally = self._tally(batch.source)
+            if kind == DOCUMENT_RECORD:
+                events = record["document"].get("events") if isinstance(record.get("document"), dict) else None
+                tally.events += len(events) if isinstance(events, list) else 0
+                continue
+            if type(record) is dict and starts_run(record, tally.run, batch.source):
+                tally.run = Run(record.get("runId") if isinstance(record.get("runId"), str) else None, None, batch.source)
+                tally.runs += 1
+            if type(record) is not dict or RECORD_KEY not in record:
+                tally.events += 1
+        return None
+
+    def flush(self) -> Batch | None:
+        done = [t.summary() for t in self.tallies.values()]
+        return Batch.of(done, "<validate_summary>") if done else None

@@ -1,0 +1,128 @@
+"""WriteHealed: the sink of `heal --in`: per input file, its healed copy and heal log, mirrored under a folder.
+
+For each input (in the order read gives them): ``<id>.healed.json`` (artifacts) or ``<id>.healed.jsonl``
+(journals) and ``<id>.heal-log.json``, at the input's path relative to ``root``, under ``out_dir``;
+one JSON line per input on stdout naming what was written. Outputs are planned before anything runs:
+two inputs healing into one file, or an output landing on an input, is refused. A new ``out_dir``
+appears whole or not at all.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import orjson
+
+from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.errors import PipeClosed, printable
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.io.run_files import HEALED_JOURNAL, common_root, document_bytes, plan_healed, staged_folder, write_file
+from replay.pipeline.model.healing import healed_artifact, healed_problems
+from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, record_kind
+from replay.pipeline.model.repairs import heal_log_document
+
+
+@dataclass
+class _Healed:
+    """What one input turned into."""
+
+    run: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    columns: list[Column] = field(default_factory=list)  # the whole stream (run and heal records too), with bytes
+    heal: dict[str, Any] | None = None
+    repairs: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[dict[str, Any]] = field(default_factory=list)
+
+
+@register("write_healed")
+class WriteHealed(Sink):
+    summary = "Write each input's healed copy (.healed.json / .healed.jsonl) and heal log under a folder, mirroring the inputs' folders."
+    options = {
+        "out_dir": Option(str, "", "the folder to write into", required=True),
+        "root": Option(str, "", "the folder whose layout is mirrored; empty: the inputs' common folder"),
+    }
+    ports = ("errors",)
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.plan: dict[str, tuple[Path, Path]] = {}
+
+    def preflight(self, inputs: list[str]) -> None:
+        files = [f for f in inputs if f != "-"]
+        root = Path(self.config["root"]) if self.config["root"] else common_root(files)
+        if root.is_file():
+            root = root.parent
+        self.plan = plan_healed(files, root, Path(self.config["out_dir"]))
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        healed: dict[str, _Healed] = {}
+        names = {printable(path): path for path in self.plan}
+        last: str | None = None
+        async for batch in batches:
+            if batch.port in ("repairs", "notices"):
+                for entry in batch.events or ():
+                    target = healed.setdefault(str(entry.get("source") or last), _Healed())
+                    (target.repairs if batch.port == "repairs" else target.notices).append(entry)
+                continue
+            if batch.port is not None:
+                continue
+            last = batch.source
+            target = healed.setdefault(batch.source, _Healed())
+            for i, record in enumerate(batch.events or ()):
+                kind = record_kind(record)
+                if kind == SOURCE_RECORD:
+                    continue
+                target.columns.append(batch.column(i))
+                if kind == RUN_RECORD and target.run is None:
+                    target.run = record
+                elif kind == HEAL_RECORD:
+                    target.heal = record
+                elif kind is None:
+                    target.events.append(record)
+        outputs = []
+        for source, path in names.items():
+            done = healed.get(source)
+            if done is None:
+                self.error("E_ARTIFACT_EVENTS_INVALID", f"{source!r} holds no records to heal", source=source,
+                           expected="an artifact or a journal with events", received="no records")
+                continue
+            outputs.append(self._render(source, path, done))
+        await self.report()  # problems first: under --strict they stop the run before the folder appears
+        await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not write the folder
+        out_dir = Path(self.config["out_dir"])
+        written: list[bytes] = []
+        with staged_folder(out_dir) as base:
+            for (healed_rel, data), (log_rel, log), source in outputs:
+                write_file(base / healed_rel, data)
+                write_file(base / log_rel, document_bytes(log))
+                written.append(orjson.dumps({"source": source, "healed": printable(str(out_dir / healed_rel)),
+                                             "log": printable(str(out_dir / log_rel)),
+                                             "repairs": log["summary"]["total"]}) + b"\n")
+        try:
+            sys.stdout.buffer.write(b"".join(written))
+            sys.stdout.flush()
+        except BrokenPipeError as exc:
+            raise PipeClosed() from exc
+
+    def _render(self, source: str, path: str, done: _Healed) -> tuple[tuple[Path, bytes], tuple[Path, dict[str, Any]], str]:
+        """One input's healed copy and heal log (problems of the healed copy go to the errors port)."""
+        healed_rel, log_rel = self.plan[path]
+        if healed_rel.name.endswith(HEALED_JOURNAL):
+            data = Batch.from_columns(done.columns).to_jsonl()  # untouched records keep their bytes
+            artifact_id = (done.run or {}).get("artifactId") or Path(path).name
+        else:
+            artifact = healed_artifact(done.run, done.events, done.heal)
+            for problem in healed_problems(artifact, source, stage=self.id):
+                self.emit("errors", problem)
+            data = document_bytes(artifact)
+            artifact_id = artifact["id"]
+        run_id = (done.run or {}).get("runId") or next((e.get("runId") for e in done.events), None)
+        log = heal_log_document(done.repairs, done.notices, artifact_id=artifact_id, run_id=run_id, source=source)
+        return (healed_rel, data), (log_rel, log), source
