@@ -37,6 +37,21 @@ def jsonl(data: bytes) -> list[dict]:
     return [orjson.loads(line) for line in data.splitlines() if line.strip()]
 
 
+def alive(pid: int) -> bool:
+    """Is ``pid`` a live process? (A zombie waiting for its reaper is not.)"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return request.param

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import CORPUS, REPLAY, errors_of, jsonl, run_replay
+from conftest import CORPUS, REPLAY, errors_of, jsonl, run_replay, ROOT
 from heal_support import ev, lines_of
 
 BROKEN = [
@@ -173,7 +173,7 @@ def test_heal_log_document_matches_schema(tmp_path: Path) -> None:
     src.mkdir()
     (src / "x.artifact.json").write_text(json.dumps(_artifact("x", [ev("bad", "tool_end", run="x", payload=[1])])))
     run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
-    schema = json.loads((Path(__file__).parent.parent / "schemas" / "heal-log.schema.json").read_text())
+    schema = json.loads((ROOT / "schemas" / "heal-log.schema.json").read_text())
     document = json.loads((tmp_path / "out" / "x.heal-log.json").read_text())
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(document)
     entry_schema = {**schema["$defs"]["repair"], "$defs": schema["$defs"]}
@@ -315,7 +315,7 @@ def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:
 def test_a_pipe_from_read_keeps_files_apart_like_reading_them_directly(tmp_path: Path) -> None:
     """`replay read a b | replay heal` heals what `replay heal a b` heals: source records carry the files."""
     paths = [str(CORPUS / "claude-code" / "session_b.jsonl"), str(CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl"),
-             str(Path(__file__).parent.parent / "examples" / "journals" / "broken.jsonl")]
+             str(ROOT / "examples" / "journals" / "broken.jsonl")]
     direct = run_replay("heal", *paths)
     piped = run_replay("heal", input=run_replay("read", *paths).stdout)
     assert direct.returncode == 0 and piped.returncode == 0

@@ -14,8 +14,9 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.report.render_junit import text as xml_text
 from replay.stages.report import FORMATS, render
 from replay.stages.summarize import SummarizeRuns
+from conftest import FIXTURES as FIXTURES_DIR
 
-FIXTURES = Path(__file__).parent / "fixtures" / "report"
+FIXTURES = FIXTURES_DIR / "report"
 
 
 def summaries_of(*names: str) -> list[dict]:

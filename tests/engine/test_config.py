@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conftest import errors_of, run_replay
+from conftest import errors_of, run_replay, ROOT
 
 from replay.pipeline.engine.config import graph_from_config, load_pipeline, read_config_file
 from replay.pipeline.engine.errors import ReplayError
@@ -17,7 +17,7 @@ from replay.stages.read import ReadJournal
 from replay.stages.select import SelectEvents
 from replay.stages.write import WriteJsonl
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "pipelines"
+EXAMPLES = ROOT / "examples" / "pipelines"
 
 GRAPH = {
     "stages": {

@@ -22,8 +22,9 @@ from replay.pipeline.report.model import (
     summarize_run,
 )
 from replay.stages.summarize import SummarizeRuns
+from conftest import FIXTURES as FIXTURES_DIR
 
-FIXTURES = Path(__file__).parent / "fixtures" / "report"
+FIXTURES = FIXTURES_DIR / "report"
 
 
 def records(name: str) -> list[dict]:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import errors_of, run_replay
+from conftest import errors_of, run_replay, FIXTURES as FIXTURES_DIR, ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "report"
+FIXTURES = FIXTURES_DIR / "report"
 TWO_RUNS = str(FIXTURES / "healed_two_runs.jsonl")
 PLAIN = str(FIXTURES / "no_run_records.jsonl")
 ESCAPING = str(FIXTURES / "escaping.jsonl")
@@ -322,7 +322,7 @@ def test_read_heal_report_end_to_end(tmp_path):
 
 def test_capture_then_report_counts_each_run_once_with_its_repairs(tmp_path):
     pytest.importorskip("replay.pipeline.cli.commands.capture")
-    runner = Path(__file__).parent.parent / "examples" / "runners" / "broken_trace_runner.py"
+    runner = ROOT / "examples" / "runners" / "broken_trace_runner.py"
     if not runner.exists():
         pytest.skip("the example runner is not part of this build")
     captured = run_replay("capture", "--runner", str(runner), "What are my top holdings?", cwd=tmp_path)

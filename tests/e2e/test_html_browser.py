@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_replay
+from conftest import run_replay, FIXTURES as FIXTURES_DIR
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-FIXTURES = Path(__file__).parent / "fixtures" / "report"
+FIXTURES = FIXTURES_DIR / "report"
 INPUTS = [str(FIXTURES / n) for n in ("healed_two_runs.jsonl", "no_run_records.jsonl", "escaping.jsonl")]
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from replay.pipeline.engine.errors import CATALOGUE, ReplayError, diagnostic, error_line, printable
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CODE = re.compile(r"E_[A-Z0-9]+(?:_[A-Z0-9]+)*")
 
 def documented_codes() -> list[str]:

@@ -11,7 +11,7 @@ import anyio
 import orjson
 import pytest
 
-from conftest import EXAMPLES, FIXTURES
+from conftest import alive, EXAMPLES, FIXTURES
 from replay.pipeline.engine.batch import Batch
 from replay.stages.discover import DiscoverRunner
 from replay.stages.spawn import SpawnRunner, run_process
@@ -20,19 +20,6 @@ RUNNERS = FIXTURES / "runners"
 pytestmark = pytest.mark.anyio
 
 
-def alive(pid: int) -> bool:
-    """Is ``pid`` a live process? (A zombie waiting for its reaper is not.)"""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def request(**context) -> bytes:

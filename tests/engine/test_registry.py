@@ -8,45 +8,12 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import errors_of, jsonl, run_replay
+from plugin_support import make_plugin
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import ENTRY_POINT_GROUP, Registry, builtin_names
 from replay.pipeline.engine.stage import Stage
 from replay.stages.select import SelectEvents
-
-PLUGIN = '''
-"""A third-party stage: upper-cases event types."""
-
-from replay.pipeline.engine.stage import Option, Transform
-
-
-class UpperTypes(Transform):
-    summary = "Upper-case every event type (a plugin for tests)."
-    options = {"suffix": Option(str, "", "text added after the type")}
-
-    def __call__(self, batch):
-        for i, event in enumerate(batch.events or ()):
-            if isinstance(event.get("type"), str):
-                batch.replace(i, {**event, "type": event["type"].upper() + self.config["suffix"]})
-        return batch
-
-
-class NotAStage:
-    pass
-'''
-
-
-def make_plugin(root: Path, entry_points: dict[str, str], *, module: str = PLUGIN, dist: str = "replay_upper") -> Path:
-    """A package as pip would leave it: a module plus a `<name>-0.1.dist-info/` folder."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "replay_upper_plugin.py").write_text(textwrap.dedent(module))
-    info = root / f"{dist}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
-    lines = [f"[{ENTRY_POINT_GROUP}]"] + [f"{name} = {target}" for name, target in entry_points.items()]
-    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
-    return root
-
 
 # built-ins ---------------------------------------------------------------------------------
 def test_core_stages_are_registered():

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import EXAMPLES, REPLAY, errors_of, jsonl, run_replay
-from test_registry import make_plugin
+from plugin_support import make_plugin
 
 PIPELINES = EXAMPLES / "pipelines"
 JOURNALS = EXAMPLES / "journals"

@@ -16,8 +16,7 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from conftest import EXAMPLES, FIXTURES, REPLAY, ROOT, errors_of, jsonl, run_replay
-from test_spawn import alive
+from conftest import EXAMPLES, alive, FIXTURES, REPLAY, ROOT, errors_of, jsonl, run_replay
 
 RUNNERS = FIXTURES / "runners"
 SAY = str(RUNNERS / "say.py")
