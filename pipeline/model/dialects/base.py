@@ -62,8 +62,8 @@ class Mapper:
 
     # reading ------------------------------------------------------------------------------------
     def expand(self, record: Any) -> tuple[dict[str, Any], str, list[Any]] | None:
-        """A record that holds a whole run (a trajectory object): (its other keys, the key of its
-        records, the records). None for an ordinary record."""
+        """A record that holds a whole run (a trajectory object): (the object with its records' key
+        set to null, that key, the records). None for an ordinary record."""
         return None
 
     def map(self, record: Any) -> Mapped:  # pragma: no cover - interface

@@ -49,7 +49,8 @@ class MiniSweAgentMapper(Mapper):
         if isinstance(record, dict) and isinstance(record.get(RECORDS_KEY), list) and "role" not in record:
             info = record.get("info") if isinstance(record.get("info"), dict) else {}
             self._learn_info(info)
-            return {k: v for k, v in record.items() if k != RECORDS_KEY}, RECORDS_KEY, record[RECORDS_KEY]
+            # The other keys, with the records' place kept (null) so the object is written back in its order.
+            return {k: None if k == RECORDS_KEY else v for k, v in record.items()}, RECORDS_KEY, record[RECORDS_KEY]
         return None
 
     def _learn_info(self, info: dict[str, Any]) -> None:
