@@ -152,6 +152,9 @@ class MapDialect(Transform):
             state.whole.append(record)
         # A trajectory's message that is no object still becomes an event: nothing is left out.
         record_map = mapper.map(record) if isinstance(record, dict) else Mapped([Part(UNKNOWN_TYPE, {})])
+        if not record_map.parts:  # e.g. a message with no content blocks: it is still an event of its own
+            kind = record.get("type") if isinstance(record, dict) else None
+            record_map.parts = [Part(kind if isinstance(kind, str) and kind else UNKNOWN_TYPE, {})]
         parts = record_map.parts
         line, offset, pointer = where
         for p, part in enumerate(parts):

@@ -77,6 +77,7 @@ class OrderSidechains(Transform):
         events = batch.events
         assert events is not None
         out: list[Column] = []
+        untouched = not self.held  # nothing held from before, and (below) nothing held now: the batch as it came
         for i, record in enumerate(events):
             column = batch.column(i)
             rid = record.get("runId")
@@ -94,6 +95,7 @@ class OrderSidechains(Transform):
             if side and parent is not None and parent not in self.seen and parent != eid:
                 self.wanted.add(parent)
             if self.wanted or self.held:
+                untouched = False
                 self.held.append(column)
                 if eid is not None:
                     self.seen.add(eid)
@@ -104,7 +106,7 @@ class OrderSidechains(Transform):
             if eid is not None:
                 self.seen.add(eid)
             out.append(column)
-        if not self.held and len(out) == len(events):
+        if untouched and len(out) == len(events):
             return batch
         return Batch.from_columns(out, batch.source)
 
