@@ -13,7 +13,7 @@ import click
 import orjson
 
 from replay.pipeline.cli.app import execute, logger
-from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, printable
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.model.healing import add_heal, healed_artifact, healed_problems, load_rules
@@ -33,7 +33,9 @@ Examples:
   replay read run.jsonl | replay heal > healed.jsonl
   replay heal --log repairs.jsonl < broken.jsonl > healed.jsonl
   replay heal --in .replay/artifacts --out .replay/healed
-  replay heal --rules my.rules.json run.jsonl""")
+  replay heal --rules my.rules.json run.jsonl
+  replay heal ~/.claude/projects/<project>/<session>.jsonl --log repairs.jsonl
+  replay heal --dialect-out claude-code broken-session.jsonl > repaired-session.jsonl""")
 @click.argument("paths", nargs=-1)
 @click.option("--in", "in_path", metavar="PATH", help="Artifact file or directory to heal into --out (directory mode).")
 @click.option("--out", "out_dir", metavar="DIR", help="Where directory mode writes <id>.healed.json and <id>.heal-log.json.")
@@ -41,10 +43,15 @@ Examples:
 @click.option("--rules", "rules_path", metavar="FILE", help="Heal rules (default: .replay/heal.rules.json when present).")
 @click.option("--summary/--no-summary", default=True, show_default=True,
               help="Add a {\"$record\": \"heal\"} line after each repaired run (counts by rule).")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
+              help="The input's dialect (another agent's log), mapped onto canonical events first; auto detects it.")
+@click.option("--dialect-out", type=click.Choice(DIALECTS), default=None,
+              help="Write the healed runs back in the dialect they were read from (auto: each its own).")
 @max_line_option
 @strict_option
 def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_path: str | None,
-         rules_path: str | None, summary: bool, max_line_bytes: int, strict: bool) -> int:
+         rules_path: str | None, summary: bool, dialect: str, dialect_out: str | None, max_line_bytes: int,
+         strict: bool) -> int:
     """Heal journals: map type aliases, insert missing run_started / terminal / assistant_message events,
     make payloads objects, repair timestamps and missing runIds, drop exact adjacent duplicates and
     renumber seq 1..n per run. Events that needed no repair come out byte for byte. Healing a healed
@@ -67,16 +74,39 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     graph = Graph()
     read = graph.add(ReadJournal(paths=list(paths), max_line_bytes=max_line_bytes))
     parse = graph.add(ParseLines(torn_tail="repair"), inputs=[read])
-    ports = add_heal(graph, parse, rules, summary=summary, extra_repairs=(f"{parse}.repairs",))
+    last, repairs, more_notices = _dialect_rules(graph, parse, dialect)
+    ports = add_heal(graph, last, rules, summary=summary, extra_repairs=(f"{parse}.repairs", *repairs))
     checked = graph.add(ValidateEvents(report_as="E_HEALED_ARTIFACT_INVALID"), id="check_healed", inputs=[ports.last])
+    if dialect_out is not None:
+        from replay.stages.undialect import WriteDialect
+
+        checked = graph.add(WriteDialect(dialect=dialect_out), id="undialect", inputs=[checked])
     graph.add(WriteJsonl(), id="out", inputs=[checked])
     if log_path:
         graph.add(WriteJsonl(path=log_path), id="heal_log", inputs=ports.repairs)
     notices = LogRecords(event="heal.notice")
     notices.logger = logger()
-    graph.add(notices, id="notices", inputs=ports.notices)
+    graph.add(notices, id="notices", inputs=[*more_notices, *ports.notices])
     result = execute(graph, strict=strict, command="heal")
     return EXIT_FAILED if result.errors else EXIT_OK
+
+
+def _dialect_rules(graph: Graph, after: str, dialect: str) -> tuple[str, list[str], list[str]]:
+    """Map other agents' logs (``dialect``), then the rules for what those logs break; returns the last node,
+    and the repairs and notices ports to add to heal's."""
+    from replay.stages.dialect import MapDialect
+    from replay.stages.drop_resume_duplicates import DropResumeDuplicates
+    from replay.stages.order_sidechains import OrderSidechains
+    from replay.stages.pair_tool_calls import PairToolCalls
+
+    last = graph.add(MapDialect(dialect=dialect), inputs=[after])
+    repairs, notices = [], []
+    for stage in (DropResumeDuplicates(), OrderSidechains(), PairToolCalls()):
+        last = graph.add(stage, inputs=[last])
+        repairs.append(f"{last}.repairs")
+        if "notices" in stage.ports:
+            notices.append(f"{last}.notices")
+    return last, repairs, notices
 
 
 def _inputs(in_path: str) -> tuple[Path, list[str]]:

@@ -19,6 +19,12 @@ max_line_option = click.option(
     help="Longest line accepted; longer lines are reported and skipped.",
 )
 strict_option = click.option("--strict", is_flag=True, help="Stop at the first error (exit 1).")
+DIALECTS = ("auto", "claude-code", "codex", "openhands", "mini-swe-agent")  # pipeline/model/dialects (not imported here)
+dialect_option = click.option(
+    "--dialect", type=click.Choice(DIALECTS), default=None,
+    help="Map another agent's log (Claude Code, Codex CLI, OpenHands, mini-swe-agent) onto canonical events; "
+         "auto detects it per input.",
+)
 
 
 @click.command(epilog="""\b
@@ -26,12 +32,14 @@ Examples:
   replay read run.jsonl > canonical.jsonl
   replay read runs/ artifacts/run.artifact.json
   gunzip -c old.jsonl.gz | replay read -
-  replay read --follow .replay/journal/run_1.jsonl""")
+  replay read --follow .replay/journal/run_1.jsonl
+  replay read --dialect claude-code ~/.claude/projects/<project>/<session>.jsonl""")
 @click.argument("paths", nargs=-1)
 @click.option("--follow", "-f", is_flag=True, help="Keep reading one journal as it grows (like tail -f); Ctrl-C ends.")
+@dialect_option
 @max_line_option
 @strict_option
-def read(paths: tuple[str, ...], follow: bool, max_line_bytes: int, strict: bool) -> int:
+def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_bytes: int, strict: bool) -> int:
     """Read journals (files, directories, .gz, `-` or nothing for stdin) and write the canonical stream.
 
     Accepts JSONL journals, JSONL streams with run records, and single JSON artifacts with an
@@ -45,6 +53,14 @@ def read(paths: tuple[str, ...], follow: bool, max_line_bytes: int, strict: bool
     # Nothing here needs the parsed records, only the checks: lines go on as their bytes.
     graph = Graph()
     graph.add(ReadJournal(paths=list(paths), follow=follow, max_line_bytes=max_line_bytes), id="read")
-    graph.add(CheckLines(), id="parse", inputs=["read"])
-    graph.add(WriteJsonl(), id="write", inputs=["parse"])
+    if dialect is None:
+        graph.add(CheckLines(), id="parse", inputs=["read"])
+        graph.add(WriteJsonl(), id="write", inputs=["parse"])
+    else:  # records are mapped, so they are parsed: parse, then the dialect stage
+        from replay.stages.dialect import MapDialect
+        from replay.stages.parse import ParseLines
+
+        graph.add(ParseLines(), id="parse", inputs=["read"])
+        graph.add(MapDialect(dialect=dialect), id="dialect", inputs=["parse"])
+        graph.add(WriteJsonl(), id="write", inputs=["dialect"])
     return exit_code_for(execute(graph, strict=strict, command="read"))
