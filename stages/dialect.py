@@ -20,7 +20,12 @@ from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.dialects import AUTO, NAMES, ORIGIN_KEY, Mapper, mapper_for
-from replay.pipeline.model.dialects.base import UNKNOWN_TYPE, Mapped, Part, run_id_from_source
+from replay.pipeline.model.dialects.base import (
+    UNKNOWN_TYPE,
+    Mapped,
+    Part,
+    run_id_from_source,
+)
 from replay.pipeline.model.dialects.detect import CANONICAL, claims
 from replay.pipeline.model.events import is_timestamp, run_record
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD

@@ -15,7 +15,6 @@ import hashlib
 from typing import Any
 
 import orjson
-
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.dialects import ORIGIN_KEY
@@ -50,7 +49,7 @@ def content(event: dict[str, Any]) -> bytes:
 @register("drop_resume_duplicates")
 class DropResumeDuplicates(RunScoped):
     summary = "Drop a record written again later in its run (same id or dated original record, same content), as after a resume."
-    ports = ("errors", "repairs", "notices")
+    ports = ("errors", "repairs", "notices")  # type: ignore[assignment]
 
     def begin_run(self, run: Run) -> None:
         run.state["seen"] = {}

@@ -122,9 +122,9 @@ class OrderSidechains(Transform):
         order, moves = reorder(links)
         for k, parent in moves:
             event = held[k][0]
-            where = {key: value for key, value in zip(("source", "line", "offset", "path"),
-                                                     (self.source, held[k][2], held[k][3], held[k][4])) if value is not None}
+            where: dict[str, Any] = {key: value for key, value in zip(("line", "offset", "path"), held[k][2:5]) if value is not None}
             log_repair(self, self.name, "changed", f"sidechain record {links[k][0]!r} came before its parent "
                        f"{links[k][1]!r}; moved it to just after the parent", run_id=event.get("runId"),
-                       field="position", seqBefore=event.get("seq"), value={"after": held[parent][0].get("seq")}, **where)
+                       source=self.source, field="position", seqBefore=event.get("seq"),
+                       value={"after": held[parent][0].get("seq")}, **where)
         return [held[k] for k in order]

@@ -18,7 +18,13 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import TERMINAL_TYPES
 from replay.pipeline.model.runs import Run, RunScoped
-from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, call_id, tool_name
+from replay.pipeline.model.toolcalls import (
+    CALLED,
+    COMPLETED,
+    FAILED,
+    call_id,
+    tool_name,
+)
 from replay.stages.ensure_run_started import synthetic_event
 
 TOOL_UNANSWERED = "tool_unanswered"

@@ -93,7 +93,8 @@ class WriteDialect(Transform):
         if isinstance(origin, dict) and origin.get("dialect") in MAPPERS:
             run.dialect = origin["dialect"]
             run.mapper = MAPPERS[run.dialect](source)
-            run.form = origin.get("form") if origin.get("form") in ("jsonl", "array", "object") else "jsonl"
+            form = origin.get("form")
+            run.form = form if isinstance(form, str) and form in ("jsonl", "array", "object") else "jsonl"
             if run.form == "object" and isinstance(origin.get("container"), dict) and isinstance(origin.get("key"), str):
                 run.container, run.key = origin["container"], origin["key"]
             elif run.form == "object":

@@ -26,7 +26,13 @@ import hashlib
 from typing import Any
 
 from replay.pipeline.model.events import RUN_FAILED, parse_timestamp
-from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, call_id, tool_name
+from replay.pipeline.model.toolcalls import (
+    CALLED,
+    COMPLETED,
+    FAILED,
+    call_id,
+    tool_name,
+)
 
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_UNSET, STATUS_ERROR = 0, 2
@@ -94,7 +100,7 @@ def _nanos(stamp: Any) -> int | None:
 
 
 class Span:
-    __slots__ = ("span_id", "name", "kind", "start", "end", "attributes", "status", "message")
+    __slots__ = ("attributes", "end", "kind", "message", "name", "span_id", "start", "status")
 
     def __init__(self, span_id: str, name: str, kind: int, start: int | None) -> None:
         self.span_id = span_id
@@ -140,7 +146,8 @@ class TraceBuilder:
         if self.run_id is None and isinstance(event.get("runId"), str):
             self.run_id = event["runId"]
         etype = event.get("type")
-        payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+        raw = event.get("payload")
+        payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
         now = _nanos(event.get("timestamp"))
         before = self.last_nanos
         if now is not None:
@@ -162,7 +169,8 @@ class TraceBuilder:
         elif etype == "user_message":
             self.awaiting = True
         elif etype == RUN_FAILED:
-            error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
+            found = payload.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else {}
             self.failed = (error.get("code") or RUN_FAILED, error.get("message") or payload.get("reason"))
         if etype != "assistant_message" and "usage" in payload:
             self._usage(self.chat, payload["usage"])  # e.g. Codex's token counts, after the call they count
@@ -261,7 +269,8 @@ class TraceBuilder:
         attrs["replay.events"] = self.count
         if self.repairs is not None:
             attrs["replay.repairs"] = self.repairs
-        error = self.record.get("error") if isinstance(self.record.get("error"), dict) else {}
+        found = self.record.get("error")
+        error: dict[str, Any] = found if isinstance(found, dict) else {}
         if self.failed is not None:
             root.fail(str(self.failed[0]), self.failed[1])
         elif self.record.get("status") == "error":
@@ -271,12 +280,12 @@ class TraceBuilder:
                 self._stretch(span, self.last_nanos)
                 span.fail(TOOL_UNANSWERED, "the run ended before this tool call got a result")
         start = root.start if root.start is not None else 0
-        spans = [self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in self.spans]
+        out = [self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in self.spans]
         resource = [attribute("service.name", self.framework or "agent")]
         if self.source:
             resource.append(attribute("replay.source", self.source))
         return {"resourceSpans": [{"resource": {"attributes": resource},
-                                   "scopeSpans": [{"scope": dict(SCOPE), "spans": spans}]}]}
+                                   "scopeSpans": [{"scope": dict(SCOPE), "spans": out}]}]}
 
     def _span(self, span: Span, parent: str | None, default: int) -> dict[str, Any]:
         start = span.start if span.start is not None else default

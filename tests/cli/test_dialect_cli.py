@@ -6,7 +6,6 @@ from __future__ import annotations
 import orjson
 from conftest import errors_of, jsonl, run_replay
 from dialect_support import CORPUS
-
 from replay.pipeline.cli.commands.read import DIALECTS
 from replay.pipeline.model.dialects import AUTO, NAMES, ORIGIN_KEY
 

@@ -9,7 +9,9 @@ import orjson
 from conftest import errors_of, jsonl, run_replay
 from dialect_support import CORPUS
 from google.protobuf import json_format
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+)
 
 CLAUDE = CORPUS / "claude-code" / "representative_messages.jsonl"
 

@@ -8,8 +8,14 @@ from typing import Any
 
 import orjson
 import pytest
-from dialect_support import CORPUS, CORPUS_FILES, events, jsonl_records, originals, read_dialect
-
+from dialect_support import (
+    CORPUS,
+    CORPUS_FILES,
+    events,
+    jsonl_records,
+    originals,
+    read_dialect,
+)
 from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.pipeline.model.dialects.detect import claims
 from replay.pipeline.model.validation import EventChecker  # noqa: F401  (the canonical checks exist)

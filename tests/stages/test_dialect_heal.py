@@ -7,7 +7,6 @@ from typing import Any
 
 import orjson
 from dialect_support import CORPUS, batches_of, events, heal_dialect, jsonl_records
-
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.stages.heal_summary import SummarizeRepairs

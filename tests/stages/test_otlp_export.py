@@ -13,10 +13,11 @@ import orjson
 import pytest
 from dialect_support import CORPUS, CORPUS_FILES, heal_dialect
 from google.protobuf import json_format
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+)
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
-
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.stages.export_otlp import ExportOtlp
@@ -127,10 +128,10 @@ def test_errors_set_the_status_and_error_type():
     assert spans["tool_001"].status.code == Status.STATUS_CODE_UNSET
     edge = CORPUS / "claude-code" / "edge_cases.jsonl"
     (request,) = export(edge.read_bytes(), str(edge))
-    failed = [s for s in spans_of(request) if attrs(s).get("gen_ai.tool.call.id") == "tool_edge_001"][0]
+    failed = next(s for s in spans_of(request) if attrs(s).get("gen_ai.tool.call.id") == "tool_edge_001")
     assert failed.status.code == Status.STATUS_CODE_ERROR and attrs(failed)["error.type"] == "tool_failed"
     assert "Command not found" in failed.status.message
-    root = [s for s in spans_of(request) if not s.parent_span_id][0]
+    root = next(s for s in spans_of(request) if not s.parent_span_id)
     assert root.status.code == Status.STATUS_CODE_ERROR  # the run ended without saying it completed
 
 

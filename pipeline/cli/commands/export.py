@@ -7,7 +7,6 @@ from importlib.resources import files
 from typing import Any
 
 import click
-
 from replay.pipeline.cli.app import execute, exit_code_for
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
 from replay.pipeline.engine.config import graph_from_config

@@ -20,7 +20,6 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 import orjson
-
 from replay.pipeline.model.events import format_timestamp, is_timestamp
 
 ORIGIN_KEY = "$origin"
@@ -124,7 +123,7 @@ def utc_timestamp(value: Any) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return format_timestamp(datetime.fromtimestamp(value / 1000.0 if value >= 1e11 else value, UTC))
         if isinstance(value, str):
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            moment = datetime.fromisoformat(value)
             return format_timestamp(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
     except (ValueError, OverflowError, OSError):
         return value
@@ -137,6 +136,11 @@ def run_id_from_source(source: str) -> str:
     for suffix in (".gz", ".jsonl", ".ndjson", ".json", ".traj"):
         name = name.removesuffix(suffix)
     return name or "run"
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (records from the wild are any shape)."""
+    return value if isinstance(value, dict) else {}
 
 
 def compact(**values: Any) -> dict[str, Any]:

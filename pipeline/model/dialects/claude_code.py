@@ -25,7 +25,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from replay.pipeline.model.dialects.base import UNKNOWN_TYPE, Mapped, Mapper, Part, compact, text_of
+from replay.pipeline.model.dialects.base import (
+    UNKNOWN_TYPE,
+    Mapped,
+    Mapper,
+    Part,
+    compact,
+    text_of,
+)
 
 
 class ClaudeCodeMapper(Mapper):

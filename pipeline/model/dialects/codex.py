@@ -25,7 +25,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.model.dialects.base import UNKNOWN_TYPE, Mapped, Mapper, Part, compact, json_or_text, text_of
+from replay.pipeline.model.dialects.base import (
+    UNKNOWN_TYPE,
+    Mapped,
+    Mapper,
+    Part,
+    compact,
+    json_or_text,
+    text_of,
+)
 
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")

@@ -26,7 +26,16 @@ import re
 from typing import Any
 
 from replay.pipeline.model.dialects.base import (
-    UNKNOWN_TYPE, Mapped, Mapper, Part, compact, json_or_text, run_id_from_source, text_of, utc_timestamp,
+    UNKNOWN_TYPE,
+    Mapped,
+    Mapper,
+    Part,
+    compact,
+    json_or_text,
+    obj,
+    run_id_from_source,
+    text_of,
+    utc_timestamp,
 )
 
 _COMMAND = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
@@ -47,15 +56,15 @@ class MiniSweAgentMapper(Mapper):
 
     def expand(self, record: Any) -> tuple[dict[str, Any], str, list[Any]] | None:
         if isinstance(record, dict) and isinstance(record.get(RECORDS_KEY), list) and "role" not in record:
-            info = record.get("info") if isinstance(record.get("info"), dict) else {}
+            info = obj(record.get("info"))
             self._learn_info(info)
             # The other keys, with the records' place kept (null) so the object is written back in its order.
             return {k: None if k == RECORDS_KEY else v for k, v in record.items()}, RECORDS_KEY, record[RECORDS_KEY]
         return None
 
     def _learn_info(self, info: dict[str, Any]) -> None:
-        config = info.get("config") if isinstance(info.get("config"), dict) else {}
-        model = config.get("model") if isinstance(config.get("model"), dict) else {}
+        config = obj(info.get("config"))
+        model = obj(config.get("model"))
         self.learn(model=model.get("model_name") if isinstance(model.get("model_name"), str) else None)
         status = info.get("exit_status")
         if isinstance(status, str) and status:
@@ -64,14 +73,14 @@ class MiniSweAgentMapper(Mapper):
             else:
                 self.learn(status="error", error={"code": status, "message": f"mini-swe-agent exited with {status}"})
         self.learn(response=info.get("submission") if isinstance(info.get("submission"), str) else None)
-        stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+        stats = obj(info.get("model_stats"))
         cost = stats.get("instance_cost")
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             self.learn(usage={"costUsd": cost})
         self.learn(miniVersion=info.get("mini_version") if isinstance(info.get("mini_version"), str) else None)
 
     def map(self, record: Any) -> Mapped:
-        extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
+        extra = obj(record.get("extra"))
         stamp = extra.get("timestamp", record.get("timestamp"))
         mapped = Mapped([], utc_timestamp(stamp) if stamp is not None else None)
         self.learn(timestamp=mapped.timestamp)
@@ -100,13 +109,13 @@ class MiniSweAgentMapper(Mapper):
 
     def _assistant(self, record: dict[str, Any], text: str | None, extra: dict[str, Any]) -> list[Part]:
         self._steps += 1
-        response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+        response = obj(extra.get("response"))
         parts = [Part("assistant_message", compact(text=text, usage=response.get("usage")))]
         calls = record.get("tool_calls")
         if isinstance(calls, list) and calls:
             for call in calls:
-                function = call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
-                parts.append(Part("tool_called", compact(callId=call.get("id") if isinstance(call, dict) else None,
+                function = obj(obj(call).get("function"))
+                parts.append(Part("tool_called", compact(callId=obj(call).get("id"),
                                                          toolName=function.get("name"),
                                                          args=json_or_text(function.get("arguments")))))
             return parts

@@ -27,7 +27,14 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.model.dialects.base import (
-    UNKNOWN_TYPE, Mapped, Mapper, Part, compact, run_id_from_source, utc_timestamp,
+    UNKNOWN_TYPE,
+    Mapped,
+    Mapper,
+    Part,
+    compact,
+    obj,
+    run_id_from_source,
+    utc_timestamp,
 )
 
 
@@ -55,7 +62,7 @@ class OpenHandsMapper(Mapper):
 
     def _action(self, record: dict[str, Any]) -> list[Part]:
         action = record["action"]
-        args = record.get("args") if isinstance(record.get("args"), dict) else {}
+        args = obj(record.get("args"))
         source = record.get("source")
         if action == "message" and source == "user":
             text = args.get("content") if isinstance(args.get("content"), str) else record.get("message")
@@ -63,8 +70,8 @@ class OpenHandsMapper(Mapper):
             return [Part("user_message", compact(text=text))]
         if action == "system":
             return [Part("system_message", compact(text=args.get("content")))]
-        meta = record.get("tool_call_metadata") if isinstance(record.get("tool_call_metadata"), dict) else {}
-        response = meta.get("model_response") if isinstance(meta.get("model_response"), dict) else {}
+        meta = obj(record.get("tool_call_metadata"))
+        response = obj(meta.get("model_response"))
         response_id = response.get("id") if isinstance(response.get("id"), str) else None
         model = response.get("model") if isinstance(response.get("model"), str) else None
         self.learn(model=model)
@@ -90,10 +97,10 @@ class OpenHandsMapper(Mapper):
 
     def _observation(self, record: dict[str, Any]) -> Part:
         name = record["observation"]
-        extras = record.get("extras") if isinstance(record.get("extras"), dict) else {}
+        extras = obj(record.get("extras"))
         if record.get("cause") is None:
             return Part(name or UNKNOWN_TYPE, dict(extras))
-        meta = record.get("tool_call_metadata") if isinstance(record.get("tool_call_metadata"), dict) else {}
+        meta = obj(record.get("tool_call_metadata"))
         content = record.get("content")
         exit_code = extras.get("exit_code")
         if exit_code is None and isinstance(extras.get("metadata"), dict):
