@@ -58,7 +58,7 @@ class DropResumeDuplicates(RunScoped):
         events = batch.events
         assert events is not None and self.run is not None
         seen: dict[tuple[Any, ...], tuple[bytes, dict[str, Any]]] = self.run.state["seen"]
-        for i in range(start, end):
+        for i in [i for i in range(start, end) if "id" in events[i] or ORIGIN_KEY in events[i]]:
             event = events[i]
             key = identity(event)
             if key is None:

@@ -76,6 +76,13 @@ class OrderSidechains(Transform):
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         events = batch.events
         assert events is not None
+        run = self.run
+        if (not self.held and run is not None and run.source == batch.source and not [1 for e in events if RECORD_KEY in e]
+                and [e.get("runId") for e in events].count(run.run_id) == len(events)
+                and not [1 for e in events if type(p := e.get("payload")) is dict and p.get("sidechain") is True]):
+            # The usual batch: events of the run in progress, no sidechain among them. Only their ids matter.
+            self.seen.update(e["id"] for e in events if type(e.get("id")) is str)
+            return batch
         out: list[Column] = []
         untouched = not self.held  # nothing held from before, and (below) nothing held now: the batch as it came
         for i, record in enumerate(events):

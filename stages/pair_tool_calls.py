@@ -43,13 +43,13 @@ class PairToolCalls(RunScoped):
         events = batch.events
         assert events is not None and self.run is not None
         state = self.run.state
-        for i in range(start, end):
-            event = events[i]
-            stamp = event.get("timestamp")
+        for i in range(end - 1, start - 1, -1):  # the run's latest time so far, for the marks at its end
+            stamp = events[i].get("timestamp")
             if stamp is not None:
                 state["last"] = stamp
-            if event.get("type") in _JUDGED:
-                self._judge(batch, i, event)
+                break
+        for i in [i for i in range(start, end) if events[i].get("type") in _JUDGED]:
+            self._judge(batch, i, events[i])
 
     def _judge(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         state = self.run.state  # type: ignore[union-attr]
