@@ -145,3 +145,12 @@ def test_property_no_record_is_lost_and_writing_back_restores_them(records, size
     assert [e["seq"] for e in events(read)] == list(range(1, len(events(read)) + 1))
     back = run_inline([ParseLines(), WriteDialect()], batches_of(read.to_jsonl(), "<stdin>", size)).records
     assert back == records
+
+
+def test_an_input_two_dialects_claim_is_reported_and_passed_through():
+    record = {"id": 1, "action": "message", "role": "user", "content": "hi"}  # OpenHands and mini-swe-agent keys
+    batch = Batch.from_lines([orjson.dumps(record)], "both.json")
+    result = run_inline([ParseLines(), MapDialect()], [batch])
+    (error,) = result.side["errors"]
+    assert error["code"] == "E_DIALECT_AMBIGUOUS" and error["received"] == ["openhands", "mini-swe-agent"]
+    assert result.records == [record]
