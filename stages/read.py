@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import orjson
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD
@@ -114,6 +115,9 @@ class ReadJournal(Source):
             if eof and (document := as_document(head)) is not None:
                 await self._send(list(document_items(document, source, self.batch_events)), out)
                 return
+            if eof and (trajectory := _dialect_document(head)) is not None:  # e.g. a mini-swe-agent .traj.json
+                await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
+                return
             await self._send(cutter.feed(head), out)
             if eof:
                 await self._send(cutter.finish(), out)
@@ -161,3 +165,17 @@ class ReadJournal(Source):
                 await out.send(item)
         if self._side:
             await out.drain()
+
+
+def _dialect_document(head: bytes) -> dict[str, Any] | None:
+    """A whole input that is one JSON object holding another agent's run (read whole, mapped by ``dialect``)."""
+    body = head.lstrip()
+    if not body.startswith(b"{") or b"\n" not in body.rstrip():
+        return None  # one line: the line reader takes it as a record
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    from replay.pipeline.model.dialects.detect import is_dialect_document
+
+    return value if is_dialect_document(value) else None

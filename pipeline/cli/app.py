@@ -45,6 +45,7 @@ COMMANDS = {
     "run": "replay.pipeline.cli.commands.run:run",
     "stages": "replay.pipeline.cli.commands.stages:stages",
     "schema": "replay.pipeline.cli.commands.schema:schema",
+    "export": "replay.pipeline.cli.commands.export:export",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 

@@ -47,6 +47,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_JSONL_LINE_TOO_LONG": ("line longer than --max-line-bytes", "Raise --max-line-bytes or split the record."),
     "E_EVENT_NOT_OBJECT": ("line is JSON but not an object", "Each line must be one JSON object."),
     "E_EVENT_INVALID": ("event does not match the canonical event", "See `replay schema event`."),
+    "E_DIALECT_MISMATCH": ("the log does not look like the dialect named", "Name the dialect the log is written in, or use --dialect auto."),
+    "E_DIALECT_AMBIGUOUS": ("the log could be more than one dialect", "Name the dialect with --dialect NAME."),
     # artifacts and validation
     "E_ARTIFACT_JSON_INVALID": ("artifact file is not valid JSON", "Re-create the artifact with `replay capture` or fix the JSON."),
     "E_ARTIFACT_SHAPE_INVALID": ("artifact is not a JSON object, or a field has the wrong type", "An artifact is one JSON object, see `replay schema replay-artifact`."),

@@ -325,7 +325,7 @@ def test_a_pipe_from_read_keeps_files_apart_like_reading_them_directly(tmp_path:
 
     assert without_heal_records(direct.stdout) == without_heal_records(piped.stdout)
     runs = [r["runId"] for r in jsonl(piped.stdout) if r.get("type") == "run_started"]
-    assert runs == ["session_b", "rollout-66666666-6666-4666-8666-666666666666", "run_42"]
+    assert runs == ["session_b", "66666666-6666-4666-8666-666666666666", "run_42"]  # the rollout names its session
     report = run_replay("report", "--format", "json", input=piped.stdout)
     assert [r["runId"] for r in json.loads(report.stdout)["runs"]] == runs
     assert run_replay("heal", input=piped.stdout).stdout == piped.stdout  # still idempotent

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
-from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
 from replay.pipeline.engine.errors import EXIT_OK, ReplayError
 from replay.pipeline.io.journals import expand_paths
 from replay.pipeline.io.run_files import HEALED_JOURNAL
@@ -20,6 +20,8 @@ Examples:
   replay heal --log repairs.jsonl < broken.jsonl > healed.jsonl
   replay heal --in .replay/artifacts --out .replay/healed
   replay heal --rules my.rules.json run.jsonl
+  replay heal ~/.claude/projects/<project>/<session>.jsonl --log repairs.jsonl
+  replay heal --dialect-out claude-code broken-session.jsonl > repaired-session.jsonl
 \b
 Graphs: `replay stages --graph heal`, `--graph heal-dir`; the rules in order: `--graph heal-rules`.""")
 @click.argument("paths", nargs=-1)
@@ -29,10 +31,15 @@ Graphs: `replay stages --graph heal`, `--graph heal-dir`; the rules in order: `-
 @click.option("--rules", "rules_path", metavar="FILE", help="Heal rules (default: .replay/heal.rules.json when present).")
 @click.option("--summary/--no-summary", default=True, show_default=True,
               help="Add a {\"$record\": \"heal\"} line after each repaired run (counts by rule).")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
+              help="The input's dialect (another agent's log), mapped onto canonical events first; auto detects it.")
+@click.option("--dialect-out", type=click.Choice(DIALECTS), default=None,
+              help="Write the healed runs back in the dialect they were read from (auto: each its own).")
 @max_line_option
 @strict_option
 def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_path: str | None,
-         rules_path: str | None, summary: bool, max_line_bytes: int, strict: bool) -> int:
+         rules_path: str | None, summary: bool, dialect: str, dialect_out: str | None, max_line_bytes: int,
+         strict: bool) -> int:
     """Heal journals: map type aliases, insert missing run_started / terminal / assistant_message events,
     make payloads objects, repair timestamps and missing runIds, drop exact adjacent duplicates and
     renumber seq 1..n per run. Events that needed no repair come out byte for byte. Healing a healed
@@ -56,7 +63,13 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
             return EXIT_OK
         bound |= {"write.out_dir": out_dir, "write.root": str(root)}
         return exit_code_for(run_spec("heal-dir", files, set=bound, strict=strict))
-    add = {"log": {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}} if log_path else None
+    bound["dialect.dialect"] = dialect
+    add: dict[str, dict[str, object]] = {}
+    if log_path:
+        add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
+    if dialect_out is not None:
+        add["undialect"] = {"type": "undialect", "dialect": dialect_out, "inputs": ["check"]}
+        bound["out.inputs"] = ["undialect"]
     return exit_code_for(run_spec("heal", paths, set=bound, add=add, strict=strict))
 
 

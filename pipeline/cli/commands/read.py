@@ -15,6 +15,12 @@ max_line_option = click.option(
     help="Longest line accepted; longer lines are reported and skipped.",
 )
 strict_option = click.option("--strict", is_flag=True, help="Stop at the first error (exit 1).")
+DIALECTS = ("auto", "claude-code", "codex", "openhands", "mini-swe-agent")  # pipeline/model/dialects (not imported here)
+dialect_option = click.option(
+    "--dialect", type=click.Choice(DIALECTS), default=None,
+    help="Map another agent's log (Claude Code, Codex CLI, OpenHands, mini-swe-agent) onto canonical events; "
+         "auto detects it per input.",
+)
 
 
 @click.command(epilog="""\b
@@ -23,13 +29,15 @@ Examples:
   replay read runs/ artifacts/run.artifact.json
   gunzip -c old.jsonl.gz | replay read -
   replay read --follow .replay/journal/run_1.jsonl
+  replay read --dialect claude-code ~/.claude/projects/<project>/<session>.jsonl
 \b
 Graph: `replay stages --graph read`.""")
 @click.argument("paths", nargs=-1)
 @click.option("--follow", "-f", is_flag=True, help="Keep reading one journal as it grows (like tail -f); Ctrl-C ends.")
+@dialect_option
 @max_line_option
 @strict_option
-def read(paths: tuple[str, ...], follow: bool, max_line_bytes: int, strict: bool) -> int:
+def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_bytes: int, strict: bool) -> int:
     """Read journals (files, directories, .gz, `-` or nothing for stdin) and write the canonical stream.
 
     Accepts JSONL journals, JSONL streams with run records, and single JSON artifacts with an
@@ -40,5 +48,9 @@ def read(paths: tuple[str, ...], follow: bool, max_line_bytes: int, strict: bool
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
-    result = run_spec("read", paths, set={"read.follow": follow, "read.max_line_bytes": max_line_bytes}, strict=strict)
-    return exit_code_for(result)
+    bound = {"read.follow": follow, "read.max_line_bytes": max_line_bytes}
+    add = None
+    if dialect is not None:  # mapped records are parsed records: parse, then the dialect stage
+        bound |= {"parse.type": "parse", "write.inputs": ["dialect"]}
+        add = {"dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]}}
+    return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))

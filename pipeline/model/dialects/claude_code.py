@@ -1,0 +1,143 @@
+"""Claude Code session logs (``~/.claude/projects/<project>/<session>.jsonl``) onto canonical events.
+
+One JSON record per line. Mapping table (record -> events, in this order):
+
+| record | events |
+| --- | --- |
+| ``user``, ``message.content`` a string | ``user_message`` {text} |
+| ``user``, ``message.content`` blocks | per block: ``text`` (or a bare string) -> ``user_message`` {text}; ``tool_result`` -> ``tool_completed`` {callId, output}, or ``tool_failed`` when ``is_error``; any other block -> an event of the block's type {block} |
+| ``assistant`` | ``assistant_message`` {text, thinking, model, messageId, requestId, stopReason, usage} for its text and thinking blocks (and for the first record of a message id even without text: that record is the model call); then per ``tool_use`` block ``tool_called`` {callId, toolName, args}; any other block -> an event of the block's type {block} |
+| ``summary`` | ``summary`` {summary, leafUuid} |
+| ``system`` | ``system`` {content, level, subtype} |
+| any other ``type`` (``file-history-snapshot``, ...) | an event of that type, payload {} |
+| no ``type`` | ``unknown``, payload {} |
+| ``user`` / ``assistant`` whose ``message`` is not an object with ``content`` | an event of the record's type (``user`` / ``assistant``), payload {} |
+
+Every event of a record gets its ``timestamp``, ``id`` = ``uuid``, ``parentId`` = ``parentUuid``, and
+``payload.sidechain: true`` when ``isSidechain``. ``usage`` goes on the first record of each message id
+only (Claude Code writes one record per content block of a response, repeating its usage). Run facts:
+``runId`` = ``sessionId``, ``prompt`` = the first user text that is not a meta record, ``model``,
+``cwd``, ``version``, ``gitBranch``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from replay.pipeline.model.dialects.base import (
+    UNKNOWN_TYPE,
+    Mapped,
+    Mapper,
+    Part,
+    compact,
+    text_of,
+)
+
+
+class ClaudeCodeMapper(Mapper):
+    name = "claude-code"
+
+    def __init__(self, source: str) -> None:
+        super().__init__(source)
+        self._messages: set[str] = set()  # message ids whose model call was mapped already
+
+    def map(self, record: Any) -> Mapped:
+        rtype = record.get("type")
+        parent = record.get("parentUuid")
+        mapped = Mapped([], record.get("timestamp"), _str(record.get("uuid")), _str(parent))
+        self.learn(runId=_str(record.get("sessionId")), cwd=_str(record.get("cwd")),
+                   version=_str(record.get("version")), gitBranch=_str(record.get("gitBranch")))
+        message = record.get("message")
+        if rtype in ("user", "assistant") and isinstance(message, dict) and "content" in message:
+            mapped.parts = self._user(record, message) if rtype == "user" else self._assistant(message)
+        elif rtype == "summary":
+            mapped.parts = [Part("summary", compact(summary=record.get("summary"), leafUuid=record.get("leafUuid")))]
+        elif rtype == "system":
+            mapped.parts = [Part("system", compact(content=record.get("content"), level=record.get("level"),
+                                                   subtype=record.get("subtype")))]
+        else:
+            mapped.parts = [Part(rtype if isinstance(rtype, str) and rtype else UNKNOWN_TYPE, {})]
+        if record.get("isSidechain") is True:
+            for part in mapped.parts:
+                part.payload["sidechain"] = True
+        if mapped.parts and mapped.timestamp is not None:
+            self.learn(timestamp=mapped.timestamp)
+        return mapped
+
+    def _user(self, record: dict[str, Any], message: dict[str, Any]) -> list[Part]:
+        content = message["content"]
+        meta = record.get("isMeta") is True
+        if not isinstance(content, list):
+            text = content if isinstance(content, str) else None
+            if not meta and text:
+                self.learn(prompt=text)
+            return [Part("user_message", compact(text=text, meta=meta or None))]
+        parts: list[Part] = []
+        for k, block in enumerate(content):
+            kind = block.get("type") if isinstance(block, dict) else None
+            if isinstance(block, str) or kind == "text":
+                text = block if isinstance(block, str) else block.get("text")
+                if not meta and isinstance(text, str) and text:
+                    self.learn(prompt=text)
+                parts.append(Part("user_message", compact(text=text, meta=meta or None), [k]))
+            elif kind == "tool_result":
+                failed = block.get("is_error") is True
+                parts.append(Part("tool_failed" if failed else "tool_completed", compact(
+                    callId=_str(block.get("tool_use_id")), output=block.get("content"),
+                    error=_error_text(block.get("content")) if failed else None), [k]))
+            else:
+                parts.append(Part(kind if isinstance(kind, str) and kind else UNKNOWN_TYPE, {"block": block}, [k]))
+        return parts
+
+    def _assistant(self, message: dict[str, Any]) -> list[Part]:
+        content = message["content"]
+        blocks = content if isinstance(content, list) else [content]
+        said = [k for k, b in enumerate(blocks) if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")]
+        thought = [k for k, b in enumerate(blocks) if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")]
+        message_id = _str(message.get("id"))
+        first_of_call = message_id is None or message_id not in self._messages
+        if message_id is not None:
+            self._messages.add(message_id)
+        model = _str(message.get("model"))
+        self.learn(model=model)
+        parts: list[Part] = []
+        if said or thought or first_of_call:
+            thinking = "\n".join(b.get("thinking") for k, b in enumerate(blocks) if k in thought
+                                 and isinstance(b.get("thinking"), str)) or None
+            parts.append(Part("assistant_message", compact(
+                text=text_of(content) if isinstance(content, list) else content if isinstance(content, str) else None,
+                thinking=thinking, model=model, messageId=message_id, stopReason=message.get("stop_reason"),
+                usage=message.get("usage") if first_of_call else None,
+            ), sorted(said + thought) if isinstance(content, list) else None))
+        for k, block in enumerate(blocks):
+            if k in said or k in thought or not isinstance(content, list):
+                continue
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "tool_use":
+                parts.append(Part("tool_called", compact(callId=_str(block.get("id")), toolName=_str(block.get("name")),
+                                                         args=block.get("input")), [k]))
+            else:
+                parts.append(Part(kind if isinstance(kind, str) and kind else UNKNOWN_TYPE, {"block": block}, [k]))
+        return parts
+
+    def rebuild(self, record: Any, parts: list[dict[str, Any]]) -> Any | None:
+        """Only the content blocks whose events survived (a dropped orphan tool result goes)."""
+        if all(p.get("blocks") is None for p in parts) or len(parts) == parts[0].get("parts"):
+            return record
+        keep = sorted({k for p in parts for k in (p.get("blocks") or ())})
+        if not keep:
+            return None
+        out = copy.deepcopy(record)
+        content = out["message"]["content"]
+        out["message"]["content"] = [content[k] for k in keep if k < len(content)]
+        return out
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _error_text(content: Any) -> str | None:
+    text = text_of(content)
+    return text[:2000] if text else None

@@ -1,0 +1,102 @@
+"""OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) onto canonical events.
+
+One JSON record per line, ``{"timestamp", "type", "payload"}``. Mapping table (one event per record):
+
+| record (``type`` / ``payload.type``) | event |
+| --- | --- |
+| ``session_meta`` | ``run_started`` {the session's meta: id, cwd, cli_version, originator, ...} |
+| ``turn_context`` | ``turn_context`` {cwd, model, approval_policy, ...} |
+| ``event_msg`` / X | ``event_msg.X`` {the payload without ``type``}; for ``token_count`` also ``usage`` = ``info.last_token_usage`` (the tokens of one model call) |
+| ``response_item`` / ``message``, role ``user`` | ``user_message`` {text, role} |
+| ``response_item`` / ``message``, role ``assistant`` | ``assistant_message`` {text, model} |
+| ``response_item`` / ``message``, other roles | ``system_message`` {text, role} |
+| ``response_item`` / ``reasoning`` | ``reasoning`` {text: the summary} |
+| ``response_item`` / ``function_call``, ``custom_tool_call``, ``local_shell_call`` | ``tool_called`` {callId, toolName, args} (JSON arguments decoded) |
+| ``response_item`` / ``function_call_output``, ``custom_tool_call_output`` | ``tool_completed`` {callId, output}; ``tool_failed`` when the output says ``success: false`` |
+| ``response_item`` / any other X | ``response_item.X`` {the payload without ``type``} |
+| any other record type X (``compacted``, future ones) | an event of type X, payload = its payload when that is an object |
+
+Run facts: ``runId`` = ``session_meta.payload.id``, ``prompt`` = the first ``event_msg`` /
+``user_message`` (what the user typed; the first ``response_item`` user messages are usually the
+environment context Codex adds), ``model`` from ``turn_context``, ``cwd``, ``cliVersion``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.model.dialects.base import (
+    UNKNOWN_TYPE,
+    Mapped,
+    Mapper,
+    Part,
+    compact,
+    json_or_text,
+    text_of,
+)
+
+_CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+class CodexMapper(Mapper):
+    name = "codex"
+
+    def __init__(self, source: str) -> None:
+        super().__init__(source)
+        self.model: str | None = None
+
+    def map(self, record: Any) -> Mapped:
+        rtype = record.get("type")
+        payload = record.get("payload")
+        body = payload if isinstance(payload, dict) else {}
+        sub = body.get("type") if isinstance(body.get("type"), str) else None
+        rest = {k: v for k, v in body.items() if k != "type"}
+        mapped = Mapped([], record.get("timestamp"))
+        if rtype == "session_meta":
+            self.learn(runId=_str(body.get("id")), cwd=_str(body.get("cwd")), cliVersion=_str(body.get("cli_version")),
+                       timestamp=body.get("timestamp") or record.get("timestamp"))
+            part = Part("run_started", dict(body))
+        elif rtype == "turn_context":
+            self.model = _str(body.get("model")) or self.model
+            self.learn(model=self.model)
+            part = Part("turn_context", dict(body))
+        elif rtype == "event_msg" and sub:
+            if sub == "user_message" and isinstance(body.get("message"), str):
+                self.learn(prompt=body["message"])
+            if sub == "token_count" and isinstance(body.get("info"), dict) and isinstance(body["info"].get("last_token_usage"), dict):
+                rest["usage"] = body["info"]["last_token_usage"]
+            part = Part(f"event_msg.{sub}", rest)
+        elif rtype == "response_item" and sub:
+            part = self._item(sub, body, rest)
+        else:
+            name = rtype if isinstance(rtype, str) and rtype else UNKNOWN_TYPE
+            part = Part(name, dict(body))
+        mapped.parts = [part]
+        self.learn(timestamp=record.get("timestamp"))
+        return mapped
+
+    def _item(self, sub: str, body: dict[str, Any], rest: dict[str, Any]) -> Part:
+        if sub == "message":
+            role = body.get("role")
+            text = text_of(body.get("content"), ("input_text", "output_text", "text"))
+            if role == "user":
+                return Part("user_message", compact(text=text, role=role))
+            if role == "assistant":
+                return Part("assistant_message", compact(text=text, model=self.model))
+            return Part("system_message", compact(text=text, role=role))
+        if sub == "reasoning":
+            return Part("reasoning", compact(text=text_of(body.get("summary"), ("summary_text",))))
+        if sub in _CALLS:
+            return Part("tool_called", compact(callId=_str(body.get("call_id")) or _str(body.get("id")),
+                                               toolName=_str(body.get("name")) or ("local_shell" if sub == "local_shell_call" else None),
+                                               args=json_or_text(body.get(_CALLS[sub]))))
+        if sub in _OUTPUTS:
+            output = body.get("output")
+            failed = isinstance(output, dict) and output.get("success") is False
+            return Part("tool_failed" if failed else "tool_completed", compact(callId=_str(body.get("call_id")), output=output))
+        return Part(f"response_item.{sub}", rest)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,53 @@
+"""Which dialect a record is written in, judged from the record alone (``dialect = "auto"``).
+
+Each dialect has a claim: a few keys only its records carry. A canonical record (a ``$record``, or an
+event with ``seq`` and ``runId``) is claimed by none and says "no dialect". ``detect`` returns every
+dialect that claims a record; the ``dialect`` stage decides on the first record of each input that
+somebody claims, and only when exactly one does.
+
+| dialect | a record is claimed when it has |
+| --- | --- |
+| claude-code | ``type`` ``user``/``assistant``/``summary``/``system``/... and a ``uuid``, ``sessionId`` or ``leafUuid`` |
+| codex | ``type`` ``session_meta``/``turn_context``/``response_item``/``event_msg``/``compacted`` and a ``payload`` |
+| openhands | ``action`` or ``observation`` (a string), and an ``id`` |
+| mini-swe-agent | ``role`` and ``content`` and no ``type``; or ``messages`` (an array) with ``info`` or ``trajectory_format`` |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CANONICAL = "canonical"  # the stream is replay's own: nothing to map
+
+_CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"})
+_CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+
+
+def is_canonical(record: dict[str, Any]) -> bool:
+    return "$record" in record or ("seq" in record and "runId" in record)
+
+
+def claims(record: Any) -> list[str]:
+    """The dialects whose records look like ``record``; ``[CANONICAL]`` for replay's own records."""
+    if not isinstance(record, dict):
+        return []
+    if is_canonical(record):
+        return [CANONICAL]
+    found = []
+    rtype = record.get("type")
+    if rtype in _CLAUDE_TYPES and ("uuid" in record or "sessionId" in record or "leafUuid" in record):
+        found.append("claude-code")
+    if rtype in _CODEX_TYPES and "payload" in record:
+        found.append("codex")
+    if (isinstance(record.get("action"), str) or isinstance(record.get("observation"), str)) and "id" in record:
+        found.append("openhands")
+    if ("role" in record and "content" in record and "type" not in record) or (
+        isinstance(record.get("messages"), list) and ("info" in record or "trajectory_format" in record)
+    ):
+        found.append("mini-swe-agent")
+    return found
+
+
+def is_dialect_document(value: Any) -> bool:
+    """A JSON object that holds a whole run of a dialect (a mini-swe-agent trajectory), to be read whole."""
+    return isinstance(value, dict) and claims(value) == ["mini-swe-agent"] and "role" not in value

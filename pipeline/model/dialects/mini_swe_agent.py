@@ -1,0 +1,135 @@
+"""mini-swe-agent trajectories (``*.traj.json``) onto canonical events.
+
+A trajectory is one JSON document: ``{"info": {...}, "messages": [...], "trajectory_format": ...}``,
+or (early versions) the bare ``messages`` array. Each message is a record. Mapping table:
+
+| message | events |
+| --- | --- |
+| role ``system`` | ``system_message`` {text} |
+| role ``user`` right after an assistant message that ran a command | ``tool_completed`` {callId, toolName: bash, output, exitCode from ``<returncode>``} |
+| any other role ``user`` | ``user_message`` {text} |
+| role ``assistant`` | ``assistant_message`` {text, usage}; then, when its text holds exactly one ```` ```mswea_bash_command ```` (or ```` ```bash ````) block, ``tool_called`` {callId: ``step-N``, toolName: bash, args: {command}}; with native ``tool_calls``, one ``tool_called`` per call |
+| role ``tool`` | ``tool_completed`` {callId: ``tool_call_id``, output} |
+| any other role X | an event of type X {text} |
+| not a message (no ``role``) | ``unknown``, payload {} |
+
+Timestamps: ``extra.timestamp`` (epoch seconds) where the version writes one; early trajectories
+record no time at all (heal then reports the missing timestamps). Run facts: ``runId`` from the file
+name, ``prompt`` = the first user message, ``model`` from ``info.config``, ``status`` ``ok`` when
+``info.exit_status`` is ``Submitted`` (else ``error`` with that status as its code), ``response`` =
+``info.submission``; a bare array says ``ok`` only when the last command was the submit command.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from replay.pipeline.model.dialects.base import (
+    UNKNOWN_TYPE,
+    Mapped,
+    Mapper,
+    Part,
+    compact,
+    json_or_text,
+    obj,
+    run_id_from_source,
+    text_of,
+    utc_timestamp,
+)
+
+_COMMAND = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+RECORDS_KEY = "messages"
+
+
+class MiniSweAgentMapper(Mapper):
+    name = "mini-swe-agent"
+    document = True
+
+    def __init__(self, source: str) -> None:
+        super().__init__(source)
+        self.learn(runId=run_id_from_source(source))
+        self._steps = 0
+        self._waiting: str | None = None  # the call id whose output the next user message is
+
+    def expand(self, record: Any) -> tuple[dict[str, Any], str, list[Any]] | None:
+        if isinstance(record, dict) and isinstance(record.get(RECORDS_KEY), list) and "role" not in record:
+            info = obj(record.get("info"))
+            self._learn_info(info)
+            # The other keys, with the records' place kept (null) so the object is written back in its order.
+            return {k: None if k == RECORDS_KEY else v for k, v in record.items()}, RECORDS_KEY, record[RECORDS_KEY]
+        return None
+
+    def _learn_info(self, info: dict[str, Any]) -> None:
+        config = obj(info.get("config"))
+        model = obj(config.get("model"))
+        self.learn(model=model.get("model_name") if isinstance(model.get("model_name"), str) else None)
+        status = info.get("exit_status")
+        if isinstance(status, str) and status:
+            if status == "Submitted":
+                self.learn(status="ok")
+            else:
+                self.learn(status="error", error={"code": status, "message": f"mini-swe-agent exited with {status}"})
+        self.learn(response=info.get("submission") if isinstance(info.get("submission"), str) else None)
+        stats = obj(info.get("model_stats"))
+        cost = stats.get("instance_cost")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            self.learn(usage={"costUsd": cost})
+        self.learn(miniVersion=info.get("mini_version") if isinstance(info.get("mini_version"), str) else None)
+
+    def map(self, record: Any) -> Mapped:
+        extra = obj(record.get("extra"))
+        stamp = extra.get("timestamp", record.get("timestamp"))
+        mapped = Mapped([], utc_timestamp(stamp) if stamp is not None else None)
+        self.learn(timestamp=mapped.timestamp)
+        role = record.get("role")
+        content = record.get("content")
+        text = text_of(content)
+        waiting, self._waiting = self._waiting, None
+        if role == "system":
+            mapped.parts = [Part("system_message", compact(text=text))]
+        elif role == "user" and waiting is not None:
+            code = _RETURNCODE.search(text or "")
+            mapped.parts = [Part("tool_completed", compact(callId=waiting, toolName="bash", output=content,
+                                                           exitCode=int(code.group(1)) if code else None))]
+        elif role == "user":
+            self.learn(prompt=text)
+            mapped.parts = [Part("user_message", compact(text=text))]
+        elif role == "assistant":
+            mapped.parts = self._assistant(record, text, extra)
+        elif role == "tool":
+            mapped.parts = [Part("tool_completed", compact(callId=record.get("tool_call_id"), output=content))]
+        elif isinstance(role, str) and role:
+            mapped.parts = [Part(role, compact(text=text))]
+        else:
+            mapped.parts = [Part(UNKNOWN_TYPE, {})]
+        return mapped
+
+    def _assistant(self, record: dict[str, Any], text: str | None, extra: dict[str, Any]) -> list[Part]:
+        self._steps += 1
+        response = obj(extra.get("response"))
+        parts = [Part("assistant_message", compact(text=text, usage=response.get("usage")))]
+        calls = record.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            for call in calls:
+                function = obj(obj(call).get("function"))
+                parts.append(Part("tool_called", compact(callId=obj(call).get("id"),
+                                                         toolName=function.get("name"),
+                                                         args=json_or_text(function.get("arguments")))))
+            return parts
+        commands = _COMMAND.findall(text or "")
+        if len(commands) == 1:
+            self._waiting = f"step-{self._steps}"
+            parts.append(Part("tool_called", {"callId": self._waiting, "toolName": "bash", "args": {"command": commands[0]}}))
+        return parts
+
+    def conclude(self, records: list[Any]) -> None:
+        if "status" not in self.facts:
+            said = [r for r in records if isinstance(r, dict) and r.get("role") == "assistant"]
+            commands = _COMMAND.findall(text_of(said[-1].get("content")) or "") if said else []
+            if len(commands) == 1 and any(commands[0].lstrip().startswith(f"echo {m}") for m in _SUBMIT):
+                last = records[-1] if records and isinstance(records[-1], dict) and records[-1].get("role") == "user" else None
+                self.learn(status="ok", response=text_of(last.get("content")) if last else None)
+        self.final = True

@@ -1,0 +1,302 @@
+"""OTLP/JSON traces of runs, by the OpenTelemetry GenAI semantic conventions (plain dicts, no protobuf).
+
+One run becomes one ``ExportTraceServiceRequest`` (the JSON form the OTLP/HTTP endpoint and the
+collector's file exporter use): a resource (``service.name`` = the run's framework), and the spans
+
+| span | from | kind | ``gen_ai.operation.name`` |
+| --- | --- | --- | --- |
+| ``invoke_agent {framework}`` (root) | the run: its first to its last event | INTERNAL | ``invoke_agent`` |
+| ``chat {model}`` | each model call: an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input); from the event before it to the response | CLIENT | ``chat`` |
+| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (by call id, else by tool name) | INTERNAL | ``execute_tool`` |
+
+Model and tool spans are children of the run's span. Attributes: ``gen_ai.provider.name``,
+``gen_ai.conversation.id`` (the run id), ``gen_ai.request.model`` / ``gen_ai.response.model``,
+``gen_ai.response.id``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` /
+``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own, and
+the run's totals on the root), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
+Errors set the span status to ERROR with ``error.type``: a failed tool (``tool_failed``), a call that
+never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``). Message
+contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
+run's source and id, so the same input gives the same bytes; ids are hex, as OTLP/JSON writes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from replay.pipeline.model.events import RUN_FAILED, parse_timestamp
+from replay.pipeline.model.toolcalls import (
+    CALLED,
+    COMPLETED,
+    FAILED,
+    call_id,
+    tool_name,
+)
+
+SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
+STATUS_UNSET, STATUS_ERROR = 0, 2
+SCOPE = {"name": "agent-replay", "version": "0.1.0"}
+TOOL_UNANSWERED = "tool_unanswered"
+_TOKENS = {
+    "gen_ai.usage.input_tokens": ("inputTokens", "input_tokens", "prompt_tokens", "promptTokens"),
+    "gen_ai.usage.output_tokens": ("outputTokens", "output_tokens", "completion_tokens", "completionTokens"),
+    "gen_ai.usage.cache_read.input_tokens": ("cache_read_input_tokens", "cached_input_tokens", "cacheReadInputTokens"),
+    "gen_ai.usage.cache_creation.input_tokens": ("cache_creation_input_tokens", "cacheCreationInputTokens"),
+}
+_PROVIDERS = {"claude-code": "anthropic", "codex": "openai"}
+
+
+def attribute(key: str, value: Any) -> dict[str, Any]:
+    """One OTLP ``KeyValue`` (int64 as a string, as proto3 JSON writes it)."""
+    if isinstance(value, bool):
+        typed: dict[str, Any] = {"boolValue": value}
+    elif isinstance(value, int):
+        typed = {"intValue": str(value)}
+    elif isinstance(value, float):
+        typed = {"doubleValue": value}
+    elif isinstance(value, list | tuple):
+        typed = {"arrayValue": {"values": [attribute("", v)["value"] for v in value]}}
+    else:
+        typed = {"stringValue": str(value)}
+    return {"key": key, "value": typed}
+
+
+def tokens(usage: Any) -> dict[str, int]:
+    """The GenAI token attributes a usage object gives (camelCase or snake_case names)."""
+    if not isinstance(usage, dict):
+        return {}
+    out = {}
+    for key, names in _TOKENS.items():
+        for name in names:
+            value = usage.get(name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+                out[key] = int(value)
+                break
+    return out
+
+
+def provider_of(model: Any, framework: Any) -> str:
+    """``gen_ai.provider.name``: from the model's name, else the framework's maker, else ``_OTHER``."""
+    name = model.lower() if isinstance(model, str) else ""
+    if "claude" in name or "anthropic" in name:
+        return "anthropic"
+    if name.startswith(("gpt", "o1", "o3", "o4", "codex", "openai")):
+        return "openai"
+    if "gemini" in name:
+        return "gcp.gemini"
+    return _PROVIDERS.get(framework, "_OTHER") if isinstance(framework, str) else "_OTHER"
+
+
+def _hex(*parts: Any, size: int) -> str:
+    return hashlib.blake2b("\x00".join(map(str, parts)).encode("utf-8", "surrogateescape"), digest_size=size).hexdigest()
+
+
+def _nanos(stamp: Any) -> int | None:
+    moment = parse_timestamp(stamp)
+    if moment is None:
+        return None
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
+class Span:
+    __slots__ = ("attributes", "end", "kind", "message", "name", "span_id", "start", "status")
+
+    def __init__(self, span_id: str, name: str, kind: int, start: int | None) -> None:
+        self.span_id = span_id
+        self.name = name
+        self.kind = kind
+        self.start = start
+        self.end = start
+        self.attributes: dict[str, Any] = {}
+        self.status = STATUS_UNSET
+        self.message: str | None = None
+
+    def fail(self, error_type: str, message: Any) -> None:
+        self.status = STATUS_ERROR
+        self.attributes["error.type"] = error_type
+        if isinstance(message, str) and message:
+            self.message = message[:2000]
+
+
+class TraceBuilder:
+    """The spans of one run, fed its events in order; ``request()`` is its ExportTraceServiceRequest."""
+
+    def __init__(self, record: dict[str, Any] | None, source: str, run_id: Any = None) -> None:
+        self.record = record or {}
+        self.source = source
+        self.run_id = self.record.get("runId") or run_id
+        self.framework = self.record.get("framework") if isinstance(self.record.get("framework"), str) else None
+        self.model = self.record.get("model") if isinstance(self.record.get("model"), str) else None
+        self.trace_id = _hex("trace", source, self.run_id, size=16)
+        self.root = Span(_hex(self.trace_id, "run", size=8), f"invoke_agent {self.framework or 'agent'}", SPAN_KIND_INTERNAL, None)
+        self.spans: list[Span] = []
+        self.open_calls: dict[str, Span] = {}
+        self.open_by_name: dict[str, list[Span]] = {}
+        self.chat: Span | None = None  # the last model call (later parts of the same response join it)
+        self.chat_key: Any = None
+        self.awaiting = True  # input came (a prompt, a tool result) that a model call has not answered yet
+        self.last_nanos: int | None = None
+        self.totals: dict[str, int] = {}
+        self.count = 0
+        self.failed: tuple[str, Any] | None = None
+        self.repairs: int | None = None
+
+    def add(self, event: dict[str, Any]) -> None:
+        if self.run_id is None and isinstance(event.get("runId"), str):
+            self.run_id = event["runId"]
+        etype = event.get("type")
+        raw = event.get("payload")
+        payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        now = _nanos(event.get("timestamp"))
+        before = self.last_nanos
+        if now is not None:
+            self._stretch(self.root, now)
+            self.last_nanos = now
+        self.count += 1
+        if etype == "assistant_message":
+            self._model_call(payload, before, now)
+            self.awaiting = False
+        elif etype in CALLED or etype == "reasoning":
+            if self.awaiting:  # model output with no assistant_message: still a model call (Codex's tool-only responses)
+                self._model_call({}, before, now)
+                self.awaiting = False
+            if etype in CALLED:
+                self._tool_called(payload, now)
+        elif etype in COMPLETED or etype in FAILED or etype == TOOL_UNANSWERED:
+            self._tool_ended(etype, payload, now)
+            self.awaiting = True
+        elif etype == "user_message":
+            self.awaiting = True
+        elif etype == RUN_FAILED:
+            found = payload.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else {}
+            self.failed = (error.get("code") or RUN_FAILED, error.get("message") or payload.get("reason"))
+        if etype != "assistant_message" and "usage" in payload:
+            self._usage(self.chat, payload["usage"])  # e.g. Codex's token counts, after the call they count
+
+    def add_heal(self, record: dict[str, Any]) -> None:
+        if isinstance(record.get("repairs"), int):
+            self.repairs = record["repairs"]
+
+    # spans ------------------------------------------------------------------------------------------
+    def _model_call(self, payload: dict[str, Any], before: int | None, now: int | None) -> None:
+        key = payload.get("messageId") or payload.get("responseId")
+        if self.chat is not None and key is not None and key == self.chat_key:  # more of the same response
+            self._stretch(self.chat, now)
+            self._usage(self.chat, payload.get("usage"))
+            return
+        model = payload.get("model") if isinstance(payload.get("model"), str) else self.model
+        span = Span(_hex(self.trace_id, "chat", len(self.spans), size=8), f"chat {model}" if model else "chat",
+                    SPAN_KIND_CLIENT, before if before is not None else now)
+        self._stretch(span, now)
+        attrs = span.attributes
+        attrs["gen_ai.operation.name"] = "chat"
+        attrs["gen_ai.provider.name"] = provider_of(model, self.framework)
+        if model:
+            attrs["gen_ai.request.model"] = model
+            attrs["gen_ai.response.model"] = model
+        if self.run_id:
+            attrs["gen_ai.conversation.id"] = str(self.run_id)
+        if isinstance(key, str):
+            attrs["gen_ai.response.id"] = key
+        reason = payload.get("stopReason")
+        if isinstance(reason, str) and reason:
+            attrs["gen_ai.response.finish_reasons"] = [reason]
+        self._usage(span, payload.get("usage"))
+        self.spans.append(span)
+        self.chat, self.chat_key = span, key
+
+    def _usage(self, span: Span | None, usage: Any) -> None:
+        found = tokens(usage)
+        for key, value in found.items():
+            self.totals[key] = self.totals.get(key, 0) + value
+            if span is not None and span.kind == SPAN_KIND_CLIENT and key not in span.attributes:
+                span.attributes[key] = value
+
+    def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
+        name = tool_name(payload) or "unknown"
+        cid = call_id(payload)
+        span = Span(_hex(self.trace_id, "tool", cid or "", len(self.spans), size=8), f"execute_tool {name}",
+                    SPAN_KIND_INTERNAL, now if now is not None else self.last_nanos)
+        span.attributes.update({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                                "gen_ai.tool.type": "function"})
+        if cid:
+            span.attributes["gen_ai.tool.call.id"] = cid
+            self.open_calls[cid] = span
+        else:
+            self.open_by_name.setdefault(name, []).append(span)
+        if self.run_id:
+            span.attributes["gen_ai.conversation.id"] = str(self.run_id)
+        self.spans.append(span)
+
+    def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None) -> None:
+        cid, name = call_id(payload), tool_name(payload)
+        span = self.open_calls.pop(cid, None) if cid else None
+        if span is None and name and self.open_by_name.get(name):
+            span = self.open_by_name[name].pop(0)
+        if span is None:
+            return  # a result without its call (heal drops these): nothing to time
+        self._stretch(span, now)
+        if etype in FAILED:
+            error = payload.get("error")
+            span.fail("tool_failed", error if isinstance(error, str) else error.get("message") if isinstance(error, dict) else None)
+        elif etype == TOOL_UNANSWERED:
+            span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was recorded")
+
+    @staticmethod
+    def _stretch(span: Span, now: int | None) -> None:
+        if now is None:
+            return
+        if span.start is None or now < span.start:
+            span.start = now
+        if span.end is None or now > span.end:
+            span.end = now
+
+    # the request ------------------------------------------------------------------------------------
+    def request(self) -> dict[str, Any]:
+        root = self.root
+        attrs = root.attributes
+        attrs["gen_ai.operation.name"] = "invoke_agent"
+        attrs["gen_ai.provider.name"] = provider_of(self.model, self.framework)
+        if self.framework:
+            attrs["gen_ai.agent.name"] = self.framework
+        if self.run_id:
+            attrs["gen_ai.conversation.id"] = str(self.run_id)
+        if self.model:
+            attrs["gen_ai.request.model"] = self.model
+        attrs.update(self.totals)
+        attrs["replay.events"] = self.count
+        if self.repairs is not None:
+            attrs["replay.repairs"] = self.repairs
+        found = self.record.get("error")
+        error: dict[str, Any] = found if isinstance(found, dict) else {}
+        if self.failed is not None:
+            root.fail(str(self.failed[0]), self.failed[1])
+        elif self.record.get("status") == "error":
+            root.fail(str(error.get("code") or "run_failed"), error.get("message"))
+        for spans in [list(self.open_calls.values()), *self.open_by_name.values()]:
+            for span in spans:  # never closed, not even marked unanswered: the run ended first
+                self._stretch(span, self.last_nanos)
+                span.fail(TOOL_UNANSWERED, "the run ended before this tool call got a result")
+        start = root.start if root.start is not None else 0
+        out = [self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in self.spans]
+        resource = [attribute("service.name", self.framework or "agent")]
+        if self.source:
+            resource.append(attribute("replay.source", self.source))
+        return {"resourceSpans": [{"resource": {"attributes": resource},
+                                   "scopeSpans": [{"scope": dict(SCOPE), "spans": out}]}]}
+
+    def _span(self, span: Span, parent: str | None, default: int) -> dict[str, Any]:
+        start = span.start if span.start is not None else default
+        end = span.end if span.end is not None and span.end >= start else start
+        out: dict[str, Any] = {"traceId": self.trace_id, "spanId": span.span_id}
+        if parent is not None:
+            out["parentSpanId"] = parent
+        out.update(name=span.name, kind=span.kind, startTimeUnixNano=str(start), endTimeUnixNano=str(end),
+                   attributes=[attribute(k, v) for k, v in span.attributes.items()])
+        status: dict[str, Any] = {"code": span.status}
+        if span.message:
+            status["message"] = span.message
+        out["status"] = status
+        return out

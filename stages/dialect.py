@@ -1,0 +1,237 @@
+"""MapDialect: turns the records of another agent's log (Claude Code, Codex, OpenHands, mini-swe-agent) into canonical events.
+
+Each input (source) is one run. Its records are mapped by the dialect's table
+(``pipeline/model/dialects/<dialect>.py``) into a run record followed by events numbered 1..n, each
+keeping its original record under ``$origin``, so nothing is lost and ``undialect`` can write the
+dialect back. With ``dialect = "auto"`` each input's dialect is detected from its first records; an
+input in replay's own format (or one nobody claims) passes through untouched, byte for byte.
+
+The run record opens the run, so the events wait until the facts it opens with are known (the
+user's prompt, which most logs write first; at most ``HOLD_EVENTS`` events). A whole JSON document
+(OpenHands, mini-swe-agent) is held to its end, so its run record also says how the run ended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch, Column, invented
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.dialects import AUTO, NAMES, ORIGIN_KEY, Mapper, mapper_for
+from replay.pipeline.model.dialects.base import (
+    UNKNOWN_TYPE,
+    Mapped,
+    Part,
+    run_id_from_source,
+)
+from replay.pipeline.model.dialects.detect import CANONICAL, claims
+from replay.pipeline.model.events import is_timestamp, run_record
+from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
+
+HOLD_EVENTS = 1000  # events held at most while waiting for the facts of the run record
+LOOKAHEAD = 64  # records looked at, at most, to detect an input's dialect
+
+
+@dataclass
+class _Input:
+    """One input being read: its dialect (once known), its mapper and what waits for the run record."""
+
+    source: str
+    dialect: str | None = None  # None while undecided; CANONICAL for replay's own records
+    mapper: Mapper | None = None
+    held: list[Column] = field(default_factory=list)  # columns waiting: undecided records, or events before the run record
+    opened: bool = False  # the run record is out
+    run_id: str | None = None
+    records: int = 0  # records mapped so far (a record's index)
+    seq: int = 0
+    turn: int = 0
+    step: int = 0
+    call: Any = None  # the model call of the last assistant message (a response id), to count steps
+    form: str = "jsonl"  # how the input holds its records: jsonl, array, or object (a trajectory)
+    container: dict[str, Any] | None = None  # an object input's other keys, to write it back
+    key: str | None = None  # the object's key that holds the records
+    whole: list[Any] = field(default_factory=list)  # a document's records, for the facts at its end
+    warned: bool = False
+
+
+@register("dialect")
+class MapDialect(Transform):
+    summary = "Map another agent's log (claude-code, codex, openhands, mini-swe-agent; auto-detected) onto canonical events."
+    options = {
+        "dialect": Option(str, AUTO, "the log's dialect, or 'auto' to detect it per input (replay's own records pass through)",
+                          choices=(AUTO, *NAMES)),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.input: _Input | None = None
+
+    def __call__(self, batch: Batch) -> Batch | list[Batch]:
+        out: list[Batch] = []
+        state = self.input
+        if state is not None and state.source == batch.source and state.dialect == CANONICAL:
+            return batch  # the usual case for replay's own journals: nothing to do
+        if state is None or state.source != batch.source:
+            closing = self._close()
+            if closing is not None:
+                out.append(closing)
+            state = self.input = _Input(batch.source)
+        cols: list[Column] = []
+        events = batch.events
+        assert events is not None, "dialect takes parsed records (put it after parse)"
+        for i, record in enumerate(events):
+            column = batch.column(i)
+            if record.get(RECORD_KEY) == SOURCE_RECORD:
+                cols.append(column)  # an input's marker goes first, whatever follows
+                continue
+            if state.dialect is None:
+                self._decide(state, column, batch, i)
+                if state.dialect is None:
+                    continue
+                pending, state.held = state.held, []
+                for col in pending:
+                    self._take(state, col, cols)
+                continue
+            self._take(state, column, cols)
+        if cols:
+            out.append(Batch.from_columns(cols, batch.source))
+        return out if len(out) != 1 else out[0]
+
+    def flush(self) -> Batch | None:
+        return self._close()
+
+    # deciding the dialect ---------------------------------------------------------------------------
+    def _decide(self, state: _Input, column: Column, batch: Batch, i: int) -> None:
+        record = column[0]
+        wanted = self.config["dialect"]
+        found = claims(record)
+        state.held.append(column)
+        if wanted != AUTO:
+            if found and wanted not in found and not state.warned:
+                state.warned = True
+                self.error("E_DIALECT_MISMATCH", f"{batch.source!r} looks like {' or '.join(found)}, not {wanted}; "
+                           f"mapped as {wanted} as asked", batch, i, expected=wanted, received=found[0])
+            state.dialect = wanted
+        elif len(found) == 1:
+            state.dialect = found[0]
+        elif len(found) > 1:
+            self.error("E_DIALECT_AMBIGUOUS", f"{batch.source!r} could be any of {', '.join(found)}; passed through unmapped",
+                       batch, i, received=found, howToFix="Name the dialect: --dialect " + found[0])
+            state.dialect = CANONICAL
+        elif len(state.held) >= LOOKAHEAD:
+            state.dialect = CANONICAL
+        if state.dialect is not None and state.dialect != CANONICAL:
+            state.mapper = mapper_for(state.dialect, state.source)
+
+    # mapping ------------------------------------------------------------------------------------------
+    def _take(self, state: _Input, column: Column, cols: list[Column]) -> None:
+        """One record of a decided input: as it is (canonical), or mapped into events."""
+        if state.dialect == CANONICAL or state.mapper is None:
+            cols.append(column)
+            return
+        record, _raw, line, offset, pointer = column
+        if RECORD_KEY in record:  # a reserved record inside a dialect log is not the dialect's: keep it
+            cols.append(column)
+            return
+        mapper = state.mapper
+        expanded = mapper.expand(record) if state.records == 0 else None
+        if expanded is not None:
+            state.container, state.key, inner = expanded
+            state.form = "object"
+            base = pointer or "$"
+            for k, item in enumerate(inner):
+                self._map(state, item, (line, offset, f"{base}.{state.key}[{k}]"), cols)
+        else:
+            if pointer is not None and state.records == 0:
+                state.form = "array"
+            self._map(state, record, (line, offset, pointer), cols)
+
+    def _map(self, state: _Input, record: Any, where: tuple[Any, Any, Any], cols: list[Column]) -> None:
+        mapper = state.mapper
+        assert mapper is not None
+        index = state.records
+        state.records += 1
+        if state.form != "jsonl":
+            state.whole.append(record)
+        # A trajectory's message that is no object still becomes an event: nothing is left out.
+        record_map = mapper.map(record) if isinstance(record, dict) else Mapped([Part(UNKNOWN_TYPE, {})])
+        if not record_map.parts:  # e.g. a message with no content blocks: it is still an event of its own
+            kind = record.get("type") if isinstance(record, dict) else None
+            record_map.parts = [Part(kind if isinstance(kind, str) and kind else UNKNOWN_TYPE, {})]
+        parts = record_map.parts
+        line, offset, pointer = where
+        for p, part in enumerate(parts):
+            state.seq += 1
+            if part.type == "user_message" and not part.payload.get("meta"):
+                state.turn += 1
+            if part.type == "assistant_message":
+                call = part.payload.get("messageId") or part.payload.get("responseId")
+                if call is None or call != state.call:
+                    state.step += 1
+                state.call = call
+            event: dict[str, Any] = {"seq": state.seq}
+            if record_map.timestamp is not None:
+                event["timestamp"] = record_map.timestamp
+            event["type"] = part.type
+            event["runId"] = state.run_id
+            event["payload"] = part.payload
+            if state.step:
+                event["step"] = state.step
+            if state.turn:
+                event["turn"] = state.turn
+            if record_map.id is not None:
+                event["id"] = record_map.id
+            if record_map.parent_id is not None:
+                event["parentId"] = record_map.parent_id
+            event.update(record_map.extra)
+            origin: dict[str, Any] = {"dialect": mapper.name, "index": index, "part": p, "parts": len(parts)}
+            if part.blocks is not None:
+                origin["blocks"] = part.blocks
+            origin["record"] = record
+            event[ORIGIN_KEY] = origin
+            column: Column = (event, None, line, offset, pointer)
+            if state.opened:
+                cols.append(column)
+            else:
+                state.held.append(column)
+        if not state.opened and state.form == "jsonl" and (mapper.ready or len(state.held) >= HOLD_EVENTS):
+            cols.extend(self._open(state))
+
+    def _open(self, state: _Input) -> list[Column]:
+        """The run record, then every event that waited for it (now knowing the run's id)."""
+        mapper = state.mapper
+        assert mapper is not None
+        if state.form != "jsonl":
+            mapper.conclude(state.whole)
+            state.whole = []
+        facts = dict(mapper.facts)
+        run_id = facts.pop("runId", None) or run_id_from_source(state.source)
+        if not is_timestamp(facts.get("timestamp")):
+            facts.pop("timestamp", None)
+        state.run_id = run_id
+        origin: dict[str, Any] = {"dialect": mapper.name, "form": state.form}
+        if state.container is not None:
+            origin.update(container=state.container, key=state.key)
+        record = run_record(runId=run_id, **facts)
+        record[ORIGIN_KEY] = origin
+        state.opened = True
+        held, state.held = state.held, []
+        for event, *_ in held:
+            event["runId"] = run_id
+        return [invented(record), *held]
+
+    def _close(self) -> Batch | None:
+        """The input ended: whatever still waits goes out (a document's run record and all its events)."""
+        state = self.input
+        self.input = None
+        if state is None:
+            return None
+        if state.dialect is None:  # too few records to tell: they pass through as they are
+            cols = state.held
+        elif state.mapper is not None and not state.opened and state.records:
+            cols = self._open(state)
+        else:
+            cols = state.held
+        return Batch.from_columns(cols, state.source) if cols else None

@@ -1,0 +1,64 @@
+"""ExportOtlp: turns each run of the stream into one OTLP/JSON ExportTraceServiceRequest (GenAI semantic conventions).
+
+The stream's records are consumed; what comes out is one record per run, the request of
+``pipeline/report/otlp.py`` (spans for the run, each model call and each tool execution), which
+``write`` puts on one line each: the format of the OpenTelemetry collector's file exporter, and the
+body an OTLP/HTTP endpoint (``/v1/traces``, ``Content-Type: application/json``) takes per line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Transform
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.report.otlp import TraceBuilder
+
+
+@register("export_otlp")
+class ExportOtlp(Transform):
+    summary = "Turn each run into one OTLP/JSON trace request (GenAI conventions: invoke_agent, chat, execute_tool spans)."
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.run: Run | None = None
+        self.trace: TraceBuilder | None = None
+
+    def __call__(self, batch: Batch) -> Batch | None:
+        out: list[dict[str, Any]] = []
+        for record in batch.events or ():
+            if starts_run(record, self.run, batch.source):
+                self._finish(out)
+                facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
+                rid = record.get("runId")
+                self.run = Run(rid if isinstance(rid, str) else None, facts, batch.source)
+                self.trace = TraceBuilder(facts, batch.source, rid)
+                if RECORD_KEY in record and facts is None:
+                    self.run = None  # a source record opens nothing by itself
+                    self.trace = None
+                    continue
+            kind = record.get(RECORD_KEY)
+            if self.trace is None:
+                if kind is not None:
+                    continue
+                self.run = Run(None, None, batch.source)
+                self.trace = TraceBuilder(None, batch.source)
+            if kind == HEAL_RECORD:
+                self.trace.add_heal(record)
+            elif kind is None:
+                self.trace.add(record)
+                self.run.events += 1  # type: ignore[union-attr]
+        return Batch.of(out, batch.source) if out else None
+
+    def flush(self) -> Batch | None:
+        out: list[dict[str, Any]] = []
+        self._finish(out)
+        return Batch.of(out, "<end>") if out else None
+
+    def _finish(self, out: list[dict[str, Any]]) -> None:
+        trace, self.trace = self.trace, None
+        if trace is not None and (trace.count or trace.record):
+            out.append(trace.request())

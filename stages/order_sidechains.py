@@ -1,0 +1,137 @@
+"""OrderSidechains: moves a sidechain record written before its parent to just after the parent, logging the move.
+
+A sidechain (Claude Code's sub-agent conversation, ``payload.sidechain: true``) hangs off the main
+conversation by ``parentId``. When a sidechain event comes before the event its ``parentId`` names
+(concurrent writers, a resumed session), the events from it on are held until that parent arrives;
+then the sidechain record (all its parts, and its own children with it) is put right after its
+parent's record, and the rest keeps its order. A parent that never comes (it was in another file)
+moves nothing: at the run's end, or after ``MAX_HELD`` events, everything held goes out in its
+original order. Only sidechain events are moved; the main chain is never reordered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Transform
+from replay.pipeline.model.records import RECORD_KEY
+from replay.pipeline.model.repairs import log_repair
+from replay.pipeline.model.runs import Run, starts_run
+
+MAX_HELD = 10_000
+
+
+def _links(event: dict[str, Any]) -> tuple[str | None, str | None, bool]:
+    eid, parent, payload = event.get("id"), event.get("parentId"), event.get("payload")
+    side = isinstance(payload, dict) and payload.get("sidechain") is True
+    return (eid if isinstance(eid, str) else None, parent if isinstance(parent, str) else None, side)
+
+
+def reorder(links: list[tuple[str | None, str | None, bool]]) -> tuple[list[int], list[tuple[int, int]]]:
+    """The order that puts each sidechain record after its parent's record, given (id, parentId,
+    sidechain) per event in stream order; and the moves made as (event index, parent's last index)."""
+    order = list(range(len(links)))
+    moves: list[tuple[int, int]] = []
+    for _ in range(len(links)):
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        for p, k in enumerate(order):
+            eid = links[k][0]
+            if eid is not None:
+                first.setdefault(eid, p)
+                last[eid] = p
+        for p, k in enumerate(order):
+            eid, parent, side = links[k]
+            if not side or parent is None or parent == eid or first.get(parent, -1) <= p:
+                continue
+            span = p + 1  # the record's other parts move with it
+            while span < len(order) and eid is not None and links[order[span]][0] == eid:
+                span += 1
+            block = order[p:span]
+            rest = order[:p] + order[span:]
+            at = max(q for q, j in enumerate(rest) if links[j][0] == parent) + 1
+            order = rest[:at] + block + rest[at:]
+            moves.append((k, rest[at - 1]))
+            break
+        else:
+            return order, moves
+    return order, moves
+
+
+@register("order_sidechains")
+class OrderSidechains(Transform):
+    summary = "Move a sidechain record that comes before its parent (parentId) to just after the parent's record."
+    ports = ("errors", "repairs")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.run: Run | None = None
+        self.seen: set[str] = set()  # ids of the run's events already written
+        self.held: list[Column] = []
+        self.wanted: set[str] = set()  # parents the held sidechain events wait for
+        self.source = "<end>"
+
+    def __call__(self, batch: Batch) -> Batch | list[Batch]:
+        events = batch.events
+        assert events is not None
+        run = self.run
+        if (not self.held and run is not None and run.source == batch.source and not [1 for e in events if RECORD_KEY in e]
+                and [e.get("runId") for e in events].count(run.run_id) == len(events)
+                and not [1 for e in events if type(p := e.get("payload")) is dict and p.get("sidechain") is True]):
+            # The usual batch: events of the run in progress, no sidechain among them. Only their ids matter.
+            self.seen.update(e["id"] for e in events if type(e.get("id")) is str)
+            return batch
+        out: list[Column] = []
+        untouched = not self.held  # nothing held from before, and (below) nothing held now: the batch as it came
+        for i, record in enumerate(events):
+            column = batch.column(i)
+            rid = record.get("runId")
+            if starts_run(record, self.run, batch.source):
+                out += self._release()
+                self.run = Run(rid if isinstance(rid, str) else None, None, batch.source)
+                self.seen = set()
+                self.source = batch.source
+            if RECORD_KEY in record:
+                (self.held if self.held else out).append(column)
+                continue
+            eid, parent, side = _links(record)
+            if self.held and not self.wanted and eid != _links(self.held[-1][0])[0]:
+                out += self._release()  # every parent arrived (with all its parts): write the held stretch
+            if side and parent is not None and parent not in self.seen and parent != eid:
+                self.wanted.add(parent)
+            if self.wanted or self.held:
+                untouched = False
+                self.held.append(column)
+                if eid is not None:
+                    self.seen.add(eid)
+                    self.wanted.discard(eid)
+                if len(self.held) > MAX_HELD:
+                    out += self._release()
+                continue
+            if eid is not None:
+                self.seen.add(eid)
+            out.append(column)
+        if untouched and len(out) == len(events):
+            return batch
+        return Batch.from_columns(out, batch.source)
+
+    def flush(self) -> Batch | None:
+        out = self._release()
+        return Batch.from_columns(out, self.source) if out else None
+
+    def _release(self) -> list[Column]:
+        held, self.held, self.wanted = self.held, [], set()
+        if not held:
+            return []
+        links = [_links(col[0]) if RECORD_KEY not in col[0] else (None, None, False) for col in held]
+        order, moves = reorder(links)
+        for k, parent in moves:
+            event = held[k][0]
+            where: dict[str, Any] = {key: value for key, value in zip(("line", "offset", "path"), held[k][2:5]) if value is not None}
+            log_repair(self, self.name, "changed", f"sidechain record {links[k][0]!r} came before its parent "
+                       f"{links[k][1]!r}; moved it to just after the parent", run_id=event.get("runId"),
+                       source=self.source, field="position", seqBefore=event.get("seq"),
+                       value={"after": held[parent][0].get("seq")}, **where)
+        return [held[k] for k in order]

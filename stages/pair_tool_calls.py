@@ -1,0 +1,90 @@
+"""PairToolCalls: drops tool results whose call is not in the run, and marks calls that never got a result as unanswered.
+
+Only events that carry a call id (``callId``, ``toolCallId`` or ``id`` in the payload) are judged:
+
+- an orphaned result (``tool_completed`` / ``tool_failed`` whose call id no earlier ``tool_called`` of
+  the run has) is dropped; the log keeps the whole event (``original``), so nothing is lost;
+- a dangling call (a ``tool_called`` with no result by the end of its run) gets a synthetic
+  ``tool_unanswered`` event at the run's end, before its terminal event: it says that no result was
+  recorded, and never invents one. A ``tool_unanswered`` already in the stream closes its call, so
+  healing healed output adds nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.model.events import TERMINAL_TYPES
+from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.model.toolcalls import (
+    CALLED,
+    COMPLETED,
+    FAILED,
+    call_id,
+    tool_name,
+)
+from replay.stages.ensure_run_started import synthetic_event
+
+TOOL_UNANSWERED = "tool_unanswered"
+RESULTS = COMPLETED | FAILED
+_JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}
+
+
+@register("pair_tool_calls")
+class PairToolCalls(RunScoped):
+    summary = "Drop tool results with no call in the run (orphans); mark calls with no result by a synthetic tool_unanswered."
+
+    def begin_run(self, run: Run) -> None:
+        run.state.update(open={}, answered=set(), last=None)
+
+    def on_events(self, batch: Batch, start: int, end: int) -> None:
+        events = batch.events
+        assert events is not None and self.run is not None
+        state = self.run.state
+        for i in range(end - 1, start - 1, -1):  # the run's latest time so far, for the marks at its end
+            stamp = events[i].get("timestamp")
+            if stamp is not None:
+                state["last"] = stamp
+                break
+        for i in [i for i in range(start, end) if events[i].get("type") in _JUDGED]:
+            self._judge(batch, i, events[i])
+
+    def _judge(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+        state = self.run.state  # type: ignore[union-attr]
+        etype = event.get("type")
+        if etype in TERMINAL_TYPES:
+            if state["open"]:
+                self.hold(batch, i)  # the unanswered marks go before the run's end
+            return
+        payload = event.get("payload")
+        cid = call_id(payload)
+        if cid is None:
+            return
+        if etype in CALLED:
+            if cid not in state["open"] and cid not in state["answered"]:
+                state["open"][cid] = {"toolName": tool_name(payload), "seq": event.get("seq"),
+                                      **{k: v for k, v in batch.position(i).items() if v is not None}}
+        elif etype == TOOL_UNANSWERED or cid in state["open"]:
+            state["open"].pop(cid, None)
+            state["answered"].add(cid)
+        elif cid not in state["answered"]:
+            self.drop(i)
+            self.repair("dropped", f"{etype} for call {cid!r}, which no tool_called of the run made: an orphaned result",
+                        batch, i, field="payload.callId", value=cid, seqBefore=event.get("seq"), original=event)
+
+    def end_run(self, run: Run) -> list[dict[str, Any]]:
+        marks = []
+        for cid, call in run.state["open"].items():
+            name = call.get("toolName")
+            marks.append({**synthetic_event(TOOL_UNANSWERED, run.run_id, run.state["last"], None, {
+                "callId": cid, "toolName": name, "status": "unanswered",
+                "reason": "no result was recorded for this tool call (none is invented)",
+            })})
+            where = {k: call[k] for k in ("source", "line", "offset", "path") if k in call}
+            self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}) got no result before the run ended; "
+                        f"marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED, seqBefore=call.get("seq"),
+                        **where)
+        run.state["open"] = {}
+        return marks

@@ -1,0 +1,156 @@
+"""The dialect and undialect stages: detection per input, replay's own records untouched, the run record first,
+and reading a dialect then writing it back gives the input back (corpus attribution: fixtures/corpus/SOURCES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from dialect_support import CORPUS, CORPUS_FILES, batches_of, events, read_dialect
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.model.dialects import ORIGIN_KEY
+from replay.stages.dialect import HOLD_EVENTS, MapDialect
+from replay.stages.parse import ParseLines
+from replay.stages.undialect import WriteDialect
+
+
+def round_trip(data: bytes, source: str, dialect: str = "auto") -> list[Any]:
+    """read --dialect X | write --dialect X, through the JSONL text in between."""
+    read = read_dialect(data, source, dialect)
+    return run_inline([ParseLines(), WriteDialect(dialect=dialect)], batches_of(read.to_jsonl(), "<stdin>")).records
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_reading_and_writing_a_dialect_back_gives_the_input_back(path: Path):
+    data = path.read_bytes()
+    back = round_trip(data, str(path))
+    if path.suffix == ".json":
+        assert back == [orjson.loads(data)]  # the whole document, keys in their order
+        assert list(back[0]) == list(orjson.loads(data)) if isinstance(back[0], dict) else True
+    else:
+        wanted = []
+        for line in data.splitlines():
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                wanted.append(value)
+        assert back == wanted
+
+
+def test_a_trajectory_object_is_read_record_by_record_and_written_back_whole():
+    messages = orjson.loads((CORPUS / "mini-swe-agent" / "github_issue.traj.json").read_bytes())
+    document = {"info": {"exit_status": "LimitsExceeded", "submission": "", "model_stats": {"instance_cost": 0.5},
+                         "config": {"model": {"model_name": "m1"}}},
+                "messages": messages, "trajectory_format": "mini-swe-agent-1"}
+    data = orjson.dumps(document)
+    read = read_dialect(data, "run.traj.json")
+    run = read.records[0]
+    assert (run["status"], run["error"]["code"], run["model"], run["usage"]) == ("error", "LimitsExceeded", "m1", {"costUsd": 0.5})
+    assert events(read)[0][ORIGIN_KEY]["record"] == messages[0]
+    assert round_trip(data, "run.traj.json") == [document]
+
+
+def test_replay_journals_pass_through_byte_for_byte():
+    lines = [b'{"seq": 1, "timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r1","payload":{}}',
+             b'{"seq":2,"timestamp":"2026-03-01T12:00:01Z","type":"user","runId":"r1","payload":{}}']
+    result = run_inline([ParseLines(), MapDialect()], [Batch.from_lines(lines, "run.jsonl")])
+    assert result.to_jsonl() == b"\n".join(lines) + b"\n"
+    assert result.side == {}
+
+
+def test_each_input_is_detected_on_its_own():
+    claude = (CORPUS / "claude-code" / "session_b.jsonl").read_bytes().splitlines()
+    codex = (CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl").read_bytes().splitlines()[:2]
+    own = [b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r1","payload":{}}']
+    batches = [Batch.from_lines(claude, "a.jsonl"), Batch.from_lines(own, "b.jsonl"), Batch.from_lines(codex, "c.jsonl")]
+    result = run_inline([ParseLines(), MapDialect()], batches)
+    runs = [r for r in result.records if r.get("$record") == "run"]
+    assert [(r["framework"], r["runId"]) for r in runs] == [("claude-code", "session_b"),
+                                                            ("codex", "66666666-6666-4666-8666-666666666666")]
+    assert orjson.loads(own[0]) in result.records
+
+
+def test_a_named_dialect_that_does_not_fit_is_reported_and_still_mapped():
+    data = (CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl").read_bytes()
+    result = read_dialect(b"\n".join(data.splitlines()[:2]) + b"\n", "rollout.jsonl", "claude-code")
+    (error,) = result.side["errors"]
+    assert (error["code"], error["expected"], error["received"], error["line"]) == ("E_DIALECT_MISMATCH", "claude-code", "codex", 1)
+    assert [e["type"] for e in events(result)] == ["session_meta", "event_msg"]  # unknown to claude-code: own types
+
+
+def test_the_run_record_waits_for_the_prompt_then_events_flow():
+    summary = {"type": "summary", "summary": "s", "leafUuid": "u0"}
+    prompt = {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00Z",
+              "message": {"role": "user", "content": "hi"}}
+    stage = MapDialect()
+    first = stage(Batch.of([summary], "s.jsonl"))
+    assert first is None or len(first) == 0 or not first.events  # held: the run record is not known yet
+    out = stage(Batch.of([prompt], "s.jsonl"))
+    records = out.events
+    assert records[0]["$record"] == "run" and records[0]["runId"] == "s1" and records[0]["prompt"] == "hi"
+    assert [e["runId"] for e in records[1:]] == ["s1", "s1"]
+
+
+def test_a_log_without_a_prompt_opens_its_run_after_hold_events():
+    records = [{"type": "summary", "summary": str(k), "leafUuid": "x"} for k in range(HOLD_EVENTS + 5)]
+    result = run_inline([MapDialect(dialect="claude-code")], [Batch.of(records[k:k + 100], "s.jsonl") for k in range(0, len(records), 100)])
+    assert result.batches[0].events[0]["$record"] == "run"
+    assert len(result.batches[0].events) == HOLD_EVENTS + 1  # the run record and the events that waited
+    assert len(events(result)) == len(records)
+
+
+# property: whatever Claude-like records come in, each is kept once and comes back out -----------------------
+_text = st.text(max_size=20)
+_block = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": _text}),
+    st.fixed_dictionaries({"type": st.just("tool_use"), "id": st.sampled_from(["t1", "t2", "t3"]), "name": _text,
+                           "input": st.dictionaries(st.sampled_from(["a", "b"]), _text, max_size=2)}),
+    st.fixed_dictionaries({"type": st.just("tool_result"), "tool_use_id": st.sampled_from(["t1", "t2", "t9"]),
+                           "content": _text, "is_error": st.booleans()}),
+    st.fixed_dictionaries({"type": st.sampled_from(["image", "thinking", "server_tool_use"])}),
+    _text,
+)
+_record = st.one_of(
+    st.fixed_dictionaries({
+        "type": st.sampled_from(["user", "assistant"]), "uuid": st.sampled_from(["a", "b", "c", "d"]),
+        "parentUuid": st.sampled_from([None, "a", "b"]), "sessionId": st.just("s"),
+        "isSidechain": st.booleans(), "timestamp": st.sampled_from(["2026-01-01T00:00:00Z", "nope"]),
+        "message": st.one_of(
+            st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(_text, st.lists(_block, max_size=4))}),
+            st.fixed_dictionaries({"id": st.sampled_from(["m1", "m2"]), "content": st.lists(_block, max_size=4),
+                                   "usage": st.just({"input_tokens": 1})}),
+            _text,
+        ),
+    }),
+    st.fixed_dictionaries({"type": st.sampled_from(["summary", "system", "file-history-snapshot", "future"]),
+                           "uuid": st.just("z")}),
+    st.dictionaries(st.sampled_from(["silly", "x"]), _text, max_size=2),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_record, max_size=12), st.integers(min_value=1, max_value=5))
+def test_property_no_record_is_lost_and_writing_back_restores_them(records, size):
+    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    read = run_inline([ParseLines(), MapDialect(dialect="claude-code")], batches_of(data, "s.jsonl", size))
+    kept = {e[ORIGIN_KEY]["index"]: e[ORIGIN_KEY]["record"] for e in events(read)}
+    assert [kept[k] for k in sorted(kept)] == records
+    assert [e["seq"] for e in events(read)] == list(range(1, len(events(read)) + 1))
+    back = run_inline([ParseLines(), WriteDialect()], batches_of(read.to_jsonl(), "<stdin>", size)).records
+    assert back == records
+
+
+def test_an_input_two_dialects_claim_is_reported_and_passed_through():
+    record = {"id": 1, "action": "message", "role": "user", "content": "hi"}  # OpenHands and mini-swe-agent keys
+    batch = Batch.from_lines([orjson.dumps(record)], "both.json")
+    result = run_inline([ParseLines(), MapDialect()], [batch])
+    (error,) = result.side["errors"]
+    assert error["code"] == "E_DIALECT_AMBIGUOUS" and error["received"] == ["openhands", "mini-swe-agent"]
+    assert result.records == [record]
