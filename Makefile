@@ -36,6 +36,15 @@ demo: $(STAMP_RUNTIME)
 test: $(STAMP_TEST) browser
 	$(PY) -m pytest
 
+# ruff, and mypy over the package as it is imported (replay.pipeline, replay.stages): the folders are
+# linked under build/typecheck/replay/ so the type checker sees the installed names, not the folders.
+TYPECHECK := build/typecheck
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check pipeline stages tests examples
+	@rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/replay
+	@ln -s ../../../pipeline $(TYPECHECK)/replay/pipeline && ln -s ../../../stages $(TYPECHECK)/replay/stages
+	cd $(TYPECHECK) && MYPYPATH=. ../../$(BIN)/mypy --config-file ../../pyproject.toml -p replay.pipeline -p replay.stages
+
 bench: $(STAMP_TEST)
 	$(PY) tests/bench/bench_read.py
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.healing import BUILTIN_ALIASES
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.engine.registry import register
 
 
 @register("alias")

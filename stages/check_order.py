@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.runs import Run, RunScoped
-from replay.pipeline.engine.registry import register
 
 
 def _same_shape_utc(stamps: list[Any]) -> bool:
@@ -35,7 +36,7 @@ class ReportTimestampOrder(RunScoped):
         stamps = [events[i].get("timestamp") for i in range(start, end)]
         last = run.state["last"]
         chain = stamps if last is None else [last, *stamps]
-        if _same_shape_utc(chain) and all(a <= b for a, b in zip(chain, chain[1:], strict=False)):
+        if _same_shape_utc(chain) and all(a <= b for a, b in itertools.pairwise(chain)):
             run.state["last"], run.state["moment"] = stamps[-1], None
             return
         super().on_events(batch, start, end)

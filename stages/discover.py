@@ -30,9 +30,9 @@ import orjson
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.model.runner_protocol import new_run_id, runner_request
-from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.model.runner_protocol import new_run_id, runner_request
 
 ENV_VAR = "REPLAY_RUNNER"
 RUNNER_FILES = (".replay/runner.mjs", ".replay/runner.js", ".replay/runner.cjs", ".replay/runner.py", ".replay/runner")

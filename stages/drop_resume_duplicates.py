@@ -15,6 +15,7 @@ import hashlib
 from typing import Any
 
 import orjson
+
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.dialects import ORIGIN_KEY

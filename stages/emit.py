@@ -20,22 +20,22 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import orjson
 
-from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.engine.errors import PipeClosed
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.io.run_files import ARTIFACT, HEAL_LOG, HEALED, JOURNAL, RAW, document_bytes, file_stem, write_file
+from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.healing import healed_artifact, healed_problems
-from replay.pipeline.io.run_files import ARTIFACT, HEAL_LOG, HEALED, JOURNAL, RAW, document_bytes, file_stem, write_file
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import heal_log_document
-from replay.pipeline.engine.errors import PipeClosed
 from replay.pipeline.model.runs import Run, starts_run
-from replay.pipeline.engine.stage import Option, Sink
-from replay.pipeline.engine.registry import register
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
 JOURNAL_DIR = Path(".replay") / "journal"
@@ -69,7 +69,7 @@ class EmitArtifacts(Sink):
         "healed": Option(bool, True, "the main input went through heal: write <id>.healed.json and <id>.heal-log.json"),
         "summary": Option(bool, True, "print one JSON line per run on stdout naming the files written"),
     }
-    ports = ("errors",)
+    ports: ClassVar[tuple[str, ...]] = ("errors",)
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         runs: list[RunParts] = []

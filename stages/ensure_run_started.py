@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, RUN_STARTED, is_timestamp
 from replay.pipeline.model.runs import Run, RunScoped
-from replay.pipeline.engine.registry import register
 
 
 def synthetic_event(event_type: str, run_id: Any, timestamp: Any, seq: Any, payload: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import RUN_COMPLETED, RUN_FAILED, TERMINAL_TYPES
 from replay.pipeline.model.runs import Run, RunScoped
-from replay.pipeline.engine.registry import register
 from replay.stages.ensure_run_started import synthetic_event
 
 
@@ -41,11 +41,13 @@ class InsertTerminalEvent(RunScoped):
         facts = run.facts or {}
         status = facts.get("status")
         ts = run.state["last"] or facts.get("timestamp")
+        payload: dict[str, Any]
         if status == "ok":
             etype, payload, why = RUN_COMPLETED, {}, "the run record says status ok"
         elif status == "error":
             error = facts.get("error")
-            etype, payload, why = RUN_FAILED, ({"error": error} if isinstance(error, dict) else {}), "the run record says status error"
+            etype, why = RUN_FAILED, "the run record says status error"
+            payload = {"error": error} if isinstance(error, dict) else {}
         else:
             # No run facts: the journal just stops. That is what an interrupted run leaves behind, and a
             # success we cannot see must not be claimed, so the run is marked failed with the reason.

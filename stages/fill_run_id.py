@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import with_field
 from replay.pipeline.model.runs import Run, RunScoped
-from replay.pipeline.engine.registry import register
 
 
 def id_from_source(source: str) -> str:

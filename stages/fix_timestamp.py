@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, with_field
 from replay.pipeline.model.runs import Run, RunScoped
-from replay.pipeline.engine.registry import register
 
 
 def convert(value: Any) -> str | None:

@@ -37,7 +37,7 @@ class Heal(Composite):
         previous = "$in"
         repairs = []
         for item in load_spec(RULES_SPEC)["chain"]:
-            table = {"type": item} if isinstance(item, str) else dict(item)
+            table: dict[str, Any] = {"type": item} if isinstance(item, str) else dict(item)
             rule = table["type"]
             if rule in self.config["skip"]:
                 continue
@@ -60,7 +60,7 @@ def rule_stages(rules: dict[str, Any] | None = None, registry: Registry | None =
     aliases = (rules or {}).get("eventAliases", {})
     stages = []
     for item in load_spec(RULES_SPEC)["chain"]:
-        table = {"type": item} if isinstance(item, str) else dict(item)
+        table: dict[str, Any] = {"type": item} if isinstance(item, str) else dict(item)
         rule = table.pop("type")
         if rule == "alias" and aliases:
             table["aliases"] = {**table.get("aliases", {}), **aliases}

@@ -6,11 +6,10 @@ from collections import Counter
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.repairs import counts_as_repair
-from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD
-
+from replay.pipeline.model.repairs import counts_as_repair
+from replay.pipeline.model.runs import Run, RunScoped
 
 
 @register("heal_summary")
@@ -22,7 +21,7 @@ class SummarizeRepairs(RunScoped):
         super().__init__(**options)
         self.pending: dict[tuple[Any, Any], Counter[str]] = {}
 
-    def __call__(self, batch: Batch) -> Batch | None:  # type: ignore[override]
+    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
             return super().__call__(batch)
         for entry in batch.events or ():

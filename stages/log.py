@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.log import LEVELS, make_logger
-from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Sink
 
 
 @register("log")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.events import with_field
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.engine.stage import Transform
-from replay.pipeline.engine.registry import register
 
 
 @register("normalize_payload")

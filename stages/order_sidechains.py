@@ -129,7 +129,7 @@ class OrderSidechains(Transform):
         order, moves = reorder(links)
         for k, parent in moves:
             event = held[k][0]
-            where: dict[str, Any] = {key: value for key, value in zip(("line", "offset", "path"), held[k][2:5]) if value is not None}
+            where: dict[str, Any] = {key: value for key, value in zip(("line", "offset", "path"), held[k][2:5], strict=False) if value is not None}
             log_repair(self, self.name, "changed", f"sidechain record {links[k][0]!r} came before its parent "
                        f"{links[k][1]!r}; moved it to just after the parent", run_id=event.get("runId"),
                        source=self.source, field="position", seqBefore=event.get("seq"),

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import orjson
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.engine.errors import excerpt
-from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 
 _BLANK = b" \t\r"
 
@@ -52,7 +53,7 @@ class ParseLines(Transform):
             return self._relabel(batch, stream)
         parts: list[Batch] = []
         bounds = [0, *cuts, len(events)]
-        for a, b in zip(bounds, bounds[1:], strict=False):
+        for a, b in itertools.pairwise(bounds):
             if a == b:
                 continue
             if a in cuts:  # a source record: it and what follows belong to the file it names

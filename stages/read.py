@@ -8,15 +8,14 @@ import anyio
 import orjson
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
-import orjson
-
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
+    LINES,
     STDIN,
     UTF8_BOM,
     Item,
@@ -25,14 +24,13 @@ from replay.pipeline.io.journals import (
     as_document,
     document_items,
     expand_paths,
-    LINES,
     head_format,
     open_journal,
 )
-from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
 
 JSON_DOCUMENT_SUFFIXES = (".json", ".json.gz")
-from replay.pipeline.engine.registry import register
 
 
 @register("read")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.engine.registry import register
+from replay.pipeline.model.runs import Run, RunScoped
 
 
 @register("renumber")

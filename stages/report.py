@@ -11,12 +11,12 @@ import anyio
 import anyio.lowlevel
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.records import RECORD_KEY
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
 from replay.pipeline.io.journals import write_atomic
-from replay.pipeline.report.model import DIAGNOSTICS_RECORD, SUMMARY_RECORD, aggregate
-from replay.pipeline.engine.stage import Option, Sink
-from replay.pipeline.engine.registry import register
+from replay.pipeline.model.records import DIAGNOSTICS_RECORD, RECORD_KEY, SUMMARY_RECORD
+from replay.pipeline.report.model import aggregate
 
 STDOUT = "-"
 RENDERERS = {

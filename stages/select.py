@@ -6,9 +6,9 @@ import fnmatch
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.records import is_run_record
-from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.records import is_run_record
 
 
 @register("select")

@@ -35,11 +35,11 @@ import orjson
 
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runner_protocol import Reply, read_reply, run_facts
-from replay.pipeline.engine.stage import AsyncTransform, Option, Output
-from replay.pipeline.engine.registry import register
 
 INVOCATION = "invocation"
 RAW_CAPTURE = "raw-capture"

@@ -6,18 +6,16 @@ from collections import Counter
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.runs import starts_run
 from replay.pipeline.report.model import (
-    DIAGNOSTICS_RECORD,
-    HEAL_RECORD,
     RunTally,
     count_repairs,
     heal_log_path,
     read_heal_log,
 )
-from replay.pipeline.model.runs import starts_run
-from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.engine.registry import register
 
 
 @register("summarize")

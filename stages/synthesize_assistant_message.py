@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import ASSISTANT_MESSAGE, TERMINAL_TYPES
 from replay.pipeline.model.runs import Run, RunScoped
-from replay.pipeline.engine.registry import register
 from replay.stages.ensure_run_started import synthetic_event
 from replay.stages.ensure_terminal import last_timestamp
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import DOCUMENT_RECORD, record_kind
 from replay.pipeline.model.validation import SEQ_ORDERS, EventChecker, validate_artifact
-from replay.pipeline.engine.registry import register
 
 
 @register("validate")

@@ -8,10 +8,10 @@ from typing import Any
 import anyio.lowlevel
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
 from replay.pipeline.io.journals import atomic_output
-from replay.pipeline.engine.stage import Option, Sink
-from replay.pipeline.engine.registry import register
 
 STDOUT = "-"
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import anyio.lowlevel
@@ -48,7 +48,7 @@ class WriteHealed(Sink):
         "out_dir": Option(str, "", "the folder to write into", required=True),
         "root": Option(str, "", "the folder whose layout is mirrored; empty: the inputs' common folder"),
     }
-    ports = ("errors",)
+    ports: ClassVar[tuple[str, ...]] = ("errors",)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import InlineResult, run_inline
 from replay.pipeline.engine.stage import Transform

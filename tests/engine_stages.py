@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output, Sink, Source, Stage, Transform
@@ -148,7 +149,7 @@ class DoubleAsync(Probe, AsyncTransform):
 
     async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
         async for batch in batches:
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
             doubled = [r for r in batch.events or () for _ in (0, 1)]
             await out.send(Batch.of(doubled))
 

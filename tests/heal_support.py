@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.batch import Batch
-from replay.stages.heal import rule_stages
 from replay.pipeline.engine.inline import InlineResult, run_inline
+from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.parse import ParseLines
 

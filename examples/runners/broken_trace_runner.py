@@ -9,13 +9,13 @@ is valid, so capture succeeds and the healed artifact and heal log show every re
 
 import json
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 
 def main() -> None:
     request = json.load(sys.stdin)
     run_id, prompt = request["runId"], request["prompt"]
-    start = datetime.now(timezone.utc)
+    start = datetime.now(UTC)
 
     def at(ms: int) -> str:
         return (start + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -8,11 +8,11 @@ run_completed. Logs go to stderr; stdout carries only the output object.
 
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def answer(prompt: str, context: dict) -> tuple[str, dict]:

@@ -11,7 +11,6 @@ import difflib
 import gc
 import importlib
 import importlib.util
-import os
 import sys
 import time
 from typing import Any
@@ -19,11 +18,19 @@ from typing import Any
 import anyio
 import click
 
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, ReplayError, StrictAbort, error_line
+from replay.pipeline.engine.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_REFUSED,
+    PipeClosed,
+    ReplayError,
+    StrictAbort,
+    error_line,
+)
+from replay.pipeline.engine.executor import ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, make_logger
-from replay.pipeline.engine.errors import PipeClosed
-from replay.pipeline.engine.executor import ErrorPort, RunResult, StageFailed, run_graph
 
 EXAMPLES = """\b
 Examples:
@@ -252,7 +259,7 @@ def run_cli(argv: list[str] | None = None) -> int:
         logger().debug("stage.failed", stage=exc.stage_id, exc_info=exc.exc)
         _print_error(diagnostic("E_STAGE_FAILED", str(exc), stage=exc.stage_id))
         return EXIT_FAILED
-    except Exception as exc:  # noqa: BLE001 - the contract is a JSON error, never a traceback
+    except Exception as exc:
         from replay.pipeline.engine.errors import diagnostic
 
         logger().debug("unhandled", exc_info=exc)

@@ -31,7 +31,7 @@ def invented(record: dict[str, Any]) -> Column:
 
 
 class Batch:
-    __slots__ = ("source", "events", "raws", "lines", "offsets", "pointers", "tail_open", "port")
+    __slots__ = ("events", "lines", "offsets", "pointers", "port", "raws", "source", "tail_open")
 
     def __init__(
         self,
@@ -86,7 +86,7 @@ class Batch:
         for raw in raws:
             offsets.append(pos)
             pos += len(raw) + 1
-        return cls(source, None, raws, list(range(1, len(raws) + 1)), offsets)
+        return cls(source, None, list[bytes | None](raws), list(range(1, len(raws) + 1)), offsets)
 
     # inspection -----------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -191,6 +191,6 @@ class Batch:
             dumps = orjson.dumps
             events = self.events
             assert events is not None
-            raws = [raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]
-        return b"\n".join(raws) + b"\n"
+            return b"\n".join([raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]) + b"\n"
+        return b"\n".join(raws) + b"\n"  # type: ignore[arg-type]  # no None left
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream as ObjectReceiveStream
+from anyio.streams.memory import MemoryObjectSendStream as ObjectSendStream
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, error_line

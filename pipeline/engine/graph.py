@@ -162,7 +162,7 @@ class Graph:
             path.append(n)
             for m in after[n]:
                 if state.get(m) == 1:
-                    cycle = path[path.index(m):] + [m]
+                    cycle = [*path[path.index(m):], m]
                     raise _config_error(
                         "E_CONFIG_CYCLE", "stage inputs form a cycle: " + " -> ".join(cycle),
                         f"stages.{m}.inputs", received=cycle,

@@ -8,7 +8,6 @@ and inode, whatever the path says) is refused.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Iterable
 
 from replay.pipeline.engine.errors import ReplayError
@@ -35,11 +34,11 @@ def preflight(stages: Iterable[Stage]) -> None:
             if target == STDIO or not os.path.isfile(target):
                 continue
             st = os.stat(target)
-            source = identities.get((st.st_dev, st.st_ino))
-            if source is not None:
+            written_over = identities.get((st.st_dev, st.st_ino))
+            if written_over is not None:
                 raise ReplayError(
                     "E_CONFIG_OPTION_INVALID",
-                    f"stage {stage.id!r} would write its output {target!r} over its own input {source!r}",
+                    f"stage {stage.id!r} would write its output {target!r} over its own input {written_over!r}",
                     path=f"stages.{stage.id}.path", received=target, expected="a path that is not one of the inputs",
                     howToFix="Write to another file; inputs are never modified.",
                 )

@@ -34,7 +34,7 @@ from replay.pipeline.engine.errors import diagnostic
 class Option:
     """One configurable option of a stage: its type, default and a one-line help."""
 
-    type: type | tuple[type, ...]
+    type: Any  # a type, or a tuple of types
     default: Any
     help: str
     required: bool = False
@@ -183,7 +183,7 @@ class Source(Stage):
 
 class Sink(Stage):
     kind = "sink"
-    ports = ()
+    ports: ClassVar[tuple[str, ...]] = ()
 
     async def report(self) -> None:
         """Hand the side records collected so far to the graph now (they otherwise go when ``consume``

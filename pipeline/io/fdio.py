@@ -13,7 +13,7 @@ import stat
 import sys
 import zlib
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 import anyio
 import anyio.lowlevel
@@ -43,10 +43,8 @@ async def nonblocking(fd: int, kind: str) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        try:
+        with suppress(OSError):
             os.set_blocking(fd, was_blocking)
-        except OSError:
-            pass
 
 
 class FdReader:

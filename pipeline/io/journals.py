@@ -10,7 +10,7 @@ import os
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -19,8 +19,8 @@ import orjson
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.model.events import run_record_from_artifact
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking
+from replay.pipeline.model.events import run_record_from_artifact
 
 STDIN = "-"
 JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
@@ -331,10 +331,8 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.events import RUN_FAILED
+from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.toolcalls import pair_tool_calls
 
 SCHEMA_VERSION = "1.0.0"

@@ -11,8 +11,8 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.validation import validate_artifact
 
 RULES_FILE = Path(".replay") / "heal.rules.json"
@@ -37,7 +37,7 @@ BUILTIN_ALIASES: dict[str, str] = {
 def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict[str, Any]:
     """The heal rules file (``--rules FILE``, else ``.replay/heal.rules.json`` when present), or {}."""
     explicit = path is not None
-    target = Path(path) if explicit else Path(cwd) / RULES_FILE
+    target = Path(path) if path is not None else Path(cwd) / RULES_FILE
     if not target.is_file():
         if explicit:
             raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"heal rules file {str(target)!r} does not exist", path=str(target))

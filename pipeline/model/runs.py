@@ -9,12 +9,12 @@ not events: per-run transforms pass them through untouched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch, Column, invented
+from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.engine.stage import Transform
 
 
 @dataclass
@@ -52,7 +52,7 @@ class RunScoped(Transform):
     Held events (``hold``) are put back after whatever ``end_run`` adds, or before the run's next event.
     """
 
-    ports = ("errors", "repairs")
+    ports: ClassVar[tuple[str, ...]] = ("errors", "repairs")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -121,13 +121,12 @@ class RunScoped(Transform):
         assert events is not None
         source = batch.source
         run = self.run
-        if run is not None and run.run_id is not None and run.source == source and events:
-            # The usual batch: plain events, all of the run in progress. Two quick passes decide it.
-            if [e.get("runId") for e in events].count(run.run_id) == len(events) and not [
-                1 for e in events if RECORD_KEY in e
-            ]:
-                self._events(batch, 0, len(events))
-                return self._apply(batch, [])
+        # The usual batch: plain events, all of the run in progress. Two quick passes decide it.
+        if (run is not None and run.run_id is not None and run.source == source and events
+                and [e.get("runId") for e in events].count(run.run_id) == len(events)
+                and not [1 for e in events if RECORD_KEY in e]):
+            self._events(batch, 0, len(events))
+            return self._apply(batch, [])
         prefix: Batch | None = None
         span = 0  # where the current stretch of plain events began
         for i, record in enumerate(events):

@@ -63,13 +63,14 @@ def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 open_by_name.setdefault(name, []).append(call)
             calls.append(call)
         elif etype in COMPLETED or etype in FAILED:
-            cid, name = call_id(payload), tool_name(payload)
-            call = open_by_id.pop(cid, None) if cid else None
-            if call is None and name and open_by_name.get(name):
-                call = open_by_name[name].pop(0)
-            if call is None:  # a result without its call: count it on its own
-                call = {"toolName": name or "unknown", "startedAt": ts, "seq": ev.get("seq")}
-                calls.append(call)
+            cid, result_name = call_id(payload), tool_name(payload)
+            found = open_by_id.pop(cid, None) if cid else None
+            if found is None and result_name and open_by_name.get(result_name):
+                found = open_by_name[result_name].pop(0)
+            if found is None:  # a result without its call: count it on its own
+                found = {"toolName": result_name or "unknown", "startedAt": ts, "seq": ev.get("seq")}
+                calls.append(found)
+            call = found
             call["status"] = "ok" if etype in COMPLETED else "error"
             measured = payload.get("durationMs") if isinstance(payload, dict) else None
             if isinstance(measured, int | float) and not isinstance(measured, bool) and measured >= 0:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, STATUSES
 from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, STATUSES
 from replay.pipeline.model.runs import Run, starts_run
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)

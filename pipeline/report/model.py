@@ -18,11 +18,10 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
+from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, pair_tool_calls, tool_name
-
 
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary
@@ -103,24 +102,24 @@ def count_repairs(document: Any) -> tuple[int, dict[str, int]] | None:
     """(total, byRule) of a heal record or a heal-log document, or None when it shows no repairs."""
     if not isinstance(document, dict):
         return None
-    summary = document.get("summary") if isinstance(document.get("summary"), dict) else document
+    summary: dict[str, Any] = document["summary"] if isinstance(document.get("summary"), dict) else document
     by_rule = summary.get("byRule")
+    counts: dict[str, int]
     if isinstance(by_rule, dict):
         counts = {str(k): int(v) for k, v in by_rule.items() if _is_number(v) and v > 0}
     elif isinstance(document.get("repairs"), list):
-        counts = Counter()
+        tally: Counter[str] = Counter()
         for entry in document["repairs"]:
             if isinstance(entry, dict):
-                counts[str(entry.get("rule"))] += counts_as_repair(entry)
-        counts = {rule: n for rule, n in counts.items() if n}
+                tally[str(entry.get("rule"))] += counts_as_repair(entry)
+        counts = {rule: n for rule, n in tally.items() if n}
     else:
         counts = {}
-    total = summary.get("total", summary.get("repairs"))
-    if not (_is_number(total) and total >= 0):
-        total = sum(counts.values())
+    given = summary.get("total", summary.get("repairs"))
+    total = int(given) if _is_number(given) and given >= 0 else sum(counts.values())  # type: ignore[operator,arg-type]
     if not total and not counts:
         return None
-    return int(total), counts
+    return total, counts
 
 
 def heal_log_path(source: str | None, artifact_id: Any = None) -> Path | None:
@@ -314,7 +313,7 @@ class RunTally:
         err = facts.get("error")
         if isinstance(err, dict) or (facts.get("status") == "error"):
             err = err if isinstance(err, dict) else {}
-            message = err.get("message") if isinstance(err.get("message"), str) else "run reported status error"
+            message: str = err["message"] if isinstance(err.get("message"), str) else "run reported status error"
             errors.append({"kind": "run", "code": err.get("code") if isinstance(err.get("code"), str) else None,
                            "message": message[:MAX_MESSAGE], "seq": None})
         seen = {(e["code"], e["message"]) for e in errors}
@@ -471,7 +470,7 @@ def format_ms(value: Any) -> str:
     seconds = ms / 1000
     if seconds < 60:
         return f"{seconds:.2f}s".replace(".00s", "s")
-    minutes, secs = divmod(int(round(seconds)), 60)
+    minutes, secs = divmod(round(seconds), 60)
     if minutes < 60:
         return f"{minutes}m {secs:02d}s"
     hours, minutes = divmod(minutes, 60)

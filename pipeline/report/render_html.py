@@ -96,13 +96,13 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
             if where["startMs"] is not None:
                 span = max(span, where["startMs"] + call["durationMs"])
 
-        def x_of(mark_ms: float) -> float:
-            return GUTTER + PLOT * mark_ms / span
+        def x_of(at: float) -> float:  # at: milliseconds into the run
+            return GUTTER + PLOT * at / span
     else:
         span = float(count)
 
-        def x_of(index: float) -> float:
-            return GUTTER + PLOT * (index + 0.5) / count
+        def x_of(at: float) -> float:  # at: the event's index in the run
+            return GUTTER + PLOT * (at + 0.5) / count
 
     slot = PLOT / count
     spans: list[tuple[float, float]] = []

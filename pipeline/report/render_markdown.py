@@ -21,7 +21,7 @@ def esc(value: Any, limit: int = 0) -> str:
     return "".join("\\" + ch if ch in _SPECIAL else ch for ch in text)
 
 
-def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
+def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset()) -> list[str]:
     align = ["---:" if k in right else "---" for k in range(len(headers))]
     lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -76,7 +76,7 @@ def _run_section(s: dict[str, Any], n: int) -> list[str]:
     by_type = s["events"]["byType"]
     if by_type:
         out += [f"### Events ({s['events']['total']})", ""]
-        out += table(["Type", "Count"], [[esc(k), format_count(v)] for k, v in by_type.items()], right={1}) + [""]
+        out += [*table(["Type", "Count"], [[esc(k), format_count(v)] for k, v in by_type.items()], right={1}), ""]
     calls = s["toolCalls"]["calls"]
     if calls:
         out += [f"### Tool calls ({s['toolCalls']['total']}, {s['toolCalls']['error']} failed)", ""]
@@ -84,14 +84,14 @@ def _run_section(s: dict[str, Any], n: int) -> list[str]:
                  + (" (unfinished)" if c.get("unfinished") else ""), format_ms(c["durationMs"]),
                  "-" if c["startMs"] is None else "+" + format_ms(c["startMs"]), esc(c["seq"])]
                 for k, c in enumerate(calls[:CALL_ROWS], 1)]
-        out += table(["#", "Tool", "Status", "Duration", "Start", "Seq"], rows, right={0, 3, 4, 5}) + [""]
+        out += [*table(["#", "Tool", "Status", "Duration", "Start", "Seq"], rows, right={0, 3, 4, 5}), ""]
         if len(calls) > CALL_ROWS:
             out += [f"*… {len(calls) - CALL_ROWS} more tool calls (the json format lists them all)*", ""]
     if s["errors"]:
         out += [f"### Errors ({len(s['errors'])})", ""]
         rows = [[esc(e["kind"]), esc(e.get("code")), esc(e.get("toolName")), esc(e.get("seq")), esc(e["message"], 300)]
                 for e in s["errors"][:ERROR_ROWS]]
-        out += table(["Kind", "Code", "Tool", "Seq", "Message"], rows) + [""]
+        out += [*table(["Kind", "Code", "Tool", "Seq", "Message"], rows), ""]
         if len(s["errors"]) > ERROR_ROWS:
             out += [f"*… {len(s['errors']) - ERROR_ROWS} more errors (the json format lists them all)*", ""]
     if s["repairs"]["total"]:
@@ -117,5 +117,5 @@ def _aggregate_section(agg: dict[str, Any]) -> list[str]:
     ]
     for heading, headers, rows, right in sections:
         if rows:
-            out += [f"### {heading}", ""] + table(headers, rows, right) + [""]
+            out += [f"### {heading}", "", *table(headers, rows, right), ""]
     return out

@@ -46,7 +46,7 @@ def width(text: str) -> int:
     return total
 
 
-def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset(), indent: str = "") -> list[str]:
+def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), indent: str = "") -> list[str]:
     """Rows aligned under their headers; columns in ``right`` (numbers) are right-aligned."""
     widths = [width(h) for h in headers]
     for row in rows:

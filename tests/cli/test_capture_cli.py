@@ -14,9 +14,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import EXAMPLES, FIXTURES, REPLAY, ROOT, alive, errors_of, jsonl, run_replay
 from referencing import Registry, Resource
-
-from conftest import EXAMPLES, alive, FIXTURES, REPLAY, ROOT, errors_of, jsonl, run_replay
 
 RUNNERS = FIXTURES / "runners"
 SAY = str(RUNNERS / "say.py")
@@ -62,7 +61,7 @@ def refused(done: subprocess.CompletedProcess, cwd: Path, code: str) -> dict:
     assert done.stdout == b""
     error = only_error(done)
     assert error["code"] == code
-    assert ADVICE_FIELDS <= error.keys(), error
+    assert error.keys() >= ADVICE_FIELDS, error
     assert not (cwd / ".replay" / "artifacts").exists() and not (cwd / ".replay" / "journal").exists()
     return error
 
@@ -117,7 +116,7 @@ def failed(done: subprocess.CompletedProcess, code: str, cwd: Path) -> tuple[dic
     assert done.returncode == 1, done.stderr
     error = only_error(done)
     assert error["code"] == code
-    assert ADVICE_FIELDS <= error.keys(), error
+    assert error.keys() >= ADVICE_FIELDS, error
     summary = summary_of(done)
     assert summary["status"] == "error" and summary["error"] == code
     summary["files"] = {k: str(cwd / v) for k, v in summary["files"].items()}
@@ -138,7 +137,7 @@ def failed(done: subprocess.CompletedProcess, code: str, cwd: Path) -> tuple[dic
     ({"status": "ok", "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response"),
 ])
 def test_output_contract_failures(tmp_path, stdout, code, path):
-    summary, raw = failed(say(tmp_path, stdout), code, tmp_path)
+    _summary, raw = failed(say(tmp_path, stdout), code, tmp_path)
     assert only_error(say(tmp_path, stdout))["path"] == path
     assert raw["stdout"] == (stdout if isinstance(stdout, str) else json.dumps(stdout))
 
@@ -157,7 +156,7 @@ def test_runner_that_cannot_start(tmp_path):
     runner = tmp_path / "runner"
     runner.write_text("#!/nonexistent/interpreter\n")
     runner.chmod(0o755)
-    summary, raw = failed(capture(tmp_path, "capture", "--runner", "runner", "p"), "E_RUNNER_START_FAILED", tmp_path)
+    _summary, raw = failed(capture(tmp_path, "capture", "--runner", "runner", "p"), "E_RUNNER_START_FAILED", tmp_path)
     assert raw["process"]["pid"] is None and raw["process"]["startError"]
 
 
@@ -174,7 +173,7 @@ def test_timeout_kills_runner_and_grandchild_and_keeps_the_streamed_event(tmp_pa
 
 def test_stdout_cap(tmp_path):
     done = capture(tmp_path, "capture", "--runner", str(RUNNERS / "flood_stdout.py"), "--max-output-bytes", "5000", "p")
-    summary, raw = failed(done, "E_RUNNER_OUTPUT_TOO_LARGE", tmp_path)
+    _summary, raw = failed(done, "E_RUNNER_OUTPUT_TOO_LARGE", tmp_path)
     assert raw["stdoutTruncated"] is True and len(raw["stdout"].encode()) == 5000
 
 

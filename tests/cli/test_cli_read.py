@@ -376,7 +376,7 @@ def test_ctrl_c_exits_130_without_a_traceback():
     proc.stdin.flush()
     assert proc.stdout.readline() == LINES[0] + b"\n"  # it is running and streaming
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert b"Traceback" not in err and err == b""
 

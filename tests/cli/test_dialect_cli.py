@@ -6,6 +6,7 @@ from __future__ import annotations
 import orjson
 from conftest import errors_of, jsonl, run_replay
 from dialect_support import CORPUS
+
 from replay.pipeline.cli.commands.read import DIALECTS
 from replay.pipeline.model.dialects import AUTO, NAMES, ORIGIN_KEY
 
@@ -15,7 +16,7 @@ OPENHANDS = CORPUS / "openhands" / "basic.json"
 
 
 def test_the_cli_offers_every_dialect():
-    assert DIALECTS == (AUTO, *NAMES)
+    assert (AUTO, *NAMES) == DIALECTS
 
 
 def test_read_maps_a_claude_code_session_and_plain_read_still_copies_bytes():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import CORPUS, REPLAY, errors_of, jsonl, run_replay, ROOT
+from conftest import CORPUS, REPLAY, ROOT, errors_of, jsonl, run_replay
 from heal_support import ev, lines_of
 
 BROKEN = [

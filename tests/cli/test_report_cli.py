@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from conftest import errors_of, run_replay, FIXTURES as FIXTURES_DIR, ROOT
+from conftest import FIXTURES as FIXTURES_DIR
+from conftest import ROOT, errors_of, run_replay
 
 FIXTURES = FIXTURES_DIR / "report"
 TWO_RUNS = str(FIXTURES / "healed_two_runs.jsonl")

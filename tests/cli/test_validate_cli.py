@@ -13,7 +13,6 @@ from typing import Any
 
 import orjson
 import pytest
-
 from conftest import REPLAY, errors_of, jsonl, run_replay
 
 T0 = "2026-03-01T12:00:00.000Z"

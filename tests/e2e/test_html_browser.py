@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from conftest import run_replay, FIXTURES as FIXTURES_DIR
+from conftest import FIXTURES as FIXTURES_DIR
+from conftest import run_replay
 
 pytestmark = pytest.mark.browser
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-
-from conftest import errors_of, run_replay, ROOT
+from conftest import ROOT, errors_of, run_replay
 
 from replay.pipeline.engine.config import graph_from_config, load_pipeline, read_config_file
 from replay.pipeline.engine.errors import ReplayError

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import orjson
 import pytest
 from engine_stages import (
@@ -23,8 +24,8 @@ from engine_stages import (
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, StrictAbort
-from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.executor import DEFAULT_BUFFER, ErrorPort, StageFailed, plan, run_graph
+from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.stage import Sink
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
@@ -208,7 +209,7 @@ async def test_a_stalled_sink_holds_the_source_back():
         assert source.sent == stalled_at  # still held back, not creeping on
         gate.set()  # the sink drains, the source moves again
         while source.sent <= stalled_at + 2 * DEFAULT_BUFFER + 3:
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
         assert len(sink.records) > 0
         tg.cancel_scope.cancel()
 
@@ -226,7 +227,7 @@ async def test_a_slow_sink_bounds_what_is_in_flight():
             async for batch in batches:
                 seen += len(batch)
                 ahead.append(source.sent - seen)
-                await anyio.sleep(0)
+                await anyio.lowlevel.checkpoint()
                 if seen >= 300:
                     raise RuntimeError("seen enough")
 

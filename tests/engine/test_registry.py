@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import orjson
@@ -11,9 +10,10 @@ from conftest import errors_of, jsonl, run_replay
 from plugin_support import make_plugin
 
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.engine.registry import ENTRY_POINT_GROUP, Registry, builtin_names
+from replay.pipeline.engine.registry import Registry, builtin_names
 from replay.pipeline.engine.stage import Stage
 from replay.stages.select import SelectEvents
+
 
 # built-ins ---------------------------------------------------------------------------------
 def test_core_stages_are_registered():

@@ -16,6 +16,7 @@ from dialect_support import (
     originals,
     read_dialect,
 )
+
 from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.pipeline.model.dialects.detect import claims
 from replay.pipeline.model.validation import EventChecker  # noqa: F401  (the canonical checks exist)

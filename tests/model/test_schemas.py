@@ -26,10 +26,9 @@ from typing import Any
 
 import orjson
 import pytest
+from conftest import EXAMPLES, FIXTURES, ROOT, errors_of, jsonl, run_replay
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
-
-from conftest import EXAMPLES, FIXTURES, ROOT, errors_of, jsonl, run_replay
 
 SCHEMAS = ROOT / "schemas"
 ARTIFACTS = FIXTURES / "artifacts"

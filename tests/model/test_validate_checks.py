@@ -8,14 +8,14 @@ from typing import Any
 
 import orjson
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from conftest import ROOT
-from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.engine.errors import CATALOGUE
+from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import run_record
 from replay.pipeline.model.validation import EventChecker, is_rfc3339, validate_artifact
 

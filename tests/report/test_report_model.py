@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from pathlib import Path
 
 import pytest
+from conftest import FIXTURES as FIXTURES_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,6 @@ from replay.pipeline.report.model import (
     summarize_run,
 )
 from replay.stages.summarize import SummarizeRuns
-from conftest import FIXTURES as FIXTURES_DIR
 
 FIXTURES = FIXTURES_DIR / "report"
 
@@ -128,7 +128,7 @@ def test_timeline_marks_are_capped_spread_over_the_run_and_keep_failures():
     plain = [m for m in tl["marks"] if not m.get("failed")]
     assert MAX_MARKS // 2 <= len(plain) <= MAX_MARKS
     assert plain[0]["index"] == 0 and plain[-1]["index"] >= count - 1 - 8  # the end of the run is covered too
-    gaps = {b["index"] - a["index"] for a, b in zip(plain, plain[1:])}
+    gaps = {b["index"] - a["index"] for a, b in itertools.pairwise(plain)}
     assert len(gaps) == 1  # evenly spaced
     assert tl["marks"][-1]["type"] == "run_failed" and tl["marks"][-1]["failed"] is True
     assert tl["omittedMarks"] == count - len(tl["marks"])
@@ -280,7 +280,7 @@ def streams(draw):
 
 def cuts(records, points):
     bounds = sorted({p % (len(records) + 1) for p in points} | {0, len(records)})
-    return [records[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [records[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 @settings(max_examples=150, deadline=None)

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
+from conftest import FIXTURES as FIXTURES_DIR
 
-from replay.pipeline.report import render_html, render_markdown, render_text
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.report import render_html, render_markdown, render_text
 from replay.pipeline.report.render_junit import text as xml_text
 from replay.stages.report import FORMATS, render
 from replay.stages.summarize import SummarizeRuns
-from conftest import FIXTURES as FIXTURES_DIR
 
 FIXTURES = FIXTURES_DIR / "report"
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import EXAMPLES, jsonl, run_replay
+
 from replay.pipeline.io.run_files import file_stem
 
 ECHO_PY = str(EXAMPLES / "runners" / "echo_runner.py")

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 from dialect_support import CORPUS, batches_of, events, heal_dialect, jsonl_records
+
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.stages.heal_summary import SummarizeRepairs
@@ -33,6 +34,7 @@ def repairs_by(result, rule: str) -> list[dict[str, Any]]:
 def heal_again(result) -> Any:
     """Heal the healed stream (replay's own format now): the dialect stage passes it through."""
     from dialect_support import dialect_heal_chain
+
     from replay.stages.dialect import MapDialect
 
     stages = [ParseLines(torn_tail="repair"), MapDialect(), *dialect_heal_chain(), SummarizeRepairs()]

@@ -11,6 +11,7 @@ import pytest
 from dialect_support import CORPUS, CORPUS_FILES, batches_of, events, read_dialect
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.model.dialects import ORIGIN_KEY

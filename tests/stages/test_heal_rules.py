@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from heal_support import events_of, ev, heal_lines, heal_records, lines_of
+from heal_support import ev, events_of, heal_lines, heal_records, lines_of
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.model.events import EPOCH
 from replay.pipeline.model.runs import RunScoped
 from replay.stages.alias import AliasEventTypes
 from replay.stages.check_order import ReportTimestampOrder
@@ -15,7 +16,6 @@ from replay.stages.dedupe import DropAdjacentDuplicates
 from replay.stages.ensure_run_started import InsertRunStarted
 from replay.stages.ensure_terminal import InsertTerminalEvent
 from replay.stages.fill_run_id import FillRunId, id_from_source
-from replay.pipeline.model.events import EPOCH
 from replay.stages.fix_timestamp import FixTimestamps
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.normalize_payload import NormalizePayload
@@ -263,7 +263,7 @@ def test_every_rule_at_once_on_a_broken_trace():
 
 
 def test_torn_last_line_is_dropped_and_logged_as_a_repair():
-    lines = lines_of([ev(1, "run_started"), ev(2, "run_completed")]) + [b'{"seq":3,"ty']
+    lines = [*lines_of([ev(1, "run_started"), ev(2, "run_completed")]), b'{"seq":3,"ty']
     result = heal_lines(lines, tail_open=True)
     assert len(events_of(result)) == 2
     torn = [r for r in result.side["repairs"] if r["rule"] == "drop_torn_line"]
@@ -271,7 +271,7 @@ def test_torn_last_line_is_dropped_and_logged_as_a_repair():
 
 
 def test_repair_mode_treats_an_invalid_last_line_as_torn_even_with_a_newline():
-    lines = lines_of([ev(1, "run_started")]) + [b"{half", b"", b"  "]
+    lines = [*lines_of([ev(1, "run_started")]), b"{half", b"", b"  "]
     stage = ParseLines(torn_tail="repair")
     result = run_inline([stage], [Batch.from_lines(lines[:2]), Batch.from_lines(lines[2:])])
     assert len(result.records) == 1
@@ -280,7 +280,7 @@ def test_repair_mode_treats_an_invalid_last_line_as_torn_even_with_a_newline():
 
 
 def test_repair_mode_reports_an_invalid_line_that_is_not_last():
-    lines = [b"{half"] + lines_of([ev(1, "run_started")])
+    lines = [b"{half", *lines_of([ev(1, "run_started")])]
     result = run_inline([ParseLines(torn_tail="repair")], [Batch.from_lines(lines[:1]), Batch.from_lines(lines[1:])])
     assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_INVALID"]
     assert "repairs" not in result.side and len(result.records) == 1
@@ -294,7 +294,7 @@ def test_an_invalid_last_line_of_one_file_is_torn_when_the_next_file_begins():
 
 
 def test_error_mode_keeps_the_strict_definition_of_torn():
-    lines = lines_of([ev(1, "run_started")]) + [b"{half"]
+    lines = [*lines_of([ev(1, "run_started")]), b"{half"]
     result = run_inline([ParseLines()], [Batch.from_lines(lines)])
     assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_INVALID"]
     torn = Batch.from_lines(lines)

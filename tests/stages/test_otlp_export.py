@@ -18,6 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
+
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.stages.export_otlp import ExportOtlp

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import orjson
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +13,8 @@ from replay.pipeline.engine.graph import Graph
 from replay.stages.check_lines import CheckLines
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
-from replay.stages.write import WriteJsonl
 from replay.stages.select import SelectEvents
+from replay.stages.write import WriteJsonl
 
 
 def lines(*raws: bytes, tail_open: bool = False, source: str = "run.jsonl") -> Batch:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
 import os
 import tempfile
@@ -16,10 +17,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.graph import Graph
-from replay.pipeline.io.journals import LineCutter, as_document
 from replay.pipeline.engine.executor import ErrorPort, run_graph
+from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.stage import Sink
+from replay.pipeline.io.journals import LineCutter, as_document
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 from replay.stages.select import SelectEvents
@@ -150,7 +151,7 @@ def test_select_keeps_untouched_events_byte_identical(lines: list[bytes], types:
 def cut_columns(data: bytes, cuts: list[int], limit: int, batch_events: int) -> tuple[list, list]:
     cutter = LineCutter("j.jsonl", max_line_bytes=limit, batch_events=batch_events)
     points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
-    items = [item for a, b in zip(points, points[1:], strict=False) for item in cutter.feed(data[a:b])] + cutter.finish()
+    items = [item for a, b in itertools.pairwise(points) for item in cutter.feed(data[a:b])] + cutter.finish()
     columns = [(raw, ln, off, b.tail_open and k == len(b) - 1)
                for b in items if isinstance(b, Batch) for k, (raw, ln, off) in enumerate(zip(b.raws, b.lines, b.offsets, strict=True))]
     diagnostics = [(d["code"], d["line"], d["offset"]) for d in items if isinstance(d, dict)]

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import anyio
 import orjson
 import pytest
+from conftest import EXAMPLES, FIXTURES, alive
 
-from conftest import alive, EXAMPLES, FIXTURES
 from replay.pipeline.engine.batch import Batch
 from replay.stages.discover import DiscoverRunner
 from replay.stages.spawn import SpawnRunner, run_process

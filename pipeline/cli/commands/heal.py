@@ -4,6 +4,7 @@ artifact files into a folder (spec: heal-dir)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -49,7 +50,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     (*.json, *.jsonl) under --in and writes healed copies and heal logs under --out; stdout then gets
     one JSON line per file written.
     """
-    bound = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes}
+    bound: dict[str, Any] = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes}
     if in_path is not None or out_dir is not None:
         if in_path is None or out_dir is None:
             raise ReplayError("E_USAGE_INVALID", "directory mode needs both --in PATH and --out DIR",
@@ -64,7 +65,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         bound |= {"write.out_dir": out_dir, "write.root": str(root)}
         return exit_code_for(run_spec("heal-dir", files, set=bound, strict=strict))
     bound["dialect.dialect"] = dialect
-    add: dict[str, dict[str, object]] = {}
+    add: dict[str, dict[str, Any]] = {}
     if log_path:
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
     if dialect_out is not None:

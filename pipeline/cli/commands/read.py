@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -48,7 +49,7 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
-    bound = {"read.follow": follow, "read.max_line_bytes": max_line_bytes}
+    bound: dict[str, Any] = {"read.follow": follow, "read.max_line_bytes": max_line_bytes}
     add = None
     if dialect is not None:  # mapped records are parsed records: parse, then the dialect stage
         bound |= {"parse.type": "parse", "write.inputs": ["dialect"]}

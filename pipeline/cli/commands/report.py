@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
+from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, stdin_is_terminal
-from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.stages.report import DEFAULT_TITLE, FORMATS
 
 HEALED, UNHEALED = ".healed.json", ".artifact.json"

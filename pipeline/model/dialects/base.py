@@ -20,6 +20,7 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 import orjson
+
 from replay.pipeline.model.events import format_timestamp, is_timestamp
 
 ORIGIN_KEY = "$origin"
