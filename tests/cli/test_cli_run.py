@@ -182,7 +182,7 @@ def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path)
     site = make_plugin(tmp_path / "site", {"crash": "replay_upper_plugin:Crash"}, module=crashing)
     config = tmp_path / "p.toml"
     config.write_text('chain = ["crash"]\n')
-    done = run_replay("run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)})
+    done = run_replay("run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)}, process=True)
     assert done.returncode == 1
     assert b"Traceback" not in done.stderr
     [error] = errors_of(done.stderr)

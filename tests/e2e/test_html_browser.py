@@ -34,9 +34,9 @@ def browser():
 def report(tmp_path_factory):
     """The HTML report over the fixtures, and the JSON report of the same input to compare against."""
     out = tmp_path_factory.mktemp("html") / "report.html"
-    result = run_replay("report", *INPUTS, "--out", str(out))
+    result = run_replay("report", *INPUTS, "--out", str(out), process=True)
     assert result.returncode == 0, result.stderr
-    model = json.loads(run_replay("report", *INPUTS, "--format", "json").stdout)
+    model = json.loads(run_replay("report", *INPUTS, "--format", "json", process=True).stdout)
     return out, model
 
 

@@ -88,21 +88,21 @@ def test_replay_stages_lists_a_plugin_and_replay_run_uses_it(tmp_path: Path):
     plugin_dir = make_plugin(tmp_path / "site", {"upper": "replay_upper_plugin:UpperTypes"})
     env = {"PYTHONPATH": str(plugin_dir)}
 
-    listed = run_replay("stages", "--json", env=env)
+    listed = run_replay("stages", "--json", env=env, process=True)
     assert listed.returncode == 0, listed.stderr
     described = {d["type"]: d for d in orjson.loads(listed.stdout)}
     assert described["upper"]["summary"] == "Upper-case every event type (a plugin for tests)."
     assert described["upper"]["options"]["suffix"]["type"] == "str"
     assert "select" in described
 
-    human = run_replay("stages", env=env)
+    human = run_replay("stages", env=env, process=True)
     assert b"upper" in human.stdout and b"Upper-case every event type" in human.stdout
 
     journal = tmp_path / "run.jsonl"
     journal.write_bytes(b'{"seq":1,"type":"tool_called"}\n{"seq":2,"type":"user_message"}\n')
     config = tmp_path / "upper.toml"
     config.write_text('chain = [{ type = "upper", suffix = "!" }]\n')
-    ran = run_replay("run", str(config), str(journal), env=env)
+    ran = run_replay("run", str(config), str(journal), env=env, process=True)
     assert ran.returncode == 0, ran.stderr
     assert [e["type"] for e in jsonl(ran.stdout)] == ["TOOL_CALLED!", "USER_MESSAGE!"]
 
@@ -111,7 +111,7 @@ def test_replay_run_refuses_a_plugin_that_fails_to_load(tmp_path: Path):
     plugin_dir = make_plugin(tmp_path / "site", {"broken": "replay_missing_module:Thing"})
     config = tmp_path / "p.toml"
     config.write_text('[stages.read]\ntype = "read"\n[stages.b]\ntype = "broken"\ninputs = ["read"]\n')
-    ran = run_replay("run", str(config), env={"PYTHONPATH": str(plugin_dir)}, input=b"")
+    ran = run_replay("run", str(config), env={"PYTHONPATH": str(plugin_dir)}, input=b"", process=True)
     assert ran.returncode == 2
     [error] = errors_of(ran.stderr)
     assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "stages.b.type"
