@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio.lowlevel
+
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
@@ -40,6 +42,7 @@ class WriteIncident(AsyncTransform):
                     evaluation = records.body_of(record)
                 elif kind == records.REPLAY and replay is None:
                     replay = records.body_of(record)
+        await anyio.lowlevel.checkpoint()  # a run cancelled upstream (a refused input) must write nothing
         if incident is None:
             self.error("E_INCIDENT_BUNDLE_INVALID", "no incident record reached write_incident; nothing was written")
             return

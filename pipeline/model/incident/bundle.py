@@ -82,7 +82,8 @@ def load_bundle(path: str, limits: Limits = Limits()) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("kind") != KIND:
         looks_like_export = isinstance(document, dict) and "schema_version" in document and "kind" not in document
         refuse("E_INCIDENT_BUNDLE_INVALID", f"{path!r} is not an incident bundle", {**where, "path": "$.kind"},
-               expected=f'"kind": "{KIND}"', received=json_type(document) if not isinstance(document, dict) else repr(document.get("kind")),
+               expected=f'"kind": "{KIND}"', received=json_type(document) if not isinstance(document, dict)
+               else repr(document["kind"]) if "kind" in document else "no kind",
                howToFix="Run `replay incident import EXPORT --out DIR` first, then use DIR/incident.json."
                if looks_like_export else "Pass the incident.json an import wrote, or a fixture `promote` wrote.")
     if document.get("schema_version") != 1 or isinstance(document.get("schema_version"), bool):
