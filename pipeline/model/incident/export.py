@@ -143,7 +143,8 @@ def parse_json(data: bytes, where: dict[str, Any], *, lines_hint: bool = False) 
             refuse("E_INCIDENT_FORMAT_UNSUPPORTED", "this file is JSON Lines, not one canonical export object", where,
                    expected="one JSON object (schema_version 1)", received="JSON Lines",
                    howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
-        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, "line": exc.lineno, "column": exc.colno})
+        position = {"column": exc.colno} if "line" in where else {"line": exc.lineno, "column": exc.colno}
+        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **position})
 
 
 def _is_json(line: bytes) -> bool:
