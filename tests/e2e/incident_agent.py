@@ -3,13 +3,14 @@
 
 Steps: {"call": NAME, "args": {...}} (waits for the tool_result), {"final": {...}}, {"error": "message"},
 {"log": "text"} (a protocol log message), {"stderr": "text"}, {"raw": "a line"} (written as is),
-{"exit": code}, {"sleep": seconds}. Strings "$input.KEY" and "$last.KEY" are replaced by the task
-input's / the last tool result's value. With argv[2], every message received is appended there as JSONL.
+{"exit": code}, {"sleep": seconds}, {"child": PIDFILE} (starts a sleeping child and writes its pid there).
+Strings "$input.KEY" and "$last.KEY" are replaced by the task input's / the last tool result's value. With argv[2], every message received is appended there as JSONL.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from typing import Any
@@ -38,7 +39,7 @@ def fill(value: Any, task: dict[str, Any], last: Any) -> Any:
     if isinstance(value, str) and value.startswith("$input."):
         return task["input"][value[len("$input."):]]
     if isinstance(value, str) and value.startswith("$last."):
-        return (last or {})[value[len("$last."):]]
+        return (last or {}).get(value[len("$last."):])
     if isinstance(value, dict):
         return {k: fill(v, task, last) for k, v in value.items()}
     if isinstance(value, list):
@@ -69,6 +70,10 @@ def main() -> None:
             sys.exit(step["exit"])
         elif "sleep" in step:
             time.sleep(step["sleep"])
+        elif "child" in step:
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+            with open(step["child"], "w", encoding="utf-8") as handle:
+                handle.write(str(child.pid))
 
 
 if __name__ == "__main__":
