@@ -11,7 +11,6 @@ from replay.pipeline.model.incident import pointers, records
 from replay.pipeline.model.incident.redaction import Redactor, deletion_key
 
 PROTOCOL_FIELDS = ["$record", "seq", "timestamp", "type", "runId", "step", "turn", "parentId", "synthetic"]
-AUDIT = "redaction"
 
 
 @register("redact")
@@ -36,7 +35,7 @@ class RedactRecords(Transform):
                 continue
             if records.kind_of(record) == records.INCIDENT:
                 batch.replace(i, self._incident(record))
-            elif records.kind_of(record) not in (AUDIT, records.EVALUATION, records.REPLAY):
+            elif records.kind_of(record) not in (records.REDACTION, records.EVALUATION, records.REPLAY):
                 batch.replace(i, self._record(record))
         return batch
 
@@ -63,4 +62,4 @@ class RedactRecords(Transform):
         shared, self._shared = self._shared, None
         if shared is None or not self.config["audit"]:
             return None
-        return Batch.of([{"$record": AUDIT, **shared.audit()}], source=f"<{self.id}>")
+        return Batch.of([records.as_record(records.REDACTION, shared.audit())], source=f"<{self.id}>")

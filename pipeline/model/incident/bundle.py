@@ -31,7 +31,8 @@ import orjson
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import export
-from replay.pipeline.model.incident.export import Limits, json_type, refuse
+from replay.pipeline.model.incident.export import Limits, refuse
+from replay.pipeline.model.validation import json_type
 
 SCHEMA_VERSION = 1
 KIND = "incident-bundle"

@@ -31,6 +31,7 @@ import orjson
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.rules import check_rules
+from replay.pipeline.model.validation import json_type
 
 SCHEMA_VERSION = 1
 FORMATS = ("canonical", "runledger", "replay")
@@ -89,20 +90,6 @@ class Limits:
     max_events: int = 500
     max_depth: int = 20
     max_assertions: int = 30
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def refuse(code: str, message: str, where: dict[str, Any] | None = None, **fields: Any) -> NoReturn:
