@@ -19,6 +19,12 @@ class PromoteIncident(AsyncTransform):
         "to": Option(str, "", "the fixture file to create", required=True),
     }
 
+    def output_files(self) -> list[str]:
+        return [self.config["to"]]
+
+    def preflight(self, inputs: list[str]) -> None:
+        bundle.refuse_existing_fixture(self.config["to"])
+
     async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
         async for batch in batches:
             for record in batch.events or ():

@@ -9,7 +9,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.model.incident import records
-from replay.pipeline.model.incident.agent_protocol import AgentLimits, run_agent
+from replay.pipeline.model.incident.agent_protocol import AgentLimits, check_command, run_agent
 from replay.pipeline.model.incident.matching import Cursor, recorded_calls
 
 DEFAULTS = AgentLimits()
@@ -29,6 +29,9 @@ class SpawnAgent(AsyncTransform):
         "max_line_bytes": Option(int, DEFAULTS.max_line_bytes, "longest message line"),
         "kill_grace_ms": Option(int, DEFAULTS.kill_grace_ms, "after a terminal message or SIGTERM, how long before SIGKILL"),
     }
+
+    def preflight(self, inputs: list[str]) -> None:
+        check_command(self.config["command"])  # a program that is not there is refused before anything runs
 
     async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
         async for batch in batches:

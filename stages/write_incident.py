@@ -25,6 +25,9 @@ class WriteIncident(AsyncTransform):
         "out": Option(str, "", "the folder to create", required=True),
     }
 
+    def preflight(self, inputs: list[str]) -> None:
+        bundle.check_output_folder(self.config["out"])  # a used folder is refused before anything runs
+
     async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
         incident: dict[str, Any] | None = None
         evaluation: dict[str, Any] | None = None

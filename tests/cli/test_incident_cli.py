@@ -216,3 +216,33 @@ def test_help_and_schemas_name_the_incident_workflow() -> None:
     names = run_replay("schema").stdout.decode().split()
     assert {"incident-export", "incident-bundle", "incident-rules", "incident-evaluation", "incident-redaction",
             "incident-replay"} <= set(names)
+
+
+# the commands are their shipped specs ------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["incident-import", "incident-inspect", "incident-replay", "incident-promote"])
+def test_each_command_graph_is_printed_as_a_config_to_copy(name: str) -> None:
+    done = run_replay("stages", "--graph", name)
+    assert done.returncode == 0 and b"[stages.load]" in done.stdout and b'type = "load_incident"' in done.stdout
+
+
+def test_replay_run_of_the_import_spec_does_what_the_command_does(tmp_path: Path) -> None:
+    spec = run_replay("stages", "--graph", "incident-import").stdout
+    (tmp_path / "import.toml").write_bytes(spec)
+    done = run_replay("run", "import.toml", str(REFUND_EXPORT), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (summary,) = jsonl(done.stdout)
+    assert summary["out"] == "imported" and summary["summary"] == "business rules FAIL"
+    assert sorted(p.name for p in (tmp_path / "imported").iterdir()) == summary["files"]
+    again = run_replay("run", "import.toml", str(REFUND_EXPORT), cwd=tmp_path)
+    assert again.returncode == 2 and errors_of(again.stderr)[0]["code"] == "E_INCIDENT_OUTPUT_NOT_EMPTY"
+    nothing = run_replay("run", str(tmp_path / "import.toml"), cwd=tmp_path / "imported")
+    assert nothing.returncode == 2 and errors_of(nothing.stderr)[0]["code"] == "E_USAGE_INVALID"
+
+
+def test_a_user_graph_without_redaction_cannot_write_an_incident_folder(tmp_path: Path) -> None:
+    spec = run_replay("stages", "--graph", "incident-import").stdout.decode()
+    unredacted = spec.replace('inputs = ["redact"]', 'inputs = ["load"]').replace('[stages.redact]\ntype = "redact"\ninputs = ["load"]\n', "")
+    (tmp_path / "leaky.toml").write_text(unredacted)
+    done = run_replay("run", "leaky.toml", str(REFUND_EXPORT), cwd=tmp_path)
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_NOT_REDACTED"
+    assert not (tmp_path / "imported").exists()

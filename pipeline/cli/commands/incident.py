@@ -1,40 +1,26 @@
 """`replay incident import|inspect|replay|promote`: production incidents as local, reviewable regression tests.
 
-Each subcommand is a shipped graph spec (``pipeline/specs/incident-<name>.toml``) with its flags bound
-into the spec's stages; refusals (bad input, a used output folder, a bad agent command) exit 2
-before anything is written.
+Each subcommand is a shipped graph spec (``pipeline/specs/incident-<name>.toml``, ``replay stages --graph
+incident-<name>``) with its flags bound into the spec's stages. Refusals (bad input, a used output folder,
+a bad agent command) come from the stages' preflight and exit 2 before anything runs or is written.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tomllib
-from importlib.resources import files
 from typing import Any
 
 import click
 import orjson
 
-from replay.pipeline.cli.app import execute, exit_code_for
-from replay.pipeline.engine.config import graph_from_config
+from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.agent_protocol import AgentLimits
-from replay.pipeline.model.incident.bundle import check_output_folder
 from replay.pipeline.model.incident.export import FORMATS, Limits
 
 
-def load_spec(name: str) -> dict[str, Any]:
-    return tomllib.loads(files("replay.pipeline.specs").joinpath(f"incident-{name}.toml").read_text())
-
-
-def run_spec(name: str, bindings: dict[str, dict[str, Any]]) -> int:
-    """Bind option values into the spec's stages (``{stage id: {option: value}}``), build it, run it."""
-    doc = load_spec(name)
-    for stage, options in bindings.items():
-        doc["stages"][stage].update({k: v for k, v in options.items() if v is not None})
-    graph = graph_from_config(doc)
-    return exit_code_for(execute(graph, command=f"incident {name}"))
+def run(name: str, bindings: dict[str, Any]) -> int:
+    """Bind the flags (``{"<stage>.<option>": value}``) into the shipped spec ``incident-<name>`` and run it."""
+    return exit_code_for(run_spec(f"incident-{name}", set=bindings))
 
 
 def limit_options(command: Any) -> Any:
@@ -51,7 +37,7 @@ def limit_options(command: Any) -> Any:
 
 
 def limits_of(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: options[k] for k in ("max_bytes", "max_events", "max_depth", "max_assertions")}
+    return {f"load.{k}": options[k] for k in ("max_bytes", "max_events", "max_depth", "max_assertions")}
 
 
 def out_option(command: Any) -> Any:
@@ -60,7 +46,7 @@ def out_option(command: Any) -> Any:
 
 
 def parse_agent_command(text: str) -> list[str]:
-    """``'["python", "agent.py"]'`` -> the argument list; refused unless a JSON array of strings naming a program."""
+    """``'["python", "agent.py"]'`` -> the argument list; refused unless a JSON array of non-empty strings."""
     try:
         command = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -69,11 +55,6 @@ def parse_agent_command(text: str) -> list[str]:
         raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", "--agent-command must be a JSON array of non-empty strings",
                           path="--agent-command", expected='a JSON array, e.g. ["python", "my_agent.py"]',
                           received=text if len(text) <= 200 else text[:200] + "…")
-    program = command[0]
-    if shutil.which(program) is None and not (os.sep in program and os.path.isfile(program)):
-        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", f"the agent program {program!r} was not found",
-                          path="--agent-command", received=program,
-                          howToFix="Name a program on PATH or give its path, e.g. [\"python3\", \"my_agent.py\"].")
     return command
 
 
@@ -84,7 +65,9 @@ Examples:
   replay incident inspect imported/incident.json --out reviewed
   replay incident replay imported/incident.json --agent-command '["python","my_agent.py"]' --out replayed
   replay incident promote imported/incident.json --to cases/refund-incident.json
-  replay incident replay cases/refund-incident.json --agent-command '["python","my_agent.py"]' --out ci --gate""")
+  replay incident replay cases/refund-incident.json --agent-command '["python","my_agent.py"]' --out ci --gate
+\b
+Graphs: `replay stages --graph incident-import` (also incident-inspect, incident-replay, incident-promote).""")
 def incident() -> None:
     """Turn a production incident into a local regression test: import it with local redaction, check its
     explicit business rules, replay your agent against the recorded tool responses, keep it as a fixture.
@@ -122,13 +105,9 @@ def import_(export_path: str, out: str, format_: str, case: str | None, rules: s
             if given is not None:
                 raise ReplayError("E_USAGE_INVALID", f"{flag} is for --format runledger/replay; a canonical export declares it itself",
                                   path=flag, howToFix="Put `assertions` and `effects_complete` in the export, or pick --format.")
-    check_output_folder(out)
-    return run_spec("import", {
-        "load": {"path": export_path, "format": format_, "case": case, "rules": rules,
-                 "effects_complete": bool(effects_complete), **limits_of(limits)},
-        "redact": {"remove": list(redact)},
-        "folder": {"out": out},
-    })
+    return run("import", {"load.path": export_path, "load.format": format_, "load.case": case, "load.rules": rules,
+                          "load.effects_complete": bool(effects_complete), **limits_of(limits),
+                          "redact.remove": list(redact), "folder.out": out})
 
 
 @incident.command("inspect", epilog="""\b
@@ -142,8 +121,7 @@ Examples:
 def inspect(bundle: str, out: str, gate: bool, **limits: int) -> int:
     """Check a bundle (an import's incident.json, or a promoted fixture whose checksum is verified), judge its
     rules and write DIR with the same files as import."""
-    check_output_folder(out)
-    return run_spec("inspect", {"load": {"path": bundle, **limits_of(limits)}, "evaluate": {"gate": gate}, "folder": {"out": out}})
+    return run("inspect", {"load.path": bundle, **limits_of(limits), "evaluate.gate": gate, "folder.out": out})
 
 
 @incident.command("replay", epilog="""\b
@@ -168,14 +146,9 @@ def replay(bundle: str, agent_command: str, out: str, gate: bool, timeout_ms: in
     answered with the next recorded response only when tool name and arguments match the recording exactly. The
     first extra, missing, reordered or changed call, or a changed final output, stops it (no live tool is ever
     called). Writes DIR with the import files plus replay.json; candidate values, logs and stderr are withheld."""
-    command = parse_agent_command(agent_command)
-    check_output_folder(out)
-    return run_spec("replay", {
-        "load": {"path": bundle, **limits_of(limits)},
-        "agent": {"command": command, "timeout_ms": timeout_ms, "max_messages": max_messages, "max_tool_calls": max_tool_calls},
-        "evaluate": {"gate": gate},
-        "folder": {"out": out},
-    })
+    return run("replay", {"load.path": bundle, **limits_of(limits), "agent.command": parse_agent_command(agent_command),
+                          "agent.timeout_ms": timeout_ms, "agent.max_messages": max_messages,
+                          "agent.max_tool_calls": max_tool_calls, "evaluate.gate": gate, "folder.out": out})
 
 
 @incident.command("promote", epilog="""\b
@@ -187,4 +160,4 @@ Examples:
 def promote(bundle: str, to: str, **limits: int) -> int:
     """Save a checked bundle as a regression fixture with a SHA-256 checksum (it detects accidental edits; it is
     not a signature). Refuses to overwrite an existing file."""
-    return run_spec("promote", {"load": {"path": bundle, **limits_of(limits)}, "fixture": {"to": to}})
+    return run("promote", {"load.path": bundle, **limits_of(limits), "fixture.to": to})

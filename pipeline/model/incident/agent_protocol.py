@@ -20,6 +20,7 @@ read and counted but never kept, and no diagnostic quotes what it sent.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from typing import Any
 import anyio
 import orjson
 
-from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.engine.errors import ReplayError, diagnostic
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
 
@@ -67,6 +68,18 @@ class AgentRun:
 
 class _Stop(Exception):
     """End of the conversation (the outcome is already recorded on the run)."""
+
+
+def check_command(command: list[str]) -> None:
+    """Refuse an agent command that is empty or names a program that is not there (exit 2, nothing runs)."""
+    if not command or not all(isinstance(a, str) and a for a in command):
+        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", "the agent command must be a non-empty list of non-empty strings",
+                          path="--agent-command", expected='e.g. ["python3", "my_agent.py"]')
+    program = command[0]
+    if shutil.which(program) is None and not (os.sep in program and os.path.isfile(program)):
+        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", f"the agent program {program!r} was not found",
+                          path="--agent-command", received=program,
+                          howToFix="Name a program on PATH or give its path, e.g. [\"python3\", \"my_agent.py\"].")
 
 
 def _kill_group(pgid: int, sig: int) -> None:

@@ -170,16 +170,21 @@ def write_folder(out: str, files: dict[str, bytes]) -> None:
 
 
 # promotion ----------------------------------------------------------------------------------------
-def promote(document: dict[str, Any], to: str) -> dict[str, Any]:
-    """Write the bundle with its checksum to ``to``; never replaces an existing file."""
-    doc = {k: v for k, v in bundle_document(document).items() if k != "checksum"}
-    digest = checksum(doc)
-    data = pretty({**doc, "checksum": {"algorithm": "sha256", "value": digest}})
+def refuse_existing_fixture(to: str) -> None:
     target = Path(to)
     if target.exists() or target.is_symlink():
         refuse("E_INCIDENT_PROMOTE_TARGET_EXISTS", f"{to!r} already exists; promote never overwrites a fixture", {"path": to},
                expected="a path where nothing is", received="an existing file",
                howToFix="Choose another name, or delete the old fixture yourself if it is really to be replaced.")
+
+
+def promote(document: dict[str, Any], to: str) -> dict[str, Any]:
+    """Write the bundle with its checksum to ``to``; never replaces an existing file."""
+    doc = {k: v for k, v in bundle_document(document).items() if k != "checksum"}
+    digest = checksum(doc)
+    data = pretty({**doc, "checksum": {"algorithm": "sha256", "value": digest}})
+    refuse_existing_fixture(to)
+    target = Path(to)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
