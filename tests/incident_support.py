@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from conftest import EXAMPLES, FIXTURES, ROOT
 
 INCIDENTS = EXAMPLES / "incidents"

@@ -8,11 +8,10 @@ from typing import Any
 
 import orjson
 import pytest
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-
 from conftest import EXAMPLES, ROOT, errors_of, jsonl, run_replay
 from incident_support import INCIDENTS, REFUND_EXPORT, minimal_export, refund_export, write_json
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 SCHEMAS = ROOT / "schemas"
 FOLDER_SCHEMAS = {"incident.json": "incident-bundle", "redaction.json": "incident-redaction",

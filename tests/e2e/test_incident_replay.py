@@ -13,10 +13,21 @@ from typing import Any
 
 import orjson
 import pytest
-
 from conftest import errors_of, jsonl, run_replay
-from incident_support import (FINAL, INCIDENTS, LOOKUP, REFUND, REFUND_AGENT, REFUND_EXPORT, REPRODUCE, agent_command,
-                              plan_agent, refund_export, sensitive_values, write_json)
+from incident_support import (
+    FINAL,
+    INCIDENTS,
+    LOOKUP,
+    REFUND,
+    REFUND_AGENT,
+    REFUND_EXPORT,
+    REPRODUCE,
+    agent_command,
+    plan_agent,
+    refund_export,
+    sensitive_values,
+    write_json,
+)
 
 FOLDER = ["evaluation.json", "incident.json", "junit.xml", "redaction.json", "replay.json", "report.html", "trace.jsonl"]
 CANDIDATE = "CANDIDATE-ONLY-VALUE-5e1d"
@@ -55,13 +66,13 @@ def test_the_example_agent_reproduces_the_incident(imported: Path, tmp_path: Pat
 
 def test_the_portable_example_runner(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(INCIDENTS / "replay_example.py"), "--workdir", str(tmp_path)],
-                          capture_output=True, timeout=120)
+                          capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert b"replay MATCHED; business rules FAIL" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["incident-example-imported", "incident-example-replayed"]
     assert (tmp_path / "incident-example-replayed" / "report.html").exists()
     again = subprocess.run([sys.executable, str(INCIDENTS / "replay_example.py"), "--workdir", str(tmp_path)],
-                           capture_output=True, timeout=120)
+                           capture_output=True, timeout=120, check=False)
     assert again.returncode == 2  # fresh folders are needed on repeated runs
     assert errors_of(again.stderr)[0]["code"] == "E_INCIDENT_OUTPUT_NOT_EMPTY"
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import orjson
 import pytest
-
 from conftest import EXAMPLES
 from incident_support import INCIDENTS, minimal_export, refund_export, write_json
 from replay.pipeline.engine.errors import ReplayError

@@ -8,7 +8,6 @@ from typing import Any
 
 import orjson
 import pytest
-
 from conftest import EXAMPLES, errors_of, jsonl, run_replay
 from incident_support import PLAN_AGENT, REFUND_AGENT, REFUND_EXPORT, REPRODUCE
 from replay.pipeline.engine.batch import Batch

@@ -30,7 +30,6 @@ from typing import Any
 
 import anyio
 import orjson
-
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
@@ -122,9 +121,10 @@ def _check_message(run: AgentRun, message: Any, number: int) -> dict[str, Any]:
 
 
 async def run_agent(command: list[str], task_start: dict[str, Any], answer: Callable[[dict[str, Any]], dict[str, Any] | None],
-                    limits: AgentLimits = AgentLimits(), *, cwd: str | None = None, env: dict[str, str] | None = None) -> AgentRun:
+                    limits: AgentLimits | None = None, *, cwd: str | None = None, env: dict[str, str] | None = None) -> AgentRun:
     """Run one conversation. ``answer`` gets each tool_call and returns the tool_result to send, or None
     to stop the agent there (the call has no recorded answer)."""
+    limits = limits or AgentLimits()
     run = AgentRun()
     started = time.monotonic()
     environment = {**os.environ, **(env or {})}

@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import export
-from replay.pipeline.model.incident.export import Limits, refuse
+from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
 from replay.pipeline.model.validation import json_type
 
 SCHEMA_VERSION = 1
@@ -75,7 +74,7 @@ def resolve_bundle_path(path: str) -> str:
     return path
 
 
-def load_bundle(path: str, limits: Limits = Limits()) -> dict[str, Any]:
+def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """A checked bundle from ``path``; refused (exit 2) when it is not one, was edited, or breaks an import rule."""
     path = resolve_bundle_path(path)
     where = {"source": path}

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import orjson
-
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.validation import json_type
@@ -90,6 +89,9 @@ class Limits:
     max_events: int = 500
     max_depth: int = 20
     max_assertions: int = 30
+
+
+DEFAULT_LIMITS = Limits()
 
 
 def refuse(code: str, message: str, where: dict[str, Any] | None = None, **fields: Any) -> NoReturn:
@@ -404,7 +406,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
         if record.get("$record") in ("source", "heal"):
             continue
         run_id = record.get("runId")
-        if not _text(run_id):
+        if not isinstance(run_id, str) or not run_id:
             refuse("E_INCIDENT_FIELD_MISSING", f"line {n} has no string `runId`", {"source": source, "line": n, "path": "$.runId"},
                    received="nothing")
         if run_id not in runs:
@@ -424,7 +426,8 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
         if "$record" in record:
             continue
         kind = record.get("type")
-        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+        raw_payload = record.get("payload")
+        payload: dict[str, Any] = raw_payload if isinstance(raw_payload, dict) else {}
         if kind == "user_message" and prompt is None and isinstance(payload.get("text"), str):
             prompt = payload["text"]
         if kind in REPLAY_DISCARDED:
@@ -490,7 +493,7 @@ def load_rules_file(path: str, limits: Limits) -> tuple[list[Any], dict[str, Any
 
 
 def load_export(path: str, *, format: str = "canonical", case: str | None = None, rules_path: str | None = None,
-                effects_complete: bool | None = None, limits: Limits = Limits()) -> dict[str, Any]:
+                effects_complete: bool | None = None, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Read and check an export of any supported format; the normalised incident (not yet redacted)."""
     if format not in FORMATS:
         refuse("E_INCIDENT_FORMAT_UNSUPPORTED", f"unknown export format {format!r}", {"path": "--format"},

@@ -107,8 +107,8 @@ def _plausible(kind: str, text: str) -> bool:
             return False
         return True
     if kind == "phone_number":
-        digits = sum(c.isdigit() for c in text)
-        return 10 <= digits <= 15 or (text.startswith("+") and 8 <= digits <= 15)
+        count = sum(c.isdigit() for c in text)
+        return 10 <= count <= 15 or (text.startswith("+") and 8 <= count <= 15)
     if kind == "aws_secret_key":
         return any(c.isupper() for c in text) and any(c.islower() for c in text) and any(c.isdigit() for c in text)
     return True
@@ -272,7 +272,7 @@ class Redactor:
         self.counts["identifier"] += 1
         return self.alias("identifier", stripped)
 
-    def _number(self, number: int | float, key: str | None) -> Any:
+    def _number(self, number: float, key: str | None) -> Any:
         cls = field_class(key)
         text = repr(number) if isinstance(number, float) else str(number)
         kind = None
@@ -358,8 +358,8 @@ class Redactor:
     def audit(self, incident_id: str | None = None) -> dict[str, Any]:
         """Counts and warnings only: no value, no field name, no alias mapping."""
         c = self.counts
-        warnings = ["Automated redaction is not a guarantee of anonymity: review incident.json, trace.jsonl and "
-                    "report.html before sharing them."]
+        warnings = [("Automated redaction is not a guarantee of anonymity: review incident.json, trace.jsonl and "
+                     "report.html before sharing them.")]
         if c["numeric_to_string"]:
             warnings.append(f"{c['numeric_to_string']} numeric value(s) became string aliases; behaviour that depends "
                             "on their type may change.")

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 import orjson
-
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
 
