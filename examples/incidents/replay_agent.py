@@ -6,6 +6,10 @@ payments tool times out, without asking whether the first attempt went through. 
 bug: in the recorded incident the first refund committed despite the timeout, so the customer was
 refunded twice. No model, no network: replace `policy` with your own agent's adapter.
 
+With --fixed it follows the corrected policy instead: after a timeout it asks whether a refund exists
+before trying again. That is a different path from the recording, so a replay reports a divergence
+at that call (and stops the agent there): validate a fix with new recordings or a test environment.
+
 Protocol (one JSON object per line): replay sends task_start and tool_result; the agent sends
 tool_call, then final_output or task_error. Logs go to stderr (replay counts them and keeps nothing).
 """
@@ -17,6 +21,7 @@ import sys
 from typing import Any
 
 _calls = 0
+FIXED = "--fixed" in sys.argv[1:]
 
 
 def send(message: dict[str, Any]) -> None:
@@ -59,6 +64,12 @@ def policy(task: dict[str, Any]) -> dict[str, Any]:
         print(f"replay_agent: refund attempt {attempt} failed ({error.get('code')}); retrying", file=sys.stderr)
         if error.get("code") != "TIMEOUT":
             break
+        if FIXED:
+            existing = call("list_refunds", {"order_id": order_id})
+            if existing["ok"] and existing["result"].get("refunds"):
+                refund_id = existing["result"]["refunds"][0]["refund_id"]
+                return {"type": "final_output", "output": {"status": "refunded", "order_id": order_id, "refund_id": refund_id,
+                                                           "amount_cents": refund["amount_cents"], "currency": refund["currency"]}}
     return {"type": "task_error", "message": "refund failed"}
 
 

@@ -315,3 +315,12 @@ def test_the_sensitive_export_really_holds_the_values(tmp_path: Path) -> None:
     blob = orjson.dumps(doc)
     assert all(orjson.dumps(v)[1:-1] in blob for v in originals)
     assert os.path.getsize(write_json(tmp_path / "e.json", doc)) < 4 * 1024 * 1024
+
+
+def test_the_fixed_example_agent_takes_another_path_and_diverges_there(imported: Path, tmp_path: Path) -> None:
+    done = replay(imported, agent_command(REFUND_AGENT, "--fixed"), tmp_path / "fixed")
+    assert done.returncode == 1
+    result = orjson.loads((tmp_path / "fixed" / "replay.json").read_bytes())
+    assert result["divergence"]["kind"] == "changed_call" and result["divergence"]["step"] == 3
+    assert result["divergence"]["received"] == {"withheld": True, "same_name": False}
+    assert result["agent"]["status"] == "stopped"  # list_refunds was never answered, let alone run
