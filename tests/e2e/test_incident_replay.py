@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import errors_of, jsonl, run_replay
+from conftest import alive, errors_of, jsonl, run_replay
 from incident_support import (
     FINAL,
     INCIDENTS,
@@ -123,15 +123,7 @@ def test_the_agent_and_its_children_are_stopped_at_a_divergence(imported: Path, 
                   tmp_path / "out")
     assert done.returncode == 1
     assert orjson.loads((tmp_path / "out" / "replay.json").read_bytes())["agent"]["status"] == "stopped"
-    assert not _alive(int(pidfile.read_text()))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie nobody reaped is gone too
+    assert not alive(int(pidfile.read_text()))
 
 
 @pytest.mark.parametrize(("plan", "args", "code"), [
