@@ -53,6 +53,7 @@ COMMANDS = {
     "stages": "replay.pipeline.cli.commands.stages:stages",
     "schema": "replay.pipeline.cli.commands.schema:schema",
     "export": "replay.pipeline.cli.commands.export:export",
+    "incident": "replay.pipeline.cli.commands.incident:incident",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 

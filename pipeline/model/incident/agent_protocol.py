@@ -1,0 +1,255 @@
+"""The agent JSONL protocol: run the user's agent process and answer its tool calls, within bounds.
+
+replay -> agent (stdin, one JSON object per line)::
+
+    {"type": "task_start", "task_id": "inc_...", "input": {...the sanitized input...}}
+    {"type": "tool_result", "call_id": "<the agent's id>", "ok": true, "result": ..., "error": null}
+
+agent -> replay (stdout)::
+
+    {"type": "tool_call", "call_id": "a1", "name": "lookup_order", "args": {...}}
+    {"type": "log", ...}                                   (counted, never kept)
+    {"type": "final_output", "output": {...}}  or  {"type": "task_error", "message": "..."}
+
+The agent runs in a process group of its own. It is stopped (the whole group) as soon as a call
+cannot be answered from the recording, when it breaks the protocol, and when it runs out of time,
+messages or tool calls; after its terminal message it gets ``kill_grace_ms`` to exit. Its stderr is
+read and counted but never kept, and no diagnostic quotes what it sent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import orjson
+from replay.pipeline.engine.errors import ReplayError, diagnostic
+
+FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    timeout_ms: int = 60_000
+    max_messages: int = 1000
+    max_tool_calls: int = 200
+    max_line_bytes: int = 1024 * 1024
+    kill_grace_ms: int = 2000
+
+
+@dataclass
+class AgentRun:
+    """What happened: the agent's protocol messages (logs left out) and how the process ended."""
+
+    status: str = FAILED  # finished (sent a terminal message), stopped (a call had no recorded answer), failed
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    message_count: int = 0
+    tool_calls: int = 0
+    logs: int = 0
+    stderr_bytes: int = 0
+    exit_code: int | None = None
+    signal: str | None = None
+    duration_ms: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {"status": self.status, "messages": self.message_count, "tool_calls": self.tool_calls,
+                "logs_withheld": self.logs, "stderr_bytes_withheld": self.stderr_bytes, "exit_code": self.exit_code,
+                "signal": self.signal, "error": self.error}
+
+
+class _Stop(Exception):
+    """End of the conversation (the outcome is already recorded on the run)."""
+
+
+def check_command(command: list[str]) -> None:
+    """Refuse an agent command that is empty or names a program that is not there (exit 2, nothing runs)."""
+    if not command or not all(isinstance(a, str) and a for a in command):
+        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", "the agent command must be a non-empty list of non-empty strings",
+                          path="--agent-command", expected='e.g. ["python3", "my_agent.py"]')
+    program = command[0]
+    if shutil.which(program) is None and not (os.sep in program and os.path.isfile(program)):
+        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", f"the agent program {program!r} was not found",
+                          path="--agent-command", received=program,
+                          howToFix="Name a program on PATH or give its path, e.g. [\"python3\", \"my_agent.py\"].")
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _fail(run: AgentRun, code: str, message: str, **fields: Any) -> _Stop:
+    run.status = FAILED
+    run.error = diagnostic(code, message, **fields)
+    return _Stop()
+
+
+def _check_message(run: AgentRun, message: Any, number: int) -> dict[str, Any]:
+    """A protocol message the agent may send; anything else ends the run (E_INCIDENT_AGENT_PROTOCOL_INVALID)."""
+    kind = message.get("type") if isinstance(message, dict) else None
+    problem = None
+    if not isinstance(message, dict):
+        problem = "is not a JSON object"
+    elif kind == "tool_call":
+        if not (isinstance(message.get("call_id"), str) and message["call_id"]):
+            problem = "is a tool_call without a non-empty string call_id"
+        elif not (isinstance(message.get("name"), str) and message["name"]):
+            problem = "is a tool_call without a non-empty string name"
+        elif not isinstance(message.get("args"), dict):
+            problem = "is a tool_call whose args is not an object"
+    elif kind == "final_output":
+        if not isinstance(message.get("output"), dict):
+            problem = "is a final_output whose output is not an object"
+    elif kind == "task_error":
+        if not isinstance(message.get("message"), str):
+            problem = "is a task_error whose message is not a string"
+    elif kind != "log":
+        problem = "has a type the protocol does not have"
+    if problem:
+        raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {number} {problem}",
+                    expected="tool_call {call_id, name, args}, final_output {output}, task_error {message} or log",
+                    received="withheld (candidate output is not copied into replay artifacts)")
+    return message  # type: ignore[no-any-return]
+
+
+async def run_agent(command: list[str], task_start: dict[str, Any], answer: Callable[[dict[str, Any]], dict[str, Any] | None],
+                    limits: AgentLimits | None = None, *, cwd: str | None = None, env: dict[str, str] | None = None) -> AgentRun:
+    """Run one conversation. ``answer`` gets each tool_call and returns the tool_result to send, or None
+    to stop the agent there (the call has no recorded answer)."""
+    limits = limits or AgentLimits()
+    run = AgentRun()
+    started = time.monotonic()
+    environment = {**os.environ, **(env or {})}
+    environment.setdefault("PYTHONUNBUFFERED", "1")
+    try:
+        process = await anyio.open_process(command, cwd=cwd, env=environment, start_new_session=True)
+    except OSError as exc:
+        run.error = diagnostic("E_INCIDENT_AGENT_START_FAILED", f"the agent command could not be started: {exc.strerror or exc}",
+                               path="--agent-command", received=command[0] if command else None)
+        return run
+    pgid = process.pid
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+
+    async def send(message: dict[str, Any]) -> None:
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await stdin.send(orjson.dumps(message) + b"\n")
+
+    async def drain_stderr() -> None:
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            async for chunk in stderr:
+                run.stderr_bytes += len(chunk)  # counted, never kept
+
+    async def handle(line: bytes) -> None:
+        if not line.strip():
+            return
+        run.message_count += 1
+        if run.message_count > limits.max_messages:
+            raise _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"the agent sent more than {limits.max_messages} messages",
+                        path="--max-messages", expected=f"at most {limits.max_messages}")
+        try:
+            parsed = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {run.message_count} is not valid JSON",
+                        expected="one JSON object per line on stdout (logs go to stderr)",
+                        received=f"withheld ({len(line)} bytes)") from None
+        message = _check_message(run, parsed, run.message_count)
+        kind = message["type"]
+        if kind == "log":
+            run.logs += 1
+            return
+        run.messages.append(message)
+        if kind in ("final_output", "task_error"):
+            run.status = FINISHED
+            raise _Stop()
+        run.tool_calls += 1
+        if run.tool_calls > limits.max_tool_calls:
+            raise _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"the agent made more than {limits.max_tool_calls} tool calls",
+                        path="--max-tool-calls", expected=f"at most {limits.max_tool_calls}")
+        reply = answer(message)
+        if reply is None:
+            run.status = STOPPED
+            raise _Stop()
+        await send({"type": "tool_result", "call_id": message["call_id"], **reply})
+
+    async def converse() -> None:
+        await send(task_start)
+        pending = bytearray()
+        try:
+            async for chunk in stdout:
+                pending += chunk
+                while True:
+                    cut = pending.find(b"\n")
+                    if cut < 0:
+                        break
+                    line = bytes(pending[:cut])
+                    del pending[: cut + 1]
+                    await handle(line)
+                if len(pending) > limits.max_line_bytes:
+                    raise _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED",
+                                f"an agent message is longer than {limits.max_line_bytes} bytes", expected=f"at most {limits.max_line_bytes} bytes per line")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        if pending.strip():
+            await handle(bytes(pending))
+        with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
+            await process.wait()
+        code = process.returncode
+        how = f"exit code {code}" if code is None or code >= 0 else f"signal {_signal_name(-code)}"
+        raise _fail(run, "E_INCIDENT_AGENT_EXITED", f"the agent closed its output ({how}) before a final_output or task_error",
+                    expected="a final_output or task_error message", received=f"{how}; stderr withheld ({run.stderr_bytes} bytes)")
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(drain_stderr)
+            with anyio.move_on_after(limits.timeout_ms / 1000.0) as deadline:
+                try:
+                    await converse()
+                except _Stop:
+                    pass
+            if deadline.cancelled_caught:
+                run.status = FAILED
+                run.error = diagnostic("E_INCIDENT_AGENT_TIMEOUT", f"the agent did not finish within {limits.timeout_ms} ms; it was stopped",
+                                       path="--timeout-ms", expected=f"a terminal message within {limits.timeout_ms} ms")
+            with suppress(Exception):
+                await stdin.aclose()
+            if run.status == FINISHED:
+                with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
+                    await process.wait()
+            else:
+                _kill_group(pgid, signal.SIGTERM)
+                with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
+                    await process.wait()
+            _kill_group(pgid, signal.SIGKILL)
+            await process.wait()
+            tasks.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                _kill_group(pgid, signal.SIGKILL)
+                await process.wait()
+            _kill_group(pgid, signal.SIGKILL)  # whatever the agent left running in its group
+            for stream in (stdin, stdout, stderr):
+                with suppress(Exception):
+                    await stream.aclose()
+    code = process.returncode
+    run.exit_code = code
+    if code is not None and code < 0:
+        run.signal = _signal_name(-code)
+    run.duration_ms = (time.monotonic() - started) * 1000.0
+    return run
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

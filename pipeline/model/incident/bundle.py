@@ -1,0 +1,204 @@
+"""Incident bundles: the sanitized ``incident.json``, the output folder beside it, and promotion to a fixture.
+
+A bundle is data only (it never names an agent or a command)::
+
+    {"schema_version": 1, "kind": "incident-bundle", "incident_id": "inc_<16 hex>", "effects_complete": bool,
+     "input": {...}, "events": [...], "assertions": [...], "redaction": {<the value-free audit>},
+     "checksum": {"algorithm": "sha256", "value": "<hex>"}}        (promoted fixtures only)
+
+Loading one checks everything an import checks again, that it is in normalised form, and (when it has
+one) its checksum: SHA-256 over the bundle without ``checksum``, keys sorted, compact JSON. The
+checksum catches accidental edits; it is not a signature and says nothing about where the data came
+from.
+
+An output folder must be new or empty; it is filled in a hidden sibling folder and renamed into
+place, so it appears whole or not at all. Promotion writes the fixture with ``link(2)``, which never
+replaces an existing file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.incident import export
+from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
+from replay.pipeline.model.validation import json_type
+
+SCHEMA_VERSION = 1
+KIND = "incident-bundle"
+BUNDLE_FILE = "incident.json"
+FILES = ("incident.json", "redaction.json", "evaluation.json", "report.html", "trace.jsonl", "junit.xml")
+REPLAY_FILE = "replay.json"
+BUNDLE_KEYS = ("schema_version", "kind", "incident_id", "effects_complete", "input", "events", "assertions", "redaction")
+
+
+def new_incident_id() -> str:
+    return "inc_" + secrets.token_hex(8)
+
+
+def bundle_document(incident: dict[str, Any]) -> dict[str, Any]:
+    """The bundle's fields, in their written order (a checksum is kept when the incident has one)."""
+    doc = {key: incident[key] for key in BUNDLE_KEYS}
+    if "checksum" in incident:
+        doc["checksum"] = incident["checksum"]
+    return doc
+
+
+def canonical_bytes(document: dict[str, Any]) -> bytes:
+    return orjson.dumps({k: v for k, v in document.items() if k != "checksum"}, option=orjson.OPT_SORT_KEYS)
+
+
+def checksum(document: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_bytes(document)).hexdigest()
+
+
+def pretty(document: Any) -> bytes:
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+# loading ------------------------------------------------------------------------------------------
+def resolve_bundle_path(path: str) -> str:
+    """A bundle is named by its ``incident.json`` or by the folder holding one."""
+    target = Path(path)
+    if target.is_dir() and (target / BUNDLE_FILE).is_file():
+        return str(target / BUNDLE_FILE)
+    return path
+
+
+def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """A checked bundle from ``path``; refused (exit 2) when it is not one, was edited, or breaks an import rule."""
+    path = resolve_bundle_path(path)
+    where = {"source": path}
+    document = export.parse_json(export.read_limited(path, limits, what="bundle"), where)
+    if not isinstance(document, dict) or document.get("kind") != KIND:
+        looks_like_export = isinstance(document, dict) and "schema_version" in document and "kind" not in document
+        refuse("E_INCIDENT_BUNDLE_INVALID", f"{path!r} is not an incident bundle", {**where, "path": "$.kind"},
+               expected=f'"kind": "{KIND}"', received=json_type(document) if not isinstance(document, dict)
+               else repr(document["kind"]) if "kind" in document else "no kind",
+               howToFix="Run `replay incident import EXPORT --out DIR` first, then use DIR/incident.json."
+               if looks_like_export else "Pass the incident.json an import wrote, or a fixture `promote` wrote.")
+    if document.get("schema_version") != 1 or isinstance(document.get("schema_version"), bool):
+        refuse("E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED", "this version reads bundles of schema_version 1 only",
+               {**where, "path": "$.schema_version"}, expected=1, received=repr(document.get("schema_version")))
+    for key in document:
+        if key not in BUNDLE_KEYS + ("checksum",):
+            refuse("E_INCIDENT_FIELD_UNKNOWN", f"the bundle has an unknown field {key!r}", {**where, "path": f"$.{key}"},
+                   expected="one of: " + ", ".join(BUNDLE_KEYS + ("checksum",)), received=key)
+    for key in BUNDLE_KEYS:
+        if key not in document:
+            refuse("E_INCIDENT_FIELD_MISSING", f"the bundle has no {key!r}", {**where, "path": f"$.{key}"}, received="nothing")
+    if "checksum" in document:
+        _verify_checksum(document, where)
+    if not (isinstance(document["incident_id"], str) and document["incident_id"]):
+        refuse("E_INCIDENT_FIELD_INVALID", "`incident_id` must be a non-empty string", {**where, "path": "$.incident_id"},
+               expected="a string", received=json_type(document["incident_id"]))
+    if not isinstance(document["redaction"], dict):
+        refuse("E_INCIDENT_FIELD_INVALID", "`redaction` must be the audit object", {**where, "path": "$.redaction"},
+               expected="an object", received=json_type(document["redaction"]))
+    events = document["events"]
+    positions = [{**where, "path": f"$.events[{k}]"} for k in range(len(events))] if isinstance(events, list) else []
+    normal = export.assemble(document["input"], document["effects_complete"], events, document["assertions"], positions,
+                             {**where, "path": "$"}, limits)
+    for k, (mine, theirs) in enumerate(zip(normal["events"], events, strict=True)):
+        if mine != theirs:
+            refuse("E_INCIDENT_BUNDLE_INVALID", f"event {k} of the bundle is not in normalised form", {**where, "path": f"$.events[{k}]"},
+                   expected="call ids c1, c2, ... in call order; tool_result with result and error", received="another form",
+                   howToFix="Bundles are written by `replay incident import`; import the export again rather than editing one.")
+    return document
+
+
+def _verify_checksum(document: dict[str, Any], where: dict[str, Any]) -> None:
+    stated = document["checksum"]
+    if not (isinstance(stated, dict) and set(stated) == {"algorithm", "value"} and stated["algorithm"] == "sha256"
+            and isinstance(stated["value"], str)):
+        refuse("E_INCIDENT_FIELD_INVALID", "`checksum` must be {\"algorithm\": \"sha256\", \"value\": \"<hex>\"}",
+               {**where, "path": "$.checksum"}, received=json_type(stated))
+    actual = checksum(document)
+    if actual != stated["value"]:
+        refuse("E_INCIDENT_CHECKSUM_MISMATCH", "the fixture's content does not match its SHA-256 checksum: it was edited",
+               {**where, "path": "$.checksum.value"}, expected=stated["value"], received=actual,
+               howToFix="Restore the fixture from version control, or import and promote the incident again.")
+
+
+# output folders -----------------------------------------------------------------------------------
+def check_output_folder(out: str) -> None:
+    """Refuse an --out that exists and is not an empty folder (before anything runs)."""
+    target = Path(out)
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": out},
+               expected="a new or empty folder", received="a file")
+    if target.is_dir() and any(target.iterdir()):
+        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} is not empty", {"path": out},
+               expected="a new or empty folder", received="a folder with files",
+               howToFix="Choose a fresh folder for every run; earlier results are never overwritten.")
+
+
+def write_folder(out: str, files: dict[str, bytes]) -> None:
+    """Create folder ``out`` holding ``files``, all at once: staged in a hidden sibling, then renamed."""
+    check_output_folder(out)
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)
+        for name, data in files.items():
+            with open(staging / name, "wb") as handle:
+                os.fchmod(handle.fileno(), 0o666 & ~umask)
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        try:
+            os.replace(staging, target)  # over an empty folder, or where nothing was
+        except OSError as exc:
+            raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} was filled by someone else meanwhile: {exc.strerror}",
+                              path=out, exit_code=1) from exc
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+# promotion ----------------------------------------------------------------------------------------
+def refuse_existing_fixture(to: str) -> None:
+    target = Path(to)
+    if target.exists() or target.is_symlink():
+        refuse("E_INCIDENT_PROMOTE_TARGET_EXISTS", f"{to!r} already exists; promote never overwrites a fixture", {"path": to},
+               expected="a path where nothing is", received="an existing file",
+               howToFix="Choose another name, or delete the old fixture yourself if it is really to be replaced.")
+
+
+def promote(document: dict[str, Any], to: str) -> dict[str, Any]:
+    """Write the bundle with its checksum to ``to``; never replaces an existing file."""
+    doc = {k: v for k, v in bundle_document(document).items() if k != "checksum"}
+    digest = checksum(doc)
+    data = pretty({**doc, "checksum": {"algorithm": "sha256", "value": digest}})
+    refuse_existing_fixture(to)
+    target = Path(to)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, target)  # fails, rather than replaces, when the name was taken meanwhile
+        except FileExistsError:
+            refuse("E_INCIDENT_PROMOTE_TARGET_EXISTS", f"{to!r} already exists; promote never overwrites a fixture", {"path": to})
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return {"incident_id": doc["incident_id"], "promoted": to, "sha256": digest, "bytes": len(data)}

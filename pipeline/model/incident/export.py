@@ -1,0 +1,513 @@
+"""Incident exports -> one normalised incident: the canonical export, RunLedger JSONL logs and replay journals.
+
+Every import rule is a validation with its own error code (a ``ReplayError``, exit 2, naming the file,
+line and JSON path at fault). Nothing is manufactured: a missing result, terminal event, input or
+effect is refused, never invented. The normalised incident is::
+
+    {"input": {...}, "effects_complete": bool, "events": [...], "assertions": [...]}
+
+with events from this table (call ids renumbered ``c1``, ``c2``, ... in call order, timestamps dropped):
+
+    tool_call        call_id, name, args (object)
+    tool_result      call_id, ok (bool), result (default null), error (default null)
+    business_effect  call_id, effect (object with a string `type`)
+    final_output     output (object)
+    task_error       message (string)
+
+Calls are serial (a call's result comes before the next call), every call has exactly one result,
+exactly one terminal event (``final_output`` / ``task_error``) ends the trace after every result, and
+an effect names an earlier call and comes before the terminal event.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import orjson
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.incident.rules import check_rules
+from replay.pipeline.model.validation import json_type
+
+SCHEMA_VERSION = 1
+FORMATS = ("canonical", "runledger", "replay")
+TERMINAL = ("final_output", "task_error")
+ROOT_REQUIRED = ("schema_version", "input", "events", "assertions")
+ROOT_OPTIONAL = ("effects_complete",)
+ROOT_DISCARDED = ("incident_id", "title", "metadata", "source")
+DISCARDED_EVENT_FIELDS = ("timestamp",)
+
+
+def _any(value: Any) -> bool:
+    return True
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+# type -> (required fields, optional fields): field -> (check, what it must be)
+Check = tuple[Callable[[Any], bool], str]
+EVENT_TABLE: dict[str, tuple[dict[str, Check], dict[str, Check]]] = {
+    "tool_call": ({"call_id": (_text, "a non-empty string"), "name": (_text, "a non-empty string"),
+                   "args": (_object, "an object")}, {}),
+    "tool_result": ({"call_id": (_text, "a non-empty string"), "ok": (_bool, "true or false")},
+                    {"result": (_any, "any JSON value"), "error": (_any, "any JSON value")}),
+    "business_effect": ({"call_id": (_text, "a non-empty string"), "effect": (_object, "an object with a string `type`")}, {}),
+    "final_output": ({"output": (_object, "an object")}, {}),
+    "task_error": ({"message": (_string, "a string")}, {}),
+}
+EVENT_EXAMPLES = {
+    "tool_call": '{"type": "tool_call", "call_id": "call-1", "name": "lookup_order", "args": {"order_id": "order-1"}}',
+    "tool_result": '{"type": "tool_result", "call_id": "call-1", "ok": true, "result": {"status": "shipped"}}',
+    "business_effect": '{"type": "business_effect", "call_id": "call-1", "effect": {"type": "refund", "amount_cents": 4900}}',
+    "final_output": '{"type": "final_output", "output": {"status": "done"}}',
+    "task_error": '{"type": "task_error", "message": "gave up"}',
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Import limits; each has a flag that raises it."""
+
+    max_bytes: int = 4 * 1024 * 1024
+    max_events: int = 500
+    max_depth: int = 20
+    max_assertions: int = 30
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def refuse(code: str, message: str, where: dict[str, Any] | None = None, **fields: Any) -> NoReturn:
+    raise ReplayError(code, message, **{**(where or {}), **fields})
+
+
+def _at(where: dict[str, Any], suffix: str) -> dict[str, Any]:
+    return {**where, "path": (where.get("path") or "$") + suffix}
+
+
+# reading ------------------------------------------------------------------------------------------
+def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
+    """The file's bytes; refused when missing, unreadable or over ``limits.max_bytes``."""
+    target = Path(path)
+    if not target.exists():
+        refuse("E_INPUT_PATH_NOT_FOUND", f"{what} {path!r} does not exist", {"path": path})
+    if not target.is_file():
+        refuse("E_INPUT_NOT_FILE_OR_DIR", f"{what} {path!r} is not a regular file", {"path": path})
+    try:
+        with target.open("rb") as handle:
+            data = handle.read(limits.max_bytes + 1)
+    except OSError as exc:
+        refuse("E_INPUT_UNREADABLE", f"{what} {path!r} could not be read: {exc.strerror or exc}", {"path": path})
+    if len(data) > limits.max_bytes:
+        refuse("E_INCIDENT_INPUT_TOO_LARGE", f"{what} {path!r} is larger than {limits.max_bytes} bytes",
+               {"source": path}, expected=f"at most {limits.max_bytes} bytes", received=f"{os.path.getsize(path)} bytes",
+               howToFix="Export one incident per file, or raise the limit with --max-bytes.")
+    return data
+
+
+def parse_json(data: bytes, where: dict[str, Any], *, lines_hint: bool = False) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "recursion" in str(exc).lower():
+            refuse("E_INCIDENT_NESTING_TOO_DEEP", "the JSON is nested deeper than any import allows", where)
+        if lines_hint and data.strip().count(b"\n") and all(_is_json(line) for line in data.splitlines() if line.strip()):
+            refuse("E_INCIDENT_FORMAT_UNSUPPORTED", "this file is JSON Lines, not one canonical export object", where,
+                   expected="one JSON object (schema_version 1)", received="JSON Lines",
+                   howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
+        position = {"column": exc.colno} if "line" in where else {"line": exc.lineno, "column": exc.colno}
+        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **position})
+
+
+def _is_json(line: bytes) -> bool:
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def check_depth(document: Any, limits: Limits, where: dict[str, Any]) -> None:
+    """Refuse documents nested deeper than ``limits.max_depth`` (the outermost value is level 1)."""
+    stack: list[tuple[Any, int, str]] = [(document, 1, where.get("path") or "$")]
+    while stack:
+        node, depth, path = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limits.max_depth:
+                refuse("E_INCIDENT_NESTING_TOO_DEEP", f"the export is nested deeper than {limits.max_depth} levels",
+                       {**where, "path": path}, expected=f"at most {limits.max_depth} levels", received=f"level {depth}",
+                       howToFix="Flatten the payload, remove it with --redact, or raise the limit with --max-depth.")
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in items:
+                if isinstance(child, dict | list):
+                    step = f".{key}" if isinstance(key, str) else f"[{key}]"
+                    stack.append((child, depth + 1, path + step))
+
+
+# the event table ----------------------------------------------------------------------------------
+def check_fields(record: dict[str, Any], required: dict[str, Check], optional: dict[str, Check], where: dict[str, Any],
+                 *, ignored: tuple[str, ...] = (), what: str, example: str | None = None) -> None:
+    known = set(required) | set(optional) | set(ignored) | {"type"}
+    for key in record:
+        if key not in known:
+            refuse("E_INCIDENT_FIELD_UNKNOWN", f"{what} has an unknown field {key!r}", _at(where, f".{key}"),
+                   expected="one of: " + ", ".join(sorted(known)), received=key, example=example)
+    for key, (ok, must) in required.items():
+        if key not in record:
+            refuse("E_INCIDENT_FIELD_MISSING", f"{what} needs field {key!r} ({must})", _at(where, f".{key}"),
+                   expected=must, received="nothing", example=example)
+    for key, (ok, must) in (required | optional).items():
+        if key in record and not ok(record[key]):
+            refuse("E_INCIDENT_FIELD_INVALID", f"{what} field {key!r} must be {must}", _at(where, f".{key}"),
+                   expected=must, received=json_type(record[key]), example=example)
+
+
+def normalise_events(events: Any, positions: list[dict[str, Any]], limits: Limits, *, extra_fields: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Check the trace against the event table and the ordering rules; return it normalised."""
+    if len(events) > limits.max_events:
+        refuse("E_INCIDENT_TOO_MANY_EVENTS", f"the trace has {len(events)} events; at most {limits.max_events} are imported",
+               positions[limits.max_events] if len(positions) > limits.max_events else None,
+               expected=f"at most {limits.max_events} events", received=f"{len(events)} events",
+               howToFix="Export only the failing task, or raise the limit with --max-events.")
+    ids: dict[str, str] = {}
+    open_call: str | None = None
+    answered: set[str] = set()
+    terminal_at: int | None = None
+    out: list[dict[str, Any]] = []
+    for k, event in enumerate(events):
+        where = positions[k]
+        if not isinstance(event, dict):
+            refuse("E_INCIDENT_SHAPE_INVALID", f"event {k} is not an object", where, expected="object", received=json_type(event))
+        kind = event.get("type")
+        if "type" not in event:
+            refuse("E_INCIDENT_FIELD_MISSING", f"event {k} has no `type`", _at(where, ".type"),
+                   expected="one of: " + ", ".join(EVENT_TABLE), received="nothing")
+        if kind not in EVENT_TABLE:
+            refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", f"event {k} has a type this importer does not know", _at(where, ".type"),
+                   expected="one of: " + ", ".join(EVENT_TABLE), received=kind if isinstance(kind, str) else json_type(kind),
+                   howToFix="Map your trace to tool_call, tool_result, business_effect, final_output and task_error; "
+                            "unsupported events are refused rather than approximated.")
+        if terminal_at is not None:
+            refuse("E_INCIDENT_TERMINAL_NOT_LAST", f"event {k} ({kind}) comes after the terminal event {terminal_at}", where,
+                   expected="the terminal event (final_output or task_error) last", received=str(kind),
+                   howToFix="End the trace with exactly one final_output or task_error, after every result and effect.")
+        required, optional = EVENT_TABLE[kind]
+        check_fields(event, required, optional, where, ignored=DISCARDED_EVENT_FIELDS + extra_fields,
+                     what=f"{kind} event {k}", example=EVENT_EXAMPLES[kind])
+        if kind == "tool_call":
+            if event["call_id"] in ids:
+                refuse("E_INCIDENT_CALL_ID_DUPLICATE", f"call id of event {k} was already used by an earlier tool_call",
+                       _at(where, ".call_id"), expected="a call id unique in the trace", received="a repeated call id")
+            if open_call is not None:
+                refuse("E_INCIDENT_CALL_CONCURRENT", f"event {k} starts a call while call {open_call} has no result yet", where,
+                       expected=f"the tool_result of {open_call} first", received="another tool_call",
+                       howToFix="Tool calls must be serial, each followed by its result; concurrent calls are not supported yet.")
+            open_call = ids[event["call_id"]] = f"c{len(ids) + 1}"
+            out.append({"type": kind, "call_id": open_call, "name": event["name"], "args": event["args"]})
+        elif kind == "tool_result":
+            cid = ids.get(event["call_id"])
+            if cid is None or cid in answered:
+                refuse("E_INCIDENT_RESULT_UNMATCHED",
+                       f"tool_result event {k} " + ("names no earlier tool_call" if cid is None else f"is a second result for {cid}"),
+                       _at(where, ".call_id"), expected="the call id of the open tool_call",
+                       received="an unknown call id" if cid is None else "a call that already has its result")
+            answered.add(cid)
+            open_call = None
+            out.append({"type": kind, "call_id": cid, "ok": event["ok"], "result": event.get("result"), "error": event.get("error")})
+        elif kind == "business_effect":
+            cid = ids.get(event["call_id"])
+            if cid is None:
+                refuse("E_INCIDENT_EFFECT_CALL_UNKNOWN", f"business_effect event {k} names no earlier tool_call",
+                       _at(where, ".call_id"), expected="the call id of an earlier tool_call", received="an unknown call id",
+                       howToFix="An effect may come after its call's result, but must reference a call recorded before it.")
+            effect = event["effect"]
+            if "type" not in effect:
+                refuse("E_INCIDENT_FIELD_MISSING", f"the effect of event {k} has no `type`", _at(where, ".effect.type"),
+                       expected="a non-empty string", received="nothing", example=EVENT_EXAMPLES[kind])
+            if not _text(effect["type"]):
+                refuse("E_INCIDENT_FIELD_INVALID", f"the effect type of event {k} must be a non-empty string",
+                       _at(where, ".effect.type"), expected="a non-empty string", received=json_type(effect["type"]))
+            out.append({"type": kind, "call_id": cid, "effect": effect})
+        else:
+            if open_call is not None:
+                refuse("E_INCIDENT_RESULT_MISSING", f"the terminal event {k} comes while call {open_call} has no result", where,
+                       expected=f"a tool_result for {open_call} first", received=kind,
+                       howToFix="Record an ambiguous timeout as a failed tool_result (ok false), not as a missing one.")
+            terminal_at = k
+            out.append({"type": kind, "output": event["output"]} if kind == "final_output" else {"type": kind, "message": event["message"]})
+    if open_call is not None:
+        refuse("E_INCIDENT_RESULT_MISSING", f"call {open_call} has no tool_result", positions[-1] if positions else None,
+               expected=f"a tool_result for {open_call}", received="end of trace",
+               howToFix="Record an ambiguous timeout as a failed tool_result (ok false), not as a missing one.")
+    if terminal_at is None:
+        refuse("E_INCIDENT_TERMINAL_MISSING", "the trace has no terminal event (final_output or task_error)",
+               positions[-1] if positions else None, expected="a final_output or task_error last", received="end of trace",
+               howToFix="Incomplete traces are not supported: export the agent's final output or its recorded error.")
+    return out
+
+
+def assemble(input_: Any, effects_complete: Any, events: Any, assertions: Any, positions: list[dict[str, Any]],
+             where: dict[str, Any], limits: Limits, *, extra_fields: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The normalised incident from its four parts (each checked)."""
+    if not isinstance(input_, dict):
+        refuse("E_INCIDENT_FIELD_INVALID", "`input` must be an object", _at(where, ".input"),
+               expected="an object", received=json_type(input_))
+    if not isinstance(effects_complete, bool):
+        refuse("E_INCIDENT_FIELD_INVALID", "`effects_complete` must be true or false", _at(where, ".effects_complete"),
+               expected="true or false", received=json_type(effects_complete))
+    if not isinstance(events, list):
+        refuse("E_INCIDENT_FIELD_INVALID", "`events` must be an array", _at(where, ".events"),
+               expected="an array of events", received=json_type(events))
+    if not isinstance(assertions, list):
+        refuse("E_INCIDENT_FIELD_INVALID", "`assertions` must be an array", _at(where, ".assertions"),
+               expected="an array of rules", received=json_type(assertions))
+    check_depth({"input": input_, "events": events, "assertions": assertions}, limits, {**where, "path": "$"})
+    normalised = normalise_events(events, positions, limits, extra_fields=extra_fields)
+    check_rules(assertions, _at(where, ".assertions"), max_rules=limits.max_assertions)
+    return {"input": input_, "effects_complete": effects_complete, "events": normalised, "assertions": assertions}
+
+
+# the canonical export -----------------------------------------------------------------------------
+def load_canonical(data: bytes, source: str, limits: Limits) -> dict[str, Any]:
+    where = {"source": source}
+    document = parse_json(data, where, lines_hint=True)
+    if not isinstance(document, dict):
+        refuse("E_INCIDENT_SHAPE_INVALID", "a canonical export is one JSON object", {**where, "path": "$"},
+               expected="object", received=json_type(document))
+    if "schema_version" not in document:
+        refuse("E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED", "the export has no `schema_version`", {**where, "path": "$.schema_version"},
+               expected=SCHEMA_VERSION, received="nothing", example='"schema_version": 1')
+    version = document["schema_version"]
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        refuse("E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED", "this importer reads schema_version 1 only",
+               {**where, "path": "$.schema_version"}, expected=SCHEMA_VERSION,
+               received=version if isinstance(version, int | float | str) else json_type(version))
+    known = ROOT_REQUIRED + ROOT_OPTIONAL + ROOT_DISCARDED
+    for key in document:
+        if key not in known:
+            refuse("E_INCIDENT_FIELD_UNKNOWN", f"the export has an unknown field {key!r}", {**where, "path": f"$.{key}"},
+                   expected="one of: " + ", ".join(known), received=key,
+                   howToFix="Remove the field; unknown fields are refused rather than guessed at.")
+    for key in ROOT_REQUIRED:
+        if key not in document:
+            refuse("E_INCIDENT_FIELD_MISSING", f"the export needs field {key!r}", {**where, "path": f"$.{key}"},
+                   received="nothing")
+    events = document["events"]
+    positions = [{**where, "path": f"$.events[{k}]"} for k in range(len(events))] if isinstance(events, list) else []
+    return assemble(document["input"], document.get("effects_complete", False), events, document["assertions"],
+                    positions, {**where, "path": "$"}, limits)
+
+
+# JSON Lines formats -------------------------------------------------------------------------------
+def _jsonl(data: bytes, source: str) -> list[tuple[int, dict[str, Any]]]:
+    records = []
+    for n, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        value = parse_json(line, {"source": source, "line": n})
+        if not isinstance(value, dict):
+            refuse("E_INCIDENT_SHAPE_INVALID", f"line {n} is not a JSON object", {"source": source, "line": n, "path": "$"},
+                   expected="object", received=json_type(value))
+        records.append((n, value))
+    if not records:
+        refuse("E_INCIDENT_TERMINAL_MISSING", "the log holds no records", {"source": source},
+               expected="a task's events", received="an empty file")
+    return records
+
+
+def _choose_case(found: list[str], case: str | None, source: str, flag_help: str) -> str:
+    if case is not None:
+        if case not in found:
+            refuse("E_INCIDENT_CASE_NOT_FOUND", f"no records of case {case!r} in {source!r}", {"source": source, "path": "--case"},
+                   expected="one of: " + ", ".join(found), received=case)
+        return case
+    if len(found) > 1:
+        refuse("E_INCIDENT_CASE_REQUIRED", f"{source!r} holds {len(found)} {flag_help}s; choose one with --case",
+               {"source": source, "path": "--case"}, expected="one of: " + ", ".join(found), received="no --case",
+               example=f"--case {found[0]}")
+    return found[0]
+
+
+RUNLEDGER_SELECTED = ("task_start",) + tuple(EVENT_TABLE)
+RUNLEDGER_DISCARDED = ("log", "assertion_failure", "budget_failure", "case_end")
+
+
+def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any], rules_where: dict[str, Any],
+                   effects_complete: bool, limits: Limits) -> dict[str, Any]:
+    """A RunLedger ``run.jsonl``: one case's task_start input, tool events, explicit effects and terminal event;
+    its logs and earlier assertion/budget results are dropped."""
+    records = _jsonl(data, source)
+    cases: list[str] = []
+    for n, record in records:
+        where = {"source": source, "line": n}
+        if "type" not in record or not _text(record["type"]):
+            refuse("E_INCIDENT_FIELD_MISSING", f"line {n} has no string `type`", {**where, "path": "$.type"}, received="nothing")
+        if record["type"] not in RUNLEDGER_SELECTED + RUNLEDGER_DISCARDED:
+            refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", f"line {n} has a record type RunLedger logs do not have", {**where, "path": "$.type"},
+                   expected="one of: " + ", ".join(RUNLEDGER_SELECTED + RUNLEDGER_DISCARDED), received=record["type"])
+        if not _text(record.get("case_id")):
+            refuse("E_INCIDENT_FIELD_MISSING", f"line {n} has no string `case_id`", {**where, "path": "$.case_id"},
+                   received=json_type(record.get("case_id")) if "case_id" in record else "nothing")
+        if record["case_id"] not in cases:
+            cases.append(record["case_id"])
+    chosen = _choose_case(cases, case, source, "case id")
+    input_: Any = None
+    events: list[Any] = []
+    positions: list[dict[str, Any]] = []
+    for n, record in records:
+        if record["case_id"] != chosen or record["type"] in RUNLEDGER_DISCARDED:
+            continue
+        where = {"source": source, "line": n, "path": "$"}
+        body = {k: v for k, v in record.items() if k not in ("case_id", "timestamp")}
+        if record["type"] == "task_start":
+            if input_ is not None:
+                refuse("E_INCIDENT_TASK_START_DUPLICATE", f"case {chosen!r} has a second task_start at line {n}", where,
+                       expected="one task_start per case", received="another task_start",
+                       howToFix="Export one run of the case per log file.")
+            check_fields(body, {"input": (_object, "an object")}, {"task_id": (_any, "any")}, where, what="task_start")
+            input_ = body["input"]
+            continue
+        if record["type"] == "task_error":
+            body.pop("data", None)  # free-form diagnostics: not part of the incident
+        events.append(body)
+        positions.append(where)
+    if input_ is None:
+        refuse("E_INCIDENT_TASK_START_MISSING", f"case {chosen!r} has no task_start with its input", {"source": source},
+               expected="a task_start record with `input`", received="none")
+    return assemble(input_, effects_complete, events, rules, positions, rules_where, limits)
+
+
+REPLAY_DISCARDED = ("run_started", "user_message", "assistant_message")
+
+
+def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[Any], rules_where: dict[str, Any],
+                        effects_complete: bool, limits: Limits) -> dict[str, Any]:
+    """A replay journal (``replay read`` output): one run's prompt, tool calls, explicit effects and ending."""
+    records = _jsonl(data, source)
+    runs: list[str] = []
+    for n, record in records:
+        if record.get("$record") in ("source", "heal"):
+            continue
+        run_id = record.get("runId")
+        if not isinstance(run_id, str) or not run_id:
+            refuse("E_INCIDENT_FIELD_MISSING", f"line {n} has no string `runId`", {"source": source, "line": n, "path": "$.runId"},
+                   received="nothing")
+        if run_id not in runs:
+            runs.append(run_id)
+    chosen = _choose_case(runs, case, source, "run")
+    run: dict[str, Any] = {}
+    prompt: Any = None
+    events: list[Any] = []
+    positions: list[dict[str, Any]] = []
+    for n, record in records:
+        if record.get("runId") != chosen:
+            continue
+        where = {"source": source, "line": n, "path": "$"}
+        if record.get("$record") == "run":
+            run = record
+            continue
+        if "$record" in record:
+            continue
+        kind = record.get("type")
+        raw_payload = record.get("payload")
+        payload: dict[str, Any] = raw_payload if isinstance(raw_payload, dict) else {}
+        if kind == "user_message" and prompt is None and isinstance(payload.get("text"), str):
+            prompt = payload["text"]
+        if kind in REPLAY_DISCARDED:
+            continue
+        event = _replay_event(kind, payload, run, _at(where, ".payload"))
+        events.append(event)
+        positions.append(where)
+    input_: dict[str, Any] = {}
+    if isinstance(run.get("prompt"), str):
+        input_["prompt"] = run["prompt"]
+    elif prompt is not None:
+        input_["prompt"] = prompt
+    else:
+        refuse("E_INCIDENT_TASK_START_MISSING", f"run {chosen!r} has no prompt (run record) or user_message", {"source": source},
+               expected="a run record with `prompt`, or a user_message", received="none")
+    if isinstance(run.get("context"), dict) and run["context"]:
+        input_["context"] = run["context"]
+    return assemble(input_, effects_complete, events, rules, positions, rules_where, limits)
+
+
+def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where: dict[str, Any]) -> dict[str, Any]:
+    if kind == "tool_called":
+        return {"type": "tool_call", "call_id": payload.get("callId"), "name": payload.get("toolName"),
+                **({"args": payload["args"]} if "args" in payload else {})}
+    if kind == "tool_completed":
+        return {"type": "tool_result", "call_id": payload.get("callId"), "ok": True,
+                "result": payload.get("output", payload.get("result"))}
+    if kind == "tool_failed":
+        return {"type": "tool_result", "call_id": payload.get("callId"), "ok": False, "error": payload.get("error")}
+    if kind == "business_effect":
+        return {"type": "business_effect", "call_id": payload.get("callId"), "effect": payload.get("effect")}
+    if kind == "run_completed":
+        if isinstance(payload.get("output"), dict):
+            return {"type": "final_output", "output": payload["output"]}
+        if isinstance(run.get("response"), str):
+            return {"type": "final_output", "output": {"response": run["response"]}}
+        refuse("E_INCIDENT_FIELD_MISSING", "run_completed has no output object and the run record no response", where,
+               expected="payload.output (object) or the run's `response`", received="nothing")
+    if kind == "run_failed":
+        for error in (payload.get("error"), run.get("error")):
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                return {"type": "task_error", "message": error["message"]}
+            if isinstance(error, str):
+                return {"type": "task_error", "message": error}
+        refuse("E_INCIDENT_FIELD_MISSING", "run_failed has no error message", where,
+               expected="payload.error.message or the run's error.message", received="nothing")
+    refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", "the journal has an event type the importer does not map", {**where, "path": "$.type"},
+           expected="tool_called, tool_completed, tool_failed, business_effect, run_completed, run_failed "
+                    "(run_started, user_message and assistant_message are dropped)",
+           received=kind if isinstance(kind, str) else json_type(kind))
+
+
+def load_rules_file(path: str, limits: Limits) -> tuple[list[Any], dict[str, Any]]:
+    """The assertion array of a ``--rules`` file, and where it came from (for error positions)."""
+    data = read_limited(path, limits, what="rules file")
+    where = {"source": path, "path": "$"}
+    rules = parse_json(data, {"source": path})
+    if not isinstance(rules, list):
+        refuse("E_INCIDENT_SHAPE_INVALID", "a rules file is a JSON array of rules", where, expected="array",
+               received=json_type(rules), example='[{"id": "one-refund-per-order", "type": "effect_count", '
+                                                  '"effect_type": "refund", "group_by": "order_id", "min": 1, "max": 1}]')
+    return rules, where
+
+
+def load_export(path: str, *, format: str = "canonical", case: str | None = None, rules_path: str | None = None,
+                effects_complete: bool | None = None, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """Read and check an export of any supported format; the normalised incident (not yet redacted)."""
+    if format not in FORMATS:
+        refuse("E_INCIDENT_FORMAT_UNSUPPORTED", f"unknown export format {format!r}", {"path": "--format"},
+               expected="one of: " + ", ".join(FORMATS), received=format)
+    if format == "canonical":
+        for flag, given in (("--case", case), ("--rules", rules_path), ("--effects-complete", effects_complete)):
+            if given is not None:
+                refuse("E_USAGE_INVALID", f"{flag} is for --format runledger/replay; a canonical export declares it itself",
+                       {"path": flag}, howToFix="Put `assertions` and `effects_complete` in the export, or pick --format.")
+        return load_canonical(read_limited(path, limits), path, limits)
+    if rules_path is None:
+        refuse("E_INCIDENT_RULES_MISSING", f"--format {format} needs --rules FILE: at least one explicit rule",
+               {"path": "--rules"}, example="--rules rules.json")
+    rules, rules_where = load_rules_file(rules_path, limits)
+    data = read_limited(path, limits)
+    loader = load_runledger if format == "runledger" else load_replay_journal
+    return loader(data, path, case, rules, rules_where, bool(effects_complete), limits)

@@ -1,0 +1,416 @@
+"""Local redaction: detectors for credentials and personal data, keyed-hash aliases, JSON Pointer removal, a value-free audit.
+
+Every ``Redactor`` draws a fresh random secret; an alias is ``<kind>_<16 hex digits>`` of an HMAC-SHA256
+of the value under that secret, so within one import a repeated value (an order id, an idempotency
+key) always gets the same alias and stays correlatable, while two imports of the same export give
+different aliases. The secret and the original-to-alias mapping live only in memory.
+
+What happens to a value (first match wins):
+
+1. a detector (private key block, JWT, AWS key, provider API key, bearer token, password in a URL,
+   email, Luhn-valid card number, IP address, phone number) matches the whole string: alias; it
+   matches part of a longer text: the text is removed;
+2. the field name says what it holds: credentials (``password``, ``api_key``, ...) and personal data
+   (``email``, ``name``, ``address``, ...) are aliased, opaque identifiers (``id``, ``*_id``,
+   ``*_key``, ``*_number``, ...) are aliased, numbers included (they become string aliases);
+   freeform text (``request``, ``message``, ``note``, ...) is removed;
+3. error text (a tool result's ``error``, a ``task_error`` message) keeps machine error codes
+   (``TIMEOUT``, ``gateway_timeout``) and loses everything else;
+4. what remains is kept when it is plainly not private (statuses, currencies, short lowercase
+   words, small numbers such as amounts and limits), removed when it is text with spaces, and
+   aliased otherwise (opaque tokens).
+
+Protocol structure is never touched: event types, call ids, tool names, ``ok``, effect types, rule
+ids and fields. Automated redaction is not a guarantee of anonymity; the audit says so.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import ipaddress
+import re
+import secrets
+from collections import Counter
+from typing import Any, NoReturn
+
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.incident import pointers
+
+REMOVED = "[redacted]"
+
+# detectors ----------------------------------------------------------------------------------------
+_API_KEY_SHAPES = "|".join((
+    r"sk-ant-[A-Za-z0-9_-]{20,}",  # Anthropic
+    r"sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,}",  # OpenAI, OpenRouter
+    r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
+    r"whsec_[A-Za-z0-9]{20,}",  # Stripe webhooks
+    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub
+    r"github_pat_[A-Za-z0-9_]{22,}",
+    r"glpat-[A-Za-z0-9_-]{20,}",  # GitLab
+    r"xox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
+    r"AIza[0-9A-Za-z_-]{35}",  # Google
+    r"hf_[A-Za-z0-9]{30,}",  # Hugging Face
+    r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",  # SendGrid
+    r"npm_[A-Za-z0-9]{36}",
+    r"(?:AC|SK)[0-9a-f]{32}",  # Twilio
+    r"gsk_[A-Za-z0-9]{20,}",  # Groq
+    r"xai-[A-Za-z0-9]{20,}",
+    r"pplx-[A-Za-z0-9]{20,}",
+    r"r8_[A-Za-z0-9]{20,}",  # Replicate
+))
+_IPV4_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+DETECTORS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private_key", re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----(?:[\s\S]*?-----END \1-----)?")),
+    ("jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{2,}\.eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*")),
+    ("aws_access_key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|AKPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])")),
+    ("aws_secret_key", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")),
+    ("api_key", re.compile(rf"(?<![A-Za-z0-9_-])(?:{_API_KEY_SHAPES})")),
+    ("bearer_token", re.compile(r"(?i)\b(?:bearer|token|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")),
+    ("url_password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:]+:[^\s/?#@]+@[^\s\"'<>]+")),
+    ("email", re.compile(r"(?<![\w.+%-])[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}")),
+    ("card_number", re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")),
+    ("ip_address", re.compile(rf"(?<![\d.])(?:{_IPV4_OCTET}\.){{3}}{_IPV4_OCTET}(?!\d)(?!\.\d)"
+                              r"|(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Fa-f:])")),
+    ("phone_number", re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]?\d{1,4}){1,6}(?!\w)")),
+)
+DETECTOR_KINDS = tuple(kind for kind, _ in DETECTORS)
+ALIAS_PREFIX = {
+    "private_key": "secret", "jwt": "secret", "aws_access_key": "secret", "aws_secret_key": "secret", "api_key": "secret",
+    "bearer_token": "secret", "url_password": "secret", "email": "email", "card_number": "card", "ip_address": "ip",
+    "phone_number": "phone", "secret_field": "secret", "personal_field": "pii", "identifier": "id",
+}
+FIELD_KINDS = ("secret_field", "personal_field", "identifier", "freeform_text")
+
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _plausible(kind: str, text: str) -> bool:
+    if kind == "card_number":
+        digits = re.sub(r"\D", "", text)
+        return 13 <= len(digits) <= 19 and luhn_ok(digits)
+    if kind == "ip_address" and ":" in text:
+        if sum(c.isalnum() for c in text) < 2 or ("::" not in text and text.count(":") != 7):
+            return False
+        try:
+            ipaddress.IPv6Address(text)
+        except ValueError:
+            return False
+        return True
+    if kind == "phone_number":
+        count = sum(c.isdigit() for c in text)
+        return 10 <= count <= 15 or (text.startswith("+") and 8 <= count <= 15)
+    if kind == "aws_secret_key":
+        return any(c.isupper() for c in text) and any(c.islower() for c in text) and any(c.isdigit() for c in text)
+    return True
+
+
+def scan(text: str) -> list[tuple[str, int, int]]:
+    """Every detector hit in ``text``: (kind, start, end), in detector order."""
+    hits = []
+    for kind, pattern in DETECTORS:
+        for match in pattern.finditer(text):
+            if _plausible(kind, match.group(0)):
+                hits.append((kind, match.start(), match.end()))
+    return hits
+
+
+# field names --------------------------------------------------------------------------------------
+_SECRET_PARTS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "access_key", "private_key",
+                 "credential", "authorization", "cookie", "session_key", "signature", "cvv", "cvc")
+_SECRET_WORDS = {"pwd", "auth", "pin", "otp", "sig", "jwt", "bearer", "session"}
+_PERSONAL_WORDS = {"email", "mail", "phone", "mobile", "tel", "telephone", "fax", "address", "street", "city", "zip",
+                   "zipcode", "postcode", "postal", "ssn", "dob", "birthday", "birthdate", "name", "firstname", "lastname",
+                   "surname", "fullname", "username", "login", "iban", "bic", "passport", "ip", "card", "pan", "nin", "vat"}
+_IDENTIFIER_SUFFIXES = ("_id", "_ids", "_key", "_keys", "_ref", "_reference", "_number", "_no", "_uuid", "_guid", "_handle")
+_IDENTIFIER_WORDS = {"id", "ids", "uuid", "guid", "ref", "reference", "account", "customer", "user", "order", "invoice",
+                     "transaction", "txn", "ticket", "idempotency", "handle", "sku", "serial", "device"}
+_KEEP_EXACT = {"status", "state", "currency", "type", "kind", "category", "method", "unit", "outcome", "decision", "level",
+               "severity", "priority", "channel", "mode", "tool", "tool_name", "event", "action", "operation", "role",
+               "result_code", "error_code", "reason_code"}
+_KEEP_SUFFIXES = ("_status", "_state", "_code", "_type", "_kind", "_currency", "_method", "_unit", "_mode", "_level")
+_AMOUNT_WORDS = {"amount", "total", "price", "cost", "cents", "quantity", "qty", "count", "limit", "max", "min", "balance",
+                 "fee", "tax", "subtotal", "score", "attempt", "attempts", "retry", "retries", "duration", "ms", "seconds",
+                 "percent", "rate", "tokens", "size", "length", "index", "page", "version", "days", "hours", "minutes"}
+_FREEFORM_WORDS = {"request", "message", "messages", "text", "note", "notes", "description", "comment", "comments", "reason",
+                   "body", "content", "prompt", "query", "summary", "details", "detail", "subject", "title",
+                   "instructions", "feedback", "response", "answer", "explanation", "msg", "transcript", "memo"}
+_ERROR_KEYS = {"error", "errors", "err", "exception", "failure", "fault", "error_message", "stack", "traceback"}
+
+
+def field_class(key: str | None) -> str | None:
+    """What a field name says about its value: secret, personal, identifier, keep, amount, freeform, error, or None."""
+    if not key:
+        return None
+    k = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key)
+    k = re.sub(r"[^a-z0-9]+", "_", k.lower()).strip("_")
+    words = set(k.split("_"))
+    if k in _ERROR_KEYS:
+        return "error"
+    if k == "tokens" or k.endswith("_tokens"):
+        return "amount"
+    if k in _KEEP_EXACT:
+        return "keep"
+    if any(part in k for part in _SECRET_PARTS) or words & _SECRET_WORDS:
+        return "secret"
+    if words & _PERSONAL_WORDS:
+        return "personal"
+    if k in ("id", "uuid", "guid") or k.endswith(_IDENTIFIER_SUFFIXES):
+        return "identifier"
+    if k.endswith(_KEEP_SUFFIXES):
+        return "keep"
+    if words & _AMOUNT_WORDS:
+        return "amount"
+    if words & _FREEFORM_WORDS:
+        return "freeform"
+    if words & _IDENTIFIER_WORDS:
+        return "identifier"
+    return None
+
+
+_UPPER_CODE = re.compile(r"[A-Z]+(?:_[A-Z0-9]+)*")
+_LOWER_WORDS = re.compile(r"[a-z]+(?:[_.-][a-z]+)*")
+_SMALL_NUMBER = re.compile(r"-?\d{1,8}(?:\.\d{1,4})?")
+
+
+def is_machine_code(text: str) -> bool:
+    """``TIMEOUT``, ``E_RATE_LIMIT``, ``HTTP_504``, ``gateway_timeout``: codes, not prose."""
+    return len(text) <= 64 and bool(_UPPER_CODE.fullmatch(text) or _LOWER_WORDS.fullmatch(text))
+
+
+def is_plain_token(text: str) -> bool:
+    """A value that says nothing about anyone: a status, a currency code, a small number written as text."""
+    return len(text) <= 40 and bool(_UPPER_CODE.fullmatch(text) or _LOWER_WORDS.fullmatch(text) or _SMALL_NUMBER.fullmatch(text))
+
+
+def _refuse(code: str, message: str, pointer: str, **fields: Any) -> NoReturn:
+    raise ReplayError(code, message, **{"path": "--redact", "received": pointer, **fields})
+
+
+class Redactor:
+    """Redacts values with one random secret; counts what it did, never what it saw."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secret if secret is not None else secrets.token_bytes(32)
+        self.counts: Counter[str] = Counter()
+        self._aliases: set[str] = set()
+
+    # aliases ------------------------------------------------------------------------------------
+    def alias(self, kind: str, value: str) -> str:
+        digest = hmac.new(self._secret, value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:16]
+        alias = f"{ALIAS_PREFIX[kind]}_{digest}"
+        self._aliases.add(alias)
+        return alias
+
+    # values -------------------------------------------------------------------------------------
+    def value(self, node: Any, key: str | None = None, context: str = "data") -> Any:
+        """A redacted copy of any JSON value found under field ``key``."""
+        if isinstance(node, dict):
+            return {self._key(k): self.value(v, k, "error" if field_class(k) == "error" else context) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self.value(v, key, context) for v in node]
+        if isinstance(node, str):
+            return self._string(node, key, context)
+        if isinstance(node, bool) or node is None:
+            return node
+        if isinstance(node, int | float):
+            return self._number(node, key)
+        return node  # pragma: no cover - JSON has no other types
+
+    def _key(self, key: str) -> str:
+        hits = scan(key)
+        if not hits:
+            return key
+        for kind in {h[0] for h in hits}:
+            self.counts[kind] += 1
+        self.counts["object_keys_aliased"] += 1
+        return self.alias(hits[0][0], key)
+
+    def _string(self, text: str, key: str | None, context: str) -> str:
+        stripped = text.strip()
+        if not stripped:
+            return text
+        hits = scan(text)
+        if hits:
+            for kind in {h[0] for h in hits}:
+                self.counts[kind] += 1
+            offset = len(text) - len(text.lstrip())
+            for kind, start, end in hits:
+                if start == offset and end == offset + len(stripped):
+                    return self.alias(kind, stripped)
+            self.counts["freeform_text"] += 1
+            return REMOVED
+        cls = field_class(key)
+        if cls in ("secret", "personal", "identifier"):
+            kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
+            self.counts[kind] += 1
+            return self.alias(kind, stripped)
+        if context == "error":
+            if is_machine_code(stripped):
+                return text
+            self.counts["freeform_text"] += 1
+            return REMOVED
+        if cls == "freeform":
+            self.counts["freeform_text"] += 1
+            return REMOVED
+        if cls == "keep" and len(text) <= 64:
+            return text
+        if any(c.isspace() for c in stripped):
+            self.counts["freeform_text"] += 1
+            return REMOVED
+        if is_plain_token(stripped):
+            return text
+        self.counts["identifier"] += 1
+        return self.alias("identifier", stripped)
+
+    def _number(self, number: float, key: str | None) -> Any:
+        cls = field_class(key)
+        text = repr(number) if isinstance(number, float) else str(number)
+        kind = None
+        if cls in ("secret", "personal", "identifier"):
+            kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
+        elif cls != "amount" and isinstance(number, int):
+            digits = str(abs(number))
+            if 13 <= len(digits) <= 19 and luhn_ok(digits):
+                kind = "card_number"
+            elif len(digits) >= 9:
+                kind = "identifier"
+        if kind is None:
+            return number
+        self.counts[kind] += 1
+        self.counts["numeric_to_string"] += 1
+        return self.alias(kind, text)
+
+    # incidents ----------------------------------------------------------------------------------
+    def incident(self, incident: dict[str, Any], remove: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
+        """A redacted copy of a normalised incident; ``remove`` lists JSON Pointers to delete first."""
+        work = copy.deepcopy({k: incident[k] for k in ("input", "events", "assertions")})
+        self._remove(work, remove)
+        events = []
+        for event in work["events"]:
+            kind = event["type"]
+            if kind == "tool_call":
+                event = {**event, "args": self.value(event["args"])}
+            elif kind == "tool_result":
+                event = {**event, "result": self.value(event["result"], "result"), "error": self.value(event["error"], "error", "error")}
+            elif kind == "business_effect":
+                effect = event["effect"]
+                body = self.value({k: v for k, v in effect.items() if k != "type"})
+                event = {**event, "effect": {"type": effect["type"], **body}}
+            elif kind == "final_output":
+                event = {**event, "output": self.value(event["output"])}
+            else:
+                event = {**event, "message": self._string(event["message"], "message", "error")}
+            events.append(event)
+        assertions = []
+        for rule in work["assertions"]:
+            if rule["type"] == "output_equals":
+                tokens = pointers.parse(rule["path"])
+                redacted = self.value(rule["value"], tokens[-1] if tokens else None)
+                if redacted != rule["value"]:
+                    self.counts["rule_values_redacted"] += 1
+                rule = {**rule, "value": redacted}
+            assertions.append(rule)
+        return {**incident, "input": self.value(work["input"]), "events": events, "assertions": assertions}
+
+    def _remove(self, work: dict[str, Any], remove: list[str] | tuple[str, ...]) -> None:
+        found: dict[tuple[str, ...], str] = {}
+        for text in remove:
+            try:
+                tokens = pointers.parse(text)
+            except pointers.PointerSyntaxError as exc:
+                _refuse("E_INCIDENT_REDACT_POINTER_INVALID", str(exc), text, example="--redact /events/*/args/internal_reference")
+            if not tokens or tokens[0] not in ("input", "events", "assertions"):
+                _refuse("E_INCIDENT_REDACT_POINTER_INVALID", f"--redact {text!r} must point into /input, /events or /assertions",
+                        text, expected="/input/..., /events/<i or *>/..., /assertions/<i>")
+            matches = list(pointers.expand(work, tokens))
+            if not matches:
+                _refuse("E_INCIDENT_REDACT_PATH_MISSING", f"--redact {text!r} names nothing in this incident", text,
+                        howToFix="Use only paths present in your export (call ids are c1, c2, ...; `*` matches one level).")
+            for match in matches:
+                why = protected(work, match)
+                if why:
+                    _refuse("E_INCIDENT_REDACT_PATH_PROTECTED", f"--redact {text!r} would remove {why}", text,
+                            received=pointers.format_pointer(match))
+                found.setdefault(match, text)
+        if sum(1 for m in found if m[0] == "assertions") >= len(work["assertions"]) > 0:
+            _refuse("E_INCIDENT_REDACT_PATH_PROTECTED", "--redact would remove every rule; at least one must stay",
+                    next(t for m, t in found.items() if m[0] == "assertions"))
+        for match in sorted(found, key=lambda m: deletion_key(work, m), reverse=True):
+            if pointers.resolve(work, match) is pointers.MISSING:
+                continue  # inside something already removed
+            if match[0] == "events" and len(match) == 3:  # result / error: optional fields become null
+                work["events"][int(match[1])][match[2]] = None
+            else:
+                pointers.remove(work, match)
+            self.counts["pointer_removed"] += 1
+
+    # the audit ----------------------------------------------------------------------------------
+    def audit(self, incident_id: str | None = None) -> dict[str, Any]:
+        """Counts and warnings only: no value, no field name, no alias mapping."""
+        c = self.counts
+        warnings = [("Automated redaction is not a guarantee of anonymity: review incident.json, trace.jsonl and "
+                     "report.html before sharing them.")]
+        if c["numeric_to_string"]:
+            warnings.append(f"{c['numeric_to_string']} numeric value(s) became string aliases; behaviour that depends "
+                            "on their type may change.")
+        if c["freeform_text"]:
+            warnings.append(f"{c['freeform_text']} freeform text value(s) were removed; an agent that reads them will "
+                            "see \"[redacted]\".")
+        if c["rule_values_redacted"]:
+            warnings.append(f"{c['rule_values_redacted']} rule value(s) were redacted the same way as the output they "
+                            "compare.")
+        return {
+            "schema_version": 1,
+            "incident_id": incident_id,
+            "secret": "fresh per import, held in memory only, never written",
+            "detectors": {kind: c[kind] for kind in DETECTOR_KINDS},
+            "fields": {kind: c[kind] for kind in FIELD_KINDS},
+            "numeric_to_string": c["numeric_to_string"],
+            "object_keys_aliased": c["object_keys_aliased"],
+            "pointer_removed": c["pointer_removed"],
+            "rule_values_redacted": c["rule_values_redacted"],
+            "distinct_aliases": len(self._aliases),
+            "warnings": warnings,
+        }
+
+
+def deletion_key(work: dict[str, Any], match: tuple[str, ...]) -> tuple[Any, ...]:
+    key: list[Any] = []
+    node: Any = work
+    for token in match:
+        if isinstance(node, list):
+            key.append((0, int(token), ""))
+            node = node[int(token)] if int(token) < len(node) else None
+        else:
+            key.append((1, 0, token))
+            node = node.get(token) if isinstance(node, dict) else None
+    return tuple(key)
+
+
+def protected(work: dict[str, Any], match: tuple[str, ...]) -> str | None:
+    """Why removing ``match`` would break the incident's protocol structure, or None when it is payload."""
+    head = match[0]
+    if head == "input":
+        return "the whole input" if len(match) == 1 else None
+    if head == "assertions":
+        return None if len(match) == 2 else "a rule's field (remove the whole rule, /assertions/<i>, instead)"
+    if len(match) <= 2:
+        return "an event (the trace must stay whole)"
+    field = match[2]
+    if field in ("type", "call_id", "name", "ok", "message"):
+        return f"the protocol field {field!r} of an event"
+    if field in ("args", "effect", "output") and len(match) == 3:
+        return f"an event's whole {field!r} (remove fields inside it)"
+    if field == "effect" and match[3] == "type" and len(match) == 4:
+        return "an effect's type"
+    return None

@@ -1,0 +1,66 @@
+"""LoadIncident: the source that reads an incident export (canonical, RunLedger JSONL, replay journal) or a bundle and sends one incident record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.model.incident import bundle, export, records
+
+FORMATS = (*export.FORMATS, "bundle")
+
+
+@register("load_incident")
+class LoadIncident(Source):
+    summary = ("Read one incident: an export (format canonical, runledger, replay; checked by every import rule) or a "
+               "bundle (format bundle; checksum verified). Sends one {\"$record\": \"incident\"} record.")
+    options = {
+        "path": Option(str, "", "the export, or the bundle's incident.json (or its folder); empty: the command's argument",
+                       required=True, bind="args"),
+        "format": Option(str, "canonical", "what the file is", choices=FORMATS),
+        "case": Option(str, "", "runledger/replay formats: the case id / runId to import (needed when there are several)"),
+        "rules": Option(str, "", "runledger/replay formats: a JSON file with the array of rules"),
+        "effects_complete": Option(bool, False, "runledger/replay formats: the log holds the complete effect ledger"),
+        "max_bytes": Option(int, export.Limits.max_bytes, "largest input file, in bytes"),
+        "max_events": Option(int, export.Limits.max_events, "most events in the trace"),
+        "max_depth": Option(int, export.Limits.max_depth, "deepest nesting of the export's JSON"),
+        "max_assertions": Option(int, export.Limits.max_assertions, "most rules"),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._loaded: dict[str, Any] | None = None  # per run: read and checked in preflight, sent by produce
+
+    def input_files(self) -> list[str]:
+        c = self.config
+        return [p for p in (c["path"], c["rules"]) if p]
+
+    def preflight(self, inputs: list[str]) -> None:
+        """Every import rule is checked before any stage runs: a bad export is refused with nothing written."""
+        self._loaded = self.load()
+
+    def load(self) -> dict[str, Any]:
+        """The incident record (refusals are ReplayErrors: nothing has been sent yet)."""
+        c = self.config
+        if not c["path"]:
+            raise ReplayError("E_USAGE_INVALID", "load_incident needs the file to read", path=f"stages.{self.id}.path",
+                              expected="an export, or a bundle's incident.json", received="nothing",
+                              example="replay run incident-import.toml production-export.json")
+        limits = export.Limits(c["max_bytes"], c["max_events"], c["max_depth"], c["max_assertions"])
+        if c["format"] == "bundle":
+            return records.as_record(records.INCIDENT, bundle.load_bundle(c["path"], limits))
+        imported = c["format"] != "canonical"
+        incident = export.load_export(c["path"], format=c["format"], case=c["case"] or None, rules_path=c["rules"] or None,
+                                      effects_complete=c["effects_complete"] if imported else None, limits=limits)
+        return records.as_record(records.INCIDENT, {
+            "schema_version": bundle.SCHEMA_VERSION, "kind": bundle.KIND, "incident_id": bundle.new_incident_id(),
+            "effects_complete": incident["effects_complete"], "input": incident["input"], "events": incident["events"],
+            "assertions": incident["assertions"], "redaction": None,
+        })
+
+    async def produce(self, out: Output) -> None:
+        record = self._loaded if self._loaded is not None else self.load()
+        await out.send(Batch.of([record], source=self.config["path"]))

@@ -1,0 +1,65 @@
+"""RedactRecords: local redaction of incidents (fresh secret each, pointer removal, audit inside) and of any other record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.incident import pointers, records
+from replay.pipeline.model.incident.redaction import Redactor, deletion_key
+
+PROTOCOL_FIELDS = ["$record", "seq", "timestamp", "type", "runId", "step", "turn", "parentId", "synthetic"]
+
+
+@register("redact")
+class RedactRecords(Transform):
+    summary = ("Redact records locally: secrets, personal data, identifiers (keyed-hash aliases) and freeform text. "
+               "An incident record gets a fresh secret and its audit; other records share one secret per run and "
+               "get one {\"$record\": \"redaction\"} audit at the end.")
+    options = {
+        "remove": Option(list, [], "JSON Pointers to delete before redacting (`*` matches one level). On incidents they "
+                                   "must exist and not remove protocol structure; on other records they apply where they match"),
+        "keep_fields": Option(list, PROTOCOL_FIELDS, "top-level fields of non-incident records left as they are"),
+        "audit": Option(bool, True, "after non-incident records, send the value-free audit record"),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._shared: Redactor | None = None  # per run: created with the first plain record, dropped at flush
+
+    def __call__(self, batch: Batch) -> Batch:
+        for i, record in enumerate(batch.events or ()):
+            if not isinstance(record, dict):
+                continue
+            if records.kind_of(record) == records.INCIDENT:
+                batch.replace(i, self._incident(record))
+            elif records.kind_of(record) not in (records.REDACTION, records.EVALUATION, records.REPLAY):
+                batch.replace(i, self._record(record))
+        return batch
+
+    def _incident(self, record: dict[str, Any]) -> dict[str, Any]:
+        redactor = Redactor()  # a fresh secret for every incident: aliases differ between imports
+        redacted = redactor.incident(records.body_of(record), self.config["remove"])
+        redacted["redaction"] = redactor.audit(record.get("incident_id"))
+        return records.as_record(records.INCIDENT, redacted)
+
+    def _record(self, record: dict[str, Any]) -> dict[str, Any]:
+        if self._shared is None:
+            self._shared = Redactor()
+        work = dict(record)
+        for text in self.config["remove"]:
+            tokens = pointers.parse(text)
+            for match in sorted(pointers.expand(work, tokens), key=lambda m: deletion_key(work, m), reverse=True):
+                if match and match[0] not in self.config["keep_fields"]:
+                    pointers.remove(work, match)
+                    self._shared.counts["pointer_removed"] += 1
+        keep = set(self.config["keep_fields"])
+        return {k: v if k in keep else self._shared.value(v, k) for k, v in work.items()}
+
+    def flush(self) -> Batch | None:
+        shared, self._shared = self._shared, None
+        if shared is None or not self.config["audit"]:
+            return None
+        return Batch.of([records.as_record(records.REDACTION, shared.audit())], source=f"<{self.id}>")

@@ -1,0 +1,58 @@
+"""SpawnAgent: runs the user's agent against each incident record, answering its tool calls from the recording only."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import AsyncTransform, Option, Output
+from replay.pipeline.model.incident import records
+from replay.pipeline.model.incident.agent_protocol import AgentLimits, check_command, run_agent
+from replay.pipeline.model.incident.matching import Cursor, recorded_calls
+
+DEFAULTS = AgentLimits()
+
+
+@register("spawn_agent")
+class SpawnAgent(AsyncTransform):
+    summary = ("Run the agent command per incident (JSONL protocol: task_start, tool_call/tool_result, final_output or "
+               "task_error). A call is answered only with the next recorded result when name and args match exactly; "
+               "otherwise the agent is stopped. Sends the incident, then agent_message records and one agent_exit.")
+    options = {
+        "command": Option(list, [], "the agent command as an argument list, e.g. [\"python\", \"agent.py\"]", required=True),
+        "cwd": Option(str, "", "working directory of the agent (empty: replay's)"),
+        "timeout_ms": Option(int, DEFAULTS.timeout_ms, "the whole run's time limit; past it the agent's process group is killed"),
+        "max_messages": Option(int, DEFAULTS.max_messages, "most protocol messages the agent may send"),
+        "max_tool_calls": Option(int, DEFAULTS.max_tool_calls, "most tool calls the agent may make"),
+        "max_line_bytes": Option(int, DEFAULTS.max_line_bytes, "longest message line"),
+        "kill_grace_ms": Option(int, DEFAULTS.kill_grace_ms, "after a terminal message or SIGTERM, how long before SIGKILL"),
+    }
+
+    def preflight(self, inputs: list[str]) -> None:
+        check_command(self.config["command"])  # a program that is not there is refused before anything runs
+
+    async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
+        async for batch in batches:
+            for record in batch.events or ():
+                await out.send(Batch.of([record], source=batch.source))
+                if records.kind_of(record) == records.INCIDENT:
+                    await out.send(await self.replay(record, batch.source))
+
+    async def replay(self, record: dict[str, Any], source: str) -> Batch:
+        c = self.config
+        limits = AgentLimits(c["timeout_ms"], c["max_messages"], c["max_tool_calls"], c["max_line_bytes"], c["kill_grace_ms"])
+        cursor = Cursor(recorded_calls(record))
+
+        def answer(message: dict[str, Any]) -> dict[str, Any] | None:
+            call = cursor.answer(message["name"], message["args"])
+            return None if call is None else {"ok": call.ok, "result": call.result, "error": call.error}
+
+        task_start = {"type": "task_start", "task_id": record["incident_id"], "input": record["input"]}
+        run = await run_agent(list(c["command"]), task_start, answer, limits, cwd=c["cwd"] or None)
+        if run.error is not None:
+            self.emit("errors", run.error | {"stage": self.id, "source": source})
+        out = [records.as_record(records.AGENT_MESSAGE, {"message": m}) for m in run.messages]
+        out.append(records.as_record(records.AGENT_EXIT, run.summary() | {"duration_ms": round(run.duration_ms, 3)}))
+        return Batch.of(out, source=f"<{self.id}>")

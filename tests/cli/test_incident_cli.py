@@ -1,0 +1,247 @@
+"""`replay incident import|inspect|promote` as a user runs them: files, schemas, refusals and exit codes."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import EXAMPLES, ROOT, errors_of, jsonl, run_replay
+from incident_support import INCIDENTS, REFUND_EXPORT, minimal_export, refund_export, write_json
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+SCHEMAS = ROOT / "schemas"
+FOLDER_SCHEMAS = {"incident.json": "incident-bundle", "redaction.json": "incident-redaction",
+                  "evaluation.json": "incident-evaluation", "replay.json": "incident-replay"}
+
+
+@functools.cache
+def validator(stem: str) -> Draft202012Validator:
+    docs = [orjson.loads(p.read_bytes()) for p in SCHEMAS.glob("*.schema.json")]
+    registry = Registry().with_resources([(d["$id"], Resource.from_contents(d)) for d in docs])
+    return Draft202012Validator(orjson.loads((SCHEMAS / f"{stem}.schema.json").read_bytes()), registry=registry)
+
+
+def check_folder(folder: Path) -> None:
+    """Every JSON document of an incident folder matches its schema; the trace and JUnit parse."""
+    for name, stem in FOLDER_SCHEMAS.items():
+        if (folder / name).exists():
+            errors = [e.message for e in validator(stem).iter_errors(orjson.loads((folder / name).read_bytes()))]
+            assert errors == [], f"{name}: {errors}"
+    trace = validator("incident-bundle").evolve(schema={"$ref": validator("incident-bundle").schema["$id"] + "#/$defs/trace_line"})
+    for line in jsonl((folder / "trace.jsonl").read_bytes()):
+        assert trace.is_valid(line), line
+    from xml.etree import ElementTree
+
+    ElementTree.fromstring((folder / "junit.xml").read_bytes())
+
+
+def import_(tmp_path: Path, *args: str, out: str = "imported", export: Path = REFUND_EXPORT) -> Any:
+    return run_replay("incident", "import", str(export), "--out", str(tmp_path / out), *args)
+
+
+def test_import_writes_the_documented_folder_and_one_summary_line(tmp_path: Path) -> None:
+    done = import_(tmp_path)
+    assert done.returncode == 0, done.stderr
+    (summary,) = jsonl(done.stdout)
+    assert summary["summary"] == "business rules FAIL" and summary["rules"] == "fail"
+    assert summary["files"] == ["evaluation.json", "incident.json", "junit.xml", "redaction.json", "report.html", "trace.jsonl"]
+    folder = tmp_path / "imported"
+    assert sorted(p.name for p in folder.iterdir()) == summary["files"]
+    check_folder(folder)
+    assert errors_of(done.stderr) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imported"]  # no staging folder left beside it
+
+
+def test_the_example_export_matches_the_export_schema() -> None:
+    assert validator("incident-export").is_valid(refund_export())
+    assert validator("incident-rules").is_valid(orjson.loads((INCIDENTS / "rules.json").read_bytes()))
+
+
+def test_two_imports_of_one_export_use_different_aliases(tmp_path: Path) -> None:
+    assert import_(tmp_path, out="a").returncode == 0 and import_(tmp_path, out="b").returncode == 0
+    a = orjson.loads((tmp_path / "a" / "incident.json").read_bytes())
+    b = orjson.loads((tmp_path / "b" / "incident.json").read_bytes())
+    assert a["incident_id"] != b["incident_id"]
+    assert a["input"]["order_id"] != b["input"]["order_id"]
+    assert [e["type"] for e in a["events"]] == [e["type"] for e in b["events"]]
+
+
+def test_redact_pointers_from_the_command_line(tmp_path: Path) -> None:
+    done = import_(tmp_path, "--redact", "/input/customer_email", "--redact", "/events/*/args/currency")
+    assert done.returncode == 0, done.stderr
+    incident = orjson.loads((tmp_path / "imported" / "incident.json").read_bytes())
+    assert "customer_email" not in incident["input"] and incident["redaction"]["pointer_removed"] == 3
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (("--redact", "/input/company"), "E_INCIDENT_REDACT_PATH_MISSING"),
+    (("--redact", "/events/*/name"), "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    (("--redact", "input"), "E_INCIDENT_REDACT_POINTER_INVALID"),
+    (("--rules", "rules.json"), "E_USAGE_INVALID"),
+    (("--case", "x"), "E_USAGE_INVALID"),
+    (("--effects-complete",), "E_USAGE_INVALID"),
+    (("--max-events", "3"), "E_INCIDENT_TOO_MANY_EVENTS"),
+    (("--max-bytes", "100"), "E_INCIDENT_INPUT_TOO_LARGE"),
+    (("--max-depth", "3"), "E_INCIDENT_NESTING_TOO_DEEP"),
+    (("--max-assertions", "2"), "E_INCIDENT_TOO_MANY_ASSERTIONS"),
+    (("--format", "otel"), "E_USAGE_INVALID"),
+    (("--max-events", "0"), "E_USAGE_INVALID"),
+])
+def test_import_refusals_exit_2_and_write_nothing(tmp_path: Path, args: tuple[str, ...], code: str) -> None:
+    done = import_(tmp_path, *args)
+    assert done.returncode == 2
+    assert [e["code"] for e in errors_of(done.stderr)] == [code]
+    assert done.stdout == b"" and list(tmp_path.iterdir()) == []
+
+
+def test_limits_can_be_raised_from_the_command_line(tmp_path: Path) -> None:
+    doc = minimal_export()
+    node = doc["input"]
+    for _ in range(22):
+        node["x"] = {}
+        node = node["x"]
+    export = write_json(tmp_path / "deep.json", doc)
+    assert import_(tmp_path, export=export, out="a").returncode == 2
+    assert import_(tmp_path, "--max-depth", "30", export=export, out="b").returncode == 0
+
+
+def test_an_invalid_export_exits_2_with_its_position(tmp_path: Path) -> None:
+    doc = refund_export()
+    doc["events"][3]["call_id"] = "call-unknown"
+    done = import_(tmp_path, export=write_json(tmp_path / "bad.json", doc))
+    assert done.returncode == 2
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_RESULT_UNMATCHED" and error["path"] == "$.events[3].call_id"
+    assert not (tmp_path / "imported").exists()
+
+
+def test_a_runledger_log_import(tmp_path: Path) -> None:
+    log, rules = INCIDENTS / "raw-logs" / "refund-run.jsonl", INCIDENTS / "rules.json"
+    done = import_(tmp_path, "--format", "runledger", "--rules", str(rules), export=log)
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_CASE_REQUIRED"
+    done = import_(tmp_path, "--format", "runledger", "--case", "refund-case", "--rules", str(rules), export=log)
+    assert done.returncode == 0, done.stderr
+    assert jsonl(done.stdout)[0]["rules"] == "inconclusive"  # an ordinary log holds no complete effect ledger
+    done = import_(tmp_path, "--format", "runledger", "--case", "refund-case", "--rules", str(rules), "--effects-complete",
+                   export=log, out="complete")
+    assert jsonl(done.stdout)[0]["rules"] == "fail"
+    check_folder(tmp_path / "complete")
+
+
+def test_a_replay_journal_import(tmp_path: Path) -> None:
+    rules = write_json(tmp_path / "rules.json", [{"id": "no-tool-errors", "type": "max_tool_errors", "max": 0}])
+    done = import_(tmp_path, "--format", "replay", "--case", "run_b", "--rules", str(rules),
+                   export=EXAMPLES / "journals" / "two-runs.jsonl", out="run_b")
+    assert done.returncode == 0, done.stderr
+    assert jsonl(done.stdout)[0]["rules"] == "fail"
+
+
+# output folders ------------------------------------------------------------------------------------------
+def test_an_empty_output_folder_is_used_and_a_used_one_refused(tmp_path: Path) -> None:
+    (tmp_path / "imported").mkdir()
+    assert import_(tmp_path).returncode == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "imported").iterdir()}
+    done = import_(tmp_path)
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_OUTPUT_NOT_EMPTY"
+    assert {p.name: p.read_bytes() for p in (tmp_path / "imported").iterdir()} == before
+    (tmp_path / "file").write_text("x")
+    assert import_(tmp_path, out="file").returncode == 2 and (tmp_path / "file").read_text() == "x"
+
+
+# inspect ----------------------------------------------------------------------------------------------
+def passing_export(tmp_path: Path) -> Path:
+    doc = refund_export()
+    doc["assertions"] = [{"id": "two-refunds-known", "type": "effect_count", "effect_type": "refund", "max": 2}]
+    return write_json(tmp_path / "passing.json", doc)
+
+
+def test_inspect_writes_the_same_files_and_gates_on_request(tmp_path: Path) -> None:
+    assert import_(tmp_path).returncode == 0
+    bundle = str(tmp_path / "imported" / "incident.json")
+    done = run_replay("incident", "inspect", bundle, "--out", str(tmp_path / "reviewed"))
+    assert done.returncode == 0 and jsonl(done.stdout)[0]["rules"] == "fail"
+    check_folder(tmp_path / "reviewed")
+    assert (tmp_path / "reviewed" / "incident.json").read_bytes() == (tmp_path / "imported" / "incident.json").read_bytes()
+    gated = run_replay("incident", "inspect", bundle, "--out", str(tmp_path / "gated"), "--gate")
+    assert gated.returncode == 1 and [e["code"] for e in errors_of(gated.stderr)] == ["E_INCIDENT_RULES_FAILED"]
+    assert (tmp_path / "gated" / "evaluation.json").exists()  # exit 1: failed after the output was written
+    assert import_(tmp_path, export=passing_export(tmp_path), out="ok").returncode == 0
+    assert run_replay("incident", "inspect", str(tmp_path / "ok"), "--out", str(tmp_path / "ok-gated"), "--gate").returncode == 0
+
+
+def test_inspect_gate_fails_on_inconclusive_rules(tmp_path: Path) -> None:
+    doc = refund_export()
+    doc["effects_complete"] = False
+    assert import_(tmp_path, export=write_json(tmp_path / "e.json", doc)).returncode == 0
+    done = run_replay("incident", "inspect", str(tmp_path / "imported"), "--out", str(tmp_path / "r"), "--gate")
+    assert done.returncode == 1 and jsonl(done.stdout)[0]["rules"] == "inconclusive"
+
+
+def test_inspect_refuses_an_export_and_a_missing_bundle(tmp_path: Path) -> None:
+    done = run_replay("incident", "inspect", str(REFUND_EXPORT), "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_BUNDLE_INVALID"
+    done = run_replay("incident", "inspect", str(tmp_path / "nope.json"), "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND"
+    assert list(tmp_path.iterdir()) == []
+
+
+# promote ----------------------------------------------------------------------------------------------
+def test_promote_saves_a_checked_fixture_once_and_edits_are_caught(tmp_path: Path) -> None:
+    assert import_(tmp_path).returncode == 0
+    target = tmp_path / "cases" / "refund-incident.json"
+    done = run_replay("incident", "promote", str(tmp_path / "imported" / "incident.json"), "--to", str(target))
+    assert done.returncode == 0, done.stderr
+    summary = jsonl(done.stdout)[0]
+    fixture = orjson.loads(target.read_bytes())
+    assert fixture["checksum"]["value"] == summary["sha256"] and validator("incident-bundle").is_valid(fixture)
+    original = target.read_bytes()
+    again = run_replay("incident", "promote", str(tmp_path / "imported" / "incident.json"), "--to", str(target))
+    assert again.returncode == 2 and errors_of(again.stderr)[0]["code"] == "E_INCIDENT_PROMOTE_TARGET_EXISTS"
+    assert target.read_bytes() == original
+    assert run_replay("incident", "inspect", str(target), "--out", str(tmp_path / "r1")).returncode == 0
+    target.write_bytes(original.replace(b'"max": 1', b'"max": 5', 1))
+    edited = run_replay("incident", "inspect", str(target), "--out", str(tmp_path / "r2"))
+    assert edited.returncode == 2 and errors_of(edited.stderr)[0]["code"] == "E_INCIDENT_CHECKSUM_MISMATCH"
+    assert not (tmp_path / "r2").exists()
+
+
+def test_help_and_schemas_name_the_incident_workflow() -> None:
+    done = run_replay("incident", "--help")
+    assert done.returncode == 0 and all(word in done.stdout for word in (b"import", b"inspect", b"replay", b"promote"))
+    names = run_replay("schema").stdout.decode().split()
+    assert {"incident-export", "incident-bundle", "incident-rules", "incident-evaluation", "incident-redaction",
+            "incident-replay"} <= set(names)
+
+
+# the commands are their shipped specs ------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["incident-import", "incident-inspect", "incident-replay", "incident-promote"])
+def test_each_command_graph_is_printed_as_a_config_to_copy(name: str) -> None:
+    done = run_replay("stages", "--graph", name)
+    assert done.returncode == 0 and b"[stages.load]" in done.stdout and b'type = "load_incident"' in done.stdout
+
+
+def test_replay_run_of_the_import_spec_does_what_the_command_does(tmp_path: Path) -> None:
+    spec = run_replay("stages", "--graph", "incident-import").stdout
+    (tmp_path / "import.toml").write_bytes(spec)
+    done = run_replay("run", "import.toml", str(REFUND_EXPORT), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (summary,) = jsonl(done.stdout)
+    assert summary["out"] == "imported" and summary["summary"] == "business rules FAIL"
+    assert sorted(p.name for p in (tmp_path / "imported").iterdir()) == summary["files"]
+    again = run_replay("run", "import.toml", str(REFUND_EXPORT), cwd=tmp_path)
+    assert again.returncode == 2 and errors_of(again.stderr)[0]["code"] == "E_INCIDENT_OUTPUT_NOT_EMPTY"
+    nothing = run_replay("run", str(tmp_path / "import.toml"), cwd=tmp_path / "imported")
+    assert nothing.returncode == 2 and errors_of(nothing.stderr)[0]["code"] == "E_USAGE_INVALID"
+
+
+def test_a_user_graph_without_redaction_cannot_write_an_incident_folder(tmp_path: Path) -> None:
+    spec = run_replay("stages", "--graph", "incident-import").stdout.decode()
+    unredacted = spec.replace('inputs = ["redact"]', 'inputs = ["load"]').replace('[stages.redact]\ntype = "redact"\ninputs = ["load"]\n', "")
+    (tmp_path / "leaky.toml").write_text(unredacted)
+    done = run_replay("run", "leaky.toml", str(REFUND_EXPORT), cwd=tmp_path)
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_NOT_REDACTED"
+    assert not (tmp_path / "imported").exists()

@@ -1,0 +1,318 @@
+"""`replay incident replay` with real agent processes: the example, every divergence kind, the timeout-then-success
+sequence, agent failures, the output-folder and promote guarantees, the exit-code table, and no private value in any output."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import alive, errors_of, jsonl, run_replay
+from incident_support import (
+    FINAL,
+    INCIDENTS,
+    LOOKUP,
+    REFUND,
+    REFUND_AGENT,
+    REFUND_EXPORT,
+    REPRODUCE,
+    agent_command,
+    plan_agent,
+    refund_export,
+    sensitive_values,
+    write_json,
+)
+
+FOLDER = ["evaluation.json", "incident.json", "junit.xml", "redaction.json", "replay.json", "report.html", "trace.jsonl"]
+CANDIDATE = "CANDIDATE-ONLY-VALUE-5e1d"
+
+
+@pytest.fixture()
+def imported(tmp_path: Path) -> Path:
+    done = run_replay("incident", "import", str(REFUND_EXPORT), "--out", str(tmp_path / "imported"))
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "imported" / "incident.json"
+
+
+def replay(bundle: Path, agent: str, out: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return run_replay("incident", "replay", str(bundle), "--agent-command", agent, "--out", str(out), *args)
+
+
+def folder_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()))
+
+
+def test_the_example_agent_reproduces_the_incident(imported: Path, tmp_path: Path) -> None:
+    done = replay(imported, agent_command(REFUND_AGENT), tmp_path / "replayed")
+    assert done.returncode == 0, done.stderr
+    (summary,) = jsonl(done.stdout)
+    assert summary["summary"] == "replay MATCHED; business rules FAIL"
+    assert summary["replay"] == "matched" and summary["rules"] == "fail" and summary["files"] == FOLDER
+    result = orjson.loads((tmp_path / "replayed" / "replay.json").read_bytes())
+    assert result["status"] == "matched" and result["consumed_calls"] == result["recorded_calls"] == 3
+    assert result["agent"]["stderr_bytes_withheld"] > 0 and b"retrying" not in folder_bytes(tmp_path / "replayed")
+    junit = (tmp_path / "replayed" / "junit.xml").read_text()
+    assert 'failures="1"' in junit and "one-refund-per-order" in junit  # the known failure, with exit 0
+    assert "replay MATCHED; business rules FAIL" in (tmp_path / "replayed" / "report.html").read_text()
+    trace = jsonl((tmp_path / "replayed" / "trace.jsonl").read_bytes())
+    assert {line["replay"] for line in trace} == {"matched"}
+
+
+def test_the_portable_example_runner(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(INCIDENTS / "replay_example.py"), "--workdir", str(tmp_path)],
+                          capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert b"replay MATCHED; business rules FAIL" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["incident-example-imported", "incident-example-replayed"]
+    assert (tmp_path / "incident-example-replayed" / "report.html").exists()
+    again = subprocess.run([sys.executable, str(INCIDENTS / "replay_example.py"), "--workdir", str(tmp_path)],
+                           capture_output=True, timeout=120, check=False)
+    assert again.returncode == 2  # fresh folders are needed on repeated runs
+    assert errors_of(again.stderr)[0]["code"] == "E_INCIDENT_OUTPUT_NOT_EMPTY"
+
+
+def test_repeated_identical_requests_get_the_timeout_then_the_success(imported: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "received.jsonl"
+    done = replay(imported, plan_agent(REPRODUCE, transcript), tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    received = jsonl(transcript.read_bytes())
+    assert [m["type"] for m in received] == ["task_start", "tool_result", "tool_result", "tool_result"]
+    assert [m["ok"] for m in received[1:]] == [True, False, True]
+    assert received[2]["error"]["code"] == "TIMEOUT" and received[2]["result"] is None
+    assert received[3]["result"]["status"] == "succeeded"
+    assert [m["call_id"] for m in received[1:]] == ["x1", "x2", "x3"]  # the agent's own call ids come back
+    assert received[0]["input"]["request"] == "[redacted]"  # the agent sees the sanitized input only
+
+
+DIVERGENCES = [
+    ("extra_call", [LOOKUP, REFUND, REFUND, REFUND, FINAL]),
+    ("missing_call", [LOOKUP, REFUND, FINAL]),
+    ("reordered_call", [REFUND, LOOKUP, REFUND, FINAL]),
+    ("changed_call", [{"call": "lookup_order", "args": {"order_id": CANDIDATE}}]),
+    ("changed_call", [LOOKUP, {"call": "refund_payment", "args": {"ref": CANDIDATE}}]),
+    ("changed_final_output", [LOOKUP, REFUND, REFUND, {"final": {"status": CANDIDATE}}]),
+    ("changed_terminal", [LOOKUP, REFUND, REFUND, {"error": CANDIDATE}]),
+]
+
+
+@pytest.mark.parametrize(("kind", "plan"), DIVERGENCES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(DIVERGENCES)])
+def test_every_divergence_stops_the_replay_and_withholds_the_candidate(imported: Path, tmp_path: Path, kind: str,
+                                                                       plan: list[dict[str, Any]]) -> None:
+    out = tmp_path / "out"
+    done = replay(imported, plan_agent([{"stderr": CANDIDATE}, {"log": CANDIDATE}, *plan]), out)
+    assert done.returncode == 1
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_INCIDENT_REPLAY_DIVERGED"]
+    result = orjson.loads((out / "replay.json").read_bytes())
+    assert result["status"] == "diverged" and result["divergence"]["kind"] == kind
+    assert jsonl(done.stdout)[0]["divergence"] == kind
+    assert sorted(p.name for p in out.iterdir()) == FOLDER
+    assert result["agent"]["logs_withheld"] == 1
+    for blob in (folder_bytes(out), done.stdout, done.stderr):
+        assert CANDIDATE.encode() not in blob
+
+
+def test_the_agent_and_its_children_are_stopped_at_a_divergence(imported: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    done = replay(imported, plan_agent([{"child": str(pidfile)}, {"call": "wire_money", "args": {}}, {"sleep": 60}]),
+                  tmp_path / "out")
+    assert done.returncode == 1
+    assert orjson.loads((tmp_path / "out" / "replay.json").read_bytes())["agent"]["status"] == "stopped"
+    assert not alive(int(pidfile.read_text()))
+
+
+@pytest.mark.parametrize(("plan", "args", "code"), [
+    ([{"exit": 3}], (), "E_INCIDENT_AGENT_EXITED"),
+    ([LOOKUP], (), "E_INCIDENT_AGENT_EXITED"),
+    ([{"sleep": 60}], ("--timeout-ms", "500"), "E_INCIDENT_AGENT_TIMEOUT"),
+    ([{"raw": f"not json {CANDIDATE}"}], (), "E_INCIDENT_AGENT_PROTOCOL_INVALID"),
+    ([{"raw": '{"type": "tool_call", "name": "lookup_order"}'}], (), "E_INCIDENT_AGENT_PROTOCOL_INVALID"),
+    ([{"raw": '{"type": "tool_result", "call_id": "x"}'}], (), "E_INCIDENT_AGENT_PROTOCOL_INVALID"),
+    ([{"log": "a"}, {"log": "b"}, {"log": "c"}, {"log": "d"}], ("--max-messages", "3"), "E_INCIDENT_AGENT_LIMIT_EXCEEDED"),
+    ([LOOKUP, REFUND, REFUND, FINAL], ("--max-tool-calls", "2"), "E_INCIDENT_AGENT_LIMIT_EXCEEDED"),
+])
+def test_agent_failures_exit_1_with_a_complete_folder(imported: Path, tmp_path: Path, plan: list[dict[str, Any]],
+                                                      args: tuple[str, ...], code: str) -> None:
+    out = tmp_path / "out"
+    done = replay(imported, plan_agent(plan), out, *args)
+    assert done.returncode == 1
+    assert [e["code"] for e in errors_of(done.stderr)] == [code]
+    result = orjson.loads((out / "replay.json").read_bytes())
+    assert result["status"] == "agent_error" and result["agent"]["error"]["code"] == code
+    assert sorted(p.name for p in out.iterdir()) == FOLDER
+    assert CANDIDATE.encode() not in folder_bytes(out) + done.stderr
+
+
+def test_an_agent_that_cannot_start_is_an_agent_error(imported: Path, tmp_path: Path) -> None:
+    not_executable = tmp_path / "agent.txt"
+    not_executable.write_text("just text")
+    done = replay(imported, json.dumps([str(not_executable)]), tmp_path / "out")
+    assert done.returncode == 1 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_AGENT_START_FAILED"
+
+
+@pytest.mark.parametrize("command", ['"python agent.py"', "[]", '["python", 3]', "not json", '["no-such-program-4f2a"]'])
+def test_an_invalid_agent_command_is_refused_before_anything_runs(imported: Path, tmp_path: Path, command: str) -> None:
+    done = replay(imported, command, tmp_path / "out")
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_AGENT_COMMAND_INVALID"
+    assert not (tmp_path / "out").exists()
+
+
+def test_replay_gate_fails_on_the_rules_even_when_the_replay_matched(imported: Path, tmp_path: Path) -> None:
+    done = replay(imported, agent_command(REFUND_AGENT), tmp_path / "out", "--gate")
+    assert done.returncode == 1
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_INCIDENT_RULES_FAILED"]
+    assert jsonl(done.stdout)[0]["replay"] == "matched"
+
+
+def test_replay_refuses_a_used_output_folder_without_running_the_agent(imported: Path, tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("mine")
+    pidfile = tmp_path / "ran.pid"
+    done = replay(imported, plan_agent([{"child": str(pidfile)}]), tmp_path / "out")
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_OUTPUT_NOT_EMPTY"
+    assert not pidfile.exists()  # the agent never started
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["keep.txt"]
+
+
+def test_a_promoted_fixture_replays_as_a_regression_test(imported: Path, tmp_path: Path) -> None:
+    fixture = tmp_path / "cases" / "refund-incident.json"
+    assert run_replay("incident", "promote", str(imported), "--to", str(fixture)).returncode == 0
+    ok = replay(fixture, agent_command(REFUND_AGENT), tmp_path / "ci")
+    assert ok.returncode == 0 and jsonl(ok.stdout)[0]["replay"] == "matched"
+    gated = replay(fixture, agent_command(REFUND_AGENT), tmp_path / "ci-gate", "--gate")
+    assert gated.returncode == 1
+    fixed = replay(fixture, plan_agent([LOOKUP, REFUND, FINAL]), tmp_path / "ci-fixed")  # a fix takes another path
+    assert fixed.returncode == 1 and jsonl(fixed.stdout)[0]["divergence"] == "missing_call"
+    fixture.write_bytes(fixture.read_bytes().replace(b'"TIMEOUT"', b'"OK"'))
+    edited = replay(fixture, agent_command(REFUND_AGENT), tmp_path / "ci-edited")
+    assert edited.returncode == 2 and errors_of(edited.stderr)[0]["code"] == "E_INCIDENT_CHECKSUM_MISMATCH"
+    assert not (tmp_path / "ci-edited").exists()
+
+
+# the exit-code table of the specification -----------------------------------------------------------------
+def _passing_bundle(tmp_path: Path) -> Path:
+    doc = refund_export()
+    doc["assertions"] = [{"id": "status", "type": "output_equals", "path": "/status", "value": "refunded"}]
+    out = tmp_path / "passing"
+    assert run_replay("incident", "import", str(write_json(tmp_path / "p.json", doc)), "--out", str(out)).returncode == 0
+    return out / "incident.json"
+
+
+EXIT_TABLE = [
+    ("valid import with a recorded rule violation", 0),
+    ("valid inspect with a recorded rule violation", 0),
+    ("replay matching a failed incident", 0),
+    ("replay --gate with passing rules", 0),
+    ("inspect --gate with failed rules", 1),
+    ("replay --gate with failed rules", 1),
+    ("replay divergence", 1),
+    ("agent execution error", 1),
+    ("invalid input", 2),
+    ("invalid output path", 2),
+    ("invalid agent command", 2),
+    ("invalid command", 2),
+]
+
+
+@pytest.mark.parametrize(("row", "code"), EXIT_TABLE, ids=[r for r, _ in EXIT_TABLE])
+def test_exit_code_table(imported: Path, tmp_path: Path, row: str, code: int) -> None:
+    out = str(tmp_path / "result")
+    agent = agent_command(REFUND_AGENT)
+    runs = {
+        "valid import with a recorded rule violation": lambda: run_replay("incident", "import", str(REFUND_EXPORT), "--out", out),
+        "valid inspect with a recorded rule violation": lambda: run_replay("incident", "inspect", str(imported), "--out", out),
+        "replay matching a failed incident": lambda: replay(imported, agent, Path(out)),
+        "replay --gate with passing rules": lambda: replay(_passing_bundle(tmp_path), agent, Path(out), "--gate"),
+        "inspect --gate with failed rules": lambda: run_replay("incident", "inspect", str(imported), "--out", out, "--gate"),
+        "replay --gate with failed rules": lambda: replay(imported, agent, Path(out), "--gate"),
+        "replay divergence": lambda: replay(imported, plan_agent([LOOKUP, FINAL]), Path(out)),
+        "agent execution error": lambda: replay(imported, plan_agent([{"exit": 1}]), Path(out)),
+        "invalid input": lambda: run_replay("incident", "import", str(imported), "--out", out),
+        "invalid output path": lambda: run_replay("incident", "inspect", str(imported), "--out", str(imported)),
+        "invalid agent command": lambda: replay(imported, '["python", "agent.py"', Path(out)),
+        "invalid command": lambda: run_replay("incident", "reimport", str(imported)),
+    }
+    done = runs[row]()
+    assert done.returncode == code, done.stderr
+    if code == 2:
+        assert done.stdout == b"" and not Path(out).exists()
+    else:
+        assert Path(out).is_dir() and (Path(out) / "incident.json").exists()
+
+
+# nothing private leaves redaction ------------------------------------------------------------------------
+def sensitive_export() -> tuple[dict[str, Any], list[str]]:
+    """An export with every labelled sensitive value in it, in every kind of place a value can be."""
+    values = [v for vs in sensitive_values().values() for v in vs]
+    thirds = [values[i::3] for i in range(3)]
+    card_number = 4242424242424242
+    doc: dict[str, Any] = {
+        "schema_version": 1,
+        "title": values[0], "metadata": {"who": values[1]}, "incident_id": values[2], "source": values[3],
+        "input": {"request": "Hello, here you go: " + " and ".join(values[:15]),
+                  **{f"v{i}": v for i, v in enumerate(thirds[0])}, "card": card_number},
+        "effects_complete": True,
+        "events": [
+            {"type": "tool_call", "call_id": values[5], "name": "lookup", "args": {f"q{i}": v for i, v in enumerate(thirds[1])}},
+            {"type": "tool_result", "call_id": values[5], "ok": True,
+             "result": {"items": [{"value": v, "text": f"saw {v} there"} for v in thirds[2]],
+                        "by_key": {v: 1 for v in values if "@" in v and "://" not in v}}},
+            {"type": "business_effect", "call_id": values[5], "effect": {"type": "refund", "note": values[7], "ref": values[8],
+                                                                         "amount_cents": 100}},
+            {"type": "tool_call", "call_id": "second", "name": "charge", "args": {"card_number": card_number, "token": values[9]}},
+            {"type": "tool_result", "call_id": "second", "ok": False, "error": "declined for " + values[10]},
+            {"type": "final_output", "output": {"status": "done", "answer": f"sent to {values[11]}", "contact": values[12]}},
+        ],
+        "assertions": [{"id": "contact", "type": "output_equals", "path": "/contact", "value": values[12]},
+                       {"id": "no-errors", "type": "max_tool_errors", "max": 0}],
+    }
+    return doc, values + [str(card_number)]
+
+
+def _forms(value: str) -> list[bytes]:
+    return [value.encode(), orjson.dumps(value)[1:-1], html.escape(value).encode(), html.escape(value, quote=False).encode()]
+
+
+def test_no_original_sensitive_value_is_in_any_output_file(tmp_path: Path) -> None:
+    doc, originals = sensitive_export()
+    export = write_json(tmp_path / "sensitive-export.json", doc)
+    outputs: list[bytes] = []
+    done = run_replay("incident", "import", str(export), "--out", str(tmp_path / "imported"))
+    assert done.returncode == 0, done.stderr
+    outputs += [done.stdout, done.stderr]
+    bundle = tmp_path / "imported" / "incident.json"
+    for args in (("inspect", str(bundle), "--out", str(tmp_path / "inspected")),
+                 ("promote", str(bundle), "--to", str(tmp_path / "fixture" / "case.json")),
+                 ("replay", str(bundle), "--agent-command", plan_agent([{"call": "lookup", "args": {}}]), "--out", str(tmp_path / "replayed"))):
+        ran = run_replay("incident", *args)
+        assert ran.returncode in (0, 1), ran.stderr
+        outputs += [ran.stdout, ran.stderr]
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != export]
+    assert {p.name for p in files} >= {*FOLDER, "case.json"}
+    blobs = [p.read_bytes() for p in files] + outputs
+    leaks = [(v[:40], p.name) for v in originals for p, blob in zip(files + [Path("stdio")] * len(outputs), blobs, strict=True)
+             if any(form in blob for form in _forms(v))]
+    assert leaks == []
+    audit = orjson.loads((tmp_path / "imported" / "redaction.json").read_bytes())
+    assert all(count > 0 for count in audit["detectors"].values())
+
+
+def test_the_sensitive_export_really_holds_the_values(tmp_path: Path) -> None:
+    doc, originals = sensitive_export()
+    blob = orjson.dumps(doc)
+    assert all(orjson.dumps(v)[1:-1] in blob for v in originals)
+    assert os.path.getsize(write_json(tmp_path / "e.json", doc)) < 4 * 1024 * 1024
+
+
+def test_the_fixed_example_agent_takes_another_path_and_diverges_there(imported: Path, tmp_path: Path) -> None:
+    done = replay(imported, agent_command(REFUND_AGENT, "--fixed"), tmp_path / "fixed")
+    assert done.returncode == 1
+    result = orjson.loads((tmp_path / "fixed" / "replay.json").read_bytes())
+    assert result["divergence"]["kind"] == "changed_call" and result["divergence"]["step"] == 3
+    assert result["divergence"]["received"] == {"withheld": True, "same_name": False}
+    assert result["agent"]["status"] == "stopped"  # list_refunds was never answered, let alone run

@@ -1,0 +1,192 @@
+"""Bundles: loading checks everything again (and the checksum), folders appear whole, promote never overwrites, rendering escapes."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from incident_support import REFUND_EXPORT, write_json
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.incident import bundle
+from replay.pipeline.model.incident.export import load_export
+from replay.pipeline.model.incident.matching import judge
+from replay.pipeline.model.incident.redaction import Redactor
+from replay.pipeline.model.incident.render import folder_files, junit_xml, report_html, trace_lines
+from replay.pipeline.model.incident.rules import evaluate
+
+
+def make_bundle() -> dict[str, Any]:
+    incident = load_export(str(REFUND_EXPORT))
+    redactor = Redactor()
+    doc = redactor.incident(incident)
+    doc.update(schema_version=1, kind=bundle.KIND, incident_id="inc_0123456789abcdef")
+    doc["redaction"] = redactor.audit(doc["incident_id"])
+    return bundle.bundle_document(doc)
+
+
+def test_a_written_bundle_loads_back(tmp_path: Path) -> None:
+    doc = make_bundle()
+    assert bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc))) == doc
+    assert bundle.load_bundle(str(tmp_path)) == doc  # the folder names its incident.json
+
+
+@pytest.mark.parametrize(("change", "code"), [
+    (lambda d: d.pop("kind"), "E_INCIDENT_BUNDLE_INVALID"),
+    (lambda d: d.update(kind="export"), "E_INCIDENT_BUNDLE_INVALID"),
+    (lambda d: d.update(schema_version=2), "E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED"),
+    (lambda d: d.update(agent_command=["python", "evil.py"]), "E_INCIDENT_FIELD_UNKNOWN"),
+    (lambda d: d.pop("redaction"), "E_INCIDENT_FIELD_MISSING"),
+    (lambda d: d.update(redaction=None), "E_INCIDENT_FIELD_INVALID"),
+    (lambda d: [e.update(call_id="c9") for e in d["events"] if e.get("call_id") == "c1"], "E_INCIDENT_BUNDLE_INVALID"),
+    (lambda d: d["events"][1].pop("error"), "E_INCIDENT_BUNDLE_INVALID"),
+    (lambda d: d["events"].pop(1), "E_INCIDENT_CALL_CONCURRENT"),
+    (lambda d: d.update(assertions=[]), "E_INCIDENT_RULES_MISSING"),
+])
+def test_a_bundle_that_is_not_one_or_was_changed_is_refused(tmp_path: Path, change: Any, code: str) -> None:
+    doc = make_bundle()
+    change(doc)
+    with pytest.raises(ReplayError) as caught:
+        bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc)))
+    assert caught.value.code == code
+
+
+def test_an_export_passed_as_a_bundle_gets_advice_to_import_it() -> None:
+    with pytest.raises(ReplayError) as caught:
+        bundle.load_bundle(str(REFUND_EXPORT))
+    assert caught.value.code == "E_INCIDENT_BUNDLE_INVALID"
+    assert "incident import" in caught.value.body["howToFix"]
+
+
+# checksums and promotion ------------------------------------------------------------------------------
+def test_promote_adds_a_checksum_that_loading_verifies(tmp_path: Path) -> None:
+    doc = make_bundle()
+    summary = bundle.promote(doc, str(tmp_path / "cases" / "refund.json"))
+    written = orjson.loads((tmp_path / "cases" / "refund.json").read_bytes())
+    assert written["checksum"] == {"algorithm": "sha256", "value": summary["sha256"]}
+    assert summary["sha256"] == bundle.checksum(doc)
+    assert bundle.load_bundle(str(tmp_path / "cases" / "refund.json"))["checksum"] == written["checksum"]
+    written["events"][1]["result"]["status"] = "lost"
+    write_json(tmp_path / "edited.json", written)
+    with pytest.raises(ReplayError) as caught:
+        bundle.load_bundle(str(tmp_path / "edited.json"))
+    assert caught.value.code == "E_INCIDENT_CHECKSUM_MISMATCH"
+
+
+def test_the_checksum_does_not_depend_on_key_order_or_layout() -> None:
+    doc = make_bundle()
+    reordered = dict(reversed(list(doc.items())))
+    assert bundle.checksum(reordered) == bundle.checksum(doc)
+
+
+def test_promote_never_overwrites(tmp_path: Path) -> None:
+    target = tmp_path / "refund.json"
+    target.write_text("precious")
+    with pytest.raises(ReplayError) as caught:
+        bundle.promote(make_bundle(), str(target))
+    assert caught.value.code == "E_INCIDENT_PROMOTE_TARGET_EXISTS"
+    assert target.read_text() == "precious"
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling.json")
+    with pytest.raises(ReplayError):
+        bundle.promote(make_bundle(), str(tmp_path / "dangling.json"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.json", "refund.json"]  # no temp file left
+
+
+def test_promote_refuses_a_name_taken_while_it_was_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "refund.json"
+    real_link = os.link
+
+    def racing_link(src: str, dst: str) -> None:
+        Path(dst).write_text("someone else")
+        real_link(src, dst)
+
+    monkeypatch.setattr(bundle.os, "link", racing_link)
+    with pytest.raises(ReplayError) as caught:
+        bundle.promote(make_bundle(), str(target))
+    assert caught.value.code == "E_INCIDENT_PROMOTE_TARGET_EXISTS"
+    assert target.read_text() == "someone else"
+    assert [p.name for p in tmp_path.iterdir()] == ["refund.json"]
+
+
+# output folders ---------------------------------------------------------------------------------------
+def test_a_folder_is_created_whole_in_a_new_or_empty_place(tmp_path: Path) -> None:
+    bundle.write_folder(str(tmp_path / "new" / "out"), {"a.txt": b"a", "b.txt": b"b"})
+    assert sorted(p.name for p in (tmp_path / "new" / "out").iterdir()) == ["a.txt", "b.txt"]
+    (tmp_path / "empty").mkdir()
+    bundle.write_folder(str(tmp_path / "empty"), {"a.txt": b"a"})
+    assert (tmp_path / "empty" / "a.txt").read_bytes() == b"a"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "new"]
+
+
+@pytest.mark.parametrize("kind", ["non-empty folder", "file"])
+def test_a_used_output_place_is_refused_and_left_alone(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / "out"
+    if kind == "file":
+        target.write_text("keep me")
+    else:
+        target.mkdir()
+        (target / "old.txt").write_text("keep me")
+    with pytest.raises(ReplayError) as caught:
+        bundle.write_folder(str(target), {"a.txt": b"a"})
+    assert caught.value.code == "E_INCIDENT_OUTPUT_NOT_EMPTY" and caught.value.exit_code == 2
+    assert (target.read_text() if kind == "file" else (target / "old.txt").read_text()) == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_folder_that_fails_halfway_leaves_nothing(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        bundle.write_folder(str(tmp_path / "out"), {"a.txt": b"a", "sub/b.txt": b"b"})  # the second file cannot be written
+    assert list(tmp_path.iterdir()) == []
+
+
+# rendering --------------------------------------------------------------------------------------------
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>&amp;'
+
+
+def hostile_bundle() -> dict[str, Any]:
+    doc = make_bundle()
+    doc["events"][-1]["output"]["note"] = HOSTILE
+    doc["assertions"][0]["id"] = HOSTILE
+    return doc
+
+
+def test_the_report_escapes_everything_and_runs_no_script() -> None:
+    doc = hostile_bundle()
+    evaluation = evaluate(doc)
+    page = report_html(doc, evaluation, {**judge(doc, []), "agent": {"messages": 0, "logs_withheld": 0, "stderr_bytes_withheld": 0}}).decode()
+    assert "<script" not in page.lower() and "<img" not in page.lower() and "onerror=alert(1)>" not in page
+    assert "&lt;script&gt;" in page
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert not re.search(r"(src|href)=\"?https?:", page)  # nothing is fetched
+
+
+def test_junit_reports_a_known_rule_failure_even_when_the_replay_matched() -> None:
+    doc = make_bundle()
+    evaluation = evaluate(doc)
+    replay = {"status": "matched", "divergence": None, "agent": {}}
+    xml = junit_xml(doc, evaluation, replay).decode()
+    assert 'tests="5" failures="1"' in xml
+    assert 'classname="incident.replay" name="replay reproduces the recorded tool calls and terminal output"/>' in xml
+    assert '<failure type="fail"' in xml and "one-refund-per-order" in xml
+    from xml.etree import ElementTree
+
+    ElementTree.fromstring(junit_xml(hostile_bundle(), evaluate(hostile_bundle())))  # well-formed with hostile values
+
+
+def test_the_trace_is_one_line_per_event_with_its_replay_state() -> None:
+    doc = make_bundle()
+    lines = [orjson.loads(line) for line in trace_lines(doc).splitlines()]
+    assert [line["seq"] for line in lines] == list(range(1, 10)) and "replay" not in lines[0]
+    verdict = judge(doc, [{"type": "tool_call", "call_id": "z", "name": "lookup_order", "args": doc["events"][0]["args"]},
+                          {"type": "final_output", "output": {}}])
+    lines = [orjson.loads(line) for line in trace_lines(doc, verdict).splitlines()]
+    assert [line["replay"] for line in lines] == ["matched", "matched", "diverged", "diverged", "diverged", "not_reached",
+                                                  "not_reached", "not_reached", "not_reached"]
+
+
+def test_a_folder_has_the_documented_files() -> None:
+    doc = make_bundle()
+    assert sorted(folder_files(doc, evaluate(doc))) == sorted(bundle.FILES)

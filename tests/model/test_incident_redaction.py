@@ -1,0 +1,222 @@
+"""Redaction: consistent keyed aliases within an import, fresh ones across imports, pointer removal, a value-free audit."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from incident_support import REFUND_EXPORT, minimal_export, write_json
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.incident.export import load_export
+from replay.pipeline.model.incident.redaction import REMOVED, Redactor, field_class
+
+
+def refund() -> dict[str, Any]:
+    return load_export(str(REFUND_EXPORT))
+
+
+def redact(incident: dict[str, Any], remove: tuple[str, ...] = (), secret: bytes | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    redactor = Redactor(secret)
+    out = redactor.incident(incident, list(remove))
+    return out, redactor.audit("inc_test")
+
+
+def test_a_repeated_value_gets_one_alias_everywhere_in_an_import() -> None:
+    out, _ = redact(refund())
+    alias = out["input"]["order_id"]
+    assert alias.startswith("id_") and alias != "order-1042"
+    events = out["events"]
+    assert events[0]["args"]["order_id"] == alias
+    assert events[1]["result"]["order_id"] == alias
+    assert events[2]["args"]["order_id"] == events[5]["args"]["order_id"] == alias
+    assert events[4]["effect"]["order_id"] == events[7]["effect"]["order_id"] == alias
+    assert events[8]["output"]["order_id"] == alias
+    # the refund id of the successful call is the one the output names; the first refund's is another
+    assert events[6]["result"]["refund_id"] == events[7]["effect"]["refund_id"] == events[8]["output"]["refund_id"]
+    assert events[4]["effect"]["refund_id"] != events[7]["effect"]["refund_id"]
+    assert out["input"]["customer_email"] == events[1]["result"]["customer"]["email"]
+
+
+def test_two_imports_give_different_aliases_and_the_same_secret_the_same() -> None:
+    a, _ = redact(refund())
+    b, _ = redact(refund())
+    assert a["input"]["order_id"] != b["input"]["order_id"]
+    same1, _ = redact(refund(), secret=b"k" * 32)
+    same2, _ = redact(refund(), secret=b"k" * 32)
+    assert same1 == same2
+
+
+def test_payload_structure_amounts_currencies_statuses_and_codes_are_kept() -> None:
+    out, _ = redact(refund())
+    e = out["events"]
+    assert [x["type"] for x in e] == [x["type"] for x in refund()["events"]]
+    assert [x.get("call_id") for x in e] == [x.get("call_id") for x in refund()["events"]]
+    assert e[0]["name"] == "lookup_order" and e[2]["name"] == "issue_refund"
+    assert e[2]["args"]["amount_cents"] == 4900 and e[2]["args"]["currency"] == "USD"
+    assert e[1]["result"]["status"] == "returned" and e[6]["result"]["status"] == "succeeded"
+    assert e[3]["ok"] is False and e[3]["error"]["code"] == "TIMEOUT"
+    assert e[4]["effect"]["type"] == "refund"
+    assert e[8]["output"]["status"] == "refunded"
+    assert out["assertions"] == refund()["assertions"]
+
+
+def test_freeform_text_and_unknown_error_text_are_removed() -> None:
+    out, audit = redact(refund())
+    assert out["input"]["request"] == REMOVED
+    assert out["events"][3]["error"]["message"] == REMOVED
+    assert audit["fields"]["freeform_text"] == 2
+
+
+@pytest.mark.parametrize(("error", "kept"), [
+    ("TIMEOUT", True), ("gateway_timeout", True), ("E_RATE_LIMIT", True), ("HTTP_504", True),
+    ("connection reset by peer 10.0.0.7", False), ("Timeout!", False), ("order-1042 not found", False),
+])
+def test_known_machine_error_codes_survive_and_other_error_text_does_not(error: str, kept: bool) -> None:
+    assert (Redactor().value(error, "error", "error") == error) is kept
+
+
+def test_task_error_messages_are_error_text() -> None:
+    doc = minimal_export()
+    doc["events"] = [{"type": "task_error", "message": "Customer Jane Doe was angry"}]
+    redactor = Redactor()
+    incident = load_export_doc(doc)
+    assert redactor.incident(incident)["events"][0]["message"] == REMOVED
+    doc["events"] = [{"type": "task_error", "message": "REFUND_LIMIT_REACHED"}]
+    assert Redactor().incident(load_export_doc(doc))["events"][0]["message"] == "REFUND_LIMIT_REACHED"
+
+
+def load_export_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        return load_export(str(write_json(Path(folder) / "e.json", doc)))
+
+
+@pytest.mark.parametrize(("key", "value", "prefix"), [
+    ("customer_id", 123456789012, "id_"), ("account", 42, "id_"), ("phone", 4155550142, "pii_"),
+    ("pin", 1234, "secret_"), ("field", 4242424242424242, "card_"), ("field", 123456789012, "id_"),
+])
+def test_numeric_sensitive_values_become_string_aliases(key: str, value: int, prefix: str) -> None:
+    redactor = Redactor()
+    out = redactor.value({key: value})[key]
+    assert isinstance(out, str) and out.startswith(prefix)
+    assert redactor.audit()["numeric_to_string"] == 1
+
+
+@pytest.mark.parametrize(("key", "value"), [("amount_cents", 4900), ("quantity", 3), ("max", 1), ("total", 123456789012),
+                                            ("input_tokens", 1200), ("field", 42)])
+def test_amounts_and_small_numbers_are_kept(key: str, value: int) -> None:
+    assert Redactor().value({key: value}) == {key: value}
+
+
+@pytest.mark.parametrize(("key", "kind"), [
+    ("password", "secret"), ("apiKey", "secret"), ("Authorization", "secret"), ("session_token", "secret"),
+    ("email", "personal"), ("shipping_address", "personal"), ("lastName", "personal"), ("customer_name", "personal"),
+    ("order_id", "identifier"), ("idempotency_key", "identifier"), ("invoice_number", "identifier"), ("customer", "identifier"),
+    ("status", "keep"), ("currency", "keep"), ("refund_status", "keep"), ("tool_name", "keep"),
+    ("amount_cents", "amount"), ("output_tokens", "amount"),
+    ("request", "freeform"), ("notes", "freeform"), ("description", "freeform"),
+    ("error", "error"), ("region", None),
+])
+def test_field_names_say_what_a_value_is(key: str, kind: str | None) -> None:
+    assert field_class(key) == kind
+
+
+def test_a_sensitive_object_key_is_aliased() -> None:
+    redactor = Redactor()
+    out = redactor.value({"jane.doe@example.com": {"visits": 3}})
+    (key,) = out
+    assert key.startswith("email_") and out[key] == {"visits": 3}
+    assert redactor.audit()["object_keys_aliased"] == 1
+
+
+def test_an_output_equals_value_is_redacted_like_the_output_it_compares() -> None:
+    incident = refund()
+    incident["assertions"].append({"id": "names-the-order", "type": "output_equals", "path": "/order_id", "value": "order-1042"})
+    out, audit = redact(incident)
+    assert out["assertions"][-1]["value"] == out["events"][-1]["output"]["order_id"]
+    assert audit["rule_values_redacted"] == 1
+
+
+# pointers -------------------------------------------------------------------------------------------------
+def test_pointers_remove_fields_before_redaction_and_star_matches_one_level() -> None:
+    incident = refund()
+    out, audit = redact(incident, ("/input/customer_email", "/events/*/args/currency", "/events/1/result/payment"))
+    assert "customer_email" not in out["input"]
+    assert all("currency" not in e["args"] for e in out["events"] if e["type"] == "tool_call")
+    assert "payment" not in out["events"][1]["result"]
+    assert audit["pointer_removed"] == 1 + 2 + 1
+
+
+def test_a_pointer_to_a_result_or_error_empties_it_and_whole_rules_can_go() -> None:
+    out, _ = redact(refund(), ("/events/1/result", "/events/3/error", "/assertions/3"))
+    assert out["events"][1]["result"] is None and out["events"][3]["error"] is None
+    assert [r["id"] for r in out["assertions"]] == ["one-refund-per-order", "refund-reported", "answer-names-the-refund"]
+
+
+def test_array_items_are_removed_from_the_end_first() -> None:
+    doc = minimal_export()
+    doc["input"]["items"] = [{"sku": i} for i in range(12)]
+    out, _ = redact(load_export_doc(doc), ("/input/items/*/sku", "/input/items/10", "/input/items/2"))
+    assert len(out["input"]["items"]) == 10 and all(item == {} for item in out["input"]["items"])
+
+
+@pytest.mark.parametrize(("pointer", "code"), [
+    ("input/order_id", "E_INCIDENT_REDACT_POINTER_INVALID"),
+    ("/metadata/x", "E_INCIDENT_REDACT_POINTER_INVALID"),
+    ("/input/~2", "E_INCIDENT_REDACT_POINTER_INVALID"),
+    ("/input/company", "E_INCIDENT_REDACT_PATH_MISSING"),
+    ("/events/*/args/internal_reference", "E_INCIDENT_REDACT_PATH_MISSING"),
+    ("/events/99", "E_INCIDENT_REDACT_PATH_MISSING"),
+    ("/input", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/events/0", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/events/*/name", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/events/*/call_id", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/events/1/ok", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/events/0/args", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/events/4/effect/type", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/events/8/output", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/assertions/0/max", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/assertions/*", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+])
+def test_missing_and_protocol_paths_are_refused(pointer: str, code: str) -> None:
+    with pytest.raises(ReplayError) as caught:
+        redact(refund(), (pointer,))
+    assert caught.value.code == code
+    assert caught.value.body["path"] == "--redact"
+
+
+# the audit ------------------------------------------------------------------------------------------------
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {s for v in value.values() for s in _strings(v)}
+    if isinstance(value, list):
+        return {s for v in value for s in _strings(v)}
+    return {value} if isinstance(value, str) else set()
+
+
+def test_the_audit_has_counts_and_warnings_only() -> None:
+    original = refund()
+    out, audit = redact(original)
+    text = orjson.dumps(audit).decode()
+    originals = _strings(original) - _strings(out)  # every value (and field name) redaction changed
+    assert originals
+    for value in originals:
+        assert value not in text
+    for field in ("customer_email", "shipping_address", "processor_ref", "order_id", "amount_cents"):
+        assert field not in text
+    aliases = {s for s in _strings(out) if re.fullmatch(r"(id|email|card|phone|ip|pii|secret)_[0-9a-f]{16}", s)}
+    assert aliases and not any(a in text for a in aliases)
+    assert audit["detectors"]["email"] == 3 and audit["detectors"]["card_number"] == 1
+    assert audit["distinct_aliases"] == len(aliases)
+    assert any("not a guarantee" in w for w in audit["warnings"])
+
+
+def test_the_secret_is_never_in_the_redactor_output() -> None:
+    secret = b"0123456789abcdef0123456789abcdef"
+    out, audit = redact(refund(), secret=secret)
+    blob = orjson.dumps([out, audit])
+    assert secret not in blob and secret.hex().encode() not in blob

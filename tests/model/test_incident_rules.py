@@ -1,0 +1,106 @@
+"""Business rules: each type passes and fails on the recording, effect counts are inconclusive without a complete ledger."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from incident_support import REFUND_EXPORT
+from replay.pipeline.model.incident.export import load_export
+from replay.pipeline.model.incident.rules import FAIL, INCONCLUSIVE, PASS, evaluate, overall
+
+BASE = load_export(str(REFUND_EXPORT))
+
+
+def judge(rule: dict[str, Any], *, complete: bool = True, events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    incident = copy.deepcopy(BASE)
+    incident["effects_complete"] = complete
+    incident["assertions"] = [{"id": "r", **rule}]
+    if events is not None:
+        incident["events"] = events
+    return evaluate(incident)["rules"][0]
+
+
+REFUND = {"type": "effect_count", "effect_type": "refund"}
+
+
+@pytest.mark.parametrize(("rule", "status"), [
+    ({**REFUND, "max": 1}, FAIL),
+    ({**REFUND, "max": 2}, PASS),
+    ({**REFUND, "min": 3, "max": 5}, FAIL),
+    ({**REFUND, "group_by": "order_id", "min": 1, "max": 1}, FAIL),
+    ({**REFUND, "group_by": "refund_id", "min": 1, "max": 1}, PASS),
+    ({**REFUND, "group_by": "order_id", "max": 2}, PASS),
+    ({"type": "effect_count", "effect_type": "chargeback", "max": 0}, PASS),
+    ({"type": "effect_count", "effect_type": "chargeback", "min": 1, "max": 1}, FAIL),
+    ({"type": "effect_count", "effect_type": "chargeback", "group_by": "order_id", "min": 1, "max": 1}, FAIL),
+])
+def test_effect_count(rule: dict[str, Any], status: str) -> None:
+    assert judge(rule)["status"] == status
+
+
+def test_effect_count_reports_the_groups_outside_the_range() -> None:
+    result = judge({**REFUND, "group_by": "order_id", "min": 1, "max": 1})
+    assert result["observed"] == {"effects": 2, "groups": {"order-1042": 2}}
+    assert "order-1042 x2" in result["message"]
+
+
+@pytest.mark.parametrize("rule", [{**REFUND, "max": 1}, {**REFUND, "max": 2}, {**REFUND, "group_by": "order_id", "max": 1}])
+def test_effect_counts_are_inconclusive_without_a_complete_ledger(rule: dict[str, Any]) -> None:
+    result = judge(rule, complete=False)
+    assert result["status"] == INCONCLUSIVE
+    assert "effects_complete" in result["message"]
+
+
+def test_other_rules_do_not_depend_on_the_ledger() -> None:
+    assert judge({"type": "max_tool_errors", "max": 1}, complete=False)["status"] == PASS
+
+
+@pytest.mark.parametrize(("path", "value", "status"), [
+    ("/status", "refunded", PASS),
+    ("/status", "pending", FAIL),
+    ("/amount_cents", 4900, PASS),
+    ("/amount_cents", 4900.0, FAIL),  # typed: 4900 is not 4900.0
+    ("/amount_cents", "4900", FAIL),
+    ("/missing", None, FAIL),
+    ("", {"status": "refunded", "order_id": "order-1042", "refund_id": "re_1042_b", "amount_cents": 4900, "currency": "USD"}, PASS),
+])
+def test_output_equals(path: str, value: Any, status: str) -> None:
+    assert judge({"type": "output_equals", "path": path, "value": value})["status"] == status
+
+
+def test_output_equals_tells_true_from_one() -> None:
+    events = copy.deepcopy(BASE["events"])
+    events[-1]["output"]["flag"] = True
+    assert judge({"type": "output_equals", "path": "/flag", "value": 1}, events=events)["status"] == FAIL
+    assert judge({"type": "output_equals", "path": "/flag", "value": True}, events=events)["status"] == PASS
+
+
+@pytest.mark.parametrize(("fields", "status"), [(["status", "refund_id"], PASS), (["status", "reason"], FAIL)])
+def test_required_output(fields: list[str], status: str) -> None:
+    result = judge({"type": "required_output", "fields": fields})
+    assert result["status"] == status
+    assert result["observed"]["missing"] == [f for f in fields if f == "reason"]
+
+
+def test_output_rules_fail_when_the_task_ended_in_an_error() -> None:
+    events = [{"type": "task_error", "message": "gave up"}]
+    assert judge({"type": "required_output", "fields": ["status"]}, events=events)["status"] == FAIL
+    assert judge({"type": "output_equals", "path": "/status", "value": "x"}, events=events)["status"] == FAIL
+
+
+@pytest.mark.parametrize(("limit", "status"), [(0, FAIL), (1, PASS), (5, PASS)])
+def test_max_tool_errors(limit: int, status: str) -> None:
+    result = judge({"type": "max_tool_errors", "max": limit})
+    assert result["status"] == status and result["observed"] == {"tool_errors": 1}
+
+
+def test_the_overall_status_and_counts() -> None:
+    assert overall([PASS, PASS]) == PASS
+    assert overall([PASS, INCONCLUSIVE]) == INCONCLUSIVE
+    assert overall([INCONCLUSIVE, FAIL]) == FAIL
+    evaluation = evaluate({**BASE, "incident_id": "inc_1"})
+    assert evaluation["status"] == FAIL
+    assert evaluation["counts"] == {"pass": 3, "fail": 1, "inconclusive": 0}
+    assert [r["id"] for r in evaluation["rules"]] == [r["id"] for r in BASE["assertions"]]

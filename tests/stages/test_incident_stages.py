@@ -1,0 +1,198 @@
+"""The incident stages on their own: redact, evaluate, match and load_incident with lists; spawn_agent with real agents; all in user configs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import EXAMPLES, errors_of, jsonl, run_replay
+from incident_support import PLAN_AGENT, REFUND_AGENT, REFUND_EXPORT, REPRODUCE
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.model.incident.records import AGENT_EXIT, AGENT_MESSAGE, EVALUATION, INCIDENT, REPLAY
+from replay.stages.evaluate import EvaluateRules
+from replay.stages.load_incident import LoadIncident
+from replay.stages.match import MatchAgent
+from replay.stages.redact import RedactRecords
+from replay.stages.spawn_agent import SpawnAgent
+
+
+def loaded(**options: Any) -> dict[str, Any]:
+    return LoadIncident(path=str(REFUND_EXPORT), **options).load()
+
+
+def redacted() -> dict[str, Any]:
+    return run_inline([RedactRecords()], [Batch.of([loaded()])]).records[0]
+
+
+def test_load_incident_sends_one_unredacted_incident_record_with_a_new_id() -> None:
+    record = loaded()
+    assert record["$record"] == INCIDENT and record["redaction"] is None
+    assert record["incident_id"].startswith("inc_") and record["incident_id"] != loaded()["incident_id"]
+    assert record["input"]["order_id"] == "order-1042"
+
+
+def test_load_incident_refuses_before_sending_anything(tmp_path: Path) -> None:
+    (tmp_path / "e.json").write_text("{}")
+    with pytest.raises(ReplayError) as caught:
+        LoadIncident(path=str(tmp_path / "e.json")).load()
+    assert caught.value.code == "E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED"
+
+
+def test_redact_gives_each_incident_a_fresh_secret_and_its_audit() -> None:
+    result = run_inline([RedactRecords()], [Batch.of([loaded(), loaded()])])
+    first, second = result.records
+    assert first["input"]["order_id"] != second["input"]["order_id"]
+    assert first["redaction"]["incident_id"] == first["incident_id"]
+    assert first["redaction"]["detectors"]["email"] == 3
+
+
+def test_redact_applies_pointers_to_incidents() -> None:
+    out = run_inline([RedactRecords(remove=["/input/customer_email"])], [Batch.of([loaded()])]).records[0]
+    assert "customer_email" not in out["input"] and out["redaction"]["pointer_removed"] == 1
+
+
+JOURNAL = EXAMPLES / "journals" / "two-runs.jsonl"
+
+
+def _journal() -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in JOURNAL.read_bytes().splitlines()]
+
+
+def test_redact_works_on_any_records_with_one_secret_per_run_and_an_audit_at_the_end() -> None:
+    stage = RedactRecords(remove=["/payload/args"])
+    out = run_inline([stage], [Batch.of(_journal())]).records
+    audit = out[-1]
+    assert audit["$record"] == "redaction" and audit["pointer_removed"] == 2
+    events = [r for r in out if "seq" in r]
+    assert [e["type"] for e in events] == [r["type"] for r in _journal() if "seq" in r]  # protocol fields kept
+    assert events[0]["timestamp"] == "2026-03-01T12:00:00.000Z"
+    tool = next(e for e in events if e["type"] == "tool_called")
+    assert tool["payload"]["toolName"] == "bash" and "args" not in tool["payload"]
+    called = [e["payload"]["callId"] for e in events if e["type"] in ("tool_called", "tool_completed")]
+    assert called[0] == called[1] != "c1"  # the same value, the same alias, within a run
+    again = run_inline([stage], [Batch.of(_journal())]).records  # the stage ran again: a new secret
+    assert [e for e in again if "seq" in e][2]["payload"]["callId"] != called[0]
+    user = next(e for e in events if e["type"] == "user_message")
+    assert user["payload"]["text"] == "[redacted]"
+
+
+def test_evaluate_sends_the_evaluation_after_each_incident_and_gates_on_request() -> None:
+    incident = redacted()
+    out = run_inline([EvaluateRules()], [Batch.of([incident, {"other": 1}])])
+    assert [r.get("$record") for r in out.records] == [INCIDENT, EVALUATION, None]
+    assert out.records[1]["status"] == "fail" and out.side.get("errors") is None
+    gated = run_inline([EvaluateRules(gate=True)], [Batch.of([incident])])
+    (error,) = gated.side["errors"]
+    assert error["code"] == "E_INCIDENT_RULES_FAILED" and error["failed"] == ["one-refund-per-order"]
+
+
+def _transcript(*messages: dict[str, Any], status: str = "finished") -> list[dict[str, Any]]:
+    return [{"$record": AGENT_MESSAGE, "message": m} for m in messages] + [
+        {"$record": AGENT_EXIT, "status": status, "messages": len(messages), "tool_calls": 0, "logs_withheld": 0,
+         "stderr_bytes_withheld": 0, "exit_code": 0, "signal": None, "error": None}]
+
+
+def test_match_sends_a_verdict_and_drops_the_candidate_transcript() -> None:
+    incident = loaded()
+    lookup = {"type": "tool_call", "call_id": "a", "name": "lookup_order", "args": {"order_id": "order-1042"}}
+    refund = {"type": "tool_call", "call_id": "b", "name": "issue_refund",
+              "args": {"order_id": "order-1042", "amount_cents": 4900, "currency": "USD"}}
+    final = {"type": "final_output", "output": incident["events"][-1]["output"]}
+    out = run_inline([MatchAgent()], [Batch.of([incident, *_transcript(lookup, refund, refund, final)])])
+    assert [r["$record"] for r in out.records] == [INCIDENT, REPLAY]
+    assert out.records[1]["status"] == "matched" and "errors" not in out.side
+    diverged = run_inline([MatchAgent()], [Batch.of([incident, *_transcript(lookup, final)])])
+    assert diverged.records[1]["divergence"]["kind"] == "missing_call"
+    assert diverged.side["errors"][0]["code"] == "E_INCIDENT_REPLAY_DIVERGED"
+    kept = run_inline([MatchAgent(keep_transcript=True)], [Batch.of([incident, *_transcript(lookup, final)])])
+    assert [r["$record"] for r in kept.records] == [INCIDENT, AGENT_MESSAGE, AGENT_MESSAGE, AGENT_EXIT, REPLAY]
+
+
+def test_match_reports_a_failed_agent_as_an_agent_error_not_a_divergence() -> None:
+    out = run_inline([MatchAgent()], [Batch.of([loaded(), *_transcript(status="failed")])])
+    assert out.records[1]["status"] == "agent_error" and out.records[1]["divergence"] is None
+    assert "errors" not in out.side  # spawn_agent reported the agent's failure itself
+
+
+# spawn_agent runs real processes --------------------------------------------------------------------------
+pytestmark = pytest.mark.anyio
+
+
+async def _spawn(command: list[str], record: dict[str, Any], **options: Any) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+    stage = SpawnAgent(command=command, **options)
+    batch = await stage.replay(record, "<test>")
+    return list(batch.events or ()), stage.drain()
+
+
+async def test_spawn_agent_answers_the_example_agent_from_the_recording() -> None:
+    record = redacted()
+    out, side = await _spawn([sys.executable, str(REFUND_AGENT)], record)
+    assert [r["$record"] for r in out] == [AGENT_MESSAGE] * 4 + [AGENT_EXIT]
+    assert out[-1]["status"] == "finished" and out[-1]["tool_calls"] == 3 and out[-1]["stderr_bytes_withheld"] > 0
+    assert out[3]["message"]["output"] == record["events"][-1]["output"]
+    assert side == {}
+
+
+async def test_spawn_agent_stops_the_agent_at_a_call_it_cannot_answer() -> None:
+    plan = orjson.dumps([{"call": "delete_everything", "args": {}}, {"sleep": 30}]).decode()
+    out, side = await _spawn([sys.executable, str(PLAN_AGENT), plan], redacted())
+    assert out[-1]["status"] == "stopped" and out[-1]["tool_calls"] == 1 and side == {}
+
+
+async def test_spawn_agent_reports_an_agent_failure_on_its_error_port(tmp_path: Path) -> None:
+    plan = orjson.dumps([{"exit": 3}]).decode()
+    out, side = await _spawn([sys.executable, str(PLAN_AGENT), plan], redacted())
+    assert out[-1]["status"] == "failed" and out[-1]["exit_code"] == 3
+    assert side["errors"][0]["code"] == "E_INCIDENT_AGENT_EXITED"
+
+
+async def test_spawn_agent_plan_reproducing_the_incident_finishes() -> None:
+    out, side = await _spawn([sys.executable, str(PLAN_AGENT), orjson.dumps(REPRODUCE).decode()], redacted())
+    assert out[-1]["status"] == "finished" and side == {}
+
+
+# user configs ------------------------------------------------------------------------------------------
+def test_redact_is_a_stage_a_user_config_can_use(tmp_path: Path) -> None:
+    config = tmp_path / "redact.toml"
+    config.write_text('chain = [{ type = "redact", remove = ["/payload/args"] }]\n')
+    done = run_replay("run", str(config), str(JOURNAL))
+    assert done.returncode == 0, done.stderr
+    records = jsonl(done.stdout)
+    assert records[-1]["$record"] == "redaction"
+    assert b"List the files in /tmp" not in done.stdout and b"ls /tmp" not in done.stdout
+
+
+def test_load_redact_evaluate_in_a_user_config_without_the_folder_writer(tmp_path: Path) -> None:
+    config = tmp_path / "incident.toml"
+    config.write_text(f"""
+[stages.load]
+type = "load_incident"
+path = {orjson.dumps(str(REFUND_EXPORT)).decode()}
+[stages.redact]
+type = "redact"
+inputs = ["load"]
+[stages.judge]
+type = "evaluate"
+inputs = ["redact"]
+gate = true
+[stages.out]
+type = "write"
+inputs = ["judge"]
+""")
+    done = run_replay("run", str(config))
+    assert done.returncode == 1  # the gate failed: one refund too many
+    incident, evaluation = jsonl(done.stdout)
+    assert incident["$record"] == INCIDENT and evaluation["$record"] == EVALUATION
+    assert b"order-1042" not in done.stdout and b"jane.doe@example.com" not in done.stdout
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_INCIDENT_RULES_FAILED"]
+
+
+def test_the_incident_stages_are_listed() -> None:
+    done = run_replay("stages", "--json")
+    names = {s["type"] for s in orjson.loads(done.stdout)}
+    assert {"load_incident", "redact", "evaluate", "spawn_agent", "match", "write_incident", "promote_incident"} <= names
