@@ -46,6 +46,7 @@ COMMANDS = {
     "stages": "replay.pipeline.cli.commands.stages:stages",
     "schema": "replay.pipeline.cli.commands.schema:schema",
     "export": "replay.pipeline.cli.commands.export:export",
+    "golden": "replay.pipeline.cli.commands.golden:golden",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 

@@ -9,14 +9,14 @@
 ``replay_session(path, override=None)`` loads a session journal (or a ``.json`` replay script) into a
 ``ReplayModel``. After the test, every model it gave out must have served all its recorded calls
 and raised no replay error the agent may have swallowed; otherwise the test fails at teardown with
-the error code and the (turn, step).
+the error code and the (turn, step). A test that already failed is not failed again at teardown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -50,9 +50,21 @@ class ReplaySessions:
                 pytest.fail(f"replay of {model.source}: {exc}", pytrace=False)
 
 
+_CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, Any]:
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_FAILED] = report.failed
+    return report
+
+
 @pytest.fixture
 def replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessions]:
     """A factory of replay models for session files (paths relative to the test file)."""
     sessions = ReplaySessions(Path(request.path).parent)
     yield sessions
-    sessions.check_done()
+    if not request.node.stash.get(_CALL_FAILED, False):
+        sessions.check_done()
