@@ -239,7 +239,7 @@ class ChunkGrouper:
             self._problem(f"an {CHUNK_TYPE} line needs `chunk`: an object with a string `type`", where, "$.chunk",
                           '{"type": "text-delta", ...}', excerpt(orjson.dumps(chunk)))
             return None
-        key = (turn, step)
+        key: Key = (record["turn"], record["step"])  # both checked above: integers >= 0
         done: Group | None = None
         current = self.current
         if current is not None and current.key == key:
@@ -267,7 +267,7 @@ class ChunkGrouper:
         override = self.overrides.get(key)
         if override is not None:
             self.used.add(key)
-        self.current = Group(turn, step, [chunk], override, where)
+        self.current = Group(key[0], key[1], [chunk], override, where)
         return done
 
     def finish(self) -> Group | None:

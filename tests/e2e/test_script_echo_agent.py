@@ -23,7 +23,8 @@ SCENARIOS = EXAMPLES / "echo-agent" / "scenarios"
 
 
 def run_agent(cwd: Path, inputs: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, str(AGENT), *args], input=inputs, capture_output=True, cwd=cwd, timeout=120)
+    return subprocess.run([sys.executable, str(AGENT), *args], input=inputs, capture_output=True, cwd=cwd, timeout=120,
+                          check=False)
 
 
 def record(tmp: Path, scenario: str) -> tuple[Path, Path]:

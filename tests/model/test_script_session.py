@@ -105,7 +105,7 @@ def test_grouping_gives_back_every_call_in_order_and_nothing_else(session):
 def test_a_group_without_finish_is_refused_naming_its_turn_and_step():
     records = [chunk(1, 0, text="a"), finish(1, 0), {"type": "turn/start", "turn": 2},
                chunk(2, 0, text="half"), {"type": "turn/error", "turn": 2}, chunk(2, 1, text="x"), finish(2, 1)]
-    groups, problems = derive(records)
+    _, problems = derive(records)
     assert codes(problems) == ["E_SESSION_GROUP_UNFINISHED"]
     problem = problems[0]
     assert (problem["turn"], problem["step"]) == (2, 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,8 @@ SESSION = [
 def batches(records: list[Any], cuts: list[int], source: str = "session.jsonl") -> list[Batch]:
     """The records in batches cut at the given indexes, with their line numbers."""
     out = []
-    bounds = [0, *sorted(set(c for c in cuts if 0 < c < len(records))), len(records)]
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    bounds = [0, *sorted({c for c in cuts if 0 < c < len(records)}), len(records)]
+    for a, b in itertools.pairwise(bounds):
         batch = Batch.of(records[a:b], source)
         batch.lines = list(range(a + 1, b + 1))
         out.append(batch)
