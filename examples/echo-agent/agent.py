@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import sys
 import time
@@ -124,6 +125,17 @@ async def run_session(model: Model, inputs: Iterable[str], journal: SessionJourn
         calls += await run_turn(model, journal, out, turns, text, messages, step_timeout)
     journal.write("session/end", sessionId=journal.session_id, turns=turns, modelCalls=calls)
     out.write(f"session ended: {turns} turns, {calls} model calls\n")
+
+
+async def run(model: Model, inputs: Iterable[str], session: str | Path, step_timeout: float | None = None) -> str:
+    """One session in-process (for tests): the transcript it printed; the journal goes to ``session``."""
+    out = io.StringIO()
+    journal = SessionJournal(session)
+    try:
+        await run_session(model, inputs, journal, out, step_timeout)
+    finally:
+        journal.close()
+    return out.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -104,3 +104,15 @@ def test_the_fixture_in_a_real_pytest_run(tmp_path: Path):
     [swallowed] = [line for line in outcome(out, "test_swallows_the_error") if line.startswith("ERROR")]
     assert "E_REPLAY_OUT_OF_ORDER" in swallowed and "(turn 1, step 1)" in swallowed
     assert "1 failed, 4 passed, 2 errors" in out
+
+
+def test_the_example_agent_test_passes(tmp_path: Path):
+    """examples/echo-agent/test_echo_agent.py, the test the README shows, run as a user would."""
+    folder = tmp_path / "echo-agent"
+    shutil.copytree(EXAMPLES / "echo-agent", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_echo_agent.py"],
+                          cwd=folder, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
