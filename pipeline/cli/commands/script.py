@@ -53,6 +53,6 @@ def script(session: str, override: str | None, no_override: bool, out: str, max_
             raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
                               howToFix="Check the path given to --override, or leave it out.")
         stages["script"]["override"] = override
-    stages["out"]["path"] = out
+    stages["write"]["path"] = out
     graph = graph_from_config(spec)
     return exit_code_for(execute(graph, strict=strict, command="script"))
