@@ -283,8 +283,8 @@ class ChunkGrouper:
 
 
 # whole sessions in memory (the Python API; the `script` stage streams instead) -----------------
-def session_lines(path: str | Path) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """Each line of a session file, parsed, with its position; a line that is not JSON is a problem record."""
+def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Each line of a session file, parsed, with its position; lines that are not JSON go to ``problems``."""
     source = str(path)
     offset = 0
     with open(path, "rb") as handle:
@@ -295,40 +295,30 @@ def session_lines(path: str | Path) -> Iterator[tuple[Any, dict[str, Any]]]:
             if not body.strip(b" \t\r"):
                 continue
             try:
-                yield orjson.loads(body), where
+                record = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
-                yield _NotJson(f"line {n} is not valid JSON: {exc.msg}", excerpt(body)), where
-
-
-@dataclass(frozen=True)
-class _NotJson:
-    message: str
-    received: str
+                problems.append(diagnostic("E_JSONL_LINE_INVALID", f"line {n} is not valid JSON: {exc.msg}",
+                                           received=excerpt(body), **where))
+                continue
+            yield record, where
 
 
 def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]],
                   overrides: dict[Key, Override] | None = None) -> tuple[list[Group], list[dict[str, Any]]]:
-    """All groups of a session in journal order, and every problem found (empty when it replays)."""
+    """All groups of a session in journal order, and every problem found (none when it replays as recorded)."""
     grouper = ChunkGrouper(overrides)
     groups: list[Group] = []
-    problems: list[dict[str, Any]] = []
     source: str | None = None
     for record, where in records:
         source = where.get("source", source)
-        if isinstance(record, _NotJson):
-            problems.append(diagnostic("E_JSONL_LINE_INVALID", record.message, received=record.received, **where))
-            continue
         done = grouper.feed(record, where)
         if done is not None:
             groups.append(done)
     last = grouper.finish()
     if last is not None:
         groups.append(last)
-    for group in groups:
-        problem = group_problem(group)
-        if problem is not None:
-            grouper.problems.append(problem)
-    problems.extend(grouper.problems)
+    problems = list(grouper.problems)
+    problems.extend(p for p in map(group_problem, groups) if p is not None)
     problems.extend(unused_override_problem(o, source) for o in grouper.unused_overrides())
     return groups, problems
 
@@ -342,9 +332,14 @@ def load_session_groups(path: str | Path, override: str | Path | None = None, *,
     """
     if not Path(path).is_file():
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"session journal {str(path)!r} does not exist", path=str(path))
-    sidecar = Path(override) if override is not None else override_beside(path) if use_sidecar else None
-    overrides = load_overrides(sidecar) if sidecar is not None and (override is not None or sidecar.is_file()) else {}
-    groups, problems = derive_groups(session_lines(path), overrides)
+    overrides: dict[Key, Override] = {}
+    if override is not None:
+        overrides = load_overrides(override)
+    elif use_sidecar and override_beside(path).is_file():
+        overrides = load_overrides(override_beside(path))
+    unreadable: list[dict[str, Any]] = []
+    groups, problems = derive_groups(session_lines(path, unreadable), overrides)
+    problems = unreadable + problems
     if problems:
         first = dict(problems[0])
         code, message = first.pop("code"), first.pop("message")

@@ -26,7 +26,7 @@ Examples:
   replay script scenarios/echo/session.jsonl > script.json
   replay script session.jsonl --override flaky.override.json
   replay script session.jsonl --out tests/fixtures/script.json""")
-@click.argument("session", metavar="SESSION.jsonl", default=STDIN)
+@click.argument("session", metavar="[SESSION.jsonl]", default=STDIN)
 @click.option("--override", "override", metavar="FILE",
               help="Override sidecar (throw / hang for a named turn and step); default: replay.override.json beside SESSION.")
 @click.option("--no-override", is_flag=True, help="Ignore replay.override.json beside SESSION.")
