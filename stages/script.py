@@ -46,6 +46,9 @@ class BuildReplayScript(Transform):
         self._started = False
         self._source: str | None = None
 
+    def input_files(self) -> list[str]:
+        return [self.config["override"]] if self.config["override"] else []
+
     def __call__(self, batch: Batch) -> Batch | None:
         if batch.port is not None:
             return None

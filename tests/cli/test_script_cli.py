@@ -134,3 +134,23 @@ def test_lines_the_script_stage_rejects_the_session_schema_rejects_too(tmp_path:
     path.write_bytes(orjson.dumps(line) + b"\n")
     done = run_replay("script", str(path))
     assert done.returncode == 1 and [e["code"] for e in errors_of(done.stderr)] == ["E_SESSION_LINE_INVALID"]
+
+
+def test_the_script_never_overwrites_its_override_sidecar(tmp_path: Path):
+    sidecar = tmp_path / "o.json"
+    shutil.copy(SCENARIOS / "overloaded" / "replay.override.json", sidecar)
+    before = sidecar.read_bytes()
+    done = run_replay("script", str(OVERLOADED), "--override", str(sidecar), "--out", str(sidecar))
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_CONFIG_OPTION_INVALID"]
+    assert sidecar.read_bytes() == before
+
+
+def test_the_printed_spec_run_as_a_config_does_what_the_command_does(tmp_path: Path):
+    spec = tmp_path / "script.toml"
+    spec.write_bytes(run_replay("stages", "--graph", "script").stdout)
+    by_config = run_replay("run", str(spec), str(OVERLOADED))
+    by_command = run_replay("script", str(OVERLOADED), "--no-override")
+    assert by_config.returncode == by_command.returncode == 1
+    assert by_config.stdout == by_command.stdout
+    assert errors_of(by_config.stderr) == errors_of(by_command.stderr)

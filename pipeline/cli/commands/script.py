@@ -1,39 +1,33 @@
-"""`replay script`: a session journal's model calls as a replay script (the spec `pipeline/specs/script.toml`)."""
+"""`replay script`: a session journal's model calls as a replay script (spec: script)."""
 
 from __future__ import annotations
 
-import tomllib
-from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import execute, exit_code_for
+from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.engine.config import graph_from_config
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.session import override_beside
-
-
-def _spec() -> dict[str, Any]:
-    return tomllib.loads(files("replay.pipeline.specs").joinpath("script.toml").read_text())
 
 
 @click.command(epilog="""\b
 Examples:
   replay script scenarios/echo/session.jsonl > script.json
   replay script session.jsonl --override flaky.override.json
-  replay script session.jsonl --out tests/fixtures/script.json""")
+  replay script session.jsonl --out tests/fixtures/script.json
+\b
+Graph: `replay stages --graph script`.""")
 @click.argument("session", metavar="[SESSION.jsonl]", default=STDIN)
 @click.option("--override", "override", metavar="FILE",
               help="Override sidecar (throw / hang for a named turn and step); default: replay.override.json beside SESSION.")
 @click.option("--no-override", is_flag=True, help="Ignore replay.override.json beside SESSION.")
-@click.option("--out", "out", metavar="FILE", default="-", help="Write the script here (atomically) instead of stdout.")
+@click.option("--out", "out", metavar="FILE", help="Write the script here (atomically) instead of stdout.")
 @max_line_option
 @strict_option
-def script(session: str, override: str | None, no_override: bool, out: str, max_line_bytes: int, strict: bool) -> int:
+def script(session: str, override: str | None, no_override: bool, out: str | None, max_line_bytes: int, strict: bool) -> int:
     """Turn a session journal into its replay script: the assistant/chunk lines grouped by (turn, step)
     in journal order, one group per model stream call, as one JSON document (`replay schema replay-script`).
 
@@ -45,14 +39,8 @@ def script(session: str, override: str | None, no_override: bool, out: str, max_
         raise ReplayError("E_USAGE_INVALID", "give --override FILE or --no-override, not both")
     if override is None and not no_override and session != STDIN and override_beside(session).is_file():
         override = str(override_beside(session))
-    spec = _spec()
-    stages = spec["stages"]
-    stages["read"] |= {"paths": [session], "max_line_bytes": max_line_bytes}
-    if override:
-        if not Path(override).is_file():
-            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
-                              howToFix="Check the path given to --override, or leave it out.")
-        stages["script"]["override"] = override
-    stages["write"]["path"] = out
-    graph = graph_from_config(spec)
-    return exit_code_for(execute(graph, strict=strict, command="script"))
+    if override is not None and not Path(override).is_file():
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
+                          howToFix="Check the path given to --override, or leave it out.")
+    bound = {"script.override": override, "write.path": out, "read.max_line_bytes": max_line_bytes}
+    return exit_code_for(run_spec("script", [session], set=bound, strict=strict))
