@@ -54,6 +54,8 @@ COMMANDS = {
     "schema": "replay.pipeline.cli.commands.schema:schema",
     "export": "replay.pipeline.cli.commands.export:export",
     "incident": "replay.pipeline.cli.commands.incident:incident",
+    "golden": "replay.pipeline.cli.commands.golden:golden",
+    "script": "replay.pipeline.cli.commands.script:script",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 

@@ -124,6 +124,17 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INCIDENT_AGENT_EXITED": ("the agent ended before a final_output or task_error", "Make the agent finish with final_output or task_error."),
     "E_INCIDENT_REPLAY_DIVERGED": ("the agent's calls or output differ from the recording", "Read replay.json: the divergence names the recorded call and what differs."),
     "E_INCIDENT_RULES_FAILED": ("a business rule failed or was inconclusive (--gate)", "Read evaluation.json; inconclusive effect counts need effects_complete."),
+    # session journals, replay scripts, the replay model and goldens
+    "E_SESSION_LINE_INVALID": ("session line breaks the session journal format", "See `replay schema session`: each line has a string `type`; `assistant/chunk` lines have integer `turn` and `step` and a `chunk` object."),
+    "E_SESSION_GROUP_UNFINISHED": ("a model call's chunks end without a finish chunk", "Say what happened there (throw or hang) in replay.override.json beside the session."),
+    "E_SESSION_GROUP_SPLIT": ("a model call's chunks are not contiguous or go on after its finish", "Each model call's chunks come together and end with one finish; check how the agent tags (turn, step)."),
+    "E_OVERRIDE_INVALID": ("override sidecar is not valid", "See `replay schema replay-override`."),
+    "E_OVERRIDE_STEP_UNKNOWN": ("override names a model call the session does not have", "Name the (turn, step) of an assistant/chunk group; `replay script SESSION` lists them."),
+    "E_SCRIPT_INVALID": ("replay script document is not valid", "Make it again with `replay script SESSION > script.json`; see `replay schema replay-script`."),
+    "E_REPLAY_OUT_OF_ORDER": ("replay model was asked for another call than the recording's next", "The agent must make the recorded calls in order; find what changed in the loop, or re-record the session."),
+    "E_REPLAY_PAST_END": ("replay model was asked for a call after the recording's last", "The agent made more model calls than the recording holds; find why, or re-record the session."),
+    "E_REPLAY_LEFTOVER": ("recorded model calls were never asked for", "The agent stopped before the recording did; find why, or re-record the session."),
+    "E_GOLDEN_MISMATCH": ("new journal differs from the recorded golden", "Read the first difference; if the change is intended, record the golden again."),
     # internal
     "E_UNHANDLED": ("unexpected runtime failure", "Rerun with --log-level debug and report the output."),
 }

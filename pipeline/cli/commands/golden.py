@@ -1,0 +1,98 @@
+"""`replay golden check`: compare a new session journal (or transcript) with a recorded golden after normalisation.
+
+Not a stage graph: the two files are read in lockstep, line by line, which a graph's merged inputs
+cannot do; the comparison lives in ``replay.pipeline.testing.goldens`` for tests to call directly.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, error_line, excerpt, printable
+from replay.pipeline.testing.goldens import Normalisation, file_lines, first_difference
+
+STDIN = "-"
+
+
+@click.group(epilog="""\b
+Examples:
+  replay golden check scenarios/echo/session.jsonl new-session.jsonl
+  python agent.py < inputs.txt | replay golden check scenarios/echo/stdout.txt -""")
+def golden() -> None:
+    """Behavioural goldens: is a new run's session journal (or stdout transcript) the recorded one?"""
+
+
+@golden.command(epilog="""\b
+Normalised on both sides before comparing (see `replay.pipeline.testing.goldens`):
+  values of time keys (ts, timestamp, time, createdAt, ...)      -> "<time>"
+  values of id keys (id, sessionId, runId, ...)                  -> "<id:N>", numbered per file
+  values of durationMs, elapsedMs, latencyMs                     -> "<ignored>"
+  RFC 3339 timestamps and UUIDs inside any string or text line   -> <time>, <id:N>
+\b
+Examples:
+  replay golden check recorded.jsonl new.jsonl
+  replay golden check --ignore-key seed --id-key traceparent recorded.jsonl new.jsonl""")
+@click.argument("recorded")
+@click.argument("new")
+@click.option("--time-key", multiple=True, metavar="KEY", help="Also treat KEY's values as times (repeatable).")
+@click.option("--id-key", multiple=True, metavar="KEY", help="Also treat KEY's values as ids (repeatable).")
+@click.option("--ignore-key", multiple=True, metavar="KEY", help="Ignore KEY's values altogether (repeatable).")
+def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str, ...], ignore_key: tuple[str, ...]) -> int:
+    """Compare NEW (`-` for stdin) with the golden RECORDED, line by line after normalisation.
+
+    Prints one JSON line: {"same": true, "lines": N} or the first difference with both lines
+    (also reported on stderr as E_GOLDEN_MISMATCH). Exit 0 same, 1 different, 2 unusable input.
+    """
+    if recorded == STDIN:
+        raise ReplayError("E_USAGE_INVALID", "the recorded golden must be a file; only NEW may be `-` (stdin)",
+                          received=recorded)
+    for path in (recorded, new):
+        if path != STDIN and not Path(path).is_file():
+            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{path!r} is not a file", path=printable(path),
+                              howToFix="Pass the recorded golden and the new journal (or transcript) as files.")
+    rules = Normalisation().extended(time_keys=time_key, id_keys=id_key, ignore_keys=ignore_key)
+    difference, lines = first_difference(file_lines(recorded), _lines(new), rules)
+    result: dict[str, Any] = {"same": difference is None, "recorded": printable(recorded), "new": printable(new)}
+    if difference is None:
+        result["lines"] = lines
+        _out(result)
+        return EXIT_OK
+    result |= {"line": difference.line, "difference": difference.describe(),
+               "recordedLine": _text(difference.recorded), "newLine": _text(difference.new)}
+    _out(result)
+    normalised = None
+    if (difference.recorded_normalised, difference.new_normalised) != (difference.recorded, difference.new):
+        normalised = {"recorded": _text(difference.recorded_normalised), "new": _text(difference.new_normalised)}
+    sys.stderr.buffer.write(error_line(diagnostic(
+        "E_GOLDEN_MISMATCH", f"{printable(new)} differs from {printable(recorded)}: {difference.describe()}",
+        source=printable(new), line=difference.line,
+        expected=_excerpt(difference.recorded, "(the recorded file ends)"),
+        received=_excerpt(difference.new, "(the new file ends)"), normalised=normalised,
+    )))
+    return EXIT_FAILED
+
+
+def _lines(path: str) -> Iterator[bytes]:
+    if path == STDIN:
+        yield from sys.stdin.buffer
+    else:
+        yield from file_lines(path)
+
+
+def _text(line: bytes | None) -> str | None:
+    return None if line is None else line.decode("utf-8", "replace")
+
+
+def _excerpt(line: bytes | None, ended: str) -> str:
+    return ended if line is None else excerpt(line, 400)
+
+
+def _out(result: dict[str, Any]) -> None:
+    sys.stdout.buffer.write(orjson.dumps(result) + b"\n")
+    sys.stdout.buffer.flush()

@@ -1,0 +1,46 @@
+"""`replay script`: a session journal's model calls as a replay script (spec: script)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.journals import STDIN
+from replay.pipeline.model.session import override_beside
+
+
+@click.command(epilog="""\b
+Examples:
+  replay script scenarios/echo/session.jsonl > script.json
+  replay script session.jsonl --override flaky.override.json
+  replay script session.jsonl --out tests/fixtures/script.json
+\b
+Graph: `replay stages --graph script`.""")
+@click.argument("session", metavar="[SESSION.jsonl]", default=STDIN)
+@click.option("--override", "override", metavar="FILE",
+              help="Override sidecar (throw / hang for a named turn and step); default: replay.override.json beside SESSION.")
+@click.option("--no-override", is_flag=True, help="Ignore replay.override.json beside SESSION.")
+@click.option("--out", "out", metavar="FILE", help="Write the script here (atomically) instead of stdout.")
+@max_line_option
+@strict_option
+def script(session: str, override: str | None, no_override: bool, out: str | None, max_line_bytes: int, strict: bool) -> int:
+    """Turn a session journal into its replay script: the assistant/chunk lines grouped by (turn, step)
+    in journal order, one group per model stream call, as one JSON document (`replay schema replay-script`).
+
+    A group must end with a `finish` chunk: one without is where a stream threw, and is refused
+    (E_SESSION_GROUP_UNFINISHED naming its turn and step, exit 1) unless the override sidecar says
+    what happened there (`replay schema replay-override`). Streaming: one group is held at a time.
+    """
+    if override is not None and no_override:
+        raise ReplayError("E_USAGE_INVALID", "give --override FILE or --no-override, not both")
+    if override is None and not no_override and session != STDIN and override_beside(session).is_file():
+        override = str(override_beside(session))
+    if override is not None and not Path(override).is_file():
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
+                          howToFix="Check the path given to --override, or leave it out.")
+    bound = {"script.override": override, "write.path": out, "read.max_line_bytes": max_line_bytes}
+    return exit_code_for(run_spec("script", [session], set=bound, strict=strict))

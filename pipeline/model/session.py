@@ -1,0 +1,409 @@
+"""Session journals: an agent's persisted JSONL, grouped into one replay group per model stream call.
+
+A session journal has one JSON object per line, each with a string ``type``. ``assistant/chunk``
+lines carry ``turn``, ``step`` and ``chunk`` (one streamed model chunk with its own ``type``:
+``text-delta``, ``reasoning-delta``, ``tool-call``, ``finish`` ...). Every other line (``turn/start``,
+``tool/call``, ``usage``, ``session/*``, or a type nobody knows) belongs to the harness and is not part
+of the replay script. ``replay schema session`` has the format.
+
+The agent loop makes one model stream call per step and tags each chunk with the current
+``(turn, step)``, so the chunks of one call are contiguous in the journal: grouping them in journal
+order gives the calls back exactly. A group is complete only when its last chunk is ``finish``;
+a group without one is what a stream that threw leaves behind, and is refused unless the override
+sidecar (``replay.override.json``, ``replay schema replay-override``) says what happened there:
+``throw`` (raise a recorded error) or ``hang`` (never finish until the caller cancels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+
+CHUNK_TYPE = "assistant/chunk"
+FINISH = "finish"
+OVERRIDE_FILE = "replay.override.json"
+ACTIONS = ("throw", "hang")
+SCRIPT_VERSION = 1
+
+Key = tuple[int, int]
+
+
+def step_name(turn: Any, step: Any) -> str:
+    """How messages name a model call: ``(turn 1, step 0)``."""
+    return f"(turn {turn}, step {step})"
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+# overrides ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Override:
+    """What the sidecar says happened at one model call that the journal cannot express."""
+
+    turn: int
+    step: int
+    action: str  # "throw" | "hang"
+    error: dict[str, Any] | None = None  # for "throw": {"name", "message", ...}
+
+    @property
+    def key(self) -> Key:
+        return (self.turn, self.step)
+
+
+def override_beside(session: str | Path) -> Path:
+    """Where the sidecar of a session journal is looked for by default."""
+    return Path(session).parent / OVERRIDE_FILE
+
+
+def _override_error(message: str, source: str, path: str, **fields: Any) -> ReplayError:
+    return ReplayError("E_OVERRIDE_INVALID", message, source=source, path=path,
+                       example='{"overrides": [{"turn": 1, "step": 0, "action": "throw", '
+                               '"error": {"name": "APIError", "message": "overloaded"}}]}', **fields)
+
+
+def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Override]:
+    """Check a sidecar document (see ``replay schema replay-override``); its overrides by (turn, step)."""
+    if not isinstance(document, dict):
+        raise _override_error("an override sidecar is a JSON object", source, "$", expected="object",
+                              received=type(document).__name__)
+    for key in document:
+        if key not in ("overrides", "$schema", "description"):
+            raise _override_error(f"unknown key {key!r} in the override sidecar", source, f"$.{key}",
+                                  expected="overrides, $schema or description", received=key)
+    items = document.get("overrides")
+    if not isinstance(items, list):
+        raise _override_error("`overrides` must be a list", source, "$.overrides", expected="array",
+                              received=type(items).__name__ if items is not None else "nothing")
+    found: dict[Key, Override] = {}
+    for n, item in enumerate(items):
+        where = f"$.overrides[{n}]"
+        if not isinstance(item, dict):
+            raise _override_error("an override is an object", source, where, expected="object", received=type(item).__name__)
+        for key in item:
+            if key not in ("turn", "step", "action", "error", "description"):
+                raise _override_error(f"unknown key {key!r} in an override", source, f"{where}.{key}",
+                                      expected="turn, step, action, error or description", received=key)
+        for key in ("turn", "step"):
+            if not _is_count(item.get(key)):
+                raise _override_error(f"`{key}` must be an integer >= 0", source, f"{where}.{key}",
+                                      expected="integer >= 0", received=repr(item.get(key)))
+        action = item.get("action")
+        if action not in ACTIONS:
+            raise _override_error(f"`action` must be one of {', '.join(ACTIONS)}", source, f"{where}.action",
+                                  expected=" | ".join(ACTIONS), received=repr(action))
+        error = item.get("error")
+        if action == "throw":
+            if not isinstance(error, dict):
+                raise _override_error("a `throw` override needs `error`: {\"name\", \"message\"}", source, f"{where}.error",
+                                      expected="object", received=repr(error) if error is not None else "nothing")
+            for key in ("name", "message"):
+                if not isinstance(error.get(key), str) or (key == "name" and not error[key]):
+                    raise _override_error(f"`error.{key}` must be a {'non-empty ' if key == 'name' else ''}string",
+                                          source, f"{where}.error.{key}", expected="string", received=repr(error.get(key)))
+        elif error is not None:
+            raise _override_error("only a `throw` override takes `error`", source, f"{where}.error",
+                                  expected="no error for hang", received=excerpt(orjson.dumps(error)))
+        override = Override(item["turn"], item["step"], action, error)
+        if override.key in found:
+            raise _override_error(f"two overrides name {step_name(*override.key)}", source, where,
+                                  received=[item["turn"], item["step"]], howToFix="Keep one override per (turn, step).")
+        found[override.key] = override
+    return found
+
+
+def load_overrides(path: str | Path) -> dict[Key, Override]:
+    """Read and check an override sidecar file."""
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError as exc:
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {source!r} does not exist", path=source,
+                          howToFix="Check the path given to --override, or leave it out.") from exc
+    except OSError as exc:
+        raise ReplayError("E_INPUT_UNREADABLE", f"override sidecar {source!r} could not be read: {exc.strerror or exc}",
+                          path=source) from exc
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$", line=exc.lineno,
+                              column=exc.colno) from exc
+    return parse_overrides(document, source)
+
+
+# groups ---------------------------------------------------------------------------------------
+@dataclass
+class Group:
+    """The chunks of one model stream call, in journal order, and its override if any."""
+
+    turn: int
+    step: int
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    override: Override | None = None
+    where: dict[str, Any] = field(default_factory=dict)  # position of its last chunk (for diagnostics)
+
+    @property
+    def key(self) -> Key:
+        return (self.turn, self.step)
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.chunks) and self.chunks[-1].get("type") == FINISH
+
+    @property
+    def served(self) -> list[dict[str, Any]]:
+        """The chunks a replay yields: all of them, except that an override replaces a recorded finish."""
+        if self.override is not None and self.finished:
+            return self.chunks[:-1]
+        return self.chunks
+
+    def to_json(self) -> dict[str, Any]:
+        """The group as it appears in a replay-script document."""
+        out: dict[str, Any] = {"turn": self.turn, "step": self.step, "chunks": self.served}
+        if self.override is not None:
+            out["action"] = self.override.action
+            if self.override.error is not None:
+                out["error"] = self.override.error
+        return out
+
+
+def group_problem(group: Group) -> dict[str, Any] | None:
+    """The diagnostic for a group that cannot be replayed as recorded, or None."""
+    if group.finished or group.override is not None:
+        return None
+    name = step_name(group.turn, group.step)
+    last = group.chunks[-1].get("type") if group.chunks else None
+    return diagnostic(
+        "E_SESSION_GROUP_UNFINISHED",
+        f"the model call {name} ends without a `finish` chunk: the stream threw (or was cut off) there",
+        expected="a last chunk of type finish", received=f"last chunk of type {last!r}", turn=group.turn, step=group.step,
+        howToFix=f"Say what happened in {OVERRIDE_FILE} beside the session: "
+                 f"{{\"overrides\": [{{\"turn\": {group.turn}, \"step\": {group.step}, \"action\": \"throw\", "
+                 f"\"error\": {{\"name\": \"Error\", \"message\": \"...\"}}}}]}} (or \"action\": \"hang\").",
+        **group.where,
+    )
+
+
+def unused_override_problem(override: Override, source: str | None = None) -> dict[str, Any]:
+    return diagnostic(
+        "E_OVERRIDE_STEP_UNKNOWN",
+        f"the override for {step_name(*override.key)} names a model call the session does not have",
+        source=source, turn=override.turn, step=override.step, received=[override.turn, override.step],
+        howToFix="Overrides name the (turn, step) of an `assistant/chunk` group in the session; run "
+                 "`replay script SESSION` without the sidecar to list them.",
+    )
+
+
+class ChunkGrouper:
+    """Groups ``assistant/chunk`` records by (turn, step) in journal order, one group in hand at a time.
+
+    ``feed`` returns the group the record completed (the previous one, when a new step begins) and
+    ``finish`` the last one. Problems (bad lines, split groups) collect in ``problems``; whether a
+    completed group is replayable is ``group_problem``'s call.
+    """
+
+    def __init__(self, overrides: dict[Key, Override] | None = None) -> None:
+        self.overrides = dict(overrides or {})
+        self.current: Group | None = None
+        self.seen: set[Key] = set()
+        self.used: set[Key] = set()
+        self.problems: list[dict[str, Any]] = []
+
+    def feed(self, record: Any, where: dict[str, Any] | None = None) -> Group | None:
+        where = where or {}
+        if type(record) is not dict:
+            self._problem("a session line is a JSON object", where, "$", "object", type(record).__name__)
+            return None
+        kind = record.get("type")
+        if "$record" in record:
+            return None  # replay's own reserved records (source marks) are not session lines
+        if not isinstance(kind, str) or not kind:
+            self._problem("a session line needs a non-empty string `type`", where, "$.type", "string", repr(kind))
+            return None
+        if kind != CHUNK_TYPE:
+            return None  # harness lines (and types nobody knows) are not part of the script
+        turn, step, chunk = record.get("turn"), record.get("step"), record.get("chunk")
+        for name, value in (("turn", turn), ("step", step)):
+            if not _is_count(value):
+                self._problem(f"an {CHUNK_TYPE} line needs an integer `{name}` >= 0", where, f"$.{name}",
+                              "integer >= 0", repr(value))
+                return None
+        if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str) or not chunk["type"]:
+            self._problem(f"an {CHUNK_TYPE} line needs `chunk`: an object with a string `type`", where, "$.chunk",
+                          '{"type": "text-delta", ...}', excerpt(orjson.dumps(chunk)))
+            return None
+        key: Key = (record["turn"], record["step"])  # both checked above: integers >= 0
+        done: Group | None = None
+        current = self.current
+        if current is not None and current.key == key:
+            if current.finished:
+                self.problems.append(diagnostic(
+                    "E_SESSION_GROUP_SPLIT", f"a chunk of {step_name(*key)} follows its `finish` chunk",
+                    path="$.chunk.type", expected="no chunk after finish", received=chunk["type"], turn=turn, step=step,
+                    howToFix="One model call ends with one finish; check how the agent tags (turn, step).", **where))
+                return None
+            current.chunks.append(chunk)
+            current.where = where
+            return None
+        if key in self.seen:
+            self.problems.append(diagnostic(
+                "E_SESSION_GROUP_SPLIT",
+                f"chunks of {step_name(*key)} appear again after "
+                f"{step_name(*current.key) if current else 'another model call'} began",
+                path="$.step", expected="the chunks of one model call together", received=[turn, step],
+                turn=turn, step=step,
+                howToFix="Each model call's chunks are contiguous; check how the agent tags (turn, step).", **where))
+            return None
+        if current is not None:
+            done = current
+        self.seen.add(key)
+        override = self.overrides.get(key)
+        if override is not None:
+            self.used.add(key)
+        self.current = Group(key[0], key[1], [chunk], override, where)
+        return done
+
+    def finish(self) -> Group | None:
+        done, self.current = self.current, None
+        return done
+
+    def unused_overrides(self) -> list[Override]:
+        return [o for k, o in self.overrides.items() if k not in self.used]
+
+    def _problem(self, message: str, where: dict[str, Any], path: str, expected: str, received: str) -> None:
+        self.problems.append(diagnostic("E_SESSION_LINE_INVALID", message, path=path, expected=expected,
+                                        received=received, **where))
+
+
+# whole sessions in memory (the Python API; the `script` stage streams instead) -----------------
+def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Each line of a session file, parsed, with its position; lines that are not JSON go to ``problems``."""
+    source = str(path)
+    offset = 0
+    with open(path, "rb") as handle:
+        for n, raw in enumerate(handle, 1):
+            where = {"source": source, "line": n, "offset": offset}
+            offset += len(raw)
+            body = raw.rstrip(b"\n")
+            if not body.strip(b" \t\r"):
+                continue
+            try:
+                record = orjson.loads(body)
+            except orjson.JSONDecodeError as exc:
+                problems.append(diagnostic("E_JSONL_LINE_INVALID", f"line {n} is not valid JSON: {exc.msg}",
+                                           received=excerpt(body), **where))
+                continue
+            yield record, where
+
+
+def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]],
+                  overrides: dict[Key, Override] | None = None) -> tuple[list[Group], list[dict[str, Any]]]:
+    """All groups of a session in journal order, and every problem found (none when it replays as recorded)."""
+    grouper = ChunkGrouper(overrides)
+    groups: list[Group] = []
+    source: str | None = None
+    for record, where in records:
+        source = where.get("source", source)
+        done = grouper.feed(record, where)
+        if done is not None:
+            groups.append(done)
+    last = grouper.finish()
+    if last is not None:
+        groups.append(last)
+    problems = list(grouper.problems)
+    problems.extend(p for p in map(group_problem, groups) if p is not None)
+    problems.extend(unused_override_problem(o, source) for o in grouper.unused_overrides())
+    return groups, problems
+
+
+def load_session_groups(path: str | Path, override: str | Path | None = None, *,
+                        use_sidecar: bool = True) -> list[Group]:
+    """The replay groups of a session file; raises on the first problem (exit 1 from the CLI).
+
+    ``override`` names a sidecar; without one, ``replay.override.json`` beside the session is used
+    when it exists (unless ``use_sidecar`` is false).
+    """
+    if not Path(path).is_file():
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"session journal {str(path)!r} does not exist", path=str(path))
+    overrides: dict[Key, Override] = {}
+    if override is not None:
+        overrides = load_overrides(override)
+    elif use_sidecar and override_beside(path).is_file():
+        overrides = load_overrides(override_beside(path))
+    unreadable: list[dict[str, Any]] = []
+    groups, problems = derive_groups(session_lines(path, unreadable), overrides)
+    problems = unreadable + problems
+    if problems:
+        first = dict(problems[0])
+        code, message = first.pop("code"), first.pop("message")
+        more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+        raise ReplayError(code, message + more, exit_code=1, **first)
+    return groups
+
+
+def script_document(groups: Iterable[Group], session: str | None = None) -> dict[str, Any]:
+    """A whole replay-script document (``replay schema replay-script``)."""
+    doc: dict[str, Any] = {"version": SCRIPT_VERSION}
+    if session is not None:
+        doc["session"] = session
+    doc["groups"] = [g.to_json() for g in groups]
+    return doc
+
+
+def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
+    """The groups of a replay-script document, checked enough to replay it."""
+
+    def bad(message: str, path: str, **fields: Any) -> ReplayError:
+        return ReplayError("E_SCRIPT_INVALID", message, source=source, path=path, **fields)
+
+    if not isinstance(document, dict) or document.get("version") != SCRIPT_VERSION:
+        raise bad("a replay script is an object with \"version\": 1 (what `replay script` prints)", "$.version",
+                  expected=SCRIPT_VERSION, received=repr(document.get("version") if isinstance(document, dict) else document))
+    items = document.get("groups")
+    if not isinstance(items, list):
+        raise bad("`groups` must be a list", "$.groups", expected="array", received=type(items).__name__)
+    groups: list[Group] = []
+    seen: set[Key] = set()
+    for n, item in enumerate(items):
+        where = f"$.groups[{n}]"
+        if not isinstance(item, dict) or not _is_count(item.get("turn")) or not _is_count(item.get("step")):
+            raise bad("a group has integer `turn` and `step` >= 0", where, received=excerpt(orjson.dumps(item)))
+        chunks = item.get("chunks")
+        if not isinstance(chunks, list) or not all(isinstance(c, dict) and isinstance(c.get("type"), str) for c in chunks):
+            raise bad("`chunks` must be a list of objects with a string `type`", f"{where}.chunks")
+        key = (item["turn"], item["step"])
+        if key in seen:
+            raise bad(f"two groups are {step_name(*key)}", where, received=list(key))
+        seen.add(key)
+        action = item.get("action")
+        override: Override | None = None
+        if action is not None:
+            try:
+                override = next(iter(parse_overrides({"overrides": [{k: item[k] for k in ("turn", "step", "action", "error")
+                                                                     if k in item}]}, source).values()))
+            except ReplayError as exc:
+                raise bad(f"group {n}: {exc}", f"{where}.action") from exc
+        elif not chunks or chunks[-1]["type"] != FINISH:
+            raise bad(f"the group {step_name(*key)} ends without a `finish` chunk and has no action", where,
+                      expected="a last chunk of type finish, or action throw / hang")
+        groups.append(Group(key[0], key[1], list(chunks), override))
+    return groups
+
+
+def load_script(path: str | Path) -> list[Group]:
+    """The groups of a replay-script file (the JSON document `replay script` prints)."""
+    try:
+        document = orjson.loads(Path(path).read_bytes())
+    except FileNotFoundError as exc:
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"replay script {str(path)!r} does not exist", path=str(path)) from exc
+    except orjson.JSONDecodeError as exc:
+        raise ReplayError("E_SCRIPT_INVALID", f"{path}: not valid JSON: {exc.msg}", source=str(path),
+                          line=exc.lineno, column=exc.colno) from exc
+    return groups_from_script(document, str(path))

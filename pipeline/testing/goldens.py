@@ -1,0 +1,162 @@
+"""Goldens: compare a new journal or transcript with a recorded one, line by line, after normalising what always differs.
+
+What always differs between two runs of the same agent, and is normalised on both sides:
+
+- values under time keys (``ts``, ``timestamp``, ``time``, ``createdAt`` ...) become ``"<time>"``;
+- values under id keys (``id``, ``sessionId``, ``runId`` ...) become ``"<id:N>"``, numbered per file
+  in order of first appearance, so the same id stays the same and two different ids stay different;
+- values under duration keys (``durationMs``, ``elapsedMs``, ``latencyMs``) become ``"<ignored>"``;
+- inside every string (and every line that is not JSON: a stdout transcript), RFC 3339 timestamps
+  become ``<time>`` and UUIDs ``<id:N>`` (numbered with the ids above).
+
+A line that is a JSON object or array is compared as its normalised value re-serialised compactly
+with its keys in their original order; any other line as normalised text. ``Normalisation.extended``
+adds keys (``replay golden check --time-key/--id-key/--ignore-key`` on the command line).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
+ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
+IGNORE_KEYS = ("durationMs", "elapsedMs", "latencyMs")
+TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+TIME, IGNORED = "<time>", "<ignored>"
+
+
+@dataclass(frozen=True)
+class Normalisation:
+    """Which keys and patterns are normalised (see the module docstring)."""
+
+    time_keys: frozenset[str] = frozenset(TIME_KEYS)
+    id_keys: frozenset[str] = frozenset(ID_KEYS)
+    ignore_keys: frozenset[str] = frozenset(IGNORE_KEYS)
+
+    def extended(self, *, time_keys: Iterable[str] = (), id_keys: Iterable[str] = (),
+                 ignore_keys: Iterable[str] = ()) -> Normalisation:
+        return replace(self, time_keys=self.time_keys | set(time_keys), id_keys=self.id_keys | set(id_keys),
+                       ignore_keys=self.ignore_keys | set(ignore_keys))
+
+    def for_file(self) -> LineNormaliser:
+        return LineNormaliser(self)
+
+
+@dataclass
+class LineNormaliser:
+    """Normalises the lines of one file (ids are numbered per file)."""
+
+    rules: Normalisation
+    ids: dict[str, int] = field(default_factory=dict)
+
+    def line(self, raw: bytes) -> bytes:
+        body = raw
+        if body[:1] in (b"{", b"["):
+            try:
+                value = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                return orjson.dumps(self.value(value))
+        return self.text(body.decode("utf-8", "replace")).encode("utf-8")
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: self._field(k, v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+    def _field(self, key: str, value: Any) -> Any:
+        if value is None or isinstance(value, dict | list):
+            return self.value(value)
+        if key in self.rules.time_keys:
+            return TIME
+        if key in self.rules.id_keys:
+            return self._id(str(value))
+        if key in self.rules.ignore_keys:
+            return IGNORED
+        return self.value(value)
+
+    def text(self, text: str) -> str:
+        if "-" not in text:
+            return text  # neither a timestamp nor a UUID can be in it
+        text = UUID.sub(lambda m: self._id(m.group(0).lower()), text)
+        return TIMESTAMP.sub(TIME, text)
+
+    def _id(self, value: str) -> str:
+        n = self.ids.get(value)
+        if n is None:
+            n = self.ids[value] = len(self.ids) + 1
+        return f"<id:{n}>"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first line where two files differ after normalisation (None on the side that ended)."""
+
+    line: int
+    recorded: bytes | None
+    new: bytes | None
+    recorded_normalised: bytes | None
+    new_normalised: bytes | None
+    note: str = ""
+
+    def describe(self) -> str:
+        if self.note:
+            return f"line {self.line}: {self.note}"
+        if self.new is None:
+            return f"line {self.line}: the new file ends here; the recorded one goes on"
+        if self.recorded is None:
+            return f"line {self.line}: the recorded file ends here; the new one goes on"
+        return f"line {self.line} differs after normalisation"
+
+
+def file_lines(path: str | Path) -> Iterator[bytes]:
+    """The lines of a file, split on ``\\n`` only, each with its ``\\n`` when it had one."""
+    with open(path, "rb") as handle:
+        yield from handle
+
+
+def first_difference(recorded: Iterable[bytes], new: Iterable[bytes],
+                     rules: Normalisation | None = None) -> tuple[Difference | None, int]:
+    """Compare two line streams (lines may end with ``\\n``); the first difference and the lines compared."""
+    rules = rules or Normalisation()
+    left, right = rules.for_file(), rules.for_file()
+    a, b = iter(recorded), iter(new)
+    n = 0
+    while True:
+        ra, rb = next(a, None), next(b, None)
+        if ra is None and rb is None:
+            return None, n
+        n += 1
+        na = left.line(ra.rstrip(b"\n")) if ra is not None else None
+        nb = right.line(rb.rstrip(b"\n")) if rb is not None else None
+        if ra is None or rb is None or na != nb:
+            return Difference(n, _strip(ra), _strip(rb), na, nb), n
+        if ra.endswith(b"\n") != rb.endswith(b"\n"):
+            side = "recorded" if not ra.endswith(b"\n") else "new"
+            return Difference(n, _strip(ra), _strip(rb), na, nb, note=f"the {side} file has no newline at its end"), n
+
+
+def compare_files(recorded: str | Path, new: str | Path, rules: Normalisation | None = None) -> tuple[Difference | None, int]:
+    return first_difference(file_lines(recorded), file_lines(new), rules)
+
+
+def normalise_lines(lines: Iterable[bytes], rules: Normalisation | None = None) -> list[bytes]:
+    """Every line normalised (handy to look at what a golden compares)."""
+    normaliser = (rules or Normalisation()).for_file()
+    return [normaliser.line(line.rstrip(b"\n")) for line in lines]
+
+
+def _strip(line: bytes | None) -> bytes | None:
+    return None if line is None else line.rstrip(b"\n")

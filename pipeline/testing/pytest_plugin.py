@@ -1,0 +1,70 @@
+"""The pytest plugin (entry point ``pytest11``): the ``replay_session`` fixture, a replay model per session file.
+
+::
+
+    async def test_echo(replay_session):
+        model = replay_session("session.jsonl")      # relative to this test file
+        assert await run_agent(model, "echo hi") == "hi"
+
+``replay_session(path, override=None)`` loads a session journal (or a ``.json`` replay script) into a
+``ReplayModel``. After the test, every model it gave out must have served all its recorded calls
+and raised no replay error the agent may have swallowed; otherwise the test fails at teardown with
+the error code and the (turn, step). A test that already failed is not failed again at teardown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from replay.pipeline.testing.replay_model import ReplayModel
+
+
+class ReplaySessions:
+    """What the fixture gives a test: call it with a session path to get a replay model."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.models: list[ReplayModel] = []
+
+    def __call__(self, path: str | Path, override: str | Path | None = None) -> ReplayModel:
+        from replay.pipeline.testing.replay_model import ReplayModel
+
+        target = Path(path) if Path(path).is_absolute() else self.base / path
+        sidecar = None if override is None else Path(override) if Path(override).is_absolute() else self.base / override
+        model = ReplayModel.load(target, sidecar)
+        self.models.append(model)
+        return model
+
+    def check_done(self) -> None:
+        from replay.pipeline.engine.errors import ReplayError
+
+        for model in self.models:
+            try:
+                model.check_done()
+            except ReplayError as exc:
+                pytest.fail(f"replay of {model.source}: {exc}", pytrace=False)
+
+
+_CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, Any]:
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_FAILED] = report.failed
+    return report
+
+
+@pytest.fixture
+def replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessions]:
+    """A factory of replay models for session files (paths relative to the test file)."""
+    sessions = ReplaySessions(Path(request.path).parent)
+    yield sessions
+    if not request.node.stash.get(_CALL_FAILED, False):
+        sessions.check_done()

@@ -1,0 +1,114 @@
+"""BuildReplayScript: groups a session journal's model chunks by (turn, step) into the replay-script document.
+
+Input: a parsed session journal (``replay schema session``). Output: the lines of one JSON document
+(``replay schema replay-script``), as raw lines for ``write``::
+
+    {"version":1,"session":"session.jsonl","groups":[
+    {"turn":1,"step":0,"chunks":[...]},
+    {"turn":1,"step":1,"chunks":[...],"action":"throw","error":{"name":"APIError","message":"overloaded"}}
+    ]}
+
+Streaming: only the group being read and the last finished one (as bytes) are held. A group that
+does not end with ``finish`` and has no override is left out and reported
+(``E_SESSION_GROUP_UNFINISHED``, naming its turn and step); so are broken chunk lines, split groups
+and, at the end, overrides naming a step the session does not have.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.session import SCRIPT_VERSION, ChunkGrouper, Group, group_problem, load_overrides, unused_override_problem
+
+
+@register("script")
+class BuildReplayScript(Transform):
+    summary = ("Group a session journal's assistant/chunk lines by (turn, step) into the replay-script document "
+               "(its lines go to `write`); a group without a finish chunk needs an override.")
+    options = {
+        "override": Option(str, "", "override sidecar (replay.override.json): throw / hang for named (turn, step); "
+                                    "empty: none"),
+    }
+    emits_raw = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        path = self.config["override"]
+        self.overrides = load_overrides(path) if path else {}
+        self._grouper = ChunkGrouper(self.overrides)
+        self._pending: bytes | None = None  # the last replayable group, until we know whether another follows
+        self._started = False
+        self._source: str | None = None
+
+    def input_files(self) -> list[str]:
+        return [self.config["override"]] if self.config["override"] else []
+
+    def __call__(self, batch: Batch) -> Batch | None:
+        if batch.port is not None:
+            return None
+        lines: list[bytes] = []
+        if not self._started:
+            lines.append(self._header(batch.source))
+        self._source = batch.source
+        grouper = self._grouper
+        for i, record in enumerate(batch.events or ()):
+            done = grouper.feed(record, batch.position(i))
+            if grouper.problems:
+                self._report(grouper.problems)
+            if done is not None:
+                self._complete(done, lines)
+        return self._lines(lines, batch.source)
+
+    def flush(self) -> Batch | None:
+        lines: list[bytes] = []
+        if not self._started:
+            lines.append(self._header(None))
+        last = self._grouper.finish()
+        if last is not None:
+            self._complete(last, lines)
+        if self._pending is not None:
+            lines.append(self._pending)
+            self._pending = None
+        lines.append(b"]}")
+        self._report([unused_override_problem(o, self.config["override"]) for o in self._grouper.unused_overrides()])
+        return self._lines(lines, self._source or "<script>")
+
+    # ------------------------------------------------------------------------------------------
+    def _header(self, source: str | None) -> bytes:
+        self._started = True
+        head: dict[str, Any] = {"version": SCRIPT_VERSION}
+        if source is not None and not source.startswith("<"):
+            head["session"] = source
+        if self.config["override"]:
+            head["override"] = self.config["override"]
+        return orjson.dumps(head)[:-1] + b',"groups":['
+
+    def _complete(self, group: Group, lines: list[bytes]) -> None:
+        problem = group_problem(group)
+        if problem is not None:
+            self._report([problem])
+            return
+        if self._pending is not None:
+            lines.append(self._pending + b",")
+        self._pending = orjson.dumps(group.to_json())
+
+    def _report(self, problems: list[dict[str, Any]]) -> None:
+        for problem in problems:
+            body = dict(problem)
+            code, message = body.pop("code"), body.pop("message")
+            body.setdefault("stage", self.id)
+            self.emit("errors", diagnostic(code, message, **body))
+        problems.clear()
+
+    @staticmethod
+    def _lines(lines: list[bytes], source: str) -> Batch | None:
+        if not lines:
+            return None
+        n = len(lines)
+        return Batch(source, None, list(lines), [None] * n, [None] * n)

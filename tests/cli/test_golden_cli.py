@@ -1,0 +1,98 @@
+"""`replay golden check`: exit 0 same after normalisation, 1 with the first difference (both lines), 2 unusable."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import errors_of, jsonl
+from replay.pipeline.cli.app import run_cli
+
+RECORDED = [
+    {"type": "session/start", "ts": "2026-03-01T12:00:00.000Z", "sessionId": "9b2f0c1e-1111-4d1a-947b-66c16ed000d0"},
+    {"type": "tool/result", "ts": "2026-03-01T12:00:00.100Z", "toolCallId": "c1", "output": "hi", "durationMs": 0.01, "seed": 7},
+    {"type": "session/end", "ts": "2026-03-01T12:00:01.000Z", "sessionId": "9b2f0c1e-1111-4d1a-947b-66c16ed000d0"},
+]
+
+
+def write(path: Path, records: list[dict]) -> str:
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return str(path)
+
+
+def later(records: list[dict], **changes) -> list[dict]:
+    """The same journal from another run: new times, ids and durations; plus ``changes`` to line 2."""
+    out = [dict(r, ts=r["ts"].replace("2026-03-01T12", "2026-11-30T08")) for r in records]
+    for r in out:
+        if "sessionId" in r:
+            r["sessionId"] = "fa0fb499-b2f4-4d1a-947b-66c16ed000d0"
+    out[1] |= {"durationMs": 3.5} | changes
+    return out
+
+
+def golden(capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, list[dict], list[dict]]:
+    code = run_cli(["golden", "check", *args])
+    out, err = capsysbinary.readouterr()
+    return code, jsonl(out), errors_of(err)
+
+
+def test_a_journal_from_another_run_is_the_same_after_normalisation(tmp_path, capsysbinary):
+    recorded = write(tmp_path / "recorded.jsonl", RECORDED)
+    new = write(tmp_path / "new.jsonl", later(RECORDED))
+    assert golden(capsysbinary, recorded, new) == (0, [{"same": True, "recorded": recorded, "new": new, "lines": 3}], [])
+
+
+def test_a_difference_is_reported_with_both_lines_and_exit_1(tmp_path, capsysbinary):
+    recorded = write(tmp_path / "recorded.jsonl", RECORDED)
+    new = write(tmp_path / "new.jsonl", later(RECORDED, output="HI"))
+    code, [result], [error] = golden(capsysbinary, recorded, new)
+    assert code == 1
+    assert result["same"] is False and result["line"] == 2
+    assert result["recordedLine"] == orjson.dumps(RECORDED[1]).decode()
+    assert '"output":"HI"' in result["newLine"]
+    assert error["code"] == "E_GOLDEN_MISMATCH" and error["line"] == 2 and error["source"] == new
+    assert error["expected"] == result["recordedLine"] and error["received"] == result["newLine"]
+    assert error["normalised"]["recorded"] == ('{"type":"tool/result","ts":"<time>","toolCallId":"c1","output":"hi",'
+                                              '"durationMs":"<ignored>","seed":7}')
+
+
+def test_a_journal_that_ends_early_differs_at_the_line_it_lacks(tmp_path, capsysbinary):
+    recorded = write(tmp_path / "recorded.jsonl", RECORDED)
+    new = write(tmp_path / "new.jsonl", later(RECORDED)[:2])
+    code, [result], [error] = golden(capsysbinary, recorded, new)
+    assert code == 1 and result["line"] == 3 and result["newLine"] is None
+    assert error["received"] == "(the new file ends)"
+
+
+def test_more_keys_can_be_normalised_from_the_command_line(tmp_path, capsysbinary):
+    recorded = write(tmp_path / "recorded.jsonl", RECORDED)
+    new = write(tmp_path / "new.jsonl", later(RECORDED, seed=8, toolCallId="c9"))
+    assert golden(capsysbinary, recorded, new)[0] == 1
+    assert golden(capsysbinary, "--ignore-key", "seed", recorded, new)[0] == 1  # the tool call id still differs
+    code, [result], errors = golden(capsysbinary, "--ignore-key", "seed", "--id-key", "toolCallId", recorded, new)
+    assert (code, result["same"], errors) == (0, True, [])
+
+
+def test_the_new_journal_may_come_on_stdin(tmp_path, capsysbinary, monkeypatch):
+    recorded = write(tmp_path / "recorded.jsonl", RECORDED)
+    data = b"".join(orjson.dumps(r) + b"\n" for r in later(RECORDED))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, [result], _ = golden(capsysbinary, recorded, "-")
+    assert code == 0 and result["new"] == "-"
+
+
+@pytest.mark.parametrize("which", ["recorded", "new"])
+def test_a_missing_file_is_refused_before_any_output(tmp_path, capsysbinary, which):
+    present = write(tmp_path / "present.jsonl", RECORDED)
+    args = [str(tmp_path / "missing.jsonl"), present] if which == "recorded" else [present, str(tmp_path / "missing.jsonl")]
+    code, out, [error] = golden(capsysbinary, *args)
+    assert (code, out, error["code"]) == (2, [], "E_INPUT_PATH_NOT_FOUND")
+
+
+def test_the_recorded_golden_cannot_be_stdin(tmp_path, capsysbinary):
+    code, out, [error] = golden(capsysbinary, "-", write(tmp_path / "new.jsonl", RECORDED))
+    assert (code, out, error["code"]) == (2, [], "E_USAGE_INVALID")

@@ -1,0 +1,156 @@
+"""`replay script`: the example sessions into replay scripts, the sidecar by default, refusals and exit codes."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from conftest import EXAMPLES, ROOT, errors_of, run_replay
+from replay.pipeline.model.session import load_session_groups, script_document
+
+SCENARIOS = EXAMPLES / "echo-agent" / "scenarios"
+ECHO = SCENARIOS / "echo" / "session.jsonl"
+OVERLOADED = SCENARIOS / "overloaded" / "session.jsonl"
+
+
+@functools.cache
+def schema(stem: str) -> Draft202012Validator:
+    docs = [orjson.loads(p.read_bytes()) for p in (ROOT / "schemas").glob("*.schema.json")]
+    registry = Registry().with_resources([(d["$id"], Resource.from_contents(d)) for d in docs])
+    return Draft202012Validator(orjson.loads((ROOT / "schemas" / f"{stem}.schema.json").read_bytes()), registry=registry)
+
+
+def keys(document: dict) -> list[tuple[int, int]]:
+    return [(g["turn"], g["step"]) for g in document["groups"]]
+
+
+def test_the_echo_session_becomes_its_script():
+    done = run_replay("script", str(ECHO))
+    assert done.returncode == 0 and done.stderr == b""
+    document = orjson.loads(done.stdout)
+    assert list(schema("replay-script").iter_errors(document)) == []
+    assert keys(document) == [(1, 0), (1, 1), (2, 0)]
+    assert document == script_document(load_session_groups(ECHO), str(ECHO))  # the Python API agrees
+    assert done.stdout.count(b"\n") == 5  # header, one line per group, footer
+
+
+def test_the_sidecar_beside_the_session_applies_and_shows_in_the_script():
+    done = run_replay("script", str(OVERLOADED))
+    assert done.returncode == 0, done.stderr
+    document = orjson.loads(done.stdout)
+    assert document["override"] == str(SCENARIOS / "overloaded" / "replay.override.json")
+    thrown = next(g for g in document["groups"] if (g["turn"], g["step"]) == (2, 0))
+    assert thrown == {"turn": 2, "step": 0, "chunks": [{"type": "text-delta", "text": "Let me think"}],
+                      "action": "throw", "error": {"name": "APIError", "message": "overloaded"}}
+    assert list(schema("replay-script").iter_errors(document)) == []
+
+
+def test_without_the_sidecar_the_thrown_stream_is_refused_naming_its_step():
+    done = run_replay("script", str(OVERLOADED), "--no-override")
+    assert done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_SESSION_GROUP_UNFINISHED" and (error["turn"], error["step"]) == (2, 0)
+    assert error["source"] == str(OVERLOADED) and error["line"] == 17
+    assert keys(orjson.loads(done.stdout)) == [(1, 0), (1, 1), (3, 0), (3, 1)]  # still one whole document
+
+
+def test_strict_stops_at_the_refusal():
+    done = run_replay("script", str(OVERLOADED), "--no-override", "--strict")
+    assert done.returncode == 1
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_SESSION_GROUP_UNFINISHED"]
+
+
+def test_an_explicit_override_and_one_for_a_step_that_does_not_exist(tmp_path: Path):
+    sidecar = tmp_path / "flaky.json"
+    sidecar.write_bytes(orjson.dumps({"overrides": [{"turn": 1, "step": 1, "action": "hang"},
+                                                    {"turn": 4, "step": 0, "action": "hang"}]}))
+    done = run_replay("script", str(ECHO), "--override", str(sidecar))
+    assert done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_OVERRIDE_STEP_UNKNOWN" and (error["turn"], error["step"]) == (4, 0)
+    hang = orjson.loads(done.stdout)["groups"][1]
+    assert hang["action"] == "hang" and hang["chunks"][-1]["type"] == "text-delta"
+
+
+@pytest.mark.parametrize("content, code", [
+    (b'{"overrides": [{"turn": 1, "step": 0, "action": "throw"}]}', "E_OVERRIDE_INVALID"),
+    (b"not json", "E_OVERRIDE_INVALID"),
+])
+def test_a_broken_sidecar_is_refused_before_any_output(tmp_path: Path, content: bytes, code: str):
+    shutil.copy(ECHO, tmp_path / "session.jsonl")
+    (tmp_path / "replay.override.json").write_bytes(content)
+    done = run_replay("script", str(tmp_path / "session.jsonl"))
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert [e["code"] for e in errors_of(done.stderr)] == [code]
+
+
+@pytest.mark.parametrize("args, code", [
+    (["missing.jsonl"], "E_INPUT_PATH_NOT_FOUND"),
+    ([str(ECHO), "--override", "missing.json"], "E_INPUT_PATH_NOT_FOUND"),
+    ([str(ECHO), "--override", "x.json", "--no-override"], "E_USAGE_INVALID"),
+])
+def test_unusable_inputs_are_refused_with_exit_2(tmp_path: Path, args: list[str], code: str):
+    done = run_replay("script", *args, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert [e["code"] for e in errors_of(done.stderr)] == [code]
+
+
+def test_stdin_and_out_file(tmp_path: Path):
+    out = tmp_path / "script.json"
+    done = run_replay("script", "--out", str(out), input=ECHO.read_bytes())
+    assert done.returncode == 0 and done.stdout == b""
+    document = orjson.loads(out.read_bytes())
+    assert "session" not in document and keys(document) == [(1, 0), (1, 1), (2, 0)]
+    assert [p.name for p in tmp_path.iterdir()] == ["script.json"]  # no temp file left behind
+
+
+def test_the_formats_are_bundled_schemas():
+    listed = run_replay("schema").stdout.decode().split()
+    assert {"session", "replay-script", "replay-override"} <= set(listed)
+
+
+def test_every_line_of_the_example_sessions_fits_the_session_schema():
+    for session in SCENARIOS.glob("*/session.jsonl"):
+        for n, line in enumerate(session.read_bytes().splitlines(), 1):
+            assert list(schema("session").iter_errors(orjson.loads(line))) == [], f"{session} line {n}"
+    for sidecar in SCENARIOS.glob("*/replay.override.json"):
+        assert list(schema("replay-override").iter_errors(orjson.loads(sidecar.read_bytes()))) == []
+
+
+@pytest.mark.parametrize("line", [
+    {"type": "assistant/chunk", "step": 0, "chunk": {"type": "finish"}},
+    {"type": "assistant/chunk", "turn": 1, "step": 0, "chunk": {"text": "no type"}},
+    {"turn": 1},
+])
+def test_lines_the_script_stage_rejects_the_session_schema_rejects_too(tmp_path: Path, line: dict):
+    assert list(schema("session").iter_errors(line)) != []
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(orjson.dumps(line) + b"\n")
+    done = run_replay("script", str(path))
+    assert done.returncode == 1 and [e["code"] for e in errors_of(done.stderr)] == ["E_SESSION_LINE_INVALID"]
+
+
+def test_the_script_never_overwrites_its_override_sidecar(tmp_path: Path):
+    sidecar = tmp_path / "o.json"
+    shutil.copy(SCENARIOS / "overloaded" / "replay.override.json", sidecar)
+    before = sidecar.read_bytes()
+    done = run_replay("script", str(OVERLOADED), "--override", str(sidecar), "--out", str(sidecar))
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_CONFIG_OPTION_INVALID"]
+    assert sidecar.read_bytes() == before
+
+
+def test_the_printed_spec_run_as_a_config_does_what_the_command_does(tmp_path: Path):
+    spec = tmp_path / "script.toml"
+    spec.write_bytes(run_replay("stages", "--graph", "script").stdout)
+    by_config = run_replay("run", str(spec), str(OVERLOADED))
+    by_command = run_replay("script", str(OVERLOADED), "--no-override")
+    assert by_config.returncode == by_command.returncode == 1
+    assert by_config.stdout == by_command.stdout
+    assert errors_of(by_config.stderr) == errors_of(by_command.stderr)

@@ -1,0 +1,118 @@
+"""The pytest plugin, from a real pytest run: `replay_session` gives a test a replay model for a session file.
+
+A small test project is written to a temporary folder and run with `python -m pytest` in a child
+process; the plugin is found through its `pytest11` entry point, as in any project that installs
+replay.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import EXAMPLES
+
+SESSION = EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl"
+
+TESTS = '''
+import io
+import sys
+
+import pytest
+
+sys.path.insert(0, {agent_dir!r})
+from agent import SessionJournal, run_session  # the example echo agent, in-process
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"  # the echo agent is written for asyncio
+
+
+@pytest.mark.anyio
+async def test_the_agent_replays_its_session(replay_session, tmp_path):
+    model = replay_session("session.jsonl")
+    out = io.StringIO()
+    await run_session(model, ["echo hello world", "thanks"], SessionJournal(tmp_path / "new.jsonl"), out)
+    assert "The echo tool said: hello world" in out.getvalue()
+
+
+@pytest.mark.anyio
+async def test_three_lines(replay_session):
+    model = replay_session("session.jsonl")
+    assert [c["type"] async for c in model.stream(1, 0)] == ["tool-call", "finish"]
+    model.stream(1, 1), model.stream(2, 0)
+
+
+@pytest.mark.anyio
+async def test_stops_early(replay_session):
+    model = replay_session("session.jsonl")
+    async for _ in model.stream(1, 0):
+        pass
+
+
+@pytest.mark.anyio
+async def test_asks_out_of_order(replay_session):
+    model = replay_session("session.jsonl")
+    model.stream(2, 0)
+
+
+@pytest.mark.anyio
+async def test_swallows_the_error(replay_session):
+    model = replay_session("session.jsonl")
+    try:
+        model.stream(1, 1)
+    except Exception:
+        pass
+    for turn, step in model.remaining:
+        model.stream(turn, step)
+'''
+
+
+def run_pytest(folder: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} | {"COLUMNS": "400"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "test_agent.py"],
+                          cwd=folder, capture_output=True, text=True, env=env, timeout=300,
+                          check=False)
+
+
+def outcome(output: str, name: str) -> list[str]:
+    """The -rA summary lines about one test (PASSED / FAILED / ERROR ...)."""
+    return [line for line in output.splitlines() if f"test_agent.py::{name}" in line and line.split(" ")[0].isupper()]
+
+
+def test_the_fixture_in_a_real_pytest_run(tmp_path: Path):
+    shutil.copy(SESSION, tmp_path / "session.jsonl")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_agent.py").write_text(textwrap.dedent(TESTS.format(agent_dir=str(EXAMPLES / "echo-agent"))))
+    done = run_pytest(tmp_path)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert outcome(out, "test_the_agent_replays_its_session") == ["PASSED test_agent.py::test_the_agent_replays_its_session"]
+    assert outcome(out, "test_three_lines") == ["PASSED test_agent.py::test_three_lines"]
+    # calls left over: the test body passed, its teardown fails naming the first call never made
+    [stops] = [line for line in outcome(out, "test_stops_early") if line.startswith("ERROR")]
+    assert "E_REPLAY_LEFTOVER" in stops and "(turn 1, step 1)" in stops
+    # the test itself fails on the call out of order (and is not failed again at teardown)
+    [asks] = outcome(out, "test_asks_out_of_order")
+    assert asks.startswith("FAILED") and "E_REPLAY_OUT_OF_ORDER" in asks and "(turn 2, step 0)" in asks
+    # an error the test caught and went on from still fails it at teardown
+    [swallowed] = [line for line in outcome(out, "test_swallows_the_error") if line.startswith("ERROR")]
+    assert "E_REPLAY_OUT_OF_ORDER" in swallowed and "(turn 1, step 1)" in swallowed
+    assert "1 failed, 4 passed, 2 errors" in out
+
+
+def test_the_example_agent_test_passes(tmp_path: Path):
+    """examples/echo-agent/test_echo_agent.py, the test the README shows, run as a user would."""
+    folder = tmp_path / "echo-agent"
+    shutil.copytree(EXAMPLES / "echo-agent", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_echo_agent.py"],
+                          cwd=folder, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
