@@ -24,7 +24,14 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.session import SCRIPT_VERSION, ChunkGrouper, Group, group_problem, load_overrides, unused_override_problem
+from replay.pipeline.model.session import (
+    SCRIPT_VERSION,
+    ChunkGrouper,
+    Group,
+    group_problem,
+    load_overrides,
+    unused_override_problem,
+)
 
 
 @register("script")

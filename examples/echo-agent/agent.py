@@ -81,7 +81,7 @@ async def run_turn(model: Model, journal: SessionJournal, out: IO[str], turn: in
         except TimeoutError:
             _model_failed(journal, out, turn, step, said, "TimeoutError", f"no answer within {step_timeout}s")
             break
-        except Exception as exc:  # noqa: BLE001 - a failed model call ends the turn, the session goes on
+        except Exception as exc:
             _model_failed(journal, out, turn, step, said, type(exc).__name__, str(exc))
             break
         if said:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from conftest import errors_of, jsonl
+
 from replay.pipeline.cli.app import run_cli
 
 RECORDED = [

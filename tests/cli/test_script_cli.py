@@ -8,10 +8,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import EXAMPLES, ROOT, errors_of, run_replay
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from conftest import EXAMPLES, ROOT, errors_of, run_replay
 from replay.pipeline.model.session import load_session_groups, script_document
 
 SCENARIOS = EXAMPLES / "echo-agent" / "scenarios"

@@ -271,7 +271,7 @@ def sensitive_export() -> tuple[dict[str, Any], list[str]]:
         "assertions": [{"id": "contact", "type": "output_equals", "path": "/contact", "value": values[12]},
                        {"id": "no-errors", "type": "max_tool_errors", "max": 0}],
     }
-    return doc, values + [str(card_number)]
+    return doc, [*values, str(card_number)]
 
 
 def _forms(value: str) -> list[bytes]:

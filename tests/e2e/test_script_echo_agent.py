@@ -15,7 +15,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from conftest import EXAMPLES, errors_of, jsonl, run_replay
 
 AGENT = EXAMPLES / "echo-agent" / "agent.py"

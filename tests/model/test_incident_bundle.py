@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 from incident_support import REFUND_EXPORT, write_json
+
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import bundle
 from replay.pipeline.model.incident.export import load_export

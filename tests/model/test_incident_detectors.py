@@ -7,6 +7,7 @@ import json
 
 import pytest
 from incident_support import SENSITIVE, sensitive_values
+
 from replay.pipeline.model.incident.redaction import DETECTOR_KINDS, REMOVED, Redactor, luhn_ok, scan
 
 VALUES = sensitive_values()

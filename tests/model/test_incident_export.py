@@ -11,6 +11,7 @@ import orjson
 import pytest
 from conftest import EXAMPLES
 from incident_support import INCIDENTS, minimal_export, refund_export, write_json
+
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.export import Limits, load_export
 

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 import pytest
 from incident_support import REFUND_EXPORT
+
 from replay.pipeline.model.incident.export import load_export
 from replay.pipeline.model.incident.matching import Cursor, judge, recorded_calls
 

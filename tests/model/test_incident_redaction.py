@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 import pytest
 from incident_support import REFUND_EXPORT, minimal_export, write_json
+
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.export import load_export
 from replay.pipeline.model.incident.redaction import REMOVED, Redactor, field_class

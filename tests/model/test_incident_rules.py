@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from incident_support import REFUND_EXPORT
+
 from replay.pipeline.model.incident.export import load_export
 from replay.pipeline.model.incident.rules import FAIL, INCONCLUSIVE, PASS, evaluate, overall
 

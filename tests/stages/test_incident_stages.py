@@ -10,6 +10,7 @@ import orjson
 import pytest
 from conftest import EXAMPLES, errors_of, jsonl, run_replay
 from incident_support import PLAN_AGENT, REFUND_AGENT, REFUND_EXPORT, REPRODUCE
+
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.inline import run_inline

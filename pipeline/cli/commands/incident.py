@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 import orjson
+
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.agent_protocol import AgentLimits

@@ -30,6 +30,7 @@ from typing import Any
 
 import anyio
 import orjson
+
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
@@ -211,10 +212,8 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(drain_stderr)
             with anyio.move_on_after(limits.timeout_ms / 1000.0) as deadline:
-                try:
+                with suppress(_Stop):
                     await converse()
-                except _Stop:
-                    pass
             if deadline.cancelled_caught:
                 run.status = FAILED
                 run.error = diagnostic("E_INCIDENT_AGENT_TIMEOUT", f"the agent did not finish within {limits.timeout_ms} ms; it was stopped",

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
@@ -90,9 +91,9 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
         refuse("E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED", "this version reads bundles of schema_version 1 only",
                {**where, "path": "$.schema_version"}, expected=1, received=repr(document.get("schema_version")))
     for key in document:
-        if key not in BUNDLE_KEYS + ("checksum",):
+        if key not in (*BUNDLE_KEYS, "checksum"):
             refuse("E_INCIDENT_FIELD_UNKNOWN", f"the bundle has an unknown field {key!r}", {**where, "path": f"$.{key}"},
-                   expected="one of: " + ", ".join(BUNDLE_KEYS + ("checksum",)), received=key)
+                   expected="one of: " + ", ".join((*BUNDLE_KEYS, "checksum")), received=key)
     for key in BUNDLE_KEYS:
         if key not in document:
             refuse("E_INCIDENT_FIELD_MISSING", f"the bundle has no {key!r}", {**where, "path": f"$.{key}"}, received="nothing")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import orjson
+
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.validation import json_type
@@ -169,7 +170,7 @@ def check_fields(record: dict[str, Any], required: dict[str, Check], optional: d
         if key not in known:
             refuse("E_INCIDENT_FIELD_UNKNOWN", f"{what} has an unknown field {key!r}", _at(where, f".{key}"),
                    expected="one of: " + ", ".join(sorted(known)), received=key, example=example)
-    for key, (ok, must) in required.items():
+    for key, (_ok, must) in required.items():
         if key not in record:
             refuse("E_INCIDENT_FIELD_MISSING", f"{what} needs field {key!r} ({must})", _at(where, f".{key}"),
                    expected=must, received="nothing", example=example)
@@ -345,7 +346,7 @@ def _choose_case(found: list[str], case: str | None, source: str, flag_help: str
     return found[0]
 
 
-RUNLEDGER_SELECTED = ("task_start",) + tuple(EVENT_TABLE)
+RUNLEDGER_SELECTED = ("task_start", *tuple(EVENT_TABLE))
 RUNLEDGER_DISCARDED = ("log", "assertion_failure", "budget_failure", "case_end")
 
 

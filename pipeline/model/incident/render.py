@@ -11,6 +11,7 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 import orjson
+
 from replay.pipeline.model.incident.bundle import bundle_document, pretty
 
 CSS = """

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 import orjson
+
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
 
@@ -98,7 +99,7 @@ def check_rules(rules: list[Any], where: dict[str, Any], *, max_rules: int) -> N
             if key not in known:
                 _refuse("E_INCIDENT_RULE_INVALID", f"rule {rule['id']!r} ({kind}) has an unknown field {key!r}", where,
                         f"{at}.{key}", expected="one of: " + ", ".join(sorted(known)), received=key)
-        for key, (ok, must) in required.items():
+        for key, (_ok, must) in required.items():
             if key not in rule:
                 _refuse("E_INCIDENT_RULE_INVALID", f"rule {rule['id']!r} ({kind}) needs {key!r}", where, f"{at}.{key}",
                         expected=must, received="nothing")
