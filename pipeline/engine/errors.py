@@ -124,6 +124,13 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INCIDENT_AGENT_EXITED": ("the agent ended before a final_output or task_error", "Make the agent finish with final_output or task_error."),
     "E_INCIDENT_REPLAY_DIVERGED": ("the agent's calls or output differ from the recording", "Read replay.json: the divergence names the recorded call and what differs."),
     "E_INCIDENT_RULES_FAILED": ("a business rule failed or was inconclusive (--gate)", "Read evaluation.json; inconclusive effect counts need effects_complete."),
+    # walk and diff (the code is E_ + the refusal's name in capitals; errors carry it as `refusal` too)
+    "E_RUN_NOT_FOUND": ("no journal for this run id under the data dir", "Check the run id (`ls .replay/journal`) or pass --data-dir."),
+    "E_INVALID_RUN_ID": ("run id fails the syntax check", "Use letters, digits, `.`, `_` and `-` only, without `..`; or pass a path to the journal."),
+    "E_STEP_NOT_FOUND": ("the --at step never appears in the journal", "Run `replay walk RUN` to list the steps, then pick one."),
+    "E_JOURNAL_READ_FAILED": ("the journal could not be read (IO error, a line that is no record)", "Fix or cut the journal at the byte offset given; `replay heal` drops a torn last line."),
+    "E_DIFF_INPUT_INVALID": ("diff needs exactly two runs", "Give two journals, artifacts or run ids (or a stream holding two runs)."),
+    "E_RUNS_DIFFER": ("the two runs differ", "Read the differences on stdout; `--ignore PATH` leaves out fields expected to differ."),
     # internal
     "E_UNHANDLED": ("unexpected runtime failure", "Rerun with --log-level debug and report the output."),
 }

@@ -1,0 +1,138 @@
+"""WalkRecords: each journal record read as a step of a run: an aligned text line, or {step_id, kind, event, verification, spend}.
+
+Takes raw lines straight from ``read`` (it parses them itself, so the first line that is no record
+ends the walk right there) or records parsed upstream. Diagnostics routed in on a side input
+(``inputs = ["read", "read.errors"]``) end the walk too: a journal that cannot be read on is
+reported as ``E_JOURNAL_READ_FAILED`` with the byte offset where reading stopped, and nothing after
+it is shown. With ``at``, the walk stops after that step's terminal record; a step that never
+terminated stops at its last record, which a stream can only know at its end, so the records after
+the step's latest one are held until the step shows up again (``replay walk`` finds the stop with a
+pre-scan instead and reads no further). A step that never appears is ``E_STEP_NOT_FOUND`` at the end.
+Lines are written as their ``raws``: the text line, or the JSON object with the record's own bytes
+as ``event``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.errors import excerpt
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.walk import SpendLedger, StepWatch, line_problem, read_record
+
+TEXT, JSON = "text", "json"
+_BLANK = b" \t\r"
+
+
+@register("walk")
+class WalkRecords(Transform):
+    summary = "Read each record as a step of a run: an aligned line (kind, step, detail, [state]) or a JSON object; stop after step `at`."
+    options = {
+        "format": Option(str, TEXT, "'text': kind, step, detail and [state] in aligned columns; 'json': "
+                         "{step_id, kind, event, verification, spend} per record", choices=(TEXT, JSON)),
+        "at": Option(str, "", "stop after this step's terminal record (inclusive); a step that never terminated "
+                     "stops at its last record; empty: walk every record"),
+    }
+    accepts_raw = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.json = self.config["format"] == JSON
+        self.ledger = SpendLedger()
+        self.watch = StepWatch(self.config["at"]) if self.config["at"] else None
+        self.done = False  # past the stop, or the journal could not be read on
+        self.held: list[Column] = []  # records after the `at` step's latest one, until it shows again
+        self.after: dict[str, Any] = {}  # where the next record would begin: source, line, offset
+
+    def __call__(self, batch: Batch) -> Batch | None:
+        if self.done:
+            return None
+        if batch.port is not None:  # diagnostics routed in: the input cannot be read on
+            for record in batch.events or ():
+                self._read_failed(record)
+                if self.done:
+                    break
+            return None
+        out: list[Column] = []
+        events = batch.events
+        last = len(batch) - 1
+        for i in range(len(batch)):
+            raw = batch.raws[i]
+            if events is not None:
+                record = events[i]
+            else:
+                assert raw is not None
+                try:
+                    record = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    record = None
+                if type(record) is not dict:
+                    problem = line_problem(raw, batch.lines[i] or 0, batch.offsets[i] or 0,
+                                           complete=not (batch.tail_open and i == last))
+                    if problem is None:  # a blank line: not a record
+                        continue
+                    self._fail(problem.message, source=batch.source, line=batch.lines[i], offset=batch.offsets[i],
+                               received=excerpt(raw))
+                    break
+            if type(record) is not dict:
+                continue
+            self._advance(batch, i, raw)
+            if self._take(batch, i, record, raw, out):
+                break
+        if not out:
+            return None
+        return Batch.from_columns(out, source=batch.source)
+
+    def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column]) -> bool:
+        """Render one record into ``out`` (or hold it); True when the walk ends with it."""
+        line = read_record(record, self.ledger)
+        event = raw.strip(_BLANK) if raw is not None else orjson.dumps(record)
+        rendered = line.json(event) if self.json else line.text().encode("utf-8", "surrogateescape")
+        column: Column = (line.as_dict(record), rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])
+        watch = self.watch
+        if watch is None:
+            out.append(column)
+            return False
+        if line.step_id == watch.step:
+            out.extend(self.held)
+            self.held = []
+            out.append(column)
+            if watch.feed(record, line.kind, line.step_id, line.state):
+                self.done = True
+                return True
+        elif watch.seen:
+            self.held.append(column)
+        else:
+            out.append(column)
+        return False
+
+    def _advance(self, batch: Batch, i: int, raw: bytes | None) -> None:
+        offset, line = batch.offsets[i], batch.lines[i]
+        if offset is not None and raw is not None and line is not None:
+            self.after = {"source": batch.source, "line": line + 1, "offset": offset + len(raw) + 1}
+
+    def _read_failed(self, diagnostic: dict[str, Any]) -> None:
+        """A diagnostic from upstream (read, parse): the walk ends where the journal stopped being readable."""
+        where = {k: diagnostic[k] for k in ("source", "line", "offset") if diagnostic.get(k) is not None}
+        if "offset" not in where:
+            where = {**self.after, **{k: v for k, v in where.items() if k == "source"}}
+        self._fail(str(diagnostic.get("message", "the journal could not be read")), cause=diagnostic.get("code"),
+                   received=diagnostic.get("received"), **where)
+
+    def _fail(self, reason: str, **fields: Any) -> None:
+        offset = fields.get("offset")
+        at = f" at byte {offset}" if offset is not None else ""
+        self.error("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}",
+                   refusal="journal_read_failed", **fields)
+        self.done = True
+        self.held = []
+
+    def flush(self) -> None:
+        if self.watch is not None and not self.watch.seen and not self.done:
+            self.error("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in the journal",
+                       received=self.watch.step, refusal="step_not_found")
+        self.held = []  # an unterminated step: its last record was the stop
