@@ -21,7 +21,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.runs import Run, starts_run
-from replay.pipeline.model.walk import RECORD_KEY
+from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 
 TEXT, JSON = "text", "json"
 
@@ -58,7 +58,7 @@ class DiffRuns(Transform):
         for i, record in enumerate(batch.events or ()):
             if type(record) is not dict:
                 continue
-            if record.get(RECORD_KEY) == "source":
+            if record.get(RECORD_KEY) == SOURCE_RECORD:
                 name = record.get("source")
                 self.source_names.append(name if isinstance(name, str) else batch.source)
                 self.run = None

@@ -29,7 +29,8 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.model.walk import RECORD_KEY, kind_of
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.walk import kind_of
 
 DEFAULT_IGNORE: tuple[str, ...] = (
     "timestamp", "ts", "time", "seq", "runId", "run_id", "artifactId", "id", "event_id", "parentId", "timings",
@@ -133,7 +134,7 @@ class Entry:
 
 def compared(record: Any) -> bool:
     """Does the diff look at this record? Events and run records, not other reserved records."""
-    return type(record) is dict and record.get(RECORD_KEY, "run") == "run"
+    return type(record) is dict and record.get(RECORD_KEY, RUN_RECORD) == RUN_RECORD
 
 
 def entry(record: dict[str, Any], index: int, ignore: Ignore, line: int | None = None, offset: int | None = None,

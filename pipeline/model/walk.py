@@ -38,7 +38,7 @@ from typing import Any
 
 import orjson
 
-RECORD_KEY = "$record"
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "pending", "running", "succeeded", "failed"
 CANCELLED, SKIPPED, PARKED, TERMINAL, INFO = "cancelled", "skipped", "parked", "terminal", "info"
@@ -318,7 +318,7 @@ def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | 
     """The essential facts of a record, as ``key=value`` words (values on one line, essential ones whole)."""
     reserved = record.get(RECORD_KEY)
     parts: list[str] = []
-    if reserved == "run":
+    if reserved == RUN_RECORD:
         for key in ("status",):
             if isinstance(record.get(key), str):
                 parts.append(f"{key}={record[key]}")
@@ -329,7 +329,7 @@ def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | 
         if isinstance(prompt, str):
             parts.append(f"prompt={_quoted_excerpt(prompt)}")
         return one_line(" ".join(parts))
-    if reserved == "heal":
+    if reserved == HEAL_RECORD:
         if record.get("repairs") is not None:
             parts.append(f"repairs={_compact(record['repairs'])}")
         return one_line(" ".join(parts))
