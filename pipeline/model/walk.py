@@ -482,29 +482,41 @@ def _watch_line(watch: StepWatch, raw: bytes) -> bool | None:
     return True
 
 
-def find_step_end(chunks: Iterable[bytes], step: str) -> StepEnd:
+def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 << 20) -> StepEnd:
     """Scan JSONL bytes for the end of ``step``, stopping at its terminal record.
 
     Only lines containing the step's text are parsed (``step_tokens``), so a scan costs about a
     ``bytes.find`` per chunk; a step that never terminates is scanned to the end for its last record.
+    Lines longer than ``max_line_bytes`` are no records (``read`` skips them too).
     """
     tokens = step_tokens(step)
     watch = StepWatch(step)
     last: tuple[int, int] | None = None
-    tail = b""  # the unfinished line carried from the previous chunk
-    base = 0  # offset of ``tail`` in the input
-    line = 1  # line number of ``tail``
+    pieces: list[bytes] = []  # the unfinished line, as the chunks it came in
+    pending = 0  # its length
+    skipping = False  # inside a line longer than max_line_bytes
+    base = 0  # offset of the unfinished line in the input
+    line = 1  # its line number
     for chunk in chunks:
-        data = tail + chunk if tail else chunk
-        cut = data.rfind(b"\n") + 1
+        cut = chunk.rfind(b"\n") + 1
         if not cut:
-            tail = data
+            if skipping:
+                base += len(chunk)
+                continue
+            pieces.append(chunk)
+            pending += len(chunk)
+            if pending > max_line_bytes:  # too long to be a record: skip to its end
+                skipping = True
+                base += pending
+                pieces, pending = [], 0
             continue
-        block = data if cut == len(data) else data[:cut]
-        tail = data[cut:]
+        block = b"".join((*pieces, chunk[:cut])) if pieces else chunk[:cut]
+        start = 0
+        if skipping:  # the long line ends in this chunk: look only past it
+            start = block.find(b"\n") + 1
+            skipping = False
         if any(t in block for t in tokens):
             counted, numbered = 0, line  # newlines counted up to ``counted``; its line number
-            start = 0
             while True:
                 hits = [p for p in (block.find(t, start) for t in tokens) if p >= 0]
                 if not hits:
@@ -514,15 +526,17 @@ def find_step_end(chunks: Iterable[bytes], step: str) -> StepEnd:
                 finish = block.find(b"\n", hit)
                 numbered += block.count(b"\n", counted, begin)
                 counted = begin
-                mine = _watch_line(watch, block[begin:finish])
-                if mine:
+                if finish - begin <= max_line_bytes and _watch_line(watch, block[begin:finish]):
                     last = (base + finish + 1, numbered)
                     if watch.ended:
                         return StepEnd(True, True, last[0], last[1])
                 start = finish + 1
         line += block.count(b"\n")
-        base += cut
-    if tail and any(t in tail for t in tokens) and _watch_line(watch, tail):
+        base += len(block)
+        pieces = [chunk[cut:]] if cut < len(chunk) else []
+        pending = len(chunk) - cut
+    tail = b"".join(pieces)
+    if tail and not skipping and any(t in tail for t in tokens) and _watch_line(watch, tail):
         last = (base + len(tail), line)
         if watch.ended:
             return StepEnd(True, True, last[0], last[1])
@@ -558,7 +572,7 @@ class LineProblem:
     excerpt: bytes
 
 
-def first_record_problem(chunks: Iterable[bytes]) -> LineProblem | None:
+def first_record_problem(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20) -> LineProblem | None:
     """Whether the first non-blank line of JSONL bytes is a record (a JSON object); stops there."""
     tail = b""
     base, line = 0, 1
@@ -566,6 +580,8 @@ def first_record_problem(chunks: Iterable[bytes]) -> LineProblem | None:
         tail += chunk
         while True:
             cut = tail.find(b"\n")
+            if (cut if cut >= 0 else len(tail)) > max_line_bytes:
+                return LineProblem(f"line {line} is longer than {max_line_bytes} bytes", line, base, tail[:120])
             if cut < 0:
                 break
             raw, tail = tail[:cut], tail[cut + 1:]

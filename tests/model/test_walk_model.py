@@ -263,3 +263,12 @@ def test_first_record_problem():
     problem = first_record_problem([b'\n{"kind":"x"'])
     assert problem is not None and problem.offset == 1 and "cut off" in problem.message
     assert first_record_problem([b'{"ki', b'nd":"x"}\nnot json\n']) is None  # only the first record is looked at
+
+
+def test_a_line_longer_than_the_limit_is_no_record():
+    long = b'{"kind":"step.completed","step_id":"s","pad":"' + b"x" * 100 + b'"}\n'
+    data = b'{"kind":"step.started","step_id":"s"}\n' + long + b'{"kind":"step.failed","step_id":"s"}\n'
+    for chunks in ([data], [data[i:i + 7] for i in range(0, len(data), 7)]):
+        end = find_step_end(chunks, "s", max_line_bytes=80)
+        assert end.terminated and end.line == 3 and end.end == len(data)
+    assert "longer than 80 bytes" in first_record_problem([long], max_line_bytes=80).message
