@@ -54,6 +54,7 @@ COMMANDS = {
     "schema": "replay.pipeline.cli.commands.schema:schema",
     "export": "replay.pipeline.cli.commands.export:export",
     "incident": "replay.pipeline.cli.commands.incident:incident",
+    "walk": "replay.pipeline.cli.commands.walk:walk",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 

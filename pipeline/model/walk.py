@@ -31,6 +31,7 @@ open. A step that never ends stops at its last record.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from collections.abc import Iterable
@@ -611,3 +612,32 @@ def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LinePro
     if type(record) is not dict:
         return LineProblem(f"line {line} is JSON but not an object", line, offset, raw)
     return None
+
+
+# where a run's journal is ------------------------------------------------------------------------------
+RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
+DEFAULT_DATA_DIR = ".replay"  # where capture writes: <data dir>/journal/<run id>.jsonl
+JOURNAL_FOLDER = "journal"
+PATH_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
+
+
+def is_run_id(text: str) -> bool:
+    """Letters, digits, ``.``, ``_`` and ``-`` (at most 200), never ``..``: such a name joined to a
+    folder names a file directly inside it, so no run id can lead out of the data dir."""
+    return RUN_ID.fullmatch(text) is not None and ".." not in text
+
+
+def looks_like_path(text: str) -> bool:
+    """An argument that names a file rather than a run: it has a path separator or a journal suffix."""
+    return "/" in text or os.sep in text or text.endswith(PATH_SUFFIXES)
+
+
+def journal_of(data_dir: str, run_id: str) -> str:
+    """``<data_dir>/journal/<run_id>.jsonl`` for a run id that passed ``is_run_id``."""
+    if not is_run_id(run_id):
+        raise ValueError(f"not a run id: {run_id!r}")
+    folder = os.path.join(data_dir, JOURNAL_FOLDER)
+    path = os.path.join(folder, run_id + ".jsonl")
+    if os.path.dirname(os.path.normpath(path)) != os.path.normpath(folder):  # cannot happen; never read outside
+        raise ValueError(f"run id {run_id!r} leads out of {folder!r}")
+    return path
