@@ -3,8 +3,8 @@
 Takes raw lines straight from ``read`` (it parses them itself, so the first line that is no record
 ends the walk right there) or records parsed upstream. Diagnostics routed in on a side input
 (``inputs = ["read", "read.errors"]``) end the walk too: a journal that cannot be read on is
-reported as ``E_JOURNAL_READ_FAILED`` with the byte offset where reading stopped, and nothing after
-it is shown. With ``at``, the walk stops after that step's terminal record; a step that never
+reported as ``E_JOURNAL_READ_FAILED`` with the byte offset of the failing record (or where reading
+stopped), and nothing after it is shown. With ``at``, the walk stops after that step's terminal record; a step that never
 terminated stops at its last record, which a stream can only know at its end, so the records after
 the step's latest one are held until the step shows up again (``replay walk`` finds the stop with a
 pre-scan instead and reads no further). A step that never appears is ``E_STEP_NOT_FOUND`` at the end.
@@ -47,6 +47,7 @@ class WalkRecords(Transform):
         self.done = False  # past the stop, or the journal could not be read on
         self.held: list[Column] = []  # records after the `at` step's latest one, until it shows again
         self.after: dict[str, Any] = {}  # where the next record would begin: source, line, offset
+        self.failure: dict[str, Any] | None = None  # a read failure ahead, at an offset not reached yet
 
     def __call__(self, batch: Batch) -> Batch | None:
         if self.done:
@@ -60,7 +61,11 @@ class WalkRecords(Transform):
         out: list[Column] = []
         events = batch.events
         last = len(batch) - 1
+        failure = self.failure
         for i in range(len(batch)):
+            if failure is not None and _past(failure, batch, i):
+                self._fail_with(failure)
+                break
             raw = batch.raws[i]
             if events is not None:
                 record = events[i]
@@ -116,12 +121,21 @@ class WalkRecords(Transform):
             self.after = {"source": batch.source, "line": line + 1, "offset": offset + len(raw) + 1}
 
     def _read_failed(self, diagnostic: dict[str, Any]) -> None:
-        """A diagnostic from upstream (read, parse): the walk ends where the journal stopped being readable."""
+        """A diagnostic from upstream (read, parse): the walk ends where the journal stopped being
+        readable: at the diagnostic's offset when it has one (records before it, which may still be
+        on their way, are shown), else right here."""
         where = {k: diagnostic[k] for k in ("source", "line", "offset") if diagnostic.get(k) is not None}
-        if "offset" not in where:
-            where = {**self.after, **{k: v for k, v in where.items() if k == "source"}}
-        self._fail(str(diagnostic.get("message", "the journal could not be read")), cause=diagnostic.get("code"),
-                   received=diagnostic.get("received"), **where)
+        failure = {"reason": str(diagnostic.get("message", "the journal could not be read")),
+                   "cause": diagnostic.get("code"), "received": diagnostic.get("received")}
+        if "offset" in where:
+            if self.failure is None or where["offset"] < self.failure["offset"]:
+                self.failure = {**failure, **where}
+            return
+        self._fail_with({**failure, **self.after, **{k: v for k, v in where.items() if k == "source"}})
+
+    def _fail_with(self, failure: dict[str, Any]) -> None:
+        fields = dict(failure)
+        self._fail(fields.pop("reason"), **fields)
 
     def _fail(self, reason: str, **fields: Any) -> None:
         offset = fields.get("offset")
@@ -130,9 +144,18 @@ class WalkRecords(Transform):
                    refusal="journal_read_failed", **fields)
         self.done = True
         self.held = []
+        self.failure = None
 
     def flush(self) -> None:
+        if self.failure is not None and not self.done:
+            self._fail_with(self.failure)
         if self.watch is not None and not self.watch.seen and not self.done:
             self.error("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in the journal",
                        received=self.watch.step, refusal="step_not_found")
         self.held = []  # an unterminated step: its last record was the stop
+
+
+def _past(failure: dict[str, Any], batch: Batch, i: int) -> bool:
+    """Is record ``i`` at or after the failure (or from another input, or without a position)?"""
+    offset = batch.offsets[i]
+    return batch.source != failure.get("source", batch.source) or offset is None or offset >= failure["offset"]

@@ -55,6 +55,7 @@ COMMANDS = {
     "export": "replay.pipeline.cli.commands.export:export",
     "incident": "replay.pipeline.cli.commands.incident:incident",
     "walk": "replay.pipeline.cli.commands.walk:walk",
+    "diff": "replay.pipeline.cli.commands.diff:diff",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 

@@ -149,13 +149,20 @@ def test_a_diagnostic_routed_in_ends_the_walk_where_reading_stopped():
     assert error["offset"] == 26 and error["line"] == 3 and error["source"] == "j.jsonl"
 
 
-def test_a_routed_diagnostic_with_a_position_keeps_it():
+def test_a_routed_diagnostic_with_a_position_ends_the_walk_there():
+    """``read`` reports a too-long line before the batch holding the lines in front of it: those still show."""
     stage = WalkRecords()
-    side = Batch.side([diagnostic("E_JSONL_LINE_TOO_LONG", "line 7 is too long", source="j", line=7, offset=900)],
+    side = Batch.side([diagnostic("E_JSONL_LINE_TOO_LONG", "line 3 is too long", source="j", line=3, offset=26)],
                       "errors", "<read.errors>")
-    stage(side)
+    assert stage(side) is None and stage.take("errors") == []
+    shown = stage(Batch("j", None, [b'{"kind":"a"}', b'{"kind":"b"}', b'{"kind":"d"}'], [1, 2, 4], [0, 13, 300]))
+    assert [r["kind"] for r in shown.events] == ["a", "b"]
     (error,) = stage.take("errors")
-    assert (error["line"], error["offset"], error["cause"]) == (7, 900, "E_JSONL_LINE_TOO_LONG")
+    assert (error["line"], error["offset"], error["cause"]) == (3, 26, "E_JSONL_LINE_TOO_LONG")
+    late = WalkRecords()
+    late(side)
+    late.flush()
+    assert late.take("errors")[0]["offset"] == 26  # nothing came after it: reported at the end
 
 
 # any batching -------------------------------------------------------------------------------------------
