@@ -138,11 +138,12 @@ def test_a_reader_that_stops_early_ends_the_walk_quietly():
     assert head.stdout.split()[0] == b"run.spawned"
 
 
+@pytest.mark.slow
 def test_at_near_the_start_of_a_big_journal_reads_only_its_start(tmp_path: Path):
-    """A 64 MiB journal, --at its second step: the walk reads a few MiB, not the file (bytes read by the
+    """A 32 MiB journal, --at its second step: the walk reads a few MiB, not the file (bytes read by the
     process, from /proc/self/io; the timing and memory benchmark is tests/bench/bench_walk.py)."""
     path = tmp_path / "big.jsonl"
-    size = write_flows_journal(path, 64 << 20)
+    size = write_flows_journal(path, 32 << 20)
     near = guarded("walk", str(path), "--at", "step-2", "--json")
     assert near.returncode == 0, near.stderr
     assert [orjson.loads(x)["step_id"] for x in near.stdout.splitlines()][-1] == "step-2"
@@ -150,4 +151,4 @@ def test_at_near_the_start_of_a_big_journal_reads_only_its_start(tmp_path: Path)
     assert whole.returncode == 0
     start_up = bytes_read(guarded("walk", str(WALK / "hello.jsonl")))  # what Python reads to start (modules)
     assert bytes_read(whole) - start_up > size
-    assert bytes_read(near) - start_up < size / 8, (bytes_read(near), start_up, size)
+    assert bytes_read(near) - start_up < size / 4, (bytes_read(near), start_up, size)
