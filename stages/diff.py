@@ -14,14 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
-from replay.pipeline.model.runs import Run, starts_run
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.runs import Run, starts_run
 
 TEXT, JSON = "text", "json"
 
@@ -54,7 +53,7 @@ class DiffRuns(Transform):
         if batch.port is not None:  # diagnostics routed in: an input could not be read whole
             if self.unreadable is None and batch.events:
                 self.unreadable = batch.events[0]
-            return None
+            return
         for i, record in enumerate(batch.events or ()):
             if type(record) is not dict:
                 continue
@@ -70,7 +69,7 @@ class DiffRuns(Transform):
             if compared(record):
                 self.entries.append(entry(record, 0, self.ignore, batch.lines[i], batch.offsets[i], batch.pointers[i]))
                 self.sides.append((len(self.source_names) - 1, len(self.run_names) - 1))
-        return None
+        return
 
     def _split(self) -> list[tuple[str, list[Entry]]]:
         """The runs to compare: one per source record, else one per run."""

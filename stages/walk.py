@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.engine.registry import register

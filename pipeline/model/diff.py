@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.walk import kind_of
 
@@ -51,7 +50,7 @@ class IgnorePathError(ValueError):
 
 def parse_ignore(path: str) -> tuple[str, ...]:
     """``payload.model`` -> ``("payload", "model")``; a leading ``$.`` is allowed."""
-    text = path[2:] if path.startswith("$.") else path
+    text = path.removeprefix("$.")
     segments = tuple(text.split("."))
     if not text or not all(_SEGMENT.fullmatch(s) for s in segments):
         raise IgnorePathError(f"{path!r} is not a field path: use dot-separated keys, `*` for any key, `**` for any depth")

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
-
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "pending", "running", "succeeded", "failed"
@@ -276,7 +275,7 @@ def _message_text(payload: dict[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
         if isinstance(value, list):  # content blocks: [{"type": "text", "text": ...}]
-            texts = [b.get("text") for b in value if isinstance(b, dict) and isinstance(b.get("text"), str)]
+            texts = [str(b["text"]) for b in value if isinstance(b, dict) and isinstance(b.get("text"), str)]
             if texts:
                 return " ".join(texts)
     return None

@@ -30,7 +30,7 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from peak_rss import measured, peak_kib  # noqa: E402
+from peak_rss import measured, peak_kib
 
 REPLAY = str(Path(sys.executable).parent / "replay")
 DEFAULT_MB = 1024
@@ -108,7 +108,7 @@ def timed(command: list[str], report: Path) -> tuple[float, int, int]:
     """(seconds, peak RSS KiB, exit code) of one command with stdout to /dev/null."""
     with open(os.devnull, "wb") as devnull:
         started = time.perf_counter()
-        done = subprocess.run(measured(command, report), stdout=devnull, stderr=subprocess.PIPE)
+        done = subprocess.run(measured(command, report), stdout=devnull, stderr=subprocess.PIPE, check=False)
         seconds = time.perf_counter() - started
     return seconds, peak_kib(report), done.returncode
 

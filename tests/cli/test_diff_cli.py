@@ -6,7 +6,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
 from replay.pipeline.cli.app import run_cli
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from bench.bench_walk import write_flows_journal
 from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
 
@@ -57,7 +56,7 @@ os._exit(code)
 
 def guarded(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-c", GUARDED, *args], capture_output=True, cwd=cwd, env=env, timeout=300)
+    return subprocess.run([sys.executable, "-c", GUARDED, *args], capture_output=True, cwd=cwd, env=env, timeout=300, check=False)
 
 
 def bytes_read(done: subprocess.CompletedProcess[bytes]) -> int:
@@ -132,7 +131,7 @@ def test_a_mid_journal_failure_exits_1_after_the_good_records():
 def test_a_reader_that_stops_early_ends_the_walk_quietly():
     walk = subprocess.Popen([str(Path(sys.executable).parent / "replay"), "walk", str(WALK / "interleaved.jsonl")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    head = subprocess.run(["head", "-1"], stdin=walk.stdout, capture_output=True, timeout=60)
+    head = subprocess.run(["head", "-1"], stdin=walk.stdout, capture_output=True, timeout=60, check=False)
     walk.stdout.close()
     assert walk.wait(timeout=60) == 0 and walk.stderr.read() == b""
     assert head.stdout.split()[0] == b"run.spawned"

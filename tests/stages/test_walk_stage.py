@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import FIXTURES
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.inline import run_inline

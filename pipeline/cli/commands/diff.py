@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from replay.pipeline.cli.app import execute, exit_code_for
 from replay.pipeline.cli.commands.read import max_line_option
 from replay.pipeline.cli.commands.walk import data_dir_option, inspect_journal, resolve_journal, spec_graph

@@ -6,12 +6,11 @@ import gzip
 import os
 import tomllib
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from importlib.resources import files
 from typing import Any
 
 import click
-
 from replay.pipeline.cli.app import execute, exit_code_for
 from replay.pipeline.cli.commands.read import max_line_option
 from replay.pipeline.engine.batch import Batch
@@ -167,24 +166,24 @@ def _unreadable(path: str, reason: str, **fields: Any) -> ReplayError:
                        refusal="journal_read_failed", **fields)
 
 
-def _chunks(path: str) -> Iterator[bytes]:
+def _chunks(path: str) -> Generator[bytes, None, None]:
     """The bytes of a journal (gunzipped), as ``read`` sees them; a leading byte order mark is kept."""
-    try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed below, also when the caller stops early
-    except OSError as exc:
-        raise _unreadable(path, f"cannot open it: {exc.strerror or exc}") from exc
+    opened = False
     offset = 0
     try:
-        gzipped = raw.read(2) == GZIP_MAGIC
-        raw.seek(0)
-        stream: Any = gzip.GzipFile(fileobj=raw) if gzipped else raw
-        while data := stream.read(CHUNK):
-            yield data
-            offset += len(data)
+        with open(path, "rb") as raw:
+            opened = True
+            gzipped = raw.read(2) == GZIP_MAGIC
+            raw.seek(0)
+            stream: Any = gzip.GzipFile(fileobj=raw) if gzipped else raw
+            while data := stream.read(CHUNK):
+                yield data
+                offset += len(data)
     except (OSError, EOFError, zlib.error) as exc:
-        raise _unreadable(path, f"{getattr(exc, 'strerror', None) or exc}", offset=offset) from exc
-    finally:
-        raw.close()
+        reason = getattr(exc, "strerror", None) or str(exc)
+        if not opened:
+            raise _unreadable(path, f"cannot open it: {reason}") from exc
+        raise _unreadable(path, reason, offset=offset) from exc
 
 
 def inspect_journal(path: str, at: str | None, max_line_bytes: int) -> StepEnd | None:
