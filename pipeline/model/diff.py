@@ -13,7 +13,8 @@ The two sequences are aligned on the records' remaining content (longest matchin
 - **moved**: the same record in both runs at a different place (a reordering);
 - **changed**: records facing each other that differ; the category says how: ``type`` (another
   kind of record), ``tool_name``, ``tool_arguments``, ``output`` (tool results, errors, exit codes,
-  verdicts, message texts, a run's response and status) or ``fields`` (anything else);
+  verdicts, the assistant's messages, a run's response and status) or ``fields`` (anything else,
+  the user's messages and the prompt among them);
 - **missing** (in A, not in B) and **extra** (in B, not in A).
 
 The first divergence is where the aligned sequences first part.
@@ -208,7 +209,7 @@ def categorize(a: Entry, b: Entry, changes: list[dict[str, Any]]) -> str:
     named = [t[1:] if t[:1] == ["payload"] else t for t in tops]
     if any(t[:1] and t[0] in ARGUMENT_KEYS for t in named):
         return "tool_arguments"
-    if any(t[:1] and t[0] in OUTPUT_KEYS for t in named):
+    if "user" not in a.kind and any(t[:1] and t[0] in OUTPUT_KEYS for t in named):  # a user's message is input
         return "output"
     return "fields"
 

@@ -175,3 +175,9 @@ def test_a_reordering_is_only_moves(a, rng):
     result = diff_runs(run(*a), run(*b))
     assert {d["change"] for d in result.differences} <= {"moved"}
     assert diff_runs(run(*a), run(*a)).same
+
+
+def test_another_question_is_no_other_output():
+    a = run(ev(1, "user_message", content="p"), ev(2, "assistant_message", content="x"))
+    b = run(ev(1, "user_message", content="q"), ev(2, "assistant_message", content="y"))
+    assert [d["category"] for d in diff_runs(a, b).differences] == ["fields", "output"]
