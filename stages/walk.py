@@ -93,7 +93,7 @@ class WalkRecords(Transform):
 
     def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column]) -> bool:
         """Render one record into ``out`` (or hold it); True when the walk ends with it."""
-        line = read_record(record, self.ledger)
+        line = read_record(record, self.ledger, detail=not self.json)
         event = raw.strip(_BLANK) if raw is not None else orjson.dumps(record)
         rendered = line.json(event) if self.json else line.text().encode("utf-8", "surrogateescape")
         column: Column = (line.as_dict(record), rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])

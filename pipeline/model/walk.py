@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -112,36 +113,50 @@ def step_of(record: dict[str, Any], kind: str | None = None) -> str | None:
 
 
 # state --------------------------------------------------------------------------------------------
-def _words(kind: str) -> list[str]:
-    return [w for w in _WORDS.split(kind.lower()) if w]
+_KIND_WORDS: dict[str, tuple[str, ...]] = {}
+
+
+def _words(kind: str) -> tuple[str, ...]:
+    """The words of a kind (``step.attempt.started`` -> step, attempt, started), cached: kinds are few."""
+    words = _KIND_WORDS.get(kind)
+    if words is None:
+        words = tuple(w for w in _WORDS.split(kind.lower()) if w)
+        if len(_KIND_WORDS) < 10_000:
+            _KIND_WORDS[kind] = words
+    return words
 
 
 def _word_state(kind: str) -> str | None:
     words = _words(kind)
     if not words:
         return None
-    if words[-2:] == ["timed", "out"]:
+    if words[-2:] == ("timed", "out"):
         return FAILED
     return _WORD_STATES.get(words[-1])
 
 
-def state_of(record: dict[str, Any], kind: str, step: str | None) -> str:
+_UNKNOWN: Any = object()
+
+
+def state_of(record: dict[str, Any], kind: str, step: str | None, verification: Any = _UNKNOWN,
+             code: Any = _UNKNOWN) -> str:
+    """The state a record leaves its step (or run) in; ``verification`` and ``code`` when known already."""
     if RECORD_KEY in record:
         return INFO
     state = _word_state(kind)
-    if step is None and _words(kind)[:1] == ["run"] and state in _RUN_ENDS:
+    if step is None and _words(kind)[:1] == ("run",) and state in _RUN_ENDS:
         return TERMINAL
-    if state == SUCCEEDED and _went_wrong(record):
+    if state == SUCCEEDED and _went_wrong(record, verification, code):
         return FAILED
     return state or INFO
 
 
-def _went_wrong(record: dict[str, Any]) -> bool:
+def _went_wrong(record: dict[str, Any], verification: Any, code: Any) -> bool:
     """A 'completed' record that says it failed: a non-zero exit code or a failing verdict."""
-    code = exit_code_of(record)
+    code = exit_code_of(record) if code is _UNKNOWN else code
     if code is not None and code != 0:
         return True
-    verification = verification_of(record)
+    verification = verification_of(record) if verification is _UNKNOWN else verification
     verdict = verification["verdict"] if verification else None
     if verdict is False:
         return True
@@ -195,7 +210,7 @@ def spend_of(record: dict[str, Any], kind: str, step: str | None) -> Any:
         value = holder.get("spend")
         if isinstance(value, dict) or (isinstance(value, int | float) and not isinstance(value, bool)):
             return value
-    if _words(kind)[-1:] == ["spend"]:  # a spend record: its numbers are the spend
+    if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend
         numbers = {k: v for k, v in record.items()
                    if isinstance(v, int | float) and not isinstance(v, bool) and k not in _SPEND_SKIP}
         return numbers or None
@@ -226,18 +241,28 @@ def _is_number(value: Any) -> bool:
 
 
 class SpendLedger:
-    """What each step has journaled as spend so far, so every line of a step can show it."""
+    """What each step has journaled as spend so far, so every line of a step can show it.
 
-    def __init__(self) -> None:
-        self.by_step: dict[str, Any] = {}
+    Memory stays bounded on journals of millions of steps: only the ``keep`` steps that recorded
+    spend most recently are remembered (steps run a few at a time, so their records are close).
+    """
+
+    def __init__(self, keep: int = 10_000) -> None:
+        self.by_step: OrderedDict[str, Any] = OrderedDict()
+        self.keep = keep
 
     def add(self, step: str | None, spend: Any) -> Any:
         """Record ``spend`` (may be None) for ``step``; the step's spend so far (None for run-level)."""
         if step is None:
             return None
-        if spend is not None:
-            self.by_step[step] = merge_spend(self.by_step.get(step), spend)
-        return self.by_step.get(step)
+        by_step = self.by_step
+        if spend is None:
+            return by_step.get(step) if by_step else None
+        by_step[step] = merge_spend(by_step.get(step), spend)
+        by_step.move_to_end(step)
+        if len(by_step) > self.keep:
+            by_step.popitem(last=False)
+        return by_step[step]
 
 
 # detail -------------------------------------------------------------------------------------------
@@ -314,7 +339,8 @@ def _step_spec(record: dict[str, Any]) -> tuple[str | None, str | None]:
     return step_type, command
 
 
-def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | None, spend: Any) -> str:
+def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | None, spend: Any,
+              code: Any = _UNKNOWN) -> str:
     """The essential facts of a record, as ``key=value`` words (values on one line, essential ones whole)."""
     reserved = record.get(RECORD_KEY)
     parts: list[str] = []
@@ -349,7 +375,7 @@ def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | 
             if key in payload:
                 parts.append(f"args={_excerpt(payload[key])}")
                 break
-    code = exit_code_of(record)
+    code = exit_code_of(record) if code is _UNKNOWN else code
     if code is not None:
         parts.append(f"exit_code={code}")
     if verification is not None:
@@ -408,15 +434,17 @@ class WalkLine:
                 "verification": self.verification, "spend": self.spend}
 
 
-def read_record(record: dict[str, Any], ledger: SpendLedger | None = None) -> WalkLine:
-    """The walk line of one record; with a ledger, ``spend`` is the step's spend so far."""
+def read_record(record: dict[str, Any], ledger: SpendLedger | None = None, detail: bool = True) -> WalkLine:
+    """The walk line of one record; with a ledger, ``spend`` is the step's spend so far. Without
+    ``detail`` (the JSON form has none) the line's detail is left empty."""
     kind = kind_of(record)
     step = step_of(record, kind)
     own_spend = spend_of(record, kind, step)
     spend = ledger.add(step, own_spend) if ledger is not None else (own_spend if step is not None else None)
     verification = verification_of(record)
-    return WalkLine(kind, step, state_of(record, kind, step), detail_of(record, kind, verification, own_spend),
-                    verification, spend)
+    code = exit_code_of(record)
+    return WalkLine(kind, step, state_of(record, kind, step, verification, code),
+                    detail_of(record, kind, verification, own_spend, code) if detail else "", verification, spend)
 
 
 # the end of a step --------------------------------------------------------------------------------

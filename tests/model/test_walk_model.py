@@ -271,3 +271,12 @@ def test_a_line_longer_than_the_limit_is_no_record():
         end = find_step_end(chunks, "s", max_line_bytes=80)
         assert end.terminated and end.line == 3 and end.end == len(data)
     assert "longer than 80 bytes" in first_record_problem([long], max_line_bytes=80).message
+
+
+def test_the_spend_ledger_remembers_a_bounded_number_of_steps():
+    ledger = SpendLedger(keep=3)
+    for n in range(10):
+        ledger.add(f"s{n}", {"usd": 1})
+    assert list(ledger.by_step) == ["s7", "s8", "s9"]
+    assert ledger.add("s9", {"usd": 2}) == {"usd": 3}
+    assert ledger.add("s0", None) is None  # forgotten long ago
