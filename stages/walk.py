@@ -4,24 +4,30 @@ Takes raw lines straight from ``read`` (it parses them itself, so the first line
 ends the walk right there) or records parsed upstream. Diagnostics routed in on a side input
 (``inputs = ["read", "read.errors"]``) end the walk too: a journal that cannot be read on is
 reported as ``E_JOURNAL_READ_FAILED`` with the byte offset of the failing record (or where reading
-stopped), and nothing after it is shown. With ``at``, the walk stops after that step's terminal record; a step that never
-terminated stops at its last record, which a stream can only know at its end, so the records after
-the step's latest one are held until the step shows up again (``replay walk`` finds the stop with a
-pre-scan instead and reads no further). A step that never appears is ``E_STEP_NOT_FOUND`` at the end.
+stopped), and nothing after it is shown.
+
+Before the run (``preflight``) each input file is checked: a first record that is unreadable, or an
+``at`` step that appears in no input, is refused (exit 2, nothing printed), and a pre-scan finds the
+record the walk stops at: that step's terminal record, or the step's last record when it never
+terminated. On stdin there is nothing to pre-scan: the records after the step's latest one are held
+until it shows up again (or dropped at the end), and a step never seen is ``E_STEP_NOT_FOUND`` then.
+
 Lines are written as their ``raws``: the text line, or the JSON object with the record's own bytes
 as ``event``.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import orjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import excerpt
+from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.walk import SpendLedger, StepWatch, line_problem, read_record
+from replay.pipeline.io.journals import STDIN
+from replay.pipeline.model.walk import SpendLedger, StepEnd, StepWatch, line_problem, read_record, scan_journal
 
 TEXT, JSON = "text", "json"
 _BLANK = b" \t\r"
@@ -47,6 +53,25 @@ class WalkRecords(Transform):
         self.held: list[Column] = []  # records after the `at` step's latest one, until it shows again
         self.after: dict[str, Any] = {}  # where the next record would begin: source, line, offset
         self.failure: dict[str, Any] | None = None  # a read failure ahead, at an offset not reached yet
+        # Where the walk stops in each input, found by the pre-scan (preflight): with a stop known,
+        # nothing is held back. Per source: the stop record's line (JSONL) or index (a document).
+        self.stops: dict[str, StepEnd] = {}
+        self.counted: dict[str, int] = {}  # records seen per source (a document's stop is an index)
+
+    def preflight(self, inputs: list[str]) -> None:
+        """Before anything runs: refuse a journal whose first record is unreadable and, with ``at``, a
+        step that appears in none of the input files; note where the walk stops in the one it ends in."""
+        at = self.config["at"] or None
+        files = [path for path in inputs if path != STDIN and os.path.isfile(path)]
+        for path in files:
+            scan = scan_journal(path, at)
+            if at is not None and scan.end is not None and scan.end.found and not self.stops:
+                self.stops[printable(path)] = scan.end
+        if at is not None and inputs and len(files) == len(inputs) and not self.stops:
+            where = files[0] if len(files) == 1 else f"any of {len(files)} journals"
+            raise ReplayError("E_STEP_NOT_FOUND", f"step {at!r} never appears in {where!r}", received=at,
+                              refusal="step_not_found", source=printable(files[0]) if len(files) == 1 else None,
+                              howToFix=f"Run `replay walk {files[0]}` to list the steps, then pick one.")
 
     def __call__(self, batch: Batch) -> Batch | None:
         if self.done:
@@ -101,6 +126,14 @@ class WalkRecords(Transform):
         if watch is None:
             out.append(column)
             return False
+        if self.stops:  # the pre-scan knows where the walk ends: nothing needs holding back
+            out.append(column)
+            watch.feed(record, line.kind, line.step_id, line.state)
+            stop = self.stops.get(batch.source)
+            if stop is not None and self._at(stop, batch, i):
+                self.done = True
+                return True
+            return False
         if line.step_id == watch.step:
             out.extend(self.held)
             self.held = []
@@ -113,6 +146,14 @@ class WalkRecords(Transform):
         else:
             out.append(column)
         return False
+
+    def _at(self, stop: StepEnd, batch: Batch, i: int) -> bool:
+        """Is record ``i`` the stop record (or past it)?"""
+        if stop.index is not None:  # a document's records: counted, the run record first
+            seen = self.counted[batch.source] = self.counted.get(batch.source, 0) + 1
+            return seen > stop.index
+        line = batch.lines[i]
+        return line is not None and stop.line is not None and line >= stop.line
 
     def _advance(self, batch: Batch, i: int, raw: bytes | None) -> None:
         offset, line = batch.offsets[i], batch.lines[i]
@@ -148,7 +189,7 @@ class WalkRecords(Transform):
     def flush(self) -> None:
         if self.failure is not None and not self.done:
             self._fail_with(self.failure)
-        if self.watch is not None and not self.watch.seen and not self.done:
+        if self.watch is not None and not self.watch.seen and not self.done and not self.stops:
             self.error("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in the journal",
                        received=self.watch.step, refusal="step_not_found")
         self.held = []  # an unterminated step: its last record was the stop

@@ -31,14 +31,18 @@ open. A step that never ends stops at its last record.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
+import zlib
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from replay.pipeline.engine.errors import ReplayError, excerpt, printable
+from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, document_items, head_format
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "pending", "running", "succeeded", "failed"
@@ -668,3 +672,98 @@ def journal_of(data_dir: str, run_id: str) -> str:
     if os.path.dirname(os.path.normpath(path)) != os.path.normpath(folder):  # cannot happen; never read outside
         raise ValueError(f"run id {run_id!r} leads out of {folder!r}")
     return path
+
+
+# scanning a journal file before a walk -------------------------------------------------------------------
+SCAN_CHUNK = 1 << 20
+
+
+def _unreadable(path: str, reason: str, **fields: Any) -> ReplayError:
+    at = f" at byte {fields['offset']}" if fields.get("offset") is not None else ""
+    return ReplayError("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(path),
+                       refusal="journal_read_failed", **fields)
+
+
+def journal_chunks(path: str) -> Generator[bytes, None, None]:
+    """The bytes of a journal file (gunzipped), as ``read`` sees them (a byte order mark included);
+    E_JOURNAL_READ_FAILED when it cannot be opened or read."""
+    opened = False
+    offset = 0
+    try:
+        with open(path, "rb") as raw:
+            opened = True
+            gzipped = raw.read(2) == GZIP_MAGIC
+            raw.seek(0)
+            stream: Any = gzip.GzipFile(fileobj=raw) if gzipped else raw
+            while data := stream.read(SCAN_CHUNK):
+                yield data
+                offset += len(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        if not opened:
+            raise _unreadable(path, f"cannot open it: {reason}") from exc
+        raise _unreadable(path, reason, offset=offset) from exc
+
+
+def _without(chunks: Generator[bytes, None, None], skip: int) -> Iterator[bytes]:
+    for k, data in enumerate(chunks):
+        yield data[skip:] if k == 0 else data
+
+
+@dataclass(frozen=True, slots=True)
+class JournalScan:
+    """What a look at a journal file found before walking it."""
+
+    document: bool  # one JSON document (an artifact), not JSONL
+    end: StepEnd | None  # where the walk to the step asked for stops (None: no step asked for)
+
+
+_SCANS: dict[tuple[Any, ...], JournalScan] = {}
+
+
+def scan_journal(path: str, at: str | None, max_line_bytes: int = 64 << 20) -> JournalScan:
+    """Refuse a journal whose first record is unreadable (E_JOURNAL_READ_FAILED) and find where a
+    walk ``at`` a step stops. The last scan is remembered while the file is unchanged, so the
+    command that binds the walk and the stage that runs it share one pass."""
+    st = os.stat(path)
+    key = (path, at, max_line_bytes, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key in _SCANS:
+        return _SCANS[key]
+    scan = _scan(path, at, max_line_bytes)
+    _SCANS.clear()
+    _SCANS[key] = scan
+    return scan
+
+
+def _scan(path: str, at: str | None, max_line_bytes: int) -> JournalScan:
+    head = b""
+    chunks = journal_chunks(path)
+    for data in chunks:
+        head += data
+        if head_format(head) is not None or len(head) > max_line_bytes:
+            break
+    chunks.close()
+    bom = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
+    if head_format(head) == DOCUMENT:  # one JSON document (an artifact): read whole, as `read` does
+        data = b"".join(journal_chunks(path))[bom:]
+        document = as_document(data) if len(data) <= max_line_bytes else None
+        if document is None:
+            raise _unreadable(path, "it is neither JSONL nor one JSON artifact", offset=0, received=excerpt(data[:120]))
+        if at is None:
+            return JournalScan(True, None)
+        records = [r for batch in document_items(document, path) for r in batch.events or ()]
+        return JournalScan(True, find_step_end_in(records, at))
+    chunks = journal_chunks(path)
+    problem = first_record_problem(_without(chunks, bom), max_line_bytes)
+    chunks.close()
+    if problem is not None:
+        raise _unreadable(path, problem.message, line=problem.line, offset=problem.offset + bom,
+                          received=excerpt(problem.excerpt))
+    if at is None:
+        return JournalScan(False, None)
+    chunks = journal_chunks(path)
+    end = find_step_end(_without(chunks, bom), at, max_line_bytes)
+    chunks.close()
+    if end.end is not None and bom:
+        end = StepEnd(end.found, end.terminated, end.end + bom, end.line)
+    return JournalScan(False, end)

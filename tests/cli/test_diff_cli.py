@@ -132,3 +132,11 @@ def test_unusable_input_is_refused(args, code, cli):
 def test_a_read_failure_points_at_the_failing_record(cli):
     _, _, errors = cli("diff", str(WALK / "hello.jsonl"), str(WALK / "mid-journal-error.jsonl"))
     assert (errors[0]["line"], errors[0]["offset"], errors[0]["refusal"]) == (4, 254, "journal_read_failed")
+
+
+def test_replay_run_of_the_shipped_spec_compares_like_the_command(tmp_path: Path, cli):
+    code, spec, _ = cli("stages", "--graph", "diff")
+    config = tmp_path / "diff.toml"
+    config.write_bytes(spec)
+    inputs = (str(WALK / "hello.jsonl"), str(WALK / "interleaved.jsonl"))
+    assert code == 0 and cli("run", str(config), *inputs) == cli("diff", *inputs)

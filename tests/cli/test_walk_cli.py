@@ -264,3 +264,27 @@ def test_a_user_config_can_use_the_walk_stage(tmp_path: Path, cli):
     code, out, _ = cli("run", str(config), str(WALK / "interleaved.jsonl"))
     assert code == 0 and [orjson.loads(x)["kind"] for x in out.splitlines()][-1] == "step.completed"
     assert len(out.splitlines()) == 6
+
+
+# the command is its spec -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, at", [((), None), (("--json",), None), (("--json",), "fetch-a"), ((), "merge")])
+def test_replay_run_of_the_shipped_spec_walks_like_the_command(args, at, tmp_path: Path, cli):
+    code, spec, _ = cli("stages", "--graph", "walk")
+    assert code == 0
+    config = tmp_path / "walk.toml"
+    text = spec.decode()
+    if "--json" in args:
+        text = text.replace('\nformat = "text"', '\nformat = "json"')
+    if at:
+        text = text.replace('\nformat = ', f'\nat = "{at}"\nformat = ', 1)
+    config.write_text(text)
+    at_args = ("--at", at) if at else ()
+    assert cli("run", str(config), str(WALK / "interleaved.jsonl")) == cli("walk", *args, *at_args, str(WALK / "interleaved.jsonl"))
+
+
+def test_a_config_is_refused_before_any_output_too(tmp_path: Path, cli):
+    config = tmp_path / "walk.toml"
+    config.write_text('chain = [{ type = "walk", at = "nonexistent-step" }]\n')
+    refused(cli("run", str(config), str(WALK / "hello.jsonl")), "E_STEP_NOT_FOUND", "step_not_found")
+    config.write_text('chain = ["walk"]\n')
+    refused(cli("run", str(config), str(WALK / "bad-first-record.jsonl")), "E_JOURNAL_READ_FAILED", "journal_read_failed")

@@ -280,3 +280,14 @@ def test_the_spend_ledger_remembers_a_bounded_number_of_steps():
     assert list(ledger.by_step) == ["s7", "s8", "s9"]
     assert ledger.add("s9", {"usd": 2}) == {"usd": 3}
     assert ledger.add("s0", None) is None  # forgotten long ago
+
+
+def test_a_scan_is_made_once_while_the_file_is_unchanged(tmp_path):
+    from replay.pipeline.model.walk import scan_journal
+
+    path = tmp_path / "j.jsonl"
+    path.write_bytes((WALK / "hello.jsonl").read_bytes())
+    first = scan_journal(str(path), "step-1")
+    assert first.end.line == 4 and scan_journal(str(path), "step-1") is first
+    path.write_bytes((WALK / "interleaved.jsonl").read_bytes())
+    assert not scan_journal(str(path), "step-1").end.found  # changed: scanned again

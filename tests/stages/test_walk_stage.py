@@ -8,7 +8,7 @@ from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.inline import run_inline
 from replay.stages.parse import ParseLines
 from replay.stages.walk import WalkRecords
@@ -184,3 +184,27 @@ def test_unknown_format_is_refused():
     with pytest.raises(TypeError):
         WalkRecords(colour=True)
     assert WalkRecords.options["format"].check("yaml") is not None
+
+
+def test_after_the_pre_scan_nothing_is_held_back():
+    """preflight finds where the walk ends, so records between the step's sightings go straight out."""
+    path = str(WALK / "interleaved.jsonl")
+    stage = WalkRecords(at="fetch-a")
+    stage.preflight([path])
+    shown = 0
+    for batch in raw_batches("interleaved.jsonl", size=1):
+        batch.source = path
+        out = stage(batch)
+        assert stage.held == []
+        shown += len(out) if out is not None else 0
+    assert shown == 8 and stage.done
+
+
+def test_preflight_refuses_a_step_in_no_input_and_an_unreadable_first_record():
+    with pytest.raises(ReplayError) as caught:
+        WalkRecords(at="nope").preflight([str(WALK / "hello.jsonl")])
+    assert caught.value.code == "E_STEP_NOT_FOUND" and caught.value.body["refusal"] == "step_not_found"
+    with pytest.raises(ReplayError) as caught:
+        WalkRecords().preflight([str(WALK / "bad-first-record.jsonl")])
+    assert caught.value.code == "E_JOURNAL_READ_FAILED" and caught.value.body["offset"] == 0
+    WalkRecords(at="nope").preflight(["-"])  # stdin cannot be pre-scanned: decided at the end instead

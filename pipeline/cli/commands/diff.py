@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import click
-from replay.pipeline.cli.app import execute, exit_code_for
+from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option
-from replay.pipeline.cli.commands.walk import data_dir_option, inspect_journal, resolve_journal, spec_graph
+from replay.pipeline.cli.commands.walk import data_dir_option, resolve_journal
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.diff import DEFAULT_IGNORE, IgnorePathError, parse_ignore
 
@@ -17,7 +17,7 @@ Examples:
   replay diff a.jsonl b.jsonl --ignore payload.model --ignore '**.traceId'
 \b
 Ignored by default: {", ".join(DEFAULT_IGNORE)}.
-Graph: `replay run` of pipeline/specs/diff.toml (read -> parse -> diff -> write).""")
+Graph: `replay stages --graph diff` (read -> parse -> diff -> write).""")
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: same, firstDivergence, summary, differences.")
@@ -44,10 +44,7 @@ def diff(a: str, b: str, as_json: bool, ignore: tuple[str, ...], no_default_igno
             raise ReplayError("E_USAGE_INVALID", str(exc), path="--ignore", received=path,
                               example="--ignore payload.model") from exc
     paths = [resolve_journal(arg, data_dir) for arg in (a, b)]
-    for path in paths:
-        inspect_journal(path, None, max_line_bytes)  # an unreadable first record: refused before anything runs
-    graph = spec_graph("diff", paths, {
+    return exit_code_for(run_spec("diff", paths, set={
         "diff.format": "json" if as_json else "text", "diff.ignore": list(ignore),
         "diff.default_ignore": not no_default_ignore, "read.max_line_bytes": max_line_bytes,
-    })
-    return exit_code_for(execute(graph, command="diff"))
+    }))
