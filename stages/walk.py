@@ -51,7 +51,7 @@ class WalkRecords(Transform):
         self.watch = StepWatch(self.config["at"]) if self.config["at"] else None
         self.done = False  # past the stop, or the journal could not be read on
         self.held: list[Column] = []  # records after the `at` step's latest one, until it shows again
-        self.after: dict[str, Any] = {}  # where the next record would begin: source, line, offset
+        self.last: tuple[str, int, int, int] | None = None  # the last record read: source, line, offset, length
         self.failure: dict[str, Any] | None = None  # a read failure ahead, at an offset not reached yet
         # Where the walk stops in each input, found by the pre-scan (preflight): with a stop known,
         # nothing is held back. Per source: the stop record's line (JSONL) or index (a document).
@@ -158,7 +158,7 @@ class WalkRecords(Transform):
     def _advance(self, batch: Batch, i: int, raw: bytes | None) -> None:
         offset, line = batch.offsets[i], batch.lines[i]
         if offset is not None and raw is not None and line is not None:
-            self.after = {"source": batch.source, "line": line + 1, "offset": offset + len(raw) + 1}
+            self.last = (batch.source, line, offset, len(raw))
 
     def _read_failed(self, diagnostic: dict[str, Any]) -> None:
         """A diagnostic from upstream (read, parse): the walk ends where the journal stopped being
@@ -171,7 +171,11 @@ class WalkRecords(Transform):
             if self.failure is None or where["offset"] < self.failure["offset"]:
                 self.failure = {**failure, **where}
             return
-        self._fail_with({**failure, **self.after, **{k: v for k, v in where.items() if k == "source"}})
+        after: dict[str, Any] = {}  # where the next record would have begun
+        if self.last is not None:
+            source, line, offset, length = self.last
+            after = {"source": source, "line": line + 1, "offset": offset + length + 1}
+        self._fail_with({**failure, **after, **{k: v for k, v in where.items() if k == "source"}})
 
     def _fail_with(self, failure: dict[str, Any]) -> None:
         fields = dict(failure)

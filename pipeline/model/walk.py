@@ -174,6 +174,8 @@ _VERDICT_KEYS = ("verdict", "result", "outcome", "status")
 def verification_of(record: dict[str, Any]) -> dict[str, Any] | None:
     """``{"type", "verdict"}`` when the record or its payload carries a verification verdict."""
     for holder in (record, _payload(record)):
+        if "verification" not in holder and "verdict" not in holder:
+            continue
         value = holder.get("verification")
         if isinstance(value, dict):
             kind = value.get("type", value.get("kind"))
@@ -191,10 +193,15 @@ def verification_of(record: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+_EXIT_KEYS = frozenset({"exit_code", "exitCode"})
+
+
 def exit_code_of(record: dict[str, Any]) -> int | None:
     payload = _payload(record)
     output = payload.get("output")
     for holder in (record, payload, output if isinstance(output, dict) else {}):
+        if _EXIT_KEYS.isdisjoint(holder):
+            continue
         for key in ("exit_code", "exitCode"):
             value = holder.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
@@ -212,7 +219,7 @@ def spend_of(record: dict[str, Any], kind: str, step: str | None) -> Any:
     payload = _payload(record)
     for holder in (record, payload):
         value = holder.get("spend")
-        if isinstance(value, dict) or (isinstance(value, int | float) and not isinstance(value, bool)):
+        if value is not None and (isinstance(value, dict) or _is_number(value)):
             return value
     if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend
         numbers = {k: v for k, v in record.items()
@@ -271,6 +278,7 @@ class SpendLedger:
 
 # detail -------------------------------------------------------------------------------------------
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SPACE = re.compile(r"\s")
 
 
 def one_line(text: str) -> str:
@@ -321,9 +329,16 @@ def _error_text(error: Any) -> str | None:
     return None
 
 
+_SPEC_KEYS = frozenset({"step_type", "adapter", "uses", "command", "cmd", "run", "prompt", "input", "argv"})
+_TOOL_KEYS = ("toolName", "tool", "name")
+_OUTCOME_KEYS = frozenset({"outcome", "result", "status"})
+
+
 def _step_spec(record: dict[str, Any]) -> tuple[str | None, str | None]:
     """(step type, what it runs) of a flows-style record: ``(run git status)``, ``(llm Summarize...)``."""
     step = record.get("step")
+    if not isinstance(step, dict) and _SPEC_KEYS.isdisjoint(record):
+        return None, None
     holders = [step] if isinstance(step, dict) else []
     holders.append(record)
     inputs = record.get("input")
@@ -371,7 +386,8 @@ def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | 
     step_type, command = _step_spec(record)
     if command is not None:
         parts.append(f"({step_type} {command})" if step_type else f"({command})")
-    tool = _first_text(payload, ("toolName", "tool", "name")) or _first_text(record, ("tool", "tool_name"))
+    tool = (_first_text(payload, _TOOL_KEYS) if payload else None) or (
+        _first_text(record, ("tool", "tool_name")) if "tool" in record or "tool_name" in record else None)
     if tool:
         parts.append(f"tool={tool}")
     if kind == TOOL_CALLED:
@@ -386,17 +402,19 @@ def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | 
         verdict, vtype = _compact(verification["verdict"]), verification.get("type")
         parts.append(f"verification={_compact(vtype)}:{verdict}" if vtype else f"verification={verdict}")
     for holder in (record, payload):
-        error = _error_text(holder.get("error"))
-        if error:
-            parts.append(f"error={error}")
-            break
-    outcome = _first_text(record, ("outcome", "result", "status")) or _first_text(payload, ("outcome", "status"))
+        if "error" in holder:
+            error = _error_text(holder["error"])
+            if error:
+                parts.append(f"error={error}")
+                break
+    outcome = (_first_text(record, ("outcome", "result", "status")) if not _OUTCOME_KEYS.isdisjoint(record) else None) or (
+        _first_text(payload, ("outcome", "status")) if payload else None)
     if outcome is not None:
         parts.append(outcome)
     for key in ("flow", "reason"):
         value = record.get(key) if key in record else payload.get(key)
         if isinstance(value, str) and value:
-            parts.append(f"{key}={_quoted_excerpt(value) if any(c.isspace() for c in value) else value}")
+            parts.append(f"{key}={_quoted_excerpt(value) if _SPACE.search(value) else value}")
     if spend is not None:
         parts.append(f"spend={_compact(spend)}")
     text = _message_text(payload) if kind.endswith("_message") else None
@@ -420,7 +438,7 @@ class WalkLine:
     def text(self) -> str:
         """Human form: kind, step (``-`` for none), detail, ``[state]``, column-aligned; fields never cut."""
         step = self.step_id if self.step_id is not None else "-"
-        if not step or any(ch.isspace() for ch in step):
+        if not step or _SPACE.search(step):
             step = orjson.dumps(step).decode()
         return f"{one_line(self.kind):<24} {one_line(step):<14} {self.detail:<52} [{self.state}]"
 
