@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register

@@ -22,6 +22,7 @@ import os
 from typing import Any
 
 import orjson
+
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.engine.registry import register

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.walk import kind_of
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, document_items, head_format
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD

@@ -30,7 +30,7 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from peak_rss import measured, peak_kib
+from peak_rss import measured, peak_kib  # noqa: E402
 
 REPLAY = str(Path(sys.executable).parent / "replay")
 DEFAULT_MB = 1024

@@ -7,6 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
+
 from replay.pipeline.cli.app import run_cli
 
 WALK = FIXTURES / "walk"

@@ -16,6 +16,7 @@ import pytest
 from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
 from hypothesis import given
 from hypothesis import strategies as st
+
 from replay.pipeline.cli.app import run_cli
 from replay.pipeline.model.walk import is_run_id, journal_of
 

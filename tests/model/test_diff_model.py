@@ -7,6 +7,7 @@ import copy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from replay.pipeline.model.diff import (
     DEFAULT_IGNORE,
     Ignore,

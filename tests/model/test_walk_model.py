@@ -7,6 +7,7 @@ import pytest
 from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from replay.pipeline.model.walk import (
     SpendLedger,
     StepWatch,

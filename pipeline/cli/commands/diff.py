@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option
 from replay.pipeline.cli.commands.walk import data_dir_option, resolve_journal

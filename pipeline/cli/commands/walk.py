@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import click
+
 from replay.pipeline.cli.app import execute, exit_code_for
 from replay.pipeline.cli.commands.read import max_line_option
 from replay.pipeline.engine.batch import Batch
