@@ -33,6 +33,10 @@ from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
 JSON_DOCUMENT_SUFFIXES = (".json", ".json.gz")
 
 
+class _Reached(Exception):
+    """The read got to ``end_offset``."""
+
+
 @register("read")
 class ReadJournal(Source):
     summary = "Read journals (files, directories, .gz, stdin) as line batches with positions."
@@ -45,6 +49,8 @@ class ReadJournal(Source):
         "json_files": Option(str, "split", "a .json file (one JSON document): 'split' into its run record and events, "
                              "or 'whole' as one {\"$record\": \"document\"} record (what validate checks against the artifact schema)",
                              choices=("split", "whole")),
+        "end_offset": Option(int, 0, "stop reading each input at this byte offset: the lines that start before it are "
+                             "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends"),
         "mark_sources": Option(bool, True, "with several inputs, put a {\"$record\": \"source\"} line before each "
                                "one's records, so a stream piped on keeps the files apart"),
     }
@@ -59,6 +65,35 @@ class ReadJournal(Source):
         return expand_paths(self.config["paths"])  # refuses a missing input before anything runs
 
     async def produce(self, out: Output) -> None:
+        end = self.config["end_offset"]
+        if end <= 0:
+            await self._produce(out)
+            return
+
+        async def send(batch: Batch) -> None:
+            offsets = batch.offsets
+            last = batch.raws[-1] if batch.raws else None
+            if offsets and offsets[-1] is not None and last is not None and not batch.tail_open \
+                    and offsets[-1] + len(last) + 1 < end:
+                await out.send(batch)
+                return
+            await out.send(batch.select([i for i, o in enumerate(offsets) if o is None or o < end]))
+            raise _Reached()
+
+        try:
+            await self._produce(Output(send, out.drain))
+        except _Reached:
+            await out.drain()
+
+    def emit(self, port: str, record: dict[str, Any]) -> None:
+        """With ``end_offset``, problems past the end (a line too long after it) are not this read's."""
+        end = self.config["end_offset"]
+        offset = record.get("offset")
+        if end > 0 and port == "errors" and isinstance(offset, int) and offset >= end:
+            return
+        super().emit(port, record)
+
+    async def _produce(self, out: Output) -> None:
         files = expand_paths(self.config["paths"])
         mark = self.config["mark_sources"] and len(files) > 1
         for path in files:

@@ -56,6 +56,8 @@ COMMANDS = {
     "incident": "replay.pipeline.cli.commands.incident:incident",
     "golden": "replay.pipeline.cli.commands.golden:golden",
     "script": "replay.pipeline.cli.commands.script:script",
+    "walk": "replay.pipeline.cli.commands.walk:walk",
+    "diff": "replay.pipeline.cli.commands.diff:diff",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 

@@ -135,6 +135,13 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_REPLAY_PAST_END": ("replay model was asked for a call after the recording's last", "The agent made more model calls than the recording holds; find why, or re-record the session."),
     "E_REPLAY_LEFTOVER": ("recorded model calls were never asked for", "The agent stopped before the recording did; find why, or re-record the session."),
     "E_GOLDEN_MISMATCH": ("new journal differs from the recorded golden", "Read the first difference; if the change is intended, record the golden again."),
+    # walk and diff (the code is E_ + the refusal's name in capitals; errors carry it as `refusal` too)
+    "E_RUN_NOT_FOUND": ("no journal for this run id under the data dir", "Check the run id (`ls .replay/journal`) or pass --data-dir."),
+    "E_INVALID_RUN_ID": ("run id fails the syntax check", "Use letters, digits, `.`, `_` and `-` only, without `..`; or pass a path to the journal."),
+    "E_STEP_NOT_FOUND": ("the --at step never appears in the journal", "Run `replay walk RUN` to list the steps, then pick one."),
+    "E_JOURNAL_READ_FAILED": ("the journal could not be read (IO error, a line that is no record)", "Fix or cut the journal at the byte offset given; `replay heal` drops a torn last line."),
+    "E_DIFF_INPUT_INVALID": ("diff needs exactly two runs", "Give two journals, artifacts or run ids (or a stream holding two runs)."),
+    "E_RUNS_DIFFER": ("the two runs differ", "Read the differences on stdout; `--ignore PATH` leaves out fields expected to differ."),
     # internal
     "E_UNHANDLED": ("unexpected runtime failure", "Rerun with --log-level debug and report the output."),
 }

@@ -1,0 +1,85 @@
+"""`replay walk`: a run's journal read-only, one line per record, up to any step (spec: walk)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.commands.read import max_line_option
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.walk import DEFAULT_DATA_DIR, is_run_id, journal_of, looks_like_path, scan_journal
+
+data_dir_option = click.option(
+    "--data-dir", metavar="DIR", default=None,
+    help=f"Where run ids' journals are: DIR/journal/RUN_ID.jsonl (default {DEFAULT_DATA_DIR}). "
+         "With --data-dir the argument is always a run id, never a path.",
+)
+
+
+@click.command(epilog="""\b
+Examples:
+  replay walk run_20260301T120000_3fa9c1           a captured run, from .replay/journal/
+  replay walk run_20260301T120000_3fa9c1 --at c1   up to the end of step (tool call) c1
+  replay walk --json runs/flow-7.jsonl | jq .kind   one JSON object per record
+  replay walk --data-dir /srv/flows/.relayflowd hello-1
+\b
+Graph: `replay stages --graph walk` (read -> walk -> write).""")
+@click.argument("run", metavar="RUN_ID_OR_PATH")
+@click.option("--at", "at", metavar="STEP", default=None,
+              help="Stop after STEP's terminal record (inclusive); a step that never terminated stops at its last record.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per record: {step_id, kind, event, verification, spend}.")
+@data_dir_option
+@max_line_option
+def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, max_line_bytes: int) -> int:
+    """Walk a run's journal read-only: one line per record, in journal order, optionally up to a step.
+
+    RUN_ID_OR_PATH is a run id (its journal is DATA_DIR/journal/RUN_ID.jsonl) or the path of a
+    journal (it has a `/` or ends in .jsonl, .json, .ndjson or .gz). Canonical journals and
+    flows-style ones (records with `kind` and `step_id`) are both read. Nothing is run, written or
+    contacted: this only reads the file.
+
+    Text lines are kind, step (`-` for run-level records), the essential detail and [state], in
+    columns that split on whitespace (awk '{print $1, $2, $NF}'). Exit 0 walked; 2 refused before any
+    output (E_RUN_NOT_FOUND, E_INVALID_RUN_ID, E_STEP_NOT_FOUND, E_JOURNAL_READ_FAILED when the first
+    record is unreadable); 1 the journal became unreadable after output began (E_JOURNAL_READ_FAILED
+    with the byte offset).
+    """
+    if at == "":
+        raise ReplayError("E_USAGE_INVALID", "--at needs a step id", received="", example="replay walk RUN --at step-1")
+    path = resolve_journal(run, data_dir)
+    bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes}
+    if at is not None:
+        # The pre-scan (which the walk stage's preflight remembers: it is not made twice) says where
+        # the walk ends; the read stops at that byte, so a walk near the start of a 1 GB journal reads
+        # a few chunks of it.
+        scan = scan_journal(path, at)
+        if not scan.document and scan.end is not None and scan.end.end is not None:
+            bound["read.end_offset"] = scan.end.end
+    return exit_code_for(run_spec("walk", [path], set=bound))
+
+
+def resolve_journal(arg: str, data_dir: str | None) -> str:
+    """The journal file a RUN_ID_OR_PATH argument names (refused: E_INVALID_RUN_ID, E_RUN_NOT_FOUND)."""
+    if data_dir is None and looks_like_path(arg):
+        if not os.path.exists(arg):
+            raise ReplayError("E_RUN_NOT_FOUND", f"no journal at {arg!r}", path=arg, refusal="run_not_found",
+                              howToFix="Check the path, or give a run id to look in .replay/journal/.")
+        if not os.path.isfile(arg):
+            raise ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; walk reads one journal file", path=arg,
+                              example="replay walk .replay/journal/RUN_ID.jsonl")
+        return arg
+    if not is_run_id(arg):
+        hint = " (with --data-dir the argument is always a run id)" if data_dir is not None and looks_like_path(arg) else ""
+        raise ReplayError("E_INVALID_RUN_ID", f"{arg!r} is not a run id{hint}", received=arg, refusal="invalid_run_id",
+                          expected="letters, digits, '.', '_' and '-' (at most 200), no '..'",
+                          example="run_20260301T120000_3fa9c1")
+    folder = data_dir if data_dir is not None else DEFAULT_DATA_DIR
+    path = journal_of(folder, arg)
+    if not os.path.isfile(path):
+        raise ReplayError("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {os.path.join(folder, 'journal')!r}",
+                          path=path, received=arg, refusal="run_not_found")
+    return path

@@ -1,0 +1,344 @@
+"""Diff of two runs: align their records, find where the runs part, and sum up what differs.
+
+Records are compared after leaving out the fields that always differ between two runs of the same
+thing (``DEFAULT_IGNORE``: timestamps, run ids, record ids, call ids, durations, sequence numbers);
+``--ignore PATH`` adds more. A path is dot-separated keys from the record's top (``payload.model``);
+``*`` stands for any one key and ``**`` for any number of keys (``**.durationMs``); lists are
+transparent (a path applies to each element). Reserved records other than the run record (heal,
+source) are not compared.
+
+The two sequences are aligned on the records' remaining content (longest matching blocks, as
+``difflib`` does). What is left over is classified:
+
+- **moved**: the same record in both runs at a different place (a reordering);
+- **changed**: records facing each other that differ; the category says how: ``type`` (another
+  kind of record), ``tool_name``, ``tool_arguments``, ``output`` (tool results, errors, exit codes,
+  verdicts, the assistant's messages, a run's response and status) or ``fields`` (anything else,
+  the user's messages and the prompt among them);
+- **missing** (in A, not in B) and **extra** (in B, not in A).
+
+The first divergence is where the aligned sequences first part.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.walk import kind_of
+
+DEFAULT_IGNORE: tuple[str, ...] = (
+    "timestamp", "ts", "time", "seq", "runId", "run_id", "artifactId", "id", "event_id", "parentId", "timings",
+    "**.callId", "**.toolCallId", "**.call_id", "**.durationMs", "**.duration_ms",
+)
+TOOL_NAME_KEYS = ("toolName", "tool", "name", "tool_name")
+ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")
+OUTPUT_KEYS = ("result", "output", "error", "content", "text", "message", "response", "status", "stdout", "stderr",
+               "exit_code", "exitCode", "verification", "verdict", "outcome")
+CATEGORIES = ("type", "tool_name", "tool_arguments", "output", "fields")
+CHANGES = ("changed", "moved", "missing", "extra")
+_SEGMENT = re.compile(r"[^.\s]+")
+
+
+class IgnorePathError(ValueError):
+    """An ``--ignore`` path that cannot be read."""
+
+
+def parse_ignore(path: str) -> tuple[str, ...]:
+    """``payload.model`` -> ``("payload", "model")``; a leading ``$.`` is allowed."""
+    text = path.removeprefix("$.")
+    segments = tuple(text.split("."))
+    if not text or not all(_SEGMENT.fullmatch(s) for s in segments):
+        raise IgnorePathError(f"{path!r} is not a field path: use dot-separated keys, `*` for any key, `**` for any depth")
+    return segments
+
+
+@dataclass(frozen=True)
+class Ignore:
+    """The field paths left out of a comparison."""
+
+    paths: tuple[tuple[str, ...], ...]
+    written: tuple[str, ...]  # as given, for the report
+
+    @classmethod
+    def of(cls, extra: Sequence[str] = (), default: bool = True) -> Ignore:
+        written = (*(DEFAULT_IGNORE if default else ()), *extra)
+        return cls(tuple(parse_ignore(p) for p in written), tuple(written))
+
+    def strip(self, value: Any) -> Any:
+        """``value`` without the ignored paths (a copy where something was left out)."""
+        return _strip(value, self.paths) if self.paths else value
+
+
+def _here(patterns: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Patterns as they apply at this level: a leading ``**`` may also match nothing."""
+    out: list[tuple[str, ...]] = []
+    todo = list(patterns)
+    while todo:
+        pattern = todo.pop()
+        out.append(pattern)
+        if pattern and pattern[0] == "**" and len(pattern) > 1:
+            todo.append(pattern[1:])
+    return out
+
+
+def _strip(value: Any, patterns: Sequence[tuple[str, ...]]) -> Any:
+    if isinstance(value, list):
+        return [_strip(v, patterns) for v in value]
+    if not isinstance(value, dict) or not patterns:
+        return value
+    here = _here(patterns)
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        dropped = False
+        deeper: list[tuple[str, ...]] = []
+        for pattern in here:
+            head = pattern[0]
+            if head == "**":
+                deeper.append(pattern)
+            elif head == "*" or head == key:
+                if len(pattern) == 1:
+                    dropped = True
+                    break
+                deeper.append(pattern[1:])
+        if not dropped:
+            out[key] = _strip(item, deeper) if deeper else item
+    return out
+
+
+@dataclass
+class Entry:
+    """One record of a run as the diff sees it."""
+
+    record: dict[str, Any]
+    index: int  # 1-based among the compared records of its run
+    line: int | None = None
+    offset: int | None = None
+    pointer: str | None = None
+    kind: str = ""
+    key: bytes = b""  # the record without its ignored fields, canonical JSON
+
+    def position(self) -> dict[str, Any]:
+        pos: dict[str, Any] = {"index": self.index, "kind": self.kind}
+        for name in ("line", "offset", "pointer"):
+            value = getattr(self, name)
+            if value is not None:
+                pos[name] = value
+        return pos
+
+
+def compared(record: Any) -> bool:
+    """Does the diff look at this record? Events and run records, not other reserved records."""
+    return type(record) is dict and record.get(RECORD_KEY, RUN_RECORD) == RUN_RECORD
+
+
+def entry(record: dict[str, Any], index: int, ignore: Ignore, line: int | None = None, offset: int | None = None,
+          pointer: str | None = None) -> Entry:
+    kept = ignore.strip(record)
+    return Entry(kept, index, line, offset, pointer, kind_of(record), orjson.dumps(kept, option=orjson.OPT_SORT_KEYS))
+
+
+# field-level changes --------------------------------------------------------------------------------
+_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def _child(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if _IDENT.fullmatch(key) else f"{path}[{orjson.dumps(key).decode()}]"
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict | list):
+        return orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS)
+    return bool(a == b)
+
+
+def field_changes(a: Any, b: Any, path: str = "$") -> list[dict[str, Any]]:
+    """The leaves where ``a`` and ``b`` differ: ``{"path", "a"?, "b"?}`` (a side without the field has no key)."""
+    if _same(a, b):
+        return []
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[dict[str, Any]] = []
+        for key in [*a, *(k for k in b if k not in a)]:
+            where = _child(path, key)
+            if key not in b:
+                out.append({"path": where, "a": a[key]})
+            elif key not in a:
+                out.append({"path": where, "b": b[key]})
+            else:
+                out.extend(field_changes(a[key], b[key], where))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [c for k, (x, y) in enumerate(zip(a, b, strict=True)) for c in field_changes(x, y, _child(path, k))]
+    return [{"path": path, "a": a, "b": b}]
+
+
+def _top(path: str) -> list[str]:
+    """``$.payload.args.q`` -> ``["payload", "args", "q"]`` (bracketed parts kept as written)."""
+    return [p for p in re.split(r"[.\[\]]", path[1:]) if p]
+
+
+def _tool_name(entry: Entry) -> Any:
+    """The tool a record names: ``toolName`` / ``tool`` (``name`` on tool records) in the payload, or
+    ``tool`` / ``tool_name`` at the top."""
+    record = entry.record
+    payload = record.get("payload")
+    keys = TOOL_NAME_KEYS if "tool" in entry.kind else TOOL_NAME_KEYS[:2]
+    for holder, names in ((payload if isinstance(payload, dict) else {}, keys), (record, ("tool", "tool_name"))):
+        for key in names:
+            if key in holder:
+                return holder[key]
+    return None
+
+
+def categorize(a: Entry, b: Entry, changes: list[dict[str, Any]]) -> str:
+    """How a changed pair differs, the most telling way first."""
+    if a.kind != b.kind:
+        return "type"
+    if _tool_name(a) != _tool_name(b):
+        return "tool_name"
+    tops = [_top(c["path"]) for c in changes]
+    named = [t[1:] if t[:1] == ["payload"] else t for t in tops]
+    if any(t[:1] and t[0] in ARGUMENT_KEYS for t in named):
+        return "tool_arguments"
+    if "user" not in a.kind and any(t[:1] and t[0] in OUTPUT_KEYS for t in named):  # a user's message is input
+        return "output"
+    return "fields"
+
+
+# alignment ----------------------------------------------------------------------------------------
+@dataclass
+class RunDiff:
+    """The comparison of run A with run B."""
+
+    a_records: int
+    b_records: int
+    equal: int
+    differences: list[dict[str, Any]] = field(default_factory=list)
+    first: dict[str, Any] | None = None
+
+    @property
+    def same(self) -> bool:
+        return not self.differences
+
+    def summary(self) -> dict[str, Any]:
+        counts = {change: 0 for change in CHANGES}
+        categories = {category: 0 for category in CATEGORIES}
+        for d in self.differences:
+            counts[d["change"]] += 1
+            if d["change"] == "changed":
+                categories[d["category"]] += 1
+        return {"records": {"a": self.a_records, "b": self.b_records}, "equal": self.equal, **counts,
+                "categories": categories}
+
+
+def diff_runs(a: Sequence[Entry], b: Sequence[Entry]) -> RunDiff:
+    """Align ``a`` and ``b`` on their keys and list every difference, in the order of the runs."""
+    matcher = difflib.SequenceMatcher(None, [e.key for e in a], [e.key for e in b], autojunk=False)
+    opcodes = matcher.get_opcodes()
+    result = RunDiff(len(a), len(b), sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal"))
+    # A record only in A and the same record only in B: moved, not missing and extra.
+    unmatched_b: dict[bytes, list[int]] = {}
+    for tag, _i1, _i2, j1, j2 in opcodes:
+        if tag in ("insert", "replace"):
+            for j in range(j1, j2):
+                unmatched_b.setdefault(b[j].key, []).append(j)
+    moved_to: dict[int, int] = {}
+    moved_b: set[int] = set()
+    for tag, i1, i2, _j1, _j2 in opcodes:
+        if tag in ("delete", "replace"):
+            for i in range(i1, i2):
+                spots = unmatched_b.get(a[i].key)
+                if spots:
+                    j = spots.pop(0)
+                    moved_to[i] = j
+                    moved_b.add(j)
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        if result.first is None:
+            result.first = {"a": a[i1].position() if i1 < len(a) else None,
+                            "b": b[j1].position() if j1 < len(b) else None}
+        only_a = [i for i in range(i1, i2) if i not in moved_to]
+        only_b = [j for j in range(j1, j2) if j not in moved_b]
+        for i in range(i1, i2):
+            if i in moved_to:
+                result.differences.append({"change": "moved", "category": "moved", "a": a[i].position(),
+                                           "b": b[moved_to[i]].position()})
+        for i, j in zip(only_a, only_b, strict=False):
+            changes = field_changes(a[i].record, b[j].record)
+            result.differences.append({"change": "changed", "category": categorize(a[i], b[j], changes),
+                                       "a": a[i].position(), "b": b[j].position(), "fields": changes})
+        pairs = min(len(only_a), len(only_b))
+        for i in only_a[pairs:]:
+            result.differences.append({"change": "missing", "category": "missing", "a": a[i].position(), "b": None})
+        for j in only_b[pairs:]:
+            result.differences.append({"change": "extra", "category": "extra", "a": None, "b": b[j].position()})
+    if result.first is not None and result.differences:
+        result.first["change"] = result.differences[0]["change"]
+        result.first["category"] = result.differences[0]["category"]
+    return result
+
+
+# output -------------------------------------------------------------------------------------------
+def as_document(diff: RunDiff, a_name: str, b_name: str, ignore: Ignore) -> dict[str, Any]:
+    """The diff as one JSON object (``replay diff --json``)."""
+    return {"same": diff.same, "a": {"source": a_name, "records": diff.a_records},
+            "b": {"source": b_name, "records": diff.b_records}, "ignored": list(ignore.written),
+            "firstDivergence": diff.first, "summary": diff.summary(), "differences": diff.differences}
+
+
+def _value(value: Any, limit: int = 60) -> str:
+    text = orjson.dumps(value, default=str).decode()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _where(pos: dict[str, Any] | None) -> str:
+    if pos is None:
+        return "-"
+    at = f"#{pos['index']}"
+    if "line" in pos:
+        return f"{at}:{pos['line']}"
+    return f"{at}{pos['pointer']}" if "pointer" in pos else at
+
+
+def describe(d: dict[str, Any]) -> str:
+    """One difference on one line: change, category, where in A and B (record#:line), kind, fields."""
+    a, b = d["a"], d["b"]
+    kinds = a["kind"] if a and b and a["kind"] == b["kind"] else " -> ".join(p["kind"] for p in (a, b) if p)
+    if a is None:
+        kinds = "+" + b["kind"]
+    elif b is None:
+        kinds = "-" + a["kind"]
+    fields = "; ".join(
+        f"{c['path']}: {_value(c['a']) if 'a' in c else '(none)'} -> {_value(c['b']) if 'b' in c else '(none)'}"
+        for c in d.get("fields", ())
+    )
+    line = f"{d['change']:<8} {d['category']:<14} a{_where(a):<10} b{_where(b):<10} {kinds}"
+    return f"{line}  {fields}" if fields else line
+
+
+def as_text(diff: RunDiff, a_name: str, b_name: str, ignore: Ignore) -> list[str]:
+    """The diff for people: the two runs, one line per difference, the verdict with a summary."""
+    lines = [f"a  {a_name}  ({diff.a_records} records)", f"b  {b_name}  ({diff.b_records} records)"]
+    lines += [describe(d) for d in diff.differences]
+    s = diff.summary()
+    if diff.same:
+        lines.append(f"same: {diff.equal} records alike (ignoring {', '.join(ignore.written) or 'nothing'})")
+        return lines
+    first = diff.first or {}
+    lines.append(f"different: the runs part at a{_where(first.get('a'))} b{_where(first.get('b'))} "
+                 f"({first.get('change')}, {first.get('category')})")
+    cats = ", ".join(f"{k} {v}" for k, v in s["categories"].items() if v)
+    lines.append(f"summary: {s['equal']} alike, {s['changed']} changed" + (f" ({cats})" if cats else "")
+                 + f", {s['moved']} moved, {s['missing']} missing, {s['extra']} extra")
+    return lines

@@ -1,0 +1,115 @@
+"""DiffRuns: compares two runs record by record and writes where they part and what differs (text or one JSON object).
+
+The two runs are the stream's two inputs: a new side begins at each ``{"$record": "source"}`` (what
+``read`` writes before each of several files), or, in a stream without source records, at each new
+run (a run record, a new ``runId``). Records are held until the end of the stream, then aligned
+(``pipeline/model/diff.py``). Runs that differ are also reported as ``E_RUNS_DIFFER`` on the errors
+port (so the graph exits 1); anything but two runs is ``E_DIFF_INPUT_INVALID``. Diagnostics routed
+in on a side input (``inputs = ["parse", "read.errors", "parse.errors"]``) make the input unusable:
+the stage then refuses with ``E_JOURNAL_READ_FAILED`` before writing anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
+from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.runs import Run, starts_run
+
+TEXT, JSON = "text", "json"
+
+
+@register("diff")
+class DiffRuns(Transform):
+    summary = "Align two runs record by record; write the first divergence and every difference (ignoring fields that always differ)."
+    options = {
+        "format": Option(str, TEXT, "'text': one line per difference and a verdict; 'json': one object with "
+                         "same, firstDivergence, summary and differences", choices=(TEXT, JSON)),
+        "ignore": Option(list, [], "more field paths to leave out (dot-separated keys, `*` any key, `**` any depth)"),
+        "default_ignore": Option(bool, True, "leave out the fields that always differ: timestamps, run ids, ids, "
+                                 "call ids, durations, seq"),
+    }
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        try:
+            self.ignore = Ignore.of(self.config["ignore"], default=self.config["default_ignore"])
+        except IgnorePathError as exc:
+            raise ReplayError("E_CONFIG_OPTION_INVALID", str(exc), path="ignore", received=self.config["ignore"]) from exc
+        self.entries: list[Entry] = []
+        self.sides: list[tuple[int, int]] = []  # per entry: (source side, run side)
+        self.source_names: list[str] = []  # per source record
+        self.run_names: list[str] = []  # per run
+        self.run: Run | None = None
+        self.unreadable: dict[str, Any] | None = None
+
+    def __call__(self, batch: Batch) -> None:
+        if batch.port is not None:  # diagnostics routed in: an input could not be read whole
+            if self.unreadable is None and batch.events:
+                self.unreadable = batch.events[0]
+            return
+        for i, record in enumerate(batch.events or ()):
+            if type(record) is not dict:
+                continue
+            if record.get(RECORD_KEY) == SOURCE_RECORD:
+                name = record.get("source")
+                self.source_names.append(name if isinstance(name, str) else batch.source)
+                self.run = None
+                continue
+            if self.run is None or starts_run(record, self.run, batch.source):
+                rid = record.get("runId")
+                self.run = Run(rid if isinstance(rid, str) and rid else None, None, batch.source)
+                self.run_names.append(batch.source)
+            if compared(record):
+                self.entries.append(entry(record, 0, self.ignore, batch.lines[i], batch.offsets[i], batch.pointers[i]))
+                self.sides.append((len(self.source_names) - 1, len(self.run_names) - 1))
+        return
+
+    def _split(self) -> list[tuple[str, list[Entry]]]:
+        """The runs to compare: one per source record, else one per run."""
+        by_source = bool(self.source_names)
+        names = self.source_names if by_source else self.run_names
+        groups: list[list[Entry]] = [[] for _ in names]
+        for item, (source_side, run_side) in zip(self.entries, self.sides, strict=True):
+            side = source_side if by_source else run_side
+            if side >= 0:
+                group = groups[side]
+                item.index = len(group) + 1
+                group.append(item)
+        return list(zip(names, groups, strict=True))
+
+    def flush(self) -> Batch | None:
+        if self.unreadable is not None:
+            problem = self.unreadable
+            where = {k: problem[k] for k in ("source", "line", "offset") if problem.get(k) is not None}
+            raise ReplayError("E_JOURNAL_READ_FAILED", f"cannot compare: {problem.get('message', 'an input is unreadable')}",
+                              cause=problem.get("code"), refusal="journal_read_failed", **where)
+        sides = self._split()
+        if len(sides) != 2:
+            raise ReplayError("E_DIFF_INPUT_INVALID", f"diff compares two runs; the input holds {len(sides)}",
+                              expected="two runs (two files, or one stream with two runs)", received=len(sides))
+        (a_name, a), (b_name, b) = sides
+        result = diff_runs(a, b)
+        if not result.same:
+            first = result.first or {}
+            self.error("E_RUNS_DIFFER", f"the runs differ: {len(result.differences)} difference(s), the first at "
+                       f"record {_index(first.get('a'))} of {a_name!r} / record {_index(first.get('b'))} of {b_name!r}",
+                       received=first)
+        if self.config["format"] == JSON:
+            document = as_document(result, a_name, b_name, self.ignore)
+            rendered = orjson.dumps(document, default=str)
+        else:
+            document = {"same": result.same}
+            rendered = "\n".join(as_text(result, a_name, b_name, self.ignore)).encode("utf-8", "surrogateescape")
+        return Batch(a_name, [document], [rendered], [None], [None])
+
+
+def _index(position: dict[str, Any] | None) -> str:
+    return str(position["index"]) if position else "(end)"

@@ -1,0 +1,206 @@
+"""WalkRecords: each journal record read as a step of a run: an aligned text line, or {step_id, kind, event, verification, spend}.
+
+Takes raw lines straight from ``read`` (it parses them itself, so the first line that is no record
+ends the walk right there) or records parsed upstream. Diagnostics routed in on a side input
+(``inputs = ["read", "read.errors"]``) end the walk too: a journal that cannot be read on is
+reported as ``E_JOURNAL_READ_FAILED`` with the byte offset of the failing record (or where reading
+stopped), and nothing after it is shown.
+
+Before the run (``preflight``) each input file is checked: a first record that is unreadable, or an
+``at`` step that appears in no input, is refused (exit 2, nothing printed), and a pre-scan finds the
+record the walk stops at: that step's terminal record, or the step's last record when it never
+terminated. On stdin there is nothing to pre-scan: the records after the step's latest one are held
+until it shows up again (or dropped at the end), and a step never seen is ``E_STEP_NOT_FOUND`` then.
+
+Lines are written as their ``raws``: the text line, or the JSON object with the record's own bytes
+as ``event``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.errors import ReplayError, excerpt, printable
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.io.journals import STDIN
+from replay.pipeline.model.walk import SpendLedger, StepEnd, StepWatch, line_problem, read_record, scan_journal
+
+TEXT, JSON = "text", "json"
+_BLANK = b" \t\r"
+
+
+@register("walk")
+class WalkRecords(Transform):
+    summary = "Read each record as a step of a run: an aligned line (kind, step, detail, [state]) or a JSON object; stop after step `at`."
+    options = {
+        "format": Option(str, TEXT, "'text': kind, step, detail and [state] in aligned columns; 'json': "
+                         "{step_id, kind, event, verification, spend} per record", choices=(TEXT, JSON)),
+        "at": Option(str, "", "stop after this step's terminal record (inclusive); a step that never terminated "
+                     "stops at its last record; empty: walk every record"),
+    }
+    accepts_raw = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.json = self.config["format"] == JSON
+        self.ledger = SpendLedger()
+        self.watch = StepWatch(self.config["at"]) if self.config["at"] else None
+        self.done = False  # past the stop, or the journal could not be read on
+        self.held: list[Column] = []  # records after the `at` step's latest one, until it shows again
+        self.last: tuple[str, int, int, int] | None = None  # the last record read: source, line, offset, length
+        self.failure: dict[str, Any] | None = None  # a read failure ahead, at an offset not reached yet
+        # Where the walk stops in each input, found by the pre-scan (preflight): with a stop known,
+        # nothing is held back. Per source: the stop record's line (JSONL) or index (a document).
+        self.stops: dict[str, StepEnd] = {}
+        self.counted: dict[str, int] = {}  # records seen per source (a document's stop is an index)
+
+    def preflight(self, inputs: list[str]) -> None:
+        """Before anything runs: refuse a journal whose first record is unreadable and, with ``at``, a
+        step that appears in none of the input files; note where the walk stops in the one it ends in."""
+        at = self.config["at"] or None
+        files = [path for path in inputs if path != STDIN and os.path.isfile(path)]
+        for path in files:
+            scan = scan_journal(path, at)
+            if at is not None and scan.end is not None and scan.end.found and not self.stops:
+                self.stops[printable(path)] = scan.end
+        if at is not None and inputs and len(files) == len(inputs) and not self.stops:
+            where = files[0] if len(files) == 1 else f"any of {len(files)} journals"
+            raise ReplayError("E_STEP_NOT_FOUND", f"step {at!r} never appears in {where!r}", received=at,
+                              refusal="step_not_found", source=printable(files[0]) if len(files) == 1 else None,
+                              howToFix=f"Run `replay walk {files[0]}` to list the steps, then pick one.")
+
+    def __call__(self, batch: Batch) -> Batch | None:
+        if self.done:
+            return None
+        if batch.port is not None:  # diagnostics routed in: the input cannot be read on
+            for record in batch.events or ():
+                self._read_failed(record)
+                if self.done:
+                    break
+            return None
+        out: list[Column] = []
+        events = batch.events
+        last = len(batch) - 1
+        failure = self.failure
+        for i in range(len(batch)):
+            if failure is not None and _past(failure, batch, i):
+                self._fail_with(failure)
+                break
+            raw = batch.raws[i]
+            if events is not None:
+                record = events[i]
+            else:
+                assert raw is not None
+                try:
+                    record = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    record = None
+                if type(record) is not dict:
+                    problem = line_problem(raw, batch.lines[i] or 0, batch.offsets[i] or 0,
+                                           complete=not (batch.tail_open and i == last))
+                    if problem is None:  # a blank line: not a record
+                        continue
+                    self._fail(problem.message, source=batch.source, line=batch.lines[i], offset=batch.offsets[i],
+                               received=excerpt(raw))
+                    break
+            if type(record) is not dict:
+                continue
+            self._advance(batch, i, raw)
+            if self._take(batch, i, record, raw, out):
+                break
+        if not out:
+            return None
+        return Batch.from_columns(out, source=batch.source)
+
+    def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column]) -> bool:
+        """Render one record into ``out`` (or hold it); True when the walk ends with it."""
+        line = read_record(record, self.ledger, detail=not self.json)
+        event = raw.strip(_BLANK) if raw is not None else orjson.dumps(record)
+        rendered = line.json(event) if self.json else line.text().encode("utf-8", "surrogateescape")
+        column: Column = (line.as_dict(record), rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])
+        watch = self.watch
+        if watch is None:
+            out.append(column)
+            return False
+        if self.stops:  # the pre-scan knows where the walk ends: nothing needs holding back
+            out.append(column)
+            watch.feed(record, line.kind, line.step_id, line.state)
+            stop = self.stops.get(batch.source)
+            if stop is not None and self._at(stop, batch, i):
+                self.done = True
+                return True
+            return False
+        if line.step_id == watch.step:
+            out.extend(self.held)
+            self.held = []
+            out.append(column)
+            if watch.feed(record, line.kind, line.step_id, line.state):
+                self.done = True
+                return True
+        elif watch.seen:
+            self.held.append(column)
+        else:
+            out.append(column)
+        return False
+
+    def _at(self, stop: StepEnd, batch: Batch, i: int) -> bool:
+        """Is record ``i`` the stop record (or past it)?"""
+        if stop.index is not None:  # a document's records: counted, the run record first
+            seen = self.counted[batch.source] = self.counted.get(batch.source, 0) + 1
+            return seen > stop.index
+        line = batch.lines[i]
+        return line is not None and stop.line is not None and line >= stop.line
+
+    def _advance(self, batch: Batch, i: int, raw: bytes | None) -> None:
+        offset, line = batch.offsets[i], batch.lines[i]
+        if offset is not None and raw is not None and line is not None:
+            self.last = (batch.source, line, offset, len(raw))
+
+    def _read_failed(self, diagnostic: dict[str, Any]) -> None:
+        """A diagnostic from upstream (read, parse): the walk ends where the journal stopped being
+        readable: at the diagnostic's offset when it has one (records before it, which may still be
+        on their way, are shown), else right here."""
+        where = {k: diagnostic[k] for k in ("source", "line", "offset") if diagnostic.get(k) is not None}
+        failure = {"reason": str(diagnostic.get("message", "the journal could not be read")),
+                   "cause": diagnostic.get("code"), "received": diagnostic.get("received")}
+        if "offset" in where:
+            if self.failure is None or where["offset"] < self.failure["offset"]:
+                self.failure = {**failure, **where}
+            return
+        after: dict[str, Any] = {}  # where the next record would have begun
+        if self.last is not None:
+            source, line, offset, length = self.last
+            after = {"source": source, "line": line + 1, "offset": offset + length + 1}
+        self._fail_with({**failure, **after, **{k: v for k, v in where.items() if k == "source"}})
+
+    def _fail_with(self, failure: dict[str, Any]) -> None:
+        fields = dict(failure)
+        self._fail(fields.pop("reason"), **fields)
+
+    def _fail(self, reason: str, **fields: Any) -> None:
+        offset = fields.get("offset")
+        at = f" at byte {offset}" if offset is not None else ""
+        self.error("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}",
+                   refusal="journal_read_failed", **fields)
+        self.done = True
+        self.held = []
+        self.failure = None
+
+    def flush(self) -> None:
+        if self.failure is not None and not self.done:
+            self._fail_with(self.failure)
+        if self.watch is not None and not self.watch.seen and not self.done and not self.stops:
+            self.error("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in the journal",
+                       received=self.watch.step, refusal="step_not_found")
+        self.held = []  # an unterminated step: its last record was the stop
+
+
+def _past(failure: dict[str, Any], batch: Batch, i: int) -> bool:
+    """Is record ``i`` at or after the failure (or from another input, or without a position)?"""
+    offset = batch.offsets[i]
+    return batch.source != failure.get("source", batch.source) or offset is None or offset >= failure["offset"]

@@ -1,0 +1,143 @@
+"""`replay diff` as a command: identical, reordered and changed runs; journals, artifacts and run ids; exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
+
+from replay.pipeline.cli.app import run_cli
+
+WALK = FIXTURES / "walk"
+RUNNERS = EXAMPLES / "runners"
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """Real captures in one data dir: the echo runner twice, then the broken-trace runner."""
+    home = tmp_path_factory.mktemp("captured")
+    ids = []
+    for runner in ("echo_runner.py", "echo_runner.py", "broken_trace_runner.py"):
+        done = run_replay("capture", "--runner", str(RUNNERS / runner), "What are my top holdings?", cwd=home)
+        assert done.returncode == 0, done.stderr
+        ids.append(orjson.loads(done.stdout)["runId"])
+    return home, ids
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]):
+    def run(*args: str, cwd: Path | None = None) -> tuple[int, bytes, list[dict]]:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capfd.readouterr()
+        code = run_cli(list(args))
+        out, err = capfd.readouterr()
+        return code, out.encode(), errors_of(err.encode())
+
+    return run
+
+
+def journal(home: Path, run_id: str) -> Path:
+    return home / ".replay" / "journal" / f"{run_id}.jsonl"
+
+
+def test_two_captures_of_the_same_run_are_the_same(captured, cli):
+    home, (first, second, _) = captured
+    code, out, errors = cli("diff", first, second, cwd=home)
+    assert (code, errors) == (0, [])
+    assert out.decode().splitlines()[-1].startswith("same: 7 records alike")
+    code, out, _ = cli("diff", "--json", first, second, cwd=home)
+    document = orjson.loads(out)
+    assert code == 0 and document["same"] is True and document["summary"]["equal"] == 7
+
+
+def test_artifacts_and_journals_can_be_compared(captured, cli):
+    home, (first, second, _) = captured
+    artifacts = {a.name: a for a in (home / ".replay" / "artifacts").rglob("*.artifact.json")}
+    code, _, _ = cli("diff", str(artifacts[f"{first}.artifact.json"]), str(artifacts[f"{second}.artifact.json"]))
+    assert code == 0
+    code, out, _ = cli("diff", "--json", str(journal(home, first)), str(artifacts[f"{second}.artifact.json"]))
+    document = orjson.loads(out)
+    # an artifact's run record also lists the tool calls; the events are alike
+    assert code == 1 and [d["fields"][0]["path"] for d in document["differences"]] == ["$.toolCalls"]
+
+
+def test_a_reordered_run_is_reported_as_moved_records(captured, tmp_path: Path, cli):
+    home, (first, _, _) = captured
+    lines = journal(home, first).read_bytes().splitlines(keepends=True)
+    reordered = tmp_path / "reordered.jsonl"
+    reordered.write_bytes(b"".join([lines[0], lines[1], lines[3], lines[4], lines[2], *lines[5:]]))  # the question after the tool call
+    code, out, errors = cli("diff", "--json", str(journal(home, first)), str(reordered))
+    document = orjson.loads(out)
+    assert code == 1 and errors[0]["code"] == "E_RUNS_DIFFER"
+    assert {d["change"] for d in document["differences"]} == {"moved"}
+    assert document["summary"]["missing"] == document["summary"]["extra"] == 0
+    assert document["firstDivergence"]["a"]["index"] == 3
+
+
+def test_reordered_parallel_steps_of_a_flows_run(tmp_path: Path, cli):
+    lines = (WALK / "interleaved.jsonl").read_bytes().splitlines(keepends=True)
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_bytes(b"".join([*lines[:5], lines[6], lines[7], lines[5], *lines[8:]]))  # fetch-a finishes first
+    code, out, _ = cli("diff", "--json", str(WALK / "interleaved.jsonl"), str(swapped))
+    document = orjson.loads(out)
+    assert code == 1 and document["summary"]["moved"] >= 1
+    assert document["summary"]["changed"] == document["summary"]["missing"] == document["summary"]["extra"] == 0
+
+
+def test_a_changed_run_says_what_changed_and_where_the_runs_part(captured, cli):
+    home, (first, _, broken) = captured
+    code, out, errors = cli("diff", first, broken, cwd=home)
+    text = out.decode().splitlines()
+    assert code == 1 and errors[0]["code"] == "E_RUNS_DIFFER"
+    assert text[0].startswith(f"a  .replay/journal/{first}.jsonl") and text[1].startswith(f"b  .replay/journal/{broken}.jsonl")
+    assert any(line.split()[:2] == ["changed", "tool_name"] and '"lookup" -> "get_portfolio"' in line for line in text)
+    assert text[-2].startswith("different: the runs part at a#1:1 b#1:1")
+    assert text[-1].startswith("summary: ")
+    code, out, _ = cli("diff", "--json", first, broken, cwd=home)
+    document = orjson.loads(out)
+    assert document["summary"]["categories"]["tool_name"] == 2
+    assert document["firstDivergence"]["a"] == {"index": 1, "kind": "$run", "line": 1, "offset": 0}
+
+
+def test_ignore_extends_the_default(tmp_path: Path, cli):
+    a = tmp_path / "a.jsonl"
+    b = tmp_path / "b.jsonl"
+    a.write_bytes(b'{"kind":"step.completed","step_id":"s","model":"m1","ts":"1"}\n')
+    b.write_bytes(b'{"kind":"step.completed","step_id":"s","model":"m2","ts":"2"}\n')
+    assert cli("diff", str(a), str(b))[0] == 1
+    assert cli("diff", str(a), str(b), "--ignore", "model")[0] == 0
+    assert cli("diff", str(a), str(b), "--ignore", "model", "--no-default-ignore")[0] == 1
+
+
+def test_the_json_output_is_stable(captured, cli):
+    home, (first, _, broken) = captured
+    assert cli("diff", "--json", first, broken, cwd=home)[1] == cli("diff", "--json", first, broken, cwd=home)[1]
+
+
+# unusable input: exit 2, nothing on stdout ----------------------------------------------------------------
+@pytest.mark.parametrize("args, code", [
+    (("missing-run", str(WALK / "hello.jsonl")), "E_RUN_NOT_FOUND"),
+    (("--data-dir", ".", "../x", "y"), "E_INVALID_RUN_ID"),
+    ((str(WALK / "bad-first-record.jsonl"), str(WALK / "hello.jsonl")), "E_JOURNAL_READ_FAILED"),
+    ((str(WALK / "hello.jsonl"), str(WALK / "mid-journal-error.jsonl")), "E_JOURNAL_READ_FAILED"),
+    ((str(WALK / "hello.jsonl"), str(WALK / "hello.jsonl"), "--ignore", "a..b"), "E_USAGE_INVALID"),
+])
+def test_unusable_input_is_refused(args, code, cli):
+    exit_code, out, errors = cli("diff", *args)
+    assert exit_code == 2 and out == b"" and errors[0]["code"] == code
+
+
+def test_a_read_failure_points_at_the_failing_record(cli):
+    _, _, errors = cli("diff", str(WALK / "hello.jsonl"), str(WALK / "mid-journal-error.jsonl"))
+    assert (errors[0]["line"], errors[0]["offset"], errors[0]["refusal"]) == (4, 254, "journal_read_failed")
+
+
+def test_replay_run_of_the_shipped_spec_compares_like_the_command(tmp_path: Path, cli):
+    code, spec, _ = cli("stages", "--graph", "diff")
+    config = tmp_path / "diff.toml"
+    config.write_bytes(spec)
+    inputs = (str(WALK / "hello.jsonl"), str(WALK / "interleaved.jsonl"))
+    assert code == 0 and cli("run", str(config), *inputs) == cli("diff", *inputs)

@@ -1,0 +1,291 @@
+"""`replay walk` as a command: run ids and paths, both output modes, --at, every refusal with its exit code.
+
+Canonical journals are made here by capturing the bundled example runners into a temporary data dir;
+flows-style journals are the hand-written ones in tests/fixtures/walk/.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replay.pipeline.cli.app import run_cli
+from replay.pipeline.model.walk import is_run_id, journal_of
+
+WALK = FIXTURES / "walk"
+RUNNERS = EXAMPLES / "runners"
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A folder whose .replay/ holds real captures of the example runners: {runner: run id}."""
+    home = tmp_path_factory.mktemp("captured")
+    ids = {}
+    for runner in ("echo_runner.py", "broken_trace_runner.py", "streaming_crash_runner.py"):
+        done = run_replay("capture", "--runner", str(RUNNERS / runner), "What are my top holdings?", cwd=home)
+        assert done.returncode in (0, 1), done.stderr
+        ids[runner] = orjson.loads(done.stdout)["runId"]
+    return home, ids
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]):
+    """Run `replay ARGS` in this process (in folder ``cwd``): (exit code, stdout bytes, error bodies)."""
+
+    def run(*args: str, cwd: Path | None = None) -> tuple[int, bytes, list[dict]]:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capfd.readouterr()
+        code = run_cli(list(args))
+        out, err = capfd.readouterr()
+        return code, out.encode(), errors_of(err.encode())
+
+    return run
+
+
+def journal_lines(home: Path, run_id: str) -> list[bytes]:
+    return (home / ".replay" / "journal" / f"{run_id}.jsonl").read_bytes().splitlines()
+
+
+# a full walk ---------------------------------------------------------------------------------------------
+def test_a_captured_run_walks_one_line_per_record_ending_at_its_terminal_record(captured, cli):
+    home, ids = captured
+    code, out, errors = cli("walk", ids["echo_runner.py"], cwd=home)
+    assert (code, errors) == (0, [])
+    lines = out.splitlines()
+    records = journal_lines(home, ids["echo_runner.py"])
+    assert len(lines) == len(records)
+    assert [line.split()[0].decode() for line in lines] == [
+        "$run", "run_started", "user_message", "tool_called", "tool_completed", "assistant_message", "run_completed"]
+    assert lines[-1].split()[-1] == b"[terminal]"
+
+
+def test_a_healed_capture_ends_with_its_terminal_event_then_the_heal_record(captured, cli):
+    home, ids = captured
+    code, out, _ = cli("walk", ids["broken_trace_runner.py"], cwd=home)
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == len(journal_lines(home, ids["broken_trace_runner.py"]))
+    assert lines[-2].split()[0] == b"run_completed" and lines[-2].split()[-1] == b"[terminal]"
+    assert lines[-1].split()[0] == b"$heal"
+
+
+def test_a_crashed_capture_walks_to_its_run_failed(captured, cli):
+    home, ids = captured
+    code, out, _ = cli("walk", ids["streaming_crash_runner.py"], cwd=home)
+    kinds = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and kinds[-2:] == [b"run_failed", b"$heal"]
+    assert b"error=E_RUNNER_EXIT_NON_ZERO" in out.splitlines()[-2]
+
+
+def test_json_mode_passes_each_record_through_byte_for_byte(captured, cli):
+    home, ids = captured
+    code, out, _ = cli("walk", "--json", ids["broken_trace_runner.py"], cwd=home)
+    assert code == 0
+    for line, record in zip(out.splitlines(), journal_lines(home, ids["broken_trace_runner.py"]), strict=True):
+        assert b'"event":' + record + b',"verification":' in line
+        parsed = orjson.loads(line)
+        assert parsed["kind"] == (parsed["event"].get("type") or "$" + parsed["event"]["$record"])
+
+
+def test_json_output_is_byte_identical_across_runs(captured, cli):
+    home, ids = captured
+    first = cli("walk", "--json", ids["streaming_crash_runner.py"], cwd=home)
+    second = cli("walk", "--json", ids["streaming_crash_runner.py"], cwd=home)
+    assert first[0] == 0 and first[1] and first[1] == second[1]
+
+
+def test_a_flows_journal_by_path(cli):
+    code, out, _ = cli("walk", "--json", str(WALK / "hello.jsonl"))
+    objects = [orjson.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(objects) == 9
+    assert objects[0]["step_id"] is None and objects[-1]["step_id"] is None
+    assert objects[3] == {"step_id": "step-1", "kind": "step.completed", "event": objects[3]["event"],
+                          "verification": {"type": "exit_code", "verdict": "ok"}, "spend": None}
+
+
+def test_a_run_in_another_data_dir(tmp_path: Path, cli):
+    (tmp_path / "flows" / "journal").mkdir(parents=True)
+    shutil.copy(WALK / "hello.jsonl", tmp_path / "flows" / "journal" / "hello-1.jsonl")
+    code, out, _ = cli("walk", "--data-dir", str(tmp_path / "flows"), "hello-1")
+    assert code == 0 and len(out.splitlines()) == 9
+
+
+def test_gzip_and_artifacts_walk_too(captured, tmp_path: Path, cli):
+    home, ids = captured
+    packed = tmp_path / "hello.jsonl.gz"
+    packed.write_bytes(gzip.compress((WALK / "hello.jsonl").read_bytes()))
+    assert cli("walk", str(packed))[1] == cli("walk", str(WALK / "hello.jsonl"))[1]
+    artifact = next((home / ".replay" / "artifacts").rglob(f"{ids['echo_runner.py']}.artifact.json"))
+    code, out, _ = cli("walk", str(artifact), "--at", "call_1")
+    assert code == 0 and out.splitlines()[-1].split()[:2] == [b"tool_completed", b"call_1"]
+
+
+# --at ---------------------------------------------------------------------------------------------------
+def test_at_a_tool_call_of_a_captured_run(captured, cli):
+    home, ids = captured
+    code, out, _ = cli("walk", ids["echo_runner.py"], "--at", "call_1", cwd=home)
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()][-2:] == [b"tool_called", b"tool_completed"]
+
+
+def test_at_a_terminated_step_includes_its_terminal_record_and_nothing_after(cli):
+    code, out, _ = cli("walk", str(WALK / "hello.jsonl"), "--at", "step-1")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 4 and lines[-1].split()[:2] == [b"step.completed", b"step-1"]
+    code, out, _ = cli("walk", str(WALK / "interleaved.jsonl"), "--at", "fetch-a", "--json")
+    assert [orjson.loads(x)["step_id"] for x in out.splitlines()][-3:] == ["fetch-b", "fetch-a", "fetch-a"]
+
+
+def test_at_an_unterminated_step_stops_at_its_last_record(cli):
+    code, out, _ = cli("walk", str(WALK / "parked.jsonl"), "--at", "approve")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 8
+    assert lines[-1].split()[:2] == [b"step.attempt.started", b"approve"]
+    assert b"run.parked" not in out
+
+
+def test_at_works_with_a_byte_order_mark_and_a_gzip_file(tmp_path: Path, cli):
+    data = (WALK / "interleaved.jsonl").read_bytes()
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + data)
+    (tmp_path / "packed.jsonl.gz").write_bytes(gzip.compress(data))
+    expected = cli("walk", str(WALK / "interleaved.jsonl"), "--at", "fetch-b")[1]
+    assert len(expected.splitlines()) == 6
+    assert cli("walk", str(tmp_path / "bom.jsonl"), "--at", "fetch-b")[1] == expected
+    assert cli("walk", str(tmp_path / "packed.jsonl.gz"), "--at", "fetch-b")[1] == expected
+
+
+# refusals: exit 2, nothing on stdout -------------------------------------------------------------------------
+def refused(result: tuple[int, bytes, list[dict]], code: str, refusal: str) -> dict:
+    exit_code, out, errors = result
+    assert exit_code == 2 and out == b""
+    (error,) = errors
+    assert error["code"] == code and error["refusal"] == refusal
+    return error
+
+
+def test_an_unknown_run_is_refused(captured, cli):
+    home, _ = captured
+    error = refused(cli("walk", "does-not-exist", cwd=home), "E_RUN_NOT_FOUND", "run_not_found")
+    assert error["path"] == os.path.join(".replay", "journal", "does-not-exist.jsonl")
+    refused(cli("walk", "missing.jsonl", cwd=home), "E_RUN_NOT_FOUND", "run_not_found")
+
+
+@pytest.mark.parametrize("bad", ["..", "a..b", "run 1", "run/1", "", "é", "a" * 201, "run\x001"])
+def test_a_malformed_run_id_is_refused(bad: str, tmp_path: Path, cli):
+    refused(cli("walk", "--data-dir", str(tmp_path), bad), "E_INVALID_RUN_ID", "invalid_run_id")
+
+
+def test_a_run_id_cannot_reach_outside_the_data_dir(tmp_path: Path, cli):
+    """A journal sits where an escaping run id would lead; every way there is refused."""
+    data = tmp_path / "data"
+    (data / "journal").mkdir(parents=True)
+    secret = tmp_path / "secret.jsonl"
+    secret.write_bytes(b'{"kind":"secret.revealed","step_id":"s"}\n')
+    for attempt in ("../../secret", "../secret", str(secret)[:-len(".jsonl")], "journal/../../../secret",
+                    "..%2f..%2fsecret", "..\\..\\secret"):
+        code, out, errors = cli("walk", "--data-dir", str(data), attempt)
+        assert code == 2 and out == b"" and b"secret.revealed" not in out
+        assert errors[0]["code"] in ("E_INVALID_RUN_ID", "E_RUN_NOT_FOUND")
+    refused(cli("walk", "--data-dir", str(data), "../../secret"), "E_INVALID_RUN_ID", "invalid_run_id")
+
+
+@given(st.text(max_size=40))
+def test_no_run_id_names_a_file_outside_the_journal_folder(text: str):
+    if is_run_id(text):
+        path = journal_of("/data", text)
+        assert os.path.dirname(os.path.normpath(path)) == "/data/journal"
+        assert os.path.basename(path) == text + ".jsonl"
+
+
+def test_a_step_that_never_appears_is_refused_before_any_output(captured, cli):
+    home, ids = captured
+    error = refused(cli("walk", ids["echo_runner.py"], "--at", "nonexistent-step", cwd=home), "E_STEP_NOT_FOUND",
+                    "step_not_found")
+    assert error["received"] == "nonexistent-step"
+    refused(cli("walk", str(WALK / "hello.jsonl"), "--at", "step"), "E_STEP_NOT_FOUND", "step_not_found")
+
+
+def test_an_unreadable_first_record_is_refused(tmp_path: Path, cli):
+    error = refused(cli("walk", str(WALK / "bad-first-record.jsonl")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert (error["line"], error["offset"]) == (1, 0)
+    (tmp_path / "torn.jsonl").write_bytes(b'\n{"kind":"run.spaw')
+    error = refused(cli("walk", str(tmp_path / "torn.jsonl")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert (error["line"], error["offset"]) == (2, 1)
+    (tmp_path / "broken.json").write_bytes(b'{"events": [')
+    refused(cli("walk", str(tmp_path / "broken.json")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    (tmp_path / "bad.jsonl.gz").write_bytes(gzip.compress(b'{"kind":"a"}\n' * 100)[:40])
+    refused(cli("walk", str(tmp_path / "bad.jsonl.gz")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+
+
+def test_an_unreadable_file_is_refused(tmp_path: Path, cli):
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    path = tmp_path / "locked.jsonl"
+    path.write_bytes(b'{"kind":"a"}\n')
+    path.chmod(0)
+    refused(cli("walk", str(path)), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+
+
+def test_an_empty_step_and_a_folder_are_usage_errors(tmp_path: Path, cli):
+    assert cli("walk", str(WALK / "hello.jsonl"), "--at", "")[2][0]["code"] == "E_USAGE_INVALID"
+    assert cli("walk", str(tmp_path) + "/")[2][0]["code"] == "E_USAGE_INVALID"
+
+
+# a failure after output began: exit 1 --------------------------------------------------------------------------
+def test_a_bad_record_mid_journal_fails_with_its_byte_offset(cli):
+    code, out, errors = cli("walk", str(WALK / "mid-journal-error.jsonl"))
+    assert code == 1 and len(out.splitlines()) == 3
+    (error,) = errors
+    data = (WALK / "mid-journal-error.jsonl").read_bytes()
+    offset = sum(len(x) + 1 for x in data.split(b"\n")[:3])
+    assert error["code"] == "E_JOURNAL_READ_FAILED" and error["refusal"] == "journal_read_failed"
+    assert error["offset"] == offset and error["line"] == 4 and f"byte {offset}" in error["message"]
+
+
+def test_a_line_too_long_mid_journal_fails_with_its_offset(tmp_path: Path, cli):
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b'{"kind":"a"}\n{"kind":"b","pad":"' + b"x" * 200 + b'"}\n{"kind":"c"}\n')
+    code, out, errors = cli("walk", "--max-line-bytes", "100", str(path))
+    assert code == 1 and len(out.splitlines()) == 1
+    assert errors[0]["code"] == "E_JOURNAL_READ_FAILED" and errors[0]["offset"] == 13
+    assert errors[0]["cause"] == "E_JSONL_LINE_TOO_LONG"
+
+
+def test_a_user_config_can_use_the_walk_stage(tmp_path: Path, cli):
+    config = tmp_path / "walk.toml"
+    config.write_text('chain = [{ type = "walk", format = "json", at = "fetch-b" }]\n')
+    code, out, _ = cli("run", str(config), str(WALK / "interleaved.jsonl"))
+    assert code == 0 and [orjson.loads(x)["kind"] for x in out.splitlines()][-1] == "step.completed"
+    assert len(out.splitlines()) == 6
+
+
+# the command is its spec -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, at", [((), None), (("--json",), None), (("--json",), "fetch-a"), ((), "merge")])
+def test_replay_run_of_the_shipped_spec_walks_like_the_command(args, at, tmp_path: Path, cli):
+    code, spec, _ = cli("stages", "--graph", "walk")
+    assert code == 0
+    config = tmp_path / "walk.toml"
+    text = spec.decode()
+    if "--json" in args:
+        text = text.replace('\nformat = "text"', '\nformat = "json"')
+    if at:
+        text = text.replace('\nformat = ', f'\nat = "{at}"\nformat = ', 1)
+    config.write_text(text)
+    at_args = ("--at", at) if at else ()
+    assert cli("run", str(config), str(WALK / "interleaved.jsonl")) == cli("walk", *args, *at_args, str(WALK / "interleaved.jsonl"))
+
+
+def test_a_config_is_refused_before_any_output_too(tmp_path: Path, cli):
+    config = tmp_path / "walk.toml"
+    config.write_text('chain = [{ type = "walk", at = "nonexistent-step" }]\n')
+    refused(cli("run", str(config), str(WALK / "hello.jsonl")), "E_STEP_NOT_FOUND", "step_not_found")
+    config.write_text('chain = ["walk"]\n')
+    refused(cli("run", str(config), str(WALK / "bad-first-record.jsonl")), "E_JOURNAL_READ_FAILED", "journal_read_failed")

@@ -1,0 +1,184 @@
+"""Aligning two runs: ignored fields, moved / changed / missing / extra records, the first divergence."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.model.diff import (
+    DEFAULT_IGNORE,
+    Ignore,
+    IgnorePathError,
+    compared,
+    diff_runs,
+    entry,
+    field_changes,
+    parse_ignore,
+)
+
+IGNORE = Ignore.of()
+
+
+def run(*records: dict, ignore: Ignore = IGNORE) -> list:
+    return [entry(r, n, ignore, line=n) for n, r in enumerate(records, start=1)]
+
+
+def ev(seq: int, type_: str, ts: str = "2026-03-01T12:00:00.000Z", run_id: str = "run_a", **payload) -> dict:
+    return {"seq": seq, "timestamp": ts, "type": type_, "runId": run_id, "payload": payload}
+
+
+RUN = [
+    {"$record": "run", "runId": "run_a", "prompt": "p", "status": "ok", "response": "done",
+     "timings": {"durationMs": 12.5}},
+    ev(1, "run_started"),
+    ev(2, "user_message", content="p"),
+    ev(3, "tool_called", toolName="lookup", callId="c1", arguments={"q": "p"}),
+    ev(4, "tool_completed", toolName="lookup", callId="c1", result={"hits": 5}, durationMs=10),
+    ev(5, "tool_called", toolName="search", callId="c2", arguments={"q": "x"}),
+    ev(6, "tool_completed", toolName="search", callId="c2", result={"hits": 1}, durationMs=12),
+    ev(7, "assistant_message", content="done"),
+    ev(8, "run_completed"),
+]
+
+
+def other_run() -> list[dict]:
+    """The same run again: other run id, ids, times and durations."""
+    out = copy.deepcopy(RUN)
+    for n, r in enumerate(out):
+        if "runId" in r:
+            r["runId"] = "run_b"
+        if "timestamp" in r:
+            r["timestamp"] = f"2026-04-01T00:00:0{n}.000Z"
+        payload = r.get("payload", {})
+        if "callId" in payload:
+            payload["callId"] = payload["callId"].upper()
+        if "durationMs" in payload:
+            payload["durationMs"] += 7
+    out[0]["timings"] = {"durationMs": 99}
+    return out
+
+
+# ignore paths ------------------------------------------------------------------------------------------
+def test_ignore_paths_parse():
+    assert parse_ignore("payload.model") == ("payload", "model")
+    assert parse_ignore("$.payload.*.x") == ("payload", "*", "x")
+    assert parse_ignore("**.durationMs") == ("**", "durationMs")
+    for bad in ("", "a..b", ".a", "a.", "a b", "$."):
+        with pytest.raises(IgnorePathError):
+            parse_ignore(bad)
+
+
+def test_strip_leaves_out_the_paths_at_any_depth():
+    ignore = Ignore.of(["payload.model", "payload.*.secret", "**.traceId"], default=False)
+    record = {"payload": {"model": "m", "keep": 1, "a": {"secret": 1, "b": 2}, "list": [{"traceId": 1, "x": 2}]},
+              "traceId": "t", "model": "top-level stays"}
+    assert ignore.strip(record) == {"payload": {"keep": 1, "a": {"b": 2}, "list": [{"x": 2}]}, "model": "top-level stays"}
+    assert record["payload"]["model"] == "m"  # the input is not changed
+
+
+def test_the_default_ignores_times_ids_and_durations():
+    assert {"timestamp", "runId", "seq", "**.callId", "**.durationMs"} <= set(DEFAULT_IGNORE)
+    assert Ignore.of(default=False).written == ()
+    assert Ignore.of(["x"]).written[-1] == "x"
+
+
+def test_only_events_and_run_records_are_compared():
+    assert compared({"type": "x"}) and compared({"$record": "run"})
+    assert not compared({"$record": "heal"}) and not compared({"$record": "source"}) and not compared([1])
+
+
+# diffs ------------------------------------------------------------------------------------------------
+def test_identical_runs_are_the_same_whatever_their_times_and_ids():
+    result = diff_runs(run(*RUN), run(*other_run()))
+    assert result.same and result.first is None and result.equal == len(RUN)
+    assert result.summary()["changed"] == 0
+
+
+def test_without_the_default_the_same_runs_differ():
+    bare = Ignore.of(default=False)
+    result = diff_runs(run(*RUN, ignore=bare), run(*other_run(), ignore=bare))
+    assert not result.same
+
+
+def test_reordered_tool_calls_are_moved_not_missing():
+    b = other_run()
+    b[3:5], b[5:7] = b[5:7], b[3:5]
+    result = diff_runs(run(*RUN), run(*b))
+    changes = {d["change"] for d in result.differences}
+    assert changes == {"moved"}
+    assert result.summary()["moved"] == 2 and result.summary()["missing"] == result.summary()["extra"] == 0
+    assert result.first is not None and result.first["a"]["index"] == 4 and result.first["b"]["index"] == 4
+
+
+def test_changed_records_are_named_by_what_changed():
+    b = other_run()
+    b[3]["payload"]["toolName"] = "find"  # a tool call to another tool
+    b[5]["payload"]["arguments"] = {"q": "y"}  # same tool, other arguments
+    b[6]["payload"]["result"] = {"hits": 0}  # another output
+    b[7]["type"] = "assistant_reply"  # another kind of event
+    b[0]["prompt"] = "q"  # another field
+    result = diff_runs(run(*RUN), run(*b))
+    got = [(d["change"], d["category"], d["a"]["index"], d["b"]["index"]) for d in result.differences]
+    assert got == [
+        ("changed", "fields", 1, 1), ("changed", "tool_name", 4, 4), ("changed", "tool_arguments", 6, 6),
+        ("changed", "output", 7, 7), ("changed", "type", 8, 8),
+    ]
+    args = result.differences[2]["fields"]
+    assert args == [{"path": "$.payload.arguments.q", "a": "x", "b": "y"}]
+    assert result.first == {"a": result.differences[0]["a"], "b": result.differences[0]["b"], "change": "changed",
+                            "category": "fields"}
+    assert result.summary()["categories"] == {"type": 1, "tool_name": 1, "tool_arguments": 1, "output": 1, "fields": 1}
+
+
+def test_extra_and_missing_records():
+    b = other_run()
+    del b[2]  # no user message in B
+    b.insert(7, ev(99, "tool_called", toolName="retry"))
+    result = diff_runs(run(*RUN), run(*b))
+    got = [(d["change"], d["a"] and d["a"]["kind"], d["b"] and d["b"]["kind"]) for d in result.differences]
+    assert got == [("missing", "user_message", None), ("extra", None, "tool_called")]
+    assert result.first["a"]["index"] == 3 and result.first["b"]["index"] == 3
+    end = diff_runs(run(*RUN), run(*other_run()[:-1]))
+    assert end.first == {"a": end.differences[0]["a"], "b": None, "change": "missing", "category": "missing"}
+
+
+def test_a_missing_field_is_told_apart_from_a_null_one():
+    assert field_changes({"a": None}, {}) == [{"path": "$.a", "a": None}]
+    assert field_changes({}, {"a": None}) == [{"path": "$.a", "b": None}]
+    assert field_changes({"a": 1}, {"a": True}) == [{"path": "$.a", "a": 1, "b": True}]
+    assert field_changes({"a b": [1, 2]}, {"a b": [1, 3]}) == [{"path": '$["a b"][1]', "a": 2, "b": 3}]
+
+
+events = st.lists(st.fixed_dictionaries({
+    "type": st.sampled_from(["tool_called", "tool_completed", "assistant_message"]),
+    "payload": st.fixed_dictionaries({"toolName": st.sampled_from(["a", "b"]), "n": st.integers(0, 3)}),
+}), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events, events)
+def test_every_record_is_accounted_for(a, b):
+    result = diff_runs(run(*a), run(*b))
+    s = result.summary()
+    assert len(a) == s["equal"] + s["changed"] + s["moved"] + s["missing"]
+    assert len(b) == s["equal"] + s["changed"] + s["moved"] + s["extra"]
+    assert result.same == (a == b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events, st.randoms(use_true_random=False))
+def test_a_reordering_is_only_moves(a, rng):
+    b = list(a)
+    rng.shuffle(b)
+    result = diff_runs(run(*a), run(*b))
+    assert {d["change"] for d in result.differences} <= {"moved"}
+    assert diff_runs(run(*a), run(*a)).same
+
+
+def test_another_question_is_no_other_output():
+    a = run(ev(1, "user_message", content="p"), ev(2, "assistant_message", content="x"))
+    b = run(ev(1, "user_message", content="q"), ev(2, "assistant_message", content="y"))
+    assert [d["category"] for d in diff_runs(a, b).differences] == ["fields", "output"]

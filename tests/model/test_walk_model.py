@@ -1,0 +1,294 @@
+"""How a journal record reads as a walk line: kind, step, state, detail, verification, spend; where --at stops."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from conftest import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.model.walk import (
+    SpendLedger,
+    StepWatch,
+    find_step_end,
+    find_step_end_in,
+    first_record_problem,
+    kind_of,
+    read_record,
+    state_of,
+    step_of,
+    verification_of,
+)
+
+WALK = FIXTURES / "walk"
+
+
+def lines_of(name: str) -> list[bytes]:
+    return (WALK / name).read_bytes().splitlines()
+
+
+# kind and step ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("record, kind, step", [
+    ({"seq": 3, "type": "tool_called", "runId": "r", "payload": {"callId": "c1", "toolName": "ls"}}, "tool_called", "c1"),
+    ({"seq": 3, "type": "tool_completed", "runId": "r", "payload": {"toolCallId": "t9"}}, "tool_completed", "t9"),
+    ({"seq": 4, "type": "assistant_message", "runId": "r", "step": 2, "payload": {}}, "assistant_message", "2"),
+    ({"seq": 4, "type": "tool_called", "runId": "r", "step": "plan", "payload": {"callId": "c2"}}, "tool_called", "plan"),
+    ({"seq": 1, "type": "user_message", "runId": "r", "payload": {}}, "user_message", None),
+    ({"kind": "step.completed", "step_id": "step-1"}, "step.completed", "step-1"),
+    ({"kind": "run.spawned", "run_id": "r1"}, "run.spawned", None),
+    ({"kind": "step.scheduled", "step": {"id": "s-7", "type": "run"}}, "step.scheduled", "s-7"),
+    ({"$record": "run", "runId": "r", "step": 3}, "$run", None),
+    ({"$record": "heal", "runId": "r", "repairs": 2}, "$heal", None),
+    ({"note": "neither kind nor type"}, "?", None),
+])
+def test_kind_and_step(record, kind, step):
+    assert kind_of(record) == kind
+    assert step_of(record) == step
+
+
+def test_a_boolean_is_no_step():
+    assert step_of({"kind": "x", "step_id": True}) is None
+
+
+# state ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("record, state", [
+    ({"kind": "run.spawned"}, "pending"),
+    ({"kind": "step.scheduled", "step_id": "s"}, "pending"),
+    ({"kind": "run.spawned", "step_id": "s"}, "pending"),
+    ({"kind": "step.attempt.started", "step_id": "s"}, "running"),
+    ({"kind": "step.completed", "step_id": "s", "exit_code": 0}, "succeeded"),
+    ({"kind": "step.completed", "step_id": "s", "exit_code": 3}, "failed"),
+    ({"kind": "step.completed", "step_id": "s", "verification": {"type": "json_schema", "verdict": "fail"}}, "failed"),
+    ({"kind": "step.completed", "step_id": "s", "verification": {"type": "x", "passed": False}}, "failed"),
+    ({"kind": "step.failed", "step_id": "s"}, "failed"),
+    ({"kind": "step.timed_out", "step_id": "s"}, "failed"),
+    ({"kind": "step.skipped", "step_id": "s"}, "skipped"),
+    ({"kind": "step.cancelled", "step_id": "s"}, "cancelled"),
+    ({"kind": "run.completed"}, "terminal"),
+    ({"kind": "run.parked"}, "terminal"),
+    ({"kind": "run.failed"}, "terminal"),
+    ({"type": "run_started", "payload": {}}, "running"),
+    ({"type": "run_completed", "payload": {}}, "terminal"),
+    ({"type": "run_failed", "payload": {}}, "terminal"),
+    ({"type": "tool_called", "payload": {"callId": "c"}}, "running"),
+    ({"type": "tool_completed", "payload": {"callId": "c"}}, "succeeded"),
+    ({"type": "tool_completed", "payload": {"callId": "c", "output": {"exitCode": 1}}}, "failed"),
+    ({"type": "tool_failed", "payload": {"callId": "c"}}, "failed"),
+    ({"type": "user_message", "payload": {}}, "info"),
+    ({"kind": "spend", "step_id": "s", "usd": 0.1}, "info"),
+    ({"$record": "run", "status": "ok"}, "info"),
+])
+def test_state(record, state):
+    kind = kind_of(record)
+    assert state_of(record, kind, step_of(record, kind)) == state
+
+
+# verification and spend ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("record, verification", [
+    ({"verification": {"type": "exit_code", "verdict": "ok"}}, {"type": "exit_code", "verdict": "ok"}),
+    ({"verification": {"kind": "schema", "result": "fail"}}, {"type": "schema", "verdict": "fail"}),
+    ({"verification": "ok"}, {"type": None, "verdict": "ok"}),
+    ({"payload": {"verification": {"type": "t", "verdict": False}}}, {"type": "t", "verdict": False}),
+    ({"verdict": "ok", "verification_type": "regex"}, {"type": "regex", "verdict": "ok"}),
+    ({"verification": {"type": "pending"}}, None),
+    ({"kind": "step.completed"}, None),
+])
+def test_verification(record, verification):
+    assert verification_of(record) == verification
+
+
+def test_a_step_adds_up_its_spend_and_every_later_line_of_the_step_shows_it():
+    ledger = SpendLedger()
+    lines = [read_record(r, ledger) for r in (
+        {"kind": "step.attempt.started", "step_id": "s"},
+        {"kind": "spend", "step_id": "s", "usd": 0.25, "tokens": 100, "attempt": 1, "run_id": "r"},
+        {"kind": "spend", "step_id": "s", "usd": 0.5, "model": "m2"},
+        {"kind": "step.completed", "step_id": "s"},
+        {"kind": "step.completed", "step_id": "other"},
+        {"kind": "run.completed", "spend": {"usd": 9}},
+    )]
+    assert [line.spend for line in lines] == [
+        None, {"usd": 0.25, "tokens": 100}, {"usd": 0.75, "tokens": 100}, {"usd": 0.75, "tokens": 100}, None, None,
+    ]
+
+
+def test_a_canonical_step_with_usage_has_spend():
+    line = read_record({"type": "assistant_message", "step": 1, "payload": {"usage": {"inputTokens": 5}}}, SpendLedger())
+    assert line.spend == {"inputTokens": 5}
+    assert read_record({"type": "assistant_message", "payload": {"usage": {"inputTokens": 5}}}).spend is None
+
+
+# detail and the two output forms -------------------------------------------------------------------------
+def test_essential_fields_are_never_cut_and_a_line_stays_one_line():
+    error = "x" * 400 + "\nsecond line"
+    command = "python -c 'print(1)' " + "--flag " * 60
+    line = read_record({"kind": "step.failed", "step_id": "s", "exit_code": 137, "step": {"type": "run", "command": command},
+                        "error": {"code": "OOM", "message": error}, "verification": {"type": "exit_code", "verdict": "fail"}})
+    text = line.text()
+    assert "\n" not in text
+    assert command in text
+    assert "error=OOM: " + "x" * 400 + "\\nsecond line" in text
+    assert "exit_code=137" in text and "verification=exit_code:fail" in text
+    assert text.endswith("[failed]")
+
+
+def test_message_texts_are_excerpts():
+    line = read_record({"type": "assistant_message", "payload": {"content": "word " * 100}})
+    assert len(line.detail) < 80 and line.detail.endswith('…"')
+
+
+def test_text_columns_split_on_whitespace():
+    line = read_record({"kind": "step.completed", "step_id": "step-1", "exit_code": 0,
+                        "verification": {"type": "exit_code", "verdict": "ok"}})
+    fields = line.text().split()
+    assert fields[0] == "step.completed" and fields[1] == "step-1" and fields[-1] == "[succeeded]"
+    run_level = read_record({"kind": "run.completed", "outcome": "success"}).text().split()
+    assert run_level[:2] == ["run.completed", "-"] and run_level[-1] == "[terminal]"
+
+
+def test_a_step_id_with_spaces_is_quoted():
+    assert read_record({"kind": "step.completed", "step_id": "two words"}).text().split()[1] == '"two'
+
+
+def test_json_form_keeps_the_event_bytes_as_journaled():
+    raw = b'{"kind": "step.completed",  "step_id":"s1", "n": 1.50, "verification": "ok"}'
+    record = orjson.loads(raw)
+    out = read_record(record).json(raw)
+    assert out.startswith(b'{"step_id":"s1","kind":"step.completed","event":' + raw + b',')
+    parsed = orjson.loads(out)
+    assert list(parsed) == ["step_id", "kind", "event", "verification", "spend"]
+    assert parsed["event"] == record and parsed["verification"] == {"type": None, "verdict": "ok"}
+    assert parsed["spend"] is None
+
+
+# where a step ends ----------------------------------------------------------------------------------
+def test_a_tool_step_ends_when_its_last_call_closes():
+    watch = StepWatch("2")
+    records = [
+        {"type": "tool_called", "step": 2, "payload": {"callId": "a"}},
+        {"type": "tool_called", "step": 2, "payload": {"callId": "b"}},
+        {"type": "tool_completed", "step": 2, "payload": {"callId": "a"}},
+        {"type": "tool_failed", "step": 2, "payload": {"callId": "b"}},
+    ]
+    ends = []
+    for r in records:
+        kind = kind_of(r)
+        step = step_of(r, kind)
+        ends.append(watch.feed(r, kind, step, state_of(r, kind, step)))
+    assert ends == [False, False, False, True]
+
+
+@pytest.mark.parametrize("name, step, terminated, line", [
+    ("hello.jsonl", "step-1", True, 4),
+    ("hello.jsonl", "step-2", True, 8),
+    ("interleaved.jsonl", "fetch-a", True, 8),
+    ("interleaved.jsonl", "fetch-b", True, 6),
+    ("parked.jsonl", "build", True, 4),  # a failed attempt ends the step
+    ("parked.jsonl", "approve", False, 8),  # never terminated: its last record
+])
+def test_find_step_end(name, step, terminated, line):
+    data = (WALK / name).read_bytes()
+    end = find_step_end([data], step)
+    assert end.found and end.terminated is terminated and end.line == line
+    assert end.end == sum(len(raw) + 1 for raw in data.split(b"\n")[:line])
+    records = [orjson.loads(raw) for raw in data.splitlines()]
+    assert find_step_end_in(records, step).index == line - 1
+
+
+def test_a_step_that_never_appears_is_not_found():
+    assert not find_step_end([(WALK / "hello.jsonl").read_bytes()], "step-9").found
+    assert not find_step_end([(WALK / "hello.jsonl").read_bytes()], "step").found  # a prefix of real ids
+    assert not find_step_end_in([{"kind": "x"}], "s").found
+
+
+def test_a_step_whose_id_a_writer_escaped_is_found():
+    data = b'{"kind":"step.scheduled","step_id":"\\u00e9tape"}\n{"kind":"step.completed","step_id":"\\u00e9tape"}\n'
+    end = find_step_end([data], "étape")
+    assert end.terminated and end.line == 2 and end.end == len(data)
+
+
+def test_the_last_line_without_newline_counts():
+    data = b'{"kind":"step.scheduled","step_id":"s"}\n{"kind":"step.completed","step_id":"s"}'
+    end = find_step_end([data], "s")
+    assert end.terminated and end.end == len(data) and end.line == 2
+
+
+journals = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "c", None]), st.sampled_from(["step.started", "step.completed", "note", "garbage"])),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(journals, st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=10), st.sampled_from("abcz"))
+def test_how_the_bytes_arrive_does_not_change_where_a_step_ends(rows, cuts, step):
+    lines = []
+    for sid, kind in rows:
+        if kind == "garbage":
+            lines.append(b'{"kind": "step.completed", "step_id": "' + (sid or "a").encode())  # not JSON
+        else:
+            lines.append(orjson.dumps({"kind": kind, "step_id": sid} if sid else {"kind": kind}))
+    data = b"\n".join(lines) + b"\n"
+    chunks, pos = [], 0
+    for n in cuts * (len(data) // max(1, sum(cuts)) + 1):
+        chunks.append(data[pos:pos + n])
+        pos += n
+    chunks.append(data[pos:])
+    whole = find_step_end([data], step)
+    assert find_step_end(chunks, step) == whole
+    # the byte scan and the scan over parsed records agree on the stop record
+    parsed = [(n, r) for n, r in enumerate((_loads(raw) for raw in lines), start=1) if r is not None]
+    by_record = find_step_end_in([r for _, r in parsed], step)
+    assert (whole.found, whole.terminated) == (by_record.found, by_record.terminated)
+    if whole.found:
+        assert parsed[by_record.index][0] == whole.line
+
+
+def _loads(raw: bytes):
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+# the first record ------------------------------------------------------------------------------------
+def test_first_record_problem():
+    assert first_record_problem([(WALK / "hello.jsonl").read_bytes()]) is None
+    assert first_record_problem([b""]) is None
+    problem = first_record_problem([(WALK / "bad-first-record.jsonl").read_bytes()])
+    assert problem is not None and problem.line == 1 and problem.offset == 0 and "not valid JSON" in problem.message
+    problem = first_record_problem([b"\n  \n[1, 2]\n", b'{"kind":"x"}\n'])
+    assert problem is not None and problem.line == 3 and problem.offset == 4 and "not an object" in problem.message
+    problem = first_record_problem([b'\n{"kind":"x"'])
+    assert problem is not None and problem.offset == 1 and "cut off" in problem.message
+    assert first_record_problem([b'{"ki', b'nd":"x"}\nnot json\n']) is None  # only the first record is looked at
+
+
+def test_a_line_longer_than_the_limit_is_no_record():
+    long = b'{"kind":"step.completed","step_id":"s","pad":"' + b"x" * 100 + b'"}\n'
+    data = b'{"kind":"step.started","step_id":"s"}\n' + long + b'{"kind":"step.failed","step_id":"s"}\n'
+    for chunks in ([data], [data[i:i + 7] for i in range(0, len(data), 7)]):
+        end = find_step_end(chunks, "s", max_line_bytes=80)
+        assert end.terminated and end.line == 3 and end.end == len(data)
+    assert "longer than 80 bytes" in first_record_problem([long], max_line_bytes=80).message
+
+
+def test_the_spend_ledger_remembers_a_bounded_number_of_steps():
+    ledger = SpendLedger(keep=3)
+    for n in range(10):
+        ledger.add(f"s{n}", {"usd": 1})
+    assert list(ledger.by_step) == ["s7", "s8", "s9"]
+    assert ledger.add("s9", {"usd": 2}) == {"usd": 3}
+    assert ledger.add("s0", None) is None  # forgotten long ago
+
+
+def test_a_scan_is_made_once_while_the_file_is_unchanged(tmp_path):
+    from replay.pipeline.model.walk import scan_journal
+
+    path = tmp_path / "j.jsonl"
+    path.write_bytes((WALK / "hello.jsonl").read_bytes())
+    first = scan_journal(str(path), "step-1")
+    assert first.end.line == 4 and scan_journal(str(path), "step-1") is first
+    path.write_bytes((WALK / "interleaved.jsonl").read_bytes())
+    assert not scan_journal(str(path), "step-1").end.found  # changed: scanned again

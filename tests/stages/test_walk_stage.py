@@ -1,0 +1,211 @@
+"""The walk stage on lists of batches: one line per record, --at truncation, read failures, any batching."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from conftest import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.engine.inline import run_inline
+from replay.stages.parse import ParseLines
+from replay.stages.walk import WalkRecords
+
+WALK = FIXTURES / "walk"
+
+
+def raw_batches(name: str, size: int = 128) -> list[Batch]:
+    whole = Batch.from_lines((WALK / name).read_bytes().split(b"\n")[:-1], name)
+    return [whole.select(range(k, min(k + size, len(whole)))) for k in range(0, len(whole), size)]
+
+
+def walk(name: str, **options) -> tuple[list[bytes], dict]:
+    result = run_inline([WalkRecords(**options)], raw_batches(name))
+    return result.to_jsonl().splitlines(), result.side
+
+
+def test_one_text_line_per_record_in_order_ending_at_the_terminal_record():
+    out, side = walk("hello.jsonl")
+    source = (WALK / "hello.jsonl").read_bytes().splitlines()
+    assert len(out) == len(source) and side == {}
+    kinds = [line.split()[0].decode() for line in out]
+    assert kinds == [orjson.loads(raw)["kind"] for raw in source]
+    assert out[-1].split()[-1] == b"[terminal]"
+    assert [line.split()[-1].decode() for line in out] == [
+        "[pending]", "[pending]", "[running]", "[succeeded]", "[pending]", "[running]", "[info]", "[succeeded]", "[terminal]",
+    ]
+
+
+def test_json_lines_carry_the_record_bytes_as_event():
+    out, _ = walk("hello.jsonl", format="json")
+    source = (WALK / "hello.jsonl").read_bytes().splitlines()
+    for line, raw in zip(out, source, strict=True):
+        assert b'"event":' + raw + b',"verification"' in line
+        assert list(orjson.loads(line)) == ["step_id", "kind", "event", "verification", "spend"]
+    objects = [orjson.loads(line) for line in out]
+    assert [o["step_id"] for o in objects] == [None, "step-1", "step-1", "step-1", "step-2", "step-2", "step-2", "step-2", None]
+    assert objects[3]["verification"] == {"type": "exit_code", "verdict": "ok"}
+    assert objects[7]["spend"] == {"tokens_in": 812, "tokens_out": 64, "usd": 0.0031}
+
+
+def test_parsed_input_gives_the_same_walk():
+    result = run_inline([ParseLines(), WalkRecords(format="json")], raw_batches("interleaved.jsonl"))
+    assert result.to_jsonl().splitlines() == walk("interleaved.jsonl", format="json")[0]
+
+
+def test_records_from_a_document_are_rendered_from_the_parsed_record():
+    record = {"type": "tool_called", "runId": "r", "payload": {"callId": "c1", "toolName": "ls"}}
+    batch = Batch("a.json", [record], [None], [None], [None], ["$.events[0]"])
+    out = run_inline([WalkRecords(format="json")], [batch]).to_jsonl()
+    assert orjson.loads(out)["event"] == record and orjson.loads(out)["step_id"] == "c1"
+
+
+# --at ---------------------------------------------------------------------------------------------------
+def test_at_stops_after_the_terminal_record_of_the_step():
+    out, side = walk("interleaved.jsonl", at="fetch-a")
+    assert side == {}
+    assert len(out) == 8  # fetch-b's records in between are shown, nothing after fetch-a's end
+    assert out[-1].split()[:2] == [b"step.completed", b"fetch-a"]
+
+
+def test_at_a_step_that_never_terminated_stops_at_its_last_record():
+    out, side = walk("parked.jsonl", at="approve")
+    assert side == {}
+    assert [line.split()[0] for line in out][-2:] == [b"step.scheduled", b"step.attempt.started"]
+    assert len(out) == 8  # run.parked (after the step's last record) is not shown
+
+
+def test_held_records_come_back_when_the_step_shows_again():
+    records = [{"kind": "step.started", "step_id": "a"}, {"kind": "step.started", "step_id": "b"},
+               {"kind": "note"}, {"kind": "step.completed", "step_id": "a"}, {"kind": "after"}]
+    result = run_inline([WalkRecords(at="a")], [Batch.of(records[:2]), Batch.of(records[2:3]), Batch.of(records[3:])])
+    assert [r["kind"] for r in result.records] == ["step.started", "step.started", "note", "step.completed"]
+
+
+def test_at_a_step_that_never_appears_walks_everything_then_reports_it():
+    out, side = walk("hello.jsonl", at="step-9")
+    assert len(out) == 9
+    assert [e["code"] for e in side["errors"]] == ["E_STEP_NOT_FOUND"]
+    assert side["errors"][0]["refusal"] == "step_not_found"
+
+
+def test_a_tool_call_is_a_step_of_a_canonical_journal():
+    records = [
+        {"$record": "run", "runId": "r"},
+        {"seq": 1, "type": "run_started", "runId": "r", "payload": {}},
+        {"seq": 2, "type": "tool_called", "runId": "r", "payload": {"callId": "c1", "toolName": "ls"}},
+        {"seq": 3, "type": "tool_called", "runId": "r", "payload": {"callId": "c2", "toolName": "cat"}},
+        {"seq": 4, "type": "tool_completed", "runId": "r", "payload": {"callId": "c1"}},
+        {"seq": 5, "type": "tool_completed", "runId": "r", "payload": {"callId": "c2"}},
+        {"seq": 6, "type": "run_completed", "runId": "r", "payload": {}},
+    ]
+    result = run_inline([WalkRecords(at="c1")], [Batch.of(records)])
+    assert [r["event"].get("seq") for r in result.records] == [None, 1, 2, 3, 4]
+
+
+# read failures -----------------------------------------------------------------------------------------
+def test_a_bad_line_ends_the_walk_with_its_byte_offset():
+    out, side = walk("mid-journal-error.jsonl")
+    assert len(out) == 3
+    (error,) = side["errors"]
+    data = (WALK / "mid-journal-error.jsonl").read_bytes()
+    assert error["code"] == "E_JOURNAL_READ_FAILED" and error["refusal"] == "journal_read_failed"
+    assert error["line"] == 4 and error["offset"] == sum(len(x) + 1 for x in data.split(b"\n")[:3])
+    assert str(error["offset"]) in error["message"]
+
+
+def test_a_cut_off_last_line_is_a_read_failure():
+    batch = Batch.from_lines([b'{"kind":"run.spawned"}', b'{"kind":"step.sta'], "t.jsonl")
+    batch.tail_open = True
+    result = run_inline([WalkRecords()], [batch])
+    assert len(result.records) == 1
+    assert "cut off" in result.side["errors"][0]["message"] and result.side["errors"][0]["offset"] == 23
+
+
+def test_blank_lines_are_no_records():
+    result = run_inline([WalkRecords()], [Batch.from_lines([b"", b'{"kind":"a"}', b"  \r", b'{"kind":"b"}'])])
+    assert [r["kind"] for r in result.records] == ["a", "b"] and result.side == {}
+
+
+def test_a_json_line_that_is_no_object_ends_the_walk():
+    result = run_inline([WalkRecords()], [Batch.from_lines([b'{"kind":"a"}', b"[1]", b'{"kind":"b"}'])])
+    assert [r["kind"] for r in result.records] == ["a"]
+    assert "not an object" in result.side["errors"][0]["message"]
+
+
+def test_a_diagnostic_routed_in_ends_the_walk_where_reading_stopped():
+    stage = WalkRecords()
+    first = Batch.from_lines([b'{"kind":"a"}', b'{"kind":"b"}'], "j.jsonl")
+    assert len(stage(first)) == 2
+    side = Batch.side([diagnostic("E_INPUT_UNREADABLE", "reading 'j.jsonl' failed: Input/output error", source="j.jsonl")],
+                      "errors", "<read.errors>")
+    assert stage(side) is None
+    assert stage(Batch.from_lines([b'{"kind":"c"}'], "j.jsonl")) is None
+    (error,) = stage.take("errors")
+    assert error["code"] == "E_JOURNAL_READ_FAILED" and error["cause"] == "E_INPUT_UNREADABLE"
+    assert error["offset"] == 26 and error["line"] == 3 and error["source"] == "j.jsonl"
+
+
+def test_a_routed_diagnostic_with_a_position_ends_the_walk_there():
+    """``read`` reports a too-long line before the batch holding the lines in front of it: those still show."""
+    stage = WalkRecords()
+    side = Batch.side([diagnostic("E_JSONL_LINE_TOO_LONG", "line 3 is too long", source="j", line=3, offset=26)],
+                      "errors", "<read.errors>")
+    assert stage(side) is None and stage.take("errors") == []
+    shown = stage(Batch("j", None, [b'{"kind":"a"}', b'{"kind":"b"}', b'{"kind":"d"}'], [1, 2, 4], [0, 13, 300]))
+    assert [r["kind"] for r in shown.events] == ["a", "b"]
+    (error,) = stage.take("errors")
+    assert (error["line"], error["offset"], error["cause"]) == (3, 26, "E_JSONL_LINE_TOO_LONG")
+    late = WalkRecords()
+    late(side)
+    late.flush()
+    assert late.take("errors")[0]["offset"] == 26  # nothing came after it: reported at the end
+
+
+# any batching -------------------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["hello.jsonl", "parked.jsonl", "interleaved.jsonl", "mid-journal-error.jsonl"]),
+       st.integers(min_value=1, max_value=5), st.sampled_from(["", "step-1", "build", "approve", "fetch-a", "merge"]),
+       st.sampled_from(["text", "json"]))
+def test_how_records_are_batched_does_not_change_the_walk(name, size, at, fmt):
+    whole = run_inline([WalkRecords(format=fmt, at=at)], raw_batches(name))
+    cut = run_inline([WalkRecords(format=fmt, at=at)], raw_batches(name, size))
+    assert cut.to_jsonl() == whole.to_jsonl() and cut.side == whole.side
+
+
+def test_the_same_journal_walks_to_the_same_bytes():
+    for fmt in ("text", "json"):
+        assert walk("interleaved.jsonl", format=fmt) == walk("interleaved.jsonl", format=fmt)
+
+
+def test_unknown_format_is_refused():
+    with pytest.raises(TypeError):
+        WalkRecords(colour=True)
+    assert WalkRecords.options["format"].check("yaml") is not None
+
+
+def test_after_the_pre_scan_nothing_is_held_back():
+    """preflight finds where the walk ends, so records between the step's sightings go straight out."""
+    path = str(WALK / "interleaved.jsonl")
+    stage = WalkRecords(at="fetch-a")
+    stage.preflight([path])
+    shown = 0
+    for batch in raw_batches("interleaved.jsonl", size=1):
+        batch.source = path
+        out = stage(batch)
+        assert stage.held == []
+        shown += len(out) if out is not None else 0
+    assert shown == 8 and stage.done
+
+
+def test_preflight_refuses_a_step_in_no_input_and_an_unreadable_first_record():
+    with pytest.raises(ReplayError) as caught:
+        WalkRecords(at="nope").preflight([str(WALK / "hello.jsonl")])
+    assert caught.value.code == "E_STEP_NOT_FOUND" and caught.value.body["refusal"] == "step_not_found"
+    with pytest.raises(ReplayError) as caught:
+        WalkRecords().preflight([str(WALK / "bad-first-record.jsonl")])
+    assert caught.value.code == "E_JOURNAL_READ_FAILED" and caught.value.body["offset"] == 0
+    WalkRecords(at="nope").preflight(["-"])  # stdin cannot be pre-scanned: decided at the end instead
