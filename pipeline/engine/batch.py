@@ -150,7 +150,7 @@ class Batch:
         lines: list[int | None] = []
         offs: list[int | None] = []
         ptrs: list[str | None] = []
-        cols = (ev, raws, lines, offs, ptrs)
+        cols: tuple[list[Any], ...] = (ev, raws, lines, offs, ptrs)
 
         def put(col: Column) -> None:
             for target, value in zip(cols, col, strict=True):
