@@ -22,11 +22,11 @@ from replay.pipeline.io.journals import (
     LineCutter,
     Reader,
     as_document,
-    document_items,
     expand_paths,
     head_format,
     open_journal,
 )
+from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
 

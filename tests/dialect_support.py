@@ -10,7 +10,8 @@ import orjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import InlineResult, run_inline
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.io.journals import LineCutter, as_document, document_items
+from replay.pipeline.io.journals import LineCutter, as_document
+from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.stages.dialect import MapDialect
 from replay.stages.heal import rule_stages

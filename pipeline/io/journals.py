@@ -20,7 +20,6 @@ import orjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking
-from replay.pipeline.model.events import run_record_from_artifact
 
 STDIN = "-"
 JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
@@ -289,23 +288,6 @@ def as_document(data: bytes) -> Any:
     return document if is_document(document) else None
 
 
-def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:
-    """Records from one JSON document: an artifact (its run record, then its events) or an array."""
-    if isinstance(document, dict):
-        events = document["events"]
-        records: list[Any] = [run_record_from_artifact(document)]
-        pointers: list[str | None] = [None]
-        prefix = "$.events"
-    else:
-        events, records, pointers, prefix = document, [], [], "$"
-    for start in range(0, max(len(events), 1), batch_events):
-        part = events[start:start + batch_events]
-        records.extend(part)
-        pointers.extend(f"{prefix}[{start + k}]" for k in range(len(part)))
-        n = len(records)
-        if n:
-            yield Batch(source, records, [None] * n, [None] * n, [None] * n, pointers)
-        records, pointers = [], []
 
 
 def _current_umask() -> int:

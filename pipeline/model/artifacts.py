@@ -6,9 +6,12 @@ The stream form (a run record followed by events) and the artifact form carry th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from replay.pipeline.model.events import RUN_FAILED
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.io.journals import BATCH_EVENTS
+from replay.pipeline.model.events import RUN_FAILED, run_record_from_artifact
 from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.toolcalls import pair_tool_calls
 
@@ -49,3 +52,21 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
     if extra:
         artifact.update(extra)
     return {k: v for k, v in artifact.items() if v is not None}
+
+def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:
+    """Records from one JSON document: an artifact (its run record, then its events) or an array."""
+    if isinstance(document, dict):
+        events = document["events"]
+        records: list[Any] = [run_record_from_artifact(document)]
+        pointers: list[str | None] = [None]
+        prefix = "$.events"
+    else:
+        events, records, pointers, prefix = document, [], [], "$"
+    for start in range(0, max(len(events), 1), batch_events):
+        part = events[start:start + batch_events]
+        records.extend(part)
+        pointers.extend(f"{prefix}[{start + k}]" for k in range(len(part)))
+        n = len(records)
+        if n:
+            yield Batch(source, records, [None] * n, [None] * n, [None] * n, pointers)
+        records, pointers = [], []

@@ -212,18 +212,6 @@ def test_space_separated_timestamps_are_made_rfc3339() -> None:
     assert jsonl(proc.stdout)[0]["timestamp"] == "2026-03-01T12:00:00.000Z"
 
 
-def test_the_heal_graph_as_a_config_matches_replay_heal(tmp_path: Path) -> None:
-    from conftest import EXAMPLES
-
-    journal = tmp_path / "broken.jsonl"
-    journal.write_bytes(broken_bytes(torn=True))
-    by_config = run_replay("run", str(EXAMPLES / "pipelines" / "heal.toml"), str(journal), cwd=tmp_path)
-    by_command = run_replay("heal", "--log", str(tmp_path / "cmd-log.jsonl"), str(journal))
-    assert by_config.returncode == 0, by_config.stderr
-    assert by_config.stdout == by_command.stdout
-    assert jsonl((tmp_path / "heal-log.jsonl").read_bytes()) == jsonl((tmp_path / "cmd-log.jsonl").read_bytes())
-
-
 def test_directory_mode_heals_the_original_not_capture_healed_copy(tmp_path: Path) -> None:
     src = tmp_path / "artifacts"
     src.mkdir()

@@ -13,7 +13,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.executor import ErrorPort, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.registry import Registry
-from replay.pipeline.io.journals import document_items
+from replay.pipeline.model.artifacts import document_items
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 from replay.stages.validate import ValidateEvents
