@@ -22,21 +22,16 @@ The first runner failure is also reported on ``errors``.
 from __future__ import annotations
 
 import os
-import signal
-import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import suppress
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 import orjson
 
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
+from replay.pipeline.io.processes import ProcessOutcome, run_process
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runner_protocol import Reply, read_reply, run_facts
@@ -47,156 +42,16 @@ SCHEMA_VERSION = "1.0.0"
 DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_STDERR_BYTES = 1024 * 1024
-READER_GRACE_S = 5.0  # after the group is gone, how long stdout/stderr may take to reach end of file
-GROUP_GONE_S = 2.0  # how long to wait for killed group members to disappear
 
 
-@dataclass
-class ProcessOutcome:
-    """Everything observed about one runner process."""
-
-    command: list[str]
-    started_at: datetime
-    pid: int | None = None
-    exit_code: int | None = None
-    signal: str | None = None
-    timed_out: bool = False
-    too_large: bool = False
-    start_error: str | None = None
-    stdout: bytearray = field(default_factory=bytearray)
-    stdout_bytes: int = 0
-    stderr: bytearray = field(default_factory=bytearray)
-    stderr_bytes: int = 0
-    duration_ms: float = 0.0
-    ended_at: datetime | None = None
-
-    def as_record(self) -> dict[str, Any]:
-        return {
-            "pid": self.pid, "exitCode": self.exit_code, "signal": self.signal, "timedOut": self.timed_out,
-            "outputTooLarge": self.too_large, "startError": self.start_error,
-            "startedAt": format_timestamp(self.started_at),
-            "endedAt": format_timestamp(self.ended_at or self.started_at), "durationMs": round(self.duration_ms, 3),
-        }
-
-
-def _kill_group(pgid: int, sig: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _clear_group(pgid: int, limit_s: float = GROUP_GONE_S) -> None:
-    """SIGKILL what is left of the group, and wait (briefly) until the kernel has removed it."""
-    _kill_group(pgid, signal.SIGKILL)
-    with anyio.move_on_after(limit_s):  # members only a non-reaping init would keep as zombies stop the wait
-        while True:
-            try:
-                os.killpg(pgid, 0)
-            except (ProcessLookupError, PermissionError):
-                return
-            await anyio.sleep(0.01)
-
-
-async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None = None, env: dict[str, str] | None = None,
-                      timeout_s: float, max_stdout: int, max_stderr: int, grace_s: float = 2.0) -> ProcessOutcome:
-    """Run ``command`` in a new session, feed it ``stdin``, collect its output within the limits."""
-    outcome = ProcessOutcome(list(command), datetime.now(UTC))
-    clock = time.monotonic()
-    try:
-        process = await anyio.open_process(list(command), cwd=cwd, env=env, start_new_session=True)
-    except OSError as exc:
-        outcome.start_error = f"{type(exc).__name__}: {exc.strerror or exc}"
-        outcome.ended_at = datetime.now(UTC)
-        return outcome
-    outcome.pid = pgid = process.pid
-    stop = anyio.Event()  # the runner exited, or its stdout went over the cap
-    readers_done = anyio.Event()
-
-    async def feed() -> None:
-        assert process.stdin is not None
-        try:
-            await process.stdin.send(stdin)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass  # the runner did not read its input; what it printed still counts
-        finally:
-            with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                await process.stdin.aclose()
-
-    async def pump_stdout() -> None:
-        assert process.stdout is not None
-        async for chunk in process.stdout:
-            outcome.stdout_bytes += len(chunk)
-            room = max_stdout - len(outcome.stdout)
-            if len(chunk) > room:
-                outcome.stdout += chunk[:room]
-                outcome.too_large = True
-                stop.set()
-                return
-            outcome.stdout += chunk
-
-    async def pump_stderr() -> None:
-        assert process.stderr is not None
-        async for chunk in process.stderr:
-            outcome.stderr_bytes += len(chunk)
-            outcome.stderr += chunk
-            if len(outcome.stderr) > max_stderr:
-                del outcome.stderr[: len(outcome.stderr) - max_stderr]  # keep the end: that is where crashes speak
-
-    async def read_all(scope: anyio.CancelScope) -> None:
-        with scope:
-            async with anyio.create_task_group() as readers:
-                readers.start_soon(pump_stdout)
-                readers.start_soon(pump_stderr)
-        readers_done.set()
-
-    async def watch_exit() -> None:
-        await process.wait()
-        stop.set()
-
-    reader_scope = anyio.CancelScope()
-    try:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(feed)
-            tasks.start_soon(read_all, reader_scope)
-            tasks.start_soon(watch_exit)
-            with anyio.move_on_after(timeout_s):
-                await stop.wait()
-            if process.returncode is None and not stop.is_set():
-                outcome.timed_out = True
-            if process.returncode is None:
-                _kill_group(pgid, signal.SIGTERM)
-                with anyio.move_on_after(grace_s):
-                    await process.wait()
-                _kill_group(pgid, signal.SIGKILL)
-                await process.wait()
-            await _clear_group(pgid)  # whatever the runner left behind in its group
-            with anyio.move_on_after(READER_GRACE_S):
-                await readers_done.wait()  # bytes still in the pipes are read to the end
-            reader_scope.cancel()  # a descendant that left the group may still hold a pipe open
-            tasks.cancel_scope.cancel()
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:  # cancelled (Ctrl-C): the runner must not outlive us
-                _kill_group(pgid, signal.SIGKILL)
-                await process.wait()
-            await _clear_group(pgid)
-            for stream in (process.stdin, process.stdout, process.stderr):
-                if stream is not None:
-                    with suppress(Exception):
-                        await stream.aclose()
-    code = process.returncode
-    if code is not None and code < 0:
-        outcome.signal = _signal_name(-code)
-    outcome.exit_code = code
-    outcome.ended_at = datetime.now(UTC)
-    outcome.duration_ms = (time.monotonic() - clock) * 1000.0
-    return outcome
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+def process_record(outcome: ProcessOutcome) -> dict[str, Any]:
+    """What the raw capture says about the runner process."""
+    return {
+        "pid": outcome.pid, "exitCode": outcome.exit_code, "signal": outcome.signal, "timedOut": outcome.timed_out,
+        "outputTooLarge": outcome.too_large, "startError": outcome.start_error,
+        "startedAt": format_timestamp(outcome.started_at),
+        "endedAt": format_timestamp(outcome.ended_at or outcome.started_at), "durationMs": round(outcome.duration_ms, 3),
+    }
 
 
 def _text(data: bytes | bytearray) -> str:
@@ -249,7 +104,7 @@ class SpawnRunner(AsyncTransform):
             "schemaVersion": SCHEMA_VERSION, "artifactType": RAW_CAPTURE, "id": run_id, "runId": run_id,
             "timestamp": request.get("timestamp"),
             "runner": {k: runner.get(k) for k in ("path", "foundBy", "kind", "command", "cwd")},
-            "input": request, "process": outcome.as_record(),
+            "input": request, "process": process_record(outcome),
             "stdout": _text(outcome.stdout), "stdoutBytes": outcome.stdout_bytes,
             "stdoutTruncated": outcome.stdout_bytes > len(outcome.stdout),
             "stderr": _text(outcome.stderr), "stderrBytes": outcome.stderr_bytes,

@@ -108,3 +108,14 @@ def alive(pid: int) -> bool:
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return request.param
+
+
+@pytest.fixture
+def cli(tmp_path: Path):
+    """`replay ARGS` in this process, as (exit code, stdout bytes, error bodies); ``cwd`` is where it runs."""
+
+    def run(*args: str, cwd: Path | None = None, input: bytes = b"") -> tuple[int, bytes, list[dict]]:
+        done = run_replay(*args, cwd=cwd, input=input)
+        return done.returncode, done.stdout, errors_of(done.stderr)
+
+    return run

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
-
-from replay.pipeline.cli.app import run_cli
+from conftest import EXAMPLES, FIXTURES, run_replay
 
 WALK = FIXTURES / "walk"
 RUNNERS = EXAMPLES / "runners"
@@ -26,17 +24,6 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]
     return home, ids
 
 
-@pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]):
-    def run(*args: str, cwd: Path | None = None) -> tuple[int, bytes, list[dict]]:
-        if cwd is not None:
-            monkeypatch.chdir(cwd)
-        capfd.readouterr()
-        code = run_cli(list(args))
-        out, err = capfd.readouterr()
-        return code, out.encode(), errors_of(err.encode())
-
-    return run
 
 
 def journal(home: Path, run_id: str) -> Path:

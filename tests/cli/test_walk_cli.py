@@ -13,11 +13,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
+from conftest import EXAMPLES, FIXTURES, run_replay
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.pipeline.cli.app import run_cli
 from replay.pipeline.model.walk import is_run_id, journal_of
 
 WALK = FIXTURES / "walk"
@@ -36,19 +35,6 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     return home, ids
 
 
-@pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]):
-    """Run `replay ARGS` in this process (in folder ``cwd``): (exit code, stdout bytes, error bodies)."""
-
-    def run(*args: str, cwd: Path | None = None) -> tuple[int, bytes, list[dict]]:
-        if cwd is not None:
-            monkeypatch.chdir(cwd)
-        capfd.readouterr()
-        code = run_cli(list(args))
-        out, err = capfd.readouterr()
-        return code, out.encode(), errors_of(err.encode())
-
-    return run
 
 
 def journal_lines(home: Path, run_id: str) -> list[bytes]:

@@ -12,8 +12,9 @@ import pytest
 from conftest import EXAMPLES, FIXTURES, alive
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.io.processes import run_process
 from replay.stages.discover import DiscoverRunner
-from replay.stages.spawn import SpawnRunner, run_process
+from replay.stages.spawn import SpawnRunner
 
 RUNNERS = FIXTURES / "runners"
 pytestmark = pytest.mark.anyio

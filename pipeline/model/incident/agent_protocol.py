@@ -32,6 +32,7 @@ import anyio
 import orjson
 
 from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.io.processes import kill_group, signal_name
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
 
@@ -82,9 +83,6 @@ def check_command(command: list[str]) -> None:
                           howToFix="Name a program on PATH or give its path, e.g. [\"python3\", \"my_agent.py\"].")
 
 
-def _kill_group(pgid: int, sig: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 def _fail(run: AgentRun, code: str, message: str, **fields: Any) -> _Stop:
@@ -204,7 +202,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
         with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
             await process.wait()
         code = process.returncode
-        how = f"exit code {code}" if code is None or code >= 0 else f"signal {_signal_name(-code)}"
+        how = f"exit code {code}" if code is None or code >= 0 else f"signal {signal_name(-code)}"
         raise _fail(run, "E_INCIDENT_AGENT_EXITED", f"the agent closed its output ({how}) before a final_output or task_error",
                     expected="a final_output or task_error message", received=f"{how}; stderr withheld ({run.stderr_bytes} bytes)")
 
@@ -224,31 +222,26 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                 with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
                     await process.wait()
             else:
-                _kill_group(pgid, signal.SIGTERM)
+                kill_group(pgid, signal.SIGTERM)
                 with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
                     await process.wait()
-            _kill_group(pgid, signal.SIGKILL)
+            kill_group(pgid, signal.SIGKILL)
             await process.wait()
             tasks.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
-                _kill_group(pgid, signal.SIGKILL)
+                kill_group(pgid, signal.SIGKILL)
                 await process.wait()
-            _kill_group(pgid, signal.SIGKILL)  # whatever the agent left running in its group
+            kill_group(pgid, signal.SIGKILL)  # whatever the agent left running in its group
             for stream in (stdin, stdout, stderr):
                 with suppress(Exception):
                     await stream.aclose()
     code = process.returncode
     run.exit_code = code
     if code is not None and code < 0:
-        run.signal = _signal_name(-code)
+        run.signal = signal_name(-code)
     run.duration_ms = (time.monotonic() - started) * 1000.0
     return run
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
