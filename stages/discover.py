@@ -32,6 +32,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.runner_protocol import new_run_id, runner_request
 
 ENV_VAR = "REPLAY_RUNNER"
@@ -39,7 +40,6 @@ RUNNER_FILES = (".replay/runner.mjs", ".replay/runner.js", ".replay/runner.cjs",
 PACKAGE_SCRIPT = "replay:runner"
 NODE_SUFFIXES = (".mjs", ".js", ".cjs")
 TYPESCRIPT_SUFFIXES = (".ts", ".mts", ".cts", ".tsx")
-INVOCATION = "invocation"
 
 SEARCH_ORDER = (
     "--runner", ENV_VAR, *RUNNER_FILES, f"package.json scripts.{PACKAGE_SCRIPT}", "pyproject.toml [tool.replay] runner",
@@ -218,7 +218,7 @@ class DiscoverRunner(Source):
         moment = moment or datetime.now(UTC)
         run_id = self.config["run_id"] or new_run_id(moment)
         return {
-            "$record": INVOCATION,
+            "$record": INVOCATION_RECORD,
             "runId": run_id,
             "runner": self.resolve().as_record(),
             "input": runner_request(self.prompt(), run_id, moment, dict(self.config["context"])),

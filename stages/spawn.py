@@ -33,10 +33,10 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.io.processes import ProcessOutcome, run_process
 from replay.pipeline.model.events import format_timestamp, run_record
+from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runner_protocol import Reply, read_reply, run_facts
 
-INVOCATION = "invocation"
 RAW_CAPTURE = "raw-capture"
 SCHEMA_VERSION = "1.0.0"
 DEFAULT_TIMEOUT_MS = 120_000
@@ -74,7 +74,7 @@ class SpawnRunner(AsyncTransform):
         async for batch in batches:
             passing: list[int] = []
             for i, record in enumerate(batch.events or ()):
-                if isinstance(record, dict) and record.get("$record") == INVOCATION:
+                if isinstance(record, dict) and record.get("$record") == INVOCATION_RECORD:
                     if passing:
                         await out.send(batch.select(passing))
                         passing = []

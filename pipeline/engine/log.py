@@ -56,8 +56,6 @@ class Logger:
     def bind(self, **context: Any) -> Logger:
         return Logger(self.level, self.stream, {**self.context, **context})
 
-    def is_enabled_for(self, level: str) -> bool:
-        return _NUMBERS[level] >= self.threshold
 
     def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
         if _NUMBERS[level] < self.threshold:

@@ -59,8 +59,6 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
     return rules
 
 
-def aliases_from(rules: dict[str, Any]) -> dict[str, str]:
-    return {**BUILTIN_ALIASES, **rules.get("eventAliases", {})}
 
 
 def healed_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],

@@ -148,8 +148,6 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes],
             return Difference(n, _strip(ra), _strip(rb), na, nb, note=f"the {side} file has no newline at its end"), n
 
 
-def compare_files(recorded: str | Path, new: str | Path, rules: Normalisation | None = None) -> tuple[Difference | None, int]:
-    return first_difference(file_lines(recorded), file_lines(new), rules)
 
 
 def normalise_lines(lines: Iterable[bytes], rules: Normalisation | None = None) -> list[bytes]:
