@@ -45,7 +45,7 @@ def _config_error(code: str, message: str, path: str, **fields) -> ReplayError:
 
 
 class Graph:
-    """A value describing stages and their wiring; ``runner.run_graph`` executes it."""
+    """A value describing stages and their wiring; ``executor.run_graph`` executes it."""
 
     def __init__(self) -> None:
         self.nodes: dict[str, Node] = {}

@@ -220,7 +220,7 @@ class Composite(Stage):
 
 
 class Output:
-    """What a source sends through: the runner decides where batches and side records go."""
+    """What a source sends through: the executor decides where batches and side records go."""
 
     def __init__(self, send: Callable[[Batch], Awaitable[None]], drain: Callable[[], Awaitable[None]]) -> None:
         self._send = send

@@ -1,4 +1,4 @@
-"""The runner on asyncio and trio: fusion, ordering, flush, side ports, error port, strict, backpressure."""
+"""The executor on asyncio and trio: fusion, ordering, flush, side ports, error port, strict, backpressure."""
 
 from __future__ import annotations
 
