@@ -6,7 +6,9 @@ that survived healing (a dropped duplicate or orphaned tool result is left out, 
 written where it now stands). A JSONL dialect (Claude Code, Codex) comes out one record per line; a
 document dialect (OpenHands, mini-swe-agent) as one JSON document per run, on one line. Events that
 have no original record (synthetic ones a heal rule invented, replay's own events) have nothing to
-write back and are left out, as are reserved records (run, heal, source).
+write back and are left out, as are reserved records (run, heal, source); an input none of whose
+events has an original (replay's own journal) is reported (E_DIALECT_NO_ORIGIN) rather than
+written as nothing in silence.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class WriteDialect(Transform):
         super().__init__(**options)
         self.run: _Run | None = None
         self.skipped_runs: set[tuple[str, str]] = set()
+        self.unmapped: dict[str, int] = {}  # per input: events read from no dialect (nothing to write back)
+        self.mapped: set[str] = set()  # inputs with events read from a dialect
 
     def __call__(self, batch: Batch) -> Batch | None:
         out: list[Column] = []
@@ -62,7 +66,10 @@ class WriteDialect(Transform):
                 continue
             origin = record.get(ORIGIN_KEY)
             if not isinstance(origin, dict) or "record" not in origin:
+                if record.get("synthetic") is not True:  # replay's own event: counted, to say why nothing came out
+                    self.unmapped[batch.source] = self.unmapped.get(batch.source, 0) + 1
                 continue  # invented by a heal rule, or replay's own: no original to write
+            self.mapped.add(batch.source)
             run = self.run
             if run is None or run.source != batch.source:
                 self._close(out)
@@ -84,6 +91,12 @@ class WriteDialect(Transform):
     def flush(self) -> Batch | None:
         out: list[Column] = []
         self._close(out)
+        for source, count in self.unmapped.items():
+            if source not in self.mapped:
+                self.error("E_DIALECT_NO_ORIGIN", f"none of the {count} events of {source!r} was mapped from a dialect (no $origin): "
+                           "there is nothing to write back, so nothing of it is written",
+                           source=source, expected="events read by `replay read --dialect NAME` (they keep $origin)",
+                           received=f"{count} events without $origin")
         return Batch.from_columns(out, "<end>") if out else None
 
     # runs ---------------------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ COMMANDS = {
     "script": "replay.pipeline.cli.commands.script:script",
     "walk": "replay.pipeline.cli.commands.walk:walk",
     "diff": "replay.pipeline.cli.commands.diff:diff",
+    "write": "replay.pipeline.cli.commands.write:write",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 

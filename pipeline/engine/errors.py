@@ -49,6 +49,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_EVENT_INVALID": ("event does not match the canonical event", "See `replay schema event`."),
     "E_DIALECT_MISMATCH": ("the log does not look like the dialect named", "Name the dialect the log is written in, or use --dialect auto."),
     "E_DIALECT_AMBIGUOUS": ("the log could be more than one dialect", "Name the dialect with --dialect NAME."),
+    "E_DIALECT_NO_ORIGIN": ("nothing to write back in a dialect: the events were read from none", "Map an agent's log as you read it (`replay read --dialect NAME`); write replay's own journals without --dialect/--dialect-out."),
     # artifacts and validation
     "E_ARTIFACT_JSON_INVALID": ("artifact file is not valid JSON", "Re-create the artifact with `replay capture` or fix the JSON."),
     "E_ARTIFACT_SHAPE_INVALID": ("artifact is not a JSON object, or a field has the wrong type", "An artifact is one JSON object, see `replay schema replay-artifact`."),
