@@ -16,6 +16,7 @@ from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.stages.dialect import MapDialect
 from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs
+from replay.stages.join_split_records import JoinSplitRecords
 from replay.stages.parse import ParseLines
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus"  # attribution: fixtures/corpus/SOURCES.md
@@ -42,8 +43,9 @@ def read_dialect(data: bytes, source: str = "log.jsonl", dialect: str = "auto") 
 
 
 def heal_dialect(data: bytes, source: str = "log.jsonl", dialect: str = "auto", extra: list[Transform] | None = None) -> InlineResult:
-    stages: list[Transform] = [ParseLines(torn_tail="repair"), MapDialect(dialect=dialect), *dialect_heal_chain(),
-                               SummarizeRepairs(), *(extra or [])]
+    """`replay heal` in-process, stage by stage as pipeline/specs/heal.toml chains them."""
+    stages: list[Transform] = [JoinSplitRecords(), ParseLines(torn_tail="repair"), MapDialect(dialect=dialect),
+                               *dialect_heal_chain(), SummarizeRepairs(), *(extra or [])]
     return run_inline(stages, batches_of(data, source), feed_side={len(stages) - 1 - len(extra or []): ("repairs",)})
 
 

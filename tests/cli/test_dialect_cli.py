@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import orjson
-from conftest import errors_of, jsonl, run_replay
+from conftest import ROOT, errors_of, jsonl, run_replay
 from dialect_support import CORPUS
+from jsonschema import Draft202012Validator
 
 from replay.pipeline.cli.commands.read import DIALECTS
 from replay.pipeline.model.dialects import AUTO, NAMES, ORIGIN_KEY
@@ -13,6 +17,7 @@ from replay.pipeline.model.dialects import AUTO, NAMES, ORIGIN_KEY
 CLAUDE = CORPUS / "claude-code" / "representative_messages.jsonl"
 CODEX_BAD = CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl"
 OPENHANDS = CORPUS / "openhands" / "basic.json"
+SCHEMAS = ROOT / "schemas"
 
 
 def test_the_cli_offers_every_dialect():
@@ -82,3 +87,69 @@ def test_read_heal_report_pipeline_on_a_claude_code_session():
     (run,) = orjson.loads(report.stdout)["runs"]
     assert run["framework"] == "claude-code" and run["toolCalls"]["total"] == 2
     assert run["usage"]["inputTokens"] == 218 and run["repairs"]["total"] > 0
+
+
+# a record split across lines, healed by the command ------------------------------------------------------
+def split_session(tmp_path) -> tuple[Path, list[bytes], bytes]:
+    """The sample with its Bash output written unescaped (raw newlines in the strings): five physical lines."""
+    lines = CLAUDE.read_bytes().splitlines()
+    broken = lines[8].replace(b"\\n", b"\n")
+    data = b"\n".join([*lines[:8], broken, *lines[9:]]) + b"\n"
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(data)
+    return path, lines, broken
+
+
+def test_heal_joins_a_split_record_logs_it_and_dialect_out_writes_it_whole(tmp_path):
+    path, lines, broken = split_session(tmp_path)
+    assert run_replay("read", str(path)).returncode == 1  # read reports the pieces: repairing is heal's
+    log = tmp_path / "repairs.jsonl"
+    done = run_replay("heal", str(path), "--log", str(log), "--dialect-out", "claude-code")
+    assert done.returncode == 0, done.stderr
+    assert errors_of(done.stderr) == []
+    (entry,) = [e for e in jsonl(log.read_bytes()) if e["rule"] == "join_split_records"]
+    assert (entry["line"], entry["offset"], entry["joined"]) == (9, path.read_bytes().index(broken), 5)
+    assert jsonl(done.stdout) == [orjson.loads(line) for line in lines]
+
+
+# heal's directory mode on agent logs --------------------------------------------------------------------
+def test_heal_in_out_maps_every_corpus_log_in_a_folder(tmp_path):
+    src = tmp_path / "logs"
+    for path in CORPUS.rglob("*"):
+        if path.suffix in (".json", ".jsonl"):
+            (src / path.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, src / path.parent.name / path.name)
+    split, _lines, _broken = split_session(tmp_path)
+    shutil.copy(split, src / "claude-code" / "split-session.jsonl")
+    done = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "healed"))
+    written = jsonl(done.stdout)
+    assert len(written) == 10
+    assert {e["code"] for e in errors_of(done.stderr)} == {"E_EVENT_NOT_OBJECT"}  # edge_cases.jsonl's non-objects
+    assert done.returncode == 1
+    checked = run_replay("validate", "--in", str(tmp_path / "healed"))
+    assert checked.returncode == 0, checked.stderr  # every healed copy is valid: the logs were mapped first
+    for line in written:
+        healed = Path(line["healed"])
+        if healed.suffix == ".jsonl":
+            run = jsonl(healed.read_bytes())[0]
+        else:
+            run = orjson.loads(healed.read_bytes())
+        assert run["framework"] == healed.parent.name, healed
+    log = orjson.loads((tmp_path / "healed" / "claude-code" / "split-session.heal-log.json").read_bytes())
+    assert log["summary"]["byRule"]["join_split_records"] == 1
+    (entry,) = [r for r in log["repairs"] if r["rule"] == "join_split_records"]
+    assert (entry["source"], entry["line"]) == (str(src / "claude-code" / "split-session.jsonl"), 9)
+    assert Draft202012Validator(orjson.loads((SCHEMAS / "heal-log.schema.json").read_bytes())).is_valid(log)
+    openhands = orjson.loads((tmp_path / "healed" / "openhands" / "basic.healed.json").read_bytes())
+    assert openhands["status"] == "ok" and openhands["events"][-1]["type"] == "run_completed"
+
+
+def test_heal_in_out_takes_the_dialect_flag_and_refuses_dialect_out(tmp_path):
+    src = tmp_path / "logs"
+    src.mkdir()
+    shutil.copy(CLAUDE, src / "session.jsonl")
+    done = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "healed"), "--dialect", "codex")
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_DIALECT_MISMATCH"]  # mapped as asked, and said so
+    refused = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "other"), "--dialect-out", "claude-code")
+    assert refused.returncode == 2 and errors_of(refused.stderr)[0]["code"] == "E_USAGE_INVALID"
+    assert not (tmp_path / "other").exists()

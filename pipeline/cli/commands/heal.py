@@ -50,8 +50,13 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     (*.json, *.jsonl) under --in and writes healed copies and heal logs under --out; stdout then gets
     one JSON line per file written.
     """
-    bound: dict[str, Any] = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes}
+    bound: dict[str, Any] = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes,
+                             "dialect.dialect": dialect}
     if in_path is not None or out_dir is not None:
+        if dialect_out is not None:
+            raise ReplayError("E_USAGE_INVALID", "--dialect-out writes a stream: use it in filter mode (PATHs or stdin), "
+                              "not with --in/--out", received="--dialect-out " + dialect_out,
+                              example="replay heal --dialect-out claude-code session.jsonl > repaired.jsonl")
         if in_path is None or out_dir is None:
             raise ReplayError("E_USAGE_INVALID", "directory mode needs both --in PATH and --out DIR",
                               example="replay heal --in .replay/artifacts --out .replay/healed")
@@ -64,7 +69,6 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
             return EXIT_OK
         bound |= {"write.out_dir": out_dir, "write.root": str(root)}
         return exit_code_for(run_spec("heal-dir", files, set=bound, strict=strict))
-    bound["dialect.dialect"] = dialect
     add: dict[str, dict[str, Any]] = {}
     if log_path:
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}

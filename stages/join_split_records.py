@@ -1,0 +1,230 @@
+"""JoinSplitRecords: rejoins a record its writer split across lines (a raw newline in a string), before parse; each join is logged.
+
+Some writers put a newline into a JSONL line: a tool's multi-line output written into a string
+without escaping it (github/copilot-cli#2649 found session logs written so), or a record
+pretty-printed. Each piece alone is not JSON, so ``parse`` would report every one of them and lose
+the record. This stage sits between ``read`` and ``parse`` (``heal.toml``, ``heal-dir.toml``), on
+raw lines, and puts such a record back on one line:
+
+- consecutive lines of one input are joined when **each is invalid JSON on its own** (the first one
+  begins with ``{``; a blank line may only come between two others) and **their join is one JSON
+  object**. A line that is valid JSON on its own is never joined, whatever surrounds it.
+- a newline between two tokens of the record is whitespace and stays so (as a space); a newline
+  inside a string is the one the writer forgot to escape, and becomes ``\\n`` (``\\r`` likewise).
+- the joined record is one line at the first piece's line number and byte offset: the pieces'
+  bytes with only those newlines changed. Its heal-log entry (rule ``join_split_records``, action
+  ``changed``) says how many lines were joined and keeps the pieces as they were (``original``).
+- a join reaches over at most ``max_lines`` lines and ``max_bytes`` bytes (a join is parsed only
+  when its last piece ends with ``}``); pieces that never make a record pass on unchanged, for
+  ``parse`` to report (a file's cut-off last line among them).
+
+Lines that are all valid, the usual case, pass as the very batch that came in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES
+
+RULE = "join_split_records"
+_BLANK = b" \t\r"
+# A JSON string, to its closing quote or, unterminated, to the end of the text (a record still open).
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*(?:\\\Z)?(?:"|\Z)', re.DOTALL)
+_OPEN, _CLOSED = "open", "closed"  # a join that more lines could complete; one no line can
+
+
+@dataclass(slots=True)
+class _Line:
+    raw: bytes
+    line: int | None
+    offset: int | None
+    valid: bool  # JSON on its own (any value): never joined
+    tail: bool = False  # its input's last line, with no newline after it
+
+
+@register("join_split_records")
+class JoinSplitRecords(Transform):
+    summary = ("Rejoin a record written across several lines (each line invalid JSON alone, their join one object; "
+               "a raw newline in a string is escaped); each join logged. Put it between read and parse.")
+    options = {
+        "max_lines": Option(int, 10_000, "most lines one record may have been split into"),
+        "max_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "most bytes one split record may have (the pieces together)"),
+    }
+    ports = ("errors", "repairs")
+    accepts_raw = True
+    emits_raw = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.source: str | None = None
+        self.held: list[_Line] = []  # the pieces of a record being gathered (all invalid alone)
+        self.held_bytes = 0
+
+    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
+        out: list[Batch] = []
+        if self.held and batch.source != self.source:
+            self._flush_into(out)
+        self.source = batch.source
+        if batch.events is not None:  # parsed already (a JSON document's records, a source record)
+            self._flush_into(out)
+            out.append(batch)
+            return _one(out)
+        if not self.held and _all_json(batch.raws):
+            out.append(batch)  # every line is JSON on its own: nothing to join, the batch as it came
+            return _one(out)
+        last = len(batch.raws) - 1
+        lines = []
+        for i, raw in enumerate(batch.raws):
+            assert raw is not None
+            value = _value(raw)
+            lines.append(_Line(raw, batch.lines[i], batch.offsets[i], value is not _INVALID, batch.tail_open and i == last))
+        done: list[_Line | tuple[bytes, _Line]] = []
+        self._process(deque(lines), done)
+        out += self._batches(done) if done else []
+        return _one(out)
+
+    def flush(self) -> Batch | list[Batch] | None:
+        out: list[Batch] = []
+        self._flush_into(out)
+        return _one(out)
+
+    # joining ---------------------------------------------------------------------------------------
+    def _process(self, todo: deque[_Line], done: list[Any]) -> None:
+        """Each line in turn: out as it is, or held as a piece of a record, or the last piece of one."""
+        max_lines, max_bytes = self.config["max_lines"], self.config["max_bytes"]
+        while todo:
+            line = todo.popleft()
+            if not self.held:
+                if not line.valid and line.raw.lstrip(_BLANK)[:1] == b"{" and _join([line])[0] == _OPEN:
+                    self.held, self.held_bytes = [line], len(line.raw)
+                else:
+                    done.append(line)
+                continue
+            if line.valid or len(self.held) >= max_lines or self.held_bytes + len(line.raw) + 1 > max_bytes:
+                self._give_up(todo, done, then=line)  # a valid line ends the gathering; it is never a piece
+                continue
+            self.held.append(line)
+            self.held_bytes += len(line.raw) + 1
+            if line.raw.rstrip(_BLANK)[-1:] != b"}":
+                continue  # an object ends with `}`: no need to parse before a piece ends so
+            verdict, value, text = _join(self.held)
+            if verdict == _OPEN:
+                continue
+            if isinstance(value, dict):
+                done.append((self._joined(value, text), self.held[0]))
+                self.held, self.held_bytes = [], 0
+            else:
+                self._give_up(todo, done)
+
+    def _give_up(self, todo: deque[_Line], done: list[Any], then: _Line | None = None) -> None:
+        """The held lines make no record from their first: it goes out as it is, the rest are looked at again."""
+        first, rest = self.held[0], self.held[1:]
+        self.held, self.held_bytes = [], 0
+        done.append(first)
+        todo.extendleft(reversed([*rest, *([then] if then is not None else [])]))
+
+    def _flush_into(self, out: list[Batch]) -> None:
+        """The input ended: what is still held makes no record from its first line; look at the rest again."""
+        done: list[Any] = []
+        while self.held:
+            todo: deque[_Line] = deque()
+            self._give_up(todo, done)
+            self._process(todo, done)
+        if done:
+            out += self._batches(done)
+
+    def _joined(self, value: dict[str, Any], text: bytes) -> bytes:
+        """The joined record's line, and its heal-log entry."""
+        pieces = self.held
+        first, last = pieces[0], pieces[-1]
+        inside = sum(p.raw.count(b"\r") for p in pieces) + len(pieces) - 1 - text.count(b"\n") - text.count(b"\r")
+        raw = text.replace(b"\r", b" ").replace(b"\n", b" ")  # newlines left are between tokens: whitespace
+        where = {k: v for k, v in (("source", self.source), ("line", first.line), ("offset", first.offset)) if v is not None}
+        span = f"lines {first.line}-{last.line}" if first.line is not None and last.line is not None else "lines"
+        how = "a newline inside a string, escaped" if inside > 0 else "newlines between its tokens"
+        entry: dict[str, Any] = {"rule": RULE, "action": "changed",
+                                 "runId": value.get("runId") if isinstance(value.get("runId"), str) else None, **where,
+                                 "joined": len(pieces), "original": b"\n".join(p.raw for p in pieces).decode("utf-8", "replace"),
+                                 "message": f"{span} ({len(pieces)} lines) were one record split across lines ({how}); "
+                                            "joined into one line"}
+        self.emit("repairs", entry)
+        return raw
+
+    def _batches(self, done: list[Any]) -> list[Batch]:
+        """Lines out as batches; an input's open last line in a batch of its own, as read sends it."""
+        raws: list[bytes | None] = []
+        lines: list[int | None] = []
+        offsets: list[int | None] = []
+        tail = False
+        for item in done:
+            if isinstance(item, tuple):
+                raw, first = item
+                raws.append(raw)
+                lines.append(first.line)
+                offsets.append(first.offset)
+                tail = False
+            else:
+                raws.append(item.raw)
+                lines.append(item.line)
+                offsets.append(item.offset)
+                tail = item.tail
+        assert self.source is not None
+        if not tail or len(raws) == 1:
+            return [Batch(self.source, None, raws, lines, offsets, None, tail)]
+        return [Batch(self.source, None, raws[:-1], lines[:-1], offsets[:-1]),
+                Batch(self.source, None, raws[-1:], lines[-1:], offsets[-1:], None, True)]
+
+
+_INVALID = object()
+
+
+def _value(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _INVALID
+
+
+def _all_json(raws: list[bytes | None]) -> bool:
+    """Is every line JSON on its own? (parse's fast path, for the same reason: one loop, no branches)"""
+    loads = orjson.loads
+    try:
+        for raw in raws:
+            loads(raw)  # type: ignore[arg-type]
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _escape_newlines(match: re.Match[bytes]) -> bytes:
+    return match.group().replace(b"\r", b"\\r").replace(b"\n", b"\\n")
+
+
+def _join(pieces: list[_Line]) -> tuple[str, Any, bytes]:
+    """The pieces joined, a newline inside a string escaped: (verdict, value, text). The verdict is
+    ``_OPEN`` while the text is a JSON prefix only (more lines may complete it), else ``_CLOSED``
+    with the value it parses to (``_INVALID`` when nothing appended could make it JSON)."""
+    text = b"\n".join(p.raw for p in pieces)
+    if b'"' in text:
+        text = _STRING.sub(_escape_newlines, text)
+    try:
+        return _CLOSED, orjson.loads(text), text
+    except orjson.JSONDecodeError as exc:
+        chars = len(text) if text.isascii() else len(text.decode("utf-8", "replace"))
+        # orjson reports where it stopped: at the end, the text is a prefix of a JSON value
+        return (_OPEN if exc.pos >= chars else _CLOSED), _INVALID, text
+
+
+def _one(out: list[Batch]) -> Batch | list[Batch] | None:
+    if not out:
+        return None
+    return out[0] if len(out) == 1 else out

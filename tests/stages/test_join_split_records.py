@@ -1,0 +1,250 @@
+"""join_split_records: a record its writer split across lines is one record again (logged), built from real corpus
+samples with the corruption applied; lines valid on their own are never joined, and valid journals pass untouched
+(attribution of the samples: tests/fixtures/corpus/SOURCES.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+from dialect_support import CORPUS, batches_of, events, heal_dialect, originals
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.model.dialects import ORIGIN_KEY
+from replay.stages.dialect import MapDialect
+from replay.stages.heal_summary import SummarizeRepairs
+from replay.stages.join_split_records import JoinSplitRecords
+from replay.stages.parse import ParseLines
+from replay.stages.undialect import WriteDialect
+from replay.stages.validate import ValidateEvents
+
+CLAUDE = CORPUS / "claude-code" / "representative_messages.jsonl"
+CODEX = CORPUS / "codex" / "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def join(parts: list[bytes]) -> bytes:
+    return b"\n".join(parts) + b"\n"
+
+
+def unescaped(line: bytes) -> bytes:
+    """The line as a writer that forgot to escape newlines in strings wrote it (the sample has no other backslash-n)."""
+    assert b"\\\\n" not in line
+    return line.replace(b"\\n", b"\n")
+
+
+def joined(data: bytes, batch_events: int = 4) -> tuple[list[tuple[bytes, int | None, int | None]], list[dict[str, Any]]]:
+    """The join stage alone: (raw line, line number, offset) of what comes out, and its repairs."""
+    stage = JoinSplitRecords()
+    result = run_inline([stage], batches_of(data, "log.jsonl", batch_events))
+    rows = [(raw, line, offset) for b in result.batches for raw, line, offset in zip(b.raws, b.lines, b.offsets, strict=True)]
+    return rows, result.side.get("repairs", [])  # type: ignore[return-value]
+
+
+def repairs_by(result, rule: str) -> list[dict[str, Any]]:
+    return [r for r in result.side.get("repairs", []) if r["rule"] == rule]
+
+
+# a real sample with the corruption applied ---------------------------------------------------------------
+def test_a_tool_output_written_with_raw_newlines_is_one_record_again_and_logged():
+    lines = CLAUDE.read_bytes().splitlines()
+    assert b"Hello, Alice!\\nHello, Alice!" in lines[8]  # the Bash call's output, three lines of it
+    broken = unescaped(lines[8])
+    data = join([*lines[:8], broken, *lines[9:]])
+    assert broken.count(b"\n") == 4  # the output is in the record twice: five physical lines
+    result = heal_dialect(data, "session.jsonl")
+    (entry,) = repairs_by(result, "join_split_records")
+    assert (entry["action"], entry["source"], entry["line"], entry["offset"], entry["joined"]) == (
+        "changed", "session.jsonl", 9, data.index(broken), 5)
+    assert entry["original"] == broken.decode() and "inside a string" in entry["message"]
+    assert result.side.get("errors", []) == []  # parse saw one valid line, not five broken ones
+    assert originals(result) == [orjson.loads(line) for line in lines]  # the record is the original one
+    clean = heal_dialect(CLAUDE.read_bytes(), "session.jsonl")
+    assert [e["type"] for e in events(result)] == [e["type"] for e in events(clean)]
+    (summary,) = [r for r in result.records if r.get("$record") == "heal"]
+    assert summary["byRule"]["join_split_records"] == 1
+    healed = result.to_jsonl()
+    checked = run_inline([ParseLines(), ValidateEvents()], batches_of(healed, "healed.jsonl"))
+    assert checked.side.get("errors", []) == []
+    again = heal_dialect(healed, "healed.jsonl")
+    assert again.side.get("repairs", []) == []  # healing the healed stream changes nothing
+    back = run_inline([ParseLines(), WriteDialect()], batches_of(healed, "healed.jsonl")).records
+    assert back == [orjson.loads(line) for line in lines]  # --dialect-out writes the session as it should have been
+
+
+def test_a_pretty_printed_record_is_joined_with_its_newlines_as_whitespace():
+    lines = CODEX.read_bytes().splitlines()
+    meta = orjson.loads(lines[0])
+    pretty = json.dumps(meta, indent=2).encode().splitlines()
+    assert all(_not_json(p) for p in pretty), "every line of the pretty record is invalid alone"
+    data = join([*pretty, *lines[1:]])
+    rows, repairs = joined(data)
+    assert [orjson.loads(raw) for raw, _, _ in rows] == [orjson.loads(line) for line in lines]
+    assert rows[0][1:] == (1, 0) and [r[1] for r in rows[1:]] == list(range(len(pretty) + 1, len(pretty) + len(lines)))
+    (entry,) = repairs
+    assert entry["joined"] == len(pretty) and "between its tokens" in entry["message"]
+    assert b"\n" not in rows[0][0] and rows[0][0].startswith(b"{")
+
+
+def _not_json(raw: bytes) -> bool:
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return True
+    return False
+
+
+def test_pieces_arriving_in_separate_batches_and_at_the_end_of_the_input_are_joined():
+    lines = CLAUDE.read_bytes().splitlines()
+    broken = unescaped(lines[8])
+    data = b"\n".join([*lines[:9 - 1], broken])  # the split record is the last one, with no newline after it
+    rows, repairs = joined(data, batch_events=1)
+    assert [orjson.loads(raw) for raw, _, _ in rows] == [orjson.loads(line) for line in lines[:9]]
+    assert len(repairs) == 1 and repairs[0]["line"] == 9
+
+
+def test_a_torn_split_record_is_left_for_parse_to_report_and_drop():
+    lines = CLAUDE.read_bytes().splitlines()
+    broken = unescaped(lines[8])
+    cut = broken[: broken.rindex(b"Hello") + 3]  # the crash came in the middle of the record's last piece
+    data = b"\n".join([*lines[:8], cut])
+    result = heal_dialect(data, "session.jsonl")
+    assert repairs_by(result, "join_split_records") == []
+    (torn,) = repairs_by(result, "drop_torn_line")
+    assert torn["line"] == 9 + cut.count(b"\n")
+    invalid = [e for e in result.side["errors"] if e["code"] == "E_JSONL_LINE_INVALID"]
+    assert [e["line"] for e in invalid] == list(range(9, 9 + cut.count(b"\n")))  # reported, not guessed at
+
+
+# never joined ---------------------------------------------------------------------------------------------
+def test_lines_valid_on_their_own_are_never_joined():
+    lines = CLAUDE.read_bytes().splitlines()
+    head, tail = unescaped(lines[8]).split(b"\n", 1)
+    # the pieces of the split record with a valid record between them: nothing may be joined over it
+    data = join([lines[0], head, lines[1], tail, lines[2]])
+    rows, repairs = joined(data)
+    assert repairs == [] and [raw for raw, _, _ in rows] == data.splitlines()
+    # a piece that is JSON alone (a number on a line of its own) ends the record: nothing is joined
+    split = b'{"type": "user", "toolUseResult": "exit code\n0\nend"}'
+    rows, repairs = joined(join([lines[0], split, lines[1]]))
+    assert repairs == [] and len(rows) == 5
+    # valid records that look like halves are still records
+    rows, repairs = joined(join([b'{"a": "x"}', b'{"b": "y"}', b"{}", b'{"c": [1, {"d": 2}]}']))
+    assert repairs == [] and len(rows) == 4
+
+
+def test_garbage_between_records_is_passed_on_as_it_is():
+    lines = CLAUDE.read_bytes().splitlines()[:3]
+    junk = [b"{not json", b"", b"a log line }", b'{"seq": 1,', b"}}"]
+    data = join([lines[0], *junk, lines[1], b'{"a": "unterminated', lines[2]])
+    rows, repairs = joined(data)
+    assert repairs == [] and [raw for raw, _, _ in rows] == data.splitlines()
+    assert [line for _, line, _ in rows] == list(range(1, len(data.splitlines()) + 1))
+
+
+def test_a_valid_journal_passes_as_the_very_batches_that_came_in():
+    stage = JoinSplitRecords()
+    for batch in batches_of(CLAUDE.read_bytes(), "session.jsonl"):
+        assert stage(batch) is batch
+    assert stage.flush() is None and stage.take("repairs") == []
+
+
+# properties ---------------------------------------------------------------------------------------------
+text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20)
+scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | text | st.floats(allow_nan=False, allow_infinity=False)
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+                      max_leaves=10)
+records = st.dictionaries(text, values, max_size=5)
+
+
+@st.composite
+def record_lines(draw) -> bytes:
+    record = draw(records)
+    style = draw(st.sampled_from(["orjson", "spaced", "ascii", "crlf"]))
+    if style == "orjson":
+        return orjson.dumps(record)
+    if style == "spaced":
+        return json.dumps(record, separators=(", ", ": "), ensure_ascii=False).encode()
+    if style == "ascii":
+        return json.dumps(record).encode()
+    return orjson.dumps(record) + b"\r"
+
+
+@SETTINGS
+@given(st.lists(record_lines(), max_size=30), st.integers(1, 8))
+def test_a_valid_journal_is_untouched(lines: list[bytes], batch_events: int):
+    data = join(lines) if lines else b""
+    batches = batches_of(data, "log.jsonl", batch_events)
+    stage = JoinSplitRecords()
+    out = [stage(b) for b in batches]
+    assert out == batches  # the very batch objects, untouched
+    assert stage.flush() is None and stage.take("repairs") == []
+
+
+# A tool's output with newlines in it, written unescaped: no backslash and no brace in it, so a piece
+# never starts another record, and the unescaped form is the escaped one with every \n made raw.
+output_text = st.text(st.sampled_from("ab 7\n\"é"), min_size=1, max_size=12)
+split_records = st.fixed_dictionaries({"type": st.sampled_from(["user", "tool_result"]), "output": output_text},
+                                      optional={"n": st.integers(0, 9), "more": st.lists(output_text, max_size=2)})
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.booleans(), split_records) | st.tuples(st.just(False), records), min_size=1, max_size=12),
+       st.integers(1, 6))
+def test_split_records_are_joined_and_nothing_else_is(items: list[tuple[bool, dict[str, Any]]], batch_events: int):
+    lines: list[bytes] = []
+    expected: list[tuple[bool, dict[str, Any], list[bytes]]] = []
+    for broken, record in items:
+        good = orjson.dumps(record)
+        written = good.replace(b"\\n", b"\n") if broken and b"\\\\" not in good else good
+        pieces = written.split(b"\n")
+        lines += pieces
+        expected.append((len(pieces) > 1, record, pieces))
+    rows, repairs = joined(join(lines), batch_events)
+    got = iter(rows)
+    line_no = 1
+    joins = 0
+    for split, record, pieces in expected:
+        if split and all(_not_json(p) for p in pieces):
+            raw, line, _ = next(got)
+            assert (orjson.loads(raw), line) == (record, line_no)  # one record again, where it began
+            joins += 1
+        else:  # whole, or split with a piece that is JSON alone: every line as it was
+            for piece in pieces:
+                assert next(got)[:2] == (piece, line_no + pieces.index(piece))
+        line_no += len(pieces)
+    assert next(got, None) is None
+    assert len(repairs) == joins
+
+
+@SETTINGS
+@given(st.lists(st.one_of(record_lines(), st.sampled_from([b"{", b"}", b'"a": 1,', b"", b"{oops", b'{"a": "x', b'y"}'])),
+                max_size=25), st.integers(1, 5))
+def test_every_line_valid_alone_comes_out_unchanged_and_joins_are_objects(lines: list[bytes], batch_events: int):
+    data = join(lines) if lines else b""
+    rows, repairs = joined(data, batch_events)
+    by_line = {line: raw for raw, line, _ in rows}
+    for n, raw in enumerate(lines, 1):
+        if not _not_json(raw):
+            assert by_line.get(n) == raw  # out, as it was, at its own line
+    spans = {r["line"]: r["joined"] for r in repairs}
+    covered = {n + k for n, j in spans.items() for k in range(1, j)}
+    assert sorted(set(range(1, len(lines) + 1)) - covered) == [line for _, line, _ in rows]  # order kept, nothing lost
+    for raw, line, _ in rows:
+        if line in spans:
+            assert isinstance(orjson.loads(raw), dict) and b"\n" not in raw
+            assert all(_not_json(p) for p in lines[line - 1:line - 1 + spans[line]])
+
+
+def test_the_heal_chain_takes_the_joined_record_as_a_dialect_record():
+    lines = CLAUDE.read_bytes().splitlines()
+    data = join([*lines[:8], unescaped(lines[8]), *lines[9:]])
+    stages = [JoinSplitRecords(), ParseLines(torn_tail="repair"), MapDialect(), SummarizeRepairs()]
+    result = run_inline(stages, batches_of(data, "session.jsonl"), feed_side={3: ("repairs",)})
+    mapped = [e for e in events(result) if e[ORIGIN_KEY]["index"] == 8]
+    assert mapped and mapped[0][ORIGIN_KEY]["record"] == orjson.loads(lines[8])
+    assert isinstance(result.batches[0], Batch)
