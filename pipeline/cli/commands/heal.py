@@ -46,6 +46,9 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     renumber seq 1..n per run. Events that needed no repair come out byte for byte. Healing a healed
     stream changes nothing.
 
+    Other agents' logs (Claude Code, Codex CLI, OpenHands, mini-swe-agent) are mapped onto canonical
+    events first (--dialect), and a record their writer split across lines is joined again.
+
     Filter mode (PATHs or stdin -> stdout) unless --in is given. Directory mode reads artifacts
     (*.json, *.jsonl) under --in and writes healed copies and heal logs under --out; stdout then gets
     one JSON line per file written.
