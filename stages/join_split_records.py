@@ -14,9 +14,10 @@ raw lines, and puts such a record back on one line:
 - the joined record is one line at the first piece's line number and byte offset: the pieces'
   bytes with only those newlines changed. Its heal-log entry (rule ``join_split_records``, action
   ``changed``) says how many lines were joined and keeps the pieces as they were (``original``).
-- a join reaches over at most ``max_lines`` lines and ``max_bytes`` bytes (a join is parsed only
-  when its last piece ends with ``}``); pieces that never make a record pass on unchanged, for
-  ``parse`` to report (a file's cut-off last line among them).
+- a join reaches over at most ``max_lines`` lines and ``max_bytes`` bytes (it is parsed when its
+  last piece ends with ``}``, and at 2, 4, 8, ... pieces to stop early when nothing can complete
+  it); pieces that never make a record pass on unchanged, for ``parse`` to report (a file's cut-off
+  last line among them).
 
 Lines that are all valid, the usual case, pass as the very batch that came in.
 """
@@ -114,8 +115,11 @@ class JoinSplitRecords(Transform):
                 continue
             self.held.append(line)
             self.held_bytes += len(line.raw) + 1
-            if line.raw.rstrip(_BLANK)[-1:] != b"}":
-                continue  # an object ends with `}`: no need to parse before a piece ends so
+            n = len(self.held)
+            if line.raw.rstrip(_BLANK)[-1:] != b"}" and n & (n - 1):
+                # Only a piece ending with `}` can end an object; in between, a look at 2, 4, 8, ... pieces
+                # finds a join no line can complete (a torn line before another record) in linear time.
+                continue
             verdict, value, text = _join(self.held)
             if verdict == _OPEN:
                 continue
