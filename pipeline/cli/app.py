@@ -11,6 +11,7 @@ import difflib
 import gc
 import importlib
 import importlib.util
+import shlex
 import sys
 import time
 from typing import Any
@@ -61,6 +62,11 @@ COMMANDS = {
     "write": "replay.pipeline.cli.commands.write:write",
 }
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
+HELP = "help"  # `replay help [COMMAND]`, as the seed has it
+IMPLIED = "replay.implied_capture"  # ctx.meta key: capture was put in front of a leading flag
+# Verbs the product reserves: never taken as a prompt, even in a build that lacks their command (a
+# mistyped or unbuilt command must not start the user's runner). Every command name is reserved too.
+RESERVED = frozenset({HELP, "version", "write", "test", "init", "import", "inspect", "promote", "replay", "fuzz"})
 
 
 def package_version() -> str:
@@ -84,7 +90,13 @@ class Interrupted(Exception):
 
 
 class ReplayGroup(click.Group):
-    """Lazily loaded subcommands; an unknown first word is a prompt for the default command."""
+    """Lazily loaded subcommands; a lone first argument that is no command is a prompt for the default command.
+
+    The seed's shorthand is one argument, `replay "prompt"`. Several positional words whose first is
+    not a command (`replay walk run_1` in a build without walk, `replay hello world`) are refused and
+    nothing runs: a mistyped command must never start the user's runner. Words the product reserves
+    (RESERVED) are never prompts, even in a build without their command.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -93,9 +105,11 @@ class ReplayGroup(click.Group):
             raise Interrupted() from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in sorted(COMMANDS) if self.get_command(ctx, name) is not None]
+        return sorted(name for name in (*COMMANDS, HELP) if self.get_command(ctx, name) is not None)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name == HELP:
+            return help_command
         target = COMMANDS.get(name)
         if target is None:
             return None
@@ -117,42 +131,142 @@ class ReplayGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """No arguments: a piped prompt (`echo prompt | replay`) goes to capture; on a terminal, the help.
-        A leading flag the group does not know (`replay --runner r.py "prompt"`) is capture's too."""
+        After the group's own flags (`--log-level info`), a flag the group does not know
+        (`replay --runner r.py "prompt"`) is capture's."""
         if self.has_command(DEFAULT_COMMAND) and not ctx.resilient_parsing:
             from replay.pipeline.io.journals import stdin_is_terminal
 
-            if not args and sys.stdin is not None and not stdin_is_terminal():
-                args = [DEFAULT_COMMAND]
-            elif args and args[0].startswith("--") and args[0].split("=", 1)[0] not in self._own_flags(ctx):
-                args = [DEFAULT_COMMAND, *args]
+            start = self._own_flags_end(ctx, args)
+            rest = args[start:]
+            if not rest and sys.stdin is not None and not stdin_is_terminal() and not self._asks_for_info(args):
+                args = [*args, DEFAULT_COMMAND]
+            elif rest and rest[0].startswith("-") and rest[0] != "--":
+                args = [*args[:start], DEFAULT_COMMAND, *rest]
+                ctx.meta[IMPLIED] = True  # the user did not type `capture`: the one-argument rule applies
         if not args and not ctx.resilient_parsing:
             click.echo(ctx.get_help())
             ctx.exit(0)
         return super().parse_args(ctx, args)
 
-    def _own_flags(self, ctx: click.Context) -> set[str]:
-        return {flag for param in self.get_params(ctx) for flag in (*param.opts, *param.secondary_opts)}
+    def _own_flags_end(self, ctx: click.Context, args: list[str]) -> int:
+        """Where the group's own leading flags (and their values) end in ``args``."""
+        takes_value = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                for flag in (*param.opts, *param.secondary_opts):
+                    takes_value[flag] = not param.is_flag and not param.count
+        i = 0
+        while i < len(args):
+            flag, eq, _ = args[i].partition("=")
+            if flag not in takes_value:
+                break
+            i += 2 if takes_value[flag] and not eq else 1
+        return min(i, len(args))
+
+    def _asks_for_info(self, args: list[str]) -> bool:
+        return any(a in ("-h", "--help", "-V", "--version") for a in args)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
-        if name in COMMANDS or name.startswith("-") or self.get_command(ctx, DEFAULT_COMMAND) is None:
-            if name and name not in COMMANDS and not name.startswith("-"):
-                raise ReplayError(
-                    "E_COMMAND_UNKNOWN", f"unknown command {name!r}", received=name,
-                    expected="one of: " + ", ".join(self.list_commands(ctx)),
-                )
+        if name.startswith("-") or not name:
             return super().resolve_command(ctx, args)
-        if name and not any(ch.isspace() for ch in name):
+        if name == DEFAULT_COMMAND and ctx.meta.get(IMPLIED):
+            default = self.get_command(ctx, DEFAULT_COMMAND)
+            assert default is not None
+            words = positional_words(default, args[1:])
+            self._refuse_several_words(ctx, words)
+            if words and (words[0] in COMMANDS or words[0] in RESERVED):
+                raise ReplayError(
+                    "E_USAGE_INVALID", f"{words[0]!r} is a command name, and command names are never prompts",
+                    received=args[1:], howToFix=f"Put the command first (`replay {words[0]} ...`); to send "
+                    f"{words[0]!r} as a prompt, run `replay capture ... {shlex.quote(words[0])}`.",
+                )
+            return name, default, args[1:]
+        if name in COMMANDS or name in RESERVED:
+            command = self.get_command(ctx, name)
+            if command is None:
+                built = "is not part of this build" if name in COMMANDS else "is reserved for a command replay does not have yet"
+                raise ReplayError(
+                    "E_COMMAND_UNKNOWN", f"command {name!r} {built}", received=name, expected=self._listing(ctx),
+                    howToFix=f"Run `replay --help` to list the commands; to send {name!r} as a prompt, run "
+                             f"`replay capture {shlex.quote(name)}`.",
+                )
+            return name, command, args[1:]
+        default = self.get_command(ctx, DEFAULT_COMMAND)
+        if default is None:
+            raise ReplayError("E_COMMAND_UNKNOWN", f"unknown command {name!r}", received=name, expected=self._listing(ctx))
+        if not any(ch.isspace() for ch in name):
             # A one-word first argument that is nearly a command name is a typo, not a prompt: refuse
             # it rather than start the user's runner with "valdate" as the question.
             near = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.75)
             if near:
                 raise ReplayError(
                     "E_COMMAND_UNKNOWN", f"unknown command {name!r}; did you mean {near[0]!r}?", received=name,
-                    expected="one of: " + ", ".join(self.list_commands(ctx)),
+                    expected=self._listing(ctx),
                     howToFix=f"Run `replay {near[0]} ...`, or `replay capture {name}` to send it as a prompt.",
                 )
-        return DEFAULT_COMMAND, self.get_command(ctx, DEFAULT_COMMAND), args
+        self._refuse_several_words(ctx, positional_words(default, args))
+        return DEFAULT_COMMAND, default, args
+
+    def _refuse_several_words(self, ctx: click.Context, words: list[str]) -> None:
+        """`replay walk run_1`, `replay hello world`: the prompt shorthand is one argument; more words are
+        a command line meant for a command, and must not start the runner."""
+        if len(words) <= 1:
+            return
+        raise ReplayError(
+            "E_COMMAND_UNKNOWN",
+            f"unknown command {words[0]!r} (followed by {len(words) - 1} more argument{'s' * (len(words) > 2)}); "
+            "a prompt without `capture` is one quoted argument",
+            received=words, expected=self._listing(ctx),
+            howToFix=f"Run `replay --help` to list the commands; to send a prompt, quote it as one argument: "
+                     f"`replay {shlex.quote(' '.join(words))}` (or `replay capture WORDS...`).",
+        )
+
+    def _listing(self, ctx: click.Context) -> str:
+        return "one of: " + ", ".join(self.list_commands(ctx))
+
+
+def positional_words(command: click.Command, args: list[str]) -> list[str]:
+    """The positional arguments in ``args`` as ``command`` would parse them (flag values are not words).
+    Empty when ``args`` hold a flag ``command`` does not have: its parser refuses those (E_UNKNOWN_FLAG)."""
+    takes_value: dict[str, bool] = {"--help": False, "-h": False}
+    for param in command.params:
+        if isinstance(param, click.Option):
+            for flag in (*param.opts, *param.secondary_opts):
+                takes_value[flag] = not param.is_flag and not param.count
+    words: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            words.extend(args[i + 1:])
+            break
+        if arg.startswith("-") and arg != "-":
+            flag, eq, _ = arg.partition("=")
+            if flag not in takes_value:
+                return []
+            i += 2 if takes_value[flag] and not eq else 1
+            continue
+        words.append(arg)
+        i += 1
+    return words
+
+
+@click.command(HELP)
+@click.argument("command", nargs=-1)
+@click.pass_context
+def help_command(ctx: click.Context, command: tuple[str, ...]) -> None:
+    """Show the help of replay, or of COMMAND (`replay help heal`, `replay help incident import`)."""
+    target = ctx.find_root()
+    for name in command:
+        group = target.command
+        sub = group.get_command(target, name) if isinstance(group, click.Group) else None
+        if sub is None:
+            names = group.list_commands(target) if isinstance(group, click.Group) else []
+            raise ReplayError("E_COMMAND_UNKNOWN", f"no command {' '.join(command)!r} to show the help of", received=name,
+                              expected="one of: " + ", ".join(names) if names else f"no subcommand: {target.command_path!r} has none")
+        target = click.Context(sub, info_name=name, parent=target)
+    click.echo(target.get_help())
 
 
 @click.group(cls=ReplayGroup, epilog=EXAMPLES, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,9 +1,10 @@
-"""Command routing: a typo of a command is refused, a prompt goes to capture."""
+"""Command routing: a typo of a command is refused, a prompt goes to capture, several words never run the runner."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import EXAMPLES, errors_of, run_replay
 
 
@@ -32,3 +33,108 @@ def test_a_closed_stdin_is_refused_before_any_output() -> None:
                               preexec_fn=lambda: __import__("os").close(0))
         assert proc.returncode == 2 and proc.stdout == b"", (command, proc.stderr)
         assert errors_of(proc.stderr)[0]["code"] == "E_INPUT_UNREADABLE", command
+
+
+# several words, reserved verbs and `help`: nothing may start the user's runner by accident ------------
+MARKER_RUNNER = """\
+import json, pathlib, sys
+request = json.load(sys.stdin)
+pathlib.Path(__file__).with_name("ran").write_text(request["prompt"])
+print(json.dumps({"status": "ok", "response": "ok", "events": []}))
+"""
+
+
+def marker_runner(tmp_path: Path) -> Path:
+    """A runner that leaves a file named `ran` (holding the prompt) beside itself when it is started."""
+    runner = tmp_path / "runner.py"
+    runner.write_text(MARKER_RUNNER)
+    return runner
+
+
+def not_built(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    """Make these commands' modules absent, as in a build that does not have them yet."""
+    from replay.pipeline.cli import app
+
+    for name in names:
+        monkeypatch.setitem(app.COMMANDS, name, f"replay.pipeline.cli.commands.not_built_{name}:{name}")
+
+
+def refused_and_nothing_ran(proc, tmp_path: Path, code: str = "E_COMMAND_UNKNOWN") -> dict:
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == b""
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == code
+    assert not (tmp_path / "ran").exists(), "the runner was started"
+    assert not (tmp_path / ".replay").exists()
+    return error
+
+
+@pytest.mark.parametrize("argv", [
+    ["walk", "run_1"], ["diff", "a", "b"], ["incident", "import", "x"], ["export", "--otlp", "run.jsonl"],
+    ["script", "session.jsonl"], ["golden", "check", "a", "b"],
+], ids=lambda argv: " ".join(argv))
+def test_a_command_missing_from_the_build_is_never_a_prompt(argv, tmp_path, monkeypatch):
+    not_built(monkeypatch, argv[0])
+    runner = marker_runner(tmp_path)
+    proc = run_replay(*argv, cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)})
+    error = refused_and_nothing_ran(proc, tmp_path)
+    assert "not part of this build" in error["message"]
+    assert error["expected"].startswith("one of: ") and "capture" in error["expected"] and argv[0] not in error["expected"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["hello", "world"], ["what", "are", "my", "holdings?"], ["stroll", "run_1"], ["What are my top holdings?", "extra"],
+    ["--runner", "RUNNER", "a", "b"], ["--runner=RUNNER", "a", "b"], ["--log-level", "info", "--runner", "RUNNER", "a", "b"],
+    ["--timeout-ms", "5000", "a", "--", "b"],
+], ids=lambda argv: " ".join(argv))
+def test_several_words_whose_first_is_no_command_are_refused(argv, tmp_path):
+    runner = marker_runner(tmp_path)
+    argv = [a.replace("RUNNER", str(runner)) for a in argv]
+    proc = run_replay(*argv, cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)})
+    error = refused_and_nothing_ran(proc, tmp_path)
+    assert error["expected"].startswith("one of: ") and "validate" in error["expected"] and "walk" in error["expected"]
+    assert "one quoted argument" in error["message"]
+
+
+@pytest.mark.parametrize("verb", ["write", "test", "init", "import", "inspect", "promote", "replay", "version"])
+def test_a_reserved_verb_alone_is_never_a_prompt(verb, tmp_path):
+    runner = marker_runner(tmp_path)
+    proc = run_replay(verb, cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)})
+    error = refused_and_nothing_ran(proc, tmp_path)
+    assert "reserved" in error["message"] and f"replay capture {verb}" in error["howToFix"]
+
+
+def test_a_command_name_after_capture_flags_is_not_a_prompt(tmp_path):
+    runner = marker_runner(tmp_path)
+    proc = run_replay("--runner", str(runner), "walk", cwd=tmp_path)
+    refused_and_nothing_ran(proc, tmp_path, "E_USAGE_INVALID")
+
+
+@pytest.mark.parametrize("argv", [
+    ["hello"], ["What are my top holdings?"], ["--runner", "RUNNER", "p"], ["--log-level", "info", "--runner", "RUNNER", "p"],
+    ["--log-level=warning", "--runner=RUNNER", "--timeout-ms", "60000", "p"], ["capture", "several", "words"],
+], ids=lambda argv: " ".join(argv))
+def test_one_argument_that_is_no_command_is_a_prompt(argv, tmp_path):
+    runner = marker_runner(tmp_path)
+    argv = [a.replace("RUNNER", str(runner)) for a in argv]
+    proc = run_replay(*argv, cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)})
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "ran").read_text() == " ".join(a for a in argv if a in ("hello", "p", "several", "words")
+                                                      or " " in a)
+
+
+def test_replay_help_prints_the_help_as_the_seed_says(tmp_path):
+    proc = run_replay("help", cwd=tmp_path, env={"REPLAY_RUNNER": str(marker_runner(tmp_path))})
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert proc.stdout.startswith(b"Usage: replay [OPTIONS] COMMAND [ARGS]...")
+    assert b"  help " in proc.stdout and b"  capture " in proc.stdout
+    assert not (tmp_path / "ran").exists()
+
+
+def test_replay_help_command_prints_that_commands_help(tmp_path):
+    proc = run_replay("help", "heal", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith(b"Usage: replay heal [OPTIONS] [PATHS]...")
+    nested = run_replay("help", "incident", "import", cwd=tmp_path)
+    assert nested.returncode == 0 and nested.stdout.startswith(b"Usage: replay incident import ")
+    unknown = run_replay("help", "nosuch", cwd=tmp_path)
+    assert unknown.returncode == 2 and errors_of(unknown.stderr)[0]["code"] == "E_COMMAND_UNKNOWN"
