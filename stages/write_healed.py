@@ -20,7 +20,7 @@ import anyio.lowlevel
 import orjson
 
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import PipeClosed, printable
+from replay.pipeline.engine.errors import PipeClosed, ReplayError, printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.run_files import HEALED_JOURNAL, common_root, document_bytes, plan_healed, staged_folder, write_file
@@ -55,6 +55,15 @@ class WriteHealed(Sink):
         self.plan: dict[str, tuple[Path, Path]] = {}
 
     def preflight(self, inputs: list[str]) -> None:
+        out_dir = Path(self.config["out_dir"])
+        if out_dir.exists() and not out_dir.is_dir():  # also `heal --in FILE --out FILE`: never written over
+            raise ReplayError(
+                "E_USAGE_INVALID", f"the output folder {str(out_dir)!r} exists and is not a folder", path=str(out_dir),
+                expected="a folder (new or existing)", received="a file" if out_dir.is_file() else "not a folder",
+                howToFix="Give --out a folder: `replay heal --in PATH --out DIR`; to heal one file to stdout, "
+                         "run `replay heal FILE > healed.jsonl`.",
+                example="replay heal --in .replay/artifacts --out .replay/healed",
+            )
         files = [f for f in inputs if f != "-"]
         root = Path(self.config["root"]) if self.config["root"] else common_root(files)
         if root.is_file():

@@ -36,9 +36,9 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
         p = Path(raw)
         if not p.exists():
             raise ReplayError(
-                "E_INPUT_PATH_NOT_FOUND", f"--in {raw!r} does not exist", path=raw,
+                "E_INPUT_PATH_NOT_FOUND", f"input {raw!r} does not exist", path=raw,
                 expected="an existing .json/.jsonl file or directory", received=raw,
-                howToFix="Check the path given to --in (e.g. --in .replay/artifacts).",
+                howToFix="Check the path (e.g. replay validate .replay/artifacts).",
             )
         if p.is_dir():  # the same walk as `replay read` (sorted, regular files only, side files skipped)
             for name in expand_paths([raw]):
@@ -48,14 +48,14 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
             continue
         if not p.is_file():
             raise ReplayError(
-                "E_INPUT_NOT_FILE_OR_DIR", f"--in {raw!r} is neither a regular file nor a directory", path=raw,
+                "E_INPUT_NOT_FILE_OR_DIR", f"input {raw!r} is neither a regular file nor a directory", path=raw,
                 expected="a regular file or a directory", received=_file_type(p),
                 howToFix="Point --in at an artifact file or a directory; pipe streams on stdin without --in.",
             )
         kind = input_kind(p.name)
         if kind is None:
             raise ReplayError(
-                "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a .json artifact or a .jsonl journal", path=raw,
+                "E_INPUT_FILE_NOT_JSON", f"input {raw!r} is not a .json artifact or a .jsonl journal", path=raw,
                 expected=".json (artifact) or .jsonl (journal), optionally .gz", received="".join(p.suffixes) or p.name,
                 example="replay validate --in .replay/artifacts/2026-03-01/run_1.healed.json",
             )
@@ -80,15 +80,16 @@ stdout: one JSON line per input validated, e.g.
   {"source": "a.healed.json", "kind": "artifact", "valid": false, "errors": 2, "events": 7}
   (streams also give "runs"). stderr: one {"error": {...}} line per problem, with code,
   message, source, path (e.g. $.events[3].seq), line/offset for journals, expected,
-  received, howToFix. Exit 0: all valid; 1: a problem was found; 2: an --in path is unusable.
+  received, howToFix. Exit 0: all valid; 1: a problem was found; 2: an input path is unusable.
 \b
 Examples:
-  replay validate --in .replay/artifacts           every artifact and journal below it
-  replay validate --in run_1.healed.json
+  replay validate .replay/artifacts                every artifact and journal below it
+  replay validate run_1.healed.json                (the same as --in run_1.healed.json)
   replay read runs/ | replay validate              a stream on stdin
   replay read runs/ | replay validate --pass-through | replay report
 \b
 Graph: `replay stages --graph validate`.""")
+@click.argument("paths", nargs=-1)
 @click.option("--in", "inputs", multiple=True, metavar="PATH",
               help="An artifact (.json), a journal (.jsonl) or a directory of them (walked recursively; "
                    "*.raw.json and *.heal-log.json side files are skipped). Repeatable; `-` is stdin.")
@@ -97,20 +98,22 @@ Graph: `replay stages --graph validate`.""")
                    "so validate can sit inside a pipeline.")
 @max_line_option
 @strict_option
-def validate(inputs: tuple[str, ...], pass_through: bool, max_line_bytes: int, strict: bool) -> int:
+def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool, max_line_bytes: int, strict: bool) -> int:
     """Validate replay artifacts and journals against the canonical formats.
 
     Artifacts are checked against `replay schema replay-artifact`, journal lines against
     `replay schema stream`; in each run, seq must go 1, 2, ... n. Every problem of every input is
-    reported, not only the first. Without --in, the stream on stdin is validated (a JSON artifact
-    piped on stdin is read as its run record and events: use --in to check its top-level fields).
+    reported, not only the first. PATHs and --in PATH mean the same (PATHs first, like read, heal and
+    report); without either, the stream on stdin is validated (a JSON artifact piped on stdin is read
+    as its run record and events: pass its path to check its top-level fields).
     """
+    inputs = (*paths, *inputs)
     if pass_through and inputs and inputs != (STDIN,):
-        raise ReplayError("E_USAGE_INVALID", "--pass-through works on the stream from stdin, not with --in",
-                          received=list(inputs), howToFix="Drop --in and pipe the stream: replay read X | replay validate --pass-through")
+        raise ReplayError("E_USAGE_INVALID", "--pass-through works on the stream from stdin, not with PATHs or --in",
+                          received=list(inputs), howToFix="Drop the paths and pipe the stream: replay read X | replay validate --pass-through")
     if not inputs and stdin_is_terminal():
-        raise ReplayError("E_USAGE_INVALID", "nothing to validate: pass --in PATH or pipe a stream on stdin",
-                          howToFix="Run `replay validate --in .replay/artifacts` or `replay read run.jsonl | replay validate`.")
+        raise ReplayError("E_USAGE_INVALID", "nothing to validate: pass PATHs (or --in PATH) or pipe a stream on stdin",
+                          howToFix="Run `replay validate .replay/artifacts` or `replay read run.jsonl | replay validate`.")
     files = resolve_inputs(inputs or (STDIN,))
     if not files:
         logger().warning("validate.nothing_found", inputs=list(inputs),

@@ -1,0 +1,57 @@
+"""Usage refusals (exit 2, nothing written): heal's directory mode with an --out that is a file, validate's PATHs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, errors_of, jsonl, run_replay
+
+BROKEN = EXAMPLES / "journals" / "broken.jsonl"
+
+
+@pytest.mark.parametrize("out", ["same-as-in", "another-file"])
+def test_heal_in_out_with_a_file_as_out_is_a_usage_refusal(tmp_path: Path, out: str) -> None:
+    source = tmp_path / "run.jsonl"
+    source.write_bytes(BROKEN.read_bytes())
+    target = source if out == "same-as-in" else tmp_path / "healed.jsonl"
+    if out == "another-file":
+        target.write_bytes(b"keep me\n")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    proc = run_replay("heal", "--in", str(source), "--out", str(target), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == b""
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and error["path"] == str(target) and error["received"] == "a file"
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing written, nothing replaced
+
+
+def test_heal_in_out_into_a_new_folder_still_works(tmp_path: Path) -> None:
+    source = tmp_path / "run.jsonl"
+    source.write_bytes(BROKEN.read_bytes())
+    proc = run_replay("heal", "--in", str(source), "--out", str(tmp_path / "healed"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "healed" / "run.healed.jsonl").is_file()
+
+
+# validate takes PATHs like read, heal and report ---------------------------------------------------
+def test_validate_takes_positional_paths_with_the_meaning_of_in(tmp_path: Path) -> None:
+    positional = run_replay("validate", str(BROKEN), cwd=tmp_path)
+    with_in = run_replay("validate", "--in", str(BROKEN), cwd=tmp_path)
+    assert positional.returncode == with_in.returncode == 1
+    assert positional.stdout == with_in.stdout and positional.stderr == with_in.stderr
+    [summary] = jsonl(positional.stdout)
+    assert summary["source"] == str(BROKEN) and summary["valid"] is False
+
+
+def test_validate_paths_come_before_in_paths_in_the_output(tmp_path: Path) -> None:
+    good = EXAMPLES / "journals" / "two-runs.jsonl"
+    proc = run_replay("validate", str(good), "--in", str(BROKEN), cwd=tmp_path)
+    assert [s["source"] for s in jsonl(proc.stdout)] == [str(good), str(BROKEN)]
+
+
+def test_validate_refuses_a_missing_positional_path(tmp_path: Path) -> None:
+    proc = run_replay("validate", "nope.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == b""
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_INPUT_PATH_NOT_FOUND" and error["path"] == "nope.jsonl"
