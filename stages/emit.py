@@ -15,7 +15,6 @@ Inputs: the main stream, ``spawn.raw`` and the heal rules' ``repairs`` and ``not
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,9 +25,9 @@ import anyio
 import orjson
 
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import PipeClosed
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.run_files import ARTIFACT, HEAL_LOG, HEALED, JOURNAL, RAW, document_bytes, file_stem, write_file
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import parse_timestamp
@@ -70,6 +69,9 @@ class EmitArtifacts(Sink):
         "summary": Option(bool, True, "print one JSON line per run on stdout naming the files written"),
     }
     ports: ClassVar[tuple[str, ...]] = ("errors",)
+
+    def output_files(self) -> list[str]:
+        return ["-"] if self.config["summary"] else []  # the per-run files are named as the runs arrive
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         runs: list[RunParts] = []
@@ -156,8 +158,4 @@ def _date_of(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> str
 
 
 def _print_line(data: bytes) -> None:
-    try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    except BrokenPipeError as exc:
-        raise PipeClosed() from exc
+    write_stdout(data)  # a reader gone away is PipeClosed; a full disk E_OUTPUT_WRITE_FAILED

@@ -16,7 +16,9 @@ Events that name another runId than the one capture gave the runner are given th
 
     {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as sent>]}
 
-The first runner failure is also reported on ``errors``.
+The first runner failure is also reported on ``errors``. Ctrl-C while the runner runs stops it (SIGINT to
+its group, SIGKILL after ``kill_grace_ms``) and the run goes on as a failed one, E_CAPTURE_INTERRUPTED,
+with every event it had streamed; the stage publishes ``interrupted`` so the command exits 130.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def process_record(outcome: ProcessOutcome) -> dict[str, Any]:
     """What the raw capture says about the runner process."""
     return {
         "pid": outcome.pid, "exitCode": outcome.exit_code, "signal": outcome.signal, "timedOut": outcome.timed_out,
-        "outputTooLarge": outcome.too_large, "startError": outcome.start_error,
+        "interrupted": outcome.interrupted, "outputTooLarge": outcome.too_large, "startError": outcome.start_error,
         "startedAt": format_timestamp(outcome.started_at),
         "endedAt": format_timestamp(outcome.ended_at or outcome.started_at), "durationMs": round(outcome.duration_ms, 3),
     }
@@ -67,6 +69,9 @@ class SpawnRunner(AsyncTransform):
         "max_stderr_bytes": Option(int, DEFAULT_MAX_STDERR_BYTES, "how much of the end of stderr the raw capture keeps"),
         "kill_grace_ms": Option(int, 2000, "after SIGTERM on timeout, how long before SIGKILL"),
         "adopt_run_id": Option(bool, True, "give events that name another runId the capture's runId (logged)"),
+        "keep_on_interrupt": Option(bool, True, "on Ctrl-C, stop the runner (SIGINT to its group, SIGKILL after "
+                                    "kill_grace_ms) and send what it printed as a failed run marked interrupted, "
+                                    "instead of cancelling the whole graph"),
     }
     ports = ("errors", "raw", "repairs")
 
@@ -95,7 +100,10 @@ class SpawnRunner(AsyncTransform):
             runner["command"], orjson.dumps(request), cwd=runner.get("cwd"), env=env,
             timeout_s=self.config["timeout_ms"] / 1000.0, max_stdout=self.config["max_output_bytes"],
             max_stderr=self.config["max_stderr_bytes"], grace_s=self.config["kill_grace_ms"] / 1000.0,
+            keep_on_interrupt=self.config["keep_on_interrupt"],
         )
+        if outcome.interrupted:
+            self.publish("interrupted", True)  # the command exits 130 once the files are written
         reply = read_reply(bytes(outcome.stdout)) if outcome.start_error is None else Reply()
         failure = self._failure(runner["path"], outcome, reply)
         source = f"{runner['path']}:stdout"
@@ -120,6 +128,10 @@ class SpawnRunner(AsyncTransform):
     def _failure(self, path: str, outcome: ProcessOutcome, reply: Reply) -> dict[str, Any] | None:
         """The one error that explains a failed run: process trouble first, then what stdout held."""
         timeout_ms = self.config["timeout_ms"]
+        if outcome.interrupted:
+            return diagnostic("E_CAPTURE_INTERRUPTED", f"capture interrupted (Ctrl-C) while runner {path!r} ran; it was stopped "
+                              "and what it had printed is kept", path=path, expected="the runner to finish",
+                              received=f"SIGINT after {round(outcome.duration_ms)} ms")
         if outcome.start_error is not None:
             return diagnostic("E_RUNNER_START_FAILED", f"runner {path!r} could not be started: {outcome.start_error}",
                               path=path, expected="a runner process that starts", received=outcome.start_error,
@@ -146,7 +158,7 @@ class SpawnRunner(AsyncTransform):
         facts = run_facts(reply.output)
         status = (reply.output or {}).get("status") if failure is None else "error"
         if failure is not None:
-            retryable = failure["code"] in ("E_RUNNER_TIMEOUT", "E_RUNNER_START_FAILED")
+            retryable = failure["code"] in ("E_RUNNER_TIMEOUT", "E_RUNNER_START_FAILED", "E_CAPTURE_INTERRUPTED")
             facts["error"] = {"code": failure["code"], "message": failure["message"], "retryable": retryable}
         record = run_record(
             runId=run_id, artifactId=run_id, timestamp=request.get("timestamp"), prompt=request.get("prompt"),

@@ -9,7 +9,6 @@ appears whole or not at all.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +19,10 @@ import anyio.lowlevel
 import orjson
 
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import PipeClosed, ReplayError, printable
+from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.run_files import HEALED_JOURNAL, common_root, document_bytes, plan_healed, staged_folder, write_file
 from replay.pipeline.model.healing import healed_artifact, healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, record_kind
@@ -53,6 +53,9 @@ class WriteHealed(Sink):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.plan: dict[str, tuple[Path, Path]] = {}
+
+    def output_files(self) -> list[str]:
+        return ["-"]  # one line per input written; the files are planned in preflight
 
     def preflight(self, inputs: list[str]) -> None:
         out_dir = Path(self.config["out_dir"])
@@ -114,11 +117,7 @@ class WriteHealed(Sink):
                 written.append(orjson.dumps({"source": source, "healed": printable(str(out_dir / healed_rel)),
                                              "log": printable(str(out_dir / log_rel)),
                                              "repairs": log["summary"]["total"]}) + b"\n")
-        try:
-            sys.stdout.buffer.write(b"".join(written))
-            sys.stdout.flush()
-        except BrokenPipeError as exc:
-            raise PipeClosed() from exc
+        write_stdout(b"".join(written))
 
     def _render(self, source: str, path: str, done: _Healed) -> tuple[tuple[Path, bytes], tuple[Path, dict[str, Any]], str]:
         """One input's healed copy and heal log (problems of the healed copy go to the errors port)."""

@@ -29,7 +29,7 @@ from replay.pipeline.engine.errors import (
     StrictAbort,
     error_line,
 )
-from replay.pipeline.engine.executor import ErrorPort, RunResult, StageFailed, run_graph
+from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, make_logger
 
@@ -274,13 +274,15 @@ def help_command(ctx: click.Context, command: tuple[str, ...]) -> None:
               help="Show the version and exit.")
 @click.option("--log-level", type=click.Choice(LEVELS), default="warning", show_default=True,
               help="Log detail on stderr (JSON lines unless stderr is a terminal).")
+@click.option("--max-errors", type=click.IntRange(min=0), default=DEFAULT_ERROR_LIMIT, show_default=True,
+              help="Errors printed per input and code; the rest are counted in one E_ERRORS_SUPPRESSED line (0: all).")
 @click.pass_context
-def cli(ctx: click.Context, log_level: str) -> None:
+def cli(ctx: click.Context, log_level: str, max_errors: int) -> None:
     """Capture, heal, validate, report and replay LLM agent run journals (JSONL event streams).
 
     Every command is a streaming graph of stages; stdout carries data only, errors are JSON on stderr.
     """
-    ctx.obj = {"log": make_logger(log_level)}
+    ctx.obj = {"log": make_logger(log_level), "max_errors": max_errors}
 
 
 def logger() -> Any:
@@ -290,9 +292,17 @@ def logger() -> Any:
     return make_logger()
 
 
+def max_errors() -> int:
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and isinstance(ctx.find_root().obj, dict):
+        return int(ctx.find_root().obj.get("max_errors", DEFAULT_ERROR_LIMIT))
+    return DEFAULT_ERROR_LIMIT
+
+
 def execute(graph: Graph, *, strict: bool = False, command: str = "", error_port: ErrorPort | None = None) -> RunResult:
     """Run a graph to completion on the asyncio backend and log a summary."""
     log = logger()
+    error_port = error_port or ErrorPort(strict=strict, limit=max_errors())
     started = time.perf_counter()
     log.debug("graph.start", command=command, stages=list(graph.nodes))
     result = anyio.run(lambda: run_graph(graph, strict=strict, error_port=error_port, log=log))
@@ -320,8 +330,8 @@ def _print_error(body: dict[str, Any]) -> None:
     try:
         sys.stderr.buffer.write(error_line(body))
         sys.stderr.buffer.flush()
-    except (BrokenPipeError, ValueError):
-        pass
+    except (OSError, ValueError, AttributeError):
+        pass  # stderr closed, full or gone: there is nowhere left to say it; the exit code still does
 
 
 def _click_error(exc: click.ClickException) -> dict[str, Any]:

@@ -28,6 +28,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_RUNNER_START_FAILED": ("runner process could not be started", "Check the runner's interpreter (python, node) is installed."),
     "E_RUNNER_TIMEOUT": ("runner timed out", "Raise --timeout-ms or make the runner finish sooner."),
     "E_RUNNER_EXIT_NON_ZERO": ("runner exited with a non-zero code", "Read the runner's stderr in the raw capture (*.raw.json)."),
+    "E_CAPTURE_INTERRUPTED": ("capture interrupted (Ctrl-C) while the runner ran; what it streamed is kept", "Run the capture again; the files written hold what the runner printed before it was stopped."),
     "E_RUNNER_OUTPUT_TOO_LARGE": ("runner output exceeded the size cap", "Raise --max-output-bytes or make the runner print less."),
     # runner output
     "E_RUNNER_EMPTY_STDOUT": ("runner wrote nothing on stdout", "Print one JSON object (the runner output) on stdout."),
@@ -50,6 +51,11 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_DIALECT_MISMATCH": ("the log does not look like the dialect named", "Name the dialect the log is written in, or use --dialect auto."),
     "E_DIALECT_AMBIGUOUS": ("the log could be more than one dialect", "Name the dialect with --dialect NAME."),
     "E_DIALECT_NO_ORIGIN": ("nothing to write back in a dialect: the events were read from none", "Map an agent's log as you read it (`replay read --dialect NAME`); write replay's own journals without --dialect/--dialect-out."),
+    # outputs
+    "E_OUTPUT_UNWRITABLE": ("an output cannot be written at all: stdout is closed", "Give the command somewhere to write: `> out.jsonl`, `| next-command` or `> /dev/null`."),
+    "E_OUTPUT_WRITE_FAILED": ("writing an output failed (disk full, I/O error, no permission)", "Free space or fix the path, then run again; nothing partial was left at the path."),
+    # diagnostics
+    "E_ERRORS_SUPPRESSED": ("more errors of one code in one input were left out after the first ones", "Fix the errors shown (they are usually one cause), or run `replay validate` on the input for the counts."),
     # artifacts and validation
     "E_ARTIFACT_JSON_INVALID": ("artifact file is not valid JSON", "Re-create the artifact with `replay capture` or fix the JSON."),
     "E_ARTIFACT_SHAPE_INVALID": ("artifact is not a JSON object, or a field has the wrong type", "An artifact is one JSON object, see `replay schema replay-artifact`."),
@@ -210,6 +216,13 @@ class ReplayError(Exception):
 
     def to_json(self) -> bytes:
         return error_line(self.body)
+
+
+def stdout_closed() -> ReplayError:
+    """E_OUTPUT_UNWRITABLE: fd 1 is closed (``replay read x >&-``); a refusal, before anything runs."""
+    return ReplayError("E_OUTPUT_UNWRITABLE", "stdout is closed: replay writes its results there", path="<stdout>",
+                       expected="an open stdout (a terminal, a pipe or a file)", received="closed (EBADF)",
+                       howToFix="Give the command somewhere to write: `> out.jsonl`, `| next-command`, or `> /dev/null`.")
 
 
 class PipeClosed(Exception):

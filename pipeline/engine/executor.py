@@ -22,7 +22,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream as ObjectReceiveStrea
 from anyio.streams.memory import MemoryObjectSendStream as ObjectSendStream
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, error_line
+from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, diagnostic, error_line
 from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.segment import Item, Segment
@@ -40,28 +40,78 @@ class StageFailed(Exception):
         self.exc = exc
 
 
-class ErrorPort:
-    """The graph's default error consumer: counts diagnostics and writes them as JSON on stderr."""
+DEFAULT_ERROR_LIMIT = 20  # errors printed per (source, code) before the rest are summed up
 
-    def __init__(self, strict: bool = False, write: Callable[[bytes], Any] | None = None) -> None:
+
+class ErrorPort:
+    """The graph's default error consumer: counts diagnostics and writes them as JSON on stderr.
+
+    A binary file or a journal broken the same way on every line would otherwise print hundreds of
+    identical errors: past ``limit`` errors of one code in one source, the rest are only counted, and
+    ``finish()`` (at the end of the run) writes one ``E_ERRORS_SUPPRESSED`` line per such (source,
+    code) with how many were left out and where they lie. ``count`` is every error, shown or not
+    (exit codes and summaries do not change). ``limit`` 0 shows them all; ``--strict`` stops at the first.
+    """
+
+    def __init__(self, strict: bool = False, write: Callable[[bytes], Any] | None = None,
+                 limit: int = DEFAULT_ERROR_LIMIT) -> None:
         self.strict = strict
+        self.limit = limit
         self.count = 0
         self.first: dict[str, Any] | None = None
         self._write = write if write is not None else _write_stderr
+        self._seen: dict[tuple[Any, Any], int] = {}
+        self._left_out: dict[tuple[Any, Any], dict[str, Any]] = {}
 
     def put(self, records: list[dict[str, Any]]) -> None:
         for record in records:
             self.count += 1
             if self.first is None:
                 self.first = record
+            key = (record.get("source"), record.get("code"))
+            seen = self._seen[key] = self._seen.get(key, 0) + 1
+            if self.limit and seen > self.limit and not self.strict:
+                self._leave_out(key, record)
+                continue
             self._write(error_line(record))
             if self.strict:
                 raise StrictAbort(record)
 
+    def _leave_out(self, key: tuple[Any, Any], record: dict[str, Any]) -> None:
+        where = {"line": record.get("line"), "offset": record.get("offset")}
+        held = self._left_out.get(key)
+        if held is None:
+            self._left_out[key] = {"count": 1, "first": where, "last": where}
+        else:
+            held["count"] += 1
+            held["last"] = where
+
+    def finish(self) -> None:
+        """Write one summary line per (source, code) whose errors were left out; call once, at the end."""
+        left_out, self._left_out = self._left_out, {}
+        for (source, code), held in left_out.items():
+            first, last = held["first"], held["last"]
+            span = ""
+            if first["line"] is not None:
+                span = f" (lines {first['line']} to {last['line']})" if held["count"] > 1 else f" (line {first['line']})"
+            where = f" in {source!r}" if source is not None else ""
+            self._write(error_line(diagnostic(
+                "E_ERRORS_SUPPRESSED",
+                f"{held['count']} more {code} error{'s' * (held['count'] > 1)}{where} were left out{span}; "
+                f"the first {self.limit} are above",
+                source=source, suppressedCode=code, suppressed=held["count"], shown=self.limit,
+                firstLine=first["line"], firstOffset=first["offset"], lastLine=last["line"], lastOffset=last["offset"],
+                howToFix="They are most likely one cause: fix the ones shown. `replay --max-errors 0 ...` prints "
+                         "every one; `replay validate` counts them per input.",
+            )))
+
 
 def _write_stderr(data: bytes) -> None:
-    sys.stderr.buffer.write(data)
-    sys.stderr.buffer.flush()
+    try:
+        sys.stderr.buffer.write(data)
+        sys.stderr.buffer.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # stderr closed or full: the error still counts (exit 1), there is nowhere to print it
 
 
 @dataclass
@@ -254,6 +304,8 @@ async def run_graph(
                 tg.start_soon(run_task, task)
     except BaseExceptionGroup as group:
         raise _most_telling(group) from None
+    finally:
+        port.finish()  # the errors left out are summed up, however the run ended
     result.errors = port.count
     result.first_error = port.first
     for task in tasks:

@@ -8,6 +8,7 @@ level filter, so a quiet run (the default level) does not pay for it at start-up
 from __future__ import annotations
 
 import sys
+from contextlib import suppress
 from typing import Any, TextIO
 
 LEVELS = ("debug", "info", "warning", "error")
@@ -60,11 +61,14 @@ class Logger:
     def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
         if _NUMBERS[level] < self.threshold:
             return
+        if self.stream is None:
+            return  # started with stderr closed (`2>&-`): nowhere to log
         if self._real is None:
             self._real = _structlog_logger(self.level, self.stream)
             if self.context:
                 self._real = self._real.bind(**self.context)
-        getattr(self._real, level)(event, **fields)
+        with suppress(OSError, ValueError):  # stderr full or gone: a log line is never worth failing the run over
+            getattr(self._real, level)(event, **fields)
 
     def debug(self, event: str, **fields: Any) -> None:
         self._log("debug", event, fields)
@@ -84,4 +88,4 @@ class Logger:
 
 
 def make_logger(level: str = "warning", stream: TextIO | None = None) -> Logger:
-    return Logger(level, stream or sys.stderr)
+    return Logger(level, stream or sys.stderr)  # sys.stderr is None when replay started with fd 2 closed

@@ -1,16 +1,18 @@
 """Before a graph runs: every stage may refuse (exit 2, nothing written), and no stage may write over an input.
 
-Stages say which files they read and write (``input_files`` / ``output_files``); the engine knows no
-stage by name. Inputs are never modified: an output that is the same file as an input (same device
+Stages say which files they read and write (``input_files`` / ``output_files``, ``-`` for stdin and
+stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed. Inputs are never modified: an output that is the same file as an input (same device
 and inode, whatever the path says) is refused.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from collections.abc import Iterable
 
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, stdout_closed
 from replay.pipeline.engine.stage import Stage
 
 STDIO = "-"
@@ -22,6 +24,9 @@ def preflight(stages: Iterable[Stage]) -> None:
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
         stage.preflight(inputs)
+    writes_stdout = [stage.id for stage in stages if STDIO in stage.output_files()]
+    if writes_stdout and not stdout_is_open():
+        raise stdout_closed()  # `replay read x >&-`: refused before anything runs (no runner, no file)
     identities: dict[tuple[int, int], str] = {}
     for source in inputs:
         try:
@@ -42,3 +47,20 @@ def preflight(stages: Iterable[Stage]) -> None:
                     path=f"stages.{stage.id}.path", received=target, expected="a path that is not one of the inputs",
                     howToFix="Write to another file; inputs are never modified.",
                 )
+
+
+def stdout_is_open() -> bool:
+    """Is fd 1 open? (``replay read x >&-`` starts the interpreter with it closed: ``sys.stdout`` is None.)"""
+    if sys.stdout is None:
+        return False
+    try:
+        fd = sys.stdout.fileno()
+    except io.UnsupportedOperation:
+        return True  # a stream with no descriptor behind it (an in-memory capture): writable as it is
+    except (OSError, ValueError, AttributeError):
+        return False
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True

@@ -8,6 +8,7 @@ worker thread costs more than parsing it, because the two threads queue for the 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -19,7 +20,8 @@ import anyio
 import anyio.lowlevel
 from anyio import to_thread
 
-from replay.pipeline.engine.errors import PipeClosed, ReplayError
+from replay.pipeline.engine.errors import PipeClosed, ReplayError, stdout_closed
+from replay.pipeline.engine.preflight import stdout_is_open
 
 
 def fd_kind(fd: int) -> str:
@@ -68,14 +70,46 @@ class FdReader:
                 await anyio.wait_readable(self.fd)
 
 
-class FdWriter:
-    """``await write(data)``: all of it, waiting on a full pipe without blocking the event loop."""
+STDOUT_NAME = "<stdout>"
 
-    def __init__(self, fd: int, kind: str | None = None) -> None:
+
+def write_failed(name: str, exc: OSError, *, exit_code: int = 1) -> ReplayError:
+    """E_OUTPUT_WRITE_FAILED for an output that could not be written (disk full, I/O error, ...): the
+    path and the system's own words for why (``ENOSPC: No space left on device``)."""
+    code = errno.errorcode.get(exc.errno or 0, "") if exc.errno else ""
+    why = exc.strerror or str(exc) or type(exc).__name__
+    received = f"{code}: {why}" if code else why
+    target = "stdout" if name == STDOUT_NAME else repr(name)
+    advice = {
+        errno.ENOSPC: "Free space on the disk (or write elsewhere), then run the command again.",
+        errno.EDQUOT: "Free space within your disk quota (or write elsewhere), then run the command again.",
+        errno.EROFS: "The file system is read-only: write elsewhere.",
+        errno.EACCES: "You may not write there: check the folder's permissions, or write elsewhere.",
+        errno.EPERM: "You may not write there: check the folder's permissions, or write elsewhere.",
+    }.get(exc.errno or 0, "Check the disk and the path, then run the command again; nothing partial was left at the path.")
+    return ReplayError("E_OUTPUT_WRITE_FAILED", f"writing {target} failed: {why}", path=name, received=received,
+                       howToFix=advice, exit_code=exit_code)
+
+
+class FdWriter:
+    """``await write(data)``: all of it, waiting on a full pipe without blocking the event loop.
+    A write the system refuses (ENOSPC, EIO, ...) is E_OUTPUT_WRITE_FAILED; a reader gone away stays
+    a BrokenPipeError (the caller ends quietly)."""
+
+    def __init__(self, fd: int, kind: str | None = None, name: str = STDOUT_NAME) -> None:
         self.fd = fd
         self.kind = kind or fd_kind(fd)
+        self.name = name
 
     async def write(self, data: bytes) -> None:
+        try:
+            await self._write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise write_failed(self.name, exc) from exc
+
+    async def _write(self, data: bytes) -> None:
         if self.kind == "tty":
             await to_thread.run_sync(_write_all, self.fd, data, abandon_on_cancel=True)
             return
@@ -153,7 +187,8 @@ class PrefixedReader:
 
 
 def silence_stdout() -> None:
-    """After the reader of stdout left, point fd 1 at /dev/null so the interpreter's last flush is quiet."""
+    """After the reader of stdout left (or stdout refused a write, already reported), point fd 1 at
+    /dev/null so the interpreter's last flush is quiet."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -162,10 +197,36 @@ def silence_stdout() -> None:
         pass
 
 
+def write_stdout(data: bytes) -> None:
+    """Write (and flush) ``data`` on stdout from synchronous code: a reader gone away is PipeClosed, a
+    closed stdout E_OUTPUT_UNWRITABLE, a write the system refuses E_OUTPUT_WRITE_FAILED."""
+    if not stdout_is_open():
+        raise stdout_closed()
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError as exc:
+        silence_stdout()
+        raise PipeClosed() from exc
+    except ReplayError as exc:
+        if exc.code == "E_OUTPUT_WRITE_FAILED":
+            silence_stdout()  # the interpreter's last flush must not fail again
+        raise
+    except OSError as exc:
+        silence_stdout()  # the interpreter's last flush must not fail again
+        raise write_failed(STDOUT_NAME, exc) from exc
+
+
 @asynccontextmanager
 async def stdout_writer() -> AsyncIterator[FdWriter]:
     """Data to stdout (pipes without blocking the event loop); a reader gone away is PipeClosed."""
-    sys.stdout.flush()
+    if not stdout_is_open():
+        raise stdout_closed()
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        silence_stdout()  # the interpreter's last flush must not fail again
+        raise write_failed(STDOUT_NAME, exc) from exc
     fd = sys.stdout.fileno()
     writer = FdWriter(fd)
     try:
@@ -174,3 +235,7 @@ async def stdout_writer() -> AsyncIterator[FdWriter]:
     except BrokenPipeError as exc:
         silence_stdout()
         raise PipeClosed() from exc
+    except ReplayError as exc:
+        if exc.code == "E_OUTPUT_WRITE_FAILED":
+            silence_stdout()  # the interpreter's last flush must not fail again
+        raise

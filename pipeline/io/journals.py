@@ -7,6 +7,7 @@ Lines are split on ``\\n`` only, in binary, and each keeps its line number and b
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -19,7 +20,7 @@ import orjson
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking
+from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
 
 STDIN = "-"
 JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
@@ -58,6 +59,13 @@ def _walkable(path: str) -> bool:
     return os.path.isfile(path) or (os.path.islink(path) and not os.path.exists(path))
 
 
+def _walk_skipping_temps(top: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk``, not descending into a folder an interrupted write left half-staged."""
+    for root, dirs, names in os.walk(top):
+        dirs[:] = [d for d in dirs if not is_temp_name(d)]
+        yield root, dirs, names
+
+
 def expand_paths(paths: list[str]) -> list[str]:
     """Files as given; directories walked recursively for journals, in sorted path order.
 
@@ -81,8 +89,8 @@ def expand_paths(paths: list[str]) -> list[str]:
         if p.is_dir():
             found = sorted(
                 (
-                    os.path.join(root, name) for root, dirs, names in os.walk(p) for name in names
-                    if is_journal_name(name) and _walkable(os.path.join(root, name))
+                    os.path.join(root, name) for root, dirs, names in _walk_skipping_temps(p) for name in names
+                    if is_journal_name(name) and not is_temp_name(name) and _walkable(os.path.join(root, name))
                 ),
                 key=lambda s: s.encode("utf-8", "surrogateescape"),
             )
@@ -296,25 +304,70 @@ def _current_umask() -> int:
     return mask
 
 
-_UMASK = _current_umask()
+UMASK = _current_umask()
+
+# Temp names: what a SIGKILL can leave behind. A file is written under a temp name beside its target
+# and renamed into place when complete; a folder is staged beside its target the same way. The names
+# are ``.<target name>.<random>.replay.tmp``; readers skip them when they walk a folder. Only a
+# process killed outright (SIGKILL, a power cut) leaves one; every other ending removes it.
+TEMP_SUFFIX = ".replay.tmp"
+
+
+def is_temp_name(name: str) -> bool:
+    """Is this a temp file or folder replay writes before renaming it into place?"""
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+def temp_prefix(target: Path) -> str:
+    return f".{target.name}."
+
+
+def _is_special(target: Path) -> bool:
+    """An existing device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written in place,
+    never renamed over (as root, a rename would replace ``/dev/null`` itself)."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 @contextmanager
 def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-    """A file that appears at ``path`` whole, or not at all (temp file + rename)."""
+    """A file that appears at ``path`` whole, or not at all (temp file + rename); an existing file there
+    stays as it was until the new one replaces it. A system error (disk full, I/O error, no
+    permission) is E_OUTPUT_WRITE_FAILED with the path; nothing partial is left at the path.
+
+    A device, FIFO or socket at ``path`` (``/dev/null``, ``/dev/stdout``) is written in place; a
+    symbolic link is followed, so the file it points at is replaced and the link stays."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    name = os.fspath(path)
+    if _is_special(target):
+        try:
+            with open(target, "wb") as handle:
+                yield handle
+        except OSError as exc:
+            raise write_failed(name, exc) from exc
+        return
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the usual permissions
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)
+    except OSError as exc:
+        raise write_failed(name, exc) from exc
+    try:
+        os.fchmod(fd, 0o666 & ~UMASK)  # mkstemp makes 0600; outputs get the usual permissions
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise write_failed(name, exc) from exc
         raise
 
 

@@ -2,7 +2,9 @@
 
 ``run_process`` starts a command in a new session, feeds it its stdin, collects stdout (capped; past
 the cap the group is killed) and the end of stderr, and kills the whole group on timeout (SIGTERM,
-then SIGKILL after a grace period) and after it exits, so nothing it started outlives it.
+then SIGKILL after a grace period) and after it exits, so nothing it started outlives it. With
+``keep_on_interrupt``, Ctrl-C stops the process (its group gets SIGINT, then SIGKILL after the grace
+period) and the outcome, marked ``interrupted``, keeps what it printed, instead of cancelling the caller.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class ProcessOutcome:
     exit_code: int | None = None
     signal: str | None = None
     timed_out: bool = False
+    interrupted: bool = False  # Ctrl-C (SIGINT) reached replay while the process ran
     too_large: bool = False
     start_error: str | None = None
     stdout: bytearray = field(default_factory=bytearray)
@@ -59,8 +62,13 @@ async def clear_group(pgid: int, limit_s: float = GROUP_GONE_S) -> None:
 
 
 async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None = None, env: dict[str, str] | None = None,
-                      timeout_s: float, max_stdout: int, max_stderr: int, grace_s: float = 2.0) -> ProcessOutcome:
-    """Run ``command`` in a new session, feed it ``stdin``, collect its output within the limits."""
+                      timeout_s: float, max_stdout: int, max_stderr: int, grace_s: float = 2.0,
+                      keep_on_interrupt: bool = False) -> ProcessOutcome:
+    """Run ``command`` in a new session, feed it ``stdin``, collect its output within the limits.
+
+    With ``keep_on_interrupt``, Ctrl-C (SIGINT) while the process runs does not cancel the run: the
+    process group gets the SIGINT it would have had in the foreground (then SIGKILL after
+    ``grace_s``), and the outcome, marked ``interrupted``, keeps everything it printed until then."""
     outcome = ProcessOutcome(list(command), datetime.now(UTC))
     clock = time.monotonic()
     try:
@@ -114,18 +122,40 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
         await process.wait()
         stop.set()
 
+    async def watch_interrupt() -> None:
+        try:
+            previous = signal.getsignal(signal.SIGINT)
+            if previous == signal.SIG_IGN:  # started with Ctrl-C ignored (a background job): keep it so
+                return
+            receiver = anyio.open_signal_receiver(signal.SIGINT)
+        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread: Ctrl-C cancels as usual
+            return
+        try:
+            with receiver as signals:
+                async for _ in signals:
+                    outcome.interrupted = True
+                    stop.set()
+                    return
+        except (ValueError, RuntimeError, NotImplementedError):
+            return
+        finally:
+            with suppress(ValueError, TypeError):
+                signal.signal(signal.SIGINT, previous)  # a second Ctrl-C interrupts replay itself again
+
     reader_scope = anyio.CancelScope()
     try:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(feed)
             tasks.start_soon(read_all, reader_scope)
             tasks.start_soon(watch_exit)
+            if keep_on_interrupt:
+                tasks.start_soon(watch_interrupt)
             with anyio.move_on_after(timeout_s):
                 await stop.wait()
             if process.returncode is None and not stop.is_set():
                 outcome.timed_out = True
             if process.returncode is None:
-                kill_group(pgid, signal.SIGTERM)
+                kill_group(pgid, signal.SIGINT if outcome.interrupted else signal.SIGTERM)
                 with anyio.move_on_after(grace_s):
                     await process.wait()
                 kill_group(pgid, signal.SIGKILL)

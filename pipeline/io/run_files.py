@@ -21,7 +21,8 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.io.journals import write_atomic
+from replay.pipeline.io.fdio import write_failed
+from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, temp_prefix, write_atomic
 
 RAW, ARTIFACT, HEALED, HEAL_LOG = ".raw.json", ".artifact.json", ".healed.json", ".heal-log.json"
 HEALED_JOURNAL = ".healed.jsonl"
@@ -92,16 +93,22 @@ def plan_healed(files: list[str], root: Path, target: Path) -> dict[str, tuple[P
 def staged_folder(target: Path) -> Iterator[Path]:
     """Where to write the files of ``target``: a sibling temp folder renamed into place at the end when
     ``target`` is new (it appears whole or not at all), else ``target`` itself (files still atomic)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        yield target
-        return
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            yield target
+            return
+        staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
+    except OSError as exc:
+        raise write_failed(str(target), exc) from exc
+    try:
+        os.chmod(staging, 0o777 & ~UMASK)  # mkdtemp makes 0700; the folder gets the usual permissions
         yield staging
         os.replace(staging, target)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise write_failed(str(target), exc) from exc
         raise
 
 

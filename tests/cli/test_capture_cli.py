@@ -313,7 +313,10 @@ def test_no_heal(tmp_path):
     assert not any(r.get("$record") == "heal" for r in records)
 
 
-def test_ctrl_c_kills_the_runner_and_writes_nothing(tmp_path):
+def test_ctrl_c_stops_the_runner_and_keeps_what_it_streamed(tmp_path):
+    """A real runner that streams one event and then sleeps, a real SIGINT: the runner and its grandchild
+    are stopped, and the raw capture, artifact, healed artifact and journal hold the streamed event,
+    marked interrupted; exit 130."""
     pid_file = tmp_path / "pids"
     process = subprocess.Popen(
         [REPLAY, "capture", "--runner", str(RUNNERS / "sleeper_with_grandchild.py"),
@@ -322,7 +325,7 @@ def test_ctrl_c_kills_the_runner_and_writes_nothing(tmp_path):
         env={**os.environ, **NO_RUNNER_ENV},
     )
     try:
-        for _ in range(1200):  # wait until the runner and its grandchild exist
+        for _ in range(1200):  # wait until the runner and its grandchild exist (the event is printed next)
             if pid_file.exists() or process.poll() is not None:
                 break
             time.sleep(0.05)
@@ -332,8 +335,23 @@ def test_ctrl_c_kills_the_runner_and_writes_nothing(tmp_path):
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130
-    assert stdout == b"" and errors_of(stderr) == []
+    assert process.returncode == 130, stderr
     runner, grandchild = map(int, pid_file.read_text().split())
     assert not alive(runner) and not alive(grandchild)
-    assert not (tmp_path / ".replay").exists()
+    [error] = errors_of(stderr)
+    assert error["code"] == "E_CAPTURE_INTERRUPTED"
+    summary = summary_of(subprocess.CompletedProcess([], 130, stdout, stderr))
+    assert summary["status"] == "error" and summary["error"] == "E_CAPTURE_INTERRUPTED"
+    files = summary["files"]
+    raw = load(tmp_path / files["raw"])
+    assert raw["process"]["interrupted"] is True and raw["error"]["code"] == "E_CAPTURE_INTERRUPTED"
+    healed = load(tmp_path / files["healed"])
+    assert healed["status"] == "error" and healed["error"]["code"] == "E_CAPTURE_INTERRUPTED"
+    assert [e["type"] for e in healed["events"]][:1] == ["run_started"] and healed["events"][-1]["type"] == "run_failed"
+    journal = jsonl((tmp_path / files["journal"]).read_bytes())
+    assert journal[0]["$record"] == "run" and journal[0]["error"]["code"] == "E_CAPTURE_INTERRUPTED"
+    streamed = raw["stdout"].splitlines()
+    assert len(streamed) == 1 and json.loads(streamed[0])["type"] == "run_started"  # the streamed line, kept
+    assert raw["streamedEvents"] == 1 and raw["process"]["signal"] in ("SIGINT", "SIGKILL")
+    assert load(tmp_path / files["artifact"])["events"] == [json.loads(streamed[0])]
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]

@@ -138,8 +138,9 @@ def test_a_used_output_place_is_refused_and_left_alone(tmp_path: Path, kind: str
 
 
 def test_a_folder_that_fails_halfway_leaves_nothing(tmp_path: Path) -> None:
-    with pytest.raises(OSError):
+    with pytest.raises(ReplayError) as failed:
         bundle.write_folder(str(tmp_path / "out"), {"a.txt": b"a", "sub/b.txt": b"b"})  # the second file cannot be written
+    assert failed.value.code == "E_OUTPUT_WRITE_FAILED" and failed.value.body["path"] == str(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
 
 

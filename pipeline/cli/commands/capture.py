@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import EXIT_INTERRUPTED, ReplayError
 from replay.pipeline.model.runner_protocol import load_context
 from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 
@@ -28,7 +28,8 @@ also stream its events first, one JSON object per line, then the output object.
 Files: .replay/artifacts/YYYY-MM-DD/<id>.raw.json, .artifact.json, .healed.json,
 .heal-log.json (or --out DIR), and .replay/journal/<runId>.jsonl. If the runner
 fails (timeout, crash, bad output) the files are still written, with status
-"error" and every event it printed, and replay exits 1.
+"error" and every event it printed, and replay exits 1. Ctrl-C stops the
+runner and writes the same, marked E_CAPTURE_INTERRUPTED; then exit 130.
 
 \b
 Examples:
@@ -77,4 +78,7 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
         bound["emit.healed"] = False
     if prompt:  # else discover reads it from stdin; a blank one (even "") is refused as blank
         bound["discover.prompt"] = " ".join(prompt) or " "
-    return exit_code_for(run_spec("capture", set=bound, bypass=["heal"] if no_heal else ()))
+    result = run_spec("capture", set=bound, bypass=["heal"] if no_heal else ())
+    if result.facts.get("interrupted"):
+        return EXIT_INTERRUPTED  # Ctrl-C: the runner was stopped, what it printed is written (E_CAPTURE_INTERRUPTED)
+    return exit_code_for(result)

@@ -15,6 +15,7 @@ import click
 import orjson
 
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, error_line, excerpt, printable
+from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.testing.goldens import Normalisation, file_lines, first_difference
 
 STDIN = "-"
@@ -94,5 +95,4 @@ def _excerpt(line: bytes | None, ended: str) -> str:
 
 
 def _out(result: dict[str, Any]) -> None:
-    sys.stdout.buffer.write(orjson.dumps(result) + b"\n")
-    sys.stdout.buffer.flush()
+    write_stdout(orjson.dumps(result) + b"\n")

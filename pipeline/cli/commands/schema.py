@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from importlib.resources import files
 
 import click
 
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.fdio import write_stdout
 
 SUFFIX = ".schema.json"
 
@@ -29,7 +29,7 @@ def schema_bytes(name: str) -> bytes:
 def schema(name: str | None) -> int:
     """Print the bundled JSON Schema NAME (e.g. `event`, `stream`); without NAME, list them."""
     if name is None:
-        sys.stdout.write("\n".join(schema_names()) + "\n")
+        write_stdout(("\n".join(schema_names()) + "\n").encode())
         return 0
-    sys.stdout.buffer.write(schema_bytes(name))
+    write_stdout(schema_bytes(name))
     return 0

@@ -10,6 +10,7 @@ import orjson
 from replay.pipeline.engine.errors import error_line
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.spec import spec_names, spec_text
+from replay.pipeline.io.fdio import write_stdout
 
 
 @click.command(epilog="""\b
@@ -23,14 +24,14 @@ def stages(as_json: bool, graph: str | None) -> int:
     """List every stage type (built-in and from `replay.stages` entry points) and its options, or print
     the graph spec a built-in command runs (`--graph NAME`), in the config format `replay run` reads."""
     if graph is not None:
-        sys.stdout.write(spec_text(graph))
+        write_stdout(spec_text(graph).encode())
         return 0
     registry = Registry()
     described = registry.describe_all()
     for problem in registry.problems:
         sys.stderr.buffer.write(error_line(problem))
     if as_json:
-        sys.stdout.buffer.write(orjson.dumps(described, option=orjson.OPT_INDENT_2) + b"\n")
+        write_stdout(orjson.dumps(described, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
     width = max(len(d["type"]) for d in described)
     lines = []
@@ -42,5 +43,5 @@ def stages(as_json: bool, graph: str | None) -> int:
         extra = [p for p in d["ports"] if p != "errors"]
         if extra:
             lines.append(f"{'':<{width}}    side ports: {', '.join(d['ports'])}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    write_stdout(("\n".join(lines) + "\n").encode())
     return 0

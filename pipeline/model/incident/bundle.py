@@ -19,6 +19,7 @@ replaces an existing file.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import secrets
@@ -30,6 +31,8 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.fdio import write_failed
+from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, temp_prefix
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
 from replay.pipeline.model.validation import json_type
@@ -144,26 +147,32 @@ def check_output_folder(out: str) -> None:
 
 
 def write_folder(out: str, files: dict[str, bytes]) -> None:
-    """Create folder ``out`` holding ``files``, all at once: staged in a hidden sibling, then renamed."""
+    """Create folder ``out`` holding ``files``, all at once: staged in a hidden sibling, then renamed.
+    A system error (disk full, ...) is E_OUTPUT_WRITE_FAILED and leaves no folder at ``out``."""
     check_output_folder(out)
     target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(staging, 0o777 & ~umask)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
+    except OSError as exc:
+        raise write_failed(out, exc) from exc
+    try:
+        os.chmod(staging, 0o777 & ~UMASK)
         for name, data in files.items():
             with open(staging / name, "wb") as handle:
-                os.fchmod(handle.fileno(), 0o666 & ~umask)
+                os.fchmod(handle.fileno(), 0o666 & ~UMASK)
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
         try:
             os.replace(staging, target)  # over an empty folder, or where nothing was
         except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise
             raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} was filled by someone else meanwhile: {exc.strerror}",
                               path=out, exit_code=1) from exc
+    except OSError as exc:
+        raise write_failed(out, exc) from exc
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
@@ -185,12 +194,13 @@ def promote(document: dict[str, Any], to: str) -> dict[str, Any]:
     data = pretty({**doc, "checksum": {"algorithm": "sha256", "value": digest}})
     refuse_existing_fixture(to)
     target = Path(to)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)
+    except OSError as exc:
+        raise write_failed(to, exc) from exc
+    try:
+        os.fchmod(fd, 0o666 & ~UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -199,6 +209,8 @@ def promote(document: dict[str, Any], to: str) -> dict[str, Any]:
             os.link(tmp, target)  # fails, rather than replaces, when the name was taken meanwhile
         except FileExistsError:
             refuse("E_INCIDENT_PROMOTE_TARGET_EXISTS", f"{to!r} already exists; promote never overwrites a fixture", {"path": to})
+    except OSError as exc:
+        raise write_failed(to, exc) from exc
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
