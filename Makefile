@@ -23,12 +23,21 @@ $(STAMP_TEST): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@ $(STAMP_RUNTIME)
 
-# The HTML report is checked in a real headless Chromium (Debian's package).
+# The HTML report is checked in a real headless Chromium (Debian's package). Another apt or dpkg may be
+# running (unattended upgrades, another checkout's `make test`): wait for its locks rather than fail.
+# apt-get waits for the dpkg lock itself (DPkg::Lock::Timeout); not for the lists lock (update) or the
+# archives lock (downloads): tests/tools/wait_for_locks.py waits for those first.
+APT_GET      := apt-get -o DPkg::Lock::Timeout=600
+APT_LISTS    := /var/lib/apt/lists/lock
+APT_ARCHIVES := /var/cache/apt/archives/lock
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium (Debian package) for the browser tests" >&2; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	  $$SUDO $(PYTHON) tests/tools/wait_for_locks.py --timeout 600 $(APT_LISTS) && \
+	  $$SUDO $(APT_GET) update -qq && \
+	  $$SUDO $(PYTHON) tests/tools/wait_for_locks.py --timeout 600 $(APT_ARCHIVES) && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO $(APT_GET) install -y -qq chromium >/dev/null; }
 
 demo: $(STAMP_RUNTIME)
 	@PATH="$(CURDIR)/$(BIN):$$PATH" sh examples/demo.sh

@@ -58,6 +58,7 @@ class ReadJournal(Source):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        self._cutter: LineCutter | None = None  # the input being cut into lines (for where a read error stopped)
         self.chunk = CHUNK_BYTES
         self.batch_events = BATCH_EVENTS
 
@@ -100,6 +101,7 @@ class ReadJournal(Source):
             source = "<stdin>" if path == STDIN else printable(path)  # a name for diagnostics, valid UTF-8
             if mark:  # downstream, even through a pipe, each file stays a source of its own
                 await out.send(Batch.of([{RECORD_KEY: SOURCE_RECORD, "source": source}], source))
+            self._cutter = None
             try:
                 async with open_journal(path) as reader:
                     if self.config["json_files"] == "whole" and path.endswith(JSON_DOCUMENT_SUFFIXES):
@@ -111,11 +113,24 @@ class ReadJournal(Source):
                     raise
                 self.emit("errors", exc.body | {"source": source})
                 await out.drain()
-            except OSError as exc:  # the disk or device failed mid-read (EIO, ...): this input ends here
+            except OSError as exc:  # the disk or device failed mid-read (EIO, ECONNRESET, ...): this input ends here
                 if isinstance(exc, BrokenPipeError):
                     raise
-                self.error("E_INPUT_UNREADABLE", f"reading {source!r} failed: {exc.strerror or exc}", source=source)
+                self._read_failed(source, exc)
                 await out.drain()
+
+    def _read_failed(self, source: str, exc: OSError) -> None:
+        """A read error mid-input: where it stopped (the first line not read whole), and why."""
+        cutter, self._cutter = self._cutter, None
+        why = exc.strerror or str(exc) or type(exc).__name__
+        if cutter is None or (cutter.offset == 0 and not cutter.pending):
+            self.error("E_INPUT_UNREADABLE", f"reading {source!r} failed: {why}", source=source, received=why)
+            return
+        self.error("E_INPUT_UNREADABLE",
+                   f"reading {source!r} failed at byte {cutter.offset} (line {cutter.line}): {why}; the lines before "
+                   "it were read, nothing from there on", source=source, line=cutter.line, offset=cutter.offset,
+                   received=why, howToFix="Read the input again once the device or connection works; the lines "
+                   "before the offset given came out already.")
 
     async def _read_whole(self, reader: Reader, source: str, out: Output) -> None:
         """One JSON document, whole: a document record, or E_ARTIFACT_JSON_INVALID where it does not parse."""
@@ -139,7 +154,7 @@ class ReadJournal(Source):
         """One journal: decide its format from the head, then stream its lines (or its document)."""
         limit = self.config["max_line_bytes"]
         follow = self.config["follow"]
-        cutter = LineCutter(source, limit, self.batch_events)
+        cutter = self._cutter = LineCutter(source, limit, self.batch_events)
         if not follow:
             head, eof = await self._read_head(reader, limit)
             if head.startswith(UTF8_BOM):  # some Windows tools start a file with one; it is not JSON

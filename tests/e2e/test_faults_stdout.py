@@ -1,0 +1,62 @@
+"""A closed stdout (`replay read x >&-`): every command refuses with E_OUTPUT_UNWRITABLE (exit 2) before
+anything runs: no runner started, no file written, no Python exception text."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, REPLAY, errors_of
+
+TWO_RUNS = str(EXAMPLES / "journals" / "two-runs.jsonl")
+SESSION = str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl")
+MARKER_RUNNER = """\
+import json, pathlib, sys
+json.load(sys.stdin)
+pathlib.Path(__file__).with_name("ran").write_text("ran")
+print(json.dumps({"status": "ok", "response": "ok", "events": []}))
+"""
+
+# One command per way of writing stdout: the write stage (read, heal, walk, script, export, run), capture's
+# emit, heal --in's write_healed, the report stage, and the commands that are no graph.
+COMMANDS = {
+    "read": ["read", TWO_RUNS],
+    "heal --log": ["heal", TWO_RUNS, "--log", "repairs.jsonl"],
+    "heal --in --out": ["heal", "--in", TWO_RUNS, "--out", "healed"],
+    "validate": ["validate", TWO_RUNS],
+    "report": ["report", TWO_RUNS],
+    "diff": ["diff", TWO_RUNS, TWO_RUNS],
+    "schema": ["schema", "event"],
+    "golden check": ["golden", "check", SESSION, SESSION],
+    "capture": ["capture", "--runner", "runner.py", "p"],
+    "prompt": ["--runner", "runner.py", "p"],
+}
+
+
+def run_with_stdout_closed(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([REPLAY, *argv], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1), timeout=120, check=False,
+                          env={**os.environ, "REPLAY_RUNNER": ""})
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_a_closed_stdout_is_refused_before_anything_runs(name: str, tmp_path: Path) -> None:
+    (tmp_path / "runner.py").write_text(MARKER_RUNNER)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = run_with_stdout_closed(COMMANDS[name], tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == "<stdout>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no runner ran, no file or folder written
+
+
+def test_a_closed_stderr_never_fails_a_run(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    with out.open("wb") as stdout:
+        proc = subprocess.run([REPLAY, "--log-level", "debug", "read", TWO_RUNS], stdout=stdout, stderr=subprocess.DEVNULL,
+                              preexec_fn=lambda: os.close(2), timeout=120, check=False)
+    assert proc.returncode == 0
+    assert out.read_bytes() == Path(TWO_RUNS).read_bytes()

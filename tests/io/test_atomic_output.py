@@ -1,0 +1,103 @@
+"""Atomic outputs: whole or absent, recognisable temp names that readers skip, devices and FIFOs written in
+place (never renamed over), symbolic links followed, and system errors as E_OUTPUT_WRITE_FAILED."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.journals import TEMP_SUFFIX, atomic_output, expand_paths, is_temp_name, write_atomic
+from replay.pipeline.io.run_files import staged_folder
+
+
+def test_a_file_appears_whole_and_replaces_the_old_one(tmp_path: Path) -> None:
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"old\n")
+    seen: list[list[str]] = []
+    with atomic_output(target) as handle:
+        handle.write(b"new\n")
+        seen.append(sorted(os.listdir(tmp_path)))
+        assert target.read_bytes() == b"old\n"  # the old file stays until the new one is complete
+    assert target.read_bytes() == b"new\n" and os.listdir(tmp_path) == ["out.jsonl"]
+    [temp] = [name for name in seen[0] if name != "out.jsonl"]
+    assert is_temp_name(temp) and temp.startswith(".out.jsonl.") and temp.endswith(TEMP_SUFFIX)
+
+
+def test_a_failure_while_writing_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"old\n")
+    with pytest.raises(RuntimeError), atomic_output(target) as handle:
+        handle.write(b"part")
+        raise RuntimeError("the producer failed")
+    assert os.listdir(tmp_path) == ["out.jsonl"] and target.read_bytes() == b"old\n"
+
+
+def test_a_fifo_named_as_output_is_written_in_place(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_atomic(fifo, b"through the pipe\n")
+    reader.join(timeout=30)
+    assert got == [b"through the pipe\n"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and os.listdir(tmp_path) == ["pipe"]
+
+
+def test_a_device_named_as_output_is_written_in_place_and_its_errors_reported(tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    try:
+        os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))  # /dev/full, made here so a regression replaces this
+    except PermissionError:
+        pytest.skip("cannot make a device node here")
+    with pytest.raises(ReplayError) as failed:
+        write_atomic(full, b"x" * 10)
+    body = failed.value.body
+    assert body["code"] == "E_OUTPUT_WRITE_FAILED" and body["path"] == str(full)
+    assert body["received"] == "ENOSPC: No space left on device" and failed.value.exit_code == 1
+    assert stat.S_ISCHR(os.stat(full).st_mode) and os.listdir(tmp_path) == ["full"]
+
+
+def test_a_symbolic_link_is_followed_and_kept(tmp_path: Path) -> None:
+    (tmp_path / "real.html").write_bytes(b"old")
+    (tmp_path / "link.html").symlink_to("real.html")
+    write_atomic(tmp_path / "link.html", b"new")
+    assert (tmp_path / "link.html").is_symlink() and (tmp_path / "real.html").read_bytes() == b"new"
+    assert sorted(os.listdir(tmp_path)) == ["link.html", "real.html"]
+
+
+def test_a_folder_that_cannot_be_made_is_an_output_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(ReplayError) as failed:
+        write_atomic(tmp_path / "file" / "out.json", b"{}")
+    assert failed.value.code == "E_OUTPUT_WRITE_FAILED" and failed.value.body["received"].startswith(("EEXIST", "ENOTDIR"))
+
+
+def test_readers_skip_temp_files_and_half_staged_folders(tmp_path: Path) -> None:
+    (tmp_path / "run.jsonl").write_bytes(b"{}\n")
+    (tmp_path / f".run.jsonl.abc123{TEMP_SUFFIX}").write_bytes(b"{}\n")
+    staged = tmp_path / f".healed.xyz{TEMP_SUFFIX}"
+    staged.mkdir()
+    (staged / "a.healed.jsonl").write_bytes(b"{}\n")
+    (tmp_path / ".hidden.jsonl").write_bytes(b"{}\n")  # hidden, but no temp: still read
+    assert expand_paths([str(tmp_path)]) == [str(tmp_path / ".hidden.jsonl"), str(tmp_path / "run.jsonl")]
+
+
+def test_a_staged_folder_appears_whole_with_the_usual_permissions_or_not_at_all(tmp_path: Path) -> None:
+    target = tmp_path / "healed"
+    with staged_folder(target) as base:
+        (base / "a.json").write_bytes(b"{}")
+        assert not target.exists() and is_temp_name(base.name)
+    assert os.listdir(target) == ["a.json"] and os.listdir(tmp_path) == ["healed"]
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o777 & ~mask
+    with pytest.raises(RuntimeError), staged_folder(tmp_path / "other") as base:
+        (base / "a.json").write_bytes(b"{}")
+        raise RuntimeError("failed halfway")
+    assert os.listdir(tmp_path) == ["healed"]
