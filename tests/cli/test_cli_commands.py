@@ -96,7 +96,7 @@ def test_several_words_whose_first_is_no_command_are_refused(argv, tmp_path):
     assert "one quoted argument" in error["message"]
 
 
-@pytest.mark.parametrize("verb", ["write", "test", "init", "import", "inspect", "promote", "replay", "version"])
+@pytest.mark.parametrize("verb", ["test", "init", "import", "inspect", "promote", "replay", "version"])
 def test_a_reserved_verb_alone_is_never_a_prompt(verb, tmp_path):
     runner = marker_runner(tmp_path)
     proc = run_replay(verb, cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)})
