@@ -15,6 +15,7 @@ Inputs: the main stream, ``spawn.raw`` and the heal rules' ``repairs`` and ``not
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ import anyio
 import orjson
 
 from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import write_stdout
@@ -72,6 +74,16 @@ class EmitArtifacts(Sink):
 
     def output_files(self) -> list[str]:
         return ["-"] if self.config["summary"] else []  # the per-run files are named as the runs arrive
+
+    def preflight(self, inputs: list[str]) -> None:
+        """A folder to write into that is a file (`--out /dev/null`) is refused before the runner starts."""
+        for key in ("out_dir", "journal_dir"):
+            folder = self.config[key]
+            if folder and os.path.exists(folder) and not os.path.isdir(folder):
+                raise ReplayError("E_USAGE_INVALID", f"the folder to write into, {folder!r}, exists and is not a folder",
+                                  path=folder, expected="a folder (new or existing)", received="not a folder",
+                                  howToFix="Give --out a folder (it is made when missing).",
+                                  example="replay capture --out captures \"prompt\"")
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         runs: list[RunParts] = []

@@ -55,3 +55,15 @@ def test_validate_refuses_a_missing_positional_path(tmp_path: Path) -> None:
     assert proc.returncode == 2 and proc.stdout == b""
     (error,) = errors_of(proc.stderr)
     assert error["code"] == "E_INPUT_PATH_NOT_FOUND" and error["path"] == "nope.jsonl"
+
+
+def test_capture_out_that_is_a_file_is_refused_before_the_runner_starts(tmp_path: Path) -> None:
+    runner = tmp_path / "runner.py"
+    runner.write_text("import json, pathlib, sys\njson.load(sys.stdin)\npathlib.Path(__file__).with_name('ran').write_text('x')\n"
+                      "print(json.dumps({'status': 'ok', 'response': 'ok', 'events': []}))\n")
+    (tmp_path / "captures").write_bytes(b"a file\n")
+    proc = run_replay("capture", "--runner", str(runner), "--out", "captures", "p", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == b""
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and error["path"] == "captures"
+    assert not (tmp_path / "ran").exists() and not (tmp_path / ".replay").exists()
