@@ -10,6 +10,7 @@ import orjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
@@ -96,7 +97,7 @@ class ReadJournal(Source):
 
     async def _produce(self, out: Output) -> None:
         files = expand_paths(self.config["paths"])
-        mark = self.config["mark_sources"] and len(files) > 1
+        mark = self.config["mark_sources"] and max(len(files), command_inputs()) > 1
         for path in files:
             source = "<stdin>" if path == STDIN else printable(path)  # a name for diagnostics, valid UTF-8
             if mark:  # downstream, even through a pipe, each file stays a source of its own

@@ -9,7 +9,8 @@ appears whole or not at all.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,7 +22,7 @@ import orjson
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.engine.registry import register
-from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, Option, Sink
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.run_files import HEALED_JOURNAL, common_root, document_bytes, plan_healed, staged_folder, write_file
 from replay.pipeline.model.healing import healed_artifact, healed_problems
@@ -47,6 +48,8 @@ class WriteHealed(Sink):
     options = {
         "out_dir": Option(str, "", "the folder to write into", required=True),
         "root": Option(str, "", "the folder whose layout is mirrored; empty: the inputs' common folder"),
+        "write_dir": Option(str, "", "write the files into this existing folder instead (a run that renames it to out_dir "
+                                     "when every input is done: `heal --in` with --workers); stdout still names out_dir"),
     }
     ports: ClassVar[tuple[str, ...]] = ("errors",)
 
@@ -110,13 +113,15 @@ class WriteHealed(Sink):
         await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not write the folder
         out_dir = Path(self.config["out_dir"])
         written: list[bytes] = []
-        with staged_folder(out_dir) as base:
+        files: list[str] = []
+        with _folder(out_dir, self.config["write_dir"]) as base:
             for (healed_rel, data), (log_rel, log), source in outputs:
-                write_file(base / healed_rel, data)
-                write_file(base / log_rel, document_bytes(log))
+                files.append(write_file(base / healed_rel, data))
+                files.append(write_file(base / log_rel, document_bytes(log)))
                 written.append(orjson.dumps({"source": source, "healed": printable(str(out_dir / healed_rel)),
                                              "log": printable(str(out_dir / log_rel)),
                                              "repairs": log["summary"]["total"]}) + b"\n")
+        self.publish(OUTPUTS_WRITTEN, files)
         write_stdout(b"".join(written))
 
     def _render(self, source: str, path: str, done: _Healed) -> tuple[tuple[Path, bytes], tuple[Path, dict[str, Any]], str]:
@@ -134,3 +139,12 @@ class WriteHealed(Sink):
         run_id = (done.run or {}).get("runId") or next((e.get("runId") for e in done.events), None)
         log = heal_log_document(done.repairs, done.notices, artifact_id=artifact_id, run_id=run_id, source=source)
         return (healed_rel, data), (log_rel, log), source
+
+
+@contextmanager
+def _folder(out_dir: Path, write_dir: str) -> Iterator[Path]:
+    if write_dir:
+        yield Path(write_dir)
+    else:
+        with staged_folder(out_dir) as base:
+            yield base

@@ -149,6 +149,11 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_JOURNAL_READ_FAILED": ("the journal could not be read (IO error, a line that is no record)", "Fix or cut the journal at the byte offset given; `replay heal` drops a torn last line."),
     "E_DIFF_INPUT_INVALID": ("diff needs exactly two runs", "Give two journals, artifacts or run ids (or a stream holding two runs)."),
     "E_RUNS_DIFFER": ("the two runs differ", "Read the differences on stdout; `--ignore PATH` leaves out fields expected to differ."),
+    # scaling out and live streams
+    "E_EXTRA_NOT_INSTALLED": ("an optional extra this feature needs is not installed", "Install it: pip install 'agent-replay[dask]' (or [nats])."),
+    "E_CLUSTER_UNREACHABLE": ("the Dask scheduler could not be reached", "Check --scheduler / DASK_SCHEDULER_ADDRESS and that the scheduler is running."),
+    "E_CLUSTER_TASK_FAILED": ("a Dask task failed (its workers kept dying, or the task broke)", "Read the message and the workers' logs (memory limits, killed processes)."),
+    "E_NATS_UNREACHABLE": ("the NATS server could not be reached, or has no JetStream", "Check the nats:// address and that the server runs with JetStream (nats-server -js)."),
     # internal
     "E_UNHANDLED": ("unexpected runtime failure", "Rerun with --log-level debug and report the output."),
 }

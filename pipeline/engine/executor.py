@@ -120,6 +120,7 @@ class RunResult:
     first_error: dict[str, Any] | None = None
     dropped: dict[str, int] = field(default_factory=dict)  # side records nobody consumed, per port
     facts: dict[str, Any] = field(default_factory=dict)  # what the stages published for the command
+    records: int = 0  # what the sources sent (lines, events): a progress count for runs over many inputs
 
 
 @dataclass
@@ -257,8 +258,11 @@ async def run_graph(
     async def run_source(task: _Task, node: _Live) -> None:
         """A source, or an async transform (a source that also reads its input channel)."""
         main = task.outs.get((node.id, MAIN), [])
+        counts = isinstance(node.stage, Source)
 
         async def send(batch: Batch) -> None:
+            if counts:
+                result.records += len(batch)
             if main:
                 await fanout(main, batch)
 

@@ -29,6 +29,10 @@ from typing import Any, ClassVar
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import diagnostic
 
+# The fact a sink publishes with the files it wrote (a list of paths): a run over many inputs records
+# them in its manifest, with their sizes and content hashes.
+OUTPUTS_WRITTEN = "outputs_written"
+
 
 @dataclass(frozen=True)
 class Option:

@@ -22,6 +22,7 @@ from anyio import to_thread
 
 from replay.pipeline.engine.errors import PipeClosed, ReplayError, stdout_closed
 from replay.pipeline.engine.preflight import stdout_is_open
+from replay.pipeline.engine.share import stdout_capture
 
 
 def fd_kind(fd: int) -> str:
@@ -197,9 +198,23 @@ def silence_stdout() -> None:
         pass
 
 
+class _BufferWriter:
+    def __init__(self, buffer: bytearray) -> None:
+        self.buffer = buffer
+
+    async def write(self, data: bytes) -> None:
+        self.buffer += data
+        await anyio.lowlevel.checkpoint()
+
+
 def write_stdout(data: bytes) -> None:
-    """Write (and flush) ``data`` on stdout from synchronous code: a reader gone away is PipeClosed, a
-    closed stdout E_OUTPUT_UNWRITABLE, a write the system refuses E_OUTPUT_WRITE_FAILED."""
+    """Write (and flush) ``data`` on stdout from synchronous code (into the run's buffer when it is one
+    share of a bigger command): a reader gone away is PipeClosed, a closed stdout E_OUTPUT_UNWRITABLE, a
+    write the system refuses E_OUTPUT_WRITE_FAILED."""
+    buffer = stdout_capture()
+    if buffer is not None:
+        buffer += data
+        return
     if not stdout_is_open():
         raise stdout_closed()
     try:
@@ -218,8 +233,12 @@ def write_stdout(data: bytes) -> None:
 
 
 @asynccontextmanager
-async def stdout_writer() -> AsyncIterator[FdWriter]:
+async def stdout_writer() -> AsyncIterator[FdWriter | _BufferWriter]:
     """Data to stdout (pipes without blocking the event loop); a reader gone away is PipeClosed."""
+    buffer = stdout_capture()
+    if buffer is not None:
+        yield _BufferWriter(buffer)
+        return
     if not stdout_is_open():
         raise stdout_closed()
     try:

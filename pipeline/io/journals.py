@@ -24,8 +24,8 @@ from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonb
 
 STDIN = "-"
 JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
-# Side files that capture writes next to its artifacts; they are not journals.
-NOT_JOURNALS = (".raw.json", ".heal-log.json")
+# Side files that capture writes next to its artifacts, and the manifests of runs over many inputs: not journals.
+NOT_JOURNALS = (".raw.json", ".heal-log.json", ".replay-manifest.json")
 CHUNK_BYTES = 64 * 1024  # split, parse and write a chunk while it is still in the CPU cache
 BATCH_EVENTS = 128  # events per batch on a channel: past a few hundred, parsing slows (cache, GC)
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024

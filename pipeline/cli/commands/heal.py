@@ -3,14 +3,20 @@ artifact files into a folder (spec: heal-dir)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import exit_code_for, logger, run_spec
+from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
-from replay.pipeline.engine.errors import EXIT_OK, ReplayError
+from replay.pipeline.cli.scale import Scale, run_over, scale_options
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, StrictAbort
+from replay.pipeline.engine.executor import StageFailed
+from replay.pipeline.engine.parallel import Work
+from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import expand_paths
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
@@ -20,6 +26,8 @@ Examples:
   replay read run.jsonl | replay heal > healed.jsonl
   replay heal --log repairs.jsonl < broken.jsonl > healed.jsonl
   replay heal --in .replay/artifacts --out .replay/healed
+  replay heal --in runs/ --out healed/ --workers 8
+  replay heal --in runs/ --out healed/ --engine dask --scheduler tcp://10.0.0.5:8786
   replay heal --rules my.rules.json run.jsonl
   replay heal ~/.claude/projects/<project>/<session>.jsonl --log repairs.jsonl
   replay heal --dialect-out claude-code broken-session.jsonl > repaired-session.jsonl
@@ -38,9 +46,10 @@ Graphs: `replay stages --graph heal`, `--graph heal-dir`; the rules in order: `-
               help="Write the healed runs back in the dialect they were read from (auto: each its own).")
 @max_line_option
 @strict_option
+@scale_options
 def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_path: str | None,
          rules_path: str | None, summary: bool, dialect: str, dialect_out: str | None, max_line_bytes: int,
-         strict: bool) -> int:
+         strict: bool, workers: int | None, engine: str, scheduler: str | None, quiet: bool) -> int:
     """Heal journals: map type aliases, insert missing run_started / terminal / assistant_message events,
     make payloads objects, repair timestamps and missing runIds, drop exact adjacent duplicates and
     renumber seq 1..n per run. Events that needed no repair come out byte for byte. Healing a healed
@@ -51,7 +60,9 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
 
     Filter mode (PATHs or stdin -> stdout) unless --in is given. Directory mode reads artifacts
     (*.json, *.jsonl) under --in and writes healed copies and heal logs under --out; stdout then gets
-    one JSON line per file written.
+    one JSON line per file written. Files are healed in parallel (--workers, --engine dask), the output
+    in input order whatever the workers; OUT/.replay-manifest.json records every input, and a run
+    again (after a crash, or with new inputs) heals only what it does not record.
     """
     bound: dict[str, Any] = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes,
                              "dialect.dialect": dialect}
@@ -71,7 +82,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
             logger().warning("heal.nothing_found", path=in_path, hint="directory mode heals *.json artifacts and *.jsonl journals")
             return EXIT_OK
         bound |= {"write.out_dir": out_dir, "write.root": str(root)}
-        return exit_code_for(run_spec("heal-dir", files, set=bound, strict=strict))
+        return heal_folder(bound, files, root, Path(out_dir), Scale(workers, engine, scheduler, quiet), strict)
     add: dict[str, dict[str, Any]] = {}
     if log_path:
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
@@ -100,3 +111,31 @@ def directory_inputs(in_path: str) -> tuple[Path, list[str]]:
     present = set(files)
     files = [f for f in files if not (f.endswith(".healed.json") and f[: -len(".healed.json")] + ".artifact.json" in present)]
     return root, files
+
+
+def heal_folder(bound: dict[str, Any], files: list[str], root: Path, target: Path, scale: Scale, strict: bool) -> int:
+    """Directory mode: the heal-dir graph once per input, in parallel, into ``target``.
+
+    A new ``target`` is filled as the hidden sibling ``.<name>.partial`` and renamed into place when
+    every input is done, so it appears whole; a run that was killed or interrupted leaves that folder,
+    and the next run resumes from what its manifest fragments record. An existing ``target`` is
+    written in place (each file atomically), the manifest last.
+    """
+    from replay.pipeline.io.manifest import Manifest, work_key
+
+    doc = bind(load_spec("heal-dir"), set=bound)
+    key = work_key(doc, package_version())
+    work_dir = target if target.is_dir() else target.parent / f".{target.name}.partial"
+    work = Work(bind(doc, set={"write.write_dir": str(work_dir)}), log_level=logger().level, strict=strict,
+                digest=True, inputs=len(files))
+    created = not work_dir.exists()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        totals = run_over(work, files, scale, label="heal", manifest=Manifest(work_dir, key, root, "heal"))
+    except (ReplayError, StrictAbort, StageFailed):  # the command failed as one run would: no folder
+        if work_dir != target and created:
+            shutil.rmtree(work_dir, ignore_errors=True)
+        raise
+    if work_dir != target:
+        os.replace(work_dir, target)
+    return EXIT_FAILED if totals.errors else EXIT_OK

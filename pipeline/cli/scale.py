@@ -1,0 +1,196 @@
+"""The flags and the loop of a command over many inputs: --workers, --engine, --scheduler, --quiet, the progress bar.
+
+``run_over`` takes a command's bound spec (``Work``) and its input files, refuses what one run over
+all of them would refuse, skips what a manifest already records, runs the rest on the chosen backend
+and hands every input's outcome to the command in input order (by default: its stdout to stdout, its
+diagnostics to stderr). An input whose run failed ends the command there, as it would have ended a
+single run; the inputs before it have been printed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from replay.pipeline.engine.parallel import (
+    CLUSTER_TASK_INPUTS,
+    LOCAL_TASK_INPUTS,
+    SMALL_JOB_BYTES,
+    Completions,
+    Outcome,
+    Work,
+    default_workers,
+    in_order,
+    local_tasks,
+    partition,
+    preflight_all,
+    total_bytes,
+)
+
+ENGINES = ("local", "dask")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a command spreads its inputs: worker count (None: decide), engine, scheduler, progress bar."""
+
+    workers: int | None = None
+    engine: str = "local"
+    scheduler: str | None = None
+    quiet: bool = False
+
+    @property
+    def asked(self) -> bool:
+        """Did the user ask for parallel runs (rather than take the default)?"""
+        return self.workers is not None or self.engine == "dask"
+
+
+def scale_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--workers, --engine, --scheduler and --quiet (the command builds ``Scale(workers, engine, scheduler, quiet)``)."""
+    options = [
+        click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Process journals in N parallel workers, each running the command's graph "
+                          "[default: the number of cores; small jobs run in this process]."),
+        click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
+                     help="local: worker processes on this machine; dask: tasks on a Dask cluster (extra `dask`)."),
+        click.option("--scheduler", metavar="ADDRESS", default=None,
+                     help="Dask scheduler address (tcp://HOST:8786) for --engine dask [default: "
+                          "DASK_SCHEDULER_ADDRESS, else a local cluster of --workers processes]."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar (it is shown only when stderr is a terminal)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@dataclass
+class Totals:
+    """What the inputs added up to."""
+
+    inputs: int = 0
+    skipped: int = 0
+    errors: int = 0
+    records: int = 0
+    facts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Progress:
+    """click's progress bar on stderr (journals done / total, events/s, errors), only on a terminal."""
+
+    def __init__(self, total: int, label: str, enabled: bool) -> None:
+        self.started = time.perf_counter()
+        self.records = 0
+        self.errors = 0
+        self.bar: Any = None
+        if enabled and total:
+            self.bar = click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True, show_eta=False,
+                                         item_show_func=self._describe)
+            self.bar.__enter__()
+
+    def _describe(self, _item: Any) -> str:
+        seconds = max(time.perf_counter() - self.started, 1e-6)
+        return f"{self.records / seconds:,.0f} events/s, {self.errors} errors"
+
+    def advance(self, outcomes: list[Outcome]) -> None:
+        self.records += sum(o.records for o in outcomes if not o.skipped)
+        self.errors += sum(o.errors for o in outcomes)
+        if self.bar is not None:
+            self.bar.update(len(outcomes), current_item=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def stderr_is_terminal() -> bool:
+    return sys.stderr is not None and sys.stderr.isatty()
+
+
+def print_outcome(outcome: Outcome) -> None:
+    """An input's output where one run would have put it: stdout, then its diagnostics on stderr."""
+    from replay.pipeline.io.fdio import write_stdout
+
+    if outcome.stderr:
+        sys.stderr.flush()
+        sys.stderr.buffer.write(outcome.stderr)
+        sys.stderr.buffer.flush()
+    if outcome.stdout:
+        write_stdout(outcome.stdout)
+
+
+def choose_workers(scale: Scale, files: list[str]) -> int:
+    if scale.workers is not None:
+        return scale.workers
+    if scale.engine == "dask":
+        return default_workers()
+    return default_workers() if total_bytes(files) >= SMALL_JOB_BYTES else 1
+
+
+def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest: Any = None,
+             take: Callable[[Outcome], None] = print_outcome,
+             completions: Callable[[Work, list[tuple[int, list[str]]], int], Completions] | None = None) -> Totals:
+    """Run ``work`` over ``files`` and hand each outcome to ``take`` in input order.
+
+    ``manifest`` (an ``io.manifest.Manifest``) skips recorded inputs and records each finished task.
+    ``completions`` replaces the backend (tests); else local workers or Dask, as ``scale`` says.
+    """
+    preflight_all(work, files)
+    reused: dict[str, Outcome] = {}
+    if manifest is not None:
+        manifest.load()
+        reused = manifest.reusable(files)
+    todo = [f for f in files if f not in reused]
+    workers = choose_workers(scale, todo)
+    most = CLUSTER_TASK_INPUTS if scale.engine == "dask" else LOCAL_TASK_INPUTS
+    chunks = partition(todo, workers, most)
+    if completions is None:
+        completions = _backend(scale)
+    totals = Totals(inputs=len(files), skipped=len(reused))
+    progress = Progress(len(files), label, enabled=not scale.quiet and stderr_is_terminal())
+    if reused:
+        progress.advance(list(reused.values()))
+
+    def on_done(_index: int, outcomes: list[Outcome]) -> None:
+        progress.advance(outcomes)
+        if manifest is not None:
+            manifest.record(outcomes)
+
+    done: list[Outcome] = []
+    try:
+        fresh: Iterator[Outcome] = in_order(chunks, completions(work, chunks, workers), on_done)
+        for path in files:
+            outcome = reused.get(path) or next(fresh)
+            assert outcome.path == path, (outcome.path, path)
+            if outcome.failure is not None:
+                take(outcome)
+                raise outcome.failure.exception()
+            totals.errors += outcome.errors
+            totals.records += outcome.records
+            totals.facts.append(outcome.facts)
+            done.append(outcome)
+            take(outcome)
+        for _ in fresh:  # let the backend finish (it stops its workers)
+            pass
+    finally:
+        progress.close()
+    if manifest is not None:
+        manifest.finish(done)
+    from replay.pipeline.cli.app import logger
+
+    logger().info("scale.done", label=label, inputs=totals.inputs, skipped=totals.skipped, computed=len(todo),
+                  tasks=len(chunks), workers=min(workers, max(1, len(chunks))), engine=scale.engine, errors=totals.errors)
+    return totals
+
+
+def _backend(scale: Scale) -> Callable[[Work, list[tuple[int, list[str]]], int], Completions]:
+    if scale.engine == "dask":
+        from replay.pipeline.engine.dask_backend import dask_tasks
+
+        return lambda work, chunks, workers: dask_tasks(work, chunks, scheduler=scale.scheduler, workers=workers)
+    return local_tasks

@@ -1,0 +1,71 @@
+"""The Dask backend of a run over many inputs: each task (hundreds of inputs) runs on a Dask worker.
+
+``--engine dask`` with ``--scheduler ADDRESS`` (or ``DASK_SCHEDULER_ADDRESS``) uses that cluster;
+without one, a local cluster of ``workers`` worker processes is started for the run and stopped
+after it. A task is ``parallel.run_inputs``: the command's graph, once per input, under
+``anyio.run``; it writes its outputs atomically under deterministic names, so a task that Dask runs
+again (its worker died) writes the same bytes and leaves no partial file. Inputs and outputs must be
+visible under the same paths on every worker (one machine, or a shared filesystem). Dask is an
+optional extra: ``pip install 'agent-replay[dask]'``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from contextlib import ExitStack
+from typing import Any
+
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
+from replay.pipeline.engine.parallel import Chunk, Completions, Work, run_inputs
+
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+CONNECT_SECONDS = 10
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ReplayError("E_EXTRA_NOT_INSTALLED", "--engine dask needs Dask's distributed scheduler, which is not installed",
+                          received=str(exc), expected="the `dask` extra",
+                          howToFix="pip install 'agent-replay[dask]' (or use the local engine: --workers N)") from exc
+    return distributed
+
+
+def scheduler_address(given: str | None) -> str | None:
+    return given or os.environ.get(SCHEDULER_ENV) or None
+
+
+def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None, workers: int = 2) -> Completions:
+    """Submit every task to the cluster; yields (task number, outcomes) as tasks finish."""
+    distributed = _distributed()
+    address = scheduler_address(scheduler)
+    with ExitStack() as stack:
+        if address:
+            try:
+                client = stack.enter_context(distributed.Client(address, timeout=CONNECT_SECONDS))
+            except (OSError, TimeoutError) as exc:
+                raise ReplayError("E_CLUSTER_UNREACHABLE", f"no Dask scheduler answered at {address!r}: {exc}",
+                                  received=address, expected="a running scheduler, e.g. tcp://10.0.0.5:8786") from exc
+        else:
+            cluster = stack.enter_context(distributed.LocalCluster(
+                n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None,
+                silence_logs=logging.ERROR))
+            client = stack.enter_context(distributed.Client(cluster))
+        run = uuid.uuid4().hex[:12]  # task keys of this run: a cluster may serve several runs at once
+        futures = {client.submit(run_inputs, work, paths, key=f"replay-{run}-{index}", pure=False): index
+                   for index, paths in chunks}
+        try:
+            for future in distributed.as_completed(list(futures)):
+                index = futures[future]
+                try:
+                    outcomes = future.result()
+                except Exception as exc:  # the task's worker died too often (KilledWorker), or the task itself broke
+                    raise ReplayError("E_CLUSTER_TASK_FAILED", f"Dask task {index} failed: {type(exc).__name__}: {exc}",
+                                      received=type(exc).__name__, exit_code=EXIT_FAILED) from exc
+                yield index, outcomes
+        finally:
+            for future in futures:
+                future.cancel()

@@ -1,0 +1,274 @@
+"""Many inputs in parallel: each input is one run of the command's stage graph; inputs go in tasks to workers.
+
+A command over a folder (``heal --in``, ``validate --in``, ``report --in``, ``replay run`` with
+``--workers``) hands this module a ``Work``: its graph spec with its flags bound, as a config
+document. A task is a list of inputs; it builds the graph once per input (the input bound to the
+options that take the command's arguments, as ``replay run SPEC PATH`` would) and runs it with
+``anyio.run``. What the run prints on stdout, its diagnostics and log lines on stderr, the facts its
+stages publish and the number of records its sources sent come back as one ``Outcome`` per input,
+so the command prints every input's output in input order whatever order the tasks finish in: the
+output of ``--workers 8`` is the output of ``--workers 1``.
+
+A task never raises for an input: a failure becomes the input's ``Failure`` (a plain value, so it
+crosses process boundaries), and the command raises it in input order. Backends: ``local_tasks``
+(this process for one worker, else worker processes) and ``dask_backend.dask_tasks``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from replay.pipeline.engine.errors import EXIT_FAILED, PipeClosed, ReplayError, StrictAbort
+from replay.pipeline.engine.executor import ErrorPort, StageFailed, plan, run_graph
+from replay.pipeline.engine.log import make_logger
+from replay.pipeline.engine.preflight import preflight
+from replay.pipeline.engine.registry import Registry
+from replay.pipeline.engine.share import one_share
+from replay.pipeline.engine.stage import OUTPUTS_WRITTEN
+
+Chunk = tuple[int, list[str]]  # a task: its number and its inputs
+Completions = Iterator[tuple[int, list["Outcome"]]]  # (task number, its outcomes), in the order tasks finish
+SMALL_JOB_BYTES = 8 << 20  # below this, worker processes cost more than they save (unless asked for)
+LOCAL_TASK_INPUTS = 32  # at most this many inputs per task on local workers (output flows in order)
+CLUSTER_TASK_INPUTS = 200  # a Dask task carries hundreds of inputs: scheduling one costs ~1 ms
+
+
+@dataclass(frozen=True)
+class Work:
+    """What every task runs: a config document (a command's spec bound with its flags) per input."""
+
+    doc: dict[str, Any]
+    log_level: str = "warning"
+    strict: bool = False
+    digest: bool = False  # sizes and SHA-256 of each input and output, for a manifest
+    inputs: int = 0  # how many inputs the whole command reads (each run is one of them)
+
+
+@dataclass
+class Failure:
+    """Why an input's run did not complete, as a value: rebuilt into the exception by ``exception()``."""
+
+    kind: str  # "error" (a ReplayError), "strict" (--strict met an error), "stage" (a stage raised), "pipe"
+    body: dict[str, Any]
+    exit_code: int = EXIT_FAILED
+    stage: str | None = None
+
+    def exception(self) -> BaseException:
+        if self.kind == "strict":
+            return StrictAbort(self.body)
+        if self.kind == "pipe":
+            return PipeClosed()
+        if self.kind == "stage":
+            return StageFailed(self.stage or "?", RuntimeError(self.body.get("message", "")))
+        fields = {k: v for k, v in self.body.items() if k not in ("code", "message")}
+        return ReplayError(self.body["code"], self.body.get("message", ""), exit_code=self.exit_code, **fields)
+
+
+@dataclass
+class Outcome:
+    """One input's run: what it printed, what it reported, what it wrote."""
+
+    path: str
+    stdout: bytes = b""
+    stderr: bytes = b""
+    errors: int = 0
+    codes: dict[str, int] = field(default_factory=dict)  # diagnostics by code
+    records: int = 0
+    facts: dict[str, Any] = field(default_factory=dict)
+    failure: Failure | None = None
+    size: int = -1  # with Work.digest: the input's size, modification time and content hash when it was read
+    mtime_ns: int = 0
+    sha256: str = ""
+    outputs: list[tuple[str, int, str]] = field(default_factory=list)  # (path, size, sha256) of each file written
+    seconds: float = 0.0
+    skipped: bool = False  # taken from a manifest, not run
+
+
+class _Stderr:
+    """A run's stderr: diagnostics (bytes) and log lines (text, from structlog's PrintLogger) in order."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write_bytes(self, data: bytes) -> None:
+        self.data += data
+
+    def write(self, text: str) -> int:
+        self.data += text.encode("utf-8", "replace")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _CountingPort(ErrorPort):
+    """The default error port, also counting diagnostics by code."""
+
+    def __init__(self, strict: bool, write: Callable[[bytes], Any]) -> None:
+        super().__init__(strict=strict, write=write)
+        self.codes: dict[str, int] = {}
+
+    def put(self, records: list[dict[str, Any]]) -> None:
+        for record in records:
+            code = str(record.get("code"))
+            self.codes[code] = self.codes.get(code, 0) + 1
+        super().put(records)
+
+
+def file_digest(path: str) -> tuple[int, str]:
+    """Size and SHA-256 of a file's bytes."""
+    with open(path, "rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256")
+        return handle.tell(), digest.hexdigest()
+
+
+def input_digest(path: str) -> tuple[int, int, str]:
+    """Size, modification time (ns) and SHA-256 of an input, from one open file."""
+    with open(path, "rb") as handle:
+        mtime = os.fstat(handle.fileno()).st_mtime_ns
+        digest = hashlib.file_digest(handle, "sha256")
+        return handle.tell(), mtime, digest.hexdigest()
+
+
+def run_inputs(work: Work, paths: list[str]) -> list[Outcome]:
+    """A task: run the graph once per input, in order, inside one event loop. Never raises for an input."""
+    registry = Registry()
+
+    async def run_all() -> list[Outcome]:
+        outcomes = []
+        for path in paths:
+            with one_share(work.inputs) as stdout:
+                outcome = await _run_one(work, path, registry)
+                outcome.stdout = bytes(stdout)
+            outcomes.append(outcome)
+        return outcomes
+
+    return anyio.run(run_all)
+
+
+async def _run_one(work: Work, path: str, registry: Registry) -> Outcome:
+    from replay.pipeline.engine.config import graph_from_config
+
+    started = time.perf_counter()
+    outcome = Outcome(path)
+    stderr = _Stderr()
+    port = _CountingPort(work.strict, stderr.write_bytes)
+    try:
+        if work.digest:
+            outcome.size, outcome.mtime_ns, outcome.sha256 = input_digest(path)
+        graph = graph_from_config(work.doc, registry=registry, paths=[path])
+        result = await run_graph(graph, error_port=port, log=make_logger(work.log_level, stderr))  # type: ignore[arg-type]
+        outcome.records = result.records
+        outcome.facts = result.facts
+        if work.digest:
+            outcome.outputs = [(out, *file_digest(out)) for out in result.facts.get(OUTPUTS_WRITTEN, [])]
+    except ReplayError as exc:
+        outcome.failure = Failure("error", exc.body, exc.exit_code)
+    except StrictAbort as exc:
+        outcome.failure = Failure("strict", exc.body)
+    except (PipeClosed, BrokenPipeError):
+        outcome.failure = Failure("pipe", {})
+    except StageFailed as exc:
+        outcome.failure = Failure("stage", {"message": str(exc)}, stage=exc.stage_id)
+    except OSError as exc:  # the input vanished or could not be hashed
+        outcome.failure = Failure("error", {"code": "E_INPUT_UNREADABLE", "message": f"cannot read {path!r}: {exc.strerror or exc}",
+                                            "path": path})
+    outcome.errors = port.count
+    outcome.codes = port.codes
+    outcome.stderr = bytes(stderr.data)
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def preflight_all(work: Work, paths: list[str]) -> None:
+    """Refusals over the whole set of inputs before any task starts (two inputs healing into one file,
+    an output over an input): what one run of the graph over every input would refuse."""
+    from replay.pipeline.engine.config import graph_from_config
+
+    graph = graph_from_config(work.doc, paths=list(paths))
+    tasks, _ = plan(graph)
+    preflight(live.stage for task in tasks for live in task.nodes)
+
+
+def partition(paths: list[str], workers: int, most: int) -> list[Chunk]:
+    """Inputs in contiguous tasks: about eight per worker (so a slow one does not hold the end back),
+    at most ``most`` inputs each. Depends only on the inputs and the numbers, never on timing."""
+    if not paths:
+        return []
+    size = max(1, min(most, math.ceil(len(paths) / (max(1, workers) * 8))))
+    return [(k, paths[start:start + size]) for k, start in enumerate(range(0, len(paths), size))]
+
+
+def default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _worker_start() -> None:
+    import gc
+
+    gc.freeze()  # as the CLI does: parsed events are acyclic and die young
+    gc.set_threshold(50_000, 50, 100)
+
+
+def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
+    """Run the tasks in this process (one worker) or in ``workers`` worker processes; yields as they finish.
+    Worker processes come from a fork server (no threads of this process are copied into them)."""
+    if workers <= 1 or len(chunks) <= 1:
+        for index, paths in chunks:
+            yield index, run_inputs(work, paths)
+        return
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["replay.pipeline.engine.parallel", "replay.pipeline.engine.config"])
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context, initializer=_worker_start)
+    try:
+        pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index for index, paths in chunks}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=pending.__getitem__):
+                index = pending.pop(future)
+                yield index, future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def in_order(chunks: list[Chunk], completions: Completions,
+             on_done: Callable[[int, list[Outcome]], None] | None = None) -> Iterator[Outcome]:
+    """Outcomes in input order, each as soon as every input before it is done; ``on_done`` sees every
+    task as it finishes (progress, manifest fragments)."""
+    waiting: dict[int, list[Outcome]] = {}
+    next_index = 0
+    order = [index for index, _ in chunks]
+    for index, outcomes in completions:
+        if on_done is not None:
+            on_done(index, outcomes)
+        waiting[index] = outcomes
+        while next_index < len(order) and order[next_index] in waiting:
+            yield from waiting.pop(order[next_index])
+            next_index += 1
+
+
+def total_bytes(paths: Iterable[str]) -> int:
+    total = 0
+    for path in paths:
+        try:
+            total += os.stat(path).st_size
+        except OSError:
+            continue
+    return total
