@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.pipeline.cli.scale import Scale, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, stdin_is_terminal
 from replay.stages.report import DEFAULT_TITLE, FORMATS
@@ -51,6 +55,7 @@ Examples:
   replay read run.jsonl | replay heal | replay report
   replay report --in .replay/artifacts
   replay report --in .replay/artifacts --format html --out report.html
+  replay report --in runs/ --workers 4 --format json --out report.json
   replay report runs/ --format junit --out junit.xml --fail-on-error
   replay report run.jsonl --format json | jq .aggregate.toolCalls
 \b
@@ -69,8 +74,10 @@ Graph: `replay stages --graph report`.""")
               help="Do not count repairs from the <id>.heal-log.json files beside artifacts.")
 @max_line_option
 @strict_option
+@scale_options
 def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, out: str | None, title: str,
-           fail_on_error: bool, no_heal_logs: bool, max_line_bytes: int, strict: bool) -> int:
+           fail_on_error: bool, no_heal_logs: bool, max_line_bytes: int, strict: bool,
+           workers: int | None, engine: str, scheduler: str | None, quiet: bool) -> int:
     """Report on runs: status, events by type, tool calls, errors, usage, repairs and duration, per run and in all.
 
     Reads a stream on stdin (`replay read ... | replay heal | replay report`) or the PATHs / --in
@@ -81,6 +88,9 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     Exit 0 when the report was written, even if runs in it failed (unless --fail-on-error); 1 when
     input lines could not be read (reported on stderr; the report is still written, except with
     --strict, which stops at the first one); 2 when the input cannot be used at all.
+
+    Files are summarized in parallel (--workers, --engine dask): each worker runs the graph up to
+    `summarize` over its files, and one `report` stage renders the summaries in input order.
     """
     if out is not None and Path(out).is_dir():
         raise ReplayError("E_USAGE_INVALID", f"--out {out!r} is a directory; name the report file",
@@ -95,13 +105,44 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     if files == []:
         logger().warning("report.no_inputs", paths=[*in_paths, *paths], message="no journals or artifacts found")
         files = [os.devnull]  # an empty report rather than reading stdin
-    result = run_spec("report", files or [], strict=strict, set={
-        "read.max_line_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
-        "report.format": fmt, "report.path": out or "-", "report.title": title,
-    })
-    code = exit_code_for(result)
+    bound = {"read.max_line_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
+             "report.format": fmt, "report.path": out or "-", "report.title": title}
+    if files and STDIN not in files:
+        errors, result = _report_in_parallel(files, bound, Scale(workers, engine, scheduler, quiet), strict)
+        code = EXIT_FAILED if errors or result.errors else 0
+    else:
+        result = run_spec("report", files or [], strict=strict, set=bound)
+        code = exit_code_for(result)
     failed = result.facts.get("failed_runs", 0)
     if code == 0 and fail_on_error and failed:
         logger().warning("report.failed_runs", failed=failed)
         return EXIT_FAILED
     return code
+
+
+def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, strict: bool) -> tuple[int, Any]:
+    """Map: the report graph without its `report` stage, once per file, its summary records kept in input
+    order. Reduce: the report graph without `summarize`, over those records. Diagnostics are printed as
+    the files' runs report them, in input order."""
+    from replay.pipeline.engine.parallel import Work, preflight_all
+    from replay.pipeline.engine.spec import bind, load_spec
+
+    spec = load_spec("report")
+    preflight_all(Work(bind(spec, set=bound)), files)  # what the whole graph refuses (a report over an input)
+    doc = bind(spec, set=bound, bypass=["report"], add={"summaries": {"type": "write", "inputs": ["summarize"]}})
+    work = Work(doc, log_level=logger().level, strict=strict, inputs=len(files))
+    with tempfile.TemporaryDirectory(prefix="replay-report-") as folder:
+        summaries = Path(folder) / "summaries.jsonl"
+        with summaries.open("wb") as sink:
+
+            def take(outcome: Any) -> None:
+                if outcome.stderr:
+                    sys.stderr.flush()
+                    sys.stderr.buffer.write(outcome.stderr)
+                    sys.stderr.buffer.flush()
+                sink.write(outcome.stdout)
+
+            totals = run_over(work, files, scale, label="report", take=take)
+        result = run_spec("report", [str(summaries)], strict=strict, bypass=["summarize"],
+                          set={**bound, "read.mark_sources": False})
+    return totals.errors, result

@@ -8,7 +8,10 @@ import click
 
 from replay.pipeline.cli.app import logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.pipeline.cli.scale import Scale, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
+from replay.pipeline.engine.parallel import Work
+from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import STDIN, expand_paths, require_stdin, stdin_is_terminal
 
 ARTIFACT_SUFFIXES = (".json", ".json.gz")
@@ -85,6 +88,7 @@ stdout: one JSON line per input validated, e.g.
 Examples:
   replay validate .replay/artifacts                every artifact and journal below it
   replay validate run_1.healed.json                (the same as --in run_1.healed.json)
+  replay validate runs/ --workers 4 --quiet        in 4 worker processes, no progress bar
   replay read runs/ | replay validate              a stream on stdin
   replay read runs/ | replay validate --pass-through | replay report
 \b
@@ -98,14 +102,17 @@ Graph: `replay stages --graph validate`.""")
                    "so validate can sit inside a pipeline.")
 @max_line_option
 @strict_option
-def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool, max_line_bytes: int, strict: bool) -> int:
+@scale_options
+def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool, max_line_bytes: int, strict: bool,
+             workers: int | None, engine: str, scheduler: str | None, quiet: bool) -> int:
     """Validate replay artifacts and journals against the canonical formats.
 
     Artifacts are checked against `replay schema replay-artifact`, journal lines against
     `replay schema stream`; in each run, seq must go 1, 2, ... n. Every problem of every input is
     reported, not only the first. PATHs and --in PATH mean the same (PATHs first, like read, heal and
-    report); without either, the stream on stdin is validated (a JSON artifact piped on stdin is read
-    as its run record and events: pass its path to check its top-level fields).
+    report); files are checked in parallel (--workers, --engine dask), the output in input order
+    whatever the workers. Without either, the stream on stdin is validated (a JSON artifact piped on
+    stdin is read as its run record and events: pass its path to check its top-level fields).
     """
     inputs = (*paths, *inputs)
     if pass_through and inputs and inputs != (STDIN,):
@@ -119,6 +126,11 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
         logger().warning("validate.nothing_found", inputs=list(inputs),
                          hint="directories are searched for *.json artifacts and *.jsonl journals")
         return EXIT_OK
-    result = run_spec("validate", [path for path, _ in files], set={"read.max_line_bytes": max_line_bytes},
-                      bypass=["summary"] if pass_through else (), strict=strict)
-    return EXIT_FAILED if result.errors else EXIT_OK
+    bound = {"read.max_line_bytes": max_line_bytes}
+    paths = [path for path, _ in files]
+    if pass_through or STDIN in paths:
+        result = run_spec("validate", paths, set=bound, bypass=["summary"] if pass_through else (), strict=strict)
+        return EXIT_FAILED if result.errors else EXIT_OK
+    work = Work(bind(load_spec("validate"), set=bound), log_level=logger().level, strict=strict, inputs=len(paths))
+    totals = run_over(work, paths, Scale(workers, engine, scheduler, quiet), label="validate")
+    return EXIT_FAILED if totals.errors else EXIT_OK
