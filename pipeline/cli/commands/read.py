@@ -10,6 +10,7 @@ import click
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths
+from replay.pipeline.io.nats_stream import is_nats_url, parse_address
 
 max_line_option = click.option(
     "--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
@@ -31,6 +32,7 @@ Examples:
   gunzip -c old.jsonl.gz | replay read -
   replay read --follow .replay/journal/run_1.jsonl
   replay read --dialect claude-code ~/.claude/projects/<project>/<session>.jsonl
+  replay read nats://127.0.0.1:4222/agents.raw  a live JetStream subject (extra `nats`)
 \b
 Graph: `replay stages --graph read`.""")
 @click.argument("paths", nargs=-1)
@@ -45,6 +47,12 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     `events` array. Events no stage changed come out as their original bytes. Bad lines are
     reported on stderr with line and byte offset; the valid events still come out (exit 1).
     """
+    if any(is_nats_url(p) for p in paths):
+        if len(paths) != 1:
+            raise ReplayError("E_USAGE_INVALID", "a nats:// address is read on its own", received=list(paths),
+                              howToFix="Run one `replay read nats://HOST:PORT/SUBJECT` per subject.")
+        parse_address(paths[0], option="PATH")
+        return exit_code_for(run_spec("read", paths, set={"read.type": "read_nats", "read.ack": "sent"}, strict=strict))
     files = expand_paths(list(paths))
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),

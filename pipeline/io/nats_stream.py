@@ -1,0 +1,118 @@
+"""NATS JetStream plumbing for the ``read_nats`` source and the ``publish_nats`` sink: addresses, connections, acks.
+
+An address is ``nats://HOST:PORT/SUBJECT``. The source pulls from a durable consumer and hands every
+message's reply subject to a ``Ledger`` under the run it belongs to; the sink publishes the healed
+records (each with a ``Nats-Msg-Id``, so JetStream drops a record published twice) and, once a
+record of a later run is stored (a run's output is whole before the next run's first record: heal
+keeps runs in order), acknowledges every message of the runs before it; at the end of the stream,
+all of them. A message is thus acknowledged only after what it produced is stored downstream; one
+whose output was not stored is delivered again (at least once) and, being a duplicate, produces
+nothing twice. nats-py is an optional extra: ``pip install 'agent-replay[nats]'``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from replay.pipeline.engine.errors import ReplayError
+
+SCHEME = "nats://"
+ACK = b"+ACK"
+
+
+@dataclass(frozen=True)
+class Address:
+    server: str  # nats://HOST:PORT
+    subject: str
+
+
+def is_nats_url(text: str) -> bool:
+    return text.startswith(SCHEME)
+
+
+def parse_address(url: str, option: str = "url") -> Address:
+    parts = urlsplit(url)
+    subject = parts.path.lstrip("/")
+    if parts.scheme != "nats" or not parts.hostname or not subject:
+        raise ReplayError("E_USAGE_INVALID", f"{url!r} is not a NATS address with a subject", path=option, received=url,
+                          expected="nats://HOST:PORT/SUBJECT", example="nats://127.0.0.1:4222/agents.raw")
+    return Address(f"nats://{parts.netloc}", subject)
+
+
+def nats_module() -> Any:
+    try:
+        import nats
+    except ImportError as exc:
+        raise ReplayError("E_EXTRA_NOT_INSTALLED", "NATS streams need nats-py, which is not installed", received=str(exc),
+                          expected="the `nats` extra", howToFix="pip install 'agent-replay[nats]'") from exc
+    return nats
+
+
+async def connect(server: str, connect_seconds: float = 5.0) -> Any:
+    """A connection to ``server``; E_NATS_UNREACHABLE when nothing answers."""
+    nats = nats_module()
+    try:
+        return await nats.connect(servers=[server], connect_timeout=connect_seconds, max_reconnect_attempts=2,
+                                  allow_reconnect=True)
+    except Exception as exc:  # nats-py raises its own NoServersError, OSError, TimeoutError
+        raise ReplayError("E_NATS_UNREACHABLE", f"no NATS server answered at {server!r}: {type(exc).__name__}: {exc}",
+                          received=server, expected="a NATS server with JetStream (nats-server -js)") from exc
+
+
+class Ledger:
+    """Messages read but not yet acknowledged, by run, in the order their runs began."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.pending: OrderedDict[Any, list[str]] = OrderedDict()  # runId -> reply subjects
+        self.acked = 0
+
+    def add(self, run_id: Any, reply: str) -> None:
+        self.pending.setdefault(run_id, []).append(reply)
+
+    def take_before(self, run_id: Any) -> list[str]:
+        """Replies of every run that began before ``run_id`` (their output is whole once ``run_id``'s is stored)."""
+        if run_id not in self.pending:
+            return []
+        replies: list[str] = []
+        for key in list(self.pending):
+            if key == run_id:
+                break
+            replies += self.pending.pop(key)
+        return replies
+
+    def take_all(self) -> list[str]:
+        replies = [r for group in self.pending.values() for r in group]
+        self.pending.clear()
+        return replies
+
+
+_LEDGERS: dict[str, Ledger] = {}
+
+
+def open_ledger(name: str) -> Ledger:
+    ledger = _LEDGERS[name] = Ledger(name)
+    return ledger
+
+
+def close_ledger(ledger: Ledger) -> None:
+    if _LEDGERS.get(ledger.name) is ledger:
+        del _LEDGERS[ledger.name]
+
+
+def ledgers() -> list[Ledger]:
+    """The sources reading in this process whose messages a sink acknowledges."""
+    return list(_LEDGERS.values())
+
+
+async def acknowledge(connection: Any, replies: list[str]) -> int:
+    """Acknowledge messages by their reply subjects (any connection may), then flush: returns how many."""
+    for reply in replies:
+        if reply:
+            await connection.publish(reply, ACK)
+    if replies:
+        await connection.flush()
+    return len(replies)

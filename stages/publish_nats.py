@@ -1,0 +1,75 @@
+"""PublishNats: the sink that publishes each record to a NATS JetStream subject and acknowledges what was read."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Sink
+from replay.pipeline.io.nats_stream import acknowledge, close_ledger, connect, ledgers, parse_address
+
+MSG_ID = "Nats-Msg-Id"
+
+
+def message_id(record: Any, data: bytes) -> str:
+    """What JetStream de-duplicates a published record by: its run and seq, its run and kind for a
+    reserved record, else its bytes' hash. A record published again (after a redelivery) is dropped."""
+    if isinstance(record, dict):
+        run_id, seq, kind = record.get("runId"), record.get("seq"), record.get("$record")
+        if run_id is not None and seq is not None and kind is None:
+            return f"{run_id}:{seq}"
+        if run_id is not None and kind is not None:
+            return f"{run_id}:${kind}"
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@register("publish_nats")
+class PublishNats(Sink):
+    """Every record is published with a ``Nats-Msg-Id`` and its stored acknowledgement awaited (a batch
+    at a time). Once a record of a later run is stored, the messages ``read_nats`` read for the runs
+    before it are acknowledged (their output is whole: heal keeps runs in order); at the end of the
+    stream, all of them. Untouched events are published as their original bytes."""
+
+    summary = "Publish records to a NATS JetStream subject (nats://HOST:PORT/SUBJECT); acknowledge the messages read_nats read once their runs are stored."
+    options = {
+        "url": Option(str, "", "nats://HOST:PORT/SUBJECT to publish to", required=True),
+        "dedupe_ids": Option(bool, True, "send a Nats-Msg-Id per record so JetStream drops a record published twice"),
+    }
+    accepts_raw = False
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        address = parse_address(self.config["url"])
+        connection = await connect(address.server)
+        js = connection.jetstream()
+        last_run: Any = None
+        published = 0
+        try:
+            async for batch in batches:
+                if not len(batch):
+                    continue
+                records = batch.events or [None] * len(batch)
+                payloads = batch.to_jsonl().split(b"\n")[:-1]
+                sends = []
+                later_runs: list[Any] = []
+                for record, data in zip(records, payloads, strict=True):
+                    headers = {MSG_ID: message_id(record, data)} if self.config["dedupe_ids"] else None
+                    sends.append(js.publish(address.subject, data, headers=headers))
+                    run_id = record.get("runId") if isinstance(record, dict) else None
+                    if run_id is not None and run_id != last_run:
+                        later_runs.append(run_id)
+                        last_run = run_id
+                await asyncio.gather(*sends)  # stored: JetStream answered for every record
+                published += len(sends)
+                for run_id in later_runs:
+                    for ledger in ledgers():
+                        await acknowledge(connection, ledger.take_before(run_id))
+            for ledger in ledgers():  # the stream ended: every run's output is stored
+                await acknowledge(connection, ledger.take_all())
+                close_ledger(ledger)
+            self.publish("published", published)
+        finally:
+            await connection.drain()

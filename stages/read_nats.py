@@ -1,0 +1,143 @@
+"""ReadNats: the source that pulls a live stream from NATS JetStream (durable pull consumer), batched, de-duplicated."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+import orjson
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.io.nats_stream import acknowledge, close_ledger, connect, open_ledger, parse_address
+
+SEEN_KEYS = 1_000_000  # (runId, seq) pairs remembered for de-duplication
+
+
+@register("read_nats")
+class ReadNats(Source):
+    """Each message holds one record (a JSONL line; several lines are read as several records). Records
+    whose ``(runId, seq)`` was already read are dropped, so a message delivered again produces nothing
+    twice. Batches are cut by count (``batch``) or when ``window_ms`` passes, whichever comes first.
+
+    ``ack = "sink"``: a message is acknowledged by the ``publish_nats`` sink of the same graph once what
+    its run produced is stored downstream (see ``pipeline/io/nats_stream.py``); ``ack = "sent"``: once
+    its batch went downstream (``replay read nats://...`` to stdout). Lines that are not JSON are
+    passed on (``parse`` reports them) and acknowledged once sent: they produce no output to wait for.
+    """
+
+    summary = "Read a NATS JetStream subject (nats://HOST:PORT/SUBJECT) with a durable pull consumer: batched, de-duplicated by (runId, seq)."
+    options = {
+        "url": Option(str, "", "nats://HOST:PORT/SUBJECT; empty: the command's argument", bind="args"),
+        "durable": Option(str, "replay", "the durable consumer's name: a restarted reader goes on where it stopped"),
+        "stream": Option(str, "", "the JetStream stream holding the subject; empty: looked up by subject"),
+        "batch": Option(int, 256, "most messages in one batch"),
+        "window_ms": Option(int, 100, "longest wait for a batch to fill, in milliseconds"),
+        "ack": Option(str, "sink", "when messages are acknowledged: 'sink' (publish_nats stored the output) or 'sent'",
+                      choices=("sink", "sent")),
+        "ack_wait_s": Option(float, 30.0, "seconds before an unacknowledged message is delivered again"),
+        "max_messages": Option(int, 0, "stop after this many messages (0: never)"),
+        "idle_seconds": Option(float, 0.0, "stop when no message came for this long (0: never)"),
+    }
+    emits_raw = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.seen: OrderedDict[tuple[Any, Any], None] = OrderedDict()
+
+    def duplicate(self, key: tuple[Any, Any]) -> bool:
+        """Has this (runId, seq) been read already? Remembers it when not."""
+        if key in self.seen:
+            return True
+        self.seen[key] = None
+        if len(self.seen) > SEEN_KEYS:
+            self.seen.popitem(last=False)
+        return False
+
+    async def produce(self, out: Output) -> None:
+        address = parse_address(self.config["url"])
+        connection = await connect(address.server)
+        ledger = open_ledger(f"{address.server}/{address.subject}#{self.config['durable']}")
+        source = f"{address.server}/{address.subject}"
+        try:
+            subscription = await self._subscribe(connection, address.subject)
+            await self._pull(subscription, connection, ledger, source, out)
+        finally:
+            if self.config["ack"] == "sent":
+                close_ledger(ledger)
+            await connection.drain()
+
+    async def _subscribe(self, connection: Any, subject: str) -> Any:
+        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+        from replay.pipeline.engine.errors import ReplayError
+
+        config = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
+                                ack_wait=self.config["ack_wait_s"], max_ack_pending=-1)
+        try:
+            return await connection.jetstream().pull_subscribe(subject, durable=self.config["durable"],
+                                                               stream=self.config["stream"] or None, config=config)
+        except Exception as exc:  # no stream holds the subject, JetStream off
+            raise ReplayError("E_NATS_UNREACHABLE", f"cannot consume {subject!r} from JetStream: {type(exc).__name__}: {exc}",
+                              received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.") from exc
+
+    async def _pull(self, subscription: Any, connection: Any, ledger: Any, source: str, out: Output) -> None:
+        from nats.errors import TimeoutError as NatsTimeout
+
+        limit, idle = self.config["max_messages"], self.config["idle_seconds"]
+        window = max(self.config["window_ms"], 1) / 1000.0
+        taken = 0
+        quiet_since = time.monotonic()
+        while not limit or taken < limit:
+            want = self.config["batch"] if not limit else min(self.config["batch"], limit - taken)
+            try:
+                messages = await subscription.fetch(want, timeout=window)
+            except NatsTimeout:
+                messages = []
+            if not messages:
+                if idle and time.monotonic() - quiet_since >= idle:
+                    return
+                continue
+            quiet_since = time.monotonic()
+            taken += len(messages)
+            raws: list[bytes] = []
+            lines: list[int | None] = []
+            at_once: list[str] = []  # replies to acknowledge as soon as the batch is sent
+            for message in messages:
+                sequence = message.metadata.sequence.stream
+                run_of_message: Any = None
+                fresh = False
+                for raw in message.data.split(b"\n"):
+                    if not raw.strip():
+                        continue
+                    run_id, seq = _key(raw)
+                    run_of_message = run_id if run_id is not None else run_of_message
+                    if run_id is not None and seq is not None and self.duplicate((run_id, seq)):
+                        continue
+                    fresh = True
+                    raws.append(raw)
+                    lines.append(sequence)
+                if self.config["ack"] == "sink" and run_of_message is not None:
+                    if fresh or run_of_message in ledger.pending:
+                        ledger.add(run_of_message, message.reply)
+                    else:  # a duplicate of a run already stored downstream
+                        at_once.append(message.reply)
+                else:
+                    at_once.append(message.reply)
+            if raws:
+                await out.send(Batch(source, None, raws, lines, [None] * len(raws)))  # type: ignore[arg-type]
+            await out.drain()
+            await acknowledge(connection, at_once)
+
+
+def _key(raw: bytes) -> tuple[Any, Any]:
+    """(runId, seq) of a record, when it is a JSON object that has them."""
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None, None
+    if type(record) is not dict:
+        return None, None
+    return record.get("runId"), record.get("seq")
