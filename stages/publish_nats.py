@@ -10,7 +10,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
-from replay.pipeline.io.nats_stream import acknowledge, close_ledger, connect, ledgers, parse_address
+from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, parse_address
 
 MSG_ID = "Nats-Msg-Id"
 
@@ -72,4 +72,4 @@ class PublishNats(Sink):
                 close_ledger(ledger)
             self.publish("published", published)
         finally:
-            await connection.drain()
+            await close(connection)

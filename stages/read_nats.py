@@ -11,7 +11,7 @@ import orjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.nats_stream import acknowledge, close_ledger, connect, open_ledger, parse_address
+from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, keep_pending, open_ledger, parse_address
 
 SEEN_KEYS = 1_000_000  # (runId, seq) pairs remembered for de-duplication
 
@@ -67,7 +67,7 @@ class ReadNats(Source):
         finally:
             if self.config["ack"] == "sent":
                 close_ledger(ledger)
-            await connection.drain()
+            await close(connection)
 
     async def _subscribe(self, connection: Any, subject: str) -> Any:
         from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -89,18 +89,20 @@ class ReadNats(Source):
         limit, idle = self.config["max_messages"], self.config["idle_seconds"]
         window = max(self.config["window_ms"], 1) / 1000.0
         taken = 0
-        quiet_since = time.monotonic()
+        quiet_since = last_progress = time.monotonic()
         while not limit or taken < limit:
+            if time.monotonic() - last_progress >= self.config["ack_wait_s"] / 2:
+                await keep_pending(connection, ledger)  # runs still open: not delivered again meanwhile
+                last_progress = time.monotonic()
             want = self.config["batch"] if not limit else min(self.config["batch"], limit - taken)
             try:
                 messages = await subscription.fetch(want, timeout=window)
-            except NatsTimeout:
+            except (NatsTimeout, TimeoutError):  # nothing came within the window
                 messages = []
             if not messages:
                 if idle and time.monotonic() - quiet_since >= idle:
                     return
                 continue
-            quiet_since = time.monotonic()
             taken += len(messages)
             raws: list[bytes] = []
             lines: list[int | None] = []
@@ -127,6 +129,7 @@ class ReadNats(Source):
                 else:
                     at_once.append(message.reply)
             if raws:
+                quiet_since = time.monotonic()  # messages delivered again, all duplicates, do not count as news
                 await out.send(Batch(source, None, raws, lines, [None] * len(raws)))  # type: ignore[arg-type]
             await out.drain()
             await acknowledge(connection, at_once)

@@ -13,6 +13,7 @@ nothing twice. nats-py is an optional extra: ``pip install 'agent-replay[nats]'`
 from __future__ import annotations
 
 from collections import OrderedDict
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +22,8 @@ from replay.pipeline.engine.errors import ReplayError
 
 SCHEME = "nats://"
 ACK = b"+ACK"
+FLUSH_SECONDS = 10
+WORKING = b"+WPI"  # "work in progress": the server waits another ack_wait before delivering it again
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,20 @@ async def connect(server: str, connect_seconds: float = 5.0) -> Any:
     nats = nats_module()
     try:
         return await nats.connect(servers=[server], connect_timeout=connect_seconds, max_reconnect_attempts=2,
-                                  allow_reconnect=True)
+                                  allow_reconnect=True, error_cb=_quiet)
     except Exception as exc:  # nats-py raises its own NoServersError, OSError, TimeoutError
         raise ReplayError("E_NATS_UNREACHABLE", f"no NATS server answered at {server!r}: {type(exc).__name__}: {exc}",
                           received=server, expected="a NATS server with JetStream (nats-server -js)") from exc
+
+
+async def _quiet(_exc: Exception) -> None:
+    """nats-py prints connection errors itself by default; ours surface as the calls that fail."""
+
+
+async def close(connection: Any) -> None:
+    """Close the connection (acknowledgements were flushed when sent; a drain would wait on the pull subscription)."""
+    with suppress(Exception):
+        await connection.close()
 
 
 class Ledger:
@@ -114,5 +127,14 @@ async def acknowledge(connection: Any, replies: list[str]) -> int:
         if reply:
             await connection.publish(reply, ACK)
     if replies:
-        await connection.flush()
+        await connection.flush(timeout=FLUSH_SECONDS)
     return len(replies)
+
+
+async def keep_pending(connection: Any, ledger: Ledger) -> None:
+    """Tell the server the messages of runs still open are being worked on (no redelivery meanwhile)."""
+    replies = [r for group in ledger.pending.values() for r in group if r]
+    for reply in replies:
+        await connection.publish(reply, WORKING)
+    if replies:
+        await connection.flush(timeout=FLUSH_SECONDS)
