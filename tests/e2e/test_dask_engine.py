@@ -1,0 +1,97 @@
+"""--engine dask against a real distributed.LocalCluster on loopback: same bytes as --workers 1, pickling in
+worker processes, a worker killed mid-run, no partial file left."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from conftest import run_replay
+from scale_support import make_journals, tree_bytes
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="session")
+def thread_cluster():
+    """Workers as threads of this process: cheap to start, shared by the tests."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  host="127.0.0.1", protocol="tcp://") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="session")
+def process_cluster():
+    """Workers as processes: what crosses to them is pickled, and one can be killed."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1") as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def journals(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_journals(tmp_path_factory.mktemp("dask-in"), count=24)
+
+
+@pytest.fixture(scope="module")
+def clean(journals: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, bytes]]:
+    out = tmp_path_factory.mktemp("clean") / "out"
+    proc = run_replay("heal", "--in", str(journals), "--out", str(out), "--workers", "1")
+    assert proc.returncode == 1 and b"E_JSONL_LINE_INVALID" in proc.stderr  # bad lines on purpose, healed around
+    return proc.stdout.replace(str(out).encode(), b"OUT"), tree_bytes(out)
+
+
+def test_a_thread_cluster_gives_the_bytes_of_one_worker(journals, clean, thread_cluster, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = run_replay("heal", "--in", str(journals), "--out", str(out), "--engine", "dask", "--scheduler", thread_cluster)
+    assert proc.returncode == 1, proc.stderr
+    assert (proc.stdout.replace(str(out).encode(), b"OUT"), tree_bytes(out)) == clean
+
+
+def test_the_scheduler_address_may_come_from_the_environment(journals, thread_cluster, tmp_path: Path) -> None:
+    proc = run_replay("validate", "--in", str(journals), "--engine", "dask", env={"DASK_SCHEDULER_ADDRESS": thread_cluster})
+    single = run_replay("validate", "--in", str(journals), "--workers", "1")
+    assert proc.returncode == single.returncode == 1  # the journals have bad lines on purpose
+    assert (proc.stdout, proc.stderr) == (single.stdout, single.stderr)
+
+
+def test_worker_processes_unpickle_the_work_and_a_killed_worker_leaves_no_partial_file(journals, clean, process_cluster,
+                                                                                        tmp_path: Path) -> None:
+    from replay.pipeline.cli.app import package_version
+    from replay.pipeline.cli.scale import Scale, run_over
+    from replay.pipeline.engine.dask_backend import dask_tasks
+    from replay.pipeline.engine.parallel import Work
+    from replay.pipeline.engine.spec import bind, load_spec
+    from replay.pipeline.io.journals import expand_paths
+    from replay.pipeline.io.manifest import Manifest, work_key
+
+    out = tmp_path / "out"
+    out.mkdir()
+    files = expand_paths([str(journals)])
+    doc = bind(load_spec("heal-dir"), set={"write.out_dir": str(out), "write.root": str(journals)})
+    work = Work(bind(doc, set={"write.write_dir": str(out)}), digest=True, inputs=len(files))
+    client = distributed.Client(process_cluster)
+    pids = client.run(os.getpid)
+    killed: list[int] = []
+    # A task interrupted while writing leaves its temp file; the manifest's last step sweeps it.
+    (out / ".j000.healed.jsonl.deadbeef.tmp").write_bytes(b"half a file")
+
+    def tasks(work, chunks, workers):
+        for index, outcomes in dask_tasks(work, chunks, scheduler=process_cluster.scheduler_address, workers=workers):
+            if not killed:  # the first task is done; the others are queued or running on both workers
+                victim = sorted(pids.values())[-1]
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
+            yield index, outcomes
+
+    stdout: list[bytes] = []
+    totals = run_over(work, files, Scale(workers=2, engine="dask"), label="heal",
+                      manifest=Manifest(out, work_key(doc, package_version()), journals, "heal"),
+                      take=lambda outcome: stdout.append(outcome.stdout), completions=tasks)
+    client.close()
+    assert killed and totals.inputs == len(files)
+    assert b"".join(stdout).replace(str(out).encode(), b"OUT") == clean[0]
+    assert tree_bytes(out) == clean[1]  # byte-identical, the manifest included, and no .tmp left
