@@ -7,9 +7,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
 
-from journal_gen import write_journal  # noqa: E402
+from journal_gen import write_journal
 
-from replay.pipeline.io.manifest import MANIFEST  # noqa: E402
+from replay.pipeline.io.manifest import MANIFEST
 
 
 def make_journals(folder: Path, count: int = 12, size: int = 12_000) -> Path:

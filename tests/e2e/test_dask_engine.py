@@ -8,7 +8,6 @@ import signal
 from pathlib import Path
 
 import pytest
-
 from conftest import run_replay
 from scale_support import make_journals, tree_bytes
 

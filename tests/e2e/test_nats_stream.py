@@ -21,7 +21,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from conftest import EXAMPLES, REPLAY, run_replay
 
 nats = pytest.importorskip("nats")

@@ -1,0 +1,164 @@
+"""Commands over many inputs: --workers N gives the bytes of --workers 1 and of one graph run over every input;
+resumable, idempotent heal --in; the progress bar only on a terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import REPLAY, errors_of, jsonl, run_replay
+from scale_support import make_journals, tree_bytes
+
+from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST
+
+
+@pytest.fixture(scope="module")
+def journals(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_journals(tmp_path_factory.mktemp("scale-in"), count=10)
+
+
+def _spec(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_bytes(run_replay("stages", "--graph", name).stdout)
+    return path
+
+
+def test_heal_with_two_worker_processes_writes_what_one_worker_writes(journals: Path, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    a = run_replay("heal", "--in", str(journals), "--out", str(one), "--workers", "1")
+    b = run_replay("heal", "--in", str(journals), "--out", str(two), "--workers", "2")
+    assert a.returncode == b.returncode == 1  # the bad lines are reported, the rest healed
+    assert a.stdout.replace(str(one).encode(), b"OUT") == b.stdout.replace(str(two).encode(), b"OUT")
+    assert a.stderr == b.stderr and tree_bytes(one) == tree_bytes(two)
+    assert [r["source"] for r in jsonl(b.stdout)] == sorted(str(p) for p in journals.rglob("*.jsonl"))  # input order
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one", "two"]  # no staging folder left
+
+
+def test_validate_and_report_in_parallel_equal_one_graph_over_every_input(journals: Path, tmp_path: Path) -> None:
+    files = [str(p) for p in sorted(journals.rglob("*.jsonl"))]
+    validate_one_graph = run_replay("run", str(_spec(tmp_path, "validate")), *files)
+    for workers in ("1", "2"):
+        proc = run_replay("validate", "--in", str(journals), "--workers", workers)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (1, validate_one_graph.stdout, validate_one_graph.stderr)
+    report_one_graph = run_replay("run", str(_spec(tmp_path, "report")), *files)
+    two = run_replay("report", *files, "--workers", "2", "--format", "text")
+    assert (two.returncode, two.stdout, two.stderr) == (1, report_one_graph.stdout, report_one_graph.stderr)
+    as_json = run_replay("report", "--in", str(journals), "--workers", "2", "--format", "json")
+    assert orjson.loads(as_json.stdout)["aggregate"]["runs"]["total"] == len(orjson.loads(as_json.stdout)["runs"]) > 10
+
+
+def test_run_with_workers_equals_one_run_over_the_folder(journals: Path, tmp_path: Path) -> None:
+    config = str(_spec(tmp_path, "heal"))
+    whole = run_replay("run", config, str(journals))
+    parallel = run_replay("run", config, str(journals), "--workers", "2")
+    assert (parallel.returncode, parallel.stdout, parallel.stderr) == (whole.returncode, whole.stdout, whole.stderr)
+    assert b'"$record":"source"' in parallel.stdout  # each input still marked as one run over all would
+
+
+def test_run_with_workers_refuses_a_graph_that_writes_a_file(journals: Path, tmp_path: Path) -> None:
+    config = tmp_path / "to-file.toml"
+    config.write_text(f'chain = [{{ type = "write", path = "{tmp_path / "all.jsonl"}" }}]\n')
+    proc = run_replay("run", str(config), str(journals), "--workers", "2")
+    assert proc.returncode == 2 and errors_of(proc.stderr)[0]["code"] == "E_USAGE_INVALID"
+    assert not (tmp_path / "all.jsonl").exists()
+
+
+def test_a_run_again_computes_only_what_the_manifest_does_not_record(journals: Path, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    for p in sorted(journals.glob("*.jsonl"))[:5]:
+        (src / p.name).write_bytes(p.read_bytes())
+    out = tmp_path / "out"
+    first = run_replay("heal", "--in", str(src), "--out", str(out), "--workers", "2")
+    manifest = orjson.loads((out / MANIFEST).read_bytes())
+    assert [e["input"] for e in manifest["inputs"]] == sorted(p.name for p in src.iterdir())
+    assert all(len(e["outputs"]) == 2 and len(e["sha256"]) == 64 for e in manifest["inputs"])
+    assert sum(e["diagnostics"]["total"] for e in manifest["inputs"]) == manifest["totals"]["diagnostics"] > 0
+    inodes = {p.name: p.stat().st_ino for p in out.iterdir()}
+    again = run_replay("--log-level", "info", "heal", "--in", str(src), "--out", str(out), "--workers", "2")
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)  # the recorded output, printed again
+    assert {p.name: p.stat().st_ino for p in out.iterdir() if p.name != MANIFEST} == \
+        {k: v for k, v in inodes.items() if k != MANIFEST}  # nothing rewritten
+    assert b'"skipped":5,"computed":0' in again.stderr
+    # a new input, a changed one and a lost output: those three are computed, the rest kept
+    (src / "zz.jsonl").write_bytes((journals / "j000.jsonl").read_bytes())
+    changed = sorted(src.glob("j*.jsonl"))[0]
+    changed.write_bytes(changed.read_bytes() + b'{"seq":1,"type":"run_started","runId":"late","payload":{}}\n')
+    lost = sorted(out.glob("*.healed.jsonl"))[-1]
+    lost.unlink()
+    third = run_replay("--log-level", "info", "heal", "--in", str(src), "--out", str(out), "--workers", "1")
+    assert b'"skipped":3,"computed":3' in third.stderr and lost.is_file()
+    clean = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "clean"), "--workers", "1")
+    assert third.stdout.replace(str(out).encode(), b"OUT") == clean.stdout.replace(str(tmp_path / "clean").encode(), b"OUT")
+    assert tree_bytes(out) == tree_bytes(tmp_path / "clean")
+
+
+def test_a_crashed_run_resumes_from_its_fragments(journals: Path, tmp_path: Path) -> None:
+    """The command dies after its first task: the next run computes only the inputs no fragment records."""
+    from replay.pipeline.cli.commands import heal as heal_command
+    from replay.pipeline.engine import parallel
+
+    out = tmp_path / "out"
+    computed: list[str] = []
+    real = parallel.run_inputs
+
+    def crash_after_first_task(work, chunks, workers):
+        index, paths = chunks[0]
+        yield index, real(work, paths)
+        raise KeyboardInterrupt  # the machine went away
+
+    def counting(work, chunks, workers):
+        for index, paths in chunks:
+            computed.extend(paths)
+            yield index, real(work, paths)
+
+    import replay.pipeline.cli.scale as scale
+
+    original = scale._backend
+    try:
+        scale._backend = lambda _scale: crash_after_first_task  # type: ignore[assignment]
+        crashed = run_replay("heal", "--in", str(journals), "--out", str(out), "--workers", "4")
+        assert crashed.returncode == 130
+        staging = tmp_path / ".out.partial"
+        assert not out.exists() and list((staging / FRAGMENTS).iterdir())
+        scale._backend = lambda _scale: counting  # type: ignore[assignment]
+        resumed = run_replay("heal", "--in", str(journals), "--out", str(out), "--workers", "4")
+    finally:
+        scale._backend = original
+    clean = run_replay("heal", "--in", str(journals), "--out", str(tmp_path / "clean"), "--workers", "1")
+    files = sorted(str(p) for p in journals.rglob("*.jsonl"))
+    assert 0 < len(computed) < len(files) and set(computed) <= set(files)
+    assert resumed.stdout.replace(str(out).encode(), b"OUT") == clean.stdout.replace(str(tmp_path / "clean").encode(), b"OUT")
+    assert tree_bytes(out) == tree_bytes(tmp_path / "clean") and not (tmp_path / ".out.partial").exists()
+    assert not (out / FRAGMENTS).exists() and heal_command is not None
+
+
+def _on_a_terminal(args: list[str]) -> tuple[int, bytes]:
+    """Run replay with stderr on a pseudo-terminal; returns (exit code, what the terminal showed)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([REPLAY, *args], stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    return proc.wait(), shown
+
+
+def test_the_progress_bar_shows_on_a_terminal_only(journals: Path, tmp_path: Path) -> None:
+    code, shown = _on_a_terminal(["validate", "--in", str(journals), "--workers", "2"])
+    assert code == 1 and b"validate" in shown and b"10/10" in shown and b"events/s" in shown and b"errors" in shown
+    code, shown = _on_a_terminal(["validate", "--in", str(journals), "--workers", "2", "--quiet"])
+    assert code == 1 and b"10/10" not in shown and b"events/s" not in shown
+    piped = run_replay("validate", "--in", str(journals), "--workers", "2", process=True)
+    assert b"events/s" not in piped.stderr

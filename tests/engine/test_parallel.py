@@ -1,0 +1,50 @@
+"""The parts of a run over many inputs that need no workers: partitions, input order, outcomes as values."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replay.pipeline.engine.parallel import Work, in_order, partition, run_inputs
+from replay.pipeline.engine.spec import bind, load_spec
+
+
+@given(st.integers(0, 300), st.integers(1, 16), st.integers(1, 64))
+def test_partition_is_contiguous_bounded_and_depends_only_on_its_arguments(n: int, workers: int, most: int) -> None:
+    paths = [f"p{k}" for k in range(n)]
+    chunks = partition(paths, workers, most)
+    assert [p for _, ps in chunks for p in ps] == paths
+    assert [i for i, _ in chunks] == list(range(len(chunks)))
+    assert all(0 < len(ps) <= most for _, ps in chunks)
+    assert partition(paths, workers, most) == chunks
+
+
+@given(st.integers(1, 60), st.integers(1, 7), st.randoms())
+def test_outcomes_come_out_in_input_order_whatever_order_tasks_finish_in(n: int, size: int, rnd: random.Random) -> None:
+    from replay.pipeline.engine.parallel import Outcome
+
+    paths = [f"p{k}" for k in range(n)]
+    chunks = partition(paths, 1, size)
+    finished = list(chunks)
+    rnd.shuffle(finished)
+    seen = []
+    out = in_order(chunks, ((i, [Outcome(p) for p in ps]) for i, ps in finished), lambda i, o: seen.append(i))
+    assert [o.path for o in out] == paths and sorted(seen) == [i for i, _ in chunks]
+
+
+def test_a_task_keeps_each_inputs_stdout_and_diagnostics_and_turns_failures_into_values(tmp_path: Path) -> None:
+    good, bad = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    good.write_bytes(b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"a","payload":{}}\n')
+    bad.write_bytes(b"not json\n")
+    work = Work(bind(load_spec("validate"), set={}), inputs=3)
+    outcomes = run_inputs(work, [str(good), str(bad), str(tmp_path / "gone.jsonl")])
+    assert [o.errors for o in outcomes[:2]] == [0, 1] and outcomes[1].codes == {"E_JSONL_LINE_INVALID": 1}
+    assert b'"valid":true' in outcomes[0].stdout and b'"valid":false' in outcomes[1].stdout
+    assert b"E_JSONL_LINE_INVALID" in outcomes[1].stderr and outcomes[0].stderr == b""
+    assert outcomes[0].records == 2  # the source record (one input of three) and the event
+    failure = outcomes[2].failure
+    assert failure is not None and failure.body["code"] == "E_INPUT_PATH_NOT_FOUND"
+    assert type(failure.exception()).__name__ == "ReplayError"
