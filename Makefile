@@ -57,6 +57,7 @@ lint: $(STAMP_TEST)
 bench: $(STAMP_TEST)
 	$(PY) tests/bench/bench_read.py
 	$(PY) tests/bench/bench_walk.py
+	$(PY) tests/bench/bench_scale.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis tests/bench/data
