@@ -190,7 +190,7 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
 
 def _backend(scale: Scale) -> Callable[[Work, list[tuple[int, list[str]]], int], Completions]:
     if scale.engine == "dask":
-        from replay.pipeline.engine.dask_backend import dask_tasks
+        from replay.pipeline.io.dask_backend import dask_tasks
 
         return lambda work, chunks, workers: dask_tasks(work, chunks, scheduler=scale.scheduler, workers=workers)
     return local_tasks

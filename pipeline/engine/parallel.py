@@ -11,7 +11,7 @@ output of ``--workers 8`` is the output of ``--workers 1``.
 
 A task never raises for an input: a failure becomes the input's ``Failure`` (a plain value, so it
 crosses process boundaries), and the command raises it in input order. Backends: ``local_tasks``
-(this process for one worker, else worker processes) and ``dask_backend.dask_tasks``.
+(this process for one worker, else worker processes) and ``io.dask_backend.dask_tasks``.
 """
 
 from __future__ import annotations

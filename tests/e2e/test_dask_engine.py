@@ -61,9 +61,9 @@ def test_worker_processes_unpickle_the_work_and_a_killed_worker_leaves_no_partia
                                                                                         tmp_path: Path) -> None:
     from replay.pipeline.cli.app import package_version
     from replay.pipeline.cli.scale import Scale, run_over
-    from replay.pipeline.engine.dask_backend import dask_tasks
     from replay.pipeline.engine.parallel import Work
     from replay.pipeline.engine.spec import bind, load_spec
+    from replay.pipeline.io.dask_backend import dask_tasks
     from replay.pipeline.io.journals import expand_paths
     from replay.pipeline.io.manifest import Manifest, work_key
 
