@@ -102,6 +102,12 @@ class Progress:
         if self.bar is not None:
             self.bar.update(len(outcomes), current_item=True)
 
+    def clear_line(self) -> None:
+        """Make room for lines printed on stderr meanwhile (the bar is drawn again at the next update)."""
+        if self.bar is not None:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
@@ -168,12 +174,15 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             outcome = reused.get(path) or next(fresh)
             assert outcome.path == path, (outcome.path, path)
             if outcome.failure is not None:
+                progress.clear_line()
                 take(outcome)
                 raise outcome.failure.exception()
             totals.errors += outcome.errors
             totals.records += outcome.records
             totals.facts.append(outcome.facts)
             done.append(outcome)
+            if outcome.stderr:
+                progress.clear_line()
             take(outcome)
         for _ in fresh:  # let the backend finish (it stops its workers)
             pass
