@@ -198,3 +198,17 @@ def test_an_unreachable_server_is_reported(tmp_path: Path) -> None:
     proc = run_replay("read", f"nats://127.0.0.1:{_free_port()}/nothing.here")
     assert proc.returncode == 2
     assert b"E_NATS_UNREACHABLE" in proc.stderr and proc.stdout == b""
+
+
+def test_replay_read_prints_a_live_subject_until_interrupted(nats_server: str) -> None:
+    run(_admin(nats_server, "live"))
+    lines = [line for r in _runs(2) for line in r]
+    run(_publish(nats_server, "live.raw", lines))
+    reader = subprocess.Popen([REPLAY, "read", f"{nats_server}/live.raw"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = [reader.stdout.readline().rstrip(b"\n") for _ in lines]  # type: ignore[union-attr]
+    finally:
+        reader.send_signal(signal.SIGINT)
+        code = reader.wait(timeout=30)
+    assert got == lines and code == 130
+    assert run(_pending(nats_server, "LIVE", "replay")) == (0, 0)  # to stdout: acknowledged once sent

@@ -1,0 +1,73 @@
+"""The manifest of a run over many inputs: what it reuses, what it recomputes, what it sweeps away."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+
+from replay.pipeline.engine.parallel import Outcome, file_digest, input_digest
+from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST, Manifest, sweep_temp_files, work_key
+
+
+def _outcome(src: Path, out: Path, name: str, text: bytes) -> Outcome:
+    path = src / name
+    path.write_bytes(text)
+    written = out / (name + ".out")
+    written.write_bytes(text.upper())
+    size, mtime, digest = input_digest(str(path))
+    return Outcome(str(path), stdout=b'{"line":1}\n', stderr=b"", errors=1, codes={"E_X": 1}, records=3, size=size,
+                   mtime_ns=mtime, sha256=digest, outputs=[(str(written), *file_digest(str(written)))])
+
+
+def test_entries_come_back_for_unchanged_inputs_with_their_outputs(tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    a, b = _outcome(src, out, "a.jsonl", b"aaa\n"), _outcome(src, out, "b.jsonl", b"bbb\n")
+    manifest = Manifest(out, "k1", src, "heal")
+    manifest.record([a])
+    assert list((out / FRAGMENTS).iterdir())  # a task's fragment, before the manifest
+    manifest.record([b])
+    manifest.finish([a, b])
+    assert not (out / FRAGMENTS).exists()
+    doc = orjson.loads((out / MANIFEST).read_bytes())
+    assert doc["totals"] == {"inputs": 2, "bytes": 8, "records": 6, "diagnostics": 2, "outputs": 2}
+    assert doc["inputs"][0]["outputs"][0]["path"] == "a.jsonl.out"
+
+    again = Manifest(out, "k1", src, "heal")
+    again.load()
+    reused = again.reusable([a.path, b.path])
+    assert set(reused) == {a.path, b.path} and reused[a.path].stdout == a.stdout and reused[a.path].skipped
+    assert Manifest(out, "other work", src, "heal").reusable([a.path]) == {}  # another key: nothing reused
+
+    os.utime(a.path, ns=(1, 1))  # touched, same bytes: the hash decides, still reused
+    (src / "b.jsonl").write_bytes(b"BBB\n")  # same size, other bytes
+    (out / "a.jsonl.out").unlink()
+    touched = Manifest(out, "k1", src, "heal")
+    touched.load()
+    assert touched.reusable([a.path, b.path]) == {}  # a lost its output, b changed
+    (out / "a.jsonl.out").write_bytes(b"AAA\n")
+    touched = Manifest(out, "k1", src, "heal")
+    touched.load()
+    assert set(touched.reusable([a.path, b.path])) == {a.path}
+
+
+def test_failed_inputs_are_not_recorded_and_temp_files_of_dead_writers_are_swept(tmp_path: Path) -> None:
+    from replay.pipeline.engine.parallel import Failure
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".x.healed.jsonl.abc123.tmp").write_bytes(b"half")
+    (tmp_path / "keep.tmp.json").write_bytes(b"{}")
+    assert [Path(p).name for p in sweep_temp_files(tmp_path)] == [".x.healed.jsonl.abc123.tmp"]
+    assert (tmp_path / "keep.tmp.json").exists()
+    failed = Outcome("x.jsonl", failure=Failure("error", {"code": "E_INPUT_UNREADABLE", "message": "gone"}))
+    assert Manifest(tmp_path, "k", tmp_path, "heal").entry(failed) is None
+
+
+def test_the_work_key_follows_the_bound_spec_and_the_version() -> None:
+    doc = {"stages": {"heal": {"type": "heal", "summary": True}}}
+    assert work_key(doc, "1") == work_key({"stages": {"heal": {"summary": True, "type": "heal"}}}, "1")
+    assert work_key(doc, "1") != work_key(doc, "2")
+    assert work_key(doc, "1") != work_key({"stages": {"heal": {"type": "heal", "summary": False}}}, "1")

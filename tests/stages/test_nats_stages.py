@@ -1,0 +1,42 @@
+"""The NATS stages without a server: addresses, message ids, which messages a stored run acknowledges."""
+
+from __future__ import annotations
+
+import pytest
+
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.nats_stream import Ledger, parse_address
+from replay.stages.publish_nats import message_id
+from replay.stages.read_nats import ReadNats
+
+
+def test_addresses_need_a_host_and_a_subject() -> None:
+    assert parse_address("nats://127.0.0.1:4222/agents.raw") == parse_address("nats://127.0.0.1:4222/agents.raw")
+    address = parse_address("nats://127.0.0.1:4222/agents.raw")
+    assert (address.server, address.subject) == ("nats://127.0.0.1:4222", "agents.raw")
+    for bad in ("nats://127.0.0.1:4222", "nats:///x", "http://h/x"):
+        with pytest.raises(ReplayError) as caught:
+            parse_address(bad)
+        assert caught.value.code == "E_USAGE_INVALID"
+
+
+def test_a_record_published_twice_has_one_id() -> None:
+    event = {"seq": 3, "runId": "r1", "type": "tool_called"}
+    assert message_id(event, b"x") == message_id(dict(event), b"other bytes") == "r1:3"
+    assert message_id({"$record": "heal", "runId": "r1"}, b"") == "r1:$heal"
+    assert message_id({"no": "ids"}, b"abc") == message_id({"no": "ids"}, b"abc") != message_id({"no": "ids"}, b"abd")
+
+
+def test_a_run_is_acknowledged_once_a_later_run_is_stored_and_all_at_the_end() -> None:
+    ledger = Ledger("t")
+    for run, reply in (("a", "1"), ("a", "2"), ("b", "3"), ("c", "4"), ("b", "5")):
+        ledger.add(run, reply)
+    assert ledger.take_before("zzz") == []  # a run the ledger does not hold says nothing
+    assert ledger.take_before("b") == ["1", "2"]
+    assert ledger.take_before("b") == []
+    assert ledger.take_all() == ["3", "5", "4"] and not ledger.pending
+
+
+def test_the_reader_remembers_what_it_read() -> None:
+    reader = ReadNats(url="nats://h:1/s")
+    assert not reader.duplicate(("r", 1)) and reader.duplicate(("r", 1)) and not reader.duplicate(("r", 2))
