@@ -56,6 +56,8 @@ def test_heal_directory_mode_is_its_spec(tmp_path: Path) -> None:
     assert by_command.returncode == by_spec.returncode == 0, by_spec.stderr
     assert by_command.stdout.replace(b"/a/", b"/b/") == by_spec.stdout
     for made in (tmp_path / "a").iterdir():
+        if made.name == ".replay-manifest.json":
+            continue  # the command's record of a run over many inputs (for resuming), beside the graph's files
         assert made.read_bytes() == (tmp_path / "b" / made.name).read_bytes()
 
 
