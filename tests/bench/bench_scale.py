@@ -56,10 +56,12 @@ def _descendants(pid: int) -> list[int]:
     out, todo = [], [pid]
     while todo:
         parent = todo.pop()
-        try:
-            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-        except OSError:
-            continue
+        children: list[str] = []
+        for task in Path(f"/proc/{parent}/task").glob("*"):  # a child started from any thread (Dask's nannies)
+            try:
+                children += (task / "children").read_text().split()
+            except OSError:
+                continue
         for child in map(int, children):
             out.append(child)
             todo.append(child)
