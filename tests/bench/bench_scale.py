@@ -78,29 +78,46 @@ def _hwm_kib(pid: int) -> int:
     return 0
 
 
-def timed(args: list[str]) -> tuple[float, int, int, int]:
-    """Wall seconds, exit code, peak RSS of the command itself and of its largest worker (KiB)."""
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+def timed(args: list[str]) -> tuple[float, int, int, int, float]:
+    """Wall seconds, exit code, peak RSS of the command itself and of its largest worker (KiB), and the CPU
+    seconds the command and all its workers used (on a shared machine: did two workers get two cores?)."""
     started = time.perf_counter()
     proc = subprocess.Popen([REPLAY, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peaks: dict[int, int] = {}
+    cpu: dict[int, float] = {}  # the last reading of each process (workers exit before the command)
     done = threading.Event()
 
     def watch() -> None:
         while not done.is_set():
             for pid in [proc.pid, *_descendants(proc.pid)]:
                 peaks[pid] = max(peaks.get(pid, 0), _hwm_kib(pid))
+                cpu[pid] = max(cpu.get(pid, 0.0), _cpu_seconds(pid))
             done.wait(0.1)
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    _, err = proc.communicate()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, _usage = os.wait4(proc.pid, 0)  # (its usage would count Dask's workers twice)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
     done.set()
     watcher.join()
     if proc.returncode not in (0, 1):
         print(err.decode(errors="replace")[-2000:], file=sys.stderr)
     main = peaks.pop(proc.pid, 0)
-    return seconds, proc.returncode, main, max(peaks.values(), default=0)
+    return seconds, proc.returncode, main, max(peaks.values(), default=0), sum(cpu.values())
 
 
 def main() -> None:
@@ -118,19 +135,20 @@ def main() -> None:
     rows = [("heal --workers 1", ["--workers", "1"]), ("heal --workers 2", ["--workers", "2"]),
             ("heal --engine dask --workers 2", ["--engine", "dask", "--workers", "2"])]
     results = {}
-    print(f"{'command':34} {'seconds':>8} {'events/s':>10} {'vs 1 worker':>11} {'peak RSS main':>13} {'peak RSS worker':>15}")
-    print("-" * 96)
+    print(f"{'command':34} {'seconds':>8} {'CPU s':>7} {'events/s':>10} {'vs 1 worker':>11} {'peak RSS main':>13} "
+          f"{'peak RSS worker':>15}")
+    print("-" * 104)
     for name, flags in rows:
         with tempfile.TemporaryDirectory(prefix="bench-scale-", dir=args.data) as scratch:
             out = Path(scratch) / "out"
-            seconds, code, main_kib, worker_kib = timed(["heal", "--in", str(folder), "--out", str(out), "--quiet", *flags])
+            seconds, code, main_kib, worker_kib, cpu = timed(["heal", "--in", str(folder), "--out", str(out), "--quiet", *flags])
             manifest = json.loads((out / ".replay-manifest.json").read_text()) if code in (0, 1) else {"totals": {"records": 0}}
             events = manifest["totals"]["records"]
             shutil.rmtree(out, ignore_errors=True)
         results[name] = events / seconds if seconds else 0.0
         base = results[rows[0][0]]
         worker = f"{worker_kib / 1024:.0f} MiB" if worker_kib else "(in process)"
-        print(f"{name:34} {seconds:8.2f} {results[name]:10,.0f} {results[name] / base:10.2f}x "
+        print(f"{name:34} {seconds:8.2f} {cpu:7.1f} {results[name]:10,.0f} {results[name] / base:10.2f}x "
               f"{main_kib / 1024:9.0f} MiB {worker:>15}")
     two = results[rows[1][0]] / results[rows[0][0]]
     dask = results[rows[2][0]] / results[rows[1][0]]
