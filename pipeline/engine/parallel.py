@@ -144,6 +144,7 @@ def input_digest(path: str) -> tuple[int, int, str]:
 
 def run_inputs(work: Work, paths: list[str]) -> list[Outcome]:
     """A task: run the graph once per input, in order, inside one event loop. Never raises for an input."""
+    _tune_gc()
     registry = Registry()
 
     async def run_all() -> list[Outcome]:
@@ -218,11 +219,23 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _worker_start() -> None:
+_GC_TUNED: list[bool] = []
+
+
+def _tune_gc() -> None:
+    """As the CLI does (``cli.app.main``), once per process, wherever the task runs (a Dask worker too):
+    parsed events are acyclic and die young, and the default threshold scans every batch many times."""
+    if _GC_TUNED:
+        return
     import gc
 
-    gc.freeze()  # as the CLI does: parsed events are acyclic and die young
+    _GC_TUNED.append(True)
+    gc.freeze()
     gc.set_threshold(50_000, 50, 100)
+
+
+def _worker_start() -> None:
+    _tune_gc()
 
 
 def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
