@@ -162,3 +162,17 @@ def test_the_progress_bar_shows_on_a_terminal_only(journals: Path, tmp_path: Pat
     assert code == 1 and b"10/10" not in shown and b"events/s" not in shown
     piped = run_replay("validate", "--in", str(journals), "--workers", "2", process=True)
     assert b"events/s" not in piped.stderr
+
+
+def test_a_missing_extra_is_named_with_how_to_install_it(journals: Path, tmp_path: Path) -> None:
+    """Without Dask or nats-py (here: modules that fail to import, first on PYTHONPATH), the commands refuse."""
+    (tmp_path / "distributed.py").write_text("raise ImportError('not installed here')\n")
+    (tmp_path / "nats").mkdir()
+    (tmp_path / "nats" / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    dask = run_replay("validate", "--in", str(journals), "--engine", "dask", env=env, process=True)
+    nats = run_replay("read", "nats://127.0.0.1:4222/agents.raw", env=env, process=True)
+    for proc, extra in ((dask, "[dask]"), (nats, "[nats]")):
+        [error] = errors_of(proc.stderr)
+        assert proc.returncode == 2 and proc.stdout == b""
+        assert error["code"] == "E_EXTRA_NOT_INSTALLED" and extra in error["howToFix"]
