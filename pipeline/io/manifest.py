@@ -13,14 +13,13 @@ A re-run with the same work skips every input whose size and modification time (
 changed, content hash) match its entry and whose recorded outputs are all still there at their
 recorded sizes; it prints the recorded stdout and stderr for them, so its output is the output of a
 clean run. Everything else is computed again. Files written by an interrupted writer (atomic
-writes' ``.NAME.XXXX.tmp``) are swept away before the manifest is written.
+writes' ``.NAME.XXXX.replay.tmp``) are swept away before the manifest is written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,12 +29,11 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.parallel import Outcome
-from replay.pipeline.io.journals import write_atomic
+from replay.pipeline.io.journals import is_temp_name, write_atomic
 
 MANIFEST = ".replay-manifest.json"
 FRAGMENTS = ".replay-manifest.d"
 VERSION = 1
-_TEMP_FILE = re.compile(r"^\..+\.tmp$")  # what atomic_output leaves when its writer is killed
 
 
 def work_key(doc: dict[str, Any], version: str) -> str:
@@ -185,7 +183,7 @@ def sweep_temp_files(folder: Path) -> list[str]:
     removed = []
     for base, _dirs, names in os.walk(folder):
         for name in names:
-            if _TEMP_FILE.match(name):
+            if is_temp_name(name):  # what atomic_output leaves when its writer is killed
                 path = os.path.join(base, name)
                 try:
                     os.unlink(path)

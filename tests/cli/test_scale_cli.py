@@ -123,7 +123,7 @@ def test_a_crashed_run_resumes_from_its_fragments(journals: Path, tmp_path: Path
         scale._backend = lambda _scale: crash_after_first_task  # type: ignore[assignment]
         crashed = run_replay("heal", "--in", str(journals), "--out", str(out), "--workers", "4")
         assert crashed.returncode == 130
-        staging = tmp_path / ".out.partial"
+        staging = tmp_path / ".out.partial.replay.tmp"
         assert not out.exists() and list((staging / FRAGMENTS).iterdir())
         scale._backend = lambda _scale: counting  # type: ignore[assignment]
         resumed = run_replay("heal", "--in", str(journals), "--out", str(out), "--workers", "4")
@@ -133,7 +133,7 @@ def test_a_crashed_run_resumes_from_its_fragments(journals: Path, tmp_path: Path
     files = sorted(str(p) for p in journals.rglob("*.jsonl"))
     assert 0 < len(computed) < len(files) and set(computed) <= set(files)
     assert resumed.stdout.replace(str(out).encode(), b"OUT") == clean.stdout.replace(str(tmp_path / "clean").encode(), b"OUT")
-    assert tree_bytes(out) == tree_bytes(tmp_path / "clean") and not (tmp_path / ".out.partial").exists()
+    assert tree_bytes(out) == tree_bytes(tmp_path / "clean") and not (tmp_path / ".out.partial.replay.tmp").exists()
     assert not (out / FRAGMENTS).exists() and heal_command is not None
 
 

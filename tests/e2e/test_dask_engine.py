@@ -76,7 +76,7 @@ def test_worker_processes_unpickle_the_work_and_a_killed_worker_leaves_no_partia
     pids = client.run(os.getpid)
     killed: list[int] = []
     # A task interrupted while writing leaves its temp file; the manifest's last step sweeps it.
-    (out / ".j000.healed.jsonl.deadbeef.tmp").write_bytes(b"half a file")
+    (out / ".j000.healed.jsonl.deadbeef.replay.tmp").write_bytes(b"half a file")
 
     def tasks(work, chunks, workers):
         for index, outcomes in dask_tasks(work, chunks, scheduler=process_cluster.scheduler_address, workers=workers):

@@ -58,10 +58,10 @@ def test_failed_inputs_are_not_recorded_and_temp_files_of_dead_writers_are_swept
     from replay.pipeline.engine.parallel import Failure
 
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / ".x.healed.jsonl.abc123.tmp").write_bytes(b"half")
-    (tmp_path / "keep.tmp.json").write_bytes(b"{}")
-    assert [Path(p).name for p in sweep_temp_files(tmp_path)] == [".x.healed.jsonl.abc123.tmp"]
-    assert (tmp_path / "keep.tmp.json").exists()
+    (tmp_path / "sub" / ".x.healed.jsonl.abc123.replay.tmp").write_bytes(b"half")
+    (tmp_path / "keep.tmp").write_bytes(b"{}")
+    assert [Path(p).name for p in sweep_temp_files(tmp_path)] == [".x.healed.jsonl.abc123.replay.tmp"]
+    assert (tmp_path / "keep.tmp").exists()
     failed = Outcome("x.jsonl", failure=Failure("error", {"code": "E_INPUT_UNREADABLE", "message": "gone"}))
     assert Manifest(tmp_path, "k", tmp_path, "heal").entry(failed) is None
 

@@ -17,7 +17,7 @@ from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, Str
 from replay.pipeline.engine.executor import StageFailed
 from replay.pipeline.engine.parallel import Work
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import expand_paths
+from replay.pipeline.io.journals import TEMP_SUFFIX, expand_paths
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -116,16 +116,16 @@ def directory_inputs(in_path: str) -> tuple[Path, list[str]]:
 def heal_folder(bound: dict[str, Any], files: list[str], root: Path, target: Path, scale: Scale, strict: bool) -> int:
     """Directory mode: the heal-dir graph once per input, in parallel, into ``target``.
 
-    A new ``target`` is filled as the hidden sibling ``.<name>.partial`` and renamed into place when
-    every input is done, so it appears whole; a run that was killed or interrupted leaves that folder,
-    and the next run resumes from what its manifest fragments record. An existing ``target`` is
+    A new ``target`` is filled as the hidden sibling ``.<name>.partial.replay.tmp`` (a temp name: readers
+    skip it) and renamed into place when every input is done, so it appears whole; a run that was killed
+    or interrupted leaves that folder, and the next run resumes from what its manifest fragments record. An existing ``target`` is
     written in place (each file atomically), the manifest last.
     """
     from replay.pipeline.io.manifest import Manifest, work_key
 
     doc = bind(load_spec("heal-dir"), set=bound)
     key = work_key(doc, package_version())
-    work_dir = target if target.is_dir() else target.parent / f".{target.name}.partial"
+    work_dir = target if target.is_dir() else target.parent / f".{target.name}.partial{TEMP_SUFFIX}"
     work = Work(bind(doc, set={"write.write_dir": str(work_dir)}), log_level=logger().level, strict=strict,
                 digest=True, inputs=len(files))
     created = not work_dir.exists()
