@@ -127,10 +127,10 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
                          hint="directories are searched for *.json artifacts and *.jsonl journals")
         return EXIT_OK
     bound = {"read.max_line_bytes": max_line_bytes}
-    paths = [path for path, _ in files]
-    if pass_through or STDIN in paths:
-        result = run_spec("validate", paths, set=bound, bypass=["summary"] if pass_through else (), strict=strict)
+    found = [path for path, _ in files]
+    if pass_through or STDIN in found:
+        result = run_spec("validate", found, set=bound, bypass=["summary"] if pass_through else (), strict=strict)
         return EXIT_FAILED if result.errors else EXIT_OK
-    work = Work(bind(load_spec("validate"), set=bound), log_level=logger().level, strict=strict, inputs=len(paths))
-    totals = run_over(work, paths, Scale(workers, engine, scheduler, quiet), label="validate")
+    work = Work(bind(load_spec("validate"), set=bound), log_level=logger().level, strict=strict, inputs=len(found))
+    totals = run_over(work, found, Scale(workers, engine, scheduler, quiet), label="validate")
     return EXIT_FAILED if totals.errors else EXIT_OK
