@@ -162,7 +162,7 @@ def main() -> None:
     cluster = RunningCluster(2)
     rows = [("heal --workers 1", ["--workers", "1"]), ("heal --workers 2", ["--workers", "2"]),
             ("heal --engine dask --workers 2", ["--engine", "dask", "--workers", "2"]),
-            ("  ... --scheduler (cluster already up)", ["--engine", "dask", "--scheduler", cluster.address])]
+            ("heal --engine dask --scheduler ADDR", ["--engine", "dask", "--scheduler", cluster.address])]
     results = {}
     print(f"{'command':34} {'seconds':>8} {'CPU s':>7} {'events/s':>10} {'vs 1 worker':>11} {'peak RSS main':>13} "
           f"{'peak RSS worker':>15}")
