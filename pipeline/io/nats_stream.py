@@ -59,7 +59,7 @@ async def connect(server: str, connect_seconds: float = 5.0) -> Any:
     nats = nats_module()
     try:
         return await nats.connect(servers=[server], connect_timeout=connect_seconds, max_reconnect_attempts=2,
-                                  allow_reconnect=True, error_cb=_quiet)
+                                  reconnect_time_wait=0.5, allow_reconnect=True, error_cb=_quiet)
     except Exception as exc:  # nats-py raises its own NoServersError, OSError, TimeoutError
         raise ReplayError("E_NATS_UNREACHABLE", f"no NATS server answered at {server!r}: {type(exc).__name__}: {exc}",
                           received=server, expected="a NATS server with JetStream (nats-server -js)") from exc
