@@ -14,7 +14,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
-from replay.pipeline.io.journals import write_atomic
+from replay.pipeline.io.run_files import write_file
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.report.model import aggregate
 
@@ -42,7 +42,7 @@ class RenderReport(Sink):
     summary = "Render the summaries from `summarize` as a text, json, markdown, junit or html report (stdout or a file)."
     options = {
         "format": Option(str, "text", "report format", choices=FORMATS),
-        "path": Option(str, STDOUT, "output file, written whole or not at all; '-' is stdout"),
+        "path": Option(str, STDOUT, "output file (a path or an fsspec URL), written whole or not at all; '-' is stdout"),
         "title": Option(str, DEFAULT_TITLE, "title of the html, markdown and junit reports"),
     }
 
@@ -79,7 +79,7 @@ class RenderReport(Sink):
         if path == STDOUT:
             await _to_stdout(data)
         else:
-            write_atomic(path, data)
+            write_file(path, data)  # a URL too: under a temp name, then moved onto its own
 
 
 async def _to_stdout(data: bytes) -> None:

@@ -4,7 +4,8 @@ For each input (in the order read gives them): ``<id>.healed.json`` (artifacts) 
 (journals) and ``<id>.heal-log.json``, at the input's path relative to ``root``, under ``out_dir``;
 one JSON line per input on stdout naming what was written. Outputs are planned before anything runs:
 two inputs healing into one file, or an output landing on an input, is refused. A new ``out_dir``
-appears whole or not at all.
+appears whole or not at all. ``out_dir`` (and the inputs) may be fsspec URLs: a folder at a URL is
+written in place, each file atomically (``io.remote``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,17 @@ from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, Option, Sink
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.run_files import HEALED_JOURNAL, common_root, document_bytes, plan_healed, staged_folder, write_file
+from replay.pipeline.io.journals import is_url
+from replay.pipeline.io.run_files import (
+    HEALED_JOURNAL,
+    Place,
+    common_root,
+    document_bytes,
+    plan_healed,
+    staged_folder,
+    under,
+    write_file,
+)
 from replay.pipeline.model.healing import healed_artifact, healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, record_kind
 from replay.pipeline.model.repairs import heal_log_document
@@ -61,6 +72,10 @@ class WriteHealed(Sink):
         return ["-"]  # one line per input written; the files are planned in preflight
 
     def preflight(self, inputs: list[str]) -> None:
+        files = [f for f in inputs if f != "-"]
+        if is_url(self.config["out_dir"]):
+            self._plan_at_url(files)
+            return
         out_dir = Path(self.config["out_dir"])
         if out_dir.exists() and not out_dir.is_dir():  # also `heal --in FILE --out FILE`: never written over
             raise ReplayError(
@@ -70,11 +85,26 @@ class WriteHealed(Sink):
                          "run `replay heal FILE > healed.jsonl`.",
                 example="replay heal --in .replay/artifacts --out .replay/healed",
             )
-        files = [f for f in inputs if f != "-"]
-        root = Path(self.config["root"]) if self.config["root"] else common_root(files)
-        if root.is_file():
+        root = self._root(files)
+        if isinstance(root, Path) and root.is_file():
             root = root.parent
-        self.plan = plan_healed(files, root, Path(self.config["out_dir"]))
+        self.plan = plan_healed(files, root, out_dir)
+
+    def _root(self, files: list[str]) -> Place:
+        given = self.config["root"]
+        if given:
+            return given if is_url(given) else Path(given)
+        return common_root(files)
+
+    def _plan_at_url(self, files: list[str]) -> None:
+        from replay.pipeline.io.remote import kind
+
+        out_dir = self.config["out_dir"]
+        if kind(out_dir) == "file":
+            raise ReplayError("E_USAGE_INVALID", f"the output folder {out_dir!r} exists and is not a folder", path=out_dir,
+                              expected="a folder (new or existing)", received="a file",
+                              howToFix="Give --out a folder URL: `replay heal --in URL --out URL`.")
+        self.plan = plan_healed(files, self._root(files), out_dir)
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         healed: dict[str, _Healed] = {}
@@ -111,15 +141,15 @@ class WriteHealed(Sink):
             outputs.append(self._render(source, path, done))
         await self.report()  # problems first: under --strict they stop the run before the folder appears
         await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not write the folder
-        out_dir = Path(self.config["out_dir"])
+        out_dir: Place = self.config["out_dir"] if is_url(self.config["out_dir"]) else Path(self.config["out_dir"])
         written: list[bytes] = []
         files: list[str] = []
         with _folder(out_dir, self.config["write_dir"]) as base:
             for (healed_rel, data), (log_rel, log), source in outputs:
-                files.append(write_file(base / healed_rel, data))
-                files.append(write_file(base / log_rel, document_bytes(log)))
-                written.append(orjson.dumps({"source": source, "healed": printable(str(out_dir / healed_rel)),
-                                             "log": printable(str(out_dir / log_rel)),
+                files.append(write_file(under(base, healed_rel), data))
+                files.append(write_file(under(base, log_rel), document_bytes(log)))
+                written.append(orjson.dumps({"source": source, "healed": printable(str(under(out_dir, healed_rel))),
+                                             "log": printable(str(under(out_dir, log_rel))),
                                              "repairs": log["summary"]["total"]}) + b"\n")
         self.publish(OUTPUTS_WRITTEN, files)
         write_stdout(b"".join(written))
@@ -142,9 +172,13 @@ class WriteHealed(Sink):
 
 
 @contextmanager
-def _folder(out_dir: Path, write_dir: str) -> Iterator[Path]:
+def _folder(out_dir: Place, write_dir: str) -> Iterator[Place]:
+    """Where the files go: ``write_dir`` when given; a folder URL itself (written in place: an object
+    store cannot rename a folder); else a local folder staged beside ``out_dir``."""
     if write_dir:
-        yield Path(write_dir)
+        yield write_dir if is_url(write_dir) else Path(write_dir)
+    elif isinstance(out_dir, str):
+        yield out_dir
     else:
         with staged_folder(out_dir) as base:
             yield base

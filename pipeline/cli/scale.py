@@ -17,11 +17,14 @@ from typing import Any
 
 import click
 
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.parallel import (
     CLUSTER_TASK_INPUTS,
     LOCAL_TASK_INPUTS,
     SMALL_JOB_BYTES,
+    LOCAL_FILES,
     Completions,
+    Files,
     Outcome,
     Work,
     default_workers,
@@ -31,6 +34,9 @@ from replay.pipeline.engine.parallel import (
     preflight_all,
     total_bytes,
 )
+from replay.pipeline.io.dask_backend import scheduler_address
+from replay.pipeline.io.journals import is_url
+from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
 
 ENGINES = ("local", "dask")
 
@@ -130,22 +136,58 @@ def print_outcome(outcome: Outcome) -> None:
         write_stdout(outcome.stdout)
 
 
+def files_for(files: list[str]) -> Files:
+    """How tasks digest and cache their files: ``io.remote.URL_FILES`` when an input is a URL, else the local functions."""
+    if any(is_url(f) for f in files):
+        from replay.pipeline.io.remote import URL_FILES
+
+        return URL_FILES
+    return LOCAL_FILES
+
+
 def choose_workers(scale: Scale, files: list[str]) -> int:
     if scale.workers is not None:
         return scale.workers
     if scale.engine == "dask":
         return default_workers()
-    return default_workers() if total_bytes(files) >= SMALL_JOB_BYTES else 1
+    return default_workers() if _input_bytes(files) >= SMALL_JOB_BYTES else 1
+
+
+def _input_bytes(files: list[str]) -> int:
+    if any(is_url(f) for f in files):
+        from replay.pipeline.io.remote import total_bytes as listed_bytes
+
+        return listed_bytes(files)  # as the folders' listings said: no request per file
+    return total_bytes(files)
+
+
+def refuse_process_local(scale: Scale, files: list[str], process_local: bool) -> None:
+    """memory:// lives in this process: worker processes (local, or a local Dask cluster) would find nothing there."""
+    if not (process_local or any(in_this_process(f) for f in files)):
+        return
+    if scale.engine == "local" and (scale.workers or 1) > 1:
+        raise ReplayError("E_USAGE_INVALID", "memory:// is this process's memory: worker processes cannot see it",
+                          received=f"--workers {scale.workers}", expected="--workers 1",
+                          howToFix="Use --workers 1, or a Dask cluster whose workers are threads of this process.")
+    if scale.engine == "dask" and not scheduler_address(scale.scheduler):
+        raise ReplayError("E_USAGE_INVALID", "memory:// is this process's memory: the worker processes of a local Dask "
+                          "cluster cannot see it", received="--engine dask without --scheduler",
+                          howToFix="Point --scheduler at a cluster whose workers are threads of this process, or use "
+                                   "--engine local --workers 1.")
 
 
 def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest: Any = None,
              take: Callable[[Outcome], None] = print_outcome,
-             completions: Callable[[Work, list[tuple[int, list[str]]], int], Completions] | None = None) -> Totals:
+             completions: Callable[[Work, list[tuple[int, list[str]]], int], Completions] | None = None,
+             process_local: bool = False) -> Totals:
     """Run ``work`` over ``files`` and hand each outcome to ``take`` in input order.
 
     ``manifest`` (an ``io.manifest.Manifest``) skips recorded inputs and records each finished task.
     ``completions`` replaces the backend (tests); else local workers or Dask, as ``scale`` says.
+    ``process_local``: the command writes to memory:// (refused where workers are other processes).
     """
+    if completions is None:
+        refuse_process_local(scale, files, process_local)
     preflight_all(work, files)
     reused: dict[str, Outcome] = {}
     if manifest is not None:
@@ -153,6 +195,8 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
         reused = manifest.reusable(files)
     todo = [f for f in files if f not in reused]
     workers = choose_workers(scale, todo)
+    if process_local or any(in_this_process(f) for f in files):
+        workers = 1 if scale.engine == "local" else workers
     most = CLUSTER_TASK_INPUTS if scale.engine == "dask" else LOCAL_TASK_INPUTS
     chunks = partition(todo, workers, most)
     if completions is None:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -42,6 +42,38 @@ LOCAL_TASK_INPUTS = 32  # at most this many inputs per task on local workers (ou
 CLUSTER_TASK_INPUTS = 200  # a Dask task carries hundreds of inputs: scheduling one costs ~1 ms
 
 
+class Files(Protocol):
+    """Where a task's inputs and outputs live: local paths (``LOCAL_FILES``), or also fsspec URLs
+    (``io.remote.URL_FILES``, which the engine does not import: a command that meets a URL passes it)."""
+
+    def start_task(self, paths: list[str]) -> None:
+        """A task begins on a worker: forget what this process cached about these inputs."""
+
+    def input_digest(self, path: str) -> tuple[int, int, str]:
+        """Size, modification time (ns; 0 when the filesystem keeps none) and SHA-256 of an input."""
+        ...
+
+    def output_digest(self, path: str) -> tuple[int, str]:
+        """Size and SHA-256 of a file a run wrote."""
+        ...
+
+
+class LocalFiles:
+    """Inputs and outputs are local paths (the same on every worker)."""
+
+    def start_task(self, paths: list[str]) -> None:
+        pass
+
+    def input_digest(self, path: str) -> tuple[int, int, str]:
+        return input_digest(path)
+
+    def output_digest(self, path: str) -> tuple[int, str]:
+        return file_digest(path)
+
+
+LOCAL_FILES = LocalFiles()
+
+
 @dataclass(frozen=True)
 class Work:
     """What every task runs: a config document (a command's spec bound with its flags) per input."""
@@ -51,6 +83,7 @@ class Work:
     strict: bool = False
     digest: bool = False  # sizes and SHA-256 of each input and output, for a manifest
     inputs: int = 0  # how many inputs the whole command reads (each run is one of them)
+    files: Files = LOCAL_FILES  # how digests are taken: pickled by reference, so a worker imports its module
 
 
 @dataclass
@@ -145,6 +178,7 @@ def input_digest(path: str) -> tuple[int, int, str]:
 def run_inputs(work: Work, paths: list[str]) -> list[Outcome]:
     """A task: run the graph once per input, in order, inside one event loop. Never raises for an input."""
     _tune_gc()
+    work.files.start_task(paths)
     registry = Registry()
 
     async def run_all() -> list[Outcome]:
@@ -168,13 +202,13 @@ async def _run_one(work: Work, path: str, registry: Registry) -> Outcome:
     port = _CountingPort(work.strict, stderr.write_bytes)
     try:
         if work.digest:
-            outcome.size, outcome.mtime_ns, outcome.sha256 = input_digest(path)
+            outcome.size, outcome.mtime_ns, outcome.sha256 = work.files.input_digest(path)
         graph = graph_from_config(work.doc, registry=registry, paths=[path])
         result = await run_graph(graph, error_port=port, log=make_logger(work.log_level, stderr))  # type: ignore[arg-type]
         outcome.records = result.records
         outcome.facts = result.facts
         if work.digest:
-            outcome.outputs = [(out, *file_digest(out)) for out in result.facts.get(OUTPUTS_WRITTEN, [])]
+            outcome.outputs = [(out, *work.files.output_digest(out)) for out in result.facts.get(OUTPUTS_WRITTEN, [])]
     except ReplayError as exc:
         outcome.failure = Failure("error", exc.body, exc.exit_code)
     except StrictAbort as exc:

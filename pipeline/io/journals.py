@@ -7,6 +7,7 @@ Lines are split on ``\\n`` only, in binary, and each keeps its line number and b
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -36,6 +37,15 @@ _PLUS_ONE = (1).__add__  # a line's length plus its newline, without a Python-le
 
 class Reader(Protocol):
     async def read(self, n: int) -> bytes: ...
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def is_url(path: str) -> bool:
+    """Is ``path`` an fsspec URL (``s3://…``, ``ftp://…``, ``memory://…``, ``file://…``) rather than a local path?
+    URLs are read and written through ``io.remote``; local paths never import fsspec."""
+    return _URL.match(path) is not None
 
 
 def is_journal_name(name: str) -> bool:
@@ -77,6 +87,11 @@ def expand_paths(paths: list[str]) -> list[str]:
             require_stdin()
             files.append(STDIN)
             continue
+        if is_url(raw):
+            from replay.pipeline.io.remote import expand
+
+            files.extend(expand(raw))
+            continue
         p = Path(raw)
         if not p.exists() and os.path.islink(raw):
             files.append(raw)  # a broken link: reading it reports it unreadable (a problem of that input)
@@ -107,7 +122,13 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 @asynccontextmanager
 async def open_journal(path: str) -> AsyncIterator[Reader]:
-    """An async reader over the bytes of ``path`` (``-`` = stdin), gunzipped when they are gzip."""
+    """An async reader over the bytes of ``path`` (``-`` = stdin, or an fsspec URL), gunzipped when they are gzip."""
+    if is_url(path):
+        from replay.pipeline.io.remote import open_url
+
+        async with open_url(path) as remote:
+            yield await _decoded(remote, path)
+        return
     if path == STDIN:
         fd, owned, name = sys.stdin.fileno(), False, "<stdin>"
     else:
@@ -119,19 +140,23 @@ async def open_journal(path: str) -> AsyncIterator[Reader]:
     try:
         raw = FdReader(fd)
         async with nonblocking(fd, raw.kind):
-            first = await raw.read(2)
-            while 0 < len(first) < 2:
-                more = await raw.read(1)
-                if not more:
-                    break
-                first += more
-            if first == GZIP_MAGIC:
-                yield PrefixedReader(b"", GunzipReader(PrefixedReader(first, raw), name))  # type: ignore[arg-type]
-            else:
-                yield PrefixedReader(first, raw)
+            yield await _decoded(raw, name)
     finally:
         if owned:
             os.close(fd)
+
+
+async def _decoded(raw: Reader, name: str) -> Reader:
+    """``raw`` as it reads, or gunzipped when it starts as gzip does."""
+    first = await raw.read(2)
+    while 0 < len(first) < 2:
+        more = await raw.read(1)
+        if not more:
+            break
+        first += more
+    if first == GZIP_MAGIC:
+        return PrefixedReader(b"", GunzipReader(PrefixedReader(first, raw), name))  # type: ignore[arg-type]
+    return PrefixedReader(first, raw)  # type: ignore[arg-type]
 
 
 class LineCutter:

@@ -14,6 +14,11 @@ changed, content hash) match its entry and whose recorded outputs are all still 
 recorded sizes; it prints the recorded stdout and stderr for them, so its output is the output of a
 clean run. Everything else is computed again. Files written by an interrupted writer (atomic
 writes' ``.NAME.XXXX.replay.tmp``) are swept away before the manifest is written.
+
+The folder and the input root may each be a local path or an fsspec URL (``io.remote``): at a URL
+the manifest and its fragments are written there the same way (temp name, then moved), the outputs
+are checked against one listing of the folder, and an input's size and modification time come from
+the listing of its folder.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.parallel import Outcome
-from replay.pipeline.io.journals import is_temp_name, write_atomic
+from replay.pipeline.io.journals import is_temp_name, is_url, write_atomic
 
 MANIFEST = ".replay-manifest.json"
 FRAGMENTS = ".replay-manifest.d"
@@ -75,22 +80,93 @@ class Entry:
                        sha256=self.sha256, skipped=True)
 
 
-class Manifest:
-    """The manifest of the folder ``folder`` for work ``key`` over inputs under ``root``."""
+class _LocalFolder:
+    """The manifest's folder on this machine."""
 
-    def __init__(self, folder: Path, key: str, root: Path, command: str) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path) -> None:
+        self.path = folder
+
+    def read(self, rel: str) -> bytes:
+        return (self.path / rel).read_bytes()
+
+    def fragments(self) -> list[str]:
+        return [f"{FRAGMENTS}/{p.name}" for p in sorted((self.path / FRAGMENTS).glob("*" + MANIFEST))]
+
+    def size_of(self) -> Any:
+        def size(rel: str) -> int | None:
+            try:
+                return (self.path / rel).stat().st_size
+            except OSError:
+                return None
+        return size
+
+    def relative(self, path: str) -> str:
+        return os.path.relpath(os.path.abspath(path), self.path.resolve())
+
+    def write(self, rel: str, data: bytes) -> None:
+        write_atomic(self.path / rel, data)
+
+    def remove_fragments(self) -> None:
+        shutil.rmtree(self.path / FRAGMENTS, ignore_errors=True)
+
+    def sweep(self) -> None:
+        sweep_temp_files(self.path)
+
+    def name(self, rel: str) -> str:
+        return str(self.path / rel)
+
+
+class _UrlFolder:
+    """The manifest's folder at an fsspec URL."""
+
+    def __init__(self, url: str) -> None:
+        from replay.pipeline.io import remote
+
+        self.remote = remote
+        self.url = url
+
+    def read(self, rel: str) -> bytes:
+        return self.remote.read_bytes(self.remote.join(self.url, rel))
+
+    def fragments(self) -> list[str]:
+        return sorted(f"{FRAGMENTS}/{rel}" for rel in self.remote.sizes_under(self.remote.join(self.url, FRAGMENTS))
+                      if "/" not in rel and rel.endswith(MANIFEST))
+
+    def size_of(self) -> Any:
+        return self.remote.sizes_under(self.url).get  # one listing for every output of every input
+
+    def relative(self, path: str) -> str:
+        return self.remote.relative(path, self.url)
+
+    def write(self, rel: str, data: bytes) -> None:
+        self.remote.write_atomic(self.remote.join(self.url, rel), data)
+
+    def remove_fragments(self) -> None:
+        self.remote.remove_tree(self.remote.join(self.url, FRAGMENTS))
+
+    def sweep(self) -> None:
+        self.remote.sweep_temp_files(self.url)
+
+    def name(self, rel: str) -> str:
+        return self.remote.join(self.url, rel)
+
+
+class Manifest:
+    """The manifest of the folder ``folder`` for work ``key`` over inputs under ``root`` (each a path or a URL)."""
+
+    def __init__(self, folder: Path | str, key: str, root: Path | str, command: str) -> None:
+        self.place: _LocalFolder | _UrlFolder = _UrlFolder(str(folder)) if is_url(str(folder)) else _LocalFolder(Path(folder))
         self.key = key
-        self.root = root.resolve()
+        self.root: Path | str = str(root) if is_url(str(root)) else Path(root).resolve()
         self.command = command
         self.entries: dict[str, Entry] = {}  # by input, relative to root
 
     # reading ---------------------------------------------------------------------------------
     def load(self) -> None:
         """The entries recorded for this work: the manifest, then the fragments of a run that did not finish."""
-        for path in [self.folder / MANIFEST, *sorted((self.folder / FRAGMENTS).glob("*" + MANIFEST))]:
+        for rel in [MANIFEST, *self.place.fragments()]:
             try:
-                data = orjson.loads(path.read_bytes())
+                data = orjson.loads(self.place.read(rel))
                 if data.get("version") != VERSION or data.get("key") != self.key:
                     continue
                 for item in data["inputs"]:
@@ -102,13 +178,17 @@ class Manifest:
     def reusable(self, paths: list[str]) -> dict[str, Outcome]:
         """The inputs whose recorded outputs still stand, with their recorded outcome."""
         found: dict[str, Outcome] = {}
+        size_of = self.place.size_of() if self.entries else None
         for path in paths:
             entry = self.entries.get(self.relative(path))
-            if entry is not None and self._unchanged(path, entry) and self._outputs_present(entry):
+            if entry is not None and size_of is not None and self._unchanged(path, entry) \
+                    and all(size_of(out["path"]) == out["size"] for out in entry.outputs):
                 found[path] = entry.outcome(path)
         return found
 
     def _unchanged(self, path: str, entry: Entry) -> bool:
+        if is_url(path):
+            return self._unchanged_at_url(path, entry)
         try:
             st = os.stat(path)
         except OSError:
@@ -120,17 +200,26 @@ class Manifest:
         with open(path, "rb") as handle:  # touched: the content decides
             return hashlib.file_digest(handle, "sha256").hexdigest() == entry.sha256
 
-    def _outputs_present(self, entry: Entry) -> bool:
-        for out in entry.outputs:
-            try:
-                if (self.folder / out["path"]).stat().st_size != out["size"]:
-                    return False
-            except OSError:
+    def _unchanged_at_url(self, path: str, entry: Entry) -> bool:
+        from replay.pipeline.engine.errors import ReplayError
+        from replay.pipeline.io import remote
+
+        try:
+            found = remote.stat(path)  # as the listing of its folder said
+            if found is None or found[0] != entry.size:
                 return False
-        return True
+            if found[1] and found[1] == entry.mtime_ns:
+                return True
+            return remote.sha256(path) == entry.sha256  # touched, or no modification time: the content decides
+        except (OSError, ReplayError):
+            return False
 
     # writing ---------------------------------------------------------------------------------
     def relative(self, path: str) -> str:
+        if isinstance(self.root, str):
+            from replay.pipeline.io import remote
+
+            return remote.relative(path, self.root)
         return os.path.relpath(os.path.abspath(path), self.root)
 
     def entry(self, outcome: Outcome) -> Entry | None:
@@ -141,8 +230,7 @@ class Manifest:
             stdout, stderr = outcome.stdout.decode("utf-8"), outcome.stderr.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        outputs = [{"path": os.path.relpath(os.path.abspath(p), self.folder.resolve()), "size": size, "sha256": digest}
-                   for p, size, digest in outcome.outputs]
+        outputs = [{"path": self.place.relative(p), "size": size, "sha256": digest} for p, size, digest in outcome.outputs]
         return Entry(self.relative(outcome.path), outcome.size, outcome.mtime_ns, outcome.sha256, outputs,
                      outcome.errors, dict(outcome.codes), outcome.records, stdout, stderr)
 
@@ -154,20 +242,19 @@ class Manifest:
         for entry in entries:
             self.entries[entry.input] = entry
         name = hashlib.sha256("\0".join(e.input for e in entries).encode()).hexdigest()[:20]
-        write_atomic(self.folder / FRAGMENTS / (name + MANIFEST), self._document(entries))
+        self.place.write(f"{FRAGMENTS}/{name}{MANIFEST}", self._document(entries))
 
-    def finish(self, outcomes: list[Outcome]) -> Path:
+    def finish(self, outcomes: list[Outcome]) -> str:
         """Every input done: sweep files interrupted writers left, write the manifest, drop the fragments."""
-        sweep_temp_files(self.folder)
+        self.place.sweep()
         entries = []
         for outcome in outcomes:
             entry = self.entries.get(self.relative(outcome.path)) if outcome.skipped else self.entry(outcome)
             if entry is not None:
                 entries.append(entry)
-        target = self.folder / MANIFEST
-        write_atomic(target, self._document(entries))
-        shutil.rmtree(self.folder / FRAGMENTS, ignore_errors=True)
-        return target
+        self.place.write(MANIFEST, self._document(entries))
+        self.place.remove_fragments()
+        return self.place.name(MANIFEST)
 
     def _document(self, entries: list[Entry]) -> bytes:
         totals = {"inputs": len(entries), "bytes": sum(e.size for e in entries), "records": sum(e.records for e in entries),

@@ -22,7 +22,9 @@ import orjson
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, temp_prefix, write_atomic
+from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, is_url, temp_prefix, write_atomic
+
+Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
 
 RAW, ARTIFACT, HEALED, HEAL_LOG = ".raw.json", ".artifact.json", ".healed.json", ".heal-log.json"
 HEALED_JOURNAL = ".healed.jsonl"
@@ -62,27 +64,53 @@ def healed_names(path: str) -> tuple[str, str]:
     return name + HEALED, name + HEAL_LOG
 
 
-def common_root(files: list[str]) -> Path:
+def common_root(files: list[str]) -> Place:
     """The folder the inputs' relative paths are kept from: their deepest common folder."""
+    if files and is_url(files[0]):
+        from replay.pipeline.io.remote import common_root as common_url
+
+        return common_url(files)
     folders = [str(Path(f).resolve().parent) for f in files]
     return Path(os.path.commonpath(folders)) if folders else Path(".")
 
 
-def plan_healed(files: list[str], root: Path, target: Path) -> dict[str, tuple[Path, Path]]:
+def _identity(path: str | Path) -> str | Path:
+    """What names one file, whatever the spelling: a local path resolved, a URL as it is."""
+    return str(path) if is_url(str(path)) else Path(path).resolve()
+
+
+def under(folder: Place, rel: Path) -> Place:
+    """``rel`` (relative) inside a local folder or a folder URL."""
+    if isinstance(folder, str) and is_url(folder):
+        from replay.pipeline.io.remote import join
+
+        return join(folder, rel.as_posix())
+    return Path(folder) / rel
+
+
+def _relative_folder(path: str, root: Place) -> Path:
+    if isinstance(root, str) and is_url(root):
+        from replay.pipeline.io.remote import relative
+
+        return Path(relative(path, root)).parent
+    return Path(path).resolve().relative_to(Path(root).resolve()).parent
+
+
+def plan_healed(files: list[str], root: Place, target: Place) -> dict[str, tuple[Path, Path]]:
     """Each input's (healed, log) paths relative to ``target``; refused (exit 2) when two inputs would
-    write the same file or an output would land on an input."""
+    write the same file or an output would land on an input. ``root`` and ``target`` may be URLs."""
     plan: dict[str, tuple[Path, Path]] = {}
     claimed: dict[Path, str] = {}
-    inputs = {Path(f).resolve() for f in files}
+    inputs = {_identity(f) for f in files}
     for path in files:
-        rel = Path(path).resolve().relative_to(root.resolve()).parent
+        rel = _relative_folder(path, root)
         healed, log = (rel / name for name in healed_names(path))
         for out in (healed, log):
             if out in claimed:
                 raise ReplayError("E_USAGE_INVALID", f"{claimed[out]!r} and {path!r} would both be healed into {str(out)!r}",
                                   received=[claimed[out], path], howToFix="Heal one of them on its own, or rename it.")
-            if (target / out).resolve() in inputs:
-                raise ReplayError("E_USAGE_INVALID", f"healing {path!r} would overwrite the input {str(target / out)!r}",
+            if _identity(under(target, out)) in inputs:
+                raise ReplayError("E_USAGE_INVALID", f"healing {path!r} would overwrite the input {str(under(target, out))!r}",
                                   received=str(target), howToFix="Choose an --out folder that holds none of the inputs.")
             claimed[out] = path
         plan[path] = (healed, log)
@@ -112,6 +140,12 @@ def staged_folder(target: Path) -> Iterator[Path]:
         raise
 
 
-def write_file(path: Path, data: bytes) -> str:
+def write_file(path: Place, data: bytes) -> str:
+    """``data`` at a local path or a URL, whole or not at all; returns where."""
+    if isinstance(path, str) and is_url(path):
+        from replay.pipeline.io.remote import write_atomic as write_at_url
+
+        write_at_url(path, data)
+        return path
     write_atomic(path, data)
     return str(path)

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
@@ -122,10 +123,13 @@ def count_repairs(document: Any) -> tuple[int, dict[str, int]] | None:
     return total, counts
 
 
-def heal_log_path(source: str | None, artifact_id: Any = None) -> Path | None:
-    """The heal log capture writes beside an artifact (``<id>.healed.json`` -> ``<id>.heal-log.json``), if any."""
+def heal_log_path(source: str | None, artifact_id: Any = None) -> Path | str | None:
+    """The heal log capture writes beside an artifact (``<id>.healed.json`` -> ``<id>.heal-log.json``), if any
+    (a URL beside an artifact read from a URL)."""
     if not source or source.startswith("<") or not source.endswith(".json"):
         return None
+    if is_url(source):
+        return _heal_log_url(source, artifact_id)
     path = Path(source)
     candidates = []
     for suffix in _ARTIFACT_SUFFIXES:
@@ -140,9 +144,28 @@ def heal_log_path(source: str | None, artifact_id: Any = None) -> Path | None:
     return None
 
 
-def read_heal_log(path: Path) -> dict[str, Any]:
+def _heal_log_url(source: str, artifact_id: Any) -> str | None:
+    from replay.pipeline.io import remote
+
+    folder, name = remote.parent(source), remote.name(source)
+    candidates = []
+    for suffix in _ARTIFACT_SUFFIXES:
+        if name.endswith(suffix):
+            candidates.append(remote.join(folder, name[: -len(suffix)] + HEAL_LOG_SUFFIX))
+            break
+    if isinstance(artifact_id, str) and artifact_id and "/" not in artifact_id and artifact_id not in (".", ".."):
+        candidates.append(remote.join(folder, artifact_id + HEAL_LOG_SUFFIX))
+    return next((c for c in candidates if remote.is_file(c)), None)
+
+
+def read_heal_log(path: Path | str) -> dict[str, Any]:
     """A heal-log document; raises ValueError when it is not a JSON object."""
-    document = orjson.loads(path.read_bytes())
+    if isinstance(path, str):
+        from replay.pipeline.io.remote import read_bytes
+
+        document = orjson.loads(read_bytes(path))
+    else:
+        document = orjson.loads(path.read_bytes())
     if not isinstance(document, dict):
         raise ValueError("a heal log is a JSON object")
     return document

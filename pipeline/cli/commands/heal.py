@@ -12,12 +12,12 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
-from replay.pipeline.cli.scale import Scale, run_over, scale_options
+from replay.pipeline.cli.scale import Scale, files_for, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, StrictAbort
 from replay.pipeline.engine.executor import StageFailed
 from replay.pipeline.engine.parallel import Work
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import TEMP_SUFFIX, expand_paths
+from replay.pipeline.io.journals import TEMP_SUFFIX, expand_paths, is_url
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -28,14 +28,17 @@ Examples:
   replay heal --in .replay/artifacts --out .replay/healed
   replay heal --in runs/ --out healed/ --workers 8
   replay heal --in runs/ --out healed/ --engine dask --scheduler tcp://10.0.0.5:8786
+  replay heal --in s3://bucket/runs --out s3://bucket/healed --engine dask   (any fsspec URL)
   replay heal --rules my.rules.json run.jsonl
   replay heal ~/.claude/projects/<project>/<session>.jsonl --log repairs.jsonl
   replay heal --dialect-out claude-code broken-session.jsonl > repaired-session.jsonl
 \b
 Graphs: `replay stages --graph heal`, `--graph heal-dir`; the rules in order: `--graph heal-rules`.""")
 @click.argument("paths", nargs=-1)
-@click.option("--in", "in_path", metavar="PATH", help="Artifact file or directory to heal into --out (directory mode).")
-@click.option("--out", "out_dir", metavar="DIR", help="Where directory mode writes <id>.healed.json and <id>.heal-log.json.")
+@click.option("--in", "in_path", metavar="PATH", help="Artifact file or directory to heal into --out (directory mode); "
+              "a local path or an fsspec URL (s3://, gcs://, ftp://, file://, ...).")
+@click.option("--out", "out_dir", metavar="DIR", help="Where directory mode writes <id>.healed.json and <id>.heal-log.json "
+              "(a local folder or an fsspec URL).")
 @click.option("--log", "log_path", metavar="FILE", help="Filter mode: write the heal log (JSONL, one repair per line) here.")
 @click.option("--rules", "rules_path", metavar="FILE", help="Heal rules (default: .replay/heal.rules.json when present).")
 @click.option("--summary/--no-summary", default=True, show_default=True,
@@ -82,7 +85,10 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
             logger().warning("heal.nothing_found", path=in_path, hint="directory mode heals *.json artifacts and *.jsonl journals")
             return EXIT_OK
         bound |= {"write.out_dir": out_dir, "write.root": str(root)}
-        return heal_folder(bound, files, root, Path(out_dir), Scale(workers, engine, scheduler, quiet), strict)
+        scale = Scale(workers, engine, scheduler, quiet)
+        if is_url(out_dir):
+            return heal_into_url(bound, files, root, out_dir, scale, strict)
+        return heal_folder(bound, files, root, Path(out_dir), scale, strict)
     add: dict[str, dict[str, Any]] = {}
     if log_path:
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
@@ -92,8 +98,10 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     return exit_code_for(run_spec("heal", paths, set=bound, add=add, strict=strict))
 
 
-def directory_inputs(in_path: str) -> tuple[Path, list[str]]:
+def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
     """The folder whose layout --out mirrors, and the files under --in to heal."""
+    if is_url(in_path):
+        return _url_inputs(in_path)
     root = Path(in_path)
     if not root.exists():
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {in_path!r} does not exist", path=in_path,
@@ -105,15 +113,57 @@ def directory_inputs(in_path: str) -> tuple[Path, list[str]]:
         return root.parent, [str(root)]
     if not root.is_dir():
         raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in target {in_path!r} is neither a file nor a directory", path=in_path)
-    files = [f for f in expand_paths([str(root)]) if not Path(f).name.endswith(HEALED_JOURNAL)]
+    return root, _to_heal(expand_paths([str(root)]))
+
+
+def _to_heal(found: list[str]) -> list[str]:
+    files = [f for f in found if not f.endswith(HEALED_JOURNAL)]
     # capture leaves <id>.artifact.json and <id>.healed.json side by side: heal the original once
     # (healing the healed copy again would give the same file and an empty log over the real one).
     present = set(files)
-    files = [f for f in files if not (f.endswith(".healed.json") and f[: -len(".healed.json")] + ".artifact.json" in present)]
-    return root, files
+    return [f for f in files if not (f.endswith(".healed.json") and f[: -len(".healed.json")] + ".artifact.json" in present)]
 
 
-def heal_folder(bound: dict[str, Any], files: list[str], root: Path, target: Path, scale: Scale, strict: bool) -> int:
+def _url_inputs(url: str) -> tuple[str, list[str]]:
+    """``directory_inputs`` for an fsspec URL (listed once, through fsspec)."""
+    from replay.pipeline.io import remote
+
+    url = url if url.endswith("://") else url.rstrip("/")
+    found = remote.kind(url)
+    if found is None:
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {url!r} does not exist", path=url,
+                          howToFix="Check the URL: its bucket or host and its path.")
+    if found == "file":
+        if not url.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz")):
+            raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {url!r} is not a .json or .jsonl file", path=url,
+                              expected=".json / .jsonl", received=remote.name(url))
+        return remote.parent(url), [url]
+    return url, _to_heal(remote.expand(url))
+
+
+def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, target: str, scale: Scale, strict: bool) -> int:
+    """Directory mode into a folder URL: written in place (an object store cannot rename a folder), each
+    file under a temp name then moved onto its own, the manifest (at the URL) last; a run again resumes
+    from it. A folder this run created is removed again when the command fails as one run would."""
+    from replay.pipeline.io import remote
+    from replay.pipeline.io.manifest import Manifest, work_key
+
+    target = target if target.endswith("://") else target.rstrip("/")
+    doc = bind(load_spec("heal-dir"), set=bound | {"write.out_dir": target})
+    work = Work(bind(doc, set={"write.write_dir": target}), log_level=logger().level, strict=strict, digest=True,
+                inputs=len(files), files=remote.URL_FILES)
+    created = remote.kind(target) is None
+    try:
+        totals = run_over(work, files, scale, label="heal", manifest=Manifest(target, work_key(doc, package_version()), root, "heal"),
+                          process_local=remote.in_this_process(target))
+    except (ReplayError, StrictAbort, StageFailed):
+        if created:
+            remote.remove_tree(target)
+        raise
+    return EXIT_FAILED if totals.errors else EXIT_OK
+
+
+def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, target: Path, scale: Scale, strict: bool) -> int:
     """Directory mode: the heal-dir graph once per input, in parallel, into ``target``.
 
     A new ``target`` is filled as the hidden sibling ``.<name>.partial.replay.tmp`` (a temp name: readers
@@ -127,7 +177,7 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path, target: Pat
     key = work_key(doc, package_version())
     work_dir = target if target.is_dir() else target.parent / f".{target.name}.partial{TEMP_SUFFIX}"
     work = Work(bind(doc, set={"write.write_dir": str(work_dir)}), log_level=logger().level, strict=strict,
-                digest=True, inputs=len(files))
+                digest=True, inputs=len(files), files=files_for(files))
     created = not work_dir.exists()
     work_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -139,3 +189,4 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path, target: Pat
     if work_dir != target:
         os.replace(work_dir, target)
     return EXIT_FAILED if totals.errors else EXIT_OK
+

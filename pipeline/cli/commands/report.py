@@ -12,9 +12,9 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.cli.scale import Scale, run_over, scale_options
+from replay.pipeline.cli.scale import Scale, files_for, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
-from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, stdin_is_terminal
+from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, is_url, stdin_is_terminal
 from replay.stages.report import DEFAULT_TITLE, FORMATS
 
 HEALED, UNHEALED = ".healed.json", ".artifact.json"
@@ -32,16 +32,15 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
     if not paths and not in_paths:
         return None
     for raw in in_paths:
-        p = Path(raw)
-        if raw != STDIN and p.is_file() and (not raw.endswith(JOURNAL_SUFFIXES) or raw.endswith(NOT_JOURNALS)):
+        if raw != STDIN and _is_file(raw) and (not raw.endswith(JOURNAL_SUFFIXES) or raw.endswith(NOT_JOURNALS)):
             raise ReplayError(
                 "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a journal (.jsonl) or an artifact (.json)", path=raw,
                 expected="a .json artifact, a .jsonl journal (optionally .gz) or a directory of them",
-                received=p.name,
+                received=raw.rstrip("/").rpartition("/")[2],
             )
     files: list[str] = []
     for raw in [*in_paths, *paths]:
-        if raw != STDIN and Path(raw).is_dir():
+        if raw != STDIN and _is_dir(raw):
             found = expand_paths([raw])
             healed = {f[: -len(HEALED)] for f in found if f.endswith(HEALED)}
             files += [f for f in found if not (f.endswith(UNHEALED) and f[: -len(UNHEALED)] in healed)]
@@ -50,23 +49,40 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
     return files
 
 
+def _is_file(path: str) -> bool:
+    if is_url(path):
+        from replay.pipeline.io.remote import kind
+
+        return kind(path) == "file"
+    return Path(path).is_file()
+
+
+def _is_dir(path: str) -> bool:
+    if is_url(path):
+        from replay.pipeline.io.remote import kind
+
+        return kind(path) == "directory"
+    return Path(path).is_dir()
+
+
 @click.command(epilog="""\b
 Examples:
   replay read run.jsonl | replay heal | replay report
   replay report --in .replay/artifacts
   replay report --in .replay/artifacts --format html --out report.html
   replay report --in runs/ --workers 4 --format json --out report.json
+  replay report --in s3://bucket/runs --engine dask --out s3://bucket/report.html
   replay report runs/ --format junit --out junit.xml --fail-on-error
   replay report run.jsonl --format json | jq .aggregate.toolCalls
 \b
 Graph: `replay stages --graph report`.""")
 @click.argument("paths", nargs=-1)
 @click.option("--in", "in_paths", multiple=True, metavar="PATH",
-              help="An artifact (.json), a journal (.jsonl) or a directory of them; may be repeated.")
+              help="An artifact (.json), a journal (.jsonl) or a directory of them (a local path or an fsspec URL); may be repeated.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Report format [default: from --out's extension (.txt .json .md .xml .html), else text].")
 @click.option("--out", "out", metavar="FILE", default=None,
-              help="Write the report to FILE (whole or not at all) instead of stdout.")
+              help="Write the report to FILE (whole or not at all; a local path or an fsspec URL) instead of stdout.")
 @click.option("--title", default=DEFAULT_TITLE, show_default=True, help="Title of the html, markdown and junit reports.")
 @click.option("--fail-on-error", is_flag=True,
               help="Exit 1 when any run failed (status error or run_failed), after writing the report. For CI gates.")
@@ -92,7 +108,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     Files are summarized in parallel (--workers, --engine dask): each worker runs the graph up to
     `summarize` over its files, and one `report` stage renders the summaries in input order.
     """
-    if out is not None and Path(out).is_dir():
+    if out is not None and _is_dir(out):
         raise ReplayError("E_USAGE_INVALID", f"--out {out!r} is a directory; name the report file",
                           path=out, example="--out report.html")
     if fmt is None:
@@ -130,7 +146,7 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
     spec = load_spec("report")
     preflight_all(Work(bind(spec, set=bound)), files)  # what the whole graph refuses (a report over an input)
     doc = bind(spec, set=bound, bypass=["report"], add={"summaries": {"type": "write", "inputs": ["summarize"]}})
-    work = Work(doc, log_level=logger().level, strict=strict, inputs=len(files))
+    work = Work(doc, log_level=logger().level, strict=strict, inputs=len(files), files=files_for(files))
     with tempfile.TemporaryDirectory(prefix="replay-report-") as folder:
         summaries = Path(folder) / "summaries.jsonl"
         with summaries.open("wb") as sink:

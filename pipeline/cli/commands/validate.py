@@ -8,11 +8,11 @@ import click
 
 from replay.pipeline.cli.app import logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.cli.scale import Scale, run_over, scale_options
+from replay.pipeline.cli.scale import Scale, files_for, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.parallel import Work
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import STDIN, expand_paths, require_stdin, stdin_is_terminal
+from replay.pipeline.io.journals import STDIN, expand_paths, is_url, require_stdin, stdin_is_terminal
 
 ARTIFACT_SUFFIXES = (".json", ".json.gz")
 STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
@@ -35,6 +35,9 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
         if raw == STDIN:
             require_stdin()
             found.append((STDIN, STREAM))
+            continue
+        if is_url(raw):
+            found += _url_inputs(raw)
             continue
         p = Path(raw)
         if not p.exists():
@@ -64,6 +67,24 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
             )
         found.append((raw, kind))
     return found
+
+
+def _url_inputs(url: str) -> list[tuple[str, str]]:
+    """``resolve_inputs`` for an fsspec URL: a folder listed through fsspec, a file as given."""
+    from replay.pipeline.io import remote
+
+    found = remote.kind(url)
+    if found is None:
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"input {url!r} does not exist", path=url,
+                          expected="an existing .json/.jsonl file or folder", received=url,
+                          howToFix="Check the URL: its bucket or host and its path.")
+    if found == "directory":
+        return [(name, k) for name in remote.expand(url) if (k := input_kind(name)) is not None]
+    k = input_kind(remote.name(url))
+    if k is None:
+        raise ReplayError("E_INPUT_FILE_NOT_JSON", f"input {url!r} is not a .json artifact or a .jsonl journal", path=url,
+                          expected=".json (artifact) or .jsonl (journal), optionally .gz", received=remote.name(url))
+    return [(url, k)]
 
 
 def _file_type(p: Path) -> str:
@@ -131,6 +152,7 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     if pass_through or STDIN in found:
         result = run_spec("validate", found, set=bound, bypass=["summary"] if pass_through else (), strict=strict)
         return EXIT_FAILED if result.errors else EXIT_OK
-    work = Work(bind(load_spec("validate"), set=bound), log_level=logger().level, strict=strict, inputs=len(found))
+    work = Work(bind(load_spec("validate"), set=bound), log_level=logger().level, strict=strict, inputs=len(found),
+                files=files_for(found))
     totals = run_over(work, found, Scale(workers, engine, scheduler, quiet), label="validate")
     return EXIT_FAILED if totals.errors else EXIT_OK
