@@ -119,3 +119,22 @@ def cli(tmp_path: Path):
         return done.returncode, done.stdout, errors_of(done.stderr)
 
     return run
+
+
+# real Dask clusters on loopback, started once per session and shared by the tests that need one ---------
+@pytest.fixture(scope="session")
+def thread_cluster():
+    """Workers as threads of this process: cheap to start; they share this process's memory:// too."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  host="127.0.0.1", protocol="tcp://") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="session")
+def process_cluster():
+    """Workers as processes: what crosses to them is pickled, and one can be killed."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1") as cluster:
+        yield cluster

@@ -95,7 +95,9 @@ def _filesystem_class(url: str) -> Any:
     try:
         return fsspec.get_filesystem_class(protocol)
     except ImportError as exc:
-        package = _missing_package(protocol, fsspec.registry.known_implementations, exc)
+        from fsspec.registry import known_implementations
+
+        package = _missing_package(protocol, known_implementations, exc)
         raise ReplayError("E_FILESYSTEM_NOT_INSTALLED", f"no filesystem for {protocol}:// URLs is installed: {exc}",
                           path=url, received=str(exc), expected=f"the package {package!r}",
                           howToFix=f"pip install {package} (into the environment replay runs in, and on every Dask "
@@ -408,15 +410,15 @@ def sha256(url: str) -> str:
 
 # writing -------------------------------------------------------------------------------------------
 def _makedirs(handle: _Filesystem, path: str) -> None:
-    """The folder ``path`` exists afterwards (another worker may create it meanwhile: that is fine)."""
+    """The folder ``path`` exists afterwards. A listing this process cached may miss a folder another
+    worker created meanwhile (FTP then answers 550 to the MKD): try again with fresh listings."""
     if not path or path == "/":
         return
     try:
         handle.fs.makedirs(path, exist_ok=True)
     except Exception:
         handle.fs.invalidate_cache()
-        if not handle.fs.isdir(path):
-            raise
+        handle.fs.makedirs(path, exist_ok=True)
 
 
 def temp_name_for(path: str) -> str:

@@ -14,22 +14,6 @@ from scale_support import make_journals, tree_bytes
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="session")
-def thread_cluster():
-    """Workers as threads of this process: cheap to start, shared by the tests."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
-                                  host="127.0.0.1", protocol="tcp://") as cluster:
-        yield cluster.scheduler_address
-
-
-@pytest.fixture(scope="session")
-def process_cluster():
-    """Workers as processes: what crosses to them is pickled, and one can be killed."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1") as cluster:
-        yield cluster
-
-
 @pytest.fixture(scope="module")
 def journals(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_journals(tmp_path_factory.mktemp("dask-in"), count=24)
