@@ -20,9 +20,9 @@ import click
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.parallel import (
     CLUSTER_TASK_INPUTS,
+    LOCAL_FILES,
     LOCAL_TASK_INPUTS,
     SMALL_JOB_BYTES,
-    LOCAL_FILES,
     Completions,
     Files,
     Outcome,

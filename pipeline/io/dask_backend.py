@@ -4,9 +4,10 @@
 without one, a local cluster of ``workers`` worker processes is started for the run and stopped
 after it. A task is ``parallel.run_inputs``: the command's graph, once per input, under
 ``anyio.run``; it writes its outputs atomically under deterministic names, so a task that Dask runs
-again (its worker died) writes the same bytes and leaves no partial file. Inputs and outputs must be
-visible under the same paths on every worker (one machine, or a shared filesystem). Dask is an
-optional extra: ``pip install 'agent-replay[dask]'``.
+again (its worker died) writes the same bytes and leaves no partial file. Inputs and outputs are either
+local paths visible under the same names on every worker (one machine, or a shared filesystem) or
+fsspec URLs (``s3://``, ``gcs://``, ``ftp://``, ...: ``io.remote``) that every worker reads and writes
+itself. Dask is an optional extra: ``pip install 'agent-replay[dask]'`` (it brings fsspec).
 """
 
 from __future__ import annotations

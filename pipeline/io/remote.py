@@ -41,7 +41,7 @@ import re
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
@@ -127,9 +127,9 @@ def _authority(url: str) -> str:
     return scheme.lower() + "://" + rest.split("/", 1)[0]
 
 
-def _filesystem(url: str) -> tuple[_Filesystem, str]:
+def _filesystem(url: str, code: str = "E_INPUT_UNREADABLE", exit_code: int = 2) -> tuple[_Filesystem, str]:
     """The filesystem for ``url`` (one per thread and authority, kept: an FTP login costs a round trip)
-    and the path within it."""
+    and the path within it; ``code`` when it cannot be reached."""
     cls = _filesystem_class(url)
     cache: dict[str, _Filesystem] = _THREAD.__dict__.setdefault("filesystems", {})
     key = _authority(url)
@@ -140,9 +140,9 @@ def _filesystem(url: str) -> tuple[_Filesystem, str]:
         except ReplayError:
             raise
         except Exception as exc:  # a server that does not answer, a login refused, ...
-            raise ReplayError("E_INPUT_UNREADABLE", f"cannot reach {key!r}: {_why(exc)}", path=url,
-                              received=type(exc).__name__, howToFix="Check the URL, the server and your credentials "
-                              "(fsspec's configuration, e.g. FSSPEC_FTP_USERNAME / FSSPEC_FTP_PASSWORD).") from exc
+            raise ReplayError(code, f"cannot reach {key!r}: {_why(exc)}", path=url, received=type(exc).__name__,
+                              exit_code=exit_code, howToFix="Check the URL, the server and your credentials (fsspec's "
+                              "configuration, e.g. FSSPEC_FTP_USERNAME / FSSPEC_FTP_PASSWORD).") from exc
         found = cache[key] = _Filesystem(fs)
     return found, cls._strip_protocol(url)
 
@@ -314,7 +314,9 @@ def stat(url: str) -> tuple[int, int] | None:
 
 
 def forget_listings() -> None:
-    """A new task on a worker: listings this thread's filesystems cached may be old (another run wrote since)."""
+    """A new task on a worker: what this process listed, and the listings this thread's filesystems
+    cached, may be old (another run wrote since; a worker lives longer than a command)."""
+    _KNOWN.clear()
     for handle in _THREAD.__dict__.get("filesystems", {}).values():
         with handle.lock:
             handle.fs.invalidate_cache()
@@ -435,7 +437,7 @@ def write_atomic(url: str, data: bytes) -> None:
     """``data`` at ``url``, whole or not at all: written under a temp name beside it, then moved onto it
     (see the module's table for what the move guarantees on each filesystem). E_OUTPUT_WRITE_FAILED
     (exit 1) when the filesystem refuses; the temp file is removed where it can be."""
-    handle, path = _filesystem(url)
+    handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)
     temp = temp_name_for(path)
     with _failing(url, "E_OUTPUT_WRITE_FAILED", "write"), handle.lock:
         _makedirs(handle, path.rpartition("/")[0])
@@ -443,17 +445,15 @@ def write_atomic(url: str, data: bytes) -> None:
             handle.fs.pipe_file(temp, data)
             handle.fs.mv(temp, path)
         except BaseException:
-            try:
+            with suppress(Exception):  # never written, or the connection is gone: the sweep removes it
                 handle.fs.rm_file(temp)
-            except Exception:
-                pass  # never written, or the connection is gone: the sweep removes it
             raise
     _WRITTEN[url] = (len(data), hashlib.sha256(data).hexdigest())
 
 
 def put_atomic(local: str, url: str) -> None:
     """A local file copied to ``url`` the same way (a report rendered here, stored there)."""
-    handle, path = _filesystem(url)
+    handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)
     temp = temp_name_for(path)
     with _failing(url, "E_OUTPUT_WRITE_FAILED", "write"), handle.lock:
         _makedirs(handle, path.rpartition("/")[0])
@@ -461,10 +461,8 @@ def put_atomic(local: str, url: str) -> None:
             handle.fs.put_file(local, temp)
             handle.fs.mv(temp, path)
         except BaseException:
-            try:
+            with suppress(Exception):
                 handle.fs.rm_file(temp)
-            except Exception:
-                pass
             raise
 
 
@@ -478,7 +476,7 @@ def sizes_under(url: str) -> dict[str, int]:
 
 def sweep_temp_files(url: str) -> list[str]:
     """Remove the temp files of writes whose writer died under the folder URL; returns what went."""
-    handle, path = _filesystem(url)
+    handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)
     removed = []
     for rel in sizes_under(url):
         if is_temp_name(rel.rpartition("/")[2]):
@@ -494,7 +492,7 @@ def sweep_temp_files(url: str) -> list[str]:
 
 def remove_tree(url: str) -> None:
     """The folder URL and everything under it, gone (quietly: what cannot be removed stays)."""
-    handle, path = _filesystem(url)
+    handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)
     with handle.lock:
         try:
             handle.fs.invalidate_cache()

@@ -142,6 +142,10 @@ def test_missing_urls_and_filesystems_are_refused_before_any_output(journals, bu
         assert (proc.returncode, proc.stdout, error["code"]) == (2, b"", "E_FILESYSTEM_NOT_INSTALLED")
         assert "pip install s3fs" in error["howToFix"]
     assert not (tmp_path / "out").exists()
+    # a server that does not answer (nothing listens on port 1)
+    proc = run_replay("heal", "--in", "ftp://127.0.0.1:1/in", "--out", str(tmp_path / "out"))
+    [error] = errors_of(proc.stderr)
+    assert (proc.returncode, error["code"]) == (2, "E_INPUT_UNREADABLE") and "127.0.0.1:1" in error["message"]
     # without fsspec at all, a URL names the extra that brings it
     (tmp_path / "fsspec").mkdir()
     (tmp_path / "fsspec" / "__init__.py").write_text("raise ImportError('not installed here')\n")
