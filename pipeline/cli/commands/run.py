@@ -20,7 +20,7 @@ Examples:
   replay stages --graph heal > my-heal.toml     copy a command's graph, change a stage,
   replay run my-heal.toml run.jsonl             and run it
   replay run examples/pipelines/heal.toml runs/ --workers 4 > healed.jsonl
-  replay run examples/pipelines/heal.toml s3://bucket/runs --engine dask > healed.jsonl
+  replay run heal.toml s3://bucket/runs --engine dask > healed.jsonl   (heal.toml: replay stages --graph heal)
   replay run examples/pipelines/nats-heal.toml  heal a live NATS stream into another subject""")
 @click.argument("pipeline_file", metavar="PIPELINE.toml")
 @click.argument("args", nargs=-1)
