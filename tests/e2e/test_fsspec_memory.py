@@ -163,3 +163,17 @@ def test_local_paths_never_import_fsspec(journals: Path, tmp_path: Path) -> None
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=ROOT, check=False, timeout=120)
     assert proc.stderr.splitlines()[-1] == b"1 False", proc.stderr[-500:]
     assert (tmp_path / "out" / MANIFEST).is_file()
+
+
+def test_a_url_on_one_side_and_a_local_folder_on_the_other(journals, clean, bucket, tmp_path: Path) -> None:
+    clean_out, stdout, _stderr, files = clean
+    local = _local(journals, clean_out)
+    src = upload(journals, f"{bucket}/in")
+    into_local = run_replay("heal", "--in", src, "--out", str(tmp_path / "out"), "--workers", "1")
+    assert named(into_local.stdout, IN=src, OUT=tmp_path / "out") == named(stdout, **local)
+    assert named_tree(tree_bytes(tmp_path / "out"), IN=src) == named_tree(files, **local)
+    into_url = run_replay("heal", "--in", str(journals), "--out", f"{bucket}/out", "--workers", "1")
+    assert named(into_url.stdout, OUT=f"{bucket}/out") == named(stdout, OUT=clean_out)
+    assert url_tree(f"{bucket}/out") == files
+    again = run_replay("--log-level", "info", "heal", "--in", str(journals), "--out", f"{bucket}/out", "--workers", "1")
+    assert b'"skipped":16,"computed":0' in again.stderr
