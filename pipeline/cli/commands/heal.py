@@ -189,4 +189,3 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     if work_dir != target:
         os.replace(work_dir, target)
     return EXIT_FAILED if totals.errors else EXIT_OK
-
