@@ -214,8 +214,8 @@ def test_split_records_are_joined_and_nothing_else_is(items: list[tuple[bool, di
             assert (orjson.loads(raw), line) == (record, line_no)  # one record again, where it began
             joins += 1
         else:  # whole, or split with a piece that is JSON alone: every line as it was
-            for piece in pieces:
-                assert next(got)[:2] == (piece, line_no + pieces.index(piece))
+            for k, piece in enumerate(pieces):
+                assert next(got)[:2] == (piece, line_no + k)
         line_no += len(pieces)
     assert next(got, None) is None
     assert len(repairs) == joins
