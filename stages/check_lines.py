@@ -6,6 +6,7 @@ import orjson
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option
 from replay.stages.parse import ParseLines
 
 
@@ -15,15 +16,21 @@ class CheckLines(ParseLines):
 
     A record that is freed right after it is parsed leaves its memory hot for the next line; keeping
     a batch of records alive until the writer is done costs ~15% of a `replay read`. Its output may be
-    raw lines, so only stages that accept raw lines (``write``) can take it.
+    raw lines, so only stages that accept raw lines (``write``) can take it. Each line it leaves out
+    is replaced by a ``{"$record": "dropped"}`` line (``mark_dropped``), so a pipe loses nothing.
     """
 
     summary = "Check that each JSONL line is a JSON object (reported like parse) and pass the lines on unparsed."
+    options = {
+        **ParseLines.options,
+        "mark_dropped": Option(bool, True, "write a {\"$record\": \"dropped\"} line in place of each line left out, "
+                               "so a parse down the pipe reports it again"),
+    }
     emits_raw = True
 
     def __call__(self, batch: Batch) -> Batch:
         raw = batch.events is None
-        if raw and self._suspect is None:
+        if raw:
             loads = orjson.loads
             try:
                 objects = [type(loads(line)) is dict for line in batch.raws]  # type: ignore[arg-type]
@@ -33,5 +40,5 @@ class CheckLines(ParseLines):
                 return batch
         out = self._parse(batch)  # the line-by-line path: diagnostics, dropped lines
         if raw:
-            out.events = None  # every kept line is untouched: its bytes are its output
+            out.events = None  # every kept line is untouched (or a dropped record): its bytes are its output
         return out

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
@@ -104,7 +104,7 @@ class DiffRuns(Transform):
                        received=first)
         if self.config["format"] == JSON:
             document = as_document(result, a_name, b_name, self.ignore)
-            rendered = orjson.dumps(document, default=str)
+            rendered = exactjson.dumps(document, default=str)
         else:
             document = {"same": result.same}
             rendered = "\n".join(as_text(result, a_name, b_name, self.ignore)).encode("utf-8", "surrogateescape")

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.dialects import ORIGIN_KEY
@@ -23,7 +24,7 @@ from replay.pipeline.model.runs import Run, RunScoped
 
 
 def _digest(value: Any) -> bytes:
-    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+    return hashlib.blake2b(exactjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
 
 def identity(event: dict[str, Any]) -> tuple[Any, ...] | None:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
-import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
@@ -125,7 +125,7 @@ class EmitArtifacts(Sink):
         for parts in runs:
             summary = await anyio.to_thread.run_sync(self._write_run, parts)
             if self.config["summary"]:
-                _print_line(orjson.dumps(summary) + b"\n")
+                _print_line(exactjson.dumps(summary) + b"\n")
 
     def _write_run(self, parts: RunParts) -> dict[str, Any]:
         """Write one run's files (each atomically); the summary of what was written."""

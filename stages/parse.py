@@ -1,4 +1,15 @@
-"""ParseLines: turns raw lines into records; bad lines become diagnostics and the stream goes on."""
+"""ParseLines: turns raw lines into records; bad lines become diagnostics and the stream goes on.
+
+A line that is not a JSON object is reported with its position and left out. Only a last line with
+no newline after it, that is not valid JSON, is *torn* (a write cut off): ``E_JSONL_LINE_TORN``, or
+with ``torn_tail = "repair"`` (heal) a ``drop_torn_line`` repair. Any other invalid line, the last
+one too when a newline ends it, is ``E_JSONL_LINE_INVALID``.
+
+``replay read`` (``check_lines``, ``mark_dropped``) writes a ``{"$record": "dropped", ...}`` line in
+place of each line it left out; a parse further down a pipe reports it again, as the same diagnostic
+or repair at the same line and offset, so ``replay read a | replay heal`` logs and fails exactly
+like ``replay heal a``.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +18,12 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD
 
 _BLANK = b" \t\r"
 
@@ -20,17 +32,17 @@ _BLANK = b" \t\r"
 class ParseLines(Transform):
     summary = "Parse JSONL lines into records; report invalid, torn and non-object lines with their position."
     options = {
-        "torn_tail": Option(str, "error", "a cut-off last line: 'error' (no newline + invalid JSON is E_JSONL_LINE_TORN), "
-                            "or 'repair' (a file's invalid last line, newline or not, is dropped and logged on the repairs port)",
+        "torn_tail": Option(str, "error", "a last line with no newline that is not valid JSON: 'error' "
+                            "(E_JSONL_LINE_TORN), or 'repair' (dropped and logged on the repairs port as drop_torn_line)",
                             choices=("error", "repair")),
+        "mark_dropped": Option(bool, False, "write a {\"$record\": \"dropped\"} line in place of each line left out "
+                               "(what `replay read` does, so a parse down the pipe reports it again)"),
     }
     ports = ("errors", "repairs")
     accepts_raw = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        # In repair mode an invalid line waits here until we know whether it was its file's last line.
-        self._suspect: tuple[Batch, int, bytes, orjson.JSONDecodeError] | None = None
         # Per input stream: False (no source records: the usual case, nothing to do), or where the
         # records come from now: (file name, line and offset of its source record in the stream).
         self._origins: dict[str, Any] = {}
@@ -78,12 +90,14 @@ class ParseLines(Transform):
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         parsed = self._parse(batch)
         if self._origins.get(batch.source, False) is False and not self._starts_with_source(batch, parsed):
-            return parsed
-        return self._follow_sources(parsed)
+            out: Batch | list[Batch] = parsed
+        else:
+            out = self._follow_sources(parsed)
+        if type(out) is list:
+            return [self._take_dropped(part) for part in out]
+        return self._take_dropped(out)  # type: ignore[arg-type]
 
     def _parse(self, batch: Batch) -> Batch:
-        if self._suspect is not None and (batch.source != self._suspect[0].source or _has_content(batch)):
-            self._settle_suspect(last=batch.source != self._suspect[0].source)
         if batch.events is not None:  # records from a JSON document are parsed already
             if all(type(e) is dict for e in batch.events):
                 return batch
@@ -95,64 +109,64 @@ class ParseLines(Transform):
             return self._slow(batch)
         if not all(type(e) is dict for e in events):
             return self._slow(batch)
-        batch.events = events
+        batch.events = exactjson.exact_lines(batch.raws, events)  # type: ignore[arg-type]
         return batch
 
     def _slow(self, batch: Batch) -> Batch:
         """Line by line: skip blank lines, report and drop the bad ones, keep the rest in order."""
         events: list[Any] = []
         keep: list[int] = []
+        marks: dict[int, dict[str, Any]] = {}
         last = len(batch.raws) - 1
         for i, raw in enumerate(batch.raws):
             assert raw is not None
             if not raw.strip(_BLANK):
                 continue
             try:
-                record = orjson.loads(raw)
+                record = exactjson.loads(raw)
             except orjson.JSONDecodeError as exc:
                 if batch.tail_open and i == last:
-                    self._torn(batch, i, raw)
-                elif self.config["torn_tail"] == "repair":
-                    if self._suspect is not None:
-                        self._settle_suspect(last=False)
-                    self._suspect = (batch, i, raw, exc)
+                    marks[i] = self._torn(batch, i, raw)
                 else:
-                    self._invalid(batch, i, raw, exc)
+                    marks[i] = self._invalid(batch, i, raw, exc)
                 continue
-            if self._suspect is not None:
-                self._settle_suspect(last=False)
             if type(record) is not dict:
-                self.error(
-                    "E_EVENT_NOT_OBJECT", f"line {batch.lines[i]} is JSON but not an object",
-                    batch, i, expected="object", received=type(record).__name__,
+                marks[i] = self._report(
+                    batch, i, "E_EVENT_NOT_OBJECT", f"line {batch.lines[i]} is JSON but not an object",
+                    expected="object", received=type(record).__name__,
                 )
                 continue
             events.append(record)
             keep.append(i)
+        if self.config["mark_dropped"] and marks:
+            return self._with_marks(batch, keep, events, marks)
         out = batch.select(keep)
         out.events = events
         return out
 
-    def flush(self) -> None:
-        if self._suspect is not None:
-            self._settle_suspect(last=True)
+    def _with_marks(self, batch: Batch, keep: list[int], events: list[Any], marks: dict[int, dict[str, Any]]) -> Batch:
+        """The kept lines, and a dropped record in place of each line left out."""
+        order = sorted([*keep, *marks])
+        out = batch.select(order)
+        kept = dict(zip(keep, events, strict=True))
+        out.events = [kept[i] if i in kept else marks[i] for i in order]
+        out.raws = [batch.raws[i] if i in kept else exactjson.dumps(marks[i]) for i in order]
+        out.tail_open = False
+        return out
 
-    def _settle_suspect(self, last: bool) -> None:
-        """An invalid line held back in repair mode: its file's last line is torn, any other is invalid."""
-        assert self._suspect is not None
-        batch, i, raw, exc = self._suspect
-        self._suspect = None
-        if last:
-            self._torn(batch, i, raw)
-        else:
-            self._invalid(batch, i, raw, exc)
+    def _report(self, batch: Batch, i: int, code: str, message: str, **fields: Any) -> dict[str, Any]:
+        """Report line ``i`` and return the dropped record that stands for it in a marked stream."""
+        self.error(code, message, batch, i, **fields)
+        mark: dict[str, Any] = {RECORD_KEY: DROPPED_RECORD, "code": code, "message": message}
+        mark.update((k, v) for k, v in batch.position(i).items() if v is not None)
+        mark.update(fields)
+        return mark
 
-    def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> None:
+    def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
         column = _byte_column(raw, exc.pos)
-        self.error(
-            "E_JSONL_LINE_INVALID", f"line {batch.lines[i]} is not valid JSON: {exc.msg} at column {column}",
-            batch, i, column=column, received=excerpt(raw),
-        )
+        return self._report(batch, i, "E_JSONL_LINE_INVALID",
+                            f"line {batch.lines[i]} is not valid JSON: {exc.msg} at column {column}",
+                            column=column, received=excerpt(raw))
 
     def _keep_objects(self, batch: Batch) -> Batch:
         keep = []
@@ -164,22 +178,43 @@ class ParseLines(Transform):
                            expected="object", received=type(record).__name__)
         return batch.select(keep)
 
-    def _torn(self, batch: Batch, i: int, raw: bytes) -> None:
-        ending = "has no newline and is not" if batch.tail_open and i == len(batch.raws) - 1 else "is not"
-        message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) {ending} valid JSON: the write was cut off"
+    def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:
+        original = raw.decode("utf-8", "replace")
+        message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
         if self.config["torn_tail"] == "repair":
             self.emit("repairs", {
                 "rule": "drop_torn_line", "action": "dropped", "source": batch.source, "line": batch.lines[i],
-                "offset": batch.offsets[i], "original": raw.decode("utf-8", "replace"), "message": message,
+                "offset": batch.offsets[i], "original": original, "message": message,
             })
-        else:
-            self.error("E_JSONL_LINE_TORN", message, batch, i, received=excerpt(raw))
+            mark = {RECORD_KEY: DROPPED_RECORD, "code": "E_JSONL_LINE_TORN", "message": message}
+            mark.update((k, v) for k, v in batch.position(i).items() if v is not None)
+            return mark | {"received": excerpt(raw), "original": original}
+        return self._report(batch, i, "E_JSONL_LINE_TORN", message, received=excerpt(raw)) | {"original": original}
 
+    # dropped records from a `replay read` up the pipe --------------------------------------------------
+    def _take_dropped(self, batch: Batch) -> Batch:
+        events = batch.events
+        if not events or not [1 for e in events if RECORD_KEY in e]:
+            return batch
+        marks = [i for i, e in enumerate(events) if e.get(RECORD_KEY) == DROPPED_RECORD and isinstance(e.get("code"), str)]
+        if not marks:
+            return batch
+        for i in marks:
+            self._again(batch, events[i])
+        dropped = set(marks)
+        return batch.select([i for i in range(len(events)) if i not in dropped])
 
-def _has_content(batch: Batch) -> bool:
-    if batch.events is not None:
-        return bool(batch.events)
-    return any(raw.strip(_BLANK) for raw in batch.raws if raw is not None)
+    def _again(self, batch: Batch, mark: dict[str, Any]) -> None:
+        """Report a line an earlier ``replay read`` left out, as it reported it, at the line and offset it gave."""
+        fields = {k: v for k, v in mark.items() if k not in (RECORD_KEY, "code", "message", "original")}
+        fields["source"] = batch.source
+        code, message = mark["code"], str(mark.get("message", ""))
+        if code == "E_JSONL_LINE_TORN" and self.config["torn_tail"] == "repair":
+            self.emit("repairs", {"rule": "drop_torn_line", "action": "dropped", "source": batch.source,
+                                  "line": fields.get("line"), "offset": fields.get("offset"),
+                                  "original": mark.get("original"), "message": message})
+            return
+        self.error(code, message, **fields)
 
 
 def _byte_column(raw: bytes, char_pos: int) -> int:
@@ -187,4 +222,3 @@ def _byte_column(raw: bytes, char_pos: int) -> int:
     if raw.isascii():
         return char_pos + 1
     return len(raw.decode("utf-8", "replace")[:char_pos].encode("utf-8")) + 1
-

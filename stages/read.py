@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.engine.registry import register
@@ -140,7 +141,7 @@ class ReadJournal(Source):
             parts.append(data)
         data = b"".join(parts).removeprefix(UTF8_BOM)
         try:
-            document = orjson.loads(data)
+            document = exactjson.loads(data)
         except orjson.JSONDecodeError as exc:
             self.error("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
                        source=source, path="$", line=exc.lineno, column=exc.colno, expected="one JSON object",
@@ -222,7 +223,7 @@ def _dialect_document(head: bytes) -> dict[str, Any] | None:
     if not body.startswith(b"{") or b"\n" not in body.rstrip():
         return None  # one line: the line reader takes it as a record
     try:
-        value = orjson.loads(body)
+        value = exactjson.loads(body)
     except orjson.JSONDecodeError:
         return None
     from replay.pipeline.model.dialects.detect import is_dialect_document

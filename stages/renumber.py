@@ -11,7 +11,7 @@ from replay.pipeline.model.runs import Run, RunScoped
 
 @register("renumber")
 class RenumberSeq(RunScoped):
-    summary = "Renumber seq strictly 1..n within each run; consecutive events shifted alike log one entry."
+    summary = "Renumber seq strictly 1..n within each run; consecutive events shifted alike are one repair (one log line, `count` events)."
 
     def begin_run(self, run: Run) -> None:
         run.state["open"] = None  # the stretch being logged: events whose seq moved by the same amount

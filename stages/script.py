@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
@@ -94,7 +94,7 @@ class BuildReplayScript(Transform):
             head["session"] = source
         if self.config["override"]:
             head["override"] = self.config["override"]
-        return orjson.dumps(head)[:-1] + b',"groups":['
+        return exactjson.dumps(head)[:-1] + b',"groups":['
 
     def _complete(self, group: Group, lines: list[bytes]) -> None:
         problem = group_problem(group)
@@ -103,7 +103,7 @@ class BuildReplayScript(Transform):
             return
         if self._pending is not None:
             lines.append(self._pending + b",")
-        self._pending = orjson.dumps(group.to_json())
+        self._pending = exactjson.dumps(group.to_json())
 
     def _report(self, problems: list[dict[str, Any]]) -> None:
         for problem in problems:

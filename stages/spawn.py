@@ -27,8 +27,8 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
@@ -97,7 +97,7 @@ class SpawnRunner(AsyncTransform):
         env = {**os.environ, **runner.get("env", {})}
         env.setdefault("PYTHONUNBUFFERED", "1")  # a Python runner's streamed lines reach us as they are printed
         outcome = await run_process(
-            runner["command"], orjson.dumps(request), cwd=runner.get("cwd"), env=env,
+            runner["command"], exactjson.dumps(request), cwd=runner.get("cwd"), env=env,
             timeout_s=self.config["timeout_ms"] / 1000.0, max_stdout=self.config["max_output_bytes"],
             max_stderr=self.config["max_stderr_bytes"], grace_s=self.config["kill_grace_ms"] / 1000.0,
             keep_on_interrupt=self.config["keep_on_interrupt"],

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.engine.registry import register
@@ -97,7 +98,7 @@ class WalkRecords(Transform):
             else:
                 assert raw is not None
                 try:
-                    record = orjson.loads(raw)
+                    record = exactjson.loads(raw)
                 except orjson.JSONDecodeError:
                     record = None
                 if type(record) is not dict:
@@ -120,7 +121,7 @@ class WalkRecords(Transform):
     def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column]) -> bool:
         """Render one record into ``out`` (or hold it); True when the walk ends with it."""
         line = read_record(record, self.ledger, detail=not self.json)
-        event = raw.strip(_BLANK) if raw is not None else orjson.dumps(record)
+        event = raw.strip(_BLANK) if raw is not None else exactjson.dumps(record)
         rendered = line.json(event) if self.json else line.text().encode("utf-8", "surrogateescape")
         column: Column = (line.as_dict(record), rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])
         watch = self.watch

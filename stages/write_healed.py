@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 import anyio
 import anyio.lowlevel
-import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.engine.registry import register
@@ -148,7 +148,7 @@ class WriteHealed(Sink):
             for (healed_rel, data), (log_rel, log), source in outputs:
                 files.append(write_file(under(base, healed_rel), data))
                 files.append(write_file(under(base, log_rel), document_bytes(log)))
-                written.append(orjson.dumps({"source": source, "healed": printable(str(under(out_dir, healed_rel))),
+                written.append(exactjson.dumps({"source": source, "healed": printable(str(under(out_dir, healed_rel))),
                                              "log": printable(str(under(out_dir, log_rel))),
                                              "repairs": log["summary"]["total"]}) + b"\n")
         self.publish(OUTPUTS_WRITTEN, files)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import orjson
+from replay.pipeline.engine import exactjson
 
 # One record with everything that travels with it: (record, raw bytes, line, offset, pointer).
 Column = tuple[Any, "bytes | None", "int | None", "int | None", "str | None"]
@@ -188,7 +188,7 @@ class Batch:
         if not raws:
             return b""
         if None in raws:
-            dumps = orjson.dumps
+            dumps = exactjson.dumps
             events = self.events
             assert events is not None
             return b"\n".join([raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]) + b"\n"

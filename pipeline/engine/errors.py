@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
+from replay.pipeline.engine import exactjson
 
 # code -> (one-line meaning, default advice). ERROR_CODES.md documents the same set; a test keeps
 # the two in step, and another checks that every code here is raised somewhere in the code.
@@ -192,9 +192,9 @@ def excerpt(data: bytes | str, limit: int = 120, *, around: int | None = None) -
 def error_line(body: dict[str, Any]) -> bytes:
     """The one-line JSON form written on stderr."""
     try:
-        return orjson.dumps({"error": body}) + b"\n"
+        return exactjson.dumps({"error": body}) + b"\n"
     except TypeError:  # e.g. a file name that is not UTF-8 (it reaches us with surrogate escapes)
-        return orjson.dumps({"error": printable(body)}, default=str) + b"\n"
+        return exactjson.dumps({"error": printable(body)}, default=str) + b"\n"
 
 
 def printable(value: Any) -> Any:

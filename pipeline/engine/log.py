@@ -16,9 +16,9 @@ _NUMBERS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "exception": 40
 
 
 def _json(obj: Any, **_: Any) -> str:
-    import orjson
+    from replay.pipeline.engine import exactjson
 
-    return orjson.dumps(obj, default=str).decode()
+    return exactjson.dumps(obj, default=str).decode()
 
 
 def _structlog_logger(level: str, stream: TextIO) -> Any:

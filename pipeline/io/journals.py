@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
@@ -276,7 +277,7 @@ def is_document(value: Any) -> bool:
 
 def _parses_as_object(line: bytes) -> bool:
     try:
-        return type(orjson.loads(line)) is dict
+        return type(exactjson.loads(line)) is dict
     except orjson.JSONDecodeError:
         return False
 
@@ -299,7 +300,7 @@ def head_format(head: bytes) -> str | None:
         return None
     first = body[:nl]
     try:
-        value = orjson.loads(first)
+        value = exactjson.loads(first)
     except orjson.JSONDecodeError:
         if first.strip(_WS) in (b"{", b"["):
             return DOCUMENT
@@ -315,7 +316,7 @@ def head_format(head: bytes) -> str | None:
 def as_document(data: bytes) -> Any:
     """The input as one JSON document when it is an artifact or an array, else None."""
     try:
-        document = orjson.loads(data)
+        document = exactjson.loads(data)
     except orjson.JSONDecodeError:
         return None
     return document if is_document(document) else None

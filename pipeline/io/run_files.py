@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, is_url, temp_prefix, write_atomic
@@ -46,7 +47,7 @@ def file_stem(name: Any) -> str:
 
 def document_bytes(value: Any) -> bytes:
     """A JSON document as replay writes one to a file: indented, newline at the end."""
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+    return exactjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def healed_names(path: str) -> tuple[str, str]:

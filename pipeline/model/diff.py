@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.walk import kind_of
 
@@ -141,7 +142,7 @@ def compared(record: Any) -> bool:
 def entry(record: dict[str, Any], index: int, ignore: Ignore, line: int | None = None, offset: int | None = None,
           pointer: str | None = None) -> Entry:
     kept = ignore.strip(record)
-    return Entry(kept, index, line, offset, pointer, kind_of(record), orjson.dumps(kept, option=orjson.OPT_SORT_KEYS))
+    return Entry(kept, index, line, offset, pointer, kind_of(record), exactjson.dumps(kept, option=orjson.OPT_SORT_KEYS))
 
 
 # field-level changes --------------------------------------------------------------------------------
@@ -151,14 +152,14 @@ _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 def _child(path: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
-    return f"{path}.{key}" if _IDENT.fullmatch(key) else f"{path}[{orjson.dumps(key).decode()}]"
+    return f"{path}.{key}" if _IDENT.fullmatch(key) else f"{path}[{exactjson.dumps(key).decode()}]"
 
 
 def _same(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, dict | list):
-        return orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS)
+        return exactjson.dumps(a, option=orjson.OPT_SORT_KEYS) == exactjson.dumps(b, option=orjson.OPT_SORT_KEYS)
     return bool(a == b)
 
 
@@ -298,7 +299,7 @@ def as_document(diff: RunDiff, a_name: str, b_name: str, ignore: Ignore) -> dict
 
 
 def _value(value: Any, limit: int = 60) -> str:
-    text = orjson.dumps(value, default=str).decode()
+    text = exactjson.dumps(value, default=str).decode()
     return text if len(text) <= limit else text[:limit] + "…"
 
 

@@ -17,6 +17,9 @@ HEAL_RECORD = "heal"
 INVOCATION_RECORD = "invocation"
 SUMMARY_RECORD = "summary"
 DIAGNOSTICS_RECORD = "diagnostics"
+# {"$record": "dropped", "code", "message", "source", "line", "offset", ...}: `replay read` left a line out
+# here (reported with that code); a parse down the pipe reports it again at the same place.
+DROPPED_RECORD = "dropped"
 DOCUMENT_RECORD = "document"  # {"$record": "document", "document": {...}}: a JSON file read whole (validate)
 
 STATUSES = ("ok", "error")  # a run's status, in run records, artifacts and runner outputs

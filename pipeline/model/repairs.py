@@ -33,11 +33,9 @@ def log_repair(stage: Stage, rule: str, action: str, message: str, batch: Batch 
 
 
 def counts_as_repair(entry: dict[str, Any]) -> int:
-    """How many repairs an entry stands for (a renumbered range counts each event; reports count 0)."""
-    if entry.get("action") == REPORTED:
-        return 0
-    count = entry.get("count", 1)
-    return count if isinstance(count, int) and count > 0 else 1
+    """How many repairs an entry stands for: one per line of the heal log ("each repair is one line");
+    a renumbered stretch is one repair whatever its ``count`` of events; observations count 0."""
+    return 0 if entry.get("action") == REPORTED else 1
 
 
 def heal_log_document(repairs: list[dict[str, Any]], notices: list[dict[str, Any]], *, artifact_id: Any,

@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.errors import excerpt as _excerpt
@@ -69,7 +70,7 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
         where, source = "--context", None
         text = (inline or "").encode()
     try:
-        context = orjson.loads(text)
+        context = exactjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise ReplayError(
             "E_CONTEXT_JSON_INVALID", f"{where} is not valid JSON: {exc.msg}", path=where, source=source,
@@ -121,7 +122,7 @@ def check_output(output: Any) -> dict[str, Any] | None:
     if status not in STATUSES:
         return diagnostic(
             "E_RUNNER_STATUS_INVALID", "runner output field `status` must be \"ok\" or \"error\"", path="$.status",
-            expected='"ok" | "error"', received="missing" if "status" not in output else excerpt(orjson.dumps(status)),
+            expected='"ok" | "error"', received="missing" if "status" not in output else excerpt(exactjson.dumps(status)),
         )
     events = output.get("events")
     if not isinstance(events, list):
@@ -146,7 +147,7 @@ def read_reply(stdout: bytes) -> Reply:
                    expected="one JSON output object on stdout", received="empty stdout")
         return reply
     try:
-        document = orjson.loads(stdout)
+        document = exactjson.loads(stdout)
     except orjson.JSONDecodeError:
         document = _NOT_ONE_DOCUMENT
     if document is not _NOT_ONE_DOCUMENT and not is_event_line(document):
@@ -184,7 +185,7 @@ def _read_lines(reply: Reply, stdout: bytes) -> None:
         if not line.strip():
             continue
         try:
-            value = orjson.loads(line)
+            value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
             cut = torn_tail and number == len(raws)
             reply.note(

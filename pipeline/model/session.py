@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
 
 CHUNK_TYPE = "assistant/chunk"
@@ -110,7 +111,7 @@ def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Overri
                                           source, f"{where}.error.{key}", expected="string", received=repr(error.get(key)))
         elif error is not None:
             raise _override_error("only a `throw` override takes `error`", source, f"{where}.error",
-                                  expected="no error for hang", received=excerpt(orjson.dumps(error)))
+                                  expected="no error for hang", received=excerpt(exactjson.dumps(error)))
         override = Override(item["turn"], item["step"], action, error)
         if override.key in found:
             raise _override_error(f"two overrides name {step_name(*override.key)}", source, where,
@@ -131,7 +132,7 @@ def load_overrides(path: str | Path) -> dict[Key, Override]:
         raise ReplayError("E_INPUT_UNREADABLE", f"override sidecar {source!r} could not be read: {exc.strerror or exc}",
                           path=source) from exc
     try:
-        document = orjson.loads(data)
+        document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$", line=exc.lineno,
                               column=exc.colno) from exc
@@ -237,7 +238,7 @@ class ChunkGrouper:
                 return None
         if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str) or not chunk["type"]:
             self._problem(f"an {CHUNK_TYPE} line needs `chunk`: an object with a string `type`", where, "$.chunk",
-                          '{"type": "text-delta", ...}', excerpt(orjson.dumps(chunk)))
+                          '{"type": "text-delta", ...}', excerpt(exactjson.dumps(chunk)))
             return None
         key: Key = (record["turn"], record["step"])  # both checked above: integers >= 0
         done: Group | None = None
@@ -295,7 +296,7 @@ def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[
             if not body.strip(b" \t\r"):
                 continue
             try:
-                record = orjson.loads(body)
+                record = exactjson.loads(body)
             except orjson.JSONDecodeError as exc:
                 problems.append(diagnostic("E_JSONL_LINE_INVALID", f"line {n} is not valid JSON: {exc.msg}",
                                            received=excerpt(body), **where))
@@ -374,7 +375,7 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
     for n, item in enumerate(items):
         where = f"$.groups[{n}]"
         if not isinstance(item, dict) or not _is_count(item.get("turn")) or not _is_count(item.get("step")):
-            raise bad("a group has integer `turn` and `step` >= 0", where, received=excerpt(orjson.dumps(item)))
+            raise bad("a group has integer `turn` and `step` >= 0", where, received=excerpt(exactjson.dumps(item)))
         chunks = item.get("chunks")
         if not isinstance(chunks, list) or not all(isinstance(c, dict) and isinstance(c.get("type"), str) for c in chunks):
             raise bad("`chunks` must be a list of objects with a string `type`", f"{where}.chunks")
@@ -400,7 +401,7 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
 def load_script(path: str | Path) -> list[Group]:
     """The groups of a replay-script file (the JSON document `replay script` prints)."""
     try:
-        document = orjson.loads(Path(path).read_bytes())
+        document = exactjson.loads(Path(path).read_bytes())
     except FileNotFoundError as exc:
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"replay script {str(path)!r} does not exist", path=str(path)) from exc
     except orjson.JSONDecodeError as exc:

@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, head_format
 from replay.pipeline.model.artifacts import document_items
@@ -294,7 +295,7 @@ def _compact(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return orjson.dumps(value).decode()
+        return exactjson.dumps(value).decode()
     except TypeError:
         return repr(value)
 
@@ -305,7 +306,7 @@ def _excerpt(value: Any, limit: int = EXCERPT) -> str:
 
 
 def _quoted_excerpt(text: str) -> str:
-    return orjson.dumps(text if len(text) <= EXCERPT else text[:EXCERPT] + "…").decode()
+    return exactjson.dumps(text if len(text) <= EXCERPT else text[:EXCERPT] + "…").decode()
 
 
 def _message_text(payload: dict[str, Any]) -> str | None:
@@ -441,13 +442,13 @@ class WalkLine:
         """Human form: kind, step (``-`` for none), detail, ``[state]``, column-aligned; fields never cut."""
         step = self.step_id if self.step_id is not None else "-"
         if not step or _SPACE.search(step):
-            step = orjson.dumps(step).decode()
+            step = exactjson.dumps(step).decode()
         return f"{one_line(self.kind):<24} {one_line(step):<14} {self.detail:<52} [{self.state}]"
 
     def json(self, event: bytes) -> bytes:
         """Machine form: ``{"step_id", "kind", "event", "verification", "spend"}``, ``event`` being the
         record's bytes exactly as journaled."""
-        dumps = orjson.dumps
+        dumps = exactjson.dumps
         return b"".join((
             b'{"step_id":', dumps(self.step_id), b',"kind":', dumps(self.kind), b',"event":', event,
             b',"verification":', dumps(self.verification), b',"spend":', dumps(self.spend), b"}",
@@ -521,7 +522,7 @@ class StepEnd:
 def _watch_line(watch: StepWatch, raw: bytes) -> bool | None:
     """Feed one line to ``watch``: None when it is no record (blank, not JSON, not an object)."""
     try:
-        record = orjson.loads(raw)
+        record = exactjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
     if type(record) is not dict:
@@ -655,7 +656,7 @@ def line_problem(raw: bytes, line: int, offset: int, complete: bool = True) -> L
 
 def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LineProblem | None:
     try:
-        record = orjson.loads(raw)
+        record = exactjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         if not complete:
             return LineProblem(f"line {line} has no newline and is not valid JSON: the write was cut off", line, offset, raw)

@@ -16,9 +16,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 from replay.pipeline.io.journals import is_url
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
@@ -163,9 +163,9 @@ def read_heal_log(path: Path | str) -> dict[str, Any]:
     if isinstance(path, str):
         from replay.pipeline.io.remote import read_bytes
 
-        document = orjson.loads(read_bytes(path))
+        document = exactjson.loads(read_bytes(path))
     else:
-        document = orjson.loads(path.read_bytes())
+        document = exactjson.loads(path.read_bytes())
     if not isinstance(document, dict):
         raise ValueError("a heal log is a JSON object")
     return document

@@ -24,6 +24,8 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
+
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
 ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
 IGNORE_KEYS = ("durationMs", "elapsedMs", "latencyMs")
@@ -60,11 +62,11 @@ class LineNormaliser:
         body = raw
         if body[:1] in (b"{", b"["):
             try:
-                value = orjson.loads(body)
+                value = exactjson.loads(body)
             except orjson.JSONDecodeError:
                 pass
             else:
-                return orjson.dumps(self.value(value))
+                return exactjson.dumps(self.value(value))
         return self.text(body.decode("utf-8", "replace")).encode("utf-8")
 
     def value(self, value: Any) -> Any:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, error_line, excerpt, printable
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.testing.goldens import Normalisation, file_lines, first_difference
@@ -95,4 +95,5 @@ def _excerpt(line: bytes | None, ended: str) -> str:
 
 
 def _out(result: dict[str, Any]) -> None:
-    write_stdout(orjson.dumps(result) + b"\n")
+    write_stdout(exactjson.dumps(result) + b"
+")

@@ -12,6 +12,7 @@ from typing import Any
 import click
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.agent_protocol import AgentLimits
@@ -48,7 +49,7 @@ def out_option(command: Any) -> Any:
 def parse_agent_command(text: str) -> list[str]:
     """``'["python", "agent.py"]'`` -> the argument list; refused unless a JSON array of non-empty strings."""
     try:
-        command = orjson.loads(text)
+        command = exactjson.loads(text)
     except orjson.JSONDecodeError:
         command = None
     if not (isinstance(command, list) and command and all(isinstance(a, str) and a for a in command)):

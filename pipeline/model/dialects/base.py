@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.events import format_timestamp, is_timestamp
 
 ORIGIN_KEY = "$origin"
@@ -107,7 +108,7 @@ def json_or_text(value: Any) -> Any:
     """A JSON string (tool arguments) as the value it encodes; anything else as it is."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return orjson.loads(value)
+            return exactjson.loads(value)
         except orjson.JSONDecodeError:
             return value
     return value

@@ -31,6 +31,7 @@ from typing import Any
 import anyio
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.io.processes import kill_group, signal_name
 
@@ -140,7 +141,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
 
     async def send(message: dict[str, Any]) -> None:
         with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            await stdin.send(orjson.dumps(message) + b"\n")
+            await stdin.send(exactjson.dumps(message) + b"\n")
 
     async def drain_stderr() -> None:
         with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -155,7 +156,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             raise _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"the agent sent more than {limits.max_messages} messages",
                         path="--max-messages", expected=f"at most {limits.max_messages}")
         try:
-            parsed = orjson.loads(line)
+            parsed = exactjson.loads(line)
         except orjson.JSONDecodeError:
             raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {run.message_count} is not valid JSON",
                         expected="one JSON object per line on stdout (logs go to stderr)",

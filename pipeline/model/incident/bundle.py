@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, temp_prefix
@@ -58,7 +59,7 @@ def bundle_document(incident: dict[str, Any]) -> dict[str, Any]:
 
 
 def canonical_bytes(document: dict[str, Any]) -> bytes:
-    return orjson.dumps({k: v for k, v in document.items() if k != "checksum"}, option=orjson.OPT_SORT_KEYS)
+    return exactjson.dumps({k: v for k, v in document.items() if k != "checksum"}, option=orjson.OPT_SORT_KEYS)
 
 
 def checksum(document: dict[str, Any]) -> str:
@@ -66,7 +67,7 @@ def checksum(document: dict[str, Any]) -> str:
 
 
 def pretty(document: Any) -> bytes:
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    return exactjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 # loading ------------------------------------------------------------------------------------------

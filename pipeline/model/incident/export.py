@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.validation import json_type
@@ -125,7 +126,7 @@ def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
 
 def parse_json(data: bytes, where: dict[str, Any], *, lines_hint: bool = False) -> Any:
     try:
-        return orjson.loads(data)
+        return exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
         if "recursion" in str(exc).lower():
             refuse("E_INCIDENT_NESTING_TOO_DEEP", "the JSON is nested deeper than any import allows", where)
@@ -139,7 +140,7 @@ def parse_json(data: bytes, where: dict[str, Any], *, lines_hint: bool = False) 
 
 def _is_json(line: bytes) -> bool:
     try:
-        orjson.loads(line)
+        exactjson.loads(line)
     except orjson.JSONDecodeError:
         return False
     return True

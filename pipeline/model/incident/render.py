@@ -12,6 +12,7 @@ from xml.sax.saxutils import quoteattr
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.incident.bundle import bundle_document, pretty
 
 CSS = """
@@ -56,7 +57,7 @@ def trace_lines(incident: dict[str, Any], replay: dict[str, Any] | None = None) 
                 kind = (replay.get("divergence") or {}).get("kind")
                 line["replay"] = ("matched" if replay["status"] == "matched"
                                   else "diverged" if kind in ("changed_terminal", "changed_final_output") else "not_reached")
-        lines.append(orjson.dumps(line))
+        lines.append(exactjson.dumps(line))
     return b"\n".join(lines) + b"\n"
 
 
@@ -97,7 +98,7 @@ def _e(value: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    return f"<pre>{_e(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())}</pre>"
+    return f"<pre>{_e(exactjson.dumps(value, option=orjson.OPT_INDENT_2).decode())}</pre>"
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
 
@@ -149,7 +150,7 @@ def _effect_count(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, A
 
 
 def _canonical(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return exactjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _output(incident: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,0 +1,169 @@
+"""Exact JSON: orjson on the fast path, and exact values where orjson would round (integers beyond 64 bits).
+
+orjson reads an integer that does not fit in 64 bits as a float (``123456789012345678901234567890``
+becomes ``1.2345678901234568e+29``) and refuses to write one. Everything replay parses and may write
+again goes through ``loads`` / ``loads_lines`` / ``dumps`` here:
+
+- ``loads``: orjson decides whether the text is valid JSON (so what is accepted and every error
+  message stay orjson's); only a text with a run of 19 or more digits, the only place such an integer
+  can hide, is decoded again with the standard library, which keeps integers exact. Floats are
+  parsed to the same double by both.
+- ``dumps``: orjson; a value holding an integer beyond 64 bits is written with that integer spliced
+  in as its exact digits (``orjson.Fragment``), so the output is orjson's format either way.
+- ``duplicate_keys``: the JSON paths of keys that appear twice in one object of a line (both parsers
+  keep the last value; a writer that re-serialises such an event loses the others).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+
+JSONDecodeError = orjson.JSONDecodeError
+
+# An integer beyond 64 bits has at least 19 digits (-9223372036854775809) or 20; a float or a string
+# with that many digits matches too and is merely decoded twice.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_STR = re.compile(r"[0-9]{19}")
+_INT64_MIN = -(2**63)
+_UINT64_MAX = 2**64 - 1
+# orjson refuses nesting deeper than this; the standard library needs the interpreter's recursion
+# limit above it to decode (and we to walk) what orjson accepted.
+_DEPTH = 1024
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+@contextmanager
+def _deep() -> Iterator[None]:
+    limit = sys.getrecursionlimit()
+    if limit < _DEPTH * 4:
+        sys.setrecursionlimit(_DEPTH * 4)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _exact(data: bytes | str) -> Any:
+    """The value of ``data`` (already accepted by orjson) with integers kept exact."""
+    with _deep():
+        return json.loads(data, parse_constant=_reject_constant)
+
+
+def needs_exact(data: bytes | str) -> bool:
+    """Could orjson have rounded a number in ``data``?"""
+    if type(data) is str:
+        return _LONG_DIGITS_STR.search(data) is not None
+    return _LONG_DIGITS.search(data) is not None  # type: ignore[arg-type]
+
+
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """``orjson.loads`` with integers beyond 64 bits kept exact; raises ``orjson.JSONDecodeError``."""
+    value = orjson.loads(data)
+    if type(data) is not str and type(data) is not bytes:
+        data = bytes(data)
+    if needs_exact(data):  # type: ignore[arg-type]
+        return _exact(data)  # type: ignore[arg-type]
+    return value
+
+
+def exact_lines(raws: list[bytes], values: list[Any]) -> list[Any]:
+    """``values`` (orjson's decoding of ``raws``) with the lines that hold long digit runs decoded exactly."""
+    if raws and _LONG_DIGITS.search(b"\n".join(raws)) is not None:
+        search = _LONG_DIGITS.search
+        return [_exact(raw) if search(raw) is not None else value for raw, value in zip(raws, values, strict=True)]
+    return values
+
+
+def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int | None = None) -> bytes:
+    """``orjson.dumps``; integers beyond 64 bits are written as their exact digits."""
+    try:
+        return orjson.dumps(value, default, option)
+    except orjson.JSONEncodeError as exc:
+        if "64-bit" not in str(exc):
+            raise
+    with _deep():
+        return orjson.dumps(_fragments(value), default, option)
+
+
+def _fragments(value: Any) -> Any:
+    """A copy of ``value`` whose out-of-range integers are raw JSON fragments."""
+    kind = type(value)
+    if kind is int:
+        return orjson.Fragment(str(value)) if value < _INT64_MIN or value > _UINT64_MAX else value
+    if kind is dict:
+        return {k: _fragments(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_fragments(v) for v in value]
+    return value
+
+
+# duplicate keys -----------------------------------------------------------------------------------
+
+def _count_keys(value: Any) -> int:
+    n = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            n += len(v)
+            stack.extend(v.values())
+        elif type(v) is list:
+            stack.extend(v)
+    return n
+
+
+def _key_ends(raw: bytes) -> int:
+    """At least the number of keys written in ``raw``: every key's closing quote is followed by ``:``
+    or by whitespace (then ``:``)."""
+    return raw.count(b'":') + raw.count(b'" ') + raw.count(b'"\t') + raw.count(b'"\r') + raw.count(b'"\n')
+
+
+def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
+    """JSON paths (``$.payload.a``) of the keys written more than once in one object of ``raw``.
+
+    ``value`` is the decoded ``raw`` when the caller has it: a line whose keys, counted in its bytes,
+    are no more than the keys of its value has no duplicate, and that answers almost every line
+    without a second parse.
+    """
+    if value is None:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return []
+    if _key_ends(raw) <= _count_keys(value):
+        return []
+    with _deep():
+        tree = json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
+    paths: list[str] = []
+    stack: list[tuple[Any, str]] = [(tree, "$")]
+    while stack:
+        node, path = stack.pop()
+        if type(node) is _Pairs:
+            seen: set[str] = set()
+            for key, child in node.pairs:
+                where = f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+                if key in seen and where not in paths:
+                    paths.append(where)
+                seen.add(key)
+                stack.append((child, where))
+        elif type(node) is list:
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(node))
+    return sorted(paths)
+
+
+class _Pairs(dict):  # type: ignore[type-arg]
+    """An object as its key/value pairs in order, duplicates included."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__()
+        self.pairs = pairs
