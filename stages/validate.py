@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.exactjson import duplicate_keys
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import DOCUMENT_RECORD, record_kind
@@ -17,9 +18,13 @@ class ValidateEvents(Transform):
     options = {
         "seq_order": Option(str, "contiguous", "what seq must do inside a run: go 1..n, only go up, or anything",
                             choices=SEQ_ORDERS),
+        "duplicate_keys": Option(bool, True, "report lines with a key written twice in one object (E_JSON_DUPLICATE_KEY, "
+                                 "a warning on the notices port: the bytes are kept, the run does not fail)"),
         "report_as": Option(str, "", "report every problem under this one code (e.g. E_HEALED_ARTIFACT_INVALID after "
                             "heal), the specific code kept in `cause`; empty: the specific codes"),
     }
+
+    ports = ("errors", "notices")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -39,6 +44,12 @@ class ValidateEvents(Transform):
     def __call__(self, batch: Batch) -> Batch:
         if batch.port is not None:  # side records (repairs, diagnostics) are not stream records
             return batch
+        if batch.notes:  # what the stages before saw while changing events (duplicate keys written anew)
+            for note in batch.notes:
+                self.emit("notices", {**note, "stage": self.id})
+            batch.notes = None
+        if self.config["duplicate_keys"] and batch.events is not None:
+            self._duplicates(batch)
         events = batch.events or []
         if len(events) == 1 and record_kind(events[0]) == DOCUMENT_RECORD:  # a .json file read whole
             for body in validate_artifact(events[0].get("document"), seq_order=self.config["seq_order"]):
@@ -52,6 +63,23 @@ class ValidateEvents(Transform):
             for body in checker.check(record, pointers[i] or "$"):
                 self._report(body, batch, i)
         return batch
+
+    def _duplicates(self, batch: Batch) -> None:
+        """Lines with a key written twice in one object: kept as they are, and said so."""
+        raws, events = batch.raws, batch.events
+        assert events is not None
+        for i, raw in enumerate(raws):
+            if raw is None:
+                continue
+            keys = duplicate_keys(raw, events[i])
+            if keys:
+                self.emit("notices", {
+                    "code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys,
+                    **{k: v for k, v in batch.position(i).items() if v is not None},
+                    "message": f"line {batch.lines[i]} has a key written twice in one object ({', '.join(keys)}); "
+                               "its bytes are kept, but most JSON readers keep only the last value",
+                    "stage": self.id,
+                })
 
     def _report(self, body: dict[str, Any], batch: Batch, i: int, **fields: Any) -> None:
         code, message = body.pop("code"), body.pop("message")

@@ -31,7 +31,7 @@ def invented(record: dict[str, Any]) -> Column:
 
 
 class Batch:
-    __slots__ = ("events", "lines", "offsets", "pointers", "port", "raws", "source", "tail_open")
+    __slots__ = ("events", "lines", "notes", "offsets", "pointers", "port", "raws", "source", "tail_open")
 
     def __init__(
         self,
@@ -55,6 +55,9 @@ class Batch:
         self.tail_open = tail_open
         # None on a main stream; the side port's name ("errors", "repairs") on side-record batches.
         self.port: str | None = None
+        # Observations made while changing events (``replace`` of a line with duplicate keys), taken
+        # and reported by the ``validate`` stage that checks the stream after the changes.
+        self.notes: list[dict[str, Any]] | None = None
 
     # construction ---------------------------------------------------------------------------
     @classmethod
@@ -109,6 +112,15 @@ class Batch:
     def replace(self, i: int, event: dict[str, Any]) -> None:
         """Put a changed copy of event ``i`` in place; it will be re-serialised on output."""
         assert self.events is not None
+        raw = self.raws[i]
+        if raw is not None:
+            keys = exactjson.duplicate_keys(raw, self.events[i])
+            if keys:  # the line is written anew: only the last value of each duplicated key survives
+                note = {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys}
+                note.update((k, v) for k, v in self.position(i).items() if v is not None)
+                note["message"] = (f"line {self.lines[i]} has a key written twice in one object ({', '.join(keys)}); "
+                                   "the event was changed and written anew with the last value of each")
+                self.notes = [*(self.notes or ()), note]
         self.events[i] = event
         self.raws[i] = None
 
@@ -135,6 +147,7 @@ class Batch:
             self.tail_open and bool(idx) and idx[-1] == len(self.raws) - 1,
         )
         out.port = self.port
+        out.notes = self.notes
         return out
 
     def column(self, i: int) -> Column:
@@ -165,6 +178,7 @@ class Batch:
             put(col)
         out = Batch(self.source, ev, raws, lines, offs, ptrs, self.tail_open and not after)
         out.port = self.port
+        out.notes = self.notes
         return out
 
     def copy(self) -> Batch:
@@ -179,6 +193,7 @@ class Batch:
             self.tail_open,
         )
         out.port = self.port
+        out.notes = self.notes
         return out
 
     # output -------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_JSONL_LINE_INVALID": ("line is not valid JSON", "Fix or delete the line; other lines are still read."),
     "E_JSONL_LINE_TORN": ("last line is cut off (no newline, invalid JSON)", "The writer stopped mid-line; `replay heal` drops it and logs the repair."),
     "E_JSONL_LINE_TOO_LONG": ("line longer than --max-line-bytes", "Raise --max-line-bytes or split the record."),
+    "E_JSON_DUPLICATE_KEY": ("a key is written twice in one object (a warning)", "Write each key once; readers keep only the last value."),
     "E_EVENT_NOT_OBJECT": ("line is JSON but not an object", "Each line must be one JSON object."),
     "E_EVENT_INVALID": ("event does not match the canonical event", "See `replay schema event`."),
     "E_DIALECT_MISMATCH": ("the log does not look like the dialect named", "Name the dialect the log is written in, or use --dialect auto."),

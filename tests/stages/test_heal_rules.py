@@ -225,7 +225,7 @@ def test_summary_counts_repairs_by_rule_and_skips_reports():
     out = stage(Batch.of([RUN, ev(1, "a")]))
     tail = stage.flush()
     assert len(out) == 2
-    assert tail.events == [{"$record": "heal", "runId": "r1", "repairs": 4, "byRule": {"alias": 1, "renumber": 3}}]
+    assert tail.events == [{"$record": "heal", "runId": "r1", "repairs": 2, "byRule": {"alias": 1, "renumber": 1}}]  # one per log line
 
 
 # a RunScoped detail: file boundaries end runs, and what the old run gets keeps its file -----------------------
@@ -270,13 +270,13 @@ def test_torn_last_line_is_dropped_and_logged_as_a_repair():
     assert torn and torn[0]["offset"] == sum(len(x) + 1 for x in lines[:2]) and torn[0]["original"] == '{"seq":3,"ty'
 
 
-def test_repair_mode_treats_an_invalid_last_line_as_torn_even_with_a_newline():
+def test_repair_mode_reports_an_invalid_last_line_that_ends_with_a_newline():
     lines = [*lines_of([ev(1, "run_started")]), b"{half", b"", b"  "]
     stage = ParseLines(torn_tail="repair")
     result = run_inline([stage], [Batch.from_lines(lines[:2]), Batch.from_lines(lines[2:])])
     assert len(result.records) == 1
-    assert [r["rule"] for r in result.side["repairs"]] == ["drop_torn_line"]
-    assert "errors" not in result.side
+    assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_INVALID"]
+    assert "repairs" not in result.side
 
 
 def test_repair_mode_reports_an_invalid_line_that_is_not_last():
@@ -286,9 +286,12 @@ def test_repair_mode_reports_an_invalid_line_that_is_not_last():
     assert "repairs" not in result.side and len(result.records) == 1
 
 
-def test_an_invalid_last_line_of_one_file_is_torn_when_the_next_file_begins():
+def test_an_invalid_last_line_of_one_file_is_torn_only_without_its_newline():
     first = Batch.from_lines([b'{"seq":1,"type":"a"}', b"{half"], "a.jsonl")
     second = Batch.from_lines([b'{"seq":1,"type":"b"}'], "b.jsonl")
+    result = run_inline([ParseLines(torn_tail="repair")], [first, second])
+    assert [(e["code"], e["source"]) for e in result.side["errors"]] == [("E_JSONL_LINE_INVALID", "a.jsonl")]
+    first.tail_open = True
     result = run_inline([ParseLines(torn_tail="repair")], [first, second])
     assert [(r["rule"], r["source"]) for r in result.side["repairs"]] == [("drop_torn_line", "a.jsonl")]
 

@@ -161,7 +161,7 @@ line_samples = st.sampled_from([b'{"seq":1}', b'{"a": [1, {"b": null}]}', b"", b
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(line_samples, max_size=8), max_size=5), st.booleans(), st.sampled_from(["error", "repair"]))
 def test_check_lines_reports_and_keeps_exactly_what_parse_does(batches, tail_open, torn_tail):
-    parse, check = ParseLines(torn_tail=torn_tail), CheckLines(torn_tail=torn_tail)
+    parse, check = ParseLines(torn_tail=torn_tail), CheckLines(torn_tail=torn_tail, mark_dropped=False)
     kept_p, kept_c = [], []
     for k, raws in enumerate(batches):
         for stage, kept in ((parse, kept_p), (check, kept_c)):
@@ -171,6 +171,33 @@ def test_check_lines_reports_and_keeps_exactly_what_parse_does(batches, tail_ope
     assert kept_c == kept_p
     strip = lambda side: {port: [{k: v for k, v in r.items() if k != "stage"} for r in recs] for port, recs in side.items()}  # noqa: E731
     assert strip(check.drain()) == strip(parse.drain())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(line_samples, max_size=12), st.booleans())
+def test_check_lines_puts_a_dropped_record_where_each_line_was_left_out(raws, tail_open):
+    parse, check = ParseLines(), CheckLines()
+    kept = parse(lines(*raws, tail_open=tail_open))
+    out = check(lines(*raws, tail_open=tail_open))
+    errors = parse.take("errors")
+    marks = [orjson.loads(r) for r in out.raws if r.startswith(b'{"$record":"dropped"')]
+    assert [r for r in out.raws if not r.startswith(b'{"$record":"dropped"')] == kept.raws
+    assert [(m["code"], m["line"], m["offset"]) for m in marks] == [(e["code"], e["line"], e["offset"]) for e in errors]
+    # a parse down the pipe reports each again, where it was, and keeps the same records
+    again = ParseLines()
+    assert again(Batch.from_lines(out.raws)).raws == kept.raws
+    assert [(e["code"], e["line"], e["offset"], e["message"]) for e in again.take("errors")] == \
+        [(e["code"], e["line"], e["offset"], e["message"]) for e in errors]
+
+
+def test_a_complete_invalid_last_line_is_invalid_not_torn_in_either_mode():
+    for mode in ("error", "repair"):
+        stage = ParseLines(torn_tail=mode)
+        out = stage(lines(b'{"seq":1}', b"NaN", tail_open=False))
+        assert len(out) == 1
+        side = stage.drain()
+        assert [e["code"] for e in side["errors"]] == ["E_JSONL_LINE_INVALID"] and "repairs" not in side
+        assert side["errors"][0]["offset"] == 10
 
 
 def test_check_lines_output_may_only_go_to_stages_that_take_raw_lines():
