@@ -46,6 +46,17 @@ class ParseLines(Transform):
         # Per input stream: False (no source records: the usual case, nothing to do), or where the
         # records come from now: (file name, line and offset of its source record in the stream).
         self._origins: dict[str, Any] = {}
+        # drop_torn_line repairs wait for the next batch (or the end): a torn line ends its input, so its
+        # repair follows the repairs of the events before it, however the input was cut into batches.
+        self._torn_repairs: list[dict[str, Any]] = []
+
+    def flush(self) -> None:
+        self._release_torn()
+
+    def _release_torn(self) -> None:
+        for entry in self._torn_repairs:
+            self.emit("repairs", entry)
+        self._torn_repairs = []
 
     # source records: `replay read a.jsonl b.jsonl | ...` keeps each file its own source ----------------------
     def _starts_with_source(self, batch: Batch, parsed: Batch) -> bool:
@@ -88,6 +99,8 @@ class ParseLines(Transform):
         return part
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
+        if self._torn_repairs:
+            self._release_torn()
         parsed = self._parse(batch)
         if self._origins.get(batch.source, False) is False and not self._starts_with_source(batch, parsed):
             out: Batch | list[Batch] = parsed
@@ -182,7 +195,7 @@ class ParseLines(Transform):
         original = raw.decode("utf-8", "replace")
         message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
         if self.config["torn_tail"] == "repair":
-            self.emit("repairs", {
+            self._torn_repairs.append({
                 "rule": "drop_torn_line", "action": "dropped", "source": batch.source, "line": batch.lines[i],
                 "offset": batch.offsets[i], "original": original, "message": message,
             })
@@ -210,7 +223,7 @@ class ParseLines(Transform):
         fields["source"] = batch.source
         code, message = mark["code"], str(mark.get("message", ""))
         if code == "E_JSONL_LINE_TORN" and self.config["torn_tail"] == "repair":
-            self.emit("repairs", {"rule": "drop_torn_line", "action": "dropped", "source": batch.source,
+            self._torn_repairs.append({"rule": "drop_torn_line", "action": "dropped", "source": batch.source,
                                   "line": fields.get("line"), "offset": fields.get("offset"),
                                   "original": mark.get("original"), "message": message})
             return

@@ -178,7 +178,9 @@ def test_real_world_jsonl_keeps_every_object_line_byte_identical(path: Path):
         elif record is not None:
             bad += 1
     done = run_replay("read", str(path))
-    assert done.stdout == b"".join(line + b"\n" for line in kept)
+    out = done.stdout.split(b"\n")[:-1]
+    assert [ln for ln in out if not ln.startswith(b'{"$record":"dropped"')] == kept
+    assert len([ln for ln in out if ln.startswith(b'{"$record":"dropped"')]) == bad  # each left-out line marked
     assert len(errors_of(done.stderr)) == bad
     assert done.returncode == (1 if bad else 0)
 
@@ -209,10 +211,22 @@ def test_crlf_lines_keep_their_bytes(tmp_path: Path):
     assert done.returncode == 0 and done.stdout == data
 
 
+DROPPED = b'{"$record":"dropped"'
+
+
+def kept(stdout: bytes) -> bytes:
+    """stdout without the dropped records read writes where it left a line out."""
+    return b"".join(ln + b"\n" for ln in stdout.split(b"\n")[:-1] if not ln.startswith(DROPPED))
+
+
+def dropped(stdout: bytes) -> list[dict]:
+    return [orjson.loads(ln) for ln in stdout.split(b"\n") if ln.startswith(DROPPED)]
+
+
 def test_a_utf8_byte_order_mark_is_skipped_and_offsets_still_count_it(tmp_path: Path):
     bom = b"\xef\xbb\xbf"
     done = run_replay("read", str(write(tmp_path / "win.jsonl", bom + LINES[0] + b"\nbad\n")))
-    assert done.stdout == LINES[0] + b"\n"
+    assert kept(done.stdout) == LINES[0] + b"\n"
     [error] = errors_of(done.stderr)
     assert (error["line"], error["offset"]) == (2, 3 + len(LINES[0]) + 1)
     artifact = bom + orjson.dumps({"id": "a", "status": "ok", "events": EVENTS}, option=orjson.OPT_INDENT_2)
@@ -230,16 +244,20 @@ def test_a_torn_last_line_is_reported_with_its_offset_and_never_emitted(tmp_path
     journal = write(tmp_path / "run.jsonl", LINES[0] + b"\n" + LINES[1] + b"\n" + torn)
     done = run_replay("read", str(journal))
     assert done.returncode == 1
-    assert done.stdout == LINES[0] + b"\n" + LINES[1] + b"\n"
+    assert kept(done.stdout) == LINES[0] + b"\n" + LINES[1] + b"\n"
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_JSONL_LINE_TORN"
+    [mark] = dropped(done.stdout)  # what a heal down the pipe logs as drop_torn_line
+    assert (mark["code"], mark["line"], mark["offset"], mark["original"]) == \
+        (error["code"], error["line"], error["offset"], torn.decode())
     assert (error["source"], error["line"], error["offset"]) == (str(journal), 3, len(LINES[0]) + len(LINES[1]) + 2)
 
 
 def test_a_file_that_is_only_a_torn_line(tmp_path: Path):
     done = run_replay("read", str(write(tmp_path / "torn.jsonl", b'{"seq":1,"ty')))
-    assert done.returncode == 1 and done.stdout == b""
+    assert done.returncode == 1 and kept(done.stdout) == b""
     assert [(e["code"], e["offset"]) for e in errors_of(done.stderr)] == [("E_JSONL_LINE_TORN", 0)]
+    assert [(m["code"], m["offset"]) for m in dropped(done.stdout)] == [("E_JSONL_LINE_TORN", 0)]
 
 
 def test_bad_lines_are_reported_with_positions_and_the_rest_flows_in_order(tmp_path: Path):
@@ -247,8 +265,10 @@ def test_bad_lines_are_reported_with_positions_and_the_rest_flows_in_order(tmp_p
     journal = write(tmp_path / "mixed.jsonl", data)
     done = run_replay("read", str(journal))
     assert done.returncode == 1
-    assert done.stdout == JOURNAL
+    assert kept(done.stdout) == JOURNAL
     errors = errors_of(done.stderr)
+    assert [(m["code"], m["line"], m["offset"]) for m in dropped(done.stdout)] == \
+        [(e["code"], e["line"], e["offset"]) for e in errors]  # each line left out is marked where it was
     assert [(e["code"], e["line"]) for e in errors] == [
         ("E_JSONL_LINE_INVALID", 2), ("E_EVENT_NOT_OBJECT", 3), ("E_JSONL_LINE_INVALID", 5),
     ]
@@ -288,7 +308,7 @@ def test_a_file_name_that_is_not_utf8_still_gets_a_json_diagnostic(tmp_path: Pat
     with open(folder + b"/\xff.jsonl", "wb") as out:
         out.write(LINES[0] + b"\nbad\n")
     done = run_replay("read", str(tmp_path))
-    assert done.returncode == 1 and done.stdout == LINES[0] + b"\n"
+    assert done.returncode == 1 and kept(done.stdout) == LINES[0] + b"\n"
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_JSONL_LINE_INVALID" and error["source"].endswith("\ufffd.jsonl")
 
