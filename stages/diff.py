@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError

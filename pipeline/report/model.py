@@ -16,9 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-
-from replay.pipeline.io.journals import is_url
 from replay.pipeline.engine import exactjson
+from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair

@@ -50,8 +50,9 @@ def test_heal_log_and_diagnostics_keep_big_integers_exact(tmp_path: Path):
 
 
 def test_capture_files_keep_big_integers_exact(tmp_path: Path):
-    output = '{"status":"ok","response":"done","usage":{"inputTokens":%d},"events":[' \
-             '{"type":"tool_end","payload":{"n":%d}},{"type":"assistant_message","payload":{"big":%d}}]}' % (BIG, BIG, NEG)
+    output = ('{"status":"ok","response":"done","usage":{"inputTokens":BIG},"events":['
+              '{"type":"tool_end","payload":{"n":BIG}},{"type":"assistant_message","payload":{"big":NEG}}]}'
+              ).replace("BIG", str(BIG)).replace("NEG", str(NEG))
     done = run_replay("capture", "--runner", SAY, "--context", json.dumps({"stdout": output}), "the prompt",
                       cwd=tmp_path, env={"REPLAY_RUNNER": ""})
     assert done.returncode == 0, done.stderr

@@ -12,8 +12,8 @@ from typing import Any
 import click
 import orjson
 
-from replay.pipeline.engine import exactjson
 from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.agent_protocol import AgentLimits
 from replay.pipeline.model.incident.export import FORMATS, Limits
