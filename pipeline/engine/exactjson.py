@@ -9,7 +9,8 @@ again goes through ``loads`` / ``loads_lines`` / ``dumps`` here:
   can hide, is decoded again with the standard library, which keeps integers exact. Floats are
   parsed to the same double by both.
 - ``dumps``: orjson; a value holding an integer beyond 64 bits is written with that integer spliced
-  in as its exact digits (``orjson.Fragment``), so the output is orjson's format either way.
+  in as its exact digits (``orjson.Fragment``), so the output is orjson's format either way. A value
+  nested deeper than orjson writes (255 levels; it reads 1024) is written by the standard library.
 - ``duplicate_keys``: the JSON paths of keys that appear twice in one object of a line (both parsers
   keep the last value; a writer that re-serialises such an event loses the others).
 """
@@ -89,10 +90,22 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
     try:
         return orjson.dumps(value, default, option)
     except orjson.JSONEncodeError as exc:
-        if "64-bit" not in str(exc):
+        message = str(exc)
+        if "64-bit" not in message and "Recursion" not in message:
             raise
     with _deep():
-        return orjson.dumps(_fragments(value), default, option)
+        try:
+            return orjson.dumps(_fragments(value), default, option)
+        except orjson.JSONEncodeError as exc:
+            if "Recursion" not in str(exc):
+                raise
+        # orjson writes at most 255 levels (it reads 1024): the standard library writes the rest
+        opts = option or 0
+        text = json.dumps(value, default=default, ensure_ascii=False, allow_nan=False,
+                          sort_keys=bool(opts & orjson.OPT_SORT_KEYS),
+                          indent=2 if opts & orjson.OPT_INDENT_2 else None,
+                          separators=(",", ": ") if opts & orjson.OPT_INDENT_2 else (",", ":"))
+        return text.encode("utf-8", "surrogatepass") + (b"\n" if opts & orjson.OPT_APPEND_NEWLINE else b"")
 
 
 def _fragments(value: Any) -> Any:

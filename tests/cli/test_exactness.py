@@ -193,3 +193,15 @@ def test_heal_keeps_the_bytes_of_an_untouched_line_with_a_duplicate_key_and_warn
     assert done.stdout.split(b"\n")[0] == kept
     notices = [json.loads(x) for x in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in x]
     assert [(n["line"], n["keys"]) for n in notices] == [(2, ["$.payload.b"])]
+
+
+# found by the property test: orjson writes 255 levels of nesting but reads 1024 -----------------------
+def test_heal_rewrites_an_event_nested_deeper_than_orjson_writes(tmp_path: Path):
+    deep = "[" * 400 + str(BIG) + "]" * 400
+    src = tmp_path / "a.jsonl"
+    line = '{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"tool_end","runId":"r1","payload":{"x":' + deep + "}}"
+    src.write_bytes(text(event(1, "run_started")).replace(b'"seq":1', b'"seq":0') + line.encode() + b"\n")
+    done = run_replay("heal", "--no-summary", str(src))
+    assert done.returncode == 0, done.stderr
+    changed = done.stdout.split(b"\n")[1]
+    assert json.loads(changed)["payload"] == json.loads(line)["payload"]

@@ -1,0 +1,176 @@
+"""Exactness as a property: for any JSON value, what heal writes for an event it did not change is the
+input bytes, and for an event it changed, every field it did not touch is value-identical to the input.
+
+Values come as JSON *text* built here (so the input has what real writers produce: integers of any size,
+``-0`` and ``-0.0``, escapes of every kind, whitespace, keys written twice, nesting hundreds deep,
+characters from every Unicode plane), and are compared with a parser that keeps integers exact and
+tells ``-0.0`` from ``0.0`` and ``1`` from ``1.0``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import run_replay
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.engine import exactjson
+
+
+def exact_value(text: bytes | str) -> Any:
+    """The value as an exact parser sees it (last key wins, like every parser replay uses)."""
+    return json.loads(text)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Value identity: type and value, -0.0 apart from 0.0, integers exact."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return a.hex() == b.hex()
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+# JSON text -------------------------------------------------------------------------------------------
+ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _u(cp: int) -> str:
+    if cp < 0x10000:
+        return f"\\u{cp:04x}"
+    cp -= 0x10000
+    return f"\\u{0xD800 + (cp >> 10):04X}\\u{0xDC00 + (cp & 0x3FF):04x}"  # a surrogate pair, mixed case
+
+
+@st.composite
+def string_text(draw: st.DrawFn) -> str:
+    chars = draw(st.text(st.characters(codec="utf-8"), max_size=12))  # every plane, no lone surrogates
+    out = ['"']
+    for c in chars:
+        how = draw(st.sampled_from(("raw", "raw", "u")))
+        if c in ESCAPES and how == "raw":
+            out.append(ESCAPES[c])
+        elif ord(c) < 0x20 or c in ESCAPES or how == "u":
+            out.append(_u(ord(c)))
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+numbers = st.one_of(
+    st.integers().map(str),
+    st.integers(min_value=-(2**200), max_value=2**200).map(str),  # far past 64 bits
+    st.sampled_from(["-0", "0", "-0.0", "0.0", "1E2", "1e-7", "-1.5e+300", "18446744073709551616",
+                     "-9223372036854775809", "9223372036854775807", "1.0"]),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+)
+scalars = st.one_of(numbers, string_text(), st.sampled_from(["true", "false", "null"]))
+spaces = st.sampled_from(["", "", " ", "\t", "  "])
+
+
+@st.composite
+def object_text(draw: st.DrawFn, children: st.SearchStrategy[str]) -> str:
+    keys = draw(st.lists(string_text(), max_size=4))
+    if keys and draw(st.booleans()):
+        keys.append(draw(st.sampled_from(keys)))  # a key written twice
+    ws = draw(spaces)
+    items = [f"{ws}{k}{ws}:{ws}{draw(children)}" for k in keys]
+    return "{" + ",".join(items) + ws + "}"
+
+
+values = st.recursive(
+    scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4).map(lambda xs: "[" + ",".join(xs) + "]"),
+        object_text(children),
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def deep(draw: st.DrawFn) -> str:
+    depth = draw(st.integers(0, 400))
+    inner = draw(values)
+    if draw(st.booleans()):
+        return "[" * depth + inner + "]" * depth
+    return '{"d":' * depth + inner + "}" * depth
+
+
+@st.composite
+def journal(draw: st.DrawFn) -> tuple[list[bytes], list[bool]]:
+    """A run of events whose payloads and extra fields are arbitrary JSON text; some need a repair."""
+    n = draw(st.integers(1, 6))
+    lines, changes = [], []
+    for seq in range(1, n + 1):
+        etype = draw(st.sampled_from(["tool_called", "tool_end", "llm_message", "assistant_message", "user_message"]))
+        payload = draw(object_text(values))
+        extra = draw(st.one_of(values, deep()))
+        ws = draw(spaces)
+        line = (f'{{"seq":{seq},"timestamp":"2026-03-01T12:00:0{seq % 10}.000Z","type":"{etype}","runId":"r1",'
+                f'"payload":{payload},{ws}"extra":{ws}{extra}}}')
+        lines.append(line.encode())
+        changes.append(etype in ("tool_end", "llm_message"))
+    head = b'{"seq":0,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r1","payload":{}}'
+    tail = f'{{"seq":{n + 1},"timestamp":"2026-03-01T12:00:09.000Z","type":"run_completed","runId":"r1","payload":{{}}}}'
+    # seq 0 makes renumber rewrite every event: each one is changed, and all but seq (and an alias's type) must stay
+    renumber = draw(st.booleans())
+    first = head if renumber else head.replace(b'"seq":0', b'"seq":1')
+    if not renumber:
+        lines = [ln.replace(f'"seq":{i}'.encode(), f'"seq":{i + 1}'.encode(), 1) for i, ln in enumerate(lines, 1)]
+        tail = tail.replace(f'"seq":{n + 1}', f'"seq":{n + 2}')
+    else:
+        changes = [True] * len(changes)
+    return [first, *lines, tail.encode()], [renumber, *changes, renumber]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(journal())
+def test_heal_writes_untouched_events_as_their_bytes_and_changed_ones_value_identical(case):
+    lines, changed = case
+    done = run_replay("heal", "--no-summary", input=b"".join(ln + b"\n" for ln in lines))
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout.split(b"\n")[:-1]
+    assert len(out) == len(lines)
+    for before, after, was_changed in zip(lines, out, changed, strict=True):
+        if not was_changed:
+            assert after == before
+            continue
+        a, b = exact_value(before), exact_value(after)
+        touched = {"seq", "type"}
+        assert {k: v for k, v in a.items() if k not in touched}.keys() == {k: v for k, v in b.items() if k not in touched}.keys()
+        for key in a:
+            if key not in touched:
+                assert same(a[key], b[key]), key
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(values, deep()))
+def test_exact_loads_and_dumps_keep_every_value(text):
+    raw = text.encode()
+    value = exactjson.loads(raw)
+    assert same(value, exact_value(raw))
+    assert same(exactjson.loads(exactjson.dumps(value)), value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_duplicate_keys_are_found_exactly_where_they_are(text):
+    raw = ('{"v":' + text + "}").encode()
+    found = set()
+
+    def pairs(items):
+        keys = [k for k, _ in items]
+        if len(keys) != len(set(keys)):
+            found.add(True)
+        return dict(items)
+
+    json.loads(raw, object_pairs_hook=pairs)
+    assert bool(exactjson.duplicate_keys(raw)) == bool(found)
