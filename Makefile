@@ -6,8 +6,9 @@ PY     := $(BIN)/python
 # Re-install whenever pyproject.toml changes.
 STAMP_RUNTIME := $(VENV)/.installed-runtime
 STAMP_TEST    := $(VENV)/.installed-test
+STAMP_FUZZ    := $(VENV)/.installed-fuzz
 
-.PHONY: all demo test bench browser clean lint
+.PHONY: all demo test bench browser clean lint fuzz
 
 all: test
 
@@ -22,6 +23,10 @@ $(STAMP_RUNTIME): pyproject.toml | $(PY)
 $(STAMP_TEST): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@ $(STAMP_RUNTIME)
+
+$(STAMP_FUZZ): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test,fuzz]'
+	touch $@ $(STAMP_TEST) $(STAMP_RUNTIME)
 
 # The HTML report is checked in a real headless Chromium (Debian's package). Another apt or dpkg may be
 # running (unattended upgrades, another checkout's `make test`): wait for its locks rather than fail.
@@ -58,6 +63,12 @@ bench: $(STAMP_TEST)
 	$(PY) tests/bench/bench_read.py
 	$(PY) tests/bench/bench_walk.py
 	$(PY) tests/bench/bench_scale.py
+
+# Coverage-guided fuzzing (atheris) of the reader, parse, heal, the commands and the runner protocol, seeded
+# with tests/fixtures; not part of `make test`. Findings land in build/fuzz/findings/, counts in build/fuzz/stats.json.
+FUZZ_SECONDS ?= 900
+fuzz: $(STAMP_FUZZ)
+	$(PY) tests/fuzz/fuzz_atheris.py -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis tests/bench/data
