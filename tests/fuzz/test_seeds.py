@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from fuzz import harness, seeds
 
 FILES = seeds.seed_files()
