@@ -6,7 +6,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import RUN_COMPLETED, RUN_FAILED, TERMINAL_TYPES
+from replay.pipeline.model.events import RUN_COMPLETED, RUN_FAILED, TERMINAL_TYPES, event_type
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
 
@@ -32,7 +32,7 @@ class InsertTerminalEvent(RunScoped):
         events = batch.events
         assert run is not None and events is not None
         if not run.state["terminal"]:
-            run.state["terminal"] = any(events[i].get("type") in TERMINAL_TYPES for i in range(start, end))
+            run.state["terminal"] = any(event_type(events[i]) in TERMINAL_TYPES for i in range(start, end))
         run.state["last"] = last_timestamp(events, start, end, run.state["last"])
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:

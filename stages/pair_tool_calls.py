@@ -16,7 +16,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import TERMINAL_TYPES
+from replay.pipeline.model.events import TERMINAL_TYPES, event_type
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.model.toolcalls import (
     CALLED,
@@ -48,12 +48,12 @@ class PairToolCalls(RunScoped):
             if stamp is not None:
                 state["last"] = stamp
                 break
-        for i in [i for i in range(start, end) if events[i].get("type") in _JUDGED]:
+        for i in [i for i in range(start, end) if event_type(events[i]) in _JUDGED]:
             self._judge(batch, i, events[i])
 
     def _judge(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         state = self.run.state  # type: ignore[union-attr]
-        etype = event.get("type")
+        etype = event_type(event)
         if etype in TERMINAL_TYPES:
             if state["open"]:
                 self.hold(batch, i)  # the unanswered marks go before the run's end

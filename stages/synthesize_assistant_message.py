@@ -6,7 +6,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import ASSISTANT_MESSAGE, TERMINAL_TYPES
+from replay.pipeline.model.events import ASSISTANT_MESSAGE, TERMINAL_TYPES, event_type
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
 from replay.stages.ensure_terminal import last_timestamp
@@ -30,7 +30,7 @@ class SynthesizeAssistantMessage(RunScoped):
             return
         if any(events[i].get("type") == ASSISTANT_MESSAGE for i in range(start, end)):
             state["seen"] = True
-        elif events[end - 1].get("type") in TERMINAL_TYPES:
+        elif event_type(events[end - 1]) in TERMINAL_TYPES:
             # If the run ends here, the message goes before its terminal event: hold the terminal
             # back; it returns unchanged before the run's next event or after the message.
             self.hold(batch, end - 1)

@@ -43,6 +43,12 @@ _RFC3339_STRICT = re.compile(
 _DAYS: dict[str, bool] = {}
 
 
+def event_type(event: dict[str, Any]) -> str | None:
+    """An event's ``type`` when it is a string (anything else, a list or an object too, is no type)."""
+    etype = event.get("type")
+    return etype if etype.__class__ is str else None
+
+
 def is_timestamp(value: Any) -> bool:
     """True when ``value`` is an RFC 3339 date-time as JSON Schema's ``date-time`` reads it (``T``
     between date and time, ASCII digits): the one definition heal, validate and the schemas share."""

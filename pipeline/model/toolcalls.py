@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.model.events import parse_timestamp
+from replay.pipeline.model.events import event_type, parse_timestamp
 
 CALLED = frozenset({"tool_called"})
 COMPLETED = frozenset({"tool_completed"})
@@ -48,7 +48,7 @@ def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     open_by_name: dict[str, list[dict[str, Any]]] = {}
     last_ts = None
     for ev in events:
-        etype, payload, ts = ev.get("type"), ev.get("payload"), ev.get("timestamp")
+        etype, payload, ts = event_type(ev), ev.get("payload"), ev.get("timestamp")
         if parse_timestamp(ts) is not None:
             last_ts = ts
         if etype in CALLED:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from replay.pipeline.model.events import RUN_FAILED, parse_timestamp
+from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
 from replay.pipeline.model.toolcalls import (
     CALLED,
     COMPLETED,
@@ -145,7 +145,7 @@ class TraceBuilder:
     def add(self, event: dict[str, Any]) -> None:
         if self.run_id is None and isinstance(event.get("runId"), str):
             self.run_id = event["runId"]
-        etype = event.get("type")
+        etype = event_type(event)
         raw = event.get("payload")
         payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
         now = _nanos(event.get("timestamp"))
