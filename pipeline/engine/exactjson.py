@@ -67,11 +67,44 @@ def needs_exact(data: bytes | str) -> bool:
     return _LONG_DIGITS.search(data) is not None  # type: ignore[arg-type]
 
 
+class HugeNumber(float):
+    """A JSON number too large for a double (``1e400``): valid JSON, read as infinity, written as it was read."""
+
+    text: str
+
+    def __new__(cls, text: str) -> HugeNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    return HugeNumber(text) if value in (_INF, -_INF) else value
+
+
+_INF = float("inf")
+
+
+def _huge(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
+    """orjson refuses numbers beyond a double; they are valid JSON, so the standard library reads them."""
+    if "infinity" not in exc.msg:
+        raise exc
+    try:
+        with _deep():
+            return json.loads(data, parse_float=_float, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise exc from None
+
+
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """``orjson.loads`` with integers beyond 64 bits kept exact; raises ``orjson.JSONDecodeError``."""
-    value = orjson.loads(data)
     if type(data) is not str and type(data) is not bytes:
         data = bytes(data)
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return _huge(data, exc)  # type: ignore[arg-type]
     if needs_exact(data):  # type: ignore[arg-type]
         return _exact(data)  # type: ignore[arg-type]
     return value
@@ -91,21 +124,45 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
         return orjson.dumps(value, default, option)
     except orjson.JSONEncodeError as exc:
         message = str(exc)
-        if "64-bit" not in message and "Recursion" not in message:
+        if "64-bit" not in message and "Recursion" not in message and "HugeNumber" not in message:
             raise
+
+    def fallback(obj: Any) -> Any:
+        if type(obj) is HugeNumber:
+            return orjson.Fragment(obj.text)
+        if default is None:
+            raise TypeError(f"Type is not JSON serializable: {type(obj).__name__}")
+        return default(obj)
+
     with _deep():
         try:
-            return orjson.dumps(_fragments(value), default, option)
+            return orjson.dumps(_fragments(value), fallback, option)
         except orjson.JSONEncodeError as exc:
             if "Recursion" not in str(exc):
                 raise
         # orjson writes at most 255 levels (it reads 1024): the standard library writes the rest
         opts = option or 0
-        text = json.dumps(value, default=default, ensure_ascii=False, allow_nan=False,
+        huge: list[str] = []
+        text = json.dumps(_plain(value, huge), default=default, ensure_ascii=False, allow_nan=False,
                           sort_keys=bool(opts & orjson.OPT_SORT_KEYS),
                           indent=2 if opts & orjson.OPT_INDENT_2 else None,
                           separators=(",", ": ") if opts & orjson.OPT_INDENT_2 else (",", ":"))
+        for k, number in enumerate(huge):
+            text = text.replace(f'"\\u0000{k}\\u0000"', number, 1)
         return text.encode("utf-8", "surrogatepass") + (b"\n" if opts & orjson.OPT_APPEND_NEWLINE else b"")
+
+
+def _plain(value: Any, huge: list[str]) -> Any:
+    """A copy the standard library can write: each huge number a marker string, put back as its text after."""
+    kind = type(value)
+    if kind is HugeNumber:
+        huge.append(value.text)
+        return f"\x00{len(huge) - 1}\x00"
+    if kind is dict:
+        return {k: _plain(v, huge) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_plain(v, huge) for v in value]
+    return value
 
 
 def _fragments(value: Any) -> Any:
