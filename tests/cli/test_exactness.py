@@ -205,3 +205,18 @@ def test_heal_rewrites_an_event_nested_deeper_than_orjson_writes(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     changed = done.stdout.split(b"\n")[1]
     assert json.loads(changed)["payload"] == json.loads(line)["payload"]
+
+
+def test_numbers_beyond_a_double_are_valid_json_and_written_back_as_read(tmp_path: Path):
+    """orjson refuses 1e400 (not a double); it is valid JSON: read passes it, heal rewrites it digit for digit."""
+    huge = "1" + "0" * 400
+    src = tmp_path / "a.jsonl"
+    line = ('{"seq":2,"timestamp":"2026-03-01T12:00:00.000Z","type":"tool_end","runId":"r1",'
+            '"payload":{"x":1e400,"y":-2.5E+999,"z":' + huge + "}}")
+    src.write_bytes(text(event(1, "run_started")) + line.encode() + b"\n" + text(event(3, "run_completed")))
+    read = run_replay("read", str(src))
+    assert read.returncode == 0, read.stderr
+    done = run_replay("heal", "--no-summary", str(src))
+    assert done.returncode == 0, done.stderr
+    changed = done.stdout.split(b"\n")[1]
+    assert b'"x":1e400,"y":-2.5E+999,"z":' + huge.encode() in changed and b'"type":"tool_completed"' in changed
