@@ -73,6 +73,13 @@ class MapDialect(Transform):
         state = self.input
         if state is not None and state.source == batch.source and state.dialect == CANONICAL:
             return batch  # the usual case for replay's own journals: nothing to do
+        if batch.clean is not None:  # the screen passes only inputs that open with replay's own records
+            closing = self._close() if state is not None and state.source != batch.source else None
+            if state is None or state.source != batch.source:
+                self.input = _Input(batch.source, dialect=CANONICAL)
+            else:
+                assert state.dialect == CANONICAL, "the screen took a run of an input still undecided"
+            return [closing, batch] if closing is not None else batch
         if state is None or state.source != batch.source:
             closing = self._close()
             if closing is not None:

@@ -74,6 +74,10 @@ class OrderSidechains(Transform):
         self.source = "<end>"
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
+        if batch.clean is not None:  # whole runs without sidechains: the run in progress ends here
+            out = self._release()
+            self.run, self.seen = None, set()
+            return [Batch.from_columns(out, self.source), batch] if out else batch
         events = batch.events
         assert events is not None
         run = self.run
@@ -82,6 +86,8 @@ class OrderSidechains(Transform):
                 and not [1 for e in events if type(p := e.get("payload")) is dict and p.get("sidechain") is True]):
             # The usual batch: events of the run in progress, no sidechain among them. Only their ids matter.
             self.seen.update(e["id"] for e in events if type(e.get("id")) is str)
+            if batch.closes_run:
+                self.run, self.seen = None, set()
             return batch
         out: list[Column] = []
         untouched = not self.held  # nothing held from before, and (below) nothing held now: the batch as it came
@@ -113,9 +119,15 @@ class OrderSidechains(Transform):
             if eid is not None:
                 self.seen.add(eid)
             out.append(column)
+        if batch.closes_run:  # the run ends here: what waits for a parent that never came goes now
+            untouched = untouched and not self.held
+            out += self._release()
+            self.run, self.seen = None, set()
         if untouched and len(out) == len(events):
             return batch
-        return Batch.from_columns(out, batch.source)
+        rebuilt = Batch.from_columns(out, batch.source)
+        rebuilt.closes_run = batch.closes_run
+        return rebuilt
 
     def flush(self) -> Batch | None:
         out = self._release()

@@ -101,6 +101,9 @@ class ParseLines(Transform):
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if self._torn_repairs:
             self._release_torn()
+        if batch.clean is not None:  # the screen's lane: whole runs that need nothing, passed on unparsed
+            self._origins.setdefault(batch.source, False)
+            return batch
         parsed = self._parse(batch)
         if self._origins.get(batch.source, False) is False and not self._starts_with_source(batch, parsed):
             out: Batch | list[Batch] = parsed

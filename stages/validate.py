@@ -44,6 +44,9 @@ class ValidateEvents(Transform):
     def __call__(self, batch: Batch) -> Batch:
         if batch.port is not None:  # side records (repairs, diagnostics) are not stream records
             return batch
+        if batch.clean is not None:  # whole runs the screen found valid: counted, and the run in progress ends
+            self.checker_for(batch.source).skip_runs(*batch.clean, len(batch.raws))
+            return batch
         if batch.notes:  # what the stages before saw while changing events (duplicate keys written anew)
             for note in batch.notes:
                 self.emit("notices", {**note, "stage": self.id})

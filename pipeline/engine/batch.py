@@ -31,7 +31,8 @@ def invented(record: dict[str, Any]) -> Column:
 
 
 class Batch:
-    __slots__ = ("events", "lines", "notes", "offsets", "pointers", "port", "raws", "source", "tail_open")
+    __slots__ = ("clean", "closes_run", "events", "lines", "notes", "offsets", "pointers", "port", "raws", "source",
+                 "tail_open")
 
     def __init__(
         self,
@@ -58,6 +59,11 @@ class Batch:
         # Observations made while changing events (``replace`` of a line with duplicate keys), taken
         # and reported by the ``validate`` stage that checks the stream after the changes.
         self.notes: list[dict[str, Any]] | None = None
+        # (runs, events) when the ``screen`` stage found these lines to be whole runs that need nothing:
+        # raw lines only; each stage after it passes such a batch on untouched, closing the run it was in.
+        self.clean: tuple[int, int] | None = None
+        # True when a run ends with this batch (the screen cuts runs): per-run stages close it at its end.
+        self.closes_run = False
 
     # construction ---------------------------------------------------------------------------
     @classmethod
@@ -148,6 +154,7 @@ class Batch:
         )
         out.port = self.port
         out.notes = self.notes
+        out.closes_run = self.closes_run
         return out
 
     def column(self, i: int) -> Column:
@@ -179,6 +186,7 @@ class Batch:
         out = Batch(self.source, ev, raws, lines, offs, ptrs, self.tail_open and not after)
         out.port = self.port
         out.notes = self.notes
+        out.closes_run = self.closes_run
         return out
 
     def copy(self) -> Batch:
@@ -194,6 +202,8 @@ class Batch:
         )
         out.port = self.port
         out.notes = self.notes
+        out.clean = self.clean
+        out.closes_run = self.closes_run
         return out
 
     # output -------------------------------------------------------------------------------

@@ -117,6 +117,22 @@ class RunScoped(Transform):
             run.events += 1
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
+        if batch.clean is not None:  # whole runs that need nothing (the screen's lane): the run in progress ends here
+            tail = self.flush()
+            return [tail, batch] if tail is not None else batch
+        if batch.closes_run:  # the run ends with this batch: close it now, not at the next run's first record
+            out = self._call(batch)
+            tail = self.flush()
+            if tail is None:
+                return out
+            parts = [*out] if type(out) is list else [out]  # type: ignore[list-item]
+            for part in parts:
+                part.closes_run = False
+            tail.closes_run = True  # what the run's end adds is still the run's: the next stage closes it after that
+            return [*parts, tail]
+        return self._call(batch)
+
+    def _call(self, batch: Batch) -> Batch | list[Batch]:
         events = batch.events
         assert events is not None
         source = batch.source

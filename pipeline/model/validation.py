@@ -344,6 +344,14 @@ class EventChecker:
         self.last_seq = seqs[-1]
         return True
 
+    def skip_runs(self, runs: int, events: int, records: int) -> None:
+        """Whole valid runs checked elsewhere (the screen): counted; the next record begins a run."""
+        self.runs += runs
+        self.events += events
+        self.records += records
+        self.run = None
+        self.last_seq = self.position = 0
+
     def begin_run(self, facts: dict[str, Any] | None, run_id: Any = None) -> None:
         """A new run starts (at a run record ``facts``, or at an event with a new ``run_id``)."""
         self.run = Run(run_id if _nonempty_string(run_id) else None, facts, "")

@@ -89,6 +89,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         if is_url(out_dir):
             return heal_into_url(bound, files, root, out_dir, scale, strict)
         return heal_folder(bound, files, root, Path(out_dir), scale, strict)
+    bound["screen.rules_file"] = rules_path or ""
+    bound["screen.enabled"] = dialect == "auto" and dialect_out is None  # the fast lane knows replay's own events only
     add: dict[str, dict[str, Any]] = {}
     if log_path:
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}

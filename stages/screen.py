@@ -1,0 +1,436 @@
+"""Screen: the fast lane of heal and validate: whole runs that need nothing go on as their bytes, never parsed into dicts.
+
+Each line is decoded once into its top-level fields only (``seq``, ``timestamp``, ``type``, ``runId``,
+the payload's call ids; the rest of the line is checked as JSON and skipped, with msgspec). Lines are
+gathered into runs, cut exactly where the per-run stages cut them (a run record, a new ``runId``,
+a new input). A run is *clean* when no heal rule could fire on it and validation has nothing to
+say (mode ``heal``), or only the latter (mode ``validate``): it starts with ``run_started``, numbers
+its events 1..n, ends with a terminal event, every call has its result, timestamps are RFC 3339 UTC
+and in order, types are canonical, payloads objects, no ids to dedupe or sidechains to move, ...
+A clean run leaves as a batch marked ``clean`` (raw lines, no records); the stages after it pass
+such a batch on as it is, after closing the run they were in. Anything else, or anything in doubt,
+goes on as raw lines to ``parse`` and the stages exactly as before: the screen only ever chooses the
+lane, never what comes out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+import msgspec
+
+from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp
+from replay.pipeline.model.healing import aliases_from, load_rules
+from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.validation import check_run_record
+from replay.stages.alias import AliasEventTypes
+
+UNSET: Any = msgspec.UNSET
+MAX_RUN_LINES = 4096  # a longer run goes the slow way (memory stays bounded)
+CANONICAL_TYPES = frozenset({"run_started", "user_message", "assistant_message", "tool_called", "tool_completed",
+                             "tool_failed", "run_completed", "run_failed", "tool_unanswered"})
+_CALLED, _RESULTS, _UNANSWERED = "tool_called", frozenset({"tool_completed", "tool_failed"}), "tool_unanswered"
+
+
+class _Payload(msgspec.Struct):
+    callId: Any = UNSET
+    toolCallId: Any = UNSET
+    id: Any = UNSET
+    sidechain: Any = UNSET
+
+
+class _Head(msgspec.Struct):
+    """A line's top-level fields; a payload that is not an object fails to decode (the line is not clean)."""
+
+    seq: Any = UNSET
+    timestamp: Any = UNSET
+    type: Any = UNSET
+    runId: Any = UNSET
+    payload: _Payload | msgspec.UnsetType = UNSET
+    step: Any = UNSET
+    turn: Any = UNSET
+    parentId: Any = UNSET
+    synthetic: Any = UNSET
+    id: Any = UNSET
+    record: Any = msgspec.field(default=UNSET, name="$record")
+    origin: Any = msgspec.field(default=UNSET, name="$origin")
+
+
+_DECODER = msgspec.json.Decoder(_Head)
+# Every timestamp of a run in one match: the pattern is_timestamp uses, once per line of the joined text.
+_STAMPS = re.compile(f"(?:{_RFC3339_STRICT.pattern}\n)*{_RFC3339_STRICT.pattern}", re.ASCII)
+_JUDGED = frozenset({"tool_called", "tool_completed", "tool_failed", "tool_unanswered", "assistant_message", *TERMINAL_TYPES})
+_STR, _INT = {str}, {int}
+_UNKNOWN = object()  # the event before a run could not be read here (dedupe may know better)
+
+
+class _Run:
+    __slots__ = ("clean", "events", "heads", "lines", "offsets", "raws", "record", "run_id", "tail_open")
+
+    def __init__(self) -> None:
+        self.raws: list[bytes] = []
+        self.lines: list[int | None] = []
+        self.offsets: list[int | None] = []
+        self.heads: list[_Head | None] = []
+        self.run_id: Any = None
+        self.record: dict[str, Any] | None = None
+        self.clean = True
+        self.events = 0
+        self.tail_open = False
+
+
+@register("screen")
+class ScreenRuns(Transform):
+    summary = "Pass whole runs that need nothing (no heal rule would fire, nothing to report) on unparsed; the rest to parse."
+    options = {
+        "mode": Option(str, "heal", "what a clean run must not need: 'heal' (no rule fires, valid) or 'validate' (valid)",
+                       choices=("heal", "validate")),
+        "enabled": Option(bool, True, "false: every line goes on as it came (e.g. with --dialect or --dialect-out)"),
+        "fast": Option(bool, True, "false: no run takes the fast lane (every run goes the slow way, cut as with it)"),
+        "rules_file": Option(str, "", "the heal rules file heal uses (its eventAliases are not clean types)"),
+        "aliases": Option(dict, {}, "extra type aliases heal is given", items=str),
+    }
+    accepts_raw = True
+    emits_raw = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.run: _Run | None = None
+        self.source: str | None = None
+        self.started: set[str] = set()  # streams whose first line has been seen
+        self.off: set[str] = set()  # streams that go the slow way to their end
+        self.previous: Any = None  # the seq of the last event line before the run, for dedupe
+        self._aliases: frozenset[str] | None = None
+        self._out: list[Batch] = []
+        self._clean_raws: list[bytes] = []
+        self._clean_runs = 0
+        self._clean_events = 0
+
+    @property
+    def aliases(self) -> frozenset[str]:
+        if self._aliases is None:
+            rules = load_rules(self.config["rules_file"] or None) if self.config["mode"] == "heal" else {}
+            table = AliasEventTypes(aliases={**aliases_from(rules), **self.config["aliases"]}).table
+            self._aliases = frozenset(table)
+        return self._aliases
+
+    # the transform -------------------------------------------------------------------------------------
+    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
+        source = batch.source
+        if source != self.source:
+            self._end_run()
+            self.source = source
+        if not self.config["enabled"] or batch.events is not None or source in self.off:
+            self._end_run()
+            self.off.add(source)
+            return self._take([batch])
+        raws = batch.raws
+        heads = self._heads(raws)  # type: ignore[arg-type]
+        if source in self.started and self._plain(batch, heads):
+            return self._take([])
+        last = len(raws) - 1
+        lines, offsets = batch.lines, batch.offsets
+        for i, raw in enumerate(raws):
+            head = heads[i]
+            if source not in self.started:
+                self.started.add(source)
+                # dialect decides an input's dialect on its first record: this lane takes replay's own only
+                if head is None or (head.record is UNSET and (head.seq is UNSET or head.runId is UNSET)):
+                    self._go_slow(batch, i)
+                    return self._take([])
+            run = self.run
+            if head is not None and head.record is not UNSET:
+                if head.record == SOURCE_RECORD:  # parse relabels what follows it: not this lane's
+                    self._go_slow(batch, i)
+                    return self._take([])
+                if head.record == RUN_RECORD:
+                    self._end_run()
+                    run = self._begin(raw)  # type: ignore[arg-type]
+                else:
+                    if run is None:
+                        run = self._begin(None)
+                    run.clean = False  # a heal record, a dropped record, ...: the slow lane knows them
+            else:
+                rid = head.runId if head is not None else None
+                if run is not None and rid.__class__ is str and rid and run.run_id is not None and rid != run.run_id:
+                    self._end_run()
+                    run = None
+                if run is None:
+                    run = self._begin(None)
+                if head is None:
+                    run.clean = False
+                else:
+                    if run.run_id is None and rid.__class__ is str and rid:
+                        run.run_id = rid
+                    run.events += 1
+            run.raws.append(raw)  # type: ignore[arg-type]
+            run.lines.append(lines[i])
+            run.offsets.append(offsets[i])
+            run.heads.append(head)
+            if i == last and batch.tail_open:
+                run.tail_open = True
+            if len(run.raws) > MAX_RUN_LINES:
+                run.clean = False
+                self._emit_slow(run, closes=False)
+                run.raws, run.lines, run.offsets, run.heads = [], [], [], []
+        return self._take([])
+
+    def _plain(self, batch: Batch, heads: list[_Head | None]) -> bool:
+        """The usual batch: every line an event with a runId, no records: cut into runs a slice at a time."""
+        n = len(heads)
+        if None in heads or [h.record for h in heads].count(UNSET) != n:  # type: ignore[union-attr]
+            return False
+        rids = [h.runId for h in heads]  # type: ignore[union-attr]
+        if set(map(type, rids)) != _STR or "" in rids:
+            return False
+        cuts = [i for i, (a, b) in enumerate(itertools.pairwise(rids), start=1) if a != b]
+        raws, lines, offsets = batch.raws, batch.lines, batch.offsets
+        for a, b in itertools.pairwise([0, *cuts, n]):
+            run = self.run
+            if run is None or run.run_id is None or run.run_id != rids[a]:
+                if run is not None and run.run_id is None:
+                    run.clean = False  # a run named only now: the slow lane names it as the rules do
+                    run.run_id = rids[a]
+                else:
+                    self._end_run()
+                    run = self._begin(None)
+                    run.run_id = rids[a]
+            run.raws += raws[a:b]  # type: ignore[arg-type]
+            run.lines += lines[a:b]
+            run.offsets += offsets[a:b]
+            run.heads += heads[a:b]
+            run.events += b - a
+            if len(run.raws) > MAX_RUN_LINES:
+                run.clean = False
+                self._emit_slow(run, closes=False)
+                run.raws, run.lines, run.offsets, run.heads = [], [], [], []
+        if batch.tail_open and self.run is not None:
+            self.run.tail_open = True
+        return True
+
+    def flush(self) -> Batch | list[Batch] | None:
+        self._end_run()
+        self._close_clean()
+        out = self._out
+        self._out = []
+        return out or None
+
+    # decoding ------------------------------------------------------------------------------------------
+    def _heads(self, raws: list[bytes]) -> list[_Head | None]:
+        joined = b"\n".join(raws)
+        # msgspec skips what it does not decode without checking its UTF-8; orjson (parse) refuses bad UTF-8
+        suspect = not joined.isascii() and not _utf8(joined)
+        if not suspect:
+            try:
+                heads = _DECODER.decode_lines(joined)
+                if len(heads) == len(raws):  # blank lines are skipped: then line by line
+                    return heads
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                pass
+        out: list[_Head | None] = []
+        for raw in raws:
+            if (suspect and not _utf8(raw)) or not raw.strip(b" \t\r"):
+                out.append(None)
+                continue
+            try:
+                out.append(_DECODER.decode(raw))
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                out.append(None)
+        return out
+
+    # runs ----------------------------------------------------------------------------------------------
+    def _begin(self, record_raw: bytes | None) -> _Run:
+        run = self.run = _Run()
+        if record_raw is not None:
+            try:
+                record = exactjson.loads(record_raw)
+            except exactjson.JSONDecodeError:
+                run.clean = False
+                return run
+            run.record = record
+            rid = record.get("runId")
+            run.run_id = rid if rid.__class__ is str and rid else None
+            if run.run_id is None or check_run_record(record):
+                run.clean = False
+        return run
+
+    def _end_run(self) -> None:
+        run = self.run
+        if run is None:
+            return
+        self.run = None
+        if run.clean and self.config["fast"] and self._is_clean(run):
+            self._clean_raws.extend(run.raws)
+            self._clean_runs += 1
+            self._clean_events += run.events
+            if len(self._clean_raws) >= 1024:
+                self._close_clean()
+        else:
+            self._emit_slow(run)
+        for head in reversed(run.heads):
+            if head is None:
+                self.previous = _UNKNOWN
+                break
+            if head.record is UNSET:
+                self.previous = head.seq
+                break
+
+    def _emit_slow(self, run: _Run, closes: bool = True) -> None:
+        """A run (or a piece of a long one) for the slow lane, as one batch; ``closes``: the run ends with it,
+        so the per-run stages close it right after it, whatever the next run is (their logs and heal records
+        go run by run, however the input was cut into batches)."""
+        if not run.raws:
+            return
+        self._close_clean()
+        batch = Batch(self.source or "<stdin>", None, list[bytes | None](run.raws), run.lines, run.offsets,
+                      tail_open=run.tail_open)
+        batch.closes_run = closes
+        self._out.append(batch)
+
+    def _close_clean(self) -> None:
+        if not self._clean_raws:
+            return
+        batch = Batch(self.source or "<stdin>", None, list[bytes | None](self._clean_raws), [None] * len(self._clean_raws),
+                      [None] * len(self._clean_raws))
+        batch.clean = (self._clean_runs, self._clean_events)
+        self._out.append(batch)
+        self._clean_raws, self._clean_runs, self._clean_events = [], 0, 0
+
+    def _take(self, extra: list[Batch]) -> Batch | list[Batch] | None:
+        self._close_clean()
+        out = [*self._out, *extra]
+        self._out = []
+        if not out:
+            return None
+        return out if len(out) > 1 else out[0]
+
+    def _go_slow(self, batch: Batch, i: int) -> None:
+        """The rest of this stream goes the slow way, from line ``i`` of ``batch`` (with the run in progress)."""
+        run = self.run
+        self.run = None
+        self.off.add(batch.source)
+        if run is not None:  # a source record is no run boundary for the stages after: the run goes on there
+            run.clean = False
+            self._emit_slow(run, closes=False)
+        self._close_clean()
+        rest = batch.select(range(i, len(batch.raws)))
+        self._out.append(rest)
+
+    # what a clean run is ---------------------------------------------------------------------------------
+    def _is_clean(self, run: _Run) -> bool:
+        heads: list[Any] = run.heads if run.record is None else run.heads[1:]
+        n = len(heads)
+        if not n or run.tail_open or None in heads:
+            return False
+        rid = run.run_id
+        if rid is None or (run.record is not None and run.record.get("runId") != rid):
+            return False
+        if [h.record for h in heads].count(UNSET) != n or [h.runId for h in heads].count(rid) != n:
+            return False
+        if UNSET in [h.payload for h in heads]:
+            return False
+        seqs = [h.seq for h in heads]
+        if set(map(type, seqs)) != _INT or seqs != list(range(1, n + 1)):
+            return False
+        types = [h.type for h in heads]
+        if set(map(type, types)) != _STR or "" in types:
+            return False
+        stamps = [h.timestamp for h in heads]
+        if set(map(type, stamps)) != _STR or not _valid_stamps(stamps):
+            return False
+        if not _optional_fields_valid(heads, n):
+            return False
+        if self.config["mode"] != "heal":
+            return True
+        # no heal rule fires: alias, drop_resume_duplicates / order_sidechains (ids, sidechains), ensure_run_started,
+        # check_order, dedupe (the event before the run; a run record in between resets it), pair_tool_calls, ...
+        if not self.aliases.isdisjoint(types) or types[0] != "run_started":
+            return False
+        if [h.id for h in heads].count(UNSET) != n or [h.origin for h in heads].count(UNSET) != n:
+            return False
+        if True in [h.payload.sidechain for h in heads]:
+            return False
+        if not _in_order(stamps):
+            return False
+        if run.record is None and (self.previous is _UNKNOWN or self.previous == 1):
+            return False
+        return self._calls_paired([h for h in heads if h.type in _JUDGED], run)
+
+    @staticmethod
+    def _calls_paired(heads: list[Any], run: _Run) -> bool:
+        """pair_tool_calls finds nothing: every result has its call, every call its result before the run ends;
+        synthesize_assistant_message and ensure_terminal find an assistant message and a terminal event."""
+        record = run.record or {}
+        response = record.get("response")
+        wants_message = response.__class__ is str and bool(response)
+        open_calls: set[str] = set()
+        answered: set[str] = set()
+        terminal = False
+        for head in heads:  # only the events that matter: calls, results, messages, terminal events
+            etype = head.type
+            if etype in TERMINAL_TYPES:
+                if open_calls or wants_message:
+                    return False
+                terminal = True
+                continue
+            if etype == "assistant_message":
+                wants_message = False
+                continue
+            payload = head.payload
+            cid = next((v for v in (payload.callId, payload.toolCallId, payload.id) if v.__class__ is str and v), None)
+            if cid is None:
+                continue
+            if etype == _CALLED:
+                if cid not in open_calls and cid not in answered:
+                    open_calls.add(cid)
+            elif etype == _UNANSWERED or cid in open_calls:
+                open_calls.discard(cid)
+                answered.add(cid)
+            elif cid not in answered:
+                return False
+        return terminal and not open_calls
+
+
+def _valid_stamps(stamps: list[str]) -> bool:
+    """is_timestamp for each, in one match; each day once through the calendar."""
+    if _STAMPS.fullmatch("\n".join(stamps)) is None:
+        return False
+    return all(is_timestamp(day + "T00:00:00Z") for day in {s[:10] for s in stamps})
+
+
+def _optional_fields_valid(heads: list[Any], n: int) -> bool:
+    """step / turn integers or strings, parentId a string or null, synthetic only true (as validate wants)."""
+    for values, allowed in (([h.step for h in heads], _STEP), ([h.turn for h in heads], _STEP),
+                            ([h.parentId for h in heads], _PARENT)):
+        if values.count(UNSET) != n and not set(map(type, values)) <= allowed:
+            return False
+    synthetic = [h.synthetic for h in heads]
+    return synthetic.count(UNSET) == n or all(v is UNSET or v is True for v in synthetic)
+
+
+_STEP = {int, str, msgspec.UnsetType}
+_PARENT = {str, type(None), msgspec.UnsetType}
+
+
+def _in_order(stamps: list[str]) -> bool:
+    first = stamps[0]
+    if len(first) < 20 or first[10] != "T":
+        return False
+    size = len(first)
+    if not all(len(s) == size and s[-1] == "Z" and s[10] == "T" for s in stamps):
+        return False
+    return all(a <= b for a, b in itertools.pairwise(stamps))
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -1,0 +1,161 @@
+"""The screen (heal's fast lane) only chooses the lane: heal with it writes, logs and reports exactly what heal
+without it does, for real logs, generated journals and journals made to break every rule (issue 11)."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import CORPUS, EXAMPLES, ROOT, run_replay
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.batch import Batch
+from replay.stages.screen import ScreenRuns
+
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+from journal_gen import write_journal  # noqa: E402
+
+SPEC = (ROOT / "pipeline" / "specs" / "heal.toml").read_text()
+
+
+def slow_spec(tmp_path: Path, log: Path, mode: str = "heal") -> Path:
+    """The heal graph with the screen turned off, and the repairs written to ``log``."""
+    text = SPEC.replace('type = "screen"', 'type = "screen"\nfast = false', 1)
+    text += f'\n[stages.log]\ntype = "write"\npath = "{log}"\ninputs = ["heal.repairs"]\n'
+    path = tmp_path / "heal-slow.toml"
+    path.write_text(text)
+    return path
+
+
+def both(tmp_path: Path, data: bytes, *paths: str) -> tuple:
+    fast_log, slow_log = tmp_path / "fast.jsonl", tmp_path / "slow.jsonl"
+    fast = run_replay("heal", "--log", str(fast_log), *paths, input=data)
+    slow = run_replay("run", str(slow_spec(tmp_path, slow_log)), *paths, input=data)
+    return fast, slow, fast_log.read_bytes(), slow_log.read_bytes()
+
+
+def same(tmp_path: Path, data: bytes = b"", *paths: str) -> None:
+    fast, slow, fast_log, slow_log = both(tmp_path, data, *paths)
+    assert fast.stdout == slow.stdout
+    assert fast_log == slow_log
+    strip = [line for line in slow.stderr.splitlines() if b'"timestamp"' not in line or b'"level"' not in line]
+    assert [line for line in fast.stderr.splitlines() if b'"timestamp"' not in line or b'"level"' not in line] == strip
+    assert fast.returncode == slow.returncode
+
+
+REAL = sorted([*CORPUS.rglob("*.jsonl"), *(EXAMPLES / "journals").glob("*.jsonl")])
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:40])
+def test_heal_of_a_real_log_is_the_same_with_and_without_the_fast_lane(tmp_path: Path, path: Path):
+    same(tmp_path, b"", str(path))
+
+
+def test_heal_of_a_generated_journal_is_the_same_and_mostly_takes_the_fast_lane(tmp_path: Path):
+    journal = tmp_path / "gen.jsonl"
+    write_journal(journal, 400_000)
+    same(tmp_path, b"", str(journal))
+    screen = ScreenRuns()
+    clean = 0
+    lines = journal.read_bytes().split(b"\n")[:-1]
+    outs = [screen(Batch.from_lines(lines[i:i + 128], "gen.jsonl")) for i in range(0, len(lines), 128)]
+    outs.append(screen.flush())
+    for out in outs:
+        for batch in out if isinstance(out, list) else [out] if out is not None else []:
+            clean += len(batch) if batch.clean else 0
+    assert clean > 0.9 * len(lines)
+
+
+def test_several_files_and_a_pipe_are_the_same(tmp_path: Path):
+    journal = tmp_path / "gen.jsonl"
+    write_journal(journal, 50_000)
+    broken = str(EXAMPLES / "journals" / "broken.jsonl")
+    same(tmp_path, b"", str(journal), broken, str(journal))
+    same(tmp_path, run_replay("read", str(journal), broken).stdout)
+
+
+# journals made to break each rule, mixed with clean runs ------------------------------------------------
+def clean_run(rng: random.Random, n: int, rid: str) -> list[dict]:
+    events = [{"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": rid, "payload": {}}]
+    calls = 0
+    for k in range(2, n):
+        if rng.random() < 0.4:
+            calls += 1
+            events.append({"type": "tool_called", "payload": {"callId": f"c{calls}", "toolName": "bash"}})
+            events.append({"type": rng.choice(["tool_completed", "tool_failed"]), "payload": {"callId": f"c{calls}"}})
+        else:
+            events.append({"type": rng.choice(["user_message", "assistant_message"]), "payload": {"text": "x" * k}})
+    events.append({"type": rng.choice(["run_completed", "run_failed"]), "payload": {}})
+    for seq, event in enumerate(events, start=1):
+        event.update(seq=seq, runId=rid, timestamp=f"2026-03-01T12:{seq // 60:02d}:{seq % 60:02d}.000Z")
+    return [{k: e[k] for k in ("seq", "timestamp", "type", "runId", "payload")} for e in events]
+
+
+BREAKS = [
+    lambda r, ev: ev.update(type="tool_end"),
+    lambda r, ev: ev.pop("runId"),
+    lambda r, ev: ev.update(payload="text"),
+    lambda r, ev: ev.pop("payload"),
+    lambda r, ev: ev.update(timestamp=1767225600),
+    lambda r, ev: ev.update(timestamp="2026-03-01T11:00:00.000Z"),
+    lambda r, ev: ev.update(seq=ev["seq"] + 5),
+    lambda r, ev: ev.update(seq=True),
+    lambda r, ev: ev.update(id="same-id"),
+    lambda r, ev: ev.update(parentId="p", payload={"sidechain": True}),
+    lambda r, ev: ev.update(type="tool_completed", payload={"callId": "orphan"}),
+    lambda r, ev: ev.update(type="tool_called", payload={"callId": "open"}),
+    lambda r, ev: ev.update(type="run_completed"),
+    lambda r, ev: ev.update(type=""),
+    lambda r, ev: ev.update(type={"a": 1}),
+    lambda r, ev: ev.update(synthetic=False),
+    lambda r, ev: ev.update(turn=True),
+    lambda r, ev: ev.update(step=1.5),
+    lambda r, ev: ev.update(big=2**70),
+    lambda r, ev: ev.update(timestamp="2026-02-30T12:00:00.000Z"),
+    lambda r, ev: ev.update(timestamp="2026-03-01T12:00:00Z"),
+    lambda r, ev: ev.update(runId="r0"),
+    lambda r, ev: ev.update(**{"$origin": {"x": 1}}),
+]
+JUNK = [b"", b"   ", b"not json", b"[1,2]", b'{"$record":"heal","runId":"r0","repairs":1}', b'{"a":"\xff"}',
+        b'{"$record":"source","source":"x.jsonl"}', b'{"$record":"dropped","code":"E_JSONL_LINE_INVALID","message":"m","line":3,"offset":9}',
+        b'{"$record":"run","runId":"rr","status":"ok","response":"hello"}', b'{"$record":"run","status":7}',
+        b'{"seq":1,"runId":"r9","type":"run_started","timestamp":"2026-03-01T12:00:00.000Z","payload":{},"payload":{"a":1}}']
+
+
+@st.composite
+def journals(draw: st.DrawFn) -> bytes:
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    lines: list[bytes] = []
+    junk = list(JUNK)
+    runs = draw(st.integers(1, 8))
+    for k in range(runs):
+        rid = draw(st.sampled_from([f"r{k}", "r0", "r1"]))
+        events = clean_run(rng, draw(st.integers(2, 12)), rid)
+        if draw(st.booleans()):
+            lines.append(exactjson.dumps({"$record": "run", "runId": rid, "status": "ok",
+                                       **({"response": "done"} if draw(st.booleans()) else {})}))
+        for _ in range(draw(st.integers(0, 2))):
+            rng.choice(BREAKS)(rng, rng.choice(events))
+        if draw(st.booleans()) and len(events) > 2:
+            events.insert(2, dict(events[1]))  # an exact duplicate
+        lines += [exactjson.dumps(e) for e in events]
+        if draw(st.integers(0, 4)) == 0 and junk:
+            lines.insert(rng.randrange(len(lines) + 1), junk.pop(rng.randrange(len(junk))))
+    data = b"\n".join(lines) + b"\n"
+    if draw(st.integers(0, 5)) == 0:
+        data += b'{"seq":99,"ty'  # a torn tail
+    return data
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(journals())
+def test_heal_is_the_same_with_and_without_the_fast_lane_whatever_breaks(tmp_path: Path, data: bytes):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data)
+    same(tmp_path, b"", str(path))
+    same(tmp_path, data)
