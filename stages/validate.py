@@ -18,8 +18,9 @@ class ValidateEvents(Transform):
     options = {
         "seq_order": Option(str, "contiguous", "what seq must do inside a run: go 1..n, only go up, or anything",
                             choices=SEQ_ORDERS),
-        "duplicate_keys": Option(bool, True, "report lines with a key written twice in one object (E_JSON_DUPLICATE_KEY, "
-                                 "a warning on the notices port: the bytes are kept, the run does not fail)"),
+        "duplicate_keys": Option(bool, False, "also report lines with a key written twice in one object (E_JSON_DUPLICATE_KEY, "
+                                 "a warning on the notices port: the bytes are kept, the run does not fail); it costs a "
+                                 "full parse of every line, so `replay validate` leaves it off"),
         "report_as": Option(str, "", "report every problem under this one code (e.g. E_HEALED_ARTIFACT_INVALID after "
                             "heal), the specific code kept in `cause`; empty: the specific codes"),
     }

@@ -58,6 +58,12 @@ class ValidateSummary(Transform):
             return None
         if batch.port is not None:
             return None
+        if batch.clean is not None:  # whole valid runs, counted by the screen
+            tally = self._tally(batch.source)
+            tally.runs += batch.clean[0]
+            tally.events += batch.clean[1]
+            tally.run = None
+            return None
         for record in batch.events or ():
             kind = record_kind(record)
             if kind == SOURCE_RECORD:

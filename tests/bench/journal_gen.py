@@ -113,3 +113,46 @@ def cached_journal(directory: Path, target_bytes: int) -> Path:
         write_journal(tmp, target_bytes)
         os.replace(tmp, path)
     return path
+
+
+ALIASES = {"tool_called": "tool_call", "tool_completed": "tool_result", "assistant_message": "llm_message",
+           "user_message": "user", "run_started": "start"}
+
+
+def write_broken_journal(path: str | os.PathLike[str], target_bytes: int, share: float = 0.2, seed: int = 11) -> tuple[int, int]:
+    """Like ``write_journal``, but about ``share`` of the events need one repair each: a type alias, a wrong
+    seq (renumbered), or a missing terminal event (ensure_terminal). Returns (events, bytes)."""
+    rng = random.Random(seed)
+    clock = START
+    written = events = run_no = 0
+    with open(path, "wb", buffering=1 << 20) as out:
+        while written < target_bytes:
+            run, clock = _run(rng, run_no % POOL_RUNS, clock)
+            run_no += 1
+            lines = []
+            for event in run:
+                event["runId"] = f"run_{run_no:06d}"
+                if rng.random() < share:
+                    fix = rng.choice(("alias", "seq", "drop"))
+                    if fix == "drop" and event["type"] in ("run_completed", "run_failed"):
+                        continue
+                    if fix == "alias" and event["type"] in ALIASES:
+                        event["type"] = ALIASES[event["type"]]
+                    else:
+                        event["seq"] += 1000
+                lines.append(orjson.dumps(event) + b"\n")
+            chunk = b"".join(lines)
+            out.write(chunk)
+            written += len(chunk)
+            events += len(lines)
+    return events, written
+
+
+def cached_broken_journal(directory: Path, target_bytes: int, share: float = 0.2) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"broken-{int(share * 100)}pct-{target_bytes // (1 << 20)}MiB.jsonl"
+    if not path.exists():
+        tmp = path.with_suffix(".partial")
+        write_broken_journal(tmp, target_bytes, share)
+        os.replace(tmp, path)
+    return path

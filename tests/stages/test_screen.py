@@ -152,7 +152,7 @@ def journals(draw: st.DrawFn) -> bytes:
     return data
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(journals())
 def test_heal_is_the_same_with_and_without_the_fast_lane_whatever_breaks(tmp_path: Path, data: bytes):
     path = tmp_path / "j.jsonl"
