@@ -109,6 +109,8 @@ class ParseLines(Transform):
             out: Batch | list[Batch] = parsed
         else:
             out = self._follow_sources(parsed)
+        if batch.closes_run and self._torn_repairs:
+            self._release_torn()  # the run ends with this batch: its heal record must count the torn line
         if type(out) is list:
             return [self._take_dropped(part) for part in out]
         return self._take_dropped(out)  # type: ignore[arg-type]

@@ -145,11 +145,12 @@ class ScreenRuns(Transform):
                     self._go_slow(batch, i)
                     return self._take([])
             run = self.run
-            if head is not None and head.record is not UNSET:
-                if head.record == SOURCE_RECORD:  # parse relabels what follows it: not this lane's
+            probe = head if head is not None else _probe(raw)  # type: ignore[arg-type]
+            if probe is not None and probe.record is not UNSET:
+                if probe.record == SOURCE_RECORD:  # parse relabels what follows it: not this lane's
                     self._go_slow(batch, i)
                     return self._take([])
-                if head.record == RUN_RECORD:
+                if probe.record == RUN_RECORD:
                     self._end_run()
                     run = self._begin(raw)  # type: ignore[arg-type]
                 else:
@@ -157,7 +158,7 @@ class ScreenRuns(Transform):
                         run = self._begin(None)
                     run.clean = False  # a heal record, a dropped record, ...: the slow lane knows them
             else:
-                rid = head.runId if head is not None else None
+                rid = probe.runId if probe is not None else None
                 if run is not None and rid.__class__ is str and rid and run.run_id is not None and rid != run.run_id:
                     self._end_run()
                     run = None
@@ -165,7 +166,7 @@ class ScreenRuns(Transform):
                     run = self._begin(None)
                 if head is None:
                     run.clean = False
-                else:
+                if probe is not None:
                     if run.run_id is None and rid.__class__ is str and rid:
                         run.run_id = rid
                     run.events += 1
@@ -416,6 +417,18 @@ def _optional_fields_valid(heads: list[Any], n: int) -> bool:
 
 _STEP = {int, str, msgspec.UnsetType}
 _PARENT = {str, type(None), msgspec.UnsetType}
+
+
+def _probe(raw: bytes) -> _Head | None:
+    """What the slow lane will see of a line the fast decoder refused: its record kind and runId, when it is
+    a JSON object at all (a line parse drops is no run boundary)."""
+    try:
+        value = exactjson.loads(raw)
+    except exactjson.JSONDecodeError:
+        return None
+    if type(value) is not dict:
+        return None
+    return _Head(runId=value.get("runId", UNSET), record=value.get("$record", UNSET))
 
 
 def _in_order(stamps: list[str]) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from conftest import FIXTURES, errors_of, run_replay
-
 from fuzz import harness
 
 BAD_CODES = {"E_UNHANDLED", "E_STAGE_FAILED"}
