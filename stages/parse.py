@@ -109,11 +109,10 @@ class ParseLines(Transform):
             out: Batch | list[Batch] = parsed
         else:
             out = self._follow_sources(parsed)
+        result = [self._take_dropped(part) for part in out] if type(out) is list else self._take_dropped(out)  # type: ignore[arg-type]
         if batch.closes_run and self._torn_repairs:
             self._release_torn()  # the run ends with this batch: its heal record must count the torn line
-        if type(out) is list:
-            return [self._take_dropped(part) for part in out]
-        return self._take_dropped(out)  # type: ignore[arg-type]
+        return result
 
     def _parse(self, batch: Batch) -> Batch:
         if batch.events is not None:  # records from a JSON document are parsed already
