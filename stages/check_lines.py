@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import orjson
+import msgspec
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
@@ -30,15 +30,33 @@ class CheckLines(ParseLines):
 
     def __call__(self, batch: Batch) -> Batch:
         raw = batch.events is None
-        if raw:
-            loads = orjson.loads
-            try:
-                objects = [type(loads(line)) is dict for line in batch.raws]  # type: ignore[arg-type]
-            except orjson.JSONDecodeError:
-                objects = [False]
-            if False not in objects:
-                return batch
+        if raw and _all_objects(batch.raws):  # type: ignore[arg-type]
+            return batch
         out = self._parse(batch)  # the line-by-line path: diagnostics, dropped lines
         if raw:
             out.events = None  # every kept line is untouched (or a dropped record): its bytes are its output
         return out
+
+
+class _Object(msgspec.Struct):
+    """Any JSON object (its members are checked as JSON and skipped); anything else fails to decode."""
+
+
+_OBJECTS = msgspec.json.Decoder(_Object)
+
+
+def _all_objects(raws: list[bytes]) -> bool:
+    """Every line one valid JSON object, in one decoder call: msgspec checks the whole batch and builds
+    nothing (orjson would build every record). What msgspec skips it does not check as UTF-8, so a batch
+    that is not ASCII is decoded as UTF-8 first. A batch it refuses goes line by line (``_parse``), where
+    orjson decides: so what is accepted is what parse accepts, only cheaper when all is well."""
+    joined = b"\n".join(raws)
+    if not joined.isascii():
+        try:
+            joined.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    try:
+        return len(_OBJECTS.decode_lines(joined)) == len(raws)  # a blank line is skipped: then line by line
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return False

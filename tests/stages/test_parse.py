@@ -263,3 +263,26 @@ def test_select_over_many_batches_matches_a_plain_filter():
 @pytest.mark.parametrize("stage", [ParseLines(), CheckLines(), SelectEvents()])
 def test_transforms_have_nothing_to_flush(stage):
     assert stage.flush() is None
+
+
+# check_lines' fast check (msgspec, whole batch) accepts exactly what parse accepts ----------------------
+jsonish = st.one_of(
+    st.binary(max_size=40),
+    st.text(max_size=40).map(lambda t: t.encode("utf-8", "surrogatepass")),
+    st.lists(st.sampled_from([b"{", b"}", b"[", b"]", b'"a"', b":", b",", b"1", b"-0", b"1e400", b"1.5E+3", b"true",
+                              b"null", b'"\\ud800"', b'"\\u00e9"', b'"\xc3\xa9"', b'"\xff"', b" ", b"\t", b"\r", b"\x0c",
+                              b'"\x01"', b"NaN", b'"\\"', b"01", b"1.", b".5", b"\x00"]), max_size=12).map(b"".join),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(jsonish, min_size=1, max_size=4))
+def test_the_fast_check_of_check_lines_accepts_only_what_parse_accepts(raws):
+    raws = [r.replace(b"\n", b" ") for r in raws]
+    from replay.stages.check_lines import _all_objects
+
+    stage = ParseLines()
+    out = stage(lines(*raws))
+    parse_accepts = len(out) == len(raws) and not stage.take("errors")
+    if _all_objects(raws):
+        assert parse_accepts, raws
