@@ -59,7 +59,11 @@ lint: $(STAMP_TEST)
 	@ln -s ../../../pipeline $(TYPECHECK)/replay/pipeline && ln -s ../../../stages $(TYPECHECK)/replay/stages
 	cd $(TYPECHECK) && MYPYPATH=. ../../$(BIN)/mypy --config-file ../../pyproject.toml -p replay.pipeline -p replay.stages
 
+# BENCH_MB sets the journals' size; `BENCH_RSS=100,1000 make bench` adds peak RSS at 100 MB and 1 GB.
+BENCH_MB ?= 100
+BENCH_RSS ?=
 bench: $(STAMP_TEST)
+	$(PY) tests/bench/bench_commands.py --mb $(BENCH_MB) $(if $(BENCH_RSS),--rss $(BENCH_RSS))
 	$(PY) tests/bench/bench_read.py
 	$(PY) tests/bench/bench_walk.py
 	$(PY) tests/bench/bench_scale.py

@@ -1,0 +1,150 @@
+"""Benchmark of read, validate, heal and report against baselines measured in the same run (`make bench`).
+
+Generates (once, cached in tests/bench/data/) a clean journal and one where ~20% of the events need a
+repair (aliases, wrong seq numbers, missing terminal events), and times each command as its own process
+(or pipeline) into /dev/null, next to a plain Python loop of orjson.loads + orjson.dumps per line and
+`jq -c .` over the same file. Ratios are to the orjson loop on the same file. Peak RSS is the largest
+process of a row. Targets (issue 11) are printed with "met" / "NOT met"; nothing is asserted.
+
+    python tests/bench/bench_commands.py                 # 100 MB journals
+    python tests/bench/bench_commands.py --mb 200 --repeat 3
+    python tests/bench/bench_commands.py --rss 100,1000  # also: peak RSS at 100 MB and 1 GB
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_read import CEILING_LOOP, REPLAY, Measure, run_pipeline  # noqa: E402
+from journal_gen import cached_broken_journal, cached_journal  # noqa: E402
+
+# command name -> (target ratio to the orjson loop, which journal)
+TARGETS = {
+    "replay read FILE": 1.5,
+    "replay validate FILE": 1.2,
+    "replay read FILE | replay heal (clean)": 1.2,
+    "replay heal FILE (clean)": 1.2,
+    "replay report FILE": 0.8,
+    "replay report --format json FILE": 0.8,
+    "replay read FILE | replay heal (20% repairs)": 0.6,
+}
+RSS_LIMIT_MIB = 150
+
+
+def plans(clean: Path, broken: Path) -> list[tuple[str, Path, list[list[str]]]]:
+    c, b = str(clean), str(broken)
+    return [
+        ("replay read FILE", clean, [[REPLAY, "read", c]]),
+        ("replay validate FILE", clean, [[REPLAY, "validate", "--in", c]]),
+        ("replay read FILE | replay heal (clean)", clean, [[REPLAY, "read", c], [REPLAY, "heal"]]),
+        ("replay heal FILE (clean)", clean, [[REPLAY, "heal", c]]),
+        ("replay report FILE", clean, [[REPLAY, "report", c]]),
+        ("replay report --format json FILE", clean, [[REPLAY, "report", "--format", "json", c]]),
+        ("replay read FILE | replay heal (20% repairs)", broken, [[REPLAY, "read", b], [REPLAY, "heal"]]),
+        ("replay heal FILE (20% repairs)", broken, [[REPLAY, "heal", b]]),
+    ]
+
+
+def lines_in(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 24), b""))
+
+
+def best(name: str, commands: list[list[str]], workdir: Path, repeat: int) -> Measure:
+    runs = [run_pipeline(name, commands, workdir) for _ in range(max(1, repeat))]
+    return min(runs, key=lambda m: m.seconds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=100, help="size of the generated journals (MiB)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per command; the fastest is reported")
+    parser.add_argument("--rss", default="", help="comma-separated sizes (MiB) to measure peak RSS at, e.g. 100,1000")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    clean = cached_journal(HERE / "data", args.mb << 20)
+    broken = cached_broken_journal(HERE / "data", args.mb << 20)
+    sizes = {p: (p.stat().st_size, lines_in(p)) for p in (clean, broken)}
+    for path, (size, events) in sizes.items():
+        print(f"journal: {path.relative_to(HERE.parent.parent)}  {size / 1e6:.1f} MB  {events:,} events")
+    print(f"(ready in {time.perf_counter() - started:.1f}s)")
+    for path in (clean, broken):
+        subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+    root = HERE.parent.parent
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "pipeline"), str(root / "stages")],
+                   stdout=subprocess.DEVNULL, check=False)
+
+    jq = shutil.which("jq")
+    results: list[tuple[str, Path, Measure]] = []
+    ceilings: dict[Path, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        for path in (clean, broken):
+            name = f"orjson loads+dumps loop ({'clean' if path == clean else '20% repairs'})"
+            m = best(name, [[sys.executable, "-c", CEILING_LOOP, str(path)]], workdir, args.repeat)
+            ceilings[path] = m.seconds
+            results.append((name, path, m))
+        if jq:
+            results.append(("jq -c . (clean)", clean, best("jq", [[jq, "-c", ".", str(clean)]], workdir, args.repeat)))
+        for name, path, commands in plans(clean, broken):
+            results.append((name, path, best(name, commands, workdir, args.repeat)))
+        start = run_pipeline("start-up", [[REPLAY, "read", "/dev/null"]], workdir)
+
+    width = max(len(name) for name, _, _ in results)
+    print()
+    print(f"{'command':<{width}}  {'seconds':>8}  {'events/s':>11}  {'MB/s':>6}  {'vs orjson loop':>14}  {'peak RSS':>9}  target")
+    print("-" * (width + 72))
+    verdicts = []
+    for name, path, m in results:
+        size, events = sizes[path]
+        ratio = ceilings[path] / m.seconds
+        target = TARGETS.get(name)
+        mark = ""
+        if target is not None:
+            met = ratio >= target and m.ok
+            verdicts.append((name, ratio, target, met))
+            mark = f">= {target}x {'met' if met else 'NOT met'}"
+        flag = "" if m.ok else "  (FAILED)"
+        print(f"{name:<{width}}  {m.seconds:>8.2f}  {events / m.seconds:>11,.0f}  {size / 1e6 / m.seconds:>6.1f}  "
+              f"{ratio:>13.2f}x  {m.peak_kib / 1024:>5.0f} MiB  {mark}{flag}")
+    print()
+    print(f"replay start-up (read of an empty input): {start.seconds:.2f}s, included in every replay row")
+    print(f"targets met: {sum(1 for v in verdicts if v[3])} of {len(verdicts)}")
+    if args.rss:
+        rss_sweep([int(x) for x in args.rss.split(",") if x.strip()])
+    return 0 if all(m.ok for _, _, m in results) else 1
+
+
+def rss_sweep(sizes_mb: list[int]) -> None:
+    """Peak RSS of read, validate, heal and report at each size: flat means the same at 100 MB and 1 GB."""
+    print()
+    print(f"peak RSS (MiB) by journal size; limit {RSS_LIMIT_MIB} MiB")
+    rows = ["read", "validate", "heal", "report"]
+    table: dict[str, list[float]] = {r: [] for r in rows}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mb in sizes_mb:
+            path = str(cached_journal(HERE / "data", mb << 20))
+            commands = {"read": [REPLAY, "read", path], "validate": [REPLAY, "validate", "--in", path],
+                        "heal": [REPLAY, "heal", path], "report": [REPLAY, "report", path]}
+            for row in rows:
+                m = run_pipeline(row, [commands[row]], Path(tmp))
+                table[row].append(m.peak_kib / 1024)
+    print(f"{'command':<10}" + "".join(f"{mb:>9} MB" for mb in sizes_mb) + "  flat (< limit)")
+    for row in rows:
+        values = table[row]
+        ok = all(v < RSS_LIMIT_MIB for v in values)
+        print(f"{row:<10}" + "".join(f"{v:>12.0f}" for v in values) + f"  {'yes' if ok else 'NO'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
