@@ -20,6 +20,11 @@ import anyio
 import anyio.lowlevel
 from anyio import to_thread
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows
+    fcntl = None  # type: ignore[assignment]
+
 from replay.pipeline.engine.errors import PipeClosed, ReplayError, stdout_closed
 from replay.pipeline.engine.preflight import stdout_is_open
 from replay.pipeline.engine.share import stdout_capture
@@ -35,12 +40,25 @@ def fd_kind(fd: int) -> str:
     return "file"
 
 
+PIPE_BYTES = 1 << 20  # Linux's default pipe is 64 KiB: between two replay processes that is a wake-up per chunk
+
+
+def _widen(fd: int) -> None:
+    """Ask for a 1 MiB pipe buffer (Linux, up to /proc/sys/fs/pipe-max-size); elsewhere, or refused, nothing."""
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if setsize is None:
+        return
+    with suppress(OSError):
+        fcntl.fcntl(fd, setsize, PIPE_BYTES)
+
+
 @asynccontextmanager
 async def nonblocking(fd: int, kind: str) -> AsyncIterator[None]:
     """Non-blocking mode on a pipe for the duration, restoring the previous flags."""
     if kind != "pipe":
         yield
         return
+    _widen(fd)
     was_blocking = os.get_blocking(fd)
     os.set_blocking(fd, False)
     try:
