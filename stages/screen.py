@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -56,7 +58,7 @@ class _Head(msgspec.Struct, gc=False):
     payload: _Payload | msgspec.UnsetType = UNSET
     step: int | str | msgspec.UnsetType = UNSET
     turn: int | str | msgspec.UnsetType = UNSET
-    parentId: str | None | msgspec.UnsetType = UNSET
+    parentId: str | msgspec.UnsetType | None = UNSET
     synthetic: Any = UNSET
     id: Any = UNSET
     record: Any = msgspec.field(default=UNSET, name="$record")
@@ -67,7 +69,13 @@ _DECODER = msgspec.json.Decoder(_Head)
 # Every timestamp of a run in one match: the pattern is_timestamp uses, once per line of the joined text.
 _STAMPS = re.compile(f"(?:{_RFC3339_STRICT.pattern}\n)*{_RFC3339_STRICT.pattern}", re.ASCII)
 _JUDGED = frozenset({"tool_called", "tool_completed", "tool_failed", "tool_unanswered", "assistant_message", *TERMINAL_TYPES})
-_STR, _INT = {str}, {int}
+_STR = {str}
+_MAIN = attrgetter("seq", "type", "timestamp")
+_EXTRA = attrgetter("record", "synthetic", "id", "origin")
+_NO_EXTRA = (UNSET, UNSET, UNSET, UNSET)
+_RECORD, _RUN_ID, _PAYLOAD = attrgetter("record"), attrgetter("runId"), attrgetter("payload")
+_CALL_ID, _SIDECHAIN = attrgetter("payload.callId"), attrgetter("payload.sidechain")
+_TOOLS = frozenset({"tool_called", "tool_completed", "tool_failed"})
 _UNKNOWN = object()  # the event before a run could not be read here (dedupe may know better)
 
 
@@ -186,9 +194,9 @@ class ScreenRuns(Transform):
     def _plain(self, batch: Batch, heads: list[_Head | None]) -> bool:
         """The usual batch: every line an event with a runId, no records: cut into runs a slice at a time."""
         n = len(heads)
-        if None in heads or [h.record for h in heads].count(UNSET) != n:  # type: ignore[union-attr]
+        if None in heads or list(map(_RECORD, heads)).count(UNSET) != n:
             return False
-        rids = [h.runId for h in heads]  # type: ignore[union-attr]
+        rids = list(map(_RUN_ID, heads))
         if set(map(type, rids)) != _STR or "" in rids:
             return False
         cuts = [i for i, (a, b) in enumerate(itertools.pairwise(rids), start=1) if a != b]
@@ -326,6 +334,7 @@ class ScreenRuns(Transform):
 
     # what a clean run is ---------------------------------------------------------------------------------
     def _is_clean(self, run: _Run) -> bool:
+        """Column by column over the run (C-level maps and list operations; no Python step per event)."""
         heads: list[Any] = run.heads if run.record is None else run.heads[1:]
         n = len(heads)
         if not n or run.tail_open or None in heads:
@@ -334,38 +343,36 @@ class ScreenRuns(Transform):
         if rid is None or (run.record is not None and run.record.get("runId") != rid):
             return False
         # the types were checked by the decoder: what is left is values and presence
-        if [h.seq for h in heads] != list(range(1, n + 1)) or [h.runId for h in heads].count(rid) != n:
+        seqs, types, stamps = zip(*map(_MAIN, heads), strict=True)
+        if seqs != tuple(range(1, n + 1)) or list(map(_RUN_ID, heads)).count(rid) != n:
             return False
-        if [h.record for h in heads].count(UNSET) != n or UNSET in [h.payload for h in heads]:
+        if UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
             return False
-        types = [h.type for h in heads]
-        if UNSET in types or "" in types:
-            return False
-        stamps = [h.timestamp for h in heads]
-        if UNSET in stamps:
-            return False
+        heal = self.config["mode"] == "heal"
+        extras = list(map(_EXTRA, heads))
+        if extras.count(_NO_EXTRA) != n:  # a record, `synthetic`, an id: looked at one by one
+            if [e[0] for e in extras].count(UNSET) != n or not all(e[1] is UNSET or e[1] is True for e in extras):
+                return False
+            if heal and ([e[2] for e in extras].count(UNSET) != n or [e[3] for e in extras].count(UNSET) != n):
+                return False
         joined = "\n".join(stamps)
         if not _valid_stamps(joined, stamps):
             return False
-        synthetic = [h.synthetic for h in heads]
-        if synthetic.count(UNSET) != n and not all(v is UNSET or v is True for v in synthetic):
-            return False
-        if self.config["mode"] != "heal":
+        if not heal:
             return True
         # no heal rule fires: alias, drop_resume_duplicates / order_sidechains (ids, sidechains), ensure_run_started,
         # check_order, dedupe (the event before the run; a run record in between resets it), pair_tool_calls, ...
         if not self.aliases.isdisjoint(types) or types[0] != "run_started":
             return False
-        if [h.id for h in heads].count(UNSET) != n or [h.origin for h in heads].count(UNSET) != n:
-            return False
-        if True in [h.payload.sidechain for h in heads]:
+        if True in map(_SIDECHAIN, heads):
             return False
         if not _in_order(joined, stamps):
             return False
         if run.record is None and (self.previous is _UNKNOWN or self.previous == 1):
             return False
-        judged = [h for h in heads if h.type in _JUDGED]
-        return _calls_simply_paired(judged, run) or self._calls_paired(judged, run)
+        if _calls_simply_paired(heads, types, run):
+            return True
+        return self._calls_paired([h for h in heads if h.type in _JUDGED], run)
 
     @staticmethod
     def _calls_paired(heads: list[Any], run: _Run) -> bool:
@@ -402,36 +409,32 @@ class ScreenRuns(Transform):
         return terminal and not open_calls
 
 
-def _calls_simply_paired(heads: list[Any], run: _Run) -> bool:
-    """The usual run, judged with a few list passes: one terminal event, last; every call named by a
-    ``callId`` and answered once, after it. False means only "not this simple": the exact walk decides."""
-    if not heads or heads[-1].type not in TERMINAL_TYPES:
+def _calls_simply_paired(heads: list[Any], types: tuple[str, ...], run: _Run) -> bool:
+    """The usual run, judged with list operations: one terminal event, last; no tool_unanswered; each call
+    named by a ``callId`` and answered by the next tool event, with the same id. False means only "not this
+    simple": the exact walk decides."""
+    if types[-1] not in TERMINAL_TYPES or types.count("run_completed") + types.count("run_failed") != 1:
         return False
-    types = [h.type for h in heads]
-    terminals = [t for t in types if t in TERMINAL_TYPES]
-    if len(terminals) != 1 or _UNANSWERED in types:
+    if _UNANSWERED in types:
         return False
-    record = run.record or {}
-    response = record.get("response")
+    response = (run.record or {}).get("response")
     if response.__class__ is str and response and "assistant_message" not in types:
         return False
-    tools = [h for h in heads if h.type != "assistant_message" and h.type not in TERMINAL_TYPES]
-    cids = [h.payload.callId for h in tools]
-    if UNSET in cids or not all(c.__class__ is str and c for c in cids):
+    mask = list(map(_TOOLS.__contains__, types))
+    tool_types = list(itertools.compress(types, mask))
+    if not tool_types:
+        return True
+    half = len(tool_types) // 2
+    if len(tool_types) % 2 or tool_types[0::2].count(_CALLED) != half or _CALLED in tool_types[1::2]:
         return False
-    called = [c for c, h in zip(cids, tools, strict=True) if h.type == _CALLED]
-    if len(set(called)) != len(called) or len(called) * 2 != len(cids):
+    cids = list(itertools.compress(map(_CALL_ID, heads), mask))
+    calls = cids[0::2]
+    if calls != cids[1::2] or set(map(type, calls)) != _STR or "" in calls:
         return False
-    seen: set[str] = set()
-    for cid, head in zip(cids, tools, strict=True):  # each result after its own call
-        if head.type == _CALLED:
-            seen.add(cid)
-        elif cid not in seen:
-            return False
-    return seen == set(called) and len({c for c, h in zip(cids, tools, strict=True) if h.type != _CALLED}) == len(called)
+    return len(set(calls)) == half
 
 
-def _valid_stamps(joined: str, stamps: list[str]) -> bool:
+def _valid_stamps(joined: str, stamps: Sequence[str]) -> bool:
     """is_timestamp for each, in one match; each day once through the calendar."""
     if _STAMPS.fullmatch(joined) is None:
         return False
@@ -450,7 +453,7 @@ def _probe(raw: bytes) -> _Head | None:
     return _Head(runId=value.get("runId", UNSET), record=value.get("$record", UNSET))
 
 
-def _in_order(joined: str, stamps: list[str]) -> bool:
+def _in_order(joined: str, stamps: Sequence[str]) -> bool:
     """check_order's quick test: one length, UTC (``Z``), ``T``, and sorted as text (valid stamps: a ``Z`` or a
     ``t`` can only be the zone or the separator)."""
     size = len(stamps[0])
@@ -458,7 +461,7 @@ def _in_order(joined: str, stamps: list[str]) -> bool:
         return False
     if "t" in joined or set(map(len, stamps)) != {size}:
         return False
-    return sorted(stamps) == stamps
+    return sorted(stamps) == list(stamps)
 
 
 def _utf8(data: bytes) -> bool:
