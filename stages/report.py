@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -14,11 +14,14 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
+from replay.pipeline.io.journals import atomic_output, is_url
 from replay.pipeline.io.run_files import write_file
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.report.model import aggregate
+from replay.pipeline.report.spool import SpooledSummaries
 
 STDOUT = "-"
+FLUSH_BYTES = 256 * 1024
 RENDERERS = {
     "text": "replay.pipeline.report.render_text",
     "json": "replay.pipeline.report.render_json",
@@ -30,11 +33,21 @@ FORMATS = tuple(RENDERERS)
 DEFAULT_TITLE = "replay report"
 
 
-def render(fmt: str, summaries: list[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
+def render(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
            title: str = DEFAULT_TITLE) -> bytes:
     """The report over ``summaries`` in format ``fmt`` (one of FORMATS)."""
+    return b"".join(render_chunks(fmt, summaries, diagnostics, title))
+
+
+def render_chunks(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
+                  title: str = DEFAULT_TITLE) -> Iterator[bytes]:
+    """The report in pieces: text and json are written a part at a time (flat memory), the others whole."""
     module = importlib.import_module(RENDERERS[fmt])
-    return module.render(summaries, aggregate(summaries, diagnostics), title)
+    agg = aggregate(summaries, diagnostics)
+    if hasattr(module, "render_chunks"):
+        yield from module.render_chunks(summaries, agg, title)
+    else:
+        yield module.render(summaries, agg, title)
 
 
 @register("report")
@@ -48,19 +61,20 @@ class RenderReport(Sink):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.summaries: list[dict[str, Any]] = []
+        self.summaries = SpooledSummaries()  # on disk past a few MiB: memory stays flat in the number of runs
 
     def output_files(self) -> list[str]:
         return [self.config["path"]]
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         diagnostics: Counter[str] = Counter()
-        others = 0
+        others = failed = 0
         async for batch in batches:
             for record in batch.events or ():
                 kind = record.get(RECORD_KEY) if type(record) is dict else None
                 if kind == SUMMARY_RECORD:
                     self.summaries.append(record)
+                    failed += record.get("status") == "error"
                 elif kind == DIAGNOSTICS_RECORD:
                     diagnostics.update(record.get("byCode") or {})
                 else:
@@ -72,16 +86,33 @@ class RenderReport(Sink):
         # The input also ends when an upstream stage failed (its channel is closed on the way out); let the
         # runner's cancellation arrive before anything is written, so a failed run leaves no report.
         await anyio.lowlevel.checkpoint()
-        self.publish("failed_runs", sum(1 for s in self.summaries if s.get("status") == "error"))
+        self.publish("failed_runs", failed)
         diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics)}
-        data = render(self.config["format"], self.summaries, diag, self.config["title"])
+        chunks = render_chunks(self.config["format"], self.summaries, diag, self.config["title"])
         path = self.config["path"]
-        if path == STDOUT:
-            await _to_stdout(data)
-        else:
-            write_file(path, data)  # a URL too: under a temp name, then moved onto its own
+        try:
+            if path == STDOUT:
+                await _to_stdout(chunks)
+            elif is_url(path):
+                write_file(path, b"".join(chunks))  # a URL: under a temp name, then moved onto its own
+            else:
+                with atomic_output(path) as handle:
+                    for chunk in chunks:
+                        handle.write(chunk)
+                    await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not commit the file
+        finally:
+            self.summaries.close()
 
 
-async def _to_stdout(data: bytes) -> None:
+async def _to_stdout(chunks: Iterator[bytes]) -> None:
     async with stdout_writer() as writer:
-        await writer.write(data)
+        pending: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= FLUSH_BYTES:
+                await writer.write(b"".join(pending))
+                pending, size = [], 0
+        if pending:
+            await writer.write(b"".join(pending))

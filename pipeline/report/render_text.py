@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.report.model import format_cost, format_count, format_counts, format_ms, run_label
@@ -48,56 +50,95 @@ def width(text: str) -> int:
 
 def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), indent: str = "") -> list[str]:
     """Rows aligned under their headers; columns in ``right`` (numbers) are right-aligned."""
-    widths = [width(h) for h in headers]
-    for row in rows:
-        for k, cell in enumerate(row):
-            widths[k] = max(widths[k], width(cell))
-    lines = []
-    for row in [headers, *rows]:
-        cells = []
-        for k, cell in enumerate(row):
-            pad = " " * (widths[k] - width(cell))
-            cells.append(pad + cell if k in right else cell + pad)
-        lines.append((indent + "  ".join(cells)).rstrip())
-    return lines
+    widths = _widths(headers, rows)
+    return [_row(row, widths, right, indent) for row in [headers, *rows]]
 
 
 def _tokens(usage: dict[str, Any] | None, key: str) -> str:
     return format_count(usage[key]) if usage else "-"
 
 
-def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
-    runs, out = agg["runs"], []
-    out.append(f"{clean(title)}: {runs['total']} run{'s' if runs['total'] != 1 else ''} "
-               f"({runs['ok']} ok, {runs['error']} error)")
-    out.append("")
+HEADERS = ["RUN", "STATUS", "DURATION", "EVENTS", "TOOL CALLS", "FAILED", "TOKENS IN", "TOKENS OUT", "COST", "REPAIRS"]
+RIGHT = frozenset({2, 3, 4, 5, 6, 7, 8, 9})
+CHUNK_LINES = 2000
+
+
+def render(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
+    return b"".join(render_chunks(summaries, agg, title))
+
+
+def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> Iterator[bytes]:
+    """The report a few thousand lines at a time; the run table is measured in a first pass over the runs
+    and written in a second, so nothing grows with the number of runs."""
+    runs = agg["runs"]
+    head = [f"{clean(title)}: {runs['total']} run{'s' if runs['total'] != 1 else ''} "
+            f"({runs['ok']} ok, {runs['error']} error)", ""]
+    yield _lines(head)
     if summaries:
-        rows = []
-        for n, s in enumerate(summaries, 1):
-            tc = s["toolCalls"]
-            rows.append([
-                clean(run_label(s, n), CELL_LIMIT), s["status"], format_ms(s["durationMs"]),
-                format_count(s["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
-                _tokens(s["usage"], "inputTokens"), _tokens(s["usage"], "outputTokens"),
-                format_cost(s["usage"]["costUsd"]) if s["usage"] else "-", format_count(s["repairs"]["total"]),
-            ])
-        usage, tc = agg["usage"], agg["toolCalls"]
-        has_usage = usage["runsWithUsage"] > 0
-        rows.append([
-            "TOTAL", f"{runs['error']} error" if runs["error"] else "all ok", format_ms(agg["durationMs"]),
-            format_count(agg["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
-            format_count(usage["inputTokens"]) if has_usage else "-",
-            format_count(usage["outputTokens"]) if has_usage else "-",
-            format_cost(usage["costUsd"]) if has_usage else "-", format_count(agg["repairs"]["total"]),
-        ])
-        headers = ["RUN", "STATUS", "DURATION", "EVENTS", "TOOL CALLS", "FAILED", "TOKENS IN", "TOKENS OUT", "COST", "REPAIRS"]
-        out += table(headers, rows, right={2, 3, 4, 5, 6, 7, 8, 9})
-        out.append("")
+        total = _total_row(agg)
+        widths = _widths(HEADERS, itertools.chain(_rows(summaries), [total]))
+        pending = [_row(HEADERS, widths, RIGHT)]
+        for row in itertools.chain(_rows(summaries), [total]):
+            pending.append(_row(row, widths, RIGHT))
+            if len(pending) >= CHUNK_LINES:
+                yield _lines(pending)
+                pending = []
+        pending.append("")
+        yield _lines(pending)
+    pending = []
     for n, s in enumerate(summaries, 1):
-        out += _run_block(s, n)
-        out.append("")
-    out += _aggregate_block(agg)
-    return ("\n".join(out).rstrip("\n") + "\n").encode("utf-8")
+        pending += _run_block(s, n)
+        pending.append("")
+        if len(pending) >= CHUNK_LINES:
+            yield _lines(pending)
+            pending = []
+    pending += _aggregate_block(agg)
+    while pending and not pending[-1]:  # the report ends with one newline
+        pending.pop()
+    yield _lines(pending)
+
+
+def _lines(lines: list[str]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def _rows(summaries: Iterable[dict[str, Any]]) -> Iterator[list[str]]:
+    for n, s in enumerate(summaries, 1):
+        tc = s["toolCalls"]
+        yield [
+            clean(run_label(s, n), CELL_LIMIT), s["status"], format_ms(s["durationMs"]),
+            format_count(s["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
+            _tokens(s["usage"], "inputTokens"), _tokens(s["usage"], "outputTokens"),
+            format_cost(s["usage"]["costUsd"]) if s["usage"] else "-", format_count(s["repairs"]["total"]),
+        ]
+
+
+def _total_row(agg: dict[str, Any]) -> list[str]:
+    runs, usage, tc = agg["runs"], agg["usage"], agg["toolCalls"]
+    has_usage = usage["runsWithUsage"] > 0
+    return [
+        "TOTAL", f"{runs['error']} error" if runs["error"] else "all ok", format_ms(agg["durationMs"]),
+        format_count(agg["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
+        format_count(usage["inputTokens"]) if has_usage else "-",
+        format_count(usage["outputTokens"]) if has_usage else "-",
+        format_cost(usage["costUsd"]) if has_usage else "-", format_count(agg["repairs"]["total"]),
+    ]
+
+
+def _widths(headers: list[str], rows: Iterable[list[str]]) -> list[int]:
+    widths = [width(h) for h in headers]
+    for row in rows:
+        for k, cell in enumerate(row):
+            widths[k] = max(widths[k], width(cell))
+    return widths
+
+
+def _row(row: list[str], widths: list[int], right: frozenset[int] | set[int], indent: str = "") -> str:
+    cells = []
+    for k, cell in enumerate(row):
+        pad = " " * (widths[k] - width(cell))
+        cells.append(pad + cell if k in right else cell + pad)
+    return (indent + "  ".join(cells)).rstrip()
 
 
 def _run_block(s: dict[str, Any], n: int) -> list[str]:
