@@ -118,6 +118,8 @@ class ScreenRuns(Transform):
         self._aliases: frozenset[str] | None = None
         self._out: list[Batch] = []
         self._clean_raws: list[bytes] = []
+        self._clean_lines: list[int | None] = []
+        self._clean_offsets: list[int | None] = []
         self._clean_runs = 0
         self._clean_events = 0
 
@@ -277,6 +279,8 @@ class ScreenRuns(Transform):
         self.run = None
         if run.clean and self.config["fast"] and self._is_clean(run):
             self._clean_raws.extend(run.raws)
+            self._clean_lines.extend(run.lines)
+            self._clean_offsets.extend(run.offsets)
             self._clean_runs += 1
             self._clean_events += run.events
             if len(self._clean_raws) >= 1024:
@@ -306,11 +310,12 @@ class ScreenRuns(Transform):
     def _close_clean(self) -> None:
         if not self._clean_raws:
             return
-        batch = Batch(self.source or "<stdin>", None, list[bytes | None](self._clean_raws), [None] * len(self._clean_raws),
-                      [None] * len(self._clean_raws))
+        batch = Batch(self.source or "<stdin>", None, list[bytes | None](self._clean_raws), self._clean_lines,
+                      self._clean_offsets)
         batch.clean = (self._clean_runs, self._clean_events)
         self._out.append(batch)
-        self._clean_raws, self._clean_runs, self._clean_events = [], 0, 0
+        self._clean_raws, self._clean_lines, self._clean_offsets = [], [], []
+        self._clean_runs, self._clean_events = 0, 0
 
     def _take(self, extra: list[Batch]) -> Batch | list[Batch] | None:
         self._close_clean()

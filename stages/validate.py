@@ -47,6 +47,8 @@ class ValidateEvents(Transform):
             return batch
         if batch.clean is not None:  # whole runs the screen found valid: counted, and the run in progress ends
             self.checker_for(batch.source).skip_runs(*batch.clean, len(batch.raws))
+            if self.config["duplicate_keys"]:
+                self._duplicates(batch)
             return batch
         if batch.notes:  # what the stages before saw while changing events (duplicate keys written anew)
             for note in batch.notes:
@@ -71,11 +73,10 @@ class ValidateEvents(Transform):
     def _duplicates(self, batch: Batch) -> None:
         """Lines with a key written twice in one object: kept as they are, and said so."""
         raws, events = batch.raws, batch.events
-        assert events is not None
         for i, raw in enumerate(raws):
             if raw is None:
                 continue
-            keys = duplicate_keys(raw, events[i])
+            keys = duplicate_keys(raw, events[i] if events is not None else None)
             if keys:
                 self.emit("notices", {
                     "code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys,
