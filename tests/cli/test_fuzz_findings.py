@@ -29,3 +29,25 @@ def test_the_fuzzers_first_finding_replays_clean():
     harness.one(data)
     for which in range(len(harness.COMMANDS)):
         harness.cli(data[1:], which)
+
+
+@pytest.mark.parametrize("command", [("heal",), ("heal", "--dialect", "claude-code"), ("heal", "--dialect", "codex"),
+                                     ("report",)])
+def test_a_dialect_record_whose_type_is_an_object_is_no_crash(command):
+    """Found by atheris: dialect detection (and the Claude Code and Codex mappers) looked an unhashable `type`
+    up in a set."""
+    data = (b'{"type":{"a":1},"uuid":"u1","sessionId":"s1","timestamp":"2026-03-01T12:00:00.000Z"}\n'
+            b'{"type":"user","uuid":"u2","sessionId":"s1","timestamp":"2026-03-01T12:00:01.000Z",'
+            b'"message":{"role":"user","content":"hi"}}\n'
+            b'{"type":["x"],"payload":{"type":"message"},"timestamp":"2026-03-01T12:00:02.000Z"}\n')
+    done = run_replay(*command, input=data)
+    codes = {e["code"] for e in errors_of(done.stderr)}
+    assert not codes & BAD_CODES, done.stderr
+    assert done.returncode in (0, 1)
+
+
+def test_the_fuzzers_second_finding_replays_clean():
+    data = (FIXTURES / "fuzz" / "unhashable-dialect-type.bin").read_bytes()
+    harness.one(data)
+    for which in range(len(harness.COMMANDS)):
+        harness.cli(data[1:], which)

@@ -44,6 +44,8 @@ class ClaudeCodeMapper(Mapper):
 
     def map(self, record: Any) -> Mapped:
         rtype = record.get("type")
+        if not isinstance(rtype, str):
+            rtype = None
         parent = record.get("parentUuid")
         mapped = Mapped([], record.get("timestamp"), _str(record.get("uuid")), _str(parent))
         self.learn(runId=_str(record.get("sessionId")), cwd=_str(record.get("cwd")),

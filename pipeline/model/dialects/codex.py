@@ -48,6 +48,8 @@ class CodexMapper(Mapper):
 
     def map(self, record: Any) -> Mapped:
         rtype = record.get("type")
+        if not isinstance(rtype, str):
+            rtype = None
         payload = record.get("payload")
         body = payload if isinstance(payload, dict) else {}
         sub = body.get("type") if isinstance(body.get("type"), str) else None

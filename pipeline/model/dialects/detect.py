@@ -35,6 +35,8 @@ def claims(record: Any) -> list[str]:
         return [CANONICAL]
     found = []
     rtype = record.get("type")
+    if not isinstance(rtype, str):  # an object or an array is no type (and no key of a set)
+        rtype = None
     if rtype in _CLAUDE_TYPES and ("uuid" in record or "sessionId" in record or "leafUuid" in record):
         found.append("claude-code")
     if rtype in _CODEX_TYPES and "payload" in record:
