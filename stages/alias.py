@@ -9,6 +9,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.healing import BUILTIN_ALIASES
 from replay.pipeline.model.repairs import log_repair
+from replay.pipeline.model.runs import prelogged
 
 
 @register("alias")
@@ -37,6 +38,9 @@ class AliasEventTypes(Transform):
         return name
 
     def __call__(self, batch: Batch) -> Batch:
+        if batch.clean is not None:  # the screen's lane: the alias lines of a run it repaired, if any
+            prelogged(self, batch)
+            return batch
         table = self.table
         for i, event in enumerate(batch.events or ()):
             etype = event.get("type")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD
@@ -23,7 +24,14 @@ class SummarizeRepairs(RunScoped):
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
-            return super().__call__(batch)
+            out = super().__call__(batch)
+            if batch.lane is not None:  # a run the screen repaired: its repairs came in before it
+                for record in self.end_run(Run(batch.lane["run"], None, batch.source)):
+                    batch.raws.append(exactjson.dumps(record))
+                    batch.lines.append(None)
+                    batch.offsets.append(None)
+                    batch.pointers.append(None)
+            return out
         for entry in batch.events or ():
             n = counts_as_repair(entry)
             if n:

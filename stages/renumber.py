@@ -24,8 +24,27 @@ class RenumberSeq(RunScoped):
         seqs = [events[i].get("seq") for i in range(start, end)]
         if seqs == list(range(first, first + end - start)) and all(s.__class__ is int for s in seqs):
             self._close(run)  # numbered right already: the usual case
-        else:
-            super().on_events(batch, start, end)
+            return
+        self.renumber(batch, start, seqs, first)
+
+    def renumber(self, batch: Batch, start: int, seqs: list[Any], first: int) -> None:
+        """Events ``start``.. of ``batch`` (their ``seqs``), the first of them the run's ``first``-th event.
+
+        Only the events numbered wrong are looked at one by one (the screen hands in only those); one
+        numbered right in between closes the stretch before it, as it would have on its own turn."""
+        run = self.run
+        events = batch.events
+        assert run is not None and events is not None
+        wrong = [k for k, s in enumerate(seqs) if s.__class__ is not int or s != first + k]
+        previous = -1
+        for k in wrong:
+            if k != previous + 1:
+                self._close(run)
+            run.events = first - 1 + k
+            self.on_event(batch, start + k, events[start + k])
+            previous = k
+        if previous != len(seqs) - 1:
+            self._close(run)
 
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         run = self.run

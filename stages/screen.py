@@ -16,6 +16,7 @@ lane, never what comes out.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from collections.abc import Sequence
 from operator import attrgetter
@@ -30,8 +31,12 @@ from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp
 from replay.pipeline.model.healing import aliases_from, load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.repairs import log_repair
+from replay.pipeline.model.runs import Run
 from replay.pipeline.model.validation import check_run_record
 from replay.stages.alias import AliasEventTypes
+from replay.stages.ensure_terminal import InsertTerminalEvent
+from replay.stages.renumber import RenumberSeq
 
 UNSET: Any = msgspec.UNSET
 MAX_RUN_LINES = 4096  # a longer run goes the slow way (memory stays bounded)
@@ -115,7 +120,9 @@ class ScreenRuns(Transform):
         self.started: set[str] = set()  # streams whose first line has been seen
         self.off: set[str] = set()  # streams that go the slow way to their end
         self.previous: Any = None  # the seq of the last event line before the run, for dedupe
-        self._aliases: frozenset[str] | None = None
+        self._alias_table: dict[str, str] | None = None
+        self._terminal = InsertTerminalEvent()
+        self._renumber = RenumberSeq()
         self._out: list[Batch] = []
         self._clean_raws: list[bytes] = []
         self._clean_lines: list[int | None] = []
@@ -125,11 +132,15 @@ class ScreenRuns(Transform):
 
     @property
     def aliases(self) -> frozenset[str]:
-        if self._aliases is None:
+        return frozenset(self.alias_table)
+
+    @property
+    def alias_table(self) -> dict[str, str]:
+        """The alias rule's table, as heal builds it (built-in aliases, the rules file's, the config's)."""
+        if self._alias_table is None:
             rules = load_rules(self.config["rules_file"] or None) if self.config["mode"] == "heal" else {}
-            table = AliasEventTypes(aliases={**aliases_from(rules), **self.config["aliases"]}).table
-            self._aliases = frozenset(table)
-        return self._aliases
+            self._alias_table = AliasEventTypes(aliases={**aliases_from(rules), **self.config["aliases"]}).table
+        return self._alias_table
 
     # the transform -------------------------------------------------------------------------------------
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
@@ -277,6 +288,7 @@ class ScreenRuns(Transform):
         if run is None:
             return
         self.run = None
+        repaired = None
         if run.clean and self.config["fast"] and self._is_clean(run):
             self._clean_raws.extend(run.raws)
             self._clean_lines.extend(run.lines)
@@ -285,6 +297,9 @@ class ScreenRuns(Transform):
             self._clean_events += run.events
             if len(self._clean_raws) >= 1024:
                 self._close_clean()
+        elif run.clean and self.config["fast"] and self.config["mode"] == "heal" and (repaired := self._repair(run)):
+            self._close_clean()
+            self._out.append(repaired)
         else:
             self._emit_slow(run)
         for head in reversed(run.heads):
@@ -379,6 +394,97 @@ class ScreenRuns(Transform):
             return True
         return self._calls_paired([h for h in heads if h.type in _JUDGED], run)
 
+    # the repair lane: runs whose only faults are aliased types, wrong seq numbers and a missing end -------
+    def _repair(self, run: _Run) -> Batch | None:
+        """A run the alias, ensure_terminal and renumber rules fix alone (and nothing else would touch): its
+        lines as heal writes them, and the log lines those three rules write, made here by the rules' own
+        code (``log_repair``, ``InsertTerminalEvent.end_run``, ``RenumberSeq`` over the seq numbers only).
+        The batch goes on marked clean; each of the three stages logs its own lines when it passes, and
+        ``heal_summary`` adds the heal record. None: the run goes the slow way."""
+        heads: list[Any] = run.heads
+        n = len(heads)
+        rid = run.run_id
+        if run.record is not None or run.tail_open or not n or None in heads or rid is None:
+            return None
+        seqs, types, stamps = zip(*map(_MAIN, heads), strict=True)
+        if UNSET in seqs or UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
+            return None
+        if list(map(_RUN_ID, heads)).count(rid) != n or list(map(_EXTRA, heads)).count(_NO_EXTRA) != n:
+            return None
+        if True in map(_SIDECHAIN, heads) or True in map(operator.eq, seqs, seqs[1:]):
+            return None
+        joined = "\n".join(stamps)
+        if not _valid_stamps(joined, stamps) or not _in_order(joined, stamps):
+            return None
+        if self.previous is _UNKNOWN or self.previous == seqs[0]:
+            return None  # dedupe could compare the first event with the one before the run
+        table = self.alias_table
+        resolved = tuple(map(table.get, types, types))
+        if resolved[0] != "run_started" or _UNANSWERED in resolved:
+            return None
+        terminals = resolved.count("run_completed") + resolved.count("run_failed")
+        if terminals > 1 or (terminals == 1 and resolved[-1] not in TERMINAL_TYPES):
+            return None
+        if not _calls_answered(heads, resolved):
+            return None
+        source = self.source or "<stdin>"
+        where = Batch(source, None, list[bytes | None](run.raws), run.lines, run.offsets)
+        repairs: dict[str, list[dict[str, Any]]] = {}
+        log = _Log()
+        aliased = list(itertools.compress(range(n), map(table.__contains__, types)))
+        for i in aliased:
+            log_repair(log, "alias", "changed", f"type {types[i]!r} is an alias of {resolved[i]!r}", where, i,
+                       run_id=rid, field="type", original=types[i], value=resolved[i], seqBefore=seqs[i])
+        repairs["alias"] = log.take("repairs")
+        invented: list[dict[str, Any]] = []
+        if not terminals:
+            facts = Run(rid, None, source)
+            facts.state.update(terminal=False, last=stamps[-1])
+            self._terminal.run = facts
+            invented = self._terminal.end_run(facts)
+            self._terminal.run = None
+            repairs["ensure_terminal"] = self._terminal.take("repairs")
+        # renumber, on the seq numbers alone: it looks at the events numbered wrong, and at the invented end
+        numbers = [*seqs, *(e["seq"] for e in invented)]
+        wrong = [k for k, s in enumerate(numbers) if s != k + 1]
+        shells: list[Any] = [None] * len(numbers)
+        for k in wrong:
+            shells[k] = invented[k - n] if k >= n else {"seq": numbers[k], "runId": rid}
+        numbered = Batch(source, list(shells), [None] * len(shells), [*run.lines, *[None] * len(invented)],
+                         [*run.offsets, *[None] * len(invented)])
+        renumber = self._renumber
+        renumber.run = Run(rid, None, source)
+        renumber.begin_run(renumber.run)
+        renumber.renumber(numbered, 0, numbers, 1)
+        renumber.end_run(renumber.run)
+        renumber.run = None
+        repairs["renumber"] = renumber.take("repairs")
+        events = numbered.events
+        if not any(repairs.values()):
+            return None
+        raws: list[bytes | None] = list(run.raws)
+        last: dict[str, Any] | None = None
+        retyped = set(aliased)
+        renumbered = {k for k in wrong if k < n}
+        for i in sorted(retyped | renumbered):
+            raw = run.raws[i]
+            event = exactjson.loads(raw)
+            if exactjson.dumps(event) != raw and exactjson.duplicate_keys(raw, event):
+                return None  # the slow lane says so (E_JSON_DUPLICATE_KEY) when it writes the event anew
+            if i in retyped:
+                event = {**event, "type": resolved[i]}
+                if i == n - 1:
+                    last = event
+            if i in renumbered:
+                event = {**event, "seq": events[i]["seq"]}
+            raws[i] = exactjson.dumps(event)
+        raws += [exactjson.dumps(e) for e in events[n:]]  # type: ignore[union-attr]
+        batch = Batch(source, None, raws, [*run.lines, *[None] * len(invented)], [*run.offsets, *[None] * len(invented)])
+        batch.clean = (1, len(raws))
+        # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it
+        batch.lane = {"repairs": repairs, "run": rid, "dedupe": last if last is not None else exactjson.loads(run.raws[-1])}
+        return batch
+
     @staticmethod
     def _calls_paired(heads: list[Any], run: _Run) -> bool:
         """pair_tool_calls finds nothing: every result has its call, every call its result before the run ends;
@@ -437,6 +543,36 @@ def _calls_simply_paired(heads: list[Any], types: tuple[str, ...], run: _Run) ->
     if calls != cids[1::2] or set(map(type, calls)) != _STR or "" in calls:
         return False
     return len(set(calls)) == half
+
+
+def _calls_answered(heads: list[Any], types: tuple[str, ...]) -> bool:
+    """pair_tool_calls finds nothing, the simple way: each call named by a ``callId`` and answered by the next
+    tool event with the same id (``types`` with aliases resolved)."""
+    mask = list(map(_TOOLS.__contains__, types))
+    tool_types = list(itertools.compress(types, mask))
+    if not tool_types:
+        return True
+    half = len(tool_types) // 2
+    if len(tool_types) % 2 or tool_types[0::2].count(_CALLED) != half or _CALLED in tool_types[1::2]:
+        return False
+    cids = list(itertools.compress(map(_CALL_ID, heads), mask))
+    calls = cids[0::2]
+    if calls != cids[1::2] or set(map(type, calls)) != _STR or "" in calls:
+        return False
+    return len(set(calls)) == half
+
+
+class _Log:
+    """Collects what ``log_repair`` emits (the screen logs for the alias rule, which logs it when the run passes)."""
+
+    def __init__(self) -> None:
+        self._side: dict[str, list[dict[str, Any]]] = {}
+
+    def emit(self, port: str, record: dict[str, Any]) -> None:
+        self._side.setdefault(port, []).append(record)
+
+    def take(self, port: str) -> list[dict[str, Any]]:
+        return self._side.pop(port, [])
 
 
 def _valid_stamps(joined: str, stamps: Sequence[str]) -> bool:

@@ -31,8 +31,8 @@ def invented(record: dict[str, Any]) -> Column:
 
 
 class Batch:
-    __slots__ = ("clean", "closes_run", "events", "lines", "notes", "offsets", "pointers", "port", "raws", "source",
-                 "tail_open")
+    __slots__ = ("clean", "closes_run", "events", "lane", "lines", "notes", "offsets", "pointers", "port", "raws",
+                 "source", "tail_open")
 
     def __init__(
         self,
@@ -64,6 +64,9 @@ class Batch:
         self.clean: tuple[int, int] | None = None
         # True when a run ends with this batch (the screen cuts runs): per-run stages close it at its end.
         self.closes_run = False
+        # A run the screen repaired itself: {"repairs": {rule: [log lines]}, "run": runId, "dedupe": last event};
+        # each rule logs its own lines as the batch passes it (the same order as the slow lane's).
+        self.lane: dict[str, Any] | None = None
 
     # construction ---------------------------------------------------------------------------
     @classmethod

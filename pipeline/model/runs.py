@@ -43,6 +43,13 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
 
 
+def prelogged(stage: Transform, batch: Batch) -> None:
+    """The log lines the screen made for ``stage``'s rule on a run it repaired, logged as the batch passes."""
+    if batch.lane is not None:
+        for entry in batch.lane["repairs"].get(stage.name, ()):
+            stage.emit("repairs", entry)
+
+
 class RunScoped(Transform):
     """Base for transforms that reason per run.
 
@@ -119,6 +126,7 @@ class RunScoped(Transform):
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if batch.clean is not None:  # whole runs that need nothing (the screen's lane): the run in progress ends here
             tail = self.flush()
+            prelogged(self, batch)
             return [tail, batch] if tail is not None else batch
         if batch.closes_run:  # the run ends with this batch: close it now, not at the next run's first record
             out = self._call(batch)
