@@ -31,7 +31,8 @@ sys.path.insert(0, str(HERE))
 from journal_gen import cached_journal  # noqa: E402
 from peak_rss import measured, peak_kib  # noqa: E402
 
-REPLAY = str(Path(sys.executable).parent / "replay")
+# REPLAY_BENCH=/path/to/replay measures another build (e.g. the one before a change) against the same baselines
+REPLAY = os.environ.get("REPLAY_BENCH") or str(Path(sys.executable).parent / "replay")
 DEFAULT_MB = 200
 TARGET_VS_CEILING = 0.8
 TARGET_VS_JQ = 4.0
