@@ -17,7 +17,7 @@ from replay.pipeline.io.fdio import stdout_writer
 from replay.pipeline.io.journals import atomic_output, is_url
 from replay.pipeline.io.run_files import write_file
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, RECORD_KEY, SUMMARY_RECORD
-from replay.pipeline.report.model import aggregate
+from replay.pipeline.report.model import Aggregate, aggregate
 from replay.pipeline.report.spool import SpooledSummaries
 
 STDOUT = "-"
@@ -40,10 +40,11 @@ def render(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str,
 
 
 def render_chunks(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
-                  title: str = DEFAULT_TITLE) -> Iterator[bytes]:
-    """The report in pieces: text and json are written a part at a time (flat memory), the others whole."""
+                  title: str = DEFAULT_TITLE, totals: Aggregate | None = None) -> Iterator[bytes]:
+    """The report in pieces: text and json are written a part at a time (flat memory), the others whole.
+    ``totals``: the summaries' totals when gathered already (as they came), else they are read for them."""
     module = importlib.import_module(RENDERERS[fmt])
-    agg = aggregate(summaries, diagnostics)
+    agg = totals.result(diagnostics) if totals is not None else aggregate(summaries, diagnostics)
     if hasattr(module, "render_chunks"):
         yield from module.render_chunks(summaries, agg, title)
     else:
@@ -69,11 +70,13 @@ class RenderReport(Sink):
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         diagnostics: Counter[str] = Counter()
         others = failed = 0
+        totals = Aggregate()
         async for batch in batches:
             for record in batch.events or ():
                 kind = record.get(RECORD_KEY) if type(record) is dict else None
                 if kind == SUMMARY_RECORD:
                     self.summaries.append(record)
+                    totals.add(record)
                     failed += record.get("status") == "error"
                 elif kind == DIAGNOSTICS_RECORD:
                     diagnostics.update(record.get("byCode") or {})
@@ -88,7 +91,7 @@ class RenderReport(Sink):
         await anyio.lowlevel.checkpoint()
         self.publish("failed_runs", failed)
         diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics)}
-        chunks = render_chunks(self.config["format"], self.summaries, diag, self.config["title"])
+        chunks = render_chunks(self.config["format"], self.summaries, diag, self.config["title"], totals)
         path = self.config["path"]
         try:
             if path == STDOUT:

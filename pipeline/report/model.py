@@ -412,57 +412,75 @@ def summarize_run(record: dict[str, Any] | None, events: Iterable[dict[str, Any]
 
 
 # all runs --------------------------------------------------------------------------------------
-def aggregate(summaries: list[dict[str, Any]], diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
+def aggregate(summaries: Iterable[dict[str, Any]], diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
     """Totals over run summaries, plus the input problems (``diagnostics``) the stream had."""
-    by_type: Counter[str] = Counter()
-    by_rule: Counter[str] = Counter()
-    by_code: Counter[str] = Counter()
-    by_tool: dict[str, dict[str, Any]] = {}
-    tokens_in = tokens_out = 0.0
-    costs: list[float] = []
-    with_usage = 0
-    durations: list[float] = []
-    starts: list[datetime] = []
-    ends: list[datetime] = []
-    calls = calls_ok = 0
+    totals = Aggregate()
     for s in summaries:
-        by_type.update(s["events"]["byType"])
-        by_rule.update(s["repairs"]["byRule"])
+        totals.add(s)
+    return totals.result(diagnostics)
+
+
+class Aggregate:
+    """The totals over run summaries, gathered one summary at a time (a report need not read its runs twice)."""
+
+    def __init__(self) -> None:
+        self.by_type: Counter[str] = Counter()
+        self.by_rule: Counter[str] = Counter()
+        self.by_code: Counter[str] = Counter()
+        self.by_tool: dict[str, dict[str, Any]] = {}
+        self.tokens_in = self.tokens_out = 0.0
+        self.costs: list[float] = []
+        self.with_usage = 0
+        self.durations: list[float] = []
+        self.start: datetime | None = None
+        self.end: datetime | None = None
+        self.calls = self.calls_ok = 0
+        self.runs = self.ok = self.events = self.repairs = 0
+
+    def add(self, s: dict[str, Any]) -> None:
+        self.by_type.update(s["events"]["byType"])
+        self.by_rule.update(s["repairs"]["byRule"])
         tc = s["toolCalls"]
-        calls += tc["total"]
-        calls_ok += tc["ok"]
+        self.calls += tc["total"]
+        self.calls_ok += tc["ok"]
         for name, st in tc["byTool"].items():
-            stats = by_tool.setdefault(name, {"calls": 0, "ok": 0, "error": 0, "durationMs": 0.0, "maxMs": 0.0})
+            stats = self.by_tool.setdefault(name, {"calls": 0, "ok": 0, "error": 0, "durationMs": 0.0, "maxMs": 0.0})
             _add_call(stats, st["calls"], st["ok"], st["error"], st["durationMs"], st["maxMs"])
         for err in s["errors"]:
-            by_code[err.get("code") or err["kind"]] += 1
+            self.by_code[err.get("code") or err["kind"]] += 1
         if s["usage"] is not None:
-            with_usage += 1
-            tokens_in += s["usage"]["inputTokens"]
-            tokens_out += s["usage"]["outputTokens"]
-            costs.append(s["usage"]["costUsd"])
+            self.with_usage += 1
+            self.tokens_in += s["usage"]["inputTokens"]
+            self.tokens_out += s["usage"]["outputTokens"]
+            self.costs.append(s["usage"]["costUsd"])
         if s["durationMs"] is not None:
-            durations.append(s["durationMs"])
-        for key, bucket in (("startedAt", starts), ("endedAt", ends)):
-            moment = parse_timestamp(s.get(key))
-            if moment is not None:
-                bucket.append(moment)
-    ok = sum(1 for s in summaries if s["status"] == "ok")
-    diag = diagnostics or {}
-    return {
-        "runs": {"total": len(summaries), "ok": ok, "error": len(summaries) - ok},
-        "events": {"total": sum(s["events"]["total"] for s in summaries), "byType": dict(sorted(by_type.items()))},
-        "toolCalls": {"total": calls, "ok": calls_ok, "error": calls - calls_ok,
-                      "byTool": {name: _finish_stats(by_tool[name]) for name in sorted(by_tool)}},
-        "errors": {"total": sum(by_code.values()), "byCode": dict(sorted(by_code.items()))},
-        "usage": {"inputTokens": number(tokens_in), "outputTokens": number(tokens_out),
-                  "costUsd": money(math.fsum(costs)), "runsWithUsage": with_usage},
-        "repairs": {"total": sum(s["repairs"]["total"] for s in summaries), "byRule": dict(sorted(by_rule.items()))},
-        "durationMs": number(math.fsum(durations)) if durations else None,
-        "startedAt": format_timestamp(min(starts)) if starts else None,
-        "endedAt": format_timestamp(max(ends)) if ends else None,
-        "diagnostics": {"total": int(diag.get("total", 0)), "byCode": dict(sorted((diag.get("byCode") or {}).items()))},
-    }
+            self.durations.append(s["durationMs"])
+        began, ended = parse_timestamp(s.get("startedAt")), parse_timestamp(s.get("endedAt"))
+        if began is not None and (self.start is None or began < self.start):
+            self.start = began
+        if ended is not None and (self.end is None or ended > self.end):
+            self.end = ended
+        self.runs += 1
+        self.ok += s["status"] == "ok"
+        self.events += s["events"]["total"]
+        self.repairs += s["repairs"]["total"]
+
+    def result(self, diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
+        diag = diagnostics or {}
+        return {
+            "runs": {"total": self.runs, "ok": self.ok, "error": self.runs - self.ok},
+            "events": {"total": self.events, "byType": dict(sorted(self.by_type.items()))},
+            "toolCalls": {"total": self.calls, "ok": self.calls_ok, "error": self.calls - self.calls_ok,
+                          "byTool": {name: _finish_stats(self.by_tool[name]) for name in sorted(self.by_tool)}},
+            "errors": {"total": sum(self.by_code.values()), "byCode": dict(sorted(self.by_code.items()))},
+            "usage": {"inputTokens": number(self.tokens_in), "outputTokens": number(self.tokens_out),
+                      "costUsd": money(math.fsum(self.costs)), "runsWithUsage": self.with_usage},
+            "repairs": {"total": self.repairs, "byRule": dict(sorted(self.by_rule.items()))},
+            "durationMs": number(math.fsum(self.durations)) if self.durations else None,
+            "startedAt": format_timestamp(self.start) if self.start is not None else None,
+            "endedAt": format_timestamp(self.end) if self.end is not None else None,
+            "diagnostics": {"total": int(diag.get("total", 0)), "byCode": dict(sorted((diag.get("byCode") or {}).items()))},
+        }
 
 
 def public_run(summary: dict[str, Any]) -> dict[str, Any]:

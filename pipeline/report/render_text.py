@@ -61,6 +61,7 @@ def _tokens(usage: dict[str, Any] | None, key: str) -> str:
 HEADERS = ["RUN", "STATUS", "DURATION", "EVENTS", "TOOL CALLS", "FAILED", "TOKENS IN", "TOKENS OUT", "COST", "REPAIRS"]
 RIGHT = frozenset({2, 3, 4, 5, 6, 7, 8, 9})
 CHUNK_LINES = 2000
+_CELL = "\x1f"  # between a row's cells while the table is measured (clean() writes control characters as \\uXXXX)
 
 
 def render(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
@@ -75,11 +76,12 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
             f"({runs['ok']} ok, {runs['error']} error)", ""]
     yield _lines(head)
     if summaries:
-        total = _total_row(agg)
-        widths = _widths(HEADERS, itertools.chain(_rows(summaries), [total]))
+        # one pass over the runs for the table: its cells kept as one short string a run (not the summaries)
+        cells = [_CELL.join(row) for row in itertools.chain(_rows(summaries), [_total_row(agg)])]
+        widths = _widths(HEADERS, (c.split(_CELL) for c in cells))
         pending = [_row(HEADERS, widths, RIGHT)]
-        for row in itertools.chain(_rows(summaries), [total]):
-            pending.append(_row(row, widths, RIGHT))
+        for packed in cells:
+            pending.append(_row(packed.split(_CELL), widths, RIGHT))
             if len(pending) >= CHUNK_LINES:
                 yield _lines(pending)
                 pending = []
