@@ -29,7 +29,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp
-from replay.pipeline.model.healing import aliases_from, load_rules
+from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import Run
@@ -139,7 +139,8 @@ class ScreenRuns(Transform):
         """The alias rule's table, as heal builds it (built-in aliases, the rules file's, the config's)."""
         if self._alias_table is None:
             rules = load_rules(self.config["rules_file"] or None) if self.config["mode"] == "heal" else {}
-            self._alias_table = AliasEventTypes(aliases={**aliases_from(rules), **self.config["aliases"]}).table
+            extra = {**rules.get("eventAliases", {}), **self.config["aliases"]}  # over the built-in table, as heal does
+            self._alias_table = AliasEventTypes(aliases=extra).table
         return self._alias_table
 
     # the transform -------------------------------------------------------------------------------------

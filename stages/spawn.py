@@ -27,7 +27,6 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import diagnostic

@@ -95,5 +95,4 @@ def _excerpt(line: bytes | None, ended: str) -> str:
 
 
 def _out(result: dict[str, Any]) -> None:
-    write_stdout(exactjson.dumps(result) + b"
-")
+    write_stdout(exactjson.dumps(result) + b"\n")
