@@ -91,6 +91,8 @@ class JoinSplitRecords(Transform):
         done: list[_Line | tuple[bytes, _Line]] = []
         self._process(deque(lines), done)
         out += self._batches(done) if done else []
+        if out and batch.pause:
+            out[-1].pause = True  # the input may wait here: what follows read must not wait for more
         return _one(out)
 
     def flush(self) -> Batch | list[Batch] | None:

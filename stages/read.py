@@ -63,6 +63,7 @@ class ReadJournal(Source):
         self._cutter: LineCutter | None = None  # the input being cut into lines (for where a read error stopped)
         self.chunk = CHUNK_BYTES
         self.batch_events = BATCH_EVENTS
+        self._short = False
 
     def input_files(self) -> list[str]:
         return expand_paths(self.config["paths"])  # refuses a missing input before anything runs
@@ -168,7 +169,7 @@ class ReadJournal(Source):
             if eof and (trajectory := _dialect_document(head)) is not None:  # e.g. a mini-swe-agent .traj.json
                 await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
                 return
-            await self._send(cutter.feed(head), out)
+            await self._send(cutter.feed(head), out, pause=self._short)
             if eof:
                 await self._send(cutter.finish(), out)
                 return
@@ -181,7 +182,7 @@ class ReadJournal(Source):
                     data = data[len(UTF8_BOM):]
                     cutter.offset = len(UTF8_BOM)
             if data:
-                await self._send(cutter.feed(data), out)
+                await self._send(cutter.feed(data), out, pause=len(data) < self.chunk)
             elif follow:
                 await out.drain()
                 await anyio.sleep(self.config["poll_seconds"])
@@ -199,6 +200,7 @@ class ReadJournal(Source):
             data = await reader.read(self.chunk)
             if not data:
                 return b"".join(parts), True
+            self._short = len(data) < self.chunk  # the input may have nothing more for now
             parts.append(data)
             size += len(data)
             if kind is None and (len(parts) == 1 or b"\n" in data):
@@ -206,7 +208,11 @@ class ReadJournal(Source):
             if kind == LINES or size > limit:
                 return b"".join(parts), False
 
-    async def _send(self, items: list[Item], out: Output) -> None:
+    async def _send(self, items: list[Item], out: Output, pause: bool = False) -> None:
+        if pause:
+            batches = [item for item in items if not isinstance(item, dict)]
+            if batches:
+                batches[-1].pause = True
         for item in items:
             if isinstance(item, dict):
                 item.setdefault("stage", self.id)

@@ -85,7 +85,7 @@ _UNKNOWN = object()  # the event before a run could not be read here (dedupe may
 
 
 class _Run:
-    __slots__ = ("clean", "events", "heads", "lines", "offsets", "raws", "record", "run_id", "tail_open")
+    __slots__ = ("clean", "events", "heads", "lines", "offsets", "raws", "record", "run_id", "spilled", "tail_open")
 
     def __init__(self) -> None:
         self.raws: list[bytes] = []
@@ -97,6 +97,7 @@ class _Run:
         self.clean = True
         self.events = 0
         self.tail_open = False
+        self.spilled = False  # its first lines went on already (the input paused): the rest follows as it comes
 
 
 @register("screen")
@@ -156,7 +157,7 @@ class ScreenRuns(Transform):
         raws = batch.raws
         heads = self._heads(raws)  # type: ignore[arg-type]
         if source in self.started and self._plain(batch, heads):
-            return self._take([])
+            return self._take(self._paused(batch))
         last = len(raws) - 1
         lines, offsets = batch.lines, batch.offsets
         for i, raw in enumerate(raws):
@@ -201,9 +202,23 @@ class ScreenRuns(Transform):
                 run.tail_open = True
             if len(run.raws) > MAX_RUN_LINES:
                 run.clean = False
+                self._remember_last(run.heads)
                 self._emit_slow(run, closes=False)
                 run.raws, run.lines, run.offsets, run.heads = [], [], [], []
-        return self._take([])
+        return self._take(self._paused(batch))
+
+    def _paused(self, batch: Batch) -> list[Batch]:
+        """The input may wait after this batch (or the run in progress let some lines go already): what the open
+        run holds goes on now, the slow way, and the rest of that run follows as it comes."""
+        run = self.run
+        if run is None or not run.raws or not (batch.pause or run.spilled):
+            return []
+        run.clean = False
+        run.spilled = True
+        self._remember_last(run.heads)
+        self._emit_slow(run, closes=False)
+        run.raws, run.lines, run.offsets, run.heads = [], [], [], []
+        return []
 
     def _plain(self, batch: Batch, heads: list[_Head | None]) -> bool:
         """The usual batch: every line an event with a runId, no records: cut into runs a slice at a time."""
@@ -232,6 +247,7 @@ class ScreenRuns(Transform):
             run.events += b - a
             if len(run.raws) > MAX_RUN_LINES:
                 run.clean = False
+                self._remember_last(run.heads)
                 self._emit_slow(run, closes=False)
                 run.raws, run.lines, run.offsets, run.heads = [], [], [], []
         if batch.tail_open and self.run is not None:
@@ -303,13 +319,17 @@ class ScreenRuns(Transform):
             self._out.append(repaired)
         else:
             self._emit_slow(run)
-        for head in reversed(run.heads):
+        self._remember_last(run.heads)
+
+    def _remember_last(self, heads: list[_Head | None]) -> None:
+        """The seq of the last event line so far, for dedupe's look at the event before the next run."""
+        for head in reversed(heads):
             if head is None:
                 self.previous = _UNKNOWN
-                break
+                return
             if head.record is UNSET:
                 self.previous = head.seq
-                break
+                return
 
     def _emit_slow(self, run: _Run, closes: bool = True) -> None:
         """A run (or a piece of a long one) for the slow lane, as one batch; ``closes``: the run ends with it,

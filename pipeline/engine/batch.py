@@ -31,8 +31,8 @@ def invented(record: dict[str, Any]) -> Column:
 
 
 class Batch:
-    __slots__ = ("clean", "closes_run", "events", "lane", "lines", "notes", "offsets", "pointers", "port", "raws",
-                 "source", "tail_open")
+    __slots__ = ("clean", "closes_run", "events", "lane", "lines", "notes", "offsets", "pause", "pointers", "port",
+                 "raws", "source", "tail_open")
 
     def __init__(
         self,
@@ -67,6 +67,9 @@ class Batch:
         # A run the screen repaired itself: {"repairs": {rule: [log lines]}, "run": runId, "dedupe": last event};
         # each rule logs its own lines as the batch passes it (the same order as the slow lane's).
         self.lane: dict[str, Any] | None = None
+        # True on the last batch ``read`` sends before it may wait for more input (a pipe or socket read came
+        # back short): a stage holding lines back (the screen) lets them go now, so a live stream flows.
+        self.pause = False
 
     # construction ---------------------------------------------------------------------------
     @classmethod
