@@ -75,9 +75,9 @@ class OrderSidechains(Transform):
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if batch.clean is not None:  # whole runs without sidechains: the run in progress ends here
-            out = self._release()
+            released = self._release()
             self.run, self.seen = None, set()
-            return [Batch.from_columns(out, self.source), batch] if out else batch
+            return [Batch.from_columns(released, self.source), batch] if released else batch
         events = batch.events
         assert events is not None
         run = self.run

@@ -268,7 +268,7 @@ class ScreenRuns(Transform):
         suspect = not joined.isascii() and not _utf8(joined)
         if not suspect:
             try:
-                heads = _DECODER.decode_lines(joined)
+                heads: list[_Head | None] = list(_DECODER.decode_lines(joined))
                 if len(heads) == len(raws):  # blank lines are skipped: then line by line
                     return heads
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -446,7 +446,7 @@ class ScreenRuns(Transform):
         terminals = resolved.count("run_completed") + resolved.count("run_failed")
         if terminals > 1 or (terminals == 1 and resolved[-1] not in TERMINAL_TYPES):
             return None
-        if not _calls_answered(heads, resolved):
+        if not _calls_answered(heads, resolved):  # type: ignore[arg-type]
             return None
         source = self.source or "<stdin>"
         where = Batch(source, None, list[bytes | None](run.raws), run.lines, run.offsets)
@@ -454,8 +454,8 @@ class ScreenRuns(Transform):
         log = _Log()
         aliased = list(itertools.compress(range(n), map(table.__contains__, types)))
         for i in aliased:
-            log_repair(log, "alias", "changed", f"type {types[i]!r} is an alias of {resolved[i]!r}", where, i,
-                       run_id=rid, field="type", original=types[i], value=resolved[i], seqBefore=seqs[i])
+            log_repair(log, "alias", "changed", f"type {types[i]!r} is an alias of {resolved[i]!r}",  # type: ignore[arg-type]
+                       where, i, run_id=rid, field="type", original=types[i], value=resolved[i], seqBefore=seqs[i])
         repairs["alias"] = log.take("repairs")
         invented: list[dict[str, Any]] = []
         if not terminals:
@@ -480,7 +480,7 @@ class ScreenRuns(Transform):
         renumber.end_run(renumber.run)
         renumber.run = None
         repairs["renumber"] = renumber.take("repairs")
-        events = numbered.events
+        events: list[Any] = numbered.events or []
         if not any(repairs.values()):
             return None
         raws: list[bytes | None] = list(run.raws)
@@ -499,7 +499,7 @@ class ScreenRuns(Transform):
             if i in renumbered:
                 event = {**event, "seq": events[i]["seq"]}
             raws[i] = exactjson.dumps(event)
-        raws += [exactjson.dumps(e) for e in events[n:]]  # type: ignore[union-attr]
+        raws += [exactjson.dumps(e) for e in events[n:]]
         batch = Batch(source, None, raws, [*run.lines, *[None] * len(invented)], [*run.offsets, *[None] * len(invented)])
         batch.clean = (1, len(raws))
         # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it

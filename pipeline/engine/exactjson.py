@@ -109,7 +109,7 @@ def _huge(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """``orjson.loads`` with integers beyond 64 bits kept exact; raises ``orjson.JSONDecodeError``."""
     if type(data) is not str and type(data) is not bytes:
-        data = bytes(data)
+        data = bytes(data)  # type: ignore[arg-type]
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

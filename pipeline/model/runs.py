@@ -133,7 +133,7 @@ class RunScoped(Transform):
             tail = self.flush()
             if tail is None:
                 return out
-            parts = [*out] if type(out) is list else [out]  # type: ignore[list-item]
+            parts: list[Batch] = list(out) if isinstance(out, list) else [out]
             for part in parts:
                 part.closes_run = False
             tail.closes_run = True  # what the run's end adds is still the run's: the next stage closes it after that
