@@ -50,15 +50,41 @@ def kill_group(pgid: int, sig: int) -> None:
 
 
 async def clear_group(pgid: int, limit_s: float = GROUP_GONE_S) -> None:
-    """SIGKILL what is left of the group, and wait (briefly) until the kernel has removed it."""
+    """SIGKILL what is left of the group, and wait (briefly) until none of it runs any more.
+
+    A member whose parent died is reaped by init; in a container whose init never reaps, it stays a
+    zombie (dead, holding only its process table entry) and keeps the group in existence: once only
+    zombies are left, the wait is over."""
     kill_group(pgid, signal.SIGKILL)
-    with anyio.move_on_after(limit_s):  # members only a non-reaping init would keep as zombies stop the wait
-        while True:
+    with anyio.move_on_after(limit_s):
+        for k in range(1_000_000):
             try:
                 os.killpg(pgid, 0)
             except (ProcessLookupError, PermissionError):
                 return
+            if k % 5 == 4 and only_zombies_left(pgid):
+                return
             await anyio.sleep(0.01)
+
+
+def only_zombies_left(pgid: int) -> bool:
+    """True when every process of group ``pgid`` is a zombie (Linux /proc; False where it cannot tell)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return False
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after the command name: state, ppid, pgrp, ...
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return False
+    return True
 
 
 async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None = None, env: dict[str, str] | None = None,

@@ -162,7 +162,7 @@ def test_runner_that_cannot_start(tmp_path):
 
 def test_timeout_kills_runner_and_grandchild_and_keeps_the_streamed_event(tmp_path):
     pid_file = tmp_path / "pids"
-    done = capture(tmp_path, "capture", "--runner", str(RUNNERS / "sleeper_with_grandchild.py"), "--timeout-ms", "3000",
+    done = capture(tmp_path, "capture", "--runner", str(RUNNERS / "sleeper_with_grandchild.py"), "--timeout-ms", "1000",
                    "--context", json.dumps({"pidFile": str(pid_file)}), "p")
     summary, raw = failed(done, "E_RUNNER_TIMEOUT", tmp_path)
     runner, grandchild = map(int, pid_file.read_text().split())

@@ -35,7 +35,7 @@ async def run_fixture(name: str, *, timeout_s: float = 60, max_stdout: int = 1 <
 
 async def test_timeout_kills_the_runner_and_its_grandchild(tmp_path):
     pid_file = tmp_path / "pids"
-    outcome = await run_fixture("sleeper_with_grandchild.py", timeout_s=3, pidFile=str(pid_file))
+    outcome = await run_fixture("sleeper_with_grandchild.py", timeout_s=1, pidFile=str(pid_file))
     assert outcome.timed_out and outcome.signal == "SIGTERM"
     runner, grandchild = map(int, pid_file.read_text().split())
     assert runner == outcome.pid
@@ -45,8 +45,11 @@ async def test_timeout_kills_the_runner_and_its_grandchild(tmp_path):
 
 async def test_cancelling_the_capture_kills_the_runner(tmp_path):
     pid_file = tmp_path / "pids"
-    with anyio.move_on_after(3):
-        await run_fixture("sleeper_with_grandchild.py", timeout_s=600, pidFile=str(pid_file))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: run_fixture("sleeper_with_grandchild.py", timeout_s=600, pidFile=str(pid_file)))
+        while not pid_file.exists():  # the runner and its grandchild are both up: cancel the capture now
+            await anyio.sleep(0.01)
+        tg.cancel_scope.cancel()
     runner, grandchild = map(int, pid_file.read_text().split())
     assert not alive(runner) and not alive(grandchild)
 
