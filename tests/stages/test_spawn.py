@@ -47,7 +47,7 @@ async def test_cancelling_the_capture_kills_the_runner(tmp_path):
     pid_file = tmp_path / "pids"
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: run_fixture("sleeper_with_grandchild.py", timeout_s=600, pidFile=str(pid_file)))
-        while not pid_file.exists():  # the runner and its grandchild are both up: cancel the capture now
+        while not pid_file.exists():  # noqa: ASYNC110 - another process writes it: poll, then cancel the capture
             await anyio.sleep(0.01)
         tg.cancel_scope.cancel()
     runner, grandchild = map(int, pid_file.read_text().split())
