@@ -1,7 +1,14 @@
-"""WriteIncident: writes an incident's folder (bundle, audit, evaluation, report, trace, JUnit, replay verdict) whole, and sends a summary line."""
+"""WriteIncident: writes an incident's folder (bundle, audit, evaluation, report, trace, JUnit, replay verdict) whole, and sends a summary line.
+
+``out`` names the folder. ``into`` instead names a parent folder, and the incident gets its own folder
+in it, named after the file it was read from (``bundle.folder_name``): how ``incident import DIR``
+runs this graph once per export. With ``write_dir`` (a folder of many that the command owns: staged
+beside ``into``, or resumed) the folder is written there, replacing one an earlier, unfinished run left.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,7 +17,7 @@ import anyio.lowlevel
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
-from replay.pipeline.engine.stage import AsyncTransform, Option, Output
+from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, AsyncTransform, Option, Output
 from replay.pipeline.model.incident import bundle, records
 from replay.pipeline.model.incident.render import folder_files, verdict_line
 from replay.pipeline.model.incident.rules import evaluate
@@ -18,20 +25,44 @@ from replay.pipeline.model.incident.rules import evaluate
 
 @register("write_incident")
 class WriteIncident(AsyncTransform):
-    summary = ("Write the incident folder `out` (new or empty; it appears whole or not at all): incident.json, "
-               "redaction.json, evaluation.json, report.html, trace.jsonl, junit.xml and, after a replay, replay.json. "
-               "Refuses an incident no redact stage has seen. Sends one summary record.")
+    summary = ("Write the incident folder `out` (new or empty; it appears whole or not at all), or one named after the "
+               "input file inside `into`: incident.json, redaction.json, evaluation.json, report.html, trace.jsonl, "
+               "junit.xml and, after a replay, replay.json. Refuses an incident no redact stage has seen. Sends one "
+               "summary record.")
     options = {
-        "out": Option(str, "", "the folder to create", required=True),
+        "out": Option(str, "", "the folder to create (or give `into`)"),
+        "into": Option(str, "", "instead of `out`: a parent folder; the incident's folder in it is named after the file "
+                                "it was read from (path relative to `root`, suffix dropped; `sub/a.json` -> `sub%2Fa`)"),
+        "root": Option(str, "", "with `into`: the folder the names are relative to (empty: the file's own folder)"),
+        "write_dir": Option(str, "", "with `into`: write into this folder instead, replacing a folder an unfinished run "
+                                     "left there (a command that renames it to `into` at the end); the summary names `into`"),
     }
 
     def preflight(self, inputs: list[str]) -> None:
-        bundle.check_output_folder(self.config["out"])  # a used folder is refused before anything runs
+        c = self.config
+        if bool(c["out"]) == bool(c["into"]):
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {self.id!r} needs either `out` or `into`, not both",
+                              path=f"stages.{self.id}.out", expected="one of out, into",
+                              received="both" if c["out"] else "neither", example='out = "imported"')
+        if c["out"]:
+            bundle.check_output_folder(c["out"])  # a used folder is refused before anything runs
+
+    def _folder(self, source: str) -> tuple[str, str]:
+        """(where the folder is written, what the summary line names)."""
+        c = self.config
+        if c["out"]:
+            return c["out"], c["out"]
+        name = bundle.folder_name(source, c["root"])
+        written = os.path.join(c["write_dir"], name) if c["write_dir"] else os.path.join(c["into"], name)
+        if not c["write_dir"]:
+            bundle.check_output_folder(written)
+        return written, os.path.join(c["into"], name)
 
     async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
         incident: dict[str, Any] | None = None
         evaluation: dict[str, Any] | None = None
         replay: dict[str, Any] | None = None
+        source = ""
         async for batch in batches:
             for i, record in enumerate(batch.events or ()):
                 kind = records.kind_of(record)
@@ -41,6 +72,7 @@ class WriteIncident(AsyncTransform):
                                    batch, i)
                         continue
                     incident = records.body_of(record)
+                    source = batch.source
                 elif kind == records.EVALUATION and evaluation is None:
                     evaluation = records.body_of(record)
                 elif kind == records.REPLAY and replay is None:
@@ -57,9 +89,12 @@ class WriteIncident(AsyncTransform):
         if replay is not None:
             replay = {**replay, "rules": evaluation["status"], "summary": summary}
         files = folder_files(incident, evaluation, replay)
-        bundle.write_folder(self.config["out"], files)
-        line: dict[str, Any] = {"incident_id": incident["incident_id"], "out": self.config["out"], "summary": summary,
-                                "rules": evaluation["status"], "counts": evaluation["counts"]}
+        written, named = self._folder(source)
+        bundle.write_folder(written, files, replace=bool(self.config["write_dir"]))
+        self.publish(OUTPUTS_WRITTEN, [os.path.join(written, name) for name in sorted(files)])
+        line: dict[str, Any] = {"source": source} if self.config["into"] else {}
+        line |= {"incident_id": incident["incident_id"], "out": named, "summary": summary,
+                 "rules": evaluation["status"], "counts": evaluation["counts"]}
         if replay is not None:
             line["replay"] = replay["status"]
             if replay.get("divergence"):

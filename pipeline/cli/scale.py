@@ -4,7 +4,9 @@
 all of them would refuse, skips what a manifest already records, runs the rest on the chosen backend
 and hands every input's outcome to the command in input order (by default: its stdout to stdout, its
 diagnostics to stderr). An input whose run failed ends the command there, as it would have ended a
-single run; the inputs before it have been printed.
+single run; the inputs before it have been printed. A command whose inputs are independent jobs
+(``incident import DIR``) may ask to keep going past an input that was refused on its own (a bad
+export): its error is printed in its place, naming it, and the others go on.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class Totals:
     inputs: int = 0
     skipped: int = 0
     errors: int = 0
+    refused: int = 0  # with keep_going: inputs refused on their own (exit 2), the others done
     records: int = 0
     facts: list[dict[str, Any]] = field(default_factory=list)
 
@@ -104,7 +107,7 @@ class Progress:
 
     def advance(self, outcomes: list[Outcome]) -> None:
         self.records += sum(o.records for o in outcomes if not o.skipped)
-        self.errors += sum(o.errors for o in outcomes)
+        self.errors += sum(o.errors + (o.failure is not None) for o in outcomes)
         if self.bar is not None:
             self.bar.update(len(outcomes), current_item=True)
 
@@ -134,6 +137,18 @@ def print_outcome(outcome: Outcome) -> None:
         sys.stderr.buffer.flush()
     if outcome.stdout:
         write_stdout(outcome.stdout)
+
+
+def print_refusal(outcome: Outcome) -> None:
+    """The error of an input refused on its own, as one run over it alone would print it (plus its ``source``)."""
+    from replay.pipeline.engine.errors import error_line
+
+    assert outcome.failure is not None
+    body = dict(outcome.failure.body)
+    body.setdefault("source", outcome.path)
+    sys.stderr.flush()
+    sys.stderr.buffer.write(error_line(body))
+    sys.stderr.buffer.flush()
 
 
 def files_for(files: list[str]) -> Files:
@@ -179,16 +194,21 @@ def refuse_process_local(scale: Scale, files: list[str], process_local: bool) ->
 def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest: Any = None,
              take: Callable[[Outcome], None] = print_outcome,
              completions: Callable[[Work, list[tuple[int, list[str]]], int], Completions] | None = None,
-             process_local: bool = False) -> Totals:
+             process_local: bool = False, preflight: Callable[[Work, list[str]], None] | None = preflight_all,
+             keep_going: bool = False) -> Totals:
     """Run ``work`` over ``files`` and hand each outcome to ``take`` in input order.
 
     ``manifest`` (an ``io.manifest.Manifest``) skips recorded inputs and records each finished task.
     ``completions`` replaces the backend (tests); else local workers or Dask, as ``scale`` says.
     ``process_local``: the command writes to memory:// (refused where workers are other processes).
+    ``preflight``: the refusals over the whole set before any task starts (None: the command made them).
+    ``keep_going``: an input refused on its own (exit 2) is printed as its error and counted in
+    ``Totals.refused``; the others go on. Any other failure still ends the command.
     """
     if completions is None:
         refuse_process_local(scale, files, process_local)
-    preflight_all(work, files)
+    if preflight is not None:
+        preflight(work, files)
     reused: dict[str, Outcome] = {}
     if manifest is not None:
         manifest.load()
@@ -220,7 +240,11 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             if outcome.failure is not None:
                 progress.clear_line()
                 take(outcome)
-                raise outcome.failure.exception()
+                if not (keep_going and outcome.failure.refused):
+                    raise outcome.failure.exception()
+                print_refusal(outcome)
+                totals.refused += 1
+                continue
             totals.errors += outcome.errors
             totals.records += outcome.records
             totals.facts.append(outcome.facts)
@@ -237,7 +261,8 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
     from replay.pipeline.cli.app import logger
 
     logger().info("scale.done", label=label, inputs=totals.inputs, skipped=totals.skipped, computed=len(todo),
-                  tasks=len(chunks), workers=min(workers, max(1, len(chunks))), engine=scale.engine, errors=totals.errors)
+                  tasks=len(chunks), workers=min(workers, max(1, len(chunks))), engine=scale.engine, errors=totals.errors,
+                  **({"refused": totals.refused} if totals.refused else {}))
     return totals
 
 

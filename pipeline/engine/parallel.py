@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from replay.pipeline.engine.errors import EXIT_FAILED, PipeClosed, ReplayError, StrictAbort
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort
 from replay.pipeline.engine.executor import ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.preflight import preflight
@@ -94,6 +94,11 @@ class Failure:
     body: dict[str, Any]
     exit_code: int = EXIT_FAILED
     stage: str | None = None
+
+    @property
+    def refused(self) -> bool:
+        """The input itself was refused before its run wrote anything (exit 2: a bad input), not a failure midway."""
+        return self.kind == "error" and self.exit_code == EXIT_REFUSED
 
     def exception(self) -> BaseException:
         if self.kind == "strict":

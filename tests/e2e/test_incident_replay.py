@@ -3,7 +3,6 @@ sequence, agent failures, the output-folder and promote guarantees, the exit-cod
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import subprocess
@@ -25,7 +24,8 @@ from incident_support import (
     agent_command,
     plan_agent,
     refund_export,
-    sensitive_values,
+    sensitive_export,
+    value_forms,
     write_json,
 )
 
@@ -246,38 +246,6 @@ def test_exit_code_table(imported: Path, tmp_path: Path, row: str, code: int) ->
 
 
 # nothing private leaves redaction ------------------------------------------------------------------------
-def sensitive_export() -> tuple[dict[str, Any], list[str]]:
-    """An export with every labelled sensitive value in it, in every kind of place a value can be."""
-    values = [v for vs in sensitive_values().values() for v in vs]
-    thirds = [values[i::3] for i in range(3)]
-    card_number = 4242424242424242
-    doc: dict[str, Any] = {
-        "schema_version": 1,
-        "title": values[0], "metadata": {"who": values[1]}, "incident_id": values[2], "source": values[3],
-        "input": {"request": "Hello, here you go: " + " and ".join(values[:15]),
-                  **{f"v{i}": v for i, v in enumerate(thirds[0])}, "card": card_number},
-        "effects_complete": True,
-        "events": [
-            {"type": "tool_call", "call_id": values[5], "name": "lookup", "args": {f"q{i}": v for i, v in enumerate(thirds[1])}},
-            {"type": "tool_result", "call_id": values[5], "ok": True,
-             "result": {"items": [{"value": v, "text": f"saw {v} there"} for v in thirds[2]],
-                        "by_key": {v: 1 for v in values if "@" in v and "://" not in v}}},
-            {"type": "business_effect", "call_id": values[5], "effect": {"type": "refund", "note": values[7], "ref": values[8],
-                                                                         "amount_cents": 100}},
-            {"type": "tool_call", "call_id": "second", "name": "charge", "args": {"card_number": card_number, "token": values[9]}},
-            {"type": "tool_result", "call_id": "second", "ok": False, "error": "declined for " + values[10]},
-            {"type": "final_output", "output": {"status": "done", "answer": f"sent to {values[11]}", "contact": values[12]}},
-        ],
-        "assertions": [{"id": "contact", "type": "output_equals", "path": "/contact", "value": values[12]},
-                       {"id": "no-errors", "type": "max_tool_errors", "max": 0}],
-    }
-    return doc, [*values, str(card_number)]
-
-
-def _forms(value: str) -> list[bytes]:
-    return [value.encode(), orjson.dumps(value)[1:-1], html.escape(value).encode(), html.escape(value, quote=False).encode()]
-
-
 def test_no_original_sensitive_value_is_in_any_output_file(tmp_path: Path) -> None:
     doc, originals = sensitive_export()
     export = write_json(tmp_path / "sensitive-export.json", doc)
@@ -296,7 +264,7 @@ def test_no_original_sensitive_value_is_in_any_output_file(tmp_path: Path) -> No
     assert {p.name for p in files} >= {*FOLDER, "case.json"}
     blobs = [p.read_bytes() for p in files] + outputs
     leaks = [(v[:40], p.name) for v in originals for p, blob in zip(files + [Path("stdio")] * len(outputs), blobs, strict=True)
-             if any(form in blob for form in _forms(v))]
+             if any(form in blob for form in value_forms(v))]
     assert leaks == []
     audit = orjson.loads((tmp_path / "imported" / "redaction.json").read_bytes())
     assert all(count > 0 for count in audit["detectors"].values())

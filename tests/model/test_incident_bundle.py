@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from incident_support import REFUND_EXPORT, write_json
 
 from replay.pipeline.engine.errors import ReplayError
@@ -142,6 +144,37 @@ def test_a_folder_that_fails_halfway_leaves_nothing(tmp_path: Path) -> None:
         bundle.write_folder(str(tmp_path / "out"), {"a.txt": b"a", "sub/b.txt": b"b"})  # the second file cannot be written
     assert failed.value.code == "E_OUTPUT_WRITE_FAILED" and failed.value.body["path"] == str(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_replace_swaps_a_folder_whole_and_leaves_no_temp_behind(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("from an unfinished run")
+    bundle.write_folder(str(target), {"a.txt": b"a"}, replace=True)
+    assert sorted(p.name for p in target.iterdir()) == ["a.txt"]
+    bundle.write_folder(str(tmp_path / "new"), {"b.txt": b"b"}, replace=True)  # nothing there: as without replace
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "out"]
+
+
+# folder names in an import of many ----------------------------------------------------------------------
+def test_a_folder_name_is_the_exports_path_without_its_suffix(tmp_path: Path) -> None:
+    assert bundle.folder_name("exports/refund-export.json") == "refund-export"
+    assert bundle.folder_name(str(tmp_path / "x" / "sub" / "a.v2.jsonl"), str(tmp_path / "x")) == "sub%2Fa.v2"
+    assert bundle.folder_name("logs/a.ndjson") == bundle.folder_name("logs/a.jsonl") == "a"  # a clash the command refuses
+    assert bundle.folder_name("exports/.json") == "%2Ejson" and bundle.folder_name("exports/run 1.json") == "run%201"
+
+
+_PART = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00/"), min_size=1, max_size=8) \
+    .filter(lambda part: part not in (".", ".."))
+
+
+@given(st.lists(st.lists(_PART, min_size=1, max_size=3).map("/".join), min_size=2, max_size=6, unique=True),
+       st.sampled_from([".json", ".jsonl", ".ndjson"]))
+def test_folder_names_are_one_to_one_plain_and_never_hidden(stems: list[str], suffix: str) -> None:
+    """Exports whose paths differ (with one suffix) never share a folder, and a name is one plain entry of OUT."""
+    names = [bundle.folder_name(f"/exports/{stem}{suffix}", "/exports") for stem in stems]
+    assert len(set(names)) == len(names)
+    assert all("/" not in name and not name.startswith(".") and name for name in names)
 
 
 # rendering --------------------------------------------------------------------------------------------

@@ -193,6 +193,21 @@ inputs = ["judge"]
     assert [e["code"] for e in errors_of(done.stderr)] == ["E_INCIDENT_RULES_FAILED"]
 
 
+def test_write_incident_into_a_parent_folder_names_the_folder_after_the_file(tmp_path: Path) -> None:
+    spec = run_replay("stages", "--graph", "incident-import").stdout.decode()
+    (tmp_path / "into.toml").write_text(spec.replace('out = "imported"', 'into = "imported"'))
+    done = run_replay("run", "into.toml", str(REFUND_EXPORT), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (line,) = jsonl(done.stdout)
+    assert line["source"] == str(REFUND_EXPORT) and line["out"] == "imported/refund-export"
+    assert sorted(p.name for p in (tmp_path / "imported" / "refund-export").iterdir()) == line["files"]
+    again = run_replay("run", "into.toml", str(REFUND_EXPORT), cwd=tmp_path)  # without write_dir: never replaced
+    assert again.returncode == 2 and errors_of(again.stderr)[0]["code"] == "E_INCIDENT_OUTPUT_NOT_EMPTY"
+    (tmp_path / "both.toml").write_text(spec.replace('out = "imported"', 'out = "imported"\ninto = "more"'))
+    both = run_replay("run", "both.toml", str(REFUND_EXPORT), cwd=tmp_path)
+    assert both.returncode == 2 and errors_of(both.stderr)[0]["code"] == "E_CONFIG_OPTION_INVALID"
+
+
 def test_the_incident_stages_are_listed() -> None:
     done = run_replay("stages", "--json")
     names = {s["type"] for s in orjson.loads(done.stdout)}

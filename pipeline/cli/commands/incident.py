@@ -7,12 +7,14 @@ a bad agent command) come from the stages' preflight and exit 2 before anything 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.scale import Scale, scale_options
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.agent_protocol import AgentLimits
@@ -84,8 +86,10 @@ Examples:
   replay incident import production-export.json --out imported
   replay incident import production-export.json --redact /input/company --redact /events/*/args/internal_reference --out imported-private
   replay incident import run.jsonl --format runledger --case refund-case --rules rules.json --out imported-log
-  replay incident import journal.jsonl --format replay --case run_42 --rules rules.json --out imported-run""")
-@click.argument("export_path", metavar="EXPORT")
+  replay incident import journal.jsonl --format replay --case run_42 --rules rules.json --out imported-run
+  replay incident import exports/ --out imported --workers 4       (each export into imported/<its name>/)
+  replay incident import logs/ --format runledger --rules rules.json --out imported-logs --engine dask""")
+@click.argument("export_path", metavar="EXPORT|DIR")
 @out_option
 @click.option("--format", "format_", type=click.Choice(FORMATS), default="canonical", show_default=True,
               help="canonical: one JSON export (schema_version 1); runledger: a RunLedger run.jsonl; replay: a replay journal.")
@@ -96,19 +100,31 @@ Examples:
 @click.option("--redact", "redact", multiple=True, metavar="POINTER",
               help="JSON Pointer into input, events or assertions to remove before redaction (`*` = one level); repeatable.")
 @limit_options
+@scale_options
 def import_(export_path: str, out: str, format_: str, case: str | None, rules: str | None, effects_complete: bool | None,
-            redact: tuple[str, ...], **limits: int) -> int:
+            redact: tuple[str, ...], workers: int | None, engine: str, scheduler: str | None, quiet: bool,
+            **limits: int) -> int:
     """Import an incident export: check it, redact it on this machine (a fresh secret per import; the secret and
     the alias mapping are never written), judge its rules, and write DIR with incident.json, redaction.json,
-    evaluation.json, report.html, trace.jsonl and junit.xml. Prints one JSON summary line."""
+    evaluation.json, report.html, trace.jsonl and junit.xml. Prints one JSON summary line.
+
+    Given a folder, every export in it (*.json; *.jsonl logs with --format runledger/replay, each one incident,
+    all with the same --case/--rules) is imported into OUT/<its name>/, each with its own secret, in parallel
+    (--workers, --engine dask); one summary line per export in input order. An invalid export is reported and
+    the others imported (exit 2 at the end); running the command again imports only what OUT does not hold yet."""
     if format_ == "canonical":
         for flag, given in (("--case", case), ("--rules", rules), ("--effects-complete", effects_complete)):
             if given is not None:
                 raise ReplayError("E_USAGE_INVALID", f"{flag} is for --format runledger/replay; a canonical export declares it itself",
                                   path=flag, howToFix="Put `assertions` and `effects_complete` in the export, or pick --format.")
-    return run("import", {"load.path": export_path, "load.format": format_, "load.case": case, "load.rules": rules,
-                          "load.effects_complete": bool(effects_complete), **limits_of(limits),
-                          "redact.remove": list(redact), "folder.out": out})
+    bindings = {"load.path": export_path, "load.format": format_, "load.case": case, "load.rules": rules,
+                "load.effects_complete": bool(effects_complete), **limits_of(limits),
+                "redact.remove": list(redact), "folder.out": out}
+    if Path(export_path).is_dir():
+        from replay.pipeline.cli.commands.incident_many import import_many
+
+        return import_many(export_path, out, format_, bindings, Limits(**limits), Scale(workers, engine, scheduler, quiet))
+    return run("import", bindings)
 
 
 @incident.command("inspect", epilog="""\b

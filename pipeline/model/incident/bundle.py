@@ -12,7 +12,8 @@ checksum catches accidental edits; it is not a signature and says nothing about 
 from.
 
 An output folder must be new or empty; it is filled in a hidden sibling folder and renamed into
-place, so it appears whole or not at all. Promotion writes the fixture with ``link(2)``, which never
+place, so it appears whole or not at all. An import of many exports puts each in its own folder,
+named one to one after the export's file (``folder_name``). Promotion writes the fixture with ``link(2)``, which never
 replaces an existing file.
 """
 
@@ -34,6 +35,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, temp_prefix
+from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
 from replay.pipeline.model.validation import json_type
@@ -147,16 +149,35 @@ def check_output_folder(out: str) -> None:
                howToFix="Choose a fresh folder for every run; earlier results are never overwritten.")
 
 
-def write_folder(out: str, files: dict[str, bytes]) -> None:
+def folder_name(path: str, root: str = "") -> str:
+    """The folder an export gets in an import of many: its path relative to ``root`` (its file name when
+    ``root`` is empty) without the export suffix, as ``file_stem`` writes it (``sub/a.json`` -> ``sub%2Fa``).
+    One to one: two exports share a name only when they differ in their suffix alone."""
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)) if root else os.path.basename(path)
+    rel = rel.replace(os.sep, "/")
+    for suffix in sorted({s for found in export.EXPORT_SUFFIXES.values() for s in found}, key=len, reverse=True):
+        if rel.endswith(suffix) and len(rel) > len(suffix):
+            rel = rel[: -len(suffix)]
+            break
+    return file_stem(rel)
+
+
+def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) -> None:
     """Create folder ``out`` holding ``files``, all at once: staged in a hidden sibling, then renamed.
-    A system error (disk full, ...) is E_OUTPUT_WRITE_FAILED and leaves no folder at ``out``."""
-    check_output_folder(out)
+    A system error (disk full, ...) is E_OUTPUT_WRITE_FAILED and leaves no folder at ``out``.
+
+    ``replace``: ``out`` is one export's folder inside a command's own folder of many (a run resumed, an
+    export that changed): a folder already there is moved aside under a temp name, the new one renamed
+    into place and the old one removed, so a reader finds the old folder whole, the new one whole, or none."""
+    if not replace:
+        check_output_folder(out)
     target = Path(out)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
     except OSError as exc:
         raise write_failed(out, exc) from exc
+    old: Path | None = None
     try:
         os.chmod(staging, 0o777 & ~UMASK)
         for name, data in files.items():
@@ -165,6 +186,9 @@ def write_folder(out: str, files: dict[str, bytes]) -> None:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
+        if replace and (target.exists() or target.is_symlink()):
+            old = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
+            os.replace(target, old)  # an empty temp folder is replaced by the old one (a file: onto a folder fails)
         try:
             os.replace(staging, target)  # over an empty folder, or where nothing was
         except OSError as exc:
@@ -177,6 +201,8 @@ def write_folder(out: str, files: dict[str, bytes]) -> None:
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 # promotion ----------------------------------------------------------------------------------------

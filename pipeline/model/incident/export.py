@@ -36,6 +36,7 @@ from replay.pipeline.model.validation import json_type
 
 SCHEMA_VERSION = 1
 FORMATS = ("canonical", "runledger", "replay")
+EXPORT_SUFFIXES = {"canonical": (".json",), "runledger": (".jsonl", ".ndjson"), "replay": (".jsonl", ".ndjson")}  # in a folder
 TERMINAL = ("final_output", "task_error")
 ROOT_REQUIRED = ("schema_version", "input", "events", "assertions")
 ROOT_OPTIONAL = ("effects_complete",)
@@ -494,6 +495,18 @@ def load_rules_file(path: str, limits: Limits) -> tuple[list[Any], dict[str, Any
     return rules, where
 
 
+def given_rules(format: str, rules_path: str | None, limits: Limits, *, check: bool = False) -> tuple[list[Any], dict[str, Any]]:
+    """The rules of ``--rules FILE`` that a runledger/replay import needs; ``check``: also every rule, as an
+    import would (an import of many exports checks the one file once, before any export)."""
+    if rules_path is None:
+        refuse("E_INCIDENT_RULES_MISSING", f"--format {format} needs --rules FILE: at least one explicit rule",
+               {"path": "--rules"}, example="--rules rules.json")
+    rules, where = load_rules_file(rules_path, limits)
+    if check:
+        check_rules(rules, where, max_rules=limits.max_assertions)
+    return rules, where
+
+
 def load_export(path: str, *, format: str = "canonical", case: str | None = None, rules_path: str | None = None,
                 effects_complete: bool | None = None, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Read and check an export of any supported format; the normalised incident (not yet redacted)."""
@@ -506,10 +519,7 @@ def load_export(path: str, *, format: str = "canonical", case: str | None = None
                 refuse("E_USAGE_INVALID", f"{flag} is for --format runledger/replay; a canonical export declares it itself",
                        {"path": flag}, howToFix="Put `assertions` and `effects_complete` in the export, or pick --format.")
         return load_canonical(read_limited(path, limits), path, limits)
-    if rules_path is None:
-        refuse("E_INCIDENT_RULES_MISSING", f"--format {format} needs --rules FILE: at least one explicit rule",
-               {"path": "--rules"}, example="--rules rules.json")
-    rules, rules_where = load_rules_file(rules_path, limits)
+    rules, rules_where = given_rules(format, rules_path, limits)
     data = read_limited(path, limits)
     loader = load_runledger if format == "runledger" else load_replay_journal
     return loader(data, path, case, rules, rules_where, bool(effects_complete), limits)

@@ -325,13 +325,7 @@ class Redactor:
     def _remove(self, work: dict[str, Any], remove: list[str] | tuple[str, ...]) -> None:
         found: dict[tuple[str, ...], str] = {}
         for text in remove:
-            try:
-                tokens = pointers.parse(text)
-            except pointers.PointerSyntaxError as exc:
-                _refuse("E_INCIDENT_REDACT_POINTER_INVALID", str(exc), text, example="--redact /events/*/args/internal_reference")
-            if not tokens or tokens[0] not in ("input", "events", "assertions"):
-                _refuse("E_INCIDENT_REDACT_POINTER_INVALID", f"--redact {text!r} must point into /input, /events or /assertions",
-                        text, expected="/input/..., /events/<i or *>/..., /assertions/<i>")
+            tokens = removal_pointer(text)
             matches = list(pointers.expand(work, tokens))
             if not matches:
                 _refuse("E_INCIDENT_REDACT_PATH_MISSING", f"--redact {text!r} names nothing in this incident", text,
@@ -382,6 +376,19 @@ class Redactor:
             "distinct_aliases": len(self._aliases),
             "warnings": warnings,
         }
+
+
+def removal_pointer(text: str) -> list[str]:
+    """The tokens of a ``--redact`` pointer; refused unless it is a JSON Pointer into input, events or assertions
+    (what any incident would refuse: checked once before an import of many)."""
+    try:
+        tokens = pointers.parse(text)
+    except pointers.PointerSyntaxError as exc:
+        _refuse("E_INCIDENT_REDACT_POINTER_INVALID", str(exc), text, example="--redact /events/*/args/internal_reference")
+    if not tokens or tokens[0] not in ("input", "events", "assertions"):
+        _refuse("E_INCIDENT_REDACT_POINTER_INVALID", f"--redact {text!r} must point into /input, /events or /assertions",
+                text, expected="/input/..., /events/<i or *>/..., /assertions/<i>")
+    return tokens
 
 
 def deletion_key(work: dict[str, Any], match: tuple[str, ...]) -> tuple[Any, ...]:

@@ -1,0 +1,133 @@
+"""`replay incident import DIR --out OUT`: every export in a folder, each its own import, in parallel worker processes.
+
+Each export is one run of the usual import graph (spec ``incident-import``: load, redact with a fresh
+secret, evaluate, write) into ``OUT/<name>/``, ``<name>`` being the export's path under DIR without
+its suffix, as ``run_files.file_stem`` writes it (``bundle.folder_name``). Runs are spread over
+``--workers`` processes or a Dask cluster (``cli.scale.run_over``); one summary line per imported
+export comes out on stdout in input order.
+
+Refused before anything is written (exit 2, no OUT): what every export would refuse (the shared
+``--rules`` file, a ``--redact`` pointer's syntax), two exports that would get one folder, OUT inside
+DIR (or DIR inside OUT), an OUT that is neither new, empty, nor a folder this same import wrote. An
+export refused on its own (an invalid export) does not stop the others: its error is printed in its
+place, naming it, the others are imported, and the command exits 2 at the end. OUT then holds every
+export that could be imported; running the same command again imports only the exports its manifest
+does not record as imported (the fixed one, new ones, changed ones).
+
+A new OUT is filled as ``.OUT.partial.replay.tmp`` beside it and renamed into place when every export
+is done (it appears whole, or not at all when no export could be imported); ``OUT/.replay-manifest.json``
+(``io.manifest``) is written last. A run that was killed resumes from that partial folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from replay.pipeline.cli.app import logger, package_version
+from replay.pipeline.cli.scale import Scale, run_over
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, StrictAbort
+from replay.pipeline.engine.executor import StageFailed
+from replay.pipeline.engine.parallel import Work
+from replay.pipeline.engine.spec import bind, load_spec
+from replay.pipeline.io.journals import TEMP_SUFFIX, expand_paths, is_temp_name
+from replay.pipeline.io.manifest import MANIFEST, Manifest, work_key
+from replay.pipeline.model.incident.bundle import folder_name
+from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
+from replay.pipeline.model.incident.redaction import removal_pointer
+
+COMMAND = "incident-import"
+
+
+def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], limits: Limits, scale: Scale) -> int:
+    """Import every export under ``folder`` into ``out/<name>/``; the exit code is the worst of the exports'."""
+    files = exports_in(folder, format_)
+    if not files:
+        logger().warning("incident.nothing_found", path=folder,
+                         hint=f"--format {format_} imports the {'/'.join(EXPORT_SUFFIXES[format_])} files of a folder")
+        return EXIT_OK
+    for pointer in bindings["redact.remove"]:
+        removal_pointer(pointer)  # a malformed pointer would refuse every export: refused once, here
+    if format_ != "canonical":
+        given_rules(format_, bindings["load.rules"], limits, check=True)
+    target = Path(out)
+    refuse_overlap(folder, target)
+    plan_folders(files, folder)
+    doc = bind(load_spec(COMMAND), set=bindings | {"load.path": "", "folder.out": "", "folder.into": out, "folder.root": folder})
+    key = work_key(doc, package_version())
+    work_dir = place_to_write(target, key)
+    created = not work_dir.exists()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    work = Work(bind(doc, set={"folder.write_dir": str(work_dir)}), log_level=logger().level, digest=True, inputs=len(files))
+    try:
+        totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
+                          preflight=None, keep_going=True)
+    except (ReplayError, StrictAbort, StageFailed):  # failed as one run would: no folder (a Ctrl-C keeps it, to resume)
+        if work_dir != target and created:
+            shutil.rmtree(work_dir, ignore_errors=True)
+        raise
+    sweep_staged_folders(work_dir)
+    if work_dir != target:
+        if totals.refused == totals.inputs:  # nothing could be imported: nothing appears
+            shutil.rmtree(work_dir, ignore_errors=True)
+        else:
+            os.replace(work_dir, target)  # a new (or empty) OUT appears whole
+    if totals.refused:
+        return EXIT_REFUSED
+    return EXIT_FAILED if totals.errors else EXIT_OK
+
+
+def exports_in(folder: str, format_: str) -> list[str]:
+    """The exports under ``folder`` (walked as `replay read` walks one: sorted, temp names skipped) that
+    ``--format`` reads: ``*.json`` for canonical, ``*.jsonl`` / ``*.ndjson`` logs for runledger and replay."""
+    return [f for f in expand_paths([folder]) if f.endswith(EXPORT_SUFFIXES[format_])]
+
+
+def refuse_overlap(folder: str, target: Path) -> None:
+    """OUT inside DIR would be read as exports by the next run; DIR inside OUT would mix inputs into outputs."""
+    inputs, outputs = Path(folder).resolve(), target.resolve()
+    if outputs == inputs or outputs.is_relative_to(inputs) or inputs.is_relative_to(outputs):
+        raise ReplayError("E_USAGE_INVALID", f"--out {str(target)!r} and the export folder {folder!r} overlap",
+                          path="--out", expected="a folder outside the export folder", received=str(target),
+                          howToFix="Import into a folder beside the exports, e.g. --out imported.")
+
+
+def plan_folders(files: list[str], folder: str) -> dict[str, str]:
+    """Each export's folder name; refused when two exports would share one (``a.jsonl`` and ``a.ndjson``)."""
+    claimed: dict[str, str] = {}
+    for path in files:
+        name = folder_name(path, folder)
+        if name in claimed:
+            raise ReplayError("E_USAGE_INVALID", f"{claimed[name]!r} and {path!r} would both be imported into {name!r}",
+                              received=[claimed[name], path], howToFix="Import one of them on its own, or rename it.")
+        claimed[name] = path
+    return {path: name for name, path in claimed.items()}
+
+
+def place_to_write(target: Path, key: str) -> Path:
+    """Where this run writes: the partial sibling of a new or empty OUT (a killed run's, to resume), or an OUT
+    that this same import (same flags, same version) wrote, in place. Anything else is refused."""
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {str(target)!r} exists and is not a folder", path=str(target),
+                          expected="a new or empty folder", received="a file")
+    if target.is_dir() and any(target.iterdir()):
+        if not Manifest(target, key, ".", COMMAND).records_this_work():
+            raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {str(target)!r} is not empty and is no import of a "
+                              "folder with these flags", path=str(target), expected="a new or empty folder, or one this "
+                              "command wrote with the same flags", received="a folder with other files",
+                              howToFix="Choose a fresh folder; run the same command again only to add new or fixed exports.")
+        return target
+    return target.parent / f".{target.name}.partial{TEMP_SUFFIX}"
+
+
+def sweep_staged_folders(work_dir: Path) -> None:
+    """Remove the staging folders of imports whose worker died (``.NAME.XXXX.replay.tmp``) and a lost manifest
+    temp: the folder is left holding the export folders and the manifest only."""
+    for entry in os.scandir(work_dir):
+        if is_temp_name(entry.name) and entry.name != MANIFEST:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)

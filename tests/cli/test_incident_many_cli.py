@@ -1,0 +1,231 @@
+"""`replay incident import DIR --out OUT`: a folder per export, OUT new or empty and appearing whole, a bad export among
+good ones, runledger folders, the refusals made once, resuming from the manifest, the progress bar."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import orjson
+from conftest import REPLAY, errors_of, jsonl, run_replay
+from incident_support import INCIDENTS, make_exports, minimal_export, refund_export, write_json
+
+from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST
+
+FILES = ["evaluation.json", "incident.json", "junit.xml", "redaction.json", "report.html", "trace.jsonl"]
+RULES = INCIDENTS / "rules.json"
+LOG = INCIDENTS / "raw-logs" / "refund-run.jsonl"
+
+
+def import_dir(folder: Path, out: Path, *args: str, info: bool = False, **kwargs: Any) -> Any:
+    """The command; ``info``: with its info log lines on stderr (scale.done counts what was skipped and computed)."""
+    return run_replay(*(["--log-level", "info"] if info else []), "incident", "import", str(folder), "--out", str(out), *args,
+                      **kwargs)
+
+
+def bad_export() -> dict[str, Any]:
+    doc = refund_export()
+    doc["events"][3]["call_id"] = "call-unknown"  # a result for a call that was never made
+    return doc
+
+
+def ids(out: Path) -> dict[str, str]:
+    return {p.name: orjson.loads((p / "incident.json").read_bytes())["incident_id"] for p in sorted(out.iterdir())
+            if p.is_dir() and not p.name.startswith(".")}
+
+
+def test_each_export_gets_its_own_folder_named_after_its_file(tmp_path: Path) -> None:
+    exports = make_exports(tmp_path / "exports", count=3)
+    out = tmp_path / "imported"
+    done = import_dir(exports, out, "--workers", "1")
+    assert done.returncode == 0 and errors_of(done.stderr) == [], done.stderr
+    lines = jsonl(done.stdout)
+    assert [line["source"] for line in lines] == sorted(str(p) for p in exports.rglob("*.json"))
+    names = ["generated-0", "generated-1", "minimal", "more%2Fgenerated-2", "refund-export"]
+    assert [line["out"] for line in lines] == [str(out / name) for name in names]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, *names]
+    assert all(sorted(p.name for p in (out / name).iterdir()) == FILES == line["files"] for name, line in zip(names, lines, strict=True))
+    assert len({line["incident_id"] for line in lines}) == len(lines)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exports", "imported"]  # no staging folder left
+
+
+def test_the_one_file_form_prints_the_line_it_always_printed(tmp_path: Path) -> None:
+    done = run_replay("incident", "import", str(INCIDENTS / "refund-export.json"), "--out", str(tmp_path / "one"), "--workers", "2")
+    assert done.returncode == 0
+    assert list(jsonl(done.stdout)[0]) == ["incident_id", "out", "summary", "rules", "counts", "files"]
+
+
+def test_a_bad_export_among_good_ones_is_reported_the_others_imported_and_the_exit_is_2(tmp_path: Path) -> None:
+    exports = make_exports(tmp_path / "exports", count=2)
+    bad = write_json(exports / "broken.json", bad_export())
+    out = tmp_path / "imported"
+    done = import_dir(exports, out, "--workers", "2")
+    assert done.returncode == 2
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_RESULT_UNMATCHED" and error["source"] == str(bad) and error["path"] == "$.events[3].call_id"
+    lines = jsonl(done.stdout)
+    assert [line["source"] for line in lines] == [str(p) for p in sorted(exports.rglob("*.json")) if p != bad]
+    assert sorted(p.name for p in out.iterdir()) == sorted([MANIFEST, "generated-0", "minimal", "more%2Fgenerated-1", "refund-export"])
+    assert [e["input"] for e in orjson.loads((out / MANIFEST).read_bytes())["inputs"]] == \
+        sorted(str(p.relative_to(exports)) for p in exports.rglob("*.json") if p != bad)
+    before = ids(out)
+    # fixed, and run again: only it is imported; the others' lines are printed as recorded
+    write_json(bad, refund_export())
+    again = import_dir(exports, out, "--workers", "2", info=True)
+    assert again.returncode == 0, again.stderr
+    assert b'"skipped":4,"computed":1' in again.stderr
+    assert [line for line in jsonl(again.stdout) if line["source"] != str(bad)] == lines
+    assert ids(out) == {**before, "broken": ids(out)["broken"]} and (out / "broken").is_dir()
+
+
+def test_an_invalid_export_alone_is_refused_with_nothing_written(tmp_path: Path) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    write_json(exports / "broken.json", bad_export())
+    done = import_dir(exports, tmp_path / "imported")
+    assert done.returncode == 2 and done.stdout == b""
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_INCIDENT_RESULT_UNMATCHED"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exports"]  # no OUT, no staging folder
+
+
+def test_out_must_be_new_empty_or_this_same_import(tmp_path: Path) -> None:
+    exports = make_exports(tmp_path / "exports", count=1)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert import_dir(exports, empty).returncode == 0 and (empty / "minimal" / "incident.json").is_file()
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "notes.txt").write_text("mine")
+    (tmp_path / "file").write_text("x")
+    imported = ids(empty)
+    other_flags = import_dir(exports, empty, "--redact", "/input/order_id")  # empty/ holds an import with other flags
+    for done in (import_dir(exports, used), import_dir(exports, tmp_path / "file"), other_flags):
+        assert done.returncode == 2 and done.stdout == b"", done.stderr
+        assert [e["code"] for e in errors_of(done.stderr)] == ["E_INCIDENT_OUTPUT_NOT_EMPTY"]
+    assert [p.name for p in used.iterdir()] == ["notes.txt"] and (tmp_path / "file").read_text() == "x"
+    assert ids(empty) == imported
+    inside = import_dir(exports, exports / "imported")
+    assert inside.returncode == 2 and errors_of(inside.stderr)[0]["code"] == "E_USAGE_INVALID"
+    assert not (exports / "imported").exists()
+
+
+def test_a_killed_run_leaves_no_out_and_the_next_run_resumes_it(tmp_path: Path) -> None:
+    """The command dies after its first task: OUT is not there (its partial sibling is), and the next run imports
+    only the exports no fragment records, keeping the folders already imported."""
+    import replay.pipeline.cli.scale as scale
+    from replay.pipeline.engine import parallel
+
+    exports = make_exports(tmp_path / "exports", count=6)
+    out = tmp_path / "imported"
+    computed: list[str] = []
+    real = parallel.run_inputs
+
+    def crash_after_first_task(work: Any, chunks: Any, workers: int) -> Any:
+        index, paths = chunks[0]
+        yield index, real(work, paths)
+        raise KeyboardInterrupt  # the machine went away
+
+    def counting(work: Any, chunks: Any, workers: int) -> Any:
+        for index, paths in chunks:
+            computed.extend(paths)
+            yield index, real(work, paths)
+
+    original = scale._backend
+    try:
+        scale._backend = lambda _scale: crash_after_first_task  # type: ignore[assignment]
+        crashed = import_dir(exports, out, "--workers", "4")
+        assert crashed.returncode == 130
+        staging = tmp_path / ".imported.partial.replay.tmp"
+        assert not out.exists() and list((staging / FRAGMENTS).iterdir())
+        first = ids(staging)
+        scale._backend = lambda _scale: counting  # type: ignore[assignment]
+        resumed = import_dir(exports, out, "--workers", "4")
+    finally:
+        scale._backend = original
+    assert resumed.returncode == 0, resumed.stderr
+    files = sorted(str(p) for p in exports.rglob("*.json"))
+    assert 0 < len(computed) < len(files) and set(computed) | {line["source"] for line in jsonl(crashed.stdout)} == set(files)
+    assert [line["source"] for line in jsonl(resumed.stdout)] == files
+    assert {k: v for k, v in ids(out).items() if k in first} == first  # what the killed run imported is kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exports", "imported"] and not (out / FRAGMENTS).exists()
+
+
+def test_a_run_again_imports_only_new_and_changed_exports(tmp_path: Path) -> None:
+    exports = make_exports(tmp_path / "exports", count=2)
+    out = tmp_path / "imported"
+    first = import_dir(exports, out, "--workers", "2")
+    assert first.returncode == 0
+    inodes = {p.name: p.stat().st_ino for p in out.rglob("*") if p.name != MANIFEST}
+    again = import_dir(exports, out, "--workers", "2", info=True)
+    assert (again.returncode, again.stdout) == (0, first.stdout) and b'"skipped":4,"computed":0' in again.stderr
+    assert {p.name: p.stat().st_ino for p in out.rglob("*") if p.name != MANIFEST} == inodes  # nothing rewritten
+    before = ids(out)
+    write_json(exports / "minimal.json", {**minimal_export(), "input": {"order_id": "order-7"}})
+    write_json(exports / "new.json", minimal_export())
+    third = import_dir(exports, out, "--workers", "1", info=True)
+    assert third.returncode == 0 and b'"skipped":3,"computed":2' in third.stderr
+    after = ids(out)
+    assert after["minimal"] != before["minimal"] and "new" in after
+    assert {k: v for k, v in after.items() if k not in ("minimal", "new")} == {k: v for k, v in before.items() if k != "minimal"}
+    assert not [p for p in out.iterdir() if p.name.endswith(".replay.tmp")]
+
+
+def test_a_folder_of_runledger_logs_is_one_incident_per_log_with_the_same_case_and_rules(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a.jsonl", "b.ndjson"):
+        (logs / name).write_bytes(LOG.read_bytes())
+    (logs / "notes.json").write_text("{}")  # not a log: --format runledger reads *.jsonl / *.ndjson
+    out = tmp_path / "imported"
+    done = import_dir(logs, out, "--format", "runledger", "--case", "refund-case", "--rules", str(RULES))
+    assert done.returncode == 0, done.stderr
+    assert [(line["out"], line["rules"]) for line in jsonl(done.stdout)] == [(str(out / "a"), "inconclusive"), (str(out / "b"), "inconclusive")]
+    # without --case each log holding two cases is refused on its own: nothing imported, nothing written
+    no_case = import_dir(logs, tmp_path / "no-case", "--format", "runledger", "--rules", str(RULES))
+    assert no_case.returncode == 2 and [e["code"] for e in errors_of(no_case.stderr)] == ["E_INCIDENT_CASE_REQUIRED"] * 2
+    assert not (tmp_path / "no-case").exists()
+    (logs / "a.ndjson").write_bytes(LOG.read_bytes())  # a.jsonl and a.ndjson would share a folder
+    clash = import_dir(logs, tmp_path / "clash", "--format", "runledger", "--case", "refund-case", "--rules", str(RULES))
+    assert clash.returncode == 2 and [e["code"] for e in errors_of(clash.stderr)] == ["E_USAGE_INVALID"]
+
+
+def test_what_every_export_would_refuse_is_refused_once_before_anything(tmp_path: Path) -> None:
+    exports = make_exports(tmp_path / "exports", count=2)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_bytes(LOG.read_bytes())
+    bad_rules = write_json(tmp_path / "rules.json", [])
+    for done, code in ((import_dir(exports, tmp_path / "o1", "--redact", "input"), "E_INCIDENT_REDACT_POINTER_INVALID"),
+                       (import_dir(logs, tmp_path / "o2", "--format", "runledger"), "E_INCIDENT_RULES_MISSING"),
+                       (import_dir(logs, tmp_path / "o3", "--format", "runledger", "--rules", str(bad_rules)), "E_INCIDENT_RULES_MISSING")):
+        assert done.returncode == 2 and [e["code"] for e in errors_of(done.stderr)] == [code]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exports", "logs", "rules.json"]
+
+
+def test_a_folder_without_exports_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    done = import_dir(tmp_path / "empty", tmp_path / "imported")
+    assert done.returncode == 0 and done.stdout == b"" and b"incident.nothing_found" in done.stderr
+    assert not (tmp_path / "imported").exists()
+
+
+def test_the_progress_bar_counts_exports_on_a_terminal(tmp_path: Path) -> None:
+    exports = make_exports(tmp_path / "exports", count=2)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([REPLAY, "incident", "import", str(exports), "--out", str(tmp_path / "imported"), "--workers", "2"],
+                            stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.wait() == 0 and b"incident import" in shown and b"4/4" in shown and b"events/s" in shown
