@@ -109,9 +109,16 @@ class ParseLines(Transform):
             out: Batch | list[Batch] = parsed
         else:
             out = self._follow_sources(parsed)
-        result = [self._take_dropped(part) for part in out] if type(out) is list else self._take_dropped(out)  # type: ignore[arg-type]
-        if batch.closes_run and self._torn_repairs:
-            self._release_torn()  # the run ends with this batch: its heal record must count the torn line
+        ended = False  # a torn line ended an input whose run closes within this batch (another input follows)
+        if type(out) is list:
+            result: Batch | list[Batch] = []
+            for k, part in enumerate(out):
+                result.append(self._take_dropped(part))
+                ended = ended or (k < len(out) - 1 and bool(self._torn_repairs))
+        else:
+            result = self._take_dropped(out)  # type: ignore[arg-type]
+        if (batch.closes_run or ended) and self._torn_repairs:
+            self._release_torn()  # the run ends within this batch: its heal record must count the torn line
         return result
 
     def _parse(self, batch: Batch) -> Batch:
