@@ -109,7 +109,15 @@ class ParseLines(Transform):
             out: Batch | list[Batch] = parsed
         else:
             out = self._follow_sources(parsed)
-        result = [self._take_dropped(part) for part in out] if type(out) is list else self._take_dropped(out)  # type: ignore[arg-type]
+        if type(out) is list:
+            result: Batch | list[Batch] = [self._take_dropped(part) for part in out[:-1]]
+            # a torn line of an input another input follows in this batch: its run closes within the batch,
+            # so its heal record must count the torn line now (the last part's waits as usual)
+            if self._torn_repairs:
+                self._release_torn()
+            result.append(self._take_dropped(out[-1]))
+        else:
+            result = self._take_dropped(out)  # type: ignore[arg-type]
         if batch.closes_run and self._torn_repairs:
             self._release_torn()  # the run ends with this batch: its heal record must count the torn line
         return result

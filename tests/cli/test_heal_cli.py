@@ -326,6 +326,22 @@ def test_a_pipe_from_read_keeps_files_apart_like_reading_them_directly(tmp_path:
     assert run_replay("heal", input=piped.stdout).stdout == piped.stdout  # still idempotent
 
 
+def test_a_torn_file_before_another_counts_its_torn_line_through_a_pipe_too(tmp_path: Path) -> None:
+    """`replay read broken.jsonl two-runs.jsonl | replay heal`: the torn last line of the first file ends its run
+    within a batch (the next file follows it in the pipe); its heal record counts the drop_torn_line as
+    `replay heal broken.jsonl two-runs.jsonl` does."""
+    journals = ROOT / "examples" / "journals"
+    paths = [str(journals / "broken.jsonl"), str(journals / "two-runs.jsonl")]
+    direct = run_replay("heal", "--log", str(tmp_path / "direct.jsonl"), *paths)
+    piped = run_replay("heal", "--log", str(tmp_path / "piped.jsonl"), input=run_replay("read", *paths).stdout)
+    assert direct.returncode == piped.returncode == 0
+    assert direct.stdout == piped.stdout
+    (record,) = [r for r in jsonl(piped.stdout) if r.get("$record") == "heal"]
+    assert record["repairs"] == 12 and record["byRule"]["drop_torn_line"] == 1
+    direct_log, piped_log = jsonl((tmp_path / "direct.jsonl").read_bytes()), jsonl((tmp_path / "piped.jsonl").read_bytes())
+    assert sorted(map(json.dumps, piped_log)) == sorted(map(json.dumps, direct_log))
+
+
 def test_diagnostics_through_a_pipe_point_into_the_original_file(tmp_path: Path) -> None:
     a = tmp_path / "a.jsonl"
     a.write_bytes(b"\n".join(lines_of([ev(1, "run_started"), ev(2, "run_completed")])) + b"\n")
