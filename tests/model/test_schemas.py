@@ -197,7 +197,7 @@ def test_every_artifact_code_has_an_invalid_fixture() -> None:
 
 
 # journals that claim to be canonical ----------------------------------------------------------------
-NOT_CANONICAL_PARTS = ("raw", "broken", "messy", "invalid", "unhealed", "session")  # session journals: replay schema session
+NOT_CANONICAL_PARTS = ("raw", "broken", "messy", "odd", "invalid", "unhealed", "session")  # session journals: replay schema session
 CANONICAL_DIRS = {"valid", "canonical", "healed"}
 
 
