@@ -75,7 +75,8 @@ _DECODER = msgspec.json.Decoder(_Head)
 _STAMPS = re.compile(f"(?:{_RFC3339_STRICT.pattern}\n)*{_RFC3339_STRICT.pattern}", re.ASCII)
 _JUDGED = frozenset({"tool_called", "tool_completed", "tool_failed", "tool_unanswered", "assistant_message", *TERMINAL_TYPES})
 _STR = {str}
-_MAIN = attrgetter("seq", "type", "timestamp")
+_DAY = operator.itemgetter(slice(0, 10))
+_SEQ, _TYPE, _STAMP = attrgetter("seq"), attrgetter("type"), attrgetter("timestamp")
 _EXTRA = attrgetter("record", "synthetic", "id", "origin")
 _NO_EXTRA = (UNSET, UNSET, UNSET, UNSET)
 _RECORD, _RUN_ID, _PAYLOAD = attrgetter("record"), attrgetter("runId"), attrgetter("payload")
@@ -384,8 +385,8 @@ class ScreenRuns(Transform):
         if rid is None or (run.record is not None and run.record.get("runId") != rid):
             return False
         # the types were checked by the decoder: what is left is values and presence
-        seqs, types, stamps = zip(*map(_MAIN, heads), strict=True)
-        if seqs != tuple(range(1, n + 1)) or list(map(_RUN_ID, heads)).count(rid) != n:
+        seqs, types, stamps = _columns(heads)
+        if seqs != list(range(1, n + 1)) or list(map(_RUN_ID, heads)).count(rid) != n:
             return False
         if UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
             return False
@@ -427,7 +428,7 @@ class ScreenRuns(Transform):
         rid = run.run_id
         if run.record is not None or run.tail_open or not n or None in heads or rid is None:
             return None
-        seqs, types, stamps = zip(*map(_MAIN, heads), strict=True)
+        seqs, types, stamps = _columns(heads)
         if UNSET in seqs or UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
             return None
         if list(map(_RUN_ID, heads)).count(rid) != n or list(map(_EXTRA, heads)).count(_NO_EXTRA) != n:
@@ -541,7 +542,7 @@ class ScreenRuns(Transform):
         return terminal and not open_calls
 
 
-def _calls_simply_paired(heads: list[Any], types: tuple[str, ...], run: _Run) -> bool:
+def _calls_simply_paired(heads: list[Any], types: Sequence[str], run: _Run) -> bool:
     """The usual run, judged with list operations: one terminal event, last; no tool_unanswered; each call
     named by a ``callId`` and answered by the next tool event, with the same id. False means only "not this
     simple": the exact walk decides."""
@@ -566,7 +567,7 @@ def _calls_simply_paired(heads: list[Any], types: tuple[str, ...], run: _Run) ->
     return len(set(calls)) == half
 
 
-def _calls_answered(heads: list[Any], types: tuple[str, ...]) -> bool:
+def _calls_answered(heads: list[Any], types: Sequence[str]) -> bool:
     """pair_tool_calls finds nothing, the simple way: each call named by a ``callId`` and answered by the next
     tool event with the same id (``types`` with aliases resolved)."""
     mask = list(map(_TOOLS.__contains__, types))
@@ -596,11 +597,16 @@ class _Log:
         return self._side.pop(port, [])
 
 
+def _columns(heads: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """The run's seq numbers, types and timestamps, a column each (three C-level maps: no tuple per event)."""
+    return list(map(_SEQ, heads)), list(map(_TYPE, heads)), list(map(_STAMP, heads))
+
+
 def _valid_stamps(joined: str, stamps: Sequence[str]) -> bool:
     """is_timestamp for each, in one match; each day once through the calendar."""
     if _STAMPS.fullmatch(joined) is None:
         return False
-    return all(is_timestamp(day + "T00:00:00Z") for day in {s[:10] for s in stamps})
+    return all(is_timestamp(day + "T00:00:00Z") for day in set(map(_DAY, stamps)))
 
 
 def _probe(raw: bytes) -> _Head | None:
