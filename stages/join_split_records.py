@@ -37,6 +37,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES
+from replay.stages.screen import decode_heads
 
 RULE = "join_split_records"
 _BLANK = b" \t\r"
@@ -81,7 +82,7 @@ class JoinSplitRecords(Transform):
             self._flush_into(out)
             out.append(batch)
             return _one(out)
-        if not self.held and _all_json(batch.raws):
+        if not self.held and _all_json(batch):
             out.append(batch)  # every line is JSON on its own: nothing to join, the batch as it came
             return _one(out)
         last = len(batch.raws) - 1
@@ -205,11 +206,17 @@ def _value(raw: bytes) -> Any:
 _ANY = msgspec.json.Decoder(msgspec.Raw)
 
 
-def _all_json(raws: list[bytes | None]) -> bool:
-    """Is every line JSON on its own? One msgspec call over the batch checks it without building anything
-    (what it skips it does not check as UTF-8: a batch that is not ASCII is decoded first); a batch it
-    refuses, or one with a blank line, is looked at line by line with orjson as before."""
-    joined = b"\n".join(raws)  # type: ignore[arg-type]
+def _all_json(batch: Batch) -> bool:
+    """Is every line JSON on its own? The screen's decode of the lines' heads tells (one msgspec call over the
+    batch), and the heads go on with the batch for the screen; a batch it refuses is checked with one msgspec
+    call that builds nothing (what it skips it does not check as UTF-8: a batch that is not ASCII is decoded
+    first), and one that refuses too, or one with a blank line, line by line with orjson as before."""
+    heads = decode_heads(batch)
+    if heads is not None:
+        batch.heads = heads  # type: ignore[assignment]
+        return True
+    raws = batch.raws
+    joined = batch.joined if batch.joined is not None else b"\n".join(raws)  # type: ignore[arg-type]
     try:
         if (joined.isascii() or joined.decode("utf-8")) and len(_ANY.decode_lines(joined)) == len(raws):
             return True

@@ -71,6 +71,22 @@ class _Head(msgspec.Struct, gc=False):
 
 
 _DECODER = msgspec.json.Decoder(_Head)
+
+
+def decode_heads(batch: Batch) -> list[_Head] | None:
+    """The head of every raw line of ``batch``, in one msgspec call over the lines joined (``batch.joined`` when
+    the cutter kept them so); None when the decoder refuses the batch as a whole: a line that is not JSON or has
+    a field of another type, a blank line, bytes that are not UTF-8 (msgspec does not check what it skips)."""
+    joined = batch.joined
+    if joined is None:
+        joined = b"\n".join(batch.raws)  # type: ignore[arg-type]
+    if not joined.isascii() and not _utf8(joined):
+        return None
+    try:
+        heads = _DECODER.decode_lines(joined)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return heads if len(heads) == len(batch.raws) else None  # blank lines are skipped
 # Every timestamp of a run in one match: the pattern is_timestamp uses, once per line of the joined text.
 _STAMPS = re.compile(f"(?:{_RFC3339_STRICT.pattern}\n)*{_RFC3339_STRICT.pattern}", re.ASCII)
 _JUDGED = frozenset({"tool_called", "tool_completed", "tool_failed", "tool_unanswered", "assistant_message", *TERMINAL_TYPES})
@@ -156,7 +172,7 @@ class ScreenRuns(Transform):
             self.off.add(source)
             return self._take([batch])
         raws = batch.raws
-        heads = self._heads(raws)  # type: ignore[arg-type]
+        heads = self._heads(batch)
         if source in self.started and self._plain(batch, heads):
             return self._take(self._paused(batch))
         last = len(raws) - 1
@@ -263,20 +279,21 @@ class ScreenRuns(Transform):
         return out or None
 
     # decoding ------------------------------------------------------------------------------------------
-    def _heads(self, raws: list[bytes]) -> list[_Head | None]:
-        joined = b"\n".join(raws)
-        # msgspec skips what it does not decode without checking its UTF-8; orjson (parse) refuses bad UTF-8
-        suspect = not joined.isascii() and not _utf8(joined)
-        if not suspect:
-            try:
-                heads: list[_Head | None] = list(_DECODER.decode_lines(joined))
-                if len(heads) == len(raws):  # blank lines are skipped: then line by line
-                    return heads
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-                pass
+    @staticmethod
+    def _heads(batch: Batch) -> list[_Head | None]:
+        """Each line's head: those a stage before decoded (``join_split_records``), else one decode of the whole
+        batch, else line by line (None for a line the decoder refuses)."""
+        heads: list[_Head | None] | None = batch.heads
+        if heads is not None:
+            batch.heads = None
+            return heads
+        heads = decode_heads(batch)  # type: ignore[assignment]
+        if heads is not None:
+            return heads
         out: list[_Head | None] = []
-        for raw in raws:
-            if (suspect and not _utf8(raw)) or not raw.strip(b" \t\r"):
+        for raw in batch.raws:
+            assert raw is not None
+            if not raw.strip(b" \t\r") or (not raw.isascii() and not _utf8(raw)):
                 out.append(None)
                 continue
             try:

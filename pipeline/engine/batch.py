@@ -31,8 +31,8 @@ def invented(record: dict[str, Any]) -> Column:
 
 
 class Batch:
-    __slots__ = ("clean", "closes_run", "events", "lane", "lines", "notes", "offsets", "pause", "pointers", "port",
-                 "raws", "source", "tail_open")
+    __slots__ = ("clean", "closes_run", "events", "heads", "joined", "lane", "lines", "notes", "offsets", "pause", "pointers",
+                 "port", "raws", "source", "tail_open")
 
     def __init__(
         self,
@@ -70,6 +70,15 @@ class Batch:
         # True on the last batch ``read`` sends before it may wait for more input (a pipe or socket read came
         # back short): a stage holding lines back (the screen) lets them go now, so a live stream flows.
         self.pause = False
+        # Two things a stage worked out about the raw lines, for a later stage to reuse instead of doing it again.
+        # Only the batch they were set on has them: a stage that builds a new batch (``select``, ``copy``, ...)
+        # does not carry them, and a change of a line (``replace``, ``insert``) drops them.
+        # ``joined``: the raw lines joined by newlines (``b"\n".join(raws)``), when the line cutter had them
+        # as one block already; the screen decodes it whole.
+        self.joined: bytes | None = None
+        # ``heads``: each line's top-level fields as the screen decodes them (one per line, none None), set by
+        # ``join_split_records``, which decodes them to learn that every line is JSON; taken by the screen.
+        self.heads: list[Any] | None = None
 
     # construction ---------------------------------------------------------------------------
     @classmethod
@@ -135,10 +144,12 @@ class Batch:
                 self.notes = [*(self.notes or ()), note]
         self.events[i] = event
         self.raws[i] = None
+        self.joined = self.heads = None
 
     def insert(self, i: int, event: dict[str, Any]) -> None:
         """Insert an invented record (no input position) before column ``i``."""
         assert self.events is not None
+        self.joined = self.heads = None
         self.events.insert(i, event)
         self.raws.insert(i, None)
         self.lines.insert(i, None)

@@ -207,18 +207,21 @@ class LineCutter:
         self._pieces = [last] if last else []
         self._pending_bytes = len(last)
         start = self.offset
-        offsets = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))
-        self.offset = offsets.pop()
+        bounds = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))  # each line's offset, then the end
         first = self.line
         self.line += len(raws)
         size = self.batch_events
         limit = self.max_line_bytes
         for s in range(0, len(raws), size):
             part = raws[s:s + size]
-            batch = Batch(self.source, None, part, list(range(first + s, first + s + len(part))), offsets[s:s + size])  # type: ignore[arg-type]
+            e = s + len(part)
+            batch = Batch(self.source, None, part, list(range(first + s, first + e)), bounds[s:e])  # type: ignore[arg-type]
+            # the part's lines as one block (a slice of what was split): the screen decodes it without joining them
+            batch.joined = data[bounds[s] - start:bounds[e] - start - 1]
             if max(map(len, part)) > limit:
                 batch = self._drop_long(batch, out)
             out.append(batch)
+        self.offset = bounds[-1]
         if self._pending_bytes > limit:
             self._skip_pending(out)
         return out
@@ -241,6 +244,7 @@ class LineCutter:
             return []
         pending = self.pending
         batch = Batch(self.source, None, [pending], [self.line], [self.offset], tail_open=True)
+        batch.joined = pending
         self.offset += len(pending)
         self._pieces = []
         self._pending_bytes = 0

@@ -121,3 +121,15 @@ def test_is_run_record():
     assert not is_run_record({"$record": "heal"})
     assert not is_run_record({"type": "run_started"})
     assert not is_run_record([("$record", "run")])
+
+
+def test_what_a_stage_worked_out_about_the_lines_is_dropped_with_a_change_and_never_carried():
+    batch = parsed()
+    batch.joined, batch.heads = b"\n".join(RAW), ["h1", "h2", "h3"]
+    for other in (batch.select([0, 1, 2]), batch.copy(), batch.rebuild({}, set(), [])):
+        assert other.joined is None and other.heads is None
+    batch.replace(0, {"seq": 1, "type": "A"})
+    assert batch.joined is None and batch.heads is None
+    batch.joined, batch.heads = b"x", ["h"]
+    batch.insert(0, {"seq": 0})
+    assert batch.joined is None and batch.heads is None

@@ -19,6 +19,7 @@ from replay.stages.dialect import MapDialect
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.join_split_records import JoinSplitRecords
 from replay.stages.parse import ParseLines
+from replay.stages.screen import _DECODER, ScreenRuns
 from replay.stages.undialect import WriteDialect
 from replay.stages.validate import ValidateEvents
 
@@ -248,3 +249,15 @@ def test_the_heal_chain_takes_the_joined_record_as_a_dialect_record():
     mapped = [e for e in events(result) if e[ORIGIN_KEY]["index"] == 8]
     assert mapped and mapped[0][ORIGIN_KEY]["record"] == orjson.loads(lines[8])
     assert isinstance(result.batches[0], Batch)
+
+
+def test_a_valid_batch_goes_on_with_the_heads_the_screen_reads_and_the_screen_takes_them():
+    lines = [b'{"seq":1,"timestamp":"2026-01-01T00:00:00Z","type":"run_started","runId":"r","payload":{}}',
+             b'{"seq":2,"timestamp":"2026-01-01T00:00:01Z","type":"run_completed","runId":"r","payload":{}}']
+    batch = Batch.from_lines(lines, "j.jsonl")
+    assert JoinSplitRecords()(batch) is batch
+    assert batch.heads == [_DECODER.decode(line) for line in lines]  # decoded once, for both stages
+    ScreenRuns()(batch)
+    assert batch.heads is None
+    refused = Batch.from_lines([b'{"seq":"1"}', b"[1]"], "j.jsonl")  # JSON, but not what the screen reads
+    assert JoinSplitRecords()(refused) is refused and refused.heads is None

@@ -155,6 +155,9 @@ def cut_columns(data: bytes, cuts: list[int], limit: int, batch_events: int) -> 
     columns = [(raw, ln, off, b.tail_open and k == len(b) - 1)
                for b in items if isinstance(b, Batch) for k, (raw, ln, off) in enumerate(zip(b.raws, b.lines, b.offsets, strict=True))]
     diagnostics = [(d["code"], d["line"], d["offset"]) for d in items if isinstance(d, dict)]
+    for b in items:  # a batch keeps its lines as the one block they were cut from (a long line's drop loses it)
+        if isinstance(b, Batch):
+            assert b.joined == b"\n".join(b.raws) or (b.joined is None and diagnostics)
     return columns, diagnostics
 
 
