@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.stages.screen import ScreenRuns
+from replay.pipeline.model.events import is_timestamp
+from replay.stages.screen import ScreenRuns, _valid_stamps
 
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
 from journal_gen import write_journal
@@ -195,3 +196,43 @@ def test_heal_writes_what_it_wrote_before_the_screen_whatever_breaks(tmp_path: P
     assert fast.stdout == slow.stdout
     assert sorted(fast_log.read_bytes().splitlines()) == sorted(slow_log.read_bytes().splitlines())
     assert fast.returncode == slow.returncode
+
+
+# the screen's quick checks against the definitions they stand for -------------------------------------------
+def stamp_of(digits: str, shape: str) -> str:
+    """``shape`` with its zeros replaced by ``digits`` in turn (cycled)."""
+    out, k = [], 0
+    for ch in shape:
+        if ch == "0":
+            out.append(digits[k % len(digits)])
+            k += 1
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+SHAPES = ["0000-00-00T00:00:00.000Z", "0000-00-00T00:00:00Z", "0000-00-00T00:00:00.000000Z", "0000-00-00t00:00:00.000z",
+          "0000-00-00T00:00:00.000+00:00", "0000-00-00 00:00:00.000Z", "0000-00-00T00:00:00.Z", "0000-00-00T00:00Z"]
+stamps = (
+    st.builds(stamp_of, st.text("0123456789", min_size=1, max_size=30), st.sampled_from(SHAPES))
+    | st.sampled_from(["2026-02-28T23:59:59.999Z", "2026-02-29T00:00:00.000Z", "2024-02-29T00:00:00.000Z",
+                       "2026-03-01T24:00:00.000Z", "2026-03-01T19:60:00.000Z", "2026-13-01T00:00:00.000Z",
+                       "2026-03-01T12:00:00.000Z\n2026-03-01T12:00:00.000Z", "2026-03-01T12:00:00.000Z ", "",
+                       "٢٠٢٦-03-01T12:00:00.000Z"])
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(stamps, min_size=1, max_size=12), st.data())
+def test_the_quick_timestamp_check_is_is_timestamp_for_each(values: list[str], data: st.DataObject):
+    if data.draw(st.booleans()):  # runs of one day, most of them valid: the quick path's usual case
+        day = data.draw(st.sampled_from(["2026-03-01", "2026-02-29", "2024-02-29", "2026-03-00"]))
+        values = [day + v[10:] if len(v) >= 10 else v for v in values]
+    assert _valid_stamps("\n".join(values), values) == all(is_timestamp(v) for v in values)
+
+
+def test_a_newline_inside_a_timestamp_makes_no_two_timestamps():
+    values = ["2026-03-01T12:00:00.000Z\n2026-03-01T12:00:01.000Z", "2026-03-01T12:00:02.000Z"]
+    assert not _valid_stamps("\n".join(values), values)
+    values = ["2026-03-01T12:00:00Z\n2026-03-01T12:00:01.000Z", "2026-03-01T12:00:02.000Z"]
+    assert not _valid_stamps("\n".join(values), values)
