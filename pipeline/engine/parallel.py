@@ -21,7 +21,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -284,7 +284,8 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
         for index, paths in chunks:
             yield index, run_inputs(work, paths)
         return
-    import multiprocessing
+    import multiprocessing  # here, not at the top: a run in one process never loads multiprocessing (~7 ms)
+    from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["replay.pipeline.engine.parallel", "replay.pipeline.engine.config"])

@@ -175,6 +175,18 @@ def test_a_quiet_read_does_not_load_what_it_does_not_use():
     assert done.stdout.decode().strip() == "[] 0", done.stderr
 
 
+def test_heal_in_one_process_does_not_load_multiprocessing():
+    """Worker processes (--workers) load it when they start, not every heal (~7 ms of each start-up)."""
+    probe = (
+        "import sys\n"
+        "from replay.pipeline.cli.app import run_cli\n"
+        "code = run_cli(['heal', '/dev/null'])\n"
+        "print('multiprocessing' in sys.modules, code)\n"
+    )
+    done = subprocess.run([str(Path(REPLAY).parent / "python"), "-c", probe], capture_output=True, timeout=60)
+    assert done.stdout.decode().strip() == "False 0", done.stderr
+
+
 # the error contract ---------------------------------------------------------------------------
 @pytest.mark.parametrize("args", [
     ["read", "/nonexistent.jsonl"],
