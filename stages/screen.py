@@ -107,7 +107,8 @@ _UNKNOWN = object()  # the event before a run could not be read here (dedupe may
 
 
 class _Run:
-    __slots__ = ("clean", "events", "heads", "lines", "offsets", "raws", "record", "run_id", "spilled", "tail_open")
+    __slots__ = ("clean", "events", "fine", "heads", "lines", "offsets", "raws", "record", "run_id", "seqs", "size", "spilled",
+                 "stamps", "tail_open", "types")
 
     def __init__(self) -> None:
         self.raws: list[bytes] = []
@@ -120,6 +121,18 @@ class _Run:
         self.events = 0
         self.tail_open = False
         self.spilled = False  # its first lines went on already (the input paused): the rest follows as it comes
+        # True while every line came in a batch all of whose lines passed the checks of one line alone (``_fine``):
+        # then its seq, type and timestamp columns are kept here, and its timestamps are ``size`` long (heal)
+        self.fine = True
+        self.seqs: list[Any] = []
+        self.types: list[Any] = []
+        self.stamps: list[Any] = []
+        self.size = 0
+
+    def let_go(self) -> None:
+        """Its lines went on (the slow way): it keeps only what comes after."""
+        self.raws, self.lines, self.offsets, self.heads = [], [], [], []
+        self.seqs, self.types, self.stamps = [], [], []
 
 
 @register("screen")
@@ -216,6 +229,7 @@ class ScreenRuns(Transform):
                     if run.run_id is None and rid.__class__ is str and rid:
                         run.run_id = rid
                     run.events += 1
+            run.fine = False  # a line looked at alone: the run is judged from its heads
             run.raws.append(raw)  # type: ignore[arg-type]
             run.lines.append(lines[i])
             run.offsets.append(offsets[i])
@@ -226,7 +240,7 @@ class ScreenRuns(Transform):
                 run.clean = False
                 self._remember_last(run.heads)
                 self._emit_slow(run, closes=False)
-                run.raws, run.lines, run.offsets, run.heads = [], [], [], []
+                run.let_go()
         return self._take(self._paused(batch))
 
     def _paused(self, batch: Batch) -> list[Batch]:
@@ -239,7 +253,7 @@ class ScreenRuns(Transform):
         run.spilled = True
         self._remember_last(run.heads)
         self._emit_slow(run, closes=False)
-        run.raws, run.lines, run.offsets, run.heads = [], [], [], []
+        run.let_go()
         return []
 
     def _plain(self, batch: Batch, heads: list[_Head | None]) -> bool:
@@ -252,6 +266,8 @@ class ScreenRuns(Transform):
             return False
         cuts = [i for i, (a, b) in enumerate(itertools.pairwise(rids), start=1) if a != b]
         raws, lines, offsets = batch.raws, batch.lines, batch.offsets
+        seqs, types, stamps = _columns(heads)
+        size = self._fine(heads, types, stamps)
         for a, b in itertools.pairwise([0, *cuts, n]):
             run = self.run
             if run is None or run.run_id is None or run.run_id != rids[a]:
@@ -267,14 +283,48 @@ class ScreenRuns(Transform):
             run.offsets += offsets[a:b]
             run.heads += heads[a:b]
             run.events += b - a
+            if run.fine:
+                if size and run.size in (0, size):
+                    run.seqs += seqs[a:b]
+                    run.types += types[a:b]
+                    run.stamps += stamps[a:b]
+                    run.size = size
+                else:
+                    run.fine = False
             if len(run.raws) > MAX_RUN_LINES:
                 run.clean = False
                 self._remember_last(run.heads)
                 self._emit_slow(run, closes=False)
-                run.raws, run.lines, run.offsets, run.heads = [], [], [], []
+                run.let_go()
         if batch.tail_open and self.run is not None:
             self.run.tail_open = True
         return True
+
+    def _fine(self, heads: list[Any], types: list[Any], stamps: list[Any]) -> int:
+        """Do all lines of a plain batch pass the checks ``_is_clean`` makes of one line alone (a type, a timestamp
+        and a payload; no ``synthetic``, id, ``$origin`` or sidechain; each timestamp valid, and for heal UTC, with
+        ``T``, all of one length)? Their length (1 for validate) if so, else 0: the runs are judged line by line."""
+        if UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
+            return 0
+        heal = self.config["mode"] == "heal"
+        n = len(heads)
+        extras = list(map(_EXTRA, heads))
+        # `synthetic`, an id, `$origin`: validate lets `"synthetic": true` be
+        if extras.count(_NO_EXTRA) != n and (heal or not all(e[1] is UNSET or e[1] is True for e in extras)):
+            return 0
+        if heal and True in map(_SIDECHAIN, heads):
+            return 0
+        text = "\n".join(stamps)
+        if not _valid_stamps(text, stamps):
+            return 0
+        if not heal:
+            return 1
+        size = len(stamps[0])
+        if size < 20 or len(text) != size * len(stamps) + len(stamps) - 1 or text.count("Z") != len(stamps):
+            return 0
+        if "t" in text or set(map(len, stamps)) != {size}:
+            return 0
+        return size
 
     def flush(self) -> Batch | list[Batch] | None:
         self._end_run()
@@ -401,36 +451,47 @@ class ScreenRuns(Transform):
         """Column by column over the run (C-level maps and list operations; no Python step per event)."""
         heads: list[Any] = run.heads if run.record is None else run.heads[1:]
         n = len(heads)
-        if not n or run.tail_open or None in heads:
+        if not n or run.tail_open:
             return False
         rid = run.run_id
         if rid is None or (run.record is not None and run.record.get("runId") != rid):
             return False
-        # the types were checked by the decoder: what is left is values and presence
-        seqs, types, stamps = _columns(heads)
-        if seqs != list(range(1, n + 1)) or list(map(_RUN_ID, heads)).count(rid) != n:
-            return False
-        if UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
-            return False
         heal = self.config["mode"] == "heal"
-        extras = list(map(_EXTRA, heads))
-        if extras.count(_NO_EXTRA) != n:  # a record, `synthetic`, an id: looked at one by one
-            if [e[0] for e in extras].count(UNSET) != n or not all(e[1] is UNSET or e[1] is True for e in extras):
+        if run.fine:  # each line passed the checks of one line alone in its batch (``_fine``); all of this runId
+            seqs, types, stamps = run.seqs, run.types, run.stamps
+            if seqs != list(range(1, n + 1)):
                 return False
-            if heal and ([e[2] for e in extras].count(UNSET) != n or [e[3] for e in extras].count(UNSET) != n):
+            if not heal:
+                return True
+            joined = ""
+        else:
+            if None in heads:
                 return False
-        joined = "\n".join(stamps)
-        if not _valid_stamps(joined, stamps):
-            return False
-        if not heal:
-            return True
+            # the types were checked by the decoder: what is left is values and presence
+            seqs, types, stamps = _columns(heads)
+            if seqs != list(range(1, n + 1)) or list(map(_RUN_ID, heads)).count(rid) != n:
+                return False
+            if UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
+                return False
+            extras = list(map(_EXTRA, heads))
+            if extras.count(_NO_EXTRA) != n:  # a record, `synthetic`, an id: looked at one by one
+                if [e[0] for e in extras].count(UNSET) != n or not all(e[1] is UNSET or e[1] is True for e in extras):
+                    return False
+                if heal and ([e[2] for e in extras].count(UNSET) != n or [e[3] for e in extras].count(UNSET) != n):
+                    return False
+            joined = "\n".join(stamps)
+            if not _valid_stamps(joined, stamps):
+                return False
+            if not heal:
+                return True
         # no heal rule fires: alias, drop_resume_duplicates / order_sidechains (ids, sidechains), ensure_run_started,
         # check_order, dedupe (the event before the run; a run record in between resets it), pair_tool_calls, ...
         if not self.aliases.isdisjoint(types) or types[0] != "run_started":
             return False
-        if True in map(_SIDECHAIN, heads):
-            return False
-        if not _in_order(joined, stamps):
+        if run.fine:
+            if sorted(stamps) != stamps:  # check_order's quick test; the rest of it was made batch by batch
+                return False
+        elif True in map(_SIDECHAIN, heads) or not _in_order(joined, stamps):
             return False
         if run.record is None and (self.previous is _UNKNOWN or self.previous == 1):
             return False
