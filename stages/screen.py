@@ -509,18 +509,25 @@ class ScreenRuns(Transform):
         heads: list[Any] = run.heads
         n = len(heads)
         rid = run.run_id
-        if run.record is not None or run.tail_open or not n or None in heads or rid is None:
+        if run.record is not None or run.tail_open or not n or rid is None:
             return None
-        seqs, types, stamps = _columns(heads)
-        if UNSET in seqs or UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
-            return None
-        if list(map(_RUN_ID, heads)).count(rid) != n or list(map(_EXTRA, heads)).count(_NO_EXTRA) != n:
-            return None
-        if True in map(_SIDECHAIN, heads) or True in map(operator.eq, seqs, seqs[1:]):
-            return None
-        joined = "\n".join(stamps)
-        if not _valid_stamps(joined, stamps) or not _in_order(joined, stamps):
-            return None
+        if run.fine:  # each line passed the checks of one line alone in its batch (``_fine``); all of this runId
+            seqs, types, stamps = run.seqs, run.types, run.stamps
+            if UNSET in seqs or True in map(operator.eq, seqs, seqs[1:]) or sorted(stamps) != stamps:
+                return None
+        else:
+            if None in heads:
+                return None
+            seqs, types, stamps = _columns(heads)
+            if UNSET in seqs or UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
+                return None
+            if list(map(_RUN_ID, heads)).count(rid) != n or list(map(_EXTRA, heads)).count(_NO_EXTRA) != n:
+                return None
+            if True in map(_SIDECHAIN, heads) or True in map(operator.eq, seqs, seqs[1:]):
+                return None
+            joined = "\n".join(stamps)
+            if not _valid_stamps(joined, stamps) or not _in_order(joined, stamps):
+                return None
         if self.previous is _UNKNOWN or self.previous == seqs[0]:
             return None  # dedupe could compare the first event with the one before the run
         table = self.alias_table
