@@ -102,6 +102,7 @@ _EXTRA = attrgetter("record", "synthetic", "id", "origin")
 _NO_EXTRA = (UNSET, UNSET, UNSET, UNSET)
 _RECORD, _RUN_ID, _PAYLOAD = attrgetter("record"), attrgetter("runId"), attrgetter("payload")
 _CALL_ID, _SIDECHAIN = attrgetter("payload.callId"), attrgetter("payload.sidechain")
+_SYNTHETIC, _ID, _ORIGIN, _PAYLOAD_SIDECHAIN = attrgetter("synthetic"), attrgetter("id"), attrgetter("origin"), attrgetter("sidechain")
 _TOOLS = frozenset({"tool_called", "tool_completed", "tool_failed"})
 _UNKNOWN = object()  # the event before a run could not be read here (dedupe may know better)
 
@@ -165,10 +166,6 @@ class ScreenRuns(Transform):
         self._clean_offsets: list[int | None] = []
         self._clean_runs = 0
         self._clean_events = 0
-
-    @property
-    def aliases(self) -> frozenset[str]:
-        return frozenset(self.alias_table)
 
     @property
     def alias_table(self) -> dict[str, str]:
@@ -304,17 +301,23 @@ class ScreenRuns(Transform):
         """Do all lines of a plain batch pass the checks ``_is_clean`` makes of one line alone (a type, a timestamp
         and a payload; no ``synthetic``, id, ``$origin`` or sidechain; each timestamp valid, and for heal UTC, with
         ``T``, all of one length)? Their length (1 for validate) if so, else 0: the runs are judged line by line."""
-        if UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
+        payloads = list(map(_PAYLOAD, heads))
+        if UNSET in types or "" in types or UNSET in payloads:
+            return 0
+        try:
+            text = "\n".join(stamps)
+        except TypeError:  # a line without a timestamp (the decoder gives a str or UNSET)
             return 0
         heal = self.config["mode"] == "heal"
         n = len(heads)
-        extras = list(map(_EXTRA, heads))
-        # `synthetic`, an id, `$origin`: validate lets `"synthetic": true` be
-        if extras.count(_NO_EXTRA) != n and (heal or not all(e[1] is UNSET or e[1] is True for e in extras)):
+        # no `synthetic` (validate lets `"synthetic": true` be), id or `$origin` (a record: see _plain)
+        synthetic = list(map(_SYNTHETIC, heads))
+        if synthetic.count(UNSET) != n and (heal or not all(v is UNSET or v is True for v in synthetic)):
             return 0
-        if heal and True in map(_SIDECHAIN, heads):
+        if heal and (list(map(_ID, heads)).count(UNSET) != n or list(map(_ORIGIN, heads)).count(UNSET) != n):
             return 0
-        text = "\n".join(stamps)
+        if heal and True in map(_PAYLOAD_SIDECHAIN, payloads):
+            return 0
         if not _valid_stamps(text, stamps):
             return 0
         if not heal:
@@ -486,7 +489,7 @@ class ScreenRuns(Transform):
                 return True
         # no heal rule fires: alias, drop_resume_duplicates / order_sidechains (ids, sidechains), ensure_run_started,
         # check_order, dedupe (the event before the run; a run record in between resets it), pair_tool_calls, ...
-        if not self.aliases.isdisjoint(types) or types[0] != "run_started":
+        if not self.alias_table.keys().isdisjoint(types) or types[0] != "run_started":
             return False
         if run.fine:
             if sorted(stamps) != stamps:  # check_order's quick test; the rest of it was made batch by batch

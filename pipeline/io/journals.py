@@ -218,7 +218,7 @@ class LineCutter:
             batch = Batch(self.source, None, part, list(range(first + s, first + e)), bounds[s:e])  # type: ignore[arg-type]
             # the part's lines as one block (a slice of what was split): the screen decodes it without joining them
             batch.joined = data[bounds[s] - start:bounds[e] - start - 1]
-            if max(map(len, part)) > limit:
+            if len(data) > limit and max(map(len, part)) > limit:  # (no line is longer than the chunk it came in)
                 batch = self._drop_long(batch, out)
             out.append(batch)
         self.offset = bounds[-1]
