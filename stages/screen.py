@@ -261,7 +261,7 @@ class ScreenRuns(Transform):
         rids = list(map(_RUN_ID, heads))
         if set(map(type, rids)) != _STR or "" in rids:
             return False
-        cuts = [i for i, (a, b) in enumerate(itertools.pairwise(rids), start=1) if a != b]
+        cuts = list(itertools.compress(range(1, n), map(operator.ne, rids, rids[1:])))  # where the runId changes
         raws, lines, offsets = batch.raws, batch.lines, batch.offsets
         seqs, types, stamps = _columns(heads)
         size = self._fine(heads, types, stamps)
