@@ -19,7 +19,8 @@ raw lines, and puts such a record back on one line:
   it); pieces that never make a record pass on unchanged, for ``parse`` to report (a file's cut-off
   last line among them).
 
-Lines that are all valid, the usual case, pass as the very batch that came in.
+Lines that are all valid, the usual case, pass as the very batch that came in (with each line's head as
+the screen decodes it: learning that they are JSON is that decode, which the screen then need not repeat).
 """
 
 from __future__ import annotations

@@ -1,12 +1,15 @@
 """Screen: the fast lane of heal and validate: whole runs that need nothing go on as their bytes, never parsed into dicts.
 
 Each line is decoded once into its top-level fields only (``seq``, ``timestamp``, ``type``, ``runId``,
-the payload's call ids; the rest of the line is checked as JSON and skipped, with msgspec). Lines are
+the payload's call ids; the rest of the line is checked as JSON and skipped, with msgspec), a batch at a
+time (in heal, ``join_split_records`` decodes them and hands them on with the batch). Lines are
 gathered into runs, cut exactly where the per-run stages cut them (a run record, a new ``runId``,
 a new input). A run is *clean* when no heal rule could fire on it and validation has nothing to
 say (mode ``heal``), or only the latter (mode ``validate``): it starts with ``run_started``, numbers
 its events 1..n, ends with a terminal event, every call has its result, timestamps are RFC 3339 UTC
 and in order, types are canonical, payloads objects, no ids to dedupe or sidechains to move, ...
+In the usual batch (every line an event of a named run) what can be judged of one line alone is
+judged once for the whole batch, and its runs on their seq, type and timestamp columns.
 A clean run leaves as a batch marked ``clean`` (raw lines, no records); the stages after it pass
 such a batch on as it is, after closing the run they were in. Anything else, or anything in doubt,
 goes on as raw lines to ``parse`` and the stages exactly as before: the screen only ever chooses the
@@ -87,6 +90,8 @@ def decode_heads(batch: Batch) -> list[_Head] | None:
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return heads if len(heads) == len(batch.raws) else None  # blank lines are skipped
+
+
 # Every timestamp of a run in one match: the pattern is_timestamp uses, once per line of the joined text.
 _STAMPS = re.compile(f"(?:{_RFC3339_STRICT.pattern}\n)*{_RFC3339_STRICT.pattern}", re.ASCII)
 _JUDGED = frozenset({"tool_called", "tool_completed", "tool_failed", "tool_unanswered", "assistant_message", *TERMINAL_TYPES})
