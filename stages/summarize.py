@@ -31,6 +31,8 @@ class SummarizeRuns(Transform):
     options = {
         "heal_logs": Option(bool, True, "for an artifact read from a file, count the repairs in the <id>.heal-log.json "
                                         "beside it when the stream carries no heal record for that run"),
+        "timeline": Option(bool, True, "gather each run's timeline marks (the html report draws them); false: "
+                                       "summaries without `timeline`, as every other format shows them"),
     }
 
     def __init__(self, **options: Any) -> None:
@@ -54,7 +56,8 @@ class SummarizeRuns(Transform):
                     done.append(self._finish())
                 is_run = kind == RUN_RECORD
                 self.tally = RunTally(record if is_run else None, batch.source,
-                                      run_id=record.get("runId") if kind is None else None)
+                                      run_id=record.get("runId") if kind is None else None,
+                                      timeline=self.config["timeline"])
             tally = self.tally
             assert tally is not None
             if kind is None:

@@ -10,6 +10,7 @@ by construction and every ``by*`` map is sorted by key, so the same input gives 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
@@ -21,14 +22,18 @@ from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
-from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, pair_tool_calls, tool_name
+from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, CallPairing, tool_name
 
+STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
+_STR = {str}
+# One length and zone: text order is time order (whether each is a real date is left to parse_timestamp).
+_CANONICAL_STAMPS = re.compile(r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n)*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",
+                               re.ASCII)
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary
 NO_TYPE = "(none)"
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
-_TOOL_PAYLOAD_KEYS = ("toolName", "tool", "name", "callId", "toolCallId", "id", "durationMs")
 _USAGE_KEYS = {
     "inputTokens": ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
     "outputTokens": ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
@@ -175,8 +180,9 @@ class RunTally:
     """Everything a run summary needs, gathered one event at a time."""
 
     def __init__(self, record: dict[str, Any] | None = None, source: str | None = None,
-                 run_id: str | None = None) -> None:
+                 run_id: str | None = None, timeline: bool = True) -> None:
         self.record = record
+        self.timeline = timeline  # False: no marks gathered, no ``timeline`` in the summary (only html draws it)
         self.source = source
         rid = record.get("runId") if record else run_id
         self.run_id: str | None = rid if isinstance(rid, str) and rid else None
@@ -185,8 +191,9 @@ class RunTally:
         self.first: datetime | None = None  # earliest timestamp
         self.last: datetime | None = None  # latest timestamp
         self.last_seen_ts: str | None = None  # last parseable timestamp in stream order
-        self.tool_events: list[dict[str, Any]] = []
-        self.seq_at: dict[int, Any] = {}  # position in run -> the event's own seq
+        self.stamps: list[Any] = []  # timestamps not yet looked at (without a timeline): see _fold_stamps
+        self.calls = CallPairing()  # the run's tool calls, paired as their events come
+        self.seq_at: dict[int, Any] = {}  # position in run of a tool event -> the event's own seq
         self.marks: list[tuple[int, str, Any, datetime | None, bool]] = []
         self.plain_seen = self.plain_marks = self.failed_marks = 0
         self.stride = 1  # every stride-th ordinary event gets a tick
@@ -208,34 +215,66 @@ class RunTally:
         if self.run_id is None and isinstance(event.get("runId"), str) and event["runId"]:
             self.run_id = event["runId"]
         stamp = event.get("timestamp")
-        moment = instant(stamp)
-        if moment is not None:
-            self.last_seen_ts = stamp
-            if self.first is None or moment < self.first:
-                self.first = moment
-            if self.last is None or moment > self.last:
-                self.last = moment
+        moment = None
+        if self.timeline:
+            moment = instant(stamp)
+            self._see_moment(stamp, moment)
+        else:  # looked at a few thousand at a time (only the first, last and latest matter)
+            self.stamps.append(stamp)
+            if len(self.stamps) >= STAMPS_HELD:
+                self._fold_stamps()
         payload = event.get("payload")
         if type(payload) is not dict:
             payload = {}
         failed = kind == RUN_FAILED or kind in FAILED
         if kind in TOOL_TYPES:
-            slim = {k: payload[k] for k in _TOOL_PAYLOAD_KEYS if k in payload}
-            self.tool_events.append({"type": kind, "seq": index, "timestamp": stamp, "payload": slim})
+            if kind in CALLED:
+                self.calls.called(payload, stamp, index)
+            else:
+                self.calls.result(kind in COMPLETED, payload, stamp, index)
             self.seq_at[index] = event.get("seq")
         if failed:
             self._add_failure(kind, payload, event.get("seq"))
         if "usage" in payload:
             usage = usage_of(payload["usage"])
             if usage:
-                self.event_usage.update(usage)
-                self.event_usage["_seen"] += 1
+                counts = self.event_usage
+                for key, value in usage.items():
+                    counts[key] += value
+                counts["_seen"] += 1
+        if not self.timeline:
+            return
         if failed:
             if self.failed_marks < MAX_MARKS:
                 self.failed_marks += 1
                 self.marks.append((index, kind, event.get("seq"), moment, True))
         else:
             self._add_plain_mark((index, kind, event.get("seq"), moment, False))
+
+    def _see_moment(self, stamp: Any, moment: datetime | None) -> None:
+        if moment is not None:
+            self.last_seen_ts = stamp
+            if self.first is None or moment < self.first:
+                self.first = moment
+            if self.last is None or moment > self.last:
+                self.last = moment
+
+    def _fold_stamps(self) -> None:
+        """Take the held timestamps into first, last and the last one seen. When all have the shape replay writes
+        (``2026-03-01T12:00:00.000Z``, one length, UTC), text order is time order: only the earliest, the latest
+        and the last are parsed; if any of those is no date (month 13), every one is looked at in turn."""
+        stamps, self.stamps = self.stamps, []
+        if not stamps:
+            return
+        if set(map(type, stamps)) == _STR and _CANONICAL_STAMPS.fullmatch("\n".join(stamps)) is not None:
+            lo, hi, end = instant(min(stamps)), instant(max(stamps)), instant(stamps[-1])
+            if lo is not None and hi is not None and end is not None:
+                self.last_seen_ts = stamps[-1]
+                self.first = lo if self.first is None else min(self.first, lo)
+                self.last = hi if self.last is None else max(self.last, hi)
+                return
+        for stamp in stamps:
+            self._see_moment(stamp, instant(stamp))
 
     def _add_plain_mark(self, mark: tuple[int, str, Any, datetime | None, bool]) -> None:
         """Keep every ``stride``-th ordinary event; when that makes too many, halve them and double the stride,
@@ -283,11 +322,12 @@ class RunTally:
         return "error" if declared == "error" or self.failed_event else "ok"
 
     def summary(self) -> dict[str, Any]:
+        self._fold_stamps()
         facts = self.record or {}
         start, end = self.first, self.last
         duration = number(_ms(end, start)) if start is not None and end is not None else None
-        calls = self._tool_calls(start)
-        return {
+        calls, indexes = self._tool_calls(start)
+        summary = {
             RECORD_KEY: SUMMARY_RECORD,
             "runId": self.run_id,
             "artifactId": facts.get("artifactId") if isinstance(facts.get("artifactId"), str) else None,
@@ -303,15 +343,15 @@ class RunTally:
             "errors": self._errors(),
             "usage": self._usage(),
             "repairs": {"total": self.repairs_total, "byRule": dict(sorted(self.repairs_by_rule.items()))},
-            "timeline": self._timeline(start, duration, calls),
         }
+        if self.timeline:
+            summary["timeline"] = self._timeline(start, duration, calls, indexes)
+        return summary
 
-    def _tool_calls(self, start: datetime | None) -> list[dict[str, Any]]:
-        events = self.tool_events
-        if self.last_seen_ts is not None:
-            events = [*events, {"type": None, "timestamp": self.last_seen_ts}]  # the run's last instant
-        out = []
-        for call in pair_tool_calls(events):
+    def _tool_calls(self, start: datetime | None) -> tuple[list[dict[str, Any]], list[Any]]:
+        """The run's calls as the summary lists them, and where each began in the run (for the timeline)."""
+        out, indexes = [], []
+        for call in self.calls.finish(self.last_seen_ts):  # open calls end at the run's last instant
             began = instant(call.get("startedAt"))
             index = call.get("seq")
             entry: dict[str, Any] = {
@@ -320,14 +360,14 @@ class RunTally:
                 "durationMs": number(call.get("durationMs") or 0.0),
                 "seq": self.seq_at.get(index) if isinstance(index, int) else None,
                 "startMs": number(_ms(began, start)) if began is not None and start is not None else None,
-                "index": index,
             }
             if call.get("callId"):
                 entry["callId"] = call["callId"]
             if call.get("unfinished"):
                 entry["unfinished"] = True
             out.append(entry)
-        return out
+            indexes.append(index)
+        return out, indexes
 
     def _errors(self) -> list[dict[str, Any]]:
         errors: list[dict[str, Any]] = []
@@ -357,7 +397,8 @@ class RunTally:
             "costUsd": money(declared.get("costUsd", 0)),
         }
 
-    def _timeline(self, start: datetime | None, duration: Any, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    def _timeline(self, start: datetime | None, duration: Any, calls: list[dict[str, Any]],
+                  indexes: list[Any]) -> dict[str, Any]:
         by_time = bool(duration)
         marks = []
         for index, kind, seq, moment, failed in self.marks:
@@ -368,7 +409,7 @@ class RunTally:
             marks.append(mark)
         return {"axis": "time" if by_time else "order", "spanMs": duration if by_time else None,
                 "events": self.count, "marks": marks, "omittedMarks": self.count - len(marks),
-                "calls": [{"index": c["index"], "startMs": c["startMs"]} for c in calls]}
+                "calls": [{"index": i, "startMs": c["startMs"]} for c, i in zip(calls, indexes, strict=True)]}
 
 
 def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -381,7 +422,7 @@ def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "total": len(calls), "ok": ok, "error": len(calls) - ok,
         "byTool": {name: _finish_stats(by_tool[name]) for name in sorted(by_tool)},
-        "calls": [{k: v for k, v in c.items() if k != "index"} for c in calls],
+        "calls": calls,
     }
 
 
