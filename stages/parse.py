@@ -110,12 +110,13 @@ class ParseLines(Transform):
         else:
             out = self._follow_sources(parsed)
         if type(out) is list:
-            result: Batch | list[Batch] = [self._take_dropped(part) for part in out[:-1]]
+            parts = [self._take_dropped(part) for part in out[:-1]]
             # a torn line of an input another input follows in this batch: its run closes within the batch,
             # so its heal record must count the torn line now (the last part's waits as usual)
             if self._torn_repairs:
                 self._release_torn()
-            result.append(self._take_dropped(out[-1]))
+            parts.append(self._take_dropped(out[-1]))
+            result: Batch | list[Batch] = parts
         else:
             result = self._take_dropped(out)  # type: ignore[arg-type]
         if batch.closes_run and self._torn_repairs:

@@ -238,7 +238,7 @@ class RunTally:
         if "usage" in payload:
             usage = usage_of(payload["usage"])
             if usage:
-                counts = self.event_usage
+                counts: Any = self.event_usage  # token counts stay ints, costs floats
                 for key, value in usage.items():
                     counts[key] += value
                 counts["_seen"] += 1
