@@ -50,8 +50,15 @@ def width(text: str) -> int:
 
 def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), indent: str = "") -> list[str]:
     """Rows aligned under their headers; columns in ``right`` (numbers) are right-aligned."""
+    lines = [headers, *rows]
+    if "".join(itertools.chain.from_iterable(lines)).isascii():  # a character is a column: padded a column at a time
+        columns = []
+        for k, column in enumerate(zip(*lines, strict=True)):
+            size = max(map(len, column))
+            columns.append(map(str.rjust if k in right else str.ljust, column, itertools.repeat(size)))
+        return [(indent + line).rstrip() for line in map("  ".join, zip(*columns, strict=True))]
     widths = _widths(headers, rows)
-    return [_row(row, widths, right, indent) for row in [headers, *rows]]
+    return [_row(row, widths, right, indent) for row in lines]
 
 
 def _tokens(usage: dict[str, Any] | None, key: str) -> str:
