@@ -1,4 +1,4 @@
-"""SpooledSummaries: what goes in comes back, in order and exactly, from memory and from the file past IN_MEMORY."""
+"""Spools: what goes in comes back, in order and exactly, from memory and from the file past IN_MEMORY."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.report import spool
-from replay.pipeline.report.spool import SpooledSummaries
+from replay.pipeline.report.spool import ByteSpool, SpooledSummaries
 
 
 def summary(k: int) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def test_summaries_come_back_in_order_from_memory_and_file() -> None:
     wanted = [summary(k) for k in range(40)]
     for s in wanted:
         spooled.append(s)
-    assert spooled._memory and spooled._file is not None  # both places are used
+    assert spooled._bytes._memory and spooled._bytes._file is not None  # both places are used
     assert len(spooled) == 40
     assert list(spooled) == wanted
     assert [spooled[k] for k in range(40)] == wanted
@@ -72,3 +72,24 @@ def test_any_summaries_round_trip(summaries: list[dict[str, Any]], memory: int) 
         spooled.close()
     finally:
         spool.IN_MEMORY = old
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=300), max_size=20), st.integers(0, 700), st.integers(1, 120), st.data())
+def test_a_byte_spool_gives_back_what_was_appended(pieces: list[bytes], memory: int, read: int, data: st.DataObject) -> None:
+    old = spool.IN_MEMORY, spool.READ_BYTES
+    spool.IN_MEMORY, spool.READ_BYTES = memory, read
+    try:
+        spooled = ByteSpool()
+        starts = [spooled.append(p) for p in pieces]
+        whole = b"".join(pieces)
+        assert spooled.size == len(whole) and b"".join(spooled.chunks()) == whole
+        assert all(len(c) <= read for c in spooled.chunks())
+        for start, piece in zip(starts, pieces, strict=True):
+            assert spooled.read(start, start + len(piece)) == piece
+        a = data.draw(st.integers(0, len(whole)))
+        b = data.draw(st.integers(a, len(whole)))
+        assert spooled.read(a, b) == whole[a:b]  # across the memory and the file
+        spooled.close()
+    finally:
+        spool.IN_MEMORY, spool.READ_BYTES = old
