@@ -27,11 +27,17 @@ def _first(payload: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 
 def tool_name(payload: Any) -> str | None:
-    return _first(payload, ("toolName", "tool", "name")) if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        return None
+    name = payload.get("toolName")  # the usual spelling first: one look
+    return name if name.__class__ is str and name else _first(payload, ("toolName", "tool", "name"))
 
 
 def call_id(payload: Any) -> str | None:
-    return _first(payload, ("callId", "toolCallId", "id")) if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        return None
+    cid = payload.get("callId")
+    return cid if cid.__class__ is str and cid else _first(payload, ("callId", "toolCallId", "id"))
 
 
 def _ms_between(start: Any, end: Any) -> float | None:

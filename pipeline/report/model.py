@@ -9,7 +9,9 @@ by construction and every ``by*`` map is sorted by key, so the same input gives 
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -24,6 +26,8 @@ from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, CallPairing, tool_name
 
+_TYPE, _RUN_ID = operator.methodcaller("get", "type"), operator.methodcaller("get", "runId")
+_TIMESTAMP, _PAYLOAD = operator.methodcaller("get", "timestamp"), operator.methodcaller("get", "payload")
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
 _STR = {str}
 # One length and zone: text order is time order (whether each is a real date is left to parse_timestamp).
@@ -34,6 +38,7 @@ MAX_MESSAGE = 2000  # characters of an error message kept in a summary
 NO_TYPE = "(none)"
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
+_READ_TYPES = TOOL_TYPES | {RUN_FAILED}  # the events whose payload a summary reads (besides its usage)
 _USAGE_KEYS = {
     "inputTokens": ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
     "outputTokens": ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
@@ -52,6 +57,14 @@ def number(value: float) -> int | float:
     return int(rounded) if rounded.is_integer() else rounded
 
 
+def _plus(total: int | float, value: int | float) -> int | float:
+    """A token sum: exact while every count is an int; an int too large for a float beside a float counts whole."""
+    try:
+        return total + value
+    except OverflowError:
+        return int(total) + int(value)
+
+
 def money(value: float) -> int | float:
     """A cost sum without binary noise (0.1 + 0.2 is 0.3)."""
     rounded = round(float(value), 10)
@@ -59,7 +72,10 @@ def money(value: float) -> int | float:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """An int (of any size) or a finite float; not a bool."""
+    cls = value.__class__
+    return cls is int or (cls is float and math.isfinite(value)) or (
+        cls is not bool and isinstance(value, int | float) and math.isfinite(float(value)))
 
 
 def _ms(later: datetime, earlier: datetime) -> float:
@@ -97,8 +113,9 @@ def usage_of(value: Any) -> dict[str, float] | None:
     found: dict[str, float] = {}
     for key, names in _USAGE_KEYS.items():
         for name in names:
-            if _is_number(value.get(name)):
-                found[key] = value[name]
+            number_ = value.get(name)
+            if number_ is not None and _is_number(number_):
+                found[key] = number_
                 break
     return found or None
 
@@ -236,12 +253,7 @@ class RunTally:
         if failed:
             self._add_failure(kind, payload, event.get("seq"))
         if "usage" in payload:
-            usage = usage_of(payload["usage"])
-            if usage:
-                counts: Any = self.event_usage  # token counts stay ints, costs floats
-                for key, value in usage.items():
-                    counts[key] += value
-                counts["_seen"] += 1
+            self._add_usage(payload["usage"])
         if not self.timeline:
             return
         if failed:
@@ -250,6 +262,50 @@ class RunTally:
                 self.marks.append((index, kind, event.get("seq"), moment, True))
         else:
             self._add_plain_mark((index, kind, event.get("seq"), moment, False))
+
+    def add_events(self, events: list[dict[str, Any]]) -> None:
+        """``add_event`` for each of ``events`` (plain events, in stream order), a column at a time: what every
+        event needs (its type counted, its timestamp held) by C-level maps; only tool events, failures and usage
+        are looked at one by one. With a timeline, event by event (each one may become a mark)."""
+        if self.timeline:
+            for event in events:
+                self.add_event(event)
+            return
+        base, n = self.count, len(events)
+        self.count += n
+        types = list(map(_TYPE, events))
+        if set(map(type, types)) != _STR or "" in types:
+            types = [kind if type(kind) is str and kind else NO_TYPE for kind in types]
+        self.by_type.update(types)
+        if self.run_id is None:
+            self.run_id = next((r for r in map(_RUN_ID, events) if isinstance(r, str) and r), None)
+        self.stamps += map(_TIMESTAMP, events)
+        if len(self.stamps) >= STAMPS_HELD:
+            self._fold_stamps()
+        payloads = list(map(_PAYLOAD, events))
+        for i in itertools.compress(range(n), map(_READ_TYPES.__contains__, types)):  # tool events and failures
+            kind, event, payload = types[i], events[i], payloads[i]
+            if type(payload) is not dict:
+                payload = {}
+            if kind in TOOL_TYPES:
+                if kind in CALLED:
+                    self.calls.called(payload, event.get("timestamp"), base + i)
+                else:
+                    self.calls.result(kind in COMPLETED, payload, event.get("timestamp"), base + i)
+                self.seq_at[base + i] = event.get("seq")
+            if kind == RUN_FAILED or kind in FAILED:
+                self._add_failure(kind, payload, event.get("seq"))
+        for payload in payloads:
+            if type(payload) is dict and "usage" in payload:
+                self._add_usage(payload["usage"])
+
+    def _add_usage(self, value: Any) -> None:
+        usage = usage_of(value)
+        if usage:
+            counts: Any = self.event_usage  # token counts stay ints, costs floats
+            for key, number_ in usage.items():
+                counts[key] += number_
+            counts["_seen"] += 1
 
     def _see_moment(self, stamp: Any, moment: datetime | None) -> None:
         if moment is not None:
@@ -469,7 +525,8 @@ class Aggregate:
         self.by_rule: Counter[str] = Counter()
         self.by_code: Counter[str] = Counter()
         self.by_tool: dict[str, dict[str, Any]] = {}
-        self.tokens_in = self.tokens_out = 0.0
+        self.tokens_in: int | float = 0  # ints stay exact, however large
+        self.tokens_out: int | float = 0
         self.costs: list[float] = []
         self.with_usage = 0
         self.durations: list[float] = []
@@ -491,8 +548,8 @@ class Aggregate:
             self.by_code[err.get("code") or err["kind"]] += 1
         if s["usage"] is not None:
             self.with_usage += 1
-            self.tokens_in += s["usage"]["inputTokens"]
-            self.tokens_out += s["usage"]["outputTokens"]
+            self.tokens_in = _plus(self.tokens_in, s["usage"]["inputTokens"])
+            self.tokens_out = _plus(self.tokens_out, s["usage"]["outputTokens"])
             self.costs.append(s["usage"]["costUsd"])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
