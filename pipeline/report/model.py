@@ -593,9 +593,13 @@ def report_document(summaries: list[dict[str, Any]], diagnostics: dict[str, Any]
 # shared by the renderers -------------------------------------------------------------------------
 def run_label(summary: dict[str, Any], position: int) -> str:
     """What to call a run: its runId, else its artifact id, else its file's name, else its place in the report."""
+    named = summary.get("runId") or summary.get("artifactId")
+    if named:
+        return named  # type: ignore[no-any-return]
     source = summary.get("source")
-    named = Path(source).name if isinstance(source, str) and source and not source.startswith("<") else None
-    return summary.get("runId") or summary.get("artifactId") or named or f"run #{position}"
+    if isinstance(source, str) and source and not source.startswith("<") and Path(source).name:
+        return Path(source).name
+    return f"run #{position}"
 
 
 def format_ms(value: Any) -> str:
