@@ -68,6 +68,7 @@ def is_timestamp(value: Any) -> bool:
     return known
 
 
+MOMENTS_KEPT = 16_384  # timestamps remembered (a few MiB at most)
 _MOMENTS: dict[str, datetime | None] = {}  # the last timestamps parsed: a report reads each one two or three times
 
 
@@ -79,7 +80,7 @@ def parse_timestamp(value: Any) -> datetime | None:
         return _MOMENTS[value]
     except KeyError:
         pass
-    if len(_MOMENTS) >= 65_536:
+    if len(_MOMENTS) >= MOMENTS_KEPT:
         _MOMENTS.clear()
     moment = _MOMENTS[value] = _parse_timestamp(value)
     return moment
