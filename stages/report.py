@@ -19,6 +19,7 @@ from replay.pipeline.io.run_files import write_file
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.report.model import Aggregate, aggregate
 from replay.pipeline.report.spool import SpooledSummaries
+from replay.pipeline.report.streaming import Streamed
 
 STDOUT = "-"
 FLUSH_BYTES = 256 * 1024
@@ -51,6 +52,12 @@ def render_chunks(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: di
         yield module.render(summaries, agg, title)
 
 
+def streamed_renderer(fmt: str) -> Streamed | None:
+    """The renderer of ``fmt`` that takes the runs as they come (text, json), or None (the others need them all)."""
+    module = importlib.import_module(RENDERERS[fmt])
+    return module.Streamed() if hasattr(module, "Streamed") else None
+
+
 @register("report")
 class RenderReport(Sink):
     summary = "Render the summaries from `summarize` as a text, json, markdown, junit or html report (stdout or a file)."
@@ -63,19 +70,30 @@ class RenderReport(Sink):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.summaries = SpooledSummaries()  # on disk past a few MiB: memory stays flat in the number of runs
+        self.streamed: Streamed | None = None  # text and json: each run rendered as it comes, not spooled
 
     def output_files(self) -> list[str]:
         return [self.config["path"]]
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        self.streamed = streamed_renderer(self.config["format"])
+        try:
+            await self._render(batches)
+        finally:  # what was spooled goes, whether the report was written or not
+            self.summaries.close()
+            if self.streamed is not None:
+                self.streamed.close()
+
+    async def _render(self, batches: AsyncIterator[Batch]) -> None:
         diagnostics: Counter[str] = Counter()
         others = failed = 0
         totals = Aggregate()
+        keep = self.summaries.append if self.streamed is None else self.streamed.add
         async for batch in batches:
             for record in batch.events or ():
                 kind = record.get(RECORD_KEY) if type(record) is dict else None
                 if kind == SUMMARY_RECORD:
-                    self.summaries.append(record)
+                    keep(record)
                     totals.add(record)
                     failed += record.get("status") == "error"
                 elif kind == DIAGNOSTICS_RECORD:
@@ -91,20 +109,20 @@ class RenderReport(Sink):
         await anyio.lowlevel.checkpoint()
         self.publish("failed_runs", failed)
         diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics)}
-        chunks = render_chunks(self.config["format"], self.summaries, diag, self.config["title"], totals)
+        if self.streamed is not None:
+            chunks = self.streamed.chunks(totals.result(diag), self.config["title"])
+        else:
+            chunks = render_chunks(self.config["format"], self.summaries, diag, self.config["title"], totals)
         path = self.config["path"]
-        try:
-            if path == STDOUT:
-                await _to_stdout(chunks)
-            elif is_url(path):
-                write_file(path, b"".join(chunks))  # a URL: under a temp name, then moved onto its own
-            else:
-                with atomic_output(path) as handle:
-                    for chunk in chunks:
-                        handle.write(chunk)
-                    await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not commit the file
-        finally:
-            self.summaries.close()
+        if path == STDOUT:
+            await _to_stdout(chunks)
+        elif is_url(path):
+            write_file(path, b"".join(chunks))  # a URL: under a temp name, then moved onto its own
+        else:
+            with atomic_output(path) as handle:
+                for chunk in chunks:
+                    handle.write(chunk)
+                await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not commit the file
 
 
 async def _to_stdout(chunks: Iterator[bytes]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections import Counter
 from typing import Any
 
@@ -17,6 +19,9 @@ from replay.pipeline.report.model import (
     read_heal_log,
 )
 
+_DICT, _STR = {dict}, {str}
+_RECORD, _RUN_ID = operator.methodcaller("get", RECORD_KEY), operator.methodcaller("get", "runId")
+
 
 @register("summarize")
 class SummarizeRuns(Transform):
@@ -31,6 +36,8 @@ class SummarizeRuns(Transform):
     options = {
         "heal_logs": Option(bool, True, "for an artifact read from a file, count the repairs in the <id>.heal-log.json "
                                         "beside it when the stream carries no heal record for that run"),
+        "timeline": Option(bool, True, "gather each run's timeline marks (the html report draws them); false: "
+                                       "summaries without `timeline`, as every other format shows them"),
     }
 
     def __init__(self, **options: Any) -> None:
@@ -43,25 +50,50 @@ class SummarizeRuns(Transform):
             self._side_records(batch)
             return None
         done: list[dict[str, Any]] = []
-        for record in batch.events or ():
+        events = batch.events or []
+        if not self._by_runs(events, batch.source, done):
+            self._one_by_one(events, batch.source, done)
+        return Batch.of(done, batch.source) if done else None
+
+    def _by_runs(self, events: list[Any], source: str, done: list[dict[str, Any]]) -> bool:
+        """The usual batch (plain events, each with a runId): cut where the runId changes, each piece added to its
+        run at once. False (nothing done) for anything else: records, events without a runId."""
+        n = len(events)
+        if not n or set(map(type, events)) != _DICT or list(map(_RECORD, events)).count(None) != n:
+            return False
+        rids = list(map(_RUN_ID, events))
+        if set(map(type, rids)) != _STR or "" in rids:
+            return False
+        cuts = [i for i, (a, b) in enumerate(itertools.pairwise(rids), start=1) if a != b]
+        for a, b in itertools.pairwise([0, *cuts, n]):
+            tally = self.tally
+            if tally is None or starts_run(events[a], tally, source):  # type: ignore[arg-type]
+                if tally is not None:
+                    done.append(self._finish())
+                tally = self.tally = RunTally(None, source, run_id=rids[a], timeline=self.config["timeline"])
+            tally.add_events(events[a:b])
+        return True
+
+    def _one_by_one(self, events: list[Any], source: str, done: list[dict[str, Any]]) -> None:
+        for record in events:
             if type(record) is not dict:
                 continue
             kind = record.get(RECORD_KEY)
             if kind not in (None, RUN_RECORD, HEAL_RECORD):
                 continue  # other reserved records say nothing about the run
-            if self.tally is None or starts_run(record, self.tally, batch.source):  # type: ignore[arg-type]
+            if self.tally is None or starts_run(record, self.tally, source):  # type: ignore[arg-type]
                 if self.tally is not None:
                     done.append(self._finish())
                 is_run = kind == RUN_RECORD
-                self.tally = RunTally(record if is_run else None, batch.source,
-                                      run_id=record.get("runId") if kind is None else None)
+                self.tally = RunTally(record if is_run else None, source,
+                                      run_id=record.get("runId") if kind is None else None,
+                                      timeline=self.config["timeline"])
             tally = self.tally
             assert tally is not None
             if kind is None:
                 tally.add_event(record)
             elif kind == HEAL_RECORD:
                 tally.add_heal_record(record)
-        return Batch.of(done, batch.source) if done else None
 
     def flush(self) -> Batch | None:
         done = [self._finish()] if self.tally is not None else []

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import pty
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
 
@@ -66,3 +72,59 @@ def named(data: bytes, **places: str | Path) -> bytes:
 
 def named_tree(tree: dict[str, bytes], **places: str | Path) -> dict[str, bytes]:
     return {name: named(data, **places) for name, data in tree.items()}
+
+
+def on_a_terminal(command: list[str]) -> tuple[int, bytes]:
+    """Run ``command`` with stderr on a pseudo-terminal; returns (exit code, what the terminal showed)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    return proc.wait(), shown
+
+
+class Backends:
+    """Local backends for the resume tests, put in place of the real one by ``swapped_backend``: ``crash()`` makes
+    the next command finish its first task and then die as a machine would (KeyboardInterrupt); ``count()`` makes
+    it compute every task and add its inputs to ``computed``."""
+
+    def __init__(self, scale: Any) -> None:
+        from replay.pipeline.engine import parallel
+
+        self.scale, self.real, self.computed = scale, parallel.run_inputs, list[str]()
+
+    def crash(self) -> None:
+        def crash_after_first_task(work: Any, chunks: Any, workers: int) -> Iterator[Any]:
+            index, paths = chunks[0]
+            yield index, self.real(work, paths)
+            raise KeyboardInterrupt  # the machine went away
+
+        self.scale._backend = lambda _scale: crash_after_first_task
+
+    def count(self) -> None:
+        def counting(work: Any, chunks: Any, workers: int) -> Iterator[Any]:
+            for index, paths in chunks:
+                self.computed.extend(paths)
+                yield index, self.real(work, paths)
+
+        self.scale._backend = lambda _scale: counting
+
+
+@contextmanager
+def swapped_backend() -> Iterator[Backends]:
+    import replay.pipeline.cli.scale as scale
+
+    original = scale._backend
+    try:
+        yield Backends(scale)
+    finally:
+        scale._backend = original

@@ -68,9 +68,26 @@ def is_timestamp(value: Any) -> bool:
     return known
 
 
+MOMENTS_KEPT = 16_384  # timestamps remembered (a few MiB at most)
+_MOMENTS: dict[str, datetime | None] = {}  # the last timestamps parsed: a report reads each one two or three times
+
+
 def parse_timestamp(value: Any) -> datetime | None:
     """The instant an RFC 3339 timestamp names, or None when ``value`` is not one."""
-    if value.__class__ is str and len(value) in (20, 24) and value[-1] == "Z" and value[10] == "T" and value[19] in ".Z" \
+    if value.__class__ is not str:
+        return None
+    try:
+        return _MOMENTS[value]
+    except KeyError:
+        pass
+    if len(_MOMENTS) >= MOMENTS_KEPT:
+        _MOMENTS.clear()
+    moment = _MOMENTS[value] = _parse_timestamp(value)
+    return moment
+
+
+def _parse_timestamp(value: str) -> datetime | None:
+    if len(value) in (20, 24) and value[-1] == "Z" and value[10] == "T" and value[19] in ".Z" \
             and value.isascii() and value[4] == "-" and value[7] == "-" and value[13] == ":" and value[16] == ":" \
             and value[:4].isdigit():
         # The form replay writes (2026-03-01T12:00:00.000Z): fromisoformat alone decides, no regex.
@@ -78,7 +95,7 @@ def parse_timestamp(value: Any) -> datetime | None:
             return datetime.fromisoformat(value)
         except ValueError:
             return None
-    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+    if not _RFC3339.fullmatch(value):
         return None
     text = value.replace("z", "Z").replace("Z", "+00:00")
     if text[10] in "t ":
@@ -92,7 +109,7 @@ def parse_timestamp(value: Any) -> datetime | None:
 
 def format_timestamp(moment: datetime) -> str:
     """RFC 3339 in UTC with milliseconds, the form replay writes."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"  # "+00:00" -> "Z"; years 0001..9999
 
 
 def with_field(event: dict[str, Any], key: str, value: Any) -> dict[str, Any]:

@@ -27,11 +27,17 @@ def _first(payload: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 
 def tool_name(payload: Any) -> str | None:
-    return _first(payload, ("toolName", "tool", "name")) if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        return None
+    name = payload.get("toolName")  # the usual spelling first: one look
+    return name if name.__class__ is str and name else _first(payload, ("toolName", "tool", "name"))
 
 
 def call_id(payload: Any) -> str | None:
-    return _first(payload, ("callId", "toolCallId", "id")) if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        return None
+    cid = payload.get("callId")
+    return cid if cid.__class__ is str and cid else _first(payload, ("callId", "toolCallId", "id"))
 
 
 def _ms_between(start: Any, end: Any) -> float | None:
@@ -43,44 +49,63 @@ def _ms_between(start: Any, end: Any) -> float | None:
 
 def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``[{toolName, status, durationMs, callId?, startedAt, seq}]`` in the order calls began."""
-    calls: list[dict[str, Any]] = []
-    open_by_id: dict[str, dict[str, Any]] = {}
-    open_by_name: dict[str, list[dict[str, Any]]] = {}
+    pairing = CallPairing()
     last_ts = None
     for ev in events:
         etype, payload, ts = event_type(ev), ev.get("payload"), ev.get("timestamp")
         if parse_timestamp(ts) is not None:
             last_ts = ts
         if etype in CALLED:
-            name = tool_name(payload) or "unknown"
-            call = {"toolName": name, "status": "error", "durationMs": 0.0, "startedAt": ts, "seq": ev.get("seq"),
-                    "open": True}
-            cid = call_id(payload)
-            if cid:
-                call["callId"] = cid
-                open_by_id[cid] = call
-            else:
-                open_by_name.setdefault(name, []).append(call)
-            calls.append(call)
+            pairing.called(payload, ts, ev.get("seq"))
         elif etype in COMPLETED or etype in FAILED:
-            cid, result_name = call_id(payload), tool_name(payload)
-            found = open_by_id.pop(cid, None) if cid else None
-            if found is None and result_name and open_by_name.get(result_name):
-                found = open_by_name[result_name].pop(0)
-            if found is None:  # a result without its call: count it on its own
-                found = {"toolName": result_name or "unknown", "startedAt": ts, "seq": ev.get("seq")}
-                calls.append(found)
-            call = found
-            call["status"] = "ok" if etype in COMPLETED else "error"
-            measured = payload.get("durationMs") if isinstance(payload, dict) else None
-            if isinstance(measured, int | float) and not isinstance(measured, bool) and measured >= 0:
-                call["durationMs"] = float(measured)
-            else:
-                call["durationMs"] = _ms_between(call.get("startedAt"), ts) or 0.0
-            call["endedAt"] = ts
-            call.pop("open", None)
-    for call in calls:
-        if call.pop("open", False):
-            call["durationMs"] = _ms_between(call.get("startedAt"), last_ts) or 0.0
-            call["unfinished"] = True
-    return calls
+            pairing.result(etype in COMPLETED, payload, ts, ev.get("seq"))
+    return pairing.finish(last_ts)
+
+
+class CallPairing:
+    """The pairing of ``pair_tool_calls`` fed one tool event at a time (a report pairs a run's calls as it reads
+    them, keeping nothing else of its tool events): ``called`` and ``result`` in stream order, then ``finish``."""
+
+    __slots__ = ("calls", "open_by_id", "open_by_name")
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.open_by_id: dict[str, dict[str, Any]] = {}
+        self.open_by_name: dict[str, list[dict[str, Any]]] = {}
+
+    def called(self, payload: Any, ts: Any, seq: Any) -> None:
+        name = tool_name(payload) or "unknown"
+        call = {"toolName": name, "status": "error", "durationMs": 0.0, "startedAt": ts, "seq": seq, "open": True}
+        cid = call_id(payload)
+        if cid:
+            call["callId"] = cid
+            self.open_by_id[cid] = call
+        else:
+            self.open_by_name.setdefault(name, []).append(call)
+        self.calls.append(call)
+
+    def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> None:
+        cid, result_name = call_id(payload), tool_name(payload)
+        found = self.open_by_id.pop(cid, None) if cid else None
+        if found is None and result_name and self.open_by_name.get(result_name):
+            found = self.open_by_name[result_name].pop(0)
+        if found is None:  # a result without its call: count it on its own
+            found = {"toolName": result_name or "unknown", "startedAt": ts, "seq": seq}
+            self.calls.append(found)
+        call = found
+        call["status"] = "ok" if ok else "error"
+        measured = payload.get("durationMs") if isinstance(payload, dict) else None
+        if isinstance(measured, int | float) and not isinstance(measured, bool) and measured >= 0:
+            call["durationMs"] = float(measured)
+        else:
+            call["durationMs"] = _ms_between(call.get("startedAt"), ts) or 0.0
+        call["endedAt"] = ts
+        call.pop("open", None)
+
+    def finish(self, last_ts: Any) -> list[dict[str, Any]]:
+        """The calls in the order they began; those still open end at ``last_ts`` (the run's last instant), unfinished."""
+        for call in self.calls:
+            if call.pop("open", False):
+                call["durationMs"] = _ms_between(call.get("startedAt"), last_ts) or 0.0
+                call["unfinished"] = True
+        return self.calls

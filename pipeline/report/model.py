@@ -9,7 +9,10 @@ by construction and every ``by*`` map is sorted by key, so the same input gives 
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
+import re
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
@@ -21,14 +24,21 @@ from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
-from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, pair_tool_calls, tool_name
+from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, CallPairing, tool_name
 
+_TYPE, _RUN_ID = operator.methodcaller("get", "type"), operator.methodcaller("get", "runId")
+_TIMESTAMP, _PAYLOAD = operator.methodcaller("get", "timestamp"), operator.methodcaller("get", "payload")
+STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
+_STR = {str}
+# One length and zone: text order is time order (whether each is a real date is left to parse_timestamp).
+_CANONICAL_STAMPS = re.compile(r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n)*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",
+                               re.ASCII)
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary
 NO_TYPE = "(none)"
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
-_TOOL_PAYLOAD_KEYS = ("toolName", "tool", "name", "callId", "toolCallId", "id", "durationMs")
+_READ_TYPES = TOOL_TYPES | {RUN_FAILED}  # the events whose payload a summary reads (besides its usage)
 _USAGE_KEYS = {
     "inputTokens": ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
     "outputTokens": ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
@@ -47,6 +57,14 @@ def number(value: float) -> int | float:
     return int(rounded) if rounded.is_integer() else rounded
 
 
+def _plus(total: int | float, value: int | float) -> int | float:
+    """A token sum: exact while every count is an int; an int too large for a float beside a float counts whole."""
+    try:
+        return total + value
+    except OverflowError:
+        return int(total) + int(value)
+
+
 def money(value: float) -> int | float:
     """A cost sum without binary noise (0.1 + 0.2 is 0.3)."""
     rounded = round(float(value), 10)
@@ -54,7 +72,10 @@ def money(value: float) -> int | float:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """An int (of any size) or a finite float; not a bool."""
+    cls = value.__class__
+    return cls is int or (cls is float and math.isfinite(value)) or (
+        cls is not bool and isinstance(value, int | float) and math.isfinite(float(value)))
 
 
 def _ms(later: datetime, earlier: datetime) -> float:
@@ -92,8 +113,9 @@ def usage_of(value: Any) -> dict[str, float] | None:
     found: dict[str, float] = {}
     for key, names in _USAGE_KEYS.items():
         for name in names:
-            if _is_number(value.get(name)):
-                found[key] = value[name]
+            number_ = value.get(name)
+            if number_ is not None and _is_number(number_):
+                found[key] = number_
                 break
     return found or None
 
@@ -175,8 +197,9 @@ class RunTally:
     """Everything a run summary needs, gathered one event at a time."""
 
     def __init__(self, record: dict[str, Any] | None = None, source: str | None = None,
-                 run_id: str | None = None) -> None:
+                 run_id: str | None = None, timeline: bool = True) -> None:
         self.record = record
+        self.timeline = timeline  # False: no marks gathered, no ``timeline`` in the summary (only html draws it)
         self.source = source
         rid = record.get("runId") if record else run_id
         self.run_id: str | None = rid if isinstance(rid, str) and rid else None
@@ -185,8 +208,9 @@ class RunTally:
         self.first: datetime | None = None  # earliest timestamp
         self.last: datetime | None = None  # latest timestamp
         self.last_seen_ts: str | None = None  # last parseable timestamp in stream order
-        self.tool_events: list[dict[str, Any]] = []
-        self.seq_at: dict[int, Any] = {}  # position in run -> the event's own seq
+        self.stamps: list[Any] = []  # timestamps not yet looked at (without a timeline): see _fold_stamps
+        self.calls = CallPairing()  # the run's tool calls, paired as their events come
+        self.seq_at: dict[int, Any] = {}  # position in run of a tool event -> the event's own seq
         self.marks: list[tuple[int, str, Any, datetime | None, bool]] = []
         self.plain_seen = self.plain_marks = self.failed_marks = 0
         self.stride = 1  # every stride-th ordinary event gets a tick
@@ -208,34 +232,105 @@ class RunTally:
         if self.run_id is None and isinstance(event.get("runId"), str) and event["runId"]:
             self.run_id = event["runId"]
         stamp = event.get("timestamp")
-        moment = instant(stamp)
-        if moment is not None:
-            self.last_seen_ts = stamp
-            if self.first is None or moment < self.first:
-                self.first = moment
-            if self.last is None or moment > self.last:
-                self.last = moment
+        moment = None
+        if self.timeline:
+            moment = instant(stamp)
+            self._see_moment(stamp, moment)
+        else:  # looked at a few thousand at a time (only the first, last and latest matter)
+            self.stamps.append(stamp)
+            if len(self.stamps) >= STAMPS_HELD:
+                self._fold_stamps()
         payload = event.get("payload")
         if type(payload) is not dict:
             payload = {}
         failed = kind == RUN_FAILED or kind in FAILED
         if kind in TOOL_TYPES:
-            slim = {k: payload[k] for k in _TOOL_PAYLOAD_KEYS if k in payload}
-            self.tool_events.append({"type": kind, "seq": index, "timestamp": stamp, "payload": slim})
+            if kind in CALLED:
+                self.calls.called(payload, stamp, index)
+            else:
+                self.calls.result(kind in COMPLETED, payload, stamp, index)
             self.seq_at[index] = event.get("seq")
         if failed:
             self._add_failure(kind, payload, event.get("seq"))
         if "usage" in payload:
-            usage = usage_of(payload["usage"])
-            if usage:
-                self.event_usage.update(usage)
-                self.event_usage["_seen"] += 1
+            self._add_usage(payload["usage"])
+        if not self.timeline:
+            return
         if failed:
             if self.failed_marks < MAX_MARKS:
                 self.failed_marks += 1
                 self.marks.append((index, kind, event.get("seq"), moment, True))
         else:
             self._add_plain_mark((index, kind, event.get("seq"), moment, False))
+
+    def add_events(self, events: list[dict[str, Any]]) -> None:
+        """``add_event`` for each of ``events`` (plain events, in stream order), a column at a time: what every
+        event needs (its type counted, its timestamp held) by C-level maps; only tool events, failures and usage
+        are looked at one by one. With a timeline, event by event (each one may become a mark)."""
+        if self.timeline:
+            for event in events:
+                self.add_event(event)
+            return
+        base, n = self.count, len(events)
+        self.count += n
+        types = list(map(_TYPE, events))
+        if set(map(type, types)) != _STR or "" in types:
+            types = [kind if type(kind) is str and kind else NO_TYPE for kind in types]
+        self.by_type.update(types)
+        if self.run_id is None:
+            self.run_id = next((r for r in map(_RUN_ID, events) if isinstance(r, str) and r), None)
+        self.stamps += map(_TIMESTAMP, events)
+        if len(self.stamps) >= STAMPS_HELD:
+            self._fold_stamps()
+        payloads = list(map(_PAYLOAD, events))
+        for i in itertools.compress(range(n), map(_READ_TYPES.__contains__, types)):  # tool events and failures
+            kind, event, payload = types[i], events[i], payloads[i]
+            if type(payload) is not dict:
+                payload = {}
+            if kind in TOOL_TYPES:
+                if kind in CALLED:
+                    self.calls.called(payload, event.get("timestamp"), base + i)
+                else:
+                    self.calls.result(kind in COMPLETED, payload, event.get("timestamp"), base + i)
+                self.seq_at[base + i] = event.get("seq")
+            if kind == RUN_FAILED or kind in FAILED:
+                self._add_failure(kind, payload, event.get("seq"))
+        for payload in payloads:
+            if type(payload) is dict and "usage" in payload:
+                self._add_usage(payload["usage"])
+
+    def _add_usage(self, value: Any) -> None:
+        usage = usage_of(value)
+        if usage:
+            counts: Any = self.event_usage  # token counts stay ints, costs floats
+            for key, number_ in usage.items():
+                counts[key] += number_
+            counts["_seen"] += 1
+
+    def _see_moment(self, stamp: Any, moment: datetime | None) -> None:
+        if moment is not None:
+            self.last_seen_ts = stamp
+            if self.first is None or moment < self.first:
+                self.first = moment
+            if self.last is None or moment > self.last:
+                self.last = moment
+
+    def _fold_stamps(self) -> None:
+        """Take the held timestamps into first, last and the last one seen. When all have the shape replay writes
+        (``2026-03-01T12:00:00.000Z``, one length, UTC), text order is time order: only the earliest, the latest
+        and the last are parsed; if any of those is no date (month 13), every one is looked at in turn."""
+        stamps, self.stamps = self.stamps, []
+        if not stamps:
+            return
+        if set(map(type, stamps)) == _STR and _CANONICAL_STAMPS.fullmatch("\n".join(stamps)) is not None:
+            lo, hi, end = instant(min(stamps)), instant(max(stamps)), instant(stamps[-1])
+            if lo is not None and hi is not None and end is not None:
+                self.last_seen_ts = stamps[-1]
+                self.first = lo if self.first is None else min(self.first, lo)
+                self.last = hi if self.last is None else max(self.last, hi)
+                return
+        for stamp in stamps:
+            self._see_moment(stamp, instant(stamp))
 
     def _add_plain_mark(self, mark: tuple[int, str, Any, datetime | None, bool]) -> None:
         """Keep every ``stride``-th ordinary event; when that makes too many, halve them and double the stride,
@@ -283,11 +378,12 @@ class RunTally:
         return "error" if declared == "error" or self.failed_event else "ok"
 
     def summary(self) -> dict[str, Any]:
+        self._fold_stamps()
         facts = self.record or {}
         start, end = self.first, self.last
         duration = number(_ms(end, start)) if start is not None and end is not None else None
-        calls = self._tool_calls(start)
-        return {
+        calls, indexes = self._tool_calls(start)
+        summary = {
             RECORD_KEY: SUMMARY_RECORD,
             "runId": self.run_id,
             "artifactId": facts.get("artifactId") if isinstance(facts.get("artifactId"), str) else None,
@@ -303,15 +399,15 @@ class RunTally:
             "errors": self._errors(),
             "usage": self._usage(),
             "repairs": {"total": self.repairs_total, "byRule": dict(sorted(self.repairs_by_rule.items()))},
-            "timeline": self._timeline(start, duration, calls),
         }
+        if self.timeline:
+            summary["timeline"] = self._timeline(start, duration, calls, indexes)
+        return summary
 
-    def _tool_calls(self, start: datetime | None) -> list[dict[str, Any]]:
-        events = self.tool_events
-        if self.last_seen_ts is not None:
-            events = [*events, {"type": None, "timestamp": self.last_seen_ts}]  # the run's last instant
-        out = []
-        for call in pair_tool_calls(events):
+    def _tool_calls(self, start: datetime | None) -> tuple[list[dict[str, Any]], list[Any]]:
+        """The run's calls as the summary lists them, and where each began in the run (for the timeline)."""
+        out, indexes = [], []
+        for call in self.calls.finish(self.last_seen_ts):  # open calls end at the run's last instant
             began = instant(call.get("startedAt"))
             index = call.get("seq")
             entry: dict[str, Any] = {
@@ -320,14 +416,14 @@ class RunTally:
                 "durationMs": number(call.get("durationMs") or 0.0),
                 "seq": self.seq_at.get(index) if isinstance(index, int) else None,
                 "startMs": number(_ms(began, start)) if began is not None and start is not None else None,
-                "index": index,
             }
             if call.get("callId"):
                 entry["callId"] = call["callId"]
             if call.get("unfinished"):
                 entry["unfinished"] = True
             out.append(entry)
-        return out
+            indexes.append(index)
+        return out, indexes
 
     def _errors(self) -> list[dict[str, Any]]:
         errors: list[dict[str, Any]] = []
@@ -357,7 +453,8 @@ class RunTally:
             "costUsd": money(declared.get("costUsd", 0)),
         }
 
-    def _timeline(self, start: datetime | None, duration: Any, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    def _timeline(self, start: datetime | None, duration: Any, calls: list[dict[str, Any]],
+                  indexes: list[Any]) -> dict[str, Any]:
         by_time = bool(duration)
         marks = []
         for index, kind, seq, moment, failed in self.marks:
@@ -368,7 +465,7 @@ class RunTally:
             marks.append(mark)
         return {"axis": "time" if by_time else "order", "spanMs": duration if by_time else None,
                 "events": self.count, "marks": marks, "omittedMarks": self.count - len(marks),
-                "calls": [{"index": c["index"], "startMs": c["startMs"]} for c in calls]}
+                "calls": [{"index": i, "startMs": c["startMs"]} for c, i in zip(calls, indexes, strict=True)]}
 
 
 def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -381,7 +478,7 @@ def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "total": len(calls), "ok": ok, "error": len(calls) - ok,
         "byTool": {name: _finish_stats(by_tool[name]) for name in sorted(by_tool)},
-        "calls": [{k: v for k, v in c.items() if k != "index"} for c in calls],
+        "calls": calls,
     }
 
 
@@ -428,7 +525,8 @@ class Aggregate:
         self.by_rule: Counter[str] = Counter()
         self.by_code: Counter[str] = Counter()
         self.by_tool: dict[str, dict[str, Any]] = {}
-        self.tokens_in = self.tokens_out = 0.0
+        self.tokens_in: int | float = 0  # ints stay exact, however large
+        self.tokens_out: int | float = 0
         self.costs: list[float] = []
         self.with_usage = 0
         self.durations: list[float] = []
@@ -450,8 +548,8 @@ class Aggregate:
             self.by_code[err.get("code") or err["kind"]] += 1
         if s["usage"] is not None:
             self.with_usage += 1
-            self.tokens_in += s["usage"]["inputTokens"]
-            self.tokens_out += s["usage"]["outputTokens"]
+            self.tokens_in = _plus(self.tokens_in, s["usage"]["inputTokens"])
+            self.tokens_out = _plus(self.tokens_out, s["usage"]["outputTokens"])
             self.costs.append(s["usage"]["costUsd"])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
@@ -495,9 +593,13 @@ def report_document(summaries: list[dict[str, Any]], diagnostics: dict[str, Any]
 # shared by the renderers -------------------------------------------------------------------------
 def run_label(summary: dict[str, Any], position: int) -> str:
     """What to call a run: its runId, else its artifact id, else its file's name, else its place in the report."""
+    named = summary.get("runId") or summary.get("artifactId")
+    if named:
+        return named  # type: ignore[no-any-return]
     source = summary.get("source")
-    named = Path(source).name if isinstance(source, str) and source and not source.startswith("<") else None
-    return summary.get("runId") or summary.get("artifactId") or named or f"run #{position}"
+    if isinstance(source, str) and source and not source.startswith("<") and Path(source).name:
+        return Path(source).name
+    return f"run #{position}"
 
 
 def format_ms(value: Any) -> str:

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.report.model import format_cost, format_count, format_counts, format_ms, run_label
+from replay.pipeline.report.spool import ByteSpool
+from replay.pipeline.report.streaming import render_through
 
 CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
 ERROR_ROWS = 100  # errors listed per run
@@ -50,8 +52,15 @@ def width(text: str) -> int:
 
 def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), indent: str = "") -> list[str]:
     """Rows aligned under their headers; columns in ``right`` (numbers) are right-aligned."""
+    lines = [headers, *rows]
+    if "".join(itertools.chain.from_iterable(lines)).isascii():  # a character is a column: padded a column at a time
+        columns = []
+        for k, column in enumerate(zip(*lines, strict=True)):
+            size = max(map(len, column))
+            columns.append(map(str.rjust if k in right else str.ljust, column, itertools.repeat(size)))
+        return [(indent + line).rstrip() for line in map("  ".join, zip(*columns, strict=True))]
     widths = _widths(headers, rows)
-    return [_row(row, widths, right, indent) for row in [headers, *rows]]
+    return [_row(row, widths, right, indent) for row in lines]
 
 
 def _tokens(usage: dict[str, Any] | None, key: str) -> str:
@@ -68,51 +77,62 @@ def render(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str)
     return b"".join(render_chunks(summaries, agg, title))
 
 
-def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> Iterator[bytes]:
-    """The report a few thousand lines at a time; the run table is measured in a first pass over the runs
-    and written in a second, so nothing grows with the number of runs."""
-    runs = agg["runs"]
-    head = [f"{clean(title)}: {runs['total']} run{'s' if runs['total'] != 1 else ''} "
-            f"({runs['ok']} ok, {runs['error']} error)", ""]
-    yield _lines(head)
-    if summaries:
-        # one pass over the runs for the table: its cells kept as one short string a run (not the summaries)
-        cells = [_CELL.join(row) for row in itertools.chain(_rows(summaries), [_total_row(agg)])]
-        widths = _widths(HEADERS, (c.split(_CELL) for c in cells))
-        pending = [_row(HEADERS, widths, RIGHT)]
-        for packed in cells:
-            pending.append(_row(packed.split(_CELL), widths, RIGHT))
-            if len(pending) >= CHUNK_LINES:
-                yield _lines(pending)
-                pending = []
-        pending.append("")
-        yield _lines(pending)
-    pending = []
-    for n, s in enumerate(summaries, 1):
-        pending += _run_block(s, n)
-        pending.append("")
-        if len(pending) >= CHUNK_LINES:
+def render_chunks(summaries: Iterable[dict[str, Any]], agg: dict[str, Any], title: str) -> Iterator[bytes]:
+    return render_through(Streamed(), summaries, agg, title)
+
+
+class Streamed:
+    """The text report built as the runs come: a run's section is written at once (into a ``ByteSpool``: memory
+    stays flat) and its row of the runs table kept as one short string; ``chunks`` then writes the head, the
+    table (its columns measured over every row), the sections and the totals."""
+
+    def __init__(self) -> None:
+        self.cells: list[str] = []  # a run's row of the table, its cells joined by _CELL
+        self.sections = ByteSpool()
+
+    def add(self, summary: dict[str, Any]) -> None:
+        n = len(self.cells) + 1
+        self.cells.append(_CELL.join(_row_cells(summary, n)))
+        self.sections.append(_lines([*_run_block(summary, n), ""]))
+
+    def chunks(self, agg: dict[str, Any], title: str) -> Iterator[bytes]:
+        runs = agg["runs"]
+        head = [f"{clean(title)}: {runs['total']} run{'s' if runs['total'] != 1 else ''} "
+                f"({runs['ok']} ok, {runs['error']} error)", ""]
+        yield _lines(head)
+        if self.cells:
+            cells = [*self.cells, _CELL.join(_total_row(agg))]
+            widths = _widths(HEADERS, (c.split(_CELL) for c in cells))
+            pending = [_row(HEADERS, widths, RIGHT)]
+            for packed in cells:
+                pending.append(_row(packed.split(_CELL), widths, RIGHT))
+                if len(pending) >= CHUNK_LINES:
+                    yield _lines(pending)
+                    pending = []
+            pending.append("")
             yield _lines(pending)
-            pending = []
-    pending += _aggregate_block(agg)
-    while pending and not pending[-1]:  # the report ends with one newline
-        pending.pop()
-    yield _lines(pending)
+            yield from self.sections.chunks()
+        pending = _aggregate_block(agg)
+        while pending and not pending[-1]:  # the report ends with one newline
+            pending.pop()
+        yield _lines(pending)
+
+    def close(self) -> None:
+        self.sections.close()
 
 
 def _lines(lines: list[str]) -> bytes:
     return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
-def _rows(summaries: Iterable[dict[str, Any]]) -> Iterator[list[str]]:
-    for n, s in enumerate(summaries, 1):
-        tc = s["toolCalls"]
-        yield [
-            clean(run_label(s, n), CELL_LIMIT), s["status"], format_ms(s["durationMs"]),
-            format_count(s["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
-            _tokens(s["usage"], "inputTokens"), _tokens(s["usage"], "outputTokens"),
-            format_cost(s["usage"]["costUsd"]) if s["usage"] else "-", format_count(s["repairs"]["total"]),
-        ]
+def _row_cells(s: dict[str, Any], n: int) -> list[str]:
+    tc = s["toolCalls"]
+    return [
+        clean(run_label(s, n), CELL_LIMIT), s["status"], format_ms(s["durationMs"]),
+        format_count(s["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
+        _tokens(s["usage"], "inputTokens"), _tokens(s["usage"], "outputTokens"),
+        format_cost(s["usage"]["costUsd"]) if s["usage"] else "-", format_count(s["repairs"]["total"]),
+    ]
 
 
 def _total_row(agg: dict[str, Any]) -> list[str]:

@@ -3,15 +3,13 @@ good ones, runledger folders, the refusals made once, resuming from the manifest
 
 from __future__ import annotations
 
-import os
-import pty
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import orjson
 from conftest import REPLAY, errors_of, jsonl, run_replay
 from incident_support import INCIDENTS, make_exports, minimal_export, refund_export, write_json
+from scale_support import on_a_terminal, swapped_backend
 
 from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST
 
@@ -115,36 +113,18 @@ def test_out_must_be_new_empty_or_this_same_import(tmp_path: Path) -> None:
 def test_a_killed_run_leaves_no_out_and_the_next_run_resumes_it(tmp_path: Path) -> None:
     """The command dies after its first task: OUT is not there (its partial sibling is), and the next run imports
     only the exports no fragment records, keeping the folders already imported."""
-    import replay.pipeline.cli.scale as scale
-    from replay.pipeline.engine import parallel
-
     exports = make_exports(tmp_path / "exports", count=6)
     out = tmp_path / "imported"
-    computed: list[str] = []
-    real = parallel.run_inputs
-
-    def crash_after_first_task(work: Any, chunks: Any, workers: int) -> Any:
-        index, paths = chunks[0]
-        yield index, real(work, paths)
-        raise KeyboardInterrupt  # the machine went away
-
-    def counting(work: Any, chunks: Any, workers: int) -> Any:
-        for index, paths in chunks:
-            computed.extend(paths)
-            yield index, real(work, paths)
-
-    original = scale._backend
-    try:
-        scale._backend = lambda _scale: crash_after_first_task  # type: ignore[assignment]
+    with swapped_backend() as backends:
+        backends.crash()
         crashed = import_dir(exports, out, "--workers", "4")
         assert crashed.returncode == 130
         staging = tmp_path / ".imported.partial.replay.tmp"
         assert not out.exists() and list((staging / FRAGMENTS).iterdir())
         first = ids(staging)
-        scale._backend = lambda _scale: counting  # type: ignore[assignment]
+        backends.count()
         resumed = import_dir(exports, out, "--workers", "4")
-    finally:
-        scale._backend = original
+    computed = backends.computed
     assert resumed.returncode == 0, resumed.stderr
     files = sorted(str(p) for p in exports.rglob("*.json"))
     assert 0 < len(computed) < len(files) and set(computed) | {line["source"] for line in jsonl(crashed.stdout)} == set(files)
@@ -214,18 +194,6 @@ def test_a_folder_without_exports_writes_nothing(tmp_path: Path) -> None:
 
 def test_the_progress_bar_counts_exports_on_a_terminal(tmp_path: Path) -> None:
     exports = make_exports(tmp_path / "exports", count=2)
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([REPLAY, "incident", "import", str(exports), "--out", str(tmp_path / "imported"), "--workers", "2"],
-                            stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    assert proc.wait() == 0 and b"incident import" in shown and b"4/4" in shown and b"events/s" in shown
+    code, shown = on_a_terminal([REPLAY, "incident", "import", str(exports), "--out", str(tmp_path / "imported"),
+                                 "--workers", "2"])
+    assert code == 0 and b"incident import" in shown and b"4/4" in shown and b"events/s" in shown

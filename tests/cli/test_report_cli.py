@@ -355,3 +355,19 @@ def test_a_run_record_without_events_still_gets_a_row(tmp_path):
         assert result.returncode == 0 and b"empty" in result.stdout and b"no such interpreter" in result.stdout
     run = report_json(str(lonely))["runs"][0]
     assert run["status"] == "error" and run["events"]["total"] == 0 and run["durationMs"] is None
+
+
+def test_token_counts_beyond_a_double_are_summed_exactly(tmp_path: Path) -> None:
+    """A usage count of 10**400 was an OverflowError (E_STAGE_FAILED) when checked as a float and summed as one."""
+    huge = 10**400
+    lines = [{"seq": k, "timestamp": f"2026-01-01T00:00:0{k}.000Z", "type": "assistant_message", "runId": run,
+              "payload": {"usage": {"inputTokens": huge + k, "outputTokens": 5, "costUsd": 0.25}}}
+             for run in ("r1", "r2") for k in (1, 2)]
+    path = tmp_path / "huge.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    document = report_json(str(path))
+    assert [run["usage"]["inputTokens"] for run in document["runs"]] == [2 * huge + 3] * 2
+    assert document["aggregate"]["usage"] == {"inputTokens": 4 * huge + 6, "outputTokens": 20, "costUsd": 1,
+                                              "runsWithUsage": 2}
+    text = run_replay("report", str(path))
+    assert text.returncode == 0 and b"  20,000,000,000," in text.stdout

@@ -3,15 +3,12 @@ resumable, idempotent heal --in; the progress bar only on a terminal."""
 
 from __future__ import annotations
 
-import os
-import pty
-import subprocess
 from pathlib import Path
 
 import orjson
 import pytest
 from conftest import REPLAY, errors_of, jsonl, run_replay
-from scale_support import make_journals, tree_bytes
+from scale_support import make_journals, on_a_terminal, swapped_backend, tree_bytes
 
 from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST
 
@@ -100,35 +97,17 @@ def test_a_run_again_computes_only_what_the_manifest_does_not_record(journals: P
 def test_a_crashed_run_resumes_from_its_fragments(journals: Path, tmp_path: Path) -> None:
     """The command dies after its first task: the next run computes only the inputs no fragment records."""
     from replay.pipeline.cli.commands import heal as heal_command
-    from replay.pipeline.engine import parallel
 
     out = tmp_path / "out"
-    computed: list[str] = []
-    real = parallel.run_inputs
-
-    def crash_after_first_task(work, chunks, workers):
-        index, paths = chunks[0]
-        yield index, real(work, paths)
-        raise KeyboardInterrupt  # the machine went away
-
-    def counting(work, chunks, workers):
-        for index, paths in chunks:
-            computed.extend(paths)
-            yield index, real(work, paths)
-
-    import replay.pipeline.cli.scale as scale
-
-    original = scale._backend
-    try:
-        scale._backend = lambda _scale: crash_after_first_task  # type: ignore[assignment]
+    with swapped_backend() as backends:
+        backends.crash()
         crashed = run_replay("heal", "--in", str(journals), "--out", str(out), "--workers", "4")
         assert crashed.returncode == 130
         staging = tmp_path / ".out.partial.replay.tmp"
         assert not out.exists() and list((staging / FRAGMENTS).iterdir())
-        scale._backend = lambda _scale: counting  # type: ignore[assignment]
+        backends.count()
         resumed = run_replay("heal", "--in", str(journals), "--out", str(out), "--workers", "4")
-    finally:
-        scale._backend = original
+    computed = backends.computed
     clean = run_replay("heal", "--in", str(journals), "--out", str(tmp_path / "clean"), "--workers", "1")
     files = sorted(str(p) for p in journals.rglob("*.jsonl"))
     assert 0 < len(computed) < len(files) and set(computed) <= set(files)
@@ -137,28 +116,10 @@ def test_a_crashed_run_resumes_from_its_fragments(journals: Path, tmp_path: Path
     assert not (out / FRAGMENTS).exists() and heal_command is not None
 
 
-def _on_a_terminal(args: list[str]) -> tuple[int, bytes]:
-    """Run replay with stderr on a pseudo-terminal; returns (exit code, what the terminal showed)."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([REPLAY, *args], stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    return proc.wait(), shown
-
-
 def test_the_progress_bar_shows_on_a_terminal_only(journals: Path, tmp_path: Path) -> None:
-    code, shown = _on_a_terminal(["validate", "--in", str(journals), "--workers", "2"])
+    code, shown = on_a_terminal([REPLAY, "validate", "--in", str(journals), "--workers", "2"])
     assert code == 1 and b"validate" in shown and b"10/10" in shown and b"events/s" in shown and b"errors" in shown
-    code, shown = _on_a_terminal(["validate", "--in", str(journals), "--workers", "2", "--quiet"])
+    code, shown = on_a_terminal([REPLAY, "validate", "--in", str(journals), "--workers", "2", "--quiet"])
     assert code == 1 and b"10/10" not in shown and b"events/s" not in shown
     piped = run_replay("validate", "--in", str(journals), "--workers", "2", process=True)
     assert b"events/s" not in piped.stderr

@@ -319,3 +319,74 @@ def test_format_cost_and_run_label():
     assert format_cost(0.0021) == "$0.0021" and format_cost(3) == "$3.00" and format_cost(None) == "-"
     assert run_label({"runId": None, "artifactId": None, "source": "dir/x.jsonl"}, 4) == "x.jsonl"
     assert run_label({"runId": None, "artifactId": None, "source": "<stdin>"}, 4) == "run #4"
+
+
+CANONICAL_STAMPS = st.builds(lambda s, ms: f"2026-01-01T00:{s // 60:02d}:{s % 60:02d}.{ms:03d}Z", st.integers(0, 3599),
+                             st.integers(0, 999))
+STAMPS = st.one_of(
+    CANONICAL_STAMPS,
+    st.sampled_from(["2026-01-01T00:00:05Z", "2026-13-01T00:00:00.000Z", "2026-02-30T00:00:00.000Z",
+                     "2026-01-01T00:00:00.000+02:00", "2025-12-31 23:59:59.999Z", "not a time", "", None, 1767225600]),
+)
+PAYLOADS = st.one_of(
+    st.fixed_dictionaries({}, optional={
+        "callId": st.sampled_from(["c1", "c2", "c3", "", 7]), "toolName": st.sampled_from(["x", "y", "", None]),
+        "name": st.sampled_from(["n"]), "durationMs": st.one_of(st.integers(-5, 5000), st.floats(0, 1e4), st.just(True)),
+        "usage": st.one_of(st.fixed_dictionaries({}, optional={
+            "inputTokens": st.integers(0, 2**70), "output_tokens": st.integers(0, 10_000),
+            "costUsd": st.floats(0, 1, allow_nan=False)}), st.just("lots")),
+        "error": st.one_of(st.fixed_dictionaries({"code": st.just("E1"), "message": st.text(max_size=5)}), st.text(max_size=5)),
+        "message": st.text(max_size=5)}),
+    st.sampled_from(["text", 3, None, [1]]),
+)
+
+
+@st.composite
+def odd_streams(draw):
+    """Runs of events with every oddity a summary must take: types that are no string, runIds missing or empty,
+    timestamps of every shape or none, payloads that are no object, calls without results, usage and errors.
+    Half the streams are plain (events only, each with a runId: the stage adds them a run at a time), and most
+    timestamps have the one shape whose text order is time order."""
+    plain = draw(st.booleans())
+    records = []
+    for _ in range(draw(st.integers(0, 4))):
+        run = draw(st.sampled_from(["a", "b"] if plain else ["a", "b", "", None, 5]))
+        if not plain and draw(st.booleans()):
+            records.append({"$record": "run", "runId": run, "status": draw(st.sampled_from(["ok", "error"]))})
+        for k in range(draw(st.integers(0, 15))):
+            odd = draw(st.integers(0, 5)) == 0
+            event = {"seq": draw(st.one_of(st.just(k + 1), st.integers(-3, 2**66))),
+                     "type": draw(st.sampled_from(["", None, 3, "user_message"]) if odd else TYPES),
+                     "payload": draw(PAYLOADS)}
+            stamp = draw(STAMPS if draw(st.integers(0, 5)) == 0 else CANONICAL_STAMPS)
+            if stamp is not None:
+                event["timestamp"] = stamp
+            if plain or draw(st.integers(0, 9)):  # mostly the run's own id
+                event["runId"] = run
+            records.append(event)
+        if not plain and draw(st.booleans()):
+            records.append({"$record": "heal", "runId": run, "repairs": 2, "byRule": {"r": 2}})
+    return records
+
+
+@settings(max_examples=300, deadline=None)
+@given(odd_streams(), st.lists(st.integers(0, 200), max_size=6))
+def test_summaries_without_a_timeline_are_the_summaries_with_one_less_it(records, points):
+    """Without a timeline a run's events are added a column at a time and its timestamps looked at a few thousand
+    at a time; with one, event by event: both must say the same of every run, however the stream is cut."""
+    with_timeline, _ = summarize([records])
+    columns, _ = summarize(cuts(records, points), timeline=False)
+    assert columns == [{k: v for k, v in s.items() if k != "timeline"} for s in with_timeline]
+
+
+def test_a_run_longer_than_the_held_timestamps_is_summarized_the_same(monkeypatch):
+    from replay.pipeline.report import model
+
+    monkeypatch.setattr(model, "STAMPS_HELD", 3)
+    events = [ev(k, "tool_called" if k % 2 else "tool_completed", ts=f"2026-01-01T00:00:{59 - k:02d}.000Z", callId=f"c{k // 2}")
+              for k in range(1, 20)]
+    events[7]["timestamp"] = "2026-01-01T00:00:99.000Z"  # no instant, in the middle of a held piece
+    with_timeline, _ = summarize([events])
+    columns, _ = summarize([events], timeline=False)
+    assert columns == [{k: v for k, v in s.items() if k != "timeline"} for s in with_timeline]
+    assert columns[0]["startedAt"] == "2026-01-01T00:00:40.000Z" and columns[0]["endedAt"] == "2026-01-01T00:00:58.000Z"

@@ -122,7 +122,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
         logger().warning("report.no_inputs", paths=[*in_paths, *paths], message="no journals or artifacts found")
         files = [os.devnull]  # an empty report rather than reading stdin
     bound = {"read.max_line_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
-             "report.format": fmt, "report.path": out or "-", "report.title": title}
+             "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": out or "-", "report.title": title}
     if files and STDIN not in files and len(files) > 1:  # one file streams through one graph (flat memory)
         errors, result = _report_in_parallel(files, bound, Scale(workers, engine, scheduler, quiet), strict)
         code = EXIT_FAILED if errors or result.errors else 0

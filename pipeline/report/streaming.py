@@ -1,0 +1,28 @@
+"""Renderers that build a report as the runs come (text, json): the protocol, and rendering a list of runs with one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
+
+
+class Streamed(Protocol):
+    def add(self, summary: dict[str, Any]) -> None:
+        """Take the next run's summary (render what can be rendered now)."""
+
+    def chunks(self, agg: dict[str, Any], title: str) -> Iterator[bytes]:
+        """The whole report, a piece at a time, once every run was added."""
+
+    def close(self) -> None:
+        """Let go of what was spooled."""
+
+
+def render_through(streamed: Streamed, summaries: Iterable[dict[str, Any]], agg: dict[str, Any],
+                   title: str) -> Iterator[bytes]:
+    """The report over ``summaries`` rendered by ``streamed``."""
+    try:
+        for summary in summaries:
+            streamed.add(summary)
+        yield from streamed.chunks(agg, title)
+    finally:
+        streamed.close()
