@@ -190,6 +190,7 @@ class ScreenRuns(Transform):
         if not self.config["enabled"] or batch.events is not None or source in self.off:
             self._end_run()
             self.off.add(source)
+            batch.heads = None  # not looked at: they go no further
             return self._take([batch])
         raws = batch.raws
         heads = self._heads(batch)

@@ -259,5 +259,9 @@ def test_a_valid_batch_goes_on_with_the_heads_the_screen_reads_and_the_screen_ta
     assert batch.heads == [_DECODER.decode(line) for line in lines]  # decoded once, for both stages
     ScreenRuns()(batch)
     assert batch.heads is None
+    JoinSplitRecords()(batch)
+    assert batch.heads is not None
+    ScreenRuns(enabled=False)(batch)  # (--dialect): the lines go on as they came, without the heads
+    assert batch.heads is None
     refused = Batch.from_lines([b'{"seq":"1"}', b"[1]"], "j.jsonl")  # JSON, but not what the screen reads
     assert JoinSplitRecords()(refused) is refused and refused.heads is None
