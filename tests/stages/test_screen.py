@@ -359,3 +359,24 @@ def test_heal_writes_and_logs_the_same_with_and_without_the_fast_lane_in_batches
         return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
 
     assert chain(True) == chain(False)
+
+
+@pytest.mark.xfail(strict=True, reason="known, also on main: a run id used by two runs (here r0, cut by another run's event "
+                   "and then declared again) gets the heal record of its first part's repairs wherever the run ends are "
+                   "met: with the screen, nowhere (the later r0 run is clean); with fast = false, after the later r0; "
+                   "without the screen, after the first part. hypothesis found it (test_heal_is_the_same_..._whatever_breaks)")
+def test_a_repair_in_a_run_whose_id_comes_back_is_counted_where_heal_without_the_screen_counts_it(tmp_path: Path):
+    lines = [
+        b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}',
+        b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"tool_called","runId":"z0","payload":{"callId":"c1","toolName":"bash"}}',
+        b'{"seq":3,"timestamp":"2026-03-01T12:00:03.000Z","type":"tool_completed","runId":"r0","payload":{"callId":"c1"}}',
+        b'{"$record":"run","runId":"r0","status":"ok"}',
+        b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}',
+        b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_failed","runId":"r0","payload":{}}',
+        b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r3","payload":{}}',
+    ]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    fast = run_replay("heal", str(path))
+    before = run_replay("run", str(slow_spec(tmp_path, tmp_path / "log.jsonl", "enabled")), str(path))
+    assert fast.stdout == before.stdout
