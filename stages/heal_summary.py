@@ -46,10 +46,28 @@ class SummarizeRepairs(RunScoped):
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         """Events pass through untouched; only run boundaries matter here."""
 
+    def flush(self) -> Batch | None:
+        """The last run's heal record, then one for each run whose repairs were never followed by the end of a run of
+        its id here: a run all of whose events a rule dropped (an orphaned result after another run's event cut its
+        run in two) never reaches this stage, and a later run of its id may pass the screen unparsed. Its repairs
+        are logged; they are counted at the end rather than lost."""
+        tail = super().flush()
+        left = [self._record(run_id, counts) for (_, run_id), counts in self.pending.items() if counts]
+        self.pending = {}
+        if not left:
+            return tail
+        out = tail if tail is not None else Batch.of([], self.run_source or "<stdin>")
+        for record in left:
+            out.insert(len(out), record)
+        return out
+
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         counts = self.pending.pop((run.source, run.run_id), Counter())
         counts.update(self.pending.pop((run.source, None), Counter()))  # e.g. a torn last line: no run named
         if not counts:
             return []
-        return [{"$record": HEAL_RECORD, "runId": run.run_id, "repairs": sum(counts.values()),
-                 "byRule": dict(sorted(counts.items()))}]
+        return [self._record(run.run_id, counts)]
+
+    @staticmethod
+    def _record(run_id: Any, counts: Counter[str]) -> dict[str, Any]:
+        return {"$record": HEAL_RECORD, "runId": run_id, "repairs": sum(counts.values()), "byRule": dict(sorted(counts.items()))}

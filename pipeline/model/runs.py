@@ -125,12 +125,12 @@ class RunScoped(Transform):
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if batch.clean is not None:  # whole runs that need nothing (the screen's lane): the run in progress ends here
-            tail = self.flush()
+            tail = self.close_run()
             prelogged(self, batch)
             return [tail, batch] if tail is not None else batch
         if batch.closes_run:  # the run ends with this batch: close it now, not at the next run's first record
             out = self._call(batch)
-            tail = self.flush()
+            tail = self.close_run()
             if tail is None:
                 return out
             parts: list[Batch] = list(out) if isinstance(out, list) else [out]
@@ -176,7 +176,7 @@ class RunScoped(Transform):
             if starts_run(record, run, source):
                 if i == 0 and run is not None and run.source != source:
                     # The previous run ended with its file: what it adds keeps that file as its source.
-                    prefix = self.flush()
+                    prefix = self.close_run()
                 span = self._new_run(batch, i, record, rid, source)
                 run = self.run
             elif self._held and record.get(RECORD_KEY) != RUN_RECORD:
@@ -210,6 +210,11 @@ class RunScoped(Transform):
         run.events = before + (end - start)
 
     def flush(self) -> Batch | None:
+        """At the end of the stream: the run in progress ends."""
+        return self.close_run()
+
+    def close_run(self) -> Batch | None:
+        """The run in progress ends here: what ``end_run`` adds, and the events held back."""
         tail: list[Column] = []
         if self.run is not None and self.run.events == 0 and self.run.facts is None:
             self.run = None  # opened by a record that is no run, and nothing followed

@@ -10,13 +10,14 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import CORPUS, EXAMPLES, ROOT, run_replay
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.model.events import is_timestamp
+from replay.pipeline.model.records import RECORD_KEY
 from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.parse import ParseLines
@@ -175,11 +176,34 @@ def journals(draw: st.DrawFn, unique: bool = False) -> bytes:
         lines += [exactjson.dumps(e) for e in events]
         if draw(st.integers(0, 4)) == 0 and junk:
             lines.insert(rng.randrange(len(lines) + 1), junk.pop(rng.randrange(len(junk))))
+    assume(unique or not vanishing_run(lines))
     data = b"\n".join(lines) + b"\n"
     if not unique and draw(st.integers(0, 5)) == 0:
         # a torn tail (before the screen, which heal record counted it could depend on a held sidechain)
         data += b'{"seq":99,"ty'
     return data
+
+
+def vanishing_run(lines: list[bytes]) -> bool:
+    """Is a run (cut where the runId changes or a run record comes) made only of tool results? pair_tool_calls may
+    drop every one of them: then the run never reaches heal_summary, and where its heal record goes depends on the
+    lane (see the xfail below); such journals are left to that test."""
+    results: list[bool] = []  # per event of the run in progress: is it a tool result?
+    rid: object = None
+    for line in lines:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if type(record) is not dict:
+            continue
+        if record.get("$record") == "run" or (RECORD_KEY not in record and record.get("runId") != rid):
+            if results and all(results):
+                return True
+            results, rid = [], record.get("runId")
+        if RECORD_KEY not in record:
+            results.append(record.get("type") in ("tool_completed", "tool_failed"))
+    return bool(results) and all(results)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -361,22 +385,48 @@ def test_heal_writes_and_logs_the_same_with_and_without_the_fast_lane_in_batches
     assert chain(True) == chain(False)
 
 
-@pytest.mark.xfail(strict=True, reason="known, also on main: a run id used by two runs (here r0, cut by another run's event "
-                   "and then declared again) gets the heal record of its first part's repairs wherever the run ends are "
-                   "met: with the screen, nowhere (the later r0 run is clean); with fast = false, after the later r0; "
-                   "without the screen, after the first part. hypothesis found it (test_heal_is_the_same_..._whatever_breaks)")
-def test_a_repair_in_a_run_whose_id_comes_back_is_counted_where_heal_without_the_screen_counts_it(tmp_path: Path):
-    lines = [
-        b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}',
-        b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"tool_called","runId":"z0","payload":{"callId":"c1","toolName":"bash"}}',
-        b'{"seq":3,"timestamp":"2026-03-01T12:00:03.000Z","type":"tool_completed","runId":"r0","payload":{"callId":"c1"}}',
-        b'{"$record":"run","runId":"r0","status":"ok"}',
-        b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}',
-        b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_failed","runId":"r0","payload":{}}',
-        b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r3","payload":{}}',
-    ]
+# A run id that comes back (r0, cut by another run's event, then declared again by a run record), whose middle part
+# is one orphaned result: pair_tool_calls drops it, so that part never reaches heal_summary.
+COMES_BACK = [
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}',
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"tool_called","runId":"z0","payload":{"callId":"c1","toolName":"bash"}}',
+    b'{"seq":3,"timestamp":"2026-03-01T12:00:03.000Z","type":"tool_completed","runId":"r0","payload":{"callId":"c1"}}',
+    b'{"$record":"run","runId":"r0","status":"ok"}',
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}',
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_failed","runId":"r0","payload":{}}',
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r3","payload":{}}',
+]
+
+
+def heal_three_ways(tmp_path: Path) -> list[tuple[bytes, bytes]]:
+    """(stdout, log) of heal with the fast lane, with it off, and without the screen."""
     path = tmp_path / "j.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    fast = run_replay("heal", str(path))
-    before = run_replay("run", str(slow_spec(tmp_path, tmp_path / "log.jsonl", "enabled")), str(path))
-    assert fast.stdout == before.stdout
+    path.write_bytes(b"\n".join(COMES_BACK) + b"\n")
+    out = []
+    for option in (None, "fast", "enabled"):
+        log = tmp_path / f"log-{option}.jsonl"
+        if option is None:
+            done = run_replay("heal", "--log", str(log), str(path))
+        else:
+            done = run_replay("run", str(slow_spec(tmp_path, log, option)), str(path))
+        out.append((done.stdout, log.read_bytes()))
+    return out
+
+
+def test_a_repair_of_a_run_that_never_reaches_heal_summary_is_still_counted(tmp_path: Path):
+    """Every way, the heal records count every line of the heal log (the fast lane lost the dropped result's
+    repair: the later r0 passes the screen unparsed, and no end of an r0 run came to heal_summary after it)."""
+    outputs = heal_three_ways(tmp_path)
+    for stdout, log in outputs:
+        records = [orjson.loads(line) for line in stdout.splitlines() if b'"$record":"heal"' in line]
+        assert sum(r["repairs"] for r in records) == len(log.splitlines()) == 6
+    events = [[line for line in stdout.splitlines() if b'"$record":"heal"' not in line] for stdout, _ in outputs]
+    assert events[0] == events[1] == events[2]
+
+
+@pytest.mark.xfail(strict=True, reason="known: where the heal record of a run that never reached heal_summary goes "
+                   "depends on the lane: the repairs are keyed by run id, so without the screen they are counted with "
+                   "the first r0 run, with the fast lane off after the later r0 run, and with it at the end of the stream")
+def test_a_repair_in_a_run_whose_id_comes_back_is_counted_where_heal_without_the_screen_counts_it(tmp_path: Path):
+    outputs = heal_three_ways(tmp_path)
+    assert outputs[0][0] == outputs[1][0] == outputs[2][0]
