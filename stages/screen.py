@@ -652,18 +652,7 @@ def _calls_simply_paired(heads: list[Any], types: Sequence[str], run: _Run) -> b
     response = (run.record or {}).get("response")
     if response.__class__ is str and response and "assistant_message" not in types:
         return False
-    mask = list(map(_TOOLS.__contains__, types))
-    tool_types = list(itertools.compress(types, mask))
-    if not tool_types:
-        return True
-    half = len(tool_types) // 2
-    if len(tool_types) % 2 or tool_types[0::2].count(_CALLED) != half or _CALLED in tool_types[1::2]:
-        return False
-    cids = list(map(_CALL_ID, itertools.compress(heads, mask)))  # the tool events' only
-    calls = cids[0::2]
-    if calls != cids[1::2] or set(map(type, calls)) != _STR or "" in calls:
-        return False
-    return len(set(calls)) == half
+    return _calls_answered(heads, types)
 
 
 def _calls_answered(heads: list[Any], types: Sequence[str]) -> bool:
