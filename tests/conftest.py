@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import orjson
 import pytest
+from inprocess import run_cli_in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"  # copies of ../shared/corpus/real, licences in SOURCES.md
@@ -34,47 +33,8 @@ def run_replay(*args: str, input: bytes | None = None, cwd: str | Path | None = 
         full_env = {**os.environ, **(env or {})}
         return subprocess.run([REPLAY, *args], input=input, capture_output=True, cwd=cwd, env=full_env,
                               timeout=timeout, check=False)
-    return _run_in_process(list(args), input or b"", cwd, env)
-
-
-def _run_in_process(args: list[str], input: bytes, cwd: str | Path | None,
-                    env: dict[str, str] | None) -> subprocess.CompletedProcess[bytes]:
-    from replay.pipeline.cli.app import run_cli
-
-    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, tempfile.TemporaryFile() as ferr:
-        fin.write(input)
-        fin.seek(0)
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        saved_fds = {fd: os.dup(fd) for fd in (0, 1, 2)}
-        saved_sys = (sys.stdin, sys.stdout, sys.stderr)
-        saved_env, saved_cwd = dict(os.environ), os.getcwd()
-        try:
-            for fd, target in ((0, fin), (1, fout), (2, ferr)):
-                os.dup2(target.fileno(), fd)
-            sys.stdin = open(0, closefd=False)  # noqa: SIM115 - closed below, after the run
-            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-            os.environ.update(env or {})
-            if cwd is not None:
-                os.chdir(cwd)
-            code = run_cli(args)
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(OSError, ValueError):
-                    stream.flush()
-            for stream in (sys.stdin, sys.stdout, sys.stderr):
-                stream.close()
-            sys.stdin, sys.stdout, sys.stderr = saved_sys
-            for fd, dup in saved_fds.items():
-                os.dup2(dup, fd)
-                os.close(dup)
-            os.chdir(saved_cwd)
-            os.environ.clear()
-            os.environ.update(saved_env)
-        fout.seek(0)
-        ferr.seek(0)
-        return subprocess.CompletedProcess([REPLAY, *args], code, fout.read(), ferr.read())
+    code, out, err = run_cli_in_process(list(args), input or b"", cwd, env)
+    return subprocess.CompletedProcess([REPLAY, *args], code, out, err)
 
 
 def errors_of(stderr: bytes) -> list[dict]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import atheris
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # harness, inprocess
 sys.setrecursionlimit(10000)
 
 with atheris.instrument_imports(include=["replay"]):

@@ -13,13 +13,10 @@ Every target takes bytes and raises ``Finding`` (or lets an exception escape) wh
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import tempfile
 from typing import Any
 
 import orjson
+from inprocess import run_cli_in_process
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import CATALOGUE
@@ -125,7 +122,7 @@ COMMANDS = (("read",), ("heal",), ("validate",), ("report",), ("report", "--form
 def cli(data: bytes, which: int = 0) -> None:
     """A command, in-process, with ``data`` on stdin: exit codes and stderr per the contract."""
     args = COMMANDS[which % len(COMMANDS)]
-    code, out, err = run_in_process(list(args), data)
+    code, out, err = run_cli_in_process(list(args), data)
     errors = []
     for line in err.splitlines():
         try:
@@ -155,39 +152,6 @@ def _is_jsonl(data: bytes) -> bool:
     """Read as lines (not one JSON document, not gzip): each line is a record out, or a dropped record."""
     body = data.removeprefix(b"\xef\xbb\xbf")
     return not body.startswith(b"\x1f\x8b") and as_document(body) is None and _dialect_document(body) is None
-
-
-def run_in_process(args: list[str], data: bytes) -> tuple[int, bytes, bytes]:
-    """``replay ARGS`` in this interpreter with fds 0-2 on temporary files (as tests/conftest.py does)."""
-    from replay.pipeline.cli.app import run_cli
-
-    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, tempfile.TemporaryFile() as ferr:
-        fin.write(data)
-        fin.seek(0)
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        saved_fds = {fd: os.dup(fd) for fd in (0, 1, 2)}
-        saved_sys = (sys.stdin, sys.stdout, sys.stderr)
-        try:
-            for fd, target in ((0, fin), (1, fout), (2, ferr)):
-                os.dup2(target.fileno(), fd)
-            sys.stdin = open(0, closefd=False)  # noqa: SIM115
-            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-            code = run_cli(args)
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(OSError, ValueError):
-                    stream.flush()
-            for stream in (sys.stdin, sys.stdout, sys.stderr):
-                stream.close()
-            sys.stdin, sys.stdout, sys.stderr = saved_sys
-            for fd, dup in saved_fds.items():
-                os.dup2(dup, fd)
-                os.close(dup)
-        fout.seek(0)
-        ferr.seek(0)
-        return code, fout.read(), ferr.read()
 
 
 def one(data: bytes) -> None:
