@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from replay.pipeline.engine import exactjson
@@ -223,6 +224,15 @@ class ReplayError(Exception):
 
     def to_json(self) -> bytes:
         return error_line(self.body)
+
+
+def optional_module(name: str, needed_for: str, extra: str, how_to_fix: str) -> Any:
+    """The module ``name`` of an optional extra, imported; E_EXTRA_NOT_INSTALLED (exit 2) naming what needs it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ReplayError("E_EXTRA_NOT_INSTALLED", f"{needed_for}, which is not installed", received=str(exc),
+                          expected=extra, howToFix=how_to_fix) from exc
 
 
 def stdout_closed() -> ReplayError:

@@ -18,7 +18,7 @@ import uuid
 from contextlib import ExitStack
 from typing import Any
 
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
 from replay.pipeline.engine.parallel import Chunk, Completions, Work, run_inputs
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
@@ -26,13 +26,8 @@ CONNECT_SECONDS = 10
 
 
 def _distributed() -> Any:
-    try:
-        import distributed
-    except ImportError as exc:
-        raise ReplayError("E_EXTRA_NOT_INSTALLED", "--engine dask needs Dask's distributed scheduler, which is not installed",
-                          received=str(exc), expected="the `dask` extra",
-                          howToFix="pip install 'agent-replay[dask]' (or use the local engine: --workers N)") from exc
-    return distributed
+    return optional_module("distributed", "--engine dask needs Dask's distributed scheduler", "the `dask` extra",
+                           "pip install 'agent-replay[dask]' (or use the local engine: --workers N)")
 
 
 def scheduler_address(given: str | None) -> str | None:

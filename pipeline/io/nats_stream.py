@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, optional_module
 
 SCHEME = "nats://"
 ACK = b"+ACK"
@@ -46,12 +46,7 @@ def parse_address(url: str, option: str = "url") -> Address:
 
 
 def nats_module() -> Any:
-    try:
-        import nats
-    except ImportError as exc:
-        raise ReplayError("E_EXTRA_NOT_INSTALLED", "NATS streams need nats-py, which is not installed", received=str(exc),
-                          expected="the `nats` extra", howToFix="pip install 'agent-replay[nats]'") from exc
-    return nats
+    return optional_module("nats", "NATS streams need nats-py", "the `nats` extra", "pip install 'agent-replay[nats]'")
 
 
 async def connect(server: str, connect_seconds: float = 5.0) -> Any:

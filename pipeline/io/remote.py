@@ -40,14 +40,14 @@ import posixpath
 import re
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
 from anyio import to_thread
 
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
 from replay.pipeline.engine.parallel import file_digest, input_digest
 from replay.pipeline.io.journals import TEMP_SUFFIX, is_journal_name, is_temp_name, is_url
 
@@ -58,13 +58,9 @@ IN_PROCESS = ("memory",)  # filesystems that live in one process: not shared wit
 
 # filesystems ---------------------------------------------------------------------------------------
 def _fsspec() -> Any:
-    try:
-        import fsspec
-    except ImportError as exc:
-        raise ReplayError("E_EXTRA_NOT_INSTALLED", "paths given as URLs are read and written through fsspec, which is not installed",
-                          received=str(exc), expected="the `dask` extra (it brings fsspec)",
-                          howToFix="pip install 'agent-replay[dask]' (or pip install fsspec), or give local paths.") from exc
-    return fsspec
+    return optional_module("fsspec", "paths given as URLs are read and written through fsspec",
+                           "the `dask` extra (it brings fsspec)",
+                           "pip install 'agent-replay[dask]' (or pip install fsspec), or give local paths.")
 
 
 def protocol_of(url: str) -> str:
@@ -437,31 +433,26 @@ def write_atomic(url: str, data: bytes) -> None:
     """``data`` at ``url``, whole or not at all: written under a temp name beside it, then moved onto it
     (see the module's table for what the move guarantees on each filesystem). E_OUTPUT_WRITE_FAILED
     (exit 1) when the filesystem refuses; the temp file is removed where it can be."""
-    handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)
-    temp = temp_name_for(path)
-    with _failing(url, "E_OUTPUT_WRITE_FAILED", "write"), handle.lock:
-        _makedirs(handle, path.rpartition("/")[0])
-        try:
-            handle.fs.pipe_file(temp, data)
-            handle.fs.mv(temp, path)
-        except BaseException:
-            with suppress(Exception):  # never written, or the connection is gone: the sweep removes it
-                handle.fs.rm_file(temp)
-            raise
+    _moved_into_place(url, lambda fs, temp: fs.pipe_file(temp, data))
     _WRITTEN[url] = (len(data), hashlib.sha256(data).hexdigest())
 
 
 def put_atomic(local: str, url: str) -> None:
     """A local file copied to ``url`` the same way (a report rendered here, stored there)."""
+    _moved_into_place(url, lambda fs, temp: fs.put_file(local, temp))
+
+
+def _moved_into_place(url: str, write: Callable[[Any, str], None]) -> None:
+    """``write(fs, temp)`` under a temp name beside ``url``'s path, then the move onto it; the temp removed on failure."""
     handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)
     temp = temp_name_for(path)
     with _failing(url, "E_OUTPUT_WRITE_FAILED", "write"), handle.lock:
         _makedirs(handle, path.rpartition("/")[0])
         try:
-            handle.fs.put_file(local, temp)
+            write(handle.fs, temp)
             handle.fs.mv(temp, path)
         except BaseException:
-            with suppress(Exception):
+            with suppress(Exception):  # never written, or the connection is gone: the sweep removes it
                 handle.fs.rm_file(temp)
             raise
 
