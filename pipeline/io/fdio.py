@@ -13,8 +13,8 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 
 import anyio
 import anyio.lowlevel
@@ -235,18 +235,28 @@ def write_stdout(data: bytes) -> None:
         return
     if not stdout_is_open():
         raise stdout_closed()
-    try:
+    with _stdout_failures(os_errors=True):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
+
+
+@contextmanager
+def _stdout_failures(os_errors: bool) -> Iterator[None]:
+    """What a write to stdout can end in: a reader gone away is PipeClosed; a failed write (an OSError here, with
+    ``os_errors``: E_OUTPUT_WRITE_FAILED) leaves stdout silenced, so the interpreter's last flush does not fail again."""
+    try:
+        yield
     except BrokenPipeError as exc:
         silence_stdout()
         raise PipeClosed() from exc
     except ReplayError as exc:
         if exc.code == "E_OUTPUT_WRITE_FAILED":
-            silence_stdout()  # the interpreter's last flush must not fail again
+            silence_stdout()
         raise
     except OSError as exc:
-        silence_stdout()  # the interpreter's last flush must not fail again
+        if not os_errors:
+            raise
+        silence_stdout()
         raise write_failed(STDOUT_NAME, exc) from exc
 
 
@@ -266,13 +276,6 @@ async def stdout_writer() -> AsyncIterator[FdWriter | _BufferWriter]:
         raise write_failed(STDOUT_NAME, exc) from exc
     fd = sys.stdout.fileno()
     writer = FdWriter(fd)
-    try:
+    with _stdout_failures(os_errors=False):  # the caller's own OSErrors (reading its input) are not stdout's
         async with nonblocking(fd, writer.kind):
             yield writer
-    except BrokenPipeError as exc:
-        silence_stdout()
-        raise PipeClosed() from exc
-    except ReplayError as exc:
-        if exc.code == "E_OUTPUT_WRITE_FAILED":
-            silence_stdout()  # the interpreter's last flush must not fail again
-        raise
