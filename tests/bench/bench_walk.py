@@ -30,19 +30,11 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from bench_read import CEILING_LOOP, REPLAY  # noqa: E402
 from peak_rss import measured, peak_kib  # noqa: E402
 
-REPLAY = str(Path(sys.executable).parent / "replay")
 DEFAULT_MB = 1024
-
-BASELINE_LOOP = """
-import sys, orjson
-loads, dumps = orjson.loads, orjson.dumps
-with open(sys.argv[1], "rb") as src, open("/dev/null", "wb") as out:
-    write = out.write
-    for line in src:
-        write(dumps(loads(line)) + b"\\n")
-"""
+BASELINE_LOOP = CEILING_LOOP  # the orjson loads+dumps loop every bench compares with
 
 COMMANDS = ("git status", "make test", "pytest -q tests/unit", "curl -s https://example.test/api", "ls -la src")
 PROMPTS = ("Summarize the diff in one sentence.", "Classify the failing test.", "Draft the release note.")
