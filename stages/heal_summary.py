@@ -27,10 +27,7 @@ class SummarizeRepairs(RunScoped):
             out = super().__call__(batch)
             if batch.lane is not None:  # a run the screen repaired: its repairs came in before it
                 for record in self.end_run(Run(batch.lane["run"], None, batch.source)):
-                    batch.raws.append(exactjson.dumps(record))
-                    batch.lines.append(None)
-                    batch.offsets.append(None)
-                    batch.pointers.append(None)
+                    batch.append_line(exactjson.dumps(record))
             return out
         for entry in batch.events or ():
             n = counts_as_repair(entry)

@@ -156,6 +156,15 @@ class Batch:
         self.offsets.insert(i, None)
         self.pointers.insert(i, None)
 
+    def append_line(self, raw: bytes) -> None:
+        """Append a line a stage wrote (no input position) to an unparsed batch."""
+        assert self.events is None
+        self.joined = self.heads = None
+        self.raws.append(raw)
+        self.lines.append(None)
+        self.offsets.append(None)
+        self.pointers.append(None)
+
     def select(self, keep: Iterable[int]) -> Batch:
         """A batch of only the given columns, in the given order."""
         idx = list(keep)

@@ -133,3 +133,12 @@ def test_what_a_stage_worked_out_about_the_lines_is_dropped_with_a_change_and_ne
     batch.joined, batch.heads = b"x", ["h"]
     batch.insert(0, {"seq": 0})
     assert batch.joined is None and batch.heads is None
+
+
+def test_a_line_appended_to_an_unparsed_batch_has_no_position_and_drops_what_was_worked_out():
+    batch = Batch.from_lines(RAW)
+    batch.joined, batch.heads = b"\n".join(RAW), ["h1", "h2", "h3"]
+    batch.append_line(b'{"$record":"heal"}')
+    assert batch.raws[-1] == b'{"$record":"heal"}' and batch.lines[-1] is None and batch.offsets[-1] is None
+    assert len(batch.pointers) == len(batch.raws) == 4
+    assert batch.joined is None and batch.heads is None
