@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -84,8 +84,6 @@ class Totals:
     skipped: int = 0
     errors: int = 0
     refused: int = 0  # with keep_going: inputs refused on their own (exit 2), the others done
-    records: int = 0
-    facts: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Progress:
@@ -231,7 +229,7 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
         if manifest is not None:
             manifest.record(outcomes)
 
-    done: list[Outcome] = []
+    done: list[str] = []  # the inputs done, for the manifest (their outputs went to ``take``: nothing else is kept)
     try:
         fresh: Iterator[Outcome] = in_order(chunks, completions(work, chunks, workers), on_done)
         for path in files:
@@ -246,9 +244,7 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
                 totals.refused += 1
                 continue
             totals.errors += outcome.errors
-            totals.records += outcome.records
-            totals.facts.append(outcome.facts)
-            done.append(outcome)
+            done.append(outcome.path)
             if outcome.stderr:
                 progress.clear_line()
             take(outcome)

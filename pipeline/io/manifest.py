@@ -247,22 +247,24 @@ class Manifest:
 
     def record(self, outcomes: Iterable[Outcome]) -> None:
         """A task finished: its inputs' entries as one fragment (after its files are in place)."""
-        entries = [e for e in map(self.entry, outcomes) if e is not None]
+        entries = []
+        for outcome in outcomes:
+            entry = self.entry(outcome)
+            if entry is None:
+                self.entries.pop(self.relative(outcome.path), None)  # nothing recorded for it, not an older run's entry
+                continue
+            self.entries[entry.input] = entry
+            entries.append(entry)
         if not entries:
             return
-        for entry in entries:
-            self.entries[entry.input] = entry
         name = hashlib.sha256("\0".join(e.input for e in entries).encode()).hexdigest()[:20]
         self.place.write(f"{FRAGMENTS}/{name}{MANIFEST}", self._document(entries))
 
-    def finish(self, outcomes: list[Outcome]) -> str:
-        """Every input done: sweep files interrupted writers left, write the manifest, drop the fragments."""
+    def finish(self, paths: list[str]) -> str:
+        """Every input done (``paths``: those that were, reused or computed, in input order): sweep files interrupted
+        writers left, write the manifest, drop the fragments."""
         self.place.sweep()
-        entries = []
-        for outcome in outcomes:
-            entry = self.entries.get(self.relative(outcome.path)) if outcome.skipped else self.entry(outcome)
-            if entry is not None:
-                entries.append(entry)
+        entries = [e for e in (self.entries.get(self.relative(p)) for p in paths) if e is not None]
         self.place.write(MANIFEST, self._document(entries))
         self.place.remove_fragments()
         return self.place.name(MANIFEST)

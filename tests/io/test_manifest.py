@@ -30,7 +30,7 @@ def test_entries_come_back_for_unchanged_inputs_with_their_outputs(tmp_path: Pat
     manifest.record([a])
     assert list((out / FRAGMENTS).iterdir())  # a task's fragment, before the manifest
     manifest.record([b])
-    manifest.finish([a, b])
+    manifest.finish([a.path, b.path])
     assert not (out / FRAGMENTS).exists()
     doc = orjson.loads((out / MANIFEST).read_bytes())
     assert doc["totals"] == {"inputs": 2, "bytes": 8, "records": 6, "diagnostics": 2, "outputs": 2}
