@@ -189,6 +189,13 @@ def refuse_process_local(scale: Scale, files: list[str], process_local: bool) ->
                                    "--engine local --workers 1.")
 
 
+def cli_work(doc: dict[str, Any], **fields: Any) -> Work:
+    """The work of a command over many inputs: its bound spec, with the command's log level and ``--max-errors``."""
+    from replay.pipeline.cli.app import logger, max_errors
+
+    return Work(doc, log_level=logger().level, error_limit=max_errors(), **fields)
+
+
 def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest: Any = None,
              take: Callable[[Outcome], None] = print_outcome,
              completions: Callable[[Work, list[tuple[int, list[str]]], int], Completions] | None = None,

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import anyio
 
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort
-from replay.pipeline.engine.executor import ErrorPort, StageFailed, plan, run_graph
+from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.registry import Registry
@@ -81,6 +81,7 @@ class Work:
     doc: dict[str, Any]
     log_level: str = "warning"
     strict: bool = False
+    error_limit: int = DEFAULT_ERROR_LIMIT  # --max-errors: errors printed per (source, code) before the rest are summed
     digest: bool = False  # sizes and SHA-256 of each input and output, for a manifest
     inputs: int = 0  # how many inputs the whole command reads (each run is one of them)
     files: Files = LOCAL_FILES  # how digests are taken: pickled by reference, so a worker imports its module
@@ -154,8 +155,8 @@ class _Stderr:
 class _CountingPort(ErrorPort):
     """The default error port, also counting diagnostics by code."""
 
-    def __init__(self, strict: bool, write: Callable[[bytes], Any]) -> None:
-        super().__init__(strict=strict, write=write)
+    def __init__(self, strict: bool, write: Callable[[bytes], Any], limit: int) -> None:
+        super().__init__(strict=strict, write=write, limit=limit)
         self.codes: dict[str, int] = {}
 
     def put(self, records: list[dict[str, Any]]) -> None:
@@ -204,7 +205,7 @@ async def _run_one(work: Work, path: str, registry: Registry) -> Outcome:
     started = time.perf_counter()
     outcome = Outcome(path)
     stderr = _Stderr()
-    port = _CountingPort(work.strict, stderr.write_bytes)
+    port = _CountingPort(work.strict, stderr.write_bytes, work.error_limit)
     try:
         if work.digest:
             outcome.size, outcome.mtime_ns, outcome.sha256 = work.files.input_digest(path)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterable
 
 from replay.pipeline.engine.errors import ReplayError, stdout_closed
+from replay.pipeline.engine.share import stdout_capture
 from replay.pipeline.engine.stage import Stage
 
 STDIO = "-"
@@ -25,8 +26,10 @@ def preflight(stages: Iterable[Stage]) -> None:
     for stage in stages:
         stage.preflight(inputs)
     writes_stdout = [stage.id for stage in stages if STDIO in stage.output_files()]
-    if writes_stdout and not stdout_is_open():
-        raise stdout_closed()  # `replay read x >&-`: refused before anything runs (no runner, no file)
+    # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
+    # command writes its stdout into a buffer, and the command checks its own stdout
+    if writes_stdout and stdout_capture() is None and not stdout_is_open():
+        raise stdout_closed()
     identities: dict[tuple[int, int], str] = {}
     for source in inputs:
         try:

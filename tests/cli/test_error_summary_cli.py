@@ -40,3 +40,15 @@ def test_validate_still_counts_every_error(tmp_path: Path) -> None:
     [summary] = jsonl(proc.stdout)
     assert summary["errors"] == 100 and summary["valid"] is False
     assert errors_of(proc.stderr)[-1]["code"] == "E_ERRORS_SUPPRESSED"
+
+
+def test_max_errors_reaches_every_run_of_a_command_over_many_inputs(tmp_path: Path) -> None:
+    """validate, heal --in and report run each input on its own graph: --max-errors is theirs too (it was 20)."""
+    blob = str(binary_file(tmp_path))
+    commands = (["validate", blob], ["validate", blob, blob, "--workers", "2"], ["heal", "--in", blob, "--out", "healed-{}"],
+                ["report", blob, blob])
+    for command in commands:
+        for limit, shown in (("0", 100), ("3", 3)):
+            argv = [word.format(limit) for word in command]
+            codes = [e["code"] for e in errors_of(run_replay("--max-errors", limit, *argv, cwd=tmp_path).stderr)]
+            assert codes.count("E_JSONL_LINE_INVALID") == shown * command.count(blob), (argv, codes)

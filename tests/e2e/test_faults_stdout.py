@@ -60,3 +60,12 @@ def test_a_closed_stderr_never_fails_a_run(tmp_path: Path) -> None:
                               preexec_fn=lambda: os.close(2), timeout=120, check=False)
     assert proc.returncode == 0
     assert out.read_bytes() == Path(TWO_RUNS).read_bytes()
+
+
+@pytest.mark.parametrize("files", [1, 2])
+def test_a_report_written_to_a_file_needs_no_stdout_however_many_inputs(files: int, tmp_path: Path) -> None:
+    """Over several inputs each one's summaries are made in a run of its own, which writes its stdout into a
+    buffer: a closed stdout is no reason to refuse (it was, for two files: E_OUTPUT_UNWRITABLE)."""
+    proc = run_with_stdout_closed(["report", *[TWO_RUNS] * files, "--out", "report.txt"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "report.txt").read_bytes().startswith(f"replay report: {2 * files} runs".encode())

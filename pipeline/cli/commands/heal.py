@@ -12,10 +12,9 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
-from replay.pipeline.cli.scale import Scale, files_for, run_over, scale_options
+from replay.pipeline.cli.scale import Scale, cli_work, files_for, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, StrictAbort
 from replay.pipeline.engine.executor import StageFailed
-from replay.pipeline.engine.parallel import Work
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import TEMP_SUFFIX, expand_paths, is_url
 from replay.pipeline.io.run_files import HEALED_JOURNAL
@@ -152,7 +151,7 @@ def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, tar
 
     target = target if target.endswith("://") else target.rstrip("/")
     doc = bind(load_spec("heal-dir"), set=bound | {"write.out_dir": target})
-    work = Work(bind(doc, set={"write.write_dir": target}), log_level=logger().level, strict=strict, digest=True,
+    work = cli_work(bind(doc, set={"write.write_dir": target}), strict=strict, digest=True,
                 inputs=len(files), files=remote.URL_FILES)
     created = remote.kind(target) is None
     try:
@@ -178,7 +177,7 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     doc = bind(load_spec("heal-dir"), set=bound)
     key = work_key(doc, package_version())
     work_dir = target if target.is_dir() else target.parent / f".{target.name}.partial{TEMP_SUFFIX}"
-    work = Work(bind(doc, set={"write.write_dir": str(work_dir)}), log_level=logger().level, strict=strict,
+    work = cli_work(bind(doc, set={"write.write_dir": str(work_dir)}), strict=strict,
                 digest=True, inputs=len(files), files=files_for(files))
     created = not work_dir.exists()
     work_dir.mkdir(parents=True, exist_ok=True)

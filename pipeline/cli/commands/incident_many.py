@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.cli.app import logger, package_version
-from replay.pipeline.cli.scale import Scale, run_over
+from replay.pipeline.cli.scale import Scale, cli_work, run_over
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, StrictAbort
 from replay.pipeline.engine.executor import StageFailed
-from replay.pipeline.engine.parallel import Work
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import TEMP_SUFFIX, expand_paths, is_temp_name
 from replay.pipeline.io.manifest import MANIFEST, Manifest, work_key
@@ -60,7 +59,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     work_dir = place_to_write(target, key)
     created = not work_dir.exists()
     work_dir.mkdir(parents=True, exist_ok=True)
-    work = Work(bind(doc, set={"folder.write_dir": str(work_dir)}), log_level=logger().level, digest=True, inputs=len(files))
+    work = cli_work(bind(doc, set={"folder.write_dir": str(work_dir)}), digest=True, inputs=len(files))
     try:
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
                           preflight=None, keep_going=True)

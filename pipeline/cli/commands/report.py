@@ -12,7 +12,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.cli.scale import Scale, files_for, run_over, scale_options
+from replay.pipeline.cli.scale import Scale, cli_work, files_for, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, is_url, stdin_is_terminal
 from replay.stages.report import DEFAULT_TITLE, FORMATS
@@ -146,7 +146,7 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
     spec = load_spec("report")
     preflight_all(Work(bind(spec, set=bound)), files)  # what the whole graph refuses (a report over an input)
     doc = bind(spec, set=bound, bypass=["report"], add={"summaries": {"type": "write", "inputs": ["summarize"]}})
-    work = Work(doc, log_level=logger().level, strict=strict, inputs=len(files), files=files_for(files))
+    work = cli_work(doc, strict=strict, inputs=len(files), files=files_for(files))
     with tempfile.TemporaryDirectory(prefix="replay-report-") as folder:
         summaries = Path(folder) / "summaries.jsonl"
         with summaries.open("wb") as sink:
@@ -158,7 +158,7 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
                     sys.stderr.buffer.flush()
                 sink.write(outcome.stdout)
 
-            totals = run_over(work, files, scale, label="report", take=take)
+            totals = run_over(work, files, scale, label="report", take=take, preflight=None)  # made above, on the whole graph
         result = run_spec("report", [str(summaries)], strict=strict, bypass=["summarize"],
                           set={**bound, "read.mark_sources": False})
     return totals.errors, result
