@@ -8,7 +8,6 @@ code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused 
 from __future__ import annotations
 
 import difflib
-import gc
 import importlib
 import importlib.util
 import shlex
@@ -32,6 +31,7 @@ from replay.pipeline.engine.errors import (
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, make_logger
+from replay.pipeline.engine.memory import tune_gc
 
 EXAMPLES = """\b
 Examples:
@@ -351,11 +351,7 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    # Parsed events are acyclic and die young; the default gen-0 threshold (700 allocations) makes
-    # the collector scan every batch several times over. Collect rarely, and never scan the
-    # interpreter's own start-up objects again.
-    gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
+    tune_gc()
     code = run_cli(argv)
     sys.exit(code)
 

@@ -30,6 +30,7 @@ import anyio
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.log import make_logger
+from replay.pipeline.engine.memory import tune_gc
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.share import one_share
@@ -183,7 +184,7 @@ def input_digest(path: str) -> tuple[int, int, str]:
 
 def run_inputs(work: Work, paths: list[str]) -> list[Outcome]:
     """A task: run the graph once per input, in order, inside one event loop. Never raises for an input."""
-    _tune_gc()
+    tune_gc()  # as the CLI does, wherever the task runs (a Dask worker too)
     work.files.start_task(paths)
     registry = Registry()
 
@@ -259,25 +260,6 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-_GC_TUNED: list[bool] = []
-
-
-def _tune_gc() -> None:
-    """As the CLI does (``cli.app.main``), once per process, wherever the task runs (a Dask worker too):
-    parsed events are acyclic and die young, and the default threshold scans every batch many times."""
-    if _GC_TUNED:
-        return
-    import gc
-
-    _GC_TUNED.append(True)
-    gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
-
-
-def _worker_start() -> None:
-    _tune_gc()
-
-
 def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
     """Run the tasks in this process (one worker) or in ``workers`` worker processes; yields as they finish.
     Worker processes come from a fork server (no threads of this process are copied into them)."""
@@ -290,7 +272,7 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["replay.pipeline.engine.parallel", "replay.pipeline.engine.config"])
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context, initializer=_worker_start)
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context)
     try:
         pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index for index, paths in chunks}
         while pending:
