@@ -40,7 +40,7 @@ import posixpath
 import re
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import datetime
 from typing import Any
@@ -433,28 +433,18 @@ def write_atomic(url: str, data: bytes) -> None:
     """``data`` at ``url``, whole or not at all: written under a temp name beside it, then moved onto it
     (see the module's table for what the move guarantees on each filesystem). E_OUTPUT_WRITE_FAILED
     (exit 1) when the filesystem refuses; the temp file is removed where it can be."""
-    _moved_into_place(url, lambda fs, temp: fs.pipe_file(temp, data))
-    _WRITTEN[url] = (len(data), hashlib.sha256(data).hexdigest())
-
-
-def put_atomic(local: str, url: str) -> None:
-    """A local file copied to ``url`` the same way (a report rendered here, stored there)."""
-    _moved_into_place(url, lambda fs, temp: fs.put_file(local, temp))
-
-
-def _moved_into_place(url: str, write: Callable[[Any, str], None]) -> None:
-    """``write(fs, temp)`` under a temp name beside ``url``'s path, then the move onto it; the temp removed on failure."""
     handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)
     temp = temp_name_for(path)
     with _failing(url, "E_OUTPUT_WRITE_FAILED", "write"), handle.lock:
         _makedirs(handle, path.rpartition("/")[0])
         try:
-            write(handle.fs, temp)
+            handle.fs.pipe_file(temp, data)
             handle.fs.mv(temp, path)
         except BaseException:
             with suppress(Exception):  # never written, or the connection is gone: the sweep removes it
                 handle.fs.rm_file(temp)
             raise
+    _WRITTEN[url] = (len(data), hashlib.sha256(data).hexdigest())
 
 
 def sizes_under(url: str) -> dict[str, int]:
