@@ -244,14 +244,8 @@ class RunTally:
         if type(payload) is not dict:
             payload = {}
         failed = kind == RUN_FAILED or kind in FAILED
-        if kind in TOOL_TYPES:
-            if kind in CALLED:
-                self.calls.called(payload, stamp, index)
-            else:
-                self.calls.result(kind in COMPLETED, payload, stamp, index)
-            self.seq_at[index] = event.get("seq")
-        if failed:
-            self._add_failure(kind, payload, event.get("seq"))
+        if kind in _READ_TYPES:
+            self._read_payload(kind, payload, stamp, index, event.get("seq"))
         if "usage" in payload:
             self._add_usage(payload["usage"])
         if not self.timeline:
@@ -284,20 +278,23 @@ class RunTally:
             self._fold_stamps()
         payloads = list(map(_PAYLOAD, events))
         for i in itertools.compress(range(n), map(_READ_TYPES.__contains__, types)):  # tool events and failures
-            kind, event, payload = types[i], events[i], payloads[i]
-            if type(payload) is not dict:
-                payload = {}
-            if kind in TOOL_TYPES:
-                if kind in CALLED:
-                    self.calls.called(payload, event.get("timestamp"), base + i)
-                else:
-                    self.calls.result(kind in COMPLETED, payload, event.get("timestamp"), base + i)
-                self.seq_at[base + i] = event.get("seq")
-            if kind == RUN_FAILED or kind in FAILED:
-                self._add_failure(kind, payload, event.get("seq"))
+            payload, event = payloads[i], events[i]
+            self._read_payload(types[i], payload if type(payload) is dict else {}, event.get("timestamp"), base + i,
+                               event.get("seq"))
         for payload in payloads:
             if type(payload) is dict and "usage" in payload:
                 self._add_usage(payload["usage"])
+
+    def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any) -> None:
+        """A tool event (``index``: its place in the run) paired with its call, a failure recorded."""
+        if kind in TOOL_TYPES:
+            if kind in CALLED:
+                self.calls.called(payload, stamp, index)
+            else:
+                self.calls.result(kind in COMPLETED, payload, stamp, index)
+            self.seq_at[index] = seq
+        if kind == RUN_FAILED or kind in FAILED:
+            self._add_failure(kind, payload, seq)
 
     def _add_usage(self, value: Any) -> None:
         usage = usage_of(value)
