@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.walk import kind_of
 
@@ -299,8 +300,7 @@ def as_document(diff: RunDiff, a_name: str, b_name: str, ignore: Ignore) -> dict
 
 
 def _value(value: Any, limit: int = 60) -> str:
-    text = exactjson.dumps(value, default=str).decode()
-    return text if len(text) <= limit else text[:limit] + "…"
+    return excerpt(exactjson.dumps(value, default=str).decode(), limit)
 
 
 def _where(pos: dict[str, Any] | None) -> str:

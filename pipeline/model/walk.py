@@ -47,6 +47,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.validation import is_number
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "pending", "running", "succeeded", "failed"
 CANCELLED, SKIPPED, PARKED, TERMINAL, INFO = "cancelled", "skipped", "parked", "terminal", "info"
@@ -222,7 +223,7 @@ def spend_of(record: dict[str, Any], kind: str, step: str | None) -> Any:
     payload = _payload(record)
     for holder in (record, payload):
         value = holder.get("spend")
-        if value is not None and (isinstance(value, dict) or _is_number(value)):
+        if value is not None and (isinstance(value, dict) or is_number(value)):
             return value
     if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend
         numbers = {k: v for k, v in record.items()
@@ -240,18 +241,14 @@ def merge_spend(before: Any, more: Any) -> Any:
     """Spend added up: numbers are summed key by key, anything else takes the later value."""
     if before is None:
         return more
-    if _is_number(before) and _is_number(more):
+    if is_number(before) and is_number(more):
         return before + more
     if isinstance(before, dict) and isinstance(more, dict):
         out = dict(before)
         for key, value in more.items():
-            out[key] = before[key] + value if _is_number(before.get(key)) and _is_number(value) else value
+            out[key] = before[key] + value if is_number(before.get(key)) and is_number(value) else value
         return out
     return more
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 class SpendLedger:
@@ -301,12 +298,11 @@ def _compact(value: Any) -> str:
 
 
 def _excerpt(value: Any, limit: int = EXCERPT) -> str:
-    text = _compact(value)
-    return text if len(text) <= limit else text[:limit] + "…"
+    return excerpt(_compact(value), limit)
 
 
 def _quoted_excerpt(text: str) -> str:
-    return exactjson.dumps(text if len(text) <= EXCERPT else text[:EXCERPT] + "…").decode()
+    return exactjson.dumps(excerpt(text, EXCERPT)).decode()
 
 
 def _message_text(payload: dict[str, Any]) -> str | None:
