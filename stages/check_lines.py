@@ -7,6 +7,7 @@ import msgspec
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option
+from replay.pipeline.io.journals import decode_each_line
 from replay.stages.parse import ParseLines
 
 
@@ -30,7 +31,9 @@ class CheckLines(ParseLines):
 
     def __call__(self, batch: Batch) -> Batch:
         raw = batch.events is None
-        if raw and _all_objects(batch.raws):  # type: ignore[arg-type]
+        # every line one JSON object, in one msgspec call that builds nothing; a batch it refuses goes line by line,
+        # where orjson decides: what is accepted is what parse accepts, only cheaper when all is well
+        if raw and decode_each_line(_OBJECTS, batch) is not None:
             return batch
         out = self._parse(batch)  # the line-by-line path: diagnostics, dropped lines
         if raw:
@@ -43,20 +46,3 @@ class _Object(msgspec.Struct):
 
 
 _OBJECTS = msgspec.json.Decoder(_Object)
-
-
-def _all_objects(raws: list[bytes]) -> bool:
-    """Every line one valid JSON object, in one decoder call: msgspec checks the whole batch and builds
-    nothing (orjson would build every record). What msgspec skips it does not check as UTF-8, so a batch
-    that is not ASCII is decoded as UTF-8 first. A batch it refuses goes line by line (``_parse``), where
-    orjson decides: so what is accepted is what parse accepts, only cheaper when all is well."""
-    joined = b"\n".join(raws)
-    if not joined.isascii():
-        try:
-            joined.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-    try:
-        return len(_OBJECTS.decode_lines(joined)) == len(raws)  # a blank line is skipped: then line by line
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return False

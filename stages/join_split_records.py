@@ -37,7 +37,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line
 from replay.stages.screen import decode_heads
 
 RULE = "join_split_records"
@@ -216,23 +216,14 @@ def _all_json(batch: Batch) -> bool:
     if heads is not None:
         batch.heads = heads  # type: ignore[assignment]
         return True
-    raws = batch.raws
-    joined = batch.joined if batch.joined is not None else b"\n".join(raws)  # type: ignore[arg-type]
+    if decode_each_line(_ANY, batch) is not None:
+        return True
     try:
-        if (joined.isascii() or joined.decode("utf-8")) and len(_ANY.decode_lines(joined)) == len(raws):
-            return True
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError):
-        pass
-    try:
-        for raw in raws:
-            _value_or_raise(raw)  # type: ignore[arg-type]
+        for raw in batch.raws:
+            exactjson.loads(raw)  # type: ignore[arg-type]
     except orjson.JSONDecodeError:
         return False
     return True
-
-
-def _value_or_raise(raw: bytes) -> Any:
-    return exactjson.loads(raw)
 
 
 def _escape_newlines(match: re.Match[bytes]) -> bytes:

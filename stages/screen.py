@@ -31,6 +31,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.io.journals import decode_each_line
 from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp
 from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
@@ -77,19 +78,10 @@ _DECODER = msgspec.json.Decoder(_Head)
 
 
 def decode_heads(batch: Batch) -> list[_Head] | None:
-    """The head of every raw line of ``batch``, in one msgspec call over the lines joined (``batch.joined`` when
-    the cutter kept them so); None when the decoder refuses the batch as a whole: a line that is not JSON or has
-    a field of another type, a blank line, bytes that are not UTF-8 (msgspec does not check what it skips)."""
-    joined = batch.joined
-    if joined is None:
-        joined = b"\n".join(batch.raws)  # type: ignore[arg-type]
-    if not joined.isascii() and not _utf8(joined):
-        return None
-    try:
-        heads = _DECODER.decode_lines(joined)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
-    return heads if len(heads) == len(batch.raws) else None  # blank lines are skipped
+    """The head of every raw line of ``batch``, in one msgspec call over the lines joined; None when the decoder
+    refuses the batch as a whole: a line that is not JSON or has a field of another type, a blank line, bytes
+    that are not UTF-8."""
+    return decode_each_line(_DECODER, batch)
 
 
 # Every timestamp of a run in one match: the pattern is_timestamp uses, once per line of the joined text.

@@ -156,6 +156,13 @@ class Batch:
         self.offsets.insert(i, None)
         self.pointers.insert(i, None)
 
+    def text(self) -> bytes:
+        """The raw lines joined by newlines: the block the line cutter cut them from when it kept it, else joined
+        once here (kept until a line changes)."""
+        if self.joined is None:
+            self.joined = b"\n".join(self.raws)  # type: ignore[arg-type]
+        return self.joined
+
     def append_line(self, raw: bytes) -> None:
         """Append a line a stage wrote (no input position) to an unparsed batch."""
         assert self.events is None
@@ -243,5 +250,5 @@ class Batch:
             events = self.events
             assert events is not None
             return b"\n".join([raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]) + b"\n"
-        return b"\n".join(raws) + b"\n"  # type: ignore[arg-type]  # no None left
+        return self.text() + b"\n"  # no None left: every line as it was read (the cutter's block, when kept)
 

@@ -160,6 +160,25 @@ async def _decoded(raw: Reader, name: str) -> Reader:
     return PrefixedReader(first, raw)  # type: ignore[arg-type]
 
 
+def decode_each_line(decoder: Any, batch: Batch) -> list[Any] | None:
+    """A msgspec JSON ``decoder`` over every raw line of ``batch``, in one call: the values; None when it refuses a
+    line, when a line is blank (msgspec skips blank lines), or when the text is not UTF-8 (msgspec does not check
+    what it skips)."""
+    import msgspec  # here: only the commands that screen or check lines load it
+
+    text = batch.text()
+    if not text.isascii():
+        try:
+            text.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        values = decoder.decode_lines(text)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return values if len(values) == len(batch.raws) else None  # type: ignore[no-any-return]
+
+
 class LineCutter:
     """Cuts a byte stream into batches of whole lines, keeping line numbers and byte offsets."""
 
