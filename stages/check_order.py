@@ -7,17 +7,8 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import parse_timestamp
+from replay.pipeline.model.events import parse_timestamp, same_shape_utc
 from replay.pipeline.model.runs import Run, RunScoped
-
-
-def _same_shape_utc(stamps: list[Any]) -> bool:
-    """Strings of one length in UTC (``...Z``): then text order is time order, no parsing needed."""
-    first = stamps[0]
-    if first.__class__ is not str or len(first) < 20 or first[10] not in "Tt":
-        return False
-    size = len(first)
-    return all(s.__class__ is str and len(s) == size and s[-1] == "Z" and s[10] == "T" for s in stamps)
 
 
 @register("check_order")
@@ -36,7 +27,7 @@ class ReportTimestampOrder(RunScoped):
         stamps = [events[i].get("timestamp") for i in range(start, end)]
         last = run.state["last"]
         chain = stamps if last is None else [last, *stamps]
-        if _same_shape_utc(chain) and all(a <= b for a, b in itertools.pairwise(chain)):
+        if same_shape_utc(chain) and all(a <= b for a, b in itertools.pairwise(chain)):
             run.state["last"], run.state["moment"] = stamps[-1], None
             return
         super().on_events(batch, start, end)

@@ -9,6 +9,7 @@ run-level facts; see ``schemas/stream.schema.json``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -41,6 +42,7 @@ _RFC3339_STRICT = re.compile(
     re.ASCII,
 )
 _DAYS: dict[str, bool] = {}
+_STR = {str}
 
 
 def event_type(event: dict[str, Any]) -> str | None:
@@ -105,6 +107,17 @@ def _parse_timestamp(value: str) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def same_shape_utc(stamps: Sequence[Any]) -> bool:
+    """Strings of one length in UTC (``T`` at 10, ``Z`` last): then text order is time order, no parsing needed
+    (whether each is a real date is still for ``parse_timestamp`` to say)."""
+    first = stamps[0]
+    if first.__class__ is not str or len(first) < 20 or set(map(type, stamps)) != _STR or set(map(len, stamps)) != {len(first)}:
+        return False
+    n, step = len(stamps), len(first) + 1
+    text = "\n".join(stamps)  # a column at a time: every stamp's 11th character, then every stamp's last
+    return text[10::step] == "T" * n and text[step - 2::step] == "Z" * n
 
 
 def format_timestamp(moment: datetime) -> str:

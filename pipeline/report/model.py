@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-import re
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
@@ -21,7 +20,7 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.io.journals import is_url
-from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp
+from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp, same_shape_utc
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, CallPairing, tool_name
@@ -30,9 +29,6 @@ _TYPE, _RUN_ID = operator.methodcaller("get", "type"), operator.methodcaller("ge
 _TIMESTAMP, _PAYLOAD = operator.methodcaller("get", "timestamp"), operator.methodcaller("get", "payload")
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
 _STR = {str}
-# One length and zone: text order is time order (whether each is a real date is left to parse_timestamp).
-_CANONICAL_STAMPS = re.compile(r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n)*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",
-                               re.ASCII)
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary
 NO_TYPE = "(none)"
@@ -313,13 +309,13 @@ class RunTally:
                 self.last = moment
 
     def _fold_stamps(self) -> None:
-        """Take the held timestamps into first, last and the last one seen. When all have the shape replay writes
-        (``2026-03-01T12:00:00.000Z``, one length, UTC), text order is time order: only the earliest, the latest
-        and the last are parsed; if any of those is no date (month 13), every one is looked at in turn."""
+        """Take the held timestamps into first, last and the last one seen. When all are of one shape in UTC
+        (``same_shape_utc``), text order is time order: only the earliest, the latest and the last are parsed; if
+        any of those is no date (month 13), every one is looked at in turn."""
         stamps, self.stamps = self.stamps, []
         if not stamps:
             return
-        if set(map(type, stamps)) == _STR and _CANONICAL_STAMPS.fullmatch("\n".join(stamps)) is not None:
+        if same_shape_utc(stamps):
             lo, hi, end = instant(min(stamps)), instant(max(stamps)), instant(stamps[-1])
             if lo is not None and hi is not None and end is not None:
                 self.last_seen_ts = stamps[-1]
