@@ -11,15 +11,19 @@ export): its error is printed in its place, naming it, and the others go on.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
 
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, StrictAbort
+from replay.pipeline.engine.executor import StageFailed
 from replay.pipeline.engine.parallel import (
     CLUSTER_TASK_INPUTS,
     LOCAL_FILES,
@@ -37,7 +41,7 @@ from replay.pipeline.engine.parallel import (
     total_bytes,
 )
 from replay.pipeline.io.dask_backend import scheduler_address
-from replay.pipeline.io.journals import is_url
+from replay.pipeline.io.journals import TEMP_SUFFIX, is_url
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
 
 ENGINES = ("local", "dask")
@@ -187,6 +191,30 @@ def refuse_process_local(scale: Scale, files: list[str], process_local: bool) ->
                           "cluster cannot see it", received="--engine dask without --scheduler",
                           howToFix="Point --scheduler at a cluster whose workers are threads of this process, or use "
                                    "--engine local --workers 1.")
+
+
+# How a command over many inputs fails as one run would (not a Ctrl-C or a killed machine: those are resumed).
+RUN_FAILURES = (ReplayError, StrictAbort, StageFailed)
+
+
+def partial_sibling(target: Path) -> Path:
+    """The hidden folder a new ``target`` is filled as, renamed into place when every input is done: a temp name
+    readers skip, the same every run, so the next run resumes from what a killed one left there."""
+    return target.parent / f".{target.name}.partial{TEMP_SUFFIX}"
+
+
+@contextmanager
+def filling(work_dir: Path, target: Path) -> Iterator[None]:
+    """``work_dir`` (``target`` itself, or its partial sibling) made if missing for the block; when the block fails
+    as one run would, a partial sibling it made goes again, so nothing appears."""
+    created = not work_dir.exists()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except RUN_FAILURES:
+        if work_dir != target and created:
+            shutil.rmtree(work_dir, ignore_errors=True)
+        raise
 
 
 def cli_work(doc: dict[str, Any], **fields: Any) -> Work:

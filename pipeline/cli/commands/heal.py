@@ -4,7 +4,6 @@ artifact files into a folder (spec: heal-dir)."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +11,10 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
-from replay.pipeline.cli.scale import Scale, cli_work, files_for, run_over, scale_options
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, StrictAbort
-from replay.pipeline.engine.executor import StageFailed
+from replay.pipeline.cli.scale import RUN_FAILURES, Scale, cli_work, files_for, filling, partial_sibling, run_over, scale_options
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import TEMP_SUFFIX, expand_paths, is_url
+from replay.pipeline.io.journals import expand_paths, is_url
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -157,7 +155,7 @@ def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, tar
     try:
         totals = run_over(work, files, scale, label="heal", manifest=Manifest(target, work_key(doc, package_version()), root, "heal"),
                           process_local=remote.in_this_process(target))
-    except (ReplayError, StrictAbort, StageFailed):
+    except RUN_FAILURES:
         if created:
             remote.remove_tree(target)
         raise
@@ -176,17 +174,11 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
 
     doc = bind(load_spec("heal-dir"), set=bound)
     key = work_key(doc, package_version())
-    work_dir = target if target.is_dir() else target.parent / f".{target.name}.partial{TEMP_SUFFIX}"
+    work_dir = target if target.is_dir() else partial_sibling(target)
     work = cli_work(bind(doc, set={"write.write_dir": str(work_dir)}), strict=strict,
                 digest=True, inputs=len(files), files=files_for(files))
-    created = not work_dir.exists()
-    work_dir.mkdir(parents=True, exist_ok=True)
-    try:
+    with filling(work_dir, target):
         totals = run_over(work, files, scale, label="heal", manifest=Manifest(work_dir, key, root, "heal"))
-    except (ReplayError, StrictAbort, StageFailed):  # the command failed as one run would: no folder
-        if work_dir != target and created:
-            shutil.rmtree(work_dir, ignore_errors=True)
-        raise
     if work_dir != target:
         os.replace(work_dir, target)
     return EXIT_FAILED if totals.errors else EXIT_OK

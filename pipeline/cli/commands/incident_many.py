@@ -27,12 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.cli.app import logger, package_version
-from replay.pipeline.cli.scale import Scale, cli_work, run_over
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, StrictAbort
-from replay.pipeline.engine.executor import StageFailed
+from replay.pipeline.cli.scale import Scale, cli_work, filling, partial_sibling, run_over
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import TEMP_SUFFIX, expand_paths, is_temp_name
-from replay.pipeline.io.manifest import MANIFEST, Manifest, work_key
+from replay.pipeline.io.journals import expand_paths, is_temp_name
+from replay.pipeline.io.manifest import Manifest, work_key
 from replay.pipeline.model.incident.bundle import folder_name
 from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
 from replay.pipeline.model.incident.redaction import removal_pointer
@@ -57,16 +56,10 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     doc = bind(load_spec(COMMAND), set=bindings | {"load.path": "", "folder.out": "", "folder.into": out, "folder.root": folder})
     key = work_key(doc, package_version())
     work_dir = place_to_write(target, key)
-    created = not work_dir.exists()
-    work_dir.mkdir(parents=True, exist_ok=True)
     work = cli_work(bind(doc, set={"folder.write_dir": str(work_dir)}), digest=True, inputs=len(files))
-    try:
+    with filling(work_dir, target):
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
                           preflight=None, keep_going=True)
-    except (ReplayError, StrictAbort, StageFailed):  # failed as one run would: no folder (a Ctrl-C keeps it, to resume)
-        if work_dir != target and created:
-            shutil.rmtree(work_dir, ignore_errors=True)
-        raise
     sweep_staged_folders(work_dir)
     if work_dir != target:
         if totals.refused == totals.inputs:  # nothing could be imported: nothing appears
@@ -118,14 +111,14 @@ def place_to_write(target: Path, key: str) -> Path:
                               "command wrote with the same flags", received="a folder with other files",
                               howToFix="Choose a fresh folder; run the same command again only to add new or fixed exports.")
         return target
-    return target.parent / f".{target.name}.partial{TEMP_SUFFIX}"
+    return partial_sibling(target)
 
 
 def sweep_staged_folders(work_dir: Path) -> None:
     """Remove the staging folders of imports whose worker died (``.NAME.XXXX.replay.tmp``) and a lost manifest
     temp: the folder is left holding the export folders and the manifest only."""
     for entry in os.scandir(work_dir):
-        if is_temp_name(entry.name) and entry.name != MANIFEST:
+        if is_temp_name(entry.name):
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
