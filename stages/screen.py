@@ -232,10 +232,7 @@ class ScreenRuns(Transform):
             if i == last and batch.tail_open:
                 run.tail_open = True
             if len(run.raws) > MAX_RUN_LINES:
-                run.clean = False
-                self._remember_last(run.heads)
-                self._emit_slow(run, closes=False)
-                run.let_go()
+                self._spill(run)
         return self._take(self._paused(batch))
 
     def _paused(self, batch: Batch) -> list[Batch]:
@@ -244,12 +241,17 @@ class ScreenRuns(Transform):
         run = self.run
         if run is None or not run.raws or not (batch.pause or run.spilled):
             return []
-        run.clean = False
         run.spilled = True
+        self._spill(run)
+        return []
+
+    def _spill(self, run: _Run) -> None:
+        """The run's lines so far go on now, the slow way (it is too long to hold, or the input may wait); the rest
+        of it follows as it comes."""
+        run.clean = False
         self._remember_last(run.heads)
         self._emit_slow(run, closes=False)
         run.let_go()
-        return []
 
     def _plain(self, batch: Batch, heads: list[_Head | None]) -> bool:
         """The usual batch: every line an event with a runId, no records: cut into runs a slice at a time."""
@@ -287,10 +289,7 @@ class ScreenRuns(Transform):
                 else:
                     run.fine = False
             if len(run.raws) > MAX_RUN_LINES:
-                run.clean = False
-                self._remember_last(run.heads)
-                self._emit_slow(run, closes=False)
-                run.let_go()
+                self._spill(run)
         if batch.tail_open and self.run is not None:
             self.run.tail_open = True
         return True
