@@ -26,14 +26,14 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from replay.pipeline.engine.parallel import Outcome
+from replay.pipeline.engine.parallel import Outcome, file_digest
 from replay.pipeline.io.journals import is_temp_name, is_url, write_atomic
 
 MANIFEST = ".replay-manifest.json"
@@ -198,30 +198,24 @@ class Manifest:
         return found
 
     def _unchanged(self, path: str, entry: Entry) -> bool:
-        if is_url(path):
-            return self._unchanged_at_url(path, entry)
-        try:
-            st = os.stat(path)
-        except OSError:
-            return False
-        if st.st_size != entry.size:
-            return False
-        if st.st_mtime_ns == entry.mtime_ns:
-            return True
-        with open(path, "rb") as handle:  # touched: the content decides
-            return hashlib.file_digest(handle, "sha256").hexdigest() == entry.sha256
-
-    def _unchanged_at_url(self, path: str, entry: Entry) -> bool:
+        """The same size, and the same modification time or (touched, or no time kept: a URL) the same content; an
+        input that cannot be looked at (gone meanwhile) is changed."""
         from replay.pipeline.engine.errors import ReplayError
-        from replay.pipeline.io import remote
 
         try:
-            found = remote.stat(path)  # as the listing of its folder said
+            if is_url(path):
+                from replay.pipeline.io import remote
+
+                content: Callable[[str], str] = remote.sha256
+                found = remote.stat(path)  # as the listing of its folder said
+            else:
+                st = os.stat(path)
+                found, content = (st.st_size, st.st_mtime_ns), _local_sha256
             if found is None or found[0] != entry.size:
                 return False
             if found[1] and found[1] == entry.mtime_ns:
                 return True
-            return remote.sha256(path) == entry.sha256  # touched, or no modification time: the content decides
+            return content(path) == entry.sha256
         except (OSError, ReplayError):
             return False
 
@@ -276,6 +270,10 @@ class Manifest:
         return orjson.dumps({"version": VERSION, "command": self.command, "key": self.key, "root": str(self.root),
                              "totals": totals, "inputs": [e.as_json() for e in entries]},
                             option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _local_sha256(path: str) -> str:
+    return file_digest(path)[1]
 
 
 def sweep_temp_files(folder: Path) -> list[str]:
