@@ -85,14 +85,15 @@ class CallPairing:
         self.calls.append(call)
 
     def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> None:
-        cid, result_name = call_id(payload), tool_name(payload)
-        found = self.open_by_id.pop(cid, None) if cid else None
-        if found is None and result_name and self.open_by_name.get(result_name):
-            found = self.open_by_name[result_name].pop(0)
-        if found is None:  # a result without its call: count it on its own
-            found = {"toolName": result_name or "unknown", "startedAt": ts, "seq": seq}
-            self.calls.append(found)
-        call = found
+        cid = call_id(payload)
+        call = self.open_by_id.pop(cid, None) if cid else None
+        if call is None:  # (the result's own tool name matters only now: most results name no tool)
+            result_name = tool_name(payload)
+            if result_name and self.open_by_name.get(result_name):
+                call = self.open_by_name[result_name].pop(0)
+            else:  # a result without its call: count it on its own
+                call = {"toolName": result_name or "unknown", "startedAt": ts, "seq": seq}
+                self.calls.append(call)
         call["status"] = "ok" if ok else "error"
         measured = payload.get("durationMs") if isinstance(payload, dict) else None
         if isinstance(measured, int | float) and not isinstance(measured, bool) and measured >= 0:

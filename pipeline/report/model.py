@@ -49,6 +49,8 @@ def number(value: float) -> int | float:
     """A duration or amount as JSON writes it: ints stay ints, floats keep 3 decimals."""
     if isinstance(value, int):
         return value
+    if value.is_integer():  # (most durations: whole milliseconds)
+        return int(value)
     rounded = round(value, 3)
     return int(rounded) if rounded.is_integer() else rounded
 
@@ -400,6 +402,7 @@ class RunTally:
     def _tool_calls(self, start: datetime | None) -> tuple[list[dict[str, Any]], list[Any]]:
         """The run's calls as the summary lists them, and where each began in the run (for the timeline)."""
         out, indexes = [], []
+        seq_at = self.seq_at
         for call in self.calls.finish(self.last_seen_ts):  # open calls end at the run's last instant
             began = instant(call.get("startedAt"))
             index = call.get("seq")
@@ -407,7 +410,7 @@ class RunTally:
                 "toolName": call.get("toolName") or "unknown",
                 "status": call.get("status", "error"),
                 "durationMs": number(call.get("durationMs") or 0.0),
-                "seq": self.seq_at.get(index) if isinstance(index, int) else None,
+                "seq": seq_at.get(index) if index.__class__ is int else None,  # (an index: never a bool)
                 "startMs": number(_ms(began, start)) if began is not None and start is not None else None,
             }
             if call.get("callId"):
@@ -595,8 +598,23 @@ def run_label(summary: dict[str, Any], position: int) -> str:
     return f"run #{position}"
 
 
+_MS_TEXTS: dict[int, str] = {}  # whole milliseconds (most durations in a report) -> their text
+MS_TEXTS_KEPT = 65_536
+
+
 def format_ms(value: Any) -> str:
     """A duration for people: 850ms, 1.25s, 2m 05s, 1h 02m."""
+    if value.__class__ is int:
+        text = _MS_TEXTS.get(value)
+        if text is None:
+            if len(_MS_TEXTS) >= MS_TEXTS_KEPT:
+                _MS_TEXTS.clear()
+            text = _MS_TEXTS[value] = _format_ms(value)
+        return text
+    return _format_ms(value)
+
+
+def _format_ms(value: Any) -> str:
     if value is None:
         return "-"
     ms = float(value)

@@ -16,6 +16,7 @@ ERROR_ROWS = 100  # errors listed per run
 CELL_LIMIT = 48  # characters of a name or id shown in a table cell
 MESSAGE_LIMIT = 120
 PROMPT_LIMIT = 200
+_INT, _STR = {int}, {str}
 _BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
@@ -36,6 +37,17 @@ def clean(value: Any, limit: int = 0) -> str:
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
+
+
+def _cleaned(values: list[Any], limit: int = 0) -> list[str]:
+    """``clean`` of each value; at once for the usual column (all ints, or printable ASCII strings within the limit)."""
+    classes = set(map(type, values))
+    texts = list(map(str, values)) if classes == _INT else values if classes == _STR else None
+    if texts:
+        text = "".join(texts)
+        if text.isascii() and text.isprintable() and (not limit or max(map(len, texts)) <= limit):
+            return texts
+    return [clean(v, limit) for v in values]
 
 
 def width(text: str) -> int:
@@ -184,9 +196,11 @@ def _run_block(s: dict[str, Any], n: int) -> list[str]:
     calls = s["toolCalls"]["calls"]
     if calls:
         lines.append(f"  tool calls ({s['toolCalls']['total']}, {s['toolCalls']['error']} failed)")
-        rows = [[str(k), clean(c["toolName"], CELL_LIMIT), c["status"] + (" (unfinished)" if c.get("unfinished") else ""),
+        shown = calls[:CALL_ROWS]
+        names, seqs = _cleaned([c["toolName"] for c in shown], CELL_LIMIT), _cleaned([c["seq"] for c in shown])
+        rows = [[str(k), names[k - 1], c["status"] + (" (unfinished)" if c.get("unfinished") else ""),
                  format_ms(c["durationMs"]), "-" if c["startMs"] is None else "+" + format_ms(c["startMs"]),
-                 clean(c["seq"])] for k, c in enumerate(calls[:CALL_ROWS], 1)]
+                 seqs[k - 1]] for k, c in enumerate(shown, 1)]
         lines += table(["#", "TOOL", "STATUS", "DURATION", "START", "SEQ"], rows, right={0, 3, 4, 5}, indent="    ")
         if len(calls) > CALL_ROWS:
             lines.append(f"    … {len(calls) - CALL_ROWS} more (--format json lists every call)")

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.report import model
 from replay.pipeline.report.model import (
     MAX_MARKS,
     aggregate,
@@ -390,3 +391,14 @@ def test_a_run_longer_than_the_held_timestamps_is_summarized_the_same(monkeypatc
     columns, _ = summarize([events], timeline=False)
     assert columns == [{k: v for k, v in s.items() if k != "timeline"} for s in with_timeline]
     assert columns[0]["startedAt"] == "2026-01-01T00:00:40.000Z" and columns[0]["endedAt"] == "2026-01-01T00:00:58.000Z"
+
+
+@settings(max_examples=300)
+@given(st.integers(-10**6, 10**12))
+def test_a_whole_number_of_milliseconds_reads_the_same_from_the_memo(ms):
+    """format_ms remembers the text of whole milliseconds: a second call, and a call after the memo was emptied,
+    give what the first gave, which is what the float of the same value gives."""
+    first = format_ms(ms)
+    assert format_ms(ms) == first == format_ms(float(ms))
+    model._MS_TEXTS.clear()
+    assert format_ms(ms) == first

@@ -8,6 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from conftest import FIXTURES as FIXTURES_DIR
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.report import render_html, render_markdown, render_text
@@ -87,3 +89,11 @@ def test_overlapping_calls_get_their_own_lanes():
     assert render_html._lanes([(0, 10), (5, 15), (11, 20), (16, 30)]) == [0, 1, 0, 1]
     many = render_html._lanes([(0, 100)] * (render_html.MAX_LANES + 3))
     assert max(many) == render_html.MAX_LANES - 1
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(st.integers(-10**20, 10**20), st.text(max_size=60), st.none(), st.booleans(),
+                          st.floats(allow_nan=False)), max_size=12), st.sampled_from([0, 5, 48]))
+def test_a_column_is_cleaned_as_each_of_its_cells_is(values, limit):
+    """The text report cleans a table column at once when it can (all ints; printable ASCII within the limit)."""
+    assert render_text._cleaned(list(values), limit) == [render_text.clean(v, limit) for v in values]

@@ -1,0 +1,59 @@
+"""Tool calls paired from a run's events (the report's tool-call table and the artifact's toolCalls)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.model.toolcalls import pair_tool_calls
+
+
+def ev(seq: int, kind: str, second: int, **payload: Any) -> dict[str, Any]:
+    return {"seq": seq, "type": kind, "timestamp": f"2026-03-01T12:00:{second:02d}.000Z", "payload": payload}
+
+
+def test_a_call_is_closed_by_the_result_with_its_id_and_its_measured_duration_wins():
+    calls = pair_tool_calls([
+        ev(1, "tool_called", 0, callId="a", toolName="bash"),
+        ev(2, "tool_called", 1, callId="b", toolName="grep"),
+        ev(3, "tool_completed", 5, callId="b", durationMs=250),
+        ev(4, "tool_failed", 9, callId="a"),
+    ])
+    assert [(c["toolName"], c["status"], c["durationMs"], c["callId"]) for c in calls] == [
+        ("bash", "error", 9000.0, "a"), ("grep", "ok", 250.0, "b")]
+
+
+def test_without_ids_a_result_closes_the_oldest_open_call_of_its_tool():
+    calls = pair_tool_calls([
+        ev(1, "tool_called", 0, toolName="bash"),
+        ev(2, "tool_called", 2, toolName="bash"),
+        ev(3, "tool_completed", 3, toolName="bash"),
+    ])
+    assert [(c["status"], c["durationMs"], c.get("unfinished", False)) for c in calls] == [
+        ("ok", 3000.0, False), ("error", 1000.0, True)]  # the second is still open at the run's last instant
+
+
+def test_a_result_whose_id_no_call_has_is_paired_by_its_tool_name():
+    calls = pair_tool_calls([
+        ev(1, "tool_called", 0, toolName="bash"),
+        ev(2, "tool_completed", 4, callId="zzz", toolName="bash"),
+    ])
+    assert [(c["toolName"], c["status"], c["durationMs"]) for c in calls] == [("bash", "ok", 4000.0)]
+
+
+def test_a_result_without_its_call_is_counted_on_its_own():
+    calls = pair_tool_calls([
+        ev(1, "tool_completed", 1, callId="x", tool="read_file"),
+        ev(2, "tool_failed", 2, callId="y"),
+        ev(3, "tool_called", 3, callId="x", name="write_file", durationMs=-1),
+    ])
+    assert [(c["toolName"], c["status"]) for c in calls] == [("read_file", "ok"), ("unknown", "error"),
+                                                              ("write_file", "error")]
+    assert calls[2]["unfinished"] is True  # a call after the result of its id stays open
+
+
+def test_a_negative_or_boolean_duration_is_not_taken_as_measured():
+    calls = pair_tool_calls([
+        ev(1, "tool_called", 0, callId="a", toolName="t"), ev(2, "tool_completed", 2, callId="a", durationMs=-5),
+        ev(3, "tool_called", 3, callId="b", toolName="t"), ev(4, "tool_completed", 4, callId="b", durationMs=True),
+    ])
+    assert [c["durationMs"] for c in calls] == [2000.0, 1000.0]
