@@ -95,10 +95,8 @@ _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _HOUR = operator.itemgetter(slice(11, 13))
 _HOURS = frozenset(f"{h:02}" for h in range(24))
 _SEQ, _TYPE, _STAMP = attrgetter("seq"), attrgetter("type"), attrgetter("timestamp")
-_EXTRA = attrgetter("record", "synthetic", "id", "origin")
-_NO_EXTRA = (UNSET, UNSET, UNSET, UNSET)
 _RECORD, _RUN_ID, _PAYLOAD = attrgetter("record"), attrgetter("runId"), attrgetter("payload")
-_CALL_ID, _SIDECHAIN = attrgetter("payload.callId"), attrgetter("payload.sidechain")
+_CALL_ID = attrgetter("payload.callId")
 _SYNTHETIC, _ID, _ORIGIN, _PAYLOAD_SIDECHAIN = attrgetter("synthetic"), attrgetter("id"), attrgetter("origin"), attrgetter("sidechain")
 _TOOLS = frozenset({"tool_called", "tool_completed", "tool_failed"})
 _UNKNOWN = object()  # the event before a run could not be read here (dedupe may know better)
@@ -295,36 +293,11 @@ class ScreenRuns(Transform):
         return True
 
     def _fine(self, heads: list[Any], types: list[Any], stamps: list[Any]) -> int:
-        """Do all lines of a plain batch pass the checks ``_is_clean`` makes of one line alone (a type, a timestamp
-        and a payload; no ``synthetic``, id, ``$origin`` or sidechain; each timestamp valid, and for heal UTC, with
-        ``T``, all of one length)? Their length (1 for validate) if so, else 0: the runs are judged line by line."""
-        payloads = list(map(_PAYLOAD, heads))
-        if UNSET in types or "" in types or UNSET in payloads:
-            return 0
-        try:
-            text = "\n".join(stamps)
-        except TypeError:  # a line without a timestamp (the decoder gives a str or UNSET)
-            return 0
+        """Do all lines of a plain batch pass the checks ``_is_clean`` makes of one line alone (``_lines_pass``), with
+        no ``synthetic`` at all for heal (the repair lane takes none)? The stamps' length (1 for validate) if so,
+        else 0: the runs are judged from their heads."""
         heal = self.config["mode"] == "heal"
-        n = len(heads)
-        # no `synthetic` (validate lets `"synthetic": true` be), id or `$origin` (a record: see _plain)
-        synthetic = list(map(_SYNTHETIC, heads))
-        if synthetic.count(UNSET) != n and (heal or not all(v is UNSET or v is True for v in synthetic)):
-            return 0
-        if heal and (list(map(_ID, heads)).count(UNSET) != n or list(map(_ORIGIN, heads)).count(UNSET) != n):
-            return 0
-        if heal and True in map(_PAYLOAD_SIDECHAIN, payloads):
-            return 0
-        if not _valid_stamps(text, stamps):
-            return 0
-        if not heal:
-            return 1
-        size = len(stamps[0])
-        if size < 20 or len(text) != size * len(stamps) + len(stamps) - 1 or text.count("Z") != len(stamps):
-            return 0
-        if "t" in text or set(map(len, stamps)) != {size}:
-            return 0
-        return size
+        return _lines_pass(heads, types, stamps, heal=heal, synthetic_true=not heal)
 
     def flush(self) -> Batch | list[Batch] | None:
         self._end_run()
@@ -459,39 +432,21 @@ class ScreenRuns(Transform):
         heal = self.config["mode"] == "heal"
         if run.fine:  # each line passed the checks of one line alone in its batch (``_fine``); all of this runId
             seqs, types, stamps = run.seqs, run.types, run.stamps
-            if seqs != list(range(1, n + 1)):
-                return False
-            if not heal:
-                return True
-            joined = ""
         else:
-            if None in heads:
+            columns = _run_columns(heads, rid)
+            if columns is None:
                 return False
-            # the types were checked by the decoder: what is left is values and presence
-            seqs, types, stamps = _columns(heads)
-            if seqs != list(range(1, n + 1)) or list(map(_RUN_ID, heads)).count(rid) != n:
-                return False
-            if UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
-                return False
-            extras = list(map(_EXTRA, heads))
-            if extras.count(_NO_EXTRA) != n:  # a record, `synthetic`, an id: looked at one by one
-                if [e[0] for e in extras].count(UNSET) != n or not all(e[1] is UNSET or e[1] is True for e in extras):
-                    return False
-                if heal and ([e[2] for e in extras].count(UNSET) != n or [e[3] for e in extras].count(UNSET) != n):
-                    return False
-            joined = "\n".join(stamps)
-            if not _valid_stamps(joined, stamps):
-                return False
-            if not heal:
-                return True
-        # no heal rule fires: alias, drop_resume_duplicates / order_sidechains (ids, sidechains), ensure_run_started,
-        # check_order, dedupe (the event before the run; a run record in between resets it), pair_tool_calls, ...
-        if not self.alias_table.keys().isdisjoint(types) or types[0] != "run_started":
+            seqs, types, stamps = columns
+        if seqs != list(range(1, n + 1)):
             return False
-        if run.fine:
-            if sorted(stamps) != stamps:  # check_order's quick test; the rest of it was made batch by batch
-                return False
-        elif True in map(_SIDECHAIN, heads) or not _in_order(joined, stamps):
+        if not run.fine and not _lines_pass(heads, types, stamps, heal=heal, synthetic_true=True):
+            return False
+        if not heal:
+            return True
+        # no heal rule fires: alias, drop_resume_duplicates / order_sidechains (ids, sidechains), ensure_run_started,
+        # check_order (its quick test: the stamps of one shape, sorted as text), dedupe (the event before the run; a
+        # run record in between resets it), pair_tool_calls, ...
+        if not self.alias_table.keys().isdisjoint(types) or types[0] != "run_started" or sorted(stamps) != stamps:
             return False
         if run.record is None and (self.previous is _UNKNOWN or self.previous == 1):
             return False
@@ -513,21 +468,15 @@ class ScreenRuns(Transform):
             return None
         if run.fine:  # each line passed the checks of one line alone in its batch (``_fine``); all of this runId
             seqs, types, stamps = run.seqs, run.types, run.stamps
-            if UNSET in seqs or True in map(operator.eq, seqs, seqs[1:]) or sorted(stamps) != stamps:
-                return None
         else:
-            if None in heads:
+            columns = _run_columns(heads, rid)
+            if columns is None:
                 return None
-            seqs, types, stamps = _columns(heads)
-            if UNSET in seqs or UNSET in types or "" in types or UNSET in stamps or UNSET in map(_PAYLOAD, heads):
+            seqs, types, stamps = columns
+            if not _lines_pass(heads, types, stamps, heal=True, synthetic_true=False):
                 return None
-            if list(map(_RUN_ID, heads)).count(rid) != n or list(map(_EXTRA, heads)).count(_NO_EXTRA) != n:
-                return None
-            if True in map(_SIDECHAIN, heads) or True in map(operator.eq, seqs, seqs[1:]):
-                return None
-            joined = "\n".join(stamps)
-            if not _valid_stamps(joined, stamps) or not _in_order(joined, stamps):
-                return None
+        if UNSET in seqs or True in map(operator.eq, seqs, seqs[1:]) or sorted(stamps) != stamps:
+            return None
         if self.previous is _UNKNOWN or self.previous == seqs[0]:
             return None  # dedupe could compare the first event with the one before the run
         table = self.alias_table
@@ -676,6 +625,47 @@ class _Log:
         return self._side.pop(port, [])
 
 
+def _run_columns(heads: list[Any], rid: str) -> tuple[list[Any], list[Any], list[Any]] | None:
+    """The seq, type and timestamp columns of a run judged from its heads (not batch by batch): None when a line
+    could not be decoded, names another run, or is a record."""
+    n = len(heads)
+    if None in heads or list(map(_RUN_ID, heads)).count(rid) != n or list(map(_RECORD, heads)).count(UNSET) != n:
+        return None
+    return _columns(heads)
+
+
+def _lines_pass(heads: list[Any], types: list[Any], stamps: list[Any], *, heal: bool, synthetic_true: bool) -> int:
+    """The one definition of what a clean run asks of each of its lines alone: a non-empty type, a timestamp and
+    a payload object; no ``synthetic`` (``"synthetic": true`` too when ``synthetic_true``); for heal no id, no
+    ``$origin``, no sidechain; each timestamp valid, and for heal all of one shape (UTC, with ``T``, one length:
+    then text order is time order). 0 when a line fails; else the stamps' length (heal) or 1 (validate)."""
+    payloads = list(map(_PAYLOAD, heads))
+    if UNSET in types or "" in types or UNSET in payloads:
+        return 0
+    try:
+        text = "\n".join(stamps)
+    except TypeError:  # a line without a timestamp (the decoder gives a str or UNSET)
+        return 0
+    n = len(heads)
+    synthetic = list(map(_SYNTHETIC, heads))
+    if synthetic.count(UNSET) != n and not (synthetic_true and all(v is UNSET or v is True for v in synthetic)):
+        return 0
+    if heal and (list(map(_ID, heads)).count(UNSET) != n or list(map(_ORIGIN, heads)).count(UNSET) != n):
+        return 0
+    if heal and True in map(_PAYLOAD_SIDECHAIN, payloads):
+        return 0
+    if not _valid_stamps(text, stamps):
+        return 0
+    if not heal:
+        return 1
+    size = len(stamps[0])
+    if size < 20 or len(text) != size * n + n - 1 or text.count("Z") != n:  # a `Z` can only be the zone
+        return 0
+    if "t" in text or set(map(len, stamps)) != {size}:
+        return 0
+    return size
+
+
 def _columns(heads: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
     """The run's seq numbers, types and timestamps, a column each (three C-level maps: no tuple per event)."""
     return list(map(_SEQ, heads)), list(map(_TYPE, heads)), list(map(_STAMP, heads))
@@ -712,17 +702,6 @@ def _probe(raw: bytes) -> _Head | None:
     if type(value) is not dict:
         return None
     return _Head(runId=value.get("runId", UNSET), record=value.get("$record", UNSET))
-
-
-def _in_order(joined: str, stamps: Sequence[str]) -> bool:
-    """check_order's quick test: one length, UTC (``Z``), ``T``, and sorted as text (valid stamps: a ``Z`` or a
-    ``t`` can only be the zone or the separator)."""
-    size = len(stamps[0])
-    if size < 20 or len(joined) != size * len(stamps) + len(stamps) - 1 or joined.count("Z") != len(stamps):
-        return False
-    if "t" in joined or set(map(len, stamps)) != {size}:
-        return False
-    return sorted(stamps) == list(stamps)
 
 
 def _utf8(data: bytes) -> bool:
