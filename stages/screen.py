@@ -429,19 +429,13 @@ class ScreenRuns(Transform):
         rid = run.run_id
         if rid is None or (run.record is not None and run.record.get("runId") != rid):
             return False
-        heal = self.config["mode"] == "heal"
-        if run.fine:  # each line passed the checks of one line alone in its batch (``_fine``); all of this runId
-            seqs, types, stamps = run.seqs, run.types, run.stamps
-        else:
-            columns = _run_columns(heads, rid)
-            if columns is None:
-                return False
-            seqs, types, stamps = columns
+        columns = self._judged(run, heads, synthetic_true=True)
+        if columns is None:
+            return False
+        seqs, types, stamps = columns
         if seqs != list(range(1, n + 1)):
             return False
-        if not run.fine and not _lines_pass(heads, types, stamps, heal=heal, synthetic_true=True):
-            return False
-        if not heal:
+        if self.config["mode"] != "heal":
             return True
         # no heal rule fires: alias, drop_resume_duplicates / order_sidechains (ids, sidechains), ensure_run_started,
         # check_order (its quick test: the stamps of one shape, sorted as text), dedupe (the event before the run; a
@@ -453,6 +447,17 @@ class ScreenRuns(Transform):
         if _calls_simply_paired(heads, types, run):
             return True
         return self._calls_paired([h for h in heads if h.type in _JUDGED], run)
+
+    def _judged(self, run: _Run, heads: list[Any], *, synthetic_true: bool) -> tuple[list[Any], list[Any], list[Any]] | None:
+        """The run's seq, type and timestamp columns when every line of it passes the checks of one line alone
+        (``_lines_pass``): judged batch by batch as they came (``run.fine``), else now, from its heads. None if not."""
+        if run.fine:  # each line passed in its batch (``_fine``, which takes no ``synthetic`` in heal); all of this runId
+            return run.seqs, run.types, run.stamps
+        columns = _run_columns(heads, run.run_id)
+        if columns is None or not _lines_pass(heads, columns[1], columns[2], heal=self.config["mode"] == "heal",
+                                               synthetic_true=synthetic_true):
+            return None
+        return columns
 
     # the repair lane: runs whose only faults are aliased types, wrong seq numbers and a missing end -------
     def _repair(self, run: _Run) -> Batch | None:
@@ -466,15 +471,10 @@ class ScreenRuns(Transform):
         rid = run.run_id
         if run.record is not None or run.tail_open or not n or rid is None:
             return None
-        if run.fine:  # each line passed the checks of one line alone in its batch (``_fine``); all of this runId
-            seqs, types, stamps = run.seqs, run.types, run.stamps
-        else:
-            columns = _run_columns(heads, rid)
-            if columns is None:
-                return None
-            seqs, types, stamps = columns
-            if not _lines_pass(heads, types, stamps, heal=True, synthetic_true=False):
-                return None
+        columns = self._judged(run, heads, synthetic_true=False)
+        if columns is None:
+            return None
+        seqs, types, stamps = columns
         if UNSET in seqs or True in map(operator.eq, seqs, seqs[1:]) or sorted(stamps) != stamps:
             return None
         if self.previous is _UNKNOWN or self.previous == seqs[0]:
