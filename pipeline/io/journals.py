@@ -382,16 +382,18 @@ def _is_special(target: Path) -> bool:
 
 
 @contextmanager
-def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
     """A file that appears at ``path`` whole, or not at all (temp file + rename); an existing file there
     stays as it was until the new one replaces it. A system error (disk full, I/O error, no
     permission) is E_OUTPUT_WRITE_FAILED with the path; nothing partial is left at the path.
 
     A device, FIFO or socket at ``path`` (``/dev/null``, ``/dev/stdout``) is written in place; a
-    symbolic link is followed, so the file it points at is replaced and the link stays."""
+    symbolic link is followed, so the file it points at is replaced and the link stays. With
+    ``overwrite=False`` the file is linked into place instead, which fails with ``FileExistsError``
+    (the temp file gone, nothing changed) when something took the name meanwhile."""
     target = Path(path)
     name = os.fspath(path)
-    if _is_special(target):
+    if overwrite and _is_special(target):
         try:
             with open(target, "wb") as handle:
                 yield handle
@@ -411,11 +413,15 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            os.link(tmp, target)  # fails, rather than replaces, when the name is taken
+            os.unlink(tmp)
     except BaseException as exc:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
-        if isinstance(exc, OSError):
+        if isinstance(exc, OSError) and not (isinstance(exc, FileExistsError) and not overwrite):
             raise write_failed(name, exc) from exc
         raise
 

@@ -101,3 +101,14 @@ def test_a_staged_folder_appears_whole_with_the_usual_permissions_or_not_at_all(
         (base / "a.json").write_bytes(b"{}")
         raise RuntimeError("failed halfway")
     assert os.listdir(tmp_path) == ["healed"]
+
+
+def test_without_overwrite_a_taken_name_is_left_alone_and_no_temp_file_stays(tmp_path: Path):
+    target = tmp_path / "fixture.json"
+    with atomic_output(target, overwrite=False) as handle:
+        handle.write(b"first")
+    assert target.read_bytes() == b"first"
+    with pytest.raises(FileExistsError), atomic_output(target, overwrite=False) as handle:
+        handle.write(b"second")
+    assert target.read_bytes() == b"first"
+    assert [p.name for p in tmp_path.iterdir()] == ["fixture.json"]

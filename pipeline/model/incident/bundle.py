@@ -19,7 +19,6 @@ replaces an existing file.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
@@ -34,7 +33,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, temp_prefix
+from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, atomic_output, temp_prefix
 from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
@@ -220,25 +219,10 @@ def promote(document: dict[str, Any], to: str) -> dict[str, Any]:
     digest = checksum(doc)
     data = pretty({**doc, "checksum": {"algorithm": "sha256", "value": digest}})
     refuse_existing_fixture(to)
-    target = Path(to)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)
-    except OSError as exc:
-        raise write_failed(to, exc) from exc
-    try:
-        os.fchmod(fd, 0o666 & ~UMASK)
-        with os.fdopen(fd, "wb") as handle:
+        with atomic_output(to, overwrite=False) as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, target)  # fails, rather than replaces, when the name was taken meanwhile
-        except FileExistsError:
-            refuse("E_INCIDENT_PROMOTE_TARGET_EXISTS", f"{to!r} already exists; promote never overwrites a fixture", {"path": to})
-    except OSError as exc:
-        raise write_failed(to, exc) from exc
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    except FileExistsError:  # the name was taken meanwhile
+        refuse_existing_fixture(to)
+        raise
     return {"incident_id": doc["incident_id"], "promoted": to, "sha256": digest, "bytes": len(data)}
