@@ -118,6 +118,22 @@ def plan_healed(files: list[str], root: Place, target: Place) -> dict[str, tuple
     return plan
 
 
+def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None) -> None:
+    """Refuse (E_USAGE_INVALID, exit 2) a folder to write into that exists and is not a folder (``--out FILE``
+    is never written over); a missing folder is fine. A ``str`` URL is asked of its filesystem, a path of the OS."""
+    if isinstance(folder, str) and is_url(folder):
+        from replay.pipeline.io.remote import kind
+
+        where, received = folder, "a file" if kind(folder) == "file" else None
+    else:
+        local = Path(folder)
+        where = str(local)
+        received = None if not local.exists() or local.is_dir() else "a file" if local.is_file() else "not a folder"
+    if received is not None:
+        raise ReplayError("E_USAGE_INVALID", f"the output folder {where!r} exists and is not a folder", path=where,
+                          expected="a folder (new or existing)", received=received, howToFix=how_to_fix, example=example)
+
+
 @contextmanager
 def staged_folder(target: Path) -> Iterator[Path]:
     """Where to write the files of ``target``: a sibling temp folder renamed into place at the end when
