@@ -15,7 +15,6 @@ Inputs: the main stream, ``spawn.raw`` and the heal rules' ``repairs`` and ``not
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,11 +25,20 @@ import anyio
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.run_files import ARTIFACT, HEAL_LOG, HEALED, JOURNAL, RAW, document_bytes, file_stem, write_file
+from replay.pipeline.io.run_files import (
+    ARTIFACT,
+    HEAL_LOG,
+    HEALED,
+    JOURNAL,
+    RAW,
+    document_bytes,
+    file_stem,
+    refuse_non_folder,
+    write_file,
+)
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.healing import healed_artifact, healed_problems
@@ -78,11 +86,8 @@ class EmitArtifacts(Sink):
     def preflight(self, inputs: list[str]) -> None:
         """A folder to write into that is a file (`--out /dev/null`) is refused before the runner starts."""
         for key in ("out_dir", "journal_dir"):
-            folder = self.config[key]
-            if folder and os.path.exists(folder) and not os.path.isdir(folder):
-                raise ReplayError("E_USAGE_INVALID", f"the folder to write into, {folder!r}, exists and is not a folder",
-                                  path=folder, expected="a folder (new or existing)", received="not a folder",
-                                  howToFix="Give --out a folder (it is made when missing).",
+            if self.config[key]:  # folders on this machine (emit writes no URLs)
+                refuse_non_folder(Path(self.config[key]), "Give --out a folder (it is made when missing).",
                                   example="replay capture --out captures \"prompt\"")
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:

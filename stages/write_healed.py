@@ -21,7 +21,7 @@ import anyio.lowlevel
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import ReplayError, printable
+from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, Option, Sink
 from replay.pipeline.io.fdio import write_stdout
@@ -32,6 +32,7 @@ from replay.pipeline.io.run_files import (
     common_root,
     document_bytes,
     plan_healed,
+    refuse_non_folder,
     staged_folder,
     under,
     write_file,
@@ -73,38 +74,23 @@ class WriteHealed(Sink):
 
     def preflight(self, inputs: list[str]) -> None:
         files = [f for f in inputs if f != "-"]
-        if is_url(self.config["out_dir"]):
-            self._plan_at_url(files)
+        out_dir = self.config["out_dir"]
+        refuse_non_folder(out_dir, "Give --out a folder: `replay heal --in PATH --out DIR`; to heal one file to stdout, "
+                                   "run `replay heal FILE > healed.jsonl`.",
+                          example="replay heal --in .replay/artifacts --out .replay/healed")
+        if is_url(out_dir):
+            self.plan = plan_healed(files, self._root(files), out_dir)
             return
-        out_dir = Path(self.config["out_dir"])
-        if out_dir.exists() and not out_dir.is_dir():  # also `heal --in FILE --out FILE`: never written over
-            raise ReplayError(
-                "E_USAGE_INVALID", f"the output folder {str(out_dir)!r} exists and is not a folder", path=str(out_dir),
-                expected="a folder (new or existing)", received="a file" if out_dir.is_file() else "not a folder",
-                howToFix="Give --out a folder: `replay heal --in PATH --out DIR`; to heal one file to stdout, "
-                         "run `replay heal FILE > healed.jsonl`.",
-                example="replay heal --in .replay/artifacts --out .replay/healed",
-            )
         root = self._root(files)
         if isinstance(root, Path) and root.is_file():
             root = root.parent
-        self.plan = plan_healed(files, root, out_dir)
+        self.plan = plan_healed(files, root, Path(out_dir))
 
     def _root(self, files: list[str]) -> Place:
         given = self.config["root"]
         if given:
             return given if is_url(given) else Path(given)
         return common_root(files)
-
-    def _plan_at_url(self, files: list[str]) -> None:
-        from replay.pipeline.io.remote import kind
-
-        out_dir = self.config["out_dir"]
-        if kind(out_dir) == "file":
-            raise ReplayError("E_USAGE_INVALID", f"the output folder {out_dir!r} exists and is not a folder", path=out_dir,
-                              expected="a folder (new or existing)", received="a file",
-                              howToFix="Give --out a folder URL: `replay heal --in URL --out URL`.")
-        self.plan = plan_healed(files, self._root(files), out_dir)
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         healed: dict[str, _Healed] = {}

@@ -13,6 +13,7 @@ import importlib.util
 import shlex
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import anyio
@@ -150,17 +151,10 @@ class ReplayGroup(click.Group):
 
     def _own_flags_end(self, ctx: click.Context, args: list[str]) -> int:
         """Where the group's own leading flags (and their values) end in ``args``."""
-        takes_value = {}
-        for param in self.get_params(ctx):
-            if isinstance(param, click.Option):
-                for flag in (*param.opts, *param.secondary_opts):
-                    takes_value[flag] = not param.is_flag and not param.count
+        takes_value = flags_taking_values(self.get_params(ctx))
         i = 0
-        while i < len(args):
-            flag, eq, _ = args[i].partition("=")
-            if flag not in takes_value:
-                break
-            i += 2 if takes_value[flag] and not eq else 1
+        while i < len(args) and (after := past_flag(args, i, takes_value)) is not None:
+            i = after
         return min(i, len(args))
 
     def _asks_for_info(self, args: list[str]) -> bool:
@@ -173,7 +167,7 @@ class ReplayGroup(click.Group):
         if name == DEFAULT_COMMAND and ctx.meta.get(IMPLIED):
             default = self.get_command(ctx, DEFAULT_COMMAND)
             assert default is not None
-            words = positional_words(default, args[1:])
+            words = positional_words(default, ctx, args[1:])
             self._refuse_several_words(ctx, words)
             if words and (words[0] in COMMANDS or words[0] in RESERVED):
                 raise ReplayError(
@@ -205,7 +199,7 @@ class ReplayGroup(click.Group):
                     expected=self._listing(ctx),
                     howToFix=f"Run `replay {near[0]} ...`, or `replay capture {name}` to send it as a prompt.",
                 )
-        self._refuse_several_words(ctx, positional_words(default, args))
+        self._refuse_several_words(ctx, positional_words(default, ctx, args))
         return DEFAULT_COMMAND, default, args
 
     def _refuse_several_words(self, ctx: click.Context, words: list[str]) -> None:
@@ -226,14 +220,27 @@ class ReplayGroup(click.Group):
         return "one of: " + ", ".join(self.list_commands(ctx))
 
 
-def positional_words(command: click.Command, args: list[str]) -> list[str]:
-    """The positional arguments in ``args`` as ``command`` would parse them (flag values are not words).
-    Empty when ``args`` hold a flag ``command`` does not have: its parser refuses those (E_UNKNOWN_FLAG)."""
-    takes_value: dict[str, bool] = {"--help": False, "-h": False}
-    for param in command.params:
-        if isinstance(param, click.Option):
-            for flag in (*param.opts, *param.secondary_opts):
-                takes_value[flag] = not param.is_flag and not param.count
+def flags_taking_values(params: Iterable[click.Parameter]) -> dict[str, bool]:
+    """Each flag of ``params``, and whether a value follows it (``--out DIR``) or not (a switch, a count): as
+    click parses them (its ``store`` and ``append`` actions take one value)."""
+    return {flag: not param.is_flag and not param.count
+            for param in params if isinstance(param, click.Option) for flag in (*param.opts, *param.secondary_opts)}
+
+
+def past_flag(args: list[str], i: int, takes_value: dict[str, bool]) -> int | None:
+    """Where the argument after the flag ``args[i]`` (and its value: ``--out DIR``, ``--out=DIR``) is; None when
+    ``args[i]`` is no flag ``takes_value`` knows."""
+    flag, eq, _ = args[i].partition("=")
+    if flag not in takes_value:
+        return None
+    return i + (2 if takes_value[flag] and not eq else 1)
+
+
+def positional_words(command: click.Command, ctx: click.Context, args: list[str]) -> list[str]:
+    """The positional arguments in ``args`` as ``command`` would parse them under ``ctx`` (its help flags too;
+    flag values are not words). Empty when ``args`` hold a flag ``command`` does not have: its parser refuses
+    those (E_UNKNOWN_FLAG)."""
+    takes_value = flags_taking_values(command.get_params(ctx))
     words: list[str] = []
     i = 0
     while i < len(args):
@@ -242,10 +249,10 @@ def positional_words(command: click.Command, args: list[str]) -> list[str]:
             words.extend(args[i + 1:])
             break
         if arg.startswith("-") and arg != "-":
-            flag, eq, _ = arg.partition("=")
-            if flag not in takes_value:
+            after = past_flag(args, i, takes_value)
+            if after is None:
                 return []
-            i += 2 if takes_value[flag] and not eq else 1
+            i = after
             continue
         words.append(arg)
         i += 1

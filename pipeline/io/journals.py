@@ -49,6 +49,17 @@ def is_url(path: str) -> bool:
     return _URL.match(path) is not None
 
 
+def path_kind(path: str | Path) -> str | None:
+    """What is at ``path``: ``file``, ``directory``, ``other`` (a pipe, a device, a socket) or None (nothing).
+    A ``str`` URL is asked of its filesystem (``io.remote``; anything there but a folder is a file), a path of the OS."""
+    if isinstance(path, str) and is_url(path):
+        from replay.pipeline.io.remote import kind
+
+        return kind(path)
+    local = Path(path)
+    return "directory" if local.is_dir() else "file" if local.is_file() else "other" if local.exists() else None
+
+
 def is_journal_name(name: str) -> bool:
     return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS)
 

@@ -23,7 +23,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, is_url, temp_prefix, write_atomic
+from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, is_url, path_kind, temp_prefix, write_atomic
 
 Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
 
@@ -116,6 +116,16 @@ def plan_healed(files: list[str], root: Place, target: Place) -> dict[str, tuple
             claimed[out] = path
         plan[path] = (healed, log)
     return plan
+
+
+def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None) -> None:
+    """Refuse (E_USAGE_INVALID, exit 2) a folder to write into that exists and is not a folder (``--out FILE``
+    is never written over); a missing folder is fine. ``folder`` may be a URL (a ``str``; ``path_kind``)."""
+    received = {"file": "a file", "other": "not a folder"}.get(path_kind(folder) or "")
+    if received is not None:
+        where = folder if isinstance(folder, str) and is_url(folder) else str(Path(folder))
+        raise ReplayError("E_USAGE_INVALID", f"the output folder {where!r} exists and is not a folder", path=where,
+                          expected="a folder (new or existing)", received=received, howToFix=how_to_fix, example=example)
 
 
 @contextmanager

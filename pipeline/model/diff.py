@@ -33,13 +33,15 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.toolcalls import TOOL_NAME_KEYS, named_tool
 from replay.pipeline.model.walk import kind_of
 
 DEFAULT_IGNORE: tuple[str, ...] = (
     "timestamp", "ts", "time", "seq", "runId", "run_id", "artifactId", "id", "event_id", "parentId", "timings",
     "**.callId", "**.toolCallId", "**.call_id", "**.durationMs", "**.duration_ms",
 )
-TOOL_NAME_KEYS = ("toolName", "tool", "name", "tool_name")
+_TOOL_RECORD_KEYS = (*TOOL_NAME_KEYS, "tool_name")  # where a tool record's payload names its tool
+_OTHER_RECORD_KEYS = TOOL_NAME_KEYS[:2]  # ``name`` on any other record is not a tool's (a step's, a user's)
 ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")
 OUTPUT_KEYS = ("result", "output", "error", "content", "text", "message", "response", "status", "stdout", "stderr",
                "exit_code", "exitCode", "verification", "verdict", "outcome")
@@ -190,16 +192,10 @@ def _top(path: str) -> list[str]:
 
 
 def _tool_name(entry: Entry) -> Any:
-    """The tool a record names: ``toolName`` / ``tool`` (``name`` on tool records) in the payload, or
-    ``tool`` / ``tool_name`` at the top."""
-    record = entry.record
-    payload = record.get("payload")
-    keys = TOOL_NAME_KEYS if "tool" in entry.kind else TOOL_NAME_KEYS[:2]
-    for holder, names in ((payload if isinstance(payload, dict) else {}, keys), (record, ("tool", "tool_name"))):
-        for key in names:
-            if key in holder:
-                return holder[key]
-    return None
+    """The tool a record names, as written: ``toolName`` / ``tool`` (``name`` / ``tool_name`` too on tool records)
+    in the payload, or ``tool`` / ``tool_name`` at the top."""
+    keys = _TOOL_RECORD_KEYS if "tool" in entry.kind else _OTHER_RECORD_KEYS
+    return named_tool(entry.record, keys, as_written=True)
 
 
 def categorize(a: Entry, b: Entry, changes: list[dict[str, Any]]) -> str:

@@ -1,7 +1,8 @@
 """Tool calls of a run, paired from its events: name, status, duration.
 
 Conventions read from event payloads (first match wins): the tool's name in ``toolName``, ``tool``
-or ``name``; the call's id in ``callId``, ``toolCallId`` or ``id``; a measured ``durationMs``.
+or ``name`` (a whole record may name it at its top instead, in ``tool`` or ``tool_name``: ``named_tool``);
+the call's id in ``callId``, ``toolCallId`` or ``id``; a measured ``durationMs``.
 A ``tool_called`` is closed by the next ``tool_completed`` / ``tool_failed`` with the same call id,
 or, without ids, with the same tool name (first in, first out). Unclosed calls report status
 ``error`` and the time until the run's last event.
@@ -16,6 +17,9 @@ from replay.pipeline.model.events import event_type, parse_timestamp
 CALLED = frozenset({"tool_called"})
 COMPLETED = frozenset({"tool_completed"})
 FAILED = frozenset({"tool_failed"})
+TOOL_NAME_KEYS = ("toolName", "tool", "name")  # in a payload, first match wins
+TOP_TOOL_NAME_KEYS = ("tool", "tool_name")  # at a record's top, when its payload names no tool
+CALL_ID_KEYS = ("callId", "toolCallId", "id")
 
 
 def _first(payload: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -30,14 +34,30 @@ def tool_name(payload: Any) -> str | None:
     if not isinstance(payload, dict):
         return None
     name = payload.get("toolName")  # the usual spelling first: one look
-    return name if name.__class__ is str and name else _first(payload, ("toolName", "tool", "name"))
+    return name if name.__class__ is str and name else _first(payload, TOOL_NAME_KEYS)
 
 
 def call_id(payload: Any) -> str | None:
     if not isinstance(payload, dict):
         return None
     cid = payload.get("callId")
-    return cid if cid.__class__ is str and cid else _first(payload, ("callId", "toolCallId", "id"))
+    return cid if cid.__class__ is str and cid else _first(payload, CALL_ID_KEYS)
+
+
+def named_tool(record: dict[str, Any], keys: tuple[str, ...] = TOOL_NAME_KEYS, *, as_written: bool = False) -> Any:
+    """The tool a record names: the first of ``keys`` in its payload, else ``tool`` / ``tool_name`` at its top.
+
+    By default the first non-empty text (what to show); with ``as_written`` the value of the first key present,
+    whatever it is (what to compare: ``None``, ``""`` or ``5`` are values too).
+    """
+    payload = record.get("payload")
+    if not as_written:
+        return (_first(payload, keys) if isinstance(payload, dict) else None) or _first(record, TOP_TOOL_NAME_KEYS)
+    for holder, names in ((payload if isinstance(payload, dict) else {}, keys), (record, TOP_TOOL_NAME_KEYS)):
+        for key in names:
+            if key in holder:
+                return holder[key]
+    return None
 
 
 def _ms_between(start: Any, end: Any) -> float | None:

@@ -47,6 +47,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.toolcalls import call_id, named_tool
 from replay.pipeline.model.validation import is_number
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "pending", "running", "succeeded", "failed"
@@ -116,7 +117,7 @@ def step_of(record: dict[str, Any], kind: str | None = None) -> str | None:
         return step
     kind = kind if kind is not None else kind_of(record)
     if kind.startswith("tool_"):
-        return _first_text(_payload(record), ("callId", "toolCallId", "id"))
+        return call_id(record.get("payload"))
     return None
 
 
@@ -329,7 +330,6 @@ def _error_text(error: Any) -> str | None:
 
 
 _SPEC_KEYS = frozenset({"step_type", "adapter", "uses", "command", "cmd", "run", "prompt", "input", "argv"})
-_TOOL_KEYS = ("toolName", "tool", "name")
 _OUTCOME_KEYS = frozenset({"outcome", "result", "status"})
 
 
@@ -385,8 +385,7 @@ def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | 
     step_type, command = _step_spec(record)
     if command is not None:
         parts.append(f"({step_type} {command})" if step_type else f"({command})")
-    tool = (_first_text(payload, _TOOL_KEYS) if payload else None) or (
-        _first_text(record, ("tool", "tool_name")) if "tool" in record or "tool_name" in record else None)
+    tool = named_tool(record)
     if tool:
         parts.append(f"tool={tool}")
     if kind == TOOL_CALLED:
@@ -483,9 +482,9 @@ class StepWatch:
             return False
         self.seen = True
         if kind == TOOL_CALLED:
-            self._open.append(_first_text(_payload(record), ("callId", "toolCallId", "id")))
+            self._open.append(call_id(record.get("payload")))
         elif kind in TOOL_ENDS and self._open:
-            call = _first_text(_payload(record), ("callId", "toolCallId", "id"))
+            call = call_id(record.get("payload"))
             self._open.remove(call if call in self._open else self._open[0])
         if state in STEP_ENDS and not self._open:
             self.ended = True

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, errors_of, run_replay
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_a_mistyped_command_is_refused_with_the_command_it_resembles(tmp_path: Path) -> None:
@@ -138,3 +140,25 @@ def test_replay_help_command_prints_that_commands_help(tmp_path):
     assert nested.returncode == 0 and nested.stdout.startswith(b"Usage: replay incident import ")
     unknown = run_replay("help", "nosuch", cwd=tmp_path)
     assert unknown.returncode == 2 and errors_of(unknown.stderr)[0]["code"] == "E_COMMAND_UNKNOWN"
+
+
+# the words of a command line, as click reads them ------------------------------------------------------
+ARGS = st.lists(st.sampled_from(["p", "q", "-", "--", "-h", "--runner", "--runner=r.py", "--out", "--no-heal",
+                                 "--no-heal=1", "--max-output-bytes", "--bogus", "-x"]), max_size=7)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ARGS)
+def test_the_words_of_a_capture_line_are_the_ones_click_gives_its_prompt(args):
+    import click
+
+    from replay.pipeline.cli.app import cli, positional_words
+
+    ctx = click.Context(cli, info_name="replay", help_option_names=["-h", "--help"])
+    capture = cli.get_command(ctx, "capture")
+    try:
+        opts, _, _ = capture.make_parser(click.Context(capture, info_name="capture", parent=ctx)).parse_args(list(args))
+    except click.UsageError:  # a flag capture lacks, or a value missing or given to a switch: click refuses the line
+        return
+    prompt = opts.get("prompt")  # no words: click's "unset"
+    assert positional_words(capture, ctx, args) == (list(prompt) if isinstance(prompt, tuple) else [])

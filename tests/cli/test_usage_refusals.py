@@ -67,3 +67,20 @@ def test_capture_out_that_is_a_file_is_refused_before_the_runner_starts(tmp_path
     (error,) = errors_of(proc.stderr)
     assert error["code"] == "E_USAGE_INVALID" and error["path"] == "captures"
     assert not (tmp_path / "ran").exists() and not (tmp_path / ".replay").exists()
+
+
+def test_capture_and_heal_refuse_a_file_as_their_output_folder_in_the_same_words(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_bytes(b"a file\n")
+    source = tmp_path / "run.jsonl"
+    source.write_bytes(BROKEN.read_bytes())
+    (tmp_path / "runner.py").write_text("print('{}')\n")
+    captured = run_replay("capture", "--runner", str(tmp_path / "runner.py"), "--out", "taken", "p", cwd=tmp_path)
+    healed = run_replay("heal", "--in", str(source), "--out", "taken", cwd=tmp_path)
+    for proc in (captured, healed):
+        (error,) = errors_of(proc.stderr)
+        assert (proc.returncode, proc.stdout) == (2, b"")
+        assert {k: error[k] for k in ("code", "message", "path", "expected", "received")} == {
+            "code": "E_USAGE_INVALID", "message": "the output folder 'taken' exists and is not a folder", "path": "taken",
+            "expected": "a folder (new or existing)", "received": "a file"}
+        assert error["howToFix"].startswith("Give --out a folder") and error["example"].startswith("replay ")
+    assert (tmp_path / "taken").read_bytes() == b"a file\n"

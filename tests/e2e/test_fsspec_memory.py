@@ -126,6 +126,18 @@ def test_memory_urls_are_refused_where_workers_are_other_processes(journals, buc
     assert not fsspec.filesystem("memory").exists(f"{bucket}/out".removeprefix("memory://"))
 
 
+def test_an_out_url_that_is_a_file_is_refused_as_a_local_one_is(journals, bucket, tmp_path: Path) -> None:
+    fs = fsspec.filesystem("memory")
+    fs.pipe(f"{bucket}/out".removeprefix("memory://"), b"a file\n")
+    (tmp_path / "out").write_bytes(b"a file\n")
+    remote = run_replay("heal", "--in", str(journals), "--out", f"{bucket}/out", "--workers", "1")
+    local = run_replay("heal", "--in", str(journals), "--out", str(tmp_path / "out"), "--workers", "1")
+    assert remote.returncode == local.returncode == 2 and remote.stdout == local.stdout == b""
+    [at_url], [here] = errors_of(remote.stderr), errors_of(local.stderr)
+    assert at_url == {**here, "message": here["message"].replace(str(tmp_path), bucket), "path": f"{bucket}/out"}
+    assert fs.cat(f"{bucket}/out".removeprefix("memory://")) == b"a file\n"
+
+
 def test_missing_urls_and_filesystems_are_refused_before_any_output(journals, bucket, tmp_path: Path) -> None:
     missing = run_replay("heal", "--in", f"{bucket}/nothing", "--out", f"{bucket}/out")
     assert missing.returncode == 2 and errors_of(missing.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND"

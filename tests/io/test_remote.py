@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import sys
 import uuid
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
 
 from replay.pipeline.engine.errors import ReplayError  # noqa: E402
 from replay.pipeline.io import remote  # noqa: E402
-from replay.pipeline.io.journals import expand_paths, is_url, open_journal  # noqa: E402
+from replay.pipeline.io.journals import expand_paths, is_url, open_journal, path_kind  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from journal_gen import write_journal  # noqa: E402
@@ -148,3 +149,15 @@ def test_an_unknown_protocol_is_refused_with_what_to_do() -> None:
     with pytest.raises(ReplayError) as refused:
         remote.kind("nosuchfs://x/y")
     assert refused.value.code == "E_FILESYSTEM_NOT_INSTALLED" and refused.value.exit_code == 2
+
+
+def test_path_kind_says_the_same_of_a_url_as_of_a_local_path(folder, tmp_path: Path):
+    _put(f"{folder}/sub/a.jsonl", b"{}\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.jsonl").write_bytes(b"{}\n")
+    for root in (folder, str(tmp_path)):
+        assert [path_kind(f"{root}/{name}") for name in ("sub", "sub/a.jsonl", "nothing")] == ["directory", "file", None]
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    assert [path_kind(tmp_path / name) for name in ("pipe", "dangling")] == ["other", None]
+    assert path_kind(Path("memory://x")) is None  # a Path is local, whatever it spells

@@ -133,6 +133,18 @@ def test_changed_records_are_named_by_what_changed():
     assert result.summary()["categories"] == {"type": 1, "tool_name": 1, "tool_arguments": 1, "output": 1, "fields": 1}
 
 
+@pytest.mark.parametrize(("kind", "a", "b", "category"), [
+    ("tool_called", {"name": "grep"}, {"name": "find"}, "tool_name"),
+    ("tool_called", {"tool_name": "grep"}, {"tool_name": "find"}, "tool_name"),
+    ("user_message", {"name": "ann"}, {"name": "bob"}, "fields"),  # only a tool record's ``name`` is a tool
+    ("tool_called", {"toolName": None, "tool": "grep"}, {"toolName": None, "tool": "find"}, "fields"),  # as written
+    ("tool_called", {"toolName": 5}, {"toolName": 6}, "tool_name"),
+])
+def test_the_tool_a_record_names_is_compared_as_written(kind, a, b, category):
+    result = diff_runs(run(ev(1, kind, **a)), run(ev(1, kind, **b)))
+    assert [d["category"] for d in result.differences] == [category]
+
+
 def test_extra_and_missing_records():
     b = other_run()
     del b[2]  # no user message in B

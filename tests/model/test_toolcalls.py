@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.model.toolcalls import pair_tool_calls
+from replay.pipeline.model.toolcalls import TOOL_NAME_KEYS, named_tool, pair_tool_calls
 
 
 def ev(seq: int, kind: str, second: int, **payload: Any) -> dict[str, Any]:
@@ -57,3 +57,18 @@ def test_a_negative_or_boolean_duration_is_not_taken_as_measured():
         ev(3, "tool_called", 3, callId="b", toolName="t"), ev(4, "tool_completed", 4, callId="b", durationMs=True),
     ])
     assert [c["durationMs"] for c in calls] == [2000.0, 1000.0]
+
+
+def test_the_tool_a_record_names_is_read_from_its_payload_first_then_from_its_top():
+    assert named_tool({"tool": "top", "payload": {"toolName": "", "name": "grep"}}) == "grep"  # first non-empty text
+    assert named_tool({"tool_name": "top", "payload": {"toolName": 5}}) == "top"
+    assert named_tool({"tool": "", "tool_name": "top", "payload": "text"}) == "top"
+    assert named_tool({"payload": {"tool_name": "x"}}) is None  # not a payload key unless asked for
+    assert named_tool({"payload": {"tool_name": "x"}}, (*TOOL_NAME_KEYS, "tool_name")) == "x"
+
+
+def test_as_written_the_first_key_present_is_the_tool_whatever_its_value():
+    assert named_tool({"tool": "top", "payload": {"toolName": None, "tool": "grep"}}, as_written=True) is None
+    assert named_tool({"payload": {"tool": 5}}, as_written=True) == 5
+    assert named_tool({"tool_name": "", "payload": {"name": "grep"}}, ("toolName", "tool"), as_written=True) == ""
+    assert named_tool({"payload": {}}, as_written=True) is None

@@ -133,6 +133,12 @@ def test_essential_fields_are_never_cut_and_a_line_stays_one_line():
     assert text.endswith("[failed]")
 
 
+def test_the_tool_is_named_from_the_payload_else_from_the_top_of_the_record():
+    assert "tool=grep" in read_record({"type": "tool_called", "tool": "top", "payload": {"toolName": "", "name": "grep"}}).detail
+    assert "tool=top" in read_record({"kind": "tool.called", "tool_name": "top", "payload": {"toolName": None}}).detail
+    assert "tool=" not in read_record({"type": "tool_called", "payload": {"tool_name": "x"}}).detail
+
+
 def test_message_texts_are_excerpts():
     line = read_record({"type": "assistant_message", "payload": {"content": "word " * 100}})
     assert len(line.detail) < 80 and line.detail.endswith('…"')

@@ -14,7 +14,7 @@ from replay.pipeline.cli.app import exit_code_for, logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.cli.scale import Scale, cli_work, files_for, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
-from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, is_url, stdin_is_terminal
+from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, path_kind, stdin_is_terminal
 from replay.stages.report import DEFAULT_TITLE, FORMATS
 
 HEALED, UNHEALED = ".healed.json", ".artifact.json"
@@ -32,7 +32,7 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
     if not paths and not in_paths:
         return None
     for raw in in_paths:
-        if raw != STDIN and _is_file(raw) and (not raw.endswith(JOURNAL_SUFFIXES) or raw.endswith(NOT_JOURNALS)):
+        if raw != STDIN and path_kind(raw) == "file" and (not raw.endswith(JOURNAL_SUFFIXES) or raw.endswith(NOT_JOURNALS)):
             raise ReplayError(
                 "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a journal (.jsonl) or an artifact (.json)", path=raw,
                 expected="a .json artifact, a .jsonl journal (optionally .gz) or a directory of them",
@@ -40,29 +40,13 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
             )
     files: list[str] = []
     for raw in [*in_paths, *paths]:
-        if raw != STDIN and _is_dir(raw):
+        if raw != STDIN and path_kind(raw) == "directory":
             found = expand_paths([raw])
             healed = {f[: -len(HEALED)] for f in found if f.endswith(HEALED)}
             files += [f for f in found if not (f.endswith(UNHEALED) and f[: -len(UNHEALED)] in healed)]
         else:
             files += expand_paths([raw])  # raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR
     return files
-
-
-def _is_file(path: str) -> bool:
-    if is_url(path):
-        from replay.pipeline.io.remote import kind
-
-        return kind(path) == "file"
-    return Path(path).is_file()
-
-
-def _is_dir(path: str) -> bool:
-    if is_url(path):
-        from replay.pipeline.io.remote import kind
-
-        return kind(path) == "directory"
-    return Path(path).is_dir()
 
 
 @click.command(epilog="""\b
@@ -108,7 +92,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     Files are summarized in parallel (--workers, --engine dask): each worker runs the graph up to
     `summarize` over its files, and one `report` stage renders the summaries in input order.
     """
-    if out is not None and _is_dir(out):
+    if out is not None and path_kind(out) == "directory":
         raise ReplayError("E_USAGE_INVALID", f"--out {out!r} is a directory; name the report file",
                           path=out, example="--out report.html")
     if fmt is None:
