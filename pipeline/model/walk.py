@@ -721,7 +721,7 @@ def journal_chunks(path: str) -> Generator[bytes, None, None]:
         raise _unreadable(path, reason, offset=offset) from exc
 
 
-def _without(chunks: Generator[bytes, None, None], skip: int) -> Iterator[bytes]:
+def _without(chunks: Iterable[bytes], skip: int) -> Iterator[bytes]:
     for k, data in enumerate(chunks):
         yield data[skip:] if k == 0 else data
 
@@ -751,17 +751,43 @@ def scan_journal(path: str, at: str | None, max_line_bytes: int = 64 << 20) -> J
     return scan
 
 
+class _OneRead:
+    """The chunks of a journal file, read once for several looks in turn: what the early looks (the head, the
+    first record) took is kept and given again to the next look; the last look keeps nothing (it may read the
+    whole file)."""
+
+    def __init__(self, path: str) -> None:
+        self.chunks = journal_chunks(path)
+        self.taken: list[bytes] = []
+
+    def look(self, keep: bool = True) -> Iterator[bytes]:
+        yield from list(self.taken)
+        for data in self.chunks:
+            if keep:
+                self.taken.append(data)
+            yield data
+
+    def close(self) -> None:
+        self.chunks.close()
+
+
 def _scan(path: str, at: str | None, max_line_bytes: int) -> JournalScan:
+    read = _OneRead(path)
+    try:
+        return _scan_read(read, path, at, max_line_bytes)
+    finally:
+        read.close()
+
+
+def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
     head = b""
-    chunks = journal_chunks(path)
-    for data in chunks:
+    for data in read.look():
         head += data
         if head_format(head) is not None or len(head) > max_line_bytes:
             break
-    chunks.close()
     bom = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
     if head_format(head) == DOCUMENT:  # one JSON document (an artifact): read whole, as `read` does
-        data = b"".join(journal_chunks(path))[bom:]
+        data = b"".join(read.look(keep=False))[bom:]
         document = as_document(data) if len(data) <= max_line_bytes else None
         if document is None:
             raise _unreadable(path, "it is neither JSONL nor one JSON artifact", offset=0, received=excerpt(data[:120]))
@@ -769,17 +795,13 @@ def _scan(path: str, at: str | None, max_line_bytes: int) -> JournalScan:
             return JournalScan(True, None)
         records = [r for batch in document_items(document, path) for r in batch.events or ()]
         return JournalScan(True, find_step_end_in(records, at))
-    chunks = journal_chunks(path)
-    problem = first_record_problem(_without(chunks, bom), max_line_bytes)
-    chunks.close()
+    problem = first_record_problem(_without(read.look(), bom), max_line_bytes)
     if problem is not None:
         raise _unreadable(path, problem.message, line=problem.line, offset=problem.offset + bom,
                           received=excerpt(problem.excerpt))
     if at is None:
         return JournalScan(False, None)
-    chunks = journal_chunks(path)
-    end = find_step_end(_without(chunks, bom), at, max_line_bytes)
-    chunks.close()
+    end = find_step_end(_without(read.look(keep=False), bom), at, max_line_bytes)
     if end.end is not None and bom:
         end = StepEnd(end.found, end.terminated, end.end + bom, end.line)
     return JournalScan(False, end)

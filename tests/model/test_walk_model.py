@@ -298,3 +298,33 @@ def test_a_scan_is_made_once_while_the_file_is_unchanged(tmp_path):
     assert first.end.line == 4 and scan_journal(str(path), "step-1") is first
     path.write_bytes((WALK / "interleaved.jsonl").read_bytes())
     assert not scan_journal(str(path), "step-1").end.found  # changed: scanned again
+
+
+_OPENED: list[str] = []
+_WATCHED: set[str] = set()
+
+
+def _count_opens(event: str, args: tuple) -> None:
+    if event == "open" and args and str(args[0]) in _WATCHED:
+        _OPENED.append(str(args[0]))
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_scan_opens_the_journal_once_and_finds_what_three_opens_found(tmp_path, bom):
+    """The look at the head, the first record and the step's end share one read of the file (a real `open`
+    audit event is counted, from Python's own audit hook)."""
+    import sys
+
+    from replay.pipeline.model import walk
+
+    if not _WATCHED:
+        sys.addaudithook(_count_opens)  # (a hook cannot be removed: it only counts the paths a test names)
+    text = (WALK / "hello.jsonl").read_bytes()
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(bom + text)
+    _WATCHED.add(str(path))
+    _OPENED.clear()
+    walk._SCANS.clear()
+    scan = walk.scan_journal(str(path), "step-1")
+    assert _OPENED == [str(path)]
+    assert scan.end.line == 4 and scan.end.end == len(bom) + len(b"".join(text.splitlines(keepends=True)[:4]))
