@@ -158,18 +158,10 @@ def _child(path: str, key: str | int) -> str:
     return f"{path}.{key}" if _IDENT.fullmatch(key) else f"{path}[{exactjson.dumps(key).decode()}]"
 
 
-def _same(a: Any, b: Any) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict | list):
-        return exactjson.dumps(a, option=orjson.OPT_SORT_KEYS) == exactjson.dumps(b, option=orjson.OPT_SORT_KEYS)
-    return bool(a == b)
-
-
 def field_changes(a: Any, b: Any, path: str = "$") -> list[dict[str, Any]]:
-    """The leaves where ``a`` and ``b`` differ: ``{"path", "a"?, "b"?}`` (a side without the field has no key)."""
-    if _same(a, b):
-        return []
+    """The leaves where ``a`` and ``b`` differ: ``{"path", "a"?, "b"?}`` (a side without the field has no key).
+    One walk over both: objects key by key, arrays of one length item by item; leaves differ in JSON type
+    (``1``, ``1.0`` and ``true`` are three values) or in value."""
     if isinstance(a, dict) and isinstance(b, dict):
         out: list[dict[str, Any]] = []
         for key in [*a, *(k for k in b if k not in a)]:
@@ -183,6 +175,8 @@ def field_changes(a: Any, b: Any, path: str = "$") -> list[dict[str, Any]]:
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [c for k, (x, y) in enumerate(zip(a, b, strict=True)) for c in field_changes(x, y, _child(path, k))]
+    if type(a) is type(b) and a == b:
+        return []
     return [{"path": path, "a": a, "b": b}]
 
 

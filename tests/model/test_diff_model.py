@@ -194,3 +194,48 @@ def test_another_question_is_no_other_output():
     a = run(ev(1, "user_message", content="p"), ev(2, "assistant_message", content="x"))
     b = run(ev(1, "user_message", content="q"), ev(2, "assistant_message", content="y"))
     assert [d["category"] for d in diff_runs(a, b).differences] == ["fields", "output"]
+
+
+def _changes_by_serialising(a, b, path="$"):
+    """field_changes as it was written first: at every level the two subtrees compared as sorted JSON."""
+    import orjson
+
+    from replay.pipeline.engine import exactjson
+    from replay.pipeline.model.diff import _child
+
+    def same(x, y):
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict | list):
+            return exactjson.dumps(x, option=orjson.OPT_SORT_KEYS) == exactjson.dumps(y, option=orjson.OPT_SORT_KEYS)
+        return bool(x == y)
+
+    if same(a, b):
+        return []
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in [*a, *(k for k in b if k not in a)]:
+            where = _child(path, key)
+            if key not in b:
+                out.append({"path": where, "a": a[key]})
+            elif key not in a:
+                out.append({"path": where, "b": b[key]})
+            else:
+                out.extend(_changes_by_serialising(a[key], b[key], where))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [c for k, (x, y) in enumerate(zip(a, b, strict=True)) for c in _changes_by_serialising(x, y, _child(path, k))]
+    return [{"path": path, "a": a, "b": b}]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([0.0, -0.0, 1.0, 2.5]) | st.sampled_from(["", "x", "y"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "c d"]), inner, max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=400)
+@given(_JSON, _JSON)
+def test_field_changes_walks_once_and_finds_what_comparing_serialised_subtrees_found(a, b):
+    assert field_changes(a, b) == _changes_by_serialising(a, b)
+    assert field_changes(a, copy.deepcopy(a)) == []

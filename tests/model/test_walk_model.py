@@ -326,5 +326,5 @@ def test_a_scan_opens_the_journal_once_and_finds_what_three_opens_found(tmp_path
     _OPENED.clear()
     walk._SCANS.clear()
     scan = walk.scan_journal(str(path), "step-1")
-    assert _OPENED == [str(path)]
+    assert [str(path)] == _OPENED
     assert scan.end.line == 4 and scan.end.end == len(bom) + len(b"".join(text.splitlines(keepends=True)[:4]))
