@@ -1,0 +1,100 @@
+"""The README's console examples are real output: each block below is run as the README shows it, in one shell,
+in a scratch folder holding the repository's examples and fixtures, and must print what the README says."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+README = (ROOT / "README.md").read_text()
+MARK = "@@ next step @@"
+# A block is named by its first command and runs in a folder of its own. Output that mixes stdout and stderr is
+# compared line for line, in any order.
+BLOCKS = [
+    ".venv/bin/replay heal examples/journals/broken.jsonl --log repairs.jsonl",
+    "head -2 repairs.jsonl",
+    "replay read examples/journals/broken.jsonl | replay validate",
+    "replay read examples/journals/two-runs.jsonl | replay heal | replay report",
+    "replay walk tests/fixtures/walk/hello.jsonl",
+    "replay run examples/pipelines/tools-only.toml examples/journals/two-runs.jsonl",
+    "replay run examples/pipelines/heal.toml examples/journals/broken.jsonl",
+    "cat bad.toml",
+    "replay script examples/echo-agent/scenarios/echo/session.jsonl",
+    "replay script examples/echo-agent/scenarios/overloaded/session.jsonl --no-override > /dev/null",
+    "replay heal examples/journals/odd.jsonl --log odd-repairs.jsonl",
+    "replay read examples/journals/messy.jsonl > /dev/null",
+    "replay what are my holdings",
+]
+AFTER = {"head -2 repairs.jsonl": ".venv/bin/replay heal examples/journals/broken.jsonl --log repairs.jsonl"}  # reads its files
+MIXED = {"replay read examples/journals/broken.jsonl | replay validate",
+         "replay heal examples/journals/odd.jsonl --log odd-repairs.jsonl"}
+ELIDED = "..."  # a line of its own: the README shows the output's first lines only
+_LOG_TIME = re.compile(r'"timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"')  # when a log line was written
+
+
+def console_blocks() -> dict[str, list[tuple[str, list[str]]]]:
+    """Each console block of the README, by its first command: its steps, (command, the output shown)."""
+    blocks = {}
+    for body in re.findall(r"```console\n(.*?)```", README, re.S):
+        steps: list[tuple[str, list[str]]] = []
+        for line in body.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            elif steps:
+                steps[-1][1].append(line)
+        if steps:
+            blocks[steps[0][0]] = steps
+    return blocks
+
+
+def same_output(command: str, shown: list[str], printed: list[str]) -> bool:
+    shown, printed = [_LOG_TIME.sub("<time>", s) for s in shown], [_LOG_TIME.sub("<time>", s) for s in printed]
+    if ELIDED in shown:
+        head = shown[: shown.index(ELIDED)]
+        return printed[: len(head)] == head and len(printed) > len(head)
+    return sorted(printed) == sorted(shown) if command in MIXED else printed == shown
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    for name in ("examples", "tests"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "replay").symlink_to(Path(sys.executable).parent / "replay")
+    return tmp_path
+
+
+def run_block(folder: Path, steps: list[tuple[str, list[str]]]) -> list[list[str]]:
+    """What each step of a block prints (stdout and stderr as a terminal shows them), run in one shell."""
+    script = ["exec 2>&1"]
+    for command, shown in steps:
+        cat = re.fullmatch(r"cat (\S+)", command)
+        if cat and not (folder / cat[1]).exists():  # the README shows a file the reader writes: write it
+            (folder / cat[1]).write_text("\n".join(shown) + "\n")
+        # the mark between steps keeps the exit status the step before left (`echo $?` asks for it)
+        script += [f"status=$?; echo '{MARK}'; (exit $status)", re.sub(r"\s+#.*$", "", command)]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=folder, env=env, capture_output=True, timeout=120)
+    printed = done.stdout.decode().split(MARK + "\n")[1:]
+    assert len(printed) == len(steps), done.stdout.decode()
+    return [out.rstrip("\n").splitlines() for out in printed]
+
+
+def test_every_block_named_here_is_in_the_readme():
+    assert set(BLOCKS) <= set(console_blocks()), set(BLOCKS) - set(console_blocks())
+
+
+@pytest.mark.parametrize("first", BLOCKS)
+def test_a_readme_example_prints_what_the_readme_shows(folder: Path, first: str):
+    blocks = console_blocks()
+    if first in AFTER:
+        run_block(folder, blocks[AFTER[first]])
+    steps = blocks[first]
+    for (command, shown), printed in zip(steps, run_block(folder, steps), strict=True):
+        assert same_output(command, shown, printed), (command, printed)
