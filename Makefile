@@ -8,7 +8,7 @@ STAMP_RUNTIME := $(VENV)/.installed-runtime
 STAMP_TEST    := $(VENV)/.installed-test
 STAMP_FUZZ    := $(VENV)/.installed-fuzz
 
-.PHONY: all demo test bench browser clean lint fuzz
+.PHONY: all demo test bench packages clean lint fuzz
 
 all: test
 
@@ -35,19 +35,22 @@ $(STAMP_FUZZ): pyproject.toml | $(PY)
 APT_GET      := apt-get -o DPkg::Lock::Timeout=600
 APT_LISTS    := /var/lib/apt/lists/lock
 APT_ARCHIVES := /var/cache/apt/archives/lock
-browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "installing chromium (Debian package) for the browser tests" >&2; \
+# Debian packages the tests use: chromium (the HTML report in a real browser) and jq (the README's examples).
+DEBIAN_FOR_TESTS := chromium jq
+packages:
+	@missing=$$(for p in $(DEBIAN_FOR_TESTS); do command -v $$p >/dev/null 2>&1 || echo $$p; done); \
+	[ -z "$$missing" ] || { \
+	  echo "installing $$missing (Debian packages) for the tests" >&2; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO $(PYTHON) tests/tools/wait_for_locks.py --timeout 600 $(APT_LISTS) && \
 	  $$SUDO $(APT_GET) update -qq && \
 	  $$SUDO $(PYTHON) tests/tools/wait_for_locks.py --timeout 600 $(APT_ARCHIVES) && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO $(APT_GET) install -y -qq chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $$SUDO $(APT_GET) install -y -qq $$missing >/dev/null; }
 
 demo: $(STAMP_RUNTIME)
 	@PATH="$(CURDIR)/$(BIN):$$PATH" sh examples/demo.sh
 
-test: $(STAMP_TEST) browser
+test: $(STAMP_TEST) packages
 	$(PY) -m pytest
 
 # ruff, and mypy over the package as it is imported (replay.pipeline, replay.stages): the folders are

@@ -14,42 +14,62 @@ from conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
 MARK = "@@ next step @@"
-# A block is named by its first command and runs in a folder of its own. Output that mixes stdout and stderr is
-# compared line for line, in any order.
+FRONT_DOOR = ".venv/bin/replay heal examples/journals/broken.jsonl --log repairs.jsonl"
+SESSION = "cp tests/fixtures/corpus/claude-code/representative_messages.jsonl session.jsonl"
+CUT = "head -8 session.jsonl > cut.jsonl     # the session stopped before the Bash call's result"
+SPLIT = "sed '9s/\\\\n/\\n/g' session.jsonl > split.jsonl     # line 9 becomes lines 9-13"
+INCIDENT = "replay incident import examples/incidents/refund-export.json --out imported"
+GATE = ("replay incident replay cases/refund-incident.json --agent-command "
+        "'[\"python3\",\"examples/incidents/replay_agent.py\"]' --out ci-result --gate")
+FIXED = ("replay incident replay cases/refund-incident.json --agent-command "
+         "'[\"python3\",\"examples/incidents/replay_agent.py\",\"--fixed\"]' --out ci-fixed")
+VALIDATE = "replay read examples/journals/broken.jsonl | replay validate"
+ODD = "replay heal examples/journals/odd.jsonl --log odd-repairs.jsonl"
+# A block is named by its first command and runs in a folder of its own.
 BLOCKS = [
-    ".venv/bin/replay heal examples/journals/broken.jsonl --log repairs.jsonl",
+    FRONT_DOOR,
     "head -2 repairs.jsonl",
-    "replay read examples/journals/broken.jsonl | replay validate",
+    VALIDATE,
     "replay read examples/journals/two-runs.jsonl | replay heal | replay report",
     "replay walk tests/fixtures/walk/hello.jsonl",
+    SESSION,
+    "replay read --dialect claude-code session.jsonl | head -2",
+    CUT,
+    SPLIT,
+    "replay read --dialect claude-code session.jsonl | replay write --dialect claude-code > again.jsonl",
+    "replay export --otlp healed.jsonl | head -c 300",
+    "python examples/incidents/replay_example.py",
+    INCIDENT,
+    "sed -n 3,6p replayed/junit.xml",
+    FIXED,
     "replay run examples/pipelines/tools-only.toml examples/journals/two-runs.jsonl",
     "replay run examples/pipelines/heal.toml examples/journals/broken.jsonl",
     "cat bad.toml",
     "replay script examples/echo-agent/scenarios/echo/session.jsonl",
     "replay script examples/echo-agent/scenarios/overloaded/session.jsonl --no-override > /dev/null",
-    "replay heal examples/journals/odd.jsonl --log odd-repairs.jsonl",
+    ODD,
     "replay read examples/journals/messy.jsonl > /dev/null",
     "replay what are my holdings",
 ]
-SESSION = "cp tests/fixtures/corpus/claude-code/representative_messages.jsonl session.jsonl"
-CUT = "head -8 session.jsonl > cut.jsonl     # the session stopped before the Bash call's result"
-SPLIT = "sed '9s/\\\\n/\\n/g' session.jsonl > split.jsonl     # line 9 becomes lines 9-13"
-BLOCKS += [SESSION, "replay read --dialect claude-code session.jsonl | head -2", CUT, SPLIT,
-           "replay read --dialect claude-code session.jsonl | replay write --dialect claude-code > again.jsonl",
-           "replay export --otlp healed.jsonl | head -c 300"]
-AFTER = {  # the blocks a block reads the files of, run before it
-    "head -2 repairs.jsonl": [".venv/bin/replay heal examples/journals/broken.jsonl --log repairs.jsonl"],
+AFTER = {  # the blocks whose files a block reads, run before it
+    "head -2 repairs.jsonl": [FRONT_DOOR],
     "replay read --dialect claude-code session.jsonl | head -2": [SESSION],
     CUT: [SESSION],
     SPLIT: [SESSION],
     "replay read --dialect claude-code session.jsonl | replay write --dialect claude-code > again.jsonl": [SESSION, SPLIT],
     "replay export --otlp healed.jsonl | head -c 300": [SESSION, CUT],
+    "sed -n 3,6p replayed/junit.xml": [INCIDENT],
+    FIXED: [INCIDENT],
 }
-MIXED = {"replay read examples/journals/broken.jsonl | replay validate",
-         "replay heal examples/journals/odd.jsonl --log odd-repairs.jsonl"}
+MIXED = {VALIDATE, ODD, GATE, FIXED}  # stdout and stderr both: their lines are compared in any order
+VARIES = [  # what differs from run to run, and what it is shown as here
+    (re.compile(r'"timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"'), "<when a log line was written>"),
+    (re.compile(r"inc_[0-9a-f]{16}"), "<incident id: from a fresh secret>"),
+    (re.compile(r"\bid_[0-9a-f]{16}"), "<a redacted value: keyed by that secret>"),
+    (re.compile(r'"sha256":"[0-9a-f]{64}"'), "<the bundle's checksum: it holds the id>"),
+]
 ELIDED = "..."  # a line of its own: the README shows the output's first lines only; within a line (" ..."): the
 # line's middle is left out, what is shown before and after it must be there
-_LOG_TIME = re.compile(r'"timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"')  # when a log line was written
 
 
 def console_blocks() -> dict[str, list[tuple[str, list[str]]]]:
@@ -68,13 +88,19 @@ def console_blocks() -> dict[str, list[tuple[str, list[str]]]]:
 
 
 def same_output(command: str, shown: list[str], printed: list[str]) -> bool:
-    shown, printed = [_LOG_TIME.sub("<time>", s) for s in shown], [_LOG_TIME.sub("<time>", s) for s in printed]
+    shown, printed = list(map(steady, shown)), list(map(steady, printed))
     if ELIDED in shown:
         head = shown[: shown.index(ELIDED)]
         return len(printed) > len(head) and all(map(same_line, head, printed))
     if command in MIXED:
         shown, printed = sorted(shown), sorted(printed)
     return len(printed) == len(shown) and all(map(same_line, shown, printed))
+
+
+def steady(line: str) -> str:
+    for pattern, shown_as in VARIES:
+        line = pattern.sub(shown_as, line)
+    return line
 
 
 def same_line(shown: str, printed: str) -> bool:
