@@ -55,7 +55,7 @@ def test_free_or_missing_locks_pass_at_once(tmp_path: Path) -> None:
 
 
 def test_make_waits_for_the_locks_before_each_apt_get() -> None:
-    recipe = subprocess.run(["make", "-n", "-s", "browser"], cwd=ROOT, capture_output=True, check=True, text=True).stdout
+    recipe = subprocess.run(["make", "-n", "-s", "packages"], cwd=ROOT, capture_output=True, check=True, text=True).stdout
     commands = [part.strip() for part in recipe.replace("\\\n", " ").split("&&")]
     apt = [i for i, c in enumerate(commands) if "apt-get" in c]
     assert apt, recipe

@@ -23,7 +23,7 @@ INPUTS = [str(FIXTURES / n) for n in ("healed_two_runs.jsonl", "no_run_records.j
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.skip("chromium is not installed (`make browser` installs it)")
+        pytest.skip("chromium is not installed (`make packages` installs it)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
