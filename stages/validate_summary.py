@@ -77,6 +77,10 @@ class ValidateSummary(Transform):
             if type(record) is dict and starts_run(record, tally.run, batch.source):
                 tally.run = Run(record.get("runId") if isinstance(record.get("runId"), str) else None, None, batch.source)
                 tally.runs += 1
+            elif tally.run is not None and tally.run.run_id is None and type(record) is dict and RECORD_KEY not in record:
+                rid = record.get("runId")  # a run its record left unnamed takes the runId its first event names
+                if isinstance(rid, str) and rid:
+                    tally.run.run_id = rid
             if type(record) is not dict or RECORD_KEY not in record:
                 tally.events += 1
         return None
