@@ -8,7 +8,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, record_kind
-from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.model.runs import Run, name_run, starts_run
 
 ARTIFACT, STREAM = "artifact", "stream"
 ARTIFACT_SUFFIXES = (".json", ".json.gz")
@@ -77,10 +77,8 @@ class ValidateSummary(Transform):
             if type(record) is dict and starts_run(record, tally.run, batch.source):
                 tally.run = Run(record.get("runId") if isinstance(record.get("runId"), str) else None, None, batch.source)
                 tally.runs += 1
-            elif tally.run is not None and tally.run.run_id is None and type(record) is dict and RECORD_KEY not in record:
-                rid = record.get("runId")  # a run its record left unnamed takes the runId its first event names
-                if isinstance(rid, str) and rid:
-                    tally.run.run_id = rid
+            elif tally.run is not None and type(record) is dict and RECORD_KEY not in record:
+                name_run(tally.run, record)
             if type(record) is not dict or RECORD_KEY not in record:
                 tally.events += 1
         return None

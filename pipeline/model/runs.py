@@ -43,6 +43,15 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
 
 
+def name_run(run: Run, event: dict[str, Any]) -> None:
+    """A run its record left without a runId takes the first non-empty runId one of its events names (and keeps
+    it: an event naming another id after that begins another run, ``starts_run``)."""
+    if run.run_id is None:
+        rid = event.get("runId")
+        if rid.__class__ is str and rid:
+            run.run_id = rid
+
+
 def prelogged(stage: Transform, batch: Batch) -> None:
     """The log lines the screen made for ``stage``'s rule on a run it repaired, logged as the batch passes."""
     if batch.lane is not None:

@@ -17,7 +17,7 @@ from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, STATUSES
-from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.model.runs import Run, name_run, starts_run
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
 SEQ_ORDERS = ("contiguous", "increasing", "any")
@@ -369,8 +369,7 @@ class EventChecker:
             self.begin_run(None, event.get("runId"))
         run = self.run
         assert run is not None
-        if run.run_id is None and _nonempty_string(event.get("runId")):
-            run.run_id = event["runId"]
+        name_run(run, event)
         problems: Problems = []
         if RECORD_KEY in event:
             problems.append(_problem(
