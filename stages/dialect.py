@@ -24,11 +24,11 @@ from replay.pipeline.model.dialects.base import (
     UNKNOWN_TYPE,
     Mapped,
     Part,
-    run_id_from_source,
 )
 from replay.pipeline.model.dialects.detect import CANONICAL, claims
 from replay.pipeline.model.events import is_timestamp, run_record
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.runs import run_id_from_source
 
 HOLD_EVENTS = 1000  # events held at most while waiting for the facts of the run record
 LOOKAHEAD = 64  # records looked at, at most, to detect an input's dialect

@@ -7,16 +7,16 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, RUN_STARTED, is_timestamp
-from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.model.runs import Run, RunScoped, run_id_of
 
 
-def synthetic_event(event_type: str, run_id: Any, timestamp: Any, seq: Any, payload: dict[str, Any] | None = None) -> dict[str, Any]:
-    """An invented event in canonical key order; ``renumber`` gives it its final seq."""
+def synthetic_event(event_type: str, run: Run, timestamp: Any, seq: Any, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An event invented for ``run``, in canonical key order; ``renumber`` gives it its final seq."""
     return {
         "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1 else 1,
         "timestamp": timestamp if is_timestamp(timestamp) else EPOCH,
         "type": event_type,
-        "runId": run_id,
+        "runId": run_id_of(run),
         "payload": payload or {},
         "synthetic": True,
     }
@@ -37,7 +37,7 @@ class InsertRunStarted(RunScoped):
         if run.events or event.get("type") == RUN_STARTED:
             return
         ts = event.get("timestamp") or (run.facts or {}).get("timestamp")
-        self.insert_before(i, synthetic_event(RUN_STARTED, run.run_id, ts, event.get("seq")))
+        self.insert_before(i, synthetic_event(RUN_STARTED, run, ts, event.get("seq")))
         self.repair("inserted", f"run began with {event.get('type')!r}; inserted run_started before it", batch, i,
                     field="type", value=RUN_STARTED)
 
@@ -46,4 +46,4 @@ class InsertRunStarted(RunScoped):
             return []
         ts = (run.facts or {}).get("timestamp")
         self.repair("inserted", "run has no events; inserted run_started", value=RUN_STARTED)
-        return [synthetic_event(RUN_STARTED, run.run_id, ts, 1)]
+        return [synthetic_event(RUN_STARTED, run, ts, 1)]

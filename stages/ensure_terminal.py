@@ -55,4 +55,4 @@ class InsertTerminalEvent(RunScoped):
             payload = {"status": "unknown", "reason": "journal ended without a terminal event"}
         self.repair("inserted", f"run has no terminal event; inserted {etype} ({why})", field="type", value=etype,
                     decision="from run status" if status in ("ok", "error") else "inferred")
-        return [synthetic_event(etype, run.run_id, ts, None, payload)]
+        return [synthetic_event(etype, run, ts, None, payload)]

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import with_field
-from replay.pipeline.model.runs import Run, RunScoped
-
-
-def id_from_source(source: str) -> str:
-    """A run id for a journal that names none: its file name without suffixes (``<stdin>`` -> ``stdin``)."""
-    name = Path(source).name.strip("<>") or "stdin"
-    for suffix in (".gz", ".jsonl", ".ndjson", ".json"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name or "run"
+from replay.pipeline.model.runs import Run, RunScoped, run_id_from_source
 
 
 @register("fill_run_id")
@@ -42,7 +32,7 @@ class FillRunId(RunScoped):
         run = self.run
         assert run is not None
         if run.run_id is None:
-            run.run_id = id_from_source(batch.source)
+            run.run_id = run_id_from_source(batch.source)
             origin = f"the journal's file name ({batch.source})"
         else:
             origin = "the run record" if run.declared else "the run's other events"

@@ -78,7 +78,7 @@ class PairToolCalls(RunScoped):
         marks = []
         for cid, call in run.state["open"].items():
             name = call.get("toolName")
-            marks.append({**synthetic_event(TOOL_UNANSWERED, run.run_id, run.state["last"], None, {
+            marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
                 "callId": cid, "toolName": name, "status": "unanswered",
                 "reason": "no result was recorded for this tool call (none is invented)",
             })})

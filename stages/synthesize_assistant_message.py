@@ -41,4 +41,4 @@ class SynthesizeAssistantMessage(RunScoped):
         self.repair("inserted", "the run has a final response but no assistant_message; inserted one from it",
                     field="type", value=ASSISTANT_MESSAGE)
         ts = run.state["last"] or (run.facts or {}).get("timestamp")
-        return [synthetic_event(ASSISTANT_MESSAGE, run.run_id, ts, None, {"response": run.state["response"]})]
+        return [synthetic_event(ASSISTANT_MESSAGE, run, ts, None, {"response": run.state["response"]})]

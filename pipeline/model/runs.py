@@ -9,6 +9,7 @@ not events: per-run transforms pass them through untouched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch, Column, invented
@@ -41,6 +42,21 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
         return True
     rid = record.get("runId")
     return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
+
+
+def run_id_from_source(source: str) -> str:
+    """A run id for a journal that names none: its file name without suffixes (``session.jsonl`` -> ``session``,
+    ``<stdin>`` -> ``stdin``). ``fill_run_id`` names such a run's events so, and the dialects their runs."""
+    name = PurePath(source).name.strip("<>") or "stdin"
+    for suffix in (".gz", ".jsonl", ".ndjson", ".json", ".traj"):
+        name = name.removesuffix(suffix)
+    return name or "run"
+
+
+def run_id_of(run: Run) -> str:
+    """The runId an event invented for ``run`` carries: the run's own, else its journal's (as ``fill_run_id`` gives
+    the run's other events; a run record without a runId and no events has none to take it from)."""
+    return run.run_id if run.run_id is not None else run_id_from_source(run.source)
 
 
 def name_run(run: Run, event: dict[str, Any]) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from replay.pipeline.model.dialects import mapper_for
-from replay.pipeline.model.dialects.base import run_id_from_source, utc_timestamp
+from replay.pipeline.model.dialects.base import utc_timestamp
 from replay.pipeline.model.dialects.detect import CANONICAL, claims, is_dialect_document
+from replay.pipeline.model.runs import run_id_from_source
 
 
 def parts(mapper, record):

@@ -9,13 +9,13 @@ from heal_support import ev, events_of, heal_lines, heal_records, lines_of
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.model.events import EPOCH
-from replay.pipeline.model.runs import RunScoped
+from replay.pipeline.model.runs import RunScoped, run_id_from_source
 from replay.stages.alias import AliasEventTypes
 from replay.stages.check_order import ReportTimestampOrder
 from replay.stages.dedupe import DropAdjacentDuplicates
 from replay.stages.ensure_run_started import InsertRunStarted
 from replay.stages.ensure_terminal import InsertTerminalEvent
-from replay.stages.fill_run_id import FillRunId, id_from_source
+from replay.stages.fill_run_id import FillRunId
 from replay.stages.fix_timestamp import FixTimestamps
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.normalize_payload import NormalizePayload
@@ -108,7 +108,7 @@ def test_missing_run_id_comes_from_run_record_then_other_events_then_file_name()
     assert [e["runId"] for e in out] == ["x", "x", "x"] and repairs[1]["original"] == ""
     out, repairs = one(FillRunId(), [ev(1, "a", run=None)], source="/logs/session_b.jsonl.gz")
     assert out[0]["runId"] == "session_b"
-    assert id_from_source("<stdin>") == "stdin"
+    assert run_id_from_source("<stdin>") == "stdin"
 
 
 # dedupe ----------------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ events of each record and asks the mapper to ``rebuild`` it from the parts that 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any, ClassVar
 
 import orjson
@@ -130,14 +129,6 @@ def utc_timestamp(value: Any) -> Any:
     except (ValueError, OverflowError, OSError):
         return value
     return value
-
-
-def run_id_from_source(source: str) -> str:
-    """A run id from a file name (``session.jsonl`` -> ``session``), as fill_run_id would name it."""
-    name = PurePath(source).name.strip("<>") or "stdin"
-    for suffix in (".gz", ".jsonl", ".ndjson", ".json", ".traj"):
-        name = name.removesuffix(suffix)
-    return name or "run"
 
 
 def obj(value: Any) -> dict[str, Any]:

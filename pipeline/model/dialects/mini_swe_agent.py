@@ -33,10 +33,10 @@ from replay.pipeline.model.dialects.base import (
     compact,
     json_or_text,
     obj,
-    run_id_from_source,
     text_of,
     utc_timestamp,
 )
+from replay.pipeline.model.runs import run_id_from_source
 
 _COMMAND = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")

@@ -33,9 +33,9 @@ from replay.pipeline.model.dialects.base import (
     Part,
     compact,
     obj,
-    run_id_from_source,
     utc_timestamp,
 )
+from replay.pipeline.model.runs import run_id_from_source
 
 
 class OpenHandsMapper(Mapper):
