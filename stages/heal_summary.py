@@ -9,8 +9,10 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD
-from replay.pipeline.model.repairs import counts_as_repair
+from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
 from replay.pipeline.model.runs import Run, RunScoped
+
+_INPUT_END = object()  # the key of an input's cut-off last line among the pending repairs
 
 
 @register("heal_summary")
@@ -21,6 +23,7 @@ class SummarizeRepairs(RunScoped):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.pending: dict[tuple[Any, Any], Counter[str]] = {}
+        self._next_source: str | None = None  # while a run of another input's record begins: that input
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
@@ -32,8 +35,9 @@ class SummarizeRepairs(RunScoped):
         for entry in batch.events or ():
             n = counts_as_repair(entry)
             if n:
-                # A run is known by its input and its id: two files may well use the same runId.
-                key = (entry.get("source"), entry.get("runId"))
+                # A run is known by its input and its id: two files may well use the same runId. A cut-off last
+                # line names no run: it is its input's last run's, however many runs of that input this batch holds.
+                key = (entry.get("source"), _INPUT_END if entry.get("rule") == DROP_TORN_LINE else entry.get("runId"))
                 counts = self.pending.get(key)
                 if counts is None:  # (not setdefault: a Counter made for every entry costs ~1% of a heal with repairs)
                     counts = self.pending[key] = Counter()
@@ -49,7 +53,8 @@ class SummarizeRepairs(RunScoped):
         run in two) never reaches this stage, and a later run of its id may pass the screen unparsed. Its repairs
         are logged; they are counted at the end rather than lost."""
         tail = super().flush()
-        left = [self._record(run_id, counts) for (_, run_id), counts in self.pending.items() if counts]
+        left = [self._record(None if run_id is _INPUT_END else run_id, counts)
+                for (_, run_id), counts in self.pending.items() if counts]
         self.pending = {}
         if not left:
             return tail
@@ -58,9 +63,18 @@ class SummarizeRepairs(RunScoped):
             out.insert(len(out), record)
         return out
 
+    def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
+        self._next_source = source
+        try:
+            return super()._new_run(batch, i, record, rid, source)
+        finally:
+            self._next_source = None
+
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         counts = self.pending.pop((run.source, run.run_id), Counter())
-        counts.update(self.pending.pop((run.source, None), Counter()))  # e.g. a torn last line: no run named
+        counts.update(self.pending.pop((run.source, None), Counter()))  # repairs of a run no rule had named yet
+        if self._next_source != run.source:  # unless another run of this input begins here: the line is a later run's
+            counts.update(self.pending.pop((run.source, _INPUT_END), Counter()))
         if not counts:
             return []
         return [self._record(run.run_id, counts)]

@@ -24,6 +24,7 @@ from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.repairs import DROP_TORN_LINE
 
 _BLANK = b" \t\r"
 
@@ -209,7 +210,7 @@ class ParseLines(Transform):
         message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
         if self.config["torn_tail"] == "repair":
             self._torn_repairs.append({
-                "rule": "drop_torn_line", "action": "dropped", "source": batch.source, "line": batch.lines[i],
+                "rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source, "line": batch.lines[i],
                 "offset": batch.offsets[i], "original": original, "message": message,
             })
             mark = {RECORD_KEY: DROPPED_RECORD, "code": "E_JSONL_LINE_TORN", "message": message}
@@ -236,7 +237,7 @@ class ParseLines(Transform):
         fields["source"] = batch.source
         code, message = mark["code"], str(mark.get("message", ""))
         if code == "E_JSONL_LINE_TORN" and self.config["torn_tail"] == "repair":
-            self._torn_repairs.append({"rule": "drop_torn_line", "action": "dropped", "source": batch.source,
+            self._torn_repairs.append({"rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source,
                                   "line": fields.get("line"), "offset": fields.get("offset"),
                                   "original": mark.get("original"), "message": message})
             return

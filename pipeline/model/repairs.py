@@ -17,6 +17,7 @@ from replay.pipeline.engine.stage import Stage
 
 ACTIONS = ("changed", "inserted", "dropped", "renumbered", "reported")
 REPORTED = "reported"
+DROP_TORN_LINE = "drop_torn_line"  # parse's repair of an input's cut-off last line: it names no run, and is its last run's
 
 
 def log_repair(stage: Stage, rule: str, action: str, message: str, batch: Batch | None = None, i: int | None = None,
