@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 from conftest import run_replay
 from hypothesis import HealthCheck, assume, example, given, settings
-from test_screen import journals
+from test_screen import journals, records_in
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -48,13 +48,7 @@ def test_validate_counts_the_runs_and_events_the_report_shows(tmp_path: Path, da
 def heal_record_first(data: bytes) -> bool:
     """Is a heal record the first record of the stream, or the first after a source record?"""
     first = True
-    for line in data.split(b"\n"):
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if type(record) is not dict:
-            continue
+    for record in records_in(data.split(b"\n")):
         if first and record.get("$record") == "heal":
             return True
         first = record.get("$record") == "source"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -184,19 +185,24 @@ def journals(draw: st.DrawFn, unique: bool = False) -> bytes:
     return data
 
 
+def records_in(lines: list[bytes]) -> Iterator[dict]:
+    """The lines that are JSON objects, decoded (the others a parse drops)."""
+    for line in lines:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if type(record) is dict:
+            yield record
+
+
 def vanishing_run(lines: list[bytes]) -> bool:
     """Is a run (cut where the runId changes or a run record comes) made only of tool results? pair_tool_calls may
     drop every one of them: then the run never reaches heal_summary, and where its heal record goes depends on the
     lane (see the xfail below); such journals are left to that test."""
     results: list[bool] = []  # per event of the run in progress: is it a tool result?
     rid: object = None
-    for line in lines:
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if type(record) is not dict:
-            continue
+    for record in records_in(lines):
         if record.get("$record") == "run" or (RECORD_KEY not in record and record.get("runId") != rid):
             if results and all(results):
                 return True
