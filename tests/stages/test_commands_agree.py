@@ -76,3 +76,22 @@ def test_two_inputs_read_one_way_or_another_give_the_same_answers(tmp_path: Path
     for command in (["report", "--format", "json"], ["validate"]):
         one, two = (run_replay(*command, "--workers", n, *paths) for n in ("1", "2"))
         assert (one.stdout, one.returncode) == (two.stdout, two.returncode)
+
+
+@settings(SETTINGS, max_examples=150)
+@given(journals())
+def test_a_walk_up_to_a_step_is_the_whole_walk_cut_after_that_step(tmp_path: Path, data: bytes):
+    """`walk --at STEP` prints the first records of the whole walk, as they are there, and stops at a record of
+    STEP's: its terminal record, or its last one when it never ends (unless a bad line stops the walk first:
+    walk reads a journal strictly, and exits 1 there)."""
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data)
+    whole = run_replay("walk", "--json", str(path))
+    assume(whole.returncode != 2)  # a journal walk refuses (its first record unreadable)
+    records = whole.stdout.splitlines()
+    steps = list(dict.fromkeys(s for s in (orjson.loads(r).get("step_id") for r in records) if s))
+    for step in steps[:3]:
+        part = run_replay("walk", "--json", "--at", step, str(path))
+        shown = part.stdout.splitlines()
+        assert part.returncode in (0, 1) and shown == records[: len(shown)], (step, part.stderr)
+        assert part.returncode == 1 or orjson.loads(shown[-1]).get("step_id") == step
