@@ -86,7 +86,7 @@ def cli(tmp_path: Path):
 def thread_cluster():
     """Workers as threads of this process: cheap to start; they share this process's memory:// too."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
                                   host="127.0.0.1", protocol="tcp://") as cluster:
         yield cluster.scheduler_address
 
@@ -95,6 +95,6 @@ def thread_cluster():
 def process_cluster():
     """Workers as processes: what crosses to them is pickled, and one can be killed."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                                   host="127.0.0.1") as cluster:
         yield cluster

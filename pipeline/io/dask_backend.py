@@ -47,7 +47,7 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
                                   received=address, expected="a running scheduler, e.g. tcp://10.0.0.5:8786") from exc
         else:
             cluster = stack.enter_context(distributed.LocalCluster(
-                n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None,
+                n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                 silence_logs=logging.ERROR))
             client = stack.enter_context(distributed.Client(cluster))
         run = uuid.uuid4().hex[:12]  # task keys of this run: a cluster may serve several runs at once

@@ -78,3 +78,22 @@ def test_worker_processes_unpickle_the_work_and_a_killed_worker_leaves_no_partia
     assert killed and totals.inputs == len(files)
     assert b"".join(stdout).replace(str(out).encode(), b"OUT") == clean[0]
     assert tree_bytes(out) == clean[1]  # byte-identical, the manifest included, and no .tmp left
+
+
+def test_a_dashboard_port_in_use_puts_no_python_warning_on_stderr(journals, tmp_path: Path) -> None:
+    """A Dask user often has a dashboard on 8787 already: the cluster --engine dask starts takes a free port on
+    loopback instead, and stderr keeps to JSON lines (distributed warned in plain text that 8787 was in use)."""
+    import socket
+
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 8787))
+        taken.listen()
+    except OSError:
+        pass  # something holds it already: the same case
+    try:
+        proc = run_replay("validate", "--in", str(journals), "--engine", "dask", "--workers", "1", process=True)
+    finally:
+        taken.close()
+    assert proc.returncode == 1, proc.stderr  # the journals have bad lines on purpose
+    assert all(line.startswith(b"{") for line in proc.stderr.splitlines()), proc.stderr
