@@ -31,7 +31,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
-from replay.pipeline.engine.log import LEVELS, make_logger
+from replay.pipeline.engine.log import LEVELS, log_warnings, make_logger
 from replay.pipeline.engine.memory import tune_gc
 
 EXAMPLES = """\b
@@ -290,6 +290,7 @@ def cli(ctx: click.Context, log_level: str, max_errors: int) -> None:
     Every command is a streaming graph of stages; stdout carries data only, errors are JSON on stderr.
     """
     ctx.obj = {"log": make_logger(log_level), "max_errors": max_errors}
+    log_warnings(ctx.obj["log"])
 
 
 def logger() -> Any:

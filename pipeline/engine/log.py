@@ -89,3 +89,15 @@ class Logger:
 
 def make_logger(level: str = "warning", stream: TextIO | None = None) -> Logger:
     return Logger(level, stream or sys.stderr)  # sys.stderr is None when replay started with fd 2 closed
+
+
+def log_warnings(log: Logger) -> None:
+    """Python warnings (a library's: distributed, fsspec, ...) become ``python.warning`` records of ``log``, so that
+    stderr keeps to one record per line (a JSON object when it is no terminal) instead of the warning's own text."""
+    import warnings
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        log.warning("python.warning", category=category.__name__, message=str(message), where=f"{filename}:{lineno}")
+
+    warnings.showwarning = show
