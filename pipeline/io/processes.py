@@ -197,10 +197,8 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
                 kill_group(pgid, signal.SIGKILL)
                 await process.wait()
             await clear_group(pgid)
-            for stream in (process.stdin, process.stdout, process.stderr):
-                if stream is not None:
-                    with suppress(Exception):
-                        await stream.aclose()
+            with suppress(Exception):
+                await process.aclose()  # its streams and their pipes (closing a stream alone leaves the pipe open)
     code = process.returncode
     if code is not None and code < 0:
         outcome.signal = signal_name(-code)

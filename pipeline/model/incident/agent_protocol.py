@@ -235,9 +235,8 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                 kill_group(pgid, signal.SIGKILL)
                 await process.wait()
             kill_group(pgid, signal.SIGKILL)  # whatever the agent left running in its group
-            for stream in (stdin, stdout, stderr):
-                with suppress(Exception):
-                    await stream.aclose()
+            with suppress(Exception):
+                await process.aclose()  # its streams and their pipes (closing a stream alone leaves the pipe open)
     code = process.returncode
     run.exit_code = code
     if code is not None and code < 0:
