@@ -32,7 +32,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
-from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp
+from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp, same_shape_utc
 from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
@@ -44,9 +44,7 @@ from replay.stages.renumber import RenumberSeq
 
 UNSET: Any = msgspec.UNSET
 MAX_RUN_LINES = 4096  # a longer run goes the slow way (memory stays bounded)
-CANONICAL_TYPES = frozenset({"run_started", "user_message", "assistant_message", "tool_called", "tool_completed",
-                             "tool_failed", "run_completed", "run_failed", "tool_unanswered"})
-_CALLED, _RESULTS, _UNANSWERED = "tool_called", frozenset({"tool_completed", "tool_failed"}), "tool_unanswered"
+_CALLED, _UNANSWERED = "tool_called", "tool_unanswered"
 
 
 class _Payload(msgspec.Struct, gc=False):
@@ -658,12 +656,7 @@ def _lines_pass(heads: list[Any], types: list[Any], stamps: list[Any], *, heal: 
         return 0
     if not heal:
         return 1
-    size = len(stamps[0])
-    if size < 20 or len(text) != size * n + n - 1 or text.count("Z") != n:  # a `Z` can only be the zone
-        return 0
-    if "t" in text or set(map(len, stamps)) != {size}:
-        return 0
-    return size
+    return len(stamps[0]) if same_shape_utc(stamps, text) else 0
 
 
 def _columns(heads: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:

@@ -109,14 +109,15 @@ def _parse_timestamp(value: str) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def same_shape_utc(stamps: Sequence[Any]) -> bool:
+def same_shape_utc(stamps: Sequence[Any], joined: str | None = None) -> bool:
     """Strings of one length in UTC (``T`` at 10, ``Z`` last): then text order is time order, no parsing needed
-    (whether each is a real date is still for ``parse_timestamp`` to say)."""
+    (whether each is a real date is still for ``parse_timestamp`` to say). ``joined``: the stamps joined by newlines,
+    when the caller has it."""
     first = stamps[0]
     if first.__class__ is not str or len(first) < 20 or set(map(type, stamps)) != _STR or set(map(len, stamps)) != {len(first)}:
         return False
     n, step = len(stamps), len(first) + 1
-    text = "\n".join(stamps)  # a column at a time: every stamp's 11th character, then every stamp's last
+    text = "\n".join(stamps) if joined is None else joined  # a column at a time: every 11th character, then every last
     return text[10::step] == "T" * n and text[step - 2::step] == "Z" * n
 
 
