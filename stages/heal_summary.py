@@ -23,7 +23,6 @@ class SummarizeRepairs(RunScoped):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.pending: dict[tuple[Any, Any], Counter[str]] = {}
-        self._next_source: str | None = None  # while a run of another input's record begins: that input
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
@@ -58,22 +57,16 @@ class SummarizeRepairs(RunScoped):
         self.pending = {}
         if not left:
             return tail
-        out = tail if tail is not None else Batch.of([], self.run_source or "<stdin>")
+        if tail is None:
+            return Batch.of(left, self.run_source or "<stdin>")
         for record in left:
-            out.insert(len(out), record)
-        return out
-
-    def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
-        self._next_source = source
-        try:
-            return super()._new_run(batch, i, record, rid, source)
-        finally:
-            self._next_source = None
+            tail.insert(len(tail), record)
+        return tail
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         counts = self.pending.pop((run.source, run.run_id), Counter())
         counts.update(self.pending.pop((run.source, None), Counter()))  # repairs of a run no rule had named yet
-        if self._next_source != run.source:  # unless another run of this input begins here: the line is a later run's
+        if not self.run_follows:  # another run of this input begins here: its cut-off last line is a later run's
             counts.update(self.pending.pop((run.source, _INPUT_END), Counter()))
         if not counts:
             return []

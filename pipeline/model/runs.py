@@ -82,6 +82,8 @@ class RunScoped(Transform):
     ``insert_before``, ``drop``, ``hold`` and ``batch.replace``. Records returned by ``end_run`` are
     placed at the run's end: before the next run's first record, or in ``flush`` at end of stream.
     Held events (``hold``) are put back after whatever ``end_run`` adds, or before the run's next event.
+    While ``end_run`` runs, ``run_follows`` says why the run ends: another run of its input begins right
+    after it (True), or it ends with its input, its batch (``closes_run``) or the stream (False).
     """
 
     ports: ClassVar[tuple[str, ...]] = ("errors", "repairs")
@@ -93,6 +95,7 @@ class RunScoped(Transform):
         self._drop: set[int] = set()
         self._held: list[Column] = []
         self.run_source = "<end>"
+        self.run_follows = False
 
     # hooks --------------------------------------------------------------------------------
     def begin_run(self, run: Run) -> None:
@@ -253,7 +256,11 @@ class RunScoped(Transform):
     def _finish_run(self, i: int) -> None:
         if self.run is None:
             return
-        cols = [invented(r) for r in self.end_run(self.run)] + self._held
+        self.run_follows = True  # (a batch holds one input: the run that begins here is of the same input)
+        try:
+            cols = [invented(r) for r in self.end_run(self.run)] + self._held
+        finally:
+            self.run_follows = False
         self._held = []
         if cols:
             self._before.setdefault(i, []).extend(cols)
