@@ -32,7 +32,7 @@ from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, Re
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import expand_paths, is_temp_name
 from replay.pipeline.io.manifest import Manifest, work_key
-from replay.pipeline.model.incident.bundle import folder_name
+from replay.pipeline.model.incident.bundle import folder_name, refuse_non_folder_out
 from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
 from replay.pipeline.model.incident.redaction import removal_pointer
 
@@ -52,7 +52,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
         given_rules(format_, bindings["load.rules"], limits, check=True)
     target = Path(out)
     refuse_overlap(folder, target)
-    plan_folders(files, folder)
+    refuse_shared_folders(files, folder)
     doc = bind(load_spec(COMMAND), set=bindings | {"load.path": "", "folder.out": "", "folder.into": out, "folder.root": folder})
     key = work_key(doc, package_version())
     work_dir = place_to_write(target, key)
@@ -86,8 +86,8 @@ def refuse_overlap(folder: str, target: Path) -> None:
                           howToFix="Import into a folder beside the exports, e.g. --out imported.")
 
 
-def plan_folders(files: list[str], folder: str) -> dict[str, str]:
-    """Each export's folder name; refused when two exports would share one (``a.jsonl`` and ``a.ndjson``)."""
+def refuse_shared_folders(files: list[str], folder: str) -> None:
+    """Refuse two exports that would share one folder (``a.jsonl`` and ``a.ndjson``)."""
     claimed: dict[str, str] = {}
     for path in files:
         name = folder_name(path, folder)
@@ -95,15 +95,12 @@ def plan_folders(files: list[str], folder: str) -> dict[str, str]:
             raise ReplayError("E_USAGE_INVALID", f"{claimed[name]!r} and {path!r} would both be imported into {name!r}",
                               received=[claimed[name], path], howToFix="Import one of them on its own, or rename it.")
         claimed[name] = path
-    return {path: name for name, path in claimed.items()}
 
 
 def place_to_write(target: Path, key: str) -> Path:
     """Where this run writes: the partial sibling of a new or empty OUT (a killed run's, to resume), or an OUT
     that this same import (same flags, same version) wrote, in place. Anything else is refused."""
-    if target.is_symlink() or (target.exists() and not target.is_dir()):
-        raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {str(target)!r} exists and is not a folder", path=str(target),
-                          expected="a new or empty folder", received="a file")
+    refuse_non_folder_out(str(target))
     if target.is_dir() and any(target.iterdir()):
         if not Manifest(target, key, ".", COMMAND).records_this_work():
             raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {str(target)!r} is not empty and is no import of a "

@@ -136,12 +136,18 @@ def _verify_checksum(document: dict[str, Any], where: dict[str, Any]) -> None:
 
 
 # output folders -----------------------------------------------------------------------------------
-def check_output_folder(out: str) -> None:
-    """Refuse an --out that exists and is not an empty folder (before anything runs)."""
+def refuse_non_folder_out(out: str) -> None:
+    """Refuse an --out that exists and is no folder (a file, a link): an import never writes over it."""
     target = Path(out)
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": out},
                expected="a new or empty folder", received="a file")
+
+
+def check_output_folder(out: str) -> None:
+    """Refuse an --out that exists and is not an empty folder (before anything runs)."""
+    refuse_non_folder_out(out)
+    target = Path(out)
     if target.is_dir() and any(target.iterdir()):
         refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} is not empty", {"path": out},
                expected="a new or empty folder", received="a folder with files",
