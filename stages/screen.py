@@ -36,7 +36,7 @@ from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_tim
 from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.model.runs import Run
+from replay.pipeline.model.runs import Run, runid_spans
 from replay.pipeline.model.validation import check_run_record
 from replay.stages.alias import AliasEventTypes
 from replay.stages.ensure_terminal import InsertTerminalEvent
@@ -255,13 +255,13 @@ class ScreenRuns(Transform):
         if None in heads or list(map(_RECORD, heads)).count(UNSET) != n:
             return False
         rids = list(map(_RUN_ID, heads))
-        if set(map(type, rids)) != _STR or "" in rids:
+        spans = runid_spans(rids)
+        if spans is None:
             return False
-        cuts = list(itertools.compress(range(1, n), map(operator.ne, rids, rids[1:])))  # where the runId changes
         raws, lines, offsets = batch.raws, batch.lines, batch.offsets
         seqs, types, stamps = _columns(heads)
         size = self._fine(heads, types, stamps)
-        for a, b in itertools.pairwise([0, *cuts, n]):
+        for a, b in spans:
             run = self.run
             if run is None or run.run_id is None or run.run_id != rids[a]:
                 if run is not None and run.run_id is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import operator
 from collections import Counter
 from typing import Any
@@ -11,7 +10,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD
-from replay.pipeline.model.runs import starts_run
+from replay.pipeline.model.runs import runid_spans, starts_run
 from replay.pipeline.report.model import (
     RunTally,
     count_repairs,
@@ -19,7 +18,7 @@ from replay.pipeline.report.model import (
     read_heal_log,
 )
 
-_DICT, _STR = {dict}, {str}
+_DICT = {dict}
 _RECORD, _RUN_ID = operator.methodcaller("get", RECORD_KEY), operator.methodcaller("get", "runId")
 
 
@@ -62,10 +61,10 @@ class SummarizeRuns(Transform):
         if not n or set(map(type, events)) != _DICT or list(map(_RECORD, events)).count(None) != n:
             return False
         rids = list(map(_RUN_ID, events))
-        if set(map(type, rids)) != _STR or "" in rids:
+        spans = runid_spans(rids)
+        if spans is None:
             return False
-        cuts = [i for i, (a, b) in enumerate(itertools.pairwise(rids), start=1) if a != b]
-        for a, b in itertools.pairwise([0, *cuts, n]):
+        for a, b in spans:
             tally = self.tally
             if tally is None or starts_run(events[a], tally, source):  # type: ignore[arg-type]
                 if tally is not None:

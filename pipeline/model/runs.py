@@ -8,6 +8,8 @@ not events: per-run transforms pass them through untouched.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, ClassVar
@@ -17,6 +19,7 @@ from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import log_repair
 
+_STR = {str}
 
 @dataclass
 class Run:
@@ -42,6 +45,15 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
         return True
     rid = record.get("runId")
     return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
+
+
+def runid_spans(rids: list[Any]) -> list[tuple[int, int]] | None:
+    """The stretches of one runId in a batch of events each naming its run: ``(start, end)`` where the runId
+    changes (where ``starts_run`` may begin a run); None when an event names none (no non-empty string)."""
+    if set(map(type, rids)) != _STR or "" in rids:
+        return None
+    cuts = itertools.compress(range(1, len(rids)), map(operator.ne, rids, rids[1:]))
+    return list(itertools.pairwise([0, *cuts, len(rids)]))
 
 
 def run_id_from_source(source: str) -> str:
