@@ -159,6 +159,9 @@ class ScreenRuns(Transform):
         self._clean_offsets: list[int | None] = []
         self._clean_runs = 0
         self._clean_events = 0
+        # The ids of the runs the next run would touch if heal dropped every event of the slow runs before it (a
+        # run of one of these ids goes the slow way, where ``RunScoped`` keeps it apart with a run record).
+        self._near: set[Any] = set()
 
     @property
     def alias_table(self) -> dict[str, str]:
@@ -175,6 +178,7 @@ class ScreenRuns(Transform):
         if source != self.source:
             self._end_run()
             self.source = source
+            self._near = set()
         if not self.config["enabled"] or batch.events is not None or source in self.off:
             self._end_run()
             self.off.add(source)
@@ -350,6 +354,8 @@ class ScreenRuns(Transform):
             return
         self.run = None
         repaired = None
+        if run.record is None and run.run_id in self._near and self.config["mode"] == "heal":
+            run.clean = False  # it may come to touch an earlier run of its id: kept apart the slow way
         if run.clean and self.config["fast"] and self._is_clean(run):
             self._clean_raws.extend(run.raws)
             self._clean_lines.extend(run.lines)
@@ -363,6 +369,11 @@ class ScreenRuns(Transform):
             self._out.append(repaired)
         else:
             self._emit_slow(run)
+            if run.record is None:  # it may vanish (every event dropped): the runs before it stay near
+                self._near.add(run.run_id)
+                self._remember_last(run.heads)
+                return
+        self._near = {run.run_id}  # it stays, or its run record does: it alone is near now
         self._remember_last(run.heads)
 
     def _remember_last(self, heads: list[_Head | None]) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, ClassVar
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
@@ -96,6 +97,8 @@ class RunScoped(Transform):
     Held events (``hold``) are put back after whatever ``end_run`` adds, or before the run's next event.
     While ``end_run`` runs, ``run_follows`` says why the run ends: another run of its input begins right
     after it (True), or it ends with its input, its batch (``closes_run``) or the stream (False).
+    Runs stay as the input cut them: when a stage dropped every event of the runs between two runs of one id,
+    a run record goes before the second (``_keep_apart``, logged as the stage's repair), or they would touch.
     """
 
     ports: ClassVar[tuple[str, ...]] = ("errors", "repairs")
@@ -108,6 +111,11 @@ class RunScoped(Transform):
         self._held: list[Column] = []
         self.run_source = "<end>"
         self.run_follows = False
+        # Runs kept apart: the last run this stage passed an event of (its input and id, or the last line of a
+        # clean batch, read only when needed), and the ids of the runs after it that this stage dropped whole.
+        self._kept: tuple[str, Any] | Batch | None = None
+        self._gone: list[Any] = []
+        self._dropped = 0  # events of the run in progress dropped here
 
     # hooks --------------------------------------------------------------------------------
     def begin_run(self, run: Run) -> None:
@@ -126,6 +134,7 @@ class RunScoped(Transform):
 
     def drop(self, i: int) -> None:
         self._drop.add(i)
+        self._dropped += 1
 
     def hold(self, batch: Batch, i: int) -> None:
         """Take event ``i`` out of the stream for now; it comes back later in the same order."""
@@ -167,6 +176,7 @@ class RunScoped(Transform):
         if batch.clean is not None:  # whole runs that need nothing (the screen's lane): the run in progress ends here
             tail = self.close_run()
             prelogged(self, batch)
+            self._kept, self._gone = batch, []  # (the screen sends no run apart from its like this way: see ``_window``)
             return [tail, batch] if tail is not None else batch
         if batch.closes_run:  # the run ends with this batch: close it now, not at the next run's first record
             out = self._call(batch)
@@ -234,8 +244,38 @@ class RunScoped(Transform):
         self._finish_run(i)
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
         self.run = Run(rid if rid.__class__ is str and rid else None, facts, source)
+        self._dropped = 0
         self.begin_run(self.run)
+        if facts is not None:  # a run record keeps what follows it apart
+            self._kept, self._gone = None, []
+        elif self._gone and RECORD_KEY not in record:
+            self._keep_apart(batch, i, source)
         return i + 1 if RECORD_KEY in record else i
+
+    def _keep_apart(self, batch: Batch, i: int, source: str) -> None:
+        """The run that begins at column ``i`` follows runs this stage dropped whole: when the run before those has
+        its id, a run record goes first, or the two would touch and be read back as one run."""
+        run = self.run
+        assert run is not None
+        kept = self._kept
+        if isinstance(kept, Batch):  # whole runs the screen passed: the id of the last one
+            last = exactjson.loads(kept.raws[-1]) if kept.raws and kept.raws[-1] is not None else {}
+            kept = (kept.source, last.get("runId"))
+        if run.run_id is None or kept != (source, run.run_id):
+            return
+        gone = ", ".join(repr(rid) for rid in dict.fromkeys(self._gone))
+        self._kept, self._gone = None, []
+        self.insert_before(i, {RECORD_KEY: RUN_RECORD, "runId": run.run_id})
+        self.repair("inserted", f"a run record keeps run {run.run_id!r} apart from the run of that id before it: every "
+                    f"event of the run between them ({gone}) was dropped, and the two would be read back as one run",
+                    batch, i, field="$record", value=RUN_RECORD)
+
+    def _ended(self, run: Run, added: int) -> None:
+        """Note whether ``run`` kept an event here (``added``: what its end added), for ``_keep_apart``."""
+        if run.events > self._dropped or added:
+            self._kept, self._gone = (run.source, run.run_id), []
+        elif run.events:
+            self._gone.append(run.run_id)
 
     def _events(self, batch: Batch, start: int, end: int) -> None:
         if start >= end:
@@ -261,6 +301,7 @@ class RunScoped(Transform):
         if self.run is not None:
             self.run_source = self.run.source
             tail = [invented(r) for r in self.end_run(self.run)] + self._held
+            self._ended(self.run, len(tail))
             self._held = []
             self.run = None
         return Batch.from_columns(tail, source=self.run_source) if tail else None
@@ -273,6 +314,7 @@ class RunScoped(Transform):
             cols = [invented(r) for r in self.end_run(self.run)] + self._held
         finally:
             self.run_follows = False
+        self._ended(self.run, len(cols))
         self._held = []
         if cols:
             self._before.setdefault(i, []).extend(cols)
