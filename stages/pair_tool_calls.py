@@ -49,14 +49,16 @@ class PairToolCalls(RunScoped):
                 state["last"] = stamp
                 break
         for i in [i for i in range(start, end) if event_type(events[i]) in _JUDGED]:
-            self._judge(batch, i, events[i])
+            self._judge(batch, i, events[i], i == end - 1)
 
-    def _judge(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
+    def _judge(self, batch: Batch, i: int, event: dict[str, Any], last: bool) -> None:
         state = self.run.state  # type: ignore[union-attr]
         etype = event_type(event)
         if etype in TERMINAL_TYPES:
-            if state["open"]:
-                self.hold(batch, i)  # the unanswered marks go before the run's end
+            # the unanswered marks go before the run's end: a terminal event that may be its last waits for them (if
+            # the run goes on after it, it comes back before the run's next event: where it was)
+            if state["open"] and last:
+                self.hold(batch, i)
             return
         payload = event.get("payload")
         cid = call_id(payload)

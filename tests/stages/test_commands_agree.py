@@ -24,10 +24,16 @@ CUT_BY_A_VANISHING_RUN = (  # r5, then z0's orphaned result (dropped: z0 vanishe
 @example(data=b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
               b'{"$record":"run","status":"ok"}\n')
 @example(data=CUT_BY_A_VANISHING_RUN)
+@example(data=b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"tool_called","runId":"r0","payload":{"callId":"c1"}}\n'
+              b'{"seq":9,"timestamp":"2026-03-01T12:00:04.000Z","type":"run_failed","runId":"r0","payload":{}}\n'
+              b'{"seq":3,"timestamp":"2026-03-01T12:00:03.000Z","type":"run_failed","runId":"r0","payload":{"sidechain":true},'
+              b'"parentId":"p"}\n')
 def test_healing_a_healed_journal_changes_nothing_and_logs_nothing(tmp_path: Path, data: bytes):
     """Found by this test: a run record without a runId and nothing after it got events invented with
-    `"runId": null`, which the second heal then named from the file's name; and two runs of one id that came out
-    touching (every event of the run between them dropped), which the second heal read as one run."""
+    `"runId": null`, which the second heal then named from the file's name; two runs of one id that came out touching
+    (every event of the run between them dropped), which the second heal read as one run; and a terminal event
+    with a later one after it (a sidechain's, held to the run's end) that the second heal moved after the
+    unanswered mark the first had put after it."""
     path = tmp_path / "j.jsonl"
     path.write_bytes(data)
     first = run_replay("heal", str(path))

@@ -316,3 +316,19 @@ def test_repairs_are_counted_for_the_file_they_happened_in():
     result = run_inline(stages, [first, second], feed_side={1: ("repairs",)})
     heal = [(b.source, r) for b in result.batches for r in b.events if r.get("$record") == "heal"]
     assert heal == [("b.jsonl", {"$record": "heal", "runId": "x", "repairs": 1, "byRule": {"alias": 1}})]
+
+
+# pair_tool_calls --------------------------------------------------------------------------------------
+def test_a_terminal_event_the_run_goes_on_after_stays_where_it_was_however_the_batches_are_cut():
+    """The unanswered marks go before the run's last terminal event; one the run goes on after stays in place. It used
+    to wait for the marks when its run went on in the same batch (a later result for the call came before it) and
+    not when the run went on in the next one: the output depended on the batching, and the heal of a healed run
+    moved it again (found by the property test that heals healed journals)."""
+    records = [ev(1, "run_started"), ev(2, "tool_called", payload={"callId": "c1", "toolName": "bash"}),
+               ev(3, "run_failed"), ev(4, "tool_completed", payload={"callId": "c1"}),
+               ev(5, "tool_called", payload={"callId": "c2", "toolName": "bash"}), ev(6, "run_failed")]
+    outs = {size: [(e["type"], e["payload"].get("callId")) for e in events_of(heal_records(records, batch_size=size))]
+            for size in (1, 2, 3, 4, 6)}
+    assert set(map(tuple, outs.values())) == {(("run_started", None), ("tool_called", "c1"), ("run_failed", None),
+                                               ("tool_completed", "c1"), ("tool_called", "c2"),
+                                               ("tool_unanswered", "c2"), ("run_failed", None))}
