@@ -101,13 +101,14 @@ _UNKNOWN = object()  # the event before a run could not be read here (dedupe may
 
 
 class _Run:
-    __slots__ = ("clean", "events", "fine", "heads", "lines", "offsets", "raws", "record", "run_id", "seqs", "size", "spilled",
+    __slots__ = ("clean", "count", "events", "fine", "heads", "pieces", "record", "run_id", "seqs", "size", "spilled",
                  "stamps", "tail_open", "types")
 
     def __init__(self) -> None:
-        self.raws: list[bytes] = []
-        self.lines: list[int | None] = []
-        self.offsets: list[int | None] = []
+        # its lines: stretches [a, b) of the batches they came in (the lines themselves are cut out only if the run
+        # goes on as lines: a run validate finds valid is counted, never cut into lines)
+        self.pieces: list[tuple[Batch, int, int]] = []
+        self.count = 0  # its lines so far
         self.heads: list[_Head | None] = []
         self.run_id: Any = None
         self.record: dict[str, Any] | None = None
@@ -123,9 +124,33 @@ class _Run:
         self.stamps: list[Any] = []
         self.size = 0
 
+    def add(self, batch: Batch, a: int, b: int) -> None:
+        """Lines ``a``..``b``-1 of ``batch`` are the run's next."""
+        pieces = self.pieces
+        if pieces and pieces[-1][0] is batch and pieces[-1][2] == a:
+            pieces[-1] = (batch, pieces[-1][1], b)
+        else:
+            pieces.append((batch, a, b))
+        self.count += b - a
+
+    def column(self, name: str) -> list[Any]:
+        """One column (``raws``, ``lines``, ``offsets``) of its lines, cut out of the batches they came in."""
+        pieces = self.pieces
+        if len(pieces) == 1:
+            part, a, b = pieces[0]
+            return getattr(part, name)[a:b]  # type: ignore[no-any-return]
+        out: list[Any] = []
+        for part, a, b in pieces:
+            out += getattr(part, name)[a:b]
+        return out
+
+    def lines_batch(self, source: str) -> Batch:
+        """Its lines as one unparsed batch (cut out of the batches they came in when a stage reads them)."""
+        return Batch.folded(source, self.count, pieces=self.pieces, tail_open=self.tail_open)
+
     def let_go(self) -> None:
         """Its lines went on (the slow way): it keeps only what comes after."""
-        self.raws, self.lines, self.offsets, self.heads = [], [], [], []
+        self.pieces, self.count, self.heads = [], 0, []
         self.seqs, self.types, self.stamps = [], [], []
 
 
@@ -154,9 +179,8 @@ class ScreenRuns(Transform):
         self._terminal = InsertTerminalEvent()
         self._renumber = RenumberSeq()
         self._out: list[Batch] = []
-        self._clean_raws: list[bytes] = []
-        self._clean_lines: list[int | None] = []
-        self._clean_offsets: list[int | None] = []
+        self._clean_pieces: list[tuple[Batch, int, int]] = []
+        self._clean_count = 0  # lines
         self._clean_runs = 0
         self._clean_events = 0
         # The ids of the runs the next run would touch if heal dropped every event of the slow runs before it (a
@@ -184,12 +208,11 @@ class ScreenRuns(Transform):
             self.off.add(source)
             batch.heads = None  # not looked at: they go no further
             return self._take([batch])
-        raws = batch.raws
         heads = self._heads(batch)
         if source in self.started and self._plain(batch, heads):
             return self._take(self._paused(batch))
+        raws = batch.raws
         last = len(raws) - 1
-        lines, offsets = batch.lines, batch.offsets
         for i, raw in enumerate(raws):
             head = heads[i]
             if source not in self.started:
@@ -225,13 +248,11 @@ class ScreenRuns(Transform):
                         run.run_id = rid
                     run.events += 1
             run.fine = False  # a line looked at alone: the run is judged from its heads
-            run.raws.append(raw)  # type: ignore[arg-type]
-            run.lines.append(lines[i])
-            run.offsets.append(offsets[i])
+            run.add(batch, i, i + 1)
             run.heads.append(head)
             if i == last and batch.tail_open:
                 run.tail_open = True
-            if len(run.raws) > MAX_RUN_LINES:
+            if run.count > MAX_RUN_LINES:
                 self._spill(run)
         return self._take(self._paused(batch))
 
@@ -239,7 +260,7 @@ class ScreenRuns(Transform):
         """The input may wait after this batch (or the run in progress let some lines go already): what the open
         run holds goes on now, the slow way, and the rest of that run follows as it comes."""
         run = self.run
-        if run is None or not run.raws or not (batch.pause or run.spilled):
+        if run is None or not run.count or not (batch.pause or run.spilled):
             return []
         run.spilled = True
         self._spill(run)
@@ -262,7 +283,6 @@ class ScreenRuns(Transform):
         spans = runid_spans(rids)
         if spans is None:
             return False
-        raws, lines, offsets = batch.raws, batch.lines, batch.offsets
         seqs, types, stamps = _columns(heads)
         size = self._fine(heads, types, stamps)
         for a, b in spans:
@@ -275,9 +295,7 @@ class ScreenRuns(Transform):
                     self._end_run()
                     run = self._begin(None)
                     run.run_id = rids[a]
-            run.raws += raws[a:b]  # type: ignore[arg-type]
-            run.lines += lines[a:b]
-            run.offsets += offsets[a:b]
+            run.add(batch, a, b)
             run.heads += heads[a:b]
             run.events += b - a
             if run.fine:
@@ -288,7 +306,7 @@ class ScreenRuns(Transform):
                     run.size = size
                 else:
                     run.fine = False
-            if len(run.raws) > MAX_RUN_LINES:
+            if run.count > MAX_RUN_LINES:
                 self._spill(run)
         if batch.tail_open and self.run is not None:
             self.run.tail_open = True
@@ -357,12 +375,11 @@ class ScreenRuns(Transform):
         if run.record is None and run.run_id in self._near and self.config["mode"] == "heal":
             run.clean = False  # it may come to touch an earlier run of its id: kept apart the slow way
         if run.clean and self.config["fast"] and self._is_clean(run):
-            self._clean_raws.extend(run.raws)
-            self._clean_lines.extend(run.lines)
-            self._clean_offsets.extend(run.offsets)
+            self._clean_pieces += run.pieces
+            self._clean_count += run.count
             self._clean_runs += 1
             self._clean_events += run.events
-            if len(self._clean_raws) >= 1024:
+            if self._clean_count >= 1024:
                 self._close_clean()
         elif run.clean and self.config["fast"] and self.config["mode"] == "heal" and (repaired := self._repair(run)):
             self._close_clean()
@@ -390,22 +407,20 @@ class ScreenRuns(Transform):
         """A run (or a piece of a long one) for the slow lane, as one batch; ``closes``: the run ends with it,
         so the per-run stages close it right after it, whatever the next run is (their logs and heal records
         go run by run, however the input was cut into batches)."""
-        if not run.raws:
+        if not run.count:
             return
         self._close_clean()
-        batch = Batch(self.source or "<stdin>", None, list[bytes | None](run.raws), run.lines, run.offsets,
-                      tail_open=run.tail_open)
+        batch = run.lines_batch(self.source or "<stdin>")
         batch.closes_run = closes
         self._out.append(batch)
 
     def _close_clean(self) -> None:
-        if not self._clean_raws:
+        if not self._clean_count:
             return
-        batch = Batch(self.source or "<stdin>", None, list[bytes | None](self._clean_raws), self._clean_lines,
-                      self._clean_offsets)
+        batch = Batch.folded(self.source or "<stdin>", self._clean_count, pieces=self._clean_pieces)
         batch.clean = (self._clean_runs, self._clean_events)
         self._out.append(batch)
-        self._clean_raws, self._clean_lines, self._clean_offsets = [], [], []
+        self._clean_pieces, self._clean_count = [], 0
         self._clean_runs, self._clean_events = 0, 0
 
     def _take(self, extra: list[Batch]) -> Batch | list[Batch] | None:
@@ -498,7 +513,8 @@ class ScreenRuns(Transform):
         if not _calls_answered(heads, resolved):  # type: ignore[arg-type]
             return None
         source = self.source or "<stdin>"
-        where = Batch(source, None, list[bytes | None](run.raws), run.lines, run.offsets)
+        run_raws, run_lines, run_offsets = run.column("raws"), run.column("lines"), run.column("offsets")
+        where = Batch(source, None, list(run_raws), run_lines, run_offsets)
         repairs: dict[str, list[dict[str, Any]]] = {}
         log = _Log()
         aliased = list(itertools.compress(range(n), map(table.__contains__, types)))
@@ -520,8 +536,8 @@ class ScreenRuns(Transform):
         shells: list[Any] = [None] * len(numbers)
         for k in wrong:
             shells[k] = invented[k - n] if k >= n else {"seq": numbers[k], "runId": rid}
-        numbered = Batch(source, list(shells), [None] * len(shells), [*run.lines, *[None] * len(invented)],
-                         [*run.offsets, *[None] * len(invented)])
+        numbered = Batch(source, list(shells), [None] * len(shells), [*run_lines, *[None] * len(invented)],
+                         [*run_offsets, *[None] * len(invented)])
         renumber = self._renumber
         renumber.run = Run(rid, None, source)
         renumber.begin_run(renumber.run)
@@ -532,12 +548,12 @@ class ScreenRuns(Transform):
         events: list[Any] = numbered.events or []
         if not any(repairs.values()):
             return None
-        raws: list[bytes | None] = list(run.raws)
+        raws: list[bytes | None] = list(run_raws)
         last: dict[str, Any] | None = None
         retyped = set(aliased)
         renumbered = {k for k in wrong if k < n}
         for i in sorted(retyped | renumbered):
-            raw = run.raws[i]
+            raw = run_raws[i]
             event = exactjson.loads(raw)
             if exactjson.dumps(event) != raw and exactjson.duplicate_keys(raw, event):
                 return None  # the slow lane says so (E_JSON_DUPLICATE_KEY) when it writes the event anew
@@ -549,10 +565,10 @@ class ScreenRuns(Transform):
                 event = {**event, "seq": events[i]["seq"]}
             raws[i] = exactjson.dumps(event)
         raws += [exactjson.dumps(e) for e in events[n:]]
-        batch = Batch(source, None, raws, [*run.lines, *[None] * len(invented)], [*run.offsets, *[None] * len(invented)])
+        batch = Batch(source, None, raws, [*run_lines, *[None] * len(invented)], [*run_offsets, *[None] * len(invented)])
         batch.clean = (1, len(raws))
         # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it
-        batch.lane = {"repairs": repairs, "run": rid, "dedupe": last if last is not None else exactjson.loads(run.raws[-1])}
+        batch.lane = {"repairs": repairs, "run": rid, "dedupe": last if last is not None else exactjson.loads(run_raws[-1])}
         return batch
 
     @staticmethod

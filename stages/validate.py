@@ -46,7 +46,7 @@ class ValidateEvents(Transform):
         if batch.port is not None:  # side records (repairs, diagnostics) are not stream records
             return batch
         if batch.clean is not None:  # whole runs the screen found valid: counted, and the run in progress ends
-            self.checker_for(batch.source).skip_runs(*batch.clean, len(batch.raws))
+            self.checker_for(batch.source).skip_runs(*batch.clean, len(batch))
             if self.config["duplicate_keys"]:
                 self._duplicates(batch)
             return batch

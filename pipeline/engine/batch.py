@@ -17,12 +17,26 @@ Events are treated as immutable: a stage that changes one builds a new dict and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from itertools import accumulate
+from typing import Any, NamedTuple
 
 from replay.pipeline.engine import exactjson
 
 # One record with everything that travels with it: (record, raw bytes, line, offset, pointer).
 Column = tuple[Any, "bytes | None", "int | None", "int | None", "str | None"]
+
+
+_COLUMNS = frozenset({"raws", "lines", "offsets", "pointers"})
+_PLUS_ONE = (1).__add__
+
+
+class _Folded(NamedTuple):
+    """What a folded batch's columns are made from (``Batch.folded``)."""
+
+    size: int  # lines
+    line: int | None
+    offset: int
+    pieces: list[tuple[Batch, int, int]] | None
 
 
 def invented(record: dict[str, Any]) -> Column:
@@ -31,8 +45,8 @@ def invented(record: dict[str, Any]) -> Column:
 
 
 class Batch:
-    __slots__ = ("clean", "closes_run", "events", "heads", "joined", "lane", "lines", "notes", "offsets", "pause", "pointers",
-                 "port", "raws", "source", "tail_open")
+    __slots__ = ("_folded", "clean", "closes_run", "events", "heads", "joined", "lane", "lines", "notes", "offsets", "pause",
+                 "pointers", "port", "raws", "source", "tail_open")
 
     def __init__(
         self,
@@ -46,6 +60,7 @@ class Batch:
     ) -> None:
         if pointers is None:
             pointers = [None] * len(raws)
+        self._folded: _Folded | None = None
         self.source = source
         self.events = events
         self.raws = raws
@@ -82,6 +97,47 @@ class Batch:
 
     # construction ---------------------------------------------------------------------------
     @classmethod
+    def folded(cls, source: str, count: int, joined: bytes | None = None, line: int | None = None, offset: int = 0,
+               pieces: list[tuple[Batch, int, int]] | None = None, tail_open: bool = False) -> Batch:
+        """An unparsed batch of ``count`` raw lines whose columns (``raws``, ``lines``, ``offsets``, ``pointers``) are
+        made only when a stage first reads one: from ``joined`` (the lines as one block, numbered from ``line``, the
+        first at byte ``offset``), or from ``pieces`` (stretches ``[a, b)`` of other batches' columns, in order). A
+        stage that needs only the block (a decoder, a writer of the lines as they came) never cuts it into lines."""
+        batch = cls.__new__(cls)
+        batch._folded = _Folded(count, line, offset, pieces)
+        batch.source, batch.events, batch.tail_open, batch.joined = source, None, tail_open, joined
+        batch.port = batch.notes = batch.clean = batch.lane = batch.heads = None
+        batch.closes_run = batch.pause = False
+        return batch
+
+    def __getattr__(self, name: str) -> Any:
+        """A column of a folded batch, made on first use (``folded``); then it is a plain attribute."""
+        if name not in _COLUMNS or self._folded is None:
+            raise AttributeError(name)
+        folded = self._folded
+        if folded.pieces is not None:
+            value: list[Any] = []
+            for part, a, b in folded.pieces:
+                value += getattr(part, name)[a:b]
+        elif name == "raws":
+            assert self.joined is not None
+            value = self.joined.split(b"\n")
+        elif name == "offsets":
+            value = list(accumulate(map(_PLUS_ONE, map(len, self.raws[:-1])), initial=folded.offset))  # type: ignore[arg-type]
+        elif name == "lines" and folded.line is not None:
+            value = list(range(folded.line, folded.line + folded.size))
+        else:
+            value = [None] * folded.size
+        setattr(self, name, value)
+        return value
+
+    def _unfold(self) -> None:
+        """Every column made: the batch is an ordinary one (before a change of its lines)."""
+        for name in _COLUMNS:
+            getattr(self, name)
+        self._folded = None
+
+    @classmethod
     def of(cls, events: Iterable[dict[str, Any]], source: str = "<memory>") -> Batch:
         """A parsed batch from plain dicts (tests, invented records, side ports)."""
         evs = list(events)
@@ -114,7 +170,8 @@ class Batch:
 
     # inspection -----------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.raws)
+        folded = self._folded
+        return len(self.raws) if folded is None else folded.size
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.events or ())
@@ -133,6 +190,8 @@ class Batch:
     def replace(self, i: int, event: dict[str, Any]) -> None:
         """Put a changed copy of event ``i`` in place; it will be re-serialised on output."""
         assert self.events is not None
+        if self._folded is not None:
+            self._unfold()
         raw = self.raws[i]
         if raw is not None:
             keys = exactjson.duplicate_keys(raw, self.events[i])
@@ -149,6 +208,8 @@ class Batch:
     def insert(self, i: int, event: dict[str, Any]) -> None:
         """Insert an invented record (no input position) before column ``i``."""
         assert self.events is not None
+        if self._folded is not None:
+            self._unfold()
         self.joined = self.heads = None
         self.events.insert(i, event)
         self.raws.insert(i, None)
@@ -166,6 +227,8 @@ class Batch:
     def append_line(self, raw: bytes) -> None:
         """Append a line a stage wrote (no input position) to an unparsed batch."""
         assert self.events is None
+        if self._folded is not None:
+            self._unfold()
         self.joined = self.heads = None
         self.raws.append(raw)
         self.lines.append(None)
@@ -242,6 +305,8 @@ class Batch:
     # output -------------------------------------------------------------------------------
     def to_jsonl(self) -> bytes:
         """The batch as JSONL: original bytes where untouched, orjson for changed records."""
+        if self._folded is not None and self.joined is not None:
+            return self.joined + b"\n" if self._folded.size else b""  # the lines as they came, never cut apart
         raws = self.raws
         if not raws:
             return b""

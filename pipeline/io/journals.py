@@ -187,7 +187,7 @@ def decode_each_line(decoder: Any, batch: Batch) -> list[Any] | None:
         values = decoder.decode_lines(text)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
-    return values if len(values) == len(batch.raws) else None  # type: ignore[no-any-return]
+    return values if len(values) == len(batch) else None  # type: ignore[no-any-return]
 
 
 class LineCutter:
@@ -232,16 +232,24 @@ class LineCutter:
         if self._pieces:
             self._pieces.append(data)
             data = b"".join(self._pieces)
-        raws = data.split(b"\n")
-        last = raws.pop()
+        end = data.rfind(b"\n")
+        last = data[end + 1:]
         self._pieces = [last] if last else []
         self._pending_bytes = len(last)
+        count = data.count(b"\n", 0, end) + 1
+        limit = self.max_line_bytes
+        if count <= self.batch_events and len(data) <= limit:
+            # the usual chunk: one batch, its lines kept as one block, cut apart only if a stage reads them one by one
+            out.append(Batch.folded(self.source, count, data[:end], self.line, self.offset))
+            self.line += count
+            self.offset += end + 1
+            return out
+        raws = data[:end].split(b"\n")
         start = self.offset
         bounds = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))  # each line's offset, then the end
         first = self.line
         self.line += len(raws)
         size = self.batch_events
-        limit = self.max_line_bytes
         for s in range(0, len(raws), size):
             part = raws[s:s + size]
             e = s + len(part)

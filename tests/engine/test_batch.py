@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replay.pipeline.engine.batch import Batch, invented
 from replay.pipeline.model.records import is_run_record
@@ -142,3 +144,46 @@ def test_a_line_appended_to_an_unparsed_batch_has_no_position_and_drops_what_was
     assert batch.raws[-1] == b'{"$record":"heal"}' and batch.lines[-1] is None and batch.offsets[-1] is None
     assert len(batch.pointers) == len(batch.raws) == 4
     assert batch.joined is None and batch.heads is None
+
+
+# folded batches: columns made on first use ---------------------------------------------------------
+lines_strategy = st.lists(st.binary(max_size=12).filter(lambda b: b"\n" not in b), min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines_strategy, st.integers(1, 50), st.integers(0, 500))
+def test_a_folded_batch_has_the_columns_of_its_lines_cut_apart(lines: list[bytes], line: int, offset: int):
+    folded = Batch.folded("j.jsonl", len(lines), b"\n".join(lines), line, offset)
+    plain = Batch.from_lines(lines, "j.jsonl")
+    assert len(folded) == len(lines)
+    assert folded.to_jsonl() == plain.to_jsonl()  # written from the block, never cut apart
+    assert folded.raws == lines
+    assert folded.lines == list(range(line, line + len(lines)))
+    assert folded.offsets == [o + offset for o in plain.offsets]  # type: ignore[operator]
+    assert folded.pointers == [None] * len(lines)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(lines_strategy, min_size=1, max_size=4), st.data())
+def test_a_batch_folded_from_pieces_of_others_has_their_columns_in_order(parts: list[list[bytes]], data: st.DataObject):
+    batches = [Batch.folded("j.jsonl", len(p), b"\n".join(p), 1 + 100 * k, 1000 * k) for k, p in enumerate(parts)]
+    pieces = []
+    for b in batches:
+        a = data.draw(st.integers(0, len(b) - 1))
+        pieces.append((b, a, data.draw(st.integers(a + 1, len(b)))))
+    folded = Batch.folded("j.jsonl", sum(z - a for _, a, z in pieces), pieces=pieces)
+    assert len(folded) == sum(z - a for _, a, z in pieces)
+    for name in ("offsets", "raws", "pointers", "lines"):  # any order: each column alone
+        assert getattr(folded, name) == [x for b, a, z in pieces for x in getattr(b, name)[a:z]]
+    assert folded.to_jsonl() == b"".join(raw + b"\n" for b, a, z in pieces for raw in b.raws[a:z])  # type: ignore[operator]
+
+
+def test_a_change_to_a_folded_batch_makes_every_column_first_and_keeps_its_length_right():
+    folded = Batch.folded("j.jsonl", 2, b'{"a":1}\n{"b":2}', 7, 30)
+    folded.append_line(b'{"c":3}')
+    assert len(folded) == 3 and folded.lines == [7, 8, None] and folded.offsets == [30, 38, None]
+    assert folded.to_jsonl() == b'{"a":1}\n{"b":2}\n{"c":3}\n'
+    parsed = Batch.folded("j.jsonl", 2, b'{"a":1}\n{"b":2}', 1, 0)
+    parsed.events = [{"a": 1}, {"b": 2}]
+    parsed.insert(0, {"z": 0})
+    assert len(parsed) == 3 and parsed.raws == [None, b'{"a":1}', b'{"b":2}'] and parsed.lines == [None, 1, 2]
