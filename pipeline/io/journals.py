@@ -10,7 +10,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from itertools import accumulate
@@ -43,10 +42,17 @@ class Reader(Protocol):
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 
 
+NATS_SCHEME = "nats://"
+
 def is_url(path: str) -> bool:
     """Is ``path`` an fsspec URL (``s3://…``, ``ftp://…``, ``memory://…``, ``file://…``) rather than a local path?
     URLs are read and written through ``io.remote``; local paths never import fsspec."""
     return _URL.match(path) is not None
+
+
+def is_nats_url(text: str) -> bool:
+    """Is ``text`` a NATS subject's address (``nats://HOST:PORT/SUBJECT``, read and written by ``io.nats_stream``)?"""
+    return text.startswith(NATS_SCHEME)
 
 
 def path_kind(path: str | Path) -> str | None:
@@ -423,6 +429,8 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
         target = Path(os.path.realpath(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # here: most commands write no file (its import costs every command ~3 ms of start-up)
+
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)
     except OSError as exc:
         raise write_failed(name, exc) from exc

@@ -20,7 +20,6 @@ from urllib.parse import urlsplit
 
 from replay.pipeline.engine.errors import ReplayError, optional_module
 
-SCHEME = "nats://"
 ACK = b"+ACK"
 FLUSH_SECONDS = 10
 WORKING = b"+WPI"  # "work in progress": the server waits another ack_wait before delivering it again
@@ -30,10 +29,6 @@ WORKING = b"+WPI"  # "work in progress": the server waits another ack_wait befor
 class Address:
     server: str  # nats://HOST:PORT
     subject: str
-
-
-def is_nats_url(text: str) -> bool:
-    return text.startswith(SCHEME)
 
 
 def parse_address(url: str, option: str = "url") -> Address:

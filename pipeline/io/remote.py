@@ -35,7 +35,6 @@ folder), and its manifest, written last, says it is complete.
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 import threading
@@ -392,6 +391,8 @@ def is_file(url: str) -> bool:
 
 def _sha256(url: str) -> tuple[int, str]:
     """Size and SHA-256 of a remote file's bytes, streamed."""
+    import hashlib  # here: only remote inputs are hashed (its import costs every command ~3 ms of start-up)
+
     handle, path = _filesystem(url)
     digest = hashlib.sha256()
     size = 0
@@ -444,6 +445,8 @@ def write_atomic(url: str, data: bytes) -> None:
             with suppress(Exception):  # never written, or the connection is gone: the sweep removes it
                 handle.fs.rm_file(temp)
             raise
+    import hashlib  # (see _sha256)
+
     _WRITTEN[url] = (len(data), hashlib.sha256(data).hexdigest())
 
 

@@ -9,8 +9,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths
-from replay.pipeline.io.nats_stream import is_nats_url, parse_address
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths, is_nats_url
 
 max_line_option = click.option(
     "--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
@@ -48,6 +47,8 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     reported on stderr with line and byte offset; the valid events still come out (exit 1).
     """
     if any(is_nats_url(p) for p in paths):
+        from replay.pipeline.io.nats_stream import parse_address  # here: a NATS address is rare
+
         if len(paths) != 1:
             raise ReplayError("E_USAGE_INVALID", "a nats:// address is read on its own", received=list(paths),
                               howToFix="Run one `replay read nats://HOST:PORT/SUBJECT` per subject.")
