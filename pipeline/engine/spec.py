@@ -17,13 +17,12 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from replay.pipeline import specs
 from replay.pipeline.engine.config import parse_config
 from replay.pipeline.engine.errors import ReplayError
 
-# The specs ship as files in their package's folder (read from there, not with importlib.resources, whose import
-# costs every command ~3 ms of start-up).
-SPEC_FOLDER = Path(specs.__file__).parent
+# The specs ship as files in the package ``replay.pipeline.specs`` (read from its folder, not with importlib.resources,
+# whose import costs every command ~3 ms of start-up).
+SPEC_FOLDER = Path(__file__).resolve().parent.parent / "specs"
 SUFFIX = ".toml"
 
 

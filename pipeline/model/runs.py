@@ -271,8 +271,9 @@ class RunScoped(Transform):
                     batch, i, field="$record", value=RUN_RECORD)
 
     def _ended(self, run: Run, added: int) -> None:
-        """Note whether ``run`` kept an event here (``added``: what its end added), for ``_keep_apart``."""
-        if run.events > self._dropped or added:
+        """Note whether ``run`` is still there after this stage (an event kept or added, or its run record), for
+        ``_keep_apart`` (``added``: what its end added)."""
+        if run.events > self._dropped or added or run.facts is not None:
             self._kept, self._gone = (run.source, run.run_id), []
         elif run.events:
             self._gone.append(run.run_id)
