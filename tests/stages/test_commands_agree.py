@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 from conftest import run_replay
 from hypothesis import HealthCheck, assume, example, given, settings
-from test_screen import journals, records_in
+from test_screen import DECLARED_THEN_CUT, journals, records_in
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -24,6 +24,7 @@ CUT_BY_A_VANISHING_RUN = (  # r5, then z0's orphaned result (dropped: z0 vanishe
 @example(data=b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
               b'{"$record":"run","status":"ok"}\n')
 @example(data=CUT_BY_A_VANISHING_RUN)
+@example(data=DECLARED_THEN_CUT)
 @example(data=b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"tool_called","runId":"r0","payload":{"callId":"c1"}}\n'
               b'{"seq":9,"timestamp":"2026-03-01T12:00:04.000Z","type":"run_failed","runId":"r0","payload":{}}\n'
               b'{"seq":3,"timestamp":"2026-03-01T12:00:03.000Z","type":"run_failed","runId":"r0","payload":{"sidechain":true},'
