@@ -77,6 +77,8 @@ class MapDialect(Transform):
             closing = self._close() if state is not None and state.source != batch.source else None
             if state is None or state.source != batch.source:
                 self.input = _Input(batch.source, dialect=CANONICAL)
+            elif state.dialect is None and not state.held:  # only read's mark of the input came before: nothing to map
+                state.dialect = CANONICAL
             else:
                 assert state.dialect == CANONICAL, "the screen took a run of an input still undecided"
             return [closing, batch] if closing is not None else batch

@@ -90,12 +90,17 @@ class OrderSidechains(Transform):
                 self.run, self.seen = None, set()
             return batch
         out: list[Column] = []
+        prefix: Batch | None = None  # what the last input's run still held: it goes first, under that input's name
         untouched = not self.held  # nothing held from before, and (below) nothing held now: the batch as it came
         for i, record in enumerate(events):
             column = batch.column(i)
             rid = record.get("runId")
             if starts_run(record, self.run, batch.source):
-                out += self._release()
+                released = self._release()
+                if released and self.run is not None and self.run.source != batch.source:
+                    prefix, untouched = Batch.from_columns(released, self.run.source), not self.held
+                else:
+                    out += released
                 self.run = Run(rid if isinstance(rid, str) else None, None, batch.source)
                 self.seen = set()
                 self.source = batch.source
@@ -124,10 +129,10 @@ class OrderSidechains(Transform):
             out += self._release()
             self.run, self.seen = None, set()
         if untouched and len(out) == len(events):
-            return batch
+            return [prefix, batch] if prefix is not None else batch
         rebuilt = Batch.from_columns(out, batch.source)
         rebuilt.closes_run = batch.closes_run
-        return rebuilt
+        return [prefix, rebuilt] if prefix is not None else rebuilt
 
     def flush(self) -> Batch | None:
         out = self._release()

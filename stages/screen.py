@@ -34,7 +34,7 @@ from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
 from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp, same_shape_utc
 from replay.pipeline.model.healing import load_rules
-from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import Run, runid_spans
 from replay.pipeline.model.validation import check_run_record
@@ -201,8 +201,11 @@ class ScreenRuns(Transform):
         source = batch.source
         if source != self.source:
             self._end_run()
+            self._close_clean()  # (the runs that ended are the last input's)
             self.source = source
             self._near = set()
+        if self.config["enabled"] and _names_its_input(batch):  # read's mark before each of several inputs
+            return self._take([batch])
         if not self.config["enabled"] or batch.events is not None or source in self.off:
             self._end_run()
             self.off.add(source)
@@ -710,6 +713,14 @@ def _valid_stamps(joined: str, stamps: Sequence[str]) -> bool:
     elif joined.count("\n") != n - 1 or _STAMPS.fullmatch(joined) is None:  # a newline inside a stamp is no stamp
         return False
     return all(is_timestamp(day + "T00:00:00Z") for day in set(map(_DAY, stamps)))
+
+
+def _names_its_input(batch: Batch) -> bool:
+    """Is ``batch`` the source record ``read`` sends before each input when it reads several, naming that input?
+    It changes no line's source (``parse`` relabels nothing after it), so the input's runs may take the fast lane."""
+    events = batch.events
+    return events is not None and len(events) == 1 and events[0].get(RECORD_KEY) == SOURCE_RECORD \
+        and events[0].get("source") == batch.source
 
 
 def _probe(raw: bytes) -> _Head | None:

@@ -332,3 +332,23 @@ def test_a_terminal_event_the_run_goes_on_after_stays_where_it_was_however_the_b
     assert set(map(tuple, outs.values())) == {(("run_started", None), ("tool_called", "c1"), ("run_failed", None),
                                                ("tool_completed", "c1"), ("tool_called", "c2"),
                                                ("tool_unanswered", "c2"), ("run_failed", None))}
+
+
+# order_sidechains -----------------------------------------------------------------------------------
+def test_a_sidechain_record_held_to_the_end_of_an_inputs_last_run_keeps_that_inputs_name():
+    """Held for a parent that never came, it goes out where the next input begins: as the last input's record (it was
+    labelled with the next input's name, so the per-run stages after it opened a run of that input for it, and a
+    repair of the next input's run of the same id was counted in the wrong heal record)."""
+    from replay.stages.order_sidechains import OrderSidechains
+
+    side = ev(2, "user_message", payload={"sidechain": True}, parentId="p")
+    batches = [Batch.of([ev(1, "run_started"), side], "a.jsonl"), Batch.of([ev(1, "run_started")], "b.jsonl")]
+    stage = OrderSidechains()
+    out = []
+    for batch in batches:
+        result = stage(batch)
+        out += result if isinstance(result, list) else [result]
+    tail = stage.flush()
+    out += [tail] if tail is not None else []
+    assert [(b.source, [e["type"] for e in b.events]) for b in out if len(b)] == [
+        ("a.jsonl", ["run_started"]), ("a.jsonl", ["user_message"]), ("b.jsonl", ["run_started"])]
