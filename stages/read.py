@@ -182,7 +182,7 @@ class ReadJournal(Source):
                     data = data[len(UTF8_BOM):]
                     cutter.offset = len(UTF8_BOM)
             if data:
-                await self._send(cutter.feed(data), out, pause=len(data) < self.chunk)
+                await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
             elif follow:
                 await out.drain()
                 await anyio.sleep(self.config["poll_seconds"])
@@ -200,7 +200,7 @@ class ReadJournal(Source):
             data = await reader.read(self.chunk)
             if not data:
                 return b"".join(parts), True
-            self._short = len(data) < self.chunk  # the input may have nothing more for now
+            self._short = reader.may_wait and len(data) < self.chunk  # the input may have nothing more for now
             parts.append(data)
             size += len(data)
             if kind is None and (len(parts) == 1 or b"\n" in data):

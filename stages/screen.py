@@ -200,7 +200,7 @@ class ScreenRuns(Transform):
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
         source = batch.source
         if source != self.source:
-            self._end_run()
+            self._end_run(closes=False)
             self._close_clean()  # (the runs that ended are the last input's)
             self.source = source
             self._near = set()
@@ -323,7 +323,7 @@ class ScreenRuns(Transform):
         return _lines_pass(heads, types, stamps, heal=heal, synthetic_true=not heal)
 
     def flush(self) -> Batch | list[Batch] | None:
-        self._end_run()
+        self._end_run(closes=False)
         self._close_clean()
         out = self._out
         self._out = []
@@ -369,7 +369,10 @@ class ScreenRuns(Transform):
                 run.clean = False
         return run
 
-    def _end_run(self) -> None:
+    def _end_run(self, closes: bool = True) -> None:
+        """The run in progress ends: it goes on as bytes, repaired here, or the slow way; ``closes``: the stages after
+        are to close it with its batch (another run of its input follows). An input's last run ends with the input,
+        where they close it anyway, after its cut-off last line (parse logs that once the rules logged the rest)."""
         run = self.run
         if run is None:
             return
@@ -384,11 +387,12 @@ class ScreenRuns(Transform):
             self._clean_events += run.events
             if self._clean_count >= 1024:
                 self._close_clean()
-        elif run.clean and self.config["fast"] and self.config["mode"] == "heal" and (repaired := self._repair(run)):
+        elif closes and run.clean and self.config["fast"] and self.config["mode"] == "heal" and (repaired := self._repair(run)):
+            # (an input's last run is repaired by the rules: they log its lines, then its end, as the input ends)
             self._close_clean()
             self._out.append(repaired)
         else:
-            self._emit_slow(run)
+            self._emit_slow(run, closes=closes)
             if run.record is None:  # it may vanish (every event dropped): the runs before it stay near
                 self._near.add(run.run_id)
                 self._remember_last(run.heads)

@@ -74,6 +74,7 @@ class FdReader:
     def __init__(self, fd: int, kind: str | None = None) -> None:
         self.fd = fd
         self.kind = kind or fd_kind(fd)
+        self.may_wait = self.kind != "file"
 
     async def read(self, n: int) -> bytes:
         if self.kind == "file":
@@ -159,6 +160,7 @@ class GunzipReader:
         self.tail = b""  # compressed bytes not yet given to ``inflate``
         self.eof = False
         self.started = False  # the current member has begun
+        self.may_wait = inner.may_wait
 
     async def read(self, n: int) -> bytes:
         while True:
@@ -195,6 +197,7 @@ class PrefixedReader:
     def __init__(self, prefix: bytes, inner: FdReader | GunzipReader) -> None:
         self.prefix = prefix
         self.inner = inner
+        self.may_wait = inner.may_wait
 
     async def read(self, n: int) -> bytes:
         if self.prefix:

@@ -36,6 +36,10 @@ _PLUS_ONE = (1).__add__  # a line's length plus its newline, without a Python-le
 
 
 class Reader(Protocol):
+    # True where a read may wait for input that is not there yet (a pipe, a socket, a terminal): a short read there
+    # can be a pause in a live stream. A file's or a URL's short read is only its end.
+    may_wait: bool
+
     async def read(self, n: int) -> bytes: ...
 
 

@@ -327,6 +327,7 @@ class UrlReader:
         self.url = url
         self.block = b""
         self.at = 0
+        self.may_wait = False  # a remote file is read to its end: a short read is the end, never a pause
 
     def _fetch(self) -> bytes:
         with self.handle.lock:

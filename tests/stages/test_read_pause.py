@@ -1,0 +1,67 @@
+"""read marks a batch ``pause`` only where a live input (a pipe, a socket, a terminal) may have nothing more for now;
+a file's short read is its end. The screen lets a paused run go the slow way, so a wrong mark costs the fast lane."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+from engine_stages import Probe
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.executor import ErrorPort, run_graph
+from replay.pipeline.engine.graph import Graph
+from replay.pipeline.engine.stage import Sink
+from replay.stages.read import ReadJournal
+
+LINE = b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
+
+
+class Marks(Probe, Sink):
+    """A probe (the test reads what it saw, so it runs as itself): each batch's length and pause mark."""
+
+    name = "marks"
+    accepts_raw = True  # it looks at the batches as read sends them
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[int, bool]] = []
+
+    async def consume(self, batches: AsyncIterator[Batch]) -> None:
+        async for batch in batches:
+            self.seen.append((len(batch), batch.pause))
+
+
+def marks_of(path: str) -> list[tuple[int, bool]]:
+    sink = Marks()
+    anyio.run(lambda: run_graph(Graph.chain(ReadJournal(paths=[path]), sink), error_port=ErrorPort(write=print)))
+    return sink.seen
+
+
+def test_a_small_file_is_read_whole_and_never_paused(tmp_path: Path):
+    path = tmp_path / "small.jsonl"
+    path.write_bytes(LINE * 3)
+    assert marks_of(str(path)) == [(3, False)]  # (it was marked paused: a read shorter than a chunk)
+
+
+def test_a_pipe_that_waits_is_paused_where_it_waits(tmp_path: Path):
+    fifo = tmp_path / "live"
+    os.mkfifo(fifo)
+
+    def writer() -> None:
+        with open(fifo, "wb", buffering=0) as handle:
+            handle.write(LINE * 2)
+            time.sleep(0.5)  # the writer has nothing more for now
+            handle.write(LINE)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        seen = marks_of(str(fifo))
+    finally:
+        thread.join()
+    assert seen[0] == (2, True) and sum(n for n, _ in seen) == 3
