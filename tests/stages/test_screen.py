@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.io.journals import CHUNK_BYTES
 from replay.pipeline.model.events import is_timestamp
 from replay.pipeline.model.records import RECORD_KEY
 from replay.stages.heal import rule_stages
@@ -324,11 +325,11 @@ _FILLER: list[bytes] = []
 
 
 def after_a_batch(tmp_path: Path, data: bytes) -> Path:
-    """``data`` after clean runs that fill the first read (64 KiB): its runs come in later batches, which the screen
-    cuts into runs a slice at a time (the first batch of an input goes line by line)."""
+    """``data`` after clean runs that fill the first read (``CHUNK_BYTES``): its runs come in later batches, which the
+    screen cuts into runs a slice at a time (the first batch of an input goes line by line)."""
     if not _FILLER:
         filler = tmp_path / "filler.jsonl"
-        write_journal(filler, 80_000)
+        write_journal(filler, CHUNK_BYTES + 16_000)
         _FILLER.append(filler.read_bytes())
     path = tmp_path / "j.jsonl"
     path.write_bytes(_FILLER[0] + data)
