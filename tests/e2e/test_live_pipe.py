@@ -1,0 +1,47 @@
+"""A live stream through `replay heal`: a run that ended comes out while the writer is still writing, and the run in
+progress goes on as it comes. (read marks a pause only where a read may wait, a pipe here; the screen then lets
+what it holds go on the slow way rather than wait for the run's end.)"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import time
+
+from conftest import REPLAY
+
+RUN_A = [b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"a","payload":{}}',
+         b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"a","payload":{}}']
+RUN_B = [b'{"seq":1,"timestamp":"2026-03-01T12:00:03.000Z","type":"run_started","runId":"b","payload":{}}',
+         b'{"seq":2,"timestamp":"2026-03-01T12:00:04.000Z","type":"run_completed","runId":"b","payload":{}}']
+
+
+def lines_within(fd: int, want: int, seconds: float) -> list[bytes]:
+    """What the process printed, once it holds ``want`` lines (or the time is up)."""
+    data = b""
+    deadline = time.monotonic() + seconds
+    while data.count(b"\n") < want and (left := deadline - time.monotonic()) > 0:
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.splitlines()
+
+
+def test_a_run_that_ended_comes_out_while_the_writer_still_writes():
+    heal = subprocess.Popen([REPLAY, "heal"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert heal.stdin is not None and heal.stdout is not None
+    try:
+        heal.stdin.write(b"\n".join([*RUN_A, RUN_B[0]]) + b"\n")  # run a, and the first line of run b
+        heal.stdin.flush()
+        # the writer has not closed the pipe: run a ended, and what b has so far goes on rather than wait for its end
+        assert lines_within(heal.stdout.fileno(), 3, 20) == [*RUN_A, RUN_B[0]]
+        heal.stdin.write(RUN_B[1] + b"\n")
+        heal.stdin.close()
+        assert heal.stdout.read().splitlines() == [RUN_B[1]]
+        assert heal.wait(timeout=20) == 0
+    finally:
+        heal.kill()
+        heal.wait()
