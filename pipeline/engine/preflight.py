@@ -1,7 +1,7 @@
 """Before a graph runs: every stage may refuse (exit 2, nothing written), and no stage may write over an input.
 
 Stages say which files they read and write (``input_files`` / ``output_files``, ``-`` for stdin and
-stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed. Inputs are never modified: an output that is the same file as an input (same device
+stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed, and when two of its stages would. Inputs are never modified: an output that is the same file as an input (same device
 and inode, whatever the path says) is refused.
 """
 
@@ -26,6 +26,13 @@ def preflight(stages: Iterable[Stage]) -> None:
     for stage in stages:
         stage.preflight(inputs)
     writes_stdout = [stage.id for stage in stages if STDIO in stage.output_files()]
+    if len(writes_stdout) > 1:  # (`heal --log -`): two streams of lines mixed into one would be neither
+        first, second = writes_stdout[:2]
+        raise ReplayError(
+            "E_CONFIG_OPTION_INVALID", f"stages {first!r} and {second!r} would both write to stdout, mixing their lines",
+            path=f"stages.{second}.path", received="-", expected="one stage writing stdout; the others to files",
+            howToFix="Write one of them to a file (for heal, e.g. `--log repairs.jsonl`).",
+        )
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
     # command writes its stdout into a buffer, and the command checks its own stdout
     if writes_stdout and stdout_capture() is None and not stdout_is_open():

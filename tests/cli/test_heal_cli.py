@@ -351,3 +351,11 @@ def test_diagnostics_through_a_pipe_point_into_the_original_file(tmp_path: Path)
     (error,) = errors_of(proc.stderr)
     first_line = len(b.read_bytes().splitlines()[0]) + 1
     assert (error["source"], error["line"], error["offset"]) == (str(b), 2, first_line)
+
+
+def test_a_log_on_stdout_beside_the_healed_stream_is_refused_before_anything_is_written():
+    """`--log -` would mix repair entries into the healed stream on stdout (a reader downstream took them for events)."""
+    done = run_replay("heal", "--log", "-", str(ROOT / "examples" / "journals" / "broken.jsonl"))
+    assert done.returncode == 2 and done.stdout == b""
+    error = orjson.loads(done.stderr.splitlines()[-1])["error"]
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and "both write to stdout" in error["message"]
