@@ -204,7 +204,8 @@ class ScreenRuns(Transform):
             self._close_clean()  # (the runs that ended are the last input's)
             self.source = source
             self._near = set()
-        if self.config["enabled"] and _names_its_input(batch):  # read's mark before each of several inputs
+        if self.config["enabled"] and _names_its_input(batch):  # read's mark before each of several inputs: the last
+            self._end_run(closes=False)                         # input's run ends (one of the same name too)
             return self._take([batch])
         if not self.config["enabled"] or batch.events is not None or source in self.off:
             self._end_run()

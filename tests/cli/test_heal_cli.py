@@ -359,3 +359,15 @@ def test_a_log_on_stdout_beside_the_healed_stream_is_refused_before_anything_is_
     assert done.returncode == 2 and done.stdout == b""
     error = orjson.loads(done.stderr.splitlines()[-1])["error"]
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and "both write to stdout" in error["message"]
+
+
+def test_the_same_file_twice_heals_as_through_a_pipe():
+    """Each input's last run ends before the next input's mark, a file of the same name too (the second mark went out
+    before the first input's last run, which the screen still held)."""
+    path = str(ROOT / "examples" / "journals" / "two-runs.jsonl")
+    twice = run_replay("heal", path, path)
+    assert twice.returncode == 0
+    assert twice.stdout == run_replay("heal", input=run_replay("read", path, path).stdout).stdout
+    records = [orjson.loads(line) for line in twice.stdout.splitlines()]
+    marks = [k for k, r in enumerate(records) if r.get("$record") == "source"]
+    assert marks == [0, len(records) // 2]
