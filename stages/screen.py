@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, pieces_column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
@@ -135,14 +135,7 @@ class _Run:
 
     def column(self, name: str) -> list[Any]:
         """One column (``raws``, ``lines``, ``offsets``) of its lines, cut out of the batches they came in."""
-        pieces = self.pieces
-        if len(pieces) == 1:
-            part, a, b = pieces[0]
-            return getattr(part, name)[a:b]  # type: ignore[no-any-return]
-        out: list[Any] = []
-        for part, a, b in pieces:
-            out += getattr(part, name)[a:b]
-        return out
+        return pieces_column(self.pieces, name)
 
     def lines_batch(self, source: str) -> Batch:
         """Its lines as one unparsed batch (cut out of the batches they came in when a stage reads them)."""
@@ -378,7 +371,7 @@ class ScreenRuns(Transform):
         if run is None:
             return
         self.run = None
-        repaired = None
+        slow = False
         if run.record is None and run.run_id in self._near and self.config["mode"] == "heal":
             run.clean = False  # it may come to touch an earlier run of its id: kept apart the slow way
         if run.clean and self.config["fast"] and self._is_clean(run):
@@ -394,11 +387,11 @@ class ScreenRuns(Transform):
             self._out.append(repaired)
         else:
             self._emit_slow(run, closes=closes)
-            if run.record is None:  # it may vanish (every event dropped): the runs before it stay near
-                self._near.add(run.run_id)
-                self._remember_last(run.heads)
-                return
-        self._near = {run.run_id}  # it stays, or its run record does: it alone is near now
+            slow = True
+        if slow and run.record is None:
+            self._near.add(run.run_id)  # it may vanish (every event dropped): the runs before it stay near
+        else:
+            self._near = {run.run_id}  # it stays, or its run record does: it alone is near now
         self._remember_last(run.heads)
 
     def _remember_last(self, heads: list[_Head | None]) -> None:

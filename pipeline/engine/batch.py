@@ -39,6 +39,17 @@ class _Folded(NamedTuple):
     pieces: list[tuple[Batch, int, int]] | None
 
 
+def pieces_column(pieces: list[tuple[Batch, int, int]], name: str) -> list[Any]:
+    """One column (``raws``, ``lines``, ``offsets``, ``pointers``) of stretches ``[a, b)`` of batches, in order."""
+    if len(pieces) == 1:
+        part, a, b = pieces[0]
+        return getattr(part, name)[a:b]  # type: ignore[no-any-return]
+    value: list[Any] = []
+    for part, a, b in pieces:
+        value += getattr(part, name)[a:b]
+    return value
+
+
 def invented(record: dict[str, Any]) -> Column:
     """The column of a record a stage made up: no original bytes, no input position."""
     return (record, None, None, None, None)
@@ -116,9 +127,7 @@ class Batch:
             raise AttributeError(name)
         folded = self._folded
         if folded.pieces is not None:
-            value: list[Any] = []
-            for part, a, b in folded.pieces:
-                value += getattr(part, name)[a:b]
+            value = pieces_column(folded.pieces, name)
         elif name == "raws":
             assert self.joined is not None
             value = self.joined.split(b"\n")

@@ -176,7 +176,7 @@ class RunScoped(Transform):
         if batch.clean is not None:  # whole runs that need nothing (the screen's lane): the run in progress ends here
             tail = self.close_run()
             prelogged(self, batch)
-            self._kept, self._gone = batch, []  # (the screen sends no run apart from its like this way: see ``_window``)
+            self._kept, self._gone = batch, []  # (no run in it needs keeping apart: the screen's ``_near`` sends those slow)
             return [tail, batch] if tail is not None else batch
         if batch.closes_run:  # the run ends with this batch: close it now, not at the next run's first record
             out = self._call(batch)
@@ -301,9 +301,7 @@ class RunScoped(Transform):
             self.run = None  # opened by a record that is no run, and nothing followed
         if self.run is not None:
             self.run_source = self.run.source
-            tail = [invented(r) for r in self.end_run(self.run)] + self._held
-            self._ended(self.run, len(tail))
-            self._held = []
+            tail = self._ending(self.run)
             self.run = None
         return Batch.from_columns(tail, source=self.run_source) if tail else None
 
@@ -312,13 +310,18 @@ class RunScoped(Transform):
             return
         self.run_follows = True  # (a batch holds one input: the run that begins here is of the same input)
         try:
-            cols = [invented(r) for r in self.end_run(self.run)] + self._held
+            cols = self._ending(self.run)
         finally:
             self.run_follows = False
-        self._ended(self.run, len(cols))
-        self._held = []
         if cols:
             self._before.setdefault(i, []).extend(cols)
+
+    def _ending(self, run: Run) -> list[Column]:
+        """What ``run``'s end adds (``end_run``), then the events held back; whether the run is still there is noted."""
+        cols = [invented(r) for r in self.end_run(run)] + self._held
+        self._held = []
+        self._ended(run, len(cols))
+        return cols
 
     def _apply(self, batch: Batch, after: list[Column]) -> Batch:
         if not (self._before or self._drop or after):
