@@ -44,9 +44,8 @@ class Reader(Protocol):
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
-
-
 NATS_SCHEME = "nats://"
+
 
 def is_url(path: str) -> bool:
     """Is ``path`` an fsspec URL (``s3://…``, ``ftp://…``, ``memory://…``, ``file://…``) rather than a local path?
