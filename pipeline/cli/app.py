@@ -7,10 +7,8 @@ code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
-import shlex
 import sys
 import time
 from collections.abc import Iterable
@@ -69,6 +67,13 @@ IMPLIED = "replay.implied_capture"  # ctx.meta key: capture was put in front of 
 # mistyped or unbuilt command must not start the user's runner). Every command name is reserved too.
 RESERVED = frozenset({HELP, "version", "write", "test", "init", "import", "inspect", "promote", "replay", "fuzz"})
 
+
+
+def _quote(text: str) -> str:
+    """``text`` as a shell word (shlex is loaded only when a mistyped command needs the hint)."""
+    import shlex
+
+    return shlex.quote(text)
 
 def package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version  # slow to import: only for --version
@@ -173,7 +178,7 @@ class ReplayGroup(click.Group):
                 raise ReplayError(
                     "E_USAGE_INVALID", f"{words[0]!r} is a command name, and command names are never prompts",
                     received=args[1:], howToFix=f"Put the command first (`replay {words[0]} ...`); to send "
-                    f"{words[0]!r} as a prompt, run `replay capture ... {shlex.quote(words[0])}`.",
+                    f"{words[0]!r} as a prompt, run `replay capture ... {_quote(words[0])}`.",
                 )
             return name, default, args[1:]
         if name in COMMANDS or name in RESERVED:
@@ -183,7 +188,7 @@ class ReplayGroup(click.Group):
                 raise ReplayError(
                     "E_COMMAND_UNKNOWN", f"command {name!r} {built}", received=name, expected=self._listing(ctx),
                     howToFix=f"Run `replay --help` to list the commands; to send {name!r} as a prompt, run "
-                             f"`replay capture {shlex.quote(name)}`.",
+                             f"`replay capture {_quote(name)}`.",
                 )
             return name, command, args[1:]
         default = self.get_command(ctx, DEFAULT_COMMAND)
@@ -192,6 +197,8 @@ class ReplayGroup(click.Group):
         if not any(ch.isspace() for ch in name):
             # A one-word first argument that is nearly a command name is a typo, not a prompt: refuse
             # it rather than start the user's runner with "valdate" as the question.
+            import difflib  # (only for a command name that is not one)
+
             near = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.75)
             if near:
                 raise ReplayError(
@@ -213,7 +220,7 @@ class ReplayGroup(click.Group):
             "a prompt without `capture` is one quoted argument",
             received=words, expected=self._listing(ctx),
             howToFix=f"Run `replay --help` to list the commands; to send a prompt, quote it as one argument: "
-                     f"`replay {shlex.quote(' '.join(words))}` (or `replay capture WORDS...`).",
+                     f"`replay {_quote(' '.join(words))}` (or `replay capture WORDS...`).",
         )
 
     def _listing(self, ctx: click.Context) -> str:

@@ -11,7 +11,6 @@ export): its error is printed in its place, naming it, and the others go on.
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -213,6 +212,8 @@ def filling(work_dir: Path, target: Path) -> Iterator[None]:
         yield
     except RUN_FAILURES:
         if work_dir != target and created:
+            import shutil  # (loaded only when a failed run leaves a partial folder to remove)
+
             shutil.rmtree(work_dir, ignore_errors=True)
         raise
 

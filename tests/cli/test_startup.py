@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "journals" / "broken.jsonl"
-NOT_AT_START_UP = ["hashlib", "tempfile", "importlib.resources", "replay.pipeline.io.nats_stream", "replay.pipeline.io.remote.fsspec"]
+NOT_AT_START_UP = ["hashlib", "tempfile", "importlib.resources", "shutil", "difflib", "shlex",
+                   "replay.pipeline.io.nats_stream", "replay.pipeline.io.remote.fsspec"]
 
 PROBE = """
 import sys
