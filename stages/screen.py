@@ -31,7 +31,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, pieces_column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import decode_each_line
+from replay.pipeline.io.journals import decode_each_line, nested_no_deeper_than_orjson
 from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp, same_shape_utc
 from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
@@ -342,7 +342,7 @@ class ScreenRuns(Transform):
                 out.append(None)
                 continue
             try:
-                out.append(_DECODER.decode(raw))
+                out.append(nested_no_deeper_than_orjson(_DECODER.decode, raw))
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 out.append(None)
         return out

@@ -193,10 +193,32 @@ def decode_each_line(decoder: Any, batch: Batch) -> list[Any] | None:
         except UnicodeDecodeError:
             return None
     try:
-        values = decoder.decode_lines(text)
+        values = nested_no_deeper_than_orjson(decoder.decode_lines, text)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return values if len(values) == len(batch) else None  # type: ignore[no-any-return]
+
+
+ORJSON_DEPTH = 1024  # the deepest nesting orjson (and so parse) reads: a deeper line is invalid JSON to replay
+
+
+def nested_no_deeper_than_orjson(decode: Any, text: bytes) -> Any:
+    """``decode(text)`` refusing (RecursionError) any line nested deeper than ``ORJSON_DEPTH``, as parse does: a fast
+    lane must not take a line the slow one reports. msgspec nests as deep as the interpreter's recursion limit leaves
+    room for (Python 3.11): at the default limit (1000) that is less; when the limit was raised (hypothesis raises it
+    to 2048), the limit is lowered to leave that room for the call. (On 3.12 and later msgspec's depth follows the C
+    stack instead, ~1,500 or more levels, and this cannot bound it.)"""
+    limit = sys.getrecursionlimit()
+    if limit <= ORJSON_DEPTH:
+        return decode(text)
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1  # type: ignore[assignment]
+    sys.setrecursionlimit(depth + ORJSON_DEPTH - 8)  # (a few levels short of orjson's: refused lines go the slow way)
+    try:
+        return decode(text)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 class LineCutter:

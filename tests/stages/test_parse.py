@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -287,3 +289,28 @@ def test_the_fast_check_of_check_lines_accepts_only_what_parse_accepts(raws):
     parse_accepts = len(out) == len(raws) and not stage.take("errors")
     if decode_each_line(_OBJECTS, Batch.from_lines(raws)) is not None:
         assert parse_accepts, raws
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="msgspec's depth follows the C stack on 3.12+ (a known limit)")
+@pytest.mark.parametrize("limit", [1000, 2048, 20_000])
+@pytest.mark.parametrize("depth", [900, 1023, 1024, 1100, 3000])
+def test_the_fast_checks_refuse_a_line_nested_deeper_than_parse_reads_whatever_the_recursion_limit(limit, depth):
+    """msgspec nests as deep as the recursion limit leaves room for; raised (hypothesis raises it to 2048), it would
+    take lines orjson refuses, and a fast lane would pass a line the slow one reports."""
+    from replay.pipeline.io.journals import decode_each_line
+    from replay.stages.check_lines import _OBJECTS
+
+    raws = [b'{"type": "a"}', b'{"deep": ' + b"[" * depth + b"]" * depth + b"}"]
+    stage = ParseLines()
+    parse_accepts = len(stage(lines(*raws))) == 2 and not stage.take("errors")
+    assert parse_accepts == (depth < 1024)
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit)
+    try:
+        fast = decode_each_line(_OBJECTS, Batch.from_lines(raws))
+    finally:
+        sys.setrecursionlimit(before)
+    assert fast is None or parse_accepts
+    if limit > 1000 and depth == 900:
+        assert fast is not None  # (what parse reads the fast check still takes)
+    assert sys.getrecursionlimit() == before
