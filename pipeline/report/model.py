@@ -23,7 +23,7 @@ from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp, same_shape_utc
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
-from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, CallPairing, tool_name
+from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, tool_name
 
 _TYPE, _RUN_ID = operator.methodcaller("get", "type"), operator.methodcaller("get", "runId")
 _TIMESTAMP, _PAYLOAD = operator.methodcaller("get", "timestamp"), operator.methodcaller("get", "payload")
@@ -40,6 +40,10 @@ _USAGE_KEYS = {
     "outputTokens": ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
     "costUsd": ("costUsd", "cost_usd"),
 }
+ERROR_FIELDS = ("error", "message", "reason", "code")  # the payload fields error_of reads
+# Every field of an event a summary reads (records are read whole): ``parse`` need decode no other (``fields``).
+SUMMARY_FIELDS = ("seq", "timestamp", "type", "runId", "payload.usage",
+                  *(f"payload.{key}" for key in (*CALL_FIELDS, *ERROR_FIELDS)))
 HEAL_LOG_SUFFIX = ".heal-log.json"
 _ARTIFACT_SUFFIXES = (".healed.json", ".artifact.json", ".json")
 

@@ -15,6 +15,7 @@ from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.cli.scale import Scale, cli_work, files_for, run_over, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, path_kind, stdin_is_terminal
+from replay.pipeline.report.model import SUMMARY_FIELDS
 from replay.stages.report import DEFAULT_TITLE, FORMATS
 
 HEALED, UNHEALED = ".healed.json", ".artifact.json"
@@ -105,7 +106,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     if files == []:
         logger().warning("report.no_inputs", paths=[*in_paths, *paths], message="no journals or artifacts found")
         files = [os.devnull]  # an empty report rather than reading stdin
-    bound = {"read.max_line_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
+    bound = {"read.max_line_bytes": max_line_bytes, "parse.fields": list(SUMMARY_FIELDS), "summarize.heal_logs": not no_heal_logs,
              "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": out or "-", "report.title": title}
     if files and STDIN not in files and len(files) > 1:  # one file streams through one graph (flat memory)
         errors, result = _report_in_parallel(files, bound, Scale(workers, engine, scheduler, quiet), strict)

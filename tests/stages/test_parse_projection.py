@@ -1,0 +1,136 @@
+"""parse with ``fields`` (what report binds: every field a summary reads) decodes less of each line and changes no
+report: the same summaries, the same diagnostics at the same positions, for real logs, generated journals and
+lines made to exercise every field a summary reads (issue 11)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import CORPUS, EXAMPLES, ROOT, run_replay
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_screen import journals
+
+from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.io.journals import LineCutter
+from replay.pipeline.report.model import SUMMARY_FIELDS
+from replay.stages.parse import ParseLines, projection_decoder
+from replay.stages.summarize import SummarizeRuns
+
+SPEC = (ROOT / "pipeline" / "specs" / "report.toml").read_text()
+
+
+def summaries(data: bytes, fields: list[str], per_batch: int = 7) -> tuple[list[dict], list[dict]]:
+    """The summary records and the diagnostics of parse (with ``fields``) and summarize over ``data``, cut as
+    ``read`` cuts it, at most ``per_batch`` lines a batch, fed in pieces of 300 bytes."""
+    cutter = LineCutter("j.jsonl", batch_events=per_batch)
+    batches = [item for k in range(0, len(data), 300) for item in cutter.feed(data[k:k + 300])] + cutter.finish()
+    assert all(isinstance(batch, Batch) for batch in batches)
+    done = run_inline([ParseLines(fields=fields), SummarizeRuns(timeline=True, heal_logs=False)], batches)
+    return done.records, done.side.get("errors", [])
+
+
+def assert_same_report(data: bytes, per_batch: int = 7) -> None:
+    whole, errors = summaries(data, [], per_batch)
+    projected, projected_errors = summaries(data, list(SUMMARY_FIELDS), per_batch)
+    assert projected_errors == errors
+    assert len(projected) == len(whole)
+    for got, expected in zip(projected, whole, strict=True):
+        assert got == expected
+
+
+# lines that exercise every field a summary reads -------------------------------------------------------
+USAGES = [{"inputTokens": 10, "outputTokens": 2}, {"input_tokens": 3, "completion_tokens": 4, "cost_usd": 0.25},
+          {"promptTokens": 1.5, "costUsd": 2**70}, {"inputTokens": None, "prompt_tokens": 7}, "many", {}]
+NAMES = [{"toolName": "bash"}, {"tool": "grep"}, {"name": "web"}, {"toolName": "", "name": "x"}, {"tool": 5}, {}]
+IDS = [{"callId": "c1"}, {"toolCallId": "c1"}, {"id": "c2"}, {"callId": "", "id": "c1"}, {"callId": 7}, {}]
+ERRORS = [{"error": {"code": "E1", "message": "boom"}}, {"error": "plain"}, {"message": "m", "code": "C"},
+          {"reason": "r"}, {"error": {"code": 5}}, {}]
+EXTRA = [{"durationMs": 12}, {"durationMs": 1.5}, {"durationMs": -1}, {"durationMs": True},
+         {"content": [{"text": "long " * 20}], "args": {"deep": [[{"x": 12345678901234567890123}]]}}, {}]
+TYPES = ["run_started", "tool_called", "tool_completed", "tool_failed", "run_failed", "run_completed",
+         "assistant_message", "user_message", 5, ""]
+RECORDS = [{"$record": "run", "runId": "r1", "artifactId": "a", "framework": "f", "prompt": "p", "status": "error",
+            "error": {"code": "X", "message": "y"}, "usage": {"inputTokens": 4}},
+           {"$record": "heal", "runId": "r1", "summary": {"total": 2, "byRule": {"alias": 2}}},
+           {"$record": "source", "source": "other.jsonl"}]
+
+
+def line(rng: random.Random, seq: int, rid: str) -> bytes:
+    if rng.random() < 0.05:
+        return orjson.dumps(rng.choice(RECORDS))
+    payload: dict = {}
+    for options in (USAGES, NAMES, IDS, ERRORS, EXTRA):
+        if rng.random() < 0.5:
+            choice = rng.choice(options)
+            payload.update({"usage": choice} if options is USAGES else choice)
+    event = {"seq": seq if rng.random() < 0.9 else str(seq), "timestamp": f"2026-03-01T12:00:{seq % 60:02d}.{seq % 1000:03d}Z",
+             "type": rng.choice(TYPES), "runId": rid, "payload": payload}
+    if rng.random() < 0.05:
+        event["payload"] = rng.choice(["text", None, [1]])
+    if rng.random() < 0.05:
+        del event["runId"]
+    if rng.random() < 0.05:
+        event["timestamp"] = rng.choice([1767225600, "yesterday", "2026-03-01T12:00:00+02:00"])
+    text = exactjson.dumps(event)
+    if rng.random() < 0.03:  # a key written twice: the last one counts, as for a whole decode
+        text = text[:-1] + b',"type":"tool_failed"}'
+    if rng.random() < 0.03:
+        text = rng.choice([b"{not json", b"[1, 2]", b"", b'{"seq": 1e400, "type": "x"}', b'{"type": "\xff"}',
+                           b'{"type": "\\ud800"}', b'{"a":' + b"[" * 1100 + b"]" * 1100 + b"}"])
+    return text
+
+
+@st.composite
+def report_journals(draw: st.DrawFn) -> bytes:
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    out = [line(rng, seq, f"r{rng.randrange(3)}") for seq in range(1, draw(st.integers(1, 60)))]
+    return b"\n".join(out) + (b"\n" if rng.random() < 0.8 else b"")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(report_journals(), st.sampled_from([1, 7, 64]))
+def test_a_summary_of_the_fields_it_reads_is_the_summary_of_the_whole_events(data: bytes, per_batch: int):
+    assert_same_report(data, per_batch)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(journals())
+def test_the_same_summaries_for_journals_made_to_break_every_rule(data: bytes):
+    assert_same_report(data)
+
+
+@pytest.mark.parametrize("path", sorted([*CORPUS.rglob("*.jsonl"), *(EXAMPLES / "journals").glob("*.jsonl")]),
+                         ids=lambda p: p.name[:40])
+def test_the_report_of_a_real_log_is_the_same_bytes_with_and_without_the_projection(tmp_path: Path, path: Path):
+    whole = tmp_path / "whole.toml"
+    whole.write_text(SPEC.replace('type = "summarize"', 'type = "summarize"\ntimeline = false', 1)
+                     .replace('type = "report"', 'type = "report"\nformat = "json"', 1))
+    projected = run_replay("report", "--format", "json", str(path))
+    assert projected.stdout == run_replay("run", str(whole), str(path)).stdout
+    assert projected.stderr == run_replay("run", str(whole), str(path)).stderr
+    assert_same_report(path.read_bytes())
+
+
+def test_the_projection_keeps_the_fields_named_and_records_whole():
+    decoder = projection_decoder(["type", "payload.callId", "payload.usage"])
+    event = decoder.decode(b'{"type": "t", "seq": 1, "payload": {"callId": "c", "usage": {"a": [1]}, "big": "x"}}')
+    assert event == {"type": "t", "payload": {"callId": "c", "usage": {"a": [1]}}}
+    parse = ParseLines(fields=["type"])
+    lines = [b'{"type": "t", "seq": 1}', b'{"$record": "run", "runId": "r", "prompt": "p"}']
+    done = run_inline([parse], [Batch.from_lines(lines, "j.jsonl")])
+    assert done.records == [{"type": "t"}, {"$record": "run", "runId": "r", "prompt": "p"}]
+
+
+def test_a_line_the_projection_refuses_is_reported_where_it_is_and_the_rest_still_flow():
+    lines = [b'{"type": "a", "seq": 1}', b'{"type": "b", "payload": "text"}', b"{oops", b'{"type": "c"}']
+    done = run_inline([ParseLines(fields=["type", "payload.callId"])], [Batch.from_lines(lines, "j.jsonl")])
+    # a payload that is no object cannot be projected: that batch is decoded whole, and the bad line reported
+    assert done.records == [{"type": "a", "seq": 1}, {"type": "b", "payload": "text"}, {"type": "c"}]
+    [error] = done.side["errors"]
+    assert (error["code"], error["line"], error["offset"]) == ("E_JSONL_LINE_INVALID", 3, 57)
