@@ -17,7 +17,7 @@ from replay.pipeline.engine.stage import AsyncTransform, Option, Output, Sink, S
 
 
 class Probe:
-    def fresh(self) -> Stage:
+    def fresh(self, args: list[str] | None = None) -> Stage:
         return self  # type: ignore[return-value]
 
 

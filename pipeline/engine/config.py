@@ -98,16 +98,18 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
     cls = registry.get(kind, path=f"{where}.type")
     options = {k: v for k, v in spec.items() if k not in RESERVED_KEYS + extra_reserved}
     check_options(cls, options, where)
-    for key, opt in cls.options.items():
-        if opt.bind == "args" and args and not options.get(key):
-            options[key] = list(args) if opt.type is list else " ".join(args)
+    bound = tuple(key for key, opt in cls.options.items() if opt.bind == "args" and args and not options.get(key))
+    for key in bound:
+        options[key] = cls.options[key].from_args(args)  # type: ignore[arg-type]
     for key, opt in cls.options.items():
         if opt.required and not options.get(key):
             if opt.bind == "args":
                 continue  # the stage says what is missing when it runs (e.g. a prompt may come on stdin)
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage type {kind!r} needs option {key!r}", path=f"{where}.{key}",
                               expected=opt.type_name(), received="nothing")
-    return cls(**options)
+    stage = cls(**options)
+    stage.args_keys = bound
+    return stage
 
 
 Tables = dict[str, tuple[dict[str, Any], str]]  # id -> (stage table, where it was written: "stages.x", "chain[2]")

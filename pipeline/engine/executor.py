@@ -139,10 +139,11 @@ class _Live:
     stage: Stage
 
 
-def plan(graph: Graph) -> tuple[list[_Task], list[Edge]]:
-    """Group nodes into tasks: sources and sinks alone, transforms fused along single links."""
+def plan(graph: Graph, args: list[str] | None = None) -> tuple[list[_Task], list[Edge]]:
+    """Group nodes into tasks: sources and sinks alone, transforms fused along single links. ``args``: the command
+    arguments of this run, where the graph was built with others (``Stage.fresh``)."""
     edges = graph.validate()
-    live = {node_id: _Live(node_id, node.stage.fresh()) for node_id, node in graph.nodes.items()}
+    live = {node_id: _Live(node_id, node.stage.fresh(args)) for node_id, node in graph.nodes.items()}
     order = graph.topological(edges)
     consumers: dict[tuple[str, str], list[str]] = {}
     inputs: dict[str, list[Edge]] = {n: [] for n in graph.nodes}
@@ -181,11 +182,12 @@ async def run_graph(
     error_port: ErrorPort | None = None,
     buffer: int = DEFAULT_BUFFER,
     log: Any = None,
+    args: list[str] | None = None,
 ) -> RunResult:
     """Execute ``graph`` to completion; diagnostics not routed elsewhere go to ``error_port``.
-    ``log`` is the logger the stages get (``stage.log``)."""
+    ``log`` is the logger the stages get (``stage.log``); ``args``: this run's command arguments (see ``plan``)."""
     port = error_port or ErrorPort(strict=strict)
-    tasks, edges = plan(graph)
+    tasks, edges = plan(graph, args)
     preflight(live.stage for task in tasks for live in task.nodes)  # refusals come before anything runs
     for task in tasks:
         for live in task.nodes:

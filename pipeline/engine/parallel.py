@@ -28,6 +28,7 @@ import anyio
 
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, StageFailed, plan, run_graph
+from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.memory import tune_gc
 from replay.pipeline.engine.preflight import preflight
@@ -191,11 +192,13 @@ def run_inputs(work: Work, paths: list[str]) -> list[Outcome]:
     work.files.start_task(paths)
     registry = Registry()
 
+    built: dict[str, Graph] = {}  # the graph, built for the first input and run for each (``Stage.fresh``)
+
     async def run_all() -> list[Outcome]:
         outcomes = []
         for path in paths:
             with one_share(work.inputs) as stdout:
-                outcome = await _run_one(work, path, registry)
+                outcome = await _run_one(work, path, registry, built)
                 outcome.stdout = bytes(stdout)
             outcomes.append(outcome)
         return outcomes
@@ -203,7 +206,7 @@ def run_inputs(work: Work, paths: list[str]) -> list[Outcome]:
     return anyio.run(run_all)
 
 
-async def _run_one(work: Work, path: str, registry: Registry) -> Outcome:
+async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, Graph]) -> Outcome:
     from replay.pipeline.engine.config import graph_from_config
 
     started = time.perf_counter()
@@ -213,8 +216,10 @@ async def _run_one(work: Work, path: str, registry: Registry) -> Outcome:
     try:
         if work.digest:
             outcome.size, outcome.mtime_ns, outcome.sha256 = work.files.input_digest(path)
-        graph = graph_from_config(work.doc, registry=registry, paths=[path])
-        result = await run_graph(graph, error_port=port, log=make_logger(work.log_level, stderr))  # type: ignore[arg-type]
+        if "graph" not in built:  # (a config it refuses, it refuses for every input: each then says so)
+            built["graph"] = graph_from_config(work.doc, registry=registry, paths=[path])
+        result = await run_graph(built["graph"], error_port=port, log=make_logger(work.log_level, stderr),  # type: ignore[arg-type]
+                                 args=[path])
         outcome.records = result.records
         outcome.facts = result.facts
         if work.digest:

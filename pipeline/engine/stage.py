@@ -48,6 +48,10 @@ class Option:
     # command that runs the graph (``replay run SPEC ARGS...``): the paths to read, the prompt to send.
     bind: str | None = None
 
+    def from_args(self, args: list[str]) -> Any:
+        """The value an option bound to the command's arguments takes from them: the list, or the words joined."""
+        return list(args) if self.type is list else " ".join(args)
+
     def type_name(self) -> str:
         types = self.type if isinstance(self.type, tuple) else (self.type,)
         return "|".join(t.__name__ for t in types)
@@ -88,15 +92,21 @@ class Stage:
             if key not in self.options:
                 raise TypeError(f"{type(self).__name__} has no option {key!r}")
         self.given = dict(options)  # the options as configured, to build fresh copies from
+        self.args_keys: tuple[str, ...] = ()  # the options the command's arguments filled (``fresh`` may fill them anew)
         self.config = {k: options.get(k, opt.default) for k, opt in self.options.items()}
         self.id = self.name
         self._side: dict[str, list[dict[str, Any]]] = {}
         self.facts: dict[str, Any] = {}
         self.log: Any = None  # the run's logger, set by the executor (structlog-style calls)
 
-    def fresh(self) -> Stage:
-        """A copy with the same configuration and no per-run state: what one run of a graph executes."""
-        copy = type(self)(**self.given)
+    def fresh(self, args: list[str] | None = None) -> Stage:
+        """A copy with the same configuration and no per-run state: what one run of a graph executes; ``args``:
+        other command arguments for the options the first ones filled (one graph run once per input)."""
+        given = self.given
+        if args is not None and self.args_keys:
+            given = {**given, **{key: self.options[key].from_args(args) for key in self.args_keys}}
+        copy = type(self)(**given)
+        copy.args_keys = self.args_keys
         copy.id = self.id
         return copy
 

@@ -271,3 +271,17 @@ def test_table_options_check_their_values(tmp_path):
     assert proc.returncode == 2
     error = errors_of(proc.stderr)[0]
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "chain[0].aliases"
+
+
+def test_a_fresh_copy_takes_other_command_arguments_only_where_the_first_ones_went():
+    from replay.pipeline.engine.config import graph_from_config
+
+    doc = {"stages": {"read": {"type": "read"}, "other": {"type": "read", "paths": ["fixed.jsonl"]},
+                      "out": {"type": "write", "inputs": ["read", "other"]}}}
+    graph = graph_from_config(doc, paths=["first.jsonl"])
+    read, other = graph.nodes["read"].stage, graph.nodes["other"].stage
+    assert read.config["paths"] == ["first.jsonl"] and read.args_keys == ("paths",)
+    again = read.fresh(["second.jsonl", "third.jsonl"])
+    assert again.config["paths"] == ["second.jsonl", "third.jsonl"] and again.id == "read"
+    assert other.fresh(["second.jsonl"]).config["paths"] == ["fixed.jsonl"]
+    assert read.fresh().config["paths"] == ["first.jsonl"]

@@ -48,3 +48,24 @@ def test_a_task_keeps_each_inputs_stdout_and_diagnostics_and_turns_failures_into
     failure = outcomes[2].failure
     assert failure is not None and failure.body["code"] == "E_INPUT_PATH_NOT_FOUND"
     assert type(failure.exception()).__name__ == "ReplayError"
+
+
+def test_a_task_builds_its_graph_once_and_runs_it_for_each_input_as_if_alone(tmp_path: Path, monkeypatch) -> None:
+    from replay.pipeline.engine import config
+
+    paths = []
+    for k, body in enumerate([b'{"type":"tool_start","runId":"a","payload":{}}\n', b"not json\n",
+                              b'{"seq":9,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"c","payload":{}}\n']):
+        path = tmp_path / f"j{k}.jsonl"
+        path.write_bytes(body)
+        paths.append(str(path))
+    work = Work(bind(load_spec("heal"), set={}), inputs=3)
+    alone = [run_inputs(work, [path])[0] for path in paths]
+    builds = []
+    real = config.graph_from_config
+    monkeypatch.setattr(config, "graph_from_config", lambda *a, **k: builds.append(k["paths"]) or real(*a, **k))
+    together = run_inputs(work, paths)
+    assert builds == [[paths[0]]]
+    assert [(o.path, o.stdout, o.stderr, o.errors, o.codes, o.records) for o in together] == \
+        [(o.path, o.stdout, o.stderr, o.errors, o.codes, o.records) for o in alone]
+    assert b'"runId":"c"' in together[2].stdout and b'"runId":"a"' in together[0].stdout
