@@ -649,6 +649,11 @@ def format_count(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """``1 run reports usage`` / ``2 runs report usage``: the count and the words that agree with it."""
+    return f"{format_count(n)} {one if n == 1 else many}"
+
+
 def format_counts(counts: dict[str, int], limit: int = 0) -> str:
     """``a 3, b 1`` (largest first), or ``-``."""
     if not counts:

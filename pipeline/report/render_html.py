@@ -13,7 +13,7 @@ import html
 import math
 from typing import Any
 
-from replay.pipeline.report.model import format_cost, format_count, format_ms, run_label
+from replay.pipeline.report.model import counted, format_cost, format_count, format_ms, run_label
 
 PROMPT_SHOWN = 600  # characters of a prompt shown before "show all"
 PROMPT_KEPT = 20_000  # characters of a prompt kept in the page at all
@@ -281,14 +281,14 @@ def _cards(agg: dict[str, Any]) -> str:
         _card("Runs", str(runs["total"]), f"{runs['ok']} ok · {runs['error']} failed", bad=runs["error"] > 0),
         _card("Events", format_count(agg["events"]["total"]), f"{len(agg['events']['byType'])} types"),
         _card("Tool calls", format_count(tc["total"]), f"{tc['error']} failed", bad=tc["error"] > 0),
-        _card("Errors", format_count(agg["errors"]["total"]), f"{len(agg['errors']['byCode'])} kinds", bad=agg["errors"]["total"] > 0),
+        _card("Errors", format_count(agg["errors"]["total"]), counted(len(agg['errors']['byCode']), "kind", "kinds"), bad=agg["errors"]["total"] > 0),
         _card("Duration", format_ms(agg["durationMs"]), "all runs together"),
         _card("Tokens", format_count(usage["inputTokens"] + usage["outputTokens"]) if usage["runsWithUsage"] else "-",
               f"{format_count(usage['inputTokens'])} in · {format_count(usage['outputTokens'])} out"
               if usage["runsWithUsage"] else "no usage reported"),
         _card("Cost", format_cost(usage["costUsd"]) if usage["runsWithUsage"] else "-",
-              f"{usage['runsWithUsage']} runs report usage"),
-        _card("Repairs", format_count(agg["repairs"]["total"]), f"{len(agg['repairs']['byRule'])} rules"),
+              counted(usage["runsWithUsage"], "run reports usage", "runs report usage")),
+        _card("Repairs", format_count(agg["repairs"]["total"]), counted(len(agg["repairs"]["byRule"]), "rule", "rules")),
     ]
     if diag["total"]:
         cards.append(_card("Input problems", format_count(diag["total"]), "lines or files not read", bad=True))

@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from replay.pipeline.report.model import format_cost, format_count, format_counts, format_ms, run_label
+from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
 from replay.pipeline.report.spool import ByteSpool
 from replay.pipeline.report.streaming import render_through
 
@@ -109,7 +109,7 @@ class Streamed:
 
     def chunks(self, agg: dict[str, Any], title: str) -> Iterator[bytes]:
         runs = agg["runs"]
-        head = [f"{clean(title)}: {runs['total']} run{'s' if runs['total'] != 1 else ''} "
+        head = [f"{clean(title)}: {counted(runs['total'], 'run', 'runs')} "
                 f"({runs['ok']} ok, {runs['error']} error)", ""]
         yield _lines(head)
         if self.cells:
@@ -225,7 +225,7 @@ def _aggregate_block(agg: dict[str, Any]) -> list[str]:
         ["events", format_count(agg["events"]["total"])],
         ["tool calls", f"{agg['toolCalls']['total']} ({agg['toolCalls']['error']} failed)"],
         ["usage", f"{format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} tokens out, "
-                  f"{format_cost(usage['costUsd'])} ({usage['runsWithUsage']} runs report usage)"],
+                  f"{format_cost(usage['costUsd'])} ({counted(usage['runsWithUsage'], 'run reports usage', 'runs report usage')})"],
         ["repairs", str(agg["repairs"]["total"])],
         ["errors", str(agg["errors"]["total"])],
     ]

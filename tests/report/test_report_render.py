@@ -97,3 +97,21 @@ def test_overlapping_calls_get_their_own_lanes():
 def test_a_column_is_cleaned_as_each_of_its_cells_is(values, limit):
     """The text report cleans a table column at once when it can (all ints; printable ASCII within the limit)."""
     assert render_text._cleaned(list(values), limit) == [render_text.clean(v, limit) for v in values]
+
+
+@pytest.mark.parametrize("fmt", ["text", "html"])
+def test_counts_and_their_words_agree(fmt):
+    def used(run: str, usage: bool) -> dict:
+        payload = {"usage": {"inputTokens": 3, "outputTokens": 1}} if usage else {}
+        return {"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": run, "payload": payload}
+
+    def report(*events: dict) -> str:
+        stage = SummarizeRuns()
+        summaries = list(stage(Batch.of(list(events), "j.jsonl")) or []) + list(stage.flush() or [])
+        return render(fmt, [s for s in summaries if s.get("$record") == "summary"], None).decode()
+
+    one, two = report(used("a", True), used("b", False)), report(used("a", True), used("b", True))
+    assert "1 run reports usage" in one and "runs report usage" not in one
+    assert "2 runs report usage" in two and "run reports usage" not in two
+    if fmt == "text":
+        assert report(used("a", False)).startswith("replay report: 1 run (")
