@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, pieces_column
+from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line, nested_no_deeper_than_orjson
@@ -126,11 +126,7 @@ class _Run:
 
     def add(self, batch: Batch, a: int, b: int) -> None:
         """Lines ``a``..``b``-1 of ``batch`` are the run's next."""
-        pieces = self.pieces
-        if pieces and pieces[-1][0] is batch and pieces[-1][2] == a:
-            pieces[-1] = (batch, pieces[-1][1], b)
-        else:
-            pieces.append((batch, a, b))
+        add_piece(self.pieces, batch, a, b)
         self.count += b - a
 
     def column(self, name: str) -> list[Any]:
@@ -375,7 +371,8 @@ class ScreenRuns(Transform):
         if run.record is None and run.run_id in self._near and self.config["mode"] == "heal":
             run.clean = False  # it may come to touch an earlier run of its id: kept apart the slow way
         if run.clean and self.config["fast"] and self._is_clean(run):
-            self._clean_pieces += run.pieces
+            for piece in run.pieces:  # (one stretch where the runs follow each other in a batch)
+                add_piece(self._clean_pieces, *piece)
             self._clean_count += run.count
             self._clean_runs += 1
             self._clean_events += run.events

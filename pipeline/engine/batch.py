@@ -50,6 +50,36 @@ def pieces_column(pieces: list[tuple[Batch, int, int]], name: str) -> list[Any]:
     return value
 
 
+def add_piece(pieces: list[tuple[Batch, int, int]], batch: Batch, a: int, b: int) -> None:
+    """Lines ``a``..``b``-1 of ``batch`` after ``pieces``: one stretch with the last when they go on from it."""
+    if pieces and pieces[-1][0] is batch and pieces[-1][2] == a:
+        pieces[-1] = (batch, pieces[-1][1], b)
+    else:
+        pieces.append((batch, a, b))
+
+
+def _line_start(block: bytes, k: int, n: int) -> int:
+    """Where line ``k`` of the ``n`` lines joined in ``block`` begins: found from the nearer end, a newline at a time."""
+    if k <= n - k:
+        pos = -1
+        for _ in range(k):
+            pos = block.index(b"\n", pos + 1)
+        return pos + 1
+    pos = len(block)
+    for _ in range(n - k):
+        pos = block.rindex(b"\n", 0, pos)
+    return pos + 1
+
+
+def _made(batch: Batch, name: str) -> bool:
+    """Has ``batch`` its column ``name`` (a folded batch makes its columns on first use)?"""
+    try:
+        object.__getattribute__(batch, name)
+    except AttributeError:
+        return False
+    return True
+
+
 def invented(record: dict[str, Any]) -> Column:
     """The column of a record a stage made up: no original bytes, no input position."""
     return (record, None, None, None, None)
@@ -228,10 +258,44 @@ class Batch:
 
     def text(self) -> bytes:
         """The raw lines joined by newlines: the block the line cutter cut them from when it kept it, else joined
-        once here (kept until a line changes)."""
+        once here (kept until a line changes): from the blocks of the batches a folded batch's pieces are stretches
+        of, where those were never cut into lines, else from the lines."""
         if self.joined is None:
-            self.joined = b"\n".join(self.raws)  # type: ignore[arg-type]
+            folded = self._folded
+            if folded is not None and folded.pieces is not None and not _made(self, "raws"):
+                self.joined = b"\n".join([part.stretch(a, b) for part, a, b in folded.pieces])
+            else:
+                self.joined = b"\n".join(self.raws)  # type: ignore[arg-type]
         return self.joined
+
+    def raw(self, i: int) -> bytes | None:
+        """Raw line ``i`` (from the end when negative), without making a folded batch's columns: cut out of the block
+        or the batch it was folded from."""
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        folded = self._folded
+        if folded is None or _made(self, "raws"):
+            return self.raws[i]
+        if folded.pieces is None:
+            return self.stretch(i, i + 1)
+        for part, a, b in folded.pieces:
+            if i < b - a:
+                return part.raw(a + i)
+            i -= b - a
+        raise IndexError(i)  # (the pieces hold fewer lines than the batch says: never)
+
+    def stretch(self, a: int, b: int) -> bytes:
+        """Raw lines ``a``..``b``-1 joined by newlines; cut out of the cutter's block (not cut into lines) when kept."""
+        n = len(self)
+        if a == 0 and b == n:
+            return self.text()
+        if self.joined is None or _made(self, "raws"):
+            return b"\n".join(self.raws[a:b])  # type: ignore[arg-type]
+        block = self.joined
+        return block[_line_start(block, a, n):_line_start(block, b, n) - 1 if b < n else len(block)]
 
     def append_line(self, raw: bytes) -> None:
         """Append a line a stage wrote (no input position) to an unparsed batch."""
@@ -314,8 +378,8 @@ class Batch:
     # output -------------------------------------------------------------------------------
     def to_jsonl(self) -> bytes:
         """The batch as JSONL: original bytes where untouched, orjson for changed records."""
-        if self._folded is not None and self.joined is not None:
-            return self.joined + b"\n" if self._folded.size else b""  # the lines as they came, never cut apart
+        if self._folded is not None and not _made(self, "raws"):
+            return self.text() + b"\n" if self._folded.size else b""  # the lines as they came, never cut apart
         raws = self.raws
         if not raws:
             return b""

@@ -259,7 +259,8 @@ class RunScoped(Transform):
         assert run is not None
         kept = self._kept
         if isinstance(kept, Batch):  # whole runs the screen passed: the id of the last one
-            last = exactjson.loads(kept.raws[-1]) if kept.raws and kept.raws[-1] is not None else {}
+            raw = kept.raw(-1) if len(kept) else None
+            last = exactjson.loads(raw) if raw is not None else {}
             kept = (kept.source, last.get("runId"))
         if run.run_id is None or kept != (source, run.run_id):
             return

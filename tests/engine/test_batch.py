@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,3 +188,32 @@ def test_a_change_to_a_folded_batch_makes_every_column_first_and_keeps_its_lengt
     parsed.events = [{"a": 1}, {"b": 2}]
     parsed.insert(0, {"z": 0})
     assert len(parsed) == 3 and parsed.raws == [None, b'{"a":1}', b'{"b":2}'] and parsed.lines == [None, 1, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(lines_strategy, min_size=1, max_size=4), st.data())
+def test_lines_of_a_folded_batch_are_cut_out_of_its_blocks_without_cutting_them_into_lines(parts, data):
+    """What a writer and dedupe read of a batch the screen folded from stretches of the cutter's batches: the same
+    bytes as its lines cut apart, and the blocks they come from stay uncut (a batch cut already is read as lines)."""
+    from replay.pipeline.engine.batch import _made
+
+    batches = [Batch.folded("j.jsonl", len(p), b"\n".join(p), 1, 0) for p in parts]
+    cut = [k for k in range(len(batches)) if data.draw(st.booleans())]
+    for k in cut:
+        assert batches[k].raws == parts[k]
+    pieces = []
+    for b in batches:
+        a = data.draw(st.integers(0, len(b) - 1))
+        pieces.append((b, a, data.draw(st.integers(a + 1, len(b)))))
+    expected = [raw for (b, a, z), p in zip(pieces, parts, strict=True) for raw in p[a:z]]
+    folded = Batch.folded("j.jsonl", len(expected), pieces=pieces)
+    i = data.draw(st.integers(-len(expected), len(expected) - 1))
+    assert folded.raw(i) == expected[i]
+    a = data.draw(st.integers(0, len(batches[0]) - 1))
+    z = data.draw(st.integers(a + 1, len(batches[0])))
+    assert batches[0].stretch(a, z) == b"\n".join(parts[0][a:z])
+    assert folded.to_jsonl() == b"".join(raw + b"\n" for raw in expected)
+    assert [k for k, b in enumerate(batches) if _made(b, "raws")] == cut
+    assert not _made(folded, "raws") and folded.raws == expected
+    with pytest.raises(IndexError):
+        folded.raw(len(expected))
