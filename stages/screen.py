@@ -278,32 +278,61 @@ class ScreenRuns(Transform):
             return False
         seqs, types, stamps = _columns(heads)
         size = self._fine(heads, types, stamps)
+        columns = (heads, rids, seqs, types, stamps, size)
+        inner = spans[1:-1]  # whole runs: the first span may go on with the run in progress, the last in the next batch
+        if inner and size and self._counted_whole and _numbered(seqs, inner):
+            self._span(batch, spans[0][0], spans[0][1], *columns)
+            self._end_run()
+            a, b = inner[0][0], inner[-1][1]
+            self._add_clean([(batch, a, b)], b - a, len(inner), b - a)
+            spans = spans[-1:]
         for a, b in spans:
-            run = self.run
-            if run is None or run.run_id is None or run.run_id != rids[a]:
-                if run is not None and run.run_id is None:
-                    run.clean = False  # a run named only now: the slow lane names it as the rules do
-                    run.run_id = rids[a]
-                else:
-                    self._end_run()
-                    run = self._begin(None)
-                    run.run_id = rids[a]
-            run.add(batch, a, b)
-            run.heads += heads[a:b]
-            run.events += b - a
-            if run.fine:
-                if size and run.size in (0, size):
-                    run.seqs += seqs[a:b]
-                    run.types += types[a:b]
-                    run.stamps += stamps[a:b]
-                    run.size = size
-                else:
-                    run.fine = False
-            if run.count > MAX_RUN_LINES:
-                self._spill(run)
+            self._span(batch, a, b, *columns)
         if batch.tail_open and self.run is not None:
             self.run.tail_open = True
         return True
+
+    def _span(self, batch: Batch, a: int, b: int, heads: list[Any], rids: list[Any], seqs: list[Any], types: list[Any],
+              stamps: list[Any], size: int) -> None:
+        """Lines ``a``..``b``-1 of a plain batch, all of one runId, to the run in progress or a run they begin."""
+        run = self.run
+        if run is None or run.run_id is None or run.run_id != rids[a]:
+            if run is not None and run.run_id is None:
+                run.clean = False  # a run named only now: the slow lane names it as the rules do
+                run.run_id = rids[a]
+            else:
+                self._end_run()
+                run = self._begin(None)
+                run.run_id = rids[a]
+        run.add(batch, a, b)
+        run.heads += heads[a:b]
+        run.events += b - a
+        if run.fine:
+            if size and run.size in (0, size):
+                run.seqs += seqs[a:b]
+                run.types += types[a:b]
+                run.stamps += stamps[a:b]
+                run.size = size
+            else:
+                run.fine = False
+        if run.count > MAX_RUN_LINES:
+            self._spill(run)
+
+    @property
+    def _counted_whole(self) -> bool:
+        """Are the whole runs inside a plain batch whose lines all pass (``_fine``) and whose seq numbers go 1..n clean,
+        with nothing more to judge? For validate (heal asks more of a run: see ``_is_clean``)."""
+        return self.config["mode"] == "validate" and self.config["fast"]
+
+    def _add_clean(self, pieces: list[tuple[Batch, int, int]], lines: int, runs: int, events: int) -> None:
+        """Clean runs (their lines: stretches of the batches they came in) go on as bytes, in the next clean batch."""
+        for piece in pieces:  # (one stretch where the runs follow each other in a batch)
+            add_piece(self._clean_pieces, *piece)
+        self._clean_count += lines
+        self._clean_runs += runs
+        self._clean_events += events
+        if self._clean_count >= 1024:
+            self._close_clean()
 
     def _fine(self, heads: list[Any], types: list[Any], stamps: list[Any]) -> int:
         """Do all lines of a plain batch pass the checks ``_is_clean`` makes of one line alone (``_lines_pass``), with
@@ -371,13 +400,7 @@ class ScreenRuns(Transform):
         if run.record is None and run.run_id in self._near and self.config["mode"] == "heal":
             run.clean = False  # it may come to touch an earlier run of its id: kept apart the slow way
         if run.clean and self.config["fast"] and self._is_clean(run):
-            for piece in run.pieces:  # (one stretch where the runs follow each other in a batch)
-                add_piece(self._clean_pieces, *piece)
-            self._clean_count += run.count
-            self._clean_runs += 1
-            self._clean_events += run.events
-            if self._clean_count >= 1024:
-                self._close_clean()
+            self._add_clean(run.pieces, run.count, 1, run.events)
         elif closes and run.clean and self.config["fast"] and self.config["mode"] == "heal" and (repaired := self._repair(run)):
             # (an input's last run is repaired by the rules: they log its lines, then its end, as the input ends)
             self._close_clean()
@@ -602,6 +625,11 @@ class ScreenRuns(Transform):
             elif cid not in answered:
                 return False
         return terminal and not open_calls
+
+
+def _numbered(seqs: list[Any], runs: list[tuple[int, int]]) -> bool:
+    """Are the seq numbers of each of ``runs`` (lines ``[a, b)``, one after the other) 1..n? One comparison for all."""
+    return seqs[runs[0][0]:runs[-1][1]] == list(itertools.chain.from_iterable([range(1, b - a + 1) for a, b in runs]))
 
 
 def _calls_simply_paired(heads: list[Any], types: Sequence[str], run: _Run) -> bool:
