@@ -280,12 +280,16 @@ class ScreenRuns(Transform):
         size = self._fine(heads, types, stamps)
         columns = (heads, rids, seqs, types, stamps, size)
         inner = spans[1:-1]  # whole runs: the first span may go on with the run in progress, the last in the next batch
-        if inner and size and self._counted_whole and _numbered(seqs, inner):
+        if inner and size and self.config["fast"] and _numbered(seqs, inner):
             self._span(batch, spans[0][0], spans[0][1], *columns)
             self._end_run()
-            a, b = inner[0][0], inner[-1][1]
-            self._add_clean([(batch, a, b)], b - a, len(inner), b - a)
-            spans = spans[-1:]
+            if self._all_clean(inner, heads, rids, types, stamps):
+                a, b = inner[0][0], inner[-1][1]
+                self._add_clean([(batch, a, b)], b - a, len(inner), b - a)
+                self._near, self.previous = {rids[b - 1]}, seqs[b - 1]  # (as the last of them leaves them)
+                spans = spans[-1:]
+            else:
+                spans = spans[1:]
         for a, b in spans:
             self._span(batch, a, b, *columns)
         if batch.tail_open and self.run is not None:
@@ -318,11 +322,30 @@ class ScreenRuns(Transform):
         if run.count > MAX_RUN_LINES:
             self._spill(run)
 
-    @property
-    def _counted_whole(self) -> bool:
-        """Are the whole runs inside a plain batch whose lines all pass (``_fine``) and whose seq numbers go 1..n clean,
-        with nothing more to judge? For validate (heal asks more of a run: see ``_is_clean``)."""
-        return self.config["mode"] == "validate" and self.config["fast"]
+    def _all_clean(self, runs: list[tuple[int, int]], heads: list[Any], rids: list[Any], types: list[Any],
+                   stamps: list[Any]) -> bool:
+        """Is each of ``runs`` clean (``_is_clean``)? The whole runs inside a plain batch whose lines all pass and whose
+        seq numbers go 1..n, judged at once: for heal, what ``_is_clean`` asks of each run asked of them all, or of
+        their columns joined where that says the same or more (all stamps sorted, every call id once). False: judge
+        them run by run."""
+        if self.config["mode"] != "heal":
+            return True
+        a, b = runs[0][0], runs[-1][1]
+        kinds, times = types[a:b], stamps[a:b]
+        ends = [end - 1 for _, end in runs]
+        if rids[a] in self._near or self.previous is _UNKNOWN or self.previous == 1 \
+                or 1 in [end - start for start, end in runs[:-1]]:
+            return False  # (a run of one event before another: dedupe compares their events)
+        if not self.alias_table.keys().isdisjoint(kinds) or sorted(times) != times or _UNANSWERED in kinds:
+            return False
+        if [types[start] for start, _ in runs].count("run_started") != len(runs) \
+                or not set(map(types.__getitem__, ends)) <= TERMINAL_TYPES \
+                or kinds.count("run_completed") + kinds.count("run_failed") != len(runs):
+            return False  # (each begins with run_started and has one terminal event, its last)
+        if not _calls_answered(heads[a:b], kinds):
+            return False
+        called = list(itertools.compress(rids[a:b], map(_TOOLS.__contains__, kinds)))
+        return called[0::2] == called[1::2]  # (no call answered in the next run)
 
     def _add_clean(self, pieces: list[tuple[Batch, int, int]], lines: int, runs: int, events: int) -> None:
         """Clean runs (their lines: stretches of the batches they came in) go on as bytes, in the next clean batch."""

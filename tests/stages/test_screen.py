@@ -104,19 +104,20 @@ def test_several_files_and_a_pipe_are_the_same(tmp_path: Path):
 
 
 # journals made to break each rule, mixed with clean runs ------------------------------------------------
-def clean_run(rng: random.Random, n: int, rid: str) -> list[dict]:
+def clean_run(rng: random.Random, n: int, rid: str, calls_named: str = "c", second: int = 0) -> list[dict]:
     events = [{"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": rid, "payload": {}}]
     calls = 0
     for k in range(2, n):
         if rng.random() < 0.4:
             calls += 1
-            events.append({"type": "tool_called", "payload": {"callId": f"c{calls}", "toolName": "bash"}})
-            events.append({"type": rng.choice(["tool_completed", "tool_failed"]), "payload": {"callId": f"c{calls}"}})
+            events.append({"type": "tool_called", "payload": {"callId": f"{calls_named}{calls}", "toolName": "bash"}})
+            events.append({"type": rng.choice(["tool_completed", "tool_failed"]), "payload": {"callId": f"{calls_named}{calls}"}})
         else:
             events.append({"type": rng.choice(["user_message", "assistant_message"]), "payload": {"text": "x" * k}})
     events.append({"type": rng.choice(["run_completed", "run_failed"]), "payload": {}})
     for seq, event in enumerate(events, start=1):
-        event.update(seq=seq, runId=rid, timestamp=f"2026-03-01T12:{seq // 60:02d}:{seq % 60:02d}.000Z")
+        at = second + seq
+        event.update(seq=seq, runId=rid, timestamp=f"2026-03-01T{12 + at // 3600:02d}:{at // 60 % 60:02d}:{at % 60:02d}.000Z")
     return [{k: e[k] for k in ("seq", "timestamp", "type", "runId", "payload")} for e in events]
 
 
@@ -416,8 +417,11 @@ def plain_journals(draw: st.DrawFn) -> list[bytes]:
     """Runs of plain events (every line an event of a named run), a few of them broken line by line."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     lines: list[bytes] = []
+    # as agents write journals: call ids unique in the journal, each run later than the one before (the screen then
+    # judges a batch's whole runs at once); or c1, c2, ... and the same times in each run
+    unique = draw(st.booleans())
     for k in range(draw(st.integers(1, 10))):
-        events = clean_run(rng, draw(st.integers(2, 9)), f"r{k}")
+        events = clean_run(rng, draw(st.integers(2, 9)), f"r{k}", f"r{k}-c" if unique else "c", 20 * k if unique else 0)
         for _ in range(draw(st.sampled_from([0, 0, 1, 2, 3]))):
             rng.choice(ONE_LINE_BREAKS)(rng.choice(events))
         if draw(st.integers(0, 4)) == 0:
@@ -555,3 +559,58 @@ def test_the_inputs_of_a_run_over_several_take_the_fast_lane(mode: str):
     out += result if isinstance(result, list) else [result] if result is not None else []
     assert [(b.source, b.events is not None, b.clean) for b in out] == [
         ("a.jsonl", True, None), ("a.jsonl", False, (1, 2)), ("b.jsonl", True, None), ("b.jsonl", False, (1, 2))]
+
+
+def whole_run(rid: str, second: int, *middle: tuple[str, dict], stamps: list[int] | None = None) -> list[bytes]:
+    """A run that begins and ends well, with ``middle`` events (type, payload) between, one second apart."""
+    kinds = [("run_started", {}), *middle, ("run_completed", {})]
+    at = stamps or [second + k for k in range(len(kinds))]
+    return [exactjson.dumps({"seq": k, "timestamp": f"2026-03-01T12:{t // 60:02d}:{t % 60:02d}.000Z", "type": kind,
+                             "runId": rid, "payload": payload})
+            for k, ((kind, payload), t) in enumerate(zip(kinds, at, strict=True), start=1)]
+
+
+def called(cid: str) -> tuple[str, dict]:
+    return "tool_called", {"callId": cid, "toolName": "bash"}
+
+
+def answered(cid: str) -> tuple[str, dict]:
+    return "tool_completed", {"callId": cid}
+
+
+# Traps for the screen's judging of a batch's whole runs at once, among clean runs that it takes that way: a call
+# answered in the next run, a run whose times go back, runs one event long, with two ends and none, one that does not
+# begin with run_started, and a run that comes back (KEPT_APART).
+TRAPS = [
+    *whole_run("a1", 0, called("x1"), answered("x1")),
+    *whole_run("a2", 10, called("x2")),
+    *whole_run("a3", 20, answered("x2")),
+    *whole_run("a4", 30, called("x4"), answered("x4")),
+    *whole_run("a5", 40, ("user_message", {}), stamps=[40, 39, 41]),
+    *whole_run("a6", 50),
+    whole_run("a7", 60)[0],
+    *whole_run("a8", 62, called("x8"), answered("x8")),
+    *whole_run("c1", 66, ("run_completed", {})),
+    *whole_run("c2", 70, ("user_message", {}))[:-1],
+    *whole_run("c3", 74, called("x9"), answered("x9")),
+    *whole_run("c4", 78, ("run_completed", {})),
+    *whole_run("c5", 82, ("user_message", {})),
+    *[line.replace(b'"run_started"', b'"user_message"') for line in whole_run("c6", 86, ("user_message", {}))],
+    *whole_run("c7", 90, ("user_message", {})),
+    *[line.replace(b"T12:00:", b"T12:01:") for line in KEPT_APART],
+    *whole_run("a9", 130, called("y9"), answered("y9")),
+    *whole_run("b1", 140),
+]
+
+
+@pytest.mark.parametrize("size", range(1, len(TRAPS) + 1))
+def test_whole_runs_judged_at_once_are_judged_as_run_by_run(size: int):
+    """Every way the traps fall into batches of ``size`` lines (after a first batch: an input's first batch is judged
+    line by line), heal writes and logs what it writes and logs with the fast lane off."""
+    lines = [*whole_run("f0", 0, *[("user_message", {})] * size)[:size], *TRAPS]
+
+    def chain(fast: bool) -> tuple[bytes, list]:
+        stages = [ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+        return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
+
+    assert chain(True) == chain(False)
