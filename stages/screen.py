@@ -728,10 +728,13 @@ def _lines_pass(heads: list[Any], types: list[Any], stamps: list[Any], *, heal: 
         return 0
     if heal and True in map(_PAYLOAD_SIDECHAIN, payloads):
         return 0
-    if not _valid_stamps(text, stamps):
+    shape = _stamps_shape(text, stamps)
+    if shape is None:
         return 0
     if not heal:
         return 1
+    if shape:  # (every shape of _SHAPES is in UTC, ``T`` at 10: text order is time order)
+        return len(shape)
     return len(stamps[0]) if same_shape_utc(stamps, text) else 0
 
 
@@ -740,25 +743,28 @@ def _columns(heads: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
     return list(map(_SEQ, heads)), list(map(_TYPE, heads)), list(map(_STAMP, heads))
 
 
-def _valid_stamps(joined: str, stamps: Sequence[str]) -> bool:
-    """is_timestamp for each (``joined``: the stamps joined by newlines). The usual run's stamps are all of one
-    shape (``2026-01-01T00:00:00.000Z``, digits aside): then checked with a handful of C-level string operations
-    (the shape of all of them at once; the hours, minutes and seconds in range; each day once through the
-    calendar); any other run with the pattern is_timestamp uses, once per line of the joined text."""
+def _stamps_shape(joined: str, stamps: Sequence[str]) -> str | None:
+    """None unless is_timestamp for each (``joined``: the stamps joined by newlines); else their one shape of
+    ``_SHAPES`` (digits as 0), or "" for any other mix. The usual run's stamps are all of one shape
+    (``2026-01-01T00:00:00.000Z``, digits aside): then checked with a handful of C-level string operations (the
+    shape of all of them at once; the hours, minutes and seconds in range; each day once through the calendar); any
+    other run with the pattern is_timestamp uses, once per line of the joined text."""
     n = len(stamps)
     shape = stamps[0].translate(_DIGITS_AS_ZERO)
     if shape in _SHAPES and joined.translate(_DIGITS_AS_ZERO) == "\n".join([shape] * n):
         step = len(shape) + 1  # each stamp of that shape (a newline in one would make the text longer)
         if joined[14::step].strip("012345") or joined[17::step].strip("012345"):  # tens of minutes, of seconds
-            return False
+            return None
         if joined[11::step].strip("01") and not set(map(_HOUR, stamps)) <= _HOURS:
-            return False
+            return None
         day = stamps[0][:10]
         if joined.count(day) == n:  # all of one day (in this shape a day can only match where a stamp starts)
-            return is_timestamp(day + "T00:00:00Z")
-    elif joined.count("\n") != n - 1 or _STAMPS.fullmatch(joined) is None:  # a newline inside a stamp is no stamp
-        return False
-    return all(is_timestamp(day + "T00:00:00Z") for day in set(map(_DAY, stamps)))
+            return shape if is_timestamp(day + "T00:00:00Z") else None
+    else:
+        shape = ""
+        if joined.count("\n") != n - 1 or _STAMPS.fullmatch(joined) is None:  # a newline inside a stamp is no stamp
+            return None
+    return shape if all(is_timestamp(day + "T00:00:00Z") for day in set(map(_DAY, stamps))) else None
 
 
 def _names_its_input(batch: Batch) -> bool:
