@@ -202,18 +202,19 @@ class ScreenRuns(Transform):
             batch.heads = None  # not looked at: they go no further
             return self._take([batch])
         heads = self._heads(batch)
-        if source in self.started and self._plain(batch, heads):
+        if source not in self.started and heads:
+            self.started.add(source)
+            # dialect decides an input's dialect on its first record: this lane takes replay's own only
+            head = heads[0]
+            if head is None or (head.record is UNSET and (head.seq is UNSET or head.runId is UNSET)):
+                self._go_slow(batch, 0)
+                return self._take([])
+        if self._plain(batch, heads):
             return self._take(self._paused(batch))
         raws = batch.raws
         last = len(raws) - 1
         for i, raw in enumerate(raws):
             head = heads[i]
-            if source not in self.started:
-                self.started.add(source)
-                # dialect decides an input's dialect on its first record: this lane takes replay's own only
-                if head is None or (head.record is UNSET and (head.seq is UNSET or head.runId is UNSET)):
-                    self._go_slow(batch, i)
-                    return self._take([])
             run = self.run
             probe = head if head is not None else _probe(raw)  # type: ignore[arg-type]
             if probe is not None and probe.record is not UNSET:
