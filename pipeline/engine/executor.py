@@ -140,39 +140,51 @@ class _Live:
 
 
 def plan(graph: Graph, args: list[str] | None = None) -> tuple[list[_Task], list[Edge]]:
-    """Group nodes into tasks: sources and sinks alone, transforms fused along single links. ``args``: the command
-    arguments of this run, where the graph was built with others (``Stage.fresh``)."""
-    edges = graph.validate()
+    """Group nodes into tasks: sources and sinks alone, transforms fused along single links; each task runs fresh
+    copies of its stages. ``args``: the command arguments of this run, where the graph was built with others
+    (``Stage.fresh``: a graph run once per input is checked and laid out once, ``layout``)."""
+    groups, external = layout(graph)
     live = {node_id: _Live(node_id, node.stage.fresh(args)) for node_id, node in graph.nodes.items()}
+    return [_Task([live[node_id] for node_id in group]) for group in groups], external
+
+
+def layout(graph: Graph) -> tuple[list[list[str]], list[Edge]]:
+    """The graph checked (``Graph.validate``) and its nodes grouped into tasks (their ids, in task order), with the
+    edges between tasks; kept on the graph until its nodes or their wiring change."""
+    shape = [(n.id, n.stage, tuple(n.inputs), n.route_errors, n.declared_inputs) for n in graph.nodes.values()]
+    kept = graph.laid_out
+    if kept is not None and kept[0] == shape:
+        return kept[1], kept[2]
+    edges = graph.validate()
     order = graph.topological(edges)
     consumers: dict[tuple[str, str], list[str]] = {}
     inputs: dict[str, list[Edge]] = {n: [] for n in graph.nodes}
     for e in edges:
         consumers.setdefault((e.producer, e.port), []).append(e.consumer)
         inputs[e.consumer].append(e)
-    tasks: list[_Task] = []
-    task_of: dict[str, _Task] = {}
+    groups: list[list[str]] = []
+    group_of: dict[str, list[str]] = {}
     for node_id in order:
-        node = live[node_id]
         ins = inputs[node_id]
-        if isinstance(node.stage, Transform) and len(ins) == 1 and ins[0].port == MAIN:
+        if isinstance(graph.nodes[node_id].stage, Transform) and len(ins) == 1 and ins[0].port == MAIN:
             up = ins[0].producer
-            up_task = task_of.get(up)
+            up_group = group_of.get(up)
             if (
-                up_task is not None
+                up_group is not None
                 and isinstance(graph.nodes[up].stage, Transform)
-                and up_task.nodes[-1].id == up
+                and up_group[-1] == up
                 and len(consumers[(up, MAIN)]) == 1
             ):
-                up_task.nodes.append(node)
-                task_of[node_id] = up_task
+                up_group.append(node_id)
+                group_of[node_id] = up_group
                 continue
-        task = _Task([node])
-        tasks.append(task)
-        task_of[node_id] = task
-    fused = {(t.nodes[k].id, t.nodes[k + 1].id) for t in tasks for k in range(len(t.nodes) - 1)}
+        group = [node_id]
+        groups.append(group)
+        group_of[node_id] = group
+    fused = {(g[k], g[k + 1]) for g in groups for k in range(len(g) - 1)}
     external = [e for e in edges if not (e.port == MAIN and (e.producer, e.consumer) in fused)]
-    return tasks, external
+    graph.laid_out = (shape, groups, external)
+    return groups, external
 
 
 async def run_graph(

@@ -12,6 +12,7 @@ import fnmatch
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.stage import Stage
@@ -49,6 +50,7 @@ class Graph:
 
     def __init__(self) -> None:
         self.nodes: dict[str, Node] = {}
+        self.laid_out: Any = None  # what ``executor.layout`` worked out, with the wiring it was worked out for
 
     def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:
         node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())

@@ -252,3 +252,17 @@ async def test_positions_travel_with_events_without_adding_keys(tmp_path: Path):
 
     await run_graph(Graph.chain(ReadJournal(paths=[str(journal)]), ParseLines(), Positions()))
     assert seen == [({"seq": 1}, 1, 0), ({"seq": 2}, 3, 11)]
+
+
+async def test_a_graph_is_checked_and_laid_out_once_and_again_when_its_wiring_changes():
+    from replay.pipeline.engine.executor import layout
+
+    graph = Graph.chain(ListSource(), AddField(), Collect())
+    groups, _ = layout(graph)
+    assert groups == [["list_source"], ["add_field"], ["collect"]] and layout(graph)[0] is groups
+    graph.add(AddField(), id="more", inputs=["add_field"])
+    with pytest.raises(ReplayError) as caught:  # checked again: nothing takes the new stage's output
+        plan(graph)
+    assert caught.value.code == "E_CONFIG_OUTPUT_UNCONSUMED"
+    graph.nodes["collect"].inputs.append("more")  # (wiring changed in place)
+    assert layout(graph)[0] == [["list_source"], ["add_field"], ["more"], ["collect"]]
