@@ -470,16 +470,24 @@ class RunTally:
 
 def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
     by_tool: dict[str, dict[str, Any]] = {}
+    ok = 0
     for call in calls:
-        stats = by_tool.setdefault(call["toolName"], {"calls": 0, "ok": 0, "error": 0, "durationMs": 0.0, "maxMs": 0.0})
-        _add_call(stats, 1, 1 if call["status"] == "ok" else 0, 0 if call["status"] == "ok" else 1,
-                  call["durationMs"], call["durationMs"])
-    ok = sum(1 for c in calls if c["status"] == "ok")
+        name, duration, good = call["toolName"], call["durationMs"], call["status"] == "ok"
+        stats = by_tool.get(name)
+        if stats is None:
+            stats = by_tool[name] = _no_calls()
+        _add_call(stats, 1, good, not good, duration, duration)
+        ok += good
     return {
         "total": len(calls), "ok": ok, "error": len(calls) - ok,
         "byTool": {name: _finish_stats(by_tool[name]) for name in sorted(by_tool)},
         "calls": calls,
     }
+
+
+def _no_calls() -> dict[str, Any]:
+    """A tool's stats before its first call."""
+    return {"calls": 0, "ok": 0, "error": 0, "durationMs": 0.0, "maxMs": 0.0}
 
 
 def _add_call(stats: dict[str, Any], calls: int, ok: int, error: int, duration: float, longest: float) -> None:
@@ -542,7 +550,9 @@ class Aggregate:
         self.calls += tc["total"]
         self.calls_ok += tc["ok"]
         for name, st in tc["byTool"].items():
-            stats = self.by_tool.setdefault(name, {"calls": 0, "ok": 0, "error": 0, "durationMs": 0.0, "maxMs": 0.0})
+            stats = self.by_tool.get(name)
+            if stats is None:
+                stats = self.by_tool[name] = _no_calls()
             _add_call(stats, st["calls"], st["ok"], st["error"], st["durationMs"], st["maxMs"])
         for err in s["errors"]:
             self.by_code[err.get("code") or err["kind"]] += 1
