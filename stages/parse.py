@@ -13,6 +13,7 @@ like ``replay heal a``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from typing import Any, TypedDict
@@ -32,10 +33,12 @@ _BLANK = b" \t\r"
 _HAS_RECORD = operator.methodcaller("__contains__", RECORD_KEY)
 
 
-def projection_decoder(fields: list[str]) -> Any:
+@functools.cache
+def projection_decoder(fields: tuple[str, ...]) -> Any:
     """A msgspec decoder of JSON objects that keeps only ``fields`` (dotted paths: ``payload.callId`` keeps that key
     of the ``payload`` object; a field named whole keeps its whole value) and ``$record``. A value that is no object
-    where a path goes into it is refused, as is any line that is not valid JSON."""
+    where a path goes into it is refused, as is any line that is not valid JSON. (Made once per set of fields: a run
+    over many inputs makes a parse stage for each.)"""
     import msgspec  # here: only a graph that projects loads it
 
     def shape(paths: list[list[str]], name: str) -> Any:
@@ -73,7 +76,7 @@ class ParseLines(Transform):
         # drop_torn_line repairs wait for the next batch (or the end): a torn line ends its input, so its
         # repair follows the repairs of the events before it, however the input was cut into batches.
         self._torn_repairs: list[dict[str, Any]] = []
-        self._projection = projection_decoder(self.config["fields"]) if self.config["fields"] else None
+        self._projection = projection_decoder(tuple(self.config["fields"])) if self.config["fields"] else None
 
     def flush(self) -> None:
         self._release_torn()

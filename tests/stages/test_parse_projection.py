@@ -118,7 +118,7 @@ def test_the_report_of_a_real_log_is_the_same_bytes_with_and_without_the_project
 
 
 def test_the_projection_keeps_the_fields_named_and_records_whole():
-    decoder = projection_decoder(["type", "payload.callId", "payload.usage"])
+    decoder = projection_decoder(("type", "payload.callId", "payload.usage"))
     event = decoder.decode(b'{"type": "t", "seq": 1, "payload": {"callId": "c", "usage": {"a": [1]}, "big": "x"}}')
     assert event == {"type": "t", "payload": {"callId": "c", "usage": {"a": [1]}}}
     parse = ParseLines(fields=["type"])
@@ -134,3 +134,10 @@ def test_a_line_the_projection_refuses_is_reported_where_it_is_and_the_rest_stil
     assert done.records == [{"type": "a", "seq": 1}, {"type": "b", "payload": "text"}, {"type": "c"}]
     [error] = done.side["errors"]
     assert (error["code"], error["line"], error["offset"]) == ("E_JSONL_LINE_INVALID", 3, 57)
+
+
+def test_parse_stages_of_one_projection_share_its_decoder():
+    """A run over many inputs makes a parse stage for each: the decoder (its TypedDicts) is made once."""
+    first, again = ParseLines(fields=["type", "payload.callId"]), ParseLines(fields=["type", "payload.callId"])
+    assert first._projection is again._projection is not None
+    assert ParseLines(fields=["type"])._projection is not first._projection
