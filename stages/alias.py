@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
@@ -23,19 +24,7 @@ class AliasEventTypes(Transform):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        table = dict(BUILTIN_ALIASES) if self.config["builtin"] else {}
-        table.update(self.config["aliases"])
-        # An alias to itself, or a chain a -> b -> c, resolves to its end so one pass is enough.
-        self.table = {old: self._resolve(table, old) for old in table}
-        self.table = {old: new for old, new in self.table.items() if new != old}
-
-    @staticmethod
-    def _resolve(table: dict[str, str], name: str) -> str:
-        seen = {name}
-        while name in table and table[name] not in seen:
-            name = table[name]
-            seen.add(name)
-        return name
+        self.table = resolved_aliases(self.config["builtin"], tuple(self.config["aliases"].items()))
 
     def __call__(self, batch: Batch) -> Batch:
         if batch.clean is not None:  # the screen's lane: the alias lines of a run it repaired, if any
@@ -50,3 +39,22 @@ class AliasEventTypes(Transform):
                 log_repair(self, self.name, "changed", f"type {etype!r} is an alias of {new!r}", batch, i,
                            run_id=event.get("runId"), field="type", original=etype, value=new, seqBefore=event.get("seq"))
         return batch
+
+
+@functools.cache
+def resolved_aliases(builtin: bool, aliases: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The alias table (read only: shared by every stage made with these options, one per input of a run over many):
+    the built-in aliases (``builtin``) with ``aliases`` over them; an alias to itself, or a chain a -> b -> c,
+    resolved to its end so one pass is enough."""
+    table = dict(BUILTIN_ALIASES) if builtin else {}
+    table.update(aliases)
+    ends = {old: _resolve(table, old) for old in table}
+    return {old: new for old, new in ends.items() if new != old}
+
+
+def _resolve(table: dict[str, str], name: str) -> str:
+    seen = {name}
+    while name in table and table[name] not in seen:
+        name = table[name]
+        seen.add(name)
+    return name

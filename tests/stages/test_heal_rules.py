@@ -352,3 +352,11 @@ def test_a_sidechain_record_held_to_the_end_of_an_inputs_last_run_keeps_that_inp
     out += [tail] if tail is not None else []
     assert [(b.source, [e["type"] for e in b.events]) for b in out if len(b)] == [
         ("a.jsonl", ["run_started"]), ("a.jsonl", ["user_message"]), ("b.jsonl", ["run_started"])]
+
+
+def test_alias_stages_made_with_the_same_options_share_one_resolved_table():
+    """A run over many inputs makes the stages anew for each: the table is resolved once per set of aliases."""
+    chain = {"a": "b", "b": "tool_completed"}
+    assert AliasEventTypes(aliases=chain).table is AliasEventTypes(aliases=dict(chain)).table
+    assert AliasEventTypes(aliases=chain).table["a"] == "tool_completed"
+    assert AliasEventTypes(aliases=chain).table is not AliasEventTypes(aliases=chain, builtin=False).table
