@@ -84,17 +84,28 @@ def require_stdin() -> None:
                           howToFix="Pipe a journal in, or pass file paths.")
 
 
-def _walkable(path: str) -> bool:
+def _walkable(entry: os.DirEntry[str]) -> bool:
     """A folder's entry worth reading: a regular file, or a broken link (reported as unreadable, not
-    skipped in silence); never a FIFO, socket or device, which could block the walk forever."""
-    return os.path.isfile(path) or (os.path.islink(path) and not os.path.exists(path))
+    skipped in silence); never a FIFO, socket or device, which could block the walk forever. (A plain file
+    is known from the folder listing: no stat.)"""
+    return entry.is_file() or (entry.is_symlink() and not os.path.exists(entry.path))
 
 
-def _walk_skipping_temps(top: Path) -> Iterator[tuple[str, list[str], list[str]]]:
-    """``os.walk``, not descending into a folder an interrupted write left half-staged."""
-    for root, dirs, names in os.walk(top):
-        dirs[:] = [d for d in dirs if not is_temp_name(d)]
-        yield root, dirs, names
+def _journals_below(top: str) -> Iterator[str]:
+    """The journals in a folder and the folders below it, as ``os.walk`` finds them (a link to a folder is not
+    followed), not descending into a folder an interrupted write left half-staged."""
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return  # (as os.walk: a folder that cannot be listed has nothing to read)
+    for entry in entries:
+        name = entry.name
+        if is_temp_name(name):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            yield from _journals_below(entry.path)
+        elif is_journal_name(name) and _walkable(entry):
+            yield entry.path
 
 
 def expand_paths(paths: list[str]) -> list[str]:
@@ -123,13 +134,7 @@ def expand_paths(paths: list[str]) -> list[str]:
                 howToFix="Check the path; pass `-` (or nothing) to read stdin.",
             )
         if p.is_dir():
-            found = sorted(
-                (
-                    os.path.join(root, name) for root, dirs, names in _walk_skipping_temps(p) for name in names
-                    if is_journal_name(name) and not is_temp_name(name) and _walkable(os.path.join(root, name))
-                ),
-                key=lambda s: s.encode("utf-8", "surrogateescape"),
-            )
+            found = sorted(_journals_below(str(p)), key=lambda s: s.encode("utf-8", "surrogateescape"))
             files.extend(found)
         elif p.is_file() or p.is_fifo() or raw.startswith("/dev/"):
             files.append(raw)

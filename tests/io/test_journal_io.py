@@ -284,3 +284,26 @@ def test_atomic_output_leaves_nothing_on_keyboard_interrupt(tmp_path: Path):
 def test_write_atomic(tmp_path: Path):
     write_atomic(tmp_path / "x.json", orjson.dumps({"a": 1}))
     assert orjson.loads((tmp_path / "x.json").read_bytes()) == {"a": 1}
+
+
+def test_a_folder_is_walked_as_os_walk_walks_it_for_journals(tmp_path: Path):
+    """Regular files and broken links named as journals, in sorted order, below every folder but a half-staged one;
+    not a FIFO, not a link to a folder (nor what is in it)."""
+    from replay.pipeline.io.journals import TEMP_SUFFIX
+
+    (tmp_path / "sub").mkdir()
+    for name in ("a.jsonl", "c.json", "sub/b.jsonl", "sub/skip.heal-log.json", "notes.txt"):
+        (tmp_path / name).write_text("{}\n")
+    (tmp_path / f".half{TEMP_SUFFIX}").mkdir()
+    (tmp_path / f".half{TEMP_SUFFIX}" / "hidden.jsonl").write_text("{}\n")
+    os.mkfifo(tmp_path / "live.jsonl")
+    (tmp_path / "broken.jsonl").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "to-sub.jsonl").symlink_to(tmp_path / "sub")
+    (tmp_path / "to-sub").symlink_to(tmp_path / "sub")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "a.jsonl")
+    reference = sorted(
+        os.path.join(root, name) for root, dirs, names in os.walk(tmp_path) if TEMP_SUFFIX not in root for name in names
+        if name.endswith((".jsonl", ".json")) and not name.endswith(".heal-log.json")
+        and (os.path.isfile(os.path.join(root, name)) or not os.path.exists(os.path.join(root, name))))
+    found = expand_paths([str(tmp_path) + "/"])
+    assert found == reference == [str(tmp_path / n) for n in ("a.jsonl", "broken.jsonl", "c.json", "link.jsonl", "sub/b.jsonl")]
