@@ -64,9 +64,13 @@ class ReadJournal(Source):
         self.chunk = CHUNK_BYTES
         self.batch_events = BATCH_EVENTS
         self._short = False
+        self._files: list[str] | None = None
 
     def input_files(self) -> list[str]:
-        return expand_paths(self.config["paths"])  # refuses a missing input before anything runs
+        """The files this read will read, found once: the preflight asks first, and the read reads that list."""
+        if self._files is None:
+            self._files = expand_paths(self.config["paths"])  # refuses a missing input before anything runs
+        return self._files
 
     async def produce(self, out: Output) -> None:
         end = self.config["end_offset"]
@@ -98,7 +102,7 @@ class ReadJournal(Source):
         super().emit(port, record)
 
     async def _produce(self, out: Output) -> None:
-        files = expand_paths(self.config["paths"])
+        files = self.input_files()
         mark = self.config["mark_sources"] and max(len(files), command_inputs()) > 1
         for path in files:
             source = "<stdin>" if path == STDIN else printable(path)  # a name for diagnostics, valid UTF-8

@@ -16,6 +16,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.executor import ErrorPort, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.stage import Sink
+from replay.pipeline.io.journals import expand_paths
 from replay.stages.read import ReadJournal
 
 LINE = b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
@@ -65,3 +66,16 @@ def test_a_pipe_that_waits_is_paused_where_it_waits(tmp_path: Path):
     finally:
         thread.join()
     assert seen[0] == (2, True) and sum(n for n, _ in seen) == 3
+
+
+def test_a_folder_is_listed_once_per_run_and_read_as_listed(tmp_path: Path, monkeypatch):
+    """The preflight asks read which files it reads; the read reads that list (the folder is not walked twice)."""
+    from replay.stages import read
+
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes(LINE)
+    walks = []
+    monkeypatch.setattr(read, "expand_paths", lambda paths: walks.append(paths) or expand_paths(paths))
+    assert marks_of(str(tmp_path)) == [(1, False), (1, False), (1, False), (1, False)]  # a source record, a line, twice
+    assert walks == [[str(tmp_path)]]
+
