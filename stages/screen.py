@@ -269,7 +269,8 @@ class ScreenRuns(Transform):
         run.let_go()
 
     def _plain(self, batch: Batch, heads: list[_Head | None]) -> bool:
-        """The usual batch: every line an event with a runId, no records: cut into runs a slice at a time."""
+        """The usual batch: every line an event with a runId, no records: cut into runs a slice at a time. The whole
+        runs inside it, when all its lines pass, are judged at once (``_all_clean``)."""
         n = len(heads)
         if None in heads or list(map(_RECORD, heads)).count(UNSET) != n:
             return False
@@ -336,7 +337,7 @@ class ScreenRuns(Transform):
         ends = [end - 1 for _, end in runs]
         if rids[a] in self._near or self.previous is _UNKNOWN or self.previous == 1 \
                 or 1 in [end - start for start, end in runs[:-1]]:
-            return False  # (a run of one event before another: dedupe compares their events)
+            return False  # (the first may touch an earlier run of its id; dedupe may compare a first event with a seq 1)
         if not self.alias_table.keys().isdisjoint(kinds) or sorted(times) != times or _UNANSWERED in kinds:
             return False
         if [types[start] for start, _ in runs].count("run_started") != len(runs) \
