@@ -8,7 +8,7 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.records import HEAL_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
 from replay.pipeline.model.runs import Run, RunScoped
 
@@ -22,14 +22,21 @@ class SummarizeRepairs(RunScoped):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.pending: dict[tuple[Any, Any], Counter[str]] = {}
+        # The repairs logged and not yet counted, by input and run id: (line, rule, count) each.
+        self.pending: dict[tuple[Any, Any], list[tuple[Any, str, int]]] = {}
+        self._last: dict[str, Any] = {}  # per input: the last line a run took here (of its events, or a clean batch)
+        self._next: Any = None  # while a run ends: the line the run after it begins at (None: not known)
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
             out = super().__call__(batch)
             if batch.lane is not None:  # a run the screen repaired: its repairs came in before it
-                for record in self.end_run(Run(batch.lane["run"], None, batch.source)):
+                run = Run(batch.lane["run"], None, batch.source)
+                self._begin(run, None)
+                for record in self.end_run(run):
                     batch.append_line(exactjson.dumps(record))
+            if batch.clean is not None and len(batch):
+                self._took(batch.source, batch.line_at(-1))
             return out
         for entry in batch.events or ():
             n = counts_as_repair(entry)
@@ -37,14 +44,46 @@ class SummarizeRepairs(RunScoped):
                 # A run is known by its input and its id: two files may well use the same runId. A cut-off last
                 # line names no run: it is its input's last run's, however many runs of that input this batch holds.
                 key = (entry.get("source"), _INPUT_END if entry.get("rule") == DROP_TORN_LINE else entry.get("runId"))
-                counts = self.pending.get(key)
-                if counts is None:  # (not setdefault: a Counter made for every entry costs ~1% of a heal with repairs)
-                    counts = self.pending[key] = Counter()
-                counts[str(entry.get("rule"))] += n
+                held = self.pending.get(key)
+                if held is None:
+                    held = self.pending[key] = []
+                held.append((entry.get("line"), str(entry.get("rule")), n))
         return None
 
+    # where a run lies in its input: its repairs are those logged there ----------------------------------------
+    def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
+        # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
+        # event of its own first, such as a run_started)
+        self._next = next((line for line in batch.lines[i:] if line is not None), None)
+        try:
+            after = super()._new_run(batch, i, record, rid, source)
+        finally:
+            self._next = None
+        if self.run is not None and record.get(RECORD_KEY) == RUN_RECORD:
+            self._begin(self.run, batch.lines[i])
+        return after
+
+    def _begin(self, run: Run, declared_at: Any) -> None:
+        """Where ``run`` begins in its input: at its run record (``declared_at``: a run record keeps what came before
+        it apart), else right after the line the run before it took last (an event dropped at its start is its)."""
+        if declared_at is not None:
+            run.state["from"] = declared_at
+        else:
+            last = self._last.get(run.source)
+            run.state["from"] = last + 1 if last is not None else None
+
+    def begin_run(self, run: Run) -> None:
+        self._begin(run, None)
+
     def on_events(self, batch: Batch, start: int, end: int) -> None:
-        """Events pass through untouched; only run boundaries matter here."""
+        """Events pass through untouched; only where runs begin and end matters here."""
+        lines = [line for line in batch.lines[start:end] if line is not None]
+        if lines:
+            self._took(batch.source, max(lines))
+
+    def _took(self, source: str, line: Any) -> None:
+        if line is not None and (self._last.get(source) is None or line > self._last[source]):
+            self._last[source] = line
 
     def flush(self) -> Batch | None:
         """The last run's heal record, then one for each run whose repairs were never followed by the end of a run of
@@ -52,8 +91,13 @@ class SummarizeRepairs(RunScoped):
         run in two) never reaches this stage, and a later run of its id may pass the screen unparsed. Its repairs
         are logged; they are counted at the end rather than lost."""
         tail = super().flush()
-        left = [self._record(None if run_id is _INPUT_END else run_id, counts)
-                for (_, run_id), counts in self.pending.items() if counts]
+        left = []
+        for (_, run_id), held in self.pending.items():
+            counts: Counter[str] = Counter()
+            for _line, rule, n in held:
+                counts[rule] += n
+            if counts:
+                left.append(self._record(None if run_id is _INPUT_END else run_id, counts))
         self.pending = {}
         if not left:
             return tail
@@ -64,13 +108,30 @@ class SummarizeRepairs(RunScoped):
         return tail
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
-        counts = self.pending.pop((run.source, run.run_id), Counter())
-        counts.update(self.pending.pop((run.source, None), Counter()))  # repairs of a run no rule had named yet
+        counts: Counter[str] = Counter()
+        self._count((run.source, run.run_id), counts, run.state.get("from"), self._next)
+        self._count((run.source, None), counts, None, None)  # repairs of a run no rule had named yet
         if not self.run_follows:  # another run of this input begins here: its cut-off last line is a later run's
-            counts.update(self.pending.pop((run.source, _INPUT_END), Counter()))
+            self._count((run.source, _INPUT_END), counts, None, None)
         if not counts:
             return []
         return [self._record(run.run_id, counts)]
+
+    def _count(self, key: tuple[Any, Any], counts: Counter[str], first: Any, end: Any) -> None:
+        """Take into ``counts`` the repairs of ``key`` logged at a line from ``first`` to before ``end`` (or at no line;
+        a bound None is none). What lies outside belongs to another run of that id: one whose every event a rule
+        dropped, which never comes here; it is counted at the end (``flush``), whichever way the input was cut."""
+        held = self.pending.pop(key, None)
+        if not held:
+            return
+        kept = []
+        for line, rule, n in held:
+            if line is None or ((first is None or line >= first) and (end is None or line < end)):
+                counts[rule] += n
+            else:
+                kept.append((line, rule, n))
+        if kept:
+            self.pending[key] = kept
 
     @staticmethod
     def _record(run_id: Any, counts: Counter[str]) -> dict[str, Any]:

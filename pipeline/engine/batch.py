@@ -71,6 +71,15 @@ def _line_start(block: bytes, k: int, n: int) -> int:
     return pos + 1
 
 
+def _piece_at(pieces: list[tuple[Batch, int, int]], i: int) -> tuple[Batch, int]:
+    """The batch that holds line ``i`` of the lines ``pieces`` are stretches of, and where in it."""
+    for part, a, b in pieces:
+        if i < b - a:
+            return part, a + i
+        i -= b - a
+    raise IndexError(i)  # (the pieces hold fewer lines than the batch says: never)
+
+
 def _made(batch: Batch, name: str) -> bool:
     """Has ``batch`` its column ``name`` (a folded batch makes its columns on first use)?"""
     try:
@@ -271,21 +280,33 @@ class Batch:
     def raw(self, i: int) -> bytes | None:
         """Raw line ``i`` (from the end when negative), without making a folded batch's columns: cut out of the block
         or the batch it was folded from."""
+        i = self._index(i)
+        folded = self._folded
+        if folded is None or _made(self, "raws"):
+            return self.raws[i]  # type: ignore[no-any-return]
+        if folded.pieces is None:
+            return self.stretch(i, i + 1)
+        part, j = _piece_at(folded.pieces, i)
+        return part.raw(j)
+
+    def line_at(self, i: int) -> int | None:
+        """The input line of record ``i`` (from the end when negative), without making a folded batch's columns."""
+        i = self._index(i)
+        folded = self._folded
+        if folded is None or _made(self, "lines"):
+            return self.lines[i]  # type: ignore[no-any-return]
+        if folded.pieces is None:
+            return None if folded.line is None else folded.line + i
+        part, j = _piece_at(folded.pieces, i)
+        return part.line_at(j)
+
+    def _index(self, i: int) -> int:
         n = len(self)
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError(i)
-        folded = self._folded
-        if folded is None or _made(self, "raws"):
-            return self.raws[i]
-        if folded.pieces is None:
-            return self.stretch(i, i + 1)
-        for part, a, b in folded.pieces:
-            if i < b - a:
-                return part.raw(a + i)
-            i -= b - a
-        raise IndexError(i)  # (the pieces hold fewer lines than the batch says: never)
+        return i
 
     def stretch(self, a: int, b: int) -> bytes:
         """Raw lines ``a``..``b``-1 joined by newlines; cut out of the cutter's block (not cut into lines) when kept."""
