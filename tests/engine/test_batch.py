@@ -197,7 +197,7 @@ def test_lines_of_a_folded_batch_are_cut_out_of_its_blocks_without_cutting_them_
     bytes as its lines cut apart, and the blocks they come from stay uncut (a batch cut already is read as lines)."""
     from replay.pipeline.engine.batch import _made
 
-    batches = [Batch.folded("j.jsonl", len(p), b"\n".join(p), 1, 0) for p in parts]
+    batches = [Batch.folded("j.jsonl", len(p), b"\n".join(p), 1 + 100 * k, 0) for k, p in enumerate(parts)]
     cut = [k for k in range(len(batches)) if data.draw(st.booleans())]
     for k in cut:
         assert batches[k].raws == parts[k]
@@ -209,6 +209,8 @@ def test_lines_of_a_folded_batch_are_cut_out_of_its_blocks_without_cutting_them_
     folded = Batch.folded("j.jsonl", len(expected), pieces=pieces)
     i = data.draw(st.integers(-len(expected), len(expected) - 1))
     assert folded.raw(i) == expected[i]
+    numbers = [1 + 100 * k + j for k, (b, a, z) in enumerate(pieces) for j in range(a, z)]
+    assert folded.line_at(i) == numbers[i]
     a = data.draw(st.integers(0, len(batches[0]) - 1))
     z = data.draw(st.integers(a + 1, len(batches[0])))
     assert batches[0].stretch(a, z) == b"\n".join(parts[0][a:z])
