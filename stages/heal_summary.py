@@ -86,10 +86,10 @@ class SummarizeRepairs(RunScoped):
             self._last[source] = line
 
     def flush(self) -> Batch | None:
-        """The last run's heal record, then one for each run whose repairs were never followed by the end of a run of
-        its id here: a run all of whose events a rule dropped (an orphaned result after another run's event cut its
-        run in two) never reaches this stage, and a later run of its id may pass the screen unparsed. Its repairs
-        are logged; they are counted at the end rather than lost."""
+        """The last run's heal record, then one for each run whose repairs no run here took: a run all of whose events
+        a rule dropped (an orphaned result after another run's event cut its run in two) never reaches this stage,
+        and no run of its id holds the lines it was logged at. Its repairs are logged; they are counted at the end,
+        rather than lost or put with another run (``_count``)."""
         tail = super().flush()
         left = []
         for (_, run_id), held in self.pending.items():
