@@ -24,19 +24,20 @@ class SummarizeRepairs(RunScoped):
         super().__init__(**options)
         # The repairs logged and not yet counted, by input and run id: (line, rule, count) each.
         self.pending: dict[tuple[Any, Any], list[tuple[Any, str, int]]] = {}
-        self._last: dict[str, Any] = {}  # per input: the last line a run took here (of its events, or a clean batch)
+        self._last: dict[str, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
         self._next: Any = None  # while a run ends: the line the run after it begins at (None: not known)
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
             out = super().__call__(batch)
-            if batch.lane is not None:  # a run the screen repaired: its repairs came in before it
-                run = Run(batch.lane["run"], None, batch.source)
-                self._begin(run, None)
-                for record in self.end_run(run):
-                    batch.append_line(exactjson.dumps(record))
             if batch.clean is not None and len(batch):
-                self._took(batch.source, batch.line_at(-1))
+                if batch.lane is not None:  # a run the screen repaired: its repairs came in before it
+                    run = Run(batch.lane["run"], None, batch.source)
+                    self._place(run, batch.line_at(0), None)
+                    for record in self.end_run(run):
+                        batch.append_line(exactjson.dumps(record))
+                # (whole runs, passed as they came; a repaired one may end with an event a rule invented)
+                self._last[batch.source] = next(filter(None, map(batch.line_at, range(len(batch) - 1, -1, -1))), None)
             return out
         for entry in batch.events or ():
             n = counts_as_repair(entry)
@@ -54,36 +55,34 @@ class SummarizeRepairs(RunScoped):
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
         # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
         # event of its own first, such as a run_started)
-        self._next = next((line for line in batch.lines[i:] if line is not None), None)
+        self._next = first = next((line for line in batch.lines[i:] if line is not None), None)
         try:
             after = super()._new_run(batch, i, record, rid, source)
         finally:
             self._next = None
-        if self.run is not None and record.get(RECORD_KEY) == RUN_RECORD:
-            self._begin(self.run, batch.lines[i])
+        if self.run is not None:
+            self._place(self.run, first, batch.lines[i] if record.get(RECORD_KEY) == RUN_RECORD else None)
         return after
 
-    def _begin(self, run: Run, declared_at: Any) -> None:
+    def _place(self, run: Run, first: Any, declared_at: Any) -> None:
         """Where ``run`` begins in its input: at its run record (``declared_at``: a run record keeps what came before
-        it apart), else right after the line the run before it took last (an event dropped at its start is its)."""
+        it apart), else right after the last line of the run before it (an event dropped at its start is its; lines
+        that go back are another input of the same name)."""
+        last = self._last.get(run.source)
         if declared_at is not None:
             run.state["from"] = declared_at
-        else:
-            last = self._last.get(run.source)
-            run.state["from"] = last + 1 if last is not None else None
-
-    def begin_run(self, run: Run) -> None:
-        self._begin(run, None)
+        elif last is not None and first is not None and first > last:
+            run.state["from"] = last + 1
+        run.state["top"] = first
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
-        """Events pass through untouched; only where runs begin and end matters here."""
+        """Events pass through untouched; only where a run lies in its input matters here (its last line so far)."""
         lines = [line for line in batch.lines[start:end] if line is not None]
-        if lines:
-            self._took(batch.source, max(lines))
-
-    def _took(self, source: str, line: Any) -> None:
-        if line is not None and (self._last.get(source) is None or line > self._last[source]):
-            self._last[source] = line
+        run = self.run
+        if lines and run is not None:
+            top = max(lines)
+            if run.state.get("top") is None or top > run.state["top"]:
+                run.state["top"] = top
 
     def flush(self) -> Batch | None:
         """The last run's heal record, then one for each run whose repairs no run here took: a run all of whose events
@@ -109,7 +108,10 @@ class SummarizeRepairs(RunScoped):
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         counts: Counter[str] = Counter()
-        self._count((run.source, run.run_id), counts, run.state.get("from"), self._next)
+        top, after = run.state.get("top"), self._next  # (the next run's line, when the input goes on: another input
+        end = after if after is not None and top is not None and after > top else None  # of the name starts from 1)
+        self._last[run.source] = top
+        self._count((run.source, run.run_id), counts, run.state.get("from"), end)
         self._count((run.source, None), counts, None, None)  # repairs of a run no rule had named yet
         if not self.run_follows:  # another run of this input begins here: its cut-off last line is a later run's
             self._count((run.source, _INPUT_END), counts, None, None)
@@ -118,9 +120,10 @@ class SummarizeRepairs(RunScoped):
         return [self._record(run.run_id, counts)]
 
     def _count(self, key: tuple[Any, Any], counts: Counter[str], first: Any, end: Any) -> None:
-        """Take into ``counts`` the repairs of ``key`` logged at a line from ``first`` to before ``end`` (or at no line;
-        a bound None is none). What lies outside belongs to another run of that id: one whose every event a rule
-        dropped, which never comes here; it is counted at the end (``flush``), whichever way the input was cut."""
+        """Take into ``counts`` the repairs of ``key`` logged at a line from ``first`` (where the run begins, ``_place``)
+        to before ``end`` (where the next run begins), or at no line; a bound None is none. What lies outside belongs
+        to another run of that id: one whose every event a rule dropped, which never comes here; it is counted at the
+        end (``flush``), whichever way the input was cut."""
         held = self.pending.pop(key, None)
         if not held:
             return

@@ -371,3 +371,20 @@ def test_the_same_file_twice_heals_as_through_a_pipe():
     records = [orjson.loads(line) for line in twice.stdout.splitlines()]
     marks = [k for k, r in enumerate(records) if r.get("$record") == "source"]
     assert marks == [0, len(records) // 2]
+
+
+def test_each_copy_of_a_file_read_twice_counts_its_own_repairs(tmp_path: Path):
+    """`heal x x`: the second copy's lines are numbered from 1 again; a run's repairs are still those of its own lines
+    (a run's stretch of its input is told by line numbers, and the numbers going back start another input)."""
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [
+        {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "a", "payload": {}},
+        {"seq": 2, "timestamp": "2026-03-01T12:00:01.000Z", "type": "run_completed", "runId": "a", "payload": {}},
+        {"seq": 1, "timestamp": "2026-03-01T12:00:02.000Z", "type": "run_started", "runId": "b", "payload": {}},
+        {"seq": 2, "timestamp": "2026-03-01T12:00:03.000Z", "type": "tool_end", "runId": "b", "payload": {"callId": "q"}},
+        {"seq": 3, "timestamp": "2026-03-01T12:00:04.000Z", "type": "run_completed", "runId": "b", "payload": {}},
+    ]))
+    healed = run_replay("heal", str(path), str(path)).stdout.splitlines()
+    records = [orjson.loads(line) for line in healed if b'"$record":"heal"' in line]
+    assert [(r["runId"], r["repairs"]) for r in records] == [("b", 3), ("b", 3)]
+    assert b'"$record":"heal"' in healed[6] and b'"$record":"heal"' in healed[-1]  # each after its own run b
