@@ -23,7 +23,7 @@ class DropAdjacentDuplicates(Transform):
 
     def __call__(self, batch: Batch) -> Batch:
         if batch.clean is not None:  # whole runs, each event numbered on: none equals the one before it
-            self.previous = batch.lane["dedupe"] if batch.lane else exactjson.loads(batch.raw(-1))  # type: ignore[arg-type]
+            self.previous = batch.lane["dedupe"] if batch.lane else exactjson.loads(batch.at("raws", -1))  # type: ignore[arg-type]
             return batch
         drop = []
         previous = self.previous

@@ -33,11 +33,11 @@ class SummarizeRepairs(RunScoped):
             if batch.clean is not None and len(batch):
                 if batch.lane is not None:  # a run the screen repaired: its repairs came in before it
                     run = Run(batch.lane["run"], None, batch.source)
-                    self._place(run, batch.line_at(0), None)
+                    self._place(run, batch.at("lines", 0), None)
                     for record in self.end_run(run):
                         batch.append_line(exactjson.dumps(record))
                 # (whole runs, passed as they came; a repaired one may end with an event a rule invented)
-                self._last[batch.source] = next(filter(None, map(batch.line_at, range(len(batch) - 1, -1, -1))), None)
+                self._last[batch.source] = next(filter(None, (batch.at("lines", i) for i in range(len(batch) - 1, -1, -1))), None)
             return out
         for entry in batch.events or ():
             n = counts_as_repair(entry)

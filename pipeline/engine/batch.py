@@ -277,28 +277,22 @@ class Batch:
                 self.joined = b"\n".join(self.raws)  # type: ignore[arg-type]
         return self.joined
 
-    def raw(self, i: int) -> bytes | None:
-        """Raw line ``i`` (from the end when negative), without making a folded batch's columns: cut out of the block
-        or the batch it was folded from."""
+    def at(self, name: str, i: int) -> Any:
+        """Column ``name`` (``raws``, ``lines``, ...) of record ``i`` (from the end when negative), without making a
+        folded batch's columns: a raw line cut out of the block, a line number counted from the first, or asked of
+        the batch the line was folded from."""
         i = self._index(i)
         folded = self._folded
-        if folded is None or _made(self, "raws"):
-            return self.raws[i]  # type: ignore[no-any-return]
-        if folded.pieces is None:
+        if folded is None or _made(self, name):
+            return getattr(self, name)[i]
+        if folded.pieces is not None:
+            part, j = _piece_at(folded.pieces, i)
+            return part.at(name, j)
+        if name == "raws":
             return self.stretch(i, i + 1)
-        part, j = _piece_at(folded.pieces, i)
-        return part.raw(j)
-
-    def line_at(self, i: int) -> int | None:
-        """The input line of record ``i`` (from the end when negative), without making a folded batch's columns."""
-        i = self._index(i)
-        folded = self._folded
-        if folded is None or _made(self, "lines"):
-            return self.lines[i]  # type: ignore[no-any-return]
-        if folded.pieces is None:
+        if name == "lines":
             return None if folded.line is None else folded.line + i
-        part, j = _piece_at(folded.pieces, i)
-        return part.line_at(j)
+        return getattr(self, name)[i]  # (offsets, pointers: the column is made)
 
     def _index(self, i: int) -> int:
         n = len(self)

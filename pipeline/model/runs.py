@@ -259,7 +259,7 @@ class RunScoped(Transform):
         assert run is not None
         kept = self._kept
         if isinstance(kept, Batch):  # whole runs the screen passed: the id of the last one
-            raw = kept.raw(-1) if len(kept) else None
+            raw = kept.at("raws", -1) if len(kept) else None
             last = exactjson.loads(raw) if raw is not None else {}
             kept = (kept.source, last.get("runId"))
         if run.run_id is None or kept != (source, run.run_id):

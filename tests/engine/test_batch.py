@@ -208,9 +208,9 @@ def test_lines_of_a_folded_batch_are_cut_out_of_its_blocks_without_cutting_them_
     expected = [raw for (b, a, z), p in zip(pieces, parts, strict=True) for raw in p[a:z]]
     folded = Batch.folded("j.jsonl", len(expected), pieces=pieces)
     i = data.draw(st.integers(-len(expected), len(expected) - 1))
-    assert folded.raw(i) == expected[i]
+    assert folded.at("raws", i) == expected[i]
     numbers = [1 + 100 * k + j for k, (b, a, z) in enumerate(pieces) for j in range(a, z)]
-    assert folded.line_at(i) == numbers[i]
+    assert folded.at("lines", i) == numbers[i]
     a = data.draw(st.integers(0, len(batches[0]) - 1))
     z = data.draw(st.integers(a + 1, len(batches[0])))
     assert batches[0].stretch(a, z) == b"\n".join(parts[0][a:z])
@@ -218,4 +218,4 @@ def test_lines_of_a_folded_batch_are_cut_out_of_its_blocks_without_cutting_them_
     assert [k for k, b in enumerate(batches) if _made(b, "raws")] == cut
     assert not _made(folded, "raws") and folded.raws == expected
     with pytest.raises(IndexError):
-        folded.raw(len(expected))
+        folded.at("raws", len(expected))
