@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
+from replay.pipeline.engine.batch import Batch, add_piece
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line, nested_no_deeper_than_orjson
@@ -128,10 +128,6 @@ class _Run:
         """Lines ``a``..``b``-1 of ``batch`` are the run's next."""
         add_piece(self.pieces, batch, a, b)
         self.count += b - a
-
-    def column(self, name: str) -> list[Any]:
-        """One column (``raws``, ``lines``, ``offsets``) of its lines, cut out of the batches they came in."""
-        return pieces_column(self.pieces, name)
 
     def lines_batch(self, source: str) -> Batch:
         """Its lines as one unparsed batch (cut out of the batches they came in when a stage reads them)."""
@@ -559,8 +555,9 @@ class ScreenRuns(Transform):
         if not _calls_answered(heads, resolved):  # type: ignore[arg-type]
             return None
         source = self.source or "<stdin>"
-        run_raws, run_lines, run_offsets = run.column("raws"), run.column("lines"), run.column("offsets")
-        where = Batch(source, None, list(run_raws), run_lines, run_offsets)
+        where = run.lines_batch(source)  # (where its lines are, for the log)
+        run_raws: list[bytes] = where.raws  # type: ignore[assignment]  # (lines read from the input: none is None)
+        run_lines, run_offsets = where.lines, where.offsets
         repairs: dict[str, list[dict[str, Any]]] = {}
         log = _Log()
         aliased = list(itertools.compress(range(n), map(table.__contains__, types)))
