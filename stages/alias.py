@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
@@ -42,14 +44,14 @@ class AliasEventTypes(Transform):
 
 
 @functools.cache
-def resolved_aliases(builtin: bool, aliases: tuple[tuple[str, str], ...]) -> dict[str, str]:
+def resolved_aliases(builtin: bool, aliases: tuple[tuple[str, str], ...]) -> Mapping[str, str]:
     """The alias table (read only: shared by every stage made with these options, one per input of a run over many):
     the built-in aliases (``builtin``) with ``aliases`` over them; an alias to itself, or a chain a -> b -> c,
     resolved to its end so one pass is enough."""
     table = dict(BUILTIN_ALIASES) if builtin else {}
     table.update(aliases)
     ends = {old: _resolve(table, old) for old in table}
-    return {old: new for old, new in ends.items() if new != old}
+    return MappingProxyType({old: new for old, new in ends.items() if new != old})
 
 
 def _resolve(table: dict[str, str], name: str) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -38,7 +38,7 @@ from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import Run, runid_spans
 from replay.pipeline.model.validation import check_run_record
-from replay.stages.alias import AliasEventTypes
+from replay.stages.alias import resolved_aliases
 from replay.stages.ensure_terminal import InsertTerminalEvent
 from replay.stages.renumber import RenumberSeq
 
@@ -160,7 +160,7 @@ class ScreenRuns(Transform):
         self.started: set[str] = set()  # streams whose first line has been seen
         self.off: set[str] = set()  # streams that go the slow way to their end
         self.previous: Any = None  # the seq of the last event line before the run, for dedupe
-        self._alias_table: dict[str, str] | None = None
+        self._alias_table: Mapping[str, str] | None = None
         self._terminal = InsertTerminalEvent()
         self._renumber = RenumberSeq()
         self._out: list[Batch] = []
@@ -173,12 +173,12 @@ class ScreenRuns(Transform):
         self._near: set[Any] = set()
 
     @property
-    def alias_table(self) -> dict[str, str]:
+    def alias_table(self) -> Mapping[str, str]:
         """The alias rule's table, as heal builds it (built-in aliases, the rules file's, the config's)."""
         if self._alias_table is None:
             rules = load_rules(self.config["rules_file"] or None) if self.config["mode"] == "heal" else {}
             extra = {**rules.get("eventAliases", {}), **self.config["aliases"]}  # over the built-in table, as heal does
-            self._alias_table = AliasEventTypes(aliases=extra).table
+            self._alias_table = resolved_aliases(True, tuple(extra.items()))
         return self._alias_table
 
     # the transform -------------------------------------------------------------------------------------

@@ -68,12 +68,12 @@ IMPLIED = "replay.implied_capture"  # ctx.meta key: capture was put in front of 
 RESERVED = frozenset({HELP, "version", "write", "test", "init", "import", "inspect", "promote", "replay", "fuzz"})
 
 
-
 def _quote(text: str) -> str:
     """``text`` as a shell word (shlex is loaded only when a mistyped command needs the hint)."""
     import shlex
 
     return shlex.quote(text)
+
 
 def package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version  # slow to import: only for --version
