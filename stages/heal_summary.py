@@ -30,14 +30,15 @@ class SummarizeRepairs(RunScoped):
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
             out = super().__call__(batch)
-            if batch.clean is not None and len(batch):
-                if batch.lane is not None:  # a run the screen repaired: its repairs came in before it
-                    run = Run(batch.lane["run"], None, batch.source)
-                    self._place(run, batch.at("lines", 0), None)
-                    for record in self.end_run(run):
-                        batch.append_line(exactjson.dumps(record))
-                # (whole runs, passed as they came; a repaired one may end with an event a rule invented)
-                self._last[batch.source] = next(filter(None, (batch.at("lines", i) for i in range(len(batch) - 1, -1, -1))), None)
+            if batch.lane is not None:  # a run the screen repaired (its lines as columns): its repairs came in before it
+                lines = batch.lines
+                run = Run(batch.lane["run"], None, batch.source)
+                self._place(run, _first_line(lines, 0), None)
+                for record in self.end_run(run):
+                    batch.append_line(exactjson.dumps(record))
+                self._last[batch.source] = next(filter(None, reversed(lines)), None)  # (its end may be invented)
+            elif batch.clean is not None and len(batch):  # whole runs, passed as they came
+                self._last[batch.source] = batch.at("lines", -1)
             return out
         for entry in batch.events or ():
             n = counts_as_repair(entry)
@@ -55,7 +56,7 @@ class SummarizeRepairs(RunScoped):
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
         # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
         # event of its own first, such as a run_started)
-        self._next = first = next((line for line in batch.lines[i:] if line is not None), None)
+        self._next = first = _first_line(batch.lines, i)
         try:
             after = super()._new_run(batch, i, record, rid, source)
         finally:
@@ -77,12 +78,10 @@ class SummarizeRepairs(RunScoped):
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         """Events pass through untouched; only where a run lies in its input matters here (its last line so far)."""
-        lines = [line for line in batch.lines[start:end] if line is not None]
         run = self.run
-        if lines and run is not None:
-            top = max(lines)
-            if run.state.get("top") is None or top > run.state["top"]:
-                run.state["top"] = top
+        top = max(filter(None, batch.lines[start:end]), default=None)  # (line numbers start at 1)
+        if top is not None and run is not None and (run.state.get("top") is None or top > run.state["top"]):
+            run.state["top"] = top
 
     def flush(self) -> Batch | None:
         """The last run's heal record, then one for each run whose repairs no run here took: a run all of whose events
@@ -139,3 +138,11 @@ class SummarizeRepairs(RunScoped):
     @staticmethod
     def _record(run_id: Any, counts: Counter[str]) -> dict[str, Any]:
         return {"$record": HEAL_RECORD, "runId": run_id, "repairs": sum(counts.values()), "byRule": dict(sorted(counts.items()))}
+
+
+def _first_line(lines: list[int | None], i: int) -> int | None:
+    """The first input line at or after column ``i`` (columns a rule invented have none)."""
+    for k in range(i, len(lines)):
+        if lines[k] is not None:
+            return lines[k]
+    return None

@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, add_piece
+from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line, nested_no_deeper_than_orjson
@@ -555,9 +555,10 @@ class ScreenRuns(Transform):
         if not _calls_answered(heads, resolved):  # type: ignore[arg-type]
             return None
         source = self.source or "<stdin>"
-        where = run.lines_batch(source)  # (where its lines are, for the log)
-        run_raws: list[bytes] = where.raws  # type: ignore[assignment]  # (lines read from the input: none is None)
-        run_lines, run_offsets = where.lines, where.offsets
+        pieces = run.pieces
+        run_raws: list[bytes] = pieces_column(pieces, "raws")
+        run_lines, run_offsets = pieces_column(pieces, "lines"), pieces_column(pieces, "offsets")
+        where = Batch(source, None, list(run_raws), run_lines, run_offsets)  # (where its lines are, for the log)
         repairs: dict[str, list[dict[str, Any]]] = {}
         log = _Log()
         aliased = list(itertools.compress(range(n), map(table.__contains__, types)))
