@@ -11,7 +11,6 @@ there are ordinary.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import orjson
@@ -24,6 +23,8 @@ from replay.pipeline.model.runs import Run, RunScoped
 
 
 def _digest(value: Any) -> bytes:
+    import hashlib  # here: a heal of a journal without ids or original records never takes a digest (~3 ms of start-up)
+
     return hashlib.blake2b(exactjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
 

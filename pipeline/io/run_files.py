@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -132,6 +130,9 @@ def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None
 def staged_folder(target: Path) -> Iterator[Path]:
     """Where to write the files of ``target``: a sibling temp folder renamed into place at the end when
     ``target`` is new (it appears whole or not at all), else ``target`` itself (files still atomic)."""
+    import shutil  # here, as tempfile: only a new output folder needs them (~3 ms of heal's start-up)
+    import tempfile
+
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():

@@ -7,7 +7,6 @@ in one, read back one at a time."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, overload
 
@@ -33,6 +32,8 @@ class ByteSpool:
             self._memory += data
         else:
             if self._file is None:
+                import tempfile  # here: a report that fits in memory never spools (~3 ms of start-up)
+
                 self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
             self._file.write(data)
         self.size += len(data)

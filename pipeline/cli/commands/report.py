@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +124,8 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
     """Map: the report graph without its `report` stage, once per file, its summary records kept in input
     order. Reduce: the report graph without `summarize`, over those records. Diagnostics are printed as
     the files' runs report them, in input order."""
+    import tempfile
+
     from replay.pipeline.engine.parallel import Work, preflight_all
     from replay.pipeline.engine.spec import bind, load_spec
 
