@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -26,9 +27,11 @@ class SummarizeRepairs(RunScoped):
         self.pending: dict[tuple[Any, Any], list[tuple[Any, str, int]]] = {}
         self._last: dict[str, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
         self._next: Any = None  # while a run ends: the line the run after it begins at (None: not known)
+        self._inputs: dict[str, int] = {}  # the inputs, in the order their lines came here
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
+            self._inputs.setdefault(batch.source, len(self._inputs))
             out = super().__call__(batch)
             if batch.lane is not None:  # a run the screen repaired (its lines as columns): its repairs came in before it
                 lines = batch.lines
@@ -87,10 +90,11 @@ class SummarizeRepairs(RunScoped):
         """The last run's heal record, then one for each run whose repairs no run here took: a run all of whose events
         a rule dropped (an orphaned result after another run's event cut its run in two) never reaches this stage,
         and no run of its id holds the lines it was logged at. Its repairs are logged; they are counted at the end,
-        rather than lost or put with another run (``_count``)."""
+        rather than lost or put with another run (``_count``), in the order of their inputs and lines (not the order
+        the rules' logs happened to come in)."""
         tail = super().flush()
         left = []
-        for (_, run_id), held in self.pending.items():
+        for (_, run_id), held in sorted(self.pending.items(), key=self._input_order):
             counts: Counter[str] = Counter()
             for _line, rule, n in held:
                 counts[rule] += n
@@ -134,6 +138,14 @@ class SummarizeRepairs(RunScoped):
                 kept.append((line, rule, n))
         if kept:
             self.pending[key] = kept
+
+    def _input_order(self, item: tuple[tuple[Any, Any], list[tuple[Any, str, int]]]) -> tuple[int, str, float]:
+        """Where the repairs of ``item`` lie: their input's place (an input none of whose lines came here goes last,
+        by name), then their first line."""
+        (source, _), held = item
+        rank = self._inputs.get(source)
+        first = min((line for line, _, _ in held if line is not None), default=math.inf)
+        return (len(self._inputs), str(source), first) if rank is None else (rank, "", first)
 
     @staticmethod
     def _record(run_id: Any, counts: Counter[str]) -> dict[str, Any]:

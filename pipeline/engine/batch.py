@@ -28,6 +28,7 @@ Column = tuple[Any, "bytes | None", "int | None", "int | None", "str | None"]
 
 _COLUMNS = frozenset({"raws", "lines", "offsets", "pointers"})
 _PLUS_ONE = (1).__add__
+_CUT: Any = object()  # in rebuild's inserted columns: the batch is cut in two here
 
 
 class _Folded(NamedTuple):
@@ -348,6 +349,12 @@ class Batch:
 
     def rebuild(self, before: dict[int, list[Column]], drop: set[int], after: list[Column]) -> Batch:
         """A new batch with columns inserted before given indexes, some dropped, some appended."""
+        return self.rebuild_parts(before, drop, after)[0]
+
+    def rebuild_parts(self, before: dict[int, list[Column]], drop: set[int], after: list[Column],
+                      cuts: Iterable[tuple[int, int]] = ()) -> list[Batch]:
+        """``rebuild``, cut in parts: at each of ``cuts``, (index, k), after the first ``k`` columns inserted before
+        that index. Each part but the last closes its run."""
         assert self.events is not None
         ev: list[Any] = []
         raws: list[bytes | None] = []
@@ -360,17 +367,32 @@ class Batch:
             for target, value in zip(cols, col, strict=True):
                 target.append(value)
 
+        for i, k in cuts:
+            before = {**before, i: [*before.get(i, ())[:k], _CUT, *before.get(i, ())[k:]]}
+        ends: list[int] = []  # where each part but the last ends
         for i in range(len(self.raws)):
             for col in before.get(i, ()):
-                put(col)
+                if col is _CUT:
+                    ends.append(len(ev))
+                else:
+                    put(col)
             if i not in drop:
                 put(self.column(i))
         for col in after:
             put(col)
-        out = Batch(self.source, ev, raws, lines, offs, ptrs, self.tail_open and not after)
+        if not ends:
+            return [self._rebuilt(ev, raws, lines, offs, ptrs, self.tail_open and not after, self.closes_run, self.notes)]
+        bounds = list(zip([0, *ends], [*ends, len(ev)], strict=True))
+        return [self._rebuilt(ev[a:b], raws[a:b], lines[a:b], offs[a:b], ptrs[a:b], k == len(ends) and self.tail_open and not after,
+                              self.closes_run if k == len(ends) else True, self.notes if k == 0 else None)
+                for k, (a, b) in enumerate(bounds)]
+
+    def _rebuilt(self, ev: list[Any], raws: list[bytes | None], lines: list[int | None], offs: list[int | None],
+                 ptrs: list[str | None], tail_open: bool, closes_run: bool, notes: list[dict[str, Any]] | None) -> Batch:
+        out = Batch(self.source, ev, raws, lines, offs, ptrs, tail_open)
         out.port = self.port
-        out.notes = self.notes
-        out.closes_run = self.closes_run
+        out.notes = notes
+        out.closes_run = closes_run
         return out
 
     def copy(self) -> Batch:

@@ -116,6 +116,10 @@ class RunScoped(Transform):
         self._kept: tuple[str, Any] | Batch | None = None
         self._gone: list[Any] = []
         self._dropped = 0  # events of the run in progress dropped here
+        # (column, k, vanished) where a run began on an event of this batch, after the first k columns inserted before
+        # it (the end of the run before), and whether every event of the run before was dropped here: where this stage
+        # drops that event, or the run before vanished, its output is cut (``_apply``)
+        self._starts: list[tuple[int, int, bool]] = []
 
     # hooks --------------------------------------------------------------------------------
     def begin_run(self, run: Run) -> None:
@@ -234,14 +238,20 @@ class RunScoped(Transform):
                 self._held = []
         self._events(batch, span, len(events))
         out = self._apply(batch, [])
-        return [prefix, out] if prefix is not None else out
+        if prefix is None:
+            return out
+        return [prefix, *out] if isinstance(out, list) else [prefix, out]
 
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
         """Close the run in progress at column ``i`` and open the one ``record`` begins; returns where
         the next stretch of plain events starts."""
         if self.run is not None and self.run.events == 0 and self.run.facts is None:
             self.run = None  # opened by a record that is no run (a file's source record): nothing to close
+        before = self.run
+        vanished = before is not None and 0 < before.events == self._dropped
         self._finish_run(i)
+        if RECORD_KEY not in record:
+            self._starts.append((i, len(self._before.get(i, ())), vanished))
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
         self.run = Run(rid if rid.__class__ is str and rid else None, facts, source)
         self._dropped = 0
@@ -324,9 +334,15 @@ class RunScoped(Transform):
         self._ended(run, len(cols))
         return cols
 
-    def _apply(self, batch: Batch, after: list[Column]) -> Batch:
+    def _apply(self, batch: Batch, after: list[Column]) -> Batch | list[Batch]:
+        """The batch with this stage's changes. Where a run began on an event dropped here, or after a run every event
+        of which was dropped here, the batch is cut, the part before closing the run before: the stages after this one
+        see where runs ended though they never see the run that vanished (else a record after it would join the run
+        before it, and the events after a run record that names no run would take that record as theirs)."""
+        starts, self._starts = self._starts, []
         if not (self._before or self._drop or after):
             return batch
-        out = batch.rebuild(self._before, self._drop, after)
+        drop = self._drop
+        parts = batch.rebuild_parts(self._before, drop, after, [(i, k) for i, k, vanished in starts if vanished or i in drop])
         self._before, self._drop = {}, set()
-        return out
+        return parts if len(parts) > 1 else parts[0]

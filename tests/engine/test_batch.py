@@ -92,6 +92,24 @@ def test_rebuild_moves_a_column_with_its_bytes_and_position():
     assert out.lines == [2, 3, 1]
 
 
+def test_rebuild_parts_cuts_after_the_columns_inserted_before_the_cut():
+    batch = parsed()
+    batch.tail_open, batch.closes_run, batch.notes = True, False, [{"note": 1}]
+    end, record = invented({"type": "end"}), invented({"$record": "run"})
+    parts = batch.rebuild_parts({1: [end, record]}, drop={1}, after=[], cuts=[(1, 1)])
+    assert [[e["type"] if "type" in e else e["$record"] for e in part] for part in parts] == [["a", "end"], ["run", "c"]]
+    assert [part.closes_run for part in parts] == [True, False]  # the first closes its run; the last keeps the batch's
+    assert [part.tail_open for part in parts] == [False, True]
+    assert [part.notes for part in parts] == [[{"note": 1}], None]
+    assert parts[1].lines == [None, 3]
+
+
+def test_rebuild_parts_may_cut_before_everything():
+    batch = parsed()
+    parts = batch.rebuild_parts({}, drop={0}, after=[], cuts=[(0, 0)])
+    assert [len(part) for part in parts] == [0, 2] and parts[0].closes_run
+
+
 def test_copy_gives_independent_lists():
     batch = parsed()
     twin = batch.copy()
