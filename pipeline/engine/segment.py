@@ -2,7 +2,7 @@
 
 The executor runs each segment in one task (no channel between its stages) and ``inline`` runs a
 whole chain with it in plain Python; both get the same order of results. A batch goes through the
-stages in turn; a stage may drop it (None, empty) or split it (a list of batches, e.g. at a file
+stages in turn; a stage may drop it (None, or empty: unless it closes a run) or split it (a list of batches, e.g. at a file
 boundary), and each part goes on through the rest. After each stage call, that stage's side records
 (errors, repairs, ...) come out *before* the batch moves on, so a consumer of both sees a batch's
 diagnostics before the batch.
@@ -34,7 +34,7 @@ class Segment:
         parts = batch if type(batch) is list else (batch,)
         for part in parts:
             current: Any = part
-            if current is None or not len(current):
+            if current is None or not (len(current) or current.closes_run):  # (an empty batch may still close a run)
                 continue
             for k in range(start, len(stages)):
                 self.current = k
@@ -47,7 +47,7 @@ class Segment:
                 if type(current) is list:
                     self.push(current, out, k + 1)
                     break
-                if current is None or not len(current):
+                if current is None or not (len(current) or current.closes_run):
                     break
             else:
                 out.append(current)

@@ -629,3 +629,21 @@ def test_whole_runs_judged_at_once_are_judged_as_run_by_run(size: int):
         return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
 
     assert chain(True) == chain(False)
+
+
+@pytest.mark.parametrize("size", range(1, 6))
+def test_a_record_after_a_vanished_run_stays_out_of_the_run_before_it_without_the_screen(size: int):
+    """Without the screen (another dialect), however the lines fall into batches: c1's end goes before the record
+    that followed v1, whose every event pair_tool_calls drops (the rule cuts its batch where v1 began, and an empty
+    part that only closes c1 still goes on)."""
+    lines = [*whole_run("c1", 0, ("user_message", {}))[:-1], *VANISHED_THEN_RECORD.splitlines()]
+
+    def chain(screen: bool) -> tuple[bytes, list]:
+        stages = [*([ScreenRuns()] if screen else []), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+        return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
+
+    out = chain(False)
+    assert out == chain(True)
+    records = [orjson.loads(line) for line in out[0].splitlines()]
+    assert records.index({"$record": "source", "source": "x.jsonl"}) > max(
+        k for k, r in enumerate(records) if r.get("runId") == "c1" and r.get("type") == "run_failed")
