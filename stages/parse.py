@@ -103,7 +103,9 @@ class ParseLines(Transform):
         if not cuts:
             return self._relabel(batch, stream)
         parts: list[Batch] = []
-        bounds = [0, *cuts, len(events)]
+        # each source record goes on alone, as `read` sends it before a file: the stages after see the input before
+        # it end before they see any line of the next (heal counts each input's repairs when its last run ends there)
+        bounds = sorted({0, *cuts, *(c + 1 for c in cuts), len(events)})
         for a, b in itertools.pairwise(bounds):
             if a == b:
                 continue

@@ -9,7 +9,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.runs import runid_spans, starts_run
 from replay.pipeline.report.model import (
     RunTally,
@@ -78,8 +78,11 @@ class SummarizeRuns(Transform):
             if type(record) is not dict:
                 continue
             kind = record.get(RECORD_KEY)
-            if kind not in (None, RUN_RECORD, HEAL_RECORD):
-                continue  # other reserved records say nothing about the run
+            if kind not in (None, RUN_RECORD, HEAL_RECORD):  # other reserved records say nothing about the run,
+                if kind == SOURCE_RECORD and self.tally is not None and starts_run(record, self.tally, source):  # type: ignore[arg-type]
+                    done.append(self._finish())  # but read's mark ends it (the same file read again is another input)
+                    self.tally = None
+                continue
             if self.tally is None or starts_run(record, self.tally, source):  # type: ignore[arg-type]
                 if self.tally is not None:
                     done.append(self._finish())

@@ -39,7 +39,7 @@ class ValidateEvents(Transform):
             self._source = source
             self._checker = self.checkers.get(source)
             if self._checker is None:
-                self._checker = self.checkers[source] = EventChecker(self.config["seq_order"])
+                self._checker = self.checkers[source] = EventChecker(self.config["seq_order"], source)
         return self._checker
 
     def __call__(self, batch: Batch) -> Batch:

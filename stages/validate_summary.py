@@ -66,8 +66,8 @@ class ValidateSummary(Transform):
             return None
         for record in batch.events or ():
             kind = record_kind(record)
-            if kind == SOURCE_RECORD:
-                self._tally(str(record.get("source")))
+            if kind == SOURCE_RECORD:  # an input begins (the same file again, too): its first event begins a run
+                self._tally(str(record.get("source"))).run = None
                 continue
             tally = self._tally(batch.source)
             if kind == DOCUMENT_RECORD:

@@ -1,7 +1,8 @@
 """Runs in a stream: where one run ends and the next begins, and a base for per-run transforms.
 
 A run starts at a run record (``{"$record": "run", ...}``), at the first record of each input
-source (file), and wherever an event names a different ``runId`` than the run it follows. Events without a ``runId`` belong to the
+source (file) and at ``read``'s mark before each of several inputs (``{"$record": "source", ...}`` naming the input
+its records are read as: the same file read twice is two inputs of one name), and wherever an event names a different ``runId`` than the run it follows. Events without a ``runId`` belong to the
 run they sit in. Other reserved records (``$record`` of another kind) travel with their run but are
 not events: per-run transforms pass them through untouched.
 """
@@ -17,7 +18,7 @@ from typing import Any, ClassVar
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 
 _STR = {str}
@@ -41,7 +42,8 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
     kind = record.get(RECORD_KEY)
     if kind is not None:
-        return kind == RUN_RECORD or (run is not None and run.source != source)
+        return kind == RUN_RECORD or (run is not None and run.source != source) or (
+            kind == SOURCE_RECORD and record.get("source") == source)  # the mark of the input it is read as
     if run is None or run.source != source:
         return True
     rid = record.get("runId")
@@ -249,7 +251,7 @@ class RunScoped(Transform):
             self.run = None  # opened by a record that is no run (a file's source record): nothing to close
         before = self.run
         vanished = before is not None and 0 < before.events == self._dropped
-        self._finish_run(i)
+        self._finish_run(i, follows=record.get(RECORD_KEY) != SOURCE_RECORD)
         if RECORD_KEY not in record:
             self._starts.append((i, len(self._before.get(i, ())), vanished))
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
@@ -316,10 +318,12 @@ class RunScoped(Transform):
             self.run = None
         return Batch.from_columns(tail, source=self.run_source) if tail else None
 
-    def _finish_run(self, i: int) -> None:
+    def _finish_run(self, i: int, follows: bool) -> None:
+        """The run in progress ends at column ``i``: ``follows``, another run of its input begins there (a batch holds
+        one input), or the next input's mark does."""
         if self.run is None:
             return
-        self.run_follows = True  # (a batch holds one input: the run that begins here is of the same input)
+        self.run_follows = follows
         try:
             cols = self._ending(self.run)
         finally:

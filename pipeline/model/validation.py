@@ -279,10 +279,11 @@ class EventChecker:
     (``"any"``). Counts of what was seen are kept for summaries.
     """
 
-    def __init__(self, seq_order: str = "contiguous") -> None:
+    def __init__(self, seq_order: str = "contiguous", source: str = "") -> None:
         if seq_order not in SEQ_ORDERS:
             raise ValueError(f"seq_order must be one of {SEQ_ORDERS}")
         self.seq_order = seq_order
+        self.source = source  # the input it reads: its mark (read's, before each of several inputs) ends a run
         self.run: Run | None = None
         self.last_seq = 0  # the seq of the run's previous event
         self.position = 0  # how many events the run has had, this one included
@@ -307,6 +308,9 @@ class EventChecker:
             return check_heal_record(record, path)
         if kind == SOURCE_RECORD:
             if _nonempty_string(record.get("source")):
+                if record["source"] == self.source:  # (as starts_run: the same file read again is another input)
+                    self.run = None
+                    self.last_seq = self.position = 0
                 return []
             return [_problem("E_EVENT_INVALID", "a source record names its input in `source`", f"{path}.source",
                              "non-empty string", record.get("source", MISSING), example='{"$record": "source", "source": "a.jsonl"}')]

@@ -387,4 +387,5 @@ def test_each_copy_of_a_file_read_twice_counts_its_own_repairs(tmp_path: Path):
     healed = run_replay("heal", str(path), str(path)).stdout.splitlines()
     records = [orjson.loads(line) for line in healed if b'"$record":"heal"' in line]
     assert [(r["runId"], r["repairs"]) for r in records] == [("b", 3), ("b", 3)]
-    assert b'"$record":"heal"' in healed[6] and b'"$record":"heal"' in healed[-1]  # each after its own run b
+    # each after its own run b, the first before the second copy's mark (that copy's first run begins there)
+    assert b'"$record":"heal"' in healed[5] and b'"$record":"source"' in healed[6] and b'"$record":"heal"' in healed[-1]
