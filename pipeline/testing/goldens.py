@@ -67,7 +67,8 @@ class LineNormaliser:
                 pass
             else:
                 return exactjson.dumps(self.value(value))
-        return self.text(body.decode("utf-8", "replace")).encode("utf-8")
+        # bytes that are not UTF-8 stay themselves (surrogateescape): two lines that differ only there still differ
+        return self.text(body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
     def value(self, value: Any) -> Any:
         if isinstance(value, dict):

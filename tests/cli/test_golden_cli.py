@@ -60,6 +60,18 @@ def test_a_difference_is_reported_with_both_lines_and_exit_1(tmp_path, capsysbin
                                               '"durationMs":"<ignored>","seed":7}')
 
 
+@pytest.mark.parametrize("line", [b'{"type":"tool/result","output":"caf%s"}', b"plain text caf%s"])
+def test_lines_that_differ_only_in_bytes_that_are_not_utf8_differ(tmp_path, capsysbinary, line):
+    recorded, new = tmp_path / "recorded.jsonl", tmp_path / "new.jsonl"
+    recorded.write_bytes(line % b"\xe9" + b"\n")
+    new.write_bytes(line % b"\xe8" + b"\n")
+    code, [result], [error] = golden(capsysbinary, str(recorded), str(new))
+    assert code == 1 and result["line"] == 1 and error["code"] == "E_GOLDEN_MISMATCH"
+    assert "caf\\xe9" in result["recordedLine"] and "caf\\xe8" in result["newLine"]  # shown as the bytes they are
+    recorded.write_bytes(line % b"\xe8" + b"\n")
+    assert golden(capsysbinary, str(recorded), str(new))[0] == 0
+
+
 def test_a_journal_that_ends_early_differs_at_the_line_it_lacks(tmp_path, capsysbinary):
     recorded = write(tmp_path / "recorded.jsonl", RECORDED)
     new = write(tmp_path / "new.jsonl", later(RECORDED)[:2])

@@ -87,7 +87,7 @@ def _lines(path: str) -> Iterator[bytes]:
 
 
 def _text(line: bytes | None) -> str | None:
-    return None if line is None else line.decode("utf-8", "replace")
+    return None if line is None else line.decode("utf-8", "backslashreplace")  # (bytes that are not UTF-8 as \xNN)
 
 
 def _excerpt(line: bytes | None, ended: str) -> str:
