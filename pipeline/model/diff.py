@@ -33,7 +33,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
-from replay.pipeline.model.toolcalls import TOOL_NAME_KEYS, named_tool
+from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, TOOL_NAME_KEYS, named_tool
 from replay.pipeline.model.walk import kind_of
 
 DEFAULT_IGNORE: tuple[str, ...] = (
@@ -42,7 +42,6 @@ DEFAULT_IGNORE: tuple[str, ...] = (
 )
 _TOOL_RECORD_KEYS = (*TOOL_NAME_KEYS, "tool_name")  # where a tool record's payload names its tool
 _OTHER_RECORD_KEYS = TOOL_NAME_KEYS[:2]  # ``name`` on any other record is not a tool's (a step's, a user's)
-ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")
 OUTPUT_KEYS = ("result", "output", "error", "content", "text", "message", "response", "status", "stdout", "stderr",
                "exit_code", "exitCode", "verification", "verdict", "outcome")
 CATEGORIES = ("type", "tool_name", "tool_arguments", "output", "fields")

@@ -21,6 +21,7 @@ TOOL_NAME_KEYS = ("toolName", "tool", "name")  # in a payload, first match wins
 TOP_TOOL_NAME_KEYS = ("tool", "tool_name")  # at a record's top, when its payload names no tool
 CALL_ID_KEYS = ("callId", "toolCallId", "id")
 CALL_FIELDS = (*TOOL_NAME_KEYS, *CALL_ID_KEYS, "durationMs")  # every payload field the pairing reads
+ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")  # a call's arguments in its payload, first match wins
 
 
 def _first(payload: dict[str, Any], keys: tuple[str, ...]) -> Any:

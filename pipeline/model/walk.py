@@ -47,7 +47,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
-from replay.pipeline.model.toolcalls import call_id, named_tool
+from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
 from replay.pipeline.model.validation import is_number
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "pending", "running", "succeeded", "failed"
@@ -389,7 +389,7 @@ def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | 
     if tool:
         parts.append(f"tool={tool}")
     if kind == TOOL_CALLED:
-        for key in ("arguments", "args", "input", "parameters"):
+        for key in ARGUMENT_KEYS:
             if key in payload:
                 parts.append(f"args={_excerpt(payload[key])}")
                 break

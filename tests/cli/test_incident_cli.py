@@ -140,6 +140,23 @@ def test_a_replay_journal_import(tmp_path: Path) -> None:
     assert jsonl(done.stdout)[0]["rules"] == "fail"
 
 
+def test_a_run_replay_captured_imports_with_its_arguments(tmp_path: Path) -> None:
+    """capture writes a call's arguments as `arguments` (walk and diff read them so too): the import takes them."""
+    done = run_replay("capture", "--runner", str(EXAMPLES / "runners" / "echo_runner.py"), "--out", str(tmp_path / "a"),
+                      "read the notes", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    captured = jsonl(done.stdout)[0]
+    journal = tmp_path / captured["files"]["journal"]
+    called = [e for e in jsonl(journal.read_bytes()) if e.get("type") == "tool_called"]
+    assert called and all("arguments" in e["payload"] for e in called)
+    rules = write_json(tmp_path / "rules.json", [{"id": "answered", "type": "required_output", "fields": ["response"]}])
+    done = import_(tmp_path, "--format", "replay", "--case", captured["runId"], "--rules", str(rules), export=journal, out="captured")
+    assert done.returncode == 0, done.stderr
+    bundle = orjson.loads((tmp_path / "captured" / "incident.json").read_bytes())
+    calls = [e for e in bundle["events"] if e["type"] == "tool_call"]
+    assert len(calls) == len(called) and all(isinstance(c["args"], dict) for c in calls)
+
+
 # output folders ------------------------------------------------------------------------------------------
 def test_an_empty_output_folder_is_used_and_a_used_one_refused(tmp_path: Path) -> None:
     (tmp_path / "imported").mkdir()

@@ -32,6 +32,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.rules import check_rules
+from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
 from replay.pipeline.model.validation import json_type
 
 SCHEMA_VERSION = 1
@@ -42,6 +43,7 @@ ROOT_REQUIRED = ("schema_version", "input", "events", "assertions")
 ROOT_OPTIONAL = ("effects_complete",)
 ROOT_DISCARDED = ("incident_id", "title", "metadata", "source")
 DISCARDED_EVENT_FIELDS = ("timestamp",)
+_NONE = object()  # (a payload without arguments)
 
 
 def _any(value: Any) -> bool:
@@ -453,8 +455,9 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
 
 def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where: dict[str, Any]) -> dict[str, Any]:
     if kind == "tool_called":
+        args = next((payload[key] for key in ARGUMENT_KEYS if key in payload), _NONE)  # capture writes `arguments`
         return {"type": "tool_call", "call_id": payload.get("callId"), "name": payload.get("toolName"),
-                **({"args": payload["args"]} if "args" in payload else {})}
+                **({"args": args} if args is not _NONE else {})}
     if kind == "tool_completed":
         return {"type": "tool_result", "call_id": payload.get("callId"), "ok": True,
                 "result": payload.get("output", payload.get("result"))}
