@@ -1,16 +1,20 @@
-"""Exact JSON: orjson on the fast path, and exact values where orjson would round (integers beyond 64 bits).
+"""Exact JSON: orjson on the fast path, and exact values where orjson would round.
 
 orjson reads an integer that does not fit in 64 bits as a float (``123456789012345678901234567890``
-becomes ``1.2345678901234568e+29``) and refuses to write one. Everything replay parses and may write
-again goes through ``loads`` / ``loads_lines`` / ``dumps`` here:
+becomes ``1.2345678901234568e+29``) and refuses to write one; it reads a number with more significant
+digits than a double holds, or one below a double's range, as the nearest double
+(``3.14159265358979323846`` is written back as ``3.141592653589793``, ``1.5e-400`` as ``0.0``).
+Everything replay parses and may write again goes through ``loads`` / ``exact_lines`` / ``dumps`` here:
 
 - ``loads``: orjson decides whether the text is valid JSON (so what is accepted and every error
-  message stay orjson's); only a text with a run of 19 or more digits, the only place such an integer
-  can hide, is decoded again with the standard library, which keeps integers exact. Floats are
-  parsed to the same double by both.
-- ``dumps``: orjson; a value holding an integer beyond 64 bits is written with that integer spliced
-  in as its exact digits (``orjson.Fragment``), so the output is orjson's format either way. A value
-  nested deeper than orjson writes (255 levels; it reads 1024) is written by the standard library.
+  message stay orjson's); only a text where such a number can hide (16 or more digits and dots in a row,
+  or an exponent of three digits below zero) is decoded again with the standard library, which keeps
+  integers exact and hands each float's text over: a float whose double is not the number written is
+  an ``ExactNumber`` (a float that remembers its text). So is a number too large for a double
+  (``1e400``), which orjson refuses.
+- ``dumps``: orjson; a value holding an integer beyond 64 bits or an ``ExactNumber`` is written with
+  it spliced in as its exact digits (``orjson.Fragment``), so the output is orjson's format either way. A
+  value nested deeper than orjson writes (255 levels; it reads 1024) is written by the standard library.
 - ``duplicate_keys``: the JSON paths of keys that appear twice in one object of a line (both parsers
   keep the last value; a writer that re-serialises such an event loses the others).
 """
@@ -28,9 +32,10 @@ import orjson
 
 JSONDecodeError = orjson.JSONDecodeError
 
-# An integer beyond 64 bits has at least 19 digits (-9223372036854775809) or 20; a float or a string
-# with that many digits matches too and is merely decoded twice.
-_LONG_DIGITS_STR = re.compile(r"[0-9]{19}")
+# Where orjson may round a number: an integer beyond 64 bits has at least 19 digits (-9223372036854775809),
+# a decimal a double does not hold has 16 significant digits or more, a number below a double's range an exponent
+# of three digits below zero. A string of that look matches too, and is merely decoded twice.
+_MAY_ROUND_STR = re.compile(r"[0-9.]{16}|[0-9.][eE]-[0-9]{3}")
 _INT64_MIN = -(2**63)
 _UINT64_MAX = 2**64 - 1
 # orjson refuses nesting deeper than this; the standard library needs the interpreter's recursion
@@ -54,34 +59,37 @@ def _deep() -> Iterator[None]:
 
 
 def _exact(data: bytes | str) -> Any:
-    """The value of ``data`` (already accepted by orjson) with integers kept exact."""
+    """The value of ``data`` (already accepted by orjson) with integers and floats kept exact."""
     with _deep():
-        return json.loads(data, parse_constant=_reject_constant)
+        return json.loads(data, parse_float=_float, parse_constant=_reject_constant)
 
 
-# digits -> "0", everything else -> " ": then a run of 19 digits is a plain substring search (the regex
-# above tries a match at every digit and costs ten times as much)
-_DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
-_NINETEEN = b"0" * 19
+# digits and the dot -> "0", e and E -> "e", signs -> "-", everything else -> " ": then the patterns above are
+# plain substring searches (the regex tries a match at every digit and costs ten times as much)
+_NUMBERISH = bytes(0x30 if 0x30 <= i <= 0x39 or i == 0x2E else 0x65 if i in (0x45, 0x65) else 0x2D if i in (0x2B, 0x2D)
+                   else 0x20 for i in range(256))
+_SIXTEEN, _TINY = b"0" * 16, b"0e-000"  # (an exponent follows a digit)
 
 
-def _has_long_digits(data: bytes) -> bool:
-    return data.translate(_DIGITS).find(_NINETEEN) >= 0
+def _may_round(data: bytes) -> bool:
+    shape = data.translate(_NUMBERISH)
+    return shape.find(_SIXTEEN) >= 0 or shape.find(_TINY) >= 0
 
 
 def needs_exact(data: bytes | str) -> bool:
     """Could orjson have rounded a number in ``data``?"""
     if type(data) is str:
-        return _LONG_DIGITS_STR.search(data) is not None
-    return _has_long_digits(data)  # type: ignore[arg-type]
+        return _MAY_ROUND_STR.search(data) is not None
+    return _may_round(data)  # type: ignore[arg-type]
 
 
-class HugeNumber(float):
-    """A JSON number too large for a double (``1e400``): valid JSON, read as infinity, written as it was read."""
+class ExactNumber(float):
+    """A JSON number a double does not hold (``1e400``, ``1.5e-400``, ``3.14159265358979323846``): read as the
+    nearest double (infinity, zero, ...), written as it was read."""
 
     text: str
 
-    def __new__(cls, text: str) -> HugeNumber:
+    def __new__(cls, text: str) -> ExactNumber:
         number = super().__new__(cls, text)
         number.text = text
         return number
@@ -89,7 +97,14 @@ class HugeNumber(float):
 
 def _float(text: str) -> float:
     value = float(text)
-    return HugeNumber(text) if value in (_INF, -_INF) else value
+    if value in (_INF, -_INF):
+        return ExactNumber(text)
+    shortest = repr(value)  # (what orjson writes back: the shortest text that reads as this double)
+    if shortest == text:
+        return value
+    from decimal import Decimal  # here: only a line that may hold such a number gets this far
+
+    return value if Decimal(shortest) == Decimal(text) else ExactNumber(text)
 
 
 _INF = float("inf")
@@ -120,9 +135,9 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
 
 
 def exact_lines(raws: list[bytes], values: list[Any]) -> list[Any]:
-    """``values`` (orjson's decoding of ``raws``) with the lines that hold long digit runs decoded exactly."""
-    if raws and _has_long_digits(b"\n".join(raws)):
-        return [_exact(raw) if _has_long_digits(raw) else value for raw, value in zip(raws, values, strict=True)]
+    """``values`` (orjson's decoding of ``raws``) with the lines where orjson may have rounded a number decoded exactly."""
+    if raws and _may_round(b"\n".join(raws)):
+        return [_exact(raw) if _may_round(raw) else value for raw, value in zip(raws, values, strict=True)]
     return values
 
 
@@ -132,11 +147,11 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
         return orjson.dumps(value, default, option)
     except orjson.JSONEncodeError as exc:
         message = str(exc)
-        if "64-bit" not in message and "Recursion" not in message and "HugeNumber" not in message:
+        if "64-bit" not in message and "Recursion" not in message and "ExactNumber" not in message:
             raise
 
     def fallback(obj: Any) -> Any:
-        if type(obj) is HugeNumber:
+        if type(obj) is ExactNumber:
             return orjson.Fragment(obj.text)
         if default is None:
             raise TypeError(f"Type is not JSON serializable: {type(obj).__name__}")
@@ -163,7 +178,7 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
 def _plain(value: Any, huge: list[str]) -> Any:
     """A copy the standard library can write: each huge number a marker string, put back as its text after."""
     kind = type(value)
-    if kind is HugeNumber:
+    if kind is ExactNumber:
         huge.append(value.text)
         return f"\x00{len(huge) - 1}\x00"
     if kind is dict:
@@ -215,7 +230,7 @@ def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
     """
     if value is None:
         try:
-            value = orjson.loads(raw)
+            value = loads(raw)  # (a number too large for a double too: orjson alone refuses the line)
         except orjson.JSONDecodeError:
             return []
     if _key_ends(raw) <= _count_keys(value):
