@@ -9,7 +9,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError, excerpt, printable
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
@@ -18,7 +18,6 @@ from replay.pipeline.io.journals import (
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     LINES,
-    STDIN,
     UTF8_BOM,
     Item,
     LineCutter,
@@ -27,9 +26,10 @@ from replay.pipeline.io.journals import (
     expand_paths,
     head_format,
     open_journal,
+    source_name,
 )
 from replay.pipeline.model.artifacts import document_items
-from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.records import DOCUMENT_RECORD, DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
 
 JSON_DOCUMENT_SUFFIXES = (".json", ".json.gz")
@@ -55,6 +55,8 @@ class ReadJournal(Source):
                              "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends"),
         "mark_sources": Option(bool, True, "with several inputs, put a {\"$record\": \"source\"} line before each "
                                "one's records, so a stream piped on keeps the files apart"),
+        "mark_dropped": Option(bool, False, "put a {\"$record\": \"dropped\"} line where a line was skipped (too long) "
+                               "or an input's reading failed, so a parse down the pipe reports it again"),
     }
     emits_raw = True
 
@@ -105,7 +107,7 @@ class ReadJournal(Source):
         files = self.input_files()
         mark = self.config["mark_sources"] and max(len(files), command_inputs()) > 1
         for path in files:
-            source = "<stdin>" if path == STDIN else printable(path)  # a name for diagnostics, valid UTF-8
+            source = source_name(path)  # a name for diagnostics, valid UTF-8
             if mark:  # downstream, even through a pipe, each file stays a source of its own
                 await out.send(Batch.of([{RECORD_KEY: SOURCE_RECORD, "source": source}], source))
             self._cutter = None
@@ -118,26 +120,31 @@ class ReadJournal(Source):
             except ReplayError as exc:
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise
-                self.emit("errors", exc.body | {"source": source})
-                await out.drain()
+                await self._send([exc.body | {"source": source} | self._stopped_at()], out)
             except OSError as exc:  # the disk or device failed mid-read (EIO, ECONNRESET, ...): this input ends here
                 if isinstance(exc, BrokenPipeError):
                     raise
-                self._read_failed(source, exc)
-                await out.drain()
+                await self._send([self._read_failed(source, exc)], out)
 
-    def _read_failed(self, source: str, exc: OSError) -> None:
-        """A read error mid-input: where it stopped (the first line not read whole), and why."""
-        cutter, self._cutter = self._cutter, None
-        why = exc.strerror or str(exc) or type(exc).__name__
+    def _stopped_at(self) -> dict[str, Any]:
+        """Where an input's reading stopped (the first line not read whole), when it stopped inside it."""
+        cutter = self._cutter
         if cutter is None or (cutter.offset == 0 and not cutter.pending):
-            self.error("E_INPUT_UNREADABLE", f"reading {source!r} failed: {why}", source=source, received=why)
-            return
-        self.error("E_INPUT_UNREADABLE",
-                   f"reading {source!r} failed at byte {cutter.offset} (line {cutter.line}): {why}; the lines before "
-                   "it were read, nothing from there on", source=source, line=cutter.line, offset=cutter.offset,
-                   received=why, howToFix="Read the input again once the device or connection works; the lines "
-                   "before the offset given came out already.")
+            return {}
+        return {"line": cutter.line, "offset": cutter.offset,
+                "howToFix": "The lines before the offset given came out; read the rest again from a whole copy of the input."}
+
+    def _read_failed(self, source: str, exc: OSError) -> dict[str, Any]:
+        """A read error mid-input: where it stopped (the first line not read whole), and why."""
+        where = self._stopped_at()
+        why = exc.strerror or str(exc) or type(exc).__name__
+        if not where:
+            return diagnostic("E_INPUT_UNREADABLE", f"reading {source!r} failed: {why}", source=source, received=why)
+        return diagnostic("E_INPUT_UNREADABLE",
+                          f"reading {source!r} failed at byte {where['offset']} (line {where['line']}): {why}; the lines "
+                          "before it were read, nothing from there on", source=source, line=where["line"],
+                          offset=where["offset"], received=why, howToFix="Read the input again once the device or "
+                          "connection works; the lines before the offset given came out already.")
 
     async def _read_whole(self, reader: Reader, source: str, out: Output) -> None:
         """One JSON document, whole: a document record, or E_ARTIFACT_JSON_INVALID where it does not parse."""
@@ -213,18 +220,48 @@ class ReadJournal(Source):
                 return b"".join(parts), False
 
     async def _send(self, items: list[Item], out: Output, pause: bool = False) -> None:
-        if pause:
-            batches = [item for item in items if not isinstance(item, dict)]
-            if batches:
-                batches[-1].pause = True
+        batches: list[Batch] = []
+        marks: list[Batch] = []  # (mark_dropped) the dropped records not yet placed: each goes where its line was
         for item in items:
             if isinstance(item, dict):
                 item.setdefault("stage", self.id)
                 self.emit("errors", item)
+                if self.config["mark_dropped"]:
+                    marks.append(_dropped(item))
             else:
-                await out.send(item)
+                batches.append(_placed(item, marks) if marks else item)
+        batches += marks
+        if pause and batches:
+            batches[-1].pause = True
+        for batch in batches:
+            await out.send(batch)
         if self._side:
             await out.drain()
+
+
+def _dropped(diagnostic: dict[str, Any]) -> Batch:
+    """The dropped record that stands in the stream for what ``diagnostic`` reports (a line left out, where a read
+    failed), at its line and offset."""
+    mark = {RECORD_KEY: DROPPED_RECORD, **{k: v for k, v in diagnostic.items() if k not in ("source", "stage")}}
+    return Batch(diagnostic.get("source", "<stdin>"), None, [exactjson.dumps(mark)], [diagnostic.get("line")],
+                 [diagnostic.get("offset")])
+
+
+def _placed(batch: Batch, marks: list[Batch]) -> Batch:
+    """``batch`` with the dropped records of ``marks`` whose lines lie before its last line put in their places (a line
+    too long is cut out of the batch it came in); the others stay in ``marks``, for the batches after it."""
+    last = batch.lines[-1] if len(batch) else None
+    if last is None:
+        return batch
+    inside = [m for m in marks if m.lines[0] is not None and m.lines[0] <= last]
+    if not inside:
+        return batch
+    marks[:] = [m for m in marks if m not in inside]
+    rows = sorted([*zip(batch.lines, batch.raws, batch.offsets, strict=True),
+                   *((m.lines[0], m.raws[0], m.offsets[0]) for m in inside)], key=lambda row: row[0] or 0)
+    out = Batch(batch.source, None, [r[1] for r in rows], [r[0] for r in rows], [r[2] for r in rows],
+                tail_open=batch.tail_open)
+    return out
 
 
 def _dialect_document(head: bytes) -> dict[str, Any] | None:

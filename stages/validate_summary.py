@@ -6,7 +6,8 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.engine.stage import Transform
+from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.io.journals import expand_paths, source_name
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, record_kind
 from replay.pipeline.model.runs import Run, name_run, starts_run
 
@@ -39,6 +40,10 @@ class ValidateSummary(Transform):
     the order the inputs came."""
 
     summary = "Count each input's events, runs and errors (from the errors ports wired in); one summary record per input at the end."
+    options = {
+        "paths": Option(list, [], "the inputs (empty: the command's PATHs, else stdin): one that held nothing at all still "
+                        "gets its summary", bind="args"),
+    }
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -84,5 +89,8 @@ class ValidateSummary(Transform):
         return None
 
     def flush(self) -> Batch | None:
+        if not self.tallies:  # not one record came (an empty file, blank lines): the inputs are valid, and empty
+            for path in expand_paths(self.config["paths"]):
+                self._tally(source_name(path))
         done = [t.summary() for t in self.tallies.values()]
         return Batch.of(done, "<validate_summary>") if done else None

@@ -20,7 +20,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.engine.errors import ReplayError, diagnostic, printable
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
 
 STDIN = "-"
@@ -76,6 +76,11 @@ def is_journal_name(name: str) -> bool:
 def stdin_is_terminal() -> bool:
     """True when stdin is a terminal (nobody piped anything in); a closed stdin is not one."""
     return sys.stdin is not None and sys.stdin.isatty()
+
+
+def source_name(path: str) -> str:
+    """The name an input's records carry (``source``): its path as printable text, or ``<stdin>``."""
+    return "<stdin>" if path == STDIN else printable(path)
 
 
 def require_stdin() -> None:

@@ -90,10 +90,16 @@ def test_a_truncated_gzip_keeps_what_was_whole_and_fails(tmp_path: Path):
     packed = write(tmp_path / "cut.jsonl.gz", data[: len(data) // 2])
     done = run_replay("read", str(packed))
     assert done.returncode == 1
-    out = done.stdout.splitlines()
+    *out, last = done.stdout.splitlines()
     assert out and all(line == LINES[1] for line in out)  # no partial line ever comes out
-    assert [e["code"] for e in errors_of(done.stderr)] == ["E_GZIP_INVALID"]
-    assert errors_of(done.stderr)[0]["source"] == str(packed)
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_GZIP_INVALID" and error["source"] == str(packed)
+    assert error["line"] == len(out) + 1 and error["offset"] == sum(len(line) + 1 for line in out)  # where it stopped
+    # and in the stream, where it stopped: a heal down the pipe fails as a heal of the file does
+    assert orjson.loads(last) == {"$record": "dropped", **{k: v for k, v in error.items() if k not in ("source", "stage")}}
+    piped = run_replay("heal", input=done.stdout)
+    assert piped.returncode == run_replay("heal", str(packed)).returncode == 1
+    assert [(e["code"], e["line"]) for e in errors_of(piped.stderr)] == [("E_GZIP_INVALID", error["line"])]
 
 
 @pytest.mark.parametrize("indent", [True, False], ids=["pretty", "one-line"])
@@ -289,11 +295,18 @@ def test_strict_stops_at_the_first_error(tmp_path: Path):
 def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path: Path):
     long_line = orjson.dumps({**EVENTS[1], "payload": {"text": "y" * 5000}})
     data = LINES[0] + b"\n" + long_line + b"\n" + LINES[2] + b"\n"
-    done = run_replay("read", "--max-line-bytes", "1000", str(write(tmp_path / "run.jsonl", data)))
+    path = write(tmp_path / "run.jsonl", data)
+    done = run_replay("read", "--max-line-bytes", "1000", str(path))
     assert done.returncode == 1
-    assert done.stdout == LINES[0] + b"\n" + LINES[2] + b"\n"
     [error] = errors_of(done.stderr)
     assert (error["code"], error["line"], error["offset"]) == ("E_JSONL_LINE_TOO_LONG", 2, len(LINES[0]) + 1)
+    # in its place a dropped record, so a heal down the pipe reports it and fails as a heal of the file does
+    first, mark, last = done.stdout.splitlines()
+    assert (first, last) == (LINES[0], LINES[2])
+    assert orjson.loads(mark) == {"$record": "dropped", **{k: v for k, v in error.items() if k not in ("source", "stage")}}
+    piped = run_replay("heal", input=done.stdout)
+    assert piped.returncode == run_replay("heal", "--max-line-bytes", "1000", str(path)).returncode == 1
+    assert [(e["code"], e["line"]) for e in errors_of(piped.stderr)] == [("E_JSONL_LINE_TOO_LONG", 2)]
 
 
 def test_a_huge_line_within_the_default_limit_passes(tmp_path: Path):
@@ -352,9 +365,11 @@ def test_an_input_that_fails_mid_read_is_reported_and_the_next_is_read(tmp_path:
     good = write(tmp_path / "a.jsonl", JOURNAL)
     done = run_replay("read", "/proc/self/mem", str(good))  # exists, opens, then fails with EIO
     assert done.returncode == 1
-    assert split_sources(done.stdout) == (["/proc/self/mem", str(good)], JOURNAL)
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_INPUT_UNREADABLE" and error["source"] == "/proc/self/mem"
+    mark = orjson.dumps({"$record": "dropped", **{k: v for k, v in error.items() if k not in ("source", "stage")}})
+    assert split_sources(done.stdout) == (["/proc/self/mem", str(good)], mark + b"\n" + JOURNAL)
+    assert [e["code"] for e in errors_of(run_replay("heal", input=done.stdout).stderr)] == ["E_INPUT_UNREADABLE"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="permissions do not apply to root")

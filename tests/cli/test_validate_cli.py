@@ -303,3 +303,16 @@ def test_a_fifo_in_the_folder_is_skipped_not_waited_on(tmp_path):
     proc = run_replay("validate", "--in", str(tmp_path), timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert [line["source"].rsplit("/", 1)[-1] for line in jsonl(proc.stdout)] == ["ok.jsonl"]
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n"])
+def test_an_input_with_no_records_still_gets_its_summary_line(tmp_path: Path, content: bytes) -> None:
+    """One line per input, an empty one too: named, through stdin, and alone or beside another."""
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(content)
+    empty = {"kind": "stream", "valid": True, "errors": 0, "events": 0, "runs": 0}
+    done = run_replay("validate", str(path))
+    assert done.returncode == 0 and jsonl(done.stdout) == [{"source": str(path), **empty}]
+    done = run_replay("validate", input=content)
+    assert done.returncode == 0 and jsonl(done.stdout) == [{"source": "<stdin>", **empty}]
+    assert jsonl(run_replay("validate", str(path), str(path)).stdout) == [{"source": str(path), **empty}] * 2

@@ -58,7 +58,9 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
-    bound: dict[str, Any] = {"read.follow": follow, "read.max_line_bytes": max_line_bytes}
+    # (the lines read leaves out go on as dropped records, as check_lines writes its own: parse, with --dialect, would
+    # take them for ones an earlier read left out and report them again)
+    bound: dict[str, Any] = {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": dialect is None}
     add = None
     if dialect is not None:  # mapped records are parsed records: parse, then the dialect stage
         bound |= {"parse.type": "parse", "write.inputs": ["dialect"]}
