@@ -1,7 +1,8 @@
 """WalkRecords: each journal record read as a step of a run: an aligned text line, or {step_id, kind, event, verification, spend}.
 
 Takes raw lines straight from ``read`` (it parses them itself, so the first line that is no record
-ends the walk right there) or records parsed upstream. Diagnostics routed in on a side input
+ends the walk right there) or records parsed upstream (a document's records: the first that is no
+object ends the walk too, named by its JSON path). Diagnostics routed in on a side input
 (``inputs = ["read", "read.errors"]``) end the walk too: a journal that cannot be read on is
 reported as ``E_JOURNAL_READ_FAILED`` with the byte offset of the failing record (or where reading
 stopped), and nothing after it is shown.
@@ -29,7 +30,15 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import STDIN
-from replay.pipeline.model.walk import SpendLedger, StepEnd, StepWatch, line_problem, read_record, scan_journal
+from replay.pipeline.model.walk import (
+    SpendLedger,
+    StepEnd,
+    StepWatch,
+    line_problem,
+    read_record,
+    record_problem,
+    scan_journal,
+)
 
 TEXT, JSON = "text", "json"
 _BLANK = b" \t\r"
@@ -95,6 +104,10 @@ class WalkRecords(Transform):
             raw = batch.raws[i]
             if events is not None:
                 record = events[i]
+                bad = record_problem(record, batch.pointers[i])
+                if bad is not None:  # a document's record that is no object ends the walk like such a line
+                    self._fail_with({**bad, "source": batch.source, "line": batch.lines[i], "offset": batch.offsets[i]})
+                    break
             else:
                 assert raw is not None
                 try:
@@ -109,8 +122,6 @@ class WalkRecords(Transform):
                     self._fail(problem.message, source=batch.source, line=batch.lines[i], offset=batch.offsets[i],
                                received=excerpt(raw))
                     break
-            if type(record) is not dict:
-                continue
             self._advance(batch, i, raw)
             if self._take(batch, i, record, raw, out):
                 break

@@ -642,6 +642,18 @@ def first_record_problem(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20
     return None
 
 
+def record_problem(record: Any, pointer: str | None) -> dict[str, Any] | None:
+    """None when a record of a JSON document (an artifact's event, an array's item) is an object, else
+    why it is no record, as the fields of its E_JOURNAL_READ_FAILED: ``reason``, the JSON ``path``, the
+    ``cause`` (``read`` reports the same record as E_EVENT_NOT_OBJECT) and what it is."""
+    if type(record) is dict:
+        return None
+    where = pointer or "a record"
+    return {"reason": f"{where} is JSON but not an object", "path": pointer, "cause": "E_EVENT_NOT_OBJECT",
+            "expected": "object", "received": excerpt(exactjson.dumps(record)),
+            "howToFix": f"Each record of the document must be a JSON object: fix or remove {where}."}
+
+
 def line_problem(raw: bytes, line: int, offset: int, complete: bool = True) -> LineProblem | None:
     """None when ``raw`` is a record (or blank), else what is wrong with it."""
     if not raw.strip(b" \t\r"):
@@ -694,9 +706,9 @@ def journal_of(data_dir: str, run_id: str) -> str:
 SCAN_CHUNK = 1 << 20
 
 
-def _unreadable(path: str, reason: str, **fields: Any) -> ReplayError:
+def _unreadable(journal: str, reason: str, **fields: Any) -> ReplayError:
     at = f" at byte {fields['offset']}" if fields.get("offset") is not None else ""
-    return ReplayError("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(path),
+    return ReplayError("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(journal),
                        refusal="journal_read_failed", **fields)
 
 
@@ -781,16 +793,23 @@ def _scan(path: str, at: str | None, max_line_bytes: int) -> JournalScan:
 
 def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
     head = b""
+    whole = True  # the head is the whole input (too short for head_format to tell: `read` tries it as a document)
     for data in read.look():
         head += data
         if head_format(head) is not None or len(head) > max_line_bytes:
+            whole = False
             break
     bom = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
-    if head_format(head) == DOCUMENT:  # one JSON document (an artifact): read whole, as `read` does
+    if head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
+        # one JSON document (an artifact, an array): read whole, as `read` does
         data = b"".join(read.look(keep=False))[bom:]
         document = as_document(data) if len(data) <= max_line_bytes else None
         if document is None:
             raise _unreadable(path, "it is neither JSONL nor one JSON artifact", offset=0, received=excerpt(data[:120]))
+        first = next(document_items(document, path), None)  # its first record: the $run record of an artifact
+        bad = record_problem(first.events[0], first.pointers[0]) if first is not None and first.events else None
+        if bad is not None:
+            raise _unreadable(path, bad.pop("reason"), **bad)
         if at is None:
             return JournalScan(True, None)
         records = [r for batch in document_items(document, path) for r in batch.events or ()]

@@ -117,6 +117,13 @@ def test_unusable_input_is_refused(args, code, cli):
     assert exit_code == 2 and out == b"" and errors[0]["code"] == code
 
 
+def test_a_folder_or_stdin_is_refused_naming_diff(tmp_path: Path, cli):
+    for arg in (str(tmp_path) + "/", "-"):
+        exit_code, out, [error] = cli("diff", str(WALK / "hello.jsonl"), arg)
+        assert (exit_code, out, error["code"]) == (2, b"", "E_USAGE_INVALID")
+        assert "diff" in error["message"] and "walk" not in error["message"] + error.get("example", "")
+
+
 def test_a_read_failure_points_at_the_failing_record(cli):
     _, _, errors = cli("diff", str(WALK / "hello.jsonl"), str(WALK / "mid-journal-error.jsonl"))
     assert (errors[0]["line"], errors[0]["offset"], errors[0]["refusal"]) == (4, 254, "journal_read_failed")

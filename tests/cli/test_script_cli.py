@@ -110,6 +110,48 @@ def test_stdin_and_out_file(tmp_path: Path):
     assert [p.name for p in tmp_path.iterdir()] == ["script.json"]  # no temp file left behind
 
 
+@pytest.mark.parametrize("existing", [True, False])
+def test_a_refused_script_writes_no_out_file(tmp_path: Path, existing: bool):
+    out = tmp_path / "script.json"
+    if existing:
+        out.write_bytes(b"the old script")
+    done = run_replay("script", str(OVERLOADED), "--no-override", "--out", str(out))
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_SESSION_GROUP_UNFINISHED"]
+    assert (out.read_bytes() == b"the old script") if existing else not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == (["script.json"] if existing else [])  # no temp file either
+
+
+def test_a_float_turn_is_refused_and_no_script_is_written(tmp_path: Path):
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b'{"type":"assistant/chunk","turn":1.0,"step":0,"chunk":{"type":"text-delta","text":"hi"}}\n'
+                        b'{"type":"assistant/chunk","turn":1,"step":0,"chunk":{"type":"finish","finishReason":"stop"}}\n')
+    done = run_replay("script", str(session), "--out", str(tmp_path / "script.json"))
+    assert (done.returncode, done.stdout) == (1, b"")
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["line"], error["received"]) == ("E_SESSION_LINE_INVALID", "$.turn", 1, "1.0")
+    assert not (tmp_path / "script.json").exists()
+
+
+def test_a_folder_is_refused_naming_a_session_file(tmp_path: Path):
+    shutil.copytree(SCENARIOS, tmp_path / "scenarios")
+    (tmp_path / "empty").mkdir()
+    for folder in ("scenarios/", "empty"):
+        done = run_replay("script", folder, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (2, b"")
+        [error] = errors_of(done.stderr)
+        assert error["code"] == "E_USAGE_INVALID" and error["path"] == folder
+        assert "directory" in error["message"] and "session.jsonl" in error["howToFix"]
+
+
+def test_an_override_that_is_a_folder_is_called_one(tmp_path: Path):
+    done = run_replay("script", str(ECHO), "--override", str(tmp_path))
+    assert (done.returncode, done.stdout) == (2, b"")
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and "is a directory" in error["message"]
+    assert "does not exist" not in error["message"] and "replay.override.json" in error["howToFix"]
+
+
 def test_the_formats_are_bundled_schemas():
     listed = run_replay("schema").stdout.decode().split()
     assert {"session", "replay-script", "replay-override"} <= set(listed)

@@ -211,6 +211,18 @@ def test_an_unreadable_first_record_is_refused(tmp_path: Path, cli):
     refused(cli("walk", str(tmp_path / "bad.jsonl.gz")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
 
 
+def test_a_document_whose_first_record_is_no_object_is_refused(tmp_path: Path, cli):
+    (tmp_path / "a.jsonl").write_bytes(b"[1,2]\n")  # one JSON array: a document of records
+    error = refused(cli("walk", str(tmp_path / "a.jsonl")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert (error["path"], error["cause"], error["received"]) == ("$[0]", "E_EVENT_NOT_OBJECT", "1")
+
+
+def test_the_stdin_dash_is_a_usage_error_not_a_run_id(cli):
+    code, out, [error] = cli("walk", "-", input=(WALK / "hello.jsonl").read_bytes())
+    assert (code, out, error["code"]) == (2, b"", "E_USAGE_INVALID")
+    assert "stdin" in error["message"] and "file" in error["howToFix"]
+
+
 def test_an_unreadable_file_is_refused(tmp_path: Path, cli):
     if os.geteuid() == 0:
         pytest.skip("root reads any file")
@@ -234,6 +246,19 @@ def test_a_bad_record_mid_journal_fails_with_its_byte_offset(cli):
     offset = sum(len(x) + 1 for x in data.split(b"\n")[:3])
     assert error["code"] == "E_JOURNAL_READ_FAILED" and error["refusal"] == "journal_read_failed"
     assert error["offset"] == offset and error["line"] == 4 and f"byte {offset}" in error["message"]
+
+
+@pytest.mark.parametrize("document, path", [
+    (b'{"events":[1,"x",{"type":"ok"}]}\n', "$.events[0]"),  # an artifact: its $run record is printed first
+    (b'[{"type":"a"},"x",{"type":"b"}]\n', "$[1]"),
+    (b'[{"type":"a"},"x",{"type":"b"}]', "$[1]"),  # no newline: still one document, as `read` reads it
+])
+def test_a_record_that_is_no_object_in_a_document_ends_the_walk_there(document: bytes, path: str, tmp_path: Path, cli):
+    (tmp_path / "art.json").write_bytes(document)
+    code, out, (error,) = cli("walk", str(tmp_path / "art.json"), "--json")
+    assert code == 1 and len(out.splitlines()) == 1
+    assert error["code"] == "E_JOURNAL_READ_FAILED" and error["refusal"] == "journal_read_failed"
+    assert (error["cause"], error["path"], error["source"]) == ("E_EVENT_NOT_OBJECT", path, str(tmp_path / "art.json"))
 
 
 def test_a_line_too_long_mid_journal_fails_with_its_offset(tmp_path: Path, cli):

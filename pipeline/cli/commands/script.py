@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.io.journals import STDIN
-from replay.pipeline.model.session import override_beside
+from replay.pipeline.io.journals import STDIN, path_kind
+from replay.pipeline.model.session import OVERRIDE_FILE, override_beside
 
 
 @click.command(epilog="""\b
@@ -24,7 +24,9 @@ Graph: `replay stages --graph script`.""")
 @click.option("--override", "override", metavar="FILE",
               help="Override sidecar (throw / hang for a named turn and step); default: replay.override.json beside SESSION.")
 @click.option("--no-override", is_flag=True, help="Ignore replay.override.json beside SESSION.")
-@click.option("--out", "out", metavar="FILE", help="Write the script here (atomically) instead of stdout.")
+@click.option("--out", "out", metavar="FILE",
+              help="Write the script here (atomically) instead of stdout; a refused script is not written at all "
+                   "(the first error stops it, as with --strict).")
 @max_line_option
 @strict_option
 def script(session: str, override: str | None, no_override: bool, out: str | None, max_line_bytes: int, strict: bool) -> int:
@@ -37,10 +39,22 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
     """
     if override is not None and no_override:
         raise ReplayError("E_USAGE_INVALID", "give --override FILE or --no-override, not both")
+    if session != STDIN and path_kind(session) == "directory":
+        raise ReplayError("E_USAGE_INVALID", f"{session!r} is a directory; script reads one session journal", path=session,
+                          howToFix=f"Name the session file, e.g. `replay script {os.path.join(session, 'session.jsonl')}`; "
+                                   "script each session of a folder on its own.")
     if override is None and not no_override and session != STDIN and override_beside(session).is_file():
         override = str(override_beside(session))
-    if override is not None and not Path(override).is_file():
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
-                          howToFix="Check the path given to --override, or leave it out.")
+    if override is not None and not os.path.isfile(override):
+        if not os.path.exists(override):
+            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
+                              howToFix="Check the path given to --override, or leave it out.")
+        folder = os.path.isdir(override)
+        raise ReplayError("E_USAGE_INVALID", f"override sidecar {override!r} is {'a directory' if folder else 'not a regular file'}; "
+                          "--override names the sidecar file", path=override,
+                          howToFix=f"Name the sidecar file{f', e.g. --override {os.path.join(override, OVERRIDE_FILE)}' if folder else ''}, "
+                                   "or leave --override out.")
     bound = {"script.override": override, "write.path": out, "read.max_line_bytes": max_line_bytes}
-    return exit_code_for(run_spec("script", [session], set=bound, strict=strict))
+    # A script refused (any error) is not written to --out at all: the first error stops it, as --strict does,
+    # before `write` commits the file.
+    return exit_code_for(run_spec("script", [session], set=bound, strict=strict or out is not None))

@@ -10,6 +10,7 @@ import click
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.walk import DEFAULT_DATA_DIR, is_run_id, journal_of, looks_like_path, scan_journal
 
 data_dir_option = click.option(
@@ -38,9 +39,9 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, max_line
     """Walk a run's journal read-only: one line per record, in journal order, optionally up to a step.
 
     RUN_ID_OR_PATH is a run id (its journal is DATA_DIR/journal/RUN_ID.jsonl) or the path of a
-    journal (it has a `/` or ends in .jsonl, .json, .ndjson or .gz). Canonical journals and
-    flows-style ones (records with `kind` and `step_id`) are both read. Nothing is run, written or
-    contacted: this only reads the file.
+    journal (it has a `/` or ends in .jsonl, .json, .ndjson or .gz); not `-`: walk reads no stdin.
+    Canonical journals and flows-style ones (records with `kind` and `step_id`) are both read.
+    Nothing is run, written or contacted: this only reads the file.
 
     Text lines are kind, step (`-` for run-level records), the essential detail and [state], in
     columns that split on whitespace (awk '{print $1, $2, $NF}'). Exit 0 walked; 2 refused before any
@@ -62,15 +63,22 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, max_line
     return exit_code_for(run_spec("walk", [path], set=bound))
 
 
-def resolve_journal(arg: str, data_dir: str | None) -> str:
-    """The journal file a RUN_ID_OR_PATH argument names (refused: E_INVALID_RUN_ID, E_RUN_NOT_FOUND)."""
+def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> str:
+    """The journal file a RUN_ID_OR_PATH argument of ``replay COMMAND`` names (refused: E_INVALID_RUN_ID,
+    E_RUN_NOT_FOUND; E_USAGE_INVALID for stdin or a path that is no regular file)."""
+    example = f"replay {command} .replay/journal/RUN_ID.jsonl" + (" other.jsonl" if command == "diff" else "")
+    if data_dir is None and arg == STDIN:
+        raise ReplayError("E_USAGE_INVALID", f"{command} reads a journal file or a run id, not stdin", received=arg,
+                          howToFix="Save the stream to a file first (... > run.jsonl) and pass that path, or pass "
+                                   "the journal's path or run id.", example=example)
     if data_dir is None and looks_like_path(arg):
         if not os.path.exists(arg):
             raise ReplayError("E_RUN_NOT_FOUND", f"no journal at {arg!r}", path=arg, refusal="run_not_found",
                               howToFix="Check the path, or give a run id to look in .replay/journal/.")
         if not os.path.isfile(arg):
-            raise ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; walk reads one journal file", path=arg,
-                              example="replay walk .replay/journal/RUN_ID.jsonl")
+            raise ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; {command} reads journal files",
+                              path=arg, howToFix="Pass the journal file itself (a .jsonl or .json file), or a run id.",
+                              example=example)
         return arg
     if not is_run_id(arg):
         hint = " (with --data-dir the argument is always a run id)" if data_dir is not None and looks_like_path(arg) else ""
