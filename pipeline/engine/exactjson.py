@@ -38,9 +38,9 @@ JSONDecodeError = orjson.JSONDecodeError
 _MAY_ROUND_STR = re.compile(r"[0-9.]{16}|[0-9.][eE]-[0-9]{3}")
 _INT64_MIN = -(2**63)
 _UINT64_MAX = 2**64 - 1
-# orjson refuses nesting deeper than this; the standard library needs the interpreter's recursion
-# limit above it to decode (and we to walk) what orjson accepted.
-_DEPTH = 1024
+# orjson refuses nesting deeper than this (the outermost value is level 1); the standard library needs the
+# interpreter's recursion limit above it to decode (and we to walk) what orjson accepted.
+MAX_DEPTH = 1024
 
 
 def _reject_constant(name: str) -> Any:
@@ -50,12 +50,17 @@ def _reject_constant(name: str) -> Any:
 @contextmanager
 def _deep() -> Iterator[None]:
     limit = sys.getrecursionlimit()
-    if limit < _DEPTH * 4:
-        sys.setrecursionlimit(_DEPTH * 4)
+    if limit < MAX_DEPTH * 4:
+        sys.setrecursionlimit(MAX_DEPTH * 4)
     try:
         yield
     finally:
         sys.setrecursionlimit(limit)
+
+
+def too_deep(exc: orjson.JSONDecodeError) -> bool:
+    """Did orjson refuse the text for nesting deeper than ``MAX_DEPTH`` (so it may well be valid JSON)?"""
+    return exc.msg == "depth limit exceeded"
 
 
 def _exact(data: bytes | str) -> Any:
