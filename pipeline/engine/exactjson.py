@@ -146,14 +146,8 @@ def exact_lines(raws: list[bytes], values: list[Any]) -> list[Any]:
     return values
 
 
-def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int | None = None) -> bytes:
-    """``orjson.dumps``; integers beyond 64 bits are written as their exact digits."""
-    try:
-        return orjson.dumps(value, default, option)
-    except orjson.JSONEncodeError as exc:
-        message = str(exc)
-        if "64-bit" not in message and "Recursion" not in message and "ExactNumber" not in message:
-            raise
+def _exact_first(default: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    """orjson's ``default``: an ``ExactNumber`` as its text, anything else as ``default`` writes it."""
 
     def fallback(obj: Any) -> Any:
         if type(obj) is ExactNumber:
@@ -162,6 +156,20 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
             raise TypeError(f"Type is not JSON serializable: {type(obj).__name__}")
         return default(obj)
 
+    return fallback
+
+
+def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int | None = None) -> bytes:
+    """``orjson.dumps``; integers beyond 64 bits and ``ExactNumber``s are written as their exact digits (an
+    ``ExactNumber`` never reaches ``default``: ``str`` would write ``"inf"``)."""
+    try:
+        return orjson.dumps(value, default if default is None else _exact_first(default), option)
+    except orjson.JSONEncodeError as exc:
+        message = str(exc)
+        if "64-bit" not in message and "Recursion" not in message and "ExactNumber" not in message:
+            raise
+
+    fallback = _exact_first(default)
     with _deep():
         try:
             return orjson.dumps(_fragments(value), fallback, option)
