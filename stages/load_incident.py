@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
@@ -26,7 +27,7 @@ class LoadIncident(Source):
         "effects_complete": Option(bool, False, "runledger/replay formats: the log holds the complete effect ledger"),
         "max_bytes": Option(int, export.Limits.max_bytes, "largest input file, in bytes"),
         "max_events": Option(int, export.Limits.max_events, "most events in the trace"),
-        "max_depth": Option(int, export.Limits.max_depth, "deepest nesting of the export's JSON"),
+        "max_depth": Option(int, export.Limits.max_depth, f"deepest nesting of the export's JSON (JSON deeper than {exactjson.MAX_DEPTH} levels is never read)"),
         "max_assertions": Option(int, export.Limits.max_assertions, "most rules"),
     }
 

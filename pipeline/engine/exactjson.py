@@ -38,9 +38,9 @@ JSONDecodeError = orjson.JSONDecodeError
 _MAY_ROUND_STR = re.compile(r"[0-9.]{16}|[0-9.][eE]-[0-9]{3}")
 _INT64_MIN = -(2**63)
 _UINT64_MAX = 2**64 - 1
-# orjson refuses nesting deeper than this; the standard library needs the interpreter's recursion
-# limit above it to decode (and we to walk) what orjson accepted.
-_DEPTH = 1024
+# orjson refuses nesting deeper than this (the outermost value is level 1); the standard library needs the
+# interpreter's recursion limit above it to decode (and we to walk) what orjson accepted.
+MAX_DEPTH = 1024
 
 
 def _reject_constant(name: str) -> Any:
@@ -50,12 +50,17 @@ def _reject_constant(name: str) -> Any:
 @contextmanager
 def _deep() -> Iterator[None]:
     limit = sys.getrecursionlimit()
-    if limit < _DEPTH * 4:
-        sys.setrecursionlimit(_DEPTH * 4)
+    if limit < MAX_DEPTH * 4:
+        sys.setrecursionlimit(MAX_DEPTH * 4)
     try:
         yield
     finally:
         sys.setrecursionlimit(limit)
+
+
+def too_deep(exc: orjson.JSONDecodeError) -> bool:
+    """Did orjson refuse the text for nesting deeper than ``MAX_DEPTH`` (so it may well be valid JSON)?"""
+    return exc.msg == "depth limit exceeded"
 
 
 def _exact(data: bytes | str) -> Any:
@@ -141,14 +146,8 @@ def exact_lines(raws: list[bytes], values: list[Any]) -> list[Any]:
     return values
 
 
-def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int | None = None) -> bytes:
-    """``orjson.dumps``; integers beyond 64 bits are written as their exact digits."""
-    try:
-        return orjson.dumps(value, default, option)
-    except orjson.JSONEncodeError as exc:
-        message = str(exc)
-        if "64-bit" not in message and "Recursion" not in message and "ExactNumber" not in message:
-            raise
+def _exact_first(default: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    """orjson's ``default``: an ``ExactNumber`` as its text, anything else as ``default`` writes it."""
 
     def fallback(obj: Any) -> Any:
         if type(obj) is ExactNumber:
@@ -157,6 +156,20 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
             raise TypeError(f"Type is not JSON serializable: {type(obj).__name__}")
         return default(obj)
 
+    return fallback
+
+
+def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int | None = None) -> bytes:
+    """``orjson.dumps``; integers beyond 64 bits and ``ExactNumber``s are written as their exact digits (an
+    ``ExactNumber`` never reaches ``default``: ``str`` would write ``"inf"``)."""
+    try:
+        return orjson.dumps(value, default if default is None else _exact_first(default), option)
+    except orjson.JSONEncodeError as exc:
+        message = str(exc)
+        if "64-bit" not in message and "Recursion" not in message and "ExactNumber" not in message:
+            raise
+
+    fallback = _exact_first(default)
     with _deep():
         try:
             return orjson.dumps(_fragments(value), fallback, option)

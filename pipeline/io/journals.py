@@ -209,7 +209,7 @@ def decode_each_line(decoder: Any, batch: Batch) -> list[Any] | None:
     return values if len(values) == len(batch) else None  # type: ignore[no-any-return]
 
 
-ORJSON_DEPTH = 1024  # the deepest nesting orjson (and so parse) reads: a deeper line is invalid JSON to replay
+ORJSON_DEPTH = exactjson.MAX_DEPTH  # the deepest nesting orjson (and so parse) reads: a deeper line is invalid JSON to replay
 
 
 def nested_no_deeper_than_orjson(decode: Any, text: bytes) -> Any:

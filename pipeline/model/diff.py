@@ -160,7 +160,8 @@ def _child(path: str, key: str | int) -> str:
 def field_changes(a: Any, b: Any, path: str = "$") -> list[dict[str, Any]]:
     """The leaves where ``a`` and ``b`` differ: ``{"path", "a"?, "b"?}`` (a side without the field has no key).
     One walk over both: objects key by key, arrays of one length item by item; leaves differ in JSON type
-    (``1``, ``1.0`` and ``true`` are three values) or in value."""
+    (``1``, ``1.0`` and ``true`` are three values) or in value; a number a double does not hold (an
+    ``exactjson.ExactNumber``: ``1e400`` and ``2e400`` both read as infinity) by its text, as the record keys compare it."""
     if isinstance(a, dict) and isinstance(b, dict):
         out: list[dict[str, Any]] = []
         for key in [*a, *(k for k in b if k not in a)]:
@@ -174,7 +175,7 @@ def field_changes(a: Any, b: Any, path: str = "$") -> list[dict[str, Any]]:
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [c for k, (x, y) in enumerate(zip(a, b, strict=True)) for c in field_changes(x, y, _child(path, k))]
-    if type(a) is type(b) and a == b:
+    if type(a) is type(b) and a == b and (type(a) is not exactjson.ExactNumber or a.text == b.text):
         return []
     return [{"path": path, "a": a, "b": b}]
 

@@ -99,6 +99,16 @@ def test_ignore_extends_the_default(tmp_path: Path, cli):
     assert cli("diff", str(a), str(b), "--ignore", "model", "--no-default-ignore")[0] == 1
 
 
+def test_numbers_too_large_for_a_double_are_named_where_they_differ(tmp_path: Path, cli):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(b'{"type":"a","payload":{"n":1e400}}\n')
+    b.write_bytes(b'{"type":"a","payload":{"n":2e400}}\n')
+    exit_code, out, _ = cli("diff", str(a), str(b), "--json")
+    assert exit_code == 1 and b'"fields":[{"path":"$.payload.n","a":1e400,"b":2e400}]' in out
+    exit_code, out, _ = cli("diff", str(a), str(b))
+    assert exit_code == 1 and b"$.payload.n: 1e400 -> 2e400" in out
+
+
 def test_the_json_output_is_stable(captured, cli):
     home, (first, _, broken) = captured
     assert cli("diff", "--json", first, broken, cwd=home)[1] == cli("diff", "--json", first, broken, cwd=home)[1]

@@ -81,6 +81,7 @@ def test_redact_pointers_from_the_command_line(tmp_path: Path) -> None:
     (("--redact", "/input/company"), "E_INCIDENT_REDACT_PATH_MISSING"),
     (("--redact", "/events/*/name"), "E_INCIDENT_REDACT_PATH_PROTECTED"),
     (("--redact", "input"), "E_INCIDENT_REDACT_POINTER_INVALID"),
+    (("--redact", ""), "E_INCIDENT_REDACT_POINTER_INVALID"),
     (("--rules", "rules.json"), "E_USAGE_INVALID"),
     (("--case", "x"), "E_USAGE_INVALID"),
     (("--effects-complete",), "E_USAGE_INVALID"),
@@ -96,6 +97,30 @@ def test_import_refusals_exit_2_and_write_nothing(tmp_path: Path, args: tuple[st
     assert done.returncode == 2
     assert [e["code"] for e in errors_of(done.stderr)] == [code]
     assert done.stdout == b"" and list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_redact_pointer_is_refused_as_a_pointer(tmp_path: Path) -> None:
+    (error,) = errors_of(import_(tmp_path, "--redact", "/input/customer_email", "--redact", "").stderr)
+    assert error["code"] == "E_INCIDENT_REDACT_POINTER_INVALID" and error["path"] == "--redact" and error["received"] == ""
+    assert "empty" in error["message"] and error["example"] == "--redact /events/*/args/internal_reference"
+
+
+def test_a_byte_that_is_not_utf8_and_json_too_deep_to_read_are_refused_truthfully(tmp_path: Path) -> None:
+    data = REFUND_EXPORT.read_bytes()
+    at = data.index(b"Jane Doe, jane")
+    (tmp_path / "b.json").write_bytes(data[:at] + b"\xff" + data[at + 1:])
+    done = import_(tmp_path, export=tmp_path / "b.json")
+    (error,) = errors_of(done.stderr)
+    assert done.returncode == 2 and error["code"] == "E_INCIDENT_JSON_INVALID"
+    assert (error["line"], error["column"], error["offset"]) == (8, 80, 276) and "offset 355 " in error["message"]
+    deep = data.replace(b'"region": "eu-west-1"}', b'"region": "eu-west-1", "deep": ' + b"[" * 1500 + b"]" * 1500 + b"}")
+    (tmp_path / "d.json").write_bytes(deep)
+    for args, limit in (((), 20), (("--max-depth", "5000"), 1024)):
+        done = import_(tmp_path, *args, export=tmp_path / "d.json")
+        (error,) = errors_of(done.stderr)
+        assert done.returncode == 2 and error["code"] == "E_INCIDENT_NESTING_TOO_DEEP", error
+        assert error["expected"] == f"at most {limit} levels" and error["line"] == deep.count(b"\n", 0, deep.index(b"[[[")) + 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "d.json"]
 
 
 def test_limits_can_be_raised_from_the_command_line(tmp_path: Path) -> None:

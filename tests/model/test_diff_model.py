@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.diff import (
     DEFAULT_IGNORE,
     Ignore,
@@ -198,6 +199,17 @@ def test_another_question_is_no_other_output():
     b = run(ev(1, "user_message", content="q"), ev(2, "assistant_message", content="y"))
     assert [d["category"] for d in diff_runs(a, b).differences] == ["fields", "output"]
 
+
+
+def test_numbers_a_double_does_not_hold_are_compared_as_written():
+    """1e400 and 2e400 both read as infinity, the two long decimals as one double: they still differ, field by field."""
+    a, b = (exactjson.loads(f'{{"n": {n}, "m": {m}, "same": 1e400}}')
+            for n, m in (("1e400", "3.14159265358979323846"), ("2e400", "3.14159265358979323847")))
+    assert [(c["path"], c["a"].text, c["b"].text) for c in field_changes(a, b)] == [
+        ("$.n", "1e400", "2e400"), ("$.m", "3.14159265358979323846", "3.14159265358979323847")]
+    assert field_changes(a, exactjson.loads(exactjson.dumps(a))) == []
+    (difference,) = diff_runs(run({"type": "a", "payload": a}), run({"type": "a", "payload": b})).differences
+    assert [c["path"] for c in difference["fields"]] == ["$.payload.n", "$.payload.m"]
 
 
 _STEP = re.compile(r'\.([A-Za-z_$][A-Za-z0-9_$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')

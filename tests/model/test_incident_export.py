@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 from conftest import EXAMPLES
-from incident_support import INCIDENTS, minimal_export, refund_export, write_json
+from incident_support import INCIDENTS, REFUND_EXPORT, minimal_export, refund_export, write_json
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.export import Limits, load_export
@@ -193,6 +193,65 @@ def test_json_that_is_not_json_is_refused_with_its_position(tmp_path: Path) -> N
         load_export(str(tmp_path / "e.json"))
     assert caught.value.code == "E_INCIDENT_JSON_INVALID"
     assert caught.value.body["line"] == 2
+
+
+def test_a_byte_that_is_not_utf8_is_refused_where_it_is(tmp_path: Path) -> None:
+    """The bad byte's line, column (as orjson counts them for other errors: characters) and the line's offset; the
+    message names the byte and its offset in the file."""
+    data = REFUND_EXPORT.read_bytes()
+    at = data.index(b"Jane Doe, jane")
+    (tmp_path / "e.json").write_bytes(data[:at] + b"\xff" + data[at + 1:])
+    line = data.count(b"\n", 0, at) + 1
+    line_start = data.rindex(b"\n", 0, at) + 1
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(tmp_path / "e.json"))
+    body = caught.value.body
+    assert caught.value.code == "E_INCIDENT_JSON_INVALID"
+    assert (body["line"], body["column"], body["offset"]) == (line, at - line_start + 1, line_start) == (8, 80, 276)
+    assert "UTF-8" in body["message"] and "0xff" in body["message"] and f"offset {at} " in body["message"]
+    (tmp_path / "e.json").write_bytes('{"schema_version": 1,\n  "input": {"é": "é'.encode() + b"\xc3(" + b'"}}')
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(tmp_path / "e.json"))
+    assert (caught.value.body["line"], caught.value.body["column"], caught.value.body["offset"]) == (2, 20, 22)
+
+
+def test_a_log_line_with_a_byte_that_is_not_utf8_is_refused_where_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    first = b'{"type": "task_start", "case_id": "c", "input": {}}\n'
+    path.write_bytes(first + b'{"type": "task_end", "case_id": "c\xfe"}\n')
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(path), format="runledger", rules_path=RULES)
+    body = caught.value.body
+    assert caught.value.code == "E_INCIDENT_JSON_INVALID"
+    assert (body["line"], body["column"], body["offset"]) == (2, 35, len(first))
+
+
+def _nested(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_json_deeper_than_the_reader_goes_is_too_deep_not_invalid(tmp_path: Path) -> None:
+    """orjson reads 1024 levels: a deeper export is refused as too deep, naming the limit that applies (the
+    --max-depth given, or 1024 when that is higher: the flag cannot raise it further), where the reader stopped, and
+    never telling to raise --max-depth."""
+    doc = minimal_export()
+    doc["input"]["deep"] = 0
+    text = orjson.dumps(doc).decode().replace('"deep":0', '"deep":' + _nested(1500))
+    (tmp_path / "e.json").write_text(text)
+    for limits, limit in ((Limits(), 20), (Limits(max_depth=5000), 1024), (Limits(max_depth=1024), 1024)):
+        with pytest.raises(ReplayError) as caught:
+            load_export(str(tmp_path / "e.json"), limits=limits)
+        body = caught.value.body
+        assert caught.value.code == "E_INCIDENT_NESTING_TOO_DEEP", body
+        assert body["expected"] == f"at most {limit} levels" and f"deeper than {limit} levels" in body["message"]
+        # (orjson stops just after the bracket that opens level 1025: the deep array is level 3)
+        assert (body["line"], body["column"]) == (1, text.index('"deep":') + len('"deep":') + 1023 + 1)
+        assert "raise the limit" not in body["howToFix"] and "1024 levels is the deepest JSON" in body["howToFix"]
+    (tmp_path / "e.json").write_text(text.replace(_nested(1500), _nested(1022)))  # 1024 levels with export and input
+    node = load_export(str(tmp_path / "e.json"), limits=Limits(max_depth=5000))["input"]["deep"]
+    for _ in range(1021):
+        node = node[0]
+    assert node == []
 
 
 def test_a_jsonl_file_given_as_canonical_is_an_unsupported_format(tmp_path: Path) -> None:

@@ -180,3 +180,9 @@ def test_duplicate_keys_are_found_exactly_where_they_are(text):
 
     json.loads(raw, object_pairs_hook=pairs)
     assert bool(exactjson.duplicate_keys(raw)) == bool(found)
+
+
+def test_a_number_a_double_does_not_hold_is_written_as_read_whatever_the_default() -> None:
+    for text in (b'{"n":[1e400,3.14159265358979323846]}', b'{"n":[1e400,123456789012345678901234567890]}'):
+        for default in (None, str):
+            assert exactjson.dumps(exactjson.loads(text), default=default) == text

@@ -31,7 +31,7 @@ def limit_options(command: Any) -> Any:
     for flag, field, what in reversed((
         ("--max-bytes", "max_bytes", "largest input file in bytes"),
         ("--max-events", "max_events", "most events in the trace"),
-        ("--max-depth", "max_depth", "deepest JSON nesting"),
+        ("--max-depth", "max_depth", f"deepest JSON nesting (JSON deeper than {exactjson.MAX_DEPTH} levels is never read)"),
         ("--max-assertions", "max_assertions", "most rules"),
     )):
         command = click.option(flag, field, type=click.IntRange(min=1), default=getattr(defaults, field), show_default=True,
@@ -117,6 +117,10 @@ def import_(export_path: str, out: str, format_: str, case: str | None, rules: s
             if given is not None:
                 raise ReplayError("E_USAGE_INVALID", f"{flag} is for --format runledger/replay; a canonical export declares it itself",
                                   path=flag, howToFix="Put `assertions` and `effects_complete` in the export, or pick --format.")
+    from replay.pipeline.model.incident.redaction import removal_pointer
+
+    for pointer in redact:  # refused here as a pointer, once for a folder too; the stage's option takes no empty string
+        removal_pointer(pointer)
     bindings = {"load.path": export_path, "load.format": format_, "load.case": case, "load.rules": rules,
                 "load.effects_complete": bool(effects_complete), **limits_of(limits),
                 "redact.remove": list(redact), "folder.out": out}

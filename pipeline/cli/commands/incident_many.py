@@ -34,7 +34,6 @@ from replay.pipeline.io.journals import expand_paths, is_temp_name
 from replay.pipeline.io.manifest import Manifest, work_key
 from replay.pipeline.model.incident.bundle import folder_name, refuse_non_folder_out
 from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
-from replay.pipeline.model.incident.redaction import removal_pointer
 
 COMMAND = "incident-import"
 
@@ -46,8 +45,6 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
         logger().warning("incident.nothing_found", path=folder,
                          hint=f"--format {format_} imports the {'/'.join(EXPORT_SUFFIXES[format_])} files of a folder")
         return EXIT_OK
-    for pointer in bindings["redact.remove"]:
-        removal_pointer(pointer)  # a malformed pointer would refuse every export: refused once, here
     if format_ != "canonical":
         given_rules(format_, bindings["load.rules"], limits, check=True)
     target = Path(out)

@@ -84,7 +84,7 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """A checked bundle from ``path``; refused (exit 2) when it is not one, was edited, or breaks an import rule."""
     path = resolve_bundle_path(path)
     where = {"source": path}
-    document = export.parse_json(export.read_limited(path, limits, what="bundle"), where)
+    document = export.parse_json(export.read_limited(path, limits, what="bundle"), where, limits)
     if not isinstance(document, dict) or document.get("kind") != KIND:
         looks_like_export = isinstance(document, dict) and "schema_version" in document and "kind" not in document
         refuse("E_INCIDENT_BUNDLE_INVALID", f"{path!r} is not an incident bundle", {**where, "path": "$.kind"},

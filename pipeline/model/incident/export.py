@@ -95,6 +95,11 @@ class Limits:
     max_depth: int = 20
     max_assertions: int = 30
 
+    @property
+    def depth(self) -> int:
+        """The nesting limit that applies: ``max_depth``, but no deeper than JSON is read (``exactjson.MAX_DEPTH``)."""
+        return min(self.max_depth, exactjson.MAX_DEPTH)
+
 
 DEFAULT_LIMITS = Limits()
 
@@ -127,18 +132,40 @@ def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
     return data
 
 
-def parse_json(data: bytes, where: dict[str, Any], *, lines_hint: bool = False) -> Any:
+def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint: bool = False) -> Any:
+    """The JSON value of ``data`` (the whole file, or the one line ``where`` names); refused with the position of
+    the fault: a byte that is not UTF-8, nesting deeper than the limit, anything else that is not JSON."""
     try:
         return exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        if "recursion" in str(exc).lower():
-            refuse("E_INCIDENT_NESTING_TOO_DEEP", "the JSON is nested deeper than any import allows", where)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:  # (orjson checks the whole text first and reports column 1)
+            line_start = data.rfind(b"\n", 0, bad.start) + 1
+            line, column = data.count(b"\n", 0, bad.start) + 1, len(data[line_start:bad.start].decode("utf-8")) + 1
+            at = {**where, **_position(data, where, line, column)}
+            refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{data[bad.start]:02x} at offset "
+                   f"{at['offset'] + bad.start - line_start} (line {at['line']}, column {column}): {bad.reason}", at,
+                   howToFix="Save the file as UTF-8: the byte at the reported line and column is not part of a UTF-8 character.")
+        if exactjson.too_deep(exc):
+            refuse_too_deep(limits, {**where, **_position(data, where, exc.lineno, exc.colno)},
+                            received=f"more than {exactjson.MAX_DEPTH} levels", readable=False)
         if lines_hint and data.strip().count(b"\n") and all(_is_json(line) for line in data.splitlines() if line.strip()):
             refuse("E_INCIDENT_FORMAT_UNSUPPORTED", "this file is JSON Lines, not one canonical export object", where,
                    expected="one JSON object (schema_version 1)", received="JSON Lines",
                    howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
-        position = {"column": exc.colno} if "line" in where else {"line": exc.lineno, "column": exc.colno}
-        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **position})
+        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **_position(data, where, exc.lineno, exc.colno)})
+
+
+def _position(data: bytes, where: dict[str, Any], line: int, column: int) -> dict[str, Any]:
+    """Line, column and the byte offset of the line's start of a place in ``data``: the whole file, or the one line
+    ``where`` already names (with its offset)."""
+    if "line" in where:
+        return {"column": column, **({"offset": where["offset"]} if "offset" in where else {})}
+    line_start = 0
+    for _ in range(line - 1):
+        line_start = data.index(b"\n", line_start) + 1
+    return {"line": line, "column": column, "offset": line_start}
 
 
 def _is_json(line: bytes) -> bool:
@@ -149,16 +176,26 @@ def _is_json(line: bytes) -> bool:
     return True
 
 
+def refuse_too_deep(limits: Limits, where: dict[str, Any], received: str, *, readable: bool) -> NoReturn:
+    """Refuse JSON nested deeper than ``limits.max_depth`` (or than JSON is read: the limit named is the one that
+    applies); ``readable``: the JSON was read, so a higher --max-depth (up to ``exactjson.MAX_DEPTH``) would take it."""
+    limit = limits.depth
+    how = ("Flatten the payload or leave it out of the export (it is checked before --redact removes anything), or raise "
+           "the limit with --max-depth." if readable and limit < exactjson.MAX_DEPTH else
+           f"Flatten the payload or leave it out of the export: {exactjson.MAX_DEPTH} levels is the deepest JSON the importer "
+           "reads, whatever --max-depth says.")
+    refuse("E_INCIDENT_NESTING_TOO_DEEP", f"the JSON is nested deeper than {limit} levels", where,
+           expected=f"at most {limit} levels", received=received, howToFix=how)
+
+
 def check_depth(document: Any, limits: Limits, where: dict[str, Any]) -> None:
     """Refuse documents nested deeper than ``limits.max_depth`` (the outermost value is level 1)."""
     stack: list[tuple[Any, int, str]] = [(document, 1, where.get("path") or "$")]
     while stack:
         node, depth, path = stack.pop()
         if isinstance(node, dict | list):
-            if depth > limits.max_depth:
-                refuse("E_INCIDENT_NESTING_TOO_DEEP", f"the export is nested deeper than {limits.max_depth} levels",
-                       {**where, "path": path}, expected=f"at most {limits.max_depth} levels", received=f"level {depth}",
-                       howToFix="Flatten the payload, remove it with --redact, or raise the limit with --max-depth.")
+            if depth > limits.depth:
+                refuse_too_deep(limits, {**where, "path": path}, received=f"level {depth}", readable=True)
             items = node.items() if isinstance(node, dict) else enumerate(node)
             for key, child in items:
                 if isinstance(child, dict | list):
@@ -292,7 +329,7 @@ def assemble(input_: Any, effects_complete: Any, events: Any, assertions: Any, p
 # the canonical export -----------------------------------------------------------------------------
 def load_canonical(data: bytes, source: str, limits: Limits) -> dict[str, Any]:
     where = {"source": source}
-    document = parse_json(data, where, lines_hint=True)
+    document = parse_json(data, where, limits, lines_hint=True)
     if not isinstance(document, dict):
         refuse("E_INCIDENT_SHAPE_INVALID", "a canonical export is one JSON object", {**where, "path": "$"},
                expected="object", received=json_type(document))
@@ -321,12 +358,14 @@ def load_canonical(data: bytes, source: str, limits: Limits) -> dict[str, Any]:
 
 
 # JSON Lines formats -------------------------------------------------------------------------------
-def _jsonl(data: bytes, source: str) -> list[tuple[int, dict[str, Any]]]:
+def _jsonl(data: bytes, source: str, limits: Limits) -> list[tuple[int, dict[str, Any]]]:
     records = []
+    offset = 0
     for n, line in enumerate(data.split(b"\n"), 1):
+        start, offset = offset, offset + len(line) + 1
         if not line.strip():
             continue
-        value = parse_json(line, {"source": source, "line": n})
+        value = parse_json(line, {"source": source, "line": n, "offset": start}, limits)
         if not isinstance(value, dict):
             refuse("E_INCIDENT_SHAPE_INVALID", f"line {n} is not a JSON object", {"source": source, "line": n, "path": "$"},
                    expected="object", received=json_type(value))
@@ -358,7 +397,7 @@ def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any],
                    effects_complete: bool, limits: Limits) -> dict[str, Any]:
     """A RunLedger ``run.jsonl``: one case's task_start input, tool events, explicit effects and terminal event;
     its logs and earlier assertion/budget results are dropped."""
-    records = _jsonl(data, source)
+    records = _jsonl(data, source, limits)
     cases: list[str] = []
     for n, record in records:
         where = {"source": source, "line": n}
@@ -405,7 +444,7 @@ REPLAY_DISCARDED = ("run_started", "user_message", "assistant_message")
 def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[Any], rules_where: dict[str, Any],
                         effects_complete: bool, limits: Limits) -> dict[str, Any]:
     """A replay journal (``replay read`` output): one run's prompt, tool calls, explicit effects and ending."""
-    records = _jsonl(data, source)
+    records = _jsonl(data, source, limits)
     runs: list[str] = []
     for n, record in records:
         if record.get("$record") in ("source", "heal"):
@@ -490,7 +529,7 @@ def load_rules_file(path: str, limits: Limits) -> tuple[list[Any], dict[str, Any
     """The assertion array of a ``--rules`` file, and where it came from (for error positions)."""
     data = read_limited(path, limits, what="rules file")
     where = {"source": path, "path": "$"}
-    rules = parse_json(data, {"source": path})
+    rules = parse_json(data, {"source": path}, limits)
     if not isinstance(rules, list):
         refuse("E_INCIDENT_SHAPE_INVALID", "a rules file is a JSON array of rules", where, expected="array",
                received=json_type(rules), example='[{"id": "one-refund-per-order", "type": "effect_count", '

@@ -380,7 +380,11 @@ class Redactor:
 
 def removal_pointer(text: str) -> list[str]:
     """The tokens of a ``--redact`` pointer; refused unless it is a JSON Pointer into input, events or assertions
-    (what any incident would refuse: checked once before an import of many)."""
+    (what any incident would refuse: checked by the command before any import)."""
+    if text == "":
+        _refuse("E_INCIDENT_REDACT_POINTER_INVALID", "--redact needs a JSON Pointer; an empty one would name the whole "
+                "incident", text, expected="/input/..., /events/<i or *>/..., /assertions/<i>",
+                example="--redact /events/*/args/internal_reference")
     try:
         tokens = pointers.parse(text)
     except pointers.PointerSyntaxError as exc:
