@@ -255,3 +255,20 @@ def test_every_example_pipeline_runs_on_the_example_journals(tmp_path: Path):
         done = run_replay("run", str(config), str(TWO_RUNS), cwd=tmp_path)
         assert done.returncode == 0, (config.name, done.stderr)
         assert done.stdout and all(orjson.loads(line) for line in done.stdout.splitlines())
+
+
+def test_the_help_s_parallel_example_runs(tmp_path: Path):
+    """`replay run --help` shows a pipeline run over a folder with --workers: it runs (a pipeline that writes a file,
+    such as examples/pipelines/heal.toml, is refused there), with the output of one worker."""
+    epilog = run_replay("run", "--help").stdout.decode()
+    [example] = [line.split()[1:] for line in epilog.splitlines() if "--workers 4" in line and "runs/" in line]
+    assert example[:1] == ["run"] and example[-2] == ">"
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for journal in ["two-runs.jsonl"]:
+        (runs / journal).write_bytes((EXAMPLES / "journals" / journal).read_bytes())
+    args = [str(EXAMPLES.parent / a) if a.startswith("examples/") else a for a in example[1:-2]]
+    four = run_replay("run", *args, cwd=tmp_path, process=True)
+    one = run_replay("run", *[a if a != "4" else "1" for a in args], cwd=tmp_path, process=True)
+    assert four.returncode == one.returncode == 0, four.stderr
+    assert four.stdout == one.stdout and b'"tool_called"' in four.stdout

@@ -18,7 +18,7 @@ Examples:
   replay read runs/ | replay run examples/pipelines/dead-letter.toml
   replay stages --graph heal > my-heal.toml     copy a command's graph, change a stage,
   replay run my-heal.toml run.jsonl             and run it
-  replay run examples/pipelines/heal.toml runs/ --workers 4 > healed.jsonl
+  replay run examples/pipelines/tools-only.toml runs/ --workers 4 > tools.jsonl
   replay run heal.toml s3://bucket/runs --engine dask > healed.jsonl   (heal.toml: replay stages --graph heal)
   replay run examples/pipelines/nats-heal.toml  heal a live NATS stream into another subject""")
 @click.argument("pipeline_file", metavar="PIPELINE.toml")
