@@ -8,7 +8,8 @@ input in replay's own format (or one nobody claims) passes through untouched, by
 
 The run record opens the run, so the events wait until the facts it opens with are known (the
 user's prompt, which most logs write first; at most ``HOLD_EVENTS`` events). A whole JSON document
-(OpenHands, mini-swe-agent) is held to its end, so its run record also says how the run ended.
+(OpenHands, mini-swe-agent) is held to its end, so its run record also says how the run ended; so are its
+records piped as lines (``replay read x.traj.json | replay heal``), up to ``HOLD_EVENTS`` of them.
 """
 
 from __future__ import annotations
@@ -163,8 +164,8 @@ class MapDialect(Transform):
         assert mapper is not None
         index = state.records
         state.records += 1
-        if state.form != "jsonl":
-            state.whole.append(record)
+        if state.form != "jsonl" or (mapper.document and not state.opened):
+            state.whole.append(record)  # (a document's records piped as lines too: `replay read x.traj.json | ...`)
         # A trajectory's message that is no object still becomes an event: nothing is left out.
         record_map = mapper.map(record) if isinstance(record, dict) else Mapped([Part(UNKNOWN_TYPE, {})])
         if not record_map.parts:  # e.g. a message with no content blocks: it is still an event of its own
@@ -206,16 +207,19 @@ class MapDialect(Transform):
                 cols.append(column)
             else:
                 state.held.append(column)
-        if not state.opened and state.form == "jsonl" and (mapper.ready or len(state.held) >= HOLD_EVENTS):
-            cols.extend(self._open(state))
+        if not state.opened and state.form == "jsonl" and ((mapper.ready and not mapper.document)
+                                                          or len(state.held) >= HOLD_EVENTS):
+            cols.extend(self._open(state, ended=False))
 
-    def _open(self, state: _Input) -> list[Column]:
-        """The run record, then every event that waited for it (now knowing the run's id)."""
+    def _open(self, state: _Input, ended: bool) -> list[Column]:
+        """The run record, then every event that waited for it (now knowing the run's id); ``ended``: the input
+        did, and a document's closing facts are learnt from all its records first (its records piped as lines too,
+        when there were no more than ``HOLD_EVENTS``)."""
         mapper = state.mapper
         assert mapper is not None
-        if state.form != "jsonl":
+        if state.form != "jsonl" or (ended and mapper.document):
             mapper.conclude(state.whole)
-            state.whole = []
+        state.whole = []
         facts = dict(mapper.facts)
         run_id = facts.pop("runId", None) or run_id_from_source(state.source)
         if not is_timestamp(facts.get("timestamp")):
@@ -241,7 +245,7 @@ class MapDialect(Transform):
         if state.dialect is None:  # too few records to tell: they pass through as they are
             cols = state.held
         elif state.mapper is not None and not state.opened and state.records:
-            cols = self._open(state)
+            cols = self._open(state, ended=True)
         else:
             cols = state.held
         return Batch.from_columns(cols, state.source) if cols else None

@@ -389,3 +389,24 @@ def test_each_copy_of_a_file_read_twice_counts_its_own_repairs(tmp_path: Path):
     assert [(r["runId"], r["repairs"]) for r in records] == [("b", 3), ("b", 3)]
     # each after its own run b, the first before the second copy's mark (that copy's first run begins there)
     assert b'"$record":"heal"' in healed[5] and b'"$record":"source"' in healed[6] and b'"$record":"heal"' in healed[-1]
+
+
+@pytest.mark.parametrize("path", sorted([*CORPUS.glob("mini-swe-agent/*.json"), *CORPUS.glob("openhands/*.json")]),
+                         ids=lambda p: p.name)
+def test_a_trajectory_read_down_a_pipe_heals_as_the_file_does(path: Path):
+    """A whole-document log (mini-swe-agent, OpenHands) that `replay read` writes as lines is still held to its end,
+    so its run record says how the run ended: the same events and repairs as `replay heal FILE`. Only the pipe's
+    own names differ: the run is named `stdin`, and its records came as lines (`$origin.form`)."""
+    direct = run_replay("heal", str(path))
+    piped = run_replay("heal", input=run_replay("read", str(path)).stdout)
+    assert piped.returncode == direct.returncode
+
+    def named_away(out: bytes) -> list[dict]:
+        records = [orjson.loads(line) for line in out.splitlines()]
+        for record in records:
+            record.pop("runId", None)
+            record.get("$origin", {}).pop("form", None)
+        return records
+
+    assert named_away(piped.stdout) == named_away(direct.stdout)
+    assert b'"status":"ok"' in direct.stdout.splitlines()[0] or b'"status":"error"' in direct.stdout.splitlines()[0]
