@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
@@ -56,7 +57,8 @@ class RedactRecords(Transform):
                     pointers.remove(work, match)
                     self._shared.counts["pointer_removed"] += 1
         keep = set(self.config["keep_fields"])
-        return {k: v if k in keep else self._shared.value(v, k) for k, v in work.items()}
+        with exactjson.deep():  # (the walk recurses twice a level: as deep as parse reads)
+            return {k: v if k in keep else self._shared.value(v, k) for k, v in work.items()}
 
     def flush(self) -> Batch | None:
         shared, self._shared = self._shared, None

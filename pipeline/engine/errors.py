@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, NamedTuple
 
 from replay.pipeline.engine import exactjson
 
@@ -44,7 +44,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INPUT_NOT_FILE_OR_DIR": ("input is neither a file nor a directory", "Pass a regular file, a directory or `-`."),
     "E_INPUT_UNREADABLE": ("input could not be read", "Check the file's permissions and that the disk is readable."),
     "E_GZIP_INVALID": ("gzip stream is corrupt or truncated", "Recompress the file or read the uncompressed journal."),
-    "E_JSONL_LINE_INVALID": ("line is not valid JSON", "Fix or delete the line; other lines are still read."),
+    "E_JSONL_LINE_INVALID": ("line is not valid JSON, or nested deeper than replay reads (1024 levels)", "Fix or delete the line; other lines are still read."),
     "E_JSONL_LINE_TORN": ("last line is cut off (no newline, invalid JSON)", "The writer stopped mid-line; `replay heal` drops it and logs the repair."),
     "E_JSONL_LINE_TOO_LONG": ("line longer than --max-line-bytes", "Raise --max-line-bytes or split the record."),
     "E_JSON_DUPLICATE_KEY": ("a key is written twice in one object (a warning)", "Write each key once; readers keep only the last value."),
@@ -189,6 +189,26 @@ def excerpt(data: bytes | str, limit: int = 120, *, around: int | None = None) -
         half = limit // 2
         return text[max(0, around - half):around + half] or "empty input"
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+class NotUtf8(NamedTuple):
+    """The first byte of some data that is not part of a UTF-8 character (``not_utf8``)."""
+
+    offset: int  # of the byte, from the data's start
+    line: int  # 1-based
+    line_start: int  # offset of that line's first byte
+    byte: int
+    reason: str  # the codec's: "invalid start byte", "invalid continuation byte", ...
+
+
+def not_utf8(data: bytes) -> NotUtf8 | None:
+    """Where ``data`` first stops being UTF-8; None when all of it is (orjson refuses such data at column 1)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        at = bad.start
+        return NotUtf8(at, data.count(b"\n", 0, at) + 1, data.rfind(b"\n", 0, at) + 1, data[at], bad.reason)
+    return None
 
 
 def error_line(body: dict[str, Any]) -> bytes:

@@ -48,7 +48,8 @@ def _reject_constant(name: str) -> Any:
 
 
 @contextmanager
-def _deep() -> Iterator[None]:
+def deep() -> Iterator[None]:
+    """Within it, the interpreter's recursion limit leaves room to decode or walk JSON ``MAX_DEPTH`` levels deep."""
     limit = sys.getrecursionlimit()
     if limit < MAX_DEPTH * 4:
         sys.setrecursionlimit(MAX_DEPTH * 4)
@@ -65,7 +66,7 @@ def too_deep(exc: orjson.JSONDecodeError) -> bool:
 
 def _exact(data: bytes | str) -> Any:
     """The value of ``data`` (already accepted by orjson) with integers and floats kept exact."""
-    with _deep():
+    with deep():
         return json.loads(data, parse_float=_float, parse_constant=_reject_constant)
 
 
@@ -120,7 +121,7 @@ def _huge(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
     if "infinity" not in exc.msg:
         raise exc
     try:
-        with _deep():
+        with deep():
             return json.loads(data, parse_float=_float, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         raise exc from None
@@ -170,7 +171,7 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
             raise
 
     fallback = _exact_first(default)
-    with _deep():
+    with deep():
         try:
             return orjson.dumps(_fragments(value), fallback, option)
         except orjson.JSONEncodeError as exc:
@@ -248,7 +249,7 @@ def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
             return []
     if _key_ends(raw) <= _count_keys(value):
         return []
-    with _deep():
+    with deep():
         tree = json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
     paths: list[str] = []
     stack: list[tuple[Any, str]] = [(tree, "$")]

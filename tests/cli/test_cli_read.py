@@ -229,6 +229,25 @@ def dropped(stdout: bytes) -> list[dict]:
     return [orjson.loads(ln) for ln in stdout.split(b"\n") if ln.startswith(DROPPED)]
 
 
+@pytest.mark.parametrize("command", ["read", "validate", "heal"])
+def test_a_byte_that_is_not_utf8_is_reported_at_its_column(tmp_path: Path, command: str):
+    """read, validate and heal (parse, check_lines, the screen's slow lane) name the byte and its column, not column 1;
+    the other lines still go through."""
+    bad = b'{"seq":2,"type":"x","payload":{"t":"caf\xe9 ok"}}'
+    journal = write(tmp_path / "u.jsonl", LINES[0] + b"\n" + bad + b"\n" + LINES[2] + b"\n")
+    done = run_replay(command, str(journal), cwd=tmp_path)
+    assert done.returncode == 1
+    [error] = [e for e in errors_of(done.stderr) if e["line"] == 2]  # (validate: the seq after it is out of order too)
+    column = bad.index(b"\xe9") + 1
+    assert (error["code"], error["line"], error["column"], error["offset"]) == ("E_JSONL_LINE_INVALID", 2, column, len(LINES[0]) + 1)
+    assert f"byte 0xe9 at column {column} is not UTF-8" in error["message"]
+    if command == "read":
+        assert kept(done.stdout) == LINES[0] + b"\n" + LINES[2] + b"\n"
+        again = run_replay("heal", "-", input=done.stdout, cwd=tmp_path)  # the dropped record carries it down the pipe
+        assert [(e["line"], e["column"], e["message"]) for e in errors_of(again.stderr)] == \
+            [(error["line"], error["column"], error["message"])]
+
+
 def test_a_utf8_byte_order_mark_is_skipped_and_offsets_still_count_it(tmp_path: Path):
     bom = b"\xef\xbb\xbf"
     done = run_replay("read", str(write(tmp_path / "win.jsonl", bom + LINES[0] + b"\nbad\n")))

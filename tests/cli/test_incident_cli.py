@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ from conftest import EXAMPLES, ROOT, errors_of, jsonl, run_replay
 from incident_support import INCIDENTS, REFUND_EXPORT, minimal_export, refund_export, write_json
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
+
+from replay.pipeline.engine import exactjson
 
 SCHEMAS = ROOT / "schemas"
 FOLDER_SCHEMAS = {"incident.json": "incident-bundle", "redaction.json": "incident-redaction",
@@ -121,6 +124,35 @@ def test_a_byte_that_is_not_utf8_and_json_too_deep_to_read_are_refused_truthfull
         assert done.returncode == 2 and error["code"] == "E_INCIDENT_NESTING_TOO_DEEP", error
         assert error["expected"] == f"at most {limit} levels" and error["line"] == deep.count(b"\n", 0, deep.index(b"[[[")) + 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "d.json"]
+
+
+def _chain(objects: int) -> bytes:
+    return b'{"a":' * (objects - 1) + b"{}" + b"}" * (objects - 1)
+
+
+def test_json_as_deep_as_the_importer_reads_is_imported_not_a_crash(tmp_path: Path) -> None:
+    """--max-depth goes up to 1024 levels: an input, an output and the output_equals rule comparing it that deep are
+    copied, redacted and judged (they recursed past Python's limit: E_STAGE_FAILED, RecursionError); one level more is
+    refused as too deep."""
+    data = REFUND_EXPORT.read_bytes()
+    # the export is level 1: input 2 and its `deep` 3..1024; events 2, an event 3, its output 4, `deep` 5..1024;
+    # assertions 2, a rule 3, its value (the output's `deep`) 4..1023
+    output = b'"output": {"deep": ' + _chain(1020) + b", "
+    deep = data.replace(b'"request":', b'"deep": ' + _chain(1022) + b', "request":', 1).replace(b'"output": {', output, 1)
+    deep = deep.replace(b'"path": "/status", "value": "refunded"', b'"path": "/deep", "value": ' + _chain(1020), 1)
+    assert deep.count(b"{\"a\":") == 1021 + 1019 + 1019
+    (tmp_path / "deep.json").write_bytes(deep)
+    done = import_(tmp_path, "--max-depth", "1024", export=tmp_path / "deep.json")
+    assert done.returncode == 0 and errors_of(done.stderr) == [], done.stderr
+    with exactjson.deep():  # (the evaluation nests the rule's value two levels deeper than orjson reads)
+        evaluation = json.loads((tmp_path / "imported" / "evaluation.json").read_bytes())
+    assert next(r for r in evaluation["rules"] if r["id"] == "refund-reported")["status"] == "pass"
+    bundle = orjson.loads((tmp_path / "imported" / "incident.json").read_bytes())
+    assert "deep" in bundle["input"]
+    (tmp_path / "deeper.json").write_bytes(data.replace(b'"request":', b'"deep": ' + _chain(1023) + b', "request":', 1))
+    done = import_(tmp_path, "--max-depth", "1024", export=tmp_path / "deeper.json", out="deeper")
+    (error,) = errors_of(done.stderr)
+    assert done.returncode == 2 and error["code"] == "E_INCIDENT_NESTING_TOO_DEEP", error
 
 
 def test_limits_can_be_raised_from_the_command_line(tmp_path: Path) -> None:

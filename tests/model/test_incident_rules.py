@@ -9,7 +9,7 @@ import pytest
 from incident_support import REFUND_EXPORT
 
 from replay.pipeline.model.incident.export import load_export
-from replay.pipeline.model.incident.rules import FAIL, INCONCLUSIVE, PASS, evaluate, overall
+from replay.pipeline.model.incident.rules import FAIL, INCONCLUSIVE, PASS, evaluate, overall, typed_equal
 
 BASE = load_export(str(REFUND_EXPORT))
 
@@ -76,6 +76,20 @@ def test_output_equals_tells_true_from_one() -> None:
     events[-1]["output"]["flag"] = True
     assert judge({"type": "output_equals", "path": "/flag", "value": 1}, events=events)["status"] == FAIL
     assert judge({"type": "output_equals", "path": "/flag", "value": True}, events=events)["status"] == PASS
+
+
+def test_output_equals_compares_values_as_deep_as_json_is_read() -> None:
+    """typed_equal (output_equals, and replay's argument and output matching) walks 1024 levels without recursing."""
+    def chain(levels: int, leaf: Any) -> Any:
+        for _ in range(levels):
+            leaf = [leaf] if levels % 2 else {"a": leaf}
+        return leaf
+
+    events = copy.deepcopy(BASE["events"])
+    events[-1]["output"]["deep"] = chain(1020, 1)
+    assert judge({"type": "output_equals", "path": "/deep", "value": chain(1020, 1)}, events=events)["status"] == PASS
+    assert judge({"type": "output_equals", "path": "/deep", "value": chain(1020, 1.0)}, events=events)["status"] == FAIL
+    assert typed_equal(chain(1021, [1, True]), chain(1021, [1, True])) and not typed_equal(chain(1021, [1]), chain(1021, [True]))
 
 
 @pytest.mark.parametrize(("fields", "status"), [(["status", "refund_id"], PASS), (["status", "reason"], FAIL)])

@@ -82,6 +82,17 @@ def test_redact_works_on_any_records_with_one_secret_per_run_and_an_audit_at_the
     assert user["payload"]["text"] == "[redacted]"
 
 
+def test_redact_walks_a_record_as_deep_as_parse_reads() -> None:
+    """A value 1024 levels deep (what parse reads) is redacted, not a RecursionError."""
+    deep: dict[str, Any] = {"email": "jane.doe@example.com"}
+    for _ in range(1022):  # the record is level 1, its payload 2, ..., the object holding `email` 1024
+        deep = {"a": deep}
+    out = run_inline([RedactRecords()], [Batch.of([{"type": "x", "payload": deep}])]).records[0]
+    for _ in range(1023):
+        out = out.get("payload") or out["a"]
+    assert out["email"].startswith("email_")
+
+
 def test_evaluate_sends_the_evaluation_after_each_incident_and_gates_on_request() -> None:
     incident = redacted()
     out = run_inline([EvaluateRules()], [Batch.of([incident, {"other": 1}])])

@@ -134,6 +134,36 @@ def test_parse_reports_invalid_utf8():
     assert [e["code"] for e in stage.take("errors")] == ["E_JSONL_LINE_INVALID"]
 
 
+def test_parse_reports_a_byte_that_is_not_utf8_at_its_column():
+    """orjson checks a line's UTF-8 first and says column 1: the error names the byte and its column (in bytes, as
+    parse counts columns); a line with a syntax error after valid UTF-8 keeps its message and column."""
+    bad = b'{"seq":1,"type":"x","payload":{"t":"caf\xe9 ok"}}'
+    syntax = '{"t":"é", oops}'.encode()
+    stage = ParseLines()
+    out = stage(lines(b'{"ok":1}', bad, syntax, b'{"ok":2}'))
+    assert out.events == [{"ok": 1}, {"ok": 2}]
+    first, second = stage.take("errors")
+    assert first["code"] == second["code"] == "E_JSONL_LINE_INVALID"
+    column = bad.index(b"\xe9") + 1
+    assert (first["line"], first["column"], first["offset"]) == (2, column, 9)
+    assert first["message"] == f"line 2 is not valid JSON: byte 0xe9 at column {column} is not UTF-8 (invalid continuation byte)"
+    assert "UTF-8" in first["howToFix"]
+    assert (second["line"], second["column"], second["offset"]) == (3, 12, 9 + len(bad) + 1)
+    assert second["message"] == "line 3 is not valid JSON: unexpected character, expected a string key at column 12"
+    assert second["howToFix"] == "Fix or delete the line; other lines are still read."
+
+
+def test_parse_reports_a_line_nested_deeper_than_it_reads_as_too_deep_not_as_invalid_json():
+    deep = b'{"seq":1,"type":"x","payload":' + b"[" * 1100 + b"]" * 1100 + b"}"
+    stage = ParseLines()
+    out = stage(lines(deep, b'{"ok":1}'))
+    assert out.events == [{"ok": 1}]
+    [error] = stage.take("errors")
+    assert error["code"] == "E_JSONL_LINE_INVALID" and (error["line"], error["offset"]) == (1, 0)
+    assert error["message"] == "line 1 is nested deeper than 1024 levels, the most replay reads"
+    assert error["column"] == 31 + 1024 and "Flatten" in error["howToFix"]
+
+
 def test_parse_describes_itself():
     info = ParseLines.describe()
     assert info["type"] == "parse" and info["kind"] == "transform"

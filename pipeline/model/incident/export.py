@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, not_utf8
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
 from replay.pipeline.model.validation import json_type
@@ -138,14 +138,12 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
     try:
         return exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as bad:  # (orjson checks the whole text first and reports column 1)
-            line_start = data.rfind(b"\n", 0, bad.start) + 1
-            line, column = data.count(b"\n", 0, bad.start) + 1, len(data[line_start:bad.start].decode("utf-8")) + 1
-            at = {**where, **_position(data, where, line, column)}
-            refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{data[bad.start]:02x} at offset "
-                   f"{at['offset'] + bad.start - line_start} (line {at['line']}, column {column}): {bad.reason}", at,
+        bad = not_utf8(data)
+        if bad is not None:  # (orjson checks the whole text first and reports column 1)
+            column = len(data[bad.line_start:bad.offset].decode("utf-8")) + 1
+            at = {**where, **_position(data, where, bad.line, column)}
+            refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at offset "
+                   f"{at['offset'] + bad.offset - bad.line_start} (line {at['line']}, column {column}): {bad.reason}", at,
                    howToFix="Save the file as UTF-8: the byte at the reported line and column is not part of a UTF-8 character.")
         if exactjson.too_deep(exc):
             refuse_too_deep(limits, {**where, **_position(data, where, exc.lineno, exc.colno)},

@@ -35,6 +35,7 @@ import secrets
 from collections import Counter
 from typing import Any, NoReturn
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
 
@@ -293,6 +294,10 @@ class Redactor:
     # incidents ----------------------------------------------------------------------------------
     def incident(self, incident: dict[str, Any], remove: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
         """A redacted copy of a normalised incident; ``remove`` lists JSON Pointers to delete first."""
+        with exactjson.deep():  # (the copy and the walks recurse once or twice a level: as deep as the import reads)
+            return self._incident(incident, remove)
+
+    def _incident(self, incident: dict[str, Any], remove: list[str] | tuple[str, ...]) -> dict[str, Any]:
         work = copy.deepcopy({k: incident[k] for k in ("input", "events", "assertions")})
         self._remove(work, remove)
         events = []

@@ -174,14 +174,23 @@ def _output_equals(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, 
 
 
 def typed_equal(a: Any, b: Any) -> bool:
-    """Equality that tells 1 from 1.0 from true, as JSON types do."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(typed_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(typed_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+    """Equality that tells 1 from 1.0 from true, as JSON types do; a loop, not recursion: any depth JSON is read at."""
+    pairs = [(a, b)]
+    while pairs:
+        a, b = pairs.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, dict):
+            if a.keys() != b.keys():
+                return False
+            pairs.extend((a[k], b[k]) for k in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            pairs.extend(zip(a, b, strict=True))
+        elif a != b:
+            return False
+    return True
 
 
 def _required_output(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, Any]:
