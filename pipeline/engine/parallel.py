@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort, diagnostic
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import make_logger
@@ -214,8 +214,8 @@ async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, G
     stderr = _Stderr()
     port = _CountingPort(work.strict, stderr.write_bytes, work.error_limit)
     try:
-        if work.digest:
-            outcome.size, outcome.mtime_ns, outcome.sha256 = work.files.input_digest(path)
+        if work.digest and not _digested(work, path, outcome, port):
+            return _finished(outcome, port, stderr, started)
         if "graph" not in built:  # (a config it refuses, it refuses for every input: each then says so)
             built["graph"] = graph_from_config(work.doc, registry=registry, paths=[path])
         result = await run_graph(built["graph"], error_port=port, log=make_logger(work.log_level, stderr),  # type: ignore[arg-type]
@@ -232,9 +232,25 @@ async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, G
         outcome.failure = Failure("pipe", {})
     except StageFailed as exc:
         outcome.failure = Failure("stage", {"message": str(exc)}, stage=exc.stage_id)
-    except OSError as exc:  # the input vanished or could not be hashed
+    except OSError as exc:  # the input vanished meanwhile
         outcome.failure = Failure("error", {"code": "E_INPUT_UNREADABLE", "message": f"cannot read {path!r}: {exc.strerror or exc}",
                                             "path": path})
+    return _finished(outcome, port, stderr, started)
+
+
+def _digested(work: Work, path: str, outcome: Outcome, port: _CountingPort) -> bool:
+    """Take the input's size, time and digest into ``outcome``; False when it cannot be read: an error of this input
+    (as `read` reports one, and the other inputs go on), and nothing of it is run or recorded."""
+    try:
+        outcome.size, outcome.mtime_ns, outcome.sha256 = work.files.input_digest(path)
+    except OSError as exc:
+        port.put([diagnostic("E_INPUT_UNREADABLE", f"cannot read {path!r}: {exc.strerror or exc}", source=path,
+                             received=exc.strerror or str(exc))])
+        return False
+    return True
+
+
+def _finished(outcome: Outcome, port: _CountingPort, stderr: _Stderr, started: float) -> Outcome:
     outcome.errors = port.count
     outcome.codes = port.codes
     outcome.stderr = bytes(stderr.data)

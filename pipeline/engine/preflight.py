@@ -1,7 +1,8 @@
 """Before a graph runs: every stage may refuse (exit 2, nothing written), and no stage may write over an input.
 
 Stages say which files they read and write (``input_files`` / ``output_files``, ``-`` for stdin and
-stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed, and when two of its stages would. Inputs are never modified: an output that is the same file as an input (same device
+stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed, and when two of its stages would; so is a graph two of
+whose stages would write one file. Inputs are never modified: an output that is the same file as an input (same device
 and inode, whatever the path says) is refused.
 """
 
@@ -33,6 +34,7 @@ def preflight(stages: Iterable[Stage]) -> None:
             path=f"stages.{second}.path", received="-", expected="one stage writing stdout; the others to files",
             howToFix="Write one of them to a file (for heal, e.g. `--log repairs.jsonl`).",
         )
+    _one_writer_per_file(stages)
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
     # command writes its stdout into a buffer, and the command checks its own stdout
     if writes_stdout and stdout_capture() is None and not stdout_is_open():
@@ -56,6 +58,22 @@ def preflight(stages: Iterable[Stage]) -> None:
                     f"stage {stage.id!r} would write its output {target!r} over its own input {written_over!r}",
                     path=f"stages.{stage.id}.path", received=target, expected="a path that is not one of the inputs",
                     howToFix="Write to another file; inputs are never modified.",
+                )
+
+
+def _one_writer_per_file(stages: list[Stage]) -> None:
+    """Two stages writing one file (by its path, links resolved): the last to finish would replace the other's output."""
+    writers: dict[str, str] = {}
+    for stage in stages:
+        for target in stage.output_files():
+            if target == STDIO:
+                continue
+            other = writers.setdefault(target if "://" in target else os.path.realpath(target), stage.id)
+            if other != stage.id:
+                raise ReplayError(
+                    "E_CONFIG_OPTION_INVALID", f"stages {other!r} and {stage.id!r} would both write {target!r}: one "
+                    "would replace what the other wrote", path=f"stages.{stage.id}.path", received=target,
+                    expected="a file of its own for each stage", howToFix="Give each stage that writes a file a path of its own.",
                 )
 
 

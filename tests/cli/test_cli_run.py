@@ -272,3 +272,19 @@ def test_the_help_s_parallel_example_runs(tmp_path: Path):
     one = run_replay("run", *[a if a != "4" else "1" for a in args], cwd=tmp_path, process=True)
     assert four.returncode == one.returncode == 0, four.stderr
     assert four.stdout == one.stdout and b'"tool_called"' in four.stdout
+
+
+def test_two_stages_writing_one_file_are_refused_before_anything_runs(tmp_path: Path):
+    """One would replace what the other wrote (the same path spelt two ways, a link to it: one file)."""
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "same.jsonl")
+    config = tmp_path / "two.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.p]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.tools]\ntype = "select"\ninputs = ["p"]\ntypes = ["tool_*"]\n'
+                      '[stages.msgs]\ntype = "select"\ninputs = ["p"]\ntypes = ["*_message"]\n'
+                      f'[stages.a]\ntype = "write"\npath = "{tmp_path / "same.jsonl"}"\ninputs = ["tools"]\n'
+                      f'[stages.b]\ntype = "write"\npath = "{tmp_path / "link.jsonl"}"\ninputs = ["msgs"]\n')
+    done = run_replay("run", str(config), str(EXAMPLES / "journals" / "two-runs.jsonl"))
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.b.path" and "'a' and 'b'" in error["message"]
+    assert not (tmp_path / "same.jsonl").exists()

@@ -137,3 +137,35 @@ def test_a_missing_extra_is_named_with_how_to_install_it(journals: Path, tmp_pat
         [error] = errors_of(proc.stderr)
         assert proc.returncode == 2 and proc.stdout == b""
         assert error["code"] == "E_EXTRA_NOT_INSTALLED" and extra in error["howToFix"]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_unreadable_input_is_its_own_error_and_the_others_are_healed(tmp_path: Path, workers: str) -> None:
+    """A broken link among the inputs is reported as read reports one (exit 1 at the end), not the end of the command:
+    the other inputs are healed and their files are where stdout says; a run again retries only it."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    make_journals(folder, count=4)
+    (folder / "b-gone.jsonl").symlink_to(folder / "missing.jsonl")
+    out = tmp_path / "out"
+    done = run_replay("heal", "--in", str(folder), "--out", str(out), "--workers", workers)
+    assert done.returncode == 1
+    assert [(e["code"], e["source"]) for e in errors_of(done.stderr) if e["code"] == "E_INPUT_UNREADABLE"] == \
+        [("E_INPUT_UNREADABLE", str(folder / "b-gone.jsonl"))]
+    written = jsonl(done.stdout)
+    assert len(written) == 4 and all(Path(w["healed"]).is_file() and Path(w["log"]).is_file() for w in written)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]  # the folder is in place, no staging folder left
+    again = run_replay("heal", "--in", str(folder), "--out", str(out), "--workers", workers)
+    assert again.returncode == 1 and again.stdout == done.stdout
+
+
+def test_an_empty_journal_heals_into_an_empty_one_as_in_filter_mode(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "empty.jsonl").write_bytes(b"")
+    (folder / "blank.jsonl").write_bytes(b"\n\n")
+    done = run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "out"))
+    assert done.returncode == run_replay("heal", str(folder / "empty.jsonl")).returncode == 0, done.stderr
+    assert [(w["source"], w["repairs"]) for w in jsonl(done.stdout)] == [(str(folder / "blank.jsonl"), 0),
+                                                                           (str(folder / "empty.jsonl"), 0)]
+    assert (tmp_path / "out" / "empty.healed.jsonl").read_bytes() == b""
