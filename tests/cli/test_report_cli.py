@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -259,6 +260,16 @@ def test_bad_lines_are_reported_and_exit_1_after_the_report(tmp_path):
     doc = json.loads(out.read_text())  # the report was still written
     assert doc["runs"][0]["events"]["total"] == 2
     assert doc["aggregate"]["diagnostics"] == {"total": 1, "byCode": {"E_JSONL_LINE_INVALID": 1}}
+
+
+def test_in_that_is_a_pipe_or_a_device_is_refused_not_waited_on(tmp_path):
+    """--in names files and folders (spec: E_INPUT_NOT_FILE_OR_DIR), as validate and heal refuse; a FIFO hung."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target in (str(fifo), "/dev/null"):
+        done = run_replay("report", "--in", target, timeout=30, process=True)  # (a real process: a hang times out)
+        assert done.returncode == 2 and done.stdout == b""
+        assert [e["code"] for e in errors_of(done.stderr)] == ["E_INPUT_NOT_FILE_OR_DIR"]
 
 
 def test_bad_lines_show_in_the_text_report():

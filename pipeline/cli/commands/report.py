@@ -32,7 +32,12 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
     if not paths and not in_paths:
         return None
     for raw in in_paths:
-        if raw != STDIN and path_kind(raw) == "file" and (not raw.endswith(JOURNAL_SUFFIXES) or raw.endswith(NOT_JOURNALS)):
+        kind = path_kind(raw) if raw != STDIN else None
+        if kind == "other":  # --in names artifacts on disk (a stream, a pipe or a device, comes on stdin or as a PATH)
+            raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in {raw!r} is neither a regular file nor a directory",
+                              path=raw, expected="a regular file or a directory", received="a pipe, device or socket",
+                              howToFix="Point --in at an artifact, a journal or a folder of them; pipe a stream on stdin.")
+        if kind == "file" and (not raw.endswith(JOURNAL_SUFFIXES) or raw.endswith(NOT_JOURNALS)):
             raise ReplayError(
                 "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a journal (.jsonl) or an artifact (.json)", path=raw,
                 expected="a .json artifact, a .jsonl journal (optionally .gz) or a directory of them",
