@@ -18,7 +18,8 @@ Events that name another runId than the one capture gave the runner are given th
 
 The first runner failure is also reported on ``errors``. Ctrl-C while the runner runs stops it (SIGINT to
 its group, SIGKILL after ``kill_grace_ms``) and the run goes on as a failed one, E_CAPTURE_INTERRUPTED,
-with every event it had streamed; the stage publishes ``interrupted`` so the command exits 130.
+with every event it had streamed; the stage publishes ``interrupted`` (the signal's number) so the command
+exits 130. SIGTERM and SIGHUP do the same (the group gets that signal; exit 143, 129).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
-from replay.pipeline.io.processes import ProcessOutcome, run_process
+from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_name
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import log_repair
@@ -68,9 +69,9 @@ class SpawnRunner(AsyncTransform):
         "max_stderr_bytes": Option(int, DEFAULT_MAX_STDERR_BYTES, "how much of the end of stderr the raw capture keeps"),
         "kill_grace_ms": Option(int, 2000, "after SIGTERM on timeout, how long before SIGKILL"),
         "adopt_run_id": Option(bool, True, "give events that name another runId the capture's runId (logged)"),
-        "keep_on_interrupt": Option(bool, True, "on Ctrl-C, stop the runner (SIGINT to its group, SIGKILL after "
-                                    "kill_grace_ms) and send what it printed as a failed run marked interrupted, "
-                                    "instead of cancelling the whole graph"),
+        "keep_on_interrupt": Option(bool, True, "on Ctrl-C (or SIGTERM, SIGHUP), stop the runner (that signal to its "
+                                    "group, SIGKILL after kill_grace_ms) and send what it printed as a failed run "
+                                    "marked interrupted, instead of cancelling the whole graph"),
     }
     ports = ("errors", "raw", "repairs")
 
@@ -102,7 +103,7 @@ class SpawnRunner(AsyncTransform):
             keep_on_interrupt=self.config["keep_on_interrupt"],
         )
         if outcome.interrupted:
-            self.publish("interrupted", True)  # the command exits 130 once the files are written
+            self.publish("interrupted", outcome.interrupted_by)  # the command exits 128 + it once the files are written
         reply = read_reply(bytes(outcome.stdout)) if outcome.start_error is None else Reply()
         failure = self._failure(runner["path"], outcome, reply)
         source = f"{runner['path']}:stdout"
@@ -127,10 +128,11 @@ class SpawnRunner(AsyncTransform):
     def _failure(self, path: str, outcome: ProcessOutcome, reply: Reply) -> dict[str, Any] | None:
         """The one error that explains a failed run: process trouble first, then what stdout held."""
         timeout_ms = self.config["timeout_ms"]
-        if outcome.interrupted:
-            return diagnostic("E_CAPTURE_INTERRUPTED", f"capture interrupted (Ctrl-C) while runner {path!r} ran; it was stopped "
-                              "and what it had printed is kept", path=path, expected="the runner to finish",
-                              received=f"SIGINT after {round(outcome.duration_ms)} ms")
+        if outcome.interrupted_by is not None:
+            name = signal_name(outcome.interrupted_by)
+            return diagnostic("E_CAPTURE_INTERRUPTED", f"capture interrupted ({'Ctrl-C' if name == 'SIGINT' else name}) while "
+                              f"runner {path!r} ran; it was stopped and what it had printed is kept", path=path,
+                              expected="the runner to finish", received=f"{name} after {round(outcome.duration_ms)} ms")
         if outcome.start_error is not None:
             return diagnostic("E_RUNNER_START_FAILED", f"runner {path!r} could not be started: {outcome.start_error}",
                               path=path, expected="a runner process that starts", received=outcome.start_error,

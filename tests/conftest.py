@@ -65,6 +65,24 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def group_gone(pgid: int, limit: float = 60.0) -> bool:
+    """Poll until no process of group ``pgid`` runs (a zombie nobody reaps, in a container, has stopped running)."""
+    import time
+
+    from replay.pipeline.io.processes import only_zombies_left
+
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if only_zombies_left(pgid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return request.param

@@ -2,16 +2,19 @@
 
 stdout carries data only. Every failure is one JSON object on stderr (``{"error": {...}}``) with a
 code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused before any output,
-130 interrupted. A reader that closes the pipe early (``| head -1``) ends the run quietly.
+130 interrupted (Ctrl-C; SIGTERM and SIGHUP interrupt as Ctrl-C does and exit 143 and 129: 128 + the
+signal's number). A reader that closes the pipe early (``| head -1``) ends the run quietly.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import signal
 import sys
 import time
 from collections.abc import Iterable
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -19,18 +22,19 @@ import click
 
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_REFUSED,
     PipeClosed,
     ReplayError,
     StrictAbort,
     error_line,
+    interrupted_exit,
 )
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, log_warnings, make_logger
 from replay.pipeline.engine.memory import tune_gc
+from replay.pipeline.io.processes import INTERRUPTS
 
 EXAMPLES = """\b
 Examples:
@@ -93,6 +97,25 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 class Interrupted(Exception):
     """Ctrl-C, carried past click (which would print a newline on stderr for it)."""
+
+
+_interrupt = signal.SIGINT  # the signal that interrupted the run (exit 128 + it): Ctrl-C's, unless SIGTERM or SIGHUP came
+
+
+def interrupt_like_ctrl_c() -> None:
+    """SIGTERM and SIGHUP (``kill``, ``timeout``, a closed terminal) interrupt replay as Ctrl-C does: runners are
+    stopped, no partial output is left, a capture still writes its files. One started ignored (``nohup``) stays so."""
+    for number in INTERRUPTS:
+        if number != signal.SIGINT and signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, _as_ctrl_c)
+
+
+def _as_ctrl_c(number: int, frame: FrameType | None) -> None:
+    """Handle SIGTERM or SIGHUP with whatever handles Ctrl-C now (asyncio's cancellation inside a run, else KeyboardInterrupt)."""
+    global _interrupt
+    _interrupt = number
+    handler = signal.getsignal(signal.SIGINT)
+    (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
 
 
 class ReplayGroup(click.Group):
@@ -367,6 +390,7 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     tune_gc()
+    interrupt_like_ctrl_c()
     code = run_cli(argv)
     sys.exit(code)
 
@@ -384,7 +408,7 @@ def run_cli(argv: list[str] | None = None) -> int:
         _print_error(_click_error(exc))
         return EXIT_REFUSED
     except (Interrupted, KeyboardInterrupt, click.exceptions.Abort):
-        return EXIT_INTERRUPTED
+        return interrupted_exit(_interrupt)
     except PipeClosed:
         return EXIT_OK
     except BrokenPipeError:

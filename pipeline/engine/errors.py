@@ -29,7 +29,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_RUNNER_START_FAILED": ("runner process could not be started", "Check the runner's interpreter (python, node) is installed."),
     "E_RUNNER_TIMEOUT": ("runner timed out", "Raise --timeout-ms or make the runner finish sooner."),
     "E_RUNNER_EXIT_NON_ZERO": ("runner exited with a non-zero code", "Read the runner's stderr in the raw capture (*.raw.json)."),
-    "E_CAPTURE_INTERRUPTED": ("capture interrupted (Ctrl-C) while the runner ran; what it streamed is kept", "Run the capture again; the files written hold what the runner printed before it was stopped."),
+    "E_CAPTURE_INTERRUPTED": ("capture interrupted (Ctrl-C, SIGTERM or SIGHUP) while the runner ran; what it streamed is kept", "Run the capture again; the files written hold what the runner printed before it was stopped."),
     "E_RUNNER_OUTPUT_TOO_LARGE": ("runner output exceeded the size cap", "Raise --max-output-bytes or make the runner print less."),
     # runner output
     "E_RUNNER_EMPTY_STDOUT": ("runner wrote nothing on stdout", "Print one JSON object (the runner output) on stdout."),
@@ -162,6 +162,12 @@ CATALOGUE: dict[str, tuple[str, str]] = {
 }
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def interrupted_exit(signal_number: int) -> int:
+    """The exit code of a run an interrupt stopped, as a shell gives it: 128 + the signal's number (130 for Ctrl-C's
+    SIGINT, 143 for SIGTERM, 129 for SIGHUP)."""
+    return 128 + signal_number
 
 # Field order in the JSON form: identity first, then where, then what to do about it.
 _ORDER = ("code", "message", "path", "source", "line", "column", "offset", "stage", "expected", "received", "howToFix", "example")

@@ -2,7 +2,8 @@
 
 ``--engine dask`` with ``--scheduler ADDRESS`` (or ``DASK_SCHEDULER_ADDRESS``) uses that cluster;
 without one, a local cluster of ``workers`` worker processes is started for the run and stopped
-after it. A task is ``parallel.run_inputs``: the command's graph, once per input, under
+after it (Ctrl-C, SIGTERM and SIGHUP never reach its workers: replay, interrupted, stops them). A task
+is ``parallel.run_inputs``: the command's graph, once per input, under
 ``anyio.run``; it writes its outputs atomically under deterministic names, so a task that Dask runs
 again (its worker died) writes the same bytes and leaves no partial file. Inputs and outputs are either
 local paths visible under the same names on every worker (one machine, or a shared filesystem) or
@@ -14,12 +15,14 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import uuid
 from contextlib import ExitStack
 from typing import Any
 
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
 from replay.pipeline.engine.parallel import Chunk, Completions, Work, run_inputs
+from replay.pipeline.io.processes import INTERRUPTS
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 CONNECT_SECONDS = 10
@@ -46,9 +49,23 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
                 raise ReplayError("E_CLUSTER_UNREACHABLE", f"no Dask scheduler answered at {address!r}: {exc}",
                                   received=address, expected="a running scheduler, e.g. tcp://10.0.0.5:8786") from exc
         else:
-            cluster = stack.enter_context(distributed.LocalCluster(
-                n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                silence_logs=logging.ERROR))
+            from multiprocessing import resource_tracker  # here, not at the top: every heal imports this module
+
+            # The interrupts are blocked in this thread while the cluster starts: the threads it starts inherit the
+            # mask, and so do the worker processes they spawn (now or on a restart), so a Ctrl-C sent to the process
+            # group does not end each worker with a KeyboardInterrupt traceback on stderr; replay, interrupted, closes
+            # the cluster. One that comes while the cluster starts waits until it is up (and in the stack). (The
+            # resource tracker of multiprocessing does the same for its process, bpo-33613.) It is started here, with
+            # SIGHUP blocked too: started later, it would unblock SIGINT and SIGTERM in the thread that spawns workers.
+            unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
+            try:
+                resource_tracker.ensure_running()  # (unblocks SIGINT and SIGTERM here once its process is spawned)
+                signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
+                cluster = stack.enter_context(distributed.LocalCluster(
+                    n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                    silence_logs=logging.ERROR))
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
             client = stack.enter_context(distributed.Client(cluster))
         run = uuid.uuid4().hex[:12]  # task keys of this run: a cluster may serve several runs at once
         futures = {client.submit(run_inputs, work, paths, key=f"replay-{run}-{index}", pure=False): index

@@ -5,6 +5,7 @@ the cap the group is killed) and the end of stderr, and kills the whole group on
 then SIGKILL after a grace period) and after it exits, so nothing it started outlives it. With
 ``keep_on_interrupt``, Ctrl-C stops the process (its group gets SIGINT, then SIGKILL after the grace
 period) and the outcome, marked ``interrupted``, keeps what it printed, instead of cancelling the caller.
+SIGTERM and SIGHUP (``INTERRUPTS``) are interrupts too: the group gets the same signal.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import anyio
 
 READER_GRACE_S = 5.0  # after the group is gone, how long stdout/stderr may take to reach end of file
 GROUP_GONE_S = 2.0  # how long to wait for killed group members to disappear
+# Signals that interrupt replay as Ctrl-C does (the CLI makes SIGTERM and SIGHUP act as Ctrl-C; exit 128 + the number)
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass
@@ -33,7 +36,7 @@ class ProcessOutcome:
     exit_code: int | None = None
     signal: str | None = None
     timed_out: bool = False
-    interrupted: bool = False  # Ctrl-C (SIGINT) reached replay while the process ran
+    interrupted_by: int | None = None  # the interrupt (SIGINT, SIGTERM, SIGHUP) that reached replay while the process ran
     too_large: bool = False
     start_error: str | None = None
     stdout: bytearray = field(default_factory=bytearray)
@@ -42,6 +45,11 @@ class ProcessOutcome:
     stderr_bytes: int = 0
     duration_ms: float = 0.0
     ended_at: datetime | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        """An interrupt (Ctrl-C, SIGTERM, SIGHUP) reached replay while the process ran: it was stopped."""
+        return self.interrupted_by is not None
 
 
 def kill_group(pgid: int, sig: int) -> None:
@@ -94,7 +102,8 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
 
     With ``keep_on_interrupt``, Ctrl-C (SIGINT) while the process runs does not cancel the run: the
     process group gets the SIGINT it would have had in the foreground (then SIGKILL after
-    ``grace_s``), and the outcome, marked ``interrupted``, keeps everything it printed until then."""
+    ``grace_s``), and the outcome, marked ``interrupted``, keeps everything it printed until then.
+    SIGTERM and SIGHUP do the same (the group gets that signal); ``interrupted_by`` says which came."""
     outcome = ProcessOutcome(list(command), datetime.now(UTC))
     clock = time.monotonic()
     try:
@@ -150,23 +159,25 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
 
     async def watch_interrupt() -> None:
         try:
-            previous = signal.getsignal(signal.SIGINT)
-            if previous == signal.SIG_IGN:  # started with Ctrl-C ignored (a background job): keep it so
+            # an ignored one stays ignored (Ctrl-C in a background job, SIGHUP under nohup)
+            previous = {number: signal.getsignal(number) for number in INTERRUPTS if signal.getsignal(number) != signal.SIG_IGN}
+            if not previous:
                 return
-            receiver = anyio.open_signal_receiver(signal.SIGINT)
+            receiver = anyio.open_signal_receiver(*previous)
         except (ValueError, RuntimeError, NotImplementedError):  # not the main thread: Ctrl-C cancels as usual
             return
         try:
             with receiver as signals:
-                async for _ in signals:
-                    outcome.interrupted = True
+                async for number in signals:
+                    outcome.interrupted_by = number
                     stop.set()
                     return
         except (ValueError, RuntimeError, NotImplementedError):
             return
         finally:
-            with suppress(ValueError, TypeError):
-                signal.signal(signal.SIGINT, previous)  # a second Ctrl-C interrupts replay itself again
+            for number, handler in previous.items():
+                with suppress(ValueError, TypeError):
+                    signal.signal(number, handler)  # a second Ctrl-C interrupts replay itself again
 
     reader_scope = anyio.CancelScope()
     try:
@@ -181,7 +192,7 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
             if process.returncode is None and not stop.is_set():
                 outcome.timed_out = True
             if process.returncode is None:
-                kill_group(pgid, signal.SIGINT if outcome.interrupted else signal.SIGTERM)
+                kill_group(pgid, outcome.interrupted_by or signal.SIGTERM)  # an interrupt: the one replay got
                 with anyio.move_on_after(grace_s):
                     await process.wait()
                 kill_group(pgid, signal.SIGKILL)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import EXAMPLES, FIXTURES, REPLAY, ROOT, alive, errors_of, jsonl, run_replay
+from conftest import EXAMPLES, FIXTURES, REPLAY, ROOT, alive, errors_of, group_gone, jsonl, run_replay
 from referencing import Registry, Resource
 
 RUNNERS = FIXTURES / "runners"
@@ -313,10 +313,13 @@ def test_no_heal(tmp_path):
     assert not any(r.get("$record") == "heal" for r in records)
 
 
-def test_ctrl_c_stops_the_runner_and_keeps_what_it_streamed(tmp_path):
+@pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM"),
+                                                   (signal.SIGHUP, 129, "SIGHUP")])
+def test_ctrl_c_stops_the_runner_and_keeps_what_it_streamed(tmp_path, sig, code, said):
     """A real runner that streams one event and then sleeps, a real SIGINT: the runner and its grandchild
     are stopped, and the raw capture, artifact, healed artifact and journal hold the streamed event,
-    marked interrupted; exit 130."""
+    marked interrupted; exit 130. SIGTERM (``kill``, ``timeout``) and SIGHUP (a closed terminal) do the
+    same, the runner's group getting that signal; exit 128 + the signal (143, 129)."""
     pid_file = tmp_path / "pids"
     process = subprocess.Popen(
         [REPLAY, "capture", "--runner", str(RUNNERS / "sleeper_with_grandchild.py"),
@@ -330,17 +333,22 @@ def test_ctrl_c_stops_the_runner_and_keeps_what_it_streamed(tmp_path):
                 break
             time.sleep(0.05)
         assert pid_file.exists(), process.stderr.read() if process.poll() is not None else "runner never started"
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sig)
         stdout, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, stderr
     runner, grandchild = map(int, pid_file.read_text().split())
-    assert not alive(runner) and not alive(grandchild)
+    gone = group_gone(runner)  # the runner leads its own group (session)
+    if not gone:
+        os.killpg(runner, signal.SIGKILL)
+    assert process.returncode == code, stderr
+    assert gone and not alive(runner) and not alive(grandchild)
+    assert all(line.startswith(b"{") for line in stderr.splitlines()), stderr
     [error] = errors_of(stderr)
-    assert error["code"] == "E_CAPTURE_INTERRUPTED"
-    summary = summary_of(subprocess.CompletedProcess([], 130, stdout, stderr))
+    assert error["code"] == "E_CAPTURE_INTERRUPTED" and f"({said})" in error["message"]
+    assert error["received"].startswith(f"{sig.name} after ")
+    summary = summary_of(subprocess.CompletedProcess([], code, stdout, stderr))
     assert summary["status"] == "error" and summary["error"] == "E_CAPTURE_INTERRUPTED"
     files = summary["files"]
     raw = load(tmp_path / files["raw"])
@@ -352,6 +360,6 @@ def test_ctrl_c_stops_the_runner_and_keeps_what_it_streamed(tmp_path):
     assert journal[0]["$record"] == "run" and journal[0]["error"]["code"] == "E_CAPTURE_INTERRUPTED"
     streamed = raw["stdout"].splitlines()
     assert len(streamed) == 1 and json.loads(streamed[0])["type"] == "run_started"  # the streamed line, kept
-    assert raw["streamedEvents"] == 1 and raw["process"]["signal"] in ("SIGINT", "SIGKILL")
+    assert raw["streamedEvents"] == 1 and raw["process"]["signal"] in (sig.name, "SIGKILL")
     assert load(tmp_path / files["artifact"])["events"] == [json.loads(streamed[0])]
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]

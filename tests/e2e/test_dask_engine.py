@@ -1,14 +1,15 @@
 """--engine dask against a real distributed.LocalCluster on loopback: same bytes as --workers 1, pickling in
-worker processes, a worker killed mid-run, no partial file left."""
+worker processes, a worker killed mid-run, no partial file left, Ctrl-C and SIGTERM with no traceback."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_replay
+from conftest import EXAMPLES, REPLAY, group_gone, run_replay
 from scale_support import make_journals, tree_bytes
 
 distributed = pytest.importorskip("distributed")
@@ -97,3 +98,34 @@ def test_a_dashboard_port_in_use_puts_no_python_warning_on_stderr(journals, tmp_
         taken.close()
     assert proc.returncode == 1, proc.stderr  # the journals have bad lines on purpose
     assert all(line.startswith(b"{") for line in proc.stderr.splitlines()), proc.stderr
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_to_the_process_group_stops_the_local_cluster_quietly(tmp_path: Path, sig: signal.Signals,
+                                                                          code: int) -> None:
+    """Ctrl-C in a terminal reaches the whole process group, the local cluster's worker processes too, while they run
+    tasks: exit 130, stderr keeps to JSON lines (each worker printed its KeyboardInterrupt traceback), and nothing of
+    the group is left. SIGTERM to the group (``timeout``, ``kill -- -PGID``) likewise, exit 143."""
+    journals = tmp_path / "in"
+    journals.mkdir()
+    first = journals / "j00000.jsonl"
+    first.write_bytes((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    for k in range(1, 20_000):  # enough tasks that the run is still going when the first input's line is out
+        os.link(first, journals / f"j{k:05d}.jsonl")
+    proc = subprocess.Popen([REPLAY, "validate", "--in", str(journals), "--engine", "dask", "--workers", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stdout.readline(), proc.stderr.read()  # a task is done: the workers are running the next ones
+        os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    gone = group_gone(proc.pid)
+    if not gone:
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == code, err
+    assert all(line.startswith(b"{") for line in err.splitlines()), err
+    assert gone

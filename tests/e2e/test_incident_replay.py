@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from conftest import alive, errors_of, jsonl, run_replay
+from conftest import REPLAY, alive, errors_of, group_gone, jsonl, run_replay
 from incident_support import (
     FINAL,
     INCIDENTS,
@@ -124,6 +126,37 @@ def test_the_agent_and_its_children_are_stopped_at_a_divergence(imported: Path, 
     assert done.returncode == 1
     assert orjson.loads((tmp_path / "out" / "replay.json").read_bytes())["agent"]["status"] == "stopped"
     assert not alive(int(pidfile.read_text()))
+
+
+def test_sigterm_stops_the_agent_and_its_children_as_ctrl_c_does(imported: Path, tmp_path: Path) -> None:
+    """SIGTERM to replay (``kill``, ``timeout``) while the agent runs: the agent's whole process group is killed (it
+    outlived replay, which SIGTERM ended at once), no output folder is left, nothing but JSON on stderr; exit 143."""
+    pidfile = tmp_path / "child.pid"
+    out = tmp_path / "out"
+    proc = subprocess.Popen([REPLAY, "incident", "replay", str(imported), "--agent-command",
+                             plan_agent([{"child": str(pidfile)}, {"sleep": 60}]), "--out", str(out)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(1200):  # the agent has started its child and written its pid
+            if (pidfile.exists() and pidfile.read_text().isdigit()) or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert pidfile.exists(), proc.stderr.read() if proc.poll() is not None else "the agent never started its child"
+        child = int(pidfile.read_text())
+        group = os.getpgid(child)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    gone = group_gone(group)
+    if not gone:
+        os.killpg(group, signal.SIGKILL)
+    assert proc.returncode == 143, err
+    assert all(line.startswith(b"{") for line in err.splitlines()), err
+    assert gone and not alive(child)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["child.pid", "imported"]  # no folder, whole or half
 
 
 @pytest.mark.parametrize(("plan", "args", "code"), [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
-from replay.pipeline.engine.errors import EXIT_INTERRUPTED, ReplayError
+from replay.pipeline.engine.errors import ReplayError, interrupted_exit
 from replay.pipeline.model.runner_protocol import load_context
 from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 
@@ -29,7 +29,8 @@ Files: .replay/artifacts/YYYY-MM-DD/<id>.raw.json, .artifact.json, .healed.json,
 .heal-log.json (or --out DIR), and .replay/journal/<runId>.jsonl. If the runner
 fails (timeout, crash, bad output) the files are still written, with status
 "error" and every event it printed, and replay exits 1. Ctrl-C stops the
-runner and writes the same, marked E_CAPTURE_INTERRUPTED; then exit 130.
+runner and writes the same, marked E_CAPTURE_INTERRUPTED; then exit 130
+(SIGTERM and SIGHUP do the same; exit 143 and 129).
 
 \b
 Examples:
@@ -79,6 +80,6 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
     if prompt:  # else discover reads it from stdin; a blank one (even "") is refused as blank
         bound["discover.prompt"] = " ".join(prompt) or " "
     result = run_spec("capture", set=bound, bypass=["heal"] if no_heal else ())
-    if result.facts.get("interrupted"):
-        return EXIT_INTERRUPTED  # Ctrl-C: the runner was stopped, what it printed is written (E_CAPTURE_INTERRUPTED)
+    if result.facts.get("interrupted"):  # Ctrl-C, SIGTERM, SIGHUP: the runner was stopped, what it printed is written
+        return interrupted_exit(result.facts["interrupted"])  # (E_CAPTURE_INTERRUPTED): 130, 143, 129
     return exit_code_for(result)
