@@ -10,7 +10,8 @@ stopped), and nothing after it is shown.
 Before the run (``preflight``) each input file is checked: a first record that is unreadable, or an
 ``at`` step that appears in no input, is refused (exit 2, nothing printed), and a pre-scan finds the
 record the walk stops at: that step's terminal record, or the step's last record when it never
-terminated. On stdin there is nothing to pre-scan: the records after the step's latest one are held
+terminated, or a line that cannot be read and may be the step's (the walk reads up to it and fails
+there). On stdin there is nothing to pre-scan: the records after the step's latest one are held
 until it shows up again (or dropped at the end), and a step never seen is ``E_STEP_NOT_FOUND`` then.
 
 Lines are written as their ``raws``: the text line, or the JSON object with the record's own bytes

@@ -26,7 +26,8 @@ For each record:
 
 The terminal record of a step (what ``--at`` stops after) is the first record of that step whose
 state ends it (succeeded, failed, cancelled, skipped) while none of the step's tool calls is still
-open. A step that never ends stops at its last record.
+open, unless it ends only an attempt (``step.attempt.failed``) or says the step will be retried
+(``"retrying": true``): see ``ends_step``. A step that never ends stops at its last record.
 """
 
 from __future__ import annotations
@@ -468,6 +469,15 @@ def read_record(record: dict[str, Any], ledger: SpendLedger | None = None, detai
 
 
 # the end of a step --------------------------------------------------------------------------------
+def ends_step(record: dict[str, Any], kind: str) -> bool:
+    """Whether a record whose state ends its step (succeeded, failed, cancelled, skipped) is the step's
+    terminal one: not when it ends one attempt (``step.attempt.failed``: the step may retry) or says
+    the step will be retried (``"retrying": true``, on the record or its payload)."""
+    if "attempt" in _words(kind):
+        return False
+    return record.get("retrying") is not True and _payload(record).get("retrying") is not True
+
+
 class StepWatch:
     """Follows one step through a stream: ``feed`` says whether a record is that step's terminal one."""
 
@@ -486,7 +496,7 @@ class StepWatch:
         elif kind in TOOL_ENDS and self._open:
             call = call_id(record.get("payload"))
             self._open.remove(call if call in self._open else self._open[0])
-        if state in STEP_ENDS and not self._open:
+        if state in STEP_ENDS and not self._open and ends_step(record, kind):
             self.ended = True
         return self.ended
 
@@ -508,18 +518,20 @@ class StepEnd:
     """Where a walk ``--at`` a step stops: the record after which nothing more is shown."""
 
     found: bool
-    terminated: bool = False  # the step's terminal record was found (else: its last record)
+    terminated: bool = False  # the step's terminal record was found (else: its last record, or a line
+    # that cannot be read and may be the step's)
     end: int | None = None  # byte offset just past the stop record's line (JSONL input)
     line: int | None = None  # line number of the stop record (JSONL input)
     index: int | None = None  # 0-based position of the stop record among the records (documents)
 
 
 def _watch_line(watch: StepWatch, raw: bytes) -> bool | None:
-    """Feed one line to ``watch``: None when it is no record (blank, not JSON, not an object)."""
+    """Feed one line to ``watch``: whether it is the step's; None when it cannot be read (not JSON,
+    not an object), False for a blank line."""
     try:
         record = exactjson.loads(raw)
     except orjson.JSONDecodeError:
-        return None
+        return None if raw.strip(b" \t\r") else False
     if type(record) is not dict:
         return None
     kind = kind_of(record)
@@ -535,7 +547,10 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
 
     Only lines containing the step's text are parsed (``step_tokens``), so a scan costs about a
     ``bytes.find`` per chunk; a step that never terminates is scanned to the end for its last record.
-    Lines longer than ``max_line_bytes`` are no records (``read`` skips them too).
+    A line that cannot be read and may be the step's (it contains the step's text, or it is the last
+    line, cut off, of a step seen already) is where the scan stops too, not terminated: the walk reads
+    up to it and reports it, as it would without ``--at``. Lines longer than ``max_line_bytes`` are no
+    records (``read`` skips them too).
     """
     tokens = step_tokens(step)
     watch = StepWatch(step)
@@ -574,20 +589,28 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
                 finish = block.find(b"\n", hit)
                 numbered += block.count(b"\n", counted, begin)
                 counted = begin
-                if finish - begin <= max_line_bytes and _watch_line(watch, block[begin:finish]):
-                    last = (base + finish + 1, numbered)
-                    if watch.ended:
-                        return StepEnd(True, True, last[0], last[1])
+                if finish - begin <= max_line_bytes:
+                    mine = _watch_line(watch, block[begin:finish])
+                    if mine is None:  # unreadable, maybe the step's own record: the walk reports it
+                        return StepEnd(True, False, base + finish + 1, numbered)
+                    if mine:
+                        last = (base + finish + 1, numbered)
+                        if watch.ended:
+                            return StepEnd(True, True, last[0], last[1])
                 start = finish + 1
         line += block.count(b"\n")
         base += len(block)
         pieces = [chunk[cut:]] if cut < len(chunk) else []
         pending = len(chunk) - cut
-    tail = b"".join(pieces)
-    if tail and not skipping and any(t in tail for t in tokens) and _watch_line(watch, tail):
-        last = (base + len(tail), line)
-        if watch.ended:
-            return StepEnd(True, True, last[0], last[1])
+    tail = b"".join(pieces)  # the last line, without a newline
+    if tail and not skipping and (last is not None or any(t in tail for t in tokens)):
+        mine = _watch_line(watch, tail)
+        if mine is None:  # cut off or unreadable: it may be the step's own terminal record
+            return StepEnd(True, False, base + len(tail), line)
+        if mine:
+            last = (base + len(tail), line)
+            if watch.ended:
+                return StepEnd(True, True, last[0], last[1])
     if last is None:
         return StepEnd(False)
     return StepEnd(True, False, last[0], last[1])

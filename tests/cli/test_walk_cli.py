@@ -138,6 +138,49 @@ def test_at_an_unterminated_step_stops_at_its_last_record(cli):
     assert b"run.parked" not in out
 
 
+def test_at_a_step_that_retried_stops_at_its_own_end_not_at_a_failed_attempt(tmp_path: Path, cli):
+    path = tmp_path / "retry.jsonl"
+    path.write_bytes(b'{"kind":"run.spawned"}\n'
+                     b'{"kind":"step.attempt.started","step_id":"s","attempt":1}\n'
+                     b'{"kind":"step.attempt.failed","step_id":"s","attempt":1}\n'
+                     b'{"kind":"step.attempt.started","step_id":"s","attempt":2}\n'
+                     b'{"kind":"step.failed","step_id":"s","retrying":true}\n'
+                     b'{"kind":"step.attempt.started","step_id":"s","attempt":3}\n'
+                     b'{"kind":"step.completed","step_id":"s"}\n'
+                     b'{"kind":"run.completed"}\n')
+    for args in ((), ("--json",)):
+        code, out, errors = cli("walk", str(path), "--at", "s", *args)
+        assert code == 0 and errors == [] and len(out.splitlines()) == 7
+        assert b"step.completed" in out.splitlines()[-1] and b"run.completed" not in out
+
+
+@pytest.mark.parametrize("tail", [
+    b'{"kind":"step.completed","run_id":"hello-1","step_id":"step-1","exit_co',  # the step's own record, cut off
+    b'{"kind":"step.comp',  # cut off before its step id
+])
+def test_at_a_step_whose_terminal_record_was_cut_off_fails_as_without_at(tail: bytes, tmp_path: Path, cli):
+    path = tmp_path / "torn.jsonl"
+    head = b"".join((WALK / "hello.jsonl").read_bytes().splitlines(keepends=True)[:3])
+    path.write_bytes(head + tail)
+    without = cli("walk", str(path))
+    code, out, errors = cli("walk", str(path), "--at", "step-1")
+    assert (code, out, errors) == without
+    assert code == 1 and len(out.splitlines()) == 3
+    (error,) = errors
+    assert error["code"] == "E_JOURNAL_READ_FAILED" and error["offset"] == len(head) and "cut off" in error["message"]
+
+
+def test_at_a_step_named_by_an_unreadable_line_mid_journal_fails_there(tmp_path: Path, cli):
+    code, out, (error,) = cli("walk", str(WALK / "mid-journal-error.jsonl"), "--at", "step-1")
+    assert code == 1 and len(out.splitlines()) == 3
+    assert error["code"] == "E_JOURNAL_READ_FAILED" and error["line"] == 4 and error["offset"] == 254
+    # a bad line after the step ended is not read: the walk stops at the step's end
+    path = tmp_path / "torn-later.jsonl"
+    path.write_bytes(b"".join((WALK / "hello.jsonl").read_bytes().splitlines(keepends=True)[:4]) + b'{"kind":"step.sch')
+    code, out, errors = cli("walk", str(path), "--at", "step-1")
+    assert code == 0 and errors == [] and len(out.splitlines()) == 4
+
+
 def test_at_works_with_a_byte_order_mark_and_a_gzip_file(tmp_path: Path, cli):
     data = (WALK / "interleaved.jsonl").read_bytes()
     (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + data)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from replay.pipeline.model.walk import (
     SpendLedger,
     StepWatch,
+    ends_step,
     find_step_end,
     find_step_end_in,
     first_record_problem,
@@ -190,7 +191,7 @@ def test_a_tool_step_ends_when_its_last_call_closes():
     ("hello.jsonl", "step-2", True, 8),
     ("interleaved.jsonl", "fetch-a", True, 8),
     ("interleaved.jsonl", "fetch-b", True, 6),
-    ("parked.jsonl", "build", True, 4),  # a failed attempt ends the step
+    ("parked.jsonl", "build", True, 4),  # a step.failed that does not say it retries ends the step
     ("parked.jsonl", "approve", False, 8),  # never terminated: its last record
 ])
 def test_find_step_end(name, step, terminated, line):
@@ -200,6 +201,38 @@ def test_find_step_end(name, step, terminated, line):
     assert end.end == sum(len(raw) + 1 for raw in data.split(b"\n")[:line])
     records = [orjson.loads(raw) for raw in data.splitlines()]
     assert find_step_end_in(records, step).index == line - 1
+
+
+@pytest.mark.parametrize("failed", [
+    b'{"kind":"step.attempt.failed","step_id":"s","attempt":1}',  # one attempt ended, not the step
+    b'{"kind":"step.failed","step_id":"s","retrying":true}',  # the step says it will be retried
+    b'{"type":"step_failed","step":"s","payload":{"retrying":true}}',
+])
+def test_a_failed_attempt_or_a_failure_that_retries_does_not_end_the_step(failed):
+    data = b"\n".join((b'{"kind":"step.attempt.started","step_id":"s","attempt":1}', failed,
+                       b'{"kind":"step.attempt.started","step_id":"s","attempt":2}',
+                       b'{"kind":"step.completed","step_id":"s"}', b'{"kind":"run.completed"}')) + b"\n"
+    end = find_step_end([data], "s")
+    assert end.terminated and end.line == 4
+    assert find_step_end_in([orjson.loads(raw) for raw in data.splitlines()], "s").index == 3
+    assert not ends_step({"kind": "step.attempt.completed"}, "step.attempt.completed")
+    assert ends_step({"kind": "step.failed", "retrying": False}, "step.failed")
+
+
+@pytest.mark.parametrize("tail, line", [
+    (b'{"kind":"step.completed","step_id":"step-1","exit_co', 4),  # cut off, naming the step
+    (b'{"kind":"step.compl', 4),  # cut off before the step id: it may still be the step's
+    (b'{"kind":"step.completed","step_id":"step-1","exit_co\n{"kind":"run.completed"}\n', 4),  # mid-journal
+])
+def test_an_unreadable_line_that_may_be_the_steps_is_where_the_scan_stops(tail, line):
+    head = b"".join((WALK / "hello.jsonl").read_bytes().splitlines(keepends=True)[:3])
+    data = head + tail
+    end = find_step_end([data], "step-1")
+    assert end.found and not end.terminated and end.line == line
+    assert end.end == len(head) + len(tail.split(b"\n")[0]) + (b"\n" in tail)
+    assert not find_step_end([head + b'{"kind":"step.compl'], "step-9").found  # a step never seen is still not found
+    if b"step-1" in tail:  # a terminal record after it changes nothing: the walk cannot read past the line
+        assert find_step_end([data + b'\n{"kind":"step.completed","step_id":"step-1"}'], "step-1").line == 4
 
 
 def test_a_step_that_never_appears_is_not_found():
@@ -243,9 +276,15 @@ def test_how_the_bytes_arrive_does_not_change_where_a_step_ends(rows, cuts, step
     chunks.append(data[pos:])
     whole = find_step_end([data], step)
     assert find_step_end(chunks, step) == whole
-    # the byte scan and the scan over parsed records agree on the stop record
-    parsed = [(n, r) for n, r in enumerate((_loads(raw) for raw in lines), start=1) if r is not None]
+    # the byte scan and the scan over parsed records agree on the stop record, up to the first line
+    # that cannot be read and names the step: unless the step ended before it, the scan stops there
+    bad = next((n for n, raw in enumerate(lines, start=1) if _loads(raw) is None and step.encode() in raw), None)
+    parsed = [(n, r) for n, r in enumerate((_loads(raw) for raw in lines), start=1)
+              if r is not None and (bad is None or n < bad)]
     by_record = find_step_end_in([r for _, r in parsed], step)
+    if bad is not None and not by_record.terminated:
+        assert (whole.found, whole.terminated, whole.line) == (True, False, bad)
+        return
     assert (whole.found, whole.terminated) == (by_record.found, by_record.terminated)
     if whole.found:
         assert parsed[by_record.index][0] == whole.line
