@@ -99,7 +99,7 @@ class Interrupted(Exception):
     """Ctrl-C, carried past click (which would print a newline on stderr for it)."""
 
 
-_interrupt = signal.SIGINT  # the signal that interrupted the run (exit 128 + it): Ctrl-C's, unless SIGTERM or SIGHUP came
+_interrupt: int = signal.SIGINT  # the signal that interrupted the run (exit 128 + it): Ctrl-C's, unless SIGTERM or SIGHUP came
 
 
 def interrupt_like_ctrl_c() -> None:
