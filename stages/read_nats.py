@@ -13,14 +13,15 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, keep_pending, open_ledger, parse_address
 
-SEEN_KEYS = 1_000_000  # (runId, seq) pairs remembered for de-duplication
+SEEN_KEYS = 1_000_000  # records (runId, seq and a hash of the bytes) remembered for de-duplication
 
 
 @register("read_nats")
 class ReadNats(Source):
-    """Each message holds one record (a JSONL line; several lines are read as several records). Records
-    whose ``(runId, seq)`` was already read are dropped, so a message delivered again produces nothing
-    twice. Batches are cut by count (``batch``) or when ``window_ms`` passes, whichever comes first.
+    """Each message holds one record (a JSONL line; several lines are read as several records). A record
+    already read (the same ``runId``, ``seq`` and bytes) is dropped, so a message delivered again produces
+    nothing twice; another record under the same ``(runId, seq)`` is kept (heal renumbers it). Batches are
+    cut by count (``batch``) or when ``window_ms`` passes, whichever comes first.
 
     ``ack = "sink"``: a message is acknowledged by the ``publish_nats`` sink of the same graph once what
     its run produced is stored downstream (see ``pipeline/io/nats_stream.py``); ``ack = "sent"``: once
@@ -28,7 +29,7 @@ class ReadNats(Source):
     passed on (``parse`` reports them) and acknowledged once sent: they produce no output to wait for.
     """
 
-    summary = "Read a NATS JetStream subject (nats://HOST:PORT/SUBJECT) with a durable pull consumer: batched, de-duplicated by (runId, seq)."
+    summary = "Read a NATS JetStream subject (nats://HOST:PORT/SUBJECT) with a durable pull consumer: batched, de-duplicated by (runId, seq, bytes)."
     options = {
         "url": Option(str, "", "nats://HOST:PORT/SUBJECT; empty: the command's argument", bind="args"),
         "durable": Option(str, "replay", "the durable consumer's name: a restarted reader goes on where it stopped"),
@@ -45,10 +46,10 @@ class ReadNats(Source):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.seen: OrderedDict[tuple[Any, Any], None] = OrderedDict()
+        self.seen: OrderedDict[tuple[Any, Any, int], None] = OrderedDict()
 
-    def duplicate(self, key: tuple[Any, Any]) -> bool:
-        """Has this (runId, seq) been read already? Remembers it when not."""
+    def duplicate(self, key: tuple[Any, Any, int]) -> bool:
+        """Has this record ((runId, seq, hash of its bytes)) been read already? Remembers it when not."""
         if key in self.seen:
             return True
         self.seen[key] = None
@@ -116,7 +117,7 @@ class ReadNats(Source):
                         continue
                     run_id, seq = _key(raw)
                     run_of_message = run_id if run_id is not None else run_of_message
-                    if run_id is not None and seq is not None and self.duplicate((run_id, seq)):
+                    if run_id is not None and seq is not None and self.duplicate((run_id, seq, hash(raw))):
                         continue
                     fresh = True
                     raws.append(raw)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -212,3 +213,23 @@ def test_replay_read_prints_a_live_subject_until_interrupted(nats_server: str) -
         code = reader.wait(timeout=30)
     assert got == lines and code == 130
     assert run(_pending(nats_server, "LIVE", "replay")) == (0, 0)  # to stdout: acknowledged once sent
+
+
+def test_two_records_that_share_a_seq_both_come_out(nats_server: str) -> None:
+    """Only the same record again is a duplicate: a tool result written under its call's seq is kept (heal renumbers)."""
+    run(_admin(nats_server, "dupseq"))
+    called, completed = _runs(1)[0][1], _runs(1)[0][2]
+    lines = [called, completed.replace(b'"seq":3', b'"seq":2'), called]  # the last: the same record again
+    run(_publish(nats_server, "dupseq.raw", lines))
+    reader = subprocess.Popen([REPLAY, "read", f"{nats_server}/dupseq.raw"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = b""
+    try:  # (read until both lines came, or 60 s passed: a reader that drops one must fail the test, not hang it)
+        deadline = time.monotonic() + 60
+        while out.count(b"\n") < 2 and time.monotonic() < deadline:
+            if select.select([reader.stdout], [], [], 1.0)[0]:
+                out += os.read(reader.stdout.fileno(), 65536)  # type: ignore[union-attr]
+    finally:
+        reader.send_signal(signal.SIGINT)
+        code = reader.wait(timeout=30)
+        out += reader.stdout.read()  # type: ignore[union-attr]
+    assert out.splitlines() == lines[:2] and code == 130
