@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
@@ -55,7 +55,7 @@ _TOKENS = {
 _PROVIDERS = {"claude-code": "anthropic", "codex": "openai"}
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1  # the last unix nanosecond a fixed64 holds
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def attribute(key: str, value: Any) -> dict[str, Any]:
