@@ -90,8 +90,9 @@ def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None
 
 
 def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list[str] | None = None,
-                extra_reserved: tuple[str, ...] = ()) -> Stage:
-    """One stage from its table: check the type and every option, bind the command's arguments, construct it."""
+                extra_reserved: tuple[str, ...] = (), stage_id: str | None = None) -> Stage:
+    """One stage from its table: check the type and every option, bind the command's arguments, construct it
+    (a constructor that raises something other than a ReplayError: E_STAGE_LOAD_FAILED naming ``stage_id`` and ``where``)."""
     kind = spec.get("type")
     if not isinstance(kind, str):
         raise _shape("every stage needs a string `type`", f"{where}.type", received=repr(kind), example='type = "parse"')
@@ -107,7 +108,16 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
                 continue  # the stage says what is missing when it runs (e.g. a prompt may come on stdin)
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage type {kind!r} needs option {key!r}", path=f"{where}.{key}",
                               expected=opt.type_name(), received="nothing")
-    stage = cls(**options)
+    try:
+        stage = cls(**options)
+    except ReplayError:
+        raise
+    except Exception as exc:
+        raise ReplayError(
+            "E_STAGE_LOAD_FAILED", f"stage {stage_id or kind!r} (type {kind!r}) could not be built: {type(exc).__name__}: {exc}",
+            path=where, stage=stage_id, received=f"{cls.__module__}:{cls.__qualname__}",
+            howToFix="Fix the stage's constructor (__init__), or the options given to it, or uninstall the package that provides it.",
+        ) from exc
     stage.args_keys = bound
     return stage
 
@@ -203,7 +213,7 @@ class _Builder:
         if not isinstance(route, bool):
             raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
                               received=repr(route))
-        stage = build_stage(self.registry, table, where, self.args)
+        stage = build_stage(self.registry, table, where, self.args, stage_id=node_id)
         if isinstance(stage, Composite):
             self._expand(node_id, stage, where, inputs, route)
         else:

@@ -281,7 +281,7 @@ async def run_graph(
             if main:
                 await fanout(main, batch)
 
-        out = Output(send, lambda: forward_side(task, node))
+        out = Output(send, lambda: forward_side(task, node), node.id)
         if isinstance(node.stage, AsyncTransform):
             assert task.receive is not None
             await node.stage.process(Incoming(task.receive), out)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.stage import Transform
+from replay.pipeline.engine.stage import Transform, result_invalid
 
 # What a push produces, in order: a batch that left the last stage, or (stage index, side records).
 Item = Batch | tuple[int, dict[str, list[dict[str, Any]]]]
@@ -34,7 +34,11 @@ class Segment:
         parts = batch if type(batch) is list else (batch,)
         for part in parts:
             current: Any = part
-            if current is None or not (len(current) or current.closes_run):  # (an empty batch may still close a run)
+            if current is None:
+                continue
+            if type(current) is not Batch:  # an item of a list a stage returned (or flushed)
+                raise result_invalid(stages[self.current].id, current)
+            if not (len(current) or current.closes_run):  # (an empty batch may still close a run)
                 continue
             for k in range(start, len(stages)):
                 self.current = k
@@ -44,10 +48,13 @@ class Segment:
                 current = stage(current)
                 if stage._side:
                     self._side(k, out)
-                if type(current) is list:
-                    self.push(current, out, k + 1)
+                if type(current) is not Batch:
+                    if type(current) is list:
+                        self.push(current, out, k + 1)
+                    elif current is not None:
+                        raise result_invalid(stage.id, current)
                     break
-                if current is None or not (len(current) or current.closes_run):
+                if not (len(current) or current.closes_run):
                     break
             else:
                 out.append(current)

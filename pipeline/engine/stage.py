@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, diagnostic
 
 # The fact a sink publishes with the files it wrote (a list of paths): a run over many inputs records
 # them in its manifest, with their sizes and content hashes.
@@ -233,14 +233,27 @@ class Composite(Stage):
         raise NotImplementedError
 
 
+def result_invalid(stage_id: str, value: Any) -> ReplayError:
+    """The error for a stage that gave ``value`` where a Batch, a list of Batches or None belongs."""
+    return ReplayError(
+        "E_STAGE_RESULT_INVALID",
+        f"stage {stage_id!r} gave {type(value).__name__}: a stage must return (or send) a Batch, a list of Batches or None",
+        exit_code=EXIT_FAILED, stage=stage_id, received=type(value).__name__, expected="Batch, list of Batches or None",
+    )
+
+
 class Output:
     """What a source sends through: the executor decides where batches and side records go."""
 
-    def __init__(self, send: Callable[[Batch], Awaitable[None]], drain: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, send: Callable[[Batch], Awaitable[None]], drain: Callable[[], Awaitable[None]],
+                 stage_id: str = "?") -> None:
         self._send = send
         self._drain = drain
+        self.stage_id = stage_id  # named when something other than a Batch is sent
 
     async def send(self, batch: Batch) -> None:
+        if type(batch) is not Batch:
+            raise result_invalid(self.stage_id, batch)
         await self._drain()
         if len(batch):
             await self._send(batch)

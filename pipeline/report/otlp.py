@@ -18,11 +18,19 @@ Errors set the span status to ERROR with ``error.type``: a failed tool (``tool_f
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``). Message
 contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
 run's source and id, so the same input gives the same bytes; ids are hex, as OTLP/JSON writes them.
+
+Every line parses as OTLP/JSON. A number OTLP cannot hold as an ``intValue`` (beyond int64) or a
+``doubleValue`` (not finite: ``1e400`` reads as infinity) is written as a ``stringValue``: its digits,
+or its text as the journal wrote it. A timestamp outside what a ``fixed64`` of unix nanoseconds holds
+(before 1970, after 2554-07-21) is left out, as a missing one is, and the root span counts such
+events in ``replay.timestamps_out_of_range``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+from datetime import UTC, datetime
 from typing import Any
 
 from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
@@ -45,16 +53,19 @@ _TOKENS = {
     "gen_ai.usage.cache_creation.input_tokens": ("cache_creation_input_tokens", "cacheCreationInputTokens"),
 }
 _PROVIDERS = {"claude-code": "anthropic", "codex": "openai"}
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1  # the last unix nanosecond a fixed64 holds
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def attribute(key: str, value: Any) -> dict[str, Any]:
-    """One OTLP ``KeyValue`` (int64 as a string, as proto3 JSON writes it)."""
+    """One OTLP ``KeyValue`` (int64 as a string, as proto3 JSON writes it; a number OTLP cannot hold, as a string)."""
     if isinstance(value, bool):
         typed: dict[str, Any] = {"boolValue": value}
     elif isinstance(value, int):
-        typed = {"intValue": str(value)}
+        typed = {"intValue": str(value)} if -INT64_MAX - 1 <= value <= INT64_MAX else {"stringValue": str(value)}
     elif isinstance(value, float):
-        typed = {"doubleValue": value}
+        typed = {"doubleValue": value} if math.isfinite(value) else {"stringValue": getattr(value, "text", repr(value))}
     elif isinstance(value, list | tuple):
         typed = {"arrayValue": {"values": [attribute("", v)["value"] for v in value]}}
     else:
@@ -62,8 +73,9 @@ def attribute(key: str, value: Any) -> dict[str, Any]:
     return {"key": key, "value": typed}
 
 
-def tokens(usage: Any) -> dict[str, int]:
-    """The GenAI token attributes a usage object gives (camelCase or snake_case names)."""
+def tokens(usage: Any) -> dict[str, int | float]:
+    """The GenAI token attributes a usage object gives (camelCase or snake_case names); a count beyond int64
+    or not finite stays as read."""
     if not isinstance(usage, dict):
         return {}
     out = {}
@@ -71,7 +83,7 @@ def tokens(usage: Any) -> dict[str, int]:
         for name in names:
             value = usage.get(name)
             if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-                out[key] = int(value)
+                out[key] = int(value) if isinstance(value, int) or (math.isfinite(value) and value <= INT64_MAX) else value
                 break
     return out
 
@@ -92,11 +104,13 @@ def _hex(*parts: Any, size: int) -> str:
     return hashlib.blake2b("\x00".join(map(str, parts)).encode("utf-8", "surrogateescape"), digest_size=size).hexdigest()
 
 
-def _nanos(stamp: Any) -> int | None:
-    moment = parse_timestamp(stamp)
+def _nanos(moment: datetime | None) -> int | None:
+    """Unix nanoseconds of ``moment`` (floored, exact), or None when a fixed64 cannot hold them (or no moment)."""
     if moment is None:
         return None
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+    delta = moment - _EPOCH
+    nanos = (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+    return nanos if 0 <= nanos <= UINT64_MAX else None
 
 
 class Span:
@@ -137,8 +151,9 @@ class TraceBuilder:
         self.chat_key: Any = None
         self.awaiting = True  # input came (a prompt, a tool result) that a model call has not answered yet
         self.last_nanos: int | None = None
-        self.totals: dict[str, int] = {}
+        self.totals: dict[str, int | float] = {}
         self.count = 0
+        self.out_of_range = 0  # events whose timestamp a fixed64 of unix nanoseconds cannot hold
         self.failed: tuple[str, Any] | None = None
         self.repairs: int | None = None
 
@@ -148,7 +163,10 @@ class TraceBuilder:
         etype = event_type(event)
         raw = event.get("payload")
         payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        now = _nanos(event.get("timestamp"))
+        moment = parse_timestamp(event.get("timestamp"))
+        now = _nanos(moment)
+        if now is None and moment is not None:
+            self.out_of_range += 1
         before = self.last_nanos
         if now is not None:
             self._stretch(self.root, now)
@@ -210,7 +228,8 @@ class TraceBuilder:
     def _usage(self, span: Span | None, usage: Any) -> None:
         found = tokens(usage)
         for key, value in found.items():
-            self.totals[key] = self.totals.get(key, 0) + value
+            total = self.totals.get(key)
+            self.totals[key] = value if total is None else total + value
             if span is not None and span.kind == SPAN_KIND_CLIENT and key not in span.attributes:
                 span.attributes[key] = value
 
@@ -269,6 +288,8 @@ class TraceBuilder:
         attrs["replay.events"] = self.count
         if self.repairs is not None:
             attrs["replay.repairs"] = self.repairs
+        if self.out_of_range:
+            attrs["replay.timestamps_out_of_range"] = self.out_of_range
         found = self.record.get("error")
         error: dict[str, Any] = found if isinstance(found, dict) else {}
         if self.failed is not None:

@@ -189,6 +189,71 @@ def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path)
     assert error["code"] == "E_STAGE_FAILED" and error["stage"] == "crash" and "kaboom" in error["message"]
 
 
+BAD_STAGES = '''
+from replay.pipeline.engine.stage import AsyncTransform, Transform
+
+
+class InitFails(Transform):
+    summary = "Raises when built."
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        raise RuntimeError("init kaboom")
+
+
+class Returns(Transform):
+    summary = "Returns what RESULT names instead of a batch."
+
+    def __call__(self, batch):
+        return RESULT
+
+
+class Sends(AsyncTransform):
+    summary = "Sends a dict instead of a batch."
+
+    async def process(self, batches, out):
+        async for batch in batches:
+            await out.send({"a": 1})
+'''
+
+
+def plugin_env(site: Path) -> dict[str, str]:
+    """PYTHONPATH with the plugin's folder first (and what it held before: the sources under test, in a worktree)."""
+    return {"PYTHONPATH": os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)}
+
+
+@pytest.mark.parametrize("config, path", [('chain = ["boom"]\n', "chain[0]"),
+                                          ('[stages.read]\ntype = "read"\n[stages.x]\ntype = "boom"\ninputs = ["read"]\n'
+                                           '[stages.write]\ntype = "write"\ninputs = ["x"]\n', "stages.x")],
+                         ids=["chain", "stages"])
+def test_a_plugin_whose_constructor_raises_is_named_with_its_config_path(tmp_path: Path, config: str, path: str):
+    site = make_plugin(tmp_path / "site", {"boom": "replay_upper_plugin:InitFails"}, module=BAD_STAGES)
+    (tmp_path / "p.toml").write_text(config)
+    done = run_replay("run", str(tmp_path / "p.toml"), str(TWO_RUNS), env=plugin_env(site), process=True)
+    assert done.returncode == 2 and done.stdout == b""
+    assert b"Traceback" not in done.stderr
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == path
+    assert error["stage"] == ("boom" if path.startswith("chain") else "x") and "init kaboom" in error["message"]
+
+
+@pytest.mark.parametrize("stage, result, received", [
+    ("Returns", '[{"a": 1}]', "dict"), ("Returns", '{"a": 1}', "dict"), ("Returns", "42", "int"),
+    ("Returns", "[[]]", "list"), ("Sends", "None", "dict"),
+], ids=["list-of-dicts", "dict", "int", "list-of-lists", "async-sends-dict"])
+def test_a_plugin_that_gives_no_batch_is_named_not_the_stage_after_it(tmp_path: Path, stage: str, result: str,
+                                                                       received: str):
+    site = make_plugin(tmp_path / "site", {"bad": f"replay_upper_plugin:{stage}"},
+                       module=BAD_STAGES + f"\n\nRESULT = {result}\n")
+    (tmp_path / "p.toml").write_text('chain = ["bad"]\n')
+    done = run_replay("run", str(tmp_path / "p.toml"), str(TWO_RUNS), env=plugin_env(site), process=True)
+    assert done.returncode == 1
+    assert b"Traceback" not in done.stderr
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_STAGE_RESULT_INVALID" and error["stage"] == "bad" and error["received"] == received
+    assert "a Batch, a list of Batches or None" in error["message"]
+
+
 # pipes and signals -------------------------------------------------------------------------------
 def test_a_pipeline_into_head_ends_quietly(tmp_path: Path):
     journal = tmp_path / "big.jsonl"

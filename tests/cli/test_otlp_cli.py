@@ -53,3 +53,53 @@ def test_export_needs_a_format():
     done = run_replay("export", str(CLAUDE))
     assert done.returncode == 2 and done.stdout == b""
     assert errors_of(done.stderr)[0]["code"] == "E_USAGE_INVALID"
+
+
+def journal_line(seq: int, etype: str, stamp: str, payload: str = "{}") -> bytes:
+    return (f'{{"seq":{seq},"timestamp":"{stamp}","type":"{etype}","runId":"r1","payload":{payload}}}\n').encode()
+
+
+def one_call(usage: str, first: str = "2026-03-01T12:00:00.000Z", last: str = "2026-03-01T12:00:01.000Z") -> bytes:
+    """A run of one model call with ``usage``, its events timed ``first`` then ``last``."""
+    return (b'{"$record":"run","runId":"r1","status":"ok","framework":"example"}\n'
+            + journal_line(1, "run_started", first) + journal_line(2, "user_message", first, '{"text":"hi"}')
+            + journal_line(3, "assistant_message", last, f'{{"text":"yo","model":"claude-x","usage":{usage}}}')
+            + journal_line(4, "run_completed", last))
+
+
+def spans_by_name(stdout: bytes) -> dict:
+    (request,) = [parse(line) for line in jsonl(stdout)]
+    return {s.name: s for s in request.resource_spans[0].scope_spans[0].spans}
+
+
+def attribute_values(span) -> dict:
+    return {kv.key: getattr(kv.value, kv.value.WhichOneof("value")) for kv in span.attributes}
+
+
+def test_token_counts_otlp_cannot_hold_as_int64_are_written_as_their_text(tmp_path):
+    journal = tmp_path / "f.jsonl"
+    journal.write_bytes(one_call('{"inputTokens":1e400,"outputTokens":123456789012345678901234567890,'
+                                 '"cache_read_input_tokens":9223372036854775807}'))
+    done = run_replay("export", "--otlp", str(journal))
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    spans = spans_by_name(done.stdout)  # every line parses as OTLP/JSON
+    for name in ("invoke_agent example", "chat claude-x"):
+        found = attribute_values(spans[name])
+        assert found["gen_ai.usage.input_tokens"] == "1e400"
+        assert found["gen_ai.usage.output_tokens"] == "123456789012345678901234567890"
+        assert found["gen_ai.usage.cache_read.input_tokens"] == 2**63 - 1  # the last int64 is still an int
+
+
+def test_times_a_fixed64_cannot_hold_are_left_out_and_counted(tmp_path):
+    for first, last, start, end, left_out in [
+        ("1960-03-01T12:00:01.500Z", "2026-03-01T12:00:01.000Z", 1772366401000000000, 1772366401000000000, 2),
+        ("2026-03-01T12:00:00.000Z", "9999-12-31T23:59:59.999Z", 1772366400000000000, 1772366400000000000, 2),
+        ("1970-01-01T00:00:01.500Z", "2554-07-21T23:34:33.709551Z", 1_500_000_000, 18446744073709551000, 0),
+    ]:
+        journal = tmp_path / "f.jsonl"
+        journal.write_bytes(one_call('{"inputTokens":1}', first, last))
+        done = run_replay("export", "--otlp", str(journal))
+        assert done.returncode == 0 and done.stderr == b"", done.stderr
+        root = spans_by_name(done.stdout)["invoke_agent example"]
+        assert (root.start_time_unix_nano, root.end_time_unix_nano) == (start, end)
+        assert attribute_values(root).get("replay.timestamps_out_of_range", 0) == left_out
