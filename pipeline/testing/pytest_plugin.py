@@ -9,7 +9,8 @@
 ``replay_session(path, override=None)`` loads a session journal (or a ``.json`` replay script) into a
 ``ReplayModel``. After the test, every model it gave out must have served all its recorded calls
 and raised no replay error the agent may have swallowed; otherwise the test fails at teardown with
-the error code and the (turn, step). A test that already failed is not failed again at teardown.
+the error code and the (turn, step). A test that did not pass (it failed, was skipped or failed as
+expected, ``xfail``) is not checked again at teardown: what it left unasked is no news.
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ class ReplaySessions:
                 pytest.fail(f"replay of {model.source}: {exc}", pytrace=False)
 
 
-_CALL_FAILED = pytest.StashKey[bool]()
+_CALL_DID_NOT_PASS = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, Any]:
     report = yield
     if report.when == "call":
-        item.stash[_CALL_FAILED] = report.failed
+        item.stash[_CALL_DID_NOT_PASS] = report.failed or report.skipped  # (an xfail is reported as skipped)
     return report
 
 
@@ -66,5 +67,5 @@ def replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessions]:
     """A factory of replay models for session files (paths relative to the test file)."""
     sessions = ReplaySessions(Path(request.path).parent)
     yield sessions
-    if not request.node.stash.get(_CALL_FAILED, False):
+    if not request.node.stash.get(_CALL_DID_NOT_PASS, False):
         sessions.check_done()

@@ -62,6 +62,23 @@ async def test_asks_out_of_order(replay_session):
 
 
 @pytest.mark.anyio
+async def test_skipped_midway(replay_session):
+    model = replay_session("session.jsonl")
+    async for _ in model.stream(1, 0):
+        pass
+    pytest.skip("not today")
+
+
+@pytest.mark.anyio
+@pytest.mark.xfail(reason="known")
+async def test_fails_as_expected_midway(replay_session):
+    model = replay_session("session.jsonl")
+    async for _ in model.stream(1, 0):
+        pass
+    assert False
+
+
+@pytest.mark.anyio
 async def test_swallows_the_error(replay_session):
     model = replay_session("session.jsonl")
     try:
@@ -103,7 +120,10 @@ def test_the_fixture_in_a_real_pytest_run(tmp_path: Path):
     # an error the test caught and went on from still fails it at teardown
     [swallowed] = [line for line in outcome(out, "test_swallows_the_error") if line.startswith("ERROR")]
     assert "E_REPLAY_OUT_OF_ORDER" in swallowed and "(turn 1, step 1)" in swallowed
-    assert "1 failed, 4 passed, 2 errors" in out
+    # a test skipped, or failing as expected, partway is not also an error at teardown
+    assert outcome(out, "test_skipped_midway") == []  # (-rA names a skip by its line: no ERROR line names it)
+    assert [line.split(" ")[0] for line in outcome(out, "test_fails_as_expected_midway")] == ["XFAIL"]
+    assert "1 failed, 4 passed, 1 skipped, 1 xfailed, 2 errors" in out
 
 
 def test_the_example_agent_test_passes(tmp_path: Path):
