@@ -41,6 +41,9 @@ class PublishNats(Sink):
     }
     accepts_raw = False
 
+    def preflight(self, inputs: list[str]) -> None:
+        parse_address(self.config["url"], option=f"stages.{self.id}.url")  # a bad address refused before anything runs
+
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         address = parse_address(self.config["url"])
         connection = await connect(address.server)

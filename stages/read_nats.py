@@ -57,6 +57,9 @@ class ReadNats(Source):
             self.seen.popitem(last=False)
         return False
 
+    def preflight(self, inputs: list[str]) -> None:
+        parse_address(self.config["url"], option=f"stages.{self.id}.url")  # a bad address refused before anything runs
+
     async def produce(self, out: Output) -> None:
         address = parse_address(self.config["url"])
         connection = await connect(address.server)

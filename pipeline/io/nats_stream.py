@@ -32,9 +32,14 @@ class Address:
 
 
 def parse_address(url: str, option: str = "url") -> Address:
-    parts = urlsplit(url)
-    subject = parts.path.lstrip("/")
-    if parts.scheme != "nats" or not parts.hostname or not subject:
+    """The server and subject of ``nats://HOST:PORT/SUBJECT``; E_USAGE_INVALID (exit 2) for anything else."""
+    try:
+        parts = urlsplit(url)
+        subject = parts.path.lstrip("/")
+        parts.port  # noqa: B018 - (a port out of range, or not a number, raises here)
+    except ValueError:  # a bracket left open (nats://[::1/x), a port out of range: no address at all
+        parts, subject = None, ""
+    if parts is None or parts.scheme != "nats" or not parts.hostname or not subject:
         raise ReplayError("E_USAGE_INVALID", f"{url!r} is not a NATS address with a subject", path=option, received=url,
                           expected="nats://HOST:PORT/SUBJECT", example="nats://127.0.0.1:4222/agents.raw")
     return Address(f"nats://{parts.netloc}", subject)

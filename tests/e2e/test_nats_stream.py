@@ -22,7 +22,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, REPLAY, run_replay
+from conftest import EXAMPLES, REPLAY, errors_of, run_replay
 
 nats = pytest.importorskip("nats")
 
@@ -233,3 +233,14 @@ def test_two_records_that_share_a_seq_both_come_out(nats_server: str) -> None:
         code = reader.wait(timeout=30)
         out += reader.stdout.read()  # type: ignore[union-attr]
     assert out.splitlines() == lines[:2] and code == 130
+
+
+@pytest.mark.parametrize("url", ["nats://[::1/x", "nats://127.0.0.1:99999/x", "nats://127.0.0.1/"])
+def test_an_address_that_is_none_is_refused_before_anything_runs(tmp_path: Path, url: str) -> None:
+    """On the command line and in a config alike (a bracket left open was E_UNHANDLED, in a config E_STAGE_FAILED)."""
+    done = run_replay("read", url)
+    assert done.returncode == 2 and [e["code"] for e in errors_of(done.stderr)] == ["E_USAGE_INVALID"]
+    config = tmp_path / "bad.toml"
+    config.write_text(f'[stages.read]\ntype = "read_nats"\nurl = "{url}"\n[stages.out]\ntype = "write"\ninputs = ["read"]\n')
+    done = run_replay("run", str(config))
+    assert done.returncode == 2 and [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [("E_USAGE_INVALID", "stages.read.url")]
