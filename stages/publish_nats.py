@@ -10,7 +10,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
-from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, parse_address
+from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, parse_address, server_gone
 
 MSG_ID = "Nats-Msg-Id"
 
@@ -51,28 +51,29 @@ class PublishNats(Sink):
         last_run: Any = None
         published = 0
         try:
-            async for batch in batches:
-                if not len(batch):
-                    continue
-                records = batch.events or [None] * len(batch)
-                payloads = batch.to_jsonl().split(b"\n")[:-1]
-                sends = []
-                later_runs: list[Any] = []
-                for record, data in zip(records, payloads, strict=True):
-                    headers = {MSG_ID: message_id(record, data)} if self.config["dedupe_ids"] else None
-                    sends.append(js.publish(address.subject, data, headers=headers))
-                    run_id = record.get("runId") if isinstance(record, dict) else None
-                    if run_id is not None and run_id != last_run:
-                        later_runs.append(run_id)
-                        last_run = run_id
-                await asyncio.gather(*sends)  # stored: JetStream answered for every record
-                published += len(sends)
-                for run_id in later_runs:
-                    for ledger in ledgers():
-                        await acknowledge(connection, ledger.take_before(run_id))
-            for ledger in ledgers():  # the stream ended: every run's output is stored
-                await acknowledge(connection, ledger.take_all())
-                close_ledger(ledger)
-            self.publish("published", published)
+            async with server_gone(address.server):  # (the server gone mid-stream: E_NATS_UNREACHABLE)
+                async for batch in batches:
+                    if not len(batch):
+                        continue
+                    records = batch.events or [None] * len(batch)
+                    payloads = batch.to_jsonl().split(b"\n")[:-1]
+                    sends = []
+                    later_runs: list[Any] = []
+                    for record, data in zip(records, payloads, strict=True):
+                        headers = {MSG_ID: message_id(record, data)} if self.config["dedupe_ids"] else None
+                        sends.append(js.publish(address.subject, data, headers=headers))
+                        run_id = record.get("runId") if isinstance(record, dict) else None
+                        if run_id is not None and run_id != last_run:
+                            later_runs.append(run_id)
+                            last_run = run_id
+                    await asyncio.gather(*sends)  # stored: JetStream answered for every record
+                    published += len(sends)
+                    for run_id in later_runs:
+                        for ledger in ledgers():
+                            await acknowledge(connection, ledger.take_before(run_id))
+                for ledger in ledgers():  # the stream ended: every run's output is stored
+                    await acknowledge(connection, ledger.take_all())
+                    close_ledger(ledger)
+                self.publish("published", published)
         finally:
             await close(connection)

@@ -11,7 +11,16 @@ import orjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, keep_pending, open_ledger, parse_address
+from replay.pipeline.io.nats_stream import (
+    acknowledge,
+    close,
+    close_ledger,
+    connect,
+    keep_pending,
+    open_ledger,
+    parse_address,
+    server_gone,
+)
 
 SEEN_KEYS = 1_000_000  # records (runId, seq and a hash of the bytes) remembered for de-duplication
 
@@ -67,7 +76,8 @@ class ReadNats(Source):
         source = f"{address.server}/{address.subject}"
         try:
             subscription = await self._subscribe(connection, address.subject)
-            await self._pull(subscription, connection, ledger, source, out)
+            async with server_gone(address.server):
+                await self._pull(subscription, connection, ledger, source, out)
         finally:
             if self.config["ack"] == "sent":
                 close_ledger(ledger)

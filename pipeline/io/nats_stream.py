@@ -13,12 +13,13 @@ nothing twice. nats-py is an optional extra: ``pip install 'agent-replay[nats]'`
 from __future__ import annotations
 
 from collections import OrderedDict
-from contextlib import suppress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from replay.pipeline.engine.errors import ReplayError, optional_module
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
 
 ACK = b"+ACK"
 FLUSH_SECONDS = 10
@@ -58,6 +59,21 @@ async def connect(server: str, connect_seconds: float = 5.0) -> Any:
     except Exception as exc:  # nats-py raises its own NoServersError, OSError, TimeoutError
         raise ReplayError("E_NATS_UNREACHABLE", f"no NATS server answered at {server!r}: {type(exc).__name__}: {exc}",
                           received=server, expected="a NATS server with JetStream (nats-server -js)") from exc
+
+
+@asynccontextmanager
+async def server_gone(server: str) -> AsyncIterator[None]:
+    """The connection to ``server`` lost mid-stream (the server stopped, the network went): E_NATS_UNREACHABLE, exit 1,
+    not a stage failure. What was acknowledged is stored; the durable consumer hands the rest over again next time."""
+    errors = nats_module().errors
+    try:
+        yield
+    except (errors.ConnectionClosedError, errors.NoServersError, errors.StaleConnectionError, errors.UnexpectedEOF,
+            errors.OutboundBufferLimitError, errors.ConnectionReconnectingError, errors.ConnectionDrainingError) as exc:
+        raise ReplayError("E_NATS_UNREACHABLE", f"the NATS server at {server!r} went away: {type(exc).__name__}: {exc}",
+                          received=server, exit_code=EXIT_FAILED, howToFix="Start the server again and run the same "
+                          "command: the durable consumer goes on where it stopped, and messages not acknowledged come "
+                          "again.") from exc
 
 
 async def _quiet(_exc: Exception) -> None:

@@ -36,10 +36,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def nats_server(tmp_path_factory: pytest.TempPathFactory):
+def _start_server(store: Path) -> tuple[subprocess.Popen, str]:
+    """A real nats-server with JetStream on a free loopback port, once it accepts connections."""
     port = _free_port()
-    store = tmp_path_factory.mktemp("jetstream")
     proc = subprocess.Popen([SERVER, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(store)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
@@ -51,7 +50,13 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory):
     else:
         proc.kill()
         pytest.fail("nats-server did not start")
-    yield f"nats://127.0.0.1:{port}"
+    return proc, f"nats://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="session")
+def nats_server(tmp_path_factory: pytest.TempPathFactory):
+    proc, address = _start_server(tmp_path_factory.mktemp("jetstream"))
+    yield address
     proc.terminate()
     proc.wait(timeout=10)
 
@@ -244,3 +249,25 @@ def test_an_address_that_is_none_is_refused_before_anything_runs(tmp_path: Path,
     config.write_text(f'[stages.read]\ntype = "read_nats"\nurl = "{url}"\n[stages.out]\ntype = "write"\ninputs = ["read"]\n')
     done = run_replay("run", str(config))
     assert done.returncode == 2 and [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [("E_USAGE_INVALID", "stages.read.url")]
+
+
+def test_a_server_that_goes_away_mid_stream_is_unreachable_not_a_stage_failure(tmp_path: Path) -> None:
+    """What was read came out; then E_NATS_UNREACHABLE (exit 1), with how to go on, not E_STAGE_FAILED."""
+    proc, server = _start_server(tmp_path / "js")
+    try:
+        run(_admin(server, "gone"))
+        lines = _runs(1)[0]
+        run(_publish(server, "gone.raw", lines))
+        reader = subprocess.Popen([REPLAY, "read", f"{server}/gone.raw"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            got = [reader.stdout.readline().rstrip(b"\n") for _ in lines]  # type: ignore[union-attr]
+        finally:
+            proc.kill()
+            proc.wait(timeout=10)
+        _, err = reader.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert got == lines and reader.returncode == 1 and b"Traceback" not in err
+    [error] = errors_of(err)
+    assert error["code"] == "E_NATS_UNREACHABLE" and "went away" in error["message"] and error["received"] == server
