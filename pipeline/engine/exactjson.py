@@ -78,8 +78,32 @@ _SIXTEEN, _TINY = b"0" * 16, b"0e-000"  # (an exponent follows a digit)
 
 
 def _may_round(data: bytes) -> bool:
+    """Does ``data`` hold a number orjson would read as another than written? Only where the patterns above match
+    is the number itself looked at (most long decimals, e.g. a writer's shortest form of a double, read back as
+    written): a line is decoded a second time only for one that would not."""
     shape = data.translate(_NUMBERISH)
-    return shape.find(_SIXTEEN) >= 0 or shape.find(_TINY) >= 0
+    for pattern in (_SIXTEEN, _TINY):
+        at = shape.find(pattern)
+        while at >= 0:
+            end = shape.find(b" ", at)
+            end = len(shape) if end < 0 else end
+            if _rounds(data[shape.rfind(b" ", 0, at) + 1:end]):
+                return True
+            at = shape.find(pattern, end)
+    return False
+
+
+def _rounds(token: bytes) -> bool:
+    """Would orjson read ``token`` (a number's text, or digits, dots and signs that look like one) as another
+    number than written? An integer may be beyond 64 bits from 19 digits on; anything that is not one number (in a
+    string) is taken as a yes, to be sure."""
+    digits = token.lstrip(b"-")
+    if digits.isdigit():
+        return len(digits) >= 19
+    try:
+        return type(_float(token.decode("ascii"))) is ExactNumber
+    except ValueError:
+        return True
 
 
 def needs_exact(data: bytes | str) -> bool:

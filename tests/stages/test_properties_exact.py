@@ -13,6 +13,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
+import orjson
+import pytest
 from conftest import run_replay
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -186,3 +188,16 @@ def test_a_number_a_double_does_not_hold_is_written_as_read_whatever_the_default
     for text in (b'{"n":[1e400,3.14159265358979323846]}', b'{"n":[1e400,123456789012345678901234567890]}'):
         for default in (None, str):
             assert exactjson.dumps(exactjson.loads(text), default=default) == text
+
+
+@pytest.mark.parametrize(("text", "again"), [
+    (b'{"t":1712345678.0101345}', False),  # a writer's shortest form of a double (time.time()) reads back as written
+    (b'{"t":0.30000000000000004,"n":1234567890123456}', False),  # (an integer of 16 digits fits in 64 bits)
+    (b'{"a":3.14159265358979323846264}', True),  # more digits than a double keeps
+    (b'{"a":1.5e-400}', True),  # below a double's range
+    (b'{"a":-12345678901234567890}', True),  # beyond 64 bits
+    (b'{"s":"1.2.3.4.5.6.7.8.9.0"}', True),  # not one number: decoded again, to be sure
+])
+def test_a_line_is_decoded_again_only_for_a_number_orjson_would_not_read_as_written(text: bytes, again: bool):
+    assert exactjson.needs_exact(text) is again
+    assert exactjson.exact_lines([text], [orjson.loads(text)])[0] == exactjson.loads(text)
