@@ -36,8 +36,8 @@ JSONDecodeError = orjson.JSONDecodeError
 # a decimal a double does not hold has 16 significant digits or more, a number below a double's range an exponent
 # of three digits below zero. A string of that look matches too, and is merely decoded twice.
 _MAY_ROUND_STR = re.compile(r"[0-9.]{16}|[0-9.][eE]-[0-9]{3}")
-_INT64_MIN = -(2**63)
-_UINT64_MAX = 2**64 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # the integers JSON writers and protocols hold in 64 bits
+UINT64_MAX = 2**64 - 1
 # orjson refuses nesting deeper than this (the outermost value is level 1); the standard library needs the
 # interpreter's recursion limit above it to decode (and we to walk) what orjson accepted.
 MAX_DEPTH = 1024
@@ -230,7 +230,7 @@ def _fragments(value: Any) -> Any:
     """A copy of ``value`` whose out-of-range integers are raw JSON fragments."""
     kind = type(value)
     if kind is int:
-        return orjson.Fragment(str(value)) if value < _INT64_MIN or value > _UINT64_MAX else value
+        return orjson.Fragment(str(value)) if value < INT64_MIN or value > UINT64_MAX else value
     if kind is dict:
         return {k: _fragments(v) for k, v in value.items()}
     if kind is list or kind is tuple:

@@ -26,15 +26,8 @@ def preflight(stages: Iterable[Stage]) -> None:
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
         stage.preflight(inputs)
-    writes_stdout = [stage.id for stage in stages if STDIO in stage.output_files()]
-    if len(writes_stdout) > 1:  # (`heal --log -`): two streams of lines mixed into one would be neither
-        first, second = writes_stdout[:2]
-        raise ReplayError(
-            "E_CONFIG_OPTION_INVALID", f"stages {first!r} and {second!r} would both write to stdout, mixing their lines",
-            path=f"stages.{second}.path", received="-", expected="one stage writing stdout; the others to files",
-            howToFix="Write one of them to a file (for heal, e.g. `--log repairs.jsonl`).",
-        )
-    _one_writer_per_file(stages)
+    _one_writer_per_target(stages)
+    writes_stdout = any(STDIO in stage.output_files() for stage in stages)
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
     # command writes its stdout into a buffer, and the command checks its own stdout
     if writes_stdout and stdout_capture() is None and not stdout_is_open():
@@ -61,14 +54,19 @@ def preflight(stages: Iterable[Stage]) -> None:
                 )
 
 
-def _one_writer_per_file(stages: list[Stage]) -> None:
-    """Two stages writing one file (by its path, links resolved): the last to finish would replace the other's output."""
+def _one_writer_per_target(stages: list[Stage]) -> None:
+    """Two stages writing one target: stdout (``heal --log -``: two streams of lines mixed into one would be neither),
+    or one file (by its path, links resolved: the last to finish would replace the other's output)."""
     writers: dict[str, str] = {}
     for stage in stages:
         for target in stage.output_files():
-            if target == STDIO:
-                continue
-            other = writers.setdefault(target if "://" in target else os.path.realpath(target), stage.id)
+            other = writers.setdefault(target if target == STDIO or "://" in target else os.path.realpath(target), stage.id)
+            if other != stage.id and target == STDIO:
+                raise ReplayError(
+                    "E_CONFIG_OPTION_INVALID", f"stages {other!r} and {stage.id!r} would both write to stdout, mixing their lines",
+                    path=f"stages.{stage.id}.path", received="-", expected="one stage writing stdout; the others to files",
+                    howToFix="Write one of them to a file (for heal, e.g. `--log repairs.jsonl`).",
+                )
             if other != stage.id:
                 raise ReplayError(
                     "E_CONFIG_OPTION_INVALID", f"stages {other!r} and {stage.id!r} would both write {target!r}: one "

@@ -33,6 +33,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
 from replay.pipeline.model.toolcalls import (
     CALLED,
@@ -53,8 +54,6 @@ _TOKENS = {
     "gen_ai.usage.cache_creation.input_tokens": ("cache_creation_input_tokens", "cacheCreationInputTokens"),
 }
 _PROVIDERS = {"claude-code": "anthropic", "codex": "openai"}
-INT64_MAX = 2**63 - 1
-UINT64_MAX = 2**64 - 1  # the last unix nanosecond a fixed64 holds
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -63,7 +62,7 @@ def attribute(key: str, value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
         typed: dict[str, Any] = {"boolValue": value}
     elif isinstance(value, int):
-        typed = {"intValue": str(value)} if -INT64_MAX - 1 <= value <= INT64_MAX else {"stringValue": str(value)}
+        typed = {"intValue": str(value)} if INT64_MIN <= value <= INT64_MAX else {"stringValue": str(value)}
     elif isinstance(value, float):
         typed = {"doubleValue": value} if math.isfinite(value) else {"stringValue": getattr(value, "text", repr(value))}
     elif isinstance(value, list | tuple):
@@ -110,7 +109,7 @@ def _nanos(moment: datetime | None) -> int | None:
         return None
     delta = moment - _EPOCH
     nanos = (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
-    return nanos if 0 <= nanos <= UINT64_MAX else None
+    return nanos if 0 <= nanos <= UINT64_MAX else None  # (the last unix nanosecond a fixed64 holds)
 
 
 class Span:
