@@ -69,7 +69,8 @@ async def server_gone(server: str) -> AsyncIterator[None]:
     try:
         yield
     except (errors.ConnectionClosedError, errors.NoServersError, errors.StaleConnectionError, errors.UnexpectedEOF,
-            errors.OutboundBufferLimitError, errors.ConnectionReconnectingError, errors.ConnectionDrainingError) as exc:
+            errors.OutboundBufferLimitError, errors.ConnectionReconnectingError, errors.ConnectionDrainingError,
+            errors.FlushTimeoutError) as exc:  # (an acknowledgement's flush that no server answers)
         raise ReplayError("E_NATS_UNREACHABLE", f"the NATS server at {server!r} went away: {type(exc).__name__}: {exc}",
                           received=server, exit_code=EXIT_FAILED, howToFix="Start the server again and run the same "
                           "command: the durable consumer goes on where it stopped, and messages not acknowledged come "
