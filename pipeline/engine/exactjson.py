@@ -22,7 +22,6 @@ Everything replay parses and may write again goes through ``loads`` / ``exact_li
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,10 +31,6 @@ import orjson
 
 JSONDecodeError = orjson.JSONDecodeError
 
-# Where orjson may round a number: an integer beyond 64 bits has at least 19 digits (-9223372036854775809),
-# a decimal a double does not hold has 16 significant digits or more, a number below a double's range an exponent
-# of three digits below zero. A string of that look matches too, and is merely decoded twice.
-_MAY_ROUND_STR = re.compile(r"[0-9.]{16}|[0-9.][eE]-[0-9]{3}")
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # the integers JSON writers and protocols hold in 64 bits
 UINT64_MAX = 2**64 - 1
 # orjson refuses nesting deeper than this (the outermost value is level 1); the standard library needs the
@@ -70,8 +65,10 @@ def _exact(data: bytes | str) -> Any:
         return json.loads(data, parse_float=_float, parse_constant=_reject_constant)
 
 
-# digits and the dot -> "0", e and E -> "e", signs -> "-", everything else -> " ": then the patterns above are
-# plain substring searches (the regex tries a match at every digit and costs ten times as much)
+# Where orjson may round a number: an integer beyond 64 bits has at least 19 digits (-9223372036854775809),
+# a decimal a double does not hold has 16 significant digits or more, a number below a double's range an exponent
+# of three digits below zero. With digits and the dot -> "0", e and E -> "e", signs -> "-", everything else -> " ",
+# those are plain substring searches (a regex tries a match at every digit and costs ten times as much).
 _NUMBERISH = bytes(0x30 if 0x30 <= i <= 0x39 or i == 0x2E else 0x65 if i in (0x45, 0x65) else 0x2D if i in (0x2B, 0x2D)
                    else 0x20 for i in range(256))
 _SIXTEEN, _TINY = b"0" * 16, b"0e-000"  # (an exponent follows a digit)
@@ -108,8 +105,8 @@ def _rounds(token: bytes) -> bool:
 
 def needs_exact(data: bytes | str) -> bool:
     """Could orjson have rounded a number in ``data``?"""
-    if type(data) is str:
-        return _MAY_ROUND_STR.search(data) is not None
+    if type(data) is str:  # (text is rare here: a command's JSON argument)
+        data = data.encode("utf-8", "surrogatepass")
     return _may_round(data)  # type: ignore[arg-type]
 
 
