@@ -353,3 +353,27 @@ def test_two_stages_writing_one_file_are_refused_before_anything_runs(tmp_path: 
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.b.path" and "'a' and 'b'" in error["message"]
     assert not (tmp_path / "same.jsonl").exists()
+
+
+def test_log_level_debug_shows_the_traceback_of_a_stage_that_crashed(tmp_path: Path):
+    """E_STAGE_FAILED's howToFix says to rerun with `--log-level debug` for details: that run logs the traceback
+    (inside one JSON record on stderr), which the default level leaves out."""
+    crashing = '''
+    from replay.pipeline.engine.stage import Transform
+
+    class Crash(Transform):
+        summary = "Raises on every batch."
+
+        def __call__(self, batch):
+            raise RuntimeError("kaboom")
+    '''
+    site = make_plugin(tmp_path / "site", {"crash": "replay_upper_plugin:Crash"}, module=crashing)
+    config = tmp_path / "p.toml"
+    config.write_text('chain = ["crash"]\n')
+    quiet = run_replay("run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)}, process=True)
+    loud = run_replay("--log-level", "debug", "run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)},
+                      process=True)
+    assert quiet.returncode == loud.returncode == 1
+    assert b"raise RuntimeError" not in quiet.stderr
+    [failed] = [record for record in map(orjson.loads, loud.stderr.splitlines()) if record.get("event") == "stage.failed"]
+    assert failed["stage"] == "crash" and 'raise RuntimeError("kaboom")' in failed["exception"]
