@@ -8,7 +8,7 @@ STAMP_RUNTIME := $(VENV)/.installed-runtime
 STAMP_TEST    := $(VENV)/.installed-test
 STAMP_FUZZ    := $(VENV)/.installed-fuzz
 
-.PHONY: all demo test bench packages clean lint fuzz
+.PHONY: all demo test bench packages clean lint fuzz pythons
 
 all: test
 
@@ -77,5 +77,17 @@ FUZZ_SECONDS ?= 900
 fuzz: $(STAMP_FUZZ)
 	$(PY) tests/fuzz/fuzz_atheris.py -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1
 
+# The whole suite on other Pythons (not part of `make test`): each in its own .venv-X.Y. A Python that does not
+# run is skipped with a note; give paths where `python3.12` is not on PATH:
+# make pythons PYTHONS="/root/.pyenv/versions/3.12.1/bin/python /root/.pyenv/versions/3.13.0/bin/python"
+PYTHONS ?= python3.12 python3.13
+pythons: packages
+	@for p in $(PYTHONS); do \
+	  v=$$($$p -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || { echo "$$p does not run: skipped" >&2; continue; }; \
+	  echo "== Python $$v ($$p)" >&2; \
+	  [ -x .venv-$$v/bin/python ] || $$p -m venv .venv-$$v || exit 1; \
+	  .venv-$$v/bin/python -m pip install --quiet -e '.[test]' && .venv-$$v/bin/python -m pytest -q || exit 1; \
+	done
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis tests/bench/data
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis tests/bench/data .venv-*
