@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 from conftest import run_replay
 from hypothesis import HealthCheck, assume, example, given, settings
-from test_screen import DECLARED_THEN_CUT, journals, records_in
+from test_screen import DECLARED_THEN_CUT, journals, records_in, same
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -68,6 +68,47 @@ def heal_record_first(data: bytes) -> bool:
             return True
         first = record.get("$record") == "source"
     return False
+
+
+VANISHING_LAST = (  # r0, then v1's orphaned result (dropped: v1 vanishes, its heal record goes at the end), then r2
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T13:00:01.000Z","type":"tool_completed","runId":"v1","payload":{"callId":"g1"}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_started","runId":"r2","payload":{}}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:03.000Z","type":"run_completed","runId":"r2","payload":{}}\n')
+
+
+ONE_EVENT = b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
+
+
+@settings(SETTINGS, max_examples=60)
+@given(journals(unique=True))
+@example(data=VANISHING_LAST)
+@example(data=ONE_EVENT)
+def test_a_file_read_twice_heals_as_two_copies_of_it(tmp_path: Path, data: bytes):
+    """`heal x x` writes what `heal x` writes after each of read's marks, and twice its heal records and log lines:
+    the heal records of its runs heal dropped whole were one for both copies (`"repairs": 2`), and a copy's first
+    event was dropped as a duplicate of the last of the copy before. A pipe and the slow lane write the same. (A
+    source record inside the file, which only a saved `read` of several inputs has, is left out.)"""
+    assume(b'"$record":"source"' not in data)
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data)
+    once_log, twice_log = tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
+    once = run_replay("heal", "--log", str(once_log), str(path))
+    twice = run_replay("heal", "--log", str(twice_log), str(path), str(path))
+
+    def split(out: bytes) -> tuple[list[bytes], list[bytes]]:
+        lines = out.splitlines()
+        return [x for x in lines if b'"$record":"heal"' not in x], sorted(x for x in lines if b'"$record":"heal"' in x)
+
+    (events, heal), (both_events, both_heal) = split(once.stdout), split(twice.stdout)
+    mark = both_events[0]
+    assert orjson.loads(mark) == {"$record": "source", "source": str(path)}
+    assert both_events == [mark, *events, mark, *events]
+    assert both_heal == sorted(heal * 2)
+    assert sorted(twice_log.read_bytes().splitlines()) == sorted(once_log.read_bytes().splitlines() * 2)
+    assert twice.returncode == once.returncode
+    assert run_replay("heal", input=run_replay("read", str(path), str(path)).stdout).stdout == twice.stdout
+    same(tmp_path, b"", str(path), str(path))
 
 
 TORN_AFTER_TWO_RUNS = (  # the torn line is the second run's (r9's); a pipe counted it with the first
