@@ -11,9 +11,11 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
-from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.model.runs import Run, RunScoped, marks_input
 
-_INPUT_END = object()  # the key of an input's cut-off last line among the pending repairs
+_INPUT_END = object()  # the key of an input's cut-off last line among the repairs left at the end
+Input = tuple[Any, int]  # an input: its name, and how many of read's marks of that name came before it (``_input``)
+Held = list[tuple[Any, str, int]]  # repairs logged and not yet counted: (line, rule, count) each
 
 
 @register("heal_summary")
@@ -23,36 +25,52 @@ class SummarizeRepairs(RunScoped):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        # The repairs logged and not yet counted, by input and run id: (line, rule, count) each.
-        self.pending: dict[tuple[Any, Any], list[tuple[Any, str, int]]] = {}
-        self._last: dict[str, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
+        # The repairs logged and not yet counted, by input and run id; an input's cut-off last line by its name.
+        self.pending: dict[tuple[Input, Any], Held] = {}
+        self._torn: dict[Any, Held] = {}  # per input name, oldest first (``end_run``)
+        self._torn_counted: set[Input] = set()  # the inputs whose last run counted its cut-off last line
+        self._marks: dict[Any, int] = {}  # per input name: read's marks of it that came here (``_input``)
+        self._last: dict[Input, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
         self._next: Any = None  # while a run ends: the line the run after it begins at (None: not known)
-        self._inputs: dict[str, int] = {}  # the inputs, in the order their lines came here
+        self._inputs: dict[Input, int] = {}  # the inputs, in the order their lines came here
+
+    def _input(self, source: Any) -> Input:
+        """The input lines (and repairs) of ``source`` come from now: one file read twice (`heal x x`) is two inputs
+        of one name, read's mark before each. A rule's repairs of a batch come here just before it, after the mark
+        that went on alone before the input's first batch, and before the next input's: a repair is its input's, and
+        a run ends (at the next input's mark) as its input's. (Not so a cut-off last line: see ``end_run``.)"""
+        return source, self._marks.get(source, 0)
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
-            self._inputs.setdefault(batch.source, len(self._inputs))
             out = super().__call__(batch)
+            source = self._input(batch.source)
+            self._inputs.setdefault(source, len(self._inputs))
             if batch.lane is not None:  # a run the screen repaired (its lines as columns): its repairs came in before it
                 lines = batch.lines
                 run = Run(batch.lane["run"], None, batch.source)
+                self.begin_run(run)
                 self._place(run, _first_line(lines, 0), None)
                 for record in self.end_run(run):
                     batch.append_line(exactjson.dumps(record))
-                self._last[batch.source] = next(filter(None, reversed(lines)), None)  # (its end may be invented)
+                self._last[source] = next(filter(None, reversed(lines)), None)  # (its end may be invented)
             elif batch.clean is not None and len(batch):  # whole runs, passed as they came
-                self._last[batch.source] = batch.at("lines", -1)
+                self._last[source] = batch.at("lines", -1)
             return out
         for entry in batch.events or ():
             n = counts_as_repair(entry)
             if n:
                 # A run is known by its input and its id: two files may well use the same runId. A cut-off last
                 # line names no run: it is its input's last run's, however many runs of that input this batch holds.
-                key = (entry.get("source"), _INPUT_END if entry.get("rule") == DROP_TORN_LINE else entry.get("runId"))
+                repair = (entry.get("line"), str(entry.get("rule")), n)
+                if entry.get("rule") == DROP_TORN_LINE:
+                    self._torn.setdefault(entry.get("source"), []).append(repair)
+                    continue
+                key = (self._input(entry.get("source")), entry.get("runId"))
                 held = self.pending.get(key)
                 if held is None:
                     held = self.pending[key] = []
-                held.append((entry.get("line"), str(entry.get("rule")), n))
+                held.append(repair)
         return None
 
     # where a run lies in its input: its repairs are those logged there ----------------------------------------
@@ -60,6 +78,8 @@ class SummarizeRepairs(RunScoped):
         # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
         # event of its own first, such as a run_started)
         self._next = first = _first_line(batch.lines, i)
+        if marks_input(record, source):  # another input of this name begins: the run before ends as the last one's
+            self._marks[source] = self._marks.get(source, 0) + 1
         try:
             after = super()._new_run(batch, i, record, rid, source)
         finally:
@@ -72,12 +92,16 @@ class SummarizeRepairs(RunScoped):
         """Where ``run`` begins in its input: at its run record (``declared_at``: a run record keeps what came before
         it apart), else right after the last line of the run before it (an event dropped at its start is its; lines
         that go back are another input of the same name)."""
-        last = self._last.get(run.source)
+        last = self._last.get(run.state["input"])
         if declared_at is not None:
             run.state["from"] = declared_at
         elif last is not None and first is not None and first > last:
             run.state["from"] = last + 1
         run.state["top"] = first
+
+    def begin_run(self, run: Run) -> None:
+        """A run is of the input its lines come from now (``_input``), to its end."""
+        run.state["input"] = self._input(run.source)
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         """Events pass through untouched; only where a run lies in its input matters here (its last line so far)."""
@@ -94,13 +118,14 @@ class SummarizeRepairs(RunScoped):
         the rules' logs happened to come in)."""
         tail = super().flush()
         left = []
-        for (_, run_id), held in sorted(self.pending.items(), key=self._input_order):
+        pending = [*self.pending.items(), *self._torn_left()]
+        for (_, run_id), held in sorted(pending, key=self._input_order):
             counts: Counter[str] = Counter()
             for _line, rule, n in held:
                 counts[rule] += n
             if counts:
                 left.append(self._record(None if run_id is _INPUT_END else run_id, counts))
-        self.pending = {}
+        self.pending, self._torn = {}, {}
         if not left:
             return tail
         if tail is None:
@@ -113,16 +138,22 @@ class SummarizeRepairs(RunScoped):
         counts: Counter[str] = Counter()
         top, after = run.state.get("top"), self._next  # (the next run's line, when the input goes on: another input
         end = after if after is not None and top is not None and after > top else None  # of the name starts from 1)
-        self._last[run.source] = top
-        self._count((run.source, run.run_id), counts, run.state.get("from"), end)
-        self._count((run.source, None), counts, None, None)  # repairs of a run no rule had named yet
-        if not self.run_follows:  # another run of this input begins here: its cut-off last line is a later run's
-            self._count((run.source, _INPUT_END), counts, None, None)
+        source = run.state["input"]
+        self._last[source] = top
+        self._count((source, run.run_id), counts, run.state.get("from"), end)
+        self._count((source, None), counts, None, None)  # repairs of a run no rule had named yet
+        torn = self._torn.get(run.source)
+        if torn and not self.run_follows:  # (another run of this input begins here: its cut-off last line is a later run's)
+            # The input ends: its cut-off last line is logged by now, maybe before its mark (a pipe's batch of several
+            # inputs logs the cut-off lines of all but its last first). An input has one: the oldest of its name.
+            _, rule, n = torn.pop(0)
+            counts[rule] += n
+            self._torn_counted.add(source)
         if not counts:
             return []
         return [self._record(run.run_id, counts)]
 
-    def _count(self, key: tuple[Any, Any], counts: Counter[str], first: Any, end: Any) -> None:
+    def _count(self, key: tuple[Input, Any], counts: Counter[str], first: Any, end: Any) -> None:
         """Take into ``counts`` the repairs of ``key`` logged at a line from ``first`` (where the run begins, ``_place``)
         to before ``end`` (where the next run begins), or at no line; a bound None is none. What lies outside belongs
         to another run of that id: one whose every event a rule dropped, which never comes here; it is counted at the
@@ -139,13 +170,23 @@ class SummarizeRepairs(RunScoped):
         if kept:
             self.pending[key] = kept
 
-    def _input_order(self, item: tuple[tuple[Any, Any], list[tuple[Any, str, int]]]) -> tuple[int, str, float]:
+    def _torn_left(self) -> list[tuple[tuple[Input, Any], Held]]:
+        """The cut-off last lines no run counted (every run of their input was dropped), each its input's: the inputs
+        of that name whose last run counted none, in turn."""
+        left: list[tuple[tuple[Input, Any], Held]] = []
+        for name, held in self._torn.items():
+            free = [source for source in self._inputs if source[0] == name and source not in self._torn_counted]
+            for k, repair in enumerate(held):
+                left.append(((free[k] if k < len(free) else self._input(name), _INPUT_END), [repair]))
+        return left
+
+    def _input_order(self, item: tuple[tuple[Input, Any], Held]) -> tuple[int, str, int, float]:
         """Where the repairs of ``item`` lie: their input's place (an input none of whose lines came here goes last,
         by name), then their first line."""
         (source, _), held = item
         rank = self._inputs.get(source)
         first = min((line for line, _, _ in held if line is not None), default=math.inf)
-        return (len(self._inputs), str(source), first) if rank is None else (rank, "", first)
+        return (len(self._inputs), str(source[0]), source[1], first) if rank is None else (rank, "", 0, first)
 
     @staticmethod
     def _record(run_id: Any, counts: Counter[str]) -> dict[str, Any]:

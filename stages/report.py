@@ -16,7 +16,7 @@ from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
 from replay.pipeline.io.journals import atomic_output, is_url
 from replay.pipeline.io.run_files import write_file
-from replay.pipeline.model.records import DIAGNOSTICS_RECORD, RECORD_KEY, SUMMARY_RECORD
+from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.report.model import Aggregate, aggregate
 from replay.pipeline.report.spool import SpooledSummaries
 from replay.pipeline.report.streaming import Streamed
@@ -35,17 +35,19 @@ DEFAULT_TITLE = "replay report"
 
 
 def render(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
-           title: str = DEFAULT_TITLE) -> bytes:
-    """The report over ``summaries`` in format ``fmt`` (one of FORMATS)."""
-    return b"".join(render_chunks(fmt, summaries, diagnostics, title))
+           title: str = DEFAULT_TITLE, unattributed: Sequence[dict[str, Any]] = ()) -> bytes:
+    """The report over ``summaries`` (and the heal records of no run among them) in format ``fmt`` (one of FORMATS)."""
+    return b"".join(render_chunks(fmt, summaries, diagnostics, title, unattributed=unattributed))
 
 
 def render_chunks(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
-                  title: str = DEFAULT_TITLE, totals: Aggregate | None = None) -> Iterator[bytes]:
+                  title: str = DEFAULT_TITLE, totals: Aggregate | None = None,
+                  unattributed: Sequence[dict[str, Any]] = ()) -> Iterator[bytes]:
     """The report in pieces: text and json are written a part at a time (flat memory), the others whole.
-    ``totals``: the summaries' totals when gathered already (as they came), else they are read for them."""
+    ``totals``: the summaries' totals when gathered already (as they came, the heal records of no run with them),
+    else they are read for them."""
     module = importlib.import_module(RENDERERS[fmt])
-    agg = totals.result(diagnostics) if totals is not None else aggregate(summaries, diagnostics)
+    agg = totals.result(diagnostics) if totals is not None else aggregate(summaries, diagnostics, unattributed)
     if hasattr(module, "render_chunks"):
         yield from module.render_chunks(summaries, agg, title)
     else:
@@ -60,7 +62,8 @@ def streamed_renderer(fmt: str) -> Streamed | None:
 
 @register("report")
 class RenderReport(Sink):
-    summary = "Render the summaries from `summarize` as a text, json, markdown, junit or html report (stdout or a file)."
+    summary = ("Render the summaries from `summarize` (and the heal records of no run it passes on) as a text, json, "
+               "markdown, junit or html report (stdout or a file).")
     options = {
         "format": Option(str, "text", "report format", choices=FORMATS),
         "path": Option(str, STDOUT, "output file (a path or an fsspec URL), written whole or not at all; '-' is stdout"),
@@ -98,6 +101,8 @@ class RenderReport(Sink):
                     failed += record.get("status") == "error"
                 elif kind == DIAGNOSTICS_RECORD:
                     diagnostics.update(record.get("byCode") or {})
+                elif kind == HEAL_RECORD:  # repairs of no run in the report (summarize passed them on)
+                    totals.add_unattributed(record)
                 else:
                     others += 1
         if others:

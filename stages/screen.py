@@ -34,9 +34,9 @@ from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line, nested_no_deeper_than_orjson
 from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp, same_shape_utc
 from replay.pipeline.model.healing import load_rules
-from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.model.runs import Run, runid_spans
+from replay.pipeline.model.runs import Run, marks_input, runid_spans
 from replay.pipeline.model.validation import check_run_record
 from replay.stages.alias import resolved_aliases
 from replay.stages.ensure_terminal import InsertTerminalEvent
@@ -771,8 +771,7 @@ def _names_its_input(batch: Batch) -> bool:
     """Is ``batch`` the source record ``read`` sends before each input when it reads several, naming that input?
     It changes no line's source (``parse`` relabels nothing after it), so the input's runs may take the fast lane."""
     events = batch.events
-    return events is not None and len(events) == 1 and events[0].get(RECORD_KEY) == SOURCE_RECORD \
-        and events[0].get("source") == batch.source
+    return events is not None and len(events) == 1 and marks_input(events[0], batch.source)
 
 
 def _probe(raw: bytes) -> _Head | None:

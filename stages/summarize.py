@@ -13,6 +13,7 @@ from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECOR
 from replay.pipeline.model.runs import runid_spans, starts_run
 from replay.pipeline.report.model import (
     RunTally,
+    as_run_id,
     count_repairs,
     heal_log_path,
     read_heal_log,
@@ -26,9 +27,11 @@ _RECORD, _RUN_ID = operator.methodcaller("get", RECORD_KEY), operator.methodcall
 class SummarizeRuns(Transform):
     """Run boundaries follow ``pipeline/runs.py``: a run record, the first record of each source (file),
     or an event naming another ``runId`` than the run it follows. A heal record (``$record: heal``)
-    counts toward the run it follows. Side batches wired in from ``<id>.errors`` ports are counted
-    for the report and passed on unchanged through this stage's own errors port, so they are still
-    printed and still make the command exit 1.
+    counts toward the run it follows when it names that run; one that names another run (heal writes the
+    repairs of a run it dropped whole, every event of it, at the end of the stream) or follows no run is
+    passed on, with its source, for the report to show as repairs of no run in it. Side batches wired in
+    from ``<id>.errors`` ports are counted for the report and passed on unchanged through this stage's
+    own errors port, so they are still printed and still make the command exit 1.
     """
 
     summary = "Summarize each run (status, event counts, tool calls, errors, usage, repairs, duration) as one summary record."
@@ -83,6 +86,12 @@ class SummarizeRuns(Transform):
                     done.append(self._finish())  # but read's mark ends it (the same file read again is another input)
                     self.tally = None
                 continue
+            if kind == HEAL_RECORD and not self._names_run(record, source):
+                counted = count_repairs(record)
+                if counted:
+                    done.append({RECORD_KEY: HEAL_RECORD, "runId": as_run_id(record.get("runId")), "source": source,
+                                 "repairs": counted[0], "byRule": dict(sorted(counted[1].items()))})
+                continue
             if self.tally is None or starts_run(record, self.tally, source):  # type: ignore[arg-type]
                 if self.tally is not None:
                     done.append(self._finish())
@@ -96,6 +105,13 @@ class SummarizeRuns(Transform):
                 tally.add_event(record)
             elif kind == HEAL_RECORD:
                 tally.add_heal_record(record)
+
+    def _names_run(self, record: dict[str, Any], source: str) -> bool:
+        """Is heal record ``record`` the run in progress's: after it, in its input, naming it (or neither naming a
+        run)? Heal writes one after the run it counts, with that run's id."""
+        tally = self.tally
+        return (tally is not None and not starts_run(record, tally, source)  # type: ignore[arg-type]
+                and as_run_id(record.get("runId")) == tally.run_id)
 
     def flush(self) -> Batch | None:
         done = [self._finish()] if self.tally is not None else []

@@ -38,12 +38,17 @@ class Run:
         return self.facts is not None
 
 
+def marks_input(record: dict[str, Any], source: str) -> bool:
+    """Is ``record`` (read from ``source``) read's mark before the input it is read as: another input of that name
+    begins after it (the same file read again, too)?"""
+    return record.get(RECORD_KEY) == SOURCE_RECORD and record.get("source") == source
+
+
 def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
     kind = record.get(RECORD_KEY)
     if kind is not None:
-        return kind == RUN_RECORD or (run is not None and run.source != source) or (
-            kind == SOURCE_RECORD and record.get("source") == source)  # the mark of the input it is read as
+        return kind == RUN_RECORD or (run is not None and run.source != source) or marks_input(record, source)
     if run is None or run.source != source:
         return True
     rid = record.get("runId")

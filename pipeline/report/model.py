@@ -3,7 +3,8 @@
 A summary is built incrementally by ``RunTally`` (the ``summarize`` stage feeds it one event at a
 time, so a run's events are never all held in memory: only its tool events, slimmed, and a capped
 list of timeline marks). ``summarize_run`` does the same over a list. ``aggregate`` adds summaries
-up; ``report_document`` is the JSON form ``{"runs": [...], "aggregate": {...}}``. Key order is fixed
+up, with the repairs of no run in the report (``unattributedRepairs``: heal records ``summarize`` found naming
+no run there, such as a run heal dropped whole); ``report_document`` is the JSON form ``{"runs": [...], "aggregate": {...}}``. Key order is fixed
 by construction and every ``by*`` map is sorted by key, so the same input gives the same bytes.
 """
 
@@ -108,6 +109,11 @@ def error_of(payload: Any) -> tuple[str | None, str | None]:
     return code, (message[:MAX_MESSAGE] if message is not None else None)
 
 
+def as_run_id(value: Any) -> str | None:
+    """A runId as a summary names its run: a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
 def usage_of(value: Any) -> dict[str, float] | None:
     """``{inputTokens, outputTokens, costUsd}`` from a usage object (camelCase or snake_case), or None."""
     if not isinstance(value, dict):
@@ -203,8 +209,7 @@ class RunTally:
         self.record = record
         self.timeline = timeline  # False: no marks gathered, no ``timeline`` in the summary (only html draws it)
         self.source = source
-        rid = record.get("runId") if record else run_id
-        self.run_id: str | None = rid if isinstance(rid, str) and rid else None
+        self.run_id = as_run_id(record.get("runId") if record else run_id)
         self.count = 0
         self.by_type: Counter[str] = Counter()
         self.first: datetime | None = None  # earliest timestamp
@@ -517,11 +522,15 @@ def summarize_run(record: dict[str, Any] | None, events: Iterable[dict[str, Any]
 
 
 # all runs --------------------------------------------------------------------------------------
-def aggregate(summaries: Iterable[dict[str, Any]], diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Totals over run summaries, plus the input problems (``diagnostics``) the stream had."""
+def aggregate(summaries: Iterable[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
+              unattributed: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+    """Totals over run summaries, plus the input problems (``diagnostics``) the stream had and the heal records
+    of no run in the report (``unattributed``, as ``summarize`` passes them on)."""
     totals = Aggregate()
     for s in summaries:
         totals.add(s)
+    for record in unattributed:
+        totals.add_unattributed(record)
     return totals.result(diagnostics)
 
 
@@ -542,6 +551,8 @@ class Aggregate:
         self.end: datetime | None = None
         self.calls = self.calls_ok = 0
         self.runs = self.ok = self.events = self.repairs = 0
+        self.unattributed: list[dict[str, Any]] = []  # the repairs of no run in the report, one entry a heal record
+        self.unattributed_by_rule: Counter[str] = Counter()
 
     def add(self, s: dict[str, Any]) -> None:
         self.by_type.update(s["events"]["byType"])
@@ -573,6 +584,21 @@ class Aggregate:
         self.events += s["events"]["total"]
         self.repairs += s["repairs"]["total"]
 
+    def add_unattributed(self, record: dict[str, Any]) -> None:
+        """A heal record that names no run in the report (``summarize`` passes those on, with their source): its
+        repairs count in the totals, and are listed apart, under the run id it names."""
+        counted = count_repairs(record)
+        if not counted:
+            return
+        total, by_rule = counted
+        source = record.get("source")
+        self.unattributed.append({"runId": as_run_id(record.get("runId")),
+                                  "source": source if isinstance(source, str) else None,
+                                  "total": total, "byRule": dict(sorted(by_rule.items()))})
+        self.unattributed_by_rule.update(by_rule)
+        self.by_rule.update(by_rule)
+        self.repairs += total
+
     def result(self, diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
         diag = diagnostics or {}
         return {
@@ -584,6 +610,8 @@ class Aggregate:
             "usage": {"inputTokens": number(self.tokens_in), "outputTokens": number(self.tokens_out),
                       "costUsd": money(math.fsum(self.costs)), "runsWithUsage": self.with_usage},
             "repairs": {"total": self.repairs, "byRule": dict(sorted(self.by_rule.items()))},
+            "unattributedRepairs": {"total": sum(u["total"] for u in self.unattributed),
+                                    "byRule": dict(sorted(self.unattributed_by_rule.items())), "runs": self.unattributed},
             "durationMs": number(math.fsum(self.durations)) if self.durations else None,
             "startedAt": format_timestamp(self.start) if self.start is not None else None,
             "endedAt": format_timestamp(self.end) if self.end is not None else None,
@@ -596,8 +624,9 @@ def public_run(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k not in (RECORD_KEY, "timeline")}
 
 
-def report_document(summaries: list[dict[str, Any]], diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"runs": [public_run(s) for s in summaries], "aggregate": aggregate(summaries, diagnostics)}
+def report_document(summaries: list[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
+                    unattributed: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+    return {"runs": [public_run(s) for s in summaries], "aggregate": aggregate(summaries, diagnostics, unattributed)}
 
 
 # shared by the renderers -------------------------------------------------------------------------

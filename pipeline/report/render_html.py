@@ -13,12 +13,12 @@ import html
 import math
 from typing import Any
 
-from replay.pipeline.report.model import counted, format_cost, format_count, format_ms, run_label
+from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
 
 PROMPT_SHOWN = 600  # characters of a prompt shown before "show all"
 PROMPT_KEPT = 20_000  # characters of a prompt kept in the page at all
 CALL_ROWS = 500  # tool calls listed in a run's table
-ERROR_ROWS = 200  # errors listed in a run's table
+ERROR_ROWS = 200  # errors listed in a run's table, and repairs of no run in the report
 ERRORS_SHOWN = 5  # errors in view before "more errors"
 
 # timeline geometry (SVG user units; the SVG scales to the page width)
@@ -288,7 +288,8 @@ def _cards(agg: dict[str, Any]) -> str:
               if usage["runsWithUsage"] else "no usage reported"),
         _card("Cost", format_cost(usage["costUsd"]) if usage["runsWithUsage"] else "-",
               counted(usage["runsWithUsage"], "run reports usage", "runs report usage")),
-        _card("Repairs", format_count(agg["repairs"]["total"]), counted(len(agg["repairs"]["byRule"]), "rule", "rules")),
+        _card("Repairs", format_count(agg["repairs"]["total"]), counted(len(agg["repairs"]["byRule"]), "rule", "rules")
+              + (f" · {format_count(agg['unattributedRepairs']['total'])} in no run" if agg["unattributedRepairs"]["total"] else "")),
     ]
     if diag["total"]:
         cards.append(_card("Input problems", format_count(diag["total"]), "lines or files not read", bad=True))
@@ -420,6 +421,15 @@ def _totals(agg: dict[str, Any]) -> str:
         cols.append("<section><h3>Input problems</h3>" + _table(
             [("Code", False), ("Count", True)],
             [[f"<code>{esc(k)}</code>", esc(v)] for k, v in agg["diagnostics"]["byCode"].items()]) + "</section>")
+    unattributed = agg["unattributedRepairs"]["runs"]
+    if unattributed:
+        left = len(unattributed) - ERROR_ROWS
+        cols.append('<section id="unattributed-repairs"><h3>Repairs in no run of this report</h3>'
+                    "<p>Heal dropped every event of these runs; their repairs count in the totals.</p>" + _table(
+            [("Run", False), ("Source", False), ("Repairs", True), ("By rule", False)],
+            [[f"<code>{esc(u['runId'])}</code>", f"<code>{esc(u['source'])}</code>", esc(format_count(u["total"])),
+              esc(format_counts(u["byRule"]))] for u in unattributed[:ERROR_ROWS]])
+            + (f"<p>… {left} more (the json format lists them all)</p>" if left > 0 else "") + "</section>")
     return f'<section class="panel" id="totals"><h2>All runs</h2><div class="cols">{"".join(cols)}</div></section>'
 
 

@@ -37,6 +37,7 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
     for name, value in (
         ("events", agg["events"]["total"]), ("toolCalls", agg["toolCalls"]["total"]),
         ("failedToolCalls", agg["toolCalls"]["error"]), ("repairs", agg["repairs"]["total"]),
+        ("unattributedRepairs", agg["unattributedRepairs"]["total"]),
         ("inputTokens", usage["inputTokens"]), ("outputTokens", usage["outputTokens"]), ("costUsd", usage["costUsd"]),
         ("inputProblems", agg["diagnostics"]["total"]),
     ):
@@ -56,6 +57,14 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
             failure.text = text("\n".join(lines) or "the run's status is error")
         out = ET.SubElement(case, "system-out")
         out.text = text(_details(s))
+    unattributed = agg["unattributedRepairs"]["runs"]
+    if unattributed:  # repairs of no testcase here: of runs heal dropped whole
+        lines = [f"{u['runId'] or '-'} ({u['source'] or '-'}): {u['total']} ({format_counts(u['byRule'])})"
+                 for u in unattributed[:LISTED]]
+        if len(unattributed) > LISTED:
+            lines.append(f"… {len(unattributed) - LISTED} more")
+        ET.SubElement(suite, "system-out").text = text(
+            "repairs in no run of this report (heal dropped every event of their run):\n" + "\n".join(lines))
     ET.indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
 

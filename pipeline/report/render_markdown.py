@@ -8,7 +8,7 @@ from replay.pipeline.report.model import format_cost, format_count, format_count
 
 PROMPT_LIMIT = 500
 CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
-ERROR_ROWS = 100  # errors listed per run
+ERROR_ROWS = 100  # errors listed per run, and repairs of no run in the report
 _SPECIAL = set("\\`*_[]<>|#!~$")
 
 
@@ -31,9 +31,11 @@ def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set
 def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
     runs, tc, usage = agg["runs"], agg["toolCalls"], agg["usage"]
     out = [f"# {esc(title)}", ""]
+    unattributed = agg["unattributedRepairs"]["total"]
     line = (f"**{runs['total']} runs**: {runs['ok']} ok, {runs['error']} error · {format_count(agg['events']['total'])} events"
             f" · {tc['total']} tool calls ({tc['error']} failed) · {agg['repairs']['total']} repairs"
-            f" · {format_ms(agg['durationMs'])} in all")
+            + (f" ({unattributed} in no run of this report)" if unattributed else "")
+            + f" · {format_ms(agg['durationMs'])} in all")
     if usage["runsWithUsage"]:
         line += (f" · {format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} tokens out,"
                  f" {esc(format_cost(usage['costUsd']))}")
@@ -114,8 +116,14 @@ def _aggregate_section(agg: dict[str, Any]) -> list[str]:
            format_ms(v["maxMs"])] for k, v in agg["toolCalls"]["byTool"].items()], {1, 2, 3, 4, 5}),
         ("Repairs by rule", ["Rule", "Count"], [[esc(k), format_count(v)] for k, v in agg["repairs"]["byRule"].items()], {1}),
         ("Errors by code", ["Code", "Count"], [[esc(k), format_count(v)] for k, v in agg["errors"]["byCode"].items()], {1}),
+        ("Repairs in no run of this report (heal dropped every event of their run)", ["Run", "Source", "Repairs", "By rule"],
+         [[esc(u["runId"]), esc(u["source"]), format_count(u["total"]), esc(format_counts(u["byRule"]))]
+          for u in agg["unattributedRepairs"]["runs"][:ERROR_ROWS]], {2}),
     ]
     for heading, headers, rows, right in sections:
         if rows:
             out += [f"### {heading}", "", *table(headers, rows, right), ""]
+    left = len(agg["unattributedRepairs"]["runs"]) - ERROR_ROWS
+    if left > 0:
+        out += [f"*… {left} more (the json format lists them all)*", ""]
     return out

@@ -12,7 +12,7 @@ from replay.pipeline.report.spool import ByteSpool
 from replay.pipeline.report.streaming import render_through
 
 CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
-ERROR_ROWS = 100  # errors listed per run
+ERROR_ROWS = 100  # errors listed per run, and repairs of no run in the report
 CELL_LIMIT = 48  # characters of a name or id shown in a table cell
 MESSAGE_LIMIT = 120
 PROMPT_LIMIT = 200
@@ -218,7 +218,7 @@ def _run_block(s: dict[str, Any], n: int) -> list[str]:
 def _aggregate_block(agg: dict[str, Any]) -> list[str]:
     lines = ["All runs"]
     span = f"{clean(agg['startedAt'])} .. {clean(agg['endedAt'])}" if agg["startedAt"] else "-"
-    usage = agg["usage"]
+    usage, unattributed = agg["usage"], agg["unattributedRepairs"]
     facts = [
         ["runs", f"{agg['runs']['total']} ({agg['runs']['ok']} ok, {agg['runs']['error']} error)"],
         ["time", f"{span}  (runs took {format_ms(agg['durationMs'])} in all)"],
@@ -226,7 +226,8 @@ def _aggregate_block(agg: dict[str, Any]) -> list[str]:
         ["tool calls", f"{agg['toolCalls']['total']} ({agg['toolCalls']['error']} failed)"],
         ["usage", f"{format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} tokens out, "
                   f"{format_cost(usage['costUsd'])} ({counted(usage['runsWithUsage'], 'run reports usage', 'runs report usage')})"],
-        ["repairs", str(agg["repairs"]["total"])],
+        ["repairs", str(agg["repairs"]["total"]) + (f" ({unattributed['total']} in no run of this report, listed below)"
+                                                    if unattributed["total"] else "")],
         ["errors", str(agg["errors"]["total"])],
     ]
     diag = agg["diagnostics"]
@@ -246,4 +247,19 @@ def _aggregate_block(agg: dict[str, Any]) -> list[str]:
             lines.append("")
             lines.append(f"  {heading}")
             lines += table(headers, rows, right=right, indent="    ")
+    return lines + _unattributed_block(unattributed)
+
+
+def _unattributed_block(unattributed: dict[str, Any]) -> list[str]:
+    """The repairs of no run in the report: of runs heal dropped whole (every event of them), by the run id heal
+    named them with, counted in the totals above."""
+    entries = unattributed["runs"]
+    if not entries:
+        return []
+    rows = [[clean(u["runId"], CELL_LIMIT), clean(u["source"], CELL_LIMIT), format_count(u["total"]),
+             clean(format_counts(u["byRule"]))] for u in entries[:ERROR_ROWS]]
+    lines = ["", "  repairs in no run of this report (heal dropped every event of their run)",
+             *table(["RUN", "SOURCE", "REPAIRS", "BY RULE"], rows, right={2}, indent="    ")]
+    if len(entries) > ERROR_ROWS:
+        lines.append(f"    … {len(entries) - ERROR_ROWS} more (--format json lists them all)")
     return lines

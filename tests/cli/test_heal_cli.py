@@ -391,6 +391,36 @@ def test_each_copy_of_a_file_read_twice_counts_its_own_repairs(tmp_path: Path):
     assert b'"$record":"heal"' in healed[5] and b'"$record":"source"' in healed[6] and b'"$record":"heal"' in healed[-1]
 
 
+def test_each_copy_of_a_file_read_twice_counts_the_repairs_of_its_own_vanished_runs(tmp_path: Path):
+    """`heal x x`: the heal record of a run heal dropped whole (b: a lone orphaned result) was one for both copies
+    (`"repairs": 2`): its repairs waited by the input's name and run id, which the copies share. Each copy is an input
+    of its own now (read's mark begins it), through a pipe too, and so is a cut-off last line of an input with no
+    run left; and the second copy's first event is no duplicate of the first copy's last (dedupe dropped it)."""
+    x, y = tmp_path / "x.jsonl", tmp_path / "y.jsonl"
+    x.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [
+        ev(1, "run_started", run="a"), ev(2, "run_completed", run="a"),
+        ev(1, "tool_completed", run="b", payload={"callId": "gone"}),
+        ev(1, "run_started", run="c"), ev(2, "run_completed", run="c")]))
+    y.write_bytes(orjson.dumps(ev(1, "tool_completed", run="z", payload={"callId": "gone"})) + b'\n{"seq":2,"ty')
+
+    def heal_records(out: bytes) -> list[tuple]:
+        return [(r["runId"], r["repairs"], r["byRule"]) for r in jsonl(out) if r.get("$record") == "heal"]
+
+    b, z, torn = ("b", 1, {"pair_tool_calls": 1}), ("z", 1, {"pair_tool_calls": 1}), (None, 1, {"drop_torn_line": 1})
+    for paths, expected in [([x, x], [b, b]), ([y, y], [z, torn, z, torn]), ([y, x, y], [z, torn, b, z, torn])]:
+        log = tmp_path / "log.jsonl"
+        direct = run_replay("heal", "--log", str(log), *map(str, paths))
+        assert direct.returncode == 0, direct.stderr
+        assert heal_records(direct.stdout) == expected, paths  # (at the end, in the order of the inputs)
+        assert len(log.read_bytes().splitlines()) == len(expected)
+        assert run_replay("heal", input=run_replay("read", *map(str, paths)).stdout).stdout == direct.stdout
+    # the first event of a copy is no duplicate of the last event of the copy before it
+    single = tmp_path / "single.jsonl"
+    single.write_bytes(orjson.dumps(ev(1, "run_started", run="s")) + b"\n")
+    twice = jsonl(run_replay("heal", str(single), str(single)).stdout)
+    assert [r.get("type", r.get("$record")) for r in twice] == ["source", "run_started", "run_failed", "heal"] * 2
+
+
 @pytest.mark.parametrize("path", sorted([*CORPUS.glob("mini-swe-agent/*.json"), *CORPUS.glob("openhands/*.json")]),
                          ids=lambda p: p.name)
 def test_a_trajectory_read_down_a_pipe_heals_as_the_file_does(path: Path):

@@ -331,6 +331,57 @@ def test_read_heal_report_end_to_end(tmp_path):
     assert doc["aggregate"]["repairs"] == run["repairs"]
 
 
+VANISHING = (  # a, then b's lone orphaned result (pair_tool_calls drops it: b vanishes), then c
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"a","payload":{}}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_completed","runId":"a","payload":{}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:02.000Z","type":"tool_completed","runId":"b","payload":{"callId":"x"}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:03.000Z","type":"run_started","runId":"c","payload":{}}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:04.000Z","type":"run_completed","runId":"c","payload":{}}\n')
+
+
+def test_the_repairs_of_a_run_heal_dropped_whole_are_no_other_runs(tmp_path):
+    """Heal writes b's heal record at the end of the stream; the report added its repair to c, the last run. Now it
+    shows it apart, in every format, under b's id, and the totals still count it."""
+    journal = tmp_path / "v.jsonl"
+    journal.write_bytes(VANISHING)
+    healed = run_replay("heal", str(journal))
+    assert healed.returncode == 0, healed.stderr
+    assert healed.stdout.splitlines()[-1] == b'{"$record":"heal","runId":"b","repairs":1,"byRule":{"pair_tool_calls":1}}'
+    doc = report_json(input=healed.stdout)
+    assert [(r["runId"], r["repairs"]["total"]) for r in doc["runs"]] == [("a", 0), ("c", 0)]
+    assert doc["aggregate"]["repairs"] == {"total": 1, "byRule": {"pair_tool_calls": 1}}
+    assert doc["aggregate"]["unattributedRepairs"] == {
+        "total": 1, "byRule": {"pair_tool_calls": 1},
+        "runs": [{"runId": "b", "source": "<stdin>", "total": 1, "byRule": {"pair_tool_calls": 1}}]}
+    text = run_replay("report", input=healed.stdout).stdout.decode()
+    assert "repairs     1 (1 in no run of this report, listed below)" in text
+    assert re.search(r"\n    b +<stdin> +1  pair_tool_calls 1\n", text)
+    assert re.search(r"\nc +ok .* 0\n", text)  # c's row: no repairs
+    markdown = run_replay("report", "--format", "markdown", input=healed.stdout).stdout.decode()
+    assert "| b | \\<stdin\\> | 1 | pair\\_tool\\_calls 1 |" in markdown
+    junit = ET.fromstring(run_replay("report", "--format", "junit", input=healed.stdout).stdout)
+    suite = junit.find("testsuite")
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["repairs"] == properties["unattributedRepairs"] == "1"
+    assert "b (<stdin>): 1 (pair_tool_calls 1)" in suite.find("system-out").text
+    assert [c.find("system-out").text.splitlines()[-1] for c in suite.iter("testcase")] == ["repairs: 0 (-)"] * 2
+    html = run_replay("report", "--format", "html", input=healed.stdout).stdout.decode()
+    assert re.search(r'id="unattributed-repairs">.*<code>b</code></td><td><code>&lt;stdin&gt;</code></td>'
+                     r'<td class="n">1</td>', html)
+    # a file of whole runs heal dropped, reported with another: no run of 0 events (validate sees none either)
+    only = tmp_path / "only.jsonl"
+    only.write_bytes(VANISHING.splitlines(keepends=True)[2])
+    (tmp_path / "h1.jsonl").write_bytes(healed.stdout)
+    (tmp_path / "h2.jsonl").write_bytes(run_replay("heal", str(only)).stdout)
+    paths = [str(tmp_path / "h1.jsonl"), str(tmp_path / "h2.jsonl")]
+    one, two = (report_json("--workers", n, *paths) for n in ("1", "2"))
+    assert one == two and one["aggregate"]["runs"]["total"] == 2
+    assert [(u["runId"], u["source"]) for u in one["aggregate"]["unattributedRepairs"]["runs"]] == [
+        ("b", paths[0]), ("b", paths[1])]
+    validated = [json.loads(line) for line in run_replay("validate", *paths).stdout.splitlines()]
+    assert sum(v["runs"] for v in validated) == 2
+
+
 def test_capture_then_report_counts_each_run_once_with_its_repairs(tmp_path):
     pytest.importorskip("replay.pipeline.cli.commands.capture")
     runner = ROOT / "examples" / "runners" / "broken_trace_runner.py"

@@ -182,8 +182,9 @@ def test_report_document_has_a_fixed_key_order_and_no_drawing_data():
     assert list(doc) == ["runs", "aggregate"]
     assert list(doc["runs"][0]) == ["runId", "artifactId", "source", "status", "framework", "prompt", "startedAt",
                                     "endedAt", "durationMs", "events", "toolCalls", "errors", "usage", "repairs"]
-    assert list(doc["aggregate"]) == ["runs", "events", "toolCalls", "errors", "usage", "repairs", "durationMs",
-                                      "startedAt", "endedAt", "diagnostics"]
+    assert list(doc["aggregate"]) == ["runs", "events", "toolCalls", "errors", "usage", "repairs", "unattributedRepairs",
+                                      "durationMs", "startedAt", "endedAt", "diagnostics"]
+    assert doc["aggregate"]["unattributedRepairs"] == {"total": 0, "byRule": {}, "runs": []}
 
 
 # the stage: run boundaries -----------------------------------------------------------------------
@@ -212,6 +213,30 @@ def test_heal_record_counts_toward_the_run_it_follows():
             {"$record": "run", "runId": "b"}, ev(1, "run_started", run="b")]
     out, _ = summarize([recs])
     assert [s["repairs"]["total"] for s in out] == [2, 0]
+
+
+def test_a_heal_record_of_a_run_that_is_not_there_is_no_runs_repairs():
+    """Heal writes the repairs of a run it dropped whole at the end of the stream, naming that run: they were counted
+    with the last run. Now summarize passes them on (with their source), and the report counts them apart; a heal
+    record before any run (every run of the input dropped) is no run of its own either."""
+    recs = [ev(1, "run_started", run="a"), ev(1, "run_started", run="c"),
+            {"$record": "heal", "runId": "c", "repairs": 1, "byRule": {"alias": 1}},
+            {"$record": "heal", "runId": "b", "repairs": 2, "byRule": {"pair_tool_calls": 2}},
+            {"$record": "heal", "runId": None, "repairs": 1, "byRule": {"drop_torn_line": 1}}]
+    out, _ = summarize([recs], source="h.jsonl")
+    summaries = [s for s in out if s["$record"] == "summary"]
+    assert [(s["runId"], s["repairs"]["total"]) for s in summaries] == [("a", 0), ("c", 1)]
+    passed = [{"$record": "heal", "runId": "b", "source": "h.jsonl", "repairs": 2, "byRule": {"pair_tool_calls": 2}},
+              {"$record": "heal", "runId": None, "source": "h.jsonl", "repairs": 1, "byRule": {"drop_torn_line": 1}}]
+    assert [s for s in out if s["$record"] == "heal"] == passed
+    agg = aggregate(summaries, None, passed)
+    assert agg["repairs"] == {"total": 4, "byRule": {"alias": 1, "drop_torn_line": 1, "pair_tool_calls": 2}}
+    assert agg["unattributedRepairs"] == {
+        "total": 3, "byRule": {"drop_torn_line": 1, "pair_tool_calls": 2},
+        "runs": [{"runId": "b", "source": "h.jsonl", "total": 2, "byRule": {"pair_tool_calls": 2}},
+                 {"runId": None, "source": "h.jsonl", "total": 1, "byRule": {"drop_torn_line": 1}}]}
+    only, _ = summarize([[{"$record": "heal", "runId": "z", "repairs": 1}]])
+    assert [s["$record"] for s in only] == ["heal"]
 
 
 def test_other_reserved_records_are_ignored():
@@ -295,8 +320,11 @@ def test_summaries_do_not_depend_on_how_the_stream_is_cut_into_batches(records, 
 @settings(max_examples=150, deadline=None)
 @given(streams())
 def test_every_event_is_counted_once_and_aggregates_add_up(records):
-    summaries, _ = summarize([records])
-    agg = aggregate(summaries)
+    out, _ = summarize([records])
+    summaries = [s for s in out if s["$record"] == "summary"]
+    unattributed = [s for s in out if s["$record"] == "heal"]
+    assert len(summaries) + len(unattributed) == len(out)
+    agg = aggregate(summaries, None, unattributed)
     events = [r for r in records if "$record" not in r]
     assert agg["events"]["total"] == len(events) == sum(s["events"]["total"] for s in summaries)
     assert sum(agg["events"]["byType"].values()) == len(events)
@@ -304,6 +332,12 @@ def test_every_event_is_counted_once_and_aggregates_add_up(records):
     assert agg["toolCalls"]["ok"] + agg["toolCalls"]["error"] == agg["toolCalls"]["total"]
     assert sum(t["calls"] for t in agg["toolCalls"]["byTool"].values()) == agg["toolCalls"]["total"]
     assert agg["repairs"]["total"] == sum(1 for r in records if r.get("$record") == "heal")
+    assert agg["repairs"]["total"] == sum(s["repairs"]["total"] for s in summaries) + agg["unattributedRepairs"]["total"]
+    # a heal record's repairs are the run's it names, or no run's: never those of a run of another id
+    for rid in ("a", "b", "c"):
+        named = sum(1 for r in records if r.get("$record") == "heal" and r["runId"] == rid)
+        assert named == (sum(s["repairs"]["total"] for s in summaries if s["runId"] == rid)
+                         + sum(u["total"] for u in agg["unattributedRepairs"]["runs"] if u["runId"] == rid))
     for s in summaries:
         assert s["durationMs"] is None or s["durationMs"] >= 0
         assert all(c["durationMs"] >= 0 for c in s["toolCalls"]["calls"])

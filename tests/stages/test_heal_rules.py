@@ -19,6 +19,7 @@ from replay.stages.fill_run_id import FillRunId
 from replay.stages.fix_timestamp import FixTimestamps
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.normalize_payload import NormalizePayload
+from replay.stages.pair_tool_calls import PairToolCalls
 from replay.stages.parse import ParseLines
 from replay.stages.renumber import RenumberSeq
 from replay.stages.synthesize_assistant_message import SynthesizeAssistantMessage
@@ -123,6 +124,17 @@ def test_near_duplicates_and_duplicates_across_runs_are_kept():
     a = ev(1, "a")
     out, _ = one(DropAdjacentDuplicates(), [a, a | {"seq": 2}, RUN, a | {"seq": 2}])
     assert len(out) == 4
+
+
+def test_the_first_event_of_an_input_is_no_duplicate_of_the_last_event_of_the_input_before():
+    """`heal x x` of a one-event x dropped the second copy's event: read's mark (and a new file) begins another input."""
+    a = ev(1, "run_started")
+    mark = {"$record": "source", "source": "x.jsonl"}
+    batches = [Batch.of([mark], "x.jsonl"), Batch.of([a], "x.jsonl"), Batch.of([mark], "x.jsonl"), Batch.of([a], "x.jsonl"),
+               Batch.of([a], "y.jsonl"), Batch.of([a, {"$record": "source", "source": "z.jsonl"}, a], "y.jsonl")]
+    result = run_inline([DropAdjacentDuplicates()], batches)
+    assert result.records == [mark, a, mark, a, a, {"$record": "source", "source": "z.jsonl"}]  # (z's mark: not y's)
+    assert [r["source"] for r in result.side["repairs"]] == ["y.jsonl"] * 2
 
 
 # ensure_run_started -----------------------------------------------------------------------------------------
@@ -317,6 +329,16 @@ def test_repairs_are_counted_for_the_file_they_happened_in():
     heal = [(b.source, r) for b in result.batches for r in b.events if r.get("$record") == "heal"]
     assert heal == [("b.jsonl", {"$record": "heal", "runId": "x", "repairs": 1, "byRule": {"alias": 1}})]
 
+
+
+def test_a_run_dropped_whole_in_each_of_two_inputs_of_one_name_has_its_own_heal_record():
+    """`heal x x`: b's repairs waited by input name and run id, which both copies share: one heal record said 2."""
+    mark = {"$record": "source", "source": "x.jsonl"}
+    orphan = ev(1, "tool_completed", run="b", payload={"callId": "gone"})
+    copy = [Batch.of([mark], "x.jsonl"), Batch.of([ev(1, "run_started", run="a"), orphan], "x.jsonl")]
+    result = run_inline([PairToolCalls(), SummarizeRepairs()], [*copy, *copy], feed_side={1: ("repairs",)})
+    heal = [r for r in result.records if r.get("$record") == "heal"]
+    assert heal == [{"$record": "heal", "runId": "b", "repairs": 1, "byRule": {"pair_tool_calls": 1}}] * 2
 
 # pair_tool_calls --------------------------------------------------------------------------------------
 def test_a_terminal_event_the_run_goes_on_after_stays_where_it_was_however_the_batches_are_cut():
