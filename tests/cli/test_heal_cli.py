@@ -299,6 +299,27 @@ def test_directory_mode_creates_a_missing_parent_and_reports_empty_inputs(tmp_pa
     assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no staging folder left
 
 
+def test_directory_mode_makes_up_no_artifact_from_one_cut_off_mid_write(tmp_path: Path) -> None:
+    """An artifact whose write was cut off is one torn line (or pretty-printed lines, none a record): no healed
+    artifact is made up from nothing (it was status "ok", id "unknown", no events); the error says where it stops."""
+    src = tmp_path / "in"
+    src.mkdir()
+    whole = json.dumps(_artifact("a", [ev(1, "run_started", run="a"), ev(2, "run_completed", run="a")]))
+    (src / "a.artifact.json").write_text(whole)
+    (src / "cut.artifact.json").write_text(whole[:60])
+    (src / "pretty.artifact.json").write_text(json.dumps(json.loads(whole), indent=2)[:200])
+    out = tmp_path / "out"
+    proc = run_replay("--max-errors", "0", "heal", "--in", str(src), "--out", str(out))
+    assert proc.returncode == 1
+    assert [Path(x["source"]).name for x in jsonl(proc.stdout)] == ["a.artifact.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".replay-manifest.json", "a.heal-log.json", "a.healed.json"]
+    refused = {Path(e["source"]).name: e for e in errors_of(proc.stderr) if e["code"] == "E_ARTIFACT_JSON_INVALID"}
+    assert sorted(refused) == ["cut.artifact.json", "pretty.artifact.json"]
+    assert refused["cut.artifact.json"]["line"] == 1 and refused["cut.artifact.json"]["offset"] == 0
+    assert refused["pretty.artifact.json"]["line"] > 1 and all(refused[k]["howToFix"] for k in refused)
+    assert "E_HEALED_ARTIFACT_INVALID" not in [e["code"] for e in errors_of(proc.stderr)]
+
+
 def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:
     src = tmp_path / "in"
     src.mkdir()
