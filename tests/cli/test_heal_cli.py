@@ -90,12 +90,13 @@ def test_rules_file_from_flag_and_from_project_dir(tmp_path: Path) -> None:
     assert [r["type"] for r in jsonl(proc.stdout) if "type" in r][1] == "agent_said"
 
 
-@pytest.mark.parametrize(("content", "code", "path"), [
-    (b"{not json", "E_HEAL_RULES_INVALID_JSON", None),
-    (b"[1, 2]", "E_HEAL_RULES_SHAPE_INVALID", "$"),
-    (b'{"eventAliases": {"a": 3}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases"),
+@pytest.mark.parametrize(("content", "code", "path", "received"), [
+    (b"{not json", "E_HEAL_RULES_INVALID_JSON", None, None),
+    (b"[1, 2]", "E_HEAL_RULES_SHAPE_INVALID", "$", "array"),  # JSON's names and text, never Python's (list, {'a': 3})
+    (b'{"eventAliases": {"a": 3}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases", '{"a":3}'),
 ])
-def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: bytes, code: str, path: str | None) -> None:
+def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: bytes, code: str, path: str | None,
+                                                   received: str | None) -> None:
     rules = tmp_path / "rules.json"
     rules.write_bytes(content)
     proc = run_replay("heal", "--rules", str(rules), input=broken_bytes())
@@ -103,7 +104,7 @@ def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: byte
     (error,) = errors_of(proc.stderr)
     assert error["code"] == code and error["howToFix"]
     if path:
-        assert error["path"] == path
+        assert error["path"] == path and error["received"] == received
     if code == "E_HEAL_RULES_INVALID_JSON":
         assert error["line"] == 1 and error["column"] >= 1
 
