@@ -59,6 +59,8 @@ def test_a_rule_id_with_control_characters_still_makes_a_well_formed_junit(tmp_p
 
     names = [case.get("name") for case in ElementTree.fromstring((tmp_path / "imported" / "junit.xml").read_bytes()).iter("testcase")]
     assert "odd\\u0000\\u0001\\u001b[31m\\u000c\\ufffe (required_output)" in names
+    page = (tmp_path / "imported" / "report.html").read_text()
+    assert "odd\\u0000\\u0001\\u001b[31m" in page and not any(ch in page for ch in "\x00\x01\x1b\ufffe")
 
 
 def test_import_writes_the_documented_folder_and_one_summary_line(tmp_path: Path) -> None:

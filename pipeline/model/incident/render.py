@@ -14,7 +14,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.model.incident.bundle import bundle_document, pretty
-from replay.pipeline.model.markup import xml_text
+from replay.pipeline.model.markup import shown_text, xml_text
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;color:#1d2330}
@@ -100,7 +100,7 @@ def junit_xml(incident: dict[str, Any], evaluation: dict[str, Any], replay: dict
 
 # HTML -------------------------------------------------------------------------------------------------
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(shown_text(str(value)), quote=True)
 
 
 def _json(value: Any) -> str:
