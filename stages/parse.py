@@ -28,6 +28,7 @@ from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE
+from replay.pipeline.model.validation import json_type
 
 _BLANK = b" \t\r"
 _HAS_RECORD = operator.methodcaller("__contains__", RECORD_KEY)
@@ -206,7 +207,7 @@ class ParseLines(Transform):
             if type(record) is not dict:
                 marks[i] = self._report(
                     batch, i, "E_EVENT_NOT_OBJECT", f"line {batch.lines[i]} is JSON but not an object",
-                    expected="object", received=type(record).__name__,
+                    expected="object", received=json_type(record),
                 )
                 continue
             events.append(record)
@@ -262,7 +263,7 @@ class ParseLines(Transform):
                 keep.append(i)
             else:
                 self.error("E_EVENT_NOT_OBJECT", f"{batch.pointers[i]} is not an object", batch, i,
-                           expected="object", received=type(record).__name__)
+                           expected="object", received=json_type(record))
         return batch.select(keep)
 
     def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:

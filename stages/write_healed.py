@@ -21,7 +21,7 @@ import anyio.lowlevel
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import printable
+from replay.pipeline.engine.errors import excerpt, printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, Option, Sink
 from replay.pipeline.io.fdio import write_stdout
@@ -39,7 +39,8 @@ from replay.pipeline.io.run_files import (
 )
 from replay.pipeline.model.healing import healed_artifact, healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, record_kind
-from replay.pipeline.model.repairs import heal_log_document
+from replay.pipeline.model.repairs import DROP_TORN_LINE, heal_log_document
+from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
 
 
 @dataclass
@@ -122,9 +123,8 @@ class WriteHealed(Sink):
             done = healed.get(source)
             if done is None and self.plan[path][0].name.endswith(HEALED_JOURNAL):
                 done = _Healed()  # an empty journal (blank lines only): healed, as filter mode heals it, into an empty one
-            if done is None:
-                self.error("E_ARTIFACT_EVENTS_INVALID", f"{source!r} holds no records to heal", source=source,
-                           expected="an artifact or a journal with events", received="no records")
+            if done is None or not (done.columns or self.plan[path][0].name.endswith(HEALED_JOURNAL)):
+                self._refuse_empty(source, done)  # no artifact is made up from nothing (a .json cut off mid-write)
                 continue
             outputs.append(self._render(source, path, done))
         await self.report()  # problems first: under --strict they stop the run before the folder appears
@@ -141,6 +141,18 @@ class WriteHealed(Sink):
                                              "repairs": log["summary"]["total"]}) + b"\n")
         self.publish(OUTPUTS_WRITTEN, files)
         write_stdout(b"".join(written))
+
+    def _refuse_empty(self, source: str, done: _Healed | None) -> None:
+        """An artifact input with no record to heal: nothing is written for it. When its only line was cut off
+        mid-write (the repair parse logged), that is the error, at that line: the file is not a whole JSON document."""
+        torn = next((r for r in (done.repairs if done else ()) if r.get("rule") == DROP_TORN_LINE), None)
+        if torn is None:
+            self.error("E_ARTIFACT_EVENTS_INVALID", f"{source!r} holds no records to heal", source=source,
+                       expected="an artifact or a journal with events", received="no records")
+            return
+        self.error("E_ARTIFACT_JSON_INVALID", f"{source!r} is not valid JSON and holds no record to heal: {torn['message']}",
+                   source=source, path="$", line=torn.get("line"), offset=torn.get("offset"), expected="one JSON object",
+                   received=excerpt(str(torn.get("original", ""))), example=EXAMPLE_ARTIFACT)
 
     def _render(self, source: str, path: str, done: _Healed) -> tuple[tuple[Path, bytes], tuple[Path, dict[str, Any]], str]:
         """One input's healed copy and heal log (problems of the healed copy go to the errors port)."""

@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
 from replay.pipeline.model.artifacts import artifact_from_run
-from replay.pipeline.model.validation import validate_artifact
+from replay.pipeline.model.validation import json_type, validate_artifact
 
 RULES_FILE = Path(".replay") / "heal.rules.json"
 
@@ -49,13 +49,13 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
                           line=exc.lineno, column=exc.colno) from exc
     if not isinstance(rules, dict):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
-                          path="$", expected="object", received=type(rules).__name__,
+                          path="$", expected="object", received=json_type(rules),
                           example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
     aliases = rules.get("eventAliases", {})
     if not isinstance(aliases, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in aliases.items()):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",
                           source=str(target), path="$.eventAliases", expected="object of strings",
-                          received=repr(aliases)[:120], example='{"eventAliases": {"tool_end": "tool_completed"}}')
+                          received=excerpt(orjson.dumps(aliases)), example='{"eventAliases": {"tool_end": "tool_completed"}}')
     return rules
 
 

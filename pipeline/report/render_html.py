@@ -13,6 +13,7 @@ import html
 import math
 from typing import Any
 
+from replay.pipeline.model.markup import shown_text
 from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
 
 PROMPT_SHOWN = 600  # characters of a prompt shown before "show all"
@@ -39,7 +40,7 @@ CATEGORIES = {
 
 
 def esc(value: Any) -> str:
-    return html.escape("-" if value is None else str(value), quote=True)
+    return html.escape(shown_text("-" if value is None else str(value)), quote=True)
 
 
 def _f(x: float) -> str:

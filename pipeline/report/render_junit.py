@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from replay.pipeline.model.markup import xml_text as text  # (ElementTree escapes the rest)
 from replay.pipeline.report.model import format_cost, format_counts, format_ms, run_label
 
-# Characters XML 1.0 does not allow anywhere, even escaped.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-
-
 LISTED = 200  # errors and tool calls listed per testcase
-
-
-def text(value: Any) -> str:
-    """A string XML can carry: characters XML forbids become \\uXXXX (ElementTree escapes the rest)."""
-    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", "" if value is None else str(value))
 
 
 def seconds(ms: Any) -> str:

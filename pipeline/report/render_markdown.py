@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from replay.pipeline.model.markup import shown_text
 from replay.pipeline.report.model import format_cost, format_count, format_counts, format_ms, run_label
 
 PROMPT_LIMIT = 500
@@ -15,7 +16,7 @@ _SPECIAL = set("\\`*_[]<>|#!~$")
 def esc(value: Any, limit: int = 0) -> str:
     """Text safe inside a Markdown table cell: one line, Markdown and HTML punctuation backslash-escaped."""
     text = "-" if value is None else str(value)
-    text = " ".join(text.split())  # newlines (and runs of blanks) would end the table row
+    text = shown_text(" ".join(text.split()))  # newlines (and runs of blanks) would end the table row
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
     return "".join("\\" + ch if ch in _SPECIAL else ch for ch in text)

@@ -7,6 +7,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from replay.pipeline.model.markup import BIDI_CONTROLS
 from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
 from replay.pipeline.report.spool import ByteSpool
 from replay.pipeline.report.streaming import render_through
@@ -17,7 +18,7 @@ CELL_LIMIT = 48  # characters of a name or id shown in a table cell
 MESSAGE_LIMIT = 120
 PROMPT_LIMIT = 200
 _INT, _STR = {int}, {str}
-_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI = set(BIDI_CONTROLS)
 
 
 def clean(value: Any, limit: int = 0) -> str:

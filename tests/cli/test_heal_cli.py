@@ -90,12 +90,13 @@ def test_rules_file_from_flag_and_from_project_dir(tmp_path: Path) -> None:
     assert [r["type"] for r in jsonl(proc.stdout) if "type" in r][1] == "agent_said"
 
 
-@pytest.mark.parametrize(("content", "code", "path"), [
-    (b"{not json", "E_HEAL_RULES_INVALID_JSON", None),
-    (b"[1, 2]", "E_HEAL_RULES_SHAPE_INVALID", "$"),
-    (b'{"eventAliases": {"a": 3}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases"),
+@pytest.mark.parametrize(("content", "code", "path", "received"), [
+    (b"{not json", "E_HEAL_RULES_INVALID_JSON", None, None),
+    (b"[1, 2]", "E_HEAL_RULES_SHAPE_INVALID", "$", "array"),  # JSON's names and text, never Python's (list, {'a': 3})
+    (b'{"eventAliases": {"a": 3}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases", '{"a":3}'),
 ])
-def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: bytes, code: str, path: str | None) -> None:
+def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: bytes, code: str, path: str | None,
+                                                   received: str | None) -> None:
     rules = tmp_path / "rules.json"
     rules.write_bytes(content)
     proc = run_replay("heal", "--rules", str(rules), input=broken_bytes())
@@ -103,7 +104,7 @@ def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: byte
     (error,) = errors_of(proc.stderr)
     assert error["code"] == code and error["howToFix"]
     if path:
-        assert error["path"] == path
+        assert error["path"] == path and error["received"] == received
     if code == "E_HEAL_RULES_INVALID_JSON":
         assert error["line"] == 1 and error["column"] >= 1
 
@@ -297,6 +298,27 @@ def test_directory_mode_creates_a_missing_parent_and_reports_empty_inputs(tmp_pa
     assert [e["code"] for e in errors_of(proc.stderr)] == ["E_ARTIFACT_EVENTS_INVALID"]
     assert (out / "a.healed.json").is_file() and [Path(x["source"]).name for x in jsonl(proc.stdout)] == ["a.artifact.json"]
     assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no staging folder left
+
+
+def test_directory_mode_makes_up_no_artifact_from_one_cut_off_mid_write(tmp_path: Path) -> None:
+    """An artifact whose write was cut off is one torn line (or pretty-printed lines, none a record): no healed
+    artifact is made up from nothing (it was status "ok", id "unknown", no events); the error says where it stops."""
+    src = tmp_path / "in"
+    src.mkdir()
+    whole = json.dumps(_artifact("a", [ev(1, "run_started", run="a"), ev(2, "run_completed", run="a")]))
+    (src / "a.artifact.json").write_text(whole)
+    (src / "cut.artifact.json").write_text(whole[:60])
+    (src / "pretty.artifact.json").write_text(json.dumps(json.loads(whole), indent=2)[:200])
+    out = tmp_path / "out"
+    proc = run_replay("--max-errors", "0", "heal", "--in", str(src), "--out", str(out))
+    assert proc.returncode == 1
+    assert [Path(x["source"]).name for x in jsonl(proc.stdout)] == ["a.artifact.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".replay-manifest.json", "a.heal-log.json", "a.healed.json"]
+    refused = {Path(e["source"]).name: e for e in errors_of(proc.stderr) if e["code"] == "E_ARTIFACT_JSON_INVALID"}
+    assert sorted(refused) == ["cut.artifact.json", "pretty.artifact.json"]
+    assert refused["cut.artifact.json"]["line"] == 1 and refused["cut.artifact.json"]["offset"] == 0
+    assert refused["pretty.artifact.json"]["line"] > 1 and all(refused[k]["howToFix"] for k in refused)
+    assert "E_HEALED_ARTIFACT_INVALID" not in [e["code"] for e in errors_of(proc.stderr)]
 
 
 def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:

@@ -46,6 +46,23 @@ def import_(tmp_path: Path, *args: str, out: str = "imported", export: Path = RE
     return run_replay("incident", "import", str(export), "--out", str(tmp_path / out), *args)
 
 
+def test_a_rule_id_with_control_characters_still_makes_a_well_formed_junit(tmp_path: Path) -> None:
+    """A rule id may hold any character a JSON string does; XML forbids some even escaped (NUL, ESC, ...):
+    the JUnit shows them as \\uXXXX, as `replay report --format junit` does, and stays parseable."""
+    export = refund_export()
+    export["assertions"].append({"id": "odd\x00\x01\x1b[31m\x0c\ufffe", "type": "required_output", "fields": ["status"]})
+    path = write_json(tmp_path / "odd.json", export)
+    done = import_(tmp_path, export=path)
+    assert done.returncode == 0, done.stderr
+    check_folder(tmp_path / "imported")
+    from xml.etree import ElementTree
+
+    names = [case.get("name") for case in ElementTree.fromstring((tmp_path / "imported" / "junit.xml").read_bytes()).iter("testcase")]
+    assert "odd\\u0000\\u0001\\u001b[31m\\u000c\\ufffe (required_output)" in names
+    page = (tmp_path / "imported" / "report.html").read_text()
+    assert "odd\\u0000\\u0001\\u001b[31m" in page and not any(ch in page for ch in "\x00\x01\x1b\ufffe")
+
+
 def test_import_writes_the_documented_folder_and_one_summary_line(tmp_path: Path) -> None:
     done = import_(tmp_path)
     assert done.returncode == 0, done.stderr

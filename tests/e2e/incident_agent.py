@@ -3,7 +3,7 @@
 
 Steps: {"call": NAME, "args": {...}} (waits for the tool_result), {"final": {...}}, {"error": "message"},
 {"log": "text"} (a protocol log message), {"stderr": "text"}, {"raw": "a line"} (written as is),
-{"exit": code}, {"sleep": seconds}, {"child": PIDFILE} (starts a sleeping child and writes its pid there).
+{"exit": code}, {"sleep": seconds}, {"long": N} (a line of N bytes), {"child": PIDFILE} (starts a sleeping child and writes its pid there).
 Strings "$input.KEY" and "$last.KEY" are replaced by the task input's / the last tool result's value. With argv[2], every message received is appended there as JSONL.
 """
 
@@ -65,6 +65,9 @@ def main() -> None:
             print(step["stderr"], file=sys.stderr, flush=True)
         elif "raw" in step:
             sys.stdout.write(step["raw"] + "\n")
+            sys.stdout.flush()
+        elif "long" in step:
+            sys.stdout.write("x" * step["long"] + "\n")
             sys.stdout.flush()
         elif "exit" in step:
             sys.exit(step["exit"])

@@ -168,6 +168,7 @@ def test_sigterm_stops_the_agent_and_its_children_as_ctrl_c_does(imported: Path,
     ([{"raw": '{"type": "tool_result", "call_id": "x"}'}], (), "E_INCIDENT_AGENT_PROTOCOL_INVALID"),
     ([{"log": "a"}, {"log": "b"}, {"log": "c"}, {"log": "d"}], ("--max-messages", "3"), "E_INCIDENT_AGENT_LIMIT_EXCEEDED"),
     ([LOOKUP, REFUND, REFUND, FINAL], ("--max-tool-calls", "2"), "E_INCIDENT_AGENT_LIMIT_EXCEEDED"),
+    ([{"long": 1024 * 1024 + 10}], (), "E_INCIDENT_AGENT_LIMIT_EXCEEDED"),
 ])
 def test_agent_failures_exit_1_with_a_complete_folder(imported: Path, tmp_path: Path, plan: list[dict[str, Any]],
                                                       args: tuple[str, ...], code: str) -> None:
@@ -175,6 +176,8 @@ def test_agent_failures_exit_1_with_a_complete_folder(imported: Path, tmp_path: 
     done = replay(imported, plan_agent(plan), out, *args)
     assert done.returncode == 1
     assert [e["code"] for e in errors_of(done.stderr)] == [code]
+    fix = errors_of(done.stderr)[0]["howToFix"]  # names the flag (or the option) that governs the limit hit
+    assert (any(f in fix for f in args if f.startswith("--")) if args else "--max-" not in fix), fix
     result = orjson.loads((out / "replay.json").read_bytes())
     assert result["status"] == "agent_error" and result["agent"]["error"]["code"] == code
     assert sorted(p.name for p in out.iterdir()) == FOLDER

@@ -70,6 +70,31 @@ def test_html_escapes_every_value_from_the_data():
     assert 'data-tool="&lt;svg onload=window.__pwned=3&gt;"' in page
 
 
+CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_format_writes_a_control_character_from_the_data_raw(fmt):
+    """A NUL or ESC in a run id, prompt, tool name or error (valid JSON, escaped) is shown as \\uXXXX in every
+    format: raw, an HTML parser errs on it, a Markdown file is no text, a terminal acts on it."""
+    odd = "r\x00\x01\x1b[31m\x7f\x85\u202e"
+    stage = SummarizeRuns()
+    records = [{"$record": "run", "runId": odd, "prompt": f"p{odd}", "status": "error", "error": {"code": odd, "message": odd}},
+               {"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": odd, "payload": {}},
+               {"seq": 2, "timestamp": "2026-03-01T12:00:01Z", "type": "tool_called", "runId": odd,
+                "payload": {"callId": "c1", "toolName": odd}},
+               {"seq": 3, "timestamp": "2026-03-01T12:00:02Z", "type": "tool_failed", "runId": odd,
+                "payload": {"callId": "c1", "toolName": odd, "error": odd}}]
+    summaries = list(stage(Batch.of(records, "odd.jsonl")) or []) + list(stage.flush() or [])
+    data = render(fmt, summaries, None).decode()
+    if fmt == "json":
+        return  # JSON escapes what it must itself
+    forbidden = XML_FORBIDDEN if fmt == "junit" else CONTROLS  # (XML allows C1 controls and bidi overrides)
+    assert not forbidden.search(data), forbidden.findall(data)
+    assert "\\u001b" in data
+
+
 def test_html_timeline_has_one_bar_per_call_and_failure_markers():
     svg = render_html.timeline_svg(summaries_of("healed_two_runs.jsonl")[1], 2)
     assert svg.count("<rect class=\"call-bar") == 1 and 'data-status="error"' in svg

@@ -66,7 +66,7 @@ def test_parse_reports_json_that_is_not_an_object():
     assert out.events == [{"ok": True}]
     errors = stage.take("errors")
     assert [e["code"] for e in errors] == ["E_EVENT_NOT_OBJECT"] * 4
-    assert [e["received"] for e in errors] == ["list", "str", "int", "NoneType"]
+    assert [e["received"] for e in errors] == ["array", "string", "integer", "null"]  # JSON's names, not Python's
     assert [e["line"] for e in errors] == [1, 2, 3, 4]
 
 

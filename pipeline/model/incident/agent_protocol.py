@@ -180,6 +180,12 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             raise _Stop()
         await send({"type": "tool_result", "call_id": message["call_id"], **reply})
 
+    def too_long() -> _Stop:
+        return _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"an agent message is longer than {limits.max_line_bytes} bytes",
+                     expected=f"at most {limits.max_line_bytes} bytes per line", received=f"more than {limits.max_line_bytes} bytes",
+                     howToFix="Send each protocol message as one JSON line of at most that size; a config raises the limit "
+                              "with the spawn_agent stage's max_line_bytes.")
+
     async def converse() -> None:
         await send(task_start)
         pending = bytearray()
@@ -190,12 +196,13 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                     cut = pending.find(b"\n")
                     if cut < 0:
                         break
+                    if cut > limits.max_line_bytes:  # a whole line that came in with its newline is held to the limit too
+                        raise too_long()
                     line = bytes(pending[:cut])
                     del pending[: cut + 1]
                     await handle(line)
                 if len(pending) > limits.max_line_bytes:
-                    raise _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED",
-                                f"an agent message is longer than {limits.max_line_bytes} bytes", expected=f"at most {limits.max_line_bytes} bytes per line")
+                    raise too_long()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         if pending.strip():

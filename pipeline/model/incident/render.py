@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import html
 from typing import Any
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import quoteattr as _quoteattr
 
 import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.model.incident.bundle import bundle_document, pretty
+from replay.pipeline.model.markup import shown_text, xml_text
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;color:#1d2330}
@@ -62,6 +63,11 @@ def trace_lines(incident: dict[str, Any], replay: dict[str, Any] | None = None) 
 
 
 # JUnit ------------------------------------------------------------------------------------------------
+def quoteattr(value: str) -> str:
+    """An XML attribute value, quoted, that XML can carry (a rule id may hold any character JSON does)."""
+    return _quoteattr(xml_text(value))
+
+
 def junit_xml(incident: dict[str, Any], evaluation: dict[str, Any], replay: dict[str, Any] | None = None) -> bytes:
     """The combined gate: a test case for the replay (when there was one) and one per rule; a rule that
     fails, or is inconclusive, is a failure even when the replay reproduced the incident faithfully."""
@@ -94,7 +100,7 @@ def junit_xml(incident: dict[str, Any], evaluation: dict[str, Any], replay: dict
 
 # HTML -------------------------------------------------------------------------------------------------
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(shown_text(str(value)), quote=True)
 
 
 def _json(value: Any) -> str:
