@@ -225,7 +225,10 @@ class MapDialect(Transform):
         if not is_timestamp(facts.get("timestamp")):
             facts.pop("timestamp", None)
         state.run_id = run_id
-        origin: dict[str, Any] = {"dialect": mapper.name, "form": state.form}
+        # A document dialect's records that came as lines (`replay read x.json | ...`) were a document's array:
+        # written back, they are that document again, not JSONL no reader of the dialect takes.
+        form = "array" if mapper.document and state.form == "jsonl" else state.form
+        origin: dict[str, Any] = {"dialect": mapper.name, "form": form}
         if state.container is not None:
             origin.update(container=state.container, key=state.key)
         record = run_record(runId=run_id, **facts)

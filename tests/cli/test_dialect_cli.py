@@ -57,6 +57,19 @@ def test_read_then_heal_dialect_out_gives_the_log_back():
             assert jsonl(back.stdout) == jsonl(path.read_bytes())
 
 
+def test_a_trajectory_read_as_lines_down_a_pipe_is_written_back_as_one_document():
+    """`replay read x.json` writes a trajectory's records as lines; `heal --dialect-out` down the pipe still writes
+    the OpenHands / mini-swe-agent document (a JSON array), as `heal --dialect-out x.json` does, not JSONL."""
+    for path in (OPENHANDS, CORPUS / "mini-swe-agent" / "github_issue.traj.json"):
+        lines = run_replay("read", str(path))
+        assert lines.returncode == 0 and len(lines.stdout.splitlines()) > 1
+        for back in (run_replay("heal", "--dialect-out", "auto", input=lines.stdout),
+                     run_replay("write", "--dialect", path.parent.name,
+                                input=run_replay("read", "--dialect", "auto", "-", input=lines.stdout).stdout)):
+            assert back.returncode == 0, back.stderr
+            assert jsonl(back.stdout) == [orjson.loads(path.read_bytes())], path
+
+
 def test_heal_maps_an_openhands_trajectory_that_used_to_fail():
     done = run_replay("heal", str(OPENHANDS))
     assert done.returncode == 0, done.stderr
