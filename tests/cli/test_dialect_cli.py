@@ -158,6 +158,33 @@ def test_heal_in_out_maps_every_corpus_log_in_a_folder(tmp_path):
     assert openhands["status"] == "ok" and openhands["events"][-1]["type"] == "run_completed"
 
 
+def test_a_trajectory_healed_into_an_artifact_keeps_its_run_facts_and_is_written_back_whole(tmp_path):
+    """`heal --in/--out` writes a trajectory as an artifact: the run record's facts a dialect adds (model, $origin
+    with the trajectory's other keys) stay in it, so `replay write --dialect` gives the document back, as it does
+    from `replay heal FILE`'s stream."""
+    src = tmp_path / "logs"
+    src.mkdir()
+    messages = orjson.loads((CORPUS / "mini-swe-agent" / "github_issue.traj.json").read_bytes())
+    trajectory = {"info": {"exit_status": "Submitted", "submission": "the patch", "model_stats": {"instance_cost": 0.5},
+                           "config": {"model": {"model_name": "m1"}}},
+                  "messages": messages, "trajectory_format": "mini-swe-agent-1"}
+    (src / "run.traj.json").write_bytes(orjson.dumps(trajectory))
+    shutil.copy(OPENHANDS, src / "basic.json")
+    done = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "healed"))
+    assert done.returncode == 0, done.stderr
+    streamed = {path.name: jsonl(run_replay("heal", str(src / path.name)).stdout)[0] for path in src.iterdir()}
+    for name, original in (("run.traj", trajectory), ("basic", orjson.loads(OPENHANDS.read_bytes()))):
+        healed = tmp_path / "healed" / f"{name}.healed.json"
+        artifact = orjson.loads(healed.read_bytes())
+        run = streamed[f"{name}.json" if name == "basic" else "run.traj.json"]
+        assert artifact["model"] == run["model"] and artifact[ORIGIN_KEY] == run[ORIGIN_KEY]
+        back = run_replay("write", "--dialect", "auto", str(healed))
+        assert back.returncode == 0, back.stderr
+        assert jsonl(back.stdout) == [original], name
+        read = jsonl(run_replay("read", str(healed)).stdout)[0]  # and read gives the run record its facts back
+        assert read["model"] == run["model"] and read[ORIGIN_KEY] == run[ORIGIN_KEY]
+
+
 def test_heal_in_out_takes_the_dialect_flag_and_refuses_dialect_out(tmp_path):
     src = tmp_path / "logs"
     src.mkdir()
