@@ -263,6 +263,30 @@ def test_replay_read_dialect_maps_a_live_subject_as_it_maps_the_file(nats_server
     assert out.splitlines() == wanted and code == 130
 
 
+def test_a_durable_consumer_that_reads_another_subject_is_refused_not_read(nats_server: str) -> None:
+    """`replay read` reads through the durable consumer `replay`; one made for another subject of the stream would hand
+    over that subject's messages (nats-py binds to it whatever it reads): refused before anything runs, exit 2."""
+    run(_admin(nats_server, "twosub"))
+    line = _runs(1)[0][0]
+    run(_publish(nats_server, "twosub.a", [line]))
+    reader = subprocess.Popen([REPLAY, "read", f"{nats_server}/twosub.a"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert reader.stdout.readline().rstrip(b"\n") == line  # type: ignore[union-attr]
+    finally:
+        reader.send_signal(signal.SIGINT)
+        reader.wait(timeout=30)
+    run(_publish(nats_server, "twosub.a", [line.replace(b"run_000", b"run_999")]))  # waiting for `replay` on twosub.a
+    other = subprocess.Popen([REPLAY, "read", f"{nats_server}/twosub.b"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = other.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        other.send_signal(signal.SIGINT)
+        out, err = other.communicate(timeout=30)
+    assert other.returncode == 2 and out == b"", out
+    (error,) = errors_of(err)
+    assert error["code"] == "E_USAGE_INVALID" and error["received"] == ["twosub.a"] and error["expected"] == ["twosub.b"]
+
+
 @pytest.mark.parametrize("url", ["nats://[::1/x", "nats://127.0.0.1:99999/x", "nats://127.0.0.1/"])
 def test_an_address_that_is_none_is_refused_before_anything_runs(tmp_path: Path, url: str) -> None:
     """On the command line and in a config alike (a bracket left open was E_UNHANDLED, in a config E_STAGE_FAILED)."""
