@@ -266,8 +266,9 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             manifest.record(outcomes)
 
     done: list[str] = []  # the inputs done, for the manifest (their outputs went to ``take``: nothing else is kept)
+    running = completions(work, chunks, workers)
     try:
-        fresh: Iterator[Outcome] = in_order(chunks, completions(work, chunks, workers), on_done)
+        fresh: Iterator[Outcome] = in_order(chunks, running, on_done)
         for path in files:
             outcome = reused.get(path) or next(fresh)
             assert outcome.path == path, (outcome.path, path)
@@ -286,6 +287,13 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             take(outcome)
         for _ in fresh:  # let the backend finish (it stops its workers)
             pass
+    except RUN_FAILURES:
+        # The command fails as one run would: the backend stops its workers now (those busy finish the file they
+        # write) rather than when the generator is collected, after the caller removed the folder they write into.
+        stop = getattr(running, "close", None)
+        if stop is not None:
+            stop()
+        raise
     finally:
         progress.close()
     if manifest is not None:
