@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,17 @@ def print_outcome(outcome: Outcome) -> None:
         sys.stderr.buffer.flush()
     if outcome.stdout:
         write_stdout(outcome.stdout)
+
+
+def holding_stdout(held: list[bytes]) -> Callable[[Outcome], None]:
+    """``print_outcome`` whose stdout waits in ``held``: for a folder that appears only at the end, the lines naming
+    its files are printed once it is there (a run that fails instead, or is interrupted, printed none of them)."""
+
+    def take(outcome: Outcome) -> None:
+        print_outcome(replace(outcome, stdout=b""))
+        held.append(outcome.stdout)
+
+    return take
 
 
 def print_refusal(outcome: Outcome) -> None:
