@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch, Column, invented
+from replay.pipeline.engine.batch import Batch, Column, duplicate_key_note, invented
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.dialects import AUTO, NAMES, ORIGIN_KEY, Mapper, mapper_for
@@ -68,8 +68,13 @@ class MapDialect(Transform):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.input: _Input | None = None
+        self.notes: list[dict[str, Any]] = []  # duplicate keys in mapped lines, for the next batch out to carry
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
+        out = self._call(batch)
+        return self._noted(out) if self.notes else out
+
+    def _call(self, batch: Batch) -> Batch | list[Batch]:
         out: list[Batch] = []
         state = self.input
         if state is not None and state.source == batch.source and state.dialect == CANONICAL:
@@ -111,7 +116,16 @@ class MapDialect(Transform):
         return out if len(out) != 1 else out[0]
 
     def flush(self) -> Batch | None:
-        return self._close()
+        out = self._close()
+        return self._noted(out) if self.notes and out is not None else out
+
+    def _noted(self, out: Any) -> Any:
+        """``out`` (a batch or a list of them) with the pending notes on its last batch: the check down the graph
+        reports them (``validate`` turns a batch's notes into notices)."""
+        last = out[-1] if isinstance(out, list) and out else out if isinstance(out, Batch) else None
+        if last is not None:
+            last.notes, self.notes = [*(last.notes or ()), *self.notes], []
+        return out
 
     # deciding the dialect ---------------------------------------------------------------------------
     def _decide(self, state: _Input, column: Column, batch: Batch, i: int) -> None:
@@ -142,10 +156,14 @@ class MapDialect(Transform):
         if state.dialect == CANONICAL or state.mapper is None:
             cols.append(column)
             return
-        record, _raw, line, offset, pointer = column
+        record, raw, line, offset, pointer = column
         if RECORD_KEY in record:  # a reserved record inside a dialect log is not the dialect's: keep it
             cols.append(column)
             return
+        if raw is not None:  # the line is written anew as its events' origin: a key written twice keeps its last value
+            note = duplicate_key_note(raw, record, {"source": state.source, "line": line, "offset": offset, "path": pointer})
+            if note is not None:
+                self.notes.append(note)
         mapper = state.mapper
         expanded = mapper.expand(record) if state.records == 0 else None
         if expanded is not None:
@@ -225,7 +243,10 @@ class MapDialect(Transform):
         if not is_timestamp(facts.get("timestamp")):
             facts.pop("timestamp", None)
         state.run_id = run_id
-        origin: dict[str, Any] = {"dialect": mapper.name, "form": state.form}
+        # A document dialect's records that came as lines (`replay read x.json | ...`) were a document's array:
+        # written back, they are that document again, not JSONL no reader of the dialect takes.
+        form = "array" if mapper.document and state.form == "jsonl" else state.form
+        origin: dict[str, Any] = {"dialect": mapper.name, "form": form}
         if state.container is not None:
             origin.update(container=state.container, key=state.key)
         record = run_record(runId=run_id, **facts)

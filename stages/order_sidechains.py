@@ -46,9 +46,17 @@ def reorder(links: list[tuple[str | None, str | None, bool]]) -> tuple[list[int]
             eid, parent, side = links[k]
             if not side or parent is None or parent == eid or first.get(parent, -1) <= p:
                 continue
-            span = p + 1  # the record's other parts move with it
-            while span < len(order) and eid is not None and links[order[span]][0] == eid:
-                span += 1
+            span = p + 1  # the record's other parts move with it, and so do the sidechain records right after it that
+            family = {eid} if eid is not None else set()  # descend from it (its own children, theirs, ...)
+            while span < len(order):
+                nid, nparent, nside = links[order[span]]
+                if nid is not None and nid in family:  # a part of a record of the family
+                    span += 1
+                elif nside and nid is not None and nid != parent and nparent in family:
+                    family.add(nid)
+                    span += 1
+                else:
+                    break
             block = order[p:span]
             rest = order[:p] + order[span:]
             at = max(q for q, j in enumerate(rest) if links[j][0] == parent) + 1

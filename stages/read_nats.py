@@ -90,12 +90,41 @@ class ReadNats(Source):
 
         config = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
                                 ack_wait=self.config["ack_wait_s"], max_ack_pending=-1)
+        durable = self.config["durable"]
+        js = connection.jetstream()
         try:
-            return await connection.jetstream().pull_subscribe(subject, durable=self.config["durable"],
-                                                               stream=self.config["stream"] or None, config=config)
+            stream = self.config["stream"] or await js.find_stream_name_by_subject(subject)
+            reads = await self._consumer_subjects(js, stream, durable)
         except Exception as exc:  # no stream holds the subject, JetStream off
             raise ReplayError("E_NATS_UNREACHABLE", f"cannot consume {subject!r} from JetStream: {type(exc).__name__}: {exc}",
                               received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.") from exc
+        if reads is not None and reads != [subject]:
+            # nats-py binds to a durable consumer of that name whatever it reads: its messages would come out as this subject's
+            raise ReplayError("E_USAGE_INVALID", f"the durable consumer {durable!r} of stream {stream!r} reads {', '.join(reads) or 'every subject'}, "
+                              f"not {subject!r}: reading through it would give another subject's messages",
+                              expected=[subject], received=reads,
+                              howToFix="Give each subject its own durable consumer (`durable = \"NAME\"` on the read_nats stage of "
+                              "a `replay run` config), or delete that consumer (nats consumer rm).")
+        try:
+            return await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
+        except Exception as exc:  # JetStream refused the consumer
+            raise ReplayError("E_NATS_UNREACHABLE", f"cannot consume {subject!r} from JetStream: {type(exc).__name__}: {exc}",
+                              received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.") from exc
+
+    @staticmethod
+    async def _consumer_subjects(js: Any, stream: str, durable: str) -> list[str] | None:
+        """The subjects the durable consumer ``durable`` of ``stream`` reads (a consumer with no filter reads all the
+        stream's); None when there is no such consumer yet (it will be made for the subject)."""
+        from nats.js.errors import NotFoundError
+
+        try:
+            info = await js.consumer_info(stream, durable)
+        except NotFoundError:
+            return None
+        filters = info.config.filter_subjects or ([info.config.filter_subject] if info.config.filter_subject else [])
+        if filters:
+            return list(filters)
+        return list((await js.stream_info(stream)).config.subjects or [])
 
     async def _pull(self, subscription: Any, connection: Any, ledger: Any, source: str, out: Output) -> None:
         from nats.errors import TimeoutError as NatsTimeout

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,17 @@ def print_outcome(outcome: Outcome) -> None:
         sys.stderr.buffer.flush()
     if outcome.stdout:
         write_stdout(outcome.stdout)
+
+
+def holding_stdout(held: list[bytes]) -> Callable[[Outcome], None]:
+    """``print_outcome`` whose stdout waits in ``held``: for a folder that appears only at the end, the lines naming
+    its files are printed once it is there (a run that fails instead, or is interrupted, printed none of them)."""
+
+    def take(outcome: Outcome) -> None:
+        print_outcome(replace(outcome, stdout=b""))
+        held.append(outcome.stdout)
+
+    return take
 
 
 def print_refusal(outcome: Outcome) -> None:
@@ -266,8 +277,9 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             manifest.record(outcomes)
 
     done: list[str] = []  # the inputs done, for the manifest (their outputs went to ``take``: nothing else is kept)
+    running = completions(work, chunks, workers)
     try:
-        fresh: Iterator[Outcome] = in_order(chunks, completions(work, chunks, workers), on_done)
+        fresh: Iterator[Outcome] = in_order(chunks, running, on_done)
         for path in files:
             outcome = reused.get(path) or next(fresh)
             assert outcome.path == path, (outcome.path, path)
@@ -286,6 +298,13 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             take(outcome)
         for _ in fresh:  # let the backend finish (it stops its workers)
             pass
+    except RUN_FAILURES:
+        # The command fails as one run would: the backend stops its workers now (those busy finish the file they
+        # write) rather than when the generator is collected, after the caller removed the folder they write into.
+        stop = getattr(running, "close", None)
+        if stop is not None:
+            stop()
+        raise
     finally:
         progress.close()
     if manifest is not None:

@@ -90,6 +90,19 @@ def _made(batch: Batch, name: str) -> bool:
     return True
 
 
+def duplicate_key_note(raw: bytes, value: Any, position: dict[str, Any]) -> dict[str, Any] | None:
+    """The notice (E_JSON_DUPLICATE_KEY) for a line about to be written anew (changed, or mapped from a dialect)
+    that has a key written twice: only the last value of each survives that. None for a line without one."""
+    keys = exactjson.duplicate_keys(raw, value)
+    if not keys:
+        return None
+    note: dict[str, Any] = {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys}
+    note.update((k, v) for k, v in position.items() if v is not None)
+    note["message"] = (f"line {position.get('line')} has a key written twice in one object ({', '.join(keys)}); "
+                       "the event was changed and written anew with the last value of each")
+    return note
+
+
 def invented(record: dict[str, Any]) -> Column:
     """The column of a record a stage made up: no original bytes, no input position."""
     return (record, None, None, None, None)
@@ -243,12 +256,8 @@ class Batch:
             self._unfold()
         raw = self.raws[i]
         if raw is not None:
-            keys = exactjson.duplicate_keys(raw, self.events[i])
-            if keys:  # the line is written anew: only the last value of each duplicated key survives
-                note = {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys}
-                note.update((k, v) for k, v in self.position(i).items() if v is not None)
-                note["message"] = (f"line {self.lines[i]} has a key written twice in one object ({', '.join(keys)}); "
-                                   "the event was changed and written anew with the last value of each")
+            note = duplicate_key_note(raw, self.events[i], self.position(i))
+            if note is not None:
                 self.notes = [*(self.notes or ()), note]
         self.events[i] = event
         self.raws[i] = None

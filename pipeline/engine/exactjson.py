@@ -256,6 +256,15 @@ def _key_ends(raw: bytes) -> int:
     return raw.count(b'":') + raw.count(b'" ') + raw.count(b'"\t') + raw.count(b'"\r') + raw.count(b'"\n')
 
 
+def _escaped_ends(raw: bytes) -> int:
+    """How many of the quotes ``_key_ends`` counted are escaped (``\\"`` in a string's text, say code a tool read):
+    those right after exactly one backslash, which is never a key's closing quote."""
+    n = 0
+    for after in (b":", b" ", b"\t", b"\r", b"\n"):
+        n += raw.count(b'\\"' + after) - raw.count(b'\\\\"' + after)
+    return n
+
+
 def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
     """JSON paths (``$.payload.a``) of the keys written more than once in one object of ``raw``.
 
@@ -268,7 +277,9 @@ def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
             value = loads(raw)  # (a number too large for a double too: orjson alone refuses the line)
         except orjson.JSONDecodeError:
             return []
-    if _key_ends(raw) <= _count_keys(value):
+    keys = _count_keys(value)
+    ends = _key_ends(raw)
+    if ends <= keys or ends - _escaped_ends(raw) <= keys:
         return []
     with deep():
         tree = json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_reject_constant)

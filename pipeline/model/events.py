@@ -152,11 +152,18 @@ def run_record(**facts: Any) -> dict[str, Any]:
     return record
 
 
+# An artifact's keys that are no fact of its run: its envelope, its events, and heal's counts (a heal record's).
+ARTIFACT_ONLY = frozenset({"schemaVersion", "artifactType", "id", "events", "heal"})
+
+
 def run_record_from_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
-    """The run record of a replay artifact (``schemas/replay-artifact.schema.json``)."""
+    """The run record of a replay artifact (``schemas/replay-artifact.schema.json``): its facts, and its other keys
+    (a dialect's ``model``, ``$origin``, ...) after them, as ``artifacts.artifact_from_run`` keeps a run record's."""
     events = artifact.get("events") or []
     run_id = artifact.get("runId") or next(
         (e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None
     ) or artifact.get("id")
     facts = {key: artifact.get(key) for key in RUN_FACTS if key not in ("runId", "artifactId")}
+    facts.update((key, value) for key, value in artifact.items()
+                 if key not in facts and key not in ARTIFACT_ONLY and key not in ("runId", "artifactId"))
     return run_record(runId=run_id, artifactId=artifact.get("id"), **facts)

@@ -57,6 +57,34 @@ def test_read_then_heal_dialect_out_gives_the_log_back():
             assert jsonl(back.stdout) == jsonl(path.read_bytes())
 
 
+def test_a_trajectory_read_as_lines_down_a_pipe_is_written_back_as_one_document():
+    """`replay read x.json` writes a trajectory's records as lines; `heal --dialect-out` down the pipe still writes
+    the OpenHands / mini-swe-agent document (a JSON array), as `heal --dialect-out x.json` does, not JSONL."""
+    for path in (OPENHANDS, CORPUS / "mini-swe-agent" / "github_issue.traj.json"):
+        lines = run_replay("read", str(path))
+        assert lines.returncode == 0 and len(lines.stdout.splitlines()) > 1
+        for back in (run_replay("heal", "--dialect-out", "auto", input=lines.stdout),
+                     run_replay("write", "--dialect", path.parent.name,
+                                input=run_replay("read", "--dialect", "auto", "-", input=lines.stdout).stdout)):
+            assert back.returncode == 0, back.stderr
+            assert jsonl(back.stdout) == [orjson.loads(path.read_bytes())], path
+
+
+def test_heal_warns_of_a_key_written_twice_in_a_mapped_record(tmp_path):
+    """A mapped record is written anew (its events, and its origin under `$origin`), so only the last value of a key
+    written twice survives: heal says so (E_JSON_DUPLICATE_KEY, a warning), as it does for an event it changes."""
+    lines = CLAUDE.read_bytes().splitlines()
+    lines[1] = lines[1][:-1] + b', "isSidechain": true}'  # the record has `"isSidechain": false` already
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for args in ((), ("--dialect-out", "claude-code")):
+        done = run_replay("heal", str(path), *args)
+        assert done.returncode == 0, done.stderr
+        notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in line]
+        assert [(n["keys"], n["line"], n["offset"], n["source"]) for n in notes] == [
+            (["$.isSidechain"], 2, len(lines[0]) + 1, str(path))], done.stderr
+
+
 def test_heal_maps_an_openhands_trajectory_that_used_to_fail():
     done = run_replay("heal", str(OPENHANDS))
     assert done.returncode == 0, done.stderr
@@ -143,6 +171,33 @@ def test_heal_in_out_maps_every_corpus_log_in_a_folder(tmp_path):
     assert Draft202012Validator(orjson.loads((SCHEMAS / "heal-log.schema.json").read_bytes())).is_valid(log)
     openhands = orjson.loads((tmp_path / "healed" / "openhands" / "basic.healed.json").read_bytes())
     assert openhands["status"] == "ok" and openhands["events"][-1]["type"] == "run_completed"
+
+
+def test_a_trajectory_healed_into_an_artifact_keeps_its_run_facts_and_is_written_back_whole(tmp_path):
+    """`heal --in/--out` writes a trajectory as an artifact: the run record's facts a dialect adds (model, $origin
+    with the trajectory's other keys) stay in it, so `replay write --dialect` gives the document back, as it does
+    from `replay heal FILE`'s stream."""
+    src = tmp_path / "logs"
+    src.mkdir()
+    messages = orjson.loads((CORPUS / "mini-swe-agent" / "github_issue.traj.json").read_bytes())
+    trajectory = {"info": {"exit_status": "Submitted", "submission": "the patch", "model_stats": {"instance_cost": 0.5},
+                           "config": {"model": {"model_name": "m1"}}},
+                  "messages": messages, "trajectory_format": "mini-swe-agent-1"}
+    (src / "run.traj.json").write_bytes(orjson.dumps(trajectory))
+    shutil.copy(OPENHANDS, src / "basic.json")
+    done = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "healed"))
+    assert done.returncode == 0, done.stderr
+    streamed = {path.name: jsonl(run_replay("heal", str(src / path.name)).stdout)[0] for path in src.iterdir()}
+    for name, original in (("run.traj", trajectory), ("basic", orjson.loads(OPENHANDS.read_bytes()))):
+        healed = tmp_path / "healed" / f"{name}.healed.json"
+        artifact = orjson.loads(healed.read_bytes())
+        run = streamed[f"{name}.json" if name == "basic" else "run.traj.json"]
+        assert artifact["model"] == run["model"] and artifact[ORIGIN_KEY] == run[ORIGIN_KEY]
+        back = run_replay("write", "--dialect", "auto", str(healed))
+        assert back.returncode == 0, back.stderr
+        assert jsonl(back.stdout) == [original], name
+        read = jsonl(run_replay("read", str(healed)).stdout)[0]  # and read gives the run record its facts back
+        assert read["model"] == run["model"] and read[ORIGIN_KEY] == run[ORIGIN_KEY]
 
 
 def test_heal_in_out_takes_the_dialect_flag_and_refuses_dialect_out(tmp_path):

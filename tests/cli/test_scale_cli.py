@@ -159,6 +159,36 @@ def test_an_unreadable_input_is_its_own_error_and_the_others_are_healed(tmp_path
     assert again.returncode == 1 and again.stdout == done.stdout
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_strict_run_that_fails_leaves_no_folder_and_no_staging_folder(tmp_path: Path, workers: str) -> None:
+    """--strict ends the command at its first error, and a new --out folder goes with it, staging folder and all: the
+    worker processes still healing other inputs are stopped first (they wrote into the staging folder after it was
+    removed, and it stayed)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a-bad.jsonl").write_bytes(b"not json\n")
+    make_journals(folder, count=12)
+    done = run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "out"), "--workers", workers, "--strict",
+                      process=True)
+    assert done.returncode == 1
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_JSONL_LINE_INVALID"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+    assert done.stdout == b""  # no line names a file of the folder that never appeared
+
+
+def test_the_lines_naming_a_new_folders_files_wait_for_the_folder(tmp_path: Path) -> None:
+    """Each stdout line names files under --out: for a new folder they are printed once it is in place, so a run that
+    fails at a later input (--strict) printed none for the inputs before it."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    make_journals(folder, count=3)
+    (folder / "z-bad.jsonl").write_bytes(b"not json\n")
+    done = run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "out"), "--workers", "1", "--strict")
+    assert done.returncode == 1 and done.stdout == b"" and not (tmp_path / "out").exists()
+    whole = run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "out"), "--workers", "1")
+    assert [Path(w["healed"]).is_file() for w in jsonl(whole.stdout)] == [True] * 4
+
+
 def test_an_empty_journal_heals_into_an_empty_one_as_in_filter_mode(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()

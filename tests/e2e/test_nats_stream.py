@@ -23,6 +23,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import EXAMPLES, REPLAY, errors_of, run_replay
+from dialect_support import CORPUS
 
 nats = pytest.importorskip("nats")
 
@@ -238,6 +239,52 @@ def test_two_records_that_share_a_seq_both_come_out(nats_server: str) -> None:
         code = reader.wait(timeout=30)
         out += reader.stdout.read()  # type: ignore[union-attr]
     assert out.splitlines() == lines[:2] and code == 130
+
+
+def test_replay_read_dialect_maps_a_live_subject_as_it_maps_the_file(nats_server: str) -> None:
+    """`replay read --dialect claude-code nats://...`: a Claude Code session published record by record comes out
+    mapped, as from the file (--dialect was ignored for a subject: the raw records came out)."""
+    session = CORPUS / "claude-code" / "representative_messages.jsonl"
+    wanted = run_replay("read", "--dialect", "claude-code", str(session)).stdout.splitlines()
+    run(_admin(nats_server, "dialect"))
+    run(_publish(nats_server, "dialect.raw", session.read_bytes().splitlines()))
+    reader = subprocess.Popen([REPLAY, "read", "--dialect", "claude-code", f"{nats_server}/dialect.raw"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = b""
+    try:  # (until every line came, or 60 s passed)
+        deadline = time.monotonic() + 60
+        while out.count(b"\n") < len(wanted) and time.monotonic() < deadline:
+            if select.select([reader.stdout], [], [], 1.0)[0]:
+                out += os.read(reader.stdout.fileno(), 65536)  # type: ignore[union-attr]
+    finally:
+        reader.send_signal(signal.SIGINT)
+        code = reader.wait(timeout=30)
+        out += reader.stdout.read()  # type: ignore[union-attr]
+    assert out.splitlines() == wanted and code == 130
+
+
+def test_a_durable_consumer_that_reads_another_subject_is_refused_not_read(nats_server: str) -> None:
+    """`replay read` reads through the durable consumer `replay`; one made for another subject of the stream would hand
+    over that subject's messages (nats-py binds to it whatever it reads): refused before anything runs, exit 2."""
+    run(_admin(nats_server, "twosub"))
+    line = _runs(1)[0][0]
+    run(_publish(nats_server, "twosub.a", [line]))
+    reader = subprocess.Popen([REPLAY, "read", f"{nats_server}/twosub.a"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert reader.stdout.readline().rstrip(b"\n") == line  # type: ignore[union-attr]
+    finally:
+        reader.send_signal(signal.SIGINT)
+        reader.wait(timeout=30)
+    run(_publish(nats_server, "twosub.a", [line.replace(b"run_000", b"run_999")]))  # waiting for `replay` on twosub.a
+    other = subprocess.Popen([REPLAY, "read", f"{nats_server}/twosub.b"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = other.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        other.send_signal(signal.SIGINT)
+        out, err = other.communicate(timeout=30)
+    assert other.returncode == 2 and out == b"", out
+    (error,) = errors_of(err)
+    assert error["code"] == "E_USAGE_INVALID" and error["received"] == ["twosub.a"] and error["expected"] == ["twosub.b"]
 
 
 @pytest.mark.parametrize("url", ["nats://[::1/x", "nats://127.0.0.1:99999/x", "nats://127.0.0.1/"])

@@ -132,6 +132,24 @@ def test_a_sidechain_record_before_its_parent_is_moved_after_it():
     assert written_back(result) == records
 
 
+def test_a_sub_agents_records_written_before_their_parent_move_together_in_one_logged_move():
+    """The sub-agent's first record hangs off a main-chain record written after it; its reply hangs off that first
+    record, right after it. Both move to just after the parent, in one move: the reply never came before its own
+    parent, and the log does not say it did."""
+    parts = lines()
+    main = [orjson.loads(p) for p in parts]
+    assert main[3]["uuid"] == "msg_004" and main[3]["type"] == "assistant"
+    ask = {**main[0], "uuid": "side_001", "parentUuid": "msg_004", "isSidechain": True}
+    reply = {**main[1], "uuid": "side_002", "parentUuid": "side_001", "isSidechain": True}
+    written = [*main[:2], ask, reply, *main[2:]]  # the sub-agent's records written before msg_004
+    result = heal_dialect(join([orjson.dumps(r) for r in written]), "session.jsonl")
+    (entry,) = repairs_by(result, "order_sidechains")
+    assert entry["line"] == 3 and "'side_001'" in entry["message"] and "'msg_004'" in entry["message"]
+    order = [e[ORIGIN_KEY]["record"].get("uuid") for e in events(result) if ORIGIN_KEY in e and e[ORIGIN_KEY]["part"] == 0]
+    assert order[:6] == ["msg_001", "msg_002", "msg_003", "msg_004", "side_001", "side_002"]
+    check_healed(result)
+
+
 def test_the_main_chain_and_parents_from_elsewhere_are_not_moved():
     parts = lines(TODOS)[:-1]
     shuffled = [parts[0], parts[2], parts[1], *parts[3:]]  # not a sidechain: written order is kept

@@ -184,6 +184,19 @@ def test_duplicate_keys_are_found_exactly_where_they_are(text):
     assert bool(exactjson.duplicate_keys(raw)) == bool(found)
 
 
+_tricky = st.text(alphabet='\\": a\t', max_size=8)  # escaped quotes and backslashes right before `:` or a space
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_tricky, _tricky), min_size=1, max_size=5), st.sampled_from([(",", ":"), (", ", ": ")]))
+def test_duplicate_keys_are_found_whatever_escaped_quotes_the_strings_hold(items, separators):
+    """Keys and texts full of `\\"` and `\\\\`: escaped quotes are told from a key's closing quote, never hiding one."""
+    raw = ("{" + separators[0].join(json.dumps(k) + separators[1] + json.dumps(v) for k, v in items) + "}").encode()
+    keys = [k for k, _ in items]
+    assert bool(exactjson.duplicate_keys(raw)) == (len(keys) != len(set(keys)))
+    assert bool(exactjson.duplicate_keys(raw, exactjson.loads(raw))) == (len(keys) != len(set(keys)))
+
+
 def test_a_number_a_double_does_not_hold_is_written_as_read_whatever_the_default() -> None:
     for text in (b'{"n":[1e400,3.14159265358979323846]}', b'{"n":[1e400,123456789012345678901234567890]}'):
         for default in (None, str):

@@ -11,9 +11,21 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
-from replay.pipeline.cli.scale import RUN_FAILURES, Scale, cli_work, files_for, filling, partial_sibling, run_over, scale_options
+from replay.pipeline.cli.scale import (
+    RUN_FAILURES,
+    Scale,
+    cli_work,
+    files_for,
+    filling,
+    holding_stdout,
+    partial_sibling,
+    print_outcome,
+    run_over,
+    scale_options,
+)
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
+from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import expand_paths, is_url
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
@@ -177,8 +189,11 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     work_dir = target if target.is_dir() else partial_sibling(target)
     work = cli_work(bind(doc, set={"write.write_dir": str(work_dir)}), strict=strict,
                 digest=True, inputs=len(files), files=files_for(files))
+    held: list[bytes] = []  # a new folder's lines wait for it: they name files that appear with it
+    take = holding_stdout(held) if work_dir != target else print_outcome
     with filling(work_dir, target):
-        totals = run_over(work, files, scale, label="heal", manifest=Manifest(work_dir, key, root, "heal"))
+        totals = run_over(work, files, scale, label="heal", manifest=Manifest(work_dir, key, root, "heal"), take=take)
     if work_dir != target:
         os.replace(work_dir, target)
+        write_stdout(b"".join(held))
     return EXIT_FAILED if totals.errors else EXIT_OK

@@ -53,16 +53,23 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
             raise ReplayError("E_USAGE_INVALID", "a nats:// address is read on its own", received=list(paths),
                               howToFix="Run one `replay read nats://HOST:PORT/SUBJECT` per subject.")
         parse_address(paths[0], option="PATH")
-        return exit_code_for(run_spec("read", paths, set={"read.type": "read_nats", "read.ack": "sent"}, strict=strict))
+        bound, add = _dialect_stages(dialect)
+        bound |= {"read.type": "read_nats", "read.ack": "sent"}
+        return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
     files = expand_paths(list(paths))
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
     # (the lines read leaves out go on as dropped records, as check_lines writes its own: parse, with --dialect, would
     # take them for ones an earlier read left out and report them again)
-    bound: dict[str, Any] = {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": dialect is None}
-    add = None
-    if dialect is not None:  # mapped records are parsed records: parse, then the dialect stage
-        bound |= {"parse.type": "parse", "write.inputs": ["dialect"]}
-        add = {"dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]}}
+    bound, add = _dialect_stages(dialect)
+    bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": dialect is None}
     return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
+
+
+def _dialect_stages(dialect: str | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """What --dialect changes in the read graph (files, stdin or a NATS subject): mapped records are parsed records,
+    so parse, then the dialect stage, writes."""
+    if dialect is None:
+        return {}, None
+    return {"parse.type": "parse", "write.inputs": ["dialect"]}, {"dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]}}
