@@ -9,7 +9,7 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
 from replay.pipeline.model.runs import Run, RunScoped, marks_input
 
@@ -134,7 +134,7 @@ class SummarizeRepairs(RunScoped):
             for _line, rule, n in held:
                 counts[rule] += n
             if counts:
-                left.append(self._record(None if run_id is _INPUT_END else run_id, counts))
+                left.append(self._record(None if run_id is _INPUT_END else run_id, counts) | {RUN_DROPPED: True})
         self.pending, self._sealed, self._torn = {}, [], {}
         if not left:
             return tail

@@ -57,3 +57,13 @@ def ev(seq: Any, etype: str, run: str | None = "r1", ts: Any = "2026-03-01T12:00
     out["payload"] = {} if payload is None else payload
     out.update(extra)
     return out
+
+
+# Runs a, b, d, with before b a run of d heal drops whole (a lone orphaned result): its heal record comes at the end,
+# after the other d.
+SAME_ID_DROPPED = b"".join(
+    b'{"seq":%d,"timestamp":"2026-03-01T12:00:0%dZ","type":"%s","runId":"%s","payload":%s}\n' % row for row in [
+        (1, 0, b"run_started", b"a", b"{}"), (2, 1, b"run_completed", b"a", b"{}"),
+        (1, 2, b"tool_completed", b"d", b'{"callId":"gone"}'),  # a run of d heal drops whole
+        (1, 3, b"run_started", b"b", b"{}"), (2, 4, b"run_completed", b"b", b"{}"),
+        (1, 5, b"run_started", b"d", b"{}"), (2, 6, b"run_completed", b"d", b"{}")])  # another d, clean, last

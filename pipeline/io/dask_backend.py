@@ -33,6 +33,19 @@ def _distributed() -> Any:
                            "pip install 'agent-replay[dask]' (or use the local engine: --workers N)")
 
 
+def _local_cluster(distributed: Any, workers: int) -> Any:
+    """A LocalCluster of ``workers`` processes whose logs stay off stderr, which keeps to JSON lines: the workers'
+    (``silence_logs`` quiets only the cluster's own) are set before they start, through the environment they are
+    spawned with. (When the cluster closes under load, a worker's heartbeat may still find the scheduler gone and log
+    it as an ERROR; a task that fails or a worker that dies is replay's own error, E_CLUSTER_TASK_FAILED.)"""
+    import dask
+
+    environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), "DASK_LOGGING__DISTRIBUTED": "critical"}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        return distributed.LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                                        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+
+
 def scheduler_address(given: str | None) -> str | None:
     return given or os.environ.get(SCHEDULER_ENV) or None
 
@@ -61,9 +74,7 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
             try:
                 resource_tracker.ensure_running()  # (unblocks SIGINT and SIGTERM here once its process is spawned)
                 signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
-                cluster = stack.enter_context(distributed.LocalCluster(
-                    n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                    silence_logs=logging.ERROR))
+                cluster = stack.enter_context(_local_cluster(distributed, workers))
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
             client = stack.enter_context(distributed.Client(cluster))

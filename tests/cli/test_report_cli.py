@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES as FIXTURES_DIR
-from conftest import ROOT, errors_of, run_replay
+from conftest import ROOT, errors_of, jsonl, run_replay
+from heal_support import SAME_ID_DROPPED
 
 FIXTURES = FIXTURES_DIR / "report"
 TWO_RUNS = str(FIXTURES / "healed_two_runs.jsonl")
@@ -346,7 +347,8 @@ def test_the_repairs_of_a_run_heal_dropped_whole_are_no_other_runs(tmp_path):
     journal.write_bytes(VANISHING)
     healed = run_replay("heal", str(journal))
     assert healed.returncode == 0, healed.stderr
-    assert healed.stdout.splitlines()[-1] == b'{"$record":"heal","runId":"b","repairs":1,"byRule":{"pair_tool_calls":1}}'
+    assert healed.stdout.splitlines()[-1] == \
+        b'{"$record":"heal","runId":"b","repairs":1,"byRule":{"pair_tool_calls":1},"runDropped":true}'
     doc = report_json(input=healed.stdout)
     assert [(r["runId"], r["repairs"]["total"]) for r in doc["runs"]] == [("a", 0), ("c", 0)]
     assert doc["aggregate"]["repairs"] == {"total": 1, "byRule": {"pair_tool_calls": 1}}
@@ -433,3 +435,22 @@ def test_token_counts_beyond_a_double_are_summed_exactly(tmp_path: Path) -> None
                                               "runsWithUsage": 2}
     text = run_replay("report", str(path))
     assert text.returncode == 0 and b"  20,000,000,000," in text.stdout
+
+
+
+def test_a_dropped_runs_heal_record_is_no_later_runs_of_its_id(tmp_path):
+    """The heal record of a run heal dropped whole comes at the end, after the last run, and here names that run's id
+    too: it says it is of a dropped run (``runDropped``), so the report, the OTLP export and capture's artifacts give it
+    to no run, where the id alone gave it to the last d."""
+    healed = run_replay("heal", input=SAME_ID_DROPPED)
+    assert healed.returncode == 0, healed.stderr
+    assert healed.stdout.splitlines()[-1] == \
+        b'{"$record":"heal","runId":"d","repairs":1,"byRule":{"pair_tool_calls":1},"runDropped":true}'
+    doc = report_json(input=healed.stdout)
+    assert [(r["runId"], r["repairs"]["total"]) for r in doc["runs"]] == [("a", 0), ("b", 0), ("d", 0)]
+    assert [(u["runId"], u["total"]) for u in doc["aggregate"]["unattributedRepairs"]["runs"]] == [("d", 1)]
+    exported = run_replay("export", "--otlp", input=healed.stdout)
+    assert exported.returncode == 0, exported.stderr
+    spans = [span for line in jsonl(exported.stdout) for rs in line["resourceSpans"] for ss in rs["scopeSpans"]
+             for span in ss["spans"] if span["name"].startswith("invoke_agent")]
+    assert len(spans) == 3 and not [a for s in spans for a in s["attributes"] if a["key"] == "replay.repairs"]

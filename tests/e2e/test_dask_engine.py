@@ -129,3 +129,32 @@ def test_an_interrupt_to_the_process_group_stops_the_local_cluster_quietly(tmp_p
     assert proc.returncode == code, err
     assert all(line.startswith(b"{") for line in err.splitlines()), err
     assert gone
+
+
+def test_the_workers_of_a_local_cluster_log_nothing_on_stderr(journals, tmp_path: Path) -> None:
+    """stderr keeps to JSON lines with --engine dask too: the worker processes' own logs (a heartbeat that finds the
+    scheduler gone as the cluster closes under load, logged as an ERROR) stay off it. A stage in the workers logs
+    such an ERROR on distributed's logger, as distributed would."""
+    from plugin_support import make_plugin
+
+    logging_stage = '''
+    import logging
+
+    from replay.pipeline.engine.stage import Transform
+
+    class Shout(Transform):
+        summary = "Logs an ERROR on distributed's logger, as a worker's heartbeat does when the scheduler is gone."
+
+        def __call__(self, batch):
+            logging.getLogger("distributed.worker").error("Failed to communicate with scheduler during heartbeat.")
+            return batch
+    '''
+    site = make_plugin(tmp_path / "site", {"shout": "replay_upper_plugin:Shout"}, module=logging_stage)
+    config = tmp_path / "p.toml"
+    config.write_text('chain = ["shout"]\n')
+    inputs = sorted(str(p) for p in journals.iterdir())[:2]
+    proc = run_replay("run", str(config), *inputs, "--engine", "dask", "--workers", "1", "--quiet",
+                      env={"PYTHONPATH": str(site)}, process=True, timeout=240)
+    assert proc.returncode in (0, 1), proc.stderr  # (the journals have bad lines on purpose)
+    assert proc.stdout  # the stage ran in the workers
+    assert b"heartbeat" not in proc.stderr and all(line.startswith(b"{") for line in proc.stderr.splitlines()), proc.stderr

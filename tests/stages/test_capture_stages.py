@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import EXAMPLES, jsonl, run_replay
+from heal_support import SAME_ID_DROPPED
 
 from replay.pipeline.io.run_files import file_stem
 
@@ -77,3 +78,20 @@ def test_file_stems_are_one_to_one():
     ids = ["x/y", "x_y", "x%2Fy", "x y", "x.y", ".x", "x.", "é", "e\u0301", "..", "a/../b"]
     stems = [file_stem(i) for i in ids]
     assert len(set(stems)) == len(ids)
+
+
+def test_emit_gives_the_heal_record_of_a_run_heal_dropped_whole_to_no_run(tmp_path):
+    """Heal writes that record at the end, after the last run, and here with the last run's id: the last run's journal
+    and artifact keep their own bytes and counts, not the dropped run's repair."""
+    journal = tmp_path / "j.jsonl"
+    journal.write_bytes(SAME_ID_DROPPED)
+    config = tmp_path / "emit.toml"
+    config.write_text('chain = ["parse", "heal", {type = "emit", healed = false}]\n')
+    done = run_replay("run", str(config), str(journal), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    last = jsonl(done.stdout)[-1]
+    assert last["runId"] == "d"
+    assert (tmp_path / last["files"]["journal"]).read_bytes() == SAME_ID_DROPPED.splitlines(keepends=True)[-2] + \
+        SAME_ID_DROPPED.splitlines(keepends=True)[-1]
+    artifact = json.loads((tmp_path / last["files"]["artifact"]).read_text())
+    assert b"runDropped" not in json.dumps(artifact).encode()

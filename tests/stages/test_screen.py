@@ -608,7 +608,7 @@ def test_a_repair_in_a_run_whose_id_comes_back_is_counted_in_one_place_however_t
     outputs = heal_three_ways(tmp_path)
     assert outputs[0][0] == outputs[1][0] == outputs[2][0]
     records = [orjson.loads(line) for line in outputs[0][0].splitlines() if b'"$record":"heal"' in line]
-    assert records[-1] == {"$record": "heal", "runId": "r0", "repairs": 1, "byRule": {"pair_tool_calls": 1}}
+    assert records[-1] == {"$record": "heal", "runId": "r0", "repairs": 1, "byRule": {"pair_tool_calls": 1}, "runDropped": True}
 
 
 @pytest.mark.parametrize("mode", ["heal", "validate"])
