@@ -66,11 +66,26 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
 
 
 def read_config_file(path: str) -> dict[str, Any]:
-    """The config document; E_CONFIG_NOT_FOUND / E_CONFIG_PARSE otherwise."""
+    """The config document (a file, or a pipe such as ``<(...)``); E_CONFIG_NOT_FOUND when there is none,
+    E_USAGE_INVALID for ``-`` and folders, E_INPUT_UNREADABLE when it cannot be read, E_CONFIG_PARSE."""
+    if path == "-":
+        raise ReplayError("E_USAGE_INVALID", "the pipeline config cannot be stdin: stdin carries the events the graph reads",
+                          path=path, howToFix="Save the config to a file and name it (or pass it as `<(...)`); "
+                                              "the events then come from PATHs or stdin.",
+                          example="replay run pipeline.toml run.jsonl")
     p = Path(path)
-    if not p.is_file():
-        raise ReplayError("E_CONFIG_NOT_FOUND", f"pipeline config {path!r} does not exist", path=path)
-    return parse_config(p.read_bytes(), path, json=p.suffix == ".json")
+    try:
+        data = p.read_bytes()
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise ReplayError("E_CONFIG_NOT_FOUND", f"pipeline config {path!r} does not exist", path=path) from exc
+    except IsADirectoryError as exc:
+        raise ReplayError("E_USAGE_INVALID", f"pipeline config {path!r} is a directory; a config is one TOML or JSON file",
+                          path=path, howToFix="Name the config file itself, e.g. a .toml file in that folder.",
+                          example="replay run examples/pipelines/tools-only.toml run.jsonl") from exc
+    except OSError as exc:
+        raise ReplayError("E_INPUT_UNREADABLE", f"pipeline config {path!r} could not be read: {exc.strerror or exc}",
+                          path=path, received=type(exc).__name__) from exc
+    return parse_config(data, path, json=p.suffix == ".json")
 
 
 def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None:

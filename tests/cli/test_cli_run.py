@@ -119,6 +119,34 @@ def test_a_missing_config_file():
     assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_CONFIG_NOT_FOUND"
 
 
+def test_a_config_from_a_pipe_is_read(tmp_path: Path):
+    """`replay run <(...) run.jsonl`: the config exists (a pipe, not a regular file) and is read once."""
+    fifo = tmp_path / "config.toml"
+    os.mkfifo(fifo)
+    config = b'chain = [{ type = "select", types = ["tool_*"] }]\n'
+    writer = subprocess.Popen(["sh", "-c", f"cat > '{fifo}'"], stdin=subprocess.PIPE)
+    try:
+        writer.stdin.write(config)  # type: ignore[union-attr]
+        writer.stdin.close()  # type: ignore[union-attr]
+        done = run_replay("run", str(fifo), str(TWO_RUNS), timeout=30, process=True)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert done.returncode == 0, done.stderr
+    assert len(jsonl(done.stdout)) == 6
+
+
+@pytest.mark.parametrize("where, code", [("folder", "E_USAGE_INVALID"), ("-", "E_USAGE_INVALID"),
+                                         ("missing/p.toml", "E_CONFIG_NOT_FOUND")])
+def test_a_config_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, where: str, code: str):
+    (tmp_path / "folder").mkdir()
+    done = run_replay("run", where, str(TWO_RUNS), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == code and error["path"] == where
+    assert "does not exist" not in error["message"] or where.startswith("missing")
+
+
 def test_a_syntax_error_names_its_line(tmp_path: Path):
     config = tmp_path / "p.json"
     config.write_text('{\n  "chain": [\n    "parse"\n    "write"\n  ]\n}\n')
