@@ -14,7 +14,8 @@ Two shapes::
 
 In a chain, a leading source (``read`` + ``parse``) and a trailing sink (``write`` to stdout) are
 added when missing. An option a stage declares with ``bind = "args"`` (``read``'s ``paths``) takes
-the positional arguments of the command running the graph when the config leaves it unset.
+the positional arguments of the command running the graph when the config leaves it unset; arguments
+that no stage takes (the config set every such option itself) are refused rather than ignored.
 
 A composite stage type (``heal``) expands here into its sub-graph: its inner stages get ids
 ``<id>/<inner>``, and every input that names the composite (``"heal"``, ``"heal.repairs"``) is
@@ -218,6 +219,7 @@ class _Builder:
         self.registry = registry
         self.args = args
         self.graph = Graph()
+        self.where: dict[str, str] = {}  # stage id -> where the config declared it ("stages.x", "chain[2]")
         self.exports: dict[str, dict[str, list[str]]] = {}  # composite id -> port -> inner refs
 
     def add(self, node_id: str, table: dict[str, Any], where: str, inputs: list[str]) -> None:
@@ -229,6 +231,7 @@ class _Builder:
             raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
                               received=repr(route))
         stage = build_stage(self.registry, table, where, self.args, stage_id=node_id)
+        self.where[node_id] = where
         if isinstance(stage, Composite):
             self._expand(node_id, stage, where, inputs, route)
         else:
@@ -306,7 +309,25 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
         builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []))
     graph = builder.finish()
     graph.validate()
+    if paths:
+        _refuse_unused_args(builder, paths)
     return graph
+
+
+def _refuse_unused_args(builder: _Builder, args: list[str]) -> None:
+    """Arguments no stage takes (the config set every option that would take them) would be ignored: refused."""
+    nodes = builder.graph.nodes.values()
+    if any(node.stage.args_keys for node in nodes):
+        return
+    taken = [f"{builder.where.get(node.id, 'stages.' + node.id)}.{key}" for node in nodes
+             for key, opt in node.stage.options.items() if opt.bind == "args" and node.stage.given.get(key)]
+    shown = ", ".join(repr(a) for a in args[:3]) + (f" and {len(args) - 3} more" if len(args) > 3 else "")
+    where = f"the config sets {', '.join(taken)}" if taken else "no stage of the config takes arguments"
+    raise ReplayError(
+        "E_USAGE_INVALID", f"the arguments {shown} would be ignored: {where}", path=taken[0] if taken else None,
+        received=list(args), howToFix="Leave that option out of the config so the arguments fill it, or run the "
+                                      "config without arguments." if taken else "Run the config without arguments.",
+    )
 
 
 def load_pipeline(path: str, *, registry: Registry | None = None, paths: list[str] | None = None) -> Graph:

@@ -54,8 +54,22 @@ def test_stages_tables_build_the_declared_graph():
 
 def test_a_read_stage_with_its_own_paths_keeps_them():
     doc = with_stage("read", paths=["fixed.jsonl"])
-    graph = graph_from_config(doc, paths=["cli.jsonl"])
+    graph = graph_from_config(doc)
     assert graph.nodes["read"].stage.config["paths"] == ["fixed.jsonl"]
+
+
+@pytest.mark.parametrize("doc, path", [
+    (with_stage("read", paths=["fixed.jsonl"]), "stages.read.paths"),
+    ({"chain": [{"type": "read", "paths": ["fixed.jsonl"]}, "parse"]}, "chain[0].paths"),
+])
+def test_arguments_no_stage_takes_are_refused_not_ignored(doc: dict, path: str):
+    """The config set the option the arguments would fill: run as it was, the files named were never read
+    (and with --workers the config's own input was read once per argument)."""
+    with pytest.raises(ReplayError) as info:
+        graph_from_config(doc, paths=["cli.jsonl", "more.jsonl"])
+    body = info.value.body
+    assert body["code"] == "E_USAGE_INVALID" and body["path"] == path
+    assert body["received"] == ["cli.jsonl", "more.jsonl"]
 
 
 def test_a_chain_gets_read_parse_and_write_around_it():
@@ -87,7 +101,7 @@ def test_toml_and_json_configs_build_the_same_graph(tmp_path: Path):
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.iterdir() if p.suffix in (".toml", ".json")))
 def test_every_example_pipeline_builds(name: str):
-    graph = load_pipeline(str(EXAMPLES / name), paths=["x.jsonl"])
+    graph = load_pipeline(str(EXAMPLES / name))  # (nats-heal.toml names its source: it takes no PATHs)
     assert graph.nodes
 
 

@@ -30,7 +30,8 @@ def run(pipeline_file: str, args: tuple[str, ...], strict: bool, workers: int | 
     """Run the stage graph declared in PIPELINE.toml (or .json) over ARGS (default: stdin).
 
     ARGS go to the options stages bind to the command's arguments: the paths `read` reads, the prompt
-    `discover` sends. The whole config is checked before anything runs: unknown stage types, options
+    `discover` sends; ARGS that no stage takes (the config names its own inputs) are refused, not ignored.
+    The whole config is checked before anything runs: unknown stage types, options
     and inputs, cycles and unconsumed outputs are refused with exit 2 and a JSON error naming the key.
 
     With --workers N (or --engine dask) and paths to read, the graph runs once per file (directories
