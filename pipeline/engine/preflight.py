@@ -26,6 +26,10 @@ def preflight(stages: Iterable[Stage]) -> None:
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
         stage.preflight(inputs)
+        if "" in stage.output_files():  # (a path "" would be the current folder: found out only after the whole run)
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {stage.id!r} has an empty output path",
+                              path=f"stages.{stage.id}.path", received="", expected="a file path, or '-' for stdout",
+                              howToFix="Name the file to write (`--out FILE`), or leave it out to write stdout.")
     _one_writer_per_target(stages)
     writes_stdout = any(STDIO in stage.output_files() for stage in stages)
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger

@@ -381,3 +381,18 @@ def test_two_stages_writing_one_file_are_refused_before_anything_runs(tmp_path: 
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.b.path" and "'a' and 'b'" in error["message"]
     assert not (tmp_path / "same.jsonl").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "empty-path.toml", str(TWO_RUNS)],
+    ["export", "--otlp", "--out", "", str(TWO_RUNS)],
+    ["script", str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl"), "--out", ""],
+])
+def test_an_empty_output_path_is_refused_before_anything_runs(tmp_path: Path, args: list[str]):
+    """A path "" named the current folder: the whole input was read, then the rename failed (EBUSY, exit 1)."""
+    (tmp_path / "empty-path.toml").write_text('chain = [{ type = "write", path = "" }]\n')
+    done = run_replay(*args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["received"] == ""
+    assert sorted(os.listdir(tmp_path)) == ["empty-path.toml"]
