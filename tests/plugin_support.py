@@ -26,6 +26,22 @@ class UpperTypes(Transform):
 
 class NotAStage:
     pass
+
+
+class Limited(Transform):
+    summary = "Keep at most `limit` events of each batch (a plugin for tests: its option is `int | None`)."
+    options = {"limit": Option(int | None, None, "how many to keep (none: all)")}
+
+    def __call__(self, batch):
+        return batch if self.config["limit"] is None else batch.select(range(min(self.config["limit"], len(batch))))
+
+
+class BadOption(Transform):
+    summary = "A plugin whose option's type is no type."
+    options = {"level": Option("int", 1, "a type given by name")}
+
+    def __call__(self, batch):
+        return batch
 '''
 
 

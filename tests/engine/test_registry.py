@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -116,3 +117,32 @@ def test_replay_run_refuses_a_plugin_that_fails_to_load(tmp_path: Path):
     [error] = errors_of(ran.stderr)
     assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "stages.b.type"
     assert ran.stdout == b""
+
+
+def test_a_plugin_option_may_be_a_union_and_one_of_no_type_is_the_plugin_s_fault_not_the_listing_s(tmp_path: Path):
+    """`Option(int | None, ...)` crashed `replay stages` (E_UNHANDLED, nothing listed), and so did an option whose
+    type is no type; now the union is a type like a tuple of types, and the other plugin is reported, not fatal."""
+    plugin_dir = make_plugin(tmp_path / "site", {"limited": "replay_upper_plugin:Limited",
+                                                 "badopt": "replay_upper_plugin:BadOption"})
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_dir), os.environ.get("PYTHONPATH")]))}
+    listed = run_replay("stages", "--json", env=env, process=True)
+    assert listed.returncode == 0, listed.stderr
+    described = {d["type"]: d for d in orjson.loads(listed.stdout)}
+    assert described["limited"]["options"]["limit"]["type"] == "int|None" and "select" in described
+    assert "badopt" not in described
+    [problem] = errors_of(listed.stderr)
+    assert problem["code"] == "E_STAGE_LOAD_FAILED" and "'level'" in problem["message"]
+
+    config = tmp_path / "p.toml"
+    config.write_text('chain = [{ type = "limited", limit = 2 }]\n')
+    ran = run_replay("run", str(config), env=env, input=b'{"type":"a"}\n{"type":"b"}\n{"type":"c"}\n', process=True)
+    assert ran.returncode == 0, ran.stderr
+    assert [e["type"] for e in jsonl(ran.stdout)] == ["a", "b"]
+    config.write_text('chain = [{ type = "limited", limit = "two" }]\n')
+    refused = run_replay("run", str(config), env=env, input=b"", process=True)
+    assert refused.returncode == 2 and errors_of(refused.stderr)[0]["code"] == "E_CONFIG_OPTION_INVALID"
+    config.write_text('chain = [{ type = "badopt", level = 2 }]\n')
+    refused = run_replay("run", str(config), env=env, input=b"", process=True)
+    assert refused.returncode == 2
+    [error] = errors_of(refused.stderr)
+    assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "chain[0].type"
