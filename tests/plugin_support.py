@@ -11,6 +11,7 @@ PLUGIN = '''
 """A third-party stage: upper-cases event types."""
 
 from replay.pipeline.engine.stage import Option, Transform
+from replay.stages.select import SelectEvents
 
 
 class UpperTypes(Transform):
@@ -34,6 +35,12 @@ class Limited(Transform):
 
     def __call__(self, batch):
         return batch if self.config["limit"] is None else batch.select(range(min(self.config["limit"], len(batch))))
+
+
+class ToolsOnly(SelectEvents):
+    """A plugin that extends a built-in stage (select) under a name of its own."""
+
+    summary = "Keep tool events (a plugin for tests)."
 
 
 class BadOption(Transform):

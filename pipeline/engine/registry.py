@@ -113,7 +113,8 @@ class Registry:
                     "E_STAGE_LOAD_FAILED", f"stage type {name!r} ({self._plugins[name]}) failed to load: {exc}",
                     path=path, received=self._plugins[name],
                 ) from exc
-            cls.name = cls.name or name
+            if not vars(cls).get("name"):  # its own name, not one inherited from a built-in it extends
+                cls.name = name
         else:
             raise ReplayError(
                 "E_CONFIG_STAGE_TYPE_UNKNOWN", f"unknown stage type {name!r}", path=path, received=name,

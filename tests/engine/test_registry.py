@@ -10,6 +10,7 @@ import pytest
 from conftest import errors_of, jsonl, run_replay
 from plugin_support import make_plugin
 
+from replay.pipeline.engine.config import graph_from_config
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import Registry, builtin_names
 from replay.pipeline.engine.stage import Stage
@@ -146,3 +147,15 @@ def test_a_plugin_option_may_be_a_union_and_one_of_no_type_is_the_plugin_s_fault
     assert refused.returncode == 2
     [error] = errors_of(refused.stderr)
     assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "chain[0].type"
+
+
+def test_a_plugin_that_extends_a_builtin_stage_goes_by_its_own_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """It inherited the built-in's `name`: its errors named `select`, a type the config never mentioned."""
+    monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"tools_only": "replay_upper_plugin:ToolsOnly"})))
+    registry = Registry()
+    assert registry.get("tools_only").name == "tools_only" and SelectEvents.name == "select"
+    with pytest.raises(ReplayError) as info:
+        graph_from_config({"chain": [{"type": "tools_only", "typo": 1}]}, registry=registry)
+    assert info.value.code == "E_CONFIG_OPTION_UNKNOWN" and "'tools_only'" in info.value.body["message"]
+    assert list(graph_from_config({"chain": [{"type": "tools_only"}]}, registry=registry).nodes) == [
+        "read", "parse", "tools_only", "write"]
