@@ -201,8 +201,9 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
     tables: Tables = {}
     previous: str | None = None
     for node_id, spec, where in items:
-        if node_id is None:  # stages added for you take names the chain's own ids leave free
-            base, n = str(spec["type"]), 1
+        if node_id is None:  # stages added for you (and items without an id) take names the chain's own ids leave free,
+            # made of the type's letters an id may use (a plugin's entry point may be named `acme.filter`)
+            base, n = re.sub(r"[^A-Za-z0-9_-]", "_", str(spec["type"])), 1
             node_id = base
             while node_id in tables or node_id in named:
                 n += 1

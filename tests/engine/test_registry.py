@@ -159,3 +159,11 @@ def test_a_plugin_that_extends_a_builtin_stage_goes_by_its_own_name(tmp_path: Pa
     assert info.value.code == "E_CONFIG_OPTION_UNKNOWN" and "'tools_only'" in info.value.body["message"]
     assert list(graph_from_config({"chain": [{"type": "tools_only"}]}, registry=registry).nodes) == [
         "read", "parse", "tools_only", "write"]
+
+
+def test_a_plugin_named_with_a_dot_can_be_used_in_a_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An entry point may be named `acme.upper`; a chain item without an id was given that name as its id,
+    and refused (E_CONFIG_SHAPE_INVALID at `stages.acme.upper`, a key the config does not have)."""
+    monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"acme.upper": "replay_upper_plugin:UpperTypes"})))
+    graph = graph_from_config({"chain": [{"type": "acme.upper"}, {"type": "acme.upper"}]}, registry=Registry())
+    assert list(graph.nodes) == ["read", "parse", "acme_upper", "acme_upper_2", "write"]
