@@ -126,7 +126,9 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
                               expected=opt.type_name(), received="nothing")
     try:
         stage = cls(**options)
-    except ReplayError:
+    except ReplayError as exc:
+        if exc.body.get("path") in cls.options:  # a constructor refusing one of its options: name it where the config does
+            exc.body["path"] = f"{where}.{exc.body['path']}"
         raise
     except Exception as exc:
         raise ReplayError(

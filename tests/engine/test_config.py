@@ -287,6 +287,16 @@ def test_table_options_check_their_values(tmp_path):
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "chain[0].aliases"
 
 
+@pytest.mark.parametrize("doc, path", [
+    ({"chain": [{"type": "diff", "ignore": ["..."]}]}, "chain[0].ignore"),
+    ({"stages": {"read": {"type": "read"}, "p": {"type": "parse", "inputs": ["read"]},
+                 "d": {"type": "diff", "inputs": ["p"], "ignore": ["a..b"]}}}, "stages.d.ignore"),
+])
+def test_an_option_its_stage_refuses_is_named_where_the_config_has_it(doc: dict, path: str):
+    """The diff stage refuses an `ignore` path that is none; the error said `"path": "ignore"`, no key of the config."""
+    assert refused(doc) == {**refused(doc), "code": "E_CONFIG_OPTION_INVALID", "path": path}
+
+
 def test_a_fresh_copy_takes_other_command_arguments_only_where_the_first_ones_went():
     from replay.pipeline.engine.config import graph_from_config
 
