@@ -49,6 +49,7 @@ class Option:
     # "args": when the config leaves the option unset, it takes the positional arguments of the
     # command that runs the graph (``replay run SPEC ARGS...``): the paths to read, the prompt to send.
     bind: str | None = None
+    minimum: int | float | None = None  # the least a number may be (what the command's flag for it allows)
 
     def __post_init__(self) -> None:
         if isinstance(self.type, types.UnionType):  # Option(int | None, ...): the types of the union
@@ -84,6 +85,8 @@ class Option:
             return self.type_name() + (f" of {items.__name__}" if items is not None else "")
         if self.choices is not None and value not in self.choices:
             return "one of " + ", ".join(map(str, self.choices))
+        if self.minimum is not None and isinstance(value, int | float) and not value >= self.minimum:  # (nan too)
+            return f"{self.type_name()} >= {self.minimum}"
         return None
 
 
@@ -176,6 +179,7 @@ class Stage:
                 k: {"type": o.type_name(), "default": o.default, "help": o.help, "required": o.required}
                 | ({"choices": list(o.choices)} if o.choices else {})
                 | ({"bind": o.bind} if o.bind else {})
+                | ({"minimum": o.minimum} if o.minimum is not None else {})
                 for k, o in cls.options.items()
             },
         }

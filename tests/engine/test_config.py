@@ -204,6 +204,23 @@ def test_an_option_of_the_wrong_type_or_value(stage: str, key: str, value):
     assert body["path"] == f"stages.{stage}.{key}"
 
 
+@pytest.mark.parametrize(("stage", "key", "value", "least"), [
+    ("read", "max_line_bytes", 0, "int >= 1"),  # `--max-line-bytes 0` is refused; every line was dropped
+    ("read", "max_line_bytes", -1, "int >= 1"),
+    ("read", "poll_seconds", -1.0, "float >= 0.001"),  # `--follow` would poll without pause
+    ("read", "poll_seconds", float("nan"), "float >= 0.001"),
+    ("read", "end_offset", -5, "int >= 0"),
+    ("join_split_records", "max_lines", -3, "int >= 1"),  # joined nothing, silently
+    ("load_incident", "max_events", 0, "int >= 1"),
+    ("spawn", "timeout_ms", -1, "int >= 1"),
+])
+def test_a_number_below_what_its_command_flag_allows_is_refused(stage: str, key: str, value, least: str):
+    body = refused({"chain": [{"type": stage, key: value}, "write"]})
+    assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["expected"] == least
+    assert body["path"] == f"chain[0].{key}"
+    assert graph_from_config({"chain": [{"type": "read", "max_line_bytes": 1, "end_offset": 0}, "parse"]}).nodes
+
+
 def test_an_integer_is_accepted_where_a_float_is_expected():
     graph = graph_from_config(with_stage("read", poll_seconds=1))
     assert graph.nodes["read"].stage.config["poll_seconds"] == 1
