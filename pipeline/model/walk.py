@@ -290,6 +290,12 @@ def one_line(text: str) -> str:
     return _CONTROL.sub(lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
+def _field(text: str) -> str:
+    """A kind or a step as one whitespace-free column: quoted (JSON) when it is empty, has whitespace or is ``-``
+    (which stands for no step), so ``awk '{print $1, $2, $NF}'`` still reads kind, step and state."""
+    return exactjson.dumps(text).decode() if not text or text == "-" or _SPACE.search(text) else one_line(text)
+
+
 def _compact(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -436,10 +442,7 @@ class WalkLine:
 
     def text(self) -> str:
         """Human form: kind, step (``-`` for none), detail, ``[state]``, column-aligned; fields never cut."""
-        step = self.step_id if self.step_id is not None else "-"
-        if not step or _SPACE.search(step):
-            step = exactjson.dumps(step).decode()
-        return f"{one_line(self.kind):<24} {one_line(step):<14} {self.detail:<52} [{self.state}]"
+        return f"{_field(self.kind):<24} {_field(self.step_id) if self.step_id is not None else '-':<14} {self.detail:<52} [{self.state}]"
 
     def json(self, event: bytes) -> bytes:
         """Machine form: ``{"step_id", "kind", "event", "verification", "spend"}``, ``event`` being the

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -95,6 +96,18 @@ def test_a_flows_journal_by_path(cli):
     assert objects[0]["step_id"] is None and objects[-1]["step_id"] is None
     assert objects[3] == {"step_id": "step-1", "kind": "step.completed", "event": objects[3]["event"],
                           "verification": {"type": "exit_code", "verdict": "ok"}, "spend": None}
+
+
+def test_a_kind_is_quoted_like_a_step_and_a_step_named_dash_is_not_taken_for_none(tmp_path: Path, cli):
+    """A step with whitespace was quoted but a kind with whitespace was not (one field read as two), and a step
+    named `-` printed as `-`, the mark of a run-level record."""
+    journal = tmp_path / "odd.jsonl"
+    journal.write_bytes(b'{"kind":"tool call","step_id":"s 1"}\n{"kind":"k","step_id":"-"}\n{"kind":"k"}\n')
+    code, out, _ = cli("walk", str(journal))
+    columns = [shlex.split(line) for line in out.decode().splitlines()]
+    assert code == 0 and [(c[0], c[1], c[-1]) for c in columns] == [
+        ("tool call", "s 1", "[info]"), ("k", '-', "[info]"), ("k", "-", "[info]")]
+    assert [line.split()[1] for line in out.decode().splitlines()[1:]] == ['"-"', "-"]
 
 
 def test_a_run_in_another_data_dir(tmp_path: Path, cli):
