@@ -220,6 +220,13 @@ def test_an_unknown_run_is_refused(captured, cli):
     refused(cli("walk", "missing.jsonl", cwd=home), "E_RUN_NOT_FOUND", "run_not_found")
 
 
+def test_an_unknown_run_in_another_data_dir_says_where_to_look(tmp_path: Path, cli):
+    """The howToFix said `ls .replay/journal` whatever --data-dir named."""
+    data = tmp_path / "my data"
+    error = refused(cli("walk", "--data-dir", str(data), "run_x"), "E_RUN_NOT_FOUND", "run_not_found")
+    assert f"`ls '{data / 'journal'}'`" in error["howToFix"] and ".replay" not in error["howToFix"]
+
+
 @pytest.mark.parametrize("bad", ["..", "a..b", "run 1", "run/1", "", "é", "a" * 201, "run\x001"])
 def test_a_malformed_run_id_is_refused(bad: str, tmp_path: Path, cli):
     refused(cli("walk", "--data-dir", str(tmp_path), bad), "E_INVALID_RUN_ID", "invalid_run_id")
