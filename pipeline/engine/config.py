@@ -24,6 +24,7 @@ rewired to the inner outputs that port stands for.
 
 from __future__ import annotations
 
+import codecs
 import re
 import tomllib
 from pathlib import Path
@@ -46,7 +47,9 @@ def _shape(message: str, path: str, **fields: Any) -> ReplayError:
 
 
 def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
-    """A config document from its bytes; E_CONFIG_PARSE (with line and column) when it does not parse."""
+    """A config document from its bytes; E_CONFIG_PARSE (with line and column) when it does not parse. A byte order
+    mark before it (Windows editors write one) is skipped, as ``read`` skips one before a journal."""
+    data = data.removeprefix(codecs.BOM_UTF8)
     if json:
         try:
             doc = orjson.loads(data)

@@ -152,6 +152,15 @@ def test_a_toml_config_that_is_not_utf8(tmp_path: Path):
     assert info.value.code == "E_CONFIG_PARSE"
 
 
+@pytest.mark.parametrize("name", ["p.toml", "p.json"])
+def test_a_config_a_windows_editor_saved_with_a_byte_order_mark_is_read(tmp_path: Path, name: str):
+    """Refused before (E_CONFIG_PARSE "Invalid statement" at line 1, column 1), while `read` skips one before a journal."""
+    config = tmp_path / name
+    text = '{"chain": ["parse"]}' if name.endswith(".json") else 'chain = ["parse"]\n'
+    config.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert read_config_file(str(config)) == {"chain": ["parse"]}
+
+
 # shape refusals ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("doc", "path"), [
     ({"stages": {}, "chain": ["parse"]}, "$"),
