@@ -89,7 +89,7 @@ def read_config_file(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise ReplayError("E_INPUT_UNREADABLE", f"pipeline config {path!r} could not be read: {exc.strerror or exc}",
                           path=path, received=type(exc).__name__) from exc
-    return parse_config(data, path, json=p.suffix == ".json")
+    return parse_config(data, path, json=p.suffix.lower() == ".json")
 
 
 def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None:

@@ -161,6 +161,13 @@ def test_a_config_a_windows_editor_saved_with_a_byte_order_mark_is_read(tmp_path
     assert read_config_file(str(config)) == {"chain": ["parse"]}
 
 
+def test_a_json_config_is_known_by_its_suffix_in_any_case(tmp_path: Path):
+    """`P.JSON` was parsed as TOML: E_CONFIG_PARSE "Invalid statement" for a valid JSON config."""
+    config = tmp_path / "P.JSON"
+    config.write_text('{"chain": ["parse"]}')
+    assert read_config_file(str(config)) == {"chain": ["parse"]}
+
+
 # shape refusals ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("doc", "path"), [
     ({"stages": {}, "chain": ["parse"]}, "$"),
