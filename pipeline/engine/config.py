@@ -227,6 +227,7 @@ class _Builder:
         self.graph = Graph()
         self.where: dict[str, str] = {}  # stage id -> where the config declared it ("stages.x", "chain[2]")
         self.exports: dict[str, dict[str, list[str]]] = {}  # composite id -> port -> inner refs
+        self.routed: list[str] = []  # composites whose errors are routed (route_errors = true)
 
     def add(self, node_id: str, table: dict[str, Any], where: str, inputs: list[str]) -> None:
         if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
@@ -239,6 +240,8 @@ class _Builder:
         stage = build_stage(self.registry, table, where, self.args, stage_id=node_id)
         self.where[node_id] = where
         if isinstance(stage, Composite):
+            if route:
+                self.routed.append(node_id)
             self._expand(node_id, stage, where, inputs, route)
         else:
             self.graph.add(stage, id=node_id, inputs=inputs, route_errors=route)
@@ -295,6 +298,14 @@ class _Builder:
         return [r for inner in ports[port] for r in self.resolve(inner, where)]
 
     def finish(self) -> Graph:
+        taken = {ref for node in self.graph.nodes.values() for ref in node.inputs}
+        for node_id in self.routed:  # named as the config has it, not by the first inner stage whose errors go nowhere
+            if f"{node_id}.errors" not in taken and "*.errors" not in taken:
+                raise ReplayError(
+                    "E_CONFIG_ERRORS_UNCONSUMED", f"stage {node_id!r} routes its errors but nothing consumes {node_id}.errors",
+                    path=f"{self.where[node_id]}.route_errors",
+                    example=f'[stages.dead_letter]\ntype = "write"\npath = "errors.jsonl"\ninputs = ["{node_id}.errors"]',
+                )
         for node in self.graph.nodes.values():
             if not any(r.partition(".")[0] in self.exports for r in node.inputs):
                 continue

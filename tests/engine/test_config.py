@@ -272,6 +272,19 @@ def test_routed_errors_that_nobody_consumes():
     assert body["path"] == "stages.parse.route_errors"
 
 
+def test_a_composite_s_routed_errors_that_nobody_consumes_are_named_as_the_config_has_them():
+    """The error named the first inner stage (`heal/fill_run_id`, at `stages.heal/fill_run_id.route_errors`): no key of
+    the config, and its example wired that inner stage's errors only."""
+    stages = {"read": {"type": "read"}, "parse": {"type": "parse", "inputs": ["read"]},
+              "heal": {"type": "heal", "inputs": ["parse"], "route_errors": True}, "out": {"type": "write", "inputs": ["heal"]}}
+    body = refused({"stages": stages})
+    assert body["code"] == "E_CONFIG_ERRORS_UNCONSUMED" and body["path"] == "stages.heal.route_errors"
+    assert 'inputs = ["heal.errors"]' in body["example"]
+    for taken in ("heal.errors", "*.errors"):
+        dead = {"type": "write", "path": "dead.jsonl", "inputs": [taken]}
+        assert graph_from_config({"stages": {**stages, "dead": dead}}, registry=Registry(plugins=False)).nodes
+
+
 def test_an_output_that_goes_nowhere():
     doc = orjson.loads(orjson.dumps(GRAPH))
     doc["stages"]["extra"] = {"type": "select", "inputs": ["parse"]}
