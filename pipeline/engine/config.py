@@ -348,4 +348,6 @@ def _refuse_unused_args(builder: _Builder, args: list[str]) -> None:
 
 
 def load_pipeline(path: str, *, registry: Registry | None = None, paths: list[str] | None = None) -> Graph:
-    return graph_from_config(read_config_file(path), registry=registry, paths=paths)
+    graph = graph_from_config(read_config_file(path), registry=registry, paths=paths)
+    graph.read_files = [path]  # a stage writing over its own config is refused as one writing over an input
+    return graph

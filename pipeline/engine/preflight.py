@@ -20,8 +20,9 @@ from replay.pipeline.engine.stage import Stage
 STDIO = "-"
 
 
-def preflight(stages: Iterable[Stage]) -> None:
-    """Run before any task of a graph starts, on the stages that are about to run."""
+def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
+    """Run before any task of a graph starts, on the stages that are about to run; ``read``: other files the
+    command read (the graph's config), which no stage may write over either."""
     stages = list(stages)
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
@@ -37,7 +38,7 @@ def preflight(stages: Iterable[Stage]) -> None:
     if writes_stdout and stdout_capture() is None and not stdout_is_open():
         raise stdout_closed()
     identities: dict[tuple[int, int], str] = {}
-    for source in inputs:
+    for source in [*inputs, *read]:  # (``read`` is not the stages' business: walk's preflight scans its inputs)
         try:
             st = os.fstat(0) if source == STDIO else os.stat(source)
         except (OSError, ValueError):

@@ -197,6 +197,19 @@ def test_a_file_sink_may_not_overwrite_an_input(tmp_path: Path, how: str):
     assert journal.read_bytes() == TWO_RUNS.read_bytes()
 
 
+def test_a_file_sink_may_not_overwrite_the_config_itself(tmp_path: Path):
+    """The config is an input of `replay run` too: it was replaced by the events, the pipeline lost."""
+    config = tmp_path / "p.toml"
+    text = 'chain = [{ type = "write", path = "./sub/../p.toml" }]\n'
+    config.write_text(text)
+    (tmp_path / "sub").mkdir()
+    done = run_replay("run", "p.toml", str(TWO_RUNS), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.write.path"
+    assert config.read_text() == text
+
+
 def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path):
     crashing = '''
     from replay.pipeline.engine.stage import Transform
