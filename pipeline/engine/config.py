@@ -238,6 +238,11 @@ class _Builder:
             raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
                               received=repr(route))
         stage = build_stage(self.registry, table, where, self.args, stage_id=node_id)
+        if route and "errors" not in stage.ports:
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {node_id!r} ({stage.kind} {table['type']!r}) has no errors "
+                              "port to route", path=f"{where}.route_errors", received=True,
+                              howToFix="Drop route_errors from this stage: only a stage with an errors port (`replay stages` "
+                                       "lists each stage's ports) has errors to route.")
         self.where[node_id] = where
         if isinstance(stage, Composite):
             if route:

@@ -285,6 +285,13 @@ def test_a_composite_s_routed_errors_that_nobody_consumes_are_named_as_the_confi
         assert graph_from_config({"stages": {**stages, "dead": dead}}, registry=Registry(plugins=False)).nodes
 
 
+def test_route_errors_on_a_stage_without_an_errors_port_is_refused_as_such():
+    """It was refused as errors nobody consumes, with an example (inputs = ["w.errors"]) refused in turn: no such port."""
+    body = refused({"stages": {"r": {"type": "read"}, "w": {"type": "write", "inputs": ["r"], "route_errors": True}}})
+    assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["path"] == "stages.w.route_errors"
+    assert "no errors port" in body["message"] and "example" not in body
+
+
 def test_an_output_that_goes_nowhere():
     doc = orjson.loads(orjson.dumps(GRAPH))
     doc["stages"]["extra"] = {"type": "select", "inputs": ["parse"]}
