@@ -233,6 +233,11 @@ class _Builder:
         if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
             raise ReplayError("E_CONFIG_INPUT_UNKNOWN", "`inputs` must be a list of stage names", path=f"{where}.inputs",
                               received=repr(inputs), example='inputs = ["read"]')
+        for k, ref in enumerate(inputs):
+            if ref in inputs[:k]:  # the same stream taken twice: every record of it would come out twice
+                raise ReplayError("E_CONFIG_INPUTS_INVALID", f"stage {node_id!r} names input {ref!r} twice",
+                                  path=f"{where}.inputs[{k}]", received=inputs,
+                                  howToFix="Name each input once; its records reach the stage once each.")
         route = table.get("route_errors", False)
         if not isinstance(route, bool):
             raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",

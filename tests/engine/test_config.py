@@ -292,6 +292,13 @@ def test_route_errors_on_a_stage_without_an_errors_port_is_refused_as_such():
     assert "no errors port" in body["message"] and "example" not in body
 
 
+@pytest.mark.parametrize("stage, inputs", [("parse", ["read", "read"]), ("dead", ["parse.errors", "parse.errors"])])
+def test_an_input_named_twice_is_refused(stage: str, inputs: list[str]):
+    """It was taken twice: every event of the stream came out twice."""
+    body = refused(with_stage(stage, inputs=inputs))
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == f"stages.{stage}.inputs[1]"
+
+
 def test_an_output_that_goes_nowhere():
     doc = orjson.loads(orjson.dumps(GRAPH))
     doc["stages"]["extra"] = {"type": "select", "inputs": ["parse"]}
