@@ -27,10 +27,12 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
         stage.preflight(inputs)
-        if "" in stage.output_files():  # (a path "" would be the current folder: found out only after the whole run)
-            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {stage.id!r} has an empty output path",
-                              path=f"stages.{stage.id}.path", received="", expected="a file path, or '-' for stdout",
-                              howToFix="Name the file to write (`--out FILE`), or leave it out to write stdout.")
+        for target in stage.output_files():  # (a folder there is found out by the rename, after the whole run)
+            if target == "" or (target != STDIO and "://" not in target and os.path.isdir(target)):
+                what = "an empty output path" if target == "" else f"the output {target!r}, which is a directory"
+                raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {stage.id!r} has {what}",
+                                  path=f"stages.{stage.id}.path", received=target, expected="a file path, or '-' for stdout",
+                                  howToFix="Name the file to write (`--out FILE`), or leave it out to write stdout.")
     _one_writer_per_target(stages)
     writes_stdout = any(STDIO in stage.output_files() for stage in stages)
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger

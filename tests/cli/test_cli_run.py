@@ -409,3 +409,19 @@ def test_an_empty_output_path_is_refused_before_anything_runs(tmp_path: Path, ar
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["received"] == ""
     assert sorted(os.listdir(tmp_path)) == ["empty-path.toml"]
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "folder-path.toml", str(TWO_RUNS)],
+    ["export", "--otlp", "--out", "folder", str(TWO_RUNS)],
+    ["script", str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl"), "--out", "folder"],
+])
+def test_an_output_path_that_is_a_folder_is_refused_before_anything_runs(tmp_path: Path, args: list[str]):
+    """It was found out by the rename, after the whole input was read (E_OUTPUT_WRITE_FAILED, EISDIR, exit 1)."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder-path.toml").write_text('chain = [{ type = "write", path = "folder" }]\n')
+    done = run_replay(*args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["received"] == "folder"
+    assert os.listdir(tmp_path / "folder") == []
