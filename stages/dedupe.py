@@ -8,7 +8,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.model.records import RECORD_KEY
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 
 
@@ -28,8 +28,8 @@ class DropAdjacentDuplicates(Transform):
         drop = []
         previous = self.previous
         for i, event in enumerate(batch.events or ()):
-            if RECORD_KEY in event:
-                previous = None if event.get(RECORD_KEY) == "run" else previous
+            if RECORD_KEY in event:  # a run, or another input, begins: its first event follows no event of its own
+                previous = None if event.get(RECORD_KEY) in (RUN_RECORD, SOURCE_RECORD) else previous
                 continue
             if previous is not None and event == previous:
                 drop.append(i)

@@ -125,6 +125,13 @@ def test_near_duplicates_and_duplicates_across_runs_are_kept():
     assert len(out) == 4
 
 
+def test_an_input_s_first_event_is_no_duplicate_of_the_last_event_of_the_input_before():
+    """`replay heal a.jsonl b.jsonl` (and `read a b | heal`): b's first event, equal to a's last, was dropped."""
+    a = ev(1, "a")
+    out, repairs = one(DropAdjacentDuplicates(), [a, {"$record": "source", "source": "b.jsonl"}, a, a])
+    assert out == [a, {"$record": "source", "source": "b.jsonl"}, a] and len(repairs) == 1
+
+
 # ensure_run_started -----------------------------------------------------------------------------------------
 def test_run_started_inserted_only_when_run_does_not_begin_with_it():
     out, repairs = one(InsertRunStarted(), [RUN, ev(1, "tool_called"), ev(2, "x", run="r2"),
