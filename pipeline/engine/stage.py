@@ -140,6 +140,11 @@ class Stage:
         """The files this stage writes (``-`` for stdout)."""
         return []
 
+    def whole_stream(self) -> bool:
+        """Does what this stage gives depend on all the inputs together (one report of them all, a diff of two)?
+        Then the graph cannot run once per input (``replay run --workers``) and give what one run gives."""
+        return False
+
     # results ---------------------------------------------------------------------------------
     def publish(self, key: str, value: Any) -> None:
         """Hand a result to the command that runs the graph (``RunResult.facts[key]``)."""

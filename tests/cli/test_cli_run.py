@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, REPLAY, errors_of, jsonl, run_replay
+from conftest import EXAMPLES, FIXTURES, REPLAY, errors_of, jsonl, run_replay
 from plugin_support import make_plugin
 
 PIPELINES = EXAMPLES / "pipelines"
@@ -361,6 +361,25 @@ def test_every_example_pipeline_runs_on_the_example_journals(tmp_path: Path):
         done = run_replay("run", str(config), str(TWO_RUNS), cwd=tmp_path)
         assert done.returncode == 0, (config.name, done.stderr)
         assert done.stdout and all(orjson.loads(line) for line in done.stdout.splitlines())
+
+
+@pytest.mark.parametrize("chain, stage", [
+    ('["summarize", { type = "report", format = "json" }]', "report"),  # one report per file, not one of them all
+    ('[{ type = "diff" }]', "diff"),  # each file alone: "diff compares two runs; the input holds 1"
+    ('[{ type = "walk", at = "step-1" }]', "walk"),  # E_STEP_NOT_FOUND in every file the step is not in
+])
+def test_workers_refuse_a_graph_whose_result_is_of_all_the_inputs_together(tmp_path: Path, chain: str, stage: str):
+    """--workers runs the graph once per input; `run --help` promises the bytes of --workers 1, which such a graph
+    does not give: it is refused (with one input it runs, as once per input is once)."""
+    config = tmp_path / "p.toml"
+    config.write_text(f"chain = {chain}\n")
+    hello = FIXTURES / "walk" / "hello.jsonl"
+    done = run_replay("run", str(config), str(hello), str(TWO_RUNS), "--workers", "2")
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and error["received"] == stage
+    one, alone = (run_replay("run", str(config), str(hello), *more) for more in (["--workers", "2"], []))
+    assert (one.returncode, one.stdout) == (alone.returncode, alone.stdout)
 
 
 def test_the_help_s_parallel_example_runs(tmp_path: Path):
