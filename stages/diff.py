@@ -49,6 +49,9 @@ class DiffRuns(Transform):
         self.run: Run | None = None
         self.unreadable: dict[str, Any] | None = None
 
+    def whole_stream(self) -> bool:
+        return True  # two runs, compared
+
     def __call__(self, batch: Batch) -> None:
         if batch.port is not None:  # diagnostics routed in: an input could not be read whole
             if self.unreadable is None and batch.events:

@@ -61,8 +61,8 @@ class JoinSplitRecords(Transform):
     summary = ("Rejoin a record written across several lines (each line invalid JSON alone, their join one object; "
                "a raw newline in a string is escaped); each join logged. Put it between read and parse.")
     options = {
-        "max_lines": Option(int, 10_000, "most lines one record may have been split into"),
-        "max_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "most bytes one split record may have (the pieces together)"),
+        "max_lines": Option(int, 10_000, "most lines one record may have been split into", minimum=1),
+        "max_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "most bytes one split record may have (the pieces together)", minimum=1),
     }
     ports = ("errors", "repairs")
     accepts_raw = True

@@ -25,10 +25,10 @@ class LoadIncident(Source):
         "case": Option(str, "", "runledger/replay formats: the case id / runId to import (needed when there are several)"),
         "rules": Option(str, "", "runledger/replay formats: a JSON file with the array of rules"),
         "effects_complete": Option(bool, False, "runledger/replay formats: the log holds the complete effect ledger"),
-        "max_bytes": Option(int, export.Limits.max_bytes, "largest input file, in bytes"),
-        "max_events": Option(int, export.Limits.max_events, "most events in the trace"),
-        "max_depth": Option(int, export.Limits.max_depth, f"deepest nesting of the export's JSON (JSON deeper than {exactjson.MAX_DEPTH} levels is never read)"),
-        "max_assertions": Option(int, export.Limits.max_assertions, "most rules"),
+        "max_bytes": Option(int, export.Limits.max_bytes, "largest input file, in bytes", minimum=1),
+        "max_events": Option(int, export.Limits.max_events, "most events in the trace", minimum=1),
+        "max_depth": Option(int, export.Limits.max_depth, f"deepest nesting of the export's JSON (JSON deeper than {exactjson.MAX_DEPTH} levels is never read)", minimum=1),
+        "max_assertions": Option(int, export.Limits.max_assertions, "most rules", minimum=1),
     }
 
     def __init__(self, **options: Any) -> None:

@@ -46,13 +46,14 @@ class ReadJournal(Source):
         "paths": Option(list, [], "files or directories to read; empty means the command's PATHs, else stdin",
                         bind="args"),
         "follow": Option(bool, False, "keep reading a journal that is still being written (like tail -f)"),
-        "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line accepted; longer lines are reported and skipped"),
-        "poll_seconds": Option(float, 0.2, "how often --follow looks for new data"),
+        "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line accepted; longer lines are reported and skipped",
+                                 minimum=1),
+        "poll_seconds": Option(float, 0.2, "how often --follow looks for new data", minimum=0.001),
         "json_files": Option(str, "split", "a .json file (one JSON document): 'split' into its run record and events, "
                              "or 'whole' as one {\"$record\": \"document\"} record (what validate checks against the artifact schema)",
                              choices=("split", "whole")),
         "end_offset": Option(int, 0, "stop reading each input at this byte offset: the lines that start before it are "
-                             "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends"),
+                             "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends", minimum=0),
         "mark_sources": Option(bool, True, "with several inputs, put a {\"$record\": \"source\"} line before each "
                                "one's records, so a stream piped on keeps the files apart"),
         "mark_dropped": Option(bool, False, "put a {\"$record\": \"dropped\"} line where a line was skipped (too long) "

@@ -43,13 +43,13 @@ class ReadNats(Source):
         "url": Option(str, "", "nats://HOST:PORT/SUBJECT; empty: the command's argument", bind="args"),
         "durable": Option(str, "replay", "the durable consumer's name: a restarted reader goes on where it stopped"),
         "stream": Option(str, "", "the JetStream stream holding the subject; empty: looked up by subject"),
-        "batch": Option(int, 256, "most messages in one batch"),
-        "window_ms": Option(int, 100, "longest wait for a batch to fill, in milliseconds"),
+        "batch": Option(int, 256, "most messages in one batch", minimum=1),
+        "window_ms": Option(int, 100, "longest wait for a batch to fill, in milliseconds", minimum=0),
         "ack": Option(str, "sink", "when messages are acknowledged: 'sink' (publish_nats stored the output) or 'sent'",
                       choices=("sink", "sent")),
-        "ack_wait_s": Option(float, 30.0, "seconds before an unacknowledged message is delivered again"),
-        "max_messages": Option(int, 0, "stop after this many messages (0: never)"),
-        "idle_seconds": Option(float, 0.0, "stop when no message came for this long (0: never)"),
+        "ack_wait_s": Option(float, 30.0, "seconds before an unacknowledged message is delivered again", minimum=0.001),
+        "max_messages": Option(int, 0, "stop after this many messages (0: never)", minimum=0),
+        "idle_seconds": Option(float, 0.0, "stop when no message came for this long (0: never)", minimum=0),
     }
     emits_raw = True
 

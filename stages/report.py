@@ -78,6 +78,9 @@ class RenderReport(Sink):
     def output_files(self) -> list[str]:
         return [self.config["path"]]
 
+    def whole_stream(self) -> bool:
+        return True  # one report of every input
+
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         self.streamed = streamed_renderer(self.config["format"])
         try:

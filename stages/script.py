@@ -52,6 +52,9 @@ class BuildReplayScript(Transform):
         self._started = False
         self._source: str | None = None
 
+    def whole_stream(self) -> bool:
+        return True  # one document
+
     def input_files(self) -> list[str]:
         return [self.config["override"]] if self.config["override"] else []
 

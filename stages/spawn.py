@@ -64,10 +64,10 @@ def _text(data: bytes | bytearray) -> str:
 class SpawnRunner(AsyncTransform):
     summary = "Run the user's runner per invocation record (timeout kills its process group); send the run record and its events."
     options = {
-        "timeout_ms": Option(int, DEFAULT_TIMEOUT_MS, "how long the runner may take before its process group is killed"),
-        "max_output_bytes": Option(int, DEFAULT_MAX_OUTPUT_BYTES, "stdout size cap; past it the runner is killed"),
-        "max_stderr_bytes": Option(int, DEFAULT_MAX_STDERR_BYTES, "how much of the end of stderr the raw capture keeps"),
-        "kill_grace_ms": Option(int, 2000, "after SIGTERM on timeout, how long before SIGKILL"),
+        "timeout_ms": Option(int, DEFAULT_TIMEOUT_MS, "how long the runner may take before its process group is killed", minimum=1),
+        "max_output_bytes": Option(int, DEFAULT_MAX_OUTPUT_BYTES, "stdout size cap; past it the runner is killed", minimum=1),
+        "max_stderr_bytes": Option(int, DEFAULT_MAX_STDERR_BYTES, "how much of the end of stderr the raw capture keeps", minimum=0),
+        "kill_grace_ms": Option(int, 2000, "after SIGTERM on timeout, how long before SIGKILL", minimum=0),
         "adopt_run_id": Option(bool, True, "give events that name another runId the capture's runId (logged)"),
         "keep_on_interrupt": Option(bool, True, "on Ctrl-C (or SIGTERM, SIGHUP), stop the runner (that signal to its "
                                     "group, SIGKILL after kill_grace_ms) and send what it printed as a failed run "

@@ -23,11 +23,11 @@ class SpawnAgent(AsyncTransform):
     options = {
         "command": Option(list, [], "the agent command as an argument list, e.g. [\"python\", \"agent.py\"]", required=True),
         "cwd": Option(str, "", "working directory of the agent (empty: replay's)"),
-        "timeout_ms": Option(int, DEFAULTS.timeout_ms, "the whole run's time limit; past it the agent's process group is killed"),
-        "max_messages": Option(int, DEFAULTS.max_messages, "most protocol messages the agent may send"),
-        "max_tool_calls": Option(int, DEFAULTS.max_tool_calls, "most tool calls the agent may make"),
-        "max_line_bytes": Option(int, DEFAULTS.max_line_bytes, "longest message line"),
-        "kill_grace_ms": Option(int, DEFAULTS.kill_grace_ms, "after a terminal message or SIGTERM, how long before SIGKILL"),
+        "timeout_ms": Option(int, DEFAULTS.timeout_ms, "the whole run's time limit; past it the agent's process group is killed", minimum=1),
+        "max_messages": Option(int, DEFAULTS.max_messages, "most protocol messages the agent may send", minimum=1),
+        "max_tool_calls": Option(int, DEFAULTS.max_tool_calls, "most tool calls the agent may make", minimum=1),
+        "max_line_bytes": Option(int, DEFAULTS.max_line_bytes, "longest message line", minimum=1),
+        "kill_grace_ms": Option(int, DEFAULTS.kill_grace_ms, "after a terminal message or SIGTERM, how long before SIGKILL", minimum=0),
     }
 
     def preflight(self, inputs: list[str]) -> None:

@@ -70,6 +70,9 @@ class WalkRecords(Transform):
         self.stops: dict[str, StepEnd] = {}
         self.counted: dict[str, int] = {}  # records seen per source (a document's stop is an index)
 
+    def whole_stream(self) -> bool:
+        return bool(self.config["at"])  # the walk stops once, in the input the step ends in
+
     def preflight(self, inputs: list[str]) -> None:
         """Before anything runs: refuse a journal whose first record is unreadable and, with ``at``, a
         step that appears in none of the input files; note where the walk stops in the one it ends in."""

@@ -11,6 +11,7 @@ PLUGIN = '''
 """A third-party stage: upper-cases event types."""
 
 from replay.pipeline.engine.stage import Option, Transform
+from replay.stages.select import SelectEvents
 
 
 class UpperTypes(Transform):
@@ -26,6 +27,28 @@ class UpperTypes(Transform):
 
 class NotAStage:
     pass
+
+
+class Limited(Transform):
+    summary = "Keep at most `limit` events of each batch (a plugin for tests: its option is `int | None`)."
+    options = {"limit": Option(int | None, None, "how many to keep (none: all)")}
+
+    def __call__(self, batch):
+        return batch if self.config["limit"] is None else batch.select(range(min(self.config["limit"], len(batch))))
+
+
+class ToolsOnly(SelectEvents):
+    """A plugin that extends a built-in stage (select) under a name of its own."""
+
+    summary = "Keep tool events (a plugin for tests)."
+
+
+class BadOption(Transform):
+    summary = "A plugin whose option's type is no type."
+    options = {"level": Option("int", 1, "a type given by name")}
+
+    def __call__(self, batch):
+        return batch
 '''
 
 

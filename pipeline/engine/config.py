@@ -14,7 +14,8 @@ Two shapes::
 
 In a chain, a leading source (``read`` + ``parse``) and a trailing sink (``write`` to stdout) are
 added when missing. An option a stage declares with ``bind = "args"`` (``read``'s ``paths``) takes
-the positional arguments of the command running the graph when the config leaves it unset.
+the positional arguments of the command running the graph when the config leaves it unset; arguments
+that no stage takes (the config set every such option itself) are refused rather than ignored.
 
 A composite stage type (``heal``) expands here into its sub-graph: its inner stages get ids
 ``<id>/<inner>``, and every input that names the composite (``"heal"``, ``"heal.repairs"``) is
@@ -23,6 +24,7 @@ rewired to the inner outputs that port stands for.
 
 from __future__ import annotations
 
+import codecs
 import re
 import tomllib
 from pathlib import Path
@@ -45,7 +47,9 @@ def _shape(message: str, path: str, **fields: Any) -> ReplayError:
 
 
 def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
-    """A config document from its bytes; E_CONFIG_PARSE (with line and column) when it does not parse."""
+    """A config document from its bytes; E_CONFIG_PARSE (with line and column) when it does not parse. A byte order
+    mark before it (Windows editors write one) is skipped, as ``read`` skips one before a journal."""
+    data = data.removeprefix(codecs.BOM_UTF8)
     if json:
         try:
             doc = orjson.loads(data)
@@ -66,11 +70,26 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
 
 
 def read_config_file(path: str) -> dict[str, Any]:
-    """The config document; E_CONFIG_NOT_FOUND / E_CONFIG_PARSE otherwise."""
+    """The config document (a file, or a pipe such as ``<(...)``); E_CONFIG_NOT_FOUND when there is none,
+    E_USAGE_INVALID for ``-`` and folders, E_INPUT_UNREADABLE when it cannot be read, E_CONFIG_PARSE."""
+    if path == "-":
+        raise ReplayError("E_USAGE_INVALID", "the pipeline config cannot be stdin: stdin carries the events the graph reads",
+                          path=path, howToFix="Save the config to a file and name it (or pass it as `<(...)`); "
+                                              "the events then come from PATHs or stdin.",
+                          example="replay run pipeline.toml run.jsonl")
     p = Path(path)
-    if not p.is_file():
-        raise ReplayError("E_CONFIG_NOT_FOUND", f"pipeline config {path!r} does not exist", path=path)
-    return parse_config(p.read_bytes(), path, json=p.suffix == ".json")
+    try:
+        data = p.read_bytes()
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise ReplayError("E_CONFIG_NOT_FOUND", f"pipeline config {path!r} does not exist", path=path) from exc
+    except IsADirectoryError as exc:
+        raise ReplayError("E_USAGE_INVALID", f"pipeline config {path!r} is a directory; a config is one TOML or JSON file",
+                          path=path, howToFix="Name the config file itself, e.g. a .toml file in that folder.",
+                          example="replay run examples/pipelines/tools-only.toml run.jsonl") from exc
+    except OSError as exc:
+        raise ReplayError("E_INPUT_UNREADABLE", f"pipeline config {path!r} could not be read: {exc.strerror or exc}",
+                          path=path, received=type(exc).__name__) from exc
+    return parse_config(data, path, json=p.suffix.lower() == ".json")
 
 
 def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None:
@@ -110,7 +129,9 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
                               expected=opt.type_name(), received="nothing")
     try:
         stage = cls(**options)
-    except ReplayError:
+    except ReplayError as exc:
+        if exc.body.get("path") in cls.options:  # a constructor refusing one of its options: name it where the config does
+            exc.body["path"] = f"{where}.{exc.body['path']}"
         raise
     except Exception as exc:
         raise ReplayError(
@@ -185,8 +206,9 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
     tables: Tables = {}
     previous: str | None = None
     for node_id, spec, where in items:
-        if node_id is None:  # stages added for you take names the chain's own ids leave free
-            base, n = str(spec["type"]), 1
+        if node_id is None:  # stages added for you (and items without an id) take names the chain's own ids leave free,
+            # made of the type's letters an id may use (a plugin's entry point may be named `acme.filter`)
+            base, n = re.sub(r"[^A-Za-z0-9_-]", "_", str(spec["type"])), 1
             node_id = base
             while node_id in tables or node_id in named:
                 n += 1
@@ -203,18 +225,33 @@ class _Builder:
         self.registry = registry
         self.args = args
         self.graph = Graph()
+        self.where: dict[str, str] = {}  # stage id -> where the config declared it ("stages.x", "chain[2]")
         self.exports: dict[str, dict[str, list[str]]] = {}  # composite id -> port -> inner refs
+        self.routed: list[str] = []  # composites whose errors are routed (route_errors = true)
 
     def add(self, node_id: str, table: dict[str, Any], where: str, inputs: list[str]) -> None:
         if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
             raise ReplayError("E_CONFIG_INPUT_UNKNOWN", "`inputs` must be a list of stage names", path=f"{where}.inputs",
                               received=repr(inputs), example='inputs = ["read"]')
+        for k, ref in enumerate(inputs):
+            if ref in inputs[:k]:  # the same stream taken twice: every record of it would come out twice
+                raise ReplayError("E_CONFIG_INPUTS_INVALID", f"stage {node_id!r} names input {ref!r} twice",
+                                  path=f"{where}.inputs[{k}]", received=inputs,
+                                  howToFix="Name each input once; its records reach the stage once each.")
         route = table.get("route_errors", False)
         if not isinstance(route, bool):
             raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
                               received=repr(route))
         stage = build_stage(self.registry, table, where, self.args, stage_id=node_id)
+        if route and "errors" not in stage.ports:
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {node_id!r} ({stage.kind} {table['type']!r}) has no errors "
+                              "port to route", path=f"{where}.route_errors", received=True,
+                              howToFix="Drop route_errors from this stage: only a stage with an errors port (`replay stages` "
+                                       "lists each stage's ports) has errors to route.")
+        self.where[node_id] = where
         if isinstance(stage, Composite):
+            if route:
+                self.routed.append(node_id)
             self._expand(node_id, stage, where, inputs, route)
         else:
             self.graph.add(stage, id=node_id, inputs=inputs, route_errors=route)
@@ -271,6 +308,14 @@ class _Builder:
         return [r for inner in ports[port] for r in self.resolve(inner, where)]
 
     def finish(self) -> Graph:
+        taken = {ref for node in self.graph.nodes.values() for ref in node.inputs}
+        for node_id in self.routed:  # named as the config has it, not by the first inner stage whose errors go nowhere
+            if f"{node_id}.errors" not in taken and "*.errors" not in taken:
+                raise ReplayError(
+                    "E_CONFIG_ERRORS_UNCONSUMED", f"stage {node_id!r} routes its errors but nothing consumes {node_id}.errors",
+                    path=f"{self.where[node_id]}.route_errors",
+                    example=f'[stages.dead_letter]\ntype = "write"\npath = "errors.jsonl"\ninputs = ["{node_id}.errors"]',
+                )
         for node in self.graph.nodes.values():
             if not any(r.partition(".")[0] in self.exports for r in node.inputs):
                 continue
@@ -291,8 +336,28 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
         builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []))
     graph = builder.finish()
     graph.validate()
+    if paths:
+        _refuse_unused_args(builder, paths)
     return graph
 
 
+def _refuse_unused_args(builder: _Builder, args: list[str]) -> None:
+    """Arguments no stage takes (the config set every option that would take them) would be ignored: refused."""
+    nodes = builder.graph.nodes.values()
+    if any(node.stage.args_keys for node in nodes):
+        return
+    taken = [f"{builder.where.get(node.id, 'stages.' + node.id)}.{key}" for node in nodes
+             for key, opt in node.stage.options.items() if opt.bind == "args" and node.stage.given.get(key)]
+    shown = ", ".join(repr(a) for a in args[:3]) + (f" and {len(args) - 3} more" if len(args) > 3 else "")
+    where = f"the config sets {', '.join(taken)}" if taken else "no stage of the config takes arguments"
+    raise ReplayError(
+        "E_USAGE_INVALID", f"the arguments {shown} would be ignored: {where}", path=taken[0] if taken else None,
+        received=list(args), howToFix="Leave that option out of the config so the arguments fill it, or run the "
+                                      "config without arguments." if taken else "Run the config without arguments.",
+    )
+
+
 def load_pipeline(path: str, *, registry: Registry | None = None, paths: list[str] | None = None) -> Graph:
-    return graph_from_config(read_config_file(path), registry=registry, paths=paths)
+    graph = graph_from_config(read_config_file(path), registry=registry, paths=paths)
+    graph.read_files = [path]  # a stage writing over its own config is refused as one writing over an input
+    return graph

@@ -51,6 +51,7 @@ class Graph:
     def __init__(self) -> None:
         self.nodes: dict[str, Node] = {}
         self.laid_out: Any = None  # what ``executor.layout`` worked out, with the wiring it was worked out for
+        self.read_files: list[str] = []  # files read to build it (its config): no stage may write over them either
 
     def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:
         node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())

@@ -20,12 +20,19 @@ from replay.pipeline.engine.stage import Stage
 STDIO = "-"
 
 
-def preflight(stages: Iterable[Stage]) -> None:
-    """Run before any task of a graph starts, on the stages that are about to run."""
+def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
+    """Run before any task of a graph starts, on the stages that are about to run; ``read``: other files the
+    command read (the graph's config), which no stage may write over either."""
     stages = list(stages)
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
         stage.preflight(inputs)
+        for target in stage.output_files():  # (a folder there is found out by the rename, after the whole run)
+            if target == "" or (target != STDIO and "://" not in target and os.path.isdir(target)):
+                what = "an empty output path" if target == "" else f"the output {target!r}, which is a directory"
+                raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {stage.id!r} has {what}",
+                                  path=f"stages.{stage.id}.path", received=target, expected="a file path, or '-' for stdout",
+                                  howToFix="Name the file to write (`--out FILE`), or leave it out to write stdout.")
     _one_writer_per_target(stages)
     writes_stdout = any(STDIO in stage.output_files() for stage in stages)
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
@@ -33,7 +40,7 @@ def preflight(stages: Iterable[Stage]) -> None:
     if writes_stdout and stdout_capture() is None and not stdout_is_open():
         raise stdout_closed()
     identities: dict[tuple[int, int], str] = {}
-    for source in inputs:
+    for source in [*inputs, *read]:  # (``read`` is not the stages' business: walk's preflight scans its inputs)
         try:
             st = os.fstat(0) if source == STDIO else os.stat(source)
         except (OSError, ValueError):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.engine.stage import Stage
+from replay.pipeline.engine.stage import Option, Stage
 
 ENTRY_POINT_GROUP = "replay.stages"
 BUILTIN_PACKAGE = "replay.stages"
@@ -53,6 +53,12 @@ def _load_target(target: str) -> type[Stage]:
     cls = getattr(importlib.import_module(module), attr)
     if not (isinstance(cls, type) and issubclass(cls, Stage)):
         raise TypeError(f"{target} is not a replay Stage class")
+    if not isinstance(cls.options, dict) or not all(isinstance(o, Option) for o in cls.options.values()):
+        raise TypeError(f"{target}.options is not a table of Option(...)s")
+    for key, option in cls.options.items():
+        problem = option.problem()
+        if problem:
+            raise TypeError(f"option {key!r} of {target}: {problem}")
     return cls
 
 
@@ -107,7 +113,8 @@ class Registry:
                     "E_STAGE_LOAD_FAILED", f"stage type {name!r} ({self._plugins[name]}) failed to load: {exc}",
                     path=path, received=self._plugins[name],
                 ) from exc
-            cls.name = cls.name or name
+            if not vars(cls).get("name"):  # its own name, not one inherited from a built-in it extends
+                cls.name = name
         else:
             raise ReplayError(
                 "E_CONFIG_STAGE_TYPE_UNKNOWN", f"unknown stage type {name!r}", path=path, received=name,

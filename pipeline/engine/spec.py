@@ -34,7 +34,7 @@ def spec_text(name: str) -> str:
     """The shipped spec as written (comments and all), to print or copy."""
     if name not in spec_names():
         raise ReplayError("E_SPEC_UNKNOWN", f"no built-in graph named {name!r}", received=name,
-                          expected="one of: " + ", ".join(spec_names()), howToFix="Run `replay stages --graph` to list them.")
+                          expected="one of: " + ", ".join(spec_names()), howToFix="Pick one of the names listed (`replay stages --help` lists them too).")
     return (SPEC_FOLDER / (name + SUFFIX)).read_text("utf-8")
 
 

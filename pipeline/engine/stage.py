@@ -22,6 +22,8 @@ twice. What a run found out for the command that ran it (failed runs, files writ
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -47,20 +49,32 @@ class Option:
     # "args": when the config leaves the option unset, it takes the positional arguments of the
     # command that runs the graph (``replay run SPEC ARGS...``): the paths to read, the prompt to send.
     bind: str | None = None
+    minimum: int | float | None = None  # the least a number may be (what the command's flag for it allows)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.type, types.UnionType):  # Option(int | None, ...): the types of the union
+            object.__setattr__(self, "type", typing.get_args(self.type))
+
+    def problem(self) -> str | None:
+        """What is wrong with the option's own declaration (a plugin's): its type must be a type or a tuple of types."""
+        kinds = self.type if isinstance(self.type, tuple) else (self.type,)
+        if not kinds or not all(isinstance(t, type) for t in kinds):
+            return f"its type {self.type!r} is not a type or a tuple of types"
+        return None
 
     def from_args(self, args: list[str]) -> Any:
         """The value an option bound to the command's arguments takes from them: the list, or the words joined."""
         return list(args) if self.type is list else " ".join(args)
 
     def type_name(self) -> str:
-        types = self.type if isinstance(self.type, tuple) else (self.type,)
-        return "|".join(t.__name__ for t in types)
+        kinds = self.type if isinstance(self.type, tuple) else (self.type,)
+        return "|".join("None" if t is type(None) else t.__name__ for t in kinds)
 
     def check(self, value: Any) -> str | None:
         """None when ``value`` fits, else a description of what was expected."""
-        types = self.type if isinstance(self.type, tuple) else (self.type,)
-        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
-        if float in types and isinstance(value, int) and not isinstance(value, bool):
+        kinds = self.type if isinstance(self.type, tuple) else (self.type,)
+        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
             ok = True
         # A list option holds strings (globs, paths); a table option says what its values must be.
         items = self.items if self.items is not None else (str if isinstance(value, list) else None)
@@ -71,6 +85,8 @@ class Option:
             return self.type_name() + (f" of {items.__name__}" if items is not None else "")
         if self.choices is not None and value not in self.choices:
             return "one of " + ", ".join(map(str, self.choices))
+        if self.minimum is not None and isinstance(value, int | float) and not value >= self.minimum:  # (nan too)
+            return f"{self.type_name()} >= {self.minimum}"
         return None
 
 
@@ -124,6 +140,11 @@ class Stage:
         """The files this stage writes (``-`` for stdout)."""
         return []
 
+    def whole_stream(self) -> bool:
+        """Does what this stage gives depend on all the inputs together (one report of them all, a diff of two)?
+        Then the graph cannot run once per input (``replay run --workers``) and give what one run gives."""
+        return False
+
     # results ---------------------------------------------------------------------------------
     def publish(self, key: str, value: Any) -> None:
         """Hand a result to the command that runs the graph (``RunResult.facts[key]``)."""
@@ -163,6 +184,7 @@ class Stage:
                 k: {"type": o.type_name(), "default": o.default, "help": o.help, "required": o.required}
                 | ({"choices": list(o.choices)} if o.choices else {})
                 | ({"bind": o.bind} if o.bind else {})
+                | ({"minimum": o.minimum} if o.minimum is not None else {})
                 for k, o in cls.options.items()
             },
         }

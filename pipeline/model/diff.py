@@ -34,7 +34,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, TOOL_NAME_KEYS, named_tool
-from replay.pipeline.model.walk import kind_of
+from replay.pipeline.model.walk import kind_of, one_line
 
 DEFAULT_IGNORE: tuple[str, ...] = (
     "timestamp", "ts", "time", "seq", "runId", "run_id", "artifactId", "id", "event_id", "parentId", "timings",
@@ -314,13 +314,13 @@ def describe(d: dict[str, Any]) -> str:
         f"{c['path']}: {_value(c['a']) if 'a' in c else '(none)'} -> {_value(c['b']) if 'b' in c else '(none)'}"
         for c in d.get("fields", ())
     )
-    line = f"{d['change']:<8} {d['category']:<14} a{_where(a):<10} b{_where(b):<10} {kinds}"
+    line = f"{d['change']:<8} {d['category']:<14} a{_where(a):<10} b{_where(b):<10} {one_line(kinds)}"  # (a kind's newline or escape, shown)
     return f"{line}  {fields}" if fields else line
 
 
 def as_text(diff: RunDiff, a_name: str, b_name: str, ignore: Ignore) -> list[str]:
     """The diff for people: the two runs, one line per difference, the verdict with a summary."""
-    lines = [f"a  {a_name}  ({diff.a_records} records)", f"b  {b_name}  ({diff.b_records} records)"]
+    lines = [f"a  {one_line(a_name)}  ({diff.a_records} records)", f"b  {one_line(b_name)}  ({diff.b_records} records)"]
     lines += [describe(d) for d in diff.differences]
     s = diff.summary()
     if diff.same:

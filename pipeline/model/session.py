@@ -16,6 +16,7 @@ sidecar (``replay.override.json``, ``replay schema replay-override``) says what 
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,7 +133,7 @@ def load_overrides(path: str | Path) -> dict[Key, Override]:
         raise ReplayError("E_INPUT_UNREADABLE", f"override sidecar {source!r} could not be read: {exc.strerror or exc}",
                           path=source) from exc
     try:
-        document = exactjson.loads(data)
+        document = exactjson.loads(data.removeprefix(codecs.BOM_UTF8))  # (a Windows editor's byte order mark: skipped)
     except orjson.JSONDecodeError as exc:
         raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$", line=exc.lineno,
                               column=exc.colno) from exc

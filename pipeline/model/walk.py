@@ -244,13 +244,27 @@ def merge_spend(before: Any, more: Any) -> Any:
     if before is None:
         return more
     if is_number(before) and is_number(more):
-        return before + more
+        return _add(before, more)
     if isinstance(before, dict) and isinstance(more, dict):
         out = dict(before)
         for key, value in more.items():
-            out[key] = before[key] + value if is_number(before.get(key)) and is_number(value) else value
+            out[key] = _add(before[key], value) if is_number(before.get(key)) and is_number(value) else value
         return out
     return more
+
+
+def _add(a: int | float, b: int | float) -> int | float:
+    """``a + b``; where a double cannot hold the sum (``1e308 + 1e308``) or a number was read exactly (``2e400``, more
+    digits than a double has), the sum of the numbers as written, as exact JSON writes it (not infinity: null)."""
+    total = a + b
+    if isinstance(total, int) or (total - total == 0 and not isinstance(a, exactjson.ExactNumber)
+                                  and not isinstance(b, exactjson.ExactNumber)):
+        return total
+    from decimal import Context, Decimal  # here: only such a sum gets this far
+
+    context = Context(prec=34)  # (digits enough for any sum of two doubles' texts; 1e400 + 1 rounds, as it should)
+    exact = context.add(*(Decimal(getattr(n, "text", repr(n)) if isinstance(n, float) else n) for n in (a, b)))
+    return exactjson.ExactNumber(str(exact.normalize(context)))
 
 
 class SpendLedger:
@@ -288,6 +302,12 @@ def one_line(text: str) -> str:
     if not _CONTROL.search(text):
         return text
     return _CONTROL.sub(lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
+def _field(text: str) -> str:
+    """A kind or a step as one whitespace-free column: quoted (JSON) when it is empty, has whitespace or is ``-``
+    (which stands for no step), so ``awk '{print $1, $2, $NF}'`` still reads kind, step and state."""
+    return exactjson.dumps(text).decode() if not text or text == "-" or _SPACE.search(text) else one_line(text)
 
 
 def _compact(value: Any) -> str:
@@ -436,10 +456,7 @@ class WalkLine:
 
     def text(self) -> str:
         """Human form: kind, step (``-`` for none), detail, ``[state]``, column-aligned; fields never cut."""
-        step = self.step_id if self.step_id is not None else "-"
-        if not step or _SPACE.search(step):
-            step = exactjson.dumps(step).decode()
-        return f"{one_line(self.kind):<24} {one_line(step):<14} {self.detail:<52} [{self.state}]"
+        return f"{_field(self.kind):<24} {_field(self.step_id) if self.step_id is not None else '-':<14} {self.detail:<52} [{self.state}]"
 
     def json(self, event: bytes) -> bytes:
         """Machine form: ``{"step_id", "kind", "event", "verification", "spend"}``, ``event`` being the

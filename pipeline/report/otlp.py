@@ -33,6 +33,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
 from replay.pipeline.model.toolcalls import (
@@ -68,8 +69,14 @@ def attribute(key: str, value: Any) -> dict[str, Any]:
     elif isinstance(value, list | tuple):
         typed = {"arrayValue": {"values": [attribute("", v)["value"] for v in value]}}
     else:
-        typed = {"stringValue": str(value)}
+        typed = {"stringValue": _text(value)}
     return {"key": key, "value": typed}
+
+
+def _text(value: Any) -> str:
+    """A value as attribute text: a string as it is, anything else (an error code journaled as a list or an
+    object, a run id as a number) as its JSON, not as Python writes it (``['list']``)."""
+    return value if isinstance(value, str) else exactjson.dumps(value, default=str).decode()
 
 
 def tokens(usage: Any) -> dict[str, int | float]:
@@ -214,7 +221,7 @@ class TraceBuilder:
             attrs["gen_ai.request.model"] = model
             attrs["gen_ai.response.model"] = model
         if self.run_id:
-            attrs["gen_ai.conversation.id"] = str(self.run_id)
+            attrs["gen_ai.conversation.id"] = _text(self.run_id)
         if isinstance(key, str):
             attrs["gen_ai.response.id"] = key
         reason = payload.get("stopReason")
@@ -245,7 +252,7 @@ class TraceBuilder:
         else:
             self.open_by_name.setdefault(name, []).append(span)
         if self.run_id:
-            span.attributes["gen_ai.conversation.id"] = str(self.run_id)
+            span.attributes["gen_ai.conversation.id"] = _text(self.run_id)
         self.spans.append(span)
 
     def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None) -> None:
@@ -280,7 +287,7 @@ class TraceBuilder:
         if self.framework:
             attrs["gen_ai.agent.name"] = self.framework
         if self.run_id:
-            attrs["gen_ai.conversation.id"] = str(self.run_id)
+            attrs["gen_ai.conversation.id"] = _text(self.run_id)
         if self.model:
             attrs["gen_ai.request.model"] = self.model
         attrs.update(self.totals)
@@ -292,9 +299,9 @@ class TraceBuilder:
         found = self.record.get("error")
         error: dict[str, Any] = found if isinstance(found, dict) else {}
         if self.failed is not None:
-            root.fail(str(self.failed[0]), self.failed[1])
+            root.fail(_text(self.failed[0]), self.failed[1])
         elif self.record.get("status") == "error":
-            root.fail(str(error.get("code") or "run_failed"), error.get("message"))
+            root.fail(_text(error.get("code") or "run_failed"), error.get("message"))
         for spans in [list(self.open_calls.values()), *self.open_by_name.values()]:
             for span in spans:  # never closed, not even marked unanswered: the run ended first
                 self._stretch(span, self.last_nanos)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, REPLAY, errors_of, jsonl, run_replay
+from conftest import EXAMPLES, FIXTURES, REPLAY, errors_of, jsonl, run_replay
 from plugin_support import make_plugin
 
 PIPELINES = EXAMPLES / "pipelines"
@@ -119,6 +119,34 @@ def test_a_missing_config_file():
     assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_CONFIG_NOT_FOUND"
 
 
+def test_a_config_from_a_pipe_is_read(tmp_path: Path):
+    """`replay run <(...) run.jsonl`: the config exists (a pipe, not a regular file) and is read once."""
+    fifo = tmp_path / "config.toml"
+    os.mkfifo(fifo)
+    config = b'chain = [{ type = "select", types = ["tool_*"] }]\n'
+    writer = subprocess.Popen(["sh", "-c", f"cat > '{fifo}'"], stdin=subprocess.PIPE)
+    try:
+        writer.stdin.write(config)  # type: ignore[union-attr]
+        writer.stdin.close()  # type: ignore[union-attr]
+        done = run_replay("run", str(fifo), str(TWO_RUNS), timeout=30, process=True)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert done.returncode == 0, done.stderr
+    assert len(jsonl(done.stdout)) == 6
+
+
+@pytest.mark.parametrize("where, code", [("folder", "E_USAGE_INVALID"), ("-", "E_USAGE_INVALID"),
+                                         ("missing/p.toml", "E_CONFIG_NOT_FOUND")])
+def test_a_config_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, where: str, code: str):
+    (tmp_path / "folder").mkdir()
+    done = run_replay("run", where, str(TWO_RUNS), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == code and error["path"] == where
+    assert "does not exist" not in error["message"] or where.startswith("missing")
+
+
 def test_a_syntax_error_names_its_line(tmp_path: Path):
     config = tmp_path / "p.json"
     config.write_text('{\n  "chain": [\n    "parse"\n    "write"\n  ]\n}\n')
@@ -167,6 +195,19 @@ def test_a_file_sink_may_not_overwrite_an_input(tmp_path: Path, how: str):
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.write.path"
     assert journal.read_bytes() == TWO_RUNS.read_bytes()
+
+
+def test_a_file_sink_may_not_overwrite_the_config_itself(tmp_path: Path):
+    """The config is an input of `replay run` too: it was replaced by the events, the pipeline lost."""
+    config = tmp_path / "p.toml"
+    text = 'chain = [{ type = "write", path = "./sub/../p.toml" }]\n'
+    config.write_text(text)
+    (tmp_path / "sub").mkdir()
+    done = run_replay("run", "p.toml", str(TWO_RUNS), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.write.path"
+    assert config.read_text() == text
 
 
 def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path):
@@ -322,6 +363,25 @@ def test_every_example_pipeline_runs_on_the_example_journals(tmp_path: Path):
         assert done.stdout and all(orjson.loads(line) for line in done.stdout.splitlines())
 
 
+@pytest.mark.parametrize("chain, stage", [
+    ('["summarize", { type = "report", format = "json" }]', "report"),  # one report per file, not one of them all
+    ('[{ type = "diff" }]', "diff"),  # each file alone: "diff compares two runs; the input holds 1"
+    ('[{ type = "walk", at = "step-1" }]', "walk"),  # E_STEP_NOT_FOUND in every file the step is not in
+])
+def test_workers_refuse_a_graph_whose_result_is_of_all_the_inputs_together(tmp_path: Path, chain: str, stage: str):
+    """--workers runs the graph once per input; `run --help` promises the bytes of --workers 1, which such a graph
+    does not give: it is refused (with one input it runs, as once per input is once)."""
+    config = tmp_path / "p.toml"
+    config.write_text(f"chain = {chain}\n")
+    hello = FIXTURES / "walk" / "hello.jsonl"
+    done = run_replay("run", str(config), str(hello), str(TWO_RUNS), "--workers", "2")
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and error["received"] == stage
+    one, alone = (run_replay("run", str(config), str(hello), *more) for more in (["--workers", "2"], []))
+    assert (one.returncode, one.stdout) == (alone.returncode, alone.stdout)
+
+
 def test_the_help_s_parallel_example_runs(tmp_path: Path):
     """`replay run --help` shows a pipeline run over a folder with --workers: it runs (a pipeline that writes a file,
     such as examples/pipelines/heal.toml, is refused there), with the output of one worker."""
@@ -377,3 +437,34 @@ def test_log_level_debug_shows_the_traceback_of_a_stage_that_crashed(tmp_path: P
     assert b"raise RuntimeError" not in quiet.stderr
     [failed] = [record for record in map(orjson.loads, loud.stderr.splitlines()) if record.get("event") == "stage.failed"]
     assert failed["stage"] == "crash" and 'raise RuntimeError("kaboom")' in failed["exception"]
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "empty-path.toml", str(TWO_RUNS)],
+    ["export", "--otlp", "--out", "", str(TWO_RUNS)],
+    ["script", str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl"), "--out", ""],
+])
+def test_an_empty_output_path_is_refused_before_anything_runs(tmp_path: Path, args: list[str]):
+    """A path "" named the current folder: the whole input was read, then the rename failed (EBUSY, exit 1)."""
+    (tmp_path / "empty-path.toml").write_text('chain = [{ type = "write", path = "" }]\n')
+    done = run_replay(*args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["received"] == ""
+    assert sorted(os.listdir(tmp_path)) == ["empty-path.toml"]
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "folder-path.toml", str(TWO_RUNS)],
+    ["export", "--otlp", "--out", "folder", str(TWO_RUNS)],
+    ["script", str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl"), "--out", "folder"],
+])
+def test_an_output_path_that_is_a_folder_is_refused_before_anything_runs(tmp_path: Path, args: list[str]):
+    """It was found out by the rename, after the whole input was read (E_OUTPUT_WRITE_FAILED, EISDIR, exit 1)."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder-path.toml").write_text('chain = [{ type = "write", path = "folder" }]\n')
+    done = run_replay(*args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["received"] == "folder"
+    assert os.listdir(tmp_path / "folder") == []

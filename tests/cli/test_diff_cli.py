@@ -109,6 +109,19 @@ def test_numbers_too_large_for_a_double_are_named_where_they_differ(tmp_path: Pa
     assert exit_code == 1 and b"$.payload.n: 1e400 -> 2e400" in out
 
 
+def test_a_kind_with_a_newline_or_an_escape_stays_on_its_difference_s_line(tmp_path: Path, cli):
+    """The record's kind was printed raw: a newline in it split a difference over two lines, and an escape
+    sequence went to the terminal as it was."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(b'{"type":"a\\u001b[31mX\\nY","payload":{"s":"one"}}\n{"type":"gone\\r"}\n')
+    b.write_bytes(b'{"type":"a\\u001b[31mX\\nY","payload":{"s":"two"}}\n')
+    exit_code, out, _ = cli("diff", str(a), str(b))
+    lines = out.decode().splitlines()
+    assert exit_code == 1 and len(lines) == 6 and "\x1b" not in out.decode() and "\r" not in out.decode()
+    assert lines[2].endswith('a\\x1b[31mX\\nY  $.payload.s: "one" -> "two"')
+    assert lines[3].endswith("-gone\\r")
+
+
 def test_the_json_output_is_stable(captured, cli):
     home, (first, _, broken) = captured
     assert cli("diff", "--json", first, broken, cwd=home)[1] == cli("diff", "--json", first, broken, cwd=home)[1]

@@ -103,3 +103,16 @@ def test_times_a_fixed64_cannot_hold_are_left_out_and_counted(tmp_path):
         root = spans_by_name(done.stdout)["invoke_agent example"]
         assert (root.start_time_unix_nano, root.end_time_unix_nano) == (start, end)
         assert attribute_values(root).get("replay.timestamps_out_of_range", 0) == left_out
+
+
+def test_an_error_code_or_run_id_that_is_no_string_is_written_as_its_json(tmp_path):
+    """They were written as Python writes them (`['E_X', 2]`, `{'id': 7}`): text no reader of the trace can parse."""
+    journal = tmp_path / "f.jsonl"
+    journal.write_bytes(b'{"$record":"run","runId":{"id":7},"status":"error","framework":"example"}\n'
+                        + journal_line(1, "run_started", "2026-03-01T12:00:00.000Z").replace(b'"runId":"r1",', b"")
+                        + journal_line(2, "run_failed", "2026-03-01T12:00:01.000Z",
+                                       '{"error":{"code":["E_X",2],"message":"m"}}').replace(b'"runId":"r1",', b""))
+    done = run_replay("export", "--otlp", str(journal))
+    assert done.returncode == 0, done.stderr
+    found = attribute_values(spans_by_name(done.stdout)["invoke_agent example"])
+    assert found["error.type"] == '["E_X",2]' and found["gen_ai.conversation.id"] == '{"id":7}'

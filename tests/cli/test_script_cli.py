@@ -51,6 +51,16 @@ def test_the_sidecar_beside_the_session_applies_and_shows_in_the_script():
     assert list(schema("replay-script").iter_errors(document)) == []
 
 
+def test_a_sidecar_a_windows_editor_saved_with_a_byte_order_mark_applies(tmp_path: Path):
+    """It was refused (E_OVERRIDE_INVALID: BOM not supported) while the session beside it, BOM and all, is read."""
+    sidecar = tmp_path / "with-bom.json"
+    sidecar.write_bytes(b"\xef\xbb\xbf" + (SCENARIOS / "overloaded" / "replay.override.json").read_bytes())
+    done = run_replay("script", str(OVERLOADED), "--override", str(sidecar))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == run_replay("script", str(OVERLOADED)).stdout.replace(
+        str(SCENARIOS / "overloaded" / "replay.override.json").encode(), str(sidecar).encode())
+
+
 def test_without_the_sidecar_the_thrown_stream_is_refused_naming_its_step():
     done = run_replay("script", str(OVERLOADED), "--no-override")
     assert done.returncode == 1

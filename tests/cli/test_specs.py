@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -87,6 +88,9 @@ def test_an_unknown_graph_name_is_refused_with_the_names() -> None:
     assert done.returncode == 2 and done.stdout == b""
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_SPEC_UNKNOWN" and "heal" in error["expected"]
+    # the command the howToFix names lists the graphs (`replay stages --graph` alone is a usage error)
+    listing = run_replay(*re.search(r"`replay ([^`]+)`", error["howToFix"]).group(1).split())  # type: ignore[union-attr]
+    assert listing.returncode == 0 and b"heal-rules" in listing.stdout
 
 
 # composites -------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -95,6 +96,18 @@ def test_a_flows_journal_by_path(cli):
     assert objects[0]["step_id"] is None and objects[-1]["step_id"] is None
     assert objects[3] == {"step_id": "step-1", "kind": "step.completed", "event": objects[3]["event"],
                           "verification": {"type": "exit_code", "verdict": "ok"}, "spend": None}
+
+
+def test_a_kind_is_quoted_like_a_step_and_a_step_named_dash_is_not_taken_for_none(tmp_path: Path, cli):
+    """A step with whitespace was quoted but a kind with whitespace was not (one field read as two), and a step
+    named `-` printed as `-`, the mark of a run-level record."""
+    journal = tmp_path / "odd.jsonl"
+    journal.write_bytes(b'{"kind":"tool call","step_id":"s 1"}\n{"kind":"k","step_id":"-"}\n{"kind":"k"}\n')
+    code, out, _ = cli("walk", str(journal))
+    columns = [shlex.split(line) for line in out.decode().splitlines()]
+    assert code == 0 and [(c[0], c[1], c[-1]) for c in columns] == [
+        ("tool call", "s 1", "[info]"), ("k", '-', "[info]"), ("k", "-", "[info]")]
+    assert [line.split()[1] for line in out.decode().splitlines()[1:]] == ['"-"', "-"]
 
 
 def test_a_run_in_another_data_dir(tmp_path: Path, cli):
@@ -205,6 +218,13 @@ def test_an_unknown_run_is_refused(captured, cli):
     error = refused(cli("walk", "does-not-exist", cwd=home), "E_RUN_NOT_FOUND", "run_not_found")
     assert error["path"] == os.path.join(".replay", "journal", "does-not-exist.jsonl")
     refused(cli("walk", "missing.jsonl", cwd=home), "E_RUN_NOT_FOUND", "run_not_found")
+
+
+def test_an_unknown_run_in_another_data_dir_says_where_to_look(tmp_path: Path, cli):
+    """The howToFix said `ls .replay/journal` whatever --data-dir named."""
+    data = tmp_path / "my data"
+    error = refused(cli("walk", "--data-dir", str(data), "run_x"), "E_RUN_NOT_FOUND", "run_not_found")
+    assert f"`ls '{data / 'journal'}'`" in error["howToFix"] and ".replay" not in error["howToFix"]
 
 
 @pytest.mark.parametrize("bad", ["..", "a..b", "run 1", "run/1", "", "é", "a" * 201, "run\x001"])

@@ -54,8 +54,22 @@ def test_stages_tables_build_the_declared_graph():
 
 def test_a_read_stage_with_its_own_paths_keeps_them():
     doc = with_stage("read", paths=["fixed.jsonl"])
-    graph = graph_from_config(doc, paths=["cli.jsonl"])
+    graph = graph_from_config(doc)
     assert graph.nodes["read"].stage.config["paths"] == ["fixed.jsonl"]
+
+
+@pytest.mark.parametrize("doc, path", [
+    (with_stage("read", paths=["fixed.jsonl"]), "stages.read.paths"),
+    ({"chain": [{"type": "read", "paths": ["fixed.jsonl"]}, "parse"]}, "chain[0].paths"),
+])
+def test_arguments_no_stage_takes_are_refused_not_ignored(doc: dict, path: str):
+    """The config set the option the arguments would fill: run as it was, the files named were never read
+    (and with --workers the config's own input was read once per argument)."""
+    with pytest.raises(ReplayError) as info:
+        graph_from_config(doc, paths=["cli.jsonl", "more.jsonl"])
+    body = info.value.body
+    assert body["code"] == "E_USAGE_INVALID" and body["path"] == path
+    assert body["received"] == ["cli.jsonl", "more.jsonl"]
 
 
 def test_a_chain_gets_read_parse_and_write_around_it():
@@ -87,7 +101,7 @@ def test_toml_and_json_configs_build_the_same_graph(tmp_path: Path):
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.iterdir() if p.suffix in (".toml", ".json")))
 def test_every_example_pipeline_builds(name: str):
-    graph = load_pipeline(str(EXAMPLES / name), paths=["x.jsonl"])
+    graph = load_pipeline(str(EXAMPLES / name))  # (nats-heal.toml names its source: it takes no PATHs)
     assert graph.nodes
 
 
@@ -136,6 +150,22 @@ def test_a_toml_config_that_is_not_utf8(tmp_path: Path):
     with pytest.raises(ReplayError) as info:
         read_config_file(str(bad))
     assert info.value.code == "E_CONFIG_PARSE"
+
+
+@pytest.mark.parametrize("name", ["p.toml", "p.json"])
+def test_a_config_a_windows_editor_saved_with_a_byte_order_mark_is_read(tmp_path: Path, name: str):
+    """Refused before (E_CONFIG_PARSE "Invalid statement" at line 1, column 1), while `read` skips one before a journal."""
+    config = tmp_path / name
+    text = '{"chain": ["parse"]}' if name.endswith(".json") else 'chain = ["parse"]\n'
+    config.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert read_config_file(str(config)) == {"chain": ["parse"]}
+
+
+def test_a_json_config_is_known_by_its_suffix_in_any_case(tmp_path: Path):
+    """`P.JSON` was parsed as TOML: E_CONFIG_PARSE "Invalid statement" for a valid JSON config."""
+    config = tmp_path / "P.JSON"
+    config.write_text('{"chain": ["parse"]}')
+    assert read_config_file(str(config)) == {"chain": ["parse"]}
 
 
 # shape refusals ------------------------------------------------------------------------------
@@ -190,6 +220,23 @@ def test_an_option_of_the_wrong_type_or_value(stage: str, key: str, value):
     assert body["path"] == f"stages.{stage}.{key}"
 
 
+@pytest.mark.parametrize(("stage", "key", "value", "least"), [
+    ("read", "max_line_bytes", 0, "int >= 1"),  # `--max-line-bytes 0` is refused; every line was dropped
+    ("read", "max_line_bytes", -1, "int >= 1"),
+    ("read", "poll_seconds", -1.0, "float >= 0.001"),  # `--follow` would poll without pause
+    ("read", "poll_seconds", float("nan"), "float >= 0.001"),
+    ("read", "end_offset", -5, "int >= 0"),
+    ("join_split_records", "max_lines", -3, "int >= 1"),  # joined nothing, silently
+    ("load_incident", "max_events", 0, "int >= 1"),
+    ("spawn", "timeout_ms", -1, "int >= 1"),
+])
+def test_a_number_below_what_its_command_flag_allows_is_refused(stage: str, key: str, value, least: str):
+    body = refused({"chain": [{"type": stage, key: value}, "write"]})
+    assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["expected"] == least
+    assert body["path"] == f"chain[0].{key}"
+    assert graph_from_config({"chain": [{"type": "read", "max_line_bytes": 1, "end_offset": 0}, "parse"]}).nodes
+
+
 def test_an_integer_is_accepted_where_a_float_is_expected():
     graph = graph_from_config(with_stage("read", poll_seconds=1))
     assert graph.nodes["read"].stage.config["poll_seconds"] == 1
@@ -223,6 +270,33 @@ def test_routed_errors_that_nobody_consumes():
     body = refused(doc)
     assert body["code"] == "E_CONFIG_ERRORS_UNCONSUMED"
     assert body["path"] == "stages.parse.route_errors"
+
+
+def test_a_composite_s_routed_errors_that_nobody_consumes_are_named_as_the_config_has_them():
+    """The error named the first inner stage (`heal/fill_run_id`, at `stages.heal/fill_run_id.route_errors`): no key of
+    the config, and its example wired that inner stage's errors only."""
+    stages = {"read": {"type": "read"}, "parse": {"type": "parse", "inputs": ["read"]},
+              "heal": {"type": "heal", "inputs": ["parse"], "route_errors": True}, "out": {"type": "write", "inputs": ["heal"]}}
+    body = refused({"stages": stages})
+    assert body["code"] == "E_CONFIG_ERRORS_UNCONSUMED" and body["path"] == "stages.heal.route_errors"
+    assert 'inputs = ["heal.errors"]' in body["example"]
+    for taken in ("heal.errors", "*.errors"):
+        dead = {"type": "write", "path": "dead.jsonl", "inputs": [taken]}
+        assert graph_from_config({"stages": {**stages, "dead": dead}}, registry=Registry(plugins=False)).nodes
+
+
+def test_route_errors_on_a_stage_without_an_errors_port_is_refused_as_such():
+    """It was refused as errors nobody consumes, with an example (inputs = ["w.errors"]) refused in turn: no such port."""
+    body = refused({"stages": {"r": {"type": "read"}, "w": {"type": "write", "inputs": ["r"], "route_errors": True}}})
+    assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["path"] == "stages.w.route_errors"
+    assert "no errors port" in body["message"] and "example" not in body
+
+
+@pytest.mark.parametrize("stage, inputs", [("parse", ["read", "read"]), ("dead", ["parse.errors", "parse.errors"])])
+def test_an_input_named_twice_is_refused(stage: str, inputs: list[str]):
+    """It was taken twice: every event of the stream came out twice."""
+    body = refused(with_stage(stage, inputs=inputs))
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == f"stages.{stage}.inputs[1]"
 
 
 def test_an_output_that_goes_nowhere():
@@ -271,6 +345,16 @@ def test_table_options_check_their_values(tmp_path):
     assert proc.returncode == 2
     error = errors_of(proc.stderr)[0]
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "chain[0].aliases"
+
+
+@pytest.mark.parametrize("doc, path", [
+    ({"chain": [{"type": "diff", "ignore": ["..."]}]}, "chain[0].ignore"),
+    ({"stages": {"read": {"type": "read"}, "p": {"type": "parse", "inputs": ["read"]},
+                 "d": {"type": "diff", "inputs": ["p"], "ignore": ["a..b"]}}}, "stages.d.ignore"),
+])
+def test_an_option_its_stage_refuses_is_named_where_the_config_has_it(doc: dict, path: str):
+    """The diff stage refuses an `ignore` path that is none; the error said `"path": "ignore"`, no key of the config."""
+    assert refused(doc) == {**refused(doc), "code": "E_CONFIG_OPTION_INVALID", "path": path}
 
 
 def test_a_fresh_copy_takes_other_command_arguments_only_where_the_first_ones_went():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -9,6 +10,7 @@ import pytest
 from conftest import errors_of, jsonl, run_replay
 from plugin_support import make_plugin
 
+from replay.pipeline.engine.config import graph_from_config
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import Registry, builtin_names
 from replay.pipeline.engine.stage import Stage
@@ -116,3 +118,52 @@ def test_replay_run_refuses_a_plugin_that_fails_to_load(tmp_path: Path):
     [error] = errors_of(ran.stderr)
     assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "stages.b.type"
     assert ran.stdout == b""
+
+
+def test_a_plugin_option_may_be_a_union_and_one_of_no_type_is_the_plugin_s_fault_not_the_listing_s(tmp_path: Path):
+    """`Option(int | None, ...)` crashed `replay stages` (E_UNHANDLED, nothing listed), and so did an option whose
+    type is no type; now the union is a type like a tuple of types, and the other plugin is reported, not fatal."""
+    plugin_dir = make_plugin(tmp_path / "site", {"limited": "replay_upper_plugin:Limited",
+                                                 "badopt": "replay_upper_plugin:BadOption"})
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_dir), os.environ.get("PYTHONPATH")]))}
+    listed = run_replay("stages", "--json", env=env, process=True)
+    assert listed.returncode == 0, listed.stderr
+    described = {d["type"]: d for d in orjson.loads(listed.stdout)}
+    assert described["limited"]["options"]["limit"]["type"] == "int|None" and "select" in described
+    assert "badopt" not in described
+    [problem] = errors_of(listed.stderr)
+    assert problem["code"] == "E_STAGE_LOAD_FAILED" and "'level'" in problem["message"]
+
+    config = tmp_path / "p.toml"
+    config.write_text('chain = [{ type = "limited", limit = 2 }]\n')
+    ran = run_replay("run", str(config), env=env, input=b'{"type":"a"}\n{"type":"b"}\n{"type":"c"}\n', process=True)
+    assert ran.returncode == 0, ran.stderr
+    assert [e["type"] for e in jsonl(ran.stdout)] == ["a", "b"]
+    config.write_text('chain = [{ type = "limited", limit = "two" }]\n')
+    refused = run_replay("run", str(config), env=env, input=b"", process=True)
+    assert refused.returncode == 2 and errors_of(refused.stderr)[0]["code"] == "E_CONFIG_OPTION_INVALID"
+    config.write_text('chain = [{ type = "badopt", level = 2 }]\n')
+    refused = run_replay("run", str(config), env=env, input=b"", process=True)
+    assert refused.returncode == 2
+    [error] = errors_of(refused.stderr)
+    assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "chain[0].type"
+
+
+def test_a_plugin_that_extends_a_builtin_stage_goes_by_its_own_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """It inherited the built-in's `name`: its errors named `select`, a type the config never mentioned."""
+    monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"tools_only": "replay_upper_plugin:ToolsOnly"})))
+    registry = Registry()
+    assert registry.get("tools_only").name == "tools_only" and SelectEvents.name == "select"
+    with pytest.raises(ReplayError) as info:
+        graph_from_config({"chain": [{"type": "tools_only", "typo": 1}]}, registry=registry)
+    assert info.value.code == "E_CONFIG_OPTION_UNKNOWN" and "'tools_only'" in info.value.body["message"]
+    assert list(graph_from_config({"chain": [{"type": "tools_only"}]}, registry=registry).nodes) == [
+        "read", "parse", "tools_only", "write"]
+
+
+def test_a_plugin_named_with_a_dot_can_be_used_in_a_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An entry point may be named `acme.upper`; a chain item without an id was given that name as its id,
+    and refused (E_CONFIG_SHAPE_INVALID at `stages.acme.upper`, a key the config does not have)."""
+    monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"acme.upper": "replay_upper_plugin:UpperTypes"})))
+    graph = graph_from_config({"chain": [{"type": "acme.upper"}, {"type": "acme.upper"}]}, registry=Registry())
+    assert list(graph.nodes) == ["read", "parse", "acme_upper", "acme_upper_2", "write"]

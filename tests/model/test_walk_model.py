@@ -8,6 +8,7 @@ from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.walk import (
     SpendLedger,
     StepWatch,
@@ -112,6 +113,19 @@ def test_a_step_adds_up_its_spend_and_every_later_line_of_the_step_shows_it():
     assert [line.spend for line in lines] == [
         None, {"usd": 0.25, "tokens": 100}, {"usd": 0.75, "tokens": 100}, {"usd": 0.75, "tokens": 100}, None, None,
     ]
+
+
+@pytest.mark.parametrize(("lines", "total"), [
+    ([b'{"usd":1e308}', b'{"usd":1e308}'], b'{"usd":2E+308}'),  # beyond a double: it was infinity, written as null
+    ([b'{"usd":1}', b'{"usd":2e400}'], b'{"usd":2E+400}'),
+    ([b'{"usd":0.5}', b'{"usd":3.14159265358979323846}'], b'{"usd":3.64159265358979323846}'),  # exact as written
+    ([b'{"usd":0.25,"tokens":123456789012345678901234567890}', b'{"usd":0.5,"tokens":1}'],
+     b'{"usd":0.75,"tokens":123456789012345678901234567891}'),
+])
+def test_spend_sums_a_double_cannot_hold_are_written_as_the_numbers_add_up_not_as_null(lines, total):
+    ledger = SpendLedger()
+    spend = [read_record({"kind": "spend", "step_id": "s", "spend": exactjson.loads(raw)}, ledger).spend for raw in lines]
+    assert exactjson.dumps(spend[-1]) == total
 
 
 def test_a_canonical_step_with_usage_has_spend():

@@ -30,12 +30,14 @@ def run(pipeline_file: str, args: tuple[str, ...], strict: bool, workers: int | 
     """Run the stage graph declared in PIPELINE.toml (or .json) over ARGS (default: stdin).
 
     ARGS go to the options stages bind to the command's arguments: the paths `read` reads, the prompt
-    `discover` sends. The whole config is checked before anything runs: unknown stage types, options
+    `discover` sends; ARGS that no stage takes (the config names its own inputs) are refused, not ignored.
+    The whole config is checked before anything runs: unknown stage types, options
     and inputs, cycles and unconsumed outputs are refused with exit 2 and a JSON error naming the key.
 
     With --workers N (or --engine dask) and paths to read, the graph runs once per file (directories
     are walked), in parallel, and each file's output is printed in input order: the same bytes as
-    --workers 1. The graph must then write to stdout only (a file it writes would be written once per input).
+    --workers 1. The graph must then write to stdout only (a file it writes would be written once per input), and
+    have no stage that works over all the inputs together (report, diff, script, walk with `at`).
     """
     scale = Scale(workers, engine, scheduler, quiet)
     if not scale.asked or not args or STDIN in args:
@@ -44,6 +46,11 @@ def run(pipeline_file: str, args: tuple[str, ...], strict: bool, workers: int | 
     files = expand_paths(list(args))
     graph = graph_from_config(doc, paths=files)
     for node in graph.nodes.values():
+        if node.stage.whole_stream() and len(files) > 1:
+            raise ReplayError("E_USAGE_INVALID", f"stage {node.id!r} ({node.stage.name}) works over all the inputs together: "
+                              "run once per input, it would give one result per input", path=f"stages.{node.id}",
+                              received=node.stage.name, howToFix="Drop --workers/--engine to run the graph once over "
+                              "every input.")
         written = [f for f in node.stage.output_files() if f and f != "-"]
         if written:
             raise ReplayError("E_USAGE_INVALID", f"stage {node.id!r} writes {written[0]!r}: run once per input, every run "

@@ -39,7 +39,8 @@ def stages(as_json: bool, graph: str | None) -> int:
         lines.append(f"{d['type']:<{width}}  {d['kind']:<9}  {d['summary']}")
         for name, opt in d["options"].items():
             default = orjson.dumps(opt["default"]).decode()
-            lines.append(f"{'':<{width}}    --{name}={opt['type']} (default {default}): {opt['help']}")
+            least = f" >= {opt['minimum']}" if "minimum" in opt else ""
+            lines.append(f"{'':<{width}}    --{name}={opt['type']}{least} (default {default}): {opt['help']}")
         extra = [p for p in d["ports"] if p != "errors"]
         if extra:
             lines.append(f"{'':<{width}}    side ports: {', '.join(d['ports'])}")

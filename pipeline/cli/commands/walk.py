@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from typing import Any
 
 import click
@@ -88,6 +89,8 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
     folder = data_dir if data_dir is not None else DEFAULT_DATA_DIR
     path = journal_of(folder, arg)
     if not os.path.isfile(path):
-        raise ReplayError("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {os.path.join(folder, 'journal')!r}",
-                          path=path, received=arg, refusal="run_not_found")
+        journals = os.path.join(folder, "journal")
+        raise ReplayError("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {journals!r}", path=path, received=arg,
+                          refusal="run_not_found", howToFix=f"Check the run id (`ls {shlex.quote(journals)}`)"
+                          + (" or the --data-dir." if data_dir is not None else " or pass --data-dir."))
     return path
