@@ -239,7 +239,7 @@ def test_summary_counts_repairs_by_rule_and_skips_reports():
     assert len(out) == 2
     # one per log line; the repair of a run that never came here (another file's r1) is counted at the end, not lost
     assert tail.events == [{"$record": "heal", "runId": "r1", "repairs": 2, "byRule": {"alias": 1, "renumber": 1}},
-                           {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"alias": 1}}]
+                           {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"alias": 1}, "runDropped": True}]
 
 
 # a RunScoped detail: file boundaries end runs, and what the old run gets keeps its file -----------------------
@@ -338,7 +338,7 @@ def test_a_run_dropped_whole_in_each_of_two_inputs_of_one_name_has_its_own_heal_
     copy = [Batch.of([mark], "x.jsonl"), Batch.of([ev(1, "run_started", run="a"), orphan], "x.jsonl")]
     result = run_inline([PairToolCalls(), SummarizeRepairs()], [*copy, *copy], feed_side={1: ("repairs",)})
     heal = [r for r in result.records if r.get("$record") == "heal"]
-    assert heal == [{"$record": "heal", "runId": "b", "repairs": 1, "byRule": {"pair_tool_calls": 1}}] * 2
+    assert heal == [{"$record": "heal", "runId": "b", "repairs": 1, "byRule": {"pair_tool_calls": 1}, "runDropped": True}] * 2
 
 # pair_tool_calls --------------------------------------------------------------------------------------
 def test_a_terminal_event_the_run_goes_on_after_stays_where_it_was_however_the_batches_are_cut():
