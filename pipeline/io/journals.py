@@ -351,6 +351,14 @@ UTF8_BOM = b"\xef\xbb\xbf"
 LINES, DOCUMENT = "lines", "document"
 
 
+def skip_bom(data: bytes) -> tuple[bytes, int]:
+    """``data`` without the UTF-8 byte order mark some Windows tools start a file with (it is not JSON), and how
+    many bytes went: the offset of what is left, for positions that stay positions in the file."""
+    if data.startswith(UTF8_BOM):
+        return data[len(UTF8_BOM):], len(UTF8_BOM)
+    return data, 0
+
+
 def is_document(value: Any) -> bool:
     """An array of records, or an artifact: an object with an ``events`` array (not a reserved record)."""
     return isinstance(value, list) or (
