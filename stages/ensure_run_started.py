@@ -8,6 +8,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, RUN_STARTED, is_timestamp
 from replay.pipeline.model.runs import Run, RunScoped, run_id_of
+from replay.pipeline.model.validation import MISSING, state_of
 
 
 def synthetic_event(event_type: str, run: Run, timestamp: Any, seq: Any, payload: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -38,7 +39,7 @@ class InsertRunStarted(RunScoped):
             return
         ts = event.get("timestamp") or (run.facts or {}).get("timestamp")
         self.insert_before(i, synthetic_event(RUN_STARTED, run, ts, event.get("seq")))
-        self.repair("inserted", f"run began with {event.get('type')!r}; inserted run_started before it", batch, i,
+        self.repair("inserted", f"run began with {_began_with(event)}; inserted run_started before it", batch, i,
                     field="type", value=RUN_STARTED)
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
@@ -47,3 +48,10 @@ class InsertRunStarted(RunScoped):
         ts = (run.facts or {}).get("timestamp")
         self.repair("inserted", "run has no events; inserted run_started", value=RUN_STARTED)
         return [synthetic_event(RUN_STARTED, run, ts, 1)]
+
+
+def _began_with(event: dict[str, Any]) -> str:
+    etype = event.get("type", MISSING)
+    if isinstance(etype, str):
+        return repr(etype)
+    return "an event with no type" if etype is MISSING else f"an event whose type {state_of(etype)}"

@@ -8,6 +8,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import with_field
 from replay.pipeline.model.runs import Run, RunScoped, run_id_from_source
+from replay.pipeline.model.validation import MISSING, named
 
 
 @register("fill_run_id")
@@ -40,5 +41,5 @@ class FillRunId(RunScoped):
         fields: dict[str, Any] = {"field": "runId", "value": run.run_id, "seqBefore": event.get("seq")}
         if "runId" in event:
             fields["original"] = rid
-        self.repair("changed", f"runId was {'missing' if 'runId' not in event else repr(rid)}; took {run.run_id!r} from {origin}",
+        self.repair("changed", f"runId was {named(event.get('runId', MISSING))}; took {run.run_id!r} from {origin}",
                     batch, i, **fields)

@@ -9,6 +9,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, with_field
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.model.validation import named
 
 
 def convert(value: Any) -> str | None:
@@ -56,7 +57,7 @@ class FixTimestamps(RunScoped):
             return
         fixed = convert(value)
         if fixed is not None:
-            how = f"converted {value!r} to RFC 3339"
+            how = f"converted {named(value)} to RFC 3339"
         elif run.state["last"] is not None:
             fixed, how = run.state["last"], "borrowed the previous event's timestamp"
         else:
@@ -65,6 +66,6 @@ class FixTimestamps(RunScoped):
         fields: dict[str, Any] = {"field": "timestamp", "value": fixed, "seqBefore": event.get("seq")}
         if "timestamp" in event:
             fields["original"] = value
-        state = "missing" if "timestamp" not in event else f"{value!r} is not RFC 3339"
+        state = "missing" if "timestamp" not in event else f"{named(value)} is not RFC 3339"
         self.repair("changed", f"timestamp {state}; {how}", batch, i, **fields)
         run.state["last"] = fixed

@@ -246,7 +246,7 @@ class ParseLines(Transform):
                                 f"at column {column} is not UTF-8 ({bad.reason})", column=column, received=excerpt(raw),
                                 howToFix="Save the journal as UTF-8: the byte at the reported column is not part of a "
                                          "UTF-8 character. Other lines are still read.")
-        column = _byte_column(raw, exc.pos)
+        column = exactjson.byte_column(raw, exc.pos)
         if exactjson.too_deep(exc):
             return self._report(batch, i, "E_JSONL_LINE_INVALID", f"line {line} is nested deeper than "
                                 f"{exactjson.MAX_DEPTH} levels, the most replay reads", column=column, received=excerpt(raw),
@@ -303,10 +303,3 @@ class ParseLines(Transform):
                                   "original": mark.get("original"), "message": message})
             return
         self.error(code, message, **fields)
-
-
-def _byte_column(raw: bytes, char_pos: int) -> int:
-    """1-based byte column of orjson's character position."""
-    if raw.isascii():
-        return char_pos + 1
-    return len(raw.decode("utf-8", "replace")[:char_pos].encode("utf-8")) + 1

@@ -18,7 +18,6 @@ from replay.pipeline.io.journals import (
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     LINES,
-    UTF8_BOM,
     Item,
     LineCutter,
     Reader,
@@ -26,6 +25,7 @@ from replay.pipeline.io.journals import (
     expand_paths,
     head_format,
     open_journal,
+    skip_bom,
     source_name,
 )
 from replay.pipeline.model.artifacts import document_items
@@ -152,7 +152,7 @@ class ReadJournal(Source):
         parts = []
         while data := await reader.read(self.chunk):
             parts.append(data)
-        data = b"".join(parts).removeprefix(UTF8_BOM)
+        data, _ = skip_bom(b"".join(parts))
         try:
             document = exactjson.loads(data)
         except orjson.JSONDecodeError as exc:
@@ -172,9 +172,7 @@ class ReadJournal(Source):
         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
         if not follow:
             head, eof = await self._read_head(reader, limit)
-            if head.startswith(UTF8_BOM):  # some Windows tools start a file with one; it is not JSON
-                head = head[len(UTF8_BOM):]
-                cutter.offset = len(UTF8_BOM)  # offsets stay positions in the file
+            head, cutter.offset = skip_bom(head)  # offsets stay positions in the file
             if eof and (document := as_document(head)) is not None:
                 await self._send(list(document_items(document, source, self.batch_events)), out)
                 return
@@ -190,9 +188,7 @@ class ReadJournal(Source):
             data = await reader.read(self.chunk)
             if at_start and data:
                 at_start = False
-                if data.startswith(UTF8_BOM):
-                    data = data[len(UTF8_BOM):]
-                    cutter.offset = len(UTF8_BOM)
+                data, cutter.offset = skip_bom(data)
             if data:
                 await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
             elif follow:

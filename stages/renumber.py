@@ -7,6 +7,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.model.validation import named
 
 
 @register("renumber")
@@ -67,7 +68,7 @@ class RenumberSeq(RunScoped):
         self._close(run)
         entry = {"seqBefore": seq, "seqAfter": want, "count": 1, "delta": delta, "next": want + 1}
         entry.update((k, v) for k, v in batch.position(i).items() if v is not None)
-        if type(seq) is not int:
+        if type(seq) is not int and "seq" in event:
             entry["original"] = seq
         run.state["open"] = entry
 
@@ -84,8 +85,10 @@ class RenumberSeq(RunScoped):
         delta = stretch.pop("delta")
         count = stretch["count"]
         before, after = stretch["seqBefore"], stretch["seqAfter"]
-        if delta is None:
-            message = f"seq {before!r} is not an integer; set to {after}"
+        if delta is None and "original" not in stretch:
+            message = f"seq missing; set to {after}"
+        elif delta is None:
+            message = f"seq {named(before)} is not an integer; set to {after}"
         elif count == 1:
             message = f"seq {before} renumbered to {after}"
         else:

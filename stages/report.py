@@ -17,7 +17,7 @@ from replay.pipeline.io.fdio import stdout_writer
 from replay.pipeline.io.journals import atomic_output, is_url
 from replay.pipeline.io.run_files import write_file
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, SUMMARY_RECORD
-from replay.pipeline.report.model import Aggregate, aggregate
+from replay.pipeline.report.model import Aggregate, aggregate, first_problems
 from replay.pipeline.report.spool import SpooledSummaries
 from replay.pipeline.report.streaming import Streamed
 
@@ -92,6 +92,7 @@ class RenderReport(Sink):
 
     async def _render(self, batches: AsyncIterator[Batch]) -> None:
         diagnostics: Counter[str] = Counter()
+        first: list[dict[str, Any]] = []
         others = failed = 0
         totals = Aggregate()
         keep = self.summaries.append if self.streamed is None else self.streamed.add
@@ -104,6 +105,7 @@ class RenderReport(Sink):
                     failed += record.get("status") == "error"
                 elif kind == DIAGNOSTICS_RECORD:
                     diagnostics.update(record.get("byCode") or {})
+                    first_problems(first, record.get("first") or ())
                 elif kind == HEAL_RECORD:  # repairs of no run in the report (summarize passed them on)
                     totals.add_unattributed(record)
                 else:
@@ -116,7 +118,7 @@ class RenderReport(Sink):
         # runner's cancellation arrive before anything is written, so a failed run leaves no report.
         await anyio.lowlevel.checkpoint()
         self.publish("failed_runs", failed)
-        diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics)}
+        diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics), "first": first}
         if self.streamed is not None:
             chunks = self.streamed.chunks(totals.result(diag), self.config["title"])
         else:

@@ -15,6 +15,7 @@ from replay.pipeline.report.model import (
     RunTally,
     as_run_id,
     count_repairs,
+    first_problems,
     heal_log_path,
     read_heal_log,
 )
@@ -46,6 +47,7 @@ class SummarizeRuns(Transform):
         super().__init__(**options)
         self.tally: RunTally | None = None
         self.diagnostics: Counter[str] = Counter()
+        self.first_problems: list[dict[str, Any]] = []
 
     def __call__(self, batch: Batch) -> Batch | None:
         if batch.port is not None:
@@ -120,7 +122,7 @@ class SummarizeRuns(Transform):
         self.tally = None
         if self.diagnostics:
             done.append({RECORD_KEY: DIAGNOSTICS_RECORD, "total": sum(self.diagnostics.values()),
-                         "byCode": dict(sorted(self.diagnostics.items()))})
+                         "byCode": dict(sorted(self.diagnostics.items())), "first": self.first_problems})
         return Batch.of(done, "<summarize>") if done else None
 
     # ------------------------------------------------------------------------------------------
@@ -152,4 +154,5 @@ class SummarizeRuns(Transform):
         for record in batch.events or ():
             if batch.port == "errors" and isinstance(record, dict):
                 self.diagnostics[str(record.get("code"))] += 1
+                first_problems(self.first_problems, (record,))
                 self.emit("errors", record)

@@ -170,12 +170,38 @@ class ReplayGroup(click.Group):
             if not rest and sys.stdin is not None and not stdin_is_terminal() and not self._asks_for_info(args):
                 args = [*args, DEFAULT_COMMAND]
             elif rest and rest[0].startswith("-") and rest[0] != "--":
+                self._refuse_flag_before_command(ctx, rest)
                 args = [*args[:start], DEFAULT_COMMAND, *rest]
                 ctx.meta[IMPLIED] = True  # the user did not type `capture`: the one-argument rule applies
         if not args and not ctx.resilient_parsing:
             click.echo(ctx.get_help())
             ctx.exit(0)
         return super().parse_args(ctx, args)
+
+    def _refuse_flag_before_command(self, ctx: click.Context, rest: list[str]) -> None:
+        """`replay --strict read x.jsonl`: a flag that neither replay nor capture has, followed by a command name, is
+        the command's flag put before it; refused as replay's (not capture's) unknown flag, saying where it goes."""
+        default = self.get_command(ctx, DEFAULT_COMMAND)
+        assert default is not None
+        takes_value = flags_taking_values(default.get_params(ctx))
+        i = 0
+        while i < len(rest) and rest[i].startswith("-") and rest[i] != "--":
+            after = past_flag(rest, i, takes_value)
+            if after is None:
+                break
+            i = after
+        if i >= len(rest) or not rest[i].startswith("-") or rest[i] == "--":
+            return  # capture's flags, then a prompt (`replay --runner r.py "prompt"`)
+        name = next((word for word in rest[i + 1:] if word in COMMANDS), None)
+        command = self.get_command(ctx, name) if name is not None else None
+        if command is None:
+            return  # no command follows (`replay --bogus "prompt"`): capture's parser refuses it, with its flags
+        flag = rest[i].partition("=")[0]
+        how = (f"Put {flag} after the command name: `replay {name} {flag} ...`; only {', '.join(own_flags(self))} "
+               f"go before it." if flag in flags_taking_values(command.get_params(ctx)) else
+               f"`replay {name}` has no {flag} either: run `replay {name} --help` to list its flags.")
+        raise ReplayError("E_UNKNOWN_FLAG", f"No such option '{flag}' for replay itself (before the command {name!r}).",
+                          path=ctx.command_path, received=flag, expected=", ".join(own_flags(self)), howToFix=how)
 
     def _own_flags_end(self, ctx: click.Context, args: list[str]) -> int:
         """Where the group's own leading flags (and their values) end in ``args``."""
@@ -248,6 +274,11 @@ class ReplayGroup(click.Group):
 
     def _listing(self, ctx: click.Context) -> str:
         return "one of: " + ", ".join(self.list_commands(ctx))
+
+
+def own_flags(command: click.Command) -> list[str]:
+    """The flags ``command`` itself declares (not --help), as an unknown flag's error lists them."""
+    return sorted({flag for p in command.params for flag in (*p.opts, *p.secondary_opts) if flag.startswith("-")})
 
 
 def flags_taking_values(params: Iterable[click.Parameter]) -> dict[str, bool]:
@@ -384,8 +415,7 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
     message = exc.format_message()
     if isinstance(exc, click.NoSuchOption):
         command = exc.ctx.command if exc.ctx is not None else None
-        known = sorted({flag for p in (command.params if command else []) for flag in (*p.opts, *p.secondary_opts)
-                        if flag.startswith("-")})
+        known = own_flags(command) if command is not None else []
         return diagnostic("E_UNKNOWN_FLAG", message, path=exc.ctx.command_path if exc.ctx is not None else None,
                           received=exc.option_name,
                           expected=", ".join(exc.possibilities) if exc.possibilities else ", ".join(known) or None)

@@ -40,7 +40,8 @@ from replay.pipeline.engine.parallel import (
     total_bytes,
 )
 from replay.pipeline.io.dask_backend import scheduler_address
-from replay.pipeline.io.journals import TEMP_SUFFIX, is_url
+from replay.pipeline.io.fdio import write_failed
+from replay.pipeline.io.journals import TEMP_SUFFIX, is_url, make_folder
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
 
 ENGINES = ("local", "dask")
@@ -218,7 +219,10 @@ def filling(work_dir: Path, target: Path) -> Iterator[None]:
     """``work_dir`` (``target`` itself, or its partial sibling) made if missing for the block; when the block fails
     as one run would, a partial sibling it made goes again, so nothing appears."""
     created = not work_dir.exists()
-    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        make_folder(work_dir)
+    except OSError as exc:
+        raise write_failed(str(target), exc) from exc
     try:
         yield
     except RUN_FAILURES:

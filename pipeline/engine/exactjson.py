@@ -59,6 +59,42 @@ def too_deep(exc: orjson.JSONDecodeError) -> bool:
     return exc.msg == "depth limit exceeded"
 
 
+_END_OF_DATA = "unexpected end of data"  # orjson's words, and Python's for a UTF-8 character cut short
+
+
+def cut_off(data: bytes, exc: orjson.JSONDecodeError) -> bool:
+    """Did orjson refuse ``data`` only because it ends too early: the start of a JSON text, cut off (a write that
+    stopped), not a text with a wrong character in it (a control character in a string, a stray byte)?"""
+    if exc.msg == _END_OF_DATA:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:  # (orjson checks UTF-8 first): the last character cut short, the rest a start?
+        if bad.reason == _END_OF_DATA and bad.end == len(data):
+            try:
+                orjson.loads(data[:bad.start])
+            except orjson.JSONDecodeError as before:
+                return before.msg == _END_OF_DATA
+    return False
+
+
+def byte_column(raw: bytes, char_pos: int) -> int:
+    """1-based byte column of orjson's character position in ``raw``."""
+    if raw.isascii():
+        return char_pos + 1
+    return len(raw.decode("utf-8", "replace")[:char_pos].encode("utf-8")) + 1
+
+
+def char_at(raw: bytes, char_pos: int) -> str:
+    """How an error names the character at orjson's position in ``raw``: a control character as U+0000, another
+    quoted; empty at the end of ``raw``."""
+    text = raw.decode("utf-8", "replace")
+    if char_pos >= len(text):
+        return ""
+    char = text[char_pos]
+    return f"U+{ord(char):04X}" if char.isascii() and not char.isprintable() else repr(char)
+
+
 def _exact(data: bytes | str) -> Any:
     """The value of ``data`` (already accepted by orjson) with integers and floats kept exact."""
     with deep():

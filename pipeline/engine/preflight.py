@@ -3,15 +3,18 @@
 Stages say which files they read and write (``input_files`` / ``output_files``, ``-`` for stdin and
 stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed, and when two of its stages would; so is a graph two of
 whose stages would write one file. Inputs are never modified: an output that is the same file as an input (same device
-and inode, whatever the path says) is refused.
+and inode, whatever the path says) is refused; so is an output under a file (``--out afile/x.html``: a folder on its way
+is a file), before anything is read.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from replay.pipeline.engine.errors import ReplayError, stdout_closed
 from replay.pipeline.engine.share import stdout_capture
@@ -48,6 +51,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
         identities[(st.st_dev, st.st_ino)] = "<stdin>" if source == STDIO else source
     for stage in stages:
         for target in stage.output_files():
+            if target != STDIO and "://" not in target:
+                refuse_file_in_the_way(target, Path(target).parent)
             if target == STDIO or not os.path.isfile(target):
                 continue
             st = os.stat(target)
@@ -80,6 +85,32 @@ def _one_writer_per_target(stages: list[Stage]) -> None:
                     "would replace what the other wrote", path=f"stages.{stage.id}.path", received=target,
                     expected="a file of its own for each stage", howToFix="Give each stage that writes a file a path of its own.",
                 )
+
+
+def file_in_the_way(folder: str | os.PathLike[str]) -> str | None:
+    """What stands where a folder must be for ``folder`` to be written into: ``folder`` itself, else its nearest
+    parent that exists, when that is not a folder (a file); None when there is nothing (missing folders are made)."""
+    path = Path(folder)
+    for place in (path, *path.parents):
+        try:
+            mode = os.stat(place).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # missing (it is made), or under a file further up
+        except OSError:
+            return None  # (no permission, ...: left to the write, which says why)
+        return None if stat.S_ISDIR(mode) else str(place)
+    return None
+
+
+def refuse_file_in_the_way(target: str, folder: str | os.PathLike[str]) -> None:
+    """Refuse (E_OUTPUT_UNWRITABLE, exit 2, before anything runs) the output ``target``, written into ``folder``,
+    when a file stands where one of the folders on its way must be: no write could make it (ENOTDIR)."""
+    blocker = file_in_the_way(folder)
+    if blocker is not None:
+        raise ReplayError("E_OUTPUT_UNWRITABLE", f"{target!r} cannot be written: {blocker!r} is a file, not a folder",
+                          path=target, expected="folders on the output's path (missing ones are made)",
+                          received=f"ENOTDIR: {blocker!r} is not a directory",
+                          howToFix=f"Write the output somewhere else, or move {blocker!r} out of the way.")
 
 
 def stdout_is_open() -> bool:

@@ -6,6 +6,7 @@ Lines are split on ``\\n`` only, in binary, and each keeps its line number and b
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -21,6 +22,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, diagnostic, printable
+from replay.pipeline.engine.preflight import file_in_the_way
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
 
 STDIN = "-"
@@ -351,6 +353,14 @@ UTF8_BOM = b"\xef\xbb\xbf"
 LINES, DOCUMENT = "lines", "document"
 
 
+def skip_bom(data: bytes) -> tuple[bytes, int]:
+    """``data`` without the UTF-8 byte order mark some Windows tools start a file with (it is not JSON), and how
+    many bytes went: the offset of what is left, for positions that stay positions in the file."""
+    if data.startswith(UTF8_BOM):
+        return data[len(UTF8_BOM):], len(UTF8_BOM)
+    return data, 0
+
+
 def is_document(value: Any) -> bool:
     """An array of records, or an artifact: an object with an ``events`` array (not a reserved record)."""
     return isinstance(value, list) or (
@@ -441,6 +451,15 @@ def _is_special(target: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def make_folder(folder: Path) -> None:
+    """``folder`` and its missing parents made; a file where one of them must be is ENOTDIR (NotADirectoryError
+    naming the file), not the EEXIST ``mkdir`` says."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), file_in_the_way(folder) or str(folder)) from exc
+
+
 @contextmanager
 def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
     """A file that appears at ``path`` whole, or not at all (temp file + rename); an existing file there
@@ -463,7 +482,7 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     if target.is_symlink():
         target = Path(os.path.realpath(target))
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent)
         import tempfile  # here: most commands write no file (its import costs every command ~3 ms of start-up)
 
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)

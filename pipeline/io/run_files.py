@@ -20,8 +20,9 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, is_url, path_kind, temp_prefix, write_atomic
+from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, is_url, make_folder, path_kind, temp_prefix, write_atomic
 
 Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
 
@@ -118,12 +119,15 @@ def plan_healed(files: list[str], root: Place, target: Place) -> dict[str, tuple
 
 def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None) -> None:
     """Refuse (E_USAGE_INVALID, exit 2) a folder to write into that exists and is not a folder (``--out FILE``
-    is never written over); a missing folder is fine. ``folder`` may be a URL (a ``str``; ``path_kind``)."""
+    is never written over), and one under a file (E_OUTPUT_UNWRITABLE); a missing folder is fine. ``folder`` may
+    be a URL (a ``str``; ``path_kind``)."""
     received = {"file": "a file", "other": "not a folder"}.get(path_kind(folder) or "")
     if received is not None:
         where = folder if isinstance(folder, str) and is_url(folder) else str(Path(folder))
         raise ReplayError("E_USAGE_INVALID", f"the output folder {where!r} exists and is not a folder", path=where,
                           expected="a folder (new or existing)", received=received, howToFix=how_to_fix, example=example)
+    if not (isinstance(folder, str) and is_url(folder)):
+        refuse_file_in_the_way(str(Path(folder)), Path(folder).parent)
 
 
 @contextmanager
@@ -134,7 +138,7 @@ def staged_folder(target: Path) -> Iterator[Path]:
     import tempfile
 
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent)
         if target.exists():
             yield target
             return

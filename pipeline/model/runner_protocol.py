@@ -27,7 +27,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
-from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.engine.errors import ReplayError, diagnostic, not_utf8
 from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
@@ -173,6 +173,19 @@ def _take_output(reply: Reply, output: Any, line: int | None) -> None:
             reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events))
 
 
+def _fault(line: bytes, exc: orjson.JSONDecodeError, last_without_newline: bool) -> tuple[str, int]:
+    """Why a stdout line is no JSON, and the 1-based byte column where: cut off only when it is the last line, with no
+    newline, and the start of a JSON text; else the byte that is not UTF-8, or the character orjson stopped at."""
+    if last_without_newline and exactjson.cut_off(line, exc):
+        return "is cut off (no newline, not valid JSON)", len(line) + 1
+    bad = None if line.isascii() else not_utf8(line)  # (orjson checks the whole line first and says column 1)
+    if bad is not None:
+        return f"is not valid JSON: byte 0x{bad.byte:02x} at column {bad.offset + 1} is not UTF-8 ({bad.reason})", bad.offset + 1
+    column = exactjson.byte_column(line, exc.pos)
+    char = exactjson.char_at(line, exc.pos)
+    return f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column}", column
+
+
 def _read_lines(reply: Reply, stdout: bytes) -> None:
     """Streamed form: event lines, then the output object; a cut-off last line is noted, not kept."""
     raws = stdout.split(b"\n")
@@ -187,13 +200,9 @@ def _read_lines(reply: Reply, stdout: bytes) -> None:
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            cut = torn_tail and number == len(raws)
-            reply.note(
-                "E_RUNNER_INVALID_JSON",
-                f"stdout line {number} " + ("is cut off (no newline, not valid JSON)" if cut else f"is not valid JSON: {exc.msg}"),
-                path="$", line=number, offset=start, column=exc.colno, expected="one JSON value per line",
-                received=excerpt(line),
-            )
+            why, column = _fault(line, exc, torn_tail and number == len(raws))
+            reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=start,
+                       column=column, expected="one JSON value per line", received=excerpt(line))
             continue
         if is_event_line(value):
             reply.events.append((value, line, number, start, None))

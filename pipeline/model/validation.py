@@ -64,6 +64,16 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
+def named(value: Any) -> str:
+    """How a message names a JSON value: ``missing``, ``null``, ``true``, ``3``, ``'text'`` (long strings cut),
+    else its JSON type (``array``, ``object``); never a Python spelling such as None or True."""
+    if value is MISSING or value is None or isinstance(value, dict | list):
+        return json_type(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(shown(value))
+
+
 def shown(value: Any, limit: int = 120) -> Any:
     """What an error's ``received`` says: a scalar as itself (long strings cut), else its JSON type."""
     if isinstance(value, str):
@@ -94,7 +104,7 @@ def state_of(value: Any) -> str:
         return "is missing"
     if isinstance(value, dict | list) or value is None:
         return f"is {json_type(value)}"
-    return f"is {json_type(value)} {shown(value)!r}"
+    return f"is {json_type(value)} {named(value)}"
 
 
 def _nonempty_string(value: Any) -> bool:

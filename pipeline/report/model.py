@@ -32,6 +32,8 @@ STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without 
 _STR = {str}
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary
+FIRST_PROBLEMS = 5  # input problems a report lists one by one (code, source, line, message); the rest are counted
+PROBLEM_FIELDS = ("code", "source", "line", "message")
 NO_TYPE = "(none)"
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
@@ -600,6 +602,7 @@ class Aggregate:
         self.repairs += total
 
     def result(self, diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The totals; ``diagnostics``: the input problems (``total``, ``byCode``, and the ``first`` few)."""
         diag = diagnostics or {}
         return {
             "runs": {"total": self.runs, "ok": self.ok, "error": self.runs - self.ok},
@@ -615,8 +618,19 @@ class Aggregate:
             "durationMs": number(math.fsum(self.durations)) if self.durations else None,
             "startedAt": format_timestamp(self.start) if self.start is not None else None,
             "endedAt": format_timestamp(self.end) if self.end is not None else None,
-            "diagnostics": {"total": int(diag.get("total", 0)), "byCode": dict(sorted((diag.get("byCode") or {}).items()))},
+            "diagnostics": {"total": int(diag.get("total", 0)), "byCode": dict(sorted((diag.get("byCode") or {}).items())),
+                            "first": list(diag.get("first") or [])[:FIRST_PROBLEMS]},
         }
+
+
+def first_problems(first: list[dict[str, Any]], records: Iterable[Any]) -> None:
+    """Add to ``first`` the input problems of ``records`` (error bodies, or the ``first`` of a diagnostics record),
+    as a report lists them, until it holds FIRST_PROBLEMS."""
+    for record in records:
+        if len(first) >= FIRST_PROBLEMS:
+            return
+        if isinstance(record, dict):
+            first.append({k: record[k] for k in PROBLEM_FIELDS if record.get(k) is not None})
 
 
 def public_run(summary: dict[str, Any]) -> dict[str, Any]:

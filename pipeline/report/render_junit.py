@@ -1,4 +1,6 @@
-"""JUnit XML report: one testsuite, one testcase per run, a failure element for each run that failed."""
+"""JUnit XML report: one testsuite, one testcase per run, a failure element for each run that failed; when the input
+had problems (lines not read, records that are no events), one more testcase, ``input``, with an error element
+listing them (counted by code, the first few with their line), so CI does not read the report as green."""
 
 from __future__ import annotations
 
@@ -17,10 +19,13 @@ def seconds(ms: Any) -> str:
 
 def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
     failures = agg["runs"]["error"]
-    root = ET.Element("testsuites", name=text(title), tests=str(len(summaries)), failures=str(failures),
-                      errors="0", time=seconds(agg["durationMs"]))
-    suite = ET.SubElement(root, "testsuite", name=text(title), tests=str(len(summaries)), failures=str(failures),
-                          errors="0", skipped="0", time=seconds(agg["durationMs"]))
+    diag = agg["diagnostics"]
+    errors = 1 if diag["total"] else 0  # the input testcase
+    tests = str(len(summaries) + errors)
+    root = ET.Element("testsuites", name=text(title), tests=tests, failures=str(failures),
+                      errors=str(errors), time=seconds(agg["durationMs"]))
+    suite = ET.SubElement(root, "testsuite", name=text(title), tests=tests, failures=str(failures),
+                          errors=str(errors), skipped="0", time=seconds(agg["durationMs"]))
     if agg["startedAt"]:
         suite.set("timestamp", agg["startedAt"])
     props = ET.SubElement(suite, "properties")
@@ -48,6 +53,8 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
             failure.text = text("\n".join(lines) or "the run's status is error")
         out = ET.SubElement(case, "system-out")
         out.text = text(_details(s))
+    if errors:
+        _input_problems(suite, diag)
     unattributed = agg["unattributedRepairs"]["runs"]
     if unattributed:  # repairs of no testcase here: of runs heal dropped whole
         lines = [f"{u['runId'] or '-'} ({u['source'] or '-'}): {u['total']} ({format_counts(u['byRule'])})"
@@ -58,6 +65,20 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
             "repairs in no run of this report (heal dropped every event of their run):\n" + "\n".join(lines))
     ET.indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
+
+
+def _input_problems(suite: ET.Element, diag: dict[str, Any]) -> None:
+    """The testcase ``input``: an error that counts the input's problems by code and lists the first few."""
+    summary = f"{diag['total']} input problem{'s' * (diag['total'] != 1)}: {format_counts(diag['byCode'])}"
+    first = diag["first"]
+    lines = [summary, *(f"{p.get('source') or '-'}{' line ' + str(p['line']) if p.get('line') is not None else ''}: "
+                        f"{p.get('code') or '-'} {p.get('message') or ''}".rstrip() for p in first)]
+    if diag["total"] > len(first):
+        lines.append(f"… {diag['total'] - len(first)} more (all of them on stderr)")
+    case = ET.SubElement(suite, "testcase", name="input", classname="replay", time=seconds(0))
+    error = ET.SubElement(case, "error", message=text(summary),
+                          type=text(first[0].get("code") or "input_problems") if first else "input_problems")
+    error.text = text("\n".join(lines))
 
 
 def _details(s: dict[str, Any]) -> str:

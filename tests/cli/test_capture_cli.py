@@ -363,3 +363,12 @@ def test_ctrl_c_stops_the_runner_and_keeps_what_it_streamed(tmp_path, sig, code,
     assert raw["streamedEvents"] == 1 and raw["process"]["signal"] in (sig.name, "SIGKILL")
     assert load(tmp_path / files["artifact"])["events"] == [json.loads(streamed[0])]
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_raw_control_character_in_a_last_line_without_newline_is_named_where_it_is_not_called_cut_off(tmp_path):
+    """The line is whole but invalid (a raw NUL inside a string): it was "stdout line 1 is cut off"."""
+    stdout = '{"status": "ok", "response": "a\u0000b", "events": []}'
+    failed(say(tmp_path, stdout), "E_RUNNER_INVALID_JSON", tmp_path)
+    error = only_error(say(tmp_path, stdout))
+    assert error["message"] == "stdout line 1 is not valid JSON: unexpected control character in string (U+0000) at column 32"
+    assert (error["line"], error["column"], error["offset"]) == (1, 32, 0)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REPLAY, errors_of, run_replay
+from conftest import EXAMPLES, REPLAY, errors_of, run_replay
 
 from replay.pipeline.engine.errors import CATALOGUE
 
@@ -49,6 +49,22 @@ def test_an_unknown_global_flag():
     assert done.returncode == 2
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_UNKNOWN_FLAG" and error["received"] == "--frob"
+    assert error["path"] == "replay" and "replay read --help" in error["howToFix"]
+
+
+@pytest.mark.parametrize("flag", ["--strict", "--strict=true"])
+def test_a_command_flag_put_before_the_command_is_replays_unknown_flag_not_captures(flag):
+    """`replay --strict read x.jsonl`: it was capture's unknown flag (`"path": "replay capture"`, capture's flags);
+    it is replay's own, with replay's flags, and the advice to put it after the command name."""
+    done = run_replay(flag, "read", str(EXAMPLES / "journals" / "two-runs.jsonl"))
+    assert (done.returncode, done.stdout) == (2, b"")
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_UNKNOWN_FLAG", "replay", "--strict")
+    assert error["expected"] == "--log-level, --max-errors, --version, -V"
+    assert "Put --strict after the command name: `replay read --strict ...`" in error["howToFix"]
+    done = run_replay("--log-level", "info", "--strict", "report", str(EXAMPLES / "journals" / "two-runs.jsonl"))
+    [error] = errors_of(done.stderr)
+    assert error["path"] == "replay" and "`replay report --strict ...`" in error["howToFix"]
 
 
 # stages ---------------------------------------------------------------------------------------

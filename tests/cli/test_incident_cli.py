@@ -336,3 +336,11 @@ def test_a_user_graph_without_redaction_cannot_write_an_incident_folder(tmp_path
     done = run_replay("run", "leaky.toml", str(REFUND_EXPORT), cwd=tmp_path)
     assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_NOT_REDACTED"
     assert not (tmp_path / "imported").exists()
+
+
+def test_an_export_that_starts_with_a_byte_order_mark_is_imported(tmp_path: Path) -> None:
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + REFUND_EXPORT.read_bytes())
+    done, plain = import_(tmp_path, export=tmp_path / "bom.json"), import_(tmp_path, out="plain")
+    assert done.returncode == 0, done.stderr
+    ours, theirs = orjson.loads(done.stdout), orjson.loads(plain.stdout)
+    assert (ours["counts"], ours["files"]) == (theirs["counts"], theirs["files"])

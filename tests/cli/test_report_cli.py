@@ -194,6 +194,40 @@ def test_junit_survives_markup_and_characters_xml_forbids():
     assert EVIL in failure.text and "\\u0000\\u0007" in failure.text
 
 
+def test_junit_makes_input_problems_an_error_ci_sees(tmp_path):
+    """Lines that were not read: one more testcase, `input`, with an error counting them by code and listing the first
+    few with their line; `errors` counts it. It was tests="0" errors="0" (green) for a command that exits 1."""
+    source = tmp_path / "x.jsonl"
+    source.write_bytes(b"garbage\n[1]\n")
+    result = run_replay("report", str(source), "--format", "junit")
+    assert result.returncode == 1
+    root = ET.fromstring(result.stdout)
+    suite = root.find("testsuite")
+    for element in (root, suite):
+        assert (element.get("tests"), element.get("failures"), element.get("errors")) == ("1", "0", "1")
+    [case] = suite.findall("testcase")
+    error = case.find("error")
+    assert case.get("name") == "input" and error is not None
+    assert error.get("message") == "2 input problems: E_EVENT_NOT_OBJECT 1, E_JSONL_LINE_INVALID 1"
+    assert error.get("type") == "E_JSONL_LINE_INVALID"
+    lines = error.text.splitlines()
+    assert lines[1].startswith(f"{source} line 1: E_JSONL_LINE_INVALID line 1 is not valid JSON")
+    assert lines[2] == f"{source} line 2: E_EVENT_NOT_OBJECT line 2 is JSON but not an object"
+    # the runs keep their testcases, the input's comes last; the other formats count the same problems
+    many = tmp_path / "many.jsonl"
+    many.write_bytes(Path(TWO_RUNS).read_bytes() + b"oops\n" * 7)
+    root = ET.fromstring(run_replay("report", str(many), "--format", "junit").stdout)
+    suite = root.find("testsuite")
+    assert [c.get("name") for c in suite.findall("testcase")] == ["run_a", "run_b", "input"]
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "1", "1")
+    error = suite.find("testcase[@name='input']/error")
+    assert len(error.text.splitlines()) == 1 + 5 + 1 and error.text.endswith("… 2 more (all of them on stderr)")
+    diagnostics = json.loads(run_replay("report", str(many), "--format", "json").stdout)["aggregate"]["diagnostics"]
+    after = Path(TWO_RUNS).read_bytes().count(b"\n")
+    assert diagnostics["total"] == 7 and [p["line"] for p in diagnostics["first"]] == list(range(after + 1, after + 6))
+    assert "input problems  7: E_JSONL_LINE_INVALID 7" in run_replay("report", str(many)).stdout.decode()
+
+
 # html (the browser checks live in test_html_browser.py) -------------------------------------------
 def test_html_is_self_contained_and_escaped(tmp_path):
     out = tmp_path / "report.html"
@@ -260,7 +294,8 @@ def test_bad_lines_are_reported_and_exit_1_after_the_report(tmp_path):
     assert [(e["code"], e["line"]) for e in errors] == [("E_JSONL_LINE_INVALID", 2)]
     doc = json.loads(out.read_text())  # the report was still written
     assert doc["runs"][0]["events"]["total"] == 2
-    assert doc["aggregate"]["diagnostics"] == {"total": 1, "byCode": {"E_JSONL_LINE_INVALID": 1}}
+    first = {k: errors[0][k] for k in ("code", "source", "line", "message")}
+    assert doc["aggregate"]["diagnostics"] == {"total": 1, "byCode": {"E_JSONL_LINE_INVALID": 1}, "first": [first]}
 
 
 def test_in_that_is_a_pipe_or_a_device_is_refused_not_waited_on(tmp_path):

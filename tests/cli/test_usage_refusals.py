@@ -84,3 +84,35 @@ def test_capture_and_heal_refuse_a_file_as_their_output_folder_in_the_same_words
             "expected": "a folder (new or existing)", "received": "a file"}
         assert error["howToFix"].startswith("Give --out a folder") and error["example"].startswith("replay ")
     assert (tmp_path / "taken").read_bytes() == b"a file\n"
+
+
+# an output under a file ---------------------------------------------------------------------------
+UNDER_A_FILE = {
+    "report --out": ["report", str(BROKEN), "--out", "afile/x.html"],
+    "report --out, two levels": ["report", str(BROKEN), "--out", "afile/sub/x.html"],
+    "heal --log": ["heal", str(BROKEN), "--log", "afile/log.jsonl"],
+    "heal --in --out": ["heal", "--in", str(BROKEN), "--out", "afile/healed"],
+    "write --out": ["write", str(BROKEN), "--out", "afile/w.jsonl"],
+    "export --out": ["export", "--otlp", str(BROKEN), "--out", "afile/o.json"],
+    "script --out": ["script", str(BROKEN), "--out", "afile/s.json"],
+    "capture --out": ["capture", "--runner", "runner.py", "--out", "afile/captures", "p"],
+    "incident import --out": ["incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"), "--out", "afile/inc"],
+    "run, a write stage's path": ["run", "pipeline.toml", str(BROKEN)],
+}
+
+
+@pytest.mark.parametrize("args", UNDER_A_FILE.values(), ids=UNDER_A_FILE.keys())
+def test_an_output_under_a_file_is_refused_before_anything_runs_as_not_a_directory(tmp_path: Path, args: list[str]) -> None:
+    """`--out afile/x.html` with `afile` a file: no write could make it (ENOTDIR); it is refused before the input is
+    read or the runner starts, naming the file in the way (it was E_OUTPUT_WRITE_FAILED `EEXIST: File exists`)."""
+    (tmp_path / "afile").write_bytes(b"a file\n")
+    (tmp_path / "runner.py").write_text("import pathlib\npathlib.Path(__file__).with_name('ran').write_text('x')\nprint('{}')\n")
+    (tmp_path / "pipeline.toml").write_text('chain = [{ type = "write", path = "afile/out.jsonl" }]\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = run_replay(*args, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, b""), proc.stderr
+    (error,) = errors_of(proc.stderr)
+    target = next(a for a in args if a.startswith("afile/")) if args[0] != "run" else "afile/out.jsonl"
+    assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == target
+    assert error["received"] == "ENOTDIR: 'afile' is not a directory" and "'afile' is a file" in error["message"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and (tmp_path / "afile").read_bytes() == b"a file\n"

@@ -112,3 +112,13 @@ def test_without_overwrite_a_taken_name_is_left_alone_and_no_temp_file_stays(tmp
         handle.write(b"second")
     assert target.read_bytes() == b"first"
     assert [p.name for p in tmp_path.iterdir()] == ["fixture.json"]
+
+
+def test_a_file_where_a_folder_must_be_is_not_a_directory(tmp_path: Path) -> None:
+    """Past the commands' preflight (a file put there meanwhile): ENOTDIR, not the EEXIST mkdir says."""
+    (tmp_path / "afile").write_bytes(b"a file\n")
+    for target in (tmp_path / "afile" / "x.html", tmp_path / "afile" / "sub" / "x.html"):
+        with pytest.raises(ReplayError) as failed:
+            write_atomic(target, b"x")
+        assert failed.value.body["code"] == "E_OUTPUT_WRITE_FAILED" and failed.value.body["received"] == "ENOTDIR: Not a directory"
+    assert os.listdir(tmp_path) == ["afile"]

@@ -391,3 +391,34 @@ def test_a_replay_journal_without_an_ending_is_not_completed_for_it(tmp_path: Pa
     with pytest.raises(ReplayError) as caught:
         load_export(str(journal), format="replay", rules_path=rules)
     assert caught.value.code == "E_INCIDENT_TERMINAL_MISSING"
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_utf8_byte_order_mark_is_skipped_as_replay_read_skips_it_and_positions_stay_in_the_file(tmp_path: Path) -> None:
+    """Some Windows tools start a file with a byte order mark: an export, a log and a rules file import as without
+    one; a later fault keeps its line and column, and its offset counts the mark's three bytes."""
+    (tmp_path / "e.json").write_bytes(BOM + REFUND_EXPORT.read_bytes())
+    assert load_export(str(tmp_path / "e.json")) == load_export(str(REFUND_EXPORT))
+    (tmp_path / "rules.json").write_bytes(BOM + Path(RULES).read_bytes())
+    (tmp_path / "run.jsonl").write_bytes(BOM + RUN_LOG.read_bytes())
+    assert (load_export(str(tmp_path / "run.jsonl"), format="runledger", case="refund-case", rules_path=str(tmp_path / "rules.json"))
+            == load_export(str(RUN_LOG), format="runledger", case="refund-case", rules_path=RULES))
+    broken = b'{"schema_version": 1,\n  "input": {,}}'
+    for data, offset in ((broken, 22), (BOM + broken, 25)):
+        (tmp_path / "e.json").write_bytes(data)
+        with pytest.raises(ReplayError) as caught:
+            load_export(str(tmp_path / "e.json"))
+        body = caught.value.body
+        assert (caught.value.code, body["line"], body["column"], body["offset"]) == ("E_INCIDENT_JSON_INVALID", 2, 13, offset)
+    (tmp_path / "e.json").write_bytes(BOM + b'{"input": "\xff"}')
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(tmp_path / "e.json"))
+    body = caught.value.body
+    assert (body["line"], body["column"], body["offset"]) == (1, 12, 3) and "offset 14 " in body["message"]
+    first = b'{"type": "task_start", "case_id": "c", "input": {}}\n'
+    (tmp_path / "run.jsonl").write_bytes(BOM + first + b"not json\n")
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(tmp_path / "run.jsonl"), format="runledger", rules_path=RULES)
+    assert (caught.value.body["line"], caught.value.body["offset"]) == (2, len(BOM + first))

@@ -271,3 +271,17 @@ def test_schema_accepts_each_streamed_line():
     validator.validate(event(1))
     validator.validate({"status": "ok", "response": "r", "events": []})
     assert not validator.is_valid({"status": "ok", "events": []})
+
+
+@pytest.mark.parametrize(("last", "message", "column"), [
+    (b'{"seq": 2, "type": "tool_ca', "is cut off (no newline, not valid JSON)", 28),
+    (b'{"seq": 2, "text": "caf\xc3', "is cut off (no newline, not valid JSON)", 25),  # in the middle of a character
+    (b'{"seq": 2, "text": "a\x00b"}', "is not valid JSON: unexpected control character in string (U+0000) at column 22", 22),
+    (b'{"seq": 2, "text": "\xc3\xa9\x1b"}', "is not valid JSON: unexpected control character in string (U+001B) at column 23", 23),
+    (b'{"seq": 2, "text": x', "is not valid JSON: unexpected character, expected a JSON value ('x') at column 20", 20),
+    (b'{"seq": 2, "text": "\xff"}', "is not valid JSON: byte 0xff at column 21 is not UTF-8 (invalid start byte)", 21),
+])
+def test_a_last_line_without_newline_is_cut_off_only_when_it_is_the_start_of_a_json_text(last, message, column):
+    reply = read_reply(orjson.dumps(event(1)) + b"\n" + last)
+    assert reply.problem["code"] == "E_RUNNER_INVALID_JSON"
+    assert reply.problem["message"] == f"stdout line 2 {message}" and reply.problem["column"] == column

@@ -168,7 +168,7 @@ def test_aggregate_sums_counts_tokens_cost_durations_and_repairs():
     assert agg["durationMs"] == 5400
     assert agg["startedAt"] == "2026-03-01T12:00:00.000Z" and agg["endedAt"] == "2026-03-01T12:05:03.300Z"
     assert agg["errors"] == {"total": 3, "byCode": {"RUNNER_TOOL_TIMEOUT": 1, "TIMEOUT": 1, "tool_failed": 1}}
-    assert agg["diagnostics"] == {"total": 0, "byCode": {}}
+    assert agg["diagnostics"] == {"total": 0, "byCode": {}, "first": []}
 
 
 def test_aggregate_of_nothing():
@@ -250,7 +250,8 @@ def test_stage_counts_diagnostics_and_passes_them_on():
     assert stage(Batch.side([diag, diag], "errors", "<parse.errors>")) is None
     assert stage.take("errors") == [diag, diag]
     tail = list(stage.flush())
-    assert tail == [{"$record": "diagnostics", "total": 2, "byCode": {"E_JSONL_LINE_INVALID": 2}}]
+    assert tail == [{"$record": "diagnostics", "total": 2, "byCode": {"E_JSONL_LINE_INVALID": 2},
+                     "first": [{"code": "E_JSONL_LINE_INVALID", "message": "bad"}] * 2}]
 
 
 def test_stage_reads_the_heal_log_beside_an_artifact(tmp_path):

@@ -382,3 +382,24 @@ def test_alias_stages_made_with_the_same_options_share_one_resolved_table():
     assert AliasEventTypes(aliases=chain).table is AliasEventTypes(aliases=dict(chain)).table
     assert AliasEventTypes(aliases=chain).table["a"] == "tool_completed"
     assert AliasEventTypes(aliases=chain).table is not AliasEventTypes(aliases=chain, builtin=False).table
+
+
+def test_repair_messages_name_json_values_never_python_ones():
+    """A missing or null field, a boolean: the heal log's messages say missing / null / true, as JSON does."""
+    records = [
+        {"seq": 1, "runId": "r1", "payload": {}},  # no type, no timestamp
+        {"timestamp": None, "type": "tool_called", "runId": None, "payload": {"callId": "c1", "toolName": "t"}},  # no seq
+        {"seq": None, "timestamp": True, "type": "tool_completed", "runId": "r1", "payload": {"callId": "c1"}},
+        {"seq": True, "timestamp": [1], "type": "run_completed", "runId": "r1", "payload": {}},
+    ]
+    messages = [r["message"] for r in heal_records(records, summary=False).side["repairs"]]
+    assert "run began with an event with no type; inserted run_started before it" in messages
+    assert "seq missing; set to 3" in messages
+    assert "seq null is not an integer; set to 4" in messages and "seq true is not an integer; set to 5" in messages
+    assert any(m.startswith("runId was null;") for m in messages)
+    assert any(m.startswith("timestamp null is not RFC 3339;") for m in messages)
+    assert any(m.startswith("timestamp true is not RFC 3339;") for m in messages)
+    assert any(m.startswith("timestamp array is not RFC 3339;") for m in messages)
+    assert not [m for m in messages if "None" in m or "True" in m or "[1]" in m]
+    renumbered = [r for r in heal_records(records, summary=False).side["repairs"] if r["rule"] == "renumber"]
+    assert "original" not in renumbered[1] and renumbered[2]["original"] is None  # a missing seq had no original

@@ -223,3 +223,12 @@ def test_the_incident_stages_are_listed() -> None:
     done = run_replay("stages", "--json")
     names = {s["type"] for s in orjson.loads(done.stdout)}
     assert {"load_incident", "redact", "evaluate", "spawn_agent", "match", "write_incident", "promote_incident"} <= names
+
+
+async def test_spawn_agent_names_an_agent_still_running_after_closing_its_output() -> None:
+    plan = orjson.dumps([{"close_stdout": True}, {"sleep": 30}]).decode()
+    out, side = await _spawn([sys.executable, str(PLAN_AGENT), plan], redacted(), kill_grace_ms=200)
+    error = side["errors"][0]
+    assert error["code"] == "E_INCIDENT_AGENT_EXITED" and out[-1]["status"] == "failed"
+    assert "still running" in error["message"] and "still running" in error["received"]
+    assert "None" not in error["message"] + error["received"]

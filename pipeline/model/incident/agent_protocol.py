@@ -210,7 +210,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
         with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
             await process.wait()
         code = process.returncode
-        how = f"exit code {code}" if code is None or code >= 0 else f"signal {signal_name(-code)}"
+        how = "still running" if code is None else f"exit code {code}" if code >= 0 else f"signal {signal_name(-code)}"
         raise _fail(run, "E_INCIDENT_AGENT_EXITED", f"the agent closed its output ({how}) before a final_output or task_error",
                     expected="a final_output or task_error message", received=f"{how}; stderr withheld ({run.stderr_bytes} bytes)")
 

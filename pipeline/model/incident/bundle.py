@@ -32,8 +32,9 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, atomic_output, temp_prefix
+from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, atomic_output, make_folder, temp_prefix
 from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
@@ -142,6 +143,7 @@ def refuse_non_folder_out(out: str) -> None:
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": out},
                expected="a new or empty folder", received="a file")
+    refuse_file_in_the_way(out, target.parent)
 
 
 def check_output_folder(out: str) -> None:
@@ -178,7 +180,7 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
         check_output_folder(out)
     target = Path(out)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent)
         staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
     except OSError as exc:
         raise write_failed(out, exc) from exc

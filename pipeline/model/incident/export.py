@@ -31,6 +31,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, not_utf8
+from replay.pipeline.io.journals import skip_bom
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
 from replay.pipeline.model.validation import json_type
@@ -134,36 +135,40 @@ def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
 
 def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint: bool = False) -> Any:
     """The JSON value of ``data`` (the whole file, or the one line ``where`` names); refused with the position of
-    the fault: a byte that is not UTF-8, nesting deeper than the limit, anything else that is not JSON."""
+    the fault: a byte that is not UTF-8, nesting deeper than the limit, anything else that is not JSON. A whole file
+    may start with a UTF-8 byte order mark, as `replay read` takes it; offsets stay positions in the file."""
+    skipped = 0
+    if "line" not in where:
+        data, skipped = skip_bom(data)
     try:
         return exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
         bad = not_utf8(data)
         if bad is not None:  # (orjson checks the whole text first and reports column 1)
             column = len(data[bad.line_start:bad.offset].decode("utf-8")) + 1
-            at = {**where, **_position(data, where, bad.line, column)}
+            at = {**where, **_position(data, where, bad.line, column, skipped)}
             refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at offset "
                    f"{at['offset'] + bad.offset - bad.line_start} (line {at['line']}, column {column}): {bad.reason}", at,
                    howToFix="Save the file as UTF-8: the byte at the reported line and column is not part of a UTF-8 character.")
         if exactjson.too_deep(exc):
-            refuse_too_deep(limits, {**where, **_position(data, where, exc.lineno, exc.colno)},
+            refuse_too_deep(limits, {**where, **_position(data, where, exc.lineno, exc.colno, skipped)},
                             received=f"more than {exactjson.MAX_DEPTH} levels", readable=False)
         if lines_hint and data.strip().count(b"\n") and all(_is_json(line) for line in data.splitlines() if line.strip()):
             refuse("E_INCIDENT_FORMAT_UNSUPPORTED", "this file is JSON Lines, not one canonical export object", where,
                    expected="one JSON object (schema_version 1)", received="JSON Lines",
                    howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
-        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **_position(data, where, exc.lineno, exc.colno)})
+        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **_position(data, where, exc.lineno, exc.colno, skipped)})
 
 
-def _position(data: bytes, where: dict[str, Any], line: int, column: int) -> dict[str, Any]:
-    """Line, column and the byte offset of the line's start of a place in ``data``: the whole file, or the one line
-    ``where`` already names (with its offset)."""
+def _position(data: bytes, where: dict[str, Any], line: int, column: int, skipped: int = 0) -> dict[str, Any]:
+    """Line, column and the byte offset of the line's start of a place in ``data``: the whole file (that starts
+    ``skipped`` bytes in: a byte order mark), or the one line ``where`` already names (with its offset)."""
     if "line" in where:
         return {"column": column, **({"offset": where["offset"]} if "offset" in where else {})}
     line_start = 0
     for _ in range(line - 1):
         line_start = data.index(b"\n", line_start) + 1
-    return {"line": line, "column": column, "offset": line_start}
+    return {"line": line, "column": column, "offset": skipped + line_start}
 
 
 def _is_json(line: bytes) -> bool:
@@ -358,7 +363,7 @@ def load_canonical(data: bytes, source: str, limits: Limits) -> dict[str, Any]:
 # JSON Lines formats -------------------------------------------------------------------------------
 def _jsonl(data: bytes, source: str, limits: Limits) -> list[tuple[int, dict[str, Any]]]:
     records = []
-    offset = 0
+    data, offset = skip_bom(data)
     for n, line in enumerate(data.split(b"\n"), 1):
         start, offset = offset, offset + len(line) + 1
         if not line.strip():
