@@ -27,9 +27,6 @@ class SummarizeRepairs(RunScoped):
         super().__init__(**options)
         # The repairs logged and not yet counted, by input and run id; an input's cut-off last line by its name.
         self.pending: dict[tuple[Input, Any], Held] = {}
-        # The repairs left behind where a run began (``_seal``): no run that ends later is theirs. Each stretch is its
-        # own: two runs of one id with another run between them are two runs, however their repairs came in.
-        self._sealed: list[tuple[tuple[Input, Any], Held]] = []
         self._torn: dict[Any, Held] = {}  # per input name, oldest first (``end_run``)
         self._torn_counted: set[Input] = set()  # the inputs whose last run counted its cut-off last line
         self._marks: dict[Any, int] = {}  # per input name: read's marks of it that came here (``_input``)
@@ -58,7 +55,6 @@ class SummarizeRepairs(RunScoped):
                     batch.append_line(exactjson.dumps(record))
                 self._last[source] = next(filter(None, reversed(lines)), None)  # (its end may be invented)
             elif batch.clean is not None and len(batch):  # whole runs, passed as they came
-                self._seal(source, batch.at("lines", 0))
                 self._last[source] = batch.at("lines", -1)
             return out
         for entry in batch.events or ():
@@ -96,19 +92,12 @@ class SummarizeRepairs(RunScoped):
         """Where ``run`` begins in its input: at its run record (``declared_at``: a run record keeps what came before
         it apart), else right after the last line of the run before it (an event dropped at its start is its; lines
         that go back are another input of the same name)."""
-        source = run.state["input"]
-        last = self._last.get(source)
+        last = self._last.get(run.state["input"])
         if declared_at is not None:
             run.state["from"] = declared_at
-        elif first is not None and (last is None or first > last):
-            # (nor is a line logged for a run of another id before it its: a run dropped whole lay there)
-            others = [line for (key_input, rid), held in self.pending.items() if key_input == source
-                      and rid is not None and rid != run.run_id for line, _, _ in held
-                      if line is not None and line < first and (last is None or line > last)]
-            floor = max(others, default=last)
-            if floor is not None:
-                run.state["from"] = floor + 1
-        run.state["top"] = run.state["first"] = first
+        elif last is not None and first is not None and first > last:
+            run.state["from"] = last + 1
+        run.state["top"] = first
 
     def begin_run(self, run: Run) -> None:
         """A run is of the input its lines come from now (``_input``), to its end."""
@@ -125,17 +114,18 @@ class SummarizeRepairs(RunScoped):
         """The last run's heal record, then one for each run whose repairs no run here took: a run all of whose events
         a rule dropped (an orphaned result after another run's event cut its run in two) never reaches this stage,
         and no run of its id holds the lines it was logged at. Its repairs are logged; they are counted at the end,
-        rather than lost or put with another run (``_count``), one heal record for each such run (``_vanished``), in
-        the order of their inputs and lines (not the order the rules' logs happened to come in)."""
+        rather than lost or put with another run (``_count``), in the order of their inputs and lines (not the order
+        the rules' logs happened to come in)."""
         tail = super().flush()
         left = []
-        for (_, run_id), held in sorted([*self._vanished(), *self._torn_left()], key=self._input_order):
+        pending = [*self.pending.items(), *self._torn_left()]
+        for (_, run_id), held in sorted(pending, key=self._input_order):
             counts: Counter[str] = Counter()
             for _line, rule, n in held:
                 counts[rule] += n
             if counts:
                 left.append(self._record(None if run_id is _INPUT_END else run_id, counts) | {RUN_DROPPED: True})
-        self.pending, self._sealed, self._torn = {}, [], {}
+        self.pending, self._torn = {}, {}
         if not left:
             return tail
         if tail is None:
@@ -152,7 +142,6 @@ class SummarizeRepairs(RunScoped):
         self._last[source] = top
         self._count((source, run.run_id), counts, run.state.get("from"), end)
         self._count((source, None), counts, None, None)  # repairs of a run no rule had named yet
-        self._seal(source, run.state.get("first"))
         torn = self._torn.get(run.source)
         if torn and not self.run_follows:  # (another run of this input begins here: its cut-off last line is a later run's)
             # The input ends: its cut-off last line is logged by now, maybe before its mark (a pipe's batch of several
@@ -180,53 +169,6 @@ class SummarizeRepairs(RunScoped):
                 kept.append((line, rule, n))
         if kept:
             self.pending[key] = kept
-
-    def _seal(self, source: Input, first: Any) -> None:
-        """A run of ``source`` begins at line ``first`` (it passed here): the repairs logged before it that no run took
-        are of runs that ended before it, each apart from those after it. (Not those of a run no rule had named:
-        the next run to end takes those, ``end_run``.)"""
-        if first is None:
-            return
-        for key in [key for key in self.pending if key[0] == source and key[1] is not None]:
-            held = self.pending[key]
-            before = [repair for repair in held if repair[0] is not None and repair[0] < first]
-            if before:
-                self._sealed.append((key, before))
-                rest = [repair for repair in held if repair[0] is None or repair[0] >= first]
-                if rest:
-                    self.pending[key] = rest
-                else:
-                    del self.pending[key]
-
-    def _vanished(self) -> list[tuple[tuple[Input, Any], Held]]:
-        """The runs no run here took the repairs of, each with its repairs: in its input, a stretch of lines logged for
-        one run id that no line logged for another id, and no run that passed here (``_seal``), cuts (the runs of
-        the input are cut where the run id changes). Repairs at no line go with the first run of their id there."""
-        stretches = [*self._sealed, *self.pending.items()]
-        lined: dict[Input, list[tuple[Any, int, tuple[Any, str, int]]]] = {}
-        for k, (key, held) in enumerate(stretches):
-            for repair in held:
-                if repair[0] is not None:
-                    lined.setdefault(key[0], []).append((repair[0], k, repair))
-        runs: list[tuple[tuple[Input, Any], Held]] = []
-        first_of: dict[int, Held] = {}  # a stretch's first run's repairs
-        for entries in lined.values():
-            entries.sort(key=lambda entry: (entry[0], entry[1]))
-            at = None
-            for _, k, repair in entries:
-                if k != at:
-                    at = k
-                    runs.append((stretches[k][0], []))
-                    first_of.setdefault(k, runs[-1][1])
-                runs[-1][1].append(repair)
-        for k, (key, held) in enumerate(stretches):
-            unlined = [repair for repair in held if repair[0] is None]
-            if unlined:
-                if k in first_of:
-                    first_of[k].extend(unlined)
-                else:
-                    runs.append((key, unlined))
-        return runs
 
     def _torn_left(self) -> list[tuple[tuple[Input, Any], Held]]:
         """The cut-off last lines no run counted (every run of their input was dropped), each its input's: the inputs

@@ -443,36 +443,6 @@ def test_each_copy_of_a_file_read_twice_counts_the_repairs_of_its_own_vanished_r
     assert [r.get("type", r.get("$record")) for r in twice] == ["source", "run_started", "run_failed", "heal"] * 2
 
 
-def test_two_runs_of_one_id_heal_drops_whole_in_one_input_get_a_heal_record_each(tmp_path: Path):
-    """`cat v v > vv; replay heal vv`: b vanishes twice in one input (a lone orphaned result, each time between other
-    runs): one heal record said `"repairs": 2` for both (their repairs waited by input and run id). Each is its own
-    run, with its own record at the end, in the order they came; the report lists each apart, and the heal log has
-    one line for each repair."""
-    run = [ev(1, "run_started", run="a"), ev(2, "run_completed", run="a"),
-           ev(1, "tool_completed", run="b", payload={"callId": "gone"}),
-           ev(1, "run_started", run="c"), ev(2, "run_completed", run="c")]
-    vv = tmp_path / "vv.jsonl"
-    vv.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in run * 2))
-    log = tmp_path / "log.jsonl"
-    healed = run_replay("heal", "--log", str(log), str(vv))
-    assert healed.returncode == 0, healed.stderr
-    records = jsonl(healed.stdout)
-    b = {"$record": "heal", "runId": "b", "repairs": 1, "byRule": {"pair_tool_calls": 1}}
-    assert records[-2:] == [b, b] and [r.get("runId") for r in records[:-2]] == ["a", "a", "c", "c"] * 2
-    assert len(log.read_bytes().splitlines()) == 2
-    aggregate = orjson.loads(run_replay("report", "--format", "json", input=healed.stdout).stdout)["aggregate"]
-    assert aggregate["repairs"]["total"] == 2
-    assert [(u["runId"], u["total"]) for u in aggregate["unattributedRepairs"]["runs"]] == [("b", 1), ("b", 1)]
-    # a run of d dropped whole before a run of d that stays: its repair was counted with that run (from the end of
-    # the run before, a), b's run between them notwithstanding
-    d = tmp_path / "d.jsonl"
-    d.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [
-        *run[:2], ev(1, "tool_completed", run="d", payload={"callId": "gone"}), run[2],
-        ev(1, "run_started", run="d"), ev(2, "run_completed", run="d")]))
-    assert [r for r in jsonl(run_replay("heal", str(d)).stdout) if r.get("$record")] == [
-        {**b, "runId": "d"}, b]
-
-
 @pytest.mark.parametrize("path", sorted([*CORPUS.glob("mini-swe-agent/*.json"), *CORPUS.glob("openhands/*.json")]),
                          ids=lambda p: p.name)
 def test_a_trajectory_read_down_a_pipe_heals_as_the_file_does(path: Path):
