@@ -210,19 +210,27 @@ def test_a_file_sink_may_not_overwrite_the_config_itself(tmp_path: Path):
     assert config.read_text() == text
 
 
-def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path):
-    crashing = '''
-    from replay.pipeline.engine.stage import Transform
+CRASHING = '''
+from replay.pipeline.engine.stage import Transform
 
-    class Crash(Transform):
-        summary = "Raises on every batch."
+class Crash(Transform):
+    summary = "Raises on every batch."
 
-        def __call__(self, batch):
-            raise RuntimeError("kaboom")
-    '''
-    site = make_plugin(tmp_path / "site", {"crash": "replay_upper_plugin:Crash"}, module=crashing)
+    def __call__(self, batch):
+        raise RuntimeError("kaboom")
+'''
+
+
+def crashing_pipeline(tmp_path: Path) -> tuple[Path, Path]:
+    """A plugin stage that raises on every batch, and a pipeline config of it alone: (the plugin's folder, the config)."""
+    site = make_plugin(tmp_path / "site", {"crash": "replay_upper_plugin:Crash"}, module=CRASHING)
     config = tmp_path / "p.toml"
     config.write_text('chain = ["crash"]\n')
+    return site, config
+
+
+def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path):
+    site, config = crashing_pipeline(tmp_path)
     done = run_replay("run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)}, process=True)
     assert done.returncode == 1
     assert b"Traceback" not in done.stderr
@@ -418,18 +426,7 @@ def test_two_stages_writing_one_file_are_refused_before_anything_runs(tmp_path: 
 def test_log_level_debug_shows_the_traceback_of_a_stage_that_crashed(tmp_path: Path):
     """E_STAGE_FAILED's howToFix says to rerun with `--log-level debug` for details: that run logs the traceback
     (inside one JSON record on stderr), which the default level leaves out."""
-    crashing = '''
-    from replay.pipeline.engine.stage import Transform
-
-    class Crash(Transform):
-        summary = "Raises on every batch."
-
-        def __call__(self, batch):
-            raise RuntimeError("kaboom")
-    '''
-    site = make_plugin(tmp_path / "site", {"crash": "replay_upper_plugin:Crash"}, module=crashing)
-    config = tmp_path / "p.toml"
-    config.write_text('chain = ["crash"]\n')
+    site, config = crashing_pipeline(tmp_path)
     quiet = run_replay("run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)}, process=True)
     loud = run_replay("--log-level", "debug", "run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)},
                       process=True)

@@ -227,18 +227,25 @@ def test_two_records_that_share_a_seq_both_come_out(nats_server: str) -> None:
     called, completed = _runs(1)[0][1], _runs(1)[0][2]
     lines = [called, completed.replace(b'"seq":3', b'"seq":2'), called]  # the last: the same record again
     run(_publish(nats_server, "dupseq.raw", lines))
-    reader = subprocess.Popen([REPLAY, "read", f"{nats_server}/dupseq.raw"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, code = _read_until(["read", f"{nats_server}/dupseq.raw"], 2)
+    assert out.splitlines() == lines[:2] and code == 130
+
+
+def _read_until(args: list[str], lines: int) -> tuple[bytes, int]:
+    """``replay ARGS`` reading a live subject until ``lines`` lines came (or 60 s passed: a reader that drops one must
+    fail the test, not hang it), then stopped with Ctrl-C: its stdout and exit code."""
+    reader = subprocess.Popen([REPLAY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = b""
-    try:  # (read until both lines came, or 60 s passed: a reader that drops one must fail the test, not hang it)
+    try:
         deadline = time.monotonic() + 60
-        while out.count(b"\n") < 2 and time.monotonic() < deadline:
+        while out.count(b"\n") < lines and time.monotonic() < deadline:
             if select.select([reader.stdout], [], [], 1.0)[0]:
                 out += os.read(reader.stdout.fileno(), 65536)  # type: ignore[union-attr]
     finally:
         reader.send_signal(signal.SIGINT)
         code = reader.wait(timeout=30)
         out += reader.stdout.read()  # type: ignore[union-attr]
-    assert out.splitlines() == lines[:2] and code == 130
+    return out, code
 
 
 def test_replay_read_dialect_maps_a_live_subject_as_it_maps_the_file(nats_server: str) -> None:
@@ -248,18 +255,7 @@ def test_replay_read_dialect_maps_a_live_subject_as_it_maps_the_file(nats_server
     wanted = run_replay("read", "--dialect", "claude-code", str(session)).stdout.splitlines()
     run(_admin(nats_server, "dialect"))
     run(_publish(nats_server, "dialect.raw", session.read_bytes().splitlines()))
-    reader = subprocess.Popen([REPLAY, "read", "--dialect", "claude-code", f"{nats_server}/dialect.raw"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = b""
-    try:  # (until every line came, or 60 s passed)
-        deadline = time.monotonic() + 60
-        while out.count(b"\n") < len(wanted) and time.monotonic() < deadline:
-            if select.select([reader.stdout], [], [], 1.0)[0]:
-                out += os.read(reader.stdout.fileno(), 65536)  # type: ignore[union-attr]
-    finally:
-        reader.send_signal(signal.SIGINT)
-        code = reader.wait(timeout=30)
-        out += reader.stdout.read()  # type: ignore[union-attr]
+    out, code = _read_until(["read", "--dialect", "claude-code", f"{nats_server}/dialect.raw"], len(wanted))
     assert out.splitlines() == wanted and code == 130
 
 
