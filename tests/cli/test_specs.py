@@ -39,6 +39,17 @@ def test_replay_run_of_the_printed_spec_is_the_command(tmp_path: Path, command: 
     same_run(run_replay("run", str(spec), *inputs), run_replay(command, *args))
 
 
+@pytest.mark.parametrize("command", ["heal", "report"])
+def test_the_spec_printed_as_json_is_the_same_config(tmp_path: Path, command: str) -> None:
+    """`--graph NAME --json` printed the TOML, --json ignored; it is the spec as a JSON config `replay run` reads."""
+    printed = run_replay("stages", "--graph", command, "--json")
+    assert printed.returncode == 0, printed.stderr
+    assert orjson.loads(printed.stdout) == load_spec(command)
+    spec = tmp_path / f"{command}.json"
+    spec.write_bytes(printed.stdout)
+    same_run(run_replay("run", str(spec), *INPUTS), run_replay(command, *INPUTS))
+
+
 def test_the_spec_through_a_pipe_is_the_command_through_a_pipe(tmp_path: Path) -> None:
     stream = run_replay("read", *INPUTS).stdout
     for command in ("heal", "validate", "report"):
