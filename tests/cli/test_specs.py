@@ -138,6 +138,20 @@ def test_a_composite_port_stands_for_its_inner_ports(ref: str, expected: str) ->
     assert inputs and all(i.startswith("heal/") for i in inputs) and any(i.startswith(expected) for i in inputs)
 
 
+@pytest.mark.parametrize("ref", ["heal/fill_run_id", "heal/renumber.repairs", "heal/*"])
+def test_an_input_naming_a_stage_inside_a_composite_is_refused_at_its_key(tmp_path: Path, ref: str) -> None:
+    """It was taken: the inner stage's output went to two consumers and errors named `stages.heal/heal_summary`."""
+    config = tmp_path / "inner.toml"
+    config.write_text(f'[stages.x]\ntype = "write"\npath = "x.jsonl"\ninputs = ["parse", "{ref}"]\n'  # (before the composite)
+                      '[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.heal]\ntype = "heal"\ninputs = ["parse"]\n[stages.out]\ntype = "write"\ninputs = ["heal"]\n')
+    done = run_replay("run", str(config), INPUTS[0], cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b"" and not (tmp_path / "x.jsonl").exists()
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_CONFIG_INPUT_UNKNOWN", "stages.x.inputs[1]", ref)
+    assert "heal.repairs" in error["expected"]
+
+
 def test_a_port_a_composite_does_not_have_is_refused(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text('[stages.read]\ntype = "read"\n[stages.heal]\ntype = "heal"\ninputs = ["read"]\n'
