@@ -69,6 +69,7 @@ class RenderReport(Sink):
         "path": Option(str, STDOUT, "output file (a path or an fsspec URL), written whole or not at all; '-' is stdout"),
         "title": Option(str, DEFAULT_TITLE, "title of the html, markdown and junit reports"),
     }
+    takes_summaries = True  # (its inputs are checked with the config: each the main output of a `summarize`)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -23,6 +23,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.io.journals import source_name
 from replay.pipeline.model.session import (
     SCRIPT_VERSION,
     ChunkGrouper,
@@ -51,6 +52,14 @@ class BuildReplayScript(Transform):
         self._pending: bytes | None = None  # the last replayable group, until we know whether another follows
         self._started = False
         self._source: str | None = None
+        self._session: str | None = None  # the one file the graph reads (besides the override), from preflight
+
+    def preflight(self, inputs: list[str]) -> None:
+        """The session's name for the document's head when no line of it reaches this stage (an empty session,
+        or one whose every line was refused): the one file the graph reads besides the override."""
+        sessions = [path for path in inputs if path not in self.input_files()]
+        if len(sessions) == 1:
+            self._session = source_name(sessions[0])
 
     def whole_stream(self) -> bool:
         return True  # one document
@@ -77,7 +86,7 @@ class BuildReplayScript(Transform):
     def flush(self) -> Batch | None:
         lines: list[bytes] = []
         if not self._started:
-            lines.append(self._header(None))
+            lines.append(self._header(self._session))
         last = self._grouper.finish()
         if last is not None:
             self._complete(last, lines)

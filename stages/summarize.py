@@ -35,6 +35,7 @@ class SummarizeRuns(Transform):
     own errors port, so they are still printed and still make the command exit 1.
     """
 
+    emits_summaries = True
     summary = "Summarize each run (status, event counts, tool calls, errors, usage, repairs, duration) as one summary record."
     options = {
         "heal_logs": Option(bool, True, "for an artifact read from a file, count the repairs in the <id>.heal-log.json "

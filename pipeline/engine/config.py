@@ -307,6 +307,25 @@ class _Builder:
             )
         return [r for inner in ports[port] for r in self.resolve(inner, where)]
 
+    def refuse_inner_refs(self, inputs: list[str], where: str) -> None:
+        """A config's ``inputs`` name its stages and their ports; the stages a composite expands into
+        (``heal/fill_run_id``: a name no config can give) are its own, reached through its ports only."""
+        for k, ref in enumerate(inputs):
+            producer = ref.partition(".")[0]
+            if "/" not in producer:
+                continue
+            composite = producer.split("/", 1)[0]
+            ports = self.exports.get(composite)
+            if ports is None:
+                continue  # no composite of the config: the input names no stage (refused with the wiring)
+            raise ReplayError(
+                "E_CONFIG_INPUT_UNKNOWN", f"input {ref!r} names a stage inside the composite {composite!r}; a config "
+                "takes what a composite gives through its ports", path=f"{where}.inputs[{k}]", received=ref,
+                expected="its ports: " + ", ".join(composite + (f".{p}" if p else "") for p in ports),
+                howToFix=f"Take the composite's output or one of its ports (e.g. {composite!r}), or declare the stages "
+                         "you need yourself (`replay stages --graph NAME` prints a composite's stages to copy).",
+            )
+
     def finish(self) -> Graph:
         taken = {ref for node in self.graph.nodes.values() for ref in node.inputs}
         for node_id in self.routed:  # named as the config has it, not by the first inner stage whose errors go nowhere
@@ -334,6 +353,8 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     builder = _Builder(registry, paths)
     for node_id, (table, where) in tables.items():
         builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []))
+    for table, where in tables.values():
+        builder.refuse_inner_refs(table.get("inputs", []), where)
     graph = builder.finish()
     graph.validate()
     if paths:

@@ -137,6 +137,17 @@ class Graph:
                     f"stage {e.consumer!r} needs parsed events but {e.producer!r} gives raw lines; put a `parse` stage between them",
                     f"stages.{e.consumer}.inputs", example=f'[stages.parse]\ntype = "parse"\ninputs = ["{e.producer}"]',
                 )
+            if consumer.takes_summaries and (e.port != MAIN or not producer.emits_summaries):
+                given = f"{e.producer}.{e.port}" if e.port != MAIN else e.producer
+                raise _config_error(
+                    "E_CONFIG_INPUTS_INVALID",
+                    f"stage {e.consumer!r} takes the run summaries of a `summarize` stage, which {given!r} does not give; "
+                    "put a `summarize` stage between them", f"stages.{e.consumer}.inputs", received=given,
+                    expected="the main output of a `summarize` stage",
+                    howToFix=f"Put a `summarize` stage before {e.consumer!r} and give {e.consumer!r} its output: "
+                             'inputs = ["summarize"] (in a chain: "summarize" just before it).',
+                    example=f'[stages.summarize]\ntype = "summarize"\ninputs = ["{given}"]',
+                )
         self._check_acyclic(edges)
         consumed = {(e.producer, e.port) for e in edges}
         for node in self.nodes.values():

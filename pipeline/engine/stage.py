@@ -102,6 +102,10 @@ class Stage:
     # accept them (``parse``, ``write``) may take its output directly.
     emits_raw: ClassVar[bool] = False
     accepts_raw: ClassVar[bool] = False
+    # Run summaries (``summarize``'s records) are what ``report`` renders: a stage that takes only them takes
+    # only the main output of stages that say they give them (checked with the config, before anything runs).
+    emits_summaries: ClassVar[bool] = False
+    takes_summaries: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         for key in options:

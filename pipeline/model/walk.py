@@ -705,7 +705,7 @@ def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LinePro
     try:
         record = exactjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        if not complete:
+        if not complete and exactjson.cut_off(raw, exc):  # (a wrong byte in it is no cut: said as for any line)
             return LineProblem(f"line {line} has no newline and is not valid JSON: the write was cut off", line, offset, raw)
         return LineProblem(f"line {line} is not valid JSON: {exc.msg}", line, offset, raw)
     if type(record) is not dict:

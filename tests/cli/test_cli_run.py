@@ -440,6 +440,7 @@ def test_log_level_debug_shows_the_traceback_of_a_stage_that_crashed(tmp_path: P
     ["run", "empty-path.toml", str(TWO_RUNS)],
     ["export", "--otlp", "--out", "", str(TWO_RUNS)],
     ["script", str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl"), "--out", ""],
+    ["heal", "--log", "", str(TWO_RUNS)],  # (it healed to stdout and wrote no log, exit 0)
 ])
 def test_an_empty_output_path_is_refused_before_anything_runs(tmp_path: Path, args: list[str]):
     """A path "" named the current folder: the whole input was read, then the rename failed (EBUSY, exit 1)."""

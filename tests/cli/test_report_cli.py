@@ -339,13 +339,32 @@ def test_summarize_and_report_stages_in_a_pipeline_config(tmp_path):
     assert json.loads(result.stdout)["aggregate"]["runs"]["total"] == 2
 
 
-def test_report_stage_fed_events_says_so(tmp_path):
-    config = tmp_path / "wrong.toml"
-    config.write_text('chain = [{type = "report", format = "json"}]\n')
-    result = run_replay("run", str(config), TWO_RUNS)
+@pytest.mark.parametrize("config, path, given", [
+    ('chain = [{type = "report", format = "json"}]\n', "stages.report.inputs", "parse"),
+    ('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n[stages.sum]\ntype = "summarize"\n'
+     'inputs = ["parse"]\n[stages.r]\ntype = "report"\ninputs = ["sum", "parse.errors"]\n', "stages.r.inputs", "parse.errors"),
+])
+def test_a_report_stage_given_no_summaries_is_refused_with_the_config(tmp_path, config, path, given):
+    """It passed the config check, then ran and failed (E_CONFIG_INPUTS_INVALID with no path, exit 1, an empty report)."""
+    (tmp_path / "wrong.toml").write_text(config)
+    result = run_replay("run", str(tmp_path / "wrong.toml"), TWO_RUNS, BAD_LINES)  # (two inputs: it was an error each)
+    assert result.returncode == 2 and result.stdout == b""
+    [error] = errors_of(result.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_CONFIG_INPUTS_INVALID", path, given)
+
+
+def test_summaries_written_by_one_config_are_reported_by_another(tmp_path):
+    """One `summarize` per shard, one report of them all (what `report --workers` does), through the `summaries` stage."""
+    (tmp_path / "summarize.toml").write_text('chain = ["summarize"]\n')
+    (tmp_path / "report.toml").write_text('chain = ["summaries", {type = "report", format = "json"}]\n')
+    written = run_replay("run", str(tmp_path / "summarize.toml"), TWO_RUNS)
+    assert written.returncode == 0, written.stderr
+    (tmp_path / "summaries.jsonl").write_bytes(written.stdout + b'{"type": "an event, no summary"}\n')
+    result = run_replay("run", str(tmp_path / "report.toml"), str(tmp_path / "summaries.jsonl"))
     assert result.returncode == 1
-    assert [e["code"] for e in errors_of(result.stderr)] == ["E_CONFIG_INPUTS_INVALID"]
-    assert json.loads(result.stdout)["runs"] == []
+    [error] = errors_of(result.stderr)
+    assert (error["code"], error["stage"], error["line"]) == ("E_CONFIG_INPUTS_INVALID", "summaries", 3)
+    assert json.loads(result.stdout)["runs"] == report_json(TWO_RUNS)["runs"]
 
 
 # end to end with the real heal command -----------------------------------------------------------

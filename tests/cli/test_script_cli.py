@@ -40,6 +40,19 @@ def test_the_echo_session_becomes_its_script():
     assert done.stdout.count(b"\n") == 5  # header, one line per group, footer
 
 
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"not json\n"], ids=["empty", "blank-lines", "every-line-refused"])
+def test_a_session_no_line_of_which_reaches_the_script_still_names_it(tmp_path: Path, content: bytes):
+    """The document of a session with no model call had no `session` (the head was written without a line's source)."""
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(content)
+    done = run_replay("script", str(session))
+    assert done.returncode == (1 if content.strip() else 0)
+    document = orjson.loads(done.stdout)
+    assert document == script_document([], str(session)) == {"version": 1, "session": str(session), "groups": []}
+    assert list(schema("replay-script").iter_errors(document)) == []
+    assert orjson.loads(run_replay("script", input=content).stdout) == script_document([])  # stdin: no name to give
+
+
 def test_the_sidecar_beside_the_session_applies_and_shows_in_the_script():
     done = run_replay("script", str(OVERLOADED))
     assert done.returncode == 0, done.stderr

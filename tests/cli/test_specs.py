@@ -39,6 +39,17 @@ def test_replay_run_of_the_printed_spec_is_the_command(tmp_path: Path, command: 
     same_run(run_replay("run", str(spec), *inputs), run_replay(command, *args))
 
 
+@pytest.mark.parametrize("command", ["heal", "report"])
+def test_the_spec_printed_as_json_is_the_same_config(tmp_path: Path, command: str) -> None:
+    """`--graph NAME --json` printed the TOML, --json ignored; it is the spec as a JSON config `replay run` reads."""
+    printed = run_replay("stages", "--graph", command, "--json")
+    assert printed.returncode == 0, printed.stderr
+    assert orjson.loads(printed.stdout) == load_spec(command)
+    spec = tmp_path / f"{command}.json"
+    spec.write_bytes(printed.stdout)
+    same_run(run_replay("run", str(spec), *INPUTS), run_replay(command, *INPUTS))
+
+
 def test_the_spec_through_a_pipe_is_the_command_through_a_pipe(tmp_path: Path) -> None:
     stream = run_replay("read", *INPUTS).stdout
     for command in ("heal", "validate", "report"):
@@ -125,6 +136,20 @@ def test_a_composite_port_stands_for_its_inner_ports(ref: str, expected: str) ->
                       "side": {"type": "write", "path": "side.jsonl", "inputs": [ref]}}}
     inputs = graph_from_config(doc).nodes["side"].inputs
     assert inputs and all(i.startswith("heal/") for i in inputs) and any(i.startswith(expected) for i in inputs)
+
+
+@pytest.mark.parametrize("ref", ["heal/fill_run_id", "heal/renumber.repairs", "heal/*"])
+def test_an_input_naming_a_stage_inside_a_composite_is_refused_at_its_key(tmp_path: Path, ref: str) -> None:
+    """It was taken: the inner stage's output went to two consumers and errors named `stages.heal/heal_summary`."""
+    config = tmp_path / "inner.toml"
+    config.write_text(f'[stages.x]\ntype = "write"\npath = "x.jsonl"\ninputs = ["parse", "{ref}"]\n'  # (before the composite)
+                      '[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.heal]\ntype = "heal"\ninputs = ["parse"]\n[stages.out]\ntype = "write"\ninputs = ["heal"]\n')
+    done = run_replay("run", str(config), INPUTS[0], cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b"" and not (tmp_path / "x.jsonl").exists()
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_CONFIG_INPUT_UNKNOWN", "stages.x.inputs[1]", ref)
+    assert "heal.repairs" in error["expected"]
 
 
 def test_a_port_a_composite_does_not_have_is_refused(tmp_path: Path) -> None:

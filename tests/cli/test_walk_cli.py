@@ -183,6 +183,22 @@ def test_at_a_step_whose_terminal_record_was_cut_off_fails_as_without_at(tail: b
     assert error["code"] == "E_JOURNAL_READ_FAILED" and error["offset"] == len(head) and "cut off" in error["message"]
 
 
+@pytest.mark.parametrize("tail, reason", [
+    (b'{"kind":"step.started","run_id":"w1","step_id":"s1","note":"a\x00b"}', "unexpected control character"),
+    (b'{"kind":"step.started","run_id":"w1","step_id":"s1"}}', "unexpected content after"),
+    (b'{"kind":"step.started","note":"caf\xe9"}', "UTF-8"),
+])
+def test_a_last_line_without_newline_with_a_wrong_byte_in_it_is_not_called_cut_off(tail: bytes, reason: str,
+                                                                                     tmp_path: Path, cli):
+    """It was `the write was cut off`: every invalid last line without a newline was taken for a torn write."""
+    path = tmp_path / "w.jsonl"
+    path.write_bytes(b'{"kind":"run.started","run_id":"w1"}\n' + tail)
+    code, out, (error,) = cli("walk", str(path))
+    assert code == 1 and len(out.splitlines()) == 1
+    assert (error["code"], error["line"], error["offset"]) == ("E_JOURNAL_READ_FAILED", 2, 37)
+    assert "cut off" not in error["message"] and reason.lower() in error["message"].lower()
+
+
 def test_at_a_step_named_by_an_unreadable_line_mid_journal_fails_there(tmp_path: Path, cli):
     code, out, (error,) = cli("walk", str(WALK / "mid-journal-error.jsonl"), "--at", "step-1")
     assert code == 1 and len(out.splitlines()) == 3

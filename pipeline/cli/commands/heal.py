@@ -103,7 +103,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     bound["screen.rules_file"] = rules_path or ""
     bound["screen.enabled"] = dialect == "auto" and dialect_out is None  # the fast lane knows replay's own events only
     add: dict[str, dict[str, Any]] = {}
-    if log_path:
+    if log_path is not None:  # ("" is refused by the preflight, as `--out ""` is)
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
     if dialect_out is not None:
         add["undialect"] = {"type": "undialect", "dialect": dialect_out, "inputs": ["check"]}

@@ -127,7 +127,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
 
 def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, strict: bool) -> tuple[int, Any]:
     """Map: the report graph without its `report` stage, once per file, its summary records kept in input
-    order. Reduce: the report graph without `summarize`, over those records. Diagnostics are printed as
+    order. Reduce: the report graph with `summaries` in place of `summarize`, over those records. Diagnostics are printed as
     the files' runs report them, in input order."""
     import tempfile
 
@@ -151,5 +151,6 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
 
             totals = run_over(work, files, scale, label="report", take=take, preflight=None)  # made above, on the whole graph
         result = run_spec("report", [str(summaries)], strict=strict, bypass=["summarize"],
-                          set={**bound, "read.mark_sources": False})
+                          add={"summaries": {"type": "summaries", "inputs": ["parse"]}},
+                          set={**bound, "read.mark_sources": False, "report.inputs": ["summaries"]})
     return totals.errors, result

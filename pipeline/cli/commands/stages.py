@@ -9,7 +9,7 @@ import orjson
 
 from replay.pipeline.engine.errors import error_line
 from replay.pipeline.engine.registry import Registry
-from replay.pipeline.engine.spec import spec_names, spec_text
+from replay.pipeline.engine.spec import load_spec, spec_names, spec_text
 from replay.pipeline.io.fdio import write_stdout
 
 
@@ -17,14 +17,19 @@ from replay.pipeline.io.fdio import write_stdout
 Examples:
   replay stages                     every stage type, its options and ports
   replay stages --graph heal        the graph `replay heal` runs, as a config to copy
-  replay stages --graph heal > my.toml && replay run my.toml run.jsonl""")
-@click.option("--json", "as_json", is_flag=True, help="One JSON array for machines.")
+  replay stages --graph heal > my.toml && replay run my.toml run.jsonl
+  replay stages --graph heal --json > my.json && replay run my.json run.jsonl""")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array for machines; with --graph, the spec as a JSON config.")
 @click.option("--graph", "graph", metavar="NAME", help="Print the graph spec a command runs (" + ", ".join(spec_names()) + ").")
 def stages(as_json: bool, graph: str | None) -> int:
     """List every stage type (built-in and from `replay.stages` entry points) and its options, or print
-    the graph spec a built-in command runs (`--graph NAME`), in the config format `replay run` reads."""
+    the graph spec a built-in command runs (`--graph NAME`), in the config format `replay run` reads
+    (TOML, comments and all; with --json a JSON document of the same config)."""
     if graph is not None:
-        write_stdout(spec_text(graph).encode())
+        if as_json:
+            write_stdout(orjson.dumps(load_spec(graph), option=orjson.OPT_INDENT_2) + b"\n")
+        else:
+            write_stdout(spec_text(graph).encode())
         return 0
     registry = Registry()
     described = registry.describe_all()
