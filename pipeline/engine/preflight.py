@@ -35,7 +35,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
                 what = "an empty output path" if target == "" else f"the output {target!r}, which is a directory"
                 raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {stage.id!r} has {what}",
                                   path=f"stages.{stage.id}.path", received=target, expected="a file path, or '-' for stdout",
-                                  howToFix="Name the file to write (`--out FILE`), or leave it out to write stdout.")
+                                  howToFix="Name a file to write, or `-` for stdout, where this path was given: the flag "
+                                           "(`--out FILE`, `--log FILE`) or the config's `path`.")
     _one_writer_per_target(stages)
     writes_stdout = any(STDIO in stage.output_files() for stage in stages)
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger

@@ -449,6 +449,7 @@ def test_an_empty_output_path_is_refused_before_anything_runs(tmp_path: Path, ar
     assert done.returncode == 2 and done.stdout == b""
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["received"] == ""
+    assert "leave it out" not in error["howToFix"] and "--log FILE" in error["howToFix"]  # (no --log writes no log)
     assert sorted(os.listdir(tmp_path)) == ["empty-path.toml"]
 
 
