@@ -34,6 +34,7 @@ from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, RunR
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, log_warnings, make_logger
 from replay.pipeline.engine.memory import tune_gc
+from replay.pipeline.engine.stage import Option
 from replay.pipeline.io.processes import INTERRUPTS
 
 EXAMPLES = """\b
@@ -395,6 +396,14 @@ def run_spec(name: str, args: list[str] | tuple[str, ...] = (), *, set: dict[str
 
     doc = bind(load_spec(name), set=set, add=add, bypass=bypass)
     return execute(graph_from_config(doc, paths=list(args)), strict=strict, command=name, error_port=error_port)
+
+
+def bounded(option: Option) -> click.ParamType:
+    """The click type of a flag that sets a stage option: its number type, no less than the option's minimum (what a
+    config may give it too: one definition, on the stage)."""
+    if option.type is int:
+        return click.IntRange(min=None if option.minimum is None else int(option.minimum))
+    return click.FloatRange(min=option.minimum)
 
 
 def exit_code_for(result: RunResult) -> int:

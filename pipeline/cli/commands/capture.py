@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError, interrupted_exit
 from replay.pipeline.model.runner_protocol import load_context
-from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
+from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, SpawnRunner
 
 HELP_EPILOG = """\b
 Runner search order (first match wins):
@@ -59,7 +59,7 @@ def parse_timeout(text: str | None) -> int:
 @click.option("--context", metavar="JSON", help="Context object passed to the runner, inline.")
 @click.option("--context-file", metavar="PATH", help="Context object passed to the runner, from a JSON file.")
 @click.option("--timeout-ms", metavar="MS", help=f"Runner time limit; then its process group is killed.  [default: {DEFAULT_TIMEOUT_MS}]")
-@click.option("--max-output-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True,
+@click.option("--max-output-bytes", type=bounded(SpawnRunner.options["max_output_bytes"]), default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True,
               help="Runner stdout cap; past it the runner is killed.")
 @click.option("--no-heal", is_flag=True, help="Skip healing: no .healed.json / .heal-log.json; the journal holds the run as captured.")
 def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, context: str | None,

@@ -13,12 +13,14 @@ from typing import Any
 import click
 import orjson
 
-from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
 from replay.pipeline.cli.scale import Scale, scale_options
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.agent_protocol import AgentLimits
 from replay.pipeline.model.incident.export import FORMATS, Limits
+from replay.stages.load_incident import LoadIncident
+from replay.stages.spawn_agent import SpawnAgent
 
 
 def run(name: str, bindings: dict[str, Any]) -> int:
@@ -34,7 +36,7 @@ def limit_options(command: Any) -> Any:
         ("--max-depth", "max_depth", f"deepest JSON nesting (JSON deeper than {exactjson.MAX_DEPTH} levels is never read)"),
         ("--max-assertions", "max_assertions", "most rules"),
     )):
-        command = click.option(flag, field, type=click.IntRange(min=1), default=getattr(defaults, field), show_default=True,
+        command = click.option(flag, field, type=bounded(LoadIncident.options[field]), default=getattr(defaults, field), show_default=True,
                                help=f"Limit: {what}.")(command)
     return command
 
@@ -154,11 +156,11 @@ Examples:
               help="The agent as a JSON argument list, e.g. '[\"python\",\"my_agent.py\"]'. It runs locally, unsandboxed.")
 @out_option
 @click.option("--gate", is_flag=True, help="Also exit 1 when a rule fails or is inconclusive.")
-@click.option("--timeout-ms", type=click.IntRange(min=1), default=AgentLimits.timeout_ms, show_default=True,
+@click.option("--timeout-ms", type=bounded(SpawnAgent.options["timeout_ms"]), default=AgentLimits.timeout_ms, show_default=True,
               help="Time limit of the whole agent run.")
-@click.option("--max-messages", type=click.IntRange(min=1), default=AgentLimits.max_messages, show_default=True,
+@click.option("--max-messages", type=bounded(SpawnAgent.options["max_messages"]), default=AgentLimits.max_messages, show_default=True,
               help="Most protocol messages the agent may send.")
-@click.option("--max-tool-calls", type=click.IntRange(min=1), default=AgentLimits.max_tool_calls, show_default=True,
+@click.option("--max-tool-calls", type=bounded(SpawnAgent.options["max_tool_calls"]), default=AgentLimits.max_tool_calls, show_default=True,
               help="Most tool calls the agent may make.")
 @limit_options
 def replay(bundle: str, agent_command: str, out: str, gate: bool, timeout_ms: int, max_messages: int, max_tool_calls: int,

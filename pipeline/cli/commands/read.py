@@ -7,12 +7,13 @@ from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths, is_nats_url
+from replay.stages.read import ReadJournal
 
 max_line_option = click.option(
-    "--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
+    "--max-line-bytes", type=bounded(ReadJournal.options["max_line_bytes"]), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
     help="Longest line accepted; longer lines are reported and skipped.",
 )
 strict_option = click.option("--strict", is_flag=True, help="Stop at the first error (exit 1).")
