@@ -21,6 +21,7 @@ as ``event``.
 from __future__ import annotations
 
 import os
+import shlex
 from typing import Any
 
 import orjson
@@ -86,7 +87,7 @@ class WalkRecords(Transform):
             where = files[0] if len(files) == 1 else f"any of {len(files)} journals"
             raise ReplayError("E_STEP_NOT_FOUND", f"step {at!r} never appears in {where!r}", received=at,
                               refusal="step_not_found", source=printable(files[0]) if len(files) == 1 else None,
-                              howToFix=f"Run `replay walk {files[0]}` to list the steps, then pick one.")
+                              howToFix=f"Run `replay walk {shlex.quote(files[0])}` to list the steps, then pick one.")
 
     def __call__(self, batch: Batch) -> Batch | None:
         if self.done:

@@ -217,6 +217,13 @@ class ReplayGroup(click.Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
+        if name.startswith("-") and not ctx.resilient_parsing:
+            # Only what came after `--` starts with '-' here (parse_args gives capture every other leading flag):
+            # `replay -- "-x y"` is a prompt that starts with '-', as `replay --runner r.py -- "-x y"` is.
+            default = self.get_command(ctx, DEFAULT_COMMAND)
+            if default is not None:
+                self._refuse_several_words(ctx, args)
+                return DEFAULT_COMMAND, default, ["--", *args]
         if name.startswith("-") or not name:
             return super().resolve_command(ctx, args)
         if name == DEFAULT_COMMAND and ctx.meta.get(IMPLIED):
@@ -270,7 +277,7 @@ class ReplayGroup(click.Group):
             "a prompt without `capture` is one quoted argument",
             received=words, expected=self._listing(ctx),
             howToFix=f"Run `replay --help` to list the commands; to send a prompt, quote it as one argument: "
-                     f"`replay {_quote(' '.join(words))}` (or `replay capture WORDS...`).",
+                     f"`replay {'-- ' * words[0].startswith('-')}{_quote(' '.join(words))}` (or `replay capture WORDS...`).",
         )
 
     def _listing(self, ctx: click.Context) -> str:
@@ -425,8 +432,12 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
     if isinstance(exc, click.NoSuchOption):
         command = exc.ctx.command if exc.ctx is not None else None
         known = own_flags(command) if command is not None else []
+        hint = {}
+        if command is not None and command.name == DEFAULT_COMMAND:
+            hint["howToFix"] = ("Run `replay capture --help` to list the flags; a prompt that starts with '-' goes after "
+                                "`--`: `replay -- '-v or -q?'`.")
         return diagnostic("E_UNKNOWN_FLAG", message, path=exc.ctx.command_path if exc.ctx is not None else None,
-                          received=exc.option_name,
+                          received=exc.option_name, **hint,
                           expected=", ".join(exc.possibilities) if exc.possibilities else ", ".join(known) or None)
     if isinstance(exc, click.UsageError) and message.startswith("No such command"):
         return diagnostic("E_COMMAND_UNKNOWN", message)

@@ -26,6 +26,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
 FINISH = "finish"
@@ -75,7 +76,7 @@ def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Overri
     """Check a sidecar document (see ``replay schema replay-override``); its overrides by (turn, step)."""
     if not isinstance(document, dict):
         raise _override_error("an override sidecar is a JSON object", source, "$", expected="object",
-                              received=type(document).__name__)
+                              received=json_type(document))
     for key in document:
         if key not in ("overrides", "$schema", "description"):
             raise _override_error(f"unknown key {key!r} in the override sidecar", source, f"$.{key}",
@@ -83,12 +84,12 @@ def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Overri
     items = document.get("overrides")
     if not isinstance(items, list):
         raise _override_error("`overrides` must be a list", source, "$.overrides", expected="array",
-                              received=type(items).__name__ if items is not None else "nothing")
+                              received=shown(document.get("overrides", MISSING)))
     found: dict[Key, Override] = {}
     for n, item in enumerate(items):
         where = f"$.overrides[{n}]"
         if not isinstance(item, dict):
-            raise _override_error("an override is an object", source, where, expected="object", received=type(item).__name__)
+            raise _override_error("an override is an object", source, where, expected="object", received=json_type(item))
         for key in item:
             if key not in ("turn", "step", "action", "error", "description"):
                 raise _override_error(f"unknown key {key!r} in an override", source, f"{where}.{key}",
@@ -96,20 +97,20 @@ def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Overri
         for key in ("turn", "step"):
             if not _is_count(item.get(key)):
                 raise _override_error(f"`{key}` must be an integer >= 0", source, f"{where}.{key}",
-                                      expected="integer >= 0", received=repr(item.get(key)))
+                                      expected="integer >= 0", received=shown(item.get(key, MISSING)))
         action = item.get("action")
         if action not in ACTIONS:
             raise _override_error(f"`action` must be one of {', '.join(ACTIONS)}", source, f"{where}.action",
-                                  expected=" | ".join(ACTIONS), received=repr(action))
+                                  expected=" | ".join(ACTIONS), received=shown(item.get("action", MISSING)))
         error = item.get("error")
         if action == "throw":
             if not isinstance(error, dict):
                 raise _override_error("a `throw` override needs `error`: {\"name\", \"message\"}", source, f"{where}.error",
-                                      expected="object", received=repr(error) if error is not None else "nothing")
+                                      expected="object", received=shown(item.get("error", MISSING)))
             for key in ("name", "message"):
                 if not isinstance(error.get(key), str) or (key == "name" and not error[key]):
                     raise _override_error(f"`error.{key}` must be a {'non-empty ' if key == 'name' else ''}string",
-                                          source, f"{where}.error.{key}", expected="string", received=repr(error.get(key)))
+                                          source, f"{where}.error.{key}", expected="string", received=shown(error.get(key, MISSING)))
         elif error is not None:
             raise _override_error("only a `throw` override takes `error`", source, f"{where}.error",
                                   expected="no error for hang", received=excerpt(exactjson.dumps(error)))
@@ -221,13 +222,14 @@ class ChunkGrouper:
     def feed(self, record: Any, where: dict[str, Any] | None = None) -> Group | None:
         where = where or {}
         if type(record) is not dict:
-            self._problem("a session line is a JSON object", where, "$", "object", type(record).__name__)
+            self._problem("a session line is a JSON object", where, "$", "object", json_type(record))
             return None
         kind = record.get("type")
         if "$record" in record:
             return None  # replay's own reserved records (source marks) are not session lines
         if not isinstance(kind, str) or not kind:
-            self._problem("a session line needs a non-empty string `type`", where, "$.type", "string", repr(kind))
+            self._problem("a session line needs a non-empty string `type`", where, "$.type", "string",
+                          shown(record.get("type", MISSING)))
             return None
         if kind != CHUNK_TYPE:
             return None  # harness lines (and types nobody knows) are not part of the script
@@ -235,7 +237,7 @@ class ChunkGrouper:
         for name, value in (("turn", turn), ("step", step)):
             if not _is_count(value):
                 self._problem(f"an {CHUNK_TYPE} line needs an integer `{name}` >= 0", where, f"$.{name}",
-                              "integer >= 0", repr(value))
+                              "integer >= 0", shown(record.get(name, MISSING)))
                 return None
         if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str) or not chunk["type"]:
             self._problem(f"an {CHUNK_TYPE} line needs `chunk`: an object with a string `type`", where, "$.chunk",
@@ -279,7 +281,7 @@ class ChunkGrouper:
     def unused_overrides(self) -> list[Override]:
         return [o for k, o in self.overrides.items() if k not in self.used]
 
-    def _problem(self, message: str, where: dict[str, Any], path: str, expected: str, received: str) -> None:
+    def _problem(self, message: str, where: dict[str, Any], path: str, expected: str, received: Any) -> None:
         self.problems.append(diagnostic("E_SESSION_LINE_INVALID", message, path=path, expected=expected,
                                         received=received, **where))
 
@@ -367,10 +369,10 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
 
     if not isinstance(document, dict) or document.get("version") != SCRIPT_VERSION:
         raise bad("a replay script is an object with \"version\": 1 (what `replay script` prints)", "$.version",
-                  expected=SCRIPT_VERSION, received=repr(document.get("version") if isinstance(document, dict) else document))
+                  expected=SCRIPT_VERSION, received=shown(document.get("version", MISSING) if isinstance(document, dict) else document))
     items = document.get("groups")
     if not isinstance(items, list):
-        raise bad("`groups` must be a list", "$.groups", expected="array", received=type(items).__name__)
+        raise bad("`groups` must be a list", "$.groups", expected="array", received=shown(document.get("groups", MISSING)))
     groups: list[Group] = []
     seen: set[Key] = set()
     for n, item in enumerate(items):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,33 @@ def test_several_words_whose_first_is_no_command_are_refused(argv, tmp_path):
     error = refused_and_nothing_ran(proc, tmp_path)
     assert error["expected"].startswith("one of: ") and "validate" in error["expected"] and "walk" in error["expected"]
     assert "one quoted argument" in error["message"]
+
+
+@pytest.mark.parametrize("argv", [["--", "-x y"], ["--log-level", "info", "--", "-x y"], ["--runner", "RUNNER", "--", "-x y"]],
+                         ids=lambda argv: " ".join(argv))
+def test_a_prompt_that_starts_with_a_dash_goes_after_double_dash(argv, tmp_path):
+    runner = marker_runner(tmp_path)
+    argv = [a.replace("RUNNER", str(runner)) for a in argv]
+    proc = run_replay(*argv, cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)})
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "ran").read_text() == "-x y"
+
+
+def test_a_prompt_that_starts_with_a_dash_without_double_dash_is_refused_saying_where_it_goes(tmp_path):
+    runner = marker_runner(tmp_path)
+    proc = run_replay("-v or -q?", cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)})
+    error = refused_and_nothing_ran(proc, tmp_path, "E_UNKNOWN_FLAG")
+    assert "`replay -- '-v or -q?'`" in error["howToFix"]
+
+
+def test_several_words_after_double_dash_are_refused_with_a_hint_that_runs(tmp_path):
+    runner = marker_runner(tmp_path)
+    proc = run_replay("--", "-x", "y", cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)})
+    error = refused_and_nothing_ran(proc, tmp_path)
+    hint = error["howToFix"].split("`")[3]
+    assert hint == "replay -- '-x y'"
+    assert run_replay(*shlex.split(hint)[1:], cwd=tmp_path, env={"REPLAY_RUNNER": str(runner)}).returncode == 0
+    assert (tmp_path / "ran").read_text() == "-x y"
 
 
 @pytest.mark.parametrize("verb", ["test", "init", "import", "inspect", "promote", "replay", "version"])

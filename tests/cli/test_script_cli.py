@@ -152,7 +152,7 @@ def test_a_float_turn_is_refused_and_no_script_is_written(tmp_path: Path):
     done = run_replay("script", str(session), "--out", str(tmp_path / "script.json"))
     assert (done.returncode, done.stdout) == (1, b"")
     [error] = errors_of(done.stderr)
-    assert (error["code"], error["path"], error["line"], error["received"]) == ("E_SESSION_LINE_INVALID", "$.turn", 1, "1.0")
+    assert (error["code"], error["path"], error["line"], error["received"]) == ("E_SESSION_LINE_INVALID", "$.turn", 1, 1.0)
     assert not (tmp_path / "script.json").exists()
 
 

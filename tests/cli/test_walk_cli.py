@@ -278,6 +278,15 @@ def test_a_step_that_never_appears_is_refused_before_any_output(captured, cli):
     refused(cli("walk", str(WALK / "hello.jsonl"), "--at", "step"), "E_STEP_NOT_FOUND", "step_not_found")
 
 
+def test_the_step_not_found_hint_is_a_command_that_runs_for_a_path_with_spaces(tmp_path: Path, cli):
+    journal = tmp_path / "data dir" / "hello world.jsonl"
+    journal.parent.mkdir()
+    shutil.copy(WALK / "hello.jsonl", journal)
+    error = refused(cli("walk", str(journal), "--at", "nonexistent-step"), "E_STEP_NOT_FOUND", "step_not_found")
+    hint = error["howToFix"].split("`")[1]
+    assert shlex.split(hint) == ["replay", "walk", str(journal)]
+
+
 def test_an_unreadable_first_record_is_refused(tmp_path: Path, cli):
     error = refused(cli("walk", str(WALK / "bad-first-record.jsonl")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
     assert (error["line"], error["offset"]) == (1, 0)

@@ -149,6 +149,22 @@ def test_broken_session_lines_are_reported_with_their_position(record, path):
     assert problems[0]["path"] == path and problems[0]["line"] == 1
 
 
+@pytest.mark.parametrize("record, received", [
+    ({"type": "assistant/chunk", "step": 0, "chunk": {"type": "finish"}}, "missing"),
+    ({"type": "assistant/chunk", "turn": True, "step": 0, "chunk": {"type": "finish"}}, True),
+    ({"type": "assistant/chunk", "turn": None, "step": 0, "chunk": {"type": "finish"}}, "null"),
+    ({"type": "assistant/chunk", "turn": 1, "step": "0", "chunk": {"type": "finish"}}, "0"),
+    ({"type": "assistant/chunk", "turn": 1.0, "step": 0, "chunk": {"type": "finish"}}, 1.0),
+    ({"type": None}, "null"),
+    ({"turn": 1}, "missing"),
+    ([1, 2], "array"),
+])
+def test_a_broken_session_line_says_what_it_received_in_json_terms_not_python(record, received):
+    _, problems = derive([record])
+    assert problems[0]["received"] == received
+    assert orjson.loads(orjson.dumps(problems[0]))["received"] == received
+
+
 def test_lines_of_unknown_types_and_replay_records_pass_without_a_word():
     groups, problems = derive([{"type": "whatever/else"}, {"$record": "source", "source": "s.jsonl"}])
     assert groups == [] and problems == []
@@ -207,6 +223,36 @@ def test_a_broken_sidecar_is_refused_with_the_key_at_fault(document, path):
         parse_overrides(document, "replay.override.json")
     assert info.value.code == "E_OVERRIDE_INVALID"
     assert info.value.body["path"] == path and info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("document, received", [
+    ([], "array"),
+    ({}, "missing"),
+    ({"overrides": None}, "null"),
+    ({"overrides": ["x"]}, "string"),
+    ({"overrides": [{"turn": "1", "step": 0, "action": "hang"}]}, "1"),
+    ({"overrides": [{"turn": 1, "step": None, "action": "hang"}]}, "null"),
+    ({"overrides": [{"turn": 1, "step": 0, "action": True}]}, True),
+    ({"overrides": [{"turn": 1, "step": 0}]}, "missing"),
+    ({"overrides": [{"turn": 1, "step": 0, "action": "throw"}]}, "missing"),
+    ({"overrides": [{"turn": 1, "step": 0, "action": "throw", "error": None}]}, "null"),
+    ({"overrides": [{"turn": 1, "step": 0, "action": "throw", "error": {"name": True, "message": "m"}}]}, True),
+    ({"overrides": [{"turn": 1, "step": 0, "action": "throw", "error": {"name": "E"}}]}, "missing"),
+])
+def test_a_broken_sidecar_says_what_it_received_in_json_terms_not_python(document, received):
+    with pytest.raises(ReplayError) as info:
+        parse_overrides(document, "replay.override.json")
+    assert info.value.body["received"] == received
+
+
+@pytest.mark.parametrize("document, received", [
+    ({"groups": []}, "missing"), ({"version": None}, "null"), ({"version": "1"}, "1"), ([], "array"),
+    ({"version": 1, "groups": {}}, "object"), ({"version": 1}, "missing"),
+])
+def test_a_broken_script_document_says_what_it_received_in_json_terms_not_python(document, received):
+    with pytest.raises(ReplayError) as info:
+        groups_from_script(document, "script.json")
+    assert info.value.body["received"] == received
 
 
 def test_a_sidecar_that_is_not_json_is_refused_with_its_line(tmp_path: Path):
