@@ -16,7 +16,7 @@ from typing import Any
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, STATUSES
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD, STATUSES
 from replay.pipeline.model.runs import Run, name_run, starts_run
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
@@ -520,4 +520,8 @@ def check_heal_record(record: dict[str, Any], path: str = "$") -> Problems:
     ):
         problems.append(_problem("E_EVENT_INVALID", "heal record `byRule` must map rule names to counts >= 1",
                                  f"{path}.byRule", "object of integers >= 1", by_rule))
+    dropped = record.get(RUN_DROPPED, MISSING)
+    if dropped is not MISSING and dropped is not True:
+        problems.append(_problem("E_EVENT_INVALID", f"heal record `{RUN_DROPPED}` may only be true (leave it out otherwise)",
+                                 f"{path}.{RUN_DROPPED}", True, dropped))
     return problems
