@@ -321,7 +321,11 @@ class EventChecker:
                 if record["source"] == self.source:  # (as starts_run: the same file read again is another input)
                     self.run = None
                     self.last_seq = self.position = 0
-                return []
+                extra = sorted(key for key in record if key not in (RECORD_KEY, "source"))
+                return [_problem("E_EVENT_INVALID", f"a source record has only `$record` and `source`, not {extra[0]!r}",
+                                 f"{path}.{extra[0]}", "no other key", record[extra[0]],
+                                 example='{"$record": "source", "source": "a.jsonl"}',
+                                 how_to_fix="Remove the key; see `replay schema stream`.")] if extra else []
             return [_problem("E_EVENT_INVALID", "a source record names its input in `source`", f"{path}.source",
                              "non-empty string", record.get("source", MISSING), example='{"$record": "source", "source": "a.jsonl"}')]
         return [_problem(

@@ -291,6 +291,8 @@ RESERVED_RECORDS = {
     "heal-no-run-id": {"$record": "heal", "repairs": 1},
     "heal-zero-repairs": {"$record": "heal", "runId": "r1", "repairs": 0},
     "heal-by-rule-zero": {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"alias": 0}},
+    "source": {"$record": "source", "source": "a.jsonl"},
+    "source-extra-field": {"$record": "source", "source": "a.jsonl", "note": "x"},
     "summary": {"$record": "summary", "runId": "r1"},
     "diagnostics": {"$record": "diagnostics"},
 }
