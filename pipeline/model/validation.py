@@ -16,7 +16,7 @@ from typing import Any
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, STATUSES
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD, STATUSES
 from replay.pipeline.model.runs import Run, name_run, starts_run
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
@@ -321,7 +321,11 @@ class EventChecker:
                 if record["source"] == self.source:  # (as starts_run: the same file read again is another input)
                     self.run = None
                     self.last_seq = self.position = 0
-                return []
+                extra = sorted(key for key in record if key not in (RECORD_KEY, "source"))
+                return [_problem("E_EVENT_INVALID", f"a source record has only `$record` and `source`, not {extra[0]!r}",
+                                 f"{path}.{extra[0]}", "no other key", record[extra[0]],
+                                 example='{"$record": "source", "source": "a.jsonl"}',
+                                 how_to_fix="Remove the key; see `replay schema stream`.")] if extra else []
             return [_problem("E_EVENT_INVALID", "a source record names its input in `source`", f"{path}.source",
                              "non-empty string", record.get("source", MISSING), example='{"$record": "source", "source": "a.jsonl"}')]
         return [_problem(
@@ -520,4 +524,8 @@ def check_heal_record(record: dict[str, Any], path: str = "$") -> Problems:
     ):
         problems.append(_problem("E_EVENT_INVALID", "heal record `byRule` must map rule names to counts >= 1",
                                  f"{path}.byRule", "object of integers >= 1", by_rule))
+    dropped = record.get(RUN_DROPPED, MISSING)
+    if dropped is not MISSING and dropped is not True:
+        problems.append(_problem("E_EVENT_INVALID", f"heal record `{RUN_DROPPED}` may only be true (leave it out otherwise)",
+                                 f"{path}.{RUN_DROPPED}", True, dropped))
     return problems

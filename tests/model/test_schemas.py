@@ -272,3 +272,37 @@ def test_other_schemas_against_their_fixtures(stem: str) -> None:
         assert schema_errors(stem, instance) == [], name
     for name, instance in invalid:
         assert schema_errors(stem, instance), f"the {stem} schema accepts {name}"
+
+
+# reserved records: the stream schema and `replay validate` give the same verdict -------------------
+def _ev(seq: int, kind: str) -> dict[str, Any]:
+    return {"seq": seq, "timestamp": "2026-03-01T12:00:00.000Z", "type": kind, "runId": "r1", "payload": {}}
+
+
+HEALED_RUN = [{"$record": "run", "runId": "r1", "status": "ok", "response": "hi"}, _ev(1, "run_started"),
+              _ev(2, "assistant_message"), _ev(3, "run_completed")]
+RESERVED_RECORDS = {
+    "heal": {"$record": "heal", "runId": "r1", "repairs": 2, "byRule": {"alias": 2}},
+    "heal-null-run-id": {"$record": "heal", "runId": None, "repairs": 1},
+    "heal-run-dropped": {"$record": "heal", "runId": "r1", "repairs": 1, "runDropped": True},
+    "heal-run-dropped-false": {"$record": "heal", "runId": "r1", "repairs": 1, "runDropped": False},
+    "heal-run-dropped-string": {"$record": "heal", "runId": "r1", "repairs": 1, "runDropped": "yes"},
+    "heal-extra-field": {"$record": "heal", "runId": "r1", "repairs": 1, "note": "kept"},
+    "heal-no-run-id": {"$record": "heal", "repairs": 1},
+    "heal-zero-repairs": {"$record": "heal", "runId": "r1", "repairs": 0},
+    "heal-by-rule-zero": {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"alias": 0}},
+    "source": {"$record": "source", "source": "a.jsonl"},
+    "source-extra-field": {"$record": "source", "source": "a.jsonl", "note": "x"},
+    "summary": {"$record": "summary", "runId": "r1"},
+    "diagnostics": {"$record": "diagnostics"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED_RECORDS))
+def test_validate_agrees_with_the_stream_schema_on_a_reserved_record(name: str) -> None:
+    record = RESERVED_RECORDS[name]
+    schema_says = schema_errors("stream", record) == []
+    done = run_replay("validate", "-", input=b"".join(orjson.dumps(r) + b"\n" for r in [*HEALED_RUN, record]))
+    found = errors_of(done.stderr)
+    assert (done.returncode == 0 and found == []) is schema_says, (schema_says, found)
+    assert all(body["code"] == "E_EVENT_INVALID" for body in found), found
