@@ -29,7 +29,7 @@ from replay.pipeline.model.dialects.base import (
 from replay.pipeline.model.dialects.detect import CANONICAL, claims
 from replay.pipeline.model.events import is_timestamp, run_record
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.model.runs import run_id_from_source
+from replay.pipeline.model.runs import marks_input, run_id_from_source
 
 HOLD_EVENTS = 1000  # events held at most while waiting for the facts of the run record
 LOOKAHEAD = 64  # records looked at, at most, to detect an input's dialect
@@ -99,6 +99,15 @@ class MapDialect(Transform):
         for i, record in enumerate(events):
             column = batch.column(i)
             if record.get(RECORD_KEY) == SOURCE_RECORD:
+                if marks_input(record, batch.source) and (state.dialect is not None or state.held):
+                    # read's mark of the same file read again: another input, mapped afresh (its own run)
+                    if cols:
+                        out.append(Batch.from_columns(cols, batch.source))
+                        cols = []
+                    closing = self._close()
+                    if closing is not None:
+                        out.append(closing)
+                    state = self.input = _Input(batch.source)
                 cols.append(column)  # an input's marker goes first, whatever follows
                 continue
             if state.dialect is None:

@@ -209,3 +209,19 @@ def test_heal_in_out_takes_the_dialect_flag_and_refuses_dialect_out(tmp_path):
     refused = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "other"), "--dialect-out", "claude-code")
     assert refused.returncode == 2 and errors_of(refused.stderr)[0]["code"] == "E_USAGE_INVALID"
     assert not (tmp_path / "other").exists()
+
+
+def test_a_log_read_twice_is_two_inputs_each_mapped_afresh(tmp_path):
+    """`replay read --dialect claude-code S S`: the second copy went on numbering the first's run (seq 15, 16, ...
+    with no run record), which validate then refused as a run opening at seq 15. Read's mark before each input
+    begins another input, the same file too: the copies come out as a file and its copy under another name do."""
+    session = CORPUS / "claude-code" / "representative_messages.jsonl"
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(session.read_bytes())
+    twice = run_replay("read", "--dialect", "claude-code", str(session), str(session))
+    named = run_replay("read", "--dialect", "claude-code", str(session), str(copy))
+    assert twice.returncode == named.returncode == 0, twice.stderr
+    assert twice.stdout == named.stdout.replace(str(copy).encode(), str(session).encode())
+    assert twice.stdout.count(b'"$record":"run"') == 2
+    checked = run_replay("validate", input=twice.stdout)
+    assert b"E_ARTIFACT_EVENT_SEQ_INVALID" not in checked.stderr
