@@ -148,13 +148,60 @@ def read_reply(stdout: bytes) -> Reply:
         return reply
     try:
         document = exactjson.loads(stdout)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if _spans_lines(stdout):
+            _document_fault(reply, stdout, exc)
+            return reply
         document = _NOT_ONE_DOCUMENT
     if document is not _NOT_ONE_DOCUMENT and not is_event_line(document):
         _take_output(reply, document, line=None)
         return reply
     _read_lines(reply, stdout)
     return reply
+
+
+def _spans_lines(stdout: bytes) -> bool:
+    """Does stdout open with one JSON document written over several lines (``json.dumps(output, indent=2)``): its
+    first line, not JSON on its own, opens an object or an array?"""
+    lines = [line for line in stdout.split(b"\n", 64) if line.strip()]
+    if len(lines) < 2 or not lines[0].lstrip().startswith((b"{", b"[")):
+        return False
+    first = lines[0]
+    try:
+        exactjson.loads(first)
+    except orjson.JSONDecodeError:
+        return True
+    return False
+
+
+def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError) -> None:
+    """A document over several lines that does not parse: noted where reading it stopped (a line printed after it, or
+    its end cut off), not at its first line, which is no JSON on its own."""
+    bad = None if stdout.isascii() else not_utf8(stdout)
+    if bad is not None:
+        start = stdout.rfind(b"\n", 0, bad.offset) + 1
+        number, column = stdout.count(b"\n", 0, start) + 1, bad.offset - start + 1
+        end = stdout.find(b"\n", start)
+        reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} is not valid JSON: byte 0x{bad.byte:02x} at column "
+                   f"{column} is not UTF-8 ({bad.reason})", path="$", line=number, offset=start, column=column,
+                   expected="UTF-8 text", received=excerpt(stdout[start:] if end < 0 else stdout[start:end]))
+        return
+    text = stdout.decode("utf-8")
+    start = text.rfind("\n", 0, exc.pos) + 1  # the line reading stopped in
+    number = text.count("\n", 0, start) + 1
+    end = text.find("\n", start)
+    line = text[start:] if end < 0 else text[start:end]
+    column = len(text[start:exc.pos].encode()) + 1
+    if exactjson.cut_off(stdout, exc):
+        why = "is cut off: stdout ends inside the output object that begins on line 1"
+    else:
+        char = exactjson.char_at(line.encode(), exc.pos - start)
+        why = (f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column} (reading the output object "
+               "that begins on line 1)")
+    reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number,
+               offset=len(text[:start].encode()), column=column,
+               expected="one JSON output object (over several lines, or one line each for streamed events)",
+               received=excerpt(line))
 
 
 _NOT_ONE_DOCUMENT = object()

@@ -285,3 +285,21 @@ def test_a_last_line_without_newline_is_cut_off_only_when_it_is_the_start_of_a_j
     reply = read_reply(orjson.dumps(event(1)) + b"\n" + last)
     assert reply.problem["code"] == "E_RUNNER_INVALID_JSON"
     assert reply.problem["message"] == f"stdout line 2 {message}" and reply.problem["column"] == column
+
+
+PRETTY = json.dumps({"status": "ok", "response": "hé", "events": []}, indent=2).encode()
+
+
+@pytest.mark.parametrize(("stdout", "line", "column", "says"), [
+    (PRETTY + b"\nlog line leak\n", 6, 1, "unexpected content after document ('l') at column 1 (reading the output object"),
+    (PRETTY[:-5], 4, 12, "is cut off: stdout ends inside the output object"),
+    (PRETTY[:20] + b"\xff" + PRETTY[20:], 3, 1, "byte 0xff at column 1 is not UTF-8"),
+])
+def test_an_output_object_over_several_lines_that_does_not_parse_is_reported_where_reading_stopped(stdout, line, column,
+                                                                                                   says):
+    """`json.dumps(output, indent=2)` and then a stray print, or cut off: the error was at line 1, column 2 (its `{`,
+    no JSON on its own line), where nothing is wrong."""
+    problem = read_reply(stdout).problem
+    assert problem is not None and problem["code"] == "E_RUNNER_INVALID_JSON"
+    assert (problem["line"], problem["column"]) == (line, column) and says in problem["message"], problem
+    assert problem["offset"] == len(b"\n".join(stdout.split(b"\n")[:line - 1])) + (line > 1)
