@@ -518,7 +518,7 @@ def _add_call(stats: dict[str, Any], calls: int, ok: int, error: int, duration: 
     stats["calls"] += calls
     stats["ok"] += ok
     stats["error"] += error
-    stats["durationMs"] += duration
+    stats["durationMs"] = _plus(stats["durationMs"], duration)
     stats["maxMs"] = max(stats["maxMs"], longest)
 
 
