@@ -81,7 +81,8 @@ def _money_sum(values: list[int | float]) -> int | float:
     try:
         return math.fsum(values)
     except OverflowError:
-        return functools.reduce(_plus, values, 0)
+        start: int | float = 0
+        return functools.reduce(_plus, values, start)
 
 
 def money(value: int | float) -> int | float:

@@ -122,7 +122,7 @@ def test_a_measured_duration_a_double_cannot_hold_gives_way_to_the_timestamps():
     from replay.pipeline.engine import exactjson
 
     for text in ("1e400", "1" + "0" * 400, "-5"):
-        result = exactjson.loads('{"callId": "c", "durationMs": %s}' % text)
+        result = exactjson.loads('{"callId": "c", "durationMs": ' + text + '}')
         s = summarize_run(None, [ev(1, "tool_called", ts="2026-01-01T00:00:00Z", toolName="t", callId="c"),
                                  ev(2, "tool_completed", ts="2026-01-01T00:00:01.500Z", **result)])
         assert s["toolCalls"]["calls"][0]["durationMs"] == 1500, text
