@@ -10,6 +10,7 @@ or, without ids, with the same tool name (first in, first out). Unclosed calls r
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from replay.pipeline.model.events import event_type, parse_timestamp
@@ -69,6 +70,18 @@ def _ms_between(start: Any, end: Any) -> float | None:
     return max(0.0, (b - a).total_seconds() * 1000.0)
 
 
+def _measured(value: Any) -> float | None:
+    """A result's measured ``durationMs``: a number >= 0 that a double holds (not ``1e400``, read as infinity, nor
+    an int beyond a double), else None (the timestamps say how long the call took)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        measured = float(value)
+    except OverflowError:
+        return None
+    return measured if measured >= 0 and math.isfinite(measured) else None
+
+
 def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``[{toolName, status, durationMs, callId?, startedAt, seq}]`` in the order calls began."""
     pairing = CallPairing()
@@ -117,9 +130,9 @@ class CallPairing:
                 call = {"toolName": result_name or "unknown", "startedAt": ts, "seq": seq}
                 self.calls.append(call)
         call["status"] = "ok" if ok else "error"
-        measured = payload.get("durationMs") if isinstance(payload, dict) else None
-        if isinstance(measured, int | float) and not isinstance(measured, bool) and measured >= 0:
-            call["durationMs"] = float(measured)
+        measured = _measured(payload.get("durationMs")) if isinstance(payload, dict) else None
+        if measured is not None:
+            call["durationMs"] = measured
         else:
             call["durationMs"] = _ms_between(call.get("startedAt"), ts) or 0.0
         call["endedAt"] = ts

@@ -10,6 +10,7 @@ by construction and every ``by*`` map is sorted by key, so the same input gives 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import operator
@@ -63,15 +64,31 @@ def number(value: float) -> int | float:
 
 
 def _plus(total: int | float, value: int | float) -> int | float:
-    """A token sum: exact while every count is an int; an int too large for a float beside a float counts whole."""
+    """A sum of counts or amounts: exact while every one is an int. Beyond a double (an int too large for a float
+    beside a float, or floats adding up past the largest double) the whole numbers are added exactly: a double that
+    large is a whole number, and a fraction beside it is below what a double of the sum could hold anyway."""
     try:
-        return total + value
+        result = total + value
     except OverflowError:
         return int(total) + int(value)
+    if result.__class__ is float and not math.isfinite(result):
+        return int(total) + int(value)
+    return result
 
 
-def money(value: float) -> int | float:
-    """A cost sum without binary noise (0.1 + 0.2 is 0.3)."""
+def _money_sum(values: list[int | float]) -> int | float:
+    """The sum of costs: ``math.fsum`` (no rounding on the way), or ``_plus`` where a double cannot hold it."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        start: int | float = 0
+        return functools.reduce(_plus, values, start)
+
+
+def money(value: int | float) -> int | float:
+    """A cost sum without binary noise (0.1 + 0.2 is 0.3); an int as it is (however large)."""
+    if value.__class__ is int:
+        return value
     rounded = round(float(value), 10)
     return int(rounded) if rounded.is_integer() else rounded
 
@@ -117,14 +134,15 @@ def as_run_id(value: Any) -> str | None:
 
 
 def usage_of(value: Any) -> dict[str, float] | None:
-    """``{inputTokens, outputTokens, costUsd}`` from a usage object (camelCase or snake_case), or None."""
+    """``{inputTokens, outputTokens, costUsd}`` from a usage object (camelCase or snake_case), or None. A count or
+    cost is a number >= 0 (as validate holds it); any other value (a string, a negative number) is not one."""
     if not isinstance(value, dict):
         return None
     found: dict[str, float] = {}
     for key, names in _USAGE_KEYS.items():
         for name in names:
             number_ = value.get(name)
-            if number_ is not None and _is_number(number_):
+            if number_ is not None and _is_number(number_) and number_ >= 0:
                 found[key] = number_
                 break
     return found or None
@@ -310,7 +328,7 @@ class RunTally:
         if usage:
             counts: Any = self.event_usage  # token counts stay ints, costs floats
             for key, number_ in usage.items():
-                counts[key] += number_
+                counts[key] = _plus(counts[key], number_)
             counts["_seen"] += 1
 
     def _see_moment(self, stamp: Any, moment: datetime | None) -> None:
@@ -501,7 +519,7 @@ def _add_call(stats: dict[str, Any], calls: int, ok: int, error: int, duration: 
     stats["calls"] += calls
     stats["ok"] += ok
     stats["error"] += error
-    stats["durationMs"] += duration
+    stats["durationMs"] = _plus(stats["durationMs"], duration)
     stats["maxMs"] = max(stats["maxMs"], longest)
 
 
@@ -611,7 +629,7 @@ class Aggregate:
                           "byTool": {name: _finish_stats(self.by_tool[name]) for name in sorted(self.by_tool)}},
             "errors": {"total": sum(self.by_code.values()), "byCode": dict(sorted(self.by_code.items()))},
             "usage": {"inputTokens": number(self.tokens_in), "outputTokens": number(self.tokens_out),
-                      "costUsd": money(math.fsum(self.costs)), "runsWithUsage": self.with_usage},
+                      "costUsd": money(_money_sum(self.costs)), "runsWithUsage": self.with_usage},
             "repairs": {"total": self.repairs, "byRule": dict(sorted(self.by_rule.items()))},
             "unattributedRepairs": {"total": sum(u["total"] for u in self.unattributed),
                                     "byRule": dict(sorted(self.unattributed_by_rule.items())), "runs": self.unattributed},
@@ -690,6 +708,8 @@ def _format_ms(value: Any) -> str:
 def format_cost(value: Any) -> str:
     if value is None:
         return "-"
+    if value.__class__ is int:  # (whole dollars, however many: a double may not hold them)
+        return f"${value}.00"
     text = f"{float(value):.6f}".rstrip("0")
     if len(text.split(".")[1]) < 2:
         text = f"{float(value):.2f}"

@@ -492,6 +492,41 @@ def test_token_counts_beyond_a_double_are_summed_exactly(tmp_path: Path) -> None
 
 
 
+def test_usage_beyond_a_double_beside_floats_is_summed_not_a_crash(tmp_path: Path) -> None:
+    """A count of 10**400 beside a float count, a cost of 10**400 dollars, and float counts adding up past the
+    largest double were an OverflowError (E_STAGE_FAILED) or a null: they are summed exactly, in every format."""
+    huge, big = 10**400, 1e308
+    lines = [{"$record": "run", "runId": "r1", "status": "ok"},
+             *({"seq": k, "timestamp": f"2026-01-01T00:00:0{k}.000Z", "type": "assistant_message", "runId": "r1",
+                "payload": {"usage": usage}} for k, usage in enumerate(
+                 ({"inputTokens": huge, "outputTokens": big, "costUsd": 0.5},
+                  {"inputTokens": 1.5, "outputTokens": big, "costUsd": 0.25}), 1)),
+             {"$record": "run", "runId": "r2", "status": "ok", "usage": {"inputTokens": 1, "costUsd": huge}}]
+    path = tmp_path / "huge.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    document = report_json(str(path))
+    assert [run["usage"] for run in document["runs"]] == [
+        {"inputTokens": huge + 1, "outputTokens": 2 * int(big), "costUsd": 0.75},
+        {"inputTokens": 1, "outputTokens": 0, "costUsd": huge}]
+    assert document["aggregate"]["usage"] == {"inputTokens": huge + 2, "outputTokens": 2 * int(big),
+                                              "costUsd": huge, "runsWithUsage": 2}
+    for fmt in ("text", "markdown", "junit", "html"):
+        done = run_replay("report", str(path), "--format", fmt)
+        assert done.returncode == 0 and str(huge).encode() in done.stdout, (fmt, done.stderr)
+
+
+def test_negative_usage_is_not_counted(tmp_path: Path) -> None:
+    """validate holds a count or cost to be a number >= 0: a negative one is not summed (it took -5 tokens off)."""
+    lines = [{"seq": k, "timestamp": f"2026-01-01T00:00:0{k}.000Z", "type": "assistant_message", "runId": "r1",
+              "payload": {"usage": usage}} for k, usage in enumerate(
+                 ({"inputTokens": -5, "outputTokens": 3, "costUsd": -1},
+                  {"inputTokens": 10, "outputTokens": "7", "costUsd": 0.5}), 1)]
+    path = tmp_path / "negative.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    document = report_json(str(path))
+    assert document["runs"][0]["usage"] == {"inputTokens": 10, "outputTokens": 3, "costUsd": 0.5}
+
+
 def test_a_dropped_runs_heal_record_is_no_later_runs_of_its_id(tmp_path):
     """The heal record of a run heal dropped whole comes at the end, after the last run, and here names that run's id
     too: it says it is of a dropped run (``runDropped``), so the report, the OTLP export and capture's artifacts give it

@@ -116,6 +116,21 @@ def test_unfinished_tool_call_lasts_until_the_last_event_and_counts_as_failed():
     assert call["status"] == "error" and call["unfinished"] is True and call["durationMs"] == 2000
 
 
+def test_a_measured_duration_a_double_cannot_hold_gives_way_to_the_timestamps():
+    """``durationMs`` 1e400 (read as infinity) was written as null, and 10**400 was an OverflowError: neither is a
+    duration, so the call lasts from its call to its result, as without one. Long measured ones add up whole."""
+    from replay.pipeline.engine import exactjson
+
+    for text in ("1e400", "1" + "0" * 400, "-5"):
+        result = exactjson.loads('{"callId": "c", "durationMs": ' + text + '}')
+        s = summarize_run(None, [ev(1, "tool_called", ts="2026-01-01T00:00:00Z", toolName="t", callId="c"),
+                                 ev(2, "tool_completed", ts="2026-01-01T00:00:01.500Z", **result)])
+        assert s["toolCalls"]["calls"][0]["durationMs"] == 1500, text
+    s = summarize_run(None, [ev(k, kind, toolName="t", durationMs=1e308) for k, kind in
+                             enumerate(("tool_called", "tool_completed", "tool_called", "tool_completed"), 1)])
+    assert s["toolCalls"]["byTool"]["t"]["durationMs"] == 2 * int(1e308)
+
+
 def test_missing_type_is_counted_under_a_placeholder():
     s = summarize_run(None, [{"seq": 1, "runId": "r", "payload": {}}, {"seq": 2, "type": 7}])
     assert s["events"]["byType"] == {"(none)": 2}
