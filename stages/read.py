@@ -192,6 +192,15 @@ class ReadJournal(Source):
             if data:
                 await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
             elif follow:
+                rewind = getattr(reader, "rewind_if_truncated", None)
+                if rewind is not None and rewind():  # the file was truncated: it starts over, as `tail -f` reads it
+                    await self._send(cutter.finish(), out)  # a line it cut off was torn
+                    if self.log is not None:
+                        self.log.warning("read.truncated", source=source, offset=cutter.offset,
+                                         message=f"{source} was truncated; reading it again from its start")
+                    cutter = self._cutter = LineCutter(source, limit, self.batch_events)
+                    at_start = True
+                    continue
                 await out.drain()
                 await anyio.sleep(self.config["poll_seconds"])
             else:

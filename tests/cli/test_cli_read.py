@@ -466,3 +466,20 @@ def test_follow_streams_lines_appended_later_and_ctrl_c_ends_it(tmp_path: Path):
     assert proc.wait(timeout=60) == 130
     assert proc.stderr.read() == b""
     assert journal.read_bytes() == JOURNAL  # followed, never touched
+
+
+def test_follow_reads_a_truncated_journal_again_from_its_start(tmp_path: Path):
+    """A journal truncated while followed (a log that starts over) is read from its start again, as `tail -f` does:
+    reading on at the old offset lost the new lines (they were never read, or read from their middle)."""
+    journal = write(tmp_path / "live.jsonl", LINES[0] + b"\n" + LINES[1] + b"\n")
+    proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = lines_of(proc)
+        assert [got.get(timeout=60), got.get(timeout=60)] == [LINES[0] + b"\n", LINES[1] + b"\n"]
+        journal.write_bytes(LINES[2] + b"\n")  # truncated, and shorter than what was read of it
+        assert got.get(timeout=30) == LINES[2] + b"\n"
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    [notice] = jsonl(proc.stderr.read())
+    assert notice["event"] == "read.truncated" and notice["source"] == str(journal)
