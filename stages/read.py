@@ -128,19 +128,24 @@ class ReadJournal(Source):
                 await self._send([self._read_failed(source, exc)], out)
 
     def _stopped_at(self) -> dict[str, Any]:
-        """Where an input's reading stopped (the first line not read whole), when it stopped inside it."""
+        """Where an input's reading stopped (the first line not read whole), with advice on the lines that came out
+        when some did: line 1, offset 0 when it stopped at its first byte (a gzip corrupt from its start)."""
         cutter = self._cutter
-        if cutter is None or (cutter.offset == 0 and not cutter.pending):
+        if cutter is None:
             return {}
-        return {"line": cutter.line, "offset": cutter.offset,
-                "howToFix": "The lines before the offset given came out; read the rest again from a whole copy of the input."}
+        where: dict[str, Any] = {"line": cutter.line, "offset": cutter.offset}
+        if cutter.offset == 0 and not cutter.pending:
+            return where  # nothing came out: the code's own advice holds
+        return where | {"howToFix": "The lines before the offset given came out; read the rest again from a whole copy "
+                                    "of the input."}
 
     def _read_failed(self, source: str, exc: OSError) -> dict[str, Any]:
         """A read error mid-input: where it stopped (the first line not read whole), and why."""
-        where = self._stopped_at()
+        where = self._stopped_at() or {"line": 1, "offset": 0}  # (no cutter yet: its first bytes failed)
         why = exc.strerror or str(exc) or type(exc).__name__
-        if not where:
-            return diagnostic("E_INPUT_UNREADABLE", f"reading {source!r} failed: {why}", source=source, received=why)
+        if "howToFix" not in where:  # nothing of it was read
+            return diagnostic("E_INPUT_UNREADABLE", f"reading {source!r} failed: {why}", source=source, received=why,
+                              **where)
         return diagnostic("E_INPUT_UNREADABLE",
                           f"reading {source!r} failed at byte {where['offset']} (line {where['line']}): {why}; the lines "
                           "before it were read, nothing from there on", source=source, line=where["line"],
