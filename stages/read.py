@@ -128,19 +128,24 @@ class ReadJournal(Source):
                 await self._send([self._read_failed(source, exc)], out)
 
     def _stopped_at(self) -> dict[str, Any]:
-        """Where an input's reading stopped (the first line not read whole), when it stopped inside it."""
+        """Where an input's reading stopped (the first line not read whole), with advice on the lines that came out
+        when some did: line 1, offset 0 when it stopped at its first byte (a gzip corrupt from its start)."""
         cutter = self._cutter
-        if cutter is None or (cutter.offset == 0 and not cutter.pending):
+        if cutter is None:
             return {}
-        return {"line": cutter.line, "offset": cutter.offset,
-                "howToFix": "The lines before the offset given came out; read the rest again from a whole copy of the input."}
+        where: dict[str, Any] = {"line": cutter.line, "offset": cutter.offset}
+        if cutter.offset == 0 and not cutter.pending:
+            return where  # nothing came out: the code's own advice holds
+        return where | {"howToFix": "The lines before the offset given came out; read the rest again from a whole copy "
+                                    "of the input."}
 
     def _read_failed(self, source: str, exc: OSError) -> dict[str, Any]:
         """A read error mid-input: where it stopped (the first line not read whole), and why."""
-        where = self._stopped_at()
+        where = self._stopped_at() or {"line": 1, "offset": 0}  # (no cutter yet: its first bytes failed)
         why = exc.strerror or str(exc) or type(exc).__name__
-        if not where:
-            return diagnostic("E_INPUT_UNREADABLE", f"reading {source!r} failed: {why}", source=source, received=why)
+        if "howToFix" not in where:  # nothing of it was read
+            return diagnostic("E_INPUT_UNREADABLE", f"reading {source!r} failed: {why}", source=source, received=why,
+                              **where)
         return diagnostic("E_INPUT_UNREADABLE",
                           f"reading {source!r} failed at byte {where['offset']} (line {where['line']}): {why}; the lines "
                           "before it were read, nothing from there on", source=source, line=where["line"],
@@ -192,6 +197,15 @@ class ReadJournal(Source):
             if data:
                 await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
             elif follow:
+                rewind = getattr(reader, "rewind_if_truncated", None)
+                if rewind is not None and rewind():  # the file was truncated: it starts over, as `tail -f` reads it
+                    await self._send(cutter.finish(), out)  # a line it cut off was torn
+                    if self.log is not None:
+                        self.log.warning("read.truncated", source=source, offset=cutter.offset,
+                                         message=f"{source} was truncated; reading it again from its start")
+                    cutter = self._cutter = LineCutter(source, limit, self.batch_events)
+                    at_start = True
+                    continue
                 await out.drain()
                 await anyio.sleep(self.config["poll_seconds"])
             else:

@@ -76,6 +76,19 @@ class FdReader:
         self.kind = kind or fd_kind(fd)
         self.may_wait = self.kind != "file"
 
+    def rewind_if_truncated(self) -> bool:
+        """A regular file now shorter than what was read of it (truncated, as a log is when it starts over): read it
+        again from its start, as ``tail -f`` does. True when it was rewound."""
+        if self.kind != "file":
+            return False
+        try:
+            if os.fstat(self.fd).st_size >= os.lseek(self.fd, 0, os.SEEK_CUR):
+                return False
+            os.lseek(self.fd, 0, os.SEEK_SET)
+        except OSError:
+            return False
+        return True
+
     async def read(self, n: int) -> bytes:
         if self.kind == "file":
             data = os.read(self.fd, n)
@@ -206,6 +219,13 @@ class PrefixedReader:
                 data += await self.inner.read(n - len(data))
             return data
         return await self.inner.read(n)
+
+    def rewind_if_truncated(self) -> bool:
+        """The plain file underneath truncated: read it again from its start (a gzip stream is not rewound)."""
+        if not isinstance(self.inner, FdReader) or not self.inner.rewind_if_truncated():
+            return False
+        self.prefix = b""
+        return True
 
 
 def silence_stdout() -> None:

@@ -102,6 +102,22 @@ def test_a_truncated_gzip_keeps_what_was_whole_and_fails(tmp_path: Path):
     assert [(e["code"], e["line"]) for e in errors_of(piped.stderr)] == [("E_GZIP_INVALID", error["line"])]
 
 
+@pytest.mark.parametrize("cut", [lambda data: data[:2], lambda data: data[:12] + bytes([data[12] ^ 0xFF]) + data[13:]],
+                         ids=["header-only", "corrupt-from-the-start"])
+def test_a_gzip_that_fails_at_its_first_byte_says_where(tmp_path: Path, cut):
+    """A gzip that gives no byte at all still has a position, line 1 at offset 0 (it had none), in the error, in the
+    dropped record, and down the pipe."""
+    packed = write(tmp_path / "bad.jsonl.gz", cut(gzip.compress(JOURNAL)))
+    done = run_replay("read", str(packed))
+    assert done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_GZIP_INVALID" and (error["line"], error["offset"]) == (1, 0)
+    assert error["howToFix"] == "Recompress the file or read the uncompressed journal."  # nothing came out
+    assert orjson.loads(done.stdout) == {"$record": "dropped", **{k: v for k, v in error.items() if k not in ("stage", "howToFix")}}
+    piped = run_replay("heal", input=done.stdout)
+    assert [(e["code"], e["line"], e["offset"]) for e in errors_of(piped.stderr)] == [("E_GZIP_INVALID", 1, 0)]
+
+
 @pytest.mark.parametrize("indent", [True, False], ids=["pretty", "one-line"])
 def test_an_artifact_becomes_its_run_record_and_events(tmp_path: Path, indent: bool):
     artifact = {"schemaVersion": "1.0.0", "artifactType": "replay", "id": "art_1", "timestamp": "2026-03-01T12:00:03.000Z",
@@ -386,6 +402,7 @@ def test_an_input_that_fails_mid_read_is_reported_and_the_next_is_read(tmp_path:
     assert done.returncode == 1
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_INPUT_UNREADABLE" and error["source"] == "/proc/self/mem"
+    assert (error["line"], error["offset"]) == (1, 0)  # its first read failed
     mark = orjson.dumps({"$record": "dropped", **{k: v for k, v in error.items() if k not in ("stage", "howToFix")}})
     assert split_sources(done.stdout) == (["/proc/self/mem", str(good)], mark + b"\n" + JOURNAL)
     assert [e["code"] for e in errors_of(run_replay("heal", input=done.stdout).stderr)] == ["E_INPUT_UNREADABLE"]
@@ -466,3 +483,20 @@ def test_follow_streams_lines_appended_later_and_ctrl_c_ends_it(tmp_path: Path):
     assert proc.wait(timeout=60) == 130
     assert proc.stderr.read() == b""
     assert journal.read_bytes() == JOURNAL  # followed, never touched
+
+
+def test_follow_reads_a_truncated_journal_again_from_its_start(tmp_path: Path):
+    """A journal truncated while followed (a log that starts over) is read from its start again, as `tail -f` does:
+    reading on at the old offset lost the new lines (they were never read, or read from their middle)."""
+    journal = write(tmp_path / "live.jsonl", LINES[0] + b"\n" + LINES[1] + b"\n")
+    proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = lines_of(proc)
+        assert [got.get(timeout=60), got.get(timeout=60)] == [LINES[0] + b"\n", LINES[1] + b"\n"]
+        journal.write_bytes(LINES[2] + b"\n")  # truncated, and shorter than what was read of it
+        assert got.get(timeout=30) == LINES[2] + b"\n"
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    [notice] = jsonl(proc.stderr.read())
+    assert notice["event"] == "read.truncated" and notice["source"] == str(journal)
