@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, as_received
 from replay.pipeline.engine.graph import ID_PATTERN, Graph
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.stage import Composite, Stage
@@ -104,7 +104,7 @@ def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None
         if problem:
             raise ReplayError(
                 "E_CONFIG_OPTION_INVALID", f"option {key!r} of {kind!r} must be {problem}", path=f"{where}.{key}",
-                expected=problem, received=repr(value),
+                expected=problem, received=as_received(value),
             )
 
 
@@ -114,7 +114,7 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
     (a constructor that raises something other than a ReplayError: E_STAGE_LOAD_FAILED naming ``stage_id`` and ``where``)."""
     kind = spec.get("type")
     if not isinstance(kind, str):
-        raise _shape("every stage needs a string `type`", f"{where}.type", received=repr(kind), example='type = "parse"')
+        raise _shape("every stage needs a string `type`", f"{where}.type", received=as_received(kind), example='type = "parse"')
     cls = registry.get(kind, path=f"{where}.type")
     options = {k: v for k, v in spec.items() if k not in RESERVED_KEYS + extra_reserved}
     check_options(cls, options, where)
@@ -163,7 +163,7 @@ def _stage_tables(stages: Any) -> Tables:
     for node_id, spec in stages.items():
         where = f"stages.{node_id}"
         if not ID_PATTERN.match(str(node_id)):
-            raise _shape(f"stage id {node_id!r} may use letters, digits, _ and - only", where, received=repr(node_id))
+            raise _shape(f"stage id {node_id!r} may use letters, digits, _ and - only", where, received=as_received(node_id))
         if not isinstance(spec, dict):
             raise _shape(f"stage {node_id!r} must be a table", where, received=type(spec).__name__)
     return {str(k): (dict(v), f"stages.{k}") for k, v in stages.items()}
@@ -185,13 +185,13 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
         if node_id is not None and (not isinstance(node_id, str) or not ID_PATTERN.match(node_id)
                                     or node_id in [i for i, _, _ in items]):
             raise _shape(f"a chain item's id must be a string no other item uses; got {node_id!r}", f"chain[{k}].id",
-                         received=repr(node_id), howToFix="Give each stage of the chain its own id (or none).")
+                         received=as_received(node_id), howToFix="Give each stage of the chain its own id (or none).")
         items.append((node_id, spec, f"chain[{k}]"))
 
     def cls_of(spec: dict[str, Any], where: str) -> type[Stage]:
         kind = spec.get("type")
         if not isinstance(kind, str):
-            raise _shape("every stage needs a string `type`", f"{where}.type", received=repr(kind), example='type = "parse"')
+            raise _shape("every stage needs a string `type`", f"{where}.type", received=as_received(kind), example='type = "parse"')
         return registry.get(kind, path=f"{where}.type")
 
     first = cls_of(items[0][1], items[0][2])
@@ -232,7 +232,7 @@ class _Builder:
     def add(self, node_id: str, table: dict[str, Any], where: str, inputs: list[str]) -> None:
         if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
             raise ReplayError("E_CONFIG_INPUT_UNKNOWN", "`inputs` must be a list of stage names", path=f"{where}.inputs",
-                              received=repr(inputs), example='inputs = ["read"]')
+                              received=as_received(inputs), example='inputs = ["read"]')
         for k, ref in enumerate(inputs):
             if ref in inputs[:k]:  # the same stream taken twice: every record of it would come out twice
                 raise ReplayError("E_CONFIG_INPUTS_INVALID", f"stage {node_id!r} names input {ref!r} twice",
@@ -241,7 +241,7 @@ class _Builder:
         route = table.get("route_errors", False)
         if not isinstance(route, bool):
             raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
-                              received=repr(route))
+                              received=as_received(route))
         stage = build_stage(self.registry, table, where, self.args, stage_id=node_id)
         if route and "errors" not in stage.ports:
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {node_id!r} ({stage.kind} {table['type']!r}) has no errors "

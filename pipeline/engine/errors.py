@@ -189,6 +189,17 @@ def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
     return body
 
 
+def as_received(value: Any, limit: int = 120) -> Any:
+    """What an error's ``received`` shows of a value a config gave (an option, a stage's type or id, its inputs): a
+    string, number or boolean as itself (a long string cut), anything else as its JSON text (``null``, ``["a"]``, a
+    TOML date as its ISO form), never as Python writes it (``None``, ``'a'``, ``True``)."""
+    if isinstance(value, str):
+        return excerpt(value, limit)
+    if isinstance(value, bool | int | float):
+        return value
+    return excerpt(exactjson.dumps(value, default=str).decode("utf-8", "replace"), limit)
+
+
 def excerpt(data: bytes | str, limit: int = 120, *, around: int | None = None) -> str:
     """What an error's ``received`` shows of bad input: its text cut at ``limit`` characters, or with
     ``around``, the ``limit`` characters centred on that position (where a parser gave up)."""

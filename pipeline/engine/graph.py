@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, as_received
 from replay.pipeline.engine.stage import Stage
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")  # what a config may call a stage
@@ -57,7 +57,7 @@ class Graph:
         node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())
         if not isinstance(node_id, str) or not NODE_ID.match(node_id):
             raise _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node_id!r} may use letters, digits, _ and - only",
-                                f"stages.{node_id}", received=repr(node_id))
+                                f"stages.{node_id}", received=as_received(node_id))
         if node_id in self.nodes:
             raise _config_error("E_CONFIG_SHAPE_INVALID", f"two stages are called {node_id!r}", f"stages.{node_id}",
                                 received=node_id, howToFix="Give each stage its own id.")
@@ -90,7 +90,7 @@ class Graph:
             for k, ref in enumerate(node.inputs):
                 where = f"stages.{node.id}.inputs[{k}]"
                 if not isinstance(ref, str) or not ref:
-                    raise _config_error("E_CONFIG_INPUT_UNKNOWN", "an input must be a non-empty string", where, received=repr(ref))
+                    raise _config_error("E_CONFIG_INPUT_UNKNOWN", "an input must be a non-empty string", where, received=as_received(ref))
                 producer, _, port = ref.partition(".")
                 if any(ch in producer for ch in "*?["):
                     matches = [

@@ -369,3 +369,17 @@ def test_a_fresh_copy_takes_other_command_arguments_only_where_the_first_ones_we
     assert again.config["paths"] == ["second.jsonl", "third.jsonl"] and again.id == "read"
     assert other.fresh(["second.jsonl"]).config["paths"] == ["fixed.jsonl"]
     assert read.fresh().config["paths"] == ["first.jsonl"]
+
+
+@pytest.mark.parametrize(("doc", "received"), [
+    ({"chain": [{"type": "select", "types": True}]}, True),
+    ({"stages": {"a": {"type": 5}}}, 5),
+    ({"chain": [{"type": None}]}, "null"),
+    ({"stages": {"a": {"type": "parse", "inputs": [["read"]]}}}, '[["read"]]'),
+    ({"stages": {"a": {"type": "parse", "inputs": {"from": "read"}}}}, '{"from":"read"}'),
+])
+def test_a_refused_value_is_shown_as_json_has_it_not_as_python_writes_it(doc, received):
+    """`received` said `True`, `None`, `[['read']]`: Python's spelling of what the config wrote `true`, `null`,
+    `[["read"]]`."""
+    body = refused(doc)
+    assert body["received"] == received and type(body["received"]) is type(received), body
