@@ -92,7 +92,7 @@ class ReadJournal(Source):
             raise _Reached()
 
         try:
-            await self._produce(Output(send, out.drain))
+            await self._produce(Output(send, out.drain, out.stage_id))
         except _Reached:
             await out.drain()
 

@@ -31,7 +31,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
     for stage in stages:
         stage.preflight(inputs)
         for target in stage.output_files():  # (a folder there is found out by the rename, after the whole run)
-            if target == "" or (target != STDIO and "://" not in target and os.path.isdir(target)):
+            if target == "" or (_local(target) and os.path.isdir(target)):
                 what = "an empty output path" if target == "" else f"the output {target!r}, which is a directory"
                 raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {stage.id!r} has {what}",
                                   path=f"stages.{stage.id}.path", received=target, expected="a file path, or '-' for stdout",
@@ -52,8 +52,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
         identities[(st.st_dev, st.st_ino)] = "<stdin>" if source == STDIO else source
     for stage in stages:
         for target in stage.output_files():
-            if target != STDIO and "://" not in target:
-                refuse_file_in_the_way(target, Path(target).parent)
+            if _local(target):
+                refuse_file_in_the_way(target)
             if target == STDIO or not os.path.isfile(target):
                 continue
             st = os.stat(target)
@@ -67,13 +67,18 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
                 )
 
 
+def _local(target: str) -> bool:
+    """Is the output ``target`` a file of this machine (not stdout, not a URL)?"""
+    return target != STDIO and "://" not in target
+
+
 def _one_writer_per_target(stages: list[Stage]) -> None:
     """Two stages writing one target: stdout (``heal --log -``: two streams of lines mixed into one would be neither),
     or one file (by its path, links resolved: the last to finish would replace the other's output)."""
     writers: dict[str, str] = {}
     for stage in stages:
         for target in stage.output_files():
-            other = writers.setdefault(target if target == STDIO or "://" in target else os.path.realpath(target), stage.id)
+            other = writers.setdefault(os.path.realpath(target) if _local(target) else target, stage.id)
             if other != stage.id and target == STDIO:
                 raise ReplayError(
                     "E_CONFIG_OPTION_INVALID", f"stages {other!r} and {stage.id!r} would both write to stdout, mixing their lines",
@@ -103,10 +108,10 @@ def file_in_the_way(folder: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def refuse_file_in_the_way(target: str, folder: str | os.PathLike[str]) -> None:
-    """Refuse (E_OUTPUT_UNWRITABLE, exit 2, before anything runs) the output ``target``, written into ``folder``,
-    when a file stands where one of the folders on its way must be: no write could make it (ENOTDIR)."""
-    blocker = file_in_the_way(folder)
+def refuse_file_in_the_way(target: str) -> None:
+    """Refuse (E_OUTPUT_UNWRITABLE, exit 2, before anything runs) the output ``target`` (a file or a folder) when a
+    file stands where one of the folders on its way must be: no write could make it (ENOTDIR)."""
+    blocker = file_in_the_way(Path(target).parent)
     if blocker is not None:
         raise ReplayError("E_OUTPUT_UNWRITABLE", f"{target!r} cannot be written: {blocker!r} is a file, not a folder",
                           path=target, expected="folders on the output's path (missing ones are made)",

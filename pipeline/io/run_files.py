@@ -127,7 +127,7 @@ def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None
         raise ReplayError("E_USAGE_INVALID", f"the output folder {where!r} exists and is not a folder", path=where,
                           expected="a folder (new or existing)", received=received, howToFix=how_to_fix, example=example)
     if not (isinstance(folder, str) and is_url(folder)):
-        refuse_file_in_the_way(str(Path(folder)), Path(folder).parent)
+        refuse_file_in_the_way(str(Path(folder)))
 
 
 @contextmanager

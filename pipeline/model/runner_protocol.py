@@ -179,8 +179,7 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError) ->
     its end cut off), not at its first line, which is no JSON on its own."""
     bad = None if stdout.isascii() else not_utf8(stdout)
     if bad is not None:
-        start = stdout.rfind(b"\n", 0, bad.offset) + 1
-        number, column = stdout.count(b"\n", 0, start) + 1, bad.offset - start + 1
+        start, number, column = bad.line_start, bad.line, bad.offset - bad.line_start + 1
         end = stdout.find(b"\n", start)
         reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} is not valid JSON: byte 0x{bad.byte:02x} at column "
                    f"{column} is not UTF-8 ({bad.reason})", path="$", line=number, offset=start, column=column,

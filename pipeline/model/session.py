@@ -16,7 +16,6 @@ sidecar (``replay.override.json``, ``replay schema replay-override``) says what 
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+from replay.pipeline.io.journals import skip_bom
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
@@ -134,7 +134,7 @@ def load_overrides(path: str | Path) -> dict[Key, Override]:
         raise ReplayError("E_INPUT_UNREADABLE", f"override sidecar {source!r} could not be read: {exc.strerror or exc}",
                           path=source) from exc
     try:
-        document = exactjson.loads(data.removeprefix(codecs.BOM_UTF8))  # (a Windows editor's byte order mark: skipped)
+        document = exactjson.loads(skip_bom(data)[0])  # (a Windows editor's byte order mark: skipped)
     except orjson.JSONDecodeError as exc:
         raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$", line=exc.lineno,
                               column=exc.colno) from exc

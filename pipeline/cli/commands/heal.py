@@ -98,7 +98,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         scale = Scale(workers, engine, scheduler, quiet)
         if is_url(out_dir):
             return heal_into_url(bound, files, root, out_dir, scale, strict)
-        refuse_file_in_the_way(out_dir, Path(out_dir).parent)  # (its partial sibling is made before the graph's preflight)
+        refuse_file_in_the_way(out_dir)  # (its partial sibling is made before the graph's preflight)
         return heal_folder(bound, files, root, Path(out_dir), scale, strict)
     bound["screen.rules_file"] = rules_path or ""
     bound["screen.enabled"] = dialect == "auto" and dialect_out is None  # the fast lane knows replay's own events only

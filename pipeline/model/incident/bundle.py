@@ -143,7 +143,7 @@ def refuse_non_folder_out(out: str) -> None:
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": out},
                expected="a new or empty folder", received="a file")
-    refuse_file_in_the_way(out, target.parent)
+    refuse_file_in_the_way(out)
 
 
 def check_output_folder(out: str) -> None:
