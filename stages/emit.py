@@ -42,9 +42,9 @@ from replay.pipeline.io.run_files import (
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.healing import healed_artifact, healed_problems
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import heal_log_document
-from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.model.runs import Run, of_no_run, starts_run
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
 JOURNAL_DIR = Path(".replay") / "journal"
@@ -107,7 +107,7 @@ class EmitArtifacts(Sink):
                     notices.setdefault(entry.get("runId"), []).append(entry)
             elif batch.port is None:
                 for i, record in enumerate(batch.events or ()):
-                    if not isinstance(record, dict) or record.get(RUN_DROPPED) is True:
+                    if not isinstance(record, dict) or of_no_run(record):
                         continue  # (the heal record of a run heal dropped whole: no run's, its repairs in the heal log)
                     if starts_run(record, tracker, batch.source):
                         is_run = record.get(RECORD_KEY) == RUN_RECORD

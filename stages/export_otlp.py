@@ -13,8 +13,8 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
-from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.runs import Run, of_no_run, starts_run
 from replay.pipeline.report.otlp import TraceBuilder
 
 
@@ -30,7 +30,7 @@ class ExportOtlp(Transform):
     def __call__(self, batch: Batch) -> Batch | None:
         out: list[dict[str, Any]] = []
         for record in batch.events or ():
-            if record.get(RUN_DROPPED) is True:
+            if RECORD_KEY in record and of_no_run(record):
                 continue  # the heal record of a run heal dropped whole: of no trace here (the one before is another run)
             if starts_run(record, self.run, batch.source):
                 self._finish(out)

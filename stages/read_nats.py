@@ -96,8 +96,7 @@ class ReadNats(Source):
             stream = self.config["stream"] or await js.find_stream_name_by_subject(subject)
             reads = await self._consumer_subjects(js, stream, durable)
         except Exception as exc:  # no stream holds the subject, JetStream off
-            raise ReplayError("E_NATS_UNREACHABLE", f"cannot consume {subject!r} from JetStream: {type(exc).__name__}: {exc}",
-                              received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.") from exc
+            raise _cannot_consume(subject, exc) from exc
         if reads is not None and reads != [subject]:
             # nats-py binds to a durable consumer of that name whatever it reads: its messages would come out as this subject's
             raise ReplayError("E_USAGE_INVALID", f"the durable consumer {durable!r} of stream {stream!r} reads {', '.join(reads) or 'every subject'}, "
@@ -108,8 +107,7 @@ class ReadNats(Source):
         try:
             return await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
         except Exception as exc:  # JetStream refused the consumer
-            raise ReplayError("E_NATS_UNREACHABLE", f"cannot consume {subject!r} from JetStream: {type(exc).__name__}: {exc}",
-                              received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.") from exc
+            raise _cannot_consume(subject, exc) from exc
 
     @staticmethod
     async def _consumer_subjects(js: Any, stream: str, durable: str) -> list[str] | None:
@@ -187,3 +185,11 @@ def _key(raw: bytes) -> tuple[Any, Any]:
     if type(record) is not dict:
         return None, None
     return record.get("runId"), record.get("seq")
+
+
+def _cannot_consume(subject: str, exc: Exception) -> Exception:
+    """E_NATS_UNREACHABLE for a subject JetStream gives no consumer of (no stream holds it, JetStream is off, ...)."""
+    from replay.pipeline.engine.errors import ReplayError  # (as the stage's other errors: only a NATS read loads it)
+
+    return ReplayError("E_NATS_UNREACHABLE", f"cannot consume {subject!r} from JetStream: {type(exc).__name__}: {exc}",
+                       received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.")

@@ -9,8 +9,8 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD
-from replay.pipeline.model.runs import runid_spans, starts_run
+from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.runs import of_no_run, runid_spans, starts_run
 from replay.pipeline.report.model import (
     RunTally,
     as_run_id,
@@ -114,7 +114,7 @@ class SummarizeRuns(Transform):
         run)? Heal writes one after the run it counts, with that run's id; one of a run it dropped whole says so
         (``runDropped``), and is no other run's even when that run has its id."""
         tally = self.tally
-        return (tally is not None and record.get(RUN_DROPPED) is not True
+        return (tally is not None and not of_no_run(record)
                 and not starts_run(record, tally, source)  # type: ignore[arg-type]
                 and as_run_id(record.get("runId")) == tally.run_id)
 

@@ -121,9 +121,10 @@ class WriteHealed(Sink):
         outputs = []
         for source, path in names.items():
             done = healed.get(source)
-            if done is None and self.plan[path][0].name.endswith(HEALED_JOURNAL):
+            journal = self.plan[path][0].name.endswith(HEALED_JOURNAL)
+            if done is None and journal:
                 done = _Healed()  # an empty journal (blank lines only): healed, as filter mode heals it, into an empty one
-            if done is None or not (done.columns or self.plan[path][0].name.endswith(HEALED_JOURNAL)):
+            if done is None or not (done.columns or journal):
                 self._refuse_empty(source, done)  # no artifact is made up from nothing (a .json cut off mid-write)
                 continue
             outputs.append(self._render(source, path, done))

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.records import RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 
 _STR = {str}
@@ -42,6 +42,12 @@ def marks_input(record: dict[str, Any], source: str) -> bool:
     """Is ``record`` (read from ``source``) read's mark before the input it is read as: another input of that name
     begins after it (the same file read again, too)?"""
     return record.get(RECORD_KEY) == SOURCE_RECORD and record.get("source") == source
+
+
+def of_no_run(record: dict[str, Any]) -> bool:
+    """Is ``record`` the heal record of a run heal dropped whole (``runDropped``)? It comes after other runs, with its
+    own run's id, and is none of theirs: a stage that gives records to runs gives it to none."""
+    return record.get(RUN_DROPPED) is True
 
 
 def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:

@@ -434,7 +434,7 @@ def test_the_repairs_of_a_run_heal_dropped_whole_are_no_other_runs(tmp_path):
     assert one == two and one["aggregate"]["runs"]["total"] == 2
     assert [(u["runId"], u["source"]) for u in one["aggregate"]["unattributedRepairs"]["runs"]] == [
         ("b", paths[0]), ("b", paths[1])]
-    validated = [json.loads(line) for line in run_replay("validate", *paths).stdout.splitlines()]
+    validated = jsonl(run_replay("validate", *paths).stdout)
     assert sum(v["runs"] for v in validated) == 2
 
 
