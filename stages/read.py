@@ -39,6 +39,8 @@ class _Reached(Exception):
     """The read got to ``end_offset``."""
 
 
+_READ_THE_REST = "The lines before the offset given came out; read the rest again from a whole copy of the input."
+
 @register("read")
 class ReadJournal(Source):
     summary = "Read journals (files, directories, .gz, stdin) as line batches with positions."
@@ -121,29 +123,29 @@ class ReadJournal(Source):
             except ReplayError as exc:
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise
-                await self._send([exc.body | {"source": source} | self._stopped_at()], out)
+                advice = {"howToFix": _READ_THE_REST} if self._some_came_out() else {}  # (else the code's own holds)
+                await self._send([exc.body | {"source": source} | self._stopped_at() | advice], out)
             except OSError as exc:  # the disk or device failed mid-read (EIO, ECONNRESET, ...): this input ends here
                 if isinstance(exc, BrokenPipeError):
                     raise
                 await self._send([self._read_failed(source, exc)], out)
 
     def _stopped_at(self) -> dict[str, Any]:
-        """Where an input's reading stopped (the first line not read whole), with advice on the lines that came out
-        when some did: line 1, offset 0 when it stopped at its first byte (a gzip corrupt from its start)."""
+        """Where an input's reading stopped (the first line not read whole): line 1, offset 0 when it stopped at its
+        first byte (a gzip corrupt from its start)."""
         cutter = self._cutter
-        if cutter is None:
-            return {}
-        where: dict[str, Any] = {"line": cutter.line, "offset": cutter.offset}
-        if cutter.offset == 0 and not cutter.pending:
-            return where  # nothing came out: the code's own advice holds
-        return where | {"howToFix": "The lines before the offset given came out; read the rest again from a whole copy "
-                                    "of the input."}
+        return {} if cutter is None else {"line": cutter.line, "offset": cutter.offset}
+
+    def _some_came_out(self) -> bool:
+        """Had the input any bytes read before its reading stopped?"""
+        cutter = self._cutter
+        return cutter is not None and (cutter.offset != 0 or bool(cutter.pending))
 
     def _read_failed(self, source: str, exc: OSError) -> dict[str, Any]:
         """A read error mid-input: where it stopped (the first line not read whole), and why."""
         where = self._stopped_at() or {"line": 1, "offset": 0}  # (no cutter yet: its first bytes failed)
         why = exc.strerror or str(exc) or type(exc).__name__
-        if "howToFix" not in where:  # nothing of it was read
+        if not self._some_came_out():
             return diagnostic("E_INPUT_UNREADABLE", f"reading {source!r} failed: {why}", source=source, received=why,
                               **where)
         return diagnostic("E_INPUT_UNREADABLE",
