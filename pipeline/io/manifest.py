@@ -27,12 +27,13 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.parallel import Outcome, file_digest
 from replay.pipeline.io.journals import is_temp_name, is_url, write_atomic
 
@@ -115,6 +116,24 @@ class _LocalFolder:
     def name(self, rel: str) -> str:
         return str(self.path / rel)
 
+    def digest(self, rel: str) -> str | None:
+        try:
+            return file_digest(str(self.path / rel))[1]
+        except OSError:
+            return None
+
+    def remove(self, rel: str) -> None:
+        """The file ``rel``, and the folders it leaves empty up to this one."""
+        path = self.path / rel
+        path.unlink()
+        for folder in path.parents:
+            if folder == self.path or not folder.is_relative_to(self.path):
+                break
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
 
 class _UrlFolder:
     """The manifest's folder at an fsspec URL."""
@@ -150,6 +169,44 @@ class _UrlFolder:
     def name(self, rel: str) -> str:
         return self.remote.join(self.url, rel)
 
+    def digest(self, rel: str) -> str | None:
+        try:
+            return self.remote.sha256(self.remote.join(self.url, rel))
+        except (OSError, ReplayError):
+            return None
+
+    def remove(self, rel: str) -> None:
+        self.remote.remove_file(self.remote.join(self.url, rel))
+
+
+@dataclass
+class Stale:
+    """What ``Manifest.finish`` found of inputs that are gone: the outputs it removed, those it kept (changed since)."""
+
+    removed: list[str] = field(default_factory=list)
+    edited: list[str] = field(default_factory=list)
+
+
+def _under(root: str, rel: str) -> str:
+    """The input ``rel`` of a manifest whose input root is ``root`` (a path or a URL)."""
+    if is_url(root):
+        from replay.pipeline.io import remote
+
+        return remote.join(root, rel)
+    return os.path.join(root, rel)
+
+
+def _gone(path: str) -> bool:
+    """Is nothing at the input ``path`` any more? (One that cannot be looked at is not known to be gone.)"""
+    if not is_url(path):
+        return not os.path.lexists(path)
+    from replay.pipeline.io import remote
+
+    try:
+        return remote.kind(path) is None
+    except ReplayError:
+        return False
+
 
 class Manifest:
     """The manifest of the folder ``folder`` for work ``key`` over inputs under ``root`` (each a path or a URL)."""
@@ -160,6 +217,7 @@ class Manifest:
         self.root: Path | str = str(root) if is_url(str(root)) else Path(root).resolve()
         self.command = command
         self.entries: dict[str, Entry] = {}  # by input, relative to root
+        self.stale = Stale()  # (after finish)
 
     # reading ---------------------------------------------------------------------------------
     def load(self) -> None:
@@ -200,8 +258,6 @@ class Manifest:
     def _unchanged(self, path: str, entry: Entry) -> bool:
         """The same size, and the same modification time or (touched, or no time kept: a URL) the same content; an
         input that cannot be looked at (gone meanwhile) is changed."""
-        from replay.pipeline.engine.errors import ReplayError
-
         try:
             if is_url(path):
                 from replay.pipeline.io import remote
@@ -254,14 +310,53 @@ class Manifest:
         name = hashlib.sha256("\0".join(e.input for e in entries).encode()).hexdigest()[:20]
         self.place.write(f"{FRAGMENTS}/{name}{MANIFEST}", self._document(entries))
 
-    def finish(self, paths: list[str]) -> str:
-        """Every input done (``paths``: those that were, reused or computed, in input order): sweep files interrupted
-        writers left, write the manifest, drop the fragments."""
+    def finish(self, paths: list[str], inputs: Iterable[str] = ()) -> str:
+        """Every input done (``paths``: those that were, reused or computed, in input order; ``inputs``: every input
+        of the run, done or not): sweep files interrupted writers left, remove the outputs of inputs that are gone
+        (``stale``), write the manifest, drop the fragments."""
         self.place.sweep()
         entries = [e for e in (self.entries.get(self.relative(p)) for p in paths) if e is not None]
+        present = {self.relative(p) for p in [*paths, *inputs]}
+        self.stale = self._remove_stale({out["path"] for e in entries for out in e.outputs}, present)
         self.place.write(MANIFEST, self._document(entries))
         self.place.remove_fragments()
         return self.place.name(MANIFEST)
+
+    def _remove_stale(self, kept: set[str], present: set[str]) -> Stale:
+        """The outputs an earlier run of this command recorded (the manifest, a killed run's fragments, whatever
+        their work) for an input that no longer exists: each goes when it still holds what was recorded, and is
+        kept (named in ``Stale.edited``) when it was changed since. Outputs of inputs that still exist are kept,
+        as are the files this run wrote (``kept``). An input of this run (``present``, relative to the root) is not
+        looked at (at a URL, each look is a request)."""
+        stale = Stale()
+        for rel in [MANIFEST, *self.place.fragments()]:
+            try:
+                data = orjson.loads(self.place.read(rel))
+                if data.get("version") != VERSION or data.get("command") != self.command:
+                    continue
+                root, items = str(data["root"]), [Entry.from_json(item) for item in data["inputs"]]
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue
+            for entry in items:
+                if (root == str(self.root) and entry.input in present) or not _gone(_under(root, entry.input)):
+                    continue
+                for out in entry.outputs:
+                    path = str(out["path"])
+                    if path in kept or self.place.name(path) in stale.removed + stale.edited:
+                        continue
+                    digest = self.place.digest(path)
+                    if digest is None:
+                        continue
+                    if digest != out["sha256"]:
+                        stale.edited.append(self.place.name(path))
+                        continue
+                    try:
+                        self.place.remove(path)
+                    except OSError:
+                        stale.edited.append(self.place.name(path))
+                        continue
+                    stale.removed.append(self.place.name(path))
+        return stale
 
     def _document(self, entries: list[Entry]) -> bytes:
         totals = {"inputs": len(entries), "bytes": sum(e.size for e in entries), "records": sum(e.records for e in entries),

@@ -475,6 +475,18 @@ def sweep_temp_files(url: str) -> list[str]:
     return removed
 
 
+def remove_file(url: str) -> None:
+    """The file at ``url``, gone (OSError when it cannot be removed)."""
+    handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)
+    with handle.lock:
+        try:
+            handle.fs.rm_file(path)
+        except Exception as exc:
+            raise OSError(f"cannot remove {url!r}: {_why(exc)}") from exc
+    _KNOWN.pop(url, None)
+    _WRITTEN.pop(url, None)
+
+
 def remove_tree(url: str) -> None:
     """The folder URL and everything under it, gone (quietly: what cannot be removed stays)."""
     handle, path = _filesystem(url, "E_OUTPUT_WRITE_FAILED", EXIT_FAILED)

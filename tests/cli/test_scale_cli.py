@@ -199,3 +199,26 @@ def test_an_empty_journal_heals_into_an_empty_one_as_in_filter_mode(tmp_path: Pa
     assert [(w["source"], w["repairs"]) for w in jsonl(done.stdout)] == [(str(folder / "blank.jsonl"), 0),
                                                                            (str(folder / "empty.jsonl"), 0)]
     assert (tmp_path / "out" / "empty.healed.jsonl").read_bytes() == b""
+
+
+def test_a_run_again_after_an_input_is_deleted_removes_its_outputs(journals: Path, tmp_path: Path) -> None:
+    """OUT follows the input folder as it is now: the outputs of a deleted input go (those in a sub-folder with the
+    folder they leave empty); one changed since it was written is kept and named in a JSON warning on stderr."""
+    src, out, clean = tmp_path / "in", tmp_path / "out", tmp_path / "clean"
+    src.mkdir()
+    for p in [*sorted(journals.glob("*.jsonl"))[:3], journals / "nested" / "j003.jsonl"]:
+        (src / p.relative_to(journals)).parent.mkdir(exist_ok=True)
+        (src / p.relative_to(journals)).write_bytes(p.read_bytes())
+    run_replay("heal", "--in", str(src), "--out", str(out))
+    (src / "j000.jsonl").unlink()
+    (src / "j001.jsonl").unlink()
+    (src / "nested" / "j003.jsonl").unlink()
+    (out / "j001.heal-log.json").write_bytes(b"my notes\n")
+    again = run_replay("heal", "--in", str(src), "--out", str(out), "--workers", "2")
+    fresh = run_replay("heal", "--in", str(src), "--out", str(clean))
+    assert again.stdout.replace(str(out).encode(), b"OUT") == fresh.stdout.replace(str(clean).encode(), b"OUT")
+    assert [e["input"] for e in orjson.loads((out / MANIFEST).read_bytes())["inputs"]] == ["j002.jsonl"]
+    assert {**tree_bytes(clean), "j001.heal-log.json": b"my notes\n"} == tree_bytes(out)
+    assert not (out / "nested").exists()
+    [warning] = [line for line in jsonl(again.stderr) if line.get("event") == "scale.stale_kept"]
+    assert warning["paths"] == [str(out / "j001.heal-log.json")] and warning["level"] == "warning"

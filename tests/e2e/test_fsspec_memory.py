@@ -88,6 +88,18 @@ def test_a_run_again_at_a_url_computes_only_what_changed(journals, bucket, threa
     assert named_tree(url_tree(out), IN=src) == named_tree(tree_bytes(tmp_path / "clean"), IN=local_in)
 
 
+def test_the_outputs_of_a_deleted_input_go_at_a_url_too(journals, bucket) -> None:
+    fs = fsspec.filesystem("memory")
+    src, out = upload(journals, f"{bucket}/in"), f"{bucket}/out"
+    run_replay("heal", "--in", src, "--out", out, "--workers", "1")
+    fs.rm_file(f"{src}/j000.jsonl".removeprefix("memory://"))
+    again = run_replay("--log-level", "info", "heal", "--in", src, "--out", out, "--workers", "1")
+    assert b'"event":"scale.stale_removed"' in again.stderr
+    assert not any(name.startswith("j000.") for name in url_tree(out)) and "j001.healed.jsonl" in url_tree(out)
+    manifest = orjson.loads(fsspec.open(f"{out}/{MANIFEST}").open().read())
+    assert "j000.jsonl" not in [e["input"] for e in manifest["inputs"]] and manifest["totals"]["inputs"] == 15
+
+
 def test_validate_report_and_run_over_a_memory_url_equal_a_local_run(journals, bucket, thread_cluster, tmp_path: Path) -> None:
     src = upload(journals, f"{bucket}/in")
     dask = ["--engine", "dask", "--scheduler", thread_cluster]
