@@ -39,6 +39,7 @@ from replay.pipeline.engine.parallel import (
     preflight_all,
     total_bytes,
 )
+from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.dask_backend import scheduler_address
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import TEMP_SUFFIX, is_url, make_folder
@@ -217,7 +218,9 @@ def partial_sibling(target: Path) -> Path:
 @contextmanager
 def filling(work_dir: Path, target: Path) -> Iterator[None]:
     """``work_dir`` (``target`` itself, or its partial sibling) made if missing for the block; when the block fails
-    as one run would, a partial sibling it made goes again, so nothing appears."""
+    as one run would, a partial sibling it made goes again, so nothing appears. A file standing where a folder on
+    the way to ``target`` must be is refused first (``refuse_file_in_the_way``: exit 2, nothing made)."""
+    refuse_file_in_the_way(str(target))
     created = not work_dir.exists()
     try:
         make_folder(work_dir)

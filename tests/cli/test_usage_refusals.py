@@ -97,6 +97,8 @@ UNDER_A_FILE = {
     "script --out": ["script", str(BROKEN), "--out", "afile/s.json"],
     "capture --out": ["capture", "--runner", "runner.py", "--out", "afile/captures", "p"],
     "incident import --out": ["incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"), "--out", "afile/inc"],
+    "incident import DIR --out": ["incident", "import", str(EXAMPLES / "incidents"), "--out", "afile/inc"],
+    "heal --in --out --workers 2": ["heal", "--in", str(BROKEN.parent), "--out", "afile/healed", "--workers", "2"],
     "run, a write stage's path": ["run", "pipeline.toml", str(BROKEN)],
 }
 

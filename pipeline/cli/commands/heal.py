@@ -24,7 +24,6 @@ from replay.pipeline.cli.scale import (
     scale_options,
 )
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
-from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import expand_paths, is_url
@@ -98,7 +97,6 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         scale = Scale(workers, engine, scheduler, quiet)
         if is_url(out_dir):
             return heal_into_url(bound, files, root, out_dir, scale, strict)
-        refuse_file_in_the_way(out_dir)  # (its partial sibling is made before the graph's preflight)
         return heal_folder(bound, files, root, Path(out_dir), scale, strict)
     bound["screen.rules_file"] = rules_path or ""
     bound["screen.enabled"] = dialect == "auto" and dialect_out is None  # the fast lane knows replay's own events only

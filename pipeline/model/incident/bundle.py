@@ -143,12 +143,12 @@ def refuse_non_folder_out(out: str) -> None:
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": out},
                expected="a new or empty folder", received="a file")
-    refuse_file_in_the_way(out)
 
 
 def check_output_folder(out: str) -> None:
-    """Refuse an --out that exists and is not an empty folder (before anything runs)."""
+    """Refuse an --out that exists and is not an empty folder, or under a file (before anything runs)."""
     refuse_non_folder_out(out)
+    refuse_file_in_the_way(out)
     target = Path(out)
     if target.is_dir() and any(target.iterdir()):
         refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} is not empty", {"path": out},
