@@ -186,8 +186,9 @@ def input_digest(path: str) -> tuple[int, int, str]:
         return handle.tell(), mtime, digest.hexdigest()
 
 
-def run_inputs(work: Work, paths: list[str]) -> list[Outcome]:
-    """A task: run the graph once per input, in order, inside one event loop. Never raises for an input."""
+def run_inputs(work: Work, paths: list[str], stop: Callable[[], bool] | None = None) -> list[Outcome]:
+    """A task: run the graph once per input, in order, inside one event loop. Never raises for an input.
+    ``stop``, asked before each input: True ends the task there (the command stopped; the outcomes so far come back)."""
     tune_gc()  # as the CLI does, wherever the task runs (a Dask worker too)
     work.files.start_task(paths)
     registry = Registry()
@@ -197,6 +198,8 @@ def run_inputs(work: Work, paths: list[str]) -> list[Outcome]:
     async def run_all() -> list[Outcome]:
         outcomes = []
         for path in paths:
+            if stop is not None and stop():
+                break
             with one_share(work.inputs) as stdout:
                 outcome = await _run_one(work, path, registry, built)
                 outcome.stdout = bytes(stdout)

@@ -17,11 +17,11 @@ import logging
 import os
 import signal
 import uuid
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from typing import Any
 
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
-from replay.pipeline.engine.parallel import Chunk, Completions, Work, run_inputs
+from replay.pipeline.engine.parallel import Chunk, Completions, Outcome, Work, run_inputs
 from replay.pipeline.io.processes import INTERRUPTS
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
@@ -79,7 +79,7 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
                 signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
             client = stack.enter_context(distributed.Client(cluster))
         run = uuid.uuid4().hex[:12]  # task keys of this run: a cluster may serve several runs at once
-        futures = {client.submit(run_inputs, work, paths, key=f"replay-{run}-{index}", pure=False): index
+        futures = {client.submit(_task, work, paths, run, key=f"replay-{run}-{index}", pure=False): index
                    for index, paths in chunks}
         try:
             for future in distributed.as_completed(list(futures)):
@@ -90,6 +90,35 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
                     raise ReplayError("E_CLUSTER_TASK_FAILED", f"Dask task {index} failed: {type(exc).__name__}: {exc}",
                                       received=type(exc).__name__, exit_code=EXIT_FAILED) from exc
                 yield index, outcomes
+        except (GeneratorExit, Exception):
+            # The command fails as one run would (--strict, a task that failed): its caller removes the folder the
+            # tasks write into next. A task running on a worker cannot be cancelled (a scheduler of our own is closed
+            # with its workers, one given by --scheduler is not), so every task is told to stop before its next
+            # input, and waited for: none writes after this.
+            with suppress(Exception):  # (a worker that cannot be told runs its task to the end: waited for as well)
+                client.run(_stop, run)
+            distributed.wait(list(futures))
+            with suppress(Exception):
+                client.run(_forget, run)
+            raise
         finally:
             for future in futures:
                 future.cancel()
+
+
+_STOPPED: set[str] = set()  # on a worker: the runs whose command stopped (``_stop``)
+
+
+def _task(work: Work, paths: list[str], run: str) -> list[Outcome]:
+    """``run_inputs`` on a worker, which ends before its next input once the command stopped the run ``run``."""
+    return run_inputs(work, paths, lambda: run in _STOPPED)
+
+
+def _stop(run: str) -> None:
+    """Run on every worker (``Client.run``): the tasks of ``run`` end before their next input."""
+    _STOPPED.add(run)
+
+
+def _forget(run: str) -> None:
+    """Run on every worker once the tasks of ``run`` are all done."""
+    _STOPPED.discard(run)

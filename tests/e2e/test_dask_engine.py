@@ -81,6 +81,25 @@ def test_worker_processes_unpickle_the_work_and_a_killed_worker_leaves_no_partia
     assert tree_bytes(out) == clean[1]  # byte-identical, the manifest included, and no .tmp left
 
 
+def test_a_strict_run_on_a_running_scheduler_leaves_nothing_behind(process_cluster, tmp_path: Path) -> None:
+    """--strict against a running scheduler (--scheduler: the command does not own the cluster, so it cannot stop the
+    workers): the tasks still running when the first error ends the command wrote into the staging folder after it
+    was removed, and it stayed. They are told to stop and waited for: no folder, no staging folder, now or later."""
+    import time
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a-bad.jsonl").write_bytes(b"not json\n")
+    make_journals(folder, count=60, size=60_000)
+    done = run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "out"), "--strict", "--engine", "dask",
+                      "--scheduler", process_cluster.scheduler_address, "--workers", "2", process=True)
+    assert done.returncode == 1 and done.stdout == b""
+    assert [line[:40] for line in done.stderr.splitlines()] == [b'{"error":{"code":"E_JSONL_LINE_INVALID",']
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+    time.sleep(1)  # (a task still running would write within this)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
 def test_a_dashboard_port_in_use_puts_no_python_warning_on_stderr(journals, tmp_path: Path) -> None:
     """A Dask user often has a dashboard on 8787 already: the cluster --engine dask starts takes a free port on
     loopback instead, and stderr keeps to JSON lines (distributed warned in plain text that 8787 was in use)."""
