@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import anyio
+import anyio.abc
 
 READER_GRACE_S = 5.0  # after the group is gone, how long stdout/stderr may take to reach end of file
 GROUP_GONE_S = 2.0  # how long to wait for killed group members to disappear
@@ -50,6 +51,22 @@ class ProcessOutcome:
     def interrupted(self) -> bool:
         """An interrupt (Ctrl-C, SIGTERM, SIGHUP) reached replay while the process ran: it was stopped."""
         return self.interrupted_by is not None
+
+
+async def open_in_session(command: Sequence[str], *, cwd: str | None, env: dict[str, str] | None) -> anyio.abc.Process:
+    """``command`` started in a new session (process group), with stdin, stdout and stderr piped, and with the
+    interrupts (``INTERRUPTS``) unblocked. A child gets the signal mask of the thread that starts it, and the workers
+    of the Dask cluster replay starts run tasks with them blocked (``io.dask_backend``): a runner or an agent started
+    there would never see the SIGTERM of its timeout or the SIGINT of a Ctrl-C. They are unblocked in this thread
+    while the process is started (only when they were blocked: then no other thread of the process takes them)."""
+    held = [number for number in INTERRUPTS if number in signal.pthread_sigmask(signal.SIG_BLOCK, [])]
+    if held:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+    try:
+        return await anyio.open_process(list(command), cwd=cwd, env=env, start_new_session=True)
+    finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_BLOCK, held)
 
 
 def kill_group(pgid: int, sig: int) -> None:
@@ -107,7 +124,7 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
     outcome = ProcessOutcome(list(command), datetime.now(UTC))
     clock = time.monotonic()
     try:
-        process = await anyio.open_process(list(command), cwd=cwd, env=env, start_new_session=True)
+        process = await open_in_session(command, cwd=cwd, env=env)
     except OSError as exc:
         outcome.start_error = f"{type(exc).__name__}: {exc.strerror or exc}"
         outcome.ended_at = datetime.now(UTC)

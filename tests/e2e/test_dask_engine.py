@@ -100,6 +100,29 @@ def test_a_strict_run_on_a_running_scheduler_leaves_nothing_behind(process_clust
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
 
 
+def test_a_runner_started_by_a_task_of_the_local_cluster_can_be_interrupted(tmp_path: Path) -> None:
+    """The local cluster's workers run with SIGINT, SIGTERM and SIGHUP blocked (Ctrl-C is replay's to handle); a
+    runner a task starts had them blocked too (a child inherits its starter's mask): its timeout's SIGTERM and a
+    Ctrl-C's SIGINT never reached it. It starts with none of them blocked."""
+    runner = tmp_path / "runner.py"
+    runner.write_text("import json, os, pathlib, sys\n"
+                      "status = pathlib.Path('/proc/self/status').read_text()\n"
+                      "blocked = next(line for line in status.splitlines() if line.startswith('SigBlk:')).split()[1]\n"
+                      "pathlib.Path(sys.argv[0]).with_name(f'mask-{os.getpid()}').write_text(blocked)\n"
+                      "print(json.dumps({'status': 'ok', 'response': 'r', 'events': []}))\n")
+    config = tmp_path / "capture.toml"
+    config.write_text(f'chain = [{{ type = "discover", runner = "{runner}" }}, {{ type = "spawn" }}]\n')
+    prompts = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    for prompt in prompts:
+        prompt.write_text("hi\n")
+    done = run_replay("run", str(config), *map(str, prompts), "--engine", "dask", "--workers", "2", process=True)
+    assert done.returncode == 0, done.stderr
+    masks = [int(p.read_text(), 16) for p in tmp_path.glob("mask-*")]
+    assert len(masks) == 2
+    interrupts = sum(1 << (number - 1) for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+    assert [mask & interrupts for mask in masks] == [0, 0]
+
+
 def test_a_dashboard_port_in_use_puts_no_python_warning_on_stderr(journals, tmp_path: Path) -> None:
     """A Dask user often has a dashboard on 8787 already: the cluster --engine dask starts takes a free port on
     loopback instead, and stderr keeps to JSON lines (distributed warned in plain text that 8787 was in use)."""

@@ -33,7 +33,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.io.processes import kill_group, signal_name
+from replay.pipeline.io.processes import kill_group, open_in_session, signal_name
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
 
@@ -130,7 +130,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
     environment = {**os.environ, **(env or {})}
     environment.setdefault("PYTHONUNBUFFERED", "1")
     try:
-        process = await anyio.open_process(command, cwd=cwd, env=environment, start_new_session=True)
+        process = await open_in_session(command, cwd=cwd, env=environment)
     except OSError as exc:
         run.error = diagnostic("E_INCIDENT_AGENT_START_FAILED", f"the agent command could not be started: {exc.strerror or exc}",
                                path="--agent-command", received=command[0] if command else None)
