@@ -28,6 +28,8 @@ from replay.pipeline.model.session import (
     SCRIPT_VERSION,
     ChunkGrouper,
     Group,
+    Key,
+    Override,
     group_problem,
     load_overrides,
     unused_override_problem,
@@ -44,15 +46,21 @@ class BuildReplayScript(Transform):
     }
     emits_raw = True
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, overrides: dict[Key, Override] | None = None, /, **options: Any) -> None:
+        """``overrides``: the sidecar as read already (``built_again``); else it is read here."""
         super().__init__(**options)
         path = self.config["override"]
-        self.overrides = load_overrides(path) if path else {}
+        self.overrides = overrides if overrides is not None else load_overrides(path) if path else {}
         self._grouper = ChunkGrouper(self.overrides)
         self._pending: bytes | None = None  # the last replayable group, until we know whether another follows
         self._started = False
         self._source: str | None = None
         self._session: str | None = None  # the one file the graph reads (besides the override), from preflight
+
+    def built_again(self, given: dict[str, Any]) -> BuildReplayScript:
+        """The copy for a run takes the sidecar as this stage read it (read once: it may be a pipe)."""
+        same = given.get("override", "") == self.config["override"]
+        return type(self)(self.overrides if same else None, **given)
 
     def preflight(self, inputs: list[str]) -> None:
         """The session's name for the document's head when no line of it reaches this stage (an empty session,

@@ -125,10 +125,16 @@ class Stage:
         given = self.given
         if args is not None and self.args_keys:
             given = {**given, **{key: self.options[key].from_args(args) for key in self.args_keys}}
-        copy = type(self)(**given)
+        copy = self.built_again(given)
         copy.args_keys = self.args_keys
         copy.id = self.id
         return copy
+
+    def built_again(self, given: dict[str, Any]) -> Stage:
+        """This stage's class built with the options ``given`` (for ``fresh``). A stage that reads a file when it is
+        built hands what it read on to the copy instead, when the copy's options name the same file: a pipe
+        (``--override <(...)``) can be read once only."""
+        return type(self)(**given)
 
     # before a run ----------------------------------------------------------------------------
     def preflight(self, inputs: list[str]) -> None:

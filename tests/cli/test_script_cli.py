@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import shutil
+import subprocess
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, ROOT, errors_of, run_replay
+from conftest import EXAMPLES, REPLAY, ROOT, errors_of, run_replay
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
@@ -62,6 +63,20 @@ def test_the_sidecar_beside_the_session_applies_and_shows_in_the_script():
     assert thrown == {"turn": 2, "step": 0, "chunks": [{"type": "text-delta", "text": "Let me think"}],
                       "action": "throw", "error": {"name": "APIError", "message": "overloaded"}}
     assert list(schema("replay-script").iter_errors(document)) == []
+
+
+def test_a_sidecar_from_a_pipe_is_read_once_and_applies() -> None:
+    """`replay script S --override <(...)`: a pipe, read once (the stage is built to check the graph, then again for
+    the run; the second read found the pipe empty, so a pipe was refused as 'not a regular file')."""
+    sidecar = SCENARIOS / "overloaded" / "replay.override.json"
+    done = subprocess.run(["bash", "-c", 'exec "$0" script "$1" --override <(cat "$2")', REPLAY, str(OVERLOADED),
+                           str(sidecar)], capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")
+    piped = orjson.loads(done.stdout)
+    assert piped.pop("override").startswith("/dev/fd/")
+    by_file = orjson.loads(run_replay("script", str(OVERLOADED), "--override", str(sidecar)).stdout)
+    assert by_file.pop("override") == str(sidecar) and piped == by_file
+    assert any(g.get("action") == "throw" for g in piped["groups"])
 
 
 def test_a_sidecar_a_windows_editor_saved_with_a_byte_order_mark_applies(tmp_path: Path):

@@ -45,14 +45,13 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
                                    "script each session of a folder on its own.")
     if override is None and not no_override and session != STDIN and override_beside(session).is_file():
         override = str(override_beside(session))
-    if override is not None and not os.path.isfile(override):
-        if not os.path.exists(override):
-            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
-                              howToFix="Check the path given to --override, or leave it out.")
-        folder = os.path.isdir(override)
-        raise ReplayError("E_USAGE_INVALID", f"override sidecar {override!r} is {'a directory' if folder else 'not a regular file'}; "
-                          "--override names the sidecar file", path=override,
-                          howToFix=f"Name the sidecar file{f', e.g. --override {os.path.join(override, OVERRIDE_FILE)}' if folder else ''}, "
+    if override is not None and not os.path.exists(override):
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
+                          howToFix="Check the path given to --override, or leave it out.")
+    if override is not None and os.path.isdir(override):  # (a pipe, `--override <(...)`, is read: once)
+        raise ReplayError("E_USAGE_INVALID", f"override sidecar {override!r} is a directory; --override names the sidecar "
+                          "file", path=override,
+                          howToFix=f"Name the sidecar file, e.g. --override {os.path.join(override, OVERRIDE_FILE)}, "
                                    "or leave --override out.")
     bound = {"script.override": override, "write.path": out, "read.max_line_bytes": max_line_bytes}
     # A script refused (any error) is not written to --out at all: the first error stops it, as --strict does,
