@@ -10,7 +10,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.model.runs import marks_input
+from replay.pipeline.model.runs import Input, Inputs
 
 
 @register("dedupe")
@@ -21,26 +21,27 @@ class DropAdjacentDuplicates(Transform):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.previous: dict[str, Any] | None = None
-        self.source: str | None = None  # the input of ``previous``: an event of the next input is no duplicate of it
+        self.inputs = Inputs()
+        self.input: Input | None = None  # the input of ``previous``: an event of another input is no duplicate of it
 
     def __call__(self, batch: Batch) -> Batch:
         if batch.clean is not None:  # whole runs, each event numbered on: none equals the one before it
             self.previous = batch.lane["dedupe"] if batch.lane else exactjson.loads(batch.at("raws", -1))  # type: ignore[arg-type]
-            self.source = batch.source
+            self.input = self.inputs.at(batch.source)
             return batch
         drop = []
         source = batch.source
-        previous = self.previous if source == self.source else None
+        previous = self.previous if self.inputs.at(source) == self.input else None
         for i, event in enumerate(batch.events or ()):
             if RECORD_KEY in event:  # a run record, or read's mark before the next input (of the same name, too)
-                previous = None if event.get(RECORD_KEY) == RUN_RECORD or marks_input(event, source) else previous
+                previous = None if event.get(RECORD_KEY) == RUN_RECORD or self.inputs.begins(event, source) else previous
                 continue
             if previous is not None and event == previous:
                 drop.append(i)
                 log_repair(self, self.name, "dropped", "exact duplicate of the event before it", batch, i,
                            run_id=event.get("runId"), seqBefore=event.get("seq"), original=event)
             previous = event
-        self.previous, self.source = previous, source
+        self.previous, self.input = previous, self.inputs.at(source)
         if not drop:
             return batch
         dropped = set(drop)

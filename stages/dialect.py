@@ -29,7 +29,7 @@ from replay.pipeline.model.dialects.base import (
 from replay.pipeline.model.dialects.detect import CANONICAL, claims
 from replay.pipeline.model.events import is_timestamp, run_record
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.model.runs import marks_input, run_id_from_source
+from replay.pipeline.model.runs import Input, Inputs, run_id_from_source
 
 HOLD_EVENTS = 1000  # events held at most while waiting for the facts of the run record
 LOOKAHEAD = 64  # records looked at, at most, to detect an input's dialect
@@ -39,7 +39,7 @@ LOOKAHEAD = 64  # records looked at, at most, to detect an input's dialect
 class _Input:
     """One input being read: its dialect (once known), its mapper and what waits for the run record."""
 
-    source: str
+    input: Input  # which input it is (``Inputs``): the same file read again is another, mapped afresh (its own run)
     dialect: str | None = None  # None while undecided; CANONICAL for replay's own records
     mapper: Mapper | None = None
     held: list[Column] = field(default_factory=list)  # columns waiting: undecided records, or events before the run record
@@ -56,6 +56,10 @@ class _Input:
     whole: list[Any] = field(default_factory=list)  # a document's records, for the facts at its end
     warned: bool = False
 
+    @property
+    def source(self) -> str:
+        return self.input[0]  # type: ignore[no-any-return]
+
 
 @register("dialect")
 class MapDialect(Transform):
@@ -67,6 +71,7 @@ class MapDialect(Transform):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        self.inputs = Inputs()
         self.input: _Input | None = None
         self.notes: list[dict[str, Any]] = []  # duplicate keys in mapped lines, for the next batch out to carry
 
@@ -77,37 +82,38 @@ class MapDialect(Transform):
     def _call(self, batch: Batch) -> Batch | list[Batch]:
         out: list[Batch] = []
         state = self.input
-        if state is not None and state.source == batch.source and state.dialect == CANONICAL:
-            return batch  # the usual case for replay's own journals: nothing to do
+        at = self.inputs.at(batch.source)
+        if state is not None and state.input == at and state.dialect == CANONICAL:
+            return batch  # the usual case for replay's own journals: nothing to do (another copy of one is one too)
         if batch.clean is not None:  # the screen passes only inputs that open with replay's own records
-            closing = self._close() if state is not None and state.source != batch.source else None
-            if state is None or state.source != batch.source:
-                self.input = _Input(batch.source, dialect=CANONICAL)
+            closing = self._close() if state is not None and state.input != at else None
+            if state is None or state.input != at:
+                self.input = _Input(at, dialect=CANONICAL)
             elif state.dialect is None and not state.held:  # only read's mark of the input came before: nothing to map
                 state.dialect = CANONICAL
             else:
                 assert state.dialect == CANONICAL, "the screen took a run of an input still undecided"
             return [closing, batch] if closing is not None else batch
-        if state is None or state.source != batch.source:
+        if state is None or state.input != at:
             closing = self._close()
             if closing is not None:
                 out.append(closing)
-            state = self.input = _Input(batch.source)
+            state = self.input = _Input(at)
         cols: list[Column] = []
         events = batch.events
         assert events is not None, "dialect takes parsed records (put it after parse)"
         for i, record in enumerate(events):
             column = batch.column(i)
             if record.get(RECORD_KEY) == SOURCE_RECORD:
-                if marks_input(record, batch.source) and (state.dialect is not None or state.held):
-                    # read's mark of the same file read again: another input, mapped afresh (its own run)
-                    if cols:
-                        out.append(Batch.from_columns(cols, batch.source))
-                        cols = []
-                    closing = self._close()
-                    if closing is not None:
-                        out.append(closing)
-                    state = self.input = _Input(batch.source)
+                if self.inputs.begins(record, batch.source):  # read's mark: another input of this name begins
+                    if state.dialect is not None or state.held:  # the one before ends (the same file read again)
+                        if cols:
+                            out.append(Batch.from_columns(cols, batch.source))
+                            cols = []
+                        closing = self._close()
+                        if closing is not None:
+                            out.append(closing)
+                    state = self.input = _Input(self.inputs.at(batch.source))
                 cols.append(column)  # an input's marker goes first, whatever follows
                 continue
             if state.dialect is None:

@@ -11,10 +11,9 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
-from replay.pipeline.model.runs import Run, RunScoped, marks_input
+from replay.pipeline.model.runs import Input, Run, RunScoped
 
 _INPUT_END = object()  # the key of an input's cut-off last line among the repairs left at the end
-Input = tuple[Any, int]  # an input: its name, and how many of read's marks of that name came before it (``_input``)
 Held = list[tuple[Any, str, int]]  # repairs logged and not yet counted: (line, rule, count) each
 
 
@@ -29,26 +28,18 @@ class SummarizeRepairs(RunScoped):
         self.pending: dict[tuple[Input, Any], Held] = {}
         self._torn: dict[Any, Held] = {}  # per input name, oldest first (``end_run``)
         self._torn_counted: set[Input] = set()  # the inputs whose last run counted its cut-off last line
-        self._marks: dict[Any, int] = {}  # per input name: read's marks of it that came here (``_input``)
         self._last: dict[Input, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
         self._next: Any = None  # while a run ends: the line the run after it begins at (None: not known)
-        self._inputs: dict[Input, int] = {}  # the inputs, in the order their lines came here
-
-    def _input(self, source: Any) -> Input:
-        """The input lines (and repairs) of ``source`` come from now: one file read twice (`heal x x`) is two inputs
-        of one name, read's mark before each. A rule's repairs of a batch come here just before it, after the mark
-        that went on alone before the input's first batch, and before the next input's: a repair is its input's, and
-        a run ends (at the next input's mark) as its input's. (Not so a cut-off last line: see ``end_run``.)"""
-        return source, self._marks.get(source, 0)
+        self._order: dict[Input, int] = {}  # the inputs, in the order their lines came here
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
             out = super().__call__(batch)
-            source = self._input(batch.source)
-            self._inputs.setdefault(source, len(self._inputs))
+            source = self.inputs.at(batch.source)
+            self._order.setdefault(source, len(self._order))
             if batch.lane is not None:  # a run the screen repaired (its lines as columns): its repairs came in before it
                 lines = batch.lines
-                run = Run(batch.lane["run"], None, batch.source)
+                run = Run(batch.lane["run"], None, batch.source, input=source[1])
                 self.begin_run(run)
                 self._place(run, _first_line(lines, 0), None)
                 for record in self.end_run(run):
@@ -66,7 +57,9 @@ class SummarizeRepairs(RunScoped):
                 if entry.get("rule") == DROP_TORN_LINE:
                     self._torn.setdefault(entry.get("source"), []).append(repair)
                     continue
-                key = (self._input(entry.get("source")), entry.get("runId"))
+                # A rule's repairs of a batch come here just before it, after the mark that went on alone before
+                # the input's first batch, and before the next input's: a repair is of the input its source is in now.
+                key = (self.inputs.at(entry.get("source")), entry.get("runId"))
                 held = self.pending.get(key)
                 if held is None:
                     held = self.pending[key] = []
@@ -78,8 +71,6 @@ class SummarizeRepairs(RunScoped):
         # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
         # event of its own first, such as a run_started)
         self._next = first = _first_line(batch.lines, i)
-        if marks_input(record, source):  # another input of this name begins: the run before ends as the last one's
-            self._marks[source] = self._marks.get(source, 0) + 1
         try:
             after = super()._new_run(batch, i, record, rid, source)
         finally:
@@ -92,16 +83,12 @@ class SummarizeRepairs(RunScoped):
         """Where ``run`` begins in its input: at its run record (``declared_at``: a run record keeps what came before
         it apart), else right after the last line of the run before it (an event dropped at its start is its; lines
         that go back are another input of the same name)."""
-        last = self._last.get(run.state["input"])
+        last = self._last.get(_input(run))
         if declared_at is not None:
             run.state["from"] = declared_at
         elif last is not None and first is not None and first > last:
             run.state["from"] = last + 1
         run.state["top"] = first
-
-    def begin_run(self, run: Run) -> None:
-        """A run is of the input its lines come from now (``_input``), to its end."""
-        run.state["input"] = self._input(run.source)
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         """Events pass through untouched; only where a run lies in its input matters here (its last line so far)."""
@@ -138,7 +125,7 @@ class SummarizeRepairs(RunScoped):
         counts: Counter[str] = Counter()
         top, after = run.state.get("top"), self._next  # (the next run's line, when the input goes on: another input
         end = after if after is not None and top is not None and after > top else None  # of the name starts from 1)
-        source = run.state["input"]
+        source = _input(run)
         self._last[source] = top
         self._count((source, run.run_id), counts, run.state.get("from"), end)
         self._count((source, None), counts, None, None)  # repairs of a run no rule had named yet
@@ -175,22 +162,27 @@ class SummarizeRepairs(RunScoped):
         of that name whose last run counted none, in turn."""
         left: list[tuple[tuple[Input, Any], Held]] = []
         for name, held in self._torn.items():
-            free = [source for source in self._inputs if source[0] == name and source not in self._torn_counted]
+            free = [source for source in self._order if source[0] == name and source not in self._torn_counted]
             for k, repair in enumerate(held):
-                left.append(((free[k] if k < len(free) else self._input(name), _INPUT_END), [repair]))
+                left.append(((free[k] if k < len(free) else self.inputs.at(name), _INPUT_END), [repair]))
         return left
 
     def _input_order(self, item: tuple[tuple[Input, Any], Held]) -> tuple[int, str, int, float]:
         """Where the repairs of ``item`` lie: their input's place (an input none of whose lines came here goes last,
         by name), then their first line."""
         (source, _), held = item
-        rank = self._inputs.get(source)
+        rank = self._order.get(source)
         first = min((line for line, _, _ in held if line is not None), default=math.inf)
-        return (len(self._inputs), str(source[0]), source[1], first) if rank is None else (rank, "", 0, first)
+        return (len(self._order), str(source[0]), source[1], first) if rank is None else (rank, "", 0, first)
 
     @staticmethod
     def _record(run_id: Any, counts: Counter[str]) -> dict[str, Any]:
         return {"$record": HEAL_RECORD, "runId": run_id, "repairs": sum(counts.values()), "byRule": dict(sorted(counts.items()))}
+
+
+def _input(run: Run) -> Input:
+    """The input ``run`` is of, to its end (a run ends at the next input's mark as its own input's)."""
+    return run.source, run.input
 
 
 def _first_line(lines: list[int | None], i: int) -> int | None:

@@ -32,6 +32,7 @@ class Run:
     source: str
     events: int = 0  # events seen so far in this run
     state: dict[str, Any] = field(default_factory=dict)  # the stage's own per-run notes
+    input: int = 0  # which input of its source's name it is in (``Inputs``): the same file read twice is two inputs
 
     @property
     def declared(self) -> bool:
@@ -42,6 +43,32 @@ def marks_input(record: dict[str, Any], source: str) -> bool:
     """Is ``record`` (read from ``source``) read's mark before the input it is read as: another input of that name
     begins after it (the same file read again, too)?"""
     return record.get(RECORD_KEY) == SOURCE_RECORD and record.get("source") == source
+
+
+Input = tuple[Any, int]  # an input: its name (a batch's ``source``), and how many of read's marks of that name came before it
+
+
+class Inputs:
+    """Which input a stream's records come from, as they pass a stage: the one place a stage learns that another input
+    begins (``begins``: read's mark, ``marks_input``) and asks which input it is in (``at``). The same file read twice
+    is two inputs of one name: the records of a name are of its next input from its mark on."""
+
+    __slots__ = ("_marks",)
+
+    def __init__(self) -> None:
+        self._marks: dict[Any, int] = {}  # per name: the marks of it that came
+
+    def at(self, source: Any) -> Input:
+        """The input the records of ``source`` are of now."""
+        return source, self._marks.get(source, 0)
+
+    def begins(self, record: dict[str, Any], source: str) -> bool:
+        """Does another input of ``source`` begin at ``record`` (read's mark before it)? If so, the records of ``source``
+        are of that input from here on (``at``)."""
+        if marks_input(record, source):
+            self._marks[source] = self._marks.get(source, 0) + 1
+            return True
+        return False
 
 
 def of_no_run(record: dict[str, Any]) -> bool:
@@ -124,6 +151,7 @@ class RunScoped(Transform):
         self._held: list[Column] = []
         self.run_source = "<end>"
         self.run_follows = False
+        self.inputs = Inputs()  # which input each run is of (``Run.input``)
         # Runs kept apart: the last run this stage passed an event of (its input and id, or the last line of a
         # clean batch, read only when needed), and the ids of the runs after it that this stage dropped whole.
         self._kept: tuple[str, Any] | Batch | None = None
@@ -262,11 +290,11 @@ class RunScoped(Transform):
             self.run = None  # opened by a record that is no run (a file's source record): nothing to close
         before = self.run
         vanished = before is not None and 0 < before.events == self._dropped
-        self._finish_run(i, follows=record.get(RECORD_KEY) != SOURCE_RECORD)
+        self._finish_run(i, follows=not self.inputs.begins(record, source))
         if RECORD_KEY not in record:
             self._starts.append((i, len(self._before.get(i, ())), vanished))
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
-        self.run = Run(rid if rid.__class__ is str and rid else None, facts, source)
+        self.run = Run(rid if rid.__class__ is str and rid else None, facts, source, input=self.inputs.at(source)[1])
         self._dropped = 0
         self.begin_run(self.run)
         if facts is not None:  # a run record keeps what follows it apart
@@ -331,7 +359,7 @@ class RunScoped(Transform):
 
     def _finish_run(self, i: int, follows: bool) -> None:
         """The run in progress ends at column ``i``: ``follows``, another run of its input begins there (a batch holds
-        one input), or the next input's mark does."""
+        one source), or the next input does (``Inputs.begins``)."""
         if self.run is None:
             return
         self.run_follows = follows
