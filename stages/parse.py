@@ -26,7 +26,7 @@ from replay.pipeline.engine.errors import excerpt, not_utf8
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
-from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.repairs import DROP_TORN_LINE
 from replay.pipeline.model.validation import json_type
 
@@ -231,10 +231,7 @@ class ParseLines(Transform):
     def _report(self, batch: Batch, i: int, code: str, message: str, **fields: Any) -> dict[str, Any]:
         """Report line ``i`` and return the dropped record that stands for it in a marked stream."""
         self.error(code, message, batch, i, **fields)
-        mark: dict[str, Any] = {RECORD_KEY: DROPPED_RECORD, "code": code, "message": message}
-        mark.update((k, v) for k, v in batch.position(i).items() if v is not None)
-        mark.update(fields)
-        return mark
+        return dropped_record(code, message, batch.position(i), **fields)
 
     def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
         """Report a line orjson refused: at the byte that is not UTF-8, as nested too deep, or with orjson's message."""
@@ -274,9 +271,7 @@ class ParseLines(Transform):
                 "rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source, "line": batch.lines[i],
                 "offset": batch.offsets[i], "original": original, "message": message,
             })
-            mark = {RECORD_KEY: DROPPED_RECORD, "code": "E_JSONL_LINE_TORN", "message": message}
-            mark.update((k, v) for k, v in batch.position(i).items() if v is not None)
-            return mark | {"received": excerpt(raw), "original": original}
+            return dropped_record("E_JSONL_LINE_TORN", message, batch.position(i), received=excerpt(raw), original=original)
         return self._report(batch, i, "E_JSONL_LINE_TORN", message, received=excerpt(raw)) | {"original": original}
 
     # dropped records from a `replay read` up the pipe --------------------------------------------------

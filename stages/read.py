@@ -29,7 +29,7 @@ from replay.pipeline.io.journals import (
     source_name,
 )
 from replay.pipeline.model.artifacts import document_items
-from replay.pipeline.model.records import DOCUMENT_RECORD, DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
 
 JSON_DOCUMENT_SUFFIXES = (".json", ".json.gz")
@@ -256,7 +256,8 @@ def _dropped(diagnostic: dict[str, Any]) -> Batch:
     """The dropped record that stands in the stream for what ``diagnostic`` reports (a line left out, where a read
     failed), at its line and offset: the shape parse writes (the diagnostic's fields but who reported it and how to
     fix it, which a parse down the pipe says again)."""
-    mark = {RECORD_KEY: DROPPED_RECORD, **{k: v for k, v in diagnostic.items() if k not in ("stage", "howToFix")}}
+    where = {k: v for k, v in diagnostic.items() if k not in ("code", "message", "stage", "howToFix")}
+    mark = dropped_record(diagnostic["code"], diagnostic["message"], where)
     return Batch(diagnostic.get("source", "<stdin>"), None, [exactjson.dumps(mark)], [diagnostic.get("line")],
                  [diagnostic.get("offset")])
 

@@ -30,6 +30,15 @@ def is_run_record(record: Any) -> bool:
     return type(record) is dict and record.get(RECORD_KEY) == RUN_RECORD
 
 
+def dropped_record(code: str, message: str, where: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """The dropped record that stands in a stream for a line left out (``read``'s and ``parse``'s ``mark_dropped``):
+    the code and message it was reported with, where it was (``where``'s fields but None ones), then ``fields``."""
+    mark: dict[str, Any] = {RECORD_KEY: DROPPED_RECORD, "code": code, "message": message}
+    mark.update((k, v) for k, v in where.items() if v is not None)
+    mark.update(fields)
+    return mark
+
+
 def record_kind(record: Any) -> str | None:
     """The reserved kind of ``record`` (``run``, ``heal``, ...), None for an event."""
     return record.get(RECORD_KEY) if type(record) is dict else None
