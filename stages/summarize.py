@@ -10,7 +10,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD
-from replay.pipeline.model.runs import of_no_run, runid_spans, starts_run
+from replay.pipeline.model.runs import input_ends, of_no_run, runid_spans, starts_run
 from replay.pipeline.report.model import (
     RunTally,
     as_run_id,
@@ -85,7 +85,7 @@ class SummarizeRuns(Transform):
                 continue
             kind = record.get(RECORD_KEY)
             if kind not in (None, RUN_RECORD, HEAL_RECORD):  # other reserved records say nothing about the run,
-                if kind == SOURCE_RECORD and self.tally is not None and starts_run(record, self.tally, source):  # type: ignore[arg-type]
+                if kind == SOURCE_RECORD and self.tally is not None and input_ends(record, self.tally, source):  # type: ignore[arg-type]
                     done.append(self._finish())  # but read's mark ends it (the same file read again is another input)
                     self.tally = None
                 continue

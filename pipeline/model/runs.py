@@ -77,11 +77,18 @@ def of_no_run(record: dict[str, Any]) -> bool:
     return record.get(RUN_DROPPED) is True
 
 
+def input_ends(record: dict[str, Any], run: Run | None, source: str) -> bool:
+    """Does an input end before ``record`` (read from ``source``), given the run the stream is in: is it read's mark of
+    the next input (``marks_input``; the same file read again, too), or a record of another source than the run's? The
+    run in progress ends there (``starts_run``), as the input's; a mark begins no run of its own."""
+    return marks_input(record, source) or (run is not None and run.source != source)
+
+
 def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
     kind = record.get(RECORD_KEY)
     if kind is not None:
-        return kind == RUN_RECORD or (run is not None and run.source != source) or marks_input(record, source)
+        return kind == RUN_RECORD or input_ends(record, run, source)
     if run is None or run.source != source:
         return True
     rid = record.get("runId")

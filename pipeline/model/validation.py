@@ -17,7 +17,7 @@ from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD, STATUSES
-from replay.pipeline.model.runs import Run, name_run, starts_run
+from replay.pipeline.model.runs import Run, marks_input, name_run, starts_run
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
 SEQ_ORDERS = ("contiguous", "increasing", "any")
@@ -318,7 +318,7 @@ class EventChecker:
             return check_heal_record(record, path)
         if kind == SOURCE_RECORD:
             if _nonempty_string(record.get("source")):
-                if record["source"] == self.source:  # (as starts_run: the same file read again is another input)
+                if marks_input(record, self.source):  # (the same file read again is another input)
                     self.run = None
                     self.last_seq = self.position = 0
                 extra = sorted(key for key in record if key not in (RECORD_KEY, "source"))
