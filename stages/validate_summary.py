@@ -9,7 +9,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import expand_paths, source_name
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, record_kind
-from replay.pipeline.model.runs import Run, name_run, starts_run
+from replay.pipeline.model.runs import Run, marks_input, name_run, starts_run
 
 ARTIFACT, STREAM = "artifact", "stream"
 ARTIFACT_SUFFIXES = (".json", ".json.gz")
@@ -71,10 +71,13 @@ class ValidateSummary(Transform):
             return None
         for record in batch.events or ():
             kind = record_kind(record)
-            if kind == SOURCE_RECORD:  # an input begins (the same file again, too): its first event begins a run
-                self._tally(str(record.get("source"))).run = None
-                continue
             tally = self._tally(batch.source)
+            if kind == SOURCE_RECORD:
+                # Read's mark: an input begins (the same file again, too), and its first event begins a run. A source
+                # record naming another input is no input of that name (parse relabelled nothing after it).
+                if marks_input(record, batch.source):
+                    tally.run = None
+                continue
             if kind == DOCUMENT_RECORD:
                 events = record["document"].get("events") if isinstance(record.get("document"), dict) else None
                 tally.events += len(events) if isinstance(events, list) else 0

@@ -209,6 +209,16 @@ def test_a_jsonl_journal_is_validated_as_a_stream_with_line_positions(tmp_path: 
     assert jsonl(done.stdout) == [{"source": str(journal), "kind": "stream", "valid": False, "errors": 2, "events": 2, "runs": 1}]
 
 
+def test_a_source_record_naming_another_input_adds_no_input(tmp_path: Path) -> None:
+    # Inside a journal that does not open with one, a source record relabels nothing: what follows is still the
+    # journal's, and no input of the name it gives was read (it was summarised as one, valid and empty).
+    journal = write_lines(tmp_path / "run.jsonl", [ev(1, "run_started"), {"$record": "source", "source": "other.jsonl"},
+                                                   ev(2, "run_completed")])
+    done = run_replay("validate", "--in", str(journal))
+    assert (done.returncode, errors_of(done.stderr)) == (0, [])
+    assert jsonl(done.stdout) == [{"source": str(journal), "kind": "stream", "valid": True, "errors": 0, "events": 2, "runs": 1}]
+
+
 def test_a_gzipped_artifact_is_read(tmp_path: Path) -> None:
     target = tmp_path / "a.json.gz"
     target.write_bytes(gzip.compress(orjson.dumps(changed(lambda d: d.update(schemaVersion="0.1")))))
