@@ -31,6 +31,7 @@ class SummarizeRepairs(RunScoped):
         self._last: dict[Input, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
         self._next: Any = None  # while a run ends: the line the run after it begins at (None: not known)
         self._order: dict[Input, int] = {}  # the inputs, in the order their lines came here
+        self._vanished: list[tuple[tuple[Input, Any], Held]] = []  # runs dropped whole, each with its repairs (``_seal``)
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
@@ -41,11 +42,15 @@ class SummarizeRepairs(RunScoped):
                 lines = batch.lines
                 run = Run(batch.lane["run"], None, batch.source, input=source[1])
                 self.begin_run(run)
-                self._place(run, _first_line(lines, 0), None)
+                self._place(run, _first_line(lines, 0), None, batch, 0)
                 for record in self.end_run(run):
                     batch.append_line(exactjson.dumps(record))
                 self._last[source] = next(filter(None, reversed(lines)), None)  # (its end may be invented)
             elif batch.clean is not None and len(batch):  # whole runs, passed as they came
+                first = batch.at("lines", 0)
+                last = self._last.get(source)
+                if self.pending and last is not None and first is not None and first > last + 1:
+                    self._seal(source, last, first, None, batch, 0)
                 self._last[source] = batch.at("lines", -1)
             return out
         for entry in batch.events or ():
@@ -76,19 +81,54 @@ class SummarizeRepairs(RunScoped):
         finally:
             self._next = None
         if self.run is not None:
-            self._place(self.run, first, batch.lines[i] if record.get(RECORD_KEY) == RUN_RECORD else None)
+            declared_at = batch.lines[i] if record.get(RECORD_KEY) == RUN_RECORD else None
+            self._place(self.run, first, declared_at, batch, i)
         return after
 
-    def _place(self, run: Run, first: Any, declared_at: Any) -> None:
+    def _place(self, run: Run, first: Any, declared_at: Any, batch: Batch, i: int) -> None:
         """Where ``run`` begins in its input: at its run record (``declared_at``: a run record keeps what came before
         it apart), else right after the last line of the run before it (an event dropped at its start is its; lines
-        that go back are another input of the same name)."""
-        last = self._last.get(_input(run))
+        that go back are another input of the same name), or of a run dropped whole between them (``_seal``); it
+        begins at column ``i`` of ``batch``."""
+        source = _input(run)
+        last = self._last.get(source)
+        start = None if last is None else last + 1
+        if self.pending and last is not None and first is not None and first > last + 1:
+            start = self._seal(source, last, first if declared_at is None else declared_at,
+                               run.run_id if declared_at is None else None, batch, i)
         if declared_at is not None:
             run.state["from"] = declared_at
-        elif last is not None and first is not None and first > last:
-            run.state["from"] = last + 1
+        elif start is not None and first is not None and first >= start:
+            run.state["from"] = start
         run.state["top"] = first
+
+    def _seal(self, source: Input, last: int, begins: int, own: Any, batch: Batch, i: int) -> int:
+        """Between line ``last`` (of the run before) and line ``begins`` (where a run begins) lie lines that came to no
+        run here: the repairs logged there for runs of another id than ``own`` (the run that begins, whose events
+        dropped at its start are its) are of runs a rule dropped whole, which no later run takes. Each is put aside
+        with its repairs (``_vanished``): a stretch of lines logged for one run id (the runs of an input are cut where
+        the run id changes). Lines still to come in ``batch`` (from column ``i``) are no such run's: a run may come
+        again out of its place (a NATS message delivered again). Returns the line the run that begins begins at."""
+        gap = sorted(((line, rid, repair) for (at, rid), held in self.pending.items() if at == source and rid is not None
+                      for repair in held if (line := repair[0]) is not None and last < line < begins), key=_line)
+        if not gap:
+            return last + 1
+        ahead = set(batch.lines[i:])
+        gap = [entry for entry in gap if entry[0] not in ahead]
+        cut = len(gap)
+        while cut and own is not None and gap[cut - 1][1] == own:
+            cut -= 1  # the run's own, dropped at its start
+        runs: list[tuple[tuple[Input, Any], Held]] = []
+        for _, rid, repair in gap[:cut]:
+            if not runs or runs[-1][0][1] != rid:
+                runs.append(((source, rid), []))
+            runs[-1][1].append(repair)
+            held = self.pending[(source, rid)]
+            held.remove(repair)
+            if not held:
+                del self.pending[(source, rid)]
+        self._vanished += runs
+        return gap[cut][0] if cut < len(gap) else (gap[cut - 1][0] + 1 if cut else last + 1)
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         """Events pass through untouched; only where a run lies in its input matters here (its last line so far)."""
@@ -101,18 +141,18 @@ class SummarizeRepairs(RunScoped):
         """The last run's heal record, then one for each run whose repairs no run here took: a run all of whose events
         a rule dropped (an orphaned result after another run's event cut its run in two) never reaches this stage,
         and no run of its id holds the lines it was logged at. Its repairs are logged; they are counted at the end,
-        rather than lost or put with another run (``_count``), in the order of their inputs and lines (not the order
-        the rules' logs happened to come in)."""
+        rather than lost or put with another run (``_count``), one heal record for each such run (``_seal``, ``_apart``),
+        in the order of their inputs and lines (not the order the rules' logs happened to come in)."""
         tail = super().flush()
         left = []
-        pending = [*self.pending.items(), *self._torn_left()]
+        pending = [*self._vanished, *_apart(self.pending), *self._torn_left()]
         for (_, run_id), held in sorted(pending, key=self._input_order):
             counts: Counter[str] = Counter()
             for _line, rule, n in held:
                 counts[rule] += n
             if counts:
                 left.append(self._record(None if run_id is _INPUT_END else run_id, counts) | {RUN_DROPPED: True})
-        self.pending, self._torn = {}, {}
+        self.pending, self._vanished, self._torn = {}, [], {}
         if not left:
             return tail
         if tail is None:
@@ -183,6 +223,41 @@ class SummarizeRepairs(RunScoped):
 def _input(run: Run) -> Input:
     """The input ``run`` is of, to its end (a run ends at the next input's mark as its own input's)."""
     return run.source, run.input
+
+
+def _line(entry: tuple[Any, ...]) -> Any:
+    return entry[0]
+
+
+def _apart(pending: dict[tuple[Input, Any], Held]) -> list[tuple[tuple[Input, Any], Held]]:
+    """The runs of the repairs no run took by the end (``flush``), each with its repairs: in its input, a stretch of
+    lines logged for one run id (runs are cut where the run id changes; ``_seal`` put aside those a run came after).
+    Repairs at no line go with the first run of their id."""
+    keys = list(pending)
+    lined: dict[Input, list[tuple[Any, int, tuple[Any, str, int]]]] = {}
+    for k, key in enumerate(keys):
+        for repair in pending[key]:
+            if repair[0] is not None:
+                lined.setdefault(key[0], []).append((repair[0], k, repair))
+    runs: list[tuple[tuple[Input, Any], Held]] = []
+    first: dict[int, Held] = {}  # the repairs of the first run of each key
+    for entries in lined.values():
+        entries.sort(key=lambda entry: (entry[0], entry[1]))
+        at = None
+        for _, k, repair in entries:
+            if k != at:
+                at = k
+                runs.append((keys[k], []))
+                first.setdefault(k, runs[-1][1])
+            runs[-1][1].append(repair)
+    for k, key in enumerate(keys):
+        unlined = [repair for repair in pending[key] if repair[0] is None]
+        if unlined:
+            if k in first:
+                first[k].extend(unlined)
+            else:
+                runs.append((key, unlined))
+    return runs
 
 
 def _first_line(lines: list[int | None], i: int) -> int | None:

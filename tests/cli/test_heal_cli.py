@@ -443,6 +443,38 @@ def test_each_copy_of_a_file_read_twice_counts_the_repairs_of_its_own_vanished_r
     assert [r.get("type", r.get("$record")) for r in twice] == ["source", "run_started", "run_failed", "heal"] * 2
 
 
+def test_each_run_heal_drops_whole_gets_its_own_heal_record(tmp_path: Path):
+    """`cat v v > vv; replay heal vv` (v: run a, a lone orphaned result of b, run c): the two runs of b heal dropped
+    whole in one input shared one heal record (`"repairs": 2`): their repairs waited by input and run id, which they
+    share. Runs are cut where the run id changes, so each b is its own run, with its own record at the end, in the
+    order they came (through a pipe too, and whether the runs around them needed repairs or not); the report lists
+    each apart. And a run of d dropped whole before a run of d that stays, with a dropped run of b between, is its own
+    run too: its repair was counted with the later d (which begins, for its repairs, after the run before it, a)."""
+    v = [ev(1, "run_started", run="a"), ev(2, "run_completed", run="a"),
+         ev(1, "tool_completed", run="b", payload={"callId": "gone"}),
+         ev(1, "run_started", run="c"), ev(2, "run_completed", run="c")]
+    unhealed = [{k: x for k, x in e.items() if k != "payload" or e["runId"] == "b"} for e in v]  # (repairs all around)
+    b = {"$record": "heal", "runId": "b", "repairs": 1, "byRule": {"pair_tool_calls": 1}, "runDropped": True}
+    for name, lines in [("vv", v * 2), ("unhealed", unhealed * 2)]:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in lines))
+        log = tmp_path / f"{name}-log.jsonl"
+        healed = run_replay("heal", "--log", str(log), str(path))
+        assert healed.returncode == 0, healed.stderr
+        records = jsonl(healed.stdout)
+        assert records[-2:] == [b, b], name
+        assert [r["runId"] for r in records[:-2] if "$record" not in r] == ["a", "a", "c", "c"] * 2
+        assert len(log.read_bytes().splitlines()) == sum(r["repairs"] for r in records if r.get("$record") == "heal")
+        assert run_replay("heal", input=run_replay("read", str(path)).stdout).stdout == healed.stdout
+        aggregate = orjson.loads(run_replay("report", "--format", "json", input=healed.stdout).stdout)["aggregate"]
+        assert [(u["runId"], u["total"]) for u in aggregate["unattributedRepairs"]["runs"]] == [("b", 1), ("b", 1)]
+    d = tmp_path / "d.jsonl"
+    d.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [
+        *v[:2], ev(1, "tool_completed", run="d", payload={"callId": "gone"}), v[2],
+        ev(1, "run_started", run="d"), ev(2, "run_completed", run="d")]))
+    assert [r for r in jsonl(run_replay("heal", str(d)).stdout) if r.get("$record")] == [{**b, "runId": "d"}, b]
+
+
 @pytest.mark.parametrize("path", sorted([*CORPUS.glob("mini-swe-agent/*.json"), *CORPUS.glob("openhands/*.json")]),
                          ids=lambda p: p.name)
 def test_a_trajectory_read_down_a_pipe_heals_as_the_file_does(path: Path):

@@ -242,6 +242,33 @@ def test_summary_counts_repairs_by_rule_and_skips_reports():
                            {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"alias": 1}, "runDropped": True}]
 
 
+def test_summary_gives_a_run_that_comes_out_of_its_place_its_repairs_and_each_vanished_run_its_record():
+    """Over NATS a run can come again after later runs (a message delivered again): lines go back. Where a run begins
+    after a gap in its input's lines, the repairs logged in the gap for other runs are of runs dropped whole, each
+    with a heal record of its own; but not those of a run still to come in the batch (b here, lines 5-6 after c)."""
+    def lined(events: list[dict], lines: list[int]) -> Batch:
+        batch = Batch.of(events, "nats")
+        batch.lines = list(lines)
+        return batch
+
+    def repairs(*at: tuple[str, int]) -> Batch:
+        return Batch.side([{"rule": "alias", "action": "changed", "runId": rid, "source": "nats", "line": line}
+                           for rid, line in at], "repairs", "nats")
+
+    stage = SummarizeRepairs()
+    out = [stage(lined([ev(1, "a", run="a"), ev(2, "a", run="a")], [1, 2]))]
+    # d (line 3) and x (line 7) were dropped whole, b comes again after c
+    assert stage(repairs(("d", 3), ("c", 10), ("b", 5), ("b", 6), ("x", 7), ("d", 8))) is None
+    out.append(stage(lined([ev(1, "a", run="c"), ev(1, "a", run="b"), ev(2, "a", run="b")], [10, 5, 6])))
+    out.append(stage.flush())
+    heal = [r for batch in out if batch is not None for part in (batch if isinstance(batch, list) else [batch])
+            for r in part.events if r.get("$record") == "heal"]
+    record = {"$record": "heal", "repairs": 1, "byRule": {"alias": 1}}
+    assert heal == [{**record, "runId": "c"}, {**record, "runId": "b", "repairs": 2, "byRule": {"alias": 2}},
+                    {**record, "runId": "d", "runDropped": True}, {**record, "runId": "x", "runDropped": True},
+                    {**record, "runId": "d", "runDropped": True}]
+
+
 # a RunScoped detail: file boundaries end runs, and what the old run gets keeps its file -----------------------
 def test_run_end_records_keep_the_source_of_the_run_they_end():
     stage = InsertTerminalEvent()
