@@ -19,7 +19,8 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.io.journals import CHUNK_BYTES
 from replay.pipeline.model.events import is_timestamp, same_shape_utc
-from replay.pipeline.model.records import RECORD_KEY
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.runs import Run, name_run, starts_run
 from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.parse import ParseLines
@@ -164,6 +165,7 @@ def journals(draw: st.DrawFn, unique: bool = False) -> bytes:
     # their repairs by where batches happened to be cut)
     junk = [j for j in JUNK if not unique or not (j.startswith(b'{"seq"') or b'"$record":"run"' in j)]
     runs = draw(st.integers(1, 8))
+    vanished: list[str] = []  # the ids of the runs heal drops whole so far: another may have one of them again
     for k in range(runs):
         rid = f"r{k}" if unique else draw(st.sampled_from([f"r{k}", "r0", "r1"]))
         events = clean_run(rng, draw(st.integers(2, 12)), rid)
@@ -180,7 +182,9 @@ def journals(draw: st.DrawFn, unique: bool = False) -> bytes:
         if draw(st.integers(0, 4)) == 0 and junk:
             lines.insert(rng.randrange(len(lines) + 1), junk.pop(rng.randrange(len(junk))))
         if draw(st.integers(0, 3)) == 0:  # a run heal drops whole (orphaned results), often with a record after it
-            lines += vanishing_run(rng, f"v{k}" if unique else draw(st.sampled_from([f"v{k}", "r0", "r1"])))
+            # (with unique ids, only a run heal drops whole has the id of another: one of those before it)
+            vanished.append(draw(st.sampled_from([f"v{k}", *vanished] if unique else [f"v{k}", "r0", "r1", *vanished])))
+            lines += vanishing_run(rng, vanished[-1])
             if draw(st.booleans()) and junk:
                 lines.append(junk.pop(rng.randrange(len(junk))))
     data = b"\n".join(lines) + b"\n"
@@ -229,10 +233,52 @@ def test_heal_is_the_same_with_and_without_the_fast_lane_whatever_breaks(tmp_pat
     same(tmp_path, data)
 
 
+# v1 vanishes twice (a lone orphaned result each time), r0 between: each is its own run, with its own heal record
+VANISHED_TWICE = (
+    b'{"seq":1,"timestamp":"2026-03-01T13:00:01.000Z","type":"tool_completed","runId":"v1","payload":{"callId":"g1"}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"r0","payload":{}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T13:00:01.000Z","type":"tool_failed","runId":"v1","payload":{"callId":"g2"}}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T13:00:02.000Z","type":"tool_failed","runId":"v1","payload":{"callId":"g3"}}\n')
+
+
+def each_vanishing_run_its_own_id(data: bytes) -> tuple[bytes, dict[str, str]] | None:
+    """``data`` (a journal ``journals(unique=True)`` made) with each run of orphaned results only (``vanishing_run``:
+    runs cut as ``starts_run`` cuts them) named ``u0``, ``u1``, ... in turn, and what each was named; None when such
+    a result shares its run with anything else (an event with no runId after it, say): renamed, it would be cut off."""
+    out, names, run = [], {}, None
+    for line in data.split(b"\n"):
+        record = next(records_in([line]), None)
+        if record is not None:
+            if starts_run(record, run, "j"):
+                rid = record.get("runId")
+                facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
+                run = Run(rid if isinstance(rid, str) and rid else None, facts, "j")
+            elif run is None:  # (a record before any run)
+                out.append(line)
+                continue
+            elif RECORD_KEY not in record:
+                name_run(run, record)
+            gone = RECORD_KEY not in record and b'"callId":"gone' in line
+            run.state.setdefault("kinds", set()).add("gone" if gone else "other" if RECORD_KEY not in record or run.declared else "record")
+            if run.state["kinds"] >= {"gone", "other"}:
+                return None
+            if gone:
+                name = run.state.setdefault("name", f"u{len(names)}")
+                names[name] = record["runId"]
+                line = line.replace(b'"runId":"%s"' % record["runId"].encode(), b'"runId":"%s"' % name.encode())
+        out.append(line)
+    return b"\n".join(out), names
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(journals(unique=True))
+@example(data=VANISHED_TWICE)
+@example(data=b'{"$record":"heal","runId":"r0","repairs":1}\n' + VANISHED_TWICE)
 def test_heal_writes_what_it_wrote_before_the_screen_whatever_breaks(tmp_path: Path, data: bytes):
-    """With one run per run id, heal before the screen counted each repair in the right heal record too."""
+    """With one run per run id, heal before the screen counted each repair in the right heal record too. And the runs
+    heal drops whole get a heal record each, counting their own repairs, as when each has an id of its own: two runs
+    of one id with a run between them got one record for both (their repairs waited by id)."""
     path = tmp_path / "j.jsonl"
     path.write_bytes(data)
     fast_log, slow_log = tmp_path / "fast.jsonl", tmp_path / "slow.jsonl"
@@ -241,6 +287,13 @@ def test_heal_writes_what_it_wrote_before_the_screen_whatever_breaks(tmp_path: P
     assert fast.stdout == slow.stdout
     assert sorted(fast_log.read_bytes().splitlines()) == sorted(slow_log.read_bytes().splitlines())
     assert fast.returncode == slow.returncode
+    apart = each_vanishing_run_its_own_id(data)
+    if apart is not None:
+        path.write_bytes(apart[0])
+        own = run_replay("heal", str(path))
+        heal = [r for r in records_in(fast.stdout.splitlines()) if r.get(RECORD_KEY) == "heal"]
+        assert heal == [{**r, "runId": apart[1].get(r["runId"], r["runId"])}
+                        for r in records_in(own.stdout.splitlines()) if r.get(RECORD_KEY) == "heal"]
 
 
 # a run record of r5 and nothing else, z0's orphaned result (dropped), then r5 again: three runs, the last two touch
