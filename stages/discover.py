@@ -32,6 +32,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.io.journals import require_stdin
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.runner_protocol import new_run_id, runner_request
 
@@ -168,6 +169,7 @@ def prompt_from(given: str) -> str:
     if given:
         prompt, received = given.strip(), "blank prompt argument"
     elif sys.stdin is not None and not sys.stdin.isatty():
+        require_stdin()  # (a directory there is refused as unreadable)
         prompt, received = sys.stdin.buffer.read().decode("utf-8", "replace").strip(), "empty stdin"
     else:
         prompt, received = "", "no prompt argument and stdin is a terminal"

@@ -86,9 +86,16 @@ def source_name(path: str) -> str:
 
 
 def require_stdin() -> None:
+    """Refuse, before anything runs, a stdin that cannot be read: closed, or a directory (`replay read < somedir`)."""
     if sys.stdin is None:
         raise ReplayError("E_INPUT_UNREADABLE", "stdin is closed: there is nothing to read", path=STDIN,
                           howToFix="Pipe a journal in, or pass file paths.")
+    with suppress(OSError, ValueError):  # (a stdin that cannot be asked is read as it is, and fails where it fails)
+        if stat.S_ISDIR(os.fstat(sys.stdin.fileno()).st_mode):
+            raise ReplayError("E_INPUT_UNREADABLE", "stdin is a directory: there is nothing to read", path=STDIN,
+                              expected="a file or a pipe on stdin", received="a directory",
+                              howToFix="Redirect a file, not a directory, into stdin; to read the journals in a "
+                                       "directory, pass it as a path (`replay read DIR`).")
 
 
 def _walkable(entry: os.DirEntry[str]) -> bool:

@@ -38,6 +38,28 @@ def test_a_closed_stdin_is_refused_before_any_output() -> None:
         assert errors_of(proc.stderr)[0]["code"] == "E_INPUT_UNREADABLE", command
 
 
+# Python replaces a directory on fd 0 by nothing: it stops at start-up ("Fatal Python error: init_sys_streams: <stdin>
+# is a directory") before any code of replay runs. This runs replay's entry with a directory put on fd 0 after that
+# check, as a launcher that is not Python itself hands it over.
+DIRECTORY_ON_STDIN = "import os, sys; os.dup2(os.open(sys.argv[1], os.O_RDONLY), 0); sys.argv[1:2] = []; " \
+                     "from replay.pipeline.cli.app import main; main()"
+
+
+def test_a_directory_on_stdin_is_refused_before_any_output(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "run.jsonl").write_bytes(b"")  # a journal in it, which only `replay read DIR` reads
+    for command in (["read"], ["heal"], ["report"], ["validate"], ["validate", "-"], ["script"],
+                    ["run", str(EXAMPLES / "pipelines" / "tools-only.toml")], ["capture"], []):
+        proc = subprocess.run([sys.executable, "-c", DIRECTORY_ON_STDIN, str(tmp_path), *command], stdin=subprocess.DEVNULL,
+                              capture_output=True, cwd=tmp_path, timeout=60)
+        assert proc.returncode == 2 and proc.stdout == b"", (command, proc.stderr)
+        (error,) = errors_of(proc.stderr)
+        assert error["code"] == "E_INPUT_UNREADABLE" and error["received"] == "a directory", command
+        assert not (tmp_path / ".replay").exists(), command  # capture ran no runner
+
+
 # several words, reserved verbs and `help`: nothing may start the user's runner by accident ------------
 MARKER_RUNNER = """\
 import json, pathlib, sys
