@@ -191,28 +191,44 @@ class ReadJournal(Source):
                 await self._send(cutter.finish(), out)
                 return
         at_start = follow
-        while True:
-            data = await reader.read(self.chunk)
-            if at_start and data:
-                at_start = False
-                data, cutter.offset = skip_bom(data)
-            if data:
-                await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
-            elif follow:
-                rewind = getattr(reader, "rewind_if_truncated", None)
-                if rewind is not None and rewind():  # the file was truncated: it starts over, as `tail -f` reads it
-                    await self._send(cutter.finish(), out)  # a line it cut off was torn
-                    if self.log is not None:
-                        self.log.warning("read.truncated", source=source, offset=cutter.offset,
-                                         message=f"{source} was truncated; reading it again from its start")
-                    cutter = self._cutter = LineCutter(source, limit, self.batch_events)
-                    at_start = True
-                    continue
-                await out.drain()
-                await anyio.sleep(self.config["poll_seconds"])
-            else:
-                break
+        at_end = False  # the last read found nothing more: what the cutter holds is the input's unfinished last line
+        try:
+            while True:
+                data = await reader.read(self.chunk)
+                at_end = not data
+                if at_start and data:
+                    at_start = False
+                    data, cutter.offset = skip_bom(data)
+                if data:
+                    await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
+                elif follow:
+                    rewind = getattr(reader, "rewind_if_truncated", None)
+                    if rewind is not None and rewind():  # the file was truncated: it starts over, as `tail -f` reads it
+                        await self._send(cutter.finish(), out)  # a line it cut off was torn
+                        if self.log is not None:
+                            self.log.warning("read.truncated", source=source, offset=cutter.offset,
+                                             message=f"{source} was truncated; reading it again from its start")
+                        cutter = self._cutter = LineCutter(source, limit, self.batch_events)
+                        at_start = True
+                        continue
+                    await out.drain()
+                    await anyio.sleep(self.config["poll_seconds"])
+                else:
+                    break
+        except anyio.get_cancelled_exc_class():  # Ctrl-C (or a failure elsewhere) stopped --follow
+            if follow and at_end:
+                self._unfinished(cutter, source)
+            raise
         await self._send(cutter.finish(), out)
+
+    def _unfinished(self, cutter: LineCutter, source: str) -> None:
+        """--follow stopped while the file's last line had no newline yet: that line was not read, and the user is
+        told where it starts (it is read once it is whole: `replay read` the file again then)."""
+        size = len(cutter.pending)
+        if size and self.log is not None:
+            self.log.warning("read.unfinished", source=source, line=cutter.line, offset=cutter.offset, bytes=size,
+                             message=f"{source}: line {cutter.line} (byte {cutter.offset}, {size} bytes so far) was not "
+                             "read: it has no newline yet (its writer had not finished it when reading stopped)")
 
     async def _read_head(self, reader: Reader, limit: int) -> tuple[bytes, bool]:
         """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import orjson
@@ -483,6 +484,25 @@ def test_follow_streams_lines_appended_later_and_ctrl_c_ends_it(tmp_path: Path):
     assert proc.wait(timeout=60) == 130
     assert proc.stderr.read() == b""
     assert journal.read_bytes() == JOURNAL  # followed, never touched
+
+
+def test_ctrl_c_during_follow_says_the_unfinished_last_line_was_not_read(tmp_path: Path):
+    """The last line has no newline yet when Ctrl-C stops --follow: it is not read (it may still be being written),
+    and a warning says so, naming the file, the line and the byte where it starts."""
+    journal = write(tmp_path / "live.jsonl", LINES[0] + b"\n" + LINES[1][:20])
+    proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = lines_of(proc)
+        assert got.get(timeout=60) == LINES[0] + b"\n"
+        time.sleep(0.5)  # (it has read on to the end of the file and polls it for more)
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert got.get(timeout=60) is None  # nothing more came out
+    [notice] = jsonl(proc.stderr.read())
+    assert notice["event"] == "read.unfinished" and notice["level"] == "warning"
+    assert (notice["source"], notice["line"], notice["offset"], notice["bytes"]) == (str(journal), 2, len(LINES[0]) + 1, 20)
+    assert "no newline yet" in notice["message"] and "not read" in notice["message"]
 
 
 def test_follow_reads_a_truncated_journal_again_from_its_start(tmp_path: Path):
