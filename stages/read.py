@@ -17,6 +17,7 @@ from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
+    DOCUMENT,
     LINES,
     Item,
     LineCutter,
@@ -173,25 +174,28 @@ class ReadJournal(Source):
         await out.send(batch)
 
     async def _read_one(self, reader: Reader, source: str, out: Output) -> None:
-        """One journal: decide its format from the head, then stream its lines (or its document)."""
+        """One journal: decide its format from the head, then stream its lines (or its document); with --follow, go
+        on reading the lines written after."""
         limit = self.config["max_line_bytes"]
         follow = self.config["follow"]
         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
-        if not follow:
-            head, eof = await self._read_head(reader, limit)
-            head, cutter.offset = skip_bom(head)  # offsets stay positions in the file
-            if eof and (document := as_document(head)) is not None:
-                await self._send(list(document_items(document, source, self.batch_events)), out)
-                return
-            if eof and (trajectory := _dialect_document(head)) is not None:  # e.g. a mini-swe-agent .traj.json
-                await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
-                return
-            await self._send(cutter.feed(head), out, pause=self._short)
-            if eof:
-                await self._send(cutter.finish(), out)
-                return
-        at_start = follow
-        at_end = False  # the last read found nothing more: what the cutter holds is the input's unfinished last line
+        head, eof, kind = await self._read_head(reader, limit)
+        at_start = follow and not head  # (--follow of a file empty so far: its byte order mark may come yet)
+        head, cutter.offset = skip_bom(head)  # offsets stay positions in the file
+        if eof and (document := as_document(head)) is not None:
+            await self._send(list(document_items(document, source, self.batch_events)), out)
+            return
+        if eof and (trajectory := _dialect_document(head)) is not None:  # e.g. a mini-swe-agent .traj.json
+            await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
+            return
+        if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
+            await self._send([self._document_too_long(source, cutter.offset)], out)
+            return
+        await self._send(cutter.feed(head), out, pause=self._short)
+        if eof and not follow:
+            await self._send(cutter.finish(), out)
+            return
+        at_end = eof  # the last read found nothing more: what the cutter holds is the input's unfinished last line
         try:
             while True:
                 data = await reader.read(self.chunk)
@@ -230,23 +234,31 @@ class ReadJournal(Source):
                              message=f"{source}: line {cutter.line} (byte {cutter.offset}, {size} bytes so far) was not "
                              "read: it has no newline yet (its writer had not finished it when reading stopped)")
 
-    async def _read_head(self, reader: Reader, limit: int) -> tuple[bytes, bool]:
+    def _document_too_long(self, source: str, offset: int) -> dict[str, Any]:
+        limit = self.config["max_line_bytes"]
+        return diagnostic("E_JSONL_LINE_TOO_LONG", f"{source} is one JSON document (an artifact or an array) longer "
+                          f"than {limit} bytes, the most --max-line-bytes lets replay read whole; not read",
+                          source=source, line=1, offset=offset, expected=f"a document of at most {limit} bytes",
+                          received=f"more than {limit} bytes",
+                          howToFix="Raise --max-line-bytes above the document's size in bytes.")
+
+    async def _read_head(self, reader: Reader, limit: int) -> tuple[bytes, bool, str | None]:
         """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when
-        it may be one JSON document. Returns (bytes, reached end of input)."""
+        it may be one JSON document. Returns (bytes, reached end of input, ``head_format`` of them)."""
         parts: list[bytes] = []
         size = 0
         kind: str | None = None
         while True:
             data = await reader.read(self.chunk)
             if not data:
-                return b"".join(parts), True
+                return b"".join(parts), True, kind
             self._short = reader.may_wait and len(data) < self.chunk  # the input may have nothing more for now
             parts.append(data)
             size += len(data)
             if kind is None and (len(parts) == 1 or b"\n" in data):
                 kind = head_format(b"".join(parts))
             if kind == LINES or size > limit:
-                return b"".join(parts), False
+                return b"".join(parts), False, kind
 
     async def _send(self, items: list[Item], out: Output, pause: bool = False) -> None:
         batches: list[Batch] = []

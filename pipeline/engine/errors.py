@@ -46,7 +46,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_GZIP_INVALID": ("gzip stream is corrupt or truncated", "Recompress the file or read the uncompressed journal."),
     "E_JSONL_LINE_INVALID": ("line is not valid JSON, or nested deeper than replay reads (1024 levels)", "Fix or delete the line; other lines are still read."),
     "E_JSONL_LINE_TORN": ("last line is cut off (no newline, invalid JSON)", "The writer stopped mid-line; `replay heal` drops it and logs the repair."),
-    "E_JSONL_LINE_TOO_LONG": ("line longer than --max-line-bytes", "Raise --max-line-bytes or split the record."),
+    "E_JSONL_LINE_TOO_LONG": ("line longer than --max-line-bytes, or a JSON document (read whole) larger", "Raise --max-line-bytes or split the record."),
     "E_JSON_DUPLICATE_KEY": ("a key is written twice in one object (a warning)", "Write each key once; readers keep only the last value."),
     "E_EVENT_NOT_OBJECT": ("line is JSON but not an object", "Each line must be one JSON object."),
     "E_EVENT_INVALID": ("event does not match the canonical event", "See `replay schema event`."),

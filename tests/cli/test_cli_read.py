@@ -345,6 +345,28 @@ def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path: Path):
     assert [(e["code"], e["line"]) for e in errors_of(piped.stderr)] == [("E_JSONL_LINE_TOO_LONG", 2)]
 
 
+ARTIFACT = {"schemaVersion": "1.0.0", "artifactType": "replay", "id": "art_1", "timestamp": "2026-03-01T12:00:03.000Z",
+            "prompt": "hi", "status": "ok", "response": "hello", "events": EVENTS}
+
+
+@pytest.mark.parametrize("follow", [False, True], ids=["read", "follow"])
+def test_a_pretty_printed_document_over_the_limit_is_one_error_not_its_lines(tmp_path: Path, follow: bool):
+    """A document is read whole up to --max-line-bytes: one longer is one error saying so, not read as JSONL (one
+    error a line); --follow reads a document as read does (whole, and it is done), not as lines."""
+    data = orjson.dumps(ARTIFACT, option=orjson.OPT_INDENT_2)
+    path = write(tmp_path / "run.json", data)
+    flags = ["--follow"] if follow else []
+    done = subprocess.run([REPLAY, "read", *flags, "--max-line-bytes", "200", str(path)], capture_output=True, timeout=60)
+    assert done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["line"], error["offset"]) == ("E_JSONL_LINE_TOO_LONG", 1, 0)
+    assert "one JSON document" in error["message"] and "--max-line-bytes" in error["howToFix"]
+    assert [r["$record"] for r in jsonl(done.stdout)] == ["dropped"]
+    whole = subprocess.run([REPLAY, "read", *flags, str(path)], capture_output=True, timeout=60)
+    assert whole.returncode == 0 and whole.stderr == b""
+    assert jsonl(whole.stdout)[1:] == EVENTS
+
+
 def test_a_huge_line_within_the_default_limit_passes(tmp_path: Path):
     huge = orjson.dumps({**EVENTS[1], "payload": {"text": "z" * (3 << 20)}})
     data = LINES[0] + b"\n" + huge + b"\n" + LINES[2] + b"\n"
