@@ -59,22 +59,22 @@ def too_deep(exc: orjson.JSONDecodeError) -> bool:
     return exc.msg == "depth limit exceeded"
 
 
-_END_OF_DATA = "unexpected end of data"  # orjson's words, and Python's for a UTF-8 character cut short
+END_OF_DATA = "unexpected end of data"  # orjson's words, and Python's for a UTF-8 character cut short
 
 
 def cut_off(data: bytes, exc: orjson.JSONDecodeError) -> bool:
     """Did orjson refuse ``data`` only because it ends too early: the start of a JSON text, cut off (a write that
     stopped), not a text with a wrong character in it (a control character in a string, a stray byte)?"""
-    if exc.msg == _END_OF_DATA:
+    if exc.msg == END_OF_DATA:
         return True
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as bad:  # (orjson checks UTF-8 first): the last character cut short, the rest a start?
-        if bad.reason == _END_OF_DATA and bad.end == len(data):
+        if bad.reason == END_OF_DATA and bad.end == len(data):
             try:
                 orjson.loads(data[:bad.start])
             except orjson.JSONDecodeError as before:
-                return before.msg == _END_OF_DATA
+                return before.msg == END_OF_DATA
     return False
 
 
@@ -191,10 +191,30 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        return _huge(data, exc)  # type: ignore[arg-type]
+        if exc.msg == _NO_ROOM:
+            value = _with_room(data, exc)  # type: ignore[arg-type]
+        else:
+            return _huge(data, exc)  # type: ignore[arg-type]
     if needs_exact(data):  # type: ignore[arg-type]
         return _exact(data)  # type: ignore[arg-type]
     return value
+
+
+_NO_ROOM = "failed to allocate memory"
+
+
+def _with_room(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
+    """orjson's reading of ``data`` when it ran out of room: it sizes its memory from the text's length, and a text
+    that opens many arrays or objects and ends early (``[[[[``, a line cut off) runs out before orjson can say that
+    it ends early or nests too deep. Read again with as much whitespace after it (nothing, in JSON), it says which,
+    at that place in ``data``."""
+    pad = (b" " if type(data) is bytes else " ") * len(data)
+    try:
+        return orjson.loads(data + pad)  # type: ignore[operator]
+    except orjson.JSONDecodeError as again:
+        if again.msg == _NO_ROOM:
+            raise exc from None
+        return _huge(data, orjson.JSONDecodeError(again.msg, exc.doc, min(again.pos, len(exc.doc))))
 
 
 def exact_lines(raws: list[bytes], values: list[Any]) -> list[Any]:

@@ -164,6 +164,19 @@ def test_parse_reports_a_line_nested_deeper_than_it_reads_as_too_deep_not_as_inv
     assert error["column"] == 31 + 1024 and "Flatten" in error["howToFix"]
 
 
+@pytest.mark.parametrize(("opened", "words"), [(b"[" * 300, "unexpected end of data at column 314"),
+                                               (b"[" * 1100, "nested deeper than 1024 levels")])
+def test_a_line_that_opens_many_arrays_and_ends_early_is_told_as_it_is_not_as_orjson_running_out_of_room(opened, words):
+    """orjson sizes its memory from the text's length: ``[[[[`` with nothing after runs out of it ("failed to allocate
+    memory") before it sees the text end, or nest too deep. Said as what it is, at its column."""
+    stage = ParseLines()
+    out = stage(lines(b'{"seq":1,"p":' + opened, b'{"ok":1}'))
+    assert out.events == [{"ok": 1}]
+    [error] = stage.take("errors")
+    assert error["code"] == "E_JSONL_LINE_INVALID" and words in error["message"], error["message"]
+    assert "memory" not in error["message"]
+
+
 def test_parse_describes_itself():
     info = ParseLines.describe()
     assert info["type"] == "parse" and info["kind"] == "transform"
