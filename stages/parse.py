@@ -2,8 +2,10 @@
 
 A line that is not a JSON object is reported with its position and left out. Only a last line with
 no newline after it, that is not valid JSON, is *torn* (a write cut off): ``E_JSONL_LINE_TORN``, or
-with ``torn_tail = "repair"`` (heal) a ``drop_torn_line`` repair. Any other invalid line, the last
-one too when a newline ends it, is ``E_JSONL_LINE_INVALID``.
+with ``torn_tail = "repair"`` (heal) a ``drop_torn_line`` repair; unless the bytes that are there are
+wrong whatever would have followed them (a byte that is not UTF-8 before its end, nesting deeper than
+replay reads): that is what is reported. Any other invalid line, the last one too when a newline ends
+it, is ``E_JSONL_LINE_INVALID``.
 
 ``replay read`` (``check_lines``, ``mark_dropped``) writes a ``{"$record": "dropped", ...}`` line in
 place of each line it left out; a parse further down a pipe reports it again, as the same diagnostic
@@ -52,6 +54,16 @@ def projection_decoder(fields: tuple[str, ...]) -> Any:
         return TypedDict(name, keys, total=False)  # type: ignore[operator]
 
     return msgspec.json.Decoder(shape([field.split(".") for field in [*fields, RECORD_KEY]], "Projected"))
+
+
+def _wrong_already(raw: bytes, exc: orjson.JSONDecodeError) -> bool:
+    """Is ``raw`` invalid whatever might have followed it (so a cut-off write is not all that is wrong with it): a byte
+    that is not UTF-8 before its end (a character cut in two at its very end is only where the write stopped), or
+    nesting deeper than replay reads?"""
+    if exactjson.too_deep(exc):
+        return True
+    bad = None if raw.isascii() else not_utf8(raw)
+    return bad is not None and bad.reason != exactjson.END_OF_DATA
 
 
 @register("parse")
@@ -199,7 +211,7 @@ class ParseLines(Transform):
             try:
                 record = exactjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                if batch.tail_open and i == last:
+                if batch.tail_open and i == last and not _wrong_already(raw, exc):
                     marks[i] = self._torn(batch, i, raw)
                 else:
                     marks[i] = self._invalid(batch, i, raw, exc)

@@ -295,6 +295,37 @@ def test_a_torn_last_line_is_reported_with_its_offset_and_never_emitted(tmp_path
     assert (error["source"], error["line"], error["offset"]) == (str(journal), 3, len(LINES[0]) + len(LINES[1]) + 2)
 
 
+TORN_BUT_WRONG = {  # a last line with no newline whose bytes are wrong already: what is wrong, at its column
+    "not-utf8-cut": (b'{"seq":3,"type":"x","t":"caf\xe9 o', "E_JSONL_LINE_INVALID", "is not UTF-8"),
+    "not-utf8-whole": (b'{"seq":3,"type":"x","t":"caf\xe9"}', "E_JSONL_LINE_INVALID", "is not UTF-8"),
+    "too-deep-cut": (b'{"seq":3,"p":' + b"[" * 1100, "E_JSONL_LINE_INVALID", "nested deeper than 1024 levels"),
+    "too-deep-whole": (b'{"seq":3,"p":' + b"[" * 1100 + b"]" * 1100 + b"}", "E_JSONL_LINE_INVALID", "nested deeper than 1024 levels"),
+    "deep-cut": (b'{"seq":3,"p":' + b"[" * 300, "E_JSONL_LINE_TORN", "the write was cut off"),  # (orjson runs out of room)
+    "utf8-char-cut": (b'{"seq":3,"type":"x","t":"caf\xc3', "E_JSONL_LINE_TORN", "the write was cut off"),  # the cut, not a wrong byte
+}
+
+
+@pytest.mark.parametrize("command", ["read", "validate", "heal"])
+@pytest.mark.parametrize("case", list(TORN_BUT_WRONG))
+def test_a_last_line_without_newline_is_torn_only_when_what_is_there_is_right_so_far(tmp_path: Path, command: str, case: str):
+    """A torn last line is a write cut off: bytes that are not UTF-8 before its end, or nesting deeper than replay
+    reads, are wrong whatever came after them, and reported as such (heal fails on them, as on any bad line); a
+    UTF-8 character cut in two at the very end is the cut. The lines before it still come out."""
+    last, code, words = TORN_BUT_WRONG[case]
+    journal = write(tmp_path / "run.jsonl", LINES[0] + b"\n" + LINES[1] + b"\n" + last)
+    done = run_replay(command, str(journal), cwd=tmp_path)
+    errors = [e for e in errors_of(done.stderr) if e.get("line") == 3]
+    if code == "E_JSONL_LINE_TORN" and command == "heal":
+        assert done.returncode == 0 and errors == []  # (dropped and logged: the journal rule)
+    else:
+        assert done.returncode == 1
+        [error] = errors
+        assert (error["code"], error["offset"]) == (code, len(LINES[0]) + len(LINES[1]) + 2)
+        assert words in error["message"]
+    if command == "read":
+        assert kept(done.stdout) == LINES[0] + b"\n" + LINES[1] + b"\n"
+
+
 def test_a_file_that_is_only_a_torn_line(tmp_path: Path):
     done = run_replay("read", str(write(tmp_path / "torn.jsonl", b'{"seq":1,"ty')))
     assert done.returncode == 1 and kept(done.stdout) == b""
