@@ -31,7 +31,7 @@ from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import STDIN
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN
 from replay.pipeline.model.walk import (
     SpendLedger,
     StepEnd,
@@ -54,6 +54,9 @@ class WalkRecords(Transform):
                          "{step_id, kind, event, verification, spend} per record", choices=(TEXT, JSON)),
         "at": Option(str, "", "stop after this step's terminal record (inclusive); a step that never terminated "
                      "stops at its last record; empty: walk every record"),
+        "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line the pre-scan for `at` reads (as read's "
+                                 "max_line_bytes: a longer line is no record, and where the walk stops when it may be "
+                                 "the step's end)", minimum=1),
     }
     accepts_raw = True
 
@@ -80,7 +83,7 @@ class WalkRecords(Transform):
         at = self.config["at"] or None
         files = [path for path in inputs if path != STDIN and os.path.isfile(path)]
         for path in files:
-            scan = scan_journal(path, at)
+            scan = scan_journal(path, at, self.config["max_line_bytes"])
             if at is not None and scan.end is not None and scan.end.found and not self.stops:
                 self.stops[printable(path)] = scan.end
         if at is not None and inputs and len(files) == len(inputs) and not self.stops:

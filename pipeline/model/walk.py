@@ -567,7 +567,8 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
     A line that cannot be read and may be the step's (it contains the step's text, or it is the last
     line, cut off, of a step seen already) is where the scan stops too, not terminated: the walk reads
     up to it and reports it, as it would without ``--at``. Lines longer than ``max_line_bytes`` are no
-    records (``read`` skips them too).
+    records (``read`` skips them too), and cannot be read: the first one after the last record of a step that
+    never ended may hold its end, and is where the scan stops (the walk reads up to it and reports it as too long).
     """
     tokens = step_tokens(step)
     watch = StepWatch(step)
@@ -575,6 +576,8 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
     pieces: list[bytes] = []  # the unfinished line, as the chunks it came in
     pending = 0  # its length
     skipping = False  # inside a line longer than max_line_bytes
+    skipped: int | None = None  # the line number of that line, when it came after the step's last record
+    long: tuple[int, int] | None = None  # the first line too long after the step's last record: its end and number
     base = 0  # offset of the unfinished line in the input
     line = 1  # its line number
     for chunk in chunks:
@@ -587,6 +590,7 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
             pending += len(chunk)
             if pending > max_line_bytes:  # too long to be a record: skip to its end
                 skipping = True
+                skipped = line if last is not None else None
                 base += pending
                 pieces, pending = [], 0
             continue
@@ -595,6 +599,9 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
         if skipping:  # the long line ends in this chunk: look only past it
             start = block.find(b"\n") + 1
             skipping = False
+            if skipped is not None and long is None:
+                long = (base + start, skipped)
+        first = start  # the first line of the block that is not the end of one skipped
         if any(t in block for t in tokens):
             counted, numbered = 0, line  # newlines counted up to ``counted``; its line number
             while True:
@@ -606,31 +613,60 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
                 finish = block.find(b"\n", hit)
                 numbered += block.count(b"\n", counted, begin)
                 counted = begin
-                if finish - begin <= max_line_bytes:
+                if finish - begin > max_line_bytes:
+                    if last is not None and long is None:  # no record (too long), and it may be the step's end
+                        long = (base + finish + 1, numbered)
+                else:
                     mine = _watch_line(watch, block[begin:finish])
                     if mine is None:  # unreadable, maybe the step's own record: the walk reports it
                         return StepEnd(True, False, base + finish + 1, numbered)
                     if mine:
                         last = (base + finish + 1, numbered)
+                        long = None
                         if watch.ended:
                             return StepEnd(True, True, last[0], last[1])
                 start = finish + 1
+        if last is not None and len(block) > max_line_bytes:
+            after = max(first, last[0] - base)  # (where the step's last record ends, when it is in this block)
+            found = _first_long_line(block, after, max_line_bytes)
+            if found is not None and (long is None or base + found[1] + 1 < long[0]):
+                long = (base + found[1] + 1, line + block.count(b"\n", 0, found[0]))
         line += block.count(b"\n")
         base += len(block)
         pieces = [chunk[cut:]] if cut < len(chunk) else []
         pending = len(chunk) - cut
+    if skipping and skipped is not None and long is None:  # the input ends in that line
+        long = (base, skipped)
     tail = b"".join(pieces)  # the last line, without a newline
-    if tail and not skipping and (last is not None or any(t in tail for t in tokens)):
+    if len(tail) > max_line_bytes:  # no record: as a line too long before it
+        if last is not None and long is None:
+            long = (base + len(tail), line)
+    elif tail and not skipping and (last is not None or any(t in tail for t in tokens)):
         mine = _watch_line(watch, tail)
         if mine is None:  # cut off or unreadable: it may be the step's own terminal record
             return StepEnd(True, False, base + len(tail), line)
         if mine:
             last = (base + len(tail), line)
+            long = None
             if watch.ended:
                 return StepEnd(True, True, last[0], last[1])
     if last is None:
         return StepEnd(False)
-    return StepEnd(True, False, last[0], last[1])
+    stop = long or last
+    return StepEnd(True, False, stop[0], stop[1])
+
+
+def _first_long_line(block: bytes, start: int, max_line_bytes: int) -> tuple[int, int] | None:
+    """Where in ``block`` (whole lines, each ending in a newline) the first line from ``start`` on that is longer than
+    ``max_line_bytes`` begins and ends (its newline); None when there is none."""
+    lengths = list(map(len, block[start:].split(b"\n")))
+    if max(lengths) <= max_line_bytes:
+        return None
+    for length in lengths:
+        if length > max_line_bytes:
+            return start, start + length
+        start += length + 1
+    return None
 
 
 def find_step_end_in(records: Iterable[Any], step: str) -> StepEnd:

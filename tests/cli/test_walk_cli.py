@@ -358,6 +358,22 @@ def test_a_line_too_long_mid_journal_fails_with_its_offset(tmp_path: Path, cli):
     assert errors[0]["cause"] == "E_JSONL_LINE_TOO_LONG"
 
 
+@pytest.mark.parametrize("long", [b'{"kind":"run.note","pad":"', b'{"kind":"step.completed","step_id":"approve","pad":"'],
+                         ids=["other", "the-step's"])
+@pytest.mark.parametrize("after", [b"", b'{"kind":"run.resumed","run_id":"parked-7"}\n'], ids=["last", "mid"])
+def test_a_line_too_long_after_a_step_that_never_ended_is_reported(tmp_path: Path, cli, long: bytes, after: bytes):
+    """A line too long to read, after the last record of a step that never ended (so far), may hold that step's end: the
+    walk --at the step reads up to it and reports it, as a walk without --at does, not stops short in silence."""
+    parked = (WALK / "parked.jsonl").read_bytes()
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(parked + long + b"x" * 300 + b'"}\n' + after)
+    code, out, errors = cli("walk", "--max-line-bytes", "200", "--at", "approve", str(path))
+    assert code == 1 and len(out.splitlines()) == parked.count(b"\n")  # up to run.parked, which comes before it
+    [error] = errors
+    assert (error["code"], error["cause"]) == ("E_JOURNAL_READ_FAILED", "E_JSONL_LINE_TOO_LONG")
+    assert (error["line"], error["offset"]) == (parked.count(b"\n") + 1, len(parked))
+
+
 def test_a_user_config_can_use_the_walk_stage(tmp_path: Path, cli):
     config = tmp_path / "walk.toml"
     config.write_text('chain = [{ type = "walk", format = "json", at = "fetch-b" }]\n')

@@ -333,6 +333,22 @@ def test_a_line_longer_than_the_limit_is_no_record():
     assert "longer than 80 bytes" in first_record_problem([long], max_line_bytes=80).message
 
 
+@pytest.mark.parametrize("mine", [False, True], ids=["other", "the-step's"])
+def test_a_line_too_long_after_a_step_not_ended_is_where_the_scan_stops(mine: bool):
+    """It cannot be read, and may hold the step's end: the scan stops past it (not terminated), however it is chunked,
+    whether it fits in a chunk or not."""
+    long = (b'{"kind":"step.completed","step_id":"s","pad":"' if mine else b'{"kind":"x","pad":"') + b"x" * 100 + b'"}\n'
+    head = b'{"kind":"step.started","step_id":"s"}\n{"kind":"other"}\n'
+    data = head + long + b'{"kind":"other"}\n'
+    for chunks in ([data], [data[i:i + 7] for i in range(0, len(data), 7)], [data[i:i + 50] for i in range(0, len(data), 50)]):
+        end = find_step_end(chunks, "s", max_line_bytes=80)
+        assert (end.found, end.terminated, end.line, end.end) == (True, False, 3, len(head) + len(long))
+        assert find_step_end(chunks, "s", max_line_bytes=80 + len(long)) == find_step_end(chunks, "s")  # fits: a record
+    cut = head + long[:-1]  # the input ends in it
+    for chunks in ([cut], [cut[i:i + 7] for i in range(0, len(cut), 7)]):
+        assert find_step_end(chunks, "s", max_line_bytes=80).line == 3
+
+
 def test_the_spend_ledger_remembers_a_bounded_number_of_steps():
     ledger = SpendLedger(keep=3)
     for n in range(10):
