@@ -15,7 +15,7 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
@@ -91,8 +91,8 @@ class DiffRuns(Transform):
         if self.unreadable is not None:
             problem = self.unreadable
             where = {k: problem[k] for k in ("source", "line", "offset") if problem.get(k) is not None}
-            raise ReplayError("E_JOURNAL_READ_FAILED", f"cannot compare: {problem.get('message', 'an input is unreadable')}",
-                              cause=problem.get("code"), refusal="journal_read_failed", **where)
+            raise refused("E_JOURNAL_READ_FAILED", f"cannot compare: {problem.get('message', 'an input is unreadable')}",
+                          cause=problem.get("code"), **where)
         sides = self._split()
         if len(sides) != 2:
             raise ReplayError("E_DIFF_INPUT_INVALID", f"diff compares two runs; the input holds {len(sides)}",

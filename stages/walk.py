@@ -28,7 +28,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import ReplayError, excerpt, printable
+from replay.pipeline.engine.errors import excerpt, printable, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN
@@ -88,9 +88,9 @@ class WalkRecords(Transform):
                 self.stops[printable(path)] = scan.end
         if at is not None and inputs and len(files) == len(inputs) and not self.stops:
             where = files[0] if len(files) == 1 else f"any of {len(files)} journals"
-            raise ReplayError("E_STEP_NOT_FOUND", f"step {at!r} never appears in {where!r}", received=at,
-                              refusal="step_not_found", source=printable(files[0]) if len(files) == 1 else None,
-                              howToFix=f"Run `replay walk {shlex.quote(files[0])}` to list the steps, then pick one.")
+            raise refused("E_STEP_NOT_FOUND", f"step {at!r} never appears in {where!r}", received=at,
+                          source=printable(files[0]) if len(files) == 1 else None,
+                          howToFix=f"Run `replay walk {shlex.quote(files[0])}` to list the steps, then pick one.")
 
     def __call__(self, batch: Batch) -> Batch | None:
         if self.done:

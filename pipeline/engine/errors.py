@@ -265,6 +265,14 @@ class ReplayError(Exception):
         return error_line(self.body)
 
 
+def refused(code: str, message: str, **fields: Any) -> ReplayError:
+    """A refusal the walk specification names (``E_RUN_NOT_FOUND``, ``E_INVALID_RUN_ID``, ``E_STEP_NOT_FOUND``,
+    ``E_JOURNAL_READ_FAILED``): exit 2, its name (the code without ``E_``, in lower case: ``run_not_found``) as
+    ``refusal``, and the message starting ``REFUSED [name]``, the text the specification has stderr carry."""
+    name = code.removeprefix("E_").lower()
+    return ReplayError(code, f"REFUSED [{name}] {message}", refusal=name, **fields)
+
+
 def optional_module(name: str, needed_for: str, extra: str, how_to_fix: str) -> Any:
     """The module ``name`` of an optional extra, imported; E_EXTRA_NOT_INSTALLED (exit 2) naming what needs it."""
     try:

@@ -44,7 +44,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, excerpt, printable
+from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
@@ -784,8 +784,7 @@ SCAN_CHUNK = 1 << 20
 
 def _unreadable(journal: str, reason: str, **fields: Any) -> ReplayError:
     at = f" at byte {fields['offset']}" if fields.get("offset") is not None else ""
-    return ReplayError("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(journal),
-                       refusal="journal_read_failed", **fields)
+    return refused("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(journal), **fields)
 
 
 def journal_chunks(path: str) -> Generator[bytes, None, None]:

@@ -226,6 +226,7 @@ def refused(result: tuple[int, bytes, list[dict]], code: str, refusal: str) -> d
     assert exit_code == 2 and out == b""
     (error,) = errors
     assert error["code"] == code and error["refusal"] == refusal
+    assert error["message"].startswith(f"REFUSED [{refusal}] ")  # the walk specification's refusal text
     return error
 
 

@@ -109,17 +109,22 @@ def test_json_is_byte_identical_across_processes(captured):
     assert flows[0] == flows[1] and len(flows[0].splitlines()) == 12
 
 
-def test_refusals_exit_2_with_nothing_on_stdout(captured):
+def test_refusals_exit_2_with_nothing_on_stdout_and_the_refusal_text_on_stderr(captured):
+    """The walk specification's acceptance: `exit 2, stderr contains REFUSED [run_not_found]` (and so on for each
+    refusal it names), as one JSON error on stderr, nothing else there."""
     home, (run_id, _) = captured
-    for args, code in (
-        (("walk", "does-not-exist"), "E_RUN_NOT_FOUND"),
-        (("walk", run_id, "--at", "nonexistent-step"), "E_STEP_NOT_FOUND"),
-        (("walk", "bad/../id", "--data-dir", ".replay"), "E_INVALID_RUN_ID"),
-        (("walk", str(WALK / "bad-first-record.jsonl")), "E_JOURNAL_READ_FAILED"),
+    for args, refusal in (
+        (("walk", "does-not-exist"), "run_not_found"),
+        (("walk", run_id, "--at", "nonexistent-step"), "step_not_found"),
+        (("walk", "bad/../id", "--data-dir", ".replay"), "invalid_run_id"),
+        (("walk", str(WALK / "bad-first-record.jsonl")), "journal_read_failed"),
     ):
-        done = run_replay(*args, cwd=home)
+        done = run_replay(*args, cwd=home, process=True)
         assert done.returncode == 2 and done.stdout == b""
-        assert errors_of(done.stderr)[0]["code"] == code
+        assert f"REFUSED [{refusal}]".encode() in done.stderr
+        assert len(done.stderr.splitlines()) == 1
+        (error,) = errors_of(done.stderr)
+        assert (error["code"], error["refusal"]) == ("E_" + refusal.upper(), refusal)
 
 
 def test_a_mid_journal_failure_exits_1_after_the_good_records():

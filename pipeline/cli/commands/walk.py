@@ -10,7 +10,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.walk import DEFAULT_DATA_DIR, is_run_id, journal_of, looks_like_path, scan_journal
 
@@ -75,8 +75,8 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
                                    "the journal's path or run id.", example=example)
     if data_dir is None and looks_like_path(arg):
         if not os.path.exists(arg):
-            raise ReplayError("E_RUN_NOT_FOUND", f"no journal at {arg!r}", path=arg, refusal="run_not_found",
-                              howToFix="Check the path, or give a run id to look in .replay/journal/.")
+            raise refused("E_RUN_NOT_FOUND", f"no journal at {arg!r}", path=arg,
+                          howToFix="Check the path, or give a run id to look in .replay/journal/.")
         if not os.path.isfile(arg):
             raise ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; {command} reads journal files",
                               path=arg, howToFix="Pass the journal file itself (a .jsonl or .json file), or a run id.",
@@ -84,14 +84,14 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
         return arg
     if not is_run_id(arg):
         hint = " (with --data-dir the argument is always a run id)" if data_dir is not None and looks_like_path(arg) else ""
-        raise ReplayError("E_INVALID_RUN_ID", f"{arg!r} is not a run id{hint}", received=arg, refusal="invalid_run_id",
-                          expected="letters, digits, '.', '_' and '-' (at most 200), no '..'",
-                          example="run_20260301T120000_3fa9c1")
+        raise refused("E_INVALID_RUN_ID", f"{arg!r} is not a run id{hint}", received=arg,
+                      expected="letters, digits, '.', '_' and '-' (at most 200), no '..'",
+                      example="run_20260301T120000_3fa9c1")
     folder = data_dir if data_dir is not None else DEFAULT_DATA_DIR
     path = journal_of(folder, arg)
     if not os.path.isfile(path):
         journals = os.path.join(folder, "journal")
-        raise ReplayError("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {journals!r}", path=path, received=arg,
-                          refusal="run_not_found", howToFix=f"Check the run id (`ls {shlex.quote(journals)}`)"
-                          + (" or the --data-dir." if data_dir is not None else " or pass --data-dir."))
+        raise refused("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {journals!r}", path=path, received=arg,
+                      howToFix=f"Check the run id (`ls {shlex.quote(journals)}`)"
+                      + (" or the --data-dir." if data_dir is not None else " or pass --data-dir."))
     return path
