@@ -233,17 +233,6 @@ class Manifest:
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # unreadable or from other work: nothing in it is reused
 
-    def records_this_work(self) -> bool:
-        """Does the folder hold a manifest, or a fragment, written for this same work (key)?"""
-        for rel in [MANIFEST, *self.place.fragments()]:
-            try:
-                data = orjson.loads(self.place.read(rel))
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict) and data.get("version") == VERSION and data.get("key") == self.key:
-                return True
-        return False
-
     def reusable(self, paths: list[str]) -> dict[str, Outcome]:
         """The inputs whose recorded outputs still stand, with their recorded outcome."""
         found: dict[str, Outcome] = {}

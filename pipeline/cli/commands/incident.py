@@ -113,7 +113,8 @@ def import_(export_path: str, out: str, format_: str, case: str | None, rules: s
     Given a folder, every export in it (*.json; *.jsonl logs with --format runledger/replay, each one incident,
     all with the same --case/--rules) is imported into OUT/<its name>/, each with its own secret, in parallel
     (--workers, --engine dask); one summary line per export in input order. An invalid export is reported and
-    the others imported (exit 2 at the end); running the command again imports only what OUT does not hold yet."""
+    the others imported (exit 2 at the end). OUT must be new or empty, for a folder too; a killed run's partial
+    folder is resumed by the same command."""
     if format_ == "canonical":
         for flag, given in (("--case", case), ("--rules", rules), ("--effects-complete", effects_complete)):
             if given is not None:

@@ -8,15 +8,16 @@ export comes out on stdout in input order.
 
 Refused before anything is written (exit 2, no OUT): what every export would refuse (the shared
 ``--rules`` file, a ``--redact`` pointer's syntax), two exports that would get one folder, OUT inside
-DIR (or DIR inside OUT), an OUT that is neither new, empty, nor a folder this same import wrote. An
-export refused on its own (an invalid export) does not stop the others: its error is printed in its
-place, naming it, the others are imported, and the command exits 2 at the end. OUT then holds every
-export that could be imported; running the same command again imports only the exports its manifest
-does not record as imported (the fixed one, new ones, changed ones).
+DIR (or DIR inside OUT), an OUT that is neither new nor empty (the incident specification: "Every
+output folder must be new or empty"; a folder an earlier import wrote too). An export refused on its
+own (an invalid export) does not stop the others: its error is printed in its place, naming it, the
+others are imported, and the command exits 2 at the end. OUT then holds every export that could be
+imported; import the fixed export on its own, or the folder again into a fresh OUT.
 
 A new OUT is filled as ``.OUT.partial.replay.tmp`` beside it and renamed into place when every export
 is done (it appears whole, or not at all when no export could be imported); ``OUT/.replay-manifest.json``
-(``io.manifest``) is written last. A run that was killed resumes from that partial folder.
+(``io.manifest``) is written last. A run that was killed resumes from that partial folder (OUT is still
+new then): it imports only the exports the partial folder's manifest does not record.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, Re
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import expand_paths, is_temp_name
 from replay.pipeline.io.manifest import Manifest, work_key
-from replay.pipeline.model.incident.bundle import folder_name, refuse_non_folder_out
+from replay.pipeline.model.incident.bundle import check_output_folder, folder_name
 from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
 
 COMMAND = "incident-import"
@@ -52,17 +53,16 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     refuse_shared_folders(files, folder)
     doc = bind(load_spec(COMMAND), set=bindings | {"load.path": "", "folder.out": "", "folder.into": out, "folder.root": folder})
     key = work_key(doc, package_version())
-    work_dir = place_to_write(target, key)
+    work_dir = place_to_write(target)
     work = cli_work(bind(doc, set={"folder.write_dir": str(work_dir)}), digest=True, inputs=len(files))
     with filling(work_dir, target):
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
                           preflight=None, keep_going=True)
     sweep_staged_folders(work_dir)
-    if work_dir != target:
-        if totals.refused == totals.inputs:  # nothing could be imported: nothing appears
-            shutil.rmtree(work_dir, ignore_errors=True)
-        else:
-            os.replace(work_dir, target)  # a new (or empty) OUT appears whole
+    if totals.refused == totals.inputs:  # nothing could be imported: nothing appears
+        shutil.rmtree(work_dir, ignore_errors=True)
+    else:
+        os.replace(work_dir, target)  # a new (or empty) OUT appears whole
     if totals.refused:
         return EXIT_REFUSED
     return EXIT_FAILED if totals.errors else EXIT_OK
@@ -94,17 +94,10 @@ def refuse_shared_folders(files: list[str], folder: str) -> None:
         claimed[name] = path
 
 
-def place_to_write(target: Path, key: str) -> Path:
-    """Where this run writes: the partial sibling of a new or empty OUT (a killed run's, to resume), or an OUT
-    that this same import (same flags, same version) wrote, in place. Anything else is refused."""
-    refuse_non_folder_out(str(target))
-    if target.is_dir() and any(target.iterdir()):
-        if not Manifest(target, key, ".", COMMAND).records_this_work():
-            raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {str(target)!r} is not empty and is no import of a "
-                              "folder with these flags", path=str(target), expected="a new or empty folder, or one this "
-                              "command wrote with the same flags", received="a folder with other files",
-                              howToFix="Choose a fresh folder; run the same command again only to add new or fixed exports.")
-        return target
+def place_to_write(target: Path) -> Path:
+    """Where this run writes: the partial sibling of OUT (a killed run's, to resume). OUT itself must be new or
+    empty, as for one export (``check_output_folder``): an import never writes into a used folder, its own either."""
+    check_output_folder(str(target))
     return partial_sibling(target)
 
 
