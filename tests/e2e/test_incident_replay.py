@@ -184,11 +184,27 @@ def test_agent_failures_exit_1_with_a_complete_folder(imported: Path, tmp_path: 
     assert CANDIDATE.encode() not in folder_bytes(out) + done.stderr
 
 
-def test_an_agent_that_cannot_start_is_an_agent_error(imported: Path, tmp_path: Path) -> None:
+def test_an_agent_the_system_cannot_execute_is_an_agent_error(imported: Path, tmp_path: Path) -> None:
+    """Executable, but no format the system runs (no #! line, no ELF): only starting it tells (ENOEXEC), an agent
+    execution error (the incident specification's exit 1), the output folder written."""
+    unrunnable = tmp_path / "agent.bin"
+    unrunnable.write_bytes(b"\x00\x01 not a program")
+    unrunnable.chmod(0o755)
+    done = replay(imported, json.dumps([str(unrunnable)]), tmp_path / "out")
+    assert done.returncode == 1 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_AGENT_START_FAILED"
+    assert orjson.loads((tmp_path / "out" / "replay.json").read_bytes())["status"] == "agent_error"
+
+
+def test_an_agent_program_that_is_not_executable_is_an_invalid_command(imported: Path, tmp_path: Path) -> None:
+    """As one not found on PATH (which skips files that are not executable): the incident specification's "Invalid
+    input, output path, or command" exits 2, and nothing runs or is written."""
     not_executable = tmp_path / "agent.txt"
     not_executable.write_text("just text")
     done = replay(imported, json.dumps([str(not_executable)]), tmp_path / "out")
-    assert done.returncode == 1 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_AGENT_START_FAILED"
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, error["code"]) == (2, "E_INCIDENT_AGENT_COMMAND_INVALID")
+    assert "not executable" in error["message"] and "chmod +x" in error["howToFix"]
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("command", ['"python agent.py"', "[]", '["python", 3]', "not json", '["no-such-program-4f2a"]'])

@@ -20,6 +20,7 @@ read and counted but never kept, and no diagnostic quotes what it sent.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import time
@@ -73,15 +74,21 @@ class _Stop(Exception):
 
 
 def check_command(command: list[str]) -> None:
-    """Refuse an agent command that is empty or names a program that is not there (exit 2, nothing runs)."""
+    """Refuse an agent command that is empty or names a program that is not there or not executable: an invalid
+    command (the incident specification's exit 2, nothing runs), whether named on PATH or by its path. What only
+    starting it can tell (a program the system cannot execute) is E_INCIDENT_AGENT_START_FAILED, an agent error."""
     if not command or not all(isinstance(a, str) and a for a in command):
         raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", "the agent command must be a non-empty list of non-empty strings",
                           path="--agent-command", expected='e.g. ["python3", "my_agent.py"]')
     program = command[0]
-    if shutil.which(program) is None and not (os.sep in program and os.path.isfile(program)):
-        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", f"the agent program {program!r} was not found",
+    if shutil.which(program) is None:  # on PATH, or a path (with a separator): an executable file, or None
+        there = os.sep in program and os.path.isfile(program)
+        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID",
+                          f"the agent program {program!r} {'is not executable' if there else 'was not found'}",
                           path="--agent-command", received=program,
-                          howToFix="Name a program on PATH or give its path, e.g. [\"python3\", \"my_agent.py\"].")
+                          howToFix=(f"Make it executable (chmod +x {shlex.quote(program)}) or run it with its interpreter, "
+                                    "e.g. [\"python3\", \"my_agent.py\"]." if there else
+                                    "Name a program on PATH or give its path, e.g. [\"python3\", \"my_agent.py\"]."))
 
 
 
