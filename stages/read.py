@@ -164,8 +164,9 @@ class ReadJournal(Source):
         try:
             document = exactjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            self.error("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-                       source=source, path="$", line=exc.lineno, column=exc.colno, expected="one JSON object",
+            column = exactjson.line_byte_column(data, exc.lineno, exc.colno)
+            self.error("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {column}",
+                       source=source, path="$", line=exc.lineno, column=column, expected="one JSON object",
                        received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
             await out.drain()
             return

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, as_received
 from replay.pipeline.engine.graph import ID_PATTERN, Graph
 from replay.pipeline.engine.registry import Registry
@@ -54,15 +55,17 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name, line=exc.lineno, column=exc.colno) from exc
+            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name, line=exc.lineno,
+                              column=exactjson.line_byte_column(data, exc.lineno, exc.colno)) from exc
     else:
         try:
             doc = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             where = re.search(r"line (\d+), column (\d+)", str(exc))
+            line = int(where.group(1)) if where else None
             raise ReplayError(
-                "E_CONFIG_PARSE", f"{name}: {exc}", source=name,
-                line=int(where.group(1)) if where else None, column=int(where.group(2)) if where else None,
+                "E_CONFIG_PARSE", f"{name}: {exc}", source=name, line=line,
+                column=exactjson.line_byte_column(data, line, int(where.group(2))) if where and line else None,
             ) from exc
     if not isinstance(doc, dict):
         raise _shape("a pipeline config is a table (TOML) or an object (JSON)", "$", received=type(doc).__name__)

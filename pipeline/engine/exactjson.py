@@ -85,6 +85,19 @@ def byte_column(raw: bytes, char_pos: int) -> int:
     return len(raw.decode("utf-8", "replace")[:char_pos].encode("utf-8")) + 1
 
 
+def line_byte_column(data: bytes | str, line: int, char_column: int) -> int:
+    """The 1-based byte column of a parser's 1-based (line, character column) in ``data`` (orjson, tomllib and json
+    count characters): an error's ``column`` counts bytes, as its ``offset`` does (ERROR_CODES.md)."""
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    start = 0
+    for _ in range(line - 1):
+        start = raw.find(b"\n", start) + 1
+        if start == 0:
+            break
+    end = raw.find(b"\n", start)
+    return byte_column(raw[start:] if end < 0 else raw[start:end], char_column - 1)
+
+
 def char_at(raw: bytes, char_pos: int) -> str:
     """How an error names the character at orjson's position in ``raw``: a control character as U+0000, another
     quoted; empty at the end of ``raw``."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.validation import json_type, validate_artifact
@@ -42,11 +43,12 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         if explicit:
             raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"heal rules file {str(target)!r} does not exist", path=str(target))
         return {}
+    data = target.read_bytes()
     try:
-        rules = orjson.loads(target.read_bytes())
+        rules = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ReplayError("E_HEAL_RULES_INVALID_JSON", f"{target}: {exc.msg}", source=str(target),
-                          line=exc.lineno, column=exc.colno) from exc
+                          line=exc.lineno, column=exactjson.line_byte_column(data, exc.lineno, exc.colno)) from exc
     if not isinstance(rules, dict):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),

@@ -74,7 +74,8 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         raise ReplayError(
             "E_CONTEXT_JSON_INVALID", f"{where} is not valid JSON: {exc.msg}", path=where, source=source,
-            line=exc.lineno, column=exc.colno, expected="a JSON object", received=excerpt(text),
+            line=exc.lineno, column=exactjson.line_byte_column(text, exc.lineno, exc.colno), expected="a JSON object",
+            received=excerpt(text),
             example='--context \'{"userId": "u1"}\'',
         ) from exc
     if not isinstance(context, dict):

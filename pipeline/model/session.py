@@ -133,11 +133,12 @@ def load_overrides(path: str | Path) -> dict[Key, Override]:
     except OSError as exc:
         raise ReplayError("E_INPUT_UNREADABLE", f"override sidecar {source!r} could not be read: {exc.strerror or exc}",
                           path=source) from exc
+    data = skip_bom(data)[0]  # (a Windows editor's byte order mark: skipped)
     try:
-        document = exactjson.loads(skip_bom(data)[0])  # (a Windows editor's byte order mark: skipped)
+        document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$", line=exc.lineno,
-                              column=exc.colno) from exc
+                              column=exactjson.line_byte_column(data, exc.lineno, exc.colno)) from exc
     return parse_overrides(document, source)
 
 
@@ -404,10 +405,12 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
 def load_script(path: str | Path) -> list[Group]:
     """The groups of a replay-script file (the JSON document `replay script` prints)."""
     try:
-        document = exactjson.loads(Path(path).read_bytes())
+        data = Path(path).read_bytes()
     except FileNotFoundError as exc:
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"replay script {str(path)!r} does not exist", path=str(path)) from exc
+    try:
+        document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ReplayError("E_SCRIPT_INVALID", f"{path}: not valid JSON: {exc.msg}", source=str(path),
-                          line=exc.lineno, column=exc.colno) from exc
+                          line=exc.lineno, column=exactjson.line_byte_column(data, exc.lineno, exc.colno)) from exc
     return groups_from_script(document, str(path))

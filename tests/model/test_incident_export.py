@@ -196,8 +196,8 @@ def test_json_that_is_not_json_is_refused_with_its_position(tmp_path: Path) -> N
 
 
 def test_a_byte_that_is_not_utf8_is_refused_where_it_is(tmp_path: Path) -> None:
-    """The bad byte's line, column (as orjson counts them for other errors: characters) and the line's offset; the
-    message names the byte and its offset in the file."""
+    """The bad byte's line, column (in bytes, as every error position counts: ERROR_CODES.md) and the line's offset;
+    the message names the byte and its offset in the file."""
     data = REFUND_EXPORT.read_bytes()
     at = data.index(b"Jane Doe, jane")
     (tmp_path / "e.json").write_bytes(data[:at] + b"\xff" + data[at + 1:])
@@ -212,7 +212,19 @@ def test_a_byte_that_is_not_utf8_is_refused_where_it_is(tmp_path: Path) -> None:
     (tmp_path / "e.json").write_bytes('{"schema_version": 1,\n  "input": {"é": "é'.encode() + b"\xc3(" + b'"}}')
     with pytest.raises(ReplayError) as caught:
         load_export(str(tmp_path / "e.json"))
-    assert (caught.value.body["line"], caught.value.body["column"], caught.value.body["offset"]) == (2, 20, 22)
+    column = len('  "input": {"é": "é'.encode()) + 1  # 22 bytes in: 20 characters
+    assert (caught.value.body["line"], caught.value.body["column"], caught.value.body["offset"]) == (2, column, 22)
+
+
+def test_a_syntax_error_after_non_ascii_text_is_at_its_byte_column(tmp_path: Path) -> None:
+    """orjson counts characters; the error's column counts bytes, as parse's and the offset do."""
+    line = '  "input": {"note": "café crème", x}'
+    (tmp_path / "e.json").write_bytes(('{"schema_version": 1,\n' + line + "}").encode())
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(tmp_path / "e.json"))
+    body = caught.value.body
+    assert (caught.value.code, body["line"], body["offset"]) == ("E_INCIDENT_JSON_INVALID", 2, 22)
+    assert body["column"] == line.encode().index(b"x}") + 1 != line.index("x}") + 1
 
 
 def test_a_log_line_with_a_byte_that_is_not_utf8_is_refused_where_it_is(tmp_path: Path) -> None:

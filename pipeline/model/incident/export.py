@@ -145,24 +145,29 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
     except orjson.JSONDecodeError as exc:
         bad = not_utf8(data)
         if bad is not None:  # (orjson checks the whole text first and reports column 1)
-            column = len(data[bad.line_start:bad.offset].decode("utf-8")) + 1
+            column = bad.offset - bad.line_start + 1
             at = {**where, **_position(data, where, bad.line, column, skipped)}
             refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at offset "
                    f"{at['offset'] + bad.offset - bad.line_start} (line {at['line']}, column {column}): {bad.reason}", at,
                    howToFix="Save the file as UTF-8: the byte at the reported line and column is not part of a UTF-8 character.")
         if exactjson.too_deep(exc):
-            refuse_too_deep(limits, {**where, **_position(data, where, exc.lineno, exc.colno, skipped)},
+            refuse_too_deep(limits, {**where, **_position(data, where, exc.lineno, _column(data, exc), skipped)},
                             received=f"more than {exactjson.MAX_DEPTH} levels", readable=False)
         if lines_hint and data.strip().count(b"\n") and all(_is_json(line) for line in data.splitlines() if line.strip()):
             refuse("E_INCIDENT_FORMAT_UNSUPPORTED", "this file is JSON Lines, not one canonical export object", where,
                    expected="one JSON object (schema_version 1)", received="JSON Lines",
                    howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
-        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **_position(data, where, exc.lineno, exc.colno, skipped)})
+        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **_position(data, where, exc.lineno, _column(data, exc), skipped)})
+
+
+def _column(data: bytes, exc: orjson.JSONDecodeError) -> int:
+    """The byte column of where orjson stopped (it counts characters)."""
+    return exactjson.line_byte_column(data, exc.lineno, exc.colno)
 
 
 def _position(data: bytes, where: dict[str, Any], line: int, column: int, skipped: int = 0) -> dict[str, Any]:
-    """Line, column and the byte offset of the line's start of a place in ``data``: the whole file (that starts
-    ``skipped`` bytes in: a byte order mark), or the one line ``where`` already names (with its offset)."""
+    """Line, (byte) column and the byte offset of the line's start of a place in ``data``: the whole file (that
+    starts ``skipped`` bytes in: a byte order mark), or the one line ``where`` already names (with its offset)."""
     if "line" in where:
         return {"column": column, **({"offset": where["offset"]} if "offset" in where else {})}
     line_start = 0
