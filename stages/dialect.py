@@ -69,17 +69,14 @@ class MapDialect(Transform):
                           choices=(AUTO, *NAMES)),
     }
 
+    ports = ("errors", "notices")  # notices: a mapped line with a key written twice (E_JSON_DUPLICATE_KEY, a warning)
+
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.inputs = Inputs()
         self.input: _Input | None = None
-        self.notes: list[dict[str, Any]] = []  # duplicate keys in mapped lines, for the next batch out to carry
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
-        out = self._call(batch)
-        return self._noted(out) if self.notes else out
-
-    def _call(self, batch: Batch) -> Batch | list[Batch]:
         out: list[Batch] = []
         state = self.input
         at = self.inputs.at(batch.source)
@@ -131,16 +128,7 @@ class MapDialect(Transform):
         return out if len(out) != 1 else out[0]
 
     def flush(self) -> Batch | None:
-        out = self._close()
-        return self._noted(out) if self.notes and out is not None else out
-
-    def _noted(self, out: Any) -> Any:
-        """``out`` (a batch or a list of them) with the pending notes on its last batch: the check down the graph
-        reports them (``validate`` turns a batch's notes into notices)."""
-        last = out[-1] if isinstance(out, list) and out else out if isinstance(out, Batch) else None
-        if last is not None:
-            last.notes, self.notes = [*(last.notes or ()), *self.notes], []
-        return out
+        return self._close()
 
     # deciding the dialect ---------------------------------------------------------------------------
     def _decide(self, state: _Input, column: Column, batch: Batch, i: int) -> None:
@@ -177,8 +165,8 @@ class MapDialect(Transform):
             return
         if raw is not None:  # the line is written anew as its events' origin: a key written twice keeps its last value
             note = duplicate_key_note(raw, record, {"source": state.source, "line": line, "offset": offset, "path": pointer})
-            if note is not None:
-                self.notes.append(note)
+            if note is not None:  # said on the notices port: heal and read --dialect log it as a warning
+                self.emit("notices", {**note, "stage": self.id})
         mapper = state.mapper
         expanded = mapper.expand(record) if state.records == 0 else None
         if expanded is not None:

@@ -70,19 +70,21 @@ def test_a_trajectory_read_as_lines_down_a_pipe_is_written_back_as_one_document(
             assert jsonl(back.stdout) == [orjson.loads(path.read_bytes())], path
 
 
-def test_heal_warns_of_a_key_written_twice_in_a_mapped_record(tmp_path):
+def test_heal_and_read_warn_of_a_key_written_twice_in_a_mapped_record(tmp_path):
     """A mapped record is written anew (its events, and its origin under `$origin`), so only the last value of a key
-    written twice survives: heal says so (E_JSON_DUPLICATE_KEY, a warning), as it does for an event it changes."""
+    written twice survives: heal and `read --dialect` say so (E_JSON_DUPLICATE_KEY, a warning, once, from the dialect
+    stage), as heal does for an event it changes."""
     lines = CLAUDE.read_bytes().splitlines()
     lines[1] = lines[1][:-1] + b', "isSidechain": true}'  # the record has `"isSidechain": false` already
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    for args in ((), ("--dialect-out", "claude-code")):
-        done = run_replay("heal", str(path), *args)
+    for command, args in (("heal", ()), ("heal", ("--dialect-out", "claude-code")), ("read", ("--dialect", "claude-code")),
+                          ("read", ("--dialect", "auto"))):
+        done = run_replay(command, str(path), *args)
         assert done.returncode == 0, done.stderr
         notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in line]
-        assert [(n["keys"], n["line"], n["offset"], n["source"]) for n in notes] == [
-            (["$.isSidechain"], 2, len(lines[0]) + 1, str(path))], done.stderr
+        assert [(n["keys"], n["line"], n["offset"], n["source"], n["level"], n["event"]) for n in notes] == [
+            (["$.isSidechain"], 2, len(lines[0]) + 1, str(path), "warning", f"{command}.notice")], done.stderr
 
 
 def test_heal_maps_an_openhands_trajectory_that_used_to_fail():

@@ -70,7 +70,11 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
 
 def _dialect_stages(dialect: str | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """What --dialect changes in the read graph (files, stdin or a NATS subject): mapped records are parsed records,
-    so parse, then the dialect stage, writes."""
+    so parse, then the dialect stage, writes; its notices (a mapped line with a key written twice, which only keeps
+    the last value) are warnings on stderr, as heal logs them."""
     if dialect is None:
         return {}, None
-    return {"parse.type": "parse", "write.inputs": ["dialect"]}, {"dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]}}
+    return {"parse.type": "parse", "write.inputs": ["dialect"]}, {
+        "dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]},
+        "notices": {"type": "log", "event": "read.notice", "inputs": ["dialect.notices"]},
+    }
