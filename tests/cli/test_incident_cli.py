@@ -344,3 +344,35 @@ def test_an_export_that_starts_with_a_byte_order_mark_is_imported(tmp_path: Path
     assert done.returncode == 0, done.stderr
     ours, theirs = orjson.loads(done.stdout), orjson.loads(plain.stdout)
     assert (ours["counts"], ours["files"]) == (theirs["counts"], theirs["files"])
+
+
+def test_redaction_keeps_every_rule_verdict_and_leaves_no_value_the_output_hid(tmp_path: Path) -> None:
+    """Rules are judged on the redacted incident, so the redacted rules must judge as the originals do: a rule value
+    redacted under another name than the output's value was (an array item), field names and pointer tokens the
+    output's keys were aliased from (an email as a key), and two values redaction made one (two freeform texts,
+    12345 and "12345") each changed a verdict, and the first two left in the rules a value the output had hidden."""
+    export = minimal_export()
+    export["events"] = [{"type": "final_output", "output": {
+        "status": "done", "customer_emails": ["ops"], "jane.doe@example.com": "notified", "note": "left at the door",
+        "user_id": 12345}}]
+    rules = {  # rule id -> (rule, verdict on the export as written)
+        "item": ({"type": "output_equals", "path": "/customer_emails/0", "value": "ops"}, "pass"),
+        "key": ({"type": "required_output", "fields": ["jane.doe@example.com"]}, "pass"),
+        "key-path": ({"type": "output_equals", "path": "/jane.doe@example.com", "value": "notified"}, "pass"),
+        "note-same": ({"type": "output_equals", "path": "/note", "value": "left at the door"}, "pass"),
+        "note-other": ({"type": "output_equals", "path": "/note", "value": "handed to a neighbour"}, "fail"),
+        "id-number": ({"type": "output_equals", "path": "/user_id", "value": 12345}, "pass"),
+        "id-string": ({"type": "output_equals", "path": "/user_id", "value": "12345"}, "fail"),
+    }
+    export["assertions"] = [{"id": rule_id, **rule} for rule_id, (rule, _) in rules.items()]
+    done = import_(tmp_path, export=write_json(tmp_path / "export.json", export))
+    assert done.returncode == 0, done.stderr
+    evaluation = orjson.loads((tmp_path / "imported" / "evaluation.json").read_bytes())
+    assert {r["id"]: r["status"] for r in evaluation["rules"]} == {k: verdict for k, (_, verdict) in rules.items()}
+    for name in ("incident.json", "evaluation.json", "report.html", "junit.xml", "trace.jsonl"):
+        text = (tmp_path / "imported" / name).read_bytes()
+        assert b'"ops"' not in text and b"jane.doe" not in text and b"neighbour" not in text, name
+    inspected = run_replay("incident", "inspect", str(tmp_path / "imported" / "incident.json"), "--out", str(tmp_path / "again"))
+    assert inspected.returncode == 0, inspected.stderr
+    again = orjson.loads((tmp_path / "again" / "evaluation.json").read_bytes())
+    assert [r["status"] for r in again["rules"]] == [r["status"] for r in evaluation["rules"]]

@@ -38,6 +38,7 @@ from typing import Any, NoReturn
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
+from replay.pipeline.model.incident.rules import typed_equal
 
 REMOVED = "[redacted]"
 
@@ -316,16 +317,36 @@ class Redactor:
             else:
                 event = {**event, "message": self._string(event["message"], "message", "error")}
             events.append(event)
-        assertions = []
-        for rule in work["assertions"]:
-            if rule["type"] == "output_equals":
-                tokens = pointers.parse(rule["path"])
-                redacted = self.value(rule["value"], tokens[-1] if tokens else None)
-                if redacted != rule["value"]:
-                    self.counts["rule_values_redacted"] += 1
-                rule = {**rule, "value": redacted}
-            assertions.append(rule)
+        terminal = work["events"][-1] if work["events"] else {}
+        output, redacted_output = terminal.get("output"), events[-1].get("output") if events else None
+        assertions = [self._rule(rule, output, redacted_output) for rule in work["assertions"]]
         return {**incident, "input": self.value(work["input"]), "events": events, "assertions": assertions}
+
+    def _rule(self, rule: dict[str, Any], output: Any, redacted_output: Any) -> dict[str, Any]:
+        """A rule as the redacted incident must hold it to judge as the original did: field names, pointer tokens
+        and the ``group_by`` field go through the key redaction the output's (and effects') keys went through, and an
+        ``output_equals`` value is redacted as the output's value at its path was (under the same key, as error text
+        where that is), never leaving a value in the rules that the output hid. Two values that differed must still
+        differ: redaction can make them one (two freeform texts are both removed; ``12345`` and ``"12345"``, ``"a1"``
+        and ``" a1"`` get one alias), so such a rule value becomes an alias of its own instead."""
+        kind = rule["type"]
+        if kind == "required_output":
+            return {**rule, "fields": [self._key(f) for f in rule["fields"]]}
+        if kind == "effect_count" and "group_by" in rule:
+            return {**rule, "group_by": self._key(rule["group_by"])}
+        if kind != "output_equals":
+            return rule
+        tokens = pointers.parse(rule["path"])
+        key, context = _place(output, tokens)
+        redacted = self.value(rule["value"], key, context)
+        path = pointers.format_pointer([self._key(t) for t in tokens])
+        if isinstance(output, dict) and isinstance(redacted_output, dict):
+            was = typed_equal(pointers.resolve(output, tokens), rule["value"])
+            if not was and typed_equal(pointers.resolve(redacted_output, pointers.parse(path)), redacted):
+                redacted = self.alias("identifier", "\x00rule value\x00" + exactjson.dumps(rule["value"]).decode())
+        if not typed_equal(redacted, rule["value"]):
+            self.counts["rule_values_redacted"] += 1
+        return {**rule, "path": path, "value": redacted}
 
     def _remove(self, work: dict[str, Any], remove: list[str] | tuple[str, ...]) -> None:
         found: dict[tuple[str, ...], str] = {}
@@ -381,6 +402,24 @@ class Redactor:
             "distinct_aliases": len(self._aliases),
             "warnings": warnings,
         }
+
+
+def _place(output: Any, tokens: list[str]) -> tuple[str | None, str]:
+    """The field name and context (error text or data) ``Redactor.value`` redacts the value at ``tokens`` in ``output``
+    under: the last object member on the way (an array item is redacted under its array's name), error text below an
+    error field. Past what the output has, tokens are taken for member names."""
+    key: str | None = None
+    context = "data"
+    node: Any = output
+    for token in tokens:
+        if isinstance(node, list):
+            node = pointers.resolve(node, [token])
+            continue
+        key = token
+        if field_class(token) == "error":
+            context = "error"
+        node = node.get(token, pointers.MISSING) if isinstance(node, dict) else pointers.MISSING
+    return key, context
 
 
 def removal_pointer(text: str) -> list[str]:
