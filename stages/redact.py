@@ -58,7 +58,9 @@ class RedactRecords(Transform):
                     self._shared.counts["pointer_removed"] += 1
         keep = set(self.config["keep_fields"])
         with exactjson.deep():  # (the walk recurses twice a level: as deep as parse reads)
-            return {k: v if k in keep else self._shared.value(v, k) for k, v in work.items()}
+            # the fields not kept are redacted as one object is, their names too (an email or a key as a field name)
+            redacted = iter(self._shared.value({k: v for k, v in work.items() if k not in keep}).items())
+            return dict(item if item[0] in keep else next(redacted) for item in work.items())
 
     def flush(self) -> Batch | None:
         shared, self._shared = self._shared, None

@@ -376,3 +376,20 @@ def test_redaction_keeps_every_rule_verdict_and_leaves_no_value_the_output_hid(t
     assert inspected.returncode == 0, inspected.stderr
     again = orjson.loads((tmp_path / "again" / "evaluation.json").read_bytes())
     assert [r["status"] for r in again["rules"]] == [r["status"] for r in evaluation["rules"]]
+
+
+def test_the_redact_stage_redacts_the_names_of_a_records_own_fields_too(tmp_path: Path) -> None:
+    """On ordinary journals, a field of the record itself whose name is an email or an API key had its value redacted
+    and its name written as it came; nested objects' names were redacted. The record's protocol fields stay."""
+    key = "sk-ant-" + "a1" * 16
+    record = {"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "note", "runId": "r1", "payload": {key: 1},
+              "jane.doe@example.com": "hi", key: {"email": "jane.doe@example.com"}}
+    (tmp_path / "in.jsonl").write_bytes(orjson.dumps(record) + b"\n")
+    (tmp_path / "redact.toml").write_text('chain = [{ type = "redact" }]\n')
+    done = run_replay("run", str(tmp_path / "redact.toml"), str(tmp_path / "in.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert b"jane.doe" not in done.stdout and key.encode() not in done.stdout
+    out = jsonl(done.stdout)[0]
+    assert list(out)[:5] == ["seq", "timestamp", "type", "runId", "payload"]
+    assert [k.split("_")[0] for k in list(out)[5:]] == ["email", "secret"]
+    assert list(out.values())[5] == "hi" and list(out.values())[6]["email"].startswith("email_")
