@@ -70,7 +70,9 @@ DETECTORS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aws_secret_key", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")),
     ("api_key", re.compile(rf"(?<![A-Za-z0-9_-])(?:{_API_KEY_SHAPES})")),
     ("bearer_token", re.compile(r"(?i)\b(?:bearer|token|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")),
-    ("url_password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:]+:[^\s/?#@]+@[^\s\"'<>]+")),
+    # a scheme of at most 32 characters: unbounded, every word start of a long run of letters, digits, '.', '-' and
+    # '+' (a dotted or dashed string of a MiB) read on to the run's end looking for "://": quadratic, hours for 4 MiB
+    ("url_password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^\s/?#@:]+:[^\s/?#@]+@[^\s\"'<>]+")),
     ("email", re.compile(r"(?<![\w.+%-])[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}")),
     ("card_number", re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")),
     ("ip_address", re.compile(rf"(?<![\d.])(?:{_IPV4_OCTET}\.){{3}}{_IPV4_OCTET}(?!\d)(?!\.\d)"
