@@ -336,3 +336,35 @@ def test_the_fixed_example_agent_takes_another_path_and_diverges_there(imported:
     assert result["divergence"]["kind"] == "changed_call" and result["divergence"]["step"] == 3
     assert result["divergence"]["received"] == {"withheld": True, "same_name": False}
     assert result["agent"]["status"] == "stopped"  # list_refunds was never answered, let alone run
+
+
+AGENT_LOGGING_BEFORE_IT_READS = """
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"type": "tool_call", "call_id": "1", "name": "fetch", "args": {"q": "x"}}), flush=True)
+for _ in range(900):  # ~300 KB of log lines before it reads the result: more than a pipe holds
+    print(json.dumps({"type": "log", "message": "working " * 40}), flush=True)
+json.loads(sys.stdin.readline())
+print(json.dumps({"type": "final_output", "output": {"status": "done"}}), flush=True)
+"""
+
+
+def test_a_large_tool_result_reaches_an_agent_that_logs_before_it_reads(tmp_path: Path) -> None:
+    """replay wrote a tool_result and only then read the agent's lines again: a result larger than the pipe holds, to an
+    agent that logs (on stdout, as the protocol has it) before it reads the result, left both waiting on each other
+    until the timeout, an agent error."""
+    export = {"schema_version": 1, "input": {"order_id": "o-1"}, "effects_complete": True,
+              "events": [{"type": "tool_call", "call_id": "a", "name": "fetch", "args": {"q": "x"}},
+                         {"type": "tool_result", "call_id": "a", "ok": True,
+                          "result": {"items": [{"status": "ok", "page": k} for k in range(20_000)]}},
+                         {"type": "final_output", "output": {"status": "done"}}],
+              "assertions": [{"id": "done", "type": "output_equals", "path": "/status", "value": "done"}]}
+    done = run_replay("incident", "import", str(write_json(tmp_path / "big.json", export)), "--out", str(tmp_path / "imported"))
+    assert done.returncode == 0, done.stderr
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT_LOGGING_BEFORE_IT_READS)
+    started = time.monotonic()
+    done = replay(tmp_path / "imported" / "incident.json", agent_command(agent), tmp_path / "replayed", "--timeout-ms", "20000")
+    assert done.returncode == 0, done.stderr
+    assert jsonl(done.stdout)[0]["replay"] == "matched"
+    assert time.monotonic() - started < 15

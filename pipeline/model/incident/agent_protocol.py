@@ -13,12 +13,14 @@ agent -> replay (stdout)::
 
 The agent runs in a process group of its own. It is stopped (the whole group) as soon as a call
 cannot be answered from the recording, when it breaks the protocol, and when it runs out of time,
-messages or tool calls; after its terminal message it gets ``kill_grace_ms`` to exit. Its stderr is
-read and counted but never kept, and no diagnostic quotes what it sent.
+messages or tool calls; after its terminal message it gets ``kill_grace_ms`` to exit. Its lines are read while
+replay writes to it (a queue and a task of their own), so a tool_result larger than a pipe never waits on an agent
+that is itself writing. Its stderr is read and counted but never kept, and no diagnostic quotes what it sent.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import shutil
@@ -146,9 +148,20 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
 
-    async def send(message: dict[str, Any]) -> None:
-        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            await stdin.send(exactjson.dumps(message) + b"\n")
+    # What replay sends goes through a queue its own task writes: a reply larger than the pipe holds is written while
+    # the agent's lines are still read (an agent that logs before reading its tool_result would otherwise fill its
+    # stdout while replay waits for it to read its stdin: both stuck until the timeout).
+    outbox, queued = anyio.create_memory_object_stream[bytes](max_buffer_size=math.inf)
+
+    def send(message: dict[str, Any]) -> None:
+        outbox.send_nowait(exactjson.dumps(message) + b"\n")
+
+    writer = anyio.CancelScope()  # cancelled when the conversation is over: what is still queued no longer matters
+
+    async def write_stdin() -> None:
+        with writer, suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            async for data in queued:
+                await stdin.send(data)
 
     async def drain_stderr() -> None:
         with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -185,7 +198,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
         if reply is None:
             run.status = STOPPED
             raise _Stop()
-        await send({"type": "tool_result", "call_id": message["call_id"], **reply})
+        send({"type": "tool_result", "call_id": message["call_id"], **reply})
 
     def too_long() -> _Stop:
         return _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"an agent message is longer than {limits.max_line_bytes} bytes",
@@ -194,7 +207,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                               "with the spawn_agent stage's max_line_bytes.")
 
     async def converse() -> None:
-        await send(task_start)
+        send(task_start)
         pending = bytearray()
         try:
             async for chunk in stdout:
@@ -224,6 +237,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
     try:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(drain_stderr)
+            tasks.start_soon(write_stdin)
             with anyio.move_on_after(limits.timeout_ms / 1000.0) as deadline:
                 with suppress(_Stop):
                     await converse()
@@ -231,6 +245,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                 run.status = FAILED
                 run.error = diagnostic("E_INCIDENT_AGENT_TIMEOUT", f"the agent did not finish within {limits.timeout_ms} ms; it was stopped",
                                        path="--timeout-ms", expected=f"a terminal message within {limits.timeout_ms} ms")
+            writer.cancel()
             with suppress(Exception):
                 await stdin.aclose()
             if run.status == FINISHED:
