@@ -214,6 +214,31 @@ def test_a_replay_journal_import(tmp_path: Path) -> None:
     assert jsonl(done.stdout)[0]["rules"] == "fail"
 
 
+def test_a_journal_replay_redacted_or_read_imports_or_says_which_line_was_lost(tmp_path: Path) -> None:
+    """The `redact` stage's audit record (no runId) stopped the import of a redacted journal with 'line N has no string
+    `runId`: add the field'; a dropped record of `replay read` (a line it could not read) did the same, and now names it."""
+    journal = EXAMPLES / "journals" / "two-runs.jsonl"
+    rules = write_json(tmp_path / "rules.json", [{"id": "no-tool-errors", "type": "max_tool_errors", "max": 0}])
+    (tmp_path / "redact.toml").write_text('chain = [{ type = "redact" }]\n')
+    redacted = run_replay("run", str(tmp_path / "redact.toml"), str(journal))
+    assert redacted.returncode == 0 and jsonl(redacted.stdout)[-1]["$record"] == "redaction", redacted.stderr
+    (tmp_path / "redacted.jsonl").write_bytes(redacted.stdout)
+    done = import_(tmp_path, "--format", "replay", "--case", "run_b", "--rules", str(rules),
+                   export=tmp_path / "redacted.jsonl", out="redacted")
+    assert done.returncode == 0, done.stderr
+    assert jsonl(done.stdout)[0]["rules"] == "fail"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    (tmp_path / "torn.jsonl").write_bytes(b"".join(lines[:3]) + b"a log line\n" + b"".join(lines[3:]))
+    read = run_replay("read", str(tmp_path / "torn.jsonl"))
+    (tmp_path / "read.jsonl").write_bytes(read.stdout)
+    done = import_(tmp_path, "--format", "replay", "--case", "run_b", "--rules", str(rules), export=tmp_path / "read.jsonl",
+                   out="read")
+    assert done.returncode == 2 and not (tmp_path / "read").exists()
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_JSON_INVALID" and error["cause"] == "E_JSONL_LINE_INVALID" and error["line"] == 4
+    assert "left out line 4 of" in error["message"]
+
+
 def test_a_run_replay_captured_imports_with_its_arguments(tmp_path: Path) -> None:
     """capture writes a call's arguments as `arguments` (walk and diff read them so too): the import takes them."""
     done = run_replay("capture", "--runner", str(EXAMPLES / "runners" / "echo_runner.py"), "--out", str(tmp_path / "a"),

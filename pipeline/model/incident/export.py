@@ -33,6 +33,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, not_utf8
 from replay.pipeline.io.journals import skip_bom
 from replay.pipeline.model.incident.rules import check_rules
+from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, record_kind
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
 from replay.pipeline.model.validation import json_type
 
@@ -455,8 +456,14 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
     records = _jsonl(data, source, limits)
     runs: list[str] = []
     for n, record in records:
-        if record.get("$record") in ("source", "heal"):
-            continue
+        kind = record_kind(record)
+        if kind == DROPPED_RECORD:  # a line `replay read` could not read: the run it belonged to is not whole
+            refuse("E_INCIDENT_JSON_INVALID", f"line {n} is a dropped record: `replay read` left out line {record.get('line')} "
+                   f"of {record.get('source')!r} ({record.get('message')})", {"source": source, "line": n, "path": "$"},
+                   expected="a journal every line of which was read", received=record.get("code"), cause=record.get("code"),
+                   howToFix="Mend the line `replay read` reported in its journal, then read and import it again.")
+        if kind is not None and kind != RUN_RECORD:
+            continue  # source, heal, redaction, ... records: no event of a run
         run_id = record.get("runId")
         if not isinstance(run_id, str) or not run_id:
             refuse("E_INCIDENT_FIELD_MISSING", f"line {n} has no string `runId`", {"source": source, "line": n, "path": "$.runId"},
