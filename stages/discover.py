@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, utf8_text
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.journals import require_stdin
@@ -166,11 +166,13 @@ def discover_runner(explicit: str | None = None, *, env: Mapping[str, str] | Non
 
 def prompt_from(given: str) -> str:
     """The prompt: ``given`` (the command's arguments), else stdin when it is not a terminal."""
-    if given:
-        prompt, received = given.strip(), "blank prompt argument"
+    if given:  # (bytes of an argument that are not UTF-8 reach us as surrogate escapes)
+        prompt = utf8_text(given.encode("utf-8", "surrogateescape"), "E_PROMPT_INVALID", "the prompt argument", path="prompt")
+        prompt, received = prompt.strip(), "blank prompt argument"
     elif sys.stdin is not None and not sys.stdin.isatty():
         require_stdin()  # (a directory there is refused as unreadable)
-        prompt, received = sys.stdin.buffer.read().decode("utf-8", "replace").strip(), "empty stdin"
+        prompt = utf8_text(sys.stdin.buffer.read(), "E_PROMPT_INVALID", "the prompt on stdin", path="prompt", source="<stdin>")
+        prompt, received = prompt.strip(), "empty stdin"
     else:
         prompt, received = "", "no prompt argument and stdin is a terminal"
     if not prompt:

@@ -16,6 +16,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_COMMAND_UNKNOWN": ("unsupported command", "Run `replay --help` to list the commands."),
     "E_TIMEOUT_INVALID": ("invalid --timeout-ms", "Pass a positive integer number of milliseconds."),
     "E_PROMPT_REQUIRED": ("prompt missing from arguments and stdin", "Pass the prompt as an argument or pipe it on stdin."),
+    "E_PROMPT_INVALID": ("prompt is not UTF-8 text", "Convert the prompt to UTF-8 (e.g. `iconv -f latin1 -t utf-8`)."),
     "E_CONTEXT_CONFLICT": ("both --context and --context-file set", "Use only one of --context and --context-file."),
     "E_CONTEXT_JSON_INVALID": ("context is not valid JSON", "Pass a JSON object, e.g. --context '{\"user\":\"u1\"}'."),
     "E_CONTEXT_SHAPE_INVALID": ("context is not a JSON object", "Wrap the values in an object: {\"key\": value}."),
@@ -228,6 +229,19 @@ def not_utf8(data: bytes) -> NotUtf8 | None:
         at = bad.start
         return NotUtf8(at, data.count(b"\n", 0, at) + 1, data.rfind(b"\n", 0, at) + 1, data[at], bad.reason)
     return None
+
+
+def utf8_text(data: bytes, code: str, what: str, **fields: Any) -> str:
+    """``data`` as text; a byte that is not UTF-8 is refused as ``code``, at its line, column (in characters) and offset.
+    A command-line argument holding such bytes reaches Python as surrogate escapes: pass
+    ``arg.encode("utf-8", "surrogateescape")``, its bytes as given."""
+    bad = not_utf8(data)
+    if bad is None:
+        return data.decode("utf-8")
+    column = len(data[bad.line_start:bad.offset].decode("utf-8")) + 1
+    raise ReplayError(code, f"{what} is not UTF-8: byte 0x{bad.byte:02x} at line {bad.line}, column {column} ({bad.reason})",
+                      **{"line": bad.line, "column": column, "offset": bad.offset, "expected": "UTF-8 text",
+                         "received": excerpt(data), **fields})
 
 
 def error_line(body: dict[str, Any]) -> bytes:

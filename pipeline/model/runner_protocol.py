@@ -27,7 +27,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
-from replay.pipeline.engine.errors import ReplayError, diagnostic, not_utf8
+from replay.pipeline.engine.errors import ReplayError, diagnostic, not_utf8, utf8_text
 from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
@@ -68,7 +68,8 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
         text = target.read_bytes()
     else:
         where, source = "--context", None
-        text = (inline or "").encode()
+        text = (inline or "").encode("utf-8", "surrogateescape")  # an argument's bytes that are not UTF-8, as given
+    utf8_text(text, "E_CONTEXT_JSON_INVALID", where, path=where, source=source)  # (orjson says column 1 of a str)
     try:
         context = exactjson.loads(text)
     except orjson.JSONDecodeError as exc:

@@ -90,6 +90,25 @@ def test_refusals(tmp_path, args, code):
     refused(capture(tmp_path, *args), tmp_path, code)
 
 
+def test_a_prompt_or_context_that_is_not_utf8_is_refused_where_its_bad_byte_is(tmp_path):
+    """A prompt argument holding a byte that is not UTF-8 (a Latin-1 terminal's 'café') failed inside the graph
+    (E_STAGE_FAILED, exit 1); on stdin it was sent to the runner with U+FFFD in its place, without a word; in --context it
+    was E_UNHANDLED, and in --context-file 'not valid JSON ... at column 1'. Each is refused now, at the byte, nothing run."""
+    (tmp_path / "ctx.json").write_bytes(b'{"a": "caf\xe9"}')
+    env = {**os.environ, **NO_RUNNER_ENV}
+    cases = [  # argv as bytes, stdin, code, (line, column) of the bad byte
+        ([b"capture", b"--runner", SAY.encode(), b"caf\xe9 au lait"], b"", "E_PROMPT_INVALID", (1, 4)),
+        ([b"capture", b"--runner", SAY.encode()], b"one line\n\xff two\n", "E_PROMPT_INVALID", (2, 1)),
+        ([b"capture", b"--runner", SAY.encode(), b"--context", b'{"a": "caf\xe9"}', b"p"], b"", "E_CONTEXT_JSON_INVALID", (1, 11)),
+        ([b"capture", b"--runner", SAY.encode(), b"--context-file", b"ctx.json", b"p"], b"", "E_CONTEXT_JSON_INVALID", (1, 11)),
+    ]
+    for argv, stdin, code, (line, column) in cases:
+        done = subprocess.run([REPLAY.encode(), *argv], input=stdin, capture_output=True, cwd=tmp_path, env=env, timeout=60)
+        error = refused(done, tmp_path, code)
+        assert (error["line"], error["column"]) == (line, column), error
+        assert "is not UTF-8" in error["message"], error
+
+
 def test_unknown_flag_names_the_known_ones(tmp_path):
     error = refused(capture(tmp_path, "capture", "--runer", "x.py", "p"), tmp_path, "E_UNKNOWN_FLAG")
     assert error["received"] == "--runer" and "--runner" in error["expected"]
