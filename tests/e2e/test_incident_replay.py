@@ -368,3 +368,25 @@ def test_a_large_tool_result_reaches_an_agent_that_logs_before_it_reads(tmp_path
     assert done.returncode == 0, done.stderr
     assert jsonl(done.stdout)[0]["replay"] == "matched"
     assert time.monotonic() - started < 15
+
+
+AGENT_CRASHING_WITH_A_HELPER = """
+import subprocess, sys
+sys.stdin.readline()
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # a helper: inherits stdout, same group
+sys.exit(3)
+"""
+
+
+def test_an_agent_that_exits_while_a_helper_holds_its_stdout_is_an_exit_not_a_timeout(tmp_path: Path, imported: Path) -> None:
+    """The conversation read the agent's stdout to its end: a helper process the agent started holds it open, so an
+    agent that crashed (exit 3) was reported after the whole --timeout-ms as E_INCIDENT_AGENT_TIMEOUT."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT_CRASHING_WITH_A_HELPER)
+    started = time.monotonic()
+    done = replay(imported, agent_command(agent), tmp_path / "replayed", "--timeout-ms", "60000")
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_AGENT_EXITED" and "exit code 3" in error["message"], error
+    assert orjson.loads((tmp_path / "replayed" / "replay.json").read_bytes())["agent"]["exit_code"] == 3

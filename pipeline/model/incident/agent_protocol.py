@@ -15,7 +15,9 @@ The agent runs in a process group of its own. It is stopped (the whole group) as
 cannot be answered from the recording, when it breaks the protocol, and when it runs out of time,
 messages or tool calls; after its terminal message it gets ``kill_grace_ms`` to exit. Its lines are read while
 replay writes to it (a queue and a task of their own), so a tool_result larger than a pipe never waits on an agent
-that is itself writing. Its stderr is read and counted but never kept, and no diagnostic quotes what it sent.
+that is itself writing. When the agent exits, what it wrote is read for ``READER_GRACE_S`` more, then the conversation
+is over (E_INCIDENT_AGENT_EXITED) even if a process it started still holds its stdout open. Its stderr is read and
+counted but never kept, and no diagnostic quotes what it sent.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.io.processes import kill_group, open_in_session, signal_name
+from replay.pipeline.io.processes import READER_GRACE_S, kill_group, open_in_session, signal_name
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
 
@@ -206,38 +208,48 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                      howToFix="Send each protocol message as one JSON line of at most that size; a config raises the limit "
                               "with the spawn_agent stage's max_line_bytes.")
 
+    reading = anyio.CancelScope()  # cancelled READER_GRACE_S after the agent exited: a process it left holds its stdout
+
+    async def watch_exit() -> None:
+        await process.wait()
+        await anyio.sleep(READER_GRACE_S)  # what it wrote before it exited is still read to the end
+        reading.cancel()
+
     async def converse() -> None:
         send(task_start)
         pending = bytearray()
-        try:
-            async for chunk in stdout:
-                pending += chunk
-                while True:
-                    cut = pending.find(b"\n")
-                    if cut < 0:
-                        break
-                    if cut > limits.max_line_bytes:  # a whole line that came in with its newline is held to the limit too
+        with reading:
+            try:
+                async for chunk in stdout:
+                    pending += chunk
+                    while True:
+                        cut = pending.find(b"\n")
+                        if cut < 0:
+                            break
+                        if cut > limits.max_line_bytes:  # a whole line that came in with its newline is held to the limit too
+                            raise too_long()
+                        line = bytes(pending[:cut])
+                        del pending[: cut + 1]
+                        await handle(line)
+                    if len(pending) > limits.max_line_bytes:
                         raise too_long()
-                    line = bytes(pending[:cut])
-                    del pending[: cut + 1]
-                    await handle(line)
-                if len(pending) > limits.max_line_bytes:
-                    raise too_long()
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
         if pending.strip():
             await handle(bytes(pending))
         with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
             await process.wait()
         code = process.returncode
         how = "still running" if code is None else f"exit code {code}" if code >= 0 else f"signal {signal_name(-code)}"
-        raise _fail(run, "E_INCIDENT_AGENT_EXITED", f"the agent closed its output ({how}) before a final_output or task_error",
+        what = "closed its output (still running)" if code is None else f"ended ({how})"
+        raise _fail(run, "E_INCIDENT_AGENT_EXITED", f"the agent {what} before a final_output or task_error",
                     expected="a final_output or task_error message", received=f"{how}; stderr withheld ({run.stderr_bytes} bytes)")
 
     try:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(drain_stderr)
             tasks.start_soon(write_stdin)
+            tasks.start_soon(watch_exit)
             with anyio.move_on_after(limits.timeout_ms / 1000.0) as deadline:
                 with suppress(_Stop):
                     await converse()
