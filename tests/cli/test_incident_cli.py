@@ -431,3 +431,27 @@ def test_a_long_dotted_or_dashed_string_is_redacted_in_linear_time(tmp_path: Pat
     audit = orjson.loads((tmp_path / "out" / "redaction.json").read_bytes())
     assert audit["detectors"]["url_password"] == 1
     assert b"hunter2" not in (tmp_path / "out" / "incident.json").read_bytes()
+
+
+def test_redaction_keeps_the_groups_an_effect_count_counts_in(tmp_path: Path) -> None:
+    """Effects grouped by a field redaction made one value of (two freeform notes both removed, "A1" and " A1" one
+    alias) were counted in one group: a rule that passed on the export failed on the redacted incident."""
+    export = minimal_export()
+    export["effects_complete"] = True
+    export["events"] = [
+        {"type": "tool_call", "call_id": "a", "name": "deliver", "args": {"n": 1}},
+        {"type": "tool_result", "call_id": "a", "ok": True},
+        *({"type": "business_effect", "call_id": "a", "effect": {"type": "delivery", "note": note, "sku": sku}}
+          for note, sku in (("left at the door", "A1"), ("handed to a neighbour", " A1"), ("handed to a neighbour", "B2"))),
+        {"type": "final_output", "output": {"status": "done"}}]
+    export["assertions"] = [
+        {"id": "note-2", "type": "effect_count", "effect_type": "delivery", "group_by": "note", "max": 2},  # pass
+        {"id": "note-1", "type": "effect_count", "effect_type": "delivery", "group_by": "note", "max": 1},  # fail
+        {"id": "sku-1", "type": "effect_count", "effect_type": "delivery", "group_by": "sku", "max": 1}]  # pass
+    done = import_(tmp_path, export=write_json(tmp_path / "export.json", export))
+    assert done.returncode == 0, done.stderr
+    evaluation = orjson.loads((tmp_path / "imported" / "evaluation.json").read_bytes())
+    assert [r["status"] for r in evaluation["rules"]] == ["pass", "fail", "pass"]
+    assert sorted(evaluation["rules"][0]["observed"]["groups"].values()) == [1, 2]
+    for name in ("incident.json", "evaluation.json", "report.html", "trace.jsonl"):
+        assert b"neighbour" not in (tmp_path / "imported" / name).read_bytes()

@@ -38,7 +38,7 @@ from typing import Any, NoReturn
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
-from replay.pipeline.model.incident.rules import typed_equal
+from replay.pipeline.model.incident.rules import group_key, typed_equal
 
 REMOVED = "[redacted]"
 
@@ -230,13 +230,14 @@ class Redactor:
             return self._number(node, key)
         return node  # pragma: no cover - JSON has no other types
 
-    def _key(self, key: str) -> str:
+    def _key(self, key: str, count: bool = True) -> str:
         hits = scan(key)
         if not hits:
             return key
-        for kind in {h[0] for h in hits}:
-            self.counts[kind] += 1
-        self.counts["object_keys_aliased"] += 1
+        if count:
+            for kind in {h[0] for h in hits}:
+                self.counts[kind] += 1
+            self.counts["object_keys_aliased"] += 1
         return self.alias(hits[0][0], key)
 
     def _string(self, text: str, key: str | None, context: str) -> str:
@@ -319,10 +320,28 @@ class Redactor:
             else:
                 event = {**event, "message": self._string(event["message"], "message", "error")}
             events.append(event)
+        for rule in work["assertions"]:
+            if rule["type"] == "effect_count" and "group_by" in rule:
+                self._keep_groups(work["events"], events, rule["effect_type"], rule["group_by"])
         terminal = work["events"][-1] if work["events"] else {}
         output, redacted_output = terminal.get("output"), events[-1].get("output") if events else None
         assertions = [self._rule(rule, output, redacted_output) for rule in work["assertions"]]
         return {**incident, "input": self.value(work["input"]), "events": events, "assertions": assertions}
+
+    def _keep_groups(self, originals: list[dict[str, Any]], redacted: list[dict[str, Any]], effect_type: str, field: str) -> None:
+        """An ``effect_count`` rule's groups stay the groups they were: when redaction made two values of the
+        ``group_by`` field one (two freeform texts both removed, ``"a1"`` and ``" a1"``), each value of it in those
+        effects becomes an alias of its group instead (the same group, the same alias; another group, another)."""
+        pairs = [(o["effect"], r["effect"]) for o, r in zip(originals, redacted, strict=True)
+                 if o["type"] == "business_effect" and o["effect"].get("type") == effect_type]
+        name = self._key(field, count=False)
+        before = [group_key(o, field) for o, _ in pairs]
+        after = [group_key(r, name) for _, r in pairs]
+        if len(set(before)) == len(set(after)) == len(set(zip(before, after, strict=True))):
+            return  # one group after for each group before
+        for (original, effect), group in zip(pairs, before, strict=True):
+            if field in original:
+                effect[name] = self.alias("identifier", "\x00group\x00" + group)
 
     def _rule(self, rule: dict[str, Any], output: Any, redacted_output: Any) -> dict[str, Any]:
         """A rule as the redacted incident must hold it to judge as the original did: field names, pointer tokens

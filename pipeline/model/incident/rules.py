@@ -125,8 +125,7 @@ def _effect_count(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, A
     if "group_by" in rule:
         groups: dict[str, int] = {}
         for effect in effects:
-            value = effect.get(rule["group_by"])
-            key = value if isinstance(value, str) else ("(missing)" if rule["group_by"] not in effect else _canonical(value))
+            key = group_key(effect, rule["group_by"])
             groups[key] = groups.get(key, 0) + 1
         observed: dict[str, Any] = {"effects": len(effects), "groups": groups}
         outside = sorted(g for g, n in groups.items() if not low <= n <= high)
@@ -147,6 +146,14 @@ def _effect_count(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, A
                 "message": "the export does not declare a complete effect ledger (effects_complete is false), "
                            f"so {len(effects)} captured effect(s) prove nothing either way"}
     return {"status": PASS if ok else FAIL, "expected": expected, "observed": observed, "message": why}
+
+
+def group_key(effect: dict[str, Any], field: str) -> str:
+    """The group an effect counts in under ``group_by: field``: its value there (JSON text unless a string)."""
+    if field not in effect:
+        return "(missing)"
+    value = effect[field]
+    return value if isinstance(value, str) else _canonical(value)
 
 
 def _canonical(value: Any) -> str:
