@@ -132,7 +132,7 @@ class SpawnRunner(AsyncTransform):
             name = signal_name(outcome.interrupted_by)
             return diagnostic("E_CAPTURE_INTERRUPTED", f"capture interrupted ({'Ctrl-C' if name == 'SIGINT' else name}) while "
                               f"runner {path!r} ran; it was stopped and what it had printed is kept", path=path,
-                              expected="the runner to finish", received=f"{name} after {round(outcome.duration_ms)} ms")
+                              expected="the runner to finish", received=f"{name} after {round(outcome.interrupted_after_ms)} ms")
         if outcome.start_error is not None:
             return diagnostic("E_RUNNER_START_FAILED", f"runner {path!r} could not be started: {outcome.start_error}",
                               path=path, expected="a runner process that starts", received=outcome.start_error,

@@ -38,6 +38,7 @@ class ProcessOutcome:
     signal: str | None = None
     timed_out: bool = False
     interrupted_by: int | None = None  # the interrupt (SIGINT, SIGTERM, SIGHUP) that reached replay while the process ran
+    interrupted_after_ms: float = 0.0  # when it came, from the start (the process may take the grace period to stop)
     too_large: bool = False
     start_error: str | None = None
     stdout: bytearray = field(default_factory=bytearray)
@@ -187,6 +188,7 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
             with receiver as signals:
                 async for number in signals:
                     outcome.interrupted_by = number
+                    outcome.interrupted_after_ms = (time.monotonic() - clock) * 1000.0
                     stop.set()
                     return
         except (ValueError, RuntimeError, NotImplementedError):

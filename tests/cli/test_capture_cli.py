@@ -384,6 +384,38 @@ def test_ctrl_c_stops_the_runner_and_keeps_what_it_streamed(tmp_path, sig, code,
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
 
 
+STUBBORN_RUNNER = """
+import json, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # stopped only by the SIGKILL after the grace period
+sys.stdin.read()
+print(json.dumps({"type": "user_message", "payload": {"text": "hi"}}), flush=True)
+time.sleep(120)
+"""
+
+
+def test_the_interrupt_is_timed_when_it_came_not_when_the_runner_was_gone(tmp_path):
+    """E_CAPTURE_INTERRUPTED said 'SIGINT after N ms' with N the runner's whole run: for a runner that ignores SIGINT,
+    the signal's time plus the 2 s grace before SIGKILL."""
+    runner = tmp_path / "stubborn.py"
+    runner.write_text(STUBBORN_RUNNER)
+    process = subprocess.Popen([REPLAY, "capture", "--runner", str(runner), "p"], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env={**os.environ, **NO_RUNNER_ENV})
+    try:
+        time.sleep(2)  # replay started, the runner printed its line and sleeps
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        stopped = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    [error] = errors_of(stderr)
+    after_ms = int(error["received"].removeprefix("SIGINT after ").removesuffix(" ms"))
+    assert stopped > 1.5  # the grace period passed before the runner was killed
+    assert after_ms <= 2000 + 500, error  # when the signal came (replay ran 2 s), not when the runner was gone
+
+
 def test_a_raw_control_character_in_a_last_line_without_newline_is_named_where_it_is_not_called_cut_off(tmp_path):
     """The line is whole but invalid (a raw NUL inside a string): it was "stdout line 1 is cut off"."""
     stdout = '{"status": "ok", "response": "a\u0000b", "events": []}'
