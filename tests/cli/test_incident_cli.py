@@ -239,6 +239,22 @@ def test_a_journal_replay_redacted_or_read_imports_or_says_which_line_was_lost(t
     assert "left out line 4 of" in error["message"]
 
 
+def test_a_healed_journal_with_an_unanswered_call_is_refused_as_a_missing_result(tmp_path: Path) -> None:
+    """heal marks a call that got no result `tool_unanswered`; the import refused it as 'an event type the importer does
+    not map' (map the trace to tool_call, ...), not as what it is: a call with no result."""
+    lines = (EXAMPLES / "journals" / "two-runs.jsonl").read_bytes().splitlines(keepends=True)
+    cut = [line for line in lines if b'"run_a"' in line and b"tool_completed" not in line]
+    (tmp_path / "cut.jsonl").write_bytes(b"".join(cut))
+    healed = run_replay("heal", str(tmp_path / "cut.jsonl"))
+    assert b"tool_unanswered" in healed.stdout, healed.stderr
+    (tmp_path / "healed.jsonl").write_bytes(healed.stdout)
+    rules = write_json(tmp_path / "rules.json", [{"id": "no-tool-errors", "type": "max_tool_errors", "max": 0}])
+    done = import_(tmp_path, "--format", "replay", "--rules", str(rules), export=tmp_path / "healed.jsonl")
+    assert done.returncode == 2 and not (tmp_path / "imported").exists()
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_RESULT_MISSING" and error["received"] == "tool_unanswered", error
+
+
 def test_a_run_replay_captured_imports_with_its_arguments(tmp_path: Path) -> None:
     """capture writes a call's arguments as `arguments` (walk and diff read them so too): the import takes them."""
     done = run_replay("capture", "--runner", str(EXAMPLES / "runners" / "echo_runner.py"), "--out", str(tmp_path / "a"),

@@ -519,6 +519,11 @@ def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where
         return {"type": "tool_result", "call_id": payload.get("callId"), "ok": False, "error": payload.get("error")}
     if kind == "business_effect":
         return {"type": "business_effect", "call_id": payload.get("callId"), "effect": payload.get("effect")}
+    if kind == "tool_unanswered":  # heal's marker of a call the journal has no result for: none is made up here either
+        refuse("E_INCIDENT_RESULT_MISSING", f"call {payload.get('callId')!r} has no result: the journal marks it "
+               "tool_unanswered", {**where, "path": "$.type"}, expected="a tool_completed or tool_failed for the call",
+               received="tool_unanswered",
+               howToFix="Record an ambiguous timeout as a failed tool result (tool_failed), not as a missing one.")
     if kind == "run_completed":
         if isinstance(payload.get("output"), dict):
             return {"type": "final_output", "output": payload["output"]}
