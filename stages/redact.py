@@ -6,6 +6,7 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.incident import pointers, records
@@ -29,6 +30,16 @@ class RedactRecords(Transform):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._shared: Redactor | None = None  # per run: created with the first plain record, dropped at flush
+
+    def preflight(self, inputs: list[str]) -> None:
+        """A `remove` entry that is no JSON Pointer is refused before anything runs (it failed the stage mid-run)."""
+        for k, text in enumerate(self.config["remove"]):
+            try:
+                pointers.parse(text)
+            except pointers.PointerSyntaxError as exc:
+                raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {self.id!r}: remove[{k}] is not a JSON Pointer: {exc}",
+                                  path=f"stages.{self.id}.remove[{k}]", expected="a JSON Pointer, e.g. \"/payload/args\"",
+                                  received=text, example='remove = ["/payload/args", "/events/*/args/internal_reference"]') from None
 
     def __call__(self, batch: Batch) -> Batch:
         for i, record in enumerate(batch.events or ()):

@@ -179,6 +179,17 @@ def test_redact_is_a_stage_a_user_config_can_use(tmp_path: Path) -> None:
     assert b"List the files in /tmp" not in done.stdout and b"ls /tmp" not in done.stdout
 
 
+@pytest.mark.parametrize("pointer", ["payload/args", "/payload/a~2"])
+def test_a_remove_entry_that_is_no_pointer_is_refused_before_anything_runs(tmp_path: Path, pointer: str) -> None:
+    """It failed the stage at the first record: E_STAGE_FAILED 'PointerSyntaxError: ...', exit 1, not a config refusal."""
+    config = tmp_path / "redact.toml"
+    config.write_text(f'chain = [{{ type = "redact", remove = ["/payload/x", "{pointer}"] }}]\n')
+    done = run_replay("run", str(config), str(JOURNAL))
+    assert done.returncode == 2 and done.stdout == b"", done.stderr
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"].endswith(".remove[1]") and error["received"] == pointer
+
+
 def test_load_redact_evaluate_in_a_user_config_without_the_folder_writer(tmp_path: Path) -> None:
     config = tmp_path / "incident.toml"
     config.write_text(f"""
