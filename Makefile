@@ -70,6 +70,7 @@ bench: $(STAMP_TEST)
 	$(PY) tests/bench/bench_read.py
 	$(PY) tests/bench/bench_walk.py
 	$(PY) tests/bench/bench_scale.py
+	$(PY) tests/bench/bench_many_files.py
 
 # Coverage-guided fuzzing (atheris) of the reader, parse, heal, the commands and the runner protocol, seeded
 # with tests/fixtures; not part of `make test`. Findings land in build/fuzz/findings/, counts in build/fuzz/stats.json.
