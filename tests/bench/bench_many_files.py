@@ -7,10 +7,12 @@ and times, each as its own process into /dev/null:
 - `replay validate DIR` and `replay validate FILE`;
 - `replay heal --in DIR --out OUT` and `replay heal --in FILE --out OUT` (a fresh OUT each time).
 
-The folder rows run with `--workers 1` (what the cost of an input is, not how it spreads; the default
-for a job this size), and once more with `--workers 2`. Printed per row: seconds (the best of
+The folder rows run with `--workers 1` (what an input costs, not how inputs spread over workers), and
+once more with `--workers 2`. Printed per row: seconds (the best of
 ``--repeat``), events/s, and for the folder rows their ratio to the one-file row and the cost per input
-beyond it ((folder - one file) / N, in ms). Timings are printed, never asserted.
+beyond it ((folder - one file) / N, in ms), and the least CPU time (user + system) a run took: steadier than
+seconds on a busy machine (worker processes the command's fork server starts may be left out of it).
+Timings are printed, never asserted.
 
     python tests/bench/bench_many_files.py                       # 1,500 files of ~50 events
     python tests/bench/bench_many_files.py --files 3000 --repeat 5
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -73,13 +76,21 @@ def many_files(directory: Path, files: int, events: int) -> tuple[Path, Path, in
     return folder, whole, count
 
 
-def best(name: str, command: list[str], workdir: Path, repeat: int, out: Path | None = None) -> Measure:
-    runs = []
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def best(name: str, command: list[str], workdir: Path, repeat: int, out: Path | None = None) -> tuple[Measure, float]:
+    """The fastest of ``repeat`` runs, and the least CPU time (user + system) one took."""
+    runs, cpu = [], []
     for _ in range(max(1, repeat)):
         if out is not None:
             shutil.rmtree(out, ignore_errors=True)
+        before = children_cpu()
         runs.append(run_pipeline(name, [command], workdir))
-    return min(runs, key=lambda m: m.seconds)
+        cpu.append(children_cpu() - before)
+    return min(runs, key=lambda m: m.seconds), min(cpu)
 
 
 def main() -> int:
@@ -99,7 +110,7 @@ def main() -> int:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "pipeline"), str(root / "stages")],
                    stdout=subprocess.DEVNULL, check=False)
 
-    rows: list[tuple[str, str | None, Measure]] = []  # (name, the one-file row it compares to, measure)
+    rows: list[tuple[str, str | None, Measure, float]] = []  # (name, the one-file row it compares to, measure, CPU s)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         out = workdir / "out"
@@ -115,24 +126,24 @@ def main() -> int:
              [REPLAY, "heal", "--in", d, "--out", str(out), "--workers", "2"], True),
         ]
         for name, base, command, writes in plans:
-            rows.append((name, base, best(name, command, workdir, args.repeat, out if writes else None)))
+            rows.append((name, base, *best(name, command, workdir, args.repeat, out if writes else None)))
         start = run_pipeline("start-up", [[REPLAY, "read", "/dev/null"]], workdir)
 
-    seconds = {name: m.seconds for name, _, m in rows}
-    width = max(len(name) for name, _, _ in rows)
+    seconds = {name: m.seconds for name, _, m, _ in rows}
+    width = max(len(name) for name, _, _, _ in rows)
     print()
-    print(f"{'command':<{width}}  {'seconds':>8}  {'events/s':>11}  {'vs one file':>11}  {'ms per input beyond':>19}")
-    print("-" * (width + 56))
-    for name, base, m in rows:
+    print(f"{'command':<{width}}  {'seconds':>8}  {'CPU s':>6}  {'events/s':>11}  {'vs one file':>11}  {'ms per input beyond':>19}")
+    print("-" * (width + 64))
+    for name, base, m, cpu in rows:
         flag = "" if m.ok else "  (FAILED)"
         ratio = per_input = ""
         if base is not None:
             ratio = f"{m.seconds / seconds[base]:.2f}x"
             per_input = f"{(m.seconds - seconds[base]) / args.files * 1e3:.2f}"
-        print(f"{name:<{width}}  {m.seconds:>8.2f}  {events / m.seconds:>11,.0f}  {ratio:>11}  {per_input:>19}{flag}")
+        print(f"{name:<{width}}  {m.seconds:>8.2f}  {cpu:>6.2f}  {events / m.seconds:>11,.0f}  {ratio:>11}  {per_input:>19}{flag}")
     print()
     print(f"replay start-up (read of an empty input): {start.seconds:.2f}s, included in every row")
-    return 0 if all(m.ok for _, _, m in rows) else 1
+    return 0 if all(m.ok for _, _, m, _ in rows) else 1
 
 
 if __name__ == "__main__":
