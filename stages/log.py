@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.log import LEVELS, make_logger
+from replay.pipeline.engine.log import LEVELS, log_record, make_logger
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 
@@ -20,9 +20,7 @@ class LogRecords(Sink):
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         logger = self.log or make_logger()  # the run's logger (the command's --log-level)
-        log = getattr(logger, self.config["level"])
-        event = self.config["event"]
+        level, event = self.config["level"], self.config["event"]
         async for batch in batches:
             for record in batch.events or ():
-                fields = {k: v for k, v in record.items() if k not in ("event", "level", "timestamp")}
-                log(event, **fields)
+                log_record(logger, level, event, record)

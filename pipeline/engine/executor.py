@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectSendStream as ObjectSendStream
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, diagnostic, error_line
 from replay.pipeline.engine.graph import MAIN, Edge, Graph
+from replay.pipeline.engine.log import log_record, make_logger
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.segment import Item, Segment
 from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform
@@ -235,6 +236,9 @@ async def run_graph(
                 await fanout(sends, Batch.side(records, name, f"<{node.id}.{name}>"))
             elif name == "errors":
                 port.put(records)
+            elif name == "notices":  # what a stage saw but did not change: a warning on stderr, unless a stage takes it
+                for record in records:
+                    log_record(log or make_logger(), "warning", "notice", record)
             else:
                 result.dropped[name] = result.dropped.get(name, 0) + len(records)
 

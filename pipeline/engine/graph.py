@@ -3,7 +3,8 @@
 Inputs name another stage's main output (``"parse"``) or one of its side ports
 (``"parse.errors"``, ``"*.repairs"`` for every stage that has that port). A stage's errors go to the
 graph's error port unless something names ``<id>.errors``; with ``route_errors`` the stage insists
-that something does.
+that something does. Its notices (what it saw but did not change) are warnings on stderr (``"event": "notice"``)
+unless something names ``<id>.notices``: no graph loses them by leaving them out.
 """
 
 from __future__ import annotations

@@ -91,6 +91,11 @@ def make_logger(level: str = "warning", stream: TextIO | None = None) -> Logger:
     return Logger(level, stream or sys.stderr)  # sys.stderr is None when replay started with fd 2 closed
 
 
+def log_record(log: Any, level: str, event: str, record: dict[str, Any]) -> None:
+    """One record (a stage's notice, say) as one log line: its fields, but for those the log line sets itself."""
+    getattr(log, level)(event, **{k: v for k, v in record.items() if k not in ("event", "level", "timestamp")})
+
+
 def log_warnings(log: Logger) -> None:
     """Python warnings (a library's: distributed, fsspec, ...) become ``python.warning`` records of ``log``, so that
     stderr keeps to one record per line (a JSON object when it is no terminal) instead of the warning's own text."""

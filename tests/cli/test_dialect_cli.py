@@ -227,3 +227,25 @@ def test_a_log_read_twice_is_two_inputs_each_mapped_afresh(tmp_path):
     assert twice.stdout.count(b'"$record":"run"') == 2
     checked = run_replay("validate", input=twice.stdout)
     assert b"E_ARTIFACT_EVENT_SEQ_INVALID" not in checked.stderr
+
+
+def test_every_command_with_a_dialect_stage_warns_of_a_key_written_twice(tmp_path):
+    """`export --otlp`, `replay run` of examples/pipelines/heal.toml (neither names `dialect.notices`: a stage's notices
+    nobody takes are warnings on stderr) and `heal --in/--out` (in each input's heal log, with heal's own notices)."""
+    lines = CLAUDE.read_bytes().splitlines()
+    lines[1] = lines[1][:-1] + b', "isSidechain": true}'
+    path = tmp_path / "in" / "session.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for args in (("export", "--otlp", str(path)), ("run", str(ROOT / "examples" / "pipelines" / "heal.toml"), str(path))):
+        done = run_replay(*args, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in line]
+        assert [(n["keys"], n["line"], n["source"], n["level"], n["event"], n["stage"]) for n in notes] == [
+            (["$.isSidechain"], 2, str(path), "warning", "notice", "dialect")], (args, done.stderr)
+    done = run_replay("heal", "--in", str(path.parent), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    logs = list((tmp_path / "out").rglob("*heal-log*"))
+    assert len(logs) == 1, logs
+    text = logs[0].read_text()
+    assert "E_JSON_DUPLICATE_KEY" in text and "isSidechain" in text, text
