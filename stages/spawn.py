@@ -37,7 +37,7 @@ from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_nam
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.model.runner_protocol import Reply, read_reply, run_facts
+from replay.pipeline.model.runner_protocol import RUNNER_ERROR_RULE, Reply, read_reply, run_facts
 
 RAW_CAPTURE = "raw-capture"
 SCHEMA_VERSION = "1.0.0"
@@ -171,6 +171,11 @@ class SpawnRunner(AsyncTransform):
         )
         columns: list[Column] = [(record, None, None, None, None)]
         batch = Batch.from_columns(columns + reply.events, source=source)
+        given = (reply.output or {}).get("error")
+        if isinstance(given, str) and failure is None:
+            log_repair(self, RUNNER_ERROR_RULE, "changed", "runner output's `error` is a string; the contract's is an "
+                       "object: kept as its message", run_id=run_id, source=source, field="error",
+                       original=given, value=facts["error"])
         if self.config["adopt_run_id"]:
             self._adopt_run_id(batch, run_id)
         return batch

@@ -276,6 +276,19 @@ def _read_lines(reply: Reply, stdout: bytes) -> None:
         )
 
 
+def run_error(value: Any) -> dict[str, Any] | None:
+    """An output's ``error`` as the contract has it, an object; a bare message (a string, which the contract does not
+    allow) becomes ``{"message": it}``, so it is not lost (capture logs that as a repair: ``RUNNER_ERROR_RULE``)."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        return {"message": value}
+    return None
+
+
+RUNNER_ERROR_RULE = "normalize_runner_error"  # the repair ``run_error`` makes of a string, in the heal log
+
+
 def run_facts(output: dict[str, Any] | None) -> dict[str, Any]:
     """The run-level facts an output object carries, each kept only when it has the contract's type."""
     if not output:
@@ -283,8 +296,9 @@ def run_facts(output: dict[str, Any] | None) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     if isinstance(output.get("response"), str):
         facts["response"] = output["response"]
-    if isinstance(output.get("error"), dict):
-        facts["error"] = output["error"]
+    error = run_error(output.get("error"))
+    if error is not None:
+        facts["error"] = error
     if isinstance(output.get("framework"), str):
         facts["framework"] = output["framework"]
     sources = output.get("sources")

@@ -81,3 +81,18 @@ def test_response_without_assistant_message_is_synthesized(tmp_path):
     healed = json.loads(out["healed"].read_text())
     assert [e["type"] for e in healed["events"]] == ["run_started", "assistant_message", "run_completed"]
     assert all(e.get("synthetic") for e in healed["events"])
+
+
+def test_a_string_error_is_kept_as_the_message_of_an_error_object_and_logged(tmp_path):
+    """The contract's `error` is an object; a runner's bare message (a string) was dropped from the run record, the
+    artifact and the journal (only raw.json had it): it becomes {"message": ...}, a repair in the heal log."""
+    output = {"status": "error", "error": "database connection refused", "events": []}
+    out = capture(tmp_path, "--runner", SAY, "--context", json.dumps({"stdout": output}))
+    expected = {"message": "database connection refused"}
+    assert json.loads(out["artifact"].read_text())["error"] == expected
+    assert json.loads(out["healed"].read_text())["error"] == expected
+    assert jsonl(out["journal"].read_bytes())[0]["error"] == expected
+    log = json.loads(out["healLog"].read_text())
+    [repair] = [e for e in log["repairs"] if e["rule"] == "normalize_runner_error"]
+    assert repair["original"] == "database connection refused" and repair["value"] == expected
+    assert repair["action"] == "changed" and repair["field"] == "error"

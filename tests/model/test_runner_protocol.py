@@ -126,8 +126,9 @@ def test_valid_outputs(output):
 
 def test_run_facts_keep_only_well_typed_fields():
     facts = run_facts({"status": "ok", "response": "r", "framework": "lc", "sources": ["db", 3], "usage": {"inputTokens": 1},
-                       "error": "not an object", "events": []})
+                       "error": 42, "events": []})
     assert facts == {"response": "r", "framework": "lc", "usage": {"inputTokens": 1}}
+    assert run_facts({"status": "error", "error": "refused", "events": []}) == {"error": {"message": "refused"}}
 
 
 # reading stdout -------------------------------------------------------------------------------
