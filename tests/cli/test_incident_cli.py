@@ -333,7 +333,12 @@ def test_promote_saves_a_checked_fixture_once_and_edits_are_caught(tmp_path: Pat
     original = target.read_bytes()
     again = run_replay("incident", "promote", str(tmp_path / "imported" / "incident.json"), "--to", str(target))
     assert again.returncode == 2 and errors_of(again.stderr)[0]["code"] == "E_INCIDENT_PROMOTE_TARGET_EXISTS"
+    assert errors_of(again.stderr)[0]["received"] == "an existing file"
     assert target.read_bytes() == original
+    folder = run_replay("incident", "promote", str(tmp_path / "imported" / "incident.json"), "--to", str(target.parent))
+    [error] = errors_of(folder.stderr)
+    assert folder.returncode == 2 and error["code"] == "E_INCIDENT_PROMOTE_TARGET_EXISTS"
+    assert error["received"] == "an existing folder", error  # named as what it is, not "an existing file"
     assert run_replay("incident", "inspect", str(target), "--out", str(tmp_path / "r1")).returncode == 0
     target.write_bytes(original.replace(b'"max": 1', b'"max": 5', 1))
     edited = run_replay("incident", "inspect", str(target), "--out", str(tmp_path / "r2"))
