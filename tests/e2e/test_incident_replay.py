@@ -184,6 +184,17 @@ def test_agent_failures_exit_1_with_a_complete_folder(imported: Path, tmp_path: 
     assert CANDIDATE.encode() not in folder_bytes(out) + done.stderr
 
 
+def test_an_agent_message_nested_too_deep_is_named_so(imported: Path, tmp_path: Path) -> None:
+    """A line nested deeper than replay reads may well be JSON: it is refused as nested too deep, not as invalid JSON."""
+    deep = "[" * 1100 + "]" * 1100
+    done = replay(imported, plan_agent([{"raw": '{"type": "final_output", "output": ' + deep + "}"}]), tmp_path / "out")
+    assert done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_AGENT_PROTOCOL_INVALID"
+    assert "nested deeper than 1024 levels" in error["message"] and "not valid JSON" not in error["message"], error
+    assert error["received"].startswith("more than 1024 levels"), error
+
+
 def test_an_agent_the_system_cannot_execute_is_an_agent_error(imported: Path, tmp_path: Path) -> None:
     """Executable, but no format the system runs (no #! line, no ELF): only starting it tells (ENOEXEC), an agent
     execution error (the incident specification's exit 1), the output folder written."""

@@ -179,7 +179,14 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                         path="--max-messages", expected=f"at most {limits.max_messages}")
         try:
             parsed = exactjson.loads(line)
-        except orjson.JSONDecodeError:
+        except orjson.JSONDecodeError as exc:
+            if exactjson.too_deep(exc):  # it may well be JSON: replay reads no deeper
+                raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {run.message_count} is nested deeper "
+                            f"than {exactjson.MAX_DEPTH} levels, the most replay reads",
+                            expected=f"one JSON object per line on stdout, at most {exactjson.MAX_DEPTH} levels deep",
+                            received=f"more than {exactjson.MAX_DEPTH} levels ({len(line)} bytes)",
+                            howToFix=f"Flatten what the agent sends to at most {exactjson.MAX_DEPTH} levels of arrays "
+                                     "and objects.") from None
             raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {run.message_count} is not valid JSON",
                         expected="one JSON object per line on stdout (logs go to stderr)",
                         received=f"withheld ({len(line)} bytes)") from None
