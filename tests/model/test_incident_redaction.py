@@ -121,9 +121,22 @@ def test_amounts_and_small_numbers_are_kept(key: str, value: int) -> None:
     ("amount_cents", "amount"), ("output_tokens", "amount"),
     ("request", "freeform"), ("notes", "freeform"), ("description", "freeform"),
     ("error", "error"), ("region", None),
+    ("names", "personal"), ("first_names", "personal"), ("full_name", "personal"), ("fullNames", "personal"),
+    ("emails", "personal"), ("phone_numbers", "personal"), ("addresses", "personal"), ("cities", "personal"),
+    ("ips", "personal"), ("nickname", "personal"), ("givenName", "personal"), ("date_of_birth", "personal"),
+    ("statuses", None), ("tool_name", "keep"), ("order_ids", "identifier"), ("items", None), ("tokens", "amount"),
 ])
 def test_field_names_say_what_a_value_is(key: str, kind: str | None) -> None:
     assert field_class(key) == kind
+
+
+def test_a_list_of_names_is_redacted() -> None:
+    """The personal-field names count in the plural too: {"names": ["jane"]} kept "jane" (only `name` was known)."""
+    redactor = Redactor()
+    out = redactor.value({"names": ["jane"], "first_names": ["Jane", "Ann"], "statuses": ["ok"]})
+    assert "jane" not in str(out) and "Jane" not in str(out) and "Ann" not in str(out)
+    assert out["statuses"] == ["ok"]
+    assert redactor.audit()["fields"]["personal_field"] == 3
 
 
 def test_a_sensitive_object_key_is_aliased() -> None:

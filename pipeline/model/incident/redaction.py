@@ -137,7 +137,8 @@ _SECRET_PARTS = ("password", "passwd", "passphrase", "secret", "token", "apikey"
 _SECRET_WORDS = {"pwd", "auth", "pin", "otp", "sig", "jwt", "bearer", "session"}
 _PERSONAL_WORDS = {"email", "mail", "phone", "mobile", "tel", "telephone", "fax", "address", "street", "city", "zip",
                    "zipcode", "postcode", "postal", "ssn", "dob", "birthday", "birthdate", "name", "firstname", "lastname",
-                   "surname", "fullname", "username", "login", "iban", "bic", "passport", "ip", "card", "pan", "nin", "vat"}
+                   "surname", "fullname", "username", "login", "iban", "bic", "passport", "ip", "card", "pan", "nin", "vat",
+                   "givenname", "familyname", "middlename", "nickname", "displayname", "birth"}  # (plurals: ``_singular``)
 _IDENTIFIER_SUFFIXES = ("_id", "_ids", "_key", "_keys", "_ref", "_reference", "_number", "_no", "_uuid", "_guid", "_handle")
 _IDENTIFIER_WORDS = {"id", "ids", "uuid", "guid", "ref", "reference", "account", "customer", "user", "order", "invoice",
                      "transaction", "txn", "ticket", "idempotency", "handle", "sku", "serial", "device"}
@@ -152,6 +153,17 @@ _FREEFORM_WORDS = {"request", "message", "messages", "text", "note", "notes", "d
                    "body", "content", "prompt", "query", "summary", "details", "detail", "subject", "title",
                    "instructions", "feedback", "response", "answer", "explanation", "msg", "transcript", "memo"}
 _ERROR_KEYS = {"error", "errors", "err", "exception", "failure", "fault", "error_message", "stack", "traceback"}
+
+
+def _singular(word: str) -> str:
+    """An English plural's singular, near enough for field names: ``names`` name, ``addresses`` address, ``cities`` city."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 2:
+        return word[:-1]
+    return word
 
 
 def field_class(key: str | None) -> str | None:
@@ -169,7 +181,7 @@ def field_class(key: str | None) -> str | None:
         return "keep"
     if any(part in k for part in _SECRET_PARTS) or words & _SECRET_WORDS:
         return "secret"
-    if words & _PERSONAL_WORDS:
+    if (words | {_singular(w) for w in words}) & _PERSONAL_WORDS:  # names, first_names, emails, addresses, ...
         return "personal"
     if k in ("id", "uuid", "guid") or k.endswith(_IDENTIFIER_SUFFIXES):
         return "identifier"
