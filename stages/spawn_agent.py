@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.model.incident import records
@@ -31,7 +33,12 @@ class SpawnAgent(AsyncTransform):
     }
 
     def preflight(self, inputs: list[str]) -> None:
-        check_command(self.config["command"])  # a program that is not there is refused before anything runs
+        cwd = self.config["cwd"] or None
+        if cwd is not None and not os.path.isdir(cwd):
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {self.id!r}: the agent's folder {cwd!r} is not a folder",
+                              path=f"stages.{self.id}.cwd", expected="an existing folder", received=cwd,
+                              howToFix="Give the folder the agent is to start in, or leave `cwd` out (replay's own).")
+        check_command(self.config["command"], cwd)  # a program that is not there is refused before anything runs
 
     async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
         async for batch in batches:

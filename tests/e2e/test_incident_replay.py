@@ -195,6 +195,61 @@ def test_an_agent_message_nested_too_deep_is_named_so(imported: Path, tmp_path: 
     assert error["received"].startswith("more than 1024 levels"), error
 
 
+def test_a_relative_agent_program_is_looked_for_where_spawn_agent_starts_it(imported: Path, tmp_path: Path) -> None:
+    """With `cwd` set, the check before anything runs finds a relative program where starting it does, in that folder:
+    it refused one that is only there (and would have run), and passed one that is only in replay's folder (which
+    then failed to start, an agent error)."""
+    agent_dir, here = tmp_path / "agent", tmp_path / "here"
+    here.mkdir()
+    script = f"#!/bin/sh\nexec {sys.executable} {REFUND_AGENT} \"$@\"\n"
+    config = tmp_path / "run.toml"
+    config.write_text(f"""
+[stages.load]
+type = "load_incident"
+format = "bundle"
+path = {json.dumps(str(imported))}
+
+[stages.agent]
+type = "spawn_agent"
+inputs = ["load"]
+command = ["bin/agent"]
+cwd = {json.dumps(str(agent_dir))}
+
+[stages.match]
+type = "match"
+inputs = ["agent"]
+
+[stages.evaluate]
+type = "evaluate"
+inputs = ["match"]
+
+[stages.folder]
+type = "write_incident"
+inputs = ["evaluate"]
+out = {json.dumps(str(tmp_path / "out"))}
+
+[stages.summary]
+type = "write"
+inputs = ["folder"]
+""")
+    missing = run_replay("run", str(config), cwd=here)
+    assert missing.returncode == 2 and errors_of(missing.stderr)[0]["code"] == "E_CONFIG_OPTION_INVALID", missing.stderr
+    assert errors_of(missing.stderr)[0]["path"] == "stages.agent.cwd"
+    agent_dir.mkdir()
+    for folder in (here, agent_dir):
+        (folder / "bin").mkdir()
+        (folder / "bin" / "agent").write_text(script)
+        (folder / "bin" / "agent").chmod(0o755)
+        done = run_replay("run", str(config), cwd=here)
+        if folder == here:  # only in replay's folder: refused before anything runs, as starting it would fail
+            assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_INCIDENT_AGENT_COMMAND_INVALID", done.stderr
+            assert not (tmp_path / "out").exists()
+            (folder / "bin" / "agent").unlink()
+        else:  # only in the agent's folder: it runs
+            assert done.returncode == 0, done.stderr
+            assert jsonl(done.stdout)[0]["replay"] == "matched", done.stdout
+
+
 def test_an_agent_the_system_cannot_execute_is_an_agent_error(imported: Path, tmp_path: Path) -> None:
     """Executable, but no format the system runs (no #! line, no ELF): only starting it tells (ENOEXEC), an agent
     execution error (the incident specification's exit 1), the output folder written."""

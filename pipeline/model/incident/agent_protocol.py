@@ -77,18 +77,22 @@ class _Stop(Exception):
     """End of the conversation (the outcome is already recorded on the run)."""
 
 
-def check_command(command: list[str]) -> None:
+def check_command(command: list[str], cwd: str | None = None) -> None:
     """Refuse an agent command that is empty or names a program that is not there or not executable: an invalid
     command (the incident specification's exit 2, nothing runs), whether named on PATH or by its path. What only
-    starting it can tell (a program the system cannot execute) is E_INCIDENT_AGENT_START_FAILED, an agent error."""
+    starting it can tell (a program the system cannot execute) is E_INCIDENT_AGENT_START_FAILED, an agent error.
+    ``cwd``: the folder the agent starts in, which a relative path to the program is relative to (as starting it
+    resolves it: in that folder), not replay's own."""
     if not command or not all(isinstance(a, str) and a for a in command):
         raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", "the agent command must be a non-empty list of non-empty strings",
                           path="--agent-command", expected='e.g. ["python3", "my_agent.py"]')
     program = command[0]
-    if shutil.which(program) is None:  # on PATH, or a path (with a separator): an executable file, or None
-        there = os.sep in program and os.path.isfile(program)
+    at = os.path.join(cwd, program) if cwd and os.sep in program else program  # (join keeps an absolute program)
+    if shutil.which(at) is None:  # on PATH, or a path (with a separator): an executable file, or None
+        there = os.sep in program and os.path.isfile(at)
+        where = f" (in the agent's folder {cwd!r})" if at != program else ""
         raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID",
-                          f"the agent program {program!r} {'is not executable' if there else 'was not found'}",
+                          f"the agent program {program!r}{where} {'is not executable' if there else 'was not found'}",
                           path="--agent-command", received=program,
                           howToFix=(f"Make it executable (chmod +x {shlex.quote(program)}) or run it with its interpreter, "
                                     "e.g. [\"python3\", \"my_agent.py\"]." if there else
