@@ -156,10 +156,17 @@ class ReadJournal(Source):
                           "connection works; the lines before the offset given came out already.")
 
     async def _read_whole(self, reader: Reader, source: str, out: Output) -> None:
-        """One JSON document, whole: a document record, or E_ARTIFACT_JSON_INVALID where it does not parse."""
+        """One JSON document, whole: a document record, or E_ARTIFACT_JSON_INVALID where it does not parse; one
+        longer than max_line_bytes is not read past its limit (E_JSONL_LINE_TOO_LONG, as ``_read_one`` says it)."""
+        limit = self.config["max_line_bytes"]
         parts = []
-        while data := await reader.read(self.chunk):
+        size = 0
+        while data := await reader.read(min(self.chunk, limit + 1 - size)):
             parts.append(data)
+            size += len(data)
+            if size > limit:
+                await self._send([self._document_too_long(source, skip_bom(b"".join(parts))[1])], out)
+                return
         data, _ = skip_bom(b"".join(parts))
         try:
             document = exactjson.loads(data)

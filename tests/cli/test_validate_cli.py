@@ -7,6 +7,7 @@ import gzip
 import os
 import pty
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -326,3 +327,40 @@ def test_an_input_with_no_records_still_gets_its_summary_line(tmp_path: Path, co
     done = run_replay("validate", input=content)
     assert done.returncode == 0 and jsonl(done.stdout) == [{"source": "<stdin>", **empty}]
     assert jsonl(run_replay("validate", str(path), str(path)).stdout) == [{"source": str(path), **empty}] * 2
+
+
+def test_an_artifact_larger_than_max_line_bytes_is_refused_as_read_refuses_it(tmp_path: Path) -> None:
+    """validate reads a .json whole only up to --max-line-bytes, as read does: one larger is one E_JSONL_LINE_TOO_LONG
+    (read's error, its advice), not checked field by field."""
+    path = write_json(tmp_path / "big.json", {**GOOD, "response": "x" * 2000})
+    done = run_replay("validate", "--max-line-bytes", "1000", str(path))
+    read = run_replay("read", "--max-line-bytes", "1000", str(path))
+    assert done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert error == errors_of(read.stderr)[0]
+    assert (error["code"], error["line"], error["offset"]) == ("E_JSONL_LINE_TOO_LONG", 1, 0)
+    assert "--max-line-bytes" in error["howToFix"]
+    assert jsonl(done.stdout) == [{"source": str(path), "kind": "artifact", "valid": False, "errors": 1, "events": 0}]
+    whole = run_replay("validate", "--max-line-bytes", str(path.stat().st_size), str(path))
+    assert whole.returncode == 0 and whole.stderr == b""
+
+
+def test_an_artifact_larger_than_max_line_bytes_is_not_read_into_memory(tmp_path: Path) -> None:
+    """A .json.gz that unpacks to 256 MiB, checked with --max-line-bytes 1000: validate stops reading at the limit
+    (the process's peak memory stays that of a small artifact's check)."""
+    small = write_json(tmp_path / "small.json", GOOD)
+    big = tmp_path / "big.json.gz"
+    with gzip.open(big, "wb", compresslevel=1) as f:
+        f.write(b'{"events": [')
+        for _ in range(256):
+            f.write(b" " * (1 << 20))
+        f.write(b"]}")
+    measure = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True, check=False); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+    def peak_kib(path: Path) -> int:
+        done = subprocess.run([sys.executable, "-c", measure, REPLAY, "validate", "--max-line-bytes", "1000", str(path)],
+                              capture_output=True, timeout=120, check=True)
+        return int(done.stdout)
+
+    assert peak_kib(big) < peak_kib(small) + 64 * 1024
