@@ -23,6 +23,7 @@ from replay.pipeline.io.journals import (
     LineCutter,
     Reader,
     as_document,
+    document_too_long,
     expand_paths,
     head_format,
     open_journal,
@@ -243,12 +244,10 @@ class ReadJournal(Source):
                              "read: it has no newline yet (its writer had not finished it when reading stopped)")
 
     def _document_too_long(self, source: str, offset: int) -> dict[str, Any]:
-        limit = self.config["max_line_bytes"]
-        return diagnostic("E_JSONL_LINE_TOO_LONG", f"{source} is one JSON document (an artifact or an array) longer "
-                          f"than {limit} bytes, the most --max-line-bytes lets replay read whole; not read",
-                          source=source, line=1, offset=offset, expected=f"a document of at most {limit} bytes",
-                          received=f"more than {limit} bytes",
-                          howToFix="Raise --max-line-bytes above the document's size in bytes.")
+        fields = document_too_long(self.config["max_line_bytes"])
+        what = fields.pop("what")
+        return diagnostic("E_JSONL_LINE_TOO_LONG", f"{source} is {what}; not read", source=source, line=1, offset=offset,
+                          **fields)
 
     async def _read_head(self, reader: Reader, limit: int) -> tuple[bytes, bool, str | None]:
         """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when

@@ -413,6 +413,16 @@ def head_format(head: bytes) -> str | None:
     return DOCUMENT if is_document(value) else LINES
 
 
+def document_too_long(limit: int) -> dict[str, str]:
+    """What is wrong with an input that is one JSON document (read whole) longer than ``limit`` (--max-line-bytes):
+    ``what`` it is (said after "SOURCE is" or "it is"), and the diagnostic's ``expected``, ``received`` and
+    ``howToFix``; read, validate and walk say it alike (E_JSONL_LINE_TOO_LONG)."""
+    return {"what": f"one JSON document (an artifact or an array) longer than {limit} bytes, the most "
+                    "--max-line-bytes lets replay read whole",
+            "expected": f"a document of at most {limit} bytes", "received": f"more than {limit} bytes",
+            "howToFix": "Raise --max-line-bytes above the document's size in bytes."}
+
+
 def as_document(data: bytes) -> Any:
     """The input as one JSON document when it is an artifact or an array, else None."""
     try:

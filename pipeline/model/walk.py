@@ -45,7 +45,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused
-from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, head_format
+from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, document_too_long, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
@@ -866,6 +866,18 @@ def _scan(path: str, at: str | None, max_line_bytes: int) -> JournalScan:
         read.close()
 
 
+def _whole(chunks: Iterable[bytes], limit: int) -> bytes | None:
+    """All the bytes of ``chunks``, or None as soon as there are more than ``limit`` (not read further)."""
+    parts: list[bytes] = []
+    size = 0
+    for data in chunks:
+        parts.append(data)
+        size += len(data)
+        if size > limit:
+            return None
+    return b"".join(parts)
+
+
 def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
     head = b""
     whole = True  # the head is the whole input (too short for head_format to tell: `read` tries it as a document)
@@ -877,8 +889,13 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
     bom = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
     if head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
         # one JSON document (an artifact, an array): read whole, as `read` does
-        data = b"".join(read.look(keep=False))[bom:]
-        document = as_document(data) if len(data) <= max_line_bytes else None
+        whole_input = _whole(read.look(keep=False), max_line_bytes)
+        if whole_input is None:  # as `read` reads it: not past the limit, and one error for the input
+            too_long = document_too_long(max_line_bytes)
+            raise _unreadable(path, f"it is {too_long.pop('what')}", line=1, offset=bom, cause="E_JSONL_LINE_TOO_LONG",
+                              **too_long)
+        data = whole_input[bom:]
+        document = as_document(data)
         if document is None:
             raise _unreadable(path, "it is neither JSONL nor one JSON artifact", offset=0, received=excerpt(data[:120]))
         first = next(document_items(document, path), None)  # its first record: the $run record of an artifact

@@ -350,6 +350,24 @@ def test_a_record_that_is_no_object_in_a_document_ends_the_walk_there(document: 
     assert (error["cause"], error["path"], error["source"]) == ("E_EVENT_NOT_OBJECT", path, str(tmp_path / "art.json"))
 
 
+@pytest.mark.parametrize("gzipped", [False, True], ids=["json", "json.gz"])
+def test_a_document_larger_than_max_line_bytes_is_refused_as_too_large(tmp_path: Path, cli, gzipped: bool):
+    """A .json document larger than --max-line-bytes is refused for what it is (too large: raise the limit), as read
+    reports it, not as "neither JSONL nor one JSON artifact"."""
+    data = orjson.dumps({"events": [{"kind": "step.started", "step_id": "a", "pad": "x" * 2000}]}, option=orjson.OPT_INDENT_2)
+    path = tmp_path / ("art.json.gz" if gzipped else "art.json")
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    code, out, [error] = cli("walk", "--max-line-bytes", "1000", str(path))
+    assert code == 2 and out == b""
+    assert (error["code"], error["cause"], error["line"], error["offset"]) == \
+        ("E_JOURNAL_READ_FAILED", "E_JSONL_LINE_TOO_LONG", 1, 0)
+    [read] = [e for e in cli("read", "--max-line-bytes", "1000", str(path))[2]]
+    assert "one JSON document (an artifact or an array) longer than 1000 bytes" in error["message"]
+    assert "one JSON document (an artifact or an array) longer than 1000 bytes" in read["message"]
+    assert (error["howToFix"], error["expected"], error["received"]) == (read["howToFix"], read["expected"], read["received"])
+    assert cli("walk", str(path))[0] == 0
+
+
 def test_a_line_too_long_mid_journal_fails_with_its_offset(tmp_path: Path, cli):
     path = tmp_path / "long.jsonl"
     path.write_bytes(b'{"kind":"a"}\n{"kind":"b","pad":"' + b"x" * 200 + b'"}\n{"kind":"c"}\n')
