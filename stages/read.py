@@ -289,9 +289,8 @@ class ReadJournal(Source):
 
 def _dropped(diagnostic: dict[str, Any]) -> Batch:
     """The dropped record that stands in the stream for what ``diagnostic`` reports (a line left out, where a read
-    failed), at its line and offset: the shape parse writes (the diagnostic's fields but who reported it and how to
-    fix it, which a parse down the pipe says again)."""
-    where = {k: v for k, v in diagnostic.items() if k not in ("code", "message", "stage", "howToFix")}
+    failed), at its line and offset: the shape parse writes (the diagnostic's fields but who reported it)."""
+    where = {k: v for k, v in diagnostic.items() if k not in ("code", "message", "stage")}
     mark = dropped_record(diagnostic["code"], diagnostic["message"], where)
     return Batch(diagnostic.get("source", "<stdin>"), None, [exactjson.dumps(mark)], [diagnostic.get("line")],
                  [diagnostic.get("offset")])

@@ -176,11 +176,16 @@ def interrupted_exit(signal_number: int) -> int:
 _ORDER = ("code", "message", "path", "source", "line", "column", "offset", "stage", "expected", "received", "howToFix", "example")
 
 
-def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
-    """Build one error record (the body of ``{"error": ...}``); None fields are left out."""
+def how_to_fix(code: str) -> str:
+    """The advice an error with ``code`` gives when its report has none of its own."""
     if code not in CATALOGUE:
         raise KeyError(f"error code {code} is not in the catalogue")
-    fields.setdefault("howToFix", CATALOGUE[code][1])
+    return CATALOGUE[code][1]
+
+
+def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
+    """Build one error record (the body of ``{"error": ...}``); None fields are left out."""
+    fields.setdefault("howToFix", how_to_fix(code))
     body: dict[str, Any] = {"code": code, "message": message}
     for key in _ORDER[2:]:
         value = fields.pop(key, None)

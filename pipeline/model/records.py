@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from replay.pipeline.engine.errors import how_to_fix
+
 RECORD_KEY = "$record"
 RUN_RECORD = "run"
 SOURCE_RECORD = "source"  # {"$record": "source", "source": "a.jsonl"}: the records after it came from that input
@@ -18,7 +20,7 @@ RUN_DROPPED = "runDropped"  # in a heal record: true when heal dropped every eve
 INVOCATION_RECORD = "invocation"
 SUMMARY_RECORD = "summary"
 DIAGNOSTICS_RECORD = "diagnostics"
-# {"$record": "dropped", "code", "message", "source", "line", "offset", ...}: `replay read` left a line out
+# {"$record": "dropped", "code", "message", "source", "line", "offset", ..., "howToFix"}: `replay read` left a line out
 # here (reported with that code); a parse down the pipe reports it again at the same place.
 DROPPED_RECORD = "dropped"
 DOCUMENT_RECORD = "document"  # {"$record": "document", "document": {...}}: a JSON file read whole (validate)
@@ -32,10 +34,14 @@ def is_run_record(record: Any) -> bool:
 
 def dropped_record(code: str, message: str, where: dict[str, Any], **fields: Any) -> dict[str, Any]:
     """The dropped record that stands in a stream for a line left out (``read``'s and ``parse``'s ``mark_dropped``):
-    the code and message it was reported with, where it was (``where``'s fields but None ones), then ``fields``."""
+    the code and message it was reported with, where it was (``where``'s fields but None ones), then ``fields``, and
+    the ``howToFix`` the report gave (the code's own when ``fields`` has none), so a parse down the pipe that reports
+    the line again gives the same advice."""
     mark: dict[str, Any] = {RECORD_KEY: DROPPED_RECORD, "code": code, "message": message}
     mark.update((k, v) for k, v in where.items() if v is not None)
     mark.update(fields)
+    if mark.get("howToFix") is None:
+        mark["howToFix"] = how_to_fix(code)
     return mark
 
 

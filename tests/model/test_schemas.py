@@ -306,3 +306,31 @@ def test_validate_agrees_with_the_stream_schema_on_a_reserved_record(name: str) 
     found = errors_of(done.stderr)
     assert (done.returncode == 0 and found == []) is schema_says, (schema_says, found)
     assert all(body["code"] == "E_EVENT_INVALID" for body in found), found
+
+
+# dropped records: one shape, whoever left the line out ---------------------------------------------
+DROPPED_INPUTS = {
+    "too-long-line": ("run.jsonl", b'{"a":1}\n{"pad":"' + b"x" * 3000 + b'"}\n'),  # read leaves it out
+    "too-long-document": ("run.json", orjson.dumps({"events": [{"pad": "x" * 3000}]}, option=orjson.OPT_INDENT_2)),
+    "not-utf-8": ("run.jsonl", b'{"a":\xff}\n'),  # parse leaves it out
+    "too-deep": ("run.jsonl", b"[" * 1100 + b"]" * 1100 + b"\n"),
+    "not-an-object": ("run.jsonl", b'{"a":1}\n[1]\n'),
+    "torn": ("run.jsonl", b'{"a":1}\n{"a":'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DROPPED_INPUTS))
+def test_a_dropped_record_has_one_shape_and_carries_the_advice_on_stderr(name: str, tmp_path: Path) -> None:
+    """read writes a dropped record for a line it left out (too long) as for one parse left out (not UTF-8, too deep):
+    the stream schema's shape, with the error's howToFix, which a parse down the pipe gives again."""
+    file, data = DROPPED_INPUTS[name]
+    path = tmp_path / file
+    path.write_bytes(data)
+    done = run_replay("read", "--max-line-bytes", "2500", str(path))
+    [error] = errors_of(done.stderr)
+    [mark] = [r for r in jsonl(done.stdout) if r.get("$record") == "dropped"]
+    assert schema_errors("stream", mark) == []
+    assert {k: v for k, v in mark.items() if k != "original"} == {"$record": "dropped", **{k: v for k, v in error.items() if k != "stage"}}
+    again = run_replay("validate", "-", input=done.stdout)
+    [repeated] = [e for e in errors_of(again.stderr) if e["code"] == error["code"]]
+    assert repeated["howToFix"] == error["howToFix"]
