@@ -188,27 +188,35 @@ class ReadJournal(Source):
         limit = self.config["max_line_bytes"]
         follow = self.config["follow"]
         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
-        head, eof, kind = await self._read_head(reader, limit)
-        at_start = follow and not head  # (--follow of a file empty so far: its byte order mark may come yet)
-        head, cutter.offset = skip_bom(head)  # offsets stay positions in the file
-        if eof and (document := as_document(head)) is not None:
-            await self._send(list(document_items(document, source, self.batch_events)), out)
-            return
-        if eof and (trajectory := _dialect_document(head)) is not None:  # e.g. a mini-swe-agent .traj.json
-            await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
-            return
-        if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
-            await self._send([self._document_too_long(source, cutter.offset)], out)
-            return
-        await self._send(cutter.feed(head), out, pause=self._short)
-        if eof and not follow:
-            await self._send(cutter.finish(), out)
-            return
-        at_end = eof  # the last read found nothing more: what the cutter holds is the input's unfinished last line
+        head_parts: list[bytes] = []  # the head as it is read
+        fed = False  # has the cutter the head?
+        # Reading stopped while the input had nothing more for now (what the cutter holds is then its unfinished last
+        # line): --follow stopped after a read that found nothing, or a pipe (a terminal, a socket) in a read, which
+        # waits only while it has nothing more.
+        idle = reader.may_wait
         try:
+            head, eof, kind = await self._read_head(reader, limit, head_parts)
+            fed = True
+            at_start = follow and not head  # (--follow of a file empty so far: its byte order mark may come yet)
+            head, cutter.offset = skip_bom(head)  # offsets stay positions in the file
+            if eof and (document := as_document(head)) is not None:
+                await self._send(list(document_items(document, source, self.batch_events)), out)
+                return
+            if eof and (trajectory := _dialect_document(head)) is not None:  # e.g. a mini-swe-agent .traj.json
+                await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
+                return
+            if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
+                await self._send([self._document_too_long(source, cutter.offset)], out)
+                return
+            await self._send(cutter.feed(head), out, pause=self._short)
+            if eof and not follow:
+                await self._send(cutter.finish(), out)
+                return
+            at_end = eof  # the last read found nothing more
             while True:
+                idle = at_end or reader.may_wait
                 data = await reader.read(self.chunk)
-                at_end = not data
+                idle = at_end = not data
                 if at_start and data:
                     at_start = False
                     data, cutter.offset = skip_bom(data)
@@ -228,15 +236,18 @@ class ReadJournal(Source):
                     await anyio.sleep(self.config["poll_seconds"])
                 else:
                     break
-        except anyio.get_cancelled_exc_class():  # Ctrl-C (or a failure elsewhere) stopped --follow
-            if follow and at_end:
+        except anyio.get_cancelled_exc_class():  # Ctrl-C (or a failure elsewhere) stopped the read
+            if not fed:  # (stopped while reading the head: the cutter holds it)
+                head, cutter.offset = skip_bom(b"".join(head_parts))
+                cutter.feed(head)
+            if idle:
                 self._unfinished(cutter, source)
             raise
         await self._send(cutter.finish(), out)
 
     def _unfinished(self, cutter: LineCutter, source: str) -> None:
-        """--follow stopped while the file's last line had no newline yet: that line was not read, and the user is
-        told where it starts (it is read once it is whole: `replay read` the file again then)."""
+        """--follow (or Ctrl-C on a pipe) stopped while the input's last line had no newline yet: that line was not
+        read, and the user is told where it starts (it is read once it is whole: `replay read` the file again then)."""
         size = len(cutter.pending)
         if size and self.log is not None:
             self.log.warning("read.unfinished", source=source, line=cutter.line, offset=cutter.offset, bytes=size,
@@ -249,10 +260,10 @@ class ReadJournal(Source):
         return diagnostic("E_JSONL_LINE_TOO_LONG", f"{source} is {what}; not read", source=source, line=1, offset=offset,
                           **fields)
 
-    async def _read_head(self, reader: Reader, limit: int) -> tuple[bytes, bool, str | None]:
+    async def _read_head(self, reader: Reader, limit: int, parts: list[bytes]) -> tuple[bytes, bool, str | None]:
         """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when
-        it may be one JSON document. Returns (bytes, reached end of input, ``head_format`` of them)."""
-        parts: list[bytes] = []
+        it may be one JSON document. Returns (bytes, reached end of input, ``head_format`` of them); ``parts``
+        holds what was read so far (where reading stopped before it was done)."""
         size = 0
         kind: str | None = None
         while True:

@@ -558,6 +558,29 @@ def test_ctrl_c_during_follow_says_the_unfinished_last_line_was_not_read(tmp_pat
     assert "no newline yet" in notice["message"] and "not read" in notice["message"]
 
 
+@pytest.mark.parametrize("head", [LINES[0] + b"\n", b""], ids=["after-a-line", "first-line"])
+def test_ctrl_c_on_a_pipe_says_the_unfinished_last_line_was_not_read(head: bytes):
+    """`tail -f x | replay read`: Ctrl-C while the pipe's last line has no newline yet says so, as --follow does (the
+    same read.unfinished warning), rather than dropping the line in silence; the pipe stays open (tail -f writes on)."""
+    proc = subprocess.Popen([REPLAY, "read"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = lines_of(proc)
+        proc.stdin.write(head + LINES[1][:20])
+        proc.stdin.flush()
+        if head:
+            assert got.get(timeout=60) == head
+        time.sleep(0.5)  # (it has read all the pipe holds and waits for more)
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    proc.stdin.close()
+    assert got.get(timeout=60) is None  # nothing more came out
+    [notice] = jsonl(proc.stderr.read())
+    assert notice["event"] == "read.unfinished" and notice["level"] == "warning"
+    assert (notice["source"], notice["line"], notice["offset"], notice["bytes"]) == ("<stdin>", 1 + bool(head), len(head), 20)
+    assert "no newline yet" in notice["message"] and "not read" in notice["message"]
+
+
 def test_follow_reads_a_truncated_journal_again_from_its_start(tmp_path: Path):
     """A journal truncated while followed (a log that starts over) is read from its start again, as `tail -f` does:
     reading on at the old offset lost the new lines (they were never read, or read from their middle)."""
