@@ -11,8 +11,11 @@ Before the run (``preflight``) each input file is checked: a first record that i
 ``at`` step that appears in no input, is refused (exit 2, nothing printed), and a pre-scan finds the
 record the walk stops at: that step's terminal record, or the step's last record when it never
 terminated, or a line that cannot be read and may be the step's (the walk reads up to it and fails
-there). On stdin there is nothing to pre-scan: the records after the step's latest one are held
-until it shows up again (or dropped at the end), and a step never seen is ``E_STEP_NOT_FOUND`` then.
+there). On stdin there is nothing to pre-scan: every record is held until the step shows up (and
+those after its latest record until it shows up again, or dropped at the end), so a step never seen is
+refused as a file's is, ``E_STEP_NOT_FOUND`` (exit 2) with nothing printed. A record that cannot be read
+before the step showed is as in a file the pre-scan read: the records after it are looked through for the
+step; found, the walk shows the records before it and fails there (exit 1), else the step is refused.
 
 Lines are written as their ``raws``: the text line, or the JSON object with the record's own bytes
 as ``event``.
@@ -40,6 +43,7 @@ from replay.pipeline.model.walk import (
     read_record,
     record_problem,
     scan_journal,
+    step_of,
 )
 
 TEXT, JSON = "text", "json"
@@ -69,6 +73,9 @@ class WalkRecords(Transform):
         self.held: list[Column] = []  # records after the `at` step's latest one, until it shows again
         self.last: tuple[str, int, int, int] | None = None  # the last record read: source, line, offset, length
         self.failure: dict[str, Any] | None = None  # a read failure ahead, at an offset not reached yet
+        # (no pre-scan) a record that could not be read before the `at` step showed: reported once the step shows
+        # after it (the walk ends there), else with the refusal of the step; the records after it are only looked at
+        self.unseen_failure: tuple[str, dict[str, Any]] | None = None
         # Where the walk stops in each input, found by the pre-scan (preflight): with a stop known,
         # nothing is held back. Per source: the stop record's line (JSONL) or index (a document).
         self.stops: dict[str, StepEnd] = {}
@@ -97,17 +104,21 @@ class WalkRecords(Transform):
             return None
         if batch.port is not None:  # diagnostics routed in: the input cannot be read on
             for record in batch.events or ():
-                self._read_failed(record)
-                if self.done:
+                if self.done or self.unseen_failure is not None:
                     break
+                self._read_failed(record)
             return None
+        if self.unseen_failure is not None:
+            return self._look(batch, 0)
         out: list[Column] = []
+        look = 0  # (a failure before the step showed) where to look on for it
         events = batch.events
         last = len(batch) - 1
         failure = self.failure
         for i in range(len(batch)):
             if failure is not None and _past(failure, batch, i):
                 self._fail_with(failure)
+                look = i
                 break
             raw = batch.raws[i]
             if events is not None:
@@ -115,6 +126,7 @@ class WalkRecords(Transform):
                 bad = record_problem(record, batch.pointers[i])
                 if bad is not None:  # a document's record that is no object ends the walk like such a line
                     self._fail_with({**bad, "source": batch.source, "line": batch.lines[i], "offset": batch.offsets[i]})
+                    look = i + 1
                     break
             else:
                 assert raw is not None
@@ -129,13 +141,35 @@ class WalkRecords(Transform):
                         continue
                     self._fail(problem.message, source=batch.source, line=batch.lines[i], offset=batch.offsets[i],
                                received=excerpt(raw))
+                    look = i + 1
                     break
             self._advance(batch, i, raw)
             if self._take(batch, i, record, raw, out):
                 break
+        if self.unseen_failure is not None:  # (nothing went out: every record is held until the step shows)
+            return self._look(batch, look)
         if not out:
             return None
         return Batch.from_columns(out, source=batch.source)
+
+    def _look(self, batch: Batch, start: int) -> Batch | None:
+        """After a record that could not be read before the `at` step showed: does the step show in ``batch`` from
+        ``start`` on? Then the walk ends at the failure, the records held (those before it) shown."""
+        assert self.watch is not None and self.unseen_failure is not None
+        events = batch.events
+        for i in range(start, len(batch)):
+            if events is not None:
+                record = events[i]
+            else:
+                try:
+                    record = exactjson.loads(batch.raws[i] or b"")
+                except orjson.JSONDecodeError:
+                    continue
+            if type(record) is dict and step_of(record) == self.watch.step:
+                held = self.held
+                self._report(*self.unseen_failure)
+                return Batch.from_columns(held, source=batch.source) if held else None
+        return None
 
     def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column]) -> bool:
         """Render one record into ``out`` (or hold it); True when the walk ends with it."""
@@ -162,10 +196,8 @@ class WalkRecords(Transform):
             if watch.feed(record, line.kind, line.step_id, line.state):
                 self.done = True
                 return True
-        elif watch.seen:
+        else:  # until the step shows (again): it may never, and then nothing is printed
             self.held.append(column)
-        else:
-            out.append(column)
         return False
 
     def _at(self, stop: StepEnd, batch: Batch, i: int) -> bool:
@@ -203,21 +235,42 @@ class WalkRecords(Transform):
         self._fail(fields.pop("reason"), **fields)
 
     def _fail(self, reason: str, **fields: Any) -> None:
-        offset = fields.get("offset")
-        at = f" at byte {offset}" if offset is not None else ""
-        self.error("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}",
-                   refusal="journal_read_failed", **fields)
+        self.failure = None
+        if self._unseen():  # whether the step is in what follows decides between this failure and its refusal
+            self.unseen_failure = (reason, fields)
+            return
+        self._report(reason, fields)
+
+    def _report(self, reason: str, fields: dict[str, Any]) -> None:
+        self.error("E_JOURNAL_READ_FAILED", f"the journal {_unreadable(reason, fields)}", refusal="journal_read_failed",
+                   **fields)
         self.done = True
         self.held = []
         self.failure = None
 
+    def _unseen(self) -> bool:
+        """Is there an `at` step the walk has not met yet, with no pre-scan to say where it is (stdin)?"""
+        return self.watch is not None and not self.watch.seen and not self.done and not self.stops
+
     def flush(self) -> None:
         if self.failure is not None and not self.done:
             self._fail_with(self.failure)
-        if self.watch is not None and not self.watch.seen and not self.done and not self.stops:
-            self.error("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in the journal",
-                       received=self.watch.step, refusal="step_not_found")
+        if self._unseen():  # all of the journal was read (or looked through) and the step never showed: refused
+            assert self.watch is not None
+            failed = self.unseen_failure
+            where = ""
+            if failed is not None:  # (said too: the step may have been in what could not be read)
+                where = f" (in the records that could be read; it {_unreadable(*failed)})"
+            self.held = []
+            raise refused("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in the journal{where}",
+                          received=self.watch.step)
         self.held = []  # an unterminated step: its last record was the stop
+
+
+def _unreadable(reason: str, fields: dict[str, Any]) -> str:
+    """"could not be read at byte N: REASON", where the journal stopped being readable."""
+    offset = fields.get("offset")
+    return f"could not be read{f' at byte {offset}' if offset is not None else ''}: {reason}"
 
 
 def _past(failure: dict[str, Any], batch: Batch, i: int) -> bool:

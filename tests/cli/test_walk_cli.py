@@ -417,6 +417,42 @@ def test_replay_run_of_the_shipped_spec_walks_like_the_command(args, at, tmp_pat
     assert cli("run", str(config), str(WALK / "interleaved.jsonl")) == cli("walk", *args, *at_args, str(WALK / "interleaved.jsonl"))
 
 
+def test_a_step_not_found_on_stdin_is_refused_with_nothing_printed(tmp_path: Path, cli):
+    """`replay run CONFIG -` with a walk `at` a step: on stdin the walk holds every record until the step shows, so a
+    step that never does is refused as in a file (exit 2, REFUSED [step_not_found], nothing on stdout); one that does
+    is walked as in a file."""
+    config = tmp_path / "walk.toml"
+    config.write_text('chain = [{ type = "walk", at = "nonexistent-step" }]\n')
+    journal = (WALK / "hello.jsonl").read_bytes()
+    refused(cli("run", str(config), "-", input=journal), "E_STEP_NOT_FOUND", "step_not_found")
+    config.write_text('chain = [{ type = "walk", at = "approve" }]\n')
+    parked = (WALK / "parked.jsonl").read_bytes()
+    assert cli("run", str(config), "-", input=parked) == cli("run", str(config), str(WALK / "parked.jsonl"))
+
+
+@pytest.mark.parametrize("step, found", [("approve", True), ("nonexistent-step", False)])
+def test_a_line_too_long_on_stdin_before_the_step_is_as_in_a_file(tmp_path: Path, cli, step: str, found: bool):
+    """A line read cannot read before the step showed on stdin: when the step comes after it, the walk shows the records
+    before the line and fails there (exit 1), as `replay walk FILE --at STEP`; when it never comes, it is refused
+    (exit 2), its message saying what could not be read."""
+    parked = (WALK / "parked.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"".join(parked[:2]) + b'{"kind":"run.note","pad":"' + b"x" * 300 + b'"}\n' + b"".join(parked[2:]))
+    config = tmp_path / "walk.toml"
+    config.write_text('[stages.read]\ntype = "read"\nmax_line_bytes = 200\n'
+                      f'[stages.walk]\ntype = "walk"\ninputs = ["read", "read.errors"]\nat = "{step}"\n'
+                      '[stages.out]\ntype = "write"\ninputs = ["walk"]\n')
+    piped = cli("run", str(config), "-", input=path.read_bytes())
+    if not found:
+        error = refused(piped, "E_STEP_NOT_FOUND", "step_not_found")
+        assert "could not be read at byte" in error["message"] and "longer than 200 bytes" in error["message"]
+        return
+    code, out, [error] = piped
+    walked = cli("walk", "--max-line-bytes", "200", "--at", step, str(path))
+    assert (code, out) == walked[:2] and code == 1 and len(out.splitlines()) == 2
+    assert (error["code"], error["offset"]) == (walked[2][0]["code"], walked[2][0]["offset"])
+
+
 def test_a_config_is_refused_before_any_output_too(tmp_path: Path, cli):
     config = tmp_path / "walk.toml"
     config.write_text('chain = [{ type = "walk", at = "nonexistent-step" }]\n')

@@ -85,11 +85,16 @@ def test_held_records_come_back_when_the_step_shows_again():
     assert [r["kind"] for r in result.records] == ["step.started", "step.started", "note", "step.completed"]
 
 
-def test_at_a_step_that_never_appears_walks_everything_then_reports_it():
-    out, side = walk("hello.jsonl", at="step-9")
-    assert len(out) == 9
-    assert [e["code"] for e in side["errors"]] == ["E_STEP_NOT_FOUND"]
-    assert side["errors"][0]["refusal"] == "step_not_found"
+def test_at_a_step_that_never_appears_shows_nothing_and_is_refused():
+    """With no pre-scan (stdin), every record is held until the step shows: one that never does is refused (exit 2,
+    REFUSED [step_not_found]), as in a file, with nothing shown."""
+    stage = WalkRecords(at="step-9")
+    shown = [stage(batch) for batch in raw_batches("hello.jsonl", size=3)]
+    assert shown == [None, None, None] and stage.take("errors") == []
+    with pytest.raises(ReplayError) as caught:
+        stage.flush()
+    assert caught.value.code == "E_STEP_NOT_FOUND" and caught.value.exit_code == 2
+    assert caught.value.body["message"].startswith("REFUSED [step_not_found] ")
 
 
 def test_a_tool_call_is_a_step_of_a_canonical_journal():
@@ -171,9 +176,14 @@ def test_a_routed_diagnostic_with_a_position_ends_the_walk_there():
        st.integers(min_value=1, max_value=5), st.sampled_from(["", "step-1", "build", "approve", "fetch-a", "merge"]),
        st.sampled_from(["text", "json"]))
 def test_how_records_are_batched_does_not_change_the_walk(name, size, at, fmt):
-    whole = run_inline([WalkRecords(format=fmt, at=at)], raw_batches(name))
-    cut = run_inline([WalkRecords(format=fmt, at=at)], raw_batches(name, size))
-    assert cut.to_jsonl() == whole.to_jsonl() and cut.side == whole.side
+    def outcome(batches: list[Batch]) -> tuple:
+        try:
+            result = run_inline([WalkRecords(format=fmt, at=at)], batches)
+        except ReplayError as exc:  # a step in none of it: refused
+            return ("refused", exc.body)
+        return (result.to_jsonl(), result.side)
+
+    assert outcome(raw_batches(name, size)) == outcome(raw_batches(name))
 
 
 def test_the_same_journal_walks_to_the_same_bytes():
