@@ -2,8 +2,8 @@
 
 The rule order is ``pipeline/specs/heal-rules.toml`` (``replay stages --graph heal-rules``). Its
 ports: the healed stream, ``repairs`` (every rule's repairs, plus what its inputs bring on a
-``repairs`` port, e.g. parse's dropped torn lines), ``notices`` (observations that changed nothing)
-and ``errors``.
+``repairs`` port, e.g. parse's dropped torn lines), ``notices`` (observations that changed nothing, its
+inputs' ``notices`` too, e.g. capture's runner fields not kept) and ``errors``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class Heal(Composite):
         if self.config["summary"]:
             stages[SUMMARY] = {"type": SUMMARY, "inputs": [previous, "$in.repairs", *repairs]}
             previous = SUMMARY
-        return SubGraph(stages, {"": [previous], "repairs": ["$in.repairs", "*.repairs"], "notices": ["*.notices"]})
+        return SubGraph(stages, {"": [previous], "repairs": ["$in.repairs", "*.repairs"], "notices": ["$in.notices", "*.notices"]})
 
 
 def rule_stages(rules: dict[str, Any] | None = None, registry: Registry | None = None) -> list[Any]:

@@ -12,7 +12,10 @@ Out on the main port: a run record (status, response, error, usage, ... from the
 status "error" with the E_RUNNER_* code when the runner failed), then the run's events: streamed lines
 keep their original bytes and stdout line numbers, events of the output object their ``$.events[i]``.
 Events that name another runId than the one capture gave the runner are given the capture's
-(logged on ``repairs`` as rule ``adopt_run_id``). Out on ``raw``, one record per run::
+(logged on ``repairs`` as rule ``adopt_run_id``). A run fact of the output object (``error``, ``framework``,
+``sources``, ``usage``, ``response``) in another type than the contract's is kept in its normal form where it
+has one (a bare error message, one source name; a repair) or else left out of the run record and said on
+``notices`` (rule ``check_runner_output``, with the value and how to fix the runner). Out on ``raw``, one record per run::
 
     {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as sent>]}
 
@@ -36,8 +39,8 @@ from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_name
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
-from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.model.runner_protocol import RUNNER_ERROR_RULE, Reply, read_reply, run_facts
+from replay.pipeline.model.repairs import REPORTED, log_repair
+from replay.pipeline.model.runner_protocol import Reply, read_reply, run_facts
 
 RAW_CAPTURE = "raw-capture"
 SCHEMA_VERSION = "1.0.0"
@@ -73,7 +76,7 @@ class SpawnRunner(AsyncTransform):
                                     "group, SIGKILL after kill_grace_ms) and send what it printed as a failed run "
                                     "marked interrupted, instead of cancelling the whole graph"),
     }
-    ports = ("errors", "raw", "repairs")
+    ports = ("errors", "raw", "repairs", "notices")
 
     async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
         async for batch in batches:
@@ -156,7 +159,8 @@ class SpawnRunner(AsyncTransform):
                    failure: dict[str, Any] | None, source: str) -> Batch:
         request = invocation["input"]
         run_id = invocation["runId"]
-        facts = run_facts(reply.output)
+        given = run_facts(reply.output)
+        facts = given.facts
         status = (reply.output or {}).get("status") if failure is None else "error"
         if failure is not None:
             retryable = failure["code"] in ("E_RUNNER_TIMEOUT", "E_RUNNER_START_FAILED", "E_CAPTURE_INTERRUPTED")
@@ -171,11 +175,11 @@ class SpawnRunner(AsyncTransform):
         )
         columns: list[Column] = [(record, None, None, None, None)]
         batch = Batch.from_columns(columns + reply.events, source=source)
-        given = (reply.output or {}).get("error")
-        if isinstance(given, str) and failure is None:
-            log_repair(self, RUNNER_ERROR_RULE, "changed", "runner output's `error` is a string; the contract's is an "
-                       "object: kept as its message", run_id=run_id, source=source, field="error",
-                       original=given, value=facts["error"])
+        for note in given.notes:
+            if note.field == "error" and failure is not None:
+                continue  # the run's error is the failure's
+            log_repair(self, note.rule, "changed" if note.kept else REPORTED, note.message, run_id=run_id,
+                       source=source, port="repairs" if note.kept else "notices", **note.entry())
         if self.config["adopt_run_id"]:
             self._adopt_run_id(batch, run_id)
         return batch

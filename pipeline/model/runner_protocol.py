@@ -276,34 +276,104 @@ def _read_lines(reply: Reply, stdout: bytes) -> None:
         )
 
 
-def run_error(value: Any) -> dict[str, Any] | None:
-    """An output's ``error`` as the contract has it, an object; a bare message (a string, which the contract does not
-    allow) becomes ``{"message": it}``, so it is not lost (capture logs that as a repair: ``RUNNER_ERROR_RULE``)."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        return {"message": value}
-    return None
+RUNNER_ERROR_RULE = "normalize_runner_error"  # a bare message as `error` made {"message": it} (a repair)
+RUNNER_SOURCES_RULE = "normalize_runner_sources"  # one source name as `sources` made [it] (a repair)
+RUNNER_FIELD_RULE = "check_runner_output"  # a run fact of a type with no normal form: not kept, a notice
+_TYPES = {"response": "string", "error": "object", "framework": "string", "sources": "array of strings", "usage": "object"}
+_EXAMPLES = {"response": '"response": "AAPL is your largest holding."',
+             "error": '"error": {"code": "RUNNER_TOOL_TIMEOUT", "message": "...", "retryable": true}',
+             "framework": '"framework": "langchain"', "sources": '"sources": ["portfolio_db"]',
+             "usage": '"usage": {"inputTokens": 100, "outputTokens": 40, "costUsd": 0.0021}'}
 
 
-RUNNER_ERROR_RULE = "normalize_runner_error"  # the repair ``run_error`` makes of a string, in the heal log
+@dataclass
+class FactNote:
+    """A run fact the output gave in a type the contract does not have: ``value`` is its normal form, kept and
+    logged as a repair by ``rule``; None when it has none, so it is not kept and is a notice (``check_runner_output``)
+    naming the field, what came and how to fix the runner. The raw capture keeps the runner's stdout as it was."""
+
+    field: str
+    original: Any
+    received: str
+    value: Any = None
+    rule: str = RUNNER_FIELD_RULE
+
+    @property
+    def kept(self) -> bool:
+        return self.value is not None
+
+    @property
+    def message(self) -> str:
+        said = f"runner output's `{self.field}` is {_an(self.received)}; the contract's is {_an(_TYPES[self.field])}"
+        if self.kept:
+            return f"{said}: kept as {exactjson.dumps(self.value).decode()[:80]}"
+        return f"{said}: not kept in the run record (the raw capture has it)"
+
+    def entry(self) -> dict[str, Any]:
+        """The heal-log entry's fields (``log_repair``'s keywords, but rule, action and message)."""
+        if self.kept:
+            return {"field": self.field, "original": self.original, "value": self.value}
+        return {"field": self.field, "path": f"$.{self.field}", "original": self.original,
+                "expected": _TYPES[self.field], "received": self.received,
+                "howToFix": f"Write `{self.field}` as {_an(_TYPES[self.field])} in the runner's output object, e.g. "
+                            f"{_EXAMPLES[self.field]} (`replay schema runner-output`), or leave it out."}
 
 
-def run_facts(output: dict[str, Any] | None) -> dict[str, Any]:
-    """The run-level facts an output object carries, each kept only when it has the contract's type."""
-    if not output:
-        return {}
-    facts: dict[str, Any] = {}
-    if isinstance(output.get("response"), str):
-        facts["response"] = output["response"]
-    error = run_error(output.get("error"))
-    if error is not None:
-        facts["error"] = error
-    if isinstance(output.get("framework"), str):
-        facts["framework"] = output["framework"]
-    sources = output.get("sources")
-    if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
-        facts["sources"] = sources
-    if isinstance(output.get("usage"), dict):
-        facts["usage"] = output["usage"]
-    return facts
+def _an(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def _received(value: Any) -> str:
+    """What came, as a diagnostic's ``received`` says it: its JSON type (for an array, its first item that is no string)."""
+    if isinstance(value, list):
+        k = next(k for k, item in enumerate(value) if not isinstance(item, str))
+        return f"array (item [{k}] is {json_type(value[k])})"
+    return json_type(value)
+
+
+def _fact(name: str, value: Any) -> FactNote | None:
+    """None when ``value`` has the contract's type, else what becomes of it."""
+    if name == "error":
+        if isinstance(value, dict):
+            return None
+        if isinstance(value, str):
+            return FactNote(name, value, "string", {"message": value}, RUNNER_ERROR_RULE)
+    elif name == "sources":
+        if isinstance(value, list) and all(isinstance(s, str) for s in value):
+            return None
+        if isinstance(value, str):
+            return FactNote(name, value, "string", [value], RUNNER_SOURCES_RULE)
+    elif name == "usage":
+        if isinstance(value, dict):
+            return None
+    elif isinstance(value, str):
+        return None
+    return FactNote(name, value, _received(value))
+
+
+@dataclass
+class RunFacts:
+    """The run-level facts an output object carries (``facts``, for the run record), and a note for each one it gave
+    in another type than the contract's (``notes``, for the heal log): none is dropped without a word."""
+
+    facts: dict[str, Any] = field(default_factory=dict)
+    notes: list[FactNote] = field(default_factory=list)
+
+
+def run_facts(output: dict[str, Any] | None) -> RunFacts:
+    """The run facts of an output object: those of the contract's type as they are, those with a normal form (a bare
+    error message, one source name) in it, the others left out with a note; null is taken for absent. A status-"ok" output's `response` that is
+    no string is not noted here: ``check_output`` fails the run for it (E_RUNNER_RESPONSE_MISSING)."""
+    result = RunFacts()
+    for name in _TYPES:
+        if not output or output.get(name) is None:  # absent, or null: nothing said, nothing to lose
+            continue
+        note = _fact(name, output[name])
+        if note is None:
+            result.facts[name] = output[name]
+            continue
+        if note.kept:
+            result.facts[name] = note.value
+        if note.kept or not (name == "response" and output.get("status") == "ok"):
+            result.notes.append(note)
+    return result

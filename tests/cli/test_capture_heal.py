@@ -96,3 +96,36 @@ def test_a_string_error_is_kept_as_the_message_of_an_error_object_and_logged(tmp
     [repair] = [e for e in log["repairs"] if e["rule"] == "normalize_runner_error"]
     assert repair["original"] == "database connection refused" and repair["value"] == expected
     assert repair["action"] == "changed" and repair["field"] == "error"
+
+
+def test_run_facts_of_another_type_are_kept_in_their_normal_form_or_noted_never_dropped_silently(tmp_path):
+    """A runner's `framework`, `sources` and `usage` of another type than the contract's were left out of the run
+    record without a word: one source name is kept as a list (a repair), the others are notices in the heal log,
+    each naming the field, what came and how to fix the runner."""
+    output = {"status": "ok", "response": "r", "framework": {"name": "langchain"}, "sources": "portfolio_db",
+              "usage": "12 tokens", "events": []}
+    out = capture(tmp_path, "--runner", SAY, "--context", json.dumps({"stdout": output}))
+    healed = json.loads(out["healed"].read_text())
+    assert healed["sources"] == ["portfolio_db"] and "framework" not in healed and "usage" not in healed
+    log = json.loads(out["healLog"].read_text())
+    [repair] = [e for e in log["repairs"] if e["rule"] == "normalize_runner_sources"]
+    assert (repair["action"], repair["original"], repair["value"]) == ("changed", "portfolio_db", ["portfolio_db"])
+    notices = {e["field"]: e for e in log["notices"] if e["rule"] == "check_runner_output"}
+    assert notices.keys() == {"framework", "usage"}
+    assert notices["framework"]["original"] == {"name": "langchain"} and notices["framework"]["received"] == "object"
+    assert notices["usage"]["original"] == "12 tokens" and notices["usage"]["received"] == "string"
+    assert all(e["action"] == "reported" and e["howToFix"] for e in notices.values())
+
+    output = {"status": "ok", "response": "r", "sources": ["db", 3], "events": []}
+    out = capture(tmp_path, "--runner", SAY, "--context", json.dumps({"stdout": output}))
+    [notice] = json.loads(out["healLog"].read_text())["notices"]
+    assert (notice["field"], notice["original"], notice["received"]) == ("sources", ["db", 3], "array (item [1] is integer)")
+
+
+def test_without_healing_a_run_fact_not_kept_is_a_warning_on_stderr(tmp_path):
+    output = {"status": "ok", "response": "r", "framework": 3, "events": []}
+    done = run_replay("capture", "--no-heal", "--runner", SAY, "--context", json.dumps({"stdout": output}), "hi",
+                      cwd=tmp_path, input=b"", env={"REPLAY_RUNNER": ""})
+    assert done.returncode == 0, done.stderr
+    [warning] = [line for line in jsonl(done.stderr) if line.get("rule") == "check_runner_output"]
+    assert (warning["level"], warning["field"], warning["original"]) == ("warning", "framework", 3)

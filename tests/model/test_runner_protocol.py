@@ -124,11 +124,20 @@ def test_valid_outputs(output):
     assert check_output(output) is None
 
 
-def test_run_facts_keep_only_well_typed_fields():
-    facts = run_facts({"status": "ok", "response": "r", "framework": "lc", "sources": ["db", 3], "usage": {"inputTokens": 1},
+def test_run_facts_keep_well_typed_fields_normalise_what_has_a_normal_form_and_note_the_rest():
+    given = run_facts({"status": "ok", "response": "r", "framework": "lc", "sources": ["db", 3], "usage": {"inputTokens": 1},
                        "error": 42, "events": []})
-    assert facts == {"response": "r", "framework": "lc", "usage": {"inputTokens": 1}}
-    assert run_facts({"status": "error", "error": "refused", "events": []}) == {"error": {"message": "refused"}}
+    assert given.facts == {"response": "r", "framework": "lc", "usage": {"inputTokens": 1}}
+    assert [(n.field, n.original, n.received, n.kept) for n in given.notes] == [
+        ("error", 42, "integer", False), ("sources", ["db", 3], "array (item [1] is integer)", False)]
+    given = run_facts({"status": "error", "error": "refused", "sources": "db", "events": []})
+    assert given.facts == {"error": {"message": "refused"}, "sources": ["db"]}
+    assert [(n.rule, n.value) for n in given.notes] == [
+        ("normalize_runner_error", {"message": "refused"}), ("normalize_runner_sources", ["db"])]
+    # null is nothing said; a status-"ok" response of another type fails the run (check_output), no note
+    assert run_facts({"status": "ok", "response": 3, "framework": None, "usage": None, "events": []}).notes == []
+    [note] = run_facts({"status": "error", "response": 3, "error": {}, "events": []}).notes
+    assert note.entry()["path"] == "$.response" and "howToFix" in note.entry()
 
 
 # reading stdout -------------------------------------------------------------------------------
