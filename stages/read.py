@@ -121,7 +121,7 @@ class ReadJournal(Source):
                     if self.config["json_files"] == "whole" and path.endswith(JSON_DOCUMENT_SUFFIXES):
                         await self._read_whole(reader, source, out)
                     else:
-                        await self._read_one(reader, source, out)
+                        await self._read_one(reader, source, out, path.endswith(JSON_DOCUMENT_SUFFIXES))
             except ReplayError as exc:
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise
@@ -172,19 +172,26 @@ class ReadJournal(Source):
         try:
             document = exactjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            column = exactjson.line_byte_column(data, exc.lineno, exc.colno)
-            self.error("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {column}",
-                       source=source, path="$", line=exc.lineno, column=column, expected="one JSON object",
-                       received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
+            self._not_json(source, data, exc)
             await out.drain()
             return
         batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
         batch.pointers = ["$"]
         await out.send(batch)
 
-    async def _read_one(self, reader: Reader, source: str, out: Output) -> None:
+    def _not_json(self, source: str, data: bytes, exc: orjson.JSONDecodeError) -> None:
+        """A .json file (one JSON document) that does not parse: E_ARTIFACT_JSON_INVALID where parsing stopped."""
+        column = exactjson.line_byte_column(data, exc.lineno, exc.colno)
+        why = " (the input ends inside the document: its write was cut off)" if exactjson.cut_off(data, exc) else ""
+        self.error("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {column}{why}",
+                   source=source, path="$", line=exc.lineno, column=column, expected="one JSON object",
+                   received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
+
+    async def _read_one(self, reader: Reader, source: str, out: Output, named_document: bool = False) -> None:
         """One journal: decide its format from the head, then stream its lines (or its document); with --follow, go
-        on reading the lines written after."""
+        on reading the lines written after. A file named as one JSON document (``.json``) that reads as one, not as
+        lines, but does not parse is E_ARTIFACT_JSON_INVALID, as validate says: not a journal whose last line was
+        cut off (its lines are no records), so nothing of it is healed into something made up."""
         limit = self.config["max_line_bytes"]
         follow = self.config["follow"]
         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
@@ -204,6 +211,10 @@ class ReadJournal(Source):
                 return
             if eof and (trajectory := _dialect_document(head)) is not None:  # e.g. a mini-swe-agent .traj.json
                 await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
+                return
+            if eof and named_document and not follow and kind != LINES and (fault := _unparsed(head)) is not None:
+                self._not_json(source, head, fault)
+                await out.drain()
                 return
             if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)
@@ -336,3 +347,14 @@ def _dialect_document(head: bytes) -> dict[str, Any] | None:
     from replay.pipeline.model.dialects.detect import is_dialect_document
 
     return value if is_dialect_document(value) else None
+
+
+def _unparsed(data: bytes) -> orjson.JSONDecodeError | None:
+    """Why ``data``, a whole input that is not empty, is no JSON text; None when it is one (or is empty)."""
+    if not data.strip():
+        return None
+    try:
+        exactjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return exc
+    return None

@@ -21,7 +21,7 @@ import anyio.lowlevel
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import excerpt, printable
+from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, Option, Sink
 from replay.pipeline.io.fdio import write_stdout
@@ -39,8 +39,7 @@ from replay.pipeline.io.run_files import (
 )
 from replay.pipeline.model.healing import healed_artifact, healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, record_kind
-from replay.pipeline.model.repairs import DROP_TORN_LINE, heal_log_document
-from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
+from replay.pipeline.model.repairs import heal_log_document
 
 
 @dataclass
@@ -97,7 +96,13 @@ class WriteHealed(Sink):
         healed: dict[str, _Healed] = {}
         names = {printable(path): path for path in self.plan}
         last: str | None = None
+        refused: set[str] = set()  # inputs read reported it could not read (a .json cut off mid-write, too long, ...)
         async for batch in batches:
+            if batch.port == "errors":  # read's, passed on: an input it refused is not refused again as empty
+                for entry in batch.events or ():
+                    refused.add(str(entry.get("source")))
+                    self.emit("errors", entry)
+                continue
             if batch.port in ("repairs", "notices"):
                 for entry in batch.events or ():
                     target = healed.setdefault(str(entry.get("source") or last), _Healed())
@@ -125,7 +130,9 @@ class WriteHealed(Sink):
             if done is None and journal:
                 done = _Healed()  # an empty journal (blank lines only): healed, as filter mode heals it, into an empty one
             if done is None or not (done.columns or journal):
-                self._refuse_empty(source, done)  # no artifact is made up from nothing (a .json cut off mid-write)
+                if source not in refused:  # no artifact is made up from nothing
+                    self.error("E_ARTIFACT_EVENTS_INVALID", f"{source!r} holds no records to heal", source=source,
+                               expected="an artifact or a journal with events", received="no records")
                 continue
             outputs.append(self._render(source, path, done))
         await self.report()  # problems first: under --strict they stop the run before the folder appears
@@ -142,18 +149,6 @@ class WriteHealed(Sink):
                                              "repairs": log["summary"]["total"]}) + b"\n")
         self.publish(OUTPUTS_WRITTEN, files)
         write_stdout(b"".join(written))
-
-    def _refuse_empty(self, source: str, done: _Healed | None) -> None:
-        """An artifact input with no record to heal: nothing is written for it. When its only line was cut off
-        mid-write (the repair parse logged), that is the error, at that line: the file is not a whole JSON document."""
-        torn = next((r for r in (done.repairs if done else ()) if r.get("rule") == DROP_TORN_LINE), None)
-        if torn is None:
-            self.error("E_ARTIFACT_EVENTS_INVALID", f"{source!r} holds no records to heal", source=source,
-                       expected="an artifact or a journal with events", received="no records")
-            return
-        self.error("E_ARTIFACT_JSON_INVALID", f"{source!r} is not valid JSON and holds no record to heal: {torn['message']}",
-                   source=source, path="$", line=torn.get("line"), offset=torn.get("offset"), expected="one JSON object",
-                   received=excerpt(str(torn.get("original", ""))), example=EXAMPLE_ARTIFACT)
 
     def _render(self, source: str, path: str, done: _Healed) -> tuple[tuple[Path, bytes], tuple[Path, dict[str, Any]], str]:
         """One input's healed copy and heal log (problems of the healed copy go to the errors port)."""

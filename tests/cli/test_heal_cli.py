@@ -316,9 +316,34 @@ def test_directory_mode_makes_up_no_artifact_from_one_cut_off_mid_write(tmp_path
     assert sorted(p.name for p in out.iterdir()) == [".replay-manifest.json", "a.heal-log.json", "a.healed.json"]
     refused = {Path(e["source"]).name: e for e in errors_of(proc.stderr) if e["code"] == "E_ARTIFACT_JSON_INVALID"}
     assert sorted(refused) == ["cut.artifact.json", "pretty.artifact.json"]
-    assert refused["cut.artifact.json"]["line"] == 1 and refused["cut.artifact.json"]["offset"] == 0
+    assert (refused["cut.artifact.json"]["line"], refused["cut.artifact.json"]["column"]) == (1, 61)  # where it stops
     assert refused["pretty.artifact.json"]["line"] > 1 and all(refused[k]["howToFix"] for k in refused)
-    assert "E_HEALED_ARTIFACT_INVALID" not in [e["code"] for e in errors_of(proc.stderr)]
+    assert [e["code"] for e in errors_of(proc.stderr)] == ["E_ARTIFACT_JSON_INVALID"] * 2  # each said once
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_named_json_artifact_cut_off_mid_write_is_refused_by_heal_as_by_validate_and_heal_dir(tmp_path: Path,
+                                                                                                   indent) -> None:
+    """`heal cut.json` (one artifact whose write stopped) wrote a heal record for a dropped torn line and exited 0
+    (or, pretty-printed, an error per line), where validate and `heal --in` say E_ARTIFACT_JSON_INVALID where the
+    input stops: the name says one JSON document. On stdin, a stream, the last line cut off is a torn journal line."""
+    whole = json.dumps(_artifact("a", [ev(1, "run_started", run="a"), ev(2, "run_completed", run="a")]), indent=indent)
+    cut = tmp_path / "in" / "cut.json"
+    cut.parent.mkdir()
+    cut.write_text(whole[:150])
+    said = []
+    for args in (("heal", str(cut)), ("validate", str(cut)), ("heal", "--in", str(cut.parent), "--out", str(tmp_path / "o"))):
+        proc = run_replay(*args)
+        assert proc.returncode == 1
+        [error] = errors_of(proc.stderr)
+        said.append({k: error[k] for k in ("code", "line", "column", "source")})
+    assert said[0] == said[1] == said[2] and said[0]["code"] == "E_ARTIFACT_JSON_INVALID"
+    assert said[0]["line"] == whole[:150].count("\n") + 1
+    heal = run_replay("heal", str(cut))
+    assert heal.stdout == b""  # nothing made up from it
+    if indent is None:
+        piped = run_replay("heal", input=cut.read_bytes())
+        assert piped.returncode == 0 and jsonl(piped.stdout)[-1]["byRule"] == {"drop_torn_line": 1}
 
 
 def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:
