@@ -9,7 +9,10 @@ input in replay's own format (or one nobody claims) passes through untouched, by
 The run record opens the run, so the events wait until the facts it opens with are known (the
 user's prompt, which most logs write first; at most ``HOLD_EVENTS`` events). A whole JSON document
 (OpenHands, mini-swe-agent) is held to its end, so its run record also says how the run ended; so are its
-records piped as lines (``replay read x.traj.json | replay heal``), up to ``HOLD_EVENTS`` of them.
+records piped as lines (``replay read x.traj.json | replay heal``), up to ``hold_bytes`` of them (the size
+read takes a document whole up to, ``--max-line-bytes``): held in the same memory as the document read
+whole, the run record is the one ``replay heal x.traj.json`` writes. Past it (a document that large is
+refused when read whole) the run opens before its end is known, with a warning.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column, duplicate_key_note, invented
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES
 from replay.pipeline.model.dialects import AUTO, NAMES, ORIGIN_KEY, Mapper, mapper_for
 from replay.pipeline.model.dialects.base import (
     UNKNOWN_TYPE,
@@ -54,6 +59,7 @@ class _Input:
     container: dict[str, Any] | None = None  # an object input's other keys, to write it back
     key: str | None = None  # the object's key that holds the records
     whole: list[Any] = field(default_factory=list)  # a document's records, for the facts at its end
+    whole_bytes: int = 0  # the size of a document's records that came as lines, held so far
     warned: bool = False
 
     @property
@@ -67,6 +73,9 @@ class MapDialect(Transform):
     options = {
         "dialect": Option(str, AUTO, "the log's dialect, or 'auto' to detect it per input (replay's own records pass through)",
                           choices=(AUTO, *NAMES)),
+        "hold_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "a document dialect's records piped as lines (`replay read "
+                             "x.traj.json | replay heal`) are held to their end up to this many bytes, as read holds the "
+                             "document whole (its --max-line-bytes), so the run record knows how the run ended", minimum=1),
     }
 
     ports = ("errors", "notices")  # notices: a mapped line with a key written twice (E_JSON_DUPLICATE_KEY, a warning)
@@ -178,6 +187,8 @@ class MapDialect(Transform):
         else:
             if pointer is not None and state.records == 0:
                 state.form = "array"
+            if mapper.document and state.form == "jsonl" and not state.opened:  # held to its end, within hold_bytes
+                state.whole_bytes += len(raw) + 1 if raw is not None else len(exactjson.dumps(record)) + 1
             self._map(state, record, (line, offset, pointer), cols)
 
     def _map(self, state: _Input, record: Any, where: tuple[Any, Any, Any], cols: list[Column]) -> None:
@@ -228,14 +239,29 @@ class MapDialect(Transform):
                 cols.append(column)
             else:
                 state.held.append(column)
-        if not state.opened and state.form == "jsonl" and ((mapper.ready and not mapper.document)
-                                                          or len(state.held) >= HOLD_EVENTS):
+        if state.opened or state.form != "jsonl":
+            return
+        if mapper.document:
+            if state.whole_bytes > self.config["hold_bytes"]:
+                self._opened_early(state)
+                cols.extend(self._open(state, ended=False))
+        elif mapper.ready or len(state.held) >= HOLD_EVENTS:
             cols.extend(self._open(state, ended=False))
+
+    def _opened_early(self, state: _Input) -> None:
+        """A document's records piped as lines, more than ``hold_bytes`` of them: the run opens now, before its end."""
+        if self.log is not None:
+            limit = self.config["hold_bytes"]
+            self.log.warning("dialect.opened_early", source=state.source, dialect=state.dialect, held=state.whole_bytes,
+                             message=f"{state.source}: the {state.dialect} document's records came as lines and pass "
+                             f"{limit} bytes; its run record is written before its end, without how the run ended "
+                             "(status, response)", howToFix="Heal the document file itself, or raise --max-line-bytes "
+                             "above its size.")
 
     def _open(self, state: _Input, ended: bool) -> list[Column]:
         """The run record, then every event that waited for it (now knowing the run's id); ``ended``: the input
         did, and a document's closing facts are learnt from all its records first (its records piped as lines too,
-        when there were no more than ``HOLD_EVENTS``)."""
+        when they were no more than ``hold_bytes``)."""
         mapper = state.mapper
         assert mapper is not None
         if state.form != "jsonl" or (ended and mapper.document):

@@ -70,6 +70,28 @@ def test_a_trajectory_read_as_lines_down_a_pipe_is_written_back_as_one_document(
             assert jsonl(back.stdout) == [orjson.loads(path.read_bytes())], path
 
 
+def test_a_trajectory_of_more_than_a_thousand_records_piped_as_lines_heals_as_the_file_does(tmp_path):
+    """Down a pipe a whole-document log was held to its end for 1,000 records only: a longer one opened its run before
+    its end, so its run record lacked how the run ended (status, response) and heal inferred a run_failed. It is held
+    within --max-line-bytes, the size heal reads the file whole up to; past that it opens early with a warning."""
+    messages = orjson.loads((CORPUS / "mini-swe-agent" / "github_issue.traj.json").read_bytes())
+    middle = messages[2:-2] * (1100 // len(messages[2:-2]) + 1)  # the exchanges, again and again, then the submission
+    path = tmp_path / "long.traj.json"
+    path.write_bytes(orjson.dumps([*messages[:2], *middle, *messages[-2:]], option=orjson.OPT_INDENT_2))
+    lines = run_replay("read", str(path))
+    assert lines.returncode == 0 and len(lines.stdout.splitlines()) > 1000
+    whole = run_replay("heal", str(path))
+    piped = run_replay("heal", input=lines.stdout)
+    assert whole.returncode == piped.returncode == 0, piped.stderr
+    named = jsonl(whole.stdout.replace(b'"long"', b'"stdin"'))  # a run named from its file's name is `stdin` in a pipe
+    assert named[0]["status"] == "ok" and named[-2]["type"] == "run_completed"
+    assert jsonl(piped.stdout) == named and piped.stderr == b""
+    early = run_replay("heal", "--max-line-bytes", "20000", input=lines.stdout)
+    assert "status" not in jsonl(early.stdout)[0]
+    [warning] = [w for w in jsonl(early.stderr) if w.get("event") == "dialect.opened_early"]
+    assert warning["level"] == "warning" and warning["howToFix"]
+
+
 def test_heal_and_read_warn_of_a_key_written_twice_in_a_mapped_record(tmp_path):
     """A mapped record is written anew (its events, and its origin under `$origin`), so only the last value of a key
     written twice survives: heal and `read --dialect` say so (E_JSON_DUPLICATE_KEY, a warning, once, from the dialect

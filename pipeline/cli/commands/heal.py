@@ -77,7 +77,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     again (after a crash, or with new inputs) heals only what it does not record.
     """
     bound: dict[str, Any] = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes,
-                             "dialect.dialect": dialect}
+                             "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}  # (a document as lines)
     if in_path is not None or out_dir is not None:
         if dialect_out is not None:
             raise ReplayError("E_USAGE_INVALID", "--dialect-out writes a stream: use it in filter mode (PATHs or stdin), "

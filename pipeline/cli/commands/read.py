@@ -65,6 +65,8 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     # take them for ones an earlier read left out and report them again)
     bound, add = _dialect_stages(dialect)
     bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": dialect is None}
+    if add is not None:  # a document's records as lines are held to their end as read holds a document whole
+        add["dialect"]["hold_bytes"] = max_line_bytes
     return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
 
 
