@@ -225,6 +225,11 @@ class NotUtf8(NamedTuple):
     byte: int
     reason: str  # the codec's: "invalid start byte", "invalid continuation byte", ...
 
+    @property
+    def column(self) -> int:
+        """The byte's 1-based column: bytes from its line's start, as every error's ``column`` counts."""
+        return self.offset - self.line_start + 1
+
 
 def not_utf8(data: bytes) -> NotUtf8 | None:
     """Where ``data`` first stops being UTF-8; None when all of it is (orjson refuses such data at column 1)."""
@@ -237,15 +242,14 @@ def not_utf8(data: bytes) -> NotUtf8 | None:
 
 
 def utf8_text(data: bytes, code: str, what: str, **fields: Any) -> str:
-    """``data`` as text; a byte that is not UTF-8 is refused as ``code``, at its line, column (in characters) and offset.
-    A command-line argument holding such bytes reaches Python as surrogate escapes: pass
+    """``data`` as text; a byte that is not UTF-8 is refused as ``code``, at its line, (byte) column and the offset of
+    its line's start. A command-line argument holding such bytes reaches Python as surrogate escapes: pass
     ``arg.encode("utf-8", "surrogateescape")``, its bytes as given."""
     bad = not_utf8(data)
     if bad is None:
         return data.decode("utf-8")
-    column = len(data[bad.line_start:bad.offset].decode("utf-8")) + 1
-    raise ReplayError(code, f"{what} is not UTF-8: byte 0x{bad.byte:02x} at line {bad.line}, column {column} ({bad.reason})",
-                      **{"line": bad.line, "column": column, "offset": bad.offset, "expected": "UTF-8 text",
+    raise ReplayError(code, f"{what} is not UTF-8: byte 0x{bad.byte:02x} at line {bad.line}, column {bad.column} ({bad.reason})",
+                      **{"line": bad.line, "column": bad.column, "offset": bad.line_start, "expected": "UTF-8 text",
                          "received": excerpt(data), **fields})
 
 

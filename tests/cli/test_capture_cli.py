@@ -423,3 +423,16 @@ def test_a_raw_control_character_in_a_last_line_without_newline_is_named_where_i
     error = only_error(say(tmp_path, stdout))
     assert error["message"] == "stdout line 1 is not valid JSON: unexpected control character in string (U+0000) at column 32"
     assert (error["line"], error["column"], error["offset"]) == (1, 32, 0)
+
+
+def test_a_prompt_that_is_not_utf8_is_refused_at_the_bad_bytes_byte_column_and_its_lines_offset(tmp_path):
+    """ERROR_CODES.md: ``column`` counts bytes from the line's start and ``offset`` is the line's start, so the bad byte
+    is at offset + column - 1. After characters of two bytes ('é') the prompt's refusal counted characters (column 5 for
+    byte 7) and gave the bad byte's own offset."""
+    prompt = b"x\n\xc3\xa9t\xc3\xa9 \xff\n"
+    done = subprocess.run([REPLAY, "capture", "--runner", SAY], input=prompt, capture_output=True, cwd=tmp_path,
+                          env={**os.environ, **NO_RUNNER_ENV}, timeout=60)
+    error = refused(done, tmp_path, "E_PROMPT_INVALID")
+    assert (error["line"], error["column"], error["offset"]) == (2, 7, 2), error
+    assert prompt[error["offset"] + error["column"] - 1] == 0xFF
+    assert "column 7" in error["message"], error

@@ -146,10 +146,9 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
     except orjson.JSONDecodeError as exc:
         bad = not_utf8(data)
         if bad is not None:  # (orjson checks the whole text first and reports column 1)
-            column = bad.offset - bad.line_start + 1
-            at = {**where, **_position(data, where, bad.line, column, skipped)}
+            at = {**where, **_position(data, where, bad.line, bad.column, skipped)}
             refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at offset "
-                   f"{at['offset'] + bad.offset - bad.line_start} (line {at['line']}, column {column}): {bad.reason}", at,
+                   f"{at['offset'] + bad.column - 1} (line {at['line']}, column {bad.column}): {bad.reason}", at,
                    howToFix="Save the file as UTF-8: the byte at the reported line and column is not part of a UTF-8 character.")
         if exactjson.too_deep(exc):
             refuse_too_deep(limits, {**where, **_position(data, where, exc.lineno, _column(data, exc), skipped)},
