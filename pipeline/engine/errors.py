@@ -164,13 +164,14 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_UNHANDLED": ("unexpected runtime failure", "Rerun with --log-level debug and report the output."),
 }
 
-EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
 
 def interrupted_exit(signal_number: int) -> int:
     """The exit code of a run an interrupt stopped, as a shell gives it: 128 + the signal's number (130 for Ctrl-C's
     SIGINT, 143 for SIGTERM, 129 for SIGHUP)."""
     return 128 + signal_number
+
 
 # Field order in the JSON form: identity first, then where, then what to do about it.
 _ORDER = ("code", "message", "path", "source", "line", "column", "offset", "stage", "expected", "received", "howToFix", "example")

@@ -318,6 +318,7 @@ class Manifest:
         as are the files this run wrote (``kept``). An input of this run (``present``, relative to the root) is not
         looked at (at a URL, each look is a request)."""
         stale = Stale()
+        seen: set[str] = set()  # the outputs looked at: one recorded by the manifest and a fragment too is looked at once
         for rel in [MANIFEST, *self.place.fragments()]:
             try:
                 data = orjson.loads(self.place.read(rel))
@@ -331,8 +332,9 @@ class Manifest:
                     continue
                 for out in entry.outputs:
                     path = str(out["path"])
-                    if path in kept or self.place.name(path) in stale.removed + stale.edited:
+                    if path in kept or path in seen:
                         continue
+                    seen.add(path)
                     digest = self.place.digest(path)
                     if digest is None:
                         continue

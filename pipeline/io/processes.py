@@ -60,7 +60,8 @@ async def open_in_session(command: Sequence[str], *, cwd: str | None, env: dict[
     of the Dask cluster replay starts run tasks with them blocked (``io.dask_backend``): a runner or an agent started
     there would never see the SIGTERM of its timeout or the SIGINT of a Ctrl-C. They are unblocked in this thread
     while the process is started (only when they were blocked: then no other thread of the process takes them)."""
-    held = [number for number in INTERRUPTS if number in signal.pthread_sigmask(signal.SIG_BLOCK, [])]
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])  # (the thread's mask, unchanged)
+    held = [number for number in INTERRUPTS if number in blocked]
     if held:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
     try:
