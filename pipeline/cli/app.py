@@ -184,13 +184,7 @@ class ReplayGroup(click.Group):
         the command's flag put before it; refused as replay's (not capture's) unknown flag, saying where it goes."""
         default = self.get_command(ctx, DEFAULT_COMMAND)
         assert default is not None
-        takes_value = flags_taking_values(default.get_params(ctx))
-        i = 0
-        while i < len(rest) and rest[i].startswith("-") and rest[i] != "--":
-            after = past_flag(rest, i, takes_value)
-            if after is None:
-                break
-            i = after
+        i = flags_end(rest, flags_taking_values(default.get_params(ctx)))
         if i >= len(rest) or not rest[i].startswith("-") or rest[i] == "--":
             return  # capture's flags, then a prompt (`replay --runner r.py "prompt"`)
         name = next((word for word in rest[i + 1:] if word in COMMANDS), None)
@@ -206,11 +200,7 @@ class ReplayGroup(click.Group):
 
     def _own_flags_end(self, ctx: click.Context, args: list[str]) -> int:
         """Where the group's own leading flags (and their values) end in ``args``."""
-        takes_value = flags_taking_values(self.get_params(ctx))
-        i = 0
-        while i < len(args) and (after := past_flag(args, i, takes_value)) is not None:
-            i = after
-        return min(i, len(args))
+        return flags_end(args, flags_taking_values(self.get_params(ctx)))
 
     def _asks_for_info(self, args: list[str]) -> bool:
         return any(a in ("-h", "--help", "-V", "--version") for a in args)
@@ -303,6 +293,15 @@ def past_flag(args: list[str], i: int, takes_value: dict[str, bool]) -> int | No
     if flag not in takes_value:
         return None
     return i + (2 if takes_value[flag] and not eq else 1)
+
+
+def flags_end(args: list[str], takes_value: dict[str, bool]) -> int:
+    """Where the leading flags of ``args`` that ``takes_value`` knows (and their values) end: the first argument
+    that is none of them (a word, ``--``, an unknown flag), or ``len(args)`` (a value flag last, its value missing)."""
+    i = 0
+    while i < len(args) and (after := past_flag(args, i, takes_value)) is not None:
+        i = after
+    return min(i, len(args))
 
 
 def positional_words(command: click.Command, ctx: click.Context, args: list[str]) -> list[str]:

@@ -67,6 +67,32 @@ def test_a_command_flag_put_before_the_command_is_replays_unknown_flag_not_captu
     assert error["path"] == "replay" and "`replay report --strict ...`" in error["howToFix"]
 
 
+@pytest.mark.parametrize(("args", "code", "received"), [
+    # capture's value flag takes the next word as its value, whatever it looks like: `read` is then a prompt word
+    (["--runner", "--strict", "read", "J"], "E_COMMAND_UNKNOWN", ["read", "J"]),
+    # capture's own flags, in both forms, are walked over to the flag neither has
+    (["--timeout-ms=5", "--strict", "read", "J"], "E_UNKNOWN_FLAG", "--strict"),
+    (["--timeout-ms", "5", "--strict", "read", "J"], "E_UNKNOWN_FLAG", "--strict"),
+    # `--` ends the flags: what follows is the prompt
+    (["--runner", "r.py", "--", "--strict", "read"], "E_COMMAND_UNKNOWN", ["--strict", "read"]),
+    # a flag no command has, before a command
+    (["--bogus", "read", "J"], "E_UNKNOWN_FLAG", "--bogus"),
+    # replay's own flag, then capture's value flag with its value missing: capture's parser says so
+    (["--log-level", "info", "--runner"], "E_USAGE_INVALID", None),
+])
+def test_the_flags_before_a_command_are_walked_as_click_parses_them(args, code, received):
+    """The edge cases of the walk over leading flags (app.flags_end): the value of a value flag, `--flag=value`, `--`,
+    an unknown flag, a value flag last without its value."""
+    journal = str(EXAMPLES / "journals" / "two-runs.jsonl")
+    done = run_replay(*[journal if a == "J" else a for a in args])
+    assert (done.returncode, done.stdout) == (2, b"")
+    [error] = errors_of(done.stderr)
+    assert error["code"] == code, error
+    if received is not None:
+        assert error["received"] == ([journal if a == "J" else a for a in received] if isinstance(received, list)
+                                     else received), error
+
+
 # stages ---------------------------------------------------------------------------------------
 def test_stages_json_describes_every_stage_for_machines():
     done = run_replay("stages", "--json")
