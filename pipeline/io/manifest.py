@@ -36,6 +36,7 @@ import orjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.parallel import Outcome, file_digest
 from replay.pipeline.io.journals import is_temp_name, is_url, write_atomic
+from replay.pipeline.io.run_files import under
 
 MANIFEST = ".replay-manifest.json"
 FRAGMENTS = ".replay-manifest.d"
@@ -187,15 +188,6 @@ class Stale:
     edited: list[str] = field(default_factory=list)
 
 
-def _under(root: str, rel: str) -> str:
-    """The input ``rel`` of a manifest whose input root is ``root`` (a path or a URL)."""
-    if is_url(root):
-        from replay.pipeline.io import remote
-
-        return remote.join(root, rel)
-    return os.path.join(root, rel)
-
-
 def _gone(path: str) -> bool:
     """Is nothing at the input ``path`` any more? (One that cannot be looked at is not known to be gone.)"""
     if not is_url(path):
@@ -328,7 +320,7 @@ class Manifest:
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue
             for entry in items:
-                if (root == str(self.root) and entry.input in present) or not _gone(_under(root, entry.input)):
+                if (root == str(self.root) and entry.input in present) or not _gone(str(under(root, Path(entry.input)))):
                     continue
                 for out in entry.outputs:
                     path = str(out["path"])
