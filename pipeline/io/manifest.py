@@ -28,7 +28,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import orjson
@@ -188,6 +188,13 @@ class Stale:
     edited: list[str] = field(default_factory=list)
 
 
+def _inside(rel: str) -> bool:
+    """Is the recorded output ``rel`` a file inside the manifest's folder (relative, no ``..``)? Only such a file is
+    ever removed: a manifest edited or copied from elsewhere may name any path."""
+    path = PurePosixPath(rel)
+    return not path.is_absolute() and ".." not in path.parts
+
+
 def _gone(path: str) -> bool:
     """Is nothing at the input ``path`` any more? (One that cannot be looked at is not known to be gone.)"""
     if not is_url(path):
@@ -307,8 +314,8 @@ class Manifest:
         """The outputs an earlier run of this command recorded (the manifest, a killed run's fragments, whatever
         their work) for an input that no longer exists: each goes when it still holds what was recorded, and is
         kept (named in ``Stale.edited``) when it was changed since. Outputs of inputs that still exist are kept,
-        as are the files this run wrote (``kept``). An input of this run (``present``, relative to the root) is not
-        looked at (at a URL, each look is a request)."""
+        as are the files this run wrote (``kept``) and any path outside the folder (``_inside``). An input of this
+        run (``present``, relative to the root) is not looked at (at a URL, each look is a request)."""
         stale = Stale()
         seen: set[str] = set()  # the outputs looked at: one recorded by the manifest and a fragment too is looked at once
         for rel in [MANIFEST, *self.place.fragments()]:
@@ -324,7 +331,7 @@ class Manifest:
                     continue
                 for out in entry.outputs:
                     path = str(out["path"])
-                    if path in kept or path in seen:
+                    if path in kept or path in seen or not _inside(path):
                         continue
                     seen.add(path)
                     digest = self.place.digest(path)

@@ -222,3 +222,27 @@ def test_a_run_again_after_an_input_is_deleted_removes_its_outputs(journals: Pat
     assert not (out / "nested").exists()
     [warning] = [line for line in jsonl(again.stderr) if line.get("event") == "scale.stale_kept"]
     assert warning["paths"] == [str(out / "j001.heal-log.json")] and warning["level"] == "warning"
+
+
+def test_a_manifest_naming_an_output_outside_out_removes_nothing_there(journals: Path, tmp_path: Path) -> None:
+    """The removal of a gone input's outputs keeps to OUT: a manifest that names a file outside it (`../x`, an
+    absolute path; edited, or copied from elsewhere) had that file removed when it held what was recorded."""
+    import hashlib
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    (src / "j000.jsonl").write_bytes((journals / "j000.jsonl").read_bytes())
+    run_replay("heal", "--in", str(src), "--out", str(out))
+    victims = [tmp_path / "precious.txt", tmp_path / "elsewhere" / "absolute.txt"]
+    for victim in victims:
+        victim.parent.mkdir(exist_ok=True)
+        victim.write_bytes(b"keep me\n")
+    manifest = orjson.loads((out / MANIFEST).read_bytes())
+    gone = {**manifest["inputs"][0], "input": "gone.jsonl", "outputs": [
+        {"path": path, "size": 8, "sha256": hashlib.sha256(b"keep me\n").hexdigest()}
+        for path in ("../precious.txt", str(victims[1]))]}
+    manifest["inputs"].append(gone)
+    (out / MANIFEST).write_bytes(orjson.dumps(manifest))
+    done = run_replay("heal", "--in", str(src), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert all(victim.read_bytes() == b"keep me\n" for victim in victims)
