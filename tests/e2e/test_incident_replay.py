@@ -456,3 +456,16 @@ def test_an_agent_that_exits_while_a_helper_holds_its_stdout_is_an_exit_not_a_ti
     (error,) = errors_of(done.stderr)
     assert error["code"] == "E_INCIDENT_AGENT_EXITED" and "exit code 3" in error["message"], error
     assert orjson.loads((tmp_path / "replayed" / "replay.json").read_bytes())["agent"]["exit_code"] == 3
+
+
+def test_an_agent_program_that_is_a_folder_is_named_a_folder(imported: Path, tmp_path: Path) -> None:
+    """A path to a folder was refused as 'was not found', though something is there: the refusal says what it is."""
+    (tmp_path / "agents").mkdir()
+    done = replay(imported, json.dumps([str(tmp_path / "agents")]), tmp_path / "out")
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, error["code"]) == (2, "E_INCIDENT_AGENT_COMMAND_INVALID")
+    assert error["message"].endswith("is a folder, not a program") and "chmod" not in error["howToFix"], error
+    assert not (tmp_path / "out").exists()
+    os.mkfifo(tmp_path / "pipe")
+    (error,) = errors_of(replay(imported, json.dumps([str(tmp_path / "pipe")]), tmp_path / "out").stderr)
+    assert error["message"].endswith("is a pipe, a device or a socket, not a program"), error

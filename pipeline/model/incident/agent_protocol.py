@@ -38,6 +38,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.io.journals import path_kind
 from replay.pipeline.io.processes import READER_GRACE_S, kill_group, open_in_session, signal_name
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
@@ -89,15 +90,15 @@ def check_command(command: list[str], cwd: str | None = None) -> None:
     program = command[0]
     at = os.path.join(cwd, program) if cwd and os.sep in program else program  # (join keeps an absolute program)
     if shutil.which(at) is None:  # on PATH, or a path (with a separator): an executable file, or None
-        there = os.sep in program and os.path.isfile(at)
+        kind = path_kind(at) if os.sep in program else None  # what is there instead
         where = f" (in the agent's folder {cwd!r})" if at != program else ""
-        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID",
-                          f"the agent program {program!r}{where} {'is not executable' if there else 'was not found'}",
+        what = {"file": "is not executable", "directory": "is a folder, not a program",
+                "other": "is a pipe, a device or a socket, not a program"}.get(kind or "", "was not found")
+        raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", f"the agent program {program!r}{where} {what}",
                           path="--agent-command", received=program,
                           howToFix=(f"Make it executable (chmod +x {shlex.quote(program)}) or run it with its interpreter, "
-                                    "e.g. [\"python3\", \"my_agent.py\"]." if there else
+                                    "e.g. [\"python3\", \"my_agent.py\"]." if kind == "file" else
                                     "Name a program on PATH or give its path, e.g. [\"python3\", \"my_agent.py\"]."))
-
 
 
 
