@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,6 +9,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
+from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.incident import records
 from replay.pipeline.model.incident.agent_protocol import AgentLimits, check_command, run_agent
 from replay.pipeline.model.incident.matching import Cursor, recorded_calls
@@ -34,8 +34,10 @@ class SpawnAgent(AsyncTransform):
 
     def preflight(self, inputs: list[str]) -> None:
         cwd = self.config["cwd"] or None
-        if cwd is not None and not os.path.isdir(cwd):
-            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {self.id!r}: the agent's folder {cwd!r} is not a folder",
+        kind = path_kind(cwd) if cwd is not None else "directory"
+        if kind != "directory":
+            what = "does not exist" if kind is None else "is a file, not a folder" if kind == "file" else "is not a folder"
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {self.id!r}: the agent's folder {cwd!r} {what}",
                               path=f"stages.{self.id}.cwd", expected="an existing folder", received=cwd,
                               howToFix="Give the folder the agent is to start in, or leave `cwd` out (replay's own).")
         check_command(self.config["command"], cwd)  # a program that is not there is refused before anything runs

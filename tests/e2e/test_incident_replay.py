@@ -235,6 +235,7 @@ inputs = ["folder"]
     missing = run_replay("run", str(config), cwd=here)
     assert missing.returncode == 2 and errors_of(missing.stderr)[0]["code"] == "E_CONFIG_OPTION_INVALID", missing.stderr
     assert errors_of(missing.stderr)[0]["path"] == "stages.agent.cwd"
+    assert errors_of(missing.stderr)[0]["message"].endswith(f"{str(agent_dir)!r} does not exist")  # (not 'is not a folder')
     agent_dir.mkdir()
     for folder in (here, agent_dir):
         (folder / "bin").mkdir()
