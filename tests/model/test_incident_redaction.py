@@ -125,6 +125,8 @@ def test_amounts_and_small_numbers_are_kept(key: str, value: int) -> None:
     ("emails", "personal"), ("phone_numbers", "personal"), ("addresses", "personal"), ("cities", "personal"),
     ("ips", "personal"), ("nickname", "personal"), ("givenName", "personal"), ("date_of_birth", "personal"),
     ("statuses", None), ("tool_name", "keep"), ("order_ids", "identifier"), ("items", None), ("tokens", "amount"),
+    ("sessions", "secret"), ("pins", "secret"), ("otps", "secret"), ("auths", "secret"), ("jwts", "secret"),
+    ("user_sessions", "secret"), ("sigs", "secret"), ("bearers", "secret"),
 ])
 def test_field_names_say_what_a_value_is(key: str, kind: str | None) -> None:
     assert field_class(key) == kind
@@ -137,6 +139,14 @@ def test_a_list_of_names_is_redacted() -> None:
     assert "jane" not in str(out) and "Jane" not in str(out) and "Ann" not in str(out)
     assert out["statuses"] == ["ok"]
     assert redactor.audit()["fields"]["personal_field"] == 3
+
+
+def test_a_list_of_sessions_or_pins_is_redacted_as_one_is() -> None:
+    """The secret-field words count in the plural as the personal ones do: {"sessions": [...]} kept its values (only
+    `session` was known)."""
+    redactor = Redactor()
+    out = redactor.value({"sessions": ["s-7f3a9c"], "pins": ["4921"], "session": "s-1b2c3d"})
+    assert "s-7f3a9c" not in str(out) and "4921" not in str(out) and "s-1b2c3d" not in str(out)
 
 
 def test_a_sensitive_object_key_is_aliased() -> None:

@@ -179,9 +179,10 @@ def field_class(key: str | None) -> str | None:
         return "amount"
     if k in _KEEP_EXACT:
         return "keep"
-    if any(part in k for part in _SECRET_PARTS) or words & _SECRET_WORDS:
+    named = words | {_singular(w) for w in words}  # a secret's or a person's words in the plural too
+    if any(part in k for part in _SECRET_PARTS) or named & _SECRET_WORDS:  # sessions, pins, otps, ...
         return "secret"
-    if (words | {_singular(w) for w in words}) & _PERSONAL_WORDS:  # names, first_names, emails, addresses, ...
+    if named & _PERSONAL_WORDS:  # names, first_names, emails, addresses, ...
         return "personal"
     if k in ("id", "uuid", "guid") or k.endswith(_IDENTIFIER_SUFFIXES):
         return "identifier"
