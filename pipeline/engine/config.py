@@ -56,7 +56,7 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name, line=exc.lineno,
-                              column=exactjson.line_byte_column(data, exc.lineno, exc.colno)) from exc
+                              column=exactjson.error_column(data, exc)) from exc
     else:
         try:
             doc = tomllib.loads(data.decode("utf-8"))

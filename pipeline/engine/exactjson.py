@@ -98,6 +98,11 @@ def line_byte_column(data: bytes | str, line: int, char_column: int) -> int:
     return byte_column(raw[start:] if end < 0 else raw[start:end], char_column - 1)
 
 
+def error_column(data: bytes | str, exc: orjson.JSONDecodeError) -> int:
+    """The 1-based byte column of the place in ``data`` where orjson stopped (its ``colno`` counts characters)."""
+    return line_byte_column(data, exc.lineno, exc.colno)
+
+
 def char_at(raw: bytes, char_pos: int) -> str:
     """How an error names the character at orjson's position in ``raw``: a control character as U+0000, another
     quoted; empty at the end of ``raw``."""

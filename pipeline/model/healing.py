@@ -48,7 +48,7 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         rules = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ReplayError("E_HEAL_RULES_INVALID_JSON", f"{target}: {exc.msg}", source=str(target),
-                          line=exc.lineno, column=exactjson.line_byte_column(data, exc.lineno, exc.colno)) from exc
+                          line=exc.lineno, column=exactjson.error_column(data, exc)) from exc
     if not isinstance(rules, dict):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),

@@ -138,7 +138,7 @@ def load_overrides(path: str | Path) -> dict[Key, Override]:
         document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$", line=exc.lineno,
-                              column=exactjson.line_byte_column(data, exc.lineno, exc.colno)) from exc
+                              column=exactjson.error_column(data, exc)) from exc
     return parse_overrides(document, source)
 
 
@@ -412,5 +412,5 @@ def load_script(path: str | Path) -> list[Group]:
         document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ReplayError("E_SCRIPT_INVALID", f"{path}: not valid JSON: {exc.msg}", source=str(path),
-                          line=exc.lineno, column=exactjson.line_byte_column(data, exc.lineno, exc.colno)) from exc
+                          line=exc.lineno, column=exactjson.error_column(data, exc)) from exc
     return groups_from_script(document, str(path))
