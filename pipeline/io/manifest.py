@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -221,16 +221,26 @@ class Manifest:
     # reading ---------------------------------------------------------------------------------
     def load(self) -> None:
         """The entries recorded for this work: the manifest, then the fragments of a run that did not finish."""
-        for rel in [MANIFEST, *self.place.fragments()]:
+        for data in self._documents():
+            if data.get("key") != self.key:
+                continue  # from other work: nothing in it is reused
             try:
-                data = orjson.loads(self.place.read(rel))
-                if data.get("version") != VERSION or data.get("key") != self.key:
-                    continue
                 for item in data["inputs"]:
                     entry = Entry.from_json(item)
                     self.entries[entry.input] = entry
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # unreadable or from other work: nothing in it is reused
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+
+    def _documents(self) -> Iterator[dict[str, Any]]:
+        """The documents of this version in the folder, each a JSON object: the manifest, then the fragments of a run
+        that did not finish. One that cannot be read, or is no such object, is passed over."""
+        for rel in [MANIFEST, *self.place.fragments()]:
+            try:
+                data = orjson.loads(self.place.read(rel))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and data.get("version") == VERSION:
+                yield data
 
     def reusable(self, paths: list[str]) -> dict[str, Outcome]:
         """The inputs whose recorded outputs still stand, with their recorded outcome."""
@@ -318,13 +328,12 @@ class Manifest:
         run (``present``, relative to the root) is not looked at (at a URL, each look is a request)."""
         stale = Stale()
         seen: set[str] = set()  # the outputs looked at: one recorded by the manifest and a fragment too is looked at once
-        for rel in [MANIFEST, *self.place.fragments()]:
+        for data in self._documents():
+            if data.get("command") != self.command:
+                continue
             try:
-                data = orjson.loads(self.place.read(rel))
-                if data.get("version") != VERSION or data.get("command") != self.command:
-                    continue
                 root, items = str(data["root"]), [Entry.from_json(item) for item in data["inputs"]]
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError):
                 continue
             for entry in items:
                 if (root == str(self.root) and entry.input in present) or not _gone(str(under(root, Path(entry.input)))):

@@ -224,6 +224,23 @@ def test_a_run_again_after_an_input_is_deleted_removes_its_outputs(journals: Pat
     assert warning["paths"] == [str(out / "j001.heal-log.json")] and warning["level"] == "warning"
 
 
+@pytest.mark.parametrize("manifest", [b"[]", b'"a manifest"', b"3"])
+def test_a_manifest_that_is_no_json_object_is_passed_over_as_an_unreadable_one(journals: Path, tmp_path: Path,
+                                                                               manifest: bytes) -> None:
+    """A manifest that is JSON but no object (`[]`) failed the run again (E_UNHANDLED, AttributeError); it is passed
+    over as one that cannot be read is: every input is healed again and the manifest written anew."""
+    src, out, clean = tmp_path / "in", tmp_path / "out", tmp_path / "clean"
+    src.mkdir()
+    (src / "j000.jsonl").write_bytes((journals / "j000.jsonl").read_bytes())
+    run_replay("heal", "--in", str(src), "--out", str(out))
+    (out / MANIFEST).write_bytes(manifest)
+    again = run_replay("heal", "--in", str(src), "--out", str(out))
+    fresh = run_replay("heal", "--in", str(src), "--out", str(clean))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.replace(str(out).encode(), b"OUT") == fresh.stdout.replace(str(clean).encode(), b"OUT")
+    assert [e["input"] for e in orjson.loads((out / MANIFEST).read_bytes())["inputs"]] == ["j000.jsonl"]
+
+
 def test_a_manifest_naming_an_output_outside_out_removes_nothing_there(journals: Path, tmp_path: Path) -> None:
     """The removal of a gone input's outputs keeps to OUT: a manifest that names a file outside it (`../x`, an
     absolute path; edited, or copied from elsewhere) had that file removed when it held what was recorded."""
