@@ -71,15 +71,26 @@ class Entry:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Entry:
+        """The entry ``as_json`` wrote; TypeError, KeyError or ValueError for anything else (an edited manifest)."""
         diagnostics = data["diagnostics"]
-        return cls(data["input"], int(data["size"]), int(data["mtimeNs"]), str(data["sha256"]), list(data["outputs"]),
-                   int(diagnostics["total"]), dict(diagnostics["byCode"]), int(data["records"]),
-                   str(data["stdout"]), str(data["stderr"]))
+        if not isinstance(data["input"], str):
+            raise TypeError("an entry's input is a path")
+        return cls(data["input"], int(data["size"]), int(data["mtimeNs"]), str(data["sha256"]),
+                   [_output(out) for out in data["outputs"]], int(diagnostics["total"]), dict(diagnostics["byCode"]),
+                   int(data["records"]), str(data["stdout"]), str(data["stderr"]))
 
     def outcome(self, path: str) -> Outcome:
         return Outcome(path, stdout=self.stdout.encode(), stderr=self.stderr.encode(), errors=self.errors,
                        codes=dict(self.codes), records=self.records, size=self.size, mtime_ns=self.mtime_ns,
                        sha256=self.sha256, skipped=True)
+
+
+def _output(out: Any) -> dict[str, Any]:
+    """A recorded output as ``Manifest.entry`` writes it: {"path", "size", "sha256"} (TypeError for anything else)."""
+    if not (isinstance(out, dict) and isinstance(out.get("path"), str) and type(out.get("size")) is int
+            and isinstance(out.get("sha256"), str)):
+        raise TypeError("a recorded output is {path, size, sha256}")
+    return out
 
 
 class _LocalFolder:

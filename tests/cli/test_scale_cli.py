@@ -241,6 +241,24 @@ def test_a_manifest_that_is_no_json_object_is_passed_over_as_an_unreadable_one(j
     assert [e["input"] for e in orjson.loads((out / MANIFEST).read_bytes())["inputs"]] == ["j000.jsonl"]
 
 
+def test_a_manifest_entry_with_outputs_that_are_no_outputs_is_passed_over(journals: Path, tmp_path: Path) -> None:
+    """A recorded output that is not {path, size, sha256} (an edited manifest) failed the run again (E_UNHANDLED,
+    TypeError), for an input still there and for one gone: such an entry is passed over (its input healed again)."""
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    for name in ("j000.jsonl", "j001.jsonl"):
+        (src / name).write_bytes((journals / name).read_bytes())
+    first = run_replay("heal", "--in", str(src), "--out", str(out))
+    before = tree_bytes(out)
+    manifest = orjson.loads((out / MANIFEST).read_bytes())
+    manifest["inputs"][0]["outputs"] = [3]
+    manifest["inputs"].append({**manifest["inputs"][1], "input": "gone.jsonl", "outputs": [{"path": 4}]})
+    (out / MANIFEST).write_bytes(orjson.dumps(manifest))
+    again = run_replay("heal", "--in", str(src), "--out", str(out))
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout) and b"E_UNHANDLED" not in again.stderr
+    assert tree_bytes(out) == before
+
+
 def test_a_manifest_naming_an_output_outside_out_removes_nothing_there(journals: Path, tmp_path: Path) -> None:
     """The removal of a gone input's outputs keeps to OUT: a manifest that names a file outside it (`../x`, an
     absolute path; edited, or copied from elsewhere) had that file removed when it held what was recorded."""
