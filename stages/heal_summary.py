@@ -119,12 +119,15 @@ class SummarizeRepairs(RunScoped):
         while cut and own is not None and gap[cut - 1][1] == own:
             cut -= 1  # the run's own, dropped at its start
         runs: list[tuple[tuple[Input, Any], Held]] = []
+        taken: dict[Any, Counter[tuple[Any, str, int]]] = {}  # per run id: the repairs put aside
         for _, rid, repair in gap[:cut]:
             if not runs or runs[-1][0][1] != rid:
                 runs.append(((source, rid), []))
             runs[-1][1].append(repair)
+            taken.setdefault(rid, Counter())[repair] += 1
+        for rid, counts in taken.items():  # each leaves its run's pending repairs once, in one pass (not a remove each)
             held = self.pending[(source, rid)]
-            held.remove(repair)
+            held[:] = [repair for repair in held if not _take(counts, repair)]
             if not held:
                 del self.pending[(source, rid)]
         self._vanished += runs
@@ -223,6 +226,14 @@ class SummarizeRepairs(RunScoped):
 def _input(run: Run) -> Input:
     """The input ``run`` is of, to its end (a run ends at the next input's mark as its own input's)."""
     return run.source, run.input
+
+
+def _take(counts: Counter[tuple[Any, str, int]], repair: tuple[Any, str, int]) -> bool:
+    """Is ``repair`` one of ``counts`` still to take? Then it is taken (one fewer of it left)."""
+    if counts[repair] > 0:
+        counts[repair] -= 1
+        return True
+    return False
 
 
 def _line(entry: tuple[Any, ...]) -> Any:
