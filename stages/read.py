@@ -181,7 +181,7 @@ class ReadJournal(Source):
 
     def _not_json(self, source: str, data: bytes, exc: orjson.JSONDecodeError) -> None:
         """A .json file (one JSON document) that does not parse: E_ARTIFACT_JSON_INVALID where parsing stopped."""
-        column = exactjson.line_byte_column(data, exc.lineno, exc.colno)
+        column = exactjson.error_column(data, exc)
         why = " (the input ends inside the document: its write was cut off)" if exactjson.cut_off(data, exc) else ""
         self.error("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {column}{why}",
                    source=source, path="$", line=exc.lineno, column=column, expected="one JSON object",

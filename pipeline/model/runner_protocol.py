@@ -75,7 +75,7 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         raise ReplayError(
             "E_CONTEXT_JSON_INVALID", f"{where} is not valid JSON: {exc.msg}", path=where, source=source,
-            line=exc.lineno, column=exactjson.line_byte_column(text, exc.lineno, exc.colno), expected="a JSON object",
+            line=exc.lineno, column=exactjson.error_column(text, exc), expected="a JSON object",
             received=excerpt(text),
             example='--context \'{"userId": "u1"}\'',
         ) from exc
@@ -181,7 +181,7 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError) ->
     its end cut off), not at its first line, which is no JSON on its own."""
     bad = None if stdout.isascii() else not_utf8(stdout)
     if bad is not None:
-        start, number, column = bad.line_start, bad.line, bad.offset - bad.line_start + 1
+        start, number, column = bad.line_start, bad.line, bad.column
         end = stdout.find(b"\n", start)
         reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} is not valid JSON: byte 0x{bad.byte:02x} at column "
                    f"{column} is not UTF-8 ({bad.reason})", path="$", line=number, offset=start, column=column,
