@@ -12,8 +12,10 @@ Before the run (``preflight``) each input file is checked: a first record that i
 record the walk stops at: that step's terminal record, or the step's last record when it never
 terminated, or a line that cannot be read and may be the step's (the walk reads up to it and fails
 there). On stdin there is nothing to pre-scan: every record is held until the step shows up (and
-those after its latest record until it shows up again, or dropped at the end), so a step never seen is
-refused as a file's is, ``E_STEP_NOT_FOUND`` (exit 2) with nothing printed. A record that cannot be read
+those after its latest record until it shows up again, or dropped at the end; shown when the journal
+cannot be read on after them, where a file's pre-scan stops too), so a step never seen is refused as a
+file's is, ``E_STEP_NOT_FOUND`` (exit 2) with nothing printed. What is held goes to a spool
+(``HeldRecords``: memory up to a bound, then a temporary file), so a journal larger than memory can be. A record that cannot be read
 before the step showed is as in a file the pre-scan read: the records after it are looked through for the
 step; found, the walk shows the records before it and fails there (exit 1), else the step is refused.
 
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import struct
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -39,12 +43,14 @@ from replay.pipeline.model.walk import (
     SpendLedger,
     StepEnd,
     StepWatch,
+    WalkLine,
     line_problem,
     read_record,
     record_problem,
     scan_journal,
     step_of,
 )
+from replay.pipeline.report.spool import ByteSpool
 
 TEXT, JSON = "text", "json"
 _BLANK = b" \t\r"
@@ -70,7 +76,8 @@ class WalkRecords(Transform):
         self.ledger = SpendLedger()
         self.watch = StepWatch(self.config["at"]) if self.config["at"] else None
         self.done = False  # past the stop, or the journal could not be read on
-        self.held: list[Column] = []  # records after the `at` step's latest one, until it shows again
+        self.held = HeldRecords()  # records after the `at` step's latest one, until it shows again
+        self.released: list[Batch] = []  # held records let go where no batch could be returned (a side input)
         self.last: tuple[str, int, int, int] | None = None  # the last record read: source, line, offset, length
         self.failure: dict[str, Any] | None = None  # a read failure ahead, at an offset not reached yet
         # (no pre-scan) a record that could not be read before the `at` step showed: reported once the step shows
@@ -99,7 +106,7 @@ class WalkRecords(Transform):
                           source=printable(files[0]) if len(files) == 1 else None,
                           howToFix=f"Run `replay walk {shlex.quote(files[0])}` to list the steps, then pick one.")
 
-    def __call__(self, batch: Batch) -> Batch | None:
+    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
         if self.done:
             return None
         if batch.port is not None:  # diagnostics routed in: the input cannot be read on
@@ -111,6 +118,8 @@ class WalkRecords(Transform):
         if self.unseen_failure is not None:
             return self._look(batch, 0)
         out: list[Column] = []
+        parts = self.released  # what goes out before ``out``, in order
+        self.released = []
         look = 0  # (a failure before the step showed) where to look on for it
         events = batch.events
         last = len(batch) - 1
@@ -144,15 +153,19 @@ class WalkRecords(Transform):
                     look = i + 1
                     break
             self._advance(batch, i, raw)
-            if self._take(batch, i, record, raw, out):
+            if self._take(batch, i, record, raw, out, parts):
                 break
         if self.unseen_failure is not None:  # (nothing went out: every record is held until the step shows)
             return self._look(batch, look)
-        if not out:
-            return None
-        return Batch.from_columns(out, source=batch.source)
+        if out:
+            if not parts and not self.released:
+                return Batch.from_columns(out, source=batch.source)
+            parts.append(Batch.from_columns(out, source=batch.source))
+        parts.extend(self.released)  # (held records let go, after ``out``, ahead of a failure reported in this batch)
+        self.released = []
+        return (parts if len(parts) > 1 else parts[0]) if parts else None
 
-    def _look(self, batch: Batch, start: int) -> Batch | None:
+    def _look(self, batch: Batch, start: int) -> list[Batch] | None:
         """After a record that could not be read before the `at` step showed: does the step show in ``batch`` from
         ``start`` on? Then the walk ends at the failure, the records held (those before it) shown."""
         assert self.watch is not None and self.unseen_failure is not None
@@ -166,18 +179,24 @@ class WalkRecords(Transform):
                 except orjson.JSONDecodeError:
                     continue
             if type(record) is dict and step_of(record) == self.watch.step:
-                held = self.held
-                self._report(*self.unseen_failure)
-                return Batch.from_columns(held, source=batch.source) if held else None
+                held = self.held.batches()
+                self._report(*self.unseen_failure, release=False)
+                return held or None
         return None
 
-    def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column]) -> bool:
-        """Render one record into ``out`` (or hold it); True when the walk ends with it."""
+    def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column],
+              parts: list[Batch]) -> bool:
+        """Render one record into ``out`` (or hold it; held records let go go to ``parts``, ``out`` before them);
+        True when the walk ends with it."""
         line = read_record(record, self.ledger, detail=not self.json)
         event = raw.strip(_BLANK) if raw is not None else exactjson.dumps(record)
         rendered = line.json(event) if self.json else line.text().encode("utf-8", "surrogateescape")
-        column: Column = (line.as_dict(record), rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])
         watch = self.watch
+        if watch is not None and not self.stops and line.step_id != watch.step:
+            # until the step shows (again): it may never, and then nothing is printed
+            self.held.append(batch.source, line, event, rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])
+            return False
+        column: Column = (line.as_dict(record), rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])
         if watch is None:
             out.append(column)
             return False
@@ -189,15 +208,15 @@ class WalkRecords(Transform):
                 self.done = True
                 return True
             return False
-        if line.step_id == watch.step:
-            out.extend(self.held)
-            self.held = []
-            out.append(column)
-            if watch.feed(record, line.kind, line.step_id, line.state):
-                self.done = True
-                return True
-        else:  # until the step shows (again): it may never, and then nothing is printed
-            self.held.append(column)
+        if self.held:
+            if out:
+                parts.append(Batch.from_columns(out, source=batch.source))
+                out.clear()
+            parts.extend(self.held.batches())
+        out.append(column)
+        if watch.feed(record, line.kind, line.step_id, line.state):
+            self.done = True
+            return True
         return False
 
     def _at(self, stop: StepEnd, batch: Batch, i: int) -> bool:
@@ -241,18 +260,24 @@ class WalkRecords(Transform):
             return
         self._report(reason, fields)
 
-    def _report(self, reason: str, fields: dict[str, Any]) -> None:
+    def _report(self, reason: str, fields: dict[str, Any], release: bool = True) -> None:
+        """The walk ends where the journal could not be read on. Records held after the step's latest one (the
+        step showed) come before that place, where a file's pre-scan stops too (what cannot be read may be the
+        step's end): they are let go, then the failure reported."""
+        if release and self.held and self.watch is not None and self.watch.seen:  # (those before it: read's
+            # diagnostic may come in after records that follow the place)
+            self.released.extend(self.held.batches(before=fields.get("offset")))
         self.error("E_JOURNAL_READ_FAILED", f"the journal {_unreadable(reason, fields)}", refusal="journal_read_failed",
                    **fields)
         self.done = True
-        self.held = []
+        self.held.clear()
         self.failure = None
 
     def _unseen(self) -> bool:
         """Is there an `at` step the walk has not met yet, with no pre-scan to say where it is (stdin)?"""
         return self.watch is not None and not self.watch.seen and not self.done and not self.stops
 
-    def flush(self) -> None:
+    def flush(self) -> Batch | list[Batch] | None:
         if self.failure is not None and not self.done:
             self._fail_with(self.failure)
         if self._unseen():  # all of the journal was read (or looked through) and the step never showed: refused
@@ -261,10 +286,12 @@ class WalkRecords(Transform):
             where = ""
             if failed is not None:  # (said too: the step may have been in what could not be read)
                 where = f" (in the records that could be read; it {_unreadable(*failed)})"
-            self.held = []
+            self.held.clear()
             raise refused("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in the journal{where}",
                           received=self.watch.step)
-        self.held = []  # an unterminated step: its last record was the stop
+        self.held.clear()  # an unterminated step: its last record was the stop
+        released, self.released = self.released, []
+        return (released if len(released) > 1 else released[0]) if released else None
 
 
 def _unreadable(reason: str, fields: dict[str, Any]) -> str:
@@ -277,3 +304,75 @@ def _past(failure: dict[str, Any], batch: Batch, i: int) -> bool:
     """Is record ``i`` at or after the failure (or from another input, or without a position)?"""
     offset = batch.offsets[i]
     return batch.source != failure.get("source", batch.source) or offset is None or offset >= failure["offset"]
+
+
+_SIZES = struct.Struct("<III")  # a held record's lengths: its line's fields (JSON), its event's bytes, its rendered line
+
+
+class HeldRecords:
+    """Records the walk holds back (on stdin, until the `at` step shows again), in a ``ByteSpool``: the first MiBs
+    in memory, the rest in a temporary file, so a journal larger than memory can be held. Each comes back out as
+    the column it would have been: its rendered line, positions and ``{step_id, kind, event, ...}`` as they were."""
+
+    def __init__(self) -> None:
+        self._spool = ByteSpool()
+        self.count = 0
+        self.source = STDIN  # where they were read (one input: with no pre-scan, the walk reads stdin)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    @property
+    def spilled(self) -> bool:
+        """Has part of what is held gone to a temporary file (past the spool's memory bound)?"""
+        return self._spool.spilled
+
+    def append(self, source: str, line: WalkLine, event: bytes, rendered: bytes, number: int | None, offset: int | None,
+               pointer: str | None) -> None:
+        fields = exactjson.dumps([line.kind, line.step_id, line.state, line.verification, line.spend, number, offset,
+                                  pointer])
+        self.source = source
+        self._spool.append(b"".join((_SIZES.pack(len(fields), len(event), len(rendered)), fields, event, rendered)))
+        self.count += 1
+
+    def _columns(self, before: int | None) -> Iterator[list[Column]]:
+        """The held columns, in order, as many at a time as the spool reads back in one piece; with ``before``, those
+        that begin before that byte offset."""
+        loads, size = exactjson.loads, _SIZES.size
+        rest = b""
+        for chunk in self._spool.chunks():
+            data = rest + chunk if rest else chunk
+            at = 0
+            columns: list[Column] = []
+            while len(data) - at >= size:
+                a, b, c = _SIZES.unpack_from(data, at)
+                end = at + size + a + b + c
+                if end > len(data):
+                    break
+                start = at + size
+                kind, step, state, verification, spend, number, offset, pointer = loads(data[start:start + a])
+                if before is not None and offset is not None and offset >= before:
+                    if columns:
+                        yield columns
+                    return
+                record = loads(data[start + a:start + a + b])
+                line = WalkLine(kind, step, state, "", verification, spend)
+                columns.append((line.as_dict(record), data[start + a + b:end], number, offset, pointer))
+                at = end
+            rest = data[at:]
+            if columns:
+                yield columns
+        assert not rest
+
+    def batches(self, before: int | None = None) -> list[Batch]:
+        """Every record held (with ``before``: that begins before that byte offset), as batches, in order; then
+        none is held."""
+        batches = [Batch.from_columns(columns, source=self.source) for columns in self._columns(before)]
+        self.clear()
+        return batches
+
+    def clear(self) -> None:
+        if self.count:
+            self._spool.close()
+            self._spool = ByteSpool()
+            self.count = 0

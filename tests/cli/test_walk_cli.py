@@ -393,6 +393,26 @@ def test_a_line_too_long_after_a_step_that_never_ended_is_reported(tmp_path: Pat
     assert (error["line"], error["offset"]) == (parked.count(b"\n") + 1, len(parked))
 
 
+@pytest.mark.parametrize("long", [b'{"kind":"run.note","pad":"', b'{"kind":"step.completed","step_id":"approve","pad":"'],
+                         ids=["other", "the-step's"])
+@pytest.mark.parametrize("after", [b"", b'{"kind":"run.resumed","run_id":"parked-7"}\n'], ids=["last", "mid"])
+def test_on_stdin_records_held_after_the_steps_last_are_shown_before_a_line_too_long(tmp_path: Path, cli, long: bytes,
+                                                                                     after: bytes):
+    """On stdin the records after the step's latest one are held until it shows again; a line too long that follows
+    them (it may be the step's end) ends the walk after them, as in a file: they are shown (run.parked), not dropped."""
+    parked = (WALK / "parked.jsonl").read_bytes()
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(parked + long + b"x" * 300 + b'"}\n' + after)
+    config = tmp_path / "walk.toml"
+    config.write_text('[stages.read]\ntype = "read"\nmax_line_bytes = 200\n'
+                      '[stages.walk]\ntype = "walk"\ninputs = ["read", "read.errors"]\nat = "approve"\n'
+                      '[stages.out]\ntype = "write"\ninputs = ["walk"]\n')
+    code, out, [error] = cli("run", str(config), "-", input=path.read_bytes())
+    walked = cli("walk", "--max-line-bytes", "200", "--at", "approve", str(path))
+    assert (code, out) == walked[:2] and b"run.parked" in out.splitlines()[-1]
+    assert {k: error[k] for k in ("code", "cause", "line", "offset")} == {k: walked[2][0][k] for k in ("code", "cause", "line", "offset")}
+
+
 def test_a_user_config_can_use_the_walk_stage(tmp_path: Path, cli):
     config = tmp_path / "walk.toml"
     config.write_text('chain = [{ type = "walk", format = "json", at = "fetch-b" }]\n')

@@ -206,7 +206,7 @@ def test_after_the_pre_scan_nothing_is_held_back():
     for batch in raw_batches("interleaved.jsonl", size=1):
         batch.source = path
         out = stage(batch)
-        assert stage.held == []
+        assert not stage.held
         shown += len(out) if out is not None else 0
     assert shown == 8 and stage.done
 
@@ -219,3 +219,44 @@ def test_preflight_refuses_a_step_in_no_input_and_an_unreadable_first_record():
         WalkRecords().preflight([str(WALK / "bad-first-record.jsonl")])
     assert caught.value.code == "E_JOURNAL_READ_FAILED" and caught.value.body["offset"] == 0
     WalkRecords(at="nope").preflight(["-"])  # stdin cannot be pre-scanned: decided at the end instead
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_records_held_on_stdin_go_to_a_file_past_the_spools_bound_and_come_back_as_they_were(monkeypatch, fmt):
+    """Without a pre-scan (stdin) the walk holds every record until the `at` step shows: in a spool, whose memory is
+    bounded (past it, a temporary file), so a journal larger than memory can be held; what comes back out is what
+    holding them in memory gave: the same lines, positions and {step_id, kind, event, verification, spend}."""
+    from replay.pipeline.report import spool
+
+    lines = [b'{"kind":"run.spawned","run_id":"r"}']
+    for n in range(400):  # other steps' records, before the step shows: spend, verdicts, exact numbers, non-ASCII
+        lines.append(orjson.dumps({"kind": "step.completed", "step_id": f"s{n}", "usage": {"tokens": n, "cost": n / 10},
+                                   "verification": {"type": "exit_code", "verdict": "ok"}, "note": "é" * (n % 7)})
+                     .replace(b'"tokens":', b'"big":123456789012345678901234567890,"tokens":'))
+        lines.append(b'  {"kind":"step.started","step_id":"s%d","x":3.14159265358979323846}\t' % n)
+    lines += [b'{"kind":"step.started","step_id":"at"}', b'{"kind":"run.note","n":1}', b'{"kind":"step.completed","step_id":"at"}']
+
+    def run(bound: int | None) -> tuple[list[Batch], bool]:
+        if bound is not None:
+            monkeypatch.setattr(spool, "IN_MEMORY", bound)
+        stage, out, spilled = WalkRecords(at="at", format=fmt), [], False
+        whole = Batch.from_lines(lines, "<stdin>")
+        for k in range(0, len(whole), 50):
+            got = stage(whole.select(range(k, min(k + 50, len(whole)))))
+            spilled = spilled or stage.held.spilled
+            out.extend(got if isinstance(got, list) else [got] if got is not None else [])
+        tail = stage.flush()
+        assert tail is None and stage.done
+        return out, spilled
+
+    in_memory, spilled = run(None)
+    assert not spilled
+    spooled, spilled = run(4096)
+    assert spilled and len(spooled) > 1  # (given back a piece of the spool at a time)
+    columns = [(b.events, b.raws, b.lines, b.offsets, b.pointers) for b in in_memory]
+    flat = [[x for batch in part for x in batch] for part in zip(*columns, strict=True)]
+    columns = [(b.events, b.raws, b.lines, b.offsets, b.pointers) for b in spooled]
+    assert [[x for batch in part for x in batch] for part in zip(*columns, strict=True)] == flat
+    assert len(flat[1]) == len(lines)
+    event = next(e for e in flat[0] if e["step_id"] == "s13")["event"]
+    assert event["usage"]["big"] == 123456789012345678901234567890 and event["note"] == "é" * 6
