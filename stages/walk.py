@@ -35,9 +35,9 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import excerpt, printable, refused
+from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused
 from replay.pipeline.engine.registry import register
-from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN
 from replay.pipeline.model.walk import (
     SpendLedger,
@@ -64,9 +64,9 @@ class WalkRecords(Transform):
                          "{step_id, kind, event, verification, spend} per record", choices=(TEXT, JSON)),
         "at": Option(str, "", "stop after this step's terminal record (inclusive); a step that never terminated "
                      "stops at its last record; empty: walk every record"),
-        "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line the pre-scan for `at` reads (as read's "
-                                 "max_line_bytes: a longer line is no record, and where the walk stops when it may be "
-                                 "the step's end)", minimum=1),
+        "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line the pre-scan for `at` reads (a longer line "
+                                 "is no record, and where the walk stops when it may be the step's end): the "
+                                 "max_line_bytes of the read it takes lines from, unless that is none", minimum=1),
     }
     accepts_raw = True
 
@@ -87,6 +87,23 @@ class WalkRecords(Transform):
         # nothing is held back. Per source: the stop record's line (JSONL) or index (a document).
         self.stops: dict[str, StepEnd] = {}
         self.counted: dict[str, int] = {}  # records seen per source (a document's stop is an index)
+
+    def wired(self, feeds: list[Stage]) -> None:
+        """The pre-scan's line limit is the read's (the stage whose raw lines the walk takes): a line the read skips as
+        too long is one the pre-scan must not take for a record. Set here too, it must be the same."""
+        limits = {stage.config["max_line_bytes"] for stage in feeds if stage.emits_raw and "max_line_bytes" in stage.options}
+        if len(limits) != 1:
+            return
+        limit = limits.pop()
+        given = self.given.get("max_line_bytes", limit)
+        if given != limit:
+            feed = next(stage for stage in feeds if stage.config.get("max_line_bytes") == limit)
+            raise ReplayError("E_CONFIG_OPTION_INVALID",
+                              f"stage {self.id!r} has max_line_bytes = {given}, but the stage it reads lines from, "
+                              f"{feed.id!r}, has {limit}", path=f"stages.{self.id}.max_line_bytes", received=given,
+                              expected=limit, howToFix=f"Leave max_line_bytes out of stage {self.id!r} (it takes "
+                                                       f"the limit of {feed.id!r}), or set it on {feed.id!r}.")
+        self.given["max_line_bytes"] = self.config["max_line_bytes"] = limit
 
     def whole_stream(self) -> bool:
         return bool(self.config["at"])  # the walk stops once, in the input the step ends in

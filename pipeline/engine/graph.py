@@ -150,6 +150,8 @@ class Graph:
                     example=f'[stages.summarize]\ntype = "summarize"\ninputs = ["{given}"]',
                 )
         self._check_acyclic(edges)
+        for node in self.nodes.values():
+            node.stage.wired([self.nodes[e.producer].stage for e in edges if e.consumer == node.id and e.port == MAIN])
         consumed = {(e.producer, e.port) for e in edges}
         for node in self.nodes.values():
             if node.stage.kind != "sink" and (node.id, MAIN) not in consumed:

@@ -137,6 +137,11 @@ class Stage:
         return type(self)(**given)
 
     # before a run ----------------------------------------------------------------------------
+    def wired(self, feeds: list[Stage]) -> None:
+        """Called when the graph is checked (``Graph.validate``), with the stages whose main output this one takes:
+        a stage may take a setting that is theirs from them (one fact in one place; set it in ``given`` so that
+        ``fresh`` copies have it), or refuse the wiring (raise ReplayError)."""
+
     def preflight(self, inputs: list[str]) -> None:
         """Refuse (raise ReplayError, exit 2) what would fail before anything runs: a runner that
         cannot be found, outputs that would collide. Called on the stages of a run before any of them

@@ -413,6 +413,27 @@ def test_on_stdin_records_held_after_the_steps_last_are_shown_before_a_line_too_
     assert {k: error[k] for k in ("code", "cause", "line", "offset")} == {k: walked[2][0][k] for k in ("code", "cause", "line", "offset")}
 
 
+def test_in_a_config_the_walks_pre_scan_takes_the_line_limit_of_its_read(tmp_path: Path, cli):
+    """The pre-scan for `at` and the read it takes lines from have one line limit, the read's: a config whose read has
+    max_line_bytes = 200 walks a file as `replay walk --max-line-bytes 200` (up to the line too long, and reports it),
+    not with the pre-scan at its own default; a walk that sets another limit than its read's is refused."""
+    path = tmp_path / "long.jsonl"
+    path.write_bytes((WALK / "parked.jsonl").read_bytes() + b'{"kind":"run.note","pad":"' + b"x" * 300 + b'"}\n')
+    config = tmp_path / "walk.toml"
+    stages = ('[stages.read]\ntype = "read"\nmax_line_bytes = 200\n'
+              '[stages.walk]\ntype = "walk"\ninputs = ["read", "read.errors"]\nat = "approve"\n{}'
+              '[stages.out]\ntype = "write"\ninputs = ["walk"]\n')
+    config.write_text(stages.format(""))
+    code, out, [error] = cli("run", str(config), str(path))
+    walked = cli("walk", "--max-line-bytes", "200", "--at", "approve", str(path))
+    assert (code, out, [error]) == walked and code == 1 and len(out.splitlines()) == 9
+    config.write_text(stages.format("max_line_bytes = 200\n"))
+    assert cli("run", str(config), str(path)) == walked
+    config.write_text(stages.format("max_line_bytes = 300\n"))
+    code, out, [error] = cli("run", str(config), str(path))
+    assert (code, out, error["code"], error["path"]) == (2, b"", "E_CONFIG_OPTION_INVALID", "stages.walk.max_line_bytes")
+
+
 def test_a_user_config_can_use_the_walk_stage(tmp_path: Path, cli):
     config = tmp_path / "walk.toml"
     config.write_text('chain = [{ type = "walk", format = "json", at = "fetch-b" }]\n')

@@ -53,8 +53,8 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, max_line
     if at == "":
         raise ReplayError("E_USAGE_INVALID", "--at needs a step id", received="", example="replay walk RUN --at step-1")
     path = resolve_journal(run, data_dir)
-    bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes,
-                             "walk.max_line_bytes": max_line_bytes}
+    # (the walk stage's pre-scan takes its line limit from the read: ``WalkRecords.wired``)
+    bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes}
     if at is not None:
         # The pre-scan (which the walk stage's preflight remembers: it is not made twice) says where
         # the walk ends; the read stops at that byte, so a walk near the start of a 1 GB journal reads
