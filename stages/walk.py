@@ -53,6 +53,7 @@ from replay.pipeline.model.walk import (
 from replay.pipeline.report.spool import ByteSpool
 
 TEXT, JSON = "text", "json"
+Released = Batch | Iterator[Batch]  # what the walk gives back: held records come back lazily (``HeldRecords.batches``)
 _BLANK = b" \t\r"
 
 
@@ -77,7 +78,7 @@ class WalkRecords(Transform):
         self.watch = StepWatch(self.config["at"]) if self.config["at"] else None
         self.done = False  # past the stop, or the journal could not be read on
         self.held = HeldRecords()  # records after the `at` step's latest one, until it shows again
-        self.released: list[Batch] = []  # held records let go where no batch could be returned (a side input)
+        self.released: list[Released] = []  # held records let go where no batch could be returned (a side input)
         self.last: tuple[str, int, int, int] | None = None  # the last record read: source, line, offset, length
         self.failure: dict[str, Any] | None = None  # a read failure ahead, at an offset not reached yet
         # (no pre-scan) a record that could not be read before the `at` step showed: reported once the step shows
@@ -123,7 +124,7 @@ class WalkRecords(Transform):
                           source=printable(files[0]) if len(files) == 1 else None,
                           howToFix=f"Run `replay walk {shlex.quote(files[0])}` to list the steps, then pick one.")
 
-    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
+    def __call__(self, batch: Batch) -> Batch | list[Released] | None:
         if self.done:
             return None
         if batch.port is not None:  # diagnostics routed in: the input cannot be read on
@@ -180,9 +181,9 @@ class WalkRecords(Transform):
             parts.append(Batch.from_columns(out, source=batch.source))
         parts.extend(self.released)  # (held records let go, after ``out``, ahead of a failure reported in this batch)
         self.released = []
-        return (parts if len(parts) > 1 else parts[0]) if parts else None
+        return parts or None
 
-    def _look(self, batch: Batch, start: int) -> list[Batch] | None:
+    def _look(self, batch: Batch, start: int) -> list[Released] | None:
         """After a record that could not be read before the `at` step showed: does the step show in ``batch`` from
         ``start`` on? Then the walk ends at the failure, the records held (those before it) shown."""
         assert self.watch is not None and self.unseen_failure is not None
@@ -198,11 +199,11 @@ class WalkRecords(Transform):
             if type(record) is dict and step_of(record) == self.watch.step:
                 held = self.held.batches()
                 self._report(*self.unseen_failure, release=False)
-                return held or None
+                return [held]
         return None
 
     def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column],
-              parts: list[Batch]) -> bool:
+              parts: list[Released]) -> bool:
         """Render one record into ``out`` (or hold it; held records let go go to ``parts``, ``out`` before them);
         True when the walk ends with it."""
         line = read_record(record, self.ledger, detail=not self.json)
@@ -229,7 +230,7 @@ class WalkRecords(Transform):
             if out:
                 parts.append(Batch.from_columns(out, source=batch.source))
                 out.clear()
-            parts.extend(self.held.batches())
+            parts.append(self.held.batches())
         out.append(column)
         if watch.feed(record, line.kind, line.step_id, line.state):
             self.done = True
@@ -283,7 +284,7 @@ class WalkRecords(Transform):
         step's end): they are let go, then the failure reported."""
         if release and self.held and self.watch is not None and self.watch.seen:  # (those before it: read's
             # diagnostic may come in after records that follow the place)
-            self.released.extend(self.held.batches(before=fields.get("offset")))
+            self.released.append(self.held.batches(before=fields.get("offset")))
         self.error("E_JOURNAL_READ_FAILED", f"the journal {_unreadable(reason, fields)}", refusal="journal_read_failed",
                    **fields)
         self.done = True
@@ -294,7 +295,7 @@ class WalkRecords(Transform):
         """Is there an `at` step the walk has not met yet, with no pre-scan to say where it is (stdin)?"""
         return self.watch is not None and not self.watch.seen and not self.done and not self.stops
 
-    def flush(self) -> Batch | list[Batch] | None:
+    def flush(self) -> Batch | list[Released] | None:
         if self.failure is not None and not self.done:
             self._fail_with(self.failure)
         if self._unseen():  # all of the journal was read (or looked through) and the step never showed: refused
@@ -308,7 +309,7 @@ class WalkRecords(Transform):
                           received=self.watch.step)
         self.held.clear()  # an unterminated step: its last record was the stop
         released, self.released = self.released, []
-        return (released if len(released) > 1 else released[0]) if released else None
+        return released or None
 
 
 def _unreadable(reason: str, fields: dict[str, Any]) -> str:
@@ -344,20 +345,36 @@ class HeldRecords:
         """Has part of what is held gone to a temporary file (past the spool's memory bound)?"""
         return self._spool.spilled
 
-    def append(self, source: str, line: WalkLine, event: bytes, rendered: bytes, number: int | None, offset: int | None,
-               pointer: str | None) -> None:
+    def append(self, source: str, line: WalkLine, event: bytes, rendered: bytes, number: int | None,
+               offset: int | None, pointer: str | None) -> None:
         fields = exactjson.dumps([line.kind, line.step_id, line.state, line.verification, line.spend, number, offset,
                                   pointer])
         self.source = source
         self._spool.append(b"".join((_SIZES.pack(len(fields), len(event), len(rendered)), fields, event, rendered)))
         self.count += 1
 
-    def _columns(self, before: int | None) -> Iterator[list[Column]]:
-        """The held columns, in order, as many at a time as the spool reads back in one piece; with ``before``, those
-        that begin before that byte offset."""
-        loads, size = exactjson.loads, _SIZES.size
-        rest = b""
-        for chunk in self._spool.chunks():
+    def batches(self, before: int | None = None) -> Iterator[Batch]:
+        """Every record held (with ``before``: that begins before that byte offset), as batches, in order, read back
+        from the spool a piece at a time as they are taken (a stage returns the iterator in its list: the engine
+        takes it lazily, so they need not all be in memory at once); from now on none is held."""
+        spool, source = self._spool, self.source
+        self._spool, self.count = ByteSpool(), 0
+        return _read_back(spool, source, before)
+
+    def clear(self) -> None:
+        if self.count:
+            self._spool.close()
+            self._spool = ByteSpool()
+            self.count = 0
+
+
+def _read_back(spool: ByteSpool, source: str, before: int | None) -> Iterator[Batch]:
+    """The records of a ``HeldRecords``' spool (closed after) as batches, as many columns at a time as it reads back
+    in one piece; with ``before``, those that begin before that byte offset."""
+    loads, size = exactjson.loads, _SIZES.size
+    rest = b""
+    try:
+        for chunk in spool.chunks():
             data = rest + chunk if rest else chunk
             at = 0
             columns: list[Column] = []
@@ -370,7 +387,7 @@ class HeldRecords:
                 kind, step, state, verification, spend, number, offset, pointer = loads(data[start:start + a])
                 if before is not None and offset is not None and offset >= before:
                     if columns:
-                        yield columns
+                        yield Batch.from_columns(columns, source=source)
                     return
                 record = loads(data[start + a:start + a + b])
                 line = WalkLine(kind, step, state, "", verification, spend)
@@ -378,18 +395,6 @@ class HeldRecords:
                 at = end
             rest = data[at:]
             if columns:
-                yield columns
-        assert not rest
-
-    def batches(self, before: int | None = None) -> list[Batch]:
-        """Every record held (with ``before``: that begins before that byte offset), as batches, in order; then
-        none is held."""
-        batches = [Batch.from_columns(columns, source=self.source) for columns in self._columns(before)]
-        self.clear()
-        return batches
-
-    def clear(self) -> None:
-        if self.count:
-            self._spool.close()
-            self._spool = ByteSpool()
-            self.count = 0
+                yield Batch.from_columns(columns, source=source)
+    finally:
+        spool.close()

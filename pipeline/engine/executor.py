@@ -27,7 +27,7 @@ from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.pipeline.engine.log import log_record, make_logger
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.segment import Item, Segment
-from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform
+from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, result_invalid
 
 DEFAULT_BUFFER = 4  # batches per channel: enough to overlap I/O with work, small enough to bound memory
 
@@ -303,8 +303,15 @@ async def run_graph(
             for item in out:
                 if type(item) is tuple:
                     await forward_side(task, nodes[item[0]], item[1])
-                elif tail_outs:
-                    await fanout(tail_outs, item)  # type: ignore[arg-type]
+                elif type(item) is Batch:
+                    if tail_outs:
+                        await fanout(tail_outs, item)
+                else:  # batches the last stage gives back lazily: one at a time
+                    for part in item:  # type: ignore[union-attr]
+                        if type(part) is not Batch:
+                            raise result_invalid(nodes[-1].id, part)
+                        if tail_outs and len(part):
+                            await fanout(tail_outs, part)
             out.clear()
 
         assert task.receive is not None

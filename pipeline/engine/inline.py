@@ -27,6 +27,8 @@ class InlineResult:
         for item in items:
             if isinstance(item, Batch):
                 self.batches.append(item)
+            elif not isinstance(item, tuple):  # batches given back lazily
+                self.batches.extend(part for part in item if len(part))
             else:
                 for port, records in item[1].items():
                     self.side.setdefault(port, []).extend(records)

@@ -10,13 +10,16 @@ diagnostics before the batch.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.stage import Transform, result_invalid
 
-# What a push produces, in order: a batch that left the last stage, or (stage index, side records).
-Item = Batch | tuple[int, dict[str, list[dict[str, Any]]]]
+# What a push produces, in order: a batch that left the last stage, (stage index, side records), or batches the last
+# stage gives back lazily (an iterator in a list it returned: held records read back from a spool a piece at a time,
+# so that they need not all be in memory at once); each is taken before the next push.
+Item = Batch | tuple[int, dict[str, list[dict[str, Any]]]] | Iterator[Batch]
 
 
 class Segment:
@@ -28,15 +31,21 @@ class Segment:
         self.feeds = feeds or {}
         self.pending: dict[str, list[dict[str, Any]]] = {}
 
-    def push(self, batch: Batch | list[Batch] | None, out: list[Item], start: int = 0) -> None:
-        """Run ``batch`` through stages ``start``.. and append what comes out to ``out``."""
+    def push(self, batch: Any, out: list[Item], start: int = 0) -> None:
+        """Run ``batch`` (a Batch, a list of them, None) through stages ``start``.. and append what comes out to ``out``."""
         stages = self.stages
-        parts = batch if type(batch) is list else (batch,)
+        parts = batch if type(batch) is list or isinstance(batch, Iterator) else (batch,)
         for part in parts:
             current: Any = part
             if current is None:
                 continue
             if type(current) is not Batch:  # an item of a list a stage returned (or flushed)
+                if isinstance(current, Iterator):  # batches given back lazily: by the last stage, they stay lazy
+                    if start == len(stages):
+                        out.append(current)
+                    else:
+                        self.push(current, out, start)
+                    continue
                 raise result_invalid(stages[self.current].id, current)
             if not (len(current) or current.closes_run):  # (an empty batch may still close a run)
                 continue

@@ -1,7 +1,8 @@
 """The stage protocol: sources and sinks are async tasks, transforms are plain callables on batches.
 
 - ``Transform``: ``__call__(batch) -> batch | None`` and ``flush() -> batch | None`` at end of stream
-  (either may return a list of batches when its output spans input sources).
+  (either may return a list of batches when its output spans input sources; an iterator in that list is taken
+  lazily, a batch at a time, when the stage is the last of its segment: what a stage held in a spool).
   Synchronous, so it is tested with a list and fused with its neighbours into one task.
 - ``Source``: ``async produce(out)`` sends batches with ``await out.send(batch)``.
 - ``Sink``: ``async consume(batches)`` iterates the incoming batches.
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -208,10 +209,10 @@ class Stage:
 class Transform(Stage):
     kind = "transform"
 
-    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # pragma: no cover - interface
+    def __call__(self, batch: Batch) -> Batch | Sequence[Batch | Iterator[Batch]] | None:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def flush(self) -> Batch | list[Batch] | None:
+    def flush(self) -> Batch | Sequence[Batch | Iterator[Batch]] | None:
         return None
 
 

@@ -494,6 +494,34 @@ def test_a_line_too_long_on_stdin_before_the_step_is_as_in_a_file(tmp_path: Path
     assert (error["code"], error["offset"]) == (walked[2][0]["code"], walked[2][0]["offset"])
 
 
+def test_a_stdin_journal_larger_than_the_spools_memory_is_walked_in_bounded_memory(tmp_path: Path):
+    """On stdin every record before the `at` step is held until it shows: a real process walking ~48 MB of them holds
+    them in a spool (memory up to a bound, then a temporary file) and gives them back a piece at a time, so its peak
+    memory stays far below what they take as records (~6x the journal held in a list, then all rendered at once)."""
+    import subprocess
+    import sys
+
+    from conftest import REPLAY
+
+    record = b'{"kind":"step.completed","step_id":"s%d","n":%d,"pad":"' + b"y" * 120 + b'"}\n'
+    journal = tmp_path / "big.jsonl"
+    with journal.open("wb") as f:
+        for k in range(0, 300_000, 1000):
+            f.write(b"".join(record % (n % 1000, n) for n in range(k, k + 1000)))
+        f.write(b'{"kind":"step.started","step_id":"at"}\n{"kind":"step.completed","step_id":"at"}\n')
+    config = tmp_path / "walk.toml"
+    config.write_text('chain = [{ type = "walk", at = "at" }]\n')
+    measure = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], stdin=sys.stdin, "
+               "stdout=subprocess.PIPE); print(done.returncode, done.stdout.count(b'\\n'), "
+               "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    with journal.open("rb") as stdin:
+        done = subprocess.run([sys.executable, "-c", measure, REPLAY, "run", str(config), "-"], stdin=stdin,
+                              capture_output=True, timeout=120, check=True)
+    code, lines, peak_kib = map(int, done.stdout.split())
+    assert (code, lines) == (0, 300_002)
+    assert peak_kib < 120 * 1024, f"peak RSS {peak_kib} KiB for a {journal.stat().st_size >> 20} MiB journal"
+
+
 def test_a_config_is_refused_before_any_output_too(tmp_path: Path, cli):
     config = tmp_path / "walk.toml"
     config.write_text('chain = [{ type = "walk", at = "nonexistent-step" }]\n')
