@@ -17,15 +17,18 @@ import logging
 import os
 import signal
 import uuid
-from contextlib import ExitStack, suppress
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from typing import Any
 
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
+from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.parallel import Chunk, Completions, Outcome, Work, run_inputs
 from replay.pipeline.io.processes import INTERRUPTS
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 CONNECT_SECONDS = 10
+STOP_SECONDS = 60  # how long a failed command waits for its tasks to end their current input
 
 
 def _distributed() -> Any:
@@ -94,16 +97,54 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
             # The command fails as one run would (--strict, a task that failed): its caller removes the folder the
             # tasks write into next. A task running on a worker cannot be cancelled (a scheduler of our own is closed
             # with its workers, one given by --scheduler is not), so every task is told to stop before its next
-            # input, and waited for: none writes after this.
-            with suppress(Exception):  # (a worker that cannot be told runs its task to the end: waited for as well)
-                client.run(_stop, run)
-            distributed.wait(list(futures))
-            with suppress(Exception):
-                client.run(_forget, run)
+            # input, and waited for (``STOP_SECONDS`` at most): none writes after this.
+            with _quiet_distributed():  # (the scheduler may be lost: distributed logs its reconnects as tracebacks)
+                with suppress(Exception):  # (a worker that cannot be told runs its task to the end: waited for as well)
+                    client.run(_stop, run, callback_timeout=CONNECT_SECONDS)  # (a scheduler that hangs never answers)
+                if _waited(distributed, list(futures), work):
+                    with suppress(Exception):
+                        client.run(_forget, run, callback_timeout=CONNECT_SECONDS)
+                else:
+                    with suppress(Exception):
+                        client.close(timeout=CONNECT_SECONDS)
             raise
         finally:
             for future in futures:
-                future.cancel()
+                with suppress(Exception):  # (its client closed, the scheduler lost)
+                    future.cancel()
+
+
+@contextmanager
+def _quiet_distributed() -> Iterator[None]:
+    """distributed's loggers (in this process) hold back their records for the block: stderr keeps to JSON lines."""
+    names = ["distributed", *(name for name in logging.root.manager.loggerDict if name.startswith("distributed."))]
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
+
+
+def _waited(distributed: Any, futures: list[Any], work: Work) -> bool:
+    """Whether the tasks of a failed command all ended. When they did not within ``STOP_SECONDS``, or the scheduler
+    was lost (its futures are cancelled, the tasks on its workers may run on), a warning says so and names the folders
+    they write into, which may be left: the command's own error stays its error."""
+    try:
+        distributed.wait(futures, timeout=STOP_SECONDS)
+        return True
+    except Exception as exc:  # TimeoutError; FuturesCancelledError (the scheduler lost), a closed connection
+        folders = sorted({str(options["write_dir"]) for options in work.doc.get("stages", {}).values()
+                          if isinstance(options, dict) and options.get("write_dir")})
+        make_logger(work.log_level).warning(
+            "dask.tasks_not_stopped", reason=f"{type(exc).__name__}: {str(exc).partition(chr(10))[0]}",
+            message=f"tasks of the failed command may still be running on the cluster (not stopped within "
+                    f"{STOP_SECONDS} s, or the scheduler was lost); they may write into, and leave, the folders named",
+            folders=folders)
+        return False
 
 
 _STOPPED: set[str] = set()  # on a worker: the runs whose command stopped (``_stop``)

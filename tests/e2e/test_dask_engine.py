@@ -100,6 +100,90 @@ def test_a_strict_run_on_a_running_scheduler_leaves_nothing_behind(process_clust
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
 
 
+KILL_SCHEDULER_PRELOAD = """
+import os, signal, threading
+from distributed.diagnostics.plugin import WorkerPlugin
+
+class KillScheduler(WorkerPlugin):
+    \"\"\"Kills the scheduler half a second after the worker's first replay task is done (the client has its result
+    then; the other task is still running).\"\"\"
+    fired = False
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "memory" and str(key).startswith("replay-") and not self.fired:
+            self.fired = True
+            pid, number = int(os.environ["SCHEDULER_PID"]), int(os.environ["SCHEDULER_SIGNAL"])
+            threading.Timer(0.5, os.kill, (pid, number)).start()
+
+async def dask_setup(worker):
+    await worker.plugin_add(KillScheduler(), name="kill-scheduler")
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "hung"])
+def test_a_strict_run_whose_scheduler_is_lost_keeps_its_error_and_warns_of_the_tasks_left(
+        sig: signal.Signals, tmp_path: Path) -> None:
+    """--strict against an external scheduler lost while the command waits for its tasks to stop. Killed: the wait
+    (its futures cancelled with the connection lost) raised FuturesCancelledError in place of the command's error, with
+    tracebacks on stderr. Hung (SIGSTOP): the wait, and telling the workers to stop, had no bound. The command's error
+    stays its error, and a JSON warning names the folder a task may still write into. (The hung scheduler's case runs
+    the CLI with its bounds made short.)"""
+    import json
+    import sys
+    import time
+
+    from journal_gen import write_journal
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a-bad.jsonl").write_bytes(b"not json\n")
+    write_journal(folder / "b-big.jsonl", 40_000_000)  # a task of seconds
+    preload = tmp_path / "kill_scheduler.py"
+    preload.write_text(KILL_SCHEDULER_PRELOAD)
+    quiet = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "critical"}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", "0", "--no-dashboard", "--scheduler-file", str(tmp_path / "s.json")],
+                                 stderr=subprocess.DEVNULL, env=quiet)
+    worker = None
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "s.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        address = json.loads((tmp_path / "s.json").read_text())["address"]
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "2",
+                                   "--no-dashboard", "--preload", str(preload)], stderr=subprocess.DEVNULL,
+                                  env={**quiet, "SCHEDULER_PID": str(scheduler.pid), "SCHEDULER_SIGNAL": str(int(sig))})
+        with distributed.Client(address, timeout=20) as client:
+            client.wait_for_workers(1, timeout=20)
+        out = tmp_path / "out"
+        started = time.monotonic()
+        args = ["heal", "--in", str(folder), "--out", str(out), "--strict", "--engine", "dask", "--scheduler", address,
+                "--workers", "2"]
+        if sig == signal.SIGKILL:
+            done = run_replay(*args, process=True, timeout=60)
+        else:  # the CLI in a process of its own, with its bounds made short
+            short = ("from replay.pipeline.io import dask_backend; dask_backend.STOP_SECONDS = 2; "
+                     "dask_backend.CONNECT_SECONDS = 2; import sys; sys.argv[0] = 'replay'; "
+                     "from replay.pipeline.cli.app import main; main()")
+            done = subprocess.run([sys.executable, "-c", short, *args], capture_output=True, timeout=60, check=False)
+        assert time.monotonic() - started < 30
+        if sig == signal.SIGKILL:
+            assert scheduler.wait(timeout=5) == -signal.SIGKILL  # killed mid-run, as planned
+        else:
+            assert "State:\tT" in Path(f"/proc/{scheduler.pid}/status").read_text()  # stopped mid-run, as planned
+        assert done.returncode == 1 and done.stdout == b"", done.stderr
+        lines = [json.loads(line) for line in done.stderr.splitlines()]
+        warnings = [line for line in lines if line.get("event") == "dask.tasks_not_stopped"]
+        errors = [line["error"] for line in lines if "error" in line]
+        assert [e["code"] for e in errors] == ["E_JSONL_LINE_INVALID"] and len(lines) == 2, done.stderr
+        assert warnings[0]["level"] == "warning" and warnings[0]["folders"] == [str(tmp_path / ".out.partial.replay.tmp")]
+    finally:
+        for process in (worker, scheduler):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+
+
 def test_a_runner_started_by_a_task_of_the_local_cluster_can_be_interrupted(tmp_path: Path) -> None:
     """The local cluster's workers run with SIGINT, SIGTERM and SIGHUP blocked (Ctrl-C is replay's to handle); a
     runner a task starts had them blocked too (a child inherits its starter's mask): its timeout's SIGTERM and a
