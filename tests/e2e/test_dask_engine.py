@@ -105,7 +105,7 @@ import os, signal, threading
 from distributed.diagnostics.plugin import WorkerPlugin
 
 class KillScheduler(WorkerPlugin):
-    \"\"\"Kills the scheduler half a second after the worker's first replay task is done (the client has its result
+    \"\"\"Kills (or stops: SCHEDULER_SIGNAL) the scheduler a second after the worker's first replay task is done (the client has its result
     then; the other task is still running).\"\"\"
     fired = False
 
@@ -113,7 +113,7 @@ class KillScheduler(WorkerPlugin):
         if finish == "memory" and str(key).startswith("replay-") and not self.fired:
             self.fired = True
             pid, number = int(os.environ["SCHEDULER_PID"]), int(os.environ["SCHEDULER_SIGNAL"])
-            threading.Timer(0.5, os.kill, (pid, number)).start()
+            threading.Timer(1.0, os.kill, (pid, number)).start()
 
 async def dask_setup(worker):
     await worker.plugin_add(KillScheduler(), name="kill-scheduler")
