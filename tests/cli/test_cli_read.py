@@ -9,6 +9,7 @@ import queue
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -295,11 +296,14 @@ def test_a_torn_last_line_is_reported_with_its_offset_and_never_emitted(tmp_path
     assert (error["source"], error["line"], error["offset"]) == (str(journal), 3, len(LINES[0]) + len(LINES[1]) + 2)
 
 
+# Deeper than replay reads (1024 levels). On 3.12+ msgspec's depth follows the C stack, and a whole line between 1025
+# levels and that depth (~1,500 on 3.12, ~10,000 on 3.13) is the README's known limit: the line is deeper there.
+DEEP = 1100 if sys.version_info < (3, 12) else 20_000
 TORN_BUT_WRONG = {  # a last line with no newline whose bytes are wrong already: what is wrong, at its column
     "not-utf8-cut": (b'{"seq":3,"type":"x","t":"caf\xe9 o', "E_JSONL_LINE_INVALID", "is not UTF-8"),
     "not-utf8-whole": (b'{"seq":3,"type":"x","t":"caf\xe9"}', "E_JSONL_LINE_INVALID", "is not UTF-8"),
     "too-deep-cut": (b'{"seq":3,"p":' + b"[" * 1100, "E_JSONL_LINE_INVALID", "nested deeper than 1024 levels"),
-    "too-deep-whole": (b'{"seq":3,"p":' + b"[" * 1100 + b"]" * 1100 + b"}", "E_JSONL_LINE_INVALID", "nested deeper than 1024 levels"),
+    "too-deep-whole": (b'{"seq":3,"p":' + b"[" * DEEP + b"]" * DEEP + b"}", "E_JSONL_LINE_INVALID", "nested deeper than 1024 levels"),
     "deep-cut": (b'{"seq":3,"p":' + b"[" * 300, "E_JSONL_LINE_TORN", "the write was cut off"),  # (orjson runs out of room)
     "utf8-char-cut": (b'{"seq":3,"type":"x","t":"caf\xc3', "E_JSONL_LINE_TORN", "the write was cut off"),  # the cut, not a wrong byte
 }
