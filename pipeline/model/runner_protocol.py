@@ -324,10 +324,12 @@ def _an(kind: str) -> str:
 
 
 def _received(value: Any) -> str:
-    """What came, as a diagnostic's ``received`` says it: its JSON type (for an array, its first item that is no string)."""
+    """What came, as a diagnostic's ``received`` says it: its JSON type (for an array, its first item that is no string,
+    if any: an array of strings is wrong for a fact that is no array)."""
     if isinstance(value, list):
-        k = next(k for k, item in enumerate(value) if not isinstance(item, str))
-        return f"array (item [{k}] is {json_type(value[k])})"
+        k = next((k for k, item in enumerate(value) if not isinstance(item, str)), None)
+        if k is not None:
+            return f"array (item [{k}] is {json_type(value[k])})"
     return json_type(value)
 
 

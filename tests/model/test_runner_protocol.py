@@ -140,6 +140,13 @@ def test_run_facts_keep_well_typed_fields_normalise_what_has_a_normal_form_and_n
     assert note.entry()["path"] == "$.response" and "howToFix" in note.entry()
 
 
+def test_a_fact_given_as_an_array_of_strings_or_an_empty_array_is_noted_as_an_array():
+    """(Naming an array's first item that is no string crashed the capture on an array with none.)"""
+    given = run_facts({"status": "ok", "response": "r", "framework": ["a", "b"], "usage": [], "events": []})
+    assert given.facts == {"response": "r"}
+    assert [(n.field, n.received, n.kept) for n in given.notes] == [("framework", "array", False), ("usage", "array", False)]
+
+
 # reading stdout -------------------------------------------------------------------------------
 def test_empty_stdout():
     reply = read_reply(b"  \n")
