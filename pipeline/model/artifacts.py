@@ -11,7 +11,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.io.journals import BATCH_EVENTS
-from replay.pipeline.model.events import ARTIFACT_ONLY, RUN_FAILED, run_record_from_artifact
+from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, run_record_from_artifact
 from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.toolcalls import pair_tool_calls
 
@@ -50,7 +50,7 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
         if facts.get(key) is not None:
             artifact[key] = facts[key]
     for key, value in facts.items():  # the run's other facts (a dialect's model, cwd, $origin): the stream keeps them
-        if key not in artifact and key not in ARTIFACT_ONLY and key not in ("artifactId", "toolCalls"):
+        if key not in artifact and key not in NOT_RUN_FACTS:
             artifact[key] = value
     if extra:
         artifact.update(extra)

@@ -154,6 +154,7 @@ def run_record(**facts: Any) -> dict[str, Any]:
 
 # An artifact's keys that are no fact of its run: its envelope, its events, and heal's counts (a heal record's).
 ARTIFACT_ONLY = frozenset({"schemaVersion", "artifactType", "id", "events", "heal"})
+NOT_RUN_FACTS = ARTIFACT_ONLY | {"runId", "artifactId"}  # (and an artifact's run id and id: a run record's own)
 
 
 def run_record_from_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
@@ -163,7 +164,5 @@ def run_record_from_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
     run_id = artifact.get("runId") or next(
         (e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None
     ) or artifact.get("id")
-    facts = {key: artifact.get(key) for key in RUN_FACTS if key not in ("runId", "artifactId")}
-    facts.update((key, value) for key, value in artifact.items()
-                 if key not in facts and key not in ARTIFACT_ONLY and key not in ("runId", "artifactId"))
+    facts = {key: value for key, value in artifact.items() if key not in NOT_RUN_FACTS}  # (run_record orders them)
     return run_record(runId=run_id, artifactId=artifact.get("id"), **facts)
