@@ -237,8 +237,9 @@ async def run_graph(
             elif name == "errors":
                 port.put(records)
             elif name == "notices":  # what a stage saw but did not change: a warning on stderr, unless a stage takes it
+                notice_log = log or make_logger()
                 for record in records:
-                    log_record(log or make_logger(), "warning", "notice", record)
+                    log_record(notice_log, "warning", "notice", record)
             else:
                 result.dropped[name] = result.dropped.get(name, 0) + len(records)
 
