@@ -1,6 +1,7 @@
 """MapDialect: turns the records of another agent's log (Claude Code, Codex, OpenHands, mini-swe-agent) into canonical events.
 
-Each input (source) is one run. Its records are mapped by the dialect's table
+Each input (source) is one run, unless its dialect's mapper says a record begins another (``starts_run``: a
+Codex ``session_meta`` of another session). Its records are mapped by the dialect's table
 (``pipeline/model/dialects/<dialect>.py``) into a run record followed by events numbered 1..n, each
 keeping its original record under ``$origin``, so nothing is lost and ``undialect`` can write the
 dialect back. With ``dialect = "auto"`` each input's dialect is detected from its first records; an
@@ -177,6 +178,9 @@ class MapDialect(Transform):
             if note is not None:  # said on the notices port: heal and read --dialect log it as a warning
                 self.emit("notices", {**note, "stage": self.id})
         mapper = state.mapper
+        if state.records and state.form == "jsonl" and mapper.starts_run(record):
+            cols.extend(self._next_run(state))
+            mapper = state.mapper
         expanded = mapper.expand(record) if state.records == 0 else None
         if expanded is not None:
             state.container, state.key, inner = expanded
@@ -247,6 +251,16 @@ class MapDialect(Transform):
                 cols.extend(self._open(state, ended=False))
         elif mapper.ready or len(state.held) >= HOLD_EVENTS:
             cols.extend(self._open(state, ended=False))
+
+    def _next_run(self, state: _Input) -> list[Column]:
+        """Another run begins in the input (``Mapper.starts_run``): the one so far ends here (its run record and
+        the events that waited for it go out), and the next is mapped afresh: its own mapper, seq from 1."""
+        cols = [] if state.opened else self._open(state, ended=True)
+        assert state.dialect is not None
+        state.mapper = mapper_for(state.dialect, state.source)
+        state.opened, state.run_id, state.seq, state.turn, state.step, state.call = False, None, 0, 0, 0, None
+        state.whole, state.whole_bytes = [], 0
+        return cols
 
     def _opened_early(self, state: _Input) -> None:
         """A document's records piped as lines, more than ``hold_bytes`` of them: the run opens now, before its end."""

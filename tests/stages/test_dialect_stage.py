@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from dialect_support import CORPUS, CORPUS_FILES, batches_of, events, read_dialect
+from dialect_support import CORPUS, CORPUS_FILES, batches_of, events, heal_dialect, read_dialect
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -155,3 +155,94 @@ def test_an_input_two_dialects_claim_is_reported_and_passed_through():
     (error,) = result.side["errors"]
     assert error["code"] == "E_DIALECT_AMBIGUOUS" and error["received"] == ["openhands", "mini-swe-agent"]
     assert result.records == [record]
+
+
+# Codex rollouts holding more than one session_meta (codex-rs core/src/rollout/recorder.rs) -------------------------
+ROLLOUT = CORPUS / "codex" / "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"
+PARENT = "11111111-1111-4111-8111-111111111111"
+CHILD = "22222222-2222-4222-8222-222222222222"
+
+
+def _rollout() -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in ROLLOUT.read_bytes().splitlines()]
+
+
+def _later(record: dict[str, Any], at: str, **payload: Any) -> dict[str, Any]:
+    """A record of the corpus rollout's shape written at another time (and with other payload fields)."""
+    return {**record, "timestamp": at, "payload": {**record["payload"], **payload}}
+
+
+def _runs(records: list[Any]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Each run record with the events after it."""
+    runs: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    for record in records:
+        if record.get("$record") == "run":
+            runs.append((record, []))
+        elif "$record" not in record:
+            runs[-1][1].append(record)
+    return runs
+
+
+def _jsonl(records: list[dict[str, Any]]) -> bytes:
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
+def test_a_codex_session_meta_of_another_session_begins_a_run_of_its_own():
+    """Two rollouts written one after another into one file (the corpus rollout, then the other corpus rollout's
+    lines): two runs, each with its own run record, run_started, runId and seq from 1, written back as they were."""
+    other = [orjson.loads(line) for line in
+             (CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl").read_bytes().splitlines()[:2]]
+    records = _rollout() + other
+    read = read_dialect(_jsonl(records), "rollouts.jsonl")
+    runs = _runs(read.records)
+    assert [run["runId"] for run, _ in runs] == [PARENT, "66666666-6666-4666-8666-666666666666"]
+    assert runs[1][0]["prompt"] == "Safe line before malformed input."
+    for run, evs in runs:
+        assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1))
+        assert {e["runId"] for e in evs} == {run["runId"]}
+        assert [e["type"] for e in evs].count("run_started") == 1 and evs[0]["type"] == "run_started"
+    assert [len(evs) for _, evs in runs] == [len(records) - 2, 2]
+    assert round_trip(_jsonl(records), "rollouts.jsonl") == records
+    # the first run still waiting for its prompt when the next begins: its run record and events go out first
+    runs = _runs(read_dialect(_jsonl(records[:2] + other), "rollouts.jsonl").records)
+    assert [(run["runId"], [e["seq"] for e in evs]) for run, evs in runs] == [(PARENT, [1, 2]), (other[0]["payload"]["id"], [1, 2])]
+
+
+def test_a_forked_codex_rollout_is_one_run_that_holds_its_parents_lines():
+    """A fork's file opens with its own session_meta (forked_from_id), then the parent's lines copied in, the parent's
+    session_meta first: one run, the fork's, whose parent meta is a session_meta event, not a second run_started.
+    The parent's own rollout written after it is a run of its own (its meta comes after the fork's other records)."""
+    parent = _rollout()
+    fork_meta = _later(parent[0], "2026-01-02T04:00:00.000Z", id=CHILD, forked_from_id=PARENT)
+    own = [_later(parent[2], "2026-01-02T04:00:05.000Z", message="Now list the hidden ones."),
+           _later(parent[12], "2026-01-02T04:00:06.000Z")]
+    fork = [fork_meta, *parent, *own]
+    runs = _runs(read_dialect(_jsonl(fork), "fork.jsonl").records)
+    [(run, evs)] = runs
+    assert run["runId"] == CHILD
+    assert [(e["seq"], e["type"], e["payload"]["id"]) for e in evs[:2]] == [(1, "run_started", CHILD), (2, "session_meta", PARENT)]
+    assert [e["type"] for e in evs].count("run_started") == 1
+    assert [e["seq"] for e in evs] == list(range(1, len(fork) + 1)) and {e["runId"] for e in evs} == {CHILD}
+    assert round_trip(_jsonl(fork), "fork.jsonl") == fork
+
+    runs = _runs(read_dialect(_jsonl(fork + parent), "fork-then-parent.jsonl").records)
+    assert [(run["runId"], len(evs)) for run, evs in runs] == [(CHILD, len(fork)), (PARENT, len(parent))]
+    assert runs[1][1][0]["type"] == "run_started" and runs[1][1][0]["seq"] == 1
+
+
+def test_a_codex_session_meta_of_the_same_session_again_goes_on_with_the_run():
+    """The run's own session_meta written again (a resumed session, later): the run goes on, the meta a session_meta
+    event in its place, no second run_started; heal has nothing to say of it (it ends the run, as for any log that
+    stops without a terminal event)."""
+    first = _rollout()
+    again = [_later(first[0], "2026-01-03T00:00:00.000Z", timestamp="2026-01-03T00:00:00.000Z"),
+             _later(first[2], "2026-01-03T00:00:01.000Z", message="And the hidden ones?"),
+             _later(first[12], "2026-01-03T00:00:02.000Z")]
+    healed = heal_dialect(_jsonl(first + again), "resumed.jsonl")
+    [(run, evs)] = _runs(healed.records)
+    assert run["runId"] == PARENT
+    assert [e["type"] for e in evs].count("run_started") == 1
+    assert [(e["seq"], e["type"]) for e in evs[len(first):]] == [(15, "session_meta"), (16, "event_msg.user_message"),
+                                                                   (17, "assistant_message"), (18, "run_failed")]
+    assert {e["runId"] for e in evs} == {PARENT}
+    assert [r["rule"] for r in healed.side["repairs"]] == ["ensure_terminal"]

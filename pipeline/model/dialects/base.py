@@ -66,6 +66,11 @@ class Mapper:
         set to null, that key, the records). None for an ordinary record."""
         return None
 
+    def starts_run(self, record: dict[str, Any]) -> bool:
+        """Does ``record`` begin another run of the input (logs written one after another into one file)? Then
+        the run so far ends before it and a fresh mapper maps it. Asked of every record after the first."""
+        return False
+
     def map(self, record: Any) -> Mapped:  # pragma: no cover - interface
         raise NotImplementedError
 

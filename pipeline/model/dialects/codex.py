@@ -4,7 +4,8 @@ One JSON record per line, ``{"timestamp", "type", "payload"}``. Mapping table (o
 
 | record (``type`` / ``payload.type``) | event |
 | --- | --- |
-| ``session_meta`` | ``run_started`` {the session's meta: id, cwd, cli_version, originator, ...} |
+| ``session_meta`` | ``run_started`` {the session's meta: id, cwd, cli_version, originator, ...}: the run's first |
+| ``session_meta`` again, of the run's session or one it descends from | ``session_meta`` {its payload}: the run goes on |
 | ``turn_context`` | ``turn_context`` {cwd, model, approval_policy, ...} |
 | ``event_msg`` / X | ``event_msg.X`` {the payload without ``type``}; for ``token_count`` also ``usage`` = ``info.last_token_usage`` (the tokens of one model call) |
 | ``response_item`` / ``message``, role ``user`` | ``user_message`` {text, role} |
@@ -19,6 +20,15 @@ One JSON record per line, ``{"timestamp", "type", "payload"}``. Mapping table (o
 Run facts: ``runId`` = ``session_meta.payload.id``, ``prompt`` = the first ``event_msg`` /
 ``user_message`` (what the user typed; the first ``response_item`` user messages are usually the
 environment context Codex adds), ``model`` from ``turn_context``, ``cwd``, ``cliVersion``.
+
+One file can hold more than one ``session_meta`` (codex-rs ``core/src/rollout/recorder.rs``: its reader takes the
+first as the thread's id and keeps every line). A forked session's file opens with its own meta (a new ``id``,
+``forked_from_id`` the parent's), then the parent's lines copied in, which open with the parent's meta (and its
+own ancestors'); a sub-agent's names its parent in ``source.subagent.thread_spawn.parent_thread_id``. Those
+copied metas, right after the run's own and before any other record, and the run's own meta written again, are
+the same run: a ``session_meta`` event, no second ``run_started``. (A resumed session appends to its file and
+writes none.) Any other ``session_meta`` with an ``id`` (rollouts written one after another into one file)
+begins another run of the input (``starts_run``): its own run record, ``run_started``, seq from 1.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from replay.pipeline.model.dialects.base import (
     Part,
     compact,
     json_or_text,
+    obj,
     text_of,
 )
 
@@ -45,6 +56,18 @@ class CodexMapper(Mapper):
     def __init__(self, source: str) -> None:
         super().__init__(source)
         self.model: str | None = None
+        self.met = False  # the run's session_meta came
+        self.session: str | None = None  # its id
+        self.ancestors: set[str] = set()  # the sessions it descends from (forked from, spawned by), as its metas say
+        self.opening = True  # no record but session_meta yet (where a fork's copied metas stand)
+
+    def starts_run(self, record: dict[str, Any]) -> bool:
+        if not self.met or record.get("type") != "session_meta":
+            return False
+        session = _str(obj(record.get("payload")).get("id"))
+        if session is None or session == self.session:
+            return False  # the run's own meta again: it goes on
+        return not (self.opening and session in self.ancestors)  # a copied ancestor's, right after the run's own
 
     def map(self, record: Any) -> Mapped:
         rtype = record.get("type")
@@ -55,10 +78,20 @@ class CodexMapper(Mapper):
         sub = body.get("type") if isinstance(body.get("type"), str) else None
         rest = {k: v for k, v in body.items() if k != "type"}
         mapped = Mapped([], record.get("timestamp"))
+        if rtype != "session_meta":
+            self.opening = False
         if rtype == "session_meta":
             self.learn(runId=_str(body.get("id")), cwd=_str(body.get("cwd")), cliVersion=_str(body.get("cli_version")),
                        timestamp=body.get("timestamp") or record.get("timestamp"))
-            part = Part("run_started", dict(body))
+            if not self.met:
+                self.met, self.session = True, _str(body.get("id"))
+                part = Part("run_started", dict(body))
+            else:
+                part = Part("session_meta", dict(body))
+            if self.opening:
+                spawn = obj(obj(obj(body.get("source")).get("subagent")).get("thread_spawn"))
+                self.ancestors.update(filter(None, map(_str, (body.get("id"), body.get("forked_from_id"),
+                                                              spawn.get("parent_thread_id")))))
         elif rtype == "turn_context":
             self.model = _str(body.get("model")) or self.model
             self.learn(model=self.model)
