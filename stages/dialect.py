@@ -62,6 +62,7 @@ class _Input:
     whole: list[Any] = field(default_factory=list)  # a document's records, for the facts at its end
     whole_bytes: int = 0  # the size of a document's records that came as lines, held so far
     warned: bool = False
+    foreign: str | None = None  # the dialect of the stretch of another dialect's lines the input is in (reported once)
 
     @property
     def source(self) -> str:
@@ -91,7 +92,17 @@ class MapDialect(Transform):
         state = self.input
         at = self.inputs.at(batch.source)
         if state is not None and state.input == at and state.dialect == CANONICAL:
-            return batch  # the usual case for replay's own journals: nothing to do (another copy of one is one too)
+            # The usual case for replay's own journals: nothing to do, line by line (another copy of one is one too).
+            # Another agent's records name no run (`runId`): a batch that begins or ends with one that names none is
+            # looked through for them (``_foreign``); one that begins and ends with replay's own events is not.
+            events = batch.events
+            if batch.clean is None and events:
+                if "runId" in events[0] and "runId" in events[-1]:
+                    state.foreign = None
+                else:
+                    for i in range(len(events)):
+                        self._own(state, batch.column(i))
+            return batch
         if batch.clean is not None:  # the screen passes only inputs that open with replay's own records
             closing = self._close() if state is not None and state.input != at else None
             if state is None or state.input != at:
@@ -149,6 +160,7 @@ class MapDialect(Transform):
         if wanted != AUTO:
             if found and wanted not in found and not state.warned:
                 state.warned = True
+                state.foreign = found[0] if len(found) == 1 else None  # said here: not again as a line of another
                 self.error("E_DIALECT_MISMATCH", f"{batch.source!r} looks like {' or '.join(found)}, not {wanted}; "
                            f"mapped as {wanted} as asked", batch, i, expected=wanted, received=found[0])
             state.dialect = wanted
@@ -167,12 +179,14 @@ class MapDialect(Transform):
     def _take(self, state: _Input, column: Column, cols: list[Column]) -> None:
         """One record of a decided input: as it is (canonical), or mapped into events."""
         if state.dialect == CANONICAL or state.mapper is None:
+            self._own(state, column)
             cols.append(column)
             return
         record, raw, line, offset, pointer = column
         if RECORD_KEY in record:  # a reserved record inside a dialect log is not the dialect's: keep it
             cols.append(column)
             return
+        self._foreign(state, column)
         if raw is not None:  # the line is written anew as its events' origin: a key written twice keeps its last value
             note = duplicate_key_note(raw, record, {"source": state.source, "line": line, "offset": offset, "path": pointer})
             if note is not None:  # said on the notices port: heal and read --dialect log it as a warning
@@ -251,6 +265,42 @@ class MapDialect(Transform):
                 cols.extend(self._open(state, ended=False))
         elif mapper.ready or len(state.held) >= HOLD_EVENTS:
             cols.extend(self._open(state, ended=False))
+
+    def _own(self, state: _Input, column: Column) -> None:
+        """A record of replay's own input: one that names its run is the input's own (a stretch of another agent's
+        lines ends), any other may be another agent's (``_foreign``)."""
+        if "runId" in column[0]:
+            state.foreign = None
+        else:
+            self._foreign(state, column)
+
+    def _foreign(self, state: _Input, column: Column) -> None:
+        """A line of an input that is recognisably of another dialect (one claims it, not the input's own; replay's
+        own events in a dialect log too) is reported, a warning on the notices port: the first line of each stretch
+        of such lines. It is still read as the input's dialect (a dialect log's record mapped, and kept whole under
+        ``$origin``; replay's own input passed on as it is): each input is of one dialect, detected from its first
+        records."""
+        found = claims(column[0])
+        if len(found) != 1 or found[0] == state.foreign:
+            return
+        if found[0] == state.dialect:
+            state.foreign = None
+            return
+        state.foreign = other = found[0]
+        dialect = state.dialect
+        _record, _raw, line, offset, pointer = column
+        where = f"line {line}" if line is not None else f"the record at {pointer}" if pointer is not None else "a record"
+        what, more = ("replay's own event", "events of replay's own") if other == CANONICAL else (f"a {other} record", f"{other} records")
+        done = ("passed on as it is" if dialect == CANONICAL else
+                f"mapped as a {dialect} record all the same (kept whole under $origin)")
+        name = "replay's own" if dialect == CANONICAL else dialect
+        note: dict[str, Any] = {"code": "E_DIALECT_MISMATCH", "action": "reported", "source": state.source}
+        note.update((k, v) for k, v in (("line", line), ("offset", offset), ("path", pointer)) if v is not None)
+        note.update(expected=dialect, received=other, stage=self.id,
+                    message=f"{where} of {state.source!r} is {what}, but the input is {name} (each input is read as "
+                    f"one dialect, found from its first records): {done}; the {more} right after it are not reported again",
+                    howToFix="Give each log a file of its own (a log of one agent, or replay's own journal, per input).")
+        self.emit("notices", note)
 
     def _next_run(self, state: _Input) -> list[Column]:
         """Another run begins in the input (``Mapper.starts_run``): the one so far ends here (its run record and

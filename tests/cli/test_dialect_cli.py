@@ -271,3 +271,22 @@ def test_every_command_with_a_dialect_stage_warns_of_a_key_written_twice(tmp_pat
     assert len(logs) == 1, logs
     text = logs[0].read_text()
     assert "E_JSON_DUPLICATE_KEY" in text and "isSidechain" in text, text
+
+
+def test_heal_and_read_warn_of_another_dialects_lines_in_one_file(tmp_path):
+    """Replay's own run with a Claude Code session written after it, and the session with a Codex rollout after it:
+    each file is read as the dialect of its first records, and the first line of the other's is a warning
+    (E_DIALECT_MISMATCH, a notice from the dialect stage) with its line and offset; the exit status is unchanged."""
+    own = (ROOT / "examples" / "journals" / "two-runs.jsonl").read_bytes()
+    claude = CLAUDE.read_bytes().rstrip(b"\n") + b"\n"
+    rollout = (CORPUS / "codex" / "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl").read_bytes()
+    for name, data, first, expected, received in (("own-then-claude.jsonl", own + claude, own, "canonical", "claude-code"),
+                                                   ("claude-then-codex.jsonl", claude + rollout, claude, "claude-code", "codex")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        for command, args in (("heal", ()), ("read", ("--dialect", "auto"))):
+            done = run_replay(command, str(path), *args)
+            assert done.returncode == 0, done.stderr
+            notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_DIALECT_MISMATCH" in line]
+            assert [(n["line"], n["offset"], n["expected"], n["received"], n["level"], n["event"]) for n in notes] == [
+                (len(first.splitlines()) + 1, len(first), expected, received, "warning", f"{command}.notice")], done.stderr

@@ -24,6 +24,7 @@ GATE = ("replay incident replay cases/refund-incident.json --agent-command "
 FIXED = ("replay incident replay cases/refund-incident.json --agent-command "
          "'[\"python3\",\"examples/incidents/replay_agent.py\",\"--fixed\"]' --out ci-fixed")
 VALIDATE = "replay read examples/journals/broken.jsonl | replay validate"
+BOTH = "(cat session.jsonl; echo; cat tests/fixtures/corpus/codex/rollout-2026-*.jsonl) > both.jsonl"
 ODD = "replay heal examples/journals/odd.jsonl --log odd-repairs.jsonl"
 # A block is named by its first command and runs in a folder of its own.
 BLOCKS = [
@@ -34,6 +35,7 @@ BLOCKS = [
     "replay walk tests/fixtures/walk/hello.jsonl",
     SESSION,
     "replay read --dialect claude-code session.jsonl | head -2",
+    BOTH,
     CUT,
     SPLIT,
     "replay read --dialect claude-code session.jsonl | replay write --dialect claude-code > again.jsonl",
@@ -55,6 +57,7 @@ AFTER = {  # the blocks whose files a block reads, run before it
     "head -2 repairs.jsonl": [FRONT_DOOR],
     "replay read --dialect claude-code session.jsonl | head -2": [SESSION],
     CUT: [SESSION],
+    BOTH: [SESSION],
     SPLIT: [SESSION],
     "replay read --dialect claude-code session.jsonl | replay write --dialect claude-code > again.jsonl": [SESSION, SPLIT],
     "replay export --otlp healed.jsonl | head -c 300": [SESSION, CUT],

@@ -246,3 +246,56 @@ def test_a_codex_session_meta_of_the_same_session_again_goes_on_with_the_run():
                                                                    (17, "assistant_message"), (18, "run_failed")]
     assert {e["runId"] for e in evs} == {PARENT}
     assert [r["rule"] for r in healed.side["repairs"]] == ["ensure_terminal"]
+
+
+# one input holding two dialects: read as the dialect of its first records, the other's lines reported --------------
+CLAUDE_SESSION = CORPUS / "claude-code" / "representative_messages.jsonl"
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_no_line_of_a_corpus_log_is_taken_for_another_dialects(path: Path):
+    assert "notices" not in read_dialect(path.read_bytes(), str(path)).side
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_a_codex_rollout_after_a_claude_code_session_in_one_file_is_reported_at_its_first_line(size: int):
+    """A Claude Code session with a Codex rollout written after it: the input is claude-code (its first records), so
+    the rollout's lines are mapped as claude-code records (kept whole), but not in silence: the first of them is
+    reported (E_DIALECT_MISMATCH, a notice: a warning), with its line and offset, once for the stretch."""
+    claude, codex = CLAUDE_SESSION.read_bytes().rstrip(b"\n") + b"\n", ROLLOUT.read_bytes()
+    data = claude + codex
+    read = run_inline([ParseLines(), MapDialect()], batches_of(data, "both.jsonl", size))
+    runs = _runs(read.records)
+    assert [run["framework"] for run, _ in runs] == ["claude-code"]
+    (note,) = read.side["notices"]
+    first = len(claude.splitlines()) + 1
+    assert (note["code"], note["action"], note["line"], note["offset"], note["expected"], note["received"]) == (
+        "E_DIALECT_MISMATCH", "reported", first, len(claude), "claude-code", "codex")
+    assert f"line {first} of 'both.jsonl' is a codex record" in note["message"] and note["howToFix"]
+    assert [e[ORIGIN_KEY]["record"] for e in events(read)][-1] == orjson.loads(codex.splitlines()[-1])  # nothing lost
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_claude_code_lines_after_replays_own_events_are_reported_and_passed_on_as_they_are(size: int):
+    """Replay's own journal with a Claude Code session after it: the input is replay's own and passes through
+    byte for byte (the fast way, a batch at a time, too), but the first Claude Code line is reported; so is replay's
+    own event written into a Claude Code log."""
+    own = [b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r1","payload":{}}',
+           b'{"seq":2,"timestamp":"2026-03-01T12:00:01Z","type":"run_completed","runId":"r1","payload":{}}']
+    claude = CLAUDE_SESSION.read_bytes().splitlines()
+    data = b"\n".join(own + claude + own) + b"\n"
+    read = run_inline([ParseLines(), MapDialect()], batches_of(data, "run.jsonl", size))
+    assert read.to_jsonl() == data
+    assert [(n["line"], n["expected"], n["received"]) for n in read.side["notices"]] == [
+        (3, "canonical", "claude-code")]  # the own events after them are the input's: nothing to say
+
+    read = run_inline([ParseLines(), MapDialect()], batches_of(b"\n".join(claude + own) + b"\n", "session.jsonl", size))
+    assert [(n["line"], n["expected"], n["received"]) for n in read.side["notices"]] == [
+        (len(claude) + 1, "claude-code", "canonical")]
+    assert "replay's own event" in read.side["notices"][0]["message"]
+
+
+def test_a_named_dialect_that_does_not_fit_is_reported_once_not_again_line_by_line():
+    read = read_dialect(ROLLOUT.read_bytes(), "rollout.jsonl", "claude-code")
+    assert [e["code"] for e in read.side["errors"]] == ["E_DIALECT_MISMATCH"]
+    assert "notices" not in read.side
