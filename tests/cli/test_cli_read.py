@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import array
+import fcntl
 import gzip
 import os
 import pty
@@ -10,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import termios
 import threading
 import time
 from pathlib import Path
@@ -523,6 +526,19 @@ def lines_of(proc: subprocess.Popen) -> queue.Queue:
     return q
 
 
+def wait_until_read(pipe, timeout: float = 60) -> None:
+    """Until the process at the other end of ``pipe`` (our write end) has read every byte written to it (FIONREAD on
+    a pipe counts what it holds, at either end): it is running and reading, so a signal now finds it waiting for more."""
+    held = array.array("i", [0])
+    deadline = time.monotonic() + timeout
+    while True:
+        fcntl.ioctl(pipe.fileno(), termios.FIONREAD, held)
+        if not held[0]:
+            return
+        assert time.monotonic() < deadline, f"{held[0]} bytes still unread after {timeout}s"
+        time.sleep(0.02)
+
+
 def test_follow_streams_lines_appended_later_and_ctrl_c_ends_it(tmp_path: Path):
     journal = write(tmp_path / "live.jsonl", LINES[0] + b"\n")
     proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -573,6 +589,7 @@ def test_ctrl_c_on_a_pipe_says_the_unfinished_last_line_was_not_read(head: bytes
         proc.stdin.flush()
         if head:
             assert got.get(timeout=60) == head
+        wait_until_read(proc.stdin)  # (on a loaded machine start-up alone may take longer than any fixed sleep)
         time.sleep(0.5)  # (it has read all the pipe holds and waits for more)
     finally:
         proc.send_signal(signal.SIGINT)
