@@ -22,10 +22,10 @@ from replay.pipeline.io.journals import (
     Item,
     LineCutter,
     Reader,
-    as_document,
     document_too_long,
     expand_paths,
     head_format,
+    is_document,
     open_journal,
     skip_bom,
     source_name,
@@ -206,16 +206,18 @@ class ReadJournal(Source):
             fed = True
             at_start = follow and not head  # (--follow of a file empty so far: its byte order mark may come yet)
             head, cutter.offset = skip_bom(head)  # offsets stay positions in the file
-            if eof and (document := as_document(head)) is not None:
-                await self._send(list(document_items(document, source, self.batch_events)), out)
-                return
-            if eof and (trajectory := _dialect_document(head)) is not None:  # e.g. a mini-swe-agent .traj.json
-                await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
-                return
-            if eof and named_document and not follow and kind != LINES and (fault := _unparsed(head)) is not None:
-                self._not_json(source, head, fault)
-                await out.drain()
-                return
+            if eof:  # all of it is read: one JSON text, maybe
+                value, fault = parsed = _parsed(head)
+                if fault is None and is_document(value):
+                    await self._send(list(document_items(value, source, self.batch_events)), out)
+                    return
+                if (trajectory := _dialect_document(head, parsed)) is not None:  # e.g. a mini-swe-agent .traj.json
+                    await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
+                    return
+                if named_document and not follow and kind != LINES and fault is not None and head.strip():
+                    self._not_json(source, head, fault)
+                    await out.drain()
+                    return
             if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)
                 return
@@ -335,26 +337,24 @@ def _placed(batch: Batch, marks: list[Batch]) -> Batch:
     return out
 
 
-def _dialect_document(head: bytes) -> dict[str, Any] | None:
-    """A whole input that is one JSON object holding another agent's run (read whole, mapped by ``dialect``)."""
+def _parsed(data: bytes) -> tuple[Any, orjson.JSONDecodeError | None]:
+    """``data``, a whole input, read as one JSON text: (its value, None), or (None, why it is none)."""
+    try:
+        return exactjson.loads(data), None
+    except orjson.JSONDecodeError as exc:
+        return None, exc
+
+
+def _dialect_document(head: bytes, parsed: tuple[Any, orjson.JSONDecodeError | None]) -> dict[str, Any] | None:
+    """A whole input that is one JSON object holding another agent's run (read whole, mapped by ``dialect``);
+    ``parsed`` is ``_parsed(head)``. (Whitespace before the object is JSON's: what else comes first makes the input
+    lines to ``head_format``, and so no whole input here.)"""
     body = head.lstrip()
     if not body.startswith(b"{") or b"\n" not in body.rstrip():
         return None  # one line: the line reader takes it as a record
-    try:
-        value = exactjson.loads(body)
-    except orjson.JSONDecodeError:
+    value, fault = parsed
+    if fault is not None:
         return None
     from replay.pipeline.model.dialects.detect import is_dialect_document
 
     return value if is_dialect_document(value) else None
-
-
-def _unparsed(data: bytes) -> orjson.JSONDecodeError | None:
-    """Why ``data``, a whole input that is not empty, is no JSON text; None when it is one (or is empty)."""
-    if not data.strip():
-        return None
-    try:
-        exactjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        return exc
-    return None

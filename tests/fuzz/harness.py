@@ -27,7 +27,7 @@ from replay.stages.dialect import MapDialect
 from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.parse import ParseLines
-from replay.stages.read import _dialect_document
+from replay.stages.read import _dialect_document, _parsed
 from replay.stages.validate import ValidateEvents
 
 SOURCE = "fuzz.jsonl"
@@ -151,7 +151,7 @@ def cli(data: bytes, which: int = 0) -> None:
 def _is_jsonl(data: bytes) -> bool:
     """Read as lines (not one JSON document, not gzip): each line is a record out, or a dropped record."""
     body = data.removeprefix(b"\xef\xbb\xbf")
-    return not body.startswith(b"\x1f\x8b") and as_document(body) is None and _dialect_document(body) is None
+    return not body.startswith(b"\x1f\x8b") and as_document(body) is None and _dialect_document(body, _parsed(body)) is None
 
 
 def one(data: bytes) -> None:
