@@ -118,12 +118,9 @@ class SummarizeRepairs(RunScoped):
         cut = len(gap)
         while cut and own is not None and gap[cut - 1][1] == own:
             cut -= 1  # the run's own, dropped at its start
-        runs: list[tuple[tuple[Input, Any], Held]] = []
+        runs = [((source, rid), held) for rid, held in _stretches(gap[:cut])]
         taken: dict[Any, Counter[tuple[Any, str, int]]] = {}  # per run id: the repairs put aside
         for _, rid, repair in gap[:cut]:
-            if not runs or runs[-1][0][1] != rid:
-                runs.append(((source, rid), []))
-            runs[-1][1].append(repair)
             taken.setdefault(rid, Counter())[repair] += 1
         for rid, counts in taken.items():  # each leaves its run's pending repairs once, in one pass (not a remove each)
             held = self.pending[(source, rid)]
@@ -254,13 +251,9 @@ def _apart(pending: dict[tuple[Input, Any], Held]) -> list[tuple[tuple[Input, An
     first: dict[int, Held] = {}  # the repairs of the first run of each key
     for entries in lined.values():
         entries.sort(key=lambda entry: (entry[0], entry[1]))
-        at = None
-        for _, k, repair in entries:
-            if k != at:
-                at = k
-                runs.append((keys[k], []))
-                first.setdefault(k, runs[-1][1])
-            runs[-1][1].append(repair)
+        for k, held in _stretches(entries):
+            runs.append((keys[k], held))
+            first.setdefault(k, held)
     for k, key in enumerate(keys):
         unlined = [repair for repair in pending[key] if repair[0] is None]
         if unlined:
@@ -269,6 +262,17 @@ def _apart(pending: dict[tuple[Input, Any], Held]) -> list[tuple[tuple[Input, An
             else:
                 runs.append((key, unlined))
     return runs
+
+
+def _stretches(entries: list[tuple[Any, Any, tuple[Any, str, int]]]) -> list[tuple[Any, Held]]:
+    """``entries`` (line, run, repair), in line order, cut where the run changes (the runs of an input are cut where
+    the run id changes): (the run, its repairs) for each stretch of lines logged for one run."""
+    stretches: list[tuple[Any, Held]] = []
+    for _, run, repair in entries:
+        if not stretches or stretches[-1][0] != run:
+            stretches.append((run, []))
+        stretches[-1][1].append(repair)
+    return stretches
 
 
 def _first_line(lines: list[int | None], i: int) -> int | None:
