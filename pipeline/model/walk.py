@@ -39,6 +39,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import compress, count
 from typing import Any
 
 import orjson
@@ -613,10 +614,7 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
                 finish = block.find(b"\n", hit)
                 numbered += block.count(b"\n", counted, begin)
                 counted = begin
-                if finish - begin > max_line_bytes:
-                    if last is not None and long is None:  # no record (too long), and it may be the step's end
-                        long = (base + finish + 1, numbered)
-                else:
+                if finish - begin <= max_line_bytes:  # (a longer line is no record: see ``_first_long_line`` below)
                     mine = _watch_line(watch, block[begin:finish])
                     if mine is None:  # unreadable, maybe the step's own record: the walk reports it
                         return StepEnd(True, False, base + finish + 1, numbered)
@@ -626,10 +624,10 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
                         if watch.ended:
                             return StepEnd(True, True, last[0], last[1])
                 start = finish + 1
-        if last is not None and len(block) > max_line_bytes:
+        if last is not None and long is None and len(block) > max_line_bytes:  # (the first after the step's last record)
             after = max(first, last[0] - base)  # (where the step's last record ends, when it is in this block)
             found = _first_long_line(block, after, max_line_bytes)
-            if found is not None and (long is None or base + found[1] + 1 < long[0]):
+            if found is not None:
                 long = (base + found[1] + 1, line + block.count(b"\n", 0, found[0]))
         line += block.count(b"\n")
         base += len(block)
@@ -660,13 +658,11 @@ def _first_long_line(block: bytes, start: int, max_line_bytes: int) -> tuple[int
     """Where in ``block`` (whole lines, each ending in a newline) the first line from ``start`` on that is longer than
     ``max_line_bytes`` begins and ends (its newline); None when there is none."""
     lengths = list(map(len, block[start:].split(b"\n")))
-    if max(lengths) <= max_line_bytes:
+    k = next(compress(count(), map(max_line_bytes.__lt__, lengths)), None)  # (one pass, that stops at it)
+    if k is None:
         return None
-    for length in lengths:
-        if length > max_line_bytes:
-            return start, start + length
-        start += length + 1
-    return None
+    begin = start + sum(lengths[:k]) + k
+    return begin, begin + lengths[k]
 
 
 def find_step_end_in(records: Iterable[Any], step: str) -> StepEnd:

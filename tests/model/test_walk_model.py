@@ -349,6 +349,20 @@ def test_a_line_too_long_after_a_step_not_ended_is_where_the_scan_stops(mine: bo
         assert find_step_end(chunks, "s", max_line_bytes=80).line == 3
 
 
+def test_the_line_too_long_where_the_scan_stops_is_the_first_after_the_steps_latest_record():
+    """A step's record after a line too long makes that line none that may hold its end: the next one is, in whatever
+    chunks, whether it holds the step's text or not."""
+    long = b'{"kind":"x","step_id":"s","pad":"' + b"x" * 100 + b'"}\n'
+    other = b'{"kind":"y","pad":"' + b"x" * 100 + b'"}\n'
+    step = b'{"kind":"step.started","step_id":"s"}\n'
+    for second in (long, other):
+        data = step + long + step + b'{"kind":"other"}\n' + second + b'{"kind":"other"}\n'
+        stop = len(data) - len(b'{"kind":"other"}\n')
+        for chunks in ([data], [data[i:i + 7] for i in range(0, len(data), 7)], [data[i:i + 150] for i in range(0, len(data), 150)]):
+            end = find_step_end(chunks, "s", max_line_bytes=80)
+            assert (end.found, end.terminated, end.line, end.end) == (True, False, 5, stop)
+
+
 def test_the_spend_ledger_remembers_a_bounded_number_of_steps():
     ledger = SpendLedger(keep=3)
     for n in range(10):
