@@ -89,13 +89,19 @@ def line_byte_column(data: bytes | str, line: int, char_column: int) -> int:
     """The 1-based byte column of a parser's 1-based (line, character column) in ``data`` (orjson, tomllib and json
     count characters): an error's ``column`` counts bytes, as its ``offset`` does (ERROR_CODES.md)."""
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    start = line_start(raw, line)
+    end = raw.find(b"\n", start)
+    return byte_column(raw[start:] if end < 0 else raw[start:end], char_column - 1)
+
+
+def line_start(raw: bytes, line: int) -> int:
+    """The offset in ``raw`` of the first byte of its 1-based ``line`` (0 when ``raw`` has fewer lines)."""
     start = 0
     for _ in range(line - 1):
         start = raw.find(b"\n", start) + 1
         if start == 0:
             break
-    end = raw.find(b"\n", start)
-    return byte_column(raw[start:] if end < 0 else raw[start:end], char_column - 1)
+    return start
 
 
 def error_column(data: bytes | str, exc: orjson.JSONDecodeError) -> int:

@@ -27,7 +27,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
-from replay.pipeline.engine.errors import ReplayError, diagnostic, not_utf8, utf8_text
+from replay.pipeline.engine.errors import NotUtf8, ReplayError, diagnostic, not_utf8, utf8_text
 from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
@@ -181,28 +181,23 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError) ->
     its end cut off), not at its first line, which is no JSON on its own."""
     bad = None if stdout.isascii() else not_utf8(stdout)
     if bad is not None:
-        start, number, column = bad.line_start, bad.line, bad.column
-        end = stdout.find(b"\n", start)
-        reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} is not valid JSON: byte 0x{bad.byte:02x} at column "
-                   f"{column} is not UTF-8 ({bad.reason})", path="$", line=number, offset=start, column=column,
-                   expected="UTF-8 text", received=excerpt(stdout[start:] if end < 0 else stdout[start:end]))
-        return
-    text = stdout.decode("utf-8")
-    start = text.rfind("\n", 0, exc.pos) + 1  # the line reading stopped in
-    number = text.count("\n", 0, start) + 1
-    end = text.find("\n", start)
-    line = text[start:] if end < 0 else text[start:end]
-    column = len(text[start:exc.pos].encode()) + 1
-    if exactjson.cut_off(stdout, exc):
+        number, start, column = bad.line, bad.line_start, bad.column
+    else:
+        number, column = exc.lineno, exactjson.error_column(stdout, exc)
+        start = exactjson.line_start(stdout, number)
+    end = stdout.find(b"\n", start)
+    line = stdout[start:] if end < 0 else stdout[start:end]
+    expected = "one JSON output object (over several lines, or one line each for streamed events)"
+    if bad is not None:
+        why, expected = _not_utf8(bad), "UTF-8 text"
+    elif exactjson.cut_off(stdout, exc):
         why = "is cut off: stdout ends inside the output object that begins on line 1"
     else:
-        char = exactjson.char_at(line.encode(), exc.pos - start)
+        char = exactjson.char_at(line, exc.colno - 1)
         why = (f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column} (reading the output object "
                "that begins on line 1)")
-    reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number,
-               offset=len(text[:start].encode()), column=column,
-               expected="one JSON output object (over several lines, or one line each for streamed events)",
-               received=excerpt(line))
+    reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=start,
+               column=column, expected=expected, received=excerpt(line))
 
 
 _NOT_ONE_DOCUMENT = object()
@@ -228,10 +223,15 @@ def _fault(line: bytes, exc: orjson.JSONDecodeError, last_without_newline: bool)
         return "is cut off (no newline, not valid JSON)", len(line) + 1
     bad = None if line.isascii() else not_utf8(line)  # (orjson checks the whole line first and says column 1)
     if bad is not None:
-        return f"is not valid JSON: byte 0x{bad.byte:02x} at column {bad.offset + 1} is not UTF-8 ({bad.reason})", bad.offset + 1
+        return _not_utf8(bad), bad.column
     column = exactjson.byte_column(line, exc.pos)
     char = exactjson.char_at(line, exc.pos)
     return f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column}", column
+
+
+def _not_utf8(bad: NotUtf8) -> str:
+    """Why a stdout line with ``bad`` in it is no JSON (said after "stdout line N")."""
+    return f"is not valid JSON: byte 0x{bad.byte:02x} at column {bad.column} is not UTF-8 ({bad.reason})"
 
 
 def _read_lines(reply: Reply, stdout: bytes) -> None:
