@@ -165,6 +165,23 @@ def test_an_output_equals_value_is_redacted_like_the_output_it_compares() -> Non
     assert audit["rule_values_redacted"] == 1
 
 
+def test_an_effect_count_rules_group_by_field_is_aliased_as_the_effects_keys_are_and_counted_once() -> None:
+    """The rule's field name is the effects' (redacted) key, its groups stay apart (``"a1"`` and ``" a1"`` would get
+    one alias), and the name counts as one key aliased for the rule, however many places use it."""
+    incident = refund()
+    effects = [e["effect"] for e in incident["events"] if e["type"] == "business_effect"]
+    for effect, value in zip(effects, ["a1", " a1"], strict=True):
+        effect["jane.doe@example.com"] = value
+    incident["assertions"].append({"id": "one-per-person", "type": "effect_count", "effect_type": "refund",
+                                   "group_by": "jane.doe@example.com", "max": 1})
+    out, audit = redact(incident)
+    name = out["assertions"][-1]["group_by"]
+    assert name.startswith("email_")
+    groups = [e["effect"][name] for e in out["events"] if e["type"] == "business_effect"]
+    assert len(groups) == 2 and groups[0] != groups[1]
+    assert audit["object_keys_aliased"] == 3  # the two effects' keys, and the rule's field
+
+
 # pointers -------------------------------------------------------------------------------------------------
 def test_pointers_remove_fields_before_redaction_and_star_matches_one_level() -> None:
     incident = refund()

@@ -246,14 +246,13 @@ class Redactor:
             return self._number(node, key)
         return node  # pragma: no cover - JSON has no other types
 
-    def _key(self, key: str, count: bool = True) -> str:
+    def _key(self, key: str) -> str:
         hits = scan(key)
         if not hits:
             return key
-        if count:
-            for kind in {h[0] for h in hits}:
-                self.counts[kind] += 1
-            self.counts["object_keys_aliased"] += 1
+        for kind in {h[0] for h in hits}:
+            self.counts[kind] += 1
+        self.counts["object_keys_aliased"] += 1
         return self.alias(hits[0][0], key)
 
     def _string(self, text: str, key: str | None, context: str) -> str:
@@ -336,21 +335,25 @@ class Redactor:
             else:
                 event = {**event, "message": self._string(event["message"], "message", "error")}
             events.append(event)
-        for rule in work["assertions"]:
-            if rule["type"] == "effect_count" and "group_by" in rule:
-                self._keep_groups(work["events"], events, rule["effect_type"], rule["group_by"])
+        # an effect_count rule's group_by field goes through the key redaction the effects' keys went through
+        rules = [{**rule, "group_by": self._key(rule["group_by"])} if rule["type"] == "effect_count" and "group_by" in rule
+                 else rule for rule in work["assertions"]]
+        for rule, grouped in zip(work["assertions"], rules, strict=True):
+            if grouped is not rule:
+                self._keep_groups(work["events"], events, rule["effect_type"], rule["group_by"], grouped["group_by"])
         terminal = work["events"][-1] if work["events"] else {}
         output, redacted_output = terminal.get("output"), events[-1].get("output") if events else None
-        assertions = [self._rule(rule, output, redacted_output) for rule in work["assertions"]]
+        assertions = [self._rule(rule, output, redacted_output) for rule in rules]
         return {**incident, "input": self.value(work["input"]), "events": events, "assertions": assertions}
 
-    def _keep_groups(self, originals: list[dict[str, Any]], redacted: list[dict[str, Any]], effect_type: str, field: str) -> None:
+    def _keep_groups(self, originals: list[dict[str, Any]], redacted: list[dict[str, Any]], effect_type: str, field: str,
+                     name: str) -> None:
         """An ``effect_count`` rule's groups stay the groups they were: when redaction made two values of the
         ``group_by`` field one (two freeform texts both removed, ``"a1"`` and ``" a1"``), each value of it in those
-        effects becomes an alias of its group instead (the same group, the same alias; another group, another)."""
+        effects becomes an alias of its group instead (the same group, the same alias; another group, another).
+        ``name`` is the field's name as redaction left it (``_key``)."""
         pairs = [(o["effect"], r["effect"]) for o, r in zip(originals, redacted, strict=True)
                  if o["type"] == "business_effect" and o["effect"].get("type") == effect_type]
-        name = self._key(field, count=False)
         before = [group_key(o, field) for o, _ in pairs]
         after = [group_key(r, name) for _, r in pairs]
         if len(set(before)) == len(set(after)) == len(set(zip(before, after, strict=True))):
@@ -360,17 +363,16 @@ class Redactor:
                 effect[name] = self.alias("identifier", "\x00group\x00" + group)
 
     def _rule(self, rule: dict[str, Any], output: Any, redacted_output: Any) -> dict[str, Any]:
-        """A rule as the redacted incident must hold it to judge as the original did: field names, pointer tokens
-        and the ``group_by`` field go through the key redaction the output's (and effects') keys went through, and an
-        ``output_equals`` value is redacted as the output's value at its path was (under the same key, as error text
-        where that is), never leaving a value in the rules that the output hid. Two values that differed must still
+        """A rule as the redacted incident must hold it to judge as the original did: field names and pointer tokens
+        go through the key redaction the output's keys went through (an ``effect_count`` rule's ``group_by`` field has
+        been through it, as the effects' keys: ``_incident``), and an ``output_equals`` value is redacted as the
+        output's value at its path was (under the same key, as error text where that is), never leaving a value in the
+        rules that the output hid. Two values that differed must still
         differ: redaction can make them one (two freeform texts are both removed; ``12345`` and ``"12345"``, ``"a1"``
         and ``" a1"`` get one alias), so such a rule value becomes an alias of its own instead."""
         kind = rule["type"]
         if kind == "required_output":
             return {**rule, "fields": [self._key(f) for f in rule["fields"]]}
-        if kind == "effect_count" and "group_by" in rule:
-            return {**rule, "group_by": self._key(rule["group_by"])}
         if kind != "output_equals":
             return rule
         tokens = pointers.parse(rule["path"])
