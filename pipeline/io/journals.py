@@ -71,6 +71,15 @@ def path_kind(path: str | Path) -> str | None:
     return "directory" if local.is_dir() else "file" if local.is_file() else "other" if local.exists() else None
 
 
+_KIND_NOUNS = {"file": "file", "directory": "folder", "other": "pipe, a device or a socket"}
+
+
+def describe_kind(kind: str | None, article: str = "a") -> str:
+    """What ``path_kind`` found, in words: ``a file``, ``a folder``, ``a pipe, a device or a socket``, or ``nothing``
+    (``article``: the words before the noun, e.g. ``an existing``)."""
+    return "nothing" if kind is None else f"{article} {_KIND_NOUNS[kind]}"
+
+
 def is_journal_name(name: str) -> bool:
     return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS)
 

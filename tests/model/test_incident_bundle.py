@@ -98,6 +98,18 @@ def test_promote_never_overwrites(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.json", "refund.json"]  # no temp file left
 
 
+def test_promote_names_what_is_in_the_way(tmp_path: Path) -> None:
+    (tmp_path / "file.json").write_text("precious")
+    (tmp_path / "folder.json").mkdir()
+    os.mkfifo(tmp_path / "pipe.json")
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling.json")
+    for name, received in [("file.json", "an existing file"), ("folder.json", "an existing folder"),
+                           ("pipe.json", "a pipe, a device or a socket"), ("dangling.json", "a symbolic link to nothing")]:
+        with pytest.raises(ReplayError) as caught:
+            bundle.refuse_existing_fixture(str(tmp_path / name))
+        assert caught.value.body["received"] == received, name
+
+
 def test_promote_refuses_a_name_taken_while_it_was_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "refund.json"
     real_link = os.link

@@ -38,7 +38,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.io.journals import path_kind
+from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.io.processes import READER_GRACE_S, kill_group, open_in_session, signal_name
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
@@ -92,8 +92,8 @@ def check_command(command: list[str], cwd: str | None = None) -> None:
     if shutil.which(at) is None:  # on PATH, or a path (with a separator): an executable file, or None
         kind = path_kind(at) if os.sep in program else None  # what is there instead
         where = f" (in the agent's folder {cwd!r})" if at != program else ""
-        what = {"file": "is not executable", "directory": "is a folder, not a program",
-                "other": "is a pipe, a device or a socket, not a program"}.get(kind or "", "was not found")
+        what = ("was not found" if kind is None else "is not executable" if kind == "file"
+                else f"is {describe_kind(kind)}, not a program")
         raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", f"the agent program {program!r}{where} {what}",
                           path="--agent-command", received=program,
                           howToFix=(f"Make it executable (chmod +x {shlex.quote(program)}) or run it with its interpreter, "

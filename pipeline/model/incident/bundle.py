@@ -34,7 +34,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, atomic_output, make_folder, path_kind, temp_prefix
+from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, atomic_output, describe_kind, make_folder, path_kind, temp_prefix
 from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
@@ -217,8 +217,8 @@ def refuse_existing_fixture(to: str) -> None:
     target = Path(to)
     if target.exists() or target.is_symlink():
         kind = path_kind(target)
-        received = {"directory": "an existing folder", "file": "an existing file"}.get(
-            kind or "", "a symbolic link to nothing" if kind is None else "a pipe, a device or a socket")
+        received = ("a symbolic link to nothing" if kind is None else describe_kind(kind) if kind == "other"
+                    else describe_kind(kind, "an existing"))
         refuse("E_INCIDENT_PROMOTE_TARGET_EXISTS", f"{to!r} already exists; promote never overwrites a fixture", {"path": to},
                expected="a path where nothing is", received=received,
                howToFix="Choose another name, or delete the old fixture yourself if it is really to be replaced.")
