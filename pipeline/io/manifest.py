@@ -227,20 +227,26 @@ class Manifest:
         self.root: Path | str = str(root) if is_url(str(root)) else Path(root).resolve()
         self.command = command
         self.entries: dict[str, Entry] = {}  # by input, relative to root
+        self._recorded: list[tuple[str, list[Entry]]] = []  # what earlier runs of the command recorded (``load``)
         self.stale = Stale()  # (after finish)
 
     # reading ---------------------------------------------------------------------------------
     def load(self) -> None:
-        """The entries recorded for this work: the manifest, then the fragments of a run that did not finish."""
+        """The entries recorded for this work: the manifest, then the fragments of a run that did not finish; and,
+        for ``finish`` (``_remove_stale``), the root and the entries of each document of this command, whatever its
+        work (one with an entry that is none is passed over)."""
         for data in self._documents():
-            if data.get("key") != self.key:
-                continue  # from other work: nothing in it is reused
+            entries: list[Entry] = []
             try:
                 for item in data["inputs"]:
-                    entry = Entry.from_json(item)
-                    self.entries[entry.input] = entry
+                    entries.append(Entry.from_json(item))
+                whole = True
             except (ValueError, KeyError, TypeError, AttributeError):
-                continue
+                whole = False
+            if data.get("key") == self.key:  # (from other work: nothing in it is reused)
+                self.entries.update((entry.input, entry) for entry in entries)
+            if whole and data.get("command") == self.command and "root" in data:
+                self._recorded.append((str(data["root"]), entries))
 
     def _documents(self) -> Iterator[dict[str, Any]]:
         """The documents of this version in the folder, each a JSON object: the manifest, then the fragments of a run
@@ -336,16 +342,11 @@ class Manifest:
         their work) for an input that no longer exists: each goes when it still holds what was recorded, and is
         kept (named in ``Stale.edited``) when it was changed since. Outputs of inputs that still exist are kept,
         as are the files this run wrote (``kept``) and any path outside the folder (``_inside``). An input of this
-        run (``present``, relative to the root) is not looked at (at a URL, each look is a request)."""
+        run (``present``, relative to the root) is not looked at (at a URL, each look is a request). What was recorded
+        is what ``load`` read (the fragments this run wrote since record only inputs of this run)."""
         stale = Stale()
         seen: set[str] = set()  # the outputs looked at: one recorded by the manifest and a fragment too is looked at once
-        for data in self._documents():
-            if data.get("command") != self.command:
-                continue
-            try:
-                root, items = str(data["root"]), [Entry.from_json(item) for item in data["inputs"]]
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
+        for root, items in self._recorded:
             for entry in items:
                 if (root == str(self.root) and entry.input in present) or not _gone(str(under(root, Path(entry.input)))):
                     continue

@@ -224,6 +224,28 @@ def test_a_run_again_after_an_input_is_deleted_removes_its_outputs(journals: Pat
     assert warning["paths"] == [str(out / "j001.heal-log.json")] and warning["level"] == "warning"
 
 
+def test_a_killed_runs_fragment_of_other_work_naming_an_input_since_deleted_has_its_outputs_removed(
+        journals: Path, tmp_path: Path) -> None:
+    """What an earlier run recorded is read once, before the run (to reuse what it can): a fragment left by a killed
+    run of other work (another key: nothing in it is reused) still has the outputs of an input gone since removed."""
+    src, out, clean = tmp_path / "in", tmp_path / "out", tmp_path / "clean"
+    src.mkdir()
+    for name in ("j000.jsonl", "j001.jsonl"):
+        (src / name).write_bytes((journals / name).read_bytes())
+    run_replay("heal", "--in", str(src), "--out", str(out))
+    manifest = orjson.loads((out / MANIFEST).read_bytes())
+    (out / MANIFEST).unlink()
+    (out / FRAGMENTS).mkdir()
+    (out / FRAGMENTS / f"killed{MANIFEST}").write_bytes(orjson.dumps({**manifest, "key": "other work"}))
+    (src / "j000.jsonl").unlink()
+    again = run_replay("heal", "--in", str(src), "--out", str(out))
+    fresh = run_replay("heal", "--in", str(src), "--out", str(clean))
+    assert again.returncode == fresh.returncode and b"E_UNHANDLED" not in again.stderr, again.stderr
+    assert tree_bytes(out) == tree_bytes(clean)
+    [gone] = [entry for entry in manifest["inputs"] if entry["input"] == "j000.jsonl"]
+    assert gone["outputs"] and not any((out / output["path"]).exists() for output in gone["outputs"])
+
+
 @pytest.mark.parametrize("manifest", [b"[]", b'"a manifest"', b"3"])
 def test_a_manifest_that_is_no_json_object_is_passed_over_as_an_unreadable_one(journals: Path, tmp_path: Path,
                                                                                manifest: bytes) -> None:
