@@ -40,7 +40,7 @@ class SummarizeRepairs(RunScoped):
             self._order.setdefault(source, len(self._order))
             if batch.lane is not None:  # a run the screen repaired (its lines as columns): its repairs came in before it
                 lines = batch.lines
-                run = Run(batch.lane["run"], None, batch.source, input=source[1])
+                run = Run(batch.lane["run"], None, batch.source, input=source)
                 self.begin_run(run)
                 self._place(run, _first_line(lines, 0), None, batch, 0)
                 for record in self.end_run(run):
@@ -222,7 +222,8 @@ class SummarizeRepairs(RunScoped):
 
 def _input(run: Run) -> Input:
     """The input ``run`` is of, to its end (a run ends at the next input's mark as its own input's)."""
-    return run.source, run.input
+    assert run.input is not None  # (this stage's runs are told their input: ``RunScoped``'s, and its own)
+    return run.input
 
 
 def _take(counts: Counter[tuple[Any, str, int]], repair: tuple[Any, str, int]) -> bool:

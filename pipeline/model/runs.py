@@ -23,6 +23,9 @@ from replay.pipeline.model.repairs import log_repair
 
 _STR = {str}
 
+Input = tuple[Any, int]  # an input: its name (a batch's ``source``), and how many of read's marks of that name came before it
+
+
 @dataclass
 class Run:
     """What a per-run transform knows about the run it is in."""
@@ -32,7 +35,7 @@ class Run:
     source: str
     events: int = 0  # events seen so far in this run
     state: dict[str, Any] = field(default_factory=dict)  # the stage's own per-run notes
-    input: int = 0  # which input of its source's name it is in (``Inputs``): the same file read twice is two inputs
+    input: Input | None = None  # the input it is in (``Inputs.at``; the same file read twice is two inputs), when told
 
     @property
     def declared(self) -> bool:
@@ -43,9 +46,6 @@ def marks_input(record: dict[str, Any], source: str) -> bool:
     """Is ``record`` (read from ``source``) read's mark before the input it is read as: another input of that name
     begins after it (the same file read again, too)?"""
     return record.get(RECORD_KEY) == SOURCE_RECORD and record.get("source") == source
-
-
-Input = tuple[Any, int]  # an input: its name (a batch's ``source``), and how many of read's marks of that name came before it
 
 
 class Inputs:
@@ -301,7 +301,7 @@ class RunScoped(Transform):
         if RECORD_KEY not in record:
             self._starts.append((i, len(self._before.get(i, ())), vanished))
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
-        self.run = Run(rid if rid.__class__ is str and rid else None, facts, source, input=self.inputs.at(source)[1])
+        self.run = Run(rid if rid.__class__ is str and rid else None, facts, source, input=self.inputs.at(source))
         self._dropped = 0
         self.begin_run(self.run)
         if facts is not None:  # a run record keeps what follows it apart
