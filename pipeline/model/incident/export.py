@@ -165,10 +165,7 @@ def _position(data: bytes, where: dict[str, Any], line: int, column: int, skippe
     starts ``skipped`` bytes in: a byte order mark), or the one line ``where`` already names (with its offset)."""
     if "line" in where:
         return {"column": column, **({"offset": where["offset"]} if "offset" in where else {})}
-    line_start = 0
-    for _ in range(line - 1):
-        line_start = data.index(b"\n", line_start) + 1
-    return {"line": line, "column": column, "offset": skipped + line_start}
+    return {"line": line, "column": column, "offset": skipped + exactjson.line_start(data, line)}
 
 
 def _is_json(line: bytes) -> bool:
