@@ -4,14 +4,15 @@ For each input (in the order read gives them): ``<id>.healed.json`` (artifacts) 
 (journals) and ``<id>.heal-log.json``, at the input's path relative to ``root``, under ``out_dir``;
 one JSON line per input on stdout naming what was written. Outputs are planned before anything runs:
 two inputs healing into one file, or an output landing on an input, is refused. A new ``out_dir``
-appears whole or not at all. ``out_dir`` (and the inputs) may be fsspec URLs: a folder at a URL is
-written in place, each file atomically (``io.remote``).
+appears whole or not at all (not at all when every input was refused: nothing healed). ``out_dir``
+(and the inputs) may be fsspec URLs: a folder at a URL is written in place, each file atomically
+(``io.remote``).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -140,7 +141,8 @@ class WriteHealed(Sink):
         out_dir: Place = self.config["out_dir"] if is_url(self.config["out_dir"]) else Path(self.config["out_dir"])
         written: list[bytes] = []
         files: list[str] = []
-        with _folder(out_dir, self.config["write_dir"]) as base:
+        # nothing healed (every input refused): no folder appears
+        with _folder(out_dir, self.config["write_dir"]) if outputs else nullcontext(out_dir) as base:
             for (healed_rel, data), (log_rel, log), source in outputs:
                 files.append(write_file(under(base, healed_rel), data))
                 files.append(write_file(under(base, log_rel), document_bytes(log)))

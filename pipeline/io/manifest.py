@@ -229,6 +229,7 @@ class Manifest:
         self.entries: dict[str, Entry] = {}  # by input, relative to root
         self._recorded: list[tuple[str, list[Entry]]] = []  # what earlier runs of the command recorded (``load``)
         self.stale = Stale()  # (after finish)
+        self.totals: dict[str, int] = {}  # (after finish) the manifest's totals: inputs, bytes, records, diagnostics, outputs
 
     # reading ---------------------------------------------------------------------------------
     def load(self) -> None:
@@ -333,6 +334,7 @@ class Manifest:
         entries = [e for e in (self.entries.get(self.relative(p)) for p in paths) if e is not None]
         present = {self.relative(p) for p in [*paths, *inputs]}
         self.stale = self._remove_stale({out["path"] for e in entries for out in e.outputs}, present)
+        self.totals = _totals(entries)
         self.place.write(MANIFEST, self._document(entries))
         self.place.remove_fragments()
         return self.place.name(MANIFEST)
@@ -370,12 +372,14 @@ class Manifest:
         return stale
 
     def _document(self, entries: list[Entry]) -> bytes:
-        totals = {"inputs": len(entries), "bytes": sum(e.size for e in entries), "records": sum(e.records for e in entries),
-                  "diagnostics": sum(e.errors for e in entries),
-                  "outputs": sum(len(e.outputs) for e in entries)}
         return orjson.dumps({"version": VERSION, "command": self.command, "key": self.key, "root": str(self.root),
-                             "totals": totals, "inputs": [e.as_json() for e in entries]},
+                             "totals": _totals(entries), "inputs": [e.as_json() for e in entries]},
                             option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _totals(entries: list[Entry]) -> dict[str, int]:
+    return {"inputs": len(entries), "bytes": sum(e.size for e in entries), "records": sum(e.records for e in entries),
+            "diagnostics": sum(e.errors for e in entries), "outputs": sum(len(e.outputs) for e in entries)}
 
 
 def _local_sha256(path: str) -> str:

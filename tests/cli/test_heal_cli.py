@@ -321,6 +321,34 @@ def test_directory_mode_makes_up_no_artifact_from_one_cut_off_mid_write(tmp_path
     assert [e["code"] for e in errors_of(proc.stderr)] == ["E_ARTIFACT_JSON_INVALID"] * 2  # each said once
 
 
+@pytest.mark.parametrize("how", ["folder", "url", "workers", "spec"])
+def test_directory_mode_where_every_input_is_refused_makes_no_folder(tmp_path: Path, how: str) -> None:
+    """Nothing healed (each input cut off mid-write, or no artifact): no OUT appears, not even one holding only its
+    manifest, and no staging folder is left; every error is still printed and the exit code is unchanged."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "cut.artifact.json").write_text(json.dumps(_artifact("a", [ev(1, "run_started", run="a")]))[:60])
+    (src / "list.json").write_text("[1, 2]")
+    out = tmp_path / "out"
+    if how == "spec":  # the graph alone (`replay run`), its sink writing the folder itself
+        spec = tmp_path / "heal-dir.toml"
+        spec.write_bytes(run_replay("stages", "--graph", "heal-dir").stdout.replace(b'out_dir = "healed"',
+                                                                                    f'out_dir = "{out}"'.encode()))
+        proc = run_replay("run", str(spec), *sorted(str(p) for p in src.iterdir()))
+    else:
+        target = out.as_uri() if how == "url" else str(out)
+        proc = run_replay("heal", "--in", str(src), "--out", target, *(["--workers", "2"] if how == "workers" else []))
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert sorted(e["code"] for e in errors_of(proc.stderr)) == ["E_ARTIFACT_EVENTS_INVALID", "E_ARTIFACT_JSON_INVALID",
+                                                                 "E_EVENT_NOT_OBJECT", "E_EVENT_NOT_OBJECT"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["heal-dir.toml"] if how == "spec" else []) + ["in"]
+    (src / "ok.jsonl").write_bytes(b"".join(lines_of([ev(1, "run_started", run="r")])) + b"\n")  # one healed: OUT appears
+    if how != "spec":
+        proc = run_replay("heal", "--in", str(src), "--out", target)
+        assert proc.returncode == 1 and [Path(x["source"]).name for x in jsonl(proc.stdout)] == ["ok.jsonl"]
+        assert sorted(p.name for p in out.iterdir()) == [".replay-manifest.json", "ok.heal-log.json", "ok.healed.jsonl"]
+
+
 @pytest.mark.parametrize("indent", [None, 2])
 def test_a_named_json_artifact_cut_off_mid_write_is_refused_by_heal_as_by_validate_and_heal_dir(tmp_path: Path,
                                                                                                    indent) -> None:

@@ -155,7 +155,8 @@ def _url_inputs(url: str) -> tuple[str, list[str]]:
 def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, target: str, scale: Scale, strict: bool) -> int:
     """Directory mode into a folder URL: written in place (an object store cannot rename a folder), each
     file under a temp name then moved onto its own, the manifest (at the URL) last; a run again resumes
-    from it. A folder this run created is removed again when the command fails as one run would."""
+    from it. A folder this run created is removed again when the command fails as one run would, or when every input
+    is refused (nothing healed)."""
     from replay.pipeline.io import remote
     from replay.pipeline.io.manifest import Manifest, work_key
 
@@ -164,13 +165,15 @@ def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, tar
     work = cli_work(bind(doc, set={"write.write_dir": target}), strict=strict, digest=True,
                 inputs=len(files), files=remote.URL_FILES)
     created = remote.kind(target) is None
+    manifest = Manifest(target, work_key(doc, package_version()), root, "heal")
     try:
-        totals = run_over(work, files, scale, label="heal", manifest=Manifest(target, work_key(doc, package_version()), root, "heal"),
-                          process_local=remote.in_this_process(target))
+        totals = run_over(work, files, scale, label="heal", manifest=manifest, process_local=remote.in_this_process(target))
     except RUN_FAILURES:
         if created:
             remote.remove_tree(target)
         raise
+    if created and not manifest.totals["outputs"]:  # every input refused: nothing was healed, no folder appears
+        remote.remove_tree(target)
     return EXIT_FAILED if totals.errors else EXIT_OK
 
 
@@ -179,8 +182,9 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
 
     A new ``target`` is filled as the hidden sibling ``.<name>.partial.replay.tmp`` (a temp name: readers
     skip it) and renamed into place when every input is done, so it appears whole; a run that was killed
-    or interrupted leaves that folder, and the next run resumes from what its manifest fragments record. An existing ``target`` is
-    written in place (each file atomically), the manifest last.
+    or interrupted leaves that folder, and the next run resumes from what its manifest fragments record. When every input
+    is refused (nothing healed), that folder goes again: no ``target`` appears. An existing ``target`` is written in
+    place (each file atomically), the manifest last.
     """
     from replay.pipeline.io.manifest import Manifest, work_key
 
@@ -191,9 +195,15 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
                 digest=True, inputs=len(files), files=files_for(files))
     held: list[bytes] = []  # a new folder's lines wait for it: they name files that appear with it
     take = holding_stdout(held) if work_dir != target else print_outcome
+    manifest = Manifest(work_dir, key, root, "heal")
     with filling(work_dir, target):
-        totals = run_over(work, files, scale, label="heal", manifest=Manifest(work_dir, key, root, "heal"), take=take)
+        totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
     if work_dir != target:
-        os.replace(work_dir, target)
-        write_stdout(b"".join(held))
+        if manifest.totals["outputs"]:
+            os.replace(work_dir, target)
+            write_stdout(b"".join(held))
+        else:  # every input refused: nothing was healed, no folder appears (their errors are printed)
+            import shutil
+
+            shutil.rmtree(work_dir, ignore_errors=True)
     return EXIT_FAILED if totals.errors else EXIT_OK
