@@ -5,12 +5,13 @@ or ``name`` (a whole record may name it at its top instead, in ``tool`` or ``too
 the call's id in ``callId``, ``toolCallId`` or ``id``; a measured ``durationMs``.
 A ``tool_called`` is closed by the next ``tool_completed`` / ``tool_failed`` with the same call id,
 or, without ids, with the same tool name (first in, first out). Unclosed calls report status
-``error`` and the time until the run's last event.
+``error`` and the time until the run's latest instant (its latest timestamp, not the last one in stream order).
 """
 
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Any
 
 from replay.pipeline.model.events import event_type, parse_timestamp
@@ -64,7 +65,10 @@ def named_tool(record: dict[str, Any], keys: tuple[str, ...] = TOOL_NAME_KEYS, *
 
 
 def _ms_between(start: Any, end: Any) -> float | None:
-    a, b = parse_timestamp(start), parse_timestamp(end)
+    return _ms_until(parse_timestamp(start), parse_timestamp(end))
+
+
+def _ms_until(a: datetime | None, b: datetime | None) -> float | None:
     if a is None or b is None:
         return None
     return max(0.0, (b - a).total_seconds() * 1000.0)
@@ -85,16 +89,17 @@ def _measured(value: Any) -> float | None:
 def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``[{toolName, status, durationMs, callId?, startedAt, seq}]`` in the order calls began."""
     pairing = CallPairing()
-    last_ts = None
+    latest: datetime | None = None
     for ev in events:
         etype, payload, ts = event_type(ev), ev.get("payload"), ev.get("timestamp")
-        if parse_timestamp(ts) is not None:
-            last_ts = ts
+        moment = parse_timestamp(ts)
+        if moment is not None and (latest is None or moment > latest):
+            latest = moment
         if etype in CALLED:
             pairing.called(payload, ts, ev.get("seq"))
         elif etype in COMPLETED or etype in FAILED:
             pairing.result(etype in COMPLETED, payload, ts, ev.get("seq"))
-    return pairing.finish(last_ts)
+    return pairing.finish(latest)
 
 
 class CallPairing:
@@ -138,10 +143,11 @@ class CallPairing:
         call["endedAt"] = ts
         call.pop("open", None)
 
-    def finish(self, last_ts: Any) -> list[dict[str, Any]]:
-        """The calls in the order they began; those still open end at ``last_ts`` (the run's last instant), unfinished."""
+    def finish(self, latest: datetime | None) -> list[dict[str, Any]]:
+        """The calls in the order they began; those still open end at ``latest`` (the run's latest instant: its
+        latest timestamp, wherever it stands in the stream), unfinished."""
         for call in self.calls:
             if call.pop("open", False):
-                call["durationMs"] = _ms_between(call.get("startedAt"), last_ts) or 0.0
+                call["durationMs"] = _ms_until(parse_timestamp(call.get("startedAt")), latest) or 0.0
                 call["unfinished"] = True
         return self.calls

@@ -234,7 +234,6 @@ class RunTally:
         self.by_type: Counter[str] = Counter()
         self.first: datetime | None = None  # earliest timestamp
         self.last: datetime | None = None  # latest timestamp
-        self.last_seen_ts: str | None = None  # last parseable timestamp in stream order
         self.stamps: list[Any] = []  # timestamps not yet looked at (without a timeline): see _fold_stamps
         self.calls = CallPairing()  # the run's tool calls, paired as their events come
         self.seq_at: dict[int, Any] = {}  # position in run of a tool event -> the event's own seq
@@ -262,8 +261,8 @@ class RunTally:
         moment = None
         if self.timeline:
             moment = instant(stamp)
-            self._see_moment(stamp, moment)
-        else:  # looked at a few thousand at a time (only the first, last and latest matter)
+            self._see_moment(moment)
+        else:  # looked at a few thousand at a time (only the earliest and the latest matter)
             self.stamps.append(stamp)
             if len(self.stamps) >= STAMPS_HELD:
                 self._fold_stamps()
@@ -331,30 +330,28 @@ class RunTally:
                 counts[key] = _plus(counts[key], number_)
             counts["_seen"] += 1
 
-    def _see_moment(self, stamp: Any, moment: datetime | None) -> None:
+    def _see_moment(self, moment: datetime | None) -> None:
         if moment is not None:
-            self.last_seen_ts = stamp
             if self.first is None or moment < self.first:
                 self.first = moment
             if self.last is None or moment > self.last:
                 self.last = moment
 
     def _fold_stamps(self) -> None:
-        """Take the held timestamps into first, last and the last one seen. When all are of one shape in UTC
-        (``same_shape_utc``), text order is time order: only the earliest, the latest and the last are parsed; if
-        any of those is no date (month 13), every one is looked at in turn."""
+        """Take the held timestamps into first and last. When all are of one shape in UTC (``same_shape_utc``),
+        text order is time order: only the earliest and the latest are parsed; if either is no date (month 13),
+        every one is looked at in turn."""
         stamps, self.stamps = self.stamps, []
         if not stamps:
             return
         if same_shape_utc(stamps):
-            lo, hi, end = instant(min(stamps)), instant(max(stamps)), instant(stamps[-1])
-            if lo is not None and hi is not None and end is not None:
-                self.last_seen_ts = stamps[-1]
+            lo, hi = instant(min(stamps)), instant(max(stamps))
+            if lo is not None and hi is not None:
                 self.first = lo if self.first is None else min(self.first, lo)
                 self.last = hi if self.last is None else max(self.last, hi)
                 return
         for stamp in stamps:
-            self._see_moment(stamp, instant(stamp))
+            self._see_moment(instant(stamp))
 
     def _add_plain_mark(self, mark: tuple[int, str, Any, datetime | None, bool]) -> None:
         """Keep every ``stride``-th ordinary event; when that makes too many, halve them and double the stride,
@@ -432,7 +429,7 @@ class RunTally:
         """The run's calls as the summary lists them, and where each began in the run (for the timeline)."""
         out, indexes = [], []
         seq_at = self.seq_at
-        for call in self.calls.finish(self.last_seen_ts):  # open calls end at the run's last instant
+        for call in self.calls.finish(self.last):  # open calls end at the run's latest instant
             began = instant(call.get("startedAt"))
             index = call.get("seq")
             entry: dict[str, Any] = {

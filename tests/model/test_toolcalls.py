@@ -32,6 +32,17 @@ def test_without_ids_a_result_closes_the_oldest_open_call_of_its_tool():
         ("ok", 3000.0, False), ("error", 1000.0, True)]  # the second is still open at the run's last instant
 
 
+def test_an_open_call_lasts_until_the_runs_latest_timestamp_not_its_last_in_stream_order():
+    """As a report's summary says (an artifact's toolCalls come from here): a run whose last event is stamped before
+    an earlier one ends at its latest instant; an open call lasts until then (9 s, not 4 s)."""
+    calls = pair_tool_calls([
+        ev(1, "tool_called", 1, callId="a", toolName="bash"),
+        ev(2, "assistant_message", 10),
+        ev(3, "run_completed", 5),
+    ])
+    assert [(c["durationMs"], c.get("unfinished")) for c in calls] == [(9000.0, True)]
+
+
 def test_a_result_whose_id_no_call_has_is_paired_by_its_tool_name():
     calls = pair_tool_calls([
         ev(1, "tool_called", 0, toolName="bash"),

@@ -116,6 +116,20 @@ def test_unfinished_tool_call_lasts_until_the_last_event_and_counts_as_failed():
     assert call["status"] == "error" and call["unfinished"] is True and call["durationMs"] == 2000
 
 
+@pytest.mark.parametrize("timeline", [True, False])
+def test_unfinished_tool_call_lasts_until_the_runs_latest_timestamp_not_its_last_in_stream_order(timeline):
+    """The run's latest instant (as its endedAt), wherever it stands: a terminal event stamped before the run's latest
+    event ended the open call there (1 s, not 9 s). With and without a timeline (the timestamps folded in bulk)."""
+    events = [ev(1, "tool_called", ts="2026-01-01T00:00:01.000Z", toolName="slow"),
+              ev(2, "assistant_message", ts="2026-01-01T00:00:10.000Z"),
+              ev(3, "run_failed", ts="2026-01-01T00:00:02.000Z")]
+    tally = model.RunTally(None, timeline=timeline)
+    tally.add_events(events)
+    s = tally.summary()
+    [call] = s["toolCalls"]["calls"]
+    assert call["unfinished"] is True and call["durationMs"] == 9000 and s["endedAt"] == "2026-01-01T00:00:10.000Z"
+
+
 def test_a_measured_duration_a_double_cannot_hold_gives_way_to_the_timestamps():
     """``durationMs`` 1e400 (read as infinity) was written as null, and 10**400 was an OverflowError: neither is a
     duration, so the call lasts from its call to its result, as without one. Long measured ones add up whole."""
