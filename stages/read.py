@@ -19,6 +19,7 @@ from replay.pipeline.io.journals import (
     DEFAULT_MAX_LINE_BYTES,
     DOCUMENT,
     LINES,
+    STDIN,
     Item,
     LineCutter,
     Reader,
@@ -121,7 +122,7 @@ class ReadJournal(Source):
                     if self.config["json_files"] == "whole" and path.endswith(JSON_DOCUMENT_SUFFIXES):
                         await self._read_whole(reader, source, out)
                     else:
-                        await self._read_one(reader, source, out, path.endswith(JSON_DOCUMENT_SUFFIXES))
+                        await self._read_one(reader, source, out, path.endswith(JSON_DOCUMENT_SUFFIXES), path == STDIN)
             except ReplayError as exc:
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise
@@ -187,11 +188,15 @@ class ReadJournal(Source):
                    source=source, path="$", line=exc.lineno, column=column, expected="one JSON object",
                    received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
 
-    async def _read_one(self, reader: Reader, source: str, out: Output, named_document: bool = False) -> None:
+    async def _read_one(self, reader: Reader, source: str, out: Output, named_document: bool = False,
+                        on_stdin: bool = False) -> None:
         """One journal: decide its format from the head, then stream its lines (or its document); with --follow, go
         on reading the lines written after. A file named as one JSON document (``.json``) that reads as one, not as
         lines, but does not parse is E_ARTIFACT_JSON_INVALID, as validate says: not a journal whose last line was
-        cut off (its lines are no records), so nothing of it is healed into something made up."""
+        cut off (its lines are no records), so nothing of it is healed into something made up. So is stdin whose
+        head opens a document over lines (``head_format``: DOCUMENT, held whole as a file's is) when it ends inside
+        that document (cut off mid-write). Pretty-printed records one after another (`jq . run.jsonl |`) are no
+        document cut off (its text goes on after the first record): they stay lines, for join_split_records."""
         limit = self.config["max_line_bytes"]
         follow = self.config["follow"]
         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
@@ -214,7 +219,8 @@ class ReadJournal(Source):
                 if (trajectory := _dialect_document(head, parsed)) is not None:  # e.g. a mini-swe-agent .traj.json
                     await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
                     return
-                if named_document and not follow and kind != LINES and fault is not None and head.strip():
+                if not follow and kind != LINES and fault is not None and head.strip() and (
+                        named_document or (on_stdin and kind == DOCUMENT and exactjson.cut_off(head, fault))):
                     self._not_json(source, head, fault)
                     await out.drain()
                     return

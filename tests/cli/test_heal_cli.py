@@ -354,7 +354,8 @@ def test_a_named_json_artifact_cut_off_mid_write_is_refused_by_heal_as_by_valida
                                                                                                    indent) -> None:
     """`heal cut.json` (one artifact whose write stopped) wrote a heal record for a dropped torn line and exited 0
     (or, pretty-printed, an error per line), where validate and `heal --in` say E_ARTIFACT_JSON_INVALID where the
-    input stops: the name says one JSON document. On stdin, a stream, the last line cut off is a torn journal line."""
+    input stops: the name says one JSON document. On stdin, a stream, the last line cut off is a torn journal line
+    (a document over lines cut off on stdin: the test after this one)."""
     whole = json.dumps(_artifact("a", [ev(1, "run_started", run="a"), ev(2, "run_completed", run="a")]), indent=indent)
     cut = tmp_path / "in" / "cut.json"
     cut.parent.mkdir()
@@ -372,6 +373,27 @@ def test_a_named_json_artifact_cut_off_mid_write_is_refused_by_heal_as_by_valida
     if indent is None:
         piped = run_replay("heal", input=cut.read_bytes())
         assert piped.returncode == 0 and jsonl(piped.stdout)[-1]["byRule"] == {"drop_torn_line": 1}
+
+
+def test_a_pretty_printed_artifact_cut_off_on_stdin_is_one_error_as_the_named_file_is(tmp_path: Path) -> None:
+    """stdin whose first line opens a document (`{` alone) is held whole, as a file's is; cut off inside it, it was
+    read as JSONL (an error a line). Now read, heal, validate and report say one E_ARTIFACT_JSON_INVALID where it
+    stops, as for the named file. Pretty-printed records one after another are no cut-off document: still joined."""
+    events = [ev(1, "run_started", run="a"), ev(2, "run_completed", run="a")]
+    cut = json.dumps(_artifact("a", events), indent=2)[:300].encode()
+    named = tmp_path / "cut.json"
+    named.write_bytes(cut)
+    [expected] = errors_of(run_replay("validate", str(named)).stderr)
+    for command in ("read", "heal", "validate", "report"):
+        proc = run_replay(command, input=cut)
+        assert proc.returncode == 1, command
+        [error] = errors_of(proc.stderr)
+        assert {**error, "source": str(named)} == expected, command
+        assert error["source"] == "<stdin>" and "cut off" in error["message"]
+    records = b"".join(json.dumps(e, indent=2).encode() + b"\n" for e in events)  # `jq . run.jsonl | replay heal`
+    healed = run_replay("heal", input=records)
+    assert healed.returncode == 0 and [r.get("seq") for r in jsonl(healed.stdout)[:2]] == [1, 2]
+    assert jsonl(healed.stdout)[-1]["byRule"] == {"join_split_records": 2}
 
 
 def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:
