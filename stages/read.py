@@ -173,20 +173,20 @@ class ReadJournal(Source):
         try:
             document = exactjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            self._not_json(source, data, exc)
-            await out.drain()
+            await self._send([self._not_json(source, data, exc)], out)
             return
         batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
         batch.pointers = ["$"]
         await out.send(batch)
 
-    def _not_json(self, source: str, data: bytes, exc: orjson.JSONDecodeError) -> None:
-        """A .json file (one JSON document) that does not parse: E_ARTIFACT_JSON_INVALID where parsing stopped."""
+    def _not_json(self, source: str, data: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
+        """A .json file (one JSON document) that does not parse: E_ARTIFACT_JSON_INVALID where parsing stopped (sent
+        as a diagnostic: with ``mark_dropped`` a dropped record stands for it, so a parse down the pipe says it too)."""
         column = exactjson.error_column(data, exc)
         why = " (the input ends inside the document: its write was cut off)" if exactjson.cut_off(data, exc) else ""
-        self.error("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {column}{why}",
-                   source=source, path="$", line=exc.lineno, column=column, expected="one JSON object",
-                   received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
+        return diagnostic("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {column}{why}",
+                          source=source, path="$", line=exc.lineno, column=column, stage=self.id, expected="one JSON object",
+                          received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
 
     async def _read_one(self, reader: Reader, source: str, out: Output, named_document: bool = False,
                         on_stdin: bool = False) -> None:
@@ -221,8 +221,7 @@ class ReadJournal(Source):
                     return
                 if not follow and kind != LINES and fault is not None and head.strip() and (
                         named_document or (on_stdin and kind == DOCUMENT and exactjson.cut_off(head, fault))):
-                    self._not_json(source, head, fault)
-                    await out.drain()
+                    await self._send([self._not_json(source, head, fault)], out)
                     return
             if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)

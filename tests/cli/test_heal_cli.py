@@ -396,6 +396,21 @@ def test_a_pretty_printed_artifact_cut_off_on_stdin_is_one_error_as_the_named_fi
     assert jsonl(healed.stdout)[-1]["byRule"] == {"join_split_records": 2}
 
 
+@pytest.mark.parametrize("on_stdin", [False, True], ids=["named", "stdin"])
+def test_a_document_cut_off_read_down_a_pipe_is_said_again_at_its_other_end(tmp_path: Path, on_stdin: bool) -> None:
+    """`replay read cut.json | replay heal`: read's E_ARTIFACT_JSON_INVALID left nothing in the stream, so the heal at
+    the pipe's other end exited 0 (while a line read refuses leaves a dropped record there, said again by parse)."""
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(_artifact("a", [ev(1, "run_started", run="a")]), indent=2)[:200])
+    read = run_replay("read", input=cut.read_bytes()) if on_stdin else run_replay("read", str(cut))
+    [said] = errors_of(read.stderr)
+    assert read.returncode == 1 and [r["$record"] for r in jsonl(read.stdout)] == ["dropped"]
+    healed = run_replay("heal", input=read.stdout)
+    assert healed.returncode == 1 and healed.stdout == b""
+    [again] = errors_of(healed.stderr)
+    assert {**again, "stage": "read", "source": said["source"]} == said  # (one input down a pipe: its source <stdin>)
+
+
 def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:
     src = tmp_path / "in"
     src.mkdir()

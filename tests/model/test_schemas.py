@@ -316,6 +316,7 @@ DROPPED_INPUTS = {
     "too-deep": ("run.jsonl", b"[" * 1100 + b"]" * 1100 + b"\n"),
     "not-an-object": ("run.jsonl", b'{"a":1}\n[1]\n'),
     "torn": ("run.jsonl", b'{"a":1}\n{"a":'),
+    "cut-off-document": ("run.json", orjson.dumps({"events": [{"pad": "x"}]}, option=orjson.OPT_INDENT_2)[:-3]),
 }
 
 
