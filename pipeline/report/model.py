@@ -28,6 +28,7 @@ from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, tool_name
 
 _TYPE, _RUN_ID = operator.methodcaller("get", "type"), operator.methodcaller("get", "runId")
+_COUNT = operator.itemgetter(1)
 _TIMESTAMP, _PAYLOAD = operator.methodcaller("get", "timestamp"), operator.methodcaller("get", "payload")
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
 _STR = {str}
@@ -728,7 +729,8 @@ def format_counts(counts: dict[str, int], limit: int = 0) -> str:
     """``a 3, b 1`` (largest first), or ``-``."""
     if not counts:
         return "-"
-    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    items = sorted(counts.items())
+    items.sort(key=_COUNT, reverse=True)  # largest first, and (the sort is stable) by key among equals
     shown = items[:limit] if limit else items
-    text = ", ".join(f"{k} {v}" for k, v in shown)
+    text = ", ".join(map("%s %s".__mod__, shown))
     return text + (f", … {len(items) - len(shown)} more" if len(shown) < len(items) else "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
+import operator
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -19,6 +19,7 @@ MESSAGE_LIMIT = 120
 PROMPT_LIMIT = 200
 _INT, _STR = {int}, {str}
 _BIDI = set(BIDI_CONTROLS)
+_DURATION = operator.itemgetter("durationMs")
 
 
 def clean(value: Any, limit: int = 0) -> str:
@@ -65,15 +66,28 @@ def width(text: str) -> int:
 
 def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), indent: str = "") -> list[str]:
     """Rows aligned under their headers; columns in ``right`` (numbers) are right-aligned."""
-    lines = [headers, *rows]
-    if "".join(itertools.chain.from_iterable(lines)).isascii():  # a character is a column: padded a column at a time
-        columns = []
-        for k, column in enumerate(zip(*lines, strict=True)):
-            size = max(map(len, column))
-            columns.append(map(str.rjust if k in right else str.ljust, column, itertools.repeat(size)))
-        return [(indent + line).rstrip() for line in map("  ".join, zip(*columns, strict=True))]
-    widths = _widths(headers, rows)
-    return [_row(row, widths, right, indent) for row in lines]
+    return aligned(headers, [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in headers],
+                   right, indent)
+
+
+def aligned(headers: list[str], columns: list[list[str]], right: frozenset[int] | set[int] = frozenset(),
+            indent: str = "") -> list[str]:
+    """``table`` of the same cells given a column at a time (each column as long as the others)."""
+    if "".join(headers).isascii() and "".join(map("".join, columns)).isascii():
+        # A character is a column: one format of fixed widths lays out each row.
+        spec = indent.replace("%", "%%") + "  ".join([
+            f"%{'' if k in right else '-'}{max(len(headers[k]), max(map(len, column)) if column else 0)}s"
+            for k, column in enumerate(columns)])
+        return [(spec % tuple(headers)).rstrip(), *map(str.rstrip, map(spec.__mod__, zip(*columns, strict=True)))]
+    rows = [headers, *map(list, zip(*columns, strict=True))]
+    widths = _widths(headers, rows[1:])
+    return [_row(row, widths, right, indent) for row in rows]
+
+
+def _facts(facts: list[list[str]]) -> list[str]:
+    """A run's or the report's facts, a line each: ``table`` of no headers for labels in ASCII (as they are)."""
+    size = max([len(label) for label, _ in facts])
+    return [f"  {label.ljust(size)}  {value}".rstrip() for label, value in facts]
 
 
 def _tokens(usage: dict[str, Any] | None, key: str) -> str:
@@ -193,24 +207,30 @@ def _run_block(s: dict[str, Any], n: int) -> list[str]:
                            f"tokens out, {format_cost(usage['costUsd'])}" if usage else "-"])
     rep = s["repairs"]
     facts.append(["repairs", f"{rep['total']}: {clean(format_counts(rep['byRule']))}" if rep["total"] else "none"])
-    lines += table(["", ""], facts, indent="  ")[1:]
+    lines += _facts(facts)
     calls = s["toolCalls"]["calls"]
     if calls:
         lines.append(f"  tool calls ({s['toolCalls']['total']}, {s['toolCalls']['error']} failed)")
         shown = calls[:CALL_ROWS]
-        names, seqs = _cleaned([c["toolName"] for c in shown], CELL_LIMIT), _cleaned([c["seq"] for c in shown])
-        rows = [[str(k), names[k - 1], c["status"] + (" (unfinished)" if c.get("unfinished") else ""),
-                 format_ms(c["durationMs"]), "-" if c["startMs"] is None else "+" + format_ms(c["startMs"]),
-                 seqs[k - 1]] for k, c in enumerate(shown, 1)]
-        lines += table(["#", "TOOL", "STATUS", "DURATION", "START", "SEQ"], rows, right={0, 3, 4, 5}, indent="    ")
+        columns = [  # a column at a time: most cells come of C-level maps
+            list(map(str, range(1, len(shown) + 1))),
+            _cleaned([c["toolName"] for c in shown], CELL_LIMIT),
+            [c["status"] + " (unfinished)" if c.get("unfinished") else c["status"] for c in shown],
+            list(map(format_ms, map(_DURATION, shown))),
+            ["-" if c["startMs"] is None else "+" + format_ms(c["startMs"]) for c in shown],
+            _cleaned([c["seq"] for c in shown]),
+        ]
+        lines += aligned(["#", "TOOL", "STATUS", "DURATION", "START", "SEQ"], columns, right={0, 3, 4, 5}, indent="    ")
         if len(calls) > CALL_ROWS:
             lines.append(f"    … {len(calls) - CALL_ROWS} more (--format json lists every call)")
     errors = s["errors"]
     if errors:
         lines.append(f"  errors ({len(errors)})")
-        rows = [[e["kind"], clean(e.get("code")), clean(e.get("toolName")) if e.get("toolName") else "-",
-                 clean(e.get("seq")), clean(e["message"], MESSAGE_LIMIT)] for e in errors[:ERROR_ROWS]]
-        lines += table(["KIND", "CODE", "TOOL", "SEQ", "MESSAGE"], rows, right={3}, indent="    ")
+        shown = errors[:ERROR_ROWS]
+        columns = [[e["kind"] for e in shown], _cleaned([e.get("code") for e in shown]),
+                   _cleaned([e.get("toolName") or "-" for e in shown]), _cleaned([e.get("seq") for e in shown]),
+                   _cleaned([e["message"] for e in shown], MESSAGE_LIMIT)]
+        lines += aligned(["KIND", "CODE", "TOOL", "SEQ", "MESSAGE"], columns, right={3}, indent="    ")
         if len(errors) > ERROR_ROWS:
             lines.append(f"    … {len(errors) - ERROR_ROWS} more (--format json lists them all)")
     return lines
@@ -234,7 +254,7 @@ def _aggregate_block(agg: dict[str, Any]) -> list[str]:
     diag = agg["diagnostics"]
     if diag["total"]:
         facts.append(["input problems", f"{diag['total']}: {clean(format_counts(diag['byCode']))} (details on stderr)"])
-    lines += table(["", ""], facts, indent="  ")[1:]
+    lines += _facts(facts)
     sections = [
         ("events by type", ["TYPE", "COUNT"], [[clean(k, CELL_LIMIT), format_count(v)] for k, v in agg["events"]["byType"].items()], {1}),
         ("tool calls by tool", ["TOOL", "CALLS", "OK", "FAILED", "TOTAL TIME", "LONGEST"],
