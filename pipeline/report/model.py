@@ -29,6 +29,8 @@ from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAIL
 
 _TYPE, _RUN_ID = operator.methodcaller("get", "type"), operator.methodcaller("get", "runId")
 _COUNT = operator.itemgetter(1)
+_TOOL_NAME, _STATUS, _DURATION, _SEQ, _STARTED_AT = (
+    operator.itemgetter(key) for key in ("toolName", "status", "durationMs", "seq", "startedAt"))
 _TIMESTAMP, _PAYLOAD = operator.methodcaller("get", "timestamp"), operator.methodcaller("get", "payload")
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
 _STR = {str}
@@ -75,6 +77,18 @@ def _plus(total: int | float, value: int | float) -> int | float:
     if result.__class__ is float and not math.isfinite(result):
         return int(total) + int(value)
     return result
+
+
+def _sum(values: list[int | float], start: int | float = 0) -> int | float:
+    """``start`` plus each of ``values`` in turn, as ``_plus`` adds them: by C-level adds while the sum is a finite
+    number (as it is but for sums beyond a double), else ``_plus`` all over."""
+    try:
+        total = functools.reduce(operator.add, values, start)
+    except OverflowError:
+        total = math.inf
+    if total.__class__ is float and not math.isfinite(total):
+        return functools.reduce(_plus, values, start)
+    return total
 
 
 def _money_sum(values: list[int | float]) -> int | float:
@@ -143,7 +157,7 @@ def usage_of(value: Any) -> dict[str, float] | None:
     for key, names in _USAGE_KEYS.items():
         for name in names:
             number_ = value.get(name)
-            if number_ is not None and _is_number(number_) and number_ >= 0:
+            if number_ is not None and (number_.__class__ is int or _is_number(number_)) and number_ >= 0:
                 found[key] = number_
                 break
     return found or None
@@ -308,9 +322,8 @@ class RunTally:
             payload, event = payloads[i], events[i]
             self._read_payload(types[i], payload if type(payload) is dict else {}, event.get("timestamp"), base + i,
                                event.get("seq"))
-        for payload in payloads:
-            if type(payload) is dict and "usage" in payload:
-                self._add_usage(payload["usage"])
+        self._add_usages([usage for usage in map(usage_of, [payload["usage"] for payload in payloads
+                                                            if type(payload) is dict and "usage" in payload]) if usage])
 
     def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any) -> None:
         """A tool event (``index``: its place in the run) paired with its call, a failure recorded."""
@@ -326,10 +339,18 @@ class RunTally:
     def _add_usage(self, value: Any) -> None:
         usage = usage_of(value)
         if usage:
-            counts: Any = self.event_usage  # token counts stay ints, costs floats
-            for key, number_ in usage.items():
-                counts[key] = _plus(counts[key], number_)
-            counts["_seen"] += 1
+            self._add_usages([usage])
+
+    def _add_usages(self, usages: list[dict[str, float]]) -> None:
+        """Add up the usage (``usage_of``) of events, in stream order, a key at a time."""
+        if not usages:
+            return
+        counts: Any = self.event_usage  # token counts stay ints, costs floats
+        for key in _USAGE_KEYS:
+            values = [usage[key] for usage in usages if key in usage]
+            if values:
+                counts[key] = _sum(values, counts[key])
+        counts["_seen"] += len(usages)
 
     def _see_moment(self, moment: datetime | None) -> None:
         if moment is not None:
@@ -428,24 +449,21 @@ class RunTally:
 
     def _tool_calls(self, start: datetime | None) -> tuple[list[dict[str, Any]], list[Any]]:
         """The run's calls as the summary lists them, and where each began in the run (for the timeline)."""
-        out, indexes = [], []
-        seq_at = self.seq_at
-        for call in self.calls.finish(self.last):  # open calls end at the run's latest instant
-            began = instant(call.get("startedAt"))
-            index = call.get("seq")
-            entry: dict[str, Any] = {
-                "toolName": call.get("toolName") or "unknown",
-                "status": call.get("status", "error"),
-                "durationMs": number(call.get("durationMs") or 0.0),
-                "seq": seq_at.get(index) if index.__class__ is int else None,  # (an index: never a bool)
-                "startMs": number(_ms(began, start)) if began is not None and start is not None else None,
-            }
+        calls = self.calls.finish(self.last)  # open calls end at the run's latest instant
+        indexes = list(map(_SEQ, calls))  # (the pairing's seq of a call: its place in the run, an int)
+        began = list(map(instant, map(_STARTED_AT, calls)))
+        starts = [None if moment is None else number(_ms(moment, start)) for moment in began] if start is not None \
+            else [None] * len(calls)
+        out = []
+        for call, duration, seq, start_ms in zip(calls, map(number, map(_DURATION, calls)), map(self.seq_at.get, indexes),
+                                                 starts, strict=True):
+            entry: dict[str, Any] = {"toolName": call["toolName"], "status": call["status"], "durationMs": duration,
+                                     "seq": seq, "startMs": start_ms}
             if call.get("callId"):
                 entry["callId"] = call["callId"]
             if call.get("unfinished"):
                 entry["unfinished"] = True
             out.append(entry)
-            indexes.append(index)
         return out, indexes
 
     def _errors(self) -> list[dict[str, Any]]:
@@ -492,20 +510,15 @@ class RunTally:
 
 
 def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
-    by_tool: dict[str, dict[str, Any]] = {}
-    ok = 0
-    for call in calls:
-        name, duration, good = call["toolName"], call["durationMs"], call["status"] == "ok"
-        stats = by_tool.get(name)
-        if stats is None:
-            stats = by_tool[name] = _no_calls()
-        _add_call(stats, 1, good, not good, duration, duration)
-        ok += good
-    return {
-        "total": len(calls), "ok": ok, "error": len(calls) - ok,
-        "byTool": {name: _finish_stats(by_tool[name]) for name in sorted(by_tool)},
-        "calls": calls,
-    }
+    by_tool = {}
+    for name, group in itertools.groupby(sorted(calls, key=_TOOL_NAME), _TOOL_NAME):  # (a stable sort: calls in order)
+        group = list(group)
+        durations = list(map(_DURATION, group))
+        ok = list(map(_STATUS, group)).count("ok")
+        by_tool[name] = _finish_stats({"calls": len(group), "ok": ok, "error": len(group) - ok,
+                                       "durationMs": _sum(durations, 0.0), "maxMs": max(0.0, *durations)})
+    ok = sum(stats["ok"] for stats in by_tool.values())
+    return {"total": len(calls), "ok": ok, "error": len(calls) - ok, "byTool": by_tool, "calls": calls}
 
 
 def _no_calls() -> dict[str, Any]:
