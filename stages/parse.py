@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import operator
 from typing import Any, TypedDict
 
 import orjson
@@ -33,7 +32,6 @@ from replay.pipeline.model.repairs import DROP_TORN_LINE
 from replay.pipeline.model.validation import json_type
 
 _BLANK = b" \t\r"
-_HAS_RECORD = operator.methodcaller("__contains__", RECORD_KEY)
 
 
 @functools.cache
@@ -191,7 +189,7 @@ class ParseLines(Transform):
         values = decode_each_line(self._projection, batch)
         if values is None:
             return None
-        records = list(itertools.compress(range(len(values)), map(_HAS_RECORD, values)))
+        records = list(itertools.compress(range(len(values)), map(dict.__contains__, values, itertools.repeat(RECORD_KEY))))
         if records:
             raws = batch.raws
             for i in records:

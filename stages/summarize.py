@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from collections import Counter
 from typing import Any
 
@@ -18,10 +17,10 @@ from replay.pipeline.report.model import (
     first_problems,
     heal_log_path,
     read_heal_log,
+    values_of,
 )
 
 _DICT = {dict}
-_RECORD, _RUN_ID = operator.methodcaller("get", RECORD_KEY), operator.methodcaller("get", "runId")
 
 
 @register("summarize")
@@ -64,9 +63,9 @@ class SummarizeRuns(Transform):
         """The usual batch (plain events, each with a runId): cut where the runId changes, each piece added to its
         run at once. False (nothing done) for anything else: records, events without a runId."""
         n = len(events)
-        if not n or set(map(type, events)) != _DICT or list(map(_RECORD, events)).count(None) != n:
+        if not n or set(map(type, events)) != _DICT or values_of(events, RECORD_KEY).count(None) != n:
             return False
-        rids = list(map(_RUN_ID, events))
+        rids = values_of(events, "runId")
         spans = runid_spans(rids)
         if spans is None:
             return False

@@ -115,7 +115,7 @@ class CallPairing:
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
         name = tool_name(payload) or "unknown"
-        call = {"toolName": name, "status": "error", "durationMs": 0.0, "startedAt": ts, "seq": seq, "open": True}
+        call = {"toolName": name, "status": "error", "durationMs": 0.0, "startedAt": ts, "seq": seq}  # open: no endedAt
         cid = call_id(payload)
         if cid:
             call["callId"] = cid
@@ -141,13 +141,12 @@ class CallPairing:
         else:
             call["durationMs"] = _ms_between(call.get("startedAt"), ts) or 0.0
         call["endedAt"] = ts
-        call.pop("open", None)
 
     def finish(self, latest: datetime | None) -> list[dict[str, Any]]:
         """The calls in the order they began; those still open end at ``latest`` (the run's latest instant: its
         latest timestamp, wherever it stands in the stream), unfinished."""
         for call in self.calls:
-            if call.pop("open", False):
+            if "endedAt" not in call:  # (every result sets it)
                 call["durationMs"] = _ms_until(parse_timestamp(call.get("startedAt")), latest) or 0.0
                 call["unfinished"] = True
         return self.calls

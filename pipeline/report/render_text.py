@@ -149,7 +149,8 @@ class Streamed:
 
 
 def _lines(lines: list[str]) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8")
+    """Each of ``lines`` ended by a newline, in UTF-8."""
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
 def _row_cells(s: dict[str, Any], n: int) -> list[str]:
