@@ -514,9 +514,9 @@ class RunTally:
 
 
 def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
-    by_tool = {}
-    for name, group in itertools.groupby(sorted(calls, key=_TOOL_NAME), _TOOL_NAME):  # (a stable sort: calls in order)
-        group = list(group)
+    by_tool: dict[str, dict[str, Any]] = {}
+    for name, of_tool in itertools.groupby(sorted(calls, key=_TOOL_NAME), _TOOL_NAME):  # (a stable sort: in order)
+        group = list(of_tool)
         durations = list(map(_DURATION, group))
         ok = list(map(_STATUS, group)).count("ok")
         by_tool[name] = {"calls": len(group), "ok": ok, "error": len(group) - ok,  # (as _finish_stats has them)

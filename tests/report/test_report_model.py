@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 
@@ -466,3 +467,20 @@ def test_a_whole_number_of_milliseconds_reads_the_same_from_the_memo(ms):
     assert format_ms(ms) == first == format_ms(float(ms))
     model._MS_TEXTS.clear()
     assert format_ms(ms) == first
+
+
+@pytest.mark.parametrize("values", [[], [1, 2, 3], [0.1, 0.2, 0.3], [1.5, 2], [1.7e308, 1.7e308, 1.0],
+                                    [1.7e308, 0.5, 1.7e308, 10**400], [10**400, 0.5], [2**53, 1.0, 1.0]], ids=[f"values{i}" for i in range(8)])
+@pytest.mark.parametrize("start", [0, 0.0, 10**400], ids=["0", "0.0", "10**400"])
+def test_a_sum_by_c_level_adds_is_the_sum_of_plus_in_turn(values, start):
+    """``_sum`` adds by C-level adds while the sum is a finite number, and as ``_plus`` does (exactly, in whole
+    numbers) past a double: the same value, of the same type, as ``_plus`` one value at a time."""
+    expected = functools.reduce(model._plus, values, start)
+    got = model._sum(values, start)
+    assert (type(got), got) == (type(expected), expected)
+
+
+def test_format_counts_lists_the_largest_first_and_equal_counts_by_name():
+    assert model.format_counts({"b": 2, "a": 2, "c": 5, "d": 1}) == "c 5, a 2, b 2, d 1"
+    assert model.format_counts({"b": 2, "a": 2, "c": 5}, limit=2) == "c 5, a 2, … 1 more"
+    assert model.format_counts({}) == "-"

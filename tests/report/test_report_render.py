@@ -140,3 +140,22 @@ def test_counts_and_their_words_agree(fmt):
     assert "2 runs report usage" in two and "run reports usage" not in two
     if fmt == "text":
         assert report(used("a", False)).startswith("replay report: 1 run (")
+
+
+_CELLS = st.text(alphabet=st.sampled_from("ab %-9日\u0301 \x1b"), max_size=6)
+
+
+@settings(max_examples=300)
+@given(st.integers(1, 4).flatmap(lambda k: st.tuples(st.lists(_CELLS, min_size=k, max_size=k),
+                                                     st.lists(st.lists(_CELLS, min_size=k, max_size=k), max_size=5),
+                                                     st.sets(st.integers(0, k - 1)))),
+       st.sampled_from(["", "  ", "%s "]))
+def test_a_table_laid_out_by_one_format_is_the_table_laid_out_cell_by_cell(table, indent):
+    """``table`` (and ``aligned``, its cells a column at a time) pads an ASCII table by one format of fixed widths:
+    the lines are those of padding each cell to its column's display width, as a table with wide characters is."""
+    headers, rows, right = table
+    widths = render_text._widths(headers, rows)
+    expected = [render_text._row(row, widths, right, indent) for row in [headers, *rows]]
+    assert render_text.table(headers, rows, right, indent) == expected
+    columns = [[row[k] for row in rows] for k in range(len(headers))]
+    assert render_text.aligned(headers, columns, right, indent) == expected
