@@ -59,7 +59,9 @@ def parse_ignore(path: str) -> tuple[str, ...]:
     segments = tuple(text.split("."))
     if not text or not all(_SEGMENT.fullmatch(s) for s in segments):
         raise IgnorePathError(f"{path!r} is not a field path: use dot-separated keys, `*` for any key, `**` for any depth")
-    return segments
+    while len(segments) > 1 and segments[-1] == "**":  # any number of keys below ``payload``: ``payload`` whole
+        segments = segments[:-1]
+    return ("*",) if segments == ("**",) else segments  # ``**`` alone: every field
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,14 @@ def test_strip_leaves_out_the_paths_at_any_depth():
     assert record["payload"]["model"] == "m"  # the input is not changed
 
 
+def test_a_last_double_star_leaves_out_everything_below():
+    # `payload.**` is any number of keys below payload: all of it (it left out nothing), `**` every field
+    record = {"type": "t", "payload": {"model": "m", "a": {"b": 1}}}
+    assert Ignore.of(["payload.**"], default=False).strip(record) == {"type": "t"}
+    assert Ignore.of(["**"], default=False).strip(record) == {}
+    assert Ignore.of(["payload.a.**.**"], default=False).strip(record) == {"type": "t", "payload": {"model": "m"}}
+
+
 def test_the_default_ignores_times_ids_and_durations():
     assert {"timestamp", "runId", "seq", "**.callId", "**.durationMs"} <= set(DEFAULT_IGNORE)
     assert Ignore.of(default=False).written == ()
