@@ -16,7 +16,8 @@ _SPECIAL = set("\\`*_[]<>|#!~$")
 def esc(value: Any, limit: int = 0) -> str:
     """Text safe inside a Markdown table cell: one line, Markdown and HTML punctuation backslash-escaped."""
     text = "-" if value is None else str(value)
-    text = shown_text(" ".join(text.split()))  # newlines (and runs of blanks) would end the table row
+    text = " ".join(shown_text(text).split())  # newlines (and runs of blanks) would end the table row; control
+    # characters Python splits on (VT, US, NEL) are shown first, not lost
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
     return "".join("\\" + ch if ch in _SPECIAL else ch for ch in text)
