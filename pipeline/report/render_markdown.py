@@ -10,7 +10,7 @@ from replay.pipeline.report.model import format_cost, format_count, format_count
 PROMPT_LIMIT = 500
 CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
 ERROR_ROWS = 100  # errors listed per run, and repairs of no run in the report
-_SPECIAL = set("\\`*_[]<>|#!~$")
+_SPECIAL = set("\\`*_[]<>|#!~$&")  # (& begins an entity: &lt; shows as <, &#x202e; as a bidi override)
 
 
 def esc(value: Any, limit: int = 0) -> str:

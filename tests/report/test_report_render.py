@@ -43,6 +43,8 @@ def test_text_table_aligns_wide_characters():
 def test_markdown_escape():
     assert render_markdown.esc("a|b\nc <x> *y* $1") == "a\\|b c \\<x\\> \\*y\\* \\$1"
     assert render_markdown.esc(None) == "-"
+    # an entity is shown as written, not as the character it stands for (a bidi override shown is no override)
+    assert render_markdown.esc("&lt;b&gt; &#x202e;") == "\\&lt;b\\&gt; \\&\\#x202e;"
     # control characters str.split() takes for blanks are shown, as the other formats show them, not dropped
     assert render_markdown.esc("E\x0b|\x1fx\x85y") == render_markdown.esc("E\\u000b|\\u001fx\\u0085y") == "E\\\\u000b\\|\\\\u001fx\\\\u0085y"
 
