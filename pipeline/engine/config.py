@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, as_received
+from replay.pipeline.engine.errors import ReplayError, as_received, utf8_text
 from replay.pipeline.engine.graph import ID_PATTERN, Graph
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.stage import Composite, Stage
@@ -55,12 +55,13 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
+            utf8_text(data, "E_CONFIG_PARSE", name, source=name)  # (orjson says line 1, column 1 of a byte not UTF-8)
             raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name, line=exc.lineno,
                               column=exactjson.error_column(data, exc)) from exc
     else:
         try:
-            doc = tomllib.loads(data.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            doc = tomllib.loads(utf8_text(data, "E_CONFIG_PARSE", name, source=name))
+        except tomllib.TOMLDecodeError as exc:
             where = re.search(r"line (\d+), column (\d+)", str(exc))
             line = int(where.group(1)) if where else None
             raise ReplayError(

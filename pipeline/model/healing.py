@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8_text
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.validation import json_type, validate_artifact
 
@@ -47,6 +47,7 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
     try:
         rules = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        utf8_text(data, "E_HEAL_RULES_INVALID_JSON", str(target), source=str(target))  # (orjson: line 1, column 1)
         raise ReplayError("E_HEAL_RULES_INVALID_JSON", f"{target}: {exc.msg}", source=str(target),
                           line=exc.lineno, column=exactjson.error_column(data, exc)) from exc
     if not isinstance(rules, dict):

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8_text
 from replay.pipeline.io.journals import skip_bom
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
@@ -137,6 +137,7 @@ def load_overrides(path: str | Path) -> dict[Key, Override]:
     try:
         document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        utf8_text(data, "E_OVERRIDE_INVALID", source, source=source, path="$")  # (orjson: line 1, column 1)
         raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$", line=exc.lineno,
                               column=exactjson.error_column(data, exc)) from exc
     return parse_overrides(document, source)
@@ -411,6 +412,7 @@ def load_script(path: str | Path) -> list[Group]:
     try:
         document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        utf8_text(data, "E_SCRIPT_INVALID", str(path), source=str(path))  # (orjson: line 1, column 1)
         raise ReplayError("E_SCRIPT_INVALID", f"{path}: not valid JSON: {exc.msg}", source=str(path),
                           line=exc.lineno, column=exactjson.error_column(data, exc)) from exc
     return groups_from_script(document, str(path))
