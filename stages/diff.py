@@ -90,7 +90,7 @@ class DiffRuns(Transform):
     def flush(self) -> Batch | None:
         if self.unreadable is not None:
             problem = self.unreadable
-            where = {k: problem[k] for k in ("source", "line", "offset") if problem.get(k) is not None}
+            where = {k: problem[k] for k in ("source", "line", "column", "offset") if problem.get(k) is not None}
             raise refused("E_JOURNAL_READ_FAILED", f"cannot compare: {problem.get('message', 'an input is unreadable')}",
                           cause=problem.get("code"), **where)
         sides = self._split()

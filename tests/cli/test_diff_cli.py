@@ -152,6 +152,13 @@ def test_a_read_failure_points_at_the_failing_record(cli):
     assert (errors[0]["line"], errors[0]["offset"], errors[0]["refusal"]) == (4, 254, "journal_read_failed")
 
 
+def test_a_read_failure_keeps_the_column_of_the_bad_byte(tmp_path: Path, cli):
+    # the refusal carries where on the line parse found the fault (a byte that is not UTF-8), not only the line
+    (tmp_path / "bad.jsonl").write_bytes(b'{"type":"run_started","runId":"r","payload":{}}\n{"type":"x\xff"}\n')
+    exit_code, _, [error] = cli("diff", str(tmp_path / "bad.jsonl"), str(WALK / "hello.jsonl"))
+    assert exit_code == 2 and (error["line"], error["column"], error["offset"]) == (2, 11, 48), error
+
+
 def test_replay_run_of_the_shipped_spec_compares_like_the_command(tmp_path: Path, cli):
     code, spec, _ = cli("stages", "--graph", "diff")
     config = tmp_path / "diff.toml"
