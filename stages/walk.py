@@ -166,8 +166,8 @@ class WalkRecords(Transform):
                                            complete=not (batch.tail_open and i == last))
                     if problem is None:  # a blank line: not a record
                         continue
-                    self._fail(problem.message, source=batch.source, line=batch.lines[i], offset=batch.offsets[i],
-                               received=excerpt(raw))
+                    self._fail(problem.message, source=batch.source, line=batch.lines[i], column=problem.column,
+                               offset=batch.offsets[i], received=excerpt(raw))
                     look = i + 1
                     break
             self._advance(batch, i, raw)

@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused
+from replay.pipeline.engine.errors import ReplayError, excerpt, not_utf8, printable, refused
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, document_too_long, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
@@ -690,6 +690,7 @@ class LineProblem:
     line: int
     offset: int
     excerpt: bytes
+    column: int | None = None  # the fault's 1-based byte column on its line, where there is one
 
 
 def first_record_problem(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20) -> LineProblem | None:
@@ -739,7 +740,12 @@ def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LinePro
     except orjson.JSONDecodeError as exc:
         if not complete and exactjson.cut_off(raw, exc):  # (a wrong byte in it is no cut: said as for any line)
             return LineProblem(f"line {line} has no newline and is not valid JSON: the write was cut off", line, offset, raw)
-        return LineProblem(f"line {line} is not valid JSON: {exc.msg}", line, offset, raw)
+        bad = None if raw.isascii() else not_utf8(raw)  # (orjson says column 1 of it, wherever it is: parse's words)
+        if bad is not None:
+            return LineProblem(f"line {line} is not valid JSON: byte 0x{bad.byte:02x} at column {bad.offset + 1} is not "
+                               f"UTF-8 ({bad.reason})", line, offset, raw, bad.offset + 1)
+        column = exactjson.byte_column(raw, exc.pos)
+        return LineProblem(f"line {line} is not valid JSON: {exc.msg} at column {column}", line, offset, raw, column)
     if type(record) is not dict:
         return LineProblem(f"line {line} is JSON but not an object", line, offset, raw)
     return None
@@ -904,7 +910,7 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         return JournalScan(True, find_step_end_in(records, at))
     problem = first_record_problem(_without(read.look(), bom), max_line_bytes)
     if problem is not None:
-        raise _unreadable(path, problem.message, line=problem.line, offset=problem.offset + bom,
+        raise _unreadable(path, problem.message, line=problem.line, column=problem.column, offset=problem.offset + bom,
                           received=excerpt(problem.excerpt))
     if at is None:
         return JournalScan(False, None)

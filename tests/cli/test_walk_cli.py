@@ -337,6 +337,18 @@ def test_a_bad_record_mid_journal_fails_with_its_byte_offset(cli):
     assert error["offset"] == offset and error["line"] == 4 and f"byte {offset}" in error["message"]
 
 
+@pytest.mark.parametrize("first", [True, False])
+def test_a_byte_that_is_not_utf8_is_named_at_its_column(first: bool, tmp_path: Path, cli):
+    # as parse names it: orjson said "str is not valid UTF-8: surrogates not allowed" and the error had no column
+    bad = b'{"type":"x\xff","payload":{}}\n'
+    head = b"" if first else b'{"type":"run_started","runId":"r","payload":{}}\n'
+    (tmp_path / "bad.jsonl").write_bytes(head + bad)
+    code, _, (error,) = cli("walk", str(tmp_path / "bad.jsonl"))
+    assert code == (2 if first else 1)
+    assert (error["line"], error["column"], error["offset"]) == (1 if first else 2, 11, len(head)), error
+    assert "byte 0xff at column 11 is not UTF-8" in error["message"] and "surrogates" not in error["message"]
+
+
 @pytest.mark.parametrize("document, path", [
     (b'{"events":[1,"x",{"type":"ok"}]}\n', "$.events[0]"),  # an artifact: its $run record is printed first
     (b'[{"type":"a"},"x",{"type":"b"}]\n', "$[1]"),
