@@ -189,7 +189,7 @@ class DiscoverRunner(Source):
     summary = "Find the user's runner (--runner, REPLAY_RUNNER, .replay/runner.*, package.json, pyproject.toml) and send one invocation record."
     options = {
         "prompt": Option(str, "", "the prompt to send the runner; empty: the command's arguments, else stdin",
-                         bind="args"),
+                         bind="args", words=True),
         "runner": Option(str, "", "runner path; empty means search in the documented order"),
         "context": Option(dict, {}, "the context object sent to the runner"),
         "run_id": Option(str, "", "the run's id; empty means a new time-sortable one"),

@@ -124,7 +124,12 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
     check_options(cls, options, where)
     bound = tuple(key for key, opt in cls.options.items() if opt.bind == "args" and args and not options.get(key))
     for key in bound:
-        options[key] = cls.options[key].from_args(args)  # type: ignore[arg-type]
+        assert args  # (only bound when there are arguments)
+        options[key] = cls.options[key].from_args(args)
+        if options[key] is None:  # several arguments for one path (joined, they named a file 'a.json b.json')
+            raise ReplayError("E_USAGE_INVALID", f"{where}.{key} takes one argument, not {len(args)}: {_shown(args)}",
+                              path=f"{where}.{key}", expected="one argument", received=list(args),
+                              howToFix="Give the command one argument (run it once per file).")
     for key, opt in cls.options.items():
         if opt.required and not options.get(key):
             if opt.bind == "args":
@@ -373,10 +378,9 @@ def _refuse_unused_args(builder: _Builder, args: list[str]) -> None:
         return
     taken = [f"{builder.where.get(node.id, 'stages.' + node.id)}.{key}" for node in nodes
              for key, opt in node.stage.options.items() if opt.bind == "args" and node.stage.given.get(key)]
-    shown = ", ".join(repr(a) for a in args[:3]) + (f" and {len(args) - 3} more" if len(args) > 3 else "")
     where = f"the config sets {', '.join(taken)}" if taken else "no stage of the config takes arguments"
     raise ReplayError(
-        "E_USAGE_INVALID", f"the arguments {shown} would be ignored: {where}", path=taken[0] if taken else None,
+        "E_USAGE_INVALID", f"the arguments {_shown(args)} would be ignored: {where}", path=taken[0] if taken else None,
         received=list(args), howToFix="Leave that option out of the config so the arguments fill it, or run the "
                                       "config without arguments." if taken else "Run the config without arguments.",
     )
@@ -386,3 +390,8 @@ def load_pipeline(path: str, *, registry: Registry | None = None, paths: list[st
     graph = graph_from_config(read_config_file(path), registry=registry, paths=paths)
     graph.read_files = [path]  # a stage writing over its own config is refused as one writing over an input
     return graph
+
+
+def _shown(args: list[str]) -> str:
+    """The first three arguments, quoted, for a message."""
+    return ", ".join(repr(a) for a in args[:3]) + (f" and {len(args) - 3} more" if len(args) > 3 else "")

@@ -50,6 +50,7 @@ class Option:
     # "args": when the config leaves the option unset, it takes the positional arguments of the
     # command that runs the graph (``replay run SPEC ARGS...``): the paths to read, the prompt to send.
     bind: str | None = None
+    words: bool = False  # a str option bound to the arguments: they are words joined (a prompt), else exactly one (a path)
     minimum: int | float | None = None  # the least a number may be (what the command's flag for it allows)
 
     def __post_init__(self) -> None:
@@ -64,8 +65,11 @@ class Option:
         return None
 
     def from_args(self, args: list[str]) -> Any:
-        """The value an option bound to the command's arguments takes from them: the list, or the words joined."""
-        return list(args) if self.type is list else " ".join(args)
+        """The value an option bound to the command's arguments takes from them: the list, or the words joined, or
+        the one argument (None when there are several: the caller refuses them)."""
+        if self.type is list:
+            return list(args)
+        return " ".join(args) if self.words or len(args) == 1 else None
 
     def type_name(self) -> str:
         kinds = self.type if isinstance(self.type, tuple) else (self.type,)

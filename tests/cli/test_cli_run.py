@@ -13,6 +13,8 @@ import pytest
 from conftest import EXAMPLES, FIXTURES, REPLAY, errors_of, jsonl, run_replay
 from plugin_support import make_plugin
 
+from replay.pipeline.engine.config import load_pipeline
+
 PIPELINES = EXAMPLES / "pipelines"
 JOURNALS = EXAMPLES / "journals"
 TWO_RUNS = JOURNALS / "two-runs.jsonl"
@@ -161,6 +163,23 @@ def test_a_missing_input_is_refused_before_any_output_or_file(tmp_path: Path):
     assert done.returncode == 2 and done.stdout == b""
     assert errors_of(done.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND"
     assert os.listdir(tmp_path) == ["p.toml"]
+
+
+def test_several_arguments_for_a_stage_that_takes_one_path_are_refused(tmp_path: Path):
+    # load_incident's path takes the command's argument: two were joined into one path, 'a.json b.json', and
+    # refused as a file that does not exist; the prompt capture sends is still its words joined
+    spec = run_replay("stages", "--graph", "incident-inspect").stdout
+    (tmp_path / "inspect.toml").write_bytes(spec.replace(b'out = "reviewed"', b'out = "out"'))
+    (tmp_path / "a.json").write_bytes(b"{}")
+    (tmp_path / "b.json").write_bytes(b"{}")
+    done = run_replay("run", "inspect.toml", "a.json", "b.json", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_USAGE_INVALID", "stages.load.path", ["a.json", "b.json"])
+    assert sorted(os.listdir(tmp_path)) == ["a.json", "b.json", "inspect.toml"]
+    (tmp_path / "capture.toml").write_text('[stages.d]\ntype = "discover"\n[stages.w]\ntype = "write"\ninputs = ["d"]\n')
+    graph = load_pipeline(str(tmp_path / "capture.toml"), paths=["what", "is", "this"])
+    assert graph.nodes["d"].stage.config["prompt"] == "what is this"
 
 
 def test_run_needs_a_config_argument():
