@@ -26,6 +26,7 @@ class ExportOtlp(Transform):
         super().__init__(**options)
         self.run: Run | None = None
         self.trace: TraceBuilder | None = None
+        self.seen: dict[tuple[str, str], int] = {}  # runs so far of each (source, run id): one trace id each
 
     def __call__(self, batch: Batch) -> Batch | None:
         out: list[dict[str, Any]] = []
@@ -37,7 +38,7 @@ class ExportOtlp(Transform):
                 facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
                 rid = record.get("runId")
                 self.run = Run(rid if isinstance(rid, str) else None, facts, batch.source)
-                self.trace = TraceBuilder(facts, batch.source, rid)
+                self.trace = TraceBuilder(facts, batch.source, rid, self.seen)
                 if RECORD_KEY in record and facts is None:
                     self.run = None  # a source record opens nothing by itself
                     self.trace = None
@@ -47,7 +48,7 @@ class ExportOtlp(Transform):
                 if kind is not None:
                     continue
                 self.run = Run(None, None, batch.source)
-                self.trace = TraceBuilder(None, batch.source)
+                self.trace = TraceBuilder(None, batch.source, seen=self.seen)
             if kind == HEAL_RECORD:
                 self.trace.add_heal(record)
             elif kind is None:

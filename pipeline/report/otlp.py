@@ -17,7 +17,8 @@ the run's totals on the root), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``c
 Errors set the span status to ERROR with ``error.type``: a failed tool (``tool_failed``), a call that
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``). Message
 contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
-run's source and id, so the same input gives the same bytes; ids are hex, as OTLP/JSON writes them.
+run's source and id (and how many runs of that id the input had before it), so the same input gives the
+same bytes; ids are hex, as OTLP/JSON writes them.
 
 Every line parses as OTLP/JSON. A number OTLP cannot hold as an ``intValue`` (beyond int64) or a
 ``doubleValue`` (not finite: ``1e400`` reads as infinity) is written as a ``stringValue``: its digits,
@@ -142,13 +143,20 @@ class Span:
 class TraceBuilder:
     """The spans of one run, fed its events in order; ``request()`` is its ExportTraceServiceRequest."""
 
-    def __init__(self, record: dict[str, Any] | None, source: str, run_id: Any = None) -> None:
+    def __init__(self, record: dict[str, Any] | None, source: str, run_id: Any = None,
+                 seen: dict[tuple[str, str], int] | None = None) -> None:
+        """``seen``: how many runs of each (source, run id) the stream had before this one: a second run of the same
+        id in one input (a retry journaled under its id, runs with none) gets trace and span ids of its own."""
         self.record = record or {}
         self.source = source
         self.run_id = self.record.get("runId") or run_id
         self.framework = self.record.get("framework") if isinstance(self.record.get("framework"), str) else None
         self.model = self.record.get("model") if isinstance(self.record.get("model"), str) else None
-        self.trace_id = _hex("trace", source, self.run_id, size=16)
+        earlier = 0
+        if seen is not None:
+            key = (source, str(self.run_id))
+            earlier = seen[key] = seen.get(key, -1) + 1
+        self.trace_id = _hex("trace", source, self.run_id, *((earlier,) if earlier else ()), size=16)
         self.root = Span(_hex(self.trace_id, "run", size=8), f"invoke_agent {self.framework or 'agent'}", SPAN_KIND_INTERNAL, None)
         self.spans: list[Span] = []
         self.open_calls: dict[str, Span] = {}

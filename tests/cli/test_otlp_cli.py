@@ -116,3 +116,17 @@ def test_an_error_code_or_run_id_that_is_no_string_is_written_as_its_json(tmp_pa
     assert done.returncode == 0, done.stderr
     found = attribute_values(spans_by_name(done.stdout)["invoke_agent example"])
     assert found["error.type"] == '["E_X",2]' and found["gen_ai.conversation.id"] == '{"id":7}'
+
+
+def test_two_runs_of_one_id_in_one_input_are_two_traces(tmp_path):
+    """A run journaled twice under one id (a retry), or two runs with no id, made two requests with the same trace id
+    and the same span ids: a backend merges them into one trace whose spans clash."""
+    journal = tmp_path / "f.jsonl"
+    journal.write_bytes(one_call('{"inputTokens":1}') * 2)
+    first = run_replay("export", "--otlp", str(journal))
+    assert first.returncode == 0, first.stderr
+    requests = [parse(line) for line in jsonl(first.stdout)]
+    spans = [[s for s in r.resource_spans[0].scope_spans[0].spans] for r in requests]
+    assert len(spans) == 2 and len({s[0].trace_id for s in spans}) == 2
+    assert len({span.span_id for trace in spans for span in trace}) == sum(len(trace) for trace in spans)
+    assert run_replay("export", "--otlp", str(journal)).stdout == first.stdout  # the same input, the same bytes
