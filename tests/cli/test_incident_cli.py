@@ -321,6 +321,33 @@ def test_inspect_refuses_an_export_and_a_missing_bundle(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("key, value, received", [
+    ("kind", None, "null"), ("kind", ["incident-bundle"], "array"),
+    ("schema_version", "1", "1"), ("schema_version", True, True), ("schema_version", None, "null"),
+])
+def test_a_bundle_refusal_says_what_it_received_in_json_terms(tmp_path: Path, key: str, value: Any, received: Any) -> None:
+    # as every other refusal says it: they said Python's None, '1', True, ['incident-bundle']
+    assert import_(tmp_path).returncode == 0
+    bundle = orjson.loads((tmp_path / "imported" / "incident.json").read_bytes())
+    bundle[key] = value
+    done = run_replay("incident", "inspect", str(write_json(tmp_path / "b.json", bundle)), "--out", str(tmp_path / "r"))
+    (error,) = errors_of(done.stderr)
+    assert done.returncode == 2 and error["path"] == f"$.{key}" and error["received"] == received, error
+    del bundle["schema_version"]
+    done = run_replay("incident", "inspect", str(write_json(tmp_path / "b.json", bundle)), "--out", str(tmp_path / "r"))
+    if key == "schema_version":
+        assert errors_of(done.stderr)[0]["received"] == "missing"
+
+
+def test_a_rule_type_that_is_no_string_is_received_in_json_terms(tmp_path: Path) -> None:
+    for rule, received in (({"id": "a", "type": None}, "null"), ({"id": "a"}, "missing")):
+        rules = write_json(tmp_path / "rules.json", [rule])
+        done = run_replay("incident", "import", str(EXAMPLES / "journals" / "two-runs.jsonl"), "--format", "replay",
+                          "--case", "run_a", "--rules", str(rules), "--out", str(tmp_path / "o"))
+        (error,) = errors_of(done.stderr)
+        assert (error["code"], error["received"]) == ("E_INCIDENT_RULE_TYPE_UNKNOWN", received), error
+
+
 # promote ----------------------------------------------------------------------------------------------
 def test_promote_saves_a_checked_fixture_once_and_edits_are_caught(tmp_path: Path) -> None:
     assert import_(tmp_path).returncode == 0

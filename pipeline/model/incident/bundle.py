@@ -38,7 +38,7 @@ from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, atomic_output, descr
 from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
-from replay.pipeline.model.validation import json_type
+from replay.pipeline.model.validation import MISSING, json_type, shown
 
 SCHEMA_VERSION = 1
 KIND = "incident-bundle"
@@ -90,12 +90,12 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
         looks_like_export = isinstance(document, dict) and "schema_version" in document and "kind" not in document
         refuse("E_INCIDENT_BUNDLE_INVALID", f"{path!r} is not an incident bundle", {**where, "path": "$.kind"},
                expected=f'"kind": "{KIND}"', received=json_type(document) if not isinstance(document, dict)
-               else repr(document["kind"]) if "kind" in document else "no kind",
+               else shown(document["kind"]) if "kind" in document else "no kind",
                howToFix="Run `replay incident import EXPORT --out DIR` first, then use DIR/incident.json."
                if looks_like_export else "Pass the incident.json an import wrote, or a fixture `promote` wrote.")
     if document.get("schema_version") != 1 or isinstance(document.get("schema_version"), bool):
         refuse("E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED", "this version reads bundles of schema_version 1 only",
-               {**where, "path": "$.schema_version"}, expected=1, received=repr(document.get("schema_version")))
+               {**where, "path": "$.schema_version"}, expected=1, received=shown(document.get("schema_version", MISSING)))
     for key in document:
         if key not in (*BUNDLE_KEYS, "checksum"):
             refuse("E_INCIDENT_FIELD_UNKNOWN", f"the bundle has an unknown field {key!r}", {**where, "path": f"$.{key}"},

@@ -21,6 +21,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
+from replay.pipeline.model.validation import MISSING, shown
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 
@@ -85,7 +86,7 @@ def check_rules(rules: list[Any], where: dict[str, Any], *, max_rules: int) -> N
         kind = rule.get("type")
         if kind not in RULE_TABLE:
             _refuse("E_INCIDENT_RULE_TYPE_UNKNOWN", f"rule {k} has a type no rule has", where, f"{at}.type",
-                    expected="one of: " + ", ".join(RULE_TABLE), received=kind if isinstance(kind, str) else repr(kind),
+                    expected="one of: " + ", ".join(RULE_TABLE), received=shown(rule.get("type", MISSING)),
                     howToFix="Rules are data of four types; no code, regular expressions or templates are loaded.")
         required, optional = RULE_TABLE[kind]
         if not _text(rule.get("id")):
