@@ -83,6 +83,10 @@ CASES: list[tuple[str, Mutation, str]] = [
     ("two terminal events", _events(lambda e: e.append({"type": "task_error", "message": "x"})), "E_INCIDENT_TERMINAL_NOT_LAST"),
     ("no rules", _set(["assertions"], []), "E_INCIDENT_RULES_MISSING"),
     ("unknown rule type", _set(["assertions", 0, "type"], "python_expr"), "E_INCIDENT_RULE_TYPE_UNKNOWN"),
+    # a type that is an array or an object was looked up as a key: TypeError, E_UNHANDLED (exit 1)
+    ("rule type an array", _set(["assertions", 0, "type"], ["effect_count"]), "E_INCIDENT_RULE_TYPE_UNKNOWN"),
+    ("rule type an object", _set(["assertions", 0, "type"], {"a": 1}), "E_INCIDENT_RULE_TYPE_UNKNOWN"),
+    ("event type an array", _set(["events", 0, "type"], ["tool_call"]), "E_INCIDENT_EVENT_TYPE_UNKNOWN"),
     ("duplicate rule id", _set(["assertions", 1, "id"], "one-refund-per-order"), "E_INCIDENT_RULE_ID_DUPLICATE"),
     ("rule with a regex field", _set(["assertions", 1, "pattern"], "^ref.*"), "E_INCIDENT_RULE_INVALID"),
     ("rule without id", _delete(["assertions", 0, "id"]), "E_INCIDENT_RULE_INVALID"),

@@ -241,7 +241,7 @@ def normalise_events(events: Any, positions: list[dict[str, Any]], limits: Limit
         if "type" not in event:
             refuse("E_INCIDENT_FIELD_MISSING", f"event {k} has no `type`", _at(where, ".type"),
                    expected="one of: " + ", ".join(EVENT_TABLE), received="nothing")
-        if kind not in EVENT_TABLE:
+        if not isinstance(kind, str) or kind not in EVENT_TABLE:  # (a list or an object is no key: TypeError)
             refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", f"event {k} has a type this importer does not know", _at(where, ".type"),
                    expected="one of: " + ", ".join(EVENT_TABLE), received=kind if isinstance(kind, str) else json_type(kind),
                    howToFix="Map your trace to tool_call, tool_result, business_effect, final_output and task_error; "

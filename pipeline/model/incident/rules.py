@@ -84,7 +84,7 @@ def check_rules(rules: list[Any], where: dict[str, Any], *, max_rules: int) -> N
         if not isinstance(rule, dict):
             _refuse("E_INCIDENT_RULE_INVALID", f"rule {k} is not an object", where, at, expected="object", example=RULE_EXAMPLE)
         kind = rule.get("type")
-        if kind not in RULE_TABLE:
+        if not isinstance(kind, str) or kind not in RULE_TABLE:  # (a list or an object is no key: TypeError)
             _refuse("E_INCIDENT_RULE_TYPE_UNKNOWN", f"rule {k} has a type no rule has", where, f"{at}.type",
                     expected="one of: " + ", ".join(RULE_TABLE), received=shown(rule.get("type", MISSING)),
                     howToFix="Rules are data of four types; no code, regular expressions or templates are loaded.")
