@@ -93,7 +93,11 @@ def read_config_file(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise ReplayError("E_INPUT_UNREADABLE", f"pipeline config {path!r} could not be read: {exc.strerror or exc}",
                           path=path, received=type(exc).__name__) from exc
-    return parse_config(data, path, json=p.suffix.lower() == ".json")
+    suffix = p.suffix.lower()
+    # a name that says neither (a pipe: `replay run <(replay stages --graph heal --json)`) is JSON when it starts as
+    # an object does: no TOML document starts with `{`
+    json = suffix == ".json" or (suffix != ".toml" and data.removeprefix(codecs.BOM_UTF8).lstrip().startswith(b"{"))
+    return parse_config(data, path, json=json)
 
 
 def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None:

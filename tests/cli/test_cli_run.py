@@ -138,6 +138,19 @@ def test_a_config_from_a_pipe_is_read(tmp_path: Path):
     assert len(jsonl(done.stdout)) == 6
 
 
+def test_a_json_config_from_a_pipe_is_read_as_json(tmp_path: Path):
+    """`replay run <(replay stages --graph report --json) run.jsonl`: the pipe's name (/dev/fd/63) has no .json, and
+    the JSON was parsed as TOML and refused ("Invalid statement"); a name that says neither is sniffed."""
+    spec = run_replay("stages", "--graph", "report", "--json").stdout
+    (tmp_path / "spec").write_bytes(spec)
+    done = subprocess.run(["bash", "-c", f"'{REPLAY}' run <(cat '{tmp_path / 'spec'}') '{TWO_RUNS}'"], input=b"",
+                          capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == run_replay("report", str(TWO_RUNS)).stdout
+    (tmp_path / "bad.toml").write_bytes(spec)  # a name that says TOML is still read as TOML
+    assert errors_of(run_replay("run", str(tmp_path / "bad.toml"), str(TWO_RUNS)).stderr)[0]["code"] == "E_CONFIG_PARSE"
+
+
 @pytest.mark.parametrize("where, code", [("folder", "E_USAGE_INVALID"), ("-", "E_USAGE_INVALID"),
                                          ("missing/p.toml", "E_CONFIG_NOT_FOUND")])
 def test_a_config_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, where: str, code: str):
