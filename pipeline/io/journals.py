@@ -67,6 +67,8 @@ def path_kind(path: str | Path) -> str | None:
         from replay.pipeline.io.remote import kind
 
         return kind(path)
+    if path == "":
+        return None  # (Path("") is the current folder: an empty path names nothing)
     local = Path(path)
     return "directory" if local.is_dir() else "file" if local.is_file() else "other" if local.exists() else None
 
@@ -147,6 +149,10 @@ def expand_paths(paths: list[str]) -> list[str]:
 
             files.extend(expand(raw))
             continue
+        if raw == "":  # (Path("") is the current folder: `replay read "$UNSET"` read all of it)
+            raise ReplayError("E_INPUT_PATH_NOT_FOUND", "an input path is empty", path=raw,
+                              howToFix="Name the file or folder to read (a variable that held it may be unset); pass `-` "
+                                       "(or nothing) to read stdin.")
         p = Path(raw)
         if not p.exists() and os.path.islink(raw):
             files.append(raw)  # a broken link: reading it reports it unreadable (a problem of that input)

@@ -118,3 +118,16 @@ def test_an_output_under_a_file_is_refused_before_anything_runs_as_not_a_directo
     assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == target
     assert error["received"] == "ENOTDIR: 'afile' is not a directory" and "'afile' is a file" in error["message"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before and (tmp_path / "afile").read_bytes() == b"a file\n"
+
+
+@pytest.mark.parametrize("args", [
+    ("read", ""), ("report", ""), ("report", "--in", ""), ("validate", ""), ("export", "--otlp", ""), ("write", ""),
+    ("heal", ""), ("heal", "--in", "", "--out", "healed"), ("script", ""), ("incident", "import", "", "--out", "imported"),
+])
+def test_an_empty_input_path_is_refused_not_read_as_the_current_folder(tmp_path: Path, args: tuple[str, ...]) -> None:
+    # Path("") is ".": `replay read "$UNSET"` read every journal under the current folder (heal --in "" healed them all)
+    (tmp_path / "run.jsonl").write_bytes(BROKEN.read_bytes())
+    proc = run_replay(*args, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == b"", proc.stderr
+    assert errors_of(proc.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND" and errors_of(proc.stderr)[0]["path"] == ""
+    assert [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]

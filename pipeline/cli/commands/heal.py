@@ -114,7 +114,7 @@ def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
     if is_url(in_path):
         return _url_inputs(in_path)
     root = Path(in_path)
-    if not root.exists():
+    if not in_path or not root.exists():  # (Path("") is the current folder: an empty --in names nothing)
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {in_path!r} does not exist", path=in_path,
                           howToFix="Point --in at an artifact or journal file, or a folder of them (e.g. .replay/artifacts).")
     if root.is_file():
