@@ -40,8 +40,9 @@ class WriteIncident(AsyncTransform):
 
     def preflight(self, inputs: list[str]) -> None:
         c = self.config
-        if bool(c["out"]) == bool(c["into"]):
-            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {self.id!r} needs either `out` or `into`, not both",
+        if bool(c["out"]) == bool(c["into"]):  # (an empty --out is neither)
+            said = "not both" if c["out"] else "and has neither (an empty `out` names no folder)"
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {self.id!r} needs either `out` or `into`, {said}",
                               path=f"stages.{self.id}.out", expected="one of out, into",
                               received="both" if c["out"] else "neither", example='out = "imported"')
         if c["out"]:

@@ -284,6 +284,14 @@ def test_an_empty_output_folder_is_used_and_a_used_one_refused(tmp_path: Path) -
     assert import_(tmp_path, out="file").returncode == 2 and (tmp_path / "file").read_text() == "x"
 
 
+def test_an_empty_out_is_refused_as_naming_no_folder(tmp_path: Path) -> None:
+    # it was refused as "needs either `out` or `into`, not both" with "received": "neither"
+    done = run_replay("incident", "import", str(REFUND_EXPORT), "--out", "", cwd=tmp_path)
+    (error,) = errors_of(done.stderr)
+    assert done.returncode == 2 and error["received"] == "neither" and "not both" not in error["message"], error
+    assert list(tmp_path.iterdir()) == []
+
+
 # inspect ----------------------------------------------------------------------------------------------
 def passing_export(tmp_path: Path) -> Path:
     doc = refund_export()
