@@ -7,11 +7,11 @@ import re
 from typing import Any
 
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # can make text read in another order than written
-# Characters XML 1.0 does not allow anywhere, even escaped.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # Control characters (but tab, newline, form feed and carriage return), noncharacters and bidi overrides:
 # an HTML parser errs on them, a Markdown file with them is no text file, a terminal obeys them.
 _NOT_SHOWN = re.compile(f"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff{BIDI_CONTROLS}]")
+# In XML, those and the form feed, which XML 1.0 does not allow anywhere, even escaped.
+_NOT_XML = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff{BIDI_CONTROLS}]")
 
 
 def _code(match: re.Match[str]) -> str:
@@ -19,7 +19,8 @@ def _code(match: re.Match[str]) -> str:
 
 
 def xml_text(value: Any) -> str:
-    """A string XML can carry: characters XML forbids become \\uXXXX (escape the rest as XML does)."""
+    """A string XML can carry, shown as the other formats show it: characters XML forbids, C1 controls and bidi
+    overrides become \\uXXXX (escape the rest as XML does)."""
     return _NOT_XML.sub(_code, "" if value is None else str(value))
 
 
