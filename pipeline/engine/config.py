@@ -369,7 +369,11 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     for table, where in tables.values():
         builder.refuse_inner_refs(table.get("inputs", []), where)
     graph = builder.finish()
-    graph.validate()
+    graph.chained = {node_id: where for node_id, where in builder.where.items() if where.startswith("chain[")}
+    try:
+        graph.validate()
+    except ReplayError as exc:
+        raise graph.as_written(exc) from None
     if paths:
         _refuse_unused_args(builder, paths)
     return graph

@@ -201,7 +201,10 @@ async def run_graph(
     ``log`` is the logger the stages get (``stage.log``); ``args``: this run's command arguments (see ``plan``)."""
     port = error_port or ErrorPort(strict=strict)
     tasks, edges = plan(graph, args)
-    preflight((live.stage for task in tasks for live in task.nodes), graph.read_files)  # refusals before anything runs
+    try:  # refusals before anything runs
+        preflight((live.stage for task in tasks for live in task.nodes), graph.read_files)
+    except ReplayError as exc:
+        raise graph.as_written(exc) from None
     for task in tasks:
         for live in task.nodes:
             live.stage.log = log

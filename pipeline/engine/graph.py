@@ -42,6 +42,9 @@ class Edge:
     consumer: str
 
 
+_STAGE_PATH = re.compile(r"stages\.([A-Za-z0-9_-]+)((?:\..*)?)", re.DOTALL)
+
+
 def _config_error(code: str, message: str, path: str, **fields) -> ReplayError:
     return ReplayError(code, message, path=path, **fields)
 
@@ -53,6 +56,17 @@ class Graph:
         self.nodes: dict[str, Node] = {}
         self.laid_out: Any = None  # what ``executor.layout`` worked out, with the wiring it was worked out for
         self.read_files: list[str] = []  # files read to build it (its config): no stage may write over them either
+        self.chained: dict[str, str] = {}  # stage id -> the chain item that declared it ("chain[2]"), if one did
+
+    def as_written(self, exc: ReplayError) -> ReplayError:
+        """``exc`` with its ``stages.<id>...`` path named as the config wrote that stage: a chain's item (``chain[2]``;
+        the item itself for its inputs, which a chain does not write), not a table the config does not have."""
+        path = exc.body.get("path")
+        found = _STAGE_PATH.fullmatch(path) if isinstance(path, str) else None
+        if found is not None and found.group(1) in self.chained:
+            rest = found.group(2)
+            exc.body["path"] = self.chained[found.group(1)] + ("" if rest.startswith(".inputs") else rest)
+        return exc
 
     def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:
         node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())

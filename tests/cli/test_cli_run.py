@@ -195,6 +195,21 @@ def test_several_arguments_for_a_stage_that_takes_one_path_are_refused(tmp_path:
     assert graph.nodes["d"].stage.config["prompt"] == "what is this"
 
 
+@pytest.mark.parametrize("chain, path", [
+    ('[{type = "report"}]', "chain[0]"),  # (a chain's inputs are implicit: the item itself is at fault)
+    ('[{type = "select", types = ["x"]}, {type = "write", path = "o.jsonl"}, {type = "write", path = "p.jsonl"}]', "chain[2]"),
+    ('[{type = "read"}, {type = "read"}]', "chain[1]"),
+    ('[{type = "walk", at = "s", max_line_bytes = 5}]', "chain[0].max_line_bytes"),
+    ('[{type = "select", types = ["x"]}, {type = "write", path = ""}]', "chain[1].path"),  # (a preflight refusal)
+])
+def test_a_chain_item_at_fault_is_named_as_the_chain_has_it(tmp_path: Path, chain: str, path: str):
+    # the graph's checks named stages.<id>... (stages.write_2.inputs[0]): a key a chain config does not have
+    (tmp_path / "p.toml").write_text(f"chain = {chain}\n")
+    done = run_replay("run", "p.toml", str(TWO_RUNS), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    assert errors_of(done.stderr)[0]["path"] == path, done.stderr
+
+
 def test_run_needs_a_config_argument():
     done = run_replay("run")
     assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_USAGE_INVALID"
@@ -225,7 +240,7 @@ def test_a_file_sink_may_not_overwrite_an_input(tmp_path: Path, how: str):
         done = run_replay("run", str(config), str(journal if how == "path" else journal.parent))
     assert done.returncode == 2
     [error] = errors_of(done.stderr)
-    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.write.path"
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "chain[0].path"  # (as the config has it)
     assert journal.read_bytes() == TWO_RUNS.read_bytes()
 
 
@@ -238,7 +253,7 @@ def test_a_file_sink_may_not_overwrite_the_config_itself(tmp_path: Path):
     done = run_replay("run", "p.toml", str(TWO_RUNS), cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == b""
     [error] = errors_of(done.stderr)
-    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.write.path"
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "chain[0].path"
     assert config.read_text() == text
 
 
