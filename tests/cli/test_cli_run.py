@@ -433,6 +433,7 @@ def test_workers_refuse_a_graph_whose_result_is_of_all_the_inputs_together(tmp_p
     assert done.returncode == 2 and done.stdout == b""
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_USAGE_INVALID" and error["received"] == stage
+    assert error["path"] == ("chain[1]" if stage == "report" else "chain[0]")  # the chain item, not stages.<id>
     one, alone = (run_replay("run", str(config), str(hello), *more) for more in (["--workers", "2"], []))
     assert (one.returncode, one.stdout) == (alone.returncode, alone.stdout)
 

@@ -47,15 +47,16 @@ def run(pipeline_file: str, args: tuple[str, ...], strict: bool, workers: int | 
     graph = graph_from_config(doc, paths=files)
     for node in graph.nodes.values():
         if node.stage.whole_stream() and len(files) > 1:
-            raise ReplayError("E_USAGE_INVALID", f"stage {node.id!r} ({node.stage.name}) works over all the inputs together: "
-                              "run once per input, it would give one result per input", path=f"stages.{node.id}",
-                              received=node.stage.name, howToFix="Drop --workers/--engine to run the graph once over "
-                              "every input.")
+            raise graph.as_written(ReplayError(
+                "E_USAGE_INVALID", f"stage {node.id!r} ({node.stage.name}) works over all the inputs together: run once per "
+                "input, it would give one result per input", path=f"stages.{node.id}", received=node.stage.name,
+                howToFix="Drop --workers/--engine to run the graph once over every input."))
         written = [f for f in node.stage.output_files() if f and f != "-"]
         if written:
-            raise ReplayError("E_USAGE_INVALID", f"stage {node.id!r} writes {written[0]!r}: run once per input, every run "
-                              "would write it again", path=f"stages.{node.id}", received=written[0],
-                              howToFix="Drop --workers/--engine to run the graph once over every input, or write to stdout.")
+            raise graph.as_written(ReplayError(
+                "E_USAGE_INVALID", f"stage {node.id!r} writes {written[0]!r}: run once per input, every run would write it "
+                "again", path=f"stages.{node.id}", received=written[0],
+                howToFix="Drop --workers/--engine to run the graph once over every input, or write to stdout."))
     work = cli_work(doc, strict=strict, inputs=len(files), files=files_for(files))
     totals = run_over(work, files, scale, label="run")
     return EXIT_FAILED if totals.errors else EXIT_OK
