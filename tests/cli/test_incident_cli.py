@@ -356,6 +356,16 @@ def test_a_rule_type_that_is_no_string_is_received_in_json_terms(tmp_path: Path)
         assert (error["code"], error["received"]) == ("E_INCIDENT_RULE_TYPE_UNKNOWN", received), error
 
 
+def test_a_folder_without_a_bundle_is_refused_as_one(tmp_path: Path) -> None:
+    # it was "bundle 'x' is not a regular file" with "Pass a regular file, a directory or `-`": a folder is taken
+    (tmp_path / "empty").mkdir()
+    for args in (("inspect", "empty", "--out", "r"), ("promote", "empty", "--to", "f.json")):
+        done = run_replay("incident", *args, cwd=tmp_path)
+        (error,) = errors_of(done.stderr)
+        assert done.returncode == 2 and "has no incident.json" in error["message"] and "`-`" not in error["howToFix"]
+    assert [p.name for p in tmp_path.iterdir()] == ["empty"]
+
+
 # promote ----------------------------------------------------------------------------------------------
 def test_promote_saves_a_checked_fixture_once_and_edits_are_caught(tmp_path: Path) -> None:
     assert import_(tmp_path).returncode == 0

@@ -85,6 +85,10 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """A checked bundle from ``path``; refused (exit 2) when it is not one, was edited, or breaks an import rule."""
     path = resolve_bundle_path(path)
     where = {"source": path}
+    if path and Path(path).is_dir():  # (one with an incident.json was taken for it)
+        refuse("E_INPUT_NOT_FILE_OR_DIR", f"bundle folder {path!r} has no {BUNDLE_FILE}", {"path": path},
+               expected=f"a bundle's {BUNDLE_FILE}, or the folder an import, inspect or replay wrote", received="a folder without one",
+               howToFix=f"Name the {BUNDLE_FILE} itself, or the output folder of `replay incident import`.")
     document = export.parse_json(export.read_limited(path, limits, what="bundle"), where, limits)
     if not isinstance(document, dict) or document.get("kind") != KIND:
         looks_like_export = isinstance(document, dict) and "schema_version" in document and "kind" not in document
