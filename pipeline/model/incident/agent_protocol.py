@@ -39,7 +39,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.io.journals import describe_kind, path_kind
-from replay.pipeline.io.processes import READER_GRACE_S, kill_group, open_in_session, signal_name
+from replay.pipeline.io.processes import READER_GRACE_S, clear_group, kill_group, open_in_session, signal_name
 
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
 
@@ -287,7 +287,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             if process.returncode is None:
                 kill_group(pgid, signal.SIGKILL)
                 await process.wait()
-            kill_group(pgid, signal.SIGKILL)  # whatever the agent left running in its group
+            await clear_group(pgid)  # whatever the agent left running in its group: killed, and gone before replay goes on
             with suppress(Exception):
                 await process.aclose()  # its streams and their pipes (closing a stream alone leaves the pipe open)
     code = process.returncode
