@@ -174,10 +174,12 @@ class JoinSplitRecords(Transform):
         raws: list[bytes | None] = []
         lines: list[int | None] = []
         offsets: list[int | None] = []
+        rejoined: list[int] = []
         tail = False
         for item in done:
             if isinstance(item, tuple):
                 raw, first = item
+                rejoined.append(len(raws))
                 raws.append(raw)
                 lines.append(first.line)
                 offsets.append(first.offset)
@@ -189,9 +191,12 @@ class JoinSplitRecords(Transform):
                 tail = item.tail
         assert self.source is not None
         if not tail or len(raws) == 1:
-            return [Batch(self.source, None, raws, lines, offsets, None, tail)]
-        return [Batch(self.source, None, raws[:-1], lines[:-1], offsets[:-1]),
-                Batch(self.source, None, raws[-1:], lines[-1:], offsets[-1:], None, True)]
+            out = [Batch(self.source, None, raws, lines, offsets, None, tail)]
+        else:  # (a joined line is never the open last line)
+            out = [Batch(self.source, None, raws[:-1], lines[:-1], offsets[:-1]),
+                   Batch(self.source, None, raws[-1:], lines[-1:], offsets[-1:], None, True)]
+        out[0].rejoined = rejoined or None  # the screen sends their runs the slow way, where their repairs are counted
+        return out
 
 
 _INVALID = object()

@@ -205,7 +205,10 @@ class ScreenRuns(Transform):
             if head is None or (head.record is UNSET and (head.seq is UNSET or head.runId is UNSET)):
                 self._go_slow(batch, 0)
                 return self._take([])
-        if self._plain(batch, heads):
+        # a line join_split_records made of several is a repair logged for its run: that run goes the slow way, where
+        # the rules and heal_summary take it (as bytes, no run would be there to count the repair)
+        rejoined = set(batch.rejoined) if batch.rejoined else None
+        if rejoined is None and self._plain(batch, heads):
             return self._take(self._paused(batch))
         raws = batch.raws
         last = len(raws) - 1
@@ -238,6 +241,8 @@ class ScreenRuns(Transform):
                         run.run_id = rid
                     run.events += 1
             run.fine = False  # a line looked at alone: the run is judged from its heads
+            if rejoined is not None and i in rejoined:
+                run.clean = False
             run.add(batch, i, i + 1)
             run.heads.append(head)
             if i == last and batch.tail_open:

@@ -110,7 +110,7 @@ def invented(record: dict[str, Any]) -> Column:
 
 class Batch:
     __slots__ = ("_folded", "clean", "closes_run", "events", "heads", "joined", "lane", "lines", "notes", "offsets", "pause",
-                 "pointers", "port", "raws", "source", "tail_open")
+                 "pointers", "port", "raws", "rejoined", "source", "tail_open")
 
     def __init__(
         self,
@@ -158,6 +158,9 @@ class Batch:
         # ``heads``: each line's top-level fields as the screen decodes them (one per line, none None), set by
         # ``join_split_records``, which decodes them to learn that every line is JSON; taken by the screen.
         self.heads: list[Any] | None = None
+        # ``rejoined``: the columns of the lines ``join_split_records`` put back together from several, on the batch it
+        # made of them (each join is a repair it logged): the screen sends the runs they are in the slow way.
+        self.rejoined: list[int] | None = None
 
     # construction ---------------------------------------------------------------------------
     @classmethod
@@ -170,7 +173,7 @@ class Batch:
         batch = cls.__new__(cls)
         batch._folded = _Folded(count, line, offset, pieces)
         batch.source, batch.events, batch.tail_open, batch.joined = source, None, tail_open, joined
-        batch.port = batch.notes = batch.clean = batch.lane = batch.heads = None
+        batch.port = batch.notes = batch.clean = batch.lane = batch.heads = batch.rejoined = None
         batch.closes_run = batch.pause = False
         return batch
 

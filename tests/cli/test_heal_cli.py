@@ -411,6 +411,35 @@ def test_a_document_cut_off_read_down_a_pipe_is_said_again_at_its_other_end(tmp_
     assert {**again, "stage": "read", "source": said["source"]} == said  # (one input down a pipe: its source <stdin>)
 
 
+@pytest.mark.parametrize("at", [0, 1, 2], ids=["first", "middle", "last"])
+def test_a_record_pretty_printed_in_a_run_is_that_run_s_repair_by_file_pipe_and_folder(tmp_path: Path, at: int) -> None:
+    """Runs a, b and c, one event of b written with `json.dumps(ev, indent=2)` (its first, a middle one or its last):
+    join_split_records puts it back on one line, and b's heal record counts that repair, b being written. The fast lane
+    took b, clean once joined, on as its bytes: no run came to heal_summary to count the repair, so it was counted at
+    the end as a run's that heal dropped whole ("runDropped": true), which `replay report` listed apart from b."""
+    runs = {rid: [ev(1, "run_started", run=rid), ev(2, "assistant_message", run=rid, payload={"text": "hi"}),
+                  ev(3, "run_completed", run=rid)] for rid in "abc"}
+    text = "".join(json.dumps(e, indent=2 if rid == "b" and k == at else None) + "\n"
+                   for rid, events in runs.items() for k, e in enumerate(events))
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(text)
+    expected = {"$record": "heal", "runId": "b", "repairs": 1, "byRule": {"join_split_records": 1}}
+    named = run_replay("heal", str(path))
+    assert named.returncode == 0, named.stderr
+    records = jsonl(named.stdout)
+    assert [r.get("runId") for r in records] == [*"aaabbb", "b", *"ccc"] and records[6] == expected
+    assert [r for r in records if "$record" not in r] == [e for events in runs.values() for e in events]
+    assert run_replay("heal", input=path.read_bytes()).stdout == named.stdout
+    (tmp_path / "in").mkdir()
+    path.rename(tmp_path / "in" / "mixed.jsonl")
+    assert run_replay("heal", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out")).returncode == 0
+    assert (tmp_path / "out" / "mixed.healed.jsonl").read_bytes() == named.stdout
+    report = orjson.loads(run_replay("report", "--format", "json", input=named.stdout).stdout)
+    assert [run["repairs"] for run in report["runs"]] == [{"total": 0, "byRule": {}}, {"total": 1, "byRule": {"join_split_records": 1}},
+                                                          {"total": 0, "byRule": {}}]
+    assert "unattributedRepairs" not in report
+
+
 def test_strict_directory_mode_leaves_no_output_folder(tmp_path: Path) -> None:
     src = tmp_path / "in"
     src.mkdir()

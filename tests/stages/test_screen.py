@@ -23,6 +23,7 @@ from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.runs import Run, name_run, starts_run
 from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs
+from replay.stages.join_split_records import JoinSplitRecords
 from replay.stages.parse import ParseLines
 from replay.stages.screen import ScreenRuns, _stamps_shape
 from replay.stages.validate import ValidateEvents
@@ -157,8 +158,14 @@ JUNK = [b"", b"   ", b"not json", b"[1,2]", b'{"$record":"heal","runId":"r0","re
         b'{"seq":1,"runId":"r9","type":"run_started","timestamp":"2026-03-01T12:00:00.000Z","payload":{},"payload":{"a":1}}']
 
 
+def pretty(line: bytes) -> bytes:
+    """``line`` as a writer that pretty-prints records writes it: a newline after each comma between members (whitespace
+    between tokens: ``join_split_records`` puts the record back on one line, a space for each newline)."""
+    return line.replace(b',"', b',\n  "')
+
+
 @st.composite
-def journals(draw: st.DrawFn, unique: bool = False) -> bytes:
+def journals(draw: st.DrawFn, unique: bool = False, split: bool = False) -> bytes:
     rng = random.Random(draw(st.integers(0, 2**32)))
     lines: list[bytes] = []
     # with unique ids, no junk line may cut a run in two (two runs of one id: heal before the screen counted
@@ -187,6 +194,10 @@ def journals(draw: st.DrawFn, unique: bool = False) -> bytes:
             lines += vanishing_run(rng, vanished[-1])
             if draw(st.booleans()) and junk:
                 lines.append(junk.pop(rng.randrange(len(junk))))
+    if split:  # a few events of a named run written across lines (the join is logged for that run)
+        for k in draw(st.sets(st.integers(0, len(lines) - 1), min_size=1, max_size=3)):
+            if lines[k].startswith(b'{"seq"') and b'"runId":"' in lines[k]:
+                lines[k] = pretty(lines[k])
     data = b"\n".join(lines) + b"\n"
     if not unique and draw(st.integers(0, 5)) == 0:
         # a torn tail (before the screen, which heal record counted it could depend on a held sidechain)
@@ -231,6 +242,27 @@ def test_heal_is_the_same_with_and_without_the_fast_lane_whatever_breaks(tmp_pat
     path.write_bytes(data)
     same(tmp_path, b"", str(path))
     same(tmp_path, data)
+
+
+# r0, r1 and r2, clean once the event of r1 written across lines is one line again
+SPLIT_IN_A_CLEAN_RUN = b"".join(
+    pretty(line) + b"\n" if rid == "r1" and k == 1 else line + b"\n"
+    for rid in ("r0", "r1", "r2") for k, line in enumerate(map(exactjson.dumps, clean_run(random.Random(0), 3, rid))))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(journals(unique=True, split=True))
+@example(data=SPLIT_IN_A_CLEAN_RUN)
+def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_across_lines(tmp_path: Path, data: bytes):
+    """A record written across lines (pretty-printed), which join_split_records puts back on one line, is a repair of
+    its run, counted in that run's heal record: the same stream, log and diagnostics with the fast lane and without
+    it, from a file, a pipe and a later batch. (The fast lane took a run clean once joined on as its bytes: no run came
+    to heal_summary to count the join, so it was counted at the end as a run's that heal dropped whole.)"""
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data)
+    same(tmp_path, b"", str(path))
+    same(tmp_path, data)
+    same(tmp_path, b"", str(after_a_batch(tmp_path, data)))
 
 
 # v1 vanishes twice (a lone orphaned result each time), r0 between: each is its own run, with its own heal record
@@ -527,6 +559,21 @@ def test_validate_counts_and_reports_the_same_with_and_without_the_fast_lane_in_
 def test_heal_writes_and_logs_the_same_with_and_without_the_fast_lane_in_batches_of_any_size(lines, size):
     def chain(fast: bool) -> tuple[bytes, list]:
         stages = [ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+        return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
+
+    assert chain(True) == chain(False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plain_journals(), st.integers(1, 40), st.data())
+def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_in_batches_of_any_size(lines, size, data):
+    """Records written across lines, rejoined by join_split_records before the screen: each join is its run's repair
+    (the run goes the slow way), however the pieces fall into batches."""
+    split = data.draw(st.sets(st.integers(0, len(lines) - 1), min_size=1, max_size=3))
+    lines = [piece for k, line in enumerate(lines) for piece in (pretty(line).split(b"\n") if k in split else [line])]
+
+    def chain(fast: bool) -> tuple[bytes, list]:
+        stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
         return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
 
     assert chain(True) == chain(False)
