@@ -492,11 +492,53 @@ def make_folder(folder: Path) -> None:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), file_in_the_way(folder) or str(folder)) from exc
 
 
+def _unpublished(target: Path) -> bool:
+    """Is ``target`` inside a folder staged under a temp name? Nothing there is seen under its final name before
+    ``publish_folder`` renames that folder into place, and that makes the whole folder durable at once."""
+    return any(is_temp_name(part) for part in target.parent.parts)
+
+
+def _syncfs(fd: int) -> bool:
+    """Everything written to the filesystem holding ``fd`` on disk (Linux ``syncfs``, one call for any number of
+    files); False where the C library has no ``syncfs`` (then each file is synced on its own)."""
+    import ctypes  # here: only publishing a staged folder needs it
+
+    call = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    if call is None:
+        return False
+    if call(fd) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return True
+
+
+def publish_folder(staging: Path, target: Path) -> None:
+    """Rename the staged folder ``staging`` onto ``target`` after making what is in it durable: one ``syncfs`` of its
+    filesystem (else an fsync of each file and folder in it), then an fsync of the folder. Files written inside a
+    staged folder (``atomic_output``) skip their own fsync: the folder appears whole at once, or not at all."""
+    fd = os.open(staging, os.O_RDONLY)
+    try:
+        if not _syncfs(fd):
+            for folder, _, names in os.walk(staging):
+                for name in [*names, "."]:
+                    sub = os.open(os.path.join(folder, name), os.O_RDONLY)
+                    try:
+                        os.fsync(sub)
+                    finally:
+                        os.close(sub)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(staging, target)
+
+
 @contextmanager
 def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
     """A file that appears at ``path`` whole, or not at all (temp file + rename); an existing file there
     stays as it was until the new one replaces it. A system error (disk full, I/O error, no
-    permission) is E_OUTPUT_WRITE_FAILED with the path; nothing partial is left at the path.
+    permission) is E_OUTPUT_WRITE_FAILED with the path; nothing partial is left at the path. Its data is
+    on disk before it takes its name (fsync), or, inside a folder staged under a temp name, before that
+    folder takes its own (``publish_folder``: one sync for all its files).
 
     A device, FIFO or socket at ``path`` (``/dev/null``, ``/dev/stdout``) is written in place; a
     symbolic link is followed, so the file it points at is replaced and the link stays. With
@@ -525,7 +567,8 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if not _unpublished(target):
+                os.fsync(handle.fileno())
         if overwrite:
             os.replace(tmp, target)
         else:

@@ -22,7 +22,16 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, is_url, make_folder, path_kind, temp_prefix, write_atomic
+from replay.pipeline.io.journals import (
+    TEMP_SUFFIX,
+    UMASK,
+    is_url,
+    make_folder,
+    path_kind,
+    publish_folder,
+    temp_prefix,
+    write_atomic,
+)
 
 Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
 
@@ -148,7 +157,7 @@ def staged_folder(target: Path) -> Iterator[Path]:
     try:
         os.chmod(staging, 0o777 & ~UMASK)  # mkdtemp makes 0700; the folder gets the usual permissions
         yield staging
-        os.replace(staging, target)
+        publish_folder(staging, target)
     except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(exc, OSError):

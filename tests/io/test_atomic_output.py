@@ -122,3 +122,44 @@ def test_a_file_where_a_folder_must_be_is_not_a_directory(tmp_path: Path) -> Non
             write_atomic(target, b"x")
         assert failed.value.body["code"] == "E_OUTPUT_WRITE_FAILED" and failed.value.body["received"] == "ENOTDIR: Not a directory"
     assert os.listdir(tmp_path) == ["afile"]
+
+
+def _syncs_of_heal(tmp_path: Path, out: Path, inputs: int) -> tuple[int, int]:
+    """(fsyncs, syncfs calls) of a real `replay heal --in DIR --out OUT` over ``inputs`` journals, as strace sees them."""
+    import shutil
+    import subprocess
+
+    from conftest import REPLAY
+
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    folder = tmp_path / "in"
+    folder.mkdir(exist_ok=True)
+    for k in range(inputs):
+        (folder / f"j{k:02d}.jsonl").write_bytes(b'{"runId":"r%d","seq":1,"type":"run.start"}\n' % k)
+    log = tmp_path / "strace.log"
+    done = subprocess.run(["strace", "-f", "-qq", "-e", "trace=fsync,fdatasync,syncfs", "-o", str(log),
+                           REPLAY, "heal", "--in", str(folder), "--out", str(out)],
+                          capture_output=True, timeout=120, check=False)
+    if b"ptrace" in done.stderr and done.returncode != 0:
+        pytest.skip("strace cannot trace here (ptrace not permitted)")
+    assert done.returncode == 0, done.stderr
+    assert len(list(out.rglob("*.healed.jsonl"))) == inputs  # every output there, under its name
+    calls = log.read_text().splitlines()
+    return sum(" fsync(" in c or " fdatasync(" in c for c in calls), sum(" syncfs(" in c for c in calls)
+
+
+def test_a_new_output_folder_is_synced_once_not_per_file(tmp_path: Path) -> None:
+    """Files written inside a staged folder are seen only when it is renamed into place: one syncfs before that
+    rename makes them durable, not an fsync each (issue 11: two fsyncs per input were most of heal --in's cost)."""
+    fsyncs, syncfs = _syncs_of_heal(tmp_path, tmp_path / "new-out", inputs=12)
+    assert syncfs >= 1
+    assert fsyncs < 12, f"{fsyncs} fsyncs for 12 inputs: the staged files were synced one by one"
+
+
+def test_an_existing_output_folder_still_syncs_each_file_before_its_rename(tmp_path: Path) -> None:
+    """Written in place, each file is seen as soon as it is renamed: its data is on disk first."""
+    out = tmp_path / "out"
+    out.mkdir()
+    fsyncs, _ = _syncs_of_heal(tmp_path, out, inputs=5)
+    assert fsyncs >= 2 * 5  # a healed copy and a heal log per input

@@ -3,7 +3,6 @@ artifact files into a folder (spec: heal-dir)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from replay.pipeline.cli.scale import (
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.journals import expand_paths, is_url
+from replay.pipeline.io.journals import expand_paths, is_url, publish_folder
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -200,7 +199,7 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
         totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
     if work_dir != target:
         if manifest.totals["outputs"]:
-            os.replace(work_dir, target)
+            publish_folder(work_dir, target)
             write_stdout(b"".join(held))
         else:  # every input refused: nothing was healed, no folder appears (their errors are printed)
             import shutil

@@ -31,7 +31,7 @@ from replay.pipeline.cli.app import logger, package_version
 from replay.pipeline.cli.scale import Scale, cli_work, filling, partial_sibling, run_over
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import expand_paths, is_temp_name
+from replay.pipeline.io.journals import expand_paths, is_temp_name, publish_folder
 from replay.pipeline.io.manifest import Manifest, work_key
 from replay.pipeline.model.incident.bundle import check_output_folder, folder_name
 from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
@@ -62,7 +62,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     if totals.refused == totals.inputs:  # nothing could be imported: nothing appears
         shutil.rmtree(work_dir, ignore_errors=True)
     else:
-        os.replace(work_dir, target)  # a new (or empty) OUT appears whole
+        publish_folder(work_dir, target)  # a new (or empty) OUT appears whole
     if totals.refused:
         return EXIT_REFUSED
     return EXIT_FAILED if totals.errors else EXIT_OK
