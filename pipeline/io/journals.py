@@ -519,17 +519,22 @@ def publish_folder(staging: Path, target: Path) -> None:
     fd = os.open(staging, os.O_RDONLY)
     try:
         if not _syncfs(fd):
-            for folder, _, names in os.walk(staging):
-                for name in [*names, "."]:
-                    sub = os.open(os.path.join(folder, name), os.O_RDONLY)
-                    try:
-                        os.fsync(sub)
-                    finally:
-                        os.close(sub)
+            sync_each(staging)
         os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(staging, target)
+
+
+def sync_each(top: Path) -> None:
+    """An fsync of every file and folder in ``top`` (``publish_folder`` where there is no ``syncfs``)."""
+    for folder, _, names in os.walk(top):
+        for name in [*names, "."]:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 @contextmanager

@@ -163,3 +163,17 @@ def test_an_existing_output_folder_still_syncs_each_file_before_its_rename(tmp_p
     out.mkdir()
     fsyncs, _ = _syncs_of_heal(tmp_path, out, inputs=5)
     assert fsyncs >= 2 * 5  # a healed copy and a heal log per input
+
+
+def test_publishing_a_folder_without_syncfs_syncs_each_file_in_it(tmp_path: Path) -> None:
+    """Where the C library has no syncfs (not Linux), each file and folder in the staged folder is synced on its own."""
+    from replay.pipeline.io.journals import publish_folder, sync_each
+
+    staging = tmp_path / f".out.x{TEMP_SUFFIX}"
+    write_atomic(staging / "a" / "b.jsonl", b"{}\n")
+    write_atomic(staging / "c.json", b"{}\n")
+    sync_each(staging)  # (no error on files and folders alike)
+    publish_folder(staging, tmp_path / "out")
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")) == \
+        ["a", "a/b.jsonl", "c.json"]
+    assert not staging.exists()
