@@ -82,7 +82,8 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
                 signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
             client = stack.enter_context(distributed.Client(cluster))
         run = uuid.uuid4().hex[:12]  # task keys of this run: a cluster may serve several runs at once
-        futures = {client.submit(_task, work, paths, run, key=f"replay-{run}-{index}", pure=False): index
+        remote = address is not None  # (its workers may be other machines)
+        futures = {client.submit(_task, work, paths, run, remote, key=f"replay-{run}-{index}", pure=False): index
                    for index, paths in chunks}
         try:
             for future in distributed.as_completed(list(futures)):
@@ -150,9 +151,15 @@ def _waited(distributed: Any, futures: list[Any], work: Work) -> bool:
 _STOPPED: set[str] = set()  # on a worker: the runs whose command stopped (``_stop``)
 
 
-def _task(work: Work, paths: list[str], run: str) -> list[Outcome]:
-    """``run_inputs`` on a worker, which ends before its next input once the command stopped the run ``run``."""
-    return run_inputs(work, paths, lambda: run in _STOPPED)
+def _task(work: Work, paths: list[str], run: str, remote: bool = False) -> list[Outcome]:
+    """``run_inputs`` on a worker, which ends before its next input once the command stopped the run ``run``. On a
+    worker of an external scheduler (``remote``: maybe another machine) what the task wrote is put on disk before it
+    reports done: files written inside a staged folder skip their own fsync, and the one sync of ``publish_folder``
+    on the command's machine covers that machine's writes only."""
+    outcomes = run_inputs(work, paths, lambda: run in _STOPPED)
+    if remote:
+        os.sync()
+    return outcomes
 
 
 def _stop(run: str) -> None:
