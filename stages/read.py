@@ -28,7 +28,6 @@ from replay.pipeline.io.journals import (
     head_format,
     is_document,
     open_journal,
-    skip_bom,
     source_name,
 )
 from replay.pipeline.model.artifacts import document_items
@@ -167,31 +166,33 @@ class ReadJournal(Source):
             parts.append(data)
             size += len(data)
             if size > limit:
-                await self._send([self._document_too_long(source, skip_bom(b"".join(parts))[1])], out)
+                await self._send([self._document_too_long(source, exactjson.skip_bom(b"".join(parts))[1])], out)
                 return
-        data, _ = skip_bom(b"".join(parts))
+        data, skipped = exactjson.skip_bom(b"".join(parts))
         try:
             document = exactjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            await self._send([self._not_json(source, data, exc)], out)
+            await self._send([self._not_json(source, data, exc, skipped)], out)
             return
         batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
         batch.pointers = ["$"]
         await out.send(batch)
 
-    def _not_json(self, source: str, data: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
+    def _not_json(self, source: str, data: bytes, exc: orjson.JSONDecodeError, skipped: int) -> dict[str, Any]:
         """A .json file (one JSON document) that does not parse: E_ARTIFACT_JSON_INVALID where parsing stopped (sent
-        as a diagnostic: with ``mark_dropped`` a dropped record stands for it, so a parse down the pipe says it too)."""
+        as a diagnostic: with ``mark_dropped`` a dropped record stands for it, so a parse down the pipe says it too);
+        ``data`` starts ``skipped`` bytes into the file (a byte order mark): offsets stay positions in the file."""
         bad = None if data.isascii() else not_utf8(data)  # (orjson says line 1, column 1 of it, wherever it is)
         if bad is not None:
             return diagnostic("E_ARTIFACT_JSON_INVALID", f"not valid JSON: byte 0x{bad.byte:02x} at line {bad.line}, "
                               f"column {bad.column} is not UTF-8 ({bad.reason})", source=source, path="$", line=bad.line,
-                              column=bad.column, offset=bad.line_start, stage=self.id, expected="one JSON object, UTF-8",
-                              received=excerpt(data[bad.line_start:], 80), example=EXAMPLE_ARTIFACT)
-        column = exactjson.error_column(data, exc)
+                              column=bad.column, offset=skipped + bad.line_start, stage=self.id,
+                              expected="one JSON object, UTF-8", received=excerpt(data[bad.line_start:], 80),
+                              example=EXAMPLE_ARTIFACT)
+        at = exactjson.error_position(data, exc, skipped)
         why = " (the input ends inside the document: its write was cut off)" if exactjson.cut_off(data, exc) else ""
-        return diagnostic("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {column}{why}",
-                          source=source, path="$", line=exc.lineno, column=column, stage=self.id, expected="one JSON object",
+        return diagnostic("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {at['column']}{why}",
+                          source=source, path="$", **at, stage=self.id, expected="one JSON object",
                           received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
 
     async def _read_one(self, reader: Reader, source: str, out: Output, named_document: bool = False,
@@ -216,7 +217,7 @@ class ReadJournal(Source):
             head, eof, kind = await self._read_head(reader, limit, head_parts)
             fed = True
             at_start = follow and not head  # (--follow of a file empty so far: its byte order mark may come yet)
-            head, cutter.offset = skip_bom(head)  # offsets stay positions in the file
+            head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
             if eof:  # all of it is read: one JSON text, maybe
                 value, fault = parsed = _parsed(head)
                 if fault is None and is_document(value):
@@ -227,7 +228,7 @@ class ReadJournal(Source):
                     return
                 if not follow and kind != LINES and fault is not None and head.strip() and (
                         named_document or (on_stdin and kind == DOCUMENT and exactjson.cut_off(head, fault))):
-                    await self._send([self._not_json(source, head, fault)], out)
+                    await self._send([self._not_json(source, head, fault, cutter.offset)], out)
                     return
             if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)
@@ -243,7 +244,7 @@ class ReadJournal(Source):
                 idle = at_end = not data
                 if at_start and data:
                     at_start = False
-                    data, cutter.offset = skip_bom(data)
+                    data, cutter.offset = exactjson.skip_bom(data)
                 if data:
                     await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
                 elif follow:
@@ -262,7 +263,7 @@ class ReadJournal(Source):
                     break
         except anyio.get_cancelled_exc_class():  # Ctrl-C (or a failure elsewhere) stopped the read
             if not fed:  # (stopped while reading the head: the cutter holds it)
-                head, cutter.offset = skip_bom(b"".join(head_parts))
+                head, cutter.offset = exactjson.skip_bom(b"".join(head_parts))
                 cutter.feed(head)
             if idle:
                 self._unfinished(cutter, source)

@@ -24,7 +24,6 @@ rewired to the inner outputs that port stands for.
 
 from __future__ import annotations
 
-import codecs
 import re
 import tomllib
 from pathlib import Path
@@ -50,24 +49,21 @@ def _shape(message: str, path: str, **fields: Any) -> ReplayError:
 def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
     """A config document from its bytes; E_CONFIG_PARSE (with line and column) when it does not parse. A byte order
     mark before it (Windows editors write one) is skipped, as ``read`` skips one before a journal."""
-    data = data.removeprefix(codecs.BOM_UTF8)
+    data, skipped = exactjson.skip_bom(data)  # (positions stay positions in the file: exactjson.position)
     if json:
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            utf8_text(data, "E_CONFIG_PARSE", name, source=name)  # (orjson says line 1, column 1 of a byte not UTF-8)
-            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name, line=exc.lineno,
-                              column=exactjson.error_column(data, exc)) from exc
+            utf8_text(data, "E_CONFIG_PARSE", name, skipped, source=name)  # (orjson says line 1, column 1 of a byte not UTF-8)
+            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name,
+                              **exactjson.error_position(data, exc, skipped)) from exc
     else:
         try:
-            doc = tomllib.loads(utf8_text(data, "E_CONFIG_PARSE", name, source=name))
+            doc = tomllib.loads(utf8_text(data, "E_CONFIG_PARSE", name, skipped, source=name))
         except tomllib.TOMLDecodeError as exc:
             where = re.search(r"line (\d+), column (\d+)", str(exc))
-            line = int(where.group(1)) if where else None
-            raise ReplayError(
-                "E_CONFIG_PARSE", f"{name}: {exc}", source=name, line=line,
-                column=exactjson.line_byte_column(data, line, int(where.group(2))) if where and line else None,
-            ) from exc
+            at = exactjson.position(data, int(where.group(1)), int(where.group(2)), skipped) if where else {}
+            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc}", source=name, **at) from exc
     if not isinstance(doc, dict):
         raise _shape("a pipeline config is a table (TOML) or an object (JSON)", "$", received=type(doc).__name__)
     return doc
@@ -96,7 +92,7 @@ def read_config_file(path: str) -> dict[str, Any]:
     suffix = p.suffix.lower()
     # a name that says neither (a pipe: `replay run <(replay stages --graph heal --json)`) is JSON when it starts as
     # an object does: no TOML document starts with `{`
-    json = suffix == ".json" or (suffix != ".toml" and data.removeprefix(codecs.BOM_UTF8).lstrip().startswith(b"{"))
+    json = suffix == ".json" or (suffix != ".toml" and exactjson.skip_bom(data)[0].lstrip().startswith(b"{"))
     return parse_config(data, path, json=json)
 
 

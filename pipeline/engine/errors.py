@@ -242,15 +242,16 @@ def not_utf8(data: bytes) -> NotUtf8 | None:
     return None
 
 
-def utf8_text(data: bytes, code: str, what: str, **fields: Any) -> str:
+def utf8_text(data: bytes, code: str, what: str, skipped: int = 0, **fields: Any) -> str:
     """``data`` as text; a byte that is not UTF-8 is refused as ``code``, at its line, (byte) column and the offset of
-    its line's start. A command-line argument holding such bytes reaches Python as surrogate escapes: pass
-    ``arg.encode("utf-8", "surrogateescape")``, its bytes as given."""
+    its line's start (in the file ``data`` starts ``skipped`` bytes into: after a byte order mark). A command-line
+    argument holding such bytes reaches Python as surrogate escapes: pass ``arg.encode("utf-8", "surrogateescape")``,
+    its bytes as given."""
     bad = not_utf8(data)
     if bad is None:
         return data.decode("utf-8")
     raise ReplayError(code, f"{what} is not UTF-8: byte 0x{bad.byte:02x} at line {bad.line}, column {bad.column} ({bad.reason})",
-                      **{"line": bad.line, "column": bad.column, "offset": bad.line_start, "expected": "UTF-8 text",
+                      **{"line": bad.line, "column": bad.column, "offset": skipped + bad.line_start, "expected": "UTF-8 text",
                          "received": excerpt(data), **fields})
 
 

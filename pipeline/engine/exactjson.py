@@ -109,6 +109,31 @@ def error_column(data: bytes | str, exc: orjson.JSONDecodeError) -> int:
     return line_byte_column(data, exc.lineno, exc.colno)
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def skip_bom(data: bytes) -> tuple[bytes, int]:
+    """``data`` without the UTF-8 byte order mark some Windows tools start a file with (it is not JSON), and how
+    many bytes went: the offset of what is left, for positions that stay positions in the file."""
+    if data.startswith(UTF8_BOM):
+        return data[len(UTF8_BOM):], len(UTF8_BOM)
+    return data, 0
+
+
+def position(data: bytes | str, line: int, char_column: int, skipped: int = 0) -> dict[str, int]:
+    """An error's ``line``, (byte) ``column`` and ``offset`` (of the line's start) for a parser's 1-based (line,
+    character column) in ``data``, a whole document that starts ``skipped`` bytes into its file (after a byte order
+    mark, as ``read`` skips one): the offset is a position in the file, so the bad byte is at ``offset + column - 1``
+    there, and line 1's column counts from after the mark, as a journal's line 1 does."""
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    return {"line": line, "column": line_byte_column(raw, line, char_column), "offset": skipped + line_start(raw, line)}
+
+
+def error_position(data: bytes | str, exc: orjson.JSONDecodeError, skipped: int = 0) -> dict[str, int]:
+    """``position`` of the place in ``data`` where orjson stopped."""
+    return position(data, exc.lineno, exc.colno, skipped)
+
+
 def char_at(raw: bytes, char_pos: int) -> str:
     """How an error names the character at orjson's position in ``raw``: a control character as U+0000, another
     quoted; empty at the end of ``raw``."""

@@ -22,6 +22,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, diagnostic, printable
+from replay.pipeline.engine.exactjson import UTF8_BOM
 from replay.pipeline.engine.preflight import file_in_the_way
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
 
@@ -371,16 +372,7 @@ class LineCutter:
 
 
 _WS = b" \t\r\n"
-UTF8_BOM = b"\xef\xbb\xbf"
 LINES, DOCUMENT = "lines", "document"
-
-
-def skip_bom(data: bytes) -> tuple[bytes, int]:
-    """``data`` without the UTF-8 byte order mark some Windows tools start a file with (it is not JSON), and how
-    many bytes went: the offset of what is left, for positions that stay positions in the file."""
-    if data.startswith(UTF8_BOM):
-        return data[len(UTF8_BOM):], len(UTF8_BOM)
-    return data, 0
 
 
 def is_document(value: Any) -> bool:

@@ -43,13 +43,13 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         if explicit:
             raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"heal rules file {str(target)!r} does not exist", path=str(target))
         return {}
-    data = target.read_bytes()
+    data, skipped = exactjson.skip_bom(target.read_bytes())  # (a Windows editor's byte order mark, as a config's)
     try:
         rules = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        utf8_text(data, "E_HEAL_RULES_INVALID_JSON", str(target), source=str(target))  # (orjson: line 1, column 1)
+        utf8_text(data, "E_HEAL_RULES_INVALID_JSON", str(target), skipped, source=str(target))  # (orjson: line 1, column 1)
         raise ReplayError("E_HEAL_RULES_INVALID_JSON", f"{target}: {exc.msg}", source=str(target),
-                          line=exc.lineno, column=exactjson.error_column(data, exc)) from exc
+                          **exactjson.error_position(data, exc, skipped)) from exc
     if not isinstance(rules, dict):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),

@@ -25,7 +25,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8_text
-from replay.pipeline.io.journals import skip_bom
+from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
@@ -133,13 +133,13 @@ def load_overrides(path: str | Path) -> dict[Key, Override]:
     except OSError as exc:
         raise ReplayError("E_INPUT_UNREADABLE", f"override sidecar {source!r} could not be read: {exc.strerror or exc}",
                           path=source) from exc
-    data = skip_bom(data)[0]  # (a Windows editor's byte order mark: skipped)
+    data, skipped = skip_bom(data)  # (a Windows editor's byte order mark: skipped; positions stay file positions)
     try:
         document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        utf8_text(data, "E_OVERRIDE_INVALID", source, source=source, path="$")  # (orjson: line 1, column 1)
-        raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$", line=exc.lineno,
-                              column=exactjson.error_column(data, exc)) from exc
+        utf8_text(data, "E_OVERRIDE_INVALID", source, skipped, source=source, path="$")  # (orjson: line 1, column 1)
+        raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$",
+                              **exactjson.error_position(data, exc, skipped)) from exc
     return parse_overrides(document, source)
 
 

@@ -46,7 +46,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, excerpt, not_utf8, printable, refused
-from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, UTF8_BOM, as_document, document_too_long, head_format
+from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, as_document, document_too_long, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
@@ -888,7 +888,7 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         if head_format(head) is not None or len(head) > max_line_bytes:
             whole = False
             break
-    bom = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
+    bom = len(exactjson.UTF8_BOM) if head.startswith(exactjson.UTF8_BOM) else 0
     if head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
         # one JSON document (an artifact, an array): read whole, as `read` does
         whole_input = _whole(read.look(keep=False), max_line_bytes)

@@ -31,7 +31,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, not_utf8
-from replay.pipeline.io.journals import skip_bom
+from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, record_kind
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
