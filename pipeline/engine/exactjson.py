@@ -22,6 +22,8 @@ Everything replay parses and may write again goes through ``loads`` / ``exact_li
 from __future__ import annotations
 
 import json
+import json.decoder
+import json.scanner
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -388,26 +390,58 @@ def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
         return []
     with deep():
         tree = json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
-    paths: list[str] = []
+    return sorted({path for path, _ in _repeated(tree)})
+
+
+def first_duplicate_key(raw: bytes) -> tuple[str, int] | None:
+    """The JSON path of the first key (in the text) written again in one object of ``raw``, a whole JSON document
+    that parses (orjson's ``loads`` keeps the last value), and the character position of that second key in the
+    text; None when every key is written once. Slow (Python's own scanner): for a small document such as a config."""
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+    def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: Callable[[str, int], tuple[Any, int]],
+                     object_hook: Any, object_pairs_hook: Any, memo: Any = None) -> tuple[_Pairs, int]:
+        ends = [s_and_end[1]]  # where each key's search starts: after the `{`, then after each value
+
+        def scan(text: str, at: int) -> tuple[Any, int]:
+            value, end = scan_once(text, at)
+            ends.append(end)
+            return value, end
+
+        node, end = json.decoder.JSONObject(s_and_end, strict, scan, None, _Pairs, memo)  # type: ignore[attr-defined]
+        node.starts = [s_and_end[0].index('"', at) for at in ends[:len(node.pairs)]]
+        return node, end
+
+    decoder.parse_object = parse_object  # type: ignore[attr-defined]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    with deep():
+        tree = decoder.decode(raw.decode("utf-8"))
+    found = sorted((start, path) for path, start in _repeated(tree))
+    return (found[0][1], found[0][0]) if found else None
+
+
+def _repeated(tree: Any) -> Iterator[tuple[str, int]]:
+    """The JSON path of each key written again in one object of ``tree`` (``_Pairs`` nodes), and its position in
+    the text when the parse kept positions (-1 when not)."""
     stack: list[tuple[Any, str]] = [(tree, "$")]
     while stack:
         node, path = stack.pop()
         if type(node) is _Pairs:
             seen: set[str] = set()
-            for key, child in node.pairs:
+            for k, (key, child) in enumerate(node.pairs):
                 where = f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
-                if key in seen and where not in paths:
-                    paths.append(where)
+                if key in seen:
+                    yield where, node.starts[k] if node.starts else -1
                 seen.add(key)
                 stack.append((child, where))
         elif type(node) is list:
             stack.extend((child, f"{path}[{i}]") for i, child in enumerate(node))
-    return sorted(paths)
 
 
 class _Pairs(dict):  # type: ignore[type-arg]
-    """An object as its key/value pairs in order, duplicates included."""
+    """An object as its key/value pairs in order, duplicates included (and where each key starts, when kept)."""
 
     def __init__(self, pairs: list[tuple[str, Any]]) -> None:
         super().__init__()
         self.pairs = pairs
+        self.starts: list[int] = []

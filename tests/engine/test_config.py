@@ -136,6 +136,37 @@ def test_json_syntax_errors_carry_line_and_column(tmp_path: Path):
     assert info.value.body["line"] == 3
 
 
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+@pytest.mark.parametrize(("text", "path", "line"), [
+    (b'{"chain":[{"type":"select","types":["x"],"types":["y"]}]}', "chain[0].types", 1),
+    (b'{"chain":["parse",\n  {"type":"select","types":["x"],\n   "types":["y"]}]}', "chain[1].types", 3),
+    (b'{"chain": ["parse"],\n "chain": ["write"]}', "chain", 2),
+    (b'{"stages": {"a": {"type": "read"}, "a": {"type": "parse"}}}', "stages.a", 1),
+])
+def test_a_key_written_twice_in_a_json_config_is_refused_where_it_is(tmp_path: Path, bom: bytes, text: bytes,
+                                                                     path: str, line: int):
+    """Accepted before, the last value winning without a word, while TOML refuses a key written twice (E_CONFIG_PARSE
+    at the second): a config is a program, and the other value may be the one meant."""
+    data = bom + text
+    config = tmp_path / "p.json"
+    config.write_bytes(data)
+    with pytest.raises(ReplayError) as info:
+        read_config_file(str(config))
+    body = info.value.body
+    assert body["code"] == "E_CONFIG_PARSE" and body["path"] == path and body["line"] == line, body
+    key = path.rsplit(".", 1)[-1].encode()
+    at = body["offset"] + body["column"] - 1  # the second time the key is written, in the file
+    assert data[at:].startswith(b'"' + key + b'"') and data[:at].count(b'"' + key + b'"') == 1, body
+
+
+def test_a_key_written_twice_in_a_json_config_stops_run_before_output(tmp_path: Path):
+    (tmp_path / "p.json").write_text('{"chain":[{"type":"select","types":["x"],"types":["y"]}]}')
+    proc = run_replay("run", "p.json", str(ROOT / "examples" / "journals" / "two-runs.jsonl"), cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == b"", proc.stderr
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_CONFIG_PARSE" and error["path"] == "chain[0].types" and error["howToFix"], error
+
+
 def test_a_json_config_must_be_an_object(tmp_path: Path):
     bad = tmp_path / "list.json"
     bad.write_text('["parse"]')
