@@ -177,6 +177,10 @@ def normalize(doc: dict[str, Any], registry: Registry) -> Tables:
     for key in doc:
         if key not in TOP_LEVEL_KEYS:
             raise _shape(f"unknown top-level key {key!r}", key, expected="stages, chain or description")
+    if not isinstance(doc.get("description", ""), str):
+        raise _shape("`description` must be a string", "description", expected="a string",
+                     received=as_received(doc["description"]), example='description = "Tool events only"',
+                     howToFix="Write the description as a quoted string, or leave it out.")
     if ("stages" in doc) == ("chain" in doc):
         raise _shape("declare either [stages.<id>] tables or a `chain` list (one of them)", "$",
                      example='chain = ["parse", "write"]')

@@ -217,6 +217,19 @@ def test_wrong_shapes_are_refused_naming_the_key(doc: dict, path: str):
     assert body["path"] == path
 
 
+@pytest.mark.parametrize("description", [5, True, ["tools"], {"text": "tools"}])
+def test_a_description_that_is_not_a_string_is_refused(description: object):
+    """`description = 5` was accepted (nothing reads it as a number: a slip, like any option of the wrong type)."""
+    body = refused({"description": description, "chain": ["parse"]})
+    assert body["code"] == "E_CONFIG_SHAPE_INVALID" and body["path"] == "description", body
+    assert body["expected"] == "a string" and body["received"] == (description if isinstance(description, int)
+                                                                    else orjson.dumps(description).decode())
+
+
+def test_a_string_description_is_taken():
+    graph_from_config({"description": "tools only", "chain": ["parse"]}, registry=Registry(plugins=False))
+
+
 def test_an_unknown_stage_type():
     body = refused(with_stage("tools", type="selekt"))
     assert body["code"] == "E_CONFIG_STAGE_TYPE_UNKNOWN"
