@@ -44,7 +44,8 @@ class DiffRuns(Transform):
             raise ReplayError("E_CONFIG_OPTION_INVALID", str(exc), path="ignore", received=self.config["ignore"]) from exc
         self.entries: list[Entry] = []
         self.sides: list[tuple[int, int]] = []  # per entry: (source side, run side)
-        self.source_names: list[str] = []  # per source record
+        self.source_names: list[str] = []  # per source record that begins a side
+        self.side_begun = False  # has a record followed the last source record?
         self.run_names: list[str] = []  # per run
         self.run: Run | None = None
         self.unreadable: dict[str, Any] | None = None
@@ -62,9 +63,17 @@ class DiffRuns(Transform):
                 continue
             if record.get(RECORD_KEY) == SOURCE_RECORD:
                 name = record.get("source")
-                self.source_names.append(name if isinstance(name, str) else batch.source)
+                name = name if isinstance(name, str) else batch.source
+                if self.source_names and not self.side_begun and batch.raws[i] is not None:
+                    # a saved one (a line of the input: `replay read a b > x`; read's own mark is no line) before any
+                    # record of the input read's mark began: where that input's records came from, no side of its own
+                    self.source_names[-1] = name
+                else:
+                    self.source_names.append(name)
+                self.side_begun = False
                 self.run = None
                 continue
+            self.side_begun = True
             if self.run is None or starts_run(record, self.run, batch.source):
                 rid = record.get("runId")
                 self.run = Run(rid if isinstance(rid, str) and rid else None, None, batch.source)

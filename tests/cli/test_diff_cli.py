@@ -165,3 +165,18 @@ def test_replay_run_of_the_shipped_spec_compares_like_the_command(tmp_path: Path
     config.write_bytes(spec)
     inputs = (str(WALK / "hello.jsonl"), str(WALK / "interleaved.jsonl"))
     assert code == 0 and cli("run", str(config), *inputs) == cli("diff", *inputs)
+
+
+def test_inputs_saved_by_read_with_their_source_records_are_two_runs(tmp_path: Path, cli):
+    """`replay read a b > saved` writes a {"$record": "source"} line before each input; two such files, one input each,
+    were four runs to diff (E_DIFF_INPUT_INVALID "the input holds 4"): a source record is no run."""
+    inputs = (str(WALK / "hello.jsonl"), str(WALK / "interleaved.jsonl"))
+    code, saved, _ = cli("read", *inputs)
+    lines = saved.splitlines(keepends=True)
+    second = [k for k, line in enumerate(lines) if line.startswith(b'{"$record":"source"')][1]
+    (tmp_path / "a.jsonl").write_bytes(b"".join(lines[:second]))
+    (tmp_path / "b.jsonl").write_bytes(b"".join(lines[second:]))
+    assert code == 0 and lines[0].startswith(b'{"$record":"source"')
+    assert cli("diff", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")) == cli("diff", *inputs)
+    code, out, errors = cli("diff", str(tmp_path / "a.jsonl"), str(tmp_path / "a.jsonl"))
+    assert (code, errors) == (0, []) and out.decode().splitlines()[-1].startswith("same:")
