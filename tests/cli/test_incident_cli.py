@@ -366,6 +366,24 @@ def test_a_folder_without_a_bundle_is_refused_as_one(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["empty"]
 
 
+@pytest.mark.parametrize("args", [
+    ("import", "-", "--out", "r"),
+    ("import", str(INCIDENTS / "raw-logs" / "refund-run.jsonl"), "--format", "runledger", "--case", "refund-case",
+     "--rules", "-", "--out", "r"),
+    ("inspect", "-", "--out", "r"),
+    ("replay", "-", "--agent-command", '["true"]', "--out", "r"),
+    ("promote", "-", "--to", "f.json"),
+])
+def test_stdin_is_refused_as_stdin(tmp_path: Path, args: tuple[str, ...]) -> None:
+    # it was "export '-' does not exist" with "`replay read -` reads stdin": an incident command never reads stdin
+    done = run_replay("incident", *args, cwd=tmp_path, input=REFUND_EXPORT.read_bytes())
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"]) == (2, b"", "E_USAGE_INVALID"), error
+    assert "not stdin" in error["message"] and "a file or a folder" in error["message"], error
+    assert "does not exist" not in error["message"] and "replay read" not in error["howToFix"], error
+    assert list(tmp_path.iterdir()) == []
+
+
 # promote ----------------------------------------------------------------------------------------------
 def test_promote_saves_a_checked_fixture_once_and_edits_are_caught(tmp_path: Path) -> None:
     assert import_(tmp_path).returncode == 0

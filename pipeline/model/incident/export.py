@@ -116,7 +116,13 @@ def _at(where: dict[str, Any], suffix: str) -> dict[str, Any]:
 
 # reading ------------------------------------------------------------------------------------------
 def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
-    """The file's bytes; refused when missing, unreadable or over ``limits.max_bytes``."""
+    """The file's bytes; refused when missing, unreadable or over ``limits.max_bytes``, or when it is ``-``: an
+    incident command reads a file (a bundle: or its folder), never stdin (not "does not exist", nor `replay read -`)."""
+    if path == "-":
+        refuse("E_USAGE_INVALID", f"the {what} cannot be stdin: incident commands read a file or a folder, not stdin",
+               {"path": path}, expected="a file or a folder", received="-",
+               howToFix="Save the stream to a file first (... > file.json) and name that file (a bundle: or the folder "
+                        "an import wrote).")
     target = Path(path)
     if not target.exists():
         refuse("E_INPUT_PATH_NOT_FOUND", f"{what} {path!r} does not exist", {"path": path})
