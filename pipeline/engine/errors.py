@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 from typing import Any, NamedTuple
 
 from replay.pipeline.engine import exactjson
@@ -199,12 +200,26 @@ def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
 def as_received(value: Any, limit: int = 120) -> Any:
     """What an error's ``received`` shows of a value a config gave (an option, a stage's type or id, its inputs): a
     string, number or boolean as itself (a long string cut), anything else as its JSON text (``null``, ``["a"]``, a
-    TOML date as its ISO form), never as Python writes it (``None``, ``'a'``, ``True``)."""
+    TOML date as its ISO form), never as Python writes it (``None``, ``'a'``, ``True``). A TOML ``inf`` or ``nan``
+    (JSON has none: it would be written ``null``) is shown as TOML writes it: ``"inf"``, ``"-inf"``, ``"nan"``."""
     if isinstance(value, str):
         return excerpt(value, limit)
+    if isinstance(value, float) and not math.isfinite(value):
+        return _toml_floats(value)
     if isinstance(value, bool | int | float):
         return value
-    return excerpt(exactjson.dumps(value, default=str).decode("utf-8", "replace"), limit)
+    return excerpt(exactjson.dumps(_toml_floats(value), default=str).decode("utf-8", "replace"), limit)
+
+
+def _toml_floats(value: Any) -> Any:
+    """``value`` with each ``inf`` / ``nan`` in it as its TOML text (a string), not the ``null`` JSON would make it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _toml_floats(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_toml_floats(v) for v in value]
+    return value
 
 
 def excerpt(data: bytes | str, limit: int = 120, *, around: int | None = None) -> str:

@@ -230,6 +230,23 @@ def test_a_string_description_is_taken():
     graph_from_config({"description": "tools only", "chain": ["parse"]}, registry=Registry(plugins=False))
 
 
+@pytest.mark.parametrize(("value", "received"), [
+    (float("inf"), "inf"), (float("-inf"), "-inf"), (float("nan"), "nan"), ([float("inf")], '["inf"]'),
+])
+def test_an_inf_or_nan_option_is_received_as_the_config_wrote_it(value: object, received: str):
+    """TOML has inf and nan, JSON none: `max_lines = inf` was refused with "received": null."""
+    stage = {"type": "select", "types": value} if isinstance(value, list) else {"type": "read", "max_line_bytes": value}
+    body = refused({"chain": [stage]})
+    assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["received"] == received, body
+
+
+def test_max_lines_inf_in_a_toml_config_is_refused_showing_inf(tmp_path: Path):
+    (tmp_path / "p.toml").write_text('chain = ["parse", {type = "join_split_records", max_lines = inf}]\n')
+    proc = run_replay("run", "p.toml", str(ROOT / "examples" / "journals" / "two-runs.jsonl"), cwd=tmp_path)
+    (error,) = errors_of(proc.stderr)
+    assert proc.returncode == 2 and error["path"] == "chain[1].max_lines" and error["received"] == "inf", error
+
+
 def test_an_unknown_stage_type():
     body = refused(with_stage("tools", type="selekt"))
     assert body["code"] == "E_CONFIG_STAGE_TYPE_UNKNOWN"
