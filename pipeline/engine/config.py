@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, as_received, utf8_text
+from replay.pipeline.engine.errors import ReplayError, as_received, refuse_duplicate_key, utf8_text
 from replay.pipeline.engine.graph import ID_PATTERN, Graph
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.stage import Composite, Stage
@@ -57,8 +57,7 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
             utf8_text(data, "E_CONFIG_PARSE", name, skipped, source=name)  # (orjson says line 1, column 1 of a byte not UTF-8)
             raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name,
                               **exactjson.error_position(data, exc, skipped)) from exc
-        if exactjson.duplicate_keys(data, doc):
-            _refuse_duplicate_key(data, name, skipped)
+        refuse_duplicate_key(data, doc, "E_CONFIG_PARSE", name, skipped, source=name)
     else:
         try:
             doc = tomllib.loads(utf8_text(data, "E_CONFIG_PARSE", name, skipped, source=name))
@@ -69,21 +68,6 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise _shape("a pipeline config is a table (TOML) or an object (JSON)", "$", received=type(doc).__name__)
     return doc
-
-
-def _refuse_duplicate_key(data: bytes, name: str, skipped: int) -> None:
-    """A JSON config with a key written twice in one object: E_CONFIG_PARSE at the second, as the TOML reader refuses
-    one (a JSON reader keeps the last value without a word, and a config is a program: the other may be the one meant)."""
-    found = exactjson.first_duplicate_key(data)
-    if found is None:
-        return
-    path, at = found
-    text = data.decode("utf-8")
-    line_start = text.rfind("\n", 0, at) + 1
-    key = path.removeprefix("$").removeprefix(".")
-    raise ReplayError("E_CONFIG_PARSE", f"{name}: key {key} is written twice in one object", source=name, path=key,
-                      **exactjson.position(data, text.count("\n", 0, at) + 1, at - line_start + 1, skipped),
-                      howToFix="Write each key once: keep the value meant and delete the other.")
 
 
 def read_config_file(path: str) -> dict[str, Any]:

@@ -339,3 +339,24 @@ class StrictAbort(Exception):
     def __init__(self, body: dict[str, Any]) -> None:
         super().__init__(body.get("message", ""))
         self.body = body
+
+
+def refuse_duplicate_key(data: bytes, value: Any, code: str, what: str, skipped: int = 0, *, rooted: bool = False,
+                         **fields: Any) -> None:
+    """A JSON document a person writes (a pipeline config, a heal rules file, an override sidecar) with a key written
+    twice in one object is refused as ``code`` at the second one: a JSON reader keeps the last value without a word,
+    and the other may be the one meant. ``value`` is what ``data`` parsed to (the cheap check first); ``skipped``: as
+    ``utf8_text``'s; ``rooted``: the error's path as a JSONPath (``$.a.b``, as the document's other refusals name
+    theirs), else as a config key (``a.b``)."""
+    if not exactjson.duplicate_keys(data, value):
+        return
+    found = exactjson.first_duplicate_key(data)
+    if found is None:
+        return
+    path, at = found
+    text = data.decode("utf-8")
+    line_start = text.rfind("\n", 0, at) + 1
+    key = path.removeprefix("$").removeprefix(".")
+    where = exactjson.position(data, text.count("\n", 0, at) + 1, at - line_start + 1, skipped)
+    raise ReplayError(code, f"{what}: key {key} is written twice in one object",
+                      **{**fields, "path": path if rooted else key, **where, "howToFix": "Write each key once: keep the value meant and delete the other."})

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8_text
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, refuse_duplicate_key, utf8_text
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.validation import json_type, validate_artifact
 
@@ -50,6 +50,8 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         utf8_text(data, "E_HEAL_RULES_INVALID_JSON", str(target), skipped, source=str(target))  # (orjson: line 1, column 1)
         raise ReplayError("E_HEAL_RULES_INVALID_JSON", f"{target}: {exc.msg}", source=str(target),
                           **exactjson.error_position(data, exc, skipped)) from exc
+    refuse_duplicate_key(data, rules, "E_HEAL_RULES_INVALID_JSON", str(target), skipped, rooted=True,
+                         source=str(target))
     if not isinstance(rules, dict):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),

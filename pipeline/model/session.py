@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8_text
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, refuse_duplicate_key, utf8_text
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
@@ -140,6 +140,7 @@ def load_overrides(path: str | Path) -> dict[Key, Override]:
         utf8_text(data, "E_OVERRIDE_INVALID", source, skipped, source=source, path="$")  # (orjson: line 1, column 1)
         raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$",
                               **exactjson.error_position(data, exc, skipped)) from exc
+    refuse_duplicate_key(data, document, "E_OVERRIDE_INVALID", source, skipped, rooted=True, source=source)
     return parse_overrides(document, source)
 
 

@@ -109,6 +109,18 @@ def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: byte
         assert error["line"] == 1 and error["column"] >= 1
 
 
+def test_a_rules_file_writing_a_key_twice_is_refused_at_the_second(tmp_path: Path) -> None:
+    """A JSON reader keeps the last of two values without a word; the rules file is written by hand, and the first may
+    be the alias meant: refused (exit 2, nothing healed) at the second key's line and byte column."""
+    rules = tmp_path / "rules.json"
+    rules.write_bytes(b'{"version": "v1",\n "eventAliases": {"a": "tool_called", "a": "tool_completed"}}')
+    proc = run_replay("heal", "--rules", str(rules), input=broken_bytes())
+    assert proc.returncode == 2 and proc.stdout == b""
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_HEAL_RULES_INVALID_JSON" and error["path"] == "$.eventAliases.a"
+    assert (error["line"], error["column"], error["offset"]) == (2, 39, 18) and "twice" in error["message"]
+
+
 def test_missing_rules_file_is_refused() -> None:
     proc = run_replay("heal", "--rules", "/nonexistent/rules.json", input=b"")
     assert proc.returncode == 2 and errors_of(proc.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND"

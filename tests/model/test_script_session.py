@@ -263,6 +263,16 @@ def test_a_sidecar_that_is_not_json_is_refused_with_its_line(tmp_path: Path):
     assert info.value.code == "E_OVERRIDE_INVALID" and info.value.body["line"] == 2
 
 
+def test_a_sidecar_writing_a_key_twice_is_refused_at_the_second(tmp_path: Path):
+    """Two `overrides` lists in one sidecar: a JSON reader keeps the last without a word; refused where the second is."""
+    path = tmp_path / "replay.override.json"
+    path.write_text('{"overrides": [{"turn": 1, "step": 0, "action": "empty"}],\n "overrides": []}')
+    with pytest.raises(ReplayError) as info:
+        load_overrides(path)
+    assert info.value.code == "E_OVERRIDE_INVALID"
+    assert (info.value.body["path"], info.value.body["line"], info.value.body["column"]) == ("$.overrides", 2, 2)
+
+
 # whole files ---------------------------------------------------------------------------------
 def test_the_sidecar_beside_the_session_applies_by_default(tmp_path: Path):
     session = write(tmp_path / "session.jsonl", [chunk(1, 0, text="a"), finish(1, 0), chunk(2, 0, text="half")])
