@@ -74,11 +74,11 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_ARTIFACT_EVENT_TIMESTAMP_INVALID": ("event timestamp is not RFC 3339", "Use e.g. \"2026-03-01T12:00:00.000Z\"; `replay heal` repairs it."),
     "E_HEALED_ARTIFACT_INVALID": ("healed artifact still fails validation", "Report this with the input; the heal log shows what was tried."),
     # heal rules
-    "E_HEAL_RULES_INVALID_JSON": ("heal rules file is not valid JSON", "Fix the JSON in the rules file."),
+    "E_HEAL_RULES_INVALID_JSON": ("heal rules file is not valid JSON, or writes a key twice in one object", "Fix the JSON in the rules file."),
     "E_HEAL_RULES_SHAPE_INVALID": ("heal rules must be an object", "Use {\"version\": \"v1\", \"eventAliases\": {\"old\": \"new\"}}."),
     # pipeline configs
     "E_CONFIG_NOT_FOUND": ("pipeline config file missing", "Check the path to the pipeline config."),
-    "E_CONFIG_PARSE": ("pipeline config is not valid TOML/JSON", "Fix the syntax at the reported line."),
+    "E_CONFIG_PARSE": ("pipeline config is not valid TOML/JSON, or writes a key twice in one object", "Fix the syntax at the reported line."),
     "E_CONFIG_SHAPE_INVALID": ("pipeline config has the wrong shape", "Declare [stages.<id>] tables or a `chain = [...]` list."),
     "E_CONFIG_STAGE_TYPE_UNKNOWN": ("unknown stage type", "Run `replay stages` to list the stage types."),
     "E_CONFIG_OPTION_UNKNOWN": ("unknown stage option", "Run `replay stages` to list each stage's options."),
@@ -141,7 +141,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_SESSION_LINE_INVALID": ("session line breaks the session journal format", "See `replay schema session`: each line has a string `type`; `assistant/chunk` lines have integer `turn` and `step` and a `chunk` object."),
     "E_SESSION_GROUP_UNFINISHED": ("a model call's chunks end without a finish chunk", "Say what happened there (throw or hang) in replay.override.json beside the session."),
     "E_SESSION_GROUP_SPLIT": ("a model call's chunks are not contiguous or go on after its finish", "Each model call's chunks come together and end with one finish; check how the agent tags (turn, step)."),
-    "E_OVERRIDE_INVALID": ("override sidecar is not valid", "See `replay schema replay-override`."),
+    "E_OVERRIDE_INVALID": ("override sidecar is not valid (a key written twice in one object among its faults)", "See `replay schema replay-override`."),
     "E_OVERRIDE_STEP_UNKNOWN": ("override names a model call the session does not have", "Name the (turn, step) of an assistant/chunk group; `replay script SESSION` lists them."),
     "E_SCRIPT_INVALID": ("replay script document is not valid", "Make it again with `replay script SESSION > script.json`; see `replay schema replay-script`."),
     "E_REPLAY_OUT_OF_ORDER": ("replay model was asked for another call than the recording's next", "The agent must make the recorded calls in order; find what changed in the loop, or re-record the session."),
