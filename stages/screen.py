@@ -26,6 +26,7 @@ from operator import attrgetter
 from typing import Any
 
 import msgspec
+from msgspec.structs import astuple
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
@@ -92,10 +93,9 @@ _SHAPES = frozenset({"0000-00-00T00:00:00Z", *(f"0000-00-00T00:00:00.{'0' * k}Z"
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _HOUR = operator.itemgetter(slice(11, 13))
 _HOURS = frozenset(f"{h:02}" for h in range(24))
-_SEQ, _TYPE, _STAMP = attrgetter("seq"), attrgetter("type"), attrgetter("timestamp")
-_RECORD, _RUN_ID, _PAYLOAD = attrgetter("record"), attrgetter("runId"), attrgetter("payload")
+_FIELDS = _Head.__struct_fields__  # (in the order astuple gives them; "$record" and "$origin" as record and origin)
 _CALL_ID = attrgetter("payload.callId")
-_SYNTHETIC, _ID, _ORIGIN, _PAYLOAD_SIDECHAIN = attrgetter("synthetic"), attrgetter("id"), attrgetter("origin"), attrgetter("sidechain")
+_PAYLOAD_SIDECHAIN = attrgetter("sidechain")
 _TOOLS = frozenset({"tool_called", "tool_completed", "tool_failed"})
 _UNKNOWN = object()  # the event before a run could not be read here (dedupe may know better)
 
@@ -273,14 +273,17 @@ class ScreenRuns(Transform):
         """The usual batch: every line an event with a runId, no records: cut into runs a slice at a time. The whole
         runs inside it, when all its lines pass, are judged at once (``_all_clean``)."""
         n = len(heads)
-        if None in heads or list(map(_RECORD, heads)).count(UNSET) != n:
+        if not n or None in heads:
             return False
-        rids = list(map(_RUN_ID, heads))
+        fields = _fields(heads)
+        if fields["record"].count(UNSET) != n:
+            return False
+        rids = list(fields["runId"])
         spans = runid_spans(rids)
         if spans is None:
             return False
-        seqs, types, stamps = _columns(heads)
-        size = self._fine(heads, types, stamps)
+        seqs, types, stamps = _columns(fields)
+        size = self._fine(fields, types, stamps)
         columns = (heads, rids, seqs, types, stamps, size)
         inner = spans[1:-1]  # whole runs: the first span may go on with the run in progress, the last in the next batch
         if inner and size and self.config["fast"] and _numbered(seqs, inner):
@@ -360,12 +363,12 @@ class ScreenRuns(Transform):
         if self._clean_count >= 1024:
             self._close_clean()
 
-    def _fine(self, heads: list[Any], types: list[Any], stamps: list[Any]) -> int:
+    def _fine(self, fields: dict[str, tuple[Any, ...]], types: list[Any], stamps: list[Any]) -> int:
         """Do all lines of a plain batch pass the checks ``_is_clean`` makes of one line alone (``_lines_pass``), with
         no ``synthetic`` at all for heal (the repair lane takes none)? The stamps' length (1 for validate) if so,
         else 0: the runs are judged from their heads."""
         heal = self.config["mode"] == "heal"
-        return _lines_pass(heads, types, stamps, heal=heal, synthetic_true=not heal)
+        return _lines_pass(fields, types, stamps, heal=heal, synthetic_true=not heal)
 
     def flush(self) -> Batch | list[Batch] | None:
         self._end_run(closes=False)
@@ -524,9 +527,11 @@ class ScreenRuns(Transform):
         (``_lines_pass``): judged batch by batch as they came (``run.fine``), else now, from its heads. None if not."""
         if run.fine:  # each line passed in its batch (``_fine``, which takes no ``synthetic`` in heal); all of this runId
             return run.seqs, run.types, run.stamps
-        columns = _run_columns(heads, run.run_id)
-        if columns is None or not _lines_pass(heads, columns[1], columns[2], heal=self.config["mode"] == "heal",
-                                               synthetic_true=synthetic_true):
+        fields = _run_fields(heads, run.run_id)
+        if fields is None:
+            return None
+        columns = _columns(fields)
+        if not _lines_pass(fields, columns[1], columns[2], heal=self.config["mode"] == "heal", synthetic_true=synthetic_true):
             return None
         return columns
 
@@ -704,32 +709,44 @@ class _Log:
         return self._side.pop(port, [])
 
 
-def _run_columns(heads: list[Any], rid: str) -> tuple[list[Any], list[Any], list[Any]] | None:
-    """The seq, type and timestamp columns of a run judged from its heads (not batch by batch): None when a line
+def _run_fields(heads: list[Any], rid: str) -> dict[str, tuple[Any, ...]] | None:
+    """The fields of a run judged from its heads (not batch by batch), a column each (``_fields``): None when a line
     could not be decoded, names another run, or is a record."""
     n = len(heads)
-    if None in heads or list(map(_RUN_ID, heads)).count(rid) != n or list(map(_RECORD, heads)).count(UNSET) != n:
+    if None in heads:
         return None
-    return _columns(heads)
+    fields = _fields(heads)
+    if fields["runId"].count(rid) != n or fields["record"].count(UNSET) != n:
+        return None
+    return fields
 
 
-def _lines_pass(heads: list[Any], types: list[Any], stamps: list[Any], *, heal: bool, synthetic_true: bool) -> int:
+def _fields(heads: list[Any]) -> dict[str, tuple[Any, ...]]:
+    """Every field of ``heads`` (decoded lines, none None) as a column, by field name: one C-level ``astuple`` per
+    head and one transposition, about half the instructions of a C-level attrgetter map per field."""
+    if not heads:
+        return dict.fromkeys(_FIELDS, ())
+    return dict(zip(_FIELDS, zip(*map(astuple, heads), strict=True), strict=True))
+
+
+def _lines_pass(fields: dict[str, tuple[Any, ...]], types: list[Any], stamps: list[Any], *, heal: bool,
+                synthetic_true: bool) -> int:
     """The one definition of what a clean run asks of each of its lines alone: a non-empty type, a timestamp and
     a payload object; no ``synthetic`` (``"synthetic": true`` too when ``synthetic_true``); for heal no id, no
     ``$origin``, no sidechain; each timestamp valid, and for heal all of one shape (UTC, with ``T``, one length:
     then text order is time order). 0 when a line fails; else the stamps' length (heal) or 1 (validate)."""
-    payloads = list(map(_PAYLOAD, heads))
+    payloads = fields["payload"]
     if UNSET in types or "" in types or UNSET in payloads:
         return 0
     try:
         text = "\n".join(stamps)
     except TypeError:  # a line without a timestamp (the decoder gives a str or UNSET)
         return 0
-    n = len(heads)
-    synthetic = list(map(_SYNTHETIC, heads))
+    n = len(types)
+    synthetic = fields["synthetic"]
     if synthetic.count(UNSET) != n and not (synthetic_true and all(v is UNSET or v is True for v in synthetic)):
         return 0
-    if heal and (list(map(_ID, heads)).count(UNSET) != n or list(map(_ORIGIN, heads)).count(UNSET) != n):
+    if heal and (fields["id"].count(UNSET) != n or fields["origin"].count(UNSET) != n):
         return 0
     if heal and True in map(_PAYLOAD_SIDECHAIN, payloads):
         return 0
@@ -743,9 +760,9 @@ def _lines_pass(heads: list[Any], types: list[Any], stamps: list[Any], *, heal: 
     return len(stamps[0]) if same_shape_utc(stamps, text) else 0
 
 
-def _columns(heads: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
-    """The run's seq numbers, types and timestamps, a column each (three C-level maps: no tuple per event)."""
-    return list(map(_SEQ, heads)), list(map(_TYPE, heads)), list(map(_STAMP, heads))
+def _columns(fields: dict[str, tuple[Any, ...]]) -> tuple[list[Any], list[Any], list[Any]]:
+    """The seq numbers, types and timestamps of ``fields`` (``_fields``), a list each."""
+    return list(fields["seq"]), list(fields["type"]), list(fields["timestamp"])
 
 
 def _stamps_shape(joined: str, stamps: Sequence[str]) -> str | None:
