@@ -348,9 +348,10 @@ class ScreenRuns(Transform):
                 or not set(map(types.__getitem__, ends)) <= TERMINAL_TYPES \
                 or kinds.count("run_completed") + kinds.count("run_failed") != len(runs):
             return False  # (each begins with run_started and has one terminal event, its last)
-        if not _calls_answered(heads[a:b], kinds):
+        tools = _tool_events(kinds)
+        if not _calls_answered(heads[a:b], kinds, tools):
             return False
-        called = list(itertools.compress(rids[a:b], map(_TOOLS.__contains__, kinds)))
+        called = list(itertools.compress(rids[a:b], tools))
         return called[0::2] == called[1::2]  # (no call answered in the next run)
 
     def _add_clean(self, pieces: list[tuple[Batch, int, int]], lines: int, runs: int, events: int) -> None:
@@ -679,10 +680,15 @@ def _calls_simply_paired(heads: list[Any], types: Sequence[str], run: _Run) -> b
     return _calls_answered(heads, types)
 
 
-def _calls_answered(heads: list[Any], types: Sequence[str]) -> bool:
+def _tool_events(types: Sequence[str]) -> list[bool]:
+    """Which of ``types`` are a tool call's or result's (a mask for ``itertools.compress``)."""
+    return list(map(_TOOLS.__contains__, types))
+
+
+def _calls_answered(heads: list[Any], types: Sequence[str], tools: list[bool] | None = None) -> bool:
     """pair_tool_calls finds nothing, the simple way: each call named by a ``callId`` and answered by the next
-    tool event with the same id (``types`` with aliases resolved)."""
-    mask = list(map(_TOOLS.__contains__, types))
+    tool event with the same id (``types`` with aliases resolved; ``tools``: their ``_tool_events`` when known)."""
+    mask = _tool_events(types) if tools is None else tools
     tool_types = list(itertools.compress(types, mask))
     if not tool_types:
         return True
