@@ -607,9 +607,9 @@ class ScreenRuns(Transform):
         last: dict[str, Any] | None = None
         retyped = set(aliased)
         renumbered = {k for k in wrong if k < n}
-        for i in sorted(retyped | renumbered):
+        changed = sorted(retyped | renumbered)
+        for i, event in zip(changed, exactjson.loads_lines([run_raws[i] for i in changed]), strict=True):
             raw = run_raws[i]
-            event = exactjson.loads(raw)
             if exactjson.dumps(event) != raw and exactjson.duplicate_keys(raw, event):
                 return None  # the slow lane says so (E_JSON_DUPLICATE_KEY) when it writes the event anew
             if i in retyped:

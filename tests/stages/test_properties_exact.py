@@ -214,3 +214,20 @@ def test_a_number_a_double_does_not_hold_is_written_as_read_whatever_the_default
 def test_a_line_is_decoded_again_only_for_a_number_orjson_would_not_read_as_written(text: bytes, again: bool):
     assert exactjson.needs_exact(text) is again
     assert exactjson.exact_lines([text], [orjson.loads(text)])[0] == exactjson.loads(text)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(values, deep()), min_size=1, max_size=6))
+def test_lines_loaded_together_are_each_line_loaded_alone(texts):
+    """loads_lines (the screen's repair lane: orjson per line, the check for rounded numbers once over them all) reads
+    each line as loads does: the same values, written back as the same bytes."""
+    raws = [text.encode() for text in texts]
+    try:
+        alone = [exactjson.loads(raw) for raw in raws]
+    except orjson.JSONDecodeError as exc:
+        with pytest.raises(type(exc)):
+            exactjson.loads_lines(raws)
+        return
+    together = exactjson.loads_lines(raws)
+    assert [type(v) for v in together] == [type(v) for v in alone]
+    assert [exactjson.dumps(v) for v in together] == [exactjson.dumps(v) for v in alone]
