@@ -285,7 +285,7 @@ class Batch:
         if self.joined is None:
             folded = self._folded
             if folded is not None and folded.pieces is not None and not _made(self, "raws"):
-                self.joined = b"\n".join([part.stretch(a, b) for part, a, b in folded.pieces])
+                self.joined = b"\n".join([part._stretch_view(a, b) for part, a, b in folded.pieces])
             else:
                 self.joined = b"\n".join(self.raws)  # type: ignore[arg-type]
         return self.joined
@@ -317,13 +317,19 @@ class Batch:
 
     def stretch(self, a: int, b: int) -> bytes:
         """Raw lines ``a``..``b``-1 joined by newlines; cut out of the cutter's block (not cut into lines) when kept."""
+        view = self._stretch_view(a, b)
+        return view if type(view) is bytes else bytes(view)
+
+    def _stretch_view(self, a: int, b: int) -> bytes | memoryview:
+        """``stretch``, as a view of the cutter's block where it is cut out of one: to be joined with others (the
+        join copies it once)."""
         n = len(self)
         if a == 0 and b == n:
             return self.text()
         if self.joined is None or _made(self, "raws"):
             return b"\n".join(self.raws[a:b])  # type: ignore[arg-type]
         block = self.joined
-        return block[_line_start(block, a, n):_line_start(block, b, n) - 1 if b < n else len(block)]
+        return memoryview(block)[_line_start(block, a, n):_line_start(block, b, n) - 1 if b < n else len(block)]
 
     def append_line(self, raw: bytes) -> None:
         """Append a line a stage wrote (no input position) to an unparsed batch."""
@@ -427,8 +433,13 @@ class Batch:
     # output -------------------------------------------------------------------------------
     def to_jsonl(self) -> bytes:
         """The batch as JSONL: original bytes where untouched, orjson for changed records."""
-        if self._folded is not None and not _made(self, "raws"):
-            return self.text() + b"\n" if self._folded.size else b""  # the lines as they came, never cut apart
+        folded = self._folded
+        if folded is not None and not _made(self, "raws"):  # the lines as they came, never cut apart
+            if not folded.size:
+                return b""
+            if self.joined is None and folded.pieces is not None:  # (joined once, the last newline with them)
+                return b"\n".join([*[part._stretch_view(a, b) for part, a, b in folded.pieces], b""])
+            return self.text() + b"\n"
         raws = self.raws
         if not raws:
             return b""

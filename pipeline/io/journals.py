@@ -295,22 +295,24 @@ class LineCutter:
                 if self._pending_bytes > self.max_line_bytes:
                     self._skip_pending(out)
             return out
-        if self._pieces:
-            self._pieces.append(data)
-            data = b"".join(self._pieces)
-        end = data.rfind(b"\n")
-        last = data[end + 1:]
+        cut = data.rfind(b"\n")
+        last = data[cut + 1:]
+        # the complete lines, as one block: the pending line's pieces and this chunk up to its last newline, joined
+        # once (a view of the chunk: no copy of it before the join)
+        data = b"".join([*self._pieces, memoryview(data)[:cut]]) if self._pieces else data[:cut]
+        end = len(data)  # (where the last newline was: ``data`` holds what came before it)
+        total = end + 1 + len(last)  # the bytes this call had
         self._pieces = [last] if last else []
         self._pending_bytes = len(last)
-        count = data.count(b"\n", 0, end) + 1
+        count = data.count(b"\n") + 1
         limit = self.max_line_bytes
-        if count <= self.batch_events and len(data) <= limit:
+        if count <= self.batch_events and total <= limit:
             # the usual chunk: one batch, its lines kept as one block, cut apart only if a stage reads them one by one
-            out.append(Batch.folded(self.source, count, data[:end], self.line, self.offset))
+            out.append(Batch.folded(self.source, count, data, self.line, self.offset))
             self.line += count
             self.offset += end + 1
             return out
-        raws = data[:end].split(b"\n")
+        raws = data.split(b"\n")
         start = self.offset
         bounds = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))  # each line's offset, then the end
         first = self.line
@@ -322,7 +324,7 @@ class LineCutter:
             batch = Batch(self.source, None, part, list(range(first + s, first + e)), bounds[s:e])  # type: ignore[arg-type]
             # the part's lines as one block (a slice of what was split): the screen decodes it without joining them
             batch.joined = data[bounds[s] - start:bounds[e] - start - 1]
-            if len(data) > limit and max(map(len, part)) > limit:  # (no line is longer than the chunk it came in)
+            if total > limit and max(map(len, part)) > limit:  # (no line is longer than the chunk it came in)
                 batch = self._drop_long(batch, out)
             out.append(batch)
         self.offset = bounds[-1]
