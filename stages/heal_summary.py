@@ -12,6 +12,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
 from replay.pipeline.model.runs import Input, Run, RunScoped
+from replay.stages.join_split_records import RULE as JOIN
 
 _INPUT_END = object()  # the key of an input's cut-off last line among the repairs left at the end
 Held = list[tuple[Any, str, int]]  # repairs logged and not yet counted: (line, rule, count) each
@@ -30,12 +31,24 @@ class SummarizeRepairs(RunScoped):
         self._torn_counted: set[Input] = set()  # the inputs whose last run counted its cut-off last line
         self._last: dict[Input, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
         self._next: Any = None  # while a run ends: the line the run after it begins at (None: not known)
+        # Per input: the last line the rules are known to have passed (a line of a batch that came here, or of a rule's
+        # repair); a run that ends with its batch ends there (``_passed``). A join's repair may be of a later line: it
+        # is logged before its line reaches the rules, however far ahead.
+        self._seen: dict[Input, int] = {}
+        self._with_batch = False  # while a run ends with its batch (``closes_run``, the screen's repaired run)
         self._order: dict[Input, int] = {}  # the inputs, in the order their lines came here
         self._vanished: list[tuple[tuple[Input, Any], Held]] = []  # runs dropped whole, each with its repairs (``_seal``)
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
         if batch.port is None:
-            out = super().__call__(batch)
+            self._passed(batch)
+            self._with_batch = batch.closes_run
+            if batch.clean is not None and len(batch):  # the run in progress ends where these lines begin
+                self._next = batch.at("lines", 0)
+            try:
+                out = super().__call__(batch)
+            finally:
+                self._with_batch, self._next = False, None
             source = self.inputs.at(batch.source)
             self._order.setdefault(source, len(self._order))
             if batch.lane is not None:  # a run the screen repaired (its lines as columns): its repairs came in before it
@@ -43,7 +56,12 @@ class SummarizeRepairs(RunScoped):
                 run = Run(batch.lane["run"], None, batch.source, input=source)
                 self.begin_run(run)
                 self._place(run, _first_line(lines, 0), None, batch, 0)
-                for record in self.end_run(run):
+                self._with_batch = True
+                try:
+                    ended = self.end_run(run)
+                finally:
+                    self._with_batch = False
+                for record in ended:
                     batch.append_line(exactjson.dumps(record))
                 self._last[source] = next(filter(None, reversed(lines)), None)  # (its end may be invented)
             elif batch.clean is not None and len(batch):  # whole runs, passed as they came
@@ -58,13 +76,15 @@ class SummarizeRepairs(RunScoped):
             if n:
                 # A run is known by its input and its id: two files may well use the same runId. A cut-off last
                 # line names no run: it is its input's last run's, however many runs of that input this batch holds.
-                repair = (entry.get("line"), str(entry.get("rule")), n)
+                repair = (line := entry.get("line"), rule := str(entry.get("rule")), n)
                 if entry.get("rule") == DROP_TORN_LINE:
                     self._torn.setdefault(entry.get("source"), []).append(repair)
                     continue
                 # A rule's repairs of a batch come here just before it, after the mark that went on alone before
                 # the input's first batch, and before the next input's: a repair is of the input its source is in now.
                 key = (self.inputs.at(entry.get("source")), entry.get("runId"))
+                if rule != JOIN and line.__class__ is int and line > self._seen.get(key[0], 0):
+                    self._seen[key[0]] = line  # (a rule's repairs of a batch come just before it)
                 held = self.pending.get(key)
                 if held is None:
                     held = self.pending[key] = []
@@ -72,6 +92,19 @@ class SummarizeRepairs(RunScoped):
         return None
 
     # where a run lies in its input: its repairs are those logged there ----------------------------------------
+    def _passed(self, batch: Batch) -> None:
+        """The lines of ``batch`` passed the rules (``_seen``)."""
+        if not len(batch):
+            return
+        if batch.clean is not None and batch.lane is None:  # (lines as they came: the last is the highest)
+            top = batch.at("lines", -1)
+        else:
+            top = max(filter(None, batch.lines), default=None)
+        if top is not None:
+            source = self.inputs.at(batch.source)
+            if top > self._seen.get(source, 0):
+                self._seen[source] = top
+
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
         # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
         # event of its own first, such as a run_started)
@@ -163,9 +196,11 @@ class SummarizeRepairs(RunScoped):
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         counts: Counter[str] = Counter()
-        top, after = run.state.get("top"), self._next  # (the next run's line, when the input goes on: another input
-        end = after if after is not None and top is not None and after > top else None  # of the name starts from 1)
         source = _input(run)
+        top, after = run.state.get("top"), self._next  # (the next run's line, when the input goes on: another input
+        if after is None and self._with_batch and source in self._seen:  # of the name starts from 1)
+            after = self._seen[source] + 1  # it ends with its batch: the next run begins after the lines passed so far
+        end = after if after is not None and top is not None and after > top else None
         self._last[source] = top
         self._count((source, run.run_id), counts, run.state.get("from"), end)
         self._count((source, None), counts, None, None)  # repairs of a run no rule had named yet

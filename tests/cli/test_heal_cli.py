@@ -624,3 +624,32 @@ def test_a_trajectory_read_down_a_pipe_heals_as_the_file_does(path: Path):
 
     assert named_away(piped.stdout) == named_away(direct.stdout)
     assert b'"status":"ok"' in direct.stdout.splitlines()[0] or b'"status":"error"' in direct.stdout.splitlines()[0]
+
+
+def _heal_every_way(tmp_path: Path, data: bytes) -> list[dict]:
+    """`replay heal` of ``data`` as a file, down a pipe, with the screen's fast lane off and with the screen off: the
+    same output each way (its records)."""
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data)
+    spec = (ROOT / "pipeline" / "specs" / "heal.toml").read_text()
+    outs = [run_replay("heal", str(path)), run_replay("heal", input=data)]
+    for option in ("fast", "enabled"):
+        config = tmp_path / f"heal-{option}.toml"
+        config.write_text(spec.replace('type = "screen"', f'type = "screen"\n{option} = false', 1))
+        outs.append(run_replay("run", str(config), str(path)))
+    assert [out.stdout for out in outs[1:]] == [outs[0].stdout] * 3
+    return jsonl(outs[0].stdout)
+
+
+def test_a_record_split_across_lines_in_a_run_whose_id_came_before_is_the_later_run_s_repair(tmp_path: Path) -> None:
+    """r1 (its end an alias), r2, then r1 again with its first event pretty-printed: the join is the second r1's repair.
+    join_split_records logs it before its line reaches the rules; the first r1, which ended with its batch (the screen
+    cuts runs), took every repair of its id logged so far, this one too (and the second r1 had no heal record)."""
+    start, end = ev(1, "run_started", run="r1"), ev(2, "run_completed", run="r1")
+    data = b"".join(json.dumps(e, indent=indent).encode() + b"\n" for e, indent in [
+        (start, None), ({**end, "type": "run_complete"}, None), (ev(1, "run_started", run="r2"), None),
+        (ev(2, "run_completed", run="r2"), None), (start, 2), (end, None)])
+    records = _heal_every_way(tmp_path, data)
+    assert [(r.get("runId"), r.get("byRule")) for r in records] == [
+        ("r1", None), ("r1", None), ("r1", {"alias": 1}), ("r2", None), ("r2", None),
+        ("r1", None), ("r1", None), ("r1", {"join_split_records": 1})]
