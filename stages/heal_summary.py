@@ -202,8 +202,10 @@ class SummarizeRepairs(RunScoped):
             after = self._seen[source] + 1  # it ends with its batch: the next run begins after the lines passed so far
         end = after if after is not None and top is not None and after > top else None
         self._last[source] = top
+        # its repairs: those of its id, and those that name no run (a record written across lines that names none,
+        # joined before its line reached the rules), logged at a line of its stretch of the input
         self._count((source, run.run_id), counts, run.state.get("from"), end)
-        self._count((source, None), counts, None, None)  # repairs of a run no rule had named yet
+        self._count((source, None), counts, run.state.get("from"), end)
         torn = self._torn.get(run.source)
         if torn and not self.run_follows:  # (another run of this input begins here: its cut-off last line is a later run's)
             # The input ends: its cut-off last line is logged by now, maybe before its mark (a pipe's batch of several

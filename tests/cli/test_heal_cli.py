@@ -653,3 +653,16 @@ def test_a_record_split_across_lines_in_a_run_whose_id_came_before_is_the_later_
     assert [(r.get("runId"), r.get("byRule")) for r in records] == [
         ("r1", None), ("r1", None), ("r1", {"alias": 1}), ("r2", None), ("r2", None),
         ("r1", None), ("r1", None), ("r1", {"join_split_records": 1})]
+
+
+def test_a_record_split_across_lines_that_names_no_run_is_the_repair_of_the_run_it_is_in(tmp_path: Path) -> None:
+    """a, then r0's run_started and a dropped record pretty-printed (it names no run): the join is r0's repair. Its
+    repair names no run, and went to whichever run ended first once it was logged: a (which ended with its batch) with
+    the fast lane off or the screen off, r0 with the fast lane (a passed as its bytes)."""
+    dropped = {"$record": "dropped", "code": "E_JSONL_LINE_INVALID", "message": "m", "line": 3, "offset": 9}
+    data = b"".join(json.dumps(e, indent=indent).encode() + b"\n" for e, indent in [
+        (ev(1, "run_started", run="a"), None), (ev(2, "run_completed", run="a"), None), (ev(1, "run_started", run="r0"), None),
+        (dropped, 2)])
+    records = _heal_every_way(tmp_path, data)
+    assert [(r.get("runId"), r.get("byRule")) for r in records if r.get("$record") != "dropped"] == [
+        ("a", None), ("a", None), ("r0", None), ("r0", None), ("r0", {"ensure_terminal": 1, "join_split_records": 1})]
