@@ -410,10 +410,11 @@ def load_script(path: str | Path) -> list[Group]:
         data = Path(path).read_bytes()
     except FileNotFoundError as exc:
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"replay script {str(path)!r} does not exist", path=str(path)) from exc
+    data, skipped = skip_bom(data)  # (a Windows editor's byte order mark: skipped, as a sidecar's)
     try:
         document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        utf8_text(data, "E_SCRIPT_INVALID", str(path), source=str(path))  # (orjson: line 1, column 1)
+        utf8_text(data, "E_SCRIPT_INVALID", str(path), skipped, source=str(path))  # (orjson: line 1, column 1)
         raise ReplayError("E_SCRIPT_INVALID", f"{path}: not valid JSON: {exc.msg}", source=str(path),
-                          line=exc.lineno, column=exactjson.error_column(data, exc)) from exc
+                          **exactjson.error_position(data, exc, skipped)) from exc
     return groups_from_script(document, str(path))
