@@ -9,7 +9,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
-from replay.pipeline.io.journals import path_kind
+from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.incident import records
 from replay.pipeline.model.incident.agent_protocol import AgentLimits, check_command, run_agent
 from replay.pipeline.model.incident.matching import Cursor, recorded_calls
@@ -36,7 +36,7 @@ class SpawnAgent(AsyncTransform):
         cwd = self.config["cwd"] or None
         kind = path_kind(cwd) if cwd is not None else "directory"
         if kind != "directory":
-            what = "does not exist" if kind is None else "is a file, not a folder" if kind == "file" else "is not a folder"
+            what = "does not exist" if kind is None else f"is {describe_kind(kind)}, not a folder"
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {self.id!r}: the agent's folder {cwd!r} {what}",
                               path=f"stages.{self.id}.cwd", expected="an existing folder", received=cwd,
                               howToFix="Give the folder the agent is to start in, or leave `cwd` out (replay's own).")

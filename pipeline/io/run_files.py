@@ -25,6 +25,7 @@ from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import (
     TEMP_SUFFIX,
     UMASK,
+    describe_kind,
     is_url,
     make_folder,
     path_kind,
@@ -130,11 +131,11 @@ def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None
     """Refuse (E_USAGE_INVALID, exit 2) a folder to write into that exists and is not a folder (``--out FILE``
     is never written over), and one under a file (E_OUTPUT_UNWRITABLE); a missing folder is fine. ``folder`` may
     be a URL (a ``str``; ``path_kind``)."""
-    received = {"file": "a file", "other": "not a folder"}.get(path_kind(folder) or "")
-    if received is not None:
+    kind = path_kind(folder)
+    if kind in ("file", "other"):
         where = folder if isinstance(folder, str) and is_url(folder) else str(Path(folder))
         raise ReplayError("E_USAGE_INVALID", f"the output folder {where!r} exists and is not a folder", path=where,
-                          expected="a folder (new or existing)", received=received, howToFix=how_to_fix, example=example)
+                          expected="a folder (new or existing)", received=describe_kind(kind), howToFix=how_to_fix, example=example)
     if not (isinstance(folder, str) and is_url(folder)):
         refuse_file_in_the_way(str(Path(folder)))
 

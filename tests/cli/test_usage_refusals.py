@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,15 @@ def test_capture_and_heal_refuse_a_file_as_their_output_folder_in_the_same_words
             "expected": "a folder (new or existing)", "received": "a file"}
         assert error["howToFix"].startswith("Give --out a folder") and error["example"].startswith("replay ")
     assert (tmp_path / "taken").read_bytes() == b"a file\n"
+
+
+def test_a_pipe_as_the_output_folder_is_named_as_a_pipe(tmp_path: Path) -> None:
+    """`describe_kind`'s words, as for a file (`received` was "not a folder")."""
+    os.mkfifo(tmp_path / "taken")
+    proc = run_replay("heal", "--in", str(BROKEN), "--out", "taken", cwd=tmp_path)
+    (error,) = errors_of(proc.stderr)
+    assert (proc.returncode, error["code"]) == (2, "E_USAGE_INVALID"), proc.stderr
+    assert error["received"] == "a pipe, a device or a socket", error
 
 
 # an output under a file ---------------------------------------------------------------------------

@@ -151,6 +151,20 @@ def test_a_used_output_place_is_refused_and_left_alone(tmp_path: Path, kind: str
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
+@pytest.mark.parametrize(("make", "received"), [
+    (lambda p: p.write_text("keep me"), "a file"),
+    (lambda p: os.mkfifo(p), "a pipe, a device or a socket"),  # (was "a file")
+    (lambda p: p.symlink_to(p.parent), "a symbolic link"),  # (to a folder: was "a file")
+    (lambda p: p.symlink_to(p.parent / "nothing"), "a symbolic link"),
+])
+def test_an_output_place_that_is_not_a_folder_is_named_as_what_it_is(tmp_path: Path, make: Any, received: str) -> None:
+    target = tmp_path / "out"
+    make(target)
+    with pytest.raises(ReplayError) as caught:
+        bundle.write_folder(str(target), {"a.txt": b"a"})
+    assert caught.value.code == "E_INCIDENT_OUTPUT_NOT_EMPTY" and caught.value.body["received"] == received
+
+
 def test_a_folder_that_fails_halfway_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(ReplayError) as failed:
         bundle.write_folder(str(tmp_path / "out"), {"a.txt": b"a", "sub/b.txt": b"b"})  # the second file cannot be written

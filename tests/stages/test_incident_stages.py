@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -243,3 +244,18 @@ async def test_spawn_agent_names_an_agent_still_running_after_closing_its_output
     assert error["code"] == "E_INCIDENT_AGENT_EXITED" and out[-1]["status"] == "failed"
     assert "still running" in error["message"] and "still running" in error["received"]
     assert "None" not in error["message"] + error["received"]
+
+
+@pytest.mark.parametrize(("make", "what"), [
+    (lambda p: p.write_bytes(b""), "is a file, not a folder"),
+    (lambda p: os.mkfifo(p), "is a pipe, a device or a socket, not a folder"),  # (was only "is not a folder")
+    (lambda p: None, "does not exist"),
+])
+def test_spawn_agent_names_what_its_cwd_is_instead_of_a_folder(tmp_path: Path, make: Any, what: str) -> None:
+    """The words are `describe_kind`'s, as every other refusal of a path of the wrong kind."""
+    cwd = tmp_path / "cwd"
+    make(cwd)
+    with pytest.raises(ReplayError) as caught:
+        SpawnAgent(command=[sys.executable], cwd=str(cwd)).preflight([])
+    assert caught.value.code == "E_CONFIG_OPTION_INVALID"
+    assert str(caught.value).endswith(f"the agent's folder {str(cwd)!r} {what}"), caught.value.body

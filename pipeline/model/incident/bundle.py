@@ -144,9 +144,11 @@ def _verify_checksum(document: dict[str, Any], where: dict[str, Any]) -> None:
 def refuse_non_folder_out(out: str) -> None:
     """Refuse an --out that exists and is no folder (a file, a link): an import never writes over it."""
     target = Path(out)
-    if target.is_symlink() or (target.exists() and not target.is_dir()):
+    kind = path_kind(target)
+    if target.is_symlink() or kind in ("file", "other"):
         refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": out},
-               expected="a new or empty folder", received="a file")
+               expected="a new or empty folder",
+               received="a symbolic link" if target.is_symlink() else describe_kind(kind))
 
 
 def check_output_folder(out: str) -> None:
