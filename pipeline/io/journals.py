@@ -510,6 +510,16 @@ def publish_folder(staging: Path, target: Path) -> None:
     """Rename the staged folder ``staging`` onto ``target`` after making what is in it durable: one ``syncfs`` of its
     filesystem (else an fsync of each file and folder in it), then an fsync of the folder. Files written inside a
     staged folder (``atomic_output``) skip their own fsync: the folder appears whole at once, or not at all."""
+    make_durable(staging, target)
+    os.replace(staging, target)
+
+
+def make_durable(staging: Path, target: Path) -> None:
+    """``publish_folder``'s sync, for a caller that renames ``staging`` onto ``target`` itself (moving an old folder
+    aside first). Nothing when ``target`` is itself inside a folder staged under a temp name, as ``atomic_output``
+    skips a file's fsync there: the one sync of that folder's ``publish_folder`` covers everything in it."""
+    if _unpublished(target):
+        return
     fd = os.open(staging, os.O_RDONLY)
     try:
         if not _syncfs(fd):
@@ -517,7 +527,6 @@ def publish_folder(staging: Path, target: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(staging, target)
 
 
 def sync_each(top: Path) -> None:

@@ -4,15 +4,19 @@ place (never renamed over), symbolic links followed, and system errors as E_OUTP
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import threading
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.journals import TEMP_SUFFIX, atomic_output, expand_paths, is_temp_name, write_atomic
 from replay.pipeline.io.run_files import staged_folder
+
+EXPORT = EXAMPLES / "incidents" / "refund-export.json"
 
 
 def test_a_file_appears_whole_and_replaces_the_old_one(tmp_path: Path) -> None:
@@ -124,29 +128,33 @@ def test_a_file_where_a_folder_must_be_is_not_a_directory(tmp_path: Path) -> Non
     assert os.listdir(tmp_path) == ["afile"]
 
 
-def _syncs_of_heal(tmp_path: Path, out: Path, inputs: int) -> tuple[int, int]:
-    """(fsyncs, syncfs calls) of a real `replay heal --in DIR --out OUT` over ``inputs`` journals, as strace sees them."""
-    import shutil
+def _syncs_of(tmp_path: Path, *args: str) -> tuple[int, int]:
+    """(fsyncs, syncfs calls) of a real `replay ARGS...`, as strace sees them."""
     import subprocess
 
     from conftest import REPLAY
 
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed")
-    folder = tmp_path / "in"
-    folder.mkdir(exist_ok=True)
-    for k in range(inputs):
-        (folder / f"j{k:02d}.jsonl").write_bytes(b'{"runId":"r%d","seq":1,"type":"run.start"}\n' % k)
     log = tmp_path / "strace.log"
-    done = subprocess.run(["strace", "-f", "-qq", "-e", "trace=fsync,fdatasync,syncfs", "-o", str(log),
-                           REPLAY, "heal", "--in", str(folder), "--out", str(out)],
+    done = subprocess.run(["strace", "-f", "-qq", "-e", "trace=fsync,fdatasync,syncfs", "-o", str(log), REPLAY, *args],
                           capture_output=True, timeout=120, check=False)
     if b"ptrace" in done.stderr and done.returncode != 0:
         pytest.skip("strace cannot trace here (ptrace not permitted)")
     assert done.returncode == 0, done.stderr
-    assert len(list(out.rglob("*.healed.jsonl"))) == inputs  # every output there, under its name
     calls = log.read_text().splitlines()
     return sum(" fsync(" in c or " fdatasync(" in c for c in calls), sum(" syncfs(" in c for c in calls)
+
+
+def _syncs_of_heal(tmp_path: Path, out: Path, inputs: int) -> tuple[int, int]:
+    """(fsyncs, syncfs calls) of a real `replay heal --in DIR --out OUT` over ``inputs`` journals."""
+    folder = tmp_path / "in"
+    folder.mkdir(exist_ok=True)
+    for k in range(inputs):
+        (folder / f"j{k:02d}.jsonl").write_bytes(b'{"runId":"r%d","seq":1,"type":"run.start"}\n' % k)
+    syncs = _syncs_of(tmp_path, "heal", "--in", str(folder), "--out", str(out))
+    assert len(list(out.rglob("*.healed.jsonl"))) == inputs  # every output there, under its name
+    return syncs
 
 
 def test_a_new_output_folder_is_synced_once_not_per_file(tmp_path: Path) -> None:
@@ -163,6 +171,26 @@ def test_an_existing_output_folder_still_syncs_each_file_before_its_rename(tmp_p
     out.mkdir()
     fsyncs, _ = _syncs_of_heal(tmp_path, out, inputs=5)
     assert fsyncs >= 2 * 5  # a healed copy and a heal log per input
+
+
+def test_an_incident_bundle_folder_is_synced_once_not_per_file(tmp_path: Path) -> None:
+    """`incident import` stages the bundle's folder and renames it into place: one syncfs, not an fsync per file
+    (it wrote its six files with its own open/write/fsync)."""
+    fsyncs, syncfs = _syncs_of(tmp_path, "incident", "import", str(EXPORT), "--out", str(tmp_path / "one"))
+    files = len(list((tmp_path / "one").iterdir()))
+    assert files >= 6 and syncfs == 1 and fsyncs < files, (files, fsyncs, syncfs)
+
+
+def test_incident_bundle_folders_inside_a_staged_folder_of_many_are_synced_with_it(tmp_path: Path) -> None:
+    """An import of many writes each export's folder inside its own staged OUT: that folder's one sync covers them
+    all (each folder's files were synced one by one: an fsync per file per export)."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    for k in range(4):
+        shutil.copy(EXPORT, folder / f"e{k}.json")
+    fsyncs, syncfs = _syncs_of(tmp_path, "incident", "import", str(folder), "--out", str(tmp_path / "many"))
+    assert len([p for p in (tmp_path / "many").iterdir() if p.is_dir()]) == 4
+    assert syncfs == 1 and fsyncs < 4, (fsyncs, syncfs)
 
 
 def test_publishing_a_folder_without_syncfs_syncs_each_file_in_it(tmp_path: Path) -> None:

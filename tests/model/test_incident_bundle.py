@@ -167,8 +167,9 @@ def test_an_output_place_that_is_not_a_folder_is_named_as_what_it_is(tmp_path: P
 
 def test_a_folder_that_fails_halfway_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(ReplayError) as failed:
-        bundle.write_folder(str(tmp_path / "out"), {"a.txt": b"a", "sub/b.txt": b"b"})  # the second file cannot be written
+        bundle.write_folder(str(tmp_path / "out"), {"a.txt": b"a", "b" * 300: b"b"})  # the second file cannot be written
     assert failed.value.code == "E_OUTPUT_WRITE_FAILED" and failed.value.body["path"] == str(tmp_path / "out")
+    assert failed.value.body["received"].startswith("ENAMETOOLONG"), failed.value.body
     assert list(tmp_path.iterdir()) == []
 
 

@@ -34,7 +34,16 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, UMASK, atomic_output, describe_kind, make_folder, path_kind, temp_prefix
+from replay.pipeline.io.journals import (
+    TEMP_SUFFIX,
+    UMASK,
+    atomic_output,
+    describe_kind,
+    make_durable,
+    make_folder,
+    path_kind,
+    temp_prefix,
+)
 from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
@@ -194,11 +203,14 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
     try:
         os.chmod(staging, 0o777 & ~UMASK)
         for name, data in files.items():
-            with open(staging / name, "wb") as handle:
-                os.fchmod(handle.fileno(), 0o666 & ~UMASK)
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+            try:
+                with atomic_output(staging / name) as handle:  # (no fsync each: inside a staged folder)
+                    handle.write(data)
+            except ReplayError as exc:  # (it names a file in the staging folder, which nobody sees: ``out`` is named)
+                if isinstance(exc.__cause__, OSError):
+                    raise exc.__cause__ from None
+                raise
+        make_durable(staging, target)  # all at once, as publish_folder (which cannot move an old folder aside)
         if replace and (target.exists() or target.is_symlink()):
             old = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
             os.replace(target, old)  # an empty temp folder is replaced by the old one (a file: onto a folder fails)
