@@ -66,10 +66,11 @@ def override_beside(session: str | Path) -> Path:
     return Path(session).parent / OVERRIDE_FILE
 
 
+OVERRIDE_EXAMPLE = '{"overrides": [{"turn": 1, "step": 0, "action": "throw", "error": {"name": "APIError", "message": "overloaded"}}]}'
+
+
 def _override_error(message: str, source: str, path: str, **fields: Any) -> ReplayError:
-    return ReplayError("E_OVERRIDE_INVALID", message, source=source, path=path,
-                       example='{"overrides": [{"turn": 1, "step": 0, "action": "throw", '
-                               '"error": {"name": "APIError", "message": "overloaded"}}]}', **fields)
+    return ReplayError("E_OVERRIDE_INVALID", message, source=source, path=path, example=OVERRIDE_EXAMPLE, **fields)
 
 
 def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Override]:
@@ -122,26 +123,36 @@ def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Overri
     return found
 
 
-def load_overrides(path: str | Path) -> dict[Key, Override]:
-    """Read and check an override sidecar file."""
-    source = str(path)
+def read_json_file(file: str | Path, what: str, code: str, *, missing_fix: str | None = None, **fields: Any) -> Any:
+    """The JSON document a person or ``replay script`` wrote at ``path`` (``what`` names it in errors): a file that is
+    not there is E_INPUT_PATH_NOT_FOUND, one that cannot be read (a folder) E_INPUT_UNREADABLE; text that is not
+    UTF-8 or not JSON, or writes a key twice in one object, is ``code`` at its line, byte column and line offset
+    (``fields``: what else such an error says). A byte order mark is skipped; positions stay file positions."""
+    source = str(file)
     try:
-        data = Path(path).read_bytes()
+        data = Path(file).read_bytes()
     except FileNotFoundError as exc:
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {source!r} does not exist", path=source,
-                          howToFix="Check the path given to --override, or leave it out.") from exc
+        extra = {"howToFix": missing_fix} if missing_fix else {}
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{what} {source!r} does not exist", path=source, **extra) from exc
     except OSError as exc:
-        raise ReplayError("E_INPUT_UNREADABLE", f"override sidecar {source!r} could not be read: {exc.strerror or exc}",
+        raise ReplayError("E_INPUT_UNREADABLE", f"{what} {source!r} could not be read: {exc.strerror or exc}",
                           path=source) from exc
-    data, skipped = skip_bom(data)  # (a Windows editor's byte order mark: skipped; positions stay file positions)
+    data, skipped = skip_bom(data)
     try:
         document = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        utf8_text(data, "E_OVERRIDE_INVALID", source, skipped, source=source, path="$")  # (orjson: line 1, column 1)
-        raise _override_error(f"{source}: not valid JSON: {exc.msg}", source, "$",
-                              **exactjson.error_position(data, exc, skipped)) from exc
-    refuse_duplicate_key(data, document, "E_OVERRIDE_INVALID", source, skipped, rooted=True, source=source)
-    return parse_overrides(document, source)
+        utf8_text(data, code, source, skipped, source=source, **fields)  # (orjson: line 1, column 1)
+        raise ReplayError(code, f"{source}: not valid JSON: {exc.msg}", source=source, **fields,
+                          **exactjson.error_position(data, exc, skipped)) from exc
+    refuse_duplicate_key(data, document, code, source, skipped, rooted=True, source=source)
+    return document
+
+
+def load_overrides(path: str | Path) -> dict[Key, Override]:
+    """Read and check an override sidecar file."""
+    document = read_json_file(path, "override sidecar", "E_OVERRIDE_INVALID", path="$", example=OVERRIDE_EXAMPLE,
+                              missing_fix="Check the path given to --override, or leave it out.")
+    return parse_overrides(document, str(path))
 
 
 # groups ---------------------------------------------------------------------------------------
@@ -406,15 +417,5 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
 
 def load_script(path: str | Path) -> list[Group]:
     """The groups of a replay-script file (the JSON document `replay script` prints)."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError as exc:
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"replay script {str(path)!r} does not exist", path=str(path)) from exc
-    data, skipped = skip_bom(data)  # (a Windows editor's byte order mark: skipped, as a sidecar's)
-    try:
-        document = exactjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        utf8_text(data, "E_SCRIPT_INVALID", str(path), skipped, source=str(path))  # (orjson: line 1, column 1)
-        raise ReplayError("E_SCRIPT_INVALID", f"{path}: not valid JSON: {exc.msg}", source=str(path),
-                          **exactjson.error_position(data, exc, skipped)) from exc
+    document = read_json_file(path, "replay script", "E_SCRIPT_INVALID")
     return groups_from_script(document, str(path))

@@ -16,6 +16,7 @@ from replay.pipeline.model.session import (
     derive_groups,
     groups_from_script,
     load_overrides,
+    load_script,
     load_session_groups,
     parse_overrides,
     script_document,
@@ -271,6 +272,20 @@ def test_a_sidecar_writing_a_key_twice_is_refused_at_the_second(tmp_path: Path):
         load_overrides(path)
     assert info.value.code == "E_OVERRIDE_INVALID"
     assert (info.value.body["path"], info.value.body["line"], info.value.body["column"]) == ("$.overrides", 2, 2)
+
+
+def test_a_script_that_is_a_folder_or_writes_a_key_twice_is_refused_as_a_sidecar_is(tmp_path: Path):
+    """load_script reads its file as load_overrides does: a folder is E_INPUT_UNREADABLE (it raised a bare
+    IsADirectoryError), a key written twice is refused at the second (the last value was taken without a word)."""
+    with pytest.raises(ReplayError) as info:
+        load_script(tmp_path)
+    assert info.value.code == "E_INPUT_UNREADABLE" and info.value.body["path"] == str(tmp_path)
+    script = tmp_path / "s.json"
+    script.write_text('{"version": 1,\n "version": 1, "groups": []}')
+    with pytest.raises(ReplayError) as info:
+        load_script(script)
+    assert info.value.code == "E_SCRIPT_INVALID"
+    assert (info.value.body["path"], info.value.body["line"], info.value.body["column"]) == ("$.version", 2, 2)
 
 
 # whole files ---------------------------------------------------------------------------------
