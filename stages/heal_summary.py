@@ -43,6 +43,8 @@ class SummarizeRepairs(RunScoped):
         if batch.port is None:
             self._passed(batch)
             self._with_batch = batch.closes_run
+            if batch.closes_run:  # the run ends with this batch, before the next run's line when the screen knew it
+                self._next = batch.ends_before
             if batch.clean is not None and len(batch):  # the run in progress ends where these lines begin
                 self._next = batch.at("lines", 0)
             try:
@@ -108,11 +110,11 @@ class SummarizeRepairs(RunScoped):
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
         # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
         # event of its own first, such as a run_started)
-        self._next = first = _first_line(batch.lines, i)
+        ends, self._next = self._next, (first := _first_line(batch.lines, i))
         try:
             after = super()._new_run(batch, i, record, rid, source)
         finally:
-            self._next = None
+            self._next = ends  # (the batch's own end, ``Batch.ends_before``)
         if self.run is not None:
             declared_at = batch.lines[i] if record.get(RECORD_KEY) == RUN_RECORD else None
             self._place(self.run, first, declared_at, batch, i)

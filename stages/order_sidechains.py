@@ -139,7 +139,7 @@ class OrderSidechains(Transform):
         if untouched and len(out) == len(events):
             return [prefix, batch] if prefix is not None else batch
         rebuilt = Batch.from_columns(out, batch.source)
-        rebuilt.closes_run = batch.closes_run
+        rebuilt.closes_run, rebuilt.ends_before = batch.closes_run, batch.ends_before
         return [prefix, rebuilt] if prefix is not None else rebuilt
 
     def flush(self) -> Batch | None:

@@ -221,7 +221,7 @@ class ScreenRuns(Transform):
                     self._go_slow(batch, i)
                     return self._take([])
                 if probe.record == RUN_RECORD:
-                    self._end_run()
+                    self._end_run(at=(batch, i))
                     run = self._begin(raw)  # type: ignore[arg-type]
                 else:
                     if run is None:
@@ -230,7 +230,7 @@ class ScreenRuns(Transform):
             else:
                 rid = probe.runId if probe is not None else None
                 if run is not None and rid.__class__ is str and rid and run.run_id is not None and rid != run.run_id:
-                    self._end_run()
+                    self._end_run(at=(batch, i))
                     run = None
                 if run is None:
                     run = self._begin(None)
@@ -288,7 +288,7 @@ class ScreenRuns(Transform):
         inner = spans[1:-1]  # whole runs: the first span may go on with the run in progress, the last in the next batch
         if inner and size and self.config["fast"] and _numbered(seqs, inner):
             self._span(batch, spans[0][0], spans[0][1], *columns)
-            self._end_run()
+            self._end_run(at=(batch, spans[0][1]))
             if self._all_clean(inner, heads, rids, types, stamps):
                 a, b = inner[0][0], inner[-1][1]
                 self._add_clean([(batch, a, b)], b - a, len(inner), b - a)
@@ -311,7 +311,7 @@ class ScreenRuns(Transform):
                 run.clean = False  # a run named only now: the slow lane names it as the rules do
                 run.run_id = rids[a]
             else:
-                self._end_run()
+                self._end_run(at=(batch, a))
                 run = self._begin(None)
                 run.run_id = rids[a]
         run.add(batch, a, b)
@@ -418,10 +418,11 @@ class ScreenRuns(Transform):
                 run.clean = False
         return run
 
-    def _end_run(self, closes: bool = True) -> None:
+    def _end_run(self, closes: bool = True, at: tuple[Batch, int] | None = None) -> None:
         """The run in progress ends: it goes on as bytes, repaired here, or the slow way; ``closes``: the stages after
-        are to close it with its batch (another run of its input follows). An input's last run ends with the input,
-        where they close it anyway, after its cut-off last line (parse logs that once the rules logged the rest)."""
+        are to close it with its batch (another run of its input follows), ``at`` (a batch and a column) where that
+        run begins, when known. An input's last run ends with the input, where they close it anyway, after its
+        cut-off last line (parse logs that once the rules logged the rest)."""
         run = self.run
         if run is None:
             return
@@ -436,7 +437,7 @@ class ScreenRuns(Transform):
             self._close_clean()
             self._out.append(repaired)
         else:
-            self._emit_slow(run, closes=closes)
+            self._emit_slow(run, closes=closes, at=at)
             slow = True
         if slow and run.record is None:
             self._near.add(run.run_id)  # it may vanish (every event dropped): the runs before it stay near
@@ -454,15 +455,18 @@ class ScreenRuns(Transform):
                 self.previous = head.seq
                 return
 
-    def _emit_slow(self, run: _Run, closes: bool = True) -> None:
+    def _emit_slow(self, run: _Run, closes: bool = True, at: tuple[Batch, int] | None = None) -> None:
         """A run (or a piece of a long one) for the slow lane, as one batch; ``closes``: the run ends with it,
         so the per-run stages close it right after it, whatever the next run is (their logs and heal records
-        go run by run, however the input was cut into batches)."""
+        go run by run, however the input was cut into batches); ``at``: where the next run begins (its line goes
+        with the batch, ``Batch.ends_before``: lines of the run a stage takes out of the stream lie before it)."""
         if not run.count:
             return
         self._close_clean()
         batch = run.lines_batch(self.source or "<stdin>")
         batch.closes_run = closes
+        if closes and at is not None:
+            batch.ends_before = at[0].at("lines", at[1])
         self._out.append(batch)
 
     def _close_clean(self) -> None:

@@ -109,7 +109,7 @@ def invented(record: dict[str, Any]) -> Column:
 
 
 class Batch:
-    __slots__ = ("_folded", "clean", "closes_run", "events", "heads", "joined", "lane", "lines", "notes", "offsets", "pause",
+    __slots__ = ("_folded", "clean", "closes_run", "ends_before", "events", "heads", "joined", "lane", "lines", "notes", "offsets", "pause",
                  "pointers", "port", "raws", "rejoined", "source", "tail_open")
 
     def __init__(
@@ -143,6 +143,9 @@ class Batch:
         self.clean: tuple[int, int] | None = None
         # True when a run ends with this batch (the screen cuts runs): per-run stages close it at its end.
         self.closes_run = False
+        # With ``closes_run``: the line the next run of the input begins at, when the screen knew it as it cut the run
+        # (lines of the run that a stage took out of the stream, such as a dropped record, lie before it); else None.
+        self.ends_before: int | None = None
         # A run the screen repaired itself: {"repairs": {rule: [log lines]}, "run": runId, "dedupe": last event};
         # each rule logs its own lines as the batch passes it (the same order as the slow lane's).
         self.lane: dict[str, Any] | None = None
@@ -175,6 +178,7 @@ class Batch:
         batch.source, batch.events, batch.tail_open, batch.joined = source, None, tail_open, joined
         batch.port = batch.notes = batch.clean = batch.lane = batch.heads = batch.rejoined = None
         batch.closes_run = batch.pause = False
+        batch.ends_before = None
         return batch
 
     def __getattr__(self, name: str) -> Any:
@@ -357,7 +361,7 @@ class Batch:
         )
         out.port = self.port
         out.notes = self.notes
-        out.closes_run = self.closes_run
+        out.closes_run, out.ends_before = self.closes_run, self.ends_before
         return out
 
     def column(self, i: int) -> Column:
@@ -399,18 +403,21 @@ class Batch:
         for col in after:
             put(col)
         if not ends:
-            return [self._rebuilt(ev, raws, lines, offs, ptrs, self.tail_open and not after, self.closes_run, self.notes)]
+            return [self._rebuilt(ev, raws, lines, offs, ptrs, self.tail_open and not after, self.closes_run, self.notes,
+                                  self.ends_before)]
         bounds = list(zip([0, *ends], [*ends, len(ev)], strict=True))
         return [self._rebuilt(ev[a:b], raws[a:b], lines[a:b], offs[a:b], ptrs[a:b], k == len(ends) and self.tail_open and not after,
-                              self.closes_run if k == len(ends) else True, self.notes if k == 0 else None)
+                              self.closes_run if k == len(ends) else True, self.notes if k == 0 else None,
+                              self.ends_before if k == len(ends) else None)
                 for k, (a, b) in enumerate(bounds)]
 
     def _rebuilt(self, ev: list[Any], raws: list[bytes | None], lines: list[int | None], offs: list[int | None],
-                 ptrs: list[str | None], tail_open: bool, closes_run: bool, notes: list[dict[str, Any]] | None) -> Batch:
+                 ptrs: list[str | None], tail_open: bool, closes_run: bool, notes: list[dict[str, Any]] | None,
+                 ends_before: int | None) -> Batch:
         out = Batch(self.source, ev, raws, lines, offs, ptrs, tail_open)
         out.port = self.port
         out.notes = notes
-        out.closes_run = closes_run
+        out.closes_run, out.ends_before = closes_run, ends_before
         return out
 
     def copy(self) -> Batch:
@@ -427,7 +434,7 @@ class Batch:
         out.port = self.port
         out.notes = self.notes
         out.clean = self.clean
-        out.closes_run = self.closes_run
+        out.closes_run, out.ends_before = self.closes_run, self.ends_before
         return out
 
     # output -------------------------------------------------------------------------------

@@ -239,6 +239,7 @@ class RunScoped(Transform):
             for part in parts:
                 part.closes_run = False
             tail.closes_run = True  # what the run's end adds is still the run's: the next stage closes it after that
+            tail.ends_before = batch.ends_before
             return [*parts, tail]
         return self._call(batch)
 

@@ -666,3 +666,18 @@ def test_a_record_split_across_lines_that_names_no_run_is_the_repair_of_the_run_
     records = _heal_every_way(tmp_path, data)
     assert [(r.get("runId"), r.get("byRule")) for r in records if r.get("$record") != "dropped"] == [
         ("a", None), ("a", None), ("r0", None), ("r0", None), ("r0", {"ensure_terminal": 1, "join_split_records": 1})]
+
+
+def test_a_record_split_across_lines_that_names_no_run_after_a_run_s_last_event_is_that_run_s_repair(tmp_path: Path) -> None:
+    """r1 (no end), a dropped record pretty-printed (it names no run), then r2: the join is r1's repair, its line in r1's
+    stretch, before r2's first line. Parse takes the dropped record out of the stream, so no run comes to count its
+    line, and r1 ends with its batch (the screen cuts runs): the join went to r2 with the fast lane off, and was
+    counted at the end as a dropped run's with the fast lane (r2 passed as its bytes); the screen off gave it to r1."""
+    dropped = {"$record": "dropped", "code": "E_JSONL_LINE_INVALID", "message": "m", "line": 3, "offset": 9}
+    data = b"".join(json.dumps(e, indent=indent).encode() + b"\n" for e, indent in [
+        (ev(1, "run_started", run="r1"), None), (ev(2, "assistant_message", run="r1"), None), (dropped, 2),
+        (ev(1, "run_started", run="r2"), None), (ev(2, "run_completed", run="r2"), None)])
+    records = _heal_every_way(tmp_path, data)
+    assert [(r.get("runId"), r.get("byRule")) for r in records] == [
+        ("r1", None), ("r1", None), ("r1", None), ("r1", {"ensure_terminal": 1, "join_split_records": 1}),
+        ("r2", None), ("r2", None)]

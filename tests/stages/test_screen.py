@@ -156,6 +156,7 @@ JUNK = [b"", b"   ", b"not json", b"[1,2]", b'{"$record":"heal","runId":"r0","re
         b'{"$record":"source","source":"x.jsonl"}', b'{"$record":"dropped","code":"E_JSONL_LINE_INVALID","message":"m","line":3,"offset":9}',
         b'{"$record":"run","runId":"rr","status":"ok","response":"hello"}', b'{"$record":"run","status":7}',
         b'{"seq":1,"runId":"r9","type":"run_started","timestamp":"2026-03-01T12:00:00.000Z","payload":{},"payload":{"a":1}}']
+DROPPED = JUNK[7]  # a dropped record: it names no run, and parse takes it out of the stream
 
 
 def pretty(line: bytes) -> bytes:
@@ -186,6 +187,8 @@ def journals(draw: st.DrawFn, unique: bool = False, split: bool = False) -> byte
         if draw(st.integers(0, 3)) == 0:
             events.pop()  # no terminal event
         lines += [exactjson.dumps(e) for e in events]
+        if split and draw(st.integers(0, 3)) == 0:  # a dropped record (parse takes it out of the stream) after its end
+            lines.append(pretty(DROPPED))
         if draw(st.integers(0, 4)) == 0 and junk:
             lines.insert(rng.randrange(len(lines) + 1), junk.pop(rng.randrange(len(junk))))
         if draw(st.integers(0, 3)) == 0:  # a run heal drops whole (orphaned results), often with a record after it
@@ -196,9 +199,7 @@ def journals(draw: st.DrawFn, unique: bool = False, split: bool = False) -> byte
                 lines.append(junk.pop(rng.randrange(len(junk))))
     if split:  # a few records written across lines: events, of a run id that comes back or of none, other records
         for k in draw(st.sets(st.integers(0, len(lines) - 1), min_size=1, max_size=3)):
-            # (not a dropped record, which parse takes out of the stream: after a run's last event, no run here knows
-            # the line was its own when the run ends with its batch, and its join goes with the next run)
-            if lines[k].startswith(b"{") and b'"$record":"dropped"' not in lines[k]:
+            if lines[k].startswith(b"{"):
                 lines[k] = pretty(lines[k])
     data = b"\n".join(lines) + b"\n"
     if not unique and draw(st.integers(0, 5)) == 0:
@@ -255,7 +256,7 @@ SPLIT_RECORD_OF_NO_RUN = (
     b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"a","payload":{}}\n'
     b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"a","payload":{}}\n'
     b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
-    + pretty(JUNK[7]) + b"\n")
+    + pretty(DROPPED) + b"\n")
 # r1 (an aliased end), r2, then r1 again with its first event written across lines: the second r1's repair
 SPLIT_WHEN_ITS_ID_COMES_BACK = (
     b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r1","payload":{}}\n'
@@ -264,6 +265,14 @@ SPLIT_WHEN_ITS_ID_COMES_BACK = (
     b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"r2","payload":{}}\n'
     + pretty(b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r1","payload":{}}') + b"\n"
     b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"r1","payload":{}}\n')
+# r1 (no end), a dropped record written across lines after its last event, then r2: r1's repair, though parse takes the
+# record out of the stream and r1 ends with its batch (the join went to r2 without the fast lane, to no run with it)
+SPLIT_DROPPED_AFTER_A_RUN = (
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r1","payload":{}}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"assistant_message","runId":"r1","payload":{}}\n'
+    + pretty(DROPPED) + b"\n"
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r2","payload":{}}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"r2","payload":{}}\n')
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -271,13 +280,15 @@ SPLIT_WHEN_ITS_ID_COMES_BACK = (
 @example(data=SPLIT_IN_A_CLEAN_RUN)
 @example(data=SPLIT_RECORD_OF_NO_RUN)
 @example(data=SPLIT_WHEN_ITS_ID_COMES_BACK)
+@example(data=SPLIT_DROPPED_AFTER_A_RUN)
 def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_across_lines(tmp_path: Path, data: bytes):
     """A record written across lines (pretty-printed), which join_split_records puts back on one line, is a repair of
     the run its line is in, counted in that run's heal record: the same stream, log and diagnostics with the fast lane
     and without it, from a file, a pipe and a later batch. (The fast lane took a run clean once joined on as its bytes:
     no run came to heal_summary to count the join, so it was counted at the end as a run's that heal dropped whole.
     A join is logged before its line reaches the rules: one that names no run went to whichever run ended next, and
-    one of a run id that comes back to the earlier run of that id when it ended with its batch.)"""
+    one of a run id that comes back to the earlier run of that id when it ended with its batch; a dropped record after
+    a run's last event, which parse takes out of the stream, went with the next run.)"""
     path = tmp_path / "j.jsonl"
     path.write_bytes(data)
     same(tmp_path, b"", str(path))
@@ -589,14 +600,14 @@ def test_heal_writes_and_logs_the_same_with_and_without_the_fast_lane_in_batches
 def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_in_batches_of_any_size(lines, size, data):
     """Records written across lines, rejoined by join_split_records before the screen: each join is the repair of the
     run its line is in (the run goes the slow way), however the pieces fall into batches: also when a run id comes back
-    (a run takes the id of one before it), when the record names no run (an event without a runId) and when it is a
-    record that names another run (an old heal record)."""
+    (a run takes the id of one before it), when the record names no run (an event without a runId, a dropped record,
+    which parse takes out of the stream) and when it is a record that names another run (an old heal record)."""
     for k, j in data.draw(st.dictionaries(st.integers(1, 9), st.integers(0, 8), max_size=3)).items():
         if j < k:  # run rk takes the id of run rj before it
             lines = [line.replace(b'"runId":"r%d"' % k, b'"runId":"r%d"' % j) for line in lines]
     split = data.draw(st.sets(st.integers(0, len(lines) - 1), min_size=1, max_size=3))
-    for k in split:  # an event, the event without its runId, or a record that names another run instead
-        lines[k] = data.draw(st.sampled_from([lines[k], lines[k].replace(b',"runId":', b',"run":'), JUNK[4]]))
+    for k in split:  # an event, the event without its runId, or a record that names another run or none instead
+        lines[k] = data.draw(st.sampled_from([lines[k], lines[k].replace(b',"runId":', b',"run":'), JUNK[4], DROPPED]))
     lines = [piece for k, line in enumerate(lines) for piece in (pretty(line).split(b"\n") if k in split else [line])]
 
     def chain(fast: bool) -> tuple[bytes, list]:
