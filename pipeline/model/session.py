@@ -132,7 +132,7 @@ def read_json_file(file: str | Path, what: str, code: str, *, missing_fix: str |
     try:
         data = Path(file).read_bytes()
     except FileNotFoundError as exc:
-        extra = {"howToFix": missing_fix} if missing_fix else {}
+        extra: dict[str, Any] = {"howToFix": missing_fix} if missing_fix else {}
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{what} {source!r} does not exist", path=source, **extra) from exc
     except OSError as exc:
         raise ReplayError("E_INPUT_UNREADABLE", f"{what} {source!r} could not be read: {exc.strerror or exc}",
