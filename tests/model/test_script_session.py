@@ -264,28 +264,25 @@ def test_a_sidecar_that_is_not_json_is_refused_with_its_line(tmp_path: Path):
     assert info.value.code == "E_OVERRIDE_INVALID" and info.value.body["line"] == 2
 
 
-def test_a_sidecar_writing_a_key_twice_is_refused_at_the_second(tmp_path: Path):
-    """Two `overrides` lists in one sidecar: a JSON reader keeps the last without a word; refused where the second is."""
-    path = tmp_path / "replay.override.json"
-    path.write_text('{"overrides": [{"turn": 1, "step": 0, "action": "empty"}],\n "overrides": []}')
+@pytest.mark.parametrize(("load", "text", "code", "key"), [
+    (load_overrides, '{"overrides": [{"turn": 1, "step": 0, "action": "empty"}],\n "overrides": []}', "E_OVERRIDE_INVALID",
+     "$.overrides"),
+    (load_script, '{"version": 1,\n "version": 1, "groups": []}', "E_SCRIPT_INVALID", "$.version"),
+], ids=["sidecar", "script"])
+def test_a_document_writing_a_key_twice_is_refused_at_the_second(tmp_path: Path, load: Any, text: str, code: str,
+                                                                   key: str):
+    """An override sidecar or a replay script with a key written twice in one object: a JSON reader keeps the last
+    without a word; refused where the second is. A folder given as either is E_INPUT_UNREADABLE (a script's raised a
+    bare IsADirectoryError)."""
+    path = tmp_path / "doc.json"
+    path.write_text(text)
     with pytest.raises(ReplayError) as info:
-        load_overrides(path)
-    assert info.value.code == "E_OVERRIDE_INVALID"
-    assert (info.value.body["path"], info.value.body["line"], info.value.body["column"]) == ("$.overrides", 2, 2)
-
-
-def test_a_script_that_is_a_folder_or_writes_a_key_twice_is_refused_as_a_sidecar_is(tmp_path: Path):
-    """load_script reads its file as load_overrides does: a folder is E_INPUT_UNREADABLE (it raised a bare
-    IsADirectoryError), a key written twice is refused at the second (the last value was taken without a word)."""
+        load(path)
+    assert info.value.code == code
+    assert (info.value.body["path"], info.value.body["line"], info.value.body["column"]) == (key, 2, 2)
     with pytest.raises(ReplayError) as info:
-        load_script(tmp_path)
+        load(tmp_path)
     assert info.value.code == "E_INPUT_UNREADABLE" and info.value.body["path"] == str(tmp_path)
-    script = tmp_path / "s.json"
-    script.write_text('{"version": 1,\n "version": 1, "groups": []}')
-    with pytest.raises(ReplayError) as info:
-        load_script(script)
-    assert info.value.code == "E_SCRIPT_INVALID"
-    assert (info.value.body["path"], info.value.body["line"], info.value.body["column"]) == ("$.version", 2, 2)
 
 
 # whole files ---------------------------------------------------------------------------------
