@@ -151,9 +151,10 @@ class SummarizeRuns(Transform):
             tally.add_repairs(*counted)
 
     def _side_records(self, batch: Batch) -> None:
-        if batch.port == "errors":
-            first_problems(self.first_problems, batch.events or ())
+        if batch.port != "errors":
+            return
+        first_problems(self.first_problems, batch.events or ())
         for record in batch.events or ():
-            if batch.port == "errors" and isinstance(record, dict):
+            if isinstance(record, dict):
                 self.diagnostics[str(record.get("code"))] += 1
                 self.emit("errors", record)

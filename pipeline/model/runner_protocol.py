@@ -183,8 +183,8 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError) ->
     if bad is not None:
         number, start, column = bad.line, bad.line_start, bad.column
     else:
-        number, column = exc.lineno, exactjson.error_column(stdout, exc)
-        start = exactjson.line_start(stdout, number)
+        at = exactjson.error_position(stdout, exc)
+        number, start, column = at["line"], at["offset"], at["column"]
     end = stdout.find(b"\n", start)
     line = stdout[start:] if end < 0 else stdout[start:end]
     expected = "one JSON output object (over several lines, or one line each for streamed events)"

@@ -888,7 +888,7 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         if head_format(head) is not None or len(head) > max_line_bytes:
             whole = False
             break
-    bom = len(exactjson.UTF8_BOM) if head.startswith(exactjson.UTF8_BOM) else 0
+    bom = exactjson.skip_bom(head)[1]
     if head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
         # one JSON document (an artifact, an array): read whole, as `read` does
         whole_input = _whole(read.look(keep=False), max_line_bytes)

@@ -341,9 +341,13 @@ class RunTally:
             self._add_failure(kind, payload, seq)
 
     def _add_usage(self, value: Any) -> None:
+        """Add up one event's usage (``add_event``, event by event); ``_add_usages`` for a batch of events."""
         usage = usage_of(value)
         if usage:
-            self._add_usages([usage])
+            counts: Any = self.event_usage  # token counts stay ints, costs floats
+            for key, number_ in usage.items():
+                counts[key] = _plus(counts[key], number_)
+            counts["_seen"] += 1
 
     def _add_usages(self, usages: list[dict[str, float]]) -> None:
         """Add up the usage (``usage_of``) of events, in stream order, a key at a time."""
