@@ -523,8 +523,8 @@ def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
         group = list(of_tool)
         durations = list(map(_DURATION, group))
         ok = list(map(_STATUS, group)).count("ok")
-        by_tool[name] = {"calls": len(group), "ok": ok, "error": len(group) - ok,  # (as _finish_stats has them)
-                         "durationMs": number(_sum(durations, 0.0)), "maxMs": number(max(0.0, *durations))}
+        by_tool[name] = _finish_stats({"calls": len(group), "ok": ok, "error": len(group) - ok,
+                                       "durationMs": _sum(durations, 0.0), "maxMs": max(0.0, *durations)})
     ok = sum(stats["ok"] for stats in by_tool.values())
     return {"total": len(calls), "ok": ok, "error": len(calls) - ok, "byTool": by_tool, "calls": calls}
 
