@@ -156,14 +156,14 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
             refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at offset "
                    f"{at['offset'] + bad.column - 1} (line {at['line']}, column {bad.column}): {bad.reason}", at,
                    howToFix="Save the file as UTF-8: the byte at the reported line and column is not part of a UTF-8 character.")
+        stopped = {**where, **_position(data, where, exc.lineno, exactjson.error_column(data, exc), skipped)}
         if exactjson.too_deep(exc):
-            refuse_too_deep(limits, {**where, **_position(data, where, exc.lineno, exactjson.error_column(data, exc), skipped)},
-                            received=f"more than {exactjson.MAX_DEPTH} levels", readable=False)
+            refuse_too_deep(limits, stopped, received=f"more than {exactjson.MAX_DEPTH} levels", readable=False)
         if lines_hint and data.strip().count(b"\n") and all(_is_json(line) for line in data.splitlines() if line.strip()):
             refuse("E_INCIDENT_FORMAT_UNSUPPORTED", "this file is JSON Lines, not one canonical export object", where,
                    expected="one JSON object (schema_version 1)", received="JSON Lines",
                    howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
-        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", {**where, **_position(data, where, exc.lineno, exactjson.error_column(data, exc), skipped)})
+        refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", stopped)
 
 
 def _position(data: bytes, where: dict[str, Any], line: int, column: int, skipped: int = 0) -> dict[str, Any]:
