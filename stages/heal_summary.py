@@ -144,18 +144,19 @@ class SummarizeRepairs(RunScoped):
         with its repairs (``_vanished``): a stretch of lines logged for one run id (the runs of an input are cut where
         the run id changes). Lines still to come in ``batch`` (from column ``i``) are no such run's: a run may come
         again out of its place (a NATS message delivered again). Returns the line the run that begins begins at."""
-        gap = sorted(((line, rid, repair) for (at, rid), held in self.pending.items() if at == source and rid is not None
-                      for repair in held if (line := repair[0]) is not None and last < line < begins), key=_line)
-        if not gap:
+        lined = sorted(((line, rid, repair) for (at, rid), held in self.pending.items() if at == source
+                        for repair in held if (line := repair[0]) is not None and last < line < begins), key=_line)
+        if not lined:
             return last + 1
         ahead = set(batch.lines[i:])
-        gap = [entry for entry in gap if entry[0] not in ahead]
+        # (a repair that names no run before the first that names one lies in the run before: it stays, for that run)
+        gap = [entry for entry in _owned([entry for entry in lined if entry[0] not in ahead]) if entry[1] is not None]
         cut = len(gap)
         while cut and own is not None and gap[cut - 1][1] == own:
             cut -= 1  # the run's own, dropped at its start
         runs = [((source, rid), held) for rid, held in _stretches(gap[:cut])]
-        taken: dict[Any, Counter[tuple[Any, str, int]]] = {}  # per run id: the repairs put aside
-        for _, rid, repair in gap[:cut]:
+        taken: dict[Any, Counter[tuple[Any, str, int]]] = {}  # per run id logged: the repairs put aside
+        for _, _, repair, rid in gap[:cut]:
             taken.setdefault(rid, Counter())[repair] += 1
         for rid, counts in taken.items():  # each leaves its run's pending repairs once, in one pass (not a remove each)
             held = self.pending[(source, rid)]
@@ -291,7 +292,9 @@ def _apart(pending: dict[tuple[Input, Any], Held]) -> list[tuple[tuple[Input, An
     first: dict[int, Held] = {}  # the repairs of the first run of each key
     for entries in lined.values():
         entries.sort(key=lambda entry: (entry[0], entry[1]))
-        for k, held in _stretches(entries):
+        named = _owned([(line, None if keys[k][1] is None else k, repair) for line, k, repair in entries])
+        owned = [(line, k if owner is None else owner, repair) for (line, owner, repair, _), (_, k, _) in zip(named, entries, strict=True)]
+        for k, held in _stretches(owned):
             runs.append((keys[k], held))
             first.setdefault(k, held)
     for k, key in enumerate(keys):
@@ -304,11 +307,24 @@ def _apart(pending: dict[tuple[Input, Any], Held]) -> list[tuple[tuple[Input, An
     return runs
 
 
-def _stretches(entries: list[tuple[Any, Any, tuple[Any, str, int]]]) -> list[tuple[Any, Held]]:
+def _owned(entries: list[tuple[Any, Any, tuple[Any, str, int]]]) -> list[tuple[Any, Any, tuple[Any, str, int], Any]]:
+    """``entries`` (line, run, repair) in line order, each with the run it is of: ``(line, owner, repair, run)``. A repair
+    that names no run (run None: a record written across lines that names none, joined before the rules saw its line)
+    is of the run whose repair came last before it, the run its line lies in (owner None: no repair came before it)."""
+    owned = []
+    owner = None
+    for line, run, repair in entries:
+        if run is not None:
+            owner = run
+        owned.append((line, owner if run is None else run, repair, run))
+    return owned
+
+
+def _stretches(entries: list[tuple[Any, ...]]) -> list[tuple[Any, Held]]:
     """``entries`` (line, run, repair), in line order, cut where the run changes (the runs of an input are cut where
     the run id changes): (the run, its repairs) for each stretch of lines logged for one run."""
     stretches: list[tuple[Any, Held]] = []
-    for _, run, repair in entries:
+    for _, run, repair, *_ in entries:
         if not stretches or stretches[-1][0] != run:
             stretches.append((run, []))
         stretches[-1][1].append(repair)
