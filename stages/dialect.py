@@ -144,9 +144,7 @@ class MapDialect(Transform):
                 continue
             self._take(state, column, cols)
         if cols:
-            out.append(Batch.from_columns(cols, batch.source))
-            out[-1].closes_run = batch.closes_run  # the screen cut a run here: it still ends after these records
-            out[-1].ends_before = batch.ends_before
+            out.append(Batch.from_columns(cols, batch.source).ends_as(batch))  # (a run cut here ends after these records)
         return out if len(out) != 1 else out[0]
 
     def flush(self) -> Batch | None:

@@ -138,8 +138,7 @@ class OrderSidechains(Transform):
             self.run, self.seen = None, set()
         if untouched and len(out) == len(events):
             return [prefix, batch] if prefix is not None else batch
-        rebuilt = Batch.from_columns(out, batch.source)
-        rebuilt.closes_run, rebuilt.ends_before = batch.closes_run, batch.ends_before
+        rebuilt = Batch.from_columns(out, batch.source).ends_as(batch)
         return [prefix, rebuilt] if prefix is not None else rebuilt
 
     def flush(self) -> Batch | None:

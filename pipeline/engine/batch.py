@@ -361,8 +361,13 @@ class Batch:
         )
         out.port = self.port
         out.notes = self.notes
-        out.closes_run, out.ends_before = self.closes_run, self.ends_before
-        return out
+        return out.ends_as(self)
+
+    def ends_as(self, other: Batch) -> Batch:
+        """This batch ends its run as ``other`` does (``closes_run``, ``ends_before``): what a stage that remakes a
+        batch keeps of it. Returns this batch."""
+        self.closes_run, self.ends_before = other.closes_run, other.ends_before
+        return self
 
     def column(self, i: int) -> Column:
         """Everything about record ``i``, to move it elsewhere (see ``rebuild``)."""
@@ -376,7 +381,8 @@ class Batch:
     def rebuild_parts(self, before: dict[int, list[Column]], drop: set[int], after: list[Column],
                       cuts: Iterable[tuple[int, int]] = ()) -> list[Batch]:
         """``rebuild``, cut in parts: at each of ``cuts``, (index, k), after the first ``k`` columns inserted before
-        that index. Each part but the last closes its run."""
+        that index. Each part but the last closes its run, ending before the line the next run begins at (``ends_before``:
+        the line of the column at the cut, kept or dropped, or the first line after it)."""
         assert self.events is not None
         ev: list[Any] = []
         raws: list[bytes | None] = []
@@ -392,10 +398,12 @@ class Batch:
         for i, k in cuts:
             before = {**before, i: [*before.get(i, ())[:k], _CUT, *before.get(i, ())[k:]]}
         ends: list[int] = []  # where each part but the last ends
+        begins: list[int | None] = []  # the input line the next run begins at, after each of them (when known)
         for i in range(len(self.raws)):
             for col in before.get(i, ()):
                 if col is _CUT:
                     ends.append(len(ev))
+                    begins.append(next(filter(None, self.lines[i:]), None))
                 else:
                     put(col)
             if i not in drop:
@@ -408,7 +416,7 @@ class Batch:
         bounds = list(zip([0, *ends], [*ends, len(ev)], strict=True))
         return [self._rebuilt(ev[a:b], raws[a:b], lines[a:b], offs[a:b], ptrs[a:b], k == len(ends) and self.tail_open and not after,
                               self.closes_run if k == len(ends) else True, self.notes if k == 0 else None,
-                              self.ends_before if k == len(ends) else None)
+                              self.ends_before if k == len(ends) else begins[k])
                 for k, (a, b) in enumerate(bounds)]
 
     def _rebuilt(self, ev: list[Any], raws: list[bytes | None], lines: list[int | None], offs: list[int | None],
@@ -434,8 +442,7 @@ class Batch:
         out.port = self.port
         out.notes = self.notes
         out.clean = self.clean
-        out.closes_run, out.ends_before = self.closes_run, self.ends_before
-        return out
+        return out.ends_as(self)
 
     # output -------------------------------------------------------------------------------
     def to_jsonl(self) -> bytes:

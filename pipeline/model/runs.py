@@ -235,11 +235,10 @@ class RunScoped(Transform):
             tail = self.close_run()
             if tail is None:
                 return out
+            tail.ends_as(batch)  # what the run's end adds is still the run's: the next stage closes it after that
             parts: list[Batch] = list(out) if isinstance(out, list) else [out]
-            for part in parts:
+            for part in parts:  # (``batch`` itself may be one)
                 part.closes_run = False
-            tail.closes_run = True  # what the run's end adds is still the run's: the next stage closes it after that
-            tail.ends_before = batch.ends_before
             return [*parts, tail]
         return self._call(batch)
 

@@ -102,6 +102,15 @@ def test_rebuild_parts_cuts_after_the_columns_inserted_before_the_cut():
     assert [part.tail_open for part in parts] == [False, True]
     assert [part.notes for part in parts] == [[{"note": 1}], None]
     assert parts[1].lines == [None, 3]
+    assert [part.ends_before for part in parts] == [2, None]  # the next run begins at line 2 (its event dropped here)
+
+
+def test_each_part_but_the_last_ends_before_the_first_line_at_or_after_its_cut():
+    batch = parsed()
+    batch.lines[1] = None  # (a column a stage invented: no line of the input)
+    batch.ends_before = 9
+    parts = batch.rebuild_parts({}, drop=set(), after=[], cuts=[(1, 0), (2, 0)])
+    assert [part.ends_before for part in parts] == [3, 3, 9]
 
 
 def test_rebuild_parts_may_cut_before_everything():
