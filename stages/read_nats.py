@@ -6,7 +6,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-import orjson
+import msgspec
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
@@ -176,15 +176,24 @@ class ReadNats(Source):
             await acknowledge(connection, at_once)
 
 
+class _Key(msgspec.Struct, gc=False):
+    """The two fields de-duplication reads; the rest of the line is checked as JSON and skipped, not built (``parse``
+    reads the whole record once, downstream)."""
+
+    runId: Any = None
+    seq: Any = None
+
+
+_KEY = msgspec.json.Decoder(_Key)
+
+
 def _key(raw: bytes) -> tuple[Any, Any]:
     """(runId, seq) of a record, when it is a JSON object that has them."""
     try:
-        record = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        key = _KEY.decode(raw)
+    except (msgspec.DecodeError, RecursionError):  # (msgspec.ValidationError is a DecodeError: not an object)
         return None, None
-    if type(record) is not dict:
-        return None, None
-    return record.get("runId"), record.get("seq")
+    return key.runId, key.seq
 
 
 def _cannot_consume(subject: str, exc: Exception) -> Exception:

@@ -7,7 +7,7 @@ import pytest
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.nats_stream import Ledger, parse_address
 from replay.stages.publish_nats import message_id
-from replay.stages.read_nats import ReadNats
+from replay.stages.read_nats import ReadNats, _key
 
 
 def test_addresses_need_a_host_and_a_subject() -> None:
@@ -40,3 +40,16 @@ def test_a_run_is_acknowledged_once_a_later_run_is_stored_and_all_at_the_end() -
 def test_the_reader_remembers_what_it_read() -> None:
     reader = ReadNats(url="nats://h:1/s")
     assert not reader.duplicate(("r", 1)) and reader.duplicate(("r", 1)) and not reader.duplicate(("r", 2))
+
+
+@pytest.mark.parametrize(("line", "key"), [
+    (b'{"seq":2,"runId":"r1","payload":{"n":123456789012345678901234567890}}', ("r1", 2)),  # (beyond 64 bits)
+    (b'{"runId":"r1","seq":"2","payload":{"a":[1,{"b":null}]}}', ("r1", "2")),
+    (b'{"payload":{}}', (None, None)),
+    (b"[1,2]", (None, None)),
+    (b'{"runId":"r1",', (None, None)),
+    (b'{"runId":"r\xff"}', (None, None)),
+    (b'{"runId":"r1","payload":' + b"[" * 5000 + b"]" * 5000 + b"}", (None, None)),
+])
+def test_the_reader_keys_a_record_by_its_run_id_and_seq_whatever_else_it_holds(line: bytes, key: tuple) -> None:
+    assert _key(line) == key
