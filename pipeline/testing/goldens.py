@@ -144,13 +144,39 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes],
         n += 1
         na = left.line(ra.rstrip(b"\n")) if ra is not None else None
         nb = right.line(rb.rstrip(b"\n")) if rb is not None else None
-        if ra is None or rb is None or na != nb:
+        if ra is None or rb is None:
             return Difference(n, _strip(ra), _strip(rb), na, nb), n
+        if na != nb:
+            return Difference(n, _strip(ra), _strip(rb), na, nb, note=_only_bytes_around(n, ra, rb, left, right)), n
         if ra.endswith(b"\n") != rb.endswith(b"\n"):
             side = "recorded" if not ra.endswith(b"\n") else "new"
             return Difference(n, _strip(ra), _strip(rb), na, nb, note=f"the {side} file has no newline at its end"), n
 
 
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _only_bytes_around(n: int, recorded: bytes, new: bytes, left: LineNormaliser, right: LineNormaliser) -> str:
+    """Why line ``n`` differs, when the lines are the same but for a carriage return before the newline (CRLF line
+    endings) or a byte order mark opening the file: which side has which (they count: a golden is compared byte for
+    byte, but for what is normalised); "" when the lines differ otherwise. (Normalises the lines once more, after
+    the first difference: nothing is compared after it.)"""
+    marks = []
+    lines = []
+    for side, raw in (("recorded", recorded), ("new", new)):
+        body = raw.rstrip(b"\n")
+        if n == 1 and body.startswith(BOM):
+            body = body[len(BOM):]
+            marks.append(f"the {side} file begins with a byte order mark")
+        if body.endswith(b"\r"):
+            body = body[:-1]
+            marks.append(f"the {side} line ends with a carriage return (CRLF)")
+        lines.append(body)
+    if not marks or left.line(lines[0]) != right.line(lines[1]):
+        return ""
+    return "the lines differ only in that " + " and ".join(marks)
 
 
 def normalise_lines(lines: Iterable[bytes], rules: Normalisation | None = None) -> list[bytes]:

@@ -72,6 +72,34 @@ def test_lines_that_differ_only_in_bytes_that_are_not_utf8_differ(tmp_path, caps
     assert golden(capsysbinary, str(recorded), str(new))[0] == 0
 
 
+@pytest.mark.parametrize(("recorded_text", "new_text", "line", "why"), [
+    (b"hello\nworld\n", b"hello\nworld\r\n", 2, "the new line ends with a carriage return (CRLF)"),
+    (b"hello\r\nworld\n", b"hello\nworld\n", 1, "the recorded line ends with a carriage return (CRLF)"),
+    (b'{"ts":"2026-03-01T12:00:00Z","a":1}\n', b'\xef\xbb\xbf{"ts":"2026-11-30T08:00:00Z","a":1}\n', 1,
+     "the new file begins with a byte order mark"),
+    (b"\xef\xbb\xbfhello\n", b"hello\r\n", 1,
+     "the recorded file begins with a byte order mark and the new line ends with a carriage return (CRLF)"),
+])
+def test_lines_that_differ_only_in_a_line_ending_or_a_byte_order_mark_differ_and_say_so(
+        tmp_path, capsysbinary, recorded_text, new_text, line, why):
+    """A golden is compared byte for byte but for what is normalised: a CRLF or a byte order mark is a difference, and
+    the difference says that is all there is (it said only "differs after normalisation", the bytes invisible)."""
+    recorded, new = tmp_path / "recorded.txt", tmp_path / "new.txt"
+    recorded.write_bytes(recorded_text)
+    new.write_bytes(new_text)
+    code, [result], [error] = golden(capsysbinary, str(recorded), str(new))
+    assert code == 1 and result["line"] == line
+    assert result["difference"] == error["message"].split(": ", 1)[1] == f"line {line}: the lines differ only in that {why}"
+
+
+def test_lines_that_differ_in_more_than_a_line_ending_say_only_that_they_differ(tmp_path, capsysbinary):
+    recorded, new = tmp_path / "recorded.txt", tmp_path / "new.txt"
+    recorded.write_bytes(b"hello\n")
+    new.write_bytes(b"hullo\r\n")
+    code, [result], _ = golden(capsysbinary, str(recorded), str(new))
+    assert code == 1 and result["difference"] == "line 1 differs after normalisation"
+
+
 def test_a_journal_that_ends_early_differs_at_the_line_it_lacks(tmp_path, capsysbinary):
     recorded = write(tmp_path / "recorded.jsonl", RECORDED)
     new = write(tmp_path / "new.jsonl", later(RECORDED)[:2])
