@@ -31,67 +31,91 @@ class RenumberSeq(RunScoped):
     def renumber(self, batch: Batch, start: int, seqs: list[Any], first: int) -> None:
         """Events ``start``.. of ``batch`` (their ``seqs``), the first of them the run's ``first``-th event.
 
-        Only the events numbered wrong are looked at one by one (the screen hands in only those); one
-        numbered right in between closes the stretch before it, as it would have on its own turn."""
+        Only the events numbered wrong are looked at, one by one (the screen hands in only those): each gets its
+        number; consecutive ones shifted alike make one stretch, one repair. One numbered right in between ends
+        the stretch before it; an event an earlier rule invented just now (``synthetic``, no place in the input)
+        is numbered and ends it too, its placeholder number no repair. A stretch open at the end goes on into
+        the run's next events (``run.state["open"]``)."""
         run = self.run
         events = batch.events
         assert run is not None and events is not None
         wrong = [k for k, s in enumerate(seqs) if s.__class__ is not int or s != first + k]
+        if not wrong:
+            if seqs:
+                self._close(run)
+            return
+        lines, pointers, replace = batch.lines, batch.pointers, batch.replace
+        stretch: _Stretch | None = run.state["open"]
         previous = -1
         for k in wrong:
-            if k != previous + 1:
-                self._close(run)
-            run.events = first - 1 + k
-            self.on_event(batch, start + k, events[start + k])
+            i, want = start + k, first + k
+            if k != previous + 1 and stretch is not None:
+                self._log(stretch)
+                stretch = None
             previous = k
-        if previous != len(seqs) - 1:
-            self._close(run)
-
-    def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
-        run = self.run
-        assert run is not None
-        want = run.events + 1
-        seq = event.get("seq")
-        if seq == want and type(seq) is int:
-            self._close(run)
-            return
-        batch.replace(i, {**event, "seq": want})
-        if event.get("synthetic") is True and batch.lines[i] is None and batch.pointers[i] is None:
-            self._close(run)  # invented by an earlier rule just now: its placeholder seq is not a repair
-            return
-        delta = want - seq if type(seq) is int else None
-        stretch = run.state["open"]
-        if stretch is not None and delta is not None and stretch["delta"] == delta and stretch["next"] == want:
-            stretch["count"] += 1
-            stretch["next"] = want + 1
-            return
-        self._close(run)
-        entry = {"seqBefore": seq, "seqAfter": want, "count": 1, "delta": delta, "next": want + 1}
-        entry.update((k, v) for k, v in batch.position(i).items() if v is not None)
-        if type(seq) is not int and "seq" in event:
-            entry["original"] = seq
-        run.state["open"] = entry
+            event = events[i]
+            seq = event.get("seq")
+            if seq == want and type(seq) is int:  # (numbered right after all: it ends the stretch before it)
+                if stretch is not None:
+                    self._log(stretch)
+                    stretch = None
+                continue
+            replace(i, {**event, "seq": want})
+            if event.get("synthetic") is True and lines[i] is None and pointers[i] is None:
+                if stretch is not None:  # invented by an earlier rule just now: its placeholder seq is not a repair
+                    self._log(stretch)
+                    stretch = None
+                continue
+            delta = want - seq if type(seq) is int else None
+            if stretch is not None and delta is not None and stretch.delta == delta and stretch.next == want:
+                stretch.count += 1
+                stretch.next = want + 1
+                continue
+            if stretch is not None:
+                self._log(stretch)
+            stretch = _Stretch(seq, want, delta, batch.position(i), type(seq) is not int and "seq" in event)
+        if previous != len(seqs) - 1 and stretch is not None:
+            self._log(stretch)  # (numbered right after it: it ends here)
+            stretch = None
+        run.state["open"] = stretch
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         self._close(run)
         return []
 
     def _close(self, run: Run) -> None:
-        stretch = run.state.get("open")
-        if stretch is None:
-            return
-        run.state["open"] = None
-        stretch.pop("next")
-        delta = stretch.pop("delta")
-        count = stretch["count"]
-        before, after = stretch["seqBefore"], stretch["seqAfter"]
-        if delta is None and "original" not in stretch:
+        stretch: _Stretch | None = run.state.get("open")
+        if stretch is not None:
+            run.state["open"] = None
+            self._log(stretch)
+
+    def _log(self, stretch: _Stretch) -> None:
+        """One repair for ``stretch``."""
+        before, after, count = stretch.before, stretch.after, stretch.count
+        if stretch.delta is None and not stretch.original:
             message = f"seq missing; set to {after}"
-        elif delta is None:
+        elif stretch.delta is None:
             message = f"seq {named(before)} is not an integer; set to {after}"
         elif count == 1:
             message = f"seq {before} renumbered to {after}"
         else:
             message = f"seq {before}..{before + count - 1} renumbered to {after}..{after + count - 1}"
-        position = {k: stretch.pop(k) for k in ("source", "line", "offset", "path") if k in stretch}
-        self.repair("renumbered", message, field="seq", **position, **stretch)
+        where = {k: v for k, v in stretch.where.items() if v is not None}
+        if stretch.original:
+            self.repair("renumbered", message, field="seq", **where, seqBefore=before, seqAfter=after, count=count,
+                        original=before)
+        else:
+            self.repair("renumbered", message, field="seq", **where, seqBefore=before, seqAfter=after, count=count)
+
+
+class _Stretch:
+    """Events renumbered alike (one repair): the first one's seq before and after and its place in the input
+    (``Batch.position``), and how many; ``delta`` (after - before; None: no integer seq) and ``next`` (the number
+    the next one must get) decide whether the next event renumbered goes on with it. ``original``: the first one's
+    seq is there, and no integer."""
+
+    __slots__ = ("after", "before", "count", "delta", "next", "original", "where")
+
+    def __init__(self, before: Any, after: int, delta: int | None, where: dict[str, Any], original: bool) -> None:
+        self.before, self.after, self.count, self.delta, self.next = before, after, 1, delta, after + 1
+        self.where, self.original = where, original
