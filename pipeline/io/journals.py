@@ -463,6 +463,16 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
+def published_name(path: str) -> str:
+    """``path`` as it is named once each folder on its way staged under a temp name (``.NAME.XXXX.replay.tmp``,
+    ``.NAME.partial.replay.tmp``) is renamed into place as NAME: what a diagnostic names, as nobody sees those folders."""
+    parts = Path(path).parts
+    if not any(is_temp_name(part) for part in parts[:-1]):
+        return path
+    return str(Path(*(part[1: -len(TEMP_SUFFIX)].rpartition(".")[0] if is_temp_name(part) else part for part in parts[:-1]),
+                    parts[-1]))
+
+
 def temp_prefix(target: Path) -> str:
     return f".{target.name}."
 
@@ -551,9 +561,10 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     A device, FIFO or socket at ``path`` (``/dev/null``, ``/dev/stdout``) is written in place; a
     symbolic link is followed, so the file it points at is replaced and the link stays. With
     ``overwrite=False`` the file is linked into place instead, which fails with ``FileExistsError``
-    (the temp file gone, nothing changed) when something took the name meanwhile."""
+    (the temp file gone, nothing changed) when something took the name meanwhile. An error names ``path`` as it
+    is once the staged folders on its way are in place (``published_name``)."""
     target = Path(path)
-    name = os.fspath(path)
+    name = published_name(os.fspath(path))
     if overwrite and _is_special(target):
         try:
             with open(target, "wb") as handle:

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, FIXTURES, REPLAY, errors_of
 
+from replay.pipeline.io.journals import is_temp_name
+
 TWO_RUNS = str(EXAMPLES / "journals" / "two-runs.jsonl")
 BROKEN = str(EXAMPLES / "journals" / "broken.jsonl")
 SESSION = str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl")
@@ -159,6 +161,7 @@ def test_a_full_file_system(name: str, full_tmpfs: Path, tmp_path: Path) -> None
     proc = replay(argv(full_tmpfs), tmp_path)
     error = write_failed(proc, error_path(proc))
     assert error["path"].startswith(str(full_tmpfs)) and (target is None or target in error["path"])
+    assert not [part for part in Path(error["path"]).parts if is_temp_name(part)], error  # the user's path, not a staging one
     assert sorted(os.listdir(full_tmpfs)) == before or sorted(os.listdir(full_tmpfs)) == sorted([*before, "captures"])
     assert (full_tmpfs / "previous.out").read_bytes() == PREVIOUS  # the existing output is kept as it was
     if (full_tmpfs / "captures").exists():  # capture's folder may be made; none of its files is partial

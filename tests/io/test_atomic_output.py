@@ -3,6 +3,7 @@ place (never renamed over), symbolic links followed, and system errors as E_OUTP
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -80,6 +81,18 @@ def test_a_folder_that_cannot_be_made_is_an_output_error(tmp_path: Path) -> None
     with pytest.raises(ReplayError) as failed:
         write_atomic(tmp_path / "file" / "out.json", b"{}")
     assert failed.value.code == "E_OUTPUT_WRITE_FAILED" and failed.value.body["received"].startswith(("EEXIST", "ENOTDIR"))
+
+
+def test_a_write_that_fails_in_a_staged_folder_names_the_file_at_its_final_place(tmp_path: Path) -> None:
+    """Nobody sees a staging folder: the error names the path the file has once the folder is in place."""
+    for target, staging in ((tmp_path / "my.healed", None), (tmp_path / "out", tmp_path / f".out.partial{TEMP_SUFFIX}")):
+        with contextlib.ExitStack() as stack:
+            base = staging or stack.enter_context(staged_folder(target))
+            (base / "sub").mkdir(parents=True)
+            (base / "sub" / "in.the.way").write_bytes(b"")  # a file where a folder must be: the write fails
+            with pytest.raises(ReplayError) as failed:
+                write_atomic(base / "sub" / "in.the.way" / "a.healed.json", b"{}")
+            assert failed.value.body["path"] == str(target / "sub" / "in.the.way" / "a.healed.json"), failed.value.body
 
 
 def test_readers_skip_temp_files_and_half_staged_folders(tmp_path: Path) -> None:
