@@ -24,7 +24,7 @@ from replay.pipeline.cli.scale import (
 )
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.fdio import write_stdout
+from replay.pipeline.io.fdio import write_failed, write_stdout
 from replay.pipeline.io.journals import expand_paths, is_url, publish_folder
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
@@ -197,12 +197,14 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     manifest = Manifest(work_dir, key, root, "heal")
     with filling(work_dir, target):
         totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
-    if work_dir != target:
-        if manifest.totals["outputs"]:
-            publish_folder(work_dir, target)
+        if work_dir != target and manifest.totals["outputs"]:
+            try:
+                publish_folder(work_dir, target)
+            except OSError as exc:  # (a folder made at ``target`` meanwhile, not empty: the partial folder goes again)
+                raise write_failed(str(target), exc) from exc
             write_stdout(b"".join(held))
-        else:  # every input refused: nothing was healed, no folder appears (their errors are printed)
-            import shutil
+    if work_dir != target and not manifest.totals["outputs"]:
+        import shutil  # every input refused: nothing was healed, no folder appears (their errors are printed)
 
-            shutil.rmtree(work_dir, ignore_errors=True)
+        shutil.rmtree(work_dir, ignore_errors=True)
     return EXIT_FAILED if totals.errors else EXIT_OK
