@@ -113,8 +113,13 @@ def require_stdin() -> None:
 def _walkable(entry: os.DirEntry[str]) -> bool:
     """A folder's entry worth reading: a regular file, or a broken link (reported as unreadable, not
     skipped in silence); never a FIFO, socket or device, which could block the walk forever. (A plain file
-    is known from the folder listing: no stat.)"""
-    return entry.is_file() or (entry.is_symlink() and not os.path.exists(entry.path))
+    is known from the folder listing: no stat.) A link in a loop is a broken link too."""
+    try:
+        if entry.is_file():
+            return True
+    except OSError:  # (ELOOP)
+        pass
+    return entry.is_symlink() and not os.path.exists(entry.path)
 
 
 def _journals_below(top: str) -> Iterator[str]:

@@ -80,13 +80,13 @@ def common_root(files: list[str]) -> Place:
         from replay.pipeline.io.remote import common_root as common_url
 
         return common_url(files)
-    folders = [str(Path(f).resolve().parent) for f in files]
+    folders = [os.path.dirname(os.path.abspath(f)) for f in files]  # (a link's folder, not its target's)
     return Path(os.path.commonpath(folders)) if folders else Path(".")
 
 
 def _identity(path: str | Path) -> str | Path:
     """What names one file, whatever the spelling: a local path resolved, a URL as it is."""
-    return str(path) if is_url(str(path)) else Path(path).resolve()
+    return str(path) if is_url(str(path)) else Path(os.path.realpath(path))  # (a link in a loop as it is: no RuntimeError)
 
 
 def under(folder: Place, rel: Path) -> Place:
@@ -103,7 +103,7 @@ def _relative_folder(path: str, root: Place) -> Path:
         from replay.pipeline.io.remote import relative
 
         return Path(relative(path, root)).parent
-    return Path(path).resolve().relative_to(Path(root).resolve()).parent
+    return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).parent  # (a link is mirrored where it is)
 
 
 def plan_healed(files: list[str], root: Place, target: Place) -> dict[str, tuple[Path, Path]]:

@@ -312,6 +312,24 @@ def test_directory_mode_creates_a_missing_parent_and_reports_empty_inputs(tmp_pa
     assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no staging folder left
 
 
+def test_directory_mode_heals_a_link_to_a_file_elsewhere_and_reports_broken_and_looping_links(tmp_path: Path) -> None:
+    """A link is healed where it is in --in (its target may be anywhere); one to nothing, or in a loop, is unreadable."""
+    src, elsewhere = tmp_path / "in", tmp_path / "elsewhere"
+    src.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "run.jsonl").write_bytes(broken_bytes())
+    (src / "link.jsonl").symlink_to(elsewhere / "run.jsonl")
+    (src / "broken.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    (src / "loop.jsonl").symlink_to(src / "loop.jsonl")
+    out = tmp_path / "out"
+    proc = run_replay("heal", "--in", str(src), "--out", str(out), "--workers", "1")
+    assert proc.returncode == 1, proc.stderr
+    assert sorted((e["code"], e["source"]) for e in errors_of(proc.stderr)) == \
+        [("E_INPUT_UNREADABLE", str(src / "broken.jsonl")), ("E_INPUT_UNREADABLE", str(src / "loop.jsonl"))]
+    assert [x["healed"] for x in jsonl(proc.stdout)] == [str(out / "link.healed.jsonl")]
+    assert sorted(p.name for p in out.iterdir()) == [".replay-manifest.json", "link.heal-log.json", "link.healed.jsonl"]
+
+
 def test_directory_mode_makes_up_no_artifact_from_one_cut_off_mid_write(tmp_path: Path) -> None:
     """An artifact whose write was cut off is one torn line (or pretty-printed lines, none a record): no healed
     artifact is made up from nothing (it was status "ok", id "unknown", no events); the error says where it stops."""

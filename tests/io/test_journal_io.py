@@ -287,7 +287,7 @@ def test_write_atomic(tmp_path: Path):
 
 
 def test_a_folder_is_walked_as_os_walk_walks_it_for_journals(tmp_path: Path):
-    """Regular files and broken links named as journals, in sorted order, below every folder but a half-staged one;
+    """Regular files and broken links (a link in a loop too) named as journals, in sorted order, below every folder but a half-staged one;
     not a FIFO, not a link to a folder (nor what is in it)."""
     from replay.pipeline.io.journals import TEMP_SUFFIX
 
@@ -301,9 +301,11 @@ def test_a_folder_is_walked_as_os_walk_walks_it_for_journals(tmp_path: Path):
     (tmp_path / "to-sub.jsonl").symlink_to(tmp_path / "sub")
     (tmp_path / "to-sub").symlink_to(tmp_path / "sub")
     (tmp_path / "link.jsonl").symlink_to(tmp_path / "a.jsonl")
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")  # a broken link too (ELOOP), not E_UNHANDLED
     reference = sorted(
         os.path.join(root, name) for root, dirs, names in os.walk(tmp_path) if TEMP_SUFFIX not in root for name in names
         if name.endswith((".jsonl", ".json")) and not name.endswith(".heal-log.json")
         and (os.path.isfile(os.path.join(root, name)) or not os.path.exists(os.path.join(root, name))))
     found = expand_paths([str(tmp_path) + "/"])
-    assert found == reference == [str(tmp_path / n) for n in ("a.jsonl", "broken.jsonl", "c.json", "link.jsonl", "sub/b.jsonl")]
+    assert found == reference == [str(tmp_path / n) for n in ("a.jsonl", "broken.jsonl", "c.json", "link.jsonl", "loop.jsonl",
+                                                                     "sub/b.jsonl")]
