@@ -144,7 +144,17 @@ TMPFS_CASES = {
     "capture --out": (lambda m: ["--runner", ECHO_RUNNER, "--out", str(m / "captures"), "p"], None),
     "incident import --out": (lambda m: ["incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"),
                                          "--out", str(m / "imported")], "imported"),
+    "incident import DIR --out": (lambda m: ["incident", "import", str(two_exports(m)), "--out", str(m / "imported")],
+                                  "imported"),
 }
+
+
+def two_exports(mount: Path) -> Path:
+    folder = mount.parent / "exports"
+    folder.mkdir()
+    for name in ("a.json", "b.json"):
+        (folder / name).write_bytes((EXAMPLES / "incidents" / "refund-export.json").read_bytes())
+    return folder
 
 
 def write_config(mount: Path) -> Path:

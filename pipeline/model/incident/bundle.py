@@ -42,6 +42,7 @@ from replay.pipeline.io.journals import (
     make_durable,
     make_folder,
     path_kind,
+    published_name,
     temp_prefix,
 )
 from replay.pipeline.io.run_files import file_stem
@@ -190,15 +191,17 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
 
     ``replace``: ``out`` is one export's folder inside a command's own folder of many (a run resumed, an
     export that changed): a folder already there is moved aside under a temp name, the new one renamed
-    into place and the old one removed, so a reader finds the old folder whole, the new one whole, or none."""
+    into place and the old one removed, so a reader finds the old folder whole, the new one whole, or none.
+    Errors name ``out`` where it is once a folder of many it is staged in is in place (``published_name``)."""
     if not replace:
         check_output_folder(out)
     target = Path(out)
+    final = published_name(out)
     try:
         make_folder(target.parent)
         staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
     except OSError as exc:
-        raise write_failed(out, exc) from exc
+        raise write_failed(final, exc) from exc
     old: Path | None = None
     try:
         os.chmod(staging, 0o777 & ~UMASK)
@@ -219,10 +222,10 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
         except OSError as exc:
             if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
                 raise
-            raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} was filled by someone else meanwhile: {exc.strerror}",
-                              path=out, exit_code=1) from exc
+            raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {final!r} was filled by someone else meanwhile: {exc.strerror}",
+                              path=final, exit_code=1) from exc
     except OSError as exc:
-        raise write_failed(out, exc) from exc
+        raise write_failed(final, exc) from exc
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
