@@ -35,7 +35,7 @@ import orjson
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.parallel import Outcome, file_digest
-from replay.pipeline.io.journals import is_temp_name, is_url, write_atomic
+from replay.pipeline.io.journals import is_temp_name, is_url, published_name, write_atomic
 from replay.pipeline.io.run_files import under
 
 MANIFEST = ".replay-manifest.json"
@@ -126,7 +126,8 @@ class _LocalFolder:
         sweep_temp_files(self.path)
 
     def name(self, rel: str) -> str:
-        return str(self.path / rel)
+        """``rel`` as a diagnostic names it: where it is once a folder staged under a temp name is in place."""
+        return published_name(str(self.path / rel))
 
     def digest(self, rel: str) -> str | None:
         try:

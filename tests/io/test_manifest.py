@@ -8,6 +8,7 @@ from pathlib import Path
 import orjson
 
 from replay.pipeline.engine.parallel import Outcome, file_digest, input_digest
+from replay.pipeline.io.journals import TEMP_SUFFIX
 from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST, Manifest, sweep_temp_files, work_key
 
 
@@ -52,6 +53,24 @@ def test_entries_come_back_for_unchanged_inputs_with_their_outputs(tmp_path: Pat
     touched = Manifest(out, "k1", src, "heal")
     touched.load()
     assert set(touched.reusable([a.path, b.path])) == {a.path}
+
+
+def test_outputs_of_gone_inputs_in_a_staged_folder_are_named_where_the_folder_goes(tmp_path: Path) -> None:
+    """A run resumed in OUT's partial folder: what it removes, or keeps because it was edited, is named under OUT."""
+    src, out = tmp_path / "in", tmp_path / "out"
+    staging = tmp_path / f".out.partial{TEMP_SUFFIX}"
+    src.mkdir()
+    staging.mkdir()
+    a, b = _outcome(src, staging, "a.jsonl", b"aaa\n"), _outcome(src, staging, "b.jsonl", b"bbb\n")
+    killed = Manifest(staging, "k1", src, "heal")
+    killed.record([a, b])
+    os.unlink(a.path)
+    os.unlink(b.path)
+    (staging / "b.jsonl.out").write_bytes(b"edited\n")
+    resumed = Manifest(staging, "k1", src, "heal")
+    resumed.load()
+    resumed.finish([])
+    assert resumed.stale.removed == [str(out / "a.jsonl.out")] and resumed.stale.edited == [str(out / "b.jsonl.out")]
 
 
 def test_failed_inputs_are_not_recorded_and_temp_files_of_dead_writers_are_swept(tmp_path: Path) -> None:
