@@ -93,15 +93,18 @@ class MapDialect(Transform):
         at = self.inputs.at(batch.source)
         if state is not None and state.input == at and state.dialect == CANONICAL:
             # The usual case for replay's own journals: nothing to do, line by line (another copy of one is one too).
-            # Another agent's records name no run (`runId`): a batch that begins or ends with one that names none is
-            # looked through for them (``_foreign``); one that begins and ends with replay's own events is not.
+            # Another agent's records name no run (`runId`): those that name none, wherever they are in the batch, are
+            # looked at (``_own``); replay's own events between them end a stretch of another agent's lines.
             events = batch.events
             if batch.clean is None and events:
-                if "runId" in events[0] and "runId" in events[-1]:
+                last = -1
+                for i in [i for i, event in enumerate(events) if "runId" not in event]:
+                    if i > last + 1:
+                        state.foreign = None
+                    self._foreign(state, batch.column(i))
+                    last = i
+                if last < len(events) - 1:
                     state.foreign = None
-                else:
-                    for i in range(len(events)):
-                        self._own(state, batch.column(i))
             return batch
         if batch.clean is not None:  # the screen passes only inputs that open with replay's own records
             closing = self._close() if state is not None and state.input != at else None

@@ -295,6 +295,23 @@ def test_claude_code_lines_after_replays_own_events_are_reported_and_passed_on_a
     assert "replay's own event" in read.side["notices"][0]["message"]
 
 
+def test_other_dialects_lines_among_replays_own_events_are_reported_whatever_the_batches():
+    """A Claude Code line, and then two Codex lines, in the middle of replay's own journal: the first line of each
+    stretch is reported at its line and offset however read cut the batches (a later batch that begins and ends with
+    replay's own events, one that begins or ends with such a line), as with a batch a line."""
+    own = [b'{"seq":%d,"timestamp":"2026-03-01T12:00:00Z","type":"tool_called","runId":"r1","payload":{}}' % n
+           for n in range(1, 11)]
+    claude, codex = CLAUDE_SESSION.read_bytes().splitlines()[0], ROLLOUT.read_bytes().splitlines()
+    lines = [*own[:5], claude, *own[5:7], codex[0], codex[1], *own[7:]]
+    data = b"\n".join(lines) + b"\n"
+    expected = [(6, len(b"".join(line + b"\n" for line in lines[:5])), "claude-code"),
+                (9, len(b"".join(line + b"\n" for line in lines[:8])), "codex")]
+    for size in range(1, len(lines) + 1):
+        read = run_inline([ParseLines(), MapDialect()], batches_of(data, "run.jsonl", size))
+        assert read.to_jsonl() == data
+        assert [(n["line"], n["offset"], n["received"]) for n in read.side["notices"]] == expected, size
+
+
 def test_a_named_dialect_that_does_not_fit_is_reported_once_not_again_line_by_line():
     read = read_dialect(ROLLOUT.read_bytes(), "rollout.jsonl", "claude-code")
     assert [e["code"] for e in read.side["errors"]] == ["E_DIALECT_MISMATCH"]
