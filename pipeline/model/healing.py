@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, refuse_duplicate_key, utf8_text
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.validation import json_type, validate_artifact
 
@@ -43,15 +42,7 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         if explicit:
             raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"heal rules file {str(target)!r} does not exist", path=str(target))
         return {}
-    data, skipped = exactjson.skip_bom(target.read_bytes())  # (a Windows editor's byte order mark, as a config's)
-    try:
-        rules = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        utf8_text(data, "E_HEAL_RULES_INVALID_JSON", str(target), skipped, source=str(target))  # (orjson: line 1, column 1)
-        raise ReplayError("E_HEAL_RULES_INVALID_JSON", f"{target}: {exc.msg}", source=str(target),
-                          **exactjson.error_position(data, exc, skipped)) from exc
-    refuse_duplicate_key(data, rules, "E_HEAL_RULES_INVALID_JSON", str(target), skipped, rooted=True,
-                         source=str(target))
+    rules = read_json_file(target, "heal rules file", "E_HEAL_RULES_INVALID_JSON", not_json="")
     if not isinstance(rules, dict):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),
@@ -60,7 +51,7 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
     if not isinstance(aliases, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in aliases.items()):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",
                           source=str(target), path="$.eventAliases", expected="object of strings",
-                          received=excerpt(orjson.dumps(aliases)), example='{"eventAliases": {"tool_end": "tool_completed"}}')
+                          received=excerpt(exactjson.dumps(aliases)), example='{"eventAliases": {"tool_end": "tool_completed"}}')
     return rules
 
 

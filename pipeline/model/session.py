@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, refuse_duplicate_key, utf8_text
-from replay.pipeline.engine.exactjson import skip_bom
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
@@ -121,31 +121,6 @@ def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Overri
                                   received=[item["turn"], item["step"]], howToFix="Keep one override per (turn, step).")
         found[override.key] = override
     return found
-
-
-def read_json_file(file: str | Path, what: str, code: str, *, missing_fix: str | None = None, **fields: Any) -> Any:
-    """The JSON document a person or ``replay script`` wrote at ``path`` (``what`` names it in errors): a file that is
-    not there is E_INPUT_PATH_NOT_FOUND, one that cannot be read (a folder) E_INPUT_UNREADABLE; text that is not
-    UTF-8 or not JSON, or writes a key twice in one object, is ``code`` at its line, byte column and line offset
-    (``fields``: what else such an error says). A byte order mark is skipped; positions stay file positions."""
-    source = str(file)
-    try:
-        data = Path(file).read_bytes()
-    except FileNotFoundError as exc:
-        extra: dict[str, Any] = {"howToFix": missing_fix} if missing_fix else {}
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{what} {source!r} does not exist", path=source, **extra) from exc
-    except OSError as exc:
-        raise ReplayError("E_INPUT_UNREADABLE", f"{what} {source!r} could not be read: {exc.strerror or exc}",
-                          path=source) from exc
-    data, skipped = skip_bom(data)
-    try:
-        document = exactjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        utf8_text(data, code, source, skipped, source=source, **fields)  # (orjson: line 1, column 1)
-        raise ReplayError(code, f"{source}: not valid JSON: {exc.msg}", source=source, **fields,
-                          **exactjson.error_position(data, exc, skipped)) from exc
-    refuse_duplicate_key(data, document, code, source, skipped, rooted=True, source=source)
-    return document
 
 
 def load_overrides(path: str | Path) -> dict[Key, Override]:
