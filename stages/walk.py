@@ -340,11 +340,6 @@ class HeldRecords:
     def __bool__(self) -> bool:
         return self.count > 0
 
-    @property
-    def spilled(self) -> bool:
-        """Has part of what is held gone to a temporary file (past the spool's memory bound)?"""
-        return self._spool.spilled
-
     def append(self, source: str, line: WalkLine, event: bytes, rendered: bytes, number: int | None,
                offset: int | None, pointer: str | None) -> None:
         fields = exactjson.dumps([line.kind, line.step_id, line.state, line.verification, line.spend, number, offset,

@@ -39,11 +39,6 @@ class ByteSpool:
         self.size += len(data)
         return start
 
-    @property
-    def spilled(self) -> bool:
-        """Has part of it gone to the temporary file?"""
-        return self._file is not None
-
     def read(self, start: int, end: int) -> bytes:
         """The bytes from ``start`` to ``end`` (within one append, or across several)."""
         held = len(self._memory)
