@@ -12,7 +12,7 @@ can run twice; what the stages ``publish`` comes back in ``RunResult.facts``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +27,7 @@ from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.pipeline.engine.log import log_record, make_logger
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.segment import Item, Segment
-from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, result_invalid
+from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform
 
 DEFAULT_BUFFER = 4  # batches per channel: enough to overlap I/O with work, small enough to bound memory
 
@@ -301,31 +301,21 @@ async def run_graph(
         nodes = task.nodes
         segment = Segment([n.stage for n in nodes])  # type: ignore[misc]
         tail_outs = task.outs.get((nodes[-1].id, MAIN), [])
-        out: list[Item] = []
 
-        async def deliver() -> None:
-            for item in out:
+        async def deliver(items: Iterator[Item]) -> None:
+            """Each item as the segment gives it out (it runs its stages as they are taken: batches a stage gives
+            back lazily go through one at a time, each sent on, waiting on the channel, before the next is made)."""
+            for item in items:
                 if type(item) is tuple:
                     await forward_side(task, nodes[item[0]], item[1])
-                elif type(item) is Batch:
-                    if tail_outs:
-                        await fanout(tail_outs, item)
-                else:  # batches the last stage gives back lazily: one at a time
-                    for part in item:  # type: ignore[union-attr]
-                        if type(part) is not Batch:
-                            raise result_invalid(nodes[-1].id, part)
-                        if tail_outs and len(part):
-                            await fanout(tail_outs, part)
-            out.clear()
+                elif tail_outs:
+                    await fanout(tail_outs, item)  # type: ignore[arg-type]
 
         assert task.receive is not None
         try:
             async for batch in Incoming(task.receive):
-                segment.push(batch, out)
-                if out:
-                    await deliver()
-            segment.finish(out)
-            await deliver()
+                await deliver(segment.push(batch))
+            await deliver(segment.finish())
         except BaseException:
             current[0] = nodes[segment.current].id
             raise

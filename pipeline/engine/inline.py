@@ -23,16 +23,13 @@ class InlineResult:
     def to_jsonl(self) -> bytes:
         return b"".join(b.to_jsonl() for b in self.batches)
 
-    def take(self, items: list[Item]) -> None:
+    def take(self, items: Iterable[Item]) -> None:
         for item in items:
-            if isinstance(item, Batch):
-                self.batches.append(item)
-            elif not isinstance(item, tuple):  # batches given back lazily
-                self.batches.extend(part for part in item if len(part))
-            else:
+            if type(item) is tuple:
                 for port, records in item[1].items():
                     self.side.setdefault(port, []).extend(records)
-        items.clear()
+            else:
+                self.batches.append(item)  # type: ignore[arg-type]
 
 
 def run_inline(stages: list[Transform], batches: Iterable[Batch], *, feed_side: dict[int, tuple[str, ...]] | None = None) -> InlineResult:
@@ -44,10 +41,7 @@ def run_inline(stages: list[Transform], batches: Iterable[Batch], *, feed_side: 
     """
     result = InlineResult()
     segment = Segment(stages, feed_side)
-    out: list[Item] = []
     for batch in batches:
-        segment.push(batch, out)
-        result.take(out)
-    segment.finish(out)
-    result.take(out)
+        result.take(segment.push(batch))
+    result.take(segment.finish())
     return result

@@ -16,10 +16,9 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.stage import Transform, result_invalid
 
-# What a push produces, in order: a batch that left the last stage, (stage index, side records), or batches the last
-# stage gives back lazily (an iterator in a list it returned: held records read back from a spool a piece at a time,
-# so that they need not all be in memory at once); each is taken before the next push.
-Item = Batch | tuple[int, dict[str, list[dict[str, Any]]]] | Iterator[Batch]
+# What a segment gives out, in order: a batch that left the last stage, or (stage index, side records) right after a
+# call of that stage.
+Item = Batch | tuple[int, dict[str, list[dict[str, Any]]]]
 
 
 class Segment:
@@ -31,8 +30,12 @@ class Segment:
         self.feeds = feeds or {}
         self.pending: dict[str, list[dict[str, Any]]] = {}
 
-    def push(self, batch: Any, out: list[Item], start: int = 0) -> None:
-        """Run ``batch`` (a Batch, a list of them, None) through stages ``start``.. and append what comes out to ``out``."""
+    def push(self, batch: Any, start: int = 0) -> Iterator[Item]:
+        """Run ``batch`` (a Batch, a list of them, None) through stages ``start``..: what comes out, in order, as it
+        is taken. A stage is called only when what came before is taken, so batches a stage gives back lazily (an
+        iterator in the list it returns: held records read back from a spool a piece at a time) go on through the
+        rest of the segment one at a time, as they are taken: never all in memory at once. Take all of it before the
+        next push (or ``finish``)."""
         stages = self.stages
         parts = batch if type(batch) is list or isinstance(batch, Iterator) else (batch,)
         for part in parts:
@@ -40,57 +43,54 @@ class Segment:
             if current is None:
                 continue
             if type(current) is not Batch:  # an item of a list a stage returned (or flushed)
-                if isinstance(current, Iterator):  # batches given back lazily: by the last stage, they stay lazy
-                    if start == len(stages):
-                        out.append(current)
-                    else:
-                        self.push(current, out, start)
+                if isinstance(current, Iterator):  # batches given back lazily: taken one at a time
+                    yield from self.push(current, start)
                     continue
-                raise result_invalid(stages[self.current].id, current)
+                raise result_invalid(stages[max(start - 1, 0)].id, current)
             if not (len(current) or current.closes_run):  # (an empty batch may still close a run)
                 continue
             for k in range(start, len(stages)):
                 self.current = k
                 if self.feeds:
-                    self._feed(k, out)
+                    yield from self._feed(k)
                 stage = stages[k]
                 current = stage(current)
                 if stage._side:
-                    self._side(k, out)
+                    yield self._side(k)
                 if type(current) is not Batch:
                     if type(current) is list:
-                        self.push(current, out, k + 1)
+                        yield from self.push(current, k + 1)
                     elif current is not None:
                         raise result_invalid(stage.id, current)
                     break
                 if not (len(current) or current.closes_run):
                     break
             else:
-                out.append(current)
+                yield current
 
-    def finish(self, out: list[Item]) -> None:
-        """End of input: flush each stage in order, pushing what it releases through the rest."""
+    def finish(self) -> Iterator[Item]:
+        """End of input: flush each stage in order, pushing what it releases through the rest (as ``push``)."""
         for k, stage in enumerate(self.stages):
             self.current = k
             if self.feeds:
-                self._feed(k, out)
+                yield from self._feed(k)
             tail = stage.flush()
             if stage._side:
-                self._side(k, out)
-            self.push(tail, out, k + 1)
+                yield self._side(k)
+            yield from self.push(tail, k + 1)
 
-    def _side(self, k: int, out: list[Item]) -> None:
+    def _side(self, k: int) -> Item:
         side = self.stages[k].drain()
-        out.append((k, side))
         if self.feeds:
             for port, records in side.items():
                 self.pending.setdefault(port, []).extend(records)
+        return (k, side)
 
-    def _feed(self, k: int, out: list[Item]) -> None:
+    def _feed(self, k: int) -> Iterator[Item]:
         for port in self.feeds.get(k, ()):
             records = self.pending.pop(port, None)
             if records:
                 stage = self.stages[k]
                 stage(Batch.side(records, port, f"<{port}>"))
                 if stage._side:
-                    self._side(k, out)
+                    yield self._side(k)

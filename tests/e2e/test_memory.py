@@ -56,3 +56,46 @@ def test_the_measure_sees_a_command_that_grows(tmp_path: Path):
     big = peak_kib(report)
     subprocess.run(measured(["true"], report), check=True, timeout=120)
     assert big > 80 * 1024 > peak_kib(report)
+
+
+WALK_THEN_MORE = """
+[stages.read]
+type = "read"
+[stages.walk]
+type = "walk"
+inputs = ["read", "read.errors"]
+at = "the_end"
+[stages.more]
+type = "dedupe"
+inputs = ["walk"]
+[stages.out]
+type = "write"
+inputs = ["more"]
+"""
+THE_END = (b'{"seq":1,"timestamp":"2026-01-01T00:00:00.000Z","type":"tool_called","runId":"run_x","payload":{"callId":'
+           b'"the_end","toolName":"bash","args":{}}}\n{"seq":2,"timestamp":"2026-01-01T00:00:01.000Z","type":'
+           b'"tool_completed","runId":"run_x","payload":{"callId":"the_end","output":{}}}\n')
+
+
+@pytest.mark.slow
+def test_records_a_walk_of_stdin_held_go_on_through_the_transforms_after_it_in_flat_memory(tmp_path: Path):
+    """A walk of stdin holds every record until its `at` step shows (in a spool: a temporary file past a few MiB); when
+    the step shows at the end, they go on, a piece at a time, through a transform fused after the walk, not all of
+    them gathered in memory first."""
+    journal = tmp_path / "stream.jsonl"
+    write_journal(journal, 48 << 20)
+    with open(journal, "ab") as out:
+        out.write(THE_END)
+    config = tmp_path / "walk.toml"
+    config.write_text(WALK_THEN_MORE)
+    report, walked = tmp_path / "rss", tmp_path / "walked.txt"
+    with open(journal, "rb") as cat, subprocess.Popen(["cat"], stdin=cat, stdout=subprocess.PIPE) as pipe, \
+            open(walked, "wb") as sink:
+        done = subprocess.run(measured([REPLAY, "run", str(config)], report), stdin=pipe.stdout, stdout=sink,
+                              stderr=subprocess.PIPE, timeout=600)
+        pipe.stdout.close()
+    assert done.returncode == 0, done.stderr
+    with open(walked, "rb") as text, open(journal, "rb") as records:
+        assert sum(1 for _ in text) == sum(1 for _ in records)  # every record, the held ones first
+    assert walked.read_bytes()[-200:].split(b"\n")[-2].startswith(b"tool_completed")
+    assert peak_kib(report) < LIMIT_KIB, f"peak RSS {peak_kib(report) / 1024:.0f} MiB"
