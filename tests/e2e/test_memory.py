@@ -6,10 +6,13 @@ import os
 import subprocess
 from pathlib import Path
 
+import orjson
 import pytest
 from bench.journal_gen import write_journal
 from bench.peak_rss import measured, peak_kib
 from conftest import REPLAY
+
+from replay.pipeline.engine.spec import bind, load_spec
 
 LIMIT_KIB = 150 * 1024
 SIZE = 200 * 1024 * 1024
@@ -58,20 +61,6 @@ def test_the_measure_sees_a_command_that_grows(tmp_path: Path):
     assert big > 80 * 1024 > peak_kib(report)
 
 
-WALK_THEN_MORE = """
-[stages.read]
-type = "read"
-[stages.walk]
-type = "walk"
-inputs = ["read", "read.errors"]
-at = "the_end"
-[stages.more]
-type = "dedupe"
-inputs = ["walk"]
-[stages.out]
-type = "write"
-inputs = ["more"]
-"""
 THE_END = (b'{"seq":1,"timestamp":"2026-01-01T00:00:00.000Z","type":"tool_called","runId":"run_x","payload":{"callId":'
            b'"the_end","toolName":"bash","args":{}}}\n{"seq":2,"timestamp":"2026-01-01T00:00:01.000Z","type":'
            b'"tool_completed","runId":"run_x","payload":{"callId":"the_end","output":{}}}\n')
@@ -86,8 +75,9 @@ def test_records_a_walk_of_stdin_held_go_on_through_the_transforms_after_it_in_f
     write_journal(journal, 48 << 20)
     with open(journal, "ab") as out:
         out.write(THE_END)
-    config = tmp_path / "walk.toml"
-    config.write_text(WALK_THEN_MORE)
+    config = tmp_path / "walk.json"  # `replay walk`'s graph, with `at` and a transform after the walk
+    config.write_bytes(orjson.dumps(bind(load_spec("walk"), set={"walk.at": "the_end", "out.inputs": ["more"]},
+                                         add={"more": {"type": "dedupe", "inputs": ["walk"]}})))
     report, walked = tmp_path / "rss", tmp_path / "walked.txt"
     with open(journal, "rb") as cat, subprocess.Popen(["cat"], stdin=cat, stdout=subprocess.PIPE) as pipe, \
             open(walked, "wb") as sink:
