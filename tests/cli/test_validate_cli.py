@@ -180,12 +180,17 @@ def test_a_file_that_cannot_be_read_is_a_problem_of_that_file_only(tmp_path: Pat
     write_json(tmp_path / "a.json", GOOD)
     (tmp_path / "b.json").symlink_to(tmp_path / "gone.json")
     (tmp_path / "c.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    (tmp_path / "d.jsonl").symlink_to(tmp_path / "d.jsonl")  # a link that loops (the walk stopped at it: E_UNHANDLED)
     done = run_replay("validate", "--in", str(tmp_path))
     assert done.returncode == 1
-    assert [(Path(s["source"]).name, s["valid"]) for s in jsonl(done.stdout)] == [("a.json", True), ("b.json", False), ("c.jsonl", False)]
+    assert [(Path(s["source"]).name, s["valid"]) for s in jsonl(done.stdout)] == [
+        ("a.json", True), ("b.json", False), ("c.jsonl", False), ("d.jsonl", False)]
     assert [(Path(e["source"]).name, e["code"]) for e in errors_of(done.stderr)] == [
-        ("b.json", "E_INPUT_UNREADABLE"), ("c.jsonl", "E_INPUT_UNREADABLE"),
+        ("b.json", "E_INPUT_UNREADABLE"), ("c.jsonl", "E_INPUT_UNREADABLE"), ("d.jsonl", "E_INPUT_UNREADABLE"),
     ]
+    read = run_replay("read", str(tmp_path))
+    assert read.returncode == 1 and b'"type":"run_started"' in read.stdout
+    assert [e["code"] for e in errors_of(read.stderr)] == ["E_INPUT_UNREADABLE"] * 3
 
 
 def test_inputs_are_never_modified(tmp_path: Path) -> None:
