@@ -1,4 +1,4 @@
-"""The flags and the loop of a command over many inputs: --workers, --engine, --scheduler, --quiet, the progress bar.
+"""The loop of a command over many inputs, as its flags (``cli/scale_flags.py``) set it, and its progress bar.
 
 ``run_over`` takes a command's bound spec (``Work``) and its input files, refuses what one run over
 all of them would refuse, skips what a manifest already records, runs the rest on the chosen backend
@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import ReplayError, StrictAbort
 from replay.pipeline.engine.executor import StageFailed
 from replay.pipeline.engine.parallel import (
@@ -44,41 +45,6 @@ from replay.pipeline.io.dask_backend import scheduler_address
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import TEMP_SUFFIX, is_url, make_folder
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
-
-ENGINES = ("local", "dask")
-
-
-@dataclass(frozen=True)
-class Scale:
-    """How a command spreads its inputs: worker count (None: decide), engine, scheduler, progress bar."""
-
-    workers: int | None = None
-    engine: str = "local"
-    scheduler: str | None = None
-    quiet: bool = False
-
-    @property
-    def asked(self) -> bool:
-        """Did the user ask for parallel runs (rather than take the default)?"""
-        return self.workers is not None or self.engine == "dask"
-
-
-def scale_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--workers, --engine, --scheduler and --quiet (the command builds ``Scale(workers, engine, scheduler, quiet)``)."""
-    options = [
-        click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="Process journals in N parallel workers, each running the command's graph "
-                          "[default: the number of cores; small jobs run in this process]."),
-        click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
-                     help="local: worker processes on this machine; dask: tasks on a Dask cluster (extra `dask`)."),
-        click.option("--scheduler", metavar="ADDRESS", default=None,
-                     help="Dask scheduler address (tcp://HOST:8786) for --engine dask [default: "
-                          "DASK_SCHEDULER_ADDRESS, else a local cluster of --workers processes]."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress bar (it is shown only when stderr is a terminal)."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
 
 
 @dataclass

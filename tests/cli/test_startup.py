@@ -24,11 +24,22 @@ sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
 """
 
 
-@pytest.mark.parametrize(("command", "ran"), [(["read"], "replay.stages.check_lines"), (["validate", "--in"], "replay.stages.screen"),
-                                             (["heal"], "replay.stages.screen"), (["report"], "replay.stages.summarize")])
-def test_the_usual_commands_load_only_what_they_use(command: list[str], ran: str, tmp_path: Path):
-    done = subprocess.run([sys.executable, "-c", PROBE, *command, str(EXAMPLE)], capture_output=True, cwd=tmp_path,
+# The loop of a command over many inputs (`--in DIR`, `--workers`): not loaded to stream one input through one graph.
+SCALING_OUT = ["replay.pipeline.cli.scale", "replay.pipeline.engine.parallel", "replay.pipeline.io.dask_backend"]
+
+
+@pytest.mark.parametrize(("command", "ran", "unused"), [
+    (["read"], "replay.stages.check_lines", SCALING_OUT),
+    (["validate", "--in"], "replay.stages.screen", []),  # (a file is validated as one input of the loop over many)
+    (["validate", "-"], "replay.stages.screen", SCALING_OUT),  # a stream on stdin
+    (["heal"], "replay.stages.screen", SCALING_OUT),
+    (["report"], "replay.stages.summarize", SCALING_OUT),
+])
+def test_the_usual_commands_load_only_what_they_use(command: list[str], ran: str, unused: list[str], tmp_path: Path):
+    stdin = EXAMPLE.read_bytes() if command[-1] == "-" else None
+    args = command if stdin is not None else [*command, str(EXAMPLE)]
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], input=stdin, capture_output=True, cwd=tmp_path,
                           check=False, timeout=60)
     modules = set(done.stderr.rsplit(b"\nMODULES ", 1)[1].decode().split())
     assert ran in modules  # (the probe ran the command)
-    assert [m for m in NOT_AT_START_UP if m in modules] == []
+    assert [m for m in [*NOT_AT_START_UP, *unused] if m in modules] == []

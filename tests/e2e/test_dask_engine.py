@@ -45,7 +45,8 @@ def test_the_scheduler_address_may_come_from_the_environment(journals, thread_cl
 def test_worker_processes_unpickle_the_work_and_a_killed_worker_leaves_no_partial_file(journals, clean, process_cluster,
                                                                                         tmp_path: Path) -> None:
     from replay.pipeline.cli.app import package_version
-    from replay.pipeline.cli.scale import Scale, run_over
+    from replay.pipeline.cli.scale import run_over
+    from replay.pipeline.cli.scale_flags import Scale
     from replay.pipeline.engine.parallel import Work
     from replay.pipeline.engine.spec import bind, load_spec
     from replay.pipeline.io.dask_backend import dask_tasks

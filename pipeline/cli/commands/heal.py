@@ -10,18 +10,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
-from replay.pipeline.cli.scale import (
-    RUN_FAILURES,
-    Scale,
-    cli_work,
-    files_for,
-    filling,
-    holding_stdout,
-    partial_sibling,
-    print_outcome,
-    run_over,
-    scale_options,
-)
+from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.fdio import write_failed, write_stdout
@@ -156,6 +145,7 @@ def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, tar
     file under a temp name then moved onto its own, the manifest (at the URL) last; a run again resumes
     from it. A folder this run created is removed again when the command fails as one run would, or when every input
     is refused (nothing healed)."""
+    from replay.pipeline.cli.scale import RUN_FAILURES, cli_work, run_over
     from replay.pipeline.io import remote
     from replay.pipeline.io.manifest import Manifest, work_key
 
@@ -185,6 +175,7 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     is refused (nothing healed), that folder goes again: no ``target`` appears. An existing ``target`` is written in
     place (each file atomically), the manifest last.
     """
+    from replay.pipeline.cli.scale import cli_work, files_for, filling, holding_stdout, partial_sibling, print_outcome, run_over
     from replay.pipeline.io.manifest import Manifest, work_key
 
     doc = bind(load_spec("heal-dir"), set=bound)

@@ -14,7 +14,7 @@ import click
 import orjson
 
 from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
-from replay.pipeline.cli.scale import Scale, scale_options
+from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.agent_protocol import AgentLimits

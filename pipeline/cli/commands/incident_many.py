@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.cli.app import logger, package_version
-from replay.pipeline.cli.scale import Scale, cli_work, filling, partial_sibling, run_over
+from replay.pipeline.cli.scale import cli_work, filling, partial_sibling, run_over
+from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import expand_paths, is_temp_name, publish_folder

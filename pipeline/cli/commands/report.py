@@ -11,7 +11,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.cli.scale import Scale, cli_work, files_for, run_over, scale_options
+from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, path_kind, stdin_is_terminal
 from replay.pipeline.report.model import SUMMARY_FIELDS
@@ -131,6 +131,7 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
     the files' runs report them, in input order."""
     import tempfile
 
+    from replay.pipeline.cli.scale import cli_work, files_for, run_over
     from replay.pipeline.engine.parallel import Work, preflight_all
     from replay.pipeline.engine.spec import bind, load_spec
 

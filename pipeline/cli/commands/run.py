@@ -6,7 +6,7 @@ import click
 
 from replay.pipeline.cli.app import execute, exit_code_for
 from replay.pipeline.cli.commands.read import strict_option
-from replay.pipeline.cli.scale import Scale, cli_work, files_for, run_over, scale_options
+from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.config import graph_from_config, load_pipeline, read_config_file
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.io.journals import STDIN, expand_paths
@@ -57,6 +57,8 @@ def run(pipeline_file: str, args: tuple[str, ...], strict: bool, workers: int | 
                 "E_USAGE_INVALID", f"stage {node.id!r} writes {written[0]!r}: run once per input, every run would write it "
                 "again", path=f"stages.{node.id}", received=written[0],
                 howToFix="Drop --workers/--engine to run the graph once over every input, or write to stdout."))
+    from replay.pipeline.cli.scale import cli_work, files_for, run_over
+
     work = cli_work(doc, strict=strict, inputs=len(files), files=files_for(files))
     totals = run_over(work, files, scale, label="run")
     return EXIT_FAILED if totals.errors else EXIT_OK

@@ -8,7 +8,7 @@ import click
 
 from replay.pipeline.cli.app import logger, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.cli.scale import Scale, cli_work, files_for, run_over, scale_options
+from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import STDIN, expand_paths, is_url, require_stdin, stdin_is_terminal
@@ -151,6 +151,8 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     if pass_through or STDIN in found:
         result = run_spec("validate", found, set=bound, bypass=["summary"] if pass_through else (), strict=strict)
         return EXIT_FAILED if result.errors else EXIT_OK
+    from replay.pipeline.cli.scale import cli_work, files_for, run_over  # (the loop over files: not for a stream)
+
     work = cli_work(bind(load_spec("validate"), set=bound), strict=strict, inputs=len(found),
                 files=files_for(found))
     totals = run_over(work, found, Scale(workers, engine, scheduler, quiet), label="validate")
