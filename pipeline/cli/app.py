@@ -24,6 +24,7 @@ from replay.pipeline.engine.errors import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_REFUSED,
+    INTERRUPTS,
     PipeClosed,
     ReplayError,
     StrictAbort,
@@ -35,7 +36,6 @@ from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, log_warnings, make_logger
 from replay.pipeline.engine.memory import tune_gc
 from replay.pipeline.engine.stage import Option
-from replay.pipeline.io.processes import INTERRUPTS
 
 EXAMPLES = """\b
 Examples:

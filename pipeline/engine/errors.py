@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import signal
 from typing import Any, NamedTuple
 
 from replay.pipeline.engine import exactjson
@@ -166,6 +167,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
 }
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
+# Signals that interrupt replay as Ctrl-C does (the CLI makes SIGTERM and SIGHUP act as Ctrl-C; exit 128 + the number)
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def interrupted_exit(signal_number: int) -> int:

@@ -21,10 +21,9 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from typing import Any
 
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
+from replay.pipeline.engine.errors import EXIT_FAILED, INTERRUPTS, ReplayError, optional_module
 from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.parallel import Chunk, Completions, Outcome, Work, run_inputs
-from replay.pipeline.io.processes import INTERRUPTS
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 CONNECT_SECONDS = 10

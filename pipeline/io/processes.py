@@ -5,7 +5,7 @@ the cap the group is killed) and the end of stderr, and kills the whole group on
 then SIGKILL after a grace period) and after it exits, so nothing it started outlives it. With
 ``keep_on_interrupt``, Ctrl-C stops the process (its group gets SIGINT, then SIGKILL after the grace
 period) and the outcome, marked ``interrupted``, keeps what it printed, instead of cancelling the caller.
-SIGTERM and SIGHUP (``INTERRUPTS``) are interrupts too: the group gets the same signal.
+SIGTERM and SIGHUP (``engine.errors.INTERRUPTS``) are interrupts too: the group gets the same signal.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from datetime import UTC, datetime
 import anyio
 import anyio.abc
 
+from replay.pipeline.engine.errors import INTERRUPTS
+
 READER_GRACE_S = 5.0  # after the group is gone, how long stdout/stderr may take to reach end of file
 GROUP_GONE_S = 2.0  # how long to wait for killed group members to disappear
-# Signals that interrupt replay as Ctrl-C does (the CLI makes SIGTERM and SIGHUP act as Ctrl-C; exit 128 + the number)
-INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass

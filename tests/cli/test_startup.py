@@ -10,7 +10,8 @@ import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "journals" / "broken.jsonl"
 NOT_AT_START_UP = ["hashlib", "tempfile", "importlib.resources", "shutil", "difflib", "shlex", "bz2", "lzma",
-                   "replay.pipeline.io.nats_stream", "replay.pipeline.io.remote.fsspec"]
+                   "replay.pipeline.io.nats_stream", "replay.pipeline.io.remote.fsspec",
+                   "replay.pipeline.io.processes"]  # (runners' and agents' processes: capture, spawn, incident replay)
 
 PROBE = """
 import sys
