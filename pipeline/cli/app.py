@@ -34,7 +34,7 @@ from replay.pipeline.engine.errors import (
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, log_warnings, make_logger
-from replay.pipeline.engine.memory import tune_gc
+from replay.pipeline.engine.memory import spare_teardown, tune_gc
 from replay.pipeline.engine.stage import Option
 
 EXAMPLES = """\b
@@ -447,6 +447,7 @@ def main(argv: list[str] | None = None) -> None:
     tune_gc()
     interrupt_like_ctrl_c()
     code = run_cli(argv)
+    spare_teardown()
     sys.exit(code)
 
 

@@ -17,3 +17,10 @@ def tune_gc() -> None:
     _tuned = True
     gc.freeze()
     gc.set_threshold(50_000, 50, 100)
+
+
+def spare_teardown() -> None:
+    """When the command is done and its process is about to exit: freeze every object, so that the interpreter's
+    teardown does not scan them all (twice) for reference cycles to free. The process's end frees them anyway; the
+    scans cost every command several milliseconds (~300 modules' objects)."""
+    gc.freeze()
