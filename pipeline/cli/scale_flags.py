@@ -1,8 +1,8 @@
 """The flags of a command over many inputs (--workers, --engine, --scheduler, --quiet) and the ``Scale`` they make.
 
-Apart from ``cli/scale.py`` (the loop over the inputs, the worker backends): every command that has these flags
-imports this module to declare them, and the loop only when it runs over many inputs, so that a command that
-streams one input through one graph (``replay heal FILE``) does not load the parallel machinery.
+Kept apart from ``cli/scale.py`` (the loop over the inputs and its worker backends) so that declaring the flags
+loads click only: a command imports the loop where it runs over many inputs, and one that streams a single input
+through one graph (``replay heal FILE``) never loads the parallel machinery.
 """
 
 from __future__ import annotations
