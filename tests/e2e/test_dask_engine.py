@@ -3,9 +3,12 @@ worker processes, a worker killed mid-run, no partial file left, Ctrl-C and SIGT
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -86,7 +89,6 @@ def test_a_strict_run_on_a_running_scheduler_leaves_nothing_behind(process_clust
     """--strict against a running scheduler (--scheduler: the command does not own the cluster, so it cannot stop the
     workers): the tasks still running when the first error ends the command wrote into the staging folder after it
     was removed, and it stayed. They are told to stop and waited for: no folder, no staging folder, now or later."""
-    import time
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -129,10 +131,6 @@ def test_a_strict_run_whose_scheduler_is_lost_keeps_its_error_and_warns_of_the_t
     tracebacks on stderr. Hung (SIGSTOP): the wait, and telling the workers to stop, had no bound. The command's error
     stays its error, and a JSON warning names the folder a task may still write into. (The hung scheduler's case runs
     the CLI with its bounds made short.)"""
-    import json
-    import sys
-    import time
-
     from journal_gen import write_journal
 
     folder = tmp_path / "in"
@@ -147,10 +145,7 @@ def test_a_strict_run_whose_scheduler_is_lost_keeps_its_error_and_warns_of_the_t
                                  stderr=subprocess.DEVNULL, env=quiet)
     worker = None
     try:
-        deadline = time.monotonic() + 30
-        while not (tmp_path / "s.json").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        address = json.loads((tmp_path / "s.json").read_text())["address"]
+        address = _scheduler_address(tmp_path / "s.json")
         worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "2",
                                    "--no-dashboard", "--preload", str(preload)], stderr=subprocess.DEVNULL,
                                   env={**quiet, "SCHEDULER_PID": str(scheduler.pid), "SCHEDULER_SIGNAL": str(int(sig))})
@@ -285,3 +280,16 @@ def test_the_workers_of_a_local_cluster_log_nothing_on_stderr(journals, tmp_path
     assert proc.returncode in (0, 1), proc.stderr  # (the journals have bad lines on purpose)
     assert proc.stdout  # the stage ran in the workers
     assert b"heartbeat" not in proc.stderr and all(line.startswith(b"{") for line in proc.stderr.splitlines()), proc.stderr
+
+
+def _scheduler_address(path: Path, seconds: float = 30) -> str:
+    """The address the scheduler writes to its scheduler file: once the file is whole (it exists, empty, a moment
+    before the scheduler writes it: reading it then failed now and then)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return str(json.loads(path.read_text())["address"])
+        except (FileNotFoundError, ValueError, KeyError):
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
