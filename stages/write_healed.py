@@ -53,6 +53,36 @@ class _Healed:
     heal: dict[str, Any] | None = None
     repairs: list[dict[str, Any]] = field(default_factory=list)
     notices: list[dict[str, Any]] = field(default_factory=list)
+    run_id: Any = None  # the first event's runId (of an event parsed, or a line as it came), when it names one
+    named: bool = False  # the first event was seen
+
+    def take(self, record: dict[str, Any], column: Column) -> None:
+        """A record of the stream: kept with its bytes, and noted when it is the input's run record, heal record or
+        first event."""
+        kind = record_kind(record)
+        if kind == SOURCE_RECORD:
+            return
+        self.columns.append(column)
+        if kind == RUN_RECORD and self.run is None:
+            self.run = record
+        elif kind == HEAL_RECORD:
+            self.heal = record
+        elif kind is None:
+            self.events.append(record)
+            if not self.named:
+                self.named, self.run_id = True, record.get("runId")
+
+    def take_lines(self, batch: Batch) -> None:
+        """Lines of a journal as they came (the screen's fast lane: whole runs that need nothing, or that it
+        repaired): kept as bytes; decoded only while the run record or the first event is still to be found, or
+        where a line holds a record (its bytes name ``$record``)."""
+        for column in zip(batch.events or [None] * len(batch.raws), batch.raws, batch.lines, batch.offsets,
+                          batch.pointers, strict=True):
+            raw = column[1]
+            if raw is not None and (not self.named or b"$record" in raw):
+                self.take(exactjson.loads(raw), column)
+            else:
+                self.columns.append(column)
 
 
 @register("write_healed")
@@ -113,17 +143,11 @@ class WriteHealed(Sink):
                 continue
             last = batch.source
             target = healed.setdefault(batch.source, _Healed())
-            for i, record in enumerate(batch.events or ()):
-                kind = record_kind(record)
-                if kind == SOURCE_RECORD:
-                    continue
-                target.columns.append(batch.column(i))
-                if kind == RUN_RECORD and target.run is None:
-                    target.run = record
-                elif kind == HEAL_RECORD:
-                    target.heal = record
-                elif kind is None:
-                    target.events.append(record)
+            if batch.events is None:
+                target.take_lines(batch)
+                continue
+            for i, record in enumerate(batch.events):
+                target.take(record, batch.column(i))
         outputs = []
         for source, path in names.items():
             done = healed.get(source)
@@ -164,7 +188,7 @@ class WriteHealed(Sink):
                 self.emit("errors", problem)
             data = document_bytes(artifact)
             artifact_id = artifact["id"]
-        run_id = (done.run or {}).get("runId") or next((e.get("runId") for e in done.events), None)
+        run_id = (done.run or {}).get("runId") or done.run_id
         log = heal_log_document(done.repairs, done.notices, artifact_id=artifact_id, run_id=run_id, source=source)
         return (healed_rel, data), (log_rel, log), source
 

@@ -175,6 +175,34 @@ def test_directory_mode_writes_healed_artifacts_and_logs(tmp_path: Path) -> None
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging dir left
 
 
+def _clean_run(run_id: str, second: int) -> list[bytes]:
+    return [orjson.dumps({"seq": k, "timestamp": f"2026-03-01T12:00:{second + k:02d}.000Z", "type": kind, "runId": run_id,
+                          "payload": {}}) for k, kind in enumerate(("run_started", "user_message", "run_completed"), 1)]
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_directory_mode_heals_a_journal_as_filter_mode_does_through_the_fast_lane(tmp_path: Path, declared: bool) -> None:
+    """Clean runs pass through heal --in/--out as their bytes (the screen, as in filter mode), a run the rules repair
+    between them: the healed copy is filter mode's output, and the heal log names the journal's run record's
+    artifactId and runId, or the first event's runId when no run record opens it."""
+    record = [orjson.dumps({"$record": "run", "runId": "r1", "artifactId": "art-1", "status": "ok"})] if declared else []
+    repaired = [line.replace(b'"user_message"', b'"llm_message"') for line in _clean_run("r2", 10)]
+    journal = tmp_path / "in" / "j.jsonl"
+    journal.parent.mkdir()
+    journal.write_bytes(b"\n".join([*record, *_clean_run("r1", 0), *repaired, *_clean_run("r3", 20)]) + b"\n")
+    filtered = run_replay("heal", str(journal))
+    assert filtered.returncode == 0, filtered.stderr
+    out = tmp_path / "out"
+    folder = run_replay("heal", "--in", str(journal.parent), "--out", str(out))
+    assert folder.returncode == 0, folder.stderr
+    assert (out / "j.healed.jsonl").read_bytes() == filtered.stdout
+    assert b'"type":"assistant_message","runId":"r2"' in filtered.stdout
+    log = json.loads((out / "j.heal-log.json").read_text())
+    assert (log["artifactId"], log["runId"], log["summary"]) == (
+        "art-1" if declared else "j.jsonl", "r1", {"total": 1, "byRule": {"alias": 1}})
+    assert 'type = "screen"' in run_replay("stages", "--graph", "heal-dir").stdout.decode()
+
+
 def test_directory_mode_refusals(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x")
     cases = [

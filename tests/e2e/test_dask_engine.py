@@ -136,7 +136,9 @@ def test_a_strict_run_whose_scheduler_is_lost_keeps_its_error_and_warns_of_the_t
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a-bad.jsonl").write_bytes(b"not json\n")
-    write_journal(folder / "b-big.jsonl", 40_000_000)  # a task of seconds
+    big = folder / "b-big.jsonl"
+    write_journal(big, 40_000_000)  # a task of seconds: every event marked not synthetic goes the slow way (no fast lane)
+    big.write_bytes(big.read_bytes().replace(b'"payload":', b'"synthetic":false,"payload":'))
     preload = tmp_path / "kill_scheduler.py"
     preload.write_text(KILL_SCHEDULER_PRELOAD)
     quiet = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "critical"}

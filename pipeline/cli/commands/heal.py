@@ -65,7 +65,9 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     again (after a crash, or with new inputs) heals only what it does not record.
     """
     bound: dict[str, Any] = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes,
-                             "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}  # (a document as lines)
+                             "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes,  # (a document as lines)
+                             "screen.rules_file": rules_path or "",
+                             "screen.enabled": dialect == "auto" and dialect_out is None}  # the fast lane knows replay's own events only
     if in_path is not None or out_dir is not None:
         if dialect_out is not None:
             raise ReplayError("E_USAGE_INVALID", "--dialect-out writes a stream: use it in filter mode (PATHs or stdin), "
@@ -86,8 +88,6 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         if is_url(out_dir):
             return heal_into_url(bound, files, root, out_dir, scale, strict)
         return heal_folder(bound, files, root, Path(out_dir), scale, strict)
-    bound["screen.rules_file"] = rules_path or ""
-    bound["screen.enabled"] = dialect == "auto" and dialect_out is None  # the fast lane knows replay's own events only
     add: dict[str, dict[str, Any]] = {}
     if log_path is not None:  # ("" is refused by the preflight, as `--out ""` is)
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
