@@ -68,7 +68,7 @@ class SummarizeRepairs(RunScoped):
                 self._last[source] = next(filter(None, reversed(lines)), None)  # (its end may be invented)
             elif batch.clean is not None and len(batch):  # whole runs, passed as they came
                 first = batch.at("lines", 0)
-                last = self._last.get(source)
+                last = self._last.get(source, 0)  # (0: no run of the input came yet, its first line is 1)
                 if self.pending and last is not None and first is not None and first > last + 1:
                     self._seal(source, last, first, None, batch, 0)
                 self._last[source] = batch.at("lines", -1)
@@ -126,7 +126,7 @@ class SummarizeRepairs(RunScoped):
         that go back are another input of the same name), or of a run dropped whole between them (``_seal``); it
         begins at column ``i`` of ``batch``."""
         source = _input(run)
-        last = self._last.get(source)
+        last = self._last.get(source, 0)  # (0: no run of the input came yet, its first line is 1; None: not known)
         start = None if last is None else last + 1
         if self.pending and last is not None and first is not None and first > last + 1:
             start = self._seal(source, last, first if declared_at is None else declared_at,
@@ -149,7 +149,6 @@ class SummarizeRepairs(RunScoped):
         if not lined:
             return last + 1
         ahead = set(batch.lines[i:])
-        # (a repair that names no run before the first that names one lies in the run before: it stays, for that run)
         gap = [entry for entry in _owned([entry for entry in lined if entry[0] not in ahead]) if entry[1] is not None]
         cut = len(gap)
         while cut and own is not None and gap[cut - 1][1] == own:
@@ -310,14 +309,16 @@ def _apart(pending: dict[tuple[Input, Any], Held]) -> list[tuple[tuple[Input, An
 def _owned(entries: list[tuple[Any, Any, tuple[Any, str, int]]]) -> list[tuple[Any, Any, tuple[Any, str, int], Any]]:
     """``entries`` (line, run, repair) in line order, each with the run it is of: ``(line, owner, repair, run)``. A repair
     that names no run (run None: a record written across lines that names none, joined before the rules saw its line)
-    is of the run whose repair came last before it, the run its line lies in (owner None: no repair came before it)."""
+    is of the run whose repair came last before it, the run its line lies in; before the first that names a run, of
+    that run, the one it comes before (owner None: none names a run)."""
     owned = []
     owner = None
     for line, run, repair in entries:
         if run is not None:
             owner = run
         owned.append((line, owner if run is None else run, repair, run))
-    return owned
+    first = next((run for _, run, _ in entries if run is not None), None)
+    return [(line, first if owner is None else owner, repair, run) for line, owner, repair, run in owned]
 
 
 def _stretches(entries: list[tuple[Any, ...]]) -> list[tuple[Any, Held]]:

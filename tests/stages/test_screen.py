@@ -646,6 +646,65 @@ def test_a_join_inside_a_run_heal_drops_whole_is_counted_with_that_run(size: int
          "runDropped": True}]
 
 
+# A dropped record written across lines opens the input, then an r1 heal drops whole (an orphaned result, its seq 2),
+# then r2, clean (the fast lane passes it as bytes): the join's repair lies before any run that stays.
+JOIN_BEFORE_A_VANISHED_FIRST_RUN = [
+    *pretty(DROPPED).split(b"\n"),
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:01.000Z","type":"tool_completed","runId":"r1","payload":{"callId":"o"}}',
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_started","runId":"r2","payload":{}}',
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:03.000Z","type":"run_completed","runId":"r2","payload":{}}',
+]
+
+
+@pytest.mark.parametrize("size", [1, 3, 6, 9])
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_join_before_the_first_run_heal_drops_whole_is_counted_with_that_run(size: int, fast: bool):
+    """It is the run's the record comes before (no run came before it), in both lanes. (The slow lane gave it to r2,
+    the first run that stayed; the fast lane, where r2 passes as bytes, to no run.)"""
+    stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+    out, _ = screened(stages, JOIN_BEFORE_A_VANISHED_FIRST_RUN, size, {len(stages) - 1: ("repairs",)})
+    records = [orjson.loads(line) for line in out.splitlines() if b'"$record":"heal"' in line]
+    assert records == [{"$record": "heal", "runId": "r1", "repairs": 2,
+                        "byRule": {"join_split_records": 1, "pair_tool_calls": 1}, "runDropped": True}]
+
+
+SMALL_KINDS = [("run_started", {}), ("user_message", {"text": "x"}), ("assistant_message", {"text": "y"}),
+               ("tool_called", {"callId": "c", "toolName": "b"}), ("tool_completed", {"callId": "c"}),
+               ("tool_completed", {"callId": "o"}), ("tool_end", {"callId": "c"}), ("run_completed", {})]
+
+
+@st.composite
+def runs_that_vanish(draw: st.DrawFn) -> list[bytes]:
+    """A few short runs of a few ids (one may come back, or be cut by another), any of them broken so that heal drops
+    it whole or repairs it, an event without its runId now and then, and dropped records written across lines
+    anywhere, the input's first line too."""
+    lines: list[bytes] = []
+    for _ in range(draw(st.integers(1, 5))):
+        rid = draw(st.sampled_from(["r1", "r2", "r3"]))
+        for seq in range(1, draw(st.integers(1, 4)) + 1):
+            kind, payload = draw(st.sampled_from(SMALL_KINDS))
+            key = draw(st.sampled_from(["runId", "runId", "runId", "run"]))
+            lines.append(orjson.dumps({"seq": seq, "timestamp": f"2026-03-01T12:00:{seq:02d}.000Z", "type": kind, key: rid,
+                                       "payload": payload}))
+        if draw(st.booleans()):
+            lines.insert(draw(st.integers(0, len(lines))), DROPPED)
+    return [piece for line in lines for piece in (pretty(line).split(b"\n") if line is DROPPED else [line])]
+
+
+@settings(max_examples=200, deadline=None)
+@given(runs_that_vanish(), st.integers(1, 12))
+@example(JOIN_BEFORE_A_VANISHED_FIRST_RUN, 9)  # (found by this test's generator, 1 draw in ~3,000)
+@example(VANISHED_WITH_A_JOIN, 11)
+def test_heal_counts_the_same_with_and_without_the_fast_lane_when_runs_vanish_around_joined_records(lines, size):
+    """Where a repair that names no run (a joined record) is counted, next to runs heal drops whole, does not depend on
+    the lane or on where batches were cut."""
+    def chain(fast: bool) -> tuple[bytes, list]:
+        stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+        return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
+
+    assert chain(True) == chain(False)
+
+
 # r5 (no end, a call without its result), z0 (only an orphaned result: dropped whole), then r5 again, clean on its own.
 KEPT_APART = [
     b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r5","payload":{}}',
