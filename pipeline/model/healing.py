@@ -38,11 +38,11 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
     """The heal rules file (``--rules FILE``, else ``.replay/heal.rules.json`` when present), or {}."""
     explicit = path is not None
     target = Path(path) if path is not None else Path(cwd) / RULES_FILE
-    if not target.is_file():
-        if explicit:
-            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"heal rules file {str(target)!r} does not exist", path=str(target))
+    if not explicit and not target.is_file():
         return {}
-    rules = read_json_file(target, "heal rules file", "E_HEAL_RULES_INVALID_JSON", not_json="")
+    if str(target) in _READ_ONCE:
+        return _READ_ONCE[str(target)]
+    rules = read_json_file(target, "heal rules file", "E_HEAL_RULES_INVALID_JSON", not_json="")  # (a folder: unreadable)
     if not isinstance(rules, dict):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),
@@ -52,7 +52,12 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",
                           source=str(target), path="$.eventAliases", expected="object of strings",
                           received=excerpt(exactjson.dumps(aliases)), example='{"eventAliases": {"tool_end": "tool_completed"}}')
+    if not target.is_file():  # a pipe (`--rules <(...)`): what heal's rules and its fast lane both read, read once
+        _READ_ONCE[str(target)] = rules
     return rules
+
+
+_READ_ONCE: dict[str, dict[str, Any]] = {}  # rules files that can be read once only (pipes), as they were read
 
 
 

@@ -121,9 +121,27 @@ def test_a_rules_file_writing_a_key_twice_is_refused_at_the_second(tmp_path: Pat
     assert (error["line"], error["column"], error["offset"]) == (2, 39, 18) and "twice" in error["message"]
 
 
-def test_missing_rules_file_is_refused() -> None:
+def test_missing_rules_file_is_refused(tmp_path: Path) -> None:
     proc = run_replay("heal", "--rules", "/nonexistent/rules.json", input=b"")
     assert proc.returncode == 2 and errors_of(proc.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND"
+    folder = run_replay("heal", "--rules", str(tmp_path), input=b"")  # (it said a folder "does not exist")
+    assert folder.returncode == 2 and [e["code"] for e in errors_of(folder.stderr)] == ["E_INPUT_UNREADABLE"]
+
+
+@pytest.mark.parametrize("mode", ["filter", "folder"])
+def test_rules_from_a_pipe_are_read_once_for_the_rules_and_the_fast_lane(tmp_path: Path, mode: str) -> None:
+    """`--rules <(...)`: a pipe, read once (heal's rules and its fast lane both need the aliases). It was refused as a
+    file that "does not exist"; read twice, the second reader would find the pipe empty."""
+    stream = b"\n".join(lines_of([ev(1, "run_started"), ev(2, "agent_said"), ev(3, "run_completed")])) + b"\n"
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "j.jsonl").write_bytes(stream)
+    (tmp_path / "rules.json").write_text(json.dumps({"eventAliases": {"agent_said": "assistant_message"}}))
+    target = "in/j.jsonl" if mode == "filter" else "--in in --out out"
+    proc = subprocess.run(["bash", "-c", f"{REPLAY} heal --rules <(cat rules.json) {target}"], cwd=tmp_path,
+                          capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    healed = proc.stdout if mode == "filter" else (tmp_path / "out" / "j.healed.jsonl").read_bytes()
+    assert [r["type"] for r in jsonl(healed) if "type" in r] == ["run_started", "assistant_message", "run_completed"]
 
 
 def test_real_journals_heal_and_stay_healed() -> None:
