@@ -209,6 +209,13 @@ class ExactNumber(float):
         return number
 
 
+def same_leaf(a: Any, b: Any) -> bool:
+    """Are two JSON values that are no object or array the same as written? Of one JSON type (``1``, ``1.0`` and
+    ``true`` are three values) and equal; a number a double does not hold (``ExactNumber``: ``1e400`` and ``2e400``
+    both read as infinity) by its text."""
+    return type(a) is type(b) and a == b and (type(a) is not ExactNumber or a.text == b.text)
+
+
 def _float(text: str) -> float:
     value = float(text)
     if value in (_INF, -_INF):

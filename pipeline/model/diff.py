@@ -177,7 +177,7 @@ def field_changes(a: Any, b: Any, path: str = "$") -> list[dict[str, Any]]:
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [c for k, (x, y) in enumerate(zip(a, b, strict=True)) for c in field_changes(x, y, _child(path, k))]
-    if type(a) is type(b) and a == b and (type(a) is not exactjson.ExactNumber or a.text == b.text):
+    if exactjson.same_leaf(a, b):
         return []
     return [{"path": path, "a": a, "b": b}]
 

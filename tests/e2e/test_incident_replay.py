@@ -470,3 +470,30 @@ def test_an_agent_program_that_is_a_folder_is_named_a_folder(imported: Path, tmp
     os.mkfifo(tmp_path / "pipe")
     (error,) = errors_of(replay(imported, json.dumps([str(tmp_path / "pipe")]), tmp_path / "out").stderr)
     assert error["message"].endswith("is a pipe, a device or a socket, not a program"), error
+
+
+# Numbers a double does not hold are kept as written (README, "Nothing lost"); two that are written differently are
+# different values, though both read as the same double: 1e400 and 2e400 as infinity, 20 significant digits rounded.
+EXACT_CALL = '{"type":"tool_call","call_id":"z1","name":"calc","args":{"x":3.14159265358979323846}}'
+EXACT_FINAL = '{"type":"final_output","output":{"status":"done","v":1e400}}'
+
+
+@pytest.mark.parametrize(("call", "final", "outcome", "kind"), [
+    (EXACT_CALL, EXACT_FINAL, "matched", None),
+    (EXACT_CALL.replace("846", "847"), EXACT_FINAL, "diverged", "changed_call"),
+    (EXACT_CALL, EXACT_FINAL.replace("1e400", "2e400"), "diverged", "changed_final_output"),
+])
+def test_numbers_a_double_does_not_hold_match_only_as_written(tmp_path: Path, call: str, final: str, outcome: str,
+                                                              kind: str | None) -> None:
+    export = tmp_path / "exact.json"
+    export.write_text('{"schema_version":1,"input":{},"events":['
+                      '{"type":"tool_call","call_id":"c1","name":"calc","args":{"x":3.14159265358979323846}},'
+                      '{"type":"tool_result","call_id":"c1","ok":true,"result":{"y":1}},'
+                      '{"type":"final_output","output":{"status":"done","v":1e400}}],'
+                      '"assertions":[{"id":"v-present","type":"required_output","fields":["v"]}]}')
+    done = run_replay("incident", "import", str(export), "--out", str(tmp_path / "imported"))
+    assert done.returncode == 0, done.stderr
+    done = replay(tmp_path / "imported" / "incident.json", plan_agent([{"raw": call}, {"raw": final}]), tmp_path / "replayed")
+    (summary,) = jsonl(done.stdout)
+    assert summary["replay"] == outcome and summary.get("divergence") == kind, done.stderr
+    assert done.returncode == (0 if outcome == "matched" else 1)

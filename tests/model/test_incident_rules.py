@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from incident_support import REFUND_EXPORT
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.incident.export import load_export
 from replay.pipeline.model.incident.rules import FAIL, INCONCLUSIVE, PASS, evaluate, overall, typed_equal
 
@@ -76,6 +77,18 @@ def test_output_equals_tells_true_from_one() -> None:
     events[-1]["output"]["flag"] = True
     assert judge({"type": "output_equals", "path": "/flag", "value": 1}, events=events)["status"] == FAIL
     assert judge({"type": "output_equals", "path": "/flag", "value": True}, events=events)["status"] == PASS
+
+
+@pytest.mark.parametrize(("written", "rule", "status"), [
+    (b"1e400", b"1e400", PASS),
+    (b"1e400", b"2e400", FAIL),  # both read as infinity
+    (b"3.14159265358979323846", b"3.14159265358979323846", PASS),
+    (b"3.14159265358979323846", b"3.14159265358979323847", FAIL),  # both read as 3.141592653589793
+])
+def test_output_equals_compares_numbers_a_double_does_not_hold_as_written(written: bytes, rule: bytes, status: str) -> None:
+    events = copy.deepcopy(BASE["events"])
+    events[-1]["output"]["n"] = exactjson.loads(written)
+    assert judge({"type": "output_equals", "path": "/n", "value": exactjson.loads(rule)}, events=events)["status"] == status
 
 
 def test_output_equals_compares_values_as_deep_as_json_is_read() -> None:

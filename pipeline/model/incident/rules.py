@@ -182,7 +182,8 @@ def _output_equals(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, 
 
 
 def typed_equal(a: Any, b: Any) -> bool:
-    """Equality that tells 1 from 1.0 from true, as JSON types do; a loop, not recursion: any depth JSON is read at."""
+    """Equality that tells 1 from 1.0 from true, as JSON types do, and numbers a double does not hold by how they are
+    written (``exactjson.same_leaf``); a loop, not recursion: any depth JSON is read at."""
     pairs = [(a, b)]
     while pairs:
         a, b = pairs.pop()
@@ -196,7 +197,7 @@ def typed_equal(a: Any, b: Any) -> bool:
             if len(a) != len(b):
                 return False
             pairs.extend(zip(a, b, strict=True))
-        elif a != b:
+        elif not exactjson.same_leaf(a, b):
             return False
     return True
 
