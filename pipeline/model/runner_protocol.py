@@ -142,8 +142,10 @@ def check_output(output: Any) -> dict[str, Any] | None:
 
 
 def read_reply(stdout: bytes) -> Reply:
-    """Read a runner's whole stdout: one output object, or streamed event lines and then the output object."""
+    """Read a runner's whole stdout: one output object, or streamed event lines and then the output object. A byte order
+    mark before it (a Windows tool's) is skipped, as read skips one; positions stay positions in stdout."""
     reply = Reply()
+    stdout, skipped = exactjson.skip_bom(stdout)
     if not stdout.strip():
         reply.note("E_RUNNER_EMPTY_STDOUT", "the runner wrote nothing on stdout", path="$",
                    expected="one JSON output object on stdout", received="empty stdout")
@@ -152,13 +154,13 @@ def read_reply(stdout: bytes) -> Reply:
         document = exactjson.loads(stdout)
     except orjson.JSONDecodeError as exc:
         if _spans_lines(stdout):
-            _document_fault(reply, stdout, exc)
+            _document_fault(reply, stdout, exc, skipped)
             return reply
         document = _NOT_ONE_DOCUMENT
     if document is not _NOT_ONE_DOCUMENT and not is_event_line(document):
         _take_output(reply, document, line=None)
         return reply
-    _read_lines(reply, stdout)
+    _read_lines(reply, stdout, skipped)
     return reply
 
 
@@ -176,9 +178,10 @@ def _spans_lines(stdout: bytes) -> bool:
     return False
 
 
-def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError) -> None:
+def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, skipped: int) -> None:
     """A document over several lines that does not parse: noted where reading it stopped (a line printed after it, or
-    its end cut off), not at its first line, which is no JSON on its own."""
+    its end cut off), not at its first line, which is no JSON on its own. ``skipped``: the bytes of stdout before
+    ``stdout`` (a byte order mark), which the offset counts."""
     bad = None if stdout.isascii() else not_utf8(stdout)
     if bad is not None:
         number, start, column = bad.line, bad.line_start, bad.column
@@ -196,7 +199,7 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError) ->
         char = exactjson.char_at(line, exc.colno - 1)
         why = (f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column} (reading the output object "
                "that begins on line 1)")
-    reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=start,
+    reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=skipped + start,
                column=column, expected=expected, received=excerpt(line))
 
 
@@ -234,11 +237,12 @@ def _not_utf8(bad: NotUtf8) -> str:
     return f"is not valid JSON: byte 0x{bad.byte:02x} at column {bad.column} is not UTF-8 ({bad.reason})"
 
 
-def _read_lines(reply: Reply, stdout: bytes) -> None:
-    """Streamed form: event lines, then the output object; a cut-off last line is noted, not kept."""
+def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
+    """Streamed form: event lines, then the output object; a cut-off last line is noted, not kept. ``skipped``: the
+    bytes of stdout before ``stdout`` (a byte order mark), where the offsets start."""
     raws = stdout.split(b"\n")
     torn_tail = raws[-1] != b""
-    offset = 0
+    offset = skipped
     outputs = 0
     for number, raw in enumerate(raws, start=1):
         start, offset = offset, offset + len(raw) + 1

@@ -436,3 +436,34 @@ def test_a_prompt_that_is_not_utf8_is_refused_at_the_bad_bytes_byte_column_and_i
     assert (error["line"], error["column"], error["offset"]) == (2, 7, 2), error
     assert prompt[error["offset"] + error["column"] - 1] == 0xFF
     assert "column 7" in error["message"], error
+
+
+# A byte order mark (what a Windows tool may start its output or a file with) is no JSON, and read, heal, validate,
+# the heal rules file, a config, an override sidecar and an incident export all skip one; a runner's stdout and a
+# --context-file were refused for it (E_RUNNER_INVALID_JSON / E_CONTEXT_JSON_INVALID "BOM is not supported").
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize("stdout", [
+    BOM + json.dumps({"status": "ok", "response": "r", "events": [{"type": "run_started", "payload": {}}]}),
+    BOM + json.dumps({"status": "ok", "response": "r", "events": [{"type": "run_started", "payload": {}}]}, indent=2),
+    BOM + '{"type": "run_started", "payload": {}}\n{"status": "ok", "response": "r", "events": []}\n',
+])
+def test_a_runner_output_that_starts_with_a_byte_order_mark_is_read(tmp_path, stdout):
+    done = say(tmp_path, stdout)
+    assert done.returncode == 0, done.stderr
+    summary = summary_of(done)
+    assert summary["status"] == "ok" and summary["events"] == 3, summary  # run_started, assistant_message, run_completed
+    assert load(tmp_path / summary["files"]["raw"])["stdout"] == stdout  # the raw capture keeps stdout as it was
+
+
+def test_a_fault_after_a_byte_order_mark_is_at_its_place_in_stdout(tmp_path):
+    stdout = BOM + '{"type": "run_started", "payload": {}}\n{"status": "ok", oops}\n'
+    error = only_error(say(tmp_path, stdout))
+    assert (error["code"], error["line"], error["column"], error["offset"]) == ("E_RUNNER_INVALID_JSON", 2, 18, 42), error
+    assert stdout.encode()[error["offset"] + error["column"] - 1:].startswith(b"oops")
+    stdout = BOM + '{\n  "status": "ok",\n  oops\n}\n'  # one output object over several lines
+    error = only_error(say(tmp_path, stdout))
+    assert (error["code"], error["line"], error["column"], error["offset"]) == ("E_RUNNER_INVALID_JSON", 3, 3, 23), error
+    assert stdout.encode()[error["offset"] + error["column"] - 1:].startswith(b"oops")
+
