@@ -65,18 +65,17 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
                 "E_CONTEXT_FILE_NOT_FOUND", f"context file {file!r} does not exist", path=where,
                 expected="an existing JSON file", received=file,
             )
-        text = target.read_bytes()
+        text, skipped = exactjson.skip_bom(target.read_bytes())  # (a Windows editor's byte order mark, as a config's)
     else:
-        where, source = "--context", None
+        where, source, skipped = "--context", None, 0
         text = (inline or "").encode("utf-8", "surrogateescape")  # an argument's bytes that are not UTF-8, as given
-    utf8_text(text, "E_CONTEXT_JSON_INVALID", where, path=where, source=source)  # (orjson says column 1 of a str)
+    utf8_text(text, "E_CONTEXT_JSON_INVALID", where, skipped, path=where, source=source)  # (orjson: column 1 of a str)
     try:
         context = exactjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise ReplayError(
             "E_CONTEXT_JSON_INVALID", f"{where} is not valid JSON: {exc.msg}", path=where, source=source,
-            line=exc.lineno, column=exactjson.error_column(text, exc), expected="a JSON object",
-            received=excerpt(text),
+            **exactjson.error_position(text, exc, skipped), expected="a JSON object", received=excerpt(text),
             example='--context \'{"userId": "u1"}\'',
         ) from exc
     if not isinstance(context, dict):

@@ -467,3 +467,17 @@ def test_a_fault_after_a_byte_order_mark_is_at_its_place_in_stdout(tmp_path):
     assert (error["code"], error["line"], error["column"], error["offset"]) == ("E_RUNNER_INVALID_JSON", 3, 3, 23), error
     assert stdout.encode()[error["offset"] + error["column"] - 1:].startswith(b"oops")
 
+
+def test_a_context_file_that_starts_with_a_byte_order_mark_is_read(tmp_path):
+    output = {"status": "ok", "response": "from context", "events": []}
+    (tmp_path / "ctx.json").write_text(BOM + json.dumps({"stdout": output, "user": "u1"}), encoding="utf-8")
+    done = capture(tmp_path, "capture", "--runner", SAY, "--context-file", "ctx.json", "p")
+    assert done.returncode == 0, done.stderr
+    assert load(tmp_path / summary_of(done)["files"]["raw"])["input"]["context"]["user"] == "u1"
+    data = (BOM + '{"user": "u1",\n  oops}').encode()
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "ctx.json").write_bytes(data)
+    error = refused(capture(tmp_path / "bad", "capture", "--runner", SAY, "--context-file", "ctx.json", "p"),
+                    tmp_path / "bad", "E_CONTEXT_JSON_INVALID")
+    assert (error["line"], error["column"], error["offset"]) == (2, 3, 18), error
+    assert data[error["offset"] + error["column"] - 1:].startswith(b"oops")
