@@ -23,7 +23,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import excerpt, not_utf8
+from replay.pipeline.engine.errors import excerpt, invalid_line, not_utf8
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
@@ -245,23 +245,8 @@ class ParseLines(Transform):
 
     def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
         """Report a line orjson refused: at the byte that is not UTF-8, as nested too deep, or with orjson's message."""
-        line = batch.lines[i]
-        bad = None if raw.isascii() else not_utf8(raw)  # (orjson checks the whole line first and says column 1)
-        if bad is not None:
-            column = bad.offset + 1
-            return self._report(batch, i, "E_JSONL_LINE_INVALID", f"line {line} is not valid JSON: byte 0x{bad.byte:02x} "
-                                f"at column {column} is not UTF-8 ({bad.reason})", column=column, received=excerpt(raw),
-                                howToFix="Save the journal as UTF-8: the byte at the reported column is not part of a "
-                                         "UTF-8 character. Other lines are still read.")
-        column = exactjson.byte_column(raw, exc.pos)
-        if exactjson.too_deep(exc):
-            return self._report(batch, i, "E_JSONL_LINE_INVALID", f"line {line} is nested deeper than "
-                                f"{exactjson.MAX_DEPTH} levels, the most replay reads", column=column, received=excerpt(raw),
-                                howToFix=f"Flatten the payload to at most {exactjson.MAX_DEPTH} levels of arrays and "
-                                         "objects (the column is where reading stopped). Other lines are still read.")
-        return self._report(batch, i, "E_JSONL_LINE_INVALID",
-                            f"line {line} is not valid JSON: {exc.msg} at column {column}",
-                            column=column, received=excerpt(raw))
+        fields = invalid_line(raw, exc, batch.lines[i])
+        return self._report(batch, i, "E_JSONL_LINE_INVALID", fields.pop("message"), **fields)
 
     def _keep_objects(self, batch: Batch) -> Batch:
         keep = []

@@ -260,6 +260,27 @@ def not_utf8(data: bytes) -> NotUtf8 | None:
     return None
 
 
+def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
+    """Why journal line ``line`` (``raw``, without its newline) is no JSON, as the fields of its E_JSONL_LINE_INVALID
+    (``exc``: orjson's JSONDecodeError): ``message``, the byte ``column`` where, ``received``, and a ``howToFix`` when
+    the code's own does not say it: at its byte that is not UTF-8 (orjson checks the whole line first and says column
+    1), as nested deeper than replay reads, or with orjson's message."""
+    bad = None if raw.isascii() else not_utf8(raw)
+    if bad is not None:
+        return {"message": f"line {line} is not valid JSON: byte 0x{bad.byte:02x} at column {bad.column} is not UTF-8 "
+                           f"({bad.reason})", "column": bad.column, "received": excerpt(raw),
+                "howToFix": "Save the journal as UTF-8: the byte at the reported column is not part of a UTF-8 "
+                            "character. Other lines are still read."}
+    column = exactjson.byte_column(raw, exc.pos)
+    if exactjson.too_deep(exc):
+        return {"message": f"line {line} is nested deeper than {exactjson.MAX_DEPTH} levels, the most replay reads",
+                "column": column, "received": excerpt(raw),
+                "howToFix": f"Flatten the payload to at most {exactjson.MAX_DEPTH} levels of arrays and objects (the "
+                            "column is where reading stopped). Other lines are still read."}
+    return {"message": f"line {line} is not valid JSON: {exc.msg} at column {column}", "column": column,
+            "received": excerpt(raw)}
+
+
 def utf8_text(data: bytes, code: str, what: str, skipped: int = 0, **fields: Any) -> str:
     """``data`` as text; a byte that is not UTF-8 is refused as ``code``, at its line, (byte) column and the offset of
     its line's start (in the file ``data`` starts ``skipped`` bytes into: after a byte order mark). A command-line

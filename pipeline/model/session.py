@@ -24,7 +24,8 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, invalid_line
+from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
@@ -282,16 +283,19 @@ def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[
     offset = 0
     with open(path, "rb") as handle:
         for n, raw in enumerate(handle, 1):
-            where = {"source": source, "line": n, "offset": offset}
-            offset += len(raw)
             body = raw.rstrip(b"\n")
+            skipped = 0
+            if n == 1:
+                body, skipped = skip_bom(body)  # as read skips one; line 1's column counts from after it
+            where = {"source": source, "line": n, "offset": offset + skipped}
+            offset += len(raw)
             if not body.strip(b" \t\r"):
                 continue
             try:
                 record = exactjson.loads(body)
             except orjson.JSONDecodeError as exc:
-                problems.append(diagnostic("E_JSONL_LINE_INVALID", f"line {n} is not valid JSON: {exc.msg}",
-                                           received=excerpt(body), **where))
+                fields = invalid_line(body, exc, n)
+                problems.append(diagnostic("E_JSONL_LINE_INVALID", fields.pop("message"), **where, **fields))
                 continue
             yield record, where
 

@@ -315,6 +315,37 @@ def test_a_line_that_is_not_json_stops_a_session_from_loading(tmp_path: Path):
     assert "1 more problem" in str(info.value)  # (1, 0) has no finish either
 
 
+def test_a_session_that_starts_with_a_byte_order_mark_loads_as_replay_script_reads_it(tmp_path: Path):
+    """`replay script` (read, parse) skips a byte order mark; ReplayModel.from_session and the replay_session fixture
+    refused the same file ("line 1 is not valid JSON: UTF-8 byte order mark (BOM) is not supported")."""
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b"\xef\xbb\xbf" + orjson.dumps(chunk(1, 0, text="a")) + b"\n" + orjson.dumps(finish(1, 0)) + b"\n")
+    assert [g.to_json() for g in load_session_groups(session)] == [
+        {"turn": 1, "step": 0, "chunks": [{"type": "text-delta", "text": "a"}, {"type": "finish", "finishReason": "stop"}]}]
+    session.write_bytes(b"\xef\xbb\xbf{not json\n")
+    with pytest.raises(ReplayError) as info:
+        load_session_groups(session)
+    assert (info.value.body["line"], info.value.body["column"], info.value.body["offset"]) == (1, 2, 3)  # the byte at 3 + 2 - 1
+
+
+@pytest.mark.parametrize(("data", "column", "message"), [
+    (b'{"type": "turn/start", "text": "caf\xe9"}\n', 36, "byte 0xe9 at column 36 is not UTF-8"),
+    (b'{"type": "turn/start", oops}\n', 24, "at column 24"),
+])
+def test_a_session_line_that_is_not_json_is_refused_at_its_bad_byte(tmp_path: Path, data: bytes, column: int, message: str):
+    """As `replay script` says it: the byte column, and for a byte that is not UTF-8 that byte (it was "str is not valid
+    UTF-8: surrogates not allowed", with no column)."""
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(orjson.dumps(finish(1, 0)) + b"\n" + data)
+    with pytest.raises(ReplayError) as info:
+        load_session_groups(session)
+    body = info.value.body
+    assert (info.value.code, body["line"], body["column"]) == ("E_JSONL_LINE_INVALID", 2, column), body
+    assert message in body["message"], body
+    bad = session.read_bytes()[body["offset"] + body["column"] - 1:]
+    assert bad.startswith(b"\xe9" if b"\xe9" in data else b"oops")
+
+
 def test_a_script_document_gives_back_the_same_groups(tmp_path: Path):
     overrides = parse_overrides({"overrides": [THROW, HANG]})
     groups, _ = derive([chunk(1, 0, text="a"), finish(1, 0), chunk(1, 1, text="b"), finish(1, 1),
