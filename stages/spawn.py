@@ -40,7 +40,7 @@ from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_nam
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import REPORTED, log_repair
-from replay.pipeline.model.runner_protocol import Reply, read_reply, run_facts
+from replay.pipeline.model.runner_protocol import RUNNER_FIELD_RULE, Reply, read_reply, run_facts
 
 RAW_CAPTURE = "raw-capture"
 SCHEMA_VERSION = "1.0.0"
@@ -180,6 +180,12 @@ class SpawnRunner(AsyncTransform):
                 continue  # the run's error is the failure's
             log_repair(self, note.rule, "changed" if note.kept else REPORTED, note.message, run_id=run_id,
                        source=source, port="repairs" if note.kept else "notices", **note.entry())
+        for twice in reply.duplicates:  # every event is written anew in the artifacts: only the last value survives
+            log_repair(self, RUNNER_FIELD_RULE, REPORTED,
+                       f"stdout line {twice['line']} writes a key twice in one object ({', '.join(twice['keys'])}); only "
+                       "the last value of each is kept", run_id=run_id, source=source, port="notices",
+                       code="E_JSON_DUPLICATE_KEY", **twice, howToFix="Write each key once in the runner's output; "
+                       "the raw capture (*.raw.json) keeps stdout as it was.")
         if self.config["adopt_run_id"]:
             self._adopt_run_id(batch, run_id)
         return batch

@@ -95,6 +95,7 @@ class Reply:
     output: dict[str, Any] | None = None
     problem: dict[str, Any] | None = None
     streamed: int = 0  # events that came as lines of their own
+    duplicates: list[dict[str, Any]] = field(default_factory=list)  # a key written twice: keys, line, column, offset
 
     def note(self, code: str, message: str, **fields: Any) -> None:
         """Keep the first problem only: later ones are usually its consequences."""
@@ -158,6 +159,7 @@ def read_reply(stdout: bytes) -> Reply:
         document = _NOT_ONE_DOCUMENT
     if document is not _NOT_ONE_DOCUMENT and not is_event_line(document):
         _take_output(reply, document, line=None)
+        _note_duplicates(reply, stdout, document, 1, skipped)
         return reply
     _read_lines(reply, stdout, skipped)
     return reply
@@ -203,6 +205,24 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, sk
 
 
 _NOT_ONE_DOCUMENT = object()
+
+
+def _note_duplicates(reply: Reply, data: bytes, value: Any, line: int, offset: int) -> None:
+    """Note the keys ``data`` (stdout from its ``line``, at byte ``offset``; ``value`` read from it) writes twice in one
+    object, where the first of them is: only the last value of each survives the reading."""
+    keys = exactjson.duplicate_keys(data, value)
+    if not keys:
+        return
+    where: dict[str, int] = {"line": line, "offset": offset}
+    first = exactjson.first_duplicate_key(data)  # (slow, but only for a reply that has one)
+    if first is not None:
+        text = data.decode("utf-8")
+        at = first[1]
+        start = text.rfind("\n", 0, at) + 1
+        where = exactjson.position(data, text.count("\n", 0, at) + 1, at - start + 1)
+        where["line"] += line - 1
+        where["offset"] += offset
+    reply.duplicates.append({"keys": keys, **where})
 
 
 def _take_output(reply: Reply, output: Any, line: int | None) -> None:
@@ -255,6 +275,7 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
             reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=start,
                        column=column, expected="one JSON value per line", received=excerpt(line))
             continue
+        _note_duplicates(reply, line, value, number, start)
         if is_event_line(value):
             reply.events.append((value, line, number, start, None))
             reply.streamed += 1

@@ -129,3 +129,27 @@ def test_without_healing_a_run_fact_not_kept_is_a_warning_on_stderr(tmp_path):
     assert done.returncode == 0, done.stderr
     [warning] = [line for line in jsonl(done.stderr) if line.get("rule") == "check_runner_output"]
     assert (warning["level"], warning["field"], warning["original"]) == ("warning", "framework", 3)
+
+
+def test_a_key_the_runner_writes_twice_is_a_notice_not_lost_without_a_word(tmp_path):
+    """README, "Nothing lost": a key written twice in one object is a warning (E_JSON_DUPLICATE_KEY). Capture writes
+    every event anew in .artifact.json and .healed.json, where only the last value of such a key survives, and said
+    nothing: now each such stdout line (or the output object) is a notice in the heal log, a warning with --no-heal."""
+    stdout = ('{"type": "tool_called", "payload": {"n": 1, "n": 2}}\n'
+              '{"status": "ok", "response": "a", "response": "b", "events": [{"type": "x", "payload": {}, "payload": {"k": 1}}]}\n')
+    out = capture(tmp_path, "--runner", SAY, "--context", json.dumps({"stdout": stdout}))
+    assert json.loads(out["healed"].read_text())["response"] == "b"
+    notices = [e for e in json.loads(out["healLog"].read_text())["notices"] if e.get("code") == "E_JSON_DUPLICATE_KEY"]
+    assert [(n["line"], n["offset"], n["keys"]) for n in notices] == [
+        (1, 0, ["$.payload.n"]), (2, 53, ["$.events[0].payload", "$.response"])], notices
+    assert all(n["action"] == "reported" and n["rule"] == "check_runner_output" and n["howToFix"] for n in notices)
+    data = stdout.encode()
+    assert [data[n["offset"] + n["column"] - 1:].split(b":")[0] for n in notices] == [b'"n"', b'"response"']  # the 2nd
+    assert json.loads(out["healLog"].read_text())["summary"]["total"] == out["summary"]["repairs"]  # notices count 0
+
+    document = json.dumps({"stdout": '{"status": "ok", "response": "a",\n "response": "b", "events": []}'})
+    done = run_replay("capture", "--no-heal", "--runner", SAY, "--context", document, "hi", cwd=tmp_path, input=b"",
+                      env={"REPLAY_RUNNER": ""})
+    assert done.returncode == 0, done.stderr
+    [warning] = [line for line in jsonl(done.stderr) if line.get("code") == "E_JSON_DUPLICATE_KEY"]
+    assert (warning["level"], warning["keys"], warning["line"]) == ("warning", ["$.response"], 2), warning
