@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
@@ -71,6 +72,8 @@ def named(value: Any) -> str:
         return json_type(value)
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int | float):  # as JSON writes it: 1e400 (read as infinity) as written, not inf
+        return exactjson.dumps(value).decode()
     return repr(shown(value))
 
 

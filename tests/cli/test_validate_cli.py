@@ -16,6 +16,8 @@ import orjson
 import pytest
 from conftest import REPLAY, errors_of, jsonl, run_replay
 
+from replay.pipeline.engine import exactjson
+
 T0 = "2026-03-01T12:00:00.000Z"
 
 
@@ -369,3 +371,19 @@ def test_an_artifact_larger_than_max_line_bytes_is_not_read_into_memory(tmp_path
         return int(done.stdout)
 
     assert peak_kib(big) < peak_kib(small) + 64 * 1024
+
+
+@pytest.mark.parametrize(("written", "said"), [(b"1e400", "1e400"), (b"-1e400", "-1e400"), (b"1e300", "1e+300"),
+                                               (b"3.14159265358979323846", "3.14159265358979323846")])
+def test_a_number_in_a_message_is_written_as_json_not_as_python_spells_it(tmp_path, written, said):
+    """named() promises "never a Python spelling": a seq of 1e400 was "event `seq` is number inf" (and heal's
+    fix_timestamp said "timestamp -inf is not RFC 3339"), though `received` said 1e400."""
+    path = tmp_path / "n.jsonl"
+    path.write_bytes(b'{"seq":' + written + b',"timestamp":' + written + b',"type":"run_started","runId":"r","payload":{}}\n')
+    done = run_replay("validate", str(path))
+    messages = [exactjson.loads(line)["error"]["message"] for line in done.stderr.splitlines()]  # (received: 1e400)
+    assert f"event `seq` is number {said}; it must be an integer >= 1" in messages, messages
+    done = run_replay("heal", str(path), "--log", str(tmp_path / "log.jsonl"))
+    log = [exactjson.loads(line) for line in (tmp_path / "log.jsonl").read_bytes().splitlines()]  # (1e400: not orjson)
+    [fixed] = [e for e in log if e["rule"] == "fix_timestamp"]
+    assert fixed["message"].startswith(f"timestamp {said} is not RFC 3339"), fixed
