@@ -72,6 +72,8 @@ def refused(done: subprocess.CompletedProcess, cwd: Path, code: str) -> dict:
     (("capture", "--timeout-ms", "soon", "p"), "E_TIMEOUT_INVALID"),
     (("capture", "--timeout-ms", "0", "p"), "E_TIMEOUT_INVALID"),
     (("capture", "--timeout-ms", "1.5", "p"), "E_TIMEOUT_INVALID"),
+    (("capture", "--timeout-ms", "\u00b2", "p"), "E_TIMEOUT_INVALID"),  # a digit to str.isdigit, not to int(): E_UNHANDLED
+    (("capture", "--timeout-ms", "\u0661\u0660\u0660\u0660", "p"), "E_TIMEOUT_INVALID"),  # Arabic-Indic 1000
     (("capture", "   "), "E_PROMPT_REQUIRED"),
     (("capture",), "E_PROMPT_REQUIRED"),
     (("capture", "--context", "{}", "--context-file", "ctx.json", "p"), "E_CONTEXT_CONFLICT"),

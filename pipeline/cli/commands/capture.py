@@ -44,7 +44,7 @@ def parse_timeout(text: str | None) -> int:
     if text is None:
         return DEFAULT_TIMEOUT_MS
     value = text.strip()
-    if not value.isdigit() or int(value) <= 0:
+    if not (value.isascii() and value.isdigit()) or int(value) <= 0:  # (str.isdigit takes '²', which int() refuses)
         raise ReplayError(
             "E_TIMEOUT_INVALID", f"--timeout-ms must be a positive whole number of milliseconds, not {text!r}",
             path="--timeout-ms", expected="positive integer (milliseconds)", received=text, example="--timeout-ms 120000",
