@@ -143,6 +143,9 @@ class WriteHealed(Sink):
                 continue
             last = batch.source
             target = healed.setdefault(batch.source, _Healed())
+            if batch.notes:  # what the rules saw while changing events (a key written twice, written anew): its heal log
+                target.notices.extend(batch.notes)
+                batch.notes = None
             if batch.events is None:
                 target.take_lines(batch)
                 continue

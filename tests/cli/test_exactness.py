@@ -225,3 +225,15 @@ def test_numbers_beyond_a_double_are_valid_json_and_written_back_as_read(tmp_pat
     assert done.returncode == 0, done.stderr
     changed = done.stdout.split(b"\n")[1]
     assert b'"x":1e400,"y":-2.5E+999,"z":' + huge.encode() in changed and b'"type":"tool_completed"' in changed
+
+
+def test_heal_in_out_logs_a_rewritten_line_with_a_duplicate_key_in_its_heal_log(tmp_path: Path):
+    """The filter warns of it (above); `heal --in --out` dropped the notice: no warning, and none in the heal log."""
+    changed = b'{"seq":2,"timestamp":"2026-03-01T12:00:00.000Z","type":"tool_end","runId":"r1","payload":{"b":1,"b":2}}'
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes(text(event(1, "run_started")) + changed + b"\n" + text(event(3, "run_completed")))
+    done = run_replay("heal", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    log = json.loads((tmp_path / "out" / "a.heal-log.json").read_bytes())
+    notices = [n for n in log["notices"] if n.get("code") == "E_JSON_DUPLICATE_KEY"]
+    assert [(n["line"], n["keys"], n["source"]) for n in notices] == [(2, ["$.payload.b"], str(tmp_path / "in" / "a.jsonl"))]
