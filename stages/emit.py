@@ -84,11 +84,15 @@ class EmitArtifacts(Sink):
         return ["-"] if self.config["summary"] else []  # the per-run files are named as the runs arrive
 
     def preflight(self, inputs: list[str]) -> None:
-        """A folder to write into that is a file (`--out /dev/null`) is refused before the runner starts."""
-        for key in ("out_dir", "journal_dir"):
-            if self.config[key]:  # folders on this machine (emit writes no URLs)
-                refuse_non_folder(Path(self.config[key]), "Give --out a folder (it is made when missing).",
-                                  example="replay capture --out captures \"prompt\"")
+        """A folder to write into that is a file (`--out /dev/null`), or is under one (a file at .replay/artifacts), is
+        refused before the runner starts; without --out, the folder of today's runs (a run is dated when it starts)."""
+        folders = {"out_dir": Path(self.config["out_dir"]) if self.config["out_dir"] else ARTIFACTS_DIR / _date_of(None, []),
+                   "journal_dir": Path(self.config["journal_dir"]) if self.config["journal_dir"] else None}
+        for key, folder in folders.items():
+            if folder is not None:  # folders on this machine (emit writes no URLs)
+                refuse_non_folder(folder, "Give --out a folder (it is made when missing)." if key == "out_dir" else
+                                  "Move the file out of the way: capture writes each run's journal in that folder.",
+                                  example="replay capture --out captures \"prompt\"" if key == "out_dir" else None)
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         runs: list[RunParts] = []

@@ -483,3 +483,19 @@ def test_a_context_file_that_starts_with_a_byte_order_mark_is_read(tmp_path):
                     tmp_path / "bad", "E_CONTEXT_JSON_INVALID")
     assert (error["line"], error["column"], error["offset"]) == (2, 3, 18), error
     assert data[error["offset"] + error["column"] - 1:].startswith(b"oops")
+
+
+@pytest.mark.parametrize("in_the_way", [".replay/artifacts", ".replay"])
+def test_a_file_where_the_default_artifacts_folder_goes_is_refused_before_the_runner_starts(tmp_path, in_the_way):
+    """As `--out afile/x` is (E_OUTPUT_UNWRITABLE, exit 2, nothing run): with no --out, a file at .replay/artifacts let the
+    runner run, then every file failed (E_OUTPUT_WRITE_FAILED, exit 1) and what the runner said was lost."""
+    (tmp_path / in_the_way).parent.mkdir(exist_ok=True)
+    (tmp_path / in_the_way).write_text("in the way\n")
+    marker = tmp_path / "ran"
+    runner = tmp_path / "runner.py"
+    runner.write_text(f"import sys; sys.stdin.read(); open({str(marker)!r}, 'w').close(); "
+                      "print('{\"status\": \"ok\", \"response\": \"r\", \"events\": []}')\n")
+    done = capture(tmp_path, "--runner", str(runner), "p")
+    assert done.returncode == 2, done.stderr
+    assert only_error(done)["code"] == "E_OUTPUT_UNWRITABLE" and done.stdout == b""
+    assert not marker.exists()
