@@ -30,6 +30,7 @@ import orjson
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, utf8_text
+from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.journals import require_stdin
@@ -171,7 +172,8 @@ def prompt_from(given: str) -> str:
         prompt, received = prompt.strip(), "blank prompt argument"
     elif sys.stdin is not None and not sys.stdin.isatty():
         require_stdin()  # (a directory there is refused as unreadable)
-        prompt = utf8_text(sys.stdin.buffer.read(), "E_PROMPT_INVALID", "the prompt on stdin", path="prompt", source="<stdin>")
+        data, skipped = skip_bom(sys.stdin.buffer.read())  # (a prompt a Windows editor saved: `replay < prompt.txt`)
+        prompt = utf8_text(data, "E_PROMPT_INVALID", "the prompt on stdin", skipped, path="prompt", source="<stdin>")
         prompt, received = prompt.strip(), "empty stdin"
     else:
         prompt, received = "", "no prompt argument and stdin is a terminal"

@@ -265,6 +265,20 @@ def test_prompt_from_stdin_with_no_arguments(tmp_path):
     assert load(tmp_path / summary_of(done)["files"]["healed"])["prompt"] == "What are my top holdings?"
 
 
+def test_a_prompt_on_stdin_that_starts_with_a_byte_order_mark_is_sent_without_it(tmp_path):
+    """A prompt saved by a Windows editor (`replay < prompt.txt`) starts with a byte order mark, which reached the runner
+    as U+FEFF at the prompt's start; a mark alone is no prompt. A byte that is not UTF-8 after it is at its file offset."""
+    (tmp_path / ".replay").mkdir()
+    shutil.copy(ECHO_PY, tmp_path / ".replay" / "runner.py")
+    done = capture(tmp_path, input=b"\xef\xbb\xbfWhat are my top holdings?\r\n")
+    assert done.returncode == 0, done.stderr
+    assert load(tmp_path / summary_of(done)["files"]["raw"])["input"]["prompt"] == "What are my top holdings?"
+    (tmp_path / "empty").mkdir()
+    refused(capture(tmp_path / "empty", input=b"\xef\xbb\xbf\n"), tmp_path / "empty", "E_PROMPT_REQUIRED")
+    error = refused(capture(tmp_path / "empty", input=b"\xef\xbb\xbfab\xff"), tmp_path / "empty", "E_PROMPT_INVALID")
+    assert (error["line"], error["column"], error["offset"]) == (1, 3, 3), error
+
+
 @pytest.mark.parametrize("args", [
     ("capture", "--runner", ECHO_PY, "top", "holdings"),
     ("--runner", ECHO_PY, "top holdings"),
