@@ -25,6 +25,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import source_name
 from replay.pipeline.model.session import (
+    CHUNK_TYPE,
     SCRIPT_VERSION,
     ChunkGrouper,
     Group,
@@ -45,6 +46,7 @@ class BuildReplayScript(Transform):
                                     "empty: none"),
     }
     emits_raw = True
+    ports = ("errors", "notices")  # notices: a chunk that writes a key twice (E_JSON_DUPLICATE_KEY, a warning)
 
     def __init__(self, overrides: dict[Key, Override] | None = None, /, **options: Any) -> None:
         """``overrides``: the sidecar as read already (``built_again``); else it is read here."""
@@ -84,6 +86,8 @@ class BuildReplayScript(Transform):
         self._source = batch.source
         grouper = self._grouper
         for i, record in enumerate(batch.events or ()):
+            if type(record) is dict and record.get("type") == CHUNK_TYPE and batch.raws[i] is not None:
+                self._duplicates(batch, i)
             done = grouper.feed(record, batch.position(i))
             if grouper.problems:
                 self._report(grouper.problems)
@@ -123,6 +127,16 @@ class BuildReplayScript(Transform):
         if self._pending is not None:
             lines.append(self._pending + b",")
         self._pending = exactjson.dumps(group.to_json())
+
+    def _duplicates(self, batch: Batch, i: int) -> None:
+        """A chunk is written anew in the script, where only the last value of a key written twice in it survives."""
+        keys = [k for k in exactjson.duplicate_keys(batch.raws[i], batch.events[i])  # type: ignore[arg-type,index]
+                if k == "$.chunk" or k.startswith(("$.chunk.", "$.chunk["))]
+        if keys:
+            where = {k: v for k, v in batch.position(i).items() if v is not None}
+            self.emit("notices", {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys, **where,
+                                  "message": f"line {where.get('line')} has a key written twice in its chunk "
+                                             f"({', '.join(keys)}); the script holds the last value of each"})
 
     def _report(self, problems: list[dict[str, Any]]) -> None:
         for problem in problems:

@@ -234,3 +234,18 @@ def test_the_printed_spec_run_as_a_config_does_what_the_command_does(tmp_path: P
     assert by_config.returncode == by_command.returncode == 1
     assert by_config.stdout == by_command.stdout
     assert errors_of(by_config.stderr) == errors_of(by_command.stderr)
+
+
+def test_a_chunk_that_writes_a_key_twice_is_a_warning_not_lost_without_a_word(tmp_path: Path):
+    """The script writes every chunk anew, where only the last value of a key written twice survives: a warning
+    (E_JSON_DUPLICATE_KEY, as heal gives for an event it writes anew) naming the line and the key; the exit status is
+    unchanged. A key written twice outside the chunk (not in the script) says nothing."""
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b'{"type":"turn/start","turn":1,"turn":1}\n'
+                        b'{"type":"assistant/chunk","turn":1,"step":0,"chunk":{"type":"text-delta","text":"a","text":"b"}}\n'
+                        b'{"type":"assistant/chunk","turn":1,"step":0,"ts":1,"ts":2,"chunk":{"type":"finish"}}\n')
+    done = run_replay("script", str(session))
+    assert done.returncode == 0, done.stderr
+    assert b'"text":"b"' in done.stdout
+    notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in line]
+    assert [(n["line"], n["keys"], n["level"]) for n in notes] == [(2, ["$.chunk.text"], "warning")], done.stderr
