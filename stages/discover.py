@@ -176,7 +176,7 @@ def prompt_from(given: str) -> str:
         prompt = utf8_text(data, "E_PROMPT_INVALID", "the prompt on stdin", skipped, path="prompt", source="<stdin>")
         prompt, received = prompt.strip(), "empty stdin"
     else:
-        prompt, received = "", "no prompt argument and stdin is a terminal"
+        prompt, received = "", f"no prompt argument and stdin is {'closed' if sys.stdin is None else 'a terminal'}"
     if not prompt:
         raise ReplayError(
             "E_PROMPT_REQUIRED", "no prompt: give it as an argument or pipe it on stdin", path="prompt",

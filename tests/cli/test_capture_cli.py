@@ -265,6 +265,14 @@ def test_prompt_from_stdin_with_no_arguments(tmp_path):
     assert load(tmp_path / summary_of(done)["files"]["healed"])["prompt"] == "What are my top holdings?"
 
 
+def test_no_prompt_with_stdin_closed_is_said_to_be_so(tmp_path):
+    """It was refused as "no prompt argument and stdin is a terminal"."""
+    done = subprocess.run(["sh", "-c", 'exec "$0" capture --runner "$1" <&-', REPLAY, SAY], capture_output=True,
+                          cwd=tmp_path, env={**os.environ, **NO_RUNNER_ENV}, timeout=60)
+    error = refused(done, tmp_path, "E_PROMPT_REQUIRED")
+    assert error["received"] == "no prompt argument and stdin is closed", error
+
+
 def test_a_prompt_on_stdin_that_starts_with_a_byte_order_mark_is_sent_without_it(tmp_path):
     """A prompt saved by a Windows editor (`replay < prompt.txt`) starts with a byte order mark, which reached the runner
     as U+FEFF at the prompt's start; a mark alone is no prompt. A byte that is not UTF-8 after it is at its file offset."""
