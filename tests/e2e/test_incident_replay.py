@@ -497,3 +497,12 @@ def test_numbers_a_double_does_not_hold_match_only_as_written(tmp_path: Path, ca
     (summary,) = jsonl(done.stdout)
     assert summary["replay"] == outcome and summary.get("divergence") == kind, done.stderr
     assert done.returncode == (0 if outcome == "matched" else 1)
+
+
+def test_an_agent_whose_output_starts_with_a_byte_order_mark_is_read(imported: Path, tmp_path: Path) -> None:
+    """A .NET or PowerShell agent may start its stdout with a UTF-8 byte order mark, as capture reads a runner's and read
+    a journal's; it was 'agent message 1 is not valid JSON' (an agent error, exit 1)."""
+    plan = [{"raw": "\ufeff" + json.dumps({"type": "log", "message": "starting"})}, *REPRODUCE]
+    done = replay(imported, plan_agent(plan), tmp_path / "replayed")
+    assert done.returncode == 0, done.stderr
+    assert jsonl(done.stdout)[0]["replay"] == "matched"

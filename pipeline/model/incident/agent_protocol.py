@@ -230,10 +230,15 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
     async def converse() -> None:
         send(task_start)
         pending = bytearray()
+        marked = None  # does the agent's output start with a byte order mark (a .NET agent's)? skipped, as read skips one
         with reading:
             try:
                 async for chunk in stdout:
                     pending += chunk
+                    if marked is None and (len(pending) >= len(exactjson.UTF8_BOM) or b"\n" in pending):
+                        marked = pending.startswith(exactjson.UTF8_BOM)
+                        if marked:
+                            del pending[:len(exactjson.UTF8_BOM)]
                     while True:
                         cut = pending.find(b"\n")
                         if cut < 0:
