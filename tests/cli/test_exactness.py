@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 from conftest import FIXTURES, errors_of, jsonl, run_replay
 
 BIG = 123456789012345678901234567890
@@ -237,3 +238,5 @@ def test_heal_in_out_logs_a_rewritten_line_with_a_duplicate_key_in_its_heal_log(
     log = json.loads((tmp_path / "out" / "a.heal-log.json").read_bytes())
     notices = [n for n in log["notices"] if n.get("code") == "E_JSON_DUPLICATE_KEY"]
     assert [(n["line"], n["keys"], n["source"]) for n in notices] == [(2, ["$.payload.b"], str(tmp_path / "in" / "a.jsonl"))]
+    heal_log = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "heal-log.schema.json").read_bytes())
+    jsonschema.Draft202012Validator(heal_log).validate(log)  # a notice of this kind has a code, not a rule
