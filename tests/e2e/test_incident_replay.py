@@ -506,3 +506,12 @@ def test_an_agent_whose_output_starts_with_a_byte_order_mark_is_read(imported: P
     done = replay(imported, plan_agent(plan), tmp_path / "replayed")
     assert done.returncode == 0, done.stderr
     assert jsonl(done.stdout)[0]["replay"] == "matched"
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon", "1.5", "\u00b2"])
+def test_an_invalid_timeout_is_refused_as_capture_refuses_one(imported: Path, tmp_path: Path, value: str) -> None:
+    """ERROR_CODES.md: E_TIMEOUT_INVALID is an invalid --timeout-ms; incident replay's was E_USAGE_INVALID."""
+    done = replay(imported, agent_command(REFUND_AGENT), tmp_path / "replayed", "--timeout-ms", value)
+    assert done.returncode == 2 and not (tmp_path / "replayed").exists(), done.stderr
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_TIMEOUT_INVALID", "--timeout-ms", value), error

@@ -40,9 +40,10 @@ Examples:
 """
 
 
-def parse_timeout(text: str | None) -> int:
+def parse_timeout(text: str | None, default: int = DEFAULT_TIMEOUT_MS) -> int:
+    """A --timeout-ms value (ASCII digits, at least 1); ``default`` when it was not given; else E_TIMEOUT_INVALID."""
     if text is None:
-        return DEFAULT_TIMEOUT_MS
+        return default
     value = text.strip()
     if not (value.isascii() and value.isdigit()) or int(value) <= 0:  # (str.isdigit takes '²', which int() refuses)
         raise ReplayError(

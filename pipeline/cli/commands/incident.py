@@ -14,6 +14,7 @@ import click
 import orjson
 
 from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
+from replay.pipeline.cli.commands.capture import parse_timeout
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
@@ -157,21 +158,20 @@ Examples:
               help="The agent as a JSON argument list, e.g. '[\"python\",\"my_agent.py\"]'. It runs locally, unsandboxed.")
 @out_option
 @click.option("--gate", is_flag=True, help="Also exit 1 when a rule fails or is inconclusive.")
-@click.option("--timeout-ms", type=bounded(SpawnAgent.options["timeout_ms"]), default=AgentLimits.timeout_ms, show_default=True,
-              help="Time limit of the whole agent run.")
+@click.option("--timeout-ms", metavar="MS", help=f"Time limit of the whole agent run.  [default: {AgentLimits.timeout_ms}]")
 @click.option("--max-messages", type=bounded(SpawnAgent.options["max_messages"]), default=AgentLimits.max_messages, show_default=True,
               help="Most protocol messages the agent may send.")
 @click.option("--max-tool-calls", type=bounded(SpawnAgent.options["max_tool_calls"]), default=AgentLimits.max_tool_calls, show_default=True,
               help="Most tool calls the agent may make.")
 @limit_options
-def replay(bundle: str, agent_command: str, out: str, gate: bool, timeout_ms: int, max_messages: int, max_tool_calls: int,
-           **limits: int) -> int:
+def replay(bundle: str, agent_command: str, out: str, gate: bool, timeout_ms: str | None, max_messages: int,
+           max_tool_calls: int, **limits: int) -> int:
     """Run the agent against the incident: it gets task_start with the sanitized input, and each tool call is
     answered with the next recorded response only when tool name and arguments match the recording exactly. The
     first extra, missing, reordered or changed call, or a changed final output, stops it (no live tool is ever
     called). Writes DIR with the import files plus replay.json; candidate values, logs and stderr are withheld."""
     return run("replay", {"load.path": bundle, **limits_of(limits), "agent.command": parse_agent_command(agent_command),
-                          "agent.timeout_ms": timeout_ms, "agent.max_messages": max_messages,
+                          "agent.timeout_ms": parse_timeout(timeout_ms, AgentLimits.timeout_ms), "agent.max_messages": max_messages,
                           "agent.max_tool_calls": max_tool_calls, "evaluate.gate": gate, "folder.out": out})
 
 
