@@ -113,7 +113,7 @@ def _package_script(cwd: Path) -> RunnerSpec | None:
     if not manifest.is_file():
         return None
     try:
-        package = orjson.loads(manifest.read_bytes())
+        package = orjson.loads(skip_bom(manifest.read_bytes())[0])  # (npm reads one with a byte order mark too)
     except orjson.JSONDecodeError:
         return None  # not ours to judge; the search goes on
     scripts = package.get("scripts") if isinstance(package, dict) else None
@@ -131,7 +131,7 @@ def _pyproject_runner(cwd: Path) -> RunnerSpec | None:
     if not project.is_file():
         return None
     try:
-        config = tomllib.loads(project.read_text("utf-8"))
+        config = tomllib.loads(skip_bom(project.read_bytes())[0].decode("utf-8"))  # (a Windows editor's mark)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
     section = config.get("tool", {}).get("replay", {})

@@ -521,3 +521,18 @@ def test_a_file_where_the_default_artifacts_folder_goes_is_refused_before_the_ru
     assert done.returncode == 2, done.stderr
     assert only_error(done)["code"] == "E_OUTPUT_UNWRITABLE" and done.stdout == b""
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("pyproject.toml", '\ufeff[tool.replay]\nrunner = "say.py"\n'),  # saved by a Windows editor
+    ("package.json", '\ufeff{"scripts": {"replay:runner": "python3 say.py"}}'),  # npm reads it too
+])
+def test_a_project_file_that_starts_with_a_byte_order_mark_still_names_the_runner(tmp_path, name, text):
+    """The runner it named was not found (E_RUNNER_NOT_FOUND): the file was read as no TOML / no JSON and passed over."""
+    shutil.copy(SAY, tmp_path / "say.py")
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    output = {"status": "ok", "response": "r", "events": []}
+    done = capture(tmp_path, "--context", json.dumps({"stdout": output}), "p")
+    assert done.returncode == 0, done.stderr
+    assert summary_of(done)["status"] == "ok"
+
