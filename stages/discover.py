@@ -134,7 +134,8 @@ def _pyproject_runner(cwd: Path) -> RunnerSpec | None:
         config = tomllib.loads(skip_bom(project.read_bytes())[0].decode("utf-8"))  # (a Windows editor's mark)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
-    section = config.get("tool", {}).get("replay", {})
+    tool = config.get("tool")
+    section = tool.get("replay") if isinstance(tool, dict) else None  # (another `tool` is no business of ours)
     runner = section.get("runner") if isinstance(section, dict) else None
     if not isinstance(runner, str) or not runner:
         return None

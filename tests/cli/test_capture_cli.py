@@ -536,3 +536,9 @@ def test_a_project_file_that_starts_with_a_byte_order_mark_still_names_the_runne
     assert done.returncode == 0, done.stderr
     assert summary_of(done)["status"] == "ok"
 
+
+@pytest.mark.parametrize("text", ['tool = "x"\n', "tool = 3\n", '[tool]\nreplay = "x"\n'])
+def test_a_pyproject_whose_tool_table_is_no_table_is_passed_over(tmp_path, text):
+    """Another tool's business, as a pyproject.toml that is no TOML is: it ended in E_UNHANDLED (AttributeError)."""
+    (tmp_path / "pyproject.toml").write_text(text)
+    refused(capture(tmp_path, "p"), tmp_path, "E_RUNNER_NOT_FOUND")
