@@ -29,6 +29,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
 from replay.pipeline.engine.errors import NotUtf8, ReplayError, diagnostic, not_utf8, utf8_text
 from replay.pipeline.engine.errors import excerpt as _excerpt
+from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
 from replay.pipeline.model.validation import json_type
@@ -59,13 +60,24 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
         return {}
     if file is not None:
         where, source = "--context-file", file
-        target = Path(file)
-        if not target.is_file():
+        kind = path_kind(file)  # a file, or a pipe: `--context-file <(make-context)`
+        if kind is None:
             raise ReplayError(
                 "E_CONTEXT_FILE_NOT_FOUND", f"context file {file!r} does not exist", path=where,
                 expected="an existing JSON file", received=file,
             )
-        text, skipped = exactjson.skip_bom(target.read_bytes())  # (a Windows editor's byte order mark, as a config's)
+        if kind == "directory":
+            raise ReplayError(
+                "E_USAGE_INVALID", f"context file {file!r} is a directory; --context-file names a JSON file", path=where,
+                expected="a JSON file (or a pipe)", received="a directory",
+                howToFix="Name the JSON file that holds the context object, or pass it inline with --context.",
+            )
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise ReplayError("E_INPUT_UNREADABLE", f"context file {file!r} could not be read: {exc.strerror or exc}",
+                              path=where, expected="a readable JSON file", received=file) from exc
+        text, skipped = exactjson.skip_bom(data)  # (a Windows editor's byte order mark, as a config's)
     else:
         where, source, skipped = "--context", None, 0
         text = (inline or "").encode("utf-8", "surrogateescape")  # an argument's bytes that are not UTF-8, as given

@@ -542,3 +542,21 @@ def test_a_pyproject_whose_tool_table_is_no_table_is_passed_over(tmp_path, text)
     """Another tool's business, as a pyproject.toml that is no TOML is: it ended in E_UNHANDLED (AttributeError)."""
     (tmp_path / "pyproject.toml").write_text(text)
     refused(capture(tmp_path, "p"), tmp_path, "E_RUNNER_NOT_FOUND")
+
+
+def test_a_context_file_from_a_pipe_is_read(tmp_path):
+    """`--context-file <(make-context)` (a pipe) was refused as a file that "does not exist" (E_CONTEXT_FILE_NOT_FOUND),
+    as --override <(...) is read for `replay script`."""
+    output = {"status": "ok", "response": "r", "events": []}
+    context = json.dumps({"stdout": output, "user": "u1"})
+    done = subprocess.run(["bash", "-c", 'exec "$0" capture --runner "$1" --context-file <(printf %s "$2") p', REPLAY, SAY,
+                           context], capture_output=True, cwd=tmp_path, env={**os.environ, **NO_RUNNER_ENV}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert load(tmp_path / summary_of(done)["files"]["raw"])["input"]["context"]["user"] == "u1"
+
+
+def test_a_context_file_that_is_a_folder_is_called_one(tmp_path):
+    """It was "context file 'ctx' does not exist"."""
+    (tmp_path / "ctx").mkdir()
+    error = refused(capture(tmp_path, "capture", "--runner", SAY, "--context-file", "ctx", "p"), tmp_path, "E_USAGE_INVALID")
+    assert "is a directory" in error["message"] and error["path"] == "--context-file", error
