@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -545,3 +546,16 @@ def test_redaction_keeps_the_groups_an_effect_count_counts_in(tmp_path: Path) ->
     assert sorted(evaluation["rules"][0]["observed"]["groups"].values()) == [1, 2]
     for name in ("incident.json", "evaluation.json", "report.html", "trace.jsonl"):
         assert b"neighbour" not in (tmp_path / "imported" / name).read_bytes()
+
+
+def test_a_pipe_named_as_the_export_is_refused_without_advising_stdin(tmp_path: Path) -> None:
+    """The refusal said "Pass a regular file, a directory or `-`" (the catalogue's advice for journal readers), but an
+    incident command refuses `-` too."""
+    pipe = tmp_path / "export.json"
+    os.mkfifo(pipe)
+    for args in (("import", str(pipe)), ("inspect", str(pipe))):
+        done = run_replay("incident", *args, "--out", str(tmp_path / "out"))
+        assert done.returncode == 2, done.stderr
+        [error] = errors_of(done.stderr)
+        assert error["code"] == "E_INPUT_NOT_FILE_OR_DIR" and "`-`" not in error["howToFix"], error
+        assert error["received"] == "a pipe, a device or a socket" and not (tmp_path / "out").exists(), error

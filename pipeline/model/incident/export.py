@@ -32,6 +32,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, not_utf8
 from replay.pipeline.engine.exactjson import skip_bom
+from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, record_kind
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
@@ -126,8 +127,11 @@ def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
     target = Path(path)
     if not target.exists():
         refuse("E_INPUT_PATH_NOT_FOUND", f"{what} {path!r} does not exist", {"path": path})
-    if not target.is_file():
-        refuse("E_INPUT_NOT_FILE_OR_DIR", f"{what} {path!r} is not a regular file", {"path": path})
+    if not target.is_file():  # (a pipe too: the input is read whole and checked against its limits, never streamed)
+        refuse("E_INPUT_NOT_FILE_OR_DIR", f"{what} {path!r} is not a regular file", {"path": path},
+               expected="a regular file", received=describe_kind(path_kind(path)),
+               howToFix="Save it to a file first (... > file.json) and name that file; incident commands read no pipe "
+                        "and not stdin.")
     try:
         with target.open("rb") as handle:
             data = handle.read(limits.max_bytes + 1)
