@@ -374,13 +374,10 @@ def refuse_duplicate_key(data: bytes, value: Any, code: str, what: str, skipped:
     theirs), else as a config key (``a.b``)."""
     if not exactjson.duplicate_keys(data, value):
         return
-    found = exactjson.first_duplicate_key(data)
+    found = exactjson.first_duplicate_at(data, skipped)
     if found is None:
         return
-    path, at = found
-    text = data.decode("utf-8")
-    line_start = text.rfind("\n", 0, at) + 1
+    path, where = found
     key = path.removeprefix("$").removeprefix(".")
-    where = exactjson.position(data, text.count("\n", 0, at) + 1, at - line_start + 1, skipped)
     raise ReplayError(code, f"{what}: key {key} is written twice in one object",
                       **{**fields, "path": path if rooted else key, **where, "howToFix": "Write each key once: keep the value meant and delete the other."})

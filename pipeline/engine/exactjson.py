@@ -437,6 +437,18 @@ def first_duplicate_key(raw: bytes) -> tuple[str, int] | None:
     return (found[0][1], found[0][0]) if found else None
 
 
+def first_duplicate_at(data: bytes, skipped: int = 0) -> tuple[str, dict[str, int]] | None:
+    """``first_duplicate_key`` with its place as an error gives it: the key's JSON path and the ``position`` (line,
+    byte column, offset of the line's start) of its second writing in ``data``, a document that starts ``skipped``
+    bytes into its file."""
+    found = first_duplicate_key(data)
+    if found is None:
+        return None
+    path, at = found
+    text = data.decode("utf-8")
+    return path, position(data, text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1, skipped)
+
+
 def _repeated(tree: Any) -> Iterator[tuple[str, int]]:
     """The JSON path of each key written again in one object of ``tree`` (``_Pairs`` nodes), and its position in
     the text when the parse kept positions (-1 when not)."""

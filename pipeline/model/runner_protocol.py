@@ -226,14 +226,10 @@ def _note_duplicates(reply: Reply, data: bytes, value: Any, line: int, offset: i
     if not keys:
         return
     where: dict[str, int] = {"line": line, "offset": offset}
-    first = exactjson.first_duplicate_key(data)  # (slow, but only for a reply that has one)
+    first = exactjson.first_duplicate_at(data, offset)  # (slow, but only for a reply that has one)
     if first is not None:
-        text = data.decode("utf-8")
-        at = first[1]
-        start = text.rfind("\n", 0, at) + 1
-        where = exactjson.position(data, text.count("\n", 0, at) + 1, at - start + 1)
+        where = first[1]
         where["line"] += line - 1
-        where["offset"] += offset
     reply.duplicates.append({"keys": keys, **where})
 
 
