@@ -96,7 +96,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
                                "Return (or send) a Batch, a list of Batches or None from the stage."),
     # production incidents
     "E_INCIDENT_INPUT_TOO_LARGE": ("incident input larger than the size limit", "Export one incident per file, or raise --max-bytes."),
-    "E_INCIDENT_JSON_INVALID": ("incident export or rules file is not valid JSON", "Fix the JSON at the reported line and column."),
+    "E_INCIDENT_JSON_INVALID": ("incident export, bundle or rules file is not valid JSON, or writes a key twice in one object", "Fix the JSON at the reported line and column."),
     "E_INCIDENT_FORMAT_UNSUPPORTED": ("the file is not in the export format asked for", "Pick the format with --format canonical, runledger or replay."),
     "E_INCIDENT_NESTING_TOO_DEEP": ("incident JSON nested deeper than the limit", "Flatten the payload, remove it with --redact, or raise --max-depth."),
     "E_INCIDENT_SHAPE_INVALID": ("incident export, event or rules file has the wrong JSON type", "A canonical export is one object; events are objects; a rules file is an array."),

@@ -559,3 +559,25 @@ def test_a_pipe_named_as_the_export_is_refused_without_advising_stdin(tmp_path: 
         [error] = errors_of(done.stderr)
         assert error["code"] == "E_INPUT_NOT_FILE_OR_DIR" and "`-`" not in error["howToFix"], error
         assert error["received"] == "a pipe, a device or a socket" and not (tmp_path / "out").exists(), error
+
+
+def test_an_export_or_rules_file_that_writes_a_key_twice_is_refused_at_the_second(tmp_path: Path) -> None:
+    """`"ok": false, "ok": true` in a tool_result was imported as ok without a word (a JSON reader keeps the last value);
+    unknown fields are refused rather than approximated, and so is this, as a config or a heal rules file is."""
+    export = tmp_path / "export.json"
+    text = orjson.dumps(minimal_export()).decode()
+    data = text.replace('"schema_version":1', '"schema_version":1,\n"schema_version":1', 1).encode()
+    export.write_bytes(data)
+    done = run_replay("incident", "import", str(export), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and not (tmp_path / "out").exists(), done.stderr
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["line"]) == ("E_INCIDENT_JSON_INVALID", "$.schema_version", 2), error
+    assert data[error["offset"] + error["column"] - 1:].startswith(b'"schema_version"')
+    rules = write_json(tmp_path / "rules.json", [])
+    rules.write_bytes(b'[{"id": "a", "id": "b", "type": "required_output", "fields": ["status"]}]')
+    log = tmp_path / "run.jsonl"
+    log.write_bytes((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    done = run_replay("incident", "import", str(log), "--format", "replay", "--case", "run_a", "--rules", str(rules),
+                      "--out", str(tmp_path / "out"))
+    [error] = errors_of(done.stderr)
+    assert (done.returncode, error["code"], error["path"]) == (2, "E_INCIDENT_JSON_INVALID", "$[0].id"), error

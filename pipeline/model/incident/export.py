@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, not_utf8
+from replay.pipeline.engine.errors import ReplayError, not_utf8, refuse_duplicate_key
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.incident.rules import check_rules
@@ -152,7 +152,7 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
     if "line" not in where:
         data, skipped = skip_bom(data)
     try:
-        return exactjson.loads(data)
+        value = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
         bad = not_utf8(data)
         if bad is not None:  # (orjson checks the whole text first and reports column 1)
@@ -168,6 +168,10 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
                    expected="one JSON object (schema_version 1)", received="JSON Lines",
                    howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
         refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", stopped)
+    if "line" not in where:  # a document a person wrote: which of a key's two values was meant? (a log's lines: a journal's)
+        refuse_duplicate_key(data, value, "E_INCIDENT_JSON_INVALID", str(where.get("source", "the document")), skipped,
+                             rooted=True, **where)
+    return value
 
 
 def _position(data: bytes, where: dict[str, Any], line: int, column: int, skipped: int = 0) -> dict[str, Any]:
