@@ -59,8 +59,16 @@ def process_record(outcome: ProcessOutcome) -> dict[str, Any]:
     }
 
 
-def _text(data: bytes | bytearray) -> str:
-    return bytes(data).decode("utf-8", "replace")
+def _kept(name: str, data: bytes | bytearray) -> dict[str, str]:
+    """A stream of the runner as the raw capture keeps it: its text; when it is not UTF-8, that text with U+FFFD for
+    the bytes that are not, and the bytes themselves too, exactly, in base64 (``<name>Base64``)."""
+    raw = bytes(data)
+    try:
+        return {name: raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        import base64
+
+        return {name: raw.decode("utf-8", "replace"), f"{name}Base64": base64.b64encode(raw).decode("ascii")}
 
 
 @register("spawn")
@@ -116,9 +124,9 @@ class SpawnRunner(AsyncTransform):
             "timestamp": request.get("timestamp"),
             "runner": {k: runner.get(k) for k in ("path", "foundBy", "kind", "command", "cwd")},
             "input": request, "process": process_record(outcome),
-            "stdout": _text(outcome.stdout), "stdoutBytes": outcome.stdout_bytes,
+            **_kept("stdout", outcome.stdout), "stdoutBytes": outcome.stdout_bytes,
             "stdoutTruncated": outcome.stdout_bytes > len(outcome.stdout),
-            "stderr": _text(outcome.stderr), "stderrBytes": outcome.stderr_bytes,
+            **_kept("stderr", outcome.stderr), "stderrBytes": outcome.stderr_bytes,
             "stderrTruncated": outcome.stderr_bytes > len(outcome.stderr),
             "streamedEvents": reply.streamed, "error": failure,
         }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pty
@@ -479,6 +480,22 @@ def test_a_runner_output_that_starts_with_a_byte_order_mark_is_read(tmp_path, st
     summary = summary_of(done)
     assert summary["status"] == "ok" and summary["events"] == 3, summary  # run_started, assistant_message, run_completed
     assert load(tmp_path / summary["files"]["raw"])["stdout"] == stdout  # the raw capture keeps stdout as it was
+
+
+def test_the_raw_capture_keeps_the_exact_bytes_of_output_that_is_not_utf8(tmp_path):
+    """stdout and stderr as the runner wrote them, though JSON text cannot hold a byte that is not UTF-8: the text (with
+    U+FFFD there) and the bytes themselves in base64. (The bytes were lost: U+FFFD only.)"""
+    stdout = b'{"status": "ok", "response": "caf\xe9", "events": []}\n'
+    stderr = b"log: \xff\xfe done\n"
+    runner = tmp_path / "bytes_runner.py"
+    runner.write_text("import sys\nsys.stdin.read()\n"
+                      f"sys.stderr.buffer.write({stderr!r})\nsys.stdout.buffer.write({stdout!r})\n")
+    done = capture(tmp_path, "capture", "--runner", str(runner), "the prompt")
+    raw = load(tmp_path / summary_of(done)["files"]["raw"])
+    assert base64.b64decode(raw["stdoutBase64"]) == stdout and base64.b64decode(raw["stderrBase64"]) == stderr
+    assert raw["stdout"] == stdout.decode("utf-8", "replace") and raw["stderr"] == stderr.decode("utf-8", "replace")
+    clean = say(tmp_path, json.dumps({"status": "ok", "response": "r", "events": []}))
+    assert "stdoutBase64" not in load(tmp_path / summary_of(clean)["files"]["raw"])  # (UTF-8: the text is the bytes)
 
 
 def test_a_fault_after_a_byte_order_mark_is_at_its_place_in_stdout(tmp_path):
