@@ -208,6 +208,8 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, sk
         why, expected = _not_utf8(bad), "UTF-8 text"
     elif exactjson.cut_off(stdout, exc):
         why = "is cut off: stdout ends inside the output object that begins on line 1"
+    elif exactjson.too_deep(exc):
+        why = f"{_TOO_DEEP} (reading the output object that begins on line 1)"
     else:
         char = exactjson.char_at(line, exc.colno - 1)
         why = (f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column} (reading the output object "
@@ -255,8 +257,13 @@ def _fault(line: bytes, exc: orjson.JSONDecodeError, last_without_newline: bool)
     if bad is not None:
         return _not_utf8(bad), bad.column
     column = exactjson.byte_column(line, exc.pos)
+    if exactjson.too_deep(exc):
+        return _TOO_DEEP, column
     char = exactjson.char_at(line, exc.pos)
     return f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column}", column
+
+
+_TOO_DEEP = f"is nested deeper than {exactjson.MAX_DEPTH} levels, the most replay reads"  # (as parse says of a line)
 
 
 def _not_utf8(bad: NotUtf8) -> str:

@@ -162,6 +162,20 @@ def test_one_pretty_printed_object():
     assert [c[4] for c in reply.events] == ["$.events[0]", "$.events[1]"]
 
 
+@pytest.mark.parametrize(("stdout", "line"), [
+    (b'{"status": "ok", "response": "r", "events": [' + b"[" * 1100 + b"]" * 1100 + b"]}\n", 1),  # one line
+    (b'{"status": "ok",\n "response": "r", "events": [' + b"[" * 1100 + b"]" * 1100 + b"]}\n", 2),  # one document
+    (b'{"type": "run_started", "payload": {}}\n{"type": "x", "payload": ' + b"[" * 1100 + b"]" * 1100 + b"}\n"
+     b'{"status": "ok", "response": "r", "events": []}\n', 2),  # a streamed event
+])
+def test_output_nested_deeper_than_replay_reads_is_said_so_as_parse_says_it(stdout: bytes, line: int):
+    """(It was orjson's words: "depth limit exceeded".)"""
+    reply = read_reply(stdout)
+    problem = reply.problem
+    assert problem is not None and problem["code"] == "E_RUNNER_INVALID_JSON" and problem["line"] == line
+    assert f"stdout line {line} is nested deeper than 1024 levels, the most replay reads" in problem["message"]
+
+
 def test_not_json_at_all():
     reply = read_reply(b"Thinking...\nAAPL is your largest holding.\n")
     assert reply.problem["code"] == "E_RUNNER_INVALID_JSON"
