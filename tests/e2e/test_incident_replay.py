@@ -166,6 +166,8 @@ def test_sigterm_stops_the_agent_and_its_children_as_ctrl_c_does(imported: Path,
     ([{"raw": f"not json {CANDIDATE}"}], (), "E_INCIDENT_AGENT_PROTOCOL_INVALID"),
     ([{"raw": '{"type": "tool_call", "name": "lookup_order"}'}], (), "E_INCIDENT_AGENT_PROTOCOL_INVALID"),
     ([{"raw": '{"type": "tool_result", "call_id": "x"}'}], (), "E_INCIDENT_AGENT_PROTOCOL_INVALID"),
+    # a key written twice: only the last value would be compared (a call could match that does not)
+    ([{"raw": f'{{"type": "log", "message": "{CANDIDATE}", "type": "log"}}'}], (), "E_INCIDENT_AGENT_PROTOCOL_INVALID"),
     ([{"log": "a"}, {"log": "b"}, {"log": "c"}, {"log": "d"}], ("--max-messages", "3"), "E_INCIDENT_AGENT_LIMIT_EXCEEDED"),
     ([LOOKUP, REFUND, REFUND, FINAL], ("--max-tool-calls", "2"), "E_INCIDENT_AGENT_LIMIT_EXCEEDED"),
     ([{"long": 1024 * 1024 + 10}], (), "E_INCIDENT_AGENT_LIMIT_EXCEEDED"),

@@ -195,6 +195,12 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {run.message_count} is not valid JSON",
                         expected="one JSON object per line on stdout (logs go to stderr)",
                         received=f"withheld ({len(line)} bytes)") from None
+        twice = exactjson.duplicate_keys(line, parsed)
+        if twice:  # (only the last value would be compared with the recording: a call could match that does not)
+            raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {run.message_count} writes a key twice "
+                        "in one object", path=twice[0], expected="each key once in an object",
+                        received=f"{len(twice)} key(s) written twice; the message is withheld",
+                        howToFix="Send each key once: a JSON reader keeps one of two values without a word.")
         message = _check_message(run, parsed, run.message_count)
         kind = message["type"]
         if kind == "log":
