@@ -329,6 +329,15 @@ class ReplayError(Exception):
         return error_line(self.body)
 
 
+def input_unreadable(path: str, exc: OSError) -> ReplayError:
+    """An input file that cannot be opened or read (a link to nothing, no permission, a folder, a device error): the one
+    error every command gives for it, whether it reads the input (``read``) or first takes its digest (``heal --in``):
+    the file in ``path`` and ``source``, the system's reason in ``received``; exit 1, as the other inputs go on."""
+    why = exc.strerror or str(exc) or type(exc).__name__
+    return ReplayError("E_INPUT_UNREADABLE", f"cannot read {printable(path)!r}: {why}", exit_code=EXIT_FAILED,
+                       path=path, source=printable(path), received=why)
+
+
 def refused(code: str, message: str, **fields: Any) -> ReplayError:
     """A refusal the walk specification names (``E_RUN_NOT_FOUND``, ``E_INVALID_RUN_ID``, ``E_STEP_NOT_FOUND``,
     ``E_JOURNAL_READ_FAILED``): exit 2, its name (the code without ``E_``, in lower case: ``run_not_found``) as

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort, diagnostic
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort, input_unreadable
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import make_logger
@@ -236,8 +236,8 @@ async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, G
     except StageFailed as exc:
         outcome.failure = Failure("stage", {"message": str(exc)}, stage=exc.stage_id)
     except OSError as exc:  # the input vanished meanwhile
-        outcome.failure = Failure("error", {"code": "E_INPUT_UNREADABLE", "message": f"cannot read {path!r}: {exc.strerror or exc}",
-                                            "path": path})
+        unreadable = input_unreadable(path, exc)
+        outcome.failure = Failure("error", unreadable.body, unreadable.exit_code)
     return _finished(outcome, port, stderr, started)
 
 
@@ -247,8 +247,7 @@ def _digested(work: Work, path: str, outcome: Outcome, port: _CountingPort) -> b
     try:
         outcome.size, outcome.mtime_ns, outcome.sha256 = work.files.input_digest(path)
     except OSError as exc:
-        port.put([diagnostic("E_INPUT_UNREADABLE", f"cannot read {path!r}: {exc.strerror or exc}", source=path,
-                             received=exc.strerror or str(exc))])
+        port.put([input_unreadable(path, exc).body])
         return False
     return True
 

@@ -21,7 +21,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError, diagnostic, printable
+from replay.pipeline.engine.errors import ReplayError, diagnostic, input_unreadable, printable
 from replay.pipeline.engine.exactjson import UTF8_BOM
 from replay.pipeline.engine.preflight import file_in_the_way
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
@@ -196,7 +196,7 @@ async def open_journal(path: str) -> AsyncIterator[Reader]:
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError as exc:
-            raise ReplayError("E_INPUT_UNREADABLE", f"cannot open {path!r}: {exc.strerror}", path=path, exit_code=1) from exc
+            raise input_unreadable(path, exc) from exc
         owned, name = True, path
     try:
         raw = FdReader(fd)

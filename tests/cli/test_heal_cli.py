@@ -376,6 +376,24 @@ def test_directory_mode_heals_a_link_to_a_file_elsewhere_and_reports_broken_and_
     assert sorted(p.name for p in out.iterdir()) == [".replay-manifest.json", "link.heal-log.json", "link.healed.jsonl"]
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_directory_mode_reports_an_unreadable_input_as_filter_mode_does(tmp_path: Path, workers: str) -> None:
+    """One definition of an input that cannot be read: heal --in DIR (which hashes each input before it heals it) gives
+    the error filter mode gives, `path` and `source` both (it gave `source` only), message and reason alike."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(broken_bytes())
+    (src / "d.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    folder = run_replay("heal", "--in", "in", "--out", "out", "--workers", workers, cwd=tmp_path)
+    alone = run_replay("heal", "in/d.jsonl", cwd=tmp_path)
+    assert (folder.returncode, alone.returncode) == (1, 1)
+    [from_folder] = [e for e in errors_of(folder.stderr) if e["code"] == "E_INPUT_UNREADABLE"]
+    [from_filter] = errors_of(alone.stderr)
+    assert from_folder["path"] == from_folder["source"] == "in/d.jsonl"
+    assert {k: v for k, v in from_folder.items() if k != "stage"} == {k: v for k, v in from_filter.items() if k != "stage"}
+    assert from_filter["received"] == "No such file or directory"
+
+
 def test_directory_mode_makes_up_no_artifact_from_one_cut_off_mid_write(tmp_path: Path) -> None:
     """An artifact whose write was cut off is one torn line (or pretty-printed lines, none a record): no healed
     artifact is made up from nothing (it was status "ok", id "unknown", no events); the error says where it stops."""
