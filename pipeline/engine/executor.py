@@ -36,7 +36,11 @@ class StageFailed(Exception):
     """A stage raised something that is not a ReplayError: a bug or an unexpected environment."""
 
     def __init__(self, stage_id: str, exc: BaseException) -> None:
-        super().__init__(f"stage {stage_id!r} failed: {type(exc).__name__}: {exc}")
+        try:
+            said = str(exc)
+        except Exception:  # (an exception whose str() raises: its type says what there is to say)
+            said = ""
+        super().__init__(f"stage {stage_id!r} failed: {type(exc).__name__}" + (f": {said}" if said else ""))
         self.stage_id = stage_id
         self.exc = exc
 
@@ -276,6 +280,10 @@ async def run_graph(
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise
         except Exception as exc:
+            raise StageFailed(current[0], exc) from exc
+        except (KeyboardInterrupt, BaseExceptionGroup):
+            raise
+        except BaseException as exc:  # a stage's SystemExit (a library calling sys.exit), GeneratorExit, its own kind
             raise StageFailed(current[0], exc) from exc
 
     async def run_source(task: _Task, node: _Live) -> None:

@@ -350,6 +350,53 @@ def test_a_plugin_that_gives_no_batch_is_named_not_the_stage_after_it(tmp_path: 
     assert "a Batch, a list of Batches or None" in error["message"]
 
 
+ODD_RAISES = '''
+from replay.pipeline.engine.stage import Sink, Transform
+
+
+class Odd(BaseException):
+    pass
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no words for it")
+
+
+class Raises(Transform):
+    summary = "Raises what RAISED names on every batch."
+
+    def __call__(self, batch):
+        raise RAISED
+
+
+class SinkRaises(Sink):
+    summary = "A sink that raises what RAISED names."
+
+    async def consume(self, batches):
+        async for batch in batches:
+            raise RAISED
+'''
+
+
+@pytest.mark.parametrize("stage", ["Raises", "SinkRaises"])
+@pytest.mark.parametrize("raised, said", [("SystemExit(3)", "SystemExit: 3"), ("GeneratorExit()", "GeneratorExit"),
+                                          ("Odd('odd one')", "Odd: odd one"), ("Unprintable()", "Unprintable")],
+                         ids=["SystemExit", "GeneratorExit", "BaseException", "str-raises"])
+def test_a_plugin_that_raises_what_is_no_exception_is_a_stage_failure_not_a_traceback(tmp_path: Path, stage: str,
+                                                                                       raised: str, said: str):
+    """A plugin raising SystemExit (a library calling sys.exit), GeneratorExit or its own BaseException is E_STAGE_FAILED
+    naming it, exit 1, as any exception: it was a traceback (exit 3 for sys.exit(3), "Task exception was never
+    retrieved"); an exception whose str() raises was E_UNHANDLED, the stage unnamed."""
+    site = make_plugin(tmp_path / "site", {"odd": f"replay_upper_plugin:{stage}"}, module=ODD_RAISES + f"\nRAISED = {raised}\n")
+    (tmp_path / "p.toml").write_text('chain = ["parse", "odd"]\n')
+    done = run_replay("run", str(tmp_path / "p.toml"), str(TWO_RUNS), env=plugin_env(site), process=True, timeout=60)
+    assert b"Traceback" not in done.stderr and b"never retrieved" not in done.stderr
+    assert done.returncode == 1 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_STAGE_FAILED" and error["stage"] == "odd" and said in error["message"]
+
+
 # pipes and signals -------------------------------------------------------------------------------
 def test_a_pipeline_into_head_ends_quietly(tmp_path: Path):
     journal = tmp_path / "big.jsonl"
