@@ -478,7 +478,8 @@ def run_cli(argv: list[str] | None = None) -> int:
     except StageFailed as exc:
         from replay.pipeline.engine.errors import diagnostic
 
-        logger().debug("stage.failed", stage=exc.stage_id, exc_info=exc.exc)
+        where = {"exception": exc.traceback} if exc.traceback else {"exc_info": exc.exc}
+        logger().debug("stage.failed", stage=exc.stage_id, **where)
         _print_error(diagnostic("E_STAGE_FAILED", str(exc), stage=exc.stage_id))
         return EXIT_FAILED
     except Exception as exc:

@@ -35,14 +35,18 @@ DEFAULT_BUFFER = 4  # batches per channel: enough to overlap I/O with work, smal
 class StageFailed(Exception):
     """A stage raised something that is not a ReplayError: a bug or an unexpected environment."""
 
-    def __init__(self, stage_id: str, exc: BaseException) -> None:
-        try:
-            said = str(exc)
-        except Exception:  # (an exception whose str() raises: its type says what there is to say)
-            said = ""
-        super().__init__(f"stage {stage_id!r} failed: {type(exc).__name__}" + (f": {said}" if said else ""))
+    def __init__(self, stage_id: str, exc: BaseException, message: str | None = None) -> None:
+        """``message``: the one a run elsewhere gave (an input's run in a worker), when ``exc`` only carries it over."""
+        if message is None:
+            try:
+                said = str(exc)
+            except Exception:  # (an exception whose str() raises: its type says what there is to say)
+                said = ""
+            message = f"stage {stage_id!r} failed: {type(exc).__name__}" + (f": {said}" if said else "")
+        super().__init__(message)
         self.stage_id = stage_id
         self.exc = exc
+        self.traceback: str | None = None  # the traceback's text, when the stage ran elsewhere (a worker process)
 
 
 DEFAULT_ERROR_LIMIT = 20  # errors printed per (source, code) before the rest are summed up

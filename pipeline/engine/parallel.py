@@ -108,7 +108,10 @@ class Failure:
         if self.kind == "pipe":
             return PipeClosed()
         if self.kind == "stage":
-            return StageFailed(self.stage or "?", RuntimeError(self.body.get("message", "")))
+            message = self.body.get("message", "")
+            failed = StageFailed(self.stage or "?", RuntimeError(message), message)
+            failed.traceback = self.body.get("traceback")
+            return failed
         fields = {k: v for k, v in self.body.items() if k not in ("code", "message")}
         return ReplayError(self.body["code"], self.body.get("message", ""), exit_code=self.exit_code, **fields)
 
@@ -234,7 +237,10 @@ async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, G
     except (PipeClosed, BrokenPipeError):
         outcome.failure = Failure("pipe", {})
     except StageFailed as exc:
-        outcome.failure = Failure("stage", {"message": str(exc)}, stage=exc.stage_id)
+        import traceback  # (only when a stage crashed)
+
+        outcome.failure = Failure("stage", {"message": str(exc), "traceback": "".join(traceback.format_exception(exc.exc))},
+                                  stage=exc.stage_id)
     except OSError as exc:  # the input vanished meanwhile
         unreadable = input_unreadable(path, exc)
         outcome.failure = Failure("error", unreadable.body, unreadable.exit_code)

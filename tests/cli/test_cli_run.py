@@ -278,11 +278,28 @@ def crashing_pipeline(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_a_stage_that_crashes_gives_a_json_error_not_a_traceback(tmp_path: Path):
     site, config = crashing_pipeline(tmp_path)
-    done = run_replay("run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)}, process=True)
+    done = run_replay("run", str(config), str(TWO_RUNS), env=plugin_env(site), process=True)
     assert done.returncode == 1
     assert b"Traceback" not in done.stderr
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_STAGE_FAILED" and error["stage"] == "crash" and "kaboom" in error["message"]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_stage_that_crashes_over_many_inputs_is_said_as_over_one(tmp_path: Path, workers: str):
+    """With --workers each input is a run of its own: a stage's crash is the error one run gives, word for word (it was
+    wrapped twice: "stage 'crash' failed: RuntimeError: stage 'crash' failed: RuntimeError: kaboom")."""
+    site, config = crashing_pipeline(tmp_path)
+    one = run_replay("run", str(config), str(TWO_RUNS), env=plugin_env(site), process=True)
+    many = run_replay("run", "--workers", workers, str(config), str(TWO_RUNS), str(MESSY), env=plugin_env(site),
+                      process=True)
+    assert one.returncode == many.returncode == 1
+    assert errors_of(many.stderr) == errors_of(one.stderr)
+    assert errors_of(one.stderr)[0]["message"] == "stage 'crash' failed: RuntimeError: kaboom"
+    loud = run_replay("--log-level", "debug", "run", "--workers", workers, str(config), str(TWO_RUNS), str(MESSY),
+                      env=plugin_env(site), process=True)  # the traceback crosses from the worker (it said RuntimeError only)
+    [failed] = [record for record in map(orjson.loads, loud.stderr.splitlines()) if record.get("event") == "stage.failed"]
+    assert failed["stage"] == "crash" and 'raise RuntimeError("kaboom")' in failed["exception"]
 
 
 BAD_STAGES = '''
@@ -522,9 +539,8 @@ def test_log_level_debug_shows_the_traceback_of_a_stage_that_crashed(tmp_path: P
     """E_STAGE_FAILED's howToFix says to rerun with `--log-level debug` for details: that run logs the traceback
     (inside one JSON record on stderr), which the default level leaves out."""
     site, config = crashing_pipeline(tmp_path)
-    quiet = run_replay("run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)}, process=True)
-    loud = run_replay("--log-level", "debug", "run", str(config), str(TWO_RUNS), env={"PYTHONPATH": str(site)},
-                      process=True)
+    quiet = run_replay("run", str(config), str(TWO_RUNS), env=plugin_env(site), process=True)
+    loud = run_replay("--log-level", "debug", "run", str(config), str(TWO_RUNS), env=plugin_env(site), process=True)
     assert quiet.returncode == loud.returncode == 1
     assert b"raise RuntimeError" not in quiet.stderr
     [failed] = [record for record in map(orjson.loads, loud.stderr.splitlines()) if record.get("event") == "stage.failed"]
