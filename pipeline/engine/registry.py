@@ -14,6 +14,8 @@ import pkgutil
 from collections.abc import Callable
 from typing import TypeVar
 
+import orjson
+
 from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.stage import Option, Stage
 
@@ -135,13 +137,24 @@ class Registry:
         return cls
 
     def describe_all(self) -> list[dict]:
+        """Every stage type's description (``Stage.describe``); a third-party one that cannot be loaded or described
+        (its describe() raises, an option's default JSON cannot write) is left out and reported in ``problems``."""
         out = []
         for name in self.names():
             try:
                 info = self.get(name).describe()
                 info["type"] = name
+                orjson.dumps(info)  # (what `replay stages` prints of it, text or JSON)
             except ReplayError as exc:
                 self._problems.append(exc.body)
+                continue
+            except Exception as exc:
+                if name in self._builtin:
+                    raise
+                self._problems.append(diagnostic(
+                    "E_STAGE_LOAD_FAILED", f"stage type {name!r} ({self._plugins[name]}) cannot be described: "
+                    f"{type(exc).__name__}: {exc}", received=self._plugins[name],
+                ))
                 continue
             out.append(info)
         return out

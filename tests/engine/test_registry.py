@@ -167,3 +167,43 @@ def test_a_plugin_named_with_a_dot_can_be_used_in_a_chain(tmp_path: Path, monkey
     monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"acme.upper": "replay_upper_plugin:UpperTypes"})))
     graph = graph_from_config({"chain": [{"type": "acme.upper"}, {"type": "acme.upper"}]}, registry=Registry())
     assert list(graph.nodes) == ["read", "parse", "acme_upper", "acme_upper_2", "write"]
+
+
+UNDESCRIBABLE = '''
+from replay.pipeline.engine.stage import Option, Transform
+
+
+class DescribeRaises(Transform):
+    summary = "Its description raises."
+
+    @classmethod
+    def describe(cls):
+        raise RuntimeError("describe kaboom")
+
+    def __call__(self, batch):
+        return batch
+
+
+class SetDefault(Transform):
+    summary = "An option whose default JSON cannot write."
+    options = {"tags": Option(set, frozenset({"a"}), "tags")}
+
+    def __call__(self, batch):
+        return batch
+'''
+
+
+@pytest.mark.parametrize("flag", [[], ["--json"]], ids=["text", "json"])
+def test_a_plugin_that_cannot_be_described_is_reported_and_the_others_listed(tmp_path: Path, flag: list[str]):
+    """A plugin whose describe() raises, or whose option's default JSON cannot write, is an E_STAGE_LOAD_FAILED problem
+    naming it on stderr, and every other stage is listed (it was E_UNHANDLED, exit 1, nothing listed)."""
+    plugin_dir = make_plugin(tmp_path / "site", {"describes": "replay_upper_plugin:DescribeRaises",
+                                                 "setdefault": "replay_upper_plugin:SetDefault"}, module=UNDESCRIBABLE)
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_dir), os.environ.get("PYTHONPATH")]))}
+    listed = run_replay("stages", *flag, env=env, process=True)
+    assert listed.returncode == 0, listed.stderr
+    problems = errors_of(listed.stderr)
+    assert [(p["code"], p["received"]) for p in problems] == [
+        ("E_STAGE_LOAD_FAILED", "replay_upper_plugin:DescribeRaises"), ("E_STAGE_LOAD_FAILED", "replay_upper_plugin:SetDefault")]
+    assert "describe kaboom" in problems[0]["message"] and "set" in problems[1]["message"]
+    assert b"select" in listed.stdout and b"describes" not in listed.stdout and b"setdefault" not in listed.stdout
