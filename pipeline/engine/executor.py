@@ -27,7 +27,7 @@ from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.pipeline.engine.log import log_record, make_logger
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.segment import Item, Segment
-from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform
+from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, port_undeclared
 
 DEFAULT_BUFFER = 4  # batches per channel: enough to overlap I/O with work, small enough to bound memory
 
@@ -251,6 +251,8 @@ async def run_graph(
                 notice_log = log or make_logger()
                 for record in records:
                     log_record(notice_log, "warning", "notice", record)
+            elif name not in node.stage.ports:
+                raise port_undeclared(node.id, name, node.stage.ports)
             else:
                 result.dropped[name] = result.dropped.get(name, 0) + len(records)
 

@@ -284,6 +284,16 @@ def result_invalid(stage_id: str, value: Any) -> ReplayError:
     )
 
 
+def port_undeclared(stage_id: str, port: str, ports: tuple[str, ...]) -> ReplayError:
+    """The error for a stage that sent records on a port it does not declare: no config can wire them anywhere."""
+    return ReplayError(
+        "E_STAGE_RESULT_INVALID",
+        f"stage {stage_id!r} sent records on port {port!r}, which it does not declare: they could reach no one",
+        exit_code=EXIT_FAILED, stage=stage_id, received=port, expected="one of its ports: " + ", ".join(ports),
+        howToFix="Add the port to the stage class's `ports`, or emit on one of those it declares.",
+    )
+
+
 class Output:
     """What a source sends through: the executor decides where batches and side records go."""
 

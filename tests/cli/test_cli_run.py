@@ -414,6 +414,33 @@ def test_a_plugin_that_raises_what_is_no_exception_is_a_stage_failure_not_a_trac
     assert error["code"] == "E_STAGE_FAILED" and error["stage"] == "odd" and said in error["message"]
 
 
+UNDECLARED_PORT = '''
+from replay.pipeline.engine.stage import Transform
+
+
+class Undeclared(Transform):
+    summary = "Emits on a port it does not declare."
+    ports = ("errors", "repairs")
+
+    def __call__(self, batch):
+        self.emit("repair", {"rule": "mine"})  # (a typo of its own port)
+        return batch
+'''
+
+
+def test_a_plugin_that_emits_on_a_port_it_does_not_declare_is_named(tmp_path: Path):
+    """Records sent on a port the stage does not declare can reach no one (no config may wire it): they were dropped
+    without a word, exit 0; now the stage is named, with the port and the ports it has."""
+    site = make_plugin(tmp_path / "site", {"undeclared": "replay_upper_plugin:Undeclared"}, module=UNDECLARED_PORT)
+    (tmp_path / "p.toml").write_text('chain = ["undeclared"]\n')
+    done = run_replay("run", str(tmp_path / "p.toml"), str(TWO_RUNS), env=plugin_env(site), process=True)
+    assert b"Traceback" not in done.stderr
+    assert done.returncode == 1 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_STAGE_RESULT_INVALID" and error["stage"] == "undeclared"
+    assert error["received"] == "repair" and error["expected"] == "one of its ports: errors, repairs"
+
+
 # pipes and signals -------------------------------------------------------------------------------
 def test_a_pipeline_into_head_ends_quietly(tmp_path: Path):
     journal = tmp_path / "big.jsonl"
