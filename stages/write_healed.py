@@ -184,7 +184,7 @@ class WriteHealed(Sink):
         healed_rel, log_rel = self.plan[path]
         if healed_rel.name.endswith(HEALED_JOURNAL):
             data = Batch.from_columns(done.columns).to_jsonl()  # untouched records keep their bytes
-            artifact_id = (done.run or {}).get("artifactId") or Path(path).name
+            artifact_id = (done.run or {}).get("artifactId") or printable(Path(path).name)  # (a name not UTF-8 too)
         else:
             artifact = healed_artifact(done.run, done.events, done.heal)
             for problem in healed_problems(artifact, source, stage=self.id):

@@ -301,7 +301,8 @@ class Manifest:
         return os.path.relpath(os.path.abspath(path), self.root)
 
     def entry(self, outcome: Outcome) -> Entry | None:
-        """The entry for a finished input; None when it failed or printed what JSON cannot hold."""
+        """The entry for a finished input; None when it failed or printed what JSON cannot hold, or when its name or an
+        output's is not UTF-8 (JSON cannot hold it either: such an input is healed again each run)."""
         if outcome.failure is not None or outcome.size < 0:
             return None
         try:
@@ -309,7 +310,13 @@ class Manifest:
         except UnicodeDecodeError:
             return None
         outputs = [{"path": self.place.relative(p), "size": size, "sha256": digest} for p, size, digest in outcome.outputs]
-        return Entry(self.relative(outcome.path), outcome.size, outcome.mtime_ns, outcome.sha256, outputs,
+        name = self.relative(outcome.path)
+        try:
+            for path in (name, *(str(out["path"]) for out in outputs)):
+                path.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return Entry(name, outcome.size, outcome.mtime_ns, outcome.sha256, outputs,
                      outcome.errors, dict(outcome.codes), outcome.records, stdout, stderr)
 
     def record(self, outcomes: Iterable[Outcome]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -392,6 +393,26 @@ def test_directory_mode_reports_an_unreadable_input_as_filter_mode_does(tmp_path
     assert from_folder["path"] == from_folder["source"] == "in/d.jsonl"
     assert {k: v for k, v in from_folder.items() if k != "stage"} == {k: v for k, v in from_filter.items() if k != "stage"}
     assert from_filter["received"] == "No such file or directory"
+
+
+def test_directory_mode_heals_an_input_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    """A file name that is not UTF-8 (a byte 0xff) among the inputs: healed as the others, its heal log naming it
+    printably (it failed the whole folder: E_STAGE_FAILED, "str is not valid UTF-8", nothing written)."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(broken_bytes())
+    odd = os.fsdecode(b"\xff\xfe.jsonl")
+    (src / odd).write_bytes(broken_bytes())
+    proc = run_replay("heal", "--in", "in", "--out", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [x["source"] for x in jsonl(proc.stdout)] == ["in/a.jsonl", "in/\ufffd\ufffd.jsonl"]
+    assert (tmp_path / "out" / os.fsdecode(b"\xff\xfe.healed.jsonl")).read_bytes() == (tmp_path / "out" / "a.healed.jsonl").read_bytes()
+    log = json.loads((tmp_path / "out" / os.fsdecode(b"\xff\xfe.heal-log.json")).read_bytes())
+    assert log["source"] == "in/\ufffd\ufffd.jsonl" and log["artifactId"] == "\ufffd\ufffd.jsonl"
+    manifest = json.loads((tmp_path / "out" / ".replay-manifest.json").read_bytes())
+    assert [entry["input"] for entry in manifest["inputs"]] == ["a.jsonl"]  # (JSON cannot hold the other name: healed again)
+    again = run_replay("heal", "--in", "in", "--out", "out", cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (0, proc.stdout)
 
 
 def test_directory_mode_makes_up_no_artifact_from_one_cut_off_mid_write(tmp_path: Path) -> None:
