@@ -33,7 +33,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, as_received, refuse_duplicate_key, utf8_text
-from replay.pipeline.engine.graph import ID_PATTERN, Graph
+from replay.pipeline.engine.graph import ID_PATTERN, Graph, taken_twice
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.stage import Composite, Stage
 
@@ -353,8 +353,14 @@ class _Builder:
             if not any(r.partition(".")[0] in self.exports for r in node.inputs):
                 continue
             resolved: list[str] = []
+            named: dict[str, int] = {}  # a resolved input -> the input of the config that stands for it
             for k, ref in enumerate(node.inputs):
-                resolved += self.resolve(ref, f"stages.{node.id}.inputs[{k}]")
+                where = f"stages.{node.id}.inputs[{k}]"
+                for inner in self.resolve(ref, where):
+                    first = named.setdefault(inner, k)
+                    if first != k:  # (a composite's port stands for what it takes in too: `heal.repairs`, `parse.repairs`)
+                        raise taken_twice(node.id, inner, node.inputs[first], ref, where, list(node.inputs))
+                    resolved.append(inner)
             node.inputs = resolved
             node.declared_inputs = True  # an empty composite port still counts as wired
         return self.graph

@@ -49,6 +49,25 @@ def _config_error(code: str, message: str, path: str, **fields) -> ReplayError:
     return ReplayError(code, message, path=path, **fields)
 
 
+def taken_twice(node_id: str, output: str, first: str, again: str, where: str, inputs: list[str]) -> ReplayError:
+    """The error for a stage whose inputs name one output twice (``p.errors`` and ``*.errors``): each record of it would
+    reach the stage twice."""
+    through = f"input {again!r}" if first == again else f"inputs {first!r} and {again!r}"
+    return _config_error(
+        "E_CONFIG_INPUTS_INVALID", f"stage {node_id!r} takes {output!r} twice: {through} both name it", where,
+        received=inputs, howToFix="Name each output once (a pattern such as `*.repairs` names every stage's); its "
+                                  "records reach the stage once each.",
+    )
+
+
+def _take_once(taken: dict[tuple[str, str], int], node: Node, producer: str, port: str, k: int, where: str) -> None:
+    """Input ``k`` of ``node`` names ``producer.port``: refused when an input before it named it too."""
+    first = taken.setdefault((producer, port), k)
+    if first != k:
+        raise taken_twice(node.id, f"{producer}.{port}" if port else producer, node.inputs[first], node.inputs[k], where,
+                          list(node.inputs))
+
+
 class Graph:
     """A value describing stages and their wiring; ``executor.run_graph`` executes it."""
 
@@ -102,6 +121,7 @@ class Graph:
         """Resolve every input name to edges; raises on names that match nothing."""
         result: list[Edge] = []
         for node in self.nodes.values():
+            taken: dict[tuple[str, str], int] = {}  # (producer, port) -> the input that names it
             for k, ref in enumerate(node.inputs):
                 where = f"stages.{node.id}.inputs[{k}]"
                 if not isinstance(ref, str) or not ref:
@@ -114,6 +134,8 @@ class Graph:
                     ]
                     if not matches:
                         raise _config_error("E_CONFIG_INPUT_UNKNOWN", f"input {ref!r} matches no stage", where, received=ref)
+                    for m in matches:
+                        _take_once(taken, node, m, port, k, where)
                     result.extend(Edge(m, port, node.id) for m in matches)
                     continue
                 if producer not in self.nodes:
@@ -129,6 +151,7 @@ class Graph:
                     )
                 if not port and target.kind == "sink":
                     raise _config_error("E_CONFIG_INPUT_UNKNOWN", f"stage {producer!r} is a sink and has no output", where, received=ref)
+                _take_once(taken, node, producer, port, k, where)
                 result.append(Edge(producer, port, node.id))
         return result
 

@@ -360,6 +360,27 @@ def test_an_input_named_twice_is_refused(stage: str, inputs: list[str]):
     assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == f"stages.{stage}.inputs[1]"
 
 
+@pytest.mark.parametrize("inputs", [["parse.errors", "*.errors"], ["*.errors", "parse.errors"], ["pa*.errors", "*.errors"]])
+def test_an_input_taken_twice_through_a_pattern_is_refused(inputs: list[str]):
+    """`*.errors` names parse.errors too: with parse.errors beside it, every error came out twice."""
+    body = refused(with_stage("dead", inputs=inputs))
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == "stages.dead.inputs[1]"
+    assert "parse.errors" in body["message"] and body["received"] == inputs
+
+
+def test_an_input_taken_twice_through_a_composite_s_port_is_refused():
+    """`heal.repairs` stands for the repairs heal takes in (parse.repairs) and its own: with parse.repairs beside it,
+    parse's repairs came out twice."""
+    stages = {"read": {"type": "read"}, "parse": {"type": "parse", "inputs": ["read"], "torn_tail": "repair"},
+              "heal": {"type": "heal", "inputs": ["parse", "parse.repairs"]}, "out": {"type": "write", "inputs": ["heal"]},
+              "log": {"type": "write", "path": "log.jsonl", "inputs": ["heal.repairs", "parse.repairs"]}}
+    body = refused({"stages": stages})
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == "stages.log.inputs[1]"
+    assert "parse.repairs" in body["message"]
+    stages["log"]["inputs"] = ["heal.repairs"]
+    assert graph_from_config({"stages": stages}, registry=Registry(plugins=False)).nodes
+
+
 def test_an_output_that_goes_nowhere():
     doc = orjson.loads(orjson.dumps(GRAPH))
     doc["stages"]["extra"] = {"type": "select", "inputs": ["parse"]}
