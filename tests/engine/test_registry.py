@@ -88,7 +88,7 @@ def test_a_plugin_that_cannot_be_imported_is_reported_not_fatal(tmp_path: Path, 
 # third-party stages, for real: a subprocess that finds the plugin on PYTHONPATH ------------------
 def test_replay_stages_lists_a_plugin_and_replay_run_uses_it(tmp_path: Path):
     plugin_dir = make_plugin(tmp_path / "site", {"upper": "replay_upper_plugin:UpperTypes"})
-    env = {"PYTHONPATH": str(plugin_dir)}
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_dir), os.environ.get("PYTHONPATH")]))}
 
     listed = run_replay("stages", "--json", env=env, process=True)
     assert listed.returncode == 0, listed.stderr
@@ -113,7 +113,8 @@ def test_replay_run_refuses_a_plugin_that_fails_to_load(tmp_path: Path):
     plugin_dir = make_plugin(tmp_path / "site", {"broken": "replay_missing_module:Thing"})
     config = tmp_path / "p.toml"
     config.write_text('[stages.read]\ntype = "read"\n[stages.b]\ntype = "broken"\ninputs = ["read"]\n')
-    ran = run_replay("run", str(config), env={"PYTHONPATH": str(plugin_dir)}, input=b"", process=True)
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_dir), os.environ.get("PYTHONPATH")]))}
+    ran = run_replay("run", str(config), env=env, input=b"", process=True)
     assert ran.returncode == 2
     [error] = errors_of(ran.stderr)
     assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "stages.b.type"
