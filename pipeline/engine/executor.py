@@ -275,13 +275,14 @@ async def run_graph(
                         assert task.receive is not None
                         head.stage._report = lambda: forward_side(task, head)  # type: ignore[attr-defined]
                         await head.stage.consume(Incoming(task.receive))  # type: ignore[attr-defined]
+                        await _input_taken(head.id, task.receive)
                         await forward_side(task, head)
                 except BaseException:
                     # Stop everyone before our channels close: a consumer must not mistake a failure
                     # upstream for the end of its input and commit a partial output file.
                     group[0].cancel_scope.cancel()
                     raise
-        except (ReplayError, StrictAbort, PipeClosed, BrokenPipeError, anyio.get_cancelled_exc_class()):
+        except (ReplayError, StrictAbort, PipeClosed, BrokenPipeError, StageFailed, anyio.get_cancelled_exc_class()):
             raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise
@@ -307,6 +308,7 @@ async def run_graph(
         if isinstance(node.stage, AsyncTransform):
             assert task.receive is not None
             await node.stage.process(Incoming(task.receive), out)
+            await _input_taken(node.id, task.receive)
         else:
             await node.stage.produce(out)  # type: ignore[attr-defined]
         await forward_side(task, node)
@@ -350,6 +352,17 @@ async def run_graph(
         for live in task.nodes:
             result.facts.update(live.stage.facts)
     return result
+
+
+async def _input_taken(stage_id: str, stream: ObjectReceiveStream[Batch]) -> None:
+    """A sink or async transform returned: E_STAGE_FAILED naming it when its input had more to give (the stages before it
+    failed sending into a closed channel, naming no one, or the rest was dropped without a word when it fitted)."""
+    try:
+        await stream.receive()
+    except (anyio.EndOfStream, anyio.ClosedResourceError):
+        return
+    raise StageFailed(stage_id, RuntimeError("returned early"), f"stage {stage_id!r} returned before its input ended: a sink "
+                      "or async transform takes every batch of its input (`async for batch in batches`)")
 
 
 async def _send(stream: ObjectSendStream[Batch], batch: Batch) -> None:

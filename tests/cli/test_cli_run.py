@@ -441,6 +441,47 @@ def test_a_plugin_that_emits_on_a_port_it_does_not_declare_is_named(tmp_path: Pa
     assert error["received"] == "repair" and error["expected"] == "one of its ports: errors, repairs"
 
 
+STOPS_EARLY = '''
+from replay.pipeline.engine.stage import AsyncTransform, Sink
+
+
+class SinkStops(Sink):
+    summary = "A sink that takes one batch and returns."
+
+    async def consume(self, batches):
+        async for batch in batches:
+            return
+
+
+class AsyncStops(AsyncTransform):
+    summary = "An async transform that returns without reading its input."
+
+    async def process(self, batches, out):
+        return
+'''
+
+
+@pytest.mark.parametrize("stage, chain, copies", [("SinkStops", '["parse", "early"]', 5000), ("AsyncStops", '["early"]', 5000),
+                                                  ("AsyncStops", '["early"]', 1)], ids=["sink", "async", "async-small"])
+def test_a_plugin_that_returns_before_its_input_ended_is_named(tmp_path: Path, stage: str, chain: str, copies: int):
+    """A sink or async transform that stops taking its input: E_UNHANDLED "BrokenResourceError: " (no stage named) when
+    the input did not fit the channels, exit 0 with the rest dropped when it did; now the stage is named either way
+    (a sink that returns once it took the one batch there was took its input whole: exit 0)."""
+    site = make_plugin(tmp_path / "site", {"early": f"replay_upper_plugin:{stage}"}, module=STOPS_EARLY)
+    (tmp_path / "p.toml").write_text(f"chain = {chain}\n")
+    journal = tmp_path / "big.jsonl"
+    journal.write_bytes(TWO_RUNS.read_bytes() * copies)
+    done = run_replay("run", str(tmp_path / "p.toml"), str(journal), env=plugin_env(site), process=True, timeout=60)
+    assert b"Traceback" not in done.stderr
+    assert done.returncode == 1 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_STAGE_FAILED" and error["stage"] == "early" and "before its input ended" in error["message"]
+    if stage == "SinkStops":
+        journal.write_bytes(TWO_RUNS.read_bytes())  # one batch, taken
+        done = run_replay("run", str(tmp_path / "p.toml"), str(journal), env=plugin_env(site), process=True, timeout=60)
+        assert (done.returncode, done.stderr) == (0, b"")
+
+
 # pipes and signals -------------------------------------------------------------------------------
 def test_a_pipeline_into_head_ends_quietly(tmp_path: Path):
     journal = tmp_path / "big.jsonl"
