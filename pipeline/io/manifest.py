@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.engine.parallel import Outcome, file_digest
 from replay.pipeline.io.journals import is_temp_name, is_url, published_name, write_atomic
 from replay.pipeline.io.run_files import under
@@ -45,7 +45,7 @@ VERSION = 1
 
 def work_key(doc: dict[str, Any], version: str) -> str:
     """One key for the work: the bound graph spec (sorted keys) and the version of replay that runs it."""
-    data = orjson.dumps({"doc": doc, "version": version}, option=orjson.OPT_SORT_KEYS)
+    data = orjson.dumps(printable({"doc": doc, "version": version}), option=orjson.OPT_SORT_KEYS)  # (a folder not UTF-8)
     return hashlib.sha256(data).hexdigest()
 
 
@@ -357,8 +357,11 @@ class Manifest:
         stale = Stale()
         seen: set[str] = set()  # the outputs looked at: one recorded by the manifest and a fragment too is looked at once
         for root, items in self._recorded:
+            this_root = root == self._root_text()
+            if not this_root and "\ufffd" in root:
+                continue  # another root whose name is not UTF-8 (written printably): its inputs are not known to be gone
             for entry in items:
-                if (root == str(self.root) and entry.input in present) or not _gone(str(under(root, Path(entry.input)))):
+                if (this_root and entry.input in present) or not _gone(str(under(self.root if this_root else root, Path(entry.input)))):
                     continue
                 for out in entry.outputs:
                     path = str(out["path"])
@@ -379,8 +382,12 @@ class Manifest:
                     stale.removed.append(self.place.name(path))
         return stale
 
+    def _root_text(self) -> str:
+        """The root as the manifest writes it: printably (JSON cannot hold a name that is not UTF-8)."""
+        return str(printable(str(self.root)))
+
     def _document(self, entries: list[Entry]) -> bytes:
-        return orjson.dumps({"version": VERSION, "command": self.command, "key": self.key, "root": str(self.root),
+        return orjson.dumps({"version": VERSION, "command": self.command, "key": self.key, "root": self._root_text(),
                              "totals": _totals(entries), "inputs": [e.as_json() for e in entries]},
                             option=orjson.OPT_INDENT_2) + b"\n"
 

@@ -415,6 +415,27 @@ def test_directory_mode_heals_an_input_whose_name_is_not_utf8(tmp_path: Path) ->
     assert (again.returncode, again.stdout) == (0, proc.stdout)
 
 
+def test_directory_mode_in_and_out_folders_whose_names_are_not_utf8(tmp_path: Path) -> None:
+    """--in and --out folders named with a byte 0xff: healed, resumed and kept in step with --in as any folder (it was
+    E_UNHANDLED "str is not valid UTF-8" from the manifest's key and root, nothing healed)."""
+    src, out = tmp_path / os.fsdecode(b"in\xff"), tmp_path / os.fsdecode(b"out\xff")
+    src.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (src / name).write_bytes(broken_bytes())
+    first = run_replay("heal", "--in", str(src), "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    assert sorted(p.name for p in out.iterdir()) == [".replay-manifest.json", "a.heal-log.json", "a.healed.jsonl",
+                                                     "b.heal-log.json", "b.healed.jsonl"]
+    manifest = json.loads((out / ".replay-manifest.json").read_bytes())
+    assert manifest["root"] == str(tmp_path / "in\ufffd") and [e["input"] for e in manifest["inputs"]] == ["a.jsonl", "b.jsonl"]
+    again = run_replay("heal", "--in", str(src), "--out", str(out))
+    assert (again.returncode, again.stdout) == (0, first.stdout)
+    (src / "b.jsonl").unlink()  # its files go with it when the manifest is written; a's stay
+    after = run_replay("heal", "--in", str(src), "--out", str(out))
+    assert after.returncode == 0, after.stderr
+    assert sorted(p.name for p in out.iterdir()) == [".replay-manifest.json", "a.heal-log.json", "a.healed.jsonl"]
+
+
 def test_directory_mode_makes_up_no_artifact_from_one_cut_off_mid_write(tmp_path: Path) -> None:
     """An artifact whose write was cut off is one torn line (or pretty-printed lines, none a record): no healed
     artifact is made up from nothing (it was status "ok", id "unknown", no events); the error says where it stops."""
