@@ -75,11 +75,10 @@ class _Healed:
     def take_lines(self, batch: Batch) -> None:
         """Lines of a journal as they came (the screen's fast lane: whole runs that need nothing, or that it
         repaired): kept as bytes; decoded only while the run record or the first event is still to be found, or
-        where a line holds a record (its bytes name ``$record``)."""
-        for column in zip(batch.events or [None] * len(batch.raws), batch.raws, batch.lines, batch.offsets,
-                          batch.pointers, strict=True):
+        where a line may hold a record (its bytes name ``$record``, or escape a character: ``"\u0024record"``)."""
+        for column in zip([None] * len(batch.raws), batch.raws, batch.lines, batch.offsets, batch.pointers, strict=True):
             raw = column[1]
-            if raw is not None and (not self.named or b"$record" in raw):
+            if raw is not None and (not self.named or b"$record" in raw or b"\\u" in raw):
                 self.take(exactjson.loads(raw), column)
             else:
                 self.columns.append(column)

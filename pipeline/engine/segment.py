@@ -21,6 +21,9 @@ from replay.pipeline.engine.stage import Transform, result_invalid
 Item = Batch | tuple[int, dict[str, list[dict[str, Any]]]]
 
 
+_END = object()  # (what ``next`` gives at the end of a segment's parts)
+
+
 class Segment:
     def __init__(self, stages: list[Transform], feeds: dict[int, tuple[str, ...]] | None = None) -> None:
         self.stages = stages
@@ -37,8 +40,14 @@ class Segment:
         rest of the segment one at a time, as they are taken: never all in memory at once. Take all of it before the
         next push (or ``finish``)."""
         stages = self.stages
-        parts = batch if type(batch) is list or isinstance(batch, Iterator) else (batch,)
-        for part in parts:
+        lazy = isinstance(batch, Iterator)  # (batches a stage gives back lazily: a failure taking one is that stage's)
+        parts = iter(batch if type(batch) is list or lazy else (batch,))
+        while True:
+            if lazy:
+                self.current = max(start - 1, 0)
+            part = next(parts, _END)
+            if part is _END:
+                break
             current: Any = part
             if current is None:
                 continue

@@ -222,6 +222,19 @@ def test_directory_mode_heals_a_journal_as_filter_mode_does_through_the_fast_lan
     assert 'type = "screen"' in run_replay("stages", "--graph", "heal-dir").stdout.decode()
 
 
+def test_directory_mode_finds_a_run_record_whose_key_is_escaped_among_the_lines_the_fast_lane_passes(tmp_path: Path) -> None:
+    """`{"\u0024record":"run",...}` is a run record (JSON escapes any character): the heal log names its artifactId and
+    runId. (Lines the fast lane passed were looked at only when their bytes held `$record`.)"""
+    record = b'{"\\u0024record":"run","runId":"r3","artifactId":"art-d","status":"ok"}'
+    journal = tmp_path / "in" / "d.jsonl"
+    journal.parent.mkdir()
+    journal.write_bytes(b"\n".join([*_clean_run("r2", 0), record, *_clean_run("r3", 10)]) + b"\n")
+    done = run_replay("heal", "--in", str(journal.parent), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    log = json.loads((tmp_path / "out" / "d.heal-log.json").read_text())
+    assert (log["artifactId"], log["runId"]) == ("art-d", "r3")
+
+
 def test_directory_mode_refusals(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x")
     cases = [

@@ -53,6 +53,33 @@ async def test_stage_failure_leaves_no_output_file(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == []
 
 
+class GivesBackLazily(Transform):
+    """Returns its batches lazily (as walk gives back held records from a spool); taking the second one fails."""
+    name = "lazy"
+
+    def __call__(self, batch):
+        def parts():
+            yield batch
+            raise ValueError("the spool could not be read back")
+        return [parts()]
+
+
+class PassOn(Transform):
+    name = "pass_on"
+
+    def __call__(self, batch):
+        return batch
+
+
+@pytest.mark.anyio
+async def test_a_failure_taking_a_batch_given_back_lazily_names_the_stage_that_gave_it(tmp_path: Path) -> None:
+    """(It named the stage after it in the segment: the last one a batch went through.)"""
+    graph = Graph.chain(Numbers(), GivesBackLazily(), PassOn(), WriteJsonl(path=str(tmp_path / "out.jsonl")))
+    with pytest.raises(StageFailed) as info:
+        await run_graph(graph)
+    assert info.value.stage_id == "lazy" and "spool" in str(info.value)
+
+
 @pytest.mark.anyio
 async def test_strict_abort_leaves_no_output_file(tmp_path: Path) -> None:
     target = tmp_path / "out.jsonl"
