@@ -575,6 +575,12 @@ def screened(stages: list, lines: list[bytes], size: int, feeds: dict | None = N
     return result.to_jsonl(), side
 
 
+def healed_with_joins(lines: list[bytes], size: int, *, fast: bool) -> tuple[bytes, list]:
+    """``screened`` through what `replay heal` runs from join_split_records on, the fast lane on or off."""
+    stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+    return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
+
+
 @settings(max_examples=300, deadline=None)
 @given(plain_journals(), st.integers(1, 40))
 def test_validate_counts_and_reports_the_same_with_and_without_the_fast_lane_in_batches_of_any_size(lines, size):
@@ -612,11 +618,7 @@ def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_
         unnamed |= b'"run":' in lines[k]
     lines = [piece for k, line in enumerate(lines) for piece in (pretty(line).split(b"\n") if k in split else [line])]
 
-    def chain(fast: bool) -> tuple[bytes, list]:
-        stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
-        return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
-
-    assert chain(True) == chain(False)
+    assert healed_with_joins(lines, size, fast=True) == healed_with_joins(lines, size, fast=False)
 
 
 # r0, then an r1 that heal drops whole (its run_started lost its runId and joins r0; its orphaned result is dropped) with a
@@ -637,8 +639,7 @@ VANISHED_WITH_A_JOIN = [
 def test_a_join_inside_a_run_heal_drops_whole_is_counted_with_that_run(size: int, fast: bool):
     """The joined record lies in r1's stretch of the input: r1's heal record (run dropped) counts it, in both lanes and
     however the input is cut. (It was counted by r2 in the slow lane, and alone, as a run of no id, in the fast one.)"""
-    stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
-    out, _ = screened(stages, VANISHED_WITH_A_JOIN, size, {len(stages) - 1: ("repairs",)})
+    out, _ = healed_with_joins(VANISHED_WITH_A_JOIN, size, fast=fast)
     records = [orjson.loads(line) for line in out.splitlines() if b'"$record":"heal"' in line]
     assert records == [
         {"$record": "heal", "runId": "r0", "repairs": 2, "byRule": {"fill_run_id": 1, "renumber": 1}},
@@ -661,8 +662,7 @@ JOIN_BEFORE_A_VANISHED_FIRST_RUN = [
 def test_a_join_before_the_first_run_heal_drops_whole_is_counted_with_that_run(size: int, fast: bool):
     """It is the run's the record comes before (no run came before it), in both lanes. (The slow lane gave it to r2,
     the first run that stayed; the fast lane, where r2 passes as bytes, to no run.)"""
-    stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
-    out, _ = screened(stages, JOIN_BEFORE_A_VANISHED_FIRST_RUN, size, {len(stages) - 1: ("repairs",)})
+    out, _ = healed_with_joins(JOIN_BEFORE_A_VANISHED_FIRST_RUN, size, fast=fast)
     records = [orjson.loads(line) for line in out.splitlines() if b'"$record":"heal"' in line]
     assert records == [{"$record": "heal", "runId": "r1", "repairs": 2,
                         "byRule": {"join_split_records": 1, "pair_tool_calls": 1}, "runDropped": True}]
@@ -698,11 +698,7 @@ def runs_that_vanish(draw: st.DrawFn) -> list[bytes]:
 def test_heal_counts_the_same_with_and_without_the_fast_lane_when_runs_vanish_around_joined_records(lines, size):
     """Where a repair that names no run (a joined record) is counted, next to runs heal drops whole, does not depend on
     the lane or on where batches were cut."""
-    def chain(fast: bool) -> tuple[bytes, list]:
-        stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
-        return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
-
-    assert chain(True) == chain(False)
+    assert healed_with_joins(lines, size, fast=True) == healed_with_joins(lines, size, fast=False)
 
 
 # r5 (no end, a call without its result), z0 (only an orphaned result: dropped whole), then r5 again, clean on its own.
