@@ -43,6 +43,14 @@ class ToolsOnly(SelectEvents):
     summary = "Keep tool events (a plugin for tests)."
 
 
+class BadDefault(Transform):
+    summary = "A plugin whose option's default is not of its type."
+    options = {"depth": Option(int, "x", "a number whose default is a string")}
+
+    def __call__(self, batch):
+        return batch
+
+
 class BadOption(Transform):
     summary = "A plugin whose option's type is no type."
     options = {"level": Option("int", 1, "a type given by name")}

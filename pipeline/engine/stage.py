@@ -58,10 +58,14 @@ class Option:
             object.__setattr__(self, "type", typing.get_args(self.type))
 
     def problem(self) -> str | None:
-        """What is wrong with the option's own declaration (a plugin's): its type must be a type or a tuple of types."""
+        """What is wrong with the option's own declaration (a plugin's): its type must be a type or a tuple of types,
+        and its default (unless it is required) a value of it."""
         kinds = self.type if isinstance(self.type, tuple) else (self.type,)
         if not kinds or not all(isinstance(t, type) for t in kinds):
             return f"its type {self.type!r} is not a type or a tuple of types"
+        wrong = None if self.required else self.check(self.default)
+        if wrong is not None:
+            return f"its default {self.default!r} is not {wrong}"
         return None
 
     def from_args(self, args: list[str]) -> Any:

@@ -150,6 +150,21 @@ def test_a_plugin_option_may_be_a_union_and_one_of_no_type_is_the_plugin_s_fault
     assert error["code"] == "E_STAGE_LOAD_FAILED" and error["path"] == "chain[0].type"
 
 
+def test_a_plugin_option_whose_default_is_not_of_its_type_is_the_plugin_s_fault(tmp_path: Path):
+    """`Option(int, "x")`: reported when the plugin loads (E_STAGE_LOAD_FAILED naming the option), not taken as a
+    number that is a string by every config that leaves it out."""
+    plugin_dir = make_plugin(tmp_path / "site", {"baddefault": "replay_upper_plugin:BadDefault"})
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_dir), os.environ.get("PYTHONPATH")]))}
+    listed = run_replay("stages", "--json", env=env, process=True)
+    assert listed.returncode == 0 and "baddefault" not in {d["type"] for d in orjson.loads(listed.stdout)}
+    [problem] = errors_of(listed.stderr)
+    assert problem["code"] == "E_STAGE_LOAD_FAILED" and "'depth'" in problem["message"] and "'x'" in problem["message"]
+    config = tmp_path / "p.toml"
+    config.write_text('chain = [{ type = "baddefault" }]\n')
+    refused = run_replay("run", str(config), env=env, input=b"", process=True)
+    assert refused.returncode == 2 and errors_of(refused.stderr)[0]["code"] == "E_STAGE_LOAD_FAILED"
+
+
 def test_a_plugin_that_extends_a_builtin_stage_goes_by_its_own_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """It inherited the built-in's `name`: its errors named `select`, a type the config never mentioned."""
     monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"tools_only": "replay_upper_plugin:ToolsOnly"})))
