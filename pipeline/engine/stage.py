@@ -23,6 +23,7 @@ twice. What a run found out for the command that ran it (failed runs, files writ
 
 from __future__ import annotations
 
+import math
 import types
 import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -96,6 +97,8 @@ class Option:
             return "one of " + ", ".join(map(str, self.choices))
         if self.minimum is not None and isinstance(value, int | float) and not value >= self.minimum:  # (nan too)
             return f"{self.type_name()} >= {self.minimum}"
+        if isinstance(value, float) and not math.isfinite(value):  # (inf: a pause, a wait that never ends)
+            return f"a finite {self.type_name()}"
         return None
 
 

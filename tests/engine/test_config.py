@@ -286,6 +286,8 @@ def test_an_option_of_the_wrong_type_or_value(stage: str, key: str, value):
     ("read", "max_line_bytes", -1, "int >= 1"),
     ("read", "poll_seconds", -1.0, "float >= 0.001"),  # `--follow` would poll without pause
     ("read", "poll_seconds", float("nan"), "float >= 0.001"),
+    ("read", "poll_seconds", float("inf"), "a finite float"),  # `--follow` would never look again
+    ("read_nats", "idle_seconds", float("inf"), "a finite float"),  # (0 says never)
     ("read", "end_offset", -5, "int >= 0"),
     ("join_split_records", "max_lines", -3, "int >= 1"),  # joined nothing, silently
     ("load_incident", "max_events", 0, "int >= 1"),
