@@ -92,7 +92,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_SPEC_UNKNOWN": ("no built-in graph spec has this name", "Run `replay stages --help` to list the built-in graphs."),
     "E_STAGE_LOAD_FAILED": ("a third-party stage could not be loaded", "Fix or uninstall the package that provides the entry point."),
     "E_STAGE_FAILED": ("a stage raised an error while running", "Read the message; rerun with --log-level debug for details."),
-    "E_STAGE_RESULT_INVALID": ("a stage returned or sent something other than a Batch, a list of Batches or None, or emitted on a port it does not declare",
+    "E_STAGE_RESULT_INVALID": ("a stage returned or sent something other than a Batch, a list of Batches or None, or emitted on a port it does not declare, or emitted a record that is not a JSON object (a dict)",
                                "Return (or send) a Batch, a list of Batches or None from the stage."),
     # production incidents
     "E_INCIDENT_INPUT_TOO_LARGE": ("incident input larger than the size limit", "Export one incident per file, or raise --max-bytes."),

@@ -27,7 +27,7 @@ from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.pipeline.engine.log import log_record, make_logger
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.segment import Item, Segment
-from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, port_undeclared
+from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, port_undeclared, record_invalid
 
 DEFAULT_BUFFER = 4  # batches per channel: enough to overlap I/O with work, small enough to bound memory
 
@@ -242,6 +242,9 @@ async def run_graph(
         if not side:
             return
         for name, records in side.items():
+            for record in records:
+                if type(record) is not dict:  # (a plugin's: every built-in stage emits dicts)
+                    raise record_invalid(node.id, name, record)
             sends = task.outs.get((node.id, name))
             if sends:
                 await fanout(sends, Batch.side(records, name, f"<{node.id}.{name}>"))

@@ -301,6 +301,16 @@ def port_undeclared(stage_id: str, port: str, ports: tuple[str, ...]) -> ReplayE
     )
 
 
+def record_invalid(stage_id: str, port: str, value: Any) -> ReplayError:
+    """The error for a stage that sent ``value``, no record (a dict: a JSON object), on its side port ``port``."""
+    return ReplayError(
+        "E_STAGE_RESULT_INVALID",
+        f"stage {stage_id!r} sent a {type(value).__name__} on port {port!r}, where records (JSON objects: dicts) go",
+        exit_code=EXIT_FAILED, stage=stage_id, received=type(value).__name__, expected="a dict", path=port,
+        howToFix="Emit one dict per record (`self.emit(port, {...})`).",
+    )
+
+
 class Output:
     """What a source sends through: the executor decides where batches and side records go."""
 

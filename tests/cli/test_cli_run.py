@@ -425,6 +425,15 @@ class Undeclared(Transform):
     def __call__(self, batch):
         self.emit("repair", {"rule": "mine"})  # (a typo of its own port)
         return batch
+
+
+class NotARecord(Transform):
+    summary = "Emits a string where a record (a dict) belongs."
+    ports = ("errors", "repairs")
+
+    def __call__(self, batch):
+        self.emit(PORT, "not a record")
+        return batch
 '''
 
 
@@ -439,6 +448,26 @@ def test_a_plugin_that_emits_on_a_port_it_does_not_declare_is_named(tmp_path: Pa
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_STAGE_RESULT_INVALID" and error["stage"] == "undeclared"
     assert error["received"] == "repair" and error["expected"] == "one of its ports: errors, repairs"
+
+
+@pytest.mark.parametrize("port", ["errors", "repairs"])
+@pytest.mark.parametrize("routed", [False, True])
+def test_a_plugin_that_emits_what_is_no_record_is_named(tmp_path: Path, port: str, routed: bool):
+    """A side port carries records, JSON objects: a string there was `E_STAGE_FAILED` with Python's words ("'str' object
+    has no attribute 'get'") when it reached the error port, and written as a line where a config routed it."""
+    site = make_plugin(tmp_path / "site", {"notarecord": "replay_upper_plugin:NotARecord"},
+                       module=UNDECLARED_PORT.replace("PORT", repr(port)))
+    config = ('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+              '[stages.p]\ntype = "notarecord"\ninputs = ["parse"]\n'
+              '[stages.out]\ntype = "write"\ninputs = ["p"]\n')
+    if routed:
+        config += f'[stages.side]\ntype = "write"\npath = "{tmp_path / "side.jsonl"}"\ninputs = ["p.{port}"]\n'
+    (tmp_path / "p.toml").write_text(config)
+    done = run_replay("run", str(tmp_path / "p.toml"), str(TWO_RUNS), env=plugin_env(site), process=True)
+    assert b"Traceback" not in done.stderr and done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_STAGE_RESULT_INVALID" and error["stage"] == "p" and error["received"] == "str"
+    assert not (tmp_path / "side.jsonl").exists()
 
 
 STOPS_EARLY = '''
