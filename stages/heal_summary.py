@@ -149,7 +149,9 @@ class SummarizeRepairs(RunScoped):
         if not lined:
             return last + 1
         ahead = set(batch.lines[i:])
-        gap = [entry for entry in _owned([entry for entry in lined if entry[0] not in ahead]) if entry[1] is not None]
+        kept = [entry for entry in lined if entry[0] not in ahead]
+        gap = [(line, owner, repair, rid) for (line, rid, repair), owner in zip(kept, _owners([rid for _, rid, _ in kept]),
+                                                                             strict=True) if owner is not None]
         cut = len(gap)
         while cut and own is not None and gap[cut - 1][1] == own:
             cut -= 1  # the run's own, dropped at its start
@@ -291,8 +293,8 @@ def _apart(pending: dict[tuple[Input, Any], Held]) -> list[tuple[tuple[Input, An
     first: dict[int, Held] = {}  # the repairs of the first run of each key
     for entries in lined.values():
         entries.sort(key=lambda entry: (entry[0], entry[1]))
-        named = _owned([(line, None if keys[k][1] is None else k, repair) for line, k, repair in entries])
-        owned = [(line, k if owner is None else owner, repair) for (line, owner, repair, _), (_, k, _) in zip(named, entries, strict=True)]
+        owners = _owners([None if keys[k][1] is None else k for _, k, _ in entries])  # (the keys of a run id, by index)
+        owned = [(line, k if owner is None else owner, repair) for (line, k, repair), owner in zip(entries, owners, strict=True)]
         for k, held in _stretches(owned):
             runs.append((keys[k], held))
             first.setdefault(k, held)
@@ -306,19 +308,18 @@ def _apart(pending: dict[tuple[Input, Any], Held]) -> list[tuple[tuple[Input, An
     return runs
 
 
-def _owned(entries: list[tuple[Any, Any, tuple[Any, str, int]]]) -> list[tuple[Any, Any, tuple[Any, str, int], Any]]:
-    """``entries`` (line, run, repair) in line order, each with the run it is of: ``(line, owner, repair, run)``. A repair
-    that names no run (run None: a record written across lines that names none, joined before the rules saw its line)
-    is of the run whose repair came last before it, the run its line lies in; before the first that names a run, of
-    that run, the one it comes before (owner None: none names a run)."""
-    owned = []
-    owner = None
-    for line, run, repair in entries:
+def _owners(runs: list[Any]) -> list[Any]:
+    """For repairs in line order, each logged for ``runs[k]`` (None: for no run, a record written across lines that names
+    none, joined before the rules saw its line), the run each is of: its own; for one that names none, the run whose
+    repair came last before it (the run its line lies in), or before any, the first named after it (the run it comes
+    before); None when none names a run."""
+    owner = next((run for run in runs if run is not None), None)
+    owners = []
+    for run in runs:
         if run is not None:
             owner = run
-        owned.append((line, owner if run is None else run, repair, run))
-    first = next((run for _, run, _ in entries if run is not None), None)
-    return [(line, first if owner is None else owner, repair, run) for line, owner, repair, run in owned]
+        owners.append(owner)
+    return owners
 
 
 def _stretches(entries: list[tuple[Any, ...]]) -> list[tuple[Any, Held]]:
