@@ -49,32 +49,29 @@ class RenumberSeq(RunScoped):
         previous = -1
         for k in wrong:
             i, want = start + k, first + k
-            if k != previous + 1 and stretch is not None:
+            if k != previous + 1:
                 self._log(stretch)
                 stretch = None
             previous = k
             event = events[i]
             seq = event.get("seq")
             if seq == want and type(seq) is int:  # (numbered right after all: it ends the stretch before it)
-                if stretch is not None:
-                    self._log(stretch)
-                    stretch = None
+                self._log(stretch)
+                stretch = None
                 continue
             replace(i, {**event, "seq": want})
             if event.get("synthetic") is True and lines[i] is None and pointers[i] is None:
-                if stretch is not None:  # invented by an earlier rule just now: its placeholder seq is not a repair
-                    self._log(stretch)
-                    stretch = None
+                self._log(stretch)  # invented by an earlier rule just now: its placeholder seq is not a repair
+                stretch = None
                 continue
             delta = want - seq if type(seq) is int else None
             if stretch is not None and delta is not None and stretch.delta == delta and stretch.next == want:
                 stretch.count += 1
                 stretch.next = want + 1
                 continue
-            if stretch is not None:
-                self._log(stretch)
+            self._log(stretch)
             stretch = _Stretch(seq, want, delta, batch.position(i), type(seq) is not int and "seq" in event)
-        if previous != len(seqs) - 1 and stretch is not None:
+        if previous != len(seqs) - 1:
             self._log(stretch)  # (numbered right after it: it ends here)
             stretch = None
         run.state["open"] = stretch
@@ -84,13 +81,13 @@ class RenumberSeq(RunScoped):
         return []
 
     def _close(self, run: Run) -> None:
-        stretch: _Stretch | None = run.state.get("open")
-        if stretch is not None:
-            run.state["open"] = None
-            self._log(stretch)
+        self._log(run.state.get("open"))
+        run.state["open"] = None
 
-    def _log(self, stretch: _Stretch) -> None:
-        """One repair for ``stretch``."""
+    def _log(self, stretch: _Stretch | None) -> None:
+        """One repair for ``stretch`` (it ends here), when there is one."""
+        if stretch is None:
+            return
         before, after, count = stretch.before, stretch.after, stretch.count
         if stretch.delta is None and not stretch.original:
             message = f"seq missing; set to {after}"
