@@ -122,7 +122,8 @@ class SummarizeRepairs(RunScoped):
 
     def _place(self, run: Run, first: Any, declared_at: Any, batch: Batch, i: int) -> None:
         """Where ``run`` begins in its input: at its run record (``declared_at``: a run record keeps what came before
-        it apart), else right after the last line of the run before it (an event dropped at its start is its; lines
+        it apart; but a repair that names no run, logged at a line no run before it is in, is its: ``unnamed_from``),
+        else right after the last line of the run before it (an event dropped at its start is its; lines
         that go back are another input of the same name), or of a run dropped whole between them (``_seal``); it
         begins at column ``i`` of ``batch``."""
         source = _input(run)
@@ -133,6 +134,8 @@ class SummarizeRepairs(RunScoped):
                                run.run_id if declared_at is None else None, batch, i)
         if declared_at is not None:
             run.state["from"] = declared_at
+            if start is not None and start < declared_at:  # (lines that no run before it took: ``end_run``)
+                run.state["unnamed_from"] = start
         elif start is not None and first is not None and first >= start:
             run.state["from"] = start
         run.state["top"] = first
@@ -207,9 +210,13 @@ class SummarizeRepairs(RunScoped):
         end = after if after is not None and top is not None and after > top else None
         self._last[source] = top
         # its repairs: those of its id, and those that name no run (a record written across lines that names none,
-        # joined before its line reached the rules), logged at a line of its stretch of the input
-        self._count((source, run.run_id), counts, run.state.get("from"), end)
-        self._count((source, None), counts, run.state.get("from"), end)
+        # joined before its line reached the rules), logged at a line of its stretch of the input; for those, its
+        # stretch begins before its run record where no run took the lines before it (no run of the input came before
+        # them: the run before takes those up to the next run's first line): a run record keeps earlier runs of its id
+        # apart, but such a line is in no other run (it was counted at the end as a dropped run's, "runId": null)
+        first = run.state.get("from")
+        self._count((source, run.run_id), counts, first, end)
+        self._count((source, None), counts, run.state.get("unnamed_from", first), end)
         torn = self._torn.get(run.source)
         if torn and not self.run_follows:  # (another run of this input begins here: its cut-off last line is a later run's)
             # The input ends: its cut-off last line is logged by now, maybe before its mark (a pipe's batch of several

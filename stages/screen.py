@@ -101,8 +101,8 @@ _UNKNOWN = object()  # the event before a run could not be read here (dedupe may
 
 
 class _Run:
-    __slots__ = ("clean", "count", "events", "fine", "heads", "pieces", "record", "run_id", "seqs", "size", "spilled",
-                 "stamps", "tail_open", "types")
+    __slots__ = ("clean", "count", "events", "fine", "heads", "joined", "pieces", "record", "run_id", "seqs", "size",
+                 "spilled", "stamps", "tail_open", "types")
 
     def __init__(self) -> None:
         # its lines: stretches [a, b) of the batches they came in (the lines themselves are cut out only if the run
@@ -116,6 +116,7 @@ class _Run:
         self.events = 0
         self.tail_open = False
         self.spilled = False  # its first lines went on already (the input paused): the rest follows as it comes
+        self.joined = False  # a line of it is one join_split_records made of several (a repair logged for a run)
         # True while every line came in a batch all of whose lines passed the checks of one line alone (``_fine``):
         # then its seq, type and timestamp columns are kept here, and its timestamps are ``size`` long (heal)
         self.fine = True
@@ -221,8 +222,13 @@ class ScreenRuns(Transform):
                     self._go_slow(batch, i)
                     return self._take([])
                 if probe.record == RUN_RECORD:
+                    before = run
                     self._end_run(at=(batch, i))
                     run = self._begin(raw)  # type: ignore[arg-type]
+                    if before is not None and before.joined and before.record is None and not before.events:
+                        # records before it that no run of the input came before, one of them joined: the join is the
+                        # repair of this run, which goes the slow way too (heal_summary counts it in its heal record)
+                        run.clean = False
                 else:
                     if run is None:
                         run = self._begin(None)
@@ -242,7 +248,7 @@ class ScreenRuns(Transform):
                     run.events += 1
             run.fine = False  # a line looked at alone: the run is judged from its heads
             if rejoined is not None and i in rejoined:
-                run.clean = False
+                run.clean, run.joined = False, True
             run.add(batch, i, i + 1)
             run.heads.append(head)
             if i == last and batch.tail_open:

@@ -818,3 +818,47 @@ def test_a_record_split_across_lines_that_names_no_run_after_a_run_s_last_event_
     assert [(r.get("runId"), r.get("byRule")) for r in records] == [
         ("r1", None), ("r1", None), ("r1", None), ("r1", {"ensure_terminal": 1, "join_split_records": 1}),
         ("r2", None), ("r2", None)]
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["alone", "second-input"])
+def test_a_record_split_across_lines_before_a_run_record_is_the_repair_of_that_run(tmp_path: Path, after: bool) -> None:
+    """A dropped record pretty-printed opens the file (it names no run), then r1's run record and its events, all
+    fine: the join is r1's repair, counted in r1's heal record, as `replay heal` runs, every way (real processes: the
+    file, a pipe, the fast lane off, the screen off; the file after another input). It was counted at the end in a
+    heal record of its own, "runId": null, "runDropped": true, though no run was dropped: a run record keeps what came
+    before it out of its run, and no run came before the record in its input to take it."""
+    dropped = {"$record": "dropped", "code": "E_JSONL_LINE_INVALID", "message": "m", "line": 3, "offset": 9}
+    run = {"$record": "run", "runId": "r1", "status": "ok"}
+    events = [ev(1, "run_started", run="r1"), ev(2, "run_completed", run="r1")]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(json.dumps(dropped, indent=2).encode() + b"\n" + b"\n".join(lines_of([run, *events])) + b"\n")
+    first = tmp_path / "a.jsonl"
+    first.write_bytes(b"\n".join(lines_of([ev(1, "run_started", run="a"), ev(2, "run_completed", run="a")])) + b"\n")
+    paths = [str(first), str(path)] if after else [str(path)]
+    spec = (ROOT / "pipeline" / "specs" / "heal.toml").read_text()
+    outs = []
+    for way in ("heal", "stdin", "fast", "enabled"):
+        log = tmp_path / f"log-{way}.jsonl"
+        if way == "heal":
+            done = run_replay("heal", "--log", str(log), *paths, process=True)
+        elif way == "stdin":
+            if after:
+                continue
+            done = run_replay("heal", "--log", str(log), input=path.read_bytes(), process=True)
+        else:
+            config = tmp_path / f"heal-{way}.toml"
+            config.write_text(spec.replace('type = "screen"', f'type = "screen"\n{way} = false', 1)
+                              + f'\n[stages.log]\ntype = "write"\npath = "{log}"\ninputs = ["heal.repairs"]\n')
+            done = run_replay("run", str(config), *paths, process=True)
+        assert done.returncode == 1, way  # (parse says the dropped record again: E_JSONL_LINE_INVALID)
+        assert [e["code"] for e in errors_of(done.stderr)] == ["E_JSONL_LINE_INVALID"], way
+        outs.append((done.stdout, [{k: v for k, v in e.items() if k != "source"} for e in jsonl(log.read_bytes())]))
+    assert outs[1:] == [outs[0]] * (len(outs) - 1)  # (the log's source is <stdin> down the pipe)
+    records = jsonl(outs[0][0])
+    assert records[-4:] == [run, *events, {"$record": "heal", "runId": "r1", "repairs": 1,
+                                           "byRule": {"join_split_records": 1}}]
+    assert not [r for r in records if r.get("runDropped")]
+    assert [(e["rule"], e["runId"], e["line"]) for e in outs[0][1]] == [("join_split_records", None, 1)]
+    report = orjson.loads(run_replay("report", "--format", "json", input=outs[0][0]).stdout)
+    assert report["runs"][-1]["repairs"] == {"total": 1, "byRule": {"join_split_records": 1}}
+    assert "unattributedRepairs" not in report

@@ -274,6 +274,16 @@ SPLIT_DROPPED_AFTER_A_RUN = (
     b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r2","payload":{}}\n'
     b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"r2","payload":{}}\n')
 
+# a dropped record written across lines opens the input, then r1 with its run record (clean on its own), which heal
+# keeps: the join is r1's repair, the run the record comes before (no run came before it in its input)
+SPLIT_BEFORE_A_RUN_RECORD_LINES = [
+    *pretty(DROPPED).split(b"\n"),
+    b'{"$record":"run","runId":"r1","status":"ok"}',
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r1","payload":{}}',
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"r1","payload":{}}',
+]
+SPLIT_BEFORE_A_RUN_RECORD = b"".join(line + b"\n" for line in SPLIT_BEFORE_A_RUN_RECORD_LINES)
+
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(journals(split=True))
@@ -281,6 +291,7 @@ SPLIT_DROPPED_AFTER_A_RUN = (
 @example(data=SPLIT_RECORD_OF_NO_RUN)
 @example(data=SPLIT_WHEN_ITS_ID_COMES_BACK)
 @example(data=SPLIT_DROPPED_AFTER_A_RUN)
+@example(data=SPLIT_BEFORE_A_RUN_RECORD)
 def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_across_lines(tmp_path: Path, data: bytes):
     """A record written across lines (pretty-printed), which join_split_records puts back on one line, is a repair of
     the run its line is in, counted in that run's heal record: the same stream, log and diagnostics with the fast lane
@@ -294,6 +305,20 @@ def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_
     same(tmp_path, b"", str(path))
     same(tmp_path, data)
     same(tmp_path, b"", str(after_a_batch(tmp_path, data)))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 6])
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_join_before_the_run_record_of_the_first_run_is_counted_with_that_run(size: int, fast: bool):
+    """r1 is declared by its run record and stays: the join before it is its repair, in its heal record, in both lanes
+    and however the input is cut. (It was counted at the end, in a heal record of no run, "runDropped": true, though no
+    run was dropped: a run record kept what came before it out of its run, and no run before it took it; the fast lane
+    passed r1 as its bytes.)"""
+    out, side = healed_with_joins(SPLIT_BEFORE_A_RUN_RECORD_LINES, size, fast=fast)
+    records = [orjson.loads(line) for line in out.splitlines()]
+    assert records == [*map(orjson.loads, SPLIT_BEFORE_A_RUN_RECORD_LINES[-3:]),
+                       {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"join_split_records": 1}}]
+    assert [entry["rule"] for entry in map(orjson.loads, side) if "rule" in entry] == ["join_split_records"]  # (and parse's error)
 
 
 # v1 vanishes twice (a lone orphaned result each time), r0 between: each is its own run, with its own heal record
