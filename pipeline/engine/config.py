@@ -33,7 +33,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, as_received, refuse_duplicate_key, utf8_text
-from replay.pipeline.engine.graph import ID_PATTERN, Graph, taken_twice
+from replay.pipeline.engine.graph import ID_PATTERN, Graph, take_once
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.stage import Composite, Stage
 
@@ -357,9 +357,8 @@ class _Builder:
             for k, ref in enumerate(node.inputs):
                 where = f"stages.{node.id}.inputs[{k}]"
                 for inner in self.resolve(ref, where):
-                    first = named.setdefault(inner, k)
-                    if first != k:  # (a composite's port stands for what it takes in too: `heal.repairs`, `parse.repairs`)
-                        raise taken_twice(node.id, inner, node.inputs[first], ref, where, list(node.inputs))
+                    # (a composite's port stands for what it takes in too: `heal.repairs`, `parse.repairs`)
+                    take_once(named, node, inner, k, where)
                     resolved.append(inner)
             node.inputs = resolved
             node.declared_inputs = True  # an empty composite port still counts as wired

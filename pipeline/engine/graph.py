@@ -49,7 +49,7 @@ def _config_error(code: str, message: str, path: str, **fields) -> ReplayError:
     return ReplayError(code, message, path=path, **fields)
 
 
-def taken_twice(node_id: str, output: str, first: str, again: str, where: str, inputs: list[str]) -> ReplayError:
+def _taken_twice(node_id: str, output: str, first: str, again: str, where: str, inputs: list[str]) -> ReplayError:
     """The error for a stage whose inputs name one output twice (``p.errors`` and ``*.errors``): each record of it would
     reach the stage twice."""
     through = f"input {again!r}" if first == again else f"inputs {first!r} and {again!r}"
@@ -60,12 +60,12 @@ def taken_twice(node_id: str, output: str, first: str, again: str, where: str, i
     )
 
 
-def _take_once(taken: dict[tuple[str, str], int], node: Node, producer: str, port: str, k: int, where: str) -> None:
-    """Input ``k`` of ``node`` names ``producer.port``: refused when an input before it named it too."""
-    first = taken.setdefault((producer, port), k)
+def take_once(taken: dict[str, int], node: Node, output: str, k: int, where: str) -> None:
+    """Input ``k`` of ``node`` names ``output`` (``producer`` or ``producer.port``): refused when an input before it
+    named it too. ``taken`` maps each output named so far to the input that named it."""
+    first = taken.setdefault(output, k)
     if first != k:
-        raise taken_twice(node.id, f"{producer}.{port}" if port else producer, node.inputs[first], node.inputs[k], where,
-                          list(node.inputs))
+        raise _taken_twice(node.id, output, node.inputs[first], node.inputs[k], where, list(node.inputs))
 
 
 class Graph:
@@ -121,12 +121,13 @@ class Graph:
         """Resolve every input name to edges; raises on names that match nothing."""
         result: list[Edge] = []
         for node in self.nodes.values():
-            taken: dict[tuple[str, str], int] = {}  # (producer, port) -> the input that names it
+            taken: dict[str, int] = {}  # an output ("producer" or "producer.port") -> the input that names it
             for k, ref in enumerate(node.inputs):
                 where = f"stages.{node.id}.inputs[{k}]"
                 if not isinstance(ref, str) or not ref:
                     raise _config_error("E_CONFIG_INPUT_UNKNOWN", "an input must be a non-empty string", where, received=as_received(ref))
                 producer, _, port = ref.partition(".")
+                dot_port = f".{port}" if port else ""  # what follows a producer's id in the name of its output
                 if any(ch in producer for ch in "*?["):
                     matches = [
                         n.id for n in self.nodes.values()
@@ -135,7 +136,7 @@ class Graph:
                     if not matches:
                         raise _config_error("E_CONFIG_INPUT_UNKNOWN", f"input {ref!r} matches no stage", where, received=ref)
                     for m in matches:
-                        _take_once(taken, node, m, port, k, where)
+                        take_once(taken, node, m + dot_port, k, where)
                     result.extend(Edge(m, port, node.id) for m in matches)
                     continue
                 if producer not in self.nodes:
@@ -151,7 +152,7 @@ class Graph:
                     )
                 if not port and target.kind == "sink":
                     raise _config_error("E_CONFIG_INPUT_UNKNOWN", f"stage {producer!r} is a sink and has no output", where, received=ref)
-                _take_once(taken, node, producer, port, k, where)
+                take_once(taken, node, producer + dot_port, k, where)
                 result.append(Edge(producer, port, node.id))
         return result
 
