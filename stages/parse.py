@@ -23,7 +23,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import excerpt, invalid_line, not_utf8
+from replay.pipeline.engine.errors import excerpt, invalid_line, utf8_fault
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
@@ -60,7 +60,7 @@ def _wrong_already(raw: bytes, exc: orjson.JSONDecodeError) -> bool:
     nesting deeper than replay reads?"""
     if exactjson.too_deep(exc):
         return True
-    bad = None if raw.isascii() else not_utf8(raw)
+    bad = utf8_fault(raw)
     return bad is not None and bad.reason != exactjson.END_OF_DATA
 
 

@@ -9,7 +9,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, not_utf8
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8_fault
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
@@ -182,11 +182,11 @@ class ReadJournal(Source):
         """A .json file (one JSON document) that does not parse: E_ARTIFACT_JSON_INVALID where parsing stopped (sent
         as a diagnostic: with ``mark_dropped`` a dropped record stands for it, so a parse down the pipe says it too);
         ``data`` starts ``skipped`` bytes into the file (a byte order mark): offsets stay positions in the file."""
-        bad = None if data.isascii() else not_utf8(data)  # (orjson says line 1, column 1 of it, wherever it is)
+        bad = utf8_fault(data, skipped)
         if bad is not None:
             return diagnostic("E_ARTIFACT_JSON_INVALID", f"not valid JSON: byte 0x{bad.byte:02x} at line {bad.line}, "
-                              f"column {bad.column} is not UTF-8 ({bad.reason})", source=source, path="$", line=bad.line,
-                              column=bad.column, offset=skipped + bad.line_start, stage=self.id,
+                              f"column {bad.column} is not UTF-8 ({bad.reason})", source=source, path="$", **bad.position,
+                              stage=self.id,
                               expected="one JSON object, UTF-8", received=excerpt(data[bad.line_start:], 80),
                               example=EXAMPLE_ARTIFACT)
         at = exactjson.error_position(data, exc, skipped)

@@ -236,27 +236,42 @@ def excerpt(data: bytes | str, limit: int = 120, *, around: int | None = None) -
 
 
 class NotUtf8(NamedTuple):
-    """The first byte of some data that is not part of a UTF-8 character (``not_utf8``)."""
+    """The first byte of some data that is not part of a UTF-8 character (``utf8_fault``)."""
 
     offset: int  # of the byte, from the data's start
     line: int  # 1-based
-    line_start: int  # offset of that line's first byte
+    line_start: int  # offset of that line's first byte, from the data's start
     byte: int
     reason: str  # the codec's: "invalid start byte", "invalid continuation byte", ...
+    skipped: int = 0  # bytes of the file before the data (a byte order mark): offsets in the file count them
 
     @property
     def column(self) -> int:
         """The byte's 1-based column: bytes from its line's start, as every error's ``column`` counts."""
         return self.offset - self.line_start + 1
 
+    @property
+    def position(self) -> dict[str, int]:
+        """Where an error puts the byte: its ``line``, (byte) ``column`` and the ``offset`` in the file of its line's
+        start (as ``exactjson.position`` gives them for a parser's place)."""
+        return {"line": self.line, "column": self.column, "offset": self.skipped + self.line_start}
 
-def not_utf8(data: bytes) -> NotUtf8 | None:
-    """Where ``data`` first stops being UTF-8; None when all of it is (orjson refuses such data at column 1)."""
+    @property
+    def not_json(self) -> str:
+        """Why a line holding the byte is no JSON, said after "line N" (the same words wherever a line is read)."""
+        return f"is not valid JSON: byte 0x{self.byte:02x} at column {self.column} is not UTF-8 ({self.reason})"
+
+
+def utf8_fault(data: bytes, skipped: int = 0) -> NotUtf8 | None:
+    """Where ``data`` (``skipped`` bytes into its file: after a byte order mark) first stops being UTF-8; None when all
+    of it is (ASCII at once). orjson refuses such data at line 1, column 1, wherever the byte is: this says where."""
+    if data.isascii():
+        return None
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as bad:
         at = bad.start
-        return NotUtf8(at, data.count(b"\n", 0, at) + 1, data.rfind(b"\n", 0, at) + 1, data[at], bad.reason)
+        return NotUtf8(at, data.count(b"\n", 0, at) + 1, data.rfind(b"\n", 0, at) + 1, data[at], bad.reason, skipped)
     return None
 
 
@@ -265,10 +280,9 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
     (``exc``: orjson's JSONDecodeError): ``message``, the byte ``column`` where, ``received``, and a ``howToFix`` when
     the code's own does not say it: at its byte that is not UTF-8 (orjson checks the whole line first and says column
     1), as nested deeper than replay reads, or with orjson's message."""
-    bad = None if raw.isascii() else not_utf8(raw)
+    bad = utf8_fault(raw)
     if bad is not None:
-        return {"message": f"line {line} is not valid JSON: byte 0x{bad.byte:02x} at column {bad.column} is not UTF-8 "
-                           f"({bad.reason})", "column": bad.column, "received": excerpt(raw),
+        return {"message": f"line {line} {bad.not_json}", "column": bad.column, "received": excerpt(raw),
                 "howToFix": "Save the journal as UTF-8: the byte at the reported column is not part of a UTF-8 "
                             "character. Other lines are still read."}
     column = exactjson.byte_column(raw, exc.pos)
@@ -286,12 +300,11 @@ def utf8_text(data: bytes, code: str, what: str, skipped: int = 0, **fields: Any
     its line's start (in the file ``data`` starts ``skipped`` bytes into: after a byte order mark). A command-line
     argument holding such bytes reaches Python as surrogate escapes: pass ``arg.encode("utf-8", "surrogateescape")``,
     its bytes as given."""
-    bad = not_utf8(data)
+    bad = utf8_fault(data, skipped)
     if bad is None:
         return data.decode("utf-8")
     raise ReplayError(code, f"{what} is not UTF-8: byte 0x{bad.byte:02x} at line {bad.line}, column {bad.column} ({bad.reason})",
-                      **{"line": bad.line, "column": bad.column, "offset": skipped + bad.line_start, "expected": "UTF-8 text",
-                         "received": excerpt(data), **fields})
+                      **{**bad.position, "expected": "UTF-8 text", "received": excerpt(data), **fields})
 
 
 def error_line(body: dict[str, Any]) -> bytes:

@@ -27,7 +27,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
-from replay.pipeline.engine.errors import NotUtf8, ReplayError, diagnostic, not_utf8, utf8_text
+from replay.pipeline.engine.errors import ReplayError, diagnostic, utf8_fault, utf8_text
 from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
@@ -195,17 +195,14 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, sk
     """A document over several lines that does not parse: noted where reading it stopped (a line printed after it, or
     its end cut off), not at its first line, which is no JSON on its own. ``skipped``: the bytes of stdout before
     ``stdout`` (a byte order mark), which the offset counts."""
-    bad = None if stdout.isascii() else not_utf8(stdout)
-    if bad is not None:
-        number, start, column = bad.line, bad.line_start, bad.column
-    else:
-        at = exactjson.error_position(stdout, exc)
-        number, start, column = at["line"], at["offset"], at["column"]
+    bad = utf8_fault(stdout)
+    at = bad.position if bad is not None else exactjson.error_position(stdout, exc)
+    number, start, column = at["line"], at["offset"], at["column"]
     end = stdout.find(b"\n", start)
     line = stdout[start:] if end < 0 else stdout[start:end]
     expected = "one JSON output object (over several lines, or one line each for streamed events)"
     if bad is not None:
-        why, expected = _not_utf8(bad), "UTF-8 text"
+        why, expected = bad.not_json, "UTF-8 text"
     elif exactjson.cut_off(stdout, exc):
         why = "is cut off: stdout ends inside the output object that begins on line 1"
     elif exactjson.too_deep(exc):
@@ -253,9 +250,9 @@ def _fault(line: bytes, exc: orjson.JSONDecodeError, last_without_newline: bool)
     newline, and the start of a JSON text; else the byte that is not UTF-8, or the character orjson stopped at."""
     if last_without_newline and exactjson.cut_off(line, exc):
         return "is cut off (no newline, not valid JSON)", len(line) + 1
-    bad = None if line.isascii() else not_utf8(line)  # (orjson checks the whole line first and says column 1)
+    bad = utf8_fault(line)
     if bad is not None:
-        return _not_utf8(bad), bad.column
+        return bad.not_json, bad.column
     column = exactjson.byte_column(line, exc.pos)
     if exactjson.too_deep(exc):
         return _TOO_DEEP, column
@@ -264,11 +261,6 @@ def _fault(line: bytes, exc: orjson.JSONDecodeError, last_without_newline: bool)
 
 
 _TOO_DEEP = f"is nested deeper than {exactjson.MAX_DEPTH} levels, the most replay reads"  # (as parse says of a line)
-
-
-def _not_utf8(bad: NotUtf8) -> str:
-    """Why a stdout line with ``bad`` in it is no JSON (said after "stdout line N")."""
-    return f"is not valid JSON: byte 0x{bad.byte:02x} at column {bad.column} is not UTF-8 ({bad.reason})"
 
 
 def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:

@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, excerpt, not_utf8, printable, refused
+from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused, utf8_fault
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, as_document, document_too_long, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
@@ -740,10 +740,9 @@ def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LinePro
     except orjson.JSONDecodeError as exc:
         if not complete and exactjson.cut_off(raw, exc):  # (a wrong byte in it is no cut: said as for any line)
             return LineProblem(f"line {line} has no newline and is not valid JSON: the write was cut off", line, offset, raw)
-        bad = None if raw.isascii() else not_utf8(raw)  # (orjson says column 1 of it, wherever it is: parse's words)
+        bad = utf8_fault(raw)  # (parse's words)
         if bad is not None:
-            return LineProblem(f"line {line} is not valid JSON: byte 0x{bad.byte:02x} at column {bad.offset + 1} is not "
-                               f"UTF-8 ({bad.reason})", line, offset, raw, bad.offset + 1)
+            return LineProblem(f"line {line} {bad.not_json}", line, offset, raw, bad.column)
         column = exactjson.byte_column(raw, exc.pos)
         return LineProblem(f"line {line} is not valid JSON: {exc.msg} at column {column}", line, offset, raw, column)
     if type(record) is not dict:

@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, not_utf8, refuse_duplicate_key
+from replay.pipeline.engine.errors import ReplayError, refuse_duplicate_key, utf8_fault
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.incident.rules import check_rules
@@ -154,8 +154,8 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
     try:
         value = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        bad = not_utf8(data)
-        if bad is not None:  # (orjson checks the whole text first and reports column 1)
+        bad = utf8_fault(data)
+        if bad is not None:
             at = {**where, **_position(data, where, bad.line, bad.column, skipped)}
             refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at offset "
                    f"{at['offset'] + bad.column - 1} (line {at['line']}, column {bad.column}): {bad.reason}", at,
