@@ -154,13 +154,13 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
     try:
         value = exactjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        bad = utf8_fault(data)
+        bad = utf8_fault(data, skipped)
         if bad is not None:
-            at = {**where, **_position(data, where, bad.line, bad.column, skipped)}
+            at = {**where, **_position(where, bad.position)}
             refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at offset "
                    f"{at['offset'] + bad.column - 1} (line {at['line']}, column {bad.column}): {bad.reason}", at,
                    howToFix="Save the file as UTF-8: the byte at the reported line and column is not part of a UTF-8 character.")
-        stopped = {**where, **_position(data, where, exc.lineno, exactjson.error_column(data, exc), skipped)}
+        stopped = {**where, **_position(where, exactjson.error_position(data, exc, skipped))}
         if exactjson.too_deep(exc):
             refuse_too_deep(limits, stopped, received=f"more than {exactjson.MAX_DEPTH} levels", readable=False)
         if lines_hint and data.strip().count(b"\n") and all(_is_json(line) for line in data.splitlines() if line.strip()):
@@ -174,12 +174,13 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
     return value
 
 
-def _position(data: bytes, where: dict[str, Any], line: int, column: int, skipped: int = 0) -> dict[str, Any]:
-    """Line, (byte) column and the byte offset of the line's start of a place in ``data``: the whole file (that
-    starts ``skipped`` bytes in: a byte order mark), or the one line ``where`` already names (with its offset)."""
+def _position(where: dict[str, Any], place: dict[str, int]) -> dict[str, Any]:
+    """Where a place in the data ``parse_json`` read is (``place``: its line, byte column and the offset in the file of
+    its line's start, as ``exactjson.position`` gives them): all of it when the data is the whole file, else its column
+    on the one line ``where`` already names (with its offset)."""
     if "line" in where:
-        return {"column": column, **({"offset": where["offset"]} if "offset" in where else {})}
-    return {"line": line, "column": column, "offset": skipped + exactjson.line_start(data, line)}
+        return {"column": place["column"], **({"offset": where["offset"]} if "offset" in where else {})}
+    return place
 
 
 def _is_json(line: bytes) -> bool:
