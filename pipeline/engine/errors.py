@@ -394,9 +394,7 @@ def refuse_duplicate_key(data: bytes, value: Any, code: str, what: str, skipped:
     and the other may be the one meant. ``value`` is what ``data`` parsed to (the cheap check first); ``skipped``: as
     ``utf8_text``'s; ``rooted``: the error's path as a JSONPath (``$.a.b``, as the document's other refusals name
     theirs), else as a config key (``a.b``)."""
-    if not exactjson.duplicate_keys(data, value):
-        return
-    found = exactjson.first_duplicate_at(data, skipped)
+    found = exactjson.duplicates(data, value, skipped)[1]
     if found is None:
         return
     path, where = found

@@ -449,6 +449,14 @@ def first_duplicate_at(data: bytes, skipped: int = 0) -> tuple[str, dict[str, in
     return path, position(data, text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1, skipped)
 
 
+def duplicates(data: bytes, value: Any, skipped: int = 0) -> tuple[list[str], tuple[str, dict[str, int]] | None]:
+    """The keys ``data`` (``value`` read from it) writes twice in one object (``duplicate_keys``), and the first of them
+    in the text where an error gives it (``first_duplicate_at``, asked only when there is one: it is slow); ``([],
+    None)`` when every key is written once."""
+    keys = duplicate_keys(data, value)
+    return keys, first_duplicate_at(data, skipped) if keys else None
+
+
 def _repeated(tree: Any) -> Iterator[tuple[str, int]]:
     """The JSON path of each key written again in one object of ``tree`` (``_Pairs`` nodes), and its position in
     the text when the parse kept positions (-1 when not)."""

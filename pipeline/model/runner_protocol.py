@@ -221,11 +221,10 @@ _NOT_ONE_DOCUMENT = object()
 def _note_duplicates(reply: Reply, data: bytes, value: Any, line: int, offset: int) -> None:
     """Note the keys ``data`` (stdout from its ``line``, at byte ``offset``; ``value`` read from it) writes twice in one
     object, where the first of them is: only the last value of each survives the reading."""
-    keys = exactjson.duplicate_keys(data, value)
+    keys, first = exactjson.duplicates(data, value, offset)
     if not keys:
         return
     where: dict[str, int] = {"line": line, "offset": offset}
-    first = exactjson.first_duplicate_at(data, offset)  # (slow, but only for a reply that has one)
     if first is not None:
         where = first[1]
         where["line"] += line - 1
