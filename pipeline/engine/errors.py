@@ -207,11 +207,10 @@ def as_received(value: Any, limit: int = 120) -> Any:
     (JSON has none: it would be written ``null``) is shown as TOML writes it: ``"inf"``, ``"-inf"``, ``"nan"``."""
     if isinstance(value, str):
         return excerpt(value, limit)
-    if isinstance(value, float) and not math.isfinite(value):
-        return _toml_floats(value)
-    if isinstance(value, bool | int | float):
+    value = _toml_floats(value)
+    if isinstance(value, bool | int | float | str):  # (a str now: an inf or nan, as its TOML text)
         return value
-    return excerpt(exactjson.dumps(_toml_floats(value), default=str).decode("utf-8", "replace"), limit)
+    return excerpt(exactjson.dumps(value, default=str).decode("utf-8", "replace"), limit)
 
 
 def _toml_floats(value: Any) -> Any:
