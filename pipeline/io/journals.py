@@ -13,6 +13,7 @@ import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
+from functools import cache
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -507,15 +508,23 @@ def _unpublished(target: Path) -> bool:
     return any(is_temp_name(part) for part in target.parent.parts)
 
 
+@cache
+def _libc_syncfs() -> Any:
+    """The C library's ``syncfs`` (None where it has none), looked up once: an import of many publishes many folders."""
+    import ctypes  # here: only publishing a staged folder needs it
+
+    return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+
+
 def _syncfs(fd: int) -> bool:
     """Everything written to the filesystem holding ``fd`` on disk (Linux ``syncfs``, one call for any number of
     files); False where the C library has no ``syncfs`` (then each file is synced on its own)."""
-    import ctypes  # here: only publishing a staged folder needs it
-
-    call = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    call = _libc_syncfs()
     if call is None:
         return False
     if call(fd) != 0:
+        import ctypes  # (loaded already, by _libc_syncfs)
+
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
     return True
