@@ -8,7 +8,7 @@ from replay.pipeline.engine.batch import Batch, invented
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.incident import records
-from replay.pipeline.model.incident.matching import AGENT_ERROR, DIVERGED, judge
+from replay.pipeline.model.incident.matching import AGENT_ERROR, DIVERGED, TERMINALS, judge
 
 
 @register("match")
@@ -56,7 +56,10 @@ class MatchAgent(Transform):
             self.error("E_INCIDENT_BUNDLE_INVALID", "an agent_exit record came with no incident before it", batch, i)
             return {"status": AGENT_ERROR, "agent": agent}
         verdict = judge(self._incident, self._messages)
-        if agent.get("status") == "failed":
+        # A failed agent is an agent error (spawn_agent reported its failure), unless it failed after a terminal message
+        # that diverged (it exited non-zero or by a signal after it): that divergence is the replay's verdict still.
+        finished = bool(self._messages) and self._messages[-1].get("type") in TERMINALS
+        if agent.get("status") == "failed" and not (finished and verdict["status"] == DIVERGED):
             verdict = {**verdict, "status": AGENT_ERROR, "divergence": None}
         elif verdict["status"] == DIVERGED:
             d = verdict["divergence"]

@@ -3,7 +3,7 @@
 
 Steps: {"call": NAME, "args": {...}} (waits for the tool_result), {"final": {...}}, {"error": "message"},
 {"log": "text"} (a protocol log message), {"stderr": "text"}, {"raw": "a line"} (written as is),
-{"exit": code}, {"sleep": seconds}, {"close_stdout": true} (closes stdout and goes on), {"long": N} (a line of N bytes), {"child": PIDFILE} (starts a sleeping child and writes its pid there).
+{"exit": code}, {"kill": "SIGKILL"} (sends itself that signal), {"sleep": seconds}, {"close_stdout": true} (closes stdout and goes on), {"long": N} (a line of N bytes), {"child": PIDFILE} (starts a sleeping child and writes its pid there).
 Strings "$input.KEY" and "$last.KEY" are replaced by the task input's / the last tool result's value. With argv[2], every message received is appended there as JSONL.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -72,6 +73,9 @@ def main() -> None:
             sys.stdout.flush()
         elif "exit" in step:
             sys.exit(step["exit"])
+        elif "kill" in step:
+            os.kill(os.getpid(), getattr(signal, step["kill"]))
+            time.sleep(10)  # (the signal ends it first)
         elif "close_stdout" in step:
             os.close(1)
         elif "sleep" in step:

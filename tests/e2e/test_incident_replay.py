@@ -186,6 +186,109 @@ def test_agent_failures_exit_1_with_a_complete_folder(imported: Path, tmp_path: 
     assert CANDIDATE.encode() not in folder_bytes(out) + done.stderr
 
 
+# an agent that ends badly after a matching terminal message -----------------------------------------------------
+@pytest.mark.parametrize(("end", "exit_code", "signal_name", "how"), [
+    ({"exit": 3}, 3, None, "exit code 3"),
+    ({"kill": "SIGKILL"}, -signal.SIGKILL, "SIGKILL", "signal SIGKILL"),
+    ({"kill": "SIGTERM"}, -signal.SIGTERM, "SIGTERM", "signal SIGTERM"),
+], ids=["exit-3", "SIGKILL", "SIGTERM"])
+def test_an_agent_that_matches_then_exits_non_zero_or_by_a_signal_is_an_agent_error(
+        imported: Path, tmp_path: Path, end: dict[str, Any], exit_code: int, signal_name: str | None, how: str) -> None:
+    """The specification's "agent execution error -> 1": the agent sent every recorded call and the recorded final_output,
+    then exited 3 or was killed by a signal. It was MATCHED, exit 0, with the exit code only in replay.json."""
+    out = tmp_path / "out"
+    done = replay(imported, plan_agent([{"stderr": CANDIDATE}, *REPRODUCE, end]), out)
+    assert done.returncode == 1, done.stderr
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_AGENT_EXITED", error
+    assert error["message"] == f"the agent ended ({how}) after its final_output, not with exit code 0", error
+    assert error["received"].startswith(how) and "exit with code 0" in error["howToFix"], error
+    (summary,) = jsonl(done.stdout)
+    assert (summary["replay"], summary["summary"]) == ("agent_error", "replay AGENT ERROR; business rules FAIL")
+    assert "divergence" not in summary and summary["files"] == FOLDER
+    result = orjson.loads((out / "replay.json").read_bytes())
+    assert result["status"] == "agent_error" and result["divergence"] is None
+    assert result["consumed_calls"] == result["recorded_calls"] == 3
+    assert result["steps"][-1] == {"step": 4, "terminal": "final_output", "status": "matched"}
+    agent = result["agent"]
+    assert (agent["status"], agent["exit_code"], agent["signal"]) == ("failed", exit_code, signal_name)
+    assert agent["error"]["code"] == "E_INCIDENT_AGENT_EXITED" and how in agent["error"]["message"]
+    junit = (out / "junit.xml").read_text()
+    assert '<failure type="agent_error"' in junit and how in junit and 'failures="2"' in junit  # the replay and the rule
+    report = (out / "report.html").read_text()
+    assert "replay AGENT ERROR; business rules FAIL" in report and "E_INCIDENT_AGENT_EXITED" in report and how in report
+    trace = jsonl((out / "trace.jsonl").read_bytes())
+    assert {line["replay"] for line in trace} == {"matched"}  # every event was reproduced; the process failed after
+    assert CANDIDATE.encode() not in folder_bytes(out) + done.stdout + done.stderr
+
+
+def test_an_agent_that_matches_then_exits_0_still_matches(imported: Path, tmp_path: Path) -> None:
+    done = replay(imported, plan_agent([*REPRODUCE, {"exit": 0}]), tmp_path / "out")
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    assert jsonl(done.stdout)[0]["replay"] == "matched"
+    result = orjson.loads((tmp_path / "out" / "replay.json").read_bytes())
+    assert result["status"] == "matched" and result["agent"]["status"] == "finished"
+    assert (result["agent"]["exit_code"], result["agent"]["signal"], result["agent"]["error"]) == (0, None, None)
+    assert '<failure type="agent_error"' not in (tmp_path / "out" / "junit.xml").read_text()
+
+
+@pytest.mark.parametrize(("end", "code", "errors"), [
+    ({"exit": 0}, 0, []),
+    ({"exit": 3}, 1, ["E_INCIDENT_AGENT_EXITED"]),
+    ({"kill": "SIGTERM"}, 1, ["E_INCIDENT_AGENT_EXITED"]),
+], ids=["exit-0", "exit-3", "SIGTERM"])
+def test_replay_gate_with_passing_rules_fails_on_an_agent_that_exits_badly(tmp_path: Path, end: dict[str, Any], code: int,
+                                                                           errors: list[str]) -> None:
+    """--gate adds the rules to the verdict: with every rule passing, the agent's own exit decides."""
+    out = tmp_path / "out"
+    done = replay(_passing_bundle(tmp_path), plan_agent([*REPRODUCE, end]), out, "--gate")
+    assert done.returncode == code, done.stderr
+    assert [e["code"] for e in errors_of(done.stderr)] == errors
+    (summary,) = jsonl(done.stdout)
+    assert summary["rules"] == "pass" and summary["replay"] == ("matched" if code == 0 else "agent_error")
+    junit = (out / "junit.xml").read_text()
+    assert f'failures="{code}"' in junit and ('type="agent_error"' in junit) == bool(code)
+
+
+def test_replay_gate_with_failed_rules_reports_both_the_agent_and_the_rules(imported: Path, tmp_path: Path) -> None:
+    done = replay(imported, plan_agent([*REPRODUCE, {"exit": 3}]), tmp_path / "out", "--gate")
+    assert done.returncode == 1
+    assert sorted(e["code"] for e in errors_of(done.stderr)) == ["E_INCIDENT_AGENT_EXITED", "E_INCIDENT_RULES_FAILED"]
+    assert jsonl(done.stdout)[0]["replay"] == "agent_error"
+
+
+def test_an_agent_that_matches_a_recorded_task_error_then_exits_non_zero_is_an_agent_error(tmp_path: Path) -> None:
+    """The same for the other terminal message: a task_error is what the agent reports, its exit code how its process
+    ended; an adapter that sends task_error and then exits 1 failed as a process."""
+    export = {"schema_version": 1, "input": {"order_id": "o-1"}, "effects_complete": True,
+              "events": [{"type": "task_error", "message": "refund failed"}],
+              "assertions": [{"id": "no-tool-errors", "type": "max_tool_errors", "max": 0}]}
+    done = run_replay("incident", "import", str(write_json(tmp_path / "e.json", export)), "--out", str(tmp_path / "imported"))
+    assert done.returncode == 0, done.stderr
+    bundle = tmp_path / "imported" / "incident.json"
+    ok = replay(bundle, plan_agent([{"error": "refund failed"}]), tmp_path / "ok")
+    assert ok.returncode == 0 and jsonl(ok.stdout)[0]["replay"] == "matched", ok.stderr
+    done = replay(bundle, plan_agent([{"error": "refund failed"}, {"exit": 1}]), tmp_path / "out")
+    assert done.returncode == 1
+    (error,) = errors_of(done.stderr)
+    assert error["message"] == "the agent ended (exit code 1) after its task_error, not with exit code 0", error
+    result = orjson.loads((tmp_path / "out" / "replay.json").read_bytes())
+    assert (result["status"], result["agent"]["exit_code"]) == ("agent_error", 1)
+
+
+def test_a_diverged_final_output_stays_the_verdict_when_the_agent_then_exits_non_zero(imported: Path, tmp_path: Path) -> None:
+    """Both are reported: the divergence (what the agent sent) is the replay's verdict, and its exit the agent's error."""
+    out = tmp_path / "out"
+    done = replay(imported, plan_agent([LOOKUP, REFUND, REFUND, {"final": {"status": CANDIDATE}}, {"exit": 3}]), out)
+    assert done.returncode == 1
+    assert sorted(e["code"] for e in errors_of(done.stderr)) == ["E_INCIDENT_AGENT_EXITED", "E_INCIDENT_REPLAY_DIVERGED"]
+    result = orjson.loads((out / "replay.json").read_bytes())
+    assert result["status"] == "diverged" and result["divergence"]["kind"] == "changed_final_output"
+    assert result["agent"]["status"] == "failed" and result["agent"]["exit_code"] == 3
+    assert result["agent"]["error"]["code"] == "E_INCIDENT_AGENT_EXITED"
+    assert CANDIDATE.encode() not in folder_bytes(out) + done.stderr
+
+
 def test_an_agent_message_nested_too_deep_is_named_so(imported: Path, tmp_path: Path) -> None:
     """A line nested deeper than replay reads may well be JSON: it is refused as nested too deep, not as invalid JSON."""
     deep = "[" * 1100 + "]" * 1100
@@ -333,6 +436,7 @@ EXIT_TABLE = [
     ("replay --gate with failed rules", 1),
     ("replay divergence", 1),
     ("agent execution error", 1),
+    ("agent execution error after a matching output", 1),
     ("invalid input", 2),
     ("invalid output path", 2),
     ("invalid agent command", 2),
@@ -353,6 +457,7 @@ def test_exit_code_table(imported: Path, tmp_path: Path, row: str, code: int) ->
         "replay --gate with failed rules": lambda: replay(imported, agent, Path(out), "--gate"),
         "replay divergence": lambda: replay(imported, plan_agent([LOOKUP, FINAL]), Path(out)),
         "agent execution error": lambda: replay(imported, plan_agent([{"exit": 1}]), Path(out)),
+        "agent execution error after a matching output": lambda: replay(imported, plan_agent([*REPRODUCE, {"exit": 1}]), Path(out)),
         "invalid input": lambda: run_replay("incident", "import", str(imported), "--out", out),
         "invalid output path": lambda: run_replay("incident", "inspect", str(imported), "--out", str(imported)),
         "invalid agent command": lambda: replay(imported, '["python", "agent.py"', Path(out)),

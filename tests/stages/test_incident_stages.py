@@ -132,6 +132,24 @@ def test_match_reports_a_failed_agent_as_an_agent_error_not_a_divergence() -> No
     assert "errors" not in out.side  # spawn_agent reported the agent's failure itself
 
 
+def test_match_reports_an_agent_failed_after_a_matching_terminal_as_an_agent_error() -> None:
+    """spawn_agent fails an agent that exits non-zero (or by a signal) after its terminal message: the verdict is no
+    longer matched; a terminal message that diverged stays the verdict (the failure is spawn_agent's own error)."""
+    incident = loaded()
+    lookup = {"type": "tool_call", "call_id": "a", "name": "lookup_order", "args": {"order_id": "order-1042"}}
+    refund = {"type": "tool_call", "call_id": "b", "name": "issue_refund",
+              "args": {"order_id": "order-1042", "amount_cents": 4900, "currency": "USD"}}
+    final = {"type": "final_output", "output": incident["events"][-1]["output"]}
+    out = run_inline([MatchAgent()], [Batch.of([incident, *_transcript(lookup, refund, refund, final, status="failed")])])
+    verdict = out.records[1]
+    assert verdict["status"] == "agent_error" and verdict["divergence"] is None and "errors" not in out.side
+    assert verdict["steps"][-1]["terminal"] == "final_output" and verdict["consumed_calls"] == 3
+    changed = {"type": "final_output", "output": {"status": "other"}}
+    out = run_inline([MatchAgent()], [Batch.of([incident, *_transcript(lookup, refund, refund, changed, status="failed")])])
+    assert out.records[1]["status"] == "diverged" and out.records[1]["divergence"]["kind"] == "changed_final_output"
+    assert [e["code"] for e in out.side["errors"]] == ["E_INCIDENT_REPLAY_DIVERGED"]
+
+
 # spawn_agent runs real processes --------------------------------------------------------------------------
 pytestmark = pytest.mark.anyio
 
@@ -167,6 +185,30 @@ async def test_spawn_agent_reports_an_agent_failure_on_its_error_port(tmp_path: 
 async def test_spawn_agent_plan_reproducing_the_incident_finishes() -> None:
     out, side = await _spawn([sys.executable, str(PLAN_AGENT), orjson.dumps(REPRODUCE).decode()], redacted())
     assert out[-1]["status"] == "finished" and side == {}
+
+
+@pytest.mark.parametrize(("end", "exit_code", "signal"), [({"exit": 3}, 3, None), ({"kill": "SIGKILL"}, -9, "SIGKILL"),
+                                                          ({"kill": "SIGTERM"}, -15, "SIGTERM"), ({"exit": 0}, 0, None)])
+async def test_spawn_agent_fails_an_agent_that_ends_badly_after_its_terminal_message(end: dict[str, Any], exit_code: int,
+                                                                                     signal: str | None) -> None:
+    plan = orjson.dumps([*REPRODUCE, end]).decode()
+    out, side = await _spawn([sys.executable, str(PLAN_AGENT), plan], redacted())
+    assert (out[-1]["exit_code"], out[-1]["signal"]) == (exit_code, signal)
+    if exit_code == 0:
+        assert out[-1]["status"] == "finished" and out[-1]["error"] is None and side == {}
+        return
+    assert out[-1]["status"] == "failed" and [r["$record"] for r in out] == [AGENT_MESSAGE] * 4 + [AGENT_EXIT]
+    (error,) = side["errors"]
+    assert error["code"] == out[-1]["error"]["code"] == "E_INCIDENT_AGENT_EXITED"
+    how = f"exit code {exit_code}" if signal is None else f"signal {signal}"
+    assert error["message"] == out[-1]["error"]["message"] == f"the agent ended ({how}) after its final_output, not with exit code 0"
+
+
+async def test_spawn_agent_stopping_an_agent_that_lingers_after_its_terminal_message_is_no_failure() -> None:
+    """Past kill_grace_ms after its terminal message replay kills the agent's group itself: that SIGKILL is replay's."""
+    plan = orjson.dumps([*REPRODUCE, {"sleep": 30}]).decode()
+    out, side = await _spawn([sys.executable, str(PLAN_AGENT), plan], redacted(), kill_grace_ms=200)
+    assert (out[-1]["status"], out[-1]["signal"], out[-1]["error"]) == ("finished", "SIGKILL", None) and side == {}
 
 
 # user configs ------------------------------------------------------------------------------------------

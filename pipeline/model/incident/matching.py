@@ -27,6 +27,7 @@ from typing import Any
 from replay.pipeline.model.incident.rules import typed_equal
 
 MATCHED, DIVERGED, AGENT_ERROR = "matched", "diverged", "agent_error"
+TERMINALS = ("final_output", "task_error")
 DIVERGENCE_KINDS = ("extra_call", "missing_call", "reordered_call", "changed_call", "changed_terminal", "changed_final_output")
 
 
@@ -122,7 +123,7 @@ def judge(incident: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str,
                             "expected": _expected(nxt),
                             "received": {"withheld": True, "same_name": same_name}
                             | (_differing_args(nxt.args, args) if same_name else {})})
-        if kind in ("final_output", "task_error"):
+        if kind in TERMINALS:
             if cursor.position < len(calls):
                 nxt = calls[cursor.position]
                 return verdict({"kind": "missing_call", "step": len(steps) + 1,

@@ -54,9 +54,10 @@ def trace_lines(incident: dict[str, Any], replay: dict[str, Any] | None = None) 
         if replay is not None:
             if "call_id" in event:
                 line["replay"] = calls.get(event["call_id"], "not_reached")
-            else:
+            else:  # the terminal event: matched when the agent's terminal message matched it (then it may still have
+                # exited non-zero, an agent error: replay.json's status says so)
                 kind = (replay.get("divergence") or {}).get("kind")
-                line["replay"] = ("matched" if replay["status"] == "matched"
+                line["replay"] = ("matched" if any("terminal" in s for s in replay["steps"])
                                   else "diverged" if kind in ("changed_terminal", "changed_final_output") else "not_reached")
         lines.append(exactjson.dumps(line))
     return b"\n".join(lines) + b"\n"
