@@ -135,7 +135,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INCIDENT_AGENT_TIMEOUT": ("the agent did not finish in time", "Raise --timeout-ms or make the agent finish sooner."),
     "E_INCIDENT_AGENT_LIMIT_EXCEEDED": ("the agent sent too many messages, calls or bytes", "Raise --max-messages / --max-tool-calls, or fix the agent's loop."),
     "E_INCIDENT_AGENT_PROTOCOL_INVALID": ("the agent sent a message the protocol does not allow", "Print only protocol JSON lines on stdout; logs go to stderr."),
-    "E_INCIDENT_AGENT_EXITED": ("the agent ended before a final_output or task_error, or after one with an exit code other than 0 or by a signal", "Make the agent finish with final_output or task_error, then exit with code 0."),
+    "E_INCIDENT_AGENT_EXITED": ("the agent ended before a final_output or task_error, after a final_output with an exit code other than 0, or by a signal", "Make the agent finish with final_output or task_error, then exit with code 0."),
     "E_INCIDENT_REPLAY_DIVERGED": ("the agent's calls or output differ from the recording", "Read replay.json: the divergence names the recorded call and what differs."),
     "E_INCIDENT_RULES_FAILED": ("a business rule failed or was inconclusive (--gate)", "Read evaluation.json; inconclusive effect counts need effects_complete."),
     # session journals, replay scripts, the replay model and goldens

@@ -257,23 +257,26 @@ def test_replay_gate_with_failed_rules_reports_both_the_agent_and_the_rules(impo
     assert jsonl(done.stdout)[0]["replay"] == "agent_error"
 
 
-def test_an_agent_that_matches_a_recorded_task_error_then_exits_non_zero_is_an_agent_error(tmp_path: Path) -> None:
-    """The same for the other terminal message: a task_error is what the agent reports, its exit code how its process
-    ended; an adapter that sends task_error and then exits 1 failed as a process."""
+def test_an_agent_that_matches_a_recorded_task_error_may_exit_non_zero_but_not_by_a_signal(tmp_path: Path) -> None:
+    """After a task_error a non-zero exit code says what the message says (a failing process exits so): the replay of a
+    failed incident matched, exit 0. Ended by a signal, it crashed or was killed whatever it said: an agent error."""
     export = {"schema_version": 1, "input": {"order_id": "o-1"}, "effects_complete": True,
               "events": [{"type": "task_error", "message": "refund failed"}],
               "assertions": [{"id": "no-tool-errors", "type": "max_tool_errors", "max": 0}]}
     done = run_replay("incident", "import", str(write_json(tmp_path / "e.json", export)), "--out", str(tmp_path / "imported"))
     assert done.returncode == 0, done.stderr
     bundle = tmp_path / "imported" / "incident.json"
-    ok = replay(bundle, plan_agent([{"error": "refund failed"}]), tmp_path / "ok")
-    assert ok.returncode == 0 and jsonl(ok.stdout)[0]["replay"] == "matched", ok.stderr
-    done = replay(bundle, plan_agent([{"error": "refund failed"}, {"exit": 1}]), tmp_path / "out")
+    for k, end in enumerate([[], [{"exit": 1}], [{"exit": 3}]]):
+        ok = replay(bundle, plan_agent([{"error": "refund failed"}, *end]), tmp_path / f"ok{k}")
+        assert ok.returncode == 0 and jsonl(ok.stdout)[0]["replay"] == "matched", (end, ok.stderr)
+        result = orjson.loads((tmp_path / f"ok{k}" / "replay.json").read_bytes())
+        assert (result["status"], result["agent"]["exit_code"]) == ("matched", end[0]["exit"] if end else 0)
+    done = replay(bundle, plan_agent([{"error": "refund failed"}, {"kill": "SIGKILL"}]), tmp_path / "out")
     assert done.returncode == 1
     (error,) = errors_of(done.stderr)
-    assert error["message"] == "the agent ended (exit code 1) after its task_error, not with exit code 0", error
+    assert error["message"] == "the agent ended (signal SIGKILL) after its task_error, not by exiting", error
     result = orjson.loads((tmp_path / "out" / "replay.json").read_bytes())
-    assert (result["status"], result["agent"]["exit_code"]) == ("agent_error", 1)
+    assert (result["status"], result["agent"]["signal"]) == ("agent_error", "SIGKILL")
 
 
 def test_a_diverged_final_output_stays_the_verdict_when_the_agent_then_exits_non_zero(imported: Path, tmp_path: Path) -> None:

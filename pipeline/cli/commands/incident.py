@@ -79,9 +79,9 @@ def incident() -> None:
     explicit business rules, replay your agent against the recorded tool responses, keep it as a fixture.
 
     Exit 0: valid import or inspect (even with a recorded rule violation), or a replay that matched the
-    recording (even of a failed incident) by an agent that exited 0. Exit 1: --gate with failed or inconclusive
-    rules, a replay divergence, or an agent error (an agent that exits non-zero or by a signal is one, even
-    after a matching output). Exit 2: invalid input, output folder or command (nothing written).
+    recording (even of a failed incident) by an agent that exited (with 0 after a final_output). Exit 1: --gate
+    with failed or inconclusive rules, a replay divergence, or an agent error (an agent that exits non-zero
+    after a final_output, or by a signal, is one, even when what it sent matched). Exit 2: invalid input, output folder or command (nothing written).
     """
 
 

@@ -14,8 +14,9 @@ agent -> replay (stdout)::
 The agent runs in a process group of its own. It is stopped (the whole group) as soon as a call
 cannot be answered from the recording, when it breaks the protocol, and when it runs out of time,
 messages or tool calls; after its terminal message it gets ``kill_grace_ms`` to exit, with exit code 0: one that
-exits with another code or is ended by a signal (not replay's, after that grace) failed even so, an agent execution
-error (E_INCIDENT_AGENT_EXITED, naming the exit code or the signal). Its lines are read while
+exits with another code after a final_output, or is ended by a signal (not replay's, after that grace) after either
+terminal message, failed even so, an agent execution error (E_INCIDENT_AGENT_EXITED, naming the exit code or the signal).
+After a task_error a non-zero exit code is what a failing process gives: no error. Its lines are read while
 replay writes to it (a queue and a task of their own), so a tool_result larger than a pipe never waits on an agent
 that is itself writing. When the agent exits, what it wrote is read for ``READER_GRACE_S`` more, then the conversation
 is over (E_INCIDENT_AGENT_EXITED) even if a process it started still holds its stdout open. Its stderr is read and
@@ -59,8 +60,9 @@ class AgentLimits:
 class AgentRun:
     """What happened: the agent's protocol messages (logs left out) and how the process ended."""
 
-    status: str = FAILED  # finished (sent a terminal message, then exited 0 or lingered past the grace), stopped (a call
-    #                       had no recorded answer), failed (also: a terminal message, then a non-zero exit or a signal)
+    status: str = FAILED  # finished (sent a terminal message, then exited 0 (any code after a task_error) or lingered
+    #                       past the grace), stopped (a call had no recorded answer), failed (also: a final_output, then a
+    #                       non-zero exit; either terminal message, then a signal)
     messages: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, Any] | None = None
     message_count: int = 0
@@ -112,16 +114,26 @@ def _fail(run: AgentRun, code: str, message: str, **fields: Any) -> _Stop:
 
 
 def _exited_badly(run: AgentRun, code: int | None) -> None:
-    """An agent that sent its terminal message, then exited with a code other than 0 or was ended by a signal: an agent
-    execution error (the specification's exit 1), whether or not what it sent matches the recording."""
+    """An agent that sent its terminal message, then exited with a code other than 0 (after a final_output) or was ended
+    by a signal: an agent execution error (the specification's exit 1), whether or not what it sent matches the recording."""
     how = f"exit code {code}" if code is not None and code >= 0 else f"signal {run.signal}"
     terminal = run.messages[-1]["type"]
+    failed = terminal == "task_error"  # (then any exit code is fine: only a signal is an error)
     run.status = FAILED
-    run.error = diagnostic("E_INCIDENT_AGENT_EXITED", f"the agent ended ({how}) after its {terminal}, not with exit code 0",
-                           expected=f"exit code 0 after the {terminal}", received=f"{how}; stderr withheld ({run.stderr_bytes} bytes)",
-                           howToFix=f"Make the agent exit with code 0 once it has sent its {terminal}: a non-zero exit or a signal "
-                                    "is an agent execution error even when what it sent matches the recording. Its stderr (withheld "
-                                    "from the artifacts) may say why.")
+    run.error = diagnostic("E_INCIDENT_AGENT_EXITED",
+                           f"the agent ended ({how}) after its {terminal}, not " + ("by exiting" if failed else "with exit code 0"),
+                           expected=("an exit (any code)" if failed else "exit code 0") + f" after the {terminal}",
+                           received=f"{how}; stderr withheld ({run.stderr_bytes} bytes)",
+                           howToFix=f"Make the agent {'exit' if failed else 'exit with code 0'} once it has sent its {terminal}: a "
+                                    "non-zero exit after a final_output, or a signal after either terminal message, is an agent "
+                                    "execution error even when what it sent matches the recording. Its stderr (withheld from the "
+                                    "artifacts) may say why.")
+
+
+def _reported_failure(run: AgentRun) -> bool:
+    """Did the agent end with a task_error? Then an exit code other than 0 says the same as its message (a failing
+    process exits so): no error. A signal still is one (the process crashed, or was killed, whatever it said)."""
+    return bool(run.messages) and run.messages[-1].get("type") == "task_error"
 
 
 def _check_message(run: AgentRun, message: Any, number: int) -> dict[str, Any]:
@@ -323,7 +335,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
     run.exit_code = code
     if code is not None and code < 0:
         run.signal = signal_name(-code)
-    if run.status == FINISHED and exited and code != 0:
+    if run.status == FINISHED and exited and code != 0 and not (code is not None and code > 0 and _reported_failure(run)):
         _exited_badly(run, code)
     run.duration_ms = (time.monotonic() - started) * 1000.0
     return run
