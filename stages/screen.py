@@ -7,7 +7,8 @@ gathered into runs, cut exactly where the per-run stages cut them (a run record,
 a new input). A run is *clean* when no heal rule could fire on it and validation has nothing to
 say (mode ``heal``), or only the latter (mode ``validate``): it starts with ``run_started``, numbers
 its events 1..n, ends with a terminal event, every call has its result, timestamps are RFC 3339 UTC
-and in order, types are canonical, payloads objects, no ids to dedupe or sidechains to move, ...
+and in order (and no leap second: rare, judged the slow way), types are canonical, payloads objects, no ids to
+dedupe or sidechains to move, ...
 In the usual batch (every line an event of a named run) what can be judged of one line alone is
 judged once for the whole batch, and its runs on their seq, type and timestamp columns.
 A clean run leaves as a batch marked ``clean`` (raw lines, no records); the stages after it pass
@@ -83,7 +84,8 @@ def decode_heads(batch: Batch) -> list[_Head] | None:
     return decode_each_line(_DECODER, batch)
 
 
-# Every timestamp of a run in one match: the pattern is_timestamp uses, once per line of the joined text.
+# Every timestamp of a run in one match: the pattern is_timestamp uses, once per line of the joined text (its first:
+# a leap second, 23:59:60, which is_timestamp takes only after that one fails, never matches, and goes the slow way).
 _STAMPS = re.compile(f"(?:{_RFC3339_STRICT.pattern}\n)*{_RFC3339_STRICT.pattern}", re.ASCII)
 _JUDGED = frozenset({"tool_called", "tool_completed", "tool_failed", "tool_unanswered", "assistant_message", *TERMINAL_TYPES})
 _STR = {str}
@@ -749,7 +751,7 @@ def _lines_pass(fields: dict[str, tuple[Any, ...]], types: list[Any], stamps: li
                 synthetic_true: bool) -> int:
     """The one definition of what a clean run asks of each of its lines alone: a non-empty type, a timestamp and
     a payload object; no ``synthetic`` (``"synthetic": true`` too when ``synthetic_true``); for heal no id, no
-    ``$origin``, no sidechain; each timestamp valid, and for heal all of one shape (UTC, with ``T``, one length:
+    ``$origin``, no sidechain; each timestamp valid and no leap second, and for heal all of one shape (UTC, with ``T``, one length:
     then text order is time order). 0 when a line fails; else the stamps' length (heal) or 1 (validate)."""
     payloads = fields["payload"]
     if UNSET in types or "" in types or UNSET in payloads:
@@ -782,11 +784,12 @@ def _columns(fields: dict[str, tuple[Any, ...]]) -> tuple[list[Any], list[Any], 
 
 
 def _stamps_shape(joined: str, stamps: Sequence[str]) -> str | None:
-    """None unless is_timestamp for each (``joined``: the stamps joined by newlines); else their one shape of
+    """None unless is_timestamp for each (``joined``: the stamps joined by newlines) and none is a leap second
+    (23:59:60: rare, and its run goes the slow way, where the stages judge it); else their one shape of
     ``_SHAPES`` (digits as 0), or "" for any other mix. The usual run's stamps are all of one shape
     (``2026-01-01T00:00:00.000Z``, digits aside): then checked with a handful of C-level string operations (the
-    shape of all of them at once; the hours, minutes and seconds in range; each day once through the calendar); any
-    other run with the pattern is_timestamp uses, once per line of the joined text."""
+    shape of all of them at once; the hours, minutes and seconds in range, so no second 60; each day once through
+    the calendar); any other run with the pattern is_timestamp uses first, once per line of the joined text."""
     n = len(stamps)
     shape = stamps[0].translate(_DIGITS_AS_ZERO)
     if shape in _SHAPES and joined.translate(_DIGITS_AS_ZERO) == "\n".join([shape] * n):

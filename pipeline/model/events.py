@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
@@ -41,6 +41,15 @@ _RFC3339_STRICT = re.compile(
     r"(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)",
     re.ASCII,
 )
+# A leap second: second 60, where the time in UTC is 23:59 (RFC 3339 5.7; on any day, as JSON Schema's date-time reads
+# it: leap seconds are announced months ahead, a table of them would go stale). The strict pattern above leaves it
+# out, so the usual timestamp is judged by that one match alone; this one is tried only when that match fails.
+_LEAP_STRICT = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[Tt](?:[01]\d|2[0-3]):[0-5]\d:60(?:\.\d+)?"
+    r"(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)",
+    re.ASCII,
+)
+_MINUTE = timedelta(minutes=1)
 _DAYS: dict[str, bool] = {}
 _STR = {str}
 
@@ -53,9 +62,12 @@ def event_type(event: dict[str, Any]) -> str | None:
 
 def is_timestamp(value: Any) -> bool:
     """True when ``value`` is an RFC 3339 date-time as JSON Schema's ``date-time`` reads it (``T``
-    between date and time, ASCII digits): the one definition heal, validate and the schemas share."""
-    if value.__class__ is not str or _RFC3339_STRICT.fullmatch(value) is None:
+    between date and time, ASCII digits, a leap second at 23:59:60 UTC): the one definition heal, validate and
+    the schemas share."""
+    if value.__class__ is not str:
         return False
+    if _RFC3339_STRICT.fullmatch(value) is None:
+        return _LEAP_STRICT.fullmatch(value) is not None and leap_second(value) is not None
     day = value[:10]
     known = _DAYS.get(day)
     if known is None:
@@ -96,7 +108,8 @@ def _parse_timestamp(value: str) -> datetime | None:
         try:
             return datetime.fromisoformat(value)
         except ValueError:
-            return None
+            leap = leap_second(value)
+            return None if leap is None else leap[0]
     if not _RFC3339.fullmatch(value):
         return None
     text = value.replace("z", "Z").replace("Z", "+00:00")
@@ -105,8 +118,54 @@ def _parse_timestamp(value: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        return None
+        leap = leap_second(text)
+        return None if leap is None else leap[0]
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def leap_second(text: str) -> tuple[datetime, int] | None:
+    """A leap second read: the instant it counts as, 23:59:59.999999 UTC of its day (in ``text``'s own offset), and
+    its ``leap_rank``; None unless ``text`` is a date-time with second 60 where the time in UTC is 23:59 (RFC 3339's
+    only leap second), written YYYY-MM-DD?HH:MM:60 and the rest as ``datetime.fromisoformat`` reads it (no zone: UTC).
+
+    A leap second sorts after every instant of the second before it and before the next day's 00:00:00 (by its own
+    fraction among leap seconds: ``leap_rank``); for arithmetic it is the last microsecond of its day, so it stays in
+    its day, a duration from it to the next day's first instant is never 0, and order and arithmetic never disagree
+    (a span inside the leap second counts as 0)."""
+    if len(text) < 19 or text[17:19] != "60" or text[13] != ":" or text[16] != ":":
+        return None
+    try:
+        moment = datetime.fromisoformat(f"{text[:17]}59{text[19:]}".replace("z", "Z"))
+    except ValueError:
+        return None
+    offset = moment.utcoffset() or timedelta(0)
+    if offset % _MINUTE or (moment.hour * 60 + moment.minute - offset // _MINUTE) % 1440 != 23 * 60 + 59:
+        return None
+    return moment.replace(microsecond=999_999), 1 + moment.microsecond
+
+
+def read_iso(text: str) -> tuple[datetime, int] | None:
+    """A date-time as ``datetime.fromisoformat`` reads it (no zone: UTC), a leap second too (``leap_second``): its
+    instant and ``leap_rank`` (``format_timestamp`` takes both); None when ``text`` is none."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        leap = leap_second(text)
+        if leap is None:
+            return None
+        moment, rank = leap
+    else:
+        rank = 0
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), rank
+
+
+def leap_rank(value: Any) -> int:
+    """Where a timestamp ``parse_timestamp`` reads sorts among those it reads as the same instant: 0, or for a leap
+    second 1 + its microseconds (23:59:60.5 is 500001: after 23:59:59.999999, after 23:59:60.1)."""
+    if value.__class__ is not str or value[17:19] != "60":
+        return 0
+    leap = leap_second(value)
+    return 0 if leap is None else leap[1]
 
 
 def same_shape_utc(stamps: Sequence[Any], joined: str | None = None) -> bool:
@@ -121,9 +180,11 @@ def same_shape_utc(stamps: Sequence[Any], joined: str | None = None) -> bool:
     return text[10::step] == "T" * n and text[step - 2::step] == "Z" * n
 
 
-def format_timestamp(moment: datetime) -> str:
-    """RFC 3339 in UTC with milliseconds, the form replay writes."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"  # "+00:00" -> "Z"; years 0001..9999
+def format_timestamp(moment: datetime, leap: int = 0) -> str:
+    """RFC 3339 in UTC with milliseconds, the form replay writes. ``leap``: the ``leap_rank`` of the timestamp
+    ``moment`` was read from; a leap second's (``moment`` is 23:59:59.999999 UTC) is written as second 60."""
+    text = moment.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"  # "+00:00" -> "Z"; years 0001..9999
+    return text if not leap else f"{text[:17]}60.{(leap - 1) // 1000:03}Z"
 
 
 def with_field(event: dict[str, Any], key: str, value: Any) -> dict[str, Any]:

@@ -448,6 +448,8 @@ stamps = (
     st.builds(stamp_of, st.text("0123456789", min_size=1, max_size=30), st.sampled_from(SHAPES))
     | st.sampled_from(["2026-02-28T23:59:59.999Z", "2026-02-29T00:00:00.000Z", "2024-02-29T00:00:00.000Z",
                        "2026-03-01T24:00:00.000Z", "2026-03-01T19:60:00.000Z", "2026-13-01T00:00:00.000Z",
+                       "2026-03-01T23:59:60.000Z", "2026-03-01T23:59:60Z", "2026-03-01T18:59:60.5-05:00",
+                       "2026-03-01T12:00:60.000Z", "2026-03-01T23:58:60Z",
                        "2026-03-01T12:00:00.000Z\n2026-03-01T12:00:00.000Z", "2026-03-01T12:00:00.000Z ", "",
                        "٢٠٢٦-03-01T12:00:00.000Z"])
 )
@@ -460,7 +462,8 @@ def test_the_quick_timestamp_check_is_is_timestamp_for_each(values: list[str], d
         day = data.draw(st.sampled_from(["2026-03-01", "2026-02-29", "2024-02-29", "2026-03-00"]))
         values = [day + v[10:] if len(v) >= 10 else v for v in values]
     shape = _stamps_shape("\n".join(values), values)
-    assert (shape is not None) == all(is_timestamp(v) for v in values)
+    # a leap second (23:59:60 UTC) is a timestamp the quick check leaves to the slow way: None, as for none
+    assert (shape is not None) == all(is_timestamp(v) and v[17:19] != "60" for v in values)
     if shape:  # one shape for all: then text order is time order, as heal's check of the run's order takes it
         assert same_shape_utc(values) and {v.translate(str.maketrans("123456789", "000000000")) for v in values} == {shape}
 
