@@ -7,7 +7,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import parse_timestamp, same_shape_utc
+from replay.pipeline.model.events import leap_rank, parse_timestamp, same_shape_utc
 from replay.pipeline.model.runs import Run, RunScoped
 
 
@@ -27,6 +27,7 @@ class ReportTimestampOrder(RunScoped):
         stamps = [events[i].get("timestamp") for i in range(start, end)]
         last = run.state["last"]
         chain = stamps if last is None else [last, *stamps]
+        # (text order is time order for these: a leap second, 23:59:60.x, after 23:59:59.x, before the next day)
         if same_shape_utc(chain) and all(a <= b for a, b in itertools.pairwise(chain)):
             run.state["last"], run.state["moment"] = stamps[-1], None
             return
@@ -41,7 +42,10 @@ class ReportTimestampOrder(RunScoped):
         state = run.state
         if state["last"] is not None and state["moment"] is None:
             state["moment"] = parse_timestamp(state["last"])
-        if state["moment"] is not None and moment < state["moment"]:
+        before = state["moment"]
+        # one instant (a leap second counts as 23:59:59.999999): the leap second's fraction says which comes first
+        if before is not None and moment <= before and (
+                moment < before or leap_rank(event["timestamp"]) < leap_rank(state["last"])):
             self.notice(f"timestamp {event['timestamp']} is earlier than the previous event's {state['last']}; "
                         "kept in journal order", batch, i, field="timestamp", seqBefore=event.get("seq"),
                         value=event["timestamp"])

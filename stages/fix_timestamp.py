@@ -7,13 +7,14 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, with_field
+from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, read_iso, with_field
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.model.validation import named
 
 
 def convert(value: Any) -> str | None:
-    """An RFC 3339 form of a timestamp written another way (epoch seconds/ms, ISO without zone), or None."""
+    """An RFC 3339 form of a timestamp written another way (epoch seconds/ms, ISO without zone, a leap second too),
+    or None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -23,12 +24,8 @@ def convert(value: Any) -> str | None:
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(value, str):
-        text = value.strip()
-        try:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            return None
-        return format_timestamp(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+        read = read_iso(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+        return None if read is None else format_timestamp(*read)
     return None
 
 

@@ -82,3 +82,9 @@ def test_helpers():
     assert run_id_from_source("/x/github_issue.traj.json") == "github_issue" and run_id_from_source("<stdin>") == "stdin"
     assert utc_timestamp("2025-01-27T22:44:56.900854") == "2025-01-27T22:44:56.900Z"
     assert utc_timestamp(0) == "1970-01-01T00:00:00.000Z" and utc_timestamp("nope") == "nope"
+
+
+def test_a_zoneless_leap_second_is_read_as_utc_and_kept_a_leap_second():
+    assert utc_timestamp("2016-12-31T23:59:60.900854") == "2016-12-31T23:59:60.900Z"  # (OpenHands writes no zone)
+    assert utc_timestamp("2016-12-31T23:59:60.5Z") == "2016-12-31T23:59:60.5Z"  # RFC 3339 already: as it is
+    assert utc_timestamp("2016-12-31T12:00:60") == "2016-12-31T12:00:60"  # no leap second: left for heal to report

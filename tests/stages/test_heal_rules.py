@@ -101,6 +101,23 @@ def test_first_bad_timestamp_borrows_the_run_records_time():
     assert out[1]["timestamp"] == RUN["timestamp"]
 
 
+def test_a_leap_second_is_kept_and_one_written_another_way_becomes_rfc3339():
+    records = [RUN, ev(1, "a", ts="2016-12-31T23:59:60.250Z"), ev(2, "b", ts="2016-12-31T18:59:60-05:00"),
+               ev(3, "c", ts="2016-12-31 23:59:60.5Z"), ev(4, "d", ts="2016-12-31T23:59:60.75"),
+               ev(5, "e", ts="2016-12-31T12:00:60Z")]
+    out, repairs = one(FixTimestamps(), records)
+    assert [e["timestamp"] for e in out[1:]] == ["2016-12-31T23:59:60.250Z", "2016-12-31T18:59:60-05:00",
+                                                 "2016-12-31T23:59:60.500Z", "2016-12-31T23:59:60.750Z",
+                                                 "2016-12-31T23:59:60.750Z"]  # (no leap second at noon: borrowed)
+    assert [(r["original"], r["message"]) for r in repairs] == [
+        ("2016-12-31 23:59:60.5Z", "timestamp '2016-12-31 23:59:60.5Z' is not RFC 3339; converted '2016-12-31 "
+                                   "23:59:60.5Z' to RFC 3339"),
+        ("2016-12-31T23:59:60.75", "timestamp '2016-12-31T23:59:60.75' is not RFC 3339; converted "
+                                   "'2016-12-31T23:59:60.75' to RFC 3339"),
+        ("2016-12-31T12:00:60Z", "timestamp '2016-12-31T12:00:60Z' is not RFC 3339; borrowed the previous event's "
+                                 "timestamp")]
+
+
 # fill_run_id ------------------------------------------------------------------------------------------
 def test_missing_run_id_comes_from_run_record_then_other_events_then_file_name():
     out, repairs = one(FillRunId(), [RUN, ev(1, "a", run=None)])
@@ -223,6 +240,37 @@ def test_out_of_order_timestamps_reported_not_moved():
     notices = result.side["notices"]
     assert [r["action"] for r in notices] == ["reported"] and notices[0]["seqBefore"] == 2
     assert "repairs" not in result.side
+
+
+def order_notices(stamps: list[str], size: int = 2) -> list[str]:
+    """The timestamps check_order reports as going back, ``stamps`` in batches of ``size``."""
+    records = [ev(k, "a", ts=t) for k, t in enumerate(stamps, start=1)]
+    result = run_inline([ReportTimestampOrder()], [Batch.of(records[i:i + size]) for i in range(0, len(records), size)])
+    assert result.records == records
+    return [r["value"] for r in result.side.get("notices", [])]
+
+
+@pytest.mark.parametrize("size", [1, 2, 6])
+def test_a_leap_second_comes_after_second_59_and_before_the_next_day_in_order_of_its_fraction(size):
+    # one shape in UTC (text order is time order), and other shapes (each parsed)
+    assert order_notices(["2016-12-31T23:59:59.500Z", "2016-12-31T23:59:59.999Z", "2016-12-31T23:59:60.000Z",
+                          "2016-12-31T23:59:60.500Z", "2016-12-31T23:59:60.999Z", "2017-01-01T00:00:00.000Z"], size) == []
+    assert order_notices(["2016-12-31T23:59:59.999999Z", "2016-12-31T23:59:60Z", "2016-12-31T18:59:60.5-05:00",
+                          "2016-12-31T23:59:60.6Z", "2017-01-01T00:59:60.7+01:00", "2017-01-01T00:00:00Z"], size) == []
+    assert order_notices(["2016-12-31T23:59:60.500Z", "2016-12-31T23:59:60.100Z", "2016-12-31T23:59:60.600Z",
+                          "2016-12-31T23:59:59.999Z", "2017-01-01T00:00:00.000Z", "2016-12-31T23:59:60.000Z"], size) == [
+        "2016-12-31T23:59:60.100Z", "2016-12-31T23:59:59.999Z", "2016-12-31T23:59:60.000Z"]
+    assert order_notices(["2016-12-31T23:59:60.5Z", "2016-12-31T18:59:60.1-05:00", "2016-12-31T23:59:59.999999Z",
+                          "2016-12-31T23:59:60.5Z", "2017-01-01T00:00:00Z", "2016-12-31T23:59:60.9Z"], size) == [
+        "2016-12-31T18:59:60.1-05:00", "2016-12-31T23:59:59.999999Z", "2016-12-31T23:59:60.9Z"]
+
+
+def test_heal_leaves_a_run_over_a_leap_second_as_it_was():
+    records = [ev(1, "run_started", ts="2016-12-31T23:59:59.500Z"), ev(2, "assistant_message", ts="2016-12-31T23:59:60.250Z"),
+               ev(3, "assistant_message", ts="2016-12-31T18:59:60.750-05:00"), ev(4, "run_completed", ts="2017-01-01T00:00:00.000Z")]
+    result = heal_records(records)
+    assert events_of(result) == records
+    assert result.side.get("repairs", []) == [] and result.side.get("notices", []) == []
 
 
 # heal_summary ---------------------------------------------------------------------------------------

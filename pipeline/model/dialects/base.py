@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.model.events import format_timestamp, is_timestamp
+from replay.pipeline.model.events import format_timestamp, is_timestamp, read_iso
 
 ORIGIN_KEY = "$origin"
 UNKNOWN_TYPE = "unknown"  # the type of a record that names no type of its own
@@ -129,8 +129,8 @@ def utc_timestamp(value: Any) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return format_timestamp(datetime.fromtimestamp(value / 1000.0 if value >= 1e11 else value, UTC))
         if isinstance(value, str):
-            moment = datetime.fromisoformat(value)
-            return format_timestamp(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+            read = read_iso(value)  # (a leap second too)
+            return value if read is None else format_timestamp(*read)
     except (ValueError, OverflowError, OSError):
         return value
     return value
