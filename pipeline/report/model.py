@@ -22,7 +22,7 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.io.journals import is_url
-from replay.pipeline.model.events import RUN_FAILED, format_timestamp, parse_timestamp, same_shape_utc
+from replay.pipeline.model.events import RUN_FAILED, format_timestamp, leap_rank, parse_timestamp, same_shape_utc
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, tool_name
@@ -253,6 +253,8 @@ class RunTally:
         self.by_type: Counter[str] = Counter()
         self.first: datetime | None = None  # earliest timestamp
         self.last: datetime | None = None  # latest timestamp
+        self.first_stamp: Any = None  # their text (a leap second, which counts as 23:59:59.999999, is told by it)
+        self.last_stamp: Any = None
         self.stamps: list[Any] = []  # timestamps not yet looked at (without a timeline): see _fold_stamps
         self.calls = CallPairing()  # the run's tool calls, paired as their events come
         self.seq_at: dict[int, Any] = {}  # position in run of a tool event -> the event's own seq
@@ -280,7 +282,7 @@ class RunTally:
         moment = None
         if self.timeline:
             moment = instant(stamp)
-            self._see_moment(moment)
+            self._see_moment(moment, stamp)
         else:  # looked at a few thousand at a time (only the earliest and the latest matter)
             self.stamps.append(stamp)
             if len(self.stamps) >= STAMPS_HELD:
@@ -360,12 +362,14 @@ class RunTally:
                 counts[key] = _sum(values, counts[key])
         counts["_seen"] += len(usages)
 
-    def _see_moment(self, moment: datetime | None) -> None:
+    def _see_moment(self, moment: datetime | None, stamp: Any) -> None:
+        """``moment``, read from ``stamp``, into first and last (of one instant, a leap second's fraction decides)."""
         if moment is not None:
-            if self.first is None or moment < self.first:
-                self.first = moment
-            if self.last is None or moment > self.last:
-                self.last = moment
+            first, last = self.first, self.last
+            if first is None or moment < first or (moment == first and leap_rank(stamp) < leap_rank(self.first_stamp)):
+                self.first, self.first_stamp = moment, stamp
+            if last is None or moment > last or (moment == last and leap_rank(stamp) > leap_rank(self.last_stamp)):
+                self.last, self.last_stamp = moment, stamp
 
     def _fold_stamps(self) -> None:
         """Take the held timestamps into first and last. When all are of one shape in UTC (``same_shape_utc``),
@@ -374,14 +378,15 @@ class RunTally:
         stamps, self.stamps = self.stamps, []
         if not stamps:
             return
-        if same_shape_utc(stamps):
-            lo, hi = instant(min(stamps)), instant(max(stamps))
+        if same_shape_utc(stamps):  # (a leap second, 23:59:60.x, too: after 23:59:59.x, before the next day)
+            earliest, latest = min(stamps), max(stamps)
+            lo, hi = instant(earliest), instant(latest)
             if lo is not None and hi is not None:
-                self.first = lo if self.first is None else min(self.first, lo)
-                self.last = hi if self.last is None else max(self.last, hi)
+                self._see_moment(lo, earliest)
+                self._see_moment(hi, latest)
                 return
         for stamp in stamps:
-            self._see_moment(instant(stamp))
+            self._see_moment(instant(stamp), stamp)
 
     def _add_plain_mark(self, mark: tuple[int, str, Any, datetime | None, bool]) -> None:
         """Keep every ``stride``-th ordinary event; when that makes too many, halve them and double the stride,
@@ -442,8 +447,8 @@ class RunTally:
             "status": self.status(),
             "framework": facts.get("framework") if isinstance(facts.get("framework"), str) else None,
             "prompt": facts.get("prompt") if isinstance(facts.get("prompt"), str) else None,
-            "startedAt": format_timestamp(start) if start is not None else None,
-            "endedAt": format_timestamp(end) if end is not None else None,
+            "startedAt": format_timestamp(start, leap_rank(self.first_stamp)) if start is not None else None,
+            "endedAt": format_timestamp(end, leap_rank(self.last_stamp)) if end is not None else None,
             "durationMs": duration,
             "events": {"total": self.count, "byType": dict(sorted(self.by_type.items()))},
             "toolCalls": _tool_stats(calls),
@@ -588,6 +593,8 @@ class Aggregate:
         self.durations: list[float] = []
         self.start: datetime | None = None
         self.end: datetime | None = None
+        self.start_stamp: Any = None  # the runs' startedAt and endedAt they came from (a leap second is told by it)
+        self.end_stamp: Any = None
         self.calls = self.calls_ok = 0
         self.runs = self.ok = self.events = self.repairs = 0
         self.unattributed: list[dict[str, Any]] = []  # the repairs of no run in the report, one entry a heal record
@@ -613,11 +620,14 @@ class Aggregate:
             self.costs.append(s["usage"]["costUsd"])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
-        began, ended = parse_timestamp(s.get("startedAt")), parse_timestamp(s.get("endedAt"))
-        if began is not None and (self.start is None or began < self.start):
-            self.start = began
-        if ended is not None and (self.end is None or ended > self.end):
-            self.end = ended
+        starts, ends = s.get("startedAt"), s.get("endedAt")
+        began, ended = parse_timestamp(starts), parse_timestamp(ends)
+        if began is not None and (self.start is None or began < self.start or (
+                began == self.start and leap_rank(starts) < leap_rank(self.start_stamp))):
+            self.start, self.start_stamp = began, starts
+        if ended is not None and (self.end is None or ended > self.end or (
+                ended == self.end and leap_rank(ends) > leap_rank(self.end_stamp))):
+            self.end, self.end_stamp = ended, ends
         self.runs += 1
         self.ok += s["status"] == "ok"
         self.events += s["events"]["total"]
@@ -653,8 +663,8 @@ class Aggregate:
             "unattributedRepairs": {"total": sum(u["total"] for u in self.unattributed),
                                     "byRule": dict(sorted(self.unattributed_by_rule.items())), "runs": self.unattributed},
             "durationMs": number(math.fsum(self.durations)) if self.durations else None,
-            "startedAt": format_timestamp(self.start) if self.start is not None else None,
-            "endedAt": format_timestamp(self.end) if self.end is not None else None,
+            "startedAt": format_timestamp(self.start, leap_rank(self.start_stamp)) if self.start is not None else None,
+            "endedAt": format_timestamp(self.end, leap_rank(self.end_stamp)) if self.end is not None else None,
             "diagnostics": {"total": int(diag.get("total", 0)), "byCode": dict(sorted((diag.get("byCode") or {}).items())),
                             "first": list(diag.get("first") or [])[:FIRST_PROBLEMS]},
         }

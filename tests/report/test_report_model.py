@@ -131,6 +131,37 @@ def test_unfinished_tool_call_lasts_until_the_runs_latest_timestamp_not_its_last
     assert call["unfinished"] is True and call["durationMs"] == 9000 and s["endedAt"] == "2026-01-01T00:00:10.000Z"
 
 
+@pytest.mark.parametrize("timeline", [True, False])
+def test_a_run_over_a_leap_second_starts_or_ends_at_it_and_counts_it_as_the_last_microsecond_of_its_day(timeline):
+    """A leap second as the run's earliest or latest instant is written as second 60 (the latest of several by its
+    fraction, wherever it stands in the stream); durations count it as 23:59:59.999999."""
+    events = [ev(1, "tool_called", ts="2016-12-31T23:59:60.250Z", toolName="t", callId="a"),
+              ev(2, "tool_called", ts="2016-12-31T23:59:59.500Z", toolName="t", callId="b"),
+              ev(3, "tool_completed", ts="2017-01-01T00:00:00.500Z", toolName="t", callId="a"),
+              ev(4, "tool_completed", ts="2016-12-31T23:59:60.750Z", toolName="t", callId="b")]
+    tally = model.RunTally(None, timeline=timeline)
+    tally.add_events(events)
+    s = tally.summary()
+    assert (s["startedAt"], s["endedAt"], s["durationMs"]) == ("2016-12-31T23:59:59.500Z", "2017-01-01T00:00:00.500Z", 1000)
+    assert [c["durationMs"] for c in s["toolCalls"]["calls"]] == [500.001, 499.999]
+
+    late = [ev(1, "run_started", ts="2016-12-31T23:59:60.250Z"), ev(2, "tool_called", ts="2016-12-31T18:59:60.750-05:00",
+                                                                     toolName="t"),
+            ev(3, "assistant_message", ts="2016-12-31T23:59:59.999999Z"), ev(4, "run_completed", ts="2016-12-31T23:59:60.5Z")]
+    tally = model.RunTally(None, timeline=timeline)
+    tally.add_events(late)
+    s = tally.summary()
+    assert (s["startedAt"], s["endedAt"], s["durationMs"]) == ("2016-12-31T23:59:59.999Z", "2016-12-31T23:59:60.750Z", 0)
+    [call] = s["toolCalls"]["calls"]
+    assert call["unfinished"] is True and call["durationMs"] == 0
+    tally = model.RunTally(None, timeline=timeline)
+    tally.add_events(late[:2])
+    s = tally.summary()
+    assert (s["startedAt"], s["endedAt"]) == ("2016-12-31T23:59:60.250Z", "2016-12-31T23:59:60.750Z")
+    agg = aggregate([s, summarize_run(None, [ev(1, "run_started", ts="2016-12-31T23:59:60.5Z")])])
+    assert (agg["startedAt"], agg["endedAt"]) == ("2016-12-31T23:59:60.250Z", "2016-12-31T23:59:60.750Z")
+
+
 def test_a_measured_duration_a_double_cannot_hold_gives_way_to_the_timestamps():
     """``durationMs`` 1e400 (read as infinity) was written as null, and 10**400 was an OverflowError: neither is a
     duration, so the call lasts from its call to its result, as without one. Long measured ones add up whole."""
@@ -392,7 +423,12 @@ CANONICAL_STAMPS = st.builds(lambda s, ms: f"2026-01-01T00:{s // 60:02d}:{s % 60
 STAMPS = st.one_of(
     CANONICAL_STAMPS,
     st.sampled_from(["2026-01-01T00:00:05Z", "2026-13-01T00:00:00.000Z", "2026-02-30T00:00:00.000Z",
-                     "2026-01-01T00:00:00.000+02:00", "2025-12-31 23:59:59.999Z", "not a time", "", None, 1767225600]),
+                     "2026-01-01T00:00:00.000+02:00", "2025-12-31 23:59:59.999Z", "not a time", "", None, 1767225600,
+                     # leap seconds (one instant, 23:59:59.999999, told apart by their fractions), and a second 60 that
+                     # is none
+                     "2025-12-31T23:59:60.500Z", "2025-12-31T23:59:60Z", "2025-12-31T18:59:60.250-05:00",
+                     "2026-01-01T23:59:60.100Z", "2026-01-01T23:59:60.900Z", "2026-01-01T23:59:59.999999Z",
+                     "2026-01-01T00:00:60.000Z"]),
 )
 PAYLOADS = st.one_of(
     st.fixed_dictionaries({}, optional={
