@@ -105,6 +105,45 @@ def test_several_files_and_a_pipe_are_the_same(tmp_path: Path):
     same(tmp_path, run_replay("read", str(journal), broken).stdout)
 
 
+def leap_journal() -> bytes:
+    """Clean runs, one of them over a leap second in UTC with milliseconds (one shape with the others), one with a
+    leap second in another zone, and one whose leap second goes back (23:59:60.5, then 23:59:60.1)."""
+    rng = random.Random(7)
+    runs = [clean_run(rng, 6, "before"), over_a_leap_second(random.Random(1), clean_run(rng, 8, "leap"), offsets=False),
+            over_a_leap_second(random.Random(2), clean_run(rng, 9, "zoned")), clean_run(rng, 5, "after")]
+    runs[2][4]["timestamp"] = "2026-03-01T18:59:60.750-05:00"
+    back = over_a_leap_second(random.Random(3), clean_run(rng, 6, "back"), offsets=False)
+    back[2]["timestamp"], back[3]["timestamp"] = "2026-03-01T23:59:60.500Z", "2026-03-01T23:59:60.100Z"
+    return b"".join(exactjson.dumps(e) + b"\n" for run in [*runs, back] for e in run)
+
+
+def test_a_run_over_a_leap_second_goes_the_slow_way_and_comes_out_as_both_lanes_write_it(tmp_path: Path):
+    """The screen's quick checks take no second 60: such a run goes the slow way, where a leap second is valid; heal
+    writes, logs and warns the same with the fast lane and without it, the runs with leap seconds as they came, and
+    validate says the same both ways: all valid."""
+    data = leap_journal()
+    path = tmp_path / "leap.jsonl"
+    path.write_bytes(data)
+    for where in (str(path), str(after_a_batch(tmp_path, data))):
+        same(tmp_path, b"", where)
+    same(tmp_path, data)
+    fast = run_replay("heal", str(path))
+    assert fast.returncode == 0
+    assert [line for line in fast.stdout.splitlines(keepends=True) if b'"$record"' not in line] == data.splitlines(keepends=True)
+    [notice] = [orjson.loads(line) for line in fast.stderr.splitlines() if b"heal.notice" in line]
+    assert notice["value"] == "2026-03-01T23:59:60.100Z" and notice["runId"] == "back"
+    screen = ScreenRuns()
+
+    def batches(out: Batch | list[Batch] | None) -> list[Batch]:
+        return out if isinstance(out, list) else [out] if out is not None else []
+
+    out = [*batches(screen(Batch.from_lines(data.splitlines(), "leap.jsonl"))), *batches(screen.flush())]
+    assert {orjson.loads(raw)["runId"] for batch in out if batch.clean for raw in batch.raws} == {"before", "after"}
+    fast_check, slow_check = validate_both_ways(tmp_path, path)
+    assert fast_check.stdout == slow_check.stdout and orjson.loads(fast_check.stdout)["valid"] is True
+    assert fast_check.returncode == slow_check.returncode == 0 and fast_check.stderr == slow_check.stderr == b""
+
+
 # journals made to break each rule, mixed with clean runs ------------------------------------------------
 def clean_run(rng: random.Random, n: int, rid: str, calls_named: str = "c", second: int = 0) -> list[dict]:
     events = [{"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": rid, "payload": {}}]
@@ -121,6 +160,21 @@ def clean_run(rng: random.Random, n: int, rid: str, calls_named: str = "c", seco
         at = second + seq
         event.update(seq=seq, runId=rid, timestamp=f"2026-03-01T{12 + at // 3600:02d}:{at // 60 % 60:02d}:{at % 60:02d}.000Z")
     return [{k: e[k] for k in ("seq", "timestamp", "type", "runId", "payload")} for e in events]
+
+
+# in order over a leap second (23:59:60 UTC: a timestamp the fast lane leaves to the slow one), one with an offset
+LEAP_STAMPS = ["2026-03-01T23:59:58.000Z", "2026-03-01T23:59:59.000Z", "2026-03-01T23:59:59.999Z",
+               "2026-03-01T23:59:60.000Z", "2026-03-01T23:59:60.500Z", "2026-03-01T18:59:60.750-05:00",
+               "2026-03-01T23:59:60.999Z", "2026-03-02T00:00:00.000Z", "2026-03-02T00:00:01.000Z"]
+
+
+def over_a_leap_second(rng: random.Random, events: list[dict], offsets: bool = True) -> list[dict]:
+    """``events`` stamped in order across a leap second (``offsets``: one stamp may have an offset; else all in UTC
+    with milliseconds: one shape, so text order is time order for the quick checks after the screen)."""
+    stamps = LEAP_STAMPS if offsets else [t for t in LEAP_STAMPS if t.endswith("Z")]
+    for event, k in zip(events, sorted(rng.choices(range(len(stamps)), k=len(events))), strict=True):
+        event["timestamp"] = stamps[k]
+    return events
 
 
 BREAKS = [
@@ -149,6 +203,8 @@ BREAKS = [
     lambda r, ev: ev.update(timestamp="2026-02-30T12:00:00.000Z"),
     lambda r, ev: ev.update(timestamp="2026-03-01T12:00:00Z"),
     lambda r, ev: ev.update(**{"$origin": {"x": 1}}),
+    lambda r, ev: ev.update(timestamp="2026-03-01T23:59:60.500Z"),  # a leap second
+    lambda r, ev: ev.update(timestamp="2026-03-01T12:00:60.000Z"),  # second 60 that is none
 ]
 # an event of another run in the middle of this one: it cuts the run in two runs of the same id
 CUT = [lambda r, ev: ev.update(runId=f"z{r.random()}")]
@@ -177,6 +233,8 @@ def journals(draw: st.DrawFn, unique: bool = False, split: bool = False) -> byte
     for k in range(runs):
         rid = f"r{k}" if unique else draw(st.sampled_from([f"r{k}", "r0", "r1"]))
         events = clean_run(rng, draw(st.integers(2, 12)), rid)
+        if draw(st.integers(0, 4)) == 0:
+            over_a_leap_second(rng, events, offsets=draw(st.booleans()))
         if draw(st.booleans()):
             lines.append(exactjson.dumps({"$record": "run", "runId": rid, "status": "ok",
                                        **({"response": "done"} if draw(st.booleans()) else {})}))
@@ -551,6 +609,8 @@ ONE_LINE_BREAKS = [
     lambda ev: ev.update(timestamp="2026-03-01T25:00:00.000Z"),
     lambda ev: ev.update(timestamp="2026-03-01t12:00:00.000Z"),
     lambda ev: ev.update(timestamp="2026-03-01T11:00:00.000+01:00"),
+    lambda ev: ev.update(timestamp="2026-03-01T23:59:60.000Z"),
+    lambda ev: ev.update(timestamp="2026-03-01T12:00:60.000Z"),
     lambda ev: ev.update(synthetic=False),
     lambda ev: ev.update(synthetic=True),
     lambda ev: ev.update(id="same-id"),
@@ -578,6 +638,8 @@ def plain_journals(draw: st.DrawFn) -> list[bytes]:
     unique = draw(st.booleans())
     for k in range(draw(st.integers(1, 10))):
         events = clean_run(rng, draw(st.integers(2, 9)), f"r{k}", f"r{k}-c" if unique else "c", 20 * k if unique else 0)
+        if draw(st.integers(0, 5)) == 0:
+            over_a_leap_second(rng, events, offsets=draw(st.booleans()))
         for _ in range(draw(st.sampled_from([0, 0, 1, 2, 3]))):
             rng.choice(ONE_LINE_BREAKS)(rng.choice(events))
         if draw(st.integers(0, 4)) == 0:
