@@ -862,3 +862,40 @@ def test_a_record_split_across_lines_before_a_run_record_is_the_repair_of_that_r
     report = orjson.loads(run_replay("report", "--format", "json", input=outs[0][0]).stdout)
     assert report["runs"][-1]["repairs"] == {"total": 1, "byRule": {"join_split_records": 1}}
     assert "unattributedRepairs" not in report
+
+
+def test_heal_keeps_leap_seconds_as_written_and_both_lanes_write_the_same_bytes(tmp_path: Path) -> None:
+    """The real executable, with the fast lane (``replay heal``) and without it (the heal graph with the screen's
+    ``fast = false``): the same stream, log and warnings, byte for byte. A clean run over a leap second comes out
+    as it came (no repair, no heal record); in another, a leap second that goes back (23:59:60.5, then 23:59:60.1)
+    is a warning, and second 60 at noon, which is no leap second, borrows the time before it, as before."""
+    leap = [ev(1, "run_started", ts="2016-12-31T23:59:59.500Z"), ev(2, "assistant_message", ts="2016-12-31T23:59:60.250Z"),
+            ev(3, "assistant_message", ts="2016-12-31T18:59:60.750-05:00"), ev(4, "run_completed", ts="2017-01-01T00:00:00.000Z")]
+    back = [ev(1, "run_started", run="r2", ts="2016-12-31T23:59:60.500Z"),
+            ev(2, "assistant_message", run="r2", ts="2016-12-31T23:59:60.100Z"),
+            ev(3, "assistant_message", run="r2", ts="2016-12-31T12:00:60.000Z"),
+            ev(4, "run_completed", run="r2", ts="2017-01-01T00:00:00.000Z")]
+    path = tmp_path / "leap.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines_of(leap + back)))
+    spec = tmp_path / "heal-slow.toml"
+    spec.write_text((ROOT / "pipeline" / "specs" / "heal.toml").read_text().replace(
+        'type = "screen"', 'type = "screen"\nfast = false', 1)
+        + f'\n[stages.log]\ntype = "write"\npath = "{tmp_path / "slow.jsonl"}"\ninputs = ["heal.repairs"]\n')
+    fast = run_replay("heal", "--log", str(tmp_path / "fast.jsonl"), str(path), process=True)
+    slow = run_replay("run", str(spec), str(path), process=True)
+    assert fast.returncode == slow.returncode == 0, fast.stderr
+    assert fast.stdout == slow.stdout
+    assert (tmp_path / "fast.jsonl").read_bytes() == (tmp_path / "slow.jsonl").read_bytes()
+
+    def notices(stderr: bytes) -> list[dict]:
+        return [{k: v for k, v in n.items() if k != "timestamp"} for n in jsonl(stderr) if n.get("event") == "heal.notice"]
+
+    assert notices(fast.stderr) == notices(slow.stderr)
+    # (the time borrowed for second 60 at noon is earlier than 23:59:60.5 too)
+    assert [(n["runId"], n["seqBefore"], n["value"]) for n in notices(fast.stderr)] == [
+        ("r2", 2, "2016-12-31T23:59:60.100Z"), ("r2", 3, "2016-12-31T23:59:60.100Z")]
+    out = fast.stdout.splitlines()
+    assert out[:4] == lines_of(leap)
+    assert [e["timestamp"] for e in jsonl(b"\n".join(out[4:])) if "$record" not in e] == [
+        "2016-12-31T23:59:60.500Z", "2016-12-31T23:59:60.100Z", "2016-12-31T23:59:60.100Z", "2017-01-01T00:00:00.000Z"]
+    assert jsonl(out[-1]) == [{"$record": "heal", "runId": "r2", "repairs": 1, "byRule": {"fix_timestamp": 1}}]

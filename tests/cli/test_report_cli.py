@@ -543,3 +543,30 @@ def test_a_dropped_runs_heal_record_is_no_later_runs_of_its_id(tmp_path):
     spans = [span for line in jsonl(exported.stdout) for rs in line["resourceSpans"] for ss in rs["scopeSpans"]
              for span in ss["spans"] if span["name"].startswith("invoke_agent")]
     assert len(spans) == 3 and not [a for s in spans for a in s["attributes"] if a["key"] == "replay.repairs"]
+
+
+# leap seconds ------------------------------------------------------------------------------------------------
+def test_a_run_over_a_leap_second_is_reported_from_and_to_its_own_times(tmp_path: Path):
+    """The real executable: a run that ends in a leap second ends at second 60 (the latest of its leap seconds by
+    fraction, in whatever zone it was written), and durations count a leap second as 23:59:59.999999 UTC."""
+    events = [
+        {"seq": 1, "timestamp": "2016-12-31T23:59:58.000Z", "type": "run_started", "runId": "r", "payload": {}},
+        {"seq": 2, "timestamp": "2016-12-31T23:59:59.000Z", "type": "tool_called", "runId": "r",
+         "payload": {"callId": "c1", "toolName": "bash"}},
+        {"seq": 3, "timestamp": "2016-12-31T18:59:60.750-05:00", "type": "tool_completed", "runId": "r",
+         "payload": {"callId": "c1"}},
+        {"seq": 4, "timestamp": "2016-12-31T23:59:60.250Z", "type": "run_completed", "runId": "r", "payload": {}},
+    ]
+    path = tmp_path / "leap.jsonl"
+    path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in events))
+    done = run_replay("report", "--format", "json", str(path), process=True)
+    assert (done.returncode, done.stderr) == (0, b"")
+    document = json.loads(done.stdout)
+    (run,) = document["runs"]
+    assert (run["startedAt"], run["endedAt"], run["durationMs"]) == ("2016-12-31T23:59:58.000Z", "2016-12-31T23:59:60.750Z",
+                                                                     1999.999)
+    assert [call["durationMs"] for call in run["toolCalls"]["calls"]] == [999.999]
+    agg = document["aggregate"]
+    assert (agg["startedAt"], agg["endedAt"]) == ("2016-12-31T23:59:58.000Z", "2016-12-31T23:59:60.750Z")
+    text = run_replay("report", str(path), process=True)
+    assert text.returncode == 0 and "2016-12-31T23:59:58.000Z .. 2016-12-31T23:59:60.750Z" in text.stdout.decode()

@@ -387,3 +387,39 @@ def test_a_number_in_a_message_is_written_as_json_not_as_python_spells_it(tmp_pa
     log = [exactjson.loads(line) for line in (tmp_path / "log.jsonl").read_bytes().splitlines()]  # (1e400: not orjson)
     [fixed] = [e for e in log if e["rule"] == "fix_timestamp"]
     assert fixed["message"].startswith(f"timestamp {said} is not RFC 3339"), fixed
+
+
+# leap seconds ------------------------------------------------------------------------------------------------
+LEAP_EVENTS = [ev(1, "run_started", timestamp="2016-12-31T23:59:59.500Z"),
+               ev(2, "tool_called", timestamp="2016-12-31T23:59:60.250Z", payload={"callId": "c1", "toolName": "bash"}),
+               ev(3, "tool_completed", timestamp="2016-12-31T18:59:60.750-05:00", payload={"callId": "c1"}),
+               ev(4, "run_completed", timestamp="2017-01-01T00:00:00.500Z")]
+
+
+def test_a_journal_and_an_artifact_with_leap_seconds_are_valid(tmp_path: Path) -> None:
+    """RFC 3339's leap second (second 60 where the time in UTC is 23:59, in any zone) is a date-time: the real
+    executable finds nothing wrong, in a journal or in an artifact (its own timestamp one too)."""
+    journal = write_lines(tmp_path / "leap.jsonl", LEAP_EVENTS)
+    done = run_replay("validate", str(journal), process=True)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert jsonl(done.stdout) == [{"source": str(journal), "kind": "stream", "valid": True, "errors": 0, "events": 4, "runs": 1}]
+    artifact = write_json(tmp_path / "leap.json", {**GOOD, "timestamp": "2016-12-31T23:59:60Z", "events": LEAP_EVENTS})
+    done = run_replay("validate", "--in", str(artifact), process=True)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert jsonl(done.stdout) == [{"source": str(artifact), "kind": "artifact", "valid": True, "errors": 0, "events": 4}]
+
+
+@pytest.mark.parametrize("stamp", ["2016-12-31T23:58:60Z", "2016-12-31T12:00:60Z", "2016-12-31T22:59:60Z",
+                                   "2016-12-31T23:59:60+01:00", "2016-12-31T23:59:61Z"])
+def test_second_60_anywhere_but_23_59_utc_is_refused_with_the_error_any_bad_timestamp_gets(tmp_path: Path, stamp: str) -> None:
+    def error_for(value: str) -> dict[str, Any]:
+        target = write_lines(tmp_path / "j.jsonl", [ev(1, "run_started"), ev(2, "run_completed", timestamp=value)])
+        done = run_replay("validate", str(target), process=True)
+        assert done.returncode == 1
+        (error,) = errors_of(done.stderr)
+        return error
+
+    error = error_for(stamp)
+    assert error == {**error_for("03/01/2026 12:00"), "message": f"event `timestamp` '{stamp}' is not an RFC 3339 date-time",
+                     "received": stamp}
+    assert error["code"] == "E_ARTIFACT_EVENT_TIMESTAMP_INVALID" and error["path"] == "$.timestamp" and error["line"] == 2

@@ -152,6 +152,23 @@ def test_codex_tool_only_responses_are_model_calls_and_token_counts_land_on_them
     assert tool.end_time_unix_nano - tool.start_time_unix_nano == 3 * 10**9
 
 
+def test_a_leap_second_is_a_time_of_the_trace_counted_as_the_last_microsecond_of_its_day():
+    events = [
+        {"seq": 1, "timestamp": "2016-12-31T23:59:59.500Z", "type": "user_message", "runId": "r", "payload": {"text": "go"}},
+        {"seq": 2, "timestamp": "2016-12-31T23:59:60.250Z", "type": "tool_called", "runId": "r",
+         "payload": {"callId": "c1", "toolName": "shell"}},
+        {"seq": 3, "timestamp": "2016-12-31T18:59:60.750-05:00", "type": "tool_completed", "runId": "r", "payload": {"callId": "c1"}},
+        {"seq": 4, "timestamp": "2017-01-01T00:00:00.500Z", "type": "run_completed", "runId": "r", "payload": {}},
+    ]
+    (request,) = run_inline([ExportOtlp()], [Batch.of(events, "r.jsonl")]).records
+    spans = spans_of(request)
+    assert attrs(spans[0]).get("replay.timestamps_out_of_range") is None
+    new_year = 1483228800 * 10**9  # 2017-01-01T00:00:00Z
+    assert (spans[0].start_time_unix_nano, spans[0].end_time_unix_nano) == (new_year - 500_000_000, new_year + 500_000_000)
+    (tool,) = [s for s in spans if attrs(s)["gen_ai.operation.name"] == "execute_tool"]
+    assert tool.start_time_unix_nano == tool.end_time_unix_nano == new_year - 1000
+
+
 def test_one_request_per_run_and_the_same_input_gives_the_same_bytes():
     data = SAMPLE.read_bytes()
     first = run_inline([ExportOtlp()], [Batch.of(heal_dialect(data, "a.jsonl").records, "<stdin>")]).records
