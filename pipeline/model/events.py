@@ -119,8 +119,19 @@ def _parse_timestamp(value: str) -> datetime | None:
         moment = datetime.fromisoformat(text)
     except ValueError:
         leap = leap_second(text)
-        return None if leap is None else leap[0]
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return None if leap is None else _placed(leap[0])
+    return _placed(moment) if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _placed(moment: datetime) -> datetime | None:
+    """``moment`` (with a zone), or None when in UTC it falls outside the years 1..9999 a datetime holds
+    (``0001-01-01T00:30:00+01:00`` is valid RFC 3339, and in UTC a time of year 0): replay cannot place, order or write
+    it in UTC, so it counts as a time it cannot read (report leaves it out, heal converts nothing to it)."""
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        return None
+    return moment
 
 
 def leap_second(text: str) -> tuple[datetime, int] | None:
@@ -146,7 +157,8 @@ def leap_second(text: str) -> tuple[datetime, int] | None:
 
 def read_iso(text: str) -> tuple[datetime, int] | None:
     """A date-time as ``datetime.fromisoformat`` reads it (no zone: UTC), a leap second too (``leap_second``): its
-    instant and ``leap_rank`` (``format_timestamp`` takes both); None when ``text`` is none."""
+    instant and ``leap_rank`` (``format_timestamp`` takes both); None when ``text`` is none, or names a time replay
+    cannot place in UTC (``_placed``)."""
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -156,7 +168,8 @@ def read_iso(text: str) -> tuple[datetime, int] | None:
         moment, rank = leap
     else:
         rank = 0
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), rank
+    placed = _placed(moment) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return None if placed is None else (placed, rank)
 
 
 def leap_rank(value: Any) -> int:

@@ -104,3 +104,14 @@ def test_format_timestamp_writes_a_leap_second_as_second_60_given_its_rank(text:
     assert format_timestamp(moment, leap_rank(text)) == written
     assert format_timestamp(moment) == written[:17] + "59.999Z"  # (its instant, without the rank)
     assert read_iso(text.replace("Z", "+00:00")) == (moment, leap_rank(text))
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:30:00+01:00", "9999-12-31T23:30:00-01:00", "0001-01-01T00:59:60+01:00"])
+def test_a_valid_timestamp_outside_the_years_a_datetime_holds_in_utc_is_no_instant_replay_can_place(text: str) -> None:
+    """Valid RFC 3339 (a year 0001 or 9999 in its own zone), but year 0 or 10000 in UTC: parse_timestamp and read_iso
+    give None (a time replay cannot order or write), where converting it to UTC raised OverflowError."""
+    assert is_timestamp(text)
+    assert parse_timestamp(text) is None
+    assert read_iso(text) is None
+    assert read_iso(text.replace("T", " ")) is None
+    assert parse_timestamp("0001-01-01T01:30:00+01:00") == datetime(1, 1, 1, 0, 30, tzinfo=UTC)  # (in range: read)
