@@ -360,7 +360,8 @@ class MapDialect(Transform):
             return None
         if state.dialect is None:  # too few records to tell: they pass through as they are
             cols = state.held
-        elif state.mapper is not None and not state.opened and state.records:
+        elif state.mapper is not None and not state.opened and (state.records or state.container is not None):
+            # (a trajectory object with no messages is still a run: its info says how it ended, and it is written back)
             cols = self._open(state, ended=True)
         else:
             cols = state.held
