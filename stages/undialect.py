@@ -133,8 +133,9 @@ class WriteDialect(Transform):
         if not isinstance(index, int) or index in run.written or run.mapper is None:
             return
         run.written.add(index)
-        rebuilt = run.mapper.rebuild(group[0]["record"], group)
-        if rebuilt is None:
+        record = group[0]["record"]
+        rebuilt = run.mapper.rebuild(record, group)
+        if rebuilt is None and record is not None:  # nothing of it is left (a trajectory's null message is kept: null)
             return
         if run.form == "jsonl":
             _event, _raw, line, offset, pointer = run.where or (None, None, None, None, None)

@@ -32,3 +32,17 @@ def test_a_trajectory_with_no_messages_is_a_run_not_nothing(tmp_path: Path):
         assert back.returncode == 0, back.stderr
         assert jsonl(back.stdout) == [document]
 
+
+def test_a_null_message_of_a_trajectory_is_written_back(tmp_path: Path):
+    """A trajectory's message that is JSON null was read (an `unknown` event keeping it under $origin) but left out
+    when written back, in silence: undialect took the null record for a record nothing was left of."""
+    messages = orjson.loads(MINI.read_bytes())
+    document = {"info": {"exit_status": "Submitted"}, "messages": [*messages[:3], None, 7, *messages[3:]]}
+    path = tmp_path / "nulls.traj.json"
+    path.write_bytes(orjson.dumps(document))
+    read = run_replay("read", "--dialect", "mini-swe-agent", str(path))
+    assert read.returncode == 0, read.stderr
+    for back in (run_replay("write", "--dialect", "mini-swe-agent", input=read.stdout),
+                 run_replay("heal", "--dialect-out", "auto", str(path))):
+        assert back.returncode == 0, back.stderr
+        assert jsonl(back.stdout) == [document]
