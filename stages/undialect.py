@@ -8,13 +8,16 @@ document dialect (OpenHands, mini-swe-agent) as one JSON document per run, on on
 have no original record (synthetic ones a heal rule invented, replay's own events) have nothing to
 write back and are left out, as are reserved records (run, heal, source); an input none of whose
 events has an original (replay's own journal) is reported (E_DIALECT_NO_ORIGIN) rather than
-written as nothing in silence.
+written as nothing in silence; so is each event whose origin cannot be written back (a dialect this replay
+does not know, no integer index: E_EVENT_INVALID at its position).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.registry import register
@@ -70,6 +73,17 @@ class WriteDialect(Transform):
                     self.unmapped[batch.source] = self.unmapped.get(batch.source, 0) + 1
                 continue  # invented by a heal rule, or replay's own: no original to write
             self.mapped.add(batch.source)
+            dialect, index = origin.get("dialect"), origin.get("index")
+            if dialect not in MAPPERS or not isinstance(index, int) or isinstance(index, bool):
+                # (a dialect this replay does not know, a newer one's say, or an origin edited by hand): said, not
+                # left out in silence
+                bad = ("dialect", dialect, "one of: " + ", ".join(NAMES)) if dialect not in MAPPERS else (
+                    "index", index, "the record's place in its input, an integer")
+                self.error("E_EVENT_INVALID", f"the event's $origin.{bad[0]} is {orjson.dumps(bad[1]).decode()}, so its "
+                           "original record cannot be written back; it is left out", batch, i,
+                           path=f"$['$origin'].{bad[0]}", expected=bad[2], received=bad[1],
+                           howToFix="Write back events as `replay read --dialect NAME` mapped them (their $origin unchanged).")
+                continue
             run = self.run
             if run is None or run.source != batch.source:
                 self._close(out)

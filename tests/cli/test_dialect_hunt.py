@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from conftest import jsonl, run_replay
+from conftest import errors_of, jsonl, run_replay
 from dialect_support import CORPUS
 
 MINI = CORPUS / "mini-swe-agent" / "github_issue.traj.json"
+CODEX = "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"
 
 
 def test_a_trajectory_with_no_messages_is_a_run_not_nothing(tmp_path: Path):
@@ -46,3 +47,23 @@ def test_a_null_message_of_a_trajectory_is_written_back(tmp_path: Path):
                  run_replay("heal", "--dialect-out", "auto", str(path))):
         assert back.returncode == 0, back.stderr
         assert jsonl(back.stdout) == [document]
+
+
+def test_an_origin_write_cannot_use_is_reported_not_left_out_in_silence():
+    """`replay write --dialect` of events whose $origin names a dialect this replay does not know (a newer replay's,
+    say) or has no integer index wrote nothing of them, exit 0, no error: the stream looked written back whole. Each
+    such event is E_EVENT_INVALID at its line and byte offset (exit 1); the other runs are still written."""
+    claude = CORPUS / "claude-code" / "representative_messages.jsonl"
+    mapped = run_replay("read", "--dialect", "claude-code", str(claude)).stdout
+    codex = run_replay("read", "--dialect", "codex", str(CORPUS / "codex" / CODEX)).stdout
+    for broken, path, received in ((mapped.replace(b'"dialect":"claude-code"', b'"dialect":"gemini-cli"'),
+                                    "$['$origin'].dialect", "gemini-cli"),
+                                   (mapped.replace(b'"index":3,', b'"index":"3",'), "$['$origin'].index", "3")):
+        done = run_replay("write", "--dialect", "auto", input=codex + broken)
+        assert done.returncode == 1, done.stderr
+        errors = [e for e in errors_of(done.stderr) if e["code"] == "E_EVENT_INVALID"]
+        assert errors and {(e["path"], e["received"]) for e in errors} == {(path, received)}
+        lines = (codex + broken).split(b"\n")
+        first = errors[0]
+        assert (codex + broken)[first["offset"]:].startswith(lines[first["line"] - 1])
+        assert jsonl(done.stdout)[:2] == jsonl((CORPUS / "codex" / CODEX).read_bytes())[:2]  # the codex run is written
