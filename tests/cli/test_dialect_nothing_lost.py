@@ -1,5 +1,6 @@
-"""Hostile variants of other agents' logs, as real processes: what `replay read --dialect`, `heal` and
-`write --dialect` got wrong on them (attribution of the corpus logs: tests/fixtures/corpus/SOURCES.md)."""
+"""Nothing of another agent's log is lost in silence, as real processes: an empty trajectory, a null message, an
+event whose `$origin` this replay cannot write back, through `replay read --dialect`, `heal` and `write --dialect`
+(attribution of the corpus logs: tests/fixtures/corpus/SOURCES.md)."""
 
 from __future__ import annotations
 
