@@ -27,17 +27,19 @@ from replay.pipeline.engine.errors import excerpt, invalid_line, utf8_fault
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
-from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
+from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record, is_canonical
 from replay.pipeline.model.repairs import DROP_TORN_LINE
 from replay.pipeline.model.validation import json_type
 
 _BLANK = b" \t\r"
+_OWN = (RECORD_KEY, "seq", "runId")  # what a projection keeps of every line (``is_canonical`` reads them)
 
 
 @functools.cache
 def projection_decoder(fields: tuple[str, ...]) -> Any:
     """A msgspec decoder of JSON objects that keeps only ``fields`` (dotted paths: ``payload.callId`` keeps that key
-    of the ``payload`` object; a field named whole keeps its whole value) and ``$record``. A value that is no object
+    of the ``payload`` object; a field named whole keeps its whole value) and ``$record``, ``seq`` and ``runId`` (what
+    says whether a line is replay's own: ``is_canonical``). A value that is no object
     where a path goes into it is refused, as is any line that is not valid JSON. (Made once per set of fields: a run
     over many inputs makes a parse stage for each.)"""
     import msgspec  # here: only a graph that projects loads it
@@ -51,7 +53,12 @@ def projection_decoder(fields: tuple[str, ...]) -> Any:
         keys = {key: Any for key in whole} | {key: shape(rest, f"{name}_{key}") for key, rest in inner.items()}
         return TypedDict(name, keys, total=False)  # type: ignore[operator]
 
-    return msgspec.json.Decoder(shape([field.split(".") for field in [*fields, RECORD_KEY]], "Projected"))
+    return msgspec.json.Decoder(shape([field.split(".") for field in [*fields, *_OWN]], "Projected"))
+
+
+def values_have(values: list[dict[str, Any]], key: str) -> int:
+    """How many of ``values`` (dicts) hold ``key``, by a C-level map."""
+    return sum(map(dict.__contains__, values, itertools.repeat(key)))
 
 
 def _wrong_already(raw: bytes, exc: orjson.JSONDecodeError) -> bool:
@@ -73,8 +80,9 @@ class ParseLines(Transform):
                             choices=("error", "repair")),
         "mark_dropped": Option(bool, False, "write a {\"$record\": \"dropped\"} line in place of each line left out "
                                "(what `replay read` does, so a parse down the pipe reports it again)"),
-        "fields": Option(list, [], "decode only these fields of each event (`type`, `payload.callId`, ...; records "
-                         "whole), for stages that read no others (report sets what a summary reads); empty: all"),
+        "fields": Option(list, [], "decode only these fields of each event (`type`, `payload.callId`, ...; and its "
+                         "seq and runId; records and other agents' lines whole), for stages that read no others (report "
+                         "sets what a summary reads); empty: all"),
     }
     ports = ("errors", "repairs")
     accepts_raw = True
@@ -184,12 +192,18 @@ class ParseLines(Transform):
 
     def _projected(self, batch: Batch) -> list[Any] | None:
         """The events with only ``fields``, every line decoded in one msgspec call over the block (the rest of each
-        line is checked as JSON and skipped); records decoded whole. None when the decoder refuses a line: then
-        every line is decoded whole, and the bad ones are reported as usual."""
+        line is checked as JSON and skipped); records decoded whole, and every line that is no event of replay's
+        own (no ``seq`` and ``runId``: another agent's record, which ``dialect`` maps whole, or an event heal would
+        have to repair). None when the decoder refuses a line: then every line is decoded whole, and the bad ones
+        are reported as usual."""
         values = decode_each_line(self._projection, batch)
         if values is None:
             return None
-        records = list(itertools.compress(range(len(values)), map(dict.__contains__, values, itertools.repeat(RECORD_KEY))))
+        has, n = dict.__contains__, len(values)
+        if values_have(values, "seq") == n and values_have(values, "runId") == n:  # the usual block: events of replay's own
+            records = list(itertools.compress(range(n), map(has, values, itertools.repeat(RECORD_KEY))))
+        else:
+            records = [i for i, value in enumerate(values) if RECORD_KEY in value or not is_canonical(value)]
         if records:
             raws = batch.raws
             for i in records:

@@ -25,6 +25,12 @@ DIAGNOSTICS_RECORD = "diagnostics"
 DROPPED_RECORD = "dropped"
 DOCUMENT_RECORD = "document"  # {"$record": "document", "document": {...}}: a JSON file read whole (validate)
 
+def is_canonical(record: dict[str, Any]) -> bool:
+    """Is ``record`` (an object) one of replay's own: a reserved record, or an event with ``seq`` and ``runId``?
+    Another agent's records have neither (``pipeline/model/dialects/detect.py``)."""
+    return RECORD_KEY in record or ("seq" in record and "runId" in record)
+
+
 STATUSES = ("ok", "error")  # a run's status, in run records, artifacts and runner outputs
 
 

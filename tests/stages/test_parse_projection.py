@@ -125,11 +125,11 @@ def test_the_report_of_a_real_log_is_the_same_bytes_with_and_without_the_project
 def test_the_projection_keeps_the_fields_named_and_records_whole():
     decoder = projection_decoder(("type", "payload.callId", "payload.usage"))
     event = decoder.decode(b'{"type": "t", "seq": 1, "payload": {"callId": "c", "usage": {"a": [1]}, "big": "x"}}')
-    assert event == {"type": "t", "payload": {"callId": "c", "usage": {"a": [1]}}}
+    assert event == {"type": "t", "seq": 1, "payload": {"callId": "c", "usage": {"a": [1]}}}  # (seq: whose line it is)
     parse = ParseLines(fields=["type"])
-    lines = [b'{"type": "t", "seq": 1}', b'{"$record": "run", "runId": "r", "prompt": "p"}']
+    lines = [b'{"type": "t", "seq": 1, "runId": "r"}', b'{"$record": "run", "runId": "r", "prompt": "p"}']
     done = run_inline([parse], [Batch.from_lines(lines, "j.jsonl")])
-    assert done.records == [{"type": "t"}, {"$record": "run", "runId": "r", "prompt": "p"}]
+    assert done.records == [{"type": "t", "seq": 1, "runId": "r"}, {"$record": "run", "runId": "r", "prompt": "p"}]
 
 
 def test_a_line_the_projection_refuses_is_reported_where_it_is_and_the_rest_still_flow():

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
-from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, path_kind, stdin_is_terminal
@@ -77,11 +77,13 @@ Graph: `replay stages --graph report`.""")
               help="Exit 1 when any run failed (status error or run_failed), after writing the report. For CI gates.")
 @click.option("--no-heal-logs", is_flag=True,
               help="Do not count repairs from the <id>.heal-log.json files beside artifacts.")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
+              help="The input's dialect (another agent's log), mapped onto canonical events first; auto detects it.")
 @max_line_option
 @strict_option
 @scale_options
 def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, out: str | None, title: str,
-           fail_on_error: bool, no_heal_logs: bool, max_line_bytes: int, strict: bool,
+           fail_on_error: bool, no_heal_logs: bool, dialect: str, max_line_bytes: int, strict: bool,
            workers: int | None, engine: str, scheduler: str | None, quiet: bool) -> int:
     """Report on runs: status, events by type, tool calls, errors, usage, repairs and duration, per run and in all.
 
@@ -110,7 +112,8 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     if files == []:
         logger().warning("report.no_inputs", paths=[*in_paths, *paths], message="no journals or artifacts found")
         files = [os.devnull]  # an empty report rather than reading stdin
-    bound = {"read.max_line_bytes": max_line_bytes, "parse.fields": list(SUMMARY_FIELDS), "summarize.heal_logs": not no_heal_logs,
+    bound = {"read.max_line_bytes": max_line_bytes, "parse.fields": list(SUMMARY_FIELDS), "dialect.dialect": dialect,
+             "dialect.hold_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
              "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": out or "-", "report.title": title}
     if files and STDIN not in files and len(files) > 1:  # one file streams through one graph (flat memory)
         errors, result = _report_in_parallel(files, bound, Scale(workers, engine, scheduler, quiet), strict)
@@ -151,7 +154,7 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
                 sink.write(outcome.stdout)
 
             totals = run_over(work, files, scale, label="report", take=take, preflight=None)  # made above, on the whole graph
-        result = run_spec("report", [str(summaries)], strict=strict, bypass=["summarize"],
+        result = run_spec("report", [str(summaries)], strict=strict, bypass=["dialect", "notices", "summarize"],
                           add={"summaries": {"type": "summaries", "inputs": ["parse"]}},
                           set={**bound, "read.mark_sources": False, "report.inputs": ["summaries"]})
     return totals.errors, result

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from replay.pipeline.model.records import is_canonical
+
 CANONICAL = "canonical"  # the stream is replay's own: nothing to map
 
 _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"})
 _CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
-
-
-def is_canonical(record: dict[str, Any]) -> bool:
-    return "$record" in record or ("seq" in record and "runId" in record)
 
 
 def claims(record: Any) -> list[str]:

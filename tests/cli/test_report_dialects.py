@@ -1,0 +1,83 @@
+"""`replay report` over other agents' logs (Claude Code, Codex, OpenHands, mini-swe-agent) as real processes:
+each is mapped onto canonical events first, as `replay read --dialect` maps it, and reported as that stream is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_replay
+from dialect_support import CORPUS, CORPUS_FILES
+
+from replay.stages.parse import ParseLines
+
+_PLACE = ("source",)  # where a run was read from: the file here, <stdin> for the mapped stream
+
+
+def _runs(report: bytes) -> list[dict]:
+    return [{k: v for k, v in run.items() if k not in _PLACE} for run in json.loads(report)["runs"]]
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_log_is_reported_as_the_stream_read_maps_it_onto(path):
+    mapped = run_replay("read", "--dialect", "auto", str(path))
+    direct = run_replay("report", "--format", "json", str(path))
+    piped = run_replay("report", "--format", "json", input=mapped.stdout)
+    assert piped.returncode == 0 and direct.returncode == mapped.returncode  # (1: a line that is no record, said once)
+    runs = _runs(direct.stdout)
+    assert runs == _runs(piped.stdout)
+    assert runs and all(run["framework"] == path.parent.name for run in runs)  # (the run record's, not a guess)
+
+
+def test_a_claude_code_session_reports_its_turns_and_tokens_not_its_record_kinds():
+    result = run_replay("report", str(CORPUS / "claude-code" / "session_b.jsonl"))
+    assert result.returncode == 0, result.stderr
+    row = result.stdout.decode().splitlines()[3].split()
+    assert row[0] == "session_b" and row[7:9] == ["20", "35"]  # the run is the session, its usage summed
+    assert "events   3: user_message 2, assistant_message 1" in result.stdout.decode()
+
+
+def test_dialect_names_the_dialect_and_none_other_is_looked_for(tmp_path):
+    session = CORPUS / "claude-code" / "session_b.jsonl"
+    named = run_replay("report", "--format", "json", "--dialect", "claude-code", str(session))
+    assert _runs(named.stdout) == _runs(run_replay("report", "--format", "json", str(session)).stdout)
+    # named as another agent's, the records are not that agent's: nothing maps them into a run of it
+    other = run_replay("report", "--format", "json", "--dialect", "codex", str(session))
+    assert [run.get("framework") for run in json.loads(other.stdout)["runs"]] != ["claude-code"]
+
+
+def test_several_logs_in_parallel_report_as_each_alone():
+    files = [str(p) for p in CORPUS_FILES]
+    together = run_replay("report", "--format", "json", "--workers", "2", *files)
+    alone = [run for f in files for run in _runs(run_replay("report", "--format", "json", f).stdout)]
+    assert _runs(together.stdout) == alone
+
+
+def test_another_agents_line_in_replays_own_journal_is_a_warning_and_the_run_stays_replays(tmp_path):
+    journal = tmp_path / "mixed.jsonl"
+    journal.write_text(
+        '{"seq":1,"timestamp":"2026-01-01T00:00:00Z","type":"run_started","runId":"r","payload":{}}\n'
+        '{"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":"hi"},'
+        '"timestamp":"2026-01-01T00:00:02Z"}\n'
+        '{"seq":2,"timestamp":"2026-01-01T00:00:03Z","type":"run_completed","runId":"r","payload":{}}\n')
+    result = run_replay("report", "--format", "json", str(journal))
+    assert result.returncode == 0
+    assert [run["runId"] for run in json.loads(result.stdout)["runs"]] == ["r"]
+    notes = [json.loads(line) for line in result.stderr.splitlines()]
+    assert [(n["code"], n["event"], n["line"], n["received"]) for n in notes] == \
+        [("E_DIALECT_MISMATCH", "report.notice", 2, "claude-code")]
+
+
+def test_a_projecting_parse_decodes_whole_what_is_not_replays_own_event():
+    from replay.pipeline.engine.batch import Batch
+
+    stage = ParseLines(fields=["type", "seq", "runId"])
+    lines = [b'{"seq":1,"runId":"r","type":"run_started","payload":{"big":1}}',
+             b'{"type":"user","uuid":"u","message":{"content":"hi"}}',
+             b'{"$record":"run","runId":"r","prompt":"p"}',
+             b'{"seq":2,"type":"x","payload":{"k":2}}']  # (no runId: heal would fill it)
+    batch = stage(Batch("s", None, lines, [1, 2, 3, 4], [0, 1, 2, 3]))
+    assert batch.events == [{"seq": 1, "runId": "r", "type": "run_started"},
+                            {"type": "user", "uuid": "u", "message": {"content": "hi"}},
+                            {"$record": "run", "runId": "r", "prompt": "p"},
+                            {"seq": 2, "type": "x", "payload": {"k": 2}}]
