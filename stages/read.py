@@ -54,7 +54,8 @@ class ReadJournal(Source):
                                  minimum=1),
         "poll_seconds": Option(float, 0.2, "how often --follow looks for new data", minimum=0.001),
         "json_files": Option(str, "split", "a .json file (one JSON document): 'split' into its run record and events, "
-                             "or 'whole' as one {\"$record\": \"document\"} record (what validate checks against the artifact schema)",
+                             "or 'whole' as one {\"$record\": \"document\"} record (what validate checks against the artifact schema; "
+                             "another agent's document, an OpenHands event list or a mini-swe-agent trajectory, is split)",
                              choices=("split", "whole")),
         "end_offset": Option(int, 0, "stop reading each input at this byte offset: the lines that start before it are "
                              "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends", minimum=0),
@@ -174,6 +175,13 @@ class ReadJournal(Source):
         except orjson.JSONDecodeError as exc:
             await self._send([self._not_json(source, data, exc, skipped)], out)
             return
+        from replay.pipeline.model.dialects.detect import document_dialect
+        from replay.stages.dialect import LOOKAHEAD
+
+        if document_dialect(document, LOOKAHEAD) is not None:  # no artifact: its records, as `dialect` maps them
+            await self._send(list(document_items(document, source, self.batch_events)) if isinstance(document, list)
+                             else [_trajectory_batch(document, source)], out)
+            return
         batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
         batch.pointers = ["$"]
         await out.send(batch)
@@ -224,7 +232,7 @@ class ReadJournal(Source):
                     await self._send(list(document_items(value, source, self.batch_events)), out)
                     return
                 if (trajectory := _dialect_document(head, parsed)) is not None:  # e.g. a mini-swe-agent .traj.json
-                    await self._send([Batch(source, [trajectory], [None], [None], [None], ["$"])], out)
+                    await self._send([_trajectory_batch(trajectory, source)], out)
                     return
                 if not follow and kind != LINES and fault is not None and head.strip() and (
                         named_document or (on_stdin and kind == DOCUMENT and exactjson.cut_off(head, fault))):
@@ -355,6 +363,11 @@ def _parsed(data: bytes) -> tuple[Any, orjson.JSONDecodeError | None]:
         return exactjson.loads(data), None
     except orjson.JSONDecodeError as exc:
         return None, exc
+
+
+def _trajectory_batch(trajectory: dict[str, Any], source: str) -> Batch:
+    """A whole input that is another agent's run in one object, as one record (``dialect`` maps it)."""
+    return Batch(source, [trajectory], [None], [None], [None], ["$"])
 
 
 def _dialect_document(head: bytes, parsed: tuple[Any, orjson.JSONDecodeError | None]) -> dict[str, Any] | None:

@@ -24,6 +24,8 @@ GATE = ("replay incident replay cases/refund-incident.json --agent-command "
 FIXED = ("replay incident replay cases/refund-incident.json --agent-command "
          "'[\"python3\",\"examples/incidents/replay_agent.py\",\"--fixed\"]' --out ci-fixed")
 VALIDATE = "replay read examples/journals/broken.jsonl | replay validate"
+VALIDATE_SESSION = "replay validate session.jsonl"
+REPORT_SESSION = "replay report session.jsonl | head -5"
 BOTH = "(cat session.jsonl; echo; cat tests/fixtures/corpus/codex/rollout-2026-*.jsonl) > both.jsonl"
 ODD = "replay heal examples/journals/odd.jsonl --log odd-repairs.jsonl"
 # A block is named by its first command and runs in a folder of its own.
@@ -34,6 +36,8 @@ BLOCKS = [
     "replay read examples/journals/two-runs.jsonl | replay heal | replay report",
     "replay walk tests/fixtures/walk/hello.jsonl",
     SESSION,
+    VALIDATE_SESSION,
+    REPORT_SESSION,
     "replay read --dialect claude-code session.jsonl | head -2",
     BOTH,
     CUT,
@@ -57,6 +61,8 @@ AFTER = {  # the blocks whose files a block reads, run before it
     "head -2 repairs.jsonl": [FRONT_DOOR],
     "replay read --dialect claude-code session.jsonl | head -2": [SESSION],
     CUT: [SESSION],
+    VALIDATE_SESSION: [SESSION],
+    REPORT_SESSION: [SESSION],
     BOTH: [SESSION],
     SPLIT: [SESSION],
     "replay read --dialect claude-code session.jsonl | replay write --dialect claude-code > again.jsonl": [SESSION, SPLIT],
@@ -64,7 +70,7 @@ AFTER = {  # the blocks whose files a block reads, run before it
     "sed -n 3,6p replayed/junit.xml": [INCIDENT],
     FIXED: [INCIDENT],
 }
-MIXED = {VALIDATE, ODD, GATE, FIXED}  # stdout and stderr both: their lines are compared in any order
+MIXED = {VALIDATE, VALIDATE_SESSION, ODD, GATE, FIXED}  # stdout and stderr both: their lines are compared in any order
 VARIES = [  # what differs from run to run, and what it is shown as here
     (re.compile(r'"timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"'), "<when a log line was written>"),
     (re.compile(r"inc_[0-9a-f]{16}"), "<incident id: from a fresh secret>"),

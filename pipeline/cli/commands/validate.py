@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from replay.pipeline.cli.app import logger, run_spec
-from replay.pipeline.cli.commands.read import max_line_option, strict_option
+from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
@@ -119,11 +119,13 @@ Graph: `replay stages --graph validate`.""")
                    "*.raw.json and *.heal-log.json side files are skipped). Repeatable; `-` is stdin.")
 @click.option("--pass-through", is_flag=True,
               help="Stream mode: write the stream on stdout unchanged instead of the summary line, "
-                   "so validate can sit inside a pipeline.")
+                   "so validate can sit inside a pipeline (another agent's log: as mapped, see --dialect).")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
+              help="The input's dialect (another agent's log), mapped onto canonical events first; auto detects it.")
 @max_line_option
 @strict_option
 @scale_options
-def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool, max_line_bytes: int, strict: bool,
+def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool, dialect: str, max_line_bytes: int, strict: bool,
              workers: int | None, engine: str, scheduler: str | None, quiet: bool) -> int:
     """Validate replay artifacts and journals against the canonical formats.
 
@@ -146,7 +148,7 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
         logger().warning("validate.nothing_found", inputs=list(inputs),
                          hint="directories are searched for *.json artifacts and *.jsonl journals")
         return EXIT_OK
-    bound = {"read.max_line_bytes": max_line_bytes}
+    bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}
     found = [path for path, _ in files]
     if pass_through or STDIN in found:
         result = run_spec("validate", found, set=bound, bypass=["summary"] if pass_through else (), strict=strict)

@@ -51,3 +51,17 @@ def claims(record: Any) -> list[str]:
 def is_dialect_document(value: Any) -> bool:
     """A JSON object that holds a whole run of a dialect (a mini-swe-agent trajectory), to be read whole."""
     return isinstance(value, dict) and claims(value) == ["mini-swe-agent"] and "role" not in value
+
+
+def document_dialect(value: Any, lookahead: int) -> str | None:
+    """The dialect a whole JSON document is written in, when it is another agent's: a mini-swe-agent trajectory, or
+    an array whose first record somebody claims (of its first ``lookahead``) is claimed by one dialect alone, as the
+    ``dialect`` stage decides an input's (an OpenHands event list). None for replay's own, or nobody's."""
+    if is_dialect_document(value):
+        return "mini-swe-agent"
+    if isinstance(value, list):
+        for item in value[:lookahead]:
+            found = claims(item)
+            if found:
+                return found[0] if len(found) == 1 and found[0] != CANONICAL else None
+    return None
