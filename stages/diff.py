@@ -18,6 +18,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.text import utf8
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.runs import Run, starts_run
@@ -118,7 +119,7 @@ class DiffRuns(Transform):
             rendered = exactjson.dumps(document, default=str)
         else:
             document = {"same": result.same}
-            rendered = "\n".join(as_text(result, a_name, b_name, self.ignore)).encode("utf-8", "surrogateescape")
+            rendered = utf8("\n".join(as_text(result, a_name, b_name, self.ignore)))
         return Batch(a_name, [document], [rendered], [None], [None])
 
 

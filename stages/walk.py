@@ -38,6 +38,7 @@ from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
+from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN
 from replay.pipeline.model.walk import (
     SpendLedger,
@@ -208,7 +209,7 @@ class WalkRecords(Transform):
         True when the walk ends with it."""
         line = read_record(record, self.ledger, detail=not self.json)
         event = raw.strip(_BLANK) if raw is not None else exactjson.dumps(record)
-        rendered = line.json(event) if self.json else line.text().encode("utf-8", "surrogateescape")
+        rendered = line.json(event) if self.json else utf8(line.text())
         watch = self.watch
         if watch is not None and not self.stops and line.step_id != watch.step:
             # until the step shows (again): it may never, and then nothing is printed

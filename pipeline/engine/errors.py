@@ -8,6 +8,7 @@ import signal
 from typing import Any, NamedTuple
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.text import utf8
 
 # code -> (one-line meaning, default advice). ERROR_CODES.md documents the same set; a test keeps
 # the two in step, and another checks that every code here is raised somewhere in the code.
@@ -315,9 +316,10 @@ def error_line(body: dict[str, Any]) -> bytes:
 
 
 def printable(value: Any) -> Any:
-    """``value`` with every string made valid UTF-8 (undecodable bytes become U+FFFD)."""
+    """``value`` with every string made valid UTF-8 (undecodable bytes become U+FFFD, half of a surrogate pair its
+    ``\\ud83d`` escape)."""
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return utf8(value).decode("utf-8", "replace")
     if isinstance(value, dict):
         return {printable(k): printable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -11,10 +11,13 @@ Everything replay parses and may write again goes through ``loads`` / ``exact_li
   or an exponent of three digits below zero) is decoded again with the standard library, which keeps
   integers exact and hands each float's text over: a float whose double is not the number written is
   an ``ExactNumber`` (a float that remembers its text). So is a number too large for a double
-  (``1e400``), which orjson refuses.
+  (``1e400``), which orjson refuses. A string with half of a surrogate pair (``"\\ud83d"``, which a
+  JavaScript writer leaves where it cut a string inside an emoji) is valid JSON orjson refuses too: the
+  standard library reads it, once orjson has found the rest valid.
 - ``dumps``: orjson; a value holding an integer beyond 64 bits or an ``ExactNumber`` is written with
   it spliced in as its exact digits (``orjson.Fragment``), so the output is orjson's format either way. A
-  value nested deeper than orjson writes (255 levels; it reads 1024) is written by the standard library.
+  value nested deeper than orjson writes (255 levels; it reads 1024), or holding such half a pair, is written
+  by the standard library (the half as its ``\\ud83d`` escape again).
 - ``duplicate_keys``: the JSON paths of keys that appear twice in one object of a line (both parsers
   keep the last value; a writer that re-serialises such an event loses the others).
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import json
 import json.decoder
 import json.scanner
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -251,6 +255,8 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     except orjson.JSONDecodeError as exc:
         if exc.msg == _NO_ROOM:
             value = _with_room(data, exc)  # type: ignore[arg-type]
+        elif exc.msg.endswith(_SURROGATE):
+            return _lone_surrogates(data, exc)  # type: ignore[arg-type]
         else:
             return _huge(data, exc)  # type: ignore[arg-type]
     if needs_exact(data):  # type: ignore[arg-type]
@@ -259,6 +265,34 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
 
 
 _NO_ROOM = "failed to allocate memory"
+_SURROGATES = "surrogates not allowed"  # orjson's message for a str holding half of a pair, which it does not write
+_SURROGATE = "surrogate in string"  # the end of orjson's messages for a \uD800-\uDFFF escape that is no pair
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lone_surrogates(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
+    """``data`` with a ``\\ud83d`` escape that is half of a pair (JSON's grammar takes any ``\\uXXXX``; a JavaScript
+    writer cutting a string between the halves of an emoji writes one): orjson refuses it, the standard library
+    reads it as that code point (a ``str`` holding it; ``dumps`` writes it back as the same escape). Whether the rest
+    is JSON is orjson's say: read again with each such escape swapped for one of the same length, its error (at its
+    place) is the text's."""
+    pattern = _SURROGATE_ESCAPE if type(data) is bytes else _SURROGATE_ESCAPE_TEXT
+    space = rb"\u0020" if type(data) is bytes else r"\u0020"  # (a function: a template would read its escape)
+    swapped = pattern.sub(lambda _: space, data)  # type: ignore[arg-type, return-value]
+    try:
+        orjson.loads(swapped)
+    except orjson.JSONDecodeError as again:
+        if again.msg == _NO_ROOM:
+            _with_room(swapped, again)  # (raises where the text ends early or nests too deep)
+        elif "infinity" not in again.msg:  # (a number beyond a double is JSON: the standard library reads it)
+            raise orjson.JSONDecodeError(again.msg, exc.doc, again.pos) from None
+    text = data if isinstance(data, str) else data.decode("utf-8")
+    try:
+        with deep():
+            return json.loads(text, parse_float=_float, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise exc from None
 
 
 def _with_room(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
@@ -312,7 +346,8 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
         return orjson.dumps(value, default if default is None else _exact_first(default), option)
     except orjson.JSONEncodeError as exc:
         message = str(exc)
-        if "64-bit" not in message and "Recursion" not in message and "ExactNumber" not in message:
+        if "64-bit" not in message and "Recursion" not in message and "ExactNumber" not in message \
+                and _SURROGATES not in message:
             raise
 
     fallback = _exact_first(default)
@@ -320,9 +355,10 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
         try:
             return orjson.dumps(_fragments(value), fallback, option)
         except orjson.JSONEncodeError as exc:
-            if "Recursion" not in str(exc):
+            if "Recursion" not in str(exc) and _SURROGATES not in str(exc):
                 raise
-        # orjson writes at most 255 levels (it reads 1024): the standard library writes the rest
+        # orjson writes at most 255 levels (it reads 1024), and no string holding half of a surrogate pair (``loads``
+        # reads one from a lone ``\\ud83d``): the standard library writes those, each such half as that escape again
         opts = option or 0
         huge: list[str] = []
         text = json.dumps(_plain(value, huge), default=default, ensure_ascii=False, allow_nan=False,
@@ -331,7 +367,7 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
                           separators=(",", ": ") if opts & orjson.OPT_INDENT_2 else (",", ":"))
         for k, number in enumerate(huge):
             text = text.replace(f'"\\u0000{k}\\u0000"', number, 1)
-        return text.encode("utf-8", "surrogatepass") + (b"\n" if opts & orjson.OPT_APPEND_NEWLINE else b"")
+        return text.encode("utf-8", "backslashreplace") + (b"\n" if opts & orjson.OPT_APPEND_NEWLINE else b"")
 
 
 def _plain(value: Any, huge: list[str]) -> Any:

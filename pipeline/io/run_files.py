@@ -50,7 +50,7 @@ def file_stem(name: Any) -> str:
         if _SAFE.match(ch) or (ch == "." and 0 < k < len(text) - 1):
             out.append(ch)
         else:
-            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape")))
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
     return "".join(out)
 
 

@@ -108,7 +108,7 @@ def provider_of(model: Any, framework: Any) -> str:
 
 
 def _hex(*parts: Any, size: int) -> str:
-    return hashlib.blake2b("\x00".join(map(str, parts)).encode("utf-8", "surrogateescape"), digest_size=size).hexdigest()
+    return hashlib.blake2b("\x00".join(map(str, parts)).encode("utf-8", "surrogatepass"), digest_size=size).hexdigest()
 
 
 def _nanos(moment: datetime | None) -> int | None:

@@ -19,11 +19,13 @@ MESSAGE_LIMIT = 120
 PROMPT_LIMIT = 200
 _INT, _STR = {int}, {str}
 _BIDI = set(BIDI_CONTROLS)
+_NOT_SHOWN = ("Cc", "Cs")  # control characters, and halves of a surrogate pair (no character: not UTF-8)
 _DURATION = operator.itemgetter("durationMs")
 
 
 def clean(value: Any, limit: int = 0) -> str:
-    """One printable line: control and bidi-override characters shown as \\uXXXX, cut at ``limit``."""
+    """One printable line: control and bidi-override characters, and halves of a surrogate pair (a JSON ``\\ud83d``
+    alone), shown as \\uXXXX, cut at ``limit``."""
     text = "-" if value is None else str(value)
     if text.isascii() and text.isprintable():
         return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
@@ -31,7 +33,7 @@ def clean(value: Any, limit: int = 0) -> str:
     for ch in text:
         if ch in "\n\r\t":
             out.append(" ")
-        elif ch in _BIDI or unicodedata.category(ch) == "Cc":
+        elif ch in _BIDI or unicodedata.category(ch) in _NOT_SHOWN:
             out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
