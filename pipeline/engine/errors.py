@@ -309,10 +309,20 @@ def utf8_text(data: bytes, code: str, what: str, skipped: int = 0, **fields: Any
 
 def error_line(body: dict[str, Any]) -> bytes:
     """The one-line JSON form written on stderr."""
+    return printable_json({"error": body}) + b"\n"
+
+
+def printable_json(value: Any, default: Any = None) -> bytes:
+    """``value`` as JSON for stderr, every string in it valid UTF-8 (``printable``: a file name that is not UTF-8
+    reaches us with surrogate escapes), so any JSON reader takes the line; what else JSON cannot write, as ``str``
+    writes it."""
     try:
-        return exactjson.dumps({"error": body}) + b"\n"
-    except TypeError:  # e.g. a file name that is not UTF-8 (it reaches us with surrogate escapes)
-        return exactjson.dumps({"error": printable(body)}, default=str) + b"\n"
+        line = exactjson.dumps(value, default=default)
+    except TypeError:
+        line = b""
+    if not line or exactjson.holds_half_a_pair(line):
+        line = exactjson.dumps(printable(value), default=str)
+    return line
 
 
 def printable(value: Any) -> Any:

@@ -271,6 +271,11 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
+def holds_half_a_pair(data: bytes) -> bool:
+    """Does ``data`` (JSON) write a ``\\uD800``-``\\uDFFF`` escape (most often, half of a pair)?"""
+    return b"\\u" in data and _SURROGATE_ESCAPE.search(data) is not None
+
+
 def _lone_surrogates(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
     """``data`` with a ``\\ud83d`` escape that is half of a pair (JSON's grammar takes any ``\\uXXXX``; a JavaScript
     writer cutting a string between the halves of an emoji writes one): orjson refuses it, the standard library

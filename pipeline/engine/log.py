@@ -16,9 +16,9 @@ _NUMBERS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "exception": 40
 
 
 def _json(obj: Any, **_: Any) -> str:
-    from replay.pipeline.engine import exactjson
+    from replay.pipeline.engine.errors import printable_json
 
-    return exactjson.dumps(obj, default=str).decode()
+    return printable_json(obj, default=str).decode()
 
 
 def _structlog_logger(level: str, stream: TextIO) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 from conftest import run_replay
 
 START = rb'{"seq":1,"timestamp":"2026-01-01T00:00:00Z","type":"run_started","runId":"r\udc00","payload":{"prompt":"p \ud83d"}}'
@@ -81,3 +82,15 @@ def test_a_claude_code_message_cut_inside_an_emoji_is_mapped(tmp_path):
     assert result.returncode == 0, result.stderr
     events = [json.loads(x) for x in result.stdout.splitlines()]
     assert [e["payload"].get("text") for e in events if e.get("type") == "assistant_message"] == ["done \ud83d"]
+
+
+def test_what_goes_to_stderr_is_json_any_reader_takes(tmp_path):
+    doubled = (rb'{"seq":2,"timestamp":"2026-01-01T00:00:01Z","type":"tool_result","runId":"r\udc00",'
+               rb'"payload":{"callId":"c","k\ud83d":1,"k\ud83d":2}}')
+    healed = run_replay("heal", str(_journal(tmp_path, START, doubled, END)))
+    checked = run_replay("validate", str(_journal(tmp_path, START, rb'{"seq":"x\udc00","type":"a","runId":"r",'
+                                                                  rb'"timestamp":"2026-01-01T00:00:01Z","payload":{}}')))
+    lines = healed.stderr.splitlines() + checked.stderr.splitlines()
+    assert b'"E_JSON_DUPLICATE_KEY"' in healed.stderr and b'"E_ARTIFACT_EVENT_SEQ_INVALID"' in checked.stderr
+    shown = [orjson.loads(line) for line in lines]  # (orjson refuses a lone \ud83d escape: none is written here)
+    assert ['$.payload["k\\ud83d"]'] in [note.get("keys") for note in shown]
