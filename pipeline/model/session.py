@@ -272,8 +272,12 @@ class ChunkGrouper:
         return [o for k, o in self.overrides.items() if k not in self.used]
 
     def _problem(self, message: str, where: dict[str, Any], path: str, expected: str, received: Any) -> None:
-        self.problems.append(diagnostic("E_SESSION_LINE_INVALID", message, path=path, expected=expected,
-                                        received=received, **where))
+        """``path`` is in the line's record; where the record is in a JSON document (``where["path"]``, ``$[3]``),
+        the problem is at that path in it (``$[3].type``)."""
+        at = dict(where)
+        record = at.pop("path", None)
+        self.problems.append(diagnostic("E_SESSION_LINE_INVALID", message, expected=expected, received=received,
+                                        path=path if record is None else record + path[1:], **at))
 
 
 # whole sessions in memory (the Python API; the `script` stage streams instead) -----------------

@@ -249,3 +249,13 @@ def test_a_chunk_that_writes_a_key_twice_is_a_warning_not_lost_without_a_word(tm
     assert b'"text":"b"' in done.stdout
     notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in line]
     assert [(n["line"], n["keys"], n["level"]) for n in notes] == [(2, ["$.chunk.text"], "warning")], done.stderr
+
+
+def test_a_json_document_of_records_that_are_no_session_lines_says_where_each_is(tmp_path: Path):
+    document = tmp_path / "events.json"  # (an OpenHands event list, say: records, none with a `type`)
+    document.write_bytes(b'[{"id": 1, "action": "run"}, {"id": 2, "observation": "run"}]')
+    result = run_replay("script", str(document))
+    assert result.returncode == 1 and b"E_STAGE_FAILED" not in result.stderr
+    errors = errors_of(result.stderr)
+    assert [(e["code"], e["path"]) for e in errors] == [("E_SESSION_LINE_INVALID", "$[0].type"),
+                                                        ("E_SESSION_LINE_INVALID", "$[1].type")]
