@@ -81,3 +81,10 @@ def test_a_projecting_parse_decodes_whole_what_is_not_replays_own_event():
                             {"type": "user", "uuid": "u", "message": {"content": "hi"}},
                             {"$record": "run", "runId": "r", "prompt": "p"},
                             {"seq": 2, "type": "x", "payload": {"k": 2}}]
+
+
+def test_a_dialect_named_for_replays_own_journal_is_an_input_problem_the_report_counts():
+    journal = str(CORPUS.parent.parent.parent / "examples" / "journals" / "two-runs.jsonl")
+    result = run_replay("report", "--format", "json", "--dialect", "claude-code", journal)
+    assert result.returncode == 1 and b"E_DIALECT_MISMATCH" in result.stderr
+    assert json.loads(result.stdout)["aggregate"]["diagnostics"]["byCode"] == {"E_DIALECT_MISMATCH": 1}

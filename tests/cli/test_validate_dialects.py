@@ -60,3 +60,12 @@ def test_a_log_in_parallel_is_validated_as_alone():
     alone = [run_replay("validate", f) for f in files]
     assert together.stdout == b"".join(r.stdout for r in alone)
     assert together.returncode == max(r.returncode for r in alone)
+
+
+def test_a_dialect_named_maps_replays_own_journal_too_as_read_and_report_do(tmp_path):
+    journal = str(CORPUS.parent.parent.parent / "examples" / "journals" / "two-runs.jsonl")
+    result = run_replay("validate", "--dialect", "claude-code", journal)
+    mapped = run_replay("read", "--dialect", "claude-code", journal)
+    assert result.returncode == 1 and b"E_DIALECT_MISMATCH" in result.stderr  # (it was valid: the fast lane took it)
+    assert json.loads(result.stdout)["valid"] is False  # (the dialect's error counts in its input's line)
+    assert _problems(result.stderr) == _problems(mapped.stderr) + _problems(run_replay("validate", input=mapped.stdout).stderr)

@@ -148,7 +148,8 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
         logger().warning("validate.nothing_found", inputs=list(inputs),
                          hint="directories are searched for *.json artifacts and *.jsonl journals")
         return EXIT_OK
-    bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}
+    bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes,
+             "screen.enabled": dialect == "auto"}  # (the fast lane knows replay's own events only: a named dialect maps all)
     found = [path for path, _ in files]
     if pass_through or STDIN in found:
         result = run_spec("validate", found, set=bound, bypass=["summary"] if pass_through else (), strict=strict)
