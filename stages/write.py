@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from contextlib import ExitStack
+from typing import Any, BinaryIO
 
 import anyio.lowlevel
 
@@ -11,7 +12,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
-from replay.pipeline.io.journals import atomic_output
+from replay.pipeline.io.journals import atomic_output, write_atomic
 
 STDOUT = "-"
 
@@ -32,10 +33,17 @@ class WriteJsonl(Sink):
         if path == STDOUT:
             await _to_stdout(batches)
             return
-        with atomic_output(path) as handle:
+        with ExitStack() as stack:
+            handle: BinaryIO | None = None  # the file opens with its first bytes: a run that fails before has none
             async for batch in batches:
-                handle.write(batch.to_jsonl())  # buffered; the OS write happens per buffer, not per batch
+                data = batch.to_jsonl()
+                if data:
+                    if handle is None:
+                        handle = stack.enter_context(atomic_output(path))
+                    handle.write(data)  # buffered; the OS write happens per buffer, not per batch
             await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not commit the file
+        if handle is None:  # nothing to write: an empty file, unless the run fails with nothing written anywhere
+            self.commit_empty(lambda: write_atomic(path, b""))
 
 
 FLUSH_BYTES = 256 * 1024

@@ -130,6 +130,7 @@ class RunResult:
     dropped: dict[str, int] = field(default_factory=dict)  # side records nobody consumed, per port
     facts: dict[str, Any] = field(default_factory=dict)  # what the stages published for the command
     records: int = 0  # what the sources sent (lines, events): a progress count for runs over many inputs
+    sunk: int = 0  # what the sinks took (records of their inputs): nothing, and a failed run wrote nothing at all
 
 
 @dataclass
@@ -219,6 +220,7 @@ async def run_graph(
     task_by_head = {t.nodes[0].id: t for t in tasks}
     task_of = {n.id: t for t in tasks for n in t.nodes}
     result = RunResult()
+    empty_outputs: list[Callable[[], None]] = []  # the sinks' outputs with nothing in them (``Sink.commit_empty``)
 
     for task in tasks:
         if task.nodes[0].stage.kind != "source":
@@ -277,7 +279,12 @@ async def run_graph(
                     else:
                         assert task.receive is not None
                         head.stage._report = lambda: forward_side(task, head)  # type: ignore[attr-defined]
-                        await head.stage.consume(Incoming(task.receive))  # type: ignore[attr-defined]
+                        head.stage._commit_empty = empty_outputs.append  # type: ignore[attr-defined]
+                        taken = _Counted(task.receive)
+                        try:
+                            await head.stage.consume(taken)  # type: ignore[attr-defined]
+                        finally:
+                            result.sunk += taken.count
                         await _input_taken(head.id, task.receive)
                         await forward_side(task, head)
                 except BaseException:
@@ -349,6 +356,9 @@ async def run_graph(
         raise _most_telling(group) from None
     finally:
         port.finish()  # the errors left out are summed up, however the run ended
+    if port.count == 0 or result.sunk:  # (a run that failed with nothing written anywhere leaves no empty output)
+        for commit in empty_outputs:
+            commit()
     result.errors = port.count
     result.first_error = port.first
     for task in tasks:
@@ -402,6 +412,21 @@ class Incoming:
 
     def statistics(self) -> Any:
         return self.stream.statistics()
+
+
+class _Counted(Incoming):
+    """A sink's input: ``Incoming``, counting the records taken."""
+
+    __slots__ = ("count",)
+
+    def __init__(self, stream: ObjectReceiveStream[Batch]) -> None:
+        super().__init__(stream)
+        self.count = 0
+
+    async def __anext__(self) -> Batch:
+        batch = await super().__anext__()
+        self.count += len(batch)
+        return batch
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

@@ -256,6 +256,20 @@ class Sink(Stage):
 
     _report: Callable[[], Awaitable[None]] | None = None
 
+    def commit_empty(self, commit: Callable[[], None]) -> None:
+        """This sink's output has nothing in it: ``commit`` (which writes it so) is called when the run ends, but not
+        when the run failed (an error reached the graph's error port: exit 1) before anything was written at all (no
+        sink of the run took a record). An output appears whole or not at all: ``replay write --dialect X --out F`` of
+        a stream with nothing to write back leaves no empty F (an F there before stays as it was), while an empty input
+        gives an empty F, and ``replay heal --log F`` an empty log beside the journal it wrote. Outside a graph run
+        (a stage called on its own), ``commit`` is called now."""
+        if self._commit_empty is None:
+            commit()
+        else:
+            self._commit_empty(commit)
+
+    _commit_empty: Callable[[Callable[[], None]], None] | None = None
+
     async def consume(self, batches: AsyncIterator[Batch]) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 

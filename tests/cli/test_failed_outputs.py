@@ -1,0 +1,58 @@
+"""An output appears whole or not at all: a command that fails before anything was written (an error, exit 1, and no
+record reached any of its outputs) leaves no empty file at its --out / --log path, and a file there before stays as it
+was; an empty input still gives an empty file, and a run that wrote something still writes its other outputs whole,
+empty ones too (heal's log of no repairs beside the journal it wrote)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import EXAMPLES, errors_of, run_replay
+
+TWO_RUNS = EXAMPLES / "journals" / "two-runs.jsonl"  # replay's own journal: no $origin, nothing to write back
+
+
+def test_write_dialect_out_with_nothing_to_write_back_leaves_no_file(tmp_path: Path):
+    """`replay write --dialect X --out F` of a stream read from no dialect (E_DIALECT_NO_ORIGIN) left an empty F."""
+    out = tmp_path / "back.traj.json"
+    done = run_replay("write", "--dialect", "mini-swe-agent", "--out", str(out), str(TWO_RUNS), process=True)
+    assert done.returncode == 1 and [e["code"] for e in errors_of(done.stderr)] == ["E_DIALECT_NO_ORIGIN"]
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no temp file either
+    out.write_bytes(b"what was there before\n")
+    again = run_replay("write", "--dialect", "claude-code", "--out", str(out), str(TWO_RUNS), str(TWO_RUNS))
+    assert again.returncode == 1
+    assert out.read_bytes() == b"what was there before\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["back.traj.json"]
+    empty = tmp_path / "empty.jsonl"  # an empty input is no failure: its copy is an empty file
+    empty.write_bytes(b"")
+    copy = tmp_path / "copy.jsonl"
+    done = run_replay("write", "--out", str(copy), str(empty))
+    assert (done.returncode, done.stderr, copy.read_bytes()) == (0, b"", b"")
+
+
+def test_heal_dialect_out_log_is_not_left_empty_when_nothing_was_written(tmp_path: Path):
+    log = tmp_path / "repairs.jsonl"
+    done = run_replay("heal", "--dialect-out", "codex", str(TWO_RUNS), "--log", str(log))
+    assert done.returncode == 1 and done.stdout == b""
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_DIALECT_NO_ORIGIN"]
+    assert not log.exists()
+    # heal that fails (a line that is no JSON) after writing the journal writes its log of no repairs whole: empty
+    journal = tmp_path / "j.jsonl"
+    journal.write_bytes(TWO_RUNS.read_bytes() + b"not json\n")
+    done = run_replay("heal", "--no-summary", str(journal), "--log", str(log))
+    assert done.returncode == 1 and done.stdout
+    assert log.read_bytes() == b""
+
+
+def test_export_out_of_an_input_with_no_record_leaves_no_file(tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"not json\n")
+    out = tmp_path / "traces.jsonl"
+    done = run_replay("export", "--otlp", "--out", str(out), str(bad))
+    assert done.returncode == 1 and [e["code"] for e in errors_of(done.stderr)] == ["E_JSONL_LINE_INVALID"]
+    assert not out.exists()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    done = run_replay("export", "--otlp", "--out", str(out), str(empty))
+    assert done.returncode == 0 and out.read_bytes() == b""
