@@ -415,19 +415,22 @@ def _count_keys(value: Any) -> int:
     return n
 
 
+_SPACED_END = re.compile(rb'"[ \t\r\n]+:')  # a key's closing quote, whitespace, then its colon
+_ESCAPED_END = re.compile(rb'\\"[ \t\r\n]*:')  # one of those ends (or ``":``) with its quote escaped...
+_ESCAPED_ESCAPE_END = re.compile(rb'\\\\"[ \t\r\n]*:')  # ...unless the backslash is itself escaped
+
+
 def _key_ends(raw: bytes) -> int:
-    """At least the number of keys written in ``raw``: every key's closing quote is followed by ``:``
-    or by whitespace (then ``:``)."""
-    return raw.count(b'":') + raw.count(b'" ') + raw.count(b'"\t') + raw.count(b'"\r') + raw.count(b'"\n')
+    """At least the number of keys written in ``raw``: every key's closing quote is followed by ``:``, or by
+    whitespace then ``:``; a string value's is not (unless its text goes on with a quote and a colon), so a document
+    written over lines, a newline after each value, counts no more than its keys."""
+    return raw.count(b'":') + len(_SPACED_END.findall(raw))
 
 
 def _escaped_ends(raw: bytes) -> int:
     """How many of the quotes ``_key_ends`` counted are escaped (``\\"`` in a string's text, say code a tool read):
     those right after exactly one backslash, which is never a key's closing quote."""
-    n = 0
-    for after in (b":", b" ", b"\t", b"\r", b"\n"):
-        n += raw.count(b'\\"' + after) - raw.count(b'\\\\"' + after)
-    return n
+    return len(_ESCAPED_END.findall(raw)) - len(_ESCAPED_ESCAPE_END.findall(raw))
 
 
 def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
