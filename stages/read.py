@@ -8,7 +8,7 @@ import anyio
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import READ_WHOLE, Batch, duplicate_key_note
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8_fault
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
@@ -65,6 +65,9 @@ class ReadJournal(Source):
                                "or an input's reading failed, so a parse down the pipe reports it again"),
     }
     emits_raw = True
+    # notices: a JSON document read whole (an artifact, an array, a trajectory) with a key written twice in one object
+    # (E_JSON_DUPLICATE_KEY, a warning): only the last value of each is read, and nothing after has its bytes
+    ports = ("errors", "notices")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -175,6 +178,7 @@ class ReadJournal(Source):
         except orjson.JSONDecodeError as exc:
             await self._send([self._not_json(source, data, exc, skipped)], out)
             return
+        self._note_duplicates(source, data, document, skipped)
         from replay.pipeline.model.dialects.detect import document_dialect
         from replay.stages.dialect import LOOKAHEAD
 
@@ -184,7 +188,15 @@ class ReadJournal(Source):
             return
         batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
         batch.pointers = ["$"]
-        await out.send(batch)
+        await self._send([batch], out)
+
+    def _note_duplicates(self, source: str, data: bytes, document: Any, skipped: int) -> None:
+        """A document read whole (``data``, ``skipped`` bytes into its input; ``document`` read from it) with a key
+        written twice in one object: said on the notices port, where the first such key is written again (a JSONL
+        line's are said where it is written anew: ``Batch.replace``, ``dialect``; here every record is)."""
+        note = duplicate_key_note(data, document, {"source": source}, outcome=READ_WHOLE, document=skipped)
+        if note is not None:
+            self.emit("notices", {**note, "stage": self.id})
 
     def _not_json(self, source: str, data: bytes, exc: orjson.JSONDecodeError, skipped: int) -> dict[str, Any]:
         """A .json file (one JSON document) that does not parse: E_ARTIFACT_JSON_INVALID where parsing stopped (sent
@@ -229,9 +241,11 @@ class ReadJournal(Source):
             if eof:  # all of it is read: one JSON text, maybe
                 value, fault = parsed = _parsed(head)
                 if fault is None and is_document(value):
+                    self._note_duplicates(source, head, value, cutter.offset)
                     await self._send(list(document_items(value, source, self.batch_events)), out)
                     return
                 if (trajectory := _dialect_document(head, parsed)) is not None:  # e.g. a mini-swe-agent .traj.json
+                    self._note_duplicates(source, head, trajectory, cutter.offset)
                     await self._send([_trajectory_batch(trajectory, source)], out)
                     return
                 if not follow and kind != LINES and fault is not None and head.strip() and (

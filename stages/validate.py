@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.exactjson import duplicate_keys
+from replay.pipeline.engine.batch import BYTES_KEPT, Batch, duplicate_key_note
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import DOCUMENT_RECORD, record_kind
@@ -76,15 +75,9 @@ class ValidateEvents(Transform):
         for i, raw in enumerate(raws):
             if raw is None:
                 continue
-            keys = duplicate_keys(raw, events[i] if events is not None else None)
-            if keys:
-                self.emit("notices", {
-                    "code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys,
-                    **{k: v for k, v in batch.position(i).items() if v is not None},
-                    "message": f"line {batch.lines[i]} has a key written twice in one object ({', '.join(keys)}); "
-                               "its bytes are kept, but most JSON readers keep only the last value",
-                    "stage": self.id,
-                })
+            note = duplicate_key_note(raw, events[i] if events is not None else None, batch.position(i), outcome=BYTES_KEPT)
+            if note is not None:
+                self.emit("notices", {**note, "stage": self.id})
 
     def _report(self, body: dict[str, Any], batch: Batch, i: int, **fields: Any) -> None:
         code, message = body.pop("code"), body.pop("message")

@@ -90,16 +90,34 @@ def _made(batch: Batch, name: str) -> bool:
     return True
 
 
-def duplicate_key_note(raw: bytes, value: Any, position: dict[str, Any]) -> dict[str, Any] | None:
-    """The notice (E_JSON_DUPLICATE_KEY) for a line about to be written anew (changed, or mapped from a dialect)
-    that has a key written twice: only the last value of each survives that. None for a line without one."""
-    keys = exactjson.duplicate_keys(raw, value)
+WRITTEN_ANEW = "the event was changed and written anew with the last value of each"
+BYTES_KEPT = "its bytes are kept, but most JSON readers keep only the last value"
+READ_WHOLE = "only the last value of each was read from the document"
+
+
+def duplicate_key_note(raw: bytes, value: Any, position: dict[str, Any], *, outcome: str = WRITTEN_ANEW,
+                       document: int | None = None) -> dict[str, Any] | None:
+    """The notice (E_JSON_DUPLICATE_KEY, a warning) for ``raw`` (``value`` read from it) when it has a key written twice
+    in one object, saying ``outcome``: by default a line about to be written anew (changed, or mapped from a dialect),
+    since only the last value of each survives that. None when every key is written once.
+
+    ``document``: ``raw`` is a whole JSON document read at once (an artifact, an array of records, a trajectory), which
+    starts that many bytes into its input (after a byte order mark); the notice then says where in the input the first
+    key written twice is written again: its ``line``, byte ``column`` and the ``offset`` of that line (as a JSON error
+    names a place in a document), and the key's JSON ``path``."""
+    if document is None:
+        keys = exactjson.duplicate_keys(raw, value)
+        where: tuple[str, dict[str, int]] | None = None
+    else:
+        keys, where = exactjson.duplicates(raw, value, document)
     if not keys:
         return None
     note: dict[str, Any] = {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys}
     note.update((k, v) for k, v in position.items() if v is not None)
-    note["message"] = (f"line {position.get('line')} has a key written twice in one object ({', '.join(keys)}); "
-                       "the event was changed and written anew with the last value of each")
+    if where is not None:
+        path, at = where
+        note.update(at, path=path)
+    note["message"] = f"line {note.get('line')} has a key written twice in one object ({', '.join(keys)}); {outcome}"
     return note
 
 

@@ -54,7 +54,7 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
             raise ReplayError("E_USAGE_INVALID", "a nats:// address is read on its own", received=list(paths),
                               howToFix="Run one `replay read nats://HOST:PORT/SUBJECT` per subject.")
         parse_address(paths[0], option="PATH")
-        bound, add = _dialect_stages(dialect)
+        bound, add = _dialect_stages(dialect, documents=False)
         bound |= {"read.type": "read_nats", "read.ack": "sent"}
         return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
     files = expand_paths(list(paths))
@@ -63,20 +63,22 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
                           howToFix="Pass one file path with --follow; stdin already streams.")
     # (the lines read leaves out go on as dropped records, as check_lines writes its own: parse, with --dialect, would
     # take them for ones an earlier read left out and report them again)
-    bound, add = _dialect_stages(dialect)
+    bound, add = _dialect_stages(dialect, documents=True)
     bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": dialect is None}
-    if add is not None:  # a document's records as lines are held to their end as read holds a document whole
+    if "dialect" in add:  # a document's records as lines are held to their end as read holds a document whole
         add["dialect"]["hold_bytes"] = max_line_bytes
     return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
 
 
-def _dialect_stages(dialect: str | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def _dialect_stages(dialect: str | None, documents: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """What --dialect changes in the read graph (files, stdin or a NATS subject): mapped records are parsed records,
     so parse, then the dialect stage, writes; its notices (a mapped line with a key written twice, which only keeps
-    the last value) are warnings on stderr, as heal logs them."""
+    the last value) are warnings on stderr, as heal logs them. So are read's (``documents``: files or stdin, where a
+    JSON document read whole has a key written twice; a NATS subject's messages are lines)."""
+    notices = ["read.notices"] if documents else []
     if dialect is None:
-        return {}, None
+        return {}, {"notices": {"type": "log", "event": "read.notice", "inputs": notices}} if notices else {}
     return {"parse.type": "parse", "write.inputs": ["dialect"]}, {
         "dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]},
-        "notices": {"type": "log", "event": "read.notice", "inputs": ["dialect.notices"]},
+        "notices": {"type": "log", "event": "read.notice", "inputs": [*notices, "dialect.notices"]},
     }
