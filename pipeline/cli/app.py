@@ -3,7 +3,8 @@
 stdout carries data only. Every failure is one JSON object on stderr (``{"error": {...}}``) with a
 code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused before any output,
 130 interrupted (Ctrl-C; SIGTERM and SIGHUP interrupt as Ctrl-C does and exit 143 and 129: 128 + the
-signal's number). A reader that closes the pipe early (``| head -1``) ends the run quietly.
+signal's number; a run a stage keeps alive 2 s past the interrupt is ended hard, E_STAGE_NOT_STOPPED naming the
+stage: ``engine.interrupts``). A reader that closes the pipe early (``| head -1``) ends the run quietly.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import anyio
 import click
 
+from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -115,7 +117,8 @@ def _as_ctrl_c(number: int, frame: FrameType | None) -> None:
     """Handle SIGTERM or SIGHUP with whatever handles Ctrl-C now (asyncio's cancellation inside a run, else KeyboardInterrupt)."""
     global _interrupt
     _interrupt = number
-    handler = signal.getsignal(signal.SIGINT)
+    interrupts.notice(number)  # (the last resort's clock, with this signal's exit code; not again as SIGINT below)
+    handler = interrupts.unwrapped(signal.getsignal(signal.SIGINT))
     (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
 
 
@@ -446,6 +449,7 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     tune_gc()
     interrupt_like_ctrl_c()
+    interrupts.enable()  # a stage that keeps a run alive past an interrupt's grace ends the process (E_STAGE_NOT_STOPPED)
     code = run_cli(argv)
     spare_teardown()
     sys.exit(code)

@@ -21,6 +21,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream as ObjectReceiveStream
 from anyio.streams.memory import MemoryObjectSendStream as ObjectSendStream
 
+from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, diagnostic, error_line
 from replay.pipeline.engine.graph import MAIN, Edge, Graph
@@ -139,6 +140,11 @@ class _Task:
     receive: ObjectReceiveStream[Batch] | None = None
     send: ObjectSendStream[Batch] | None = None  # the original send side, closed once cloned
     outs: dict[tuple[str, str], list[ObjectSendStream[Batch]]] = field(default_factory=dict)
+    segment: Segment | None = None  # a chain of fused transforms, once it runs: which of them is at work
+
+    def at_work(self) -> str:
+        """The id of the stage this task runs now (of a chain of transforms, the one at work)."""
+        return self.nodes[self.segment.current].id if self.segment is not None else self.nodes[0].id
 
 
 @dataclass
@@ -266,6 +272,8 @@ async def run_graph(
         current = [head.id]  # the stage running now, named if it raises
         try:
             async with AsyncExitStack() as stack:
+                # an interrupt's last resort names the stage of a task that outlives the grace (interrupts.py)
+                stack.enter_context(interrupts.running(task.at_work, sys._getframe()))
                 for sends in task.outs.values():
                     for s in sends:
                         stack.push_async_callback(s.aclose)
@@ -325,7 +333,7 @@ async def run_graph(
 
     async def run_segment(task: _Task, current: list[str]) -> None:
         nodes = task.nodes
-        segment = Segment([n.stage for n in nodes])  # type: ignore[misc]
+        segment = task.segment = Segment([n.stage for n in nodes])  # type: ignore[misc]
         tail_outs = task.outs.get((nodes[-1].id, MAIN), [])
 
         async def deliver(items: Iterator[Item]) -> None:
@@ -348,10 +356,11 @@ async def run_graph(
 
     group: list[Any] = []
     try:
-        async with anyio.create_task_group() as tg:
-            group.append(tg)
-            for task in tasks:
-                tg.start_soon(run_task, task)
+        with interrupts.watching():  # a stage that outlives an interrupt's grace is ended hard (the CLI arms it)
+            async with anyio.create_task_group() as tg:
+                group.append(tg)
+                for task in tasks:
+                    tg.start_soon(run_task, task)
     except BaseExceptionGroup as group:
         raise _most_telling(group) from None
     finally:

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
-from replay.pipeline.engine import exactjson
+from replay.pipeline.engine import exactjson, interrupts
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, diagnostic, input_unreadable, printable
 from replay.pipeline.engine.exactjson import UTF8_BOM
@@ -595,6 +595,7 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)
     except OSError as exc:
         raise write_failed(name, exc) from exc
+    interrupts.stage_output(tmp)  # a stage that outlives an interrupt's grace: the process ends, and this goes first
     try:
         os.fchmod(fd, 0o666 & ~UMASK)  # mkstemp makes 0600; outputs get the usual permissions
         with os.fdopen(fd, "wb") as handle:
@@ -613,6 +614,8 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
         if isinstance(exc, OSError) and not (isinstance(exc, FileExistsError) and not overwrite):
             raise write_failed(name, exc) from exc
         raise
+    finally:
+        interrupts.drop_output(tmp)
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.engine import exactjson
+from replay.pipeline.engine import exactjson, interrupts
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
@@ -155,6 +155,7 @@ def staged_folder(target: Path) -> Iterator[Path]:
         staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
     except OSError as exc:
         raise write_failed(str(target), exc) from exc
+    interrupts.stage_output(staging, folder=True)  # removed by an interrupt's last resort (interrupts.py)
     try:
         os.chmod(staging, 0o777 & ~UMASK)  # mkdtemp makes 0700; the folder gets the usual permissions
         yield staging
@@ -164,6 +165,8 @@ def staged_folder(target: Path) -> Iterator[Path]:
         if isinstance(exc, OSError):
             raise write_failed(str(target), exc) from exc
         raise
+    finally:
+        interrupts.drop_output(staging)
 
 
 def write_file(path: Place, data: bytes) -> str:

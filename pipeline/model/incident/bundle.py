@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.engine import exactjson
+from replay.pipeline.engine import exactjson, interrupts
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
@@ -202,6 +202,7 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
         staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
     except OSError as exc:
         raise write_failed(final, exc) from exc
+    interrupts.stage_output(staging, folder=True)  # removed by an interrupt's last resort (interrupts.py)
     old: Path | None = None
     try:
         os.chmod(staging, 0o777 & ~UMASK)
@@ -216,6 +217,7 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
         make_durable(staging, target)  # all at once, as publish_folder (which cannot move an old folder aside)
         if replace and (target.exists() or target.is_symlink()):
             old = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
+            interrupts.stage_output(old, folder=True)  # (the last resort leaves no temp name: this export then has none)
             os.replace(target, old)  # an empty temp folder is replaced by the old one (a file: onto a folder fails)
         try:
             os.replace(staging, target)  # over an empty folder, or where nothing was
@@ -229,8 +231,10 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+        interrupts.drop_output(staging)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+            interrupts.drop_output(old)
 
 
 # promotion ----------------------------------------------------------------------------------------

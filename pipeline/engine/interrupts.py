@@ -1,0 +1,335 @@
+"""The last resort after an interrupt: a run a stage keeps alive past the grace is ended hard, naming the stage.
+
+Ctrl-C, SIGTERM and SIGHUP stop a run by cancellation (anyio cancels every task of the graph). A stage blocked
+where cancellation cannot reach it (a blocking call in a worker thread: ``anyio.to_thread.run_sync`` waits for the
+thread; a sync stage blocking the event loop's own thread) would keep the process alive. So, once the CLI has
+``enable``d it, the first interrupt starts a watchdog thread's clock: when the run's stages have not all stopped
+``GRACE_S`` seconds later (a second interrupt makes it at once), it writes one ``E_STAGE_NOT_STOPPED`` line on
+stderr naming the stage still running, removes every output staged under a temp name and not yet published
+(``stage_output`` / ``drop_output``: so outputs still appear whole or not at all), and ends the process with
+``os._exit(128 + the signal's number)`` (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+
+Only runs of the main thread count (the interrupt cancels those), and only in the process that called ``enable``
+(not a worker forked from it). What a signal handler does here is signal-safe: one byte written to a pipe.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from contextvars import Context, ContextVar
+from functools import partial
+from types import FrameType
+from typing import Any
+
+from replay.pipeline.engine.errors import diagnostic, error_line, interrupted_exit
+
+GRACE_S = 2.0  # how long a run has to stop by cancellation after the first interrupt
+
+# Outputs written under a temp name and not yet renamed into place: path -> is it a folder.
+_staged: dict[str, bool] = {}
+# The stages of main-thread runs now running: token -> (what names the stage now, the frame of the task running it).
+_running: dict[int, tuple[Callable[[], str], FrameType | None]] = {}
+# What names the stage a task runs, in the task's context: work it hands to a worker thread runs in a copy of it.
+_STAGE: ContextVar[Callable[[], str]] = ContextVar("replay_stage")
+
+
+def stage_output(path: str | os.PathLike[str], *, folder: bool = False) -> None:
+    """``path`` is an output staged under a temp name (a file, or a ``folder``): the last resort removes it."""
+    _staged[os.fspath(path)] = folder
+
+
+def drop_output(path: str | os.PathLike[str]) -> None:
+    """``path`` was published (renamed into place) or removed: nothing left for the last resort to remove."""
+    _staged.pop(os.fspath(path), None)
+
+
+def staged_outputs() -> list[str]:
+    """The outputs staged now, in the order they were staged."""
+    return list(_staged)
+
+
+def remove_staged() -> list[str]:
+    """Remove every staged output (files, then folders: a file may be inside one); what was removed."""
+    import shutil  # (here: a command's start-up does without it)
+
+    removed = []
+    for path, folder in sorted(list(_staged.items()), key=lambda item: item[1]):
+        try:
+            if folder:
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            continue  # published meanwhile, or already gone
+        finally:
+            _staged.pop(path, None)
+        removed.append(path)
+    return removed
+
+
+class _Watchdog:
+    """The thread that waits for interrupts (bytes on a pipe) and ends a run that outlives the grace."""
+
+    def __init__(self, grace: float, exit: Callable[[int], Any], write: Callable[[bytes], Any]) -> None:
+        self.grace = grace
+        self.exit = exit
+        self.write = write
+        self.pid = os.getpid()
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.write_fd, False)
+        self.thread: threading.Thread | None = None
+        self.runs = 0  # watched runs going on now: an interrupt outside them is none of the watchdog's
+
+    def start(self) -> None:
+        if self.thread is None:
+            self.thread = threading.Thread(target=self.watch, name="replay-interrupt-watchdog", daemon=True)
+            self.thread.start()
+
+    def notice(self, number: int) -> None:
+        """Signal-safe: tell the watchdog an interrupt came."""
+        with suppress(OSError):  # (a full pipe: enough interrupts are waiting already)
+            os.write(self.write_fd, bytes([number & 0xFF]))
+
+    def _next(self, timeout: float | None) -> int | None:
+        """The next interrupt's number, None when ``timeout`` ran out first, 0 once ``close``d."""
+        import select
+
+        ready, _, _ = select.select([self.read_fd], [], [], timeout)
+        if not ready:
+            return None
+        data = os.read(self.read_fd, 1)
+        return data[0] if data else 0
+
+    def close(self) -> None:
+        """The thread (if started) ends: it reads the end of the pipe."""
+        with suppress(OSError):
+            os.close(self.write_fd)
+        if self.thread is None:
+            with suppress(OSError):
+                os.close(self.read_fd)
+
+    def watch(self) -> None:
+        try:
+            self._watch()
+        finally:
+            with suppress(OSError):
+                os.close(self.read_fd)
+
+    def _watch(self) -> None:
+        while True:
+            first = self._next(None)
+            if first == 0:
+                return
+            if first is None:
+                continue
+            deadline = time.monotonic() + self.grace
+            again = False
+            while (left := deadline - time.monotonic()) > 0:
+                if self._next(left) is not None:
+                    again = True  # a second interrupt: no more grace
+                    break
+            try:
+                stages = stuck_stages()
+            except Exception:  # (naming it failed: the process still ends)
+                stages = ["<unknown>"] if _running else []
+            if stages:
+                self.end(first, stages, again)
+            # else the run stopped by cancellation and no stage's work goes on: nothing to do
+
+    def end(self, number: int, stages: list[str], again: bool = False) -> None:
+        """The last resort: say which stage has not stopped, remove the staged outputs, exit 128 + ``number``
+        (``again``: a second interrupt cut the grace short)."""
+        with suppress(Exception):  # whatever happens, the process ends
+            self.write(not_stopped_line(number, stages, self.grace, again))
+        with suppress(Exception):
+            remove_staged()
+        self.exit(interrupted_exit(number))
+
+
+_watchdog: _Watchdog | None = None
+
+
+def enable(*, grace: float = GRACE_S, exit: Callable[[int], Any] = os._exit,
+           write: Callable[[bytes], Any] | None = None) -> None:
+    """Arm the last resort for this process (the CLI's ``main``); ``exit`` and ``write`` for tests."""
+    global _watchdog
+    disable()
+    _watchdog = _Watchdog(grace, exit, write if write is not None else _write_stderr)
+
+
+def disable() -> None:
+    """No last resort any more (tests): the watchdog thread, if one started, ends."""
+    global _watchdog
+    dog, _watchdog = _watchdog, None
+    if dog is not None and dog.pid == os.getpid():
+        dog.close()
+
+
+def _active() -> _Watchdog | None:
+    """The watchdog of this process, when ``enable`` armed one here (a forked worker inherits none)."""
+    dog = _watchdog
+    return dog if dog is not None and dog.pid == os.getpid() else None
+
+
+def notice(number: int) -> None:
+    """An interrupt came (call from a signal handler: signal-safe); nothing unless the last resort is armed."""
+    dog = _active()
+    if dog is not None and dog.runs:
+        dog.notice(number)
+
+
+def _write_stderr(data: bytes) -> None:
+    with suppress(OSError):
+        os.write(2, data)  # (not sys.stderr: the blocked thread may hold its lock)
+
+
+def not_stopped_line(number: int, stages: list[str], grace: float = GRACE_S, again: bool = False) -> bytes:
+    """The one E_STAGE_NOT_STOPPED line: the stage still running ``grace`` seconds after interrupt ``number`` (or when
+    a second interrupt came, ``again``); ``stages[1:]``, others still running, are named too."""
+    name = _signal_name(number)
+    stage = stages[0] if stages else None
+    what = f"stage {stage!r}" if stage is not None else "the run"
+    when = "before a second interrupt" if again else f"within {grace:g} s of the interrupt"
+    others = f" (still running too: {', '.join(repr(s) for s in stages[1:])})" if len(stages) > 1 else ""
+    return error_line(diagnostic(
+        "E_STAGE_NOT_STOPPED",
+        f"{what} did not stop {when} ({name}){others}; replay ended the process, removing the "
+        f"outputs not yet written whole",
+        stage=stage, expected=f"the run to stop within {grace:g} s of {name}",
+        received=f"{what} still running" + (" at a second interrupt" if again else f" after {grace:g} s"),
+        stages=stages if len(stages) > 1 else None,
+    ))
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+@contextmanager
+def running(stage: Callable[[], str], frame: FrameType | None = None) -> Iterator[None]:
+    """A stage of a run runs for the block (``stage()`` names it at any moment: a chain of fused transforms names the
+    one at work); ``frame``: the frame of the task running it, to tell which blocks the event loop's thread. Counted
+    only for a run of the main thread, in the process the last resort is armed in."""
+    if _active() is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    token = object()
+    _running[id(token)] = (stage, frame)
+    var = _STAGE.set(stage)  # (copied into the context of the work the stage hands to a worker thread)
+    try:
+        yield
+    finally:
+        _STAGE.reset(var)
+        del _running[id(token)]
+
+
+def stuck_stages() -> list[str]:
+    """The stages that have not stopped: the one whose task holds the main thread (it blocks the event loop), if one
+    does; else those whose tasks still run, then those whose work still runs in a worker thread (their task was
+    cancelled, or the run even ended, but the thread goes on: the interpreter waits for it before it exits)."""
+    entries = list(_running.values())
+    frames = sys._current_frames()
+    main = frames.get(threading.main_thread().ident or 0)
+    on_stack = set()
+    while main is not None:
+        on_stack.add(id(main))
+        main = main.f_back
+    blocking = [stage for stage, frame in entries if frame is not None and id(frame) in on_stack]
+    # (while one holds the event loop's thread, the others never got to see the cancellation: it alone is stuck)
+    found = blocking or [stage for stage, _ in entries] + threaded_stages(frames)
+    names: list[str] = []
+    for stage in found:
+        with suppress(Exception):
+            name = stage()
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def threaded_stages(frames: dict[int, FrameType] | None = None) -> list[Callable[[], str]]:
+    """The stages whose work a thread other than the main one runs now: a frame of the thread runs it in a copy of the
+    stage task's context (``anyio.to_thread.run_sync``, ``asyncio.to_thread`` copy it), which names the stage."""
+    frames = sys._current_frames() if frames is None else frames
+    skip = {threading.main_thread().ident, threading.get_ident()}
+    found = []
+    for ident, frame in frames.items():
+        if ident in skip:
+            continue
+        current: FrameType | None = frame
+        while current is not None:
+            stage = _stage_of_frame(current)
+            if stage is not None:
+                found.append(stage)
+                break
+            current = current.f_back
+    return found
+
+
+def _stage_of_frame(frame: FrameType) -> Callable[[], str] | None:
+    """The stage whose context a local of ``frame`` holds (a worker thread's copied context), if one does."""
+    try:
+        values = list(frame.f_locals.values())
+    except Exception:
+        return None
+    for value in values:
+        try:
+            context = value if isinstance(value, Context) else _context_in_call(getattr(value, "fn", value))
+            if context is not None and _STAGE in context:
+                return context[_STAGE]
+        except Exception:  # (a local whose attributes run code that fails)
+            continue
+    return None
+
+
+def _context_in_call(call: Any) -> Context | None:
+    """The context of ``functools.partial(context.run, ...)`` (how asyncio.to_thread hands work to its executor)."""
+    owner = getattr(getattr(call, "func", None), "__self__", None) if isinstance(call, partial) else None
+    return owner if isinstance(owner, Context) else None
+
+
+class _Noticing:
+    """A SIGINT handler that tells the watchdog, then does what the handler it wraps does (asyncio's cancels the run)."""
+
+    def __init__(self, wrapped: Callable[[int, FrameType | None], Any]) -> None:
+        self.wrapped = wrapped
+
+    def __call__(self, number: int, frame: FrameType | None) -> Any:
+        notice(number)
+        return self.wrapped(number, frame)
+
+
+def unwrapped(handler: Any) -> Any:
+    """``handler`` as it was before ``watching`` wrapped it (SIGTERM and SIGHUP call it after their own ``notice``)."""
+    return handler.wrapped if isinstance(handler, _Noticing) else handler
+
+
+@contextmanager
+def watching() -> Iterator[None]:
+    """The block is a run of the main thread: Ctrl-C's handler (asyncio's, which cancels the run) also tells the
+    watchdog. Nothing unless the last resort is armed, or outside the main thread."""
+    dog = _active()
+    if dog is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    dog.start()
+    handler = signal.getsignal(signal.SIGINT)
+    wrapped = None
+    if callable(handler) and not isinstance(handler, _Noticing):
+        wrapped = _Noticing(handler)
+        signal.signal(signal.SIGINT, wrapped)
+    dog.runs += 1
+    try:
+        yield
+    finally:
+        dog.runs -= 1
+        if wrapped is not None and signal.getsignal(signal.SIGINT) is wrapped:
+            signal.signal(signal.SIGINT, handler)  # as asyncio set it: it restores its own when the loop ends
