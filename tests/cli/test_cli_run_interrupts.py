@@ -178,3 +178,26 @@ def test_a_stuck_writer_leaves_no_partial_output_and_no_temp(tmp_path: Path, exi
     if existing:
         assert target.read_bytes() == b"previous\n"  # untouched
 
+
+
+def test_ctrl_c_while_reading_a_terminal_ends_replay(tmp_path: Path):
+    """`replay read` on a terminal reads it in a worker thread (left blocked in read() when cancelled): after Ctrl-C
+    the process waited for that thread, until the user pressed Enter. Now the read stage is named and replay exits.
+    A Ctrl-C that lands before the next read began stops replay at once, with nothing to name: tried again."""
+    import pty
+
+    for _ in range(3):
+        controller, terminal = pty.openpty()
+        try:
+            proc = subprocess.Popen([REPLAY, "read"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            os.write(controller, TWO_RUNS.read_bytes().splitlines(keepends=True)[1])
+            assert proc.stdout is not None and proc.stdout.readline().startswith(b"{")  # (reading: the line went through)
+            time.sleep(0.5)  # (a readiness wait: for the next read to begin)
+            returncode, err = stop(proc, signal.SIGINT)
+        finally:
+            os.close(controller)
+            os.close(terminal)
+        if (returncode, err) != (130, b""):
+            break
+    assert returncode == 130, err
+    assert [(e["code"], e["stage"]) for e in errors_of(err)] == [("E_STAGE_NOT_STOPPED", "read")]
