@@ -36,13 +36,17 @@ def ready():
     sys.stderr.flush()
 
 
+def sleep():
+    ready()  # (in the worker thread: once this is said, cancellation can no longer keep the thread from blocking)
+    time.sleep(3600)
+
+
 class SleepsInThread(AsyncTransform):
     summary = "Hands each batch to a worker thread that sleeps for an hour (cancellation cannot reach it)."
 
     async def process(self, batches, out):
         async for batch in batches:
-            ready()
-            await anyio.to_thread.run_sync(time.sleep, 3600)
+            await anyio.to_thread.run_sync(sleep)
             await out.send(batch)
 
 
@@ -52,8 +56,8 @@ class ReadsInThread(AsyncTransform):
 
     async def process(self, batches, out):
         async for batch in batches:
-            ready()
             def read():
+                ready()
                 with open(self.config["fifo"], "rb") as fifo:  # (blocks in open: no writer ever comes)
                     return fifo.read()
             await anyio.to_thread.run_sync(read)
@@ -78,8 +82,7 @@ class WritesThenSleeps(Sink):
             async for batch in batches:
                 handle.write(b"partial\\n")
                 handle.flush()
-                ready()
-                await anyio.to_thread.run_sync(time.sleep, 3600)
+                await anyio.to_thread.run_sync(sleep)
 '''
 
 STAGES = {"stuck": "replay_upper_plugin:SleepsInThread", "reads": "replay_upper_plugin:ReadsInThread",
@@ -100,11 +103,10 @@ def start(tmp_path: Path, chain: str) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen([REPLAY, "run", str(config), str(TWO_RUNS)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=plugin_env(site), cwd=tmp_path)
     assert proc.stderr is not None
-    line = proc.stderr.readline()  # (a readiness wait: the stage prints it just before it blocks)
+    line = proc.stderr.readline()  # (a readiness wait: the stage prints it where nothing can stop it blocking)
     if line != b"STUCK\n":
         proc.kill()
         raise AssertionError(f"the stuck stage never started: {line + proc.stderr.read()!r}")
-    time.sleep(0.2)  # (the signal must land once the blocking call began: see the README's known limit)
     return proc
 
 
