@@ -117,7 +117,7 @@ def _as_ctrl_c(number: int, frame: FrameType | None) -> None:
     """Handle SIGTERM or SIGHUP with whatever handles Ctrl-C now (asyncio's cancellation inside a run, else KeyboardInterrupt)."""
     global _interrupt
     _interrupt = number
-    interrupts.notice(number)  # (the last resort's clock, with this signal's exit code; not again as SIGINT below)
+    interrupts.interrupted(number)  # (the last resort's clock, with this signal's exit code; not again as SIGINT below)
     handler = interrupts.unwrapped(signal.getsignal(signal.SIGINT))
     (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
 

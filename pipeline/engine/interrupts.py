@@ -10,7 +10,9 @@ stderr naming the stage still running, removes every output staged under a temp 
 ``os._exit(128 + the signal's number)`` (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
 Only runs of the main thread count (the interrupt cancels those), and only in the process that called ``enable``
-(not a worker forked from it). What a signal handler does here is signal-safe: one byte written to a pipe.
+(not a worker forked from it). An interrupt reaches the watchdog as one byte on a pipe: written by the interpreter's
+C handler (the pipe is the wakeup fd during a run), whichever thread the kernel gave the signal to, and the watchdog
+then wakes the run's event loop, so the Python handler that cancels the run gets to run in the main thread.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ class _Watchdog:
         os.set_blocking(self.write_fd, False)
         self.thread: threading.Thread | None = None
         self.runs = 0  # watched runs going on now: an interrupt outside them is none of the watchdog's
+        self.loop: Any = None  # the event loop of the run watched now (asyncio's), to wake up
 
     def start(self) -> None:
         if self.thread is None:
@@ -95,6 +98,14 @@ class _Watchdog:
         """Signal-safe: tell the watchdog an interrupt came."""
         with suppress(OSError):  # (a full pipe: enough interrupts are waiting already)
             os.write(self.write_fd, bytes([number & 0xFF]))
+
+    def wake_loop(self) -> None:
+        """Wake the run's event loop: a signal another thread received leaves the main thread asleep in its select,
+        with the interrupt's handler (which cancels the run) waiting for it to run Python code again."""
+        loop = self.loop
+        if loop is not None:
+            with suppress(Exception):  # (closed meanwhile)
+                loop.call_soon_threadsafe(_nothing)
 
     def _next(self, timeout: float | None) -> int | None:
         """The next interrupt's number, None when ``timeout`` ran out first, 0 once ``close``d."""
@@ -128,10 +139,15 @@ class _Watchdog:
                 return
             if first is None:
                 continue
+            self.wake_loop()
             deadline = time.monotonic() + self.grace
             again = False
             while (left := deadline - time.monotonic()) > 0:
-                if self._next(left) is not None:
+                later = self._next(left)
+                if later == 0:
+                    return
+                if later is not None:
+                    self.wake_loop()
                     again = True  # a second interrupt: no more grace
                     break
             try:
@@ -178,10 +194,33 @@ def _active() -> _Watchdog | None:
 
 
 def notice(number: int) -> None:
-    """An interrupt came (call from a signal handler: signal-safe); nothing unless the last resort is armed."""
+    """Tell the watchdog interrupt ``number`` came (signal-safe); nothing unless the last resort is armed."""
     dog = _active()
     if dog is not None and dog.runs:
         dog.notice(number)
+
+
+def interrupted(number: int) -> None:
+    """Called by the Python handler of an interrupt (main thread): tell the watchdog, unless the signal's byte already
+    reached it through the wakeup fd (``watching`` sets it: the C handler writes it, whichever thread got the signal).
+    A wakeup fd that was dropped meanwhile (asyncio drops it with its last signal handler: capture's) is set again."""
+    dog = _active()
+    if dog is None or not dog.runs:
+        return
+    try:
+        old = signal.set_wakeup_fd(dog.write_fd, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        old = None
+    if old == dog.write_fd:
+        return  # (written already)
+    if old is not None and old != -1:
+        with suppress(ValueError, OSError):
+            signal.set_wakeup_fd(old)  # someone else's (asyncio's own signal handling): it stays theirs
+    dog.notice(number)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _write_stderr(data: bytes) -> None:
@@ -303,7 +342,7 @@ class _Noticing:
         self.wrapped = wrapped
 
     def __call__(self, number: int, frame: FrameType | None) -> Any:
-        notice(number)
+        interrupted(number)
         return self.wrapped(number, frame)
 
 
@@ -326,10 +365,25 @@ def watching() -> Iterator[None]:
     if callable(handler) and not isinstance(handler, _Noticing):
         wrapped = _Noticing(handler)
         signal.signal(signal.SIGINT, wrapped)
+    # An interrupt's byte reaches the watchdog from whichever thread the kernel gives the signal to (a worker thread's,
+    # the main thread asleep in its select meanwhile); a wakeup fd someone else set stays theirs.
+    woken = signal.set_wakeup_fd(dog.write_fd, warn_on_full_buffer=False)
+    if woken not in (-1, dog.write_fd):
+        signal.set_wakeup_fd(woken)
+    loop = dog.loop
+    with suppress(RuntimeError):  # (no asyncio loop: another backend)
+        import asyncio
+
+        dog.loop = asyncio.get_running_loop()
     dog.runs += 1
     try:
         yield
     finally:
         dog.runs -= 1
+        dog.loop = loop
+        if woken == -1:
+            now = signal.set_wakeup_fd(-1)
+            if now != dog.write_fd:
+                signal.set_wakeup_fd(now)  # (set by someone else meanwhile: theirs)
         if wrapped is not None and signal.getsignal(signal.SIGINT) is wrapped:
             signal.signal(signal.SIGINT, handler)  # as asyncio set it: it restores its own when the loop ends

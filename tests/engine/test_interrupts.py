@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -246,3 +247,31 @@ def test_work_handed_to_asyncio_s_executor_names_its_stage_too(ended: Ended):
     with interrupts.watching():
         asyncio.run(stage())
     assert started.is_set() and seen == [["executor"]]
+
+
+def test_an_interrupt_another_thread_receives_still_cancels_the_run(ended: Ended):
+    """The kernel may give the signal to any thread: one given to a worker thread left the main thread asleep in the
+    event loop's select, its handler (which cancels the run) never run, and the run went on as if nothing came. The
+    signal's byte reaches the watchdog through the wakeup fd, and it wakes the loop."""
+    arm(ended, grace=3600)
+    cancelled = threading.Event()
+    in_time: list[bool] = []
+
+    def blocking() -> None:
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # to this worker thread, not the main one
+        in_time.append(cancelled.wait(WAIT_S))  # (without the wake-up: until this gives up, the loop sleeps on)
+
+    async def run() -> None:
+        with interrupts.watching():
+            try:
+                await anyio.to_thread.run_sync(blocking)
+            finally:
+                cancelled.set()  # (the run was cancelled: the handler ran)
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # (so asyncio's Runner installs its own)
+    with pytest.raises(KeyboardInterrupt):
+        anyio.run(run)
+    deadline = time.monotonic() + WAIT_S
+    while not in_time and time.monotonic() < deadline:  # (the worker thread saw the cancellation, or gave up)
+        time.sleep(0.01)
+    assert in_time == [True]
