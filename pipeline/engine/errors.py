@@ -96,7 +96,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_STAGE_RESULT_INVALID": ("a stage returned or sent something other than a Batch, a list of Batches or None, or emitted on a port it does not declare, or emitted a record that is not a JSON object (a dict)",
                                "Return (or send) a Batch, a list of Batches or None from the stage."),
     "E_STAGE_NOT_STOPPED": ("a stage did not stop within 2 s of an interrupt (Ctrl-C, SIGTERM or SIGHUP); replay ended the process, removing outputs not yet written whole",
-                            "The stage blocks where cancellation cannot reach it (a blocking call in a worker thread): give that call a timeout, or run it with anyio.to_thread.run_sync(..., abandon_on_cancel=True)."),
+                            "The stage blocks where cancellation cannot reach it (a blocking call in a worker thread, or sync code holding the event loop's thread): give that call a timeout, or wait on the event loop instead (non-blocking I/O). A thread abandoned on cancel still keeps the process from exiting."),
     # production incidents
     "E_INCIDENT_INPUT_TOO_LARGE": ("incident input larger than the size limit", "Export one incident per file, or raise --max-bytes."),
     "E_INCIDENT_JSON_INVALID": ("incident export, bundle or rules file is not valid JSON, or writes a key twice in one object", "Fix the JSON at the reported line and column."),
