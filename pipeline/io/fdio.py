@@ -2,7 +2,8 @@
 
 Pipes and sockets are switched to non-blocking mode and awaited with anyio's ``wait_readable`` /
 ``wait_writable`` (flags restored afterwards); regular files are read and written directly (the page
-cache answers at once); terminals go through a worker thread. Measured: handing every chunk to a
+cache answers at once); a terminal is left blocking (the shell shares it) and read once it is readable; writes to a
+terminal go through a worker thread. Measured: handing every chunk to a
 worker thread costs more than parsing it, because the two threads queue for the GIL.
 """
 
@@ -94,8 +95,9 @@ class FdReader:
             data = os.read(self.fd, n)
             await anyio.lowlevel.checkpoint()
             return data
-        if self.kind == "tty":
-            return await to_thread.run_sync(os.read, self.fd, n, abandon_on_cancel=True)
+        if self.kind == "tty":  # (left blocking: the terminal is the shell's too) awaited until a line is typed, so
+            await anyio.wait_readable(self.fd)  # Ctrl-C stops the wait; a thread blocked in read() would outlive the run
+            return os.read(self.fd, n)
         while True:
             try:
                 return os.read(self.fd, n)
