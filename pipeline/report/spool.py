@@ -34,7 +34,8 @@ class ByteSpool:
             if self._file is None:
                 import tempfile  # here: a report that fits in memory never spools (~3 ms of start-up)
 
-                self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+                # (buffered by the MiB: a run's piece is a few KiB, a write each would be a system call each)
+                self._file = tempfile.TemporaryFile(buffering=READ_BYTES)  # noqa: SIM115 - closed by close()
             self._file.write(data)
         self.size += len(data)
         return start
