@@ -14,6 +14,7 @@ from replay.pipeline.engine import exactjson
 
 IN_MEMORY = 8 << 20  # bytes kept in memory before the rest goes to a temporary file
 READ_BYTES = 1 << 20  # a pass over the file reads it this much at a time
+WRITE_BUFFER = 1 << 20  # the file's write buffer: a run's piece is a few KiB, a write each would be a system call each
 
 
 class ByteSpool:
@@ -34,8 +35,7 @@ class ByteSpool:
             if self._file is None:
                 import tempfile  # here: a report that fits in memory never spools (~3 ms of start-up)
 
-                # (buffered by the MiB: a run's piece is a few KiB, a write each would be a system call each)
-                self._file = tempfile.TemporaryFile(buffering=READ_BYTES)  # noqa: SIM115 - closed by close()
+                self._file = tempfile.TemporaryFile(buffering=WRITE_BUFFER)  # noqa: SIM115 - closed by close()
             self._file.write(data)
         self.size += len(data)
         return start
