@@ -17,6 +17,7 @@ then wakes the run's event loop, so the Python handler that cancels the run gets
 
 from __future__ import annotations
 
+import _signal
 import os
 import signal
 import sys
@@ -31,6 +32,9 @@ from typing import Any
 
 from replay.pipeline.engine.errors import diagnostic, error_line, interrupted_exit
 
+# signal.getsignal and signal.signal without the module's conversion of handlers to enum members (~25 µs a call, and
+# ``watching`` makes four per run: over a folder of inputs, one run each, that was a tenth of a small input's cost)
+_getsignal, _setsignal = _signal.getsignal, _signal.signal
 GRACE_S = 2.0  # how long a run has to stop by cancellation after the first interrupt
 
 # Outputs written under a temp name and not yet renamed into place: path -> is it a folder.
@@ -360,11 +364,11 @@ def watching() -> Iterator[None]:
         yield
         return
     dog.start()
-    handler = signal.getsignal(signal.SIGINT)
+    handler = _getsignal(signal.SIGINT)
     wrapped = None
     if callable(handler) and not isinstance(handler, _Noticing):
         wrapped = _Noticing(handler)
-        signal.signal(signal.SIGINT, wrapped)
+        _setsignal(signal.SIGINT, wrapped)
     # An interrupt's byte reaches the watchdog from whichever thread the kernel gives the signal to (a worker thread's,
     # the main thread asleep in its select meanwhile); a wakeup fd someone else set stays theirs.
     woken = signal.set_wakeup_fd(dog.write_fd, warn_on_full_buffer=False)
@@ -385,5 +389,5 @@ def watching() -> Iterator[None]:
             now = signal.set_wakeup_fd(-1)
             if now != dog.write_fd:
                 signal.set_wakeup_fd(now)  # (set by someone else meanwhile: theirs)
-        if wrapped is not None and signal.getsignal(signal.SIGINT) is wrapped:
-            signal.signal(signal.SIGINT, handler)  # as asyncio set it: it restores its own when the loop ends
+        if wrapped is not None and _getsignal(signal.SIGINT) is wrapped:
+            _setsignal(signal.SIGINT, handler)  # as asyncio set it: it restores its own when the loop ends
