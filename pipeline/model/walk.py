@@ -294,15 +294,22 @@ class SpendLedger:
 
 
 # detail -------------------------------------------------------------------------------------------
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")  # (and half of a surrogate pair: no character, not UTF-8)
 _SPACE = re.compile(r"\s")
 
 
 def one_line(text: str) -> str:
-    """``text`` with control characters escaped, so a line of output stays one line."""
+    """``text`` with control characters escaped, so a line of output stays one line, and each half of a surrogate pair
+    (a JSON ``\\ud83d`` alone, or a byte of a name that is not UTF-8) as its ``\\uXXXX``, so the line is UTF-8."""
     if not _CONTROL.search(text):
         return text
-    return _CONTROL.sub(lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    point = ord(char)
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (f"\\u{point:04x}" if point > 0xFF else f"\\x{point:02x}")
 
 
 def _field(text: str) -> str:

@@ -94,3 +94,14 @@ def test_what_goes_to_stderr_is_json_any_reader_takes(tmp_path):
     assert b'"E_JSON_DUPLICATE_KEY"' in healed.stderr and b'"E_ARTIFACT_EVENT_SEQ_INVALID"' in checked.stderr
     shown = [orjson.loads(line) for line in lines]  # (orjson refuses a lone \ud83d escape: none is written here)
     assert ['$.payload["k\\ud83d"]'] in [note.get("keys") for note in shown]
+
+
+def test_a_half_that_looks_like_a_name_byte_is_shown_as_its_escape_too(tmp_path):
+    """U+DC80..U+DCFF is also how Python holds a byte of a name that is not UTF-8: from the data, it is still a half."""
+    path = _journal(tmp_path, START.replace(rb"\udc00", rb"\udcff"), CALL.replace(rb"t\ud83d", rb"t\udcff"))
+    walk = run_replay("walk", str(path))
+    (tmp_path / "b").mkdir()
+    diff = run_replay("diff", str(path), str(_journal(tmp_path / "b", START, END)))
+    for out in (walk.stdout, diff.stdout):
+        out.decode("utf-8")
+    assert b"tool=t\\udcff" in walk.stdout and b"\\udcff" in diff.stdout
