@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import BYTES_KEPT, Batch, duplicate_key_note
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
@@ -63,10 +64,22 @@ class ValidateEvents(Transform):
         checker = self.checker_for(batch.source)
         if checker.check_stretch(batch.events or []):
             return batch
-        pointers = batch.pointers
+        pointers, lines, offsets = batch.pointers, batch.lines, batch.offsets
+        said: tuple[Any, set[bytes]] = (None, set())  # the place of the last events' record, and what was said of it
         for i, record in enumerate(batch.events or ()):
-            for body in checker.check(record, pointers[i] or "$"):
-                self._report(body, batch, i)
+            bodies = checker.check(record, pointers[i] or "$")
+            if not bodies:
+                continue
+            where = (lines[i], offsets[i], pointers[i])
+            if where != said[0] or where == (None, None, None):
+                said = (where, set())
+            for body in bodies:
+                # another agent's record mapped into several events (text and a tool call of one message): a fault
+                # of the record they share (its time, say) is said once, at its place
+                key = exactjson.dumps(body, default=str)
+                if key not in said[1]:
+                    said[1].add(key)
+                    self._report(body, batch, i)
         return batch
 
     def _duplicates(self, batch: Batch) -> None:

@@ -82,6 +82,7 @@ class ValidateSummary(Transform):
                 events = record["document"].get("events") if isinstance(record.get("document"), dict) else None
                 tally.events += len(events) if isinstance(events, list) else 0
                 continue
+            tally.kind = STREAM  # (a .json of another agent's records, read split: a stream of them, no artifact)
             if type(record) is dict and starts_run(record, tally.run, batch.source):
                 tally.run = Run(record.get("runId") if isinstance(record.get("runId"), str) else None, None, batch.source)
                 tally.runs += 1

@@ -25,9 +25,12 @@ def test_a_log_is_validated_as_the_stream_read_maps_it_onto(path):
     direct = run_replay("validate", str(path))
     piped = run_replay("validate", input=mapped.stdout)
     reading = _problems(mapped.stderr)  # (lines that are no record: said by read, and by validate reading the log)
-    assert _problems(direct.stderr) == reading + _problems(piped.stderr)
+    # (the same problems; said once per record of the log, where the mapped stream has a line per event of it)
+    shown = {p for p in _problems(direct.stderr) if p[0] != "E_ERRORS_SUPPRESSED"}
+    assert shown == {p for p in reading + _problems(piped.stderr) if p[0] != "E_ERRORS_SUPPRESSED"}
     [summary], [again] = map(json.loads, direct.stdout.splitlines()), map(json.loads, piped.stdout.splitlines())
     assert (summary["valid"], summary["events"]) == (not reading and again["valid"], again["events"])
+    assert (summary["kind"], summary["runs"]) == ("stream", again["runs"])  # (a .json of them too: no artifact)
     assert direct.returncode == (1 if reading or not again["valid"] else 0)
 
 
@@ -69,3 +72,23 @@ def test_a_dialect_named_maps_replays_own_journal_too_as_read_and_report_do(tmp_
     assert result.returncode == 1 and b"E_DIALECT_MISMATCH" in result.stderr  # (it was valid: the fast lane took it)
     assert json.loads(result.stdout)["valid"] is False  # (the dialect's error counts in its input's line)
     assert _problems(result.stderr) == _problems(mapped.stderr) + _problems(run_replay("validate", input=mapped.stdout).stderr)
+
+
+def test_a_fault_of_a_record_mapped_into_several_events_is_said_once(tmp_path):
+    """An assistant message with text and a tool call is two events; its bad time is one problem, at its line."""
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(
+        b'{"type":"user","timestamp":"2025-06-14T12:00:00Z","sessionId":"s","uuid":"u1","message":{"role":"user",'
+        b'"content":"list files"}}\n'
+        b'{"type":"assistant","timestamp":"yesterday","sessionId":"s","uuid":"a1","message":{"id":"m1","role":'
+        b'"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}}\n')
+    result = run_replay("validate", str(log))
+    errors = [json.loads(line)["error"] for line in result.stderr.splitlines()]
+    assert [(e["code"], e["line"]) for e in errors] == [("E_ARTIFACT_EVENT_TIMESTAMP_INVALID", 2)]
+    assert json.loads(result.stdout)["errors"] == 1
+    document = tmp_path / "events.json"  # (the same in a document: one problem at the record's path)
+    data = json.loads((CORPUS / "openhands" / "basic.json").read_bytes())
+    data[1]["timestamp"] = "yesterday"
+    document.write_text(json.dumps(data))
+    result = run_replay("validate", str(document))
+    assert [json.loads(line)["error"]["path"] for line in result.stderr.splitlines()] == ["$[1].timestamp"]
