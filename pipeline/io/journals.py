@@ -564,6 +564,29 @@ def sync_each(top: Path) -> None:
                 os.close(fd)
 
 
+def probe_output(path: str | os.PathLike[str]) -> None:
+    """Refuse, before anything runs, an output file ``atomic_output`` could not create (E_OUTPUT_WRITE_FAILED, as it
+    would say later): a temp file is made and removed where its temp file would go, or in the nearest folder above
+    that exists (``atomic_output`` makes the folders on the way). Nothing is left: a run that fails before it wrote
+    anything leaves no file (``Sink.commit_empty``)."""
+    target = Path(path)
+    if _is_special(target):
+        return
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    folder = target.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    import tempfile  # (as in atomic_output)
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=folder)
+    except OSError as exc:
+        raise write_failed(published_name(os.fspath(path)), exc) from exc
+    os.close(fd)
+    os.unlink(tmp)
+
+
 @contextmanager
 def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
     """A file that appears at ``path`` whole, or not at all (temp file + rename); an existing file there

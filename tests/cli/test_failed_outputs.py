@@ -56,3 +56,14 @@ def test_export_out_of_an_input_with_no_record_leaves_no_file(tmp_path: Path):
     empty.write_bytes(b"")
     done = run_replay("export", "--otlp", "--out", str(out), str(empty))
     assert done.returncode == 0 and out.read_bytes() == b""
+
+
+def test_a_log_that_cannot_be_created_is_refused_before_anything_is_written(tmp_path: Path):
+    """The file opens with its first bytes; whether it can be made at all is tried before the run (a temp file made
+    and removed), so the healed stream is not written out for a heal whose log then fails."""
+    result = run_replay("heal", str(TWO_RUNS), "--log", "/proc/no-such-log.jsonl")  # (no file can be made in /proc)
+    assert result.returncode == 1 and result.stdout == b""
+    assert [e["code"] for e in errors_of(result.stderr)] == ["E_OUTPUT_WRITE_FAILED"]
+    log = tmp_path / "new" / "folders" / "log.jsonl"  # (folders on the way are made, as before)
+    made = run_replay("heal", str(TWO_RUNS), "--log", str(log))
+    assert made.returncode == 0 and log.is_file() and sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl"]
