@@ -188,7 +188,8 @@ _tricky = st.text(alphabet='\\": a\t', max_size=8)  # escaped quotes and backsla
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.tuples(_tricky, _tricky), min_size=1, max_size=5), st.sampled_from([(",", ":"), (", ", ": ")]))
+@given(st.lists(st.tuples(_tricky, _tricky), min_size=1, max_size=5),
+       st.sampled_from([(",", ":"), (", ", ": "), (",\n  ", " : "), (",", "\n:"), ("\r\n,", "\t:\t")]))
 def test_duplicate_keys_are_found_whatever_escaped_quotes_the_strings_hold(items, separators):
     """Keys and texts full of `\\"` and `\\\\`: escaped quotes are told from a key's closing quote, never hiding one."""
     raw = ("{" + separators[0].join(json.dumps(k) + separators[1] + json.dumps(v) for k, v in items) + "}").encode()
