@@ -370,16 +370,20 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None, option: int |
                           sort_keys=bool(opts & orjson.OPT_SORT_KEYS),
                           indent=2 if opts & orjson.OPT_INDENT_2 else None,
                           separators=(",", ": ") if opts & orjson.OPT_INDENT_2 else (",", ":"))
-        for k, number in enumerate(huge):
-            text = text.replace(f'"\\u0000{k}\\u0000"', number, 1)
+        if huge:
+            text = _MARKER.sub(lambda m: huge[int(m.group(1))], text)
         return text.encode("utf-8", "backslashreplace") + (b"\n" if opts & orjson.OPT_APPEND_NEWLINE else b"")
 
 
+_MARKER = re.compile(r'"\\u0000(\d+)\\u0000"')  # a number's marker, as the standard library writes it
+
+
 def _plain(value: Any, huge: list[str]) -> Any:
-    """A copy the standard library can write: each huge number a marker string, put back as its text after."""
+    """A copy the standard library can write: each huge number, and each float (its text as orjson writes it: ``1e-7``,
+    not ``1e-07``), a marker string, put back as its text after."""
     kind = type(value)
-    if kind is ExactNumber:
-        huge.append(value.text)
+    if kind is ExactNumber or kind is float:
+        huge.append(value.text if kind is ExactNumber else orjson.dumps(value).decode())
         return f"\x00{len(huge) - 1}\x00"
     if kind is dict:
         return {k: _plain(v, huge) for k, v in value.items()}

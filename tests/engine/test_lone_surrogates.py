@@ -73,3 +73,14 @@ def test_text_shown_or_named_never_fails_on_a_half():
     assert clean(f"t{HIGH}") == "t\\ud83d"
     stem = file_stem(f"r{HIGH}")
     assert stem.isascii() and stem != file_stem(f"r{LOW}")
+
+
+def test_the_rest_of_a_value_with_a_half_is_written_as_orjson_writes_it():
+    value = {"small": 1e-7, "big": 2**70, "pi": 3.14159, "t": f"x{HIGH}", "deep": [[[[1e-7]]]]}
+    written = exactjson.dumps(value)
+    assert written == orjson.dumps({**value, "big": 0, "t": "x"}).replace(b'"big":0', b'"big":1180591620717411303424') \
+        .replace(b'"t":"x"', b'"t":"x\\ud83d"')
+    deep: object = 1e-7
+    for _ in range(300):  # (deeper than orjson writes: the standard library writes it, numbers as orjson would)
+        deep = [deep]
+    assert exactjson.dumps(deep).count(b"1e-7") == 1
