@@ -21,6 +21,7 @@ import orjson
 from replay.pipeline.engine import exactjson, interrupts
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
+from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import (
     TEMP_SUFFIX,
@@ -50,7 +51,7 @@ def file_stem(name: Any) -> str:
         if _SAFE.match(ch) or (ch == "." and 0 < k < len(text) - 1):
             out.append(ch)
         else:
-            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+            out.append("".join(f"%{b:02X}" for b in utf8(ch)))  # (a byte of a name not in UTF-8 as itself)
     return "".join(out)
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
+from replay.pipeline.engine.text import utf8
 from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
 from replay.pipeline.model.toolcalls import (
     CALLED,
@@ -108,7 +109,7 @@ def provider_of(model: Any, framework: Any) -> str:
 
 
 def _hex(*parts: Any, size: int) -> str:
-    return hashlib.blake2b("\x00".join(map(str, parts)).encode("utf-8", "surrogatepass"), digest_size=size).hexdigest()
+    return hashlib.blake2b(utf8("\x00".join(map(str, parts))), digest_size=size).hexdigest()
 
 
 def _nanos(moment: datetime | None) -> int | None:

@@ -5,6 +5,7 @@ writes it back as the same escape; whatever else is wrong with such a line is st
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import orjson
@@ -72,7 +73,19 @@ def test_text_shown_or_named_never_fails_on_a_half():
     assert printable(f"run {LOW}") == "run \\ude00"
     assert clean(f"t{HIGH}") == "t\\ud83d"
     stem = file_stem(f"r{HIGH}")
-    assert stem.isascii() and stem != file_stem(f"r{LOW}")
+    assert stem.isascii() and stem != file_stem(f"r{LOW}") and stem != file_stem("r\\ud83d")
+    assert file_stem(os.fsdecode(b"x\xff")) == "x%FF"  # (a name's byte as it was: the ids of files stay as they were)
+
+
+def test_an_otlp_id_of_a_name_not_in_utf8_is_as_it_was():
+    import hashlib
+
+    from replay.pipeline.report.otlp import _hex
+
+    name = os.fsdecode(b"runs/\xff.jsonl")
+    assert _hex("trace", name, size=16) == hashlib.blake2b(f"trace\x00{name}".encode("utf-8", "surrogateescape"),
+                                                         digest_size=16).hexdigest()
+    assert _hex("trace", f"r{HIGH}", size=16) != _hex("trace", f"r{LOW}", size=16)
 
 
 def test_the_rest_of_a_value_with_a_half_is_written_as_orjson_writes_it():
