@@ -42,10 +42,10 @@ class Run:
         return self.facts is not None
 
 
-def marks_input(record: dict[str, Any], source: str) -> bool:
-    """Is ``record`` (read from ``source``) read's mark before the input it is read as: another input of that name
-    begins after it (the same file read again, too)?"""
-    return record.get(RECORD_KEY) == SOURCE_RECORD and record.get("source") == source
+def marks_input(record: Any, source: str) -> bool:
+    """Is ``record`` (read from ``source``; any JSON value a document held) read's mark before the input it is read as:
+    another input of that name begins after it (the same file read again, too)?"""
+    return type(record) is dict and record.get(RECORD_KEY) == SOURCE_RECORD and record.get("source") == source
 
 
 class Inputs:

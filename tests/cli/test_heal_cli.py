@@ -920,3 +920,15 @@ def test_a_time_before_year_1_in_utc_is_no_crash_in_heal_or_report(tmp_path: Pat
         assert report.returncode == 0 and b"E_STAGE_FAILED" not in report.stderr, report.stderr
     (run,) = json.loads(run_replay("report", "--format", "json", str(journal)).stdout)["runs"]
     assert (run["startedAt"], run["endedAt"], run["events"]["total"]) == (None, None, 2)
+
+
+def test_a_document_whose_first_record_is_an_array_is_reported_not_a_crash(tmp_path):
+    """The screen asks whether a document's lone record is read's input mark: a record that is no object is not."""
+    document = tmp_path / "runs.json"
+    event = {"seq": 1, "runId": "r", "type": "run_started", "timestamp": "2026-01-01T00:00:00Z", "payload": {}}
+    for records in ([[1]], [[1], event]):
+        document.write_text(json.dumps(records))
+        result = run_replay("heal", str(document))
+        assert result.returncode == 1 and b"E_STAGE_FAILED" not in result.stderr
+        assert [(e["code"], e["path"]) for e in errors_of(result.stderr)] == [("E_EVENT_NOT_OBJECT", "$[0]")]
+        assert [json.loads(line).get("seq") for line in result.stdout.splitlines()][:1] == ([1] if len(records) > 1 else [])
