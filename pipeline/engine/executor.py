@@ -292,7 +292,8 @@ async def run_graph(
                         try:
                             await head.stage.consume(taken)  # type: ignore[attr-defined]
                         finally:
-                            result.sunk += taken.count
+                            if head.stage.takes_output:  # type: ignore[attr-defined]
+                                result.sunk += taken.count
                         await _input_taken(head.id, task.receive)
                         await forward_side(task, head)
                 except BaseException:

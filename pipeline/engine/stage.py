@@ -255,6 +255,9 @@ class Sink(Stage):
             await self._report()
 
     _report: Callable[[], Awaitable[None]] | None = None
+    # What it takes is an output of the run (a file, stdout, a subject): a run that failed before any sink of it took a
+    # record writes no empty outputs (``commit_empty``). A sink of warnings on stderr (``log``) says False.
+    takes_output = True
 
     def commit_empty(self, commit: Callable[[], None]) -> None:
         """This sink's output has nothing in it: ``commit`` (which writes it so) is called when the run ends, but not

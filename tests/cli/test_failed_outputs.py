@@ -67,3 +67,15 @@ def test_a_log_that_cannot_be_created_is_refused_before_anything_is_written(tmp_
     log = tmp_path / "new" / "folders" / "log.jsonl"  # (folders on the way are made, as before)
     made = run_replay("heal", str(TWO_RUNS), "--log", str(log))
     assert made.returncode == 0 and log.is_file() and sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl"]
+
+
+def test_a_warning_on_stderr_is_not_an_output_written(tmp_path: Path):
+    """A failed run that logged a warning (a key written twice) but wrote nothing leaves no empty --log."""
+    document = tmp_path / "run.json"
+    document.write_text('[{"seq":1,"runId":"r","type":"run_started","timestamp":"2026-01-01T00:00:00Z","payload":{},'
+                        '"a":1,"a":2},{"seq":2,"runId":"r","type":"run_completed","timestamp":"2026-01-01T00:00:01Z",'
+                        '"payload":{}}]')
+    log = tmp_path / "log.jsonl"
+    result = run_replay("heal", "--dialect-out", "claude-code", "--log", str(log), str(document))
+    assert result.returncode == 1 and b"E_JSON_DUPLICATE_KEY" in result.stderr and b"E_DIALECT_NO_ORIGIN" in result.stderr
+    assert not log.exists()
