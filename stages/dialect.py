@@ -32,13 +32,12 @@ from replay.pipeline.model.dialects.base import (
     Mapped,
     Part,
 )
-from replay.pipeline.model.dialects.detect import CANONICAL, claims
+from replay.pipeline.model.dialects.detect import CANONICAL, LOOKAHEAD, claims
 from replay.pipeline.model.events import is_timestamp, run_record
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.runs import Input, Inputs, run_id_from_source
 
 HOLD_EVENTS = 1000  # events held at most while waiting for the facts of the run record
-LOOKAHEAD = 64  # records looked at, at most, to detect an input's dialect
 
 
 @dataclass

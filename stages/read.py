@@ -180,9 +180,8 @@ class ReadJournal(Source):
             return
         self._note_duplicates(source, data, document, skipped)
         from replay.pipeline.model.dialects.detect import document_dialect
-        from replay.stages.dialect import LOOKAHEAD
 
-        if document_dialect(document, LOOKAHEAD) is not None:  # no artifact: its records, as `dialect` maps them
+        if document_dialect(document) is not None:  # no artifact: its records, as `dialect` maps them
             await self._send(list(document_items(document, source, self.batch_events)) if isinstance(document, list)
                              else [_trajectory_batch(document, source)], out)
             return

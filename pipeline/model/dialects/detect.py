@@ -20,6 +20,7 @@ from typing import Any
 from replay.pipeline.model.records import is_canonical
 
 CANONICAL = "canonical"  # the stream is replay's own: nothing to map
+LOOKAHEAD = 64  # records looked at, at most, to detect an input's dialect
 
 _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"})
 _CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -53,14 +54,14 @@ def is_dialect_document(value: Any) -> bool:
     return isinstance(value, dict) and claims(value) == ["mini-swe-agent"] and "role" not in value
 
 
-def document_dialect(value: Any, lookahead: int) -> str | None:
+def document_dialect(value: Any) -> str | None:
     """The dialect a whole JSON document is written in, when it is another agent's: a mini-swe-agent trajectory, or
-    an array whose first record somebody claims (of its first ``lookahead``) is claimed by one dialect alone, as the
+    an array whose first record somebody claims (of its first ``LOOKAHEAD``) is claimed by one dialect alone, as the
     ``dialect`` stage decides an input's (an OpenHands event list). None for replay's own, or nobody's."""
     if is_dialect_document(value):
         return "mini-swe-agent"
     if isinstance(value, list):
-        for item in value[:lookahead]:
+        for item in value[:LOOKAHEAD]:
             found = claims(item)
             if found:
                 return found[0] if len(found) == 1 and found[0] != CANONICAL else None
