@@ -564,16 +564,23 @@ def sync_each(top: Path) -> None:
                 os.close(fd)
 
 
+def _file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | None:
+    """The file ``atomic_output`` replaces for ``path``: a link's target; None for a device, FIFO or socket (written
+    in place, when ``overwrite``)."""
+    target = Path(path)
+    if overwrite and _is_special(target):
+        return None
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
 def probe_output(path: str | os.PathLike[str]) -> None:
     """Refuse, before anything runs, an output file ``atomic_output`` could not create (E_OUTPUT_WRITE_FAILED, as it
     would say later): a temp file is made and removed where its temp file would go, or in the nearest folder above
     that exists (``atomic_output`` makes the folders on the way). Nothing is left: a run that fails before it wrote
     anything leaves no file (``Sink.commit_empty``)."""
-    target = Path(path)
-    if _is_special(target):
+    target = _file_target(path)
+    if target is None:
         return
-    if target.is_symlink():
-        target = Path(os.path.realpath(target))
     folder = target.parent
     while not folder.is_dir() and folder != folder.parent:
         folder = folder.parent
@@ -600,17 +607,15 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     ``overwrite=False`` the file is linked into place instead, which fails with ``FileExistsError``
     (the temp file gone, nothing changed) when something took the name meanwhile. An error names ``path`` as it
     is once the staged folders on its way are in place (``published_name``)."""
-    target = Path(path)
     name = published_name(os.fspath(path))
-    if overwrite and _is_special(target):
+    target = _file_target(path, overwrite)
+    if target is None:
         try:
-            with open(target, "wb") as handle:
+            with open(path, "wb") as handle:
                 yield handle
         except OSError as exc:
             raise write_failed(name, exc) from exc
         return
-    if target.is_symlink():
-        target = Path(os.path.realpath(target))
     try:
         make_folder(target.parent)
         import tempfile  # here: most commands write no file (its import costs every command ~3 ms of start-up)
