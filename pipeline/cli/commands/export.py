@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
-from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
+from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError
 
 
@@ -18,8 +18,7 @@ Examples:
 @click.argument("paths", nargs=-1)
 @click.option("--otlp", is_flag=True, help="Write OTLP/JSON traces: one ExportTraceServiceRequest per run, one per line.")
 @click.option("--out", "out_path", metavar="FILE", help="Write to FILE (atomically) instead of stdout.")
-@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
-              help="The input's dialect (another agent's log), mapped onto canonical events first.")
+@auto_dialect_option
 @max_line_option
 @strict_option
 def export(paths: tuple[str, ...], otlp: bool, out_path: str | None, dialect: str, max_line_bytes: int, strict: bool) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
-from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
+from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
@@ -40,8 +40,7 @@ Graphs: `replay stages --graph heal`, `--graph heal-dir`; the rules in order: `-
 @click.option("--rules", "rules_path", metavar="FILE", help="Heal rules (default: .replay/heal.rules.json when present).")
 @click.option("--summary/--no-summary", default=True, show_default=True,
               help="Add a {\"$record\": \"heal\"} line after each repaired run (counts by rule).")
-@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
-              help="The input's dialect (another agent's log), mapped onto canonical events first; auto detects it.")
+@auto_dialect_option
 @click.option("--dialect-out", type=click.Choice(DIALECTS), default=None,
               help="Write the healed runs back in the dialect they were read from (auto: each its own).")
 @max_line_option

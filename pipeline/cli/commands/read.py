@@ -23,6 +23,11 @@ dialect_option = click.option(
     help="Map another agent's log (Claude Code, Codex CLI, OpenHands, mini-swe-agent) onto canonical events; "
          "auto detects it per input.",
 )
+# heal, validate, report and export: another agent's log is always mapped first, auto-detected unless named
+auto_dialect_option = click.option(
+    "--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
+    help="The input's dialect (another agent's log), mapped onto canonical events first; auto detects it.",
+)
 
 
 @click.command(epilog="""\b

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
-from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
+from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.io.journals import JOURNAL_SUFFIXES, NOT_JOURNALS, STDIN, expand_paths, path_kind, stdin_is_terminal
@@ -77,8 +77,7 @@ Graph: `replay stages --graph report`.""")
               help="Exit 1 when any run failed (status error or run_failed), after writing the report. For CI gates.")
 @click.option("--no-heal-logs", is_flag=True,
               help="Do not count repairs from the <id>.heal-log.json files beside artifacts.")
-@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
-              help="The input's dialect (another agent's log), mapped onto canonical events first; auto detects it.")
+@auto_dialect_option
 @max_line_option
 @strict_option
 @scale_options

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from replay.pipeline.cli.app import logger, run_spec
-from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
+from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
@@ -120,8 +120,7 @@ Graph: `replay stages --graph validate`.""")
 @click.option("--pass-through", is_flag=True,
               help="Stream mode: write the stream on stdout unchanged instead of the summary line, "
                    "so validate can sit inside a pipeline (another agent's log: as mapped, see --dialect).")
-@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
-              help="The input's dialect (another agent's log), mapped onto canonical events first; auto detects it.")
+@auto_dialect_option
 @max_line_option
 @strict_option
 @scale_options
