@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
@@ -57,6 +58,7 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
     distributed = _distributed()
     address = scheduler_address(scheduler)
     with ExitStack() as stack:
+        stack.enter_context(_quiet_once_interrupted())
         if address:
             try:
                 client = stack.enter_context(distributed.Client(address, timeout=CONNECT_SECONDS))
@@ -114,11 +116,43 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
                     future.cancel()
 
 
+_QUIET = ("distributed", "tornado.application")  # (tornado's: the loop distributed runs its callbacks on)
+
+
+@contextmanager
+def _quiet_once_interrupted() -> Iterator[None]:
+    """From an interrupt on (Ctrl-C; SIGTERM and SIGHUP call its handler too), distributed's and tornado's loggers in
+    this process stay quiet for good: the command is ending, and a callback distributed left on its loop when the
+    interrupt cut its ``sync`` short logs a traceback (NameError: free variable 'future') that stderr, which keeps to
+    JSON lines, must not show. Quieted in the handler, before the interrupt is raised, so before any such callback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def quiet_then_interrupt(number: int, frame: Any) -> None:
+        for log in _distributed_loggers():
+            log.setLevel(logging.CRITICAL + 1)
+        (previous if callable(previous) else signal.default_int_handler)(number, frame)
+
+    signal.signal(signal.SIGINT, quiet_then_interrupt)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is quiet_then_interrupt:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _distributed_loggers() -> list[logging.Logger]:
+    """distributed's loggers in this process, and tornado's."""
+    names = [*_QUIET, *(name for name in logging.root.manager.loggerDict if name.startswith("distributed."))]
+    return [logging.getLogger(name) for name in names]
+
+
 @contextmanager
 def _quiet_distributed() -> Iterator[None]:
     """distributed's loggers (in this process) hold back their records for the block: stderr keeps to JSON lines."""
-    names = ["distributed", *(name for name in logging.root.manager.loggerDict if name.startswith("distributed."))]
-    loggers = [logging.getLogger(name) for name in names]
+    loggers = _distributed_loggers()
     levels = [log.level for log in loggers]
     for log in loggers:
         log.setLevel(logging.CRITICAL + 1)
