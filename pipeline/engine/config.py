@@ -29,10 +29,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, as_received, refuse_duplicate_key, utf8_text
+from replay.pipeline.engine.errors import (
+    EXIT_REFUSED,
+    ReplayError,
+    as_received,
+    input_unreadable,
+    json_document,
+    utf8_text,
+)
 from replay.pipeline.engine.graph import ID_PATTERN, Graph, take_once
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.stage import Composite, Stage
@@ -49,16 +54,10 @@ def _shape(message: str, path: str, **fields: Any) -> ReplayError:
 def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
     """A config document from its bytes; E_CONFIG_PARSE (with line and column) when it does not parse. A byte order
     mark before it (Windows editors write one) is skipped, as ``read`` skips one before a journal."""
-    data, skipped = exactjson.skip_bom(data)  # (positions stay positions in the file: exactjson.position)
     if json:
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            utf8_text(data, "E_CONFIG_PARSE", name, skipped, source=name)  # (orjson says line 1, column 1 of a byte not UTF-8)
-            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc.msg}", source=name,
-                              **exactjson.error_position(data, exc, skipped)) from exc
-        refuse_duplicate_key(data, doc, "E_CONFIG_PARSE", name, skipped, source=name)
+        doc = json_document(data, name, "E_CONFIG_PARSE")
     else:
+        data, skipped = exactjson.skip_bom(data)  # (positions stay positions in the file: exactjson.position)
         try:
             doc = tomllib.loads(utf8_text(data, "E_CONFIG_PARSE", name, skipped, source=name))
         except tomllib.TOMLDecodeError as exc:
@@ -88,8 +87,7 @@ def read_config_file(path: str) -> dict[str, Any]:
                           path=path, howToFix="Name the config file itself, e.g. a .toml file in that folder.",
                           example="replay run examples/pipelines/tools-only.toml run.jsonl") from exc
     except OSError as exc:
-        raise ReplayError("E_INPUT_UNREADABLE", f"pipeline config {path!r} could not be read: {exc.strerror or exc}",
-                          path=path, received=type(exc).__name__) from exc
+        raise input_unreadable(path, exc, what="pipeline config", exit_code=EXIT_REFUSED) from exc
     suffix = p.suffix.lower()
     # a name that says neither (a pipe: `replay run <(replay stages --graph heal --json)`) is JSON when it starts as
     # an object does: no TOML document starts with `{`

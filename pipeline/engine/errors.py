@@ -355,13 +355,16 @@ class ReplayError(Exception):
         return error_line(self.body)
 
 
-def input_unreadable(path: str, exc: OSError) -> ReplayError:
-    """An input file that cannot be opened or read (a link to nothing, no permission, a folder, a device error): the one
-    error every command gives for it, whether it reads the input (``read``) or first takes its digest (``heal --in``):
-    the file in ``path`` and ``source``, the system's reason in ``received``; exit 1, as the other inputs go on."""
+def input_unreadable(path: str, exc: OSError, /, *, what: str = "", exit_code: int = EXIT_FAILED, **fields: Any) -> ReplayError:
+    """A file that cannot be opened or read (a link to nothing, no permission, a folder, a device error): the one
+    error every command gives for it, whether it reads the input (``read``), first takes its digest (``heal --in``) or
+    reads a file a flag names (``what``: "pipeline config", "context file", ...): the file in ``path`` and ``source``,
+    the system's reason in ``received`` (``fields`` say more, or name the place otherwise); exit 1 for an input, as
+    the other inputs go on (``exit_code``: 2 for a file read before anything runs)."""
     why = exc.strerror or str(exc) or type(exc).__name__
-    return ReplayError("E_INPUT_UNREADABLE", f"cannot read {printable(path)!r}: {why}", exit_code=EXIT_FAILED,
-                       path=path, source=printable(path), received=why)
+    name = f"{what} {printable(path)!r}" if what else repr(printable(path))
+    return ReplayError("E_INPUT_UNREADABLE", f"cannot read {name}: {why}", exit_code=exit_code,
+                       **({"path": path, "source": printable(path), "received": why} | fields))
 
 
 def refused(code: str, message: str, **fields: Any) -> ReplayError:
@@ -414,3 +417,20 @@ def refuse_duplicate_key(data: bytes, value: Any, code: str, what: str, skipped:
     key = path.removeprefix("$").removeprefix(".")
     raise ReplayError(code, f"{what}: key {key} is written twice in one object",
                       **{**fields, "path": path if rooted else key, **where, "howToFix": "Write each key once: keep the value meant and delete the other."})
+
+
+def json_document(data: bytes, source: str, code: str, *, not_json: str = "", rooted: bool = False,
+                  **fields: Any) -> Any:
+    """The JSON document ``data`` (the bytes of ``source``): text that is not UTF-8 or not JSON, or writes a key twice in
+    one object, is ``code`` at its line, byte column and line offset (``fields``, ``not_json``: as ``read_json_file``'s;
+    ``rooted``: a repeated key's path as a JSONPath, else as a config key). A byte order mark is skipped; positions
+    stay file positions."""
+    data, skipped = exactjson.skip_bom(data)
+    try:
+        document = exactjson.loads(data)
+    except exactjson.JSONDecodeError as exc:
+        utf8_text(data, code, source, skipped, source=source, **fields)  # (orjson: line 1, column 1)
+        raise ReplayError(code, f"{source}: {not_json}{exc.msg}", source=source, **fields,
+                          **exactjson.error_position(data, exc, skipped)) from exc
+    refuse_duplicate_key(data, document, code, source, skipped, rooted=rooted, source=source)
+    return document

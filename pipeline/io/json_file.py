@@ -5,10 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, refuse_duplicate_key, utf8_text
+from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, input_unreadable, json_document
 
 
 def read_json_file(file: str | Path, what: str, code: str, *, missing_fix: str | None = None,
@@ -25,14 +22,6 @@ def read_json_file(file: str | Path, what: str, code: str, *, missing_fix: str |
         extra: dict[str, Any] = {"howToFix": missing_fix} if missing_fix else {}
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{what} {source!r} does not exist", path=source, **extra) from exc
     except OSError as exc:
-        raise ReplayError("E_INPUT_UNREADABLE", f"{what} {source!r} could not be read: {exc.strerror or exc}",
-                          path=source) from exc
-    data, skipped = exactjson.skip_bom(data)
-    try:
-        document = exactjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        utf8_text(data, code, source, skipped, source=source, **fields)  # (orjson: line 1, column 1)
-        raise ReplayError(code, f"{source}: {not_json}{exc.msg}", source=source, **fields,
-                          **exactjson.error_position(data, exc, skipped)) from exc
-    refuse_duplicate_key(data, document, code, source, skipped, rooted=True, source=source)
-    return document
+        raise input_unreadable(source, exc, what=what, exit_code=EXIT_REFUSED) from exc
+    return json_document(data, source, code, not_json=not_json, rooted=True, **fields)
+

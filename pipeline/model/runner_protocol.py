@@ -27,7 +27,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
-from replay.pipeline.engine.errors import ReplayError, diagnostic, utf8_fault, utf8_text
+from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic, input_unreadable, utf8_fault, utf8_text
 from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
@@ -75,8 +75,8 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
         try:
             data = Path(file).read_bytes()
         except OSError as exc:
-            raise ReplayError("E_INPUT_UNREADABLE", f"context file {file!r} could not be read: {exc.strerror or exc}",
-                              path=where, expected="a readable JSON file", received=file) from exc
+            raise input_unreadable(file, exc, what="context file", exit_code=EXIT_REFUSED, path=where,
+                                   expected="a readable JSON file") from exc
         text, skipped = exactjson.skip_bom(data)  # (a Windows editor's byte order mark, as a config's)
     else:
         where, source, skipped = "--context", None, 0

@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, refuse_duplicate_key, utf8_fault
+from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, input_unreadable, refuse_duplicate_key, utf8_fault
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.incident.rules import check_rules
@@ -136,7 +136,7 @@ def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
         with target.open("rb") as handle:
             data = handle.read(limits.max_bytes + 1)
     except OSError as exc:
-        refuse("E_INPUT_UNREADABLE", f"{what} {path!r} could not be read: {exc.strerror or exc}", {"path": path})
+        raise input_unreadable(path, exc, what=what, exit_code=EXIT_REFUSED) from exc
     if len(data) > limits.max_bytes:
         refuse("E_INCIDENT_INPUT_TOO_LARGE", f"{what} {path!r} is larger than {limits.max_bytes} bytes",
                {"source": path}, expected=f"at most {limits.max_bytes} bytes", received=f"{os.path.getsize(path)} bytes",
