@@ -56,6 +56,9 @@ class SummarizeRepairs(RunScoped):
             if batch.lane is not None:  # a run the screen repaired (its lines as columns): its repairs came in before it
                 lines = batch.lines
                 run = Run(batch.lane["run"], None, batch.source, input=source)
+                if batch.lane["counts"]:  # its repairs, counted (no heal log is written): of its lines, whichever
+                    self.pending.setdefault((source, run.run_id), []).extend(
+                        (None, rule, n) for rule, n in batch.lane["counts"].items())
                 self.begin_run(run)
                 self._place(run, _first_line(lines, 0), None, batch, 0)
                 self._with_batch = True

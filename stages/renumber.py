@@ -14,6 +14,8 @@ from replay.pipeline.model.validation import named
 class RenumberSeq(RunScoped):
     summary = "Renumber seq strictly 1..n within each run; consecutive events shifted alike are one repair (one log line, `count` events)."
 
+    counted: int | None = None  # not None: its repairs are only counted here, not logged (the screen's repair lane)
+
     def begin_run(self, run: Run) -> None:
         run.state["open"] = None  # the stretch being logged: events whose seq moved by the same amount
 
@@ -70,7 +72,8 @@ class RenumberSeq(RunScoped):
                 stretch.next = want + 1
                 continue
             self._log(stretch)
-            stretch = _Stretch(seq, want, delta, batch.position(i), type(seq) is not int and "seq" in event)
+            where = batch.position(i) if self.counted is None else {}
+            stretch = _Stretch(seq, want, delta, where, type(seq) is not int and "seq" in event)
         if previous != len(seqs) - 1:
             self._log(stretch)  # (numbered right after it: it ends here)
             stretch = None
@@ -87,6 +90,9 @@ class RenumberSeq(RunScoped):
     def _log(self, stretch: _Stretch | None) -> None:
         """One repair for ``stretch`` (it ends here), when there is one."""
         if stretch is None:
+            return
+        if self.counted is not None:
+            self.counted += 1
             return
         before, after, count = stretch.before, stretch.after, stretch.count
         if stretch.delta is None and not stretch.original:

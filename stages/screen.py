@@ -152,6 +152,8 @@ class ScreenRuns(Transform):
         "fast": Option(bool, True, "false: no run takes the fast lane (every run goes the slow way, cut as with it)"),
         "rules_file": Option(str, "", "the heal rules file heal uses (its eventAliases are not clean types)"),
         "aliases": Option(dict, {}, "extra type aliases heal is given", items=str),
+        "repair_log": Option(bool, True, "make the heal-log lines of the runs repaired here; false: only count them "
+                                         "for their heal records (nothing reads the heal log)"),
     }
     accepts_raw = True
     emits_raw = True
@@ -581,14 +583,19 @@ class ScreenRuns(Transform):
         pieces = run.pieces
         run_raws: list[bytes] = pieces_column(pieces, "raws")
         run_lines, run_offsets = pieces_column(pieces, "lines"), pieces_column(pieces, "offsets")
-        where = Batch(source, None, list(run_raws), run_lines, run_offsets)  # (where its lines are, for the log)
-        repairs: dict[str, list[dict[str, Any]]] = {}
-        log = _Log()
+        repairs: dict[str, list[dict[str, Any]]] = {}  # each rule's heal-log lines, which it logs as the run passes
+        counts: dict[str, int] = {}  # or (no heal log is written) only how many, which heal_summary takes
+        logged = self.config["repair_log"]
         aliased = list(itertools.compress(range(n), map(table.__contains__, types)))
-        for i in aliased:
-            log_repair(log, "alias", "changed", f"type {types[i]!r} is an alias of {resolved[i]!r}",  # type: ignore[arg-type]
-                       where, i, run_id=rid, field="type", original=types[i], value=resolved[i], seqBefore=seqs[i])
-        repairs["alias"] = log.take("repairs")
+        if logged:
+            log = _Log()
+            where = Batch(source, None, list(run_raws), run_lines, run_offsets)  # (where its lines are, for the log)
+            for i in aliased:
+                log_repair(log, "alias", "changed", f"type {types[i]!r} is an alias of {resolved[i]!r}",  # type: ignore[arg-type]
+                           where, i, run_id=rid, field="type", original=types[i], value=resolved[i], seqBefore=seqs[i])
+            repairs["alias"] = log.take("repairs")
+        elif aliased:
+            counts["alias"] = len(aliased)
         invented: list[dict[str, Any]] = []
         if not terminals:
             facts = Run(rid, None, source)
@@ -607,13 +614,18 @@ class ScreenRuns(Transform):
                          [*run_offsets, *[None] * len(invented)])
         renumber = self._renumber
         renumber.run = Run(rid, None, source)
+        renumber.counted = None if logged else 0
         renumber.begin_run(renumber.run)
         renumber.renumber(numbered, 0, numbers, 1)
         renumber.end_run(renumber.run)
         renumber.run = None
         repairs["renumber"] = renumber.take("repairs")
+        if renumber.counted:
+            counts["renumber"] = renumber.counted
+        if not logged and repairs.get("ensure_terminal"):
+            counts["ensure_terminal"] = len(repairs.pop("ensure_terminal"))
         events: list[Any] = numbered.events or []
-        if not any(repairs.values()):
+        if not any(repairs.values()) and not counts:
             return None
         raws: list[bytes | None] = list(run_raws)
         last: dict[str, Any] | None = None
@@ -635,7 +647,8 @@ class ScreenRuns(Transform):
         batch = Batch(source, None, raws, [*run_lines, *[None] * len(invented)], [*run_offsets, *[None] * len(invented)])
         batch.clean = (1, len(raws))
         # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it
-        batch.lane = {"repairs": repairs, "run": rid, "dedupe": last if last is not None else exactjson.loads(run_raws[-1])}
+        batch.lane = {"repairs": repairs, "counts": counts, "run": rid,
+                      "dedupe": last if last is not None else exactjson.loads(run_raws[-1])}
         return batch
 
     @staticmethod

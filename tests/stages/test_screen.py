@@ -30,7 +30,7 @@ from replay.stages.validate import ValidateEvents
 from replay.stages.validate_summary import ValidateSummary
 
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
-from journal_gen import write_journal
+from journal_gen import write_broken_journal, write_journal
 
 SPEC = (ROOT / "pipeline" / "specs" / "heal.toml").read_text()
 
@@ -95,6 +95,21 @@ def test_heal_of_a_generated_journal_is_the_same_and_mostly_takes_the_fast_lane(
         for batch in out if isinstance(out, list) else [out] if out is not None else []:
             clean += len(batch) if batch.clean else 0
     assert clean > 0.9 * len(lines)
+
+
+def test_heal_writes_the_same_with_a_log_and_without_one(tmp_path: Path):
+    """Without --log the runs the fast lane repairs have their repairs counted, not logged: the same stream, heal
+    records included, as with --log (which has every log line made), from a file and a pipe."""
+    broken = tmp_path / "broken.jsonl"
+    write_broken_journal(broken, 300_000)
+    for path in [broken, *REAL]:
+        logged = run_replay("heal", "--log", str(tmp_path / "log.jsonl"), str(path))
+        counted = run_replay("heal", str(path))
+        assert counted.stdout == logged.stdout and counted.returncode == logged.returncode, path
+        assert counted.stderr.count(b"\n") == logged.stderr.count(b"\n"), path
+    piped = run_replay("heal", input=broken.read_bytes())
+    assert piped.stdout == run_replay("heal", "--log", str(tmp_path / "log.jsonl"), input=broken.read_bytes()).stdout
+    assert b'"byRule":{"alias"' in piped.stdout and b'"renumber"' in piped.stdout and b'"ensure_terminal"' in piped.stdout
 
 
 def test_several_files_and_a_pipe_are_the_same(tmp_path: Path):
@@ -665,10 +680,20 @@ def screened(stages: list, lines: list[bytes], size: int, feeds: dict | None = N
     return result.to_jsonl(), side
 
 
-def healed_with_joins(lines: list[bytes], size: int, *, fast: bool) -> tuple[bytes, list]:
-    """``screened`` through what `replay heal` runs from join_split_records on, the fast lane on or off."""
-    stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+def healed_with_joins(lines: list[bytes], size: int, *, fast: bool, repair_log: bool = True) -> tuple[bytes, list]:
+    """``screened`` through what `replay heal` runs from join_split_records on, the fast lane on or off (``repair_log``
+    False: the runs it repairs have their repairs counted, not logged, as `replay heal` without --log has them)."""
+    stages = [JoinSplitRecords(), ScreenRuns(fast=fast, repair_log=repair_log), ParseLines(torn_tail="repair"),
+              *rule_stages(None), SummarizeRepairs()]
     return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
+
+
+def same_counted_or_logged(lines: list[bytes], size: int, slow: tuple[bytes, list]) -> None:
+    """With the screen's repairs counted only, heal writes what it writes without the fast lane (``slow``), heal
+    records included; the log it still makes is part of the full one."""
+    out, side = healed_with_joins(lines, size, fast=True, repair_log=False)
+    assert out == slow[0]
+    assert set(side) <= set(slow[1])
 
 
 @settings(max_examples=300, deadline=None)
@@ -684,11 +709,15 @@ def test_validate_counts_and_reports_the_same_with_and_without_the_fast_lane_in_
 @settings(max_examples=300, deadline=None)
 @given(plain_journals(), st.integers(1, 40))
 def test_heal_writes_and_logs_the_same_with_and_without_the_fast_lane_in_batches_of_any_size(lines, size):
-    def chain(fast: bool) -> tuple[bytes, list]:
-        stages = [ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+    def chain(fast: bool, repair_log: bool = True) -> tuple[bytes, list]:
+        stages = [ScreenRuns(fast=fast, repair_log=repair_log), ParseLines(torn_tail="repair"), *rule_stages(None),
+                  SummarizeRepairs()]
         return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
 
-    assert chain(True) == chain(False)
+    slow = chain(False)
+    assert chain(True) == slow
+    out, side = chain(True, repair_log=False)  # (`replay heal` without --log: the fast lane's repairs counted only)
+    assert out == slow[0] and set(side) <= set(slow[1])
 
 
 @settings(max_examples=300, deadline=None)
@@ -708,7 +737,9 @@ def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_
         unnamed |= b'"run":' in lines[k]
     lines = [piece for k, line in enumerate(lines) for piece in (pretty(line).split(b"\n") if k in split else [line])]
 
-    assert healed_with_joins(lines, size, fast=True) == healed_with_joins(lines, size, fast=False)
+    slow = healed_with_joins(lines, size, fast=False)
+    assert healed_with_joins(lines, size, fast=True) == slow
+    same_counted_or_logged(lines, size, slow)
 
 
 # r0, then an r1 that heal drops whole (its run_started lost its runId and joins r0; its orphaned result is dropped) with a
@@ -791,7 +822,9 @@ def runs_that_vanish(draw: st.DrawFn) -> list[bytes]:
 def test_heal_counts_the_same_with_and_without_the_fast_lane_when_runs_vanish_around_joined_records(lines, size):
     """Where a repair that names no run (a joined record) is counted, next to runs heal drops whole, does not depend on
     the lane or on where batches were cut."""
-    assert healed_with_joins(lines, size, fast=True) == healed_with_joins(lines, size, fast=False)
+    slow = healed_with_joins(lines, size, fast=False)
+    assert healed_with_joins(lines, size, fast=True) == slow
+    same_counted_or_logged(lines, size, slow)
 
 
 # r5 (no end, a call without its result), z0 (only an orphaned result: dropped whole), then r5 again, clean on its own.
@@ -939,11 +972,15 @@ def test_whole_runs_judged_at_once_are_judged_as_run_by_run(size: int):
     line by line), heal writes and logs what it writes and logs with the fast lane off."""
     lines = [*whole_run("f0", 0, *[("user_message", {})] * size)[:size], *TRAPS]
 
-    def chain(fast: bool) -> tuple[bytes, list]:
-        stages = [ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None), SummarizeRepairs()]
+    def chain(fast: bool, repair_log: bool = True) -> tuple[bytes, list]:
+        stages = [ScreenRuns(fast=fast, repair_log=repair_log), ParseLines(torn_tail="repair"), *rule_stages(None),
+                  SummarizeRepairs()]
         return screened(stages, lines, size, {len(stages) - 1: ("repairs",)})
 
-    assert chain(True) == chain(False)
+    slow = chain(False)
+    assert chain(True) == slow
+    out, side = chain(True, repair_log=False)  # (`replay heal` without --log: the fast lane's repairs counted only)
+    assert out == slow[0] and set(side) <= set(slow[1])
 
 
 @pytest.mark.parametrize("size", range(1, 6))

@@ -90,6 +90,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     add: dict[str, dict[str, Any]] = {}
     if log_path is not None:  # ("" is refused by the preflight, as `--out ""` is)
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
+        bound["screen.repair_log"] = True  # (without a log, the runs the screen repairs have their repairs counted only)
     if dialect_out is not None:
         add["undialect"] = {"type": "undialect", "dialect": dialect_out, "inputs": ["check"]}
         bound["out.inputs"] = ["undialect"]
