@@ -112,6 +112,20 @@ def test_heal_writes_the_same_with_a_log_and_without_one(tmp_path: Path):
     assert b'"byRule":{"alias"' in piped.stdout and b'"renumber"' in piped.stdout and b'"ensure_terminal"' in piped.stdout
 
 
+def test_a_config_that_writes_the_heal_log_gets_every_line_of_it(tmp_path: Path):
+    """Only `replay heal` without --log counts the screen's repairs without logging them: heal's graph run from a config
+    with a log added logs them all, as `replay heal --log` does (the screen logs by default)."""
+    broken = tmp_path / "broken.jsonl"
+    write_broken_journal(broken, 100_000)
+    config = tmp_path / "heal-with-log.toml"
+    config.write_text(SPEC + f'\n[stages.log]\ntype = "write"\npath = "{tmp_path / "config.log"}"\ninputs = ["heal.repairs"]\n')
+    from_config = run_replay("run", str(config), str(broken))
+    healed = run_replay("heal", "--log", str(tmp_path / "heal.log"), str(broken))
+    assert from_config.stdout == healed.stdout
+    assert (tmp_path / "config.log").read_bytes() == (tmp_path / "heal.log").read_bytes()
+    assert (tmp_path / "heal.log").read_bytes().count(b'"rule":"renumber"') > 20
+
+
 def test_several_files_and_a_pipe_are_the_same(tmp_path: Path):
     journal = tmp_path / "gen.jsonl"
     write_journal(journal, 50_000)

@@ -88,9 +88,9 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
             return heal_into_url(bound, files, root, out_dir, scale, strict)
         return heal_folder(bound, files, root, Path(out_dir), scale, strict)
     add: dict[str, dict[str, Any]] = {}
+    bound["screen.repair_log"] = log_path is not None  # (without a log, the runs the screen repairs are counted only)
     if log_path is not None:  # ("" is refused by the preflight, as `--out ""` is)
         add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
-        bound["screen.repair_log"] = True  # (without a log, the runs the screen repairs have their repairs counted only)
     if dialect_out is not None:
         add["undialect"] = {"type": "undialect", "dialect": dialect_out, "inputs": ["check"]}
         bound["out.inputs"] = ["undialect"]
