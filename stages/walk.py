@@ -19,6 +19,11 @@ file's is, ``E_STEP_NOT_FOUND`` (exit 2) with nothing printed. What is held goes
 before the step showed is as in a file the pre-scan read: the records after it are looked through for the
 step; found, the walk shows the records before it and fails there (exit 1), else the step is refused.
 
+The pre-scan reads the input files' bytes, so it is made only when the walk's records are those files' lines (taken
+from ``read``, or parsed from them one for one): after a stage that makes records of its own (``dialect``, ``heal``: the
+walk of another agent's log, ``pipeline/specs/walk-log.toml``) the wiring turns ``prescan`` off, and ``at`` is found as
+on stdin.
+
 Lines are written as their ``raws``: the text line, or the JSON object with the record's own bytes
 as ``event``.
 """
@@ -39,7 +44,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refus
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.engine.text import utf8
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN, source_name
 from replay.pipeline.model.walk import (
     SpendLedger,
     StepEnd,
@@ -69,6 +74,10 @@ class WalkRecords(Transform):
         "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line the pre-scan for `at` reads (a longer line "
                                  "is no record, and where the walk stops when it may be the step's end): the "
                                  "max_line_bytes of the read it takes lines from, unless that is none", minimum=1),
+        "prescan": Option(bool, True, "read the input files before the run: refuse an unreadable first record or an `at` "
+                          "step in none of them, and find where the walk stops; false (set by the wiring) when the walk "
+                          "takes records a stage made (dialect, heal), not the files' lines: `at` is then found as on "
+                          "stdin, every record held until the step shows"),
     }
     accepts_raw = True
 
@@ -92,7 +101,10 @@ class WalkRecords(Transform):
 
     def wired(self, feeds: list[Stage]) -> None:
         """The pre-scan's line limit is the read's (the stage whose raw lines the walk takes): a line the read skips as
-        too long is one the pre-scan must not take for a record. Set here too, it must be the same."""
+        too long is one the pre-scan must not take for a record. Set here too, it must be the same. Records a stage
+        made (a log mapped and healed) are none of the files': no pre-scan then (``prescan``)."""
+        if any(not (stage.emits_raw or stage.accepts_raw) for stage in feeds):  # (parse takes lines: its records are theirs)
+            self.given["prescan"] = self.config["prescan"] = False  # records a stage made: the files' bytes say nothing
         limits = {stage.config["max_line_bytes"] for stage in feeds if stage.emits_raw and "max_line_bytes" in stage.options}
         if len(limits) != 1:
             return
@@ -113,6 +125,8 @@ class WalkRecords(Transform):
     def preflight(self, inputs: list[str]) -> None:
         """Before anything runs: refuse a journal whose first record is unreadable and, with ``at``, a
         step that appears in none of the input files; note where the walk stops in the one it ends in."""
+        if not self.config["prescan"]:
+            return
         at = self.config["at"] or None
         files = [path for path in inputs if path != STDIN and os.path.isfile(path)]
         for path in files:
@@ -122,8 +136,7 @@ class WalkRecords(Transform):
         if at is not None and inputs and len(files) == len(inputs) and not self.stops:
             where = files[0] if len(files) == 1 else f"any of {len(files)} journals"
             raise refused("E_STEP_NOT_FOUND", f"step {at!r} never appears in {where!r}", received=at,
-                          source=printable(files[0]) if len(files) == 1 else None,
-                          howToFix=f"Run `replay walk {shlex.quote(files[0])}` to list the steps, then pick one.")
+                          source=printable(files[0]) if len(files) == 1 else None, howToFix=_list_steps(files[0]))
 
     def __call__(self, batch: Batch) -> Batch | list[Released] | None:
         if self.done:
@@ -306,11 +319,18 @@ class WalkRecords(Transform):
             if failed is not None:  # (said too: the step may have been in what could not be read)
                 where = f" (in the records that could be read; it {_unreadable(*failed)})"
             self.held.clear()
-            raise refused("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in the journal{where}",
-                          received=self.watch.step)
+            source = self.held.source  # (records held came from it: a file's name when the walk took records a stage
+            named = source not in (STDIN, source_name(STDIN))  # made of it, which no pre-scan looked through)
+            raise refused("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in "
+                          f"{repr(source) if named else 'the journal'}{where}", received=self.watch.step,
+                          **({"source": source, "howToFix": _list_steps(source)} if named else {}))
         self.held.clear()  # an unterminated step: its last record was the stop
         released, self.released = self.released, []
         return released or None
+
+
+def _list_steps(path: str) -> str:
+    return f"Run `replay walk {shlex.quote(path)}` to list the steps, then pick one."
 
 
 def _unreadable(reason: str, fields: dict[str, Any]) -> str:

@@ -24,6 +24,9 @@ For each record:
 - **spend**: the spend a record carries (a ``spend`` field, a spend record's numbers, a step's
   ``usage``); ``SpendLedger`` adds up what each step has recorded so far.
 
+Another agent's log (Claude Code, Codex, ...) is walked as its canonical journal: ``journal_dialect`` says, from
+a file's first records, which dialect the ``dialect`` stage would read it as.
+
 The terminal record of a step (what ``--at`` stops after) is the first record of that step whose
 state ends it (succeeded, failed, cancelled, skipped) while none of the step's tool calls is still
 open, unless it ends only an attempt (``step.attempt.failed``) or says the step will be retried
@@ -39,15 +42,17 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import chain, compress, count
 from typing import Any
 
 import orjson
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused, utf8_fault
-from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, as_document, document_too_long, head_format
+from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, LineCutter, as_document, document_too_long, head_format
 from replay.pipeline.model.artifacts import document_items
+from replay.pipeline.model.dialects.detect import CANONICAL, document_dialect, input_dialect
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
 from replay.pipeline.model.validation import is_number
@@ -886,14 +891,19 @@ def _whole(chunks: Iterable[bytes], limit: int) -> bytes | None:
     return b"".join(parts)
 
 
-def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
+def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
+    """The input's first bytes, enough for ``head_format`` to tell lines from a document, and whether they are the
+    whole input (too short for head_format to tell: `read` tries it as a document)."""
     head = b""
-    whole = True  # the head is the whole input (too short for head_format to tell: `read` tries it as a document)
     for data in read.look():
         head += data
         if head_format(head) is not None or len(head) > max_line_bytes:
-            whole = False
-            break
+            return head, False
+    return head, True
+
+
+def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
+    head, whole = _head(read, max_line_bytes)
     bom = exactjson.skip_bom(head)[1]
     if head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
         # one JSON document (an artifact, an array): read whole, as `read` does
@@ -924,3 +934,39 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
     if end.end is not None and bom:
         end = StepEnd(end.found, end.terminated, end.end + bom, end.line)
     return JournalScan(False, end)
+
+
+def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:
+    """The dialect ``dialect = "auto"`` reads a journal file as (``input_dialect``): judged from the records ``read``
+    gives of it, a JSON document's (read whole, within ``max_line_bytes``) or its first lines that are JSON objects.
+    CANONICAL for replay's own (and for a document too long or not JSON: the walk reports it as ever)."""
+    read = _OneRead(path)
+    try:
+        head, whole = _head(read, max_line_bytes)
+        if whole or head_format(head) == DOCUMENT:
+            data = _whole(read.look(keep=False), max_line_bytes)
+            try:
+                value = exactjson.loads(exactjson.skip_bom(data)[0]) if data is not None else None
+            except orjson.JSONDecodeError:
+                value = None  # (lines after all: a one-line input that is no JSON, or JSONL too short to tell)
+            else:
+                if isinstance(value, list | dict):  # an array, a trajectory, an artifact; or one line's record
+                    return document_dialect(value) or (input_dialect([value]) if isinstance(value, dict) else CANONICAL)
+        return input_dialect(_line_objects(_without(read.look(keep=False), exactjson.skip_bom(head)[1]), path,
+                                           max_line_bytes))
+    finally:
+        read.close()
+
+
+def _line_objects(chunks: Iterable[bytes], source: str, max_line_bytes: int) -> Iterator[dict[str, Any]]:
+    """The lines of JSONL bytes that are JSON objects (the records ``parse`` makes of them), in order."""
+    cutter = LineCutter(source, max_line_bytes)
+    for items in chain((cutter.feed(data) for data in chunks), (cutter.finish(),)):
+        for item in items:
+            for raw in item.raws if isinstance(item, Batch) else ():
+                try:
+                    record = exactjson.loads(raw or b"")
+                except orjson.JSONDecodeError:
+                    continue
+                if type(record) is dict:
+                    yield record

@@ -35,6 +35,7 @@ BLOCKS = [
     VALIDATE,
     "replay read examples/journals/two-runs.jsonl | replay heal | replay report",
     "replay walk tests/fixtures/walk/hello.jsonl",
+    "replay walk tests/fixtures/corpus/codex/rollout-2026-*.jsonl --at call-custom-001",
     SESSION,
     VALIDATE_SESSION,
     REPORT_SESSION,

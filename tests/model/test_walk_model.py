@@ -16,6 +16,7 @@ from replay.pipeline.model.walk import (
     find_step_end,
     find_step_end_in,
     first_record_problem,
+    journal_dialect,
     kind_of,
     read_record,
     state_of,
@@ -411,3 +412,25 @@ def test_a_scan_opens_the_journal_once_and_finds_what_three_opens_found(tmp_path
     scan = walk.scan_journal(str(path), "step-1")
     assert [str(path)] == _OPENED
     assert scan.end.line == 4 and scan.end.end == len(bom) + len(b"".join(text.splitlines(keepends=True)[:4]))
+
+
+def test_a_journal_files_dialect_is_judged_from_its_first_records(tmp_path):
+    """As the dialect stage judges an input: canonical and flows-style journals are replay's own, other agents' logs
+    theirs, whether lines, a JSON document (an array, a trajectory object), one line or gzipped."""
+    from dialect_support import CORPUS_FILES
+
+    from replay.pipeline.model.dialects.detect import CANONICAL
+
+    assert {path.parent.name: journal_dialect(str(path)) for path in CORPUS_FILES} == {
+        "claude-code": "claude-code", "codex": "codex", "openhands": "openhands", "mini-swe-agent": "mini-swe-agent"}
+    assert {journal_dialect(str(path)) for path in WALK.iterdir()} == {CANONICAL}
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(lines_of("../corpus/claude-code/session_b.jsonl")[0])  # one line, no newline: too short to tell
+    assert journal_dialect(str(one)) == "claude-code"
+    late = tmp_path / "late.jsonl"  # lines that are no record first, then a Codex record
+    late.write_bytes(b'not json\n"a string"\n\n' + lines_of("../corpus/codex/rollout-2026-01-02T03-04-05-11111111-1111"
+                                                         "-4111-8111-111111111111.jsonl")[0] + b"\n")
+    assert journal_dialect(str(late)) == "codex"
+    flows = tmp_path / "flows.jsonl"  # more than LOOKAHEAD records nobody claims, then one somebody does: too late
+    flows.write_bytes(b'{"kind":"step.scheduled","step_id":"s"}\n' * 64 + lines_of("../corpus/claude-code/session_b.jsonl")[0])
+    assert journal_dialect(str(flows)) == CANONICAL

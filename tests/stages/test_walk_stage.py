@@ -225,6 +225,29 @@ def test_preflight_refuses_a_step_in_no_input_and_an_unreadable_first_record():
     WalkRecords(at="nope").preflight(["-"])  # stdin cannot be pre-scanned: decided at the end instead
 
 
+def test_a_walk_after_a_stage_that_makes_records_does_not_pre_scan_the_files():
+    """After dialect (or heal) the records are no longer the file's lines: preflight leaves the file alone, and `at`
+    is found in the records the walk is given, held until the step shows (as on stdin)."""
+    from replay.stages.dialect import MapDialect
+    from replay.stages.read import ReadJournal
+
+    after_read, after_parse, after_dialect = WalkRecords(at="nope"), WalkRecords(at="nope"), WalkRecords(at="nope")
+    after_read.wired([ReadJournal()])
+    after_parse.wired([ParseLines()])  # (parse's records are the file's lines, one for one: pre-scanned)
+    after_dialect.wired([MapDialect()])
+    assert (after_read.config["prescan"], after_parse.config["prescan"], after_dialect.config["prescan"]) == (True, True, False)
+    assert after_dialect.fresh().config["prescan"] is False  # (the copy a run executes)
+    for stage in (after_read, after_parse):
+        with pytest.raises(ReplayError):
+            stage.preflight([str(WALK / "hello.jsonl")])
+    after_dialect.preflight([str(WALK / "hello.jsonl")])
+    WalkRecords(prescan=False).preflight([str(WALK / "bad-first-record.jsonl")])
+    with pytest.raises(ReplayError) as caught:
+        run_inline([WalkRecords(at="nope", prescan=False)], raw_batches("hello.jsonl"))
+    assert caught.value.code == "E_STEP_NOT_FOUND" and caught.value.body["source"] == "hello.jsonl"
+    assert "never appears in 'hello.jsonl'" in caught.value.body["message"]
+
+
 def temp_files() -> set[str]:
     """The temporary files this process has open (unnamed: ``/tmp/#123 (deleted)``)."""
     found = set()

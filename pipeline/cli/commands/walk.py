@@ -9,10 +9,12 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
-from replay.pipeline.cli.commands.read import max_line_option
+from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option
 from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.io.journals import STDIN
-from replay.pipeline.model.walk import DEFAULT_DATA_DIR, is_run_id, journal_of, looks_like_path, scan_journal
+from replay.pipeline.model.dialects import AUTO
+from replay.pipeline.model.dialects.detect import CANONICAL
+from replay.pipeline.model.walk import DEFAULT_DATA_DIR, is_run_id, journal_dialect, journal_of, looks_like_path, scan_journal
 
 data_dir_option = click.option(
     "--data-dir", metavar="DIR", default=None,
@@ -27,21 +29,31 @@ Examples:
   replay walk run_20260301T120000_3fa9c1 --at c1   up to the end of step (tool call) c1
   replay walk --json runs/flow-7.jsonl | jq .kind   one JSON object per record
   replay walk --data-dir /srv/flows/.relayflowd hello-1
+  replay walk ~/.claude/projects/<project>/<session>.jsonl   a Claude Code session, mapped
+  replay walk rollout.jsonl --at call_1               a Codex log up to the end of tool call call_1
 \b
-Graph: `replay stages --graph walk` (read -> walk -> write).""")
+Graphs: `replay stages --graph walk` (read -> walk -> write); another agent's log:
+`replay stages --graph walk-log` (read -> parse -> dialect -> heal -> walk -> write).""")
 @click.argument("run", metavar="RUN_ID_OR_PATH")
 @click.option("--at", "at", metavar="STEP", default=None,
               help="Stop after STEP's terminal record (inclusive); a step that never terminated stops at its last record.")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per record: {step_id, kind, event, verification, spend}.")
 @data_dir_option
+@auto_dialect_option
 @max_line_option
-def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, max_line_bytes: int) -> int:
+def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect: str, max_line_bytes: int) -> int:
     """Walk a run's journal read-only: one line per record, in journal order, optionally up to a step.
 
     RUN_ID_OR_PATH is a run id (its journal is DATA_DIR/journal/RUN_ID.jsonl) or the path of a
     journal (it has a `/` or ends in .jsonl, .json, .ndjson or .gz); not `-`: walk reads no stdin.
     Canonical journals and flows-style ones (records with `kind` and `step_id`) are both read.
+    Another agent's log (Claude Code, Codex CLI, OpenHands, mini-swe-agent; --dialect, auto-detected
+    from its first records) is walked as its canonical journal: its records mapped onto canonical
+    events and healed in memory, the lines walking `replay heal LOG`'s output shows; its steps are
+    those events' (a tool call's call id, or the model call a mapped event is numbered with), and
+    --at reads the whole log (nothing in its bytes says where a mapped step ends). A line of it that
+    is no record is reported as heal reports it (exit 1) and the walk goes on.
     Nothing is run, written or contacted: this only reads the file.
 
     Text lines are kind, step (`-` for run-level records), the essential detail and [state], in
@@ -55,6 +67,10 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, max_line
     path = resolve_journal(run, data_dir)
     # (the walk stage's pre-scan takes its line limit from the read: ``WalkRecords.wired``)
     bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes}
+    if dialect != AUTO or journal_dialect(path, max_line_bytes) != CANONICAL:
+        # another agent's log: walked as `replay heal` maps and heals it (the walk stage finds where `at` ends)
+        bound |= {"dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}
+        return exit_code_for(run_spec("walk-log", [path], set=bound))
     if at is not None:
         # The pre-scan (which the walk stage's preflight remembers: it is not made twice) says where
         # the walk ends; the read stops at that byte, so a walk near the start of a 1 GB journal reads

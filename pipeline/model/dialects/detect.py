@@ -15,6 +15,8 @@ somebody claims, and only when exactly one does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
 from replay.pipeline.model.records import is_canonical
@@ -49,6 +51,17 @@ def claims(record: Any) -> list[str]:
     return found
 
 
+def input_dialect(records: Iterable[Any]) -> str:
+    """The dialect ``dialect = "auto"`` reads an input as, from its first records: the one dialect that claims the first
+    record somebody claims, of the first ``LOOKAHEAD``; CANONICAL when that is replay's own, when more than one claims
+    it (ambiguous: passed through unmapped), or when none claims any."""
+    for record in islice(records, LOOKAHEAD):
+        found = claims(record)
+        if found:
+            return found[0] if len(found) == 1 else CANONICAL
+    return CANONICAL
+
+
 def is_dialect_document(value: Any) -> bool:
     """A JSON object that holds a whole run of a dialect (a mini-swe-agent trajectory), to be read whole."""
     return isinstance(value, dict) and claims(value) == ["mini-swe-agent"] and "role" not in value
@@ -60,9 +73,5 @@ def document_dialect(value: Any) -> str | None:
     ``dialect`` stage decides an input's (an OpenHands event list). None for replay's own, or nobody's."""
     if is_dialect_document(value):
         return "mini-swe-agent"
-    if isinstance(value, list):
-        for item in value[:LOOKAHEAD]:
-            found = claims(item)
-            if found:
-                return found[0] if len(found) == 1 and found[0] != CANONICAL else None
-    return None
+    found = input_dialect(value) if isinstance(value, list) else CANONICAL
+    return found if found != CANONICAL else None

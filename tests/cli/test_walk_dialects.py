@@ -1,0 +1,147 @@
+"""`replay walk` over other agents' logs: each is walked as its canonical journal, the one `replay heal` writes of it
+(mapped by the dialect stage, then healed, in memory), `--at` a step of those events, read-only."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import errors_of, run_replay
+from dialect_support import CORPUS, CORPUS_FILES
+
+CLAUDE = CORPUS / "claude-code" / "session_b.jsonl"
+EDGE = CORPUS / "claude-code" / "edge_cases.jsonl"
+CODEX = CORPUS / "codex" / "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"
+ids = {"ids": lambda p: f"{p.parent.name}/{p.name}"}
+
+
+def healed(tmp_path: Path, path: Path, *flags: str) -> tuple[Path, list[dict]]:
+    """The canonical journal `replay heal FLAGS PATH` writes of a log, saved, and the errors heal said on the way."""
+    done = run_replay("heal", *flags, str(path))
+    journal = tmp_path / "healed.jsonl"
+    journal.write_bytes(done.stdout)
+    return journal, errors_of(done.stderr)
+
+
+def _said(errors: list[dict]) -> list[tuple[str, object, object]]:
+    """What each error is about, not who said it: its code, line and JSON path."""
+    return [(e["code"], e.get("line"), e.get("path")) for e in errors]
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("path", CORPUS_FILES, **ids)
+def test_a_log_walks_as_the_journal_heal_writes_of_it(tmp_path: Path, path: Path, as_json: bool):
+    flags = ["--json"] if as_json else []
+    journal, heal_errors = healed(tmp_path, path)
+    canonical = run_replay("walk", *flags, str(journal))
+    assert canonical.returncode == 0, canonical.stderr
+    walked = run_replay("walk", *flags, str(path))
+    assert walked.stdout == canonical.stdout
+    # (the lines that are no record of the log: said as heal says them, and the walk goes on past them, exit 1)
+    problems = [e for e in heal_errors if e["code"] != "E_HEALED_ARTIFACT_INVALID"]
+    assert _said(errors_of(walked.stderr)) == _said(problems)
+    assert walked.returncode == (1 if problems else 0)
+
+
+def test_a_log_shows_its_mapped_events_not_its_raw_records():
+    done = run_replay("walk", str(CODEX))
+    assert done.returncode == 0, done.stderr
+    rows = [line.split()[:2] for line in done.stdout.decode().splitlines()]
+    assert rows[:2] == [["$run", "-"], ["run_started", "-"]]
+    assert ["tool_called", "call-structured-001"] in rows and ["tool_completed", "call-custom-001"] in rows
+    assert rows[-2:] == [["run_failed", "-"], ["$heal", "-"]]  # the ending heal gives a log that says none
+    assert b"tool=exec_command" in done.stdout
+
+
+def test_a_named_dialect_walks_as_heal_with_that_dialect_writes(tmp_path: Path):
+    journal, _ = healed(tmp_path, CLAUDE, "--dialect", "claude-code")
+    walked = run_replay("walk", "--dialect", "claude-code", str(CLAUDE))
+    assert (walked.returncode, walked.stdout) == (0, run_replay("walk", str(journal)).stdout)
+    assert walked.stdout.split()[:4] == [b"$run", b"-", b"prompt=\"This", b"is"]
+
+
+def test_a_named_dialect_that_is_not_the_logs_maps_it_as_asked_and_says_so(tmp_path: Path):
+    journal, heal_errors = healed(tmp_path, CLAUDE, "--dialect", "codex")
+    walked = run_replay("walk", "--dialect", "codex", str(CLAUDE))
+    assert walked.stdout == run_replay("walk", str(journal)).stdout
+    assert [e["code"] for e in errors_of(walked.stderr)] == [e["code"] for e in heal_errors] == ["E_DIALECT_MISMATCH"]
+
+
+def test_a_non_object_line_is_reported_and_the_walk_goes_on_past_it():
+    done = run_replay("walk", str(EDGE))
+    assert done.returncode == 1
+    assert [(e["code"], e["line"]) for e in errors_of(done.stderr)] == [
+        ("E_EVENT_NOT_OBJECT", 13), ("E_EVENT_NOT_OBJECT", 15), ("E_EVENT_NOT_OBJECT", 16)]
+    kinds = [line.split()[0] for line in done.stdout.splitlines()]
+    assert kinds[-4:] == [b"tool_unanswered", b"tool_unanswered", b"run_failed", b"$heal"]
+    lines = {orjson.loads(line)["event"].get("$origin", {}).get("index") for line in
+             run_replay("walk", "--json", str(EDGE)).stdout.splitlines()}
+    assert max(i for i in lines if i is not None) > 13  # records after the bad lines are walked too
+
+
+def test_a_gzipped_log_is_detected_and_walked_the_same(tmp_path: Path):
+    packed = tmp_path / "session.jsonl.gz"
+    packed.write_bytes(gzip.compress(CODEX.read_bytes()))
+    plain = tmp_path / "session.jsonl"
+    shutil.copy(CODEX, plain)
+    assert run_replay("walk", str(packed)).stdout == run_replay("walk", str(plain)).stdout
+    assert b"tool_called              call-custom-001" in run_replay("walk", str(packed)).stdout
+
+
+# --at ------------------------------------------------------------------------------------------------------
+def test_at_a_call_id_stops_after_that_tool_calls_result():
+    whole = run_replay("walk", str(CODEX)).stdout.splitlines()
+    done = run_replay("walk", str(CODEX), "--at", "call-custom-001")
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout.splitlines()
+    assert shown == whole[:len(shown)]
+    assert shown[-1].split()[:2] == [b"tool_completed", b"call-custom-001"]
+    assert shown[-1].split()[-1] == b"[succeeded]"
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("path", CORPUS_FILES, **ids)
+def test_a_walk_of_a_log_up_to_a_step_is_its_whole_walk_cut_after_that_step(path: Path, as_json: bool):
+    flags = ["--json"] if as_json else []
+    records = run_replay("walk", "--json", str(path)).stdout.splitlines()
+    whole = run_replay("walk", *flags, str(path)).stdout.splitlines()
+    steps = list(dict.fromkeys(s for s in (orjson.loads(r)["step_id"] for r in records) if s))
+    assert steps or "66666666" in path.name  # (one Codex log holds only a prompt: no step)
+    for step in steps[:3] + steps[-1:]:
+        part = run_replay("walk", *flags, "--at", step, str(path))
+        shown = part.stdout.splitlines()
+        assert part.returncode in (0, 1) and shown and shown == whole[:len(shown)], (step, part.stderr)
+        assert orjson.loads(records[len(shown) - 1])["step_id"] == step
+
+
+def test_at_a_step_the_log_does_not_have_is_refused_with_nothing_printed():
+    done = run_replay("walk", str(CODEX), "--at", "call-nowhere")
+    assert (done.returncode, done.stdout) == (2, b"")
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["refusal"], error["received"], error["source"]) == (
+        "E_STEP_NOT_FOUND", "step_not_found", "call-nowhere", str(CODEX))
+    assert error["message"].startswith("REFUSED [step_not_found] step 'call-nowhere' never appears in ")
+    assert str(CODEX) in error["howToFix"]
+
+
+def test_at_a_step_of_the_raw_records_is_no_step_of_the_mapped_log():
+    """A step is the mapped events' (what the walk shows): a raw record's own id is none."""
+    raw_id = orjson.loads(CLAUDE.read_bytes().splitlines()[0])["uuid"]
+    done = run_replay("walk", str(CLAUDE), "--at", raw_id)
+    assert (done.returncode, [e["code"] for e in errors_of(done.stderr)]) == (2, ["E_STEP_NOT_FOUND"])
+
+
+# read-only --------------------------------------------------------------------------------------------------
+def test_walking_a_log_writes_nothing(tmp_path: Path):
+    log = tmp_path / "session.jsonl"
+    shutil.copy(EDGE, log)
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.rglob("*")}
+    for args in ([str(log)], ["--json", str(log)], ["--at", "2", str(log)]):
+        done = run_replay("walk", *args, cwd=tmp_path, process=True)  # a real process, as a user runs it
+        assert done.returncode == 1 and b"tool_called" in done.stdout
+    assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.rglob("*")} == before
+    assert os.listdir(tmp_path) == ["session.jsonl"]
