@@ -59,6 +59,10 @@ class DiffRuns(Transform):
             if self.unreadable is None and batch.events:
                 self.unreadable = batch.events[0]
             return
+        with exactjson.deep():  # (leaving out ignored fields recurses twice a level: as deep as parse reads)
+            self._take(batch)
+
+    def _take(self, batch: Batch) -> None:
         for i, record in enumerate(batch.events or ()):
             if type(record) is not dict:
                 continue
@@ -82,7 +86,6 @@ class DiffRuns(Transform):
             if compared(record):
                 self.entries.append(entry(record, 0, self.ignore, batch.lines[i], batch.offsets[i], batch.pointers[i]))
                 self.sides.append((len(self.source_names) - 1, len(self.run_names) - 1))
-        return
 
     def _split(self) -> list[tuple[str, list[Entry]]]:
         """The runs to compare: one per source record, else one per run."""
@@ -108,7 +111,8 @@ class DiffRuns(Transform):
             raise ReplayError("E_DIFF_INPUT_INVALID", f"diff compares two runs; the input holds {len(sides)}",
                               expected="two runs (two files, or one stream with two runs)", received=len(sides))
         (a_name, a), (b_name, b) = sides
-        result = diff_runs(a, b)
+        with exactjson.deep():  # (the fields of a changed pair are compared level by level)
+            result = diff_runs(a, b)
         if not result.same:
             first = result.first or {}
             self.error("E_RUNS_DIFFER", f"the runs differ: {len(result.differences)} difference(s), the first at "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, FIXTURES, run_replay
+from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
 
 WALK = FIXTURES / "walk"
 RUNNERS = EXAMPLES / "runners"
@@ -122,6 +122,22 @@ def test_a_kind_with_a_newline_or_an_escape_stays_on_its_difference_s_line(tmp_p
     assert lines[3].endswith("-gone\\r")
 
 
+
+def test_records_nested_as_deep_as_replay_reads_are_compared(tmp_path: Path):
+    """Leaving out the ignored fields and naming a changed leaf recursed a level at a time with the interpreter's
+    default limit: a record nested 500 levels (replay reads 1,024) failed the diff stage (E_STAGE_FAILED, a
+    RecursionError), even against itself."""
+    head = '{"type":"run_started","runId":"r","payload":{"x":'
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(head + "[" * 1000 + "1" + "]" * 1000 + "}}\n")
+    b.write_text(head + "[" * 1000 + "2" + "]" * 1000 + "}}\n")
+    same = run_replay("diff", str(a), str(a), process=True)
+    assert (same.returncode, same.stderr) == (0, b"") and same.stdout.splitlines()[-1].startswith(b"same: 1 records")
+    differ = run_replay("diff", "--json", str(a), str(b), process=True)
+    [change] = orjson.loads(differ.stdout)["differences"]
+    assert differ.returncode == 1 and change["fields"][0]["path"] == "$.payload.x" + "[0]" * 1000
+    assert [e["code"] for e in errors_of(differ.stderr)] == ["E_RUNS_DIFFER"]
+
 def test_the_json_output_is_stable(captured, cli):
     home, (first, _, broken) = captured
     assert cli("diff", "--json", first, broken, cwd=home)[1] == cli("diff", "--json", first, broken, cwd=home)[1]
@@ -157,6 +173,7 @@ def test_a_read_failure_keeps_the_column_of_the_bad_byte(tmp_path: Path, cli):
     (tmp_path / "bad.jsonl").write_bytes(b'{"type":"run_started","runId":"r","payload":{}}\n{"type":"x\xff"}\n')
     exit_code, _, [error] = cli("diff", str(tmp_path / "bad.jsonl"), str(WALK / "hello.jsonl"))
     assert exit_code == 2 and (error["line"], error["column"], error["offset"]) == (2, 11, 48), error
+
 
 
 def test_replay_run_of_the_shipped_spec_compares_like_the_command(tmp_path: Path, cli):
