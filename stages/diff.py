@@ -103,7 +103,10 @@ class DiffRuns(Transform):
     def flush(self) -> Batch | None:
         if self.unreadable is not None:
             problem = self.unreadable
-            where = {k: problem[k] for k in ("source", "line", "column", "offset") if problem.get(k) is not None}
+            where = {k: problem[k] for k in ("path", "source", "line", "column", "offset") if problem.get(k) is not None}
+            if "offset" not in where and "path" in where and problem.get("code") == "E_EVENT_NOT_OBJECT":
+                # a record of a JSON document: no byte offset to cut at, the record's path says which
+                where["howToFix"] = f"Each record of the document must be a JSON object: fix or remove {where['path']}."
             raise refused("E_JOURNAL_READ_FAILED", f"cannot compare: {problem.get('message', 'an input is unreadable')}",
                           cause=problem.get("code"), **where)
         sides = self._split()

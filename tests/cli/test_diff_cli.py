@@ -176,6 +176,17 @@ def test_a_read_failure_keeps_the_column_of_the_bad_byte(tmp_path: Path, cli):
 
 
 
+def test_a_record_of_a_document_that_is_no_object_is_named_by_its_path(tmp_path: Path):
+    """In a JSON document the record's path is its position (no line, no offset): the refusal left it out, and told
+    to cut the journal "at the byte offset given", which it did not give."""
+    artifact = tmp_path / "run.artifact.json"
+    artifact.write_bytes(b'{"events":[{"type":"run_started","runId":"r","seq":1,"payload":{}},7]}')
+    done = run_replay("diff", str(artifact), str(WALK / "hello.jsonl"), process=True)
+    [error] = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"], error["cause"]) == (2, b"", "E_JOURNAL_READ_FAILED",
+                                                                             "E_EVENT_NOT_OBJECT")
+    assert error["path"] == "$.events[1]" and "offset" not in error["howToFix"] and "$.events[1]" in error["howToFix"]
+
 def test_replay_run_of_the_shipped_spec_compares_like_the_command(tmp_path: Path, cli):
     code, spec, _ = cli("stages", "--graph", "diff")
     config = tmp_path / "diff.toml"
