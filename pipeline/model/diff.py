@@ -312,10 +312,10 @@ def describe(d: dict[str, Any]) -> str:
         kinds = "+" + b["kind"]
     elif b is None:
         kinds = "-" + a["kind"]
-    fields = "; ".join(
+    fields = one_line("; ".join(  # (JSON escapes C0 controls; a C1 one, DEL or a bidi override is shown escaped too)
         f"{c['path']}: {_value(c['a']) if 'a' in c else '(none)'} -> {_value(c['b']) if 'b' in c else '(none)'}"
         for c in d.get("fields", ())
-    )
+    ))
     line = f"{d['change']:<8} {d['category']:<14} a{_where(a):<10} b{_where(b):<10} {one_line(kinds)}"  # (a kind's newline or escape, shown)
     return f"{line}  {fields}" if fields else line
 

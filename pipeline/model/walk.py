@@ -53,6 +53,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refus
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, LineCutter, as_document, document_too_long, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import CANONICAL, document_dialect, input_dialect
+from replay.pipeline.model.markup import BIDI_CONTROLS
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
 from replay.pipeline.model.validation import is_number
@@ -299,13 +300,16 @@ class SpendLedger:
 
 
 # detail -------------------------------------------------------------------------------------------
-_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")  # (and half of a surrogate pair: no character, not UTF-8)
+# C0 and C1 controls (a terminal obeys ``\x9b`` as it does ``\x1b[``), bidi overrides (text reads in another order than
+# written), and half of a surrogate pair (no character, not UTF-8)
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff{BIDI_CONTROLS}]")
 _SPACE = re.compile(r"\s")
 
 
 def one_line(text: str) -> str:
-    """``text`` with control characters escaped, so a line of output stays one line, and each half of a surrogate pair
-    (a JSON ``\\ud83d`` alone, or a byte of a name that is not UTF-8) as its ``\\uXXXX``, so the line is UTF-8."""
+    """``text`` with control characters escaped, so a line of output stays one line and a terminal shows it as it is
+    written (bidi overrides too), and each half of a surrogate pair (a JSON ``\\ud83d`` alone, or a byte of a name that
+    is not UTF-8) as its ``\\uXXXX``, so the line is UTF-8."""
     if not _CONTROL.search(text):
         return text
     return _CONTROL.sub(_escaped, text)

@@ -138,6 +138,19 @@ def test_records_nested_as_deep_as_replay_reads_are_compared(tmp_path: Path):
     assert differ.returncode == 1 and change["fields"][0]["path"] == "$.payload.x" + "[0]" * 1000
     assert [e["code"] for e in errors_of(differ.stderr)] == ["E_RUNS_DIFFER"]
 
+
+def test_a_value_s_c1_controls_and_bidi_overrides_are_shown_escaped(tmp_path: Path):
+    """A changed field's values are written as JSON, which escapes C0 controls only: DEL, a C1 control (U+009B, a
+    terminal's CSI) and a bidi override (U+202E) reached the terminal as they were."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(rb'{"type":"user_message","payload":{"text":"\u202egnp.exe\u202c \u009b31m \u007f"}}' + b"\n")
+    b.write_bytes(rb'{"type":"user_message","payload":{"text":"\u202egnp.exe\u202c \u009b32m"}}' + b"\n")
+    done = run_replay("diff", str(a), str(b), process=True)
+    exit_code, out = done.returncode, done.stdout
+    assert exit_code == 1 and not set(out.decode()) & {"\u202e", "\u202c", "\x9b", "\x7f"}
+    assert '$.payload.text: "\\u202egnp.exe\\u202c \\x9b31m \\x7f" -> "\\u202egnp.exe\\u202c \\x9b32m"' in out.decode()
+
+
 def test_the_json_output_is_stable(captured, cli):
     home, (first, _, broken) = captured
     assert cli("diff", "--json", first, broken, cwd=home)[1] == cli("diff", "--json", first, broken, cwd=home)[1]

@@ -540,3 +540,17 @@ def test_a_config_is_refused_before_any_output_too(tmp_path: Path, cli):
     refused(cli("run", str(config), str(WALK / "hello.jsonl")), "E_STEP_NOT_FOUND", "step_not_found")
     config.write_text('chain = ["walk"]\n')
     refused(cli("run", str(config), str(WALK / "bad-first-record.jsonl")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+
+
+def test_c1_controls_and_bidi_overrides_are_shown_escaped(tmp_path: Path):
+    """Only C0 controls were escaped: a C1 control (U+009B, which a terminal obeys as it does ESC [) and a bidi
+    override (U+202E, which shows the rest of the line in another order than written) went to the terminal as
+    they were, where the report's text shows them as \\uXXXX."""
+    journal = tmp_path / "run.jsonl"
+    journal.write_bytes(b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"user_message","runId":"r",'
+                        b'"payload":{"text":"pay \\u202egnp.exe\\u202c now \\u009b31m red \\u007f"}}\n')
+    done = run_replay("walk", str(journal), process=True)
+    out = done.stdout.decode()
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert not set(out) & {"\u202e", "\u202c", "\x9b", "\x7f"}
+    assert '"pay \\u202egnp.exe\\u202c now \\x9b31m red \\x7f"' in out
