@@ -13,7 +13,7 @@ Model and tool spans are children of the run's span. Attributes: ``gen_ai.provid
 ``gen_ai.conversation.id`` (the run id), ``gen_ai.request.model`` / ``gen_ai.response.model``,
 ``gen_ai.response.id``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` /
 ``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own, and
-the run's totals on the root), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
+the run's totals on the root: the run record's usage, as ``report`` counts it, else the calls' sum), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
 Errors set the span status to ERROR with ``error.type``: a failed tool (``tool_failed``), a call that
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``). Message
 contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
@@ -299,7 +299,9 @@ class TraceBuilder:
             attrs["gen_ai.conversation.id"] = _text(self.run_id)
         if self.model:
             attrs["gen_ai.request.model"] = self.model
-        attrs.update(self.totals)
+        # the run's totals: its run record's usage when that counts tokens (a captured run's only count), as report
+        # counts the run's usage, else the sum of its model calls'
+        attrs.update(tokens(self.record.get("usage")) or self.totals)
         attrs["replay.events"] = self.count
         if self.repairs is not None:
             attrs["replay.repairs"] = self.repairs

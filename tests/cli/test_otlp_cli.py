@@ -130,3 +130,20 @@ def test_two_runs_of_one_id_in_one_input_are_two_traces(tmp_path):
     assert len(spans) == 2 and len({s[0].trace_id for s in spans}) == 2
     assert len({span.span_id for trace in spans for span in trace}) == sum(len(trace) for trace in spans)
     assert run_replay("export", "--otlp", str(journal)).stdout == first.stdout  # the same input, the same bytes
+
+
+def test_a_captured_run_s_usage_is_the_run_span_s_token_count(tmp_path):
+    """A run captured through a runner has its usage on the run record only (the runner protocol's `usage`): the
+    run's span had no token counts at all, where `replay report` counts the run's 120 in and 40 out."""
+    journal = tmp_path / "captured.jsonl"
+    journal.write_bytes(b'{"$record":"run","runId":"r1","status":"ok","framework":"example",'
+                        b'"usage":{"inputTokens":120,"outputTokens":40,"costUsd":0.0021}}\n'
+                        + journal_line(1, "run_started", "2026-03-01T12:00:00.000Z")
+                        + journal_line(2, "assistant_message", "2026-03-01T12:00:01.000Z", '{"text":"yo"}')
+                        + journal_line(3, "run_completed", "2026-03-01T12:00:01.000Z"))
+    done = run_replay("export", "--otlp", str(journal), process=True)
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    found = attribute_values(spans_by_name(done.stdout)["invoke_agent example"])
+    assert (found["gen_ai.usage.input_tokens"], found["gen_ai.usage.output_tokens"]) == (120, 40)
+    report = orjson.loads(run_replay("report", "--format", "json", str(journal), process=True).stdout)
+    assert report["runs"][0]["usage"]["inputTokens"] == 120 and report["runs"][0]["usage"]["outputTokens"] == 40
