@@ -320,13 +320,17 @@ def describe(d: dict[str, Any]) -> str:
     return f"{line}  {fields}" if fields else line
 
 
+def _records(n: int) -> str:
+    return f"{n} record" if n == 1 else f"{n} records"
+
+
 def as_text(diff: RunDiff, a_name: str, b_name: str, ignore: Ignore) -> list[str]:
     """The diff for people: the two runs, one line per difference, the verdict with a summary."""
-    lines = [f"a  {one_line(a_name)}  ({diff.a_records} records)", f"b  {one_line(b_name)}  ({diff.b_records} records)"]
+    lines = [f"a  {one_line(a_name)}  ({_records(diff.a_records)})", f"b  {one_line(b_name)}  ({_records(diff.b_records)})"]
     lines += [describe(d) for d in diff.differences]
     s = diff.summary()
     if diff.same:
-        lines.append(f"same: {diff.equal} records alike (ignoring {', '.join(ignore.written) or 'nothing'})")
+        lines.append(f"same: {_records(diff.equal)} alike (ignoring {', '.join(ignore.written) or 'nothing'})")
         return lines
     first = diff.first or {}
     lines.append(f"different: the runs part at a{_where(first.get('a'))} b{_where(first.get('b'))} "

@@ -132,7 +132,7 @@ def test_records_nested_as_deep_as_replay_reads_are_compared(tmp_path: Path):
     a.write_text(head + "[" * 1000 + "1" + "]" * 1000 + "}}\n")
     b.write_text(head + "[" * 1000 + "2" + "]" * 1000 + "}}\n")
     same = run_replay("diff", str(a), str(a), process=True)
-    assert (same.returncode, same.stderr) == (0, b"") and same.stdout.splitlines()[-1].startswith(b"same: 1 records")
+    assert (same.returncode, same.stderr) == (0, b"") and same.stdout.splitlines()[-1].startswith(b"same: 1 record ")
     differ = run_replay("diff", "--json", str(a), str(b), process=True)
     [change] = orjson.loads(differ.stdout)["differences"]
     assert differ.returncode == 1 and change["fields"][0]["path"] == "$.payload.x" + "[0]" * 1000
@@ -221,3 +221,13 @@ def test_inputs_saved_by_read_with_their_source_records_are_two_runs(tmp_path: P
     assert cli("diff", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")) == cli("diff", *inputs)
     code, out, errors = cli("diff", str(tmp_path / "a.jsonl"), str(tmp_path / "a.jsonl"))
     assert (code, errors) == (0, []) and out.decode().splitlines()[-1].startswith("same:")
+
+
+def test_one_record_is_counted_as_one_record(tmp_path: Path):
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r","payload":{}}\n')
+    proc = run_replay("diff", str(one), str(one))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert lines[:2] == [f"a  {one}  (1 record)", f"b  {one}  (1 record)"]
+    assert lines[2].startswith("same: 1 record alike (ignoring ")
