@@ -528,9 +528,8 @@ def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
         group = list(of_tool)
         durations = list(map(_DURATION, group))
         ok = list(map(_STATUS, group)).count("ok")
-        by_tool[name] = _finish_stats({"calls": len(group), "ok": ok, "error": len(group) - ok,
-                                       "durationMs": _sum(durations, 0.0), "maxMs": max(0.0, *durations)})
-    ok = sum(stats["ok"] for stats in by_tool.values())
+        by_tool[name] = _finished(len(group), ok, len(group) - ok, _sum(durations, 0.0), max(0.0, *durations))
+    ok = list(map(_STATUS, calls)).count("ok")
     return {"total": len(calls), "ok": ok, "error": len(calls) - ok, "byTool": by_tool, "calls": calls}
 
 
@@ -548,7 +547,12 @@ def _add_call(stats: dict[str, Any], calls: int, ok: int, error: int, duration: 
 
 
 def _finish_stats(stats: dict[str, Any]) -> dict[str, Any]:
-    return {**stats, "durationMs": number(stats["durationMs"]), "maxMs": number(stats["maxMs"])}
+    return _finished(stats["calls"], stats["ok"], stats["error"], stats["durationMs"], stats["maxMs"])
+
+
+def _finished(calls: int, ok: int, error: int, duration: int | float, longest: int | float) -> dict[str, Any]:
+    """A tool's stats as a report writes them: its total and longest duration as ``number`` writes them."""
+    return {"calls": calls, "ok": ok, "error": error, "durationMs": number(duration), "maxMs": number(longest)}
 
 
 def summarize_run(record: dict[str, Any] | None, events: Iterable[dict[str, Any]],

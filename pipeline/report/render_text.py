@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -76,14 +77,17 @@ def aligned(headers: list[str], columns: list[list[str]], right: frozenset[int] 
             indent: str = "") -> list[str]:
     """``table`` of the same cells given a column at a time (each column as long as the others)."""
     if "".join(headers).isascii() and "".join(map("".join, columns)).isascii():
-        # A character is a column: one format of fixed widths lays out each row.
-        spec = indent.replace("%", "%%") + "  ".join([
-            f"%{'' if k in right else '-'}{max(len(headers[k]), max(map(len, column)) if column else 0)}s"
-            for k, column in enumerate(columns)])
+        spec = _spec([max(len(headers[k]), max(map(len, column)) if column else 0) for k, column in enumerate(columns)],
+                     right, indent)
         return [(spec % tuple(headers)).rstrip(), *map(str.rstrip, map(spec.__mod__, zip(*columns, strict=True)))]
     rows = [headers, *map(list, zip(*columns, strict=True))]
     widths = _widths(headers, rows[1:])
     return [_row(row, widths, right, indent) for row in rows]
+
+
+def _spec(widths: list[int], right: frozenset[int] | set[int], indent: str) -> str:
+    """The format that lays out a row of ASCII cells (a character is a column) in columns of ``widths``."""
+    return indent.replace("%", "%%") + "  ".join([f"%{'' if k in right else '-'}{w}s" for k, w in enumerate(widths)])
 
 
 def _facts(facts: list[list[str]]) -> list[str]:
@@ -131,15 +135,15 @@ class Streamed:
         yield _lines(head)
         if self.cells:
             cells = [*self.cells, _CELL.join(_total_row(agg))]
-            widths = _widths(HEADERS, (c.split(_CELL) for c in cells))
-            pending = [_row(HEADERS, widths, RIGHT)]
-            for packed in cells:
-                pending.append(_row(packed.split(_CELL), widths, RIGHT))
-                if len(pending) >= CHUNK_LINES:
-                    yield _lines(pending)
-                    pending = []
-            pending.append("")
-            yield _lines(pending)
+            pieces = [cells[at:at + CHUNK_LINES] for at in range(0, len(cells), CHUNK_LINES)]
+            widths = [width(h) for h in HEADERS]
+            for piece in pieces:
+                widths = _packed_widths(widths, piece)
+            yield _lines([_row(HEADERS, widths, RIGHT)])
+            spec = _spec(widths, RIGHT, "")
+            for piece in pieces:
+                yield _lines(_packed_rows(piece, widths, spec))
+            yield _lines([""])
             yield from self.sections.chunks()
         pending = _aggregate_block(agg)
         while pending and not pending[-1]:  # the report ends with one newline
@@ -183,6 +187,23 @@ def _widths(headers: list[str], rows: Iterable[list[str]]) -> list[int]:
         for k, cell in enumerate(row):
             widths[k] = max(widths[k], width(cell))
     return widths
+
+
+def _packed_widths(widths: list[int], piece: list[str]) -> list[int]:
+    """``widths`` widened to fit the runs table's rows ``piece`` (each its cells joined by _CELL): a column at a time
+    when all are ASCII."""
+    rows = [packed.split(_CELL) for packed in piece]
+    if "".join(piece).isascii():
+        return list(map(max, widths, [max(map(len, column)) for column in zip(*rows, strict=True)]))
+    return list(map(max, widths, _widths(HEADERS, rows)))
+
+
+def _packed_rows(piece: list[str], widths: list[int], spec: str) -> list[str]:
+    """The runs table's rows ``piece`` (each its cells joined by _CELL) laid out in columns of ``widths``: by one
+    format of them (``spec``) when all are ASCII."""
+    if "".join(piece).isascii():
+        return list(map(str.rstrip, map(spec.__mod__, map(tuple, map(str.split, piece, itertools.repeat(_CELL))))))
+    return [_row(packed.split(_CELL), widths, RIGHT) for packed in piece]
 
 
 def _row(row: list[str], widths: list[int], right: frozenset[int] | set[int], indent: str = "") -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -165,3 +166,22 @@ def test_a_table_laid_out_by_one_format_is_the_table_laid_out_cell_by_cell(table
     assert render_text.table(headers, rows, right, indent) == expected
     columns = [[row[k] for row in rows] for k in range(len(headers))]
     assert render_text.aligned(headers, columns, right, indent) == expected
+
+
+@settings(max_examples=200)
+@given(st.lists(st.lists(_CELLS, min_size=len(render_text.HEADERS), max_size=len(render_text.HEADERS)), min_size=1,
+                max_size=12), st.lists(st.integers(1, 12), max_size=3))
+def test_the_runs_table_laid_out_a_piece_at_a_time_is_the_table_laid_out_cell_by_cell(rows, cuts):
+    """The runs table is measured and laid out a piece of rows at a time (each row its cells packed in one string),
+    by one format for a piece in ASCII: its lines are those of padding each cell to its column's display width over
+    the whole table, however the rows are cut into pieces and whichever pieces hold a wide character."""
+    packed = [render_text._CELL.join(row) for row in rows]
+    bounds = sorted({0, len(rows), *(c % len(rows) for c in cuts)})
+    pieces = [packed[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+    widths = [render_text.width(h) for h in render_text.HEADERS]
+    for piece in pieces:
+        widths = render_text._packed_widths(widths, piece)
+    assert widths == render_text._widths(render_text.HEADERS, rows)
+    spec = render_text._spec(widths, render_text.RIGHT, "")
+    lines = [line for piece in pieces for line in render_text._packed_rows(piece, widths, spec)]
+    assert lines == [render_text._row(row, widths, render_text.RIGHT) for row in rows]
