@@ -127,13 +127,14 @@ instant = parse_timestamp  # (kept as the model's name for it)
 
 
 def error_of(payload: Any) -> tuple[str | None, str | None]:
-    """(code, message) an event payload reports: ``error`` as an object or a string, else ``message``/``reason``."""
+    """(code, message) an event payload reports: ``error`` as an object (its ``code`` a string or an integer) or a string,
+    else ``message``/``reason``."""
     if not isinstance(payload, dict):
         return None, None
     code = message = None
     err = payload.get("error")
     if isinstance(err, dict):
-        code = err.get("code") if isinstance(err.get("code"), str) else None
+        code = _code(err.get("code"))
         message = err.get("message") if isinstance(err.get("message"), str) else None
     elif isinstance(err, str):
         message = err
@@ -142,9 +143,16 @@ def error_of(payload: Any) -> tuple[str | None, str | None]:
             if isinstance(payload.get(key), str):
                 message = payload[key]
                 break
-    if isinstance(payload.get("code"), str) and code is None:
-        code = payload["code"]
+    if code is None:
+        code = _code(payload.get("code"))
     return code, (message[:MAX_MESSAGE] if message is not None else None)
+
+
+def _code(value: Any) -> str | None:
+    """An error code as a report shows it: a string, or an integer's digits (an HTTP status, an errno: ``500``)."""
+    if value.__class__ is str:
+        return value  # type: ignore[no-any-return]
+    return str(value) if value.__class__ is int else None
 
 
 def as_run_id(value: Any) -> str | None:

@@ -87,6 +87,18 @@ def test_run_failed_event_makes_a_run_without_record_an_error():
     assert s["status"] == "error" and s["errors"][0]["message"] == "boom" and s["runId"] == "r"
 
 
+def test_an_integer_error_code_is_reported_as_its_digits():
+    """An HTTP status or an errno as a tool's error code (``"code": 500``) is the error's code, as a string is; a
+    boolean or a float is none."""
+    s = summarize_run(None, [ev(1, "run_started"), ev(2, "tool_called", callId="c", toolName="get"),
+                             ev(3, "tool_failed", callId="c", error={"code": 500, "message": "server error"}),
+                             ev(4, "tool_called", callId="d", toolName="get"),
+                             ev(5, "tool_failed", callId="d", code=2, message="no such file"),
+                             ev(6, "run_failed", code=True, message="gave up"), ev(7, "user_message", code=1.5)])
+    assert [(e["kind"], e["code"]) for e in s["errors"]] == [("tool_failed", "500"), ("tool_failed", "2"), ("run_failed", None)]
+    assert aggregate([s])["errors"]["byCode"] == {"500": 1, "2": 1, "run_failed": 1}
+
+
 def test_usage_falls_back_to_event_payloads_in_either_spelling():
     s = summarize_run(None, [ev(1, "assistant_message", usage={"inputTokens": 10, "outputTokens": 5, "costUsd": 0.1}),
                              ev(2, "assistant_message", usage={"input_tokens": 7, "output_tokens": 3, "cost_usd": 0.2})])
