@@ -491,11 +491,9 @@ class RunTally:
         errors: list[dict[str, Any]] = []
         facts = self.record or {}
         err = facts.get("error")
-        if isinstance(err, dict) or (facts.get("status") == "error"):
-            err = err if isinstance(err, dict) else {}
-            message: str = err["message"] if isinstance(err.get("message"), str) else "run reported status error"
-            errors.append({"kind": "run", "code": err.get("code") if isinstance(err.get("code"), str) else None,
-                           "message": message[:MAX_MESSAGE], "seq": None})
+        if isinstance(err, dict | str) or (facts.get("status") == "error"):  # (a bare message: as an event's error)
+            code, message = error_of({"error": err})
+            errors.append({"kind": "run", "code": code, "message": message or "run reported status error", "seq": None})
         seen = {(e["code"], e["message"]) for e in errors}
         for entry in self.errors:
             if entry["kind"] == RUN_FAILED and (entry["code"], entry["message"]) in seen:

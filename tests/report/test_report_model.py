@@ -99,6 +99,16 @@ def test_an_integer_error_code_is_reported_as_its_digits():
     assert aggregate([s])["errors"]["byCode"] == {"500": 1, "2": 1, "run_failed": 1}
 
 
+def test_a_run_records_error_written_as_a_message_is_its_message():
+    """A run record's ``error`` as a bare message (the contract's is an object) is the run's error, its message shown;
+    with an integer code, that code."""
+    s = summarize_run({"$record": "run", "runId": "r", "status": "error", "error": "database connection refused"},
+                      [ev(1, "run_started")])
+    assert [(e["kind"], e["code"], e["message"]) for e in s["errors"]] == [("run", None, "database connection refused")]
+    s = summarize_run({"$record": "run", "runId": "r", "status": "error", "error": {"code": 503}}, [ev(1, "run_started")])
+    assert [(e["kind"], e["code"], e["message"]) for e in s["errors"]] == [("run", "503", "run reported status error")]
+
+
 def test_usage_falls_back_to_event_payloads_in_either_spelling():
     s = summarize_run(None, [ev(1, "assistant_message", usage={"inputTokens": 10, "outputTokens": 5, "costUsd": 0.1}),
                              ev(2, "assistant_message", usage={"input_tokens": 7, "output_tokens": 3, "cost_usd": 0.2})])
