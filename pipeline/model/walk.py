@@ -954,12 +954,26 @@ def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:
             except orjson.JSONDecodeError:
                 value = None  # (lines after all: a one-line input that is no JSON, or JSONL too short to tell)
             else:
-                if isinstance(value, list | dict):  # an array, a trajectory, an artifact; or one line's record
-                    return document_dialect(value) or (input_dialect([value]) if isinstance(value, dict) else CANONICAL)
-        return input_dialect(_line_objects(_without(read.look(keep=False), exactjson.skip_bom(head)[1]), path,
-                                           max_line_bytes))
+                if isinstance(value, list):  # an array of records (an OpenHands event list, a flows journal's)
+                    return document_dialect(list(_walks_own(value))) or CANONICAL
+                if isinstance(value, dict):  # a trajectory, an artifact; or one line's record
+                    return document_dialect(value) or input_dialect(_walks_own([value]))
+        return input_dialect(_walks_own(_line_objects(_without(read.look(keep=False), exactjson.skip_bom(head)[1]), path,
+                                                      max_line_bytes)))
     finally:
         read.close()
+
+
+_WALKS_OWN = {RECORD_KEY: "flows"}  # what a flows-style record counts as when the dialect is judged: a record of walk's own
+
+
+def _walks_own(records: Iterable[Any]) -> Iterator[Any]:
+    """``records``, each flows-style one (a ``kind`` and a ``run_id`` or ``step_id``) as one of replay's own: walk reads
+    those itself, whatever other keys they have (a flows message's ``role`` and ``content`` are no mini-swe-agent
+    record's)."""
+    for record in records:
+        flows = isinstance(record, dict) and isinstance(record.get("kind"), str) and ("run_id" in record or "step_id" in record)
+        yield _WALKS_OWN if flows else record
 
 
 def _line_objects(chunks: Iterable[bytes], source: str, max_line_bytes: int) -> Iterator[dict[str, Any]]:

@@ -145,3 +145,28 @@ def test_walking_a_log_writes_nothing(tmp_path: Path):
         assert done.returncode == 1 and b"tool_called" in done.stdout
     assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.rglob("*")} == before
     assert os.listdir(tmp_path) == ["session.jsonl"]
+
+
+FLOWS = Path(__file__).resolve().parent.parent / "fixtures" / "walk" / "hello.jsonl"
+# flows records that look like another agent's to the dialect claims alone: a message's role and content (mini-swe-agent),
+# an action with an id (OpenHands)
+FLOWS_LOOKALIKES = [
+    {"kind": "llm.message", "run_id": "hello-1", "step_id": "step-2", "ts": "2026-03-01T12:00:00.400Z",
+     "role": "assistant", "content": "The diff adds one file."},
+    {"kind": "tool.action", "run_id": "hello-1", "step_id": "step-2", "ts": "2026-03-01T12:00:00.400Z",
+     "action": "run", "id": 7},
+]
+
+
+@pytest.mark.parametrize("record", FLOWS_LOOKALIKES, ids=["role-content", "action-id"])
+@pytest.mark.parametrize("as_document", [False, True], ids=["jsonl", "json-array"])
+def test_a_flows_journal_with_records_that_look_like_another_agents_is_walked_as_flows(
+        tmp_path: Path, record: dict, as_document: bool):
+    lines = FLOWS.read_bytes().splitlines()
+    lines.insert(5, orjson.dumps(record))
+    path = tmp_path / ("flows.json" if as_document else "flows.jsonl")
+    path.write_bytes(b"[" + b",".join(lines) + b"]" if as_document else b"\n".join(lines) + b"\n")
+    walked = run_replay("walk", str(path))
+    assert (walked.returncode, walked.stderr) == (0, b"")
+    kinds = [line.split()[0] for line in walked.stdout.decode().splitlines()]
+    assert kinds == [orjson.loads(line)["kind"] for line in lines]  # its own records, none mapped
