@@ -491,7 +491,7 @@ class RunTally:
         errors: list[dict[str, Any]] = []
         facts = self.record or {}
         err = facts.get("error")
-        if isinstance(err, dict | str) or (facts.get("status") == "error"):  # (a bare message: as an event's error)
+        if isinstance(err, dict) or (isinstance(err, str) and err) or facts.get("status") == "error":  # (a bare message too)
             code, message = error_of({"error": err})
             errors.append({"kind": "run", "code": code, "message": message or "run reported status error", "seq": None})
         seen = {(e["code"], e["message"]) for e in errors}

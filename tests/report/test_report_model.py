@@ -107,6 +107,8 @@ def test_a_run_records_error_written_as_a_message_is_its_message():
     assert [(e["kind"], e["code"], e["message"]) for e in s["errors"]] == [("run", None, "database connection refused")]
     s = summarize_run({"$record": "run", "runId": "r", "status": "error", "error": {"code": 503}}, [ev(1, "run_started")])
     assert [(e["kind"], e["code"], e["message"]) for e in s["errors"]] == [("run", "503", "run reported status error")]
+    s = summarize_run({"$record": "run", "runId": "r", "status": "ok", "error": ""}, [ev(1, "run_started")])
+    assert (s["status"], s["errors"]) == ("ok", [])  # an empty message is no error
 
 
 def test_usage_falls_back_to_event_payloads_in_either_spelling():
