@@ -127,8 +127,8 @@ instant = parse_timestamp  # (kept as the model's name for it)
 
 
 def error_of(payload: Any) -> tuple[str | None, str | None]:
-    """(code, message) an event payload reports: ``error`` as an object (its ``code`` a string or an integer) or a string,
-    else ``message``/``reason``."""
+    """(code, message) an event payload reports: ``error`` as an object (its ``code`` as ``_code`` shows it) or a
+    string, else ``message``/``reason``."""
     if not isinstance(payload, dict):
         return None, None
     code = message = None
@@ -149,10 +149,17 @@ def error_of(payload: Any) -> tuple[str | None, str | None]:
 
 
 def _code(value: Any) -> str | None:
-    """An error code as a report shows it: a string, or an integer's digits (an HTTP status, an errno: ``500``)."""
-    if value.__class__ is str:
-        return value  # type: ignore[no-any-return]
-    return str(value) if value.__class__ is int else None
+    """An error code as a report (and an export) shows it: a string as it is, anything else as its JSON (an HTTP status
+    or an errno, ``500``; a list); None for none (null, or an empty string)."""
+    if value is None or value == "":
+        return None
+    return as_text(value)
+
+
+def as_text(value: Any) -> str:
+    """A value as text: a string as it is, anything else (a number, a list, an object) as its JSON, not as Python
+    writes it (``['list']``)."""
+    return value if isinstance(value, str) else exactjson.dumps(value, default=str).decode()
 
 
 def as_run_id(value: Any) -> str | None:

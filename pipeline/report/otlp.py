@@ -34,7 +34,6 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
@@ -45,6 +44,7 @@ from replay.pipeline.model.toolcalls import (
     call_id,
     tool_name,
 )
+from replay.pipeline.report.model import as_text, error_of
 
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_UNSET, STATUS_ERROR = 0, 2
@@ -71,14 +71,8 @@ def attribute(key: str, value: Any) -> dict[str, Any]:
     elif isinstance(value, list | tuple):
         typed = {"arrayValue": {"values": [attribute("", v)["value"] for v in value]}}
     else:
-        typed = {"stringValue": _text(value)}
+        typed = {"stringValue": as_text(value)}
     return {"key": key, "value": typed}
-
-
-def _text(value: Any) -> str:
-    """A value as attribute text: a string as it is, anything else (an error code journaled as a list or an
-    object, a run id as a number) as its JSON, not as Python writes it (``['list']``)."""
-    return value if isinstance(value, str) else exactjson.dumps(value, default=str).decode()
 
 
 def tokens(usage: Any) -> dict[str, int | float]:
@@ -202,9 +196,8 @@ class TraceBuilder:
         elif etype == "user_message":
             self.awaiting = True
         elif etype == RUN_FAILED:
-            found = payload.get("error")
-            error: dict[str, Any] = found if isinstance(found, dict) else {}
-            self.failed = (error.get("code") or RUN_FAILED, error.get("message") or payload.get("reason"))
+            code, message = error_of(payload)
+            self.failed = (code or RUN_FAILED, message)
         if etype != "assistant_message" and "usage" in payload:
             self._usage(self.chat, payload["usage"])  # e.g. Codex's token counts, after the call they count
 
@@ -230,7 +223,7 @@ class TraceBuilder:
             attrs["gen_ai.request.model"] = model
             attrs["gen_ai.response.model"] = model
         if self.run_id:
-            attrs["gen_ai.conversation.id"] = _text(self.run_id)
+            attrs["gen_ai.conversation.id"] = as_text(self.run_id)
         if isinstance(key, str):
             attrs["gen_ai.response.id"] = key
         reason = payload.get("stopReason")
@@ -261,7 +254,7 @@ class TraceBuilder:
         else:
             self.open_by_name.setdefault(name, []).append(span)
         if self.run_id:
-            span.attributes["gen_ai.conversation.id"] = _text(self.run_id)
+            span.attributes["gen_ai.conversation.id"] = as_text(self.run_id)
         self.spans.append(span)
 
     def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None) -> None:
@@ -273,8 +266,7 @@ class TraceBuilder:
             return  # a result without its call (heal drops these): nothing to time
         self._stretch(span, now)
         if etype in FAILED:
-            error = payload.get("error")
-            span.fail("tool_failed", error if isinstance(error, str) else error.get("message") if isinstance(error, dict) else None)
+            span.fail("tool_failed", error_of(payload)[1])
         elif etype == TOOL_UNANSWERED:
             span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was recorded")
 
@@ -296,7 +288,7 @@ class TraceBuilder:
         if self.framework:
             attrs["gen_ai.agent.name"] = self.framework
         if self.run_id:
-            attrs["gen_ai.conversation.id"] = _text(self.run_id)
+            attrs["gen_ai.conversation.id"] = as_text(self.run_id)
         if self.model:
             attrs["gen_ai.request.model"] = self.model
         # the run's totals: its run record's usage when that counts tokens (a captured run's only count), as report
@@ -307,12 +299,11 @@ class TraceBuilder:
             attrs["replay.repairs"] = self.repairs
         if self.out_of_range:
             attrs["replay.timestamps_out_of_range"] = self.out_of_range
-        found = self.record.get("error")
-        error: dict[str, Any] = found if isinstance(found, dict) else {}
         if self.failed is not None:
-            root.fail(_text(self.failed[0]), self.failed[1])
+            root.fail(as_text(self.failed[0]), self.failed[1])
         elif self.record.get("status") == "error":
-            root.fail(_text(error.get("code") or "run_failed"), error.get("message"))
+            code, message = error_of({"error": self.record.get("error")})  # (an object, or a bare message)
+            root.fail(code or "run_failed", message)
         for spans in [list(self.open_calls.values()), *self.open_by_name.values()]:
             for span in spans:  # never closed, not even marked unanswered: the run ended first
                 self._stretch(span, self.last_nanos)

@@ -147,3 +147,25 @@ def test_a_captured_run_s_usage_is_the_run_span_s_token_count(tmp_path):
     assert (found["gen_ai.usage.input_tokens"], found["gen_ai.usage.output_tokens"]) == (120, 40)
     report = orjson.loads(run_replay("report", "--format", "json", str(journal), process=True).stdout)
     assert report["runs"][0]["usage"]["inputTokens"] == 120 and report["runs"][0]["usage"]["outputTokens"] == 40
+
+
+def test_errors_are_read_as_the_report_reads_them(tmp_path):
+    """A run record's error written as a bare message is the run span's status message, and a tool's integer error
+    code its digits, as `replay report` shows them (the export read errors its own way: no message, no code)."""
+    journal = tmp_path / "f.jsonl"
+    journal.write_bytes(b'{"$record":"run","runId":"r1","status":"error","error":"model quota exceeded","framework":"example"}\n'
+                        + journal_line(1, "run_started", "2026-03-01T12:00:00.000Z")
+                        + journal_line(2, "tool_called", "2026-03-01T12:00:01.000Z", '{"callId":"c1","toolName":"get"}')
+                        + journal_line(3, "tool_failed", "2026-03-01T12:00:02.000Z",
+                                       '{"callId":"c1","error":{"code":500,"message":"server error"}}')
+                        + journal_line(4, "run_failed", "2026-03-01T12:00:03.000Z", '{"code":503,"message":"gave up"}'))
+    done = run_replay("export", "--otlp", str(journal))
+    assert done.returncode == 0, done.stderr
+    spans = spans_by_name(done.stdout)
+    assert spans["execute_tool get"].status.message == "server error"
+    assert (attribute_values(spans["invoke_agent example"])["error.type"], spans["invoke_agent example"].status.message) \
+        == ("503", "gave up")
+    record_only = tmp_path / "g.jsonl"
+    record_only.write_bytes(journal.read_bytes().split(b"\n")[0] + b"\n" + journal_line(1, "run_started", "2026-03-01T12:00:00.000Z"))
+    root = spans_by_name(run_replay("export", "--otlp", str(record_only)).stdout)["invoke_agent example"]
+    assert (attribute_values(root)["error.type"], root.status.message) == ("run_failed", "model quota exceeded")

@@ -88,15 +88,15 @@ def test_run_failed_event_makes_a_run_without_record_an_error():
 
 
 def test_an_integer_error_code_is_reported_as_its_digits():
-    """An HTTP status or an errno as a tool's error code (``"code": 500``) is the error's code, as a string is; a
-    boolean or a float is none."""
+    """An HTTP status or an errno as a tool's error code (``"code": 500``) is the error's code, as its digits; any other
+    value as its JSON."""
     s = summarize_run(None, [ev(1, "run_started"), ev(2, "tool_called", callId="c", toolName="get"),
                              ev(3, "tool_failed", callId="c", error={"code": 500, "message": "server error"}),
                              ev(4, "tool_called", callId="d", toolName="get"),
                              ev(5, "tool_failed", callId="d", code=2, message="no such file"),
                              ev(6, "run_failed", code=True, message="gave up"), ev(7, "user_message", code=1.5)])
-    assert [(e["kind"], e["code"]) for e in s["errors"]] == [("tool_failed", "500"), ("tool_failed", "2"), ("run_failed", None)]
-    assert aggregate([s])["errors"]["byCode"] == {"500": 1, "2": 1, "run_failed": 1}
+    assert [(e["kind"], e["code"]) for e in s["errors"]] == [("tool_failed", "500"), ("tool_failed", "2"), ("run_failed", "true")]
+    assert aggregate([s])["errors"]["byCode"] == {"500": 1, "2": 1, "true": 1}
 
 
 def test_a_run_records_error_written_as_a_message_is_its_message():
