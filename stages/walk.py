@@ -126,6 +126,8 @@ class WalkRecords(Transform):
         """Before anything runs: refuse a journal whose first record is unreadable and, with ``at``, a
         step that appears in none of the input files; note where the walk stops in the one it ends in."""
         if not self.config["prescan"]:
+            if len(inputs) == 1:  # (an `at` step never seen is refused naming the one input, even when nothing came of it)
+                self.held.source = source_name(inputs[0])
             return
         at = self.config["at"] or None
         files = [path for path in inputs if path != STDIN and os.path.isfile(path)]

@@ -170,3 +170,26 @@ def test_a_flows_journal_with_records_that_look_like_another_agents_is_walked_as
     assert (walked.returncode, walked.stderr) == (0, b"")
     kinds = [line.split()[0] for line in walked.stdout.decode().splitlines()]
     assert kinds == [orjson.loads(line)["kind"] for line in lines]  # its own records, none mapped
+
+
+def test_a_cut_off_last_line_of_a_log_is_reported_with_its_position(tmp_path: Path):
+    """A log still being written ends mid-record: the walk shows what came before and reports the cut-off line (where
+    heal drops it and counts the repair), as walk reports one in a journal."""
+    data = CLAUDE.read_bytes()
+    cut = tmp_path / "live.jsonl"
+    cut.write_bytes(data[:-40])
+    walked = run_replay("walk", str(cut))
+    assert walked.returncode == 1
+    (error,) = errors_of(walked.stderr)
+    last = data.rstrip(b"\n").rfind(b"\n") + 1
+    assert (error["code"], error["line"], error["offset"]) == ("E_JSONL_LINE_TORN", data.count(b"\n", 0, last) + 1, last)
+    assert b"user_message" in walked.stdout and walked.stdout.endswith(b"[info]\n")
+
+
+def test_a_step_not_in_an_empty_log_is_refused_naming_the_log(tmp_path: Path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    walked = run_replay("walk", "--dialect", "claude-code", str(empty), "--at", "x")
+    assert (walked.returncode, walked.stdout) == (2, b"")
+    (error,) = errors_of(walked.stderr)
+    assert error["code"] == "E_STEP_NOT_FOUND" and error["source"] == str(empty) and str(empty) in error["howToFix"]

@@ -33,7 +33,7 @@ Examples:
   replay walk rollout.jsonl --at call_1               a Codex log up to the end of tool call call_1
 \b
 Graphs: `replay stages --graph walk` (read -> walk -> write); another agent's log:
-`replay stages --graph walk-log` (read -> parse -> dialect -> heal -> walk -> write).""")
+`replay stages --graph walk-log` (read -> join -> parse -> dialect -> heal -> walk -> write).""")
 @click.argument("run", metavar="RUN_ID_OR_PATH")
 @click.option("--at", "at", metavar="STEP", default=None,
               help="Stop after STEP's terminal record (inclusive); a step that never terminated stops at its last record.")
@@ -53,7 +53,8 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
     events and healed in memory, the lines walking `replay heal LOG`'s output shows; its steps are
     those events' (a tool call's call id, or the model call a mapped event is numbered with), and
     --at reads the whole log (nothing in its bytes says where a mapped step ends). A line of it that
-    is no record is reported as heal reports it (exit 1) and the walk goes on.
+    is no record is reported as heal reports it (exit 1) and the walk goes on; a cut-off last line is
+    reported too (E_JSONL_LINE_TORN, exit 1), where heal drops it.
     Nothing is run, written or contacted: this only reads the file.
 
     Text lines are kind, step (`-` for run-level records), the essential detail and [state], in
