@@ -27,7 +27,15 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
-from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic, input_unreadable, utf8_fault, utf8_text
+from replay.pipeline.engine.errors import (
+    EXIT_REFUSED,
+    ReplayError,
+    diagnostic,
+    input_unreadable,
+    refuse_duplicate_key,
+    utf8_fault,
+    utf8_text,
+)
 from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
@@ -90,6 +98,8 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
             **exactjson.error_position(text, exc, skipped), expected="a JSON object", received=excerpt(text),
             example='--context \'{"userId": "u1"}\'',
         ) from exc
+    refuse_duplicate_key(text, context, "E_CONTEXT_JSON_INVALID", where, skipped, rooted=True, source=source,  # as a config's
+                         expected="a JSON object, each key written once", received=excerpt(text))
     if not isinstance(context, dict):
         raise ReplayError(
             "E_CONTEXT_SHAPE_INVALID", f"{where} must be a JSON object, not {json_type(context)}", path=where,

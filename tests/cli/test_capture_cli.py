@@ -93,6 +93,18 @@ def test_refusals(tmp_path, args, code):
     refused(capture(tmp_path, *args), tmp_path, code)
 
 
+def test_a_context_with_a_key_written_twice_is_refused_at_the_second_as_a_config_is(tmp_path):
+    """The context went to the runner with the last value of the key, without a word, where a pipeline config, a heal
+    rules file or an override sidecar with a key written twice is refused: the other value may be the one meant."""
+    (tmp_path / "ctx.json").write_bytes(b'\xef\xbb\xbf{"x": {"b": 1,\n "b": 2}}')
+    inline = refused(capture(tmp_path, "capture", "--runner", SAY, "--context", '{"a": 1, "a": 2}', "p"), tmp_path,
+                     "E_CONTEXT_JSON_INVALID")
+    assert (inline["path"], inline["line"], inline["column"]) == ("$.a", 1, 10)
+    in_file = refused(capture(tmp_path, "capture", "--runner", SAY, "--context-file", "ctx.json", "p"), tmp_path,
+                      "E_CONTEXT_JSON_INVALID")
+    assert (in_file["path"], in_file["source"], in_file["line"], in_file["column"], in_file["offset"]) == ("$.x.b", "ctx.json", 2, 2, 18)
+
+
 def test_a_prompt_or_context_that_is_not_utf8_is_refused_where_its_bad_byte_is(tmp_path):
     """A prompt argument holding a byte that is not UTF-8 (a Latin-1 terminal's 'café') failed inside the graph
     (E_STAGE_FAILED, exit 1); on stdin it was sent to the runner with U+FFFD in its place, without a word; in --context it
