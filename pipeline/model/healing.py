@@ -16,6 +16,7 @@ from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.validation import json_type, validate_artifact
 
 RULES_FILE = Path(".replay") / "heal.rules.json"
+RULES_VERSION = "v1"  # the rules file format; the schema's `version` const
 
 # The built-in aliases: names frameworks use for the canonical event types.
 BUILTIN_ALIASES: dict[str, str] = {
@@ -47,6 +48,10 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),
                           example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
+    if "version" in rules and rules["version"] != RULES_VERSION:  # the one format there is (`replay schema heal-rules`)
+        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f'`version` must be "{RULES_VERSION}", the one rules format there is',
+                          source=str(target), path="$.version", expected=RULES_VERSION,
+                          received=excerpt(exactjson.dumps(rules["version"])), example='{"version": "v1"}')
     aliases = rules.get("eventAliases", {})
     if not isinstance(aliases, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in aliases.items()):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",

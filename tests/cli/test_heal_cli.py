@@ -95,6 +95,9 @@ def test_rules_file_from_flag_and_from_project_dir(tmp_path: Path) -> None:
     (b"{not json", "E_HEAL_RULES_INVALID_JSON", None, None),
     (b"[1, 2]", "E_HEAL_RULES_SHAPE_INVALID", "$", "array"),  # JSON's names and text, never Python's (list, {'a': 3})
     (b'{"eventAliases": {"a": 3}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases", '{"a":3}'),
+    # a format other than the one there is (the schema's `version` const) is refused, not read as if it were v1
+    (b'{"version": "v2", "eventAliases": {}}', "E_HEAL_RULES_SHAPE_INVALID", "$.version", '"v2"'),
+    (b'{"version": 1}', "E_HEAL_RULES_SHAPE_INVALID", "$.version", "1"),
 ])
 def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: bytes, code: str, path: str | None,
                                                    received: str | None) -> None:
