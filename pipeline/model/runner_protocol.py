@@ -319,6 +319,7 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
 RUNNER_ERROR_RULE = "normalize_runner_error"  # a bare message as `error` made {"message": it} (a repair)
 RUNNER_SOURCES_RULE = "normalize_runner_sources"  # one source name as `sources` made [it] (a repair)
 RUNNER_FIELD_RULE = "check_runner_output"  # a run fact of a type with no normal form: not kept, a notice
+MISSING = "missing"  # a FactNote's ``received`` for a fact the contract requires and the output left out
 _TYPES = {"response": "string", "error": "object", "framework": "string", "sources": "array of strings", "usage": "object"}
 _EXAMPLES = {"response": '"response": "AAPL is your largest holding."',
              "error": '"error": {"code": "RUNNER_TOOL_TIMEOUT", "message": "...", "retryable": true}',
@@ -344,6 +345,8 @@ class FactNote:
 
     @property
     def message(self) -> str:
+        if self.received == MISSING:
+            return f"runner output has status \"error\" but no `{self.field}`: the run record cannot say why it failed"
         said = f"runner output's `{self.field}` is {_an(self.received)}; the contract's is {_an(_TYPES[self.field])}"
         if self.kept:
             return f"{said}: kept as {exactjson.dumps(self.value).decode()[:80]}"
@@ -353,6 +356,9 @@ class FactNote:
         """The heal-log entry's fields (``log_repair``'s keywords, but rule, action and message)."""
         if self.kept:
             return {"field": self.field, "original": self.original, "value": self.value}
+        if self.received == MISSING:
+            return {"field": self.field, "path": f"$.{self.field}", "expected": _TYPES[self.field], "received": MISSING,
+                    "howToFix": f"Say why the run failed: {_EXAMPLES[self.field]} (`replay schema runner-output`)."}
         return {"field": self.field, "path": f"$.{self.field}", "original": self.original,
                 "expected": _TYPES[self.field], "received": self.received,
                 "howToFix": f"Write `{self.field}` as {_an(_TYPES[self.field])} in the runner's output object, e.g. "
@@ -405,7 +411,8 @@ class RunFacts:
 def run_facts(output: dict[str, Any] | None) -> RunFacts:
     """The run facts of an output object: those of the contract's type as they are, those with a normal form (a bare
     error message, one source name) in it, the others left out with a note; null is taken for absent. A status-"ok" output's `response` that is
-    no string is not noted here: ``check_output`` fails the run for it (E_RUNNER_RESPONSE_MISSING)."""
+    no string is not noted here: ``check_output`` fails the run for it (E_RUNNER_RESPONSE_MISSING). A status-"error"
+    output without an ``error`` (the contract requires one then) is a note too: the run record cannot say why it failed."""
     result = RunFacts()
     for name in _TYPES:
         if not output or output.get(name) is None:  # absent, or null: nothing said, nothing to lose
@@ -418,4 +425,6 @@ def run_facts(output: dict[str, Any] | None) -> RunFacts:
             result.facts[name] = note.value
         if note.kept or not (name == "response" and output.get("status") == "ok"):
             result.notes.append(note)
+    if output and output.get("status") == "error" and output.get("error") is None:  # the contract requires it then
+        result.notes.append(FactNote("error", None, MISSING))
     return result

@@ -131,6 +131,21 @@ def test_without_healing_a_run_fact_not_kept_is_a_warning_on_stderr(tmp_path):
     assert (warning["level"], warning["field"], warning["original"]) == ("warning", "framework", 3)
 
 
+def test_a_failed_run_without_an_error_is_a_notice_and_without_healing_a_warning(tmp_path):
+    """The runner output contract requires `error` when status is "error" (runner-output.schema.json); a runner that
+    left it out was captured without a word. It is still a capture (exit 0), and the heal log says what is missing."""
+    output = {"status": "error", "events": []}
+    out = capture(tmp_path, "--runner", SAY, "--context", json.dumps({"stdout": output}))
+    [notice] = [e for e in json.loads(out["healLog"].read_text())["notices"] if e["rule"] == "check_runner_output"]
+    assert (notice["action"], notice["field"], notice["path"], notice["received"]) == ("reported", "error", "$.error", "missing")
+    assert notice["howToFix"] and "error" not in json.loads(out["healed"].read_text())
+    done = run_replay("capture", "--no-heal", "--runner", SAY, "--context", json.dumps({"stdout": output}), "hi",
+                      cwd=tmp_path, input=b"", env={"REPLAY_RUNNER": ""})
+    assert done.returncode == 0, done.stderr
+    [warning] = [line for line in jsonl(done.stderr) if line.get("rule") == "check_runner_output"]
+    assert (warning["level"], warning["field"], warning["received"]) == ("warning", "error", "missing")
+
+
 def test_a_key_the_runner_writes_twice_is_a_notice_not_lost_without_a_word(tmp_path):
     """README, "Nothing lost": a key written twice in one object is a warning (E_JSON_DUPLICATE_KEY). Capture writes
     every event anew in .artifact.json and .healed.json, where only the last value of such a key survives, and said

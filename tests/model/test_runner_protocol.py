@@ -140,6 +140,16 @@ def test_run_facts_keep_well_typed_fields_normalise_what_has_a_normal_form_and_n
     assert note.entry()["path"] == "$.response" and "howToFix" in note.entry()
 
 
+def test_a_failed_run_without_an_error_is_noted_as_the_contract_requires_one():
+    """runner-output.schema.json: status "error" requires `error`; a runner that left it out was taken without a word."""
+    [note] = run_facts({"status": "error", "events": []}).notes
+    assert (note.field, note.received, note.kept, note.rule) == ("error", "missing", False, "check_runner_output")
+    assert note.entry()["path"] == "$.error" and note.entry()["expected"] == "object" and "howToFix" in note.entry()
+    assert "no `error`" in note.message
+    assert run_facts({"status": "error", "error": None, "events": []}).notes[0].received == "missing"  # null is absent
+    assert run_facts({"status": "ok", "response": "r", "events": []}).notes == []  # a run that went well needs none
+
+
 def test_a_fact_given_as_an_array_of_strings_or_an_empty_array_is_noted_as_an_array():
     """(Naming an array's first item that is no string crashed the capture on an array with none.)"""
     given = run_facts({"status": "ok", "response": "r", "framework": ["a", "b"], "usage": [], "events": []})
