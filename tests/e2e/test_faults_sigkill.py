@@ -188,3 +188,13 @@ def test_sigkill_while_a_streamed_output_grows_leaves_the_previous_file(tmp_path
     leftovers = [p.name for p in out.iterdir() if p.name != "result.jsonl"]
     assert leftovers and all(is_temp_name(name) for name in leftovers)  # the killed write's temp: recognisable
     assert expand_paths([str(out)]) == [str(out / "result.jsonl")]  # and skipped by readers
+
+
+def test_capture_puts_the_raw_capture_in_place_before_what_healing_made(tmp_path: Path) -> None:
+    """The capture specification: the raw artifact is written first, then the healed one. A capture killed after its
+    first file has the runner's raw output on disk, whatever healing would have made of it."""
+    done, steps = run_killed(tmp_path, KINDS["capture files"], 0)
+    assert done.returncode == 0, done.stderr
+    placed = [Path(s.split()[-1]).name for s in steps if s.split()[1] == "os.rename"]
+    assert [RUN_ID.sub("ID", name) for name in placed] == [
+        "ID.raw.json", "ID.artifact.json", "ID.healed.json", "ID.heal-log.json", "ID.jsonl"]
