@@ -160,7 +160,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_DIFF_INPUT_INVALID": ("diff needs exactly two runs", "Give two journals, artifacts or run ids (or a stream holding two runs)."),
     "E_RUNS_DIFFER": ("the two runs differ", "Read the differences on stdout; `--ignore PATH` leaves out fields expected to differ."),
     # scaling out and live streams
-    "E_EXTRA_NOT_INSTALLED": ("an optional extra this feature needs is not installed", "Install it: pip install 'agent-replay[dask]' (or [nats])."),
+    "E_EXTRA_NOT_INSTALLED": ("an optional extra this feature needs is not installed", "Install it where replay is installed: pip install 'dask[distributed]' fsspec (the dask extra) or nats-py (the nats extra)."),
     "E_FILESYSTEM_NOT_INSTALLED": ("no fsspec filesystem for this URL's protocol is installed", "Install the package the error names (e.g. pip install s3fs for s3://), or give a local path."),
     "E_CLUSTER_UNREACHABLE": ("the Dask scheduler could not be reached", "Check --scheduler / DASK_SCHEDULER_ADDRESS and that the scheduler is running."),
     "E_CLUSTER_TASK_FAILED": ("a Dask task failed (its workers kept dying, or the task broke)", "Read the message and the workers' logs (memory limits, killed processes)."),

@@ -8,7 +8,7 @@ is ``parallel.run_inputs``: the command's graph, once per input, under
 again (its worker died) writes the same bytes and leaves no partial file. Inputs and outputs are either
 local paths visible under the same names on every worker (one machine, or a shared filesystem) or
 fsspec URLs (``s3://``, ``gcs://``, ``ftp://``, ...: ``io.remote``) that every worker reads and writes
-itself. Dask is an optional extra: ``pip install 'agent-replay[dask]'`` (it brings fsspec).
+itself. Dask is an optional extra, ``dask`` (``pip install '.[dask]'`` from a clone; it brings fsspec).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ STOP_SECONDS = 60  # how long a failed command waits for its tasks to end their 
 
 def _distributed() -> Any:
     return optional_module("distributed", "--engine dask needs Dask's distributed scheduler", "the `dask` extra",
-                           "pip install 'agent-replay[dask]' (or use the local engine: --workers N)")
+                           "pip install 'dask[distributed]' fsspec where replay is installed (the dask extra), or use the "
+                           "local engine: --workers N")
 
 
 def _local_cluster(distributed: Any, workers: int) -> Any:

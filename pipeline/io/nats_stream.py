@@ -7,7 +7,7 @@ record of a later run is stored (a run's output is whole before the next run's f
 keeps runs in order), acknowledges every message of the runs before it; at the end of the stream,
 all of them. A message is thus acknowledged only after what it produced is stored downstream; one
 whose output was not stored is delivered again (at least once) and, being a duplicate, produces
-nothing twice. nats-py is an optional extra: ``pip install 'agent-replay[nats]'``.
+nothing twice. nats-py is an optional extra, ``nats`` (``pip install '.[nats]'`` from a clone).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def parse_address(url: str, option: str = "url") -> Address:
 
 
 def nats_module() -> Any:
-    return optional_module("nats", "NATS streams need nats-py", "the `nats` extra", "pip install 'agent-replay[nats]'")
+    return optional_module("nats", "NATS streams need nats-py", "the `nats` extra", "pip install nats-py where replay is installed (the nats extra)")
 
 
 async def connect(server: str, connect_seconds: float = 5.0) -> Any:

@@ -59,7 +59,7 @@ IN_PROCESS = ("memory",)  # filesystems that live in one process: not shared wit
 def _fsspec() -> Any:
     return optional_module("fsspec", "paths given as URLs are read and written through fsspec",
                            "the `dask` extra (it brings fsspec)",
-                           "pip install 'agent-replay[dask]' (or pip install fsspec), or give local paths.")
+                           "pip install fsspec where replay is installed (the dask extra brings it), or give local paths.")
 
 
 def protocol_of(url: str) -> str:
