@@ -407,10 +407,12 @@ class ScreenRuns(Transform):
         """Each line's head: those a stage before decoded (``join_split_records``), else one decode of the whole
         batch (``_Head`` for heal, ``_Line`` for validate), else line by line (None for a line the decoder refuses)."""
         heads: list[_Head | None] | None = batch.heads
+        mode = self.config["mode"]
         if heads is not None:
             batch.heads = None
-            return heads
-        decoder = _DECODERS[self.config["mode"]]
+            if mode == "heal":  # (join_split_records decodes heal's heads: a validate lane after one decodes its own,
+                return heads    # or a run would hold heads of two kinds)
+        decoder = _DECODERS[mode]
         heads = decode_each_line(decoder, batch)
         if heads is not None:
             return heads

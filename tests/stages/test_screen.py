@@ -720,6 +720,21 @@ def test_validate_counts_and_reports_the_same_with_and_without_the_fast_lane_in_
     assert chain(True) == chain(False)
 
 
+@pytest.mark.parametrize("size", [2, 4, 7])
+def test_a_validate_lane_after_join_split_records_judges_runs_over_batches_it_did_and_did_not_decode(size: int):
+    """join_split_records hands on the heads it decoded (heal's) with a batch of JSON lines only; a batch with a line
+    that is not JSON it hands on without. A validate-mode screen after it (a config's) decodes its own lines: a run
+    over both kinds of batch held heads of two kinds, and judging it failed (ValueError in the screen)."""
+    rng = random.Random(5)
+    lines = [*map(exactjson.dumps, clean_run(rng, 3, "r1")), b"this is not json", *map(exactjson.dumps, clean_run(rng, 9, "r2"))]
+
+    def chain(fast: bool) -> tuple[bytes, list]:
+        return screened([JoinSplitRecords(), ScreenRuns(mode="validate", fast=fast), ParseLines(), ValidateEvents(),
+                         ValidateSummary()], lines, size)
+
+    assert chain(True) == chain(False)
+
+
 @settings(max_examples=300, deadline=None)
 @given(plain_journals(), st.integers(1, 40))
 def test_heal_writes_and_logs_the_same_with_and_without_the_fast_lane_in_batches_of_any_size(lines, size):
