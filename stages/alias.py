@@ -23,6 +23,7 @@ class AliasEventTypes(Transform):
         "builtin": Option(bool, True, "use the built-in alias table"),
     }
     ports = ("errors", "repairs")
+    screened_lane = "passes"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

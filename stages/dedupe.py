@@ -17,6 +17,7 @@ from replay.pipeline.model.runs import Input, Inputs
 class DropAdjacentDuplicates(Transform):
     summary = "Drop exact adjacent duplicate events (same keys and values, seq included)."
     ports = ("errors", "repairs")
+    screened_lane = "passes"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

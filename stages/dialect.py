@@ -80,9 +80,12 @@ class MapDialect(Transform):
     }
 
     ports = ("errors", "notices")  # notices: a mapped line with a key written twice (E_JSON_DUPLICATE_KEY, a warning)
+    screened_lane: str | None = "passes"  # with dialect = "auto" only: a named dialect maps every line, parsed
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        if self.config["dialect"] != AUTO:
+            self.screened_lane = None
         self.inputs = Inputs()
         self.input: _Input | None = None
 

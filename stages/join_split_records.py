@@ -66,6 +66,7 @@ class JoinSplitRecords(Transform):
     }
     ports = ("errors", "repairs")
     accepts_raw = True
+    screened_lane = "passes"
     emits_raw = True
 
     def __init__(self, **options: Any) -> None:

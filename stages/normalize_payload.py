@@ -13,6 +13,7 @@ from replay.pipeline.model.repairs import log_repair
 class NormalizePayload(Transform):
     summary = "Replace a missing or non-object payload with {} (the original value goes to the heal log)."
     ports = ("errors", "repairs")
+    screened_lane = "passes"
 
     def __call__(self, batch: Batch) -> Batch:
         for i, event in enumerate(batch.events or ()):

@@ -72,6 +72,7 @@ def reorder(links: list[tuple[str | None, str | None, bool]]) -> tuple[list[int]
 class OrderSidechains(Transform):
     summary = "Move a sidechain record that comes before its parent (parentId) to just after the parent's record."
     ports = ("errors", "repairs")
+    screened_lane = "passes"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

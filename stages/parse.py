@@ -85,6 +85,7 @@ class ParseLines(Transform):
                          "sets what a summary reads); empty: all"),
     }
     ports = ("errors", "repairs")
+    screened_lane = "passes"
     accepts_raw = True
 
     def __init__(self, **options: Any) -> None:

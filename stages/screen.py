@@ -171,6 +171,7 @@ class ScreenRuns(Transform):
     }
     accepts_raw = True
     emits_raw = True
+    screened_lane = "passes"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -190,6 +191,9 @@ class ScreenRuns(Transform):
         # The ids of the runs the next run would touch if heal dropped every event of the slow runs before it (a
         # run of one of these ids goes the slow way, where ``RunScoped`` keeps it apart with a run record).
         self._near: set[Any] = set()
+
+    def opens_lane(self) -> bool:
+        return bool(self.config["enabled"] and self.config["fast"])
 
     @property
     def alias_table(self) -> Mapping[str, str]:

@@ -26,6 +26,7 @@ class ValidateEvents(Transform):
     }
 
     ports = ("errors", "notices")
+    screened_lane = "passes"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

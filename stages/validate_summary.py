@@ -44,6 +44,7 @@ class ValidateSummary(Transform):
         "paths": Option(list, [], "the inputs (empty: the command's PATHs, else stdin): one that held nothing at all still "
                         "gets its summary", bind="args"),
     }
+    screened_lane = "ends"  # (what it sends is its own)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -80,6 +80,7 @@ class WalkRecords(Transform):
                           "stdin, every record held until the step shows"),
     }
     accepts_raw = True
+    screened_lane = "ends"  # (what it sends is its own)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

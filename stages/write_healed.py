@@ -94,6 +94,7 @@ class WriteHealed(Sink):
                                      "when every input is done: `heal --in` with --workers); stdout still names out_dir"),
     }
     ports: ClassVar[tuple[str, ...]] = ("errors",)
+    screened_lane = "ends"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

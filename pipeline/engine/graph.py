@@ -188,6 +188,7 @@ class Graph:
                     example=f'[stages.summarize]\ntype = "summarize"\ninputs = ["{given}"]',
                 )
         self._check_acyclic(edges)
+        self._check_screened(edges)
         for node in self.nodes.values():
             node.stage.wired([self.nodes[e.producer].stage for e in edges if e.consumer == node.id and e.port == MAIN])
         consumed = {(e.producer, e.port) for e in edges}
@@ -204,6 +205,30 @@ class Graph:
                     example=f'[stages.dead_letter]\ntype = "write"\npath = "errors.jsonl"\ninputs = ["{node.id}.errors"]',
                 )
         return edges
+
+    def _check_screened(self, edges: list[Edge]) -> None:
+        """Every stage a screen's fast lane reaches knows it (``Stage.screened_lane``)."""
+        after: dict[str, list[str]] = {n: [] for n in self.nodes}
+        for e in edges:
+            if e.port == MAIN:
+                after[e.producer].append(e.consumer)
+        for screen in [n for n, node in self.nodes.items() if node.stage.opens_lane()]:
+            reached, todo = {screen}, [screen]
+            while todo:
+                for n in after[todo.pop()]:
+                    lane = self.nodes[n].stage.screened_lane
+                    if lane is None:
+                        raise _config_error(
+                            "E_CONFIG_INPUTS_INVALID",
+                            f"stage {n!r} cannot take the fast lane of screen {screen!r} (whole runs passed on as their "
+                            "lines, unparsed): it would lose those runs or fail on them", f"stages.{n}.inputs",
+                            howToFix=f"Set `fast = false` on {screen!r} (every run goes the slow way), or take {n!r} "
+                                     f"off the screen's way.",
+                            example=f'[stages.{screen}]\ntype = "screen"\nfast = false',
+                        )
+                    if lane == "passes" and n not in reached:
+                        reached.add(n)
+                        todo.append(n)
 
     def _check_acyclic(self, edges: list[Edge]) -> None:
         after: dict[str, list[str]] = {n: [] for n in self.nodes}

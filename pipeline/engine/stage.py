@@ -118,6 +118,14 @@ class Stage:
     # only the main output of stages that say they give them (checked with the config, before anything runs).
     emits_summaries: ClassVar[bool] = False
     takes_summaries: ClassVar[bool] = False
+    # The screen's fast lane: whole runs passed on as their lines, unparsed (``Batch.clean``). A stage the lane reaches
+    # (a screen's main output, or that of a stage passing it on) must know it: "passes" it on, or "ends" it (it sends
+    # batches of its own). Any other would lose those runs or fail on them: the config is refused (``Graph.validate``).
+    screened_lane: str | None = None
+
+    def opens_lane(self) -> bool:
+        """Does this stage send runs on in the screen's fast lane?"""
+        return False
 
     def __init__(self, **options: Any) -> None:
         for key in options:

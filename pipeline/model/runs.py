@@ -149,6 +149,7 @@ class RunScoped(Transform):
     """
 
     ports: ClassVar[tuple[str, ...]] = ("errors", "repairs")
+    screened_lane: str | None = "passes"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

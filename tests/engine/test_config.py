@@ -467,3 +467,47 @@ def test_a_refused_value_is_shown_as_json_has_it_not_as_python_writes_it(doc, re
     `[["read"]]`."""
     body = refused(doc)
     assert body["received"] == received and type(body["received"]) is type(received), body
+
+
+def screened(*after: dict, fast: bool = True) -> dict:
+    """read -> screen -> parse -> ``after`` (each taking the one before) -> write."""
+    stages = {"read": {"type": "read"}, "screen": {"type": "screen", "inputs": ["read"], "fast": fast},
+              "parse": {"type": "parse", "inputs": ["screen"]}}
+    last = "parse"
+    for k, stage in enumerate(after):
+        stages[f"s{k}"] = {**stage, "inputs": [last]}
+        last = f"s{k}"
+    return {"stages": {**stages, "out": {"type": "write", "inputs": [last]}}}
+
+
+@pytest.mark.parametrize("after", [
+    [{"type": "select"}], [{"type": "redact"}], [{"type": "export_otlp"}], [{"type": "undialect"}],
+    [{"type": "dialect", "dialect": "claude-code"}], [{"type": "heal"}, {"type": "select"}], [{"type": "diff"}],
+])
+def test_a_stage_that_knows_no_screened_runs_is_refused_after_a_screen(after: list[dict]):
+    """The screen passes the runs that need nothing on as their lines, unparsed: a select dropped them all (no output),
+    summarize and export_otlp too, undialect and a named dialect failed (AssertionError). Refused now, naming the stage;
+    with the screen's fast lane off the config runs."""
+    body = refused(screened(*after))
+    last = f"s{len(after) - 1}"
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == f"stages.{last}.inputs"
+    assert "'screen'" in body["message"] and "fast = false" in body["howToFix"]
+    assert graph_from_config(screened(*after, fast=False), registry=Registry(plugins=False)).nodes
+
+
+@pytest.mark.parametrize("after", [[], [{"type": "dialect"}, {"type": "heal"}, {"type": "validate"}], [{"type": "walk"}, {"type": "select"}]])
+def test_stages_that_know_screened_runs_take_them(after: list[dict]):
+    assert graph_from_config(screened(*after), registry=Registry(plugins=False)).nodes
+
+
+def test_a_select_after_a_screen_lost_every_run_it_passed(tmp_path: Path):
+    """`replay run` of read -> screen -> parse -> select wrote nothing for a journal of clean runs (exit 0)."""
+    config = tmp_path / "select.json"
+    config.write_bytes(orjson.dumps(screened({"type": "select"})))
+    journal = ROOT / "examples" / "journals" / "two-runs.jsonl"
+    result = run_replay("run", str(config), str(journal), process=True)
+    assert result.returncode == 2, result.stdout
+    assert [e["code"] for e in errors_of(result.stderr)] == ["E_CONFIG_INPUTS_INVALID"]
+    config.write_bytes(orjson.dumps(screened({"type": "select"}, fast=False)))
+    result = run_replay("run", str(config), str(journal), process=True)
+    assert result.returncode == 0 and result.stdout == journal.read_bytes()
