@@ -459,7 +459,10 @@ def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
     if ends <= keys or ends - _escaped_ends(raw) <= keys:
         return []
     with deep():
-        tree = json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
+        try:
+            tree = json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
+        except json.JSONDecodeError:  # no JSON: what a stage rendered for people in place of the record (diff's text)
+            return []
     return sorted({path for path, _ in _repeated(tree)})
 
 

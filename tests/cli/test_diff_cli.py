@@ -231,3 +231,14 @@ def test_one_record_is_counted_as_one_record(tmp_path: Path):
     lines = proc.stdout.decode().splitlines()
     assert lines[:2] == [f"a  {one}  (1 record)", f"b  {one}  (1 record)"]
     assert lines[2].startswith("same: 1 record alike (ignoring ")
+
+
+@pytest.mark.parametrize("after", ["renumber", "fill_run_id", "redact"])
+def test_a_stage_after_diff_takes_its_text(tmp_path: Path, after: str):
+    """diff's text stands in for a record ({"same": false}) whose bytes are no JSON; a stage that changed that record
+    looked for keys written twice in the bytes and failed (E_STAGE_FAILED: JSONDecodeError)."""
+    config = tmp_path / "diff.toml"
+    config.write_text('chain = [{ type = "diff" }, { type = "%s" }]\n' % after)
+    result = run_replay("run", str(config), str(EXAMPLES / "journals" / "two-runs.jsonl"), process=True)
+    assert [e["code"] for e in errors_of(result.stderr)] == ["E_RUNS_DIFFER"], result.stderr
+    assert result.returncode == 1 and b'"same":false' in result.stdout
