@@ -238,7 +238,7 @@ def test_a_stage_after_diff_takes_its_text(tmp_path: Path, after: str):
     """diff's text stands in for a record ({"same": false}) whose bytes are no JSON; a stage that changed that record
     looked for keys written twice in the bytes and failed (E_STAGE_FAILED: JSONDecodeError)."""
     config = tmp_path / "diff.toml"
-    config.write_text('chain = [{ type = "diff" }, { type = "%s" }]\n' % after)
+    config.write_text(f'chain = [{{ type = "diff" }}, {{ type = "{after}" }}]\n')
     result = run_replay("run", str(config), str(EXAMPLES / "journals" / "two-runs.jsonl"), process=True)
     assert [e["code"] for e in errors_of(result.stderr)] == ["E_RUNS_DIFFER"], result.stderr
     assert result.returncode == 1 and b'"same":false' in result.stdout
