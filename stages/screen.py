@@ -88,6 +88,7 @@ class _Head(_Line, gc=False):
 
 
 _DECODER = msgspec.json.Decoder(_Head)
+_REPAIRED_BY = frozenset({"alias", "ensure_terminal", "renumber"})  # the rules whose repairs the repair lane makes
 _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {"heal": _DECODER, "validate": msgspec.json.Decoder(_Line)}  # by mode
 
 
@@ -194,6 +195,11 @@ class ScreenRuns(Transform):
 
     def opens_lane(self) -> bool:
         return bool(self.config["enabled"] and self.config["fast"])
+
+    def lane_needs(self) -> frozenset[str]:
+        """In heal mode the lane carries runs repaired here, whose repairs the alias, ensure_terminal and renumber
+        stages log (and heal_summary counts) as they pass: the lane must reach those rules."""
+        return _REPAIRED_BY if self.config["mode"] == "heal" else frozenset()
 
     @property
     def alias_table(self) -> Mapping[str, str]:

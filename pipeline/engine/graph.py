@@ -229,6 +229,17 @@ class Graph:
                     if lane == "passes" and n not in reached:
                         reached.add(n)
                         todo.append(n)
+            missing = self.nodes[screen].stage.lane_needs() - {self.nodes[n].stage.name for n in reached}
+            if missing:
+                raise _config_error(
+                    "E_CONFIG_INPUTS_INVALID",
+                    f"screen {screen!r} repairs runs itself, as the {', '.join(sorted(missing))} rules do, but its fast "
+                    "lane reaches no such stage: those runs would come out changed, with no repair logged or counted",
+                    f"stages.{screen}.mode",
+                    howToFix=f'Set `mode = "validate"` on {screen!r} (it then passes on only runs that need nothing), '
+                             f"or `fast = false`, or put the heal stage (all its rules) after it.",
+                    example=f'[stages.{screen}]\ntype = "screen"\nmode = "validate"',
+                )
 
     def _check_acyclic(self, edges: list[Edge]) -> None:
         after: dict[str, list[str]] = {n: [] for n in self.nodes}

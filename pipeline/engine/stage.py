@@ -127,6 +127,11 @@ class Stage:
         """Does this stage send runs on in the screen's fast lane?"""
         return False
 
+    def lane_needs(self) -> frozenset[str]:
+        """The stage types its fast lane must reach (a stage that repairs runs itself: the rules that log those
+        repairs as the runs pass), or the config is refused."""
+        return frozenset()
+
     def __init__(self, **options: Any) -> None:
         for key in options:
             if key not in self.options:

@@ -469,9 +469,9 @@ def test_a_refused_value_is_shown_as_json_has_it_not_as_python_writes_it(doc, re
     assert body["received"] == received and type(body["received"]) is type(received), body
 
 
-def screened(*after: dict, fast: bool = True) -> dict:
+def screened(*after: dict, fast: bool = True, mode: str = "validate") -> dict:
     """read -> screen -> parse -> ``after`` (each taking the one before) -> write."""
-    stages = {"read": {"type": "read"}, "screen": {"type": "screen", "inputs": ["read"], "fast": fast},
+    stages = {"read": {"type": "read"}, "screen": {"type": "screen", "inputs": ["read"], "fast": fast, "mode": mode},
               "parse": {"type": "parse", "inputs": ["screen"]}}
     last = "parse"
     for k, stage in enumerate(after):
@@ -498,6 +498,23 @@ def test_a_stage_that_knows_no_screened_runs_is_refused_after_a_screen(after: li
 @pytest.mark.parametrize("after", [[], [{"type": "dialect"}, {"type": "heal"}, {"type": "validate"}], [{"type": "walk"}, {"type": "select"}]])
 def test_stages_that_know_screened_runs_take_them(after: list[dict]):
     assert graph_from_config(screened(*after), registry=Registry(plugins=False)).nodes
+
+
+@pytest.mark.parametrize("after", [[], [{"type": "validate"}], [{"type": "heal", "skip": ["renumber"]}],
+                                   [{"type": "alias"}, {"type": "ensure_terminal"}]])
+def test_a_screen_that_repairs_runs_must_reach_the_rules_that_log_them(after: list[dict]):
+    """A heal-mode screen repairs some runs itself (aliases, seq numbers, a missing end), and the alias,
+    ensure_terminal and renumber stages log those repairs as the runs pass: without them after it, a config's
+    `read -> screen -> parse -> validate -> write` wrote renumbered runs with no repair logged or counted."""
+    body = refused(screened(*after, mode="heal"))
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == "stages.screen.mode"
+    assert 'mode = "validate"' in body["howToFix"]
+    assert graph_from_config(screened(*after), registry=Registry(plugins=False)).nodes  # (validate mode: runs)
+    assert graph_from_config(screened(*after, mode="heal", fast=False), registry=Registry(plugins=False)).nodes
+
+
+def test_a_screen_that_repairs_runs_before_heal_is_taken():
+    assert graph_from_config(screened({"type": "heal"}, mode="heal"), registry=Registry(plugins=False)).nodes
 
 
 def test_a_select_after_a_screen_lost_every_run_it_passed(tmp_path: Path):
