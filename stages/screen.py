@@ -40,7 +40,7 @@ from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import Run, marks_input, runid_spans
 from replay.pipeline.model.validation import check_run_record
-from replay.stages.alias import resolved_aliases
+from replay.stages.alias import AliasEventTypes, resolved_aliases
 from replay.stages.ensure_terminal import InsertTerminalEvent
 from replay.stages.renumber import RenumberSeq
 
@@ -88,7 +88,8 @@ class _Head(_Line, gc=False):
 
 
 _DECODER = msgspec.json.Decoder(_Head)
-_REPAIRED_BY = frozenset({"alias", "ensure_terminal", "renumber"})  # the rules whose repairs the repair lane makes
+_ALIAS, _TERMINAL, _RENUMBER = AliasEventTypes.name, InsertTerminalEvent.name, RenumberSeq.name
+_REPAIRED_BY = frozenset({_ALIAS, _TERMINAL, _RENUMBER})  # the rules whose repairs the repair lane makes
 _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {"heal": _DECODER, "validate": msgspec.json.Decoder(_Line)}  # by mode
 
 
@@ -617,11 +618,11 @@ class ScreenRuns(Transform):
             log = _Log()
             where = Batch(source, None, list(run_raws), run_lines, run_offsets)  # (where its lines are, for the log)
             for i in aliased:
-                log_repair(log, "alias", "changed", f"type {types[i]!r} is an alias of {resolved[i]!r}",  # type: ignore[arg-type]
+                log_repair(log, _ALIAS, "changed", f"type {types[i]!r} is an alias of {resolved[i]!r}",  # type: ignore[arg-type]
                            where, i, run_id=rid, field="type", original=types[i], value=resolved[i], seqBefore=seqs[i])
-            repairs["alias"] = log.take("repairs")
+            repairs[_ALIAS] = log.take("repairs")
         elif aliased:
-            counts["alias"] = len(aliased)
+            counts[_ALIAS] = len(aliased)
         invented: list[dict[str, Any]] = []
         if not terminals:
             facts = Run(rid, None, source)
@@ -629,7 +630,11 @@ class ScreenRuns(Transform):
             self._terminal.run = facts
             invented = self._terminal.end_run(facts)
             self._terminal.run = None
-            repairs["ensure_terminal"] = self._terminal.take("repairs")
+            ended = self._terminal.take("repairs")  # (one line: cheap to make, counted when no log is written)
+            if logged:
+                repairs[_TERMINAL] = ended
+            elif ended:
+                counts[_TERMINAL] = len(ended)
         # renumber, on the seq numbers alone: it looks at the events numbered wrong, and at the invented end
         numbers = [*seqs, *(e["seq"] for e in invented)]
         wrong = [k for k, s in enumerate(numbers) if s != k + 1]
@@ -645,11 +650,10 @@ class ScreenRuns(Transform):
         renumber.renumber(numbered, 0, numbers, 1)
         renumber.end_run(renumber.run)
         renumber.run = None
-        repairs["renumber"] = renumber.take("repairs")
-        if renumber.counted:
-            counts["renumber"] = renumber.counted
-        if not logged and repairs.get("ensure_terminal"):
-            counts["ensure_terminal"] = len(repairs.pop("ensure_terminal"))
+        if logged:
+            repairs[_RENUMBER] = renumber.take("repairs")
+        elif renumber.counted:
+            counts[_RENUMBER] = renumber.counted
         events: list[Any] = numbered.events or []
         if not any(repairs.values()) and not counts:
             return None
