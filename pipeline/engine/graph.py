@@ -208,10 +208,7 @@ class Graph:
 
     def _check_screened(self, edges: list[Edge]) -> None:
         """Every stage a screen's fast lane reaches knows it (``Stage.screened_lane``)."""
-        after: dict[str, list[str]] = {n: [] for n in self.nodes}
-        for e in edges:
-            if e.port == MAIN:
-                after[e.producer].append(e.consumer)
+        after = self._successors(edges, main_only=True)
         for screen in [n for n, node in self.nodes.items() if node.stage.opens_lane()]:
             reached, todo = {screen}, [screen]
             while todo:
@@ -241,10 +238,16 @@ class Graph:
                     example=f'[stages.{screen}]\ntype = "screen"\nmode = "validate"',
                 )
 
-    def _check_acyclic(self, edges: list[Edge]) -> None:
+    def _successors(self, edges: list[Edge], *, main_only: bool = False) -> dict[str, list[str]]:
+        """The stages each stage feeds (by its main output only, with ``main_only``)."""
         after: dict[str, list[str]] = {n: [] for n in self.nodes}
         for e in edges:
-            after[e.producer].append(e.consumer)
+            if not main_only or e.port == MAIN:
+                after[e.producer].append(e.consumer)
+        return after
+
+    def _check_acyclic(self, edges: list[Edge]) -> None:
+        after = self._successors(edges)
         state: dict[str, int] = {}
         path: list[str] = []
 
@@ -269,9 +272,8 @@ class Graph:
 
     def topological(self, edges: list[Edge]) -> list[str]:
         indegree = {n: 0 for n in self.nodes}
-        after: dict[str, list[str]] = {n: [] for n in self.nodes}
+        after = self._successors(edges)
         for e in edges:
-            after[e.producer].append(e.consumer)
             indegree[e.consumer] += 1
         ready = [n for n in self.nodes if indegree[n] == 0]
         order: list[str] = []
