@@ -52,7 +52,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused, utf8_fault
 from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, LineCutter, as_document, document_too_long, head_format
 from replay.pipeline.model.artifacts import document_items
-from replay.pipeline.model.dialects.detect import CANONICAL, document_dialect, input_dialect
+from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.markup import BIDI_CONTROLS
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
@@ -955,7 +955,7 @@ def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:
                 value = None  # (lines after all: a one-line input that is no JSON, or JSONL too short to tell)
             else:
                 if isinstance(value, list):  # an array of records (an OpenHands event list, a flows journal's)
-                    return document_dialect(list(_walks_own(value))) or CANONICAL
+                    return input_dialect(_walks_own(value))
                 if isinstance(value, dict):  # a trajectory, an artifact; or one line's record
                     return document_dialect(value) or input_dialect(_walks_own([value]))
         return input_dialect(_walks_own(_line_objects(_without(read.look(keep=False), exactjson.skip_bom(head)[1]), path,
