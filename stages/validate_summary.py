@@ -70,9 +70,11 @@ class ValidateSummary(Transform):
             tally.events += batch.clean[1]
             tally.run = None
             return None
-        for record in batch.events or ():
+        if not batch.events:
+            return None
+        tally = self._tally(batch.source)  # (one input's: a batch is of one source)
+        for record in batch.events:
             kind = record_kind(record)
-            tally = self._tally(batch.source)
             if kind == SOURCE_RECORD:
                 # Read's mark: an input begins (the same file again, too), and its first event begins a run. A source
                 # record naming another input is no input of that name (parse relabelled nothing after it).
