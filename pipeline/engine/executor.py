@@ -269,7 +269,6 @@ async def run_graph(
 
     async def run_task(task: _Task) -> None:
         head = task.nodes[0]
-        current = [head.id]  # the stage running now, named if it raises
         try:
             async with AsyncExitStack() as stack:
                 # an interrupt's last resort names the stage of a task that outlives the grace (interrupts.py)
@@ -283,7 +282,7 @@ async def run_graph(
                     if isinstance(head.stage, Source | AsyncTransform):
                         await run_source(task, head)
                     elif isinstance(head.stage, Transform):
-                        await run_segment(task, current)
+                        await run_segment(task)
                     else:
                         assert task.receive is not None
                         head.stage._report = lambda: forward_side(task, head)  # type: ignore[attr-defined]
@@ -306,11 +305,11 @@ async def run_graph(
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise
         except Exception as exc:
-            raise StageFailed(current[0], exc) from exc
+            raise StageFailed(task.at_work(), exc) from exc  # (named: the stage at work when it raised)
         except (KeyboardInterrupt, BaseExceptionGroup):
             raise
         except BaseException as exc:  # a stage's SystemExit (a library calling sys.exit), GeneratorExit, its own kind
-            raise StageFailed(current[0], exc) from exc
+            raise StageFailed(task.at_work(), exc) from exc
 
     async def run_source(task: _Task, node: _Live) -> None:
         """A source, or an async transform (a source that also reads its input channel)."""
@@ -332,7 +331,7 @@ async def run_graph(
             await node.stage.produce(out)  # type: ignore[attr-defined]
         await forward_side(task, node)
 
-    async def run_segment(task: _Task, current: list[str]) -> None:
+    async def run_segment(task: _Task) -> None:
         nodes = task.nodes
         segment = task.segment = Segment([n.stage for n in nodes])  # type: ignore[misc]
         tail_outs = task.outs.get((nodes[-1].id, MAIN), [])
@@ -347,13 +346,9 @@ async def run_graph(
                     await fanout(tail_outs, item)  # type: ignore[arg-type]
 
         assert task.receive is not None
-        try:
-            async for batch in Incoming(task.receive):
-                await deliver(segment.push(batch))
-            await deliver(segment.finish())
-        except BaseException:
-            current[0] = nodes[segment.current].id
-            raise
+        async for batch in Incoming(task.receive):
+            await deliver(segment.push(batch))
+        await deliver(segment.finish())
 
     group: list[Any] = []
     try:
