@@ -1,7 +1,8 @@
 """MapDialect: turns the records of another agent's log (Claude Code, Codex, OpenHands, mini-swe-agent) into canonical events.
 
 Each input (source) is one run, unless its dialect's mapper says a record begins another (``starts_run``: a
-Codex ``session_meta`` of another session). Its records are mapped by the dialect's table
+Codex ``session_meta`` of another session, a mini-swe-agent trajectory in a file of one per line); runs of one
+input never share an id (the second named after the file is ``<name>-2``, ...). Its records are mapped by the dialect's table
 (``pipeline/model/dialects/<dialect>.py``) into a run record followed by events numbered 1..n, each
 keeping its original record under ``$origin``, so nothing is lost and ``undialect`` can write the
 dialect back. With ``dialect = "auto"`` each input's dialect is detected from its first records; an
@@ -18,6 +19,7 @@ refused when read whole) the run opens before its end is known, with a warning.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +64,7 @@ class _Input:
     whole_bytes: int = 0  # the size of a document's records that came as lines, held so far
     warned: bool = False
     foreign: str | None = None  # the dialect of the stretch of another dialect's lines the input is in (reported once)
+    run_ids: set[str] = field(default_factory=set)  # the ids of its runs so far: another run never takes one again
 
     @property
     def source(self) -> str:
@@ -196,7 +199,7 @@ class MapDialect(Transform):
             if note is not None:  # said on the notices port: heal and read --dialect log it as a warning
                 self.emit("notices", {**note, "stage": self.id})
         mapper = state.mapper
-        if state.records and state.form == "jsonl" and mapper.starts_run(record):
+        if state.records and state.form in ("jsonl", "object") and mapper.starts_run(record):  # (object: one a line)
             cols.extend(self._next_run(state))
             mapper = state.mapper
         expanded = mapper.expand(record) if state.records == 0 else None
@@ -314,6 +317,8 @@ class MapDialect(Transform):
         state.mapper = mapper_for(state.dialect, state.source)
         state.opened, state.run_id, state.seq, state.turn, state.step, state.call = False, None, 0, 0, 0, None
         state.whole, state.whole_bytes = [], 0
+        if state.form == "object":  # trajectories one a line: the next is a document of its own, its records from 0
+            state.form, state.container, state.key, state.records = "jsonl", None, None, 0
         return cols
 
     def _opened_early(self, state: _Input) -> None:
@@ -337,6 +342,10 @@ class MapDialect(Transform):
         state.whole = []
         facts = dict(mapper.facts)
         run_id = facts.pop("runId", None) or run_id_from_source(state.source)
+        if run_id in state.run_ids:  # (runs of one input named by its file: the second is `<name>-2`, ...)
+            run_id = next(f"{run_id}-{k}" for k in itertools.count(len(state.run_ids) + 1)
+                          if f"{run_id}-{k}" not in state.run_ids)
+        state.run_ids.add(run_id)
         if not is_timestamp(facts.get("timestamp")):
             facts.pop("timestamp", None)
         state.run_id = run_id

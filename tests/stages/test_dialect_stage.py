@@ -163,6 +163,40 @@ PARENT = "11111111-1111-4111-8111-111111111111"
 CHILD = "22222222-2222-4222-8222-222222222222"
 
 
+def _trajectory(exit_status: str, tag: str, **top: Any) -> dict[str, Any]:
+    """A mini-swe-agent trajectory document of the corpus messages, each text marked with ``tag``."""
+    messages = orjson.loads((CORPUS / "mini-swe-agent" / "github_issue.traj.json").read_bytes())
+    marked = [{**m, "content": f"{m['content']} {tag}"} if isinstance(m.get("content"), str) else m for m in messages]
+    return {"info": {"exit_status": exit_status, "submission": tag}, "messages": marked,
+            "trajectory_format": "mini-swe-agent-1", **top}
+
+
+def test_a_file_of_trajectories_one_a_line_is_a_run_each_and_written_back_line_by_line():
+    """A dataset of mini-swe-agent runs (a trajectory document per line): each line its own run, with its own run
+    record (its status from its own info), ids the file's name then `-2`, ..., seq from 1, origins indexed in its
+    own messages; written back, the same lines. (Before, the second line was one `unknown` event of the first run.)"""
+    docs = [_trajectory("Submitted", "#0"), _trajectory("LimitsExceeded", "#1"), _trajectory("Submitted", "#2")]
+    data = _jsonl(docs)
+    read = read_dialect(data, "trajs.jsonl")
+    runs = _runs(read.records)
+    assert [(run["runId"], run["status"], run["response"]) for run, _ in runs] == [
+        ("trajs", "ok", "#0"), ("trajs-2", "error", "#1"), ("trajs-3", "ok", "#2")]
+    for k, (run, evs) in enumerate(runs):
+        assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1)) and {e["runId"] for e in evs} == {run["runId"]}
+        assert len(evs) == len(runs[0][1]) and "unknown" not in [e["type"] for e in evs]
+        assert evs[0][ORIGIN_KEY]["index"] == 0 and evs[0][ORIGIN_KEY]["record"] == docs[k]["messages"][0]
+    assert round_trip(data, "trajs.jsonl") == docs
+
+
+def test_a_trajectory_that_names_its_instance_is_the_run_of_that_id():
+    docs = [_trajectory("Submitted", "#0", instance_id="django__django-11099"),
+            _trajectory("Submitted", "#1", instance_id="sympy__sympy-20590"), _trajectory("Submitted", "#2")]
+    runs = _runs(read_dialect(_jsonl(docs), "preds.jsonl").records)
+    assert [run["runId"] for run, _ in runs] == ["django__django-11099", "sympy__sympy-20590", "preds"]
+    assert [run["runId"] for run, _ in _runs(read_dialect(_jsonl(docs[:1] * 2), "same.jsonl").records)] == [
+        "django__django-11099", "django__django-11099-2"]  # (runs of one input never share an id)
+
+
 def _rollout() -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in ROLLOUT.read_bytes().splitlines()]
 

@@ -14,10 +14,14 @@ or (early versions) the bare ``messages`` array. Each message is a record. Mappi
 | not a message (no ``role``) | ``unknown``, payload {} |
 
 Timestamps: ``extra.timestamp`` (epoch seconds) where the version writes one; early trajectories
-record no time at all (heal then reports the missing timestamps). Run facts: ``runId`` from the file
-name, ``prompt`` = the first user message, ``model`` from ``info.config``, ``status`` ``ok`` when
-``info.exit_status`` is ``Submitted`` (else ``error`` with that status as its code), ``response`` =
-``info.submission``; a bare array says ``ok`` only when the last command was the submit command.
+record no time at all (heal then reports the missing timestamps). Run facts: ``runId`` the trajectory's
+``instance_id`` (SWE-bench runs write one) or else from the file name, ``prompt`` = the first user message,
+``model`` from ``info.config``, ``status`` ``ok`` when ``info.exit_status`` is ``Submitted`` (else ``error``
+with that status as its code), ``response`` = ``info.submission``; a bare array says ``ok`` only when the
+last command was the submit command.
+
+A JSONL file of trajectories, one per line (a dataset of runs), is a run per line: each is mapped on its own,
+seq from 1, and written back as its own line.
 """
 
 from __future__ import annotations
@@ -55,12 +59,19 @@ class MiniSweAgentMapper(Mapper):
         self._waiting: str | None = None  # the call id whose output the next user message is
 
     def expand(self, record: Any) -> tuple[dict[str, Any], str, list[Any]] | None:
-        if isinstance(record, dict) and isinstance(record.get(RECORDS_KEY), list) and "role" not in record:
+        if _is_trajectory(record):
+            instance = record.get("instance_id")  # (SWE-bench runs name the task; a file of many is told apart by it)
+            if isinstance(instance, str) and instance:
+                self.facts["runId"] = instance
             info = obj(record.get("info"))
             self._learn_info(info)
             # The other keys, with the records' place kept (null) so the object is written back in its order.
             return {k: None if k == RECORDS_KEY else v for k, v in record.items()}, RECORDS_KEY, record[RECORDS_KEY]
         return None
+
+    def starts_run(self, record: dict[str, Any]) -> bool:
+        """Trajectories written one per line (a file of many runs): each one is a run of its own."""
+        return _is_trajectory(record)
 
     def _learn_info(self, info: dict[str, Any]) -> None:
         config = obj(info.get("config"))
@@ -133,3 +144,8 @@ class MiniSweAgentMapper(Mapper):
                 last = records[-1] if records and isinstance(records[-1], dict) and records[-1].get("role") == "user" else None
                 self.learn(status="ok", response=text_of(last.get("content")) if last else None)
         self.final = True
+
+
+def _is_trajectory(record: Any) -> bool:
+    """A whole trajectory (an object holding the run's messages), not one message of one."""
+    return isinstance(record, dict) and isinstance(record.get(RECORDS_KEY), list) and "role" not in record
