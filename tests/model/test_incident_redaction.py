@@ -149,6 +149,31 @@ def test_a_list_of_sessions_or_pins_is_redacted_as_one_is() -> None:
     assert "s-7f3a9c" not in str(out) and "4921" not in str(out) and "s-1b2c3d" not in str(out)
 
 
+def test_values_nested_under_a_credential_or_personal_field_are_redacted_as_it_is() -> None:
+    """A member of an object under ``auth``, ``api_key``, ``credentials``, ``secret`` or ``email`` whose own name says
+    nothing (``value``, ``v``, ``pass``, ``primary``) is that field's too, at any depth and in arrays: they were kept
+    (``{"auth": {"value": "letmein"}}`` came out as it went in). Members that say what they are still decide."""
+    redactor = Redactor()
+    out = redactor.value({"auth": {"value": "letmein"}, "api_key": {"v": "zzkeyzz"}, "credentials": {"pass": "hunter"},
+                          "secret": {"hint": {"deeper": ["mydog"]}, "pin_code": 1234, "type": "password"},
+                          "email": {"primary": "bobby", "verified": True}, "order": {"note": "x", "currency": "USD"}})
+    for secret in ("letmein", "zzkeyzz", "hunter", "mydog", "bobby", "1234"):
+        assert secret not in str(out)
+    assert out["auth"]["value"].startswith("secret_") and out["email"]["primary"].startswith("pii_")
+    assert out["secret"]["type"] == "password" and out["email"]["verified"] is True  # (their own names decide)
+    assert out["order"] == {"note": REMOVED, "currency": "USD"}  # (an identifier's members are not all identifiers)
+
+
+def test_an_output_equals_value_under_a_credential_field_is_redacted_as_the_output_is() -> None:
+    """The rule's value is redacted as the output's value at its path, nesting included: it kept the secret (and
+    the rule no longer judged as on the export)."""
+    incident = load_export(str(REFUND_EXPORT))
+    incident["events"][-1]["output"]["session"] = {"raw": "qqqq"}
+    incident["assertions"].append({"id": "session-kept", "type": "output_equals", "path": "/session/raw", "value": "qqqq"})
+    out, _ = redact(incident)
+    assert out["assertions"][-1]["value"] == out["events"][-1]["output"]["session"]["raw"] != "qqqq"
+
+
 def test_a_sensitive_object_key_is_aliased() -> None:
     redactor = Redactor()
     out = redactor.value({"jane.doe@example.com": {"visits": 3}})

@@ -13,7 +13,8 @@ What happens to a value (first match wins):
 2. the field name says what it holds: credentials (``password``, ``api_key``, ...) and personal data
    (``email``, ``name``, ``address``, ...) are aliased, opaque identifiers (``id``, ``*_id``,
    ``*_key``, ``*_number``, ...) are aliased, numbers included (they become string aliases);
-   freeform text (``request``, ``message``, ``note``, ...) is removed;
+   freeform text (``request``, ``message``, ``note``, ...) is removed; a member of an object under a credential or
+   personal field whose own name says nothing is taken for one too (``{"auth": {"value": ...}}``), at any depth;
 3. error text (a tool result's ``error``, a ``task_error`` message) keeps machine error codes
    (``TIMEOUT``, ``gateway_timeout``) and loses everything else;
 4. what remains is kept when it is plainly not private (statuses, currencies, short lowercase
@@ -232,18 +233,21 @@ class Redactor:
         return alias
 
     # values -------------------------------------------------------------------------------------
-    def value(self, node: Any, key: str | None = None, context: str = "data") -> Any:
-        """A redacted copy of any JSON value found under field ``key``."""
+    def value(self, node: Any, key: str | None = None, context: str = "data", within: str | None = None) -> Any:
+        """A redacted copy of any JSON value found under field ``key``; ``within``: the class (secret or personal) of
+        the nearest field around it that says so, which a member whose own name says nothing holds too."""
         if isinstance(node, dict):
-            return {self._key(k): self.value(v, k, "error" if field_class(k) == "error" else context) for k, v in node.items()}
+            inner = inside(key, within)
+            return {self._key(k): self.value(v, k, "error" if field_class(k) == "error" else context, inner)
+                    for k, v in node.items()}
         if isinstance(node, list):
-            return [self.value(v, key, context) for v in node]
+            return [self.value(v, key, context, within) for v in node]
         if isinstance(node, str):
-            return self._string(node, key, context)
+            return self._string(node, key, context, within)
         if isinstance(node, bool) or node is None:
             return node
         if isinstance(node, int | float):
-            return self._number(node, key)
+            return self._number(node, key, within)
         return node  # pragma: no cover - JSON has no other types
 
     def _key(self, key: str) -> str:
@@ -255,7 +259,7 @@ class Redactor:
         self.counts["object_keys_aliased"] += 1
         return self.alias(hits[0][0], key)
 
-    def _string(self, text: str, key: str | None, context: str) -> str:
+    def _string(self, text: str, key: str | None, context: str, within: str | None = None) -> str:
         stripped = text.strip()
         if not stripped:
             return text
@@ -269,7 +273,7 @@ class Redactor:
                     return self.alias(kind, stripped)
             self.counts["freeform_text"] += 1
             return REMOVED
-        cls = field_class(key)
+        cls = field_class(key) or within
         if cls in ("secret", "personal", "identifier"):
             kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
             self.counts[kind] += 1
@@ -292,8 +296,8 @@ class Redactor:
         self.counts["identifier"] += 1
         return self.alias("identifier", stripped)
 
-    def _number(self, number: float, key: str | None) -> Any:
-        cls = field_class(key)
+    def _number(self, number: float, key: str | None, within: str | None = None) -> Any:
+        cls = field_class(key) or within
         text = repr(number) if isinstance(number, float) else str(number)
         kind = None
         if cls in ("secret", "personal", "identifier"):
@@ -376,8 +380,8 @@ class Redactor:
         if kind != "output_equals":
             return rule
         tokens = pointers.parse(rule["path"])
-        key, context = _place(output, tokens)
-        redacted = self.value(rule["value"], key, context)
+        key, context, within = _place(output, tokens)
+        redacted = self.value(rule["value"], key, context, within)
         path = pointers.format_pointer([self._key(t) for t in tokens])
         if isinstance(output, dict) and isinstance(redacted_output, dict):
             was = typed_equal(pointers.resolve(output, tokens), rule["value"])
@@ -443,22 +447,31 @@ class Redactor:
         }
 
 
-def _place(output: Any, tokens: list[str]) -> tuple[str | None, str]:
-    """The field name and context (error text or data) ``Redactor.value`` redacts the value at ``tokens`` in ``output``
-    under: the last object member on the way (an array item is redacted under its array's name), error text below an
-    error field. Past what the output has, tokens are taken for member names."""
+def inside(key: str | None, within: str | None) -> str | None:
+    """What the members of an object found under field ``key`` are inside of: a secret or personal field (the nearest
+    one), or nothing. ``{"auth": {"value": "letmein"}}``: ``value`` says nothing, ``auth`` says secret."""
+    cls = field_class(key)
+    return cls if cls in ("secret", "personal") else within
+
+
+def _place(output: Any, tokens: list[str]) -> tuple[str | None, str, str | None]:
+    """The field name, context (error text or data) and enclosing class (``inside``) ``Redactor.value`` redacts the
+    value at ``tokens`` in ``output`` under: the last object member on the way (an array item is redacted under its
+    array's name), error text below an error field. Past what the output has, tokens are taken for member names."""
     key: str | None = None
     context = "data"
+    within: str | None = None
     node: Any = output
     for token in tokens:
         if isinstance(node, list):
             node = pointers.resolve(node, [token])
             continue
+        within = inside(key, within)
         key = token
         if field_class(token) == "error":
             context = "error"
         node = node.get(token, pointers.MISSING) if isinstance(node, dict) else pointers.MISSING
-    return key, context
+    return key, context, within
 
 
 def removal_pointer(text: str) -> list[str]:
