@@ -132,6 +132,27 @@ def test_field_names_say_what_a_value_is(key: str, kind: str | None) -> None:
     assert field_class(key) == kind
 
 
+@pytest.mark.parametrize(("key", "kind"), [
+    ("PRIVATEKEY", "secret"), ("privatekey", "secret"), ("PassWord", "secret"), ("passWord", "secret"),
+    ("PassPhrase", "secret"), ("SESSIONID", "secret"), ("clientsecret", "secret"), ("authtoken", "secret"),
+    ("PHONENUMBER", "personal"), ("CREDITCARD", "personal"), ("DATEOFBIRTH", "personal"), ("dateofbirth", "personal"),
+    ("IPADDRESS", "personal"), ("MACAddress", "personal"), ("EMAILADDRESS", "personal"), ("streetaddress", "personal"),
+    ("ORDERID", "identifier"), ("idempotencykey", "identifier"), ("AMOUNTCENTS", "amount"), ("maxtokens", "amount"),
+    ("ERRORMESSAGE", "error"), ("TOOLNAME", "keep"),
+    ("keyboard", None), ("hostname", None), ("company", None), ("capacity", None), ("valid", None), ("statuses", None),
+])
+def test_a_field_name_says_the_same_in_any_case_and_written_as_one_word(key: str, kind: str | None) -> None:
+    """``PRIVATEKEY``, ``PHONENUMBER``, ``SESSIONID``, ``dateofbirth`` and ``PassWord`` said nothing (only their
+    snake_case and camelCase spellings were known), so a plain value under them was kept; a name is split into the
+    words the checks know only when all of it is such words (``keyboard`` is not ``key`` + ``board``)."""
+    assert field_class(key) == kind
+
+
+def test_a_value_under_an_all_capitals_credential_name_is_redacted() -> None:
+    out = Redactor().value({"PRIVATEKEY": "hunter", "PHONENUMBER": 4155550142, "SESSIONID": "abc", "PassWord": "pw"})
+    assert all(v.startswith(("secret_", "pii_")) for v in out.values()), out
+
+
 def test_a_list_of_names_is_redacted() -> None:
     """The personal-field names count in the plural too: {"names": ["jane"]} kept "jane" (only `name` was known)."""
     redactor = Redactor()

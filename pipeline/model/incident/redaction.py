@@ -28,6 +28,7 @@ ids and fields. Automated redaction is not a guarantee of anonymity; the audit s
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -167,12 +168,45 @@ def _singular(word: str) -> str:
     return word
 
 
+# every word the checks below know, and the words their compound names are made of: what a name written as one run
+# (``PHONENUMBER``, ``dateofbirth``, ``SESSIONID``, ``PRIVATEKEY``) is split into, as ``phoneNumber`` is at its capitals
+_VOCABULARY = frozenset({
+    *_SECRET_WORDS, *_PERSONAL_WORDS, *_IDENTIFIER_WORDS, *_AMOUNT_WORDS, *_FREEFORM_WORDS, *_ERROR_KEYS,
+    *(w for name in (*_SECRET_PARTS, *_KEEP_EXACT, *_IDENTIFIER_SUFFIXES, *_KEEP_SUFFIXES) for w in name.split("_") if w),
+    "api", "access", "private", "client", "refresh", "date", "of", "first", "last", "full", "given", "family", "middle",
+    "display", "user", "credit", "social", "security", "line", "home", "work", "billing", "shipping", "mac",
+})
+
+
+def _known(word: str) -> bool:
+    return word in _VOCABULARY or _singular(word) in _VOCABULARY
+
+
+@functools.lru_cache(maxsize=4096)
+def _split_run(word: str) -> str:
+    """A word the checks do not know, split into words they do (the fewest; ``dateofbirth`` -> ``date_of_birth``),
+    or itself when it is known or no such split exists."""
+    if _known(word) or len(word) > 64:
+        return word
+    best: list[tuple[str, ...] | None] = [()] + [None] * len(word)
+    for end in range(1, len(word) + 1):
+        for start in range(end):
+            before, current = best[start], best[end]
+            if before is not None and _known(word[start:end]) and (current is None or len(before) + 1 < len(current)):
+                best[end] = (*before, word[start:end])
+    found = best[-1]
+    return "_".join(found) if found else word
+
+
 def field_class(key: str | None) -> str | None:
-    """What a field name says about its value: secret, personal, identifier, keep, amount, freeform, error, or None."""
+    """What a field name says about its value: secret, personal, identifier, keep, amount, freeform, error, or None.
+    The name's case and separators do not count: ``PRIVATEKEY``, ``PassWord`` and ``x-api-key`` say secret as
+    ``private_key``, ``password`` and ``apiKey`` do."""
     if not key:
         return None
     k = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key)
     k = re.sub(r"[^a-z0-9]+", "_", k.lower()).strip("_")
+    k = "_".join(_split_run(w) for w in k.split("_"))
     words = set(k.split("_"))
     if k in _ERROR_KEYS:
         return "error"
@@ -181,7 +215,8 @@ def field_class(key: str | None) -> str | None:
     if k in _KEEP_EXACT:
         return "keep"
     named = words | {_singular(w) for w in words}  # a secret's or a person's words in the plural too
-    if any(part in k for part in _SECRET_PARTS) or named & _SECRET_WORDS:  # sessions, pins, otps, ...
+    compact = k.replace("_", "")  # (``pass_word``: ``PassWord`` split at its capitals)
+    if any(part.replace("_", "") in compact for part in _SECRET_PARTS) or named & _SECRET_WORDS:  # sessions, pins, otps, ...
         return "secret"
     if named & _PERSONAL_WORDS:  # names, first_names, emails, addresses, ...
         return "personal"
