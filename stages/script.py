@@ -36,6 +36,8 @@ from replay.pipeline.model.session import (
     unused_override_problem,
 )
 
+PLACING_KEYS = ("$.type", "$.turn", "$.step")  # what makes a line a chunk of one (turn, step) group
+
 
 @register("script")
 class BuildReplayScript(Transform):
@@ -129,14 +131,16 @@ class BuildReplayScript(Transform):
         self._pending = exactjson.dumps(group.to_json())
 
     def _duplicates(self, batch: Batch, i: int) -> None:
-        """A chunk is written anew in the script, where only the last value of a key written twice in it survives."""
+        """A chunk is written anew in the script, where only the last value of a key written twice in it survives;
+        so are its line's ``turn`` and ``step`` (and ``type``), whose last values alone say which group it is in."""
         keys = [k for k in exactjson.duplicate_keys(batch.raws[i], batch.events[i])  # type: ignore[arg-type,index]
-                if k == "$.chunk" or k.startswith(("$.chunk.", "$.chunk["))]
+                if k in PLACING_KEYS or k == "$.chunk" or k.startswith(("$.chunk.", "$.chunk["))]
         if keys:
             where = {k: v for k, v in batch.position(i).items() if v is not None}
             self.emit("notices", {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys, **where,
-                                  "message": f"line {where.get('line')} has a key written twice in its chunk "
-                                             f"({', '.join(keys)}); the script holds the last value of each"})
+                                  "message": f"line {where.get('line')} has a key written twice in its chunk or in what "
+                                             f"places it ({', '.join(keys)}); the script holds (and groups by) the last "
+                                             "value of each"})
 
     def _report(self, problems: list[dict[str, Any]]) -> None:
         for problem in problems:

@@ -251,6 +251,19 @@ def test_a_chunk_that_writes_a_key_twice_is_a_warning_not_lost_without_a_word(tm
     assert [(n["line"], n["keys"], n["level"]) for n in notes] == [(2, ["$.chunk.text"], "warning")], done.stderr
 
 
+def test_a_chunk_line_that_writes_its_turn_or_step_twice_is_a_warning(tmp_path: Path):
+    """``turn`` and ``step`` say which group a chunk is in, and the script groups by their last values: a line that
+    writes one twice moved its chunk to another model call without a word (the warning was for keys in the chunk)."""
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b'{"type":"assistant/chunk","turn":1,"step":0,"turn":2,"chunk":{"type":"finish"}}\n'
+                        b'{"type":"assistant/chunk","turn":3,"step":0,"step":1,"chunk":{"type":"finish"}}\n')
+    done = run_replay("script", str(session))
+    assert done.returncode == 0, done.stderr
+    assert keys(orjson.loads(done.stdout)) == [(2, 0), (3, 1)]
+    notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in line]
+    assert [(n["line"], n["keys"], n["level"]) for n in notes] == [(1, ["$.turn"], "warning"), (2, ["$.step"], "warning")]
+
+
 def test_a_json_document_of_records_that_are_no_session_lines_says_where_each_is(tmp_path: Path):
     document = tmp_path / "events.json"  # (an OpenHands event list, say: records, none with a `type`)
     document.write_bytes(b'[{"id": 1, "action": "run"}, {"id": 2, "observation": "run"}]')
