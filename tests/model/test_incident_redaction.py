@@ -10,6 +10,7 @@ import orjson
 import pytest
 from incident_support import REFUND_EXPORT, minimal_export, write_json
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.export import load_export
 from replay.pipeline.model.incident.redaction import REMOVED, Redactor, field_class
@@ -193,6 +194,16 @@ def test_an_output_equals_value_under_a_credential_field_is_redacted_as_the_outp
     incident["assertions"].append({"id": "session-kept", "type": "output_equals", "path": "/session/raw", "value": "qqqq"})
     out, _ = redact(incident)
     assert out["assertions"][-1]["value"] == out["events"][-1]["output"]["session"]["raw"] != "qqqq"
+
+
+def test_identifiers_a_double_does_not_hold_keep_apart() -> None:
+    """Two identifiers that read as one double (``1e400`` and ``2e400``; 25 significant digits) are two values, as they
+    were written: they got one alias (of the double's text), so two customers became one in the trace."""
+    document = exactjson.loads(b'[{"customer_id": 1e400}, {"customer_id": 2e400},'
+                               b' {"customer_id": 1234567890123456789012345.5}, {"customer_id": 1234567890123456789012345.6}]')
+    out = Redactor().value(document)
+    aliases = [item["customer_id"] for item in out]
+    assert len(set(aliases)) == 4 and all(a.startswith("id_") for a in aliases)
 
 
 def test_a_sensitive_object_key_is_aliased() -> None:

@@ -333,7 +333,8 @@ class Redactor:
 
     def _number(self, number: float, key: str | None, within: str | None = None) -> Any:
         cls = field_class(key) or within
-        text = repr(number) if isinstance(number, float) else str(number)
+        # (a number a double does not hold by its text as written: ``1e400`` and ``2e400`` are both infinity)
+        text = number.text if isinstance(number, exactjson.ExactNumber) else repr(number) if isinstance(number, float) else str(number)
         kind = None
         if cls in ("secret", "personal", "identifier"):
             kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
