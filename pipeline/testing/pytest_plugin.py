@@ -7,7 +7,8 @@
         assert await run_agent(model, "echo hi") == "hi"
 
 ``replay_session(path, override=None)`` loads a session journal (or a ``.json`` replay script) into a
-``ReplayModel``. After the test, every model it gave out must have served all its recorded calls
+``ReplayModel`` (an ``override`` sidecar is for a session: a script holds its actions, and one given with it is
+refused). After the test, every model it gave out must have served all its recorded calls
 and raised no replay error the agent may have swallowed; otherwise the test fails at teardown with
 the error code and the (turn, step). A test that did not pass (it failed, was skipped or failed as
 expected, ``xfail``) is not checked again at teardown: what it left unasked is no news.

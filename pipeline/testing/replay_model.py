@@ -94,8 +94,15 @@ class ReplayModel:
 
     @classmethod
     def load(cls, path: str | Path, override: str | Path | None = None) -> ReplayModel:
-        """A ``.json`` file is a replay script, anything else a session journal."""
+        """A ``.json`` file is a replay script, anything else a session journal. An ``override`` names a session's
+        sidecar; a script holds its throw / hang actions itself, so one given with a script is refused, not ignored."""
         if str(path).endswith(".json"):
+            if override is not None:
+                raise ReplayError("E_USAGE_INVALID", f"an override sidecar ({str(override)!r}) applies to a session journal; "
+                                  f"{str(path)!r} is a replay script, whose groups hold their throw / hang actions",
+                                  path=str(override), expected="no override with a replay script", received=str(override),
+                                  howToFix="Load the session journal with the sidecar, or write the script again with "
+                                           "`replay script SESSION --override FILE` and load that alone.")
             return cls.from_script(path)
         return cls.from_session(path, override)
 

@@ -10,6 +10,7 @@ import anyio
 import orjson
 import pytest
 
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.session import Group, Override
 from replay.pipeline.testing import RecordedStreamError, ReplayModel, ReplayModelError
 
@@ -184,3 +185,16 @@ async def test_a_session_and_its_script_replay_the_same(tmp_path: Path):
         with pytest.raises(RecordedStreamError, match="boom"):
             await drain(replay.stream(2, 0))
         replay.check_done()
+
+
+def test_an_override_given_with_a_replay_script_is_refused_not_ignored(tmp_path: Path):
+    """A script holds its actions; a sidecar given with one was dropped without a word, so the throw it names never
+    happened and the test passed against another recording than the one asked for."""
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps({"version": 1, "groups": [{"turn": 1, "step": 0, "chunks": [FINISH]}]}))
+    sidecar = tmp_path / "replay.override.json"
+    sidecar.write_bytes(orjson.dumps({"overrides": [{"turn": 1, "step": 0, "action": "hang"}]}))
+    with pytest.raises(ReplayError) as raised:
+        ReplayModel.load(script, sidecar)
+    assert raised.value.code == "E_USAGE_INVALID"
+    assert ReplayModel.load(script).calls == [(1, 0)]
