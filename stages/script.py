@@ -137,10 +137,12 @@ class BuildReplayScript(Transform):
                 if k in PLACING_KEYS or k == "$.chunk" or k.startswith(("$.chunk.", "$.chunk["))]
         if keys:
             where = {k: v for k, v in batch.position(i).items() if v is not None}
+            placing = [k for k in keys if k in PLACING_KEYS]
+            what = ("in its chunk" if not placing else "where it says which model call it is part of" if placing == keys
+                    else "in its chunk and where it says which model call it is part of")
             self.emit("notices", {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys, **where,
-                                  "message": f"line {where.get('line')} has a key written twice in its chunk or in what "
-                                             f"places it ({', '.join(keys)}); the script holds (and groups by) the last "
-                                             "value of each"})
+                                  "message": f"line {where.get('line')} has a key written twice {what} ({', '.join(keys)}); "
+                                             f"the script holds the last value of each" + (" (and groups it by them)" if placing else "")})
 
     def _report(self, problems: list[dict[str, Any]]) -> None:
         for problem in problems:
