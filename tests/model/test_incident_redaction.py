@@ -196,6 +196,23 @@ def test_an_output_equals_value_under_a_credential_field_is_redacted_as_the_outp
     assert out["assertions"][-1]["value"] == out["events"][-1]["output"]["session"]["raw"] != "qqqq"
 
 
+def test_the_value_of_a_name_value_pair_that_names_a_credential_is_redacted() -> None:
+    """HTTP headers, environment variables and query parameters as name-value pairs (``{"name": "DB_PASSWORD",
+    "value": "letmein"}``, ``{"key": "pin", "value": "4921"}``) kept a short plain value: ``value`` says nothing. The
+    pair's name says what it holds; a pair naming nothing private keeps its value, and the name stays the name."""
+    redactor = Redactor()
+    out = redactor.value({"env": [{"name": "DB_PASSWORD", "value": "letmein"}, {"name": "REGION", "value": "eu"}],
+                          "query": [{"key": "pin", "value": "4921"}, {"key": "page", "value": "2"}]})
+    assert "letmein" not in str(out) and "4921" not in str(out)
+    assert out["env"][1]["value"] == "eu" and out["query"][1] == {"key": "page", "value": "2"}
+    assert out["query"][0]["key"] == "pin"
+    incident = load_export(str(REFUND_EXPORT))
+    incident["events"][-1]["output"]["headers"] = [{"header": "X-Api-Key", "value": "letmein"}]
+    incident["assertions"].append({"id": "h", "type": "output_equals", "path": "/headers/0/value", "value": "letmein"})
+    redacted, _ = redact(incident)
+    assert redacted["assertions"][-1]["value"] == redacted["events"][-1]["output"]["headers"][0]["value"] != "letmein"
+
+
 def test_identifiers_a_double_does_not_hold_keep_apart() -> None:
     """Two identifiers that read as one double (``1e400`` and ``2e400``; 25 significant digits) are two values, as they
     were written: they got one alias (of the double's text), so two customers became one in the trace."""

@@ -14,7 +14,8 @@ What happens to a value (first match wins):
    (``email``, ``name``, ``address``, ...) are aliased, opaque identifiers (``id``, ``*_id``,
    ``*_key``, ``*_number``, ...) are aliased, numbers included (they become string aliases);
    freeform text (``request``, ``message``, ``note``, ...) is removed; a member of an object under a credential or
-   personal field whose own name says nothing is taken for one too (``{"auth": {"value": ...}}``), at any depth;
+   personal field whose own name says nothing is taken for one too (``{"auth": {"value": ...}}``), at any depth, and
+   so is the value of a name-value pair naming one (``{"name": "X-Api-Key", "value": ...}``);
 3. error text (a tool result's ``error``, a ``task_error`` message) keeps machine error codes
    (``TIMEOUT``, ``gateway_timeout``) and loses everything else;
 4. what remains is kept when it is plainly not private (statuses, currencies, short lowercase
@@ -272,8 +273,8 @@ class Redactor:
         """A redacted copy of any JSON value found under field ``key``; ``within``: the class (secret or personal) of
         the nearest field around it that says so, which a member whose own name says nothing holds too."""
         if isinstance(node, dict):
-            inner = inside(key, within)
-            return {self._key(k): self.value(v, k, "error" if field_class(k) == "error" else context, inner)
+            return {self._key(k): self.value(v, k, "error" if field_class(k) == "error" else context,
+                                             member_within(node, k, key, within))
                     for k, v in node.items()}
         if isinstance(node, list):
             return [self.value(v, key, context, within) for v in node]
@@ -483,11 +484,27 @@ class Redactor:
         }
 
 
+_LABELS = ("name", "key", "header", "field", "param", "variable")  # a name-value pair's name: {"name": "PIN", "value": ...}
+
+
 def inside(key: str | None, within: str | None) -> str | None:
     """What the members of an object found under field ``key`` are inside of: a secret or personal field (the nearest
     one), or nothing. ``{"auth": {"value": "letmein"}}``: ``value`` says nothing, ``auth`` says secret."""
     cls = field_class(key)
     return cls if cls in ("secret", "personal") else within
+
+
+def member_within(node: dict[str, Any], member: str, key: str | None, within: str | None) -> str | None:
+    """What ``member`` of object ``node`` (found under field ``key``, inside ``within``) is inside of: as ``inside``
+    says, unless the object is a name-value pair that names a secret or personal field itself (HTTP headers,
+    environment variables, query parameters: ``{"name": "X-Api-Key", "value": "letmein"}``, ``{"key": "DB_PASSWORD",
+    "value": ...}``), whose members other than the name are that field's."""
+    if member not in _LABELS:
+        for label in _LABELS:
+            named = node.get(label)
+            if isinstance(named, str) and len(named) <= 64 and field_class(named) in ("secret", "personal"):
+                return field_class(named)
+    return inside(key, within)
 
 
 def _place(output: Any, tokens: list[str]) -> tuple[str | None, str, str | None]:
@@ -502,7 +519,7 @@ def _place(output: Any, tokens: list[str]) -> tuple[str | None, str, str | None]
         if isinstance(node, list):
             node = pointers.resolve(node, [token])
             continue
-        within = inside(key, within)
+        within = member_within(node if isinstance(node, dict) else {}, token, key, within)
         key = token
         if field_class(token) == "error":
             context = "error"
