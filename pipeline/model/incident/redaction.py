@@ -179,6 +179,9 @@ _VOCABULARY = frozenset({
 })
 
 
+_LONGEST_WORD = max(map(len, _VOCABULARY)) + 3  # (+ a plural's ending: ies, es, s)
+
+
 def _known(word: str) -> bool:
     return word in _VOCABULARY or _singular(word) in _VOCABULARY
 
@@ -191,7 +194,7 @@ def _split_run(word: str) -> str:
         return word
     best: list[tuple[str, ...] | None] = [()] + [None] * len(word)
     for end in range(1, len(word) + 1):
-        for start in range(end):
+        for start in range(max(0, end - _LONGEST_WORD), end):
             before, current = best[start], best[end]
             if before is not None and _known(word[start:end]) and (current is None or len(before) + 1 < len(current)):
                 best[end] = (*before, word[start:end])
