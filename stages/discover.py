@@ -33,6 +33,7 @@ from replay.pipeline.engine.errors import ReplayError, utf8_text
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.io.fdio import read_to_end
 from replay.pipeline.io.journals import require_stdin
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.runner_protocol import new_run_id, runner_request
@@ -173,7 +174,7 @@ def prompt_from(given: str) -> str:
         prompt, received = prompt.strip(), "blank prompt argument"
     elif sys.stdin is not None and not sys.stdin.isatty():
         require_stdin()  # (a directory there is refused as unreadable)
-        data, skipped = skip_bom(sys.stdin.buffer.read())  # (a prompt a Windows editor saved: `replay < prompt.txt`)
+        data, skipped = skip_bom(_read_stdin())  # (a prompt a Windows editor saved: `replay < prompt.txt`)
         prompt = utf8_text(data, "E_PROMPT_INVALID", "the prompt on stdin", skipped, path="prompt", source="<stdin>")
         prompt, received = prompt.strip(), "empty stdin"
     else:
@@ -185,6 +186,15 @@ def prompt_from(given: str) -> str:
             example='replay "What are my top holdings?"   or   echo "What are my top holdings?" | replay',
         )
     return prompt
+
+
+def _read_stdin() -> bytes:
+    """All of stdin; an interrupt while it waits for more ends the wait (``read_to_end``), not the end of stdin."""
+    try:
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):  # (a stdin with no descriptor: an in-process test's)
+        return sys.stdin.buffer.read()
+    return read_to_end(fd)
 
 
 @register("discover")

@@ -105,6 +105,44 @@ class FdReader:
                 await anyio.wait_readable(self.fd)
 
 
+def read_to_end(fd: int, *, poll_s: float = 0.1) -> bytes:
+    """All of ``fd``, for sync code that runs inside a run (a stage's preflight: capture's prompt on stdin). An interrupt
+    does not stop a blocking read there: asyncio's Ctrl-C handler (SIGTERM's and SIGHUP's too, ``interrupt_like_ctrl_c``)
+    only cancels the run's task and returns, and the read goes on until the input ends (PEP 475). So the wait is a
+    select of ``poll_s`` at most, and a cancelled run ends it at once (CancelledError, as its next await would)."""
+    import select
+
+    chunks = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], poll_s)
+        if _cancel_pending():
+            raise _cancelled()
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _cancel_pending() -> bool:
+    """Has the asyncio task running this sync code been cancelled (an interrupt)? False outside an asyncio run (there
+    Ctrl-C's KeyboardInterrupt ends a blocking read by itself)."""
+    import asyncio
+
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return False
+    return task is not None and task.cancelling() > 0
+
+
+def _cancelled() -> BaseException:
+    import asyncio
+
+    return asyncio.CancelledError()
+
+
 STDOUT_NAME = "<stdout>"
 
 

@@ -300,6 +300,35 @@ def test_a_prompt_on_stdin_that_starts_with_a_byte_order_mark_is_sent_without_it
     assert (error["line"], error["column"], error["offset"]) == (1, 3, 3), error
 
 
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_while_the_prompt_is_read_from_stdin_ends_replay_at_once(tmp_path, sig, code):
+    """`slow-producer | replay`: Ctrl-C (or SIGTERM) while replay waited for the rest of the prompt on stdin was not
+    seen until stdin ended (replay kept waiting); then the run was cancelled. It ends replay at once (130, 143), no
+    runner starts and nothing is written."""
+    marker = tmp_path / "runner-started"
+    runner = tmp_path / "runner.py"
+    runner.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    process = subprocess.Popen([REPLAY, "capture", "--runner", str(runner)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                               env={**os.environ, **NO_RUNNER_ENV})
+    try:
+        assert process.stdin is not None
+        process.stdin.write(b"What are my")  # the rest never comes: stdin stays open
+        process.stdin.flush()
+        time.sleep(2)  # replay started and waits on stdin
+        process.send_signal(sig)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"replay still waits on stdin 10 s after {sig.name}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == code, stderr
+    assert not marker.exists() and not (tmp_path / ".replay").exists()
+
+
 @pytest.mark.parametrize("args", [
     ("capture", "--runner", ECHO_PY, "top", "holdings"),
     ("--runner", ECHO_PY, "top holdings"),
