@@ -24,6 +24,7 @@ import anyio.abc
 from replay.pipeline.engine.errors import INTERRUPTS
 
 READER_GRACE_S = 5.0  # after the group is gone, how long stdout/stderr may take to reach end of file
+INTERRUPTED_READER_GRACE_S = 0.2  # that wait, when an interrupt comes during it: bytes already in the pipes are read
 GROUP_GONE_S = 2.0  # how long to wait for killed group members to disappear
 
 
@@ -134,6 +135,8 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
     outcome.pid = pgid = process.pid
     stop = anyio.Event()  # the runner exited, or its stdout went over the cap
     readers_done = anyio.Event()
+    draining = anyio.CancelScope()  # the wait for stdout/stderr to end once the group is gone (a child that left the
+    # group may hold them open): READER_GRACE_S, cut short by an interrupt that comes after the runner exited
 
     async def feed() -> None:
         assert process.stdin is not None
@@ -191,6 +194,8 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
                     outcome.interrupted_by = number
                     outcome.interrupted_after_ms = (time.monotonic() - clock) * 1000.0
                     stop.set()
+                    if process.returncode is not None:  # only the wait for its pipes goes on: no 5 s more of it
+                        draining.deadline = min(draining.deadline, anyio.current_time() + INTERRUPTED_READER_GRACE_S)
                     return
         except (ValueError, RuntimeError, NotImplementedError):
             return
@@ -218,7 +223,8 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
                 kill_group(pgid, signal.SIGKILL)
                 await process.wait()
             await clear_group(pgid)  # whatever the runner left behind in its group
-            with anyio.move_on_after(READER_GRACE_S):
+            draining.deadline = min(draining.deadline, anyio.current_time() + READER_GRACE_S)
+            with draining:
                 await readers_done.wait()  # bytes still in the pipes are read to the end
             reader_scope.cancel()  # a descendant that left the group may still hold a pipe open
             tasks.cancel_scope.cancel()
