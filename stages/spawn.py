@@ -15,7 +15,8 @@ Events that name another runId than the one capture gave the runner are given th
 (logged on ``repairs`` as rule ``adopt_run_id``). A run fact of the output object (``error``, ``framework``,
 ``sources``, ``usage``, ``response``) in another type than the contract's is kept in its normal form where it
 has one (a bare error message, one source name; a repair) or else left out of the run record and said on
-``notices`` (rule ``check_runner_output``, with the value and how to fix the runner). Out on ``raw``, one record per run::
+``notices`` (rule ``check_runner_output``, with the value and how to fix the runner). A last stdout line cut off
+mid-write (the runner died) is a ``drop_torn_line`` repair, as heal's parse logs one. Out on ``raw``, one record per run::
 
     {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as sent>]}
 
@@ -39,7 +40,7 @@ from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_name
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
-from replay.pipeline.model.repairs import REPORTED, log_repair
+from replay.pipeline.model.repairs import DROP_TORN_LINE, REPORTED, log_repair
 from replay.pipeline.model.runner_protocol import RUNNER_FIELD_RULE, Reply, read_reply, run_facts
 
 RAW_CAPTURE = "raw-capture"
@@ -194,6 +195,10 @@ class SpawnRunner(AsyncTransform):
                        "the last value of each is kept", run_id=run_id, source=source, port="notices",
                        code="E_JSON_DUPLICATE_KEY", **twice, howToFix="Write each key once in the runner's output; "
                        "the raw capture (*.raw.json) keeps stdout as it was.")
+        if reply.torn is not None:  # the runner died mid-write: its cut-off last line is no event (as heal drops one)
+            log_repair(self, DROP_TORN_LINE, "dropped", f"stdout's last line {reply.torn['line']} (byte "
+                       f"{reply.torn['offset']}) has no newline and is not valid JSON: the write was cut off",
+                       run_id=run_id, source=source, **reply.torn)
         if self.config["adopt_run_id"]:
             self._adopt_run_id(batch, run_id)
         return batch

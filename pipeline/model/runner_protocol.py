@@ -118,6 +118,7 @@ class Reply:
     problem: dict[str, Any] | None = None
     streamed: int = 0  # events that came as lines of their own
     duplicates: list[dict[str, Any]] = field(default_factory=list)  # a key written twice: keys, line, column, offset
+    torn: dict[str, Any] | None = None  # a last line cut off (the runner died mid-write): its line, offset and bytes
 
     def note(self, code: str, message: str, **fields: Any) -> None:
         """Keep the first problem only: later ones are usually its consequences."""
@@ -254,10 +255,10 @@ def _take_output(reply: Reply, output: Any, line: int | None) -> None:
             reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events))
 
 
-def _fault(line: bytes, exc: orjson.JSONDecodeError, last_without_newline: bool) -> tuple[str, int]:
-    """Why a stdout line is no JSON, and the 1-based byte column where: cut off only when it is the last line, with no
-    newline, and the start of a JSON text; else the byte that is not UTF-8, or the character orjson stopped at."""
-    if last_without_newline and exactjson.cut_off(line, exc):
+def _fault(line: bytes, exc: orjson.JSONDecodeError, cut: bool) -> tuple[str, int]:
+    """Why a stdout line is no JSON, and the 1-based byte column where: ``cut`` off (the last line, with no newline, and
+    the start of a JSON text); else the byte that is not UTF-8, or the character orjson stopped at."""
+    if cut:
         return "is cut off (no newline, not valid JSON)", len(line) + 1
     bad = utf8_fault(line)
     if bad is not None:
@@ -287,7 +288,10 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            why, column = _fault(line, exc, torn_tail and number == len(raws))
+            cut = torn_tail and number == len(raws) and exactjson.cut_off(line, exc)
+            why, column = _fault(line, exc, cut)
+            if cut:
+                reply.torn = {"line": number, "offset": start, "original": raw.decode("utf-8", "replace")}
             reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=start,
                        column=column, expected="one JSON value per line", received=excerpt(line))
             continue

@@ -226,6 +226,24 @@ def test_crash_halfway_keeps_every_streamed_event(tmp_path):
     assert journal[1:4] == [line.encode() for line in raw["stdout"].splitlines()]  # the runner's own bytes
 
 
+@pytest.mark.parametrize("exit", [1, 0])
+def test_a_line_cut_off_when_the_runner_crashed_is_a_dropped_line_in_the_heal_log(tmp_path, exit):
+    """A runner that dies mid-line leaves its last line cut off: it was left out of the artifacts without a word (the
+    run's error is the crash; exit 0 too: the error named the line, the heal log did not). `replay heal` logs such a
+    line as a `drop_torn_line` repair, and so does capture: the line, its offset and its bytes."""
+    stdout = '{"type": "run_started", "payload": {}}\n{"type": "tool_ca'
+    code = "E_RUNNER_EXIT_NON_ZERO" if exit else "E_RUNNER_INVALID_JSON"
+    summary, raw = failed(say(tmp_path, stdout, exit=exit), code, tmp_path)
+    assert raw["stdout"] == stdout
+    log = load(summary["files"]["healLog"])
+    [torn] = [r for r in log["repairs"] if r["rule"] == "drop_torn_line"]
+    assert torn["action"] == "dropped" and (torn["line"], torn["offset"]) == (2, 39), torn
+    assert torn["original"] == '{"type": "tool_ca' and torn["runId"] == summary["runId"]
+    assert log["summary"]["byRule"]["drop_torn_line"] == 1 and summary["repairs"] == log["summary"]["total"]
+    heal = jsonl(Path(summary["files"]["journal"]).read_bytes())[-1]
+    assert heal["$record"] == "heal" and heal["byRule"]["drop_torn_line"] == 1
+
+
 def test_runner_reporting_its_own_failure_is_a_successful_capture(tmp_path):
     output = {"status": "error", "error": {"code": "RUNNER_TOOL_TIMEOUT", "message": "slow", "retryable": True},
               "events": []}
