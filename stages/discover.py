@@ -37,6 +37,7 @@ from replay.pipeline.io.fdio import read_to_end
 from replay.pipeline.io.journals import require_stdin
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.runner_protocol import new_run_id, runner_request
+from replay.pipeline.model.validation import json_type
 
 ENV_VAR = "REPLAY_RUNNER"
 RUNNER_FILES = (".replay/runner.mjs", ".replay/runner.js", ".replay/runner.cjs", ".replay/runner.py", ".replay/runner")
@@ -109,17 +110,22 @@ def _mode(target: Path) -> str:
     return "mode " + oct(target.stat().st_mode & 0o777)
 
 
-def _package_script(cwd: Path) -> RunnerSpec | None:
+def _package_script(cwd: Path, passed: list[str]) -> RunnerSpec | None:
+    """The ``replay:runner`` script of ``cwd``'s package.json; None when there is none (what was there but could not
+    be used is added to ``passed``, for E_RUNNER_NOT_FOUND to say)."""
     manifest = cwd / "package.json"
     if not manifest.is_file():
         return None
     try:
         package = orjson.loads(skip_bom(manifest.read_bytes())[0])  # (npm reads one with a byte order mark too)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        passed.append(f"package.json is not valid JSON ({exc})")
         return None  # not ours to judge; the search goes on
     scripts = package.get("scripts") if isinstance(package, dict) else None
     script = scripts.get(PACKAGE_SCRIPT) if isinstance(scripts, dict) else None
     if not isinstance(script, str) or not script.strip():
+        if isinstance(scripts, dict) and PACKAGE_SCRIPT in scripts:
+            passed.append(f"package.json scripts.{PACKAGE_SCRIPT} is {_what(script)}, not a command")
         return None
     bin_dir = str((cwd / "node_modules" / ".bin").resolve())
     path = bin_dir + os.pathsep + os.environ.get("PATH", "")
@@ -127,18 +133,22 @@ def _package_script(cwd: Path) -> RunnerSpec | None:
                       str(cwd.resolve()), (("PATH", path),))
 
 
-def _pyproject_runner(cwd: Path) -> RunnerSpec | None:
+def _pyproject_runner(cwd: Path, passed: list[str]) -> RunnerSpec | None:
+    """The ``[tool.replay] runner`` of ``cwd``'s pyproject.toml; None when there is none (``passed`` as above)."""
     project = cwd / "pyproject.toml"
     if not project.is_file():
         return None
     try:
         config = tomllib.loads(skip_bom(project.read_bytes())[0].decode("utf-8"))  # (a Windows editor's mark)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        passed.append(f"pyproject.toml is not valid TOML ({exc})")
         return None
     tool = config.get("tool")
     section = tool.get("replay") if isinstance(tool, dict) else None  # (another `tool` is no business of ours)
     runner = section.get("runner") if isinstance(section, dict) else None
     if not isinstance(runner, str) or not runner:
+        if isinstance(section, dict) and "runner" in section:
+            passed.append(f"pyproject.toml [tool.replay] runner is {_what(runner)}, not a path")
         return None
     return runner_for_file(runner, "pyproject.toml [tool.replay] runner", cwd)
 
@@ -152,19 +162,31 @@ def discover_runner(explicit: str | None = None, *, env: Mapping[str, str] | Non
         return runner_for_file(explicit, "--runner", root)
     if env.get(ENV_VAR):
         return runner_for_file(env[ENV_VAR], ENV_VAR, root)
+    passed: list[str] = []  # what is there but cannot be a runner: E_RUNNER_NOT_FOUND says so
     for name in RUNNER_FILES:
         if (root / name).is_file():
             return runner_for_file(name, name, root)
-    found = _package_script(root) or _pyproject_runner(root)
+        if (root / name).is_dir():
+            passed.append(f"{name} is a directory")
+    found = _package_script(root, passed) or _pyproject_runner(root, passed)
     if found is not None:
         return found
+    received = "none of them in " + str(root.resolve()) + "".join(f"; {why}" for why in passed)
     raise ReplayError(
-        "E_RUNNER_NOT_FOUND", "no runner found: replay needs your runner to send the prompt to", path="runner",
-        expected="one of: " + ", ".join(SEARCH_ORDER), received="none of them in " + str(root.resolve()),
-        howToFix="Create .replay/runner.py (or .mjs) that reads the request on stdin and prints the output object; "
+        "E_RUNNER_NOT_FOUND", "no runner found: replay needs your runner to send the prompt to"
+        + (f" ({len(passed)} passed over: `received` says why)" if passed else ""), path="runner",
+        expected="one of: " + ", ".join(SEARCH_ORDER), received=received,
+        howToFix=("Fix what `received` names, or create " if passed else "Create ")
+                 + ".replay/runner.py (or .mjs) that reads the request on stdin and prints the output object; "
                  "or set REPLAY_RUNNER, or pass --runner PATH. See examples/runners/.",
         example="replay --runner examples/runners/echo_runner.py \"What are my top holdings?\"",
     )
+
+
+def _what(value: Any) -> str:
+    """A manifest value as E_RUNNER_NOT_FOUND names it: a blank string, or its JSON type."""
+    kind = "blank string" if isinstance(value, str) else json_type(value)
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
 def prompt_from(given: str) -> str:

@@ -162,6 +162,39 @@ def test_unreadable_manifests_do_not_stop_the_search(tmp_path):
     assert info.value.code == "E_RUNNER_NOT_FOUND"
 
 
+@pytest.mark.parametrize(("make", "said"), [
+    (lambda root: (root / ".replay" / "runner").mkdir(parents=True), ".replay/runner is a directory"),
+    (lambda root: (root / ".replay" / "runner.mjs").mkdir(parents=True), ".replay/runner.mjs is a directory"),
+    (lambda root: (root / "package.json").write_text("{not json"), "package.json is not valid JSON ("),
+    (lambda root: (root / "package.json").write_text('{"scripts": {"replay:runner": ["node", "r.mjs"]}}'),
+     "package.json scripts.replay:runner is an array, not a command"),
+    (lambda root: (root / "package.json").write_text('{"scripts": {"replay:runner": " "}}'),
+     "package.json scripts.replay:runner is a blank string, not a command"),
+    (lambda root: (root / "pyproject.toml").write_text("[tool.replay\n"), "pyproject.toml is not valid TOML ("),
+    (lambda root: (root / "pyproject.toml").write_text("[tool.replay]\nrunner = 3\n"),
+     "pyproject.toml [tool.replay] runner is an integer, not a path"),
+], ids=["runner-folder", "runner-mjs-folder", "package-json", "script-array", "script-blank", "pyproject",
+        "pyproject-runner-integer"])
+def test_what_was_passed_over_is_named_when_no_runner_is_found(tmp_path, make, said):
+    """A runner the project meant to name but that cannot be one (a folder, a manifest that does not parse, a script or
+    path of the wrong type) is passed over, and the search goes on; E_RUNNER_NOT_FOUND said "none of them" as if there
+    were nothing there. It names what it passed over, and why."""
+    make(tmp_path)
+    with pytest.raises(ReplayError) as info:
+        discover_runner(None, env={}, cwd=tmp_path)
+    assert info.value.code == "E_RUNNER_NOT_FOUND"
+    assert said in info.value.body["received"] and "1 passed over" in info.value.body["message"], info.value.body
+    assert info.value.body["howToFix"].startswith("Fix what `received` names")
+
+
+def test_a_package_json_without_the_script_is_not_named(tmp_path):
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "node --test"}}')
+    (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nline-length = 120\n')
+    with pytest.raises(ReplayError) as info:
+        discover_runner(None, env={}, cwd=tmp_path)
+    assert info.value.body["received"] == f"none of them in {tmp_path.resolve()}"
+
+
 def test_discover_stage_sends_one_invocation(tmp_path):
     write(tmp_path / ".replay" / "runner.py")
     stage = DiscoverRunner(prompt="hi", context={"k": 1}, cwd=str(tmp_path), run_id="run_fixed")
