@@ -522,7 +522,7 @@ def test_ctrl_c_while_a_child_that_left_the_runners_group_holds_its_stdout_ends_
                                env={**os.environ, **NO_RUNNER_ENV})
     try:
         for _ in range(1200):  # the runner ran (and is gone a moment later); replay waits for the pipe
-            if pid_file.exists() and pid_file.read_text() or process.poll() is not None:
+            if (pid_file.exists() and pid_file.read_text()) or process.poll() is not None:
                 break
             time.sleep(0.05)
         time.sleep(0.5)
