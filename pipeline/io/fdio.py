@@ -112,7 +112,7 @@ def read_to_end(fd: int, *, poll_s: float = 0.1) -> bytes:
     select of ``poll_s`` at most, and a cancelled run ends it at once (CancelledError, as its next await would)."""
     import select
 
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         ready, _, _ = select.select([fd], [], [], poll_s)
         if _cancel_pending():
