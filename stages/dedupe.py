@@ -21,18 +21,19 @@ class DropAdjacentDuplicates(Transform):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.previous: dict[str, Any] | None = None
+        # The event before the next one; a clean batch leaves its last line, decoded only if events follow (``_previous``)
+        self.previous: dict[str, Any] | bytes | None = None
         self.inputs = Inputs()
         self.input: Input | None = None  # the input of ``previous``: an event of another input is no duplicate of it
 
     def __call__(self, batch: Batch) -> Batch:
         if batch.clean is not None:  # whole runs, each event numbered on: none equals the one before it
-            self.previous = batch.lane["dedupe"] if batch.lane else exactjson.loads(batch.at("raws", -1))  # type: ignore[arg-type]
+            self.previous = batch.lane["dedupe"] if batch.lane else batch.at("raws", -1)
             self.input = self.inputs.at(batch.source)
             return batch
         drop = []
         source = batch.source
-        previous = self.previous if self.inputs.at(source) == self.input else None
+        previous = self._previous() if self.inputs.at(source) == self.input else None
         for i, event in enumerate(batch.events or ()):
             if RECORD_KEY in event:  # a run record, or read's mark before the next input (of the same name, too)
                 previous = None if event.get(RECORD_KEY) == RUN_RECORD or self.inputs.begins(event, source) else previous
@@ -47,3 +48,9 @@ class DropAdjacentDuplicates(Transform):
             return batch
         dropped = set(drop)
         return batch.select(i for i in range(len(batch)) if i not in dropped)
+
+    def _previous(self) -> dict[str, Any] | None:
+        """The event before this batch's first: ``previous``, decoded now where a clean batch left its line."""
+        if type(self.previous) is bytes:
+            self.previous = exactjson.loads(self.previous)
+        return self.previous  # type: ignore[return-value]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -182,7 +182,7 @@ class ScreenRuns(Transform):
         self.started: set[str] = set()  # streams whose first line has been seen
         self.off: set[str] = set()  # streams that go the slow way to their end
         self.previous: Any = None  # the seq of the last event line before the run, for dedupe
-        self._alias_table: Mapping[str, str] | None = None
+        self._alias_table: dict[str, str] | None = None
         self._terminal = InsertTerminalEvent()
         self._renumber = RenumberSeq()
         self._out: list[Batch] = []
@@ -203,12 +203,13 @@ class ScreenRuns(Transform):
         return _REPAIRED_BY if self.config["mode"] == "heal" else frozenset()
 
     @property
-    def alias_table(self) -> Mapping[str, str]:
-        """The alias rule's table, as heal builds it (built-in aliases, the rules file's, the config's)."""
+    def alias_table(self) -> dict[str, str]:
+        """The alias rule's table, as heal builds it (built-in aliases, the rules file's, the config's): a dict of its
+        own, whose ``get`` maps over a run's types in C (a read-only view's ``get`` is a method call per type)."""
         if self._alias_table is None:
             rules = load_rules(self.config["rules_file"] or None) if self.config["mode"] == "heal" else {}
             extra = {**rules.get("eventAliases", {}), **self.config["aliases"]}  # over the built-in table, as heal does
-            self._alias_table = resolved_aliases(True, tuple(extra.items()))
+            self._alias_table = dict(resolved_aliases(True, tuple(extra.items())))
         return self._alias_table
 
     # the transform -------------------------------------------------------------------------------------
@@ -597,8 +598,7 @@ class ScreenRuns(Transform):
             return None
         if self.previous is _UNKNOWN or self.previous == seqs[0]:
             return None  # dedupe could compare the first event with the one before the run
-        table = self.alias_table
-        resolved = tuple(map(table.get, types, types))
+        resolved = list(map(self.alias_table.get, types, types))
         if resolved[0] != "run_started" or _UNANSWERED in resolved:
             return None
         terminals = resolved.count("run_completed") + resolved.count("run_failed")
@@ -613,7 +613,7 @@ class ScreenRuns(Transform):
         repairs: dict[str, list[dict[str, Any]]] = {}  # each rule's heal-log lines, which it logs as the run passes
         counts: dict[str, int] = {}  # or (no heal log is written) only how many, which heal_summary takes
         logged = self.config["repair_log"]
-        aliased = list(itertools.compress(range(n), map(table.__contains__, types)))
+        aliased = list(itertools.compress(range(n), map(operator.is_not, resolved, types)))  # (no type is its own alias)
         if logged:
             log = _Log()
             where = Batch(source, None, list(run_raws), run_lines, run_offsets)  # (where its lines are, for the log)
@@ -637,7 +637,7 @@ class ScreenRuns(Transform):
                 counts[_TERMINAL] = len(ended)
         # renumber, on the seq numbers alone: it looks at the events numbered wrong, and at the invented end
         numbers = [*seqs, *(e["seq"] for e in invented)]
-        wrong = [k for k, s in enumerate(numbers) if s != k + 1]
+        wrong = list(itertools.compress(range(len(numbers)), map(operator.ne, numbers, range(1, len(numbers) + 1))))
         shells: list[Any] = [None] * len(numbers)
         for k in wrong:
             shells[k] = invented[k - n] if k >= n else {"seq": numbers[k], "runId": rid}
@@ -677,8 +677,8 @@ class ScreenRuns(Transform):
         batch = Batch(source, None, raws, [*run_lines, *[None] * len(invented)], [*run_offsets, *[None] * len(invented)])
         batch.clean = (1, len(raws))
         # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it
-        batch.lane = {"repairs": repairs, "counts": counts, "run": rid,
-                      "dedupe": last if last is not None else exactjson.loads(run_raws[-1])}
+        # (its line as it came when alias left it: dedupe decodes it only if events follow)
+        batch.lane = {"repairs": repairs, "counts": counts, "run": rid, "dedupe": last if last is not None else run_raws[-1]}
         return batch
 
     @staticmethod
