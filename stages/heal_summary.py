@@ -11,7 +11,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
-from replay.pipeline.model.runs import Input, Run, RunScoped
+from replay.pipeline.model.runs import Input, Run, RunScoped, lane_runs, repaired_together
 from replay.stages.join_split_records import RULE as JOIN
 
 _INPUT_END = object()  # the key of an input's cut-off last line among the repairs left at the end
@@ -40,6 +40,8 @@ class SummarizeRepairs(RunScoped):
         self._vanished: list[tuple[tuple[Input, Any], Held]] = []  # runs dropped whole, each with its repairs (``_seal``)
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:  # type: ignore[override]
+        if batch.port is None and batch.lane is not None and "runs" in batch.lane:
+            return self._together(batch)
         if batch.port is None:
             self._passed(batch)
             self._with_batch = batch.closes_run
@@ -95,6 +97,20 @@ class SummarizeRepairs(RunScoped):
                     held = self.pending[key] = []
                 held.append(repair)
         return None
+
+    def _together(self, batch: Batch) -> Batch | list[Batch]:
+        """Runs the screen repaired, sent on as one batch (``repaired_together``): each taken as it would be alone (where
+        it lies, its heal record after it), then one batch again, after the end of the run in progress before them."""
+        before: list[Batch] = []
+        runs = lane_runs(batch)
+        for run in runs:
+            out = self(run)
+            if isinstance(out, list):  # (what the end of the run in progress adds, before the first)
+                *ended, last = out
+                assert last is run
+                before += ended
+        together = repaired_together(runs)
+        return [*before, together] if before else together
 
     # where a run lies in its input: its repairs are those logged there ----------------------------------------
     def _passed(self, batch: Batch) -> None:

@@ -38,7 +38,7 @@ from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_tim
 from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.model.runs import Run, marks_input, runid_spans
+from replay.pipeline.model.runs import Run, marks_input, repaired_together, runid_spans
 from replay.pipeline.model.validation import check_run_record
 from replay.stages.alias import AliasEventTypes, resolved_aliases
 from replay.stages.ensure_terminal import InsertTerminalEvent
@@ -190,6 +190,7 @@ class ScreenRuns(Transform):
         self._clean_count = 0  # lines
         self._clean_runs = 0
         self._clean_events = 0
+        self._repaired: list[Batch] = []  # runs repaired here, counted only (no heal log), to go on as one batch
         # The ids of the runs the next run would touch if heal dropped every event of the slow runs before it (a
         # run of one of these ids goes the slow way, where ``RunScoped`` keeps it apart with a run record).
         self._near: set[Any] = set()
@@ -392,6 +393,7 @@ class ScreenRuns(Transform):
 
     def _add_clean(self, pieces: list[tuple[Batch, int, int]], lines: int, runs: int, events: int) -> None:
         """Clean runs (their lines: stretches of the batches they came in) go on as bytes, in the next clean batch."""
+        self._close_repaired()
         for piece in pieces:  # (one stretch where the runs follow each other in a batch)
             add_piece(self._clean_pieces, *piece)
         self._clean_count += lines
@@ -472,8 +474,7 @@ class ScreenRuns(Transform):
             self._add_clean(run.pieces, run.count, 1, run.events)
         elif closes and run.clean and self.config["fast"] and self.config["mode"] == "heal" and (repaired := self._repair(run)):
             # (an input's last run is repaired by the rules: they log its lines, then its end, as the input ends)
-            self._close_clean()
-            self._out.append(repaired)
+            self._add_repaired(repaired)
         else:
             self._emit_slow(run, closes=closes, at=at)
             slow = True
@@ -507,7 +508,26 @@ class ScreenRuns(Transform):
             batch.ends_before = at[0].at("lines", at[1])
         self._out.append(batch)
 
+    def _add_repaired(self, batch: Batch) -> None:
+        """A run repaired here (``_repair``) goes on after the clean runs before it: alone when its heal-log lines go
+        with it (each rule logs them as the batch passes, run by run as in the slow lane), else in one batch with the
+        runs repaired right after it (``_close_repaired``): one batch fewer for each stage after to pass."""
+        if self._clean_count:
+            self._close_clean()
+        if self.config["repair_log"]:
+            self._out.append(batch)
+        else:
+            self._repaired.append(batch)
+
+    def _close_repaired(self) -> None:
+        """The runs repaired here that wait go on, as one batch (``repaired_together``)."""
+        parts, self._repaired = self._repaired, []
+        if parts:
+            self._out.append(parts[0] if len(parts) == 1 else repaired_together(parts))
+
     def _close_clean(self) -> None:
+        """What waits goes on: the runs repaired here (``_close_repaired``), or the clean runs, as one batch."""
+        self._close_repaired()
         if not self._clean_count:
             return
         batch = Batch.folded(self.source or "<stdin>", self._clean_count, pieces=self._clean_pieces)

@@ -164,8 +164,9 @@ class Batch:
         # With ``closes_run``: the line the next run of the input begins at, when the screen knew it as it cut the run
         # (lines of the run that a stage took out of the stream, such as a dropped record, lie before it); else None.
         self.ends_before: int | None = None
-        # A run the screen repaired itself: {"repairs": {rule: [log lines]}, "run": runId, "dedupe": last event};
-        # each rule logs its own lines as the batch passes it (the same order as the slow lane's).
+        # A run the screen repaired itself: {"repairs": {rule: [log lines]}, "counts": {rule: n}, "run": runId, "dedupe":
+        # last event}; each rule logs its own lines as the batch passes it (the same order as the slow lane's). Or runs it
+        # repaired, sent on together: {"runs": [each one's batch], "dedupe": ...} (``model.runs.repaired_together``).
         self.lane: dict[str, Any] | None = None
         # True on the last batch ``read`` sends before it may wait for more input (a pipe or socket read came
         # back short): a stage holding lines back (the screen) lets them go now, so a live stream flows.

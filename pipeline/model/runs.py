@@ -16,7 +16,7 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, Column, invented
+from replay.pipeline.engine.batch import Batch, Column, invented, pieces_column
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
@@ -131,8 +131,28 @@ def name_run(run: Run, event: dict[str, Any]) -> None:
 def prelogged(stage: Transform, batch: Batch) -> None:
     """The log lines the screen made for ``stage``'s rule on a run it repaired, logged as the batch passes."""
     if batch.lane is not None:
-        for entry in batch.lane["repairs"].get(stage.name, ()):
-            stage.emit("repairs", entry)
+        for run in lane_runs(batch):
+            for entry in run.lane["repairs"].get(stage.name, ()):  # type: ignore[index]
+                stage.emit("repairs", entry)
+
+
+def lane_runs(batch: Batch) -> list[Batch]:
+    """The runs the screen repaired that ``batch`` (its ``lane``) holds, each as the batch the screen made of it: the
+    batch itself, or the runs it sent on together (``repaired_together``)."""
+    assert batch.lane is not None
+    return batch.lane.get("runs") or [batch]
+
+
+def repaired_together(runs: list[Batch]) -> Batch:
+    """Runs the screen repaired (each a batch of its own, with its ``lane``: its repairs counted, not logged) as one
+    batch of their lines, to go through the stages as one; ``lane["runs"]`` holds them, for a stage that takes them
+    one by one (``heal_summary``: where each lies, its heal record after it), and ``lane["dedupe"]`` the last one's."""
+    whole = [(run, 0, len(run)) for run in runs]
+    batch = Batch(runs[0].source, None, pieces_column(whole, "raws"), pieces_column(whole, "lines"),
+                  pieces_column(whole, "offsets"), pieces_column(whole, "pointers"))
+    batch.clean = (len(runs), sum(run.clean[1] for run in runs))  # type: ignore[index]
+    batch.lane = {"runs": runs, "dedupe": runs[-1].lane["dedupe"]}  # type: ignore[index]
+    return batch
 
 
 class RunScoped(Transform):

@@ -735,6 +735,37 @@ def test_a_validate_lane_after_join_split_records_judges_runs_over_batches_it_di
     assert chain(True) == chain(False)
 
 
+def repaired_runs(count: int) -> list[bytes]:
+    """``count`` runs of the screen's repair lane: each with a type alias, a wrong seq number and no terminal event."""
+    rng = random.Random(11)
+    lines = []
+    for k in range(count):
+        events = clean_run(rng, 8, f"r{k}", calls_named=f"r{k}c")[:-1]  # (no terminal event)
+        events[1] = {**events[1], "seq": 40}
+        events[0] = {**events[0], "type": "start"}
+        lines += map(exactjson.dumps, events)
+    return lines
+
+
+def test_runs_repaired_with_their_repairs_counted_go_on_as_one_batch_and_heal_writes_the_same():
+    """Without a heal log the runs the screen repairs in a batch go on together, one batch for the stages after to pass
+    (each rule logs nothing for them); heal_summary still puts each one's heal record after it. With the log, each run
+    goes alone: the rules log its lines as it passes, run by run."""
+    def lanes(screen: ScreenRuns) -> list[dict]:
+        out = [screen(cut(lines, len(lines))[0]), screen.flush()]
+        batches = [b for part in out for b in (part if isinstance(part, list) else [part]) if b is not None]
+        return [b.lane for b in batches if b.lane is not None]
+
+    lines = repaired_runs(4)
+    # (the last run ends with the input: the rules repair it)
+    assert [[run.lane["run"] for run in lane["runs"]] for lane in lanes(ScreenRuns(repair_log=False))] == [["r0", "r1", "r2"]]
+    assert [lane["run"] for lane in lanes(ScreenRuns())] == ["r0", "r1", "r2"]
+    slow = healed_with_joins(lines, len(lines), fast=False)
+    assert slow[0].count(b'"$record":"heal"') == 4
+    assert healed_with_joins(lines, len(lines), fast=True) == slow
+    same_counted_or_logged(lines, len(lines), slow)
+
+
 @settings(max_examples=300, deadline=None)
 @given(plain_journals(), st.integers(1, 40))
 def test_heal_writes_and_logs_the_same_with_and_without_the_fast_lane_in_batches_of_any_size(lines, size):
