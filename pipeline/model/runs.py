@@ -150,7 +150,7 @@ def repaired_together(runs: list[Batch]) -> Batch:
     whole = [(run, 0, len(run)) for run in runs]
     batch = Batch(runs[0].source, None, pieces_column(whole, "raws"), pieces_column(whole, "lines"),
                   pieces_column(whole, "offsets"), pieces_column(whole, "pointers"))
-    batch.clean = (len(runs), sum(run.clean[1] for run in runs))  # type: ignore[index]
+    batch.clean = (len(runs), sum([run.clean[1] for run in runs if run.clean is not None]))
     batch.lane = {"runs": runs, "dedupe": runs[-1].lane["dedupe"]}  # type: ignore[index]
     return batch
 
