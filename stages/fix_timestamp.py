@@ -1,15 +1,24 @@
-"""FixTimestamps: turns invalid or missing timestamps into RFC 3339, logging the original value."""
+"""FixTimestamps: turns invalid or missing timestamps into RFC 3339, logging the original value.
+
+A timestamp written another way (epoch seconds or milliseconds, ISO without a zone) is converted; one that says no
+time borrows the previous event's (or the run record's). A run's first events with no time to borrow wait, taken
+out of the stream in order (with the records after them), for the run's first time and borrow it; a run with no
+valid time at all, or more than ``MAX_WAITING`` such events before its first one, gets the Unix epoch instead.
+Every repair is logged with its reason.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, read_iso, with_field
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.model.validation import named
+
+MAX_WAITING = 10_000  # events a run's first events without a time wait for its first time, at most
 
 
 def convert(value: Any) -> str | None:
@@ -31,16 +40,17 @@ def convert(value: Any) -> str | None:
 
 @register("fix_timestamp")
 class FixTimestamps(RunScoped):
-    summary = "Repair invalid timestamps: convert epoch/zone-less forms, else borrow the previous event's time."
+    summary = "Repair invalid timestamps: convert epoch/zone-less forms, else borrow the previous (or first later) event's time."
 
     def begin_run(self, run: Run) -> None:
         facts = run.facts or {}
         run.state["last"] = facts.get("timestamp") if is_timestamp(facts.get("timestamp")) else None
+        run.state["waiting"] = []  # what waits for the run's first time: (column, whether an event to fix) each
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         events = batch.events
         assert events is not None and self.run is not None
-        if all(is_timestamp(events[i].get("timestamp")) for i in range(start, end)):
+        if not self.run.state["waiting"] and all(is_timestamp(events[i].get("timestamp")) for i in range(start, end)):
             self.run.state["last"] = events[end - 1]["timestamp"]
         else:
             super().on_events(batch, start, end)
@@ -50,19 +60,64 @@ class FixTimestamps(RunScoped):
         assert run is not None
         value = event.get("timestamp")
         if is_timestamp(value):
-            run.state["last"] = value
+            self._borrow(value, i)
             return
         fixed = convert(value)
         if fixed is not None:
+            self._borrow(fixed, i)
             how = f"converted {named(value)} to RFC 3339"
         elif run.state["last"] is not None:
             fixed, how = run.state["last"], "borrowed the previous event's timestamp"
-        else:
-            fixed, how = EPOCH, "no earlier time in the run to borrow; used the Unix epoch"
+        else:  # no time yet: the event waits for the run's first one (a bounded wait)
+            batch.replace(i, event)  # (it will be written anew: a key written twice is noted now, where it was read)
+            run.state["waiting"].append((self.take_out(batch, i), True))
+            if len(run.state["waiting"]) >= MAX_WAITING:
+                self._borrow(EPOCH, None, f"no time in the run's first {MAX_WAITING} events to borrow; used the "
+                             "Unix epoch")
+            return
         batch.replace(i, with_field(event, "timestamp", fixed))
-        fields: dict[str, Any] = {"field": "timestamp", "value": fixed, "seqBefore": event.get("seq")}
-        if "timestamp" in event:
-            fields["original"] = value
-        state = "missing" if "timestamp" not in event else f"{named(value)} is not RFC 3339"
-        self.repair("changed", f"timestamp {state}; {how}", batch, i, **fields)
+        self.repair("changed", f"timestamp {_state(event)}; {how}", batch, i, **_fields(event, fixed))
         run.state["last"] = fixed
+
+    def on_record(self, batch: Batch, i: int, record: dict[str, Any]) -> None:
+        if self.run is not None and self.run.state["waiting"]:  # it stays after the events that wait
+            self.run.state["waiting"].append((self.take_out(batch, i), False))
+        else:
+            super().on_record(batch, i, record)
+
+    def end_run(self, run: Run) -> list[dict[str, Any]]:
+        if run.state["waiting"]:
+            self._borrow(EPOCH, None, "the run has no valid time to borrow; used the Unix epoch")
+        return []
+
+    def _borrow(self, stamp: str, i: int | None,
+                how: str = "no earlier time in the run to borrow; borrowed the first later timestamp in the run") -> None:
+        """The run's time is ``stamp`` from event ``i`` on: what waited for a time takes it, logged one by one, and goes
+        back before event ``i`` (with no ``i``: before the run's next event or record, or at its end)."""
+        run = self.run
+        assert run is not None
+        run.state["last"] = stamp
+        waiting, run.state["waiting"] = run.state["waiting"], []
+        if not waiting:
+            return
+        out: list[Column] = []
+        for column, fix in waiting:
+            event, _raw, line, offset, pointer = column
+            if fix:
+                where = {k: v for k, v in (("line", line), ("offset", offset), ("path", pointer)) if v is not None}
+                self.repair("changed", f"timestamp {_state(event)}; {how}", **where, **_fields(event, stamp))
+                column = (with_field(event, "timestamp", stamp), None, line, offset, pointer)
+            out.append(column)
+        self.put_back(out, i)
+
+
+def _state(event: dict[str, Any]) -> str:
+    return "missing" if "timestamp" not in event else f"{named(event['timestamp'])} is not RFC 3339"
+
+
+def _fields(event: dict[str, Any], fixed: str) -> dict[str, Any]:
+    """A repair's fields: the field, its new value, the event's seq, and the value it had (when it had one)."""
+    fields: dict[str, Any] = {"field": "timestamp", "value": fixed, "seqBefore": event.get("seq")}
+    if "timestamp" in event:
+        fields["original"] = event["timestamp"]
+    return fields

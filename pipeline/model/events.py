@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 
@@ -60,7 +60,7 @@ def event_type(event: dict[str, Any]) -> str | None:
     return etype if etype.__class__ is str else None
 
 
-def is_timestamp(value: Any) -> bool:
+def is_timestamp(value: Any) -> TypeGuard[str]:
     """True when ``value`` is an RFC 3339 date-time as JSON Schema's ``date-time`` reads it (``T``
     between date and time, ASCII digits, a leap second at 23:59:60 UTC): the one definition heal, validate and
     the schemas share."""

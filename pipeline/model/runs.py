@@ -158,10 +158,11 @@ def repaired_together(runs: list[Batch]) -> Batch:
 class RunScoped(Transform):
     """Base for transforms that reason per run.
 
-    Subclasses override ``begin_run``, ``on_event`` and ``end_run``; from ``on_event`` they may call
-    ``insert_before``, ``drop``, ``hold`` and ``batch.replace``. Records returned by ``end_run`` are
+    Subclasses override ``begin_run``, ``on_event``, ``on_record`` and ``end_run``; from ``on_event`` they may call
+    ``insert_before``, ``drop``, ``hold``, ``take_out`` and ``batch.replace``. Records returned by ``end_run`` are
     placed at the run's end: before the next run's first record, or in ``flush`` at end of stream.
-    Held events (``hold``) are put back after whatever ``end_run`` adds, or before the run's next event.
+    Held events (``hold``) are put back after whatever ``end_run`` adds, or before the run's next event or record.
+    Records taken out (``take_out``) wait for the stage itself to put them back (``put_back``), mid-run or at its end.
     While ``end_run`` runs, ``run_follows`` says why the run ends: another run of its input begins right
     after it (True), or it ends with its input, its batch (``closes_run``) or the stream (False).
     Runs stay as the input cut them: when a stage dropped every event of the runs between two runs of one id,
@@ -197,6 +198,13 @@ class RunScoped(Transform):
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         """One event of the current run."""
 
+    def on_record(self, batch: Batch, i: int, record: dict[str, Any]) -> None:
+        """A reserved record that begins no run (a heal record, say), in the run in progress. By default the events
+        held back (``hold``) come back before it."""
+        if self._held and record.get(RECORD_KEY) != RUN_RECORD:
+            self._before.setdefault(i, []).extend(self._held)
+            self._held = []
+
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         """The run ended: records to add at its end."""
         return []
@@ -213,6 +221,22 @@ class RunScoped(Transform):
         """Take event ``i`` out of the stream for now; it comes back later in the same order."""
         self._held.append(batch.column(i))
         self._drop.add(i)
+
+    def take_out(self, batch: Batch, i: int) -> Column:
+        """Take record ``i`` out of the stream, with its bytes and position, until the stage puts it back itself
+        (``put_back``): unlike ``hold``, nothing brings it back on its own, so a stage that takes some out must bound what it
+        keeps and put everything back by the run's end (``end_run``)."""
+        self._drop.add(i)
+        return batch.column(i)
+
+    def put_back(self, columns: list[Column], i: int | None = None) -> None:
+        """Put records taken out (``take_out``, or made anew from those) back in the stream: before record ``i`` of the
+        batch in hand, or, with no ``i``, as held ones come back (``hold``): before the run's next event or record, or
+        at its end after what ``end_run`` adds."""
+        if i is None:
+            self._held.extend(columns)
+        else:
+            self._before.setdefault(i, []).extend(columns)
 
     def repair(self, action: str, message: str, batch: Batch | None = None, i: int | None = None,
                **fields: Any) -> None:
@@ -302,9 +326,8 @@ class RunScoped(Transform):
                     prefix = self.close_run()
                 span = self._new_run(batch, i, record, rid, source)
                 run = self.run
-            elif self._held and record.get(RECORD_KEY) != RUN_RECORD:
-                self._before.setdefault(i, []).extend(self._held)
-                self._held = []
+            else:
+                self.on_record(batch, i, record)
         self._events(batch, span, len(events))
         out = self._apply(batch, [])
         if prefix is None:

@@ -96,6 +96,73 @@ def test_timestamp_with_nothing_to_borrow_uses_the_epoch_and_says_so():
     assert out[0]["timestamp"] == EPOCH and "epoch" in repairs[0]["message"]
 
 
+def test_first_events_with_no_time_borrow_the_runs_first_later_time_not_the_epoch():
+    records = [ev(1, "a", ts=None), ev(2, "b", ts="??"), ev(3, "c", ts=None), ev(4, "d", ts="2026-03-01T12:00:07Z"),
+               ev(5, "e", ts=None)]
+    lines = [orjson.dumps(r) for r in records]
+    batches = [Batch.from_lines(lines[i:i + 2], "run.jsonl") for i in range(0, len(lines), 2)]
+    for k, b in enumerate(batches):
+        b.lines = [2 * k + 1, 2 * k + 2][:len(b.raws)]
+    result = run_inline([ParseLines(), FixTimestamps()], batches)
+    out, repairs = result.records, result.side["repairs"]
+    assert [e["seq"] for e in out] == [1, 2, 3, 4, 5]  # order kept
+    assert [e["timestamp"] for e in out] == ["2026-03-01T12:00:07Z"] * 5
+    assert [(r["line"], r.get("original", "<missing>")) for r in repairs] == [(1, "<missing>"), (2, "??"),
+                                                                               (3, "<missing>"), (5, "<missing>")]
+    assert all(r["rule"] == "fix_timestamp" and r["action"] == "changed" and r["source"] == "run.jsonl"
+               for r in repairs)
+    assert repairs[0]["message"] == ("timestamp missing; no earlier time in the run to borrow; borrowed the first later "
+                                     "timestamp in the run")
+    assert "previous event's" in repairs[3]["message"]
+    assert list(out[0]) == ["seq", "timestamp", "type", "runId", "payload"]  # in its canonical place
+
+
+def test_first_events_with_no_time_borrow_a_converted_later_time():
+    out, repairs = one(FixTimestamps(), [ev(1, "a", ts=None), ev(2, "b", ts=1772366400)])
+    assert [e["timestamp"] for e in out] == ["2026-03-01T12:00:00.000Z"] * 2
+    assert ["borrowed the first later" in r["message"] for r in repairs] == [True, False]
+
+
+def test_a_run_with_no_valid_time_at_all_gets_the_epoch_and_the_next_run_is_its_own():
+    records = [ev(1, "a", ts=None), ev(2, "b", ts="??"), ev(1, "a", run="r2", ts=None),
+               ev(2, "b", run="r2", ts="2026-03-01T12:00:07Z")]
+    out, repairs = one(FixTimestamps(), records)
+    assert [(e["runId"], e["seq"], e["timestamp"]) for e in out] == [
+        ("r1", 1, EPOCH), ("r1", 2, EPOCH), ("r2", 1, "2026-03-01T12:00:07Z"), ("r2", 2, "2026-03-01T12:00:07Z")]
+    assert [r["message"].split("; ", 1)[1] for r in repairs] == [
+        "the run has no valid time to borrow; used the Unix epoch"] * 2 + [
+        "no earlier time in the run to borrow; borrowed the first later timestamp in the run"]
+
+
+def test_records_after_events_waiting_for_a_time_keep_their_place():
+    heal = {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"x": 1}}
+    out, _ = one(FixTimestamps(), [ev(1, "a", ts=None), heal, ev(2, "b", ts="2026-03-01T12:00:07Z")])
+    assert [r.get("seq", r.get("$record")) for r in out] == [1, "heal", 2]
+    assert out[0]["timestamp"] == "2026-03-01T12:00:07Z"
+
+
+def test_events_waiting_for_a_time_are_bounded(monkeypatch):
+    import replay.stages.fix_timestamp as fix_timestamp
+
+    monkeypatch.setattr(fix_timestamp, "MAX_WAITING", 3)
+    records = [ev(n, "x", ts=None) for n in range(1, 6)] + [ev(6, "y", ts="2026-03-01T12:00:07Z")]
+    out, repairs = one(FixTimestamps(), records)
+    assert [e["seq"] for e in out] == [1, 2, 3, 4, 5, 6]
+    assert [e["timestamp"] for e in out] == [EPOCH] * 5 + ["2026-03-01T12:00:07Z"]
+    assert "no time in the run's first 3 events to borrow; used the Unix epoch" in repairs[0]["message"]
+    assert "previous event's" in repairs[3]["message"]
+
+
+def test_healed_run_whose_first_event_has_no_time_starts_at_its_first_later_time():
+    result = heal_records([ev(1, "user_message", ts=None), ev(2, "run_completed", ts="2026-03-01T12:00:07.000Z")])
+    events = events_of(result)
+    assert [(e["type"], e["timestamp"]) for e in events] == [("run_started", "2026-03-01T12:00:07.000Z"),
+                                                             ("user_message", "2026-03-01T12:00:07.000Z"),
+                                                             ("run_completed", "2026-03-01T12:00:07.000Z")]
+    heal = [r for r in result.records if r.get("$record") == "heal"]
+    assert heal[0]["byRule"] == {"ensure_run_started": 1, "fix_timestamp": 1, "renumber": 1}
+
+
 def test_first_bad_timestamp_borrows_the_run_records_time():
     out, _ = one(FixTimestamps(), [RUN, ev(1, "a", ts="??")])
     assert out[1]["timestamp"] == RUN["timestamp"]
