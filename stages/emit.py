@@ -83,12 +83,18 @@ class EmitArtifacts(Sink):
     def output_files(self) -> list[str]:
         return ["-"] if self.config["summary"] else []  # the per-run files are named as the runs arrive
 
+    def output_folders(self) -> list[str]:
+        return [str(folder) for folder in self._folders().values() if folder is not None]
+
+    def _folders(self) -> dict[str, Path | None]:
+        """The folders it writes into; without --out, the folder of today's runs (a run is dated when it starts)."""
+        return {"out_dir": Path(self.config["out_dir"]) if self.config["out_dir"] else ARTIFACTS_DIR / _date_of(None, []),
+                "journal_dir": Path(self.config["journal_dir"]) if self.config["journal_dir"] else None}
+
     def preflight(self, inputs: list[str]) -> None:
         """A folder to write into that is a file (`--out /dev/null`), or is under one (a file at .replay/artifacts), is
-        refused before the runner starts; without --out, the folder of today's runs (a run is dated when it starts)."""
-        folders = {"out_dir": Path(self.config["out_dir"]) if self.config["out_dir"] else ARTIFACTS_DIR / _date_of(None, []),
-                   "journal_dir": Path(self.config["journal_dir"]) if self.config["journal_dir"] else None}
-        for key, folder in folders.items():
+        refused before the runner starts."""
+        for key, folder in self._folders().items():
             if folder is not None:  # folders on this machine (emit writes no URLs)
                 refuse_non_folder(folder, "Give --out a folder (it is made when missing)." if key == "out_dir" else
                                   "Move the file out of the way: capture writes each run's journal in that folder.",

@@ -12,7 +12,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
-from replay.pipeline.io.journals import atomic_output, probe_output, write_atomic
+from replay.pipeline.io.journals import atomic_output, write_atomic
 
 STDOUT = "-"
 
@@ -28,12 +28,6 @@ class WriteJsonl(Sink):
 
     def output_files(self) -> list[str]:
         return [self.config["path"]]
-
-    def preflight(self, inputs: list[str]) -> None:
-        """A file that cannot be created is refused before anything runs (it opens only with its first bytes)."""
-        path = self.config["path"]
-        if path != STDOUT:
-            probe_output(path)
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         path = self.config["path"]

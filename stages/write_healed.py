@@ -103,6 +103,9 @@ class WriteHealed(Sink):
     def output_files(self) -> list[str]:
         return ["-"]  # one line per input written; the files are planned in preflight
 
+    def output_folders(self) -> list[str]:
+        return [self.config["write_dir"] or self.config["out_dir"]]
+
     def preflight(self, inputs: list[str]) -> None:
         files = [f for f in inputs if f != "-"]
         out_dir = self.config["out_dir"]

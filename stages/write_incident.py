@@ -38,6 +38,10 @@ class WriteIncident(AsyncTransform):
                                      "left there (a command that renames it to `into` at the end); the summary names `into`"),
     }
 
+    def output_folders(self) -> list[str]:
+        c = self.config
+        return [folder for folder in (c["out"] or c["write_dir"] or c["into"],) if folder]
+
     def preflight(self, inputs: list[str]) -> None:
         c = self.config
         if bool(c["out"]) == bool(c["into"]):  # (an empty --out is neither)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import math
 import signal
@@ -384,9 +385,30 @@ def optional_module(name: str, needed_for: str, extra: str, how_to_fix: str) -> 
                           expected=extra, howToFix=how_to_fix) from exc
 
 
+STDOUT_NAME = "<stdout>"
+
+
+def write_failed(name: str, exc: OSError, *, exit_code: int = 1) -> ReplayError:
+    """E_OUTPUT_WRITE_FAILED for an output that could not be written (disk full, I/O error, ...): the
+    path and the system's own words for why (``ENOSPC: No space left on device``)."""
+    code = errno.errorcode.get(exc.errno or 0, "") if exc.errno else ""
+    why = exc.strerror or str(exc) or type(exc).__name__
+    received = f"{code}: {why}" if code else why
+    target = "stdout" if name == STDOUT_NAME else repr(name)
+    advice = {
+        errno.ENOSPC: "Free space on the disk (or write elsewhere), then run the command again.",
+        errno.EDQUOT: "Free space within your disk quota (or write elsewhere), then run the command again.",
+        errno.EROFS: "The file system is read-only: write elsewhere.",
+        errno.EACCES: "You may not write there: check the folder's permissions, or write elsewhere.",
+        errno.EPERM: "You may not write there: check the folder's permissions, or write elsewhere.",
+    }.get(exc.errno or 0, "Check the disk and the path, then run the command again; nothing partial was left at the path.")
+    return ReplayError("E_OUTPUT_WRITE_FAILED", f"writing {target} failed: {why}", path=name, received=received,
+                       howToFix=advice, exit_code=exit_code)
+
+
 def stdout_closed() -> ReplayError:
     """E_OUTPUT_UNWRITABLE: fd 1 is closed (``replay read x >&-``); a refusal, before anything runs."""
-    return ReplayError("E_OUTPUT_UNWRITABLE", "stdout is closed: replay writes its results there", path="<stdout>",
+    return ReplayError("E_OUTPUT_UNWRITABLE", "stdout is closed: replay writes its results there", path=STDOUT_NAME,
                        expected="an open stdout (a terminal, a pipe or a file)", received="closed (EBADF)",
                        howToFix="Give the command somewhere to write: `> out.jsonl`, `| next-command`, or `> /dev/null`.")
 

@@ -4,7 +4,8 @@ Stages say which files they read and write (``input_files`` / ``output_files``, 
 stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed, and when two of its stages would; so is a graph two of
 whose stages would write one file. Inputs are never modified: an output that is the same file as an input (same device
 and inode, whatever the path says) is refused; so is an output under a file (``--out afile/x.html``: a folder on its way
-is a file), before anything is read.
+is a file), before anything is read. Last, each output file and folder is tried where it will be written
+(``probe_output``, ``probe_folder``): one that cannot be written fails (E_OUTPUT_WRITE_FAILED) before any input is read.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from replay.pipeline.engine.errors import ReplayError, stdout_closed
+from replay.pipeline.engine.outputs import probe_folder, probe_output
 from replay.pipeline.engine.share import stdout_capture
 from replay.pipeline.engine.stage import Stage
 
@@ -65,6 +67,15 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
                     path=f"stages.{stage.id}.path", received=target, expected="a path that is not one of the inputs",
                     howToFix="Write to another file; inputs are never modified.",
                 )
+    # Last, when nothing else refused the run: each output is tried where it will be written (a temp file made and
+    # removed), so one that cannot be written fails before any input is read, not after the whole of it
+    for stage in stages:
+        for target in stage.output_files():
+            if _local(target):
+                probe_output(target)
+        for folder in stage.output_folders():
+            if _local(folder):
+                probe_folder(folder)
 
 
 def _local(target: str) -> bool:

@@ -180,6 +180,11 @@ class Stage:
         """The files this stage writes (``-`` for stdout)."""
         return []
 
+    def output_folders(self) -> list[str]:
+        """The folders this stage writes files into (made when missing). Like its ``output_files``, each is tried
+        before anything runs (``pipeline/engine/outputs.py``)."""
+        return []
+
     def whole_stream(self) -> bool:
         """Does what this stage gives depend on all the inputs together (one report of them all, a diff of two)?
         Then the graph cannot run once per input (``replay run --workers``) and give what one run gives."""

@@ -9,7 +9,6 @@ worker thread costs more than parsing it, because the two threads queue for the 
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import sys
@@ -26,7 +25,7 @@ try:
 except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
-from replay.pipeline.engine.errors import PipeClosed, ReplayError, stdout_closed
+from replay.pipeline.engine.errors import STDOUT_NAME, PipeClosed, ReplayError, stdout_closed, write_failed
 from replay.pipeline.engine.preflight import stdout_is_open
 from replay.pipeline.engine.share import stdout_capture
 
@@ -141,27 +140,6 @@ def _cancelled() -> BaseException:
     import asyncio
 
     return asyncio.CancelledError()
-
-
-STDOUT_NAME = "<stdout>"
-
-
-def write_failed(name: str, exc: OSError, *, exit_code: int = 1) -> ReplayError:
-    """E_OUTPUT_WRITE_FAILED for an output that could not be written (disk full, I/O error, ...): the
-    path and the system's own words for why (``ENOSPC: No space left on device``)."""
-    code = errno.errorcode.get(exc.errno or 0, "") if exc.errno else ""
-    why = exc.strerror or str(exc) or type(exc).__name__
-    received = f"{code}: {why}" if code else why
-    target = "stdout" if name == STDOUT_NAME else repr(name)
-    advice = {
-        errno.ENOSPC: "Free space on the disk (or write elsewhere), then run the command again.",
-        errno.EDQUOT: "Free space within your disk quota (or write elsewhere), then run the command again.",
-        errno.EROFS: "The file system is read-only: write elsewhere.",
-        errno.EACCES: "You may not write there: check the folder's permissions, or write elsewhere.",
-        errno.EPERM: "You may not write there: check the folder's permissions, or write elsewhere.",
-    }.get(exc.errno or 0, "Check the disk and the path, then run the command again; nothing partial was left at the path.")
-    return ReplayError("E_OUTPUT_WRITE_FAILED", f"writing {target} failed: {why}", path=name, received=received,
-                       howToFix=advice, exit_code=exit_code)
 
 
 class FdWriter:

@@ -24,6 +24,7 @@ from replay.pipeline.engine import exactjson, interrupts
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, diagnostic, input_unreadable, printable
 from replay.pipeline.engine.exactjson import UTF8_BOM
+from replay.pipeline.engine.outputs import TEMP_SUFFIX, file_target, is_temp_name, published_name, temp_prefix
 from replay.pipeline.engine.preflight import file_in_the_way
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
 
@@ -457,42 +458,6 @@ def _current_umask() -> int:
 
 UMASK = _current_umask()
 
-# Temp names: what a SIGKILL can leave behind. A file is written under a temp name beside its target
-# and renamed into place when complete; a folder is staged beside its target the same way. The names
-# are ``.<target name>.<random>.replay.tmp``; readers skip them when they walk a folder. Only a
-# process killed outright (SIGKILL, a power cut) leaves one; every other ending removes it.
-TEMP_SUFFIX = ".replay.tmp"
-
-
-def is_temp_name(name: str) -> bool:
-    """Is this a temp file or folder replay writes before renaming it into place?"""
-    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
-
-
-def published_name(path: str) -> str:
-    """``path`` as it is named once each folder on its way staged under a temp name (``.NAME.XXXX.replay.tmp``,
-    ``.NAME.partial.replay.tmp``) is renamed into place as NAME: what a diagnostic names, as nobody sees those folders."""
-    parts = Path(path).parts
-    if not any(is_temp_name(part) for part in parts[:-1]):
-        return path
-    return str(Path(*(part[1: -len(TEMP_SUFFIX)].rpartition(".")[0] if is_temp_name(part) else part for part in parts[:-1]),
-                    parts[-1]))
-
-
-def temp_prefix(target: Path) -> str:
-    return f".{target.name}."
-
-
-def _is_special(target: Path) -> bool:
-    """An existing device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written in place,
-    never renamed over (as root, a rename would replace ``/dev/null`` itself)."""
-    try:
-        mode = os.stat(target).st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
-
-
 def make_folder(folder: Path) -> None:
     """``folder`` and its missing parents made; a file where one of them must be is ENOTDIR (NotADirectoryError
     naming the file), not the EEXIST ``mkdir`` says."""
@@ -564,36 +529,6 @@ def sync_each(top: Path) -> None:
                 os.close(fd)
 
 
-def _file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | None:
-    """The file ``atomic_output`` replaces for ``path``: a link's target; None for a device, FIFO or socket (written
-    in place, when ``overwrite``)."""
-    target = Path(path)
-    if overwrite and _is_special(target):
-        return None
-    return Path(os.path.realpath(target)) if target.is_symlink() else target
-
-
-def probe_output(path: str | os.PathLike[str]) -> None:
-    """Refuse, before anything runs, an output file ``atomic_output`` could not create (E_OUTPUT_WRITE_FAILED, as it
-    would say later): a temp file is made and removed where its temp file would go, or in the nearest folder above
-    that exists (``atomic_output`` makes the folders on the way). Nothing is left: a run that fails before it wrote
-    anything leaves no file (``Sink.commit_empty``)."""
-    target = _file_target(path)
-    if target is None:
-        return
-    folder = target.parent
-    while not folder.is_dir() and folder != folder.parent:
-        folder = folder.parent
-    import tempfile  # (as in atomic_output)
-
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=folder)
-    except OSError as exc:
-        raise write_failed(published_name(os.fspath(path)), exc) from exc
-    os.close(fd)
-    os.unlink(tmp)
-
-
 @contextmanager
 def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
     """A file that appears at ``path`` whole, or not at all (temp file + rename); an existing file there
@@ -608,7 +543,7 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     (the temp file gone, nothing changed) when something took the name meanwhile. An error names ``path`` as it
     is once the staged folders on its way are in place (``published_name``)."""
     name = published_name(os.fspath(path))
-    target = _file_target(path, overwrite)
+    target = file_target(path, overwrite)
     if target is None:
         try:
             with open(path, "wb") as handle:

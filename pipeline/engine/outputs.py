@@ -1,0 +1,88 @@
+"""Output files and folders: the temp names they are written under, the file a path stands for, and the probe that
+tries, before a graph runs, to write where each output will go.
+
+A file is written under a temp name beside its target and renamed into place when complete; a folder is staged
+beside its target the same way (``pipeline/io/journals.py``: ``atomic_output``, ``publish_folder``). The engine's
+preflight probes every output a stage declares (``Stage.output_files``, ``Stage.output_folders``) before any input
+is read, so an output that cannot be written fails before the work is done, as it would fail after it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from replay.pipeline.engine.errors import write_failed
+
+# Temp names: what a SIGKILL can leave behind. The names are ``.<target name>.<random>.replay.tmp``; readers skip
+# them when they walk a folder. Only a process killed outright (SIGKILL, a power cut) leaves one; every other ending
+# removes it.
+TEMP_SUFFIX = ".replay.tmp"
+
+
+def is_temp_name(name: str) -> bool:
+    """Is this a temp file or folder replay writes before renaming it into place?"""
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+def published_name(path: str) -> str:
+    """``path`` as it is named once each folder on its way staged under a temp name (``.NAME.XXXX.replay.tmp``,
+    ``.NAME.partial.replay.tmp``) is renamed into place as NAME: what a diagnostic names, as nobody sees those folders."""
+    parts = Path(path).parts
+    if not any(is_temp_name(part) for part in parts[:-1]):
+        return path
+    return str(Path(*(part[1: -len(TEMP_SUFFIX)].rpartition(".")[0] if is_temp_name(part) else part for part in parts[:-1]),
+                    parts[-1]))
+
+
+def temp_prefix(target: Path) -> str:
+    return f".{target.name}."
+
+
+def is_special(target: Path) -> bool:
+    """An existing device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written in place,
+    never renamed over (as root, a rename would replace ``/dev/null`` itself)."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | None:
+    """The file ``atomic_output`` replaces for ``path``: a link's target; None for a device, FIFO or socket (written
+    in place, when ``overwrite``)."""
+    target = Path(path)
+    if overwrite and is_special(target):
+        return None
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+def probe_output(path: str | os.PathLike[str]) -> None:
+    """Refuse, before anything runs, an output file ``atomic_output`` could not create (E_OUTPUT_WRITE_FAILED, as it
+    would say later): a temp file is made and removed where its temp file would go, or in the nearest folder above
+    that exists (``atomic_output`` makes the folders on the way). Nothing is left: a run that fails before it wrote
+    anything leaves no file (``Sink.commit_empty``)."""
+    target = file_target(path)
+    if target is not None:
+        _probe(target.parent, target, path)
+
+
+def probe_folder(path: str | os.PathLike[str]) -> None:
+    """``probe_output`` for a folder files are written into: a temp file is made and removed in it, or, when it is
+    missing, where it would be staged (the nearest folder above it that exists)."""
+    _probe(Path(path), Path(path), path)
+
+
+def _probe(folder: Path, target: Path, path: str | os.PathLike[str]) -> None:
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    import tempfile  # here: most commands write no file (its import costs every command ~3 ms of start-up)
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=folder)
+    except OSError as exc:
+        raise write_failed(published_name(os.fspath(path)), exc) from exc
+    os.close(fd)
+    os.unlink(tmp)
