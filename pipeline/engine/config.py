@@ -44,6 +44,8 @@ from replay.pipeline.engine.stage import Composite, Stage
 
 RESERVED_KEYS = ("type", "inputs", "route_errors")
 TOP_LEVEL_KEYS = ("stages", "chain", "description")
+# In a command's document (``spec.bind``), never in a file: which flag set which option, ``{"<stage>.<option>": "--log"}``.
+FLAGS_KEY = "$flags"
 IN = "$in"  # inside a composite's sub-graph: the composite's own inputs
 
 
@@ -92,7 +94,10 @@ def read_config_file(path: str) -> dict[str, Any]:
     # a name that says neither (a pipe: `replay run <(replay stages --graph heal --json)`) is JSON when it starts as
     # an object does: no TOML document starts with `{`
     json = suffix == ".json" or (suffix != ".toml" and exactjson.skip_bom(data)[0].lstrip().startswith(b"{"))
-    return parse_config(data, path, json=json)
+    doc = parse_config(data, path, json=json)
+    if FLAGS_KEY in doc:  # (a command's own key: a file's flags are none)
+        raise _shape(f"unknown top-level key {FLAGS_KEY!r}", FLAGS_KEY, expected="stages, chain or description")
+    return doc
 
 
 def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None:
@@ -366,10 +371,14 @@ class _Builder:
 def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, paths: list[str] | None = None) -> Graph:
     """Build and validate the graph a config document declares; ``paths`` are the command's arguments."""
     registry = registry or Registry()
-    tables = normalize(doc, registry)
+    flags: dict[str, str] = doc.get(FLAGS_KEY) or {}
+    tables = normalize({k: v for k, v in doc.items() if k != FLAGS_KEY}, registry)
     builder = _Builder(registry, paths)
     for node_id, (table, where) in tables.items():
         builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []))
+        stage = builder.graph.nodes[node_id].stage if node_id in builder.graph.nodes else None
+        if stage is not None:  # (a composite's flags stay its own: its sub-stages are other nodes)
+            stage.flags = {key.partition(".")[2]: flag for key, flag in flags.items() if key.partition(".")[0] == node_id}
     for table, where in tables.values():
         builder.refuse_inner_refs(table.get("inputs", []), where)
     graph = builder.finish()

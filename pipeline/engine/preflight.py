@@ -34,11 +34,16 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
         stage.preflight(inputs)
         for target in stage.output_files():  # (a folder there is found out by the rename, after the whole run)
             if target == "" or (_local(target) and os.path.isdir(target)):
-                what = "an empty output path" if target == "" else f"the output {target!r}, which is a directory"
-                raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {stage.id!r} has {what}",
-                                  path=f"stages.{stage.id}.path", received=target, expected="a file path, or '-' for stdout",
-                                  howToFix="Name a file to write, or `-` for stdout, where this path was given: the flag "
-                                           "(`--out FILE`, `--log FILE`) or the config's `path`.")
+                option = _option_of(stage, target)
+                subject, path = stage.named(option)
+                if stage.flags.get(option):  # as the user typed it
+                    message = f"{subject} is empty: it names no file" if target == "" else f"{subject} {target!r} is a directory"
+                    fix = f"Give {subject} a file to write (or `-` for stdout), e.g. `{subject} out.jsonl`."
+                else:
+                    what = "an empty output path" if target == "" else f"the output {target!r}, which is a directory"
+                    message, fix = f"{subject} has {what}", f"Name a file to write, or `-` for stdout, in its `{option}`."
+                raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target,
+                                  expected="a file path, or '-' for stdout", howToFix=fix)
     _one_writer_per_target(stages)
     writes_stdout = any(STDIO in stage.output_files() for stage in stages)
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
@@ -61,10 +66,13 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
             st = os.stat(target)
             written_over = identities.get((st.st_dev, st.st_ino))
             if written_over is not None:
+                option = _option_of(stage, target)
+                subject, path = stage.named(option)
+                message = (f"{subject} {target!r} would write over the input {written_over!r}" if option in stage.flags
+                           else f"{subject} would write its output {target!r} over its own input {written_over!r}")
                 raise ReplayError(
-                    "E_CONFIG_OPTION_INVALID",
-                    f"stage {stage.id!r} would write its output {target!r} over its own input {written_over!r}",
-                    path=f"stages.{stage.id}.path", received=target, expected="a path that is not one of the inputs",
+                    "E_CONFIG_OPTION_INVALID", message,
+                    path=path, received=target, expected="a path that is not one of the inputs",
                     howToFix="Write to another file; inputs are never modified.",
                 )
     # Last, when nothing else refused the run: each output is tried where it will be written (a temp file made and
@@ -83,25 +91,46 @@ def _local(target: str) -> bool:
     return target != STDIO and "://" not in target
 
 
+def _option_of(stage: Stage, target: str) -> str:
+    """The option of ``stage`` that names its output ``target`` (``path`` when none names it as it is)."""
+    return next((key for key, value in stage.config.items() if value == target), "path")
+
+
 def _one_writer_per_target(stages: list[Stage]) -> None:
     """Two stages writing one target: stdout (``heal --log -``: two streams of lines mixed into one would be neither),
-    or one file (by its path, links resolved: the last to finish would replace the other's output)."""
-    writers: dict[str, str] = {}
+    or one file (by its path, links resolved: the last to finish would replace the other's output). Each is named as
+    the user gave its output: the flag (``--log``), else the stage; a stage a command writes stdout with unasked is
+    the command's output."""
+    writers: dict[str, Stage] = {}
     for stage in stages:
         for target in stage.output_files():
-            other = writers.setdefault(os.path.realpath(target) if _local(target) else target, stage.id)
-            if other != stage.id and target == STDIO:
+            other = writers.setdefault(os.path.realpath(target) if _local(target) else target, stage)
+            if other is stage:
+                continue
+            (first, _), (second, path) = (_writer(s, target, stages) for s in (other, stage))
+            if not stage.flags and other.flags:  # (the one a flag named is the one to change)
+                (first, _), (second, path) = (_writer(s, target, stages) for s in (stage, other))
+            both = (f"stages {first.removeprefix('stage ')} and {second.removeprefix('stage ')}"
+                    if first.startswith("stage ") and second.startswith("stage ") else f"{first} and {second}")
+            if target == STDIO:
                 raise ReplayError(
-                    "E_CONFIG_OPTION_INVALID", f"stages {other!r} and {stage.id!r} would both write to stdout, mixing their lines",
-                    path=f"stages.{stage.id}.path", received="-", expected="one stage writing stdout; the others to files",
+                    "E_CONFIG_OPTION_INVALID", f"{both} would both write to stdout, mixing their lines",
+                    path=path, received="-", expected="one stage writing stdout; the others to files",
                     howToFix="Write one of them to a file (for heal, e.g. `--log repairs.jsonl`).",
                 )
-            if other != stage.id:
-                raise ReplayError(
-                    "E_CONFIG_OPTION_INVALID", f"stages {other!r} and {stage.id!r} would both write {target!r}: one "
-                    "would replace what the other wrote", path=f"stages.{stage.id}.path", received=target,
-                    expected="a file of its own for each stage", howToFix="Give each stage that writes a file a path of its own.",
-                )
+            raise ReplayError(
+                "E_CONFIG_OPTION_INVALID", f"{both} would both write {target!r}: one "
+                "would replace what the other wrote", path=path, received=target,
+                expected="a file of its own for each output", howToFix="Give each output a path of its own.",
+            )
+
+
+def _writer(stage: Stage, target: str, stages: list[Stage]) -> tuple[str, str]:
+    """How ``_one_writer_per_target`` names ``stage`` writing ``target``: ``(subject, path)``."""
+    option = _option_of(stage, target)
+    if option in stage.flags or not any(s.flags for s in stages):  # a flag; or a config the user wrote
+        return stage.named(option)
+    return "the command's own output", f"stages.{stage.id}.{option}"  # a command's stage no flag set
 
 
 def file_in_the_way(folder: str | os.PathLike[str]) -> str | None:

@@ -9,15 +9,20 @@ Bindings are edits of the config document, in its own terms:
 - ``set``: ``{"<stage>.<option>": value}`` (None leaves the spec's value);
 - ``add``: ``{"<id>": {stage table}}``, e.g. a ``write`` for ``--log FILE``;
 - ``bypass``: stage ids taken out, their consumers wired to their inputs (``--no-heal``).
+
+A value a flag gave is bound as ``Flag("--log", value)``: the document then keeps which flag set which option
+(``FLAGS_KEY``, only when a flag set one), and what a stage refuses about that option names the flag the user typed,
+not the stage.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.pipeline.engine.config import parse_config
+from replay.pipeline.engine.config import FLAGS_KEY, parse_config
 from replay.pipeline.engine.errors import ReplayError
 
 # The specs ship as files in the package ``replay.pipeline.specs`` (read from its folder, not with importlib.resources,
@@ -42,12 +47,27 @@ def load_spec(name: str) -> dict[str, Any]:
     return parse_config(spec_text(name).encode("utf-8"), f"{name}{SUFFIX}", json=False)
 
 
+@dataclass(frozen=True)
+class Flag:
+    """A value the command-line flag ``name`` gave (``Flag("--log", "repairs.jsonl")``), to ``bind``: bound as the value,
+    and named as the flag in what a stage refuses about it. None binds nothing, as a bare None does."""
+
+    name: str
+    value: Any
+
+
 def bind(doc: dict[str, Any], *, set: dict[str, Any] | None = None, add: dict[str, dict[str, Any]] | None = None,
          bypass: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     """A copy of the spec ``doc`` with the command's flags bound into it."""
     out = copy.deepcopy(doc)
     stages: dict[str, dict[str, Any]] = out["stages"]
+    flags: dict[str, str] = out.pop(FLAGS_KEY, {})
     for key, value in (set or {}).items():
+        if isinstance(value, Flag):
+            flags.pop(key, None)
+            flag, value = value.name, value.value
+            if value is not None:
+                flags[key] = flag
         if value is None:
             continue
         stage, _, option = key.partition(".")
@@ -57,8 +77,16 @@ def bind(doc: dict[str, Any], *, set: dict[str, Any] | None = None, add: dict[st
     for node_id, table in (add or {}).items():
         if node_id in stages:
             raise KeyError(f"binding adds stage {node_id!r}, which the spec already has")
-        stages[node_id] = dict(table)
+        stages[node_id] = {}
+        for option, value in table.items():
+            if isinstance(value, Flag):
+                if value.value is None:
+                    continue
+                flags[f"{node_id}.{option}"], value = value.name, value.value
+            stages[node_id][option] = value
     for node_id in bypass:
+        for key in [key for key in flags if key.partition(".")[0] == node_id]:
+            del flags[key]
         table = stages.pop(node_id)
         ins = [r for r in table.get("inputs", []) if not r.partition(".")[2]]
         for other in stages.values():
@@ -72,4 +100,6 @@ def bind(doc: dict[str, Any], *, set: dict[str, Any] | None = None, add: dict[st
                     new += [r for r in ins if r not in new]
             if refs:
                 other["inputs"] = new
+    if flags:  # (only then: a document bound from no flag is the config a user could write)
+        out[FLAGS_KEY] = flags
     return out

@@ -138,6 +138,7 @@ class Stage:
                 raise TypeError(f"{type(self).__name__} has no option {key!r}")
         self.given = dict(options)  # the options as configured, to build fresh copies from
         self.args_keys: tuple[str, ...] = ()  # the options the command's arguments filled (``fresh`` may fill them anew)
+        self.flags: dict[str, str] = {}  # option -> the command-line flag that set it (``spec.Flag``), to name it by
         self.config = {k: options.get(k, opt.default) for k, opt in self.options.items()}
         self.id = self.name
         self._side: dict[str, list[dict[str, Any]]] = {}
@@ -152,8 +153,16 @@ class Stage:
             given = {**given, **{key: self.options[key].from_args(args) for key in self.args_keys}}
         copy = self.built_again(given)
         copy.args_keys = self.args_keys
+        copy.flags = self.flags
         copy.id = self.id
         return copy
+
+    def named(self, option: str) -> tuple[str, str]:
+        """How a refusal names ``option``: ``(subject, path)``: the flag that set it, twice (``--log``), when a command
+        bound it from one; else the stage and its option as a config writes them (``stage 'log'``,
+        ``stages.log.path``)."""
+        flag = self.flags.get(option)
+        return (flag, flag) if flag else (f"stage {self.id!r}", f"stages.{self.id}.{option}")
 
     def built_again(self, given: dict[str, Any]) -> Stage:
         """This stage's class built with the options ``given`` (for ``fresh``). A stage that reads a file when it is

@@ -286,10 +286,12 @@ def test_an_empty_output_folder_is_used_and_a_used_one_refused(tmp_path: Path) -
 
 
 def test_an_empty_out_is_refused_as_naming_no_folder(tmp_path: Path) -> None:
-    # it was refused as "needs either `out` or `into`, not both" with "received": "neither"
+    # it was refused as "needs either `out` or `into`, not both" with "received": "neither", then as stage 'folder'
+    # needing `out` or `into`: the flag the user typed is what it names
     done = run_replay("incident", "import", str(REFUND_EXPORT), "--out", "", cwd=tmp_path)
     (error,) = errors_of(done.stderr)
-    assert done.returncode == 2 and error["received"] == "neither" and "not both" not in error["message"], error
+    assert done.returncode == 2 and error["received"] == "" and "not both" not in error["message"], error
+    assert (error["path"], error["message"]) == ("--out", "--out is empty: it names no folder")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -6,6 +6,7 @@ import click
 
 from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
 from replay.pipeline.engine.errors import ReplayError, interrupted_exit
+from replay.pipeline.engine.spec import Flag
 from replay.pipeline.model.runner_protocol import load_context
 from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, SpawnRunner
 
@@ -75,7 +76,7 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
     timeout = parse_timeout(timeout_ms)
     run_context = load_context(context, context_file)
     bound = {"discover.runner": runner, "discover.context": run_context, "spawn.timeout_ms": timeout,
-             "spawn.max_output_bytes": max_output_bytes, "emit.out_dir": out_dir}
+             "spawn.max_output_bytes": max_output_bytes, "emit.out_dir": Flag("--out", out_dir)}
     if no_heal:
         bound["emit.healed"] = False
     if prompt:  # else discover reads it from stdin; a blank one (even "") is refused as blank

@@ -7,6 +7,7 @@ import click
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.spec import Flag
 
 
 @click.command(epilog="""\b
@@ -32,5 +33,5 @@ def export(paths: tuple[str, ...], otlp: bool, out_path: str | None, dialect: st
     """
     if not otlp:
         raise ReplayError("E_USAGE_INVALID", "say which format to export: --otlp", example="replay export --otlp run.jsonl")
-    bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "out.path": out_path}
+    bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "out.path": Flag("--out", out_path)}
     return exit_code_for(run_spec("export", paths, set=bound, strict=strict))

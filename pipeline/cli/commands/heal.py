@@ -12,7 +12,7 @@ from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_
 from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
-from replay.pipeline.engine.spec import bind, load_spec
+from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.fdio import write_failed, write_stdout
 from replay.pipeline.io.journals import expand_paths, is_url, publish_folder
 from replay.pipeline.io.run_files import HEALED_JOURNAL
@@ -82,7 +82,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         if not files:
             logger().warning("heal.nothing_found", path=in_path, hint="directory mode heals *.json artifacts and *.jsonl journals")
             return EXIT_OK
-        bound |= {"write.out_dir": out_dir, "write.root": str(root)}
+        bound |= {"write.out_dir": Flag("--out", out_dir), "write.root": str(root)}
         scale = Scale(workers, engine, scheduler, quiet)
         if is_url(out_dir):
             return heal_into_url(bound, files, root, out_dir, scale, strict)
@@ -90,7 +90,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     add: dict[str, dict[str, Any]] = {}
     bound["screen.repair_log"] = log_path is not None  # (without a log, the runs the screen repairs are counted only)
     if log_path is not None:  # ("" is refused by the preflight, as `--out ""` is)
-        add["log"] = {"type": "write", "path": log_path, "inputs": ["heal.repairs"]}
+        add["log"] = {"type": "write", "path": Flag("--log", log_path), "inputs": ["heal.repairs"]}
     if dialect_out is not None:
         add["undialect"] = {"type": "undialect", "dialect": dialect_out, "inputs": ["check"]}
         bound["out.inputs"] = ["undialect"]

@@ -18,6 +18,7 @@ from replay.pipeline.cli.commands.capture import parse_timeout
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.spec import Flag
 from replay.pipeline.model.incident.agent_protocol import AgentLimits
 from replay.pipeline.model.incident.export import FORMATS, Limits
 from replay.stages.load_incident import LoadIncident
@@ -128,7 +129,7 @@ def import_(export_path: str, out: str, format_: str, case: str | None, rules: s
         removal_pointer(pointer)
     bindings = {"load.path": export_path, "load.format": format_, "load.case": case, "load.rules": rules,
                 "load.effects_complete": bool(effects_complete), **limits_of(limits),
-                "redact.remove": list(redact), "folder.out": out}
+                "redact.remove": list(redact), "folder.out": Flag("--out", out)}
     if Path(export_path).is_dir():
         from replay.pipeline.cli.commands.incident_many import import_many
 
@@ -147,7 +148,7 @@ Examples:
 def inspect(bundle: str, out: str, gate: bool, **limits: int) -> int:
     """Check a bundle (an import's incident.json, or a promoted fixture whose checksum is verified), judge its
     rules and write DIR with the same files as import."""
-    return run("inspect", {"load.path": bundle, **limits_of(limits), "evaluate.gate": gate, "folder.out": out})
+    return run("inspect", {"load.path": bundle, **limits_of(limits), "evaluate.gate": gate, "folder.out": Flag("--out", out)})
 
 
 @incident.command("replay", epilog="""\b
@@ -173,7 +174,7 @@ def replay(bundle: str, agent_command: str, out: str, gate: bool, timeout_ms: st
     called). Writes DIR with the import files plus replay.json; candidate values, logs and stderr are withheld."""
     return run("replay", {"load.path": bundle, **limits_of(limits), "agent.command": parse_agent_command(agent_command),
                           "agent.timeout_ms": parse_timeout(timeout_ms, AgentLimits.timeout_ms), "agent.max_messages": max_messages,
-                          "agent.max_tool_calls": max_tool_calls, "evaluate.gate": gate, "folder.out": out})
+                          "agent.max_tool_calls": max_tool_calls, "evaluate.gate": gate, "folder.out": Flag("--out", out)})
 
 
 @incident.command("promote", epilog="""\b
@@ -185,4 +186,4 @@ Examples:
 def promote(bundle: str, to: str, **limits: int) -> int:
     """Save a checked bundle as a regression fixture with a SHA-256 checksum (it detects accidental edits; it is
     not a signature). Refuses to overwrite an existing file."""
-    return run("promote", {"load.path": bundle, **limits_of(limits), "fixture.to": to})
+    return run("promote", {"load.path": bundle, **limits_of(limits), "fixture.to": Flag("--to", to)})

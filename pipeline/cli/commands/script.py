@@ -9,6 +9,7 @@ import click
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, path_kind
 from replay.pipeline.model.session import OVERRIDE_FILE, override_beside
 
@@ -53,7 +54,7 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
                           "file", path=override,
                           howToFix=f"Name the sidecar file, e.g. --override {os.path.join(override, OVERRIDE_FILE)}, "
                                    "or leave --override out.")
-    bound = {"script.override": override, "write.path": out, "read.max_line_bytes": max_line_bytes}
+    bound = {"script.override": override, "write.path": Flag("--out", out), "read.max_line_bytes": max_line_bytes}
     # A script refused (any error) is not written to --out at all: the first error stops it, as --strict does,
     # before `write` commits the file.
     return exit_code_for(run_spec("script", [session], set=bound, strict=strict or out is not None))

@@ -8,6 +8,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
+from replay.pipeline.engine.spec import Flag
 
 
 @click.command(epilog="""\b
@@ -33,7 +34,7 @@ def write(paths: tuple[str, ...], dialect: str | None, out_path: str | None, max
     that have no original (invented by heal) are not written. Without --dialect the stream is copied as
     it is: records come out as their original bytes.
     """
-    bound: dict[str, Any] = {"read.max_line_bytes": max_line_bytes, "write.path": out_path}
+    bound: dict[str, Any] = {"read.max_line_bytes": max_line_bytes, "write.path": Flag("--out", out_path)}
     bypass: list[str] = []
     if dialect is None:  # a copy: lines are checked, not kept parsed (as `replay read` does)
         bound["parse.type"] = "check_lines"

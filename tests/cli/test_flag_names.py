@@ -1,0 +1,82 @@
+"""What a command refuses about an output names the flag the user typed (`--log`, `--out`, `--to`), not the id of the
+stage its spec binds the flag to; a `replay run` config, where the user wrote the stage, still names the stage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, errors_of, run_replay
+
+from replay.pipeline.engine.config import FLAGS_KEY, graph_from_config
+from replay.pipeline.engine.spec import Flag, bind, load_spec
+
+TWO_RUNS = EXAMPLES / "journals" / "two-runs.jsonl"
+
+
+def only_error(*args: str, cwd: Path | None = None) -> dict:
+    done = run_replay(*args, cwd=cwd)
+    assert done.returncode == 2 and done.stdout == b"", done.stderr
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID"
+    return error
+
+
+@pytest.mark.parametrize(("args", "flag"), [
+    (["heal", "--log", "{dir}", str(TWO_RUNS)], "--log"),
+    (["write", "--out", "{dir}", str(TWO_RUNS)], "--out"),
+    (["export", "--otlp", "--out", "{dir}", str(TWO_RUNS)], "--out"),
+    (["script", str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl"), "--out", "{dir}"], "--out"),
+])
+def test_an_output_flag_naming_a_folder_is_named_by_the_flag(tmp_path: Path, args: list[str], flag: str):
+    error = only_error(*(a.format(dir=tmp_path) for a in args))
+    assert (error["path"], error["message"]) == (flag, f"{flag} {str(tmp_path)!r} is a directory"), error
+    assert "stage" not in error["message"] and f"`{flag} " in error["howToFix"]
+
+
+def test_an_output_flag_naming_an_input_is_named_by_the_flag(tmp_path: Path):
+    journal = tmp_path / "run.jsonl"
+    journal.write_bytes(TWO_RUNS.read_bytes())
+    for args, flag in ((["heal", "--log", str(journal)], "--log"), (["report", "--out", str(journal)], "--out"),
+                       (["write", "--out", str(journal)], "--out")):
+        error = only_error(*args, str(journal))
+        assert error["path"] == flag and error["message"] == f"{flag} {str(journal)!r} would write over the input " \
+                                                             f"{str(journal)!r}", error
+    assert journal.read_bytes() == TWO_RUNS.read_bytes()
+
+
+def test_a_log_on_stdout_names_the_flag_and_the_commands_own_output():
+    error = only_error("heal", "--log", "-", str(TWO_RUNS))
+    assert error["path"] == "--log"
+    assert error["message"] == "the command's own output and --log would both write to stdout, mixing their lines"
+
+
+def test_a_stage_the_user_wrote_in_a_config_is_named_by_its_id(tmp_path: Path):
+    (tmp_path / "folder").mkdir()
+    config = tmp_path / "log.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.log]\ntype = "write"\npath = "folder"\ninputs = ["parse"]\n')
+    error = only_error("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert (error["path"], error["message"]) == ("stages.log.path", "stage 'log' has the output 'folder', which is a directory")
+    assert "`path`" in error["howToFix"]
+
+
+def test_bind_keeps_which_flag_set_which_option_and_the_stages_know_theirs():
+    doc = bind(load_spec("heal"), set={"out.path": Flag("--out", "x.jsonl"), "read.max_line_bytes": Flag("--max", None)},
+               add={"log": {"type": "write", "path": Flag("--log", "log.jsonl"), "inputs": ["heal.repairs"]}})
+    assert doc[FLAGS_KEY] == {"out.path": "--out", "log.path": "--log"}  # (a flag with no value binds nothing)
+    assert doc["stages"]["log"]["path"] == "log.jsonl" and "max_line_bytes" not in doc["stages"]["read"]
+    graph = graph_from_config(doc)
+    assert graph.nodes["log"].stage.named("path") == ("--log", "--log")
+    assert graph.nodes["log"].stage.fresh().named("path") == ("--log", "--log")  # (what a run executes)
+    assert graph.nodes["read"].stage.named("max_line_bytes") == ("stage 'read'", "stages.read.max_line_bytes")
+    assert bind(doc, bypass=["log"])[FLAGS_KEY] == {"out.path": "--out"}  # (a stage taken out takes its flags)
+    assert FLAGS_KEY not in bind(load_spec("heal"), set={"out.path": "x.jsonl"})  # (no flag: a config as a user writes)
+
+
+def test_a_config_file_cannot_say_which_flags_set_its_options(tmp_path: Path):
+    config = tmp_path / "flags.toml"
+    config.write_text(f'"{FLAGS_KEY}" = {{ "write.path" = "--out" }}\nchain = ["write"]\n')
+    done = run_replay("run", str(config), str(TWO_RUNS))
+    assert done.returncode == 2 and [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [
+        ("E_CONFIG_SHAPE_INVALID", FLAGS_KEY)]
