@@ -36,6 +36,7 @@ class SummarizeRuns(Transform):
 
     emits_summaries = True
     summary = "Summarize each run (status, event counts, tool calls, errors, usage, repairs, duration) as one summary record."
+    ports = ("errors", "notices")  # notices: a usage number no count holds, left out (E_USAGE_NOT_COUNTED, a warning)
     options = {
         "heal_logs": Option(bool, True, "for an artifact read from a file, count the repairs in the <id>.heal-log.json "
                                         "beside it when the stream carries no heal record for that run"),
@@ -55,11 +56,11 @@ class SummarizeRuns(Transform):
             return None
         done: list[dict[str, Any]] = []
         events = batch.events or []
-        if not self._by_runs(events, batch.source, done):
-            self._one_by_one(events, batch.source, done)
+        if not self._by_runs(batch, events, batch.source, done):
+            self._one_by_one(batch, events, batch.source, done)
         return Batch.of(done, batch.source) if done else None
 
-    def _by_runs(self, events: list[Any], source: str, done: list[dict[str, Any]]) -> bool:
+    def _by_runs(self, batch: Batch, events: list[Any], source: str, done: list[dict[str, Any]]) -> bool:
         """The usual batch (plain events, each with a runId): cut where the runId changes, each piece added to its
         run at once. False (nothing done) for anything else: records, events without a runId."""
         n = len(events)
@@ -75,11 +76,14 @@ class SummarizeRuns(Transform):
                 if tally is not None:
                     done.append(self._finish())
                 tally = self.tally = RunTally(None, source, run_id=rids[a], timeline=self.config["timeline"])
+            before = tally.count
             tally.add_events(events[a:b])
+            if tally.unheld:
+                self._unheld(tally, batch, a - before)
         return True
 
-    def _one_by_one(self, events: list[Any], source: str, done: list[dict[str, Any]]) -> None:
-        for record in events:
+    def _one_by_one(self, batch: Batch, events: list[Any], source: str, done: list[dict[str, Any]]) -> None:
+        for i, record in enumerate(events):
             if type(record) is not dict:
                 continue
             kind = record.get(RECORD_KEY)
@@ -107,6 +111,25 @@ class SummarizeRuns(Transform):
                 tally.add_event(record)
             elif kind == HEAL_RECORD:
                 tally.add_heal_record(record)
+            if tally.unheld:
+                self._unheld(tally, batch, i - (tally.count - 1), at_record=i)
+
+    def _unheld(self, tally: RunTally, batch: Batch, shift: int, at_record: int | None = None) -> None:
+        """A notice for each usage object of ``tally``'s run that held a number no count holds (``usage_of``): it is
+        left out of the run's usage. The event of index k in the run is record ``k + shift`` of ``batch``; the run
+        record, ``at_record``."""
+        for index, fields in tally.unheld:
+            i = at_record if index is None else index + shift
+            where = {k: v for k, v in batch.position(i).items() if v is not None} if i is not None else {}
+            line = f"line {where['line']}" if "line" in where else "a record"
+            self.emit("notices", {
+                "code": "E_USAGE_NOT_COUNTED", "action": "reported", **where, "runId": tally.run_id, "stage": self.id,
+                "received": ", ".join(fields),
+                "message": f"{line}: usage {', '.join(fields)} is a number no count holds (not a whole number, or one "
+                           "of thousands of digits); this usage object is left out of the run's usage",
+                "howToFix": "Write token counts and costs as plain numbers (e.g. 1200, 0.0034).",
+            })
+        tally.unheld.clear()
 
     def _names_run(self, record: dict[str, Any], source: str) -> bool:
         """Is heal record ``record`` the run in progress's: after it, in its input, naming it (or neither naming a

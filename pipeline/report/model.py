@@ -14,6 +14,7 @@ import functools
 import itertools
 import math
 import operator
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
@@ -167,19 +168,42 @@ def as_run_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def usage_of(value: Any) -> dict[str, float] | None:
+def usage_of(value: Any, unheld: list[str] | None = None) -> dict[str, float] | None:
     """``{inputTokens, outputTokens, costUsd}`` from a usage object (camelCase or snake_case), or None. A count or
-    cost is a number >= 0 (as validate holds it); any other value (a string, a negative number) is not one."""
+    cost is a number >= 0 (as validate holds it); any other value (a string, a negative number) is not one.
+
+    A number written beyond a double (``1e400``, read as infinity) counts as the whole number it writes (10**400), as
+    one written out in full does. One that is no such whole number (a fraction with hundreds of digits, or more digits
+    than a JSON integer may have) holds no count: the usage object counts for nothing (None), and the field is named
+    in ``unheld`` (``"inputTokens 1.5e-400"``), for a notice."""
     if not isinstance(value, dict):
         return None
     found: dict[str, float] = {}
     for key, names in _USAGE_KEYS.items():
         for name in names:
             number_ = value.get(name)
+            if number_.__class__ is exactjson.ExactNumber and not math.isfinite(number_) and number_ > 0:
+                number_ = _whole(number_)
+                if number_ is None:
+                    if unheld is not None:
+                        text = value[name].text
+                        unheld.append(f"{name} {text if len(text) <= 40 else text[:24] + '...' + text[-12:]}")
+                    return None
             if number_ is not None and (number_.__class__ is int or _is_number(number_)) and number_ >= 0:
                 found[key] = number_
                 break
     return found or None
+
+
+def _whole(number_: exactjson.ExactNumber) -> int | None:
+    """The whole number a number beyond a double writes (``1e400``: 10**400), if it is one with no more digits than
+    a JSON integer replay reads may have (``sys.get_int_max_str_digits``); else None."""
+    from decimal import Decimal  # here: only such a number gets this far
+
+    value = Decimal(number_.text)
+    if value != value.to_integral_value() or value.adjusted() >= (sys.get_int_max_str_digits() or 4300):
+        return None
+    return int(value)
 
 
 def count_repairs(document: Any) -> tuple[int, dict[str, int]] | None:
@@ -279,6 +303,11 @@ class RunTally:
         self.errors: list[dict[str, Any]] = []
         self.failed_event = False
         self.event_usage: Counter[str] = Counter()
+        # usage objects that held a number no count holds (``usage_of``): (the event's index in the run, or None for
+        # the run record; the fields), for the summarize stage to report as notices
+        self.unheld: list[tuple[int | None, list[str]]] = []
+        if record is not None:
+            self._add_unheld(None, record.get("usage"))
         self.repairs_total = 0
         self.repairs_by_rule: Counter[str] = Counter()
         self.healed_in_stream = False
@@ -309,7 +338,7 @@ class RunTally:
         if kind in _READ_TYPES:
             self._read_payload(kind, payload, stamp, index, event.get("seq"))
         if "usage" in payload:
-            self._add_usage(payload["usage"])
+            self._add_usage(payload["usage"], index)
         if not self.timeline:
             return
         if failed:
@@ -343,8 +372,13 @@ class RunTally:
             payload, event = payloads[i], events[i]
             self._read_payload(types[i], payload if type(payload) is dict else {}, event.get("timestamp"), base + i,
                                event.get("seq"))
-        self._add_usages([usage for usage in map(usage_of, [payload["usage"] for payload in payloads
-                                                            if type(payload) is dict and "usage" in payload]) if usage])
+        with_usage = [i for i in range(n) if type(payloads[i]) is dict and "usage" in payloads[i]]
+        if with_usage:
+            usages = [usage_of(payloads[i]["usage"]) for i in with_usage]
+            if None in usages:  # (a usage object that counts for nothing: was it for a number no count holds?)
+                for k in itertools.compress(range(len(usages)), map(operator.not_, usages)):
+                    self._add_unheld(base + with_usage[k], payloads[with_usage[k]]["usage"])
+            self._add_usages([usage for usage in usages if usage])
 
     def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any) -> None:
         """A tool event (``index``: its place in the run) paired with its call, a failure recorded."""
@@ -357,14 +391,25 @@ class RunTally:
         if kind == RUN_FAILED or kind in FAILED:
             self._add_failure(kind, payload, seq)
 
-    def _add_usage(self, value: Any) -> None:
+    def _add_usage(self, value: Any, index: int) -> None:
         """Add up one event's usage (``add_event``, event by event); ``_add_usages`` for a batch of events."""
-        usage = usage_of(value)
+        unheld: list[str] = []
+        usage = usage_of(value, unheld)
+        if unheld:
+            self.unheld.append((index, unheld))
         if usage:
             counts: Any = self.event_usage  # token counts stay ints, costs floats
             for key, number_ in usage.items():
                 counts[key] = _plus(counts[key], number_)
             counts["_seen"] += 1
+
+    def _add_unheld(self, index: int | None, value: Any) -> None:
+        """Note the fields of usage object ``value`` (of the event at ``index``, None: the run record) that hold a number
+        no count holds, if any."""
+        unheld: list[str] = []
+        usage_of(value, unheld)
+        if unheld:
+            self.unheld.append((index, unheld))
 
     def _add_usages(self, usages: list[dict[str, float]]) -> None:
         """Add up the usage (``usage_of``) of events, in stream order, a key at a time."""

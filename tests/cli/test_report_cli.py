@@ -515,6 +515,54 @@ def test_usage_beyond_a_double_beside_floats_is_summed_not_a_crash(tmp_path: Pat
         assert done.returncode == 0 and str(huge).encode() in done.stdout, (fmt, done.stderr)
 
 
+def usage_journal(tmp_path: Path, *usages: str) -> Path:
+    """A journal of one run per usage object, each written as given (JSON numbers a double does not hold too)."""
+    text = "".join(f'{{"seq":1,"timestamp":"2026-01-01T00:00:01.000Z","type":"assistant_message","runId":"r{k}",'
+                   f'"payload":{{"usage":{usage}}}}}\n' for k, usage in enumerate(usages, 1))
+    path = tmp_path / "usage.jsonl"
+    path.write_text(text)
+    return path
+
+
+def test_a_count_written_beyond_a_double_counts_as_the_whole_number_it_writes(tmp_path: Path) -> None:
+    """``1e400`` (read as infinity) was no count at all, silently: the run showed 0 tokens in (or no usage). It is
+    10**400, as the same number written out in full is."""
+    path = usage_journal(tmp_path, '{"inputTokens":1e400,"outputTokens":5,"costUsd":2.5e400}',
+                         '{"inputTokens":1' + "0" * 400 + ',"outputTokens":1.5e3}')
+    done = run_replay("report", "--format", "json", str(path))
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    document = json.loads(done.stdout)
+    assert [run["usage"] for run in document["runs"]] == [
+        {"inputTokens": 10**400, "outputTokens": 5, "costUsd": 25 * 10**399},
+        {"inputTokens": 10**400, "outputTokens": 1500, "costUsd": 0}]
+    assert document["aggregate"]["usage"]["inputTokens"] == 2 * 10**400
+    text = run_replay("report", str(path))
+    assert text.returncode == 0 and b"10,000,000,000," in text.stdout
+
+
+def test_a_usage_number_no_count_holds_is_a_notice_and_the_run_shows_no_usage(tmp_path: Path) -> None:
+    """A number beyond a double that is no whole number (or has more digits than replay reads) cannot be counted: a
+    warning on stderr names its line and field, its usage object counts for nothing, and the report goes on."""
+    fraction = "1." + "0" * 400 + "1e400"
+    path = usage_journal(tmp_path, '{"inputTokens":7,"outputTokens":5}',
+                         '{"inputTokens":' + fraction + ',"outputTokens":5}', '{"costUsd":1e5000}')
+    done = run_replay("report", "--format", "json", str(path))
+    assert done.returncode == 0, done.stderr
+    assert [run["usage"] for run in json.loads(done.stdout)["runs"]] == [{"inputTokens": 7, "outputTokens": 5,
+                                                                          "costUsd": 0}, None, None]
+    notices = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [(n["code"], n["level"], n["event"], n["source"], n["line"], n["runId"]) for n in notices] == [
+        ("E_USAGE_NOT_COUNTED", "warning", "report.notice", str(path), 2, "r2"),
+        ("E_USAGE_NOT_COUNTED", "warning", "report.notice", str(path), 3, "r3")]
+    assert notices[0]["received"].startswith("inputTokens 1.000") and notices[1]["received"] == "costUsd 1e5000"
+    assert notices[0]["message"].startswith("line 2: usage inputTokens ") and notices[0]["howToFix"]
+    record = tmp_path / "record.jsonl"  # the run record's own usage: the notice names its line
+    record.write_text('{"$record":"run","runId":"r","status":"ok","usage":{"outputTokens":' + fraction + '}}\n')
+    done = run_replay("report", "--format", "json", str(record))
+    [notice] = [json.loads(line) for line in done.stderr.splitlines()]
+    assert (done.returncode, notice["line"], json.loads(done.stdout)["runs"][0]["usage"]) == (0, 1, None)
+
+
 def test_negative_usage_is_not_counted(tmp_path: Path) -> None:
     """validate holds a count or cost to be a number >= 0: a negative one is not summed (it took -5 tokens off)."""
     lines = [{"seq": k, "timestamp": f"2026-01-01T00:00:0{k}.000Z", "type": "assistant_message", "runId": "r1",

@@ -201,6 +201,23 @@ def test_a_measured_duration_a_double_cannot_hold_gives_way_to_the_timestamps():
     assert s["toolCalls"]["byTool"]["t"]["durationMs"] == 2 * int(1e308)
 
 
+def test_usage_beyond_a_double_counts_as_its_whole_number_or_is_named_as_held_by_no_count():
+    from replay.pipeline.engine import exactjson
+
+    def usage(text: str) -> tuple[object, list[str]]:
+        unheld: list[str] = []
+        return model.usage_of(exactjson.loads('{"inputTokens": ' + text + ', "outputTokens": 3}'), unheld), unheld
+
+    assert usage("1e400") == ({"inputTokens": 10**400, "outputTokens": 3}, [])
+    assert usage("1.5E+400") == ({"inputTokens": 15 * 10**399, "outputTokens": 3}, [])
+    assert usage("-1e400") == ({"outputTokens": 3}, [])  # (negative: no count, as -5 is none)
+    assert usage("1e5000") == (None, ["inputTokens 1e5000"])  # (more digits than a JSON integer replay reads)
+    fraction = "1." + "0" * 400 + "1e400"
+    assert usage(fraction) == (None, [f"inputTokens {fraction[:24]}...{fraction[-12:]}"])
+    s = summarize_run(None, [ev(1, "assistant_message", usage=exactjson.loads('{"inputTokens": 1e400}'))])
+    assert s["usage"] == {"inputTokens": 10**400, "outputTokens": 0, "costUsd": 0}
+
+
 def test_missing_type_is_counted_under_a_placeholder():
     s = summarize_run(None, [{"seq": 1, "runId": "r", "payload": {}}, {"seq": 2, "type": 7}])
     assert s["events"]["byType"] == {"(none)": 2}
