@@ -61,7 +61,7 @@ def file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | 
 
 def probe_output(path: str | os.PathLike[str]) -> None:
     """Refuse, before anything runs, an output file ``atomic_output`` could not create (E_OUTPUT_WRITE_FAILED, as it
-    would say later): a temp file is made and removed where its temp file would go, or in the nearest folder above
+    would say later, but exit 2: a refusal, nothing was run or written): a temp file is made and removed where its temp file would go, or in the nearest folder above
     that exists (``atomic_output`` makes the folders on the way). Nothing is left: a run that fails before it wrote
     anything leaves no file (``Sink.commit_empty``)."""
     target = file_target(path)
@@ -83,6 +83,6 @@ def _probe(folder: Path, target: Path, path: str | os.PathLike[str]) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=folder)
     except OSError as exc:
-        raise write_failed(published_name(os.fspath(path)), exc) from exc
+        raise write_failed(published_name(os.fspath(path)), exc, exit_code=2) from exc
     os.close(fd)
     os.unlink(tmp)

@@ -62,7 +62,7 @@ def test_a_log_that_cannot_be_created_is_refused_before_anything_is_written(tmp_
     """The file opens with its first bytes; whether it can be made at all is tried before the run (a temp file made
     and removed), so the healed stream is not written out for a heal whose log then fails."""
     result = run_replay("heal", str(TWO_RUNS), "--log", "/proc/no-such-log.jsonl")  # (no file can be made in /proc)
-    assert result.returncode == 1 and result.stdout == b""
+    assert result.returncode == 2 and result.stdout == b""  # (a refusal, exit 2: nothing ran)
     assert [e["code"] for e in errors_of(result.stderr)] == ["E_OUTPUT_WRITE_FAILED"]
     log = tmp_path / "new" / "folders" / "log.jsonl"  # (folders on the way are made, as before)
     made = run_replay("heal", str(TWO_RUNS), "--log", str(log))

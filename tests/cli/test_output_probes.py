@@ -42,7 +42,7 @@ def refused_with_stdin_open(*args: str) -> tuple[int, bytes, bytes]:
                          ids=lambda c: " ".join(c))
 def test_an_output_that_cannot_be_written_fails_before_the_input_is_read(command: tuple[str, ...], path: str):
     code, out, err = refused_with_stdin_open(*command, path)
-    assert (code, out) == (1, b"")
+    assert (code, out) == (2, b"")  # a refusal: nothing ran
     [error] = errors_of(err)
     assert (error["code"], error["path"], error["received"]) == ("E_OUTPUT_WRITE_FAILED", path,
                                                                  "ENOENT: No such file or directory"), error
@@ -60,7 +60,7 @@ def test_no_output_of_a_graph_is_written_when_one_of_them_cannot_be(tmp_path: Pa
         '[stages.summarize]\ntype = "summarize"\ninputs = ["parse"]\n\n'
         '[stages.report]\ntype = "report"\ninputs = ["summarize"]\npath = "/proc/no-such-report.txt"\n')
     done = run_replay("run", str(config), str(TWO_RUNS), cwd=tmp_path)
-    assert (done.returncode, done.stdout) == (1, b""), done.stderr
+    assert (done.returncode, done.stdout) == (2, b""), done.stderr
     assert [e["code"] for e in errors_of(done.stderr)] == ["E_OUTPUT_WRITE_FAILED"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["two.toml"]
 
@@ -71,7 +71,7 @@ def test_a_capture_whose_folder_cannot_be_written_does_not_start_the_runner(tmp_
     runner.write_text("import json, pathlib, sys\npathlib.Path(sys.argv[0]).with_name('ran').touch()\nsys.stdin.read()\n"
                       "print(json.dumps({'status': 'ok', 'response': 'hi', 'events': []}))\n")
     done = run_replay("capture", "--runner", str(runner), "--out", "/proc/no-such-folder", "the prompt", cwd=tmp_path)
-    assert (done.returncode, done.stdout) == (1, b""), done.stderr
+    assert (done.returncode, done.stdout) == (2, b""), done.stderr
     [error] = errors_of(done.stderr)
     assert (error["code"], error["path"]) == ("E_OUTPUT_WRITE_FAILED", "/proc/no-such-folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runner.py"]  # not run; no journal, no artifact folder
