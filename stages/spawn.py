@@ -21,9 +21,10 @@ mid-write (the runner died) is a ``drop_torn_line`` repair, as heal's parse logs
     {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as sent>]}
 
 The first runner failure is also reported on ``errors``. Ctrl-C while the runner runs stops it (SIGINT to
-its group, SIGKILL after ``kill_grace_ms``) and the run goes on as a failed one, E_CAPTURE_INTERRUPTED,
-with every event it had streamed; the stage publishes ``interrupted`` (the signal's number) so the command
-exits 130. SIGTERM and SIGHUP do the same (the group gets that signal; exit 143, 129).
+its group, SIGKILL after ``kill_grace_ms``, or at once on a second Ctrl-C) and the run goes on as a failed one,
+E_CAPTURE_INTERRUPTED, with every event it had streamed; the stage publishes ``interrupted`` (the signal's number)
+so the command exits 130. SIGTERM and SIGHUP do the same (the group gets that signal; exit 143, 129). Further
+interrupts do not cancel the run that writes it (``engine.interrupts.finishing``).
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ class SpawnRunner(AsyncTransform):
         "kill_grace_ms": Option(int, 2000, "after SIGTERM on timeout, how long before SIGKILL", minimum=0),
         "adopt_run_id": Option(bool, True, "give events that name another runId the capture's runId (logged)"),
         "keep_on_interrupt": Option(bool, True, "on Ctrl-C (or SIGTERM, SIGHUP), stop the runner (that signal to its "
-                                    "group, SIGKILL after kill_grace_ms) and send what it printed as a failed run "
-                                    "marked interrupted, instead of cancelling the whole graph"),
+                                    "group, SIGKILL after kill_grace_ms or at a second interrupt) and send what it "
+                                    "printed as a failed run marked interrupted, instead of cancelling the whole graph"),
     }
     ports = ("errors", "raw", "repairs", "notices")
 

@@ -4,7 +4,9 @@ stdout carries data only. Every failure is one JSON object on stderr (``{"error"
 code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused before any output,
 130 interrupted (Ctrl-C; SIGTERM and SIGHUP interrupt as Ctrl-C does and exit 143 and 129: 128 + the
 signal's number; a run a stage keeps alive 2 s past the interrupt is ended hard, E_STAGE_NOT_STOPPED naming the
-stage: ``engine.interrupts``). A reader that closes the pipe early (``| head -1``) ends the run quietly.
+stage: ``engine.interrupts``; a capture that stopped its runner writes its files despite further interrupts, ended
+hard only when it is still writing 2 s after one). A reader that closes the pipe early (``| head -1``) ends the run
+quietly.
 """
 
 from __future__ import annotations
@@ -118,6 +120,8 @@ def _as_ctrl_c(number: int, frame: FrameType | None) -> None:
     global _interrupt
     _interrupt = number
     interrupts.interrupted(number)  # (the last resort's clock, with this signal's exit code; not again as SIGINT below)
+    if interrupts.finishing_run():
+        return  # the run took an interrupt already and writes what it has (capture): the last resort alone hears this
     handler = interrupts.unwrapped(signal.getsignal(signal.SIGINT))
     (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
 

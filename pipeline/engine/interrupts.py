@@ -9,6 +9,11 @@ stderr naming the stage still running, removes every output staged under a temp 
 (``stage_output`` / ``drop_output``: so outputs still appear whole or not at all), and ends the process with
 ``os._exit(128 + the signal's number)`` (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
+A run that took an interrupt itself and goes on to finish what it has (capture: the runner was stopped, what it
+printed is written) says so with ``finishing``: until it ends, a further interrupt does not cancel it (that would lose
+what it has), it only starts the watchdog's clock, and interrupts after it do not cut the grace short; a run still
+going when the grace is over is ended hard, as above.
+
 Only runs of the main thread count (the interrupt cancels those), and only in the process that called ``enable``
 (not a worker forked from it). An interrupt reaches the watchdog as one byte on a pipe: written by the interpreter's
 C handler (the pipe is the wakeup fd during a run), whichever thread the kernel gave the signal to, and the watchdog
@@ -91,6 +96,7 @@ class _Watchdog:
         os.set_blocking(self.write_fd, False)
         self.thread: threading.Thread | None = None
         self.runs = 0  # watched runs going on now: an interrupt outside them is none of the watchdog's
+        self.finishing = False  # the run watched now took an interrupt itself and finishes: interrupts do not cancel it
         self.loop: Any = None  # the event loop of the run watched now (asyncio's), to wake up
 
     def start(self) -> None:
@@ -152,6 +158,8 @@ class _Watchdog:
                     return
                 if later is not None:
                     self.wake_loop()
+                    if self.finishing:
+                        continue  # (a run that finishes what it has keeps its grace: Ctrl-C pressed again and again)
                     again = True  # a second interrupt: no more grace
                     break
             try:
@@ -221,6 +229,24 @@ def interrupted(number: int) -> None:
         with suppress(ValueError, OSError):
             signal.set_wakeup_fd(old)  # someone else's (asyncio's own signal handling): it stays theirs
     dog.notice(number)
+
+
+def finishing() -> None:
+    """The run of the main thread took an interrupt itself and goes on to finish what it has (capture stopped its
+    runner and writes what it printed). Until the run ends, a further interrupt does not cancel it: it only reaches
+    the watchdog, whose clock it starts; the run then has the grace to end (more interrupts do not shorten it: users
+    press Ctrl-C again and again) before it is ended hard. Nothing unless the last resort is armed (nothing else would
+    end a run that then hangs): an interrupt then cancels the run as usual."""
+    dog = _active()
+    if dog is not None and dog.runs and threading.current_thread() is threading.main_thread():
+        dog.finishing = True
+
+
+def finishing_run() -> bool:
+    """Is a run finishing (``finishing``)? Then an interrupt's handler leaves it running, once it has told the
+    watchdog (``interrupted``)."""
+    dog = _active()
+    return dog is not None and dog.runs > 0 and dog.finishing
 
 
 def _nothing() -> None:
@@ -340,13 +366,16 @@ def _context_in_call(call: Any) -> Context | None:
 
 
 class _Noticing:
-    """A SIGINT handler that tells the watchdog, then does what the handler it wraps does (asyncio's cancels the run)."""
+    """A SIGINT handler that tells the watchdog, then does what the handler it wraps does (asyncio's cancels the run),
+    unless the run is ``finishing``: then the watchdog alone hears of it."""
 
     def __init__(self, wrapped: Callable[[int, FrameType | None], Any]) -> None:
         self.wrapped = wrapped
 
     def __call__(self, number: int, frame: FrameType | None) -> Any:
         interrupted(number)
+        if finishing_run():
+            return None
         return self.wrapped(number, frame)
 
 
@@ -380,11 +409,14 @@ def watching() -> Iterator[None]:
 
         dog.loop = asyncio.get_running_loop()
     dog.runs += 1
+    finishing = dog.finishing
+    dog.finishing = False
     try:
         yield
     finally:
         dog.runs -= 1
         dog.loop = loop
+        dog.finishing = finishing
         if woken == -1:
             now = signal.set_wakeup_fd(-1)
             if now != dog.write_fd:

@@ -4,7 +4,8 @@
 the cap the group is killed) and the end of stderr, and kills the whole group on timeout (SIGTERM,
 then SIGKILL after a grace period) and after it exits, so nothing it started outlives it. With
 ``keep_on_interrupt``, Ctrl-C stops the process (its group gets SIGINT, then SIGKILL after the grace
-period) and the outcome, marked ``interrupted``, keeps what it printed, instead of cancelling the caller.
+period; a second Ctrl-C makes it SIGKILL at once) and the outcome, marked ``interrupted``, keeps what it
+printed, instead of cancelling the caller, whose run then finishes with it (``engine.interrupts.finishing``).
 SIGTERM and SIGHUP (``engine.errors.INTERRUPTS``) are interrupts too: the group gets the same signal.
 """
 
@@ -21,6 +22,7 @@ from datetime import UTC, datetime
 import anyio
 import anyio.abc
 
+from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import INTERRUPTS
 
 READER_GRACE_S = 5.0  # after the group is gone, how long stdout/stderr may take to reach end of file
@@ -123,7 +125,11 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
     With ``keep_on_interrupt``, Ctrl-C (SIGINT) while the process runs does not cancel the run: the
     process group gets the SIGINT it would have had in the foreground (then SIGKILL after
     ``grace_s``), and the outcome, marked ``interrupted``, keeps everything it printed until then.
-    SIGTERM and SIGHUP do the same (the group gets that signal); ``interrupted_by`` says which came."""
+    SIGTERM and SIGHUP do the same (the group gets that signal); ``interrupted_by`` says which came.
+    A second interrupt (users press Ctrl-C twice) ends the grace: the group gets SIGKILL at once, and the
+    outcome is the same. When it stops listening for interrupts (at the second, or when it returns), an interrupted
+    run_process makes the caller's run ``interrupts.finishing``: a further interrupt does not cancel it (which would
+    lose what was kept); it goes to the last resort, which ends the process only when the run does not end in time."""
     outcome = ProcessOutcome(list(command), datetime.now(UTC))
     clock = time.monotonic()
     try:
@@ -137,6 +143,8 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
     readers_done = anyio.Event()
     draining = anyio.CancelScope()  # the wait for stdout/stderr to end once the group is gone (a child that left the
     # group may hold them open): READER_GRACE_S, cut short by an interrupt that comes after the runner exited
+    grace = anyio.CancelScope()  # the wait for the group to stop after its interrupt or timeout signal, before SIGKILL:
+    # grace_s, ended by a second interrupt
 
     async def feed() -> None:
         assert process.stdin is not None
@@ -191,18 +199,22 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
         try:
             with receiver as signals:
                 async for number in signals:
+                    if outcome.interrupted_by is not None:  # a second interrupt: no more grace, SIGKILL now
+                        grace.cancel()
+                        return
                     outcome.interrupted_by = number
                     outcome.interrupted_after_ms = (time.monotonic() - clock) * 1000.0
                     stop.set()
                     if process.returncode is not None:  # only the wait for its pipes goes on: no 5 s more of it
                         draining.deadline = min(draining.deadline, anyio.current_time() + INTERRUPTED_READER_GRACE_S)
-                    return
         except (ValueError, RuntimeError, NotImplementedError):
             return
         finally:
+            if outcome.interrupted_by is not None:
+                interrupts.finishing()  # (first: once the handlers are back, a further interrupt must not cancel the run)
             for number, handler in previous.items():
                 with suppress(ValueError, TypeError):
-                    signal.signal(number, handler)  # a second Ctrl-C interrupts replay itself again
+                    signal.signal(number, handler)  # further interrupts: the run's (the last resort's, once finishing)
 
     reader_scope = anyio.CancelScope()
     try:
@@ -218,7 +230,8 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
                 outcome.timed_out = True
             if process.returncode is None:
                 kill_group(pgid, outcome.interrupted_by or signal.SIGTERM)  # an interrupt: the one replay got
-                with anyio.move_on_after(grace_s):
+                grace.deadline = anyio.current_time() + grace_s
+                with grace:  # (cancelled already when a second interrupt came first: then not a moment of it)
                     await process.wait()
                 kill_group(pgid, signal.SIGKILL)
                 await process.wait()

@@ -543,6 +543,162 @@ def test_ctrl_c_while_a_child_that_left_the_runners_group_holds_its_stdout_ends_
     assert json.loads(raw["stdout"])["response"] == "done" and raw["process"]["exitCode"] == 0
 
 
+DEAF_RUNNER = """
+import json, os, signal, subprocess, sys, time
+request = json.load(sys.stdin)
+context = request["context"]
+for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(number, signal.SIG_IGN)  # (inherited by the child: it ignores them too)
+child = subprocess.Popen(["sleep", "600"])  # in the runner's process group
+def hear(number, frame):  # the runner hears an interrupt and goes on: only SIGKILL stops it
+    with open(context["heard"], "a") as log:
+        log.write(signal.Signals(number).name + "\\n")
+for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(number, hear)
+for step, kind in enumerate(("user_message", "tool_called", "tool_completed")):
+    print(json.dumps({"type": kind, "payload": {"step": step}}), flush=True)
+with open(context["pidFile"], "w") as pids:
+    pids.write(f"{os.getpid()} {child.pid}")
+while True:
+    time.sleep(1)
+"""
+
+# Makes the capture's files hang while they are written (`sitecustomize`, first on PYTHONPATH): a staged temp file
+# half written, then an hour's sleep in emit's worker thread; "WRITING" on stderr says it got there.
+HANGING_WRITE = """
+import sys, time
+
+from replay.pipeline.io.journals import atomic_output
+from replay.stages import emit
+
+
+def write_file(path, data):
+    with atomic_output(path) as handle:
+        handle.write(data[: len(data) // 2])
+        handle.flush()
+        sys.stderr.write("WRITING\\n")
+        sys.stderr.flush()
+        time.sleep(3600)
+
+
+emit.write_file = write_file
+"""
+
+
+def start_deaf_capture(tmp_path: Path, env: dict | None = None) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    """`replay capture` of DEAF_RUNNER, once the runner has streamed its three events: replay, its pid file, the file
+    the runner logs the interrupts it hears in."""
+    runner, pid_file, heard = tmp_path / "deaf.py", tmp_path / "pids", tmp_path / "heard"
+    runner.write_text(DEAF_RUNNER)
+    process = subprocess.Popen(
+        [REPLAY, "capture", "--runner", str(runner), "--context",
+         json.dumps({"pidFile": str(pid_file), "heard": str(heard)}), "p"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**os.environ, **NO_RUNNER_ENV, **(env or {})},
+    )
+    for _ in range(1200):  # (a readiness wait, not a speed measure)
+        if (pid_file.exists() and pid_file.read_text()) or process.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert pid_file.exists() and pid_file.read_text(), process.communicate() if process.poll() is not None else "no runner"
+    return process, pid_file, heard
+
+
+def interrupt_twice(process: subprocess.Popen[bytes], first: signal.Signals, heard: Path) -> None:
+    """``first``, and once the runner heard it (replay now waits out its grace before SIGKILL), Ctrl-C."""
+    process.send_signal(first)
+    for _ in range(1200):
+        if (heard.exists() and heard.read_text()) or process.poll() is not None:
+            break
+        time.sleep(0.01)
+    assert heard.exists() and heard.read_text().split() == [first.name], process.poll()
+    process.send_signal(signal.SIGINT)
+
+
+def stop_group(pid_file: Path) -> tuple[bool, int, int]:
+    """Was the runner's group gone (then the runner and its child are too)? Kills what is left, for the next test."""
+    runner, child = map(int, pid_file.read_text().split())
+    gone = group_gone(runner)  # the runner leads its own group (session)
+    if not gone:
+        os.killpg(runner, signal.SIGKILL)
+    return gone, runner, child
+
+
+@pytest.mark.parametrize(("first", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_second_ctrl_c_kills_the_runner_at_once_and_still_writes_what_it_streamed(tmp_path, first, code):
+    """Users press Ctrl-C twice. The second came while replay gave the runner (which ignores it) its 2 s to stop, and
+    interrupted replay itself: exit 130 with nothing on stderr and no files, every event streamed lost. It kills the
+    runner's group at once and the files are written as after one Ctrl-C (E_CAPTURE_INTERRUPTED), exit 128 + the
+    first interrupt (130; 143 when a SIGTERM came first)."""
+    process, pid_file, heard = start_deaf_capture(tmp_path)
+    try:
+        interrupt_twice(process, first, heard)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    gone, runner, child = stop_group(pid_file)
+    assert process.returncode == code, stderr
+    assert gone and not alive(runner) and not alive(child)
+    assert heard.read_text().split() == [first.name]  # (the second Ctrl-C was replay's alone: the runner was killed)
+    assert all(line.startswith(b"{") for line in stderr.splitlines()), stderr
+    [error] = errors_of(stderr)
+    assert error["code"] == "E_CAPTURE_INTERRUPTED" and error["received"].startswith(f"{first.name} after "), error
+    summary = summary_of(subprocess.CompletedProcess([], code, stdout, stderr))
+    assert summary["status"] == "error" and summary["error"] == "E_CAPTURE_INTERRUPTED", summary
+    files = summary["files"]
+    raw = load(tmp_path / files["raw"])
+    streamed = [json.loads(line) for line in raw["stdout"].splitlines()]
+    assert [e["type"] for e in streamed] == ["user_message", "tool_called", "tool_completed"]
+    assert raw["streamedEvents"] == 3 and raw["process"]["interrupted"] is True
+    assert raw["process"]["signal"] == "SIGKILL" and raw["error"]["code"] == "E_CAPTURE_INTERRUPTED"
+    assert load(tmp_path / files["artifact"])["events"] == streamed
+    healed = load(tmp_path / files["healed"])
+    assert healed["status"] == "error" and healed["error"]["code"] == "E_CAPTURE_INTERRUPTED"
+    assert [e["payload"] for e in healed["events"] if e["type"] in ("tool_called", "tool_completed")] == \
+        [{"step": 1}, {"step": 2}]
+    journal = jsonl((tmp_path / files["journal"]).read_bytes())
+    assert journal[0]["$record"] == "run" and journal[0]["error"]["code"] == "E_CAPTURE_INTERRUPTED"
+    assert [e["type"] for e in journal[1:] if e.get("type") in ("user_message", "tool_called", "tool_completed")] == \
+        ["user_message", "tool_called", "tool_completed"]
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(("third", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_when_writing_hangs_after_a_second_ctrl_c_a_further_interrupt_still_ends_replay(tmp_path, third, code):
+    """The last resort stays: after the second Ctrl-C the files are written whatever further interrupts come, unless
+    writing hangs: an interrupt then ends replay once its 2 s grace is over (E_STAGE_NOT_STOPPED naming the stage,
+    exit 128 + that interrupt), with no temp file left behind."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(HANGING_WRITE)
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    process, pid_file, heard = start_deaf_capture(tmp_path, {"PYTHONPATH": path})
+    try:
+        interrupt_twice(process, signal.SIGINT, heard)
+        assert process.stderr is not None
+        said = b""
+        while not said.endswith(b"WRITING\n"):  # (the runner was killed, and writing its files hangs now)
+            line = process.stderr.readline()
+            assert line, said
+            said += line
+        process.send_signal(third)
+        rest, stderr = process.communicate(timeout=60)
+        stderr = said + stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    gone, runner, child = stop_group(pid_file)
+    assert process.returncode == code, stderr
+    assert gone and not alive(runner) and not alive(child)
+    codes = [e["code"] for e in errors_of(stderr)]
+    assert codes == ["E_CAPTURE_INTERRUPTED", "E_STAGE_NOT_STOPPED"], stderr
+    assert errors_of(stderr)[1]["stage"] == "emit"
+    assert rest == b"" and not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
 def test_a_raw_control_character_in_a_last_line_without_newline_is_named_where_it_is_not_called_cut_off(tmp_path):
     """The line is whole but invalid (a raw NUL inside a string): it was "stdout line 1 is cut off"."""
     stdout = '{"status": "ok", "response": "a\u0000b", "events": []}'

@@ -124,6 +124,45 @@ def test_a_second_interrupt_ends_the_grace(ended: Ended):
     assert error["stage"] == "sleepy" and "second interrupt" in error["message"]
 
 
+def test_a_finishing_run_is_not_cancelled_by_interrupts_and_ended_only_when_it_outlives_the_grace(ended: Ended):
+    """capture took the interrupt itself (it stopped its runner) and writes what it printed: a further interrupt must
+    not cancel the run (its files would be lost). It reaches the watchdog alone, whose clock it starts; interrupts
+    after it do not cut the grace short (users press Ctrl-C again and again); a run still going when it is over is
+    ended hard, as any run."""
+    arm(ended, grace=0.5)
+    calls = []
+
+    def handler(number, frame):  # (asyncio's cancels the run)
+        calls.append(number)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        with interrupts.watching(), interrupts.running(lambda: "emit"):
+            interrupts.finishing()
+            assert interrupts.finishing_run()
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+            assert calls == []  # not cancelled
+            assert ended.event.wait(WAIT_S)  # still writing when the grace was over: the last resort
+        assert ended.codes == [130]
+        [error] = ended.errors()
+        assert error["stage"] == "emit" and "within 0.5 s of the interrupt" in error["message"]
+        assert not interrupts.finishing_run()
+        with interrupts.watching():  # the next run is cancelled by Ctrl-C as usual
+            assert not interrupts.finishing_run()
+            signal.raise_signal(signal.SIGINT)
+            assert calls == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_finishing_is_nothing_unless_the_last_resort_is_armed(ended: Ended):
+    """Without the watchdog nothing would end a finishing run that hangs: an interrupt cancels it as usual."""
+    with interrupts.watching():
+        interrupts.finishing()
+        assert not interrupts.finishing_run()
+
+
 def test_nothing_is_watched_unless_enabled_or_outside_a_run(ended: Ended):
     with interrupts.watching(), interrupts.running(lambda: "sleepy"):
         interrupts.notice(signal.SIGINT)  # not enabled: the CLI's main enables it, a library's run is left alone

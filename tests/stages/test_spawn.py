@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -84,6 +86,61 @@ async def test_a_runner_that_never_reads_its_request():
 async def test_start_failure_is_recorded():
     outcome = await run_process(["/nonexistent/runner"], b"{}", timeout_s=5, max_stdout=100, max_stderr=100)
     assert outcome.pid is None and "No such file" in outcome.start_error
+
+
+DEAF_RUNNER = """
+import json, os, signal, sys, time
+context = json.load(sys.stdin)["context"]
+def hear(number, frame):  # heard, and ignored: only SIGKILL stops it
+    open(context["heard"], "a").write(signal.Signals(number).name + "\\n")
+signal.signal(signal.SIGINT, hear)
+signal.signal(signal.SIGTERM, hear)
+print(json.dumps({"type": "user_message", "payload": {}}), flush=True)
+open(context["pidFile"], "w").write(str(os.getpid()))
+while True:
+    time.sleep(1)
+"""
+
+
+@pytest.fixture
+def ctrl_c_caught():
+    """SIGINT that reaches no one else goes here, not to pytest (KeyboardInterrupt): what interrupts came."""
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    yield caught
+    signal.signal(signal.SIGINT, previous)
+
+
+async def wait_for_text(path: Path) -> None:
+    while not (path.exists() and path.read_text()):  # noqa: ASYNC110, ASYNC240 - another process writes it: poll
+        await anyio.sleep(0.01)
+
+
+async def test_a_second_ctrl_c_ends_the_grace_at_once(tmp_path, ctrl_c_caught):
+    """keep_on_interrupt: the first Ctrl-C sends the runner's group SIGINT and gives it the grace to stop; a second
+    Ctrl-C (the runner ignores the first) ends the grace: SIGKILL at once, and what the runner printed is kept. The
+    grace is an hour here: only the second Ctrl-C can end it (it went to replay's own handler instead)."""
+    runner, pid_file, heard = tmp_path / "deaf.py", tmp_path / "pid", tmp_path / "heard"
+    runner.write_text(DEAF_RUNNER)
+    outcomes = []
+
+    async def capture() -> None:
+        outcomes.append(await run_process([sys.executable, str(runner)], request(pidFile=str(pid_file), heard=str(heard)),
+                                          timeout_s=600, max_stdout=1 << 20, max_stderr=1 << 20, grace_s=3600,
+                                          keep_on_interrupt=True))
+
+    with anyio.fail_after(60):  # (a hang: the second Ctrl-C did not end the grace)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(capture)
+            await wait_for_text(pid_file)  # (the runner runs: run_process listens for interrupts)
+            os.kill(os.getpid(), signal.SIGINT)
+            await wait_for_text(heard)  # the runner heard it and goes on: the grace runs
+            os.kill(os.getpid(), signal.SIGINT)
+    [outcome] = outcomes
+    assert outcome.interrupted_by == signal.SIGINT and outcome.signal == "SIGKILL"
+    assert json.loads(outcome.stdout)["type"] == "user_message"
+    assert heard.read_text().split() == ["SIGINT"] and not alive(outcome.pid)
+    assert ctrl_c_caught == []  # both were run_process's
 
 
 # the stage ------------------------------------------------------------------------------------

@@ -30,8 +30,9 @@ Files: .replay/artifacts/YYYY-MM-DD/<id>.raw.json, .artifact.json, .healed.json,
 .heal-log.json (or --out DIR), and .replay/journal/<runId>.jsonl. If the runner
 fails (timeout, crash, bad output) the files are still written, with status
 "error" and every event it printed, and replay exits 1. Ctrl-C stops the
-runner and writes the same, marked E_CAPTURE_INTERRUPTED; then exit 130
-(SIGTERM and SIGHUP do the same; exit 143 and 129).
+runner (SIGINT to its process group, SIGKILL 2 s later or at a second Ctrl-C)
+and writes the same, marked E_CAPTURE_INTERRUPTED; then exit 130 (SIGTERM and
+SIGHUP do the same; exit 143 and 129).
 
 \b
 Examples:
