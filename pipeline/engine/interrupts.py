@@ -231,6 +231,21 @@ def interrupted(number: int) -> None:
     dog.notice(number)
 
 
+def watch_again() -> None:
+    """The watchdog's pipe is the wakeup fd again, after a signal receiver of the run's own closed (asyncio drops the
+    wakeup fd with its last signal handler: capture's runner). Without it, an interrupt the kernel gives another thread
+    (a worker thread writing files) never reaches anyone: the main thread sleeps on in its select, the handler that
+    would tell the watchdog never runs. Nothing outside a watched run of the main thread; a wakeup fd someone else
+    set stays theirs."""
+    dog = _active()
+    if dog is None or not dog.runs or threading.current_thread() is not threading.main_thread():
+        return
+    with suppress(ValueError, OSError):
+        now = signal.set_wakeup_fd(dog.write_fd, warn_on_full_buffer=False)
+        if now not in (-1, dog.write_fd):
+            signal.set_wakeup_fd(now)
+
+
 def finishing() -> None:
     """The run of the main thread took an interrupt itself and goes on to finish what it has (capture stopped its
     runner and writes what it printed). Until the run ends, a further interrupt does not cancel it: it only reaches

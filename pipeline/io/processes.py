@@ -215,6 +215,7 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
             for number, handler in previous.items():
                 with suppress(ValueError, TypeError):
                     signal.signal(number, handler)  # further interrupts: the run's (the last resort's, once finishing)
+            interrupts.watch_again()  # (the receiver took the wakeup fd: an interrupt another thread gets must reach it)
 
     reader_scope = anyio.CancelScope()
     try:

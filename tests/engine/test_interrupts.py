@@ -314,3 +314,37 @@ def test_an_interrupt_another_thread_receives_still_cancels_the_run(ended: Ended
     while not in_time and time.monotonic() < deadline:  # (the worker thread saw the cancellation, or gave up)
         time.sleep(0.01)
     assert in_time == [True]
+
+
+def test_an_interrupt_another_thread_gets_after_capture_stopped_listening_still_reaches_the_watchdog(ended: Ended):
+    """capture's runner listens for interrupts itself (a signal receiver of the run's own), and asyncio drops the
+    wakeup fd with it when it closes. An interrupt the kernel then gives a worker thread (emit writes its files in one)
+    reached no one: its C handler wrote no byte, the main thread slept on in its select, so the handler that tells the
+    watchdog never ran, and a write that hung was never ended (replay hung; tests/cli/test_capture_cli.py's hanging
+    write, now and then under load). The watchdog's pipe is the wakeup fd again once the receiver closed."""
+    import sys
+
+    from replay.pipeline.io.processes import run_process
+
+    arm(ended, grace=0.2)
+    calls = []
+
+    def handler(number, frame):  # (asyncio's would cancel the run)
+        calls.append(number)
+
+    def worker() -> bool:  # a stage's work in a thread: the interrupt comes to this thread, not the main one
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        return ended.event.wait(WAIT_S)
+
+    async def run() -> bool:
+        with interrupts.watching(), interrupts.running(lambda: "emit"):
+            await run_process([sys.executable, "-c", "pass"], b"", timeout_s=60, max_stdout=1 << 10,
+                              max_stderr=1 << 10, grace_s=1, keep_on_interrupt=True)
+            return await anyio.to_thread.run_sync(worker)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        assert anyio.run(run), "the watchdog never heard of the interrupt"
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert ended.codes == [130] and ended.errors()[0]["stage"] == "emit"
