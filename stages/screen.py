@@ -42,7 +42,7 @@ from replay.pipeline.model.runs import Run, marks_input, repaired_together, runi
 from replay.pipeline.model.validation import check_run_record
 from replay.stages.alias import AliasEventTypes, resolved_aliases
 from replay.stages.ensure_terminal import InsertTerminalEvent
-from replay.stages.renumber import RenumberSeq
+from replay.stages.renumber import RenumberSeq, stretches
 
 UNSET: Any = msgspec.UNSET
 MAX_RUN_LINES = 4096  # a longer run goes the slow way (memory stays bounded)
@@ -602,7 +602,7 @@ class ScreenRuns(Transform):
     def _repair(self, run: _Run) -> Batch | None:
         """A run the alias, ensure_terminal and renumber rules fix alone (and nothing else would touch): its
         lines as heal writes them, and the log lines those three rules write, made here by the rules' own
-        code (``log_repair``, ``InsertTerminalEvent.end_run``, ``RenumberSeq`` over the seq numbers only).
+        code (``log_repair``, ``InsertTerminalEvent.end_run``, renumber's ``stretches`` over the seq numbers only).
         The batch goes on marked clean; each of the three stages logs its own lines when it passes, and
         ``heal_summary`` adds the heal record. None: the run goes the slow way."""
         heads: list[Any] = run.heads
@@ -634,9 +634,9 @@ class ScreenRuns(Transform):
         counts: dict[str, int] = {}  # or (no heal log is written) only how many, which heal_summary takes
         logged = self.config["repair_log"]
         aliased = list(itertools.compress(range(n), map(operator.is_not, resolved, types)))  # (no type is its own alias)
-        if logged:
+        where = Batch(source, None, list(run_raws), run_lines, run_offsets) if logged else None  # (for the log)
+        if where is not None:
             log = _Log()
-            where = Batch(source, None, list(run_raws), run_lines, run_offsets)  # (where its lines are, for the log)
             for i in aliased:
                 log_repair(log, _ALIAS, "changed", f"type {types[i]!r} is an alias of {resolved[i]!r}",  # type: ignore[arg-type]
                            where, i, run_id=rid, field="type", original=types[i], value=resolved[i], seqBefore=seqs[i])
@@ -655,26 +655,20 @@ class ScreenRuns(Transform):
                 repairs[_TERMINAL] = ended
             elif ended:
                 counts[_TERMINAL] = len(ended)
-        # renumber, on the seq numbers alone: it looks at the events numbered wrong, and at the invented end
+        # renumber, on the seq numbers alone (the rule's own ``stretches``): the invented end is numbered, no repair
         numbers = [*seqs, *(e["seq"] for e in invented)]
-        wrong = list(itertools.compress(range(len(numbers)), map(operator.ne, numbers, range(1, len(numbers) + 1))))
-        shells: list[Any] = [None] * len(numbers)
-        for k in wrong:
-            shells[k] = invented[k - n] if k >= n else {"seq": numbers[k], "runId": rid}
-        numbered = Batch(source, list(shells), [None] * len(shells), [*run_lines, *[None] * len(invented)],
-                         [*run_offsets, *[None] * len(invented)])
-        renumber = self._renumber
-        renumber.run = Run(rid, None, source)
-        renumber.counted = None if logged else 0
-        renumber.begin_run(renumber.run)
-        renumber.renumber(numbered, 0, numbers, 1)
-        renumber.end_run(renumber.run)
-        renumber.run = None
+        wrong, ended, left = stretches(numbers, 1, None, n.__le__, _nowhere if where is None else where.position)
+        if left is not None:
+            ended.append(left)  # (the run ends here)
         if logged:
+            renumber = self._renumber
+            renumber.run = Run(rid, None, source)
+            for stretch in ended:
+                renumber.log_stretch(stretch)
+            renumber.run = None
             repairs[_RENUMBER] = renumber.take("repairs")
-        elif renumber.counted:
-            counts[_RENUMBER] = renumber.counted
-        events: list[Any] = numbered.events or []
+        elif ended:
+            counts[_RENUMBER] = len(ended)
         if not any(repairs.values()) and not counts:
             return None
         raws: list[bytes | None] = list(run_raws)
@@ -691,9 +685,9 @@ class ScreenRuns(Transform):
                 if i == n - 1:
                     last = event
             if i in renumbered:
-                event = {**event, "seq": events[i]["seq"]}
+                event = {**event, "seq": i + 1}
             raws[i] = exactjson.dumps(event)
-        raws += [exactjson.dumps(e) for e in events[n:]]
+        raws += [exactjson.dumps({**e, "seq": k}) for k, e in enumerate(invented, n + 1)]  # (numbered on after the run)
         batch = Batch(source, None, raws, [*run_lines, *[None] * len(invented)], [*run_offsets, *[None] * len(invented)])
         batch.clean = (1, len(raws))
         # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it
@@ -775,6 +769,11 @@ def _calls_answered(heads: list[Any], types: Sequence[str], tools: list[bool] | 
     if calls != cids[1::2] or set(map(type, calls)) != _STR or "" in calls:
         return False
     return len(set(calls)) == half
+
+
+def _nowhere(k: int) -> dict[str, Any]:
+    """No input position: a repair only counted, never logged."""
+    return {}
 
 
 class _Log:

@@ -21,7 +21,7 @@ from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.normalize_payload import NormalizePayload
 from replay.stages.pair_tool_calls import PairToolCalls
 from replay.stages.parse import ParseLines
-from replay.stages.renumber import RenumberSeq
+from replay.stages.renumber import NO_SEQ, RenumberSeq, stretches
 from replay.stages.synthesize_assistant_message import SynthesizeAssistantMessage
 
 RUN = {"$record": "run", "runId": "r1", "status": "ok", "response": "done", "timestamp": "2026-03-01T11:59:00.000Z"}
@@ -295,6 +295,27 @@ def test_renumber_per_run_and_one_entry_per_shifted_stretch():
 def test_renumber_treats_booleans_as_wrong():
     out, repairs = one(RenumberSeq(), [ev(True, "a")])
     assert out[0]["seq"] == 1 and repairs
+
+
+def test_renumber_stretches_on_the_seq_numbers_alone():
+    """The one definition of renumber's stretches, which the stage and the screen's repair lane both use: the events
+    numbered wrong, the stretches that end among them (each one repair) and the one still open after the last."""
+    def spans(seqs, first=1, before=None, invented=()):
+        wrong, ended, left = stretches(seqs, first, before, set(invented).__contains__, lambda k: {"k": k})
+        return wrong, [(s.before, s.after, s.count, s.where["k"], s.original) for s in ended], left
+
+    assert spans([1, 2, 3]) == ([], [], None)
+    # shifted alike: one stretch; one numbered right ends it; an invented event (placeholder seq) is numbered, no repair
+    wrong, ended, left = spans([1, 7, 8, 4, 9, 0], invented=[5])
+    assert wrong == [1, 2, 4, 5] and ended == [(7, 2, 2, 1, False), (9, 5, 1, 4, False)] and left is None
+    # a stretch open at the end goes on into the run's next events, then ends where one is numbered right
+    wrong, ended, left = spans([5, 6], first=3)
+    assert wrong == [0, 1] and ended == [] and (left.before, left.after, left.count) == (5, 3, 2)
+    wrong, ended, left = spans([7], first=5, before=left)
+    assert wrong == [0] and ended == [] and left.count == 3
+    assert spans([6], first=6, before=left) == ([], [(5, 3, 3, 0, False)], None)
+    # no integer: a stretch of its own (booleans too); a missing seq has no original
+    assert spans([NO_SEQ, None, True, "x"])[1][:3] == [(None, 1, 1, 0, False), (None, 2, 1, 1, True), (True, 3, 1, 2, True)]
 
 
 # check_order ------------------------------------------------------------------------------------------
