@@ -629,12 +629,11 @@ class ScreenRuns(Transform):
         source = self.source or "<stdin>"
         pieces = run.pieces
         run_raws: list[bytes] = pieces_column(pieces, "raws")
-        run_lines, run_offsets = pieces_column(pieces, "lines"), pieces_column(pieces, "offsets")
         repairs: dict[str, list[dict[str, Any]]] = {}  # each rule's heal-log lines, which it logs as the run passes
         counts: dict[str, int] = {}  # or (no heal log is written) only how many, which heal_summary takes
         logged = self.config["repair_log"]
         aliased = list(itertools.compress(range(n), map(operator.is_not, resolved, types)))  # (no type is its own alias)
-        where = Batch(source, None, list(run_raws), run_lines, run_offsets) if logged else None  # (for the log)
+        where = Batch.folded(source, n, pieces=pieces) if logged else None  # (where its lines were, for the log)
         if where is not None:
             log = _Log()
             for i in aliased:
@@ -687,8 +686,12 @@ class ScreenRuns(Transform):
             if i in renumbered:
                 event = {**event, "seq": i + 1}
             raws[i] = exactjson.dumps(event)
-        raws += [exactjson.dumps({**e, "seq": k}) for k, e in enumerate(invented, n + 1)]  # (numbered on after the run)
-        batch = Batch(source, None, raws, [*run_lines, *[None] * len(invented)], [*run_offsets, *[None] * len(invented)])
+        if invented:  # (numbered on after the run; no place in the input)
+            end: list[bytes | None] = [exactjson.dumps({**e, "seq": k}) for k, e in enumerate(invented, n + 1)]
+            raws += end
+            pieces = [*pieces, (Batch(source, None, end, [None] * len(end), [None] * len(end)), 0, len(end))]
+        # its lines; where each was (its columns made of the run's only if a stage reads them: the heal log's positions)
+        batch = Batch.folded(source, len(raws), pieces=pieces, raws=raws)
         batch.clean = (1, len(raws))
         # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it
         # (its line as it came when alias left it: dedupe decodes it only if events follow)

@@ -187,17 +187,22 @@ class Batch:
     # construction ---------------------------------------------------------------------------
     @classmethod
     def folded(cls, source: str, count: int, joined: bytes | None = None, line: int | None = None, offset: int = 0,
-               pieces: list[tuple[Batch, int, int]] | None = None, tail_open: bool = False) -> Batch:
+               pieces: list[tuple[Batch, int, int]] | None = None, tail_open: bool = False,
+               raws: list[bytes | None] | None = None) -> Batch:
         """An unparsed batch of ``count`` raw lines whose columns (``raws``, ``lines``, ``offsets``, ``pointers``) are
         made only when a stage first reads one: from ``joined`` (the lines as one block, numbered from ``line``, the
         first at byte ``offset``), or from ``pieces`` (stretches ``[a, b)`` of other batches' columns, in order). A
-        stage that needs only the block (a decoder, a writer of the lines as they came) never cuts it into lines."""
+        stage that needs only the block (a decoder, a writer of the lines as they came) never cuts it into lines.
+        ``raws``: the lines themselves, when they are not the pieces' (a stage changed some): the pieces then give only
+        where each line was (a column made is the batch's own, whatever its pieces hold)."""
         batch = cls.__new__(cls)
         batch._folded = _Folded(count, line, offset, pieces)
         batch.source, batch.events, batch.tail_open, batch.joined = source, None, tail_open, joined
         batch.port = batch.notes = batch.clean = batch.lane = batch.heads = batch.rejoined = None
         batch.closes_run = batch.pause = False
         batch.ends_before = None
+        if raws is not None:
+            batch.raws = raws
         return batch
 
     def __getattr__(self, name: str) -> Any:
@@ -355,9 +360,19 @@ class Batch:
         return memoryview(block)[_line_start(block, a, n):_line_start(block, b, n) - 1 if b < n else len(block)]
 
     def append_line(self, raw: bytes) -> None:
-        """Append a line a stage wrote (no input position) to an unparsed batch."""
+        """Append a line a stage wrote (no input position) to an unparsed batch; a batch folded from pieces stays folded
+        (one piece more: the columns no stage read are still not made)."""
         assert self.events is None
-        if self._folded is not None:
+        folded = self._folded
+        if folded is not None and folded.pieces is not None:
+            line = Batch(self.source, None, [raw], [None], [None])
+            self._folded = folded._replace(size=folded.size + 1, pieces=[*folded.pieces, (line, 0, 1)])
+            self.joined = self.heads = None
+            for name in _COLUMNS:
+                if _made(self, name):
+                    getattr(self, name).append(line.at(name, 0))
+            return
+        if folded is not None:
             self._unfold()
         self.joined = self.heads = None
         self.raws.append(raw)

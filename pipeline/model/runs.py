@@ -16,7 +16,7 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, Column, invented, pieces_column
+from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
@@ -148,8 +148,7 @@ def repaired_together(runs: list[Batch]) -> Batch:
     batch of their lines, to go through the stages as one; ``lane["runs"]`` holds them, for a stage that takes them
     one by one (``heal_summary``: where each lies, its heal record after it), and ``lane["dedupe"]`` the last one's."""
     whole = [(run, 0, len(run)) for run in runs]
-    batch = Batch(runs[0].source, None, pieces_column(whole, "raws"), pieces_column(whole, "lines"),
-                  pieces_column(whole, "offsets"), pieces_column(whole, "pointers"))
+    batch = Batch.folded(runs[0].source, sum([count for _, _, count in whole]), pieces=whole)  # (columns made if read)
     batch.clean = (len(runs), sum([run.clean[1] for run in runs if run.clean is not None]))
     batch.lane = {"runs": runs, "dedupe": runs[-1].lane["dedupe"]}  # type: ignore[index]
     return batch
