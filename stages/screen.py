@@ -690,8 +690,10 @@ class ScreenRuns(Transform):
             end: list[bytes | None] = [exactjson.dumps({**e, "seq": k}) for k, e in enumerate(invented, n + 1)]
             raws += end
             pieces = [*pieces, (Batch(source, None, end, [None] * len(end), [None] * len(end)), 0, len(end))]
-        # its lines; where each was (its columns made of the run's only if a stage reads them: the heal log's positions)
+        # its lines, and their line numbers (heal_summary places the run by them); the rest of where each was (offsets)
+        # is made of the run's only if a stage reads it: the heal log's positions
         batch = Batch.folded(source, len(raws), pieces=pieces, raws=raws)
+        batch.lines = [*pieces_column(run.pieces, "lines"), *[None] * len(invented)]
         batch.clean = (1, len(raws))
         # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it
         # (its line as it came when alias left it: dedupe decodes it only if events follow)

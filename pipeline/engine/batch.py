@@ -366,11 +366,11 @@ class Batch:
         folded = self._folded
         if folded is not None and folded.pieces is not None:
             line = Batch(self.source, None, [raw], [None], [None])
-            self._folded = folded._replace(size=folded.size + 1, pieces=[*folded.pieces, (line, 0, 1)])
+            self._folded = _Folded(folded.size + 1, folded.line, folded.offset, [*folded.pieces, (line, 0, 1)])
             self.joined = self.heads = None
             for name in _COLUMNS:
                 if _made(self, name):
-                    getattr(self, name).append(line.at(name, 0))
+                    getattr(self, name).append(raw if name == "raws" else None)
             return
         if folded is not None:
             self._unfold()

@@ -217,6 +217,30 @@ def test_a_change_to_a_folded_batch_makes_every_column_first_and_keeps_its_lengt
     assert len(parsed) == 3 and parsed.raws == [None, b'{"a":1}', b'{"b":2}'] and parsed.lines == [None, 1, 2]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(lines_strategy, min_size=1, max_size=4), st.data())
+def test_a_batch_folded_from_pieces_with_lines_of_its_own_keeps_the_other_columns_unmade_as_lines_are_appended(parts, data):
+    """The screen's repaired run: its own lines (some changed), where each was from the batches it came in (its offsets
+    made only if a stage reads them, the heal log's positions); a line appended (heal_summary's heal record) keeps it
+    folded, and every column then reads as if it had been made before."""
+    from replay.pipeline.engine.batch import _made
+
+    batches = [Batch.folded("j.jsonl", len(p), b"\n".join(p), 1 + 100 * k, 1000 * k) for k, p in enumerate(parts)]
+    pieces = [(b, 0, len(b)) for b in batches]
+    own: list[bytes | None] = [raw + b"!" for p in parts for raw in p]
+    folded = Batch.folded("j.jsonl", len(own), pieces=pieces, raws=list(own))
+    read_first = data.draw(st.sets(st.sampled_from(["lines", "offsets", "pointers"])))
+    for name in read_first:
+        getattr(folded, name)
+    folded.append_line(b'{"$record":"heal"}')
+    assert folded._folded is not None and _made(folded, "offsets") == ("offsets" in read_first)
+    assert len(folded) == len(own) + 1
+    assert folded.to_jsonl() == b"".join(raw + b"\n" for raw in [*own, b'{"$record":"heal"}'])  # type: ignore[operator]
+    assert folded.raws == [*own, b'{"$record":"heal"}']
+    for name in ("lines", "offsets", "pointers"):
+        assert getattr(folded, name) == [*(x for b in batches for x in getattr(b, name)), None]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(lines_strategy, min_size=1, max_size=4), st.data())
 def test_lines_of_a_folded_batch_are_cut_out_of_its_blocks_without_cutting_them_into_lines(parts, data):
