@@ -656,18 +656,18 @@ class ScreenRuns(Transform):
                 counts[_TERMINAL] = len(ended)
         # renumber, on the seq numbers alone (the rule's own ``stretches``): the invented end is numbered, no repair
         numbers = [*seqs, *(e["seq"] for e in invented)]
-        wrong, ended, left = stretches(numbers, 1, None, n.__le__, _nowhere if where is None else where.position)
+        wrong, shifted, left = stretches(numbers, 1, None, n.__le__, _nowhere if where is None else where.position)
         if left is not None:
-            ended.append(left)  # (the run ends here)
+            shifted.append(left)  # (the run ends here)
         if logged:
             renumber = self._renumber
             renumber.run = Run(rid, None, source)
-            for stretch in ended:
+            for stretch in shifted:
                 renumber.log_stretch(stretch)
             renumber.run = None
             repairs[_RENUMBER] = renumber.take("repairs")
-        elif ended:
-            counts[_RENUMBER] = len(ended)
+        elif shifted:
+            counts[_RENUMBER] = len(shifted)
         if not any(repairs.values()) and not counts:
             return None
         raws: list[bytes | None] = list(run_raws)
