@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -478,6 +479,14 @@ time.sleep(120)
 """
 
 
+def interrupt_and_wait(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes, float]:
+    """Ctrl-C to ``process``: what it printed, and how long it took to end after the signal."""
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    stdout, stderr = process.communicate(timeout=60)
+    return stdout, stderr, time.monotonic() - sent
+
+
 def test_the_interrupt_is_timed_when_it_came_not_when_the_runner_was_gone(tmp_path):
     """E_CAPTURE_INTERRUPTED said 'SIGINT after N ms' with N the runner's whole run: for a runner that ignores SIGINT,
     the signal's time plus the 2 s grace before SIGKILL."""
@@ -487,10 +496,7 @@ def test_the_interrupt_is_timed_when_it_came_not_when_the_runner_was_gone(tmp_pa
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env={**os.environ, **NO_RUNNER_ENV})
     try:
         time.sleep(2)  # replay started, the runner printed its line and sleeps
-        process.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        _, stderr = process.communicate(timeout=60)
-        stopped = time.monotonic() - sent
+        _, stderr, stopped = interrupt_and_wait(process)
     finally:
         if process.poll() is None:
             process.kill()
@@ -527,10 +533,7 @@ def test_ctrl_c_while_a_child_that_left_the_runners_group_holds_its_stdout_ends_
             time.sleep(0.05)
         time.sleep(0.5)
         assert process.poll() is None, process.communicate()
-        process.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        stdout, stderr = process.communicate(timeout=60)
-        stopped = time.monotonic() - sent
+        stdout, stderr, stopped = interrupt_and_wait(process)
     finally:
         if process.poll() is None:
             process.kill()
@@ -615,6 +618,24 @@ def interrupt_twice(process: subprocess.Popen[bytes], first: signal.Signals, hea
     process.send_signal(signal.SIGINT)
 
 
+@contextlib.contextmanager
+def reaped(process: subprocess.Popen[bytes]) -> Iterator[None]:
+    """Whatever happens in the block, ``process`` is gone after it (killed if it still runs)."""
+    try:
+        yield
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def ended_with_its_group(process: subprocess.Popen[bytes], code: int, stderr: bytes, pid_file: Path) -> None:
+    """replay exited ``code``, and the runner's group (the runner and its child) is gone."""
+    gone, runner, child = stop_group(pid_file)
+    assert process.returncode == code, stderr
+    assert gone and not alive(runner) and not alive(child)
+
+
 def stop_group(pid_file: Path) -> tuple[bool, int, int]:
     """Was the runner's group gone (then the runner and its child are too)? Kills what is left, for the next test."""
     runner, child = map(int, pid_file.read_text().split())
@@ -631,16 +652,10 @@ def test_a_second_ctrl_c_kills_the_runner_at_once_and_still_writes_what_it_strea
     runner's group at once and the files are written as after one Ctrl-C (E_CAPTURE_INTERRUPTED), exit 128 + the
     first interrupt (130; 143 when a SIGTERM came first)."""
     process, pid_file, heard = start_deaf_capture(tmp_path)
-    try:
+    with reaped(process):
         interrupt_twice(process, first, heard)
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    gone, runner, child = stop_group(pid_file)
-    assert process.returncode == code, stderr
-    assert gone and not alive(runner) and not alive(child)
+    ended_with_its_group(process, code, stderr, pid_file)
     assert heard.read_text().split() == [first.name]  # (the second Ctrl-C was replay's alone: the runner was killed)
     assert all(line.startswith(b"{") for line in stderr.splitlines()), stderr
     [error] = errors_of(stderr)
@@ -675,7 +690,7 @@ def test_when_writing_hangs_after_a_second_ctrl_c_a_further_interrupt_still_ends
     (site / "sitecustomize.py").write_text(HANGING_WRITE)
     path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     process, pid_file, heard = start_deaf_capture(tmp_path, {"PYTHONPATH": path})
-    try:
+    with reaped(process):
         interrupt_twice(process, signal.SIGINT, heard)
         assert process.stderr is not None
         said = b""
@@ -686,13 +701,7 @@ def test_when_writing_hangs_after_a_second_ctrl_c_a_further_interrupt_still_ends
         process.send_signal(third)
         rest, stderr = process.communicate(timeout=60)
         stderr = said + stderr
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    gone, runner, child = stop_group(pid_file)
-    assert process.returncode == code, stderr
-    assert gone and not alive(runner) and not alive(child)
+    ended_with_its_group(process, code, stderr, pid_file)
     codes = [e["code"] for e in errors_of(stderr)]
     assert codes == ["E_CAPTURE_INTERRUPTED", "E_STAGE_NOT_STOPPED"], stderr
     assert errors_of(stderr)[1]["stage"] == "emit"
