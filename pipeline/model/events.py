@@ -200,6 +200,16 @@ def format_timestamp(moment: datetime, leap: int = 0) -> str:
     return text if not leap else f"{text[:17]}60.{(leap - 1) // 1000:03}Z"
 
 
+def written_timestamp(moment: datetime, stamp: Any) -> str:
+    """``format_timestamp(moment, leap_rank(stamp))`` for the ``moment`` that ``parse_timestamp`` read from ``stamp``:
+    ``stamp`` itself when it is written so already (in UTC with milliseconds, no leap second: ``parse_timestamp``
+    reads that form by ``datetime.fromisoformat`` alone, which takes digits only, so it writes the same text back)."""
+    if stamp.__class__ is str and len(stamp) == 24 and stamp[19] == "." and stamp[23] == "Z" and stamp[10] == "T" \
+            and stamp[17:19] != "60" and stamp.isascii():
+        return stamp  # type: ignore[no-any-return]
+    return format_timestamp(moment, leap_rank(stamp))
+
+
 def with_field(event: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     """A copy of ``event`` with ``key`` set; a canonical field that was missing goes in its canonical place."""
     if key in event or key not in EVENT_FIELDS:

@@ -23,7 +23,14 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.io.journals import is_url
-from replay.pipeline.model.events import RUN_FAILED, format_timestamp, leap_rank, parse_timestamp, same_shape_utc
+from replay.pipeline.model.events import (
+    RUN_FAILED,
+    format_timestamp,
+    leap_rank,
+    parse_timestamp,
+    same_shape_utc,
+    written_timestamp,
+)
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, tool_name
@@ -507,8 +514,8 @@ class RunTally:
             "status": self.status(),
             "framework": facts.get("framework") if isinstance(facts.get("framework"), str) else None,
             "prompt": facts.get("prompt") if isinstance(facts.get("prompt"), str) else None,
-            "startedAt": format_timestamp(start, leap_rank(self.first_stamp)) if start is not None else None,
-            "endedAt": format_timestamp(end, leap_rank(self.last_stamp)) if end is not None else None,
+            "startedAt": written_timestamp(start, self.first_stamp) if start is not None else None,
+            "endedAt": written_timestamp(end, self.last_stamp) if end is not None else None,
             "durationMs": duration,
             "events": {"total": self.count, "byType": dict(sorted(self.by_type.items()))},
             "toolCalls": _tool_stats(calls),

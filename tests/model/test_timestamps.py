@@ -8,7 +8,7 @@ from datetime import UTC, datetime, time, timedelta
 import pytest
 
 from replay.pipeline.model import events
-from replay.pipeline.model.events import format_timestamp, is_timestamp, leap_rank, parse_timestamp, read_iso
+from replay.pipeline.model.events import format_timestamp, is_timestamp, leap_rank, parse_timestamp, read_iso, written_timestamp
 
 
 @pytest.mark.parametrize(("text", "written"), [
@@ -115,3 +115,28 @@ def test_a_valid_timestamp_outside_the_years_a_datetime_holds_in_utc_is_no_insta
     assert read_iso(text) is None
     assert read_iso(text.replace("T", " ")) is None
     assert parse_timestamp("0001-01-01T01:30:00+01:00") == datetime(1, 1, 1, 0, 30, tzinfo=UTC)  # (in range: read)
+
+
+@pytest.mark.parametrize("text", [
+    "2026-03-01T12:00:00.291Z", "2026-03-01T12:00:00Z", "2026-03-01T12:00:00.9999Z", "2026-03-01t14:00:00.5+02:00",
+    "2026-03-01T12:00:00.291z", "2026-03-01 12:00:00.291Z", "2016-12-31T23:59:60.500Z", "2016-12-31T23:59:60Z",
+    "2017-01-01T00:59:60.250+01:00", "0999-03-01T12:00:00.000Z", "9999-12-31T23:59:59.999Z",
+    "2026-03-01T12:00:00.000-00:00", "2026-03-01T12:00:00.00+00:00",
+])
+def test_written_timestamp_is_format_timestamp_of_what_the_stamp_reads(text: str) -> None:
+    moment = parse_timestamp(text)
+    assert moment is not None
+    assert written_timestamp(moment, text) == format_timestamp(moment, leap_rank(text))
+
+
+def test_written_timestamp_gives_back_no_stamp_that_format_timestamp_would_write_otherwise() -> None:
+    """Stamps of the written shape with odd characters in any place: the stamp itself only when it is what
+    format_timestamp writes."""
+    base = "2016-12-31T23:59:59.999Z"
+    odd = "0123456789 +-_.:,aTZz\u0663\uff11"
+    for place in range(len(base)):
+        for ch in odd:
+            text = base[:place] + ch + base[place + 1:]
+            moment = parse_timestamp(text)
+            if moment is not None:
+                assert written_timestamp(moment, text) == format_timestamp(moment, leap_rank(text)), text
