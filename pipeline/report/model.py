@@ -39,7 +39,7 @@ _COUNT = operator.itemgetter(1)
 _TOOL_NAME, _STATUS, _DURATION, _SEQ, _STARTED_AT = (
     operator.itemgetter(key) for key in ("toolName", "status", "durationMs", "seq", "startedAt"))
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
-_STR = {str}
+_STR, _DICT, _INT, _NUMBERS = {str}, {dict}, {int}, {int, float}
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary
 FIRST_PROBLEMS = 5  # input problems a report lists one by one (code, source, line, message); the rest are counted
@@ -200,6 +200,31 @@ def usage_of(value: Any, unheld: list[str] | None = None) -> dict[str, float] | 
                 found[key] = number_
                 break
     return found or None
+
+
+def usage_columns(objects: list[Any]) -> dict[str, list[Any]] | None:
+    """What ``usage_of`` reads from each of ``objects``, a key at a time (each column in the objects' order), when each
+    key is read the usual way in all of them: under its first name, a count (an int, or a finite float, >= 0) in
+    every object, or under none of its names in any; and some key is read. Else None: read them one by one."""
+    if set(map(type, objects)) != _DICT:
+        return None
+    columns = {}
+    for key, names in _USAGE_KEYS.items():
+        column = values_of(objects, names[0])
+        if _all_counts(column):
+            columns[key] = column
+        elif column.count(None) != len(column) or any(values_of(objects, name).count(None) != len(column)
+                                                      for name in names[1:]):
+            return None
+    return columns or None
+
+
+def _all_counts(values: list[Any]) -> bool:
+    """Is each of ``values`` (some) a count or cost as ``usage_of`` reads one: an int or a finite float, >= 0?"""
+    kinds = set(map(type, values))
+    if kinds != _INT and (not kinds <= _NUMBERS or not all(map(math.isfinite, values))):
+        return False
+    return min(values) >= 0  # type: ignore[no-any-return]
 
 
 def _whole(number_: exactjson.ExactNumber) -> int | None:
@@ -379,13 +404,22 @@ class RunTally:
             payload, event = payloads[i], events[i]
             self._read_payload(types[i], payload if type(payload) is dict else {}, event.get("timestamp"), base + i,
                                event.get("seq"))
-        with_usage = [i for i in range(n) if type(payloads[i]) is dict and "usage" in payloads[i]]
-        if with_usage:
-            usages = [usage_of(payloads[i]["usage"]) for i in with_usage]
-            if None in usages:  # (a usage object that counts for nothing: was it for a number no count holds?)
-                for k in itertools.compress(range(len(usages)), map(operator.not_, usages)):
-                    self._add_unheld(base + with_usage[k], payloads[with_usage[k]]["usage"])
-            self._add_usages([usage for usage in usages if usage])
+        objects = [payload["usage"] for payload in payloads if type(payload) is dict and "usage" in payload]
+        if objects:
+            columns = usage_columns(objects)
+            if columns is not None:  # (the usual usage objects: a column at a time)
+                self._add_columns(columns, len(objects))
+            else:
+                self._add_usage_objects(payloads, base)
+
+    def _add_usage_objects(self, payloads: list[Any], base: int) -> None:
+        """Add up the usage of the events of ``payloads`` (the first at ``base`` in the run), one object at a time."""
+        with_usage = [i for i in range(len(payloads)) if type(payloads[i]) is dict and "usage" in payloads[i]]
+        usages = [usage_of(payloads[i]["usage"]) for i in with_usage]
+        if None in usages:  # (a usage object that counts for nothing: was it for a number no count holds?)
+            for k in itertools.compress(range(len(usages)), map(operator.not_, usages)):
+                self._add_unheld(base + with_usage[k], payloads[with_usage[k]]["usage"])
+        self._add_usages([usage for usage in usages if usage])
 
     def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any) -> None:
         """A tool event (``index``: its place in the run) paired with its call, a failure recorded."""
@@ -420,14 +454,16 @@ class RunTally:
 
     def _add_usages(self, usages: list[dict[str, float]]) -> None:
         """Add up the usage (``usage_of``) of events, in stream order, a key at a time."""
-        if not usages:
-            return
+        if usages:
+            self._add_columns({key: [usage[key] for usage in usages if key in usage] for key in _USAGE_KEYS}, len(usages))
+
+    def _add_columns(self, columns: dict[str, list[Any]], seen: int) -> None:
+        """Add up the counts of ``seen`` usage objects, given a key at a time (each column in stream order)."""
         counts: Any = self.event_usage  # token counts stay ints, costs floats
-        for key in _USAGE_KEYS:
-            values = [usage[key] for usage in usages if key in usage]
+        for key, values in columns.items():
             if values:
                 counts[key] = _sum(values, counts[key])
-        counts["_seen"] += len(usages)
+        counts["_seen"] += seen
 
     def _see_moment(self, moment: datetime | None, stamp: Any) -> None:
         """``moment``, read from ``stamp``, into first and last (of one instant, a leap second's fraction decides)."""

@@ -11,6 +11,7 @@ from conftest import FIXTURES as FIXTURES_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.report import model
 from replay.pipeline.report.model import (
@@ -561,3 +562,26 @@ def test_format_counts_lists_the_largest_first_and_equal_counts_by_name():
     assert model.format_counts({"b": 2, "a": 2, "c": 5, "d": 1}) == "c 5, a 2, b 2, d 1"
     assert model.format_counts({"b": 2, "a": 2, "c": 5}, limit=2) == "c 5, a 2, … 1 more"
     assert model.format_counts({}) == "-"
+
+
+USAGE_VALUES = st.one_of(st.integers(0, 10_000), st.integers(-3, 2**70), st.floats(allow_nan=True), st.just(True),
+                         st.just("7"), st.none(), st.just(exactjson.loads("1e400")), st.just(exactjson.loads("1.5")))
+USAGE_NAMES = ["inputTokens", "input_tokens", "prompt_tokens", "outputTokens", "completionTokens", "costUsd", "cost_usd",
+               "other"]
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(
+    st.fixed_dictionaries({"inputTokens": st.integers(0, 10_000), "outputTokens": st.integers(0, 10_000)}),
+    st.dictionaries(st.sampled_from(USAGE_NAMES), USAGE_VALUES, max_size=4),
+    st.sampled_from([None, "lots", [1]])), min_size=1, max_size=6))
+def test_usage_read_a_column_at_a_time_is_what_usage_of_reads_of_each(objects):
+    """``usage_columns`` (the usual usage objects at once) reads what ``usage_of`` reads of each object, or leaves
+    them to it (None)."""
+    columns = model.usage_columns(objects)
+    if columns is None:
+        return
+    usages = [model.usage_of(value) for value in objects]
+    assert None not in usages
+    assert columns == {key: [usage[key] for usage in usages if key in usage] for key in model._USAGE_KEYS
+                       if any(key in usage for usage in usages)}
