@@ -84,16 +84,16 @@ def is_timestamp(value: Any) -> TypeGuard[str]:
 
 MOMENTS_KEPT = 16_384  # timestamps remembered (a few MiB at most)
 _MOMENTS: dict[str, datetime | None] = {}  # the last timestamps parsed: a report reads each one two or three times
+_UNSEEN: Any = object()  # what ``_MOMENTS`` gives for a timestamp not parsed yet
 
 
 def parse_timestamp(value: Any) -> datetime | None:
     """The instant an RFC 3339 timestamp names, or None when ``value`` is not one."""
     if value.__class__ is not str:
         return None
-    try:
-        return _MOMENTS[value]
-    except KeyError:
-        pass
+    moment = _MOMENTS.get(value, _UNSEEN)  # (not ``[value]``: a KeyError raised and caught costs more than the parse)
+    if moment is not _UNSEEN:
+        return moment  # type: ignore[no-any-return]
     if len(_MOMENTS) >= MOMENTS_KEPT:
         _MOMENTS.clear()
     moment = _MOMENTS[value] = _parse_timestamp(value)
