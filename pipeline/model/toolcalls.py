@@ -77,7 +77,8 @@ def _ms_until(a: datetime | None, b: datetime | None) -> float | None:
 def _measured(value: Any) -> float | None:
     """A result's measured ``durationMs``: a number >= 0 that a double holds (not ``1e400``, read as infinity, nor
     an int beyond a double), else None (the timestamps say how long the call took)."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
+    cls = value.__class__
+    if cls is not int and cls is not float and (not isinstance(value, int | float) or cls is bool):  # (ints, floats at once)
         return None
     try:
         measured = float(value)

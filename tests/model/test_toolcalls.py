@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
+import pytest
+
+from replay.pipeline.engine import exactjson
+from replay.pipeline.model import toolcalls
 from replay.pipeline.model.toolcalls import TOOL_NAME_KEYS, named_tool, pair_tool_calls
 
 
@@ -68,6 +73,16 @@ def test_a_negative_or_boolean_duration_is_not_taken_as_measured():
         ev(3, "tool_called", 3, callId="b", toolName="t"), ev(4, "tool_completed", 4, callId="b", durationMs=True),
     ])
     assert [c["durationMs"] for c in calls] == [2000.0, 1000.0]
+
+
+@pytest.mark.parametrize(("value", "measured"), [
+    (250, 250.0), (0, 0.0), (2.5, 2.5), (-5, None), (-0.5, None), (True, None), (False, None), ("250", None), (None, None),
+    (10**400, None), (float("inf"), None), (float("nan"), None), (2**64, float(2**64)), (IntEnum("N", "ONE").ONE, 1.0),
+    (exactjson.loads("1e400"), None), (exactjson.loads("12.5"), 12.5),
+])
+def test_a_measured_duration_is_a_number_at_least_0_a_double_holds(value: Any, measured: float | None) -> None:
+    got = toolcalls._measured(value)
+    assert got == measured and (got is None or type(got) is float)
 
 
 def test_the_tool_a_record_names_is_read_from_its_payload_first_then_from_its_top():
