@@ -180,9 +180,9 @@ def usage_of(value: Any, unheld: list[str] | None = None) -> dict[str, float] | 
     cost is a number >= 0 (as validate holds it); any other value (a string, a negative number) is not one.
 
     A number written beyond a double (``1e400``, read as infinity) counts as the whole number it writes (10**400), as
-    one written out in full does. One that is no such whole number (a fraction with hundreds of digits, or more digits
-    than a JSON integer may have) holds no count: the usage object counts for nothing (None), and the field is named
-    in ``unheld`` (``"inputTokens 1.5e-400"``), for a notice."""
+    one written out in full does. One that is no such whole number (a fraction with hundreds of digits), or a whole
+    number of ``COUNT_DIGITS`` digits or more (its sums over runs could not be printed), holds no count: the usage
+    object counts for nothing (None), and the field is named in ``unheld`` (``"inputTokens 1e5000"``), for a notice."""
     if not isinstance(value, dict):
         return None
     found: dict[str, float] = {}
@@ -191,15 +191,24 @@ def usage_of(value: Any, unheld: list[str] | None = None) -> dict[str, float] | 
             number_ = value.get(name)
             if number_.__class__ is exactjson.ExactNumber and not math.isfinite(number_) and number_ > 0:
                 number_ = _whole(number_)
-                if number_ is None:
-                    if unheld is not None:
-                        text = value[name].text
-                        unheld.append(f"{name} {text if len(text) <= 40 else text[:24] + '...' + text[-12:]}")
-                    return None
+            elif number_.__class__ is int and number_ >= _COUNT_LIMIT:
+                number_ = None
+            if number_ is None and value.get(name) is not None:
+                if unheld is not None:
+                    held = value[name]
+                    text = held.text if held.__class__ is exactjson.ExactNumber else str(held)
+                    unheld.append(f"{name} {text if len(text) <= 40 else text[:24] + '...' + text[-12:]}")
+                return None
             if number_ is not None and (number_.__class__ is int or _is_number(number_)) and number_ >= 0:
                 found[key] = number_
                 break
     return found or None
+
+
+# The most digits a count may have: Python prints no int of more than ``sys.get_int_max_str_digits`` digits (4300), and
+# the sums of counts (a run's, all runs') must still print; a sum of up to 10**19 counts has at most 20 digits more.
+COUNT_DIGITS = (sys.get_int_max_str_digits() or 4300) - 20
+_COUNT_LIMIT = 10 ** COUNT_DIGITS
 
 
 def usage_columns(objects: list[Any]) -> dict[str, list[Any]] | None:
@@ -220,20 +229,21 @@ def usage_columns(objects: list[Any]) -> dict[str, list[Any]] | None:
 
 
 def _all_counts(values: list[Any]) -> bool:
-    """Is each of ``values`` (some) a count or cost as ``usage_of`` reads one: an int or a finite float, >= 0?"""
+    """Is each of ``values`` (some) a count or cost as ``usage_of`` reads one: an int or a finite float, >= 0, of fewer
+    than ``COUNT_DIGITS`` digits?"""
     kinds = set(map(type, values))
     if kinds != _INT and (not kinds <= _NUMBERS or not all(map(math.isfinite, values))):
         return False
-    return min(values) >= 0  # type: ignore[no-any-return]
+    return min(values) >= 0 and max(values) < _COUNT_LIMIT  # type: ignore[no-any-return]
 
 
 def _whole(number_: exactjson.ExactNumber) -> int | None:
-    """The whole number a number beyond a double writes (``1e400``: 10**400), if it is one with no more digits than
-    a JSON integer replay reads may have (``sys.get_int_max_str_digits``); else None."""
+    """The whole number a number beyond a double writes (``1e400``: 10**400), if it is one of fewer than
+    ``COUNT_DIGITS`` digits; else None."""
     from decimal import Decimal  # here: only such a number gets this far
 
     value = Decimal(number_.text)
-    if value != value.to_integral_value() or value.adjusted() >= (sys.get_int_max_str_digits() or 4300):
+    if value != value.to_integral_value() or value.adjusted() >= COUNT_DIGITS:
         return None
     return int(value)
 

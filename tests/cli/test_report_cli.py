@@ -540,6 +540,22 @@ def test_a_count_written_beyond_a_double_counts_as_the_whole_number_it_writes(tm
     assert text.returncode == 0 and b"10,000,000,000," in text.stdout
 
 
+def test_usage_counts_near_the_digit_limit_still_add_up_to_a_printable_total(tmp_path: Path) -> None:
+    """Counts of almost as many digits as Python prints (``sys.get_int_max_str_digits``: 4300) were each taken, and the
+    runs' total had one digit more: every format failed, E_STAGE_FAILED, nothing written. A count whose sums could pass
+    the limit is no count (a warning, as one beyond it is), whether written out in full or with an exponent."""
+    near = "9" * 4300
+    path = usage_journal(tmp_path, '{"inputTokens":9e4299,"outputTokens":1}', '{"inputTokens":' + near + '}',
+                         '{"inputTokens":2,"outputTokens":3}')
+    done = run_replay("report", "--format", "json", str(path))
+    assert done.returncode == 0, done.stderr
+    assert [run["usage"] for run in json.loads(done.stdout)["runs"]] == [
+        None, None, {"inputTokens": 2, "outputTokens": 3, "costUsd": 0}]
+    notices = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [(n["code"], n["line"]) for n in notices] == [("E_USAGE_NOT_COUNTED", 1), ("E_USAGE_NOT_COUNTED", 2)]
+    assert run_replay("report", str(path)).returncode == 0
+
+
 def test_a_usage_number_no_count_holds_is_a_notice_and_the_run_shows_no_usage(tmp_path: Path) -> None:
     """A number beyond a double that is no whole number (or has more digits than replay reads) cannot be counted: a
     warning on stderr names its line and field, its usage object counts for nothing, and the report goes on."""
