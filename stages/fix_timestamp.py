@@ -3,8 +3,8 @@
 A timestamp written another way (epoch seconds or milliseconds, ISO without a zone) is converted; one that says no
 time borrows the previous event's (or the run record's). A run's first events with no time to borrow wait, taken
 out of the stream in order (with the records after them), for the run's first time and borrow it; a run with no
-valid time at all, or more than ``MAX_WAITING`` such events before its first one, gets the Unix epoch instead.
-Every repair is logged with its reason.
+valid time at all, or ``MAX_WAITING`` such events (and records after them) before its first one, gets the Unix epoch
+instead. Every repair is logged with its reason.
 """
 
 from __future__ import annotations
@@ -70,10 +70,7 @@ class FixTimestamps(RunScoped):
             fixed, how = run.state["last"], "borrowed the previous event's timestamp"
         else:  # no time yet: the event waits for the run's first one (a bounded wait)
             batch.replace(i, event)  # (it will be written anew: a key written twice is noted now, where it was read)
-            run.state["waiting"].append((self.take_out(batch, i), True))
-            if len(run.state["waiting"]) >= MAX_WAITING:
-                self._borrow(EPOCH, None, f"no time in the run's first {MAX_WAITING} events to borrow; used the "
-                             "Unix epoch")
+            self._wait(self.take_out(batch, i), True)
             return
         batch.replace(i, with_field(event, "timestamp", fixed))
         self.repair("changed", f"timestamp {_state(event)}; {how}", batch, i, **_fields(event, fixed))
@@ -81,9 +78,18 @@ class FixTimestamps(RunScoped):
 
     def on_record(self, batch: Batch, i: int, record: dict[str, Any]) -> None:
         if self.run is not None and self.run.state["waiting"]:  # it stays after the events that wait
-            self.run.state["waiting"].append((self.take_out(batch, i), False))
+            self._wait(self.take_out(batch, i), False)
         else:
             super().on_record(batch, i, record)
+
+    def _wait(self, column: Column, fix: bool) -> None:
+        """``column`` (an event to fix, or a record after one) waits for the run's first time; at ``MAX_WAITING``
+        waiting, events and records alike, the wait is over: they get the Unix epoch."""
+        waiting = self.run.state["waiting"]  # type: ignore[union-attr]
+        waiting.append((column, fix))
+        if len(waiting) >= MAX_WAITING:
+            what = "events" if all(event for _, event in waiting) else "events and records"
+            self._borrow(EPOCH, None, f"no time in the run's first {MAX_WAITING} {what} to borrow; used the Unix epoch")
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if run.state["waiting"]:

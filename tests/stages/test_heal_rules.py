@@ -153,6 +153,23 @@ def test_events_waiting_for_a_time_are_bounded(monkeypatch):
     assert "previous event's" in repairs[3]["message"]
 
 
+def test_records_waiting_behind_events_with_no_time_are_bounded_too(monkeypatch):
+    """Records after an event that waits for a time wait with it: they count toward the bound, or one such event and
+    a million records after it (heal records of its run, say) were all kept in memory until a time came."""
+    import replay.stages.fix_timestamp as fix_timestamp
+
+    monkeypatch.setattr(fix_timestamp, "MAX_WAITING", 3)
+    heal = {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"x": 1}}
+    stage = FixTimestamps()
+    records = [ev(1, "a", ts=None), heal, heal, heal, heal, ev(2, "b", ts="2026-03-01T12:00:07Z")]
+    batches = [Batch.of(records[:4], "run.jsonl"), Batch.of(records[4:], "run.jsonl")]
+    first = stage(batches[0])
+    assert stage.run is not None and len(stage.run.state["waiting"]) < 3
+    out = run_inline([FixTimestamps()], batches).records
+    assert [r.get("seq", r.get("$record")) for r in out] == [1, "heal", "heal", "heal", "heal", 2]
+    assert out[0]["timestamp"] == EPOCH and first is not None
+
+
 def test_healed_run_whose_first_event_has_no_time_starts_at_its_first_later_time():
     result = heal_records([ev(1, "user_message", ts=None), ev(2, "run_completed", ts="2026-03-01T12:00:07.000Z")])
     events = events_of(result)
