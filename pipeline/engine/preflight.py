@@ -5,7 +5,8 @@ stdout); the engine knows no stage by name. A graph that writes to stdout is ref
 whose stages would write one file. Inputs are never modified: an output that is the same file as an input (same device
 and inode, whatever the path says) is refused; so is an output under a file (``--out afile/x.html``: a folder on its way
 is a file), before anything is read. Last, each output file and folder is tried where it will be written
-(``probe_output``, ``probe_folder``): one that cannot be written fails (E_OUTPUT_WRITE_FAILED) before any input is read.
+(``probe_output``, ``probe_folder``): one that cannot be written is refused (E_OUTPUT_WRITE_FAILED, exit 2) before any
+input is read.
 """
 
 from __future__ import annotations
