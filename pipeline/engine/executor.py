@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -211,13 +212,15 @@ async def run_graph(
     buffer: int = DEFAULT_BUFFER,
     log: Any = None,
     args: list[str] | None = None,
+    probed: set[Path] | None = None,
 ) -> RunResult:
     """Execute ``graph`` to completion; diagnostics not routed elsewhere go to ``error_port``.
-    ``log`` is the logger the stages get (``stage.log``); ``args``: this run's command arguments (see ``plan``)."""
+    ``log`` is the logger the stages get (``stage.log``); ``args``: this run's command arguments (see ``plan``);
+    ``probed``: the folders its outputs were tried in already (``preflight``), by runs over other inputs."""
     port = error_port or ErrorPort(strict=strict)
     tasks, edges = plan(graph, args)
     try:  # refusals before anything runs
-        preflight((live.stage for task in tasks for live in task.nodes), graph.read_files)
+        preflight((live.stage for task in tasks for live in task.nodes), graph.read_files, probed)
     except ReplayError as exc:
         raise graph.as_written(exc) from None
     for task in tasks:

@@ -59,25 +59,31 @@ def file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | 
     return Path(os.path.realpath(target)) if target.is_symlink() else target
 
 
-def probe_output(path: str | os.PathLike[str]) -> None:
+def probe_output(path: str | os.PathLike[str], probed: set[Path] | None = None) -> None:
     """Refuse, before anything runs, an output file ``atomic_output`` could not create (E_OUTPUT_WRITE_FAILED, as it
     would say later, but exit 2: a refusal, nothing was run or written): a temp file is made and removed where its temp file would go, or in the nearest folder above
     that exists (``atomic_output`` makes the folders on the way). Nothing is left: a run that fails before it wrote
     anything leaves no file (``Sink.commit_empty``)."""
     target = file_target(path)
     if target is not None:
-        _probe(target.parent, target, path)
+        _probe(target.parent, target, path, probed)
 
 
-def probe_folder(path: str | os.PathLike[str]) -> None:
+def probe_folder(path: str | os.PathLike[str], probed: set[Path] | None = None) -> None:
     """``probe_output`` for a folder files are written into: a temp file is made and removed in it, or, when it is
     missing, where it would be staged (the nearest folder above it that exists)."""
-    _probe(Path(path), Path(path), path)
+    _probe(Path(path), Path(path), path, probed)
 
 
-def _probe(folder: Path, target: Path, path: str | os.PathLike[str]) -> None:
+def _probe(folder: Path, target: Path, path: str | os.PathLike[str], probed: set[Path] | None) -> None:
+    """``probed``: the folders tried already (a command's other outputs, its earlier inputs'): each is tried once
+    (``heal --in DIR --out OUT`` writes two files an input, 1,500 inputs into a handful of folders)."""
     while not folder.is_dir() and folder != folder.parent:
         folder = folder.parent
+    if probed is not None:
+        if folder in probed:
+            return
+        probed.add(folder)
     import tempfile  # here: most commands write no file (its import costs every command ~3 ms of start-up)
 
     try:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -197,6 +198,7 @@ def run_inputs(work: Work, paths: list[str], stop: Callable[[], bool] | None = N
     registry = Registry()
 
     built: dict[str, Graph] = {}  # the graph, built for the first input and run for each (``Stage.fresh``)
+    probed: set[Path] = set()  # the folders its outputs were tried in (``preflight``): each once for all inputs
 
     async def run_all() -> list[Outcome]:
         outcomes = []
@@ -204,7 +206,7 @@ def run_inputs(work: Work, paths: list[str], stop: Callable[[], bool] | None = N
             if stop is not None and stop():
                 break
             with one_share(work.inputs) as stdout:
-                outcome = await _run_one(work, path, registry, built)
+                outcome = await _run_one(work, path, registry, built, probed)
                 outcome.stdout = bytes(stdout)
             outcomes.append(outcome)
         return outcomes
@@ -212,7 +214,7 @@ def run_inputs(work: Work, paths: list[str], stop: Callable[[], bool] | None = N
     return anyio.run(run_all)
 
 
-async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, Graph]) -> Outcome:
+async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, Graph], probed: set[Path]) -> Outcome:
     from replay.pipeline.engine.config import graph_from_config
 
     started = time.perf_counter()
@@ -225,7 +227,7 @@ async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, G
         if "graph" not in built:  # (a config it refuses, it refuses for every input: each then says so)
             built["graph"] = graph_from_config(work.doc, registry=registry, paths=[path])
         result = await run_graph(built["graph"], error_port=port, log=make_logger(work.log_level, stderr),  # type: ignore[arg-type]
-                                 args=[path])
+                                 args=[path], probed=probed)
         outcome.records = result.records
         outcome.facts = result.facts
         if work.digest:

@@ -26,9 +26,10 @@ from replay.pipeline.engine.stage import Stage
 STDIO = "-"
 
 
-def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
+def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Path] | None = None) -> None:
     """Run before any task of a graph starts, on the stages that are about to run; ``read``: other files the
-    command read (the graph's config), which no stage may write over either."""
+    command read (the graph's config), which no stage may write over either; ``probed``: the folders outputs were
+    tried in already (by this graph's runs over earlier inputs), not tried again."""
     stages = list(stages)
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
@@ -78,13 +79,14 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = ()) -> None:
                 )
     # Last, when nothing else refused the run: each output is tried where it will be written (a temp file made and
     # removed), so one that cannot be written fails before any input is read, not after the whole of it
+    probed = set() if probed is None else probed  # (each folder tried once: two outputs of one folder, one try)
     for stage in stages:
         for target in stage.output_files():
             if _local(target):
-                probe_output(target)
+                probe_output(target, probed)
         for folder in stage.output_folders():
             if _local(folder):
-                probe_folder(folder)
+                probe_folder(folder, probed)
 
 
 def _local(target: str) -> bool:
