@@ -375,7 +375,10 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     tables = normalize({k: v for k, v in doc.items() if k != FLAGS_KEY}, registry)
     builder = _Builder(registry, paths)
     for node_id, (table, where) in tables.items():
-        builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []))
+        try:
+            builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []))
+        except ReplayError as exc:
+            raise _as_flag(exc, flags, node_id, where) from None
         stage = builder.graph.nodes[node_id].stage if node_id in builder.graph.nodes else None
         if stage is not None:  # (a composite's flags stay its own: its sub-stages are other nodes)
             stage.flags = {key.partition(".")[2]: flag for key, flag in flags.items() if key.partition(".")[0] == node_id}
@@ -390,6 +393,17 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     if paths:
         _refuse_unused_args(builder, paths)
     return graph
+
+
+def _as_flag(exc: ReplayError, flags: dict[str, str], node_id: str, where: str) -> ReplayError:
+    """A stage's required option a flag left empty (``heal --in DIR --out ""``) named as the flag the user typed, not
+    as the spec's stage option; any other refusal as it is."""
+    option = str(exc.body.get("path", "")).removeprefix(f"{where}.")
+    flag = flags.get(f"{node_id}.{option}")
+    if flag is None or exc.body.get("received") != "nothing":
+        return exc
+    return ReplayError("E_USAGE_INVALID", f"{flag} is empty: it names nothing", path=flag, received="",
+                       expected=f"a value for {flag}", howToFix=f"Give {flag} a value, e.g. `{flag} out`.")
 
 
 def _refuse_unused_args(builder: _Builder, args: list[str]) -> None:

@@ -80,3 +80,21 @@ def test_a_config_file_cannot_say_which_flags_set_its_options(tmp_path: Path):
     done = run_replay("run", str(config), str(TWO_RUNS))
     assert done.returncode == 2 and [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [
         ("E_CONFIG_SHAPE_INVALID", FLAGS_KEY)]
+
+
+def test_an_empty_output_folder_flag_is_named_as_the_flag(tmp_path: Path):
+    """`heal --in DIR --out ""` said "stage type 'write_healed' needs option 'out_dir'" at `stages.write.out_dir`."""
+    done = run_replay("heal", "--in", str(EXAMPLES / "journals"), "--out", "", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b"", done.stderr
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["message"]) == ("E_USAGE_INVALID", "--out", "--out is empty: it names nothing")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_config_that_leaves_a_required_option_out_is_still_named_by_its_stage(tmp_path: Path):
+    config = tmp_path / "healed.toml"
+    config.write_text('[stages.read]\ntype = "read"\n\n[stages.write]\ntype = "write_healed"\ninputs = ["read"]\n')
+    done = run_replay("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"]) == ("E_CONFIG_OPTION_INVALID", "stages.write.out_dir"), error
