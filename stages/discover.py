@@ -36,7 +36,7 @@ from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.fdio import read_to_end
 from replay.pipeline.io.journals import require_stdin
 from replay.pipeline.model.records import INVOCATION_RECORD
-from replay.pipeline.model.runner_protocol import new_run_id, runner_request
+from replay.pipeline.model.runner_protocol import new_run_id, runner_request, with_article
 from replay.pipeline.model.validation import json_type
 
 ENV_VAR = "REPLAY_RUNNER"
@@ -185,8 +185,7 @@ def discover_runner(explicit: str | None = None, *, env: Mapping[str, str] | Non
 
 def _what(value: Any) -> str:
     """A manifest value as E_RUNNER_NOT_FOUND names it: a blank string, or its JSON type."""
-    kind = "blank string" if isinstance(value, str) else json_type(value)
-    return ("an " if kind[0] in "aeiou" else "a ") + kind
+    return with_article("blank string" if isinstance(value, str) else json_type(value))
 
 
 def prompt_from(given: str) -> str:

@@ -351,7 +351,7 @@ class FactNote:
     def message(self) -> str:
         if self.received == MISSING:
             return f"runner output has status \"error\" but no `{self.field}`: the run record cannot say why it failed"
-        said = f"runner output's `{self.field}` is {_an(self.received)}; the contract's is {_an(_TYPES[self.field])}"
+        said = f"runner output's `{self.field}` is {with_article(self.received)}; the contract's is {with_article(_TYPES[self.field])}"
         if self.kept:
             return f"{said}: kept as {exactjson.dumps(self.value).decode()[:80]}"
         return f"{said}: not kept in the run record (the raw capture has it)"
@@ -365,11 +365,12 @@ class FactNote:
                     "howToFix": f"Say why the run failed: {_EXAMPLES[self.field]} (`replay schema runner-output`)."}
         return {"field": self.field, "path": f"$.{self.field}", "original": self.original,
                 "expected": _TYPES[self.field], "received": self.received,
-                "howToFix": f"Write `{self.field}` as {_an(_TYPES[self.field])} in the runner's output object, e.g. "
+                "howToFix": f"Write `{self.field}` as {with_article(_TYPES[self.field])} in the runner's output object, e.g. "
                             f"{_EXAMPLES[self.field]} (`replay schema runner-output`), or leave it out."}
 
 
-def _an(kind: str) -> str:
+def with_article(kind: str) -> str:
+    """``kind`` after its article: ``an object``, ``a string``."""
     return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
