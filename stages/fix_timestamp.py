@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.batch import Batch, Column, column_position
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, read_iso, with_field
 from replay.pipeline.model.runs import Run, RunScoped
@@ -108,11 +108,10 @@ class FixTimestamps(RunScoped):
             return
         out: list[Column] = []
         for column, fix in waiting:
-            event, _raw, line, offset, pointer = column
             if fix:
-                where = {k: v for k, v in (("line", line), ("offset", offset), ("path", pointer)) if v is not None}
-                self.repair("changed", f"timestamp {_state(event)}; {how}", **where, **_fields(event, stamp))
-                column = (with_field(event, "timestamp", stamp), None, line, offset, pointer)
+                event = column[0]
+                self.repair("changed", f"timestamp {_state(event)}; {how}", **column_position(column), **_fields(event, stamp))
+                column = (with_field(event, "timestamp", stamp), None, *column[2:])
             out.append(column)
         self.put_back(out, i)
 

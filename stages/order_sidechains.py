@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.batch import Batch, Column, column_position
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY
@@ -154,9 +154,8 @@ class OrderSidechains(Transform):
         order, moves = reorder(links)
         for k, parent in moves:
             event = held[k][0]
-            where: dict[str, Any] = {key: value for key, value in zip(("line", "offset", "path"), held[k][2:5], strict=False) if value is not None}
             log_repair(self, self.name, "changed", f"sidechain record {links[k][0]!r} came before its parent "
                        f"{links[k][1]!r}; moved it to just after the parent", run_id=event.get("runId"),
                        source=self.source, field="position", seqBefore=event.get("seq"),
-                       value={"after": held[parent][0].get("seq")}, **where)
+                       value={"after": held[parent][0].get("seq")}, **column_position(held[k]))
         return [held[k] for k in order]

@@ -126,6 +126,11 @@ def invented(record: dict[str, Any]) -> Column:
     return (record, None, None, None, None)
 
 
+def column_position(column: Column) -> dict[str, Any]:
+    """Where a column taken out of its batch came from, as diagnostic fields: its line, offset and path, those it has."""
+    return {key: value for key, value in zip(("line", "offset", "path"), column[2:5], strict=True) if value is not None}
+
+
 class Batch:
     __slots__ = ("_folded", "clean", "closes_run", "ends_before", "events", "heads", "joined", "lane", "lines", "notes", "offsets", "pause",
                  "pointers", "port", "raws", "rejoined", "source", "tail_open")
