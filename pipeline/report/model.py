@@ -188,14 +188,13 @@ def usage_of(value: Any, unheld: list[str] | None = None) -> dict[str, float] | 
     found: dict[str, float] = {}
     for key, names in _USAGE_KEYS.items():
         for name in names:
-            number_ = value.get(name)
+            number_ = held = value.get(name)
             if number_.__class__ is exactjson.ExactNumber and not math.isfinite(number_) and number_ > 0:
                 number_ = _whole(number_)
             elif number_.__class__ is int and number_ >= _COUNT_LIMIT:
                 number_ = None
-            if number_ is None and value.get(name) is not None:
+            if number_ is None and held is not None:
                 if unheld is not None:
-                    held = value[name]
                     text = held.text if held.__class__ is exactjson.ExactNumber else str(held)
                     unheld.append(f"{name} {text if len(text) <= 40 else text[:24] + '...' + text[-12:]}")
                 return None
