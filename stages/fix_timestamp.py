@@ -88,7 +88,7 @@ class FixTimestamps(RunScoped):
         waiting = self.run.state["waiting"]  # type: ignore[union-attr]
         waiting.append((column, fix))
         if len(waiting) >= MAX_WAITING:
-            what = "events" if all(event for _, event in waiting) else "events and records"
+            what = "events" if all(to_fix for _, to_fix in waiting) else "events and records"
             self._borrow(EPOCH, None, f"no time in the run's first {MAX_WAITING} {what} to borrow; used the Unix epoch")
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
