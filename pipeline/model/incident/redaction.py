@@ -275,9 +275,10 @@ class Redactor:
     def value(self, node: Any, key: str | None = None, context: str = "data", within: str | None = None) -> Any:
         """A redacted copy of any JSON value found under field ``key``; ``within``: the class (secret or personal) of
         the nearest field around it that says so, which a member whose own name says nothing holds too."""
-        if isinstance(node, dict):
+        if isinstance(node, dict):  # (what its members are inside of is the object's: judged once, not per member)
+            around, pair = inside(key, within), pair_names(node)
             return {self._key(k): self.value(v, k, "error" if field_class(k) == "error" else context,
-                                             member_within(node, k, key, within))
+                                             pair if pair is not None and k not in _LABELS else around)
                     for k, v in node.items()}
         if isinstance(node, list):
             return [self.value(v, key, context, within) for v in node]
@@ -502,12 +503,19 @@ def member_within(node: dict[str, Any], member: str, key: str | None, within: st
     says, unless the object is a name-value pair that names a secret or personal field itself (HTTP headers,
     environment variables, query parameters: ``{"name": "X-Api-Key", "value": "letmein"}``, ``{"key": "DB_PASSWORD",
     "value": ...}``), whose members other than the name are that field's."""
-    if member not in _LABELS:
-        for label in _LABELS:
-            named = node.get(label)
-            if isinstance(named, str) and len(named) <= 64 and field_class(named) in ("secret", "personal"):
-                return field_class(named)
-    return inside(key, within)
+    pair = pair_names(node) if member not in _LABELS else None
+    return pair if pair is not None else inside(key, within)
+
+
+def pair_names(node: dict[str, Any]) -> str | None:
+    """The class (secret or personal) of the field a name-value pair ``node`` names (``member_within``), or None."""
+    for label in _LABELS:
+        named = node.get(label)
+        if isinstance(named, str) and len(named) <= 64:
+            cls = field_class(named)
+            if cls in ("secret", "personal"):
+                return cls
+    return None
 
 
 def _place(output: Any, tokens: list[str]) -> tuple[str | None, str, str | None]:
