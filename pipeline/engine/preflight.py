@@ -110,9 +110,8 @@ def _one_writer_per_target(stages: list[Stage]) -> None:
             other = writers.setdefault(os.path.realpath(target) if _local(target) else target, stage)
             if other is stage:
                 continue
-            (first, _), (second, path) = (_writer(s, target, stages) for s in (other, stage))
-            if not stage.flags and other.flags:  # (the one a flag named is the one to change)
-                (first, _), (second, path) = (_writer(s, target, stages) for s in (stage, other))
+            pair = (stage, other) if not stage.flags and other.flags else (other, stage)  # (a flag's last: it is the one to change)
+            (first, _), (second, path) = (_writer(s, target, stages) for s in pair)
             both = (f"stages {first.removeprefix('stage ')} and {second.removeprefix('stage ')}"
                     if first.startswith("stage ") and second.startswith("stage ") else f"{first} and {second}")
             if target == STDIO:
