@@ -63,11 +63,7 @@ def bind(doc: dict[str, Any], *, set: dict[str, Any] | None = None, add: dict[st
     stages: dict[str, dict[str, Any]] = out["stages"]
     flags: dict[str, str] = out.pop(FLAGS_KEY, {})
     for key, value in (set or {}).items():
-        if isinstance(value, Flag):
-            flags.pop(key, None)
-            flag, value = value.name, value.value
-            if value is not None:
-                flags[key] = flag
+        value = _unflagged(key, value, flags)
         if value is None:
             continue
         stage, _, option = key.partition(".")
@@ -77,13 +73,8 @@ def bind(doc: dict[str, Any], *, set: dict[str, Any] | None = None, add: dict[st
     for node_id, table in (add or {}).items():
         if node_id in stages:
             raise KeyError(f"binding adds stage {node_id!r}, which the spec already has")
-        stages[node_id] = {}
-        for option, value in table.items():
-            if isinstance(value, Flag):
-                if value.value is None:
-                    continue
-                flags[f"{node_id}.{option}"], value = value.name, value.value
-            stages[node_id][option] = value
+        stages[node_id] = {option: _unflagged(f"{node_id}.{option}", value, flags) for option, value in table.items()
+                           if not (isinstance(value, Flag) and value.value is None)}  # (a flag not given: no option)
     for node_id in bypass:
         for key in [key for key in flags if key.partition(".")[0] == node_id]:
             del flags[key]
@@ -103,3 +94,14 @@ def bind(doc: dict[str, Any], *, set: dict[str, Any] | None = None, add: dict[st
     if flags:  # (only then: a document bound from no flag is the config a user could write)
         out[FLAGS_KEY] = flags
     return out
+
+
+def _unflagged(key: str, value: Any, flags: dict[str, str]) -> Any:
+    """The value to bind at ``key`` (``"<stage>.<option>"``): a ``Flag``'s own, its flag kept in ``flags`` when it gave
+    one (and any earlier flag's for that option dropped); any other value as it is."""
+    if not isinstance(value, Flag):
+        return value
+    flags.pop(key, None)
+    if value.value is not None:
+        flags[key] = value.name
+    return value.value
