@@ -117,9 +117,11 @@ def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None
 
 
 def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list[str] | None = None,
-                extra_reserved: tuple[str, ...] = (), stage_id: str | None = None) -> Stage:
+                extra_reserved: tuple[str, ...] = (), stage_id: str | None = None,
+                flags: dict[str, str] | None = None) -> Stage:
     """One stage from its table: check the type and every option, bind the command's arguments, construct it
-    (a constructor that raises something other than a ReplayError: E_STAGE_LOAD_FAILED naming ``stage_id`` and ``where``)."""
+    (a constructor that raises something other than a ReplayError: E_STAGE_LOAD_FAILED naming ``stage_id`` and ``where``).
+    ``flags``: option -> the command-line flag that set it, which a refusal of that option names."""
     kind = spec.get("type")
     if not isinstance(kind, str):
         raise _shape("every stage needs a string `type`", f"{where}.type", received=as_received(kind), example='type = "parse"')
@@ -138,6 +140,10 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
         if opt.required and not options.get(key):
             if opt.bind == "args":
                 continue  # the stage says what is missing when it runs (e.g. a prompt may come on stdin)
+            flag = (flags or {}).get(key)
+            if flag is not None:  # (a flag left empty: `heal --in DIR --out ""`)
+                raise ReplayError("E_USAGE_INVALID", f"{flag} is empty: it names nothing", path=flag, received="",
+                                  expected=f"a value for {flag}", howToFix=f"Give {flag} a value, e.g. `{flag} out`.")
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage type {kind!r} needs option {key!r}", path=f"{where}.{key}",
                               expected=opt.type_name(), received="nothing")
     try:
@@ -246,7 +252,8 @@ class _Builder:
         self.exports: dict[str, dict[str, list[str]]] = {}  # composite id -> port -> inner refs
         self.routed: list[str] = []  # composites whose errors are routed (route_errors = true)
 
-    def add(self, node_id: str, table: dict[str, Any], where: str, inputs: list[str]) -> None:
+    def add(self, node_id: str, table: dict[str, Any], where: str, inputs: list[str],
+            flags: dict[str, str] | None = None) -> None:
         if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
             raise ReplayError("E_CONFIG_INPUT_UNKNOWN", "`inputs` must be a list of stage names", path=f"{where}.inputs",
                               received=as_received(inputs), example='inputs = ["read"]')
@@ -259,7 +266,8 @@ class _Builder:
         if not isinstance(route, bool):
             raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
                               received=as_received(route))
-        stage = build_stage(self.registry, table, where, self.args, stage_id=node_id)
+        stage = build_stage(self.registry, table, where, self.args, stage_id=node_id, flags=flags)
+        stage.flags = flags or {}
         if route and "errors" not in stage.ports:
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {node_id!r} ({stage.kind} {table['type']!r}) has no errors "
                               "port to route", path=f"{where}.route_errors", received=True,
@@ -374,14 +382,13 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     flags: dict[str, str] = doc.get(FLAGS_KEY) or {}
     tables = normalize({k: v for k, v in doc.items() if k != FLAGS_KEY}, registry)
     builder = _Builder(registry, paths)
+    by_node: dict[str, dict[str, str]] = {}  # the flags each stage's options came from
+    for key, flag in flags.items():
+        node_id, _, option = key.partition(".")
+        by_node.setdefault(node_id, {})[option] = flag
     for node_id, (table, where) in tables.items():
-        try:
-            builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []))
-        except ReplayError as exc:
-            raise _as_flag(exc, flags, node_id, where) from None
-        stage = builder.graph.nodes[node_id].stage if node_id in builder.graph.nodes else None
-        if stage is not None:  # (a composite's flags stay its own: its sub-stages are other nodes)
-            stage.flags = {key.partition(".")[2]: flag for key, flag in flags.items() if key.partition(".")[0] == node_id}
+        builder.add(node_id, {k: v for k, v in table.items() if k != "inputs"}, where, table.get("inputs", []),
+                    by_node.get(node_id))
     for table, where in tables.values():
         builder.refuse_inner_refs(table.get("inputs", []), where)
     graph = builder.finish()
@@ -393,17 +400,6 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     if paths:
         _refuse_unused_args(builder, paths)
     return graph
-
-
-def _as_flag(exc: ReplayError, flags: dict[str, str], node_id: str, where: str) -> ReplayError:
-    """A stage's required option a flag left empty (``heal --in DIR --out ""``) named as the flag the user typed, not
-    as the spec's stage option; any other refusal as it is."""
-    option = str(exc.body.get("path", "")).removeprefix(f"{where}.")
-    flag = flags.get(f"{node_id}.{option}")
-    if flag is None or exc.body.get("received") != "nothing":
-        return exc
-    return ReplayError("E_USAGE_INVALID", f"{flag} is empty: it names nothing", path=flag, received="",
-                       expected=f"a value for {flag}", howToFix=f"Give {flag} a value, e.g. `{flag} out`.")
 
 
 def _refuse_unused_args(builder: _Builder, args: list[str]) -> None:
