@@ -35,6 +35,19 @@ def test_heal_in_out_into_a_new_folder_still_works(tmp_path: Path) -> None:
     assert (tmp_path / "healed" / "run.healed.jsonl").is_file()
 
 
+def test_heal_paths_with_out_and_no_in_says_where_the_healed_stream_goes(tmp_path: Path) -> None:
+    """`replay heal run.jsonl --out healed.jsonl`: --out is directory mode's folder; the refusal says to redirect stdout."""
+    source = tmp_path / "run.jsonl"
+    source.write_bytes(BROKEN.read_bytes())
+    proc = run_replay("heal", "run.jsonl", "--out", "healed.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == b"", proc.stderr
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and error["received"] == ["--out", "healed.jsonl", "run.jsonl"]
+    assert "needs --in PATH" in error["message"] and "stdout" in error["message"]
+    assert error["example"] == "replay heal run.jsonl > healed.jsonl"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.jsonl"]  # nothing written
+
+
 # validate takes PATHs like read, heal and report ---------------------------------------------------
 def test_validate_takes_positional_paths_with_the_meaning_of_in(tmp_path: Path) -> None:
     positional = run_replay("validate", str(BROKEN), cwd=tmp_path)

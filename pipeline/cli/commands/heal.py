@@ -3,6 +3,7 @@ artifact files into a folder (spec: heal-dir)."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,12 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
             raise ReplayError("E_USAGE_INVALID", "--dialect-out writes a stream: use it in filter mode (PATHs or stdin), "
                               "not with --in/--out", received="--dialect-out " + dialect_out,
                               example="replay heal --dialect-out claude-code session.jsonl > repaired.jsonl")
+        if in_path is None and paths:  # (`replay heal run.jsonl --out healed.jsonl`: --out is a folder, and only with --in)
+            raise ReplayError("E_USAGE_INVALID", "--out DIR is directory mode's folder and needs --in PATH; in filter mode "
+                              "(PATHs) the healed stream goes to stdout", received=["--out", out_dir, *paths],
+                              howToFix="Redirect stdout to write one healed file, or heal files into a folder with "
+                                       "--in PATH --out DIR.",
+                              example=f"replay heal {shlex.join(paths)} > healed.jsonl")
         if in_path is None or out_dir is None:
             raise ReplayError("E_USAGE_INVALID", "directory mode needs both --in PATH and --out DIR",
                               example="replay heal --in .replay/artifacts --out .replay/healed")
