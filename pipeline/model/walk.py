@@ -36,6 +36,7 @@ open, unless it ends only an attempt (``step.attempt.failed``) or says the step 
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import zlib
@@ -958,10 +959,47 @@ def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:
                     return input_dialect(_walks_own(value))
                 if isinstance(value, dict):  # a trajectory, an artifact; or one line's record
                     return document_dialect(value) or input_dialect(_walks_own([value]))
-        return input_dialect(_walks_own(_line_objects(_without(read.look(keep=False), exactjson.skip_bom(head)[1]), path,
-                                                      max_line_bytes)))
+        lines = _line_objects(_without(read.look(keep=False), exactjson.skip_bom(head)[1]), path, max_line_bytes)
+        first = next(lines, None)
+        if first is None:  # no line is a record on its own: records pretty-printed, or split as join_split_records joins
+            return input_dialect(_walks_own(_split_records(path, max_line_bytes)))
+        return input_dialect(_walks_own(chain([first], lines)))
     finally:
         read.close()
+
+
+def _split_records(path: str, limit: int) -> Iterator[Any]:
+    """The records of a journal's first ``limit`` bytes read as JSON values one after another, whatever lines they
+    span (pretty-printed, or a raw newline in a string: what ``join_split_records`` joins for heal); where no value
+    can be read, the next line is tried."""
+    read = _OneRead(path)
+    try:
+        data = b"".join(_first_bytes(read.look(keep=False), limit))
+    finally:
+        read.close()
+    text = data[exactjson.skip_bom(data)[1]:].decode("utf-8", "replace")
+    decoder, blank, at = json.JSONDecoder(strict=False), re.compile(r"[ \t\r\n]*"), 0
+    while True:
+        at = blank.match(text, at).end()  # type: ignore[union-attr]
+        if at >= len(text):
+            return
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            at = text.find("\n", at) + 1
+            if not at:
+                return
+            continue
+        yield value
+
+
+def _first_bytes(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """``chunks`` up to ``limit`` bytes (the last one cut there); nothing read after."""
+    for data in chunks:
+        yield data[:limit]
+        limit -= len(data)
+        if limit <= 0:
+            return
 
 
 _WALKS_OWN = {RECORD_KEY: "flows"}  # what a flows-style record counts as when the dialect is judged: a record of walk's own

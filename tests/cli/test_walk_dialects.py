@@ -47,6 +47,39 @@ def test_a_log_walks_as_the_journal_heal_writes_of_it(tmp_path: Path, path: Path
     assert walked.returncode == (1 if problems else 0)
 
 
+@pytest.mark.parametrize("split", ["pretty-printed", "raw newline in a string"])
+@pytest.mark.parametrize("path", [CLAUDE, CODEX], **ids)
+def test_a_log_whose_records_span_lines_is_detected_and_walks_as_heal_writes_it(tmp_path: Path, path: Path, split: str):
+    """No line of it is a record alone (`jq . log.jsonl`, or a writer that left newlines in strings unescaped): heal
+    joins them and maps the log; walk detects its dialect from the joined records, not the lines, and walks the same."""
+    lines = []
+    for line in path.read_bytes().splitlines():
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if split == "pretty-printed":
+            lines.append(orjson.dumps(record, option=orjson.OPT_INDENT_2))
+        else:  # the record's first escaped line break, else a space after a comma: now a raw newline, cutting the line
+            lines.append(line.replace(b"\\n", b"\n", 1) if b"\\n" in line else line.replace(b",", b",\n", 1))
+    log = tmp_path / f"split-{path.name}"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    assert not any(_is_record(line) for line in log.read_bytes().splitlines())
+    journal, _ = healed(tmp_path, log)
+    canonical = run_replay("walk", str(journal))
+    assert canonical.returncode == 0, canonical.stderr
+    walked = run_replay("walk", str(log))
+    assert walked.returncode == 0, walked.stderr
+    assert walked.stdout == canonical.stdout and b"$run" in walked.stdout and b"run_started" in walked.stdout
+
+
+def _is_record(line: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
 def test_a_log_shows_its_mapped_events_not_its_raw_records():
     done = run_replay("walk", str(CODEX))
     assert done.returncode == 0, done.stderr
