@@ -231,6 +231,7 @@ class Manifest:
         self._recorded: list[tuple[str, list[Entry]]] = []  # what earlier runs of the command recorded (``load``)
         self.stale = Stale()  # (after finish)
         self.totals: dict[str, int] = {}  # (after finish) the manifest's totals: inputs, bytes, records, diagnostics, outputs
+        self.unrecorded = 0  # files written for inputs the manifest cannot record (a name JSON cannot hold)
 
     # reading ---------------------------------------------------------------------------------
     def load(self) -> None:
@@ -326,6 +327,7 @@ class Manifest:
             entry = self.entry(outcome)
             if entry is None:
                 self.entries.pop(self.relative(outcome.path), None)  # nothing recorded for it, not an older run's entry
+                self.unrecorded += len(outcome.outputs) if outcome.failure is None else 0
                 continue
             self.entries[entry.input] = entry
             entries.append(entry)
@@ -346,6 +348,10 @@ class Manifest:
         self.place.write(MANIFEST, self._document(entries))
         self.place.remove_fragments()
         return self.place.name(MANIFEST)
+
+    def wrote_any(self) -> bool:
+        """(After finish) is there an output of this run's inputs, recorded or not? None: every input was refused."""
+        return bool(self.totals.get("outputs") or self.unrecorded)
 
     def _remove_stale(self, kept: set[str], present: set[str]) -> Stale:
         """The outputs an earlier run of this command recorded (the manifest, a killed run's fragments, whatever

@@ -431,6 +431,20 @@ def test_directory_mode_heals_an_input_whose_name_is_not_utf8(tmp_path: Path) ->
     assert (again.returncode, again.stdout) == (0, proc.stdout)
 
 
+def test_directory_mode_heals_a_lone_input_whose_name_the_manifest_cannot_hold(tmp_path: Path) -> None:
+    """The only input's name is not UTF-8: the manifest records nothing, yet the input was healed; the new folder
+    appears with its files (it was taken for "every input refused": the folder removed, nothing printed, exit 0)."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / os.fsdecode(b"\xff.jsonl")).write_bytes(broken_bytes())
+    proc = run_replay("heal", "--in", "in", "--out", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [x["source"] for x in jsonl(proc.stdout)] == ["in/\ufffd.jsonl"]
+    healed = tmp_path / "out" / os.fsdecode(b"\xff.healed.jsonl")
+    assert healed.read_bytes() == run_replay("heal", "-", input=broken_bytes()).stdout
+    assert json.loads((tmp_path / "out" / ".replay-manifest.json").read_bytes())["inputs"] == []
+
+
 def test_directory_mode_in_and_out_folders_whose_names_are_not_utf8(tmp_path: Path) -> None:
     """--in and --out folders named with a byte 0xff: healed, resumed and kept in step with --in as any folder (it was
     E_UNHANDLED "str is not valid UTF-8" from the manifest's key and root, nothing healed)."""

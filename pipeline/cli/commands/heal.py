@@ -168,7 +168,7 @@ def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, tar
         if created:
             remote.remove_tree(target)
         raise
-    if created and not manifest.totals["outputs"]:  # every input refused: nothing was healed, no folder appears
+    if created and not manifest.wrote_any():  # every input refused: nothing was healed, no folder appears
         remote.remove_tree(target)
     return EXIT_FAILED if totals.errors else EXIT_OK
 
@@ -195,13 +195,13 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     manifest = Manifest(work_dir, key, root, "heal")
     with filling(work_dir, target):
         totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
-        if work_dir != target and manifest.totals["outputs"]:
+        if work_dir != target and manifest.wrote_any():
             try:
                 publish_folder(work_dir, target)
             except OSError as exc:  # (a folder made at ``target`` meanwhile, not empty: the partial folder goes again)
                 raise write_failed(str(target), exc) from exc
             write_stdout(b"".join(held))
-    if work_dir != target and not manifest.totals["outputs"]:
+    if work_dir != target and not manifest.wrote_any():
         import shutil  # every input refused: nothing was healed, no folder appears (their errors are printed)
 
         shutil.rmtree(work_dir, ignore_errors=True)
