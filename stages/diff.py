@@ -29,6 +29,7 @@ TEXT, JSON = "text", "json"
 @register("diff")
 class DiffRuns(Transform):
     summary = "Align two runs record by record; write the first divergence and every difference (ignoring fields that always differ)."
+    gives = "a diff of two runs"
     options = {
         "format": Option(str, TEXT, "'text': one line per difference and a verdict; 'json': one object with "
                          "same, firstDivergence, summary and differences", choices=(TEXT, JSON)),

@@ -21,6 +21,7 @@ from replay.pipeline.report.otlp import TraceBuilder
 @register("export_otlp")
 class ExportOtlp(Transform):
     summary = "Turn each run into one OTLP/JSON trace request (GenAI conventions: invoke_agent, chat, execute_tool spans)."
+    gives = "OTLP trace requests"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -17,6 +17,7 @@ class LogRecords(Sink):
         "event": Option(str, "record", "the log line's event name"),
         "level": Option(str, "warning", "log level", choices=LEVELS),
     }
+    takes_anything = True
     takes_output = False  # (warnings on stderr: a failed run that logged one still wrote nothing)
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:

@@ -40,6 +40,7 @@ class PublishNats(Sink):
         "dedupe_ids": Option(bool, True, "send a Nats-Msg-Id per record so JetStream drops a record published twice"),
     }
     accepts_raw = False
+    takes_anything = True
 
     def preflight(self, inputs: list[str]) -> None:
         parse_address(self.config["url"], option=f"stages.{self.id}.url")  # a bad address refused before anything runs

@@ -45,6 +45,7 @@ class ValidateSummary(Transform):
                         "gets its summary", bind="args"),
     }
     screened_lane = "ends"  # (what it sends is its own)
+    gives = "one summary record per input"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -81,6 +81,7 @@ class WalkRecords(Transform):
     }
     accepts_raw = True
     screened_lane = "ends"  # (what it sends is its own)
+    gives = "walk lines"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

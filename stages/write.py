@@ -24,6 +24,7 @@ class WriteJsonl(Sink):
         "path": Option(str, STDOUT, "output file, written whole or not at all; '-' is stdout"),
     }
     accepts_raw = True
+    takes_anything = True
     screened_lane = "ends"
 
     def output_files(self) -> list[str]:

@@ -176,6 +176,16 @@ class Graph:
                     f"stage {e.consumer!r} needs parsed events but {e.producer!r} gives raw lines; put a `parse` stage between them",
                     f"stages.{e.consumer}.inputs", example=f'[stages.parse]\ntype = "parse"\ninputs = ["{e.producer}"]',
                 )
+            made = producer.gives or ("run summaries" if producer.emits_summaries else "")
+            if e.port == MAIN and made and not (consumer.takes_anything or (consumer.takes_summaries and producer.emits_summaries)):
+                raise _config_error(
+                    "E_CONFIG_INPUTS_INVALID",
+                    f"stage {e.consumer!r} takes events, but {e.producer!r} gives {made}: it would find none in them",
+                    f"stages.{e.consumer}.inputs", received=e.producer, expected="a stage that gives events",
+                    howToFix=f"Give {e.consumer!r} the stream {e.producer!r} takes, or end with {e.producer!r}: "
+                             f"a `write` stage after it writes what it gives (in a chain: make it the last).",
+                    example=f'[stages.out]\ntype = "write"\ninputs = ["{e.producer}"]',
+                )
             if consumer.takes_summaries and (e.port != MAIN or not producer.emits_summaries):
                 given = f"{e.producer}.{e.port}" if e.port != MAIN else e.producer
                 raise _config_error(

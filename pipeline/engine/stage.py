@@ -118,6 +118,11 @@ class Stage:
     # only the main output of stages that say they give them (checked with the config, before anything runs).
     emits_summaries: ClassVar[bool] = False
     takes_summaries: ClassVar[bool] = False
+    # A stage whose main output is something for a reader, not events (walk lines, a diff, OTLP trace requests), says
+    # what (``gives``): only a stage that writes whatever reaches it (``takes_anything``: write, publish_nats, log) may
+    # take that output (checked with the config; a `select` after a walk would pass on nothing, without a word).
+    gives: ClassVar[str] = ""
+    takes_anything: ClassVar[bool] = False
     # The screen's fast lane: whole runs passed on as their lines, unparsed (``Batch.clean``). A stage the lane reaches
     # (a screen's main output, or that of a stage passing it on) must know it: "passes" it on, or "ends" it (it sends
     # batches of its own). Any other would lose those runs or fail on them: the config is refused (``Graph.validate``).

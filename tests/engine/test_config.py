@@ -495,7 +495,7 @@ def test_a_stage_that_knows_no_screened_runs_is_refused_after_a_screen(after: li
     assert graph_from_config(screened(*after, fast=False), registry=Registry(plugins=False)).nodes
 
 
-@pytest.mark.parametrize("after", [[], [{"type": "dialect"}, {"type": "heal"}, {"type": "validate"}], [{"type": "walk"}, {"type": "select"}]])
+@pytest.mark.parametrize("after", [[], [{"type": "dialect"}, {"type": "heal"}, {"type": "validate"}], [{"type": "walk"}]])
 def test_stages_that_know_screened_runs_take_them(after: list[dict]):
     assert graph_from_config(screened(*after), registry=Registry(plugins=False)).nodes
 
@@ -528,3 +528,35 @@ def test_a_select_after_a_screen_lost_every_run_it_passed(tmp_path: Path):
     config.write_bytes(orjson.dumps(screened({"type": "select"}, fast=False)))
     result = run_replay("run", str(config), str(journal), process=True)
     assert result.returncode == 0 and result.stdout == journal.read_bytes()
+
+
+def chained(*stages: dict) -> dict:
+    """read -> parse -> ``stages`` (each taking the one before), the last one's output unconsumed unless it is a sink."""
+    doc: dict = {"read": {"type": "read"}, "parse": {"type": "parse", "inputs": ["read"]}}
+    last = "parse"
+    for k, stage in enumerate(stages):
+        doc[f"s{k}"] = {**stage, "inputs": [last]}
+        last = f"s{k}"
+    return {"stages": doc}
+
+
+@pytest.mark.parametrize("maker, made", [("walk", "walk lines"), ("diff", "a diff of two runs"),
+                                         ("export_otlp", "OTLP trace requests"), ("summarize", "run summaries"),
+                                         ("validate_summary", "one summary record per input")])
+@pytest.mark.parametrize("then", ["select", "renumber", "redact"])
+def test_a_stage_that_takes_events_is_refused_after_one_that_gives_something_else(maker: str, made: str, then: str):
+    """A walk's lines, a diff, OTLP requests, summaries are no events: `select` after a walk passed on nothing, without
+    a word (exit 0, no output), and `renumber` wrote walk's records as JSON in place of its text. Refused now, naming
+    both stages; `write` (and `report` after `summarize`) still take them."""
+    body = refused(chained({"type": maker}, {"type": then}, {"type": "write"}))
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == "stages.s1.inputs"
+    assert body["message"] == f"stage 's1' takes events, but 's0' gives {made}: it would find none in them"
+    assert body["received"] == "s0" and "write" in body["howToFix"]
+    assert graph_from_config(chained({"type": maker}, {"type": "write"}), registry=Registry(plugins=False)).nodes
+    assert graph_from_config(chained({"type": maker}, {"type": "log"}), registry=Registry(plugins=False)).nodes
+
+
+def test_a_report_still_takes_summaries_and_only_them():
+    assert graph_from_config(chained({"type": "summarize"}, {"type": "report"}), registry=Registry(plugins=False)).nodes
+    body = refused(chained({"type": "walk"}, {"type": "report"}))
+    assert body["code"] == "E_CONFIG_INPUTS_INVALID" and body["path"] == "stages.s1.inputs"
