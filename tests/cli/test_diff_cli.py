@@ -234,11 +234,13 @@ def test_one_record_is_counted_as_one_record(tmp_path: Path):
 
 
 @pytest.mark.parametrize("after", ["renumber", "fill_run_id", "redact"])
-def test_a_stage_after_diff_takes_its_text(tmp_path: Path, after: str):
-    """diff's text stands in for a record ({"same": false}) whose bytes are no JSON; a stage that changed that record
-    looked for keys written twice in the bytes and failed (E_STAGE_FAILED: JSONDecodeError)."""
+def test_a_stage_that_takes_events_after_diff_is_refused(tmp_path: Path, after: str):
+    """diff's text stands in for a record ({"same": false}): a stage that changed that record failed on its bytes
+    (E_STAGE_FAILED: JSONDecodeError), and then wrote the record's JSON in place of the text. A diff is no events: the
+    config is refused before anything is read (exit 2); `write` after diff is what the command runs."""
     config = tmp_path / "diff.toml"
     config.write_text(f'chain = [{{ type = "diff" }}, {{ type = "{after}" }}]\n')
     result = run_replay("run", str(config), str(EXAMPLES / "journals" / "two-runs.jsonl"), process=True)
-    assert [e["code"] for e in errors_of(result.stderr)] == ["E_RUNS_DIFFER"], result.stderr
-    assert result.returncode == 1 and b'"same":false' in result.stdout
+    (error,) = errors_of(result.stderr)
+    assert (result.returncode, result.stdout, error["code"]) == (2, b"", "E_CONFIG_INPUTS_INVALID")
+    assert error["message"] == f"stage {after!r} takes events, but 'diff' gives a diff of two runs: it would find none in them"
