@@ -3,7 +3,6 @@ artifact files into a folder (spec: heal-dir)."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +73,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
                               "not with --in/--out", received="--dialect-out " + dialect_out,
                               example="replay heal --dialect-out claude-code session.jsonl > repaired.jsonl")
         if in_path is None and paths:  # (`replay heal run.jsonl --out healed.jsonl`: --out is a folder, and only with --in)
+            import shlex
+
             raise ReplayError("E_USAGE_INVALID", "--out DIR is directory mode's folder and needs --in PATH; in filter mode "
                               "(PATHs) the healed stream goes to stdout", received=["--out", out_dir, *paths],
                               howToFix="Redirect stdout to write one healed file, or heal files into a folder with "
