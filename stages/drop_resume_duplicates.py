@@ -69,7 +69,7 @@ class DropResumeDuplicates(RunScoped):
             digest = content(event)
             first = seen.get(key)
             if first is None:
-                seen[key] = (digest, {k: v for k, v in batch.position(i).items() if v is not None})
+                seen[key] = (digest, batch.where(i))
             elif first[0] == digest:
                 self.drop(i)
                 where = ", ".join(f"{k} {v}" for k, v in first[1].items() if k in ("line", "path")) or "earlier"

@@ -67,7 +67,7 @@ class PairToolCalls(RunScoped):
         if etype in CALLED:
             if cid not in state["open"] and cid not in state["answered"]:
                 state["open"][cid] = {"toolName": tool_name(payload), "seq": event.get("seq"),
-                                      **{k: v for k, v in batch.position(i).items() if v is not None}}
+                                      **batch.where(i)}
         elif etype == TOOL_UNANSWERED or cid in state["open"]:
             state["open"].pop(cid, None)
             state["answered"].add(cid)

@@ -136,7 +136,7 @@ class BuildReplayScript(Transform):
         keys = [k for k in exactjson.duplicate_keys(batch.raws[i], batch.events[i])  # type: ignore[arg-type,index]
                 if k in PLACING_KEYS or k == "$.chunk" or k.startswith(("$.chunk.", "$.chunk["))]
         if keys:
-            where = {k: v for k, v in batch.position(i).items() if v is not None}
+            where = batch.where(i)
             placing = [k for k in keys if k in PLACING_KEYS]
             what = ("in its chunk" if not placing else "where it says which model call it is part of" if placing == keys
                     else "in its chunk and where it says which model call it is part of")

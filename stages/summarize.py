@@ -120,7 +120,7 @@ class SummarizeRuns(Transform):
         record, ``at_record``."""
         for index, fields in tally.unheld:
             i = at_record if index is None else index + shift
-            where = {k: v for k, v in batch.position(i).items() if v is not None} if i is not None else {}
+            where = batch.where(i) if i is not None else {}
             line = f"line {where['line']}" if "line" in where else "a record"
             self.emit("notices", {
                 "code": "E_USAGE_NOT_COUNTED", "action": "reported", **where, "runId": tally.run_id, "stage": self.id,

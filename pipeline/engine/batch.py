@@ -284,6 +284,11 @@ class Batch:
             pos["path"] = self.pointers[i]
         return pos
 
+    def where(self, i: int) -> dict[str, Any]:
+        """The position of record ``i`` without its None fields (an invented record's line and offset): the fields
+        a record written about it (a repair, a notice) carries."""
+        return {key: value for key, value in self.position(i).items() if value is not None}
+
     # changes ------------------------------------------------------------------------------
     def replace(self, i: int, event: dict[str, Any]) -> None:
         """Put a changed copy of event ``i`` in place; it will be re-serialised on output."""

@@ -25,7 +25,7 @@ def log_repair(stage: Stage, rule: str, action: str, message: str, batch: Batch 
     """Emit one heal-log entry on ``stage``'s repairs port (or an observation on ``notices``)."""
     entry: dict[str, Any] = {"rule": rule, "action": action, "runId": run_id}
     if batch is not None and i is not None:
-        entry.update((k, v) for k, v in batch.position(i).items() if v is not None)
+        entry.update(batch.where(i))
     elif source is not None:
         entry["source"] = source
     entry.update(fields)

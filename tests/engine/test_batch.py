@@ -140,6 +140,16 @@ def test_position_includes_the_json_pointer_of_document_records():
     assert batch.position(0) == {"source": "a.json", "line": None, "offset": None, "path": "$.events[0]"}
 
 
+def test_where_is_the_position_without_its_none_fields():
+    batch = Batch("a.json", [{"seq": 1}, {"seq": 2}], [None, None], [None, 4], [None, 40], ["$.events[0]", None])
+    assert batch.where(0) == {"source": "a.json", "path": "$.events[0]"}
+    assert batch.where(1) == {"source": "a.json", "line": 4, "offset": 40}
+    lines = parsed()
+    lines.insert(1, {"seq": 0, "type": "invented"})
+    assert lines.where(1) == {"source": "run.jsonl"}
+    assert lines.where(2) == lines.position(2) == {"source": "run.jsonl", "line": 2, "offset": len(RAW[0]) + 1}
+
+
 def test_of_builds_a_parsed_batch_that_serialises_every_record():
     batch = Batch.of([{"a": 1}, {"b": [1, 2]}])
     assert list(batch) == [{"a": 1}, {"b": [1, 2]}]
