@@ -348,7 +348,7 @@ class RunTally:
         # the run record; the fields), for the summarize stage to report as notices
         self.unheld: list[tuple[int | None, list[str]]] = []
         if record is not None:
-            self._add_unheld(None, record.get("usage"))
+            self._noted_usage(None, record.get("usage"))
         self.repairs_total = 0
         self.repairs_by_rule: Counter[str] = Counter()
         self.healed_in_stream = False
@@ -423,11 +423,8 @@ class RunTally:
 
     def _add_usage_objects(self, payloads: list[Any], base: int) -> None:
         """Add up the usage of the events of ``payloads`` (the first at ``base`` in the run), one object at a time."""
-        with_usage = [i for i in range(len(payloads)) if type(payloads[i]) is dict and "usage" in payloads[i]]
-        usages = [usage_of(payloads[i]["usage"]) for i in with_usage]
-        if None in usages:  # (a usage object that counts for nothing: was it for a number no count holds?)
-            for k in itertools.compress(range(len(usages)), map(operator.not_, usages)):
-                self._add_unheld(base + with_usage[k], payloads[with_usage[k]]["usage"])
+        usages = [self._noted_usage(base + i, payload["usage"]) for i, payload in enumerate(payloads)
+                  if type(payload) is dict and "usage" in payload]
         self._add_usages([usage for usage in usages if usage])
 
     def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any) -> None:
@@ -443,23 +440,21 @@ class RunTally:
 
     def _add_usage(self, value: Any, index: int) -> None:
         """Add up one event's usage (``add_event``, event by event); ``_add_usages`` for a batch of events."""
-        unheld: list[str] = []
-        usage = usage_of(value, unheld)
-        if unheld:
-            self.unheld.append((index, unheld))
+        usage = self._noted_usage(index, value)
         if usage:
             counts: Any = self.event_usage  # token counts stay ints, costs floats
             for key, number_ in usage.items():
                 counts[key] = _plus(counts[key], number_)
             counts["_seen"] += 1
 
-    def _add_unheld(self, index: int | None, value: Any) -> None:
-        """Note the fields of usage object ``value`` (of the event at ``index``, None: the run record) that hold a number
-        no count holds, if any."""
+    def _noted_usage(self, index: int | None, value: Any) -> dict[str, float] | None:
+        """The usage (``usage_of``) of usage object ``value`` (of the event at ``index``, None: the run record), its
+        fields that hold a number no count holds noted, if any."""
         unheld: list[str] = []
-        usage_of(value, unheld)
+        usage = usage_of(value, unheld)
         if unheld:
             self.unheld.append((index, unheld))
+        return usage
 
     def _add_usages(self, usages: list[dict[str, float]]) -> None:
         """Add up the usage (``usage_of``) of events, in stream order, a key at a time."""
