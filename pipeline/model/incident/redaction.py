@@ -202,10 +202,12 @@ def _split_run(word: str) -> str:
     return "_".join(found) if found else word
 
 
+@functools.lru_cache(maxsize=4096)  # (a name's class is asked for once a value under it, and again for its objects)
 def field_class(key: str | None) -> str | None:
     """What a field name says about its value: secret, personal, identifier, keep, amount, freeform, error, or None.
     The name's case and separators do not count: ``PRIVATEKEY``, ``PassWord`` and ``x-api-key`` say secret as
-    ``private_key``, ``password`` and ``apiKey`` do."""
+    ``private_key``, ``password`` and ``apiKey`` do. A function of the name alone (the word lists above are never
+    changed), so it is worked out once a name."""
     if not key:
         return None
     k = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key)
