@@ -19,8 +19,8 @@ class PromoteIncident(AsyncTransform):
         "to": Option(str, "", "the fixture file to create", required=True),
     }
 
-    def output_files(self) -> list[str]:
-        return [self.config["to"]]
+    def outputs(self) -> list[tuple[str | None, str]]:
+        return [("to", self.config["to"])]
 
     def preflight(self, inputs: list[str]) -> None:
         bundle.refuse_existing_fixture(self.config["to"])

@@ -76,8 +76,8 @@ class RenderReport(Sink):
         self.summaries = SpooledSummaries()  # on disk past a few MiB: memory stays flat in the number of runs
         self.streamed: Streamed | None = None  # text and json: each run rendered as it comes, not spooled
 
-    def output_files(self) -> list[str]:
-        return [self.config["path"]]
+    def outputs(self) -> list[tuple[str | None, str]]:
+        return [("path", self.config["path"])]
 
     def whole_stream(self) -> bool:
         return True  # one report of every input

@@ -27,8 +27,8 @@ class WriteJsonl(Sink):
     takes_anything = True
     screened_lane = "ends"
 
-    def output_files(self) -> list[str]:
-        return [self.config["path"]]
+    def outputs(self) -> list[tuple[str | None, str]]:
+        return [("path", self.config["path"])]
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         path = self.config["path"]

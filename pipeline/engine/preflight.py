@@ -1,6 +1,6 @@
 """Before a graph runs: every stage may refuse (exit 2, nothing written), and no stage may write over an input.
 
-Stages say which files they read and write (``input_files`` / ``output_files``, ``-`` for stdin and
+Stages say which files they read and write (``input_files`` / ``outputs``, ``-`` for stdin and
 stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed, and when two of its stages would; so is a graph two of
 whose stages would write one file. Inputs are never modified: an output that is the same file as an input (same device
 and inode, whatever the path says) is refused; so is an output under a file (``--out afile/x.html``: a folder on its way
@@ -34,20 +34,20 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
         stage.preflight(inputs)
-        for target in stage.output_files():  # (a folder there is found out by the rename, after the whole run)
+        for option, target in stage.outputs():  # (a folder there is found out by the rename, after the whole run)
             if target == "" or (_local(target) and os.path.isdir(target)):
-                option = _option_of(stage, target)
                 subject, path = stage.named(option)
-                if stage.flags.get(option):  # as the user typed it
+                if option in stage.flags:  # as the user typed it
                     message = f"{subject} is empty: it names no file" if target == "" else f"{subject} {target!r} is a directory"
                     fix = f"Give {subject} a file to write (or `-` for stdout), e.g. `{subject} out.jsonl`."
                 else:
                     what = "an empty output path" if target == "" else f"the output {target!r}, which is a directory"
-                    message, fix = f"{subject} has {what}", f"Name a file to write, or `-` for stdout, in its `{option}`."
+                    message, fix = f"{subject} has {what}", "Name a file to write, or `-` for stdout" + (
+                        f", in its `{option}`." if option is not None else ".")
                 raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target,
                                   expected="a file path, or '-' for stdout", howToFix=fix)
     _one_writer_per_target(stages)
-    writes_stdout = any(STDIO in stage.output_files() for stage in stages)
+    writes_stdout = any(target == STDIO for stage in stages for _, target in stage.outputs())
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
     # command writes its stdout into a buffer, and the command checks its own stdout
     if writes_stdout and stdout_capture() is None and not stdout_is_open():
@@ -60,7 +60,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
             continue
         identities[(st.st_dev, st.st_ino)] = "<stdin>" if source == STDIO else source
     for stage in stages:
-        for target in stage.output_files():
+        for option, target in stage.outputs():
             if _local(target):
                 refuse_file_in_the_way(target)
             if target == STDIO or not os.path.isfile(target):
@@ -68,7 +68,6 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
             st = os.stat(target)
             written_over = identities.get((st.st_dev, st.st_ino))
             if written_over is not None:
-                option = _option_of(stage, target)
                 subject, path = stage.named(option)
                 message = (f"{subject} {target!r} would write over the input {written_over!r}" if option in stage.flags
                            else f"{subject} would write its output {target!r} over its own input {written_over!r}")
@@ -81,7 +80,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     # removed), so one that cannot be written fails before any input is read, not after the whole of it
     probed = set() if probed is None else probed  # (each folder tried once: two outputs of one folder, one try)
     for stage in stages:
-        for target in stage.output_files():
+        for _, target in stage.outputs():
             if _local(target):
                 probe_output(target, probed)
         for folder in stage.output_folders():
@@ -94,24 +93,20 @@ def _local(target: str) -> bool:
     return target != STDIO and "://" not in target
 
 
-def _option_of(stage: Stage, target: str) -> str:
-    """The option of ``stage`` that names its output ``target`` (``path`` when none names it as it is)."""
-    return next((key for key, value in stage.config.items() if value == target), "path")
-
-
 def _one_writer_per_target(stages: list[Stage]) -> None:
     """Two stages writing one target: stdout (``heal --log -``: two streams of lines mixed into one would be neither),
     or one file (by its path, links resolved: the last to finish would replace the other's output). Each is named as
     the user gave its output: the flag (``--log``), else the stage; a stage a command writes stdout with unasked is
     the command's output."""
-    writers: dict[str, Stage] = {}
+    writers: dict[str, tuple[Stage, str | None]] = {}
     for stage in stages:
-        for target in stage.output_files():
-            other = writers.setdefault(os.path.realpath(target) if _local(target) else target, stage)
-            if other is stage:
+        for option, target in stage.outputs():
+            writer = (stage, option)
+            other = writers.setdefault(os.path.realpath(target) if _local(target) else target, writer)
+            if other[0] is stage:
                 continue
-            pair = (stage, other) if not stage.flags and other.flags else (other, stage)  # (a flag's last: it is the one to change)
-            (first, _), (second, path) = (_writer(s, target, stages) for s in pair)
+            pair = (writer, other) if not stage.flags and other[0].flags else (other, writer)  # (a flag's last: it is the one to change)
+            (first, _), (second, path) = (_writer(s, o, stages) for s, o in pair)
             both = (f"stages {first.removeprefix('stage ')} and {second.removeprefix('stage ')}"
                     if first.startswith("stage ") and second.startswith("stage ") else f"{first} and {second}")
             if target == STDIO:
@@ -127,12 +122,12 @@ def _one_writer_per_target(stages: list[Stage]) -> None:
             )
 
 
-def _writer(stage: Stage, target: str, stages: list[Stage]) -> tuple[str, str]:
-    """How ``_one_writer_per_target`` names ``stage`` writing ``target``: ``(subject, path)``."""
-    option = _option_of(stage, target)
+def _writer(stage: Stage, option: str | None, stages: list[Stage]) -> tuple[str, str]:
+    """How ``_one_writer_per_target`` names ``stage`` writing the output ``option`` names: ``(subject, path)``."""
+    subject, path = stage.named(option)
     if option in stage.flags or not any(s.flags for s in stages):  # a flag; or a config the user wrote
-        return stage.named(option)
-    return "the command's own output", f"stages.{stage.id}.{option}"  # a command's stage no flag set
+        return subject, path
+    return "the command's own output", path  # a command's stage no flag set
 
 
 def file_in_the_way(folder: str | os.PathLike[str]) -> str | None:

@@ -162,10 +162,12 @@ class Stage:
         copy.id = self.id
         return copy
 
-    def named(self, option: str) -> tuple[str, str]:
+    def named(self, option: str | None) -> tuple[str, str]:
         """How a refusal names ``option``: ``(subject, path)``: the flag that set it, twice (``--log``), when a command
         bound it from one; else the stage and its option as a config writes them (``stage 'log'``,
-        ``stages.log.path``)."""
+        ``stages.log.path``); None (what no option names): the stage (``stages.log``)."""
+        if option is None:
+            return f"stage {self.id!r}", f"stages.{self.id}"
         flag = self.flags.get(option)
         return (flag, flag) if flag else (f"stage {self.id!r}", f"stages.{self.id}.{option}")
 
@@ -190,12 +192,18 @@ class Stage:
         """The files this stage reads (``-`` for stdin): no stage of the graph may write over them."""
         return []
 
+    def outputs(self) -> list[tuple[str | None, str]]:
+        """The files this stage writes (``-`` for stdout), each with the option that names it: what a refusal of it
+        names (``named``). By default its ``output_files``, which no option names."""
+        return [(None, target) for target in self.output_files()]
+
     def output_files(self) -> list[str]:
-        """The files this stage writes (``-`` for stdout)."""
+        """The files this stage writes that no option of its names (the stdout it writes whatever it is given);
+        ``outputs`` gives those an option names, with the option."""
         return []
 
     def output_folders(self) -> list[str]:
-        """The folders this stage writes files into (made when missing). Like its ``output_files``, each is tried
+        """The folders this stage writes files into (made when missing). Like its ``outputs``, each is tried
         before anything runs (``pipeline/engine/outputs.py``)."""
         return []
 

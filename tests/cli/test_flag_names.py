@@ -61,6 +61,34 @@ def test_a_stage_the_user_wrote_in_a_config_is_named_by_its_id(tmp_path: Path):
     assert "`path`" in error["howToFix"]
 
 
+def test_an_output_is_named_by_the_option_that_gave_it_not_by_another_of_the_same_value(tmp_path: Path):
+    """The option a refused output was named by was found by its value: a report's `format` came first, and
+    `--format json --out json` (a file called json) was named `stages.report.format`, `format = "html"` with
+    `path = "html"` (a folder) `stages.rep.format`."""
+    (tmp_path / "json").write_bytes(TWO_RUNS.read_bytes())
+    error = only_error("report", "--format", "json", "--out", "json", "json", cwd=tmp_path)
+    assert (error["path"], error["message"]) == ("--out", "--out 'json' would write over the input 'json'"), error
+    (tmp_path / "html").mkdir()
+    config = tmp_path / "report.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.sum]\ntype = "summarize"\ninputs = ["parse"]\n'
+                      '[stages.rep]\ntype = "report"\nformat = "html"\npath = "html"\ninputs = ["sum"]\n')
+    error = only_error("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert (error["path"], error["message"]) == ("stages.rep.path", "stage 'rep' has the output 'html', which is a directory")
+    assert "`path`" in error["howToFix"]
+
+
+def test_an_output_no_option_names_is_named_by_its_stage(tmp_path: Path):
+    """emit's stdout (its summary lines) is named by no option: it was named `stages.em.path`, an option emit has not."""
+    config = tmp_path / "emit.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.out]\ntype = "write"\ninputs = ["parse"]\n'
+                      '[stages.em]\ntype = "emit"\nout_dir = "arts"\ninputs = ["parse"]\n')
+    error = only_error("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert (error["path"], error["message"]) == ("stages.em", "stages 'out' and 'em' would both write to stdout, mixing their lines")
+    assert list(tmp_path.iterdir()) == [config]
+
+
 def test_bind_keeps_which_flag_set_which_option_and_the_stages_know_theirs():
     doc = bind(load_spec("heal"), set={"out.path": Flag("--out", "x.jsonl"), "read.max_line_bytes": Flag("--max", None)},
                add={"log": {"type": "write", "path": Flag("--log", "log.jsonl"), "inputs": ["heal.repairs"]}})

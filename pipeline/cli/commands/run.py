@@ -51,7 +51,7 @@ def run(pipeline_file: str, args: tuple[str, ...], strict: bool, workers: int | 
                 "E_USAGE_INVALID", f"stage {node.id!r} ({node.stage.name}) works over all the inputs together: run once per "
                 "input, it would give one result per input", path=f"stages.{node.id}", received=node.stage.name,
                 howToFix="Drop --workers/--engine to run the graph once over every input."))
-        written = [f for f in node.stage.output_files() if f and f != "-"]
+        written = [f for _, f in node.stage.outputs() if f and f != "-"]
         if written:
             raise graph.as_written(ReplayError(
                 "E_USAGE_INVALID", f"stage {node.id!r} writes {written[0]!r}: run once per input, every run would write it "
