@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import errors_of, jsonl
+from conftest import REPLAY, errors_of, jsonl
 
 from replay.pipeline.cli.app import run_cli
 
@@ -136,3 +138,36 @@ def test_a_missing_file_is_refused_before_any_output(tmp_path, capsysbinary, whi
 def test_the_recorded_golden_cannot_be_stdin(tmp_path, capsysbinary):
     code, out, [error] = golden(capsysbinary, "-", write(tmp_path / "new.jsonl", RECORDED))
     assert (code, out, error["code"]) == (2, [], "E_USAGE_INVALID")
+
+
+def test_a_folder_is_refused_as_usage_not_as_a_missing_path(tmp_path, capsysbinary):
+    """A folder is there: it was E_INPUT_PATH_NOT_FOUND ("is not a file"), as if it were missing."""
+    code, out, [error] = golden(capsysbinary, write(tmp_path / "recorded.jsonl", RECORDED), str(tmp_path))
+    assert (code, out, error["code"], error["received"]) == (2, [], "E_USAGE_INVALID", "a folder")
+
+
+def test_the_new_journal_may_come_from_a_pipe_such_as_process_substitution(tmp_path):
+    """`replay golden check golden.jsonl <(python agent.py)`: NEW is a pipe, /dev/fd/N. It was refused as "not a file"
+    (only `-` could stream)."""
+    recorded = write(tmp_path / "recorded.jsonl", RECORDED)
+    data = b"".join(orjson.dumps(r) + b"\n" for r in later(RECORDED))
+    reading, writing = os.pipe()
+    os.write(writing, data)
+    os.close(writing)
+    try:
+        proc = subprocess.run([REPLAY, "golden", "check", recorded, f"/dev/fd/{reading}"], pass_fds=(reading,),
+                              capture_output=True, check=False, timeout=60)
+    finally:
+        os.close(reading)
+    assert proc.returncode == 0, proc.stderr
+    assert jsonl(proc.stdout)[0]["same"] is True
+
+
+def test_a_closed_stdin_is_refused_as_unreadable(tmp_path):
+    """`-` with stdin closed was E_UNHANDLED (AttributeError on sys.stdin.buffer)."""
+    proc = subprocess.run([REPLAY, "golden", "check", write(tmp_path / "recorded.jsonl", RECORDED), "-"],
+                          stdin=subprocess.DEVNULL, capture_output=True, check=False,
+                          preexec_fn=lambda: os.close(0))
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert [e["code"] for e in errors_of(proc.stderr)] == ["E_INPUT_UNREADABLE"]
+

@@ -18,6 +18,9 @@ CASES = {
     "context file": ["--runner", RUNNER, "--context-file", UNREADABLE, "hi"],
     "export": ["incident", "import", UNREADABLE, "--out", "incident"],
     "override sidecar": ["script", "session.jsonl", "--override", UNREADABLE],
+    # (golden check read them unguarded: E_UNHANDLED, "OSError: [Errno 5] Input/output error", exit 1)
+    "recorded golden": ["golden", "check", UNREADABLE, "session.jsonl"],
+    "new journal or transcript": ["golden", "check", "session.jsonl", UNREADABLE],
 }
 
 

@@ -6,6 +6,7 @@ cannot do; the comparison lives in ``replay.pipeline.testing.goldens`` for tests
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +15,19 @@ from typing import Any
 import click
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, diagnostic, error_line, excerpt, printable
+from replay.pipeline.engine.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_REFUSED,
+    ReplayError,
+    diagnostic,
+    error_line,
+    excerpt,
+    input_unreadable,
+    printable,
+)
 from replay.pipeline.io.fdio import write_stdout
+from replay.pipeline.io.journals import path_kind, require_stdin, source_name
 from replay.pipeline.testing.goldens import Normalisation, file_lines, first_difference
 
 STDIN = "-"
@@ -54,11 +66,9 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
         raise ReplayError("E_USAGE_INVALID", "the recorded golden must be a file; only NEW may be `-` (stdin)",
                           received=recorded)
     for path in (recorded, new):
-        if path != STDIN and not Path(path).is_file():
-            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{path!r} is not a file", path=printable(path),
-                              howToFix="Pass the recorded golden and the new journal (or transcript) as files.")
+        _check_input(path)
     rules = Normalisation().extended(time_keys=time_key, id_keys=id_key, ignore_keys=ignore_key)
-    difference, lines = first_difference(file_lines(recorded), _lines(new), rules)
+    difference, lines = first_difference(_lines(recorded, "recorded golden"), _lines(new, "new journal or transcript"), rules)
     result: dict[str, Any] = {"same": difference is None, "recorded": printable(recorded), "new": printable(new)}
     if difference is None:
         result["lines"] = lines
@@ -79,11 +89,33 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
     return EXIT_FAILED
 
 
-def _lines(path: str) -> Iterator[bytes]:
+def _check_input(path: str) -> None:
+    """Refuse, before anything is read, an input that is not there or is a folder; a file, a pipe (``<(agent)``) or a
+    device is read."""
     if path == STDIN:
-        yield from sys.stdin.buffer
-    else:
-        yield from file_lines(path)
+        require_stdin()
+        return
+    kind = path_kind(Path(path)) if path else None  # (a local path, even one that looks like a URL; "" names nothing)
+    if kind is None:
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{printable(path)!r} does not exist", path=printable(path),
+                          howToFix="Pass the recorded golden and the new journal (or transcript) as files.")
+    if kind == "directory":
+        raise ReplayError("E_USAGE_INVALID", f"{printable(path)!r} is a folder; golden check compares two files",
+                          path=printable(path), expected="a file (or `-` for NEW on stdin)", received="a folder",
+                          howToFix="Name the session journal (or transcript) in it, e.g. "
+                                   f"{printable(os.path.join(path, 'session.jsonl'))!r}.")
+
+
+def _lines(path: str, what: str) -> Iterator[bytes]:
+    """The lines of ``path`` (``-``: stdin); one that cannot be opened or read is E_INPUT_UNREADABLE, a refusal (exit 2):
+    nothing is printed before both files are read to their first difference."""
+    try:
+        if path == STDIN:
+            yield from sys.stdin.buffer
+        else:
+            yield from file_lines(path)
+    except OSError as exc:
+        raise input_unreadable(path, exc, what=what, exit_code=EXIT_REFUSED, source=source_name(path)) from exc
 
 
 def _text(line: bytes | None) -> str | None:
