@@ -66,7 +66,8 @@ class LineNormaliser:
             except orjson.JSONDecodeError:
                 pass
             else:
-                return exactjson.dumps(self.value(value))
+                with exactjson.deep():  # (normalising recurses twice a level: as deep as a line is read, 1024 levels)
+                    return exactjson.dumps(self.value(value))
         # bytes that are not UTF-8 stay themselves (surrogateescape): two lines that differ only there still differ
         return self.text(body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 

@@ -171,3 +171,14 @@ def test_a_closed_stdin_is_refused_as_unreadable(tmp_path):
     assert proc.returncode == 2 and proc.stdout == b""
     assert [e["code"] for e in errors_of(proc.stderr)] == ["E_INPUT_UNREADABLE"]
 
+
+@pytest.mark.parametrize("depth", [600, 1024])
+def test_a_line_nested_as_deep_as_replay_reads_is_compared(tmp_path, capsysbinary, depth):
+    """A JSON line nested 600 levels deep (replay reads 1024) was E_UNHANDLED (RecursionError) while normalising."""
+    recorded, new = tmp_path / "recorded.jsonl", tmp_path / "new.jsonl"
+    recorded.write_bytes(b'{"a":' * depth + b'"2026-03-01T12:00:00Z"' + b"}" * depth + b"\n")
+    new.write_bytes(b'{"a":' * depth + b'"2026-11-30T08:00:00Z"' + b"}" * depth + b"\n")
+    assert golden(capsysbinary, str(recorded), str(new))[0] == 0
+    new.write_bytes(b'{"a":' * depth + b'"other"' + b"}" * depth + b"\n")
+    code, [result], [error] = golden(capsysbinary, str(recorded), str(new))
+    assert (code, result["line"], error["code"]) == (1, 1, "E_GOLDEN_MISMATCH")
