@@ -70,6 +70,8 @@ def test_lines_that_differ_only_in_bytes_that_are_not_utf8_differ(tmp_path, caps
     code, [result], [error] = golden(capsysbinary, str(recorded), str(new))
     assert code == 1 and result["line"] == 1 and error["code"] == "E_GOLDEN_MISMATCH"
     assert "caf\\xe9" in result["recordedLine"] and "caf\\xe8" in result["newLine"]  # shown as the bytes they are
+    # stderr shows them as stdout does (it showed both as "caf\ufffd": the same text for two different lines)
+    assert (error["expected"], error["received"]) == (result["recordedLine"], result["newLine"])
     recorded.write_bytes(line % b"\xe8" + b"\n")
     assert golden(capsysbinary, str(recorded), str(new))[0] == 0
 
@@ -182,3 +184,18 @@ def test_a_line_nested_as_deep_as_replay_reads_is_compared(tmp_path, capsysbinar
     new.write_bytes(b'{"a":' * depth + b'"other"' + b"}" * depth + b"\n")
     code, [result], [error] = golden(capsysbinary, str(recorded), str(new))
     assert (code, result["line"], error["code"]) == (1, 1, "E_GOLDEN_MISMATCH")
+
+
+def test_long_lines_are_shown_on_stderr_where_they_differ(tmp_path, capsysbinary):
+    """stderr shows 400 characters of each line: both were cut to their first 400, the same for lines that differ
+    after them, so expected and received read the same."""
+    recorded, new = tmp_path / "recorded.txt", tmp_path / "new.txt"
+    recorded.write_bytes(b"a" * 1000 + b"X" + b"b" * 1000 + b"\n")
+    new.write_bytes(b"a" * 1000 + b"Y" + b"b" * 1000 + b"\n")
+    code, _, [error] = golden(capsysbinary, str(recorded), str(new))
+    assert code == 1 and error["expected"] != error["received"]
+    assert error["expected"] == "…" + "a" * 200 + "X" + "b" * 199 + "…"
+    assert error["received"] == "…" + "a" * 200 + "Y" + "b" * 199 + "…"
+    new.write_bytes(b"a" * 1000 + b"X" + b"b" * 1000 + b"c\n")  # differs at its end: the window ends there
+    code, _, [error] = golden(capsysbinary, str(recorded), str(new))
+    assert error["received"] == "…" + "b" * 399 + "c" and error["expected"] == "…" + "b" * 400

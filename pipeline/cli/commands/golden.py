@@ -22,7 +22,6 @@ from replay.pipeline.engine.errors import (
     ReplayError,
     diagnostic,
     error_line,
-    excerpt,
     input_unreadable,
     printable,
 )
@@ -83,8 +82,7 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
     sys.stderr.buffer.write(error_line(diagnostic(
         "E_GOLDEN_MISMATCH", f"{printable(new)} differs from {printable(recorded)}: {difference.describe()}",
         source=printable(new), line=difference.line,
-        expected=_excerpt(difference.recorded, "(the recorded file ends)"),
-        received=_excerpt(difference.new, "(the new file ends)"), normalised=normalised,
+        **_excerpts(difference.recorded, difference.new), normalised=normalised,
     )))
     return EXIT_FAILED
 
@@ -122,8 +120,27 @@ def _text(line: bytes | None) -> str | None:
     return None if line is None else line.decode("utf-8", "backslashreplace")  # (bytes that are not UTF-8 as \xNN)
 
 
-def _excerpt(line: bytes | None, ended: str) -> str:
-    return ended if line is None else excerpt(line, 400)
+EXCERPT_CHARS = 400
+
+
+def _excerpts(recorded: bytes | None, new: bytes | None) -> dict[str, str]:
+    """The error's ``expected`` and ``received``: each line as stdout shows it (``_text``: a byte that is not UTF-8 as
+    ``\\xNN``, so two lines that differ only there do not read the same), a long one cut to the part where the two
+    first differ (not both to their same first characters)."""
+    texts = _text(recorded), _text(new)
+    at = len(os.path.commonprefix([texts[0], texts[1]])) if texts[0] is not None and texts[1] is not None else 0
+    return {"expected": _excerpt(texts[0], at, "(the recorded file ends)"),
+            "received": _excerpt(texts[1], at, "(the new file ends)")}
+
+
+def _excerpt(text: str | None, at: int, ended: str) -> str:
+    if text is None:
+        return ended
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    start = max(0, min(at - EXCERPT_CHARS // 2, len(text) - EXCERPT_CHARS))
+    end = start + EXCERPT_CHARS
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
 def _out(result: dict[str, Any]) -> None:
