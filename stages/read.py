@@ -121,7 +121,7 @@ class ReadJournal(Source):
                 await out.send(Batch.of([{RECORD_KEY: SOURCE_RECORD, "source": source}], source))
             self._cutter = None
             try:
-                async with open_journal(path) as reader:
+                async with open_journal(path, self.config["follow"]) as reader:
                     if self.config["json_files"] == "whole" and path.endswith(JSON_DOCUMENT_SUFFIXES):
                         await self._read_whole(reader, source, out)
                     else:

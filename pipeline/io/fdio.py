@@ -182,11 +182,16 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class GunzipReader:
-    """Decompresses a gzip stream (also several concatenated members) read from another reader."""
+    """Decompresses a gzip stream (also several concatenated members) read from another reader.
 
-    def __init__(self, inner: FdReader, source: str) -> None:
+    ``follow`` (``read --follow``): the file is still being written, so its end is where its writer has got to, not
+    the stream's: a member cut off there is not truncated (its rest comes later), and members appended after it
+    (``gzip -c >> log.gz``) are read when they come."""
+
+    def __init__(self, inner: FdReader, source: str, follow: bool = False) -> None:
         self.inner = inner
         self.source = source
+        self.follow = follow
         self.inflate = zlib.decompressobj(wbits=31)
         self.tail = b""  # compressed bytes not yet given to ``inflate``
         self.eof = False
@@ -202,6 +207,8 @@ class GunzipReader:
             else:
                 data = await self.inner.read(1 << 16)
                 if not data:
+                    if self.follow:
+                        return b""  # nothing more for now: the next read looks again
                     self.eof = True
                     if self.started:
                         raise ReplayError("E_GZIP_INVALID", f"{self.source}: gzip stream is truncated",
@@ -221,6 +228,16 @@ class GunzipReader:
             if out:
                 return out
 
+    def rewind_if_truncated(self) -> bool:
+        """The file underneath truncated (``read --follow``): decompress it again from its start."""
+        rewind = getattr(self.inner, "rewind_if_truncated", None)
+        if rewind is None or not rewind():
+            return False
+        self.inflate = zlib.decompressobj(wbits=31)
+        self.tail = b""
+        self.eof = self.started = False
+        return True
+
 
 class PrefixedReader:
     """Gives back bytes already read (a peeked head) before reading on."""
@@ -239,8 +256,9 @@ class PrefixedReader:
         return await self.inner.read(n)
 
     def rewind_if_truncated(self) -> bool:
-        """The plain file underneath truncated: read it again from its start (a gzip stream is not rewound)."""
-        if not isinstance(self.inner, FdReader) or not self.inner.rewind_if_truncated():
+        """The file underneath truncated: read it again from its start (a gzip stream decompressed again from it)."""
+        rewind = getattr(self.inner, "rewind_if_truncated", None)
+        if rewind is None or not rewind():
             return False
         self.prefix = b""
         return True

@@ -184,8 +184,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 @asynccontextmanager
-async def open_journal(path: str) -> AsyncIterator[Reader]:
-    """An async reader over the bytes of ``path`` (``-`` = stdin, or an fsspec URL), gunzipped when they are gzip."""
+async def open_journal(path: str, follow: bool = False) -> AsyncIterator[Reader]:
+    """An async reader over the bytes of ``path`` (``-`` = stdin, or an fsspec URL), gunzipped when they are gzip
+    (``follow``: a file still being written, whose gzip stream may end for now mid-member; see ``GunzipReader``)."""
     if is_url(path):
         from replay.pipeline.io.remote import open_url
 
@@ -203,13 +204,13 @@ async def open_journal(path: str) -> AsyncIterator[Reader]:
     try:
         raw = FdReader(fd)
         async with nonblocking(fd, raw.kind):
-            yield await _decoded(raw, name)
+            yield await _decoded(raw, name, follow)
     finally:
         if owned:
             os.close(fd)
 
 
-async def _decoded(raw: Reader, name: str) -> Reader:
+async def _decoded(raw: Reader, name: str, follow: bool = False) -> Reader:
     """``raw`` as it reads, or gunzipped when it starts as gzip does."""
     first = await raw.read(2)
     while 0 < len(first) < 2:
@@ -218,7 +219,7 @@ async def _decoded(raw: Reader, name: str) -> Reader:
             break
         first += more
     if first == GZIP_MAGIC:
-        return PrefixedReader(b"", GunzipReader(PrefixedReader(first, raw), name))  # type: ignore[arg-type]
+        return PrefixedReader(b"", GunzipReader(PrefixedReader(first, raw), name, follow))  # type: ignore[arg-type]
     return PrefixedReader(first, raw)  # type: ignore[arg-type]
 
 

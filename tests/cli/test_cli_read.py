@@ -578,6 +578,48 @@ def test_ctrl_c_during_follow_says_the_unfinished_last_line_was_not_read(tmp_pat
     assert "no newline yet" in notice["message"] and "not read" in notice["message"]
 
 
+def test_follow_reads_a_gzip_journal_as_it_is_written(tmp_path: Path):
+    """--follow of a .gz still being written: its stream, cut off at its end for now, was E_GZIP_INVALID ("truncated",
+    exit 1, following stopped); a member appended later (`gzip -c >> log.gz`) was never read. Both are read as they come."""
+    import zlib
+
+    journal = tmp_path / "live.jsonl.gz"
+    packer = zlib.compressobj(wbits=31)
+    with open(journal, "wb") as out:
+        out.write(packer.compress(LINES[0] + b"\n") + packer.flush(zlib.Z_SYNC_FLUSH))  # a member begun, not ended
+    proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = lines_of(proc)
+        assert got.get(timeout=60) == LINES[0] + b"\n"
+        with open(journal, "ab") as out:
+            out.write(packer.compress(LINES[1] + b"\n") + packer.flush())  # the member ends
+        assert got.get(timeout=60) == LINES[1] + b"\n"
+        with open(journal, "ab") as out:
+            out.write(gzip.compress(LINES[2] + b"\n"))  # another member
+        assert got.get(timeout=60) == LINES[2] + b"\n"
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert proc.stderr.read() == b""
+
+
+def test_follow_reads_a_truncated_gzip_journal_again_from_its_start(tmp_path: Path):
+    """A .gz truncated while followed is decompressed again from its start, as a plain journal is read again (it
+    was read on at the old offset: nothing more ever came)."""
+    journal = write(tmp_path / "live.jsonl.gz", gzip.compress(JOURNAL))
+    proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = lines_of(proc)
+        assert [got.get(timeout=60) for _ in LINES] == [line + b"\n" for line in LINES]
+        journal.write_bytes(gzip.compress(LINES[2] + b"\n"))  # truncated, and shorter than what was read of it
+        assert got.get(timeout=30) == LINES[2] + b"\n"
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    [notice] = jsonl(proc.stderr.read())
+    assert notice["event"] == "read.truncated" and notice["source"] == str(journal)
+
+
 @pytest.mark.parametrize("head", [LINES[0] + b"\n", b""], ids=["after-a-line", "first-line"])
 def test_ctrl_c_on_a_pipe_says_the_unfinished_last_line_was_not_read(head: bytes):
     """`tail -f x | replay read`: Ctrl-C while the pipe's last line has no newline yet says so, as --follow does (the
