@@ -11,7 +11,8 @@
 refused). After the test, every model it gave out must have served all its recorded calls
 and raised no replay error the agent may have swallowed; otherwise the test fails at teardown with
 the error code and the (turn, step). A test that did not pass (it failed, was skipped or failed as
-expected, ``xfail``) is not checked again at teardown: what it left unasked is no news.
+expected, ``xfail``), or did not run (its setup failed or skipped after a fixture took a model), is not checked
+again at teardown: what it left unasked is no news.
 """
 
 from __future__ import annotations
@@ -52,14 +53,16 @@ class ReplaySessions:
                 pytest.fail(f"replay of {model.source}: {exc}", pytrace=False)
 
 
-_CALL_DID_NOT_PASS = pytest.StashKey[bool]()
+_DID_NOT_PASS = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, Any]:
     report = yield
-    if report.when == "call":
-        item.stash[_CALL_DID_NOT_PASS] = report.failed or report.skipped  # (an xfail is reported as skipped)
+    # the test's setup, then (when its setup passed) its call: a setup that failed or skipped after a fixture took a
+    # model (another fixture raised, or called pytest.skip) is a test that did not run, not one that left calls unasked
+    if report.when in ("setup", "call"):
+        item.stash[_DID_NOT_PASS] = report.failed or report.skipped  # (an xfail is reported as skipped)
     return report
 
 
@@ -68,5 +71,5 @@ def replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessions]:
     """A factory of replay models for session files (paths relative to the test file)."""
     sessions = ReplaySessions(Path(request.path).parent)
     yield sessions
-    if not request.node.stash.get(_CALL_DID_NOT_PASS, False):
+    if not request.node.stash.get(_DID_NOT_PASS, False):
         sessions.check_done()

@@ -78,6 +78,29 @@ async def test_fails_as_expected_midway(replay_session):
     assert False
 
 
+@pytest.fixture
+def model(replay_session):
+    return replay_session("session.jsonl")
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("setup broke")
+
+
+@pytest.fixture
+def skips():
+    pytest.skip("no service today")
+
+
+def test_setup_fails_after_a_model_was_taken(model, broken):
+    pass
+
+
+def test_setup_skips_after_a_model_was_taken(model, skips):
+    pass
+
+
 @pytest.mark.anyio
 async def test_swallows_the_error(replay_session):
     model = replay_session("session.jsonl")
@@ -123,7 +146,12 @@ def test_the_fixture_in_a_real_pytest_run(tmp_path: Path):
     # a test skipped, or failing as expected, partway is not also an error at teardown
     assert outcome(out, "test_skipped_midway") == []  # (-rA names a skip by its line: no ERROR line names it)
     assert [line.split(" ")[0] for line in outcome(out, "test_fails_as_expected_midway")] == ["XFAIL"]
-    assert "1 failed, 4 passed, 1 skipped, 1 xfailed, 2 errors" in out
+    # a test whose setup failed or skipped after a fixture took a model did not run: its teardown adds no leftover
+    # (it did: a second ERROR, the leftover of the model's first call, beside the setup's own; for a skip, the only one)
+    [broken] = outcome(out, "test_setup_fails_after_a_model_was_taken")
+    assert broken.startswith("ERROR") and "setup broke" in broken
+    assert outcome(out, "test_setup_skips_after_a_model_was_taken") == []
+    assert "1 failed, 4 passed, 2 skipped, 1 xfailed, 3 errors" in out
 
 
 def test_the_example_agent_test_passes(tmp_path: Path):
