@@ -128,7 +128,10 @@ def _excerpts(recorded: bytes | None, new: bytes | None) -> dict[str, str]:
     ``\\xNN``, so two lines that differ only there do not read the same), a long one cut to the part where the two
     first differ (not both to their same first characters)."""
     texts = _text(recorded), _text(new)
-    at = len(os.path.commonprefix([texts[0], texts[1]])) if texts[0] is not None and texts[1] is not None else 0
+    at = 0
+    if texts[0] is not None and texts[1] is not None:
+        at = next((i for i, (a, b) in enumerate(zip(texts[0], texts[1], strict=False)) if a != b),
+                  min(len(texts[0]), len(texts[1])))
     return {"expected": _excerpt(texts[0], at, "(the recorded file ends)"),
             "received": _excerpt(texts[1], at, "(the new file ends)")}
 
