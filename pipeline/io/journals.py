@@ -183,6 +183,17 @@ def expand_paths(paths: list[str]) -> list[str]:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+def gunzipped(raw: BinaryIO) -> BinaryIO:
+    """A local journal file opened for sync code (``open(path, "rb")``), gunzipped when its bytes start as gzip does
+    (as ``open_journal`` reads them); a pipe too (its first bytes are peeked, not taken). A gzip stream that is corrupt
+    raises ``zlib.error`` or ``gzip.BadGzipFile``, one cut off ``EOFError``, as it is read."""
+    import gzip
+
+    peek = getattr(raw, "peek", None)
+    head = peek(2)[:2] if peek is not None else b""
+    return gzip.GzipFile(fileobj=raw) if head == GZIP_MAGIC else raw  # type: ignore[return-value]
+
+
 @asynccontextmanager
 async def open_journal(path: str, follow: bool = False) -> AsyncIterator[Reader]:
     """An async reader over the bytes of ``path`` (``-`` = stdin, or an fsspec URL), gunzipped when they are gzip

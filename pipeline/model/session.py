@@ -16,6 +16,9 @@ sidecar (``replay.override.json``, ``replay schema replay-override``) says what 
 
 from __future__ import annotations
 
+import gzip
+import os
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +27,9 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, invalid_line
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, input_unreadable, invalid_line
 from replay.pipeline.engine.exactjson import skip_bom
+from replay.pipeline.io.journals import gunzipped, path_kind
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
@@ -280,28 +284,53 @@ class ChunkGrouper:
                                         path=path if record is None else record + path[1:], **at))
 
 
+def session_folder(path: str) -> ReplayError:
+    """A folder given where one session journal is read (``replay script DIR``, ``ReplayModel.from_session(DIR)``)."""
+    return ReplayError("E_USAGE_INVALID", f"{path!r} is a directory, not a session journal", path=path,
+                       expected="one session journal (a file)", received="a directory",
+                       howToFix=f"Name the session file, e.g. {os.path.join(path, 'session.jsonl')!r}; each session of "
+                                "a folder is read on its own.")
+
+
 # whole sessions in memory (the Python API; the `script` stage streams instead) -----------------
 def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[tuple[Any, dict[str, Any]]]:
     """Each line of a session file, parsed, with its position; lines that are not JSON go to ``problems``."""
     source = str(path)
     offset = 0
-    with open(path, "rb") as handle:
-        for n, raw in enumerate(handle, 1):
-            body = raw.rstrip(b"\n")
-            skipped = 0
-            if n == 1:
-                body, skipped = skip_bom(body)  # as read skips one; line 1's column counts from after it
-            where = {"source": source, "line": n, "offset": offset + skipped}
-            offset += len(raw)
-            if not body.strip(b" \t\r"):
-                continue
-            try:
-                record = exactjson.loads(body)
-            except orjson.JSONDecodeError as exc:
-                fields = invalid_line(body, exc, n)
-                problems.append(diagnostic("E_JSONL_LINE_INVALID", fields.pop("message"), **where, **fields))
-                continue
-            yield record, where
+    for n, raw in enumerate(_file_lines(path, source), 1):
+        body = raw.rstrip(b"\n")
+        skipped = 0
+        if n == 1:
+            body, skipped = skip_bom(body)  # as read skips one; line 1's column counts from after it
+        where = {"source": source, "line": n, "offset": offset + skipped}
+        offset += len(raw)
+        if not body.strip(b" \t\r"):
+            continue
+        try:
+            record = exactjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            fields = invalid_line(body, exc, n)
+            problems.append(diagnostic("E_JSONL_LINE_INVALID", fields.pop("message"), **where, **fields))
+            continue
+        yield record, where
+
+
+def _file_lines(path: str | Path, source: str) -> Iterator[bytes]:
+    """The lines of a session file (gunzipped: a .gz session reads as `replay script` reads it); one that cannot be
+    opened or read (a device error, a gzip stream corrupt or cut off) is an error naming the line where reading
+    stopped."""
+    n = offset = 0
+    try:
+        with open(path, "rb") as handle:
+            for raw in gunzipped(handle):
+                yield raw
+                n += 1
+                offset += len(raw)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ReplayError("E_GZIP_INVALID", f"{source}: {exc}", source=source, line=n + 1, offset=offset,
+                          exit_code=1) from exc
+    except OSError as exc:
+        raise input_unreadable(source, exc, what="session journal", line=n + 1, offset=offset) from exc
 
 
 def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]],
@@ -331,8 +360,11 @@ def load_session_groups(path: str | Path, override: str | Path | None = None, *,
     ``override`` names a sidecar; without one, ``replay.override.json`` beside the session is used
     when it exists (unless ``use_sidecar`` is false).
     """
-    if not Path(path).is_file():
+    kind = path_kind(Path(path))
+    if kind is None:
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"session journal {str(path)!r} does not exist", path=str(path))
+    if kind == "directory":
+        raise session_folder(str(path))
     overrides: dict[Key, Override] = {}
     if override is not None:
         overrides = load_overrides(override)

@@ -35,7 +35,6 @@ open, unless it ends only an attempt (``step.attempt.failed``) or says the step 
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -51,7 +50,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused, utf8_fault
-from replay.pipeline.io.journals import DOCUMENT, GZIP_MAGIC, LineCutter, as_document, document_too_long, head_format
+from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, document_too_long, gunzipped, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.markup import BIDI_CONTROLS
@@ -813,9 +812,7 @@ def journal_chunks(path: str) -> Generator[bytes, None, None]:
     try:
         with open(path, "rb") as raw:
             opened = True
-            gzipped = raw.read(2) == GZIP_MAGIC
-            raw.seek(0)
-            stream: Any = gzip.GzipFile(fileobj=raw) if gzipped else raw
+            stream = gunzipped(raw)
             while data := stream.read(SCAN_CHUNK):
                 yield data
                 offset += len(data)

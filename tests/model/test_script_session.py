@@ -328,6 +328,48 @@ def test_a_session_that_starts_with_a_byte_order_mark_loads_as_replay_script_rea
     assert (info.value.body["line"], info.value.body["column"], info.value.body["offset"]) == (1, 2, 3)  # the byte at 3 + 2 - 1
 
 
+def test_a_gzipped_session_loads_as_replay_script_reads_it(tmp_path: Path):
+    """`replay script session.jsonl.gz` reads it (read gunzips); ReplayModel.from_session and the replay_session fixture
+    refused the same file ("line 1 is not valid JSON: byte 0x8b at column 2 is not UTF-8")."""
+    import gzip
+
+    records = [chunk(1, 0, text="a"), finish(1, 0)]
+    plain = write(tmp_path / "session.jsonl", records)
+    packed = tmp_path / "session.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert [g.to_json() for g in load_session_groups(packed)] == [g.to_json() for g in load_session_groups(plain)]
+    packed.write_bytes(gzip.compress(plain.read_bytes())[:-12])  # cut off
+    with pytest.raises(ReplayError) as info:
+        load_session_groups(packed)
+    assert info.value.code == "E_GZIP_INVALID" and info.value.body["source"] == str(packed)
+
+
+def test_a_folder_is_no_session_and_a_pipe_is_one(tmp_path: Path):
+    """A folder was "session journal ... does not exist"; a pipe (`<(zcat session.jsonl.gz)`) was refused the same way,
+    though `replay script` reads both a pipe and, refusing a folder, says it is one."""
+    import os
+
+    with pytest.raises(ReplayError) as info:
+        load_session_groups(tmp_path)
+    assert info.value.code == "E_USAGE_INVALID" and "is a directory" in str(info.value)
+    reading, writing = os.pipe()
+    os.write(writing, orjson.dumps(chunk(1, 0, text="a")) + b"\n" + orjson.dumps(finish(1, 0)) + b"\n")
+    os.close(writing)
+    try:
+        assert [g.key for g in load_session_groups(f"/dev/fd/{reading}")] == [(1, 0)]
+    finally:
+        os.close(reading)
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs Linux's /proc")
+def test_a_session_that_cannot_be_read_is_e_input_unreadable():
+    """It was a bare OSError ("[Errno 5] Input/output error") out of ReplayModel.from_session."""
+    with pytest.raises(ReplayError) as info:
+        load_session_groups("/proc/self/mem")
+    assert info.value.code == "E_INPUT_UNREADABLE"
+    assert str(info.value) == "cannot read session journal '/proc/self/mem': Input/output error"
+
+
 @pytest.mark.parametrize(("data", "column", "message"), [
     (b'{"type": "turn/start", "text": "caf\xe9"}\n', 36, "byte 0xe9 at column 36 is not UTF-8"),
     (b'{"type": "turn/start", oops}\n', 24, "at column 24"),

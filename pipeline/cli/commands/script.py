@@ -11,7 +11,7 @@ from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, path_kind
-from replay.pipeline.model.session import OVERRIDE_FILE, override_beside
+from replay.pipeline.model.session import OVERRIDE_FILE, override_beside, session_folder
 
 
 @click.command(epilog="""\b
@@ -41,9 +41,7 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
     if override is not None and no_override:
         raise ReplayError("E_USAGE_INVALID", "give --override FILE or --no-override, not both")
     if session != STDIN and path_kind(session) == "directory":
-        raise ReplayError("E_USAGE_INVALID", f"{session!r} is a directory; script reads one session journal", path=session,
-                          howToFix=f"Name the session file, e.g. `replay script {os.path.join(session, 'session.jsonl')}`; "
-                                   "script each session of a folder on its own.")
+        raise session_folder(session)
     if override is None and not no_override and session != STDIN and override_beside(session).is_file():
         override = str(override_beside(session))
     if override is not None and not os.path.exists(override):
