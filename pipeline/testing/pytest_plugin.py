@@ -11,8 +11,8 @@
 refused). After the test, every model it gave out must have served all its recorded calls
 and raised no replay error the agent may have swallowed; otherwise the test fails at teardown with
 the error code and the (turn, step). A test that did not pass (it failed, was skipped or failed as
-expected, ``xfail``), or did not run (its setup failed or skipped after a fixture took a model), is not checked
-again at teardown: what it left unasked is no news.
+expected, ``xfail``), did not run (its setup failed or skipped after a fixture took a model) or was stopped (Ctrl-C)
+is not checked again at teardown: what it left unasked is no news.
 """
 
 from __future__ import annotations
@@ -53,16 +53,19 @@ class ReplaySessions:
                 pytest.fail(f"replay of {model.source}: {exc}", pytrace=False)
 
 
-_DID_NOT_PASS = pytest.StashKey[bool]()
+_PASSED = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, Any]:
     report = yield
-    # the test's setup, then (when its setup passed) its call: a setup that failed or skipped after a fixture took a
-    # model (another fixture raised, or called pytest.skip) is a test that did not run, not one that left calls unasked
-    if report.when in ("setup", "call"):
-        item.stash[_DID_NOT_PASS] = report.failed or report.skipped  # (an xfail is reported as skipped)
+    # Only a test whose call passed is checked: one whose setup failed or skipped after a fixture took a model (another
+    # fixture raised, or called pytest.skip) never ran, and one stopped by Ctrl-C has no call report at all (pytest
+    # tears it down while the session ends, where a failure is a crash, not a report).
+    if report.when == "setup":
+        item.stash[_PASSED] = False
+    elif report.when == "call":
+        item.stash[_PASSED] = report.passed  # (an xfail is reported as skipped)
     return report
 
 
@@ -71,5 +74,5 @@ def replay_session(request: pytest.FixtureRequest) -> Iterator[ReplaySessions]:
     """A factory of replay models for session files (paths relative to the test file)."""
     sessions = ReplaySessions(Path(request.path).parent)
     yield sessions
-    if not request.node.stash.get(_DID_NOT_PASS, False):
+    if request.node.stash.get(_PASSED, False):
         sessions.check_done()

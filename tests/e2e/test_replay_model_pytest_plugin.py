@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from conftest import EXAMPLES
@@ -164,3 +166,50 @@ def test_the_example_agent_test_passes(tmp_path: Path):
                           cwd=folder, capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
+
+
+HANGS = '''
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_hangs(replay_session):
+    model = replay_session("session.jsonl")
+    async for _ in model.stream(1, 0):
+        pass
+    Path("started").touch()
+    async for _ in model.stream(1, 1):  # the recording's calls are left unasked when Ctrl-C stops the test
+        pass
+'''
+
+
+def test_ctrl_c_during_a_test_ends_the_run_as_pytest_ends_it(tmp_path: Path):
+    """Ctrl-C while a test that took a replay model runs (an agent waiting on a `hang`): pytest stops the run (exit 2,
+    "KeyboardInterrupt"). The test has no call report, and its teardown, run as the session ends, failed it for the calls
+    left unasked: pytest crashed with an internal traceback (exit 1, "Failed: replay of ... E_REPLAY_LEFTOVER")."""
+    (tmp_path / "session.jsonl").write_bytes(SESSION.read_bytes())
+    (tmp_path / "replay.override.json").write_text('{"overrides": [{"turn": 1, "step": 1, "action": "hang"}]}')
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_agent.py").write_text(HANGS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_agent.py"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "started").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
+            time.sleep(0.05)
+        time.sleep(0.3)  # (it waits in the hang)
+    finally:
+        proc.send_signal(signal.SIGINT)
+    out = proc.communicate(timeout=120)[0].decode()
+    assert proc.returncode == 2, out
+    assert "KeyboardInterrupt" in out and "Traceback" not in out and "E_REPLAY_LEFTOVER" not in out
