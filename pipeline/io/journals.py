@@ -222,16 +222,55 @@ async def open_journal(path: str, follow: bool = False) -> AsyncIterator[Reader]
 
 
 async def _decoded(raw: Reader, name: str, follow: bool = False) -> Reader:
-    """``raw`` as it reads, or gunzipped when it starts as gzip does."""
+    """``raw`` as it reads, or gunzipped when it starts as gzip does (with ``follow``, a file still empty is told once
+    it has its first two bytes)."""
     first = await raw.read(2)
     while 0 < len(first) < 2:
         more = await raw.read(1)
         if not more:
             break
         first += more
+    if follow and not first:
+        return _Undecided(raw, name)
+    return _decoder(raw, name, first, follow)
+
+
+def _decoder(raw: Reader, name: str, first: bytes, follow: bool) -> Reader:
+    """The reader of ``raw``, whose ``first`` bytes were read off it already: gunzipped when they are gzip's magic."""
     if first == GZIP_MAGIC:
         return PrefixedReader(b"", GunzipReader(PrefixedReader(first, raw), name, follow))  # type: ignore[arg-type]
     return PrefixedReader(first, raw)  # type: ignore[arg-type]
+
+
+class _Undecided:
+    """A followed file that was empty when it was opened (its writer had not flushed yet): whether it is gzip is told
+    when its first two bytes come; until then it has nothing to read (read as text at once, a .gz that started empty
+    came out as its compressed bytes)."""
+
+    def __init__(self, raw: Reader, name: str) -> None:
+        self.raw = raw
+        self.name = name
+        self.first = b""
+        self.inner: Reader | None = None
+        self.may_wait = raw.may_wait
+
+    async def read(self, n: int) -> bytes:
+        if self.inner is None:
+            while len(self.first) < 2:
+                more = await self.raw.read(2 - len(self.first))
+                if not more:
+                    return b""  # not yet: the next read looks again
+                self.first += more
+            self.inner = _decoder(self.raw, self.name, self.first, follow=True)
+        return await self.inner.read(n)
+
+    def rewind_if_truncated(self) -> bool:
+        rewind = getattr(self.inner if self.inner is not None else self.raw, "rewind_if_truncated", None)
+        if rewind is None or not rewind():
+            return False
+        if self.inner is None:
+            self.first = b""
+        return True
 
 
 def decode_each_line(decoder: Any, batch: Batch) -> list[Any] | None:

@@ -603,6 +603,23 @@ def test_follow_reads_a_gzip_journal_as_it_is_written(tmp_path: Path):
     assert proc.stderr.read() == b""
 
 
+def test_follow_tells_a_gzip_journal_that_was_empty_when_opened(tmp_path: Path):
+    """--follow of a .gz its writer had not flushed yet (empty): whether it is gzip was told from its first read, so it
+    was read as text, its compressed bytes one unfinished line (or lines of garbage); now it is told when they come."""
+    journal = write(tmp_path / "live.jsonl.gz", b"")
+    proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = lines_of(proc)
+        time.sleep(0.5)  # (it has opened the file and polls it)
+        with open(journal, "ab") as out:
+            out.write(gzip.compress(JOURNAL))
+        assert [got.get(timeout=60) for _ in LINES] == [line + b"\n" for line in LINES]
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert proc.stderr.read() == b""
+
+
 def test_follow_reads_a_truncated_gzip_journal_again_from_its_start(tmp_path: Path):
     """A .gz truncated while followed is decompressed again from its start, as a plain journal is read again (it
     was read on at the old offset: nothing more ever came)."""
