@@ -22,7 +22,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson, interrupts
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError, diagnostic, input_unreadable, printable
+from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic, input_unreadable, printable
 from replay.pipeline.engine.exactjson import UTF8_BOM
 from replay.pipeline.engine.outputs import TEMP_SUFFIX, file_target, is_temp_name, published_name, temp_prefix
 from replay.pipeline.engine.preflight import file_in_the_way
@@ -126,11 +126,16 @@ def _walkable(entry: os.DirEntry[str]) -> bool:
 
 def _journals_below(top: str) -> Iterator[str]:
     """The journals in a folder and the folders below it, as ``os.walk`` finds them (a link to a folder is not
-    followed), not descending into a folder an interrupted write left half-staged."""
+    followed), not descending into a folder an interrupted write left half-staged. A folder that cannot be listed (no
+    permission, a disk's error) is refused before anything is read (E_INPUT_UNREADABLE, exit 2): skipped in silence,
+    its journals would count as gone (``heal --in/--out`` removed what it had healed of them); one gone meanwhile has
+    nothing to read."""
     try:
         entries = list(os.scandir(top))
-    except OSError:
-        return  # (as os.walk: a folder that cannot be listed has nothing to read)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise input_unreadable(top, exc, what="folder", exit_code=EXIT_REFUSED) from exc
     for entry in entries:
         name = entry.name
         if is_temp_name(name):

@@ -305,3 +305,51 @@ def test_a_manifest_naming_an_output_outside_out_removes_nothing_there(journals:
     done = run_replay("heal", "--in", str(src), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert all(victim.read_bytes() == b"keep me\n" for victim in victims)
+
+
+def _as_a_user(tmp_path: Path) -> list[str]:
+    """A command prefix under which file permissions apply (root reads any folder: drop its capabilities to)."""
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0:
+        return []
+    locked = tmp_path / "probe"
+    locked.mkdir(mode=0)
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+    try:
+        if shutil.which("setpriv") and subprocess.run([*prefix, "ls", str(locked)], capture_output=True).returncode:
+            return prefix
+    finally:
+        locked.rmdir()
+    pytest.skip("permissions do not apply to root here (no setpriv)")
+
+
+def test_a_folder_that_cannot_be_listed_is_refused_not_taken_for_gone(tmp_path: Path) -> None:
+    """A folder under --in that cannot be listed is an unreadable input, refused before anything runs (exit 2): it was
+    skipped in silence (exit 0), so its journals counted as deleted, and heal --in/--out removed what it had healed of
+    them as stale."""
+    import subprocess
+
+    folder = tmp_path / "in"
+    for name in ("a", "locked"):
+        (folder / name).mkdir(parents=True)
+        make_journals(folder / name, count=2)
+    out = tmp_path / "out"
+    assert run_replay("heal", "--in", str(folder), "--out", str(out), "--workers", "1").returncode == 1
+    healed = tree_bytes(out / "locked")
+    assert healed
+    prefix = _as_a_user(tmp_path)
+    (folder / "locked").chmod(0)
+    try:
+        for args in (["heal", "--in", str(folder), "--out", str(out)], ["validate", str(folder)],
+                     ["report", str(folder / "locked")], ["read", str(folder)]):
+            proc = subprocess.run([*prefix, REPLAY, *args], capture_output=True, check=False)
+            assert (proc.returncode, proc.stdout) == (2, b""), (args, proc.stderr)
+            [error] = errors_of(proc.stderr)
+            assert (error["code"], error["path"]) == ("E_INPUT_UNREADABLE", str(folder / "locked")), args
+            assert error["message"] == f"cannot read folder {str(folder / 'locked')!r}: Permission denied"
+    finally:
+        (folder / "locked").chmod(0o755)
+    assert tree_bytes(out / "locked") == healed  # what was healed of it is still there
