@@ -184,6 +184,10 @@ def _write_all(fd: int, data: bytes) -> None:
 class GunzipReader:
     """Decompresses a gzip stream (also several concatenated members) read from another reader.
 
+    A stream zlib refuses (a bad byte, a trailer whose check does not match) still gives every byte it inflated before
+    the refusal, then fails (E_GZIP_INVALID, naming the compressed byte): where zlib refuses within what one call was
+    given, that call's output is not lost, so what comes out does not depend on the size of the chunks read.
+
     ``follow`` (``read --follow``): the file is still being written, so its end is where its writer has got to, not
     the stream's: a member cut off there is not truncated (its rest comes later), and members appended after it
     (``gzip -c >> log.gz``) are read when they come."""
@@ -197,9 +201,17 @@ class GunzipReader:
         self.eof = False
         self.started = False  # the current member has begun
         self.may_wait = inner.may_wait
+        self.fed = 0  # compressed bytes given to (and taken by) inflaters so far: the offset in the gzip file of ``tail``
+        self.pending = b""  # inflated bytes not yet handed out (what came before a refusal, beyond one read's ``n``)
+        self.failure: ReplayError | None = None  # the refusal to raise once ``pending`` is handed out
 
     async def read(self, n: int) -> bytes:
         while True:
+            if self.pending:
+                out, self.pending = self.pending[:n], self.pending[n:]
+                return out
+            if self.failure is not None:
+                raise self.failure
             if self.tail:
                 data, self.tail = self.tail, b""
             elif self.eof:
@@ -214,17 +226,18 @@ class GunzipReader:
                         raise ReplayError("E_GZIP_INVALID", f"{self.source}: gzip stream is truncated",
                                           source=self.source, exit_code=1)
                     return b""
+            before = self.inflate.copy()
             try:
                 out = self.inflate.decompress(data, n)
-            except zlib.error as exc:
-                raise ReplayError("E_GZIP_INVALID", f"{self.source}: {exc}", source=self.source, exit_code=1) from exc
+            except zlib.error:
+                self.inflate = before
+                self.pending = self._up_to_the_refusal(data)
+                continue
             self.started = True
             self.tail = self.inflate.unconsumed_tail
+            self.fed += len(data) - len(self.tail)
             if self.inflate.eof:  # a member ended; another may follow
-                rest = self.inflate.unused_data + self.tail
-                self.inflate = zlib.decompressobj(wbits=31)
-                self.started = False
-                self.tail = rest
+                self._next_member()
             if out:
                 return out
 
@@ -234,9 +247,38 @@ class GunzipReader:
         if rewind is None or not rewind():
             return False
         self.inflate = zlib.decompressobj(wbits=31)
-        self.tail = b""
+        self.tail = self.pending = b""
         self.eof = self.started = False
+        self.fed = 0
+        self.failure = None
         return True
+
+    def _next_member(self) -> None:
+        rest = self.inflate.unused_data
+        self.fed -= len(rest)
+        self.tail = rest + self.tail
+        self.inflate = zlib.decompressobj(wbits=31)
+        self.started = False
+
+    def _up_to_the_refusal(self, data: bytes) -> bytes:
+        """``data`` given to ``inflate`` a byte at a time: what it inflates before the byte it refuses, whose offset in
+        the gzip file ``failure`` names (a member that ends first hands the rest of ``data`` to the next, as ``read``)."""
+        out = bytearray()
+        for at in range(len(data)):
+            try:
+                out += self.inflate.decompress(data[at:at + 1])
+            except zlib.error as exc:
+                offset = self.fed + at
+                self.failure = ReplayError("E_GZIP_INVALID", f"{self.source}: {exc} (compressed byte {offset})",
+                                           source=self.source, exit_code=1)
+                return bytes(out)
+            self.started = True
+            if self.inflate.eof:
+                self.fed += at + 1
+                self.tail = data[at + 1:]
+                self._next_member()
+                return bytes(out)
+        raise AssertionError("zlib refused the chunk whole but took each of its bytes")  # pragma: no cover
 
 
 class PrefixedReader:

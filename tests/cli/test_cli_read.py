@@ -107,6 +107,25 @@ def test_a_truncated_gzip_keeps_what_was_whole_and_fails(tmp_path: Path):
     assert [(e["code"], e["line"]) for e in errors_of(piped.stderr)] == [("E_GZIP_INVALID", error["line"])]
 
 
+@pytest.mark.parametrize("size", [1, 20000], ids=["small", "larger-than-a-read"])
+def test_a_gzip_zlib_refuses_keeps_every_line_it_inflated_first(tmp_path: Path, size: int):
+    """A gzip whose trailer's check is wrong (every line inflated whole): the lines come out, then E_GZIP_INVALID where
+    they stopped, naming the compressed byte zlib refused. What zlib inflated in the read it refused was lost with it:
+    a small file gave no line at all and said it stopped at line 1, a larger one lost its last chunk's lines."""
+    journal = JOURNAL * size
+    data = bytearray(gzip.compress(journal))
+    data[-8] ^= 0xFF  # the CRC-32 of the member
+    packed = write(tmp_path / "crc.jsonl.gz", bytes(data))
+    done = run_replay("read", str(packed))
+    assert done.returncode == 1
+    *out, last = done.stdout.splitlines(keepends=True)
+    assert b"".join(out) == journal
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_GZIP_INVALID" and (error["line"], error["offset"]) == (len(out) + 1, len(journal))
+    assert error["message"].endswith(f"incorrect data check (compressed byte {len(data) - 5})")
+    assert orjson.loads(last) == {"$record": "dropped", **{k: v for k, v in error.items() if k != "stage"}}
+
+
 @pytest.mark.parametrize("cut", [lambda data: data[:2], lambda data: data[:12] + bytes([data[12] ^ 0xFF]) + data[13:]],
                          ids=["header-only", "corrupt-from-the-start"])
 def test_a_gzip_that_fails_at_its_first_byte_says_where(tmp_path: Path, cut):
