@@ -365,8 +365,18 @@ def input_unreadable(path: str, exc: OSError, /, *, what: str = "", exit_code: i
     the other inputs go on (``exit_code``: 2 for a file read before anything runs)."""
     why = exc.strerror or str(exc) or type(exc).__name__
     name = f"{what} {printable(path)!r}" if what else repr(printable(path))
+    advice = _UNREADABLE_ADVICE.get(exc.errno or 0)  # (else the code's own: permissions, the disk)
     return ReplayError("E_INPUT_UNREADABLE", f"cannot read {name}: {why}", exit_code=exit_code,
-                       **({"path": path, "source": printable(path), "received": why} | fields))
+                       **({"path": path, "source": printable(path), "received": why}
+                          | ({"howToFix": advice} if advice else {}) | fields))
+
+
+# What to do about an input that cannot be opened, by the system's reason, where permissions and the disk are not it.
+_UNREADABLE_ADVICE = {
+    errno.ENOENT: "Nothing is there now: a link to nothing, or a file removed meanwhile. Restore it, or remove the link.",
+    errno.ELOOP: "It is a symbolic link in a loop (links that point at each other): point it at a file, or remove it.",
+    errno.EISDIR: "It is a folder: name a file in it (or pass the folder where a command walks folders).",
+}
 
 
 def refused(code: str, message: str, **fields: Any) -> ReplayError:

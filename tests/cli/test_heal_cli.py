@@ -950,3 +950,19 @@ def test_a_document_whose_first_record_is_an_array_is_reported_not_a_crash(tmp_p
         assert result.returncode == 1 and b"E_STAGE_FAILED" not in result.stderr
         assert [(e["code"], e["path"]) for e in errors_of(result.stderr)] == [("E_EVENT_NOT_OBJECT", "$[0]")]
         assert [json.loads(line).get("seq") for line in result.stdout.splitlines()][:1] == ([1] if len(records) > 1 else [])
+
+
+@pytest.mark.parametrize("command", [["heal", "--in", "in", "--out", "out"], ["validate", "in"], ["report", "in"]])
+def test_a_broken_or_looping_link_is_told_how_to_fix_itself(tmp_path: Path, command: list[str]) -> None:
+    """The advice of E_INPUT_UNREADABLE fits its reason: a link to nothing or in a loop is no matter of permissions or
+    of the disk (what every unreadable input was told to check)."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(broken_bytes())
+    (src / "broken.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    (src / "loop.jsonl").symlink_to(src / "loop.jsonl")
+    proc = run_replay(*command, cwd=tmp_path)
+    advice = {e["source"]: e["howToFix"] for e in errors_of(proc.stderr) if e["code"] == "E_INPUT_UNREADABLE"}
+    assert proc.returncode == 1 and sorted(advice) == ["in/broken.jsonl", "in/loop.jsonl"]
+    assert "link to nothing" in advice["in/broken.jsonl"] and "permissions" not in advice["in/broken.jsonl"]
+    assert "in a loop" in advice["in/loop.jsonl"] and "permissions" not in advice["in/loop.jsonl"]
