@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
 
 from journal_gen import write_journal
 
+from replay.pipeline.engine.parallel import LocalFiles
 from replay.pipeline.io.manifest import MANIFEST
 
 
@@ -128,3 +130,22 @@ def swapped_backend() -> Iterator[Backends]:
         yield Backends(scale)
     finally:
         scale._backend = original
+
+
+@dataclass(frozen=True)
+class DyingFiles(LocalFiles):
+    """Local files whose worker process is killed (SIGKILL, as the OOM killer does) as a task starts: the first ``times``
+    tasks to start (counted in ``tally``, a file), or every one (``times`` < 0)."""
+
+    tally: str
+    times: int = 1
+
+    def start_task(self, paths: list[str]) -> None:
+        import signal
+
+        with open(self.tally, "a+") as handle:
+            handle.seek(0)
+            started = len(handle.read())
+            handle.write("x")
+        if self.times < 0 or started < self.times:
+            os.kill(os.getpid(), signal.SIGKILL)

@@ -166,6 +166,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_FILESYSTEM_NOT_INSTALLED": ("no fsspec filesystem for this URL's protocol is installed", "Install the package the error names (e.g. pip install s3fs for s3://), or give a local path."),
     "E_CLUSTER_UNREACHABLE": ("the Dask scheduler could not be reached", "Check --scheduler / DASK_SCHEDULER_ADDRESS and that the scheduler is running."),
     "E_CLUSTER_TASK_FAILED": ("a Dask task failed (its workers kept dying, or the task broke)", "Read the message and the workers' logs (memory limits, killed processes)."),
+    "E_WORKER_LOST": ("the worker processes of --workers N kept dying (killed: out of memory, a signal)", "Give the workers more memory or run fewer --workers, then run the command again."),
     "E_NATS_UNREACHABLE": ("the NATS server could not be reached, or has no JetStream", "Check the nats:// address and that the server runs with JetStream (nats-server -js)."),
     # internal
     "E_UNHANDLED": ("unexpected runtime failure", "Rerun with --log-level debug and report the output."),

@@ -27,7 +27,15 @@ from typing import Any, Protocol
 
 import anyio
 
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_REFUSED, PipeClosed, ReplayError, StrictAbort, input_unreadable
+from replay.pipeline.engine.errors import (
+    EXIT_FAILED,
+    EXIT_REFUSED,
+    PipeClosed,
+    ReplayError,
+    StrictAbort,
+    input_unreadable,
+    printable,
+)
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import make_logger
@@ -42,6 +50,7 @@ Completions = Iterator[tuple[int, list["Outcome"]]]  # (task number, its outcome
 SMALL_JOB_BYTES = 8 << 20  # below this, worker processes cost more than they save (unless asked for)
 LOCAL_TASK_INPUTS = 32  # at most this many inputs per task on local workers (output flows in order)
 CLUSTER_TASK_INPUTS = 200  # a Dask task carries hundreds of inputs: scheduling one costs ~1 ms
+WORKER_DEATHS = 3  # how many times local worker processes may die before the command fails (Dask's allowed-failures)
 
 
 class Files(Protocol):
@@ -296,26 +305,51 @@ def default_workers() -> int:
 
 def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
     """Run the tasks in this process (one worker) or in ``workers`` worker processes; yields as they finish.
-    Worker processes come from a fork server (no threads of this process are copied into them)."""
+    Worker processes come from a fork server (no threads of this process are copied into them).
+
+    A worker process that dies (the kernel's OOM killer, a signal) breaks its pool: the tasks not yet done run again
+    in a new one, as Dask runs again the task of a worker that died (they write the same bytes, each file whole), up to
+    ``WORKER_DEATHS`` times; then the command fails with E_WORKER_LOST."""
     if workers <= 1 or len(chunks) <= 1:
         for index, paths in chunks:
             yield index, run_inputs(work, paths)
         return
     import multiprocessing  # here, not at the top: a run in one process never loads multiprocessing (~7 ms)
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["replay.pipeline.engine.parallel", "replay.pipeline.engine.config"])
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context)
-    try:
-        pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index for index, paths in chunks}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=pending.__getitem__):
-                index = pending.pop(future)
-                yield index, future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    todo = dict(chunks)  # the tasks not yet done, by number (in task order)
+    deaths = 0
+    while todo:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context)
+        try:
+            pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index
+                                                         for index, paths in todo.items()}
+            lost: BrokenProcessPool | None = None
+            while pending and lost is None:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=pending.__getitem__):
+                    index = pending.pop(future)
+                    failed = future.exception()
+                    if isinstance(failed, BrokenProcessPool):
+                        lost = failed
+                        continue
+                    del todo[index]
+                    yield index, future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if lost is not None:
+            deaths += 1
+            if deaths > WORKER_DEATHS:
+                first = todo[min(todo)][0]
+                raise ReplayError("E_WORKER_LOST", f"worker processes died {deaths} times (killed: out of memory, or a "
+                                  f"signal); {len(todo)} tasks were not done, the first from {printable(first)!r}",
+                                  received=str(lost), exit_code=EXIT_FAILED,
+                                  howToFix="Look for what kills the workers (the kernel log: `dmesg` names the OOM "
+                                           "killer's victims); give them more memory or run fewer --workers, then run "
+                                           "the command again.") from lost
 
 
 def in_order(chunks: list[Chunk], completions: Completions,

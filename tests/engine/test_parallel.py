@@ -69,3 +69,48 @@ def test_a_task_builds_its_graph_once_and_runs_it_for_each_input_as_if_alone(tmp
     assert [(o.path, o.stdout, o.stderr, o.errors, o.codes, o.records) for o in together] == \
         [(o.path, o.stdout, o.stderr, o.errors, o.codes, o.records) for o in alone]
     assert b'"runId":"c"' in together[2].stdout and b'"runId":"a"' in together[0].stdout
+
+
+def _journals(tmp_path: Path, count: int) -> list[str]:
+    paths = []
+    for k in range(count):
+        path = tmp_path / f"j{k}.jsonl"
+        path.write_bytes(b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r%d","payload":{}}\n'
+                         b"not json\n" % k)
+        paths.append(str(path))
+    return paths
+
+
+def test_tasks_a_killed_worker_process_was_running_run_again_in_a_new_pool(tmp_path: Path) -> None:
+    """A worker process killed mid-run (the OOM killer) broke the pool, and the command with it (E_UNHANDLED,
+    BrokenProcessPool): the tasks not done run again in a new pool, as Dask runs again a dead worker's task."""
+    from scale_support import DyingFiles
+
+    from replay.pipeline.engine.parallel import local_tasks
+
+    paths = _journals(tmp_path, 6)
+    chunks = partition(paths, 2, 1)
+    work = Work(bind(load_spec("validate"), set={}), inputs=len(paths))
+    dying = Work(work.doc, inputs=len(paths), files=DyingFiles(str(tmp_path / "tally")))
+    alone = [o for _, task in chunks for o in run_inputs(work, task)]
+    again = list(in_order(chunks, local_tasks(dying, chunks, 2)))
+    assert [(o.path, o.stdout, o.stderr, o.codes) for o in again] == [(o.path, o.stdout, o.stderr, o.codes) for o in alone]
+    assert (tmp_path / "tally").read_text().startswith("x")  # (a worker was killed)
+
+
+def test_worker_processes_that_keep_dying_fail_the_command_with_e_worker_lost(tmp_path: Path, monkeypatch) -> None:
+    import pytest
+    from scale_support import DyingFiles
+
+    from replay.pipeline.engine import parallel
+    from replay.pipeline.engine.errors import ReplayError
+    from replay.pipeline.engine.parallel import local_tasks
+
+    monkeypatch.setattr(parallel, "WORKER_DEATHS", 1)  # (each death costs a new pool's start)
+
+    paths = _journals(tmp_path, 4)
+    work = Work(bind(load_spec("validate"), set={}), inputs=len(paths), files=DyingFiles(str(tmp_path / "tally"), -1))
+    with pytest.raises(ReplayError) as failed:
+        list(local_tasks(work, partition(paths, 2, 1), 2))
+    assert failed.value.code == "E_WORKER_LOST" and failed.value.exit_code == 1
+    assert "died 2 times" in str(failed.value) and repr(paths[0]) in str(failed.value)
