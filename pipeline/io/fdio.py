@@ -204,6 +204,7 @@ class GunzipReader:
         self.fed = 0  # compressed bytes given to (and taken by) inflaters so far: the offset in the gzip file of ``tail``
         self.pending = b""  # inflated bytes not yet handed out (what came before a refusal, beyond one read's ``n``)
         self.failure: ReplayError | None = None  # the refusal to raise once ``pending`` is handed out
+        self.members = 0  # the members that ended whole
 
     async def read(self, n: int) -> bytes:
         while True:
@@ -226,6 +227,11 @@ class GunzipReader:
                         raise ReplayError("E_GZIP_INVALID", f"{self.source}: gzip stream is truncated",
                                           source=self.source, exit_code=1)
                     return b""
+            if self.members and not self.started:  # zeros after a member pad the file: gzip(1) and Python skip them
+                padded, data = data, data.lstrip(b"\0")
+                self.fed += len(padded) - len(data)
+                if not data:
+                    continue
             before = self.inflate.copy()
             try:
                 out = self.inflate.decompress(data, n)
@@ -254,6 +260,7 @@ class GunzipReader:
         return True
 
     def _next_member(self) -> None:
+        self.members += 1
         rest = self.inflate.unused_data
         self.fed -= len(rest)
         self.tail = rest + self.tail

@@ -107,6 +107,15 @@ def test_a_truncated_gzip_keeps_what_was_whole_and_fails(tmp_path: Path):
     assert [(e["code"], e["line"]) for e in errors_of(piped.stderr)] == [("E_GZIP_INVALID", error["line"])]
 
 
+def test_zeros_that_pad_a_gzip_file_are_read_past_as_gzip_reads_them(tmp_path: Path):
+    """NUL bytes after a member (a file padded to a block's size, between members or at its end) are no data: gzip(1)
+    and Python's gzip skip them. They were E_GZIP_INVALID ("incorrect header check"), exit 1."""
+    padded = gzip.compress(JOURNAL) + bytes(100) + gzip.compress(JOURNAL) + bytes(70000)
+    assert gzip.decompress(padded) == JOURNAL * 2
+    done = run_replay("read", str(write(tmp_path / "padded.jsonl.gz", padded)))
+    assert (done.returncode, done.stdout, done.stderr) == (0, JOURNAL * 2, b"")
+
+
 @pytest.mark.parametrize("size", [1, 20000], ids=["small", "larger-than-a-read"])
 def test_a_gzip_zlib_refuses_keeps_every_line_it_inflated_first(tmp_path: Path, size: int):
     """A gzip whose trailer's check is wrong (every line inflated whole): the lines come out, then E_GZIP_INVALID where
