@@ -130,7 +130,10 @@ class ReadJournal(Source):
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise
                 advice = {"howToFix": _READ_THE_REST} if self._some_came_out() else {}  # (else the code's own holds)
-                await self._send([exc.body | {"source": source} | self._stopped_at() | advice], out)
+                where = self._stopped_at()
+                if not where and exc.code == "E_GZIP_INVALID":  # (a document read whole: none of it came out)
+                    where = {"line": 1, "offset": 0}
+                await self._send([exc.body | {"source": source} | where | advice], out)
             except OSError as exc:  # the disk or device failed mid-read (EIO, ECONNRESET, ...): this input ends here
                 if isinstance(exc, BrokenPipeError):
                     raise

@@ -234,6 +234,22 @@ def test_a_gzipped_artifact_is_read(tmp_path: Path) -> None:
     assert [e["code"] for e in errors_of(done.stderr)] == ["E_SCHEMA_VERSION_UNSUPPORTED"]
 
 
+def test_a_cut_off_gzipped_artifact_is_reported_where_read_and_heal_report_it(tmp_path: Path) -> None:
+    """A .json.gz cut off mid-member: validate (which reads an artifact whole) said E_GZIP_INVALID with no position;
+    read, heal and report say line 1, offset 0 (none of the document came out). One error, one place."""
+    packed = gzip.compress(orjson.dumps(changed(lambda d: None)))
+    target = tmp_path / "a.json.gz"
+    target.write_bytes(packed[: len(packed) // 2])
+    said = {}
+    for command in ("validate", "read", "heal", "report"):
+        done = run_replay(command, str(target))
+        assert done.returncode == 1, command
+        [error] = errors_of(done.stderr)
+        said[command] = error
+    assert said["validate"]["code"] == "E_GZIP_INVALID" and (said["validate"]["line"], said["validate"]["offset"]) == (1, 0)
+    assert all(error == said["validate"] for error in said.values())
+
+
 # the stream on stdin --------------------------------------------------------------------------------------
 STREAM = [
     {"$record": "run", "runId": "run_1", "status": "ok"}, ev(1, "run_started"), ev(2), ev(3, "run_completed"),
