@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import importlib
 import math
+import os
 import signal
 from typing import Any, NamedTuple
 
@@ -364,12 +365,23 @@ def input_unreadable(path: str, exc: OSError, /, *, what: str = "", exit_code: i
     reads a file a flag names (``what``: "pipeline config", "context file", ...): the file in ``path`` and ``source``,
     the system's reason in ``received`` (``fields`` say more, or name the place otherwise); exit 1 for an input, as
     the other inputs go on (``exit_code``: 2 for a file read before anything runs)."""
-    why = exc.strerror or str(exc) or type(exc).__name__
+    number, why = os_reason(exc)
     name = f"{what} {printable(path)!r}" if what else repr(printable(path))
-    advice = _UNREADABLE_ADVICE.get(exc.errno or 0)  # (else the code's own: permissions, the disk)
+    advice = _UNREADABLE_ADVICE.get(number)  # (else the code's own: permissions, the disk)
     return ReplayError("E_INPUT_UNREADABLE", f"cannot read {name}: {why}", exit_code=exit_code,
                        **({"path": path, "source": printable(path), "received": why}
                           | ({"howToFix": advice} if advice else {}) | fields))
+
+
+_ERRNO_OF = ((FileNotFoundError, errno.ENOENT), (PermissionError, errno.EACCES), (IsADirectoryError, errno.EISDIR),
+             (NotADirectoryError, errno.ENOTDIR))
+
+
+def os_reason(exc: OSError) -> tuple[int, str]:
+    """The system's error number and words for ``exc``, also when it was raised without them: fsspec raises
+    ``FileNotFoundError(path)``, whose text is the path (said as the reason, it named the file twice)."""
+    number = exc.errno or next((n for kind, n in _ERRNO_OF if isinstance(exc, kind)), 0)
+    return number, exc.strerror or (os.strerror(number) if number else "") or str(exc) or type(exc).__name__
 
 
 # What to do about an input that cannot be opened, by the system's reason, where permissions and the disk are not it.

@@ -26,6 +26,7 @@ from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic,
 from replay.pipeline.engine.exactjson import UTF8_BOM
 from replay.pipeline.engine.outputs import TEMP_SUFFIX, file_target, is_temp_name, published_name, temp_prefix
 from replay.pipeline.engine.preflight import file_in_the_way
+from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
 
 STDIN = "-"
@@ -149,9 +150,13 @@ def _journals_below(top: str) -> Iterator[str]:
 def expand_paths(paths: list[str]) -> list[str]:
     """Files as given; directories walked recursively for journals, in sorted path order.
 
-    Raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR before anything is read.
+    Raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR before anything is read. Not in a run that is one input of
+    a command over many (``engine.share``): the command found its inputs first, so one not there now was removed
+    meanwhile, and reading it reports it unreadable (E_INPUT_UNREADABLE, exit 1; the other inputs go on), as one run
+    over them all reports it. (It was a refusal: exit 2, and no input after it was read.)
     """
     files: list[str] = []
+    listed = command_inputs() > 0
     for raw in paths or [STDIN]:
         if raw == STDIN:
             require_stdin()
@@ -160,15 +165,20 @@ def expand_paths(paths: list[str]) -> list[str]:
         if is_url(raw):
             from replay.pipeline.io.remote import expand
 
-            files.extend(expand(raw))
+            try:
+                files.extend(expand(raw))
+            except ReplayError as exc:
+                if not (listed and exc.code == "E_INPUT_PATH_NOT_FOUND"):
+                    raise
+                files.append(raw)
             continue
         if raw == "":  # (Path("") is the current folder: `replay read "$UNSET"` read all of it)
             raise ReplayError("E_INPUT_PATH_NOT_FOUND", "an input path is empty", path=raw,
                               howToFix="Name the file or folder to read (a variable that held it may be unset); pass `-` "
                                        "(or nothing) to read stdin.")
         p = Path(raw)
-        if not p.exists() and os.path.islink(raw):
-            files.append(raw)  # a broken link: reading it reports it unreadable (a problem of that input)
+        if not p.exists() and (listed or os.path.islink(raw)):
+            files.append(raw)  # a broken link, or removed meanwhile: reading it reports it unreadable (that input's problem)
             continue
         if not p.exists():
             raise ReplayError(

@@ -46,7 +46,7 @@ from typing import Any
 
 from anyio import to_thread
 
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, input_unreadable, optional_module, os_reason
 from replay.pipeline.engine.parallel import file_digest, input_digest
 from replay.pipeline.io.journals import TEMP_SUFFIX, is_journal_name, is_temp_name, is_url
 
@@ -149,8 +149,9 @@ def _forget(url: str) -> None:
 
 
 def _why(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return getattr(exc, "strerror", None) or text
+    if isinstance(exc, OSError):
+        return os_reason(exc)[1]
+    return str(exc) or type(exc).__name__
 
 
 @contextmanager
@@ -357,7 +358,12 @@ async def open_url(url: str) -> AsyncIterator[UrlReader]:
 
     def opened() -> Any:
         with _failing(url, "E_INPUT_UNREADABLE", "open"), handle.lock:
-            return handle.fs.open(path, "rb", block_size=BLOCK_BYTES)
+            try:
+                return handle.fs.open(path, "rb", block_size=BLOCK_BYTES)
+            except OSError as exc:  # said as a local file's is (``input_unreadable``: its reason, and what to do)
+                if not isinstance(exc, FileNotFoundError):
+                    _forget(url)
+                raise input_unreadable(url, exc) from exc
 
     file = await to_thread.run_sync(opened)
     try:

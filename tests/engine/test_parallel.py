@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,9 +47,28 @@ def test_a_task_keeps_each_inputs_stdout_and_diagnostics_and_turns_failures_into
     assert b'"valid":true' in outcomes[0].stdout and b'"valid":false' in outcomes[1].stdout
     assert b"E_JSONL_LINE_INVALID" in outcomes[1].stderr and outcomes[0].stderr == b""
     assert outcomes[0].records == 2  # the source record (one input of three) and the event
-    failure = outcomes[2].failure
-    assert failure is not None and failure.body["code"] == "E_INPUT_PATH_NOT_FOUND"
-    assert type(failure.exception()).__name__ == "ReplayError"
+    # an input gone since the command listed it is unreadable, that input's error (see the test below)
+    assert outcomes[2].failure is None and outcomes[2].codes == {"E_INPUT_UNREADABLE": 1}
+
+
+@pytest.mark.parametrize("spec", ["validate", "report"])
+@pytest.mark.parametrize("url", [False, True], ids=["path", "file-url"])
+def test_an_input_removed_after_the_command_listed_it_is_unreadable_and_the_others_go_on(tmp_path: Path, spec: str,
+                                                                                          url: bool) -> None:
+    """validate and report ran each input's graph with the input checked again as a command-line argument: one removed
+    meanwhile was refused (E_INPUT_PATH_NOT_FOUND, exit 2), which ended the command there, every input after it left
+    unread (heal --in, and one run over them all, said E_INPUT_UNREADABLE for it, exit 1, and went on)."""
+    paths = _journals(tmp_path, 3)
+    if url:
+        paths = [f"file://{p}" for p in paths]
+    Path(paths[1].removeprefix("file://")).unlink()
+    outcomes = run_inputs(Work(bind(load_spec(spec), set={}), inputs=3), paths)
+    assert [o.failure for o in outcomes] == [None, None, None]
+    [error] = [orjson.loads(line)["error"] for line in outcomes[1].stderr.splitlines()]
+    assert (error["code"], error["source"], error["received"]) == ("E_INPUT_UNREADABLE", paths[1], "No such file or directory")
+    assert error["message"] == f"cannot read {paths[1]!r}: No such file or directory"
+    assert "removed meanwhile" in error["howToFix"]
+    assert outcomes[2].codes == {"E_JSONL_LINE_INVALID": 1}  # the input after it was read
 
 
 def test_a_task_builds_its_graph_once_and_runs_it_for_each_input_as_if_alone(tmp_path: Path, monkeypatch) -> None:
@@ -99,7 +120,6 @@ def test_tasks_a_killed_worker_process_was_running_run_again_in_a_new_pool(tmp_p
 
 
 def test_worker_processes_that_keep_dying_fail_the_command_with_e_worker_lost(tmp_path: Path, monkeypatch) -> None:
-    import pytest
     from scale_support import DyingFiles
 
     from replay.pipeline.engine import parallel
