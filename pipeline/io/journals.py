@@ -168,7 +168,7 @@ def expand_paths(paths: list[str]) -> list[str]:
             try:
                 files.extend(expand(raw))
             except ReplayError as exc:
-                if not (listed and exc.code == "E_INPUT_PATH_NOT_FOUND"):
+                if not (listed and exc.code in ("E_INPUT_PATH_NOT_FOUND", "E_INPUT_UNREADABLE")):
                     raise
                 files.append(raw)
             continue

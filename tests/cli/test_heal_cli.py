@@ -966,3 +966,24 @@ def test_a_broken_or_looping_link_is_told_how_to_fix_itself(tmp_path: Path, comm
     assert proc.returncode == 1 and sorted(advice) == ["in/broken.jsonl", "in/loop.jsonl"]
     assert "link to nothing" in advice["in/broken.jsonl"] and "permissions" not in advice["in/broken.jsonl"]
     assert "in a loop" in advice["in/loop.jsonl"] and "permissions" not in advice["in/loop.jsonl"]
+
+
+@pytest.mark.parametrize("command", [["heal", "--in", "IN", "--out", "out"], ["validate", "IN"], ["report", "IN"]])
+def test_a_folder_at_a_file_url_reports_its_broken_and_looping_links_as_the_local_folder_does(tmp_path: Path,
+                                                                                             command: list[str]) -> None:
+    """Listed through fsspec, a link to nothing or in a loop was left out in silence (exit 0 when the rest was fine),
+    and a loop looked at again in a task ended the command (exit 2): at file:// they are the local folder's errors."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(broken_bytes())
+    (src / "broken.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    (src / "loop.jsonl").symlink_to(src / "loop.jsonl")
+    url = f"file://{src}"
+    local = run_replay(*[str(src) if a == "IN" else a for a in command], cwd=tmp_path)
+    remote = run_replay(*[url if a == "IN" else a for a in command[:-1]], "out2" if command[-1] == "out" else
+                        (url if command[-1] == "IN" else command[-1]), cwd=tmp_path)
+    assert local.returncode == remote.returncode == 1
+    assert [(e["code"], e["source"]) for e in errors_of(local.stderr) if e["code"] == "E_INPUT_UNREADABLE"] == \
+        [("E_INPUT_UNREADABLE", str(src / "broken.jsonl")), ("E_INPUT_UNREADABLE", str(src / "loop.jsonl"))]
+    assert remote.stderr.replace(b"file://", b"") == local.stderr
+    assert remote.stdout.replace(b"file://", b"").replace(b"out2/", b"out/") == local.stdout
