@@ -147,6 +147,11 @@ def _journals_below(top: str) -> Iterator[str]:
             yield entry.path
 
 
+def journals_in(top: str) -> list[str]:
+    """The journals in the local folder ``top`` and the folders below it, in sorted path order (``_journals_below``)."""
+    return sorted(_journals_below(top), key=lambda s: s.encode("utf-8", "surrogateescape"))
+
+
 def expand_paths(paths: list[str]) -> list[str]:
     """Files as given; directories walked recursively for journals, in sorted path order.
 
@@ -186,8 +191,7 @@ def expand_paths(paths: list[str]) -> list[str]:
                 howToFix="Check the path; pass `-` (or nothing) to read stdin.",
             )
         if p.is_dir():
-            found = sorted(_journals_below(str(p)), key=lambda s: s.encode("utf-8", "surrogateescape"))
-            files.extend(found)
+            files.extend(journals_in(str(p)))
         elif p.is_file() or p.is_fifo() or raw.startswith("/dev/"):
             files.append(raw)
         else:

@@ -48,7 +48,7 @@ from anyio import to_thread
 
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, input_unreadable, optional_module, os_reason
 from replay.pipeline.engine.parallel import file_digest, input_digest
-from replay.pipeline.io.journals import TEMP_SUFFIX, is_journal_name, is_temp_name, is_url
+from replay.pipeline.io.journals import TEMP_SUFFIX, is_journal_name, is_temp_name, is_url, journals_in
 
 READ_BYTES = 1 << 20  # one thread hop per MiB read, then served in the reader's chunks from memory
 BLOCK_BYTES = 4 << 20  # read-ahead of a remote file (FTP: one RETR per block)
@@ -290,6 +290,9 @@ def expand(url: str) -> list[str]:
                           howToFix="Check the URL (its bucket, host and path).")
     if info.get("type") != "directory":
         return [url]
+    handle, path = _filesystem(url)
+    if _on_this_machine(handle.fs):
+        return _walked_here(url, handle, path)
     found = []
     for rel, entry in _listing(url, inputs=True).items():
         parts = rel.split("/")
@@ -299,6 +302,40 @@ def expand(url: str) -> list[str]:
         _KNOWN[full] = (int(entry.get("size") or 0), _mtime_ns(entry))
         found.append(full)
     return sorted(found, key=lambda s: s.encode("utf-8", "surrogateescape"))
+
+
+def _on_this_machine(fs: Any) -> bool:
+    """fsspec's local filesystem (``file://``)."""
+    protocol = fs.protocol
+    return "file" in (protocol if isinstance(protocol, tuple | list) else (protocol,))
+
+
+def _walked_here(url: str, handle: _Filesystem, path: str) -> list[str]:
+    """``expand`` for a ``file://`` folder: walked as a local folder is (``journals_in``), not by fsspec's walk, which
+    leaves out in silence a folder it cannot list (its journals then counted as gone), each file's entry as fsspec
+    lists it."""
+    import os
+
+    try:
+        files = journals_in(path)
+    except ReplayError as exc:  # a folder that cannot be listed: named by its URL
+        folder = exc.body.get("path")
+        if exc.code != "E_INPUT_UNREADABLE" or not isinstance(exc.__cause__, OSError) or not isinstance(folder, str):
+            raise
+        rel = os.path.relpath(folder, path)
+        raise input_unreadable(url if rel == "." else join(url, rel), exc.__cause__, what="folder",
+                               exit_code=exc.exit_code) from exc.__cause__
+    found = []
+    for full in files:
+        target = join(url, os.path.relpath(full, path))
+        try:
+            with handle.lock:
+                entry = handle.fs.info(full)
+            _KNOWN[target] = (int(entry.get("size") or 0), _mtime_ns(entry))
+        except OSError:  # (a link in a loop: reading it reports it)
+            _KNOWN[target] = (0, 0)
+        found.append(target)
+    return found
 
 
 def total_bytes(urls: list[str]) -> int:
