@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -202,6 +204,7 @@ def input_digest(path: str) -> tuple[int, int, str]:
 def run_inputs(work: Work, paths: list[str], stop: Callable[[], bool] | None = None) -> list[Outcome]:
     """A task: run the graph once per input, in order, inside one event loop. Never raises for an input.
     ``stop``, asked before each input: True ends the task there (the command stopped; the outcomes so far come back)."""
+    global _in_task
     tune_gc()  # as the CLI does, wherever the task runs (a Dask worker too)
     work.files.start_task(paths)
     registry = Registry()
@@ -220,7 +223,11 @@ def run_inputs(work: Work, paths: list[str], stop: Callable[[], bool] | None = N
             outcomes.append(outcome)
         return outcomes
 
-    return anyio.run(run_all)
+    _in_task = True
+    try:
+        return anyio.run(run_all)
+    finally:
+        _in_task = False
 
 
 async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, Graph], probed: set[Path]) -> Outcome:
@@ -323,7 +330,8 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
     todo = dict(chunks)  # the tasks not yet done, by number (in task order)
     deaths = 0
     while todo:
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context)
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
+                                   initializer=_worker_started)
         try:
             pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index
                                                          for index, paths in todo.items()}
@@ -339,7 +347,7 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
                     del todo[index]
                     yield index, future.result()
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            _shut_down(pool)
         if lost is not None:
             deaths += 1
             if deaths > WORKER_DEATHS:
@@ -350,6 +358,39 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
                                   howToFix="Look for what kills the workers (the kernel log: `dmesg` names the OOM "
                                            "killer's victims); give them more memory or run fewer --workers, then run "
                                            "the command again.") from lost
+
+
+def _shut_down(pool: Any) -> None:
+    """The pool's workers end their tasks and are waited for; an interrupt meanwhile (a second Ctrl-C: the first is
+    why the pool shuts down) ends them now, as it ends a run in this process. (It waited on: the pool's workers, whose
+    next task never came, and this process, joining them at its exit, both waited forever.)"""
+    try:
+        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            with suppress(Exception):
+                process.kill()  # (what it staged under a temp name is swept by the next run over its folder)
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            with suppress(Exception):
+                process.join(5)
+        raise
+
+
+_in_task = False  # a worker process runs a task now (``run_inputs``)
+
+
+def _worker_started() -> None:
+    """A worker process hears Ctrl-C as the command does (a terminal sends it to the whole process group): inside a
+    task, as KeyboardInterrupt, which stops its run (what it staged under temp names goes); between tasks (waiting for
+    the next, sending a result back) it ends quietly, having nothing of its own to finish (it printed
+    multiprocessing's traceback on stderr, which carries JSON lines only)."""
+    signal.signal(signal.SIGINT, _worker_interrupted)
+
+
+def _worker_interrupted(number: int, _frame: Any) -> None:
+    if _in_task:
+        raise KeyboardInterrupt
+    os._exit(128 + number)
 
 
 def in_order(chunks: list[Chunk], completions: Completions,
