@@ -255,7 +255,7 @@ class GunzipReader:
         self.inflate = zlib.decompressobj(wbits=31)
         self.tail = self.pending = b""
         self.eof = self.started = False
-        self.fed = 0
+        self.fed = self.members = 0
         self.failure = None
         return True
 
