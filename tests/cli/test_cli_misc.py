@@ -36,6 +36,19 @@ def test_help_lists_the_commands_and_shows_examples():
     assert "Examples:" in text and "replay read" in text and "--log-level" in text
 
 
+@pytest.mark.parametrize("group", [(), ("incident",), ("golden",)])
+def test_each_command_s_line_in_a_listing_is_whole_or_visibly_cut(group: tuple[str, ...]):
+    """A listing shows each command's first sentence, or its start and `...`: `schema`'s read "Print the bundled JSON
+    Schema NAME (e.g." (click took the period of "e.g." for the sentence's end), a parenthesis opened and never closed."""
+    done = run_replay(*group, "--help")
+    listing = done.stdout.decode().partition("\nCommands:\n")[2].partition("\n\n")[0]
+    lines = [line.split(None, 1) for line in listing.splitlines() if line.strip()]
+    assert lines
+    for name, summary in lines:
+        assert summary.endswith("...") or summary.count("(") == summary.count(")"), (name, summary)
+        assert summary.endswith("...") or summary.count("`") % 2 == 0, (name, summary)
+
+
 @pytest.mark.parametrize("command", ["read", "run", "stages", "schema"])
 def test_each_core_command_has_help(command: str):
     done = run_replay(command, "--help")

@@ -50,9 +50,12 @@ def test_export_reads_an_agent_log_directly_into_a_file(tmp_path):
 
 
 def test_export_needs_a_format():
+    """Its advice names the flag to add (it was the catalogue's "Run `replay COMMAND --help`", a placeholder)."""
     done = run_replay("export", str(CLAUDE))
     assert done.returncode == 2 and done.stdout == b""
-    assert errors_of(done.stderr)[0]["code"] == "E_USAGE_INVALID"
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and "COMMAND" not in error["howToFix"]
+    assert "replay export --otlp" in error["howToFix"]
 
 
 def journal_line(seq: int, etype: str, stamp: str, payload: str = "{}") -> bytes:

@@ -32,6 +32,8 @@ def export(paths: tuple[str, ...], otlp: bool, out_path: str | None, dialect: st
     Langfuse) one line per request, or into the OpenTelemetry collector's otlpjsonfile receiver.
     """
     if not otlp:
-        raise ReplayError("E_USAGE_INVALID", "say which format to export: --otlp", example="replay export --otlp run.jsonl")
+        raise ReplayError("E_USAGE_INVALID", "say which format to export: --otlp",
+                          howToFix="Add --otlp, the one format there is: `replay export --otlp FILE`.",
+                          example="replay export --otlp run.jsonl")
     bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "out.path": Flag("--out", out_path)}
     return exit_code_for(run_spec("export", paths, set=bound, strict=strict))

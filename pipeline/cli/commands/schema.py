@@ -27,7 +27,7 @@ def schema_bytes(name: str) -> bytes:
 @click.command()
 @click.argument("name", required=False)
 def schema(name: str | None) -> int:
-    """Print the bundled JSON Schema NAME (e.g. `event`, `stream`); without NAME, list them."""
+    """Print the bundled JSON Schema NAME (`event`, `stream`, ...); without NAME, list them."""
     if name is None:
         write_stdout(("\n".join(schema_names()) + "\n").encode())
         return 0
