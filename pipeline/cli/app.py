@@ -435,19 +435,20 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
     from replay.pipeline.engine.errors import diagnostic
 
     message = exc.format_message()
+    ctx = getattr(exc, "ctx", None)  # the command the words were given to: its help is the advice, by name
+    typed = ctx.command_path if ctx is not None else None
     if isinstance(exc, click.NoSuchOption):
-        command = exc.ctx.command if exc.ctx is not None else None
+        command = ctx.command if ctx is not None else None
         known = own_flags(command) if command is not None else []
-        hint = {}
+        hint = {"howToFix": f"Run `{typed} --help` to list the flags."} if typed else {}
         if command is not None and command.name == DEFAULT_COMMAND:
             hint["howToFix"] = ("Run `replay capture --help` to list the flags; a prompt that starts with '-' goes after "
                                 "`--`: `replay -- '-v or -q?'`.")
-        return diagnostic("E_UNKNOWN_FLAG", message, path=exc.ctx.command_path if exc.ctx is not None else None,
-                          received=exc.option_name, **hint,
+        return diagnostic("E_UNKNOWN_FLAG", message, path=typed, received=exc.option_name, **hint,
                           expected=", ".join(exc.possibilities) if exc.possibilities else ", ".join(known) or None)
     if isinstance(exc, click.UsageError) and message.startswith("No such command"):
         return diagnostic("E_COMMAND_UNKNOWN", message)
-    return diagnostic("E_USAGE_INVALID", message)
+    return diagnostic("E_USAGE_INVALID", message, **({"howToFix": f"Run `{typed} --help` for the usage."} if typed else {}))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -65,6 +65,22 @@ def test_an_unknown_global_flag():
     assert error["path"] == "replay" and "replay read --help" in error["howToFix"]
 
 
+@pytest.mark.parametrize(("args", "code", "help"), [
+    (("walk",), "E_USAGE_INVALID", "replay walk --help"),  # a missing argument
+    (("report", "--format", "pdf"), "E_USAGE_INVALID", "replay report --help"),  # a value not among the choices
+    (("heal", "--workers", "0", "x.jsonl"), "E_USAGE_INVALID", "replay heal --help"),  # a number out of range
+    (("incident", "import"), "E_USAGE_INVALID", "replay incident import --help"),
+    (("heal", "--frob"), "E_UNKNOWN_FLAG", "replay heal --help"),
+    (("incident", "import", "--frob"), "E_UNKNOWN_FLAG", "replay incident import --help"),
+])
+def test_a_usage_error_s_advice_names_the_command_typed(args: tuple[str, ...], code: str, help: str):
+    """Its advice was the catalogue's "Run `replay COMMAND --help`", COMMAND left for the reader to fill in."""
+    done = run_replay(*args)
+    assert (done.returncode, done.stdout) == (2, b"")
+    [error] = errors_of(done.stderr)
+    assert error["code"] == code and f"`{help}`" in error["howToFix"] and "COMMAND" not in error["howToFix"]
+
+
 @pytest.mark.parametrize("flag", ["--strict", "--strict=true"])
 def test_a_command_flag_put_before_the_command_is_replays_unknown_flag_not_captures(flag):
     """`replay --strict read x.jsonl`: it was capture's unknown flag (`"path": "replay capture"`, capture's flags);
