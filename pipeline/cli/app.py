@@ -451,6 +451,27 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
     return diagnostic("E_USAGE_INVALID", message, **({"howToFix": f"Run `{typed} --help` for the usage."} if typed else {}))
 
 
+PLACEHOLDER = "`replay COMMAND "  # in the catalogue's advice for usage errors ("Run `replay COMMAND --help` ...")
+
+
+def _advice_named(body: dict[str, Any], args: list[str]) -> dict[str, Any]:
+    """A command's own refusal of its usage that kept the catalogue's advice ("Run `replay COMMAND --help`"): the
+    command named as typed (`replay script --help`, `replay incident import --help`)."""
+    advice = body.get("howToFix")
+    if not isinstance(advice, str) or PLACEHOLDER not in advice:
+        return body
+    words = args[: args.index("--")] if "--" in args else args
+    name = next((word for word in words if word in COMMANDS), None)
+    command = cli.get_command(click.Context(cli), name) if name else None
+    if name is None or command is None:
+        return body
+    typed = f"replay {name}"
+    if isinstance(command, click.Group):
+        sub = next((word for word in words[words.index(name) + 1:] if word in command.commands), None)
+        typed += f" {sub}" if sub else ""
+    return {**body, "howToFix": advice.replace(PLACEHOLDER, f"`{typed} ")}
+
+
 def main(argv: list[str] | None = None) -> None:
     tune_gc()
     interrupt_like_ctrl_c()
@@ -466,7 +487,7 @@ def run_cli(argv: list[str] | None = None) -> int:
         rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)
         return rv if isinstance(rv, int) else EXIT_OK
     except ReplayError as exc:
-        _print_error(exc.body)
+        _print_error(_advice_named(exc.body, sys.argv[1:] if argv is None else argv))
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
