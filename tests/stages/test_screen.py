@@ -240,7 +240,8 @@ CUT = [lambda r, ev: ev.update(runId=f"z{r.random()}")]
 JUNK = [b"", b"   ", b"not json", b"[1,2]", b'{"$record":"heal","runId":"r0","repairs":1}', b'{"a":"\xff"}',
         b'{"$record":"source","source":"x.jsonl"}', b'{"$record":"dropped","code":"E_JSONL_LINE_INVALID","message":"m","line":3,"offset":9}',
         b'{"$record":"run","runId":"rr","status":"ok","response":"hello"}', b'{"$record":"run","status":7}',
-        b'{"seq":1,"runId":"r9","type":"run_started","timestamp":"2026-03-01T12:00:00.000Z","payload":{},"payload":{"a":1}}']
+        b'{"seq":1,"runId":"r9","type":"run_started","timestamp":"2026-03-01T12:00:00.000Z","payload":{},"payload":{"a":1}}',
+        b'{"$record":null,"runId":"r1"}']  # (no record to the stages after: an event of r1, which cuts the run it is in)
 DROPPED = JUNK[7]  # a dropped record: it names no run, and parse takes it out of the stream
 
 
@@ -256,7 +257,7 @@ def journals(draw: st.DrawFn, unique: bool = False, split: bool = False) -> byte
     lines: list[bytes] = []
     # with unique ids, no junk line may cut a run in two (two runs of one id: heal before the screen counted
     # their repairs by where batches happened to be cut)
-    junk = [j for j in JUNK if not unique or not (j.startswith(b'{"seq"') or b'"$record":"run"' in j)]
+    junk = [j for j in JUNK if not unique or not (j.startswith(b'{"seq"') or b'"$record":"run"' in j or b'"$record":null' in j)]
     runs = draw(st.integers(1, 8))
     vanished: list[str] = []  # the ids of the runs heal drops whole so far: another may have one of them again
     for k in range(runs):
@@ -628,6 +629,30 @@ def test_a_run_its_record_left_unnamed_is_named_by_its_first_event_in_every_coun
     assert orjson.loads(fast.stdout)["runs"] == orjson.loads(slow.stdout)["runs"] == fillers + 3
     report = run_replay("report", "--format", "json", str(path))
     assert orjson.loads(report.stdout)["aggregate"]["runs"]["total"] == fillers + 3
+
+
+# r0, then a line whose "$record" is null (written twice, the last one null) naming r1, then r1's first event
+RECORD_NULL = (
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
+    b'{"$record":"run","runId":"r1","$record":null}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_started","runId":"r1","payload":{}}\n')
+
+
+@pytest.mark.parametrize("later", [False, True])
+def test_a_line_whose_record_kind_is_null_cuts_runs_as_an_event_does_in_both_lanes(tmp_path: Path, later: bool):
+    """Found by differential fuzzing: ``"$record": null`` is no record where runs are cut (``starts_run``): a line
+    naming r1 after r0's events begins r1's run, whose next event goes on in it. The screen took it for a record of
+    r0's run, and r1's event then began a run of its own: validate counted 3 runs with the fast lane, 2 without."""
+    fillers = orjson.loads(run_replay("validate", "--in", str(after_a_batch(tmp_path, b""))).stdout)["runs"] if later else 0
+    path = after_a_batch(tmp_path, RECORD_NULL) if later else tmp_path / "j.jsonl"
+    if not later:
+        path.write_bytes(RECORD_NULL)
+    fast, slow = validate_both_ways(tmp_path, path)
+    assert (fast.stdout, fast.returncode) == (slow.stdout, slow.returncode)
+    assert sorted(fast.stderr.splitlines()) == sorted(slow.stderr.splitlines())
+    assert orjson.loads(fast.stdout)["runs"] == fillers + 2
+    same(tmp_path, b"", str(path))
+    same(tmp_path, RECORD_NULL)
 
 
 # in process, cut into batches of any size: runs judged a batch slice at a time ---------------------------------
