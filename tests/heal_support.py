@@ -8,6 +8,7 @@ import orjson
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import InlineResult, run_inline
+from replay.pipeline.engine.stage import Transform
 from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.parse import ParseLines
@@ -18,8 +19,8 @@ def lines_of(records: list[dict[str, Any]]) -> list[bytes]:
 
 
 def heal_lines(lines: list[bytes], rules: dict | None = None, *, summary: bool = True, source: str = "run.jsonl",
-               batch_size: int = 3, tail_open: bool = False) -> InlineResult:
-    """Heal raw JSONL lines exactly as `replay heal` chains the stages, cut into small batches."""
+               batch_size: int = 3, tail_open: bool = False, then: tuple[Transform, ...] = ()) -> InlineResult:
+    """Heal raw JSONL lines exactly as `replay heal` chains the stages, cut into small batches (``then``: stages after)."""
     batches = []
     for start in range(0, max(len(lines), 1), batch_size):
         part = lines[start:start + batch_size]
@@ -34,6 +35,7 @@ def heal_lines(lines: list[bytes], rules: dict | None = None, *, summary: bool =
     if summary:
         stages.append(SummarizeRepairs())
         feeds = {len(stages) - 1: ("repairs",)}
+    stages += then  # (stages after the rules: heal's check, say)
     return run_inline(stages, batches, feed_side=feeds)
 
 

@@ -2,7 +2,7 @@
 
 The executor runs each segment in one task (no channel between its stages) and ``inline`` runs a
 whole chain with it in plain Python; both get the same order of results. A batch goes through the
-stages in turn; a stage may drop it (None, or empty: unless it closes a run) or split it (a list of batches, e.g. at a file
+stages in turn; a stage may drop it (None, or empty: unless it closes a run or carries notes) or split it (a list of batches, e.g. at a file
 boundary), and each part goes on through the rest. After each stage call, that stage's side records
 (errors, repairs, ...) come out *before* the batch moves on, so a consumer of both sees a batch's
 diagnostics before the batch.
@@ -56,8 +56,8 @@ class Segment:
                     yield from self.push(current, start)
                     continue
                 raise result_invalid(stages[max(start - 1, 0)].id, current)
-            if not (len(current) or current.closes_run):  # (an empty batch may still close a run)
-                continue
+            if not (len(current) or current.closes_run or current.notes):  # (an empty batch may still close a run, or
+                continue                                                    # carry notes for the check after)
             for k in range(start, len(stages)):
                 self.current = k
                 if self.feeds:
@@ -72,7 +72,7 @@ class Segment:
                     elif current is not None:
                         raise result_invalid(stage.id, current)
                     break
-                if not (len(current) or current.closes_run):
+                if not (len(current) or current.closes_run or current.notes):
                     break
             else:
                 yield current

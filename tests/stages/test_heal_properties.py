@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from heal_support import events_of, heal_lines, lines_of
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.model.events import TERMINAL_TYPES, parse_timestamp
 from replay.pipeline.model.healing import BUILTIN_ALIASES
+from replay.stages.validate import ValidateEvents
 
 TYPES = ["run_started", "user_message", "assistant_message", "tool_called", "tool_completed", "tool_failed",
          "run_completed", "run_failed", "llm_chunk", *sorted(BUILTIN_ALIASES)[:12]]
@@ -133,3 +135,46 @@ def test_dedupe_keeps_one_of_each_row_of_identical_events_however_the_input_is_c
     assert kept == rows
     dropped = [r for r in result.side.get("repairs", []) if r["rule"] == "dedupe"]
     assert len(dropped) == len(records) - len(rows)
+
+
+def twice(line: bytes, value: bytes) -> bytes:
+    """``line`` (an object) with its payload written again, last, as ``value``: a key written twice."""
+    return line[:-1] + b',"payload":' + value + b"}"
+
+
+@st.composite
+def streams_with_keys_written_twice(draw: Any) -> list[bytes]:
+    """``broken_stream``'s lines, a few with their payload written twice (the last value wins: a rule that changes the
+    event writes it anew, and the check after heal notices the key written twice), and orphaned results of calls
+    never made (dropped) before them."""
+    lines: list[bytes] = []
+    for line in lines_of(draw(broken_stream())):
+        if draw(st.integers(0, 5)) == 0 and b'"runId":"run_' in line:
+            rid = orjson.loads(line)["runId"]
+            lines.append(orjson.dumps({"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "tool_completed",
+                                       "runId": rid, "payload": {"callId": "never"}}))
+        if draw(st.integers(0, 3)) == 0 and not line.startswith(b'{"$record"'):
+            line = twice(line, draw(st.sampled_from([b"null", b"{}", b'"text"'])))
+        lines.append(line)
+    return lines
+
+
+def noticed(lines: list[bytes], batch_size: int) -> list[Any]:
+    """What heal's check after the rules notices of keys written twice in events written anew (sorted: they come in the
+    order the rules changed the events, batch by batch)."""
+    result = heal_lines(lines, batch_size=batch_size, then=(ValidateEvents(report_as="E_HEALED_ARTIFACT_INVALID"),))
+    return sorted((n["line"], n["keys"]) for n in result.side.get("notices", []) if n.get("code") == "E_JSON_DUPLICATE_KEY")
+
+
+@SETTINGS
+@given(streams_with_keys_written_twice(), st.integers(1, 5), st.integers(6, 40))
+@example(lines=[  # run_0 begins with an orphaned result (dropped), then an event whose payload is null (written anew)
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"tool_failed","runId":"run_0","payload":{"callId":"c1"}}',
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:01.000Z","type":"llm_chunk","runId":"run_0","payload":{},"payload":null}',
+    b'{"seq":3,"timestamp":"2026-03-01T12:00:02.000Z","type":"user_message","runId":"run_1","payload":{}}'], a=3, b=40)
+def test_what_heal_notices_does_not_depend_on_batch_boundaries(lines: list[bytes], a: int, b: int) -> None:
+    """Found by differential fuzzing (a file and a pipe that paused): when pair_tool_calls dropped the first event of a
+    run that began a batch, the part of the batch before the run's beginning was empty but held the batch's notes (a
+    key written twice in an event written anew), and an empty batch was dropped with them: the notice was missing,
+    or not, by where the input was cut into batches."""
+    assert noticed(lines, a) == noticed(lines, b)
