@@ -52,7 +52,8 @@ class _Healed:
     columns: list[Column] = field(default_factory=list)  # the whole stream (run and heal records too), with bytes
     heal: dict[str, Any] | None = None
     repairs: list[dict[str, Any]] = field(default_factory=list)
-    notices: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[dict[str, Any]] = field(default_factory=list)  # the stages' notices, as their ports gave them
+    notes: list[dict[str, Any]] = field(default_factory=list)  # what the rules saw while changing events (``Batch.notes``)
     run_id: Any = None  # the first event's runId (of an event parsed, or a line as it came), when it names one
     named: bool = False  # the first event was seen
 
@@ -147,7 +148,7 @@ class WriteHealed(Sink):
             last = batch.source
             target = healed.setdefault(batch.source, _Healed())
             if batch.notes:  # what the rules saw while changing events (a key written twice, written anew): its heal log
-                target.notices.extend(batch.notes)
+                target.notes.extend(batch.notes)
                 batch.notes = None
             if batch.events is None:
                 target.take_lines(batch)
@@ -195,8 +196,37 @@ class WriteHealed(Sink):
             data = document_bytes(artifact)
             artifact_id = artifact["id"]
         run_id = (done.run or {}).get("runId") or done.run_id
-        log = heal_log_document(done.repairs, done.notices, artifact_id=artifact_id, run_id=run_id, source=source)
+        log = heal_log_document(done.repairs, in_line_order(done.notices, done.notes), artifact_id=artifact_id, run_id=run_id,
+                                source=source)
         return (healed_rel, data), (log_rel, log), source
+
+
+def in_line_order(notices: list[dict[str, Any]], notes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An input's notices for its heal log, in one order whatever the stages ran as: the notices of the stages' ports as
+    they came, each of the notes the batches carried (in their order) before the first of those of a later input line.
+    (The notes travel with the stream, the notices on side ports: which came first depended on how the graph's stages
+    were split into tasks, which the fast lane changes.)"""
+    if not notes or not notices:
+        return [*notices, *notes]
+    out: list[dict[str, Any]] = []
+    waiting = iter(notes)
+    note = next(waiting, None)
+    for notice in notices:
+        line = notice.get("line")
+        if line.__class__ is int:
+            while note is not None and _line_of(note) < line:
+                out.append(note)
+                note = next(waiting, None)
+        out.append(notice)
+    if note is not None:
+        out.append(note)
+    out.extend(waiting)
+    return out
+
+
+def _line_of(note: dict[str, Any]) -> int | float:
+    line = note.get("line")
+    return line if line.__class__ is int else float("inf")
 
 
 @contextmanager

@@ -4,6 +4,7 @@ without it does, for real logs, generated journals and journals made to break ev
 from __future__ import annotations
 
 import random
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -653,6 +654,42 @@ def test_a_line_whose_record_kind_is_null_cuts_runs_as_an_event_does_in_both_lan
     assert orjson.loads(fast.stdout)["runs"] == fillers + 2
     same(tmp_path, b"", str(path))
     same(tmp_path, RECORD_NULL)
+
+
+HEAL_DIR_SPEC = (ROOT / "pipeline" / "specs" / "heal-dir.toml").read_text()
+# r1's first event has its timestamp written twice, the last null (fix_timestamp writes it anew: a note on its batch);
+# later r3's and an unnamed run's times go back (check_order: a notice on heal's notices port)
+NOTE_AND_NOTICE = (
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"assistant_message","runId":"r0","payload":{"sidechain":true},"parentId":"p"}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:06.000Z","type":"run_started","runId":"r1","payload":{}} \n'
+    b'{"$record":"run","runId":"r1","response":"done"}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:06.000Z","type":"run_started","runId":"r1","payload":{},"timestamp":null}\n'
+    b' {"seq":7,"timestamp":"2026-03-01T12:00:29.000Z","type":"assistant_message","runId":"r1","payload":{}}\n'
+    b'{"seq":9,"timestamp":"2026-03-01T12:00:31.000Z","type":"run_failed","runId":"r1","payload":{}}\n'
+    b'{"seq":8,"timestamp":"2026-03-01T12:00:50.000Z","type":"run_failed","runId":"r3","payload":{}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:49.000Z","type":"run_started","runId":"","payload":{}}\n')
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(journals())
+@example(data=NOTE_AND_NOTICE)
+def test_heal_into_a_folder_writes_the_same_files_with_and_without_the_fast_lane(tmp_path: Path, data: bytes):
+    """`heal --in DIR --out DIR` writes the same healed journal and heal-log.json with the fast lane and without it.
+    Found by differential fuzzing: heal-log.json's notices took the notes the stream's batches carried (a key written
+    twice in an event written anew) and the notices of the stages' ports in the order they came, which followed how the
+    graph's stages were split into tasks, and the fast lane splits them otherwise: the same notices in another order."""
+    (tmp_path / "in").mkdir(exist_ok=True)
+    (tmp_path / "in" / "j.jsonl").write_bytes(data)
+    spec = tmp_path / "heal-dir-slow.toml"
+    spec.write_text(HEAL_DIR_SPEC.replace('type = "screen"', 'type = "screen"\nfast = false', 1)
+                    .replace('out_dir = "healed"', f'out_dir = "{tmp_path / "slow"}"', 1))
+    fast = run_replay("heal", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "fast"))
+    slow = run_replay("run", str(spec), str(tmp_path / "in" / "j.jsonl"))
+    assert fast.returncode == slow.returncode
+    for name in ("j.healed.jsonl", "j.heal-log.json"):
+        assert (tmp_path / "fast" / name).read_bytes() == (tmp_path / "slow" / name).read_bytes(), name
+    for folder in ("fast", "slow"):
+        shutil.rmtree(tmp_path / folder)
 
 
 # in process, cut into batches of any size: runs judged a batch slice at a time ---------------------------------
