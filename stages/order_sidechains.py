@@ -140,6 +140,7 @@ class OrderSidechains(Transform):
         if untouched and len(out) == len(events):
             return [prefix, batch] if prefix is not None else batch
         rebuilt = Batch.from_columns(out, batch.source).ends_as(batch)
+        rebuilt.notes = batch.notes  # (what the rules before saw changing its events, for the check after heal)
         return [prefix, rebuilt] if prefix is not None else rebuilt
 
     def flush(self) -> Batch | None:

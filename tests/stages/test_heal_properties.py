@@ -9,6 +9,7 @@ from heal_support import events_of, heal_lines, lines_of
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.events import TERMINAL_TYPES, parse_timestamp
 from replay.pipeline.model.healing import BUILTIN_ALIASES
 from replay.stages.validate import ValidateEvents
@@ -145,14 +146,18 @@ def twice(line: bytes, value: bytes) -> bytes:
 @st.composite
 def streams_with_keys_written_twice(draw: Any) -> list[bytes]:
     """``broken_stream``'s lines, a few with their payload written twice (the last value wins: a rule that changes the
-    event writes it anew, and the check after heal notices the key written twice), and orphaned results of calls
-    never made (dropped) before them."""
+    event writes it anew, and the check after heal notices the key written twice), and before them orphaned results
+    of calls never made (dropped) and sidechain events whose parent never comes (held to the run's end)."""
     lines: list[bytes] = []
     for line in lines_of(draw(broken_stream())):
         if draw(st.integers(0, 5)) == 0 and b'"runId":"run_' in line:
             rid = orjson.loads(line)["runId"]
             lines.append(orjson.dumps({"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "tool_completed",
                                        "runId": rid, "payload": {"callId": "never"}}))
+        if draw(st.integers(0, 5)) == 0 and b'"runId":"run_' in line:
+            rid = orjson.loads(line)["runId"]
+            lines.append(orjson.dumps({"seq": 2, "timestamp": "2026-03-01T12:00:00.000Z", "type": "assistant_message",
+                                       "runId": rid, "payload": {"sidechain": True}, "parentId": "never"}))
         if draw(st.integers(0, 3)) == 0 and not line.startswith(b'{"$record"'):
             line = twice(line, draw(st.sampled_from([b"null", b"{}", b'"text"'])))
         lines.append(line)
@@ -161,9 +166,16 @@ def streams_with_keys_written_twice(draw: Any) -> list[bytes]:
 
 def noticed(lines: list[bytes], batch_size: int) -> list[Any]:
     """What heal's check after the rules notices of keys written twice in events written anew (sorted: they come in the
-    order the rules changed the events, batch by batch)."""
+    order the rules changed the events, batch by batch). Each line a rule changed (not dropped) with a key written
+    twice is among them."""
     result = heal_lines(lines, batch_size=batch_size, then=(ValidateEvents(report_as="E_HEALED_ARTIFACT_INVALID"),))
-    return sorted((n["line"], n["keys"]) for n in result.side.get("notices", []) if n.get("code") == "E_JSON_DUPLICATE_KEY")
+    notes = sorted((n["line"], n["keys"]) for n in result.side.get("notices", []) if n.get("code") == "E_JSON_DUPLICATE_KEY")
+    repairs = result.side.get("repairs", [])
+    dropped = {r.get("line") for r in repairs if r["action"] == "dropped"}
+    twice = {k + 1 for k, line in enumerate(lines) if exactjson.duplicate_keys(line, orjson.loads(line))}
+    changed = {r.get("line") for r in repairs if r["action"] == "changed"} & twice - dropped
+    assert changed <= {line for line, _ in notes}, "changed, written anew, and no notice"
+    return notes
 
 
 @SETTINGS
@@ -172,9 +184,15 @@ def noticed(lines: list[bytes], batch_size: int) -> list[Any]:
     b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"tool_failed","runId":"run_0","payload":{"callId":"c1"}}',
     b'{"seq":2,"timestamp":"2026-03-01T12:00:01.000Z","type":"llm_chunk","runId":"run_0","payload":{},"payload":null}',
     b'{"seq":3,"timestamp":"2026-03-01T12:00:02.000Z","type":"user_message","runId":"run_1","payload":{}}'], a=3, b=40)
+@example(lines=[  # a sidechain event whose parent never comes (held), then an event whose payload is 7 (written anew)
+    b'{"seq":3,"timestamp":"2026-03-01T12:01:25.000Z","type":"tool_called","runId":"r3","payload":{"callId":"c1",'
+    b'"toolName":"bash","sidechain":true},"parentId":"p"}',
+    b'{"seq":127,"timestamp":"2026-03-01T12:05:02.000Z","type":"user_message","runId":"r24","payload":{},"payload":7}'],
+    a=1, b=6)
 def test_what_heal_notices_does_not_depend_on_batch_boundaries(lines: list[bytes], a: int, b: int) -> None:
     """Found by differential fuzzing (a file and a pipe that paused): when pair_tool_calls dropped the first event of a
     run that began a batch, the part of the batch before the run's beginning was empty but held the batch's notes (a
     key written twice in an event written anew), and an empty batch was dropped with them: the notice was missing,
-    or not, by where the input was cut into batches."""
+    or not, by where the input was cut into batches. And order_sidechains, holding a sidechain event back, rebuilt
+    its batch without them."""
     assert noticed(lines, a) == noticed(lines, b)
