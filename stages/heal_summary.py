@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from collections import Counter
 from typing import Any
 
@@ -196,7 +198,7 @@ class SummarizeRepairs(RunScoped):
         if top is not None and run is not None and (run.state.get("top") is None or top > run.state["top"]):
             run.state["top"] = top
 
-    def flush(self) -> Batch | None:
+    def flush(self) -> Batch | list[Batch] | None:
         """The last run's heal record, then one for each run whose repairs no run here took: a run all of whose events
         a rule dropped (an orphaned result after another run's event cut its run in two) never reaches this stage,
         and no run of its id holds the lines it was logged at. Its repairs are logged; they are counted at the end,
@@ -204,18 +206,21 @@ class SummarizeRepairs(RunScoped):
         in the order of their inputs and lines (not the order the rules' logs happened to come in)."""
         tail = super().flush()
         left = []
+        names = []  # the input each of them is of, by name
         pending = [*self._vanished, *_apart(self.pending), *self._torn_left()]
-        for (_, run_id), held in sorted(pending, key=self._input_order):
+        for (source, run_id), held in sorted(pending, key=self._input_order):
             counts: Counter[str] = Counter()
             for _line, rule, n in held:
                 counts[rule] += n
             if counts:
                 left.append(self._record(None if run_id is _INPUT_END else run_id, counts) | {RUN_DROPPED: True})
+                names.append(source[0])
         self.pending, self._vanished, self._torn = {}, [], {}
         if not left:
             return tail
-        if tail is None:
-            return Batch.of(left, self.run_source or "<stdin>")
+        if tail is None:  # no run ended here (every run of the input was dropped, or there was none): under their inputs'
+            return [Batch.of([record for _, record in part], name)  # names (heal --in/--out writes them into its file)
+                    for name, part in itertools.groupby(zip(names, left, strict=True), key=operator.itemgetter(0))]
         for record in left:
             tail.insert(len(tail), record)
         return tail

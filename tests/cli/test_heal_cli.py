@@ -987,3 +987,23 @@ def test_a_folder_at_a_file_url_reports_its_broken_and_looping_links_as_the_loca
         [("E_INPUT_UNREADABLE", str(src / "broken.jsonl")), ("E_INPUT_UNREADABLE", str(src / "loop.jsonl"))]
     assert remote.stderr.replace(b"file://", b"") == local.stderr
     assert remote.stdout.replace(b"file://", b"").replace(b"out2/", b"out/") == local.stdout
+
+
+ORPHANED = b'{"seq":1,"timestamp":"2026-03-01T13:00:01.000Z","type":"tool_completed","runId":"v1","payload":{"callId":"g1"}}\n'
+
+
+@pytest.mark.parametrize("data", [b'{"a":', ORPHANED, ORPHANED + b'{"seq":2,"ty'], ids=["torn", "orphaned", "both"])
+def test_a_journal_with_no_run_left_heals_into_a_folder_as_it_heals_to_stdout(tmp_path: Path, data: bytes):
+    """Found by differential fuzzing: a journal heal keeps no run of (only a cut-off line, or only an orphaned result
+    heal drops) gets the heal records of those repairs, "runDropped": true, on stdout; `heal --in/--out` wrote an
+    empty healed journal (the records went under no input's name), though its heal log lists the repairs."""
+    (tmp_path / "in").mkdir()
+    path = tmp_path / "in" / "j.jsonl"
+    path.write_bytes(data)
+    to_stdout = run_replay("heal", str(path))
+    into = run_replay("heal", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out"))
+    assert to_stdout.returncode == into.returncode == 0
+    healed = (tmp_path / "out" / "j.healed.jsonl").read_bytes()
+    assert healed == to_stdout.stdout
+    log = json.loads((tmp_path / "out" / "j.heal-log.json").read_bytes())
+    assert sum(r["repairs"] for r in map(orjson.loads, healed.splitlines())) == log["summary"]["total"] == len(log["repairs"])
