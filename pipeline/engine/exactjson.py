@@ -11,7 +11,7 @@ Everything replay parses and may write again goes through ``loads`` / ``exact_li
   or an exponent of three digits below zero) is decoded again with the standard library, which keeps
   integers exact and hands each float's text over: a float whose double is not the number written is
   an ``ExactNumber`` (a float that remembers its text). So is a number too large for a double
-  (``1e400``), which orjson refuses. A string with half of a surrogate pair (``"\\ud83d"``, which a
+  (``1e400``), which orjson refuses, and an integer of more digits than Python turns into an int (4300). A string with half of a surrogate pair (``"\\ud83d"``, which a
   JavaScript writer leaves where it cut a string inside an emoji) is valid JSON orjson refuses too: the
   standard library reads it, once orjson has found the rest valid.
 - ``dumps``: orjson; a value holding an integer beyond 64 bits or an ``ExactNumber`` is written with
@@ -153,7 +153,7 @@ def char_at(raw: bytes, char_pos: int) -> str:
 def _exact(data: bytes | str) -> Any:
     """The value of ``data`` (already accepted by orjson) with integers and floats kept exact."""
     with deep():
-        return json.loads(data, parse_float=_float, parse_constant=_reject_constant)
+        return json.loads(data, parse_float=_float, parse_int=_int, parse_constant=_reject_constant)
 
 
 # Where orjson may round a number: an integer beyond 64 bits has at least 19 digits (-9223372036854775809),
@@ -235,13 +235,24 @@ def _float(text: str) -> float:
 _INF = float("inf")
 
 
+def _int(text: str) -> int | float:
+    """An integer as written; one of more digits than Python turns into an int (``sys.get_int_max_str_digits``, 4300:
+    the standard library refuses it, and orjson reads it as a double, infinity) is an ``ExactNumber``, as a number
+    beyond a double is: read as infinity, written as it was read. (It is valid JSON: ``replay read`` passes it, and
+    the screen's fast lane, which skips what it does not read, passed its run as it came.)"""
+    try:
+        return int(text)
+    except ValueError:
+        return ExactNumber(text)
+
+
 def _huge(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
     """orjson refuses numbers beyond a double; they are valid JSON, so the standard library reads them."""
     if "infinity" not in exc.msg:
         raise exc
     try:
         with deep():
-            return json.loads(data, parse_float=_float, parse_constant=_reject_constant)
+            return json.loads(data, parse_float=_float, parse_int=_int, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         raise exc from None
 
@@ -295,7 +306,7 @@ def _lone_surrogates(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
     text = data if isinstance(data, str) else data.decode("utf-8")
     try:
         with deep():
-            return json.loads(text, parse_float=_float, parse_constant=_reject_constant)
+            return json.loads(text, parse_float=_float, parse_int=_int, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         raise exc from None
 
@@ -460,7 +471,7 @@ def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
         return []
     with deep():
         try:
-            tree = json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_reject_constant)
+            tree = json.loads(raw, object_pairs_hook=_Pairs, parse_int=_int, parse_constant=_reject_constant)
         except json.JSONDecodeError:  # no JSON: what a stage rendered for people in place of the record (diff's text)
             return []
     return sorted({path for path, _ in _repeated(tree)})

@@ -25,7 +25,12 @@ from replay.pipeline.engine import exactjson
 def exact_value(text: bytes | str) -> Any:
     """The value as an exact parser sees it (last key wins, like every parser replay uses): integers and decimals
     exact (a float as the decimal number written, not the nearest double)."""
-    return json.loads(text, parse_float=Decimal)
+    return json.loads(text, parse_float=Decimal, parse_int=_exact_int)
+
+
+def _exact_int(text: str) -> int | Decimal:
+    """An integer, exact: as a Decimal when it has more digits than Python turns into an int (4300)."""
+    return int(text) if len(text) <= 4000 else Decimal(text)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -74,7 +79,8 @@ numbers = st.one_of(
     st.sampled_from(["-0", "0", "-0.0", "0.0", "1E2", "1e-7", "-1.5e+300", "18446744073709551616",
                      "-9223372036854775809", "9223372036854775807", "1.0", "1.50", "1e400", "-1E+400", "1.5e-400",
                      "3.14159265358979323846264", "100000000000000000000000000000.5", "2.2250738585072011e-308",
-                     "4.9e-324", "0.30000000000000004", "1234567890.1234567"]),
+                     "4.9e-324", "0.30000000000000004", "1234567890.1234567",
+                     "9" * 4301, "-" + "1" * 5000]),  # more digits than Python turns into an int
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
     # any decimal, as written (more digits than a double holds, exponents beyond its range)
     st.decimals(allow_nan=False, allow_infinity=False).map(str),
@@ -180,7 +186,7 @@ def test_duplicate_keys_are_found_exactly_where_they_are(text):
             found.add(True)
         return dict(items)
 
-    json.loads(raw, object_pairs_hook=pairs)
+    json.loads(raw, object_pairs_hook=pairs, parse_int=Decimal)
     assert bool(exactjson.duplicate_keys(raw)) == bool(found)
 
 
@@ -199,7 +205,8 @@ def test_duplicate_keys_are_found_whatever_escaped_quotes_the_strings_hold(items
 
 
 def test_a_number_a_double_does_not_hold_is_written_as_read_whatever_the_default() -> None:
-    for text in (b'{"n":[1e400,3.14159265358979323846]}', b'{"n":[1e400,123456789012345678901234567890]}'):
+    for text in (b'{"n":[1e400,3.14159265358979323846]}', b'{"n":[1e400,123456789012345678901234567890]}',
+                 b'{"n":[1e400,' + b"9" * 5000 + b"]}", b'{"n":[2,-' + b"9" * 4301 + b"]}"):
         for default in (None, str):
             assert exactjson.dumps(exactjson.loads(text), default=default) == text
 

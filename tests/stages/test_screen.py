@@ -659,6 +659,28 @@ def test_a_line_whose_record_kind_is_null_cuts_runs_as_an_event_does_in_both_lan
     same(tmp_path, RECORD_NULL)
 
 
+# a clean run whose first event's payload holds an integer of 5,000 digits (more than Python turns into an int)
+HUGE_INTEGER = (
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{"n":' + b"9" * 5000
+    + b'}}\n{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"r0","payload":{}}\n')
+
+
+@pytest.mark.parametrize("data", [HUGE_INTEGER, HUGE_INTEGER.replace(b"run_started", b"start", 1)], ids=["clean", "alias"])
+def test_an_integer_of_thousands_of_digits_is_valid_json_in_both_lanes(tmp_path: Path, data: bytes):
+    """Found by differential fuzzing: the fast lane passed the clean run as its bytes (valid: msgspec skips the number),
+    while the slow way refused its line as invalid JSON ("number is infinity when parsed as double"): the standard
+    library, which reads what orjson does not, refuses an integer of more than 4,300 digits. It is an ExactNumber now,
+    as 1e400 is, and written back as it was read."""
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data)
+    same(tmp_path, b"", str(path))
+    healed = run_replay("heal", str(path))
+    assert healed.returncode == 0 and healed.stderr == b""
+    assert b'"n":' + b"9" * 5000 + b"}" in healed.stdout
+    fast, slow = validate_both_ways(tmp_path, path)
+    assert (fast.stdout, fast.returncode, fast.stderr) == (slow.stdout, slow.returncode, slow.stderr)
+
+
 HEAL_DIR_SPEC = (ROOT / "pipeline" / "specs" / "heal-dir.toml").read_text()
 # r1's first event has its timestamp written twice, the last null (fix_timestamp writes it anew: a note on its batch);
 # later r3's and an unnamed run's times go back (check_order: a notice on heal's notices port)
