@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
 import math
-import operator
 from collections import Counter
 from typing import Any
 
@@ -198,7 +196,7 @@ class SummarizeRepairs(RunScoped):
         if top is not None and run is not None and (run.state.get("top") is None or top > run.state["top"]):
             run.state["top"] = top
 
-    def flush(self) -> Batch | list[Batch] | None:
+    def flush(self) -> Batch | None:
         """The last run's heal record, then one for each run whose repairs no run here took: a run all of whose events
         a rule dropped (an orphaned result after another run's event cut its run in two) never reaches this stage,
         and no run of its id holds the lines it was logged at. Its repairs are logged; they are counted at the end,
@@ -218,9 +216,8 @@ class SummarizeRepairs(RunScoped):
         self.pending, self._vanished, self._torn = {}, [], {}
         if not left:
             return tail
-        if tail is None:  # no run ended here (every run of the input was dropped, or there was none): under their inputs'
-            return [Batch.of([record for _, record in part], name)  # names (heal --in/--out writes them into its file)
-                    for name, part in itertools.groupby(zip(names, left, strict=True), key=operator.itemgetter(0))]
+        if tail is None:  # no run ended here (every run of the input was dropped, or there was none): under the name of
+            return Batch.of(left, names[0])  # the input of the first (heal --in/--out, an input a graph, writes them in its file)
         for record in left:
             tail.insert(len(tail), record)
         return tail
