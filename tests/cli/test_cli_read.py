@@ -648,23 +648,6 @@ def test_follow_tells_a_gzip_journal_that_was_empty_when_opened(tmp_path: Path):
     assert proc.stderr.read() == b""
 
 
-def test_follow_reads_a_truncated_gzip_journal_again_from_its_start(tmp_path: Path):
-    """A .gz truncated while followed is decompressed again from its start, as a plain journal is read again (it
-    was read on at the old offset: nothing more ever came)."""
-    journal = write(tmp_path / "live.jsonl.gz", gzip.compress(JOURNAL))
-    proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        got = lines_of(proc)
-        assert [got.get(timeout=60) for _ in LINES] == [line + b"\n" for line in LINES]
-        journal.write_bytes(gzip.compress(LINES[2] + b"\n"))  # truncated, and shorter than what was read of it
-        assert got.get(timeout=30) == LINES[2] + b"\n"
-    finally:
-        proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) == 130
-    [notice] = jsonl(proc.stderr.read())
-    assert notice["event"] == "read.truncated" and notice["source"] == str(journal)
-
-
 @pytest.mark.parametrize("head", [LINES[0] + b"\n", b""], ids=["after-a-line", "first-line"])
 def test_ctrl_c_on_a_pipe_says_the_unfinished_last_line_was_not_read(head: bytes):
     """`tail -f x | replay read`: Ctrl-C while the pipe's last line has no newline yet says so, as --follow does (the
@@ -689,15 +672,18 @@ def test_ctrl_c_on_a_pipe_says_the_unfinished_last_line_was_not_read(head: bytes
     assert "no newline yet" in notice["message"] and "not read" in notice["message"]
 
 
-def test_follow_reads_a_truncated_journal_again_from_its_start(tmp_path: Path):
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_follow_reads_a_truncated_journal_again_from_its_start(tmp_path: Path, gz: bool):
     """A journal truncated while followed (a log that starts over) is read from its start again, as `tail -f` does:
-    reading on at the old offset lost the new lines (they were never read, or read from their middle)."""
-    journal = write(tmp_path / "live.jsonl", LINES[0] + b"\n" + LINES[1] + b"\n")
+    reading on at the old offset lost the new lines (they were never read, or read from their middle). A .gz is
+    decompressed again from its start (it was read on at the old offset: nothing more ever came)."""
+    packed = gzip.compress if gz else bytes
+    journal = write(tmp_path / ("live.jsonl.gz" if gz else "live.jsonl"), packed(LINES[0] + b"\n" + LINES[1] + b"\n"))
     proc = subprocess.Popen([REPLAY, "read", "--follow", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         got = lines_of(proc)
         assert [got.get(timeout=60), got.get(timeout=60)] == [LINES[0] + b"\n", LINES[1] + b"\n"]
-        journal.write_bytes(LINES[2] + b"\n")  # truncated, and shorter than what was read of it
+        journal.write_bytes(packed(LINES[2] + b"\n"))  # truncated, and shorter than what was read of it
         assert got.get(timeout=30) == LINES[2] + b"\n"
     finally:
         proc.send_signal(signal.SIGINT)
