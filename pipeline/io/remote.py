@@ -254,10 +254,8 @@ def kind(url: str) -> str | None:
     return "directory" if info.get("type") == "directory" else "file"
 
 
-def _listing(url: str, *, inputs: bool = False) -> dict[str, dict[str, Any]]:
-    """Every file under the folder URL ``url``, by its path relative to it (fresh: caches are dropped first).
-    ``inputs``: the listing is of the command's inputs, and, as a local folder's walk, it keeps a broken link (reading it
-    reports it unreadable) rather than leave it out in silence."""
+def _listing(url: str) -> dict[str, dict[str, Any]]:
+    """Every file under the folder URL ``url``, by its path relative to it (fresh: caches are dropped first)."""
     handle, path = _filesystem(url)
     with _failing(url, "E_INPUT_UNREADABLE", "list", exit_code=2), handle.lock:
         handle.fs.invalidate_cache()
@@ -266,17 +264,9 @@ def _listing(url: str, *, inputs: bool = False) -> dict[str, dict[str, Any]]:
     listed = {}
     for full, info in found.items():
         rel = posixpath.relpath(full, root) if root else full.lstrip("/")
-        if rel not in (".", "") and (info.get("type", "file") == "file" or (inputs and _broken_link(info))):
+        if info.get("type", "file") == "file" and rel not in (".", ""):
             listed[rel] = info
     return listed
-
-
-def _broken_link(info: dict[str, Any]) -> bool:
-    """A link to nothing (or in a loop) as a filesystem with links lists it: its own mode, a link's, not its target's
-    (a link to a FIFO or a device is listed with the target's mode, and left out as the target is)."""
-    import stat as stat_
-
-    return info.get("type") == "other" and bool(info.get("islink")) and stat_.S_ISLNK(int(info.get("mode") or 0))
 
 
 def expand(url: str) -> list[str]:
@@ -294,7 +284,7 @@ def expand(url: str) -> list[str]:
     if _on_this_machine(handle.fs):
         return _walked_here(url, handle, path)
     found = []
-    for rel, entry in _listing(url, inputs=True).items():
+    for rel, entry in _listing(url).items():
         parts = rel.split("/")
         if any(is_temp_name(part) for part in parts) or not is_journal_name(parts[-1]):
             continue
