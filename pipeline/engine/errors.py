@@ -415,8 +415,8 @@ STDOUT_NAME = "<stdout>"
 def write_failed(name: str, exc: OSError, *, exit_code: int = 1) -> ReplayError:
     """E_OUTPUT_WRITE_FAILED for an output that could not be written (disk full, I/O error, ...): the
     path and the system's own words for why (``ENOSPC: No space left on device``)."""
-    code = errno.errorcode.get(exc.errno or 0, "") if exc.errno else ""
-    why = exc.strerror or str(exc) or type(exc).__name__
+    number, why = os_reason(exc)
+    code = errno.errorcode.get(number, "")
     received = f"{code}: {why}" if code else why
     target = "stdout" if name == STDOUT_NAME else repr(name)
     advice = {
@@ -425,7 +425,7 @@ def write_failed(name: str, exc: OSError, *, exit_code: int = 1) -> ReplayError:
         errno.EROFS: "The file system is read-only: write elsewhere.",
         errno.EACCES: "You may not write there: check the folder's permissions, or write elsewhere.",
         errno.EPERM: "You may not write there: check the folder's permissions, or write elsewhere.",
-    }.get(exc.errno or 0, "Check the disk and the path, then run the command again; nothing partial was left at the path.")
+    }.get(number, "Check the disk and the path, then run the command again; nothing partial was left at the path.")
     return ReplayError("E_OUTPUT_WRITE_FAILED", f"writing {target} failed: {why}", path=name, received=received,
                        howToFix=advice, exit_code=exit_code)
 
