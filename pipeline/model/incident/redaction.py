@@ -278,9 +278,9 @@ class Redactor:
         """A redacted copy of any JSON value found under field ``key``; ``within``: the class (secret or personal) of
         the nearest field around it that says so, which a member whose own name says nothing holds too."""
         if isinstance(node, dict):  # (what its members are inside of is the object's: judged once, not per member)
-            around, pair = inside(key, within), pair_names(node)
+            labels, others = members_within(node, key, within)
             return {self._key(k): self.value(v, k, "error" if field_class(k) == "error" else context,
-                                             pair if pair is not None and k not in _LABELS else around)
+                                             labels if k in _LABELS else others)
                     for k, v in node.items()}
         if isinstance(node, list):
             return [self.value(v, key, context, within) for v in node]
@@ -505,8 +505,16 @@ def member_within(node: dict[str, Any], member: str, key: str | None, within: st
     says, unless the object is a name-value pair that names a secret or personal field itself (HTTP headers,
     environment variables, query parameters: ``{"name": "X-Api-Key", "value": "letmein"}``, ``{"key": "DB_PASSWORD",
     "value": ...}``), whose members other than the name are that field's."""
-    pair = pair_names(node) if member not in _LABELS else None
-    return pair if pair is not None else inside(key, within)
+    labels, others = members_within(node, key, within)
+    return labels if member in _LABELS else others
+
+
+def members_within(node: dict[str, Any], key: str | None, within: str | None) -> tuple[str | None, str | None]:
+    """What the members of object ``node`` are inside of (``member_within``), for all of them at once: its name labels
+    (``name``, ``key``, ...), and its other members."""
+    around = inside(key, within)
+    pair = pair_names(node)
+    return around, (pair if pair is not None else around)
 
 
 def pair_names(node: dict[str, Any]) -> str | None:
