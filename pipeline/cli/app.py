@@ -432,7 +432,7 @@ def _print_error(body: dict[str, Any]) -> None:
 
 
 def _click_error(exc: click.ClickException) -> dict[str, Any]:
-    from replay.pipeline.engine.errors import diagnostic
+    from replay.pipeline.engine.errors import diagnostic, how_to_fix
 
     message = exc.format_message()
     ctx = getattr(exc, "ctx", None)  # the command the words were given to: its help is the advice, by name
@@ -440,36 +440,15 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
     if isinstance(exc, click.NoSuchOption):
         command = ctx.command if ctx is not None else None
         known = own_flags(command) if command is not None else []
-        hint = {"howToFix": f"Run `{typed} --help` to list the flags."} if typed else {}
+        advice = how_to_fix("E_UNKNOWN_FLAG", typed)
         if command is not None and command.name == DEFAULT_COMMAND:
-            hint["howToFix"] = ("Run `replay capture --help` to list the flags; a prompt that starts with '-' goes after "
-                                "`--`: `replay -- '-v or -q?'`.")
-        return diagnostic("E_UNKNOWN_FLAG", message, path=typed, received=exc.option_name, **hint,
+            advice = ("Run `replay capture --help` to list the flags; a prompt that starts with '-' goes after "
+                      "`--`: `replay -- '-v or -q?'`.")
+        return diagnostic("E_UNKNOWN_FLAG", message, path=typed, received=exc.option_name, howToFix=advice,
                           expected=", ".join(exc.possibilities) if exc.possibilities else ", ".join(known) or None)
     if isinstance(exc, click.UsageError) and message.startswith("No such command"):
         return diagnostic("E_COMMAND_UNKNOWN", message)
-    return diagnostic("E_USAGE_INVALID", message, **({"howToFix": f"Run `{typed} --help` for the usage."} if typed else {}))
-
-
-PLACEHOLDER = "`replay COMMAND "  # in the catalogue's advice for usage errors ("Run `replay COMMAND --help` ...")
-
-
-def _advice_named(body: dict[str, Any], args: list[str]) -> dict[str, Any]:
-    """A command's own refusal of its usage that kept the catalogue's advice ("Run `replay COMMAND --help`"): the
-    command named as typed (`replay script --help`, `replay incident import --help`)."""
-    advice = body.get("howToFix")
-    if not isinstance(advice, str) or PLACEHOLDER not in advice:
-        return body
-    words = args[: args.index("--")] if "--" in args else args
-    name = next((word for word in words if word in COMMANDS), None)
-    command = cli.get_command(click.Context(cli), name) if name else None
-    if name is None or command is None:
-        return body
-    typed = f"replay {name}"
-    if isinstance(command, click.Group):
-        sub = next((word for word in words[words.index(name) + 1:] if word in command.commands), None)
-        typed += f" {sub}" if sub else ""
-    return {**body, "howToFix": advice.replace(PLACEHOLDER, f"`{typed} ")}
+    return diagnostic("E_USAGE_INVALID", message, howToFix=how_to_fix("E_USAGE_INVALID", typed))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -487,7 +466,7 @@ def run_cli(argv: list[str] | None = None) -> int:
         rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)
         return rv if isinstance(rv, int) else EXIT_OK
     except ReplayError as exc:
-        _print_error(_advice_named(exc.body, sys.argv[1:] if argv is None else argv))
+        _print_error(exc.body)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code

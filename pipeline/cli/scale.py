@@ -124,7 +124,7 @@ def print_refusal(outcome: Outcome) -> None:
     from replay.pipeline.engine.errors import error_line
 
     assert outcome.failure is not None
-    body = dict(outcome.failure.body)
+    body = dict(outcome.failure.reported())
     body.setdefault("source", outcome.path)
     sys.stderr.flush()
     sys.stderr.buffer.write(error_line(body))

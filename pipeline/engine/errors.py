@@ -188,16 +188,39 @@ def interrupted_exit(signal_number: int) -> int:
 _ORDER = ("code", "message", "path", "source", "line", "column", "offset", "stage", "expected", "received", "howToFix", "example")
 
 
-def how_to_fix(code: str) -> str:
-    """The advice an error with ``code`` gives when its report has none of its own."""
+# The catalogue's advice for a usage error names the command so; an error made while a command runs names it as typed.
+COMMAND_PLACEHOLDER = "replay COMMAND"
+
+
+def how_to_fix(code: str, command: str | None = None) -> str:
+    """The advice an error with ``code`` gives when its report has none of its own: the catalogue's, with the
+    ``command`` it is about named in it (else the one running: ``running_command``)."""
     if code not in CATALOGUE:
         raise KeyError(f"error code {code} is not in the catalogue")
-    return CATALOGUE[code][1]
+    return command_named(CATALOGUE[code][1], command)
+
+
+def command_named(advice: str, command: str | None = None) -> str:
+    """``advice`` with the command it is about (else the one running: ``running_command``) in place of the
+    catalogue's ``COMMAND_PLACEHOLDER``; also for an advice made where no command ran (a worker process)."""
+    if COMMAND_PLACEHOLDER not in advice:
+        return advice
+    return advice.replace(COMMAND_PLACEHOLDER, command or running_command())
+
+
+def running_command() -> str:
+    """The command being run, as typed (``replay heal``, ``replay incident import``): the path of click's current
+    context; ``COMMAND_PLACEHOLDER`` outside a command (replay used as a library)."""
+    import click  # (only for the advice of a usage error)
+
+    ctx = click.get_current_context(silent=True)
+    return ctx.command_path if ctx is not None else COMMAND_PLACEHOLDER
 
 
 def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:
     """Build one error record (the body of ``{"error": ...}``); None fields are left out."""
-    fields.setdefault("howToFix", how_to_fix(code))
+    if "howToFix" not in fields:
+        fields["howToFix"] = how_to_fix(code)
     body: dict[str, Any] = {"code": code, "message": message}
     for key in _ORDER[2:]:
         value = fields.pop(key, None)

@@ -35,6 +35,7 @@ from replay.pipeline.engine.errors import (
     PipeClosed,
     ReplayError,
     StrictAbort,
+    command_named,
     input_unreadable,
     printable,
 )
@@ -124,8 +125,15 @@ class Failure:
             failed = StageFailed(self.stage or "?", RuntimeError(message), message)
             failed.traceback = self.body.get("traceback")
             return failed
-        fields = {k: v for k, v in self.body.items() if k not in ("code", "message")}
-        return ReplayError(self.body["code"], self.body.get("message", ""), exit_code=self.exit_code, **fields)
+        body = self.reported()
+        fields = {k: v for k, v in body.items() if k not in ("code", "message")}
+        return ReplayError(body["code"], body.get("message", ""), exit_code=self.exit_code, **fields)
+
+    def reported(self) -> dict[str, Any]:
+        """The error's body as the command reports it: a usage error's catalogue advice, which the worker (it runs no
+        command) left with the catalogue's placeholder, names the command (``command_named``)."""
+        advice = self.body.get("howToFix")
+        return {**self.body, "howToFix": command_named(advice)} if isinstance(advice, str) else self.body
 
 
 @dataclass

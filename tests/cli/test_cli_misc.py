@@ -75,6 +75,8 @@ def test_an_unknown_global_flag():
     # refused by the command itself, with the catalogue's advice
     (("script", "--override", "a.json", "--no-override", "s.jsonl"), "E_USAGE_INVALID", "replay script --help"),
     (("--log-level", "info", "heal", "--in", "x.jsonl", "y.jsonl"), "E_USAGE_INVALID", "replay heal --help"),
+    # the command after `--` (it said `replay COMMAND`: the words before `--` were searched for the command's name)
+    (("--", "heal", "--in", "x.jsonl", "y.jsonl"), "E_USAGE_INVALID", "replay heal --help"),
 ])
 def test_a_usage_error_s_advice_names_the_command_typed(args: tuple[str, ...], code: str, help: str):
     """Its advice was the catalogue's "Run `replay COMMAND --help`", COMMAND left for the reader to fill in."""

@@ -113,3 +113,21 @@ def test_an_error_about_a_non_utf8_name_is_still_one_json_line():
     line = error_line(body)
     assert orjson.loads(line)["error"]["path"] == "runs/\ufffd.jsonl"
     assert printable({"k": ["\udcfe", 1]}) == {"k": ["\ufffd", 1]}
+
+
+def test_a_usage_error_names_the_command_running_where_it_is_made():
+    """The catalogue's advice says `replay COMMAND`: an error made while a command runs names it (click's context), as
+    typed; made outside one (the library), the placeholder stays. The command line was re-parsed for it afterwards."""
+    import click
+
+    from replay.pipeline.engine.parallel import Failure
+
+    assert ReplayError("E_USAGE_INVALID", "x").body["howToFix"] == "Run `replay COMMAND --help` for the usage."
+    group = click.Group("replay")
+    with click.Context(group, info_name="replay") as root, click.Context(click.Command("import"), parent=root,
+                                                                         info_name="import"):
+        assert ReplayError("E_USAGE_INVALID", "x").body["howToFix"] == "Run `replay import --help` for the usage."
+        # made in a worker process, which runs no command: named where the command reports it
+        worker = Failure("error", ReplayError("E_UNKNOWN_FLAG", "x").body | {"howToFix": CATALOGUE["E_UNKNOWN_FLAG"][1]})
+        assert worker.reported()["howToFix"] == "Run `replay import --help` to list the flags."
+        assert worker.exception().body["howToFix"] == "Run `replay import --help` to list the flags."  # type: ignore[attr-defined]
