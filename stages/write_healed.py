@@ -11,9 +11,12 @@ appears whole or not at all (not at all when every input was refused: nothing he
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -205,28 +208,18 @@ def in_line_order(notices: list[dict[str, Any]], notes: list[dict[str, Any]]) ->
     """An input's notices for its heal log, in one order whatever the stages ran as: the notices of the stages' ports as
     they came, each of the notes the batches carried (in their order) before the first of those of a later input line.
     (The notes travel with the stream, the notices on side ports: which came first depended on how the graph's stages
-    were split into tasks, which the fast lane changes.)"""
-    if not notes or not notices:
-        return [*notices, *notes]
-    out: list[dict[str, Any]] = []
-    waiting = iter(notes)
-    note = next(waiting, None)
-    for notice in notices:
-        line = notice.get("line")
-        if line.__class__ is int:
-            while note is not None and _line_of(note) < line:
-                out.append(note)
-                note = next(waiting, None)
-        out.append(notice)
-    if note is not None:
-        out.append(note)
-    out.extend(waiting)
-    return out
+    were split into tasks, which the fast lane changes.)
+
+    A merge of the two by line (``heapq.merge`` takes the smaller head, a notice before a note of its line): a notice
+    that names no line comes as it is (it holds no note back), a note that names none after every notice."""
+    merged = heapq.merge(((_line_of(notice, -math.inf), notice) for notice in notices),
+                         ((_line_of(note, math.inf), note) for note in notes), key=itemgetter(0))
+    return [entry for _, entry in merged]
 
 
-def _line_of(note: dict[str, Any]) -> int | float:
-    line = note.get("line")
-    return line if line.__class__ is int else float("inf")
+def _line_of(entry: dict[str, Any], otherwise: float) -> int | float:
+    line = entry.get("line")
+    return line if line.__class__ is int else otherwise
 
 
 @contextmanager
