@@ -17,6 +17,7 @@ import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from replay.pipeline.engine.errors import ReplayError, stdout_closed
 from replay.pipeline.engine.outputs import probe_folder, probe_output
@@ -46,7 +47,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                         f", in its `{option}`." if option is not None else ".")
                 raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target,
                                   expected="a file path, or '-' for stdout", howToFix=fix)
-    _one_writer_per_target(stages)
+    _refuse_two_writers_of_one_target(stages)
     writes_stdout = any(target == STDIO for stage in stages for _, target in stage.outputs())
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
     # command writes its stdout into a buffer, and the command checks its own stdout
@@ -93,20 +94,29 @@ def _local(target: str) -> bool:
     return target != STDIO and "://" not in target
 
 
-def _one_writer_per_target(stages: list[Stage]) -> None:
+class _Writer(NamedTuple):
+    """A stage writing one of its outputs: the option that names it (None: no option does)."""
+
+    stage: Stage
+    option: str | None
+
+
+def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
     """Two stages writing one target: stdout (``heal --log -``: two streams of lines mixed into one would be neither),
     or one file (by its path, links resolved: the last to finish would replace the other's output). Each is named as
-    the user gave its output: the flag (``--log``), else the stage; a stage a command writes stdout with unasked is
-    the command's output."""
-    writers: dict[str, tuple[Stage, str | None]] = {}
+    the user gave its output (``_as_given``); the one whose path the refusal gives is the one to change: a flag's,
+    when only one of them was set by a flag."""
+    of_a_command = any(stage.flags for stage in stages)  # (else a config the user wrote: every stage is theirs)
+    first_writers: dict[str, _Writer] = {}
     for stage in stages:
         for option, target in stage.outputs():
-            writer = (stage, option)
-            other = writers.setdefault(os.path.realpath(target) if _local(target) else target, writer)
-            if other[0] is stage:
+            writer = _Writer(stage, option)
+            earlier = first_writers.setdefault(os.path.realpath(target) if _local(target) else target, writer)
+            if earlier.stage is stage:
                 continue
-            pair = (writer, other) if not stage.flags and other[0].flags else (other, writer)  # (a flag's last: it is the one to change)
-            (first, _), (second, path) = (_writer(s, o, stages) for s, o in pair)
+            kept, changed = (writer, earlier) if earlier.stage.flags and not stage.flags else (earlier, writer)
+            first, _ = _as_given(kept, of_a_command)
+            second, path = _as_given(changed, of_a_command)
             both = (f"stages {first.removeprefix('stage ')} and {second.removeprefix('stage ')}"
                     if first.startswith("stage ") and second.startswith("stage ") else f"{first} and {second}")
             if target == STDIO:
@@ -122,12 +132,14 @@ def _one_writer_per_target(stages: list[Stage]) -> None:
             )
 
 
-def _writer(stage: Stage, option: str | None, stages: list[Stage]) -> tuple[str, str]:
-    """How ``_one_writer_per_target`` names ``stage`` writing the output ``option`` names: ``(subject, path)``."""
-    subject, path = stage.named(option)
-    if option in stage.flags or not any(s.flags for s in stages):  # a flag; or a config the user wrote
+def _as_given(writer: _Writer, of_a_command: bool) -> tuple[str, str]:
+    """How a refusal names ``writer`` as the user gave its output, ``(subject, path)``: the flag that set it
+    (``--log``), or the stage of a config the user wrote (``Stage.named``); a stage of a command's graph that no flag
+    set writes unasked: "the command's own output"."""
+    subject, path = writer.stage.named(writer.option)
+    if writer.option in writer.stage.flags or not of_a_command:
         return subject, path
-    return "the command's own output", path  # a command's stage no flag set
+    return "the command's own output", path
 
 
 def file_in_the_way(folder: str | os.PathLike[str]) -> str | None:
