@@ -45,11 +45,9 @@ class WriteIncident(AsyncTransform):
     def preflight(self, inputs: list[str]) -> None:
         c = self.config
         if bool(c["out"]) == bool(c["into"]):  # (an empty --out is neither)
-            subject, path = self.named("out")
             if "out" in self.flags:  # (a command sets one of them, from the flag the user typed)
-                raise ReplayError("E_CONFIG_OPTION_INVALID", f"{subject} is empty: it names no folder", path=path,
-                                  expected="a folder (new or empty)", received="", howToFix=f"Name a folder: `{subject} DIR`.",
-                                  example=f"{subject} imported")
+                raise self.refuse_empty("out", names="folder", expected="a folder (new or empty)", example="imported")
+            subject, path = self.named("out")
             said = "not both" if c["out"] else "and has neither (an empty `out` names no folder)"
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"{subject} needs either `out` or `into`, {said}",
                               path=path, expected="one of out, into",

@@ -34,6 +34,7 @@ from replay.pipeline.engine.errors import (
     EXIT_REFUSED,
     ReplayError,
     as_received,
+    empty_value,
     input_unreadable,
     json_document,
     utf8_text,
@@ -142,8 +143,7 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
                 continue  # the stage says what is missing when it runs (e.g. a prompt may come on stdin)
             flag = (flags or {}).get(key)
             if flag is not None:  # (a flag left empty: `heal --in DIR --out ""`)
-                raise ReplayError("E_USAGE_INVALID", f"{flag} is empty: it names nothing", path=flag, received="",
-                                  expected=f"a value for {flag}", howToFix=f"Give {flag} a value, e.g. `{flag} out`.")
+                raise empty_value(flag, flag, by_flag=True)
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage type {kind!r} needs option {key!r}", path=f"{where}.{key}",
                               expected=opt.type_name(), received="nothing")
     try:

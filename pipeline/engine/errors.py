@@ -453,6 +453,26 @@ def write_failed(name: str, exc: OSError, *, exit_code: int = 1) -> ReplayError:
                        howToFix=advice, exit_code=exit_code)
 
 
+def empty_value(subject: str, path: str, *, by_flag: bool, option: str | None = None, names: str = "",
+                expected: str = "a value", example: str = "out") -> ReplayError:
+    """The one refusal (exit 2, before anything runs) of an option left empty where its value must name something
+    (``names``: "file", "folder"; "": anything). E_CONFIG_OPTION_INVALID whether a command-line flag or a config gave
+    it, as every refusal of a stage option's value: where it came from decides only how it is named, as the user gave
+    it: the flag (``by_flag``: ``subject`` and ``path`` are the flag: "--out is empty: it names no folder"), else the
+    stage and its ``option`` as a config writes them ("stage 'write' has an empty `path`", at ``path``)."""
+    nothing = f"no {names}" if names else "nothing"
+    if by_flag:
+        message, fix, shown = (f"{subject} is empty: it names {nothing}",
+                               f"Give {subject} {expected}, e.g. `{subject} {example}`.", f"{subject} {example}")
+    elif option is not None:
+        message, fix, shown = (f"{subject} has an empty `{option}`: it names {nothing}",
+                               f"Give its `{option}` {expected}, e.g. `{option} = \"{example}\"`.", f'{option} = "{example}"')
+    else:  # (an output no option names)
+        message, fix, shown = f"{subject} has an empty output path: it names {nothing}", f"Give it {expected}.", None
+    return ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, expected=expected, received="", howToFix=fix,
+                       example=shown)
+
+
 def stdout_closed() -> ReplayError:
     """E_OUTPUT_UNWRITABLE: fd 1 is closed (``replay read x >&-``); a refusal, before anything runs."""
     return ReplayError("E_OUTPUT_UNWRITABLE", "stdout is closed: replay writes its results there", path=STDOUT_NAME,

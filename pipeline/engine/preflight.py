@@ -25,6 +25,7 @@ from replay.pipeline.engine.share import stdout_capture
 from replay.pipeline.engine.stage import Stage
 
 STDIO = "-"
+A_FILE = "a file path, or '-' for stdout"  # what an output option takes
 
 
 def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Path] | None = None) -> None:
@@ -36,17 +37,17 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     for stage in stages:
         stage.preflight(inputs)
         for option, target in stage.outputs():  # (a folder there is found out by the rename, after the whole run)
-            if target == "" or (_local(target) and os.path.isdir(target)):
+            if target == "":
+                raise stage.refuse_empty(option, names="file", expected=A_FILE, example="out.jsonl")
+            if _local(target) and os.path.isdir(target):
                 subject, path = stage.named(option)
                 if option in stage.flags:  # as the user typed it
-                    message = f"{subject} is empty: it names no file" if target == "" else f"{subject} {target!r} is a directory"
+                    message = f"{subject} {target!r} is a directory"
                     fix = f"Give {subject} a file to write (or `-` for stdout), e.g. `{subject} out.jsonl`."
                 else:
-                    what = "an empty output path" if target == "" else f"the output {target!r}, which is a directory"
-                    message, fix = f"{subject} has {what}", "Name a file to write, or `-` for stdout" + (
-                        f", in its `{option}`." if option is not None else ".")
-                raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target,
-                                  expected="a file path, or '-' for stdout", howToFix=fix)
+                    message, fix = f"{subject} has the output {target!r}, which is a directory", (
+                        "Name a file to write, or `-` for stdout" + (f", in its `{option}`." if option is not None else "."))
+                raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target, expected=A_FILE, howToFix=fix)
     _refuse_two_writers_of_one_target(stages)
     writes_stdout = any(target == STDIO for stage in stages for _, target in stage.outputs())
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, diagnostic
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, diagnostic, empty_value
 
 # The fact a sink publishes with the files it wrote (a list of paths): a run over many inputs records
 # them in its manifest, with their sizes and content hashes.
@@ -170,6 +170,13 @@ class Stage:
             return f"stage {self.id!r}", f"stages.{self.id}"
         flag = self.flags.get(option)
         return (flag, flag) if flag else (f"stage {self.id!r}", f"stages.{self.id}.{option}")
+
+    def refuse_empty(self, option: str | None, *, names: str, expected: str, example: str) -> ReplayError:
+        """The refusal of ``option`` left empty (``errors.empty_value``), named as it was given: the flag that set it,
+        else this stage's option as a config writes it."""
+        subject, path = self.named(option)
+        return empty_value(subject, path, by_flag=option in self.flags, option=option, names=names, expected=expected,
+                           example=example)
 
     def built_again(self, given: dict[str, Any]) -> Stage:
         """This stage's class built with the options ``given`` (for ``fresh``). A stage that reads a file when it is

@@ -115,7 +115,24 @@ def test_an_empty_output_folder_flag_is_named_as_the_flag(tmp_path: Path):
     done = run_replay("heal", "--in", str(EXAMPLES / "journals"), "--out", "", cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == b"", done.stderr
     [error] = errors_of(done.stderr)
-    assert (error["code"], error["path"], error["message"]) == ("E_USAGE_INVALID", "--out", "--out is empty: it names nothing")
+    assert (error["code"], error["path"], error["message"]) == ("E_CONFIG_OPTION_INVALID", "--out", "--out is empty: it names nothing")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("args", "flag", "nothing"), [
+    (["heal", "--in", str(EXAMPLES / "journals"), "--out", ""], "--out", "nothing"),  # a required option (build_stage)
+    (["heal", "--log", "", str(TWO_RUNS)], "--log", "no file"),  # an output file (preflight)
+    (["export", "--otlp", "--out", "", str(TWO_RUNS)], "--out", "no file"),
+    (["incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"), "--out", ""], "--out", "no folder"),
+])
+def test_an_empty_flag_is_refused_alike_wherever_it_is_found_out(tmp_path: Path, args: list[str], flag: str, nothing: str):
+    """One refusal (errors.empty_value): `heal --in DIR --out ''` was E_USAGE_INVALID, `--log ''` and `incident import
+    --out ''` E_CONFIG_OPTION_INVALID, each with advice of its own shape; a flag's value refused is the option's, as
+    everywhere else (named as the flag)."""
+    error = only_error(*args, cwd=tmp_path)
+    assert (error["code"], error["path"], error["received"]) == ("E_CONFIG_OPTION_INVALID", flag, "")
+    assert error["message"] == f"{flag} is empty: it names {nothing}"
+    assert error["howToFix"].startswith(f"Give {flag} ") and error["example"].startswith(f"{flag} "), error
     assert list(tmp_path.iterdir()) == []
 
 
