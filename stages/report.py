@@ -14,8 +14,9 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
-from replay.pipeline.io.journals import atomic_output, is_url
+from replay.pipeline.io.journals import is_url
 from replay.pipeline.io.run_files import write_file
+from replay.pipeline.io.staging import atomic_output
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.report.model import Aggregate, aggregate, first_problems
 from replay.pipeline.report.spool import SpooledSummaries

@@ -12,7 +12,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
-from replay.pipeline.io.journals import atomic_output, write_atomic
+from replay.pipeline.io.staging import atomic_output, write_atomic
 
 STDOUT = "-"
 

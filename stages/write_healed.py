@@ -37,10 +37,10 @@ from replay.pipeline.io.run_files import (
     document_bytes,
     plan_healed,
     refuse_non_folder,
-    staged_folder,
     under,
     write_file,
 )
+from replay.pipeline.io.staging import staged_folder
 from replay.pipeline.model.healing import healed_artifact, healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, record_kind
 from replay.pipeline.model.repairs import heal_log_document

@@ -43,8 +43,9 @@ from replay.pipeline.engine.parallel import (
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.dask_backend import scheduler_address
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import TEMP_SUFFIX, is_url, make_folder
+from replay.pipeline.io.journals import is_url
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
+from replay.pipeline.io.staging import make_folder
 
 
 @dataclass
@@ -173,12 +174,6 @@ def refuse_process_local(scale: Scale, files: list[str], process_local: bool) ->
 
 # How a command over many inputs fails as one run would (not a Ctrl-C or a killed machine: those are resumed).
 RUN_FAILURES = (ReplayError, StrictAbort, StageFailed)
-
-
-def partial_sibling(target: Path) -> Path:
-    """The hidden folder a new ``target`` is filled as, renamed into place when every input is done: a temp name
-    readers skip, the same every run, so the next run resumes from what a killed one left there."""
-    return target.parent / f".{target.name}.partial{TEMP_SUFFIX}"
 
 
 @contextmanager

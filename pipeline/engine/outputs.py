@@ -2,7 +2,7 @@
 tries, before a graph runs, to write where each output will go.
 
 A file is written under a temp name beside its target and renamed into place when complete; a folder is staged
-beside its target the same way (``pipeline/io/journals.py``: ``atomic_output``, ``publish_folder``). The engine's
+beside its target the same way (``pipeline/io/staging.py``: ``atomic_output``, ``publish_folder``). The engine's
 preflight probes every output a stage declares (``Stage.outputs``, ``Stage.output_folders``) before any input
 is read, so an output that cannot be written fails before the work is done, as it would fail after it.
 """

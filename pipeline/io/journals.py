@@ -6,28 +6,25 @@ Lines are split on ``\\n`` only, in binary, and each keeps its line number and b
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
-from functools import cache
+from contextlib import asynccontextmanager, suppress
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 import orjson
 
-from replay.pipeline.engine import exactjson, interrupts
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic, input_unreadable, printable
 from replay.pipeline.engine.exactjson import UTF8_BOM
-from replay.pipeline.engine.outputs import TEMP_SUFFIX, file_target, is_temp_name, published_name, temp_prefix
-from replay.pipeline.engine.preflight import file_in_the_way
+from replay.pipeline.engine.outputs import is_temp_name
 from replay.pipeline.engine.share import command_inputs
-from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking, write_failed
+from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking
 
 STDIN = "-"
 JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
@@ -516,141 +513,3 @@ def as_document(data: bytes) -> Any:
     except orjson.JSONDecodeError:
         return None
     return document if is_document(document) else None
-
-
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-UMASK = _current_umask()
-
-def make_folder(folder: Path) -> None:
-    """``folder`` and its missing parents made; a file where one of them must be is ENOTDIR (NotADirectoryError
-    naming the file), not the EEXIST ``mkdir`` says."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except FileExistsError as exc:
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), file_in_the_way(folder) or str(folder)) from exc
-
-
-def _unpublished(target: Path) -> bool:
-    """Is ``target`` inside a folder staged under a temp name? Nothing there is seen under its final name before
-    ``publish_folder`` renames that folder into place, and that makes the whole folder durable at once."""
-    return any(is_temp_name(part) for part in target.parent.parts)
-
-
-@cache
-def _libc_syncfs() -> Any:
-    """The C library's ``syncfs`` (None where it has none), looked up once: an import of many publishes many folders."""
-    import ctypes  # here: only publishing a staged folder needs it
-
-    return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
-
-
-def _syncfs(fd: int) -> bool:
-    """Everything written to the filesystem holding ``fd`` on disk (Linux ``syncfs``, one call for any number of
-    files); False where the C library has no ``syncfs`` (then each file is synced on its own)."""
-    call = _libc_syncfs()
-    if call is None:
-        return False
-    if call(fd) != 0:
-        import ctypes  # (loaded already, by _libc_syncfs)
-
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return True
-
-
-def publish_folder(staging: Path, target: Path) -> None:
-    """Rename the staged folder ``staging`` onto ``target`` after making what is in it durable: one ``syncfs`` of its
-    filesystem (else an fsync of each file and folder in it), then an fsync of the folder. Files written inside a
-    staged folder (``atomic_output``) skip their own fsync: the folder appears whole at once, or not at all."""
-    make_durable(staging, target)
-    os.replace(staging, target)
-
-
-def make_durable(staging: Path, target: Path) -> None:
-    """``publish_folder``'s sync, for a caller that renames ``staging`` onto ``target`` itself (moving an old folder
-    aside first). Nothing when ``target`` is itself inside a folder staged under a temp name, as ``atomic_output``
-    skips a file's fsync there: the one sync of that folder's ``publish_folder`` covers everything in it."""
-    if _unpublished(target):
-        return
-    fd = os.open(staging, os.O_RDONLY)
-    try:
-        if not _syncfs(fd):
-            sync_each(staging)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def sync_each(top: Path) -> None:
-    """An fsync of every file and folder in ``top`` (``publish_folder`` where there is no ``syncfs``)."""
-    for folder, _, names in os.walk(top):
-        for name in [*names, "."]:
-            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-
-
-@contextmanager
-def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
-    """A file that appears at ``path`` whole, or not at all (temp file + rename); an existing file there
-    stays as it was until the new one replaces it. A system error (disk full, I/O error, no
-    permission) is E_OUTPUT_WRITE_FAILED with the path; nothing partial is left at the path. Its data is
-    on disk before it takes its name (fsync), or, inside a folder staged under a temp name, before that
-    folder takes its own (``publish_folder``: one sync for all its files).
-
-    A device, FIFO or socket at ``path`` (``/dev/null``, ``/dev/stdout``) is written in place; a
-    symbolic link is followed, so the file it points at is replaced and the link stays. With
-    ``overwrite=False`` the file is linked into place instead, which fails with ``FileExistsError``
-    (the temp file gone, nothing changed) when something took the name meanwhile. An error names ``path`` as it
-    is once the staged folders on its way are in place (``published_name``)."""
-    name = published_name(os.fspath(path))
-    target = file_target(path, overwrite)
-    if target is None:
-        try:
-            with open(path, "wb") as handle:
-                yield handle
-        except OSError as exc:
-            raise write_failed(name, exc) from exc
-        return
-    try:
-        make_folder(target.parent)
-        import tempfile  # here: most commands write no file (its import costs every command ~3 ms of start-up)
-
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)
-    except OSError as exc:
-        raise write_failed(name, exc) from exc
-    interrupts.stage_output(tmp)  # a stage that outlives an interrupt's grace: the process ends, and this goes first
-    try:
-        os.fchmod(fd, 0o666 & ~UMASK)  # mkstemp makes 0600; outputs get the usual permissions
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            if not _unpublished(target):
-                os.fsync(handle.fileno())
-        if overwrite:
-            os.replace(tmp, target)
-        else:
-            os.link(tmp, target)  # fails, rather than replaces, when the name is taken
-            os.unlink(tmp)
-    except BaseException as exc:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and not (isinstance(exc, FileExistsError) and not overwrite):
-            raise write_failed(name, exc) from exc
-        raise
-    finally:
-        interrupts.drop_output(tmp)
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    with atomic_output(path) as handle:
-        handle.write(data)

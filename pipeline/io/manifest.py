@@ -12,8 +12,8 @@ file, and the fragments are removed after it.
 A re-run with the same work skips every input whose size and modification time (or, when those
 changed, content hash) match its entry and whose recorded outputs are all still there at their
 recorded sizes; it prints the recorded stdout and stderr for them, so its output is the output of a
-clean run. Everything else is computed again. Files written by an interrupted writer (atomic
-writes' ``.NAME.XXXX.replay.tmp``) are swept away before the manifest is written.
+clean run. Everything else is computed again. What an interrupted writer left (atomic writes'
+``.NAME.XXXX.replay.tmp``, a staged folder's) is swept away before the manifest is written (``staging.sweep_leftovers``).
 
 The folder and the input root may each be a local path or an fsspec URL (``io.remote``): at a URL
 the manifest and its fragments are written there the same way (temp name, then moved), the outputs
@@ -34,9 +34,11 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine.errors import ReplayError, printable
+from replay.pipeline.engine.outputs import published_name
 from replay.pipeline.engine.parallel import Outcome, file_digest
-from replay.pipeline.io.journals import is_temp_name, is_url, published_name, write_atomic
+from replay.pipeline.io.journals import is_url
 from replay.pipeline.io.run_files import under
+from replay.pipeline.io.staging import sweep_leftovers, write_atomic
 
 MANIFEST = ".replay-manifest.json"
 FRAGMENTS = ".replay-manifest.d"
@@ -123,7 +125,7 @@ class _LocalFolder:
         shutil.rmtree(self.path / FRAGMENTS, ignore_errors=True)
 
     def sweep(self) -> None:
-        sweep_temp_files(self.path)
+        sweep_leftovers(self.path)
 
     def name(self, rel: str) -> str:
         """``rel`` as a diagnostic names it: where it is once a folder staged under a temp name is in place."""
@@ -405,18 +407,3 @@ def _totals(entries: list[Entry]) -> dict[str, int]:
 
 def _local_sha256(path: str) -> str:
     return file_digest(path)[1]
-
-
-def sweep_temp_files(folder: Path) -> list[str]:
-    """Remove the temp files of atomic writes whose writer died (a killed worker); returns what went."""
-    removed = []
-    for base, _dirs, names in os.walk(folder):
-        for name in names:
-            if is_temp_name(name):  # what atomic_output leaves when its writer is killed
-                path = os.path.join(base, name)
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    continue
-                removed.append(path)
-    return removed

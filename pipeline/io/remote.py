@@ -47,8 +47,9 @@ from typing import Any
 from anyio import to_thread
 
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, input_unreadable, optional_module, os_reason
+from replay.pipeline.engine.outputs import TEMP_SUFFIX, is_temp_name
 from replay.pipeline.engine.parallel import file_digest, input_digest
-from replay.pipeline.io.journals import TEMP_SUFFIX, is_journal_name, is_temp_name, is_url, journals_in
+from replay.pipeline.io.journals import is_journal_name, is_url, journals_in
 
 READ_BYTES = 1 << 20  # one thread hop per MiB read, then served in the reader's chunks from memory
 BLOCK_BYTES = 4 << 20  # read-ahead of a remote file (FTP: one RETR per block)
@@ -466,7 +467,7 @@ def _makedirs(handle: _Filesystem, path: str) -> None:
 
 def temp_name_for(path: str) -> str:
     folder, _, base = path.rpartition("/")
-    return f"{folder}/.{base}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}"  # the names journals.atomic_output gives
+    return f"{folder}/.{base}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}"  # the names staging.atomic_output gives
 
 
 # outputs this process wrote and no digest has asked for yet, with their size and SHA-256 (from the bytes

@@ -4,36 +4,24 @@ One place decides file names from run ids, so two ids never share a file: ``file
 letters, digits, ``_``, ``-`` and inner dots, and writes anything else as ``%XX`` (its UTF-8 bytes),
 ``%`` included, so ``x/y`` and ``x_y`` stay apart and no id climbs out of its folder. Every file is
 written atomically; a new output folder is filled beside its final place and renamed into it, so it
-appears whole or not at all.
+appears whole or not at all (``io.staging``).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from replay.pipeline.engine import exactjson, interrupts
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.engine.text import utf8
-from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import (
-    TEMP_SUFFIX,
-    UMASK,
-    describe_kind,
-    is_url,
-    make_folder,
-    path_kind,
-    publish_folder,
-    temp_prefix,
-    write_atomic,
-)
+from replay.pipeline.io.journals import describe_kind, is_url, path_kind
+from replay.pipeline.io.staging import write_atomic
 
 Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
 
@@ -139,35 +127,6 @@ def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None
                           expected="a folder (new or existing)", received=describe_kind(kind), howToFix=how_to_fix, example=example)
     if not (isinstance(folder, str) and is_url(folder)):
         refuse_file_in_the_way(str(Path(folder)))
-
-
-@contextmanager
-def staged_folder(target: Path) -> Iterator[Path]:
-    """Where to write the files of ``target``: a sibling temp folder renamed into place at the end when
-    ``target`` is new (it appears whole or not at all), else ``target`` itself (files still atomic)."""
-    import shutil  # here, as tempfile: only a new output folder needs them (~3 ms of heal's start-up)
-    import tempfile
-
-    try:
-        make_folder(target.parent)
-        if target.exists():
-            yield target
-            return
-        staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
-    except OSError as exc:
-        raise write_failed(str(target), exc) from exc
-    interrupts.stage_output(staging, folder=True)  # removed by an interrupt's last resort (interrupts.py)
-    try:
-        os.chmod(staging, 0o777 & ~UMASK)  # mkdtemp makes 0700; the folder gets the usual permissions
-        yield staging
-        publish_folder(staging, target)
-    except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(exc, OSError):
-            raise write_failed(str(target), exc) from exc
-        raise
-    finally:
-        interrupts.drop_output(staging)
 
 
 def write_file(path: Place, data: bytes) -> str:

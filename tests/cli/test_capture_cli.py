@@ -571,7 +571,7 @@ while True:
 HANGING_WRITE = """
 import sys, time
 
-from replay.pipeline.io.journals import atomic_output
+from replay.pipeline.io.staging import atomic_output
 from replay.stages import emit
 
 

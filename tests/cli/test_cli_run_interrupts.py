@@ -28,7 +28,7 @@ import time
 import anyio
 
 from replay.pipeline.engine.stage import AsyncTransform, Option, Sink, Transform
-from replay.pipeline.io.journals import atomic_output
+from replay.pipeline.io.staging import atomic_output
 
 
 def ready():

@@ -18,8 +18,7 @@ import pytest
 
 from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import CATALOGUE
-from replay.pipeline.io.journals import atomic_output
-from replay.pipeline.io.run_files import staged_folder
+from replay.pipeline.io.staging import atomic_output, staged_folder
 
 WAIT_S = 15  # how long a test waits for the watchdog before it calls it a hang (not a speed measure)
 

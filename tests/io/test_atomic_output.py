@@ -14,8 +14,9 @@ import pytest
 from conftest import EXAMPLES
 
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.io.journals import TEMP_SUFFIX, atomic_output, expand_paths, is_temp_name, write_atomic
-from replay.pipeline.io.run_files import staged_folder
+from replay.pipeline.engine.outputs import TEMP_SUFFIX
+from replay.pipeline.io.journals import expand_paths, is_temp_name
+from replay.pipeline.io.staging import atomic_output, staged_folder, write_atomic
 
 EXPORT = EXAMPLES / "incidents" / "refund-export.json"
 
@@ -208,7 +209,7 @@ def test_incident_bundle_folders_inside_a_staged_folder_of_many_are_synced_with_
 
 def test_publishing_a_folder_without_syncfs_syncs_each_file_in_it(tmp_path: Path) -> None:
     """Where the C library has no syncfs (not Linux), each file and folder in the staged folder is synced on its own."""
-    from replay.pipeline.io.journals import publish_folder, sync_each
+    from replay.pipeline.io.staging import publish_folder, sync_each
 
     staging = tmp_path / f".out.x{TEMP_SUFFIX}"
     write_atomic(staging / "a" / "b.jsonl", b"{}\n")

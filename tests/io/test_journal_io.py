@@ -16,13 +16,12 @@ from replay.pipeline.io.journals import (
     LINES,
     LineCutter,
     as_document,
-    atomic_output,
     expand_paths,
     head_format,
     is_journal_name,
     open_journal,
-    write_atomic,
 )
+from replay.pipeline.io.staging import atomic_output, write_atomic
 
 
 def cut(chunks: list[bytes], **kw) -> tuple[list[Batch], list[dict]]:
@@ -289,7 +288,7 @@ def test_write_atomic(tmp_path: Path):
 def test_a_folder_is_walked_as_os_walk_walks_it_for_journals(tmp_path: Path):
     """Regular files and broken links (a link in a loop too) named as journals, in sorted order, below every folder but a half-staged one;
     not a FIFO, not a link to a folder (nor what is in it)."""
-    from replay.pipeline.io.journals import TEMP_SUFFIX
+    from replay.pipeline.engine.outputs import TEMP_SUFFIX
 
     (tmp_path / "sub").mkdir()
     for name in ("a.jsonl", "c.json", "sub/b.jsonl", "sub/skip.heal-log.json", "notes.txt"):

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import orjson
 
+from replay.pipeline.engine.outputs import TEMP_SUFFIX
 from replay.pipeline.engine.parallel import Outcome, file_digest, input_digest
-from replay.pipeline.io.journals import TEMP_SUFFIX
-from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST, Manifest, sweep_temp_files, work_key
+from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST, Manifest, work_key
+from replay.pipeline.io.staging import sweep_leftovers
 
 
 def _outcome(src: Path, out: Path, name: str, text: bytes) -> Outcome:
@@ -79,10 +80,25 @@ def test_failed_inputs_are_not_recorded_and_temp_files_of_dead_writers_are_swept
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / ".x.healed.jsonl.abc123.replay.tmp").write_bytes(b"half")
     (tmp_path / "keep.tmp").write_bytes(b"{}")
-    assert [Path(p).name for p in sweep_temp_files(tmp_path)] == [".x.healed.jsonl.abc123.replay.tmp"]
+    assert [Path(p).name for p in sweep_leftovers(tmp_path)] == [".x.healed.jsonl.abc123.replay.tmp"]
     assert (tmp_path / "keep.tmp").exists()
     failed = Outcome("x.jsonl", failure=Failure("error", {"code": "E_INPUT_UNREADABLE", "message": "gone"}))
     assert Manifest(tmp_path, "k", tmp_path, "heal").entry(failed) is None
+
+
+def test_a_sweep_takes_a_dead_writer_s_staged_folder_too_but_not_a_partial_folder_to_resume(tmp_path: Path) -> None:
+    """The temp folders a killed incident import left inside its folder of many went by a sweep of that command's own
+    (``sweep_staged_folders``); the manifest's took temp files only. One sweep now: a staged folder goes whole, and a
+    partial sibling (another run's, to resume) stays, its temp files swept."""
+    staged = tmp_path / "sub" / f".a.1x2y3z{TEMP_SUFFIX}"
+    (staged / "deep").mkdir(parents=True)
+    (staged / "deep" / "incident.json").write_bytes(b"{}")
+    partial = tmp_path / f".other.partial{TEMP_SUFFIX}"
+    partial.mkdir()
+    (partial / "b.healed.jsonl").write_bytes(b"kept")
+    (partial / f".b.healed.jsonl.abc{TEMP_SUFFIX}").write_bytes(b"half")
+    assert sorted(Path(p).name for p in sweep_leftovers(tmp_path)) == [f".a.1x2y3z{TEMP_SUFFIX}", f".b.healed.jsonl.abc{TEMP_SUFFIX}"]
+    assert not staged.exists() and os.listdir(partial) == ["b.healed.jsonl"]
 
 
 def test_the_work_key_follows_the_bound_spec_and_the_version() -> None:

@@ -13,8 +13,8 @@ from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import Flag, bind, load_spec
-from replay.pipeline.io.fdio import write_failed, write_stdout
-from replay.pipeline.io.journals import expand_paths, is_url, publish_folder
+from replay.pipeline.io.fdio import write_stdout
+from replay.pipeline.io.journals import expand_paths, is_url
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -183,8 +183,9 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     is refused (nothing healed), that folder goes again: no ``target`` appears. An existing ``target`` is written in
     place (each file atomically), the manifest last.
     """
-    from replay.pipeline.cli.scale import cli_work, files_for, filling, holding_stdout, partial_sibling, print_outcome, run_over
+    from replay.pipeline.cli.scale import cli_work, files_for, filling, holding_stdout, print_outcome, run_over
     from replay.pipeline.io.manifest import Manifest, work_key
+    from replay.pipeline.io.staging import finish_partial, partial_sibling
 
     doc = bind(load_spec("heal-dir"), set=bound)
     key = work_key(doc, package_version())
@@ -194,16 +195,10 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     held: list[bytes] = []  # a new folder's lines wait for it: they name files that appear with it
     take = holding_stdout(held) if work_dir != target else print_outcome
     manifest = Manifest(work_dir, key, root, "heal")
-    with filling(work_dir, target):
+    with filling(work_dir, target):  # (a folder made at ``target`` meanwhile, not empty: the partial folder goes again)
         totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
+        # every input refused: nothing was healed, no folder appears (their errors are printed)
+        finish_partial(work_dir, target, publish=manifest.wrote_any())
         if work_dir != target and manifest.wrote_any():
-            try:
-                publish_folder(work_dir, target)
-            except OSError as exc:  # (a folder made at ``target`` meanwhile, not empty: the partial folder goes again)
-                raise write_failed(str(target), exc) from exc
             write_stdout(b"".join(held))
-    if work_dir != target and not manifest.wrote_any():
-        import shutil  # every input refused: nothing was healed, no folder appears (their errors are printed)
-
-        shutil.rmtree(work_dir, ignore_errors=True)
     return EXIT_FAILED if totals.errors else EXIT_OK

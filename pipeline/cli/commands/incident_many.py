@@ -22,18 +22,17 @@ new then): it imports only the exports the partial folder's manifest does not re
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from replay.pipeline.cli.app import logger, package_version
-from replay.pipeline.cli.scale import cli_work, filling, partial_sibling, run_over
+from replay.pipeline.cli.scale import cli_work, filling, run_over
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import expand_paths, is_temp_name, publish_folder
+from replay.pipeline.io.journals import expand_paths
 from replay.pipeline.io.manifest import Manifest, work_key
+from replay.pipeline.io.staging import finish_partial, partial_sibling
 from replay.pipeline.model.incident.bundle import check_output_folder, folder_name
 from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
 
@@ -56,14 +55,11 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     key = work_key(doc, package_version())
     work_dir = place_to_write(target)
     work = cli_work(bind(doc, set={"folder.write_dir": str(work_dir)}), digest=True, inputs=len(files))
-    with filling(work_dir, target):
+    with filling(work_dir, target):  # (the manifest's sweep leaves the export folders and the manifest only)
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
                           preflight=None, keep_going=True)
-    sweep_staged_folders(work_dir)
-    if totals.refused == totals.inputs:  # nothing could be imported: nothing appears
-        shutil.rmtree(work_dir, ignore_errors=True)
-    else:
-        publish_folder(work_dir, target)  # a new (or empty) OUT appears whole
+        # a new (or empty) OUT appears whole; nothing could be imported: nothing appears
+        finish_partial(work_dir, target, publish=totals.refused < totals.inputs)
     if totals.refused:
         return EXIT_REFUSED
     return EXIT_FAILED if totals.errors else EXIT_OK
@@ -100,14 +96,3 @@ def place_to_write(target: Path) -> Path:
     empty, as for one export (``check_output_folder``): an import never writes into a used folder, its own either."""
     check_output_folder(str(target))
     return partial_sibling(target)
-
-
-def sweep_staged_folders(work_dir: Path) -> None:
-    """Remove the staging folders of imports whose worker died (``.NAME.XXXX.replay.tmp``) and a lost manifest
-    temp: the folder is left holding the export folders and the manifest only."""
-    for entry in os.scandir(work_dir):
-        if is_temp_name(entry.name):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)

@@ -23,29 +23,19 @@ import errno
 import hashlib
 import os
 import secrets
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from replay.pipeline.engine import exactjson, interrupts
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.outputs import published_name
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import (
-    TEMP_SUFFIX,
-    UMASK,
-    atomic_output,
-    describe_kind,
-    make_durable,
-    make_folder,
-    path_kind,
-    published_name,
-    temp_prefix,
-)
+from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.io.run_files import file_stem
+from replay.pipeline.io.staging import atomic_output, publish_folder, temp_folder
 from replay.pipeline.model.incident import export
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
 from replay.pipeline.model.validation import MISSING, json_type, shown
@@ -198,43 +188,24 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
     target = Path(out)
     final = published_name(out)
     try:
-        make_folder(target.parent)
-        staging = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
-    except OSError as exc:
-        raise write_failed(final, exc) from exc
-    interrupts.stage_output(staging, folder=True)  # removed by an interrupt's last resort (interrupts.py)
-    old: Path | None = None
-    try:
-        os.chmod(staging, 0o777 & ~UMASK)
-        for name, data in files.items():
+        with temp_folder(target) as staging:
+            for name, data in files.items():
+                try:
+                    with atomic_output(staging / name) as handle:  # (no fsync each: inside a staged folder)
+                        handle.write(data)
+                except ReplayError as exc:  # (it names a file in the staging folder, which nobody sees: ``out`` is named)
+                    if isinstance(exc.__cause__, OSError):
+                        raise exc.__cause__ from None
+                    raise
             try:
-                with atomic_output(staging / name) as handle:  # (no fsync each: inside a staged folder)
-                    handle.write(data)
-            except ReplayError as exc:  # (it names a file in the staging folder, which nobody sees: ``out`` is named)
-                if isinstance(exc.__cause__, OSError):
-                    raise exc.__cause__ from None
-                raise
-        make_durable(staging, target)  # all at once, as publish_folder (which cannot move an old folder aside)
-        if replace and (target.exists() or target.is_symlink()):
-            old = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
-            interrupts.stage_output(old, folder=True)  # (the last resort leaves no temp name: this export then has none)
-            os.replace(target, old)  # an empty temp folder is replaced by the old one (a file: onto a folder fails)
-        try:
-            os.replace(staging, target)  # over an empty folder, or where nothing was
-        except OSError as exc:
-            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
-                raise
-            raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {final!r} was filled by someone else meanwhile: {exc.strerror}",
-                              path=final, exit_code=1) from exc
+                publish_folder(staging, target, replace=replace)  # over an empty folder, or where nothing was
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                    raise
+                raise ReplayError("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {final!r} was filled by someone else meanwhile: "
+                                  f"{exc.strerror}", path=final, exit_code=1) from exc
     except OSError as exc:
         raise write_failed(final, exc) from exc
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-        interrupts.drop_output(staging)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-            interrupts.drop_output(old)
 
 
 # promotion ----------------------------------------------------------------------------------------

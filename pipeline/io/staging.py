@@ -1,0 +1,258 @@
+"""Staged outputs: every file and folder replay writes appears whole, or not at all.
+
+A file is written under a temp name beside its target and renamed onto it when complete (``atomic_output``). A
+folder is filled under a temp name beside its target and renamed into place when complete (``temp_folder``,
+``staged_folder``, ``publish_folder``); a command over many inputs fills a new folder as its partial sibling, the
+same name every run so that a killed run is resumed (``partial_sibling``, ``finish_partial``). The temp names
+(``engine.outputs``: ``.NAME.XXXX.replay.tmp``) are skipped by readers, removed by every ending but a process killed
+outright (an interrupt's last resort too: ``engine.interrupts``), and what a killed writer left in a folder of many is
+swept before its manifest is written (``sweep_leftovers``). What is on disk is durable before it takes its name.
+
+Not here, being otherwise: a URL's files (``io.remote.write_atomic``: fsspec's moves, and an object store cannot
+rename a folder), and the probe that tries, before a graph runs, where each output will go (``engine.outputs``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from functools import cache
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from replay.pipeline.engine import interrupts
+from replay.pipeline.engine.outputs import TEMP_SUFFIX, file_target, is_temp_name, published_name, temp_prefix
+from replay.pipeline.engine.preflight import file_in_the_way
+from replay.pipeline.io.fdio import write_failed
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _current_umask()
+
+def make_folder(folder: Path) -> None:
+    """``folder`` and its missing parents made; a file where one of them must be is ENOTDIR (NotADirectoryError
+    naming the file), not the EEXIST ``mkdir`` says."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), file_in_the_way(folder) or str(folder)) from exc
+
+
+def _unpublished(target: Path) -> bool:
+    """Is ``target`` inside a folder staged under a temp name? Nothing there is seen under its final name before
+    ``publish_folder`` renames that folder into place, and that makes the whole folder durable at once."""
+    return any(is_temp_name(part) for part in target.parent.parts)
+
+
+@cache
+def _libc_syncfs() -> Any:
+    """The C library's ``syncfs`` (None where it has none), looked up once: an import of many publishes many folders."""
+    import ctypes  # here: only publishing a staged folder needs it
+
+    return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+
+
+def _syncfs(fd: int) -> bool:
+    """Everything written to the filesystem holding ``fd`` on disk (Linux ``syncfs``, one call for any number of
+    files); False where the C library has no ``syncfs`` (then each file is synced on its own)."""
+    call = _libc_syncfs()
+    if call is None:
+        return False
+    if call(fd) != 0:
+        import ctypes  # (loaded already, by _libc_syncfs)
+
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return True
+
+
+def publish_folder(staging: Path, target: Path, *, replace: bool = False) -> None:
+    """Rename the staged folder ``staging`` onto ``target`` after making what is in it durable: one ``syncfs`` of its
+    filesystem (else an fsync of each file and folder in it), then an fsync of the folder. Files written inside a
+    staged folder (``atomic_output``) skip their own fsync: the folder appears whole at once, or not at all. No sync
+    when ``target`` is itself inside a folder staged under a temp name: the one sync of that folder's publishing covers
+    everything in it.
+
+    ``target`` may be an empty folder; ``replace``: a folder there, full or not, is moved aside under a temp name
+    first and removed after, so a reader finds the old folder whole, the new one whole, or none."""
+    if not _unpublished(target):
+        fd = os.open(staging, os.O_RDONLY)
+        try:
+            if not _syncfs(fd):
+                sync_each(staging)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    if not (replace and (target.exists() or target.is_symlink())):
+        os.replace(staging, target)
+        return
+    with temp_folder(target) as old:
+        os.replace(target, old)  # an empty temp folder is replaced by the old one (a file: onto a folder fails)
+        os.replace(staging, target)
+
+
+def sync_each(top: Path) -> None:
+    """An fsync of every file and folder in ``top`` (``publish_folder`` where there is no ``syncfs``)."""
+    for folder, _, names in os.walk(top):
+        for name in [*names, "."]:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
+    """A file that appears at ``path`` whole, or not at all (temp file + rename); an existing file there
+    stays as it was until the new one replaces it. A system error (disk full, I/O error, no
+    permission) is E_OUTPUT_WRITE_FAILED with the path; nothing partial is left at the path. Its data is
+    on disk before it takes its name (fsync), or, inside a folder staged under a temp name, before that
+    folder takes its own (``publish_folder``: one sync for all its files).
+
+    A device, FIFO or socket at ``path`` (``/dev/null``, ``/dev/stdout``) is written in place; a
+    symbolic link is followed, so the file it points at is replaced and the link stays. With
+    ``overwrite=False`` the file is linked into place instead, which fails with ``FileExistsError``
+    (the temp file gone, nothing changed) when something took the name meanwhile. An error names ``path`` as it
+    is once the staged folders on its way are in place (``published_name``)."""
+    name = published_name(os.fspath(path))
+    target = file_target(path, overwrite)
+    if target is None:
+        try:
+            with open(path, "wb") as handle:
+                yield handle
+        except OSError as exc:
+            raise write_failed(name, exc) from exc
+        return
+    try:
+        make_folder(target.parent)
+        import tempfile  # here: most commands write no file (its import costs every command ~3 ms of start-up)
+
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)
+    except OSError as exc:
+        raise write_failed(name, exc) from exc
+    interrupts.stage_output(tmp)  # a stage that outlives an interrupt's grace: the process ends, and this goes first
+    try:
+        os.fchmod(fd, 0o666 & ~UMASK)  # mkstemp makes 0600; outputs get the usual permissions
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            if not _unpublished(target):
+                os.fsync(handle.fileno())
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            os.link(tmp, target)  # fails, rather than replaces, when the name is taken
+            os.unlink(tmp)
+    except BaseException as exc:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and not (isinstance(exc, FileExistsError) and not overwrite):
+            raise write_failed(name, exc) from exc
+        raise
+    finally:
+        interrupts.drop_output(tmp)
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_output(path) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def temp_folder(target: Path) -> Iterator[Path]:
+    """A new, empty folder under a temp name beside ``target`` (``.NAME.XXXX.replay.tmp``, with the usual permissions:
+    its parents are made), removed again when the block ends, however it ends (renamed away, it is gone already).
+    An interrupt's last resort removes it too. System errors are the caller's to name."""
+    import shutil  # here, as tempfile: only a new output folder needs them (~3 ms of heal's start-up)
+    import tempfile
+
+    make_folder(target.parent)
+    folder = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
+    interrupts.stage_output(folder, folder=True)  # removed by an interrupt's last resort (interrupts.py)
+    try:
+        os.chmod(folder, 0o777 & ~UMASK)  # mkdtemp makes 0700; the folder gets the usual permissions
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        interrupts.drop_output(folder)
+
+
+@contextmanager
+def staged_folder(target: Path) -> Iterator[Path]:
+    """Where to write the files of ``target``: a sibling temp folder renamed into place at the end when
+    ``target`` is new (it appears whole or not at all), else ``target`` itself (files still atomic)."""
+    try:
+        make_folder(target.parent)
+        exists = target.exists()
+    except OSError as exc:
+        raise write_failed(str(target), exc) from exc
+    if exists:
+        yield target
+        return
+    try:
+        with temp_folder(target) as staging:
+            yield staging
+            publish_folder(staging, target)
+    except OSError as exc:
+        raise write_failed(str(target), exc) from exc
+
+
+def partial_sibling(target: Path) -> Path:
+    """The hidden folder a new ``target`` of a command over many inputs is filled as, renamed into place when every
+    input is done: a temp name readers skip, the same every run, so the next run resumes from what a killed one left."""
+    return target.parent / f".{target.name}{PARTIAL}"
+
+
+PARTIAL = f".partial{TEMP_SUFFIX}"  # how a partial sibling's name ends: kept by a sweep, as its run resumes from it
+
+
+def finish_partial(work_dir: Path, target: Path, *, publish: bool) -> None:
+    """The end of a command over many inputs that wrote into ``work_dir``: its partial sibling renamed onto ``target``
+    (``publish``: it appears whole; a folder made there meanwhile, not empty, is E_OUTPUT_WRITE_FAILED naming it),
+    else removed (nothing appears). ``target`` itself (an existing folder, written in place) stays as it is."""
+    if work_dir == target:
+        return
+    if not publish:
+        import shutil  # (only a run that wrote nothing removes its folder)
+
+        shutil.rmtree(work_dir, ignore_errors=True)
+        return
+    try:
+        publish_folder(work_dir, target)
+    except OSError as exc:
+        raise write_failed(str(target), exc) from exc
+
+
+def sweep_leftovers(folder: Path) -> list[str]:
+    """Remove what writers that died (a killed worker) left under ``folder``: temp files of ``atomic_output``, temp
+    folders of ``temp_folder`` (an incident's, staged inside a folder of many); returns what went. A partial sibling
+    (``partial_sibling``: another command's run to resume) stays, its leftovers swept."""
+    import shutil  # (a sweep runs once, at the end of a command over many inputs)
+
+    removed = []
+    for base, folders, names in os.walk(folder):
+        for name in [name for name in folders if is_temp_name(name) and not name.endswith(PARTIAL)]:
+            folders.remove(name)  # (not walked into: it goes whole)
+            path = os.path.join(base, name)
+            if os.path.islink(path):
+                names.append(name)  # (a link is removed as a file is, never followed)
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        for name in names:
+            if is_temp_name(name):
+                path = os.path.join(base, name)
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    continue
+                removed.append(path)
+    return removed
