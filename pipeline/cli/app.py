@@ -33,6 +33,7 @@ from replay.pipeline.engine.errors import (
     ReplayError,
     StrictAbort,
     error_line,
+    find_running_command_by,
     interrupted_exit,
 )
 from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, RunResult, StageFailed, run_graph
@@ -421,6 +422,16 @@ def bounded(option: Option) -> click.ParamType:
 
 def exit_code_for(result: RunResult) -> int:
     return EXIT_FAILED if result.errors else EXIT_OK
+
+
+def typed_command() -> str | None:
+    """The command being run as typed (``replay incident import``): the path of click's current context, None
+    outside one. What a usage error made while it runs names in its advice (``errors.running_command``)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.command_path if ctx is not None else None
+
+
+find_running_command_by(typed_command)
 
 
 def _print_error(body: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ import importlib
 import math
 import os
 import signal
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from replay.pipeline.engine import exactjson
@@ -209,12 +210,23 @@ def command_named(advice: str, command: str | None = None) -> str:
 
 
 def running_command() -> str:
-    """The command being run, as typed (``replay heal``, ``replay incident import``): the path of click's current
-    context; ``COMMAND_PLACEHOLDER`` outside a command (replay used as a library)."""
-    import click  # (only for the advice of a usage error)
+    """The command being run, as typed (``replay heal``, ``replay incident import``), as the CLI finds it (the path
+    of click's current context: ``find_running_command_by``); ``COMMAND_PLACEHOLDER`` outside a command (replay used
+    as a library, a worker process)."""
+    return _running_command() or COMMAND_PLACEHOLDER
 
-    ctx = click.get_current_context(silent=True)
-    return ctx.command_path if ctx is not None else COMMAND_PLACEHOLDER
+
+def find_running_command_by(lookup: Callable[[], str | None]) -> None:
+    """How ``running_command`` finds the command being run: the CLI says (the engine imports nothing above it)."""
+    global _running_command
+    _running_command = lookup
+
+
+def _no_command() -> str | None:
+    return None
+
+
+_running_command: Callable[[], str | None] = _no_command
 
 
 def diagnostic(code: str, message: str, **fields: Any) -> dict[str, Any]:

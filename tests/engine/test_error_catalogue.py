@@ -120,6 +120,7 @@ def test_a_usage_error_names_the_command_running_where_it_is_made():
     typed; made outside one (the library), the placeholder stays. The command line was re-parsed for it afterwards."""
     import click
 
+    from replay.pipeline.cli import app  # noqa: F401  (the CLI tells the engine how to find the command being run)
     from replay.pipeline.engine.parallel import Failure
 
     assert ReplayError("E_USAGE_INVALID", "x").body["howToFix"] == "Run `replay COMMAND --help` for the usage."
