@@ -813,7 +813,7 @@ def journal_chunks(path: str) -> Generator[bytes, None, None]:
         with open(path, "rb") as raw:
             opened = True
             stream = gunzipped(raw)
-            while data := stream.read(SCAN_CHUNK):
+            while data := stream.read1(SCAN_CHUNK):  # (read1: a cut-off gzip stream gives what it holds first)
                 yield data
                 offset += len(data)
     except (OSError, EOFError, zlib.error) as exc:
@@ -821,6 +821,15 @@ def journal_chunks(path: str) -> Generator[bytes, None, None]:
         if not opened:
             raise _unreadable(path, f"cannot open it: {reason}") from exc
         raise _unreadable(path, reason, offset=offset) from exc
+
+
+def _until_unreadable(chunks: Iterable[bytes], failed: list[ReplayError]) -> Iterator[bytes]:
+    """``chunks`` up to where the file could not be read on (``journal_chunks``' E_JOURNAL_READ_FAILED, put in
+    ``failed``), which ends them."""
+    try:
+        yield from chunks
+    except ReplayError as exc:
+        failed.append(exc)
 
 
 def _without(chunks: Iterable[bytes], skip: int) -> Iterator[bytes]:
@@ -932,7 +941,12 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
                           received=excerpt(problem.excerpt))
     if at is None:
         return JournalScan(False, None)
-    end = find_step_end(_without(read.look(keep=False), bom), at, max_line_bytes)
+    cut: list[ReplayError] = []  # (the file stops being readable before its end: a gzip stream cut off or corrupt)
+    end = find_step_end(_until_unreadable(_without(read.look(keep=False), bom), cut), at, max_line_bytes)
+    if cut and not end.found:
+        raise cut[0]
+    if cut and not end.terminated:  # the step's end may be in what cannot be read: the walk reads up to that place
+        return JournalScan(False, StepEnd(True))  # and reports it there (exit 1), as a cut-off last line
     if end.end is not None and bom:
         end = StepEnd(end.found, end.terminated, end.end + bom, end.line)
     return JournalScan(False, end)

@@ -10,11 +10,12 @@ import gzip
 import os
 import shlex
 import shutil
+import zlib
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, FIXTURES, run_replay
+from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -296,8 +297,36 @@ def test_an_unreadable_first_record_is_refused(tmp_path: Path, cli):
     assert (error["line"], error["offset"]) == (2, 1)
     (tmp_path / "broken.json").write_bytes(b'{"events": [')
     refused(cli("walk", str(tmp_path / "broken.json")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
-    (tmp_path / "bad.jsonl.gz").write_bytes(gzip.compress(b'{"kind":"a"}\n' * 100)[:40])
+    (tmp_path / "bad.jsonl.gz").write_bytes(gzip.compress(b'{"kind":"a"}\n' * 100)[:20])  # (cut in its first line)
     refused(cli("walk", str(tmp_path / "bad.jsonl.gz")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+
+
+def _cut_gzip(data: bytes, keep: int, mid_line: bool) -> bytes:
+    """A gzip stream of ``data`` cut off after its first ``keep`` lines (and, with ``mid_line``, half of the next):
+    its bytes flushed there, with no end-of-stream marker after them, as a writer killed mid-write leaves it."""
+    lines = data.splitlines(keepends=True)
+    head = b"".join(lines[:keep]) + (lines[keep][: len(lines[keep]) // 2] if mid_line else b"")
+    packer = zlib.compressobj(wbits=31)
+    return packer.compress(head) + packer.flush(zlib.Z_SYNC_FLUSH)
+
+
+@pytest.mark.parametrize("mid_line", [True, False], ids=["mid-line", "at-a-line-end"])
+@pytest.mark.parametrize("at", [None, "step-2"], ids=["whole", "at-an-unended-step"])
+def test_a_gzip_journal_cut_off_walks_its_records_then_fails_where_it_stops(tmp_path: Path, mid_line: bool,
+                                                                            at: str | None):
+    # the pre-scan read the gzip stream a MiB at a time, and a cut-off stream gave nothing of that MiB: the walk was
+    # refused at "byte 0" (exit 2) with none of the records before the cut, which read and diff show
+    data = (WALK / "hello.jsonl").read_bytes()
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(_cut_gzip(data, 7, mid_line))  # step-2 has begun by line 7; its end (line 8) is cut off
+    done = run_replay("walk", str(path), *(("--at", at) if at else ()), process=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == run_replay("walk", str(WALK / "hello.jsonl"), process=True).stdout.splitlines()[:7]
+    (error,) = errors_of(done.stderr)
+    offset = sum(len(line) for line in data.splitlines(keepends=True)[:7])
+    assert (error["code"], error["refusal"], error["line"], error["offset"]) == (
+        "E_JOURNAL_READ_FAILED", "journal_read_failed", 8, offset), error
+    assert f"at byte {offset}" in error["message"] and "truncated" in error["message"]
 
 
 def test_a_document_whose_first_record_is_no_object_is_refused(tmp_path: Path, cli):
