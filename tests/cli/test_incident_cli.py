@@ -387,6 +387,24 @@ def test_stdin_is_refused_as_stdin(tmp_path: Path, args: tuple[str, ...]) -> Non
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("args", [
+    ("import", "nope.json", "--out", "r"),
+    ("import", str(INCIDENTS / "raw-logs" / "refund-run.jsonl"), "--format", "runledger", "--case", "refund-case",
+     "--rules", "nope.json", "--out", "r"),
+    ("inspect", "nope.json", "--out", "r"),
+    ("replay", "nope.json", "--agent-command", '["true"]', "--out", "r"),
+    ("promote", "nope.json", "--to", "f.json"),
+])
+def test_a_missing_file_is_not_told_to_read_stdin(tmp_path: Path, args: tuple[str, ...]) -> None:
+    # its advice was the catalogue's "Check the path; `replay read -` reads stdin.": an incident command refuses stdin
+    done = run_replay("incident", *args, cwd=tmp_path, process=True)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"]) == (2, b"", "E_INPUT_PATH_NOT_FOUND"), error
+    assert error["path"] == "nope.json" and "stdin" in error["howToFix"], error
+    assert "replay read" not in error["howToFix"] and "`-`" not in error["howToFix"], error
+    assert list(tmp_path.iterdir()) == []
+
+
 # promote ----------------------------------------------------------------------------------------------
 def test_promote_saves_a_checked_fixture_once_and_edits_are_caught(tmp_path: Path) -> None:
     assert import_(tmp_path).returncode == 0

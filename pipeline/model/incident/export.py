@@ -126,7 +126,8 @@ def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
                         "an import wrote).")
     target = Path(path)
     if not target.exists():
-        refuse("E_INPUT_PATH_NOT_FOUND", f"{what} {path!r} does not exist", {"path": path})
+        refuse("E_INPUT_PATH_NOT_FOUND", f"{what} {path!r} does not exist", {"path": path},
+               howToFix=f"Check the path of the {what}: incident commands read a file or a folder, not stdin.")
     if not target.is_file():  # (a pipe too: the input is read whole and checked against its limits, never streamed)
         refuse("E_INPUT_NOT_FILE_OR_DIR", f"{what} {path!r} is not a regular file", {"path": path},
                expected="a regular file", received=describe_kind(path_kind(path)),
