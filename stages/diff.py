@@ -22,6 +22,7 @@ from replay.pipeline.engine.text import utf8
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.model.walk import read_failure_advice
 
 TEXT, JSON = "text", "json"
 
@@ -105,6 +106,7 @@ class DiffRuns(Transform):
         if self.unreadable is not None:
             problem = self.unreadable
             where = {k: problem[k] for k in ("path", "source", "line", "column", "offset") if problem.get(k) is not None}
+            where |= read_failure_advice(problem.get("code"))
             if "offset" not in where and "path" in where and problem.get("code") == "E_EVENT_NOT_OBJECT":
                 # a record of a JSON document: no byte offset to cut at, the record's path says which
                 where["howToFix"] = f"Each record of the document must be a JSON object: fix or remove {where['path']}."

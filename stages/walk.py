@@ -51,6 +51,7 @@ from replay.pipeline.model.walk import (
     StepWatch,
     WalkLine,
     line_problem,
+    read_failure_advice,
     read_record,
     record_problem,
     scan_journal,
@@ -274,7 +275,8 @@ class WalkRecords(Transform):
         on their way, are shown), else right here."""
         where = {k: diagnostic[k] for k in ("source", "line", "offset") if diagnostic.get(k) is not None}
         failure = {"reason": str(diagnostic.get("message", "the journal could not be read")),
-                   "cause": diagnostic.get("code"), "received": diagnostic.get("received")}
+                   "cause": diagnostic.get("code"), "received": diagnostic.get("received"),
+                   **read_failure_advice(diagnostic.get("code"))}
         if "offset" in where:
             if self.failure is None or where["offset"] < self.failure["offset"]:
                 self.failure = {**failure, **where}

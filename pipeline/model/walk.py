@@ -35,6 +35,7 @@ open, unless it ends only an attempt (``step.attempt.failed``) or says the step 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -43,13 +44,13 @@ from collections import OrderedDict
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain, compress, count
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused, utf8_fault
+from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
 from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, document_too_long, gunzipped, head_format
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
@@ -707,6 +708,7 @@ class LineProblem:
     offset: int
     excerpt: bytes
     column: int | None = None  # the fault's 1-based byte column on its line, where there is one
+    cause: str | None = None  # the code read gives it, where it is not a record's fault (a line too long)
 
 
 def first_record_problem(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20) -> LineProblem | None:
@@ -718,7 +720,8 @@ def first_record_problem(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20
         while True:
             cut = tail.find(b"\n")
             if (cut if cut >= 0 else len(tail)) > max_line_bytes:
-                return LineProblem(f"line {line} is longer than {max_line_bytes} bytes", line, base, tail[:120])
+                return LineProblem(f"line {line} is longer than {max_line_bytes} bytes", line, base,
+                                   tail[:min(cut if cut >= 0 else len(tail), 120)], cause=TOO_LONG)
             if cut < 0:
                 break
             raw, tail = tail[:cut], tail[cut + 1:]
@@ -799,6 +802,16 @@ def journal_of(data_dir: str, run_id: str) -> str:
 SCAN_CHUNK = 1 << 20
 
 
+TOO_LONG = "E_JSONL_LINE_TOO_LONG"
+
+
+def read_failure_advice(cause: Any) -> dict[str, str]:
+    """The ``howToFix`` of an E_JOURNAL_READ_FAILED whose cause has a remedy of its own, as what it adds to the error:
+    a line longer than --max-line-bytes is read with a higher limit, not cut out of the journal; none for the others
+    (the catalogue's advice: fix or cut the journal there)."""
+    return {"howToFix": how_to_fix(TOO_LONG)} if cause == TOO_LONG else {}
+
+
 def _unreadable(journal: str, reason: str, **fields: Any) -> ReplayError:
     at = f" at byte {fields['offset']}" if fields.get("offset") is not None else ""
     return refused("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(journal), **fields)
@@ -812,8 +825,10 @@ def journal_chunks(path: str) -> Generator[bytes, None, None]:
     try:
         with open(path, "rb") as raw:
             opened = True
-            stream = gunzipped(raw)
-            while data := stream.read1(SCAN_CHUNK):  # (read1: a cut-off gzip stream gives what it holds first)
+            # (the file or a GzipFile over it: buffered both. read1, not read: what a gzip stream cut off holds before
+            # the cut comes out, where read(SCAN_CHUNK) raises and gives none of the MiB it was reading)
+            stream = cast(io.BufferedIOBase, gunzipped(raw))
+            while data := stream.read1(SCAN_CHUNK):
                 yield data
                 offset += len(data)
     except (OSError, EOFError, zlib.error) as exc:
@@ -938,6 +953,7 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
     problem = first_record_problem(_without(read.look(), bom), max_line_bytes)
     if problem is not None:
         raise _unreadable(path, problem.message, line=problem.line, column=problem.column, offset=problem.offset + bom,
+                          cause=problem.cause, **read_failure_advice(problem.cause),
                           received=excerpt(problem.excerpt))
     if at is None:
         return JournalScan(False, None)

@@ -244,3 +244,14 @@ def test_a_stage_that_takes_events_after_diff_is_refused(tmp_path: Path, after: 
     (error,) = errors_of(result.stderr)
     assert (result.returncode, result.stdout, error["code"]) == (2, b"", "E_CONFIG_INPUTS_INVALID")
     assert error["message"] == f"stage {after!r} takes events, but 'diff' gives a diff of two runs: it would find none in them"
+
+
+def test_a_line_too_long_is_told_to_raise_max_line_bytes(tmp_path: Path) -> None:
+    # its advice was the catalogue's "Fix or cut the journal ...; `replay heal` drops a torn last line"
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b'{"type":"a"}\n{"type":"b","pad":"' + b"x" * 200 + b'"}\n')
+    done = run_replay("diff", "--max-line-bytes", "100", str(path), str(WALK / "hello.jsonl"), process=True)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"], error["cause"]) == (
+        2, b"", "E_JOURNAL_READ_FAILED", "E_JSONL_LINE_TOO_LONG"), error
+    assert (error["line"], error["offset"], error["howToFix"]) == (2, 13, "Raise --max-line-bytes or split the record.")

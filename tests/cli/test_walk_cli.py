@@ -418,6 +418,26 @@ def test_a_line_too_long_mid_journal_fails_with_its_offset(tmp_path: Path, cli):
     assert errors[0]["cause"] == "E_JSONL_LINE_TOO_LONG"
 
 
+@pytest.mark.parametrize("where, args", [
+    ("first", ()), ("first", ("--at", "b")), ("mid", ()), ("mid", ("--at", "b")), ("mid", ("--json",))])
+def test_a_line_too_long_is_told_to_raise_max_line_bytes(tmp_path: Path, where: str, args: tuple[str, ...]):
+    # its advice was the catalogue's "Fix or cut the journal at the byte offset given; `replay heal` drops a torn last
+    # line": nothing is torn, and the record is whole; a higher limit reads it (and the excerpt of a first line too long
+    # ran on into the next line)
+    long = b'{"kind":"a","pad":"' + b"x" * 200 + b'"}\n'
+    data = (long if where == "first" else b'{"kind":"a"}\n' + long) + b'{"kind":"step.completed","step_id":"b"}\n'
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(data)
+    done = run_replay("walk", "--max-line-bytes", "100", str(path), *args, process=True)
+    (error,) = errors_of(done.stderr)
+    assert done.returncode == (2 if where == "first" else 1), error
+    assert (error["code"], error["cause"], error["line"]) == ("E_JOURNAL_READ_FAILED", "E_JSONL_LINE_TOO_LONG",
+                                                              1 if where == "first" else 2), error
+    assert error["howToFix"] == "Raise --max-line-bytes or split the record.", error
+    assert "\n" not in error.get("received", "") and "step.completed" not in error.get("received", ""), error
+    assert run_replay("walk", "--max-line-bytes", "1000", str(path), *args, process=True).returncode == 0
+
+
 @pytest.mark.parametrize("long", [b'{"kind":"run.note","pad":"', b'{"kind":"step.completed","step_id":"approve","pad":"'],
                          ids=["other", "the-step's"])
 @pytest.mark.parametrize("after", [b"", b'{"kind":"run.resumed","run_id":"parked-7"}\n'], ids=["last", "mid"])
