@@ -19,8 +19,9 @@ def read_json_file(file: str | Path, what: str, code: str, *, missing_fix: str |
     try:
         data = Path(file).read_bytes()
     except FileNotFoundError as exc:
-        extra: dict[str, Any] = {"howToFix": missing_fix} if missing_fix else {}
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{what} {source!r} does not exist", path=source, **extra) from exc
+        # (not the catalogue's advice, `replay read -` for stdin: no such file is read from stdin)
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{what} {source!r} does not exist", path=source,
+                          howToFix=missing_fix or f"Check the path of the {what}.") from exc
     except OSError as exc:
         raise input_unreadable(source, exc, what=what, exit_code=EXIT_REFUSED) from exc
     return json_document(data, source, code, not_json=not_json, rooted=True, **fields)

@@ -362,7 +362,8 @@ def load_session_groups(path: str | Path, override: str | Path | None = None, *,
     """
     kind = path_kind(Path(path))
     if kind is None:
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"session journal {str(path)!r} does not exist", path=str(path))
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"session journal {str(path)!r} does not exist", path=str(path),
+                          howToFix="Check the path of the session journal.")
     if kind == "directory":
         raise session_folder(str(path))
     overrides: dict[Key, Override] = {}

@@ -19,6 +19,7 @@ and recorded calls left unasked at the end (``check_done``) are ``ReplayModelErr
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from types import TracebackType
@@ -75,6 +76,9 @@ class ReplayModel:
     """A model that replays recorded stream calls; see the module docstring."""
 
     def __init__(self, groups: Iterable[Group], *, source: str = "<memory>") -> None:
+        if isinstance(groups, str | bytes | os.PathLike):  # (a path's characters are no groups: it failed at the first call)
+            raise TypeError(f"ReplayModel takes the recorded groups, not a path: load a session journal or a replay "
+                            f"script with ReplayModel.load({os.fsdecode(groups)!r})")
         self._groups = list(groups)
         self._next = 0
         self.source = source
