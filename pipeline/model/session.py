@@ -234,8 +234,9 @@ class ChunkGrouper:
                               "integer >= 0", shown(record.get(name, MISSING)))
                 return None
         if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str) or not chunk["type"]:
+            received = excerpt(exactjson.dumps(chunk)) if "chunk" in record else json_type(MISSING)  # (not "null")
             self._problem(f"an {CHUNK_TYPE} line needs `chunk`: an object with a string `type`", where, "$.chunk",
-                          '{"type": "text-delta", ...}', excerpt(exactjson.dumps(chunk)))
+                          '{"type": "text-delta", ...}', received)
             return None
         key: Key = (record["turn"], record["step"])  # both checked above: integers >= 0
         done: Group | None = None

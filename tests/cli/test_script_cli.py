@@ -171,6 +171,18 @@ def test_a_float_turn_is_refused_and_no_script_is_written(tmp_path: Path):
     assert not (tmp_path / "script.json").exists()
 
 
+@pytest.mark.parametrize("chunk, received", [(b"", "missing"), (b',"chunk":null', "null"), (b',"chunk":"x"', '"x"')],
+                         ids=["missing", "null", "string"])
+def test_a_chunk_line_without_its_chunk_says_it_is_missing(tmp_path: Path, chunk: bytes, received: str):
+    # a line with no `chunk` at all was said to have received "null"
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b'{"type":"assistant/chunk","turn":1,"step":0' + chunk + b'}\n')
+    done = run_replay("script", str(session), process=True)
+    [error] = errors_of(done.stderr)
+    assert (done.returncode, error["code"], error["path"], error["received"]) == (1, "E_SESSION_LINE_INVALID", "$.chunk",
+                                                                                   received), error
+
+
 def test_a_folder_is_refused_naming_a_session_file(tmp_path: Path):
     shutil.copytree(SCENARIOS, tmp_path / "scenarios")
     (tmp_path / "empty").mkdir()
