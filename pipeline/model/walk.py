@@ -43,6 +43,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
+from gzip import BadGzipFile
 from itertools import chain, compress, count
 from typing import Any, cast
 
@@ -802,14 +803,14 @@ def journal_of(data_dir: str, run_id: str) -> str:
 SCAN_CHUNK = 1 << 20
 
 
-TOO_LONG = "E_JSONL_LINE_TOO_LONG"
+TOO_LONG, GZIP_INVALID = "E_JSONL_LINE_TOO_LONG", "E_GZIP_INVALID"
 
 
 def read_failure_advice(cause: Any) -> dict[str, str]:
     """The ``howToFix`` of an E_JOURNAL_READ_FAILED whose cause has a remedy of its own, as what it adds to the error:
-    a line longer than --max-line-bytes is read with a higher limit, not cut out of the journal; none for the others
-    (the catalogue's advice: fix or cut the journal there)."""
-    return {"howToFix": how_to_fix(TOO_LONG)} if cause == TOO_LONG else {}
+    a line longer than --max-line-bytes is read with a higher limit, a gzip stream cut off or corrupt from a whole copy,
+    neither cut out of the journal; none for the others (the catalogue's advice: fix or cut the journal there)."""
+    return {"howToFix": how_to_fix(cause)} if cause in (TOO_LONG, GZIP_INVALID) else {}
 
 
 def _unreadable(journal: str, reason: str, **fields: Any) -> ReplayError:
@@ -822,6 +823,7 @@ def journal_chunks(path: str) -> Generator[bytes, None, None]:
     E_JOURNAL_READ_FAILED when it cannot be opened or read."""
     opened = False
     offset = 0
+    line, start = 1, 0  # the line being read, and the offset where it starts: where a failure is said to be, as read says it
     try:
         with open(path, "rb") as raw:
             opened = True
@@ -830,12 +832,18 @@ def journal_chunks(path: str) -> Generator[bytes, None, None]:
             stream = cast(io.BufferedIOBase, gunzipped(raw))
             while data := stream.read1(SCAN_CHUNK):
                 yield data
+                if (last := data.rfind(b"\n")) >= 0:
+                    line, start = line + data.count(b"\n"), offset + last + 1
                 offset += len(data)
     except (OSError, EOFError, zlib.error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         if not opened:
             raise _unreadable(path, f"cannot open it: {reason}") from exc
-        raise _unreadable(path, reason, offset=offset) from exc
+        said: dict[str, str] = {}
+        if isinstance(exc, EOFError | zlib.error | BadGzipFile):  # (read's words and code for it: E_GZIP_INVALID)
+            reason = "gzip stream is truncated" if isinstance(exc, EOFError) else f"gzip stream is corrupt: {exc}"
+            said = {"cause": GZIP_INVALID, **read_failure_advice(GZIP_INVALID)}
+        raise _unreadable(path, reason, line=line, offset=start, **said) from exc
 
 
 def _until_unreadable(chunks: Iterable[bytes], failed: list[ReplayError]) -> Iterator[bytes]:

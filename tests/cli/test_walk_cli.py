@@ -327,6 +327,27 @@ def test_a_gzip_journal_cut_off_walks_its_records_then_fails_where_it_stops(tmp_
     assert (error["code"], error["refusal"], error["line"], error["offset"]) == (
         "E_JOURNAL_READ_FAILED", "journal_read_failed", 8, offset), error
     assert f"at byte {offset}" in error["message"] and "truncated" in error["message"]
+    assert (error["cause"], error["howToFix"]) == ("E_GZIP_INVALID", "Recompress the file or read the uncompressed journal.")
+
+
+@pytest.mark.parametrize("packed, words", [
+    (gzip.compress(b'{"kind":"a"}\n' * 100)[:20], "gzip stream is truncated"),  # cut in its first line
+    (b"\x1f\x8b" + b"\x63" * 40, "gzip stream is corrupt"),
+], ids=["cut-off", "corrupt"])
+def test_a_gzip_journal_unreadable_in_its_first_line_is_refused_at_that_line(tmp_path: Path, packed: bytes, words: str):
+    # it was refused "at byte 9" (as far as the stream inflated, inside line 1), without a line, in Python's words
+    # ("Compressed file ended before the end-of-stream marker was reached") and advice about torn lines, where read
+    # and diff say E_GZIP_INVALID at line 1, offset 0
+    path = tmp_path / "bad.jsonl.gz"
+    path.write_bytes(packed)
+    for args in ((), ("--at", "a")):
+        done = run_replay("walk", str(path), *args, process=True)
+        (error,) = errors_of(done.stderr)
+        assert (done.returncode, done.stdout, error["code"], error["refusal"]) == (
+            2, b"", "E_JOURNAL_READ_FAILED", "journal_read_failed"), error
+        assert (error["line"], error["offset"], error["cause"]) == (1, 0, "E_GZIP_INVALID"), error
+        assert words in error["message"] and "at byte 0" in error["message"], error
+        assert error["howToFix"] == "Recompress the file or read the uncompressed journal.", error
 
 
 def test_a_document_whose_first_record_is_no_object_is_refused(tmp_path: Path, cli):
