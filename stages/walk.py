@@ -45,6 +45,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN, source_name
+from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
 from replay.pipeline.model.walk import (
     SpendLedger,
     StepEnd,
@@ -180,13 +181,14 @@ class WalkRecords(Transform):
                     record = exactjson.loads(raw)
                 except orjson.JSONDecodeError:
                     record = None
-                if type(record) is not dict:
+                if type(record) is not dict or record.get(RECORD_KEY) == DROPPED_RECORD:
                     problem = line_problem(raw, batch.lines[i] or 0, batch.offsets[i] or 0,
                                            complete=not (batch.tail_open and i == last))
                     if problem is None:  # a blank line: not a record
                         continue
                     self._fail(problem.message, source=batch.source, line=batch.lines[i], column=problem.column,
-                               offset=batch.offsets[i], received=excerpt(raw))
+                               offset=batch.offsets[i], received=excerpt(raw), cause=problem.cause,
+                               **read_failure_advice(problem.cause))
                     look = i + 1
                     break
             self._advance(batch, i, raw)

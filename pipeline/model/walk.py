@@ -56,7 +56,7 @@ from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, docum
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.markup import BIDI_CONTROLS
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import DROPPED_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
 from replay.pipeline.model.validation import is_number
 
@@ -549,6 +549,7 @@ def step_tokens(step: str) -> tuple[bytes, ...]:
 
 
 # finding where --at stops, before anything is printed ------------------------------------------------
+_DROPPED = b'"' + RECORD_KEY.encode() + b'":"' + DROPPED_RECORD.encode() + b'"'  # how `replay read` writes one
 @dataclass(frozen=True, slots=True)
 class StepEnd:
     """Where a walk ``--at`` a step stops: the record after which nothing more is shown."""
@@ -563,13 +564,16 @@ class StepEnd:
 
 def _watch_line(watch: StepWatch, raw: bytes) -> bool | None:
     """Feed one line to ``watch``: whether it is the step's; None when it cannot be read (not JSON,
-    not an object), False for a blank line."""
+    not an object; a dropped record once the step has appeared: what `replay read` left out may be its end),
+    False for a blank line."""
     try:
         record = exactjson.loads(raw)
     except orjson.JSONDecodeError:
         return None if raw.strip(b" \t\r") else False
     if type(record) is not dict:
         return None
+    if record.get(RECORD_KEY) == DROPPED_RECORD:
+        return None if watch.seen else False
     kind = kind_of(record)
     step = step_of(record, kind)
     if step != watch.step:
@@ -589,7 +593,7 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
     records (``read`` skips them too), and cannot be read: the first one after the last record of a step that
     never ended may hold its end, and is where the scan stops (the walk reads up to it and reports it as too long).
     """
-    tokens = step_tokens(step)
+    tokens = (*step_tokens(step), _DROPPED)  # (a dropped record after the step's last may hide its end)
     watch = StepWatch(step)
     last: tuple[int, int] | None = None
     pieces: list[bytes] = []  # the unfinished line, as the chunks it came in
@@ -748,7 +752,8 @@ def record_problem(record: Any, pointer: str | None) -> dict[str, Any] | None:
 
 
 def line_problem(raw: bytes, line: int, offset: int, complete: bool = True) -> LineProblem | None:
-    """None when ``raw`` is a record (or blank), else what is wrong with it."""
+    """None when ``raw`` is a record (or blank), else what is wrong with it (a dropped record `replay read` wrote where
+    it left a line out is no record of the journal: a line that could not be read)."""
     if not raw.strip(b" \t\r"):
         return None
     return _line_problem(raw, line, offset, complete)
@@ -767,6 +772,10 @@ def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LinePro
         return LineProblem(f"line {line} is not valid JSON: {exc.msg} at column {column}", line, offset, raw, column)
     if type(record) is not dict:
         return LineProblem(f"line {line} is JSON but not an object", line, offset, raw)
+    if record.get(RECORD_KEY) == DROPPED_RECORD:  # (a saved stream's: heal, validate and diff report it again too)
+        code = record.get("code")
+        return LineProblem(f"line {line} stands for what `replay read` left out there: {record.get('message')}", line,
+                           offset, raw, cause=code if isinstance(code, str) else None)
     return None
 
 

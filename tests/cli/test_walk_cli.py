@@ -350,6 +350,37 @@ def test_a_gzip_journal_unreadable_in_its_first_line_is_refused_at_that_line(tmp
         assert error["howToFix"] == "Recompress the file or read the uncompressed journal.", error
 
 
+def test_a_saved_stream_with_a_dropped_record_ends_the_walk_there(tmp_path: Path):
+    # `replay read` writes a dropped record where it left a line out (here where a gzip stream was cut off); heal,
+    # validate and diff report that line again and fail, but the walk showed it as a `$dropped ... [info]` line and
+    # exited 0, as if the journal had been read whole
+    data = (WALK / "hello.jsonl").read_bytes()
+    packed = tmp_path / "cut.jsonl.gz"
+    packed.write_bytes(_cut_gzip(data, 7, mid_line=True))
+    saved = tmp_path / "saved.jsonl"
+    read = run_replay("read", str(packed), process=True)
+    assert read.returncode == 1 and read.stdout.endswith(b"\n"), read.stderr
+    saved.write_bytes(read.stdout)
+    offset = sum(len(line) for line in data.splitlines(keepends=True)[:7])
+    whole = run_replay("walk", str(WALK / "hello.jsonl"), process=True).stdout.splitlines()
+    for args in ((), ("--at", "step-2"), ("--json",)):  # (step-2 never ended before the cut: its end may be what was lost)
+        done = run_replay("walk", str(saved), *args, process=True)
+        (error,) = errors_of(done.stderr)
+        assert done.returncode == 1, error
+        assert len(done.stdout.splitlines()) == 7 and (args or done.stdout.splitlines() == whole[:7])
+        assert (error["code"], error["cause"], error["line"], error["offset"]) == (
+            "E_JOURNAL_READ_FAILED", "E_GZIP_INVALID", 8, offset), error
+    assert run_replay("walk", str(saved), "--at", "step-1", process=True).returncode == 0  # (it ended before)
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(read.stdout.splitlines(keepends=True)[-1] + data)
+    error = refused(cli_result(run_replay("walk", str(first), process=True)), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert (error["line"], error["offset"], error["cause"]) == (1, 0, "E_GZIP_INVALID")
+
+
+def cli_result(done) -> tuple[int, bytes, list[dict]]:
+    return done.returncode, done.stdout, errors_of(done.stderr)
+
+
 def test_a_document_whose_first_record_is_no_object_is_refused(tmp_path: Path, cli):
     (tmp_path / "a.jsonl").write_bytes(b"[1,2]\n")  # one JSON array: a document of records
     error = refused(cli("walk", str(tmp_path / "a.jsonl")), "E_JOURNAL_READ_FAILED", "journal_read_failed")
