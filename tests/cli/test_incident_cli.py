@@ -359,6 +359,62 @@ def test_a_rule_type_that_is_no_string_is_received_in_json_terms(tmp_path: Path)
         assert (error["code"], error["received"]) == ("E_INCIDENT_RULE_TYPE_UNKNOWN", received), error
 
 
+RAW_LOG = INCIDENTS / "raw-logs" / "refund-run.jsonl"
+
+
+def test_a_log_and_its_rules_file_are_each_named_where_they_are_at_fault(tmp_path: Path) -> None:
+    # a runledger/replay import judged the log's input and trace as if they were in the --rules file: nesting too deep
+    # in the log's input was said to be in rules.json, and a rule's fault in rules.json at `$.assertions[0]` (the file
+    # is the array: `$[0]`, as an import of a folder of logs says it)
+    rules = write_json(tmp_path / "rules.json", [{"id": "r", "type": "max_tool_errors", "max": 1}])
+    deep: Any = {"a": 1}
+    for _ in range(25):
+        deep = {"x": deep}
+    log = tmp_path / "deep.jsonl"
+    log.write_bytes(jsonl_of({"type": "task_start", "case_id": "c", "input": deep},
+                             {"type": "final_output", "case_id": "c", "output": {}}))
+    done = run_replay("incident", "import", str(log), "--format", "runledger", "--rules", str(rules), "--out", "o",
+                      cwd=tmp_path, process=True)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, error["code"], error["source"]) == (2, "E_INCIDENT_NESTING_TOO_DEEP", str(log)), error
+    assert error["path"].startswith("$.input.x.x"), error
+    bad = write_json(tmp_path / "bad.json", [{"id": "r", "type": "max_tool_errors", "max": -1}])
+    (folder := tmp_path / "logs").mkdir()
+    (folder / "run.jsonl").write_bytes(RAW_LOG.read_bytes())
+    for given in (RAW_LOG, folder):
+        done = run_replay("incident", "import", str(given), "--format", "runledger", "--case", "refund-case", "--rules",
+                          str(bad), "--out", "o", cwd=tmp_path, process=True)
+        (error,) = errors_of(done.stderr)
+        assert (done.returncode, error["code"], error["source"], error["path"]) == (
+            2, "E_INCIDENT_RULE_INVALID", str(bad), "$[0].max"), error
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("how", ["canonical", "runledger"])
+def test_a_trace_with_no_events_names_its_file(tmp_path: Path, how: str) -> None:
+    # E_INCIDENT_TERMINAL_MISSING of a trace with no events said no source: in an import of a folder, which export?
+    (folder := tmp_path / "exports").mkdir()
+    if how == "canonical":
+        doc = minimal_export()
+        doc["events"] = []
+        empty = write_json(folder / "empty.json", doc)
+        args: tuple[str, ...] = ()
+    else:
+        empty = folder / "empty.jsonl"
+        empty.write_bytes(jsonl_of({"type": "task_start", "case_id": "c", "input": {}}))
+        args = ("--format", "runledger", "--case", "c", "--rules",
+                str(write_json(tmp_path / "rules.json", [{"id": "r", "type": "max_tool_errors", "max": 1}])))
+    for given in (empty, folder):
+        done = run_replay("incident", "import", str(given), *args, "--out", str(tmp_path / "o"), process=True)
+        (error,) = errors_of(done.stderr)
+        assert (done.returncode, error["code"], error["source"]) == (2, "E_INCIDENT_TERMINAL_MISSING", str(empty)), error
+        assert error.get("path") == ("$.events" if how == "canonical" else None), error
+
+
+def jsonl_of(*records: Any) -> bytes:
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
 def test_a_folder_without_a_bundle_is_refused_as_one(tmp_path: Path) -> None:
     # it was "bundle 'x' is not a regular file" with "Pass a regular file, a directory or `-`": a folder is taken
     (tmp_path / "empty").mkdir()

@@ -237,8 +237,10 @@ def check_fields(record: dict[str, Any], required: dict[str, Check], optional: d
                    expected=must, received=json_type(record[key]), example=example)
 
 
-def normalise_events(events: Any, positions: list[dict[str, Any]], limits: Limits, *, extra_fields: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Check the trace against the event table and the ordering rules; return it normalised."""
+def normalise_events(events: Any, positions: list[dict[str, Any]], limits: Limits, *, trace: dict[str, Any],
+                     extra_fields: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Check the trace against the event table and the ordering rules; return it normalised. ``positions``: where each
+    event is; ``trace``: where the trace is (said of one with no events)."""
     if len(events) > limits.max_events:
         refuse("E_INCIDENT_TOO_MANY_EVENTS", f"the trace has {len(events)} events; at most {limits.max_events} are imported",
                positions[limits.max_events] if len(positions) > limits.max_events else None,
@@ -311,19 +313,23 @@ def normalise_events(events: Any, positions: list[dict[str, Any]], limits: Limit
             terminal_at = k
             out.append({"type": kind, "output": event["output"]} if kind == "final_output" else {"type": kind, "message": event["message"]})
     if open_call is not None:
-        refuse("E_INCIDENT_RESULT_MISSING", f"call {open_call} has no tool_result", positions[-1] if positions else None,
+        refuse("E_INCIDENT_RESULT_MISSING", f"call {open_call} has no tool_result", positions[-1],
                expected=f"a tool_result for {open_call}", received="end of trace",
                howToFix="Record an ambiguous timeout as a failed tool_result (ok false), not as a missing one.")
     if terminal_at is None:
         refuse("E_INCIDENT_TERMINAL_MISSING", "the trace has no terminal event (final_output or task_error)",
-               positions[-1] if positions else None, expected="a final_output or task_error last", received="end of trace",
+               positions[-1] if positions else trace, expected="a final_output or task_error last", received="end of trace",
                howToFix="Incomplete traces are not supported: export the agent's final output or its recorded error.")
     return out
 
 
 def assemble(input_: Any, effects_complete: Any, events: Any, assertions: Any, positions: list[dict[str, Any]],
-             where: dict[str, Any], limits: Limits, *, extra_fields: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The normalised incident from its four parts (each checked)."""
+             where: dict[str, Any], limits: Limits, *, rules_where: dict[str, Any] | None = None,
+             extra_fields: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The normalised incident from its four parts (each checked). ``where``: the document the input and events are in
+    (an export or a bundle, with its ``path``; a log, without: its lines hold them); ``rules_where``: the --rules file the
+    assertions come from, else they are the document's ``assertions``."""
+    rules_at = rules_where if rules_where is not None else _at(where, ".assertions")
     if not isinstance(input_, dict):
         refuse("E_INCIDENT_FIELD_INVALID", "`input` must be an object", _at(where, ".input"),
                expected="an object", received=json_type(input_))
@@ -334,11 +340,16 @@ def assemble(input_: Any, effects_complete: Any, events: Any, assertions: Any, p
         refuse("E_INCIDENT_FIELD_INVALID", "`events` must be an array", _at(where, ".events"),
                expected="an array of events", received=json_type(events))
     if not isinstance(assertions, list):
-        refuse("E_INCIDENT_FIELD_INVALID", "`assertions` must be an array", _at(where, ".assertions"),
+        refuse("E_INCIDENT_FIELD_INVALID", "`assertions` must be an array", rules_at,
                expected="an array of rules", received=json_type(assertions))
-    check_depth({"input": input_, "events": events, "assertions": assertions}, limits, {**where, "path": "$"})
-    normalised = normalise_events(events, positions, limits, extra_fields=extra_fields)
-    check_rules(assertions, _at(where, ".assertions"), max_rules=limits.max_assertions)
+    if rules_where is None:
+        check_depth({"input": input_, "events": events, "assertions": assertions}, limits, {**where, "path": "$"})
+    else:  # (each file its own levels: the rules file's array is its first)
+        check_depth({"input": input_, "events": events}, limits, {**where, "path": "$"})
+        check_depth(assertions, limits, rules_where)
+    normalised = normalise_events(events, positions, limits, trace=_at(where, ".events") if "path" in where else where,
+                                  extra_fields=extra_fields)
+    check_rules(assertions, rules_at, max_rules=limits.max_assertions)
     return {"input": input_, "effects_complete": effects_complete, "events": normalised, "assertions": assertions}
 
 
@@ -451,7 +462,7 @@ def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any],
     if input_ is None:
         refuse("E_INCIDENT_TASK_START_MISSING", f"case {chosen!r} has no task_start with its input", {"source": source},
                expected="a task_start record with `input`", received="none")
-    return assemble(input_, effects_complete, events, rules, positions, rules_where, limits)
+    return assemble(input_, effects_complete, events, rules, positions, {"source": source}, limits, rules_where=rules_where)
 
 
 REPLAY_DISCARDED = ("run_started", "user_message", "assistant_message")
@@ -511,7 +522,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
                expected="a run record with `prompt`, or a user_message", received="none")
     if isinstance(run.get("context"), dict) and run["context"]:
         input_["context"] = run["context"]
-    return assemble(input_, effects_complete, events, rules, positions, rules_where, limits)
+    return assemble(input_, effects_complete, events, rules, positions, {"source": source}, limits, rules_where=rules_where)
 
 
 def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where: dict[str, Any]) -> dict[str, Any]:
