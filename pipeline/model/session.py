@@ -131,7 +131,8 @@ def parse_overrides(document: Any, source: str = "<memory>") -> dict[Key, Overri
 def load_overrides(path: str | Path) -> dict[Key, Override]:
     """Read and check an override sidecar file."""
     document = read_json_file(path, "override sidecar", "E_OVERRIDE_INVALID", path="$", example=OVERRIDE_EXAMPLE,
-                              missing_fix="Check the path given to --override, or leave it out.")
+                              missing_fix="Check the path of the override sidecar (--override, or the script stage's "
+                                          "`override`), or leave it out.")
     return parse_overrides(document, str(path))
 
 

@@ -56,3 +56,13 @@ def test_a_replay_model_given_a_path_for_its_groups_says_to_load_it() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().strip() == (f"ReplayModel takes the recorded groups, not a path: load a session journal "
                                             f"or a replay script with ReplayModel.load({session!r})")
+
+
+def test_a_missing_override_sidecar_of_a_config_is_not_told_of_a_flag_it_has_no(tmp_path: Path) -> None:
+    # in a config the sidecar is the script stage's `override`; its advice named only the command's --override
+    (tmp_path / "script.toml").write_text('chain = [{ type = "script", override = "nope.json" }]\n')
+    session = FIXTURES.parent.parent / "examples" / "echo-agent" / "scenarios" / "echo" / "session.jsonl"
+    done = run_replay("run", "script.toml", str(session), cwd=tmp_path, process=True)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"], error["path"]) == (2, b"", "E_INPUT_PATH_NOT_FOUND", "nope.json")
+    assert "`override`" in error["howToFix"], error
