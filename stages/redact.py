@@ -6,11 +6,12 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.incident import pointers, records
-from replay.pipeline.model.incident.redaction import Redactor, deletion_key
+from replay.pipeline.model.incident.redaction import Redactor, deletion_key, verdicts_changed
+from replay.pipeline.model.incident.rules import judged_otherwise
 
 PROTOCOL_FIELDS = ["$record", "seq", "timestamp", "type", "runId", "step", "turn", "parentId", "synthetic"]
 
@@ -20,6 +21,7 @@ class RedactRecords(Transform):
     summary = ("Redact records locally: secrets, personal data, identifiers (keyed-hash aliases) and freeform text. "
                "An incident record gets a fresh secret and its audit; other records share one secret per run and "
                "get one {\"$record\": \"redaction\"} audit at the end.")
+    ports = ("errors", "notices")  # notices: a rule the redaction made judge otherwise (E_INCIDENT_REDACTION_CHANGED_VERDICT)
     options = {
         "remove": Option(list, [], "JSON Pointers to delete before redacting (`*` matches one level). On incidents they "
                                    "must exist and not remove protocol structure; on other records they apply where they match"),
@@ -46,15 +48,23 @@ class RedactRecords(Transform):
             if not isinstance(record, dict):
                 continue
             if records.kind_of(record) == records.INCIDENT:
-                batch.replace(i, self._incident(record))
+                batch.replace(i, self._incident(record, batch, i))
             elif records.kind_of(record) not in (records.REDACTION, records.EVALUATION, records.REPLAY):
                 batch.replace(i, self._record(record))
         return batch
 
-    def _incident(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _incident(self, record: dict[str, Any], batch: Batch, i: int) -> dict[str, Any]:
+        """The incident redacted, its audit inside; a rule that judges it otherwise than before is warned of (on the
+        notices port, and in the audit): a ``remove`` pointer took what the rule reads."""
         redactor = Redactor()  # a fresh secret for every incident: aliases differ between imports
-        redacted = redactor.incident(records.body_of(record), self.config["remove"])
-        redacted["redaction"] = redactor.audit(record.get("incident_id"))
+        export = records.body_of(record)
+        redacted = redactor.incident(export, self.config["remove"])
+        changed = judged_otherwise(export, redacted)
+        redacted["redaction"] = redactor.audit(record.get("incident_id"), changed)
+        if changed:
+            self.emit("notices", {**diagnostic("E_INCIDENT_REDACTION_CHANGED_VERDICT", verdicts_changed(changed),
+                                               **batch.position(i), stage=self.id, received=[c[0] for c in changed]),
+                                  "action": "reported"})
         return records.as_record(records.INCIDENT, redacted)
 
     def _record(self, record: dict[str, Any]) -> dict[str, Any]:

@@ -132,6 +132,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INCIDENT_REDACT_POINTER_INVALID": ("a --redact value is not a JSON Pointer into input, events or assertions", "Write e.g. --redact /events/*/args/internal_reference."),
     "E_INCIDENT_REDACT_PATH_MISSING": ("a --redact pointer names nothing in the incident", "Use only paths present in the export (call ids are c1, c2, ...)."),
     "E_INCIDENT_REDACT_PATH_PROTECTED": ("a --redact pointer would remove protocol structure", "Remove fields inside args, result, error, effect, output or input instead."),
+    "E_INCIDENT_REDACTION_CHANGED_VERDICT": ("a rule judges the redacted incident otherwise than the export: a --redact pointer or a redacted value took what it reads (a warning)", "Check the --redact pointers against the fields the rules read (effect fields, output paths); leave those in."),
     "E_INCIDENT_NOT_REDACTED": ("an incident reached a writer without redaction", "Put a `redact` stage before write_incident."),
     "E_INCIDENT_OUTPUT_NOT_EMPTY": ("the --out folder exists and is not empty", "Choose a new or empty folder; results are never overwritten."),
     "E_INCIDENT_BUNDLE_INVALID": ("not an incident bundle, or one that was changed", "Pass the incident.json an import wrote, or a promoted fixture."),

@@ -98,6 +98,30 @@ def test_redact_pointers_from_the_command_line(tmp_path: Path) -> None:
     assert "customer_email" not in incident["input"] and incident["redaction"]["pointer_removed"] == 3
 
 
+@pytest.mark.parametrize(("pointer", "changed", "was", "now"), [
+    ("/events/4/effect/order_id", ["one-refund-per-order"], "fail", "pass"),  # the two refunds are no longer of one order
+    ("/events/8/output/status", ["refund-reported", "answer-names-the-refund"], "pass", "fail"),  # the output they read
+])
+def test_a_redact_pointer_that_changes_a_rules_verdict_is_warned_of(tmp_path: Path, pointer: str, changed: list[str],
+                                                                    was: str, now: str) -> None:
+    """A --redact pointer may take what a rule reads: the import goes on (the evaluation is of the redacted incident),
+    and says so, on stderr and in the audit, naming the rule and both verdicts (no value)."""
+    plain = import_(tmp_path, out="plain")
+    assert plain.returncode == 0 and b"E_INCIDENT_REDACTION_CHANGED_VERDICT" not in plain.stderr
+    done = import_(tmp_path, "--redact", pointer)
+    assert done.returncode == 0, done.stderr
+    (notice,) = [orjson.loads(line) for line in done.stderr.splitlines() if b'"event":"notice"' in line]
+    assert notice["code"] == "E_INCIDENT_REDACTION_CHANGED_VERDICT" and notice["level"] == "warning"
+    assert notice["received"] == changed
+    assert all(f"{rule_id!r} {was} on the export, {now} redacted" in notice["message"] for rule_id in changed)
+    folder = tmp_path / "imported"
+    check_folder(folder)
+    assert notice["message"] in orjson.loads((folder / "redaction.json").read_bytes())["warnings"]
+    assert not any("otherwise" in w for w in orjson.loads((tmp_path / "plain" / "redaction.json").read_bytes())["warnings"])
+    rules = {r["id"]: r["status"] for r in orjson.loads((folder / "evaluation.json").read_bytes())["rules"]}
+    assert [rules[rule_id] for rule_id in changed] == [now] * len(changed)
+
+
 @pytest.mark.parametrize(("args", "code"), [
     (("--redact", "/input/company"), "E_INCIDENT_REDACT_PATH_MISSING"),
     (("--redact", "/events/*/name"), "E_INCIDENT_REDACT_PATH_PROTECTED"),

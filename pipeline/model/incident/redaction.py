@@ -36,6 +36,7 @@ import ipaddress
 import re
 import secrets
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from replay.pipeline.engine import exactjson
@@ -461,8 +462,9 @@ class Redactor:
             self.counts["pointer_removed"] += 1
 
     # the audit ----------------------------------------------------------------------------------
-    def audit(self, incident_id: str | None = None) -> dict[str, Any]:
-        """Counts and warnings only: no value, no field name, no alias mapping."""
+    def audit(self, incident_id: str | None = None, judged_otherwise: Sequence[tuple[str, str, str]] = ()) -> dict[str, Any]:
+        """Counts and warnings only: no value, no field name, no alias mapping. ``judged_otherwise``: the rules that
+        judge the redacted incident otherwise than the export (``rules.judged_otherwise``), each warned of by its id."""
         c = self.counts
         warnings = [("Automated redaction is not a guarantee of anonymity: review incident.json, trace.jsonl and "
                      "report.html before sharing them.")]
@@ -475,6 +477,8 @@ class Redactor:
         if c["rule_values_redacted"]:
             warnings.append(f"{c['rule_values_redacted']} rule value(s) were redacted the same way as the output they "
                             "compare.")
+        if judged_otherwise:
+            warnings.append(verdicts_changed(judged_otherwise))
         return {
             "schema_version": 1,
             "incident_id": incident_id,
@@ -488,6 +492,15 @@ class Redactor:
             "distinct_aliases": len(self._aliases),
             "warnings": warnings,
         }
+
+
+def verdicts_changed(judged_otherwise: Sequence[tuple[str, str, str]]) -> str:
+    """What the audit and the import's warning say of rules that judge the redacted incident otherwise than the
+    export (``rules.judged_otherwise``)."""
+    changes = "; ".join(f"{rule_id!r} {was} on the export, {now} redacted" for rule_id, was, now in judged_otherwise)
+    return (f"{len(judged_otherwise)} rule(s) judge the redacted incident otherwise than the export: {changes}. A "
+            "--redact pointer (or a redacted value) took what the rule reads: check the pointers against the rules' "
+            "fields; the evaluation is of the redacted incident.")
 
 
 _LABELS = ("name", "key", "header", "field", "param", "variable")  # a name-value pair's name: {"name": "PIN", "value": ...}

@@ -246,3 +246,11 @@ def evaluate(incident: dict[str, Any]) -> dict[str, Any]:
         "counts": {s: statuses.count(s) for s in (PASS, FAIL, INCONCLUSIVE)},
         "rules": results,
     }
+
+
+def judged_otherwise(export: dict[str, Any], redacted: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The rules that judge ``redacted`` (the incident after redaction) otherwise than ``export`` (the same incident
+    before it): (its id, its status on the export, its status redacted), in the rules' order."""
+    before, after = evaluate(export)["rules"], evaluate(redacted)["rules"]
+    return [(was["id"], was["status"], now["status"]) for was, now in zip(before, after, strict=True)
+            if was["status"] != now["status"]]
