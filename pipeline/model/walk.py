@@ -263,16 +263,18 @@ def merge_spend(before: Any, more: Any) -> Any:
 
 
 def _add(a: int | float, b: int | float) -> int | float:
-    """``a + b``; where a double cannot hold the sum (``1e308 + 1e308``) or a number was read exactly (``2e400``, more
-    digits than a double has), the sum of the numbers as written, as exact JSON writes it (not infinity: null)."""
+    """``a + b`` as the numbers are written, not as their doubles add up: ``0.1 + 0.2`` is 0.3 (the nearest double to
+    it), not 0.30000000000000004. Where a double cannot hold the sum (``1e308 + 1e308``) or a number was read exactly
+    (``2e400``, more digits than a double has), the sum as exact JSON writes it (not infinity: null)."""
     total = a + b
-    if isinstance(total, int) or (total - total == 0 and not isinstance(a, exactjson.ExactNumber)
-                                  and not isinstance(b, exactjson.ExactNumber)):
+    if isinstance(total, int):
         return total
-    from decimal import Context, Decimal  # here: only such a sum gets this far
+    from decimal import Context, Decimal  # here: a sum with a fraction (a spend in dollars)
 
     context = Context(prec=34)  # (digits enough for any sum of two doubles' texts; 1e400 + 1 rounds, as it should)
     exact = context.add(*(Decimal(getattr(n, "text", repr(n)) if isinstance(n, float) else n) for n in (a, b)))
+    if total - total == 0 and not isinstance(a, exactjson.ExactNumber) and not isinstance(b, exactjson.ExactNumber):
+        return float(exact)
     return exactjson.ExactNumber(str(exact.normalize(context)))
 
 

@@ -116,6 +116,19 @@ def test_a_step_adds_up_its_spend_and_every_later_line_of_the_step_shows_it():
     ]
 
 
+@pytest.mark.parametrize(("amounts", "total"), [
+    ([b"0.1", b"0.2"], b"0.3"),  # (as doubles add up: 0.30000000000000004)
+    ([b"0.1", b"0.2", b"0.3"], b"0.6"),  # (0.6000000000000001)
+    ([b"1.1", b"2.2", b"3"], b"6.3"),  # (6.300000000000001)
+    ([b"1", b"2"], b"3"),
+])
+def test_spend_adds_up_as_written_not_as_doubles_do(amounts, total):
+    """A dollar spend of 0.1 and 0.2 shows 0.3: the sum of the numbers as written, to the nearest double."""
+    ledger = SpendLedger()
+    spend = [read_record({"kind": "spend", "step_id": "s", "usd": exactjson.loads(raw)}, ledger).spend for raw in amounts]
+    assert exactjson.dumps(spend[-1]["usd"]) == total
+
+
 @pytest.mark.parametrize(("lines", "total"), [
     ([b'{"usd":1e308}', b'{"usd":1e308}'], b'{"usd":2E+308}'),  # beyond a double: it was infinity, written as null
     ([b'{"usd":1}', b'{"usd":2e400}'], b'{"usd":2E+400}'),
