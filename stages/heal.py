@@ -17,6 +17,7 @@ from replay.pipeline.model.healing import load_rules
 
 RULES_SPEC = "heal-rules"
 SUMMARY = "heal_summary"
+CUT = "cut_runs"  # before the rules: a batch of several runs (a stream the screen left alone) cut where each begins
 
 
 @register("heal")
@@ -33,8 +34,8 @@ class Heal(Composite):
     def expand(self, registry: Registry) -> SubGraph:
         rules = load_rules(self.config["rules_file"] or None)  # a bad rules file is refused before anything runs
         aliases = {**rules.get("eventAliases", {}), **self.config["aliases"]}
-        stages: dict[str, dict[str, Any]] = {}
-        previous = "$in"
+        stages: dict[str, dict[str, Any]] = {CUT: {"type": CUT, "inputs": ["$in"]}}
+        previous = CUT
         repairs = []
         for item in load_spec(RULES_SPEC)["chain"]:
             table: dict[str, Any] = {"type": item} if isinstance(item, str) else dict(item)
@@ -54,11 +55,11 @@ class Heal(Composite):
 
 
 def rule_stages(rules: dict[str, Any] | None = None, registry: Registry | None = None) -> list[Any]:
-    """The heal rules in order as fresh stage objects, for running heal in-process (``engine.inline``);
-    ``rules`` is what ``load_rules`` returns."""
+    """The heal rules in order as fresh stage objects (after ``cut_runs``, as ``heal`` expands), for running heal
+    in-process (``engine.inline``); ``rules`` is what ``load_rules`` returns."""
     registry = registry or Registry(plugins=False)
     aliases = (rules or {}).get("eventAliases", {})
-    stages = []
+    stages = [registry.get(CUT)()]
     for item in load_spec(RULES_SPEC)["chain"]:
         table: dict[str, Any] = {"type": item} if isinstance(item, str) else dict(item)
         rule = table.pop("type")

@@ -239,7 +239,9 @@ class SummarizeRepairs(RunScoped):
         self._count((source, run.run_id), counts, first, end)
         self._count((source, None), counts, run.state.get("unnamed_from", first), end)
         torn = self._torn.get(run.source)
-        if torn and not self.run_follows:  # (another run of this input begins here: its cut-off last line is a later run's)
+        # (another run of this input begins here, or where its batch ends, ``ends_before``: its cut-off last line is a
+        # later run's)
+        if torn and not self.run_follows and not (self._with_batch and self._next is not None):
             # The input ends: its cut-off last line is logged by now, maybe before its mark (a pipe's batch of several
             # inputs logs the cut-off lines of all but its last first). An input has one: the oldest of its name.
             _, rule, n = torn.pop(0)

@@ -22,12 +22,15 @@ def heal_lines(lines: list[bytes], rules: dict | None = None, *, summary: bool =
                batch_size: int = 3, tail_open: bool = False, then: tuple[Transform, ...] = ()) -> InlineResult:
     """Heal raw JSONL lines exactly as `replay heal` chains the stages, cut into small batches (``then``: stages after)."""
     batches = []
+    offset = 0
     for start in range(0, max(len(lines), 1), batch_size):
         part = lines[start:start + batch_size]
         if not part:
             continue
         b = Batch.from_lines(part, source)
         b.lines = list(range(start + 1, start + 1 + len(part)))
+        b.offsets = [offset + o for o in b.offsets]  # (positions in the whole input, not in the batch)
+        offset += sum(len(line) + 1 for line in part)
         b.tail_open = tail_open and start + batch_size >= len(lines)
         batches.append(b)
     stages = [ParseLines(torn_tail="repair"), *rule_stages(rules)]

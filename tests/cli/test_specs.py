@@ -118,12 +118,13 @@ def test_a_user_config_with_type_heal_and_one_more_stage(tmp_path: Path) -> None
 
 
 def test_the_heal_composite_expands_into_the_rules_in_their_spec_order() -> None:
+    """(after ``cut_runs``, which cuts a batch of several runs where each begins: the rules take a run at a time)"""
     doc = {"stages": {"read": {"type": "read"}, "parse": {"type": "parse", "inputs": ["read"]},
                       "heal": {"type": "heal", "inputs": ["parse", "parse.repairs"]},
                       "out": {"type": "write", "inputs": ["heal"]}}}
     graph = graph_from_config(doc)
     rules = [i.split("/", 1)[1] for i in graph.nodes if i.startswith("heal/")]
-    assert rules == [*load_spec("heal-rules")["chain"], "heal_summary"]
+    assert rules == ["cut_runs", *load_spec("heal-rules")["chain"], "heal_summary"]
     assert graph.nodes["out"].inputs == ["heal/heal_summary"]
     assert "parse.repairs" in graph.nodes["heal/heal_summary"].inputs
 

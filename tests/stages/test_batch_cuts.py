@@ -1,0 +1,94 @@
+"""What heal, validate and report write depends on the input bytes only, not on where they were cut: the batch size
+(``BATCH_EVENTS``), the read size (``CHUNK_BYTES``), a file or a pipe. Each command runs in-process, as `replay`
+does, with read's sizes made small, so the same input comes in batches of one line, of a few, and whole."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import run_replay
+
+from replay.stages import read
+
+# (batch size, read size): lines one at a time, a few at a time from reads that cut lines apart, and all at once
+CUTS = [(1, 1 << 17), (2, 7), (3, 50), (1024, 64), (1024, 1 << 17)]
+_LOG_TIME = re.compile(rb',"timestamp":"\d{4}-\d\d-\d\dT[0-9:.]+Z"}')  # (when a log line on stderr was written)
+
+
+def cut_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data: bytes, args: list[str], batch: int, chunk: int
+            ) -> tuple[int, bytes, bytes, list[bytes]]:
+    """`replay ARGS` over ``data`` (a file, ``@J`` in ``args``; ``@L`` a log file) read in batches of ``batch`` lines
+    and reads of ``chunk`` bytes: the exit code, stdout, the log file, and the lines on stderr, sorted (the stages
+    that say them run as tasks of their own: the order two of them speak in is the scheduler's)."""
+    path, log = tmp_path / "j.jsonl", tmp_path / "log.jsonl"
+    path.write_bytes(data)
+    log.unlink(missing_ok=True)
+    monkeypatch.setattr(read, "BATCH_EVENTS", batch)
+    monkeypatch.setattr(read, "CHUNK_BYTES", chunk)
+    done = run_replay(*[str(path) if a == "@J" else str(log) if a == "@L" else a for a in args])
+    err = sorted(_LOG_TIME.sub(b"}", line) for line in done.stderr.splitlines())
+    return done.returncode, done.stdout, log.read_bytes() if log.exists() else b"", err
+
+
+def same_for_every_cut(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data: bytes, args: list[str]) -> tuple:
+    """What ``args`` give for ``data``, the same for every way of cutting it (``CUTS``)."""
+    first, *rest = [cut_run(monkeypatch, tmp_path, data, args, batch, chunk) for batch, chunk in CUTS]
+    for (batch, chunk), other in zip(CUTS[1:], rest, strict=True):
+        assert other == first, f"batches of {batch} lines, reads of {chunk} bytes"
+    return first
+
+
+def lines(*rows: bytes) -> bytes:
+    return b"".join(row + b"\n" for row in rows)
+
+
+# r0 (its first line one the screen cannot read: `step` 1.5, so the whole input goes the slow way, as read cut it),
+# a run record of rr, r0 again, then v0, which heal drops whole (an orphaned result): neither r0 has a terminal event
+R0_COMES_BACK = lines(
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r0","payload":{},"step":1.5}',
+    b'{"$record":"run","runId":"rr","status":"ok","response":"hello"}',
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}',
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:02.000Z","type":"tool_completed","runId":"v0","payload":{"callId":"gone"}}')
+
+
+def test_a_run_id_that_comes_back_has_its_own_repairs_however_the_input_is_cut(monkeypatch, tmp_path: Path):
+    """Known fault: a stream the screen leaves alone goes to the rules several runs to a batch, and each rule took the
+    whole batch before the next saw it. Both r0s' missing terminal events (repairs at no line of the input) were then
+    logged before heal_summary saw the first r0 end, and it counted both with it: in one batch, the first r0's heal
+    record said 2 ensure_terminal and the second r0 had none; in batches of one line, one each. Now ``cut_runs``
+    cuts a batch where each run begins: the rules take a run at a time, whatever the batches."""
+    _, out, log, _ = same_for_every_cut(monkeypatch, tmp_path, R0_COMES_BACK, ["heal", "@J", "--log", "@L"])
+    heal = [line for line in out.splitlines() if line.startswith(b'{"$record":"heal"')]
+    assert heal == [b'{"$record":"heal","runId":"r0","repairs":1,"byRule":{"ensure_terminal":1}}',
+                    b'{"$record":"heal","runId":"rr","repairs":3,"byRule":{"ensure_run_started":1,"ensure_terminal":1,'
+                    b'"synthesize_assistant_message":1}}',
+                    b'{"$record":"heal","runId":"r0","repairs":1,"byRule":{"ensure_terminal":1}}',
+                    b'{"$record":"heal","runId":"v0","repairs":1,"byRule":{"pair_tool_calls":1},"runDropped":true}']
+    # the log goes run by run: each rule's lines of a run, then that run's end, before the next run's
+    rules = [(entry.split(b'"rule":"')[1].split(b'"')[0], entry.split(b'"runId":')[1].split(b",")[0])
+             for entry in log.splitlines()]
+    assert rules == [(b"ensure_terminal", b'"r0"'), (b"ensure_run_started", b'"rr"'),
+                     (b"synthesize_assistant_message", b'"rr"'), (b"ensure_terminal", b'"rr"'),
+                     (b"ensure_terminal", b'"r0"'), (b"pair_tool_calls", b'"v0"')]
+
+
+def test_a_run_id_that_comes_back_after_reads_of_several_inputs_is_counted_the_same(monkeypatch, tmp_path: Path):
+    """`replay read a b | replay heal`: after read's mark of an input, heal goes the slow way (as read cut it); r1 comes
+    back in a.jsonl after r2, each time without its end."""
+    a = lines(b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r1","payload":{}}',
+              b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r2","payload":{}}',
+              b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"r2","payload":{}}',
+              b'{"seq":1,"timestamp":"2026-03-01T12:00:03.000Z","type":"run_started","runId":"r1","payload":{}}',
+              b'{"seq":2,"timestamp":"2026-03-01T12:00:04.000Z","type":"llm_message","runId":"r1","payload":{}}')
+    (tmp_path / "a.jsonl").write_bytes(a)
+    (tmp_path / "b.jsonl").write_bytes(a.replace(b'"r1"', b'"r3"'))
+    piped = run_replay("read", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")).stdout
+    assert piped.startswith(b'{"$record":"source"')
+    _, out, _, _ = same_for_every_cut(monkeypatch, tmp_path, piped, ["heal", "@J", "--log", "@L"])
+    heal = [line for line in out.splitlines() if line.startswith(b'{"$record":"heal"')]
+    assert heal == [b'{"$record":"heal","runId":"r1","repairs":1,"byRule":{"ensure_terminal":1}}',
+                    b'{"$record":"heal","runId":"r1","repairs":2,"byRule":{"alias":1,"ensure_terminal":1}}',
+                    b'{"$record":"heal","runId":"r3","repairs":1,"byRule":{"ensure_terminal":1}}',
+                    b'{"$record":"heal","runId":"r3","repairs":2,"byRule":{"alias":1,"ensure_terminal":1}}']
