@@ -13,7 +13,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.runs import Run, of_no_run, starts_run
 from replay.pipeline.report.otlp import TraceBuilder
 
@@ -46,13 +46,13 @@ class ExportOtlp(Transform):
                     continue
             kind = record.get(RECORD_KEY)
             if self.trace is None:
-                if kind is not None:
+                if is_record(record):
                     continue
                 self.run = Run(None, None, batch.source)
                 self.trace = TraceBuilder(None, batch.source, seen=self.seen)
             if kind == HEAL_RECORD:
                 self.trace.add_heal(record)
-            elif kind is None:
+            elif not is_record(record):
                 self.trace.add(record)
                 self.run.events += 1  # type: ignore[union-attr]
         return Batch.of(out, batch.source) if out else None

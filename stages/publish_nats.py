@@ -11,6 +11,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, parse_address, server_gone
+from replay.pipeline.model.records import is_record
 
 MSG_ID = "Nats-Msg-Id"
 
@@ -20,9 +21,9 @@ def message_id(record: Any, data: bytes) -> str:
     reserved record, else its bytes' hash. A record published again (after a redelivery) is dropped."""
     if isinstance(record, dict):
         run_id, seq, kind = record.get("runId"), record.get("seq"), record.get("$record")
-        if run_id is not None and seq is not None and kind is None:
+        if run_id is not None and seq is not None and not is_record(record):
             return f"{run_id}:{seq}"
-        if run_id is not None and kind is not None:
+        if run_id is not None and is_record(record):
             return f"{run_id}:${kind}"
     return "sha256:" + hashlib.sha256(data).hexdigest()
 

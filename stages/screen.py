@@ -248,8 +248,8 @@ class ScreenRuns(Transform):
             head = heads[i]
             run = self.run
             probe = head if head is not None else _probe(raw)  # type: ignore[arg-type]
-            # (``"$record": null`` is no record to the stages after, ``starts_run``: an event to cut runs by, as there)
-            if probe is not None and probe.record is not UNSET and probe.record is not None:
+            # (a record whatever its kind, ``"$record": null`` too: ``is_record``, as the stages after read it)
+            if probe is not None and probe.record is not UNSET:
                 if probe.record == SOURCE_RECORD:  # parse relabels what follows it: not this lane's
                     self._go_slow(batch, i)
                     return self._take([])
@@ -272,7 +272,7 @@ class ScreenRuns(Transform):
                     run = None
                 if run is None:
                     run = self._begin(None)
-                if head is None or (probe is not None and probe.record is not UNSET):
+                if head is None:
                     run.clean = False
                 if probe is not None:
                     if run.run_id is None and rid.__class__ is str and rid:

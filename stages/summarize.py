@@ -8,7 +8,15 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.records import (
+    DIAGNOSTICS_RECORD,
+    HEAL_RECORD,
+    RECORD_KEY,
+    RUN_RECORD,
+    SOURCE_RECORD,
+    has_records,
+    is_record,
+)
 from replay.pipeline.model.runs import input_ends, of_no_run, runid_spans, starts_run
 from replay.pipeline.report.model import (
     RunTally,
@@ -64,7 +72,7 @@ class SummarizeRuns(Transform):
         """The usual batch (plain events, each with a runId): cut where the runId changes, each piece added to its
         run at once. False (nothing done) for anything else: records, events without a runId."""
         n = len(events)
-        if not n or set(map(type, events)) != _DICT or values_of(events, RECORD_KEY).count(None) != n:
+        if not n or set(map(type, events)) != _DICT or has_records(events):
             return False
         rids = values_of(events, "runId")
         spans = runid_spans(rids)
@@ -87,7 +95,8 @@ class SummarizeRuns(Transform):
             if type(record) is not dict:
                 continue
             kind = record.get(RECORD_KEY)
-            if kind not in (None, RUN_RECORD, HEAL_RECORD):  # other reserved records say nothing about the run,
+            event = not is_record(record)
+            if not event and kind not in (RUN_RECORD, HEAL_RECORD):  # other reserved records say nothing about the run,
                 if kind == SOURCE_RECORD and self.tally is not None and input_ends(record, self.tally, source):  # type: ignore[arg-type]
                     done.append(self._finish())  # but read's mark ends it (the same file read again is another input)
                     self.tally = None
@@ -103,11 +112,11 @@ class SummarizeRuns(Transform):
                     done.append(self._finish())
                 is_run = kind == RUN_RECORD
                 self.tally = RunTally(record if is_run else None, source,
-                                      run_id=record.get("runId") if kind is None else None,
+                                      run_id=record.get("runId") if event else None,
                                       timeline=self.config["timeline"])
             tally = self.tally
             assert tally is not None
-            if kind is None:
+            if event:
                 tally.add_event(record)
             elif kind == HEAL_RECORD:
                 tally.add_heal_record(record)

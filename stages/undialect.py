@@ -23,7 +23,7 @@ from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.dialects import AUTO, MAPPERS, NAMES, ORIGIN_KEY, Mapper
-from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD, is_record
 
 
 @dataclass
@@ -61,7 +61,7 @@ class WriteDialect(Transform):
         assert events is not None, "undialect takes parsed records"
         for i, record in enumerate(events):
             kind = record.get(RECORD_KEY)
-            if kind is not None:
+            if is_record(record):
                 if kind == RUN_RECORD or self.run is None or self.run.source != batch.source:
                     self._close(out)
                 if kind == RUN_RECORD:

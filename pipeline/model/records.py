@@ -8,6 +8,8 @@ found to ``report``.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Any
 
 from replay.pipeline.engine.errors import how_to_fix
@@ -25,10 +27,23 @@ DIAGNOSTICS_RECORD = "diagnostics"
 DROPPED_RECORD = "dropped"
 DOCUMENT_RECORD = "document"  # {"$record": "document", "document": {...}}: a JSON file read whole (validate)
 
+def is_record(record: dict[str, Any]) -> bool:
+    """Is ``record`` (a JSON object) a reserved record, not an event? The ``$record`` key marks one, whatever its value
+    (`replay schema stream`; an event has no such key, `replay schema event`): ``{"$record": null, ...}`` is a record of
+    a kind replay does not know, as ``{"$record": "other"}`` is. It begins no run and is no event of its run; it goes
+    with that run untouched, and validate reports it. Every stage tells events from records by this."""
+    return RECORD_KEY in record
+
+
+def has_records(records: list[dict[str, Any]]) -> bool:
+    """Is any of ``records`` (JSON objects) a reserved record (``is_record``)? By a C-level map, for a batch."""
+    return True in map(operator.contains, records, itertools.repeat(RECORD_KEY))
+
+
 def is_canonical(record: dict[str, Any]) -> bool:
     """Is ``record`` (an object) one of replay's own: a reserved record, or an event with ``seq`` and ``runId``?
     Another agent's records have neither (``pipeline/model/dialects/detect.py``)."""
-    return RECORD_KEY in record or ("seq" in record and "runId" in record)
+    return is_record(record) or ("seq" in record and "runId" in record)
 
 
 STATUSES = ("ok", "error")  # a run's status, in run records, artifacts and runner outputs
@@ -52,5 +67,6 @@ def dropped_record(code: str, message: str, where: dict[str, Any], **fields: Any
 
 
 def record_kind(record: Any) -> str | None:
-    """The reserved kind of ``record`` (``run``, ``heal``, ...), None for an event."""
+    """The reserved kind of ``record`` (``run``, ``heal``, ...), None for an event (and for a record whose kind is null:
+    ``is_record`` tells the two apart)."""
     return record.get(RECORD_KEY) if type(record) is dict else None

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.model.records import RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.records import RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD, has_records, is_record
 from replay.pipeline.model.repairs import log_repair
 
 _STR = {str}
@@ -86,9 +86,8 @@ def input_ends(record: dict[str, Any], run: Run | None, source: str) -> bool:
 
 def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
-    kind = record.get(RECORD_KEY)
-    if kind is not None:
-        return kind == RUN_RECORD or input_ends(record, run, source)
+    if is_record(record):  # (whatever its kind: ``"$record": null`` is a record too)
+        return record.get(RECORD_KEY) == RUN_RECORD or input_ends(record, run, source)
     if run is None or run.source != source:
         return True
     rid = record.get("runId")
@@ -294,7 +293,7 @@ class RunScoped(Transform):
         # The usual batch: plain events, all of the run in progress. Two quick passes decide it.
         if (run is not None and run.run_id is not None and run.source == source and events
                 and [e.get("runId") for e in events].count(run.run_id) == len(events)
-                and not [1 for e in events if RECORD_KEY in e]):
+                and not has_records(events)):
             self._events(batch, 0, len(events))
             return self._apply(batch, [])
         prefix: Batch | None = None

@@ -56,7 +56,7 @@ from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, docum
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.markup import BIDI_CONTROLS
-from replay.pipeline.model.records import DROPPED_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import DROPPED_RECORD, HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
 from replay.pipeline.model.validation import is_number
 
@@ -84,8 +84,8 @@ EXCERPT = 60
 # kind, step ---------------------------------------------------------------------------------------
 def kind_of(record: dict[str, Any]) -> str:
     reserved = record.get(RECORD_KEY)
-    if isinstance(reserved, str):
-        return "$" + reserved
+    if is_record(record):  # (a kind that is no string, null say, as JSON writes it)
+        return "$" + (reserved if isinstance(reserved, str) else orjson.dumps(reserved).decode())
     for key in ("kind", "type"):
         value = record.get(key)
         if isinstance(value, str) and value:

@@ -242,8 +242,8 @@ JUNK = [b"", b"   ", b"not json", b"[1,2]", b'{"$record":"heal","runId":"r0","re
         b'{"$record":"source","source":"x.jsonl"}', b'{"$record":"dropped","code":"E_JSONL_LINE_INVALID","message":"m","line":3,"offset":9}',
         b'{"$record":"run","runId":"rr","status":"ok","response":"hello"}', b'{"$record":"run","status":7}',
         b'{"seq":1,"runId":"r9","type":"run_started","timestamp":"2026-03-01T12:00:00.000Z","payload":{},"payload":{"a":1}}']
-# "$record": null, which starts_run takes for no record (an event of r1, which cuts the run it is in) and other stages for
-# a record: drawn only where the fast lane is compared with the slow way (heal and report disagree on it, lane or not)
+# "$record": null: a record of a kind replay does not know (``records.is_record``), which cuts no run (starts_run took it
+# for an event of r1 once, and cut the run it is in, while the other stages took it for a record)
 NULL_RECORD = b'{"$record":null,"runId":"r1"}'
 DROPPED = JUNK[7]  # a dropped record: it names no run, and parse takes it out of the stream
 
@@ -643,10 +643,10 @@ RECORD_NULL = (
 
 
 @pytest.mark.parametrize("later", [False, True])
-def test_a_line_whose_record_kind_is_null_cuts_runs_as_an_event_does_in_both_lanes(tmp_path: Path, later: bool):
-    """Found by differential fuzzing: ``"$record": null`` is no record where runs are cut (``starts_run``): a line
-    naming r1 after r0's events begins r1's run, whose next event goes on in it. The screen took it for a record of
-    r0's run, and r1's event then began a run of its own: validate counted 3 runs with the fast lane, 2 without."""
+def test_a_line_whose_record_kind_is_null_is_a_record_in_both_lanes(tmp_path: Path, later: bool):
+    """Found by differential fuzzing: the screen and ``starts_run`` read ``"$record": null`` two ways (validate counted 3
+    runs with the fast lane, 2 without). It is a record (``records.is_record``, in every stage): a line naming r1 after
+    r0's events is a record of r0's run, and r1's event begins r1's."""
     fillers = orjson.loads(run_replay("validate", "--in", str(after_a_batch(tmp_path, b""))).stdout)["runs"] if later else 0
     path = after_a_batch(tmp_path, RECORD_NULL) if later else tmp_path / "j.jsonl"
     if not later:
