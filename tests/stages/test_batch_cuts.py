@@ -7,8 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import run_replay
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from replay.stages import read
 
@@ -92,3 +95,63 @@ def test_a_run_id_that_comes_back_after_reads_of_several_inputs_is_counted_the_s
                     b'{"$record":"heal","runId":"r1","repairs":2,"byRule":{"alias":1,"ensure_terminal":1}}',
                     b'{"$record":"heal","runId":"r3","repairs":1,"byRule":{"ensure_terminal":1}}',
                     b'{"$record":"heal","runId":"r3","repairs":2,"byRule":{"alias":1,"ensure_terminal":1}}']
+
+
+# any journal, cut any way ---------------------------------------------------------------------------------------------
+TYPES = ["run_started", "user_message", "assistant_message", "tool_called", "tool_completed", "run_completed",
+         "run_failed", "tool_end", "llm_message", "start"]  # (the last three aliases)
+# records that begin no run: a heal record, a record of a kind replay does not know (null too), a dropped one
+RECORDS = [b'{"$record":"heal","runId":"r0","repairs":1}', b'{"$record":null,"runId":"r1"}', b'{"$record":"other"}',
+           b'{"$record":"dropped","code":"E_JSONL_LINE_INVALID","message":"m","line":3,"offset":9}']
+# a first line the screen leaves to the slow way, with all that follows it: another kind of line (step 1.5), a source
+# record (a saved `replay read` of several inputs)
+OFF = [b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r9","payload":{},"step":1.5}',
+       b'{"$record":"source","source":"j.jsonl"}']
+
+
+@st.composite
+def journals(draw: st.DrawFn) -> bytes:
+    """Runs of a few ids (one comes back after another run), some opened by a run record, their events now and then
+    of an aliased type, numbered wrong, without a terminal event or with a call never answered; reserved records that
+    begin no run anywhere; maybe a first line that sends the whole input the slow way, maybe a cut-off last line."""
+    lines: list[bytes] = [draw(st.sampled_from(OFF))] if draw(st.integers(0, 3)) == 0 else []
+    second = 0
+    for _ in range(draw(st.integers(1, 6))):
+        rid = draw(st.sampled_from(["r0", "r1", "r2"]))
+        if draw(st.integers(0, 3)) == 0:
+            lines.append(orjson.dumps({"$record": "run", "runId": rid, "status": draw(st.sampled_from(["ok", "error"]))}))
+        kinds = draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=8))
+        if draw(st.booleans()):
+            kinds = ["run_started", *kinds, "run_completed"]
+        for seq, kind in enumerate(kinds, 1):
+            second += 1
+            seq = seq + draw(st.sampled_from([0, 0, 0, 0, 1, 40]))  # a wrong seq now and then
+            payload = {"callId": f"c{seq % 3}"} if kind.startswith("tool") else {}
+            lines.append(orjson.dumps({"seq": seq, "timestamp": f"2026-03-01T12:{second // 60:02d}:{second % 60:02d}.000Z",
+                                       "type": kind, "runId": rid, "payload": payload}))
+            if draw(st.integers(0, 15)) == 0:
+                lines.append(draw(st.sampled_from(RECORDS)))
+    data = b"".join(line + b"\n" for line in lines)
+    if draw(st.integers(0, 5)) == 0:
+        data += b'{"seq":99,"ty'  # cut off mid-write
+    return data
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(journals())
+@example(data=R0_COMES_BACK)
+def test_heal_validate_and_report_are_the_same_however_the_input_is_cut(monkeypatch, tmp_path: Path, data: bytes):
+    """Healed bytes, heal records, the heal log, validate's summary and errors and the report: the same for batches
+    of 1 to 1,024 lines and reads of 7 bytes to 128 KiB. The heal log line for line in order too, but where the
+    screen leaves the input to the slow way (``OFF``): a run over several batches is logged a batch at a time there
+    (the same lines). And heal of what heal wrote writes it again, logging nothing."""
+    code, healed, _, _ = same_for_every_cut(monkeypatch, tmp_path, data, ["heal", "@J"])
+    runs = [cut_run(monkeypatch, tmp_path, data, ["heal", "@J", "--log", "@L"], batch, chunk) for batch, chunk in CUTS]
+    assert {(c, out) for c, out, _, _ in runs} == {(code, healed)}
+    logs = {log for _, _, log, _ in runs} if not data.startswith(tuple(OFF)) else {
+        b"".join(sorted(log.splitlines(keepends=True))) for _, _, log, _ in runs}
+    assert len(logs) == 1
+    same_for_every_cut(monkeypatch, tmp_path, data, ["validate", "@J"])
+    same_for_every_cut(monkeypatch, tmp_path, data, ["report", "--format", "json", "@J"])
+    again = cut_run(monkeypatch, tmp_path, healed, ["heal", "@J", "--log", "@L"], 1024, 1 << 17)
+    assert again[1] == healed and again[2] == b""
