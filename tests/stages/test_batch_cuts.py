@@ -5,11 +5,13 @@ does, with read's sizes made small, so the same input comes in batches of one li
 from __future__ import annotations
 
 import re
+import subprocess
+import time
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import run_replay
+from conftest import REPLAY, run_replay
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -155,3 +157,37 @@ def test_heal_validate_and_report_are_the_same_however_the_input_is_cut(monkeypa
     same_for_every_cut(monkeypatch, tmp_path, data, ["report", "--format", "json", "@J"])
     again = cut_run(monkeypatch, tmp_path, healed, ["heal", "@J", "--log", "@L"], 1024, 1 << 17)
     assert again[1] == healed and again[2] == b""
+
+
+# r1 (an alias, no end), r2 (clean), r1 again (a wrong seq, no end), r0 (an orphaned result: dropped whole), r1 again
+COMES_BACK_TWICE = lines(*[
+    b'{"seq":%d,"timestamp":"2026-03-01T12:00:%02d.000Z","type":"%s","runId":"%s","payload":%s}' % row for row in [
+        (1, 1, b"run_started", b"r1", b"{}"), (2, 2, b"llm_message", b"r1", b"{}"),
+        (1, 3, b"run_started", b"r2", b"{}"), (2, 4, b"run_completed", b"r2", b"{}"),
+        (1, 5, b"run_started", b"r1", b"{}"), (7, 6, b"user_message", b"r1", b"{}"),
+        (1, 7, b"tool_completed", b"r0", b'{"callId":"gone"}'),
+        (1, 8, b"run_started", b"r1", b"{}"), (2, 9, b"tool_end", b"r1", b'{"callId":"c1"}')]])
+
+
+def test_a_pipe_that_pauses_inside_runs_heals_and_validates_as_the_file_does(tmp_path: Path):
+    """A writer that pauses after each line: every run is open when the input waits, and goes the slow way in the
+    pieces its lines came in. Heal writes what it writes for the file (heal records too) and logs the same lines; their
+    order within a run may differ (README: a run open when its input waits logs in the pieces its lines came in)."""
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(COMES_BACK_TWICE)
+    from_file = run_replay("heal", "--log", str(tmp_path / "file.log"), str(path))
+    validated = run_replay("validate", str(path))
+    for command, log in ((["heal", "--log", str(tmp_path / "pipe.log")], "pipe.log"), (["validate"], None)):
+        proc = subprocess.Popen([REPLAY, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdin is not None
+        for line in COMES_BACK_TWICE.splitlines(keepends=True):
+            proc.stdin.write(line)
+            proc.stdin.flush()
+            time.sleep(0.05)  # (the read finds nothing more for now: the batch is marked paused)
+        out, err = proc.communicate(timeout=60)
+        if log is None:
+            assert (out, proc.returncode) == (validated.stdout.replace(str(path).encode(), b"<stdin>"), validated.returncode)
+            continue
+        assert (out, proc.returncode) == (from_file.stdout, from_file.returncode), err
+        file_log = (tmp_path / "file.log").read_bytes().replace(str(path).encode(), b"<stdin>")
+        assert sorted((tmp_path / log).read_bytes().splitlines()) == sorted(file_log.splitlines())
