@@ -36,7 +36,7 @@ from replay.pipeline.model.dialects.base import (
 )
 from replay.pipeline.model.dialects.detect import CANONICAL, LOOKAHEAD, claims
 from replay.pipeline.model.events import is_timestamp, run_record
-from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
+from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD, is_record
 from replay.pipeline.model.runs import Input, Inputs, run_id_from_source
 
 HOLD_EVENTS = 1000  # events held at most while waiting for the facts of the run record
@@ -190,7 +190,7 @@ class MapDialect(Transform):
             cols.append(column)
             return
         record, raw, line, offset, pointer = column
-        if RECORD_KEY in record:  # a reserved record inside a dialect log is not the dialect's: keep it
+        if is_record(record):  # a reserved record inside a dialect log is not the dialect's: keep it
             cols.append(column)
             return
         self._foreign(state, column)

@@ -42,7 +42,7 @@ from replay.pipeline.io.run_files import (
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.healing import healed_artifact, healed_problems
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.repairs import heal_log_document
 from replay.pipeline.model.runs import Run, of_no_run, starts_run
 
@@ -64,7 +64,7 @@ class RunParts:
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        return [c[0] for c in self.columns if RECORD_KEY not in c[0]]
+        return [c[0] for c in self.columns if not is_record(c[0])]
 
 
 

@@ -32,7 +32,7 @@ class ExportOtlp(Transform):
     def __call__(self, batch: Batch) -> Batch | None:
         out: list[dict[str, Any]] = []
         for record in batch.events or ():
-            if RECORD_KEY in record and of_no_run(record):
+            if is_record(record) and of_no_run(record):
                 continue  # the heal record of a run heal dropped whole: of no trace here (the one before is another run)
             if starts_run(record, self.run, batch.source):
                 self._finish(out)
@@ -40,7 +40,7 @@ class ExportOtlp(Transform):
                 rid = record.get("runId")
                 self.run = Run(rid if isinstance(rid, str) else None, facts, batch.source)
                 self.trace = TraceBuilder(facts, batch.source, rid, self.seen)
-                if RECORD_KEY in record and facts is None:
+                if is_record(record) and facts is None:
                     self.run = None  # a source record opens nothing by itself
                     self.trace = None
                     continue

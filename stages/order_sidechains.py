@@ -16,7 +16,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch, Column, column_position
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.model.records import RECORD_KEY
+from replay.pipeline.model.records import RECORD_KEY, has_records
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import Run, starts_run
 
@@ -90,7 +90,7 @@ class OrderSidechains(Transform):
         events = batch.events
         assert events is not None
         run = self.run
-        if (not self.held and run is not None and run.source == batch.source and not [1 for e in events if RECORD_KEY in e]
+        if (not self.held and run is not None and run.source == batch.source and not has_records(events)
                 and [e.get("runId") for e in events].count(run.run_id) == len(events)
                 and not [1 for e in events if type(p := e.get("payload")) is dict and p.get("sidechain") is True]):
             # The usual batch: events of the run in progress, no sidechain among them. Only their ids matter.

@@ -27,7 +27,14 @@ from replay.pipeline.engine.errors import excerpt, invalid_line, utf8_fault
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
-from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record, is_canonical
+from replay.pipeline.model.records import (
+    DROPPED_RECORD,
+    RECORD_KEY,
+    SOURCE_RECORD,
+    dropped_record,
+    has_records,
+    is_canonical,
+)
 from replay.pipeline.model.repairs import DROP_TORN_LINE
 from replay.pipeline.model.validation import json_type
 
@@ -287,7 +294,7 @@ class ParseLines(Transform):
     # dropped records from a `replay read` up the pipe --------------------------------------------------
     def _take_dropped(self, batch: Batch) -> Batch:
         events = batch.events
-        if not events or not [1 for e in events if RECORD_KEY in e]:
+        if not events or not has_records(events):
             return batch
         marks = [i for i, e in enumerate(events) if e.get(RECORD_KEY) == DROPPED_RECORD and isinstance(e.get("code"), str)]
         if not marks:

@@ -8,7 +8,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import expand_paths, source_name
-from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, record_kind
+from replay.pipeline.model.records import DOCUMENT_RECORD, SOURCE_RECORD, is_record, record_kind
 from replay.pipeline.model.runs import Run, marks_input, name_run, starts_run
 
 ARTIFACT, STREAM = "artifact", "stream"
@@ -90,9 +90,9 @@ class ValidateSummary(Transform):
             if type(record) is dict and starts_run(record, tally.run, batch.source):
                 tally.run = Run(record.get("runId") if isinstance(record.get("runId"), str) else None, None, batch.source)
                 tally.runs += 1
-            elif tally.run is not None and type(record) is dict and RECORD_KEY not in record:
+            elif tally.run is not None and type(record) is dict and not is_record(record):
                 name_run(tally.run, record)
-            if type(record) is not dict or RECORD_KEY not in record:
+            if type(record) is not dict or not is_record(record):
                 tally.events += 1
         return None
 

@@ -31,7 +31,8 @@ def is_record(record: dict[str, Any]) -> bool:
     """Is ``record`` (a JSON object) a reserved record, not an event? The ``$record`` key marks one, whatever its value
     (`replay schema stream`; an event has no such key, `replay schema event`): ``{"$record": null, ...}`` is a record of
     a kind replay does not know, as ``{"$record": "other"}`` is. It begins no run and is no event of its run; it goes
-    with that run untouched, and validate reports it. Every stage tells events from records by this."""
+    with that run untouched, and validate reports it. Every stage tells events from records by this (a loop over each
+    event of a batch may write the same test inline, ``RECORD_KEY in record``; ``has_records`` asks it of a batch)."""
     return RECORD_KEY in record
 
 

@@ -340,7 +340,7 @@ class RunScoped(Transform):
         before = self.run
         vanished = before is not None and 0 < before.events == self._dropped
         self._finish_run(i, follows=not self.inputs.begins(record, source))
-        if RECORD_KEY not in record:
+        if not is_record(record):
             self._starts.append((i, len(self._before.get(i, ())), vanished))
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
         self.run = Run(rid if rid.__class__ is str and rid else None, facts, source, input=self.inputs.at(source))
@@ -348,9 +348,9 @@ class RunScoped(Transform):
         self.begin_run(self.run)
         if facts is not None:  # a run record keeps what follows it apart
             self._kept, self._gone = None, []
-        elif self._gone and RECORD_KEY not in record:
+        elif self._gone and not is_record(record):
             self._keep_apart(batch, i, source)
-        return i + 1 if RECORD_KEY in record else i
+        return i + 1 if is_record(record) else i
 
     def _keep_apart(self, batch: Batch, i: int, source: str) -> None:
         """The run that begins at column ``i`` follows runs this stage dropped whole: when the run before those has

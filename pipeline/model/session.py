@@ -31,6 +31,7 @@ from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, inpu
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import gunzipped, path_kind
 from replay.pipeline.io.json_file import read_json_file
+from replay.pipeline.model.records import is_record
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
@@ -220,7 +221,7 @@ class ChunkGrouper:
             self._problem("a session line is a JSON object", where, "$", "object", json_type(record))
             return None
         kind = record.get("type")
-        if "$record" in record:
+        if is_record(record):
             return None  # replay's own reserved records (source marks) are not session lines
         if not isinstance(kind, str) or not kind:
             self._problem("a session line needs a non-empty string `type`", where, "$.type", "string",

@@ -17,7 +17,16 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD, STATUSES
+from replay.pipeline.model.records import (
+    HEAL_RECORD,
+    RECORD_KEY,
+    RUN_DROPPED,
+    RUN_RECORD,
+    SOURCE_RECORD,
+    STATUSES,
+    has_records,
+    is_record,
+)
 from replay.pipeline.model.runs import Run, marks_input, name_run, starts_run
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
@@ -345,7 +354,7 @@ class EventChecker:
             return False
         if [r.get("runId") if r.__class__ is dict else None for r in records].count(run.run_id) != n:
             return False
-        if [1 for r in records if RECORD_KEY in r]:
+        if has_records(records):
             return False
         seqs = [r.get("seq") for r in records]
         first = self.last_seq + 1
@@ -392,7 +401,7 @@ class EventChecker:
         assert run is not None
         name_run(run, event)
         problems: Problems = []
-        if RECORD_KEY in event:
+        if is_record(event):
             problems.append(_problem(
                 "E_EVENT_INVALID", "an event must not carry `$record` (reserved records are not events)",
                 f"{path}.{RECORD_KEY}", "no `$record` key", event[RECORD_KEY],

@@ -116,7 +116,7 @@ def _first_text(holder: dict[str, Any], keys: tuple[str, ...]) -> str | None:
 
 def step_of(record: dict[str, Any], kind: str | None = None) -> str | None:
     """The step a record belongs to; None for run-level records."""
-    if RECORD_KEY in record:
+    if is_record(record):
         return None
     step = _id_text(record.get("step_id"))
     if step is not None:
@@ -160,7 +160,7 @@ _UNKNOWN: Any = object()
 def state_of(record: dict[str, Any], kind: str, step: str | None, verification: Any = _UNKNOWN,
              code: Any = _UNKNOWN) -> str:
     """The state a record leaves its step (or run) in; ``verification`` and ``code`` when known already."""
-    if RECORD_KEY in record:
+    if is_record(record):
         return INFO
     state = _word_state(kind)
     if step is None and _words(kind)[:1] == ("run",) and state in _RUN_ENDS:
@@ -229,7 +229,7 @@ _SPEND_SKIP = frozenset({"seq", "attempt", "exit_code", "exitCode", "step", "ste
 
 def spend_of(record: dict[str, Any], kind: str, step: str | None) -> Any:
     """The spend this record carries, or None."""
-    if RECORD_KEY in record:
+    if is_record(record):
         return None
     payload = _payload(record)
     for holder in (record, payload):

@@ -34,7 +34,7 @@ from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, input_unrea
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.incident.rules import check_rules
-from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, record_kind
+from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, is_record, record_kind
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
 from replay.pipeline.model.validation import json_type
 
@@ -500,7 +500,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
         if record.get("$record") == "run":
             run = record
             continue
-        if "$record" in record:
+        if is_record(record):
             continue
         kind = record.get("type")
         raw_payload = record.get("payload")
