@@ -94,10 +94,18 @@ def on_a_terminal(command: list[str]) -> tuple[int, bytes]:
     return proc.wait(), shown
 
 
+class MachineGone(BaseException):
+    """The machine went away mid-run (a power cut, SIGKILL): nothing of replay's handles it. (Not KeyboardInterrupt:
+    an interrupted run cleans up after itself, the partial folder it made goes; a killed one leaves it to resume.)"""
+
+
+KILLED = 128 + 9  # the exit code a shell reports for a process SIGKILL ended
+
+
 class Backends:
     """Local backends for the resume tests, put in place of the real one by ``swapped_backend``: ``crash()`` makes
-    the next command finish its first task and then die as a machine would (KeyboardInterrupt); ``count()`` makes
-    it compute every task and add its inputs to ``computed``."""
+    the next command finish its first task and then die as a machine would (``MachineGone``: exit ``KILLED``, what
+    it printed till then kept); ``count()`` makes it compute every task and add its inputs to ``computed``."""
 
     def __init__(self, scale: Any) -> None:
         from replay.pipeline.engine import parallel
@@ -108,7 +116,7 @@ class Backends:
         def crash_after_first_task(work: Any, chunks: Any, workers: int) -> Iterator[Any]:
             index, paths = chunks[0]
             yield index, self.real(work, paths)
-            raise KeyboardInterrupt  # the machine went away
+            raise MachineGone
 
         self.scale._backend = lambda _scale: crash_after_first_task
 
@@ -123,13 +131,22 @@ class Backends:
 
 @contextmanager
 def swapped_backend() -> Iterator[Backends]:
+    import replay.pipeline.cli.app as app
     import replay.pipeline.cli.scale as scale
 
-    original = scale._backend
+    original, run_cli = scale._backend, app.run_cli
+
+    def run_cli_until_the_machine_goes(argv: list[str] | None = None) -> int:
+        try:
+            return run_cli(argv)
+        except MachineGone:
+            return KILLED
+
+    app.run_cli = run_cli_until_the_machine_goes  # (the in-process runner's entry: it then collects what was printed)
     try:
         yield Backends(scale)
     finally:
-        scale._backend = original
+        scale._backend, app.run_cli = original, run_cli
 
 
 @dataclass(frozen=True)

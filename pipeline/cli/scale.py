@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.scale_flags import Scale
+from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import ReplayError, StrictAbort
 from replay.pipeline.engine.executor import StageFailed
 from replay.pipeline.engine.parallel import (
@@ -177,24 +178,32 @@ RUN_FAILURES = (ReplayError, StrictAbort, StageFailed)
 
 
 @contextmanager
-def filling(work_dir: Path, target: Path) -> Iterator[None]:
+def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = False) -> Iterator[None]:
     """``work_dir`` (``target`` itself, or its partial sibling) made if missing for the block; when the block fails
-    as one run would, a partial sibling it made goes again, so nothing appears. A file standing where a folder on
-    the way to ``target`` must be is refused first (``refuse_file_in_the_way``: exit 2, nothing made)."""
+    as one run would, or is interrupted (Ctrl-C, SIGTERM, SIGHUP: KeyboardInterrupt), a partial sibling it made goes
+    again, so nothing appears and no temp name is left. One a killed run left, which this run resumed, stays (the next
+    run resumes there); so does every partial sibling with ``resume_after_interrupt`` (a Dask cluster's workers may
+    still write into it). A file standing where a folder on the way to ``target`` must be is refused first
+    (``refuse_file_in_the_way``: exit 2, nothing made)."""
     refuse_file_in_the_way(str(target))
     created = not work_dir.exists()
     try:
         make_folder(work_dir)
     except OSError as exc:
         raise write_failed(str(target), exc) from exc
+    ours = work_dir != target and created
+    if ours and not resume_after_interrupt:
+        interrupts.stage_output(work_dir, folder=True)  # (the last resort, when a stage does not stop, removes it too)
     try:
         yield
-    except RUN_FAILURES:
-        if work_dir != target and created:
+    except (*RUN_FAILURES, KeyboardInterrupt) as exc:
+        if ours and not (resume_after_interrupt and isinstance(exc, KeyboardInterrupt)):
             import shutil  # (loaded only when a failed run leaves a partial folder to remove)
 
             shutil.rmtree(work_dir, ignore_errors=True)
         raise
+    finally:
+        interrupts.drop_output(work_dir)  # (published, removed, or kept to resume from)
 
 
 def cli_work(doc: dict[str, Any], **fields: Any) -> Work:
@@ -266,11 +275,12 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             take(outcome)
         for _ in fresh:  # let the backend finish (it stops its workers)
             pass
-    except RUN_FAILURES:
-        # The command fails as one run would: the backend stops its workers now (those busy finish the file they
-        # write) rather than when the generator is collected, after the caller removed the folder they write into.
+    except (*RUN_FAILURES, KeyboardInterrupt) as exc:
+        # The command fails as one run would, or was interrupted: the backend stops its workers now (those busy finish
+        # the file they write) rather than when the generator is collected, after the caller removed the folder they
+        # write into. (Not a Dask cluster's on an interrupt: its tasks are not waited for then.)
         stop = getattr(running, "close", None)
-        if stop is not None:
+        if stop is not None and not (isinstance(exc, KeyboardInterrupt) and scale.engine == "dask"):
             stop()
         raise
     finally:

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from conftest import REPLAY, errors_of, jsonl, run_replay
 from incident_support import INCIDENTS, make_exports, refund_export, write_json
-from scale_support import on_a_terminal, swapped_backend
+from scale_support import KILLED, on_a_terminal, swapped_backend
 
 from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST
 
@@ -116,7 +116,7 @@ def test_a_killed_run_leaves_no_out_and_the_next_run_resumes_it(tmp_path: Path) 
     with swapped_backend() as backends:
         backends.crash()
         crashed = import_dir(exports, out, "--workers", "4")
-        assert crashed.returncode == 130
+        assert crashed.returncode == KILLED
         staging = tmp_path / ".imported.partial.replay.tmp"
         assert not out.exists() and list((staging / FRAGMENTS).iterdir())
         first = ids(staging)

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import REPLAY, errors_of, jsonl, run_replay
-from scale_support import make_journals, on_a_terminal, swapped_backend, tree_bytes
+from scale_support import KILLED, make_journals, on_a_terminal, swapped_backend, tree_bytes
 
 from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST
 
@@ -102,7 +102,7 @@ def test_a_crashed_run_resumes_from_its_fragments(journals: Path, tmp_path: Path
     with swapped_backend() as backends:
         backends.crash()
         crashed = run_replay("heal", "--in", str(journals), "--out", str(out), "--workers", "4")
-        assert crashed.returncode == 130
+        assert crashed.returncode == KILLED
         staging = tmp_path / ".out.partial.replay.tmp"
         assert not out.exists() and list((staging / FRAGMENTS).iterdir())
         backends.count()
@@ -394,4 +394,4 @@ def test_ctrl_c_twice_ends_a_run_with_worker_processes_at_once_and_quietly(tmp_p
         assert proc.returncode == 130
         assert all(line.startswith(b"{") for line in err.splitlines()), err  # no traceback
         assert group_gone(proc.pid, limit=10)
-        assert not out.exists()  # (the folder never appears; its partial sibling stays, to resume from)
+        assert not out.exists() and not partial.exists()  # (the folder never appears; its partial sibling goes)

@@ -178,8 +178,9 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     """Directory mode: the heal-dir graph once per input, in parallel, into ``target``.
 
     A new ``target`` is filled as the hidden sibling ``.<name>.partial.replay.tmp`` (a temp name: readers
-    skip it) and renamed into place when every input is done, so it appears whole; a run that was killed
-    or interrupted leaves that folder, and the next run resumes from what its manifest fragments record. When every input
+    skip it) and renamed into place when every input is done, so it appears whole; a run that was interrupted removes
+    that folder (``filling``; with ``--engine dask`` it stays), one that was killed leaves it, and the next run resumes
+    from what its manifest fragments record. When every input
     is refused (nothing healed), that folder goes again: no ``target`` appears. An existing ``target`` is written in
     place (each file atomically), the manifest last.
     """
@@ -195,7 +196,8 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     held: list[bytes] = []  # a new folder's lines wait for it: they name files that appear with it
     take = holding_stdout(held) if work_dir != target else print_outcome
     manifest = Manifest(work_dir, key, root, "heal")
-    with filling(work_dir, target):  # (a folder made at ``target`` meanwhile, not empty: the partial folder goes again)
+    # (a folder made at ``target`` meanwhile, not empty: the partial folder goes again)
+    with filling(work_dir, target, resume_after_interrupt=scale.engine == "dask"):
         totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
         # every input refused: nothing was healed, no folder appears (their errors are printed)
         finish_partial(work_dir, target, publish=manifest.wrote_any())

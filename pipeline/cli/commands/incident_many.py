@@ -16,8 +16,9 @@ imported; import the fixed export on its own, or the folder again into a fresh O
 
 A new OUT is filled as ``.OUT.partial.replay.tmp`` beside it and renamed into place when every export
 is done (it appears whole, or not at all when no export could be imported); ``OUT/.replay-manifest.json``
-(``io.manifest``) is written last. A run that was killed resumes from that partial folder (OUT is still
-new then): it imports only the exports the partial folder's manifest does not record.
+(``io.manifest``) is written last. A run that was interrupted removes that partial folder (``cli.scale.filling``;
+with ``--engine dask`` it stays); the run after one that was killed resumes from it (OUT is still new then): it imports
+only the exports the partial folder's manifest does not record.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     key = work_key(doc, package_version())
     work_dir = place_to_write(target)
     work = cli_work(bind(doc, set={"folder.write_dir": str(work_dir)}), digest=True, inputs=len(files))
-    with filling(work_dir, target):  # (the manifest's sweep leaves the export folders and the manifest only)
+    # (the manifest's sweep leaves the export folders and the manifest only)
+    with filling(work_dir, target, resume_after_interrupt=scale.engine == "dask"):
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
                           preflight=None, keep_going=True)
         # a new (or empty) OUT appears whole; nothing could be imported: nothing appears
