@@ -13,6 +13,7 @@ from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.io.fdio import file_removed
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
@@ -262,6 +263,7 @@ class ReadJournal(Source):
                 await self._send(cutter.finish(), out)
                 return
             at_end = eof  # the last read found nothing more
+            told_removed = False  # (--follow: the file's removal is said once)
             while True:
                 idle = at_end or reader.may_wait
                 data = await reader.read(self.chunk)
@@ -281,6 +283,9 @@ class ReadJournal(Source):
                         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
                         at_start = True
                         continue
+                    if not told_removed and file_removed(reader):  # (tail -f's wait, with a word of why nothing comes)
+                        told_removed = True
+                        self._removed(source, cutter.offset)
                     await out.drain()
                     await anyio.sleep(self.config["poll_seconds"])
                 else:
@@ -293,6 +298,15 @@ class ReadJournal(Source):
                 self._unfinished(cutter, source)
             raise
         await self._send(cutter.finish(), out)
+
+    def _removed(self, source: str, offset: int) -> None:
+        """--follow read to the end of a file that was removed meanwhile: it goes on following what it opened, as
+        ``tail -f`` does (a writer that holds the file open may still add to it), and says so once, with how to end."""
+        if self.log is not None:
+            self.log.warning("read.removed", source=source, offset=offset,
+                             message=f"{source} was removed; still following the file that was opened, as `tail -f` "
+                             "does (a writer that holds it open may add to it). Ctrl-C ends --follow; a new file at "
+                             "that path is not this one: `replay read --follow` it again to read it")
 
     def _unfinished(self, cutter: LineCutter, source: str) -> None:
         """--follow (or Ctrl-C on a pipe) stopped while the input's last line had no newline yet: that line was not

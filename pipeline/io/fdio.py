@@ -15,6 +15,7 @@ import sys
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -89,6 +90,16 @@ class FdReader:
             return False
         return True
 
+    def removed(self) -> bool:
+        """A regular file whose last name is gone (unlinked while open): what was opened is still read, and a writer
+        that holds it open may still add to it, but no new name ever leads to it again."""
+        if self.kind != "file":
+            return False
+        try:
+            return os.fstat(self.fd).st_nlink == 0
+        except OSError:
+            return False
+
     async def read(self, n: int) -> bytes:
         if self.kind == "file":
             data = os.read(self.fd, n)
@@ -102,6 +113,13 @@ class FdReader:
                 return os.read(self.fd, n)
             except BlockingIOError:
                 await anyio.wait_readable(self.fd)
+
+
+def file_removed(reader: Any) -> bool:
+    """``FdReader.removed`` of the file under ``reader`` (a ``GunzipReader`` or ``PrefixedReader`` over it too)."""
+    while reader is not None and not isinstance(reader, FdReader):
+        reader = getattr(reader, "inner", None)
+    return reader is not None and reader.removed()
 
 
 def read_to_end(fd: int, *, poll_s: float = 0.1) -> bytes:
