@@ -188,12 +188,17 @@ def _what(value: Any) -> str:
     return with_article("blank string" if isinstance(value, str) else json_type(value))
 
 
+def prompt_on_stdin(given: str) -> bool:
+    """Is the prompt read from stdin (``prompt_from``): no ``given`` one, and stdin neither closed nor a terminal?"""
+    return not given and sys.stdin is not None and not sys.stdin.isatty()
+
+
 def prompt_from(given: str) -> str:
     """The prompt: ``given`` (the command's arguments), else stdin when it is not a terminal."""
     if given:  # (bytes of an argument that are not UTF-8 reach us as surrogate escapes)
         prompt = utf8_text(given.encode("utf-8", "surrogateescape"), "E_PROMPT_INVALID", "the prompt argument", path="prompt")
         prompt, received = prompt.strip(), "blank prompt argument"
-    elif sys.stdin is not None and not sys.stdin.isatty():
+    elif prompt_on_stdin(given):
         require_stdin()  # (a directory there is refused as unreadable)
         data, skipped = skip_bom(_read_stdin())  # (a prompt a Windows editor saved: `replay < prompt.txt`)
         prompt = utf8_text(data, "E_PROMPT_INVALID", "the prompt on stdin", skipped, path="prompt", source="<stdin>")
@@ -236,9 +241,16 @@ class DiscoverRunner(Source):
         self._prompt: str | None = None
 
     def preflight(self, inputs: list[str]) -> None:
-        """Refuse (exit 2) before anything runs: no prompt, or no usable runner."""
-        self.prompt()
+        """Refuse (exit 2) before anything runs: no prompt (a prompt on stdin waits for ``preflight_input``), or no
+        usable runner."""
+        if not prompt_on_stdin(self.config["prompt"]):
+            self.prompt()
         self.resolve()
+
+    def preflight_input(self, inputs: list[str]) -> None:
+        """Refuse (exit 2) before anything runs: no prompt on stdin. Read only now, once the runner was found and the
+        outputs were tried: stdin is read once, and a capture refused for anything else leaves it unread."""
+        self.prompt()
 
     def prompt(self) -> str:
         """The prompt option, else stdin when it is not a terminal; E_PROMPT_REQUIRED when there is none."""

@@ -6,7 +6,8 @@ whose stages would write one file. Inputs are never modified: an output that is 
 and inode, whatever the path says) is refused; so is an output under a file (``--out afile/x.html``: a folder on its way
 is a file), before anything is read. Last, each output file and folder is tried where it will be written
 (``probe_output``, ``probe_folder``): one that cannot be written is refused (E_OUTPUT_WRITE_FAILED, exit 2) before any
-input is read.
+input is read. Only then may a stage read what can be read once to refuse it (``Stage.preflight_input``: capture's
+prompt on stdin), so a run refused for anything else leaves its stdin unread.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
         for folder in stage.output_folders():
             if _local(folder):
                 probe_folder(folder, probed)
+    for stage in stages:  # only now what can be read once (a prompt on stdin): a refused run has consumed nothing
+        stage.preflight_input(inputs)
 
 
 def _local(target: str) -> bool:

@@ -195,6 +195,11 @@ class Stage:
         cannot be found, outputs that would collide. Called on the stages of a run before any of them
         starts, with every file the graph reads (``input_files`` of all its stages)."""
 
+    def preflight_input(self, inputs: list[str]) -> None:
+        """Refuse what the input itself would fail on, when telling takes reading input that can be read once (a
+        prompt on stdin). Called after every stage's ``preflight`` and after every output was tried: a run refused
+        for anything else has consumed nothing."""
+
     def input_files(self) -> list[str]:
         """The files this stage reads (``-`` for stdin): no stage of the graph may write over them."""
         return []

@@ -78,7 +78,8 @@ def refused(done: subprocess.CompletedProcess, cwd: Path, code: str) -> dict:
     (("capture", "--timeout-ms", "\u00b2", "p"), "E_TIMEOUT_INVALID"),  # a digit to str.isdigit, not to int(): E_UNHANDLED
     (("capture", "--timeout-ms", "\u0661\u0660\u0660\u0660", "p"), "E_TIMEOUT_INVALID"),  # Arabic-Indic 1000
     (("capture", "   "), "E_PROMPT_REQUIRED"),
-    (("capture",), "E_PROMPT_REQUIRED"),
+    (("capture", "--runner", ECHO_PY), "E_PROMPT_REQUIRED"),  # (stdin, empty, is read once the runner is found)
+    (("capture",), "E_RUNNER_NOT_FOUND"),  # (no runner: refused before stdin is read)
     (("capture", "--context", "{}", "--context-file", "ctx.json", "p"), "E_CONTEXT_CONFLICT"),
     (("capture", "--context", "{broken", "p"), "E_CONTEXT_JSON_INVALID"),
     (("capture", "--context", "[1]", "p"), "E_CONTEXT_SHAPE_INVALID"),
@@ -314,7 +315,8 @@ def test_a_prompt_on_stdin_that_starts_with_a_byte_order_mark_is_sent_without_it
     done = capture(tmp_path, input=b"\xef\xbb\xbfWhat are my top holdings?\r\n")
     assert done.returncode == 0, done.stderr
     assert load(tmp_path / summary_of(done)["files"]["raw"])["input"]["prompt"] == "What are my top holdings?"
-    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / ".replay").mkdir(parents=True)
+    shutil.copy(ECHO_PY, tmp_path / "empty" / ".replay" / "runner.py")
     refused(capture(tmp_path / "empty", input=b"\xef\xbb\xbf\n"), tmp_path / "empty", "E_PROMPT_REQUIRED")
     error = refused(capture(tmp_path / "empty", input=b"\xef\xbb\xbfab\xff"), tmp_path / "empty", "E_PROMPT_INVALID")
     assert (error["line"], error["column"], error["offset"]) == (1, 3, 3), error
