@@ -380,23 +380,53 @@ def _context_in_call(call: Any) -> Context | None:
     return owner if isinstance(owner, Context) else None
 
 
-class _Noticing:
-    """A SIGINT handler that tells the watchdog, then does what the handler it wraps does (asyncio's cancels the run),
-    unless the run is ``finishing``: then the watchdog alone hears of it."""
+class _HandledFirst:
+    """A SIGINT handler (``handling_first``): ``first(number)``, then the handler it wraps, unless ``first`` returned
+    True (the interrupt is dealt with)."""
 
-    def __init__(self, wrapped: Callable[[int, FrameType | None], Any]) -> None:
+    def __init__(self, first: Callable[[int], bool | None], wrapped: Callable[[int, FrameType | None], Any]) -> None:
+        self.first = first
         self.wrapped = wrapped
 
     def __call__(self, number: int, frame: FrameType | None) -> Any:
-        interrupted(number)
-        if finishing_run():
+        if self.first(number):
             return None
         return self.wrapped(number, frame)
 
 
+@contextmanager
+def handling_first(first: Callable[[int], bool | None]) -> Iterator[None]:
+    """For the block, Ctrl-C's handler calls ``first(number)`` before the handler it had (asyncio's, which cancels a run;
+    Python's, which raises KeyboardInterrupt; SIGTERM and SIGHUP call it too), and skips that one when ``first`` returns
+    True. Only in the main thread, and only over a handler of Python's: a Ctrl-C ignored (a background job) or left to
+    the system stays so. Not twice with one ``first`` (a run within a run). Put back at the end, unless another handler
+    replaced it meanwhile (that one is someone else's, and stays)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = _getsignal(signal.SIGINT)
+    if not callable(handler) or (isinstance(handler, _HandledFirst) and handler.first is first):
+        yield
+        return
+    wrapper = _HandledFirst(first, handler)
+    _setsignal(signal.SIGINT, wrapper)
+    try:
+        yield
+    finally:
+        if _getsignal(signal.SIGINT) is wrapper:
+            _setsignal(signal.SIGINT, handler)  # (asyncio's, as it set it: it restores its own when the loop ends)
+
+
+def _noticed(number: int) -> bool:
+    """Ctrl-C during a watched run (``watching``): the watchdog is told; a run that is ``finishing`` is not cancelled
+    (the watchdog alone hears of it)."""
+    interrupted(number)
+    return finishing_run()
+
+
 def unwrapped(handler: Any) -> Any:
     """``handler`` as it was before ``watching`` wrapped it (SIGTERM and SIGHUP call it after their own ``notice``)."""
-    return handler.wrapped if isinstance(handler, _Noticing) else handler
+    return handler.wrapped if isinstance(handler, _HandledFirst) and handler.first is _noticed else handler
 
 
 @contextmanager
@@ -408,33 +438,27 @@ def watching() -> Iterator[None]:
         yield
         return
     dog.start()
-    handler = _getsignal(signal.SIGINT)
-    wrapped = None
-    if callable(handler) and not isinstance(handler, _Noticing):
-        wrapped = _Noticing(handler)
-        _setsignal(signal.SIGINT, wrapped)
-    # An interrupt's byte reaches the watchdog from whichever thread the kernel gives the signal to (a worker thread's,
-    # the main thread asleep in its select meanwhile); a wakeup fd someone else set stays theirs.
-    woken = signal.set_wakeup_fd(dog.write_fd, warn_on_full_buffer=False)
-    if woken not in (-1, dog.write_fd):
-        signal.set_wakeup_fd(woken)
-    loop = dog.loop
-    with suppress(RuntimeError):  # (no asyncio loop: another backend)
-        import asyncio
+    with handling_first(_noticed):
+        # An interrupt's byte reaches the watchdog from whichever thread the kernel gives the signal to (a worker
+        # thread's, the main thread asleep in its select meanwhile); a wakeup fd someone else set stays theirs.
+        woken = signal.set_wakeup_fd(dog.write_fd, warn_on_full_buffer=False)
+        if woken not in (-1, dog.write_fd):
+            signal.set_wakeup_fd(woken)
+        loop = dog.loop
+        with suppress(RuntimeError):  # (no asyncio loop: another backend)
+            import asyncio
 
-        dog.loop = asyncio.get_running_loop()
-    dog.runs += 1
-    finishing = dog.finishing
-    dog.finishing = False
-    try:
-        yield
-    finally:
-        dog.runs -= 1
-        dog.loop = loop
-        dog.finishing = finishing
-        if woken == -1:
-            now = signal.set_wakeup_fd(-1)
-            if now != dog.write_fd:
-                signal.set_wakeup_fd(now)  # (set by someone else meanwhile: theirs)
-        if wrapped is not None and _getsignal(signal.SIGINT) is wrapped:
-            _setsignal(signal.SIGINT, handler)  # as asyncio set it: it restores its own when the loop ends
+            dog.loop = asyncio.get_running_loop()
+        dog.runs += 1
+        finishing = dog.finishing
+        dog.finishing = False
+        try:
+            yield
+        finally:
+            dog.runs -= 1
+            dog.loop = loop
+            dog.finishing = finishing
+            if woken == -1:
+                now = signal.set_wakeup_fd(-1)
+                if now != dog.write_fd:
+                    signal.set_wakeup_fd(now)  # (set by someone else meanwhile: theirs)

@@ -16,12 +16,12 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from typing import Any
 
+from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import EXIT_FAILED, INTERRUPTS, ReplayError, optional_module
 from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.parallel import Chunk, Completions, Outcome, Work, run_inputs
@@ -125,23 +125,15 @@ def _quiet_once_interrupted() -> Iterator[None]:
     """From an interrupt on (Ctrl-C; SIGTERM and SIGHUP call its handler too), distributed's and tornado's loggers in
     this process stay quiet for good: the command is ending, and a callback distributed left on its loop when the
     interrupt cut its ``sync`` short logs a traceback (NameError: free variable 'future') that stderr, which keeps to
-    JSON lines, must not show. Quieted in the handler, before the interrupt is raised, so before any such callback."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
+    JSON lines, must not show. Quieted in the handler, before the interrupt is raised, so before any such callback.
+    (A Ctrl-C that is ignored, in a background job, stays ignored: ``interrupts.handling_first``.)"""
 
-    def quiet_then_interrupt(number: int, frame: Any) -> None:
+    def quiet(_number: int) -> None:
         for log in _distributed_loggers():
             log.setLevel(logging.CRITICAL + 1)
-        (previous if callable(previous) else signal.default_int_handler)(number, frame)
 
-    signal.signal(signal.SIGINT, quiet_then_interrupt)
-    try:
+    with interrupts.handling_first(quiet):
         yield
-    finally:
-        if signal.getsignal(signal.SIGINT) is quiet_then_interrupt:
-            signal.signal(signal.SIGINT, previous)
 
 
 def _distributed_loggers() -> list[logging.Logger]:
