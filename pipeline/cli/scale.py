@@ -200,7 +200,8 @@ def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = Fals
         if ours and not (resume_after_interrupt and isinstance(exc, KeyboardInterrupt)):
             import shutil  # (loaded only when a failed run leaves a partial folder to remove)
 
-            shutil.rmtree(work_dir, ignore_errors=True)
+            with interrupts.let_pass():  # (Ctrl-C pressed again: the folder still goes whole, not half)
+                shutil.rmtree(work_dir, ignore_errors=True)
         raise
     finally:
         interrupts.drop_output(work_dir)  # (published, removed, or kept to resume from)

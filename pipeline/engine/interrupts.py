@@ -35,7 +35,7 @@ from functools import partial
 from types import FrameType
 from typing import Any
 
-from replay.pipeline.engine.errors import diagnostic, error_line, interrupted_exit
+from replay.pipeline.engine.errors import INTERRUPTS, diagnostic, error_line, interrupted_exit
 
 # signal.getsignal and signal.signal without the module's conversion of handlers to enum members (~25 µs a call, and
 # ``watching`` makes four per run: over a folder of inputs, one run each, that was a tenth of a small input's cost)
@@ -415,6 +415,30 @@ def handling_first(first: Callable[[int], bool | None]) -> Iterator[None]:
     finally:
         if _getsignal(signal.SIGINT) is wrapper:
             _setsignal(signal.SIGINT, handler)  # (asyncio's, as it set it: it restores its own when the loop ends)
+
+
+@contextmanager
+def let_pass() -> Iterator[None]:
+    """For the block, Ctrl-C, SIGTERM and SIGHUP do nothing: the cleanup of a run that is ending already (a partial
+    folder being removed, which a Ctrl-C pressed again must not leave half removed; the run ends with its own exit
+    code). Main thread only; a signal ignored, or left to the system, stays so; each handler is put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handlers = {number: _getsignal(number) for number in INTERRUPTS}
+    for number, handler in handlers.items():
+        if callable(handler):
+            _setsignal(number, _passed)
+    try:
+        yield
+    finally:
+        for number, handler in handlers.items():
+            if callable(handler) and _getsignal(number) is _passed:
+                _setsignal(number, handler)
+
+
+def _passed(_number: int, _frame: FrameType | None) -> None:
+    pass
 
 
 def _noticed(number: int) -> bool:

@@ -391,7 +391,9 @@ def test_ctrl_c_twice_ends_a_run_with_worker_processes_at_once_and_quietly(tmp_p
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             raise AssertionError("replay hung after a second Ctrl-C") from None
-        assert proc.returncode == 130
+        # 130; or killed by the second SIGINT itself when it came after replay had ended the run and its interpreter
+        # had already put the default handlers back as it exited (a shell reports that as 130 too)
+        assert proc.returncode in (130, -signal.SIGINT)
         assert all(line.startswith(b"{") for line in err.splitlines()), err  # no traceback
         assert group_gone(proc.pid, limit=10)
         assert not out.exists() and not partial.exists()  # (the folder never appears; its partial sibling goes)
