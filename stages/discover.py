@@ -243,7 +243,9 @@ class DiscoverRunner(Source):
     def preflight(self, inputs: list[str]) -> None:
         """Refuse (exit 2) before anything runs: no prompt (a prompt on stdin waits for ``preflight_input``), or no
         usable runner."""
-        if not prompt_on_stdin(self.config["prompt"]):
+        if prompt_on_stdin(self.config["prompt"]):
+            require_stdin()  # (a directory there is refused now: telling reads nothing of it)
+        else:
             self.prompt()
         self.resolve()
 
