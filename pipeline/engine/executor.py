@@ -360,8 +360,8 @@ async def run_graph(
                 group.append(tg)
                 for task in tasks:
                     tg.start_soon(run_task, task)
-    except BaseExceptionGroup as group:
-        raise _most_telling(group) from None
+    except BaseExceptionGroup as failures:  # (not `group`: the handler's end unbinds its name, which run_task reads)
+        raise _most_telling(failures) from None
     finally:
         port.finish()  # the errors left out are summed up, however the run ended
     if port.count == 0 or result.sunk:  # (a run that failed with nothing written anywhere leaves no empty output)
