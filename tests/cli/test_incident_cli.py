@@ -449,14 +449,19 @@ def test_a_folder_without_a_bundle_is_refused_as_one(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["empty"]
 
 
-@pytest.mark.parametrize("args", [
-    ("import", "-", "--out", "r"),
-    ("import", str(INCIDENTS / "raw-logs" / "refund-run.jsonl"), "--format", "runledger", "--case", "refund-case",
-     "--rules", "-", "--out", "r"),
-    ("inspect", "-", "--out", "r"),
-    ("replay", "-", "--agent-command", '["true"]', "--out", "r"),
-    ("promote", "-", "--to", "f.json"),
-])
+def every_incident_command(given: str) -> list[tuple[str, ...]]:
+    """Each incident command (and import's --rules) given ``given`` as the file it reads."""
+    return [
+        ("import", given, "--out", "r"),
+        ("import", str(INCIDENTS / "raw-logs" / "refund-run.jsonl"), "--format", "runledger", "--case", "refund-case",
+         "--rules", given, "--out", "r"),
+        ("inspect", given, "--out", "r"),
+        ("replay", given, "--agent-command", '["true"]', "--out", "r"),
+        ("promote", given, "--to", "f.json"),
+    ]
+
+
+@pytest.mark.parametrize("args", every_incident_command("-"))
 def test_stdin_is_refused_as_stdin(tmp_path: Path, args: tuple[str, ...]) -> None:
     # it was "export '-' does not exist" with "`replay read -` reads stdin": an incident command never reads stdin
     done = run_replay("incident", *args, cwd=tmp_path, input=REFUND_EXPORT.read_bytes())
@@ -467,14 +472,7 @@ def test_stdin_is_refused_as_stdin(tmp_path: Path, args: tuple[str, ...]) -> Non
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("args", [
-    ("import", "nope.json", "--out", "r"),
-    ("import", str(INCIDENTS / "raw-logs" / "refund-run.jsonl"), "--format", "runledger", "--case", "refund-case",
-     "--rules", "nope.json", "--out", "r"),
-    ("inspect", "nope.json", "--out", "r"),
-    ("replay", "nope.json", "--agent-command", '["true"]', "--out", "r"),
-    ("promote", "nope.json", "--to", "f.json"),
-])
+@pytest.mark.parametrize("args", every_incident_command("nope.json"))
 def test_a_missing_file_is_not_told_to_read_stdin(tmp_path: Path, args: tuple[str, ...]) -> None:
     # its advice was the catalogue's "Check the path; `replay read -` reads stdin.": an incident command refuses stdin
     done = run_replay("incident", *args, cwd=tmp_path, process=True)
