@@ -42,7 +42,7 @@ from replay.pipeline.io.run_files import (
 )
 from replay.pipeline.io.staging import staged_folder
 from replay.pipeline.model.healing import healed_artifact, healed_problems
-from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, record_kind
+from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, is_record, record_kind
 from replay.pipeline.model.repairs import heal_log_document
 
 
@@ -71,7 +71,7 @@ class _Healed:
             self.run = record
         elif kind == HEAL_RECORD:
             self.heal = record
-        elif kind is None:
+        elif not is_record(record):  # (``"$record": null`` is a record too: no event)
             self.events.append(record)
             if not self.named:
                 self.named, self.run_id = True, record.get("runId")

@@ -61,3 +61,31 @@ def test_a_null_record_kind_is_no_event_to_renumber():
     assert once == twice
     rows = [orjson.loads(line) for line in once.splitlines()]
     assert [(r.get("seq"), "$record" in r) for r in rows if r.get("$record") != "heal"] == [(1, False), (2, True), (2, False)]
+
+
+def test_heal_into_a_folder_names_its_log_after_the_run_not_a_null_record_kind(tmp_path):
+    """write_healed took a line whose "$record" is null for the input's first event: the heal log named the run after
+    that record's runId (r1), while heal, validate and report read the record as no event of r0's."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(b'{"$record":null,"runId":"r1"}\n' + NULL_IN_R0)
+    done = run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    log = orjson.loads((tmp_path / "out" / "a.heal-log.json").read_bytes())
+    assert log["runId"] == "r0"
+
+
+def test_an_incident_import_of_a_replay_journal_skips_a_null_record_kind(tmp_path):
+    """The import counted a line whose "$record" is null as an event of a run of its own: one with no runId was
+    refused (E_INCIDENT_FIELD_MISSING), one naming another run made the journal two runs (E_INCIDENT_CASE_REQUIRED)."""
+    from replay.pipeline.model.incident.export import load_export
+
+    rules = tmp_path / "rules.json"
+    rules.write_bytes(b'[{"id": "no-errors", "type": "max_tool_errors", "max": 0}]')
+    run = b'{"$record":"run","runId":"r0","prompt":"p","status":"ok","response":"x"}\n'
+    end = R0 % (1, 1, b"run_completed") + b"\n"
+    for null in (b'{"$record":null}\n', b'{"$record":null,"runId":"r1"}\n'):
+        journal = tmp_path / "j.jsonl"
+        journal.write_bytes(run + null + end)
+        incident = load_export(str(journal), format="replay", rules_path=str(rules))
+        assert incident["input"] == {"prompt": "p"}

@@ -480,8 +480,8 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
                    f"of {record.get('source')!r} ({record.get('message')})", {"source": source, "line": n, "path": "$"},
                    expected="a journal every line of which was read", received=record.get("code"), cause=record.get("code"),
                    howToFix="Mend the line `replay read` reported in its journal, then read and import it again.")
-        if kind is not None and kind != RUN_RECORD:
-            continue  # source, heal, redaction, ... records: no event of a run
+        if kind != RUN_RECORD and is_record(record):
+            continue  # source, heal, redaction, ... records (of a kind null too): no event of a run
         run_id = record.get("runId")
         if not isinstance(run_id, str) or not run_id:
             refuse("E_INCIDENT_FIELD_MISSING", f"line {n} has no string `runId`", {"source": source, "line": n, "path": "$.runId"},
