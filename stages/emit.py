@@ -93,7 +93,9 @@ class EmitArtifacts(Sink):
 
     def preflight(self, inputs: list[str]) -> None:
         """A folder to write into that is a file (`--out /dev/null`), or is under one (a file at .replay/artifacts), is
-        refused before the runner starts."""
+        refused before the runner starts; so is `--out ""` (an empty option of a config means the dated default)."""
+        if "out_dir" in self.flags and not self.config["out_dir"]:
+            raise self.refuse_empty("out_dir", names="folder", expected="a folder (made when missing)", example="captures")
         for key, folder in self._folders().items():
             if folder is not None:  # folders on this machine (emit writes no URLs)
                 refuse_non_folder(folder, "Give --out a folder (it is made when missing)." if key == "out_dir" else

@@ -124,6 +124,9 @@ def test_an_empty_output_folder_flag_is_named_as_the_flag(tmp_path: Path):
     (["heal", "--log", "", str(TWO_RUNS)], "--log", "no file"),  # an output file (preflight)
     (["export", "--otlp", "--out", "", str(TWO_RUNS)], "--out", "no file"),
     (["incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"), "--out", ""], "--out", "no folder"),
+    (["report", "--out", "", str(TWO_RUNS)], "--out", "no file"),  # (it wrote the report to stdout, exit 0)
+    # (it wrote the run's files to .replay/artifacts/DATE, exit 0)
+    (["capture", "--runner", str(EXAMPLES / "runners" / "echo_runner.py"), "--out", "", "hi"], "--out", "no folder"),
 ])
 def test_an_empty_flag_is_refused_alike_wherever_it_is_found_out(tmp_path: Path, args: list[str], flag: str, nothing: str):
     """One refusal (errors.empty_value): `heal --in DIR --out ''` was E_USAGE_INVALID, `--log ''` and `incident import
