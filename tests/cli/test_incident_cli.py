@@ -122,6 +122,17 @@ def test_a_redact_pointer_that_changes_a_rules_verdict_is_warned_of(tmp_path: Pa
     assert [rules[rule_id] for rule_id in changed] == [now] * len(changed)
 
 
+def test_a_rule_the_redaction_removes_whole_is_no_verdict_changed(tmp_path: Path) -> None:
+    """`--redact /assertions/<i>` (what a refusal of a rule's field advises): the rule is left out of the evaluation,
+    the others judged as before. The verdict check paired the rules before and after by place (zip, strict), and the
+    import failed (E_STAGE_FAILED: ValueError, exit 1); a rule after the removed one was paired with another."""
+    done = import_(tmp_path, "--redact", "/assertions/0")
+    assert done.returncode == 0, done.stderr
+    assert b"E_INCIDENT_REDACTION_CHANGED_VERDICT" not in done.stderr
+    rules = [r["id"] for r in orjson.loads((tmp_path / "imported" / "evaluation.json").read_bytes())["rules"]]
+    assert "one-refund-per-order" not in rules and rules
+
+
 @pytest.mark.parametrize(("args", "code"), [
     (("--redact", "/input/company"), "E_INCIDENT_REDACT_PATH_MISSING"),
     (("--redact", "/events/*/name"), "E_INCIDENT_REDACT_PATH_PROTECTED"),
