@@ -1,4 +1,4 @@
-"""Heal: a composite stage that stands for every heal rule in order, then the per-run heal record.
+"""Heal: a composite stage that stands for every heal rule in order (after ``cut_runs``), then the per-run heal record.
 
 The rule order is ``pipeline/specs/heal-rules.toml`` (``replay stages --graph heal-rules``). Its
 ports: the healed stream, ``repairs`` (every rule's repairs, plus what its inputs bring on a
