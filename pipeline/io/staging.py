@@ -36,6 +36,7 @@ def _current_umask() -> int:
 
 UMASK = _current_umask()
 
+
 def make_folder(folder: Path) -> None:
     """``folder`` and its missing parents made; a file where one of them must be is ENOTDIR (NotADirectoryError
     naming the file), not the EEXIST ``mkdir`` says."""
@@ -205,13 +206,13 @@ def staged_folder(target: Path) -> Iterator[Path]:
         raise write_failed(str(target), exc) from exc
 
 
+PARTIAL = f".partial{TEMP_SUFFIX}"  # how a partial sibling's name ends: kept by a sweep, as its run resumes from it
+
+
 def partial_sibling(target: Path) -> Path:
     """The hidden folder a new ``target`` of a command over many inputs is filled as, renamed into place when every
     input is done: a temp name readers skip, the same every run, so the next run resumes from what a killed one left."""
     return target.parent / f".{target.name}{PARTIAL}"
-
-
-PARTIAL = f".partial{TEMP_SUFFIX}"  # how a partial sibling's name ends: kept by a sweep, as its run resumes from it
 
 
 def finish_partial(work_dir: Path, target: Path, *, publish: bool) -> None:
