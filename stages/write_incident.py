@@ -22,6 +22,10 @@ from replay.pipeline.model.incident import bundle, records
 from replay.pipeline.model.incident.render import folder_files, verdict_line
 from replay.pipeline.model.incident.rules import evaluate
 
+# what an empty --out is refused as (``errors.empty_value``), for one export here and for a folder of them
+# (``cli.commands.incident_many``, which binds the folder as ``into``)
+EMPTY_OUT: dict[str, str] = {"names": "folder", "expected": "a folder (new or empty)", "example": "imported"}
+
 
 @register("write_incident")
 class WriteIncident(AsyncTransform):
@@ -46,7 +50,7 @@ class WriteIncident(AsyncTransform):
         c = self.config
         if bool(c["out"]) == bool(c["into"]):  # (an empty --out is neither)
             if "out" in self.flags:  # (a command sets one of them, from the flag the user typed)
-                raise self.refuse_empty("out", names="folder", expected="a folder (new or empty)", example="imported")
+                raise self.refuse_empty("out", **EMPTY_OUT)
             subject, path = self.named("out")
             said = "not both" if c["out"] else "and has neither (an empty `out` names no folder)"
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"{subject} needs either `out` or `into`, {said}",

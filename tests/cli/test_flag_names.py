@@ -124,6 +124,8 @@ def test_an_empty_output_folder_flag_is_named_as_the_flag(tmp_path: Path):
     (["heal", "--log", "", str(TWO_RUNS)], "--log", "no file"),  # an output file (preflight)
     (["export", "--otlp", "--out", "", str(TWO_RUNS)], "--out", "no file"),
     (["incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"), "--out", ""], "--out", "no folder"),
+    # (a folder of exports: each was refused as a config's stage, `stages.folder.out`; beside them, '.' overlapped)
+    (["incident", "import", str(EXAMPLES / "incidents"), "--out", ""], "--out", "no folder"),
     (["report", "--out", "", str(TWO_RUNS)], "--out", "no file"),  # (it wrote the report to stdout, exit 0)
     # (it wrote the run's files to .replay/artifacts/DATE, exit 0)
     (["capture", "--runner", str(EXAMPLES / "runners" / "echo_runner.py"), "--out", "", "hi"], "--out", "no folder"),

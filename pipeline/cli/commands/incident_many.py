@@ -29,19 +29,22 @@ from typing import Any
 from replay.pipeline.cli.app import logger, package_version
 from replay.pipeline.cli.scale import cli_work, filling, run_over
 from replay.pipeline.cli.scale_flags import Scale
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, empty_value
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import expand_paths
 from replay.pipeline.io.manifest import Manifest, work_key
 from replay.pipeline.io.staging import finish_partial, partial_sibling
 from replay.pipeline.model.incident.bundle import check_output_folder, folder_name
 from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
+from replay.stages.write_incident import EMPTY_OUT
 
 COMMAND = "incident-import"
 
 
 def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], limits: Limits, scale: Scale) -> int:
     """Import every export under ``folder`` into ``out/<name>/``; the exit code is the worst of the exports'."""
+    if not out:  # (as for one export: ``Path("")`` is the current folder, and each export was refused as a config's)
+        raise empty_value("--out", "--out", by_flag=True, option="out", **EMPTY_OUT)
     files = exports_in(folder, format_)
     if not files:
         logger().warning("incident.nothing_found", path=folder,
