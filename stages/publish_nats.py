@@ -18,12 +18,13 @@ MSG_ID = "Nats-Msg-Id"
 
 def message_id(record: Any, data: bytes) -> str:
     """What JetStream de-duplicates a published record by: its run and seq, its run and kind for a
-    reserved record, else its bytes' hash. A record published again (after a redelivery) is dropped."""
+    reserved record of a named kind, else its bytes' hash (a record of the kind null has no name to go by). A record
+    published again (after a redelivery) is dropped."""
     if isinstance(record, dict):
         run_id, seq, kind = record.get("runId"), record.get("seq"), record.get("$record")
         if run_id is not None and seq is not None and not is_record(record):
             return f"{run_id}:{seq}"
-        if run_id is not None and is_record(record):
+        if run_id is not None and isinstance(kind, str):
             return f"{run_id}:${kind}"
     return "sha256:" + hashlib.sha256(data).hexdigest()
 

@@ -27,6 +27,14 @@ def test_a_record_published_twice_has_one_id() -> None:
     assert message_id({"no": "ids"}, b"abc") == message_id({"no": "ids"}, b"abc") != message_id({"no": "ids"}, b"abd")
 
 
+def test_two_records_of_a_null_kind_in_one_run_are_two_messages() -> None:
+    """A ``"$record": null`` record is a record (``is_record``), of no kind to name it by: it took the id
+    "r1:$None", so JetStream dropped a second, different one of its run as a redelivery of the first."""
+    one, other = {"$record": None, "runId": "r1", "n": 1}, {"$record": None, "runId": "r1", "n": 2}
+    assert message_id(one, b'{"$record":null,"runId":"r1","n":1}') != message_id(other, b'{"$record":null,"runId":"r1","n":2}')
+    assert "None" not in message_id(one, b"x")
+
+
 def test_a_run_is_acknowledged_once_a_later_run_is_stored_and_all_at_the_end() -> None:
     ledger = Ledger("t")
     for run, reply in (("a", "1"), ("a", "2"), ("b", "3"), ("c", "4"), ("b", "5")):
