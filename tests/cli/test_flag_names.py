@@ -122,6 +122,7 @@ def test_an_empty_output_folder_flag_is_named_as_the_flag(tmp_path: Path):
 @pytest.mark.parametrize(("args", "flag", "nothing"), [
     (["heal", "--in", str(EXAMPLES / "journals"), "--out", ""], "--out", "nothing"),  # a required option (build_stage)
     (["heal", "--log", "", str(TWO_RUNS)], "--log", "no file"),  # an output file (preflight)
+    (["heal", "--rules", "", str(TWO_RUNS)], "--rules", "no file"),  # (it healed with the default rules, exit 0)
     (["export", "--otlp", "--out", "", str(TWO_RUNS)], "--out", "no file"),
     (["incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"), "--out", ""], "--out", "no folder"),
     # (a folder of exports: each was refused as a config's stage, `stages.folder.out`; beside them, '.' overlapped)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import CORPUS, REPLAY, ROOT, errors_of, jsonl, run_replay
+from conftest import CORPUS, EXAMPLES, REPLAY, ROOT, errors_of, jsonl, run_replay
 from heal_support import ev, lines_of
 
 BROKEN = [
@@ -244,12 +244,15 @@ def test_directory_mode_refusals(tmp_path: Path) -> None:
         (["--in", str(tmp_path / "missing"), "--out", str(tmp_path / "o")], "E_INPUT_PATH_NOT_FOUND"),
         (["--in", str(tmp_path / "notes.txt"), "--out", str(tmp_path / "o")], "E_INPUT_FILE_NOT_JSON"),
         (["--in", str(tmp_path)], "E_USAGE_INVALID"),
+        # (--log is filter mode's: it was ignored, no log written, exit 0)
+        (["--in", str(EXAMPLES / "journals"), "--out", str(tmp_path / "o"), "--log", str(tmp_path / "x.log")],
+         "E_USAGE_INVALID"),
     ]
     for args, code in cases:
         proc = run_replay("heal", *args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert errors_of(proc.stderr)[0]["code"] == code
-        assert not (tmp_path / "o").exists()
+        assert not (tmp_path / "o").exists() and not (tmp_path / "x.log").exists()
 
 
 def test_heal_log_document_matches_schema(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import click
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, empty_value
 from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import expand_paths, is_url
@@ -67,7 +67,16 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
                              "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes,  # (a document as lines)
                              "screen.rules_file": rules_path or "",
                              "screen.enabled": dialect == "auto" and dialect_out is None}  # the fast lane knows replay's own events only
+    if rules_path == "":  # (a config's empty `rules_file` means the default; a flag given empty names nothing)
+        raise empty_value("--rules", "--rules", by_flag=True, names="file", expected="a heal rules file",
+                          example="my.rules.json")
     if in_path is not None or out_dir is not None:
+        if log_path is not None:
+            raise ReplayError("E_USAGE_INVALID", "--log is filter mode's heal log; directory mode writes each input's "
+                              "heal log beside its healed copy in --out (<name>.heal-log.json)",
+                              received=["--log", log_path],
+                              howToFix="Leave --log out with --in/--out, or heal one journal as a filter with --log.",
+                              example="replay heal --log repairs.jsonl run.jsonl > healed.jsonl")
         if dialect_out is not None:
             raise ReplayError("E_USAGE_INVALID", "--dialect-out writes a stream: use it in filter mode (PATHs or stdin), "
                               "not with --in/--out", received="--dialect-out " + dialect_out,
