@@ -36,7 +36,7 @@ from replay.pipeline.model.dialects.base import (
 )
 from replay.pipeline.model.dialects.detect import CANONICAL, LOOKAHEAD, claims
 from replay.pipeline.model.events import is_timestamp, run_record
-from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD, is_record
+from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD, is_record
 from replay.pipeline.model.runs import Input, Inputs, run_id_from_source
 
 HOLD_EVENTS = 1000  # events held at most while waiting for the facts of the run record
@@ -143,6 +143,9 @@ class MapDialect(Transform):
                 cols.append(column)  # an input's marker goes first, whatever follows
                 continue
             if state.dialect is None:
+                if record.get(RECORD_KEY) == DROPPED_RECORD:  # a line read left out says nothing of the input's dialect
+                    state.held.append(column)
+                    continue
                 self._decide(state, column, batch, i)
                 if state.dialect is None:
                     continue

@@ -294,7 +294,8 @@ class ParseLines(Transform):
     # dropped records from a `replay read` up the pipe --------------------------------------------------
     def _take_dropped(self, batch: Batch) -> Batch:
         events = batch.events
-        if not events or not has_records(events):
+        # (with ``mark_dropped`` the stream keeps them, its own and those read marked: a parse further down reports them)
+        if self.config["mark_dropped"] or not events or not has_records(events):
             return batch
         marks = [i for i, e in enumerate(events) if e.get(RECORD_KEY) == DROPPED_RECORD and isinstance(e.get("code"), str)]
         if not marks:

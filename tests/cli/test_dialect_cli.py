@@ -42,7 +42,9 @@ def test_read_reports_the_codex_malformed_line_with_its_byte_offset():
     (error,) = errors_of(done.stderr)
     assert (error["code"], error["line"], error["offset"], error["source"]) == (
         "E_JSONL_LINE_INVALID", 3, data.index(b"{synthetic"), str(CODEX_BAD))
-    assert [r.get("type") for r in jsonl(done.stdout)] == [None, "run_started", "event_msg.user_message"]
+    out = jsonl(done.stdout)
+    assert [r.get("type") for r in out] == [None, "run_started", "event_msg.user_message", None]
+    assert (out[-1]["$record"], out[-1]["code"], out[-1]["line"]) == ("dropped", "E_JSONL_LINE_INVALID", 3)  # (for a pipe)
 
 
 def test_read_then_heal_dialect_out_gives_the_log_back():

@@ -68,3 +68,30 @@ def test_an_origin_write_cannot_use_is_reported_not_left_out_in_silence():
         first = errors[0]
         assert (codex + broken)[first["offset"]:].startswith(lines[first["line"] - 1])
         assert jsonl(done.stdout)[:2] == jsonl((CORPUS / "codex" / CODEX).read_bytes())[:2]  # the codex run is written
+
+
+def test_a_line_read_dialect_left_out_is_said_again_down_the_pipe(tmp_path: Path):
+    """`replay read --dialect` reported a line it could not read on stderr but wrote no dropped record in its place
+    (plain `read` does): `replay read --dialect auto log | replay heal` then healed with exit 0 and said nothing of it,
+    and a torn last line's `drop_torn_line` repair was missing from the heal record. Down the pipe, heal writes, logs
+    and exits as `replay heal log` does, however the log's first line is bad (it does not decide the dialect)."""
+    lines = (CORPUS / "claude-code" / "session_b.jsonl").read_bytes().splitlines()
+    cases = {
+        "garbage.jsonl": b"\n".join([lines[0], b"this is garbage }{", *lines[1:]]) + b"\n",
+        "first.jsonl": b"\n".join([b"[1]", *lines]) + b"\n",
+        "torn.jsonl": b"\n".join([*lines, lines[0][:40]]),
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        direct = run_replay("heal", str(path))
+        for dialect in ("auto", "claude-code"):
+            read = run_replay("read", "--dialect", dialect, str(path))
+            assert read.returncode == 1 and [e["code"] for e in errors_of(read.stderr)], read.stderr
+            assert b"E_DIALECT_MISMATCH" not in read.stderr, (name, dialect)  # (a dropped record is no line of replay's)
+            assert [r.get("framework") for r in jsonl(read.stdout) if r.get("$record") == "run"] == ["claude-code"]
+            piped = run_replay("heal", input=read.stdout)
+            assert piped.returncode == direct.returncode, (name, dialect, piped.stderr)
+            assert piped.stdout == direct.stdout, (name, dialect)
+            said = [(e["code"], e["line"], e["offset"]) for e in errors_of(piped.stderr)]
+            assert said == [(e["code"], e["line"], e["offset"]) for e in errors_of(direct.stderr)], (name, dialect)

@@ -44,8 +44,10 @@ def test_read_then_write_gives_every_corpus_log_of_the_dialect_back(dialect: str
     files = [p for p in CORPUS_FILES if p.parent.name == dialect]
     assert files, f"no corpus file for {dialect}"
     done, read_code, read_err = pipe(["read", "--dialect", dialect, *map(str, files)], ["write", "--dialect", dialect])
-    assert done.returncode == 0, done.stderr
-    assert errors_of(done.stderr) == []
+    # a line read left out (a dropped record in its place) is said again down the pipe, at its line and offset
+    assert [(e["code"], e["line"], e["offset"]) for e in errors_of(done.stderr)] == [
+        (e["code"], e["line"], e["offset"]) for e in errors_of(read_err)]
+    assert done.returncode == read_code, done.stderr
     # The files are read in order, each its own run; the output is their records, one after the other.
     assert jsonl(done.stdout) == [value for path in files for value in source_values(path)]
     bad = [e for e in errors_of(read_err) if e["code"] != "E_EVENT_NOT_OBJECT"]  # lines that are no record
@@ -55,8 +57,8 @@ def test_read_then_write_gives_every_corpus_log_of_the_dialect_back(dialect: str
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_each_corpus_log_comes_back_through_a_pipe_and_auto(path: Path):
-    done, _code, _err = pipe(["read", "--dialect", "auto", str(path)], ["write", "--dialect", "auto"])
-    assert done.returncode == 0, done.stderr
+    done, code, _err = pipe(["read", "--dialect", "auto", str(path)], ["write", "--dialect", "auto"])
+    assert done.returncode == code, done.stderr  # (1: a line that is no record, said by read and again down the pipe)
     assert jsonl(done.stdout) == source_values(path)
     if path.suffix == ".jsonl":  # one record per line, as the agent wrote them
         assert len(done.stdout.splitlines()) == len(source_values(path))

@@ -66,10 +66,9 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
-    # (the lines read leaves out go on as dropped records, as check_lines writes its own: parse, with --dialect, would
-    # take them for ones an earlier read left out and report them again)
+    # (the lines read leaves out go on as dropped records, as check_lines, or parse with --dialect, writes its own)
     bound, add = _dialect_stages(dialect, documents=True)
-    bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": dialect is None}
+    bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True}
     if "dialect" in add:  # a document's records as lines are held to their end as read holds a document whole
         add["dialect"]["hold_bytes"] = max_line_bytes
     return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
@@ -83,7 +82,7 @@ def _dialect_stages(dialect: str | None, documents: bool) -> tuple[dict[str, Any
     notices = ["read.notices"] if documents else []
     if dialect is None:
         return {}, {"notices": {"type": "log", "event": "read.notice", "inputs": notices}} if notices else {}
-    return {"parse.type": "parse", "write.inputs": ["dialect"]}, {
+    return {"parse.type": "parse", "parse.mark_dropped": True, "write.inputs": ["dialect"]}, {
         "dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]},
         "notices": {"type": "log", "event": "read.notice", "inputs": [*notices, "dialect.notices"]},
     }
