@@ -44,7 +44,7 @@ class SummarizeRuns(Transform):
 
     emits_summaries = True
     summary = "Summarize each run (status, event counts, tool calls, errors, usage, repairs, duration) as one summary record."
-    ports = ("errors", "notices")  # notices: a usage number no count holds, left out (E_USAGE_NOT_COUNTED, a warning)
+    ports = ("errors", "notices")  # notices: a usage value that is no count, left out (E_USAGE_NOT_COUNTED, a warning)
     options = {
         "heal_logs": Option(bool, True, "for an artifact read from a file, count the repairs in the <id>.heal-log.json "
                                         "beside it when the stream carries no heal record for that run"),
@@ -125,17 +125,23 @@ class SummarizeRuns(Transform):
 
     def _unheld(self, tally: RunTally, batch: Batch, shift: int, at_record: int | None = None) -> None:
         """A notice for each usage object of ``tally``'s run that held a number no count holds (``usage_of``): it is
-        left out of the run's usage. The event of index k in the run is record ``k + shift`` of ``batch``; the run
-        record, ``at_record``."""
-        for index, fields in tally.unheld:
+        left out of the run's usage; or a value that is no count (a string, a negative number, true): that field is
+        left out, the rest of the object counted. The event of index k in the run is record ``k + shift`` of
+        ``batch``; the run record, ``at_record``."""
+        for index, fields, only_fields in tally.unheld:
             i = at_record if index is None else index + shift
             where = batch.where(i) if i is not None else {}
             line = f"line {where['line']}" if "line" in where else "a record"
+            named = ", ".join(fields)
+            if only_fields:
+                said = (f"usage {named} {'is not a count' if len(fields) == 1 else 'are not counts'} (a number >= 0); left out of "
+                        "the run's usage, the rest of this usage object counted")
+            else:
+                said = (f"usage {named} is a number no count holds (not a whole number, or one of thousands of "
+                        "digits); this usage object is left out of the run's usage")
             self.emit("notices", {
                 "code": "E_USAGE_NOT_COUNTED", "action": "reported", **where, "runId": tally.run_id, "stage": self.id,
-                "received": ", ".join(fields),
-                "message": f"{line}: usage {', '.join(fields)} is a number no count holds (not a whole number, or one "
-                           "of thousands of digits); this usage object is left out of the run's usage",
+                "received": named, "message": f"{line}: {said}",
                 "howToFix": "Write token counts and costs as plain numbers (e.g. 1200, 0.0034).",
             })
         tally.unheld.clear()

@@ -175,9 +175,11 @@ def as_run_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def usage_of(value: Any, unheld: list[str] | None = None) -> dict[str, float] | None:
+def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | None = None) -> dict[str, float] | None:
     """``{inputTokens, outputTokens, costUsd}`` from a usage object (camelCase or snake_case), or None. A count or
-    cost is a number >= 0 (as validate holds it); any other value (a string, a negative number) is not one.
+    cost is a number >= 0 (as validate holds it); any other value (a string ``"45"``, a negative number, ``true``) is
+    not one: that field is left out, named in ``skipped`` (``'inputTokens "45"'``) when no other name of its key gives
+    a count, and the rest of the object still counts (null is a field not given).
 
     A number written beyond a double (``1e400``, read as infinity) counts as the whole number it writes (10**400), as
     one written out in full does. One that is no such whole number (a fraction with hundreds of digits), or a whole
@@ -195,13 +197,21 @@ def usage_of(value: Any, unheld: list[str] | None = None) -> dict[str, float] | 
                 number_ = None
             if number_ is None and held is not None:
                 if unheld is not None:
-                    text = held.text if held.__class__ is exactjson.ExactNumber else str(held)
-                    unheld.append(f"{name} {text if len(text) <= 40 else text[:24] + '...' + text[-12:]}")
+                    unheld.append(_field_text(name, held))
                 return None
             if number_ is not None and (number_.__class__ is int or _is_number(number_)) and number_ >= 0:
                 found[key] = number_
                 break
+        else:  # (no name of the key gave a count: what any of them held is no count)
+            if skipped is not None:
+                skipped += [_field_text(name, value[name]) for name in names if value.get(name) is not None]
     return found or None
+
+
+def _field_text(name: str, value: Any) -> str:
+    """A usage field as a notice names it: its name and its value as written (JSON), cut short past 40 characters."""
+    text = exactjson.dumps(value, default=str).decode()
+    return f"{name} {text if len(text) <= 40 else text[:24] + '...' + text[-12:]}"
 
 
 # The most digits a count may have: Python prints no int of more than ``sys.get_int_max_str_digits`` digits (4300), and
@@ -344,9 +354,10 @@ class RunTally:
         self.errors: list[dict[str, Any]] = []
         self.failed_event = False
         self.event_usage: Counter[str] = Counter()
-        # usage objects that held a number no count holds (``usage_of``): (the event's index in the run, or None for
-        # the run record; the fields), for the summarize stage to report as notices
-        self.unheld: list[tuple[int | None, list[str]]] = []
+        # usage objects that held a number no count holds, or a value that is no count (``usage_of``): (the event's
+        # index in the run, or None for the run record; the fields; True: only those fields were left out, False: the
+        # whole object), for the summarize stage to report as notices
+        self.unheld: list[tuple[int | None, list[str], bool]] = []
         if record is not None:
             self._noted_usage(None, record.get("usage"))
         self.repairs_total = 0
@@ -451,9 +462,10 @@ class RunTally:
         """The usage (``usage_of``) of usage object ``value`` (of the event at ``index``, None: the run record), its
         fields that hold a number no count holds noted, if any."""
         unheld: list[str] = []
-        usage = usage_of(value, unheld)
-        if unheld:
-            self.unheld.append((index, unheld))
+        skipped: list[str] = []
+        usage = usage_of(value, unheld, skipped)
+        if unheld or skipped:
+            self.unheld.append((index, unheld or skipped, not unheld))
         return usage
 
     def _add_usages(self, usages: list[dict[str, float]]) -> None:

@@ -556,6 +556,34 @@ def test_usage_counts_near_the_digit_limit_still_add_up_to_a_printable_total(tmp
     assert run_replay("report", str(path)).returncode == 0
 
 
+def test_a_usage_value_that_is_no_count_is_a_notice_and_the_rest_of_its_usage_counts(tmp_path: Path) -> None:
+    """A token count written as a string (``"45"``), a negative one or ``true`` was left out in silence: the run
+    showed "-" or 0 tokens and nothing said why. Each such field is named, with its line, in a warning on stderr; it
+    is left out of the sums and the rest of its usage object still counts, in the event-by-event path (html) too."""
+    path = usage_journal(tmp_path, '{"inputTokens":"45","outputTokens":7,"costUsd":0.5}',
+                         '{"inputTokens":-5,"output_tokens":true,"costUsd":1}',
+                         '{"inputTokens":"x","input_tokens":3}', '{"inputTokens":null,"outputTokens":2}')
+    for fmt in ("json", "html"):
+        done = run_replay("report", "--format", fmt, str(path))
+        assert done.returncode == 0, done.stderr
+        notices = [json.loads(line) for line in done.stderr.splitlines()]
+        assert [(n["code"], n["level"], n["line"], n["runId"], n["received"]) for n in notices] == [
+            ("E_USAGE_NOT_COUNTED", "warning", 1, "r1", 'inputTokens "45"'),
+            ("E_USAGE_NOT_COUNTED", "warning", 2, "r2", "inputTokens -5, output_tokens true")], fmt
+        assert notices[0]["message"].startswith('line 1: usage inputTokens "45" is not a count')
+    runs = json.loads(run_replay("report", "--format", "json", str(path)).stdout)["runs"]
+    assert [run["usage"] for run in runs] == [{"inputTokens": 0, "outputTokens": 7, "costUsd": 0.5},
+                                              {"inputTokens": 0, "outputTokens": 0, "costUsd": 1},
+                                              {"inputTokens": 3, "outputTokens": 0, "costUsd": 0},
+                                              {"inputTokens": 0, "outputTokens": 2, "costUsd": 0}]
+    record = tmp_path / "record.jsonl"  # the run record's own usage: the notice names its line
+    record.write_text('{"$record":"run","runId":"r","status":"ok","usage":{"inputTokens":"12","outputTokens":4}}\n')
+    done = run_replay("report", "--format", "json", str(record))
+    [notice] = [json.loads(line) for line in done.stderr.splitlines()]
+    assert (done.returncode, notice["line"], notice["received"]) == (0, 1, 'inputTokens "12"')
+    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 0, "outputTokens": 4, "costUsd": 0}
+
+
 def test_a_usage_number_no_count_holds_is_a_notice_and_the_run_shows_no_usage(tmp_path: Path) -> None:
     """A number beyond a double that is no whole number (or has more digits than replay reads) cannot be counted: a
     warning on stderr names its line and field, its usage object counts for nothing, and the report goes on."""

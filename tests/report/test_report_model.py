@@ -211,7 +211,10 @@ def test_usage_beyond_a_double_counts_as_its_whole_number_or_is_named_as_held_by
 
     assert usage("1e400") == ({"inputTokens": 10**400, "outputTokens": 3}, [])
     assert usage("1.5E+400") == ({"inputTokens": 15 * 10**399, "outputTokens": 3}, [])
-    assert usage("-1e400") == ({"outputTokens": 3}, [])  # (negative: no count, as -5 is none)
+    assert usage("-1e400") == ({"outputTokens": 3}, [])  # (negative: no count, as -5 is none; ``skipped`` names it)
+    skipped: list[str] = []
+    assert model.usage_of(exactjson.loads('{"inputTokens": -1e400, "outputTokens": "3"}'), [], skipped) is None
+    assert skipped == ["inputTokens -1e400", 'outputTokens "3"']
     assert usage("1e5000") == (None, ["inputTokens 1e5000"])  # (more digits than a JSON integer replay reads)
     fraction = "1." + "0" * 400 + "1e400"
     assert usage(fraction) == (None, [f"inputTokens {fraction[:24]}...{fraction[-12:]}"])
