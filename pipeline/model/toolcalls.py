@@ -125,13 +125,15 @@ class CallPairing:
             self.open_by_name.setdefault(name, []).append(call)
         self.calls.append(call)
 
-    def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> None:
+    def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> dict[str, Any] | None:
+        """The result of a call: the call it answers (its ``toolName`` the call's), or None for a result without its
+        call, counted on its own."""
         cid = call_id(payload)
-        call = self.open_by_id.pop(cid, None) if cid else None
+        call = paired = self.open_by_id.pop(cid, None) if cid else None
         if call is None:  # (the result's own tool name matters only now: most results name no tool)
             result_name = tool_name(payload)
             if result_name and self.open_by_name.get(result_name):
-                call = self.open_by_name[result_name].pop(0)
+                call = paired = self.open_by_name[result_name].pop(0)
             else:  # a result without its call: count it on its own
                 call = {"toolName": result_name or "unknown", "startedAt": ts, "seq": seq}
                 self.calls.append(call)
@@ -142,6 +144,7 @@ class CallPairing:
         else:
             call["durationMs"] = _ms_between(call.get("startedAt"), ts) or 0.0
         call["endedAt"] = ts
+        return paired
 
     def finish(self, latest: datetime | None) -> list[dict[str, Any]]:
         """The calls in the order they began; those still open end at ``latest`` (the run's latest instant: its

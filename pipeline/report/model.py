@@ -440,14 +440,15 @@ class RunTally:
 
     def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any) -> None:
         """A tool event (``index``: its place in the run) paired with its call, a failure recorded."""
+        call = None
         if kind in TOOL_TYPES:
             if kind in CALLED:
                 self.calls.called(payload, stamp, index)
             else:
-                self.calls.result(kind in COMPLETED, payload, stamp, index)
+                call = self.calls.result(kind in COMPLETED, payload, stamp, index)
             self.seq_at[index] = seq
         if kind == RUN_FAILED or kind in FAILED:
-            self._add_failure(kind, payload, seq)
+            self._add_failure(kind, payload, seq, call)
 
     def _add_usage(self, value: Any, index: int) -> None:
         """Add up one event's usage (``add_event``, event by event); ``_add_usages`` for a batch of events."""
@@ -528,13 +529,14 @@ class RunTally:
             self.marks = kept
             self.plain_marks = sum(1 for m in kept if not m[4])
 
-    def _add_failure(self, kind: str, payload: dict[str, Any], seq: Any) -> None:
+    def _add_failure(self, kind: str, payload: dict[str, Any], seq: Any, call: dict[str, Any] | None = None) -> None:
+        """A failure; ``call``: the call a failed tool result answers (most results name no tool: the call does)."""
         if kind == RUN_FAILED:
             self.failed_event = True
         code, message = error_of(payload)
         entry: dict[str, Any] = {"kind": kind, "code": code, "message": message or kind.replace("_", " "), "seq": seq}
         if kind in FAILED:
-            entry["toolName"] = tool_name(payload)
+            entry["toolName"] = tool_name(payload) or (call["toolName"] if call is not None else None)
         self.errors.append(entry)
 
     def add_heal_record(self, record: dict[str, Any]) -> None:

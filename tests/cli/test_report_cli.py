@@ -662,3 +662,27 @@ def test_a_run_over_a_leap_second_is_reported_from_and_to_its_own_times(tmp_path
     assert (agg["startedAt"], agg["endedAt"]) == ("2016-12-31T23:59:58.000Z", "2016-12-31T23:59:60.750Z")
     text = run_replay("report", str(path), process=True)
     assert text.returncode == 0 and "2016-12-31T23:59:58.000Z .. 2016-12-31T23:59:60.750Z" in text.stdout.decode()
+
+
+def test_a_failed_tool_result_that_names_no_tool_is_listed_under_its_calls_tool(tmp_path: Path) -> None:
+    """Most tool results name no tool, only their call's id: a failed one was listed with no tool ("-", ``null``)
+    among the errors, though its call, paired in the same report, names it (examples/journals/two-runs.jsonl)."""
+    path = tmp_path / "failed.jsonl"
+    path.write_text("".join(json.dumps(event) + "\n" for event in [
+        {"seq": 1, "timestamp": "2026-01-01T00:00:00Z", "type": "tool_called", "runId": "r",
+         "payload": {"callId": "c1", "toolName": "http_get"}},
+        {"seq": 2, "timestamp": "2026-01-01T00:00:01Z", "type": "tool_called", "runId": "r", "payload": {"toolName": "ls"}},
+        {"seq": 3, "timestamp": "2026-01-01T00:00:02Z", "type": "tool_failed", "runId": "r",
+         "payload": {"callId": "c1", "error": "timed out"}},
+        {"seq": 4, "timestamp": "2026-01-01T00:00:03Z", "type": "tool_failed", "runId": "r",
+         "payload": {"callId": "c9", "error": "no call"}},
+        {"seq": 5, "timestamp": "2026-01-01T00:00:04Z", "type": "tool_failed", "runId": "r",
+         "payload": {"toolName": "ls", "error": "denied"}}]))
+    for fmt in ("json", "html"):  # (event by event, with a timeline, too)
+        done = run_replay("report", "--format", fmt, "--out", str(tmp_path / f"r.{fmt}"), str(path))
+        assert done.returncode == 0, done.stderr
+    [run] = json.loads((tmp_path / "r.json").read_text())["runs"]
+    assert [(e["message"], e["toolName"]) for e in run["errors"]] == [
+        ("timed out", "http_get"), ("no call", None), ("denied", "ls")]
+    text = run_replay("report", str(path)).stdout.decode()
+    assert re.search(r"tool_failed +- +http_get +3 +timed out", text), text
