@@ -437,7 +437,7 @@ def _totals(agg: dict[str, Any]) -> str:
 def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
     span = (f"{agg['startedAt']} to {agg['endedAt']}" if agg["startedAt"] else "no timestamps")
     body = [
-        f"<header><h1>{esc(title)}</h1><p class=\"sub\">{agg['runs']['total']} runs · {esc(span)}</p></header>",
+        f"<header><h1>{esc(title)}</h1><p class=\"sub\">{counted(agg['runs']['total'], 'run', 'runs')} · {esc(span)}</p></header>",
         _cards(agg),
         f'<section class="panel"><h2>Legend</h2>{_legend()}</section>',
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.model.markup import shown_text
-from replay.pipeline.report.model import format_cost, format_count, format_counts, format_ms, run_label
+from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
 
 PROMPT_LIMIT = 500
 CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
@@ -34,7 +34,7 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
     runs, tc, usage = agg["runs"], agg["toolCalls"], agg["usage"]
     out = [f"# {esc(title)}", ""]
     unattributed = agg["unattributedRepairs"]["total"]
-    line = (f"**{runs['total']} runs**: {runs['ok']} ok, {runs['error']} error · {format_count(agg['events']['total'])} events"
+    line = (f"**{counted(runs['total'], 'run', 'runs')}**: {runs['ok']} ok, {runs['error']} error · {format_count(agg['events']['total'])} events"
             f" · {tc['total']} tool calls ({tc['error']} failed) · {agg['repairs']['total']} repairs"
             + (f" ({unattributed} in no run of this report)" if unattributed else "")
             + f" · {format_ms(agg['durationMs'])} in all")

@@ -686,3 +686,15 @@ def test_a_failed_tool_result_that_names_no_tool_is_listed_under_its_calls_tool(
         ("timed out", "http_get"), ("no call", None), ("denied", "ls")]
     text = run_replay("report", str(path)).stdout.decode()
     assert re.search(r"tool_failed +- +http_get +3 +timed out", text), text
+
+
+def test_markdown_and_html_headlines_count_one_run_as_one_run(tmp_path: Path) -> None:
+    """The Markdown headline and the HTML subtitle said "1 runs" (text says "1 run"); a count agrees with its noun."""
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"$record":"run","runId":"only","status":"ok"}\n')
+    markdown = run_replay("report", "--format", "markdown", str(path)).stdout.decode()
+    assert "**1 run**: 1 ok" in markdown and "1 runs" not in markdown
+    html = run_replay("report", "--format", "html", str(path)).stdout.decode()
+    assert '<p class="sub">1 run · ' in html and "1 runs" not in html
+    two = run_replay("report", "--format", "markdown", TWO_RUNS).stdout.decode()
+    assert "**2 runs**: " in two
