@@ -43,7 +43,7 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
                  f" {esc(format_cost(usage['costUsd']))}")
     out += [line, ""]
     if agg["diagnostics"]["total"]:
-        out += [f"> **{agg['diagnostics']['total']} input problems**: {esc(format_counts(agg['diagnostics']['byCode']))}", ""]
+        out += [f"> **{counted(agg['diagnostics']['total'], 'input problem', 'input problems')}**: {esc(format_counts(agg['diagnostics']['byCode']))}", ""]
     if summaries:
         out += ["## Runs", ""]
         rows = []

@@ -688,7 +688,7 @@ def test_a_failed_tool_result_that_names_no_tool_is_listed_under_its_calls_tool(
     assert re.search(r"tool_failed +- +http_get +3 +timed out", text), text
 
 
-def test_markdown_and_html_headlines_count_one_run_as_one_run(tmp_path: Path) -> None:
+def test_markdown_and_html_headlines_count_one_run_and_one_input_problem_in_the_singular(tmp_path: Path) -> None:
     """The Markdown headline and the HTML subtitle said "1 runs" (text says "1 run"); a count agrees with its noun."""
     path = tmp_path / "one.jsonl"
     path.write_text('{"$record":"run","runId":"only","status":"ok"}\n')
@@ -698,3 +698,7 @@ def test_markdown_and_html_headlines_count_one_run_as_one_run(tmp_path: Path) ->
     assert '<p class="sub">1 run · ' in html and "1 runs" not in html
     two = run_replay("report", "--format", "markdown", TWO_RUNS).stdout.decode()
     assert "**2 runs**: " in two
+    torn = tmp_path / "torn.jsonl"  # (and one input problem is "1 input problem")
+    torn.write_text('{"$record":"run","runId":"only","status":"ok"}\n{"seq":1,"timest')
+    markdown = run_replay("report", "--format", "markdown", str(torn)).stdout.decode()
+    assert "> **1 input problem**: E\\_JSONL\\_LINE\\_TORN 1" in markdown, markdown
