@@ -9,6 +9,7 @@ is read, so an output that cannot be written fails before the work is done, as i
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -52,7 +53,11 @@ def is_special(target: Path) -> bool:
 
 def file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | None:
     """The file ``atomic_output`` replaces for ``path``: a link's target; None for a device, FIFO or socket (written
-    in place, when ``overwrite``)."""
+    in place, when ``overwrite``). A path that ends in a separator (``out/``) names a folder, not a file:
+    IsADirectoryError (``Path`` drops the separator, and a file ``out`` was written)."""
+    name = os.fspath(path)
+    if name.endswith(("/", os.sep)):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
     target = Path(path)
     if overwrite and is_special(target):
         return None
@@ -64,7 +69,10 @@ def probe_output(path: str | os.PathLike[str], probed: set[Path] | None = None) 
     would say later, but exit 2: a refusal, nothing was run or written): a temp file is made and removed where its temp file would go, or in the nearest folder above
     that exists (``atomic_output`` makes the folders on the way). Nothing is left: a run that fails before it wrote
     anything leaves no file (``Sink.commit_empty``)."""
-    target = file_target(path)
+    try:
+        target = file_target(path)
+    except IsADirectoryError as exc:
+        raise write_failed(published_name(os.fspath(path)), exc, exit_code=2) from exc
     if target is not None:
         _probe(target.parent, target, path, probed)
 

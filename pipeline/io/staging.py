@@ -124,7 +124,10 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     (the temp file gone, nothing changed) when something took the name meanwhile. An error names ``path`` as it
     is once the staged folders on its way are in place (``published_name``)."""
     name = published_name(os.fspath(path))
-    target = file_target(path, overwrite)
+    try:
+        target = file_target(path, overwrite)
+    except OSError as exc:
+        raise write_failed(name, exc) from exc
     if target is None:
         try:
             with open(path, "wb") as handle:
