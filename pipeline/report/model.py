@@ -189,22 +189,26 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
         return None
     found: dict[str, float] = {}
     for key, names in _USAGE_KEYS.items():
+        bad = None  # the names of the key that held no count, while no other name gives one
         for name in names:
             number_ = held = value.get(name)
+            if held is None:
+                continue
             if number_.__class__ is exactjson.ExactNumber and not math.isfinite(number_) and number_ > 0:
                 number_ = _whole(number_)
             elif number_.__class__ is int and number_ >= _COUNT_LIMIT:
                 number_ = None
-            if number_ is None and held is not None:
+            if number_ is None:
                 if unheld is not None:
                     unheld.append(_field_text(name, held))
                 return None
-            if number_ is not None and (number_.__class__ is int or _is_number(number_)) and number_ >= 0:
+            if (number_.__class__ is int or _is_number(number_)) and number_ >= 0:
                 found[key] = number_
                 break
-        else:  # (no name of the key gave a count: what any of them held is no count)
-            if skipped is not None:
-                skipped += [_field_text(name, value[name]) for name in names if value.get(name) is not None]
+            bad = [*(bad or ()), name]
+        else:
+            if bad and skipped is not None:
+                skipped += [_field_text(name, value[name]) for name in bad]
     return found or None
 
 
