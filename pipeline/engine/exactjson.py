@@ -212,6 +212,10 @@ class ExactNumber(float):
         number.text = text
         return number
 
+    def __str__(self) -> str:
+        """As written (``1e400``), not as the double read (``inf``): what a report, a message shows."""
+        return self.text
+
 
 def same_leaf(a: Any, b: Any) -> bool:
     """Are two JSON values that are no object or array the same as written? Of one JSON type (``1``, ``1.0`` and

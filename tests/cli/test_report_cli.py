@@ -702,3 +702,16 @@ def test_markdown_and_html_headlines_count_one_run_and_one_input_problem_in_the_
     torn.write_text('{"$record":"run","runId":"only","status":"ok"}\n{"seq":1,"timest')
     markdown = run_replay("report", "--format", "markdown", str(torn)).stdout.decode()
     assert "> **1 input problem**: E\\_JSONL\\_LINE\\_TORN 1" in markdown, markdown
+
+
+def test_a_number_beyond_a_double_is_shown_as_written_in_every_format(tmp_path: Path) -> None:
+    """A seq written ``1e400`` (read as infinity) showed as ``inf`` in the text, Markdown and HTML reports, while JSON
+    wrote it back as ``1e400``: a report shows a number as it was written (``ExactNumber`` is its text)."""
+    path = tmp_path / "huge-seq.jsonl"
+    path.write_text('{"seq":1e400,"timestamp":"2026-01-01T00:00:00Z","type":"tool_called","runId":"s",'
+                    '"payload":{"callId":"c","toolName":"t"}}\n'
+                    '{"seq":2,"timestamp":"2026-01-01T00:00:01Z","type":"tool_completed","runId":"s","payload":{"callId":"c"}}\n')
+    for fmt in ("text", "markdown", "html", "json"):
+        done = run_replay("report", "--format", fmt, str(path))
+        assert done.returncode == 0, done.stderr
+        assert b"1e400" in done.stdout and b"inf" not in done.stdout.replace(b"info", b""), (fmt, done.stdout)
