@@ -319,8 +319,9 @@ class _Builder:
         node = self.graph.nodes.get(node_id)
         return node is not None and port in node.stage.ports
 
-    def resolve(self, ref: str, where: str) -> list[str]:
-        """An input as the real outputs it stands for (a composite's port becomes its inner outputs)."""
+    def resolve(self, ref: str, where: str, via: tuple[str, ...] = ()) -> list[str]:
+        """An input as the real outputs it stands for (a composite's port becomes its inner outputs); ``via``: the
+        composite ports being resolved, one of which ``ref`` may not stand for again (``heal`` taking ``heal.repairs``)."""
         producer, _, port = ref.partition(".")
         if producer not in self.exports:
             return [ref]
@@ -330,7 +331,13 @@ class _Builder:
                 "E_CONFIG_INPUT_UNKNOWN", f"stage {producer!r} has no port {port!r}", path=where, received=ref,
                 expected="ports: " + ", ".join(p for p in ports if p),
             )
-        return [r for inner in ports[port] for r in self.resolve(inner, where)]
+        if ref in via:  # the port stands for what the composite takes in, and it takes in that port
+            cycle = [*via[via.index(ref):], ref]
+            raise ReplayError(
+                "E_CONFIG_CYCLE", f"stage inputs form a cycle: {producer!r} takes its own output {ref!r}", path=where,
+                received=cycle, howToFix=f"Take {ref!r} out of the inputs of {producer!r}.",
+            )
+        return [r for inner in ports[port] for r in self.resolve(inner, where, (*via, ref))]
 
     def refuse_inner_refs(self, inputs: list[str], where: str) -> None:
         """A config's ``inputs`` name its stages and their ports; the stages a composite expands into
@@ -391,9 +398,10 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
                     by_node.get(node_id))
     for table, where in tables.values():
         builder.refuse_inner_refs(table.get("inputs", []), where)
-    graph = builder.finish()
+    graph = builder.graph
     graph.chained = {node_id: where for node_id, where in builder.where.items() if where.startswith("chain[")}
     try:
+        builder.finish()
         graph.validate()
     except ReplayError as exc:
         raise graph.as_written(exc) from None

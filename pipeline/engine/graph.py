@@ -42,7 +42,8 @@ class Edge:
     consumer: str
 
 
-_STAGE_PATH = re.compile(r"stages\.([A-Za-z0-9_-]+)((?:\..*)?)", re.DOTALL)
+# a stage's config path: its id (a composite's inner stage: ``heal/fill_run_id``), then what follows it
+_STAGE_PATH = re.compile(r"stages\.([A-Za-z0-9_-]+)((?:/[A-Za-z0-9_-]+)*)((?:\..*)?)", re.DOTALL)
 
 
 def _config_error(code: str, message: str, path: str, **fields) -> ReplayError:
@@ -79,12 +80,20 @@ class Graph:
 
     def as_written(self, exc: ReplayError) -> ReplayError:
         """``exc`` with its ``stages.<id>...`` path named as the config wrote that stage: a chain's item (``chain[2]``;
-        the item itself for its inputs, which a chain does not write), not a table the config does not have."""
+        the item itself for its inputs, which a chain does not write), not a table the config does not have.
+        A stage a composite expands into (``heal/cut_runs``) is named as the composite the config declared: its inputs
+        are the composite's (``stages.heal.inputs``), anything else of it is the composite's table (``stages.heal``)."""
         path = exc.body.get("path")
         found = _STAGE_PATH.fullmatch(path) if isinstance(path, str) else None
-        if found is not None and found.group(1) in self.chained:
-            rest = found.group(2)
-            exc.body["path"] = self.chained[found.group(1)] + ("" if rest.startswith(".inputs") else rest)
+        if found is None:
+            return exc
+        top, inner, rest = found.groups()
+        if inner:  # (the index of an inner stage's input is none of the config's)
+            rest = ".inputs" if rest.startswith(".inputs") else ""
+        if top in self.chained:
+            exc.body["path"] = self.chained[top] + ("" if rest.startswith(".inputs") else rest)
+        elif inner:
+            exc.body["path"] = f"stages.{top}{rest}"
         return exc
 
     def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:

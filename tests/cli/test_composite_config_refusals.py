@@ -1,0 +1,48 @@
+"""A config's mistakes around a composite stage (`type = "heal"`): refused before anything runs, exit 2, at the key of
+the config that is wrong (`stages.heal.inputs`), never at a stage the composite expands into (`heal/cut_runs`), which
+no config has, and never as a Python error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, errors_of, run_replay
+
+
+def heal_config(tmp_path: Path, heal_inputs: str) -> Path:
+    config = tmp_path / "heal.toml"
+    config.write_text(
+        '[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+        f'[stages.heal]\ntype = "heal"\ninputs = {heal_inputs}\n[stages.out]\ntype = "write"\ninputs = ["heal"]\n'
+    )
+    return config
+
+
+def refusal(config: Path) -> dict:
+    result = run_replay("run", str(config), str(EXAMPLES / "journals" / "two-runs.jsonl"))
+    assert result.returncode == 2 and result.stdout == b"", result.stderr
+    (body,) = errors_of(result.stderr)
+    return body
+
+
+def test_a_composite_taking_its_own_side_port_is_a_cycle(tmp_path: Path):
+    """`heal.repairs` stands for the repairs heal takes in as well as its own: heal taking it resolved it without
+    end, E_UNHANDLED (RecursionError), exit 1."""
+    body = refusal(heal_config(tmp_path, '["parse", "heal.repairs"]'))
+    assert body["code"] == "E_CONFIG_CYCLE" and body["path"] == "stages.heal.inputs"
+    assert "heal.repairs" in body["message"] and body["howToFix"]
+
+
+@pytest.mark.parametrize("inputs, code", [
+    ('["parse", "heal"]', "E_CONFIG_CYCLE"),
+    ('["read"]', "E_CONFIG_INPUTS_INVALID"),
+    ("[]", "E_CONFIG_INPUTS_INVALID"),
+    ('["parse", ""]', "E_CONFIG_INPUT_UNKNOWN"),
+    ('["parse", "parse.repairs", "*.repairs"]', "E_CONFIG_INPUTS_INVALID"),
+])
+def test_a_composite_s_wrong_inputs_are_named_as_the_config_wrote_them(tmp_path: Path, inputs: str, code: str):
+    """Each was refused at `stages.heal/cut_runs.inputs` (or `stages.heal/heal_summary.inputs[2]`): a stage of heal's
+    sub-graph, a key the config does not have."""
+    body = refusal(heal_config(tmp_path, inputs))
+    assert body["code"] == code and body["path"] == "stages.heal.inputs", body
