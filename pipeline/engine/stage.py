@@ -87,7 +87,7 @@ class Option:
         if float in kinds and isinstance(value, int) and not isinstance(value, bool):
             ok = True
         # A list option holds strings (globs, paths); a table option says what its values must be.
-        items = self.items if self.items is not None else (str if isinstance(value, list) else None)
+        items = self.items if self.items is not None else (str if list in kinds else None)
         if ok and items is not None and isinstance(value, list | dict):
             values = value.values() if isinstance(value, dict) else value
             ok = all(isinstance(v, items) and not (items is str and not v) for v in values)

@@ -1,6 +1,6 @@
-"""A config's mistakes around a composite stage (`type = "heal"`): refused before anything runs, exit 2, at the key of
-the config that is wrong (`stages.heal.inputs`), never at a stage the composite expands into (`heal/cut_runs`), which
-no config has, and never as a Python error."""
+"""A config's mistakes are refused before anything runs, exit 2, at the key of the config that is wrong, saying what
+it takes. Around a composite stage (`type = "heal"`) that key is the composite's (`stages.heal.inputs`), never a stage
+it expands into (`heal/cut_runs`), which no config has, and never a Python error."""
 
 from __future__ import annotations
 
@@ -46,3 +46,18 @@ def test_a_composite_s_wrong_inputs_are_named_as_the_config_wrote_them(tmp_path:
     sub-graph, a key the config does not have."""
     body = refusal(heal_config(tmp_path, inputs))
     assert body["code"] == code and body["path"] == "stages.heal.inputs", body
+
+
+@pytest.mark.parametrize("item, path, expected", [
+    ("{type = 'select', keep_run_records = [true]}", "chain[0].keep_run_records", "bool"),
+    ("{type = 'write', path = ['out.jsonl']}", "chain[0].path", "str"),
+    ("{type = 'select', types = 'tool_*'}", "chain[0].types", "list of str"),
+])
+def test_an_option_of_the_wrong_type_says_the_type_it_takes(tmp_path: Path, item: str, path: str, expected: str):
+    """A list given to a bool or str option was refused as 'must be bool of str' ('str of str'): what a list option's
+    items are was said of options that take no list."""
+    config = tmp_path / "chain.toml"
+    config.write_text(f"chain = [{item}]\n")
+    body = refusal(config)
+    assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["path"] == path
+    assert body["expected"] == expected and body["message"].endswith(f"must be {expected}")
