@@ -17,7 +17,7 @@ from typing import TypeVar
 import orjson
 
 from replay.pipeline.engine.errors import ReplayError, diagnostic
-from replay.pipeline.engine.stage import Option, Stage
+from replay.pipeline.engine.stage import AsyncTransform, Composite, Option, Sink, Source, Stage, Transform
 
 ENTRY_POINT_GROUP = "replay.stages"
 BUILTIN_PACKAGE = "replay.stages"
@@ -50,11 +50,22 @@ def builtin_names() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
 
 
+# the bases a stage class extends: the executor runs a stage as the one it is
+_BASES = (Source, AsyncTransform, Transform, Sink, Composite)
+
+
 def _load_target(target: str) -> type[Stage]:
     module, _, attr = target.partition(":")
     cls = getattr(importlib.import_module(module), attr)
     if not (isinstance(cls, type) and issubclass(cls, Stage)):
         raise TypeError(f"{target} is not a replay Stage class")
+    base = next((b for b in _BASES if issubclass(cls, b)), None)
+    if base is None:
+        raise TypeError(f"{target} subclasses Stage itself, not one of " + ", ".join(b.__name__ for b in _BASES))
+    if cls.kind != base.kind:
+        raise TypeError(f"{target} is a {base.__name__}, of kind {base.kind!r}, but says kind = {cls.kind!r}")
+    if not isinstance(cls.ports, tuple) or not all(isinstance(p, str) and p and "." not in p for p in cls.ports):
+        raise TypeError(f"{target}.ports is not a tuple of port names")
     if not isinstance(cls.options, dict) or not all(isinstance(o, Option) for o in cls.options.values()):
         raise TypeError(f"{target}.options is not a table of Option(...)s")
     for key, option in cls.options.items():
