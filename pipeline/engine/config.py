@@ -258,6 +258,11 @@ class _Builder:
             raise ReplayError("E_CONFIG_INPUT_UNKNOWN", "`inputs` must be a list of stage names", path=f"{where}.inputs",
                               received=as_received(inputs), example='inputs = ["read"]')
         for k, ref in enumerate(inputs):
+            if ref.endswith("."):  # (`parse.` was taken as parse's main output: a port's name left out is no port)
+                raise ReplayError("E_CONFIG_INPUT_UNKNOWN", f"input {ref!r} names no port after its dot",
+                                  path=f"{where}.inputs[{k}]", received=ref,
+                                  howToFix=f"Name the stage alone for its output ({ref[:-1]!r}), or one of its ports "
+                                           f"after the dot ('{ref}errors'); `replay stages` lists each stage's ports.")
             if ref in inputs[:k]:  # the same stream taken twice: every record of it would come out twice
                 raise ReplayError("E_CONFIG_INPUTS_INVALID", f"stage {node_id!r} names input {ref!r} twice",
                                   path=f"{where}.inputs[{k}]", received=inputs,

@@ -61,3 +61,15 @@ def test_an_option_of_the_wrong_type_says_the_type_it_takes(tmp_path: Path, item
     body = refusal(config)
     assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["path"] == path
     assert body["expected"] == expected and body["message"].endswith(f"must be {expected}")
+
+
+@pytest.mark.parametrize("heal_inputs, out_inputs, path", [
+    ('["parse."]', '["heal"]', "stages.heal.inputs[0]"),
+    ('["parse"]', '["heal."]', "stages.out.inputs[0]"),
+])
+def test_an_input_with_a_dot_and_no_port_is_refused(tmp_path: Path, heal_inputs: str, out_inputs: str, path: str):
+    """`parse.` (a port's name left out) was taken as parse's main output, and the run went on (exit 0)."""
+    config = heal_config(tmp_path, heal_inputs)
+    config.write_text(config.read_text().replace('inputs = ["heal"]', f"inputs = {out_inputs}"))
+    body = refusal(config)
+    assert body["code"] == "E_CONFIG_INPUT_UNKNOWN" and body["path"] == path and body["howToFix"]
