@@ -152,7 +152,7 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
         if exc.body.get("path") in cls.options:  # a constructor refusing one of its options: name it where the config does
             exc.body["path"] = f"{where}.{exc.body['path']}"
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # (a constructor calling sys.exit() ended replay, silent)
         raise ReplayError(
             "E_STAGE_LOAD_FAILED", f"stage {stage_id or kind!r} (type {kind!r}) could not be built: {type(exc).__name__}: {exc}",
             path=where, stage=stage_id, received=f"{cls.__module__}:{cls.__qualname__}",

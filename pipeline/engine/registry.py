@@ -121,9 +121,10 @@ class Registry:
         elif name in self._plugins:
             try:
                 cls = _load_target(self._plugins[name])
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # (a module that calls sys.exit() as it is imported ended replay, silent)
+                said = f"SystemExit: {exc}" if isinstance(exc, SystemExit) else exc
                 raise ReplayError(
-                    "E_STAGE_LOAD_FAILED", f"stage type {name!r} ({self._plugins[name]}) failed to load: {exc}",
+                    "E_STAGE_LOAD_FAILED", f"stage type {name!r} ({self._plugins[name]}) failed to load: {said}",
                     path=path, received=self._plugins[name],
                 ) from exc
             if not vars(cls).get("name"):  # its own name, not one inherited from a built-in it extends
