@@ -103,6 +103,7 @@ class _Writer(NamedTuple):
 
     stage: Stage
     option: str | None
+    target: str  # as the stage names it (`-`, `/dev/stdout`)
 
 
 def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
@@ -111,11 +112,15 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
     the user gave its output (``_as_given``); the one whose path the refusal gives is the one to change: a flag's,
     when only one of them was set by a flag."""
     of_a_command = any(stage.flags for stage in stages)  # (else a config the user wrote: every stage is theirs)
+    stdout = _stdout_file()
     first_writers: dict[str, _Writer] = {}
     for stage in stages:
         for option, target in stage.outputs():
-            writer = _Writer(stage, option)
-            earlier = first_writers.setdefault(os.path.realpath(target) if _local(target) else target, writer)
+            writer = _Writer(stage, option, target)
+            # (`/dev/stdout`, or the file stdout is redirected to, is stdout)
+            stdout_too = _local(target) and stdout is not None and _file_id(target) == stdout
+            key = STDIO if stdout_too else os.path.realpath(target) if _local(target) else target
+            earlier = first_writers.setdefault(key, writer)
             if earlier.stage is stage:
                 continue
             kept, changed = (writer, earlier) if earlier.stage.flags and not stage.flags else (earlier, writer)
@@ -123,10 +128,10 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
             second, path = _as_given(changed, of_a_command)
             both = (f"stages {first.removeprefix('stage ')} and {second.removeprefix('stage ')}"
                     if first.startswith("stage ") and second.startswith("stage ") else f"{first} and {second}")
-            if target == STDIO:
+            if key == STDIO:
                 raise ReplayError(
                     "E_CONFIG_OPTION_INVALID", f"{both} would both write to stdout, mixing their lines",
-                    path=path, received="-", expected="one stage writing stdout; the others to files",
+                    path=path, received=changed.target, expected="one stage writing stdout; the others to files",
                     howToFix="Write one of them to a file (for heal, e.g. `--log repairs.jsonl`).",
                 )
             raise ReplayError(
@@ -134,6 +139,27 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
                 "would replace what the other wrote", path=path, received=target,
                 expected="a file of its own for each output", howToFix="Give each output a path of its own.",
             )
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _stdout_file() -> tuple[int, int] | None:
+    """What fd 1 is, when another output that names it would fight the stdout writer over it: a file (renamed over,
+    it replaces what stdout wrote) or a pipe (their lines mixed); not a device (``/dev/null``, a terminal: written in
+    place, nothing is lost), nor a run's stdout captured in a buffer."""
+    if stdout_capture() is not None:
+        return None
+    try:
+        st = os.fstat(1)
+    except OSError:
+        return None
+    return None if stat.S_ISCHR(st.st_mode) else (st.st_dev, st.st_ino)
 
 
 def _as_given(writer: _Writer, of_a_command: bool) -> tuple[str, str]:

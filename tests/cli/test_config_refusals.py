@@ -4,10 +4,11 @@ it expands into (`heal/cut_runs`), which no config has, and never a Python error
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, errors_of, run_replay
+from conftest import EXAMPLES, REPLAY, errors_of, run_replay
 
 
 def heal_config(tmp_path: Path, heal_inputs: str) -> Path:
@@ -73,3 +74,21 @@ def test_an_input_with_a_dot_and_no_port_is_refused(tmp_path: Path, heal_inputs:
     config.write_text(config.read_text().replace('inputs = ["heal"]', f"inputs = {out_inputs}"))
     body = refusal(config)
     assert body["code"] == "E_CONFIG_INPUT_UNKNOWN" and body["path"] == path and body["howToFix"]
+
+
+@pytest.mark.parametrize("second", ["/dev/stdout", "out.jsonl"])
+def test_a_second_writer_of_stdout_through_a_path_is_refused(tmp_path: Path, second: str):
+    """`path = "/dev/stdout"` (or the file stdout is redirected to) beside a stage writing stdout: with stdout a file,
+    the second was renamed over it and the first stage's output was lost (exit 0); with stdout a pipe, their lines
+    were mixed."""
+    config = tmp_path / "two.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.a]\ntype = "write"\ninputs = ["read"]\n'
+                      f'[stages.b]\ntype = "write"\ninputs = ["read"]\npath = "{second}"\n')
+    out = tmp_path / "out.jsonl"
+    with out.open("wb") as stdout:
+        ran = subprocess.run([REPLAY, "run", str(config), str(EXAMPLES / "journals" / "two-runs.jsonl")], cwd=tmp_path,
+                             stdout=stdout, stderr=subprocess.PIPE, check=False, timeout=60)
+    assert ran.returncode == 2 and out.read_bytes() == b"", ran.stderr
+    [error] = errors_of(ran.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.b.path"
+    assert error["received"] == second and "stdout" in error["message"]
