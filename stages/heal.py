@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import Registry, register
 from replay.pipeline.engine.spec import load_spec
 from replay.pipeline.engine.stage import Composite, Option, SubGraph
@@ -30,6 +31,15 @@ class Heal(Composite):
         "skip": Option(list, [], "rules to leave out, by type name"),
     }
     ports = ("errors", "repairs", "notices")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        rules = [item if isinstance(item, str) else item["type"] for item in load_spec(RULES_SPEC)["chain"]]
+        unknown = [rule for rule in self.config["skip"] if rule not in rules]
+        if unknown:  # (a rule misspelled was left in, in silence)
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"heal has no rule {unknown[0]!r} to skip", path="skip",
+                              received=unknown[0], expected="one of: " + ", ".join(rules),
+                              howToFix="Name the rules as `replay stages --graph heal-rules` lists them.")
 
     def expand(self, registry: Registry) -> SubGraph:
         rules = load_rules(self.config["rules_file"] or None)  # a bad rules file is refused before anything runs

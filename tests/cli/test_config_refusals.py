@@ -92,3 +92,12 @@ def test_a_second_writer_of_stdout_through_a_path_is_refused(tmp_path: Path, sec
     [error] = errors_of(ran.stderr)
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["path"] == "stages.b.path"
     assert error["received"] == second and "stdout" in error["message"]
+
+
+def test_a_heal_rule_to_skip_that_heal_has_not_is_refused(tmp_path: Path):
+    """`skip = ["dedup"]` (a rule misspelled) skipped nothing, in silence: every rule ran, exit 0."""
+    config = heal_config(tmp_path, '["parse"]')
+    config.write_text(config.read_text().replace('inputs = ["parse"]\n', 'inputs = ["parse"]\nskip = ["dedup"]\n'))
+    body = refusal(config)
+    assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["path"] == "stages.heal.skip"
+    assert body["received"] == "dedup" and "dedupe" in body["expected"]
