@@ -24,6 +24,7 @@ rewired to the inner outputs that port stands for.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tomllib
 from pathlib import Path
@@ -48,6 +49,7 @@ TOP_LEVEL_KEYS = ("stages", "chain", "description")
 # In a command's document (``spec.bind``), never in a file: which flag set which option, ``{"<stage>.<option>": "--log"}``.
 FLAGS_KEY = "$flags"
 IN = "$in"  # inside a composite's sub-graph: the composite's own inputs
+_PATTERN = re.compile(r"[*?\[]")  # an input naming its producers by a pattern (``*.repairs``)
 
 
 def _shape(message: str, path: str, **fields: Any) -> ReplayError:
@@ -324,10 +326,14 @@ class _Builder:
         node = self.graph.nodes.get(node_id)
         return node is not None and port in node.stage.ports
 
-    def resolve(self, ref: str, where: str, via: tuple[str, ...] = ()) -> list[str]:
-        """An input as the real outputs it stands for (a composite's port becomes its inner outputs); ``via``: the
-        composite ports being resolved, one of which ``ref`` may not stand for again (``heal`` taking ``heal.repairs``)."""
+    def resolve(self, ref: str, where: str, taker: str, via: tuple[str, ...] = ()) -> list[str]:
+        """An input of the stage ``taker`` as the real outputs it stands for (a pattern, the outputs it names; a
+        composite's port, its inner outputs); ``via``: the composite ports being resolved, one of which ``ref`` may
+        not stand for again (``heal`` taking ``heal.repairs``)."""
         producer, _, port = ref.partition(".")
+        if _PATTERN.search(producer):
+            named = self.matches(ref, taker)
+            return [ref] if named == [ref] else [r for one in named for r in self.resolve(one, where, taker, via)]
         if producer not in self.exports:
             return [ref]
         ports = self.exports[producer]
@@ -342,7 +348,25 @@ class _Builder:
                 "E_CONFIG_CYCLE", f"stage inputs form a cycle: {producer!r} takes its own output {ref!r}", path=where,
                 received=cycle, howToFix=f"Take {ref!r} out of the inputs of {producer!r}.",
             )
-        return [r for inner in ports[port] for r in self.resolve(inner, where, (*via, ref))]
+        # (a pattern among them came in on the composite's inputs: it names what the composite takes, not itself)
+        return [r for inner in ports[port] for r in self.resolve(inner, where, producer, (*via, ref))]
+
+    def matches(self, ref: str, node_id: str) -> list[str]:
+        """A pattern (``*.repairs``) as the outputs it names: of the stages the config declares, a composite's port
+        among them, never the stages a composite expands into (reached through its ports only), nor the stage taking it
+        (or the composite it is inside of). Any other input as it is; one that matches nothing too (refused as such)."""
+        producer, dot, port = ref.partition(".")
+        if not _PATTERN.search(producer):
+            return [ref]
+        own = node_id.split("/", 1)[0]
+        found = [n for n in (*self.exports, *self.graph.nodes)
+                 if "/" not in n and n != own and fnmatch.fnmatchcase(n, producer) and self._gives(n, port)]
+        return [n + dot + port for n in found] or [ref]
+
+    def _gives(self, node_id: str, port: str) -> bool:
+        if node_id in self.exports or port:
+            return self._has_port(node_id, port)
+        return self.graph.nodes[node_id].stage.kind != "sink"
 
     def refuse_inner_refs(self, inputs: list[str], where: str) -> None:
         """A config's ``inputs`` name its stages and their ports; the stages a composite expands into
@@ -372,14 +396,18 @@ class _Builder:
                     path=f"{self.where[node_id]}.route_errors",
                     example=f'[stages.dead_letter]\ntype = "write"\npath = "errors.jsonl"\ninputs = ["{node_id}.errors"]',
                 )
+        if not self.exports:
+            return self.graph
         for node in self.graph.nodes.values():
-            if not any(r.partition(".")[0] in self.exports for r in node.inputs):
+            if not any(r.partition(".")[0] in self.exports or _PATTERN.search(r.partition(".")[0]) for r in node.inputs):
                 continue
             resolved: list[str] = []
             named: dict[str, int] = {}  # a resolved input -> the input of the config that stands for it
             for k, ref in enumerate(node.inputs):
                 where = f"stages.{node.id}.inputs[{k}]"
-                for inner in self.resolve(ref, where):
+                for inner in self.resolve(ref, where, node.id):
+                    if named.get(inner) == k:  # a pattern names it twice: `*.repairs` as parse.repairs, in heal.repairs
+                        continue
                     # (a composite's port stands for what it takes in too: `heal.repairs`, `parse.repairs`)
                     take_once(named, node, inner, k, where)
                     resolved.append(inner)

@@ -101,3 +101,30 @@ def test_a_heal_rule_to_skip_that_heal_has_not_is_refused(tmp_path: Path):
     body = refusal(config)
     assert body["code"] == "E_CONFIG_OPTION_INVALID" and body["path"] == "stages.heal.skip"
     assert body["received"] == "dedup" and "dedupe" in body["expected"]
+
+
+@pytest.mark.parametrize("pattern", ["heal*", "he*"])
+def test_a_pattern_names_a_composite_not_the_stages_it_expands_into(tmp_path: Path, pattern: str):
+    """`inputs = ["heal*"]` took the main output of each of heal's 15 inner stages (`heal/cut_runs`, ...): every event
+    came out 15 times over, exit 0. It names the config's `heal`, whose output is the healed stream."""
+    config = heal_config(tmp_path, '["parse"]')
+    config.write_text(config.read_text().replace('inputs = ["heal"]', f'inputs = ["{pattern}"]'))
+    journal = str(EXAMPLES / "journals" / "two-runs.jsonl")
+    by_pattern = run_replay("run", str(config), journal)
+    assert by_pattern.returncode == 0, by_pattern.stderr
+    assert by_pattern.stdout == run_replay("run", str(heal_config(tmp_path, '["parse"]')), journal).stdout
+
+
+def test_a_composite_takes_every_other_stage_s_repairs_by_a_pattern(tmp_path: Path):
+    """heal given `*.repairs` was refused at `stages.heal/heal_summary.inputs[2]` (the pattern named heal's own inner
+    stages' repairs, which heal already counts); a log of `*.repairs` beside heal has every repair once."""
+    config = heal_config(tmp_path, '["parse", "*.repairs"]')
+    config.write_text(config.read_text().replace('inputs = ["read"]\n', 'inputs = ["read"]\ntorn_tail = "repair"\n')
+                      + '[stages.log]\ntype = "write"\npath = "log.jsonl"\ninputs = ["*.repairs"]\n')
+    broken = str(EXAMPLES / "journals" / "broken.jsonl")
+    ran = run_replay("run", str(config), broken, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    healed = run_replay("heal", broken, "--log", str(tmp_path / "heal-log.jsonl"), cwd=tmp_path)
+    assert ran.stdout == healed.stdout
+    logged = (tmp_path / "log.jsonl").read_bytes().splitlines()
+    assert sorted(logged) == sorted((tmp_path / "heal-log.jsonl").read_bytes().splitlines()) and len(logged) == 12
