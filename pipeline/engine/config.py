@@ -388,14 +388,6 @@ class _Builder:
             )
 
     def finish(self) -> Graph:
-        taken = {ref for node in self.graph.nodes.values() for ref in node.inputs}
-        for node_id in self.routed:  # named as the config has it, not by the first inner stage whose errors go nowhere
-            if f"{node_id}.errors" not in taken and "*.errors" not in taken:
-                raise ReplayError(
-                    "E_CONFIG_ERRORS_UNCONSUMED", f"stage {node_id!r} routes its errors but nothing consumes {node_id}.errors",
-                    path=f"{self.where[node_id]}.route_errors",
-                    example=f'[stages.dead_letter]\ntype = "write"\npath = "errors.jsonl"\ninputs = ["{node_id}.errors"]',
-                )
         if not self.exports:
             return self.graph
         for node in self.graph.nodes.values():
@@ -413,6 +405,15 @@ class _Builder:
                     resolved.append(inner)
             node.inputs = resolved
             node.declared_inputs = True  # an empty composite port still counts as wired
+        taken = {ref for node in self.graph.nodes.values() for ref in node.inputs}
+        for node_id in self.routed:  # named as the config has it, not by the first inner stage whose errors go nowhere
+            # (taken by its name, `heal.errors`, or by a pattern, `*.errors`, `h*.errors`: resolved above)
+            if not taken & set(self.resolve(f"{node_id}.errors", f"{self.where[node_id]}.route_errors", node_id)):
+                raise ReplayError(
+                    "E_CONFIG_ERRORS_UNCONSUMED", f"stage {node_id!r} routes its errors but nothing consumes {node_id}.errors",
+                    path=f"{self.where[node_id]}.route_errors",
+                    example=f'[stages.dead_letter]\ntype = "write"\npath = "errors.jsonl"\ninputs = ["{node_id}.errors"]',
+                )
         return self.graph
 
 

@@ -128,3 +128,15 @@ def test_a_composite_takes_every_other_stage_s_repairs_by_a_pattern(tmp_path: Pa
     assert ran.stdout == healed.stdout
     logged = (tmp_path / "log.jsonl").read_bytes().splitlines()
     assert sorted(logged) == sorted((tmp_path / "heal-log.jsonl").read_bytes().splitlines()) and len(logged) == 12
+
+
+@pytest.mark.parametrize("taken", ["heal.errors", "*.errors", "h*.errors", "hea?.errors"])
+def test_a_composite_s_routed_errors_taken_by_a_pattern_are_consumed(tmp_path: Path, taken: str):
+    """`route_errors = true` on heal with its errors taken as `h*.errors` was refused, E_CONFIG_ERRORS_UNCONSUMED:
+    only `heal.errors` and `*.errors`, as written, counted."""
+    config = heal_config(tmp_path, '["parse"]')
+    config.write_text(config.read_text().replace('inputs = ["parse"]\n', 'inputs = ["parse"]\nroute_errors = true\n')
+                      + f'[stages.dead]\ntype = "write"\npath = "dead.jsonl"\ninputs = ["{taken}"]\n')
+    ran = run_replay("run", str(config), str(EXAMPLES / "journals" / "two-runs.jsonl"), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "dead.jsonl").read_bytes() == b""
