@@ -140,3 +140,13 @@ def test_a_composite_s_routed_errors_taken_by_a_pattern_are_consumed(tmp_path: P
     ran = run_replay("run", str(config), str(EXAMPLES / "journals" / "two-runs.jsonl"), cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert (tmp_path / "dead.jsonl").read_bytes() == b""
+
+
+@pytest.mark.parametrize("text", ["chain = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 3000 + "1" + "}" * 3000])
+def test_a_toml_config_nested_too_deeply_is_a_parse_error(tmp_path: Path, text: str):
+    """tomllib reads nested arrays and tables by recursion: a config nested thousands deep was E_UNHANDLED
+    (RecursionError), exit 1. A JSON config is refused so already (its parser's depth limit)."""
+    config = tmp_path / "deep.toml"
+    config.write_text(text + "\n")
+    body = refusal(config)
+    assert body["code"] == "E_CONFIG_PARSE" and body["source"] == str(config) and body["howToFix"]
