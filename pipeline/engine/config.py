@@ -69,7 +69,7 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
             where = re.search(r"line (\d+), column (\d+)", str(exc))
             at = exactjson.position(data, int(where.group(1)), int(where.group(2)), skipped) if where else {}
             raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc}", source=name, **at) from exc
-        except RecursionError as exc:  # (tomllib parses a nested array or table by recursion: E_UNHANDLED it was)
+        except RecursionError:  # (tomllib parses a nested array or table by recursion: E_UNHANDLED it was)
             raise ReplayError("E_CONFIG_PARSE", f"{name}: arrays or tables nested too deeply to read", source=name,
                               howToFix="Nest the config's arrays and tables less deeply; a pipeline config needs a "
                                        "few levels.") from None

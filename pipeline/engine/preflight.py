@@ -40,6 +40,11 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
         for option, target in stage.outputs():  # (a folder there is found out by the rename, after the whole run)
             if target == "":
                 raise stage.refuse_empty(option, names="file", expected=A_FILE, example="out.jsonl")
+            if _local(target) and not _nameable(target):  # (os calls on it raise ValueError/UnicodeEncodeError)
+                subject, path = stage.named(option)
+                raise ReplayError("E_CONFIG_OPTION_INVALID", f"{subject} has the output {target!r}, which no file can "
+                                  "be called", path=path, received=target, expected=A_FILE,
+                                  howToFix="Name a file without a NUL character or half of a surrogate pair.")
             if _local(target) and os.path.isdir(target):
                 subject, path = stage.named(option)
                 if option in stage.flags:  # as the user typed it
@@ -91,6 +96,14 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                 probe_folder(folder, probed)
     for stage in stages:  # only now what can be read once (a prompt on stdin): a refused run has consumed nothing
         stage.preflight_input(inputs)
+
+
+def _nameable(target: str) -> bool:
+    """Can a file be called ``target``? (Not with a NUL in it, nor a character the file system's encoding has not.)"""
+    try:
+        return b"\0" not in os.fsencode(target)
+    except UnicodeEncodeError:
+        return False
 
 
 def _local(target: str) -> bool:

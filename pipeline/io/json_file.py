@@ -18,7 +18,7 @@ def read_json_file(file: str | Path, what: str, code: str, *, missing_fix: str |
     source = str(file)
     try:
         data = Path(file).read_bytes()
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # (ValueError: a name no file has, with a NUL or half a surrogate)
         # (not the catalogue's advice, `replay read -` for stdin: no such file is read from stdin)
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{what} {source!r} does not exist", path=source,
                           howToFix=missing_fix or f"Check the path of the {what}.") from exc

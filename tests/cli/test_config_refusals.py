@@ -4,6 +4,7 @@ it expands into (`heal/cut_runs`), which no config has, and never a Python error
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -150,3 +151,17 @@ def test_a_toml_config_nested_too_deeply_is_a_parse_error(tmp_path: Path, text: 
     config.write_text(text + "\n")
     body = refusal(config)
     assert body["code"] == "E_CONFIG_PARSE" and body["source"] == str(config) and body["howToFix"]
+
+
+@pytest.mark.parametrize("stage, code, path", [
+    ({"type": "write", "path": "out\u0000.jsonl"}, "E_CONFIG_OPTION_INVALID", "chain[0].path"),
+    ({"type": "write", "path": "x/\ud800.jsonl"}, "E_CONFIG_OPTION_INVALID", "chain[0].path"),
+    ({"type": "heal", "rules_file": "rules\u0000.json"}, "E_INPUT_PATH_NOT_FOUND", "rules\u0000.json"),
+])
+def test_a_file_name_no_file_can_have_is_refused(tmp_path: Path, stage: dict, code: str, path: str):
+    """A NUL (or half a surrogate pair) in a file a JSON config names was E_UNHANDLED (ValueError: embedded null byte;
+    UnicodeEncodeError), exit 1."""
+    config = tmp_path / "nul.json"
+    config.write_bytes(json.dumps({"chain": [stage]}).encode())
+    body = refusal(config)
+    assert body["code"] == code and body["path"] == path
