@@ -36,15 +36,11 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     stages = list(stages)
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
+        _refuse_unnameable(stage)  # (first: the stage's own preflight looks at its outputs on disk)
         stage.preflight(inputs)
         for option, target in stage.outputs():  # (a folder there is found out by the rename, after the whole run)
             if target == "":
                 raise stage.refuse_empty(option, names="file", expected=A_FILE, example="out.jsonl")
-            if _local(target) and not _nameable(target):  # (os calls on it raise ValueError/UnicodeEncodeError)
-                subject, path = stage.named(option)
-                raise ReplayError("E_CONFIG_OPTION_INVALID", f"{subject} has the output {target!r}, which no file can "
-                                  "be called", path=path, received=target, expected=A_FILE,
-                                  howToFix="Name a file without a NUL character or half of a surrogate pair.")
             if _local(target) and os.path.isdir(target):
                 subject, path = stage.named(option)
                 if option in stage.flags:  # as the user typed it
@@ -96,6 +92,18 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                 probe_folder(folder, probed)
     for stage in stages:  # only now what can be read once (a prompt on stdin): a refused run has consumed nothing
         stage.preflight_input(inputs)
+
+
+def _refuse_unnameable(stage: Stage) -> None:
+    """An output file or folder of ``stage`` that no file can be called (os calls on it raise ValueError or
+    UnicodeEncodeError): E_CONFIG_OPTION_INVALID at its option (a folder: at the stage)."""
+    named = [*stage.outputs(), *((None, folder) for folder in stage.output_folders())]
+    for option, target in named:
+        if target and _local(target) and not _nameable(target):
+            subject, path = stage.named(option) if option is not None else (f"stage {stage.id!r}", f"stages.{stage.id}")
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"{subject} has the output {target!r}, which no file can "
+                              "be called", path=path, received=target, expected=A_FILE if option is not None else "a folder",
+                              howToFix="Name a file without a NUL character or half of a surrogate pair.")
 
 
 def _nameable(target: str) -> bool:
