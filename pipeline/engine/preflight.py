@@ -56,21 +56,18 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     # command writes its stdout into a buffer, and the command checks its own stdout
     if writes_stdout and stdout_capture() is None and not stdout_is_open():
         raise stdout_closed()
-    identities: dict[tuple[int, int], str] = {}
+    identities: dict[tuple[int, int] | None, str] = {}  # (None: no file, never an input's)
     for source in [*inputs, *read]:  # (``read`` is not the stages' business: walk's preflight scans its inputs)
-        try:
-            st = os.fstat(0) if source == STDIO else os.stat(source)
-        except (OSError, ValueError):
-            continue
-        identities[(st.st_dev, st.st_ino)] = "<stdin>" if source == STDIO else source
+        found = _file_id(0 if source == STDIO else source)
+        if found is not None:
+            identities[found] = "<stdin>" if source == STDIO else source
     for stage in stages:
         for option, target in stage.outputs():
             if _local(target):
                 refuse_file_in_the_way(target)
             if target == STDIO or not os.path.isfile(target):
                 continue
-            st = os.stat(target)
-            written_over = identities.get((st.st_dev, st.st_ino))
+            written_over = identities.get(_file_id(target))
             if written_over is not None:
                 subject, path = stage.named(option)
                 message = (f"{subject} {target!r} would write over the input {written_over!r}" if option in stage.flags
@@ -162,9 +159,10 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
             )
 
 
-def _file_id(path: str) -> tuple[int, int] | None:
+def _file_id(place: str | int) -> tuple[int, int] | None:
+    """(device, inode) of the file at path ``place``, or open as descriptor ``place``; None when there is none."""
     try:
-        st = os.stat(path)
+        st = os.fstat(place) if isinstance(place, int) else os.stat(place)
     except (OSError, ValueError):
         return None
     return st.st_dev, st.st_ino
