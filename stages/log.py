@@ -1,4 +1,8 @@
-"""LogRecords: a sink that writes records as structured log lines on stderr (notices, audits)."""
+"""LogRecords: a sink that writes records as structured log lines on stderr (notices, audits).
+
+A record with a ``code`` is a diagnostic (a warning, say): as errors are, up to ``--max-errors`` of one code in one
+input are written, and the rest summed up at the end in one ``E_NOTICES_SUPPRESSED`` line per input and code
+(``Quota``). Any other record (an event a config logs) is written whatever the count."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import AsyncIterator
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.log import LEVELS, log_record, make_logger
+from replay.pipeline.engine.quota import Quota
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 
@@ -23,6 +28,10 @@ class LogRecords(Sink):
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         logger = self.log or make_logger()  # the run's logger (the command's --log-level)
         level, event = self.config["level"], self.config["event"]
+        quota = Quota(self.diagnostics_limit)
         async for batch in batches:
             for record in batch.events or ():
-                log_record(logger, level, event, record)
+                if "code" not in record or quota.admit(record):
+                    log_record(logger, level, event, record)
+        for summary in quota.left_out(level if level in ("error", "warning") else "warning"):
+            log_record(logger, level, event, summary)

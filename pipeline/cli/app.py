@@ -358,7 +358,8 @@ def help_command(ctx: click.Context, command: tuple[str, ...]) -> None:
 @click.option("--log-level", type=click.Choice(LEVELS), default="warning", show_default=True,
               help="Log detail on stderr (JSON lines unless stderr is a terminal).")
 @click.option("--max-errors", type=click.IntRange(min=0), default=DEFAULT_ERROR_LIMIT, show_default=True,
-              help="Errors printed per input and code; the rest are counted in one E_ERRORS_SUPPRESSED line (0: all).")
+              help="Errors (and warnings) printed per input and code; the rest are counted in one E_ERRORS_SUPPRESSED "
+                   "(E_NOTICES_SUPPRESSED) line (0: all).")
 @click.pass_context
 def cli(ctx: click.Context, log_level: str, max_errors: int) -> None:
     """Capture, heal, validate, report and replay LLM agent run journals (JSONL event streams).

@@ -66,6 +66,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_OUTPUT_WRITE_FAILED": ("writing an output failed (disk full, I/O error, no permission)", "Free space or fix the path, then run again; nothing partial was left at the path."),
     # diagnostics
     "E_ERRORS_SUPPRESSED": ("more errors of one code in one input were left out after the first ones", "Fix the errors shown (they are usually one cause), or run `replay validate` on the input for the counts."),
+    "E_NOTICES_SUPPRESSED": ("more warnings of one code in one input were left out after the first ones", "They are most likely one cause: fix the ones shown. `replay --max-errors 0 ...` prints every one."),
     # artifacts and validation
     "E_ARTIFACT_JSON_INVALID": ("artifact file is not valid JSON", "Re-create the artifact with `replay capture` or fix the JSON."),
     "E_ARTIFACT_SHAPE_INVALID": ("artifact is not a JSON object, or a field has the wrong type", "An artifact is one JSON object, see `replay schema replay-artifact`."),

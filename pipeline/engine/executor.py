@@ -24,10 +24,11 @@ from anyio.streams.memory import MemoryObjectSendStream as ObjectSendStream
 
 from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, diagnostic, error_line
+from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, error_line
 from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.pipeline.engine.log import log_record, make_logger
 from replay.pipeline.engine.preflight import preflight
+from replay.pipeline.engine.quota import DEFAULT_LIMIT, Quota
 from replay.pipeline.engine.segment import Item, Segment
 from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, port_undeclared, record_invalid
 
@@ -51,17 +52,14 @@ class StageFailed(Exception):
         self.traceback: str | None = None  # the traceback's text, when the stage ran elsewhere (a worker process)
 
 
-DEFAULT_ERROR_LIMIT = 20  # errors printed per (source, code) before the rest are summed up
+DEFAULT_ERROR_LIMIT = DEFAULT_LIMIT  # errors printed per (source, code) before the rest are summed up
 
 
 class ErrorPort:
-    """The graph's default error consumer: counts diagnostics and writes them as JSON on stderr.
-
-    A binary file or a journal broken the same way on every line would otherwise print hundreds of
-    identical errors: past ``limit`` errors of one code in one source, the rest are only counted, and
-    ``finish()`` (at the end of the run) writes one ``E_ERRORS_SUPPRESSED`` line per such (source,
-    code) with how many were left out and where they lie. ``count`` is every error, shown or not
-    (exit codes and summaries do not change). ``limit`` 0 shows them all; ``--strict`` stops at the first.
+    """The graph's default error consumer: counts diagnostics and writes them as JSON on stderr, up to ``limit`` of
+    one code in one input (``Quota``); ``finish()`` (at the end of the run) writes one ``E_ERRORS_SUPPRESSED`` line
+    per (source, code) with errors left out. ``count`` is every error, shown or not (exit codes and summaries do not
+    change). ``limit`` 0 shows them all; ``--strict`` stops at the first.
     """
 
     def __init__(self, strict: bool = False, write: Callable[[bytes], Any] | None = None,
@@ -71,50 +69,23 @@ class ErrorPort:
         self.count = 0
         self.first: dict[str, Any] | None = None
         self._write = write if write is not None else _write_stderr
-        self._seen: dict[tuple[Any, Any], int] = {}
-        self._left_out: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self._quota = Quota(limit)
 
     def put(self, records: list[dict[str, Any]]) -> None:
         for record in records:
             self.count += 1
             if self.first is None:
                 self.first = record
-            key = (record.get("source"), record.get("code"))
-            seen = self._seen[key] = self._seen.get(key, 0) + 1
-            if self.limit and seen > self.limit and not self.strict:
-                self._leave_out(key, record)
+            if not self.strict and not self._quota.admit(record):
                 continue
             self._write(error_line(record))
             if self.strict:
                 raise StrictAbort(record)
 
-    def _leave_out(self, key: tuple[Any, Any], record: dict[str, Any]) -> None:
-        where = {"line": record.get("line"), "offset": record.get("offset")}
-        held = self._left_out.get(key)
-        if held is None:
-            self._left_out[key] = {"count": 1, "first": where, "last": where}
-        else:
-            held["count"] += 1
-            held["last"] = where
-
     def finish(self) -> None:
         """Write one summary line per (source, code) whose errors were left out; call once, at the end."""
-        left_out, self._left_out = self._left_out, {}
-        for (source, code), held in left_out.items():
-            first, last = held["first"], held["last"]
-            span = ""
-            if first["line"] is not None:
-                span = f" (lines {first['line']} to {last['line']})" if held["count"] > 1 else f" (line {first['line']})"
-            where = f" in {source!r}" if source is not None else ""
-            self._write(error_line(diagnostic(
-                "E_ERRORS_SUPPRESSED",
-                f"{held['count']} more {code} error{'s' * (held['count'] > 1)}{where} were left out{span}; "
-                f"the first {self.limit} are above",
-                source=source, suppressedCode=code, suppressed=held["count"], shown=self.limit,
-                firstLine=first["line"], firstOffset=first["offset"], lastLine=last["line"], lastOffset=last["offset"],
-                howToFix="They are most likely one cause: fix the ones shown. `replay --max-errors 0 ...` prints "
-                         "every one; `replay validate` counts them per input.",
-            )))
+        for summary in self._quota.left_out("error"):
+            self._write(error_line(summary))
 
 
 def _write_stderr(data: bytes) -> None:
@@ -226,9 +197,11 @@ async def run_graph(
     for task in tasks:
         for live in task.nodes:
             live.stage.log = log
+            live.stage.diagnostics_limit = port.limit
     task_by_head = {t.nodes[0].id: t for t in tasks}
     task_of = {n.id: t for t in tasks for n in t.nodes}
     result = RunResult()
+    notices, notice_log = Quota(port.limit), log or make_logger()  # (the notices no stage takes, as ``log`` has them)
     empty_outputs: list[Callable[[], None]] = []  # the sinks' outputs with nothing in them (``Sink.commit_empty``)
 
     for task in tasks:
@@ -262,9 +235,9 @@ async def run_graph(
             elif name == "errors":
                 port.put(records)
             elif name == "notices":  # what a stage saw but did not change: a warning on stderr, unless a stage takes it
-                notice_log = log or make_logger()
                 for record in records:
-                    log_record(notice_log, "warning", "notice", record)
+                    if "code" not in record or notices.admit(record):
+                        log_record(notice_log, "warning", "notice", record)
             elif name not in node.stage.ports:
                 raise port_undeclared(node.id, name, node.stage.ports)
             else:
@@ -364,6 +337,8 @@ async def run_graph(
         raise _most_telling(failures) from None
     finally:
         port.finish()  # the errors left out are summed up, however the run ended
+        for summary in notices.left_out("warning"):
+            log_record(notice_log, "warning", "notice", summary)
     if port.count == 0 or result.sunk:  # (a run that failed with nothing written anywhere leaves no empty output)
         for commit in empty_outputs:
             commit()

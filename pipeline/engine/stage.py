@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, diagnostic, empty_value
+from replay.pipeline.engine.quota import DEFAULT_LIMIT
 
 # The fact a sink publishes with the files it wrote (a list of paths): a run over many inputs records
 # them in its manifest, with their sizes and content hashes.
@@ -149,6 +150,7 @@ class Stage:
         self._side: dict[str, list[dict[str, Any]]] = {}
         self.facts: dict[str, Any] = {}
         self.log: Any = None  # the run's logger, set by the executor (structlog-style calls)
+        self.diagnostics_limit = DEFAULT_LIMIT  # diagnostics printed per input and code (--max-errors), set likewise
 
     def fresh(self, args: list[str] | None = None) -> Stage:
         """A copy with the same configuration and no per-run state: what one run of a graph executes; ``args``:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 from conftest import errors_of, jsonl, run_replay
 
 GARBAGE = b"\x7fELF\x02\x01\x01\x00\xff\xfe binary \x00\x00"
@@ -52,3 +53,65 @@ def test_max_errors_reaches_every_run_of_a_command_over_many_inputs(tmp_path: Pa
             argv = [word.format(limit) for word in command]
             codes = [e["code"] for e in errors_of(run_replay("--max-errors", limit, *argv, cwd=tmp_path).stderr)]
             assert codes.count("E_JSONL_LINE_INVALID") == shown * command.count(blob), (argv, codes)
+
+
+def _usage_as_text(tmp_path: Path, events: int = 50) -> Path:
+    """A run whose every assistant message gives its token count as a string: one E_USAGE_NOT_COUNTED warning each."""
+    lines = [{"seq": 1, "timestamp": "2026-01-01T00:00:00Z", "type": "run_started", "runId": "r1", "payload": {}}]
+    lines += [{"seq": seq, "timestamp": "2026-01-01T00:00:01Z", "type": "assistant_message", "runId": "r1",
+               "payload": {"usage": {"inputTokens": "45", "outputTokens": 3}}} for seq in range(2, events + 2)]
+    lines.append({"seq": events + 2, "timestamp": "2026-01-01T00:00:02Z", "type": "run_completed", "runId": "r1",
+                  "payload": {}})
+    path = tmp_path / "usage.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+def _warnings(stderr: bytes) -> list[dict]:
+    return [orjson.loads(line) for line in stderr.splitlines() if b'"level":"warning"' in line]
+
+
+def test_warnings_are_held_to_the_limit_too(tmp_path: Path) -> None:
+    """A warning on every line printed one line of stderr each (50,000 for a 50,000-event journal): now the first
+    --max-errors, then one E_NOTICES_SUPPRESSED warning; the report itself is unchanged, the exit code too."""
+    journal = str(_usage_as_text(tmp_path))
+    proc = run_replay("report", "--format", "json", journal, cwd=tmp_path)
+    codes = [w["code"] for w in _warnings(proc.stderr)]
+    assert proc.returncode == 0 and codes == ["E_USAGE_NOT_COUNTED"] * 20 + ["E_NOTICES_SUPPRESSED"], codes
+    summary = _warnings(proc.stderr)[-1]
+    assert (summary["suppressed"], summary["suppressedCode"], summary["firstLine"], summary["lastLine"]) == (
+        30, "E_USAGE_NOT_COUNTED", 22, 51)
+    assert summary["source"].endswith("usage.jsonl") and summary["howToFix"]
+    every = run_replay("--max-errors", "0", "report", "--format", "json", journal, cwd=tmp_path)
+    assert [w["code"] for w in _warnings(every.stderr)] == ["E_USAGE_NOT_COUNTED"] * 50
+    assert every.stdout == proc.stdout
+    three = run_replay("--max-errors", "3", "report", journal, cwd=tmp_path)
+    assert [w["code"] for w in _warnings(three.stderr)] == ["E_USAGE_NOT_COUNTED"] * 3 + ["E_NOTICES_SUPPRESSED"]
+
+
+def test_a_config_that_logs_events_logs_every_one(tmp_path: Path) -> None:
+    """The limit is for diagnostics (records with a code): a `log` stage of a config that logs events logs them all."""
+    journal = _usage_as_text(tmp_path)
+    config = tmp_path / "log.toml"
+    config.write_text('[stages.read]\ntype = "read"\n\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n\n'
+                      '[stages.log]\ntype = "log"\ninputs = ["parse"]\nevent = "seen"\n')
+    proc = run_replay("run", str(config), str(journal), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert sum(b'"event":"seen"' in line for line in proc.stderr.splitlines()) == 52
+
+
+def test_notices_no_stage_takes_are_held_to_the_limit(tmp_path: Path) -> None:
+    """`read --dialect` leaves its notices to the engine (no stage takes them): a key written twice in every line of a
+    Claude Code log warned once a line; now 20 times, then one E_NOTICES_SUPPRESSED warning."""
+    lines = [orjson.dumps({"type": "user", "zz": 1, "timestamp": f"2025-06-14T11:00:{i:02d}Z", "sessionId": "s1",
+                           "uuid": f"u{i}", "message": {"role": "user", "content": "hi"}}).replace(b'"zz":1', b'"zz":1,"zz":2')
+             for i in range(30)]
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    proc = run_replay("read", "--dialect", "claude-code", str(log), cwd=tmp_path)
+    codes = [w["code"] for w in _warnings(proc.stderr)]
+    assert codes == ["E_JSON_DUPLICATE_KEY"] * 20 + ["E_NOTICES_SUPPRESSED"], proc.stderr
+    assert _warnings(proc.stderr)[-1]["suppressed"] == 10
+    every = run_replay("--max-errors", "0", "read", "--dialect", "claude-code", str(log), cwd=tmp_path)
+    assert [w["code"] for w in _warnings(every.stderr)] == ["E_JSON_DUPLICATE_KEY"] * 30
+    assert every.stdout == proc.stdout
