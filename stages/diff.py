@@ -22,7 +22,7 @@ from replay.pipeline.engine.text import utf8
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.runs import Run, starts_run
-from replay.pipeline.model.walk import read_failure_advice
+from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"
 

@@ -48,15 +48,17 @@ from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN, source_na
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
 from replay.pipeline.model.walk import (
     SpendLedger,
-    StepEnd,
     StepWatch,
     WalkLine,
+    read_record,
+    step_of,
+)
+from replay.pipeline.model.walk_journal import (
+    StepEnd,
     line_problem,
     read_failure_advice,
-    read_record,
     record_problem,
     scan_journal,
-    step_of,
 )
 from replay.pipeline.report.spool import ByteSpool
 

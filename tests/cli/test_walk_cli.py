@@ -19,7 +19,7 @@ from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.pipeline.model.walk import is_run_id, journal_of
+from replay.pipeline.model.walk_journal import is_run_id, journal_of
 
 WALK = FIXTURES / "walk"
 RUNNERS = EXAMPLES / "runners"

@@ -13,15 +13,17 @@ from replay.pipeline.model.walk import (
     SpendLedger,
     StepWatch,
     ends_step,
-    find_step_end,
-    find_step_end_in,
-    first_record_problem,
-    journal_dialect,
     kind_of,
     read_record,
     state_of,
     step_of,
     verification_of,
+)
+from replay.pipeline.model.walk_journal import (
+    find_step_end,
+    find_step_end_in,
+    first_record_problem,
+    journal_dialect,
 )
 
 WALK = FIXTURES / "walk"
@@ -387,7 +389,7 @@ def test_the_spend_ledger_remembers_a_bounded_number_of_steps():
 
 
 def test_a_scan_is_made_once_while_the_file_is_unchanged(tmp_path):
-    from replay.pipeline.model.walk import scan_journal
+    from replay.pipeline.model.walk_journal import scan_journal
 
     path = tmp_path / "j.jsonl"
     path.write_bytes((WALK / "hello.jsonl").read_bytes())
@@ -412,7 +414,7 @@ def test_a_scan_opens_the_journal_once_and_finds_what_three_opens_found(tmp_path
     audit event is counted, from Python's own audit hook)."""
     import sys
 
-    from replay.pipeline.model import walk
+    from replay.pipeline.model import walk_journal as walk
 
     if not _WATCHED:
         sys.addaudithook(_count_opens)  # (a hook cannot be removed: it only counts the paths a test names)

@@ -14,7 +14,14 @@ from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.dialects import AUTO
 from replay.pipeline.model.dialects.detect import CANONICAL
-from replay.pipeline.model.walk import DEFAULT_DATA_DIR, is_run_id, journal_dialect, journal_of, looks_like_path, scan_journal
+from replay.pipeline.model.walk_journal import (
+    DEFAULT_DATA_DIR,
+    is_run_id,
+    journal_dialect,
+    journal_of,
+    looks_like_path,
+    scan_journal,
+)
 
 data_dir_option = click.option(
     "--data-dir", metavar="DIR", default=None,

@@ -1,0 +1,557 @@
+"""Walk's journal scan: where a run's journal is, and what a walk must know before it prints a line (where ``--at``
+stops, the first line it cannot read, the dialect of another agent's log).
+
+The terminal record of a step (what ``--at`` stops after) is the first record of that step whose state ends it
+(succeeded, failed, cancelled, skipped) while none of the step's tool calls is still open, unless it ends only an
+attempt (``step.attempt.failed``) or says the step will be retried (``"retrying": true``): see ``walk.ends_step``. A
+step that never ends stops at its last record. Another agent's log (Claude Code, Codex, ...) is walked as its
+canonical journal: ``journal_dialect`` says, from a file's first records, which dialect the ``dialect`` stage would
+read it as.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import zlib
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
+from gzip import BadGzipFile
+from itertools import chain, compress, count
+from typing import Any, cast
+
+import orjson
+
+from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
+from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, document_too_long, gunzipped, head_format
+from replay.pipeline.model.artifacts import document_items
+from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
+from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
+from replay.pipeline.model.walk import StepWatch, kind_of, state_of, step_of, step_tokens
+
+# finding where --at stops, before anything is printed ------------------------------------------------
+_DROPPED = b'"' + RECORD_KEY.encode() + b'":"' + DROPPED_RECORD.encode() + b'"'  # how `replay read` writes one
+@dataclass(frozen=True, slots=True)
+class StepEnd:
+    """Where a walk ``--at`` a step stops: the record after which nothing more is shown."""
+
+    found: bool
+    terminated: bool = False  # the step's terminal record was found (else: its last record, or a line
+    # that cannot be read and may be the step's)
+    end: int | None = None  # byte offset just past the stop record's line (JSONL input)
+    line: int | None = None  # line number of the stop record (JSONL input)
+    index: int | None = None  # 0-based position of the stop record among the records (documents)
+
+
+def _watch_line(watch: StepWatch, raw: bytes) -> bool | None:
+    """Feed one line to ``watch``: whether it is the step's; None when it cannot be read (not JSON,
+    not an object; a dropped record once the step has appeared: what `replay read` left out may be its end),
+    False for a blank line."""
+    try:
+        record = exactjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None if raw.strip(b" \t\r") else False
+    if type(record) is not dict:
+        return None
+    if record.get(RECORD_KEY) == DROPPED_RECORD:
+        return None if watch.seen else False
+    kind = kind_of(record)
+    step = step_of(record, kind)
+    if step != watch.step:
+        return False
+    watch.feed(record, kind, step, state_of(record, kind, step))
+    return True
+
+
+def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 << 20) -> StepEnd:
+    """Scan JSONL bytes for the end of ``step``, stopping at its terminal record.
+
+    Only lines containing the step's text are parsed (``step_tokens``), so a scan costs about a
+    ``bytes.find`` per chunk; a step that never terminates is scanned to the end for its last record.
+    A line that cannot be read and may be the step's (it contains the step's text, or it is the last
+    line, cut off, of a step seen already) is where the scan stops too, not terminated: the walk reads
+    up to it and reports it, as it would without ``--at``. Lines longer than ``max_line_bytes`` are no
+    records (``read`` skips them too), and cannot be read: the first one after the last record of a step that
+    never ended may hold its end, and is where the scan stops (the walk reads up to it and reports it as too long).
+    """
+    tokens = (*step_tokens(step), _DROPPED)  # (a dropped record after the step's last may hide its end)
+    watch = StepWatch(step)
+    last: tuple[int, int] | None = None
+    pieces: list[bytes] = []  # the unfinished line, as the chunks it came in
+    pending = 0  # its length
+    skipping = False  # inside a line longer than max_line_bytes
+    skipped: int | None = None  # the line number of that line, when it came after the step's last record
+    long: tuple[int, int] | None = None  # the first line too long after the step's last record: its end and number
+    base = 0  # offset of the unfinished line in the input
+    line = 1  # its line number
+    for chunk in chunks:
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            if skipping:
+                base += len(chunk)
+                continue
+            pieces.append(chunk)
+            pending += len(chunk)
+            if pending > max_line_bytes:  # too long to be a record: skip to its end
+                skipping = True
+                skipped = line if last is not None else None
+                base += pending
+                pieces, pending = [], 0
+            continue
+        block = b"".join((*pieces, chunk[:cut])) if pieces else chunk[:cut]
+        start = 0
+        if skipping:  # the long line ends in this chunk: look only past it
+            start = block.find(b"\n") + 1
+            skipping = False
+            if skipped is not None and long is None:
+                long = (base + start, skipped)
+        first = start  # the first line of the block that is not the end of one skipped
+        if any(t in block for t in tokens):
+            counted, numbered = 0, line  # newlines counted up to ``counted``; its line number
+            while True:
+                hits = [p for p in (block.find(t, start) for t in tokens) if p >= 0]
+                if not hits:
+                    break
+                hit = min(hits)
+                begin = block.rfind(b"\n", 0, hit) + 1
+                finish = block.find(b"\n", hit)
+                numbered += block.count(b"\n", counted, begin)
+                counted = begin
+                if finish - begin <= max_line_bytes:  # (a longer line is no record: see ``_first_long_line`` below)
+                    mine = _watch_line(watch, block[begin:finish])
+                    if mine is None:  # unreadable, maybe the step's own record: the walk reports it
+                        return StepEnd(True, False, base + finish + 1, numbered)
+                    if mine:
+                        last = (base + finish + 1, numbered)
+                        long = None
+                        if watch.ended:
+                            return StepEnd(True, True, last[0], last[1])
+                start = finish + 1
+        if last is not None and long is None and len(block) > max_line_bytes:  # (the first after the step's last record)
+            after = max(first, last[0] - base)  # (where the step's last record ends, when it is in this block)
+            found = _first_long_line(block, after, max_line_bytes)
+            if found is not None:
+                long = (base + found[1] + 1, line + block.count(b"\n", 0, found[0]))
+        line += block.count(b"\n")
+        base += len(block)
+        pieces = [chunk[cut:]] if cut < len(chunk) else []
+        pending = len(chunk) - cut
+    if skipping and skipped is not None and long is None:  # the input ends in that line
+        long = (base, skipped)
+    tail = b"".join(pieces)  # the last line, without a newline
+    if len(tail) > max_line_bytes:  # no record: as a line too long before it
+        if last is not None and long is None:
+            long = (base + len(tail), line)
+    elif tail and not skipping and (last is not None or any(t in tail for t in tokens)):
+        mine = _watch_line(watch, tail)
+        if mine is None:  # cut off or unreadable: it may be the step's own terminal record
+            return StepEnd(True, False, base + len(tail), line)
+        if mine:
+            last = (base + len(tail), line)
+            long = None
+            if watch.ended:
+                return StepEnd(True, True, last[0], last[1])
+    if last is None:
+        return StepEnd(False)
+    stop = long or last
+    return StepEnd(True, False, stop[0], stop[1])
+
+
+def _first_long_line(block: bytes, start: int, max_line_bytes: int) -> tuple[int, int] | None:
+    """Where in ``block`` (whole lines, each ending in a newline) the first line from ``start`` on that is longer than
+    ``max_line_bytes`` begins and ends (its newline); None when there is none."""
+    lengths = list(map(len, block[start:].split(b"\n")))
+    k = next(compress(count(), map(max_line_bytes.__lt__, lengths)), None)  # (one pass, that stops at it)
+    if k is None:
+        return None
+    begin = start + sum(lengths[:k]) + k
+    return begin, begin + lengths[k]
+
+
+def find_step_end_in(records: Iterable[Any], step: str) -> StepEnd:
+    """The same over records already parsed (a JSON document's): the stop record's index."""
+    watch = StepWatch(step)
+    last: int | None = None
+    for index, record in enumerate(records):
+        if type(record) is not dict:
+            continue
+        kind = kind_of(record)
+        mine = step_of(record, kind)
+        if mine != step:
+            continue
+        last = index
+        if watch.feed(record, kind, mine, state_of(record, kind, mine)):
+            return StepEnd(True, True, index=index)
+    return StepEnd(False) if last is None else StepEnd(True, False, index=last)
+
+
+@dataclass(frozen=True, slots=True)
+class LineProblem:
+    """A line that is no record: where it is and why."""
+
+    message: str
+    line: int
+    offset: int
+    excerpt: bytes
+    column: int | None = None  # the fault's 1-based byte column on its line, where there is one
+    cause: str | None = None  # the code read gives it, where it is not a record's fault (a line too long)
+
+
+def first_record_problem(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20) -> LineProblem | None:
+    """Whether the first non-blank line of JSONL bytes is a record (a JSON object); stops there."""
+    tail = b""
+    base, line = 0, 1
+    for chunk in chunks:
+        tail += chunk
+        while True:
+            cut = tail.find(b"\n")
+            if (cut if cut >= 0 else len(tail)) > max_line_bytes:
+                return LineProblem(f"line {line} is longer than {max_line_bytes} bytes", line, base,
+                                   tail[:min(cut if cut >= 0 else len(tail), 120)], cause=TOO_LONG)
+            if cut < 0:
+                break
+            raw, tail = tail[:cut], tail[cut + 1:]
+            if raw.strip(b" \t\r"):
+                return _line_problem(raw, line, base, complete=True)
+            base += cut + 1
+            line += 1
+    if tail.strip(b" \t\r"):
+        return _line_problem(tail, line, base, complete=False)
+    return None
+
+
+def record_problem(record: Any, pointer: str | None) -> dict[str, Any] | None:
+    """None when a record of a JSON document (an artifact's event, an array's item) is an object, else
+    why it is no record, as the fields of its E_JOURNAL_READ_FAILED: ``reason``, the JSON ``path``, the
+    ``cause`` (``read`` reports the same record as E_EVENT_NOT_OBJECT) and what it is."""
+    if type(record) is dict:
+        return None
+    where = pointer or "a record"
+    return {"reason": f"{where} is JSON but not an object", "path": pointer, "cause": "E_EVENT_NOT_OBJECT",
+            "expected": "object", "received": excerpt(exactjson.dumps(record)),
+            "howToFix": f"Each record of the document must be a JSON object: fix or remove {where}."}
+
+
+def line_problem(raw: bytes, line: int, offset: int, complete: bool = True) -> LineProblem | None:
+    """None when ``raw`` is a record (or blank), else what is wrong with it (a dropped record `replay read` wrote where
+    it left a line out is no record of the journal: a line that could not be read)."""
+    if not raw.strip(b" \t\r"):
+        return None
+    return _line_problem(raw, line, offset, complete)
+
+
+def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LineProblem | None:
+    try:
+        record = exactjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if not complete and exactjson.cut_off(raw, exc):  # (a wrong byte in it is no cut: said as for any line)
+            return LineProblem(f"line {line} has no newline and is not valid JSON: the write was cut off", line, offset, raw)
+        bad = utf8_fault(raw)  # (parse's words)
+        if bad is not None:
+            return LineProblem(f"line {line} {bad.not_json}", line, offset, raw, bad.column)
+        column = exactjson.byte_column(raw, exc.pos)
+        return LineProblem(f"line {line} is not valid JSON: {exc.msg} at column {column}", line, offset, raw, column)
+    if type(record) is not dict:
+        return LineProblem(f"line {line} is JSON but not an object", line, offset, raw)
+    if record.get(RECORD_KEY) == DROPPED_RECORD:  # (a saved stream's: heal, validate and diff report it again too)
+        code = record.get("code")
+        return LineProblem(f"line {line} stands for what `replay read` left out there: {record.get('message')}", line,
+                           offset, raw, cause=code if isinstance(code, str) else None)
+    return None
+
+
+# where a run's journal is ------------------------------------------------------------------------------
+RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
+DEFAULT_DATA_DIR = ".replay"  # where capture writes: <data dir>/journal/<run id>.jsonl
+JOURNAL_FOLDER = "journal"
+PATH_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
+
+
+def is_run_id(text: str) -> bool:
+    """Letters, digits, ``.``, ``_`` and ``-`` (at most 200), never ``..``: such a name joined to a
+    folder names a file directly inside it, so no run id can lead out of the data dir."""
+    return RUN_ID.fullmatch(text) is not None and ".." not in text
+
+
+def looks_like_path(text: str) -> bool:
+    """An argument that names a file rather than a run: it has a path separator or a journal suffix."""
+    return "/" in text or os.sep in text or text.endswith(PATH_SUFFIXES)
+
+
+def journal_of(data_dir: str, run_id: str) -> str:
+    """``<data_dir>/journal/<run_id>.jsonl`` for a run id that passed ``is_run_id``."""
+    if not is_run_id(run_id):
+        raise ValueError(f"not a run id: {run_id!r}")
+    folder = os.path.join(data_dir, JOURNAL_FOLDER)
+    path = os.path.join(folder, run_id + ".jsonl")
+    if os.path.dirname(os.path.normpath(path)) != os.path.normpath(folder):  # cannot happen; never read outside
+        raise ValueError(f"run id {run_id!r} leads out of {folder!r}")
+    return path
+
+
+# scanning a journal file before a walk -------------------------------------------------------------------
+SCAN_CHUNK = 1 << 20
+
+
+TOO_LONG, GZIP_INVALID = "E_JSONL_LINE_TOO_LONG", "E_GZIP_INVALID"
+
+
+def read_failure_advice(cause: Any) -> dict[str, str]:
+    """The ``howToFix`` of an E_JOURNAL_READ_FAILED whose cause has a remedy of its own, as what it adds to the error:
+    a line longer than --max-line-bytes is read with a higher limit, a gzip stream cut off or corrupt from a whole copy,
+    neither cut out of the journal; none for the others (the catalogue's advice: fix or cut the journal there)."""
+    return {"howToFix": how_to_fix(cause)} if cause in (TOO_LONG, GZIP_INVALID) else {}
+
+
+def _unreadable(journal: str, reason: str, **fields: Any) -> ReplayError:
+    at = f" at byte {fields['offset']}" if fields.get("offset") is not None else ""
+    return refused("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(journal), **fields)
+
+
+def journal_chunks(path: str) -> Generator[bytes, None, None]:
+    """The bytes of a journal file (gunzipped), as ``read`` sees them (a byte order mark included);
+    E_JOURNAL_READ_FAILED when it cannot be opened or read."""
+    opened = False
+    offset = 0
+    line, start = 1, 0  # the line being read, and the offset where it starts: where a failure is said to be, as read says it
+    try:
+        with open(path, "rb") as raw:
+            opened = True
+            # (the file or a GzipFile over it: buffered both. read1, not read: what a gzip stream cut off holds before
+            # the cut comes out, where read(SCAN_CHUNK) raises and gives none of the MiB it was reading)
+            stream = cast(io.BufferedIOBase, gunzipped(raw))
+            while data := stream.read1(SCAN_CHUNK):
+                yield data
+                if (last := data.rfind(b"\n")) >= 0:
+                    line, start = line + data.count(b"\n"), offset + last + 1
+                offset += len(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        if not opened:
+            raise _unreadable(path, f"cannot open it: {reason}") from exc
+        said: dict[str, str] = {}
+        if isinstance(exc, EOFError | zlib.error | BadGzipFile):  # (read's words and code for it: E_GZIP_INVALID)
+            reason = "gzip stream is truncated" if isinstance(exc, EOFError) else f"gzip stream is corrupt: {exc}"
+            said = {"cause": GZIP_INVALID, **read_failure_advice(GZIP_INVALID)}
+        raise _unreadable(path, reason, line=line, offset=start, **said) from exc
+
+
+def _until_unreadable(chunks: Iterable[bytes], failed: list[ReplayError]) -> Iterator[bytes]:
+    """``chunks`` up to where the file could not be read on (``journal_chunks``' E_JOURNAL_READ_FAILED, put in
+    ``failed``), which ends them."""
+    try:
+        yield from chunks
+    except ReplayError as exc:
+        failed.append(exc)
+
+
+def _without(chunks: Iterable[bytes], skip: int) -> Iterator[bytes]:
+    for k, data in enumerate(chunks):
+        yield data[skip:] if k == 0 else data
+
+
+@dataclass(frozen=True, slots=True)
+class JournalScan:
+    """What a look at a journal file found before walking it."""
+
+    document: bool  # one JSON document (an artifact), not JSONL
+    end: StepEnd | None  # where the walk to the step asked for stops (None: no step asked for)
+
+
+_SCANS: dict[tuple[Any, ...], JournalScan] = {}
+
+
+def scan_journal(path: str, at: str | None, max_line_bytes: int = 64 << 20) -> JournalScan:
+    """Refuse a journal whose first record is unreadable (E_JOURNAL_READ_FAILED) and find where a
+    walk ``at`` a step stops. The last scan is remembered while the file is unchanged, so the
+    command that binds the walk and the stage that runs it share one pass."""
+    st = os.stat(path)
+    key = (path, at, max_line_bytes, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key in _SCANS:
+        return _SCANS[key]
+    scan = _scan(path, at, max_line_bytes)
+    _SCANS.clear()
+    _SCANS[key] = scan
+    return scan
+
+
+class _OneRead:
+    """The chunks of a journal file, read once for several looks in turn: what the early looks (the head, the
+    first record) took is kept and given again to the next look; the last look keeps nothing (it may read the
+    whole file)."""
+
+    def __init__(self, path: str) -> None:
+        self.chunks = journal_chunks(path)
+        self.taken: list[bytes] = []
+
+    def look(self, keep: bool = True) -> Iterator[bytes]:
+        yield from list(self.taken)
+        for data in self.chunks:
+            if keep:
+                self.taken.append(data)
+            yield data
+
+    def close(self) -> None:
+        self.chunks.close()
+
+
+def _scan(path: str, at: str | None, max_line_bytes: int) -> JournalScan:
+    read = _OneRead(path)
+    try:
+        return _scan_read(read, path, at, max_line_bytes)
+    finally:
+        read.close()
+
+
+def _whole(chunks: Iterable[bytes], limit: int) -> bytes | None:
+    """All the bytes of ``chunks``, or None as soon as there are more than ``limit`` (not read further)."""
+    parts: list[bytes] = []
+    size = 0
+    for data in chunks:
+        parts.append(data)
+        size += len(data)
+        if size > limit:
+            return None
+    return b"".join(parts)
+
+
+def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
+    """The input's first bytes, enough for ``head_format`` to tell lines from a document, and whether they are the
+    whole input (too short for head_format to tell: `read` tries it as a document)."""
+    head = b""
+    for data in read.look():
+        head += data
+        if head_format(head) is not None or len(head) > max_line_bytes:
+            return head, False
+    return head, True
+
+
+def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
+    head, whole = _head(read, max_line_bytes)
+    bom = exactjson.skip_bom(head)[1]
+    if head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
+        # one JSON document (an artifact, an array): read whole, as `read` does
+        whole_input = _whole(read.look(keep=False), max_line_bytes)
+        if whole_input is None:  # as `read` reads it: not past the limit, and one error for the input
+            too_long = document_too_long(max_line_bytes)
+            raise _unreadable(path, f"it is {too_long.pop('what')}", line=1, offset=bom, cause="E_JSONL_LINE_TOO_LONG",
+                              **too_long)
+        data = whole_input[bom:]
+        document = as_document(data)
+        if document is None:
+            raise _unreadable(path, "it is neither JSONL nor one JSON artifact", offset=0, received=excerpt(data[:120]))
+        first = next(document_items(document, path), None)  # its first record: the $run record of an artifact
+        bad = record_problem(first.events[0], first.pointers[0]) if first is not None and first.events else None
+        if bad is not None:
+            raise _unreadable(path, bad.pop("reason"), **bad)
+        if at is None:
+            return JournalScan(True, None)
+        records = [r for batch in document_items(document, path) for r in batch.events or ()]
+        return JournalScan(True, find_step_end_in(records, at))
+    problem = first_record_problem(_without(read.look(), bom), max_line_bytes)
+    if problem is not None:
+        raise _unreadable(path, problem.message, line=problem.line, column=problem.column, offset=problem.offset + bom,
+                          cause=problem.cause, **read_failure_advice(problem.cause),
+                          received=excerpt(problem.excerpt))
+    if at is None:
+        return JournalScan(False, None)
+    cut: list[ReplayError] = []  # (the file stops being readable before its end: a gzip stream cut off or corrupt)
+    end = find_step_end(_until_unreadable(_without(read.look(keep=False), bom), cut), at, max_line_bytes)
+    if cut and not end.found:
+        raise cut[0]
+    if cut and not end.terminated:  # the step's end may be in what cannot be read: the walk reads up to that place
+        return JournalScan(False, StepEnd(True))  # and reports it there (exit 1), as a cut-off last line
+    if end.end is not None and bom:
+        end = StepEnd(end.found, end.terminated, end.end + bom, end.line)
+    return JournalScan(False, end)
+
+
+def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:
+    """The dialect ``dialect = "auto"`` reads a journal file as (``input_dialect``): judged from the records ``read``
+    gives of it, a JSON document's (read whole, within ``max_line_bytes``) or its first lines that are JSON objects.
+    CANONICAL for replay's own (and for a document too long or not JSON: the walk reports it as ever)."""
+    read = _OneRead(path)
+    try:
+        head, whole = _head(read, max_line_bytes)
+        if whole or head_format(head) == DOCUMENT:
+            data = _whole(read.look(keep=False), max_line_bytes)
+            try:
+                value = exactjson.loads(exactjson.skip_bom(data)[0]) if data is not None else None
+            except orjson.JSONDecodeError:
+                value = None  # (lines after all: a one-line input that is no JSON, or JSONL too short to tell)
+            else:
+                if isinstance(value, list):  # an array of records (an OpenHands event list, a flows journal's)
+                    return input_dialect(_walks_own(value))
+                if isinstance(value, dict):  # a trajectory, an artifact; or one line's record
+                    return document_dialect(value) or input_dialect(_walks_own([value]))
+        lines = _line_objects(_without(read.look(keep=False), exactjson.skip_bom(head)[1]), path, max_line_bytes)
+        first = next(lines, None)
+        if first is None:  # no line is a record on its own: records pretty-printed, or split as join_split_records joins
+            return input_dialect(_walks_own(_split_records(path, max_line_bytes)))
+        return input_dialect(_walks_own(chain([first], lines)))
+    finally:
+        read.close()
+
+
+def _split_records(path: str, limit: int) -> Iterator[Any]:
+    """The records of a journal's first ``limit`` bytes read as JSON values one after another, whatever lines they
+    span (pretty-printed, or a raw newline in a string: what ``join_split_records`` joins for heal); where no value
+    can be read, the next line is tried."""
+    read = _OneRead(path)
+    try:
+        data = b"".join(_first_bytes(read.look(keep=False), limit))
+    finally:
+        read.close()
+    text = data[exactjson.skip_bom(data)[1]:].decode("utf-8", "replace")
+    decoder, blank, at = json.JSONDecoder(strict=False), re.compile(r"[ \t\r\n]*"), 0
+    while True:
+        at = blank.match(text, at).end()  # type: ignore[union-attr]
+        if at >= len(text):
+            return
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            at = text.find("\n", at) + 1
+            if not at:
+                return
+            continue
+        yield value
+
+
+def _first_bytes(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """``chunks`` up to ``limit`` bytes (the last one cut there); nothing read after."""
+    for data in chunks:
+        yield data[:limit]
+        limit -= len(data)
+        if limit <= 0:
+            return
+
+
+_WALKS_OWN = {RECORD_KEY: "flows"}  # what a flows-style record counts as when the dialect is judged: a record of walk's own
+
+
+def _walks_own(records: Iterable[Any]) -> Iterator[Any]:
+    """``records``, each flows-style one (a ``kind`` and a ``run_id`` or ``step_id``) as one of replay's own: walk reads
+    those itself, whatever other keys they have (a flows message's ``role`` and ``content`` are no mini-swe-agent
+    record's)."""
+    for record in records:
+        flows = isinstance(record, dict) and isinstance(record.get("kind"), str) and ("run_id" in record or "step_id" in record)
+        yield _WALKS_OWN if flows else record
+
+
+def _line_objects(chunks: Iterable[bytes], source: str, max_line_bytes: int) -> Iterator[dict[str, Any]]:
+    """The lines of JSONL bytes that are JSON objects (the records ``parse`` makes of them), in order."""
+    cutter = LineCutter(source, max_line_bytes)
+    for items in chain((cutter.feed(data) for data in chunks), (cutter.finish(),)):
+        for item in items:
+            for raw in item.raws if isinstance(item, Batch) else ():
+                try:
+                    record = exactjson.loads(raw or b"")
+                except orjson.JSONDecodeError:
+                    continue
+                if type(record) is dict:
+                    yield record
