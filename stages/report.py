@@ -44,15 +44,11 @@ def render(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str,
 def render_chunks(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
                   title: str = DEFAULT_TITLE, totals: Aggregate | None = None,
                   unattributed: Sequence[dict[str, Any]] = ()) -> Iterator[bytes]:
-    """The report in pieces: text and json are written a part at a time (flat memory), the others whole.
-    ``totals``: the summaries' totals when gathered already (as they came, the heal records of no run with them),
-    else they are read for them."""
+    """The report in pieces, a run at a time in every format (flat memory). ``totals``: the summaries' totals when
+    gathered already (as they came, the heal records of no run with them), else they are read for them."""
     module = importlib.import_module(RENDERERS[fmt])
     agg = totals.result(diagnostics) if totals is not None else aggregate(summaries, diagnostics, unattributed)
-    if hasattr(module, "render_chunks"):
-        yield from module.render_chunks(summaries, agg, title)
-    else:
-        yield module.render(summaries, agg, title)
+    yield from module.render_chunks(summaries, agg, title)
 
 
 def streamed_renderer(fmt: str) -> Streamed | None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.model.markup import shown_text
 from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
+from replay.pipeline.report.streaming import pieces
 
 PROMPT_SHOWN = 600  # characters of a prompt shown before "show all"
 PROMPT_KEPT = 20_000  # characters of a prompt kept in the page at all
@@ -262,13 +264,22 @@ def _legend() -> str:
     return f'<ul class="legend" aria-label="legend">{items}</ul>'
 
 
-def _table(headers: list[tuple[str, bool]], rows: list[list[str]]) -> str:
+def _table(headers: list[tuple[str, bool]], rows: Iterable[list[str]]) -> str:
     """``headers`` as (label, numeric); cells must be escaped already."""
+    return _table_head(headers) + "".join(_row(headers, row) for row in rows) + _TABLE_END
+
+
+def _table_head(headers: list[tuple[str, bool]]) -> str:
     head = "".join(f'<th class="n">{esc(h)}</th>' if numeric else f"<th>{esc(h)}</th>" for h, numeric in headers)
-    body = "".join(
-        "<tr>" + "".join(f'<td class="n">{cell}</td>' if headers[k][1] else f"<td>{cell}</td>" for k, cell in enumerate(row))
-        + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<table><thead><tr>{head}</tr></thead><tbody>"
+
+
+def _row(headers: list[tuple[str, bool]], row: list[str]) -> str:
+    return "<tr>" + "".join(f'<td class="n">{cell}</td>' if headers[k][1] else f"<td>{cell}</td>"
+                            for k, cell in enumerate(row)) + "</tr>"
+
+
+_TABLE_END = "</tbody></table>"
 
 
 def _card(key: str, value: str, detail: str = "", bad: bool = False) -> str:
@@ -297,11 +308,14 @@ def _cards(agg: dict[str, Any]) -> str:
     return '<section class="cards" aria-label="totals">' + "".join(cards) + "</section>"
 
 
-def _overview(summaries: list[dict[str, Any]]) -> str:
-    rows = []
+def _overview(summaries: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The runs table, a piece at a time: its head, a row per run, its end."""
+    headers = [("Run", False), ("Status", False), ("Duration", True), ("Events", True), ("Tool calls", True),
+               ("Failed", True), ("Tokens", True), ("Cost", True), ("Repairs", True)]
+    yield '<section class="panel"><h2>Runs</h2>' + _table_head(headers)
     for n, s in enumerate(summaries, 1):
         u = s["usage"]
-        rows.append([
+        yield _row(headers, [
             f'<a href="#run-{n}"><code>{esc(run_label(s, n))}</code></a>',
             f'<span class="badge {esc(s["status"])}">{esc(s["status"])}</span>',
             esc(format_ms(s["durationMs"])), esc(format_count(s["events"]["total"])),
@@ -309,9 +323,7 @@ def _overview(summaries: list[dict[str, Any]]) -> str:
             esc(format_count(u["inputTokens"] + u["outputTokens"])) if u else "-",
             esc(format_cost(u["costUsd"])) if u else "-", esc(format_count(s["repairs"]["total"])),
         ])
-    headers = [("Run", False), ("Status", False), ("Duration", True), ("Events", True), ("Tool calls", True),
-               ("Failed", True), ("Tokens", True), ("Cost", True), ("Repairs", True)]
-    return f'<section class="panel"><h2>Runs</h2>{_table(headers, rows)}</section>'
+    yield _TABLE_END + "</section>"
 
 
 def _prompt(prompt: str | None) -> str:
@@ -434,23 +446,20 @@ def _totals(agg: dict[str, Any]) -> str:
     return f'<section class="panel" id="totals"><h2>All runs</h2><div class="cols">{"".join(cols)}</div></section>'
 
 
-def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
+def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> Iterator[bytes]:
+    """The page a piece at a time (its head, the runs table's rows, a run's article each, the totals), so that its
+    memory stays flat however many runs it shows: ``summaries`` (spooled ones) are read twice, a run at a time."""
     span = (f"{agg['startedAt']} to {agg['endedAt']}" if agg["startedAt"] else "no timestamps")
-    body = [
-        f"<header><h1>{esc(title)}</h1><p class=\"sub\">{counted(agg['runs']['total'], 'run', 'runs')} · {esc(span)}</p></header>",
-        _cards(agg),
-        f'<section class="panel"><h2>Legend</h2>{_legend()}</section>',
-    ]
-    if summaries:
-        body.append(_overview(summaries))
-    body += [_run_article(s, n) for n, s in enumerate(summaries, 1)]
-    body.append(_totals(agg))
-    page = (
+    yield (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         "<meta name=\"referrer\" content=\"no-referrer\">"
-        f"<title>{esc(title)}</title><style>{STYLE}</style></head>"
-        f"<body><main>{''.join(body)}</main></body></html>\n"
-    )
-    return page.encode("utf-8")
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head><body><main>"
+        f"<header><h1>{esc(title)}</h1><p class=\"sub\">{counted(agg['runs']['total'], 'run', 'runs')} · {esc(span)}</p></header>"
+        + _cards(agg) + f'<section class="panel"><h2>Legend</h2>{_legend()}</section>'
+    ).encode("utf-8")
+    if len(summaries):
+        yield from pieces(_overview(summaries))
+    yield from pieces(_run_article(s, n) for n, s in enumerate(summaries, 1))
+    yield (_totals(agg) + "</main></body></html>\n").encode("utf-8")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -11,11 +11,6 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.report.model import public_run
 from replay.pipeline.report.spool import ByteSpool
 from replay.pipeline.report.streaming import render_through
-
-
-def render(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
-    """The report document; ``title`` belongs to the human formats and is not part of it."""
-    return b"".join(render_chunks(summaries, agg, title))
 
 
 def render_chunks(summaries: Iterable[dict[str, Any]], agg: dict[str, Any], title: str) -> Iterator[bytes]:

@@ -5,6 +5,7 @@ listing them (counted by code, the first few with their line), so CI does not re
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.model.markup import xml_text as text  # (ElementTree escapes the rest)
@@ -17,7 +18,9 @@ def seconds(ms: Any) -> str:
     return f"{(ms or 0) / 1000:.3f}"
 
 
-def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
+def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> Iterator[bytes]:
+    """The document a piece at a time: the suite around its testcases, each run's testcase made and written on its
+    own, so that memory stays flat however many runs there are (``summaries``, spooled ones, are read once)."""
     failures = agg["runs"]["error"]
     diag = agg["diagnostics"]
     errors = 1 if diag["total"] else 0  # the input testcase
@@ -38,21 +41,7 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
         ("inputProblems", agg["diagnostics"]["total"]),
     ):
         ET.SubElement(props, "property", name=name, value=text(value))
-    for n, s in enumerate(summaries, 1):
-        case = ET.SubElement(suite, "testcase", name=text(run_label(s, n)), classname=text(s.get("source") or "replay"),
-                             time=seconds(s["durationMs"]))
-        if s["status"] == "error":
-            first = next((e for e in s["errors"] if e["kind"] in ("run", "run_failed")), None) or (s["errors"] or [None])[0]
-            failure = ET.SubElement(case, "failure", message=text(first["message"] if first else "run failed"),
-                                    type=text((first.get("code") or first["kind"]) if first else "run_failed"))
-            lines = [f"{e['kind']}{' ' + e['code'] if e.get('code') else ''}{' (' + e['toolName'] + ')' if e.get('toolName') else ''}"
-                     f"{' at seq ' + str(e['seq']) if e.get('seq') is not None else ''}: {e['message']}"
-                     for e in s["errors"][:LISTED]]
-            if len(s["errors"]) > LISTED:
-                lines.append(f"… {len(s['errors']) - LISTED} more")
-            failure.text = text("\n".join(lines) or "the run's status is error")
-        out = ET.SubElement(case, "system-out")
-        out.text = text(_details(s))
+    runs = ET.SubElement(suite, _RUNS) if len(summaries) else None  # where the runs' testcases go
     if errors:
         _input_problems(suite, diag)
     unattributed = agg["unattributedRepairs"]["runs"]
@@ -64,7 +53,50 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
         ET.SubElement(suite, "system-out").text = text(
             "repairs in no run of this report (heal dropped every event of their run):\n" + "\n".join(lines))
     ET.indent(root)
-    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
+    page = b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
+    if runs is None:
+        yield page
+        return
+    between, last = suite.text, runs.tail  # what goes between two of the suite's elements, and after the last run's
+    before, _, after = page.partition(b"<" + _RUNS.encode() + b" />" + (last or "").encode())
+    yield before
+    held = None
+    for n, s in enumerate(summaries, 1):
+        if held is not None:
+            yield _written(held, between)
+        held = _testcase(s, n)
+    assert held is not None
+    yield _written(held, last)
+    yield after
+
+
+_RUNS = "replay-runs"  # (a name no element of the document has: where the testcases of the runs go)
+
+
+def _written(case: ET.Element, tail: str | None) -> bytes:
+    """A testcase as the whole document's indentation writes it, followed by ``tail``."""
+    ET.indent(case, level=2)
+    case.tail = tail
+    return ET.tostring(case, encoding="utf-8", xml_declaration=False)
+
+
+def _testcase(s: dict[str, Any], n: int) -> ET.Element:
+    """The testcase of run ``s``, the ``n``th: a failure when the run failed, its details as system-out."""
+    case = ET.Element("testcase", name=text(run_label(s, n)), classname=text(s.get("source") or "replay"),
+                      time=seconds(s["durationMs"]))
+    if s["status"] == "error":
+        first = next((e for e in s["errors"] if e["kind"] in ("run", "run_failed")), None) or (s["errors"] or [None])[0]
+        failure = ET.SubElement(case, "failure", message=text(first["message"] if first else "run failed"),
+                                type=text((first.get("code") or first["kind"]) if first else "run_failed"))
+        lines = [f"{e['kind']}{' ' + e['code'] if e.get('code') else ''}{' (' + e['toolName'] + ')' if e.get('toolName') else ''}"
+                 f"{' at seq ' + str(e['seq']) if e.get('seq') is not None else ''}: {e['message']}"
+                 for e in s["errors"][:LISTED]]
+        if len(s["errors"]) > LISTED:
+            lines.append(f"… {len(s['errors']) - LISTED} more")
+        failure.text = text("\n".join(lines) or "the run's status is error")
+    out = ET.SubElement(case, "system-out")
+    out.text = text(_details(s))
+    return case
 
 
 def _input_problems(suite: ET.Element, diag: dict[str, Any]) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.model.markup import shown_text
 from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
+from replay.pipeline.report.streaming import pieces
 
 PROMPT_LIMIT = 500
 CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
@@ -25,12 +27,21 @@ def esc(value: Any, limit: int = 0) -> str:
 
 def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset()) -> list[str]:
     align = ["---:" if k in right else "---" for k in range(len(headers))]
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
+    return [row_line(headers), row_line(align), *map(row_line, rows)]
 
 
-def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
+def row_line(row: list[str]) -> str:
+    return "| " + " | ".join(row) + " |"
+
+
+def _lines(lines: list[str]) -> str:
+    """Lines as the page writes them: each ended by a newline."""
+    return "\n".join(lines) + "\n"
+
+
+def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> Iterator[bytes]:
+    """The page a piece at a time (its head, the runs table's rows, a section per run, the totals), so that its memory
+    stays flat however many runs it shows: ``summaries`` (spooled ones) are read twice, a run at a time."""
     runs, tc, usage = agg["runs"], agg["toolCalls"], agg["usage"]
     out = [f"# {esc(title)}", ""]
     unattributed = agg["unattributedRepairs"]["total"]
@@ -44,25 +55,27 @@ def render(summaries: list[dict[str, Any]], agg: dict[str, Any], title: str) -> 
     out += [line, ""]
     if agg["diagnostics"]["total"]:
         out += [f"> **{counted(agg['diagnostics']['total'], 'input problem', 'input problems')}**: {esc(format_counts(agg['diagnostics']['byCode']))}", ""]
-    if summaries:
+    if len(summaries):
         out += ["## Runs", ""]
-        rows = []
-        for n, s in enumerate(summaries, 1):
-            u = s["usage"]
-            rows.append([
-                f"[{esc(run_label(s, n))}](#run-{n})", "✅ ok" if s["status"] == "ok" else "❌ error",
-                format_ms(s["durationMs"]), format_count(s["events"]["total"]), format_count(s["toolCalls"]["total"]),
-                format_count(s["toolCalls"]["error"]), format_count(u["inputTokens"]) if u else "-",
-                format_count(u["outputTokens"]) if u else "-", esc(format_cost(u["costUsd"])) if u else "-",
-                format_count(s["repairs"]["total"]),
-            ])
         out += table(["Run", "Status", "Duration", "Events", "Tool calls", "Failed", "Tokens in", "Tokens out",
-                      "Cost", "Repairs"], rows, right={2, 3, 4, 5, 6, 7, 8, 9})
-        out.append("")
-    for n, s in enumerate(summaries, 1):
-        out += _run_section(s, n)
-    out += _aggregate_section(agg)
-    return ("\n".join(out).rstrip("\n") + "\n").encode("utf-8")
+                      "Cost", "Repairs"], [], right={2, 3, 4, 5, 6, 7, 8, 9})
+        yield _lines(out).encode("utf-8")
+        yield from pieces(row_line(_overview_row(s, n)) + "\n" for n, s in enumerate(summaries, 1))
+        out = [""]
+    yield _lines(out).encode("utf-8")
+    yield from pieces(_lines(_run_section(s, n)) for n, s in enumerate(summaries, 1))
+    yield ("\n".join(_aggregate_section(agg)).rstrip("\n") + "\n").encode("utf-8")  # (the section never ends blank)
+
+
+def _overview_row(s: dict[str, Any], n: int) -> list[str]:
+    u = s["usage"]
+    return [
+        f"[{esc(run_label(s, n))}](#run-{n})", "✅ ok" if s["status"] == "ok" else "❌ error",
+        format_ms(s["durationMs"]), format_count(s["events"]["total"]), format_count(s["toolCalls"]["total"]),
+        format_count(s["toolCalls"]["error"]), format_count(u["inputTokens"]) if u else "-",
+        format_count(u["outputTokens"]) if u else "-", esc(format_cost(u["costUsd"])) if u else "-",
+        format_count(s["repairs"]["total"]),
+    ]
 
 
 def _run_section(s: dict[str, Any], n: int) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import operator
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from replay.pipeline.model.markup import BIDI_CONTROLS
@@ -104,10 +104,6 @@ HEADERS = ["RUN", "STATUS", "DURATION", "EVENTS", "TOOL CALLS", "FAILED", "TOKEN
 RIGHT = frozenset({2, 3, 4, 5, 6, 7, 8, 9})
 CHUNK_LINES = 2000
 _CELL = "\x1f"  # between a row's cells while the table is measured (clean() writes control characters as \\uXXXX)
-
-
-def render(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], title: str) -> bytes:
-    return b"".join(render_chunks(summaries, agg, title))
 
 
 def render_chunks(summaries: Iterable[dict[str, Any]], agg: dict[str, Any], title: str) -> Iterator[bytes]:

@@ -1,4 +1,5 @@
-"""Renderers that build a report as the runs come (text, json): the protocol, and rendering a list of runs with one."""
+"""Renderers that build a report as the runs come (text, json): the protocol, and rendering a list of runs with one;
+``pieces``, for those that write a page a run at a time (html, markdown)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,17 @@ def render_through(streamed: Streamed, summaries: Iterable[dict[str, Any]], agg:
         yield from streamed.chunks(agg, title)
     finally:
         streamed.close()
+
+
+def pieces(texts: Iterable[str], size: int = 1 << 18) -> Iterator[bytes]:
+    """``texts`` joined into pieces of about ``size`` characters, encoded: a write each, not one per row or run."""
+    held: list[str] = []
+    length = 0
+    for text in texts:
+        held.append(text)
+        length += len(text)
+        if length >= size:
+            yield "".join(held).encode("utf-8")
+            held, length = [], 0
+    if held:
+        yield "".join(held).encode("utf-8")

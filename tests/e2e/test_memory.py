@@ -89,3 +89,23 @@ def test_records_a_walk_of_stdin_held_go_on_to_the_write_after_it_in_flat_memory
         assert sum(1 for _ in text) == sum(1 for _ in records)  # every record, the held ones first
     assert walked.read_bytes()[-200:].split(b"\n")[-2].startswith(b"tool_completed")
     assert peak_kib(report) < LIMIT_KIB, f"peak RSS {peak_kib(report) / 1024:.0f} MiB"
+
+
+@pytest.mark.slow
+def test_an_html_report_is_written_a_run_at_a_time(tmp_path: Path):
+    """An html report of a 100 MB journal (8,901 runs, a 126 MB page) took 420 MiB: the page was built whole in memory
+    (the markdown and junit ones too: see test_report_render's pieces test). Now each run's piece is written as it is
+    made: a report of 4 times the runs (a page 3 times the size, ~50 MB more) takes no more memory, give or take what
+    the summaries' spool holds in memory (8 MiB)."""
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    write_journal(small, 10 << 20)
+    write_journal(large, 40 << 20)
+    peaks = []
+    for journal in (small, large):
+        measure, page = tmp_path / f"rss-{journal.stem}", tmp_path / f"report-{journal.stem}.html"
+        done = subprocess.run(measured([REPLAY, "report", "--out", str(page), str(journal)], measure),
+                              stderr=subprocess.PIPE, timeout=600)
+        assert done.returncode == 0, done.stderr
+        peaks.append(peak_kib(measure))
+    grown = (peaks[1] - peaks[0]) / 1024
+    assert grown < 24, f"peak RSS {peaks[0] / 1024:.0f} MiB for a 10 MB journal, {peaks[1] / 1024:.0f} MiB for 40 MB"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.report import render_html, render_markdown, render_text
 from replay.pipeline.report.render_junit import text as xml_text
-from replay.stages.report import FORMATS, render
+from replay.stages.report import FORMATS, render, render_chunks
 from replay.stages.summarize import SummarizeRuns
 
 FIXTURES = FIXTURES_DIR / "report"
@@ -185,3 +185,15 @@ def test_the_runs_table_laid_out_a_piece_at_a_time_is_the_table_laid_out_cell_by
     spec = render_text._spec(widths, render_text.RIGHT, "")
     lines = [line for piece in pieces for line in render_text._packed_rows(piece, widths, spec)]
     assert lines == [render_text._row(row, widths, render_text.RIGHT) for row in rows]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_is_written_in_pieces_of_a_bounded_size(fmt):
+    """Each format comes out a run (or up to 1 MiB) at a time, however many runs there are: html, markdown and
+    junit were one piece, the whole page built in memory (420 MiB for the html report of a 100 MB journal). The pieces
+    join to what ``render`` gives."""
+    runs = summaries_of("healed_two_runs.jsonl", "no_run_records.jsonl") * 1500
+    pieces = list(render_chunks(fmt, runs, None))
+    total = sum(map(len, pieces))
+    assert total > 2 << 20 and max(map(len, pieces)) <= 1 << 20, (total, max(map(len, pieces)))
+    assert b"".join(pieces) == render(fmt, runs, None)
