@@ -1,7 +1,8 @@
 """Quota: how many diagnostics of one code in one input are printed (``--max-errors``); the rest are counted.
 
 A binary file, or a journal broken the same way on every line, would otherwise print one error (or warning) per
-line. Past ``limit`` diagnostics of one (source, code), the rest are only counted, and ``left_out`` gives one summary
+line. A diagnostic is a record with a ``code``, or a heal notice with a ``rule`` (``check_order``: a timestamp going
+back), counted by it. Past ``limit`` diagnostics of one (source, code), the rest are only counted, and ``left_out`` gives one summary
 record per such (source, code) at the end: how many were left out and between which lines. ``limit`` 0 admits all.
 """
 
@@ -21,13 +22,14 @@ _COUNTED = ("They are most likely one cause: fix the ones shown. `replay --max-e
 class Quota:
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         self.limit = limit
-        self._seen: dict[tuple[Any, Any], int] = {}
-        self._left_out: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self._seen: dict[tuple[Any, Any, Any], int] = {}  # by (source, code, rule): a notice with no code, its rule
+        self._left_out: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
 
     def admit(self, record: dict[str, Any]) -> bool:
-        """Is ``record`` (a diagnostic: ``source``, ``code``, ``line``, ``offset``) within its quota? If not, it is
-        counted among those left out."""
-        key = (record.get("source"), record.get("code"))
+        """Is ``record`` (a diagnostic: ``source``, ``code``, ``line``, ``offset``; a heal notice names its ``rule``
+        instead of a code) within its quota? If not, it is counted among those left out."""
+        code = record.get("code")
+        key = (record.get("source"), code, None if code else record.get("rule"))
         seen = self._seen[key] = self._seen.get(key, 0) + 1
         if not self.limit or seen <= self.limit:
             return True
@@ -45,7 +47,7 @@ class Quota:
         they were), and the count starts again; call at the end of the run."""
         left_out, self._left_out = self._left_out, {}
         summaries = []
-        for (source, code), held in left_out.items():
+        for (source, code, rule), held in left_out.items():
             first, last, count = held["first"], held["last"], held["count"]
             span = ""
             if first["line"] is not None:
@@ -53,10 +55,16 @@ class Quota:
             where = f" in {source!r}" if source is not None else ""
             summaries.append(diagnostic(
                 _SUMMARY_CODE[kind],
-                f"{count} more {code} {kind}{'s' * (count > 1)}{where} were left out{span}; the first {self.limit} "
-                "are above",
-                source=source, suppressedCode=code, suppressed=count, shown=self.limit,
+                f"{count} more {code or rule} {kind}{'s' * (count > 1)}{where} were left out{span}; the first "
+                f"{self.limit} are above",
+                source=source, suppressedCode=code, suppressedRule=rule, suppressed=count, shown=self.limit,
                 firstLine=first["line"], firstOffset=first["offset"], lastLine=last["line"], lastOffset=last["offset"],
                 **({"howToFix": _COUNTED} if kind == "error" else {}),  # (a warning's: the catalogue's)
             ))
         return summaries
+
+
+def is_diagnostic(record: dict[str, Any]) -> bool:
+    """Does ``record`` count against a quota: a diagnostic (a ``code``) or a heal notice (a ``rule``), not an event a
+    config logs?"""
+    return "code" in record or "rule" in record
