@@ -46,6 +46,7 @@ from replay.stages.renumber import RenumberSeq, stretches
 
 UNSET: Any = msgspec.UNSET
 MAX_RUN_LINES = 4096  # a longer run goes the slow way (memory stays bounded)
+MAX_RUN_BYTES = 4 << 20  # and so does one whose lines held come to more bytes (the blocks they were read in)
 _CALLED, _UNANSWERED = "tool_called", "tool_unanswered"
 
 
@@ -119,14 +120,15 @@ _UNKNOWN = object()  # the event before a run could not be read here (dedupe may
 
 
 class _Run:
-    __slots__ = ("clean", "count", "events", "fine", "heads", "joined", "pieces", "record", "run_id", "seqs", "size",
-                 "spilled", "stamps", "tail_open", "types")
+    __slots__ = ("clean", "count", "events", "fine", "heads", "held", "joined", "pieces", "record", "run_id", "seqs",
+                 "size", "spilled", "stamps", "tail_open", "types")
 
     def __init__(self) -> None:
         # its lines: stretches [a, b) of the batches they came in (the lines themselves are cut out only if the run
         # goes on as lines: a run validate finds valid is counted, never cut into lines)
         self.pieces: list[tuple[Batch, int, int]] = []
         self.count = 0  # its lines so far
+        self.held = 0  # the bytes of the batches they are in (what holding them keeps in memory)
         self.heads: list[_Head | None] = []
         self.run_id: Any = None
         self.record: dict[str, Any] | None = None
@@ -145,8 +147,14 @@ class _Run:
 
     def add(self, batch: Batch, a: int, b: int) -> None:
         """Lines ``a``..``b``-1 of ``batch`` are the run's next."""
+        if not self.pieces or self.pieces[-1][0] is not batch:
+            self.held += len(batch.joined) if batch.joined is not None else sum(map(len, filter(None, batch.raws)))
         add_piece(self.pieces, batch, a, b)
         self.count += b - a
+
+    def too_long(self) -> bool:
+        """Is it too long to hold to its end (``MAX_RUN_LINES``, ``MAX_RUN_BYTES``)?"""
+        return self.count > MAX_RUN_LINES or self.held > MAX_RUN_BYTES
 
     def lines_batch(self, source: str) -> Batch:
         """Its lines as one unparsed batch (cut out of the batches they came in when a stage reads them)."""
@@ -154,7 +162,7 @@ class _Run:
 
     def let_go(self) -> None:
         """Its lines went on (the slow way): it keeps only what comes after."""
-        self.pieces, self.count, self.heads = [], 0, []
+        self.pieces, self.count, self.heads, self.held = [], 0, [], 0
         self.seqs, self.types, self.stamps = [], [], []
 
 
@@ -285,7 +293,7 @@ class ScreenRuns(Transform):
             run.heads.append(head)
             if i == last and batch.tail_open:
                 run.tail_open = True
-            if run.count > MAX_RUN_LINES:
+            if run.too_long():
                 self._spill(run)
         return self._take(self._paused(batch))
 
@@ -363,7 +371,7 @@ class ScreenRuns(Transform):
                 run.size = size
             else:
                 run.fine = False
-        if run.count > MAX_RUN_LINES:
+        if run.too_long():
             self._spill(run)
 
     def _all_clean(self, runs: list[tuple[int, int]], heads: list[Any], rids: list[Any], types: list[Any],
