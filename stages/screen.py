@@ -45,8 +45,9 @@ from replay.stages.ensure_terminal import InsertTerminalEvent
 from replay.stages.renumber import RenumberSeq, stretches
 
 UNSET: Any = msgspec.UNSET
-MAX_RUN_LINES = 4096  # a longer run goes the slow way (memory stays bounded)
+MAX_RUN_LINES = 16384  # a longer run goes the slow way (memory stays bounded)
 MAX_RUN_BYTES = 4 << 20  # and so does one whose lines held come to more bytes (the blocks they were read in)
+SLOW_LINES = 4096  # a run goes the slow way in batches of at most this many lines (the rules take a batch at a time)
 _CALLED, _UNANSWERED = "tool_called", "tool_unanswered"
 
 
@@ -156,9 +157,24 @@ class _Run:
         """Is it too long to hold to its end (``MAX_RUN_LINES``, ``MAX_RUN_BYTES``)?"""
         return self.count > MAX_RUN_LINES or self.held > MAX_RUN_BYTES
 
-    def lines_batch(self, source: str) -> Batch:
-        """Its lines as one unparsed batch (cut out of the batches they came in when a stage reads them)."""
-        return Batch.folded(source, self.count, pieces=self.pieces, tail_open=self.tail_open)
+    def lines_batches(self, source: str) -> list[Batch]:
+        """Its lines as unparsed batches of at most ``SLOW_LINES`` lines each (cut out of the batches they came in when
+        a stage reads them)."""
+        if self.count <= SLOW_LINES:
+            return [Batch.folded(source, self.count, pieces=self.pieces, tail_open=self.tail_open)]
+        batches, part, size = [], [], 0
+        for piece, a, b in self.pieces:
+            while a < b:
+                take = min(b - a, SLOW_LINES - size)
+                part.append((piece, a, a + take))
+                a, size = a + take, size + take
+                if size == SLOW_LINES:
+                    batches.append(Batch.folded(source, size, pieces=part))
+                    part, size = [], 0
+        if part:
+            batches.append(Batch.folded(source, size, pieces=part))
+        batches[-1].tail_open = self.tail_open
+        return batches
 
     def let_go(self) -> None:
         """Its lines went on (the slow way): it keeps only what comes after."""
@@ -504,18 +520,19 @@ class ScreenRuns(Transform):
                 return
 
     def _emit_slow(self, run: _Run, closes: bool = True, at: tuple[Batch, int] | None = None) -> None:
-        """A run (or a piece of a long one) for the slow lane, as one batch; ``closes``: the run ends with it,
+        """A run (or a piece of a long one) for the slow lane, as batches of up to ``SLOW_LINES``; ``closes``: the run ends with it,
         so the per-run stages close it right after it, whatever the next run is (their logs and heal records
         go run by run, however the input was cut into batches); ``at``: where the next run begins (its line goes
         with the batch, ``Batch.ends_before``: lines of the run a stage takes out of the stream lie before it)."""
         if not run.count:
             return
         self._close_clean()
-        batch = run.lines_batch(self.source or "<stdin>")
+        batches = run.lines_batches(self.source or "<stdin>")
+        batch = batches[-1]
         batch.closes_run = closes
         if closes and at is not None:
             batch.ends_before = at[0].at("lines", at[1])
-        self._out.append(batch)
+        self._out += batches
 
     def _add_repaired(self, batch: Batch) -> None:
         """A run repaired here (``_repair``) goes on after the clean runs before it: alone when its heal-log lines go
