@@ -3,8 +3,8 @@
 A timestamp written another way (epoch seconds or milliseconds, ISO without a zone) is converted; one that says no
 time borrows the previous event's (or the run record's). A run's first events with no time to borrow wait, taken
 out of the stream in order (with the records after them), for the run's first time and borrow it; a run with no
-valid time at all, or ``MAX_WAITING`` such events (and records after them) before its first one, gets the Unix epoch
-instead. Every repair is logged with its reason.
+valid time at all, or ``MAX_WAITING`` such events (and records after them) before its first one, or more than
+``MAX_WAITING_BYTES`` of them, gets the Unix epoch instead. Every repair is logged with its reason.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column, column_position
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, read_iso, with_field
@@ -19,6 +20,7 @@ from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.model.validation import named
 
 MAX_WAITING = 10_000  # events a run's first events without a time wait for its first time, at most
+MAX_WAITING_BYTES = 8 << 20  # and the most they may come to (as JSON): the wait holds them in memory
 
 
 def convert(value: Any) -> str | None:
@@ -46,6 +48,7 @@ class FixTimestamps(RunScoped):
         facts = run.facts or {}
         run.state["last"] = facts.get("timestamp") if is_timestamp(facts.get("timestamp")) else None
         run.state["waiting"] = []  # what waits for the run's first time: (column, whether an event to fix) each
+        run.state["waiting_bytes"] = 0  # what they come to
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         events = batch.events
@@ -85,11 +88,15 @@ class FixTimestamps(RunScoped):
     def _wait(self, column: Column, fix: bool) -> None:
         """``column`` (an event to fix, or a record after one) waits for the run's first time; at ``MAX_WAITING``
         waiting, events and records alike, the wait is over: they get the Unix epoch."""
-        waiting = self.run.state["waiting"]  # type: ignore[union-attr]
+        state = self.run.state  # type: ignore[union-attr]
+        waiting = state["waiting"]
         waiting.append((column, fix))
-        if len(waiting) >= MAX_WAITING:
+        state["waiting_bytes"] += len(column[1]) if column[1] is not None else len(exactjson.dumps(column[0]))
+        if len(waiting) >= MAX_WAITING or state["waiting_bytes"] > MAX_WAITING_BYTES:
             what = "events" if all(to_fix for _, to_fix in waiting) else "events and records"
-            self._borrow(EPOCH, None, f"no time in the run's first {MAX_WAITING} {what} to borrow; used the Unix epoch")
+            size = f" (over {MAX_WAITING_BYTES >> 20} MiB)" if len(waiting) < MAX_WAITING else ""
+            first = MAX_WAITING if not size else len(waiting)
+            self._borrow(EPOCH, None, f"no time in the run's first {first} {what}{size} to borrow; used the Unix epoch")
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if run.state["waiting"]:
@@ -103,7 +110,7 @@ class FixTimestamps(RunScoped):
         run = self.run
         assert run is not None
         run.state["last"] = stamp
-        waiting, run.state["waiting"] = run.state["waiting"], []
+        waiting, run.state["waiting"], run.state["waiting_bytes"] = run.state["waiting"], [], 0
         if not waiting:
             return
         out: list[Column] = []

@@ -142,3 +142,24 @@ def test_a_run_of_long_lines_is_not_held_whole(command: str, tmp_path: Path):
         journal.unlink()
     grown = (peaks[1] - peaks[0]) / 1024
     assert grown < 32, f"peak RSS {peaks[0] / 1024:.0f} MiB for a run of 10 MB, {peaks[1] / 1024:.0f} MiB for 100 MB"
+
+
+@pytest.mark.slow
+def test_a_long_wait_for_a_runs_first_time_is_not_held_whole(tmp_path: Path):
+    """fix_timestamp holds a run's first events with no time until its first time comes: 150 events of 1 MB with no
+    timestamp were held whole (486 MiB). The wait ends past 8 MiB: ten times the events, the same memory."""
+    peaks = []
+    for lines in (10, 100):
+        journal, measure = tmp_path / f"untimed-{lines}.jsonl", tmp_path / f"rss-untimed-{lines}"
+        _fat_run(journal, lines)
+        text = journal.read_bytes().replace(b'"timestamp":"2026-01-01T00:00:01Z",', b"").replace(
+            b'"timestamp":"2026-01-01T00:00:00Z",', b"")  # (only the last event has a time)
+        journal.write_bytes(text)
+        with open(os.devnull, "wb") as sink:
+            done = subprocess.run(measured([REPLAY, "heal", str(journal)], measure), stdout=sink,
+                                  stderr=subprocess.PIPE, timeout=600)
+        assert done.returncode == 0, done.stderr
+        peaks.append(peak_kib(measure))
+        journal.unlink()
+    grown = (peaks[1] - peaks[0]) / 1024
+    assert grown < 32, f"peak RSS {peaks[0] / 1024:.0f} MiB for 10 MB, {peaks[1] / 1024:.0f} MiB for 100 MB"
