@@ -12,8 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, Column, column_position
+from replay.pipeline.engine.batch import Batch, Column, column_bytes, column_position
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, read_iso, with_field
 from replay.pipeline.model.runs import Run, RunScoped
@@ -91,7 +90,7 @@ class FixTimestamps(RunScoped):
         state = self.run.state  # type: ignore[union-attr]
         waiting = state["waiting"]
         waiting.append((column, fix))
-        state["waiting_bytes"] += len(column[1]) if column[1] is not None else len(exactjson.dumps(column[0]))
+        state["waiting_bytes"] += column_bytes(column)
         if len(waiting) >= MAX_WAITING or state["waiting_bytes"] > MAX_WAITING_BYTES:
             what = "events" if all(to_fix for _, to_fix in waiting) else "events and records"
             size = f" (over {MAX_WAITING_BYTES >> 20} MiB)" if len(waiting) < MAX_WAITING else ""

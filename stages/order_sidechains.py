@@ -6,21 +6,23 @@ conversation by ``parentId``. When a sidechain event comes before the event its 
 then the sidechain record (all its parts, and its own children with it) is put right after its
 parent's record, and the rest keeps its order. A parent that never comes (it was in another file)
 moves nothing: at the run's end, or after ``MAX_HELD`` events, everything held goes out in its
-original order. Only sidechain events are moved; the main chain is never reordered.
+original order (and past ``MAX_HELD_BYTES`` of events and records held). Only sidechain events are moved; the main
+chain is never reordered.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch, Column, column_position
+from replay.pipeline.engine.batch import Batch, Column, column_bytes, column_position
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY, has_records
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import Run, starts_run
 
-MAX_HELD = 10_000
+MAX_HELD = 10_000  # events and records held for a parent, at most
+MAX_HELD_BYTES = 8 << 20  # and the most they may come to
 
 
 def _links(event: dict[str, Any]) -> tuple[str | None, str | None, bool]:
@@ -79,6 +81,7 @@ class OrderSidechains(Transform):
         self.run: Run | None = None
         self.seen: set[str] = set()  # ids of the run's events already written
         self.held: list[Column] = []
+        self.held_bytes = 0  # what the held columns come to
         self.wanted: set[str] = set()  # parents the held sidechain events wait for
         self.source = "<end>"
 
@@ -114,7 +117,10 @@ class OrderSidechains(Transform):
                 self.seen = set()
                 self.source = batch.source
             if RECORD_KEY in record:
-                (self.held if self.held else out).append(column)
+                if self.held:
+                    out += self._hold(column)
+                else:
+                    out.append(column)
                 continue
             eid, parent, side = _links(record)
             if self.held and not self.wanted and eid != _links(self.held[-1][0])[0]:
@@ -123,12 +129,10 @@ class OrderSidechains(Transform):
                 self.wanted.add(parent)
             if self.wanted or self.held:
                 untouched = False
-                self.held.append(column)
                 if eid is not None:
                     self.seen.add(eid)
                     self.wanted.discard(eid)
-                if len(self.held) > MAX_HELD:
-                    out += self._release()
+                out += self._hold(column)
                 continue
             if eid is not None:
                 self.seen.add(eid)
@@ -147,8 +151,14 @@ class OrderSidechains(Transform):
         out = self._release()
         return Batch.from_columns(out, self.source) if out else None
 
+    def _hold(self, column: Column) -> list[Column]:
+        """Hold ``column`` for a parent; past ``MAX_HELD`` or ``MAX_HELD_BYTES`` held, everything held goes out."""
+        self.held.append(column)
+        self.held_bytes += column_bytes(column)
+        return self._release() if len(self.held) > MAX_HELD or self.held_bytes > MAX_HELD_BYTES else []
+
     def _release(self) -> list[Column]:
-        held, self.held, self.wanted = self.held, [], set()
+        held, self.held, self.wanted, self.held_bytes = self.held, [], set(), 0
         if not held:
             return []
         links = [_links(col[0]) if RECORD_KEY not in col[0] else (None, None, False) for col in held]

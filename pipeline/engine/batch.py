@@ -126,6 +126,11 @@ def invented(record: dict[str, Any]) -> Column:
     return (record, None, None, None, None)
 
 
+def column_bytes(column: Column) -> int:
+    """About what a column held aside weighs: its line's bytes, or its record's as JSON (one changed or invented)."""
+    return len(column[1]) if column[1] is not None else len(exactjson.dumps(column[0]))
+
+
 def column_position(column: Column) -> dict[str, Any]:
     """Where a column taken out of its batch came from, as diagnostic fields: its line, offset and path, those it has."""
     return {key: value for key, value in zip(("line", "offset", "path"), column[2:5], strict=True) if value is not None}
