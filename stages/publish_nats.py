@@ -45,10 +45,10 @@ class PublishNats(Sink):
     takes_anything = True
 
     def preflight(self, inputs: list[str]) -> None:
-        parse_address(self.config["url"], option=f"stages.{self.id}.url")  # a bad address refused before anything runs
+        parse_address(self.config["url"], option=f"stages.{self.id}.url", publish=True)  # a bad address refused before anything runs
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
-        address = parse_address(self.config["url"])
+        address = parse_address(self.config["url"], publish=True)
         connection = await connect(address.server)
         js = connection.jetstream()
         last_run: Any = None

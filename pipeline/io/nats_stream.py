@@ -32,8 +32,9 @@ class Address:
     subject: str
 
 
-def parse_address(url: str, option: str = "url") -> Address:
-    """The server and subject of ``nats://HOST:PORT/SUBJECT``; E_USAGE_INVALID (exit 2) for anything else."""
+def parse_address(url: str, option: str = "url", *, publish: bool = False) -> Address:
+    """The server and subject of ``nats://HOST:PORT/SUBJECT``; E_USAGE_INVALID (exit 2) for anything else, a subject
+    NATS does not take among it (see ``subject_fault``); ``publish``: a subject to publish to, where no wildcard goes."""
     try:
         parts = urlsplit(url)
         subject = parts.path.lstrip("/")
@@ -43,7 +44,32 @@ def parse_address(url: str, option: str = "url") -> Address:
     if parts is None or parts.scheme != "nats" or not parts.hostname or not subject:
         raise ReplayError("E_USAGE_INVALID", f"{url!r} is not a NATS address with a subject", path=option, received=url,
                           expected="nats://HOST:PORT/SUBJECT", example="nats://127.0.0.1:4222/agents.raw")
+    fault = subject_fault(subject, publish=publish)
+    if fault:
+        raise ReplayError("E_USAGE_INVALID", f"{url!r} names no subject NATS takes: {fault}", path=option, received=url,
+                          expected="nats://HOST:PORT/SUBJECT, the subject's tokens parted by dots (no spaces)"
+                                   + (", no wildcard" if publish else ""),
+                          example="nats://127.0.0.1:4222/agents.raw")
     return Address(f"nats://{parts.netloc}", subject)
+
+
+def subject_fault(subject: str, *, publish: bool = False) -> str | None:
+    """What makes ``subject`` no NATS subject, else None: whitespace (the protocol parts a command at it), an empty token (``a..b``, ``a.``), a wildcard that is
+    not a whole token (``a*``), ``>`` before the last token, or, to publish to, any wildcard (the message would be
+    stored under the literal subject ``a.*``, which every subscriber to ``a.*`` reads as all of ``a``'s)."""
+    if any(c.isspace() for c in subject):
+        return "a subject has no whitespace"
+    tokens = subject.split(".")
+    if "" in tokens:
+        return "a subject's tokens, parted by dots, are not empty"
+    for n, token in enumerate(tokens):
+        if ("*" in token or ">" in token) and token not in ("*", ">"):
+            return f"a wildcard is a whole token ({token!r} is not)"
+        if token == ">" and n != len(tokens) - 1:
+            return "'>' is the last token"
+        if publish and token in ("*", ">"):
+            return "a message is published to one subject, with no wildcard ('*', '>')"
+    return None
 
 
 def nats_module() -> Any:

@@ -314,3 +314,28 @@ def test_a_server_that_goes_away_mid_stream_is_unreachable_not_a_stage_failure(t
     assert got == lines and reader.returncode == 1 and b"Traceback" not in err
     [error] = errors_of(err)
     assert error["code"] == "E_NATS_UNREACHABLE" and "went away" in error["message"] and error["received"] == server
+
+
+@pytest.mark.parametrize(("subject", "publish_only"), [
+    ("agents.a b", False),  # (nats-py refused it mid-run: BadSubjectError)
+    ("agents..raw", False), ("agents.", False), ("agents.raw*", False), ("agents.>.raw", False),
+    ("agents.*", True), ("agents.>", True),  # (stored under the literal subject `agents.*`: readers of it get all)
+])
+def test_a_subject_nats_does_not_take_is_refused_before_anything_runs(tmp_path: Path, subject: str,
+                                                                      publish_only: bool) -> None:
+    """A subject with a space, an empty token, a wildcard in a token, or a wildcard to publish to, is refused (exit 2,
+    E_USAGE_INVALID at the option); publish_nats sent `agents.*` to the stream as a subject of its own, `read` of
+    `agents.a b` said E_NATS_UNREACHABLE ("create a stream"), a publish to it failed E_STAGE_FAILED (BadSubjectError)."""
+    journal = tmp_path / "one.jsonl"
+    journal.write_bytes(b"\n".join(_runs(1)[0]) + b"\n")
+    config = tmp_path / "publish.toml"
+    config.write_text(f'[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      f'[stages.publish]\ntype = "publish_nats"\ninputs = ["parse"]\nurl = "nats://127.0.0.1:{_free_port()}/{subject}"\n')
+    done = run_replay("run", str(config), str(journal))
+    assert done.returncode == 2 and done.stdout == b""
+    assert [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [("E_USAGE_INVALID", "stages.publish.url")]
+    read = run_replay("read", f"nats://127.0.0.1:{_free_port()}/{subject}")
+    if publish_only:  # reading a wildcard subject reads every subject it matches: that is what wildcards are for
+        assert read.returncode == 2 and [e["code"] for e in errors_of(read.stderr)] == ["E_NATS_UNREACHABLE"]
+    else:
+        assert read.returncode == 2 and [(e["code"], e["path"]) for e in errors_of(read.stderr)] == [("E_USAGE_INVALID", "PATH")]
