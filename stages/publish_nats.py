@@ -10,7 +10,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
-from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, parse_address, server_gone
+from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, parse_address, run_key, server_gone
 from replay.pipeline.model.records import is_record
 
 MSG_ID = "Nats-Msg-Id"
@@ -65,7 +65,7 @@ class PublishNats(Sink):
                     for record, data in zip(records, payloads, strict=True):
                         headers = {MSG_ID: message_id(record, data)} if self.config["dedupe_ids"] else None
                         sends.append(js.publish(address.subject, data, headers=headers))
-                        run_id = record.get("runId") if isinstance(record, dict) else None
+                        run_id = run_key(record.get("runId")) if isinstance(record, dict) else None
                         if run_id is not None and run_id != last_run:
                             later_runs.append(run_id)
                             last_run = run_id

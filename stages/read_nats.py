@@ -19,6 +19,7 @@ from replay.pipeline.io.nats_stream import (
     keep_pending,
     open_ledger,
     parse_address,
+    run_key,
     server_gone,
 )
 
@@ -188,12 +189,12 @@ _KEY = msgspec.json.Decoder(_Key)
 
 
 def _key(raw: bytes) -> tuple[Any, Any]:
-    """(runId, seq) of a record, when it is a JSON object that has them."""
+    """(runId, seq) of a record, when it is a JSON object that has them (each as ``run_key`` holds it)."""
     try:
         key = _KEY.decode(raw)
     except (msgspec.DecodeError, RecursionError):  # (msgspec.ValidationError is a DecodeError: not an object)
         return None, None
-    return key.runId, key.seq
+    return run_key(key.runId), run_key(key.seq)
 
 
 def _cannot_consume(subject: str, exc: Exception) -> Exception:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import msgspec
+
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
 
 ACK = b"+ACK"
@@ -111,6 +113,17 @@ async def close(connection: Any) -> None:
     """Close the connection (acknowledgements were flushed when sent; a drain would wait on the pull subscription)."""
     with suppress(Exception):
         await connection.close()
+
+
+def run_key(value: Any) -> Any:
+    """A record's ``runId`` (or ``seq``) as a key the reader's de-duplication and the ledger can hold, the same on
+    the reading and the publishing side: the value itself, or the JSON text of one a key cannot be (an object, an
+    array: a message naming such a run failed the reader, TypeError, and came again forever)."""
+    try:
+        hash(value)
+    except TypeError:
+        return msgspec.json.encode(value)
+    return value
 
 
 class Ledger:

@@ -339,3 +339,23 @@ def test_a_subject_nats_does_not_take_is_refused_before_anything_runs(tmp_path: 
         assert read.returncode == 2 and [e["code"] for e in errors_of(read.stderr)] == ["E_NATS_UNREACHABLE"]
     else:
         assert read.returncode == 2 and [(e["code"], e["path"]) for e in errors_of(read.stderr)] == [("E_USAGE_INVALID", "PATH")]
+
+
+def test_a_run_id_or_seq_that_is_an_object_or_an_array_is_read_and_published(nats_server: str, tmp_path: Path) -> None:
+    """Such a record is no run's, but passes as any record does (parse and heal say what is wrong with it). The reader
+    keyed its de-duplication and the ledger by the value itself: TypeError (unhashable), E_STAGE_FAILED, nothing read,
+    and the message, never acknowledged, failed every reader that came after it; the sink failed the same way."""
+    run(_admin(nats_server, "oddid"))
+    lines = [b'{"seq":1,"runId":{"a":1},"type":"run_started","payload":{}}', b'{"seq":[1],"runId":"r","type":"x","payload":{}}',
+             b'{"seq":2,"runId":["r"],"type":"x","payload":{}}']
+    run(_publish(nats_server, "oddid.raw", lines))
+    out, code = _read_until(["read", f"{nats_server}/oddid.raw"], len(lines))
+    assert out.splitlines() == lines and code == 130
+    config = tmp_path / "oddid.toml"
+    config.write_text(f'[stages.read]\ntype = "read_nats"\nurl = "{nats_server}/oddid.raw"\ndurable = "odd"\nidle_seconds = 0.5\n'
+                      f'[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      f'[stages.publish]\ntype = "publish_nats"\ninputs = ["parse"]\nurl = "{nats_server}/oddid.out"\n')
+    done = run_replay("run", str(config))
+    assert done.returncode == 0, done.stderr
+    assert run(_messages(nats_server, "oddid.out", "ODDID")) == lines
+    assert run(_pending(nats_server, "ODDID", "odd")) == (0, 0)
