@@ -10,7 +10,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
-from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, parse_address, run_key, server_gone
+from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, no_stream, parse_address, run_key, server_gone
 from replay.pipeline.model.records import is_record
 
 MSG_ID = "Nats-Msg-Id"
@@ -51,6 +51,11 @@ class PublishNats(Sink):
         address = parse_address(self.config["url"], publish=True)
         connection = await connect(address.server)
         js = connection.jetstream()
+        try:  # a subject no stream stores: said before anything is published (each publish would fail, no answer)
+            await js.find_stream_name_by_subject(address.subject)
+        except Exception as exc:  # no stream holds the subject, JetStream off
+            await close(connection)
+            raise no_stream("publish to", address.subject, exc) from exc
         last_run: Any = None
         published = 0
         try:

@@ -17,6 +17,7 @@ from replay.pipeline.io.nats_stream import (
     close_ledger,
     connect,
     keep_pending,
+    no_stream,
     open_ledger,
     parse_address,
     run_key,
@@ -97,7 +98,7 @@ class ReadNats(Source):
             stream = self.config["stream"] or await js.find_stream_name_by_subject(subject)
             reads = await self._consumer_subjects(js, stream, durable)
         except Exception as exc:  # no stream holds the subject, JetStream off
-            raise _cannot_consume(subject, exc) from exc
+            raise no_stream("consume", subject, exc) from exc
         if reads is not None and reads != [subject]:
             # nats-py binds to a durable consumer of that name whatever it reads: its messages would come out as this subject's
             raise ReplayError("E_USAGE_INVALID", f"the durable consumer {durable!r} of stream {stream!r} reads {', '.join(reads) or 'every subject'}, "
@@ -108,7 +109,7 @@ class ReadNats(Source):
         try:
             return await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
         except Exception as exc:  # JetStream refused the consumer
-            raise _cannot_consume(subject, exc) from exc
+            raise no_stream("consume", subject, exc) from exc
 
     @staticmethod
     async def _consumer_subjects(js: Any, stream: str, durable: str) -> list[str] | None:
@@ -195,11 +196,3 @@ def _key(raw: bytes) -> tuple[Any, Any]:
     except (msgspec.DecodeError, RecursionError):  # (msgspec.ValidationError is a DecodeError: not an object)
         return None, None
     return run_key(key.runId), run_key(key.seq)
-
-
-def _cannot_consume(subject: str, exc: Exception) -> Exception:
-    """E_NATS_UNREACHABLE for a subject JetStream gives no consumer of (no stream holds it, JetStream is off, ...)."""
-    from replay.pipeline.engine.errors import ReplayError  # (as the stage's other errors: only a NATS read loads it)
-
-    return ReplayError("E_NATS_UNREACHABLE", f"cannot consume {subject!r} from JetStream: {type(exc).__name__}: {exc}",
-                       received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.")

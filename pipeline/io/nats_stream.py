@@ -98,11 +98,21 @@ async def server_gone(server: str) -> AsyncIterator[None]:
         yield
     except (errors.ConnectionClosedError, errors.NoServersError, errors.StaleConnectionError, errors.UnexpectedEOF,
             errors.OutboundBufferLimitError, errors.ConnectionReconnectingError, errors.ConnectionDrainingError,
-            errors.FlushTimeoutError) as exc:  # (an acknowledgement's flush that no server answers)
+            errors.FlushTimeoutError, errors.TimeoutError) as exc:  # (an acknowledgement's flush, a publish's stored
+        # acknowledgement, that no server answers)
         raise ReplayError("E_NATS_UNREACHABLE", f"the NATS server at {server!r} went away: {type(exc).__name__}: {exc}",
                           received=server, exit_code=EXIT_FAILED, howToFix="Start the server again and run the same "
                           "command: the durable consumer goes on where it stopped, and messages not acknowledged come "
                           "again.") from exc
+
+
+def no_stream(doing: str, subject: str, exc: Exception) -> ReplayError:
+    """E_NATS_UNREACHABLE for a subject JetStream has no stream for (or no JetStream at all): ``doing`` it is not done."""
+    from nats.js.errors import NotFoundError
+
+    why = "no stream stores it" if isinstance(exc, NotFoundError) else f"{type(exc).__name__}: {exc}"
+    return ReplayError("E_NATS_UNREACHABLE", f"cannot {doing} {subject!r} in JetStream: {why}",
+                       received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.")
 
 
 async def _quiet(_exc: Exception) -> None:

@@ -359,3 +359,48 @@ def test_a_run_id_or_seq_that_is_an_object_or_an_array_is_read_and_published(nat
     assert done.returncode == 0, done.stderr
     assert run(_messages(nats_server, "oddid.out", "ODDID")) == lines
     assert run(_pending(nats_server, "ODDID", "odd")) == (0, 0)
+
+
+def _publish_config(tmp_path: Path, url: str) -> Path:
+    """A pipeline that publishes the journals it reads (its PATHs, else stdin) to ``url``."""
+    config = tmp_path / "publish.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      f'[stages.publish]\ntype = "publish_nats"\ninputs = ["parse"]\nurl = "{url}"\n')
+    return config
+
+
+def test_publishing_to_a_subject_no_stream_stores_is_refused_as_reading_one_is(nats_server: str, tmp_path: Path) -> None:
+    """E_NATS_UNREACHABLE, exit 2, saying to create a stream, before anything is published; it was E_STAGE_FAILED
+    (NoStreamResponseError) at the first record, exit 1."""
+    journal = tmp_path / "one.jsonl"
+    journal.write_bytes(b"\n".join(_runs(1)[0]) + b"\n")
+    done = run_replay("run", str(_publish_config(tmp_path, f"{nats_server}/nostream.here")), str(journal))
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_NATS_UNREACHABLE" and "no stream stores it" in error["message"]
+    assert "nats stream add" in error["howToFix"]
+
+
+def test_a_server_that_goes_away_while_records_are_published_is_unreachable_not_a_stage_failure(tmp_path: Path) -> None:
+    """The publish sink waits for JetStream to store each record: with the server gone, no answer comes. That was
+    E_STAGE_FAILED (TimeoutError: nats: timeout); it is E_NATS_UNREACHABLE, exit 1, with how to go on."""
+    proc, server = _start_server(tmp_path / "js")
+    try:
+        run(_admin(server, "pubgone"))
+        first, second = _runs(2)
+        pipeline = subprocess.Popen([REPLAY, "run", str(_publish_config(tmp_path, f"{server}/pubgone.out"))],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        pipeline.stdin.write(b"\n".join(first) + b"\n")  # type: ignore[union-attr]
+        pipeline.stdin.flush()  # type: ignore[union-attr]
+        deadline = time.monotonic() + 30
+        while not run(_messages(server, "pubgone.out", "PUBGONE")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.kill()
+        proc.wait(timeout=10)
+        _, err = pipeline.communicate(b"\n".join(second) + b"\n", timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert pipeline.returncode == 1 and b"Traceback" not in err, err
+    [error] = errors_of(err)
+    assert error["code"] == "E_NATS_UNREACHABLE" and "went away" in error["message"] and error["received"] == server
