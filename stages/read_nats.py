@@ -68,6 +68,21 @@ class ReadNats(Source):
             self.seen.popitem(last=False)
         return False
 
+    def reaches(self, after: list[Any]) -> None:
+        """``ack = "sink"`` waits for a ``publish_nats`` after this stage: with none, no message would ever be
+        acknowledged (each read again by every later reader, the pending ones held in memory as long as it reads)."""
+        if self.config["ack"] == "sink" and not any(stage.name == "publish_nats" for stage in after):
+            from replay.pipeline.engine.errors import ReplayError
+
+            _, path = self.named("ack")
+            raise ReplayError("E_CONFIG_OPTION_INVALID",
+                              f"stage {self.id!r} acknowledges a message once a publish_nats stage after it stored what "
+                              "it produced (ack = \"sink\", the default), but none comes after it: no message would "
+                              "ever be acknowledged", path=path, received="sink", expected=["sent"],
+                              howToFix="Set ack = \"sent\" (a message is acknowledged once its batch went downstream), "
+                                       "or publish the output to a subject with a publish_nats stage.",
+                              example='ack = "sent"')
+
     def preflight(self, inputs: list[str]) -> None:
         parse_address(self.config["url"], option=f"stages.{self.id}.url")  # a bad address refused before anything runs
 

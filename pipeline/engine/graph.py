@@ -210,6 +210,9 @@ class Graph:
         self._check_screened(edges)
         for node in self.nodes.values():
             node.stage.wired([self.nodes[e.producer].stage for e in edges if e.consumer == node.id and e.port == MAIN])
+        after = self._successors(edges)
+        for node in self.nodes.values():
+            node.stage.reaches([self.nodes[n].stage for n in self._reached(node.id, after)])
         consumed = {(e.producer, e.port) for e in edges}
         for node in self.nodes.values():
             if node.stage.kind != "sink" and (node.id, MAIN) not in consumed:
@@ -264,6 +267,18 @@ class Graph:
             if not main_only or e.port == MAIN:
                 after[e.producer].append(e.consumer)
         return after
+
+    @staticmethod
+    def _reached(start: str, after: dict[str, list[str]]) -> list[str]:
+        """The stages ``start`` feeds, directly or not (``after``: ``_successors``), in the order first met."""
+        reached: dict[str, None] = {}
+        todo = list(after[start])
+        while todo:
+            n = todo.pop(0)
+            if n not in reached:
+                reached[n] = None
+                todo += after[n]
+        return list(reached)
 
     def _check_acyclic(self, edges: list[Edge]) -> None:
         after = self._successors(edges)

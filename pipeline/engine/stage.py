@@ -192,6 +192,10 @@ class Stage:
         a stage may take a setting that is theirs from them (one fact in one place; set it in ``given`` so that
         ``fresh`` copies have it), or refuse the wiring (raise ReplayError)."""
 
+    def reaches(self, after: list[Stage]) -> None:
+        """Called when the graph is checked, with every stage this one's outputs reach (directly or not): a stage
+        whose work another must finish after it refuses a graph without that one (raise ReplayError)."""
+
     def preflight(self, inputs: list[str]) -> None:
         """Refuse (raise ReplayError, exit 2) what would fail before anything runs: a runner that
         cannot be found, outputs that would collide. Called on the stages of a run before any of them

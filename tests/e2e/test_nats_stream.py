@@ -289,7 +289,7 @@ def test_an_address_that_is_none_is_refused_before_anything_runs(tmp_path: Path,
     done = run_replay("read", url)
     assert done.returncode == 2 and [e["code"] for e in errors_of(done.stderr)] == ["E_USAGE_INVALID"]
     config = tmp_path / "bad.toml"
-    config.write_text(f'[stages.read]\ntype = "read_nats"\nurl = "{url}"\n[stages.out]\ntype = "write"\ninputs = ["read"]\n')
+    config.write_text(f'[stages.read]\ntype = "read_nats"\nurl = "{url}"\nack = "sent"\n[stages.out]\ntype = "write"\ninputs = ["read"]\n')
     done = run_replay("run", str(config))
     assert done.returncode == 2 and [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [("E_USAGE_INVALID", "stages.read.url")]
 
@@ -404,3 +404,26 @@ def test_a_server_that_goes_away_while_records_are_published_is_unreachable_not_
     assert pipeline.returncode == 1 and b"Traceback" not in err, err
     [error] = errors_of(err)
     assert error["code"] == "E_NATS_UNREACHABLE" and "went away" in error["message"] and error["received"] == server
+
+
+def test_acknowledging_at_a_publish_sink_with_none_after_the_reader_is_refused(nats_server: str, tmp_path: Path) -> None:
+    """`ack = "sink"` (the default) with the stream written to a file: no stage would ever acknowledge a message, so
+    each run of the pipeline read (and wrote) every message again, and a reader left running held every one. It is
+    refused before anything is read (E_CONFIG_OPTION_INVALID at the option, exit 2); `ack = "sent"` acknowledges
+    them once sent downstream, so a second run reads nothing again."""
+    run(_admin(nats_server, "tofile"))
+    lines = [line for r in _runs(2) for line in r]
+    run(_publish(nats_server, "tofile.raw", lines))
+    out = tmp_path / "healed.jsonl"
+    text = (f'[stages.read]\ntype = "read_nats"\nurl = "{nats_server}/tofile.raw"\ndurable = "file"\nidle_seconds = 0.5\n'
+            '[stages.parse]\ntype = "parse"\ninputs = ["read"]\n[stages.heal]\ntype = "heal"\ninputs = ["parse", "parse.repairs"]\n'
+            f'[stages.out]\ntype = "write"\ninputs = ["heal"]\npath = "{out}"\n')
+    config = tmp_path / "tofile.toml"
+    config.write_text(text)
+    done = run_replay("run", str(config))
+    assert done.returncode == 2 and not out.exists()
+    assert [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [("E_CONFIG_OPTION_INVALID", "stages.read.ack")]
+    config.write_text(text.replace("idle_seconds", 'ack = "sent"\nidle_seconds'))
+    assert run_replay("run", str(config)).returncode == 0
+    assert out.read_bytes().splitlines() == _expected(tmp_path, _runs(2))
+    assert run(_pending(nats_server, "TOFILE", "file")) == (0, 0)
