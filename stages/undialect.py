@@ -135,9 +135,12 @@ class WriteDialect(Transform):
         key = (batch.source, str(run.dialect))
         if key not in self.skipped_runs:
             self.skipped_runs.add(key)
+            flag = self.flags.get("dialect")  # (--dialect of `replay write`, --dialect-out of `replay heal`)
+            fix = (f"Write it with {flag} {run.dialect}, or {flag} auto." if flag
+                   else f'Write it with dialect = "{run.dialect}", or "auto".')
             self.error("E_DIALECT_MISMATCH", f"a run of {batch.source!r} was read as {run.dialect}, not {wanted}; "
                        "it is left out", source=batch.source, expected=wanted, received=run.dialect,
-                       howToFix="Write it with --dialect-out " + str(run.dialect) + ", or with auto.")
+                       howToFix=fix)
         return False
 
     def _settle(self, run: _Run, out: list[Column]) -> None:

@@ -118,3 +118,15 @@ def test_heal_then_write_gives_the_repaired_log(tmp_path: Path):
     done = run_replay("write", "--dialect", "claude-code", input=healed.stdout)
     assert done.returncode == 0, done.stderr
     assert jsonl(done.stdout) == [orjson.loads(line) for line in lines]
+
+
+def test_a_run_of_another_dialect_is_left_out_with_advice_that_names_the_command_s_own_flag():
+    """`replay write --dialect claude-code` of a Codex run advised "--dialect-out codex", which is `heal`'s flag (write
+    has none of that name); each command names its own, and a config its option."""
+    rollout = next((CORPUS / "codex").glob("rollout-*.jsonl"))
+    read = run_replay("read", "--dialect", "codex", str(rollout))
+    written = run_replay("write", "--dialect", "claude-code", input=read.stdout)
+    healed = run_replay("heal", "--dialect-out", "claude-code", str(rollout))
+    fixes = [[e["howToFix"] for e in errors_of(done.stderr) if e["code"] == "E_DIALECT_MISMATCH"] for done in (written, healed)]
+    assert fixes == [["Write it with --dialect codex, or --dialect auto."],
+                     ["Write it with --dialect-out codex, or --dialect-out auto."]]

@@ -109,7 +109,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     if log_path is not None:  # ("" is refused by the preflight, as `--out ""` is)
         add["log"] = {"type": "write", "path": Flag("--log", log_path), "inputs": ["heal.repairs"]}
     if dialect_out is not None:
-        add["undialect"] = {"type": "undialect", "dialect": dialect_out, "inputs": ["check"]}
+        add["undialect"] = {"type": "undialect", "dialect": Flag("--dialect-out", dialect_out), "inputs": ["check"]}
         bound["out.inputs"] = ["undialect"]
     return exit_code_for(run_spec("heal", paths, set=bound, add=add, strict=strict))
 

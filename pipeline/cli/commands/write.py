@@ -40,5 +40,5 @@ def write(paths: tuple[str, ...], dialect: str | None, out_path: str | None, max
         bound["parse.type"] = "check_lines"
         bypass.append("undialect")
     else:
-        bound["undialect.dialect"] = dialect
+        bound["undialect.dialect"] = Flag("--dialect", dialect)
     return exit_code_for(run_spec("write", paths, set=bound, bypass=bypass, strict=strict))
