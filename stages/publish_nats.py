@@ -23,10 +23,30 @@ def message_id(record: Any, data: bytes) -> str:
     if isinstance(record, dict):
         run_id, seq, kind = record.get("runId"), record.get("seq"), record.get("$record")
         if run_id is not None and seq is not None and not is_record(record):
-            return f"{run_id}:{seq}"
+            plain = isinstance(seq, int) and not isinstance(seq, bool)
+            return _named(run_id, seq, f"{run_id}:{seq}" if plain else None)
         if run_id is not None and isinstance(kind, str):
-            return f"{run_id}:${kind}"
+            return _named(run_id, {"$record": kind}, f"{run_id}:${kind}" if _plain(kind) and ":" not in kind else None)
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _plain(text: str) -> bool:
+    """Does a header carry ``text`` as it is? (nats-py sends a value stripped, its line breaks made spaces, and fails
+    on half a surrogate pair, which UTF-8 has no bytes for)"""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return text == text.strip() and "\r" not in text and "\n" not in text
+
+
+def _named(run_id: Any, part: Any, readable: str | None) -> str:
+    """``readable`` (``RUN:SEQ``, ``RUN:$KIND``) when given and its run id is text a header carries as it is (runs
+    ``a`` and ``a `` had one id, one's records dropped as the other's), else a hash of the pair, one id per
+    pair all the same (a seq that is text, ``"1:2"`` of run ``c``, had the id of seq ``"2"`` of run ``c:1``)."""
+    if readable is not None and isinstance(run_id, str) and _plain(run_id):
+        return readable
+    return "pair:" + hashlib.sha256(repr([run_id, part]).encode()).hexdigest()  # (repr escapes half a surrogate pair)
 
 
 @register("publish_nats")

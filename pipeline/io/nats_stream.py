@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import msgspec
-
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, optional_module
 
 ACK = b"+ACK"
@@ -127,12 +125,12 @@ async def close(connection: Any) -> None:
 
 def run_key(value: Any) -> Any:
     """A record's ``runId`` (or ``seq``) as a key the reader's de-duplication and the ledger can hold, the same on
-    the reading and the publishing side: the value itself, or the JSON text of one a key cannot be (an object, an
-    array: a message naming such a run failed the reader, TypeError, and came again forever)."""
+    the reading and the publishing side: the value itself, or, for one a key cannot be (an object, an array: a
+    message naming such a run failed the reader, TypeError, and came again forever), its type and text."""
     try:
         hash(value)
     except TypeError:
-        return msgspec.json.encode(value)
+        return type(value).__name__, repr(value)
     return value
 
 

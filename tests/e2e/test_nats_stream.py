@@ -427,3 +427,22 @@ def test_acknowledging_at_a_publish_sink_with_none_after_the_reader_is_refused(n
     assert run_replay("run", str(config)).returncode == 0
     assert out.read_bytes().splitlines() == _expected(tmp_path, _runs(2))
     assert run(_pending(nats_server, "TOFILE", "file")) == (0, 0)
+
+
+def test_records_of_runs_whose_ids_a_header_would_blur_are_each_published(nats_server: str, tmp_path: Path) -> None:
+    """Each record's Nats-Msg-Id names its run and seq alone. A header's value goes stripped, its line breaks made
+    spaces, so runs `a` and `a ` had one id and the second one's records were dropped as the first's published again;
+    a seq that is text ran into another run's (`c` seq "1:2", `c:1` seq "2": `c:1:2`); a run id with half a surrogate
+    pair failed the sink (UnicodeEncodeError, E_STAGE_FAILED)."""
+    run(_admin(nats_server, "blur"))
+    lines = [b'{"seq":1,"runId":"a","type":"x","payload":{}}', b'{"seq":1,"runId":"a ","type":"x","payload":{}}',
+             b'{"seq":1,"runId":"a\\n","type":"x","payload":{}}', b'{"seq":"2","runId":"c:1","type":"x","payload":{}}',
+             b'{"seq":"1:2","runId":"c","type":"x","payload":{}}', b'{"seq":1,"runId":"d\\ud800","type":"x","payload":{}}',
+             b'{"$record":"heal","runId":"a","repairs":0}', b'{"$record":"heal","runId":" a","repairs":0}']
+    journal = tmp_path / "blur.jsonl"
+    journal.write_bytes(b"\n".join(lines) + b"\n")
+    config = _publish_config(tmp_path, f"{nats_server}/blur.out")
+    for _ in range(2):  # the second time, every record is published again, and dropped by its id
+        done = run_replay("run", str(config), str(journal))
+        assert done.returncode == 0, done.stderr
+        assert run(_messages(nats_server, "blur.out", "BLUR")) == lines

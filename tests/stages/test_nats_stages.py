@@ -62,3 +62,13 @@ def test_the_reader_remembers_what_it_read() -> None:
 ])
 def test_the_reader_keys_a_record_by_its_run_id_and_seq_whatever_else_it_holds(line: bytes, key: tuple) -> None:
     assert _key(line) == key
+
+
+def test_a_message_id_names_one_run_and_seq_alone_and_goes_into_a_header_as_it_is() -> None:
+    """`RUN:SEQ` as it reads when a header carries it unchanged and no other pair reads the same; else a hash of the pair."""
+    ids = [message_id({"runId": rid, "seq": seq}, b"") for rid, seq in
+           (("a", 1), ("a ", 1), (" a", 1), ("a\r\n", 1), ("c:1", "2"), ("c", "1:2"), ("c:1", 2), ("5", 1), (5, 1), ("d\ud800", 1))]
+    assert len(set(ids)) == len(ids)
+    assert ids[0] == "a:1" and ids[6] == "c:1:2" and ids[7] == "5:1"
+    assert all(i == i.strip() and "\n" not in i and i.isascii() for i in ids[1:6] + ids[8:])
+    assert message_id({"$record": "heal", "runId": "a"}, b"") != message_id({"$record": "heal", "runId": "a "}, b"")
