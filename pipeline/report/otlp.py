@@ -22,7 +22,8 @@ same bytes; ids are hex, as OTLP/JSON writes them.
 
 Every line parses as OTLP/JSON. A number OTLP cannot hold as an ``intValue`` (beyond int64) or a
 ``doubleValue`` (not finite: ``1e400`` reads as infinity) is written as a ``stringValue``: its digits,
-or its text as the journal wrote it. A timestamp outside what a ``fixed64`` of unix nanoseconds holds
+or its text as the journal wrote it; a token count is an ``intValue`` or that text, never a ``doubleValue``
+(``1e20``, beyond int64, is its digits). A timestamp outside what a ``fixed64`` of unix nanoseconds holds
 (before 1970, after 2554-07-21) is left out, as a missing one is, and the root span counts such
 events in ``replay.timestamps_out_of_range``.
 """
@@ -88,6 +89,16 @@ def tokens(usage: Any) -> dict[str, int | float]:
                 out[key] = int(value) if isinstance(value, int) or (math.isfinite(value) and value <= INT64_MAX) else value
                 break
     return out
+
+
+def count(value: int | float) -> int | str:
+    """A token count as its attribute holds it: an int64 (``gen_ai.usage.*`` are ints), else the text of the number:
+    its digits (``1e20``, a float beyond int64, was a ``doubleValue``), or its text as read (``1e400``)."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return getattr(value, "text", repr(value))
+        value = int(value)
+    return value if INT64_MIN <= value <= INT64_MAX else str(value)
 
 
 def provider_of(model: Any, framework: Any) -> str:
@@ -239,7 +250,7 @@ class TraceBuilder:
             total = self.totals.get(key)
             self.totals[key] = value if total is None else total + value
             if span is not None and span.kind == SPAN_KIND_CLIENT and key not in span.attributes:
-                span.attributes[key] = value
+                span.attributes[key] = count(value)
 
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
         name = tool_name(payload) or "unknown"
@@ -293,7 +304,7 @@ class TraceBuilder:
             attrs["gen_ai.request.model"] = self.model
         # the run's totals: its run record's usage when that counts tokens (a captured run's only count), as report
         # counts the run's usage, else the sum of its model calls'
-        attrs.update(tokens(self.record.get("usage")) or self.totals)
+        attrs.update({key: count(value) for key, value in (tokens(self.record.get("usage")) or self.totals).items()})
         attrs["replay.events"] = self.count
         if self.repairs is not None:
             attrs["replay.repairs"] = self.repairs

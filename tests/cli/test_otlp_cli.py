@@ -172,3 +172,19 @@ def test_errors_are_read_as_the_report_reads_them(tmp_path):
     record_only.write_bytes(journal.read_bytes().split(b"\n")[0] + b"\n" + journal_line(1, "run_started", "2026-03-01T12:00:00.000Z"))
     root = spans_by_name(run_replay("export", "--otlp", str(record_only)).stdout)["invoke_agent example"]
     assert (attribute_values(root)["error.type"], root.status.message) == ("run_failed", "model quota exceeded")
+
+
+def test_a_token_count_written_as_a_float_beyond_int64_is_its_digits_not_a_double(tmp_path):
+    """The GenAI token attributes are ints; a count OTLP cannot hold as an int64 is a stringValue of its digits (as
+    1e400 is one of its text). `1e20` and `9223372036854775808.0` (2**63) were doubleValues, on the call's span and on
+    the run's."""
+    journal = tmp_path / "f.jsonl"
+    journal.write_bytes(one_call('{"inputTokens":1e20,"outputTokens":9223372036854775808.0,"cache_read_input_tokens":7.0}'))
+    done = run_replay("export", "--otlp", str(journal))
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    spans = spans_by_name(done.stdout)
+    for name in ("invoke_agent example", "chat claude-x"):
+        found = attribute_values(spans[name])
+        assert found["gen_ai.usage.input_tokens"] == "100000000000000000000"
+        assert found["gen_ai.usage.output_tokens"] == "9223372036854775808"
+        assert found["gen_ai.usage.cache_read.input_tokens"] == 7
