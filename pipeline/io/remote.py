@@ -99,10 +99,12 @@ def _filesystem_class(url: str) -> Any:
                           howToFix=f"pip install {package} (into the environment replay runs in, and on every Dask "
                                    "worker), or give a local path.") from exc
     except ValueError as exc:
+        fix = ("A NATS subject is no file: `replay read nats://HOST:PORT/SUBJECT` reads it (pipe it on: `replay read "
+               "nats://... | replay heal`), as does a read_nats stage of a `replay run` config." if protocol == "nats" else
+               "Check the URL's scheme, or install the package that registers that protocol with fsspec.")
         raise ReplayError("E_FILESYSTEM_NOT_INSTALLED", f"fsspec knows no filesystem for {protocol}:// URLs", path=url,
                           received=protocol, expected="a protocol fsspec knows (file, memory, ftp, sftp, s3, gcs, az, ...)",
-                          howToFix="Check the URL's scheme, or install the package that registers that protocol "
-                                   "with fsspec.") from exc
+                          howToFix=fix) from exc
 
 
 class _Filesystem:

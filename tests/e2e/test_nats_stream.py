@@ -446,3 +446,13 @@ def test_records_of_runs_whose_ids_a_header_would_blur_are_each_published(nats_s
         done = run_replay("run", str(config), str(journal))
         assert done.returncode == 0, done.stderr
         assert run(_messages(nats_server, "blur.out", "BLUR")) == lines
+
+
+@pytest.mark.parametrize("command", [("heal",), ("validate",), ("report",), ("export", "--otlp"), ("write",)])
+def test_a_subject_given_to_a_command_that_reads_files_says_how_to_read_it(command: tuple[str, ...]) -> None:
+    """`replay heal nats://...` advised installing a package that registers the protocol with fsspec; it is
+    `replay read nats://...` piped on (or a read_nats stage) that reads a subject."""
+    done = run_replay(*command, f"nats://127.0.0.1:{_free_port()}/agents.raw")
+    assert done.returncode == 2 and done.stdout == b""
+    [error] = errors_of(done.stderr)
+    assert "replay read nats://" in error["howToFix"] and "fsspec" not in error["howToFix"]
