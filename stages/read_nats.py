@@ -13,6 +13,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.nats_stream import (
     acknowledge,
+    check_name,
     close,
     close_ledger,
     connect,
@@ -85,6 +86,9 @@ class ReadNats(Source):
 
     def preflight(self, inputs: list[str]) -> None:
         parse_address(self.config["url"], option=f"stages.{self.id}.url")  # a bad address refused before anything runs
+        check_name(self.config["durable"], self.named("durable")[1], "a durable consumer")
+        if self.config["stream"]:
+            check_name(self.config["stream"], self.named("stream")[1], "a stream")
 
     async def produce(self, out: Output) -> None:
         address = parse_address(self.config["url"])

@@ -72,6 +72,18 @@ def subject_fault(subject: str, *, publish: bool = False) -> str | None:
     return None
 
 
+NAME_FORBIDS = ". *>/\\\t\r\n"  # what a stream's or a consumer's name may not hold (JetStream makes files of them)
+
+
+def check_name(name: str, option: str, what: str) -> None:
+    """E_CONFIG_OPTION_INVALID (exit 2) for a stream or consumer name JetStream does not take (``what`` it names)."""
+    if not name or any(c in NAME_FORBIDS for c in name):
+        raise ReplayError("E_CONFIG_OPTION_INVALID", f"{name!r} cannot name {what}: a name is not empty and has no "
+                          "dot, space, '*', '>', '/', '\\', tab or line break", path=option, received=name,
+                          expected="a name such as replay-heal", example=f'{option.rpartition(".")[2]} = "replay-heal"',
+                          howToFix="Name it with letters, digits, '-' and '_'.")
+
+
 def nats_module() -> Any:
     return optional_module("nats", "NATS streams need nats-py", "the `nats` extra", "pip install nats-py where replay is installed (the nats extra)")
 

@@ -456,3 +456,18 @@ def test_a_subject_given_to_a_command_that_reads_files_says_how_to_read_it(comma
     assert done.returncode == 2 and done.stdout == b""
     [error] = errors_of(done.stderr)
     assert "replay read nats://" in error["howToFix"] and "fsspec" not in error["howToFix"]
+
+
+@pytest.mark.parametrize(("option", "name"), [("durable", "replay.heal"), ("durable", "a b"), ("durable", ""),
+                                              ("durable", "x/y"), ("stream", "AGENTS.RAW"), ("stream", "a*")])
+def test_a_consumer_or_stream_name_jetstream_does_not_take_is_refused_before_anything_runs(
+        tmp_path: Path, option: str, name: str) -> None:
+    """E_CONFIG_OPTION_INVALID at the option, exit 2, before any server is asked; it was E_NATS_UNREACHABLE with
+    "Create a stream for the subject" (nats-py's ValueError: invalid consumer name), once connected."""
+    config = tmp_path / "named.toml"
+    config.write_text(f'[stages.read]\ntype = "read_nats"\nurl = "nats://127.0.0.1:{_free_port()}/agents.raw"\n'
+                      f'{option} = {orjson.dumps(name).decode()}\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      f'[stages.publish]\ntype = "publish_nats"\ninputs = ["parse"]\nurl = "nats://127.0.0.1:1/agents.healed"\n')
+    done = run_replay("run", str(config))
+    assert done.returncode == 2 and done.stdout == b""
+    assert [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [("E_CONFIG_OPTION_INVALID", f"stages.read.{option}")]
