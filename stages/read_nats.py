@@ -8,9 +8,12 @@ from typing import Any
 
 import msgspec
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES
 from replay.pipeline.io.nats_stream import (
     acknowledge,
     check_name,
@@ -24,6 +27,7 @@ from replay.pipeline.io.nats_stream import (
     run_key,
     server_gone,
 )
+from replay.pipeline.model.records import dropped_record
 
 SEEN_KEYS = 1_000_000  # records (runId, seq and a hash of the bytes) remembered for de-duplication
 
@@ -53,6 +57,10 @@ class ReadNats(Source):
         "ack_wait_s": Option(float, 30.0, "seconds before an unacknowledged message is delivered again", minimum=0.001),
         "max_messages": Option(int, 0, "stop after this many messages (0: never)", minimum=0),
         "idle_seconds": Option(float, 0.0, "stop when no message came for this long (0: never)", minimum=0),
+        "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line accepted; longer lines are reported and "
+                                 "skipped (E_JSONL_LINE_TOO_LONG)", minimum=1),
+        "mark_dropped": Option(bool, False, "put a {\"$record\": \"dropped\"} line where a line was skipped (too long), "
+                               "as `read` does"),
     }
     emits_raw = True
 
@@ -176,6 +184,10 @@ class ReadNats(Source):
                 for raw in message.data.split(b"\n"):
                     if not raw.strip():
                         continue
+                    if len(raw) > self.config["max_line_bytes"]:  # (a message with no run to wait for: acknowledged once sent)
+                        raws += self._too_long(source, sequence)
+                        lines += [sequence] * (len(raws) - len(lines))
+                        continue
                     run_id, seq = _key(raw)
                     run_of_message = run_id if run_id is not None else run_of_message
                     if run_id is not None and seq is not None and self.duplicate((run_id, seq, hash(raw))):
@@ -195,6 +207,19 @@ class ReadNats(Source):
                 await out.send(Batch(source, None, raws, lines, [None] * len(raws)))  # type: ignore[arg-type]
             await out.drain()
             await acknowledge(connection, at_once)
+
+
+    def _too_long(self, source: str, sequence: int) -> list[bytes]:
+        """Report a line longer than max_line_bytes, as ``read`` reports one; with mark_dropped, the dropped record
+        that stands for it."""
+        limit = self.config["max_line_bytes"]
+        found = diagnostic("E_JSONL_LINE_TOO_LONG", f"line {sequence} is longer than {limit} bytes; skipped",
+                           source=source, line=sequence, expected=f"at most {limit} bytes", stage=self.id)
+        self.emit("errors", found)
+        if not self.config["mark_dropped"]:
+            return []
+        where = {k: v for k, v in found.items() if k not in ("code", "message", "stage")}
+        return [exactjson.dumps(dropped_record(found["code"], found["message"], where))]
 
 
 class _Key(msgspec.Struct, gc=False):

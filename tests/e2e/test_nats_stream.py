@@ -471,3 +471,24 @@ def test_a_consumer_or_stream_name_jetstream_does_not_take_is_refused_before_any
     done = run_replay("run", str(config))
     assert done.returncode == 2 and done.stdout == b""
     assert [(e["code"], e["path"]) for e in errors_of(done.stderr)] == [("E_CONFIG_OPTION_INVALID", f"stages.read.{option}")]
+
+
+def test_max_line_bytes_holds_for_a_subject_as_for_a_file(nats_server: str) -> None:
+    """`replay read --max-line-bytes N nats://...` reports a longer line (E_JSONL_LINE_TOO_LONG, its stream sequence
+    as its line) and writes a dropped record in its place, as for a file; the flag was ignored: the line came out."""
+    run(_admin(nats_server, "longline"))
+    short = _runs(1)[0][0]
+    long = short.replace(b'"hi"', b'"' + b"x" * 400 + b'"')
+    run(_publish(nats_server, "longline.raw", [long, short]))
+    reader = subprocess.Popen([REPLAY, "read", "--max-line-bytes", "300", f"{nats_server}/longline.raw"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        got = [reader.stdout.readline().rstrip(b"\n") for _ in range(2)]  # type: ignore[union-attr]
+    finally:
+        reader.send_signal(signal.SIGINT)
+        _, err = reader.communicate(timeout=30)
+    dropped = orjson.loads(got[0])
+    assert (dropped["$record"], dropped["code"], dropped["line"]) == ("dropped", "E_JSONL_LINE_TOO_LONG", 1)
+    assert got[1] == short
+    [error] = errors_of(err)
+    assert (error["code"], error["line"], error["source"]) == ("E_JSONL_LINE_TOO_LONG", 1, f"{nats_server}/longline.raw")

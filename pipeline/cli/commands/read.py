@@ -60,7 +60,7 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
                               howToFix="Run one `replay read nats://HOST:PORT/SUBJECT` per subject.")
         parse_address(paths[0], option="PATH")
         bound, add = _dialect_stages(dialect, documents=False)
-        bound |= {"read.type": "read_nats", "read.ack": "sent"}
+        bound |= {"read.type": "read_nats", "read.ack": "sent", "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True}
         return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
     files = expand_paths(list(paths))
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
