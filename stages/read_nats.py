@@ -6,6 +6,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+import anyio
 import msgspec
 
 from replay.pipeline.engine import exactjson
@@ -29,6 +30,7 @@ from replay.pipeline.io.nats_stream import (
 )
 from replay.pipeline.model.records import dropped_record
 
+UNAVAILABLE_SECONDS = 30.0  # how long JetStream may not answer a connection that is back (a server restarting)
 SEEN_KEYS = 1_000_000  # records (runId, seq and a hash of the bytes) remembered for de-duplication
 
 
@@ -155,10 +157,12 @@ class ReadNats(Source):
 
     async def _pull(self, subscription: Any, connection: Any, ledger: Any, source: str, out: Output) -> None:
         from nats.errors import TimeoutError as NatsTimeout
+        from nats.js.errors import ServiceUnavailableError
 
         limit, idle = self.config["max_messages"], self.config["idle_seconds"]
         window = max(self.config["window_ms"], 1) / 1000.0
         taken = 0
+        unavailable_since: float | None = None
         quiet_since = last_progress = time.monotonic()
         while not limit or taken < limit:
             if time.monotonic() - last_progress >= self.config["ack_wait_s"] / 2:
@@ -167,7 +171,14 @@ class ReadNats(Source):
             want = self.config["batch"] if not limit else min(self.config["batch"], limit - taken)
             try:
                 messages = await subscription.fetch(want, timeout=window)
+                unavailable_since = None
             except (NatsTimeout, TimeoutError):  # nothing came within the window
+                messages = []
+            except ServiceUnavailableError:  # reconnected to a server whose JetStream is not up yet (it restarted)
+                unavailable_since = unavailable_since or time.monotonic()
+                if time.monotonic() - unavailable_since >= UNAVAILABLE_SECONDS:
+                    raise  # (the server gone: E_NATS_UNREACHABLE, server_gone)
+                await anyio.sleep(window)
                 messages = []
             if not messages:
                 if idle and time.monotonic() - quiet_since >= idle:

@@ -104,12 +104,14 @@ async def server_gone(server: str) -> AsyncIterator[None]:
     """The connection to ``server`` lost mid-stream (the server stopped, the network went): E_NATS_UNREACHABLE, exit 1,
     not a stage failure. What was acknowledged is stored; the durable consumer hands the rest over again next time."""
     errors = nats_module().errors
+    from nats.js.errors import ServiceUnavailableError
+
     try:
         yield
     except (errors.ConnectionClosedError, errors.NoServersError, errors.StaleConnectionError, errors.UnexpectedEOF,
             errors.OutboundBufferLimitError, errors.ConnectionReconnectingError, errors.ConnectionDrainingError,
-            errors.FlushTimeoutError, errors.TimeoutError) as exc:  # (an acknowledgement's flush, a publish's stored
-        # acknowledgement, that no server answers)
+            errors.FlushTimeoutError, errors.TimeoutError, ServiceUnavailableError) as exc:  # (an acknowledgement's
+        # flush, a publish's stored acknowledgement, that no server answers; a JetStream that does not come back)
         raise ReplayError("E_NATS_UNREACHABLE", f"the NATS server at {server!r} went away: {type(exc).__name__}: {exc}",
                           received=server, exit_code=EXIT_FAILED, howToFix="Start the server again and run the same "
                           "command: the durable consumer goes on where it stopped, and messages not acknowledged come "

@@ -37,9 +37,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_server(store: Path) -> tuple[subprocess.Popen, str]:
-    """A real nats-server with JetStream on a free loopback port, once it accepts connections."""
-    port = _free_port()
+def _start_server(store: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """A real nats-server with JetStream on ``port`` (else a free one) of loopback, once it accepts connections."""
+    port = port or _free_port()
     proc = subprocess.Popen([SERVER, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(store)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
@@ -492,3 +492,29 @@ def test_max_line_bytes_holds_for_a_subject_as_for_a_file(nats_server: str) -> N
     assert got[1] == short
     [error] = errors_of(err)
     assert (error["code"], error["line"], error["source"]) == ("E_JSONL_LINE_TOO_LONG", 1, f"{nats_server}/longline.raw")
+
+
+def test_a_reader_goes_on_through_a_server_restart(tmp_path: Path) -> None:
+    """A server stopped and started again at once (its store kept): the connection comes back, and the reader waits
+    for JetStream to answer again and goes on reading; it failed with E_STAGE_FAILED (ServiceUnavailableError: the
+    503 a restarting server's JetStream answers a fetch with)."""
+    proc, server = _start_server(tmp_path / "js")
+    port = int(server.rsplit(":", 1)[1])
+    reader = None
+    try:
+        run(_admin(server, "restart"))
+        first, second = _runs(2)
+        run(_publish(server, "restart.raw", first))
+        reader = subprocess.Popen([REPLAY, "read", f"{server}/restart.raw"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        got = [reader.stdout.readline().rstrip(b"\n") for _ in first]  # type: ignore[union-attr]
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc, _ = _start_server(tmp_path / "js", port)
+        run(_publish(server, "restart.raw", second))
+        got += [reader.stdout.readline().rstrip(b"\n") for _ in second]  # type: ignore[union-attr]
+    finally:
+        if reader is not None:
+            reader.send_signal(signal.SIGINT)
+            _, err = reader.communicate(timeout=60)
+        proc.kill()
+    assert got == first + second and reader.returncode == 130, err
