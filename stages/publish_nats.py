@@ -10,7 +10,17 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
-from replay.pipeline.io.nats_stream import acknowledge, close, close_ledger, connect, ledgers, no_stream, parse_address, run_key, server_gone
+from replay.pipeline.io.nats_stream import (
+    acknowledge,
+    close,
+    close_ledger,
+    connect,
+    ledgers,
+    no_stream,
+    parse_address,
+    run_key,
+    server_gone,
+)
 from replay.pipeline.model.records import is_record
 
 MSG_ID = "Nats-Msg-Id"
