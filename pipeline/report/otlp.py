@@ -35,6 +35,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
@@ -324,8 +325,10 @@ class TraceBuilder:
         resource = [attribute("service.name", self.framework or "agent")]
         if self.source:
             resource.append(attribute("replay.source", self.source))
-        return {"resourceSpans": [{"resource": {"attributes": resource},
-                                   "scopeSpans": [{"scope": dict(SCOPE), "spans": out}]}]}
+        # every string valid UTF-8, as OTLP's are (protobuf refuses half a surrogate pair: "\ud83d", which a JavaScript
+        # writer leaves where it cut a string in an emoji, is written as those six characters, as reports show it)
+        return printable({"resourceSpans": [{"resource": {"attributes": resource},
+                                             "scopeSpans": [{"scope": dict(SCOPE), "spans": out}]}]})
 
     def _span(self, span: Span, parent: str | None, default: int) -> dict[str, Any]:
         start = span.start if span.start is not None else default

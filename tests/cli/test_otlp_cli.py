@@ -188,3 +188,21 @@ def test_a_token_count_written_as_a_float_beyond_int64_is_its_digits_not_a_doubl
         assert found["gen_ai.usage.input_tokens"] == "100000000000000000000"
         assert found["gen_ai.usage.output_tokens"] == "9223372036854775808"
         assert found["gen_ai.usage.cache_read.input_tokens"] == 7
+
+
+def test_half_a_surrogate_pair_is_written_as_its_escape_so_the_line_parses(tmp_path):
+    """A JavaScript writer (Claude Code) leaves half a surrogate pair where it cut a string in an emoji: valid JSON,
+    but no text protobuf takes (`Unpaired surrogate`), so the line did not parse as OTLP/JSON. Such a string is written
+    with the six characters of its escape, as text reports show it."""
+    journal = tmp_path / "f.jsonl"
+    run_id = r"r\ud83d"
+    journal.write_bytes(
+        f'{{"$record":"run","runId":"{run_id}","framework":"fw\\udfff"}}\n'.encode()
+        + journal_line(1, "tool_called", "2026-03-01T12:00:00.000Z", r'{"toolName":"T\ud800","callId":"c1"}').replace(b'"r1"', f'"{run_id}"'.encode())
+        + journal_line(2, "tool_failed", "2026-03-01T12:00:01.000Z", r'{"callId":"c1","error":{"message":"cut \ud83d"}}').replace(b'"r1"', f'"{run_id}"'.encode()))
+    done = run_replay("export", "--otlp", str(journal))
+    assert done.returncode == 0, done.stderr
+    spans = spans_by_name(done.stdout)  # (parses as an ExportTraceServiceRequest)
+    assert set(spans) == {"invoke_agent fw\\udfff", "chat", "execute_tool T\\ud800"}
+    assert spans["execute_tool T\\ud800"].status.message == "cut \\ud83d"
+    assert attribute_values(spans["chat"])["gen_ai.conversation.id"] == "r\\ud83d"
