@@ -79,7 +79,7 @@ class PublishNats(Sink):
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         address = parse_address(self.config["url"], publish=True)
-        connection = await connect(address.server)
+        connection = await connect(address)
         js = connection.jetstream()
         try:  # a subject no stream stores: said before anything is published (each publish would fail, no answer)
             await js.find_stream_name_by_subject(address.subject)
@@ -89,7 +89,7 @@ class PublishNats(Sink):
         last_run: Any = None
         published = 0
         try:
-            async with server_gone(address.server):  # (the server gone mid-stream: E_NATS_UNREACHABLE)
+            async with server_gone(address):  # (the server gone mid-stream: E_NATS_UNREACHABLE)
                 async for batch in batches:
                     if not len(batch):
                         continue

@@ -102,12 +102,12 @@ class ReadNats(Source):
 
     async def produce(self, out: Output) -> None:
         address = parse_address(self.config["url"])
-        connection = await connect(address.server)
+        connection = await connect(address)
         ledger = open_ledger(f"{address.server}/{address.subject}#{self.config['durable']}")
-        source = f"{address.server}/{address.subject}"
+        source = address.source
         try:
             subscription = await self._subscribe(connection, address.subject)
-            async with server_gone(address.server):
+            async with server_gone(address):
                 await self._pull(subscription, connection, ledger, source, out)
         finally:
             if self.config["ack"] == "sent":

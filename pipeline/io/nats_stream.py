@@ -28,8 +28,21 @@ WORKING = b"+WPI"  # "work in progress": the server waits another ack_wait befor
 
 @dataclass(frozen=True)
 class Address:
-    server: str  # nats://HOST:PORT
+    server: str  # nats://[USER:PASSWORD@]HOST:PORT, as connected to
     subject: str
+    shown: str = ""  # nats://HOST:PORT, as messages and records name it: no credentials (a token, a password) in them
+
+    @property
+    def source(self) -> str:
+        """The subject's address as records and diagnostics give their source."""
+        return f"{self.shown or self.server}/{self.subject}"
+
+
+def without_credentials(url: str) -> str:
+    """``url`` with what its user part holds (a token, a user and a password) shown as ``***``."""
+    scheme, sep, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    return f"{scheme}{sep}***@{netloc.rpartition('@')[2]}{slash}{path}" if sep and "@" in netloc else url
 
 
 def parse_address(url: str, option: str = "url", *, publish: bool = False) -> Address:
@@ -41,16 +54,17 @@ def parse_address(url: str, option: str = "url", *, publish: bool = False) -> Ad
         parts.port  # noqa: B018 - (a port out of range, or not a number, raises here)
     except ValueError:  # a bracket left open (nats://[::1/x), a port out of range: no address at all
         parts, subject = None, ""
+    shown = without_credentials(url)
     if parts is None or parts.scheme != "nats" or not parts.hostname or not subject:
-        raise ReplayError("E_USAGE_INVALID", f"{url!r} is not a NATS address with a subject", path=option, received=url,
+        raise ReplayError("E_USAGE_INVALID", f"{shown!r} is not a NATS address with a subject", path=option, received=shown,
                           expected="nats://HOST:PORT/SUBJECT", example="nats://127.0.0.1:4222/agents.raw")
     fault = subject_fault(subject, publish=publish)
     if fault:
-        raise ReplayError("E_USAGE_INVALID", f"{url!r} names no subject NATS takes: {fault}", path=option, received=url,
+        raise ReplayError("E_USAGE_INVALID", f"{shown!r} names no subject NATS takes: {fault}", path=option, received=shown,
                           expected="nats://HOST:PORT/SUBJECT, the subject's tokens parted by dots (no spaces)"
                                    + (", no wildcard" if publish else ""),
                           example="nats://127.0.0.1:4222/agents.raw")
-    return Address(f"nats://{parts.netloc}", subject)
+    return Address(f"nats://{parts.netloc}", subject, f"nats://{parts.netloc.rpartition('@')[2]}")
 
 
 def subject_fault(subject: str, *, publish: bool = False) -> str | None:
@@ -88,21 +102,23 @@ def nats_module() -> Any:
     return optional_module("nats", "NATS streams need nats-py", "the `nats` extra", "pip install nats-py where replay is installed (the nats extra)")
 
 
-async def connect(server: str, connect_seconds: float = 5.0) -> Any:
-    """A connection to ``server``; E_NATS_UNREACHABLE when nothing answers."""
+async def connect(address: Address, connect_seconds: float = 5.0) -> Any:
+    """A connection to ``address``'s server; E_NATS_UNREACHABLE when nothing answers."""
     nats = nats_module()
     try:
-        return await nats.connect(servers=[server], connect_timeout=connect_seconds, max_reconnect_attempts=2,
+        return await nats.connect(servers=[address.server], connect_timeout=connect_seconds, max_reconnect_attempts=2,
                                   reconnect_time_wait=0.5, allow_reconnect=True, error_cb=_quiet)
     except Exception as exc:  # nats-py raises its own NoServersError, OSError, TimeoutError
+        server = address.shown or address.server
         raise ReplayError("E_NATS_UNREACHABLE", f"no NATS server answered at {server!r}: {type(exc).__name__}: {exc}",
                           received=server, expected="a NATS server with JetStream (nats-server -js)") from exc
 
 
 @asynccontextmanager
-async def server_gone(server: str) -> AsyncIterator[None]:
-    """The connection to ``server`` lost mid-stream (the server stopped, the network went): E_NATS_UNREACHABLE, exit 1,
-    not a stage failure. What was acknowledged is stored; the durable consumer hands the rest over again next time."""
+async def server_gone(address: Address) -> AsyncIterator[None]:
+    """The connection to ``address``'s server lost mid-stream (the server stopped, the network went): E_NATS_UNREACHABLE,
+    exit 1, not a stage failure. What was acknowledged is stored; the durable consumer hands the rest over again next time."""
+    server = address.shown or address.server
     errors = nats_module().errors
     from nats.js.errors import ServiceUnavailableError
 

@@ -518,3 +518,24 @@ def test_a_reader_goes_on_through_a_server_restart(tmp_path: Path) -> None:
             _, err = reader.communicate(timeout=60)
         proc.kill()
     assert got == first + second and reader.returncode == 130, err
+
+
+def test_credentials_in_an_address_are_never_written_out(nats_server: str) -> None:
+    """`nats://USER:PASSWORD@HOST:PORT/SUBJECT` (or a token as the user) connects with them, but no error, record or
+    source shows them: they were in E_NATS_UNREACHABLE's message and `received`, and in every record's source."""
+    port = _free_port()
+    secret = "s3cret-token"
+    for args in (["read", f"nats://alice:{secret}@127.0.0.1:{port}/agents.raw"],
+                 ["read", f"nats://alice:{secret}@127.0.0.1:{port}/agents raw"],
+                 ["read", f"nats://{secret}@127.0.0.1:{port}/a.b", "x.jsonl"]):
+        done = run_replay(*args)
+        assert done.returncode == 2 and done.stderr and secret.encode() not in done.stderr, done.stderr
+    [error] = errors_of(run_replay("read", f"nats://alice:{secret}@127.0.0.1:{port}/agents.raw").stderr)
+    assert error["received"] == f"nats://127.0.0.1:{port}"
+    run(_admin(nats_server, "creds"))
+    line = _runs(1)[0][0]
+    run(_publish(nats_server, "creds.raw", [line + b" " * 300]))
+    address = nats_server.replace("nats://", f"nats://{secret}@")
+    out, code = _read_until(["read", "--max-line-bytes", "100", f"{address}/creds.raw"], 1)
+    dropped = orjson.loads(out.splitlines()[0])
+    assert dropped["source"] == f"{nats_server}/creds.raw" and secret.encode() not in out

@@ -53,10 +53,11 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     reported on stderr with line and byte offset; the valid events still come out (exit 1).
     """
     if any(is_nats_url(p) for p in paths):
-        from replay.pipeline.io.nats_stream import parse_address  # here: a NATS address is rare
+        from replay.pipeline.io.nats_stream import parse_address, without_credentials  # here: a NATS address is rare
 
         if len(paths) != 1:
-            raise ReplayError("E_USAGE_INVALID", "a nats:// address is read on its own", received=list(paths),
+            raise ReplayError("E_USAGE_INVALID", "a nats:// address is read on its own", received=[
+                without_credentials(p) if is_nats_url(p) else p for p in paths],
                               howToFix="Run one `replay read nats://HOST:PORT/SUBJECT` per subject.")
         parse_address(paths[0], option="PATH")
         bound, add = _dialect_stages(dialect, documents=False)
