@@ -68,9 +68,10 @@ def parse_address(url: str, option: str = "url", *, publish: bool = False) -> Ad
 
 
 def subject_fault(subject: str, *, publish: bool = False) -> str | None:
-    """What makes ``subject`` no NATS subject, else None: whitespace (the protocol parts a command at it), an empty token (``a..b``, ``a.``), a wildcard that is
-    not a whole token (``a*``), ``>`` before the last token, or, to publish to, any wildcard (the message would be
-    stored under the literal subject ``a.*``, which every subscriber to ``a.*`` reads as all of ``a``'s)."""
+    """What makes ``subject`` no NATS subject, else None: whitespace (the protocol parts a command at it), an empty
+    token (``a..b``, ``a.``), a wildcard that is not a whole token (``a*``), ``>`` before the last token, or, to publish
+    to, any wildcard (the message would be stored under the literal subject ``a.*``, which every subscriber to ``a.*``
+    reads as all of ``a``'s)."""
     if any(c.isspace() for c in subject):
         return "a subject has no whitespace"
     tokens = subject.split(".")

@@ -92,7 +92,7 @@ def tokens(usage: Any) -> dict[str, int | float]:
     return out
 
 
-def count(value: int | float) -> int | str:
+def token_count(value: int | float) -> int | str:
     """A token count as its attribute holds it: an int64 (``gen_ai.usage.*`` are ints), else the text of the number:
     its digits (``1e20``, a float beyond int64, was a ``doubleValue``), or its text as read (``1e400``)."""
     if isinstance(value, float):
@@ -251,7 +251,7 @@ class TraceBuilder:
             total = self.totals.get(key)
             self.totals[key] = value if total is None else total + value
             if span is not None and span.kind == SPAN_KIND_CLIENT and key not in span.attributes:
-                span.attributes[key] = count(value)
+                span.attributes[key] = token_count(value)
 
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
         name = tool_name(payload) or "unknown"
@@ -305,7 +305,7 @@ class TraceBuilder:
             attrs["gen_ai.request.model"] = self.model
         # the run's totals: its run record's usage when that counts tokens (a captured run's only count), as report
         # counts the run's usage, else the sum of its model calls'
-        attrs.update({key: count(value) for key, value in (tokens(self.record.get("usage")) or self.totals).items()})
+        attrs.update({key: token_count(value) for key, value in (tokens(self.record.get("usage")) or self.totals).items()})
         attrs["replay.events"] = self.count
         if self.repairs is not None:
             attrs["replay.repairs"] = self.repairs
