@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,22 +22,26 @@ from replay.pipeline.io.nats_stream import (
     run_key,
     server_gone,
 )
-from replay.pipeline.model.records import is_record
+from replay.pipeline.model.records import RUN_RECORD, is_record
 
 MSG_ID = "Nats-Msg-Id"
 
 
-def message_id(record: Any, data: bytes) -> str:
-    """What JetStream de-duplicates a published record by: its run and seq, its run and kind for a
-    reserved record of a named kind, else its bytes' hash (a record of the kind null has no name to go by). A record
-    published again (after a redelivery) is dropped."""
+def message_id(record: Any, data: bytes, first: int | None = None) -> str:
+    """What JetStream de-duplicates a published record by: its run (its id, and ``first``: the position in the input,
+    a line or a stream sequence, where this run of that id began) and its seq, or its kind for a reserved record of
+    a named kind; else its bytes' hash (a record of the kind null has no name to go by). A record published again
+    (after a redelivery, which sends a run again from its first message) is dropped; a run whose id comes back later
+    in the stream is another run, its records kept (``RUN:SEQ`` alone dropped them as the first run's)."""
     if isinstance(record, dict):
         run_id, seq, kind = record.get("runId"), record.get("seq"), record.get("$record")
+        run = f"{run_id}@{'' if first is None else first}"  # (a position is digits: the last "@" ends the run id)
         if run_id is not None and seq is not None and not is_record(record):
             plain = isinstance(seq, int) and not isinstance(seq, bool)
-            return _named(run_id, seq, f"{run_id}:{seq}" if plain else None)
+            return _named(run_id, first, seq, f"{run}:{seq}" if plain else None)
         if run_id is not None and isinstance(kind, str):
-            return _named(run_id, {"$record": kind}, f"{run_id}:${kind}" if _plain(kind) and ":" not in kind else None)
+            readable = f"{run}:${kind}" if _plain(kind) and ":" not in kind else None
+            return _named(run_id, first, {"$record": kind}, readable)
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -50,13 +55,22 @@ def _plain(text: str) -> bool:
     return text == text.strip() and "\r" not in text and "\n" not in text
 
 
-def _named(run_id: Any, part: Any, readable: str | None) -> str:
-    """``readable`` (``RUN:SEQ``, ``RUN:$KIND``) when given and its run id is text a header carries as it is (runs
-    ``a`` and ``a `` had one id, one's records dropped as the other's), else a hash of the pair, one id per
-    pair all the same (a seq that is text, ``"1:2"`` of run ``c``, had the id of seq ``"2"`` of run ``c:1``)."""
+def _named(run_id: Any, first: int | None, part: Any, readable: str | None) -> str:
+    """``readable`` (``RUN@FIRST:SEQ``, ``RUN@FIRST:$KIND``) when given and its run id is text a header carries as it
+    is (runs ``a`` and ``a `` had one id, one's records dropped as the other's), else a hash of the three, one id per
+    record all the same (a seq that is text, ``"1:2"`` of run ``c``, had the id of seq ``"2"`` of run ``c:1``)."""
     if readable is not None and isinstance(run_id, str) and _plain(run_id):
         return readable
-    return "pair:" + hashlib.sha256(repr([run_id, part]).encode()).hexdigest()  # (repr escapes half a surrogate pair)
+    return "pair:" + hashlib.sha256(repr([run_id, first, part]).encode()).hexdigest()  # (repr escapes half a surrogate)
+
+
+_NO_RUN = object()
+
+
+def _position(lines: list[int | None], i: int) -> int | None:
+    """Where a run beginning at record ``i`` of a batch began in the input: the line (or stream sequence) of its first
+    record read there, one heal invented having none (a ``run_started``, a run record)."""
+    return next((line for line in itertools.islice(lines, i, None) if line is not None), None)
 
 
 @register("publish_nats")
@@ -87,6 +101,8 @@ class PublishNats(Sink):
             await close(connection)
             raise no_stream("publish to", address.subject, exc) from exc
         last_run: Any = None
+        begun: Any = _NO_RUN  # the run whose records were published last (for their ids), and where it began
+        first: int | None = None
         published = 0
         try:
             async with server_gone(address):  # (the server gone mid-stream: E_NATS_UNREACHABLE)
@@ -95,12 +111,15 @@ class PublishNats(Sink):
                         continue
                     records = batch.events or [None] * len(batch)
                     payloads = batch.to_jsonl().split(b"\n")[:-1]
+                    lines = batch.lines
                     sends = []
                     later_runs: list[Any] = []
-                    for record, data in zip(records, payloads, strict=True):
-                        headers = {MSG_ID: message_id(record, data)} if self.config["dedupe_ids"] else None
-                        sends.append(js.publish(address.subject, data, headers=headers))
+                    for i, (record, data) in enumerate(zip(records, payloads, strict=True)):
                         run_id = run_key(record.get("runId")) if isinstance(record, dict) else None
+                        if run_id != begun or (isinstance(record, dict) and record.get("$record") == RUN_RECORD):
+                            begun, first = run_id, _position(lines, i)  # (a run record begins a run of its id anew)
+                        headers = {MSG_ID: message_id(record, data, first)} if self.config["dedupe_ids"] else None
+                        sends.append(js.publish(address.subject, data, headers=headers))
                         if run_id is not None and run_id != last_run:
                             later_runs.append(run_id)
                             last_run = run_id

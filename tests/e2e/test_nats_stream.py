@@ -539,3 +539,24 @@ def test_credentials_in_an_address_are_never_written_out(nats_server: str) -> No
     out, code = _read_until(["read", "--max-line-bytes", "100", f"{address}/creds.raw"], 1)
     dropped = orjson.loads(out.splitlines()[0])
     assert dropped["source"] == f"{nats_server}/creds.raw" and secret.encode() not in out and code == 130
+
+
+def test_a_run_whose_id_comes_back_later_in_the_stream_is_published_whole(nats_server: str, tmp_path: Path) -> None:
+    """Each record's Nats-Msg-Id was its RUN:SEQ, so a run whose id came back later in the stream (a session resumed
+    under its id after another run, two files with one run id) had every record JetStream dropped as the first run's
+    published again: exit 0, and the second run was lost. The id now says where the run began in the input
+    (RUN@LINE:SEQ): the second run is stored whole, and the same input published again still stores nothing new."""
+    run(_admin(nats_server, "again"))
+    first = [b'{"seq":1,"runId":"a","type":"run_started","payload":{}}',
+             b'{"seq":2,"runId":"a","type":"user_message","payload":{"text":"first"}}']
+    other = [b'{"seq":1,"runId":"b","type":"run_started","payload":{}}']
+    back = [b'{"seq":1,"runId":"a","type":"run_started","payload":{"resumed":true}}',
+            b'{"seq":2,"runId":"a","type":"user_message","payload":{"text":"second"}}',
+            b'{"$record":"heal","runId":"a","repairs":0}']
+    journal = tmp_path / "back.jsonl"
+    journal.write_bytes(b"\n".join(first + other + back) + b"\n")
+    config = _publish_config(tmp_path, f"{nats_server}/again.out")
+    for _ in range(2):  # the second time, every record is published again, and dropped by its id
+        done = run_replay("run", str(config), str(journal))
+        assert done.returncode == 0, done.stderr
+        assert run(_messages(nats_server, "again.out", "AGAIN")) == first + other + back

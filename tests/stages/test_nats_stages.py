@@ -22,8 +22,9 @@ def test_addresses_need_a_host_and_a_subject() -> None:
 
 def test_a_record_published_twice_has_one_id() -> None:
     event = {"seq": 3, "runId": "r1", "type": "tool_called"}
-    assert message_id(event, b"x") == message_id(dict(event), b"other bytes") == "r1:3"
-    assert message_id({"$record": "heal", "runId": "r1"}, b"") == "r1:$heal"
+    assert message_id(event, b"x", 7) == message_id(dict(event), b"other bytes", 7) == "r1@7:3"
+    assert message_id({"$record": "heal", "runId": "r1"}, b"", 7) == "r1@7:$heal"
+    assert message_id(event, b"x") == "r1@:3"  # (where the run began unknown: none of its records was read)
     assert message_id({"no": "ids"}, b"abc") == message_id({"no": "ids"}, b"abc") != message_id({"no": "ids"}, b"abd")
 
 
@@ -65,10 +66,18 @@ def test_the_reader_keys_a_record_by_its_run_id_and_seq_whatever_else_it_holds(l
 
 
 def test_a_message_id_names_one_run_and_seq_alone_and_goes_into_a_header_as_it_is() -> None:
-    """`RUN:SEQ` as it reads when a header carries it unchanged and no other pair reads the same; else a hash of the pair."""
+    """`RUN@FIRST:SEQ` as it reads when a header carries it unchanged and no other record reads the same; else a hash."""
     ids = [message_id({"runId": rid, "seq": seq}, b"") for rid, seq in
            (("a", 1), ("a ", 1), (" a", 1), ("a\r\n", 1), ("c:1", "2"), ("c", "1:2"), ("c:1", 2), ("5", 1), (5, 1), ("d\ud800", 1))]
     assert len(set(ids)) == len(ids)
-    assert ids[0] == "a:1" and ids[6] == "c:1:2" and ids[7] == "5:1"
+    assert ids[0] == "a@:1" and ids[6] == "c:1@:2" and ids[7] == "5@:1"
     assert all(i == i.strip() and "\n" not in i and i.isascii() for i in ids[1:6] + ids[8:])
     assert message_id({"$record": "heal", "runId": "a"}, b"") != message_id({"$record": "heal", "runId": "a "}, b"")
+
+
+def test_a_message_id_says_where_its_run_began() -> None:
+    """Two runs of one id are two runs: a run beginning at another position has other ids, and no run id, however
+    written, reads as another run's id and position (a position is digits, so the last "@" ends the run id)."""
+    assert message_id({"runId": "a", "seq": 1}, b"", 1) != message_id({"runId": "a", "seq": 1}, b"", 4)
+    assert message_id({"runId": "a@5", "seq": 1}, b"") != message_id({"runId": "a", "seq": 1}, b"", 5)
+    assert message_id({"runId": "a@", "seq": 1}, b"", 5) != message_id({"runId": "a", "seq": 1}, b"", 5)
