@@ -1,7 +1,8 @@
 """ExportOtlp: turns each run of the stream into one OTLP/JSON ExportTraceServiceRequest (GenAI semantic conventions).
 
 The stream's records are consumed; what comes out is one record per run, the request of
-``pipeline/report/otlp.py`` (spans for the run, each model call and each tool execution), which
+``pipeline/report/otlp.py`` (spans for the run, each model call and each tool execution; a run of more than
+``SPANS_PER_REQUEST`` spans in several, its finished spans sent as it goes), which
 ``write`` puts on one line each: the format of the OpenTelemetry collector's file exporter, and the
 body an OTLP/HTTP endpoint (``/v1/traces``, ``Content-Type: application/json``) takes per line.
 """
@@ -55,6 +56,9 @@ class ExportOtlp(Transform):
             elif not is_record(record):
                 self.trace.add(record)
                 self.run.events += 1  # type: ignore[union-attr]
+                finished = self.trace.finished()
+                if finished is not None:
+                    out.append(finished)
         return Batch.of(out, batch.source) if out else None
 
     def flush(self) -> Batch | None:

@@ -1,7 +1,10 @@
 """OTLP/JSON traces of runs, by the OpenTelemetry GenAI semantic conventions (plain dicts, no protobuf).
 
 One run becomes one ``ExportTraceServiceRequest`` (the JSON form the OTLP/HTTP endpoint and the
-collector's file exporter use): a resource (``service.name`` = the run's framework), and the spans
+collector's file exporter use): a resource (``service.name`` = the run's framework), and the spans below. A run of
+more spans than ``SPANS_PER_REQUEST`` is sent in several requests of one trace, so that memory stays flat however
+long a run is: each holds the spans finished so far (a tool call answered, a model call followed by another), and
+the last one the rest, with the run's own span (its totals known only at its end).
 
 | span | from | kind | ``gen_ai.operation.name`` |
 | --- | --- | --- | --- |
@@ -48,6 +51,7 @@ from replay.pipeline.model.toolcalls import (
 )
 from replay.pipeline.report.model import as_text, error_of
 
+SPANS_PER_REQUEST = 2000  # spans held before those finished go out in a request of their own
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_UNSET, STATUS_ERROR = 0, 2
 SCOPE = {"name": "agent-replay", "version": "0.1.0"}
@@ -165,7 +169,9 @@ class TraceBuilder:
             earlier = seen[key] = seen.get(key, -1) + 1
         self.trace_id = _hex("trace", source, self.run_id, *((earlier,) if earlier else ()), size=16)
         self.root = Span(_hex(self.trace_id, "run", size=8), f"invoke_agent {self.framework or 'agent'}", SPAN_KIND_INTERNAL, None)
-        self.spans: list[Span] = []
+        self.spans: list[Span] = []  # the spans not sent yet (``finished``), in the order they began
+        self.made = 0  # spans begun so far (a span's id counts them)
+        self.check_at = SPANS_PER_REQUEST  # how many spans held make ``finished`` look for some to send
         self.open_calls: dict[str, Span] = {}
         self.open_by_name: dict[str, list[Span]] = {}
         self.chat: Span | None = None  # the last model call (later parts of the same response join it)
@@ -225,7 +231,7 @@ class TraceBuilder:
             self._usage(self.chat, payload.get("usage"))
             return
         model = payload.get("model") if isinstance(payload.get("model"), str) else self.model
-        span = Span(_hex(self.trace_id, "chat", len(self.spans), size=8), f"chat {model}" if model else "chat",
+        span = Span(_hex(self.trace_id, "chat", self.made, size=8), f"chat {model}" if model else "chat",
                     SPAN_KIND_CLIENT, before if before is not None else now)
         self._stretch(span, now)
         attrs = span.attributes
@@ -243,6 +249,7 @@ class TraceBuilder:
             attrs["gen_ai.response.finish_reasons"] = [reason]
         self._usage(span, payload.get("usage"))
         self.spans.append(span)
+        self.made += 1
         self.chat, self.chat_key = span, key
 
     def _usage(self, span: Span | None, usage: Any) -> None:
@@ -256,7 +263,7 @@ class TraceBuilder:
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
         name = tool_name(payload) or "unknown"
         cid = call_id(payload)
-        span = Span(_hex(self.trace_id, "tool", cid or "", len(self.spans), size=8), f"execute_tool {name}",
+        span = Span(_hex(self.trace_id, "tool", cid or "", self.made, size=8), f"execute_tool {name}",
                     SPAN_KIND_INTERNAL, now if now is not None else self.last_nanos)
         span.attributes.update({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
                                 "gen_ai.tool.type": "function"})
@@ -268,6 +275,7 @@ class TraceBuilder:
         if self.run_id:
             span.attributes["gen_ai.conversation.id"] = as_text(self.run_id)
         self.spans.append(span)
+        self.made += 1
 
     def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None) -> None:
         cid, name = call_id(payload), tool_name(payload)
@@ -291,7 +299,20 @@ class TraceBuilder:
         if span.end is None or now > span.end:
             span.end = now
 
-    # the request ------------------------------------------------------------------------------------
+    # the requests -----------------------------------------------------------------------------------
+    def finished(self) -> dict[str, Any] | None:
+        """A request of the spans that are finished (no tool result or later part of a response can change them),
+        when ``SPANS_PER_REQUEST`` or more are held; they are let go. None: too few held, or none finished yet."""
+        if len(self.spans) < self.check_at:
+            return None
+        still = {id(span) for span in self.open_calls.values()}
+        still.update(id(span) for spans in self.open_by_name.values() for span in spans)
+        still.add(id(self.chat))
+        done = [span for span in self.spans if id(span) not in still]
+        self.spans = [span for span in self.spans if id(span) in still]
+        self.check_at = len(self.spans) + SPANS_PER_REQUEST  # (many open: looked at again only once as many more came)
+        return self._request([self._span(s, self.root.span_id, self.root.start or 0) for s in done]) if done else None
+
     def request(self) -> dict[str, Any]:
         root = self.root
         attrs = root.attributes
@@ -321,7 +342,10 @@ class TraceBuilder:
                 self._stretch(span, self.last_nanos)
                 span.fail(TOOL_UNANSWERED, "the run ended before this tool call got a result")
         start = root.start if root.start is not None else 0
-        out = [self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in self.spans]
+        return self._request([self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in self.spans])
+
+    def _request(self, out: list[dict[str, Any]]) -> dict[str, Any]:
+        """An ExportTraceServiceRequest of the spans ``out``, under the run's resource."""
         resource = [attribute("service.name", self.framework or "agent")]
         if self.source:
             resource.append(attribute("replay.source", self.source))

@@ -206,3 +206,37 @@ def test_half_a_surrogate_pair_is_written_as_its_escape_so_the_line_parses(tmp_p
     assert set(spans) == {"invoke_agent fw\\udfff", "chat", "execute_tool T\\ud800"}
     assert spans["execute_tool T\\ud800"].status.message == "cut \\ud83d"
     assert attribute_values(spans["chat"])["gen_ai.conversation.id"] == "r\\ud83d"
+
+
+def _spans(lines: list[dict]) -> dict[str, dict]:
+    return {span["spanId"]: span for line in lines for span in line["resourceSpans"][0]["scopeSpans"][0]["spans"]}
+
+
+def test_a_long_run_goes_in_several_requests_of_one_trace_holding_the_same_spans(tmp_path, monkeypatch):
+    """A run's spans were all held until its end: the export of one run of 200,000 events took 779 MiB (3 GiB for
+    800,000). Past 2,000 spans held, the finished ones go out in a request of their own: the same spans, ids,
+    parents and times as one request would hold, the run's own span (and its totals) in the last request."""
+    from replay.pipeline.report import otlp
+
+    events = [{"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "r1", "payload": {}}]
+    for k in range(2500):
+        at = f"2026-03-01T12:{k // 60 % 60:02d}:{k % 60:02d}"
+        events += [{"type": "user_message", "timestamp": at + ".100Z", "payload": {"text": "go"}},
+                   {"type": "assistant_message", "timestamp": at + ".200Z", "payload": {"usage": {"inputTokens": 3}}},
+                   {"type": "tool_called", "timestamp": at + ".300Z", "payload": {"callId": f"c{k}", "toolName": "bash"}},
+                   {"type": "tool_completed", "timestamp": at + ".400Z", "payload": {"callId": f"c{k}"}}]
+    events.append({"type": "tool_called", "timestamp": "2026-03-01T14:00:00.000Z",
+                   "payload": {"callId": "open", "toolName": "bash"}})  # (never answered: in the last request)
+    events.append({"type": "run_completed", "timestamp": "2026-03-01T14:00:01.000Z", "payload": {}})
+    journal = tmp_path / "long.jsonl"
+    journal.write_bytes(b"".join(orjson.dumps({**e, "seq": n, "runId": "r1"}) + b"\n" for n, e in enumerate(events, 1)))
+    done = run_replay("export", "--otlp", str(journal))
+    assert done.returncode == 0, done.stderr
+    lines = jsonl(done.stdout)
+    assert len(lines) == 3 and all(parse(orjson.loads(orjson.dumps(line))) for line in lines)
+    monkeypatch.setattr(otlp, "SPANS_PER_REQUEST", 10**9)
+    [whole] = jsonl(run_replay("export", "--otlp", str(journal)).stdout)
+    assert _spans(lines) == _spans([whole]) and len(_spans(lines)) == 5003  # (the run, 2,501 model calls, 2,501 tools)
+    root = lines[-1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert "parentSpanId" not in root and root["name"].startswith("invoke_agent")
+    assert {line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] for line in lines} == {root["traceId"]}
