@@ -17,7 +17,7 @@ class ReportTimestampOrder(RunScoped):
     ports = ("errors", "notices")
 
     def begin_run(self, run: Run) -> None:
-        run.state["last"] = None  # the latest timestamp so far (text), its instant parsed when needed
+        run.state["last"] = None  # the previous event's timestamp (text), its instant parsed when needed
         run.state["moment"] = None
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
@@ -49,5 +49,6 @@ class ReportTimestampOrder(RunScoped):
             self.notice(f"timestamp {event['timestamp']} is earlier than the previous event's {state['last']}; "
                         "kept in journal order", batch, i, field="timestamp", seqBefore=event.get("seq"),
                         value=event["timestamp"])
-            return
+        # the next event is held to this one (the one before it), not to the latest time so far: one step back is one
+        # notice, not one for every event after a time too far ahead
         state["last"], state["moment"] = event["timestamp"], moment

@@ -356,6 +356,21 @@ def order_notices(stamps: list[str], size: int = 2) -> list[str]:
 
 
 @pytest.mark.parametrize("size", [1, 2, 6])
+def test_an_event_is_held_to_the_one_before_it_not_to_the_latest_time_so_far(size):
+    # one time too far ahead is one step back after it; the events after that go forward again (each notice says
+    # "earlier than the previous event's": it was one for every later event, naming a time that was not the previous)
+    assert order_notices(["2026-03-01T12:00:05Z", "2026-03-01T12:00:01Z", "2026-03-01T12:00:02Z",
+                          "2026-03-01T12:00:03Z", "2026-03-01T12:00:02Z"], size) == [
+        "2026-03-01T12:00:01Z", "2026-03-01T12:00:02Z"]
+
+
+def test_heal_does_not_report_the_terminal_event_it_adds_after_a_step_back():
+    records = [ev(1, "run_started", ts="2026-03-01T12:00:05Z"), ev(2, "user_message", ts="2026-03-01T12:00:01Z")]
+    notices = heal_records(records).side.get("notices", [])
+    assert [(n["rule"], n["seqBefore"]) for n in notices] == [("check_order", 2)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 6])
 def test_a_leap_second_comes_after_second_59_and_before_the_next_day_in_order_of_its_fraction(size):
     # one shape in UTC (text order is time order), and other shapes (each parsed)
     assert order_notices(["2016-12-31T23:59:59.500Z", "2016-12-31T23:59:59.999Z", "2016-12-31T23:59:60.000Z",
