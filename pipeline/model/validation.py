@@ -18,6 +18,7 @@ from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
 from replay.pipeline.model.records import (
+    DROPPED_RECORD,
     HEAL_RECORD,
     RECORD_KEY,
     RUN_DROPPED,
@@ -340,9 +341,15 @@ class EventChecker:
                                  how_to_fix="Remove the key; see `replay schema stream`.")] if extra else []
             return [_problem("E_EVENT_INVALID", "a source record names its input in `source`", f"{path}.source",
                              "non-empty string", record.get("source", MISSING), example='{"$record": "source", "source": "a.jsonl"}')]
+        if kind == DROPPED_RECORD:  # (one with its code was reported again by parse, as read reported its line, and left out)
+            return [_problem("E_EVENT_INVALID", "a dropped record names the code its line was reported with in `code`",
+                             f"{path}.code", "a code such as \"E_JSONL_LINE_INVALID\"", record.get("code", MISSING),
+                             example='{"$record": "dropped", "code": "E_JSONL_LINE_INVALID", "message": "line 3 is not valid JSON"}',
+                             how_to_fix="Write it as `replay read` does; see `replay schema stream`.")]
         return [_problem(
-            "E_EVENT_INVALID", f"unknown reserved record kind {shown(kind)!r}; streams carry \"run\", \"heal\" and \"source\" records",
-            f"{path}.{RECORD_KEY}", "\"run\", \"heal\" or \"source\"", kind,
+            "E_EVENT_INVALID",
+            f"unknown reserved record kind {shown(kind)!r}; streams carry \"run\", \"heal\", \"source\" and \"dropped\" records",
+            f"{path}.{RECORD_KEY}", "\"run\", \"heal\", \"source\" or \"dropped\"", kind,
         )]
 
     def check_stretch(self, records: list[Any]) -> bool:

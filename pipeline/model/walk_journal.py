@@ -259,7 +259,9 @@ def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LinePro
         return LineProblem(f"line {line} is JSON but not an object", line, offset, raw)
     if record.get(RECORD_KEY) == DROPPED_RECORD:  # (a saved stream's: heal, validate and diff report it again too)
         code = record.get("code")
-        return LineProblem(f"line {line} stands for what `replay read` left out there: {record.get('message')}", line,
+        said = record.get("message")
+        return LineProblem(f"line {line} stands for what `replay read` left out there"
+                           + (f": {said}" if isinstance(said, str) and said else ""), line,
                            offset, raw, cause=code if isinstance(code, str) else None)
     return None
 

@@ -377,6 +377,15 @@ def test_a_saved_stream_with_a_dropped_record_ends_the_walk_there(tmp_path: Path
     assert (error["line"], error["offset"], error["cause"]) == (1, 0, "E_GZIP_INVALID")
 
 
+def test_a_dropped_record_without_a_message_is_said_without_one(tmp_path: Path, cli):
+    # (its message was read as Python's None: "line 2 stands for what `replay read` left out there: None")
+    (tmp_path / "a.jsonl").write_bytes((WALK / "hello.jsonl").read_bytes().splitlines(keepends=True)[0]
+                                       + b'{"$record":"dropped","code":"E_JSONL_LINE_INVALID"}\n')
+    code, _, (error,) = cli("walk", str(tmp_path / "a.jsonl"))
+    assert (code, error["code"], error["line"], error["cause"]) == (1, "E_JOURNAL_READ_FAILED", 2, "E_JSONL_LINE_INVALID")
+    assert error["message"].endswith("line 2 stands for what `replay read` left out there"), error
+
+
 def cli_result(done) -> tuple[int, bytes, list[dict]]:
     return done.returncode, done.stdout, errors_of(done.stderr)
 

@@ -192,6 +192,16 @@ def test_heal_records_and_unknown_records() -> None:
     assert (unknown["code"], unknown["path"], unknown["received"]) == ("E_EVENT_INVALID", "$.$record", "comment")
 
 
+def test_a_dropped_record_without_its_code_is_named_as_one_not_as_an_unknown_kind() -> None:
+    # (parse reports a dropped record with its code again and leaves it out; one without a code reached the checks
+    # as "unknown reserved record kind 'dropped'; streams carry run, heal and source records": a kind the stream has)
+    (problem,) = stream_problems([{"$record": "dropped", "message": "line 3 is not valid JSON"}])
+    assert (problem["code"], problem["path"], problem["received"]) == ("E_EVENT_INVALID", "$.code", "missing")
+    assert "unknown" not in problem["message"]
+    (unknown,) = stream_problems([{"$record": None}])
+    assert '"dropped"' in unknown["message"] and '"dropped"' in unknown["expected"]
+
+
 def test_a_reserved_key_inside_an_artifact_event_is_a_problem() -> None:
     problems = validate_artifact(artifact([ev(1, **{"$record": "run"})]))
     assert [(p["code"], p["path"]) for p in problems] == [("E_EVENT_INVALID", "$.events[0].$record")]
