@@ -24,7 +24,7 @@ import anyio
 import anyio.lowlevel
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.batch import Batch, Column, column_position
 from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, Option, Sink
@@ -41,7 +41,7 @@ from replay.pipeline.io.run_files import (
     write_file,
 )
 from replay.pipeline.io.staging import staged_folder
-from replay.pipeline.model.healing import healed_artifact, healed_problems
+from replay.pipeline.model.healing import healed_artifact, healed_journal_problems, healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, is_record, record_kind
 from replay.pipeline.model.repairs import heal_log_document
 
@@ -190,6 +190,9 @@ class WriteHealed(Sink):
         """One input's healed copy and heal log (problems of the healed copy go to the errors port)."""
         healed_rel, log_rel = self.plan[path]
         if healed_rel.name.endswith(HEALED_JOURNAL):
+            for problem in healed_journal_problems(((column[0], column_position(column)) for column in done.columns),
+                                                   source, stage=self.id):
+                self.emit("errors", problem)
             data = Batch.from_columns(done.columns).to_jsonl()  # untouched records keep their bytes
             artifact_id = (done.run or {}).get("artifactId") or printable(Path(path).name)  # (a name not UTF-8 too)
         else:

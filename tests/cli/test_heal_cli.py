@@ -293,6 +293,31 @@ def test_what_heal_cannot_repair_is_reported_as_healed_artifact_invalid(tmp_path
     assert (tmp_path / "out" / "t.healed.json").exists()  # written, and said to be invalid
 
 
+def test_heal_in_out_reports_what_it_cannot_repair_in_a_journal_as_filter_mode_does(tmp_path: Path) -> None:
+    """A journal healed into a folder was written with an event that has no type, exit 0 and not a word (an artifact's
+    healed copy was checked, a journal's not): it is said as `replay heal FILE` says it, at its line, exit 1."""
+    fix = ev(1, "run_started", run="r2", ts="2026-03-01 12:00:00Z")  # (r2 goes the slow way; r1 is whole: the fast lane)
+    records = [ev(1, "run_started", run="r1"), ev(2, "run_completed", run="r1"), fix, ev(2, "run_completed", run="r2"),
+               ev(1, "run_started", run="r1"), ev(2, "run_completed", run="r1"), fix,
+               {"seq": 2, "timestamp": "2026-03-01T12:00:00Z", "runId": "r2", "payload": {}}, ev(3, "run_completed", run="r2")]
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "j.jsonl").write_bytes(b"".join(line + b"\n" for line in lines_of(records)))
+    # and no fault where there is none: r1 long enough to pass the fast lane as its bytes between two runs of r2
+    whole = [ev(1, "run_started", run="r1"), *(ev(k, "user_message", run="r1") for k in range(2, 3000)),
+             ev(3000, "run_completed", run="r1")]
+    (src / "k.jsonl").write_bytes(b"".join(line + b"\n" for line in lines_of([fix, ev(2, "run_completed", run="r2"), *whole,
+                                                                               fix, ev(2, "run_completed", run="r2")])))
+    filtered = run_replay("heal", str(src / "j.jsonl"))
+    proc = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == filtered.returncode == 1, proc.stderr
+    (error,) = errors_of(proc.stderr)
+    assert (error["code"], error["cause"], error["path"], error["line"]) == (
+        "E_HEALED_ARTIFACT_INVALID", "E_ARTIFACT_EVENT_TYPE_INVALID", "$.type", 8), error
+    assert [(e["cause"], e["line"]) for e in errors_of(filtered.stderr)] == [("E_ARTIFACT_EVENT_TYPE_INVALID", 8)]
+    assert (tmp_path / "out" / "j.healed.jsonl").exists()  # written, and said to be invalid
+
+
 def test_space_separated_timestamps_are_made_rfc3339() -> None:
     stream = b"\n".join(lines_of([ev(1, "run_started", ts="2026-03-01 12:00:00Z"), ev(2, "run_completed")])) + b"\n"
     proc = run_replay("heal", input=stream)
