@@ -84,6 +84,7 @@ def describe_kind(kind: str | None, article: str = "a") -> str:
 
 
 def is_journal_name(name: str) -> bool:
+    """Is a file of this name a journal or an artifact (what a folder walk reads, and what --in may name)?"""
     return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS)
 
 

@@ -255,6 +255,23 @@ def test_directory_mode_refusals(tmp_path: Path) -> None:
         assert not (tmp_path / "o").exists() and not (tmp_path / "x.log").exists()
 
 
+def test_directory_mode_heals_a_named_file_of_every_name_it_heals_in_a_folder(tmp_path: Path) -> None:
+    # (--in run.ndjson was E_INPUT_FILE_NOT_JSON, "not a .json or .jsonl file", while a folder holding it healed it;
+    # and --in run.raw.json, capture's side file that no folder walk heals, was healed as if an artifact)
+    journal = b"".join(line + b"\n" for line in lines_of([ev(1, "run_started"), ev(2, "run_completed")]))
+    (tmp_path / "run.ndjson").write_bytes(journal)
+    (tmp_path / "run.raw.json").write_bytes(journal)
+    named = run_replay("heal", "--in", str(tmp_path / "run.ndjson"), "--out", str(tmp_path / "named"))
+    walked = run_replay("heal", "--in", str(tmp_path), "--out", str(tmp_path / "walked"))
+    assert named.returncode == walked.returncode == 0, (named.stderr, walked.stderr)
+    assert (tmp_path / "named" / "run.healed.jsonl").read_bytes() == (tmp_path / "walked" / "run.healed.jsonl").read_bytes()
+    assert not (tmp_path / "walked" / "run.raw.healed.json").exists()
+    raw = run_replay("heal", "--in", str(tmp_path / "run.raw.json"), "--out", str(tmp_path / "raw"))
+    (error,) = errors_of(raw.stderr)
+    assert (raw.returncode, error["code"], error["received"]) == (2, "E_INPUT_FILE_NOT_JSON", "run.raw.json")
+    assert not (tmp_path / "raw").exists()
+
+
 def test_heal_log_document_matches_schema(tmp_path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     src = tmp_path / "in"

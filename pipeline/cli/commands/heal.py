@@ -14,7 +14,7 @@ from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, empty_value
 from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.journals import expand_paths, is_url
+from replay.pipeline.io.journals import expand_paths, is_journal_name, is_url
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -123,9 +123,9 @@ def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {in_path!r} does not exist", path=in_path,
                           howToFix="Point --in at an artifact or journal file, or a folder of them (e.g. .replay/artifacts).")
     if root.is_file():
-        if not root.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz")):
-            raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {in_path!r} is not a .json or .jsonl file", path=in_path,
-                              expected=".json / .jsonl", received=root.suffix or "(no suffix)")
+        if not is_journal_name(root.name):  # (the names a folder's walk heals)
+            raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {in_path!r} is not a journal or an artifact", path=in_path,
+                              expected=".json, .jsonl or .ndjson (.gz too), not capture's .raw.json or .heal-log.json", received=root.name)
         return root.parent, [str(root)]
     if not root.is_dir():
         raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in target {in_path!r} is neither a file nor a directory", path=in_path)
@@ -150,9 +150,9 @@ def _url_inputs(url: str) -> tuple[str, list[str]]:
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {url!r} does not exist", path=url,
                           howToFix="Check the URL: its bucket or host and its path.")
     if found == "file":
-        if not url.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz")):
-            raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {url!r} is not a .json or .jsonl file", path=url,
-                              expected=".json / .jsonl", received=remote.name(url))
+        if not is_journal_name(remote.name(url)):
+            raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {url!r} is not a journal or an artifact", path=url,
+                              expected=".json, .jsonl or .ndjson (.gz too), not capture's .raw.json or .heal-log.json", received=remote.name(url))
         return remote.parent(url), [url]
     return url, _to_heal(remote.expand(url))
 
