@@ -65,12 +65,17 @@ def test_a_null_record_kind_is_no_event_to_renumber():
 
 def test_heal_into_a_folder_names_its_log_after_the_run_not_a_null_record_kind(tmp_path):
     """write_healed took a line whose "$record" is null for the input's first event: the heal log named the run after
-    that record's runId (r1), while heal, validate and report read the record as no event of r0's."""
+    that record's runId (r1), while heal, validate and report read the record as no event of r0's. (The record of no
+    kind replay knows is still said, as `replay heal` of the file says it: E_HEALED_ARTIFACT_INVALID, exit 1.)"""
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a.jsonl").write_bytes(b'{"$record":null,"runId":"r1"}\n' + NULL_IN_R0)
     done = run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "out"))
-    assert done.returncode == 0, done.stderr
+    filtered = run_replay("heal", str(folder / "a.jsonl"))
+    assert done.returncode == filtered.returncode == 1, done.stderr
+    assert [(e["error"]["code"], e["error"]["cause"], e["error"]["line"]) for e in map(orjson.loads, done.stderr.splitlines())] == [
+        (e["error"]["code"], e["error"]["cause"], e["error"]["line"]) for e in map(orjson.loads, filtered.stderr.splitlines())] == [
+        ("E_HEALED_ARTIFACT_INVALID", "E_EVENT_INVALID", 1), ("E_HEALED_ARTIFACT_INVALID", "E_EVENT_INVALID", 3)]
     log = orjson.loads((tmp_path / "out" / "a.heal-log.json").read_bytes())
     assert log["runId"] == "r0"
 
