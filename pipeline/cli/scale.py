@@ -44,7 +44,7 @@ from replay.pipeline.engine.parallel import (
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.dask_backend import scheduler_address
 from replay.pipeline.io.fdio import write_failed
-from replay.pipeline.io.journals import is_url
+from replay.pipeline.io.journals import is_url, names_own_descriptor
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
 from replay.pipeline.io.staging import make_folder
 
@@ -158,9 +158,21 @@ def _input_bytes(files: list[str]) -> int:
     return total_bytes(files)
 
 
+def _this_process_only(files: list[str], process_local: bool) -> bool:
+    """Is something of the run only this process's: memory:// (``process_local``: its output), or an input that is
+    one of its descriptors (``<(zcat run.jsonl.gz)``)?"""
+    return process_local or any(in_this_process(f) or names_own_descriptor(f) for f in files)
+
+
 def refuse_process_local(scale: Scale, files: list[str], process_local: bool) -> None:
     """memory:// lives in this process: worker processes (local, or a local Dask cluster) would find nothing there."""
-    if not (process_local or any(in_this_process(f) for f in files)):
+    if not _this_process_only(files, process_local):
+        return
+    if not (process_local or any(in_this_process(f) for f in files)):  # (a pipe: read in this process, one at a time)
+        if scale.engine == "dask" and not scheduler_address(scale.scheduler):
+            raise ReplayError("E_USAGE_INVALID", "an input that is a pipe of this process (/dev/fd/N, from `<(...)`) "
+                              "cannot be read by a Dask cluster's workers", received="--engine dask",
+                              howToFix="Write what the pipe gives to a file the workers can read, or use --engine local.")
         return
     if scale.engine == "local" and (scale.workers or 1) > 1:
         raise ReplayError("E_USAGE_INVALID", "memory:// is this process's memory: worker processes cannot see it",
@@ -238,7 +250,7 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
         reused = manifest.reusable(files)
     todo = [f for f in files if f not in reused]
     workers = choose_workers(scale, todo)
-    if process_local or any(in_this_process(f) for f in files):
+    if _this_process_only(files, process_local):
         workers = 1 if scale.engine == "local" else workers
     most = CLUSTER_TASK_INPUTS if scale.engine == "dask" else LOCAL_TASK_INPUTS
     chunks = partition(todo, workers, most)

@@ -56,6 +56,12 @@ def is_url(path: str) -> bool:
     return _URL.match(path) is not None
 
 
+def names_own_descriptor(path: str) -> bool:
+    """Does ``path`` name one of this process's open descriptors (``/dev/fd/63``, what ``<(zcat run.jsonl.gz)``
+    passes)? Another process, a worker, would find another descriptor there, or none."""
+    return path.startswith(("/dev/fd/", "/proc/self/fd/")) or path in ("/dev/stdin", "/proc/self/fd")
+
+
 def is_nats_url(text: str) -> bool:
     """Is ``text`` a NATS subject's address (``nats://HOST:PORT/SUBJECT``, read and written by ``io.nats_stream``)?"""
     return text.startswith(NATS_SCHEME)

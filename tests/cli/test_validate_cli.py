@@ -439,3 +439,18 @@ def test_second_60_anywhere_but_23_59_utc_is_refused_with_the_error_any_bad_time
     assert error == {**error_for("03/01/2026 12:00"), "message": f"event `timestamp` '{stamp}' is not an RFC 3339 date-time",
                      "received": stamp}
     assert error["code"] == "E_ARTIFACT_EVENT_TIMESTAMP_INVALID" and error["path"] == "$.timestamp" and error["line"] == 2
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
+def test_a_pipe_of_the_shell_is_validated_as_a_stream(tmp_path: Path, workers: list[str]) -> None:
+    """`replay validate <(zcat run.jsonl.gz)`: read, heal and report read such a pipe (/dev/fd/N); validate refused it
+    (E_INPUT_NOT_FILE_OR_DIR, exit 2, advising --in, which was not given). It is a stream, as stdin is, and it is read
+    in this process (a worker process would find another descriptor there, or none)."""
+    journal = Path(__file__).resolve().parents[2] / "examples" / "journals"
+    script = (f'exec "$0" validate {" ".join(workers)} <(cat "$1") <(cat "$2")')
+    done = subprocess.run(["bash", "-c", script, REPLAY, str(journal / "two-runs.jsonl"), str(journal / "odd.jsonl")],
+                          capture_output=True, timeout=120, check=False)
+    summaries = jsonl(done.stdout)
+    assert [(s["kind"], s["valid"], s["runs"]) for s in summaries] == [("stream", True, 2), ("stream", False, 1)], done.stderr
+    assert done.returncode == 1 and all(s["source"].startswith("/dev/fd/") for s in summaries)
+    assert {e["code"] for e in errors_of(done.stderr)} <= {"E_JSONL_LINE_INVALID", "E_JSONL_LINE_TORN"}

@@ -51,11 +51,15 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
                 if kind is not None:
                     found.append((name, kind))
             continue
+        if p.is_fifo() or (raw.startswith("/dev/") and not p.is_file()):  # `<(zcat run.jsonl.gz)`: a stream, as stdin is
+            found.append((raw, input_kind(p.name) or STREAM))
+            continue
         if not p.is_file():
             raise ReplayError(
                 "E_INPUT_NOT_FILE_OR_DIR", f"input {raw!r} is neither a regular file nor a directory", path=raw,
                 expected="a regular file or a directory", received=_file_type(p),
-                howToFix="Point --in at an artifact file or a directory; pipe streams on stdin without --in.",
+                howToFix="Pass an artifact or journal file, a directory of them, or a pipe (`<(zcat run.jsonl.gz)`); "
+                         "`-` reads stdin.",
             )
         kind = input_kind(p.name)
         if kind is None:
