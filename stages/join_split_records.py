@@ -244,7 +244,7 @@ def _join(pieces: list[_Line]) -> tuple[str, Any, bytes]:
     if b'"' in text:
         text = _STRING.sub(_escape_newlines, text)
     try:
-        return _CLOSED, orjson.loads(text), text
+        return _CLOSED, exactjson.loads(text), text  # (what parse reads: half a surrogate pair, a number beyond a double)
     except orjson.JSONDecodeError as exc:
         chars = len(text) if text.isascii() else len(text.decode("utf-8", "replace"))
         # orjson reports where it stopped: at the end, the text is a prefix of a JSON value

@@ -251,14 +251,45 @@ def _int(text: str) -> int | float:
 
 
 def _huge(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
-    """orjson refuses numbers beyond a double; they are valid JSON, so the standard library reads them."""
+    """orjson refuses numbers beyond a double; they are valid JSON, so the standard library reads them. A text that is
+    no JSON for another reason too gets orjson's error for that, at its place (``_past_huge_numbers``)."""
     if "infinity" not in exc.msg:
         raise exc
     try:
         with deep():
             return json.loads(data, parse_float=_float, parse_int=_int, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
-        raise exc from None
+        raise _past_huge_numbers(data, exc) from None
+
+
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def _past_huge_numbers(data: bytes | str, exc: orjson.JSONDecodeError) -> orjson.JSONDecodeError:
+    """Where ``data`` is no JSON, its numbers beyond a double (and halves of surrogate pairs) aside: orjson stops at
+    the first such number, so each is swapped for a zero of the same length and the text read again, until orjson
+    stops elsewhere (where the text ends early, say: a record split across lines, whose pieces ``join_split_records``
+    must see as an unfinished one)."""
+    try:
+        text = data if isinstance(data, str) else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return exc
+    text = _SURROGATE_ESCAPE_TEXT.sub(lambda _: r"\u0020", text)  # (as _lone_surrogates reads past them)
+    again = exc
+    while "infinity" in again.msg:
+        number = _NUMBER.match(text, again.pos)
+        if number is None:
+            return exc
+        text = text[:number.start()] + "0".ljust(len(number.group())) + text[number.end():]
+        try:
+            orjson.loads(text)
+        except orjson.JSONDecodeError as later:
+            again = later
+        else:
+            return exc  # (the standard library refused it for another reason: nesting, say)
+    if again.msg == _NO_ROOM:
+        return exc
+    return orjson.JSONDecodeError(again.msg, exc.doc, again.pos)
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
@@ -305,7 +336,8 @@ def _lone_surrogates(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
     except orjson.JSONDecodeError as again:
         if again.msg == _NO_ROOM:
             _with_room(swapped, again)  # (raises where the text ends early or nests too deep)
-        elif "infinity" not in again.msg:  # (a number beyond a double is JSON: the standard library reads it)
+        elif "infinity" not in (again := _past_huge_numbers(swapped, again)).msg:
+            # (a number beyond a double is JSON: the standard library reads it, unless the text is wrong elsewhere)
             raise orjson.JSONDecodeError(again.msg, exc.doc, again.pos) from None
     text = data if isinstance(data, str) else data.decode("utf-8")
     try:
