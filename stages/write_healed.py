@@ -2,7 +2,9 @@
 
 For each input (in the order read gives them): ``<id>.healed.json`` (artifacts) or ``<id>.healed.jsonl``
 (journals) and ``<id>.heal-log.json``, at the input's path relative to ``root``, under ``out_dir``;
-one JSON line per input on stdout naming what was written. Outputs are planned before anything runs:
+one JSON line per input on stdout naming what was written. What a healed copy still gets wrong is reported
+(``E_HEALED_ARTIFACT_INVALID``, exit 1) as filter mode reports it: a journal's stream checked as heal's ``check``
+checks it, an artifact whole. Outputs are planned before anything runs:
 two inputs healing into one file, or an output landing on an input, is refused. A new ``out_dir``
 appears whole or not at all (not at all when every input was refused: nothing healed). ``out_dir``
 (and the inputs) may be fsspec URLs: a folder at a URL is written in place, each file atomically
@@ -24,7 +26,7 @@ import anyio
 import anyio.lowlevel
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, Column, column_position
+from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, Option, Sink
@@ -41,9 +43,10 @@ from replay.pipeline.io.run_files import (
     write_file,
 )
 from replay.pipeline.io.staging import staged_folder
-from replay.pipeline.model.healing import healed_artifact, healed_journal_problems, healed_problems
+from replay.pipeline.model.healing import healed_artifact, healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, is_record, record_kind
 from replay.pipeline.model.repairs import heal_log_document
+from replay.stages.validate import ValidateEvents
 
 
 @dataclass
@@ -103,6 +106,8 @@ class WriteHealed(Sink):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.plan: dict[str, tuple[Path, Path]] = {}
+        # a healed journal is checked as `replay heal` checks its stream (a healed artifact, whole, in _render)
+        self.check = ValidateEvents(report_as="E_HEALED_ARTIFACT_INVALID")
 
     def output_files(self) -> list[str]:
         return ["-"]  # one line per input written; the files are planned in preflight
@@ -133,6 +138,7 @@ class WriteHealed(Sink):
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         healed: dict[str, _Healed] = {}
         names = {printable(path): path for path in self.plan}
+        journals = {source for source, path in names.items() if self.plan[path][0].name.endswith(HEALED_JOURNAL)}
         last: str | None = None
         refused: set[str] = set()  # inputs read reported it could not read (a .json cut off mid-write, too long, ...)
         async for batch in batches:
@@ -153,6 +159,10 @@ class WriteHealed(Sink):
             if batch.notes:  # what the rules saw while changing events (a key written twice, written anew): its heal log
                 target.notes.extend(batch.notes)
                 batch.notes = None
+            if batch.source in journals:
+                self.check(batch)
+                for entry in self.check.drain().get("errors", ()):
+                    self.emit("errors", {**entry, "stage": self.id})
             if batch.events is None:
                 target.take_lines(batch)
                 continue
@@ -190,9 +200,6 @@ class WriteHealed(Sink):
         """One input's healed copy and heal log (problems of the healed copy go to the errors port)."""
         healed_rel, log_rel = self.plan[path]
         if healed_rel.name.endswith(HEALED_JOURNAL):
-            for problem in healed_journal_problems(((column[0], column_position(column)) for column in done.columns),
-                                                   source, stage=self.id):
-                self.emit("errors", problem)
             data = Batch.from_columns(done.columns).to_jsonl()  # untouched records keep their bytes
             artifact_id = (done.run or {}).get("artifactId") or printable(Path(path).name)  # (a name not UTF-8 too)
         else:

@@ -6,7 +6,6 @@ Each rule is its own stage (``stages/<rule>.py``); their order is the spec ``hea
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.artifacts import artifact_from_run
-from replay.pipeline.model.validation import EventChecker, json_type, validate_artifact
+from replay.pipeline.model.validation import json_type, validate_artifact
 
 RULES_FILE = Path(".replay") / "heal.rules.json"
 RULES_VERSION = "v1"  # the rules file format; the schema's `version` const
@@ -79,23 +78,6 @@ def healed_problems(artifact: dict[str, Any], source: str, **fields: Any) -> lis
     """What still fails validation after healing, each as E_HEALED_ARTIFACT_INVALID (the specific
     code kept in ``cause``): heal cannot invent what it does not know, e.g. an event's type."""
     return [_still_invalid(p, source, **fields) for p in validate_artifact(artifact)]
-
-
-def healed_journal_problems(records: Iterable[tuple[Any, dict[str, Any]]], source: str,
-                            **fields: Any) -> list[dict[str, Any]]:
-    """``healed_problems`` of a healed journal: ``records`` are its records in order, each with where it came from
-    (``line``, ``offset``, ``path``), the record None for a line of a whole run already found valid (the screen's)."""
-    checker = EventChecker(source=source)
-    found: list[dict[str, Any]] = []
-    for record, where in records:
-        if record is None:
-            checker.skip_runs(0, 0, 0)  # (the record after it begins a run)
-            continue
-        for p in checker.check(record, where.get("path") or "$"):
-            problem = _still_invalid(p, source, **where, **fields)
-            if problem not in found:  # (another agent's record mapped into several events: its fault said once)
-                found.append(problem)
-    return found
 
 
 def _still_invalid(problem: dict[str, Any], source: str, **fields: Any) -> dict[str, Any]:

@@ -333,6 +333,25 @@ def test_heal_in_out_reports_what_it_cannot_repair_in_a_journal_as_filter_mode_d
         "E_HEALED_ARTIFACT_INVALID", "E_ARTIFACT_EVENT_TYPE_INVALID", "$.type", 8), error
     assert [(e["cause"], e["line"]) for e in errors_of(filtered.stderr)] == [("E_ARTIFACT_EVENT_TYPE_INVALID", 8)]
     assert (tmp_path / "out" / "j.healed.jsonl").exists()  # written, and said to be invalid
+def test_directory_mode_reports_a_healed_journal_still_invalid_as_filter_mode_does(tmp_path: Path) -> None:
+    """A journal heal cannot make valid (an event whose type is a number) is written by heal --in/--out and reported
+    at its line, exit 1, as `replay heal FILE` reports it; it was written with exit 0 and not a word (only an
+    artifact's healed copy was checked). A valid run beside it, healed by the fast lane, says nothing."""
+    src = tmp_path / "in"
+    src.mkdir()
+    stream = b"\n".join(lines_of([ev(1, "run_started"), ev(2, "tool_end", payload={"callId": "c"}), ev(3, "run_completed"),
+                                  ev(1, "run_started", run="r2"), ev(2, 5, run="r2"), ev(3, "run_completed", run="r2")])) + b"\n"
+    (src / "t.jsonl").write_bytes(stream)
+    (src / "u.jsonl").write_bytes(b"\n".join(lines_of([ev(1, "run_started"), ev(2, "run_completed")])) + b"\n")
+    filtered = run_replay("heal", str(src / "t.jsonl"))
+    proc = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
+    assert filtered.returncode == proc.returncode == 1
+    (error,) = errors_of(proc.stderr)
+    assert error == {**errors_of(filtered.stderr)[0], "stage": "write"}
+    assert error["cause"] == "E_ARTIFACT_EVENT_TYPE_INVALID" and (error["line"], error["offset"]) == (5, stream.index(b'{"seq":2,"timestamp":"2026-03-01T12:00:00.000Z","type":5'))
+    assert (tmp_path / "out" / "t.healed.jsonl").read_bytes() == filtered.stdout  # written, and said to be invalid
+    strict = run_replay("heal", "--strict", "--in", str(src), "--out", str(tmp_path / "strict"))
+    assert strict.returncode == 1 and not (tmp_path / "strict").exists()
 
 
 def test_space_separated_timestamps_are_made_rfc3339() -> None:
