@@ -197,11 +197,11 @@ class RunScoped(Transform):
         """One event of the current run."""
 
     def on_record(self, batch: Batch, i: int, record: dict[str, Any]) -> None:
-        """A reserved record that begins no run (a heal record, say), in the run in progress. By default the events
-        held back (``hold``) come back before it."""
+        """A reserved record that begins no run (a heal record, say), in the run in progress. By default, while events
+        are held back (``hold``) it is held after them: it comes back with them, in its place after them (a terminal
+        event held for what goes before the run's end, then a heal record of an earlier heal: both after it)."""
         if self._held and record.get(RECORD_KEY) != RUN_RECORD:
-            self._before.setdefault(i, []).extend(self._held)
-            self._held = []
+            self.hold(batch, i)
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         """The run ended: records to add at its end."""

@@ -97,6 +97,10 @@ def test_heal_does_not_depend_on_batch_boundaries(records: list[dict[str, Any]],
 
 @SETTINGS
 @given(broken_stream())
+@example(records=[{"$record": "run", "runId": "run_0", "response": "the answer"},  # the response's message, then the end
+                  {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "run_0", "payload": {}},
+                  {"seq": 2, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_completed", "runId": "run_0", "payload": {}},
+                  dict(OTHER_RECORDS[0])])  # (the heal record of an earlier heal)
 def test_healed_runs_are_canonical(records: list[dict[str, Any]]) -> None:
     result = heal_lines(lines_of(records))
     runs: list[list[dict[str, Any]]] = []  # as the healed stream is read back: cut at a run record or another runId
@@ -114,6 +118,11 @@ def test_healed_runs_are_canonical(records: list[dict[str, Any]]) -> None:
             assert parse_timestamp(e["timestamp"]) is not None
             assert isinstance(e["payload"], dict) and isinstance(e["runId"], str) and e["runId"]
             assert e.get("synthetic", True) is True
+        # what heal adds at a run's end (unanswered marks, the response's assistant_message) goes before the terminal
+        # event that ends it, whatever records follow that event
+        last = max(k for k, e in enumerate(events) if not e.get("synthetic")) if any(not e.get("synthetic") for e in events) else -1
+        if last >= 0 and events[last]["type"] in TERMINAL_TYPES:
+            assert not [e for e in events[last + 1:] if e.get("synthetic")]
 
 
 @SETTINGS

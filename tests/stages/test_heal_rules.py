@@ -551,6 +551,25 @@ def test_a_terminal_event_the_run_goes_on_after_stays_where_it_was_however_the_b
                                                ("tool_unanswered", "c2"), ("run_failed", None))}
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 6])
+def test_what_goes_before_the_runs_terminal_event_goes_before_it_when_a_record_follows_it(size):
+    """A run whose terminal event is followed by a record that begins no run (the heal record of an earlier heal, a
+    record of a kind replay does not know): the unanswered mark and the assistant_message from the run's response go
+    before the terminal event, as they do without the record, and the record stays after the terminal event. They
+    went after the record, after the terminal event (the held terminal event came back before the record)."""
+    old_heal = {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"alias": 1}}
+    records = [RUN, ev(1, "run_started"), ev(2, "tool_called", payload={"callId": "c1", "toolName": "bash"}),
+               ev(3, "run_completed"), old_heal, {"$record": None, "note": "x"}]
+    result = heal_records(records, batch_size=size)
+    assert [r.get("type") or r["$record"] for r in result.records] == [
+        "run", "run_started", "tool_called", "tool_unanswered", "assistant_message", "run_completed", "heal", None, "heal"]
+    assert [e["seq"] for e in events_of(result)] == [1, 2, 3, 4, 5]
+    assert result.records[6] == old_heal and result.records[-1]["byRule"] == {
+        "pair_tool_calls": 1, "renumber": 1, "synthesize_assistant_message": 1}
+    again = heal_lines(result.to_jsonl().splitlines(), batch_size=size)
+    assert again.to_jsonl() == result.to_jsonl() and again.side.get("repairs", []) == []
+
+
 # order_sidechains -----------------------------------------------------------------------------------
 def test_a_sidechain_record_held_to_the_end_of_an_inputs_last_run_keeps_that_inputs_name():
     """Held for a parent that never came, it goes out where the next input begins: as the last input's record (it was
