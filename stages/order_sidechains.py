@@ -165,7 +165,8 @@ class OrderSidechains(Transform):
         order, moves = reorder(links)
         for k, parent in moves:
             event = held[k][0]
-            log_repair(self, self.name, "changed", f"sidechain record {links[k][0]!r} came before its parent "
+            record = f"sidechain record {links[k][0]!r}" if links[k][0] is not None else "a sidechain record with no id"
+            log_repair(self, self.name, "changed", f"{record} came before its parent "
                        f"{links[k][1]!r}; moved it to just after the parent", run_id=event.get("runId"),
                        source=self.source, field="position", seqBefore=event.get("seq"),
                        value={"after": held[parent][0].get("seq")}, **column_position(held[k]))

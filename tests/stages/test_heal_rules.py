@@ -615,5 +615,9 @@ def test_repair_messages_name_json_values_never_python_ones():
     assert any(m.startswith("timestamp true is not RFC 3339;") for m in messages)
     assert any(m.startswith("timestamp array is not RFC 3339;") for m in messages)
     assert not [m for m in messages if "None" in m or "True" in m or "[1]" in m]
+    sidechain = [ev(1, "run_started"), ev(2, "assistant_message", payload={"sidechain": True}, parentId="p1"),  # (no id)
+                 ev(3, "user_message", id="p1"), ev(4, "run_completed")]
+    [moved] = [r["message"] for r in heal_records(sidechain, summary=False).side["repairs"] if r["rule"] == "order_sidechains"]
+    assert moved == "a sidechain record with no id came before its parent 'p1'; moved it to just after the parent"
     renumbered = [r for r in heal_records(records, summary=False).side["repairs"] if r["rule"] == "renumber"]
     assert "original" not in renumbered[1] and renumbered[2]["original"] is None  # a missing seq had no original
