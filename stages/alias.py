@@ -10,7 +10,8 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.healing import BUILTIN_ALIASES
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.healing import BUILTIN_ALIASES, alias_cycle, resolve_alias
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import prelogged
 
@@ -48,16 +49,15 @@ class AliasEventTypes(Transform):
 def resolved_aliases(builtin: bool, aliases: tuple[tuple[str, str], ...]) -> Mapping[str, str]:
     """The alias table (read only: shared by every stage made with these options, one per input of a run over many):
     the built-in aliases (``builtin``) with ``aliases`` over them; an alias to itself, or a chain a -> b -> c,
-    resolved to its end so one pass is enough."""
+    resolved to its end so one pass is enough. Aliases in a circle (a -> b -> a) are refused: heal would rename
+    those types back at every heal (a rules file's are refused as it is read, ``load_rules``)."""
     table = dict(BUILTIN_ALIASES) if builtin else {}
     table.update(aliases)
-    ends = {old: _resolve(table, old) for old in table}
+    cycle = alias_cycle(table)
+    if cycle:
+        raise ReplayError("E_CONFIG_OPTION_INVALID", f"aliases rename types in a circle ({' -> '.join(cycle)}): heal "
+                          "would rename them back at every heal", path="aliases", received=cycle,
+                          expected="aliases that end at a type no alias renames",
+                          howToFix="Map each name to the type it stands for, not a canonical type to another name.")
+    ends = {old: resolve_alias(table, old)[0] for old in table}
     return MappingProxyType({old: new for old, new in ends.items() if new != old})
-
-
-def _resolve(table: dict[str, str], name: str) -> str:
-    seen = {name}
-    while name in table and table[name] not in seen:
-        name = table[name]
-        seen.add(name)
-    return name

@@ -57,12 +57,44 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",
                           source=str(target), path="$.eventAliases", expected="object of strings",
                           received=excerpt(exactjson.dumps(aliases)), example='{"eventAliases": {"tool_end": "tool_completed"}}')
+    cycle = alias_cycle({**BUILTIN_ALIASES, **aliases})
+    if cycle:
+        at = next(k for k, name in enumerate(cycle) if name in aliases)  # (told from the file's own alias in it)
+        cycle = [*cycle[at:-1], *cycle[:at + 1]]
+        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"`eventAliases` rename types in a circle ({' -> '.join(cycle)}, "
+                          "with the built-in aliases): heal would rename them back at every heal", source=str(target),
+                          path=f"$.eventAliases.{cycle[0]}",
+                          expected="aliases that end at a type no alias renames", received=cycle,
+                          howToFix="Map each name to the type it stands for (a canonical type such as tool_called), "
+                                   "not a canonical type to another name.",
+                          example='{"eventAliases": {"tool_end": "tool_completed"}}')
     if not target.is_file():  # a pipe (`--rules <(...)`): what heal's rules and its fast lane both read, read once
         _READ_ONCE[str(target)] = rules
     return rules
 
 
 _READ_ONCE: dict[str, dict[str, Any]] = {}  # rules files that can be read once only (pipes), as they were read
+
+
+def resolve_alias(table: dict[str, str], name: str) -> tuple[str, list[str] | None]:
+    """Where the chain of aliases from ``name`` ends (an alias of a name to itself ends it), and the circle it runs
+    into instead (``a -> b -> a``: its names, the first again last), or None."""
+    seen = [name]
+    while name in table and table[name] != name:
+        name = table[name]
+        if name in seen:
+            return name, [*seen[seen.index(name):], name]
+        seen.append(name)
+    return name, None
+
+
+def alias_cycle(table: dict[str, str]) -> list[str] | None:
+    """A circle of aliases in ``table`` (heal would rename its types around it at every heal, never done), or None."""
+    for old in table:
+        cycle = resolve_alias(table, old)[1]
+        if cycle:
+            return cycle
+    return None
 
 
 

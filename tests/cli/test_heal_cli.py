@@ -98,6 +98,11 @@ def test_rules_file_from_flag_and_from_project_dir(tmp_path: Path) -> None:
     # a format other than the one there is (the schema's `version` const) is refused, not read as if it were v1
     (b'{"version": "v2", "eventAliases": {}}', "E_HEAL_RULES_SHAPE_INVALID", "$.version", '"v2"'),
     (b'{"version": 1}', "E_HEAL_RULES_SHAPE_INVALID", "$.version", "1"),
+    # aliases in a circle (with the built-in tool_start -> tool_called): each heal renamed the types again, never done
+    (b'{"eventAliases": {"tool_called": "tool_start"}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases.tool_called",
+     ["tool_called", "tool_start", "tool_called"]),
+    (b'{"eventAliases": {"x": "a", "a": "b", "b": "a", "same": "same"}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases.a",
+     ["a", "b", "a"]),
 ])
 def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: bytes, code: str, path: str | None,
                                                    received: str | None) -> None:
@@ -111,6 +116,23 @@ def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: byte
         assert error["path"] == path and error["received"] == received
     if code == "E_HEAL_RULES_INVALID_JSON":
         assert error["line"] == 1 and error["column"] >= 1
+
+
+def test_aliases_in_a_circle_given_by_a_config_are_refused_and_a_chain_or_an_alias_to_itself_is_not(tmp_path: Path) -> None:
+    """A config's heal aliases in a circle are refused at the option, before anything runs (exit 2); heal renamed x to y
+    and y to x, and the heal of its output renamed them back. A chain ends where it ends, an alias to itself is none."""
+    config = tmp_path / "heal.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.heal]\ntype = "heal"\ninputs = ["parse"]\naliases = {x = "y", y = "x"}\n'
+                      '[stages.out]\ntype = "write"\ninputs = ["heal"]\n')
+    stream = b"\n".join(lines_of([ev(1, "run_started"), ev(2, "x"), ev(3, "y"), ev(4, "run_completed")])) + b"\n"
+    proc = run_replay("run", str(config), input=stream)
+    assert proc.returncode == 2 and proc.stdout == b""
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["received"] == ["x", "y", "x"] and error["howToFix"]
+    config.write_text(config.read_text().replace('{x = "y", y = "x"}', '{x = "y", y = "tool_end", z = "z"}'))
+    healed = run_replay("run", str(config), input=stream)
+    assert [r["type"] for r in jsonl(healed.stdout) if "type" in r] == ["run_started", "tool_completed", "tool_completed", "run_completed"]
 
 
 def test_a_rules_file_writing_a_key_twice_is_refused_at_the_second(tmp_path: Path) -> None:
