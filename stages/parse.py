@@ -90,6 +90,9 @@ class ParseLines(Transform):
         "fields": Option(list, [], "decode only these fields of each event (`type`, `payload.callId`, ...; and its "
                          "seq and runId; records and other agents' lines whole), for stages that read no others (report "
                          "sets what a summary reads); empty: all"),
+        "sources": Option(bool, True, "follow source records: in a stream that opens with a {\"$record\": \"source\"} line "
+                          "(`replay read a b`), what follows each is of the file it names, its lines counted from there; "
+                          "false: every line is of the input it was read from (a saved stream read as a file of its own)"),
     }
     ports = ("errors", "repairs")
     screened_lane = "passes"
@@ -162,7 +165,8 @@ class ParseLines(Transform):
             self._origins.setdefault(batch.source, False)
             return batch
         parsed = self._parse(batch)
-        if self._origins.get(batch.source, False) is False and not self._starts_with_source(batch, parsed):
+        if not self.config["sources"] or (self._origins.get(batch.source, False) is False
+                                          and not self._starts_with_source(batch, parsed)):
             out: Batch | list[Batch] = parsed
         else:
             out = self._follow_sources(parsed)

@@ -44,7 +44,7 @@ from replay.pipeline.io.run_files import (
 )
 from replay.pipeline.io.staging import staged_folder
 from replay.pipeline.model.healing import healed_artifact, healed_problems
-from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, SOURCE_RECORD, is_record, record_kind
+from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, is_record, record_kind
 from replay.pipeline.model.repairs import heal_log_document
 from replay.stages.validate import ValidateEvents
 
@@ -67,8 +67,6 @@ class _Healed:
         """A record of the stream: kept with its bytes, and noted when it is the input's run record, heal record or
         first event."""
         kind = record_kind(record)
-        if kind == SOURCE_RECORD:
-            return
         self.columns.append(column)
         if kind == RUN_RECORD and self.run is None:
             self.run = record

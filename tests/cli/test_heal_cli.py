@@ -376,6 +376,22 @@ def test_directory_mode_reports_a_healed_journal_still_invalid_as_filter_mode_do
     assert strict.returncode == 1 and not (tmp_path / "strict").exists()
 
 
+def test_directory_mode_heals_a_saved_stream_of_several_files_into_its_own_copy(tmp_path: Path) -> None:
+    """A stream `replay read a b` wrote to a file (source records in it), in the folder heal --in reads: its healed copy
+    is what `replay heal FILE` writes, with its repairs in its heal log. It was empty, exit 0 (its records were taken
+    for the files its source records name, which were not the input being written), its repairs counted 0."""
+    src = tmp_path / "in"
+    src.mkdir()
+    saved = run_replay("read", str(ROOT / "examples" / "journals" / "two-runs.jsonl"), str(ROOT / "examples" / "journals" / "broken.jsonl"))
+    (src / "both.jsonl").write_bytes(saved.stdout)
+    filtered = run_replay("heal", str(src / "both.jsonl"))
+    proc = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == filtered.returncode == 0 and jsonl(proc.stdout)[0]["repairs"] == 12
+    assert (tmp_path / "out" / "both.healed.jsonl").read_bytes() == filtered.stdout
+    log = orjson.loads((tmp_path / "out" / "both.heal-log.json").read_bytes())
+    assert log["summary"]["total"] == 12 and {r["source"] for r in log["repairs"]} == {str(src / "both.jsonl")}
+
+
 def test_space_separated_timestamps_are_made_rfc3339() -> None:
     stream = b"\n".join(lines_of([ev(1, "run_started", ts="2026-03-01 12:00:00Z"), ev(2, "run_completed")])) + b"\n"
     proc = run_replay("heal", input=stream)
