@@ -8,9 +8,9 @@ from types import MappingProxyType
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.healing import BUILTIN_ALIASES, alias_cycle, resolve_alias
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import prelogged

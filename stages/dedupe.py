@@ -15,7 +15,7 @@ from replay.pipeline.model.runs import Input, Inputs
 
 @register("dedupe")
 class DropAdjacentDuplicates(Transform):
-    summary = "Drop exact adjacent duplicate events (same keys and values, seq included)."
+    summary = "Drop exact adjacent duplicate events (same keys and values, seq included; 1, 1.0 and true are three values)."
     ports = ("errors", "repairs")
     screened_lane = "passes"
 
@@ -38,7 +38,7 @@ class DropAdjacentDuplicates(Transform):
             if RECORD_KEY in event:  # a run record, or read's mark before the next input (of the same name, too)
                 previous = None if event.get(RECORD_KEY) == RUN_RECORD or self.inputs.begins(event, source) else previous
                 continue
-            if previous is not None and event == previous:
+            if previous is not None and event == previous and exactjson.typed_equal(event, previous):  # (== takes 1 for true)
                 drop.append(i)
                 log_repair(self, self.name, "dropped", "exact duplicate of the event before it", batch, i,
                            run_id=event.get("runId"), seqBefore=event.get("seq"), original=event)

@@ -224,6 +224,27 @@ def same_leaf(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b and (type(a) is not ExactNumber or a.text == b.text)
 
 
+def typed_equal(a: Any, b: Any) -> bool:
+    """Equality that tells 1 from 1.0 from true, as JSON types do, and numbers a double does not hold by how they are
+    written (``same_leaf``); a loop, not recursion: any depth JSON is read at."""
+    pairs = [(a, b)]
+    while pairs:
+        a, b = pairs.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, dict):
+            if a.keys() != b.keys():
+                return False
+            pairs.extend((a[k], b[k]) for k in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            pairs.extend(zip(a, b, strict=True))
+        elif not same_leaf(a, b):
+            return False
+    return True
+
+
 def _float(text: str) -> float:
     value = float(text)
     if value in (_INF, -_INF):

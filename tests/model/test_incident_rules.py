@@ -9,8 +9,9 @@ import pytest
 from incident_support import REFUND_EXPORT
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.exactjson import typed_equal
 from replay.pipeline.model.incident.export import load_export
-from replay.pipeline.model.incident.rules import FAIL, INCONCLUSIVE, PASS, evaluate, overall, typed_equal
+from replay.pipeline.model.incident.rules import FAIL, INCONCLUSIVE, PASS, evaluate, overall
 
 BASE = load_export(str(REFUND_EXPORT))
 

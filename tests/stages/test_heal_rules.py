@@ -227,6 +227,18 @@ def test_near_duplicates_and_duplicates_across_runs_are_kept():
     assert len(out) == 4
 
 
+def test_events_that_differ_in_a_values_json_type_or_its_digits_are_no_duplicates():
+    """1, 1.0 and true are three JSON values, and 1e400 and 2e400 two (both read as infinity): dedupe dropped the second
+    of such neighbours as an 'exact duplicate' (Python's == takes 1 for true and 1.0)."""
+    lines = [b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r1","payload":{}}', *[
+        b'{"seq":2,"timestamp":"2026-03-01T12:00:00.000Z","type":"log","runId":"r1","payload":{"v":%s}}' % v
+        for v in (b"true", b"1", b"1.0", b"1e400", b"2e400", b"2e400")]]
+    result = heal_lines(lines, summary=False)
+    assert [r["rule"] for r in result.side["repairs"] if r["action"] == "dropped"] == ["dedupe"]  # the last 2e400 only
+    assert [line.split(b'"v":')[1] for line in result.to_jsonl().splitlines()[1:-1]] == [b"true}}", b"1}}", b"1.0}}",
+                                                                                         b"1e400}}", b"2e400}}"]
+
+
 def test_the_first_event_of_an_input_is_no_duplicate_of_the_last_event_of_the_input_before():
     """`heal x x` of a one-event x dropped the second copy's event: read's mark (and a new file) begins another input."""
     a = ev(1, "run_started")

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.model.incident.rules import typed_equal
+from replay.pipeline.engine.exactjson import typed_equal
 
 MATCHED, DIVERGED, AGENT_ERROR = "matched", "diverged", "agent_error"
 TERMINALS = ("final_output", "task_error")

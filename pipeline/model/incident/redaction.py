@@ -42,7 +42,7 @@ from typing import Any, NoReturn
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
-from replay.pipeline.model.incident.rules import group_key, typed_equal
+from replay.pipeline.model.incident.rules import group_key
 
 REMOVED = "[redacted]"
 
@@ -428,10 +428,10 @@ class Redactor:
         redacted = self.value(rule["value"], key, context, within)
         path = pointers.format_pointer([self._key(t) for t in tokens])
         if isinstance(output, dict) and isinstance(redacted_output, dict):
-            was = typed_equal(pointers.resolve(output, tokens), rule["value"])
-            if not was and typed_equal(pointers.resolve(redacted_output, pointers.parse(path)), redacted):
+            was = exactjson.typed_equal(pointers.resolve(output, tokens), rule["value"])
+            if not was and exactjson.typed_equal(pointers.resolve(redacted_output, pointers.parse(path)), redacted):
                 redacted = self.alias("identifier", "\x00rule value\x00" + exactjson.dumps(rule["value"]).decode())
-        if not typed_equal(redacted, rule["value"]):
+        if not exactjson.typed_equal(redacted, rule["value"]):
             self.counts["rule_values_redacted"] += 1
         return {**rule, "path": path, "value": redacted}
 

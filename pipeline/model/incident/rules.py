@@ -176,30 +176,9 @@ def _output_equals(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, 
     if found is pointers.MISSING:
         return {"status": FAIL, "expected": expected, "observed": {"present": False},
                 "message": f"the output has nothing at {rule['path']}"}
-    same = typed_equal(found, rule["value"])
+    same = exactjson.typed_equal(found, rule["value"])
     return {"status": PASS if same else FAIL, "expected": expected, "observed": {"present": True, "value": found},
             "message": f"the output at {rule['path']} " + ("equals the expected value" if same else "differs from the expected value")}
-
-
-def typed_equal(a: Any, b: Any) -> bool:
-    """Equality that tells 1 from 1.0 from true, as JSON types do, and numbers a double does not hold by how they are
-    written (``exactjson.same_leaf``); a loop, not recursion: any depth JSON is read at."""
-    pairs = [(a, b)]
-    while pairs:
-        a, b = pairs.pop()
-        if type(a) is not type(b):
-            return False
-        if isinstance(a, dict):
-            if a.keys() != b.keys():
-                return False
-            pairs.extend((a[k], b[k]) for k in a)
-        elif isinstance(a, list):
-            if len(a) != len(b):
-                return False
-            pairs.extend(zip(a, b, strict=True))
-        elif not exactjson.same_leaf(a, b):
-            return False
-    return True
 
 
 def _required_output(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, Any]:
