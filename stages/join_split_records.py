@@ -130,7 +130,7 @@ class JoinSplitRecords(Transform):
             verdict, value, text = _join(self.held)
             if verdict == _OPEN:
                 continue
-            if isinstance(value, dict):
+            if isinstance(value, dict) and len(text) <= max_bytes:  # (each newline escaped in a string is a byte more)
                 done.append((self._joined(value, text), self.held[0]))
                 self.held, self.held_bytes = [], 0
             else:

@@ -12,6 +12,8 @@ import pytest
 from conftest import CORPUS, EXAMPLES, REPLAY, ROOT, errors_of, jsonl, run_replay
 from heal_support import ev, lines_of
 
+from replay.pipeline.engine import exactjson
+
 BROKEN = [
     {"$record": "run", "runId": "run_1", "prompt": "hi", "status": "ok", "response": "Hello!"},
     ev(1, "tool_start", run="run_1", payload={"tool": "search"}),
@@ -390,6 +392,28 @@ def test_directory_mode_heals_a_saved_stream_of_several_files_into_its_own_copy(
     assert (tmp_path / "out" / "both.healed.jsonl").read_bytes() == filtered.stdout
     log = orjson.loads((tmp_path / "out" / "both.heal-log.json").read_bytes())
     assert log["summary"]["total"] == 12 and {r["source"] for r in log["repairs"]} == {str(src / "both.jsonl")}
+
+
+def test_a_record_split_across_lines_is_held_to_max_line_bytes_as_one_written_on_one_line_is(tmp_path: Path) -> None:
+    """--max-line-bytes refused the record written on one line (E_JSONL_LINE_TOO_LONG) and joined the same record
+    split across lines whatever its length (the join's own limit, 64 MiB, was not the flag's): now it is the flag's,
+    in filter and directory mode (a record within it is joined as before)."""
+    record = exactjson.dumps(ev(2, "assistant_message", payload={"text": "one\ntwo"}))
+    whole = lines_of([ev(1, "run_started")])[0] + b"\n" + record + b"\n" + lines_of([ev(3, "run_completed")])[0] + b"\n"
+    split = whole.replace(b"one\\ntwo", b"one\ntwo")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "split.jsonl").write_bytes(split)
+    (tmp_path / "whole.jsonl").write_bytes(whole)
+    limit = str(len(record) - 1)
+    refused = run_replay("heal", "--max-line-bytes", limit, str(tmp_path / "whole.jsonl"))
+    assert refused.returncode == 1 and [e["code"] for e in errors_of(refused.stderr)] == ["E_JSONL_LINE_TOO_LONG"]
+    proc = run_replay("heal", "--max-line-bytes", limit, str(tmp_path / "in" / "split.jsonl"))
+    assert proc.returncode == 1 and b"assistant_message" not in proc.stdout
+    assert [(e["code"], e["line"]) for e in errors_of(proc.stderr)] == [("E_JSONL_LINE_INVALID", 2), ("E_JSONL_LINE_INVALID", 3)]
+    folder = run_replay("heal", "--max-line-bytes", limit, "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out"))
+    assert folder.returncode == 1 and (tmp_path / "out" / "split.healed.jsonl").read_bytes() == proc.stdout
+    joined = run_replay("heal", "--max-line-bytes", str(len(record)), str(tmp_path / "in" / "split.jsonl"))
+    assert joined.returncode == 0 and record + b"\n" in joined.stdout
 
 
 def test_space_separated_timestamps_are_made_rfc3339() -> None:

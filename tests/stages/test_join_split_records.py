@@ -109,6 +109,17 @@ def test_pieces_arriving_in_separate_batches_and_at_the_end_of_the_input_are_joi
     assert len(repairs) == 1 and repairs[0]["line"] == 9
 
 
+def test_a_join_longer_than_max_bytes_is_not_made_with_its_escaped_newlines_counted():
+    """The pieces with their newlines take as many bytes as the record written on one line less one a newline inside a
+    string (written escaped, two bytes): held to max_bytes, the joined line was that one byte over it."""
+    record = b'{"type":"user","text":"one\\ntwo"}'
+    data = record.replace(b"\\n", b"\n") + b"\n"
+    for limit, joins in ((len(record) - 1, 0), (len(record), 1)):
+        result = run_inline([JoinSplitRecords(max_bytes=limit)], batches_of(data, "log.jsonl", 4))
+        rows = [raw for b in result.batches for raw in b.raws]
+        assert (rows == [record]) == bool(joins) and len(result.side.get("repairs", [])) == joins
+
+
 def test_a_torn_split_record_is_left_for_parse_to_report_and_drop():
     lines = CLAUDE.read_bytes().splitlines()
     broken = unescaped(lines[8])

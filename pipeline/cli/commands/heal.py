@@ -65,6 +65,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     """
     bound: dict[str, Any] = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes,
                              "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes,  # (a document as lines)
+                             "join.max_bytes": max_line_bytes,  # (a record split across lines is held to the same limit)
                              "screen.rules_file": rules_path or "",
                              "screen.enabled": dialect == "auto" and dialect_out is None}  # the fast lane knows replay's own events only
     if rules_path == "":  # (a config's empty `rules_file` means the default; a flag given empty names nothing)

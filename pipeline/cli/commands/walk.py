@@ -78,7 +78,7 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
     bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes}
     if dialect != AUTO or journal_dialect(path, max_line_bytes) != CANONICAL:
         # another agent's log: walked as `replay heal` maps and heals it (the walk stage finds where `at` ends)
-        bound |= {"dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}
+        bound |= {"dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes, "join.max_bytes": max_line_bytes}
         return exit_code_for(run_spec("walk-log", [path], set=bound))
     if at is not None:
         # The pre-scan (which the walk stage's preflight remembers: it is not made twice) says where
