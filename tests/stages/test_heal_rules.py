@@ -227,6 +227,21 @@ def test_near_duplicates_and_duplicates_across_runs_are_kept():
     assert len(out) == 4
 
 
+def test_events_whose_payloads_differ_are_no_duplicates_once_their_payloads_are_made_objects():
+    """Two user messages whose payloads were strings (other questions) became the same event once normalize_payload
+    made each payload {}, and dedupe dropped the second as an 'exact duplicate' (its question kept only in the log):
+    dedupe runs before normalize_payload. Two events written the same still are duplicates, payload and all."""
+    records = [ev(1, "run_started"), ev(2, "user_message", payload="first question"),
+               ev(2, "user_message", payload="second question"), ev(3, "user_message", payload="again"),
+               ev(3, "user_message", payload="again"), ev(4, "run_completed")]
+    result = heal_records(records, summary=False)
+    assert [e["seq"] for e in events_of(result)] == [1, 2, 3, 4, 5] and all(e["payload"] == {} for e in events_of(result))
+    [dropped] = [r for r in result.side["repairs"] if r["action"] == "dropped"]
+    assert (dropped["rule"], dropped["line"], dropped["original"]["payload"]) == ("dedupe", 5, "again")
+    assert [r["original"] for r in result.side["repairs"] if r["rule"] == "normalize_payload"] == [
+        "first question", "second question", "again"]
+
+
 def test_events_that_differ_in_a_values_json_type_or_its_digits_are_no_duplicates():
     """1, 1.0 and true are three JSON values, and 1e400 and 2e400 two (both read as infinity): dedupe dropped the second
     of such neighbours as an 'exact duplicate' (Python's == takes 1 for true and 1.0)."""
