@@ -227,10 +227,11 @@ def test_near_duplicates_and_duplicates_across_runs_are_kept():
     assert len(out) == 4
 
 
-def test_events_whose_payloads_differ_are_no_duplicates_once_their_payloads_are_made_objects():
+def test_events_whose_payloads_differ_are_no_duplicates_of_any_kind_once_their_payloads_are_made_objects():
     """Two user messages whose payloads were strings (other questions) became the same event once normalize_payload
-    made each payload {}, and dedupe dropped the second as an 'exact duplicate' (its question kept only in the log):
-    dedupe runs before normalize_payload. Two events written the same still are duplicates, payload and all."""
+    made each payload {}, and dedupe dropped the second as an 'exact duplicate' (its question kept only in the log),
+    drop_resume_duplicates a record of the same id likewise: both run before normalize_payload. Two events written the
+    same still are duplicates, payload and all."""
     records = [ev(1, "run_started"), ev(2, "user_message", payload="first question"),
                ev(2, "user_message", payload="second question"), ev(3, "user_message", payload="again"),
                ev(3, "user_message", payload="again"), ev(4, "run_completed")]
@@ -240,6 +241,12 @@ def test_events_whose_payloads_differ_are_no_duplicates_once_their_payloads_are_
     assert (dropped["rule"], dropped["line"], dropped["original"]["payload"]) == ("dedupe", 5, "again")
     assert [r["original"] for r in result.side["repairs"] if r["rule"] == "normalize_payload"] == [
         "first question", "second question", "again"]
+    # a record written again after a resume (same id) with another payload is a notice, not a duplicate, either
+    resumed = [ev(1, "run_started"), ev(2, "user_message", payload="first question", id="u1"), ev(3, "assistant_message"),
+               ev(4, "user_message", payload="second question", id="u1"), ev(5, "run_completed")]
+    result = heal_records(resumed, summary=False)
+    assert len(events_of(result)) == 5 and not [r for r in result.side["repairs"] if r["action"] == "dropped"]
+    assert [n["message"] for n in result.side["notices"]] == ["id 'u1' is used again with other content; both kept"]
 
 
 def test_events_that_differ_in_a_values_json_type_or_its_digits_are_no_duplicates():
