@@ -9,13 +9,14 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, RUN_STARTED, is_timestamp
 from replay.pipeline.model.runs import Run, RunScoped, run_id_of
 from replay.pipeline.model.validation import MISSING, state_of
+from replay.stages.fix_timestamp import convert
 
 
 def synthetic_event(event_type: str, run: Run, timestamp: Any, seq: Any, payload: dict[str, Any] | None = None) -> dict[str, Any]:
     """An event invented for ``run``, in canonical key order; ``renumber`` gives it its final seq."""
     return {
         "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1 else 1,
-        "timestamp": timestamp if is_timestamp(timestamp) else EPOCH,
+        "timestamp": timestamp if is_timestamp(timestamp) else convert(timestamp) or EPOCH,  # (a run record's epoch number)
         "type": event_type,
         "runId": run_id_of(run),
         "payload": payload or {},

@@ -44,8 +44,8 @@ class FixTimestamps(RunScoped):
     summary = "Repair invalid timestamps: convert epoch/zone-less forms, else borrow the previous (or first later) event's time."
 
     def begin_run(self, run: Run) -> None:
-        facts = run.facts or {}
-        run.state["last"] = facts.get("timestamp") if is_timestamp(facts.get("timestamp")) else None
+        stamp = (run.facts or {}).get("timestamp")  # (written another way, as an event's would be: epoch seconds, ...)
+        run.state["last"] = stamp if is_timestamp(stamp) else convert(stamp)
         run.state["waiting"] = []  # what waits for the run's first time: (column, whether an event to fix) each
         run.state["waiting_bytes"] = 0  # what they come to
 

@@ -183,6 +183,16 @@ def test_healed_run_whose_first_event_has_no_time_starts_at_its_first_later_time
 def test_first_bad_timestamp_borrows_the_run_records_time():
     out, _ = one(FixTimestamps(), [RUN, ev(1, "a", ts="??")])
     assert out[1]["timestamp"] == RUN["timestamp"]
+    # a run record's time written another way (epoch seconds, no zone) is borrowed as heal reads an event's: the run
+    # was dated 1970 (the Unix epoch: 'no valid time at all'), the record 2026
+    for written in (1772366400, "2026-03-01 12:00:00", 1772366400000):
+        out, repairs = one(FixTimestamps(), [{**RUN, "timestamp": written}, ev(1, "a", ts=None), ev(2, "b", ts="??")])
+        assert [e["timestamp"] for e in out[1:]] == ["2026-03-01T12:00:00.000Z"] * 2 and len(repairs) == 2
+        # and a run of no events, only its record: the events heal invents for it take that time too
+        result = heal_records([{**RUN, "timestamp": written}], summary=False)
+        assert [(e["type"], e["timestamp"]) for e in events_of(result)] == [
+            ("run_started", "2026-03-01T12:00:00.000Z"), ("assistant_message", "2026-03-01T12:00:00.000Z"),
+            ("run_completed", "2026-03-01T12:00:00.000Z")]
 
 
 def test_a_leap_second_is_kept_and_one_written_another_way_becomes_rfc3339():
