@@ -46,7 +46,7 @@ from replay.pipeline.io.dask_backend import scheduler_address
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import is_url, names_own_descriptor
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
-from replay.pipeline.io.staging import make_folder
+from replay.pipeline.io.staging import make_folder, unmake_folders
 
 
 @dataclass
@@ -200,7 +200,7 @@ def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = Fals
     refuse_file_in_the_way(str(target))
     created = not work_dir.exists()
     try:
-        make_folder(work_dir)
+        made = make_folder(work_dir)
     except OSError as exc:
         raise write_failed(str(target), exc) from exc
     ours = work_dir != target and created
@@ -217,6 +217,8 @@ def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = Fals
         raise
     finally:
         interrupts.drop_output(work_dir)  # (published, removed, or kept to resume from)
+        if not (work_dir.exists() or target.exists()):
+            unmake_folders(made[1:])  # nothing appeared (refused, failed): nor do the folders made on the way to it
 
 
 def cli_work(doc: dict[str, Any], **fields: Any) -> Work:

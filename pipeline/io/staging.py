@@ -37,13 +37,30 @@ def _current_umask() -> int:
 UMASK = _current_umask()
 
 
-def make_folder(folder: Path) -> None:
+def make_folder(folder: Path) -> list[Path]:
     """``folder`` and its missing parents made; a file where one of them must be is ENOTDIR (NotADirectoryError
-    naming the file), not the EEXIST ``mkdir`` says."""
+    naming the file), not the EEXIST ``mkdir`` says. Returns the folders it made, deepest first (``unmake_folders``
+    removes them again when the output they were made for does not appear)."""
+    made = []
+    missing = folder
+    while not (missing.exists() or missing.is_symlink()) and missing != missing.parent:
+        made.append(missing)
+        missing = missing.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except FileExistsError as exc:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), file_in_the_way(folder) or str(folder)) from exc
+    return made
+
+
+def unmake_folders(made: list[Path]) -> None:
+    """The folders ``make_folder`` made for an output that did not appear removed, deepest first, each only while it
+    is empty (what else was put there meanwhile stays): a run that fails leaves no folder on the way to it either."""
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _unpublished(target: Path) -> bool:
@@ -135,12 +152,14 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
         except OSError as exc:
             raise write_failed(name, exc) from exc
         return
+    made: list[Path] = []
     try:
-        make_folder(target.parent)
+        made = make_folder(target.parent)
         import tempfile  # here: most commands write no file (its import costs every command ~3 ms of start-up)
 
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent)
     except OSError as exc:
+        unmake_folders(made)
         raise write_failed(name, exc) from exc
     interrupts.stage_output(tmp)  # a stage that outlives an interrupt's grace: the process ends, and this goes first
     try:
@@ -158,6 +177,7 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     except BaseException as exc:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
+        unmake_folders(made)
         if isinstance(exc, OSError) and not (isinstance(exc, FileExistsError) and not overwrite):
             raise write_failed(name, exc) from exc
         raise
@@ -178,15 +198,21 @@ def temp_folder(target: Path) -> Iterator[Path]:
     import shutil  # here, as tempfile: only a new output folder needs them (~3 ms of heal's start-up)
     import tempfile
 
-    make_folder(target.parent)
-    folder = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
-    interrupts.stage_output(folder, folder=True)  # removed by an interrupt's last resort (interrupts.py)
+    made = make_folder(target.parent)
+    failed = True  # (the folders made on the way go again unless the block ended well)
     try:
-        os.chmod(folder, 0o777 & ~UMASK)  # mkdtemp makes 0700; the folder gets the usual permissions
-        yield folder
+        folder = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
+        interrupts.stage_output(folder, folder=True)  # removed by an interrupt's last resort (interrupts.py)
+        try:
+            os.chmod(folder, 0o777 & ~UMASK)  # mkdtemp makes 0700; the folder gets the usual permissions
+            yield folder
+            failed = False
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+            interrupts.drop_output(folder)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        interrupts.drop_output(folder)
+        if failed:
+            unmake_folders(made)
 
 
 @contextmanager
@@ -194,7 +220,6 @@ def staged_folder(target: Path) -> Iterator[Path]:
     """Where to write the files of ``target``: a sibling temp folder renamed into place at the end when
     ``target`` is new (it appears whole or not at all), else ``target`` itself (files still atomic)."""
     try:
-        make_folder(target.parent)
         exists = target.exists()
     except OSError as exc:
         raise write_failed(str(target), exc) from exc

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import EXAMPLES, errors_of, run_replay
 
 TWO_RUNS = EXAMPLES / "journals" / "two-runs.jsonl"  # replay's own journal: no $origin, nothing to write back
@@ -79,3 +80,28 @@ def test_a_warning_on_stderr_is_not_an_output_written(tmp_path: Path):
     result = run_replay("heal", "--dialect-out", "claude-code", "--log", str(log), str(document))
     assert result.returncode == 1 and b"E_JSON_DUPLICATE_KEY" in result.stderr and b"E_DIALECT_NO_ORIGIN" in result.stderr
     assert not log.exists()
+
+
+RULES = EXAMPLES / "incidents" / "rules.json"
+
+
+@pytest.mark.parametrize("case", ["heal-refused", "heal-strict", "import-refused"])
+def test_a_new_output_folder_that_does_not_appear_leaves_no_folder_on_its_way(tmp_path: Path, case: str):
+    """Found by fuzzing the CLI (tests/fuzz/cli_contract.py): `heal --in DIR --out new/a/b` refused (exit 2: a rules
+    file that is not JSON), or stopped by --strict (exit 1), and `incident import DIR --out new/a/b` with every export
+    refused (exit 2), removed their partial folder but left `new/a`, made on the way to it: a refused run wrote a
+    folder."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "run.jsonl").write_bytes(TWO_RUNS.read_bytes())
+    (tmp_path / "bad.rules.json").write_bytes(b"{")
+    args = {"heal-refused": ["heal", "--in", "in", "--out", "new/a/b", "--rules", "bad.rules.json"],
+            "heal-strict": ["heal", "--in", "in", "--out", "new/a/b", "--strict", "--max-line-bytes", "1"],
+            "import-refused": ["incident", "import", "in", "--format", "replay", "--rules", str(RULES),
+                               "--out", "new/a/b"]}[case]
+    done = run_replay(*args, cwd=tmp_path, process=True)
+    assert done.returncode == (1 if case == "heal-strict" else 2), done.stderr
+    assert errors_of(done.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.rules.json", "in"]
+    made = run_replay("heal", "--in", "in", "--out", "new/a/b", cwd=tmp_path, process=True)  # (the folders it needs)
+    assert made.returncode == 0 and (tmp_path / "new" / "a" / "b" / "run.healed.jsonl").is_file()
