@@ -690,3 +690,24 @@ def test_an_export_or_rules_file_that_writes_a_key_twice_is_refused_at_the_secon
                       "--out", str(tmp_path / "out"))
     [error] = errors_of(done.stderr)
     assert (done.returncode, error["code"], error["path"]) == (2, "E_INCIDENT_JSON_INVALID", "$[0].id"), error
+
+
+HUGE = "99999999999999999999"  # 1e20: more than one read can ask for (sys.maxsize), more than 64 bits
+
+
+@pytest.mark.parametrize("command", ["import", "inspect", "promote"])
+def test_a_max_bytes_beyond_what_one_read_asks_for_is_as_good_as_no_limit(tmp_path: Path, command: str):
+    """Found by fuzzing the CLI (tests/fuzz/cli_contract.py): `--max-bytes 99999999999999999999` (an integer the flag
+    takes: at least 1) was E_UNHANDLED (OverflowError: one read of that many bytes), exit 1, in every incident
+    command; and a read of --max-bytes made a buffer that large before it read a byte."""
+    bundle = tmp_path / "imported" / "incident.json"
+    if command != "import":
+        assert run_replay("incident", "import", str(REFUND_EXPORT), "--out", str(bundle.parent)).returncode == 0
+    args = {"import": [str(REFUND_EXPORT), "--out", str(tmp_path / "out")],
+            "inspect": [str(bundle), "--out", str(tmp_path / "out")],
+            "promote": [str(bundle), "--to", str(tmp_path / "case.json")]}[command]
+    done = run_replay("incident", command, *args, "--max-bytes", HUGE)
+    assert done.returncode == 0, done.stderr
+    assert errors_of(done.stderr) == []
+    small = run_replay("incident", command, *args[:-1], str(tmp_path / "again"), "--max-bytes", "100")
+    assert small.returncode == 2 and [e["code"] for e in errors_of(small.stderr)] == ["E_INCIDENT_INPUT_TOO_LARGE"]
