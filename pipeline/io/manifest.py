@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.engine.outputs import published_name
 from replay.pipeline.engine.parallel import Outcome, file_digest
@@ -47,7 +48,8 @@ VERSION = 1
 
 def work_key(doc: dict[str, Any], version: str) -> str:
     """One key for the work: the bound graph spec (sorted keys) and the version of replay that runs it."""
-    data = orjson.dumps(printable({"doc": doc, "version": version}), option=orjson.OPT_SORT_KEYS)  # (a folder not UTF-8)
+    # (printable: a folder not UTF-8; exactjson: a bound number beyond 64 bits, `--max-line-bytes 1e20`'s digits)
+    data = exactjson.dumps(printable({"doc": doc, "version": version}), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(data).hexdigest()
 
 

@@ -1133,3 +1133,18 @@ def test_a_journal_with_no_run_left_heals_into_a_folder_as_it_heals_to_stdout(tm
     assert healed == to_stdout.stdout
     log = json.loads((tmp_path / "out" / "j.heal-log.json").read_bytes())
     assert sum(r["repairs"] for r in map(orjson.loads, healed.splitlines())) == log["summary"]["total"] == len(log["repairs"])
+
+
+def test_a_max_line_bytes_beyond_64_bits_heals_a_folder(tmp_path: Path):
+    """Found by fuzzing the CLI: `heal --in DIR --out OUT --max-line-bytes 99999999999999999999` was E_UNHANDLED
+    (TypeError: Integer exceeds 64-bit range), exit 1, where the filter mode takes it: the key of the work in OUT's
+    manifest was written with orjson."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "run.jsonl").write_bytes((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    for _ in range(2):  # (the second run finds the manifest's key the same: nothing to heal again)
+        done = run_replay("heal", "--in", str(runs), "--out", str(tmp_path / "healed"), "--max-line-bytes",
+                          "99999999999999999999")
+        assert done.returncode == 0, done.stderr
+        assert [line["source"] for line in jsonl(done.stdout)] == [str(runs / "run.jsonl")]
+    assert (tmp_path / "healed" / "run.healed.jsonl").read_bytes() == (runs / "run.jsonl").read_bytes()

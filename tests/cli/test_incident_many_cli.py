@@ -175,3 +175,15 @@ def test_the_progress_bar_counts_exports_on_a_terminal(tmp_path: Path) -> None:
     code, shown = on_a_terminal([REPLAY, "incident", "import", str(exports), "--out", str(tmp_path / "imported"),
                                  "--workers", "2"])
     assert code == 0 and b"incident import" in shown and b"4/4" in shown and b"events/s" in shown
+
+
+def test_a_limit_beyond_64_bits_is_taken_by_a_folder_import(tmp_path: Path) -> None:
+    """Found by fuzzing the CLI: `incident import DIR --max-events 99999999999999999999` (any limit past 64 bits) was
+    E_UNHANDLED (TypeError: Integer exceeds 64-bit range), exit 1: the key of the work in the folder's manifest was
+    written with orjson, which writes no such integer."""
+    exports = make_exports(tmp_path / "exports", count=1)
+    for limit in ("--max-events", "--max-bytes", "--max-depth", "--max-assertions"):
+        out = tmp_path / f"imported{limit}"
+        done = import_dir(exports, out, "--workers", "1", limit, "99999999999999999999")
+        assert done.returncode == 0, done.stderr
+        assert errors_of(done.stderr) == [] and len(jsonl(done.stdout)) == 3
