@@ -74,9 +74,13 @@ bench: $(STAMP_TEST)
 
 # Coverage-guided fuzzing (atheris) of the reader, parse, heal, the commands and the runner protocol, seeded
 # with tests/fixtures; not part of `make test`. Findings land in build/fuzz/findings/, counts in build/fuzz/stats.json.
+# Then the `replay` executable against its error and output contract (hypothesis: generated argv and inputs, one
+# process at a time), FUZZ_CLI_EXAMPLES runs; the distinct findings land in build/fuzz/cli-findings.json.
 FUZZ_SECONDS ?= 900
+FUZZ_CLI_EXAMPLES ?= 2000
 fuzz: $(STAMP_FUZZ)
 	$(PY) tests/fuzz/fuzz_atheris.py -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1
+	$(PY) tests/fuzz/fuzz_cli.py --examples $(FUZZ_CLI_EXAMPLES)
 
 # The whole suite on other Pythons (not part of `make test`): each in its own .venv-X.Y. A Python that does not
 # run is skipped with a note; give paths where `python3.12` is not on PATH:
