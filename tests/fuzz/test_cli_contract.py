@@ -3,9 +3,25 @@ derandomized run in `make test` (the same examples every run); `make fuzz` runs 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES
 from fuzz import cli_contract
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+HUGE = "99999999999999999999"
+# What the fuzzer found, as it ran them (each fixed; the regression tests beside the fixes say more).
+FOUND = [
+    ["heal", "--in", "dir", "--out", "new/a/b", "--rules", "bad.rules.json"],  # left new/a: tests/cli/test_failed_outputs.py
+    ["incident", "import", "dir", "--format", "replay", "--rules", "rules.json", "--out", "new/a/b"],  # the same
+    ["incident", "replay", "incident.json", "--agent-command", "AGENT", "--out", "out", "--max-bytes", HUGE],
+    ["incident", "promote", "incident.json", "--to", "case.json", "--max-bytes", HUGE],  # E_UNHANDLED: test_incident_cli.py
+    ["heal", "--in", "dir", "--out", "out", "--max-line-bytes", HUGE],  # E_UNHANDLED: tests/cli/test_heal_cli.py
+    ["incident", "import", "dir", "--format", "replay", "--case", "run_a", "--rules", "rules.json", "--out", "out",
+     "--max-events", HUGE],  # E_UNHANDLED: tests/cli/test_incident_many_cli.py
+]
 
 
 @settings(max_examples=8, derandomize=True, database=None, deadline=None,
@@ -28,3 +44,21 @@ def test_the_contract_check_sees_a_broken_run(tmp_path) -> None:
     (work / "in.jsonl").write_bytes(b"not json\n")
     ex.usage_error = True  # (said so, falsely: a run that exits 1 is then a finding)
     assert any("not 2" in p for p in cli_contract.check(ex))
+
+
+@pytest.mark.parametrize("argv", FOUND, ids=lambda argv: " ".join(argv[:2]))
+def test_what_the_fuzzer_found_keeps_the_contract(tmp_path: Path, argv: list[str]) -> None:
+    work = tmp_path / "work"
+    (work / "dir").mkdir(parents=True)
+    (work / "dir" / "run.jsonl").write_bytes((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    (work / "bad.rules.json").write_bytes(b"{")
+    (work / "rules.json").write_bytes(cli_contract.RULES.read_bytes())
+    (work / "incident.json").write_bytes(cli_contract.BUNDLES[0])
+    argv = [cli_contract.orjson.dumps([cli_contract.sys.executable, str(cli_contract.AGENT)]).decode()
+            if a == "AGENT" else a for a in argv]
+    outputs = [argv[argv.index(flag) + 1] for flag in ("--out", "--to") if flag in argv]
+    command = tuple(argv[:2]) if argv[0] == "incident" else (argv[0],)
+    ex = cli_contract.Example(work, argv, b"", command, outputs=outputs,
+                              output_kinds={o: "doc" if o == "case.json" else "folder" for o in outputs},
+                              files=["dir/run.jsonl", "incident.json"], named=["dir", "incident.json"])
+    assert cli_contract.check(ex) == []
