@@ -332,7 +332,7 @@ def _option(draw: st.DrawFn, option: click.Option, command: tuple[str, ...], fil
         if option.secondary_opts and draw(st.booleans()):
             return [option.secondary_opts[0]]
         return [flag]
-    name = option.name or ""
+    name = next((o for o in option.opts if o.startswith("--")), "--x")[2:].replace("-", "_")  # (the flag: dests vary)
     kind = option.type
     if name in OUTPUT_OPTIONS:
         value = draw(st.sampled_from(["out.jsonl", "out.json", "out.html", "out.md", "out.xml", "outdir", "newdir/x",
