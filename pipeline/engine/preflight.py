@@ -3,7 +3,7 @@
 Stages say which files they read and write (``input_files`` / ``outputs``, ``-`` for stdin and
 stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed, and when two of its stages would; so is a graph two of
 whose stages would write one file. Inputs are never modified: an output that is the same file as an input (same device
-and inode, whatever the path says) is refused; so is an output under a file (``--out afile/x.html``: a folder on its way
+and inode, whatever the path says) is refused, stdout redirected into one too; so is an output under a file (``--out afile/x.html``: a folder on its way
 is a file), before anything is read. Last, each output file and folder is tried where it will be written
 (``probe_output``, ``probe_folder``): one that cannot be written is refused (E_OUTPUT_WRITE_FAILED, exit 2) before any
 input is read. Only then may a stage read what can be read once to refuse it (``Stage.preflight_input``: capture's
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from replay.pipeline.engine.errors import ReplayError, stdout_closed
+from replay.pipeline.engine.errors import STDOUT_NAME, ReplayError, stdout_closed
 from replay.pipeline.engine.outputs import probe_folder, probe_output
 from replay.pipeline.engine.share import stdout_capture
 from replay.pipeline.engine.stage import Stage
@@ -61,6 +61,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
         found = _file_id(0 if source == STDIO else source)
         if found is not None:
             identities[found] = "<stdin>" if source == STDIO else source
+    if writes_stdout and stdout_capture() is None:
+        _refuse_stdout_into_an_input(identities)
     for stage in stages:
         for option, target in stage.outputs():
             if _local(target):
@@ -89,6 +91,22 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                 probe_folder(folder, probed)
     for stage in stages:  # only now what can be read once (a prompt on stdin): a refused run has consumed nothing
         stage.preflight_input(inputs)
+
+
+def _refuse_stdout_into_an_input(identities: dict[tuple[int, int] | None, str]) -> None:
+    """stdout redirected into one of the inputs (``replay read run.jsonl >> run.jsonl``): what is written would change
+    the input, and a reader of a file its own output grows never reaches its end (it filled the disk). A regular
+    file only: stdin and stdout may be one socket or terminal, read and written both."""
+    try:
+        st = os.fstat(1)
+    except OSError:
+        return
+    written_over = identities.get((st.st_dev, st.st_ino)) if stat.S_ISREG(st.st_mode) else None
+    if written_over is not None:
+        raise ReplayError("E_OUTPUT_UNWRITABLE", f"stdout is the input {written_over!r}: writing there would change it",
+                          path=STDOUT_NAME, expected="stdout that is not one of the inputs",
+                          received=f"stdout redirected into {written_over!r}",
+                          howToFix="Redirect stdout to another file (`> out.jsonl`); inputs are never modified.")
 
 
 def _refuse_unnameable(stage: Stage) -> None:

@@ -4,6 +4,7 @@ anything runs: no runner started, no file written, no Python exception text."""
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 from pathlib import Path
 
@@ -69,3 +70,27 @@ def test_a_report_written_to_a_file_needs_no_stdout_however_many_inputs(files: i
     proc = run_with_stdout_closed(["report", *[TWO_RUNS] * files, "--out", "report.txt"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "report.txt").read_bytes().startswith(f"replay report: {2 * files} runs".encode())
+
+
+@pytest.mark.parametrize("args", [["read", "run.jsonl"], ["heal", "run.jsonl"], ["read", "-"], ["walk", "run.jsonl"]],
+                         ids=" ".join)
+def test_stdout_redirected_into_an_input_is_refused_before_anything_runs(tmp_path: Path, args: list[str]) -> None:
+    """Found by fuzzing the CLI: `replay read big.jsonl >> big.jsonl` read its own output as it wrote it, and never
+    reached the end: a 5.5 MB journal was 1.1 GB 20 s later (a full disk, in the end). Refused now (exit 2), the input
+    as it was; stdout into another file still works."""
+    run = tmp_path / "run.jsonl"
+    run.write_bytes(Path(TWO_RUNS).read_bytes() * 200)
+    before = run.read_bytes()
+    with open(run, "ab") as out, open(run, "rb") as stdin:  # (no file of more than 16 MiB: a regression fails fast)
+        done = subprocess.run([REPLAY, *args], stdin=stdin, stdout=out, stderr=subprocess.PIPE, cwd=tmp_path,
+                              timeout=60, check=False, preexec_fn=_at_most_16_mib)
+    assert done.returncode == 2, done.stderr
+    error, = errors_of(done.stderr)
+    assert (error["code"], error["path"]) == ("E_OUTPUT_UNWRITABLE", "<stdout>"), error
+    assert run.read_bytes() == before
+    with open(tmp_path / "copy.jsonl", "ab") as out, open(run, "rb") as stdin:
+        assert subprocess.run([REPLAY, *args], stdin=stdin, stdout=out, cwd=tmp_path, timeout=60).returncode == 0
+
+
+def _at_most_16_mib() -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 24, 1 << 24))
