@@ -28,6 +28,7 @@ import gzip
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -208,6 +209,7 @@ class Example:
     usage_error: bool = False
     exit_code: int | None = None
     first_error: str | None = None
+    stdout_into: str | None = None  # stdout appended to this file (relative to folder), not a pipe
 
 
 def _name(draw: st.DrawFn, suffix: str) -> str:
@@ -250,6 +252,10 @@ def example(draw: st.DrawFn, folder: Path) -> Example:
         options += _option(draw, option, command, files, ex)
     ex.argv = argv + list(command) + (options + arguments if draw(st.booleans()) else arguments + options)
     ex.stdin = draw(st.sampled_from([b"", b"", draw(mutated())]))
+    if draw(st.integers(0, 9)) == 0:  # stdout into a file: a new one, or an input (`replay read x >> x`)
+        ex.stdout_into = draw(st.sampled_from(["stdout.txt", *ex.named, *files]))
+        if ex.stdout_into == "stdout.txt":
+            (work / "stdout.txt").write_bytes(b"")
     return ex
 
 
@@ -481,6 +487,11 @@ def _loads(line: bytes) -> bool:
     return True
 
 
+def _bounded_files() -> None:
+    """No file of more than 64 MiB (a run that writes without end fails, EFBIG, and is found, not a full disk)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 26, 1 << 26))
+
+
 def check(ex: Example) -> list[str]:
     """Run the example; every way it broke the contract."""
     problems: list[str] = []
@@ -488,11 +499,17 @@ def check(ex: Example) -> list[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DASK_", "REPLAY_"))}
     env.update(HOME=str(ex.folder.parent), TMPDIR=str(ex.folder.parent))
     try:
-        done = subprocess.run([REPLAY, *ex.argv], input=ex.stdin, capture_output=True, cwd=ex.folder, env=env,
-                              timeout=TIMEOUT, check=False)
+        if ex.stdout_into is None or not (ex.folder / ex.stdout_into).is_file():
+            ex.stdout_into = None
+            done = subprocess.run([REPLAY, *ex.argv], input=ex.stdin, capture_output=True, cwd=ex.folder, env=env,
+                                  timeout=TIMEOUT, check=False, preexec_fn=_bounded_files)
+        else:
+            with open(ex.folder / ex.stdout_into, "ab") as into:
+                done = subprocess.run([REPLAY, *ex.argv], input=ex.stdin, stdout=into, stderr=subprocess.PIPE,
+                                      cwd=ex.folder, env=env, timeout=TIMEOUT, check=False, preexec_fn=_bounded_files)
     except subprocess.TimeoutExpired:
         return [f"no end within {TIMEOUT} s"]
-    code, out, err = done.returncode, done.stdout, done.stderr
+    code, out, err = done.returncode, done.stdout or b"", done.stderr
     ex.exit_code = code
     if b"Traceback (most recent call last)" in err:
         problems.append("a Python traceback on stderr")
@@ -529,7 +546,8 @@ def _check_files(ex: Example, before: dict[str, bytes | None], code: int, proble
     root = ex.folder.parent
     after = _snapshot(root)
     prefix = ex.folder.name + "/"
-    outputs = {rel for rel in map(lambda o: _inside(ex, o), ex.outputs) if rel is not None}
+    outputs = {rel for rel in map(lambda o: _inside(ex, o), [*ex.outputs, *([ex.stdout_into] if ex.stdout_into
+                                                                            else [])]) if rel is not None}
     named = {prefix + f for f in ex.files if any(f == n or f.startswith(n.rstrip("/") + "/") or n in (".", "./")
                                                  for n in ex.named)}
     for rel, digest in before.items():
