@@ -61,8 +61,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
         found = _file_id(0 if source == STDIO else source)
         if found is not None:
             identities[found] = "<stdin>" if source == STDIO else source
-    if writes_stdout and stdout_capture() is None:
-        _refuse_stdout_into_an_input(identities)
+    if writes_stdout:
+        refuse_stdout_into_an_input([*inputs, *read])
     for stage in stages:
         for option, target in stage.outputs():
             if _local(target):
@@ -93,16 +93,23 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
         stage.preflight_input(inputs)
 
 
-def _refuse_stdout_into_an_input(identities: dict[tuple[int, int] | None, str]) -> None:
-    """stdout redirected into one of the inputs (``replay read run.jsonl >> run.jsonl``): what is written would change
-    the input, and a reader of a file its own output grows never reaches its end (it filled the disk). A regular
-    file only: stdin and stdout may be one socket or terminal, read and written both."""
+def refuse_stdout_into_an_input(sources: Iterable[str]) -> None:
+    """stdout redirected into one of the inputs ``sources`` (``-``: stdin) of a command that writes stdout (``replay read
+    run.jsonl >> run.jsonl``): what is written would change the input, and a reader of a file its own output grows
+    never reaches its end (it filled the disk). A regular file only: stdin and stdout may be one socket or terminal,
+    read and written both; not a run whose stdout is captured (one share of a command, which checks its own)."""
+    if stdout_capture() is not None:
+        return
     try:
         st = os.fstat(1)
     except OSError:
         return
-    written_over = identities.get((st.st_dev, st.st_ino)) if stat.S_ISREG(st.st_mode) else None
+    if not stat.S_ISREG(st.st_mode):
+        return
+    written_over = next((source for source in sources
+                         if _file_id(0 if source == STDIO else source) == (st.st_dev, st.st_ino)), None)
     if written_over is not None:
+        written_over = "<stdin>" if written_over == STDIO else written_over
         raise ReplayError("E_OUTPUT_UNWRITABLE", f"stdout is the input {written_over!r}: writing there would change it",
                           path=STDOUT_NAME, expected="stdout that is not one of the inputs",
                           received=f"stdout redirected into {written_over!r}",

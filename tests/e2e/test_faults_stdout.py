@@ -94,3 +94,24 @@ def test_stdout_redirected_into_an_input_is_refused_before_anything_runs(tmp_pat
 
 def _at_most_16_mib() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 24, 1 << 24))
+
+
+@pytest.mark.parametrize("args", [["golden", "check", "runs/run.jsonl", "runs/run.jsonl"],
+                                  ["golden", "check", "runs/run.jsonl", "-"],
+                                  ["incident", "import", "runs", "--format", "replay", "--case", "run_a", "--rules",
+                                   str(EXAMPLES / "incidents" / "rules.json"), "--out", "imported"]], ids=" ".join)
+def test_stdout_into_an_input_is_refused_by_the_commands_that_are_no_one_graph(tmp_path: Path, args: list[str]) -> None:
+    """`golden check` (no graph) and `incident import DIR` (a graph per export, its stdout captured) appended their line
+    to the input stdout was redirected into, where the graph commands refuse it."""
+    run = tmp_path / "runs" / "run.jsonl"
+    run.parent.mkdir()
+    run.write_bytes(Path(TWO_RUNS).read_bytes())
+    with open(run, "ab") as out, open(run, "rb") as stdin:
+        done = subprocess.run([REPLAY, *args], stdin=stdin, stdout=out, stderr=subprocess.PIPE, cwd=tmp_path,
+                              timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_OUTPUT_UNWRITABLE"]
+    assert run.read_bytes() == Path(TWO_RUNS).read_bytes()
+    assert not (tmp_path / "imported").exists()
+    with open(tmp_path / "copy.jsonl", "ab") as out, open(run, "rb") as stdin:
+        assert subprocess.run([REPLAY, *args], stdin=stdin, stdout=out, cwd=tmp_path, timeout=60).returncode == 0

@@ -25,6 +25,7 @@ from replay.pipeline.engine.errors import (
     input_unreadable,
     printable,
 )
+from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import path_kind, require_stdin, source_name
 from replay.pipeline.testing.goldens import Normalisation, file_lines, first_difference
@@ -66,6 +67,7 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
                           received=recorded)
     for path in (recorded, new):
         _check_input(path)
+    refuse_stdout_into_an_input([recorded, new])
     rules = Normalisation().extended(time_keys=time_key, id_keys=id_key, ignore_keys=ignore_key)
     difference, lines = first_difference(_lines(recorded, "recorded golden"), _lines(new, "new journal or transcript"), rules)
     result: dict[str, Any] = {"same": difference is None, "recorded": printable(recorded), "new": printable(new)}

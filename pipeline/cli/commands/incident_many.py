@@ -30,6 +30,7 @@ from replay.pipeline.cli.app import logger, package_version
 from replay.pipeline.cli.scale import cli_work, filling, run_over
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, empty_value
+from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import expand_paths
 from replay.pipeline.io.manifest import Manifest, work_key
@@ -53,6 +54,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     if format_ != "canonical":
         given_rules(format_, bindings["load.rules"], limits, check=True)
     target = Path(out)
+    refuse_stdout_into_an_input(files)
     refuse_overlap(folder, target)
     refuse_shared_folders(files, folder)
     doc = bind(load_spec(COMMAND), set=bindings | {"load.path": "", "folder.out": "", "folder.into": out, "folder.root": folder})
