@@ -21,6 +21,8 @@ FOUND = [
     ["heal", "--in", "dir", "--out", "out", "--max-line-bytes", HUGE],  # E_UNHANDLED: tests/cli/test_heal_cli.py
     ["incident", "import", "dir", "--format", "replay", "--case", "run_a", "--rules", "rules.json", "--out", "out",
      "--max-events", HUGE],  # E_UNHANDLED: tests/cli/test_incident_many_cli.py
+    ["read", "dir", ">>", "dir/run.jsonl"],  # read its own output without end: tests/e2e/test_faults_stdout.py
+    ["golden", "check", "dir/run.jsonl", "dir/run.jsonl", ">>", "dir/run.jsonl"],  # appended its line to the input
 ]
 
 
@@ -46,7 +48,7 @@ def test_the_contract_check_sees_a_broken_run(tmp_path) -> None:
     assert any("not 2" in p for p in cli_contract.check(ex))
 
 
-@pytest.mark.parametrize("argv", FOUND, ids=lambda argv: " ".join(argv[:2]))
+@pytest.mark.parametrize("argv", FOUND, ids=lambda argv: " ".join(argv[:2] + argv[-2:]))
 def test_what_the_fuzzer_found_keeps_the_contract(tmp_path: Path, argv: list[str]) -> None:
     work = tmp_path / "work"
     (work / "dir").mkdir(parents=True)
@@ -56,9 +58,12 @@ def test_what_the_fuzzer_found_keeps_the_contract(tmp_path: Path, argv: list[str
     (work / "incident.json").write_bytes(cli_contract.BUNDLES[0])
     argv = [cli_contract.orjson.dumps([cli_contract.sys.executable, str(cli_contract.AGENT)]).decode()
             if a == "AGENT" else a for a in argv]
+    stdout_into = argv[-1] if ">>" in argv else None
+    argv = argv[:-2] if stdout_into else argv
     outputs = [argv[argv.index(flag) + 1] for flag in ("--out", "--to") if flag in argv]
-    command = tuple(argv[:2]) if argv[0] == "incident" else (argv[0],)
+    command = tuple(argv[:2]) if argv[0] in ("incident", "golden") else (argv[0],)
     ex = cli_contract.Example(work, argv, b"", command, outputs=outputs,
                               output_kinds={o: "doc" if o == "case.json" else "folder" for o in outputs},
-                              files=["dir/run.jsonl", "incident.json"], named=["dir", "incident.json"])
+                              files=["dir/run.jsonl", "incident.json"], named=["dir", "incident.json"],
+                              stdout_into=stdout_into)
     assert cli_contract.check(ex) == []
