@@ -20,11 +20,12 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
 ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
@@ -125,10 +126,31 @@ class Difference:
         return f"line {self.line} differs after normalisation"
 
 
-def file_lines(path: str | Path) -> Iterator[bytes]:
-    """The lines of a file, split on ``\\n`` only, each with its ``\\n`` when it had one."""
+class LineTooLong(Exception):
+    """A line longer than the limit ``bounded_lines`` was given: its number and the byte offset where it starts."""
+
+    def __init__(self, line: int, offset: int) -> None:
+        super().__init__(f"line {line} (byte {offset}) is too long")
+        self.line, self.offset = line, offset
+
+
+def bounded_lines(handle: BinaryIO, limit: int) -> Iterator[bytes]:
+    """The lines of ``handle``, split on ``\\n`` only, each with its ``\\n`` when it had one; one longer than ``limit``
+    bytes (its ``\\n`` aside) raises LineTooLong, read no further than that (a line of gigabytes, `/dev/zero`, was held
+    whole: MemoryError)."""
+    number, offset = 0, 0
+    while line := handle.readline(limit + 1):
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            raise LineTooLong(number, offset)
+        offset += len(line)
+        yield line
+
+
+def file_lines(path: str | Path, limit: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[bytes]:
+    """``bounded_lines`` of the file at ``path``."""
     with open(path, "rb") as handle:
-        yield from handle
+        yield from bounded_lines(handle, limit)
 
 
 def first_difference(recorded: Iterable[bytes], new: Iterable[bytes],

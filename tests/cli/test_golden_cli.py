@@ -199,3 +199,23 @@ def test_long_lines_are_shown_on_stderr_where_they_differ(tmp_path, capsysbinary
     new.write_bytes(b"a" * 1000 + b"X" + b"b" * 1000 + b"c\n")  # differs at its end: the window ends there
     code, _, [error] = golden(capsysbinary, str(recorded), str(new))
     assert error["received"] == "…" + "b" * 399 + "c" and error["expected"] == "…" + "b" * 400
+
+
+def test_a_line_longer_than_max_line_bytes_is_refused_not_held_whole(tmp_path: Path):
+    """Found by fuzzing the CLI: golden check held each line whole, however long: `replay golden check rec.jsonl
+    /dev/zero` (a line without end) was E_UNHANDLED (MemoryError), exit 1, under a memory limit. A line longer than
+    --max-line-bytes (64 MiB, as for every command that reads lines) is E_JSONL_LINE_TOO_LONG now, exit 2."""
+    recorded = tmp_path / "recorded.jsonl"
+    recorded.write_bytes(b'{"a":1}\n{"b":"' + b"x" * 100 + b'"}\n')
+    limited = subprocess.run(f"ulimit -v 1000000; exec {REPLAY} golden check {recorded} /dev/zero", shell=True,
+                             capture_output=True, timeout=120, check=False)
+    assert limited.returncode == 2 and limited.stdout == b"", limited.stderr
+    error, = errors_of(limited.stderr)
+    assert (error["code"], error["source"], error["line"], error["offset"]) == ("E_JSONL_LINE_TOO_LONG", "/dev/zero", 1, 0)
+    same = subprocess.run([REPLAY, "golden", "check", "--max-line-bytes", "108", str(recorded), "-"],
+                          input=recorded.read_bytes(), capture_output=True, timeout=60, check=False)
+    assert same.returncode == 0, same.stderr  # (a line of exactly the limit, its newline aside, is read)
+    short = subprocess.run([REPLAY, "golden", "check", "--max-line-bytes", "107", str(recorded), "-"],
+                           input=recorded.read_bytes(), capture_output=True, timeout=60, check=False)
+    error, = errors_of(short.stderr)
+    assert short.returncode == 2 and (error["line"], error["offset"]) == (2, 8), short.stderr

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from replay.pipeline.cli.commands.read import max_line_option
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
@@ -28,7 +29,7 @@ from replay.pipeline.engine.errors import (
 from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import path_kind, require_stdin, source_name
-from replay.pipeline.testing.goldens import Normalisation, file_lines, first_difference
+from replay.pipeline.testing.goldens import LineTooLong, Normalisation, bounded_lines, file_lines, first_difference
 
 STDIN = "-"
 
@@ -56,7 +57,9 @@ Examples:
 @click.option("--time-key", multiple=True, metavar="KEY", help="Also treat KEY's values as times (repeatable).")
 @click.option("--id-key", multiple=True, metavar="KEY", help="Also treat KEY's values as ids (repeatable).")
 @click.option("--ignore-key", multiple=True, metavar="KEY", help="Ignore KEY's values altogether (repeatable).")
-def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str, ...], ignore_key: tuple[str, ...]) -> int:
+@max_line_option
+def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str, ...], ignore_key: tuple[str, ...],
+          max_line_bytes: int) -> int:
     """Compare NEW (`-` for stdin) with the golden RECORDED, line by line after normalisation.
 
     Prints one JSON line: {"same": true, "lines": N} or the first difference with both lines
@@ -69,7 +72,8 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
         _check_input(path)
     refuse_stdout_into_an_input([recorded, new])
     rules = Normalisation().extended(time_keys=time_key, id_keys=id_key, ignore_keys=ignore_key)
-    difference, lines = first_difference(_lines(recorded, "recorded golden"), _lines(new, "new journal or transcript"), rules)
+    difference, lines = first_difference(_lines(recorded, "recorded golden", max_line_bytes),
+                                         _lines(new, "new journal or transcript", max_line_bytes), rules)
     result: dict[str, Any] = {"same": difference is None, "recorded": printable(recorded), "new": printable(new)}
     if difference is None:
         result["lines"] = lines
@@ -106,16 +110,21 @@ def _check_input(path: str) -> None:
                                    f"{printable(os.path.join(path, 'session.jsonl'))!r}.")
 
 
-def _lines(path: str, what: str) -> Iterator[bytes]:
-    """The lines of ``path`` (``-``: stdin); one that cannot be opened or read is E_INPUT_UNREADABLE, a refusal (exit 2):
-    nothing is printed before both files are read to their first difference."""
+def _lines(path: str, what: str, limit: int) -> Iterator[bytes]:
+    """The lines of ``path`` (``-``: stdin); one that cannot be opened or read is E_INPUT_UNREADABLE, a line longer than
+    ``limit`` E_JSONL_LINE_TOO_LONG, both refusals (exit 2): nothing is printed before both files are read to their
+    first difference."""
     try:
         if path == STDIN:
-            yield from sys.stdin.buffer
+            yield from bounded_lines(sys.stdin.buffer, limit)
         else:
-            yield from file_lines(path)
+            yield from file_lines(path, limit)
     except OSError as exc:
         raise input_unreadable(path, exc, what=what, exit_code=EXIT_REFUSED, source=source_name(path)) from exc
+    except LineTooLong as exc:
+        raise ReplayError("E_JSONL_LINE_TOO_LONG", f"line {exc.line} of the {what} is longer than {limit} bytes",
+                          source=source_name(path), line=exc.line, offset=exc.offset, expected=f"at most {limit} bytes",
+                          howToFix="Raise --max-line-bytes, or compare files of lines.") from exc
 
 
 def _text(line: bytes | None) -> str | None:
