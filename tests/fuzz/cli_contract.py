@@ -272,9 +272,9 @@ def _path_value(draw: st.DrawFn, files: list[str], ex: Example) -> str:
 
 def _a_path(draw: st.DrawFn, files: list[str], ex: Example) -> str:
     kind = draw(st.sampled_from(["file"] * 8 + ["dir", "dir", "emptydir", "-", "", "missing", "afile/under", "unicode",
-                                                 "link"]))
-    if kind == "link":
-        return "link.jsonl"
+                                                 "link", "/dev/null"]))
+    if kind in ("link", "/dev/null"):
+        return {"link": "link.jsonl"}.get(kind, kind)
     if kind == "file":
         return draw(st.sampled_from(files))
     if kind == "missing":
