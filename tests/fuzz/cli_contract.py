@@ -535,6 +535,8 @@ def check(ex: Example) -> list[str]:
             problems.append("exit 2 without an error on stderr")
         if out:
             problems.append(f"exit 2 (refused) after writing to stdout: {out[:80]!r}")
+    if ex.missing_inputs and code != 2 and not {"-h", "--help"} & set(ex.argv):
+        problems.append(f"an input that is not there, exit {code} (not 2)")
     if ex.usage_error and code != 2:
         problems.append(f"a bad option value, exit {code} (not 2)")
     _check_stdout(COMMANDS[ex.command], ex.argv, code, out, problems)
