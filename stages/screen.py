@@ -148,14 +148,11 @@ class _Run:
 
     def add(self, batch: Batch, a: int, b: int) -> None:
         """Lines ``a``..``b``-1 of ``batch`` are the run's next."""
-        if not self.pieces or self.pieces[-1][0] is not batch:
+        pieces = self.pieces
+        if not pieces or pieces[-1][0] is not batch:  # (the first lines of a batch: what holding them keeps)
             self.held += len(batch.joined) if batch.joined is not None else sum(map(len, filter(None, batch.raws)))
-        add_piece(self.pieces, batch, a, b)
+        add_piece(pieces, batch, a, b)
         self.count += b - a
-
-    def too_long(self) -> bool:
-        """Is it too long to hold to its end (``MAX_RUN_LINES``, ``MAX_RUN_BYTES``)?"""
-        return self.count > MAX_RUN_LINES or self.held > MAX_RUN_BYTES
 
     def lines_batches(self, source: str) -> list[Batch]:
         """Its lines as unparsed batches of at most ``SLOW_LINES`` lines each (cut out of the batches they came in when
@@ -309,7 +306,7 @@ class ScreenRuns(Transform):
             run.heads.append(head)
             if i == last and batch.tail_open:
                 run.tail_open = True
-            if run.too_long():
+            if run.count > MAX_RUN_LINES or run.held > MAX_RUN_BYTES:  # (too long to hold to its end)
                 self._spill(run)
         return self._take(self._paused(batch))
 
@@ -387,7 +384,7 @@ class ScreenRuns(Transform):
                 run.size = size
             else:
                 run.fine = False
-        if run.too_long():
+        if run.count > MAX_RUN_LINES or run.held > MAX_RUN_BYTES:  # (too long to hold to its end)
             self._spill(run)
 
     def _all_clean(self, runs: list[tuple[int, int]], heads: list[Any], rids: list[Any], types: list[Any],
