@@ -1,8 +1,9 @@
 """LogRecords: a sink that writes records as structured log lines on stderr (notices, audits).
 
-A record with a ``code`` is a diagnostic (a warning, say): as errors are, up to ``--max-errors`` of one code in one
-input are written, and the rest summed up at the end in one ``E_NOTICES_SUPPRESSED`` line per input and code
-(``Quota``). Any other record (an event a config logs) is written whatever the count."""
+A record with a ``code`` is a diagnostic (a warning, say), and so is a heal notice (a rule's, its action
+"reported"): as errors are, up to ``--max-errors`` of one code (or rule) in one input are written, and the rest summed
+up at the end in one ``E_NOTICES_SUPPRESSED`` line per input and code (``Quota``). Any other record (an event a config
+logs, a repair of the heal log) is written whatever the count."""
 
 from __future__ import annotations
 

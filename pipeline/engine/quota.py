@@ -64,7 +64,10 @@ class Quota:
         return summaries
 
 
+REPORTED = "reported"  # a heal notice's action (``repairs.REPORTED``): it saw, and changed nothing
+
+
 def is_diagnostic(record: dict[str, Any]) -> bool:
-    """Does ``record`` count against a quota: a diagnostic (a ``code``) or a heal notice (a ``rule``), not an event a
-    config logs?"""
-    return "code" in record or "rule" in record
+    """Does ``record`` count against a quota: a diagnostic (a ``code``) or a heal notice (a ``rule``, the action
+    "reported"), not an event a config logs, nor a repair (a ``rule`` too: the heal log a config logs is no warning)?"""
+    return "code" in record or ("rule" in record and record.get("action") == REPORTED)

@@ -140,3 +140,25 @@ def test_heal_notices_are_held_to_the_limit_by_their_rule(tmp_path: Path) -> Non
     every = run_replay("--max-errors", "0", "heal", str(journal), cwd=tmp_path)
     assert [w.get("rule") for w in _warnings(every.stderr)] == ["check_order"] * 30
     assert every.stdout == proc.stdout and proc.returncode == every.returncode == 0
+
+
+def test_a_config_that_logs_the_heal_log_logs_every_repair(tmp_path: Path) -> None:
+    """A repair names its rule as a heal notice does, but it is no warning: a `log` stage of heal.repairs logged the
+    first 20 of each rule and then an E_NOTICES_SUPPRESSED "warning" for the rest (the audit of what heal changed cut
+    short); every repair is logged, and the notices are still held to the limit."""
+    lines = [{"seq": 1, "timestamp": "2026-01-01T00:00:00Z", "type": "run_started", "runId": "r", "payload": {}}]
+    lines += [{"seq": k, "timestamp": "2026-01-01T00:00:01Z", "type": "tool_end", "runId": "r",
+               "payload": {"callId": f"c{k}"}} for k in range(2, 40)]  # (each aliased, and a result with no call)
+    journal = tmp_path / "j.jsonl"
+    journal.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    config = tmp_path / "audit.toml"
+    config.write_text('[stages.read]\ntype = "read"\n\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n\n'
+                      '[stages.heal]\ntype = "heal"\ninputs = ["parse"]\n\n'
+                      '[stages.out]\ntype = "write"\ninputs = ["heal"]\npath = "out.jsonl"\n\n'
+                      '[stages.audit]\ntype = "log"\ninputs = ["heal.repairs"]\nevent = "heal.repair"\nlevel = "warning"\n')
+    proc = run_replay("run", str(config), str(journal), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    logged = [w for w in _warnings(proc.stderr) if w.get("event") == "heal.repair"]
+    assert not [w for w in logged if w.get("code") == "E_NOTICES_SUPPRESSED"], logged[-1]
+    assert sum(w.get("rule") == "alias" for w in logged) == 38
+    assert sum(w.get("rule") == "pair_tool_calls" for w in logged) == 38
