@@ -11,7 +11,7 @@ from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_opti
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import STDIN, expand_paths, is_url, require_stdin, stdin_is_terminal
+from replay.pipeline.io.journals import STDIN, expand_paths, is_url, names_own_descriptor, require_stdin, stdin_is_terminal
 
 ARTIFACT_SUFFIXES = (".json", ".json.gz")
 STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
@@ -51,7 +51,9 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
                 if kind is not None:
                     found.append((name, kind))
             continue
-        if p.is_fifo() or (raw.startswith("/dev/") and not p.is_file()):  # `<(zcat run.jsonl.gz)`: a stream, as stdin is
+        # `<(zcat run.jsonl.gz)` (/dev/fd/N) and the like: a stream, as stdin is; not a named pipe elsewhere, which
+        # nothing may be writing (opening it would wait for a writer forever: refused below, as report's --in refuses it)
+        if (raw.startswith("/dev/") or names_own_descriptor(raw)) and not p.is_file():
             found.append((raw, input_kind(p.name) or STREAM))
             continue
         if not p.is_file():
