@@ -627,11 +627,14 @@ class ScreenRuns(Transform):
         lines as heal writes them, and the log lines those three rules write, made here by the rules' own
         code (``log_repair``, ``InsertTerminalEvent.end_run``, renumber's ``stretches`` over the seq numbers only).
         The batch goes on marked clean; each of the three stages logs its own lines when it passes, and
-        ``heal_summary`` adds the heal record. None: the run goes the slow way."""
+        ``heal_summary`` adds the heal record. None: the run goes the slow way. A run of more than ``SLOW_LINES``
+        lines goes the slow way too: there its rules log a piece of ``SLOW_LINES`` lines at a time (alias's lines of
+        the first piece, renumber's stretches that end in it, then the next piece's), where this lane logs each rule's
+        lines for the whole run at once: another order of the same log."""
         heads: list[Any] = run.heads
         n = len(heads)
         rid = run.run_id
-        if run.record is not None or run.tail_open or not n or rid is None:
+        if run.record is not None or run.tail_open or not n or rid is None or n > SLOW_LINES:
             return None
         columns = self._judged(run, heads, synthetic_true=False)
         if columns is None:

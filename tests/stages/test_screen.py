@@ -1188,3 +1188,23 @@ def test_a_long_run_that_needs_nothing_takes_the_fast_lane_and_one_that_does_goe
     too_long = _long_run(20_000)  # past what is held: the slow way, in pieces
     lanes = _lanes(too_long)
     assert not any(fast for fast, _ in lanes) and max(n for _, n in lanes) <= 4096 and sum(n for _, n in lanes) == 20_000
+
+
+def test_a_long_run_the_screen_could_repair_logs_as_the_slow_lane_logs_it(tmp_path: Path):
+    """A run of 10,000 lines whose only faults are a seq stretch near its start and an aliased type near its end: the
+    repair lane, which holds runs of up to 16,384 lines now, logged alias's line (line 9,000) before renumber's
+    stretch (line 5), where the rules, taking the run 4,096 lines at a time, log the stretch with the first piece
+    and the alias with the third: the same repairs in another order with the fast lane than without it. Such a run
+    goes the slow way."""
+    events = []
+    for k in range(1, 10_001):
+        kind = "run_started" if k == 1 else "run_completed" if k == 10_000 else "llm_message" if k == 9000 else "user_message"
+        events.append({"seq": k + 100 if 5 <= k <= 9 else k, "timestamp": f"2026-03-01T{12 + k // 3600:02d}:{k // 60 % 60:02d}:{k % 60:02d}.000Z",
+                       "type": kind, "runId": "r1", "payload": {}})
+    events += [{"seq": 1, "timestamp": "2026-03-02T12:00:00.000Z", "type": "run_started", "runId": "r2", "payload": {}},
+               {"seq": 2, "timestamp": "2026-03-02T12:00:01.000Z", "type": "run_completed", "runId": "r2", "payload": {}}]
+    data = b"".join(orjson.dumps(event) + b"\n" for event in events)
+    fast, _, fast_log, _ = both(tmp_path, data)
+    assert fast.returncode == 0, fast.stderr
+    assert [orjson.loads(line)["rule"] for line in fast_log.splitlines()] == ["renumber", "alias"]
+    same(tmp_path, data)
