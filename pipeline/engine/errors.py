@@ -6,6 +6,7 @@ import errno
 import importlib
 import math
 import os
+import re
 import signal
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -351,8 +352,13 @@ def utf8_text(data: bytes, code: str, what: str, skipped: int = 0, **fields: Any
 
 
 def error_line(body: dict[str, Any]) -> bytes:
-    """The one-line JSON form written on stderr."""
-    return printable_json({"error": body}) + b"\n"
+    """The one-line JSON form written on stderr; the credentials of a NATS address in it (``nats://USER:PASSWORD@``,
+    ``nats://TOKEN@``) shown as ``***``, wherever it is named (a path, a message, what was received)."""
+    line = printable_json({"error": body}) + b"\n"
+    return _NATS_CREDENTIALS.sub(b"nats://***@", line) if b"nats://" in line else line
+
+
+_NATS_CREDENTIALS = re.compile(rb"nats://(?:[^/@\s\"\\]|\\.)+@")  # (up to the @ that ends them: a host has none)
 
 
 def printable_json(value: Any, default: Any = None) -> bytes:

@@ -99,10 +99,6 @@ def _filesystem_class(url: str) -> Any:
                           howToFix=f"pip install {package} (into the environment replay runs in, and on every Dask "
                                    "worker), or give a local path.") from exc
     except ValueError as exc:
-        if protocol == "nats":  # (its address may hold a password or a token: no error shows them)
-            from replay.pipeline.io.nats_stream import without_credentials
-
-            url = without_credentials(url)
         fix = ("A NATS subject is no file: `replay read nats://HOST:PORT/SUBJECT` reads it (pipe it on: `replay read "
                "nats://... | replay heal`), as does a read_nats stage of a `replay run` config." if protocol == "nats" else
                "Check the URL's scheme, or install the package that registers that protocol with fsspec.")

@@ -40,3 +40,13 @@ def test_credentials_in_a_subject_given_to_golden_check_are_not_shown(tmp_path: 
     assert b"s3cret" not in done.stderr + done.stdout
     [error] = errors_of(done.stderr)
     assert error["code"] == "E_INPUT_PATH_NOT_FOUND" and error["path"] == "nats://***@127.0.0.1:4222/agents.raw"
+
+
+@pytest.mark.parametrize("command", [("incident", "import"), ("incident", "inspect")])
+def test_credentials_in_a_subject_given_to_an_incident_command_are_not_shown(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """incident import and inspect take it for an export or a bundle that is not there: E_INPUT_PATH_NOT_FOUND, shown
+    with *** (every error line is written so, wherever it names the address)."""
+    done = run_replay(*command, "nats://alice:s3cret@127.0.0.1:4222/agents.raw", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and b"s3cret" not in done.stderr + done.stdout
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_INPUT_PATH_NOT_FOUND" and error["path"] == "nats://***@127.0.0.1:4222/agents.raw"

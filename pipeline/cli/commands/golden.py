@@ -28,8 +28,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.journals import is_nats_url, path_kind, require_stdin, source_name
-from replay.pipeline.io.nats_stream import without_credentials
+from replay.pipeline.io.journals import path_kind, require_stdin, source_name
 from replay.pipeline.testing.goldens import LineTooLong, Normalisation, bounded_lines, file_lines, first_difference
 
 STDIN = "-"
@@ -102,8 +101,7 @@ def _check_input(path: str) -> None:
         return
     kind = path_kind(Path(path)) if path else None  # (a local path, even one that looks like a URL; "" names nothing)
     if kind is None:
-        shown = printable(without_credentials(path) if is_nats_url(path) else path)  # (no error shows a password)
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{shown!r} does not exist", path=shown,
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{printable(path)!r} does not exist", path=printable(path),
                           howToFix="Pass the recorded golden and the new journal (or transcript) as files.")
     if kind == "directory":
         raise ReplayError("E_USAGE_INVALID", f"{printable(path)!r} is a folder; golden check compares two files",

@@ -11,8 +11,7 @@ import click
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option
 from replay.pipeline.engine.errors import ReplayError, refused
-from replay.pipeline.io.journals import STDIN, is_nats_url
-from replay.pipeline.io.nats_stream import without_credentials
+from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.dialects import AUTO
 from replay.pipeline.model.dialects.detect import CANONICAL
 from replay.pipeline.model.walk_journal import (
@@ -101,8 +100,7 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
                                    "the journal's path or run id.", example=example)
     if data_dir is None and looks_like_path(arg):
         if not os.path.exists(arg):
-            shown = without_credentials(arg) if is_nats_url(arg) else arg  # (no error shows an address's password)
-            raise refused("E_RUN_NOT_FOUND", f"no journal at {shown!r}", path=shown,
+            raise refused("E_RUN_NOT_FOUND", f"no journal at {arg!r}", path=arg,
                           howToFix="Check the path, or give a run id to look in .replay/journal/.")
         if not os.path.isfile(arg):
             raise ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; {command} reads journal files",
