@@ -48,7 +48,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_RUNNER_RESPONSE_MISSING": ("status ok without a response string", "Add the final answer as `response`."),
     # inputs and journals
     "E_INPUT_PATH_NOT_FOUND": ("input path missing", "Check the path; `replay read -` reads stdin."),
-    "E_INPUT_FILE_NOT_JSON": ("--in file is not a journal or an artifact (.json, .jsonl, .ndjson)", "Point --in at a .json/.jsonl file or a directory of them."),
+    "E_INPUT_FILE_NOT_JSON": ("--in file is not a journal or an artifact (.json, .jsonl, .ndjson)", "Point --in at a .json, .jsonl or .ndjson file or a directory of them."),
     "E_INPUT_NOT_FILE_OR_DIR": ("input is neither a file nor a directory", "Pass a regular file, a directory or `-`."),
     "E_INPUT_UNREADABLE": ("input could not be read", "Check the file's permissions and that the disk is readable."),
     "E_GZIP_INVALID": ("gzip stream is corrupt or truncated", "Recompress the file or read the uncompressed journal."),

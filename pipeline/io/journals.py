@@ -59,7 +59,7 @@ def is_url(path: str) -> bool:
 def names_own_descriptor(path: str) -> bool:
     """Does ``path`` name one of this process's open descriptors (``/dev/fd/63``, what ``<(zcat run.jsonl.gz)``
     passes)? Another process, a worker, would find another descriptor there, or none."""
-    return path.startswith(("/dev/fd/", "/proc/self/fd/")) or path in ("/dev/stdin", "/proc/self/fd")
+    return path.startswith(("/dev/fd/", "/proc/self/fd/")) or path == "/dev/stdin"
 
 
 def is_nats_url(text: str) -> bool:

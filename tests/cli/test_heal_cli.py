@@ -357,6 +357,8 @@ def test_heal_in_out_reports_what_it_cannot_repair_in_a_journal_as_filter_mode_d
         "E_HEALED_ARTIFACT_INVALID", "E_ARTIFACT_EVENT_TYPE_INVALID", "$.type", 8), error
     assert [(e["cause"], e["line"]) for e in errors_of(filtered.stderr)] == [("E_ARTIFACT_EVENT_TYPE_INVALID", 8)]
     assert (tmp_path / "out" / "j.healed.jsonl").exists()  # written, and said to be invalid
+
+
 def test_directory_mode_reports_a_healed_journal_still_invalid_as_filter_mode_does(tmp_path: Path) -> None:
     """A journal heal cannot make valid (an event whose type is a number) is written by heal --in/--out and reported
     at its line, exit 1, as `replay heal FILE` reports it; it was written with exit 0 and not a word (only an
