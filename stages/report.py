@@ -20,7 +20,7 @@ from replay.pipeline.io.staging import atomic_output
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.report.model import Aggregate, aggregate, first_problems
 from replay.pipeline.report.spool import SpooledSummaries
-from replay.pipeline.report.streaming import Streamed
+from replay.pipeline.report.streaming import Streamed, joined
 
 STDOUT = "-"
 FLUSH_BYTES = 256 * 1024
@@ -135,13 +135,5 @@ class RenderReport(Sink):
 
 async def _to_stdout(chunks: Iterator[bytes]) -> None:
     async with stdout_writer() as writer:
-        pending: list[bytes] = []
-        size = 0
-        for chunk in chunks:
-            pending.append(chunk)
-            size += len(chunk)
-            if size >= FLUSH_BYTES:
-                await writer.write(b"".join(pending))
-                pending, size = [], 0
-        if pending:
-            await writer.write(b"".join(pending))
+        for block in joined(chunks, FLUSH_BYTES, b""):
+            await writer.write(block)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, AnyStr, Protocol
 
 
 class Streamed(Protocol):
@@ -29,15 +29,21 @@ def render_through(streamed: Streamed, summaries: Iterable[dict[str, Any]], agg:
         streamed.close()
 
 
-def pieces(texts: Iterable[str], size: int = 1 << 18) -> Iterator[bytes]:
-    """``texts`` joined into pieces of about ``size`` characters, encoded: a write each, not one per row or run."""
-    held: list[str] = []
+def joined(parts: Iterable[AnyStr], size: int, empty: AnyStr) -> Iterator[AnyStr]:
+    """``parts`` (texts, or bytes) joined into pieces of about ``size``: a write each, not one per row or run."""
+    held: list[AnyStr] = []
     length = 0
-    for text in texts:
-        held.append(text)
-        length += len(text)
+    for part in parts:
+        held.append(part)
+        length += len(part)
         if length >= size:
-            yield "".join(held).encode("utf-8")
+            yield empty.join(held)
             held, length = [], 0
     if held:
-        yield "".join(held).encode("utf-8")
+        yield empty.join(held)
+
+
+def pieces(texts: Iterable[str], size: int = 1 << 18) -> Iterator[bytes]:
+    """``texts`` joined into pieces of about ``size`` characters, encoded (``joined``)."""
+    for text in joined(texts, size, ""):
+        yield text.encode("utf-8")

@@ -124,42 +124,38 @@ def _fat_run(path: Path, lines: int) -> None:
                                 "runId": "r1", "payload": {}}) + b"\n")
 
 
+def _fat_run_peaks(tmp_path: Path, command: str, untimed: bool = False) -> tuple[float, float]:
+    """Peak RSS (MiB) of `replay COMMAND` over a run of 10 lines of 1 MB, and over one of 100 (``untimed``: with no
+    timestamp but on its last event)."""
+    peaks = []
+    for lines in (10, 100):
+        journal, measure = tmp_path / f"fat-{lines}.jsonl", tmp_path / f"rss-{lines}"
+        _fat_run(journal, lines)
+        if untimed:
+            journal.write_bytes(journal.read_bytes().replace(b'"timestamp":"2026-01-01T00:00:01Z",', b"").replace(
+                b'"timestamp":"2026-01-01T00:00:00Z",', b""))
+        with open(os.devnull, "wb") as sink:
+            done = subprocess.run(measured([REPLAY, command, str(journal)], measure), stdout=sink,
+                                  stderr=subprocess.PIPE, timeout=600)
+        assert done.returncode == 0, done.stderr
+        peaks.append(peak_kib(measure) / 1024)
+        journal.unlink()
+    return peaks[0], peaks[1]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("command", ["heal", "validate"])
 def test_a_run_of_long_lines_is_not_held_whole(command: str, tmp_path: Path):
     """The fast lane holds a run to its end to judge it, up to 4,096 lines: a run of 300 lines of 1 MB each was held
     whole (heal peaked at 617 MiB, validate at 324 MiB, for a 300 MB run: a run larger than memory could not be
     healed). A run whose lines come to more than 4 MiB goes the slow way too: ten times the lines, the same memory."""
-    peaks = []
-    for lines in (10, 100):
-        journal, measure = tmp_path / f"fat-{lines}.jsonl", tmp_path / f"rss-{lines}"
-        _fat_run(journal, lines)
-        with open(os.devnull, "wb") as sink:
-            done = subprocess.run(measured([REPLAY, command, str(journal)], measure), stdout=sink,
-                                  stderr=subprocess.PIPE, timeout=600)
-        assert done.returncode == 0, done.stderr
-        peaks.append(peak_kib(measure))
-        journal.unlink()
-    grown = (peaks[1] - peaks[0]) / 1024
-    assert grown < 32, f"peak RSS {peaks[0] / 1024:.0f} MiB for a run of 10 MB, {peaks[1] / 1024:.0f} MiB for 100 MB"
+    small, large = _fat_run_peaks(tmp_path, command)
+    assert large - small < 32, f"peak RSS {small:.0f} MiB for a run of 10 MB, {large:.0f} MiB for 100 MB"
 
 
 @pytest.mark.slow
 def test_a_long_wait_for_a_runs_first_time_is_not_held_whole(tmp_path: Path):
     """fix_timestamp holds a run's first events with no time until its first time comes: 150 events of 1 MB with no
     timestamp were held whole (486 MiB). The wait ends past 8 MiB: ten times the events, the same memory."""
-    peaks = []
-    for lines in (10, 100):
-        journal, measure = tmp_path / f"untimed-{lines}.jsonl", tmp_path / f"rss-untimed-{lines}"
-        _fat_run(journal, lines)
-        text = journal.read_bytes().replace(b'"timestamp":"2026-01-01T00:00:01Z",', b"").replace(
-            b'"timestamp":"2026-01-01T00:00:00Z",', b"")  # (only the last event has a time)
-        journal.write_bytes(text)
-        with open(os.devnull, "wb") as sink:
-            done = subprocess.run(measured([REPLAY, "heal", str(journal)], measure), stdout=sink,
-                                  stderr=subprocess.PIPE, timeout=600)
-        assert done.returncode == 0, done.stderr
-        peaks.append(peak_kib(measure))
-        journal.unlink()
-    grown = (peaks[1] - peaks[0]) / 1024
-    assert grown < 32, f"peak RSS {peaks[0] / 1024:.0f} MiB for 10 MB, {peaks[1] / 1024:.0f} MiB for 100 MB"
+    small, large = _fat_run_peaks(tmp_path, "heal", untimed=True)
+    assert large - small < 32, f"peak RSS {small:.0f} MiB for 10 MB, {large:.0f} MiB for 100 MB"
