@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.log import LEVELS, log_record, make_logger
-from replay.pipeline.engine.quota import Quota, is_diagnostic
+from replay.pipeline.engine.quota import Quota
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 
@@ -32,7 +32,7 @@ class LogRecords(Sink):
         quota = Quota(self.diagnostics_limit)
         async for batch in batches:
             for record in batch.events or ():
-                if not is_diagnostic(record) or quota.admit(record):
+                if quota.admit(record):
                     log_record(logger, level, event, record)
         for summary in quota.left_out(level if level in ("error", "warning") else "warning"):
             log_record(logger, level, event, summary)

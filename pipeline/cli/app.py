@@ -36,10 +36,11 @@ from replay.pipeline.engine.errors import (
     find_running_command_by,
     interrupted_exit,
 )
-from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, RunResult, StageFailed, run_graph
+from replay.pipeline.engine.executor import ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, log_warnings, make_logger
 from replay.pipeline.engine.memory import spare_teardown, tune_gc
+from replay.pipeline.engine.quota import DEFAULT_LIMIT
 from replay.pipeline.engine.stage import Option
 
 EXAMPLES = """\b
@@ -357,7 +358,7 @@ def help_command(ctx: click.Context, command: tuple[str, ...]) -> None:
               help="Show the version and exit.")
 @click.option("--log-level", type=click.Choice(LEVELS), default="warning", show_default=True,
               help="Log detail on stderr (JSON lines unless stderr is a terminal).")
-@click.option("--max-errors", type=click.IntRange(min=0), default=DEFAULT_ERROR_LIMIT, show_default=True,
+@click.option("--max-errors", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Errors (and warnings) printed per input and code; the rest are counted in one E_ERRORS_SUPPRESSED "
                    "(E_NOTICES_SUPPRESSED) line (0: all).")
 @click.pass_context
@@ -386,8 +387,8 @@ def logger() -> Any:
 def max_errors() -> int:
     ctx = click.get_current_context(silent=True)
     if ctx is not None and isinstance(ctx.find_root().obj, dict):
-        return int(ctx.find_root().obj.get("max_errors", DEFAULT_ERROR_LIMIT))
-    return DEFAULT_ERROR_LIMIT
+        return int(ctx.find_root().obj.get("max_errors", DEFAULT_LIMIT))
+    return DEFAULT_LIMIT
 
 
 def execute(graph: Graph, *, strict: bool = False, command: str = "", error_port: ErrorPort | None = None) -> RunResult:

@@ -28,7 +28,7 @@ from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, 
 from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.pipeline.engine.log import log_record, make_logger
 from replay.pipeline.engine.preflight import preflight
-from replay.pipeline.engine.quota import DEFAULT_LIMIT, Quota, is_diagnostic
+from replay.pipeline.engine.quota import DEFAULT_LIMIT, Quota
 from replay.pipeline.engine.segment import Item, Segment
 from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, port_undeclared, record_invalid
 
@@ -52,7 +52,6 @@ class StageFailed(Exception):
         self.traceback: str | None = None  # the traceback's text, when the stage ran elsewhere (a worker process)
 
 
-DEFAULT_ERROR_LIMIT = DEFAULT_LIMIT  # errors printed per (source, code) before the rest are summed up
 
 
 class ErrorPort:
@@ -63,7 +62,7 @@ class ErrorPort:
     """
 
     def __init__(self, strict: bool = False, write: Callable[[bytes], Any] | None = None,
-                 limit: int = DEFAULT_ERROR_LIMIT) -> None:
+                 limit: int = DEFAULT_LIMIT) -> None:
         self.strict = strict
         self.limit = limit
         self.count = 0
@@ -236,7 +235,7 @@ async def run_graph(
                 port.put(records)
             elif name == "notices":  # what a stage saw but did not change: a warning on stderr, unless a stage takes it
                 for record in records:
-                    if not is_diagnostic(record) or notices.admit(record):
+                    if notices.admit(record):
                         log_record(notice_log, "warning", "notice", record)
             elif name not in node.stage.ports:
                 raise port_undeclared(node.id, name, node.stage.ports)

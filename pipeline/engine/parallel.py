@@ -39,11 +39,12 @@ from replay.pipeline.engine.errors import (
     input_unreadable,
     printable,
 )
-from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, StageFailed, plan, run_graph
+from replay.pipeline.engine.executor import ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.memory import tune_gc
 from replay.pipeline.engine.preflight import preflight
+from replay.pipeline.engine.quota import DEFAULT_LIMIT
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.share import one_share
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN
@@ -95,7 +96,7 @@ class Work:
     doc: dict[str, Any]
     log_level: str = "warning"
     strict: bool = False
-    error_limit: int = DEFAULT_ERROR_LIMIT  # --max-errors: errors printed per (source, code) before the rest are summed
+    error_limit: int = DEFAULT_LIMIT  # --max-errors: errors printed per (source, code) before the rest are summed
     digest: bool = False  # sizes and SHA-256 of each input and output, for a manifest
     inputs: int = 0  # how many inputs the whole command reads (each run is one of them)
     files: Files = LOCAL_FILES  # how digests are taken: pickled by reference, so a worker imports its module

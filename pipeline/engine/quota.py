@@ -27,7 +27,10 @@ class Quota:
 
     def admit(self, record: dict[str, Any]) -> bool:
         """Is ``record`` (a diagnostic: ``source``, ``code``, ``line``, ``offset``; a heal notice names its ``rule``
-        instead of a code) within its quota? If not, it is counted among those left out."""
+        instead of a code) within its quota? If not, it is counted among those left out. A record that is no
+        diagnostic (``is_diagnostic``: an event a config logs, a repair) is always admitted, never counted."""
+        if not is_diagnostic(record):
+            return True
         code = record.get("code")
         key = (record.get("source"), code, None if code else record.get("rule"))
         seen = self._seen[key] = self._seen.get(key, 0) + 1

@@ -7,8 +7,9 @@ import pytest
 from engine_stages import Collect, ListSource, RejectOdd, numbers
 
 from replay.pipeline.engine.errors import StrictAbort, diagnostic
-from replay.pipeline.engine.executor import DEFAULT_ERROR_LIMIT, ErrorPort, run_graph
+from replay.pipeline.engine.executor import ErrorPort, run_graph
 from replay.pipeline.engine.graph import Graph
+from replay.pipeline.engine.quota import DEFAULT_LIMIT
 
 
 def bad_line(source: str, line: int, code: str = "E_JSONL_LINE_INVALID") -> dict:
@@ -61,9 +62,9 @@ def test_nothing_is_summed_up_below_the_limit_and_finish_writes_once() -> None:
 
 def test_limit_zero_writes_every_error() -> None:
     errors, written = port(limit=0)
-    errors.put([bad_line("a", n) for n in range(DEFAULT_ERROR_LIMIT * 2)])
+    errors.put([bad_line("a", n) for n in range(DEFAULT_LIMIT * 2)])
     errors.finish()
-    assert len(written) == DEFAULT_ERROR_LIMIT * 2
+    assert len(written) == DEFAULT_LIMIT * 2
 
 
 def test_strict_still_stops_at_the_first() -> None:
