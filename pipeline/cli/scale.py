@@ -165,24 +165,24 @@ def _this_process_only(files: list[str], process_local: bool) -> bool:
 
 
 def refuse_process_local(scale: Scale, files: list[str], process_local: bool) -> None:
-    """memory:// lives in this process: worker processes (local, or a local Dask cluster) would find nothing there."""
-    if not _this_process_only(files, process_local):
-        return
-    if not (process_local or any(in_this_process(f) for f in files)):  # (a pipe: read in this process, one at a time)
-        if scale.engine == "dask" and not scheduler_address(scale.scheduler):
-            raise ReplayError("E_USAGE_INVALID", "an input that is a pipe of this process (/dev/fd/N, from `<(...)`) "
-                              "cannot be read by a Dask cluster's workers", received="--engine dask",
-                              howToFix="Write what the pipe gives to a file the workers can read, or use --engine local.")
-        return
-    if scale.engine == "local" and (scale.workers or 1) > 1:
+    """memory:// lives in this process, and so does a pipe of the shell (``/dev/fd/N``): worker processes (local, or a
+    local Dask cluster) would find nothing there. A pipe is read in this process whatever ``--workers`` says
+    (``run_over``); memory:// with more workers is refused."""
+    memory = process_local or any(in_this_process(f) for f in files)
+    local_dask = scale.engine == "dask" and not scheduler_address(scale.scheduler)
+    if memory and scale.engine == "local" and (scale.workers or 1) > 1:
         raise ReplayError("E_USAGE_INVALID", "memory:// is this process's memory: worker processes cannot see it",
                           received=f"--workers {scale.workers}", expected="--workers 1",
                           howToFix="Use --workers 1, or a Dask cluster whose workers are threads of this process.")
-    if scale.engine == "dask" and not scheduler_address(scale.scheduler):
+    if memory and local_dask:
         raise ReplayError("E_USAGE_INVALID", "memory:// is this process's memory: the worker processes of a local Dask "
                           "cluster cannot see it", received="--engine dask without --scheduler",
                           howToFix="Point --scheduler at a cluster whose workers are threads of this process, or use "
                                    "--engine local --workers 1.")
+    if local_dask and any(names_own_descriptor(f) for f in files):
+        raise ReplayError("E_USAGE_INVALID", "an input that is a pipe of this process (/dev/fd/N, from `<(...)`) "
+                          "cannot be read by a Dask cluster's workers", received="--engine dask",
+                          howToFix="Write what the pipe gives to a file the workers can read, or use --engine local.")
 
 
 # How a command over many inputs fails as one run would (not a Ctrl-C or a killed machine: those are resumed).
