@@ -98,13 +98,8 @@ def refuse_stdout_into_an_input(sources: Iterable[str]) -> None:
     run.jsonl >> run.jsonl``): what is written would change the input, and a reader of a file its own output grows
     never reaches its end (it filled the disk). A regular file only: stdin and stdout may be one socket or terminal,
     read and written both; not a run whose stdout is captured (one share of a command, which checks its own)."""
-    if stdout_capture() is not None:
-        return
-    try:
-        st = os.fstat(1)
-    except OSError:
-        return
-    if not stat.S_ISREG(st.st_mode):
+    st = _stdout_stat()
+    if st is None or not stat.S_ISREG(st.st_mode):
         return
     written_over = next((source for source in sources
                          if _file_id(0 if source == STDIO else source) == (st.st_dev, st.st_ino)), None)
@@ -197,13 +192,19 @@ def _stdout_file() -> tuple[int, int] | None:
     """What fd 1 is, when another output that names it would fight the stdout writer over it: a file (renamed over,
     it replaces what stdout wrote) or a pipe (their lines mixed); not a device (``/dev/null``, a terminal: written in
     place, nothing is lost), nor a run's stdout captured in a buffer."""
+    st = _stdout_stat()
+    return None if st is None or stat.S_ISCHR(st.st_mode) else (st.st_dev, st.st_ino)
+
+
+def _stdout_stat() -> os.stat_result | None:
+    """What fd 1 is; None when it is closed, or when this run's stdout is captured in a buffer (one share of a
+    command's inputs: the command checks its own stdout)."""
     if stdout_capture() is not None:
         return None
     try:
-        st = os.fstat(1)
+        return os.fstat(1)
     except OSError:
         return None
-    return None if stat.S_ISCHR(st.st_mode) else (st.st_dev, st.st_ino)
 
 
 def _as_given(writer: _Writer, of_a_command: bool) -> tuple[str, str]:
