@@ -109,10 +109,8 @@ def healed_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],
 def healed_problems(artifact: dict[str, Any], source: str, **fields: Any) -> list[dict[str, Any]]:
     """What still fails validation after healing, each as E_HEALED_ARTIFACT_INVALID (the specific
     code kept in ``cause``): heal cannot invent what it does not know, e.g. an event's type."""
-    return [_still_invalid(p, source, **fields) for p in validate_artifact(artifact)]
-
-
-def _still_invalid(problem: dict[str, Any], source: str, **fields: Any) -> dict[str, Any]:
-    return diagnostic("E_HEALED_ARTIFACT_INVALID", f"still invalid after healing: {problem['message']}", source=source,
-                      **{"path": problem.get("path"), **fields}, expected=problem.get("expected"),
-                      received=problem.get("received"), cause=problem["code"])
+    return [
+        diagnostic("E_HEALED_ARTIFACT_INVALID", f"still invalid after healing: {p['message']}", source=source,
+                   path=p.get("path"), expected=p.get("expected"), received=p.get("received"), cause=p["code"], **fields)
+        for p in validate_artifact(artifact)
+    ]
