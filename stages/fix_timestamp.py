@@ -86,7 +86,8 @@ class FixTimestamps(RunScoped):
 
     def _wait(self, column: Column, fix: bool) -> None:
         """``column`` (an event to fix, or a record after one) waits for the run's first time; at ``MAX_WAITING``
-        waiting, events and records alike, the wait is over: they get the Unix epoch."""
+        waiting, events and records alike, or past ``MAX_WAITING_BYTES`` of them, the wait is over: they get the Unix
+        epoch."""
         state = self.run.state  # type: ignore[union-attr]
         waiting = state["waiting"]
         waiting.append((column, fix))
@@ -94,8 +95,8 @@ class FixTimestamps(RunScoped):
         if len(waiting) >= MAX_WAITING or state["waiting_bytes"] > MAX_WAITING_BYTES:
             what = "events" if all(to_fix for _, to_fix in waiting) else "events and records"
             size = f" (over {MAX_WAITING_BYTES >> 20} MiB)" if len(waiting) < MAX_WAITING else ""
-            first = MAX_WAITING if not size else len(waiting)
-            self._borrow(EPOCH, None, f"no time in the run's first {first} {what}{size} to borrow; used the Unix epoch")
+            self._borrow(EPOCH, None, f"no time in the run's first {len(waiting)} {what}{size} to borrow; used the Unix "
+                                      "epoch")
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if run.state["waiting"]:
