@@ -1,6 +1,6 @@
 """FixTimestamps: turns invalid or missing timestamps into RFC 3339, logging the original value.
 
-A timestamp written another way (epoch seconds or milliseconds, ISO without a zone) is converted; one that says no
+A timestamp written another way (an epoch number of seconds, ms, µs or ns; ISO without a zone) is converted; one that says no
 time borrows the previous event's (or the run record's). A run's first events with no time to borrow wait, taken
 out of the stream in order (with the records after them), for the run's first time and borrow it; a run with no
 valid time at all, or ``MAX_WAITING`` such events (and records after them) before its first one, or more than
@@ -9,12 +9,11 @@ valid time at all, or ``MAX_WAITING`` such events (and records after them) befor
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch, Column, column_bytes, column_position
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import EPOCH, format_timestamp, is_timestamp, read_iso, with_field
+from replay.pipeline.model.events import EPOCH, format_timestamp, from_epoch, is_timestamp, read_iso, with_field
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.model.validation import named
 
@@ -23,16 +22,12 @@ MAX_WAITING_BYTES = 8 << 20  # and the most they may come to (as JSON): the wait
 
 
 def convert(value: Any) -> str | None:
-    """An RFC 3339 form of a timestamp written another way (epoch seconds/ms, ISO without zone, a leap second too),
-    or None."""
+    """An RFC 3339 form of a timestamp written another way (an epoch number: seconds, ms, µs or ns; ISO without a
+    zone; a leap second too), or None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        seconds = value / 1000.0 if abs(value) >= 1e11 else float(value)
-        try:
-            return format_timestamp(datetime.fromtimestamp(seconds, UTC))
-        except (OverflowError, OSError, ValueError):
-            return None
+        return from_epoch(value)
     if isinstance(value, str):
         read = read_iso(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
         return None if read is None else format_timestamp(*read)

@@ -193,6 +193,29 @@ def same_shape_utc(stamps: Sequence[Any], joined: str | None = None) -> bool:
     return text[10::step] == "T" * n and text[step - 2::step] == "Z" * n
 
 
+# An epoch number's unit, told by its size (``from_epoch``): each bound is the year 5138 in the unit before it and 1973
+# in its own, so the times of the last fifty years and the next three thousand read the same in any of them.
+EPOCH_UNITS = ((1e11, 1), (1e14, 1_000), (1e17, 1_000_000))
+_NANOSECONDS = 1_000_000_000
+
+
+def from_epoch(value: int | float) -> str | None:
+    """The RFC 3339 form of an epoch number (seconds, milliseconds, microseconds or nanoseconds since 1970, told
+    apart by size: ``EPOCH_UNITS``), or None when it names no time a datetime holds. An int is divided exactly (a
+    nanosecond count has more digits than a double holds); the result has milliseconds, as replay writes times."""
+    size = abs(value)
+    unit = next((unit for bound, unit in EPOCH_UNITS if size < bound), _NANOSECONDS)
+    try:
+        if value.__class__ is int:
+            seconds, rest = divmod(value, unit)
+            moment = datetime.fromtimestamp(seconds, UTC) + timedelta(microseconds=rest * 1_000_000 // unit)
+        else:
+            moment = datetime.fromtimestamp(value / unit, UTC)
+        return format_timestamp(moment)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 def format_timestamp(moment: datetime, leap: int = 0) -> str:
     """RFC 3339 in UTC with milliseconds, the form replay writes. ``leap``: the ``leap_rank`` of the timestamp
     ``moment`` was read from; a leap second's (``moment`` is 23:59:59.999999 UTC) is written as second 60."""

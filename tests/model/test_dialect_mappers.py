@@ -84,6 +84,13 @@ def test_helpers():
     assert utc_timestamp(0) == "1970-01-01T00:00:00.000Z" and utc_timestamp("nope") == "nope"
 
 
+def test_another_agents_epoch_time_is_read_as_heal_reads_it():
+    # one reading of epoch numbers (seconds, ms, µs, ns: by size) for a dialect's times and heal's fix_timestamp
+    assert {utc_timestamp(n) for n in (1772366400.25, 1772366400250, 1772366400250000, 1772366400250000000)} == {
+        "2026-03-01T12:00:00.250Z"}
+    assert utc_timestamp(10 ** 30) == 10 ** 30  # (no time a datetime holds: left for heal to report)
+
+
 def test_a_zoneless_leap_second_is_read_as_utc_and_kept_a_leap_second():
     assert utc_timestamp("2016-12-31T23:59:60.900854") == "2016-12-31T23:59:60.900Z"  # (OpenHands writes no zone)
     assert utc_timestamp("2016-12-31T23:59:60.5Z") == "2016-12-31T23:59:60.5Z"  # RFC 3339 already: as it is

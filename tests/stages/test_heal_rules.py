@@ -91,6 +91,28 @@ def test_timestamps_converted_or_borrowed_and_originals_kept():
     assert [r.get("original", "<missing>") for r in repairs] == [1772366400, "2026-03-01T12:00:05", "soon", "<missing>"]
 
 
+@pytest.mark.parametrize(("written", "read"), [
+    (1772366400, "2026-03-01T12:00:00.000Z"), (1772366400.25, "2026-03-01T12:00:00.250Z"),
+    (1772366400250, "2026-03-01T12:00:00.250Z"), (1772366400250.0, "2026-03-01T12:00:00.250Z"),
+    (1772366400250999, "2026-03-01T12:00:00.250Z"), (1772366400250999999, "2026-03-01T12:00:00.250Z"),
+    (-1772366400, "1913-11-02T12:00:00.000Z"), (-1772366400250, "1913-11-02T11:59:59.750Z"),
+    (-1772366400250000, "1913-11-02T11:59:59.750Z"), (-1772366400250000000, "1913-11-02T11:59:59.750Z")])
+def test_an_epoch_number_is_read_in_the_unit_its_size_tells(written, read):
+    # seconds, milliseconds, microseconds and nanoseconds since 1970: each converted to its own time, not the Unix
+    # epoch (a microsecond count read as milliseconds is the year 58,000: no time, and the epoch was used in its place)
+    out, repairs = one(FixTimestamps(), [RUN, ev(1, "a", ts=written)])
+    assert out[1]["timestamp"] == read
+    assert repairs[0]["original"] == written and "converted" in repairs[0]["message"]
+
+
+def test_a_nanosecond_count_is_divided_exactly():
+    # 2**63-1 ns (Go's and OTel's largest time): a double of it is off by a microsecond; the int division is not
+    out, _ = one(FixTimestamps(), [RUN, ev(1, "a", ts=9223372036854775807)])
+    assert out[1]["timestamp"] == "2262-04-11T23:47:16.854Z"
+    out, _ = one(FixTimestamps(), [RUN, ev(1, "a", ts=1772366400999999999)])
+    assert out[1]["timestamp"] == "2026-03-01T12:00:00.999Z"  # (milliseconds, cut as replay cuts every time)
+
+
 def test_timestamp_with_nothing_to_borrow_uses_the_epoch_and_says_so():
     out, repairs = one(FixTimestamps(), [ev(1, "a", ts="??")])
     assert out[0]["timestamp"] == EPOCH and "epoch" in repairs[0]["message"]

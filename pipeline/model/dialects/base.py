@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.model.events import format_timestamp, is_timestamp, read_iso
+from replay.pipeline.model.events import format_timestamp, from_epoch, is_timestamp, read_iso
 
 ORIGIN_KEY = "$origin"
 UNKNOWN_TYPE = "unknown"  # the type of a record that names no type of its own
@@ -119,20 +119,15 @@ def json_or_text(value: Any) -> Any:
 
 
 def utc_timestamp(value: Any) -> Any:
-    """An ISO time without a zone (OpenHands) or epoch seconds, as RFC 3339 read as UTC; RFC 3339
+    """An ISO time without a zone (OpenHands) or an epoch number (``from_epoch``), as RFC 3339 read as UTC; RFC 3339
     as it is; anything else unchanged (heal's fix_timestamp reports what is left)."""
     if is_timestamp(value):
         return value
-    from datetime import UTC, datetime
-
-    try:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return format_timestamp(datetime.fromtimestamp(value / 1000.0 if value >= 1e11 else value, UTC))
-        if isinstance(value, str):
-            read = read_iso(value)  # (a leap second too)
-            return value if read is None else format_timestamp(*read)
-    except (ValueError, OverflowError, OSError):
-        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return from_epoch(value) or value
+    if isinstance(value, str):
+        read = read_iso(value)  # (a leap second too)
+        return value if read is None else format_timestamp(*read)
     return value
 
 
