@@ -6,7 +6,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import RUN_COMPLETED, RUN_FAILED, TERMINAL_TYPES, event_type
+from replay.pipeline.model.events import RUN_COMPLETED, RUN_FAILED, TERMINAL_TYPES, UNKNOWN_END, event_type
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
 
@@ -52,7 +52,7 @@ class InsertTerminalEvent(RunScoped):
             # No run facts: the journal just stops. That is what an interrupted run leaves behind, and a
             # success we cannot see must not be claimed, so the run is marked failed with the reason.
             etype, why = RUN_FAILED, "no run record tells how the run ended; a journal that stops without a terminal event is treated as an interrupted run"
-            payload = {"status": "unknown", "reason": "journal ended without a terminal event"}
+            payload = dict(UNKNOWN_END)
         self.repair("inserted", f"run has no terminal event; inserted {etype} ({why})", field="type", value=etype,
                     decision="from run status" if status in ("ok", "error") else "inferred")
         return [synthetic_event(etype, run, ts, None, payload)]

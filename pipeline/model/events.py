@@ -20,6 +20,17 @@ RUN_STARTED = "run_started"
 RUN_COMPLETED = "run_completed"
 RUN_FAILED = "run_failed"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED})
+# The payload of the run_failed heal ends a run with when nothing tells how the run ended (no terminal event, no run
+# record's status): a journal that just stops. It closes the run, and says no more than the raw journal did:
+# a report counts such a run's status as unknown, as it counts the raw journal's (``ends_unknown``).
+UNKNOWN_END = {"status": "unknown", "reason": "journal ended without a terminal event"}
+
+
+def ends_unknown(kind: Any, payload: Any, synthetic: Any) -> bool:
+    """Is this event (its type, payload and ``synthetic`` flag) the run_failed heal inserted where nothing told how the
+    run ended (``UNKNOWN_END``), not a failure the run reported?"""
+    return kind == RUN_FAILED and synthetic is True and payload.__class__ is dict and \
+        payload.get("status") == UNKNOWN_END["status"]
 ASSISTANT_MESSAGE = "assistant_message"
 EPOCH = "1970-01-01T00:00:00.000Z"  # the time of last resort, when a run tells no time at all
 

@@ -24,7 +24,9 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import (
+    RUN_COMPLETED,
     RUN_FAILED,
+    ends_unknown,
     format_timestamp,
     leap_rank,
     parse_timestamp,
@@ -45,6 +47,7 @@ MAX_MESSAGE = 2000  # characters of an error message kept in a summary
 FIRST_PROBLEMS = 5  # input problems a report lists one by one (code, source, line, message); the rest are counted
 PROBLEM_FIELDS = ("code", "source", "line", "message")
 NO_TYPE = "(none)"
+STATUSES = ("ok", "error", "unknown")  # a run's status in a report (``RunTally.status``), in the order reports count them
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
 _READ_TYPES = TOOL_TYPES | {RUN_FAILED}  # the events whose payload a summary reads (besides its usage)
@@ -55,7 +58,7 @@ _USAGE_KEYS = {
 }
 ERROR_FIELDS = ("error", "message", "reason", "code")  # the payload fields error_of reads
 # Every field of an event a summary reads (records are read whole): ``parse`` need decode no other (``fields``).
-SUMMARY_FIELDS = ("seq", "timestamp", "type", "runId", "payload.usage",
+SUMMARY_FIELDS = ("seq", "timestamp", "type", "runId", "synthetic", "payload.usage", "payload.status",
                   *(f"payload.{key}" for key in (*CALL_FIELDS, *ERROR_FIELDS)))
 HEAL_LOG_SUFFIX = ".heal-log.json"
 _ARTIFACT_SUFFIXES = (".healed.json", ".artifact.json", ".json")
@@ -390,9 +393,10 @@ class RunTally:
         payload = event.get("payload")
         if type(payload) is not dict:
             payload = {}
-        failed = kind == RUN_FAILED or kind in FAILED
+        synthetic = event.get("synthetic")
+        failed = kind in FAILED or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic))
         if kind in _READ_TYPES:
-            self._read_payload(kind, payload, stamp, index, event.get("seq"))
+            self._read_payload(kind, payload, stamp, index, event.get("seq"), synthetic)
         if "usage" in payload:
             self._add_usage(payload["usage"], index)
         if not self.timeline:
@@ -427,7 +431,7 @@ class RunTally:
         for i in itertools.compress(range(n), map(_READ_TYPES.__contains__, types)):  # tool events and failures
             payload, event = payloads[i], events[i]
             self._read_payload(types[i], payload if type(payload) is dict else {}, event.get("timestamp"), base + i,
-                               event.get("seq"))
+                               event.get("seq"), event.get("synthetic"))
         objects = [payload["usage"] for payload in payloads if type(payload) is dict and "usage" in payload]
         if objects:
             columns = usage_columns(objects)
@@ -442,8 +446,9 @@ class RunTally:
                   if type(payload) is dict and "usage" in payload]
         self._add_usages([usage for usage in usages if usage])
 
-    def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any) -> None:
-        """A tool event (``index``: its place in the run) paired with its call, a failure recorded."""
+    def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any, synthetic: Any) -> None:
+        """A tool event (``index``: its place in the run) paired with its call, a failure recorded (not the run_failed
+        heal ends a run with when nothing told how it ended: ``ends_unknown``)."""
         call = None
         if kind in TOOL_TYPES:
             if kind in CALLED:
@@ -451,7 +456,7 @@ class RunTally:
             else:
                 call = self.calls.result(kind in COMPLETED, payload, stamp, index)
             self.seq_at[index] = seq
-        if kind == RUN_FAILED or kind in FAILED:
+        if kind in FAILED or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic)):
             self._add_failure(kind, payload, seq, call)
 
     def _add_usage(self, value: Any, index: int) -> None:
@@ -555,8 +560,13 @@ class RunTally:
 
     # result ----------------------------------------------------------------------------------
     def status(self) -> str:
+        """``error`` when the run failed (its run record says so, or a ``run_failed`` event); else ``ok`` when it ended
+        well (its run record, or a ``run_completed`` event); else ``unknown``: nothing tells how it ended (a journal
+        that just stops, or heal's end of one, ``ends_unknown``)."""
         declared = self.record.get("status") if self.record else None
-        return "error" if declared == "error" or self.failed_event else "ok"
+        if declared == "error" or self.failed_event:
+            return "error"
+        return "ok" if declared == "ok" or self.by_type[RUN_COMPLETED] else "unknown"
 
     def summary(self) -> dict[str, Any]:
         self._fold_stamps()
@@ -723,7 +733,8 @@ class Aggregate:
         self.start_stamp: Any = None  # the runs' startedAt and endedAt they came from (a leap second is told by it)
         self.end_stamp: Any = None
         self.calls = self.calls_ok = 0
-        self.runs = self.ok = self.events = self.repairs = 0
+        self.runs = self.events = self.repairs = 0
+        self.statuses: Counter[str] = Counter()  # runs by status: ok, error, unknown
         self.unattributed: list[dict[str, Any]] = []  # the repairs of no run in the report, one entry a heal record
         self.unattributed_by_rule: Counter[str] = Counter()
 
@@ -756,7 +767,7 @@ class Aggregate:
                 ended == self.end and leap_rank(ends) > leap_rank(self.end_stamp))):
             self.end, self.end_stamp = ended, ends
         self.runs += 1
-        self.ok += s["status"] == "ok"
+        self.statuses[s["status"]] += 1
         self.events += s["events"]["total"]
         self.repairs += s["repairs"]["total"]
 
@@ -779,7 +790,7 @@ class Aggregate:
         """The totals; ``diagnostics``: the input problems (``total``, ``byCode``, and the ``first`` few)."""
         diag = diagnostics or {}
         return {
-            "runs": {"total": self.runs, "ok": self.ok, "error": self.runs - self.ok},
+            "runs": {"total": self.runs, **{status: self.statuses[status] for status in STATUSES}},
             "events": {"total": self.events, "byType": dict(sorted(self.by_type.items()))},
             "toolCalls": {"total": self.calls, "ok": self.calls_ok, "error": self.calls - self.calls_ok,
                           "byTool": {name: _finish_stats(self.by_tool[name]) for name in sorted(self.by_tool)}},
@@ -876,6 +887,13 @@ def format_count(value: Any) -> str:
     if value is None:
         return "-"
     return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def run_statuses(runs: dict[str, int], separator: str = ", ", error: str = "error") -> str:
+    """``49 ok, 25 error`` (and ``, 2 unknown`` when some runs tell no end): a report's runs by status. ``error``: the
+    word for the failed ones."""
+    said = f"{runs['ok']} ok{separator}{runs['error']} {error}"
+    return said + (f"{separator}{runs['unknown']} unknown" if runs["unknown"] else "")
 
 
 def counted(n: int, one: str, many: str) -> str:

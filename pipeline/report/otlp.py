@@ -18,7 +18,8 @@ Model and tool spans are children of the run's span. Attributes: ``gen_ai.provid
 ``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own, and
 the run's totals on the root: the run record's usage, as ``report`` counts it, else the calls' sum), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
 Errors set the span status to ERROR with ``error.type``: a failed tool (``tool_failed``), a call that
-never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``). Message
+never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``; not the ``run_failed``
+heal ends a run with when nothing told how it ended: the run's span stays UNSET, as for the raw journal). Message
 contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
 run's source and id (and how many runs of that id the input had before it), so the same input gives the
 same bytes; ids are hex, as OTLP/JSON writes them.
@@ -41,7 +42,7 @@ from typing import Any
 from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.engine.text import utf8
-from replay.pipeline.model.events import RUN_FAILED, event_type, parse_timestamp
+from replay.pipeline.model.events import RUN_FAILED, ends_unknown, event_type, parse_timestamp
 from replay.pipeline.model.toolcalls import (
     CALLED,
     COMPLETED,
@@ -213,7 +214,7 @@ class TraceBuilder:
             self.awaiting = True
         elif etype == "user_message":
             self.awaiting = True
-        elif etype == RUN_FAILED:
+        elif etype == RUN_FAILED and not ends_unknown(etype, payload, event.get("synthetic")):
             code, message = error_of(payload)
             self.failed = (code or RUN_FAILED, message)
         if etype != "assistant_message" and "usage" in payload:

@@ -15,7 +15,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.model.markup import shown_text
-from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
+from replay.pipeline.report.model import (
+    counted,
+    format_cost,
+    format_count,
+    format_counts,
+    format_ms,
+    run_label,
+    run_statuses,
+)
 from replay.pipeline.report.streaming import pieces
 
 PROMPT_SHOWN = 600  # characters of a prompt shown before "show all"
@@ -215,8 +223,9 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .card.bad .v{color:var(--bad)}
 .panel,.run{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px 18px;margin:0 0 18px}
 .run.status-error{border-left:4px solid var(--bad)}.run.status-ok{border-left:4px solid var(--ok)}
+.run.status-unknown{border-left:4px solid var(--muted)}
 .badge{display:inline-block;border-radius:999px;padding:1px 9px;font-size:12px;font-weight:600;color:#fff;vertical-align:2px}
-.badge.ok{background:var(--ok)}.badge.error{background:var(--bad)}
+.badge.ok{background:var(--ok)}.badge.error{background:var(--bad)}.badge.unknown{background:var(--muted)}
 .meta{color:var(--muted);margin:4px 0 10px}.meta span+span:before{content:" · "}
 .prompt{background:var(--plot);border:1px solid var(--line);border-radius:6px;padding:8px 10px;white-space:pre-wrap;
 overflow-wrap:anywhere;margin:8px 0}
@@ -290,7 +299,7 @@ def _card(key: str, value: str, detail: str = "", bad: bool = False) -> str:
 def _cards(agg: dict[str, Any]) -> str:
     runs, tc, usage, diag = agg["runs"], agg["toolCalls"], agg["usage"], agg["diagnostics"]
     cards = [
-        _card("Runs", str(runs["total"]), f"{runs['ok']} ok · {runs['error']} failed", bad=runs["error"] > 0),
+        _card("Runs", str(runs["total"]), run_statuses(runs, " · ", "failed"), bad=runs["error"] > 0),
         _card("Events", format_count(agg["events"]["total"]), f"{len(agg['events']['byType'])} types"),
         _card("Tool calls", format_count(tc["total"]), f"{tc['error']} failed", bad=tc["error"] > 0),
         _card("Errors", format_count(agg["errors"]["total"]), counted(len(agg['errors']['byCode']), "kind", "kinds"), bad=agg["errors"]["total"] > 0),

@@ -28,7 +28,7 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
     root = ET.Element("testsuites", name=text(title), tests=tests, failures=str(failures),
                       errors=str(errors), time=seconds(agg["durationMs"]))
     suite = ET.SubElement(root, "testsuite", name=text(title), tests=tests, failures=str(failures),
-                          errors=str(errors), skipped="0", time=seconds(agg["durationMs"]))
+                          errors=str(errors), skipped=str(agg["runs"]["unknown"]), time=seconds(agg["durationMs"]))
     if agg["startedAt"]:
         suite.set("timestamp", agg["startedAt"])
     props = ET.SubElement(suite, "properties")
@@ -81,7 +81,8 @@ def _written(case: ET.Element, tail: str | None) -> bytes:
 
 
 def _testcase(s: dict[str, Any], n: int) -> ET.Element:
-    """The testcase of run ``s``, the ``n``th: a failure when the run failed, its details as system-out."""
+    """The testcase of run ``s``, the ``n``th: a failure when the run failed, skipped when nothing tells how it ended
+    (neither passed nor failed: status unknown), its details as system-out."""
     case = ET.Element("testcase", name=text(run_label(s, n)), classname=text(s.get("source") or "replay"),
                       time=seconds(s["durationMs"]))
     if s["status"] == "error":
@@ -94,6 +95,9 @@ def _testcase(s: dict[str, Any], n: int) -> ET.Element:
         if len(s["errors"]) > LISTED:
             lines.append(f"… {len(s['errors']) - LISTED} more")
         failure.text = text("\n".join(lines) or "the run's status is error")
+    elif s["status"] == "unknown":
+        ET.SubElement(case, "skipped", message="the journal does not tell how the run ended (no terminal event, no "
+                                               "run record's status): neither passed nor failed")
     out = ET.SubElement(case, "system-out")
     out.text = text(_details(s))
     return case

@@ -6,10 +6,19 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.model.markup import shown_text
-from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
+from replay.pipeline.report.model import (
+    counted,
+    format_cost,
+    format_count,
+    format_counts,
+    format_ms,
+    run_label,
+    run_statuses,
+)
 from replay.pipeline.report.streaming import pieces
 
 PROMPT_LIMIT = 500
+STATUS_SHOWN = {"ok": "✅ ok", "error": "❌ error", "unknown": "❔ unknown"}  # a run's status in the runs table
 CALL_ROWS = 200  # tool calls listed per run (the json format lists them all)
 ERROR_ROWS = 100  # errors listed per run, and repairs of no run in the report
 _SPECIAL = set("\\`*_[]<>|#!~$&")  # (& begins an entity: &lt; shows as <, &#x202e; as a bidi override)
@@ -45,7 +54,7 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
     runs, tc, usage = agg["runs"], agg["toolCalls"], agg["usage"]
     out = [f"# {esc(title)}", ""]
     unattributed = agg["unattributedRepairs"]["total"]
-    line = (f"**{counted(runs['total'], 'run', 'runs')}**: {runs['ok']} ok, {runs['error']} error · {format_count(agg['events']['total'])} events"
+    line = (f"**{counted(runs['total'], 'run', 'runs')}**: {run_statuses(runs)} · {format_count(agg['events']['total'])} events"
             f" · {tc['total']} tool calls ({tc['error']} failed) · {agg['repairs']['total']} repairs"
             + (f" ({unattributed} in no run of this report)" if unattributed else "")
             + f" · {format_ms(agg['durationMs'])} in all")
@@ -70,7 +79,7 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
 def _overview_row(s: dict[str, Any], n: int) -> list[str]:
     u = s["usage"]
     return [
-        f"[{esc(run_label(s, n))}](#run-{n})", "✅ ok" if s["status"] == "ok" else "❌ error",
+        f"[{esc(run_label(s, n))}](#run-{n})", STATUS_SHOWN[s["status"]],
         format_ms(s["durationMs"]), format_count(s["events"]["total"]), format_count(s["toolCalls"]["total"]),
         format_count(s["toolCalls"]["error"]), format_count(u["inputTokens"]) if u else "-",
         format_count(u["outputTokens"]) if u else "-", esc(format_cost(u["costUsd"])) if u else "-",

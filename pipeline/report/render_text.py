@@ -9,7 +9,15 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from replay.pipeline.model.markup import BIDI_CONTROLS
-from replay.pipeline.report.model import counted, format_cost, format_count, format_counts, format_ms, run_label
+from replay.pipeline.report.model import (
+    counted,
+    format_cost,
+    format_count,
+    format_counts,
+    format_ms,
+    run_label,
+    run_statuses,
+)
 from replay.pipeline.report.spool import ByteSpool
 from replay.pipeline.report.streaming import render_through
 
@@ -127,7 +135,7 @@ class Streamed:
     def chunks(self, agg: dict[str, Any], title: str) -> Iterator[bytes]:
         runs = agg["runs"]
         head = [f"{clean(title)}: {counted(runs['total'], 'run', 'runs')} "
-                f"({runs['ok']} ok, {runs['error']} error)", ""]
+                f"({run_statuses(runs)})", ""]
         yield _lines(head)
         if self.cells:
             cells = [*self.cells, _CELL.join(_total_row(agg))]
@@ -169,7 +177,8 @@ def _total_row(agg: dict[str, Any]) -> list[str]:
     runs, usage, tc = agg["runs"], agg["usage"], agg["toolCalls"]
     has_usage = usage["runsWithUsage"] > 0
     return [
-        "TOTAL", f"{runs['error']} error" if runs["error"] else "all ok", format_ms(agg["durationMs"]),
+        "TOTAL", f"{runs['error']} error" if runs["error"] else f"{runs['unknown']} unknown" if runs["unknown"] else "all ok",
+        format_ms(agg["durationMs"]),
         format_count(agg["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
         format_count(usage["inputTokens"]) if has_usage else "-",
         format_count(usage["outputTokens"]) if has_usage else "-",
@@ -261,7 +270,7 @@ def _aggregate_block(agg: dict[str, Any]) -> list[str]:
     span = f"{clean(agg['startedAt'])} .. {clean(agg['endedAt'])}" if agg["startedAt"] else "-"
     usage, unattributed = agg["usage"], agg["unattributedRepairs"]
     facts = [
-        ["runs", f"{agg['runs']['total']} ({agg['runs']['ok']} ok, {agg['runs']['error']} error)"],
+        ["runs", f"{agg['runs']['total']} ({run_statuses(agg['runs'])})"],
         ["time", f"{span}  (runs took {format_ms(agg['durationMs'])} in all)"],
         ["events", format_count(agg["events"]["total"])],
         ["tool calls", f"{agg['toolCalls']['total']} ({agg['toolCalls']['error']} failed)"],

@@ -72,7 +72,7 @@ def test_json_report_per_run_and_aggregate():
     assert [(c["toolName"], c["status"], c["durationMs"]) for c in a["toolCalls"]["calls"]] == [
         ("get_portfolio", "ok", 300), ("get_prices", "error", 1000), ("get_prices", "ok", 180)]
     agg = doc["aggregate"]
-    assert agg["runs"] == {"total": 2, "ok": 1, "error": 1}
+    assert agg["runs"] == {"total": 2, "ok": 1, "error": 1, "unknown": 0}
     assert agg["usage"] == {"inputTokens": 200, "outputTokens": 45, "costUsd": 0.003, "runsWithUsage": 2}
     assert agg["repairs"] == {"total": 4, "byRule": {"alias": 2, "ensure_terminal": 1, "renumber": 1}}
     assert agg["durationMs"] == 5400 and agg["toolCalls"]["error"] == 2
@@ -119,7 +119,7 @@ def test_artifact_directory_reports_the_healed_artifact_once_with_its_heal_log()
     assert runs["cap_2"]["status"] == "error" and runs["cap_2"]["repairs"]["total"] == 1
     assert runs["cap_3"]["source"].endswith("art_3.artifact.json") and runs["cap_3"]["repairs"]["total"] == 0
     agg = doc["aggregate"]
-    assert agg["runs"] == {"total": 3, "ok": 2, "error": 1}
+    assert agg["runs"] == {"total": 3, "ok": 2, "error": 1, "unknown": 0}
     assert agg["usage"] == {"inputTokens": 155, "outputTokens": 42, "costUsd": 0.0027, "runsWithUsage": 3}
     assert agg["repairs"]["byRule"] == {"alias": 3, "ensure_terminal": 2, "synthesize_assistant_message": 1}
 
@@ -321,6 +321,40 @@ def test_failed_runs_exit_0_unless_fail_on_error():
     assert errors_of(gated.stderr) == []
     ok_only = run_replay("read", TWO_RUNS).stdout.split(b'{"$record":"run","runId":"run_b"')[0]
     assert run_replay("report", "--fail-on-error", input=ok_only).returncode == 0
+
+
+STOPS = (b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"cut","payload":{}}\n'
+         b'{"seq":2,"timestamp":"2026-03-01T12:00:01.000Z","type":"user_message","runId":"cut","payload":{"text":"hi"}}\n')
+
+
+def test_a_journal_that_stops_is_unknown_before_and_after_heal_in_every_format(tmp_path):
+    healed = run_replay("heal", input=STOPS)
+    assert b'"type":"run_failed"' in healed.stdout  # (heal closes the run: with its end of status unknown)
+    for journal in (STOPS, healed.stdout):
+        doc = report_json(input=journal)
+        (run,) = doc["runs"]
+        assert run["status"] == "unknown" and run["errors"] == []
+        assert doc["aggregate"]["runs"] == {"total": 1, "ok": 0, "error": 0, "unknown": 1}
+        text = run_replay("report", input=journal).stdout.decode()
+        assert text.startswith("replay report: 1 run (0 ok, 0 error, 1 unknown)\n") and "[unknown]" in text
+        assert "TOTAL  1 unknown" in text
+        junit = ET.fromstring(run_replay("report", "--format", "junit", input=journal).stdout)
+        suite = junit.find("testsuite")
+        assert (suite.get("failures"), suite.get("skipped")) == ("0", "1")
+        assert suite.find("testcase/skipped") is not None and suite.find("testcase/failure") is None
+        markdown = run_replay("report", "--format", "markdown", input=journal).stdout.decode()
+        assert "0 ok, 0 error, 1 unknown" in markdown and "❔ unknown" in markdown
+        page = run_replay("report", "--format", "html", input=journal).stdout.decode()
+        assert '<span class="badge unknown">unknown</span>' in page and "0 ok · 0 failed · 1 unknown" in page
+        # no failure to gate on: --fail-on-error passes it, as it fails a run that says it failed
+        assert run_replay("report", "--fail-on-error", input=journal).returncode == 0
+    failed = STOPS + b'{"seq":3,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_failed","runId":"cut","payload":{}}\n'
+    assert run_replay("report", "--fail-on-error", input=failed).returncode == 1
+
+
+def test_counts_name_unknown_only_when_a_run_is():
+    text = run_replay("report", TWO_RUNS).stdout.decode()
+    assert text.startswith("replay report: 2 runs (1 ok, 1 error)\n") and "unknown" not in text
 
 
 def test_inputs_are_not_modified(tmp_path):

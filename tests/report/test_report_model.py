@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.model.events import UNKNOWN_END
 from replay.pipeline.report import model
 from replay.pipeline.report.model import (
     MAX_MARKS,
@@ -86,6 +87,31 @@ def test_run_record_error_and_run_failed_with_the_same_message_count_once():
 def test_run_failed_event_makes_a_run_without_record_an_error():
     s = summarize_run(None, [ev(1, "run_started"), ev(2, "run_failed", message="boom")])
     assert s["status"] == "error" and s["errors"][0]["message"] == "boom" and s["runId"] == "r"
+
+
+def test_a_run_that_tells_no_end_is_unknown_raw_or_healed():
+    body = [ev(1, "run_started"), ev(2, "user_message", text="hi")]
+    heals_end = {**ev(3, "run_failed", **UNKNOWN_END), "synthetic": True}  # what ensure_terminal inserts
+    statuses = {
+        "raw": summarize_run(None, body),
+        "healed": summarize_run(None, [*body, heals_end]),
+        "completed": summarize_run(None, [*body, ev(3, "run_completed")]),
+        "record ok": summarize_run({"$record": "run", "runId": "r", "status": "ok"}, body),
+        "record error": summarize_run({"$record": "run", "runId": "r", "status": "error"}, [*body, heals_end]),
+        "written unknown": summarize_run(None, [*body, ev(3, "run_failed", **UNKNOWN_END)]),  # (not heal's: no flag)
+        "synthetic failure": summarize_run(None, [*body, {**ev(3, "run_failed", message="boom"), "synthetic": True}]),
+    }
+    assert {name: s["status"] for name, s in statuses.items()} == {
+        "raw": "unknown", "healed": "unknown", "completed": "ok", "record ok": "ok", "record error": "error",
+        "written unknown": "error", "synthetic failure": "error"}
+    assert statuses["raw"]["errors"] == statuses["healed"]["errors"] == []  # heal's end is no error of the run
+    agg = aggregate(list(statuses.values()))
+    assert agg["runs"] == {"total": 7, "ok": 2, "error": 3, "unknown": 2} and agg["errors"]["total"] == 3
+
+
+def test_heals_end_is_no_failure_mark_on_the_timeline():
+    s = summarize_run(None, [ev(1, "run_started"), {**ev(2, "run_failed", **UNKNOWN_END), "synthetic": True}])
+    assert [m.get("failed", False) for m in s["timeline"]["marks"]] == [False, False]
 
 
 def test_an_integer_error_code_is_reported_as_its_digits():
@@ -265,7 +291,7 @@ def test_aggregate_sums_counts_tokens_cost_durations_and_repairs():
     recs = records("healed_two_runs.jsonl")
     summaries, _ = summarize([recs])
     agg = aggregate(summaries)
-    assert agg["runs"] == {"total": 2, "ok": 1, "error": 1}
+    assert agg["runs"] == {"total": 2, "ok": 1, "error": 1, "unknown": 0}
     assert agg["events"]["total"] == 14 and agg["events"]["byType"]["tool_called"] == 4
     assert (agg["toolCalls"]["total"], agg["toolCalls"]["ok"], agg["toolCalls"]["error"]) == (4, 2, 2)
     assert agg["toolCalls"]["byTool"]["search"] == {"calls": 1, "ok": 0, "error": 1, "durationMs": 3000, "maxMs": 3000}
@@ -279,7 +305,7 @@ def test_aggregate_sums_counts_tokens_cost_durations_and_repairs():
 
 def test_aggregate_of_nothing():
     agg = aggregate([])
-    assert agg["runs"] == {"total": 0, "ok": 0, "error": 0} and agg["durationMs"] is None and agg["startedAt"] is None
+    assert agg["runs"] == {"total": 0, "ok": 0, "error": 0, "unknown": 0} and agg["durationMs"] is None and agg["startedAt"] is None
 
 
 def test_report_document_has_a_fixed_key_order_and_no_drawing_data():
@@ -435,7 +461,7 @@ def test_every_event_is_counted_once_and_aggregates_add_up(records):
     events = [r for r in records if "$record" not in r]
     assert agg["events"]["total"] == len(events) == sum(s["events"]["total"] for s in summaries)
     assert sum(agg["events"]["byType"].values()) == len(events)
-    assert agg["runs"]["ok"] + agg["runs"]["error"] == agg["runs"]["total"] == len(summaries)
+    assert agg["runs"]["ok"] + agg["runs"]["error"] + agg["runs"]["unknown"] == agg["runs"]["total"] == len(summaries)
     assert agg["toolCalls"]["ok"] + agg["toolCalls"]["error"] == agg["toolCalls"]["total"]
     assert sum(t["calls"] for t in agg["toolCalls"]["byTool"].values()) == agg["toolCalls"]["total"]
     assert agg["repairs"]["total"] == sum(1 for r in records if r.get("$record") == "heal")

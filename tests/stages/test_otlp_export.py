@@ -133,7 +133,23 @@ def test_errors_set_the_status_and_error_type():
     assert failed.status.code == Status.STATUS_CODE_ERROR and attrs(failed)["error.type"] == "tool_failed"
     assert "Command not found" in failed.status.message
     root = next(s for s in spans_of(request) if not s.parent_span_id)
-    assert root.status.code == Status.STATUS_CODE_ERROR  # the run ended without saying it completed
+    # the session ends without saying how: heal closes it with its run_failed of status unknown, which is no failure
+    # of the run (its span unset, as the raw log's), where a run_failed the run wrote is
+    assert root.status.code == Status.STATUS_CODE_UNSET
+
+
+def test_a_run_failed_the_run_wrote_fails_its_span_and_heals_end_does_not():
+    end = b'{"seq":3,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_failed","runId":"r","payload":%s%s}\n'
+    head = (b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r","payload":{}}\n'
+            b'{"seq":2,"timestamp":"2026-03-01T12:00:01.000Z","type":"user_message","runId":"r","payload":{}}\n')
+    for payload, synthetic, code in [
+        (b'{"status":"unknown","reason":"journal ended without a terminal event"}', b',"synthetic":true', Status.STATUS_CODE_UNSET),
+        (b'{"status":"unknown","reason":"journal ended without a terminal event"}', b"", Status.STATUS_CODE_ERROR),
+        (b'{"error":{"code":"E_BOOM","message":"boom"}}', b',"synthetic":true', Status.STATUS_CODE_ERROR),
+    ]:
+        (request,) = export(head + end % (payload, synthetic), "r.jsonl")
+        root = next(s for s in spans_of(request) if not s.parent_span_id)
+        assert root.status.code == code, (payload, synthetic)
 
 
 def test_codex_tool_only_responses_are_model_calls_and_token_counts_land_on_them():

@@ -75,7 +75,8 @@ Graph: `replay stages --graph report`.""")
               help="Write the report to FILE (whole or not at all; a local path or an fsspec URL) instead of stdout.")
 @click.option("--title", default=DEFAULT_TITLE, show_default=True, help="Title of the html, markdown and junit reports.")
 @click.option("--fail-on-error", is_flag=True,
-              help="Exit 1 when any run failed (status error or run_failed), after writing the report. For CI gates.")
+              help="Exit 1 when any run failed (status error or run_failed), after writing the report. For CI gates. A run "
+                   "whose journal tells no end (status unknown) is no failure.")
 @click.option("--no-heal-logs", is_flag=True,
               help="Do not count repairs from the <id>.heal-log.json files beside artifacts.")
 @auto_dialect_option
