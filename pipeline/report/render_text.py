@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.model.markup import BIDI_CONTROLS
@@ -30,6 +31,7 @@ _INT, _STR = {int}, {str}
 _BIDI = set(BIDI_CONTROLS)
 _NOT_SHOWN = ("Cc", "Cs")  # control characters, and halves of a surrogate pair (no character: not UTF-8)
 _DURATION = operator.itemgetter("durationMs")
+_START_MS = operator.itemgetter("startMs")
 
 
 def clean(value: Any, limit: int = 0) -> str:
@@ -111,6 +113,8 @@ def _tokens(usage: dict[str, Any] | None, key: str) -> str:
 HEADERS = ["RUN", "STATUS", "DURATION", "EVENTS", "TOOL CALLS", "FAILED", "TOKENS IN", "TOKENS OUT", "COST", "REPAIRS"]
 RIGHT = frozenset({2, 3, 4, 5, 6, 7, 8, 9})
 CHUNK_LINES = 2000
+BATCH_RUNS = 64  # runs whose sections are written together (their tables laid out at once)
+BATCH_ROWS = 8192  # or fewer, when their calls and errors come to this many (memory stays flat)
 _CELL = "\x1f"  # between a row's cells while the table is measured (clean() writes control characters as \\uXXXX)
 
 
@@ -126,13 +130,29 @@ class Streamed:
     def __init__(self) -> None:
         self.cells: list[str] = []  # a run's row of the table, its cells joined by _CELL
         self.sections = ByteSpool()
+        self.pending: list[dict[str, Any]] = []  # runs not written yet: a batch at a time, their tables at once
+        self.pending_rows = 0  # their calls and errors
 
     def add(self, summary: dict[str, Any]) -> None:
-        n = len(self.cells) + 1
-        self.cells.append(_CELL.join(_row_cells(summary, n)))
-        self.sections.append(_lines([*_run_block(summary, n), ""]))
+        self.pending.append(summary)
+        self.pending_rows += _rows(summary)
+        if len(self.pending) >= BATCH_RUNS or self.pending_rows >= BATCH_ROWS:
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        """The pending runs' rows of the runs table, and their sections (their tables laid out at once)."""
+        runs, first = self.pending, len(self.cells) + 1
+        self.pending, self.pending_rows = [], 0
+        lines: list[str] = []
+        for n, s, calls, errors in zip(itertools.count(first), runs, _tables_at_once(runs, _calls_shown, _fast_call_tables),
+                                       _tables_at_once(runs, _errors_shown, _fast_error_tables), strict=False):
+            self.cells.append(_CELL.join(_row_cells(s, n)))  # (a run's row, then its section: as each run was)
+            lines += _run_block(s, n, calls, errors)
+            lines.append("")
+        self.sections.append(_lines(lines))
 
     def chunks(self, agg: dict[str, Any], title: str) -> Iterator[bytes]:
+        self._write_pending()
         runs = agg["runs"]
         head = [f"{clean(title)}: {counted(runs['total'], 'run', 'runs')} "
                 f"({run_statuses(runs)})", ""]
@@ -219,7 +239,24 @@ def _row(row: list[str], widths: list[int], right: frozenset[int] | set[int], in
     return (indent + "  ".join(cells)).rstrip()
 
 
-def _run_block(s: dict[str, Any], n: int) -> list[str]:
+def _rows(s: dict[str, Any]) -> int:
+    """A run's calls and errors (BATCH_ROWS for no summary: its section is then written at once, failing as it does)."""
+    try:
+        return len(s["toolCalls"]["calls"]) + len(s["errors"])
+    except Exception:  # (its row and section say what is wrong with it)
+        return BATCH_ROWS
+
+
+def _calls_shown(s: dict[str, Any]) -> list[dict[str, Any]]:
+    return s["toolCalls"]["calls"][:CALL_ROWS]  # type: ignore[no-any-return]
+
+
+def _errors_shown(s: dict[str, Any]) -> list[dict[str, Any]]:
+    return s["errors"][:ERROR_ROWS]  # type: ignore[no-any-return]
+
+
+def _run_block(s: dict[str, Any], n: int, call_table: str | None = None, error_table: str | None = None) -> list[str]:
+    """A run's section; ``call_table``, ``error_table``: its tables laid out already (None: laid out here)."""
     where = [f"source {clean(s['source'])}"] if s.get("source") else []
     if s.get("framework"):
         where.append(f"framework {clean(s['framework'])}")
@@ -240,29 +277,189 @@ def _run_block(s: dict[str, Any], n: int) -> list[str]:
     calls = s["toolCalls"]["calls"]
     if calls:
         lines.append(f"  tool calls ({s['toolCalls']['total']}, {s['toolCalls']['error']} failed)")
-        shown = calls[:CALL_ROWS]
-        columns = [  # a column at a time: most cells come of C-level maps
-            list(map(str, range(1, len(shown) + 1))),
-            _cleaned([c["toolName"] for c in shown], CELL_LIMIT),
-            [c["status"] + " (unfinished)" if c.get("unfinished") else c["status"] for c in shown],
-            list(map(format_ms, map(_DURATION, shown))),
-            ["-" if c["startMs"] is None else "+" + format_ms(c["startMs"]) for c in shown],
-            _cleaned([c["seq"] for c in shown]),
-        ]
-        lines += aligned(["#", "TOOL", "STATUS", "DURATION", "START", "SEQ"], columns, right={0, 3, 4, 5}, indent="    ")
+        lines.append(call_table if call_table is not None else _one_table(_calls_shown(s), _fast_call_tables, _call_table))
         if len(calls) > CALL_ROWS:
             lines.append(f"    … {len(calls) - CALL_ROWS} more (--format json lists every call)")
     errors = s["errors"]
     if errors:
         lines.append(f"  errors ({len(errors)})")
-        shown = errors[:ERROR_ROWS]
-        columns = [[e["kind"] for e in shown], _cleaned([e.get("code") for e in shown]),
-                   _cleaned([e.get("toolName") or "-" for e in shown]), _cleaned([e.get("seq") for e in shown]),
-                   _cleaned([e["message"] for e in shown], MESSAGE_LIMIT)]
-        lines += aligned(["KIND", "CODE", "TOOL", "SEQ", "MESSAGE"], columns, right={3}, indent="    ")
+        lines.append(error_table if error_table is not None else _one_table(_errors_shown(s), _fast_error_tables,
+                                                                             _error_table))
         if len(errors) > ERROR_ROWS:
             lines.append(f"    … {len(errors) - ERROR_ROWS} more (--format json lists them all)")
     return lines
+
+
+CALL_HEADERS = ("#", "TOOL", "STATUS", "DURATION", "START", "SEQ")
+CALL_RIGHT = frozenset({0, 3, 4, 5})
+ERROR_HEADERS = ("KIND", "CODE", "TOOL", "SEQ", "MESSAGE")
+ERROR_RIGHT = frozenset({3})
+TABLE_INDENT = "    "
+Rows = list[dict[str, Any]]  # the rows a run's table shows (its calls, or its errors)
+FastTables = Callable[[list[Rows]], "list[str | None] | None"]
+
+
+def _start(value: Any) -> str:
+    """A call's START cell: when it began in the run."""
+    return "-" if value is None else "+" + format_ms(value)
+
+
+def _call_table(shown: Rows) -> list[str]:
+    """The lines of a run's tool-call table, cell by cell: the layout ``_fast_call_tables`` agrees with."""
+    columns = [  # a column at a time: most cells come of C-level maps
+        list(map(str, range(1, len(shown) + 1))),
+        _cleaned([c["toolName"] for c in shown], CELL_LIMIT),
+        [c["status"] + " (unfinished)" if c.get("unfinished") else c["status"] for c in shown],
+        list(map(format_ms, map(_DURATION, shown))),
+        list(map(_start, map(_START_MS, shown))),
+        _cleaned([c["seq"] for c in shown]),
+    ]
+    return aligned(list(CALL_HEADERS), columns, CALL_RIGHT, TABLE_INDENT)
+
+
+def _error_table(shown: Rows) -> list[str]:
+    """The lines of a run's error table, cell by cell: the layout ``_fast_error_tables`` agrees with."""
+    columns = [[e["kind"] for e in shown], _cleaned([e.get("code") for e in shown]),
+               _cleaned([e.get("toolName") or "-" for e in shown]), _cleaned([e.get("seq") for e in shown]),
+               _cleaned([e["message"] for e in shown], MESSAGE_LIMIT)]
+    return aligned(list(ERROR_HEADERS), columns, ERROR_RIGHT, TABLE_INDENT)
+
+
+def _tables_at_once(runs: list[dict[str, Any]], rows_of: Callable[[dict[str, Any]], Rows],
+                    fast: FastTables) -> list[str | None]:
+    """Each run's table (of the rows ``rows_of`` gives), its lines joined, by ``fast`` laying out all the runs' rows
+    at once: None for a run without rows, or one ``fast`` leaves; all None when ``fast`` cannot take them all (each
+    run's table is then laid out on its own, as the run's section is written)."""
+    try:
+        shown = list(map(rows_of, runs))
+    except Exception:  # a run no summary: its section raises what it raises, in its turn
+        return [None] * len(runs)
+    tables = _fast_or_none(fast, [rows for rows in shown if rows])
+    if tables is None:
+        return [None] * len(runs)
+    laid_out = iter(tables)
+    return [next(laid_out) if rows else None for rows in shown]
+
+
+def _one_table(shown: Rows, fast: FastTables, general: Callable[[Rows], list[str]]) -> str:
+    """A run's table, its lines joined: by ``fast`` when it takes the rows, else cell by cell by ``general``."""
+    tables = _fast_or_none(fast, [shown])
+    table = tables[0] if tables else None
+    return table if table is not None else "\n".join(general(shown))
+
+
+def _fast_or_none(fast: FastTables, runs: list[Rows]) -> list[str | None] | None:
+    """``fast(runs)``, or None when it fails: the cell-by-cell layout then decides (and raises what it raises)."""
+    try:
+        return fast(runs)
+    except Exception:  # a value no table cell (a huge int, an object): see the general layout
+        return None
+
+
+class _Texts(dict[Any, str]):
+    """The texts ``make`` gives of whole numbers (and None), kept by value: a column of them is read by one C-level
+    map of ``__getitem__``. Only ints and None may be looked up (a float equal to an int would find the int's text:
+    -0.0 and 0 are written differently)."""
+
+    def __init__(self, make: Callable[[Any], str]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> str:
+        if len(self) >= TEXTS_KEPT:
+            self.clear()
+        text = self[key] = self.make(key)
+        return text
+
+
+TEXTS_KEPT = 65_536
+_MS_TEXTS, _START_TEXTS = _Texts(format_ms), _Texts(_start)
+_INT_NONE = {int, type(None)}
+_NONE_TEXT = {None: "-"}  # .get(v, v): clean's text of None, v itself for any other value
+_NO_TOOL_TEXT = {None: "-", "": "-"}  # .get(v, v): ``v or "-"`` of a string or None (another value is no string)
+_CALL_FIELDS = operator.itemgetter("toolName", "status", "durationMs", "startMs", "seq")
+_UNFINISHED = operator.methodcaller("get", "unfinished")
+_ERROR_FIELDS = operator.itemgetter("kind", "message")
+_ERROR_CODE, _ERROR_TOOL, _ERROR_SEQ = (operator.methodcaller("get", key) for key in ("code", "toolName", "seq"))
+_INDEXES = tuple(map(str, range(1, CALL_ROWS + 1)))
+
+
+def _dashed(values: Sequence[Any], none: dict[Any, str] = _NONE_TEXT) -> list[Any]:
+    """The values, None (or another value ``none`` names) as ``none`` writes it: for a column of strings, what
+    ``clean`` writes of those of printable ASCII within its limit."""
+    return list(map(none.get, values, values))
+
+
+def _texts(values: Sequence[Any]) -> list[str]:
+    """What ``clean`` writes of values whose text is printable ASCII (within its limit): str(value), "-" for None."""
+    return list(map(str, values if None not in values else map(_NONE_TEXT.get, values, values)))
+
+
+def _fast_call_tables(runs: list[Rows]) -> list[str | None] | None:
+    """``_call_table`` of each of ``runs`` (its calls shown), by C-level maps over all their calls and one format a
+    row: for the usual calls (none unfinished; ints or None for duration and start; cells of printable ASCII, names
+    within CELL_LIMIT); None for any other."""
+    calls = list(itertools.chain.from_iterable(runs))
+    if any(map(_UNFINISHED, calls)):
+        return None
+    names, statuses, durations, starts, seqs = zip(*map(_CALL_FIELDS, calls), strict=True)
+    if not set(map(type, durations + starts)) <= _INT_NONE:
+        return None
+    indexes = list(itertools.chain.from_iterable(_INDEXES[:len(shown)] for shown in runs))
+    columns = (indexes, _dashed(names), statuses, list(map(_MS_TEXTS.__getitem__, durations)),
+               list(map(_START_TEXTS.__getitem__, starts)), _texts(seqs))
+    return _laid_out(list(map(len, runs)), columns, CALL_HEADERS, CALL_RIGHT, (0, CELL_LIMIT, 0, 0, 0, 0))
+
+
+def _fast_error_tables(runs: list[Rows]) -> list[str | None] | None:
+    """``_error_table`` of each of ``runs`` (its errors shown), by C-level maps over all their errors and one format
+    a row: for the usual errors (cells of printable ASCII, messages within MESSAGE_LIMIT); None for any other."""
+    errors = list(itertools.chain.from_iterable(runs))
+    kinds, messages = zip(*map(_ERROR_FIELDS, errors), strict=True)
+    columns = (kinds, _dashed([*map(_ERROR_CODE, errors)]), _dashed([*map(_ERROR_TOOL, errors)], _NO_TOOL_TEXT),
+               _texts([*map(_ERROR_SEQ, errors)]), messages)
+    return _laid_out(list(map(len, runs)), columns, ERROR_HEADERS, ERROR_RIGHT, (0, 0, 0, 0, MESSAGE_LIMIT),
+                     last_padded=False)
+
+
+def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tuple[str, ...], right: frozenset[int],
+              limits: tuple[int, ...], last_padded: bool = True) -> list[str | None] | None:
+    """Tables of ASCII cells (``columns``: the rows of each, ``counts`` of them a table, one after another) laid out
+    by one format a row, each its lines joined; a table None when a line of it ends in a blank (``str.rstrip`` would
+    cut it), all None when a cell is not printable ASCII, or longer than its column's limit (0: none)."""
+    cells = "".join(map("".join, columns))  # (TypeError for a cell no string)
+    if not (cells.isascii() and cells.isprintable()):
+        return None
+    longest = [max(map(len, column)) for column in columns]
+    if any(limit and most > limit for limit, most in zip(limits, longest, strict=True)):
+        return None
+    header_widths = list(map(len, headers))
+    # a column no cell of which is wider than its header is as wide as it in every table; the others are measured
+    # table by table (the lengths of their cells, of the tables' rows start:end)
+    if not last_padded:
+        header_widths[-1] = longest[-1] = 0
+    measured = [(k, list(map(len, columns[k]))) for k in range(len(columns)) if longest[k] > header_widths[k]]
+    rows = list(zip(*columns, strict=True))
+    tables: list[str | None] = []
+    start = 0
+    for count in counts:
+        end = start + count
+        widths = header_widths.copy()
+        for k, lengths in measured:
+            widths[k] = max(widths[k], max(lengths[start:end]))
+        spec, head = _table_spec(tuple(widths), right, headers)
+        text = "\n".join([head, *map(spec.__mod__, rows[start:end])])
+        tables.append(None if text.endswith(" ") or " \n" in text else text)
+        start = end
+    return tables
+
+
+@functools.lru_cache(maxsize=4096)
+def _table_spec(widths: tuple[int, ...], right: frozenset[int], headers: tuple[str, ...]) -> tuple[str, str]:
+    """``_spec`` of a run's table (indented by TABLE_INDENT), and its headers' line by it, kept: most runs' tables
+    have widths seen before."""
+    spec = _spec(list(widths), right, TABLE_INDENT)
+    return spec, spec % headers
 
 
 def _aggregate_block(agg: dict[str, Any]) -> list[str]:
