@@ -296,7 +296,7 @@ ERROR_HEADERS = ("KIND", "CODE", "TOOL", "SEQ", "MESSAGE")
 ERROR_RIGHT = frozenset({3})
 TABLE_INDENT = "    "
 Rows = list[dict[str, Any]]  # the rows a run's table shows (its calls, or its errors)
-FastTables = Callable[[list[Rows]], "list[str | None] | None"]
+FastTables = Callable[[list[Rows]], "list[str] | None"]
 
 
 def _start(value: Any) -> str:
@@ -328,8 +328,8 @@ def _error_table(shown: Rows) -> list[str]:
 def _tables_at_once(runs: list[dict[str, Any]], rows_of: Callable[[dict[str, Any]], Rows],
                     fast: FastTables) -> list[str | None]:
     """Each run's table (of the rows ``rows_of`` gives), its lines joined, by ``fast`` laying out all the runs' rows
-    at once: None for a run without rows, or one ``fast`` leaves; all None when ``fast`` cannot take them all (each
-    run's table is then laid out on its own, as the run's section is written)."""
+    at once (None for a run without rows); all None when ``fast`` cannot take them all: each run's table is then laid
+    out on its own, as the run's section is written."""
     try:
         shown = list(map(rows_of, runs))
     except Exception:  # a run no summary: its section raises what it raises, in its turn
@@ -344,11 +344,10 @@ def _tables_at_once(runs: list[dict[str, Any]], rows_of: Callable[[dict[str, Any
 def _one_table(shown: Rows, fast: FastTables, general: Callable[[Rows], list[str]]) -> str:
     """A run's table, its lines joined: by ``fast`` when it takes the rows, else cell by cell by ``general``."""
     tables = _fast_or_none(fast, [shown])
-    table = tables[0] if tables else None
-    return table if table is not None else "\n".join(general(shown))
+    return tables[0] if tables else "\n".join(general(shown))
 
 
-def _fast_or_none(fast: FastTables, runs: list[Rows]) -> list[str | None] | None:
+def _fast_or_none(fast: FastTables, runs: list[Rows]) -> list[str] | None:
     """``fast(runs)``, or None when it fails: the cell-by-cell layout then decides (and raises what it raises)."""
     try:
         return fast(runs)
@@ -378,7 +377,6 @@ _INT_NONE = {int, type(None)}
 _NONE_TEXT = {None: "-"}  # .get(v, v): clean's text of None, v itself for any other value
 _NO_TOOL_TEXT = {None: "-", "": "-"}  # .get(v, v): ``v or "-"`` of a string or None (another value is no string)
 _CALL_FIELDS = operator.itemgetter("toolName", "status", "durationMs", "startMs", "seq")
-_UNFINISHED = operator.methodcaller("get", "unfinished")
 _ERROR_FIELDS = operator.itemgetter("kind", "message")
 _ERROR_CODE, _ERROR_TOOL, _ERROR_SEQ = (operator.methodcaller("get", key) for key in ("code", "toolName", "seq"))
 _INDEXES = tuple(map(str, range(1, CALL_ROWS + 1)))
@@ -395,52 +393,61 @@ def _texts(values: Sequence[Any]) -> list[str]:
     return list(map(str, values if None not in values else map(_NONE_TEXT.get, values, values)))
 
 
-def _fast_call_tables(runs: list[Rows]) -> list[str | None] | None:
+def _fast_call_tables(runs: list[Rows]) -> list[str] | None:
     """``_call_table`` of each of ``runs`` (its calls shown), by C-level maps over all their calls and one format a
-    row: for the usual calls (none unfinished; ints or None for duration and start; cells of printable ASCII, names
-    within CELL_LIMIT); None for any other."""
+    row: for the usual calls (none unfinished; ints or None for duration and start; names, statuses and seqs of
+    printable ASCII, names within CELL_LIMIT; no seq blank at its end); None for any other."""
     calls = list(itertools.chain.from_iterable(runs))
-    if any(map(_UNFINISHED, calls)):
+    if any(map(dict.get, calls, itertools.repeat("unfinished"))):
         return None
     names, statuses, durations, starts, seqs = zip(*map(_CALL_FIELDS, calls), strict=True)
     if not set(map(type, durations + starts)) <= _INT_NONE:
         return None
+    name_texts, seq_texts = _dashed(names), _texts(seqs)
+    if not _plain_ascii(name_texts, statuses, seq_texts):  # (format_ms writes printable ASCII)
+        return None
     indexes = list(itertools.chain.from_iterable(_INDEXES[:len(shown)] for shown in runs))
-    columns = (indexes, _dashed(names), statuses, list(map(_MS_TEXTS.__getitem__, durations)),
-               list(map(_START_TEXTS.__getitem__, starts)), _texts(seqs))
+    columns = (indexes, name_texts, statuses, list(map(_MS_TEXTS.__getitem__, durations)),
+               list(map(_START_TEXTS.__getitem__, starts)), seq_texts)
     return _laid_out(list(map(len, runs)), columns, CALL_HEADERS, CALL_RIGHT, (0, CELL_LIMIT, 0, 0, 0, 0))
 
 
-def _fast_error_tables(runs: list[Rows]) -> list[str | None] | None:
+def _fast_error_tables(runs: list[Rows]) -> list[str] | None:
     """``_error_table`` of each of ``runs`` (its errors shown), by C-level maps over all their errors and one format
-    a row: for the usual errors (cells of printable ASCII, messages within MESSAGE_LIMIT); None for any other."""
+    a row: for the usual errors (cells of printable ASCII, messages within MESSAGE_LIMIT, none empty or blank at its
+    end); None for any other."""
     errors = list(itertools.chain.from_iterable(runs))
     kinds, messages = zip(*map(_ERROR_FIELDS, errors), strict=True)
     columns = (kinds, _dashed([*map(_ERROR_CODE, errors)]), _dashed([*map(_ERROR_TOOL, errors)], _NO_TOOL_TEXT),
                _texts([*map(_ERROR_SEQ, errors)]), messages)
+    if not _plain_ascii(*columns):
+        return None
     return _laid_out(list(map(len, runs)), columns, ERROR_HEADERS, ERROR_RIGHT, (0, 0, 0, 0, MESSAGE_LIMIT),
                      last_padded=False)
 
 
-def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tuple[str, ...], right: frozenset[int],
-              limits: tuple[int, ...], last_padded: bool = True) -> list[str | None] | None:
-    """Tables of ASCII cells (``columns``: the rows of each, ``counts`` of them a table, one after another) laid out
-    by one format a row, each its lines joined; a table None when a line of it ends in a blank (``str.rstrip`` would
-    cut it), all None when a cell is not printable ASCII, or longer than its column's limit (0: none)."""
+def _plain_ascii(*columns: Sequence[str]) -> bool:
+    """Whether the cells are all strings of printable ASCII (a character a column, none ``clean`` would change)."""
     cells = "".join(map("".join, columns))  # (TypeError for a cell no string)
-    if not (cells.isascii() and cells.isprintable()):
-        return None
+    return cells.isascii() and cells.isprintable()
+
+
+def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tuple[str, ...], right: frozenset[int],
+              limits: tuple[int, ...], last_padded: bool = True) -> list[str] | None:
+    """Tables of printable ASCII cells (``columns``: the rows of each, ``counts`` of them a table, one after another)
+    laid out by one format a row, each its lines joined; None when a cell is longer than its column's limit (0: none),
+    or a row would end in a blank (``str.rstrip`` would cut it: a last cell empty or ending in one)."""
     longest = [max(map(len, column)) for column in columns]
-    if any(limit and most > limit for limit, most in zip(limits, longest, strict=True)):
+    if any(limit and most > limit for limit, most in zip(limits, longest, strict=True)) or _blank_ended(columns[-1]):
         return None
     header_widths = list(map(len, headers))
-    # a column no cell of which is wider than its header is as wide as it in every table; the others are measured
-    # table by table (the lengths of their cells, of the tables' rows start:end)
     if not last_padded:
         header_widths[-1] = longest[-1] = 0
+    # a column no cell of which is wider than its header is as wide as it in every table; the others are measured
+    # table by table (the lengths of their cells, of the tables' rows start:end)
     measured = [(k, list(map(len, columns[k]))) for k in range(len(columns)) if longest[k] > header_widths[k]]
     rows = list(zip(*columns, strict=True))
-    tables: list[str | None] = []
+    tables = []
     start = 0
     for count in counts:
         end = start + count
@@ -448,10 +455,15 @@ def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tu
         for k, lengths in measured:
             widths[k] = max(widths[k], max(lengths[start:end]))
         spec, head = _table_spec(tuple(widths), right, headers)
-        text = "\n".join([head, *map(spec.__mod__, rows[start:end])])
-        tables.append(None if text.endswith(" ") or " \n" in text else text)
+        tables.append("\n".join([head, *map(spec.__mod__, rows[start:end])]))
         start = end
     return tables
+
+
+def _blank_ended(cells: Sequence[str]) -> bool:
+    """Whether a cell of ASCII is empty or ends in a blank."""
+    text = "\n" + "\n".join(cells) + "\n"
+    return " \n" in text or "\n\n" in text
 
 
 @functools.lru_cache(maxsize=4096)
