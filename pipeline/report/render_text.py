@@ -376,9 +376,10 @@ _MS_TEXTS, _START_TEXTS = _Texts(format_ms), _Texts(_start)
 _INT_NONE = {int, type(None)}
 _NONE_TEXT = {None: "-"}  # .get(v, v): clean's text of None, v itself for any other value
 _NO_TOOL_TEXT = {None: "-", "": "-"}  # .get(v, v): ``v or "-"`` of a string or None (another value is no string)
-_CALL_FIELDS = operator.itemgetter("toolName", "status", "durationMs", "startMs", "seq")
-_ERROR_FIELDS = operator.itemgetter("kind", "message")
-_ERROR_CODE, _ERROR_TOOL, _ERROR_SEQ = (operator.methodcaller("get", key) for key in ("code", "toolName", "seq"))
+_CALL_FIELDS = tuple(map(operator.itemgetter, ("toolName", "status", "durationMs", "startMs", "seq")))
+_ERROR_FIELDS: tuple[Callable[[dict[str, Any]], Any], ...] = (  # (each read as _error_table reads it)
+    operator.itemgetter("kind"), *map(operator.methodcaller, itertools.repeat("get"), ("code", "toolName", "seq")),
+    operator.itemgetter("message"))
 _INDEXES = tuple(map(str, range(1, CALL_ROWS + 1)))
 
 
@@ -400,7 +401,7 @@ def _fast_call_tables(runs: list[Rows]) -> list[str] | None:
     calls = list(itertools.chain.from_iterable(runs))
     if any(map(dict.get, calls, itertools.repeat("unfinished"))):
         return None
-    names, statuses, durations, starts, seqs = zip(*map(_CALL_FIELDS, calls), strict=True)
+    names, statuses, durations, starts, seqs = (list(map(field, calls)) for field in _CALL_FIELDS)
     if not set(map(type, durations + starts)) <= _INT_NONE:
         return None
     name_texts, seq_texts = _dashed(names), _texts(seqs)
@@ -417,9 +418,8 @@ def _fast_error_tables(runs: list[Rows]) -> list[str] | None:
     a row: for the usual errors (cells of printable ASCII, messages within MESSAGE_LIMIT, none empty or blank at its
     end); None for any other."""
     errors = list(itertools.chain.from_iterable(runs))
-    kinds, messages = zip(*map(_ERROR_FIELDS, errors), strict=True)
-    columns = (kinds, _dashed([*map(_ERROR_CODE, errors)]), _dashed([*map(_ERROR_TOOL, errors)], _NO_TOOL_TEXT),
-               _texts([*map(_ERROR_SEQ, errors)]), messages)
+    kinds, codes, tools, seqs, messages = (list(map(field, errors)) for field in _ERROR_FIELDS)
+    columns = (kinds, _dashed(codes), _dashed(tools, _NO_TOOL_TEXT), _texts(seqs), messages)
     if not _plain_ascii(*columns):
         return None
     return _laid_out(list(map(len, runs)), columns, ERROR_HEADERS, ERROR_RIGHT, (0, 0, 0, 0, MESSAGE_LIMIT),
@@ -446,7 +446,7 @@ def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tu
     # a column no cell of which is wider than its header is as wide as it in every table; the others are measured
     # table by table (the lengths of their cells, of the tables' rows start:end)
     measured = [(k, list(map(len, columns[k]))) for k in range(len(columns)) if longest[k] > header_widths[k]]
-    rows = list(zip(*columns, strict=True))
+    rows = zip(*columns, strict=True)  # (read a table at a time: one row's tuple at a time, not one each)
     tables = []
     start = 0
     for count in counts:
@@ -455,7 +455,7 @@ def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tu
         for k, lengths in measured:
             widths[k] = max(widths[k], max(lengths[start:end]))
         spec, head = _table_spec(tuple(widths), right, headers)
-        tables.append("\n".join([head, *map(spec.__mod__, rows[start:end])]))
+        tables.append("\n".join([head, *map(spec.__mod__, itertools.islice(rows, count))]))
         start = end
     return tables
 
