@@ -334,7 +334,8 @@ def _tables_at_once(runs: list[dict[str, Any]], rows_of: Callable[[dict[str, Any
         shown = list(map(rows_of, runs))
     except Exception:  # a run no summary: its section raises what it raises, in its turn
         return [None] * len(runs)
-    tables = _fast_or_none(fast, [rows for rows in shown if rows])
+    with_rows = [rows for rows in shown if rows]
+    tables = _fast_or_none(fast, with_rows) if with_rows else None
     if tables is None:
         return [None] * len(runs)
     laid_out = iter(tables)
