@@ -143,13 +143,11 @@ class Streamed:
         """The pending runs' rows of the runs table, and their sections (their tables laid out at once)."""
         runs, first = self.pending, len(self.cells) + 1
         self.pending, self.pending_rows = [], 0
-        lines: list[str] = []
         for n, s, calls, errors in zip(itertools.count(first), runs, _tables_at_once(runs, _calls_shown, _fast_call_tables),
                                        _tables_at_once(runs, _errors_shown, _fast_error_tables), strict=False):
-            self.cells.append(_CELL.join(_row_cells(s, n)))  # (a run's row, then its section: as each run was)
-            lines += _run_block(s, n, calls, errors)
-            lines.append("")
-        self.sections.append(_lines(lines))
+            # a run's row, then its section, in UTF-8: a run that cannot be written fails as it did alone
+            self.cells.append(_CELL.join(_row_cells(s, n)))
+            self.sections.append(_lines([*_run_block(s, n, calls, errors), ""]))
 
     def chunks(self, agg: dict[str, Any], title: str) -> Iterator[bytes]:
         self._write_pending()
