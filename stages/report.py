@@ -91,7 +91,8 @@ class RenderReport(Sink):
     async def _render(self, batches: AsyncIterator[Batch]) -> None:
         diagnostics: Counter[str] = Counter()
         first: list[dict[str, Any]] = []
-        others = failed = 0
+        others = 0
+        statuses: Counter[str] = Counter()
         totals = Aggregate()
         keep = self.summaries.append if self.streamed is None else self.streamed.add
         async for batch in batches:
@@ -100,7 +101,7 @@ class RenderReport(Sink):
                 if kind == SUMMARY_RECORD:
                     keep(record)
                     totals.add(record)
-                    failed += record.get("status") == "error"
+                    statuses[record.get("status")] += 1
                 elif kind == DIAGNOSTICS_RECORD:
                     diagnostics.update(record.get("byCode") or {})
                     first_problems(first, record.get("first") or ())
@@ -115,7 +116,8 @@ class RenderReport(Sink):
         # The input also ends when an upstream stage failed (its channel is closed on the way out); let the
         # runner's cancellation arrive before anything is written, so a failed run leaves no report.
         await anyio.lowlevel.checkpoint()
-        self.publish("failed_runs", failed)
+        self.publish("failed_runs", statuses["error"])
+        self.publish("unknown_runs", statuses["unknown"])
         diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics), "first": first}
         if self.streamed is not None:
             chunks = self.streamed.chunks(totals.result(diag), self.config["title"])

@@ -352,6 +352,21 @@ def test_a_journal_that_stops_is_unknown_before_and_after_heal_in_every_format(t
     assert run_replay("report", "--fail-on-error", input=failed).returncode == 1
 
 
+def test_fail_on_unknown_gates_on_runs_that_tell_no_end(tmp_path):
+    """A CI gate that wants every run to say how it ended (an agent that crashed leaves a journal that just stops)."""
+    completed = STOPS + b'{"seq":3,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"cut","payload":{}}\n'
+    assert run_replay("report", "--fail-on-unknown", input=completed).returncode == 0
+    for journal in (STOPS, run_replay("heal", input=STOPS).stdout):
+        gated = run_replay("report", "--fail-on-unknown", "--format", "json", input=journal)
+        assert gated.returncode == 1 and json.loads(gated.stdout)["aggregate"]["runs"]["unknown"] == 1  # (written first)
+        assert '"event":"report.unknown_runs"' in gated.stderr.decode() and errors_of(gated.stderr) == []
+    two = tmp_path / "a.jsonl", tmp_path / "b.jsonl"  # (several files: summarized apart, reported as one)
+    two[0].write_bytes(completed)
+    two[1].write_bytes(STOPS)
+    assert run_replay("report", "--fail-on-unknown", *map(str, two)).returncode == 1
+    assert run_replay("report", "--fail-on-error", *map(str, two)).returncode == 0
+
+
 def test_counts_name_unknown_only_when_a_run_is():
     text = run_replay("report", TWO_RUNS).stdout.decode()
     assert text.startswith("replay report: 2 runs (1 ok, 1 error)\n") and "unknown" not in text

@@ -76,7 +76,10 @@ Graph: `replay stages --graph report`.""")
 @click.option("--title", default=DEFAULT_TITLE, show_default=True, help="Title of the html, markdown and junit reports.")
 @click.option("--fail-on-error", is_flag=True,
               help="Exit 1 when any run failed (status error or run_failed), after writing the report. For CI gates. A run "
-                   "whose journal tells no end (status unknown) is no failure.")
+                   "whose journal tells no end (status unknown) is no failure: see --fail-on-unknown.")
+@click.option("--fail-on-unknown", is_flag=True,
+              help="Exit 1 when any run's journal tells no end (status unknown: no terminal event, no run record's "
+                   "status, as an agent that crashed leaves it), after writing the report.")
 @click.option("--no-heal-logs", is_flag=True,
               help="Do not count repairs from the <id>.heal-log.json files beside artifacts.")
 @auto_dialect_option
@@ -84,7 +87,7 @@ Graph: `replay stages --graph report`.""")
 @strict_option
 @scale_options
 def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, out: str | None, title: str,
-           fail_on_error: bool, no_heal_logs: bool, dialect: str, max_line_bytes: int, strict: bool,
+           fail_on_error: bool, fail_on_unknown: bool, no_heal_logs: bool, dialect: str, max_line_bytes: int, strict: bool,
            workers: int | None, engine: str, scheduler: str | None, quiet: bool) -> int:
     """Report on runs: status, events by type, tool calls, errors, usage, repairs and duration, per run and in all.
 
@@ -93,7 +96,8 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     <id>.healed.json is read instead of <id>.artifact.json, so a captured run counts once. Repairs are
     counted from heal records in the stream, or from the heal logs capture writes beside its artifacts.
 
-    Exit 0 when the report was written, even if runs in it failed (unless --fail-on-error); 1 when
+    Exit 0 when the report was written, even if runs in it failed (unless --fail-on-error, or --fail-on-unknown for
+    runs whose journal tells no end); 1 when
     input lines could not be read (reported on stderr; the report is still written, except with
     --strict, which stops at the first one); 2 when the input cannot be used at all.
 
@@ -122,9 +126,13 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     else:
         result = run_spec("report", files or [], strict=strict, set=bound)
         code = exit_code_for(result)
-    failed = result.facts.get("failed_runs", 0)
+    failed, unknown = result.facts.get("failed_runs", 0), result.facts.get("unknown_runs", 0)
     if code == 0 and fail_on_error and failed:
         logger().warning("report.failed_runs", failed=failed)
+        return EXIT_FAILED
+    if code == 0 and fail_on_unknown and unknown:
+        logger().warning("report.unknown_runs", unknown=unknown,
+                         message="runs whose journal does not tell how they ended (status unknown)")
         return EXIT_FAILED
     return code
 
