@@ -12,8 +12,10 @@ Two shapes::
     type = "write"
     inputs = ["only_tools"]
 
-In a chain, a leading source (``read`` + ``parse``) and a trailing sink (``write`` to stdout) are
-added when missing. An option a stage declares with ``bind = "args"`` (``read``'s ``paths``) takes
+In a chain, a leading source (``read`` + ``parse`` + ``dialect``: another agent's log mapped onto canonical events, as
+``replay heal`` and ``replay report`` map it; replay's own records pass through) and a trailing sink (``write`` to
+stdout) are added when missing; a chain that declares its own ``parse``, ``dialect`` or ``undialect`` gets no
+``dialect`` added. An option a stage declares with ``bind = "args"`` (``read``'s ``paths``) takes
 the positional arguments of the command running the graph when the config leaves it unset; arguments
 that no stage takes (the config set every such option itself) are refused rather than ignored.
 
@@ -46,6 +48,7 @@ from replay.pipeline.engine.stage import Composite, Stage
 
 RESERVED_KEYS = ("type", "inputs", "route_errors")
 TOP_LEVEL_KEYS = ("stages", "chain", "description")
+MAPPING_STAGES = ("dialect", "undialect")  # a chain that has one of these maps (or unmaps) other agents' logs itself
 # In a command's document (``spec.bind``), never in a file: which flag set which option, ``{"<stage>.<option>": "--log"}``.
 FLAGS_KEY = "$flags"
 IN = "$in"  # inside a composite's sub-graph: the composite's own inputs
@@ -229,6 +232,8 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
         first = registry.get("read")
     if first.emits_raw and len(items) > 1 and not cls_of(items[1][1], items[1][2]).accepts_raw:
         items.insert(1, (None, {"type": "parse"}, "chain"))
+        if not any(spec.get("type") in MAPPING_STAGES for _, spec, _ in items):  # (another agent's log mapped, as the
+            items.insert(2, (None, {"type": "dialect"}, "chain"))               # commands that read events map it)
     if cls_of(items[-1][1], items[-1][2]).kind != "sink":
         items.append((None, {"type": "write"}, "chain"))
     named = {i for i, _, _ in items if i is not None}

@@ -37,6 +37,23 @@ def test_tools_only_chain_keeps_tool_events_and_run_records_byte_for_byte():
     ]
 
 
+def test_a_chain_maps_another_agents_log_as_the_commands_do(tmp_path: Path):
+    """A chain had read + parse in front and no dialect: a Claude Code session reached heal as raw records, which it
+    renamed (`user` to `user_message`, 181 repairs over the corpus) and whose tool calls it never saw (0 tool calls)."""
+    session = FIXTURES / "corpus" / "claude-code" / "representative_messages.jsonl"
+    config = tmp_path / "c.toml"
+    config.write_text('chain = [{type = "heal"}, {type = "summarize"}, {type = "report", format = "json"}]\n')
+    chained = orjson.loads(run_replay("run", str(config), str(session)).stdout)["aggregate"]
+    healed = run_replay("heal", str(session)).stdout
+    direct = orjson.loads(run_replay("report", "--format", "json", input=healed).stdout)["aggregate"]
+    assert chained["toolCalls"]["total"] == direct["toolCalls"]["total"] == 2
+    assert chained["events"] == direct["events"] and chained["repairs"] == direct["repairs"]
+    tools = tmp_path / "t.toml"
+    tools.write_text('chain = [{type = "select", types = ["tool_*"]}]\n')
+    assert [e["type"] for e in jsonl(run_replay("run", str(tools), str(session)).stdout) if "type" in e] == [
+        "tool_called", "tool_completed", "tool_called", "tool_completed"]
+
+
 def test_tools_only_chain_reads_stdin_without_paths():
     done = run_replay("run", str(PIPELINES / "tools-only.toml"), input=TWO_RUNS.read_bytes())
     assert done.returncode == 0

@@ -11,6 +11,7 @@ from conftest import ROOT, errors_of, run_replay
 from replay.pipeline.engine.config import graph_from_config, load_pipeline, read_config_file
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import Registry
+from replay.stages.dialect import MapDialect
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
 from replay.stages.select import SelectEvents
@@ -72,11 +73,21 @@ def test_arguments_no_stage_takes_are_refused_not_ignored(doc: dict, path: str):
     assert body["received"] == ["cli.jsonl", "more.jsonl"]
 
 
-def test_a_chain_gets_read_parse_and_write_around_it():
+def test_a_chain_gets_read_parse_dialect_and_write_around_it():
     graph = graph_from_config({"chain": [{"type": "select", "types": ["tool_*"]}]})
     stages = [n.stage for n in graph.nodes.values()]
-    assert [type(s) for s in stages] == [ReadJournal, ParseLines, SelectEvents, WriteJsonl]
-    assert [n.inputs for n in graph.nodes.values()] == [[], ["read"], ["parse"], ["select"]]
+    assert [type(s) for s in stages] == [ReadJournal, ParseLines, MapDialect, SelectEvents, WriteJsonl]
+    assert [n.inputs for n in graph.nodes.values()] == [[], ["read"], ["parse"], ["dialect"], ["select"]]
+
+
+@pytest.mark.parametrize(("chain", "nodes"), [
+    (["parse", "select"], ["read", "parse", "select", "write"]),  # (its own parse: the front is the chain's)
+    (["dialect", "select"], ["read", "parse", "dialect", "select", "write"]),  # (not mapped twice)
+    (["select", {"type": "dialect", "dialect": "codex"}], ["read", "parse", "select", "dialect", "write"]),
+    (["undialect"], ["read", "parse", "undialect", "write"]),  # (a chain that writes a log back as it was)
+])
+def test_a_chain_that_maps_logs_itself_gets_no_dialect_added(chain, nodes):
+    assert list(graph_from_config({"chain": chain}).nodes) == nodes
 
 
 def test_a_chain_of_names_and_ids():

@@ -174,7 +174,7 @@ def test_a_plugin_that_extends_a_builtin_stage_goes_by_its_own_name(tmp_path: Pa
         graph_from_config({"chain": [{"type": "tools_only", "typo": 1}]}, registry=registry)
     assert info.value.code == "E_CONFIG_OPTION_UNKNOWN" and "'tools_only'" in info.value.body["message"]
     assert list(graph_from_config({"chain": [{"type": "tools_only"}]}, registry=registry).nodes) == [
-        "read", "parse", "tools_only", "write"]
+        "read", "parse", "dialect", "tools_only", "write"]
 
 
 def test_a_plugin_named_with_a_dot_can_be_used_in_a_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -182,7 +182,7 @@ def test_a_plugin_named_with_a_dot_can_be_used_in_a_chain(tmp_path: Path, monkey
     and refused (E_CONFIG_SHAPE_INVALID at `stages.acme.upper`, a key the config does not have)."""
     monkeypatch.syspath_prepend(str(make_plugin(tmp_path, {"acme.upper": "replay_upper_plugin:UpperTypes"})))
     graph = graph_from_config({"chain": [{"type": "acme.upper"}, {"type": "acme.upper"}]}, registry=Registry())
-    assert list(graph.nodes) == ["read", "parse", "acme_upper", "acme_upper_2", "write"]
+    assert list(graph.nodes) == ["read", "parse", "dialect", "acme_upper", "acme_upper_2", "write"]
 
 
 UNDESCRIBABLE = '''

@@ -159,7 +159,7 @@ def test_a_user_config_chain_reads_parses_scripts_and_writes(tmp_path: Path):
     out = tmp_path / "script.json"
     graph = graph_from_config({"chain": [{"type": "script"}, {"type": "write", "path": str(out)}]},
                               registry=StageRegistry(plugins=False), paths=[str(session)])
-    assert [n.stage.name for n in graph.nodes.values()] == ["read", "parse", "script", "write"]
+    assert [n.stage.name for n in graph.nodes.values()] == ["read", "parse", "dialect", "script", "write"]
     result = anyio.run(lambda: run_graph(graph, error_port=ErrorPort(write=lambda _: None)))
     assert result.errors == 0
     document = orjson.loads(out.read_bytes())
