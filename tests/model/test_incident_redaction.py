@@ -128,6 +128,9 @@ def test_amounts_and_small_numbers_are_kept(key: str, value: int) -> None:
     ("statuses", None), ("tool_name", "keep"), ("order_ids", "identifier"), ("items", None), ("tokens", "amount"),
     ("sessions", "secret"), ("pins", "secret"), ("otps", "secret"), ("auths", "secret"), ("jwts", "secret"),
     ("user_sessions", "secret"), ("sigs", "secret"), ("bearers", "secret"),
+    # a password under a short name (it was kept in clear): pw, pass, and names ending in them
+    ("pw", "secret"), ("db_pw", "secret"), ("pass", "secret"), ("db_pass", "secret"), ("smtpPass", "secret"),
+    ("pass_rate", "amount"), ("bypass", None), ("compass", None), ("passed", None),
 ])
 def test_field_names_say_what_a_value_is(key: str, kind: str | None) -> None:
     assert field_class(key) == kind

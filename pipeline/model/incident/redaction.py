@@ -138,7 +138,8 @@ def scan(text: str) -> list[tuple[str, int, int]]:
 # field names --------------------------------------------------------------------------------------
 _SECRET_PARTS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "access_key", "private_key",
                  "credential", "authorization", "cookie", "session_key", "signature", "cvv", "cvc")
-_SECRET_WORDS = {"pwd", "auth", "pin", "otp", "sig", "jwt", "bearer", "session"}
+_SECRET_WORDS = {"pwd", "pw", "auth", "pin", "otp", "sig", "jwt", "bearer", "session"}
+_SECRET_LAST_WORDS = {"pass"}  # a secret when a name ends in it (``pass``, ``db_pass``, ``smtpPass``), not ``pass_rate``
 _PERSONAL_WORDS = {"email", "mail", "phone", "mobile", "tel", "telephone", "fax", "address", "street", "city", "zip",
                    "zipcode", "postcode", "postal", "ssn", "dob", "birthday", "birthdate", "name", "firstname", "lastname",
                    "surname", "fullname", "username", "login", "iban", "bic", "passport", "ip", "card", "pan", "nin", "vat",
@@ -223,7 +224,8 @@ def field_class(key: str | None) -> str | None:
         return "keep"
     named = words | {_singular(w) for w in words}  # a secret's or a person's words in the plural too
     compact = k.replace("_", "")  # (``pass_word``: ``PassWord`` split at its capitals)
-    if any(part.replace("_", "") in compact for part in _SECRET_PARTS) or named & _SECRET_WORDS:  # sessions, pins, otps, ...
+    if any(part.replace("_", "") in compact for part in _SECRET_PARTS) or named & _SECRET_WORDS or (  # sessions, pins, ...
+            k.rsplit("_", 1)[-1] in _SECRET_LAST_WORDS):
         return "secret"
     if named & _PERSONAL_WORDS:  # names, first_names, emails, addresses, ...
         return "personal"
