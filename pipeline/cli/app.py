@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import signal
 import sys
 import time
@@ -230,6 +231,7 @@ class ReplayGroup(click.Group):
             assert default is not None
             words = positional_words(default, ctx, args[1:])
             self._refuse_several_words(ctx, words)
+            self._refuse_a_path(words[:1])
             if words and (words[0] in COMMANDS or words[0] in RESERVED):
                 raise ReplayError(
                     "E_USAGE_INVALID", f"{words[0]!r} is a command name, and command names are never prompts",
@@ -250,6 +252,7 @@ class ReplayGroup(click.Group):
         default = self.get_command(ctx, DEFAULT_COMMAND)
         if default is None:
             raise ReplayError("E_COMMAND_UNKNOWN", f"unknown command {name!r}", received=name, expected=self._listing(ctx))
+        self._refuse_a_path([name])
         if not any(ch.isspace() for ch in name):
             # A one-word first argument that is nearly a command name is a typo, not a prompt: refuse
             # it rather than start the user's runner with "valdate" as the question.
@@ -264,6 +267,21 @@ class ReplayGroup(click.Group):
                 )
         self._refuse_several_words(ctx, positional_words(default, ctx, args))
         return DEFAULT_COMMAND, default, args
+
+    @staticmethod
+    def _refuse_a_path(words: list[str]) -> None:
+        """`replay run.jsonl`: a lone prompt that names a file or folder here is a command left out, not a question for
+        the user's runner (which may be a paid model call); `replay capture run.jsonl` sends it as a prompt."""
+        if not words or any(ch.isspace() for ch in words[0]) or not os.path.lexists(words[0]):
+            return
+        path = words[0]
+        raise ReplayError(
+            "E_USAGE_INVALID", f"{path!r} names a {'folder' if os.path.isdir(path) else 'file'} here, and a prompt "
+            "without `capture` is never a path: was a command left out?", received=path,
+            howToFix=f"Name the command (`replay report {_quote(path)}`, `replay heal {_quote(path)}`, `replay walk "
+                     f"{_quote(path)}`, ...); to send {path!r} to your runner as a prompt, run `replay capture {_quote(path)}`.",
+            example=f"replay report {_quote(path)}",
+        )
 
     def _refuse_several_words(self, ctx: click.Context, words: list[str]) -> None:
         """`replay walk run_1`, `replay hello world`: the prompt shorthand is one argument; more words are

@@ -26,6 +26,23 @@ def test_a_word_that_is_no_command_is_a_prompt(tmp_path: Path) -> None:
     assert (tmp_path / ".replay" / "journal").is_dir()
 
 
+@pytest.mark.parametrize("flags", [[], ["--runner", str(EXAMPLES / "runners" / "echo_runner.py")]])
+def test_a_lone_prompt_that_names_a_file_or_folder_is_a_command_left_out(tmp_path: Path, flags: list[str]) -> None:
+    """`replay run.jsonl` started the user's runner (a paid model call, with a real one) with the file's name as the
+    question; `replay capture run.jsonl` still sends it."""
+    env = {"REPLAY_RUNNER": str(EXAMPLES / "runners" / "echo_runner.py")}
+    (tmp_path / "run.jsonl").write_bytes((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    (tmp_path / "runs").mkdir()
+    for path in ("run.jsonl", "runs"):
+        proc = run_replay(*flags, path, cwd=tmp_path, env=env)
+        assert proc.returncode == 2 and proc.stdout == b""
+        (error,) = errors_of(proc.stderr)
+        assert error["code"] == "E_USAGE_INVALID" and f"replay capture {path}" in error["howToFix"]
+        assert not (tmp_path / ".replay").exists()  # no runner was started
+    assert run_replay("capture", "run.jsonl", cwd=tmp_path, env=env).returncode == 0
+    assert (tmp_path / ".replay" / "journal").is_dir()
+
+
 def test_a_closed_stdin_is_refused_before_any_output() -> None:
     import subprocess
 
