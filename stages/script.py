@@ -24,6 +24,7 @@ from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import source_name
+from replay.pipeline.model.records import is_record
 from replay.pipeline.model.session import (
     CHUNK_TYPE,
     SCRIPT_VERSION,
@@ -35,6 +36,7 @@ from replay.pipeline.model.session import (
     load_overrides,
     unused_override_problem,
 )
+from replay.pipeline.model.validation import shown
 
 PLACING_KEYS = ("$.type", "$.turn", "$.step")  # what makes a line a chunk of one (turn, step) group
 
@@ -60,6 +62,9 @@ class BuildReplayScript(Transform):
         self._started = False
         self._source: str | None = None
         self._session: str | None = None  # the one file the graph reads (besides the override), from preflight
+        self._lines_read = 0  # the input's records of a type (replay's own marks aside)
+        self._first: tuple[Any, dict[str, Any]] | None = None  # the first one's type and where it was
+        self._session_lines = 0  # those of a session's form (a `kind/what` type: assistant/chunk, turn/start, ...)
 
     def built_again(self, given: dict[str, Any]) -> BuildReplayScript:
         """The copy for a run takes the sidecar as this stage read it (read once: it may be a pipe)."""
@@ -90,6 +95,7 @@ class BuildReplayScript(Transform):
         for i, record in enumerate(batch.events or ()):
             if type(record) is dict and record.get("type") == CHUNK_TYPE and batch.raws[i] is not None:
                 self._duplicates(batch, i)
+            self._count(record, batch, i)
             done = grouper.feed(record, batch.position(i))
             if grouper.problems:
                 self._report(grouper.problems)
@@ -109,7 +115,33 @@ class BuildReplayScript(Transform):
             self._pending = None
         lines.append(b"]}")
         self._report([unused_override_problem(o, self.config["override"]) for o in self._grouper.unused_overrides()])
+        self._no_session()
         return self._lines(lines, self._source or "<script>")
+
+    def _count(self, record: Any, batch: Batch, i: int) -> None:
+        """One more record of the input: of a session's form or not (its first one kept, to name it)."""
+        kind = record.get("type") if type(record) is dict and not is_record(record) else None
+        if not isinstance(kind, str) or not kind:
+            return  # (no record of a type: reported as no session line already)
+        self._lines_read += 1
+        if self._first is None:
+            self._first = (kind, batch.where(i))
+        self._session_lines += "/" in kind.strip("/")
+
+    def _no_session(self) -> None:
+        """An input of records none of which is a session line (another agent's log, a canonical journal) is no
+        session: said once, at the end, rather than an empty script passed off as one with no model call."""
+        if not self._lines_read or self._session_lines or self._first is None:
+            return
+        kind, where = self._first
+        self._report([{
+            "code": "E_SESSION_LINE_INVALID", **where, "path": "$.type", "expected": "assistant/chunk, turn/start, tool/call, ...",
+            "received": shown(kind),
+            "message": f"no line of the input is a session line ({self._lines_read} records, the first of type "
+                       f"{shown(kind)!r}): this is not a session journal, and its script has no model call",
+            "howToFix": "Give `replay script` the session JSONL a harness persists (`replay schema session`); an "
+                        "agent's run journal or another agent's log is read by `replay read`, `heal` and `report`.",
+        }])
 
     # ------------------------------------------------------------------------------------------
     def _header(self, source: str | None) -> bytes:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, REPLAY, ROOT, errors_of, run_replay
+from conftest import CORPUS, EXAMPLES, REPLAY, ROOT, errors_of, run_replay
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
@@ -52,6 +52,19 @@ def test_a_session_no_line_of_which_reaches_the_script_still_names_it(tmp_path: 
     assert document == script_document([], str(session)) == {"version": 1, "session": str(session), "groups": []}
     assert list(schema("replay-script").iter_errors(document)) == []
     assert orjson.loads(run_replay("script", input=content).stdout) == script_document([])  # stdin: no name to give
+
+
+@pytest.mark.parametrize("journal", ["claude-code/representative_messages.jsonl", "two-runs"])
+def test_a_file_that_is_no_session_is_said_to_be_none(journal: str):
+    """A Claude Code log or a run journal gave an empty script and exit 0, as a session with no model call does."""
+    path = EXAMPLES / "journals" / "two-runs.jsonl" if journal == "two-runs" else CORPUS / journal
+    done = run_replay("script", str(path))
+    assert done.returncode == 1 and orjson.loads(done.stdout)["groups"] == []  # (still the whole document)
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_SESSION_LINE_INVALID" and "not a session journal" in error["message"]
+    assert error["line"] == (1 if journal != "two-runs" else 2) and error["path"] == "$.type"
+    harness_only = b'{"type":"session/start"}\n{"type":"turn/start","turn":1}\n'  # (a session with no model call)
+    assert run_replay("script", input=harness_only).returncode == 0
 
 
 def test_the_sidecar_beside_the_session_applies_and_shows_in_the_script():
