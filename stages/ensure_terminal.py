@@ -6,7 +6,15 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.events import RUN_COMPLETED, RUN_FAILED, TERMINAL_TYPES, UNKNOWN_END, event_type
+from replay.pipeline.model.events import (
+    RUN_COMPLETED,
+    RUN_FAILED,
+    TERMINAL_TYPES,
+    UNKNOWN_END,
+    event_type,
+    is_timestamp,
+    parse_timestamp,
+)
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
 
@@ -18,6 +26,18 @@ def last_timestamp(events: list[dict[str, Any]], start: int, end: int, default: 
         if ts is not None:
             return ts
     return default
+
+
+def ended_at(facts: dict[str, Any], last: Any) -> Any:
+    """The time of the end heal gives a run: when its run record says the run ended (``timings.endedAt``, which capture
+    writes: a runner killed at its timeout wrote no event then), if that is no earlier than ``last`` (the run's last
+    event's time, or its start); else ``last``."""
+    timings = facts.get("timings")
+    ended = timings.get("endedAt") if isinstance(timings, dict) else None
+    if not is_timestamp(ended):
+        return last
+    until, since = parse_timestamp(ended), parse_timestamp(last)
+    return ended if until is not None and (since is None or until >= since) else last
 
 
 @register("ensure_terminal")
@@ -40,7 +60,7 @@ class InsertTerminalEvent(RunScoped):
             return []
         facts = run.facts or {}
         status = facts.get("status")
-        ts = run.state["last"] or facts.get("timestamp")
+        ts = ended_at(facts, run.state["last"] or facts.get("timestamp"))
         payload: dict[str, Any]
         if status == "ok":
             etype, payload, why = RUN_COMPLETED, {}, "the run record says status ok"

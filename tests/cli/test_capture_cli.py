@@ -206,6 +206,12 @@ def test_timeout_kills_runner_and_grandchild_and_keeps_the_streamed_event(tmp_pa
     assert not alive(runner) and not alive(grandchild)
     assert raw["process"]["timedOut"] is True and raw["process"]["signal"] == "SIGTERM"
     assert load(summary["files"]["artifact"])["events"][0]["type"] == "run_started"
+    # the end heal gives the run is when it ended (the run record's timings), not its last event's time: a report of
+    # the killed run shows the second it ran, not 0ms
+    healed = load(summary["files"]["healed"])
+    assert healed["events"][-1]["type"] == "run_failed" and healed["events"][-1]["timestamp"] == healed["timings"]["endedAt"]
+    report = json.loads(run_replay("report", "--format", "json", summary["files"]["healed"]).stdout)
+    assert report["runs"][0]["durationMs"] >= 1000
 
 
 def test_stdout_cap(tmp_path):

@@ -338,6 +338,16 @@ def test_terminal_without_run_facts_is_an_honest_failure():
     assert repairs[0]["decision"] == "inferred" and "interrupted" in repairs[0]["message"]
 
 
+@pytest.mark.parametrize(("ended", "stamp"), [
+    ("2026-03-01T12:00:09.500Z", "2026-03-01T12:00:09.500Z"),  # (a runner killed at its timeout: no event then)
+    ("2026-03-01T11:00:00.000Z", "2026-03-01T12:00:00.000Z"),  # (before the last event: that one's time)
+    ("soon", "2026-03-01T12:00:00.000Z"), (None, "2026-03-01T12:00:00.000Z")])
+def test_the_inserted_end_is_when_the_run_record_says_the_run_ended(ended, stamp):
+    record = RUN | {"status": "error", "timings": {"startedAt": RUN["timestamp"], "endedAt": ended}}
+    out, _ = one(InsertTerminalEvent(), [record, ev(1, "run_started"), ev(2, "x")])
+    assert (out[-1]["type"], out[-1]["timestamp"]) == ("run_failed", stamp)
+
+
 def test_terminal_not_inserted_when_present_and_each_run_gets_its_own():
     out, repairs = one(InsertTerminalEvent(), [ev(1, "run_completed"), ev(2, "late"), ev(1, "x", run="r2")])
     assert [e["type"] for e in out] == ["run_completed", "late", "x", "run_failed"]
