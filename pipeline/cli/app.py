@@ -472,7 +472,12 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
         command = ctx.command if ctx is not None else None
         known = own_flags(command) if command is not None else []
         advice = how_to_fix("E_UNKNOWN_FLAG", typed)
-        if command is not None and command.name == DEFAULT_COMMAND:
+        replays = own_flags(ctx.find_root().command) if ctx is not None else []
+        flag = (exc.option_name or "").partition("=")[0]
+        if command is not None and flag in replays and ctx is not None and ctx.parent is not None:
+            advice = (f"{flag} is a flag of replay itself, not of `{typed}`: put it before the command, "
+                      f"`replay {flag} ... {command.name} ...` (replay's own flags: {', '.join(replays)}).")
+        elif command is not None and command.name == DEFAULT_COMMAND:
             advice = ("Run `replay capture --help` to list the flags; a prompt that starts with '-' goes after "
                       "`--`: `replay -- '-v or -q?'`.")
         return diagnostic("E_UNKNOWN_FLAG", message, path=typed, received=exc.option_name, howToFix=advice,

@@ -43,6 +43,19 @@ def test_a_lone_prompt_that_names_a_file_or_folder_is_a_command_left_out(tmp_pat
     assert (tmp_path / ".replay" / "journal").is_dir()
 
 
+@pytest.mark.parametrize("argv", [["validate", "--max-errors", "0"], ["heal", "--log-level=debug"],
+                                  ["incident", "import", "--max-errors", "0"]])
+def test_replays_own_flag_after_the_command_is_told_where_it_goes(argv: list[str]) -> None:
+    """The advice of E_NOTICES_SUPPRESSED is `replay --max-errors 0 ...`; written after the command (as every other
+    flag is), it was only "No such option", where a flag of the command's put before it is told where it goes."""
+    proc = run_replay(*argv, "x.jsonl")
+    assert proc.returncode == 2 and proc.stdout == b""
+    (error,) = errors_of(proc.stderr)
+    flag = argv[-2] if argv[-2].startswith("--") else argv[-1].partition("=")[0]
+    assert error["code"] == "E_UNKNOWN_FLAG" and f"put it before the command, `replay {flag} ..." in error["howToFix"]
+    assert "put it before" not in errors_of(run_replay("validate", "--bogus", "x").stderr)[0]["howToFix"]
+
+
 def test_a_closed_stdin_is_refused_before_any_output() -> None:
     import subprocess
 
