@@ -332,8 +332,13 @@ def _quoted_excerpt(text: str) -> str:
     return exactjson.dumps(excerpt(text, EXCERPT)).decode()
 
 
+# where a message's text is in its payload, first found first; ``response``: the assistant_message heal makes of a run
+# record's final response (synthesize_assistant_message)
+MESSAGE_TEXT_KEYS = ("text", "content", "message", "prompt", "response")
+
+
 def _message_text(payload: dict[str, Any]) -> str | None:
-    for key in ("text", "content", "message", "prompt"):
+    for key in MESSAGE_TEXT_KEYS:
         value = payload.get(key)
         if isinstance(value, str) and value:
             return value

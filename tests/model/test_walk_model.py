@@ -175,6 +175,12 @@ def test_message_texts_are_excerpts():
     assert len(line.detail) < 80 and line.detail.endswith('…"')
 
 
+def test_the_message_heal_makes_of_a_final_response_shows_its_text():
+    """heal's synthesize_assistant_message writes the run record's response as ``payload.response``: walk showed a blank."""
+    line = read_record({"type": "assistant_message", "payload": {"response": "3 files"}, "synthetic": True})
+    assert '"3 files"' in line.detail
+
+
 def test_text_columns_split_on_whitespace():
     line = read_record({"kind": "step.completed", "step_id": "step-1", "exit_code": 0,
                         "verification": {"type": "exit_code", "verdict": "ok"}})
