@@ -23,6 +23,9 @@ class _Tally:
         self.events = 0
         self.runs = 0
         self.run: Run | None = None
+        # Where the input came in the stream (the count of inputs before it there), once a record of it did: its place
+        # among the summaries. None while only errors named it (they come on other ports, ahead of or behind the stream).
+        self.place: int | None = None
 
     def summary(self) -> dict[str, Any]:
         line: dict[str, Any] = {"source": self.source, "kind": self.kind, "valid": self.errors == 0,
@@ -50,12 +53,30 @@ class ValidateSummary(Transform):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.tallies: dict[str, _Tally] = {}
+        self.placed = 0  # the inputs the stream brought so far
 
     def _tally(self, source: str) -> _Tally:
         tally = self.tallies.get(source)
         if tally is None:
             tally = self.tallies[source] = _Tally(source)
         return tally
+
+    def _in_stream(self, source: str) -> _Tally:
+        """The tally of ``source``, whose records the stream brings: placed where they came, if none came before.
+
+        The stream is in input order; the errors ports are not in step with it (an error a stage before validate found
+        in one input may come ahead of the stream's records of the inputs before it), so they place nothing."""
+        tally = self._tally(source)
+        if tally.place is None:
+            tally.place = self.placed
+            self.placed += 1
+        return tally
+
+    def _in_order(self) -> list[_Tally]:
+        """The tallies in input order: as the stream brought them; those only errors named (an input of which no record
+        came), after them, in the order their errors came."""
+        unplaced = self.placed  # (sorted stably: those after the placed keep their order)
+        return sorted(self.tallies.values(), key=lambda t: unplaced if t.place is None else t.place)
 
     def __call__(self, batch: Batch) -> None:
         if batch.port == "errors":
@@ -66,14 +87,14 @@ class ValidateSummary(Transform):
         if batch.port is not None:
             return None
         if batch.clean is not None:  # whole valid runs, counted by the screen
-            tally = self._tally(batch.source)
+            tally = self._in_stream(batch.source)
             tally.runs += batch.clean[0]
             tally.events += batch.clean[1]
             tally.run = None
             return None
         if not batch.events:
             return None
-        tally = self._tally(batch.source)  # (one input's: a batch is of one source)
+        tally = self._in_stream(batch.source)  # (one input's: a batch is of one source)
         for record in batch.events:
             kind = record_kind(record)
             if kind == SOURCE_RECORD:
@@ -100,5 +121,5 @@ class ValidateSummary(Transform):
         if not self.tallies:  # not one record came (an empty file, blank lines): the inputs are valid, and empty
             for path in expand_paths(self.config["paths"]):
                 self._tally(source_name(path))
-        done = [t.summary() for t in self.tallies.values()]
+        done = [t.summary() for t in self._in_order()]
         return Batch.of(done, "<validate_summary>") if done else None

@@ -6,6 +6,7 @@ import copy
 import gzip
 import os
 import pty
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import REPLAY, errors_of, jsonl, run_replay
+from conftest import EXAMPLES, REPLAY, ROOT, errors_of, jsonl, run_replay
 
 from replay.pipeline.engine import exactjson
 
@@ -288,6 +289,26 @@ def test_read_then_validate_in_a_pipe(tmp_path: Path) -> None:
     assert done.returncode == 1
     (error,) = errors_of(done.stderr)
     assert (error["code"], error["line"], error["received"]) == ("E_ARTIFACT_EVENT_SEQ_INVALID", 3, 9)
+
+
+def test_read_then_validate_gives_the_summaries_in_input_order_as_validate_of_the_folder_does(tmp_path: Path) -> None:
+    """An error found before validate (parse's: a line that is no JSON) came to the summary ahead of the records of
+    the inputs before its own, and its input's summary came first (the test corpus's codex rollout, every time; a
+    folder of small files, now and then)."""
+    folder = tmp_path / "in"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "corpus", folder / "corpus")
+    for name in ("a", "c", "e"):
+        shutil.copy(EXAMPLES / "journals" / "two-runs.jsonl", folder / f"{name}.jsonl")
+    for name in ("b", "d"):
+        (folder / f"{name}.jsonl").write_bytes(b'{"$record":"run","runId":"x","prompt":"p","status":"ok"}\n{bad\n')
+    named = run_replay("validate", "in", cwd=tmp_path)
+    sources = [s["source"] for s in jsonl(named.stdout)]
+    assert sources == sorted(sources) and len(sources) == 14
+    read = run_replay("read", "in", cwd=tmp_path)
+    for _ in range(3):
+        piped = run_replay("validate", input=read.stdout, cwd=tmp_path)
+        assert piped.stdout == named.stdout
+        assert piped.returncode == named.returncode == 1
 
 
 def test_pass_through_keeps_the_stream_byte_for_byte() -> None:
