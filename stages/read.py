@@ -28,6 +28,7 @@ from replay.pipeline.io.journals import (
     expand_paths,
     head_format,
     is_document,
+    is_record_array,
     open_journal,
     source_name,
 )
@@ -56,7 +57,8 @@ class ReadJournal(Source):
         "poll_seconds": Option(float, 0.2, "how often --follow looks for new data", minimum=0.001),
         "json_files": Option(str, "split", "a .json file (one JSON document): 'split' into its run record and events, "
                              "or 'whole' as one {\"$record\": \"document\"} record (what validate checks against the artifact schema; "
-                             "another agent's document, an OpenHands event list or a mini-swe-agent trajectory, is split)",
+                             "an array, a journal written as one (an OpenHands event list too), and a mini-swe-agent "
+                             "trajectory are split)",
                              choices=("split", "whole")),
         "end_offset": Option(int, 0, "stop reading each input at this byte offset: the lines that start before it are "
                              "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends", minimum=0),
@@ -166,7 +168,9 @@ class ReadJournal(Source):
 
     async def _read_whole(self, reader: Reader, source: str, out: Output) -> None:
         """One JSON document, whole: a document record, or E_ARTIFACT_JSON_INVALID where it does not parse; one
-        longer than max_line_bytes is not read past its limit (E_JSONL_LINE_TOO_LONG, as ``_read_one`` says it)."""
+        longer than max_line_bytes is not read past its limit (E_JSONL_LINE_TOO_LONG, as ``_read_one`` says it). An
+        array is no artifact but a journal written as one: its records, as ``_read_one`` gives them; so is another
+        agent's run in one object (a trajectory)."""
         limit = self.config["max_line_bytes"]
         parts = []
         size = 0
@@ -185,9 +189,12 @@ class ReadJournal(Source):
         self._note_duplicates(source, data, document, skipped)
         from replay.pipeline.model.dialects.detect import document_dialect
 
-        if document_dialect(document) is not None:  # no artifact: its records, as `dialect` maps them
-            await self._send(list(document_items(document, source, self.batch_events)) if isinstance(document, list)
-                             else [_trajectory_batch(document, source)], out)
+        if is_record_array(document):  # no artifact: a journal written as an array (another agent's event list too),
+            # split into its records as a read of it splits them (`dialect` maps another agent's)
+            await self._send(list(document_items(document, source, self.batch_events)), out)
+            return
+        if document_dialect(document) is not None:  # no artifact: another agent's run in one object, for `dialect`
+            await self._send([_trajectory_batch(document, source)], out)
             return
         batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
         batch.pointers = ["$"]

@@ -458,9 +458,16 @@ _WS = b" \t\r\n"
 LINES, DOCUMENT = "lines", "document"
 
 
+def is_record_array(value: Any) -> bool:
+    """A journal written as one JSON array of its records (replay's, or another agent's event list): read as the
+    records it holds (``document_items``), each at its JSON path (``$[3]``), whatever they are; an element that is no
+    record is reported as such where it sits."""
+    return isinstance(value, list)
+
+
 def is_document(value: Any) -> bool:
     """An array of records, or an artifact: an object with an ``events`` array (not a reserved record)."""
-    return isinstance(value, list) or (
+    return is_record_array(value) or (
         isinstance(value, dict) and isinstance(value.get("events"), list) and "$record" not in value
     )
 

@@ -54,7 +54,7 @@ def changed(change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
 # (code, artifact content (bytes are written as they are), path, expected, received)
 SITUATIONS: list[tuple[str, Any, str, Any, Any]] = [
     ("E_ARTIFACT_JSON_INVALID", b'{"schemaVersion": "1.0.0", "events": [', "$", "one JSON object", '{"schemaVersion": "1.0.0", "events": ['),
-    ("E_ARTIFACT_SHAPE_INVALID", [GOOD], "$", "object", "array"),
+    ("E_ARTIFACT_SHAPE_INVALID", 42, "$", "object", 42),  # (an array is no artifact: a journal written as one)
     ("E_ARTIFACT_TYPE_INVALID", changed(lambda d: d.update(artifactType="heal-log")), "$.artifactType", "replay", "heal-log"),
     ("E_SCHEMA_VERSION_UNSUPPORTED", changed(lambda d: d.update(schemaVersion="2.0.0")), "$.schemaVersion", "1.0.0", "2.0.0"),
     ("E_ARTIFACT_ID_INVALID", changed(lambda d: d.pop("id")), "$.id", "non-empty string", "missing"),
@@ -309,6 +309,36 @@ def test_read_then_validate_gives_the_summaries_in_input_order_as_validate_of_th
         piped = run_replay("validate", input=read.stdout, cwd=tmp_path)
         assert piped.stdout == named.stdout
         assert piped.returncode == named.returncode == 1
+
+
+def test_a_json_array_of_records_is_validated_as_the_journal_it_holds_as_read_reads_it(tmp_path: Path) -> None:
+    """validate read a .json file whole, as an artifact, and refused an array (E_ARTIFACT_SHAPE_INVALID, "not array",
+    events 0) that read, report and heal read as a journal written as an array."""
+    records = jsonl((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    array = write_json(tmp_path / "arr.json", records)
+    done = run_replay("validate", str(array))
+    assert (done.returncode, errors_of(done.stderr)) == (0, [])
+    assert jsonl(done.stdout) == [{"source": str(array), "kind": "stream", "valid": True, "errors": 0, "events": 11,
+                                   "runs": 2}]
+    piped = run_replay("validate", input=run_replay("read", str(array)).stdout)
+    assert jsonl(piped.stdout)[0] == {**jsonl(done.stdout)[0], "source": "<stdin>"}
+
+
+def test_a_mixed_json_array_has_each_problem_at_its_records_path_as_read_says_it(tmp_path: Path) -> None:
+    """An element that is no record is what read says it is (E_EVENT_NOT_OBJECT at ``$[3]``), once; the events are
+    checked where they sit in the array."""
+    records: list[Any] = jsonl((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    records[3] = 7
+    records[5] = {**records[5], "seq": 9}
+    array = write_json(tmp_path / "mixed.json", records)
+    done = run_replay("validate", str(array))
+    assert done.returncode == 1
+    got = [(e["code"], e["path"]) for e in errors_of(done.stderr)]
+    assert got == [("E_EVENT_NOT_OBJECT", "$[3]"), *(("E_ARTIFACT_EVENT_SEQ_INVALID", f"$[{k}].seq") for k in (4, 5, 6))]
+    read = run_replay("read", str(array))
+    assert errors_of(read.stderr) == errors_of(done.stderr)[:1]
+    assert jsonl(done.stdout) == [{"source": str(array), "kind": "stream", "valid": False, "errors": 4, "events": 10,
+                                   "runs": 2}]
 
 
 def test_pass_through_keeps_the_stream_byte_for_byte() -> None:

@@ -135,7 +135,8 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     """Validate replay artifacts and journals against the canonical formats.
 
     Artifacts are checked against `replay schema replay-artifact`, journal lines against
-    `replay schema stream`; in each run, seq must go 1, 2, ... n. Every problem of every input is
+    `replay schema stream` (a .json file holding an array is a journal written as one, checked as
+    read reads it, each record at its path $[k]); in each run, seq must go 1, 2, ... n. Every problem of every input is
     reported, not only the first. PATHs and --in PATH mean the same (PATHs first, like read, heal and
     report); files are checked in parallel (--workers, --engine dask), the output in input order
     whatever the workers. Without either, the stream on stdin is validated (a JSON artifact piped on
