@@ -18,7 +18,7 @@ from replay.pipeline.io.journals import is_url
 from replay.pipeline.io.run_files import write_file
 from replay.pipeline.io.staging import atomic_output
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, SUMMARY_RECORD
-from replay.pipeline.report.model import Aggregate, aggregate, first_problems
+from replay.pipeline.report.model import Aggregate, aggregate, first_problems, status_of
 from replay.pipeline.report.spool import SpooledSummaries
 from replay.pipeline.report.streaming import Streamed, joined
 
@@ -101,7 +101,7 @@ class RenderReport(Sink):
                 if kind == SUMMARY_RECORD:
                     keep(record)
                     totals.add(record)
-                    statuses[record.get("status")] += 1
+                    statuses[status_of(record)] += 1
                 elif kind == DIAGNOSTICS_RECORD:
                     diagnostics.update(record.get("byCode") or {})
                     first_problems(first, record.get("first") or ())

@@ -767,7 +767,7 @@ class Aggregate:
                 ended == self.end and leap_rank(ends) > leap_rank(self.end_stamp))):
             self.end, self.end_stamp = ended, ends
         self.runs += 1
-        self.statuses[s["status"]] += 1
+        self.statuses[status_of(s)] += 1
         self.events += s["events"]["total"]
         self.repairs += s["repairs"]["total"]
 
@@ -887,6 +887,13 @@ def format_count(value: Any) -> str:
     if value is None:
         return "-"
     return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def status_of(summary: dict[str, Any]) -> str:
+    """A summary's status as the counts take it: ``ok`` or ``unknown`` as written, anything else (a summary record
+    read from a file may say anything) a failure, ``error``."""
+    status = summary.get("status")
+    return status if status in ("ok", "unknown") else "error"  # type: ignore[return-value]
 
 
 def run_statuses(runs: dict[str, int], separator: str = ", ", error: str = "error") -> str:

@@ -389,7 +389,7 @@ def test_summarize_and_report_stages_in_a_pipeline_config(tmp_path):
 
 
 @pytest.mark.parametrize("config, path, given", [
-    ('chain = [{type = "report", format = "json"}]\n', "chain[0]", "parse"),  # (as a chain has it)
+    ('chain = [{type = "report", format = "json"}]\n', "chain[0]", "dialect"),  # (as a chain has it: read, parse, dialect)
     ('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n[stages.sum]\ntype = "summarize"\n'
      'inputs = ["parse"]\n[stages.r]\ntype = "report"\ninputs = ["sum", "parse.errors"]\n', "stages.r.inputs", "parse.errors"),
 ])

@@ -109,6 +109,14 @@ def test_a_run_that_tells_no_end_is_unknown_raw_or_healed():
     assert agg["runs"] == {"total": 7, "ok": 2, "error": 3, "unknown": 2} and agg["errors"]["total"] == 3
 
 
+def test_a_summary_read_back_with_a_status_of_its_own_counts_as_failed():
+    """Summaries read from a file (the `summaries` stage) may say anything: what is neither ok nor unknown counts as a
+    failure, as every status but ok did before unknown was one (the totals add up to the runs)."""
+    base = summarize_run(None, [ev(1, "run_started"), ev(2, "run_completed")])
+    agg = aggregate([base, {**base, "status": "failed"}, {**base, "status": "unknown"}])
+    assert agg["runs"] == {"total": 3, "ok": 1, "error": 1, "unknown": 1}
+
+
 def test_heals_end_is_no_failure_mark_on_the_timeline():
     s = summarize_run(None, [ev(1, "run_started"), {**ev(2, "run_failed", **UNKNOWN_END), "synthetic": True}])
     assert [m.get("failed", False) for m in s["timeline"]["marks"]] == [False, False]
