@@ -339,7 +339,10 @@ class RunScoped(Transform):
             self.run = None  # opened by a record that is no run (a file's source record): nothing to close
         before = self.run
         vanished = before is not None and 0 < before.events == self._dropped
-        self._finish_run(i, follows=not self.inputs.begins(record, source))
+        begins = self.inputs.begins(record, source)
+        self._finish_run(i, follows=not begins)
+        if begins:  # another input (the same file read again, too): no run of the one before it is kept apart from
+            self._kept, self._gone = None, []  # a run of this one (_keep_apart), whatever their names
         if not is_record(record):
             self._starts.append((i, len(self._before.get(i, ())), vanished))
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None

@@ -97,10 +97,18 @@ def test_the_report_counts_each_repair_where_heal_put_it(tmp_path: Path, data: b
 ONE_EVENT = b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n'
 
 
+# Found by this test: the second copy's r1 was kept apart from the first copy's r1 by an invented run record (r0 between
+# them dropped whole), as if they were one input's two runs of one id: the inputs bear one name
+DROPPED_BEFORE_A_RUN = (
+    b'{"seq":1,"timestamp":"2026-03-01T23:59:58.000Z","type":"tool_completed","runId":"r0","payload":{"callId":"orphan"}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r1","payload":{}}\n')
+
+
 @settings(SETTINGS, max_examples=60)
 @given(journals(unique=True))
 @example(data=VANISHING_LAST)
 @example(data=ONE_EVENT)
+@example(data=DROPPED_BEFORE_A_RUN)
 def test_a_file_read_twice_heals_as_two_copies_of_it(tmp_path: Path, data: bytes):
     """`heal x x` writes what `heal x` writes after each of read's marks, and twice its heal records and log lines:
     the heal records of its runs heal dropped whole were one for both copies (`"repairs": 2`), and a copy's first
