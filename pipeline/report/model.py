@@ -629,15 +629,21 @@ class RunTally:
         return errors
 
     def _usage(self) -> dict[str, Any] | None:
+        """The run's usage: its run record's usage object, when that gives a count, else the sum of its events' (a count
+        none of them gave is 0). ``costUsd`` is null when no usage object gave a cost: none is claimed that nobody
+        recorded (the run record's cost, else the sum of its events' costs, when the run record gives none)."""
         declared = usage_of((self.record or {}).get("usage"))
-        if declared is None and self.event_usage["_seen"]:
-            declared = {k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage}
+        summed: dict[str, float] | None = ({k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage}
+                  if self.event_usage["_seen"] else None)
+        cost = (declared or {}).get("costUsd", (summed or {}).get("costUsd"))
+        if declared is None:
+            declared = summed
         if declared is None:
             return None
         return {
             "inputTokens": number(declared.get("inputTokens", 0)),
             "outputTokens": number(declared.get("outputTokens", 0)),
-            "costUsd": money(declared.get("costUsd", 0)),
+            "costUsd": None if cost is None else money(cost),
         }
 
     def _timeline(self, start: datetime | None, duration: Any, calls: list[dict[str, Any]],
@@ -725,7 +731,7 @@ class Aggregate:
         self.by_tool: dict[str, dict[str, Any]] = {}
         self.tokens_in: int | float = 0  # ints stay exact, however large
         self.tokens_out: int | float = 0
-        self.costs: list[float] = []
+        self.costs: list[float] = []  # of the runs that recorded a cost
         self.with_usage = 0
         self.durations: list[float] = []
         self.start: datetime | None = None
@@ -755,7 +761,8 @@ class Aggregate:
             self.with_usage += 1
             self.tokens_in = _plus(self.tokens_in, s["usage"]["inputTokens"])
             self.tokens_out = _plus(self.tokens_out, s["usage"]["outputTokens"])
-            self.costs.append(s["usage"]["costUsd"])
+            if s["usage"]["costUsd"] is not None:
+                self.costs.append(s["usage"]["costUsd"])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
         starts, ends = s.get("startedAt"), s.get("endedAt")
@@ -796,7 +803,8 @@ class Aggregate:
                           "byTool": {name: _finish_stats(self.by_tool[name]) for name in sorted(self.by_tool)}},
             "errors": {"total": sum(self.by_code.values()), "byCode": dict(sorted(self.by_code.items()))},
             "usage": {"inputTokens": number(self.tokens_in), "outputTokens": number(self.tokens_out),
-                      "costUsd": money(_money_sum(self.costs)), "runsWithUsage": self.with_usage},
+                      "costUsd": money(_money_sum(self.costs)) if self.costs else None,
+                      "runsWithUsage": self.with_usage},
             "repairs": {"total": self.repairs, "byRule": dict(sorted(self.by_rule.items()))},
             "unattributedRepairs": {"total": sum(u["total"] for u in self.unattributed),
                                     "byRule": dict(sorted(self.unattributed_by_rule.items())), "runs": self.unattributed},

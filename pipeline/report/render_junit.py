@@ -37,7 +37,7 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
         ("events", agg["events"]["total"]), ("toolCalls", agg["toolCalls"]["total"]),
         ("failedToolCalls", agg["toolCalls"]["error"]), ("repairs", agg["repairs"]["total"]),
         ("unattributedRepairs", agg["unattributedRepairs"]["total"]),
-        ("inputTokens", usage["inputTokens"]), ("outputTokens", usage["outputTokens"]), ("costUsd", usage["costUsd"]),
+        ("inputTokens", usage["inputTokens"]), ("outputTokens", usage["outputTokens"]), ("costUsd", "-" if usage["costUsd"] is None else usage["costUsd"]),  # (no run recorded a cost)
         ("inputProblems", agg["diagnostics"]["total"]),
     ):
         ET.SubElement(props, "property", name=name, value=text(value))

@@ -583,7 +583,7 @@ def test_a_count_written_beyond_a_double_counts_as_the_whole_number_it_writes(tm
     document = json.loads(done.stdout)
     assert [run["usage"] for run in document["runs"]] == [
         {"inputTokens": 10**400, "outputTokens": 5, "costUsd": 25 * 10**399},
-        {"inputTokens": 10**400, "outputTokens": 1500, "costUsd": 0}]
+        {"inputTokens": 10**400, "outputTokens": 1500, "costUsd": None}]
     assert document["aggregate"]["usage"]["inputTokens"] == 2 * 10**400
     text = run_replay("report", str(path))
     assert text.returncode == 0 and b"10,000,000,000," in text.stdout
@@ -599,7 +599,7 @@ def test_usage_counts_near_the_digit_limit_still_add_up_to_a_printable_total(tmp
     done = run_replay("report", "--format", "json", str(path))
     assert done.returncode == 0, done.stderr
     assert [run["usage"] for run in json.loads(done.stdout)["runs"]] == [
-        None, None, {"inputTokens": 2, "outputTokens": 3, "costUsd": 0}]
+        None, None, {"inputTokens": 2, "outputTokens": 3, "costUsd": None}]
     notices = [json.loads(line) for line in done.stderr.splitlines()]
     assert [(n["code"], n["line"]) for n in notices] == [("E_USAGE_NOT_COUNTED", 1), ("E_USAGE_NOT_COUNTED", 2)]
     assert run_replay("report", str(path)).returncode == 0
@@ -623,14 +623,14 @@ def test_a_usage_value_that_is_no_count_is_a_notice_and_the_rest_of_its_usage_co
     runs = json.loads(run_replay("report", "--format", "json", str(path)).stdout)["runs"]
     assert [run["usage"] for run in runs] == [{"inputTokens": 0, "outputTokens": 7, "costUsd": 0.5},
                                               {"inputTokens": 0, "outputTokens": 0, "costUsd": 1},
-                                              {"inputTokens": 3, "outputTokens": 0, "costUsd": 0},
-                                              {"inputTokens": 0, "outputTokens": 2, "costUsd": 0}]
+                                              {"inputTokens": 3, "outputTokens": 0, "costUsd": None},
+                                              {"inputTokens": 0, "outputTokens": 2, "costUsd": None}]
     record = tmp_path / "record.jsonl"  # the run record's own usage: the notice names its line
     record.write_text('{"$record":"run","runId":"r","status":"ok","usage":{"inputTokens":"12","outputTokens":4}}\n')
     done = run_replay("report", "--format", "json", str(record))
     [notice] = [json.loads(line) for line in done.stderr.splitlines()]
     assert (done.returncode, notice["line"], notice["received"]) == (0, 1, 'inputTokens "12"')
-    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 0, "outputTokens": 4, "costUsd": 0}
+    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 0, "outputTokens": 4, "costUsd": None}
 
 
 def test_a_usage_number_no_count_holds_is_a_notice_and_the_run_shows_no_usage(tmp_path: Path) -> None:
@@ -642,7 +642,7 @@ def test_a_usage_number_no_count_holds_is_a_notice_and_the_run_shows_no_usage(tm
     done = run_replay("report", "--format", "json", str(path))
     assert done.returncode == 0, done.stderr
     assert [run["usage"] for run in json.loads(done.stdout)["runs"]] == [{"inputTokens": 7, "outputTokens": 5,
-                                                                          "costUsd": 0}, None, None]
+                                                                          "costUsd": None}, None, None]
     notices = [json.loads(line) for line in done.stderr.splitlines()]
     assert [(n["code"], n["level"], n["event"], n["source"], n["line"], n["runId"]) for n in notices] == [
         ("E_USAGE_NOT_COUNTED", "warning", "report.notice", str(path), 2, "r2"),

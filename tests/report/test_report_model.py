@@ -155,7 +155,26 @@ def test_usage_falls_back_to_event_payloads_in_either_spelling():
 def test_usage_of_the_run_record_wins_over_event_payloads():
     s = summarize_run({"$record": "run", "runId": "r", "usage": {"inputTokens": 1}},
                       [ev(1, "assistant_message", usage={"inputTokens": 99})])
-    assert s["usage"] == {"inputTokens": 1, "outputTokens": 0, "costUsd": 0}
+    assert s["usage"] == {"inputTokens": 1, "outputTokens": 0, "costUsd": None}
+
+
+def test_a_cost_nobody_recorded_is_null_not_zero_and_a_recorded_zero_stays_zero():
+    """Claude Code and OpenHands record tokens, never a cost: their runs showed $0.00, a cost nobody recorded."""
+    tokens_only = summarize_run(None, [ev(1, "assistant_message", usage={"input_tokens": 7, "output_tokens": 3})])
+    assert tokens_only["usage"] == {"inputTokens": 7, "outputTokens": 3, "costUsd": None}
+    record_only = summarize_run({"$record": "run", "runId": "r", "usage": {"inputTokens": 10, "outputTokens": 5}}, [])
+    assert record_only["usage"] == {"inputTokens": 10, "outputTokens": 5, "costUsd": None}
+    free = summarize_run(None, [ev(1, "assistant_message", usage={"inputTokens": 7, "costUsd": 0})])
+    assert free["usage"]["costUsd"] == 0
+    # the run record gives tokens but no cost: the cost its events recorded is the run's (none was claimed 0)
+    priced = summarize_run({"$record": "run", "runId": "r", "usage": {"inputTokens": 1}},
+                           [ev(1, "assistant_message", usage={"inputTokens": 99, "costUsd": 0.25})])
+    assert priced["usage"] == {"inputTokens": 1, "outputTokens": 0, "costUsd": 0.25}
+    totals = aggregate([tokens_only, record_only])["usage"]
+    assert totals == {"inputTokens": 17, "outputTokens": 8, "costUsd": None, "runsWithUsage": 2}
+    totals = aggregate([tokens_only, free, priced])["usage"]
+    assert totals["costUsd"] == 0.25 and totals["runsWithUsage"] == 3  # the sum over the runs that recorded one
+    assert aggregate([])["usage"]["costUsd"] is None
 
 
 def test_no_usage_is_null_not_zero():
@@ -253,7 +272,7 @@ def test_usage_beyond_a_double_counts_as_its_whole_number_or_is_named_as_held_by
     fraction = "1." + "0" * 400 + "1e400"
     assert usage(fraction) == (None, [f"inputTokens {fraction[:24]}...{fraction[-12:]}"])
     s = summarize_run(None, [ev(1, "assistant_message", usage=exactjson.loads('{"inputTokens": 1e400}'))])
-    assert s["usage"] == {"inputTokens": 10**400, "outputTokens": 0, "costUsd": 0}
+    assert s["usage"] == {"inputTokens": 10**400, "outputTokens": 0, "costUsd": None}
 
 
 def test_missing_type_is_counted_under_a_placeholder():
