@@ -16,7 +16,7 @@ import math
 import operator
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -51,10 +51,24 @@ STATUSES = ("ok", "error", "unknown")  # a run's status in a report (``RunTally.
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
 _READ_TYPES = TOOL_TYPES | {RUN_FAILED}  # the events whose payload a summary reads (besides its usage)
+# The prompt cache's input tokens a usage object counts, by the names it gives them (``export --otlp`` reads these too,
+# as ``gen_ai.usage.cache_read.input_tokens`` / ``cache_creation.input_tokens``): read from the cache, and written to it.
+# Anthropic counts them beside ``input_tokens``, which leaves them out; Codex's ``cached_input_tokens`` is a part of its
+# ``input_tokens`` (as OpenAI counts cached tokens), and so are the cache counts beside a ``prompt_tokens`` (LiteLLM's,
+# as OpenHands writes them, counts them in).
+CACHE_TOKENS = {
+    "cacheReadTokens": ("cache_read_input_tokens", "cached_input_tokens", "cacheReadInputTokens"),
+    "cacheCreationTokens": ("cache_creation_input_tokens", "cacheCreationInputTokens"),
+}
+CACHED_IN_INPUT = frozenset({"cached_input_tokens"})  # names of a count that is a part of the input count
+_PROMPT_NAMES = frozenset({"promptTokens", "prompt_tokens"})  # an input count that counts the cache's tokens in
+# A report's usage: its keys, each read under the first of its names a usage object gives. ``cacheReadTokens`` and
+# ``cacheCreationTokens`` are the cache's input tokens the input count leaves out (a report adds them to it, ``tokens_in``).
 _USAGE_KEYS = {
     "inputTokens": ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
     "outputTokens": ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
     "costUsd": ("costUsd", "cost_usd"),
+    **{key: tuple(name for name in names if name not in CACHED_IN_INPUT) for key, names in CACHE_TOKENS.items()},
 }
 ERROR_FIELDS = ("error", "message", "reason", "code")  # the payload fields error_of reads
 # Every field of an event a summary reads (records are read whole): ``parse`` need decode no other (``fields``).
@@ -179,7 +193,9 @@ def as_run_id(value: Any) -> str | None:
 
 
 def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | None = None) -> dict[str, float] | None:
-    """``{inputTokens, outputTokens, costUsd}`` from a usage object (camelCase or snake_case), or None. A count or
+    """``{inputTokens, outputTokens, costUsd, cacheReadTokens, cacheCreationTokens}`` (those it gives) from a usage object
+    (camelCase or snake_case), or None; the cache's counts only where the input count leaves them out (``CACHE_TOKENS``:
+    not Codex's ``cached_input_tokens``, nor those beside a ``prompt_tokens``). A count or
     cost is a number >= 0 (as validate holds it); any other value (a string ``"45"``, a negative number, ``true``) is
     not one: that field is left out, named in ``skipped`` (``'inputTokens "45"'``) when no other name of its key gives
     a count, and the rest of the object still counts (null is a field not given).
@@ -191,7 +207,10 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
     if not isinstance(value, dict):
         return None
     found: dict[str, float] = {}
+    via = None  # the name the input count was read under
     for key, names in _USAGE_KEYS.items():
+        if via in _PROMPT_NAMES and key in CACHE_TOKENS:
+            continue  # (counted in that input count already)
         bad = None  # the names of the key that held no count, while no other name gives one
         for name in names:
             number_ = held = value.get(name)
@@ -207,6 +226,8 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
                 return None
             if (number_.__class__ is int or _is_number(number_)) and number_ >= 0:
                 found[key] = number_
+                if key == "inputTokens":
+                    via = name
                 break
             bad = [*(bad or ()), name]
         else:
@@ -633,18 +654,22 @@ class RunTally:
         none of them gave is 0). ``costUsd`` is null when no usage object gave a cost: none is claimed that nobody
         recorded (the run record's cost, else the sum of its events' costs, when the run record gives none)."""
         declared = usage_of((self.record or {}).get("usage"))
-        summed: dict[str, float] | None = ({k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage}
-                  if self.event_usage["_seen"] else None)
+        summed: dict[str, float] | None = (
+            {k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage} if self.event_usage["_seen"] else None)
         cost = (declared or {}).get("costUsd", (summed or {}).get("costUsd"))
         if declared is None:
             declared = summed
         if declared is None:
             return None
-        return {
+        usage = {
             "inputTokens": number(declared.get("inputTokens", 0)),
             "outputTokens": number(declared.get("outputTokens", 0)),
             "costUsd": None if cost is None else money(cost),
         }
+        for key in CACHE_TOKENS:  # (only when a usage object gave them: other journals' reports stay as they were)
+            if key in declared:
+                usage[key] = number(declared[key])
+        return usage
 
     def _timeline(self, start: datetime | None, duration: Any, calls: list[dict[str, Any]],
                   indexes: list[Any]) -> dict[str, Any]:
@@ -732,6 +757,7 @@ class Aggregate:
         self.tokens_in: int | float = 0  # ints stay exact, however large
         self.tokens_out: int | float = 0
         self.costs: list[float] = []  # of the runs that recorded a cost
+        self.cached: dict[str, int | float] = {}  # the cache's tokens (``CACHE_TOKENS``), of the runs that counted them
         self.with_usage = 0
         self.durations: list[float] = []
         self.start: datetime | None = None
@@ -763,6 +789,10 @@ class Aggregate:
             self.tokens_out = _plus(self.tokens_out, s["usage"]["outputTokens"])
             if s["usage"]["costUsd"] is not None:
                 self.costs.append(s["usage"]["costUsd"])
+            if len(s["usage"]) > 3:  # (cache counts)
+                for key in CACHE_TOKENS:
+                    if key in s["usage"]:
+                        self.cached[key] = _plus(self.cached.get(key, 0), s["usage"][key])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
         starts, ends = s.get("startedAt"), s.get("endedAt")
@@ -804,6 +834,7 @@ class Aggregate:
             "errors": {"total": sum(self.by_code.values()), "byCode": dict(sorted(self.by_code.items()))},
             "usage": {"inputTokens": number(self.tokens_in), "outputTokens": number(self.tokens_out),
                       "costUsd": money(_money_sum(self.costs)) if self.costs else None,
+                      **{key: number(self.cached[key]) for key in CACHE_TOKENS if key in self.cached},
                       "runsWithUsage": self.with_usage},
             "repairs": {"total": self.repairs, "byRule": dict(sorted(self.by_rule.items()))},
             "unattributedRepairs": {"total": sum(u["total"] for u in self.unattributed),
@@ -889,6 +920,27 @@ def format_cost(value: Any) -> str:
     if len(text.split(".")[1]) < 2:
         text = f"{float(value):.2f}"
     return "$" + text
+
+
+def tokens_in(usage: dict[str, Any]) -> int | float:
+    """A run's (or all runs') input tokens in all: its input count and the cache's tokens that count leaves out."""
+    total = usage["inputTokens"]
+    for key in CACHE_TOKENS:
+        if key in usage:
+            total = _plus(total, usage[key])
+    return total
+
+
+def format_tokens_in(usage: dict[str, Any], count: Callable[[Any], str] | None = None) -> str:
+    """``20 tokens in`` and the cache's tokens beside them, those there are: ``20 tokens in (+50,000 cache read, +1,000
+    cache write)``; each number as ``count`` writes it (``format_count``)."""
+    count = count or format_count
+    cached = [f"+{count(usage[key])} {label}" for key, label in zip(CACHE_TOKENS, _CACHE_LABELS, strict=True)
+              if usage.get(key)]
+    return f"{count(usage['inputTokens'])} tokens in" + (f" ({', '.join(cached)})" if cached else "")
+
+
+_CACHE_LABELS = ("cache read", "cache write")
 
 
 def format_count(value: Any) -> str:

@@ -50,7 +50,7 @@ from replay.pipeline.model.toolcalls import (
     call_id,
     tool_name,
 )
-from replay.pipeline.report.model import as_text, error_of
+from replay.pipeline.report.model import CACHE_TOKENS, as_text, error_of
 
 SPANS_PER_REQUEST = 2000  # spans held before those finished go out in a request of their own
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
@@ -60,8 +60,8 @@ TOOL_UNANSWERED = "tool_unanswered"
 _TOKENS = {
     "gen_ai.usage.input_tokens": ("inputTokens", "input_tokens", "prompt_tokens", "promptTokens"),
     "gen_ai.usage.output_tokens": ("outputTokens", "output_tokens", "completion_tokens", "completionTokens"),
-    "gen_ai.usage.cache_read.input_tokens": ("cache_read_input_tokens", "cached_input_tokens", "cacheReadInputTokens"),
-    "gen_ai.usage.cache_creation.input_tokens": ("cache_creation_input_tokens", "cacheCreationInputTokens"),
+    "gen_ai.usage.cache_read.input_tokens": CACHE_TOKENS["cacheReadTokens"],  # (the names report reads them by)
+    "gen_ai.usage.cache_creation.input_tokens": CACHE_TOKENS["cacheCreationTokens"],
 }
 _PROVIDERS = {"claude-code": "anthropic", "codex": "openai"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -23,9 +23,11 @@ from replay.pipeline.report.model import (
     format_ms,
     run_label,
     run_statuses,
+    tokens_in,
 )
 from replay.pipeline.report.streaming import pieces
 
+_CACHE_ROWS = (("cacheReadTokens", "Cache read"), ("cacheCreationTokens", "Cache write"))  # a run's usage: beside its tokens in
 PROMPT_SHOWN = 600  # characters of a prompt shown before "show all"
 PROMPT_KEPT = 20_000  # characters of a prompt kept in the page at all
 CALL_ROWS = 500  # tool calls listed in a run's table
@@ -296,6 +298,11 @@ def _card(key: str, value: str, detail: str = "", bad: bool = False) -> str:
             f'<div class="d">{esc(detail)}</div></div>')
 
 
+def _tokens(usage: dict[str, Any]) -> int | float:
+    """Tokens in (the cache's too: ``tokens_in``) and out."""
+    return tokens_in(usage) + usage["outputTokens"]
+
+
 def _cards(agg: dict[str, Any]) -> str:
     runs, tc, usage, diag = agg["runs"], agg["toolCalls"], agg["usage"], agg["diagnostics"]
     cards = [
@@ -304,8 +311,8 @@ def _cards(agg: dict[str, Any]) -> str:
         _card("Tool calls", format_count(tc["total"]), f"{tc['error']} failed", bad=tc["error"] > 0),
         _card("Errors", format_count(agg["errors"]["total"]), counted(len(agg['errors']['byCode']), "kind", "kinds"), bad=agg["errors"]["total"] > 0),
         _card("Duration", format_ms(agg["durationMs"]), "all runs together"),
-        _card("Tokens", format_count(usage["inputTokens"] + usage["outputTokens"]) if usage["runsWithUsage"] else "-",
-              f"{format_count(usage['inputTokens'])} in · {format_count(usage['outputTokens'])} out"
+        _card("Tokens", format_count(_tokens(usage)) if usage["runsWithUsage"] else "-",
+              f"{format_count(tokens_in(usage))} in · {format_count(usage['outputTokens'])} out"
               if usage["runsWithUsage"] else "no usage reported"),
         _card("Cost", format_cost(usage["costUsd"]) if usage["runsWithUsage"] else "-",
               counted(usage["runsWithUsage"], "run reports usage", "runs report usage")),
@@ -329,7 +336,7 @@ def _overview(summaries: Iterable[dict[str, Any]]) -> Iterator[str]:
             f'<span class="badge {esc(s["status"])}">{esc(s["status"])}</span>',
             esc(format_ms(s["durationMs"])), esc(format_count(s["events"]["total"])),
             esc(format_count(s["toolCalls"]["total"])), esc(format_count(s["toolCalls"]["error"])),
-            esc(format_count(u["inputTokens"] + u["outputTokens"])) if u else "-",
+            esc(format_count(_tokens(u))) if u else "-",
             esc(format_cost(u["costUsd"])) if u else "-", esc(format_count(s["repairs"]["total"])),
         ])
     yield _TABLE_END + "</section>"
@@ -400,7 +407,9 @@ def _run_article(s: dict[str, Any], n: int) -> str:
             [[f"<code>{esc(k)}</code>", esc(v["calls"]), esc(v["error"]), esc(format_ms(v["durationMs"])),
               esc(format_ms(v["maxMs"]))] for k, v in by_tool.items()]) + "</section>")
     u = s["usage"]
-    usage_rows = [["Tokens in", esc(format_count(u["inputTokens"]))], ["Tokens out", esc(format_count(u["outputTokens"]))],
+    usage_rows = [["Tokens in", esc(format_count(u["inputTokens"]))],
+                  *([label, esc("+" + format_count(u[key]))] for key, label in _CACHE_ROWS if u.get(key)),
+                  ["Tokens out", esc(format_count(u["outputTokens"]))],
                   ["Cost", esc(format_cost(u["costUsd"]))]] if u else [["Usage", "not reported"]]
     cols.append("<section><h3>Usage</h3>" + _table([("", False), ("", True)], usage_rows) + "</section>")
     rep = s["repairs"]

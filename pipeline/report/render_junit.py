@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.model.markup import xml_text as text  # (ElementTree escapes the rest)
-from replay.pipeline.report.model import format_cost, format_counts, format_ms, run_label
+from replay.pipeline.report.model import CACHE_TOKENS, format_cost, format_counts, format_ms, format_tokens_in, run_label
 
 LISTED = 200  # errors and tool calls listed per testcase
 
@@ -38,6 +38,7 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
         ("failedToolCalls", agg["toolCalls"]["error"]), ("repairs", agg["repairs"]["total"]),
         ("unattributedRepairs", agg["unattributedRepairs"]["total"]),
         ("inputTokens", usage["inputTokens"]), ("outputTokens", usage["outputTokens"]), ("costUsd", "-" if usage["costUsd"] is None else usage["costUsd"]),  # (no run recorded a cost)
+        *((key, usage[key]) for key in CACHE_TOKENS if key in usage),  # (when some usage object counted them)
         ("inputProblems", agg["diagnostics"]["total"]),
     ):
         ET.SubElement(props, "property", name=name, value=text(value))
@@ -128,7 +129,7 @@ def _details(s: dict[str, Any]) -> str:
     lines += [f"  {c['toolName']} {c['status']} {format_ms(c['durationMs'])}" for c in tc["calls"][:LISTED]]
     if len(tc["calls"]) > LISTED:
         lines.append(f"  … {len(tc['calls']) - LISTED} more")
-    lines.append(f"usage: {u['inputTokens']} tokens in, {u['outputTokens']} tokens out, {format_cost(u['costUsd'])}"
+    lines.append(f"usage: {format_tokens_in(u, str)}, {u['outputTokens']} tokens out, {format_cost(u['costUsd'])}"
                  if u else "usage: -")
     lines.append(f"repairs: {s['repairs']['total']} ({format_counts(s['repairs']['byRule'])})")
     if s.get("prompt") is not None:

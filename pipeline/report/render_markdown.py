@@ -12,8 +12,10 @@ from replay.pipeline.report.model import (
     format_count,
     format_counts,
     format_ms,
+    format_tokens_in,
     run_label,
     run_statuses,
+    tokens_in,
 )
 from replay.pipeline.report.streaming import pieces
 
@@ -59,7 +61,7 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
             + (f" ({unattributed} in no run of this report)" if unattributed else "")
             + f" · {format_ms(agg['durationMs'])} in all")
     if usage["runsWithUsage"]:
-        line += (f" · {format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} tokens out,"
+        line += (f" · {format_tokens_in(usage)}, {format_count(usage['outputTokens'])} tokens out,"
                  f" {esc(format_cost(usage['costUsd']))}")
     out += [line, ""]
     if agg["diagnostics"]["total"]:
@@ -81,7 +83,7 @@ def _overview_row(s: dict[str, Any], n: int) -> list[str]:
     return [
         f"[{esc(run_label(s, n))}](#run-{n})", STATUS_SHOWN[s["status"]],
         format_ms(s["durationMs"]), format_count(s["events"]["total"]), format_count(s["toolCalls"]["total"]),
-        format_count(s["toolCalls"]["error"]), format_count(u["inputTokens"]) if u else "-",
+        format_count(s["toolCalls"]["error"]), format_count(tokens_in(u)) if u else "-",
         format_count(u["outputTokens"]) if u else "-", esc(format_cost(u["costUsd"])) if u else "-",
         format_count(s["repairs"]["total"]),
     ]
@@ -96,7 +98,7 @@ def _run_section(s: dict[str, Any], n: int) -> list[str]:
     if s.get("prompt") is not None:
         facts.append(("Prompt", esc(s["prompt"], PROMPT_LIMIT)))
     u = s["usage"]
-    facts.append(("Usage", f"{format_count(u['inputTokens'])} tokens in, {format_count(u['outputTokens'])} tokens out, "
+    facts.append(("Usage", f"{format_tokens_in(u)}, {format_count(u['outputTokens'])} tokens out, "
                            f"{esc(format_cost(u['costUsd']))}" if u else "-"))
     out += [f"- **{k}**: {v}" for k, v in facts] + [""]
     by_type = s["events"]["byType"]

@@ -16,8 +16,10 @@ from replay.pipeline.report.model import (
     format_count,
     format_counts,
     format_ms,
+    format_tokens_in,
     run_label,
     run_statuses,
+    tokens_in,
 )
 from replay.pipeline.report.spool import ByteSpool
 from replay.pipeline.report.streaming import render_through
@@ -186,7 +188,7 @@ def _row_cells(s: dict[str, Any], n: int) -> list[str]:
     return [
         clean(run_label(s, n), CELL_LIMIT), s["status"], format_ms(s["durationMs"]),
         format_count(s["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
-        _tokens(s["usage"], "inputTokens"), _tokens(s["usage"], "outputTokens"),
+        format_count(tokens_in(s["usage"])) if s["usage"] else "-", _tokens(s["usage"], "outputTokens"),
         format_cost(s["usage"]["costUsd"]) if s["usage"] else "-", format_count(s["repairs"]["total"]),
     ]
 
@@ -198,7 +200,7 @@ def _total_row(agg: dict[str, Any]) -> list[str]:
         "TOTAL", f"{runs['error']} error" if runs["error"] else f"{runs['unknown']} unknown" if runs["unknown"] else "all ok",
         format_ms(agg["durationMs"]),
         format_count(agg["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
-        format_count(usage["inputTokens"]) if has_usage else "-",
+        format_count(tokens_in(usage)) if has_usage else "-",
         format_count(usage["outputTokens"]) if has_usage else "-",
         format_cost(usage["costUsd"]) if has_usage else "-", format_count(agg["repairs"]["total"]),
     ]
@@ -267,7 +269,7 @@ def _run_block(s: dict[str, Any], n: int, call_table: str | None = None, error_t
     facts.append(["time", f"{clean(s['startedAt'])} .. {clean(s['endedAt'])}  ({format_ms(s['durationMs'])})"])
     facts.append(["events", f"{format_count(s['events']['total'])}: {clean(format_counts(s['events']['byType']))}"])
     usage = s["usage"]
-    facts.append(["usage", f"{format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} "
+    facts.append(["usage", f"{format_tokens_in(usage)}, {format_count(usage['outputTokens'])} "
                            f"tokens out, {format_cost(usage['costUsd'])}" if usage else "-"])
     rep = s["repairs"]
     facts.append(["repairs", f"{rep['total']}: {clean(format_counts(rep['byRule']))}" if rep["total"] else "none"])
@@ -482,7 +484,7 @@ def _aggregate_block(agg: dict[str, Any]) -> list[str]:
         ["time", f"{span}  (runs took {format_ms(agg['durationMs'])} in all)"],
         ["events", format_count(agg["events"]["total"])],
         ["tool calls", f"{agg['toolCalls']['total']} ({agg['toolCalls']['error']} failed)"],
-        ["usage", f"{format_count(usage['inputTokens'])} tokens in, {format_count(usage['outputTokens'])} tokens out, "
+        ["usage", f"{format_tokens_in(usage)}, {format_count(usage['outputTokens'])} tokens out, "
                   f"{format_cost(usage['costUsd'])} ({counted(usage['runsWithUsage'], 'run reports usage', 'runs report usage')})"],
         ["repairs", str(agg["repairs"]["total"]) + (f" ({unattributed['total']} in no run of this report, listed below)"
                                                     if unattributed["total"] else "")],

@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conftest import run_replay
+from conftest import FIXTURES, run_replay
 
 RECORD = ('{"$record":"run","runId":"r1","prompt":"p","status":"ok","usage":%s}\n'
           '{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r1","payload":{}}\n'
@@ -39,3 +39,46 @@ def test_a_run_that_recorded_a_cost_of_zero_keeps_it(tmp_path: Path) -> None:
     document = json.loads(report(path, "json"))
     assert document["runs"][0]["usage"]["costUsd"] == 0 and document["aggregate"]["usage"]["costUsd"] == 0
     assert "usage    10 tokens in, 5 tokens out, $0.00\n" in report(path, "text").decode()
+
+
+def cached_session(tmp_path: Path) -> Path:
+    """A real Claude Code session whose one model call read 50,000 input tokens from the prompt cache and wrote 1,000."""
+    text = (FIXTURES / "corpus" / "claude-code" / "session_b.jsonl").read_text()
+    before = '"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0'
+    assert text.count(before) == 1
+    path = tmp_path / "cache.jsonl"
+    path.write_text(text.replace(before, '"cache_creation_input_tokens": 1000, "cache_read_input_tokens": 50000'))
+    return path
+
+
+def test_the_prompt_cache_s_input_tokens_are_in_the_report(tmp_path: Path) -> None:
+    """TOKENS IN showed Anthropic's ``input_tokens`` alone (20), which leave out the cache's: 51,000 more here."""
+    path = cached_session(tmp_path)
+    document = json.loads(report(path, "json"))
+    assert document["runs"][0]["usage"] == {"inputTokens": 20, "outputTokens": 35, "costUsd": None,
+                                            "cacheReadTokens": 50000, "cacheCreationTokens": 1000}
+    assert document["aggregate"]["usage"] == {"inputTokens": 20, "outputTokens": 35, "costUsd": None,
+                                              "cacheReadTokens": 50000, "cacheCreationTokens": 1000, "runsWithUsage": 1}
+    text = report(path, "text").decode().splitlines()
+    assert text[3].split()[7:10] == ["51,020", "35", "-"] and text[4].split()[8:11] == ["51,020", "35", "-"]
+    assert "  usage    20 tokens in (+50,000 cache read, +1,000 cache write), 35 tokens out, -" in text
+    markdown = report(path, "markdown").decode()
+    assert "| 51,020 | 35 | - |" in markdown and "20 tokens in (+50,000 cache read, +1,000 cache write)" in markdown
+    html = report(path, "html").decode()
+    assert "51,055" in html and "Cache read</td><td class=\"n\">+50,000" in html
+    junit = ET.fromstring(report(path, "junit"))
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert (props["inputTokens"], props["cacheReadTokens"], props["cacheCreationTokens"]) == ("20", "50000", "1000")
+    assert "usage: 20 tokens in (+50000 cache read, +1000 cache write), 35 tokens out, -" in junit.find(".//system-out").text
+
+
+def test_a_cache_count_that_is_no_count_is_a_notice(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"seq":1,"timestamp":"2026-01-01T00:00:01.000Z","type":"assistant_message","runId":"r",'
+                    '"payload":{"usage":{"input_tokens":3,"cache_read_input_tokens":-1,"cache_creation_input_tokens":7}}}\n')
+    done = run_replay("report", "--format", "json", str(path))
+    assert done.returncode == 0
+    [notice] = [json.loads(line) for line in done.stderr.splitlines()]
+    assert (notice["code"], notice["received"]) == ("E_USAGE_NOT_COUNTED", "cache_read_input_tokens -1")
+    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 3, "outputTokens": 0, "costUsd": None,
+                                                           "cacheCreationTokens": 7}

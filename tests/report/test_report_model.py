@@ -177,6 +177,41 @@ def test_a_cost_nobody_recorded_is_null_not_zero_and_a_recorded_zero_stays_zero(
     assert aggregate([])["usage"]["costUsd"] is None
 
 
+def test_the_prompt_cache_s_input_tokens_are_counted_beside_an_input_count_that_leaves_them_out():
+    """Anthropic's ``input_tokens`` leave out the cache's (``cache_read_input_tokens``, ``cache_creation_input_tokens``):
+    a Claude Code session, mostly cache reads, showed a small fraction of its input tokens."""
+    claude = {"input_tokens": 20, "cache_creation_input_tokens": 1000, "cache_read_input_tokens": 50000, "output_tokens": 35}
+    s = summarize_run(None, [ev(1, "assistant_message", usage=claude),
+                             ev(2, "assistant_message", usage={"inputTokens": 5, "cacheReadInputTokens": 2**70})])
+    assert s["usage"] == {"inputTokens": 25, "outputTokens": 35, "costUsd": None,
+                          "cacheReadTokens": 50000 + 2**70, "cacheCreationTokens": 1000}
+    assert model.tokens_in(s["usage"]) == 51025 + 2**70
+    assert model.format_tokens_in(s["usage"]) == f"25 tokens in (+{50000 + 2**70:,} cache read, +1,000 cache write)"
+    # Codex's cached_input_tokens are a part of its input_tokens, and LiteLLM's prompt_tokens (OpenHands) count the
+    # cache's in: nothing to add, the usage is what it was
+    codex = summarize_run(None, [ev(1, "event_msg.token_count",
+                                    usage={"input_tokens": 900, "cached_input_tokens": 800, "output_tokens": 9})])
+    litellm = summarize_run(None, [ev(1, "assistant_message", usage={
+        "prompt_tokens": 4646, "completion_tokens": 177, "cache_creation_input_tokens": 1158,
+        "cache_read_input_tokens": 3482, "prompt_tokens_details": {"cached_tokens": 3482}})])
+    assert codex["usage"] == {"inputTokens": 900, "outputTokens": 9, "costUsd": None}
+    assert litellm["usage"] == {"inputTokens": 4646, "outputTokens": 177, "costUsd": None}
+    assert model.tokens_in(codex["usage"]) == 900 and model.format_tokens_in(codex["usage"]) == "900 tokens in"
+    totals = aggregate([s, codex, litellm])["usage"]
+    assert list(totals) == ["inputTokens", "outputTokens", "costUsd", "cacheReadTokens", "cacheCreationTokens",
+                            "runsWithUsage"]
+    assert (totals["cacheReadTokens"], totals["cacheCreationTokens"]) == (50000 + 2**70, 1000)
+    assert list(aggregate([codex, litellm])["usage"]) == ["inputTokens", "outputTokens", "costUsd", "runsWithUsage"]
+    # counted in a run when one of its usage objects gave them (0 too); a value that is no count is left out (a notice)
+    zero = summarize_run(None, [ev(1, "assistant_message", usage={"input_tokens": 3, "cache_read_input_tokens": 0}),
+                                ev(2, "assistant_message", usage={"input_tokens": 4, "cache_creation_input_tokens": "9"})])
+    assert zero["usage"] == {"inputTokens": 7, "outputTokens": 0, "costUsd": None, "cacheReadTokens": 0}
+    assert model.format_tokens_in(zero["usage"]) == "7 tokens in"
+    skipped: list[str] = []
+    assert model.usage_of({"input_tokens": 4, "cache_creation_input_tokens": "9"}, [], skipped) == {"inputTokens": 4}
+    assert skipped == ['cache_creation_input_tokens "9"']
+
+
 def test_no_usage_is_null_not_zero():
     assert summarize_run(None, [ev(1, "run_started")])["usage"] is None
 
@@ -623,13 +658,15 @@ def test_format_counts_lists_the_largest_first_and_equal_counts_by_name():
 USAGE_VALUES = st.one_of(st.integers(0, 10_000), st.integers(-3, 2**70), st.floats(allow_nan=True), st.just(True),
                          st.just("7"), st.none(), st.just(exactjson.loads("1e400")), st.just(exactjson.loads("1.5")))
 USAGE_NAMES = ["inputTokens", "input_tokens", "prompt_tokens", "outputTokens", "completionTokens", "costUsd", "cost_usd",
+               "cache_read_input_tokens", "cacheReadInputTokens", "cached_input_tokens", "cache_creation_input_tokens",
                "other"]
 
 
 @settings(max_examples=500)
 @given(st.lists(st.one_of(
     st.fixed_dictionaries({"inputTokens": st.integers(0, 10_000), "outputTokens": st.integers(0, 10_000)}),
-    st.dictionaries(st.sampled_from(USAGE_NAMES), USAGE_VALUES, max_size=4),
+    st.fixed_dictionaries({"inputTokens": st.integers(0, 10_000), "cache_read_input_tokens": st.integers(0, 10_000)}),
+    st.dictionaries(st.sampled_from(USAGE_NAMES), USAGE_VALUES, max_size=5),
     st.sampled_from([None, "lots", [1]])), min_size=1, max_size=6))
 def test_usage_read_a_column_at_a_time_is_what_usage_of_reads_of_each(objects):
     """``usage_columns`` (the usual usage objects at once) reads what ``usage_of`` reads of each object, or leaves
