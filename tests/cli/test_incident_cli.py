@@ -155,6 +155,26 @@ def test_import_refusals_exit_2_and_write_nothing(tmp_path: Path, args: tuple[st
     assert done.stdout == b"" and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("where", "put", "kinds"), [
+    ("/events/0/name", lambda e: e["events"][0].update(name="notify_bob@example.com"), ["email"]),
+    ("/events/4/effect/type", lambda e: e["events"][4]["effect"].update(type="mail_to_carol@example.com"), ["email"]),
+    ("/assertions/0/id", lambda e: e["assertions"][0].update(id="key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghij"), ["api_key"]),
+])
+def test_a_private_value_in_a_name_redaction_keeps_is_refused_not_written(tmp_path: Path, where: str, put: Any,
+                                                                          kinds: list[str]) -> None:
+    """Tools' names, effects' types and rules' ids are kept as they are (the replay matches on them): an email
+    or a key in one was written verbatim into incident.json, trace.jsonl, evaluation.json, junit.xml, report.html and
+    the promoted case. It is refused, naming where and what kind, never the value."""
+    export = refund_export()
+    put(export)
+    done = import_(tmp_path, export=write_json(tmp_path / "export.json", export))
+    assert done.returncode == 2 and done.stdout == b""
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_INCIDENT_NAME_PRIVATE", where, kinds)
+    assert b"example.com" not in done.stderr and b"sk-ant" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.json"]  # nothing written
+
+
 def test_an_empty_redact_pointer_is_refused_as_a_pointer(tmp_path: Path) -> None:
     (error,) = errors_of(import_(tmp_path, "--redact", "/input/customer_email", "--redact", "").stderr)
     assert error["code"] == "E_INCIDENT_REDACT_POINTER_INVALID" and error["path"] == "--redact" and error["received"] == ""

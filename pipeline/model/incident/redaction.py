@@ -23,7 +23,9 @@ What happens to a value (first match wins):
    aliased otherwise (opaque tokens).
 
 Protocol structure is never touched: event types, call ids, tool names, ``ok``, effect types, rule
-ids and fields. Automated redaction is not a guarantee of anonymity; the audit says so.
+ids and fields; an incident where a tool's name, an effect's type or a rule's id holds a credential, an email or a
+card number is refused (``refuse_private_names``). Automated redaction is not a guarantee of anonymity; the audit
+says so.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import ipaddress
 import re
 import secrets
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from replay.pipeline.engine import exactjson
@@ -257,6 +259,40 @@ def is_plain_token(text: str) -> bool:
     return len(text) <= 40 and bool(_UPPER_CODE.fullmatch(text) or _LOWER_WORDS.fullmatch(text) or _SMALL_NUMBER.fullmatch(text))
 
 
+# What a name the protocol keeps as it is must not hold: a credential, an email, a card number (a phone number's or an
+# IP address's pattern matches too many plain names, ``order 1234567890``, ``v1.2.3.4``, to refuse them for it)
+_NAMES_REFUSED = frozenset(kind for kind, prefix in ALIAS_PREFIX.items() if prefix in ("secret", "email", "card"))
+
+
+def _names(work: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """Each name redaction keeps as it is (protocol structure: the replay matches on them, the rules name them), and
+    its JSON Pointer: tools' names, effects' types, rules' ids and the effect types they count (call ids are the
+    import's own, c1, c2, ...)."""
+    for i, event in enumerate(work["events"]):
+        if event["type"] == "tool_call":
+            yield f"/events/{i}/name", event.get("name")
+        elif event["type"] == "business_effect" and isinstance(event.get("effect"), dict):
+            yield f"/events/{i}/effect/type", event["effect"].get("type")
+    for i, rule in enumerate(work["assertions"]):
+        yield f"/assertions/{i}/id", rule.get("id")
+        yield f"/assertions/{i}/effect_type", rule.get("effect_type")
+
+
+def refuse_private_names(work: dict[str, Any]) -> None:
+    """Refuse an incident (before anything is written) where a name redaction keeps as it is holds what a detector
+    finds private: it would be written in every file of the import. The error names where, and what kind, never
+    the value."""
+    for where, name in _names(work):
+        kinds = sorted({kind for kind, _, _ in scan(name) if kind in _NAMES_REFUSED}) if isinstance(name, str) else []
+        if kinds:
+            raise ReplayError(
+                "E_INCIDENT_NAME_PRIVATE", f"{where} holds what looks like {' and '.join(k.replace('_', ' ') for k in kinds)}: "
+                "a name redaction keeps as it is (the replay matches on it, the rules name it), so it would be written "
+                "in every file of the import", path=where, received=kinds,
+                howToFix="Rename it in the export (and in the rules that name it) to a name that holds no credential or "
+                         "personal data; values inside args, results, effects and output are redacted, names are not.")
+
+
 def _refuse(code: str, message: str, pointer: str, **fields: Any) -> NoReturn:
     raise ReplayError(code, message, **{"path": "--redact", "received": pointer, **fields})
 
@@ -369,6 +405,7 @@ class Redactor:
     def _incident(self, incident: dict[str, Any], remove: list[str] | tuple[str, ...]) -> dict[str, Any]:
         work = copy.deepcopy({k: incident[k] for k in ("input", "events", "assertions")})
         self._remove(work, remove)
+        refuse_private_names(work)
         events = []
         for event in work["events"]:
             kind = event["type"]
