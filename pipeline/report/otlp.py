@@ -17,7 +17,7 @@ Model and tool spans are children of the run's span. Attributes: ``gen_ai.provid
 ``gen_ai.response.id``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` /
 ``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own, and
 the run's totals on the root: the run record's usage, as ``report`` counts it, else the calls' sum), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
-Errors set the span status to ERROR with ``error.type``: a failed tool (``tool_failed``), a call that
+Errors set the span status to ERROR with ``error.type``: a failed tool (its error code, else ``tool_failed``), a call that
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``; not the ``run_failed``
 heal ends a run with when nothing told how it ended: the run's span stays UNSET, as for the raw journal). Message
 contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
@@ -286,8 +286,9 @@ class TraceBuilder:
         if span is None:
             return  # a result without its call (heal drops these): nothing to time
         self._stretch(span, now)
-        if etype in FAILED:
-            span.fail("tool_failed", error_of(payload)[1])
+        if etype in FAILED:  # (error.type: the tool's error code, as a run's is its code; else what happened)
+            code, message = error_of(payload)
+            span.fail(code or "tool_failed", message)
         elif etype == TOOL_UNANSWERED:
             span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was recorded")
 

@@ -138,6 +138,18 @@ def test_errors_set_the_status_and_error_type():
     assert root.status.code == Status.STATUS_CODE_UNSET
 
 
+def test_a_failed_tools_error_type_is_its_error_code_as_a_failed_runs_is():
+    """A tool span's error.type was always `tool_failed`, where the run's span had the run's error code (ETIMEDOUT)."""
+    head = b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r","payload":{}}\n'
+    call = b'{"seq":2,"timestamp":"2026-03-01T12:00:01.000Z","type":"tool_called","runId":"r","payload":{"callId":"c1","toolName":"http_get"}}\n'
+    for error, expected in [(b'{"code":"ETIMEDOUT","message":"timed out"}', "ETIMEDOUT"), (b'"boom"', "tool_failed"),
+                            (b'{"code":504,"message":"gateway"}', "504")]:
+        failed = b'{"seq":3,"timestamp":"2026-03-01T12:00:02.000Z","type":"tool_failed","runId":"r","payload":{"callId":"c1","error":%s}}\n' % error
+        (request,) = export(head + call + failed, "r.jsonl")
+        tool = next(s for s in spans_of(request) if attrs(s).get("gen_ai.tool.call.id") == "c1")
+        assert tool.status.code == Status.STATUS_CODE_ERROR and attrs(tool)["error.type"] == expected, error
+
+
 def test_a_run_failed_the_run_wrote_fails_its_span_and_heals_end_does_not():
     end = b'{"seq":3,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_failed","runId":"r","payload":%s%s}\n'
     head = (b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r","payload":{}}\n'
