@@ -302,9 +302,12 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         elif isinstance(value, dict):
             outputs += 1
             if outputs > 1:
-                reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is a second output object", path="$",
-                           line=number, offset=start, expected="one output object, after the streamed events",
-                           received="another object without `type`")
+                reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is a second output object (an object without "
+                           "`type`, which no event is); the first one, before it, is the run's, and this one is left out "
+                           "(the raw capture keeps it)", path="$", line=number, offset=start,
+                           expected="one output object, after the streamed events", received=excerpt(line),
+                           howToFix="Print exactly one output object ({\"status\", \"response\", \"events\"}), as "
+                                    "stdout's last line; print anything else on stderr, or as an event with a `type`.")
                 continue
             _take_output(reply, value, number)
         else:

@@ -231,7 +231,12 @@ def test_cut_off_last_line_is_reported_not_kept():
 
 def test_second_output_object_and_non_object_lines():
     two = b'{"status": "ok", "response": "a", "events": []}\n{"status": "ok", "response": "b", "events": []}\n'
-    assert read_reply(two).problem["code"] == "E_RUNNER_OUTPUT_SHAPE"
+    reply = read_reply(two)
+    assert reply.problem["code"] == "E_RUNNER_OUTPUT_SHAPE" and reply.output["response"] == "a"
+    # it says which one the run keeps, shows the one left out, and advises one output object (the runner printed
+    # one with `status` and `events`, twice: "Print an object with `status` and `events`" told it nothing)
+    assert "left out" in reply.problem["message"] and '"response": "b"' in reply.problem["received"]
+    assert "exactly one output object" in reply.problem["howToFix"]
     scalar = orjson.dumps(event(1)) + b"\n42\n"
     problem = read_reply(scalar).problem
     assert problem["code"] == "E_RUNNER_OUTPUT_SHAPE" and problem["line"] == 2
