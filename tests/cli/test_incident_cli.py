@@ -99,7 +99,9 @@ def test_redact_pointers_from_the_command_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("pointer", "changed", "was", "now"), [
-    ("/events/4/effect/order_id", ["one-refund-per-order"], "fail", "pass"),  # the two refunds are no longer of one order
+    # a refund without the order it was for: no longer countable per order (it was counted in a group of none, and
+    # the two refunds were no longer of one order: pass)
+    ("/events/4/effect/order_id", ["one-refund-per-order"], "fail", "inconclusive"),
     ("/events/8/output/status", ["refund-reported", "answer-names-the-refund"], "pass", "fail"),  # the output they read
 ])
 def test_a_redact_pointer_that_changes_a_rules_verdict_is_warned_of(tmp_path: Path, pointer: str, changed: list[str],

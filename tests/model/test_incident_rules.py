@@ -49,6 +49,18 @@ def test_effect_count_reports_the_groups_outside_the_range() -> None:
     assert "order-1042 x2" in result["message"]
 
 
+@pytest.mark.parametrize(("group_by", "max_", "missing"), [("ordr_id", 1, 2), ("ordr_id", 2, 2), ("refund_id", 1, 1)])
+def test_effects_without_the_group_by_field_make_the_count_per_group_unknown(group_by: str, max_: int, missing: int) -> None:
+    """A group_by field no counted effect has (a name misspelt) counted them all in one group of none: a false failure
+    with two refunds, a false pass with one; a field some effects lack did the same for those."""
+    events = copy.deepcopy(BASE["events"])
+    if group_by == "refund_id":
+        del next(e for e in events if e["type"] == "business_effect")["effect"]["refund_id"]
+    result = judge({**REFUND, "group_by": group_by, "max": max_}, events=events)
+    assert result["status"] == INCONCLUSIVE and result["observed"]["ungrouped"] == missing
+    assert f"{missing} of 2 'refund' effect(s) have no {group_by!r} field" in result["message"]
+
+
 @pytest.mark.parametrize("rule", [{**REFUND, "max": 1}, {**REFUND, "max": 2}, {**REFUND, "group_by": "order_id", "max": 1}])
 def test_effect_counts_are_inconclusive_without_a_complete_ledger(rule: dict[str, Any]) -> None:
     result = judge(rule, complete=False)

@@ -146,6 +146,11 @@ def _effect_count(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, A
         return {"status": INCONCLUSIVE, "expected": expected, "observed": observed,
                 "message": "the export does not declare a complete effect ledger (effects_complete is false), "
                            f"so {len(effects)} captured effect(s) prove nothing either way"}
+    ungrouped = sum(rule["group_by"] not in effect for effect in effects) if "group_by" in rule else 0
+    if ungrouped:  # (a field no effect has, say a name misspelt, counted them all in one group of none)
+        return {"status": INCONCLUSIVE, "expected": expected, "observed": observed | {"ungrouped": ungrouped},
+                "message": f"{ungrouped} of {len(effects)} {rule['effect_type']!r} effect(s) have no "
+                           f"{rule['group_by']!r} field to group them by, so the count per {rule['group_by']} is unknown"}
     return {"status": PASS if ok else FAIL, "expected": expected, "observed": observed, "message": why}
 
 
