@@ -295,6 +295,23 @@ def _value(value: Any, limit: int = 60) -> str:
     return excerpt(exactjson.dumps(value, default=str).decode(), limit)
 
 
+LEAD = 20  # characters shown before where two long values first differ
+
+
+def _values(change: dict[str, Any], limit: int = 60) -> str:
+    """``A -> B`` of a changed field, each cut at ``limit`` characters; where both are longer and alike past the cut,
+    both from a little before their first difference (``…jumps until the answer is 42."`` -> ``…answer is 41."``),
+    so that the difference shows."""
+    if "a" not in change or "b" not in change:
+        return f"{_value(change['a']) if 'a' in change else '(none)'} -> {_value(change['b']) if 'b' in change else '(none)'}"
+    a, b = (exactjson.dumps(change[k], default=str).decode() for k in ("a", "b"))
+    at = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if at < limit - LEAD or max(len(a), len(b)) <= limit:
+        return f"{excerpt(a, limit)} -> {excerpt(b, limit)}"
+    start = at - LEAD
+    return f"…{excerpt(a[start:], limit)} -> …{excerpt(b[start:], limit)}"
+
+
 def _where(pos: dict[str, Any] | None) -> str:
     if pos is None:
         return "-"
@@ -313,8 +330,7 @@ def describe(d: dict[str, Any]) -> str:
     elif b is None:
         kinds = "-" + a["kind"]
     fields = one_line("; ".join(  # (JSON escapes C0 controls; a C1 one, DEL or a bidi override is shown escaped too)
-        f"{c['path']}: {_value(c['a']) if 'a' in c else '(none)'} -> {_value(c['b']) if 'b' in c else '(none)'}"
-        for c in d.get("fields", ())
+        f"{c['path']}: {_values(c)}" for c in d.get("fields", ())
     ))
     line = f"{d['change']:<8} {d['category']:<14} a{_where(a):<10} b{_where(b):<10} {one_line(kinds)}"  # (a kind's newline or escape, shown)
     return f"{line}  {fields}" if fields else line

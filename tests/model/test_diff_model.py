@@ -17,6 +17,7 @@ from replay.pipeline.model.diff import (
     Ignore,
     IgnorePathError,
     compared,
+    describe,
     diff_runs,
     entry,
     field_changes,
@@ -265,3 +266,16 @@ def test_field_changes_are_exactly_what_turns_one_value_into_the_other(a, b):
             type(change["a"]) is not type(change["b"])
     assert _as_json(patched) == _as_json(b)
     assert field_changes(a, copy.deepcopy(a)) == []
+
+
+def test_a_long_value_that_differs_far_in_shows_where():
+    """The text line cut each value 60 characters in: two long texts that differ later read the same."""
+    text = "The quick brown fox jumps over the lazy dog and then keeps running until the answer is 42."
+    line = describe({"change": "changed", "category": "output", "a": {"index": 1, "kind": "m"}, "b": {"index": 1, "kind": "m"},
+                     "fields": [{"path": "$.text", "a": text, "b": text.replace("42", "41")}]})
+    shown = line.split("$.text: ", 1)[1]
+    before, after = shown.split(" -> ")
+    assert before != after and before.startswith("…") and "42" in before and "41" in after
+    short = describe({"change": "changed", "category": "output", "a": {"index": 1, "kind": "m"}, "b": {"index": 1, "kind": "m"},
+                      "fields": [{"path": "$.n", "a": 1, "b": 2}, {"path": "$.x", "b": "new"}]})
+    assert short.endswith('$.n: 1 -> 2; $.x: (none) -> "new"')
