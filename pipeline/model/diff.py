@@ -305,7 +305,7 @@ def _values(change: dict[str, Any], limit: int = 60) -> str:
     if "a" not in change or "b" not in change:
         return f"{_value(change['a']) if 'a' in change else '(none)'} -> {_value(change['b']) if 'b' in change else '(none)'}"
     a, b = (exactjson.dumps(change[k], default=str).decode() for k in ("a", "b"))
-    at = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    at = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     if at < limit - LEAD or max(len(a), len(b)) <= limit:
         return f"{excerpt(a, limit)} -> {excerpt(b, limit)}"
     start = at - LEAD
