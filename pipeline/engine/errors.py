@@ -164,7 +164,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_RUN_NOT_FOUND": ("no journal for this run id under the data dir", "Check the run id (`ls .replay/journal`) or pass --data-dir."),
     "E_INVALID_RUN_ID": ("run id fails the syntax check", "Use letters, digits, `.`, `_` and `-` only, without `..`; or pass a path to the journal."),
     "E_STEP_NOT_FOUND": ("the --at step never appears in the journal", "Run `replay walk RUN` to list the steps, then pick one."),
-    "E_JOURNAL_READ_FAILED": ("the journal could not be read (IO error, a line that is no record)", "Fix or cut the journal at the byte offset given; `replay heal` drops a torn last line."),
+    "E_JOURNAL_READ_FAILED": ("the journal could not be read (IO error, a line that is no record)", "Fix or remove the line at the byte offset given (`replay heal` leaves out a line that is no record and logs it, a torn last line too), then walk or compare what heal writes."),
     "E_DIFF_INPUT_INVALID": ("diff needs exactly two runs", "Give two journals, artifacts or run ids (or a stream holding two runs)."),
     "E_RUNS_DIFFER": ("the two runs differ", "Read the differences on stdout; `--ignore PATH` leaves out fields expected to differ."),
     # scaling out and live streams

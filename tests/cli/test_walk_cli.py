@@ -664,3 +664,10 @@ def test_c1_controls_and_bidi_overrides_are_shown_escaped(tmp_path: Path):
     assert (done.returncode, done.stderr) == (0, b"")
     assert not set(out) & {"\u202e", "\u202c", "\x9b", "\x7f"}
     assert '"pay \\u202egnp.exe\\u202c now \\x9b31m red \\x7f"' in out
+
+
+def test_a_line_that_is_no_record_mid_journal_is_advised_as_one_not_as_a_torn_end():
+    """The advice spoke of a torn last line for any unreadable line (here line 3 of 5: a log message in the journal)."""
+    done = run_replay("walk", str(EXAMPLES / "journals" / "messy.jsonl"))
+    (error,) = [e for e in errors_of(done.stderr) if e["code"] == "E_JOURNAL_READ_FAILED"]
+    assert error["line"] == 3 and "a line that is no record" in error["howToFix"]
