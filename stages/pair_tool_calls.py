@@ -28,6 +28,7 @@ from replay.pipeline.model.toolcalls import (
 from replay.stages.ensure_run_started import synthetic_event
 
 TOOL_UNANSWERED = "tool_unanswered"
+PLACE_KEYS = ("turn", "step")  # where in the run a call was made (a mapped log's model call): its mark is placed there too
 RESULTS = COMPLETED | FAILED
 _JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}
 
@@ -67,7 +68,7 @@ class PairToolCalls(RunScoped):
         if etype in CALLED:
             if cid not in state["open"] and cid not in state["answered"]:
                 state["open"][cid] = {"toolName": tool_name(payload), "seq": event.get("seq"),
-                                      **batch.where(i)}
+                                      "place": {k: event[k] for k in PLACE_KEYS if k in event}, **batch.where(i)}
         elif etype == TOOL_UNANSWERED or cid in state["open"]:
             state["open"].pop(cid, None)
             state["answered"].add(cid)
@@ -83,7 +84,7 @@ class PairToolCalls(RunScoped):
             marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
                 "callId": cid, "toolName": name, "status": "unanswered",
                 "reason": "no result was recorded for this tool call (none is invented)",
-            })})
+            }), **call["place"]})
             where = {k: call[k] for k in ("source", "line", "offset", "path") if k in call}
             self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}) got no result before the run ended; "
                         f"marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED, seqBefore=call.get("seq"),

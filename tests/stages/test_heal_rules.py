@@ -348,6 +348,17 @@ def test_the_inserted_end_is_when_the_run_record_says_the_run_ended(ended, stamp
     assert (out[-1]["type"], out[-1]["timestamp"]) == ("run_failed", stamp)
 
 
+def test_an_unanswered_calls_mark_is_in_the_calls_step():
+    """A mapped log numbers its events by model call (`step`, `turn`); the mark of a call that got no result had
+    neither, so `replay walk` put it in a step of its own (the call id) and `--at` the call's step stopped before it."""
+    call = ev(2, "tool_called", payload={"callId": "c1", "toolName": "Bash"}, step=4, turn=3)
+    out, _ = one(PairToolCalls(), [ev(1, "run_started"), call, ev(3, "user_message", step=5, turn=4)])
+    (mark,) = [e for e in out if e["type"] == "tool_unanswered"]
+    assert (mark["step"], mark["turn"], mark["payload"]["callId"]) == (4, 3, "c1")
+    bare, _ = one(PairToolCalls(), [ev(1, "run_started"), ev(2, "tool_called", payload={"callId": "c1"})])
+    assert "step" not in bare[-1] and "turn" not in bare[-1]  # (a journal of replay's own: none made up)
+
+
 def test_terminal_not_inserted_when_present_and_each_run_gets_its_own():
     out, repairs = one(InsertTerminalEvent(), [ev(1, "run_completed"), ev(2, "late"), ev(1, "x", run="r2")])
     assert [e["type"] for e in out] == ["run_completed", "late", "x", "run_failed"]
