@@ -42,7 +42,7 @@ from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_nam
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, REPORTED, log_repair
-from replay.pipeline.model.runner_protocol import RUNNER_FIELD_RULE, Reply, read_reply, run_facts
+from replay.pipeline.model.runner_protocol import RUNNER_EVENTS_RULE, RUNNER_FIELD_RULE, Reply, read_reply, run_facts
 
 RAW_CAPTURE = "raw-capture"
 SCHEMA_VERSION = "1.0.0"
@@ -196,6 +196,11 @@ class SpawnRunner(AsyncTransform):
                        "the last value of each is kept", run_id=run_id, source=source, port="notices",
                        code="E_JSON_DUPLICATE_KEY", **twice, howToFix="Write each key once in the runner's output; "
                        "the raw capture (*.raw.json) keeps stdout as it was.")
+        if reply.listed_again:  # every event streamed, then listed again in the output object: each kept once
+            log_repair(self, RUNNER_EVENTS_RULE, "dropped",
+                       f"the output object's `events` list the {reply.listed_again} events streamed before it again; each "
+                       "is kept once (a streaming runner's output object has \"events\": [])", run_id=run_id,
+                       source=source, field="events", count=reply.listed_again)
         if reply.torn is not None:  # the runner died mid-write: its cut-off last line is no event (as heal drops one)
             log_repair(self, DROP_TORN_LINE, "dropped", f"stdout's last line {reply.torn['line']} (byte "
                        f"{reply.torn['offset']}) has no newline and is not valid JSON: the write was cut off",

@@ -119,6 +119,7 @@ class Reply:
     streamed: int = 0  # events that came as lines of their own
     duplicates: list[dict[str, Any]] = field(default_factory=list)  # a key written twice: keys, line, column, offset
     torn: dict[str, Any] | None = None  # a last line cut off (the runner died mid-write): its line, offset and bytes
+    listed_again: int = 0  # the output object's `events` were the streamed events again, so left out (``_take_output``)
 
     def note(self, code: str, message: str, **fields: Any) -> None:
         """Keep the first problem only: later ones are usually its consequences."""
@@ -252,7 +253,16 @@ def _take_output(reply: Reply, output: Any, line: int | None) -> None:
         reply.output = output
         events = output.get("events")
         if isinstance(events, list):
+            if reply.streamed and events and _the_streamed(reply, events):
+                reply.listed_again = len(events)  # (streamed, then listed again: kept once, the repair logged by capture)
+                return
             reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events))
+
+
+def _the_streamed(reply: Reply, events: list[Any]) -> bool:
+    """Are ``events`` (an output object's) the events streamed before it, every one, in order, value for value?"""
+    streamed = [column[0] for column in reply.events]
+    return len(events) == len(streamed) and all(map(exactjson.typed_equal, events, streamed))
 
 
 def _fault(line: bytes, exc: orjson.JSONDecodeError, cut: bool) -> tuple[str, int]:
@@ -325,6 +335,7 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
 
 RUNNER_ERROR_RULE = "normalize_runner_error"  # a bare message as `error` made {"message": it} (a repair)
 RUNNER_SOURCES_RULE = "normalize_runner_sources"  # one source name as `sources` made [it] (a repair)
+RUNNER_EVENTS_RULE = "drop_listed_again"  # the output object's events the streamed ones again: left out (a repair)
 RUNNER_FIELD_RULE = "check_runner_output"  # a run fact of a type with no normal form: not kept, a notice
 MISSING = "missing"  # a FactNote's ``received`` for a fact the contract requires and the output left out
 _TYPES = {"response": "string", "error": "object", "framework": "string", "sources": "array of strings", "usage": "object"}

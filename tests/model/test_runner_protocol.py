@@ -242,6 +242,16 @@ def test_second_output_object_and_non_object_lines():
     assert problem["code"] == "E_RUNNER_OUTPUT_SHAPE" and problem["line"] == 2
 
 
+def test_events_streamed_then_listed_again_are_kept_once():
+    """A runner that streams its events and lists them again in its output object got every event twice (two
+    run_started, a run_completed in the middle of the run), with no word."""
+    streamed = orjson.dumps(event(1)) + b"\n" + orjson.dumps(event(2)) + b"\n"
+    again = read_reply(streamed + orjson.dumps({"status": "ok", "response": "r", "events": [event(1), event(2)]}) + b"\n")
+    assert [c[0]["seq"] for c in again.events] == [1, 2] and again.listed_again == 2 and again.problem is None
+    other = read_reply(streamed + orjson.dumps({"status": "ok", "response": "r", "events": [event(3)]}) + b"\n")
+    assert [c[0]["seq"] for c in other.events] == [1, 2, 3] and other.listed_again == 0  # (more events: all kept)
+
+
 def test_crlf_lines_are_read():
     data = orjson.dumps(event(1)) + b"\r\n" + b'{"status": "ok", "response": "r", "events": []}\r\n'
     reply = read_reply(data)
