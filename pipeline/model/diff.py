@@ -1,7 +1,8 @@
 """Diff of two runs: align their records, find where the runs part, and sum up what differs.
 
 Records are compared after leaving out the fields that always differ between two runs of the same
-thing (``DEFAULT_IGNORE``: timestamps, run ids, record ids, call ids, durations, sequence numbers);
+thing (``DEFAULT_IGNORE``: timestamps, run ids, record ids, call ids, durations, sequence numbers, and an artifact's
+tool-call summary, which its events say again);
 ``--ignore PATH`` adds more. A path is dot-separated keys from the record's top (``payload.model``);
 ``*`` stands for any one key and ``**`` for any number of keys (``**.durationMs``); lists are
 transparent (a path applies to each element). Reserved records other than the run record (heal,
@@ -38,6 +39,7 @@ from replay.pipeline.model.walk import kind_of, one_line
 
 DEFAULT_IGNORE: tuple[str, ...] = (
     "timestamp", "ts", "time", "seq", "runId", "run_id", "artifactId", "id", "event_id", "parentId", "timings",
+    "toolCalls",  # (an artifact's run record sums its tool calls up, which its journal's does not: the events compare)
     "**.callId", "**.toolCallId", "**.call_id", "**.durationMs", "**.duration_ms",
 )
 _TOOL_RECORD_KEYS = (*TOOL_NAME_KEYS, "tool_name")  # where a tool record's payload names its tool
