@@ -1150,3 +1150,18 @@ def test_a_max_line_bytes_beyond_64_bits_heals_a_folder(tmp_path: Path):
         assert done.returncode == 0, done.stderr
         assert [line["source"] for line in jsonl(done.stdout)] == [str(runs / "run.jsonl")]
     assert (tmp_path / "healed" / "run.healed.jsonl").read_bytes() == (runs / "run.jsonl").read_bytes()
+
+
+def test_a_heal_log_left_unwritten_by_a_closed_pipe_is_said(tmp_path):
+    """`replay heal big --log L | head -1`: the reader goes, heal stops and exits 0 (as any filter does), and the log,
+    which would hold part of the run, is not written: that went unsaid, and the user found no log."""
+    run = (b'{"seq":%d,"timestamp":"2026-03-01T12:00:00.000Z","type":"user_message","runId":"r","payload":{"text":"'
+           + b"x" * 200 + b'"}}\n')
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"".join(run % k for k in range(1, 40_001)))  # (~9 MB: more than a pipe holds)
+    proc = subprocess.run(["bash", "-c", f"{REPLAY} heal {big} --log L.jsonl | head -1 > /dev/null; "
+                                         "echo ${PIPESTATUS[0]} >&2"], cwd=tmp_path, capture_output=True)
+    lines = proc.stderr.decode().splitlines()
+    assert lines[-1] == "0" and not (tmp_path / "L.jsonl").exists()
+    (said,) = [json.loads(line) for line in lines[:-1] if "heal.log_not_written" in line]
+    assert said["path"] == "L.jsonl" and said["level"] == "warning"

@@ -11,7 +11,7 @@ import click
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError, empty_value
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, ReplayError, empty_value
 from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import expand_paths, is_journal_name, is_url
@@ -112,7 +112,14 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     if dialect_out is not None:
         add["undialect"] = {"type": "undialect", "dialect": Flag("--dialect-out", dialect_out), "inputs": ["check"]}
         bound["out.inputs"] = ["undialect"]
-    return exit_code_for(run_spec("heal", paths, set=bound, add=add, strict=strict))
+    try:
+        return exit_code_for(run_spec("heal", paths, set=bound, add=add, strict=strict))
+    except (PipeClosed, BrokenPipeError):  # (`replay heal x --log L | head`: stdout's reader went away, the run stops, exit 0 as ever)
+        if log_path is not None:
+            logger().warning("heal.log_not_written", path=log_path,
+                             message="stdout's reader went away (a `| head`, say) before heal's end: the heal log was "
+                                     "not written, as it would hold part of the run (whole or not at all)")
+        raise
 
 
 def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
