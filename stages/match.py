@@ -58,7 +58,7 @@ class MatchAgent(Transform):
         verdict = judge(self._incident, self._messages)
         # A failed agent is an agent error (spawn_agent reported its failure), unless it failed after a terminal message
         # that diverged (it exited non-zero or by a signal after it): that divergence is the replay's verdict still.
-        finished = bool(self._messages) and self._messages[-1].get("type") in TERMINALS
+        finished = any(message.get("type") in TERMINALS for message in self._messages)  # (it may have sent more after)
         if agent.get("status") == "failed" and not (finished and verdict["status"] == DIVERGED):
             verdict = {**verdict, "status": AGENT_ERROR, "divergence": None}
         elif verdict["status"] == DIVERGED:

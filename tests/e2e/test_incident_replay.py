@@ -100,6 +100,11 @@ DIVERGENCES = [
     ("changed_call", [LOOKUP, {"call": "refund_payment", "args": {"ref": CANDIDATE}}]),
     ("changed_final_output", [LOOKUP, REFUND, REFUND, {"final": {"status": CANDIDATE}}]),
     ("changed_terminal", [LOOKUP, REFUND, REFUND, {"error": CANDIDATE}]),
+    # a call after its answer (sent without waiting for a result, then exit 0): it was not read
+    ("extra_call", [LOOKUP, REFUND, REFUND, FINAL,
+                    {"raw": json.dumps({"type": "tool_call", "call_id": "x9", "name": "issue_refund",
+                                        "args": {"order_id": CANDIDATE}})}]),
+    ("changed_terminal", [LOOKUP, REFUND, REFUND, FINAL, {"error": CANDIDATE}]),
 ]
 
 

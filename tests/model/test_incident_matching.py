@@ -62,6 +62,9 @@ SECRET = "CANDIDATE-VALUE-7f1c"
     ([LOOKUP, call("refund_payment", {"ref": SECRET})], "changed_call", 2),
     ([LOOKUP, REFUND, REFUND, {"type": "task_error", "message": SECRET}], "changed_terminal", 4),
     ([LOOKUP, REFUND, REFUND, {"type": "final_output", "output": {**OUTPUT, "status": SECRET, SECRET: 1}}], "changed_final_output", 4),
+    # what the agent sent after its terminal message (in the grace it has to exit) was never looked at
+    ([LOOKUP, REFUND, REFUND, FINAL, call("issue_refund", {"ref": SECRET})], "extra_call", 5),
+    ([LOOKUP, REFUND, REFUND, FINAL, {"type": "task_error", "message": SECRET}], "changed_terminal", 5),
 ])
 def test_every_divergence_kind_without_candidate_values(messages: list[dict[str, Any]], kind: str, step: int) -> None:
     verdict = judge(INCIDENT, messages)

@@ -13,7 +13,8 @@ agent -> replay (stdout)::
 
 The agent runs in a process group of its own. It is stopped (the whole group) as soon as a call
 cannot be answered from the recording, when it breaks the protocol, and when it runs out of time,
-messages or tool calls; after its terminal message it gets ``kill_grace_ms`` to exit, with exit code 0: one that
+messages or tool calls; after its terminal message its input ends, and it gets ``kill_grace_ms`` to exit, what it
+sends meanwhile still read (a call or a second terminal message is kept for the match: a divergence); with exit code 0: one that
 exits with another code after a final_output, or is ended by a signal (not replay's, after that grace) after either
 terminal message, failed even so, an agent execution error (E_INCIDENT_AGENT_EXITED, naming the exit code or the signal).
 After a task_error a non-zero exit code is what a failing process gives: no error. Its lines are read while
@@ -206,6 +207,9 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
     async def handle(line: bytes) -> None:
         if not line.strip():
             return
+        if run.status == FINISHED:
+            after_terminal(line)
+            return
         run.message_count += 1
         if run.message_count > limits.max_messages:
             raise _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"the agent sent more than {limits.max_messages} messages",
@@ -236,8 +240,12 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             return
         run.messages.append(message)
         if kind in ("final_output", "task_error"):
-            run.status = FINISHED
-            raise _Stop()
+            run.status = FINISHED  # (what it sends in the grace it has to exit is still read: ``after_terminal``)
+            writer.cancel()
+            with suppress(Exception):
+                await stdin.aclose()  # nothing more is sent: its input ends
+            reading.deadline = anyio.current_time() + limits.kill_grace_ms / 1000.0
+            return
         run.tool_calls += 1
         if run.tool_calls > limits.max_tool_calls:
             raise _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"the agent made more than {limits.max_tool_calls} tool calls",
@@ -247,6 +255,18 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             run.status = STOPPED
             raise _Stop()
         send({"type": "tool_result", "call_id": message["call_id"], **reply})
+
+    def after_terminal(line: bytes) -> None:
+        """A line the agent sent after its terminal message, in the grace it has to exit: a protocol message (a
+        tool_call, a second terminal message) is kept, for the match to find (an extra call after the answer is a
+        divergence, as any extra call is), and ends the reading; a log, or a line that is no message, is let be."""
+        try:
+            parsed = exactjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        if isinstance(parsed, dict) and parsed.get("type") in ("tool_call", "final_output", "task_error"):
+            run.messages.append(parsed)
+            raise _Stop()
 
     def too_long() -> _Stop:
         return _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"an agent message is longer than {limits.max_line_bytes} bytes",
@@ -288,6 +308,8 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                 pass
         if pending.strip():
             await handle(bytes(pending))
+        if run.status == FINISHED:
+            raise _Stop()
         with anyio.move_on_after(limits.kill_grace_ms / 1000.0):
             await process.wait()
         code = process.returncode
@@ -305,7 +327,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             with anyio.move_on_after(limits.timeout_ms / 1000.0) as deadline:
                 with suppress(_Stop):
                     await converse()
-            if deadline.cancelled_caught:
+            if deadline.cancelled_caught and run.status != FINISHED:  # (not in the grace after its terminal message)
                 run.status = FAILED
                 run.error = diagnostic("E_INCIDENT_AGENT_TIMEOUT", f"the agent did not finish within {limits.timeout_ms} ms; it was stopped",
                                        path="--timeout-ms", expected=f"a terminal message within {limits.timeout_ms} ms")

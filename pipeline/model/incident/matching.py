@@ -82,6 +82,22 @@ def _expected(call: RecordedCall) -> dict[str, Any]:
     return {"call_id": call.call_id, "name": call.name, "args": call.args}
 
 
+def _after_terminal(messages: list[dict[str, Any]], terminal_message: dict[str, Any], step: int,
+                    terminal: dict[str, Any]) -> dict[str, Any] | None:
+    """The divergence of a message the agent sent after its terminal one (in the grace it had to exit), if it did: a
+    call after the answer is an extra call, as any call past the recording is; a second terminal message, another end."""
+    after = messages[messages.index(terminal_message) + 1:]
+    if not after:
+        return None
+    kind = after[0].get("type")
+    sent = terminal_message.get("type")
+    if kind == "tool_call":
+        return {"kind": "extra_call", "step": step, "message": f"step {step}: the agent made a call after its {sent}",
+                "expected": {"terminal": terminal["type"]}, "received": {"withheld": True}}
+    return {"kind": "changed_terminal", "step": step, "message": f"the agent sent a {kind} after its {sent}",
+            "expected": {"terminal": terminal["type"]}, "received": {"terminal": kind}}
+
+
 def judge(incident: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
     """The verdict over what the agent sent (its tool_call / final_output / task_error messages, in order):
     ``{"status": "matched"|"diverged", "steps": [...], "divergence": {...}|None}``. Candidate values
@@ -144,7 +160,7 @@ def judge(incident: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str,
                                 "expected": {"output": terminal["output"]},
                                 "received": {"withheld": True, "differing": differing, "extra": extra}})
             steps.append({"step": len(steps) + 1, "terminal": kind, "status": MATCHED})
-            return verdict(None)
+            return verdict(_after_terminal(messages, message, len(steps) + 1, terminal))
     return verdict({"kind": "missing_call" if cursor.position < len(calls) else "changed_terminal", "step": len(steps) + 1,
                     "message": "the agent sent no terminal message", "expected": {"terminal": terminal["type"]},
                     "received": {"terminal": None}})
