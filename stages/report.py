@@ -18,7 +18,7 @@ from replay.pipeline.io.journals import is_url
 from replay.pipeline.io.run_files import write_file
 from replay.pipeline.io.staging import atomic_output
 from replay.pipeline.model.records import DIAGNOSTICS_RECORD, HEAL_RECORD, RECORD_KEY, SUMMARY_RECORD
-from replay.pipeline.report.model import Aggregate, aggregate, first_problems, status_of
+from replay.pipeline.report.model import Aggregate, aggregate, first_problems
 from replay.pipeline.report.spool import SpooledSummaries
 from replay.pipeline.report.streaming import Streamed, joined
 
@@ -92,7 +92,6 @@ class RenderReport(Sink):
         diagnostics: Counter[str] = Counter()
         first: list[dict[str, Any]] = []
         others = 0
-        statuses: Counter[str] = Counter()
         totals = Aggregate()
         keep = self.summaries.append if self.streamed is None else self.streamed.add
         async for batch in batches:
@@ -101,7 +100,6 @@ class RenderReport(Sink):
                 if kind == SUMMARY_RECORD:
                     keep(record)
                     totals.add(record)
-                    statuses[status_of(record)] += 1
                 elif kind == DIAGNOSTICS_RECORD:
                     diagnostics.update(record.get("byCode") or {})
                     first_problems(first, record.get("first") or ())
@@ -116,8 +114,8 @@ class RenderReport(Sink):
         # The input also ends when an upstream stage failed (its channel is closed on the way out); let the
         # runner's cancellation arrive before anything is written, so a failed run leaves no report.
         await anyio.lowlevel.checkpoint()
-        self.publish("failed_runs", statuses["error"])
-        self.publish("unknown_runs", statuses["unknown"])
+        self.publish("failed_runs", totals.statuses["error"])  # (runs by status: the totals count them)
+        self.publish("unknown_runs", totals.statuses["unknown"])
         diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics), "first": first}
         if self.streamed is not None:
             chunks = self.streamed.chunks(totals.result(diag), self.config["title"])

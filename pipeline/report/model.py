@@ -151,6 +151,12 @@ def _ms(later: datetime, earlier: datetime) -> float:
 instant = parse_timestamp  # (kept as the model's name for it)
 
 
+def is_failure(kind: str, payload: Any, synthetic: Any) -> bool:
+    """Does an event of type ``kind`` report a failure: a failed tool, or a failed run (not the run_failed heal ends a
+    run with when nothing told how it ended, ``ends_unknown``)?"""
+    return kind in FAILED or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic))
+
+
 def error_of(payload: Any) -> tuple[str | None, str | None]:
     """(code, message) an event payload reports: ``error`` as an object (its ``code`` as ``_code`` shows it) or a
     string, else ``message``/``reason``."""
@@ -415,7 +421,7 @@ class RunTally:
         if type(payload) is not dict:
             payload = {}
         synthetic = event.get("synthetic")
-        failed = kind in FAILED or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic))
+        failed = is_failure(kind, payload, synthetic)
         if kind in _READ_TYPES:
             self._read_payload(kind, payload, stamp, index, event.get("seq"), synthetic)
         if "usage" in payload:
@@ -477,7 +483,7 @@ class RunTally:
             else:
                 call = self.calls.result(kind in COMPLETED, payload, stamp, index)
             self.seq_at[index] = seq
-        if kind in FAILED or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic)):
+        if is_failure(kind, payload, synthetic):
             self._add_failure(kind, payload, seq, call)
 
     def _add_usage(self, value: Any, index: int) -> None:
@@ -789,10 +795,9 @@ class Aggregate:
             self.tokens_out = _plus(self.tokens_out, s["usage"]["outputTokens"])
             if s["usage"]["costUsd"] is not None:
                 self.costs.append(s["usage"]["costUsd"])
-            if len(s["usage"]) > 3:  # (cache counts)
-                for key in CACHE_TOKENS:
-                    if key in s["usage"]:
-                        self.cached[key] = _plus(self.cached.get(key, 0), s["usage"][key])
+            for key in CACHE_TOKENS:  # (in a run's usage when some usage object of it counted them)
+                if key in s["usage"]:
+                    self.cached[key] = _plus(self.cached.get(key, 0), s["usage"][key])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
         starts, ends = s.get("startedAt"), s.get("endedAt")

@@ -82,11 +82,11 @@ def _expected(call: RecordedCall) -> dict[str, Any]:
     return {"call_id": call.call_id, "name": call.name, "args": call.args}
 
 
-def _after_terminal(messages: list[dict[str, Any]], terminal_message: dict[str, Any], step: int,
+def _after_terminal(after: list[dict[str, Any]], terminal_message: dict[str, Any], step: int,
                     terminal: dict[str, Any]) -> dict[str, Any] | None:
-    """The divergence of a message the agent sent after its terminal one (in the grace it had to exit), if it did: a
-    call after the answer is an extra call, as any call past the recording is; a second terminal message, another end."""
-    after = messages[messages.index(terminal_message) + 1:]
+    """The divergence of a message the agent sent after its terminal one (``after``: what followed it, in the grace it
+    had to exit), if it did: a call after the answer is an extra call, as any call past the recording is; a second
+    terminal message, another end."""
     if not after:
         return None
     kind = after[0].get("type")
@@ -111,7 +111,7 @@ def judge(incident: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str,
         return {"status": DIVERGED if divergence else MATCHED, "steps": steps, "divergence": divergence,
                 "recorded_calls": len(calls), "consumed_calls": cursor.position}
 
-    for message in messages:
+    for at, message in enumerate(messages):
         kind = message.get("type")
         if kind == "tool_call":
             name, args = message.get("name"), message.get("args")
@@ -160,7 +160,7 @@ def judge(incident: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str,
                                 "expected": {"output": terminal["output"]},
                                 "received": {"withheld": True, "differing": differing, "extra": extra}})
             steps.append({"step": len(steps) + 1, "terminal": kind, "status": MATCHED})
-            return verdict(_after_terminal(messages, message, len(steps) + 1, terminal))
+            return verdict(_after_terminal(messages[at + 1:], message, len(steps) + 1, terminal))
     return verdict({"kind": "missing_call" if cursor.position < len(calls) else "changed_terminal", "step": len(steps) + 1,
                     "message": "the agent sent no terminal message", "expected": {"terminal": terminal["type"]},
                     "received": {"terminal": None}})
