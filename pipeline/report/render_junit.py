@@ -9,7 +9,15 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from replay.pipeline.model.markup import xml_text as text  # (ElementTree escapes the rest)
-from replay.pipeline.report.model import CACHE_TOKENS, format_cost, format_counts, format_ms, format_tokens_in, run_label
+from replay.pipeline.report.model import (
+    CACHE_TOKENS,
+    format_cost,
+    format_counts,
+    format_ms,
+    format_tokens_in,
+    run_label,
+    status_of,
+)
 
 LISTED = 200  # errors and tool calls listed per testcase
 
@@ -86,7 +94,8 @@ def _testcase(s: dict[str, Any], n: int) -> ET.Element:
     (neither passed nor failed: status unknown), its details as system-out."""
     case = ET.Element("testcase", name=text(run_label(s, n)), classname=text(s.get("source") or "replay"),
                       time=seconds(s["durationMs"]))
-    if s["status"] == "error":
+    status = status_of(s)  # (as the suite's counts take it: a summary read back may say anything)
+    if status == "error":
         first = next((e for e in s["errors"] if e["kind"] in ("run", "run_failed")), None) or (s["errors"] or [None])[0]
         failure = ET.SubElement(case, "failure", message=text(first["message"] if first else "run failed"),
                                 type=text((first.get("code") or first["kind"]) if first else "run_failed"))
@@ -96,7 +105,7 @@ def _testcase(s: dict[str, Any], n: int) -> ET.Element:
         if len(s["errors"]) > LISTED:
             lines.append(f"… {len(s['errors']) - LISTED} more")
         failure.text = text("\n".join(lines) or "the run's status is error")
-    elif s["status"] == "unknown":
+    elif status == "unknown":
         ET.SubElement(case, "skipped", message="the journal does not tell how the run ended (no terminal event, no "
                                                "run record's status): neither passed nor failed")
     out = ET.SubElement(case, "system-out")

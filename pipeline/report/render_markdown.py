@@ -15,6 +15,7 @@ from replay.pipeline.report.model import (
     format_tokens_in,
     run_label,
     run_statuses,
+    status_of,
     tokens_in,
 )
 from replay.pipeline.report.streaming import pieces
@@ -81,7 +82,7 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
 def _overview_row(s: dict[str, Any], n: int) -> list[str]:
     u = s["usage"]
     return [
-        f"[{esc(run_label(s, n))}](#run-{n})", STATUS_SHOWN[s["status"]],
+        f"[{esc(run_label(s, n))}](#run-{n})", STATUS_SHOWN[status_of(s)],
         format_ms(s["durationMs"]), format_count(s["events"]["total"]), format_count(s["toolCalls"]["total"]),
         format_count(s["toolCalls"]["error"]), format_count(tokens_in(u)) if u else "-",
         format_count(u["outputTokens"]) if u else "-", esc(format_cost(u["costUsd"])) if u else "-",

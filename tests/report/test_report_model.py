@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 from conftest import FIXTURES as FIXTURES_DIR
@@ -26,6 +27,7 @@ from replay.pipeline.report.model import (
     run_label,
     summarize_run,
 )
+from replay.stages.report import render
 from replay.stages.summarize import SummarizeRuns
 
 FIXTURES = FIXTURES_DIR / "report"
@@ -115,6 +117,10 @@ def test_a_summary_read_back_with_a_status_of_its_own_counts_as_failed():
     base = summarize_run(None, [ev(1, "run_started"), ev(2, "run_completed")])
     agg = aggregate([base, {**base, "status": "failed"}, {**base, "status": "unknown"}])
     assert agg["runs"] == {"total": 3, "ok": 1, "error": 1, "unknown": 1}
+    odd = {**base, "status": "failed"}  # every format shows it as the counts take it (markdown raised KeyError)
+    assert "❌ error" in render("markdown", [odd]).decode()
+    case = ET.fromstring(render("junit", [odd])).find("testsuite/testcase")
+    assert case is not None and case.find("failure") is not None  # (the suite counted a failure with none in it)
 
 
 def test_heals_end_is_no_failure_mark_on_the_timeline():
