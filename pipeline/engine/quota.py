@@ -67,7 +67,7 @@ class Quota:
         return summaries
 
 
-REPORTED = "reported"  # a heal notice's action (``repairs.REPORTED``): it saw, and changed nothing
+REPORTED = "reported"  # a heal notice's action (``repairs.ACTIONS``): it saw, and changed nothing
 
 
 def is_diagnostic(record: dict[str, Any]) -> bool:

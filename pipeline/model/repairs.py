@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.quota import REPORTED
 from replay.pipeline.engine.stage import Stage
 
-ACTIONS = ("changed", "inserted", "dropped", "renumbered", "reported")
-REPORTED = "reported"
+ACTIONS = ("changed", "inserted", "dropped", "renumbered", REPORTED)  # (REPORTED: a notice, which the quota counts)
 DROP_TORN_LINE = "drop_torn_line"  # parse's repair of an input's cut-off last line: it names no run, and is its last run's
 
 
