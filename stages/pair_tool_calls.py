@@ -22,12 +22,12 @@ from replay.pipeline.model.toolcalls import (
     CALLED,
     COMPLETED,
     FAILED,
+    TOOL_UNANSWERED,
     call_id,
     tool_name,
 )
 from replay.stages.ensure_run_started import synthetic_event
 
-TOOL_UNANSWERED = "tool_unanswered"
 PLACE_KEYS = ("turn", "step")  # where in the run a call was made (a mapped log's model call): its mark is placed there too
 RESULTS = COMPLETED | FAILED
 _JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}

@@ -39,6 +39,7 @@ from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import Run, marks_input, repaired_together, runid_spans
+from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, TOOL_UNANSWERED
 from replay.pipeline.model.validation import check_run_record
 from replay.stages.alias import AliasEventTypes, resolved_aliases
 from replay.stages.ensure_terminal import InsertTerminalEvent
@@ -48,7 +49,7 @@ UNSET: Any = msgspec.UNSET
 MAX_RUN_LINES = 16384  # a longer run goes the slow way (memory stays bounded)
 MAX_RUN_BYTES = 4 << 20  # and so does one whose lines held come to more bytes (the blocks they were read in)
 SLOW_LINES = 4096  # a run goes the slow way in batches of at most this many lines (the rules take a batch at a time)
-_CALLED, _UNANSWERED = "tool_called", "tool_unanswered"
+_CALLED, _UNANSWERED = "tool_called", TOOL_UNANSWERED
 
 
 class _Object(msgspec.Struct, gc=False):
@@ -105,7 +106,7 @@ def decode_heads(batch: Batch) -> list[_Head] | None:
 # Every timestamp of a run in one match: the pattern is_timestamp uses, once per line of the joined text (its first:
 # a leap second, 23:59:60, which is_timestamp takes only after that one fails, never matches, and goes the slow way).
 _STAMPS = re.compile(f"(?:{_RFC3339_STRICT.pattern}\n)*{_RFC3339_STRICT.pattern}", re.ASCII)
-_JUDGED = frozenset({"tool_called", "tool_completed", "tool_failed", "tool_unanswered", "assistant_message", *TERMINAL_TYPES})
+_JUDGED = frozenset({*CALLED, *COMPLETED, *FAILED, TOOL_UNANSWERED, "assistant_message", *TERMINAL_TYPES})
 _STR = {str}
 _DAY = operator.itemgetter(slice(0, 10))
 # The shapes of a timestamp the quick check knows (each digit written as 0): UTC, no fraction or 1-9 digits of one.
@@ -116,7 +117,7 @@ _HOURS = frozenset(f"{h:02}" for h in range(24))
 _FIELDS = _Head.__struct_fields__  # (in the order astuple gives them; "$record" and "$origin" as record and origin)
 _CALL_ID = attrgetter("payload.callId")
 _PAYLOAD_SIDECHAIN = attrgetter("sidechain")
-_TOOLS = frozenset({"tool_called", "tool_completed", "tool_failed"})
+_TOOLS = CALLED | COMPLETED | FAILED
 _UNKNOWN = object()  # the event before a run could not be read here (dedupe may know better)
 
 

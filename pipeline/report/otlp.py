@@ -47,6 +47,7 @@ from replay.pipeline.model.toolcalls import (
     CALLED,
     COMPLETED,
     FAILED,
+    TOOL_UNANSWERED,
     call_id,
     tool_name,
 )
@@ -56,7 +57,6 @@ SPANS_PER_REQUEST = 2000  # spans held before those finished go out in a request
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_UNSET, STATUS_ERROR = 0, 2
 SCOPE = {"name": "agent-replay", "version": "0.1.0"}
-TOOL_UNANSWERED = "tool_unanswered"
 _TOKENS = {
     "gen_ai.usage.input_tokens": ("inputTokens", "input_tokens", "prompt_tokens", "promptTokens"),
     "gen_ai.usage.output_tokens": ("outputTokens", "output_tokens", "completion_tokens", "completionTokens"),
