@@ -177,6 +177,23 @@ def test_a_private_value_in_a_name_redaction_keeps_is_refused_not_written(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export.json"]  # nothing written
 
 
+def test_a_bundle_edited_after_its_import_to_hold_an_email_is_neither_inspected_nor_promoted(tmp_path: Path) -> None:
+    """inspect, replay and promote read a bundle as an import wrote it: an email written into one by hand was copied
+    into every file of the new folder, and promote put a checksum on it. Now refused where it is, nothing written."""
+    assert import_(tmp_path).returncode == 0
+    doc = orjson.loads((tmp_path / "imported" / "incident.json").read_bytes())
+    doc["events"][0]["args"]["order_id"] = "jane.doe@example.com"
+    edited = write_json(tmp_path / "edited.json", doc)
+    for args in (("inspect", str(edited), "--out", str(tmp_path / "inspected")),
+                 ("promote", str(edited), "--to", str(tmp_path / "cases" / "x.json"))):
+        done = run_replay("incident", *args)
+        assert done.returncode == 2 and done.stdout == b"", done.stderr
+        (error,) = errors_of(done.stderr)
+        assert (error["code"], error["path"], error["received"]) == ("E_INCIDENT_NOT_REDACTED", "$.events[0].args.order_id", ["email"])
+        assert b"jane" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.json", "imported"]  # nothing written
+
+
 def test_an_empty_redact_pointer_is_refused_as_a_pointer(tmp_path: Path) -> None:
     (error,) = errors_of(import_(tmp_path, "--redact", "/input/customer_email", "--redact", "").stderr)
     assert error["code"] == "E_INCIDENT_REDACT_POINTER_INVALID" and error["path"] == "--redact" and error["received"] == ""

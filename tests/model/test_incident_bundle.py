@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from incident_support import REFUND_EXPORT, write_json
 
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.model.incident import bundle
+from replay.pipeline.model.incident import bundle, redaction
 from replay.pipeline.model.incident.export import load_export
 from replay.pipeline.model.incident.matching import judge
 from replay.pipeline.model.incident.redaction import Redactor
@@ -55,6 +55,46 @@ def test_a_bundle_that_is_not_one_or_was_changed_is_refused(tmp_path: Path, chan
     with pytest.raises(ReplayError) as caught:
         bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc)))
     assert caught.value.code == code
+
+
+@pytest.mark.parametrize(("change", "path", "kinds"), [
+    (lambda d: d["events"][0]["args"].update(order_id="jane.doe@example.com"), "$.events[0].args.order_id", ["email"]),
+    (lambda d: d["input"].update(request="Jane Doe called about her refund"), "$.input.request", ["freeform_text"]),
+    (lambda d: d["events"][1]["result"].update(status="hunter2!"), "$.events[1].result.status", ["identifier"]),
+    (lambda d: d["events"][2]["args"].update(order_id=1234567890123), "$.events[2].args.order_id", ["identifier"]),
+    (lambda d: d["events"][8]["output"].update(card=4242424242424242), "$.events[8].output.card", ["personal_field"]),
+])
+def test_a_bundle_holding_what_redaction_would_change_is_refused_where_it_is(
+        tmp_path: Path, change: Any, path: str, kinds: list[str]) -> None:
+    """An import never leaves such a value; one edited in is named (where, and what it looks like: never the value)."""
+    doc = make_bundle()
+    change(doc)
+    with pytest.raises(ReplayError) as caught:
+        bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc)))
+    assert caught.value.code == "E_INCIDENT_NOT_REDACTED"
+    assert caught.value.body["path"] == path and caught.value.body["received"] == kinds
+    assert "jane" not in str(caught.value.body).lower() and "hunter2" not in str(caught.value.body)
+
+
+_KEY = st.sampled_from(["status", "state", "currency", "order_id", "email", "name", "password", "note", "amount_cents",
+                        "total", "error", "message", "code", "customer", "items", "x", "api_key", "phone", "jane@ex.com"])
+_TEXT = st.sampled_from(["pending", "USD", "ORDER_NOT_FOUND", "timeout", "boom", "Jane", "Jane Doe", "hunter2", "p@ss!",
+                         "jane@ex.com", "4242 4242 4242 4242", "10.0.0.7", "+1 415 555 0142", "sk-" + "a" * 24, "",
+                         "[redacted]", "id_0123456789abcdef", "a1", " a1"]) | st.text(max_size=12)
+_VALUE = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | _TEXT,
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=4), max_leaves=12)
+
+
+@given(st.dictionaries(_KEY, _VALUE, max_size=4), st.dictionaries(_KEY, _VALUE, max_size=4),
+       st.dictionaries(_KEY, _VALUE, max_size=4), st.dictionaries(_KEY, _VALUE, max_size=4), _VALUE)
+def test_whatever_an_import_redacts_reads_back_as_redacted(
+        data: dict[str, Any], args: dict[str, Any], result: dict[str, Any], output: dict[str, Any], error: Any) -> None:
+    """The check a bundle passes on loading finds nothing in what redaction wrote, whatever the values and names."""
+    incident = {"input": data, "assertions": [{"id": "r", "type": "required_output", "fields": sorted(output)[:1]}],
+                "events": [{"type": "tool_call", "call_id": "c1", "name": "t", "args": args},
+                           {"type": "tool_result", "call_id": "c1", "ok": False, "result": result, "error": error},
+                           {"type": "final_output", "output": output}]}
+    assert redaction.unredacted(Redactor().incident(incident)) is None
 
 
 def test_an_export_passed_as_a_bundle_gets_advice_to_import_it() -> None:

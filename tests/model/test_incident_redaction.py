@@ -80,6 +80,22 @@ def test_known_machine_error_codes_survive_and_other_error_text_does_not(error: 
     assert (Redactor().value(error, "error", "error") == error) is kept
 
 
+@pytest.mark.parametrize(("error", "kept"), [("timeout", True), ("overloaded", True), ("boom", False), ("jdoe", False),
+                                             ("hunter", False)])
+def test_a_one_word_lowercase_error_is_kept_only_when_it_is_a_code_services_use(error: str, kept: bool) -> None:
+    assert (Redactor().value(error, "error", "error") == error) is kept
+
+
+@pytest.mark.parametrize(("value", "out"), [
+    ("pending", "pending"), ("ORDER_NOT_FOUND", "ORDER_NOT_FOUND"), ("USD", "USD"), ("in_progress", "in_progress"),
+    ("customer Jane not found", REMOVED), ("hunter2", "id_"), ("p@ssw0rd!", "id_"), ("Jane_Doe", "id_"),
+])
+def test_a_field_named_for_a_status_keeps_a_status_not_a_sentence_name_or_password(value: str, out: str) -> None:
+    for key in ("status", "currency", "result_code", "payment_state"):
+        redacted = Redactor().value({key: value})[key]
+        assert redacted == out if out != "id_" else redacted.startswith("id_") and value not in redacted
+
+
 def test_task_error_messages_are_error_text() -> None:
     doc = minimal_export()
     doc["events"] = [{"type": "task_error", "message": "Customer Jane Doe was angry"}]

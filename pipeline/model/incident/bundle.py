@@ -36,7 +36,7 @@ from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.io.staging import atomic_output, publish_folder, temp_folder
-from replay.pipeline.model.incident import export
+from replay.pipeline.model.incident import export, redaction
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
@@ -124,6 +124,16 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
             refuse("E_INCIDENT_BUNDLE_INVALID", f"event {k} of the bundle is not in normalised form", {**where, "path": f"$.events[{k}]"},
                    expected="call ids c1, c2, ... in call order; tool_result with result and error", received="another form",
                    howToFix="Bundles are written by `replay incident import`; import the export again rather than editing one.")
+    found = redaction.unredacted(document)
+    if found is not None:  # (an import wrote none such: one edited by hand, or written by something else)
+        tokens, kinds = found
+        path = "$" + "".join(f"[{t}]" if isinstance(t, int) else f".{t}" for t in tokens)
+        refuse("E_INCIDENT_NOT_REDACTED", f"the bundle holds a value at {path} that redaction would change "
+               f"({', '.join(k.replace('_', ' ') for k in kinds) or 'redacted'}): an import never leaves one, so it is "
+               "read no further and nothing is written", {**where, "path": path},
+               expected="values as `replay incident import` redacts them", received=kinds,
+               howToFix="Import the export again (`replay incident import EXPORT --out DIR`) rather than editing a bundle; "
+                        "to take a value out, import with --redact POINTER.")
     return document
 
 

@@ -20,7 +20,8 @@ What happens to a value (first match wins):
    (``TIMEOUT``, ``gateway_timeout``) and loses everything else;
 4. what remains is kept when it is plainly not private (statuses, currencies, short lowercase
    words, small numbers such as amounts and limits), removed when it is text with spaces, and
-   aliased otherwise (opaque tokens).
+   aliased otherwise (opaque tokens). A field named for what is kept (``status``, ``currency``, ``*_code``, ...)
+   keeps only such a token too: a sentence under it is removed, a name or a password aliased.
 
 Protocol structure is never touched: event types, call ids, tool names, ``ok``, effect types, rule
 ids and fields; an incident where a tool's name, an effect's type or a rule's id holds a credential, an email or a
@@ -249,14 +250,29 @@ _LOWER_WORDS = re.compile(r"[a-z]+(?:[_.-][a-z]+)*")
 _SMALL_NUMBER = re.compile(r"-?\d{1,8}(?:\.\d{1,4})?")
 
 
+# The error codes written as one lowercase word (no ``_``, ``.`` or ``-`` to say it is a code, not a word of text, a
+# name or a password): ``timeout`` is one, ``boom`` or ``jdoe`` is no code anyone documents
+_LOWER_CODE_WORDS = frozenset({
+    "timeout", "timedout", "unauthorized", "unauthenticated", "forbidden", "overloaded", "unavailable", "conflict",
+    "throttled", "ratelimited", "cancelled", "canceled", "aborted", "denied", "invalid", "expired", "notfound", "internal",
+    "unknown", "failed", "failure", "error", "busy", "exhausted", "unreachable", "refused", "reset", "closed", "duplicate",
+    "declined", "gone", "locked", "unprocessable", "unimplemented", "unsupported", "disconnected", "interrupted",
+})
+
+
 def is_machine_code(text: str) -> bool:
-    """``TIMEOUT``, ``E_RATE_LIMIT``, ``HTTP_504``, ``gateway_timeout``: codes, not prose."""
-    return len(text) <= 64 and bool(_UPPER_CODE.fullmatch(text) or _LOWER_WORDS.fullmatch(text))
+    """``TIMEOUT``, ``E_RATE_LIMIT``, ``HTTP_504``, ``gateway_timeout``, ``timeout``: codes, not prose. A lowercase
+    code is words joined by ``_``, ``.`` or ``-``, or one of the one-word codes services use (``_LOWER_CODE_WORDS``)."""
+    if len(text) > 64:
+        return False
+    if _UPPER_CODE.fullmatch(text):
+        return True
+    return bool(_LOWER_WORDS.fullmatch(text)) and (not text.isalpha() or text in _LOWER_CODE_WORDS)
 
 
-def is_plain_token(text: str) -> bool:
+def is_plain_token(text: str, limit: int = 40) -> bool:
     """A value that says nothing about anyone: a status, a currency code, a small number written as text."""
-    return len(text) <= 40 and bool(_UPPER_CODE.fullmatch(text) or _LOWER_WORDS.fullmatch(text) or _SMALL_NUMBER.fullmatch(text))
+    return len(text) <= limit and bool(_UPPER_CODE.fullmatch(text) or _LOWER_WORDS.fullmatch(text) or _SMALL_NUMBER.fullmatch(text))
 
 
 # What a name the protocol keeps as it is must not hold: a credential, an email, a card number (a phone number's or an
@@ -367,7 +383,7 @@ class Redactor:
         if cls == "freeform":
             self.counts["freeform_text"] += 1
             return REMOVED
-        if cls == "keep" and len(text) <= 64:
+        if cls == "keep" and is_plain_token(stripped, 64):  # (a status, a currency: no sentence, name or password under one)
             return text
         if any(c.isspace() for c in stripped):
             self.counts["freeform_text"] += 1
@@ -543,6 +559,67 @@ def verdicts_changed(judged_otherwise: Sequence[tuple[str, str, str]]) -> str:
 
 
 _LABELS = ("name", "key", "header", "field", "param", "variable")  # a name-value pair's name: {"name": "PIN", "value": ...}
+
+
+# re-checking a bundle -------------------------------------------------------------------------------
+_ALIAS = re.compile(rf"(?:{'|'.join(sorted(set(ALIAS_PREFIX.values())))})_[0-9a-f]{{16}}")
+
+
+class _Again(Redactor):
+    """Redaction over an incident redacted already: an alias, a removal and an aliased key stand as they are (a
+    second pass would alias them again); anything else it changes, the first pass would have changed."""
+
+    def _string(self, text: str, key: str | None, context: str, within: str | None = None) -> str:
+        if text == REMOVED or _ALIAS.fullmatch(text):
+            return text
+        return super()._string(text, key, context, within)
+
+    def _key(self, key: str) -> str:
+        return key if _ALIAS.fullmatch(key) else super()._key(key)
+
+    # Under an aliased key the first pass judged the value by the name it had, which is gone: the alias says nothing
+    # of it (``email_...`` is no email field), and only what the detectors find there, or what no name keeps, counts.
+    def value(self, node: Any, key: str | None = None, context: str = "data", within: str | None = None) -> Any:
+        return super().value(node, None if key is not None and _ALIAS.fullmatch(key) else key, context, within)
+
+    def _number(self, number: float, key: str | None, within: str | None = None) -> Any:
+        if key is None and within is None and not isinstance(number, bool) and isinstance(number, int):
+            digits = str(abs(number))  # (a name that said amount may have kept a long number; a card number never)
+            return self.alias("card_number", digits) if 13 <= len(digits) <= 19 and luhn_ok(digits) else number
+        return super()._number(number, key, within)
+
+
+def unredacted(incident: dict[str, Any]) -> tuple[list[str | int], list[str]] | None:
+    """Where a redacted incident (a bundle read back) holds a value redaction would change, one edited in by hand or
+    written by something other than an import: its JSON Pointer and what redaction took it for (value-free); None
+    when redaction would leave it all as it is. A tool's name, an effect's type or a rule's id that holds a credential,
+    an email or a card number is refused as the import refuses it (E_INCIDENT_NAME_PRIVATE)."""
+    again = _Again(secret=bytes(32))
+    redone = again.incident(incident)
+    for part in ("input", "events", "assertions"):
+        where = _first_difference(incident[part], redone[part], [part])
+        if where is not None:
+            return where, sorted(k for k in again.counts if k in DETECTOR_KINDS or k in FIELD_KINDS)
+    return None
+
+
+def _first_difference(a: Any, b: Any, path: list[str | int]) -> list[str | int] | None:
+    """The path to the first place ``a`` and ``b`` (JSON values) differ, in document order; None when they are equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=False):
+            if ka != kb:
+                return [*path, ka]
+            found = _first_difference(va, vb, [*path, ka])
+            if found is not None:
+                return found
+        return None if len(a) == len(b) else path
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (va, vb) in enumerate(zip(a, b, strict=False)):
+            found = _first_difference(va, vb, [*path, i])
+            if found is not None:
+                return found
+        return None if len(a) == len(b) else path
+    return None if exactjson.typed_equal(a, b) else path
 
 
 def inside(key: str | None, within: str | None) -> str | None:
