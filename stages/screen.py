@@ -394,20 +394,22 @@ class ScreenRuns(Transform):
         seq numbers go 1..n, judged at once: for heal, what ``_is_clean`` asks of each run asked of them all, or of
         their columns joined where that says the same or more (all stamps sorted, every call id once). False: judge
         them run by run."""
-        if self.config["mode"] != "heal":
-            return True
         a, b = runs[0][0], runs[-1][1]
         kinds, times = types[a:b], stamps[a:b]
         ends = [end - 1 for _, end in runs]
+        if not self.alias_table.keys().isdisjoint(kinds) or sorted(times) != times:
+            return False
+        if [types[start] for start, _ in runs].count("run_started") != len(runs) or kinds.count("run_started") != len(runs) \
+                or not set(map(types.__getitem__, ends)) <= TERMINAL_TYPES \
+                or kinds.count("run_completed") + kinds.count("run_failed") != len(runs):
+            return False  # (each begins with run_started, its only one, and has one terminal event, its last)
+        if self.config["mode"] != "heal":
+            return True  # (validate: nothing to say of their shape, check_runs and check_order neither)
         if rids[a] in self._near or self.previous is _UNKNOWN or self.previous == 1 \
                 or 1 in [end - start for start, end in runs[:-1]]:
             return False  # (the first may touch an earlier run of its id; dedupe may compare a first event with a seq 1)
-        if not self.alias_table.keys().isdisjoint(kinds) or sorted(times) != times or _UNANSWERED in kinds:
+        if _UNANSWERED in kinds:
             return False
-        if [types[start] for start, _ in runs].count("run_started") != len(runs) \
-                or not set(map(types.__getitem__, ends)) <= TERMINAL_TYPES \
-                or kinds.count("run_completed") + kinds.count("run_failed") != len(runs):
-            return False  # (each begins with run_started and has one terminal event, its last)
         tools = _tool_events(kinds)
         if not _calls_answered(heads[a:b], kinds, tools):
             return False
@@ -427,8 +429,8 @@ class ScreenRuns(Transform):
 
     def _fine(self, fields: dict[str, tuple[Any, ...]], types: list[Any], stamps: list[Any]) -> int:
         """Do all lines of a plain batch pass the checks ``_is_clean`` makes of one line alone (``_lines_pass``), with
-        no ``synthetic`` at all for heal (the repair lane takes none)? The stamps' length (1 for validate) if so,
-        else 0: the runs are judged from their heads."""
+        no ``synthetic`` at all for heal (the repair lane takes none)? The stamps' length if so, else 0: the runs are
+        judged from their heads."""
         heal = self.config["mode"] == "heal"
         return _lines_pass(fields, types, stamps, heal=heal, synthetic_true=not heal)
 
@@ -596,13 +598,17 @@ class ScreenRuns(Transform):
         seqs, types, stamps = columns
         if seqs != list(range(1, n + 1)):
             return False
+        # a whole run's shape (check_runs has nothing to say, nor alias, ensure_run_started, ensure_terminal): no type
+        # an alias renames, run_started first and once, one terminal event, last; and check_order nothing (its quick
+        # test: the stamps of one shape, sorted as text)
+        if not self.alias_table.keys().isdisjoint(types) or types[0] != "run_started" or types.count("run_started") != 1 \
+                or types[-1] not in TERMINAL_TYPES or types.count("run_completed") + types.count("run_failed") != 1 \
+                or sorted(stamps) != stamps:
+            return False
         if self.config["mode"] != "heal":
             return True
-        # no heal rule fires: alias, drop_resume_duplicates / order_sidechains (ids, sidechains), ensure_run_started,
-        # check_order (its quick test: the stamps of one shape, sorted as text), dedupe (the event before the run; a
-        # run record in between resets it), pair_tool_calls, ...
-        if not self.alias_table.keys().isdisjoint(types) or types[0] != "run_started" or sorted(stamps) != stamps:
-            return False
+        # no other heal rule fires: drop_resume_duplicates / order_sidechains (ids, sidechains), dedupe (the event
+        # before the run; a run record in between resets it), pair_tool_calls, ...
         if run.record is None and (self.previous is _UNKNOWN or self.previous == 1):
             return False
         if _calls_simply_paired(heads, types, run):
@@ -846,8 +852,8 @@ def _lines_pass(fields: dict[str, tuple[Any, ...]], types: list[Any], stamps: li
                 synthetic_true: bool) -> int:
     """The one definition of what a clean run asks of each of its lines alone: a non-empty type, a timestamp and
     a payload object; no ``synthetic`` (``"synthetic": true`` too when ``synthetic_true``); for heal no id, no
-    ``$origin``, no sidechain; each timestamp valid and no leap second, and for heal all of one shape (UTC, with ``T``, one length:
-    then text order is time order). 0 when a line fails; else the stamps' length (heal) or 1 (validate)."""
+    ``$origin``, no sidechain; each timestamp valid and no leap second, and all of one shape (UTC, with ``T``, one length:
+    then text order is time order). 0 when a line fails; else the stamps' length."""
     payloads = fields["payload"]
     if UNSET in types or "" in types or UNSET in payloads:
         return 0
@@ -866,8 +872,6 @@ def _lines_pass(fields: dict[str, tuple[Any, ...]], types: list[Any], stamps: li
     shape = _stamps_shape(text, stamps)
     if shape is None:
         return 0
-    if not heal:
-        return 1
     if shape:  # (every shape of _SHAPES is in UTC, ``T`` at 10: text order is time order)
         return len(shape)
     return len(stamps[0]) if same_shape_utc(stamps, text) else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,15 @@ def errors_of(stderr: bytes) -> list[dict]:
         if line.startswith(b'{"error"'):
             bodies.append(orjson.loads(line)["error"])
     return bodies
+
+
+_LOG_TIME = re.compile(rb',"timestamp":"[^"]*"}$')
+
+
+def diagnostics(stderr: bytes) -> list[bytes]:
+    """The lines of ``stderr``, sorted, each log line (a warning) without the wall-clock time it was logged at: what
+    two runs over one input must both say, whatever the order their stages wrote it in."""
+    return sorted(_LOG_TIME.sub(b"}", line) if b'"level"' in line else line for line in stderr.splitlines())
 
 
 def jsonl(data: bytes) -> list[dict]:

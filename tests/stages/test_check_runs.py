@@ -1,0 +1,68 @@
+"""check_runs in validate: a run that is not whole is warned of (at its line), never failed; a whole run, and another
+agent's log, are not; the screen's fast lane takes no run it would warn of."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import FIXTURES, errors_of, run_replay
+
+
+def event(seq: int, kind: str, run: str = "r", second: int | None = None) -> dict:
+    return {"seq": seq, "timestamp": f"2026-03-01T12:00:{(seq if second is None else second):02}.000Z", "type": kind,
+            "runId": run, "payload": {}}
+
+
+def whole(run: str) -> list[dict]:
+    return [event(1, "run_started", run), event(2, "user_message", run), event(3, "assistant_message", run),
+            event(4, "run_completed", run)]
+
+
+def journal(tmp_path: Path, events: list[dict]) -> Path:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    return path
+
+
+def warnings(stderr: bytes) -> list[tuple[str, int | None, str]]:
+    """(rule, line, the message's first words) of each warning."""
+    return [(w["rule"], w.get("line"), " ".join(w["message"].split()[:4]))
+            for w in map(orjson.loads, stderr.splitlines()) if "rule" in w]
+
+
+@pytest.mark.parametrize(("events", "said"), [
+    (whole("r"), []),
+    ([event(1, "user_message"), event(2, "run_completed")], [("check_runs", 1, "the run begins with")]),
+    ([*whole("r")[:3], event(4, "run_started"), event(5, "run_completed")], [("check_runs", 4, "a second run_started in")]),
+    ([*whole("r"), event(5, "user_message"), event(6, "run_failed")], [("check_runs", 5, "the run goes on")]),
+    (whole("r")[:3], [("check_runs", 3, "the run has no")]),
+    ([event(1, "run_started"), event(2, "tool_start"), event(3, "run_completed")], [("check_runs", 2, "type 'tool_start' is an")]),
+    ([event(1, "run_started"), event(2, "user_message", second=9), event(3, "run_completed")], [("check_order", 3, "timestamp 2026-03-01T12:00:03.000Z is earlier")]),
+])
+def test_validate_warns_of_a_run_that_is_not_whole_and_stays_valid(tmp_path: Path, events: list[dict], said: list) -> None:
+    done = run_replay("validate", str(journal(tmp_path, events)))
+    assert done.returncode == 0 and orjson.loads(done.stdout)["valid"] is True
+    assert warnings(done.stderr) == said and errors_of(done.stderr) == []
+
+
+def test_a_run_among_whole_ones_in_one_batch_is_judged_not_passed_on_unread(tmp_path: Path) -> None:
+    """The screen passes whole runs of a batch on unparsed: a run with a second run_started in the middle, or one
+    going on after its end, among them was taken for whole and never warned of."""
+    events = [*whole("a"), *whole("b")[:2], event(3, "run_started", "b"), event(4, "run_completed", "b"), *whole("c"),
+              *whole("d"), event(5, "user_message", "d"), *whole("e")]
+    done = run_replay("validate", str(journal(tmp_path, events)))
+    assert done.returncode == 0
+    assert [(w[0], w[1]) for w in warnings(done.stderr)] == [("check_runs", 7), ("check_runs", 17)]
+
+
+def test_another_agents_log_is_not_judged_for_a_shape_its_format_does_not_write(tmp_path: Path) -> None:
+    done = run_replay("validate", str(FIXTURES / "corpus" / "claude-code" / "representative_messages.jsonl"))
+    assert [w for w in warnings(done.stderr) if w[0] == "check_runs"] == []
+
+
+def test_a_type_that_is_no_string_is_validates_error_not_a_failed_stage(tmp_path: Path) -> None:
+    bad = {**event(2, "x"), "type": {"not": "a type"}}
+    done = run_replay("validate", str(journal(tmp_path, [event(1, "run_started"), bad, event(3, "run_completed")])))
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_ARTIFACT_EVENT_TYPE_INVALID"] and done.returncode == 1
