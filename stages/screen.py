@@ -38,7 +38,7 @@ from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_tim
 from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
-from replay.pipeline.model.runs import Run, marks_input, repaired_together, runid_spans
+from replay.pipeline.model.runs import RecentIds, Run, marks_input, repaired_together, runid_spans
 from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, TOOL_UNANSWERED
 from replay.pipeline.model.validation import check_run_record
 from replay.stages.alias import AliasEventTypes, resolved_aliases
@@ -212,6 +212,8 @@ class ScreenRuns(Transform):
         self._clean_count = 0  # lines
         self._clean_runs = 0
         self._clean_events = 0
+        self._clean_ids: list[Any] = []  # their run ids, in order (check_run_ids reads them)
+        self._recent = RecentIds()  # the ids of the last runs of the stream: a run of one of them comes back, slow
         self._repaired: list[Batch] = []  # runs repaired here, counted only (no heal log), to go on as one batch
         # The ids of the runs the next run would touch if heal dropped every event of the slow runs before it (a
         # run of one of these ids goes the slow way, where ``RunScoped`` keeps it apart with a run record).
@@ -243,6 +245,7 @@ class ScreenRuns(Transform):
             self._close_clean()  # (the runs that ended are the last input's)
             self.source = source
             self._near = set()
+            self._recent = RecentIds()  # (each input's runs are its own: check_run_ids judges an input alone)
         if self.config["enabled"] and _names_its_input(batch):  # read's mark before each of several inputs: the last
             self._end_run(closes=False)                         # input's run ends (one of the same name too)
             return self._take([batch])
@@ -351,7 +354,7 @@ class ScreenRuns(Transform):
             self._end_run(at=(batch, spans[0][1]))
             if self._all_clean(inner, heads, rids, types, stamps):
                 a, b = inner[0][0], inner[-1][1]
-                self._add_clean([(batch, a, b)], b - a, len(inner), b - a)
+                self._add_clean([(batch, a, b)], b - a, [rids[start] for start, _ in inner], b - a)
                 self._near, self.previous = {rids[b - 1]}, seqs[b - 1]  # (as the last of them leaves them)
                 spans = spans[-1:]
             else:
@@ -399,6 +402,10 @@ class ScreenRuns(Transform):
         ends = [end - 1 for _, end in runs]
         if not self.alias_table.keys().isdisjoint(kinds) or sorted(times) != times:
             return False
+        ids = {rids[start] for start, _ in runs}
+        recent = self._recent
+        if len(ids) != len(runs) or any(map(recent.__contains__, ids)):
+            return False  # (a run id that comes back after another run: check_run_ids reads it, the slow way)
         if [types[start] for start, _ in runs].count("run_started") != len(runs) or kinds.count("run_started") != len(runs) \
                 or not set(map(types.__getitem__, ends)) <= TERMINAL_TYPES \
                 or kinds.count("run_completed") + kinds.count("run_failed") != len(runs):
@@ -416,13 +423,16 @@ class ScreenRuns(Transform):
         called = list(itertools.compress(rids[a:b], tools))
         return called[0::2] == called[1::2]  # (no call answered in the next run)
 
-    def _add_clean(self, pieces: list[tuple[Batch, int, int]], lines: int, runs: int, events: int) -> None:
-        """Clean runs (their lines: stretches of the batches they came in) go on as bytes, in the next clean batch."""
+    def _add_clean(self, pieces: list[tuple[Batch, int, int]], lines: int, ids: list[Any], events: int) -> None:
+        """Clean runs (their lines: stretches of the batches they came in; their run ids) go on as bytes, in the next
+        clean batch."""
         self._close_repaired()
         for piece in pieces:  # (one stretch where the runs follow each other in a batch)
             add_piece(self._clean_pieces, *piece)
         self._clean_count += lines
-        self._clean_runs += runs
+        self._clean_runs += len(ids)
+        self._clean_ids += ids
+        self._recent.add_all(ids)
         self._clean_events += events
         if self._clean_count >= 1024:
             self._close_clean()
@@ -495,8 +505,10 @@ class ScreenRuns(Transform):
         slow = False
         if run.record is None and run.run_id in self._near and self.config["mode"] == "heal":
             run.clean = False  # it may come to touch an earlier run of its id: kept apart the slow way
+        if run.run_id in self._recent:
+            run.clean = False  # its id comes back after another run: check_run_ids reads it, the slow way
         if run.clean and self.config["fast"] and self._is_clean(run):
-            self._add_clean(run.pieces, run.count, 1, run.events)
+            self._add_clean(run.pieces, run.count, [run.run_id], run.events)
         elif closes and run.clean and self.config["fast"] and self.config["mode"] == "heal" and (repaired := self._repair(run)):
             # (an input's last run is repaired by the rules: they log its lines, then its end, as the input ends)
             self._add_repaired(repaired)
@@ -507,6 +519,8 @@ class ScreenRuns(Transform):
             self._near.add(run.run_id)  # it may vanish (every event dropped): the runs before it stay near
         else:
             self._near = {run.run_id}  # it stays, or its run record does: it alone is near now
+        if run.run_id is not None:
+            self._recent.add(run.run_id)
         self._remember_last(run.heads)
 
     def _remember_last(self, heads: list[_Head | None]) -> None:
@@ -557,10 +571,10 @@ class ScreenRuns(Transform):
         if not self._clean_count:
             return
         batch = Batch.folded(self.source or "<stdin>", self._clean_count, pieces=self._clean_pieces)
-        batch.clean = (self._clean_runs, self._clean_events)
+        batch.clean = (self._clean_runs, self._clean_events, tuple(self._clean_ids))
         self._out.append(batch)
         self._clean_pieces, self._clean_count = [], 0
-        self._clean_runs, self._clean_events = 0, 0
+        self._clean_runs, self._clean_events, self._clean_ids = 0, 0, []
 
     def _take(self, extra: list[Batch]) -> Batch | list[Batch] | None:
         self._close_clean()
@@ -727,7 +741,7 @@ class ScreenRuns(Transform):
         # is made of the run's only if a stage reads it: the heal log's positions
         batch = Batch.folded(source, len(raws), pieces=pieces, raws=raws)
         batch.lines = [*pieces_column(run.pieces, "lines"), *[None] * len(invented)]
-        batch.clean = (1, len(raws))
+        batch.clean = (1, len(raws), (rid,))
         # dedupe saw the run's last event after alias and before renumber: the one after the run is compared with it
         # (its line as it came when alias left it: dedupe decodes it only if events follow)
         batch.lane = {"repairs": repairs, "counts": counts, "run": rid, "dedupe": last if last is not None else run_raws[-1]}

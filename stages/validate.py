@@ -47,7 +47,7 @@ class ValidateEvents(Transform):
         if batch.port is not None:  # side records (repairs, diagnostics) are not stream records
             return batch
         if batch.clean is not None:  # whole runs the screen found valid: counted, and the run in progress ends
-            self.checker_for(batch.source).skip_runs(*batch.clean, len(batch))
+            self.checker_for(batch.source).skip_runs(batch.clean[0], batch.clean[1], len(batch))
             if self.config["duplicate_keys"]:
                 self._duplicates(batch)
             return batch

@@ -65,10 +65,16 @@ def errors_of(stderr: bytes) -> list[dict]:
 _LOG_TIME = re.compile(rb',"timestamp":"[^"]*"}$')
 
 
+def timeless(stderr: bytes) -> bytes:
+    """``stderr`` with each log line (a warning) without the wall-clock time it was logged at: what two runs over one
+    input must both say, in order."""
+    return b"".join((_LOG_TIME.sub(b"}", line) if b'"level"' in line else line) + b"\n" for line in stderr.splitlines())
+
+
 def diagnostics(stderr: bytes) -> list[bytes]:
-    """The lines of ``stderr``, sorted, each log line (a warning) without the wall-clock time it was logged at: what
-    two runs over one input must both say, whatever the order their stages wrote it in."""
-    return sorted(_LOG_TIME.sub(b"}", line) if b'"level"' in line else line for line in stderr.splitlines())
+    """``timeless(stderr)``'s lines, sorted: what two runs over one input must both say, whatever the order their
+    stages wrote it in."""
+    return sorted(timeless(stderr).splitlines())
 
 
 def jsonl(data: bytes) -> list[dict]:

@@ -168,7 +168,7 @@ class Batch:
         self.notes: list[dict[str, Any]] | None = None
         # (runs, events) when the ``screen`` stage found these lines to be whole runs that need nothing:
         # raw lines only; each stage after it passes such a batch on untouched, closing the run it was in.
-        self.clean: tuple[int, int] | None = None
+        self.clean: tuple[int, int, tuple[Any, ...]] | None = None  # the screen's lane: (runs, events, their run ids)
         # True when a run ends with this batch (the screen cuts runs): per-run stages close it at its end.
         self.closes_run = False
         # With ``closes_run``: the line the next run of the input begins at, when the screen knew it as it cut the run

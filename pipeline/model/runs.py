@@ -48,6 +48,34 @@ def marks_input(record: Any, source: str) -> bool:
     return type(record) is dict and record.get(RECORD_KEY) == SOURCE_RECORD and record.get("source") == source
 
 
+RECENT_RUNS = 4096  # how many runs back a runId that comes again is seen coming back (memory stays bounded)
+
+
+class RecentIds:
+    """The run ids of the last ``RECENT_RUNS`` runs of an input, to see one come back after other runs (runs written
+    interleaved): ``check_run_ids`` warns of it, and the screen sends such a run the slow way, where that stage
+    reads it."""
+
+    def __init__(self, size: int = RECENT_RUNS) -> None:
+        self.size = size
+        self._ids: dict[Any, None] = {}  # (in the order last seen: the oldest first)
+
+    def __contains__(self, run_id: Any) -> bool:
+        return run_id in self._ids
+
+    def add(self, run_id: Any) -> None:
+        """The run of ``run_id`` ended (or began): the latest seen."""
+        ids = self._ids
+        ids.pop(run_id, None)
+        ids[run_id] = None
+        if len(ids) > self.size:
+            del ids[next(iter(ids))]
+
+    def add_all(self, run_ids: Any) -> None:
+        for run_id in run_ids:
+            self.add(run_id)
+
+
 class Inputs:
     """Which input a stream's records come from, as they pass a stage: the one place a stage learns that another input
     begins (``begins``: read's mark, ``marks_input``) and asks which input it is in (``at``). The same file read twice
@@ -148,7 +176,8 @@ def repaired_together(runs: list[Batch]) -> Batch:
     one by one (``heal_summary``: where each lies, its heal record after it), and ``lane["dedupe"]`` the last one's."""
     whole = [(run, 0, len(run)) for run in runs]
     batch = Batch.folded(runs[0].source, sum([count for _, _, count in whole]), pieces=whole)  # (columns made if read)
-    batch.clean = (len(runs), sum([run.clean[1] for run in runs if run.clean is not None]))
+    batch.clean = (len(runs), sum([run.clean[1] for run in runs if run.clean is not None]),
+                   tuple(rid for run in runs if run.clean is not None for rid in run.clean[2]))
     batch.lane = {"runs": runs, "dedupe": runs[-1].lane["dedupe"]}  # type: ignore[index]
     return batch
 

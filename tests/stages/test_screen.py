@@ -1063,17 +1063,17 @@ def test_the_inputs_of_a_run_over_several_take_the_fast_lane(mode: str):
     """`read` sends a source record before each input when it reads several (a folder, `heal a b`): it names the input
     the lines come from and relabels nothing, so the input's clean runs still pass as bytes. (They used to go the
     slow way, every event of every input checked one by one: the fast lane was off for folders.)"""
-    lines = KEPT_APART[3:]  # one clean run
     screen = ScreenRuns(mode=mode)
     out = []
     for source in ("a.jsonl", "b.jsonl"):
+        lines = [line.replace(b"r5", source[:1].encode()) for line in KEPT_APART[3:]]  # one clean run (of its own id)
         for batch in (Batch.of([{RECORD_KEY: "source", "source": source}], source), Batch.from_lines(lines, source)):
             result = screen(batch)
             out += result if isinstance(result, list) else [result] if result is not None else []
     result = screen.flush()
     out += result if isinstance(result, list) else [result] if result is not None else []
     assert [(b.source, b.events is not None, b.clean) for b in out] == [
-        ("a.jsonl", True, None), ("a.jsonl", False, (1, 2)), ("b.jsonl", True, None), ("b.jsonl", False, (1, 2))]
+        ("a.jsonl", True, None), ("a.jsonl", False, (1, 2, ("a",))), ("b.jsonl", True, None), ("b.jsonl", False, (1, 2, ("b",)))]
 
 
 def whole_run(rid: str, second: int, *middle: tuple[str, dict], stamps: list[int] | None = None) -> list[bytes]:
