@@ -11,7 +11,9 @@ For each record:
 - **kind**: ``kind``, else ``type``; a reserved record is ``$`` + its name (``$run``, ``$heal``).
 - **step**: ``step_id``, else ``step`` (a string, a number, or an object with an ``id``), else for a
   tool event its call id (``callId`` / ``toolCallId`` / ``id`` in the payload); None for run-level
-  records (reserved records, ``run_*`` / ``run.*`` kinds without a step, messages without a step).
+  records (reserved records, ``run_*`` / ``run.*`` kinds without a ``step_id``, whatever ``step`` they
+  carry: a mapped log's run_completed is numbered with the model call it came in, in every dialect,
+  and is still the run's end; messages without a step).
 - **state**: from the last word of the kind: ``pending`` (spawned, scheduled, queued), ``running``
   (started, called), ``succeeded`` (completed, succeeded, done), ``failed`` (failed, errored, timed
   out, or completed with a non-zero exit code or a failing verdict), ``cancelled``, ``skipped``,
@@ -105,14 +107,22 @@ def step_of(record: dict[str, Any], kind: str | None = None) -> str | None:
     step = _id_text(record.get("step_id"))
     if step is not None:
         return step
+    kind = kind if kind is not None else kind_of(record)
+    if _run_level(kind):  # (a mapped log's ``step`` on its run_completed is the model call it came in: no step of it)
+        return None
     value = record.get("step")
     step = _id_text(value) if not isinstance(value, dict) else _id_text(value.get("id") or value.get("step_id"))
     if step is not None:
         return step
-    kind = kind if kind is not None else kind_of(record)
     if kind.startswith("tool_"):
         return call_id(record.get("payload"))
     return None
+
+
+def _run_level(kind: str) -> bool:
+    """A kind of the run's own (``run_started``, ``run_completed``, ``run.spawned``, ``run.timed_out``): ``run``, then
+    words ending in a state; not a kind such as ``run_command``."""
+    return _words(kind)[:1] == ("run",) and _word_state(kind) is not None
 
 
 # state --------------------------------------------------------------------------------------------

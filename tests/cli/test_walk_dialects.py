@@ -151,6 +151,27 @@ def test_a_walk_of_a_log_up_to_a_step_is_its_whole_walk_cut_after_that_step(path
         assert orjson.loads(records[len(shown) - 1])["step_id"] == step
 
 
+@pytest.mark.parametrize("path", CORPUS_FILES, **ids)
+def test_a_logs_run_level_events_are_no_steps_and_its_end_is_terminal(path: Path):
+    """A mapped event is numbered with the model call it came in (``step``), the run's end too (an OpenHands
+    ``finish``): walk shows run-level events step-less, the run's end ``[terminal]``, so `--at` no step ends on it."""
+    records = [orjson.loads(r) for r in run_replay("walk", "--json", str(path)).stdout.splitlines()]
+    text = run_replay("walk", str(path)).stdout.splitlines()
+    for record, line in zip(records, text, strict=True):
+        if record["kind"] in ("run_started", "run_completed", "run_failed"):
+            assert record["step_id"] is None, record["kind"]
+            assert line.split()[1] == b"-"
+            if record["kind"] != "run_started":
+                assert line.split()[-1] == b"[terminal]"
+
+
+def test_an_openhands_finish_ends_the_run_not_a_step():
+    path = CORPUS / "openhands" / "basic.json"
+    assert run_replay("walk", str(path)).stdout.splitlines()[-2].split() == [b"run_completed", b"-", b"[terminal]"]
+    shown = run_replay("walk", "--at", "2", str(path)).stdout.splitlines()
+    assert b"run_completed" not in shown[-1] and shown[-1].split()[:2] == [b"assistant_message", b"2"]
+
+
 def test_at_a_step_the_log_does_not_have_is_refused_with_nothing_printed():
     done = run_replay("walk", str(CODEX), "--at", "call-nowhere")
     assert (done.returncode, done.stdout) == (2, b"")
