@@ -19,9 +19,9 @@ For each record:
   out, or completed with a non-zero exit code or a failing verdict), ``cancelled``, ``skipped``,
   ``parked``; a run-level end (``run_completed``, ``run.failed``, ``run.parked``, ...) is
   ``terminal``; anything else (messages, run and heal records) is ``info``.
-- **detail**: what a reader needs to follow the run: the step's type and command, tool name, exit
-  code, verification verdict, error, status, spend. Those are never cut; message texts and tool
-  arguments are excerpts.
+- **detail**: what a reader needs to follow the run: the step's type and command, tool name, a shell
+  tool call's command (its ``command`` / ``cmd`` argument), exit code, verification verdict, error,
+  status, spend. Those are never cut; message texts and the other tool arguments are excerpts.
 - **verification**: ``{"type", "verdict"}`` when the record (or its payload) carries a verdict.
 - **spend**: the spend a record carries (a ``spend`` field, a spend record's numbers, a step's
   ``usage``); ``SpendLedger`` adds up what each step has recorded so far.
@@ -398,6 +398,36 @@ def _step_spec(record: dict[str, Any]) -> tuple[str | None, str | None]:
     return step_type, command
 
 
+COMMAND_KEYS = ("command", "cmd")  # where a shell tool call's command is in its arguments, as the dialects name it
+
+
+def _arguments(args: Any) -> list[str]:
+    """A tool call's arguments as detail words: the command of a shell call (``command`` / ``cmd``, a string or a
+    list of words, as JSON) whole, as ``command="..."``; the other arguments, ``args=...``, an excerpt."""
+    if isinstance(args, str) and args.startswith("{"):  # (arguments as the model wrote them: a JSON text)
+        try:
+            parsed = exactjson.loads(args)
+        except (orjson.JSONDecodeError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict):
+            args = parsed
+    if not isinstance(args, dict):
+        return [f"args={_excerpt(args)}"]
+    key = next((k for k in COMMAND_KEYS if _is_command(args.get(k))), None)
+    if key is None:
+        return [f"args={_excerpt(args)}"]
+    words = [f"{key}={exactjson.dumps(args[key]).decode()}"]
+    rest = {k: v for k, v in args.items() if k != key}
+    if rest:
+        words.append(f"args={_excerpt(rest)}")
+    return words
+
+
+def _is_command(value: Any) -> bool:
+    return (isinstance(value, str) and value != "") or (
+        isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value))
+
+
 def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | None, spend: Any,
               code: Any = _UNKNOWN) -> str:
     """The essential facts of a record, as ``key=value`` words (values on one line, essential ones whole)."""
@@ -432,7 +462,7 @@ def detail_of(record: dict[str, Any], kind: str, verification: dict[str, Any] | 
     if kind == TOOL_CALLED:
         for key in ARGUMENT_KEYS:
             if key in payload:
-                parts.append(f"args={_excerpt(payload[key])}")
+                parts.extend(_arguments(payload[key]))
                 break
     code = exit_code_of(record) if code is _UNKNOWN else code
     if code is not None:

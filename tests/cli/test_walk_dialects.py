@@ -172,6 +172,17 @@ def test_an_openhands_finish_ends_the_run_not_a_step():
     assert b"run_completed" not in shown[-1] and shown[-1].split()[:2] == [b"assistant_message", b"2"]
 
 
+def test_a_logs_shell_commands_are_shown_whole():
+    """mini-swe-agent's bash calls: the command, whatever its length, is never cut (other arguments may be)."""
+    path = CORPUS / "mini-swe-agent" / "github_issue.traj.json"
+    commands = [orjson.loads(r)["event"]["payload"]["args"]["command"]
+                for r in run_replay("walk", "--json", str(path)).stdout.splitlines() if b'"kind":"tool_called"' in r]
+    calls = [line for line in run_replay("walk", str(path)).stdout.splitlines() if line.startswith(b"tool_called ")]
+    assert len(calls) == len(commands) and any(len(c) > 100 for c in commands)
+    for line, command in zip(calls, commands, strict=True):
+        assert b" command=" + orjson.dumps(command) + b" " in line
+
+
 def test_at_a_step_the_log_does_not_have_is_refused_with_nothing_printed():
     done = run_replay("walk", str(CODEX), "--at", "call-nowhere")
     assert (done.returncode, done.stdout) == (2, b"")

@@ -181,6 +181,28 @@ def test_message_texts_are_excerpts():
     assert len(line.detail) < 80 and line.detail.endswith('…"')
 
 
+LONG_COMMAND = "sed -i 's/def division(a: float, b: float) -> float/def division(a: float, b: float) -> float:/' t.py"
+
+
+@pytest.mark.parametrize("args, shown", [
+    ({"command": LONG_COMMAND}, f"command={orjson.dumps(LONG_COMMAND).decode()}"),  # mini-swe-agent's, Claude Code's Bash
+    ({"cmd": LONG_COMMAND, "workdir": "/w"}, f'cmd={orjson.dumps(LONG_COMMAND).decode()} args={{"workdir":"/w"}}'),  # Codex
+    ({"command": ["bash", "-lc", LONG_COMMAND]}, f"command={orjson.dumps(['bash', '-lc', LONG_COMMAND]).decode()}"),
+    (orjson.dumps({"command": LONG_COMMAND}).decode(), f"command={orjson.dumps(LONG_COMMAND).decode()}"),  # a JSON text
+])
+def test_a_shell_calls_command_is_never_cut(args, shown):
+    line = read_record({"type": "tool_called", "payload": {"callId": "c", "toolName": "bash", "args": args}})
+    assert line.detail == f"tool=bash {shown}"
+
+
+def test_the_other_arguments_of_a_shell_call_are_an_excerpt():
+    line = read_record({"type": "tool_called", "payload": {"callId": "c", "toolName": "execute_bash", "args": {
+        "command": "ls", "description": "word " * 40}}})
+    assert line.detail.startswith('tool=execute_bash command="ls" args={"description":"word word') and line.detail.endswith("…")
+    other = read_record({"type": "tool_called", "payload": {"callId": "c", "toolName": "Edit", "args": {"path": "x" * 200}}})
+    assert other.detail.startswith('tool=Edit args={"path":"xxx') and other.detail.endswith("…") and len(other.detail) < 80
+
+
 def test_the_message_heal_makes_of_a_final_response_shows_its_text():
     """heal's synthesize_assistant_message writes the run record's response as ``payload.response``: walk showed a blank."""
     line = read_record({"type": "assistant_message", "payload": {"response": "3 files"}, "synthetic": True})
