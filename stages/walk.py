@@ -54,6 +54,7 @@ from replay.pipeline.model.walk import (
     step_of,
 )
 from replay.pipeline.model.walk_journal import (
+    TOO_LONG,
     StepEnd,
     line_problem,
     read_failure_advice,
@@ -63,6 +64,7 @@ from replay.pipeline.model.walk_journal import (
 from replay.pipeline.report.spool import ByteSpool
 
 TEXT, JSON = "text", "json"
+READ_SKIPS, WALK_ENDS = "; skipped", "; the walk ends there"  # what read says of a line too long, what the walk says
 Released = Batch | Iterator[Batch]  # what the walk gives back: held records come back lazily (``HeldRecords.batches``)
 _BLANK = b" \t\r"
 
@@ -278,7 +280,10 @@ class WalkRecords(Transform):
         readable: at the diagnostic's offset when it has one (records before it, which may still be
         on their way, are shown), else right here."""
         where = {k: diagnostic[k] for k in ("source", "line", "offset") if diagnostic.get(k) is not None}
-        failure = {"reason": str(diagnostic.get("message", "the journal could not be read")),
+        reason = str(diagnostic.get("message", "the journal could not be read"))
+        if diagnostic.get("code") == TOO_LONG:  # read skips such a line and goes on; the walk ends at it
+            reason = reason.removesuffix(READ_SKIPS) + WALK_ENDS
+        failure = {"reason": reason,
                    "cause": diagnostic.get("code"), "received": diagnostic.get("received"),
                    **read_failure_advice(diagnostic.get("code"))}
         if "offset" in where:

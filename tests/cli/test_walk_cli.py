@@ -671,3 +671,15 @@ def test_a_line_that_is_no_record_mid_journal_is_advised_as_one_not_as_a_torn_en
     done = run_replay("walk", str(EXAMPLES / "journals" / "messy.jsonl"))
     (error,) = [e for e in errors_of(done.stderr) if e["code"] == "E_JOURNAL_READ_FAILED"]
     assert error["line"] == 3 and "a line that is no record" in error["howToFix"]
+
+
+def test_a_line_too_long_ends_the_walk_and_says_so(cli):
+    """read skips a line longer than --max-line-bytes and goes on; the walk ends at it, and its error and --help say
+    that (not read's "skipped")."""
+    code, out, [error] = cli("walk", "--max-line-bytes", "130", str(WALK / "hello.jsonl"))
+    assert code == 1 and len(out.splitlines()) == 1
+    assert (error["code"], error["cause"], error["line"]) == ("E_JOURNAL_READ_FAILED", "E_JSONL_LINE_TOO_LONG", 2)
+    assert error["message"].endswith("line 2 is longer than 130 bytes; the walk ends there"), error["message"]
+    helped = " ".join(run_replay("walk", "--help").stdout.decode().split())
+    assert "the walk ends there" in helped and "longer lines are reported and skipped" not in helped
+
