@@ -193,6 +193,19 @@ def test_at_a_step_the_log_does_not_have_is_refused_with_nothing_printed():
     assert str(CODEX) in error["howToFix"]
 
 
+def test_a_refusal_after_a_bad_line_of_a_log_comes_last_and_the_bad_line_is_still_said():
+    """The log is read whole before `--at` is refused: a line of it that is no record is reported (as heal reports it:
+    the step may have been in it), then the refusal, last; nothing on stdout, exit 2 (README: Walk a run)."""
+    path = CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl"
+    done = run_replay("walk", str(path), "--at", "nothing")
+    assert (done.returncode, done.stdout) == (2, b"")
+    said = errors_of(done.stderr)
+    assert [e["code"] for e in said] == ["E_JSONL_LINE_INVALID", "E_STEP_NOT_FOUND"]
+    assert said[0]["line"] == 3 and said[-1]["message"].startswith("REFUSED [step_not_found] ")
+    helped = " ".join(run_replay("walk", "--help").stdout.decode().split())
+    assert "A refusal is the last error on stderr" in helped
+
+
 def test_at_a_step_of_the_raw_records_is_no_step_of_the_mapped_log():
     """A step is the mapped events' (what the walk shows): a raw record's own id is none."""
     raw_id = orjson.loads(CLAUDE.read_bytes().splitlines()[0])["uuid"]

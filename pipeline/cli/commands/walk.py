@@ -76,7 +76,8 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
     output (E_RUN_NOT_FOUND, E_INVALID_RUN_ID, E_STEP_NOT_FOUND, E_JOURNAL_READ_FAILED when the first
     record is unreadable); 1 the journal became unreadable after output began (E_JOURNAL_READ_FAILED
     with the byte offset), or, for another agent's log, the walk went on past what heal would report
-    (a line that is no record, a --dialect that is not the log's: E_DIALECT_MISMATCH).
+    (a line that is no record, a --dialect that is not the log's: E_DIALECT_MISMATCH). A refusal is the last
+    error on stderr: a line of another agent's log that is no record, read before it, is reported first.
     """
     if at == "":
         raise ReplayError("E_USAGE_INVALID", "--at needs a step id", received="", example="replay walk RUN --at step-1")
