@@ -15,6 +15,7 @@ import io
 import json
 import os
 import re
+import shlex
 import zlib
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
@@ -445,6 +446,10 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         data = whole_input[bom:]
         document = as_document(data)
         if document is None:
+            raw_capture = _raw_capture(path, data)
+            if raw_capture is not None:
+                raise _unreadable(path, "it is a capture's raw runner output (the request, the runner's stdout and "
+                                  "stderr), not a journal", offset=0, received=excerpt(data[:120]), howToFix=raw_capture)
             raise _unreadable(path, "it is neither JSONL nor one JSON artifact", offset=0, received=excerpt(data[:120]))
         first = next(document_items(document, path), None)  # its first record: the $run record of an artifact
         bad = record_problem(first.events[0], first.pointers[0]) if first is not None and first.events else None
@@ -470,6 +475,36 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
     if end.end is not None and bom:
         end = StepEnd(end.found, end.terminated, end.end + bom, end.line)
     return JournalScan(False, end)
+
+
+RAW_SIDE_FILE, RAW_CAPTURE = ".raw.json", "raw-capture"  # capture's raw side file: its name, its artifactType
+
+
+def _raw_capture(path: str, data: bytes) -> str | None:
+    """When ``path`` is a capture's raw side file (``<id>.raw.json``, or a document whose ``artifactType`` is
+    ``raw-capture``): what to walk instead, the run's journal and the healed artifact capture wrote (named when they
+    are where capture puts them: ``<data dir>/journal/<id>.jsonl``, ``<id>.healed.json`` beside it); else None."""
+    try:
+        value = exactjson.loads(data)
+    except (orjson.JSONDecodeError, RecursionError):
+        value = None
+    named = os.path.basename(path).endswith(RAW_SIDE_FILE)
+    if not named and not (isinstance(value, dict) and value.get("artifactType") == RAW_CAPTURE):
+        return None
+    run_id = value.get("runId") if isinstance(value, dict) else None
+    stem = os.path.basename(path)[:-len(RAW_SIDE_FILE)] if named else None
+    run_id = run_id if isinstance(run_id, str) and is_run_id(run_id) else stem if stem and is_run_id(stem) else None
+    healed = os.path.join(os.path.dirname(path), stem + ".healed.json") if stem else None
+    journal = None
+    if run_id is not None:  # <data dir>/artifacts/<day>/<id>.raw.json -> <data dir>/journal/<id>.jsonl
+        data_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(path))))
+        journal = journal_of(data_dir, run_id)
+    found = [f"`replay walk {shlex.quote(os.path.relpath(f) if not os.path.isabs(path) else f)}`"
+             for f in (journal, healed) if f is not None and os.path.isfile(f)]
+    if found:
+        return f"Walk the run's journal or its healed artifact instead: {' or '.join(found)}."
+    return ("Walk the run's journal instead (`replay walk RUN_ID`: DATA_DIR/journal/RUN_ID.jsonl), or the "
+            "<id>.healed.json capture wrote beside this file.")
 
 
 def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:

@@ -396,6 +396,26 @@ def test_a_document_whose_first_record_is_no_object_is_refused(tmp_path: Path, c
     assert (error["path"], error["cause"], error["received"]) == ("$[0]", "E_EVENT_NOT_OBJECT", "1")
 
 
+def test_a_captures_raw_side_file_is_refused_naming_what_to_walk_instead(captured, cli, tmp_path: Path):
+    """capture's <id>.raw.json is valid JSON, but the runner's raw output, not a journal: the refusal says so and
+    names the run's journal and healed artifact to walk (no "fix the line at the byte offset")."""
+    home, ids = captured
+    run_id = ids["echo_runner.py"]
+    [raw] = (home / ".replay" / "artifacts").glob(f"*/{run_id}.raw.json")
+    relative = str(raw.relative_to(home))
+    error = refused(cli("walk", relative, cwd=home), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert "capture's raw runner output" in error["message"] and "neither JSONL" not in error["message"]
+    healed = str(raw.relative_to(home)).removesuffix(".raw.json") + ".healed.json"
+    assert error["howToFix"] == (f"Walk the run's journal or its healed artifact instead: "
+                                 f"`replay walk .replay/journal/{run_id}.jsonl` or `replay walk {healed}`.")
+    for named in (f".replay/journal/{run_id}.jsonl", healed):  # (what it names walks)
+        assert cli("walk", named, cwd=home)[0] == 0
+    moved = tmp_path / "kept.json"  # renamed, away from its run: known by its artifactType, the advice in general words
+    moved.write_bytes(raw.read_bytes())
+    error = refused(cli("walk", str(moved)), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert "capture's raw runner output" in error["message"] and "replay walk RUN_ID" in error["howToFix"]
+
+
 def test_the_stdin_dash_is_a_usage_error_not_a_run_id(cli):
     code, out, [error] = cli("walk", "-", input=(WALK / "hello.jsonl").read_bytes())
     assert (code, out, error["code"]) == (2, b"", "E_USAGE_INVALID")
