@@ -58,7 +58,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_JSON_DUPLICATE_KEY": ("a key is written twice in one object (a warning)", "Write each key once; readers keep only the last value."),
     "E_EVENT_NOT_OBJECT": ("line is JSON but not an object", "Each line must be one JSON object."),
     "E_EVENT_INVALID": ("event does not match the canonical event", "See `replay schema event`."),
-    "E_USAGE_NOT_COUNTED": ("a usage count or cost is not a count: a value that is no number >= 0 (a string such as \"45\", a negative number, true), left out of the run's usage with the rest of its usage object counted; or a number no count holds (a fraction beyond a double, or a count of thousands of digits, whose totals could not be printed), its whole usage object left out (a warning)", "Write token counts and costs as plain numbers (e.g. 1200, 0.0034)."),
+    "E_USAGE_NOT_COUNTED": ("a usage count or cost is not a count: a value that is no number >= 0 (a string such as \"45\", a negative number, true), left out of the run's usage with the rest of its usage object counted; or a number no count holds (a fraction beyond a double, or a count of thousands of digits, whose totals could not be printed), its whole usage object left out (a warning); in capture, a runner's usage member that is no count is left out of the run record and said in the heal log's notices (rule check_runner_output)", "Write token counts and costs as plain numbers (e.g. 1200, 0.0034)."),
     "E_DIALECT_MISMATCH": ("the log does not look like the dialect named, or a line of it is another dialect's than its own (a warning)", "Name the dialect the log is written in, or use --dialect auto."),
     "E_DIALECT_AMBIGUOUS": ("the log could be more than one dialect", "Name the dialect with --dialect NAME."),
     "E_DIALECT_NO_ORIGIN": ("nothing to write back in a dialect: the events were read from none", "Map an agent's log as you read it (`replay read --dialect NAME`); write replay's own journals without --dialect/--dialect-out."),
@@ -80,7 +80,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_ARTIFACT_EVENT_TYPE_INVALID": ("event type missing or invalid", "Give every event a non-empty string `type`."),
     "E_ARTIFACT_EVENT_SEQ_INVALID": ("event seq missing, not an integer >= 1, or out of order", "Run `replay heal` to renumber seq 1..n."),
     "E_ARTIFACT_EVENT_TIMESTAMP_INVALID": ("event timestamp is not RFC 3339", "Use e.g. \"2026-03-01T12:00:00.000Z\"; `replay heal` repairs it."),
-    "E_HEALED_ARTIFACT_INVALID": ("healed artifact still fails validation", "Report this with the input; the heal log shows what was tried."),
+    "E_HEALED_ARTIFACT_INVALID": ("healed artifact still fails validation", "Fix what `cause` names at `path` in the input: heal cannot invent it (the heal log shows what was tried)."),
     # heal rules
     "E_HEAL_RULES_INVALID_JSON": ("heal rules file is not valid JSON, or writes a key twice in one object", "Fix the JSON in the rules file."),
     "E_HEAL_RULES_SHAPE_INVALID": ("heal rules must be an object (`version` \"v1\" when given, `eventAliases` of type names, in no circle)", "Use {\"version\": \"v1\", \"eventAliases\": {\"old\": \"new\"}}."),

@@ -108,9 +108,11 @@ def healed_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],
 
 def healed_problems(artifact: dict[str, Any], source: str, **fields: Any) -> list[dict[str, Any]]:
     """What still fails validation after healing, each as E_HEALED_ARTIFACT_INVALID (the specific
-    code kept in ``cause``): heal cannot invent what it does not know, e.g. an event's type."""
+    code kept in ``cause``, and its ``howToFix``, as filter mode's ``check`` keeps it): heal cannot invent what it does
+    not know, e.g. an event's type."""
     return [
         diagnostic("E_HEALED_ARTIFACT_INVALID", f"still invalid after healing: {p['message']}", source=source,
-                   path=p.get("path"), expected=p.get("expected"), received=p.get("received"), cause=p["code"], **fields)
+                   path=p.get("path"), expected=p.get("expected"), received=p.get("received"), cause=p["code"],
+                   **({"howToFix": p["howToFix"]} if p.get("howToFix") else {}), **fields)
         for p in validate_artifact(artifact)
     ]

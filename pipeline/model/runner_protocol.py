@@ -40,7 +40,7 @@ from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
-from replay.pipeline.model.validation import json_type
+from replay.pipeline.model.validation import MEMBERS, json_type
 
 OUTPUT_EXAMPLE = '{"status": "ok", "response": "Echo: hi", "events": []}'
 
@@ -383,6 +383,45 @@ class FactNote:
                             f"{_EXAMPLES[self.field]} (`replay schema runner-output`), or leave it out."}
 
 
+USAGE_NOT_COUNTED = "E_USAGE_NOT_COUNTED"  # a usage member that is no count (validation's MEMBERS["usage"])
+
+
+@dataclass
+class UsageNote(FactNote):
+    """A member of the output's ``usage`` object that is no count (a number >= 0: ``"12"``, -3, true): left out of the
+    run record's usage, the rest of the object kept, and a notice (E_USAGE_NOT_COUNTED) naming the member and how to
+    fix the runner. The healed artifact and the journal then hold only counts, as validate holds them to."""
+
+    member: str = ""
+
+    @property
+    def message(self) -> str:
+        expected = MEMBERS["usage"][self.member][0]
+        return (f"runner output's `usage.{self.member}` is {with_article(self.received)}; a count is a {expected}: left "
+                "out of the run record's usage, the rest of it kept (the raw capture has it)")
+
+    def entry(self) -> dict[str, Any]:
+        expected = MEMBERS["usage"][self.member][0]
+        return {"code": USAGE_NOT_COUNTED, "field": f"usage.{self.member}", "path": f"$.usage.{self.member}",
+                "original": self.original, "expected": expected, "received": self.received,
+                "howToFix": f"Write `usage.{self.member}` as a plain JSON number >= 0 (not a string) in the runner's "
+                            f"output object, e.g. {_EXAMPLES['usage']} (`replay schema runner-output`), or leave it out."}
+
+
+def _uncounted(usage: dict[str, Any]) -> tuple[dict[str, Any], list[FactNote]]:
+    """``usage`` without its members that are no count, and a note for each of those (a null one is taken for absent,
+    as a null run fact is: left out without a note)."""
+    notes: list[FactNote] = [
+        UsageNote("usage", usage[member], _received(usage[member]), member=member)
+        for member, (_, ok) in MEMBERS["usage"].items() if usage.get(member) is not None and not ok(usage[member])
+    ]
+    left_out = {m for m in MEMBERS["usage"] if m in usage and usage[m] is None}
+    left_out |= {note.member for note in notes if isinstance(note, UsageNote)}
+    if not left_out:
+        return usage, notes
+    return {k: v for k, v in usage.items() if k not in left_out}, notes
+
+
 def with_article(kind: str) -> str:
     """``kind`` after its article: ``an object``, ``a string``."""
     return ("an " if kind[0] in "aeiou" else "a ") + kind
@@ -437,6 +476,12 @@ def run_facts(output: dict[str, Any] | None) -> RunFacts:
         if not output or output.get(name) is None:  # absent, or null: nothing said, nothing to lose
             continue
         note = _fact(name, output[name])
+        if note is None and name == "usage":
+            usage, uncounted = _uncounted(output[name])
+            result.notes.extend(uncounted)
+            if usage or not uncounted:  # a usage object of nothing but values that are no counts says nothing
+                result.facts[name] = usage
+            continue
         if note is None:
             result.facts[name] = output[name]
             continue

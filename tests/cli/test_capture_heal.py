@@ -168,3 +168,42 @@ def test_a_key_the_runner_writes_twice_is_a_notice_not_lost_without_a_word(tmp_p
     assert done.returncode == 0, done.stderr
     [warning] = [line for line in jsonl(done.stderr) if line.get("code") == "E_JSON_DUPLICATE_KEY"]
     assert (warning["level"], warning["keys"], warning["line"]) == ("warning", ["$.response"], 2), warning
+
+
+def test_a_usage_count_that_is_no_number_is_a_runner_notice_not_an_invalid_healed_artifact(tmp_path):
+    """A runner whose usage says `"inputTokens": "12"` was captured with the string kept in the run record: the healed
+    artifact failed validation (E_HEALED_ARTIFACT_INVALID on stderr, howToFix "Report this with the input", as if replay
+    were at fault), the heal log said nothing, and the journal failed `replay validate`. Now each member that is no count
+    is left out of the run's usage (the rest kept), a check_runner_output notice (E_USAGE_NOT_COUNTED) tells how to fix
+    the runner, and what capture wrote validates."""
+    runner = str(FIXTURES / "runners" / "usage_string_count.py")
+    done = run_replay("capture", "--runner", runner, "hi", cwd=tmp_path, input=b"", env={"REPLAY_RUNNER": ""})
+    assert done.returncode == 0, done.stderr
+    assert b"E_HEALED_ARTIFACT_INVALID" not in done.stderr
+    [summary] = jsonl(done.stdout)
+    files = {k: tmp_path / v for k, v in summary["files"].items()}
+    for name in ("artifact", "healed"):
+        assert json.loads(files[name].read_text())["usage"] == {"outputTokens": 3}
+    assert jsonl(files["journal"].read_bytes())[0]["usage"] == {"outputTokens": 3}
+    notices = {n["field"]: n for n in json.loads(files["healLog"].read_text())["notices"]}
+    assert notices.keys() == {"usage.inputTokens", "usage.costUsd"}
+    count = notices["usage.inputTokens"]
+    assert (count["rule"], count["action"], count["code"], count["path"], count["original"], count["received"]) == (
+        "check_runner_output", "reported", "E_USAGE_NOT_COUNTED", "$.usage.inputTokens", "12", "string")
+    assert "usage.inputTokens" in count["howToFix"] and "runner" in count["howToFix"]
+    assert notices["usage.costUsd"]["original"] == -1
+    for name in ("journal", "healed", "artifact"):
+        checked = run_replay("validate", str(files[name]), cwd=tmp_path)
+        assert checked.returncode == 0, (name, checked.stderr)
+
+
+def test_what_heal_cannot_make_valid_keeps_the_checks_own_advice():
+    """E_HEALED_ARTIFACT_INVALID over artifacts said "Report this with the input" for every problem; filter mode's check
+    kept the problem's own howToFix ("Make `usage.inputTokens` number >= 0"): now both do."""
+    from replay.pipeline.model.healing import healed_problems
+
+    [problem] = healed_problems({"schemaVersion": "1.0.0", "artifactType": "replay", "id": "r", "timestamp":
+                                 "2026-03-01T12:00:00.000Z", "prompt": "p", "query": "p", "status": "ok",
+                                 "usage": {"inputTokens": "12"}, "events": []}, "x.healed.json")
+    assert problem["code"] == "E_HEALED_ARTIFACT_INVALID" and problem["cause"] == "E_ARTIFACT_SHAPE_INVALID"
+    assert problem["howToFix"] == "Make `usage.inputTokens` number >= 0, or leave it out."

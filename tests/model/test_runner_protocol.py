@@ -359,3 +359,12 @@ def test_an_output_object_over_several_lines_that_does_not_parse_is_reported_whe
     assert problem is not None and problem["code"] == "E_RUNNER_INVALID_JSON"
     assert (problem["line"], problem["column"]) == (line, column) and says in problem["message"], problem
     assert problem["offset"] == len(b"\n".join(stdout.split(b"\n")[:line - 1])) + (line > 1)
+
+
+def test_a_usage_member_that_is_no_count_is_left_out_with_a_note_and_a_null_one_is_absent():
+    given = run_facts({"status": "ok", "response": "r", "events": [],
+                       "usage": {"inputTokens": "12", "outputTokens": None, "costUsd": 0.5, "model": "m"}})
+    assert given.facts["usage"] == {"costUsd": 0.5, "model": "m"}
+    [note] = given.notes
+    assert note.entry()["code"] == "E_USAGE_NOT_COUNTED" and note.entry()["field"] == "usage.inputTokens"
+    assert "usage" not in run_facts({"status": "ok", "response": "r", "events": [], "usage": {"inputTokens": True}}).facts
