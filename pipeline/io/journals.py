@@ -156,8 +156,40 @@ def journals_in(top: str) -> list[str]:
     return sorted(_journals_below(top), key=lambda s: s.encode("utf-8", "surrogateescape"))
 
 
-def expand_paths(paths: list[str]) -> list[str]:
-    """Files as given; directories walked recursively for journals, in sorted path order.
+# What capture writes of one run (``io.run_files`` names them): ``<id>.artifact.json`` (as the runner reported it),
+# ``<id>.healed.json`` (healed) and ``journal/<id>.jsonl`` (the healed run as a stream), each the whole run.
+CAPTURED_ARTIFACT, CAPTURED_HEALED, CAPTURE_JOURNAL_FOLDER = ".artifact.json", ".healed.json", "journal"
+HEALED_COPY, ORIGINAL = CAPTURED_HEALED, CAPTURED_ARTIFACT  # ``captured_once``'s choices of which file of a run wins
+
+
+def captured_once(found: list[str], keep: str = HEALED_COPY) -> list[str]:
+    """A folder walk's files (``found``, in order) with each run capture wrote counted once, whichever of its files the
+    walk met: of ``<id>.artifact.json`` and ``<id>.healed.json`` side by side, ``keep`` (the healed copy, as report and
+    read count a run; heal's directory mode heals the original); and capture's stream copy, ``journal/<id>.jsonl``,
+    only when the walk found no artifact of that id (``.replay`` holds both ``artifacts/`` and ``journal/``). Every
+    other file stays, in its place."""
+    drop = CAPTURED_ARTIFACT if keep == HEALED_COPY else CAPTURED_HEALED
+    stems = {f[: -len(keep)] for f in found if f.endswith(keep)}
+    files = [f for f in found if not (f.endswith(drop) and f[: -len(drop)] in stems)]
+    ids = {_base(f)[: -len(suffix)] for f in files for suffix in (CAPTURED_ARTIFACT, CAPTURED_HEALED) if f.endswith(suffix)}
+    if not ids:
+        return files
+    return [f for f in files if not (_base(f).endswith(".jsonl") and _base(f)[: -len(".jsonl")] in ids
+                                     and _base(_parent(f)) == CAPTURE_JOURNAL_FOLDER)]
+
+
+def _parent(path: str) -> str:
+    """A walked file's folder (a local path or a URL: cut at its last slash)."""
+    return path.rstrip("/").rpartition("/")[0]
+
+
+def _base(path: str) -> str:
+    return path.rstrip("/").rpartition("/")[2]
+
+
+def expand_paths(paths: list[str], once: bool = True) -> list[str]:
+    """Files as given; directories walked recursively for journals, in sorted path order, each captured run once
+    (``captured_once``; ``once=False``: every file the walk found).
 
     Raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR before anything is read. Not in a run that is one input of
     a command over many (``engine.share``): the command found its inputs first, so one not there now was removed
@@ -175,7 +207,8 @@ def expand_paths(paths: list[str]) -> list[str]:
             from replay.pipeline.io.remote import expand
 
             try:
-                files.extend(expand(raw))
+                walked = expand(raw)
+                files.extend(captured_once(walked) if once and walked != [raw] else walked)
             except ReplayError as exc:
                 if not (listed and exc.code in ("E_INPUT_PATH_NOT_FOUND", "E_INPUT_UNREADABLE")):
                     raise
@@ -195,7 +228,8 @@ def expand_paths(paths: list[str]) -> list[str]:
                 howToFix="Check the path; pass `-` (or nothing) to read stdin.",
             )
         if p.is_dir():
-            files.extend(journals_in(str(p)))
+            walked = journals_in(str(p))
+            files.extend(captured_once(walked) if once else walked)
         elif p.is_file() or p.is_fifo() or raw.startswith("/dev/"):
             files.append(raw)
         else:

@@ -14,7 +14,7 @@ from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, ReplayError, empty_value
 from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.journals import expand_paths, is_journal_name, is_url
+from replay.pipeline.io.journals import ORIGINAL, captured_once, expand_paths, is_journal_name, is_url
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -137,15 +137,14 @@ def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
         return root.parent, [str(root)]
     if not root.is_dir():
         raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in target {in_path!r} is neither a file nor a directory", path=in_path)
-    return root, _to_heal(expand_paths([str(root)]))
+    return root, _to_heal(expand_paths([str(root)], once=False))
 
 
 def _to_heal(found: list[str]) -> list[str]:
     files = [f for f in found if not f.endswith(HEALED_JOURNAL)]
-    # capture leaves <id>.artifact.json and <id>.healed.json side by side: heal the original once
-    # (healing the healed copy again would give the same file and an empty log over the real one).
-    present = set(files)
-    return [f for f in files if not (f.endswith(".healed.json") and f[: -len(".healed.json")] + ".artifact.json" in present)]
+    # capture leaves <id>.artifact.json and <id>.healed.json side by side: heal the original once (healing the healed
+    # copy again would give the same file and an empty log over the real one), and its journal/ copy not again
+    return captured_once(files, keep=ORIGINAL)
 
 
 def _url_inputs(url: str) -> tuple[str, list[str]]:

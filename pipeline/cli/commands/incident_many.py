@@ -75,7 +75,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
 def exports_in(folder: str, format_: str) -> list[str]:
     """The exports under ``folder`` (walked as `replay read` walks one: sorted, temp names skipped) that
     ``--format`` reads: ``*.json`` for canonical, ``*.jsonl`` / ``*.ndjson`` logs for runledger and replay."""
-    return [f for f in expand_paths([folder]) if f.endswith(EXPORT_SUFFIXES[format_])]
+    return [f for f in expand_paths([folder], once=False) if f.endswith(EXPORT_SUFFIXES[format_])]
 
 
 def refuse_overlap(folder: str, target: Path) -> None:

@@ -18,7 +18,6 @@ from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, pa
 from replay.pipeline.report.model import SUMMARY_FIELDS
 from replay.stages.report import DEFAULT_TITLE, FORMATS
 
-HEALED, UNHEALED = ".healed.json", ".artifact.json"
 FORMAT_BY_SUFFIX = {".txt": "text", ".json": "json", ".md": "markdown", ".markdown": "markdown",
                     ".xml": "junit", ".html": "html", ".htm": "html"}
 
@@ -26,9 +25,10 @@ FORMAT_BY_SUFFIX = {".txt": "text", ".json": "json", ".md": "markdown", ".markdo
 def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
     """The files to read, in order; None means stdin.
 
-    A directory is walked for journals and artifacts. Where it holds both ``<id>.artifact.json`` and
-    ``<id>.healed.json`` (as capture writes them), only the healed one is read, so the run counts once.
-    Files named on the command line are read as given.
+    A directory is walked for journals and artifacts, each run capture wrote counted once (``captured_once``: where it
+    holds both ``<id>.artifact.json`` and ``<id>.healed.json``, only the healed one is read; capture's
+    ``journal/<id>.jsonl`` copy of a run whose artifact the walk found is not). Files named on the command line are
+    read as given.
     """
     if not paths and not in_paths:
         return None
@@ -46,12 +46,7 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
             )
     files: list[str] = []
     for raw in [*in_paths, *paths]:
-        if raw != STDIN and path_kind(raw) == "directory":
-            found = expand_paths([raw])
-            healed = {f[: -len(HEALED)] for f in found if f.endswith(HEALED)}
-            files += [f for f in found if not (f.endswith(UNHEALED) and f[: -len(UNHEALED)] in healed)]
-        else:
-            files += expand_paths([raw])  # raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR
+        files += expand_paths([raw])  # raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR
     return files
 
 

@@ -45,8 +45,8 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
                 expected="an existing .json/.jsonl file or directory", received=raw,
                 howToFix="Check the path (e.g. replay validate .replay/artifacts).",
             )
-        if p.is_dir():  # the same walk as `replay read` (sorted, regular files only, side files skipped)
-            for name in expand_paths([raw]):
+        if p.is_dir():  # the same walk as `replay read` (sorted, regular files only, side files skipped), but every
+            for name in expand_paths([raw], once=False):  # file a capture wrote is checked: validate judges files
                 kind = input_kind(name)
                 if kind is not None:
                     found.append((name, kind))
