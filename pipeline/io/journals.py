@@ -30,6 +30,10 @@ STDIN = "-"
 JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 # Side files that capture writes next to its artifacts, and the manifests of runs over many inputs: not journals.
 NOT_JOURNALS = (".raw.json", ".heal-log.json", ".replay-manifest.json")
+# replay's own config files, by name: the heal rules (``.replay/heal.rules.json`` by default) and a session's override
+# sidecar (``replay.override.json`` beside it). A folder walk passes over them as over the side files above.
+HEAL_RULES_NAME, OVERRIDE_NAME = "heal.rules.json", "replay.override.json"
+CONFIG_FILES = (HEAL_RULES_NAME, OVERRIDE_NAME)
 CHUNK_BYTES = 128 * 1024  # cut, parse and write a chunk while it is still in the CPU cache (measured: tests/bench)
 BATCH_EVENTS = 1024  # lines per batch on a channel: fewer batches, less per-batch work in the many stages of heal
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -90,8 +94,9 @@ def describe_kind(kind: str | None, article: str = "a") -> str:
 
 
 def is_journal_name(name: str) -> bool:
-    """Is a file of this name a journal or an artifact (what a folder walk reads, and what --in may name)?"""
-    return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS)
+    """Is a file of this name a journal or an artifact (what a folder walk reads, and what --in may name)? Not capture's
+    side files, heal's manifest, nor replay's config files (``CONFIG_FILES``, by their whole name)."""
+    return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS) and _base(name) not in CONFIG_FILES
 
 
 def stdin_is_terminal() -> bool:

@@ -11,11 +11,12 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
+from replay.pipeline.io.journals import HEAL_RULES_NAME
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.validation import json_type, validate_artifact
 
-RULES_FILE = Path(".replay") / "heal.rules.json"
+RULES_FILE = Path(".replay") / HEAL_RULES_NAME
 RULES_VERSION = "v1"  # the rules file format; the schema's `version` const
 
 # The built-in aliases: names frameworks use for the canonical event types.

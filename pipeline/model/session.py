@@ -29,14 +29,14 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, input_unreadable, invalid_line
 from replay.pipeline.engine.exactjson import skip_bom
-from replay.pipeline.io.journals import gunzipped, path_kind
+from replay.pipeline.io.journals import OVERRIDE_NAME, gunzipped, path_kind
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.records import is_record
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
 FINISH = "finish"
-OVERRIDE_FILE = "replay.override.json"
+OVERRIDE_FILE = OVERRIDE_NAME
 ACTIONS = ("throw", "hang")
 SCRIPT_VERSION = 1
 

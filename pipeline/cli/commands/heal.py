@@ -133,7 +133,7 @@ def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
     if root.is_file():
         if not is_journal_name(root.name):  # (the names a folder's walk heals)
             raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {in_path!r} is not a journal or an artifact", path=in_path,
-                              expected=".json, .jsonl or .ndjson (.gz too), not capture's .raw.json or .heal-log.json", received=root.name)
+                              expected=".json, .jsonl or .ndjson (.gz too), not capture's .raw.json or .heal-log.json nor a config file", received=root.name)
         return root.parent, [str(root)]
     if not root.is_dir():
         raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in target {in_path!r} is neither a file nor a directory", path=in_path)
@@ -159,7 +159,7 @@ def _url_inputs(url: str) -> tuple[str, list[str]]:
     if found == "file":
         if not is_journal_name(remote.name(url)):
             raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {url!r} is not a journal or an artifact", path=url,
-                              expected=".json, .jsonl or .ndjson (.gz too), not capture's .raw.json or .heal-log.json", received=remote.name(url))
+                              expected=".json, .jsonl or .ndjson (.gz too), not capture's .raw.json or .heal-log.json nor a config file", received=remote.name(url))
         return remote.parent(url), [url]
     return url, _to_heal(remote.expand(url))
 

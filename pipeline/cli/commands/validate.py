@@ -122,7 +122,7 @@ Graph: `replay stages --graph validate`.""")
 @click.argument("paths", nargs=-1)
 @click.option("--in", "inputs", multiple=True, metavar="PATH",
               help="An artifact (.json), a journal (.jsonl) or a directory of them (walked recursively; "
-                   "*.raw.json and *.heal-log.json side files are skipped). Repeatable; `-` is stdin.")
+                   "*.raw.json and *.heal-log.json side files and heal.rules.json / replay.override.json are skipped). Repeatable; `-` is stdin.")
 @click.option("--pass-through", is_flag=True,
               help="Stream mode: write the stream on stdout unchanged instead of the summary line, "
                    "so validate can sit inside a pipeline (another agent's log: as mapped, see --dialect).")
