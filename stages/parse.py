@@ -85,6 +85,8 @@ class ParseLines(Transform):
         "torn_tail": Option(str, "error", "a last line with no newline that is not valid JSON: 'error' "
                             "(E_JSONL_LINE_TORN), or 'repair' (dropped and logged on the repairs port as drop_torn_line)",
                             choices=("error", "repair")),
+        "torn_fix": Option(str, "", "the advice (howToFix) E_JSONL_LINE_TORN gives; empty: the catalogue's, that `replay heal` "
+                           "drops the line (for a log heal does not take, such as a session, say what to do instead)"),
         "mark_dropped": Option(bool, False, "write a {\"$record\": \"dropped\"} line in place of each line left out "
                                "(what `replay read` does, so a parse down the pipe reports it again)"),
         "fields": Option(list, [], "decode only these fields of each event (`type`, `payload.callId`, ...; and its "
@@ -293,7 +295,9 @@ class ParseLines(Transform):
                 "offset": batch.offsets[i], "original": original, "message": message,
             })
             return dropped_record("E_JSONL_LINE_TORN", message, batch.position(i), received=excerpt(raw), original=original)
-        return self._report(batch, i, "E_JSONL_LINE_TORN", message, received=excerpt(raw)) | {"original": original}
+        fix = self.config["torn_fix"]
+        self.error("E_JSONL_LINE_TORN", message, batch, i, received=excerpt(raw), **({"howToFix": fix} if fix else {}))
+        return dropped_record("E_JSONL_LINE_TORN", message, batch.position(i), received=excerpt(raw)) | {"original": original}
 
     # dropped records from a `replay read` up the pipe --------------------------------------------------
     def _take_dropped(self, batch: Batch) -> Batch:

@@ -54,6 +54,17 @@ def test_a_session_no_line_of_which_reaches_the_script_still_names_it(tmp_path: 
     assert orjson.loads(run_replay("script", input=content).stdout) == script_document([])  # stdin: no name to give
 
 
+def test_a_session_cut_off_mid_line_says_to_delete_that_line_not_to_heal_it(tmp_path: Path):
+    """The torn line's advice was read's: `replay heal` drops it. Heal turns a session into a run journal (a run_started,
+    every time 1970), which script then refuses as no session."""
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(ECHO.read_bytes() + b'{"type":"session/end","ts":"2026-11-30T08:18:58.538Z","ses')
+    done = run_replay("script", str(session))
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_JSONL_LINE_TORN" and "delete the cut-off last line" in error["howToFix"]
+    assert "`replay heal` drops" not in error["howToFix"]
+
+
 @pytest.mark.parametrize("journal", ["claude-code/representative_messages.jsonl", "two-runs"])
 def test_a_file_that_is_no_session_is_said_to_be_none(journal: str):
     """A Claude Code log or a run journal gave an empty script and exit 0, as a session with no model call does."""

@@ -292,3 +292,14 @@ def test_the_trace_is_one_line_per_event_with_its_replay_state() -> None:
 def test_a_folder_has_the_documented_files() -> None:
     doc = make_bundle()
     assert sorted(folder_files(doc, evaluate(doc))) == sorted(bundle.FILES)
+
+
+def test_a_name_value_pair_whose_name_redaction_aliased_reads_back_as_redacted() -> None:
+    """A pair's name that was an email became ``email_...``: read back, that alias named a personal field and the
+    pair's other members were taken for one (hypothesis found ``{"code": 0, "name": "jane@ex.com"}``)."""
+    incident = {"input": {}, "assertions": [{"id": "r", "type": "required_output", "fields": []}],
+                "events": [{"type": "tool_call", "call_id": "c1", "name": "t", "args": {}},
+                           {"type": "tool_result", "call_id": "c1", "ok": False, "result": {},
+                            "error": {"code": 0, "name": "jane@ex.com"}},
+                           {"type": "final_output", "output": {}}]}
+    assert redaction.unredacted(Redactor().incident(incident)) is None

@@ -96,6 +96,7 @@ ALIAS_PREFIX = {
     "phone_number": "phone", "secret_field": "secret", "personal_field": "pii", "identifier": "id",
 }
 FIELD_KINDS = ("secret_field", "personal_field", "identifier", "freeform_text")
+_ALIAS = re.compile(rf"(?:{'|'.join(sorted(set(ALIAS_PREFIX.values())))})_[0-9a-f]{{16}}")  # what ``alias`` writes
 
 
 def luhn_ok(digits: str) -> bool:
@@ -562,7 +563,6 @@ _LABELS = ("name", "key", "header", "field", "param", "variable")  # a name-valu
 
 
 # re-checking a bundle -------------------------------------------------------------------------------
-_ALIAS = re.compile(rf"(?:{'|'.join(sorted(set(ALIAS_PREFIX.values())))})_[0-9a-f]{{16}}")
 
 
 class _Again(Redactor):
@@ -649,8 +649,8 @@ def members_within(node: dict[str, Any], key: str | None, within: str | None) ->
 def pair_names(node: dict[str, Any]) -> str | None:
     """The class (secret or personal) of the field a name-value pair ``node`` names (``member_within``), or None."""
     for label in _LABELS:
-        named = node.get(label)
-        if isinstance(named, str) and len(named) <= 64:
+        named = node.get(label)  # (an alias names nothing: ``pii_...`` in a bundle is no personal field's name)
+        if isinstance(named, str) and len(named) <= 64 and not _ALIAS.fullmatch(named):
             cls = field_class(named)
             if cls in ("secret", "personal"):
                 return cls
