@@ -4,7 +4,8 @@ The two runs are the stream's two inputs: a new side begins at each ``{"$record"
 ``read`` writes before each of several files), or, in a stream without source records, at each new
 run (a run record, a new ``runId``). Records are held until the end of the stream, then aligned
 (``pipeline/model/diff.py``). Runs that differ are also reported as ``E_RUNS_DIFFER`` on the errors
-port (so the graph exits 1); anything but two runs is ``E_DIFF_INPUT_INVALID``. Diagnostics routed
+port (so the graph exits 1); anything but two runs is ``E_DIFF_INPUT_INVALID``, and so is a side (an input, when
+the stream has source records) holding no run or several: each side must be one run. Diagnostics routed
 in on a side input (``inputs = ["parse", "read.errors", "parse.errors"]``) make the input unusable:
 the stage then refuses with ``E_JOURNAL_READ_FAILED`` before writing anything.
 """
@@ -21,7 +22,7 @@ from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.model.runs import Run, name_run, starts_run
 from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"
@@ -85,6 +86,8 @@ class DiffRuns(Transform):
                 rid = record.get("runId")
                 self.run = Run(rid if isinstance(rid, str) and rid else None, None, batch.source)
                 self.run_names.append(batch.source)
+            elif RECORD_KEY not in record:
+                name_run(self.run, record)  # (a run record naming no runId takes its first event's)
             if compared(record):
                 self.entries.append(entry(record, 0, self.ignore, batch.lines[i], batch.offsets[i], batch.pointers[i]))
                 self.sides.append((len(self.source_names) - 1, len(self.run_names) - 1))
@@ -102,6 +105,15 @@ class DiffRuns(Transform):
                 group.append(item)
         return list(zip(names, groups, strict=True))
 
+    def _side_runs(self) -> list[int]:
+        """How many runs each side holds when the sides are the inputs (source records): runs with a record compared
+        (a reserved record of another kind opening an input, e.g. heal's, is no run of its own)."""
+        runs: list[set[int]] = [set() for _ in self.source_names]
+        for source_side, run_side in self.sides:
+            if source_side >= 0:
+                runs[source_side].add(run_side)
+        return [len(r) for r in runs]
+
     def flush(self) -> Batch | None:
         if self.unreadable is not None:
             problem = self.unreadable
@@ -116,6 +128,18 @@ class DiffRuns(Transform):
         if len(sides) != 2:
             raise ReplayError("E_DIFF_INPUT_INVALID", f"diff compares two runs; the input holds {len(sides)}",
                               expected="two runs (two files, or one stream with two runs)", received=len(sides))
+        if self.source_names:
+            for label, (name, _), count in zip("ab", sides, self._side_runs(), strict=True):
+                if count != 1:
+                    held = "no run" if count == 0 else f"{count} runs"
+                    raise ReplayError(
+                        "E_DIFF_INPUT_INVALID", f"diff compares one run with another; {label} ({name!r}) holds {held}",
+                        source=name, expected="one run on each side: a run record and the events of one runId, or an "
+                        "artifact", received=count,
+                        howToFix="Give a journal or artifact of one run on each side; to take one run of a journal "
+                        "holding several, keep its records: `jq -c 'select(.runId == \"RUN_ID\")' FILE > one.jsonl`."
+                        if count else "Give a journal or artifact holding a run on each side (this one holds no event "
+                        "and no run record).")
         (a_name, a), (b_name, b) = sides
         with exactjson.deep():  # (the fields of a changed pair are compared level by level)
             result = diff_runs(a, b)

@@ -260,3 +260,20 @@ def test_a_line_too_long_is_told_to_raise_max_line_bytes(tmp_path: Path) -> None
     assert (done.returncode, done.stdout, error["code"], error["cause"]) == (
         2, b"", "E_JOURNAL_READ_FAILED", "E_JSONL_LINE_TOO_LONG"), error
     assert (error["line"], error["offset"], error["howToFix"]) == (2, 13, "Raise --max-line-bytes or split the record.")
+
+
+@pytest.mark.parametrize(("a", "b", "side", "held"), [
+    ("two-runs", "one", "a", "2 runs"),  # was compared as one run: rc 1, "6 missing"
+    ("empty", "empty", "a", "no run"),  # was `same: 0 records alike`, exit 0
+    ("one", "empty", "b", "no run"),  # was rc 1, "7 missing"
+])
+def test_each_side_must_hold_exactly_one_run(tmp_path: Path, a: str, b: str, side: str, held: str) -> None:
+    two_runs = EXAMPLES / "journals" / "two-runs.jsonl"
+    files = {"two-runs": two_runs, "one": tmp_path / "one.jsonl", "empty": tmp_path / "empty.jsonl"}
+    files["one"].write_bytes(b"".join(two_runs.read_bytes().splitlines(keepends=True)[:7]))
+    files["empty"].write_bytes(b"")
+    done = run_replay("diff", str(files[a]), str(files[b]), process=True)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"]) == (2, b"", "E_DIFF_INPUT_INVALID")
+    assert error["message"].endswith(f"{side} ({str(files[a if side == 'a' else b])!r}) holds {held}")
+    assert run_replay("diff", str(files["one"]), str(files["one"]), process=True).returncode == 0

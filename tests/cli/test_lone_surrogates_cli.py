@@ -98,7 +98,9 @@ def test_what_goes_to_stderr_is_json_any_reader_takes(tmp_path):
 
 def test_a_half_that_looks_like_a_name_byte_is_shown_as_its_escape_too(tmp_path):
     """U+DC80..U+DCFF is also how Python holds a byte of a name that is not UTF-8: from the data, it is still a half."""
-    path = _journal(tmp_path, START.replace(rb"\udc00", rb"\udcff"), CALL.replace(rb"t\ud83d", rb"t\udcff"))
+    # (one run: the call names the run's id too; `diff` takes one run a side)
+    path = _journal(tmp_path, START.replace(rb"\udc00", rb"\udcff"),
+                    CALL.replace(rb"t\ud83d", rb"t\udcff").replace(rb"r\udc00", rb"r\udcff"))
     walk = run_replay("walk", str(path))
     (tmp_path / "b").mkdir()
     diff = run_replay("diff", str(path), str(_journal(tmp_path / "b", START, END)))
