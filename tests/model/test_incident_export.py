@@ -276,6 +276,21 @@ def test_a_jsonl_file_given_as_canonical_is_an_unsupported_format(tmp_path: Path
     assert caught.value.code == "E_INCIDENT_FORMAT_UNSUPPORTED"
 
 
+@pytest.mark.parametrize("format", ["runledger", "replay"])
+@pytest.mark.parametrize("one_line", [False, True])
+def test_a_canonical_export_given_as_a_log_is_an_unsupported_format(tmp_path: Path, format: str, one_line: bool) -> None:
+    """The opposite mistake: a valid JSON export read as JSON Lines was "not valid JSON: unexpected end of data"."""
+    path = REFUND_EXPORT
+    if one_line:
+        path = tmp_path / "one-line.json"
+        path.write_bytes(orjson.dumps(orjson.loads(REFUND_EXPORT.read_bytes())))
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(path), format=format, rules_path=str(EXAMPLES / "incidents" / "rules.json"))
+    body = caught.value.body
+    assert (caught.value.code, caught.value.exit_code) == ("E_INCIDENT_FORMAT_UNSUPPORTED", 2)
+    assert "canonical export" in body["message"] and "without --format" in body["howToFix"]
+
+
 def test_a_missing_export_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ReplayError) as caught:
         load_export(str(tmp_path / "nope.json"))

@@ -398,14 +398,21 @@ def load_canonical(data: bytes, source: str, limits: Limits) -> dict[str, Any]:
 
 
 # JSON Lines formats -------------------------------------------------------------------------------
-def _jsonl(data: bytes, source: str, limits: Limits) -> list[tuple[int, dict[str, Any]]]:
-    records = []
+def _jsonl(data: bytes, source: str, limits: Limits, format: str) -> list[tuple[int, dict[str, Any]]]:
+    records: list[tuple[int, dict[str, Any]]] = []
     data, offset = skip_bom(data)
     for n, line in enumerate(data.split(b"\n"), 1):
         start, offset = offset, offset + len(line) + 1
         if not line.strip():
             continue
-        value = parse_json(line, {"source": source, "line": n, "offset": start}, limits)
+        try:
+            value = parse_json(line, {"source": source, "line": n, "offset": start}, limits)
+        except ReplayError as exc:
+            if exc.code == "E_INCIDENT_JSON_INVALID" and not records and _is_json(data):
+                _refuse_document(data, source, format)  # a line of a JSON document written over several lines
+            raise
+        if n == 1 and isinstance(value, dict) and "schema_version" in value and data.strip().count(b"\n") == 0:
+            _refuse_document(data, source, format)  # a canonical export on one line
         if not isinstance(value, dict):
             refuse("E_INCIDENT_SHAPE_INVALID", f"line {n} is not a JSON object", {"source": source, "line": n, "path": "$"},
                    expected="object", received=json_type(value))
@@ -414,6 +421,17 @@ def _jsonl(data: bytes, source: str, limits: Limits) -> list[tuple[int, dict[str
         refuse("E_INCIDENT_TERMINAL_MISSING", "the log holds no records", {"source": source},
                expected="a task's events", received="an empty file")
     return records
+
+
+def _refuse_document(data: bytes, source: str, format: str) -> NoReturn:
+    """A file given as a ``format`` log (JSON Lines) that is one JSON document: a canonical export, most likely."""
+    export = b'"schema_version"' in data
+    refuse("E_INCIDENT_FORMAT_UNSUPPORTED", f"this file is one JSON document{' (a canonical export)' if export else ''}, "
+           f"not a --format {format} log (JSON Lines)", {"source": source},
+           expected=f"a {format} log: one JSON object a line", received="one JSON document",
+           howToFix="Import a canonical export without --format (and without --case, --rules and --effects-complete: "
+           "it declares its assertions and effects_complete itself)." if export else
+           f"Give a {format} log (one JSON object a line), or import a canonical export without --format.")
 
 
 def _choose_case(found: list[str], case: str | None, source: str, flag_help: str) -> str:
@@ -437,7 +455,7 @@ def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any],
                    effects_complete: bool, limits: Limits) -> dict[str, Any]:
     """A RunLedger ``run.jsonl``: one case's task_start input, tool events, explicit effects and terminal event;
     its logs and earlier assertion/budget results are dropped."""
-    records = _jsonl(data, source, limits)
+    records = _jsonl(data, source, limits, "runledger")
     cases: list[str] = []
     for n, record in records:
         where = {"source": source, "line": n}
@@ -484,7 +502,7 @@ REPLAY_DISCARDED = ("run_started", "user_message", "assistant_message")
 def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[Any], rules_where: dict[str, Any],
                         effects_complete: bool, limits: Limits) -> dict[str, Any]:
     """A replay journal (``replay read`` output): one run's prompt, tool calls, explicit effects and ending."""
-    records = _jsonl(data, source, limits)
+    records = _jsonl(data, source, limits, "replay")
     runs: list[str] = []
     for n, record in records:
         kind = record_kind(record)
