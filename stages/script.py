@@ -11,7 +11,10 @@ Input: a parsed session journal (``replay schema session``). Output: the lines o
 Streaming: only the group being read and the last finished one (as bytes) are held. A group that
 does not end with ``finish`` and has no override is left out and reported
 (``E_SESSION_GROUP_UNFINISHED``, naming its turn and step); so are broken chunk lines, split groups
-and, at the end, overrides naming a step the session does not have.
+and, at the end, overrides naming a step the session does not have. An input none of whose records is a session
+line, or with no line at all (an empty file), is said to be no session (``E_SESSION_LINE_INVALID``). The command routes
+``read.errors`` and ``parse.errors`` in, to tell an input with no line from one whose every line was refused (those are
+passed on as this stage's errors, as they were).
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ class BuildReplayScript(Transform):
         self._lines_read = 0  # the input's records of a type (replay's own marks aside)
         self._first: tuple[Any, dict[str, Any]] | None = None  # the first one's type and where it was
         self._session_lines = 0  # those of a session's form (a `kind/what` type: assistant/chunk, turn/start, ...)
+        self._records = 0  # every record that reached the stage (replay's own marks too)
+        self._unread = 0  # lines read or parse refused, routed in on a side input (and passed on as this stage's errors)
 
     def built_again(self, given: dict[str, Any]) -> BuildReplayScript:
         """The copy for a run takes the sidecar as this stage read it (read once: it may be a pipe)."""
@@ -85,12 +90,17 @@ class BuildReplayScript(Transform):
         return [self.config["override"]] if self.config["override"] else []
 
     def __call__(self, batch: Batch) -> Batch | None:
-        if batch.port is not None:
+        if batch.port is not None:  # diagnostics routed in (`read.errors`, `parse.errors`): lines the input had
+            for problem in batch.events or ():
+                if type(problem) is dict:
+                    self._unread += 1
+                    self.emit("errors", problem)  # (reported as they were: they reach stderr as before)
             return None
         lines: list[bytes] = []
         if not self._started:
             lines.append(self._header(batch.source))
         self._source = batch.source
+        self._records += len(batch.events or ())
         grouper = self._grouper
         for i, record in enumerate(batch.events or ()):
             if type(record) is dict and record.get("type") == CHUNK_TYPE and batch.raws[i] is not None:
@@ -130,7 +140,19 @@ class BuildReplayScript(Transform):
 
     def _no_session(self) -> None:
         """An input of records none of which is a session line (another agent's log, a canonical journal) is no
-        session: said once, at the end, rather than an empty script passed off as one with no model call."""
+        session: said once, at the end, rather than an empty script passed off as one with no model call. So is an
+        input with no line at all (an empty file, blank lines: a harness that stopped before writing one); one whose
+        every line was refused upstream has been reported already."""
+        if not self._records and not self._unread:
+            self._report([{
+                "code": "E_SESSION_LINE_INVALID", **({"source": self._session} if self._session else {}),
+                "expected": "session lines: assistant/chunk, turn/start, tool/call, ...", "received": "no line",
+                "message": "the input has no line: this is no session journal (a harness that stopped before writing "
+                           "one?), and its script has no model call",
+                "howToFix": "Give `replay script` the session JSONL a harness persists (`replay schema session`); a "
+                            "session with no model call still has its harness lines (session/start, turn/start, ...).",
+            }])
+            return
         if not self._lines_read or self._session_lines or self._first is None:
             return
         kind, where = self._first

@@ -43,11 +43,20 @@ def test_the_echo_session_becomes_its_script():
 
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"not json\n"], ids=["empty", "blank-lines", "every-line-refused"])
 def test_a_session_no_line_of_which_reaches_the_script_still_names_it(tmp_path: Path, content: bytes):
-    """The document of a session with no model call had no `session` (the head was written without a line's source)."""
+    """The document of a session with no model call had no `session` (the head was written without a line's source).
+    A file with no line at all is no session (a harness that stopped before writing one): it printed the empty script
+    and exit 0; it is now said to be none (E_SESSION_LINE_INVALID, exit 1), as a file of no session line is."""
     session = tmp_path / "session.jsonl"
     session.write_bytes(content)
     done = run_replay("script", str(session))
-    assert done.returncode == (1 if content.strip() else 0)
+    assert done.returncode == 1
+    (error,) = errors_of(done.stderr)
+    if content.strip():
+        assert error["code"] == "E_JSONL_LINE_INVALID"  # (the line refused: said once, no more)
+    else:
+        assert (error["code"], error["source"], error["received"]) == ("E_SESSION_LINE_INVALID", str(session), "no line")
+    assert (run_replay("script", str(session), "--out", str(tmp_path / "s.json")).returncode,
+            (tmp_path / "s.json").exists()) == (1, False)
     document = orjson.loads(done.stdout)
     assert document == script_document([], str(session)) == {"version": 1, "session": str(session), "groups": []}
     assert list(schema("replay-script").iter_errors(document)) == []

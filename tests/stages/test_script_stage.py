@@ -131,9 +131,10 @@ def test_a_broken_sidecar_is_refused_when_the_stage_is_built(tmp_path: Path):
     assert info.value.code == "E_OVERRIDE_INVALID" and info.value.exit_code == 2
 
 
-def test_an_empty_session_is_an_empty_script():
+def test_an_empty_session_is_an_empty_script_and_said_to_be_no_session():
     data, errors = run(BuildReplayScript(), [])
-    assert orjson.loads(data) == {"version": 1, "groups": []} and errors == []
+    assert orjson.loads(data) == {"version": 1, "groups": []}
+    assert [(e["code"], e["received"]) for e in errors] == [("E_SESSION_LINE_INVALID", "no line")]
 
 
 def test_split_groups_and_broken_lines_are_reported_and_the_rest_goes_on():
