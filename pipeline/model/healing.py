@@ -6,6 +6,7 @@ Each rule is its own stage (``stages/<rule>.py``); their order is the spec ``hea
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from replay.pipeline.model.validation import json_type, validate_artifact
 
 RULES_FILE = Path(".replay") / HEAL_RULES_NAME
 RULES_VERSION = "v1"  # the rules file format; the schema's `version` const
+RULES_KEYS = ("version", "eventAliases", "$schema", "description")  # the schema's properties (no other key)
 
 # The built-in aliases: names frameworks use for the canonical event types.
 BUILTIN_ALIASES: dict[str, str] = {
@@ -49,6 +51,15 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),
                           example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
+    for key in rules:
+        if key not in RULES_KEYS:  # a misspelt key applied nothing and said nothing (`eventAlias`)
+            near = difflib.get_close_matches(key, RULES_KEYS, n=1, cutoff=0.6)
+            raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"unknown key {key!r} in the heal rules"
+                              + (f"; did you mean {near[0]!r}?" if near else ""), source=str(target),
+                              path=f"$.{key}", expected="one of: " + ", ".join(RULES_KEYS), received=excerpt(key),
+                              howToFix=(f"Rename {key!r} to {near[0]!r}" if near else f"Remove {key!r}")
+                              + "; the heal rules have no other keys (`replay schema heal-rules`).",
+                              example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
     if "version" in rules and rules["version"] != RULES_VERSION:  # the one format there is (`replay schema heal-rules`)
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f'`version` must be "{RULES_VERSION}", the one rules format there is',
                           source=str(target), path="$.version", expected=RULES_VERSION,

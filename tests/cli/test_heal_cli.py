@@ -11,6 +11,7 @@ import orjson
 import pytest
 from conftest import CORPUS, EXAMPLES, REPLAY, ROOT, diagnostics, errors_of, jsonl, run_replay
 from heal_support import ev, lines_of
+from jsonschema import Draft202012Validator
 
 from replay.pipeline.engine import exactjson
 
@@ -105,6 +106,9 @@ def test_rules_file_from_flag_and_from_project_dir(tmp_path: Path) -> None:
      ["tool_called", "tool_start", "tool_called"]),
     (b'{"eventAliases": {"x": "a", "a": "b", "b": "a", "same": "same"}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases.a",
      ["a", "b", "a"]),
+    # an unknown key (a misspelt eventAliases) applied nothing and said nothing, exit 0
+    (b'{"version": "v1", "eventAlias": {"note": "assistant_message"}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAlias",
+     "eventAlias"),
 ])
 def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: bytes, code: str, path: str | None,
                                                    received: str | None) -> None:
@@ -118,6 +122,18 @@ def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: byte
         assert error["path"] == path and error["received"] == received
     if code == "E_HEAL_RULES_INVALID_JSON":
         assert error["line"] == 1 and error["column"] >= 1
+    if path == "$.eventAlias":
+        assert "did you mean 'eventAliases'?" in error["message"] and "eventAliases" in error["expected"]
+        shape = orjson.loads(run_replay("schema", "heal-rules").stdout)  # the schema says so too
+        assert not Draft202012Validator(shape).is_valid(orjson.loads(content))
+        assert Draft202012Validator(shape).is_valid({"$schema": "x", "description": "y", "version": "v1", "eventAliases": {}})
+
+
+def test_a_rules_file_may_name_its_schema_and_say_what_it_is_for(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_bytes(b'{"$schema": "heal-rules.schema.json", "description": "ours", "eventAliases": {"said": "user"}}')
+    proc = run_replay("heal", "--rules", str(rules), input=broken_bytes())
+    assert proc.returncode != 2 and "E_HEAL_RULES_SHAPE_INVALID" not in proc.stderr.decode()
 
 
 def test_aliases_in_a_circle_given_by_a_config_are_refused_and_a_chain_or_an_alias_to_itself_is_not(tmp_path: Path) -> None:
