@@ -40,7 +40,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
         stage.preflight(inputs)
         for option, target in stage.outputs():  # (a folder there is found out by the rename, after the whole run)
             if target == "":
-                raise stage.refuse_empty(option, names="file", expected=A_FILE, example="out.jsonl")
+                raise stage.refuse_empty(option, names="file", expected=_an_output_for(stage, stages), example="out.jsonl")
             if _local(target) and os.path.isdir(target):
                 subject, path = stage.named(option)
                 if option in stage.flags:  # as the user typed it
@@ -170,13 +170,27 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
                 raise ReplayError(
                     "E_CONFIG_OPTION_INVALID", f"{both} would both write to stdout, mixing their lines",
                     path=path, received=changed.target, expected="one stage writing stdout; the others to files",
-                    howToFix="Write one of them to a file (for heal, e.g. `--log repairs.jsonl`).",
+                    howToFix="Write one of them to a file (for heal, whose healed stream is stdout: `--log repairs.jsonl`).",
                 )
             raise ReplayError(
                 "E_CONFIG_OPTION_INVALID", f"{both} would both write {target!r}: one "
                 "would replace what the other wrote", path=path, received=target,
                 expected="a file of its own for each output", howToFix="Give each output a path of its own.",
             )
+
+
+def _an_output_for(stage: Stage, stages: list[Stage]) -> str:
+    """What an output option of ``stage`` left empty may name: a file, or `-` for stdout unless another stage writes
+    stdout already (`replay heal x --log ''`: the healed stream is on stdout, and `--log -` is refused as mixing the two
+    into one, so the hint offers no `-`)."""
+    for other in stages:
+        if other is not stage:
+            for option, target in other.outputs():
+                if target == STDIO:
+                    writer, _ = _as_given(_Writer(other, option, target), any(s.flags for s in stages))
+                    taken = f"{writer} goes to stdout" if writer.startswith("the ") else f"{writer} writes stdout"
+                    return f"a file path (not '-': {taken})"
+    return A_FILE
 
 
 def _file_id(place: str | int) -> tuple[int, int] | None:

@@ -812,6 +812,18 @@ def test_a_log_on_stdout_beside_the_healed_stream_is_refused_before_anything_is_
     assert error["code"] == "E_CONFIG_OPTION_INVALID" and "both write to stdout" in error["message"]
 
 
+def test_an_empty_log_is_not_told_to_be_dash_when_stdout_is_taken(tmp_path: Path):
+    """`--log ''` was told to give "a file path, or '-' for stdout", and `--log -` is then refused: the healed stream is
+    on stdout. The hint offers '-' only where nothing else writes stdout."""
+    error = orjson.loads(run_replay("heal", "--log", "", str(ROOT / "examples" / "journals" / "broken.jsonl")).stderr)["error"]
+    assert error["expected"] == "a file path (not '-': the command's own output goes to stdout)"
+    assert "'-' for stdout" not in error["howToFix"]
+    config = tmp_path / "one.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.out]\ntype = "write"\ninputs = ["read"]\npath = ""\n')
+    error = orjson.loads(run_replay("run", str(config), str(ROOT / "examples" / "journals" / "broken.jsonl")).stderr)["error"]
+    assert error["expected"] == "a file path, or '-' for stdout"  # (the one writer: stdout is free)
+
+
 def test_the_same_file_twice_heals_as_through_a_pipe():
     """Each input's last run ends before the next input's mark, a file of the same name too (the second mark went out
     before the first input's last run, which the screen still held)."""
