@@ -153,7 +153,7 @@ def test_stages_for_humans_give_one_line_per_stage_and_its_options():
         [line] = [ln for ln in text.splitlines() if ln.startswith(d["type"] + " ")]
         assert d["summary"] in line
         for option in d["options"]:
-            assert f"--{option}=" in text
+            assert f"    {option} = " in text  # (a config key, not a flag)
     assert "side ports: errors, repairs" in text  # parse's extra port is shown
 
 
@@ -289,3 +289,13 @@ def test_an_error_in_data_carries_its_position(tmp_path: Path):
     [error] = errors_of(done.stderr)
     assert {"source", "line", "offset", "column"} <= set(error)
     assert (error["line"], error["offset"]) == (2, len(JOURNAL))
+
+
+def test_stages_lists_options_as_config_keys_not_flags():
+    """`replay stages` printed `--aliases=dict`, `--torn_tail=str`: no command takes such flags; they are the keys of a
+    stage in a `replay run` config."""
+    listed = run_replay("stages")
+    assert listed.returncode == 0
+    text = listed.stdout.decode()
+    assert "    aliases = dict (default {}): " in text and '    torn_tail = str (default "error"): ' in text
+    assert "--aliases" not in text and "--torn_tail" not in text

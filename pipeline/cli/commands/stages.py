@@ -22,7 +22,8 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="One JSON array for machines; with --graph, the spec as a JSON config.")
 @click.option("--graph", "graph", metavar="NAME", help="Print the graph spec a command runs (" + ", ".join(spec_names()) + ").")
 def stages(as_json: bool, graph: str | None) -> int:
-    """List every stage type (built-in and from `replay.stages` entry points) and its options, or print
+    """List every stage type (built-in and from `replay.stages` entry points) and its options (the keys
+    the stage takes in a `replay run` config, `key = type (default ...)`: no command-line flags), or print
     the graph spec a built-in command runs (`--graph NAME`), in the config format `replay run` reads
     (TOML, comments and all; with --json a JSON document of the same config)."""
     if graph is not None:
@@ -45,7 +46,8 @@ def stages(as_json: bool, graph: str | None) -> int:
         for name, opt in d["options"].items():
             default = orjson.dumps(opt["default"]).decode()
             least = f" >= {opt['minimum']}" if "minimum" in opt else ""
-            lines.append(f"{'':<{width}}    --{name}={opt['type']}{least} (default {default}): {opt['help']}")
+            # (a stage's key in a `replay run` config, `[stages.<id>]` or a chain's `{ type = ... }`; no command-line flag)
+            lines.append(f"{'':<{width}}    {name} = {opt['type']}{least} (default {default}): {opt['help']}")
         extra = [p for p in d["ports"] if p != "errors"]
         if extra:
             lines.append(f"{'':<{width}}    side ports: {', '.join(d['ports'])}")
