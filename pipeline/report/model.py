@@ -964,8 +964,8 @@ def status_of(summary: dict[str, Any]) -> str:
 def run_statuses(runs: dict[str, int], separator: str = ", ", error: str = "error") -> str:
     """``49 ok, 25 error`` (and ``, 2 unknown`` when some runs tell no end): a report's runs by status. ``error``: the
     word for the failed ones."""
-    said = f"{runs['ok']} ok{separator}{runs['error']} {error}"
-    return said + (f"{separator}{runs['unknown']} unknown" if runs["unknown"] else "")
+    said = f"{format_count(runs['ok'])} ok{separator}{format_count(runs['error'])} {error}"  # (3,000 as the total is)
+    return said + (f"{separator}{format_count(runs['unknown'])} unknown" if runs["unknown"] else "")
 
 
 def counted(n: int, one: str, many: str) -> str:

@@ -306,7 +306,7 @@ def _tokens(usage: dict[str, Any]) -> int | float:
 def _cards(agg: dict[str, Any]) -> str:
     runs, tc, usage, diag = agg["runs"], agg["toolCalls"], agg["usage"], agg["diagnostics"]
     cards = [
-        _card("Runs", str(runs["total"]), run_statuses(runs, " · ", "failed"), bad=runs["error"] > 0),
+        _card("Runs", format_count(runs["total"]), run_statuses(runs, " · ", "failed"), bad=runs["error"] > 0),
         _card("Events", format_count(agg["events"]["total"]), f"{len(agg['events']['byType'])} types"),
         _card("Tool calls", format_count(tc["total"]), f"{tc['error']} failed", bad=tc["error"] > 0),
         _card("Errors", format_count(agg["errors"]["total"]), counted(len(agg['errors']['byCode']), "kind", "kinds"), bad=agg["errors"]["total"] > 0),

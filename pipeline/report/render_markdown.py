@@ -58,8 +58,9 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
     out = [f"# {esc(title)}", ""]
     unattributed = agg["unattributedRepairs"]["total"]
     line = (f"**{counted(runs['total'], 'run', 'runs')}**: {run_statuses(runs)} · {format_count(agg['events']['total'])} events"
-            f" · {tc['total']} tool calls ({tc['error']} failed) · {agg['repairs']['total']} repairs"
-            + (f" ({unattributed} in no run of this report)" if unattributed else "")
+            f" · {format_count(tc['total'])} tool calls ({format_count(tc['error'])} failed)"
+            f" · {format_count(agg['repairs']['total'])} repairs"
+            + (f" ({format_count(unattributed)} in no run of this report)" if unattributed else "")
             + f" · {format_ms(agg['durationMs'])} in all")
     if usage["runsWithUsage"]:
         line += (f" · {format_tokens_in(usage)}, {format_count(usage['outputTokens'])} tokens out,"
@@ -133,9 +134,9 @@ def _run_section(s: dict[str, Any], n: int) -> list[str]:
 def _aggregate_section(agg: dict[str, Any]) -> list[str]:
     out = ["## All runs", ""]
     span = f"{esc(agg['startedAt'])} to {esc(agg['endedAt'])}" if agg["startedAt"] else "-"
-    out += [f"- **Runs**: {agg['runs']['total']} ({agg['runs']['ok']} ok, {agg['runs']['error']} error)",
+    out += [f"- **Runs**: {format_count(agg['runs']['total'])} ({run_statuses(agg['runs'])})",
             f"- **Time**: {span} (runs took {format_ms(agg['durationMs'])} in all)",
-            f"- **Errors**: {agg['errors']['total']}", ""]
+            f"- **Errors**: {format_count(agg['errors']['total'])}", ""]
     sections = [
         ("Events by type", ["Type", "Count"], [[esc(k), format_count(v)] for k, v in agg["events"]["byType"].items()], {1}),
         ("Tool calls by tool", ["Tool", "Calls", "Ok", "Failed", "Total time", "Longest"],

@@ -480,15 +480,18 @@ def _aggregate_block(agg: dict[str, Any]) -> list[str]:
     span = f"{clean(agg['startedAt'])} .. {clean(agg['endedAt'])}" if agg["startedAt"] else "-"
     usage, unattributed = agg["usage"], agg["unattributedRepairs"]
     facts = [
-        ["runs", f"{agg['runs']['total']} ({run_statuses(agg['runs'])})"],
+        ["runs", f"{format_count(agg['runs']['total'])} ({run_statuses(agg['runs'])})"],
         ["time", f"{span}  (runs took {format_ms(agg['durationMs'])} in all)"],
         ["events", format_count(agg["events"]["total"])],
-        ["tool calls", f"{agg['toolCalls']['total']} ({agg['toolCalls']['error']} failed)"],
-        ["usage", f"{format_tokens_in(usage)}, {format_count(usage['outputTokens'])} tokens out, "
-                  f"{format_cost(usage['costUsd'])} ({counted(usage['runsWithUsage'], 'run reports usage', 'runs report usage')})"],
-        ["repairs", str(agg["repairs"]["total"]) + (f" ({unattributed['total']} in no run of this report, listed below)"
-                                                    if unattributed["total"] else "")],
-        ["errors", str(agg["errors"]["total"])],
+        ["tool calls", f"{format_count(agg['toolCalls']['total'])} ({format_count(agg['toolCalls']['error'])} failed)"],
+        # (no run reports usage: `-`, as its runs' rows and TOTAL say, not 0 tokens counted)
+        ["usage", (f"{format_tokens_in(usage)}, {format_count(usage['outputTokens'])} tokens out, "
+                   f"{format_cost(usage['costUsd'])}" if usage["runsWithUsage"] else "-")
+                  + f" ({counted(usage['runsWithUsage'], 'run reports usage', 'runs report usage')})"],
+        ["repairs", format_count(agg["repairs"]["total"])
+                    + (f" ({format_count(unattributed['total'])} in no run of this report, listed below)"
+                       if unattributed["total"] else "")],
+        ["errors", format_count(agg["errors"]["total"])],
     ]
     diag = agg["diagnostics"]
     if diag["total"]:

@@ -197,3 +197,30 @@ def test_every_format_is_written_in_pieces_of_a_bounded_size(fmt):
     total = sum(map(len, pieces))
     assert total > 2 << 20 and max(map(len, pieces)) <= 1 << 20, (total, max(map(len, pieces)))
     assert b"".join(pieces) == render(fmt, runs, None)
+
+
+def _summaries_of(runs: int, usage: bool = False) -> list[dict]:
+    payload = {"usage": {"inputTokens": 3, "outputTokens": 1}} if usage else {}
+    stage = SummarizeRuns()
+    events = [{"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": kind, "runId": f"r{n}", "payload": payload}
+              for n in range(runs) for kind in ("run_started", "run_completed")]
+    summaries = list(stage(Batch.of(events, "j.jsonl")) or []) + list(stage.flush() or [])
+    return [s for s in summaries if s.get("$record") == "summary"]
+
+
+def test_thousands_are_written_alike_in_the_totals_and_the_statuses():
+    """`3,000 runs (3000 ok, 0 error)`: the total had a thousands separator, the statuses none."""
+    summaries = _summaries_of(1000)
+    text = render("text", summaries, None).decode()
+    assert text.startswith("replay report: 1,000 runs (1,000 ok, 0 error)\n")
+    assert re.search(r"^  runs +1,000 \(1,000 ok, 0 error\)$", text, re.M)
+    markdown = render("markdown", summaries, None).decode()
+    assert "**1,000 runs**: 1,000 ok, 0 error" in markdown and "- **Runs**: 1,000 (1,000 ok, 0 error)" in markdown
+
+
+def test_all_runs_shows_no_usage_as_a_dash_when_no_run_reports_any():
+    """With no usage anywhere the rows and TOTAL said `-`, but All runs `0 tokens in, 0 tokens out, -`."""
+    text = render("text", _summaries_of(2), None).decode()
+    assert re.search(r"^  usage +- \(0 runs report usage\)$", text, re.M) and "0 tokens in" not in text
+    used = render("text", _summaries_of(2, usage=True), None).decode()
+    assert re.search(r"^  usage +12 tokens in, 4 tokens out, - \(2 runs report usage\)$", used, re.M)
