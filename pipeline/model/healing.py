@@ -6,7 +6,6 @@ Each rule is its own stage (``stages/<rule>.py``); their order is the spec ``hea
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,8 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
                           example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
     for key in rules:
         if key not in RULES_KEYS:  # a misspelt key applied nothing and said nothing (`eventAlias`)
+            import difflib  # (only to refuse: heal's start-up loads no more than it uses)
+
             near = difflib.get_close_matches(key, RULES_KEYS, n=1, cutoff=0.6)
             raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"unknown key {key!r} in the heal rules"
                               + (f"; did you mean {near[0]!r}?" if near else ""), source=str(target),
