@@ -22,7 +22,7 @@ from replay.pipeline.model.runs import RECENT_RUNS, RecentIds, Run, RunScoped
 class ReportReturningRuns(RunScoped):
     summary = ("Report (not join) a run whose runId comes back after another run of its input (runs written "
                f"interleaved; the input's last {RECENT_RUNS:,} runs' ids), on the notices port.")
-    ports = ("errors", "repairs", "notices")
+    ports = ("errors", "notices")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -32,7 +32,7 @@ class ReportReturningRuns(RunScoped):
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if batch.clean is not None:  # whole runs the screen passed on unread: their ids, as it sends them
             self._input(batch.source)
-            self.recent.add_all(batch.clean[2])
+            self.recent.add_all(list(batch.clean[2]))
         return super().__call__(batch)
 
     def begin_run(self, run: Run) -> None:
@@ -45,7 +45,7 @@ class ReportReturningRuns(RunScoped):
         if start < end and not run.state["looked"]:
             run.state["looked"] = True
             rid = run.run_id
-            if rid is not None and rid in self.recent:
+            if rid is not None and self.recent.comes_back(rid):
                 self.notice(f"runId {rid!r} comes back after another run of this input: its events here are read as a "
                             "run of their own (runs are cut where the runId changes), so runs written interleaved are "
                             "healed and reported as pieces. Split the input by runId first", batch, start,

@@ -84,7 +84,10 @@ class ReportRunShape(RunScoped):
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         last, self._last = self._last, None
-        if run.events and run.state["ended"] is None and not run.state["mapped"]:
+        if not run.events and run.facts is not None and not run.state["mapped"]:
+            self.notice("the run record has no events: `replay heal` gives the run a run_started and a terminal event "
+                        "(at the record's time, else at 1970-01-01, the time of nothing)", field="runId")
+        elif run.events and run.state["ended"] is None and not run.state["mapped"]:
             batch, i = last if last is not None else (None, None)
             self.notice("the run has no terminal event (run_completed or run_failed): it did not end, or its end was "
                         "not written; `replay heal` adds one", batch, i, field="type")

@@ -402,9 +402,7 @@ class ScreenRuns(Transform):
         ends = [end - 1 for _, end in runs]
         if not self.alias_table.keys().isdisjoint(kinds) or sorted(times) != times:
             return False
-        ids = {rids[start] for start, _ in runs}
-        recent = self._recent
-        if len(ids) != len(runs) or any(map(recent.__contains__, ids)):
+        if self._recent.any_come_back(list(map(rids.__getitem__, [start for start, _ in runs]))):
             return False  # (a run id that comes back after another run: check_run_ids reads it, the slow way)
         if [types[start] for start, _ in runs].count("run_started") != len(runs) or kinds.count("run_started") != len(runs) \
                 or not set(map(types.__getitem__, ends)) <= TERMINAL_TYPES \
@@ -505,7 +503,7 @@ class ScreenRuns(Transform):
         slow = False
         if run.record is None and run.run_id in self._near and self.config["mode"] == "heal":
             run.clean = False  # it may come to touch an earlier run of its id: kept apart the slow way
-        if run.run_id in self._recent:
+        if self._recent.comes_back(run.run_id):
             run.clean = False  # its id comes back after another run: check_run_ids reads it, the slow way
         if run.clean and self.config["fast"] and self._is_clean(run):
             self._add_clean(run.pieces, run.count, [run.run_id], run.events)

@@ -52,28 +52,46 @@ RECENT_RUNS = 4096  # how many runs back a runId that comes again is seen coming
 
 
 class RecentIds:
-    """The run ids of the last ``RECENT_RUNS`` runs of an input, to see one come back after other runs (runs written
-    interleaved): ``check_run_ids`` warns of it, and the screen sends such a run the slow way, where that stage
-    reads it."""
+    """The run ids of the last ``RECENT_RUNS`` runs of an input (at least; at most twice as many), to see one come back
+    after another run (runs written interleaved): ``check_run_ids`` warns of it, and the screen sends such a run the
+    slow way, where that stage reads it. A run of the same id right after the one before (a run record keeps them
+    apart, as heal writes it) comes back after no other run."""
 
     def __init__(self, size: int = RECENT_RUNS) -> None:
         self.size = size
         self._ids: dict[Any, None] = {}  # (in the order last seen: the oldest first)
+        self.last: Any = None  # the id of the run before
 
-    def __contains__(self, run_id: Any) -> bool:
-        return run_id in self._ids
+    def comes_back(self, run_id: Any) -> bool:
+        """Was ``run_id`` the id of a recent run, but not of the run right before?"""
+        return run_id in self._ids and run_id != self.last
+
+    def any_come_back(self, run_ids: list[Any]) -> bool:
+        """Does one of ``run_ids`` (of runs one after another, the first right after the last run added) come back?
+        (Each must be another than the one before it too.)"""
+        if not self._ids.keys().isdisjoint(run_ids[1:]) or (run_ids[0] in self._ids and run_ids[0] != self.last):
+            return True
+        return len(set(run_ids)) != len(run_ids)
 
     def add(self, run_id: Any) -> None:
-        """The run of ``run_id`` ended (or began): the latest seen."""
+        """The run of ``run_id`` ended: the latest seen."""
         ids = self._ids
         ids.pop(run_id, None)
         ids[run_id] = None
-        if len(ids) > self.size:
-            del ids[next(iter(ids))]
+        self.last = run_id
+        self._trim()
 
-    def add_all(self, run_ids: Any) -> None:
-        for run_id in run_ids:
-            self.add(run_id)
+    def add_all(self, run_ids: list[Any]) -> None:
+        """Runs of these ids ended, in this order, each another than the one before (``any_come_back`` said no)."""
+        if run_ids:
+            self._ids.pop(run_ids[0], None)
+            self._ids.update(dict.fromkeys(run_ids))
+            self.last = run_ids[-1]
+            self._trim()
+
+    def _trim(self) -> None:
+        if len(self._ids) > 2 * self.size:  # (the oldest go, a size at a time: C-level, not one by one)
+            self._ids = dict.fromkeys(list(self._ids)[-self.size:])
 
 
 class Inputs:

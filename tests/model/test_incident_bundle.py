@@ -76,6 +76,44 @@ def test_a_bundle_holding_what_redaction_would_change_is_refused_where_it_is(
     assert "jane" not in str(caught.value.body).lower() and "hunter2" not in str(caught.value.body)
 
 
+@pytest.mark.parametrize(("change", "code", "path"), [
+    (lambda d: d["redaction"]["warnings"].insert(1, "customer jane.doe@example.com called twice"), "E_INCIDENT_NOT_REDACTED",
+     "$.redaction.warnings[1]"),
+    (lambda d: d["redaction"].update(incident_id="jane.doe@example.com"), "E_INCIDENT_NOT_REDACTED", "$.redaction.incident_id"),
+    (lambda d: d["redaction"].update(note="Jane called"), "E_INCIDENT_NOT_REDACTED", "$.redaction.note"),
+    (lambda d: d["redaction"]["fields"].update(identifier=True), "E_INCIDENT_NOT_REDACTED", "$.redaction.fields"),
+    (lambda d: d["redaction"].update(secret="hunter2"), "E_INCIDENT_NOT_REDACTED", "$.redaction.secret"),
+    (lambda d: d.update(incident_id="inc_jane.doe@example.com"), "E_INCIDENT_FIELD_INVALID", "$.incident_id"),
+])
+def test_a_bundle_whose_audit_or_id_was_edited_is_refused(tmp_path: Path, change: Any, code: str, path: str) -> None:
+    """The re-check read input, events and rules only: an email written into the audit's warnings or the incident's id
+    went into redaction.json, report.html and a promoted fixture."""
+    doc = make_bundle()
+    change(doc)
+    with pytest.raises(ReplayError) as caught:
+        bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc)))
+    assert (caught.value.code, caught.value.body["path"]) == (code, path)
+    assert "jane" not in str(caught.value.body).lower() and "hunter2" not in str(caught.value.body)
+
+
+def test_an_audit_naming_the_rules_judged_otherwise_is_one_an_import_writes(tmp_path: Path) -> None:
+    doc = make_bundle()
+    doc["redaction"]["warnings"].append(redaction.verdicts_changed([(doc["assertions"][0]["id"], "fail", "pass")]))
+    assert bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc))) == doc
+    doc["redaction"]["warnings"][-1] = redaction.verdicts_changed([("jane@ex.com", "fail", "pass")])  # no rule's id
+    with pytest.raises(ReplayError) as caught:
+        bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc)))
+    assert caught.value.body["path"] == f"$.redaction.warnings[{len(doc['redaction']['warnings']) - 1}]"
+
+
+def test_a_member_name_redaction_would_change_is_named_by_where_it_is_not_by_itself(tmp_path: Path) -> None:
+    doc = make_bundle()
+    doc["events"][1]["result"]["jane.doe@example.com"] = 1
+    with pytest.raises(ReplayError) as caught:
+        bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc)))
+    assert caught.value.body["path"] == "$.events[1].result.*" and "jane" not in str(caught.value.body)
+
+
 _KEY = st.sampled_from(["status", "state", "currency", "order_id", "email", "name", "password", "note", "amount_cents",
                         "total", "error", "message", "code", "customer", "items", "x", "api_key", "phone", "jane@ex.com"])
 _TEXT = st.sampled_from(["pending", "USD", "ORDER_NOT_FOUND", "timeout", "boom", "Jane", "Jane Doe", "hunter2", "p@ss!",

@@ -65,9 +65,19 @@ def test_runs_of_distinct_ids_say_nothing(tmp_path: Path) -> None:
     assert run_replay("heal", str(path)).stderr == b"" and run_replay("validate", str(path)).stderr == b""
 
 
+def test_a_run_of_the_same_id_right_after_the_one_before_comes_back_after_no_other(tmp_path: Path) -> None:
+    """Heal keeps two pieces of one id apart with a run record; that is no run coming back after another run."""
+    record = orjson.dumps({"$record": "run", "runId": "A"}) + b"\n"
+    path = tmp_path / "twice.jsonl"
+    path.write_bytes(record + whole("A") + record + whole("A"))
+    for command in ("heal", "validate"):
+        assert said(run_replay(command, str(path)).stderr) == [], command
+
+
 def test_recent_ids_keep_the_last_ones_only() -> None:
-    recent = RecentIds(size=3)
-    recent.add_all(["a", "b", "c"])
+    recent = RecentIds(size=2)
+    recent.add_all(["a", "b", "c", "d"])
     recent.add("a")  # seen again: the latest now
-    recent.add("d")  # the oldest, b, goes
-    assert ("a" in recent, "b" in recent, "c" in recent, "d" in recent) == (True, False, True, True)
+    recent.add("e")  # more than twice the size: the oldest go, the last two stay
+    assert [recent.comes_back(rid) for rid in "abcde"] == [True, False, False, False, False]  # (e: the run before)
+    assert recent.any_come_back(["x", "a"]) and recent.any_come_back(["x", "y", "x"]) and not recent.any_come_back(["e", "x"])

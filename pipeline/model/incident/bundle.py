@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,9 @@ BUNDLE_FILE = "incident.json"
 FILES = ("incident.json", "redaction.json", "evaluation.json", "report.html", "trace.jsonl", "junit.xml")
 REPLAY_FILE = "replay.json"
 BUNDLE_KEYS = ("schema_version", "kind", "incident_id", "effects_complete", "input", "events", "assertions", "redaction")
+
+
+INCIDENT_ID = re.compile(r"inc_[0-9a-f]{16}")  # what ``new_incident_id`` makes
 
 
 def new_incident_id() -> str:
@@ -124,11 +128,24 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
             refuse("E_INCIDENT_BUNDLE_INVALID", f"event {k} of the bundle is not in normalised form", {**where, "path": f"$.events[{k}]"},
                    expected="call ids c1, c2, ... in call order; tool_result with result and error", received="another form",
                    howToFix="Bundles are written by `replay incident import`; import the export again rather than editing one.")
+    if not INCIDENT_ID.fullmatch(document["incident_id"]):
+        refuse("E_INCIDENT_FIELD_INVALID", "`incident_id` is not one an import makes (inc_ and 16 hex digits)",
+               {**where, "path": "$.incident_id"}, expected="inc_ and 16 hex digits", received="another string",
+               howToFix="Bundles are written by `replay incident import`; import the export again rather than editing one.")
+    rule_ids = [str(rule["id"]) for rule in document["assertions"] if isinstance(rule, dict) and isinstance(rule.get("id"), str)]
+    wrong = redaction.audit_not_ours(document["redaction"], document["incident_id"], rule_ids)
+    if wrong is not None:
+        refuse("E_INCIDENT_NOT_REDACTED", f"the bundle's redaction audit holds at $.redaction{wrong} what an import does "
+               "not write there (it holds counts and fixed warnings only): read no further, nothing is written",
+               {**where, "path": f"$.redaction{wrong}"}, expected="the audit as `replay incident import` writes it",
+               received="another value",
+               howToFix="Import the export again (`replay incident import EXPORT --out DIR`) rather than editing a bundle.")
     found = redaction.unredacted(document)
     if found is not None:  # (an import wrote none such: one edited by hand, or written by something else)
         tokens, kinds = found
         path = "$" + "".join(f"[{t}]" if isinstance(t, int) else f".{t}" for t in tokens)
-        refuse("E_INCIDENT_NOT_REDACTED", f"the bundle holds a value at {path} that redaction would change "
+        what = "a member name" if tokens[-1] == redaction.NAME else "a value"
+        refuse("E_INCIDENT_NOT_REDACTED", f"the bundle holds {what} at {path} that redaction would change "
                f"({', '.join(k.replace('_', ' ') for k in kinds) or 'redacted'}): an import never leaves one, so it is "
                "read no further and nothing is written", {**where, "path": path},
                expected="values as `replay incident import` redacts them", received=kinds,

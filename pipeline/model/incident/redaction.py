@@ -45,7 +45,7 @@ from typing import Any, NoReturn
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
-from replay.pipeline.model.incident.rules import group_key
+from replay.pipeline.model.incident.rules import FAIL, INCONCLUSIVE, PASS, group_key
 
 REMOVED = "[redacted]"
 
@@ -550,13 +550,20 @@ class Redactor:
         }
 
 
+_VERDICTS = ("{count} rule(s) judge the redacted incident otherwise than the export: ",
+             ". A --redact pointer (or a redacted value) took what the rule reads: check the pointers against the rules' "
+             "fields; the evaluation is of the redacted incident.")
+
+
+def _verdict(rule_id: str, was: str, now: str) -> str:
+    return f"{rule_id!r} {was} on the export, {now} redacted"
+
+
 def verdicts_changed(judged_otherwise: Sequence[tuple[str, str, str]]) -> str:
     """What the audit and the import's warning say of rules that judge the redacted incident otherwise than the
     export (``rules.judged_otherwise``)."""
-    changes = "; ".join(f"{rule_id!r} {was} on the export, {now} redacted" for rule_id, was, now in judged_otherwise)
-    return (f"{len(judged_otherwise)} rule(s) judge the redacted incident otherwise than the export: {changes}. A "
-            "--redact pointer (or a redacted value) took what the rule reads: check the pointers against the rules' "
-            "fields; the evaluation is of the redacted incident.")
+    changes = "; ".join(_verdict(rule_id, was, now) for rule_id, was, now in judged_otherwise)
+    return _VERDICTS[0].format(count=len(judged_otherwise)) + changes + _VERDICTS[1]
 
 
 _LABELS = ("name", "key", "header", "field", "param", "variable")  # a name-value pair's name: {"name": "PIN", "value": ...}
@@ -589,6 +596,9 @@ class _Again(Redactor):
         return super()._number(number, key, within)
 
 
+NAME = "*"  # in a path ``unredacted`` gives: a member whose name (not its value) redaction would change
+
+
 def unredacted(incident: dict[str, Any]) -> tuple[list[str | int], list[str]] | None:
     """Where a redacted incident (a bundle read back) holds a value redaction would change, one edited in by hand or
     written by something other than an import: its JSON Pointer and what redaction took it for (value-free); None
@@ -603,12 +613,63 @@ def unredacted(incident: dict[str, Any]) -> tuple[list[str | int], list[str]] | 
     return None
 
 
+def audit_not_ours(audit: Any, incident_id: str, rule_ids: list[str]) -> str | None:
+    """Where a bundle's redaction audit (``redaction``) holds what ``Redactor.audit`` does not write (a value, a name,
+    a sentence edited in), as a path under it; None when it is an audit as an import writes it: counts, the fixed
+    texts, its incident's id, and the warnings its counts give (with the rules judged otherwise named by their ids)."""
+    if not isinstance(audit, dict):
+        return ""
+    counts: Counter[str] = Counter()
+    for group in ("detectors", "fields"):
+        if isinstance(audit.get(group), dict):
+            counts.update({k: v for k, v in audit[group].items() if type(v) is int})
+    counts.update({k: v for k, v in audit.items() if type(v) is int})
+    again = Redactor(bytes(32))
+    again.counts = counts
+    expected = again.audit(incident_id)
+    distinct = audit.get("distinct_aliases")
+    expected["distinct_aliases"] = distinct if type(distinct) is int else None
+    for key in sorted(set(audit) | set(expected)):
+        if (key != "warnings" and exactjson.dumps(audit.get(key)) != exactjson.dumps(expected.get(key))) or key not in audit:
+            return f".{key}"  # (as JSON: true is no count 1; an object's members as it has them)
+    warnings = audit.get("warnings")
+    if not isinstance(warnings, list):
+        return ".warnings"
+    known = expected["warnings"]
+    for k, warning in enumerate(warnings):
+        if warning not in known and not (k == len(warnings) - 1 and _verdicts_line(warning, rule_ids)):
+            return f".warnings[{k}]"
+    return None
+
+
+def _verdicts_line(text: Any, rule_ids: list[str]) -> bool:
+    """Is ``text`` the audit's warning of rules judged otherwise (``verdicts_changed``), naming rules of ``rule_ids``?"""
+    if not isinstance(text, str):
+        return False
+    count = text.partition(" ")[0]
+    if not count.isdigit() or not int(count):
+        return False
+    head, tail = _VERDICTS[0].format(count=int(count)), _VERDICTS[1]
+    if not (text.startswith(head) and text.endswith(tail)) or len(text) <= len(head) + len(tail):
+        return False
+    middle, at, found = text[len(head):len(text) - len(tail)], 0, 0
+    statuses = (PASS, FAIL, INCONCLUSIVE)
+    entries = [_verdict(rid, was, now) for rid in rule_ids for was in statuses for now in statuses if was != now]
+    while at < len(middle):
+        step = next((e for e in entries if middle.startswith(e, at) and (
+            at + len(e) == len(middle) or (middle.startswith("; ", at + len(e)) and at + len(e) + 2 < len(middle)))), None)
+        if step is None:
+            return False
+        at, found = at + len(step) + 2, found + 1
+    return found == int(count)
+
+
 def _first_difference(a: Any, b: Any, path: list[str | int]) -> list[str | int] | None:
     """The path to the first place ``a`` and ``b`` (JSON values) differ, in document order; None when they are equal."""
     if isinstance(a, dict) and isinstance(b, dict):
         for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=False):
             if ka != kb:
-                return [*path, ka]
+                return [*path, NAME]  # (a member's name redaction would alias: never the name itself)
             found = _first_difference(va, vb, [*path, ka])
             if found is not None:
                 return found
