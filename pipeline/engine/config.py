@@ -46,7 +46,14 @@ from replay.pipeline.engine.graph import ID_PATTERN, Graph, take_once
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.stage import Composite, Stage
 
-RESERVED_KEYS = ("type", "inputs", "route_errors")
+# The keys every stage of a config takes besides its own options (``replay stages`` lists them once, after the stages)
+RESERVED_HELP = {
+    "type": "str: the stage type (one of those listed above)",
+    "inputs": "list: the stages (and `<id>.<port>` side ports) whose records it takes; a source takes none",
+    "route_errors": "bool (default false): its errors go to its `errors` port, for a stage that takes them "
+                    "(`inputs = [\"<id>.errors\"]`), not to stderr",
+}
+RESERVED_KEYS = tuple(RESERVED_HELP)
 TOP_LEVEL_KEYS = ("stages", "chain", "description")
 MAPPING_STAGES = ("dialect", "undialect")  # a chain that has one of these maps (or unmaps) other agents' logs itself
 # In a command's document (``spec.bind``), never in a file: which flag set which option, ``{"<stage>.<option>": "--log"}``.

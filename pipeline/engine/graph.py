@@ -184,6 +184,8 @@ class Graph:
                     "E_CONFIG_INPUTS_INVALID",
                     f"stage {e.consumer!r} needs parsed events but {e.producer!r} gives raw lines; put a `parse` stage between them",
                     f"stages.{e.consumer}.inputs", example=f'[stages.parse]\ntype = "parse"\ninputs = ["{e.producer}"]',
+                    howToFix=f"Add a `parse` stage that takes {e.producer!r} (the example), and give {e.consumer!r} "
+                             "inputs = [\"parse\"].",
                 )
             made = producer.gives or ("run summaries" if producer.emits_summaries else "")
             if e.port == MAIN and made and not (consumer.takes_anything or (consumer.takes_summaries and producer.emits_summaries)):

@@ -299,3 +299,21 @@ def test_stages_lists_options_as_config_keys_not_flags():
     text = listed.stdout.decode()
     assert "    aliases = dict (default {}): " in text and '    torn_tail = str (default "error"): ' in text
     assert "--aliases" not in text and "--torn_tail" not in text
+
+
+def test_stages_lists_the_keys_every_stage_takes_in_a_config():
+    """`route_errors` (examples/pipelines/dead-letter.toml uses it, E_CONFIG_ERRORS_UNCONSUMED names it) was nowhere in
+    `replay stages`; `type` and `inputs` neither."""
+    text = run_replay("stages").stdout.decode()
+    tail = text[text.index("every stage also takes, in a config:"):]
+    assert all(f"    {key} = " in tail for key in ("type", "inputs", "route_errors"))
+
+
+def test_a_stage_given_raw_lines_is_told_how_to_put_a_parse_between(tmp_path):
+    """The advice was the catalogue's ("Sources take no inputs; transforms and sinks need at least one"), about
+    another fault than the message's."""
+    config = tmp_path / "c.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.a]\ntype = "select"\ninputs = ["read"]\n'
+                      '[stages.out]\ntype = "write"\ninputs = ["a"]\n')
+    [error] = errors_of(run_replay("run", str(config), str(tmp_path / "x.jsonl")).stderr)
+    assert error["code"] == "E_CONFIG_INPUTS_INVALID" and "`parse`" in error["howToFix"] and "Sources" not in error["howToFix"]

@@ -113,6 +113,15 @@ def test_a_missing_path_is_refused(tmp_path: Path) -> None:
     assert error["expected"] and error["howToFix"]
 
 
+def test_a_journal_of_another_name_named_as_a_path_is_read_as_read_reads_it(tmp_path: Path) -> None:
+    """`replay validate run.log` was E_INPUT_FILE_NOT_JSON (advice about --in), while read, heal and report read it."""
+    log = tmp_path / "run.log"
+    log.write_bytes((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    done = run_replay("validate", str(log))
+    assert done.returncode == 0 and jsonl(done.stdout) == [
+        {"source": str(log), "kind": "stream", "valid": True, "errors": 0, "events": 11, "runs": 2}]
+
+
 def test_a_file_that_is_not_json_is_refused(tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("{}")

@@ -7,6 +7,7 @@ import sys
 import click
 import orjson
 
+from replay.pipeline.engine.config import RESERVED_HELP
 from replay.pipeline.engine.errors import error_line
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.spec import load_spec, spec_names, spec_text
@@ -51,5 +52,7 @@ def stages(as_json: bool, graph: str | None) -> int:
         extra = [p for p in d["ports"] if p != "errors"]
         if extra:
             lines.append(f"{'':<{width}}    side ports: {', '.join(d['ports'])}")
+    lines.append("every stage also takes, in a config:")
+    lines += [f"{'':<{width}}    {key} = {about}" for key, about in RESERVED_HELP.items()]
     write_stdout(("\n".join(lines) + "\n").encode())
     return 0

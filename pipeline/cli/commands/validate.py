@@ -27,8 +27,10 @@ def input_kind(name: str) -> str | None:
     return None
 
 
-def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
-    """``(path, kind)`` for every file to validate, in order; refuses unusable paths before any output."""
+def resolve_inputs(paths: tuple[str, ...], named: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """``(path, kind)`` for every file to validate, in order; refuses unusable paths before any output. A file in
+    ``named`` (the command's PATHs) is read whatever its name, as read, heal and report read theirs: a journal unless
+    its name says artifact; one given to --in must say what it is by its suffix."""
     found: list[tuple[str, str]] = []
     for raw in paths:
         if raw == STDIN:
@@ -63,10 +65,11 @@ def resolve_inputs(paths: tuple[str, ...]) -> list[tuple[str, str]]:
                 howToFix="Pass an artifact or journal file, a directory of them, or a pipe (`<(zcat run.jsonl.gz)`); "
                          "`-` reads stdin.",
             )
-        kind = input_kind(p.name)
+        kind = input_kind(p.name) or (STREAM if raw in named else None)
         if kind is None:
             raise ReplayError(
-                "E_INPUT_FILE_NOT_JSON", f"input {raw!r} is not a .json artifact or a .jsonl journal", path=raw,
+                "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a .json artifact or a .jsonl journal (named as a PATH, it "
+                "would be read as a journal)", path=raw,
                 expected=".json (artifact) or .jsonl (journal), optionally .gz", received="".join(p.suffixes) or p.name,
                 example="replay validate --in .replay/artifacts/2026-03-01/run_1.healed.json",
             )
@@ -137,11 +140,13 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     Artifacts are checked against `replay schema replay-artifact`, journal lines against
     `replay schema stream` (a .json file holding an array is a journal written as one, checked as
     read reads it, each record at its path $[k]); in each run, seq must go 1, 2, ... n. Every problem of every input is
-    reported, not only the first. PATHs and --in PATH mean the same (PATHs first, like read, heal and
+    reported, not only the first. PATHs and --in PATH mean the same (but a file named as a PATH is read whatever
+    its name, as read, heal and report read theirs: a journal unless it is .json; PATHs first, like read, heal and
     report); files are checked in parallel (--workers, --engine dask), the output in input order
     whatever the workers. Without either, the stream on stdin is validated (a JSON artifact piped on
     stdin is read as its run record and events: pass its path to check its top-level fields).
     """
+    named = frozenset(paths) - frozenset(inputs)  # (files named as PATHs: read whatever their names)
     inputs = (*paths, *inputs)
     if pass_through and inputs and inputs != (STDIN,):
         raise ReplayError("E_USAGE_INVALID", "--pass-through works on the stream from stdin, not with PATHs or --in",
@@ -149,7 +154,7 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     if not inputs and stdin_is_terminal():
         raise ReplayError("E_USAGE_INVALID", "nothing to validate: pass PATHs (or --in PATH) or pipe a stream on stdin",
                           howToFix="Run `replay validate .replay/artifacts` or `replay read run.jsonl | replay validate`.")
-    files = resolve_inputs(inputs or (STDIN,))
+    files = resolve_inputs(inputs or (STDIN,), named=named)
     if not files:
         logger().warning("validate.nothing_found", inputs=list(inputs),
                          hint="directories are searched for *.json artifacts and *.jsonl journals")
