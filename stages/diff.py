@@ -126,8 +126,14 @@ class DiffRuns(Transform):
                           cause=problem.get("code"), **where)
         sides = self._split()
         if len(sides) != 2:
-            raise ReplayError("E_DIFF_INPUT_INVALID", f"diff compares two runs; the input holds {len(sides)}",
-                              expected="two runs (two files, or one stream with two runs)", received=len(sides))
+            named = [name for name, _ in sides]
+            raise ReplayError(
+                "E_DIFF_INPUT_INVALID", f"diff compares two runs; the inputs hold {len(sides)}"
+                + (f", of {', '.join(map(repr, named))}" if self.source_names else ""),
+                expected="two runs (two files, or one stream with two runs)", received=len(sides),
+                howToFix="Give two journals, artifacts or run ids, one run each (or a stream holding two runs); a "
+                         "stream saved from `replay read a b` holds the records of each file it read: give diff the "
+                         "files themselves.")
         if self.source_names:
             for label, (name, _), count in zip("ab", sides, self._side_runs(), strict=True):
                 if count != 1:

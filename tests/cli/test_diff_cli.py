@@ -228,6 +228,17 @@ def test_inputs_saved_by_read_with_their_source_records_are_two_runs(tmp_path: P
     assert (code, errors) == (0, []) and out.decode().splitlines()[-1].startswith("same:")
 
 
+def test_a_stream_saved_from_several_inputs_is_named_by_the_files_it_holds(tmp_path: Path) -> None:
+    """`replay read a b > ab.jsonl` then `diff ab.jsonl c`: "diff compares two runs; the input holds 3", naming no file
+    and no way out."""
+    saved = tmp_path / "ab.jsonl"
+    saved.write_bytes(run_replay("read", str(WALK / "hello.jsonl"), str(WALK / "interleaved.jsonl")).stdout)
+    done = run_replay("diff", str(saved), str(WALK / "hello.jsonl"))
+    [error] = errors_of(done.stderr)
+    assert done.returncode == 2 and error["code"] == "E_DIFF_INPUT_INVALID" and error["received"] == 3
+    assert "interleaved.jsonl" in error["message"] and "files themselves" in error["howToFix"]
+
+
 def test_one_record_is_counted_as_one_record(tmp_path: Path):
     one = tmp_path / "one.jsonl"
     one.write_bytes(b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r","payload":{}}\n')
