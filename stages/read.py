@@ -32,6 +32,7 @@ from replay.pipeline.io.journals import (
     open_journal,
     source_name,
 )
+from replay.pipeline.io.run_files import HEALED, RAW, RAW_CAPTURE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
@@ -225,6 +226,20 @@ class ReadJournal(Source):
                           source=source, path="$", **at, stage=self.id, expected="one JSON object",
                           received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
 
+    def _no_document(self, source: str, value: dict[str, Any], skipped: int) -> dict[str, Any]:
+        """A .json file that is one JSON object written over several lines, but no artifact (no ``events`` array):
+        one E_ARTIFACT_EVENTS_INVALID for the file (its lines are fragments, each no JSON alone), not one error a line.
+        A capture's raw side file (its runner's output) is said to be one, with what to read instead."""
+        raw = source.endswith(RAW) or value.get("artifactType") == RAW_CAPTURE
+        fix = (f"It is a capture's raw runner output (the request, the runner's stdout and stderr): read the run's "
+               f"{HEALED} beside it, or its journal (DATA_DIR/journal/RUN_ID.jsonl)." if raw else
+               "Give an artifact (an object with an `events` array) or a journal (one JSON record a line: `jq -c .` "
+               "writes a record a line).")
+        return diagnostic("E_ARTIFACT_EVENTS_INVALID", "one JSON object written over several lines, with no `events` "
+                          "array: no artifact, and no journal (one record a line)", source=source, path="$.events",
+                          line=1, offset=skipped, stage=self.id, expected="an artifact's `events` array, or JSONL",
+                          received="a JSON object without `events`", howToFix=fix, example=EXAMPLE_ARTIFACT)
+
     async def _read_one(self, reader: Reader, source: str, out: Output, named_document: bool = False,
                         on_stdin: bool = False) -> None:
         """One journal: decide its format from the head, then stream its lines (or its document); with --follow, go
@@ -257,6 +272,10 @@ class ReadJournal(Source):
                 if (trajectory := _dialect_document(head, parsed)) is not None:  # e.g. a mini-swe-agent .traj.json
                     self._note_duplicates(source, head, trajectory, cutter.offset)
                     await self._send([_trajectory_batch(trajectory, source)], out)
+                    return
+                if named_document and fault is None and type(value) is dict and head.strip().count(b"\n"):
+                    # one object over several lines, no artifact: its lines are no records (each alone no JSON)
+                    await self._send([self._no_document(source, value, cutter.offset)], out)
                     return
                 if not follow and kind != LINES and fault is not None and head.strip() and (
                         named_document or (on_stdin and kind == DOCUMENT and exactjson.cut_off(head, fault))):

@@ -39,12 +39,12 @@ from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_name
+from replay.pipeline.io.run_files import RAW_CAPTURE
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, REPORTED, log_repair
 from replay.pipeline.model.runner_protocol import RUNNER_EVENTS_RULE, RUNNER_FIELD_RULE, Reply, read_reply, run_facts
 
-RAW_CAPTURE = "raw-capture"
 SCHEMA_VERSION = "1.0.0"
 DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024

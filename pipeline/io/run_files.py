@@ -26,6 +26,7 @@ from replay.pipeline.io.staging import write_atomic
 Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
 
 RAW, ARTIFACT, HEALED, HEAL_LOG = ".raw.json", ".artifact.json", ".healed.json", ".heal-log.json"
+RAW_CAPTURE = "raw-capture"  # the artifactType of capture's raw side file (RAW)
 HEALED_JOURNAL = ".healed.jsonl"
 JOURNAL = ".jsonl"
 _SAFE = re.compile(r"[A-Za-z0-9_-]")

@@ -29,6 +29,8 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
 from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, document_too_long, gunzipped, head_format
+from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
+from replay.pipeline.io.run_files import RAW_CAPTURE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
@@ -477,7 +479,6 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
     return JournalScan(False, end)
 
 
-RAW_SIDE_FILE, RAW_CAPTURE = ".raw.json", "raw-capture"  # capture's raw side file: its name, its artifactType
 
 
 def _raw_capture(path: str, data: bytes) -> str | None:

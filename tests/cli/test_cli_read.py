@@ -690,3 +690,21 @@ def test_follow_reads_a_truncated_journal_again_from_its_start(tmp_path: Path, g
     assert proc.wait(timeout=60) == 130
     [notice] = jsonl(proc.stderr.read())
     assert notice["event"] == "read.truncated" and notice["source"] == str(journal)
+
+
+def test_a_json_object_over_several_lines_that_is_no_artifact_is_one_error_not_one_a_line(tmp_path: Path) -> None:
+    """`{"a": 1, "b": [1, 2]}` pretty-printed in a .json file was read as lines: an E_JSONL_LINE_INVALID for each
+    (capture's .raw.json named directly: twenty, and a report of 0 runs). One error says what it is; a raw capture
+    file is named as one, with what to read instead."""
+    small = tmp_path / "small.json"
+    small.write_bytes(b'{\n  "a": 1,\n  "b": [1, 2]\n}\n')
+    done = run_replay("read", str(small))
+    [error] = errors_of(done.stderr)
+    assert done.returncode == 1 and error["code"] == "E_ARTIFACT_EVENTS_INVALID" and error["line"] == 1
+    raw = tmp_path / "run_1.raw.json"
+    raw.write_bytes(b'{\n  "artifactType": "raw-capture",\n  "request": {}\n}\n')
+    [error] = errors_of(run_replay("report", str(raw)).stderr)
+    assert error["code"] == "E_ARTIFACT_EVENTS_INVALID" and "raw runner output" in error["howToFix"]
+    one = tmp_path / "one.json"
+    one.write_bytes(b'{"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": "r", "payload": {}}\n')
+    assert run_replay("read", str(one)).stdout == one.read_bytes()  # one record on one line: a journal
