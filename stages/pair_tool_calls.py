@@ -83,7 +83,8 @@ class PairToolCalls(RunScoped):
             name = call.get("toolName")
             marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
                 "callId": cid, "toolName": name, "status": "unanswered",
-                "reason": "no result was recorded for this tool call (none is invented)",
+                "reason": "no result for this tool call was read before the run ended (none is invented): the run "
+                          "has none, or it was on a line that could not be read",
             }), **call["place"]})
             where = {k: call[k] for k in ("source", "line", "offset", "path") if k in call}
             self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}) got no result before the run ended; "

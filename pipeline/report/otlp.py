@@ -290,7 +290,7 @@ class TraceBuilder:
             code, message = error_of(payload)
             span.fail(code or "tool_failed", message)
         elif etype == TOOL_UNANSWERED:
-            span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was recorded")
+            span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was read")
 
     @staticmethod
     def _stretch(span: Span, now: int | None) -> None:

@@ -359,6 +359,14 @@ def test_an_unanswered_calls_mark_is_in_the_calls_step():
     assert "step" not in bare[-1] and "turn" not in bare[-1]  # (a journal of replay's own: none made up)
 
 
+def test_an_unanswered_calls_mark_claims_no_more_than_heal_knows():
+    """The mark said "no result was recorded": of a call whose result was on a line too long to read (skipped, and
+    reported), heal cannot know that. It says what it knows: none was read, and why that may be."""
+    out, _ = one(PairToolCalls(), [ev(1, "run_started"), ev(2, "tool_called", payload={"callId": "c1"})])
+    reason = out[-1]["payload"]["reason"]
+    assert "was read" in reason and "could not be read" in reason and "recorded" not in reason
+
+
 def test_terminal_not_inserted_when_present_and_each_run_gets_its_own():
     out, repairs = one(InsertTerminalEvent(), [ev(1, "run_completed"), ev(2, "late"), ev(1, "x", run="r2")])
     assert [e["type"] for e in out] == ["run_completed", "late", "x", "run_failed"]
