@@ -198,8 +198,9 @@ class SpawnRunner(AsyncTransform):
                        "the raw capture (*.raw.json) keeps stdout as it was.")
         if reply.listed_again:  # every event streamed, then listed again in the output object: each kept once
             log_repair(self, RUNNER_EVENTS_RULE, "dropped",
-                       f"the output object's `events` list the {reply.listed_again} events streamed before it again; each "
-                       "is kept once (a streaming runner's output object has \"events\": [])", run_id=run_id,
+                       f"the output object's `events` list the {reply.listed_again} events streamed before it again (and "
+                       "then what is new, kept); each is kept once (a streaming runner's output object lists only what "
+                       "it did not stream, or has \"events\": [])", run_id=run_id,
                        source=source, field="events", count=reply.listed_again)
         if reply.torn is not None:  # the runner died mid-write: its cut-off last line is no event (as heal drops one)
             log_repair(self, DROP_TORN_LINE, "dropped", f"stdout's last line {reply.torn['line']} (byte "

@@ -119,7 +119,7 @@ class Reply:
     streamed: int = 0  # events that came as lines of their own
     duplicates: list[dict[str, Any]] = field(default_factory=list)  # a key written twice: keys, line, column, offset
     torn: dict[str, Any] | None = None  # a last line cut off (the runner died mid-write): its line, offset and bytes
-    listed_again: int = 0  # the output object's `events` were the streamed events again, so left out (``_take_output``)
+    listed_again: int = 0  # the output object's `events` began with the streamed events again: those left out (``_take_output``)
 
     def note(self, code: str, message: str, **fields: Any) -> None:
         """Keep the first problem only: later ones are usually its consequences."""
@@ -253,16 +253,17 @@ def _take_output(reply: Reply, output: Any, line: int | None) -> None:
         reply.output = output
         events = output.get("events")
         if isinstance(events, list):
-            if reply.streamed and events and _the_streamed(reply, events):
-                reply.listed_again = len(events)  # (streamed, then listed again: kept once, the repair logged by capture)
-                return
-            reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events))
+            again = _streamed_again(reply, events) if reply.streamed else 0
+            reply.listed_again = again  # (streamed, then listed again: kept once, the repair logged by capture)
+            reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events) if k >= again)
 
 
-def _the_streamed(reply: Reply, events: list[Any]) -> bool:
-    """Are ``events`` (an output object's) the events streamed before it, every one, in order, value for value?"""
+def _streamed_again(reply: Reply, events: list[Any]) -> int:
+    """How many of ``events`` (an output object's) are the events streamed before it listed again: all of those, every
+    one, in order, value for value, at the list's start (what follows them is new); else 0."""
     streamed = [column[0] for column in reply.events]
-    return len(events) == len(streamed) and all(map(exactjson.typed_equal, events, streamed))
+    n = len(streamed)
+    return n if n and len(events) >= n and all(map(exactjson.typed_equal, events[:n], streamed)) else 0
 
 
 def _fault(line: bytes, exc: orjson.JSONDecodeError, cut: bool) -> tuple[str, int]:

@@ -252,6 +252,18 @@ def test_events_streamed_then_listed_again_are_kept_once():
     assert [c[0]["seq"] for c in other.events] == [1, 2, 3] and other.listed_again == 0  # (more events: all kept)
 
 
+def test_events_streamed_then_listed_again_with_one_more_are_kept_once_and_the_new_one_kept():
+    """An output object listing the streamed events again and then its final one had them all kept: run_started and
+    user_message twice, and validate warned of the journal capture wrote itself."""
+    streamed = orjson.dumps(event(1)) + b"\n" + orjson.dumps(event(2)) + b"\n"
+    reply = read_reply(streamed + orjson.dumps({"status": "ok", "response": "r", "events": [event(1), event(2), event(3)]})
+                       + b"\n")
+    assert [c[0]["seq"] for c in reply.events] == [1, 2, 3] and reply.listed_again == 2
+    assert reply.events[2][4] == "$.events[2]"  # (where the kept one is in the output object)
+    changed = read_reply(streamed + orjson.dumps({"status": "ok", "response": "r", "events": [event(1), event(9)]}) + b"\n")
+    assert [c[0]["seq"] for c in changed.events] == [1, 2, 1, 9] and changed.listed_again == 0  # (not all again: kept)
+
+
 def test_crlf_lines_are_read():
     data = orjson.dumps(event(1)) + b"\r\n" + b'{"status": "ok", "response": "r", "events": []}\r\n'
     reply = read_reply(data)
