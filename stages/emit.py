@@ -158,9 +158,11 @@ class EmitArtifacts(Sink):
                                             document_bytes(artifact_from_run(raw["run"], raw["events"])))
         main = healed_artifact(parts.record, parts.events, parts.heal)
         log = heal_log_document(parts.repairs, parts.notices, artifact_id=artifact_id, run_id=parts.run_id)
+        invalid = False  # the healed artifact still fails validation (said on stderr, and in the summary line)
         if self.config["healed"]:
             for problem in healed_problems(main, str(folder / (stem + HEALED)), stage=self.id):
                 self.emit("errors", problem)
+                invalid = True
             files["healed"] = write_file(folder / (stem + HEALED), document_bytes(main))
             files["healLog"] = write_file(folder / (stem + HEAL_LOG), document_bytes(log))
         elif raw is None:
@@ -175,6 +177,8 @@ class EmitArtifacts(Sink):
         error = main.get("error")
         if isinstance(error, dict) and isinstance(error.get("code"), str):
             summary["error"] = error["code"]
+        elif invalid:  # (the run may be ok: what capture wrote of it is not)
+            summary["error"] = "E_HEALED_ARTIFACT_INVALID"
         summary["files"] = files
         return summary
 
