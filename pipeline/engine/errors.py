@@ -336,8 +336,17 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
                 "column": column, "received": excerpt(raw),
                 "howToFix": f"Flatten the payload to at most {exactjson.MAX_DEPTH} levels of arrays and objects (the "
                             "column is where reading stopped). Other lines are still read."}
-    return {"message": f"line {line} is not valid JSON: {exc.msg} at column {column}", "column": column,
-            "received": excerpt(raw)}
+    fields = {"message": f"line {line} is not valid JSON: {exc.msg} at column {column}", "column": column,
+              "received": excerpt(raw)}
+    if _PIECE_OF_A_RECORD.fullmatch(raw):
+        fields["howToFix"] = ("The line looks like a piece of a record written over several lines (pretty-printed, as "
+                              "`jq .` writes it): write one record a line (`jq -c .`), or let `replay heal` join them. "
+                              "Other lines are still read.")
+    return fields
+
+
+# A line of a pretty-printed record: a lone brace or bracket, or an indented `"key": ...` (what `jq .` writes)
+_PIECE_OF_A_RECORD = re.compile(rb'\s*(?:[{}\[\]],?|\s+"[^"]*"\s*:.*)\s*', re.S)
 
 
 def utf8_text(data: bytes, code: str, what: str, skipped: int = 0, **fields: Any) -> str:

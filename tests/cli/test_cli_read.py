@@ -708,3 +708,13 @@ def test_a_json_object_over_several_lines_that_is_no_artifact_is_one_error_not_o
     one = tmp_path / "one.json"
     one.write_bytes(b'{"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": "r", "payload": {}}\n')
     assert run_replay("read", str(one)).stdout == one.read_bytes()  # one record on one line: a journal
+
+
+def test_a_pretty_printed_journal_is_told_to_be_one_not_to_fix_each_line() -> None:
+    """`jq . run.jsonl | replay report` said "Fix or delete the line" for every line of every record; a line that is a
+    piece of a record written over several lines says so (one record a line, or let heal join them)."""
+    pretty = b'{\n  "seq": 1,\n  "type": "run_started"\n}\n'
+    errors = errors_of(run_replay("read", input=pretty).stderr)
+    assert [e["line"] for e in errors] == [1, 2, 3, 4] and all("`jq -c .`" in e["howToFix"] for e in errors)
+    [other] = errors_of(run_replay("read", input=b'{"seq": 1,\nnot json\n').stderr)[1:]
+    assert "`jq -c .`" not in other["howToFix"]  # (a line that is no piece of a record keeps the usual advice)
