@@ -67,3 +67,15 @@ def test_a_type_that_is_no_string_is_validates_error_not_a_failed_stage(tmp_path
     bad = {**event(2, "x"), "type": {"not": "a type"}}
     done = run_replay("validate", str(journal(tmp_path, [event(1, "run_started"), bad, event(3, "run_completed")])))
     assert [e["code"] for e in errors_of(done.stderr)] == ["E_ARTIFACT_EVENT_TYPE_INVALID"] and done.returncode == 1
+
+
+def test_what_heal_writes_of_a_run_whose_run_started_came_second_draws_no_warning(tmp_path: Path) -> None:
+    """Heal inserted a run_started before the run's first event and kept the run's own: validate then warned of a
+    second run_started in heal's own output. The run's own is moved to its start now."""
+    path = journal(tmp_path, [event(1, "user_message"), event(2, "run_started"), event(3, "run_completed")])
+    healed = run_replay("heal", str(path))
+    assert healed.returncode == 0
+    assert [orjson.loads(line)["type"] for line in healed.stdout.splitlines() if b'"$record"' not in line] == [
+        "run_started", "user_message", "run_completed"]
+    path.write_bytes(healed.stdout)
+    assert [w for w in warnings(run_replay("validate", str(path)).stderr) if w[0] == "check_runs"] == []

@@ -13,7 +13,7 @@ from replay.pipeline.model.runs import RunScoped, run_id_from_source
 from replay.stages.alias import AliasEventTypes
 from replay.stages.check_order import ReportTimestampOrder
 from replay.stages.dedupe import DropAdjacentDuplicates
-from replay.stages.ensure_run_started import InsertRunStarted
+from replay.stages.ensure_run_started import LOOK_AHEAD, InsertRunStarted
 from replay.stages.ensure_terminal import InsertTerminalEvent
 from replay.stages.fill_run_id import FillRunId
 from replay.stages.fix_timestamp import FixTimestamps
@@ -319,6 +319,31 @@ def test_run_started_inserted_only_when_run_does_not_begin_with_it():
 def test_run_with_no_events_gets_a_run_started():
     out, _ = one(InsertRunStarted(), [RUN])
     assert out[1]["type"] == "run_started" and out[1]["timestamp"] == RUN["timestamp"]
+
+
+def test_a_runs_own_run_started_among_its_first_events_is_moved_to_its_start():
+    """A run whose run_started was its second event got a synthetic one before the first: two run_started, and
+    validate then warned of heal's own output. The run's own is moved (batches of two: it comes in the next batch)."""
+    records = [RUN, ev(1, "user_message"), {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"x": 1}},
+               ev(2, "assistant_message"), ev(3, "run_started"), ev(4, "run_completed")]
+    out, repairs = one(InsertRunStarted(), records)
+    assert [e.get("type") or e["$record"] for e in out] == [
+        "run", "run_started", "user_message", "heal", "assistant_message", "run_completed"]
+    assert not any(e.get("synthetic") for e in out)
+    [moved] = repairs
+    assert (moved["action"], moved["value"]) == ("moved", "run_started") and "2 event(s) later" in moved["message"]
+
+
+@pytest.mark.parametrize("ends", [True, False])
+def test_a_run_without_its_own_run_started_among_its_first_events_gets_one_and_keeps_their_order(ends):
+    """Past the events held (16), or at the run's end, a synthetic run_started goes first, the events in their order."""
+    n = LOOK_AHEAD + 3 if not ends else 5
+    records = [ev(k, "user_message" if k % 2 else "assistant_message") for k in range(1, n + 1)]
+    out, repairs = one(InsertRunStarted(), [*records, ev(n + 1, "x", run="r2")] if ends else records)
+    mine = [e for e in out if e["runId"] == "r1"]
+    assert mine[0]["type"] == "run_started" and mine[0]["synthetic"] is True and mine[1:] == records
+    assert [(r["action"], r["value"]) for r in repairs if r["runId"] == "r1"] == [("inserted", "run_started")]
+    assert "began with 'user_message'" in repairs[0]["message"]
 
 
 # ensure_terminal ------------------------------------------------------------------------------------------
