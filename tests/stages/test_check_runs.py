@@ -79,3 +79,13 @@ def test_what_heal_writes_of_a_run_whose_run_started_came_second_draws_no_warnin
         "run_started", "user_message", "run_completed"]
     path.write_bytes(healed.stdout)
     assert [w for w in warnings(run_replay("validate", str(path)).stderr) if w[0] == "check_runs"] == []
+
+
+def test_heal_and_validate_name_a_timestamp_going_back_by_the_seq_the_input_gave_it(tmp_path: Path) -> None:
+    """Heal's check_order ran after renumber: its notice gave the renumbered seq (2) where validate's gave the input's
+    (7), for the same line."""
+    path = journal(tmp_path, [event(1, "run_started"), event(7, "user_message", second=9), event(8, "assistant_message"),
+                              event(9, "run_completed")])
+    said = {command: [(w["line"], w["seqBefore"]) for w in map(orjson.loads, run_replay(command, str(path)).stderr.splitlines())
+                      if w.get("rule") == "check_order"] for command in ("heal", "validate")}
+    assert said["heal"] == said["validate"] == [(3, 8)]
