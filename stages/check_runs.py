@@ -43,7 +43,7 @@ class ReportRunShape(RunScoped):
         run = self.run
         events = batch.events
         assert run is not None and events is not None
-        if start == end or run.state["mapped"]:
+        if run.state["mapped"]:
             return
         if not run.events and ORIGIN_KEY in events[start]:
             run.state["mapped"] = True
@@ -56,8 +56,7 @@ class ReportRunShape(RunScoped):
         except TypeError:  # (a type that is an object or an array: validate reports it)
             plain = False
         if plain and run.events and run.state["ended"] is None:
-            run.events += end - start
-            return
+            return  # (run.events is counted on by RunScoped)
         super().on_events(batch, start, end)
 
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:

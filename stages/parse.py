@@ -295,9 +295,8 @@ class ParseLines(Transform):
                 "offset": batch.offsets[i], "original": original, "message": message,
             })
             return dropped_record("E_JSONL_LINE_TORN", message, batch.position(i), received=excerpt(raw), original=original)
-        fix = self.config["torn_fix"]
-        self.error("E_JSONL_LINE_TORN", message, batch, i, received=excerpt(raw), **({"howToFix": fix} if fix else {}))
-        return dropped_record("E_JSONL_LINE_TORN", message, batch.position(i), received=excerpt(raw)) | {"original": original}
+        fix = {"howToFix": self.config["torn_fix"]} if self.config["torn_fix"] else {}
+        return self._report(batch, i, "E_JSONL_LINE_TORN", message, received=excerpt(raw), **fix) | {"original": original}
 
     # dropped records from a `replay read` up the pipe --------------------------------------------------
     def _take_dropped(self, batch: Batch) -> Batch:

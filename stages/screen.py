@@ -34,7 +34,15 @@ from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line, nested_no_deeper_than_orjson
-from replay.pipeline.model.events import _RFC3339_STRICT, TERMINAL_TYPES, is_timestamp, same_shape_utc
+from replay.pipeline.model.events import (
+    _RFC3339_STRICT,
+    RUN_COMPLETED,
+    RUN_FAILED,
+    RUN_STARTED,
+    TERMINAL_TYPES,
+    is_timestamp,
+    same_shape_utc,
+)
 from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
@@ -210,9 +218,8 @@ class ScreenRuns(Transform):
         self._out: list[Batch] = []
         self._clean_pieces: list[tuple[Batch, int, int]] = []
         self._clean_count = 0  # lines
-        self._clean_runs = 0
         self._clean_events = 0
-        self._clean_ids: list[Any] = []  # their run ids, in order (check_run_ids reads them)
+        self._clean_ids: list[Any] = []  # their run ids, in order (check_run_ids reads them; how many runs: its length)
         self._recent = RecentIds()  # the ids of the last runs of the stream: a run of one of them comes back, slow
         self._repaired: list[Batch] = []  # runs repaired here, counted only (no heal log), to go on as one batch
         # The ids of the runs the next run would touch if heal dropped every event of the slow runs before it (a
@@ -354,7 +361,9 @@ class ScreenRuns(Transform):
             self._end_run(at=(batch, spans[0][1]))
             if self._all_clean(inner, heads, rids, types, stamps):
                 a, b = inner[0][0], inner[-1][1]
-                self._add_clean([(batch, a, b)], b - a, [rids[start] for start, _ in inner], b - a)
+                ids = [rids[start] for start, _ in inner]
+                self._add_clean([(batch, a, b)], b - a, ids, b - a)
+                self._recent.add_all(ids)  # (a run ended here, by _end_run, adds its own)
                 self._near, self.previous = {rids[b - 1]}, seqs[b - 1]  # (as the last of them leaves them)
                 spans = spans[-1:]
             else:
@@ -402,11 +411,12 @@ class ScreenRuns(Transform):
         ends = [end - 1 for _, end in runs]
         if not self.alias_table.keys().isdisjoint(kinds) or sorted(times) != times:
             return False
-        if self._recent.any_come_back(list(map(rids.__getitem__, [start for start, _ in runs]))):
+        starts = [start for start, _ in runs]
+        if self._recent.any_come_back(list(map(rids.__getitem__, starts))):
             return False  # (a run id that comes back after another run: check_run_ids reads it, the slow way)
-        if [types[start] for start, _ in runs].count("run_started") != len(runs) or kinds.count("run_started") != len(runs) \
+        if list(map(types.__getitem__, starts)).count(RUN_STARTED) != len(runs) or kinds.count(RUN_STARTED) != len(runs) \
                 or not set(map(types.__getitem__, ends)) <= TERMINAL_TYPES \
-                or kinds.count("run_completed") + kinds.count("run_failed") != len(runs):
+                or kinds.count(RUN_COMPLETED) + kinds.count(RUN_FAILED) != len(runs):
             return False  # (each begins with run_started, its only one, and has one terminal event, its last)
         if self.config["mode"] != "heal":
             return True  # (validate: nothing to say of their shape, check_runs and check_order neither)
@@ -428,9 +438,7 @@ class ScreenRuns(Transform):
         for piece in pieces:  # (one stretch where the runs follow each other in a batch)
             add_piece(self._clean_pieces, *piece)
         self._clean_count += lines
-        self._clean_runs += len(ids)
         self._clean_ids += ids
-        self._recent.add_all(ids)
         self._clean_events += events
         if self._clean_count >= 1024:
             self._close_clean()
@@ -569,10 +577,10 @@ class ScreenRuns(Transform):
         if not self._clean_count:
             return
         batch = Batch.folded(self.source or "<stdin>", self._clean_count, pieces=self._clean_pieces)
-        batch.clean = (self._clean_runs, self._clean_events, tuple(self._clean_ids))
+        batch.clean = (len(self._clean_ids), self._clean_events, tuple(self._clean_ids))
         self._out.append(batch)
         self._clean_pieces, self._clean_count = [], 0
-        self._clean_runs, self._clean_events, self._clean_ids = 0, 0, []
+        self._clean_events, self._clean_ids = 0, []
 
     def _take(self, extra: list[Batch]) -> Batch | list[Batch] | None:
         self._close_clean()
@@ -613,8 +621,8 @@ class ScreenRuns(Transform):
         # a whole run's shape (check_runs has nothing to say, nor alias, ensure_run_started, ensure_terminal): no type
         # an alias renames, run_started first and once, one terminal event, last; and check_order nothing (its quick
         # test: the stamps of one shape, sorted as text)
-        if not self.alias_table.keys().isdisjoint(types) or types[0] != "run_started" or types.count("run_started") != 1 \
-                or types[-1] not in TERMINAL_TYPES or types.count("run_completed") + types.count("run_failed") != 1 \
+        if not self.alias_table.keys().isdisjoint(types) or types[0] != RUN_STARTED or types.count(RUN_STARTED) != 1 \
+                or types[-1] not in TERMINAL_TYPES or types.count(RUN_COMPLETED) + types.count(RUN_FAILED) != 1 \
                 or sorted(stamps) != stamps:
             return False
         if self.config["mode"] != "heal":
@@ -786,11 +794,9 @@ def _numbered(seqs: list[Any], runs: list[tuple[int, int]]) -> bool:
 
 
 def _calls_simply_paired(heads: list[Any], types: Sequence[str], run: _Run) -> bool:
-    """The usual run, judged with list operations: one terminal event, last; no tool_unanswered; each call
-    named by a ``callId`` and answered by the next tool event, with the same id. False means only "not this
-    simple": the exact walk decides."""
-    if types[-1] not in TERMINAL_TYPES or types.count("run_completed") + types.count("run_failed") != 1:
-        return False
+    """The usual run (its shape judged already, ``_is_clean``: one terminal event, last), judged with list operations:
+    no tool_unanswered; each call named by a ``callId`` and answered by the next tool event, with the same id. False
+    means only "not this simple": the exact walk decides."""
     if _UNANSWERED in types:
         return False
     response = (run.record or {}).get("response")

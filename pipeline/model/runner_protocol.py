@@ -412,12 +412,9 @@ class UsageNote(FactNote):
 def _uncounted(usage: dict[str, Any]) -> tuple[dict[str, Any], list[FactNote]]:
     """``usage`` without its members that are no count, and a note for each of those (a null one is taken for absent,
     as a null run fact is: left out without a note)."""
-    notes: list[FactNote] = [
-        UsageNote("usage", usage[member], _received(usage[member]), member=member)
-        for member, (_, ok) in MEMBERS["usage"].items() if usage.get(member) is not None and not ok(usage[member])
-    ]
-    left_out = {m for m in MEMBERS["usage"] if m in usage and usage[m] is None}
-    left_out |= {note.member for note in notes if isinstance(note, UsageNote)}
+    bad = [member for member, (_, ok) in MEMBERS["usage"].items() if usage.get(member) is not None and not ok(usage[member])]
+    notes: list[FactNote] = [UsageNote("usage", usage[member], _received(usage[member]), member=member) for member in bad]
+    left_out = {m for m in MEMBERS["usage"] if m in usage and usage[m] is None} | set(bad)
     if not left_out:
         return usage, notes
     return {k: v for k, v in usage.items() if k not in left_out}, notes

@@ -421,14 +421,13 @@ class RunTally:
         if type(payload) is not dict:
             payload = {}
         synthetic = event.get("synthetic")
-        failed = is_failure(kind, payload, synthetic)
         if kind in _READ_TYPES:
             self._read_payload(kind, payload, stamp, index, event.get("seq"), synthetic)
         if "usage" in payload:
             self._add_usage(payload["usage"], index)
         if not self.timeline:
             return
-        if failed:
+        if is_failure(kind, payload, synthetic):  # (timelines only: a failure's payload is read in _read_payload)
             if self.failed_marks < MAX_MARKS:
                 self.failed_marks += 1
                 self.marks.append((index, kind, event.get("seq"), moment, True))
