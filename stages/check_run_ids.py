@@ -15,7 +15,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.runs import RECENT_RUNS, RecentIds, Run, RunScoped
+from replay.pipeline.model.runs import RECENT_RUNS, Input, RecentIds, Run, RunScoped
 
 
 @register("check_run_ids")
@@ -27,36 +27,32 @@ class ReportReturningRuns(RunScoped):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.recent = RecentIds()
-        self.source: str | None = None  # the input the recent ids are of
+        self.input: Input | None = None  # the input the recent ids are of (the same file read twice: two inputs)
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if batch.clean is not None:  # whole runs the screen passed on unread: their ids, as it sends them
-            self._input(batch.source)
+            self._input(self.inputs.at(batch.source))
             self.recent.add_all(list(batch.clean[2]))
         return super().__call__(batch)
 
     def begin_run(self, run: Run) -> None:
-        run.state["looked"] = False
-        self._input(run.source)
+        self._input(run.input)
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         run = self.run
         assert run is not None
-        if start < end and not run.state["looked"]:
-            run.state["looked"] = True
-            rid = run.run_id
-            if rid is not None and self.recent.comes_back(rid):
-                self.notice(f"runId {rid!r} comes back after another run of this input: its events here are read as a "
-                            "run of their own (runs are cut where the runId changes), so runs written interleaved are "
-                            "healed and reported as pieces. Split the input by runId first", batch, start,
-                            field="runId", value=rid)
-        run.events += end - start
+        rid = run.run_id
+        if not run.events and rid is not None and self.recent.comes_back(rid):  # (the run's first events)
+            self.notice(f"runId {rid!r} comes back after another run of this input: its events here are read as a "
+                        "run of their own (runs are cut where the runId changes), so runs written interleaved are "
+                        "healed and reported as pieces. Split the input by runId first", batch, start,
+                        field="runId", value=rid)
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if run.run_id is not None:
             self.recent.add(run.run_id)
         return []
 
-    def _input(self, source: str) -> None:
-        if source != self.source:  # another input: its runs are its own
-            self.source, self.recent = source, RecentIds()
+    def _input(self, which: Input | None) -> None:
+        if which != self.input:  # another input: its runs are its own
+            self.input, self.recent = which, RecentIds()

@@ -255,6 +255,7 @@ class ScreenRuns(Transform):
             self._recent = RecentIds()  # (each input's runs are its own: check_run_ids judges an input alone)
         if self.config["enabled"] and _names_its_input(batch):  # read's mark before each of several inputs: the last
             self._end_run(closes=False)                         # input's run ends (one of the same name too)
+            self._recent = RecentIds()  # (the same file read again is another input: its runs its own)
             return self._take([batch])
         if not self.config["enabled"] or batch.events is not None or source in self.off:
             self._end_run()

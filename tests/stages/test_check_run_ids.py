@@ -74,6 +74,16 @@ def test_a_run_of_the_same_id_right_after_the_one_before_comes_back_after_no_oth
         assert said(run_replay(command, str(path)).stderr) == [], command
 
 
+def test_the_same_file_read_twice_is_two_inputs_whose_runs_come_back_in_neither(tmp_path: Path) -> None:
+    """`heal a.jsonl a.jsonl` (two inputs of one name): the second read's runs were said to come back after another
+    run of "this input", and went the slow way."""
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(whole("A") + whole("B"))
+    for command in ("heal", "validate"):
+        assert said(run_replay(command, str(path), str(path)).stderr) == [], command
+    assert said(run_replay("heal", input=run_replay("read", str(path), str(path)).stdout).stderr) == []
+
+
 def test_recent_ids_keep_the_last_ones_only() -> None:
     recent = RecentIds(size=2)
     recent.add_all(["a", "b", "c", "d"])
