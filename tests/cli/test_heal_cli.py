@@ -55,6 +55,29 @@ def test_untouched_lines_come_out_byte_for_byte() -> None:
     assert proc.returncode == 0 and proc.stdout == good
 
 
+def test_fields_a_writer_set_to_null_or_false_are_left_out_so_the_healed_journal_validates(tmp_path: Path) -> None:
+    """`"turn": null` and `"synthetic": false` (Python's None and False) say what their absence says; validate refuses
+    them and no other rule touched them: heal exited 1, its output "still invalid after healing". The runs around
+    them need nothing and come out as their bytes (the screen's lane)."""
+    clean = [ev(1, "run_started", run="a"), ev(2, "run_completed", run="a")]
+    faulty = [ev(1, "run_started", run="b"), ev(2, "user_message", run="b") | {"turn": None, "step": 3},
+              ev(3, "run_completed", run="b") | {"synthetic": False}]
+    journal = tmp_path / "run.jsonl"
+    journal.write_bytes(b"\n".join(lines_of([*clean, *faulty, *clean])) + b"\n")
+    log = tmp_path / "heal.log.jsonl"
+    proc = run_replay("heal", "--log", str(log), str(journal))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[:2] == lines_of(clean) and out[-2:] == lines_of(clean)
+    healed = [orjson.loads(line) for line in out[2:5]]
+    assert healed[1] == ev(2, "user_message", run="b") | {"step": 3} and healed[2] == ev(3, "run_completed", run="b")
+    assert [(e["rule"], e["field"], e["original"], e["line"]) for e in jsonl(log.read_bytes())] == [
+        ("drop_empty_fields", "turn", None, 4), ("drop_empty_fields", "synthetic", False, 5)]
+    written = tmp_path / "healed.jsonl"
+    written.write_bytes(proc.stdout)
+    assert run_replay("validate", str(written)).returncode == 0
+
+
 def test_heal_of_healed_output_changes_nothing_and_logs_no_repair(tmp_path: Path) -> None:
     first = run_replay("heal", input=broken_bytes(torn=True)).stdout
     log = tmp_path / "second.jsonl"

@@ -36,6 +36,9 @@ def broken_event(draw: Any, run_id: str) -> dict[str, Any]:
     if draw(st.integers(0, 6)):
         event["payload"] = draw(st.one_of(st.dictionaries(st.sampled_from("abc"), st.integers(0, 3), max_size=2),
                                           st.text(max_size=3), st.integers(-2**63, 2**63 - 1), st.none(), st.lists(st.integers(-1000, 1000), max_size=2)))
+    if not draw(st.integers(0, 5)):  # a field that says nothing, as a writer's None or False (drop_empty_fields)
+        field = draw(st.sampled_from(["step", "turn", "synthetic"]))
+        event[field] = draw(st.sampled_from([None, False] if field == "synthetic" else [None]))
     return event
 
 

@@ -13,6 +13,7 @@ from replay.pipeline.model.runs import RunScoped, run_id_from_source
 from replay.stages.alias import AliasEventTypes
 from replay.stages.check_order import ReportTimestampOrder
 from replay.stages.dedupe import DropAdjacentDuplicates
+from replay.stages.drop_empty_fields import DropEmptyFields
 from replay.stages.ensure_run_started import LOOK_AHEAD, InsertRunStarted
 from replay.stages.ensure_terminal import InsertTerminalEvent
 from replay.stages.fill_run_id import FillRunId
@@ -78,6 +79,28 @@ def test_missing_payload_is_added_in_canonical_position():
     out, repairs = one(NormalizePayload(), [event])
     assert list(out[0]) == ["seq", "timestamp", "type", "runId", "payload", "extra"]
     assert "original" not in repairs[0]
+
+
+# drop_empty_fields ------------------------------------------------------------------------------------
+def test_fields_that_say_nothing_are_left_out_in_place_and_logged_with_their_value():
+    event = ev(4, "assistant_message", payload={"text": "hi"}) | {"step": None, "turn": None, "synthetic": False,
+                                                                    "extra": 1}
+    out, repairs = one(DropEmptyFields(), [RUN, event, ev(5, "x") | {"synthetic": None}])
+    assert out[0] == RUN
+    assert list(out[1]) == ["seq", "timestamp", "type", "runId", "payload", "extra"]
+    assert "synthetic" not in out[2]
+    assert [(r["field"], r["original"], r["seqBefore"], r["action"]) for r in repairs] == [
+        ("step", None, 4, "changed"), ("turn", None, 4, "changed"), ("synthetic", False, 4, "changed"),
+        ("synthetic", None, 5, "changed")]
+    assert all(r["rule"] == "drop_empty_fields" and r["runId"] == "r1" for r in repairs)
+
+
+@pytest.mark.parametrize(("field", "value"), [("step", 0), ("turn", ""), ("step", {}), ("synthetic", 0),
+                                              ("synthetic", True), ("synthetic", "false"), ("parentId", None)])
+def test_a_field_that_says_something_or_is_another_fault_is_kept(field, value):
+    event = ev(1, "x") | {field: value}
+    out, repairs = one(DropEmptyFields(), [event, {"$record": "run", "runId": "r1", "step": None}])
+    assert out == [event, {"$record": "run", "runId": "r1", "step": None}] and repairs == []
 
 
 # fix_timestamp ----------------------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""DropEmptyFields: leaves out an optional event field that says nothing (``step``/``turn`` null, ``synthetic`` false or null).
+
+The event schema lets ``step`` and ``turn`` be an integer or a string and ``synthetic`` only ``true``: a writer that
+serializes "no step" as ``null`` or "not invented" as ``false`` (Python's ``None``/``False``, say) wrote an event
+validation refuses and no other rule repairs. What such a field says is what its absence says, so it is left out
+(logged with its original value); a field of any other wrong type (an object, a number for ``synthetic``) is no
+such statement and is left for validation to report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.stage import Transform
+from replay.pipeline.model.repairs import log_repair
+
+# each optional field: the values of it that say what leaving it out says, and what leaving it out says
+SAYS_NOTHING: dict[str, tuple[tuple[Any, ...], str]] = {
+    "step": ((None,), "an event of no step has no `step`"),
+    "turn": ((None,), "an event of no turn has no `turn`"),
+    "synthetic": ((None, False), "only an invented event carries `synthetic`, as true"),
+}
+_ABSENT = object()
+
+
+@register("drop_empty_fields")
+class DropEmptyFields(Transform):
+    summary = "Leave out an optional field that says nothing: step or turn null, synthetic false or null (logged)."
+    ports = ("errors", "repairs")
+    screened_lane = "passes"
+
+    def __call__(self, batch: Batch) -> Batch:
+        for i, event in enumerate(batch.events or ()):
+            # (the usual event has none of the fields, or a value that says something: one lookup each)
+            if event.get("step", 0) is not None and event.get("turn", 0) is not None \
+                    and event.get("synthetic", True) not in (None, False) or "$record" in event:
+                continue
+            empty = [key for key, (nothing, _) in SAYS_NOTHING.items() if _said(event.get(key, _ABSENT), nothing)]
+            if not empty:
+                continue
+            batch.replace(i, {key: value for key, value in event.items() if key not in empty})
+            for key in empty:
+                log_repair(self, self.name, "changed", f"{key} was {_json(event[key])}; left out ({SAYS_NOTHING[key][1]})",
+                           batch, i, run_id=event.get("runId"), field=key, original=event[key], seqBefore=event.get("seq"))
+        return batch
+
+
+def _said(value: Any, nothing: tuple[Any, ...]) -> bool:
+    """Is ``value`` one of ``nothing`` (by identity and type: ``0`` is no ``False``)?"""
+    return any(value is empty for empty in nothing)
+
+
+def _json(value: Any) -> str:
+    return "null" if value is None else "false"
