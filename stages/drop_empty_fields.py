@@ -34,8 +34,8 @@ class DropEmptyFields(Transform):
     def __call__(self, batch: Batch) -> Batch:
         for i, event in enumerate(batch.events or ()):
             # (the usual event has none of the fields, or a value that says something: one lookup each)
-            if event.get("step", 0) is not None and event.get("turn", 0) is not None \
-                    and event.get("synthetic", True) not in (None, False) or "$record" in event:
+            if "$record" in event or (event.get("step", 0) is not None and event.get("turn", 0) is not None
+                                      and event.get("synthetic", True) not in (None, False)):
                 continue
             empty = [key for key, (nothing, _) in SAYS_NOTHING.items() if _said(event.get(key, _ABSENT), nothing)]
             if not empty:
