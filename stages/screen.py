@@ -408,17 +408,13 @@ class ScreenRuns(Transform):
         their columns joined where that says the same or more (all stamps sorted, every call id once). False: judge
         them run by run."""
         a, b = runs[0][0], runs[-1][1]
-        kinds, times = types[a:b], stamps[a:b]
-        ends = [end - 1 for _, end in runs]
-        if not self.alias_table.keys().isdisjoint(kinds) or sorted(times) != times:
-            return False
+        kinds = types[a:b]
         starts = [start for start, _ in runs]
+        if not self._shaped(kinds, stamps[a:b], list(map(types.__getitem__, starts)),
+                            [types[end - 1] for _, end in runs]):
+            return False
         if self._recent.any_come_back(list(map(rids.__getitem__, starts))):
             return False  # (a run id that comes back after another run: check_run_ids reads it, the slow way)
-        if list(map(types.__getitem__, starts)).count(RUN_STARTED) != len(runs) or kinds.count(RUN_STARTED) != len(runs) \
-                or not set(map(types.__getitem__, ends)) <= TERMINAL_TYPES \
-                or kinds.count(RUN_COMPLETED) + kinds.count(RUN_FAILED) != len(runs):
-            return False  # (each begins with run_started, its only one, and has one terminal event, its last)
         if self.config["mode"] != "heal":
             return True  # (validate: nothing to say of their shape, check_runs and check_order neither)
         if rids[a] in self._near or self.previous is _UNKNOWN or self.previous == 1 \
@@ -619,12 +615,7 @@ class ScreenRuns(Transform):
         seqs, types, stamps = columns
         if seqs != list(range(1, n + 1)):
             return False
-        # a whole run's shape (check_runs has nothing to say, nor alias, ensure_run_started, ensure_terminal): no type
-        # an alias renames, run_started first and once, one terminal event, last; and check_order nothing (its quick
-        # test: the stamps of one shape, sorted as text)
-        if not self.alias_table.keys().isdisjoint(types) or types[0] != RUN_STARTED or types.count(RUN_STARTED) != 1 \
-                or types[-1] not in TERMINAL_TYPES or types.count(RUN_COMPLETED) + types.count(RUN_FAILED) != 1 \
-                or sorted(stamps) != stamps:
+        if not self._shaped(types, stamps, types[:1], types[-1:]):
             return False
         if self.config["mode"] != "heal":
             return True
@@ -635,6 +626,16 @@ class ScreenRuns(Transform):
         if _calls_simply_paired(heads, types, run):
             return True
         return self._calls_paired([h for h in heads if h.type in _JUDGED], run)
+
+    def _shaped(self, kinds: list[Any], stamps: list[Any], firsts: list[Any], lasts: list[Any]) -> bool:
+        """Are whole runs (their types ``kinds`` and timestamps ``stamps``, joined; ``firsts`` and ``lasts``: each run's
+        first and last type) shaped so that check_runs has nothing to say, nor alias, ensure_run_started and
+        ensure_terminal: no type an alias renames, each begins with run_started, its only one, and has one terminal
+        event, its last; and check_order nothing (its quick test: the stamps of one shape, sorted as text)?"""
+        runs = len(firsts)
+        return self.alias_table.keys().isdisjoint(kinds) and sorted(stamps) == stamps \
+            and firsts.count(RUN_STARTED) == runs == kinds.count(RUN_STARTED) and set(lasts) <= TERMINAL_TYPES \
+            and kinds.count(RUN_COMPLETED) + kinds.count(RUN_FAILED) == runs
 
     def _judged(self, run: _Run, heads: list[Any], *, synthetic_true: bool) -> tuple[list[Any], list[Any], list[Any]] | None:
         """The run's seq, type and timestamp columns when every line of it passes the checks of one line alone
