@@ -1,4 +1,4 @@
-"""ReportRunShape: notes runs whose shape is not a whole run's (no run_started first, a second one, events after the end, no end, alias types); changes nothing.
+"""ReportRunShape: notes runs whose shape is not a whole run's (no run_started first, a second one, events after the end, no end, an end its run record's status contradicts, alias types); changes nothing.
 
 What heal repairs (a missing ``run_started``, a missing terminal event, an alias type) it notes with the
 advice to heal; what heal leaves as it is (a second ``run_started``, events after the terminal event) it
@@ -14,7 +14,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.dialects.base import ORIGIN_KEY
-from replay.pipeline.model.events import RUN_STARTED, TERMINAL_TYPES
+from replay.pipeline.model.events import RUN_STARTED, TERMINAL_OF_STATUS, TERMINAL_TYPES
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.stages.alias import resolved_aliases
 
@@ -76,6 +76,12 @@ class ReportRunShape(RunScoped):
                         "runId: give the resumed run an id of its own)", batch, i, field="type", seqBefore=seq, value=kind)
         if kind in TERMINAL_TYPES and state["ended"] is None:
             state["ended"] = seq
+            status = (run.facts or {}).get("status")
+            said = TERMINAL_OF_STATUS.get(status) if status.__class__ is str else None
+            if said is not None and said != kind:
+                self.notice(f"the run ends with {kind} but its run record says status {status!r} (a report counts the "
+                            "run as an error); heal leaves both as they are: the runner contradicts itself",
+                            batch, i, field="type", seqBefore=seq, value=kind)
         renamed = self.aliases.get(kind) if kind is not None else None
         if renamed is not None:
             self.notice(f"type {kind!r} is an alias of {renamed!r}; `replay heal` renames it", batch, i,

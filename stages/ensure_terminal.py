@@ -7,8 +7,8 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import (
-    RUN_COMPLETED,
     RUN_FAILED,
+    TERMINAL_OF_STATUS,
     TERMINAL_TYPES,
     UNKNOWN_END,
     event_type,
@@ -61,18 +61,19 @@ class InsertTerminalEvent(RunScoped):
         facts = run.facts or {}
         status = facts.get("status")
         ts = ended_at(facts, run.state["last"] or facts.get("timestamp"))
-        payload: dict[str, Any]
-        if status == "ok":
-            etype, payload, why = RUN_COMPLETED, {}, "the run record says status ok"
-        elif status == "error":
+        payload: dict[str, Any] = {}
+        etype = TERMINAL_OF_STATUS.get(status) if status.__class__ is str else None
+        decision = "inferred" if etype is None else "from run status"
+        if etype is not None:
+            why = f"the run record says status {status}"
             error = facts.get("error")
-            etype, why = RUN_FAILED, "the run record says status error"
-            payload = {"error": error} if isinstance(error, dict) else {}
+            if etype == RUN_FAILED and isinstance(error, dict):
+                payload = {"error": error}
         else:
             # No run facts: the journal just stops. That is what an interrupted run leaves behind, and a
             # success we cannot see must not be claimed, so the run is marked failed with the reason.
             etype, why = RUN_FAILED, "no run record tells how the run ended; a journal that stops without a terminal event is treated as an interrupted run"
             payload = dict(UNKNOWN_END)
         self.repair("inserted", f"run has no terminal event; inserted {etype} ({why})", field="type", value=etype,
-                    decision="from run status" if status in ("ok", "error") else "inferred")
+                    decision=decision)
         return [synthetic_event(etype, run, ts, None, payload)]

@@ -39,6 +39,7 @@ from replay.pipeline.model.events import (
     RUN_COMPLETED,
     RUN_FAILED,
     RUN_STARTED,
+    TERMINAL_OF_STATUS,
     TERMINAL_TYPES,
     is_timestamp,
     same_shape_utc,
@@ -617,6 +618,9 @@ class ScreenRuns(Transform):
             return False
         if not self._shaped(types, stamps, types[:1], types[-1:]):
             return False
+        status = run.record.get("status") if run.record is not None else None
+        if status.__class__ is str and TERMINAL_OF_STATUS.get(status, types[-1]) != types[-1]:
+            return False  # (its end and its record's status disagree: check_runs says so)
         if self.config["mode"] != "heal":
             return True
         # no other heal rule fires: drop_resume_duplicates / order_sidechains (ids, sidechains), dedupe (the event

@@ -20,6 +20,7 @@ RUN_STARTED = "run_started"
 RUN_COMPLETED = "run_completed"
 RUN_FAILED = "run_failed"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED})
+TERMINAL_OF_STATUS = {"ok": RUN_COMPLETED, "error": RUN_FAILED}  # the end a run record's status says a run had
 # The payload of the run_failed heal ends a run with when nothing tells how the run ended (no terminal event, no run
 # record's status): a journal that just stops. It closes the run, and says no more than the raw journal did:
 # a report counts such a run's status as unknown, as it counts the raw journal's (``ends_unknown``).

@@ -41,6 +41,12 @@ def warnings(stderr: bytes) -> list[tuple[str, int | None, str]]:
     ([event(1, "run_started"), event(2, "tool_start"), event(3, "run_completed")], [("check_runs", 2, "type 'tool_start' is an")]),
     ([event(1, "run_started"), event(2, "user_message", second=9), event(3, "run_completed")], [("check_order", 3, "timestamp 2026-03-01T12:00:03.000Z is earlier")]),
     ([{"$record": "run", "runId": "r"}], [("check_runs", None, "the run record has")]),
+    # a run record's status and the run's end: what they say alike draws nothing, what they contradict a warning
+    ([{"$record": "run", "runId": "r", "status": "ok"}, *whole("r")], []),
+    ([{"$record": "run", "runId": "r", "status": "error"}, *whole("r")[:3], event(4, "run_failed")], []),
+    ([{"$record": "run", "runId": "r", "status": "error"}, *whole("r")], [("check_runs", 5, "the run ends with")]),
+    ([{"$record": "run", "runId": "r", "status": "ok"}, *whole("r")[:3], event(4, "run_failed")],
+     [("check_runs", 5, "the run ends with")]),
 ])
 def test_validate_warns_of_a_run_that_is_not_whole_and_stays_valid(tmp_path: Path, events: list[dict], said: list) -> None:
     done = run_replay("validate", str(journal(tmp_path, events)))
