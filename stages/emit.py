@@ -33,6 +33,7 @@ from replay.pipeline.io.run_files import (
     HEAL_LOG,
     HEALED,
     JOURNAL,
+    JOURNAL_FOLDER,
     RAW,
     document_bytes,
     file_stem,
@@ -47,7 +48,7 @@ from replay.pipeline.model.repairs import heal_log_document
 from replay.pipeline.model.runs import Run, of_no_run, starts_run
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
-JOURNAL_DIR = Path(".replay") / "journal"
+JOURNAL_DIR = Path(".replay") / JOURNAL_FOLDER
 
 
 @dataclass

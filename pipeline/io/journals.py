@@ -28,8 +28,14 @@ from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonb
 
 STDIN = "-"
 JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+# What capture writes of one run (``io.run_files`` writes them, and takes their names from here): ``<id>.raw.json``
+# (the runner's output as it came), ``<id>.artifact.json`` (the run as the runner reported it), ``<id>.healed.json``
+# (healed), ``<id>.heal-log.json`` (its repairs) and ``journal/<id>.jsonl`` (the healed run as a stream).
+RAW, ARTIFACT, HEALED, HEAL_LOG = ".raw.json", ".artifact.json", ".healed.json", ".heal-log.json"
+JOURNAL, JOURNAL_FOLDER = ".jsonl", "journal"
+MANIFEST = ".replay-manifest.json"  # the manifest of a run over many inputs (``io.manifest``)
 # Side files that capture writes next to its artifacts, and the manifests of runs over many inputs: not journals.
-NOT_JOURNALS = (".raw.json", ".heal-log.json", ".replay-manifest.json")
+NOT_JOURNALS = (RAW, HEAL_LOG, MANIFEST)
 # replay's own config files, by name: the heal rules (``.replay/heal.rules.json`` by default) and a session's override
 # sidecar (``replay.override.json`` beside it). A folder walk passes over them as over the side files above.
 HEAL_RULES_NAME, OVERRIDE_NAME = "heal.rules.json", "replay.override.json"
@@ -96,7 +102,7 @@ def describe_kind(kind: str | None, article: str = "a") -> str:
 def is_journal_name(name: str) -> bool:
     """Is a file of this name a journal or an artifact (what a folder walk reads, and what --in may name)? Not capture's
     side files, heal's manifest, nor replay's config files (``CONFIG_FILES``, by their whole name)."""
-    return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS) and _base(name) not in CONFIG_FILES
+    return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS) and base_name(name) not in CONFIG_FILES
 
 
 def stdin_is_terminal() -> bool:
@@ -161,10 +167,7 @@ def journals_in(top: str) -> list[str]:
     return sorted(_journals_below(top), key=lambda s: s.encode("utf-8", "surrogateescape"))
 
 
-# What capture writes of one run (``io.run_files`` names them): ``<id>.artifact.json`` (as the runner reported it),
-# ``<id>.healed.json`` (healed) and ``journal/<id>.jsonl`` (the healed run as a stream), each the whole run.
-CAPTURED_ARTIFACT, CAPTURED_HEALED, CAPTURE_JOURNAL_FOLDER = ".artifact.json", ".healed.json", "journal"
-HEALED_COPY, ORIGINAL = CAPTURED_HEALED, CAPTURED_ARTIFACT  # ``captured_once``'s choices of which file of a run wins
+HEALED_COPY, ORIGINAL = HEALED, ARTIFACT  # ``captured_once``'s choices of which file of a run wins
 
 
 def captured_once(found: list[str], keep: str = HEALED_COPY) -> list[str]:
@@ -173,14 +176,14 @@ def captured_once(found: list[str], keep: str = HEALED_COPY) -> list[str]:
     read count a run; heal's directory mode heals the original); and capture's stream copy, ``journal/<id>.jsonl``,
     only when the walk found no artifact of that id (``.replay`` holds both ``artifacts/`` and ``journal/``). Every
     other file stays, in its place."""
-    drop = CAPTURED_ARTIFACT if keep == HEALED_COPY else CAPTURED_HEALED
+    drop = ARTIFACT if keep == HEALED_COPY else HEALED
     stems = {f[: -len(keep)] for f in found if f.endswith(keep)}
     files = [f for f in found if not (f.endswith(drop) and f[: -len(drop)] in stems)]
-    ids = {_base(f)[: -len(suffix)] for f in files for suffix in (CAPTURED_ARTIFACT, CAPTURED_HEALED) if f.endswith(suffix)}
+    ids = {base_name(f)[: -len(suffix)] for f in files for suffix in (ARTIFACT, HEALED) if f.endswith(suffix)}
     if not ids:
         return files
-    return [f for f in files if not (_base(f).endswith(".jsonl") and _base(f)[: -len(".jsonl")] in ids
-                                     and _base(_parent(f)) == CAPTURE_JOURNAL_FOLDER)]
+    return [f for f in files if not (base_name(f).endswith(JOURNAL) and base_name(f)[: -len(JOURNAL)] in ids
+                                     and base_name(_parent(f)) == JOURNAL_FOLDER)]
 
 
 def _parent(path: str) -> str:
@@ -188,7 +191,8 @@ def _parent(path: str) -> str:
     return path.rstrip("/").rpartition("/")[0]
 
 
-def _base(path: str) -> str:
+def base_name(path: str) -> str:
+    """The last part of a local path or a URL (cut at its last slash, a trailing one left out)."""
     return path.rstrip("/").rpartition("/")[2]
 
 

@@ -37,11 +37,11 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.engine.outputs import published_name
 from replay.pipeline.engine.parallel import Outcome, file_digest
+from replay.pipeline.io.journals import MANIFEST as MANIFEST
 from replay.pipeline.io.journals import is_url
 from replay.pipeline.io.run_files import under
 from replay.pipeline.io.staging import sweep_leftovers, write_atomic
 
-MANIFEST = ".replay-manifest.json"
 FRAGMENTS = ".replay-manifest.d"
 VERSION = 1
 

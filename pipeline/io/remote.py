@@ -49,7 +49,7 @@ from anyio import to_thread
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, input_unreadable, optional_module, os_reason
 from replay.pipeline.engine.outputs import TEMP_SUFFIX, is_temp_name
 from replay.pipeline.engine.parallel import file_digest, input_digest
-from replay.pipeline.io.journals import is_journal_name, is_url, journals_in
+from replay.pipeline.io.journals import base_name, is_journal_name, is_url, journals_in
 
 READ_BYTES = 1 << 20  # one thread hop per MiB read, then served in the reader's chunks from memory
 BLOCK_BYTES = 4 << 20  # read-ahead of a remote file (FTP: one RETR per block)
@@ -194,8 +194,7 @@ def parent(url: str) -> str:
     return f"{scheme}://{head}" if head else f"{scheme}://"
 
 
-def name(url: str) -> str:
-    return url.rstrip("/").rpartition("/")[2]
+name = base_name  # a URL's last part, as ``io.journals`` cuts a path's or a URL's
 
 
 def common_root(urls: list[str]) -> str:

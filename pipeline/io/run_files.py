@@ -20,15 +20,21 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.engine.text import utf8
+from replay.pipeline.io.journals import ARTIFACT as ARTIFACT
+from replay.pipeline.io.journals import HEAL_LOG as HEAL_LOG
+from replay.pipeline.io.journals import HEALED as HEALED
+from replay.pipeline.io.journals import JOURNAL as JOURNAL
+from replay.pipeline.io.journals import JOURNAL_FOLDER as JOURNAL_FOLDER
+from replay.pipeline.io.journals import RAW as RAW
 from replay.pipeline.io.journals import describe_kind, is_url, path_kind
 from replay.pipeline.io.staging import write_atomic
 
 Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
 
-RAW, ARTIFACT, HEALED, HEAL_LOG = ".raw.json", ".artifact.json", ".healed.json", ".heal-log.json"
+# (RAW, ARTIFACT, HEALED, HEAL_LOG, JOURNAL and JOURNAL_FOLDER, the names of capture's files, are ``io.journals'``: its
+# folder walk tells them apart)
 RAW_CAPTURE = "raw-capture"  # the artifactType of capture's raw side file (RAW)
-HEALED_JOURNAL = ".healed.jsonl"
-JOURNAL = ".jsonl"
+HEALED_JOURNAL = ".healed" + JOURNAL
 _SAFE = re.compile(r"[A-Za-z0-9_-]")
 
 

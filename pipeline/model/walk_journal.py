@@ -29,7 +29,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
 from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, document_too_long, gunzipped, head_format
-from replay.pipeline.io.run_files import HEALED, RAW_CAPTURE
+from replay.pipeline.io.run_files import HEALED, JOURNAL, JOURNAL_FOLDER, RAW_CAPTURE
 from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
@@ -272,7 +272,6 @@ def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LinePro
 # where a run's journal is ------------------------------------------------------------------------------
 RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 DEFAULT_DATA_DIR = ".replay"  # where capture writes: <data dir>/journal/<run id>.jsonl
-JOURNAL_FOLDER = "journal"
 PATH_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
 
 
@@ -292,7 +291,7 @@ def journal_of(data_dir: str, run_id: str) -> str:
     if not is_run_id(run_id):
         raise ValueError(f"not a run id: {run_id!r}")
     folder = os.path.join(data_dir, JOURNAL_FOLDER)
-    path = os.path.join(folder, run_id + ".jsonl")
+    path = os.path.join(folder, run_id + JOURNAL)
     if os.path.dirname(os.path.normpath(path)) != os.path.normpath(folder):  # cannot happen; never read outside
         raise ValueError(f"run id {run_id!r} leads out of {folder!r}")
     return path

@@ -11,7 +11,7 @@ import click
 from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import auto_dialect_option
 from replay.pipeline.engine.errors import ReplayError, refused
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, JOURNAL_FOLDER, STDIN
 from replay.pipeline.model.dialects import AUTO
 from replay.pipeline.model.dialects.detect import CANONICAL
 from replay.pipeline.model.walk_journal import (
@@ -123,7 +123,7 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
     folder = data_dir if data_dir is not None else DEFAULT_DATA_DIR
     path = journal_of(folder, arg)
     if not os.path.isfile(path):
-        journals = os.path.join(folder, "journal")
+        journals = os.path.join(folder, JOURNAL_FOLDER)
         raise refused("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {journals!r}", path=path, received=arg,
                       howToFix=f"Check the run id (`ls {shlex.quote(journals)}`)"
                       + (" or the --data-dir." if data_dir is not None else " or pass --data-dir."))
