@@ -32,7 +32,7 @@ from replay.pipeline.io.journals import (
     open_journal,
     source_name,
 )
-from replay.pipeline.io.run_files import HEALED, RAW, RAW_CAPTURE
+from replay.pipeline.io.run_files import HEALED, is_raw_capture
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
@@ -230,9 +230,8 @@ class ReadJournal(Source):
         """A .json file that is one JSON object written over several lines, but no artifact (no ``events`` array):
         one E_ARTIFACT_EVENTS_INVALID for the file (its lines are fragments, each no JSON alone), not one error a line.
         A capture's raw side file (its runner's output) is said to be one, with what to read instead."""
-        raw = source.endswith(RAW) or value.get("artifactType") == RAW_CAPTURE
         fix = (f"It is a capture's raw runner output (the request, the runner's stdout and stderr): read the run's "
-               f"{HEALED} beside it, or its journal (DATA_DIR/journal/RUN_ID.jsonl)." if raw else
+               f"{HEALED} beside it, or its journal (DATA_DIR/journal/RUN_ID.jsonl)." if is_raw_capture(source, value) else
                "Give an artifact (an object with an `events` array) or a journal (one JSON record a line: `jq -c .` "
                "writes a record a line).")
         return diagnostic("E_ARTIFACT_EVENTS_INVALID", "one JSON object written over several lines, with no `events` "

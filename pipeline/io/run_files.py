@@ -50,6 +50,12 @@ def file_stem(name: Any) -> str:
     return "".join(out)
 
 
+def is_raw_capture(name: str, value: Any = None) -> bool:
+    """Is a file capture's raw side file (its runner's output, no journal): named ``<id>.raw.json`` (``name``, a path
+    or a URL), or a document (``value``, parsed) whose ``artifactType`` is ``raw-capture``?"""
+    return name.endswith(RAW) or (isinstance(value, dict) and value.get("artifactType") == RAW_CAPTURE)
+
+
 def document_bytes(value: Any) -> bytes:
     """A JSON document as replay writes one to a file: indented, newline at the end."""
     return exactjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"

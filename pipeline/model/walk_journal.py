@@ -29,7 +29,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
 from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, document_too_long, gunzipped, head_format
-from replay.pipeline.io.run_files import HEALED, JOURNAL, JOURNAL_FOLDER, RAW_CAPTURE
+from replay.pipeline.io.run_files import HEALED, JOURNAL, JOURNAL_FOLDER, is_raw_capture
 from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
@@ -489,11 +489,10 @@ def _raw_capture(path: str, data: bytes) -> str | None:
     except (orjson.JSONDecodeError, RecursionError):
         value = None
     name = os.path.basename(path)
-    named = name.endswith(RAW_SIDE_FILE)
-    if not named and not (isinstance(value, dict) and value.get("artifactType") == RAW_CAPTURE):
+    if not is_raw_capture(name, value):
         return None
     run_id = value.get("runId") if isinstance(value, dict) else None
-    stem = name[:-len(RAW_SIDE_FILE)] if named else None
+    stem = name[:-len(RAW_SIDE_FILE)] if name.endswith(RAW_SIDE_FILE) else None
     run_id = run_id if isinstance(run_id, str) and is_run_id(run_id) else stem if stem and is_run_id(stem) else None
     healed = os.path.join(os.path.dirname(path), stem + HEALED) if stem else None
     journal = None
