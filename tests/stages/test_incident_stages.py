@@ -211,6 +211,21 @@ async def test_spawn_agent_stopping_an_agent_that_lingers_after_its_terminal_mes
     assert (out[-1]["status"], out[-1]["signal"], out[-1]["error"]) == ("finished", "SIGKILL", None) and side == {}
 
 
+@pytest.mark.parametrize(("sent", "problem"), [
+    ('{"type":"tool_call","call_id":"x9","name":"lookup_order","name":"issue_refund","args":{}}', "writes a key twice"),
+    ('{"type":"tool_call","name":"lookup_order","args":{}}', "is a tool_call without a non-empty string call_id"),
+])
+async def test_a_message_after_the_terminal_one_is_checked_as_every_other_message_is(sent: str, problem: str) -> None:
+    """What the agent sends in the grace after its terminal message went through a parse of its own, which took a key
+    written twice (its last value) or a tool_call with no call_id as a message: the run finished, with no error."""
+    plan = orjson.dumps([*REPRODUCE, {"raw": sent}]).decode()
+    out, side = await _spawn([sys.executable, str(PLAN_AGENT), plan], redacted())
+    assert out[-1]["status"] == "failed" and out[-1]["messages"] == 5
+    (error,) = side["errors"]
+    assert error["code"] == out[-1]["error"]["code"] == "E_INCIDENT_AGENT_PROTOCOL_INVALID"
+    assert error["message"] == f"agent message 5 {problem}" + (" in one object" if problem == "writes a key twice" else "")
+
+
 # user configs ------------------------------------------------------------------------------------------
 def test_redact_is_a_stage_a_user_config_can_use(tmp_path: Path) -> None:
     config = tmp_path / "redact.toml"

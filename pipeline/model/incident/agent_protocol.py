@@ -204,12 +204,10 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             async for chunk in stderr:
                 run.stderr_bytes += len(chunk)  # counted, never kept
 
-    async def handle(line: bytes) -> None:
-        if not line.strip():
-            return
-        if run.status == FINISHED:
-            after_terminal(line)
-            return
+    def parse(line: bytes) -> dict[str, Any]:
+        """One message the agent sent (a line not blank): counted and checked, each alike, whether it came before its
+        terminal message or after; one that is no protocol message (not JSON, a key written twice, one too many, not
+        of the protocol) ends the run (E_INCIDENT_AGENT_PROTOCOL_INVALID, E_INCIDENT_AGENT_LIMIT_EXCEEDED)."""
         run.message_count += 1
         if run.message_count > limits.max_messages:
             raise _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"the agent sent more than {limits.max_messages} messages",
@@ -233,14 +231,24 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                         "in one object", path=twice[0], expected="each key once in an object",
                         received=f"{len(twice)} key(s) written twice; the message is withheld",
                         howToFix="Send each key once: a JSON reader keeps one of two values without a word.")
-        message = _check_message(run, parsed, run.message_count)
+        return _check_message(run, parsed, run.message_count)
+
+    async def handle(line: bytes) -> None:
+        if not line.strip():
+            return
+        message = parse(line)
         kind = message["type"]
         if kind == "log":
             run.logs += 1
             return
         run.messages.append(message)
+        if run.status == FINISHED:
+            # sent after its terminal message, in the grace it has to exit (a tool_call, a second terminal message):
+            # kept for the match to find (an extra call after the answer is a divergence, as any extra call is), and
+            # the reading ends
+            raise _Stop()
         if kind in ("final_output", "task_error"):
-            run.status = FINISHED  # (what it sends in the grace it has to exit is still read: ``after_terminal``)
+            run.status = FINISHED  # (what it sends in the grace it has to exit is still read and checked: ``handle``)
             writer.cancel()
             with suppress(Exception):
                 await stdin.aclose()  # nothing more is sent: its input ends
@@ -255,18 +263,6 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
             run.status = STOPPED
             raise _Stop()
         send({"type": "tool_result", "call_id": message["call_id"], **reply})
-
-    def after_terminal(line: bytes) -> None:
-        """A line the agent sent after its terminal message, in the grace it has to exit: a protocol message (a
-        tool_call, a second terminal message) is kept, for the match to find (an extra call after the answer is a
-        divergence, as any extra call is), and ends the reading; a log, or a line that is no message, is let be."""
-        try:
-            parsed = exactjson.loads(line)
-        except orjson.JSONDecodeError:
-            return
-        if isinstance(parsed, dict) and parsed.get("type") in ("tool_call", "final_output", "task_error"):
-            run.messages.append(parsed)
-            raise _Stop()
 
     def too_long() -> _Stop:
         return _fail(run, "E_INCIDENT_AGENT_LIMIT_EXCEEDED", f"an agent message is longer than {limits.max_line_bytes} bytes",
