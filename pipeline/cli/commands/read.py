@@ -12,10 +12,14 @@ from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths, is_nats_url
 from replay.stages.read import ReadJournal
 
-max_line_option = click.option(
-    "--max-line-bytes", type=bounded(ReadJournal.options["max_line_bytes"]), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
-    help="Longest line accepted; longer lines are reported and skipped.",
-)
+
+def max_line_bytes_option(help_text: str = "Longest line accepted; longer lines are reported and skipped.") -> Any:
+    """``--max-line-bytes``, read's ``max_line_bytes``, with ``help_text`` saying what the command does with a longer line."""
+    return click.option("--max-line-bytes", type=bounded(ReadJournal.options["max_line_bytes"]),
+                        default=DEFAULT_MAX_LINE_BYTES, show_default=True, help=help_text)
+
+
+max_line_option = max_line_bytes_option()
 strict_option = click.option("--strict", is_flag=True, help="Stop at the first error (exit 1).")
 DIALECTS = ("auto", "claude-code", "codex", "openhands", "mini-swe-agent")  # pipeline/model/dialects (not imported here)
 dialect_option = click.option(

@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
-from replay.pipeline.cli.commands.read import auto_dialect_option
+from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_bytes_option
 from replay.pipeline.engine.errors import ReplayError, refused
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, JOURNAL_FOLDER, STDIN
+from replay.pipeline.io.journals import JOURNAL_FOLDER, STDIN
 from replay.pipeline.model.dialects import AUTO
 from replay.pipeline.model.dialects.detect import CANONICAL
 from replay.pipeline.model.walk_journal import (
@@ -22,7 +22,6 @@ from replay.pipeline.model.walk_journal import (
     looks_like_path,
     scan_journal,
 )
-from replay.stages.read import ReadJournal
 
 data_dir_option = click.option(
     "--data-dir", metavar="DIR", default=None,
@@ -30,11 +29,9 @@ data_dir_option = click.option(
          "With --data-dir the argument is always a run id, never a path.",
 )
 
-max_line_option = click.option(  # (walk's own: read skips a longer line and goes on, the walk of a journal ends at it)
-    "--max-line-bytes", type=bounded(ReadJournal.options["max_line_bytes"]), default=DEFAULT_MAX_LINE_BYTES,
-    show_default=True, help="Longest line read. A longer line of a journal is reported and the walk ends there (exit 1; "
-    "refused, exit 2, when it is the first record); in another agent's log it is reported and skipped, as heal skips it.",
-)
+max_line_option = max_line_bytes_option(  # (read skips a longer line and goes on: the walk of a journal ends at it)
+    "Longest line read. A longer line of a journal is reported and the walk ends there (exit 1; refused, exit 2, when "
+    "it is the first record); in another agent's log it is reported and skipped, as heal skips it.")
 
 
 @click.command(epilog="""\b
