@@ -43,13 +43,17 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                 raise stage.refuse_empty(option, names="file", expected=_an_output_for(stage, stages), example="out.jsonl")
             if _local(target) and os.path.isdir(target):
                 subject, path = stage.named(option)
+                taken = _stdout_taken(stage, stages)
                 if option in stage.flags:  # as the user typed it
                     message = f"{subject} {target!r} is a directory"
-                    fix = f"Give {subject} a file to write (or `-` for stdout), e.g. `{subject} out.jsonl`."
+                    fix = (f"Give {subject} a file to write ({'or `-` for stdout' if taken is None else f'not `-`: {taken}'}), "
+                           f"e.g. `{subject} out.jsonl`.")
                 else:
                     message, fix = f"{subject} has the output {target!r}, which is a directory", (
-                        "Name a file to write, or `-` for stdout" + (f", in its `{option}`." if option is not None else "."))
-                raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target, expected=A_FILE, howToFix=fix)
+                        "Name a file to write" + (", or `-` for stdout" if taken is None else f" (not `-`: {taken})")
+                        + (f", in its `{option}`." if option is not None else "."))
+                raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target,
+                                  expected=_an_output_for(stage, stages), howToFix=fix)
     _refuse_two_writers_of_one_target(stages)
     writes_stdout = any(target == STDIO for stage in stages for _, target in stage.outputs())
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
@@ -180,17 +184,23 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
 
 
 def _an_output_for(stage: Stage, stages: list[Stage]) -> str:
-    """What an output option of ``stage`` left empty may name: a file, or `-` for stdout unless another stage writes
-    stdout already (`replay heal x --log ''`: the healed stream is on stdout, and `--log -` is refused as mixing the two
-    into one, so the hint offers no `-`)."""
+    """What an output option of ``stage`` left empty, or naming a folder, may name: a file, or `-` for stdout unless
+    another stage writes stdout already (`replay heal x --log ''`: the healed stream is on stdout, and `--log -` is
+    refused as mixing the two into one, so the hint offers no `-`; ``_stdout_taken``)."""
+    taken = _stdout_taken(stage, stages)
+    return A_FILE if taken is None else f"a file path (not '-': {taken})"
+
+
+def _stdout_taken(stage: Stage, stages: list[Stage]) -> str | None:
+    """Which other stage writes stdout, in words (``the command's own output goes to stdout``), or None: then an output
+    of ``stage`` may be `-`."""
     for other in stages:
         if other is not stage:
             for option, target in other.outputs():
                 if target == STDIO:
                     writer, _ = _as_given(_Writer(other, option, target), any(s.flags for s in stages))
-                    taken = f"{writer} goes to stdout" if writer.startswith("the ") else f"{writer} writes stdout"
-                    return f"a file path (not '-': {taken})"
-    return A_FILE
+                    return f"{writer} goes to stdout" if writer.startswith("the ") else f"{writer} writes stdout"
+    return None
 
 
 def _file_id(place: str | int) -> tuple[int, int] | None:

@@ -34,6 +34,26 @@ def test_an_output_flag_naming_a_folder_is_named_by_the_flag(tmp_path: Path, arg
     assert "stage" not in error["message"] and f"`{flag} " in error["howToFix"]
 
 
+def test_an_output_naming_a_folder_is_not_told_to_be_dash_when_stdout_is_taken(tmp_path: Path):
+    """`--log DIR` was told "a file path, or '-' for stdout" (and `--log -` is then refused: the healed stream is on
+    stdout), though `--log ''` beside it was not: the folder's refusal offers '-' only where nothing else writes stdout."""
+    error = only_error("heal", "--log", str(tmp_path), str(TWO_RUNS))
+    assert error["expected"] == "a file path (not '-': the command's own output goes to stdout)", error
+    assert error["howToFix"] == "Give --log a file to write (not `-`: the command's own output goes to stdout), e.g. " \
+                                "`--log out.jsonl`."
+    (tmp_path / "folder").mkdir()
+    config = tmp_path / "log.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.log]\ntype = "write"\npath = "folder"\ninputs = ["parse"]\n'
+                      '[stages.out]\ntype = "write"\ninputs = ["parse"]\n')
+    error = only_error("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert (error["expected"], error["howToFix"]) == ("a file path (not '-': stage 'out' writes stdout)",
+                                                      "Name a file to write (not `-`: stage 'out' writes stdout), in its `path`.")
+    free = only_error("write", "--out", str(tmp_path), str(TWO_RUNS))  # (nothing else writes stdout: '-' is offered)
+    assert (free["expected"], free["howToFix"]) == ("a file path, or '-' for stdout",
+                                                    "Give --out a file to write (or `-` for stdout), e.g. `--out out.jsonl`.")
+
+
 def test_an_output_flag_naming_an_input_is_named_by_the_flag(tmp_path: Path):
     journal = tmp_path / "run.jsonl"
     journal.write_bytes(TWO_RUNS.read_bytes())
