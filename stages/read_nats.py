@@ -14,7 +14,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, SKIPPED, line_too_long
 from replay.pipeline.io.nats_stream import (
     acknowledge,
     check_name,
@@ -224,7 +224,7 @@ class ReadNats(Source):
         """Report a line longer than max_line_bytes, as ``read`` reports one; with mark_dropped, the dropped record
         that stands for it."""
         limit = self.config["max_line_bytes"]
-        found = diagnostic("E_JSONL_LINE_TOO_LONG", f"line {sequence} is longer than {limit} bytes; skipped",
+        found = diagnostic("E_JSONL_LINE_TOO_LONG", line_too_long(sequence, limit) + SKIPPED,
                            source=source, line=sequence, expected=f"at most {limit} bytes", stage=self.id)
         self.emit("errors", found)
         if not self.config["mark_dropped"]:

@@ -44,7 +44,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refus
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.engine.text import utf8
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, STDIN, source_name
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, SKIPPED, STDIN, source_name
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
 from replay.pipeline.model.walk import (
     SpendLedger,
@@ -64,7 +64,7 @@ from replay.pipeline.model.walk_journal import (
 from replay.pipeline.report.spool import ByteSpool
 
 TEXT, JSON = "text", "json"
-READ_SKIPS, WALK_ENDS = "; skipped", "; the walk ends there"  # what read says of a line too long, what the walk says
+WALK_ENDS = "; the walk ends there"  # what becomes of a line too long in a walk (read: ``journals.SKIPPED``)
 Released = Batch | Iterator[Batch]  # what the walk gives back: held records come back lazily (``HeldRecords.batches``)
 _BLANK = b" \t\r"
 
@@ -282,7 +282,7 @@ class WalkRecords(Transform):
         where = {k: diagnostic[k] for k in ("source", "line", "offset") if diagnostic.get(k) is not None}
         reason = str(diagnostic.get("message", "the journal could not be read"))
         if diagnostic.get("code") == TOO_LONG:  # read skips such a line and goes on; the walk ends at it
-            reason = reason.removesuffix(READ_SKIPS) + WALK_ENDS
+            reason = reason.removesuffix(SKIPPED) + WALK_ENDS
         failure = {"reason": reason,
                    "cause": diagnostic.get("code"), "received": diagnostic.get("received"),
                    **read_failure_advice(diagnostic.get("code"))}

@@ -492,9 +492,18 @@ class LineCutter:
 
     def _too_long(self, line: int | None, offset: int | None) -> dict[str, Any]:
         return diagnostic(
-            "E_JSONL_LINE_TOO_LONG", f"line {line} is longer than {self.max_line_bytes} bytes; skipped",
+            "E_JSONL_LINE_TOO_LONG", line_too_long(line, self.max_line_bytes) + SKIPPED,
             source=self.source, line=line, offset=offset, expected=f"at most {self.max_line_bytes} bytes",
         )
+
+
+SKIPPED = "; skipped"  # what a read does with a line too long, after ``line_too_long``: it goes on past it
+
+
+def line_too_long(line: int | None, limit: int) -> str:
+    """What is wrong with line ``line`` (of a journal, or a message of a stream) longer than ``limit`` bytes
+    (E_JSONL_LINE_TOO_LONG); what became of it follows (``SKIPPED``: a read skips it; the walk ends there)."""
+    return f"line {line} is longer than {limit} bytes"
 
 
 _WS = b" \t\r\n"

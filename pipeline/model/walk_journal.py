@@ -28,7 +28,15 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
-from replay.pipeline.io.journals import DOCUMENT, LineCutter, as_document, document_too_long, gunzipped, head_format
+from replay.pipeline.io.journals import (
+    DOCUMENT,
+    LineCutter,
+    as_document,
+    document_too_long,
+    gunzipped,
+    head_format,
+    line_too_long,
+)
 from replay.pipeline.io.run_files import HEALED, JOURNAL, JOURNAL_FOLDER, is_raw_capture
 from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
@@ -213,7 +221,7 @@ def first_record_problem(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20
         while True:
             cut = tail.find(b"\n")
             if (cut if cut >= 0 else len(tail)) > max_line_bytes:
-                return LineProblem(f"line {line} is longer than {max_line_bytes} bytes", line, base,
+                return LineProblem(line_too_long(line, max_line_bytes), line, base,
                                    tail[:min(cut if cut >= 0 else len(tail), 120)], cause=TOO_LONG)
             if cut < 0:
                 break
