@@ -250,6 +250,10 @@ class RunScoped(Transform):
         if self._held and record.get(RECORD_KEY) != RUN_RECORD:
             self.hold(batch, i)
 
+    def on_run_record(self, batch: Batch, i: int, record: dict[str, Any]) -> None:
+        """The run record that begins the run (``run.facts``), at column ``i`` of ``batch``, right after ``begin_run``:
+        a stage may take it out here (``take_out``) and put it back, changed, before the run's first event."""
+
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         """The run ended: records to add at its end."""
         return []
@@ -397,6 +401,7 @@ class RunScoped(Transform):
         self._dropped = 0
         self.begin_run(self.run)
         if facts is not None:  # a run record keeps what follows it apart
+            self.on_run_record(batch, i, record)
             self._kept, self._gone = None, []
         elif self._gone and not is_record(record):
             self._keep_apart(batch, i, source)

@@ -78,6 +78,22 @@ def test_fields_a_writer_set_to_null_or_false_are_left_out_so_the_healed_journal
     assert run_replay("validate", str(written)).returncode == 0
 
 
+def test_a_run_record_without_a_run_id_is_named_as_its_run_so_the_healed_journal_validates(tmp_path: Path) -> None:
+    """`{"$record": "run"}` with no runId was left as it was: heal exited 1, "still invalid after healing"."""
+    journal = tmp_path / "nameless.jsonl"
+    journal.write_bytes(b"\n".join(lines_of([{"$record": "run", "status": "ok", "prompt": "hi"},
+                                             ev(1, "run_started", run="run_7"), ev(2, "run_completed", run="run_7")])) + b"\n")
+    log = tmp_path / "heal.log.jsonl"
+    proc = run_replay("heal", "--log", str(log), str(journal))
+    assert proc.returncode == 0, proc.stderr
+    assert jsonl(proc.stdout)[0] == {"$record": "run", "runId": "run_7", "status": "ok", "prompt": "hi"}
+    [entry] = jsonl(log.read_bytes())
+    assert (entry["rule"], entry["line"], entry["offset"], entry["value"]) == ("fill_run_id", 1, 0, "run_7")
+    healed = tmp_path / "healed.jsonl"
+    healed.write_bytes(proc.stdout)
+    assert run_replay("validate", str(healed)).returncode == 0
+
+
 def test_heal_of_healed_output_changes_nothing_and_logs_no_repair(tmp_path: Path) -> None:
     first = run_replay("heal", input=broken_bytes(torn=True)).stdout
     log = tmp_path / "second.jsonl"

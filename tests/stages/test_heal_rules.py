@@ -268,6 +268,27 @@ def test_missing_run_id_comes_from_run_record_then_other_events_then_file_name()
     assert run_id_from_source("<stdin>") == "stdin"
 
 
+@pytest.mark.parametrize("batch_size", [1, 2, 5])
+def test_a_run_record_without_a_run_id_takes_its_first_events_and_goes_back_before_it(batch_size):
+    """A run record with no runId (or an empty one) was left as it was, and validate refused heal's output (E_ARTIFACT_
+    SHAPE_INVALID): it is named as its run is, by the run's first event, else the file name; its key after $record."""
+    record = {"$record": "run", "status": "ok", "runId": ""}
+    records = [record, ev(1, "run_started", run="x"), ev(2, "run_completed", run="x"),
+               {"$record": "run", "status": "ok"}, ev(1, "run_started", run=None), ev(2, "run_completed", run=None),
+               {"$record": "run", "status": "error"}]
+    batches = [Batch.of(records[i:i + batch_size], "j.jsonl") for i in range(0, len(records), batch_size)]
+    result = run_inline([FillRunId()], batches)
+    assert [(r.get("$record"), r["runId"]) for r in result.records] == [
+        ("run", "x"), (None, "x"), (None, "x"), ("run", "j"), (None, "j"), (None, "j"), ("run", "j")]
+    assert list(result.records[0]) == ["$record", "runId", "status"] and list(result.records[3])[:2] == ["$record", "runId"]
+    assert [r["message"] for r in result.side["repairs"]] == [
+        "run record runId was ''; took 'x' from the run's first event",
+        "run record runId was missing; took 'j' from the journal's file name (j.jsonl)",
+        "runId was missing; took 'j' from the journal's file name (j.jsonl)",
+        "runId was missing; took 'j' from the journal's file name (j.jsonl)",
+        "run record runId was missing; took 'j' from the journal's file name (j.jsonl)"]
+
+
 # dedupe ----------------------------------------------------------------------------------------------
 def test_exact_adjacent_duplicates_dropped_even_across_batches():
     a, b = ev(1, "a"), ev(2, "b")
