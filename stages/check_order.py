@@ -8,11 +8,12 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import leap_rank, parse_timestamp, same_shape_utc
-from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.model.run_checks import RunCheck
+from replay.pipeline.model.runs import Run
 
 
 @register("check_order")
-class ReportTimestampOrder(RunScoped):
+class ReportTimestampOrder(RunCheck):
     summary = "Report (not reorder) events whose timestamp is earlier than the event before them, on the notices port."
     ports = ("errors", "notices")
 

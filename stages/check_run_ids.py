@@ -15,11 +15,12 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.runs import RECENT_RUNS, Input, RecentIds, Run, RunScoped
+from replay.pipeline.model.run_checks import RunCheck
+from replay.pipeline.model.runs import RECENT_RUNS, Input, RecentIds, Run
 
 
 @register("check_run_ids")
-class ReportReturningRuns(RunScoped):
+class ReportReturningRuns(RunCheck):
     summary = ("Report (not join) a run whose runId comes back after another run of its input (runs written "
                f"interleaved; the input's last {RECENT_RUNS:,} runs' ids), on the notices port.")
     ports = ("errors", "notices")

@@ -15,14 +15,15 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.dialects.base import ORIGIN_KEY
 from replay.pipeline.model.events import RUN_STARTED, TERMINAL_OF_STATUS, TERMINAL_TYPES
-from replay.pipeline.model.runs import Run, RunScoped
+from replay.pipeline.model.run_checks import RunCheck
+from replay.pipeline.model.runs import Run
 from replay.stages.alias import resolved_aliases
 
 _WATCHED = frozenset({RUN_STARTED, *TERMINAL_TYPES})
 
 
 @register("check_runs")
-class ReportRunShape(RunScoped):
+class ReportRunShape(RunCheck):
     summary = ("Report (not repair) runs that do not begin with run_started, begin twice, go on after their terminal "
                "event or have none, or use a type heal renames, on the notices port.")
     ports = ("errors", "notices")

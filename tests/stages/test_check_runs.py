@@ -9,6 +9,8 @@ import orjson
 import pytest
 from conftest import FIXTURES, errors_of, run_replay
 
+from replay.pipeline.model.artifacts import artifact_from_run
+
 
 def event(seq: int, kind: str, run: str = "r", second: int | None = None) -> dict:
     return {"seq": seq, "timestamp": f"2026-03-01T12:00:{(seq if second is None else second):02}.000Z", "type": kind,
@@ -95,3 +97,33 @@ def test_heal_and_validate_name_a_timestamp_going_back_by_the_seq_the_input_gave
     said = {command: [(w["line"], w["seqBefore"]) for w in map(orjson.loads, run_replay(command, str(path)).stderr.splitlines())
                       if w.get("rule") == "check_order"] for command in ("heal", "validate")}
     assert said["heal"] == said["validate"] == [(3, 8)]
+
+
+def test_an_artifact_is_judged_as_its_records_at_their_json_paths(tmp_path: Path) -> None:
+    """validate reads a .json artifact whole (the artifact schema); the run checks said nothing of it, where the same run
+    as a journal drew warnings: a capture's .artifact.json with no run_started, a type heal renames, an end its status
+    contradicts, a time going back."""
+    events = [event(1, "user_message"), event(2, "tool_start", second=0), event(3, "run_completed")]
+    artifact = artifact_from_run({"$record": "run", "runId": "r", "status": "error", "error": {"message": "m"}}, events)
+    path = tmp_path / "r.artifact.json"
+    path.write_bytes(orjson.dumps(artifact))
+    done = run_replay("validate", str(path))
+    assert done.returncode == 0 and orjson.loads(done.stdout)["valid"] is True, done.stderr
+    said = [(w["rule"], w.get("path"), " ".join(w["message"].split()[:4]))
+            for w in map(orjson.loads, done.stderr.splitlines())]
+    assert said == [("check_order", "$.events[1]", "timestamp 2026-03-01T12:00:00.000Z is earlier"),
+                    ("check_runs", "$.events[0]", "the run begins with"),
+                    ("check_runs", "$.events[1]", "type 'tool_start' is an"),
+                    ("check_runs", "$.events[2]", "the run ends with")]
+    whole_run = tmp_path / "whole.json"
+    whole_run.write_bytes(orjson.dumps(artifact_from_run({"$record": "run", "runId": "r", "status": "ok"}, whole("r"))))
+    done = run_replay("validate", str(whole_run), str(path))
+    assert done.returncode == 0 and len(done.stderr.splitlines()) == 4  # (the whole run draws nothing, the other as above)
+
+
+def test_an_artifact_the_schema_refuses_is_its_errors_alone(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(orjson.dumps(artifact_from_run({"$record": "run", "runId": "r", "status": "ok"}, whole("r"))
+                                  | {"events": [1, "two", whole("r")[0]]}))
+    done = run_replay("validate", str(path))
+    assert done.returncode == 1 and errors_of(done.stderr) and all("rule" not in line for line in map(orjson.loads, done.stderr.splitlines()))
