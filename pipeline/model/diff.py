@@ -1,8 +1,8 @@
 """Diff of two runs: align their records, find where the runs part, and sum up what differs.
 
 Records are compared after leaving out the fields that always differ between two runs of the same
-thing (``DEFAULT_IGNORE``: timestamps, run ids, record ids, call ids, durations, sequence numbers, and an artifact's
-tool-call summary, which its events say again);
+thing (``DEFAULT_IGNORE``: timestamps, run ids, record ids, call ids, durations, sequence numbers, an artifact's
+tool-call summary, which its events say again, and a mapped event's ``$origin``, its original record);
 ``--ignore PATH`` adds more. A path is dot-separated keys from the record's top (``payload.model``);
 ``*`` stands for any one key and ``**`` for any number of keys (``**.durationMs``); lists are
 transparent (a path applies to each element). Reserved records other than the run record (heal,
@@ -33,6 +33,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import excerpt
+from replay.pipeline.model.dialects.base import ORIGIN_KEY
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, TOOL_NAME_KEYS, named_tool
 from replay.pipeline.model.walk import kind_of, one_line
@@ -40,7 +41,8 @@ from replay.pipeline.model.walk import kind_of, one_line
 DEFAULT_IGNORE: tuple[str, ...] = (
     "timestamp", "ts", "time", "seq", "runId", "run_id", "artifactId", "id", "event_id", "parentId", "timings",
     "toolCalls",  # (an artifact's run record sums its tool calls up, which its journal's does not: the events compare)
-    "**.callId", "**.toolCallId", "**.call_id", "**.durationMs", "**.duration_ms",
+    "**.callId", "**.toolCallId", "**.call_id", "**.durationMs", "**.duration_ms", "**.responseId",
+    ORIGIN_KEY,  # (a mapped event's original record, with its own times and ids: the mapped event compares)
 )
 _TOOL_RECORD_KEYS = (*TOOL_NAME_KEYS, "tool_name")  # where a tool record's payload names its tool
 _OTHER_RECORD_KEYS = TOOL_NAME_KEYS[:2]  # ``name`` on any other record is not a tool's (a step's, a user's)
@@ -270,19 +272,32 @@ def diff_runs(a: Sequence[Entry], b: Sequence[Entry]) -> RunDiff:
             if i in moved_to:
                 result.differences.append({"change": "moved", "category": "moved", "a": a[i].position(),
                                            "b": b[moved_to[i]].position()})
-        for i, j in zip(only_a, only_b, strict=False):
-            changes = field_changes(a[i].record, b[j].record)
-            result.differences.append({"change": "changed", "category": categorize(a[i], b[j], changes),
-                                       "a": a[i].position(), "b": b[j].position(), "fields": changes})
-        pairs = min(len(only_a), len(only_b))
-        for i in only_a[pairs:]:
-            result.differences.append({"change": "missing", "category": "missing", "a": a[i].position(), "b": None})
-        for j in only_b[pairs:]:
-            result.differences.append({"change": "extra", "category": "extra", "a": None, "b": b[j].position()})
+        for i, j in _facing(a, b, only_a, only_b):
+            if i is None:
+                result.differences.append({"change": "extra", "category": "extra", "a": None, "b": b[j].position()})
+            elif j is None:
+                result.differences.append({"change": "missing", "category": "missing", "a": a[i].position(), "b": None})
+            else:
+                changes = field_changes(a[i].record, b[j].record)
+                result.differences.append({"change": "changed", "category": categorize(a[i], b[j], changes),
+                                           "a": a[i].position(), "b": b[j].position(), "fields": changes})
     if result.first is not None and result.differences:
         result.first["change"] = result.differences[0]["change"]
         result.first["category"] = result.differences[0]["category"]
     return result
+
+
+def _facing(a: Sequence[Entry], b: Sequence[Entry], only_a: list[int], only_b: list[int]) -> list[tuple[Any, Any]]:
+    """The records of a stretch where the runs part, each with what it faces in the other run (None: nothing, it is
+    missing or extra): records of one kind face each other in order (their kinds aligned as the records are), and
+    within what is left between those, records face each other by place (a change of type). A run_completed faced the
+    tool_called in its place though the other run's run_completed came six records later."""
+    kinds = difflib.SequenceMatcher(None, [a[i].kind for i in only_a], [b[j].kind for j in only_b], autojunk=False)
+    out: list[tuple[Any, Any]] = []
+    for _tag, x1, x2, y1, y2 in kinds.get_opcodes():
+        xs, ys = only_a[x1:x2], only_b[y1:y2]
+        out += [(xs[k] if k < len(xs) else None, ys[k] if k < len(ys) else None) for k in range(max(len(xs), len(ys)))]
+    return out
 
 
 # output -------------------------------------------------------------------------------------------

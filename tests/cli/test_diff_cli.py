@@ -288,3 +288,16 @@ def test_each_side_must_hold_exactly_one_run(tmp_path: Path, a: str, b: str, sid
     assert (done.returncode, done.stdout, error["code"]) == (2, b"", "E_DIFF_INPUT_INVALID")
     assert error["message"].endswith(f"{side} ({str(files[a if side == 'a' else b])!r}) holds {held}")
     assert run_replay("diff", str(files["one"]), str(files["one"]), process=True).returncode == 0
+
+
+def test_another_agents_log_is_mapped_first_so_it_and_its_healed_copy_differ_by_what_heal_added(tmp_path: Path) -> None:
+    """diff compared a Claude Code log's raw records with canonical events (`user -> $run`, 12 changed, 5 extra): every
+    other reader maps the log first."""
+    log = FIXTURES / "corpus" / "claude-code" / "representative_messages.jsonl"
+    healed = tmp_path / "healed.jsonl"
+    healed.write_bytes(run_replay("heal", str(log)).stdout)
+    done = run_replay("diff", "--json", str(log), str(healed))
+    assert done.returncode == 1, done.stderr
+    report = orjson.loads(done.stdout)
+    assert [(d["change"], d["b"]["kind"]) for d in report["differences"]] == [("extra", "run_started"),
+                                                                              ("extra", "run_failed")]

@@ -279,3 +279,24 @@ def test_a_long_value_that_differs_far_in_shows_where():
     short = describe({"change": "changed", "category": "output", "a": {"index": 1, "kind": "m"}, "b": {"index": 1, "kind": "m"},
                       "fields": [{"path": "$.n", "a": 1, "b": 2}, {"path": "$.x", "b": "new"}]})
     assert short.endswith('$.n: 1 -> 2; $.x: (none) -> "new"')
+
+
+def test_where_the_runs_part_records_of_one_kind_face_each_other():
+    """A stretch where the runs part paired records by place: b's extra tool call faced a's assistant message (a change
+    of type) and b's assistant message, which is a's changed, was extra."""
+    a = run(ev(1, "run_started"), ev(2, "assistant_message", text="hi"), ev(3, "run_completed"))
+    b = run(ev(1, "run_started"), ev(2, "tool_called", toolName="ls"), ev(3, "tool_completed", output="a.py"),
+            ev(4, "assistant_message", text="hello"), ev(5, "run_completed"))
+    result = diff_runs(a, b)
+    assert [(d["change"], d["a"] and d["a"]["kind"], d["b"] and d["b"]["kind"]) for d in result.differences] == [
+        ("extra", None, "tool_called"), ("extra", None, "tool_completed"),
+        ("changed", "assistant_message", "assistant_message")]
+    # what is left between records of one kind still faces by place: a change of type
+    c = run(ev(1, "run_started"), ev(2, "user_message", text="q"), ev(3, "run_completed"))
+    assert [(d["change"], d["category"]) for d in diff_runs(a, c).differences] == [("changed", "type")]
+
+
+def test_a_mapped_events_original_record_is_left_out():
+    one = {**ev(1, "user_message", text="q"), "$origin": {"format": "openhands", "record": {"timestamp": "t1", "id": 4}}}
+    other = {**one, "$origin": {"format": "openhands", "record": {"timestamp": "t2", "id": 9}}}
+    assert diff_runs(run(one), run(other)).same

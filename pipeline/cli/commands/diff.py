@@ -18,7 +18,7 @@ Examples:
   replay diff a.jsonl b.jsonl --ignore payload.model --ignore '**.traceId'
 \b
 Ignored by default: {", ".join(DEFAULT_IGNORE)}.
-Graph: `replay stages --graph diff` (read -> parse -> diff -> write).""")
+Graph: `replay stages --graph diff` (read -> parse -> dialect -> diff -> write).""")
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: same, firstDivergence, summary, differences.")
