@@ -14,18 +14,25 @@ from replay.pipeline.model.events import (
     event_type,
     is_timestamp,
     parse_timestamp,
+    same_shape_utc,
 )
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
 
 
-def last_timestamp(events: list[dict[str, Any]], start: int, end: int, default: Any) -> Any:
-    """The timestamp of the last event in ``start``..``end``-1 that has one."""
-    for i in range(end - 1, start - 1, -1):
-        ts = events[i].get("timestamp")
-        if ts is not None:
-            return ts
-    return default
+def latest_timestamp(events: list[dict[str, Any]], start: int, end: int, default: Any) -> Any:
+    """The latest time among events ``start``..``end``-1 and ``default`` (a time so far, or None): a run's end comes after
+    all of it, whatever order its events were written in (the last one written may be earlier: check_order notes it).
+    Stamps of one shape in UTC compare as text; others by the instant they name (one that names none is passed over)."""
+    stamps = [stamp for i in range(start, end) if (stamp := events[i].get("timestamp")) is not None]
+    if default is not None:
+        stamps.append(default)
+    if not stamps:
+        return None
+    if same_shape_utc(stamps):
+        return max(stamps)
+    moments = [(moment, k) for k, stamp in enumerate(stamps) if (moment := parse_timestamp(stamp)) is not None]
+    return stamps[max(moments)[1]] if moments else stamps[-1]
 
 
 def ended_at(facts: dict[str, Any], last: Any) -> Any:
@@ -51,9 +58,11 @@ class InsertTerminalEvent(RunScoped):
         run = self.run
         events = batch.events
         assert run is not None and events is not None
+        if run.state["terminal"]:
+            return  # (it ends as it is: its time is not needed)
+        run.state["terminal"] = any(event_type(events[i]) in TERMINAL_TYPES for i in range(start, end))
         if not run.state["terminal"]:
-            run.state["terminal"] = any(event_type(events[i]) in TERMINAL_TYPES for i in range(start, end))
-        run.state["last"] = last_timestamp(events, start, end, run.state["last"])
+            run.state["last"] = latest_timestamp(events, start, end, run.state["last"])
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if run.state["terminal"]:
@@ -72,7 +81,8 @@ class InsertTerminalEvent(RunScoped):
         else:
             # No run facts: the journal just stops. That is what an interrupted run leaves behind, and a
             # success we cannot see must not be claimed, so the run is marked failed with the reason.
-            etype, why = RUN_FAILED, "no run record tells how the run ended; a journal that stops without a terminal event is treated as an interrupted run"
+            etype, why = RUN_FAILED, ("status unknown: no run record tells how the run ended, and a journal that stops "
+                                      "without a terminal event may have been interrupted or had its end left unwritten")
             payload = dict(UNKNOWN_END)
         self.repair("inserted", f"run has no terminal event; inserted {etype} ({why})", field="type", value=etype,
                     decision=decision)

@@ -9,7 +9,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import ASSISTANT_MESSAGE, TERMINAL_TYPES, event_type
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
-from replay.stages.ensure_terminal import last_timestamp
+from replay.stages.ensure_terminal import latest_timestamp
 
 
 @register("synthesize_assistant_message")
@@ -25,9 +25,9 @@ class SynthesizeAssistantMessage(RunScoped):
         events = batch.events
         assert run is not None and events is not None
         state = run.state
-        state["last"] = last_timestamp(events, start, end, state["last"])
         if not state["response"] or state["seen"]:
-            return
+            return  # (no message is made: its time is not needed)
+        state["last"] = latest_timestamp(events, start, end, state["last"])
         if any(events[i].get("type") == ASSISTANT_MESSAGE for i in range(start, end)):
             state["seen"] = True
         elif event_type(events[end - 1]) in TERMINAL_TYPES:

@@ -404,7 +404,7 @@ def test_terminal_inserted_from_run_status(status, expected):
 def test_terminal_without_run_facts_is_an_honest_failure():
     out, repairs = one(InsertTerminalEvent(), [ev(1, "run_started"), ev(2, "x")])
     assert out[-1]["type"] == "run_failed" and out[-1]["payload"]["status"] == "unknown"
-    assert repairs[0]["decision"] == "inferred" and "interrupted" in repairs[0]["message"]
+    assert repairs[0]["decision"] == "inferred" and "status unknown" in repairs[0]["message"]
 
 
 @pytest.mark.parametrize(("ended", "stamp"), [
@@ -415,6 +415,19 @@ def test_the_inserted_end_is_when_the_run_record_says_the_run_ended(ended, stamp
     record = RUN | {"status": "error", "timings": {"startedAt": RUN["timestamp"], "endedAt": ended}}
     out, _ = one(InsertTerminalEvent(), [record, ev(1, "run_started"), ev(2, "x")])
     assert (out[-1]["type"], out[-1]["timestamp"]) == ("run_failed", stamp)
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 10])
+def test_the_inserted_end_comes_after_every_event_whatever_order_they_were_written_in(batch_size):
+    """The end heal inserts took the time of the event written last: a run whose last line was earlier than one before
+    it ended before it had happened (a Claude Code log: ended at 11:03:01, its latest event at 11:03:30)."""
+    events = [ev(1, "run_started", ts="2026-03-01T12:00:00.000Z"), ev(2, "x", ts="2026-03-01T12:00:30.000Z"),
+              ev(3, "y", ts="2026-03-01T13:00:40+01:00"), ev(4, "z", ts="2026-03-01T12:00:01.000Z")]
+    batches = [Batch.of(events[i:i + batch_size], "j.jsonl") for i in range(0, len(events), batch_size)]
+    out = run_inline([InsertTerminalEvent()], batches).records
+    assert (out[-1]["type"], out[-1]["timestamp"]) == ("run_failed", "2026-03-01T13:00:40+01:00")
+    messages = run_inline([SynthesizeAssistantMessage()], [Batch.of([RUN, *events, ev(5, "run_completed")], "j.jsonl")])
+    assert [e["timestamp"] for e in messages.records if e.get("type") == "assistant_message"] == ["2026-03-01T13:00:40+01:00"]
 
 
 def test_an_unanswered_calls_mark_is_in_the_calls_step():
