@@ -108,17 +108,22 @@ class CallPairing:
     """The pairing of ``pair_tool_calls`` fed one tool event at a time (a report pairs a run's calls as it reads
     them, keeping nothing else of its tool events): ``called`` and ``result`` in stream order, then ``finish``."""
 
-    __slots__ = ("calls", "open_by_id", "open_by_name")
+    __slots__ = ("answered", "calls", "open_by_id", "open_by_name")
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
         self.open_by_id: dict[str, dict[str, Any]] = {}
         self.open_by_name: dict[str, list[dict[str, Any]]] = {}
+        # the calls answered, by id: a call or a result of an id seen already is that call written again (a resumed
+        # session's log repeats records), not another call, nor a result without its call
+        self.answered: dict[str, dict[str, Any]] = {}
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
+        cid = call_id(payload)
+        if cid and (cid in self.open_by_id or cid in self.answered):
+            return  # (the call of that id, written again: one call)
         name = tool_name(payload) or "unknown"
         call = {"toolName": name, "status": "error", "durationMs": 0.0, "startedAt": ts, "seq": seq}  # open: no endedAt
-        cid = call_id(payload)
         if cid:
             call["callId"] = cid
             self.open_by_id[cid] = call
@@ -131,6 +136,10 @@ class CallPairing:
         call, counted on its own."""
         cid = call_id(payload)
         call = paired = self.open_by_id.pop(cid, None) if cid else None
+        if call is None and cid in self.answered:
+            return self.answered[cid]  # (the result of that call, written again: the call keeps its first)
+        if call is not None:
+            self.answered[cid] = call  # type: ignore[index]
         if call is None:  # (the result's own tool name matters only now: most results name no tool)
             result_name = tool_name(payload)
             if result_name and self.open_by_name.get(result_name):

@@ -89,3 +89,19 @@ def test_a_dialect_named_for_replays_own_journal_is_an_input_problem_the_report_
     result = run_replay("report", "--format", "json", "--dialect", "claude-code", journal)
     assert result.returncode == 1 and b"E_DIALECT_MISMATCH" in result.stderr
     assert json.loads(result.stdout)["aggregate"]["diagnostics"]["byCode"] == {"E_DIALECT_MISMATCH": 1}
+
+
+RESUMED = "\n".join([
+    '{"type":"user","timestamp":"2025-07-02T09:00:00.000Z","sessionId":"s2","uuid":"u1","message":{"role":"user","content":"go"}}',
+    '{"type":"assistant","timestamp":"2025-07-02T09:00:02.000Z","sessionId":"s2","uuid":"a1","parentUuid":"u1","message":{"id":"msg_1","role":"assistant","model":"m","content":[{"type":"tool_use","id":"toolu_task","name":"Task","input":{"prompt":"find X"}}],"usage":{"input_tokens":10,"output_tokens":20}}}',
+    '{"type":"user","timestamp":"2025-07-02T09:00:09.000Z","sessionId":"s2","uuid":"u2","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_task","content":"X is in a.py"}]}}',
+]) + "\n"
+
+
+def test_a_resumed_sessions_repeated_records_are_one_tool_call_as_after_heal(tmp_path):
+    log = tmp_path / "resumed.jsonl"
+    log.write_text(RESUMED + RESUMED)  # (the session's records written again after a resume)
+    raw = json.loads(run_replay("report", "--format", "json", str(log)).stdout)["runs"][0]
+    healed = json.loads(run_replay("report", "--format", "json", input=run_replay("heal", str(log)).stdout).stdout)
+    calls = [(run["toolCalls"]["total"], run["toolCalls"]["error"]) for run in (raw, healed["runs"][0])]
+    assert calls == [(1, 0), (1, 0)]

@@ -98,3 +98,19 @@ def test_as_written_the_first_key_present_is_the_tool_whatever_its_value():
     assert named_tool({"payload": {"tool": 5}}, as_written=True) == 5
     assert named_tool({"tool_name": "", "payload": {"name": "grep"}}, ("toolName", "tool"), as_written=True) == ""
     assert named_tool({"payload": {}}, as_written=True) is None
+
+
+def test_a_call_or_result_written_again_is_the_same_call_not_another():
+    """A resumed Claude Code session's log repeats records: its tool call and result written twice were two calls, the
+    second open to the run's end ("error (unfinished)"), where heal drops the repeat and finds one."""
+    calls = pair_tool_calls([
+        ev(1, "tool_called", 0, callId="a", toolName="Task"),
+        ev(2, "tool_completed", 7, callId="a"),
+        ev(3, "tool_called", 0, callId="a", toolName="Task"),
+        ev(4, "tool_completed", 7, callId="a"),
+        ev(5, "tool_called", 8, callId="b", toolName="bash"),
+        ev(6, "tool_called", 8, callId="b", toolName="bash"),
+        ev(7, "tool_failed", 9, callId="b"),
+    ])
+    assert [(c["toolName"], c["status"], c["durationMs"], c.get("unfinished", False)) for c in calls] == [
+        ("Task", "ok", 7000.0, False), ("bash", "error", 1000.0, False)]
