@@ -17,7 +17,8 @@ FORMATS = (*export.FORMATS, "bundle")
 @register("load_incident")
 class LoadIncident(Source):
     summary = ("Read one incident: an export (format canonical, runledger, replay; checked by every import rule) or a "
-               "bundle (format bundle; checksum verified). Sends one {\"$record\": \"incident\"} record.")
+               "bundle (format bundle; checksum verified). Sends one {\"$record\": \"incident\"} record; an export's, "
+               "unredacted, goes to a `redact` stage only (any other taker is refused with the config).")
     options = {
         "path": Option(str, "", "the export, or the bundle's incident.json (or its folder); empty: the command's argument",
                        required=True, bind="args"),
@@ -34,6 +35,11 @@ class LoadIncident(Source):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._loaded: dict[str, Any] | None = None  # per run: read and checked in preflight, sent by produce
+
+    def private_output(self) -> bool:
+        """An export is sent as read, private values and all: only a redact stage may take it. A bundle was redacted
+        when it was imported (``bundle.load_bundle`` refuses one holding a value redaction would change)."""
+        return bool(self.config["format"] != "bundle")
 
     def input_files(self) -> list[str]:
         c = self.config

@@ -21,6 +21,7 @@ class RedactRecords(Transform):
     summary = ("Redact records locally: secrets, personal data, identifiers (keyed-hash aliases) and freeform text. "
                "An incident record gets a fresh secret and its audit; other records share one secret per run and "
                "get one {\"$record\": \"redaction\"} audit at the end.")
+    redacts = True  # the one stage that may take load_incident's export (``Graph._check_redacted``)
     ports = ("errors", "notices")  # notices: a rule the redaction made judge otherwise (E_INCIDENT_REDACTION_CHANGED_VERDICT)
     options = {
         "remove": Option(list, [], "JSON Pointers to delete before redacting (`*` matches one level). On incidents they "

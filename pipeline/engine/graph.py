@@ -210,6 +210,7 @@ class Graph:
                 )
         self._check_acyclic(edges)
         self._check_screened(edges)
+        self._check_redacted(edges)
         for node in self.nodes.values():
             node.stage.wired([self.nodes[e.producer].stage for e in edges if e.consumer == node.id and e.port == MAIN])
         after = self._successors(edges)
@@ -260,6 +261,25 @@ class Graph:
                     howToFix=f'Set `mode = "validate"` on {screen!r} (it then passes on only runs that need nothing), '
                              f"or `fast = false`, or put the heal stage (all its rules) after it.",
                     example=f'[stages.{screen}]\ntype = "screen"\nmode = "validate"',
+                )
+
+    def _check_redacted(self, edges: list[Edge]) -> None:
+        """A stage with private records (``Stage.private_output``: an incident export as read) hands them, on every
+        port, to stages that redact them and to nothing else. Checked here, on the wiring, not further down: a stage
+        before the redaction would pass on what it derives from the records (an evaluation names the raw order ids),
+        which a redact stage after it leaves as it is, and a sink would write."""
+        for e in edges:
+            producer, consumer = self.nodes[e.producer].stage, self.nodes[e.consumer].stage
+            if producer.private_output() and not consumer.redacts:
+                given = f"{e.producer}.{e.port}" if e.port != MAIN else e.producer
+                raise _config_error(
+                    "E_INCIDENT_NOT_REDACTED",
+                    f"stage {e.consumer!r} takes {given!r}, whose records are not redacted yet (emails, card numbers, "
+                    f"names as the export holds them): {e.consumer!r} would pass them on or write them",
+                    f"stages.{e.consumer}.inputs", received=given, expected="a `redact` stage",
+                    howToFix=f"Put a `redact` stage right after {e.producer!r} and give {e.consumer!r} its output: "
+                             f'inputs = ["redact"] (in a chain: "redact" just after it).',
+                    example=f'[stages.redact]\ntype = "redact"\ninputs = ["{given}"]',
                 )
 
     def _successors(self, edges: list[Edge], *, main_only: bool = False) -> dict[str, list[str]]:

@@ -128,6 +128,13 @@ class Stage:
     # (a screen's main output, or that of a stage passing it on) must know it: "passes" it on, or "ends" it (it sends
     # batches of its own). Any other would lose those runs or fail on them: the config is refused (``Graph.validate``).
     screened_lane: str | None = None
+    # Private records (an incident export as read: emails, card numbers, names) may go to no stage but one that
+    # redacts them (``redacts``): the first stage after ``private_output`` on every way out of it (``Graph.validate``).
+    redacts: ClassVar[bool] = False
+
+    def private_output(self) -> bool:
+        """Are this stage's records private until a stage that ``redacts`` has seen them?"""
+        return False
 
     def opens_lane(self) -> bool:
         """Does this stage send runs on in the screen's fast lane?"""
