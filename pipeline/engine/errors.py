@@ -134,7 +134,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INCIDENT_REDACT_POINTER_INVALID": ("a --redact value is not a JSON Pointer into input, events or assertions", "Write e.g. --redact /events/*/args/internal_reference."),
     "E_INCIDENT_REDACT_PATH_MISSING": ("a --redact pointer names nothing in the incident", "Use only paths present in the export (call ids are c1, c2, ...)."),
     "E_INCIDENT_NAME_PRIVATE": ("a name redaction keeps as it is (a tool's, an effect type, a rule id) holds a credential, email or card number", "Rename it in the export (and in the rules that name it) to a name that holds no credential or personal data."),
-    "E_INCIDENT_REDACT_PATH_PROTECTED": ("a --redact pointer would remove protocol structure", "Remove fields inside args, result, error, effect, output or input instead."),
+    "E_INCIDENT_REDACT_PATH_PROTECTED": ("a --redact pointer would remove protocol structure or a rule", "Remove fields inside args, result, error, effect, output or input instead."),
     "E_INCIDENT_REDACTION_CHANGED_VERDICT": ("a rule judges the redacted incident otherwise than the export: a --redact pointer or a redacted value took what it reads (a warning)", "Check the --redact pointers against the fields the rules read (effect fields, output paths); leave those in."),
     "E_INCIDENT_NOT_REDACTED": ("a stage other than `redact` takes an export load_incident reads (the config is refused), an incident reached a writer without redaction, or a bundle holds a value redaction would change (edited after its import)", "Put a `redact` stage right after load_incident, before any other stage."),
     "E_INCIDENT_OUTPUT_NOT_EMPTY": ("the --out folder exists and is not empty", "Choose a new or empty folder; results are never overwritten."),

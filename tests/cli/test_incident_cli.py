@@ -124,15 +124,18 @@ def test_a_redact_pointer_that_changes_a_rules_verdict_is_warned_of(tmp_path: Pa
     assert [rules[rule_id] for rule_id in changed] == [now] * len(changed)
 
 
-def test_a_rule_the_redaction_removes_whole_is_no_verdict_changed(tmp_path: Path) -> None:
-    """`--redact /assertions/<i>` (what a refusal of a rule's field advises): the rule is left out of the evaluation,
-    the others judged as before. The verdict check paired the rules before and after by place (zip, strict), and the
-    import failed (E_STAGE_FAILED: ValueError, exit 1); a rule after the removed one was paired with another."""
-    done = import_(tmp_path, "--redact", "/assertions/0")
-    assert done.returncode == 0, done.stderr
-    assert b"E_INCIDENT_REDACTION_CHANGED_VERDICT" not in done.stderr
-    rules = [r["id"] for r in orjson.loads((tmp_path / "imported" / "evaluation.json").read_bytes())["rules"]]
-    assert "one-refund-per-order" not in rules and rules
+@pytest.mark.parametrize("pointer", ["/assertions/0", "/assertions/*/id", "/assertions/1/value"])
+def test_a_redact_pointer_into_the_rules_is_refused(tmp_path: Path, pointer: str) -> None:
+    """Removing the failing rule (`--redact /assertions/0`) turned the refund incident's FAIL into "business rules
+    PASS" (pass 3, fail 0), exit 0, with no warning: rules are not private data (their values are redacted as the
+    output they compare), so a pointer into them is refused, saying where to take a rule out instead."""
+    done = import_(tmp_path, "--redact", pointer)
+    assert done.returncode == 2 and done.stdout == b""
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"]) == ("E_INCIDENT_REDACT_PATH_PROTECTED", "--redact")
+    assert error["received"] == pointer.replace("*", "0")
+    assert "a rule" in error["message"] and "--rules" in error["howToFix"]
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("args", "code"), [

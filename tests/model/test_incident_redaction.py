@@ -285,10 +285,10 @@ def test_pointers_remove_fields_before_redaction_and_star_matches_one_level() ->
     assert audit["pointer_removed"] == 1 + 2 + 1
 
 
-def test_a_pointer_to_a_result_or_error_empties_it_and_whole_rules_can_go() -> None:
-    out, _ = redact(refund(), ("/events/1/result", "/events/3/error", "/assertions/3"))
+def test_a_pointer_to_a_result_or_error_empties_it() -> None:
+    out, _ = redact(refund(), ("/events/1/result", "/events/3/error"))
     assert out["events"][1]["result"] is None and out["events"][3]["error"] is None
-    assert [r["id"] for r in out["assertions"]] == ["one-refund-per-order", "refund-reported", "answer-names-the-refund"]
+    assert [r["id"] for r in out["assertions"]] == [r["id"] for r in refund()["assertions"]]
 
 
 def test_array_items_are_removed_from_the_end_first() -> None:
@@ -315,6 +315,7 @@ def test_array_items_are_removed_from_the_end_first() -> None:
     ("/events/8/output", "E_INCIDENT_REDACT_PATH_PROTECTED"),
     ("/assertions/0/max", "E_INCIDENT_REDACT_PATH_PROTECTED"),
     ("/assertions/*", "E_INCIDENT_REDACT_PATH_PROTECTED"),
+    ("/assertions/3", "E_INCIDENT_REDACT_PATH_PROTECTED"),  # a whole rule: its verdict would be gone with it
 ])
 def test_missing_and_protocol_paths_are_refused(pointer: str, code: str) -> None:
     with pytest.raises(ReplayError) as caught:

@@ -310,6 +310,11 @@ def refuse_private_names(work: dict[str, Any]) -> None:
                          "personal data; values inside args, results, effects and output are redacted, names are not.")
 
 
+RULES_NOT_REDACTED = ("Leave the rules out of --redact: their values are redacted as the output they compare. To judge "
+                      "the incident without a rule, take it out of the export's assertions (or the --rules file) and "
+                      "import again.")
+
+
 def _refuse(code: str, message: str, pointer: str, **fields: Any) -> NoReturn:
     raise ReplayError(code, message, **{"path": "--redact", "received": pointer, **fields})
 
@@ -503,11 +508,9 @@ class Redactor:
                 why = protected(work, match)
                 if why:
                     _refuse("E_INCIDENT_REDACT_PATH_PROTECTED", f"--redact {text!r} would remove {why}", text,
-                            received=pointers.format_pointer(match))
+                            received=pointers.format_pointer(match),
+                            **({"howToFix": RULES_NOT_REDACTED} if match[0] == "assertions" else {}))
                 found.setdefault(match, text)
-        if sum(1 for m in found if m[0] == "assertions") >= len(work["assertions"]) > 0:
-            _refuse("E_INCIDENT_REDACT_PATH_PROTECTED", "--redact would remove every rule; at least one must stay",
-                    next(t for m, t in found.items() if m[0] == "assertions"))
         for match in sorted(found, key=lambda m: deletion_key(work, m), reverse=True):
             if pointers.resolve(work, match) is pointers.MISSING:
                 continue  # inside something already removed
@@ -743,15 +746,15 @@ def removal_pointer(text: str) -> list[str]:
     (what any incident would refuse: checked by the command before any import)."""
     if text == "":
         _refuse("E_INCIDENT_REDACT_POINTER_INVALID", "--redact needs a JSON Pointer; an empty one would name the whole "
-                "incident", text, expected="/input/..., /events/<i or *>/..., /assertions/<i>",
+                "incident", text, expected="/input/..., /events/<i or *>/...",
                 example="--redact /events/*/args/internal_reference")
     try:
         tokens = pointers.parse(text)
     except pointers.PointerSyntaxError as exc:
         _refuse("E_INCIDENT_REDACT_POINTER_INVALID", str(exc), text, example="--redact /events/*/args/internal_reference")
     if not tokens or tokens[0] not in ("input", "events", "assertions"):
-        _refuse("E_INCIDENT_REDACT_POINTER_INVALID", f"--redact {text!r} must point into /input, /events or /assertions",
-                text, expected="/input/..., /events/<i or *>/..., /assertions/<i>")
+        _refuse("E_INCIDENT_REDACT_POINTER_INVALID", f"--redact {text!r} must point into /input or /events",
+                text, expected="/input/..., /events/<i or *>/...")
     return tokens
 
 
@@ -774,7 +777,10 @@ def protected(work: dict[str, Any], match: tuple[str, ...]) -> str | None:
     if head == "input":
         return "the whole input" if len(match) == 1 else None
     if head == "assertions":
-        return None if len(match) == 2 else "a rule's field (remove the whole rule, /assertions/<i>, instead)"
+        # A rule holds no private value redaction leaves (an output_equals value is redacted as the output it compares;
+        # a private id or effect type is refused, E_INCIDENT_NAME_PRIVATE): taking one out would only change the
+        # verdict, a failing incident turned passing with no word.
+        return "a rule or a rule's field (rules are what the incident is judged by, not private data)"
     if len(match) <= 2:
         return "an event (the trace must stay whole)"
     field = match[2]

@@ -235,7 +235,7 @@ def evaluate(incident: dict[str, Any]) -> dict[str, Any]:
 def judged_otherwise(export: dict[str, Any], redacted: dict[str, Any]) -> list[tuple[str, str, str]]:
     """The rules that judge ``redacted`` (the incident after redaction) otherwise than ``export`` (the same incident
     before it): (its id, its status on the export, its status redacted), in the rules' order. Paired by id (unique,
-    ``check_rules``): a rule redaction removed whole (``--redact /assertions/<i>``) is judged no more, not otherwise."""
+    ``check_rules``); a rule that is not in ``redacted`` is not named (--redact refuses a pointer into the rules)."""
     was = {rule["id"]: rule["status"] for rule in evaluate(export)["rules"]}
     return [(now["id"], was[now["id"]], now["status"]) for now in evaluate(redacted)["rules"]
             if now["id"] in was and was[now["id"]] != now["status"]]
