@@ -24,6 +24,10 @@ DIAGNOSTICS_RECORD = "diagnostics"
 # here (reported with that code); a parse down the pipe reports it again at the same place.
 DROPPED_RECORD = "dropped"
 DOCUMENT_RECORD = "document"  # {"$record": "document", "document": {...}}: a JSON file read whole (validate)
+# {"$record": "redaction", ...the audit's counts and warnings}: a `redact` stage redacted the records before it (it
+# sends one at the end of the stream; the audit is the one incident-redaction.schema.json describes)
+REDACTION_RECORD = "redaction"
+STREAM_RECORDS = (RUN_RECORD, HEAL_RECORD, SOURCE_RECORD, DROPPED_RECORD, REDACTION_RECORD)  # the kinds a stream may carry
 
 def is_record(record: dict[str, Any]) -> bool:
     """Is ``record`` (a JSON object) a reserved record, not an event? The ``$record`` key marks one, whatever its value

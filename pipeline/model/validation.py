@@ -21,10 +21,12 @@ from replay.pipeline.model.records import (
     DROPPED_RECORD,
     HEAL_RECORD,
     RECORD_KEY,
+    REDACTION_RECORD,
     RUN_DROPPED,
     RUN_RECORD,
     SOURCE_RECORD,
     STATUSES,
+    STREAM_RECORDS,
     has_records,
     is_record,
 )
@@ -346,10 +348,13 @@ class EventChecker:
                              f"{path}.code", "a code such as \"E_JSONL_LINE_INVALID\"", record.get("code", MISSING),
                              example='{"$record": "dropped", "code": "E_JSONL_LINE_INVALID", "message": "line 3 is not valid JSON"}',
                              how_to_fix="Write it as `replay read` does; see `replay schema stream`.")]
+        if kind == REDACTION_RECORD:
+            return check_redaction_record(record, path)
+        kinds = [f'"{k}"' for k in STREAM_RECORDS]
         return [_problem(
             "E_EVENT_INVALID",
-            f"unknown reserved record kind {shown(kind)!r}; streams carry \"run\", \"heal\", \"source\" and \"dropped\" records",
-            f"{path}.{RECORD_KEY}", "\"run\", \"heal\", \"source\" or \"dropped\"", kind,
+            f"unknown reserved record kind {shown(kind)!r}; streams carry {', '.join(kinds[:-1])} and {kinds[-1]} records",
+            f"{path}.{RECORD_KEY}", f"{', '.join(kinds[:-1])} or {kinds[-1]}", kind,
         )]
 
     def check_stretch(self, records: list[Any]) -> bool:
@@ -524,6 +529,22 @@ def check_run_record(record: dict[str, Any], path: str = "$") -> Problems:
         problems.append(_problem("E_ARTIFACT_SHAPE_INVALID", "run record `toolCalls` must be an array",
                                  f"{path}.toolCalls", "array", record["toolCalls"], how_to_fix=TOOL_CALL_FIX))
     return problems
+
+
+def check_redaction_record(record: dict[str, Any], path: str = "$") -> Problems:
+    """A redaction record: the audit a `redact` stage sends after the records it redacted, as it writes it (counts and
+    the warnings they give, no value: ``redaction.audit_not_ours``, which checks an incident bundle's audit too)."""
+    from replay.pipeline.model.incident.redaction import audit_not_ours  # (only a stream that has one loads redaction)
+
+    wrong = audit_not_ours({k: v for k, v in record.items() if k != RECORD_KEY}, None, [])
+    if wrong is None:
+        return []
+    where = f"{path}{wrong}"
+    return [_problem("E_EVENT_INVALID", f"a redaction record holds at {where} what a `redact` stage does not write "
+                                        "(its audit is counts and the warnings they give)", where,
+                     "the audit a redact stage writes", where,  # (where, not what: an audit never shows a value)
+                     how_to_fix="Leave a redaction record as the redact stage wrote it (or remove the whole line); see "
+                                "`replay schema stream`.")]
 
 
 def check_heal_record(record: dict[str, Any], path: str = "$") -> Problems:

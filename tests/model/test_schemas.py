@@ -29,6 +29,7 @@ import pytest
 from conftest import EXAMPLES, FIXTURES, ROOT, errors_of, jsonl, run_replay
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
+from replay.pipeline.model.incident.redaction import Redactor
 
 SCHEMAS = ROOT / "schemas"
 ARTIFACTS = FIXTURES / "artifacts"
@@ -281,6 +282,7 @@ def _ev(seq: int, kind: str) -> dict[str, Any]:
 
 HEALED_RUN = [{"$record": "run", "runId": "r1", "status": "ok", "response": "hi"}, _ev(1, "run_started"),
               _ev(2, "assistant_message"), _ev(3, "run_completed")]
+AUDIT = Redactor().audit()  # what a redact stage sends at the end of the records it redacted
 RESERVED_RECORDS = {
     "heal": {"$record": "heal", "runId": "r1", "repairs": 2, "byRule": {"alias": 2}},
     "heal-null-run-id": {"$record": "heal", "runId": None, "repairs": 1},
@@ -293,6 +295,11 @@ RESERVED_RECORDS = {
     "heal-by-rule-zero": {"$record": "heal", "runId": "r1", "repairs": 1, "byRule": {"alias": 0}},
     "source": {"$record": "source", "source": "a.jsonl"},
     "source-extra-field": {"$record": "source", "source": "a.jsonl", "note": "x"},
+    "redaction": {"$record": "redaction", **AUDIT},
+    "redaction-incident-id": {"$record": "redaction", **AUDIT, "incident_id": "inc_0123456789abcdef"},
+    "redaction-extra-field": {"$record": "redaction", **AUDIT, "note": "Jane called"},
+    "redaction-no-warnings": {"$record": "redaction", **{k: v for k, v in AUDIT.items() if k != "warnings"}},
+    "redaction-negative-count": {"$record": "redaction", **AUDIT, "pointer_removed": -1},
     "summary": {"$record": "summary", "runId": "r1"},
     "diagnostics": {"$record": "diagnostics"},
 }

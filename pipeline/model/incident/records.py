@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.model.records import RECORD_KEY, record_kind
+from replay.pipeline.model.records import RECORD_KEY, REDACTION_RECORD, record_kind
 
 INCIDENT = "incident"  # a whole incident: the bundle's fields (``redaction`` is None until a redact stage ran)
 EVALUATION = "evaluation"  # the rules' verdict on the incident before it (evaluation.json)
 AGENT_MESSAGE = "agent_message"  # {"message": one protocol message the agent sent}: candidate data, never written
 AGENT_EXIT = "agent_exit"  # how the agent process ended (counts, status, error): no candidate data
 REPLAY = "replay"  # the replay verdict (replay.json)
-REDACTION = "redaction"  # the value-free audit a redact stage sends after the non-incident records it redacted
+REDACTION = REDACTION_RECORD  # the value-free audit a redact stage sends after the non-incident records it redacted
 
 kind_of = record_kind
 

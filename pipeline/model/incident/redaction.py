@@ -625,8 +625,8 @@ def audit_not_ours(audit: Any, incident_id: str, rule_ids: list[str]) -> str | N
     counts: Counter[str] = Counter()
     for group in ("detectors", "fields"):
         if isinstance(audit.get(group), dict):
-            counts.update({k: v for k, v in audit[group].items() if type(v) is int})
-    counts.update({k: v for k, v in audit.items() if type(v) is int})
+            counts.update({k: v for k, v in audit[group].items() if type(v) is int and v >= 0})
+    counts.update({k: v for k, v in audit.items() if type(v) is int and v >= 0})  # (a count below 0 is none written)
     again = Redactor(bytes(32))
     again.counts = counts
     expected = again.audit(incident_id)
