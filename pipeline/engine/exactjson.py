@@ -245,6 +245,49 @@ def typed_equal(a: Any, b: Any) -> bool:
     return True
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """Are ``a`` and ``b`` one JSON value? As ``typed_equal``, but a number is its value, however it is written:
+    ``4900`` and ``4900.0`` (which a JavaScript agent cannot even tell apart) are one number; compared exactly, a big
+    integer included (``2**53 + 1`` is not the double ``2**53``), and a number is never ``true``. A loop, not
+    recursion: any depth JSON is read at."""
+    pairs = [(a, b)]
+    while pairs:
+        a, b = pairs.pop()
+        if _is_number(a) and _is_number(b):
+            if not _same_number(a, b):
+                return False
+        elif type(a) is not type(b):
+            return False
+        elif isinstance(a, dict):
+            if a.keys() != b.keys():
+                return False
+            pairs.extend((a[k], b[k]) for k in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            pairs.extend(zip(a, b, strict=True))
+        elif not same_leaf(a, b):
+            return False
+    return True
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or isinstance(value, float)  # (bool is an int subclass: a JSON true is no number)
+
+
+def _same_number(a: int | float, b: int | float) -> bool:
+    """Two numbers as the decimals written: a double by its shortest text (what it was read from), a number no double
+    holds by its own text (``ExactNumber``), an integer whole."""
+    if type(a) is int and type(b) is int:
+        return a == b
+    from decimal import Decimal  # here: only a number that is no integer, or an integer beside one, gets this far
+
+    def written(x: int | float) -> Decimal:
+        return Decimal(x.text if type(x) is ExactNumber else repr(x) if isinstance(x, float) else x)
+
+    return written(a) == written(b)
+
+
 def _float(text: str) -> float:
     value = float(text)
     if value in (_INF, -_INF):

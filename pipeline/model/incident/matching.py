@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.engine.exactjson import typed_equal
+from replay.pipeline.engine.exactjson import same_json
 
 MATCHED, DIVERGED, AGENT_ERROR = "matched", "diverged", "agent_error"
 TERMINALS = ("final_output", "task_error")
@@ -50,7 +50,7 @@ def recorded_calls(incident: dict[str, Any]) -> list[RecordedCall]:
 
 
 def same_call(call: RecordedCall, name: Any, args: Any) -> bool:
-    return call.name == name and typed_equal(call.args, args)
+    return call.name == name and same_json(call.args, args)
 
 
 @dataclass
@@ -74,7 +74,7 @@ class Cursor:
 def _differing_args(recorded: dict[str, Any], candidate: Any) -> dict[str, Any]:
     if not isinstance(candidate, dict):
         return {"differing": sorted(recorded), "extra": 0, "args_object": False}
-    differing = sorted(k for k in recorded if k not in candidate or not typed_equal(recorded[k], candidate[k]))
+    differing = sorted(k for k in recorded if k not in candidate or not same_json(recorded[k], candidate[k]))
     return {"differing": differing, "extra": sum(1 for k in candidate if k not in recorded), "args_object": True}
 
 
@@ -150,10 +150,10 @@ def judge(incident: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str,
                 return verdict({"kind": "changed_terminal", "step": len(steps) + 1,
                                 "message": f"the agent ended with {kind}; the recording ends with {terminal['type']}",
                                 "expected": {"terminal": terminal["type"]}, "received": {"terminal": kind}})
-            if kind == "final_output" and not typed_equal(terminal["output"], message.get("output")):
+            if kind == "final_output" and not same_json(terminal["output"], message.get("output")):
                 output = message.get("output")
                 differing = sorted(k for k in terminal["output"]
-                                   if not isinstance(output, dict) or k not in output or not typed_equal(terminal["output"][k], output[k]))
+                                   if not isinstance(output, dict) or k not in output or not same_json(terminal["output"][k], output[k]))
                 extra = sum(1 for k in output if k not in terminal["output"]) if isinstance(output, dict) else 0
                 return verdict({"kind": "changed_final_output", "step": len(steps) + 1,
                                 "message": "the agent's final output differs from the recorded one",
