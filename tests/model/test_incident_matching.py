@@ -41,7 +41,9 @@ def test_call_ids_may_differ_but_names_and_args_must_match_exactly() -> None:
     cursor = Cursor(recorded_calls(INCIDENT))
     assert cursor.answer("lookup_order", {"order_id": "order-1042", "extra": 1}) is None
     assert cursor.answer("lookup_order", ORDER) is not None
-    assert cursor.answer("issue_refund", {**REFUND_ARGS, "amount_cents": 4900.0}) is None  # typed equality
+    assert cursor.answer("issue_refund", {**REFUND_ARGS, "amount_cents": "4900"}) is None  # a string is no number
+    assert cursor.answer("issue_refund", {**REFUND_ARGS, "amount_cents": 4900.5}) is None
+    assert cursor.answer("issue_refund", {**REFUND_ARGS, "amount_cents": 4900.0}) is not None  # one JSON number
 
 
 def test_the_recorded_path_matches() -> None:
