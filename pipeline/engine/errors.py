@@ -137,6 +137,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INCIDENT_REDACT_PATH_PROTECTED": ("a --redact pointer would remove protocol structure or a rule", "Remove fields inside args, result, error, effect, output or input instead."),
     "E_INCIDENT_REDACTION_CHANGED_VERDICT": ("a rule judges the redacted incident otherwise than the export: a --redact pointer or a redacted value took what it reads (a warning)", "Check the --redact pointers against the fields the rules read (effect fields, output paths); leave those in."),
     "E_INCIDENT_NOT_REDACTED": ("a stage other than `redact` takes an export load_incident reads (the config is refused), an incident reached a writer without redaction, or a bundle holds a value redaction would change (edited after its import)", "Put a `redact` stage right after load_incident, before any other stage."),
+    "E_INCIDENT_EXPORTS_NOT_FOUND": ("a folder given to `incident import` holds no export of the --format asked for (nothing was written)", "Give the folder that holds the exports (*.json; *.jsonl/*.ndjson logs with --format runledger or replay), or one export file."),
     "E_INCIDENT_OUTPUT_NOT_EMPTY": ("the --out folder exists and is not empty", "Choose a new or empty folder; results are never overwritten."),
     "E_INCIDENT_BUNDLE_INVALID": ("not an incident bundle, or one that was changed", "Pass the incident.json an import wrote, or a promoted fixture."),
     "E_INCIDENT_CHECKSUM_MISMATCH": ("a promoted fixture does not match its SHA-256 checksum", "Restore the fixture, or import and promote the incident again."),

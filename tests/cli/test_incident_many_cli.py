@@ -163,11 +163,20 @@ def test_what_every_export_would_refuse_is_refused_once_before_anything(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exports", "logs", "rules.json"]
 
 
-def test_a_folder_without_exports_writes_nothing(tmp_path: Path) -> None:
+def test_a_folder_without_exports_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    """An import that found nothing to import exited 0 with a warning: invalid input exits 2 (the incident spec)."""
     (tmp_path / "empty").mkdir()
     done = import_dir(tmp_path / "empty", tmp_path / "imported")
-    assert done.returncode == 0 and done.stdout == b"" and b"incident.nothing_found" in done.stderr
-    assert not (tmp_path / "imported").exists()
+    assert done.returncode == 2 and done.stdout == b""
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_EXPORTS_NOT_FOUND" and error["path"] == str(tmp_path / "empty")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_bytes(b"{}\n")
+    done = import_dir(tmp_path / "logs", tmp_path / "imported")
+    assert done.returncode == 2
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_EXPORTS_NOT_FOUND" and "--format runledger or --format replay" in error["howToFix"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "logs"]
 
 
 def test_the_progress_bar_counts_exports_on_a_terminal(tmp_path: Path) -> None:

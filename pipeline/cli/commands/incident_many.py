@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from replay.pipeline.cli.app import logger, package_version
+from replay.pipeline.cli.app import package_version
 from replay.pipeline.cli.scale import cli_work, filling, run_over
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, empty_value
@@ -48,9 +48,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
         raise empty_value("--out", "--out", by_flag=True, option="out", **EMPTY_OUT)
     files = exports_in(folder, format_)
     if not files:
-        logger().warning("incident.nothing_found", path=folder,
-                         hint=f"--format {format_} imports the {'/'.join(EXPORT_SUFFIXES[format_])} files of a folder")
-        return EXIT_OK
+        raise nothing_to_import(folder, format_)
     if format_ != "canonical":
         given_rules(format_, bindings["load.rules"], limits, check=True)
     target = Path(out)
@@ -76,6 +74,20 @@ def exports_in(folder: str, format_: str) -> list[str]:
     """The exports under ``folder`` (walked as `replay read` walks one: sorted, temp names skipped) that
     ``--format`` reads: ``*.json`` for canonical, ``*.jsonl`` / ``*.ndjson`` logs for runledger and replay."""
     return [f for f in expand_paths([folder], once=False) if f.endswith(EXPORT_SUFFIXES[format_])]
+
+
+def nothing_to_import(folder: str, format_: str) -> ReplayError:
+    """An import that found nothing to import is refused (the incident specification: invalid input exits 2), not a
+    success that wrote nothing; the files of another --format there are named by count, with the flag to read them."""
+    suffixes = EXPORT_SUFFIXES[format_]
+    other = [(name, len(exports_in(folder, name))) for name in EXPORT_SUFFIXES if EXPORT_SUFFIXES[name] != suffixes]
+    found = [(name, n) for name, n in other if n]
+    fix = (f"The folder holds {found[0][1]} {'/'.join(EXPORT_SUFFIXES[found[0][0]])} file(s): give "
+           + " or ".join(f"--format {name}" for name, _ in found) + " to import them." if found else
+           "Give the folder that holds the exports, or one export file.")
+    return ReplayError("E_INCIDENT_EXPORTS_NOT_FOUND", f"{folder!r} holds no {'/'.join(suffixes)} file to import "
+                       f"(--format {format_}); nothing was written", path=folder,
+                       expected=f"a folder with {'/'.join(suffixes)} exports", received="no such file", howToFix=fix)
 
 
 def refuse_overlap(folder: str, target: Path) -> None:
