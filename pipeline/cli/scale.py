@@ -187,12 +187,15 @@ def refuse_process_local(scale: Scale, files: list[str], process_local: bool) ->
 
 # How a command over many inputs fails as one run would (not a Ctrl-C or a killed machine: those are resumed).
 RUN_FAILURES = (ReplayError, StrictAbort, StageFailed)
+# What ends a command over many inputs before its end: a failure as one run would fail, any other (a backend that could
+# not start: an unhandled error), or an interrupt. Its workers are stopped and a partial folder it made goes again.
+ENDED_EARLY = (Exception, KeyboardInterrupt)
 
 
 @contextmanager
 def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = False) -> Iterator[None]:
     """``work_dir`` (``target`` itself, or its partial sibling) made if missing for the block; when the block fails
-    as one run would, or is interrupted (Ctrl-C, SIGTERM, SIGHUP: KeyboardInterrupt), a partial sibling it made goes
+    (as one run would, or otherwise: a backend that could not start), or is interrupted (Ctrl-C, SIGTERM, SIGHUP: KeyboardInterrupt), a partial sibling it made goes
     again, so nothing appears and no temp name is left. One a killed run left, which this run resumed, stays (the next
     run resumes there); so does every partial sibling with ``resume_after_interrupt`` (a Dask cluster's workers may
     still write into it). A file standing where a folder on the way to ``target`` must be is refused first
@@ -208,7 +211,7 @@ def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = Fals
         interrupts.stage_output(work_dir, folder=True)  # (the last resort, when a stage does not stop, removes it too)
     try:
         yield
-    except (*RUN_FAILURES, KeyboardInterrupt) as exc:
+    except ENDED_EARLY as exc:
         if ours and not (resume_after_interrupt and isinstance(exc, KeyboardInterrupt)):
             import shutil  # (loaded only when a failed run leaves a partial folder to remove)
 
@@ -290,7 +293,7 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             take(outcome)
         for _ in fresh:  # let the backend finish (it stops its workers)
             pass
-    except (*RUN_FAILURES, KeyboardInterrupt) as exc:
+    except ENDED_EARLY as exc:
         # The command fails as one run would, or was interrupted: the backend stops its workers now (those busy finish
         # the file they write) rather than when the generator is collected, after the caller removed the folder they
         # write into. (Not a Dask cluster's on an interrupt: its tasks are not waited for then.)

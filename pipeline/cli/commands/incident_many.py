@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.cli.app import package_version
-from replay.pipeline.cli.scale import cli_work, filling, run_over
+from replay.pipeline.cli.scale import cli_work, filling, holding_stdout, run_over
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, empty_value
 from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
 from replay.pipeline.engine.spec import bind, load_spec
+from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import expand_paths
 from replay.pipeline.io.manifest import Manifest, work_key
 from replay.pipeline.io.staging import finish_partial, partial_sibling
@@ -60,11 +61,15 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     work_dir = place_to_write(target)
     work = cli_work(bind(doc, set={"folder.write_dir": str(work_dir)}), digest=True, inputs=len(files))
     # (the manifest's sweep leaves the export folders and the manifest only)
+    held: list[bytes] = []  # the summary lines wait for OUT: they name folders that appear with it (as heal's do)
     with filling(work_dir, target, resume_after_interrupt=scale.engine == "dask"):
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
-                          preflight=None, keep_going=True)
+                          preflight=None, keep_going=True, take=holding_stdout(held))
         # a new (or empty) OUT appears whole; nothing could be imported: nothing appears
-        finish_partial(work_dir, target, publish=totals.refused < totals.inputs)
+        published = totals.refused < totals.inputs
+        finish_partial(work_dir, target, publish=published)
+        if published:
+            write_stdout(b"".join(held))
     if totals.refused:
         return EXIT_REFUSED
     return EXIT_FAILED if totals.errors else EXIT_OK
