@@ -496,7 +496,17 @@ def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any],
     return assemble(input_, effects_complete, events, rules, positions, {"source": source}, limits, rules_where=rules_where)
 
 
-REPLAY_DISCARDED = ("run_started", "user_message", "assistant_message")
+# The event types of a replay journal that hold no tool call, result, effect or ending: what the agent and the user said
+# and thought, and the context other agents' logs add (heal maps Codex and Claude Code logs onto these). Dropped, as
+# the spec drops a RunLedger log's logs; any other type is refused (it could be a call the importer would lose).
+REPLAY_DISCARDED = ("run_started", "user_message", "assistant_message", "system_message", "reasoning", "turn_context",
+                    "session_meta", "summary", "system", "compacted")
+REPLAY_DISCARDED_PREFIXES = ("event_msg.",)  # Codex's UI messages: they repeat what its response items record
+
+
+def discarded(kind: Any) -> bool:
+    """Is ``kind`` an event type a replay journal import drops (``REPLAY_DISCARDED``)?"""
+    return isinstance(kind, str) and (kind in REPLAY_DISCARDED or kind.startswith(REPLAY_DISCARDED_PREFIXES))
 
 
 def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[Any], rules_where: dict[str, Any],
@@ -538,8 +548,14 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
         payload: dict[str, Any] = raw_payload if isinstance(raw_payload, dict) else {}
         if kind == "user_message" and prompt is None and isinstance(payload.get("text"), str):
             prompt = payload["text"]
-        if kind in REPLAY_DISCARDED:
+        if discarded(kind):
             continue
+        if kind in ("run_completed", "run_failed") and record.get("synthetic") is True:
+            refuse("E_INCIDENT_TERMINAL_MISSING", f"run {chosen!r} has no ending of its own: line {n} is a {kind} heal "
+                   "made up (synthetic) for a journal that ended without one", _at(where, ".synthetic"),
+                   expected="the run's own run_completed or run_failed", received=f"a synthetic {kind}",
+                   howToFix="Import the journal of a run that ended (its final answer or its error): the importer does "
+                            "not make up an ending, and a replay needs the recorded one.")
         event = _replay_event(kind, payload, run, _at(where, ".payload"))
         events.append(event)
         positions.append(where)
@@ -588,10 +604,17 @@ def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where
                 return {"type": "task_error", "message": error}
         refuse("E_INCIDENT_FIELD_MISSING", "run_failed has no error message", where,
                expected="payload.error.message or the run's error.message", received="nothing")
-    refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", "the journal has an event type the importer does not map", {**where, "path": "$.type"},
-           expected="tool_called, tool_completed, tool_failed, business_effect, run_completed, run_failed "
-                    "(run_started, user_message and assistant_message are dropped)",
-           received=kind if isinstance(kind, str) else json_type(kind))
+    shown = kind if isinstance(kind, str) else json_type(kind)
+    refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", f"the journal has an event of type {shown!r}, which the importer neither "
+           "maps nor drops", {**where, "path": "$.type"},
+           expected="tool_called, tool_completed, tool_failed, business_effect, run_completed, run_failed (dropped: "
+                    f"{', '.join(REPLAY_DISCARDED)}, {', '.join(p + '*' for p in REPLAY_DISCARDED_PREFIXES)})",
+           received=shown,
+           howToFix=f"If {shown!r} records no tool call, result, effect or ending, drop it and import what is left: "
+                    "`replay run drop.toml JOURNAL > kept.jsonl` with drop.toml as in the example, then "
+                    "`replay incident import kept.jsonl --format replay ...`. If it is a tool call or its result, write it "
+                    "as tool_called / tool_completed / tool_failed.",
+           example=f'chain = [{{ type = "select", exclude = ["{shown}"] }}]')
 
 
 def load_rules_file(path: str, limits: Limits) -> tuple[list[Any], dict[str, Any]]:
