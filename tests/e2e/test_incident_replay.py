@@ -188,6 +188,8 @@ def test_agent_failures_exit_1_with_a_complete_folder(imported: Path, tmp_path: 
     result = orjson.loads((out / "replay.json").read_bytes())
     assert result["status"] == "agent_error" and result["agent"]["error"]["code"] == code
     assert sorted(p.name for p in out.iterdir()) == FOLDER
+    junit = (out / "junit.xml").read_text()  # a crash, a timeout, a broken protocol: a JUnit error, not a failure
+    assert '<error type="agent_error"' in junit and 'errors="1"' in junit and 'failures="1"' in junit
     assert CANDIDATE.encode() not in folder_bytes(out) + done.stderr
 
 
@@ -219,7 +221,9 @@ def test_an_agent_that_matches_then_exits_non_zero_or_by_a_signal_is_an_agent_er
     assert (agent["status"], agent["exit_code"], agent["signal"]) == ("failed", exit_code, signal_name)
     assert agent["error"]["code"] == "E_INCIDENT_AGENT_EXITED" and how in agent["error"]["message"]
     junit = (out / "junit.xml").read_text()
-    assert '<failure type="agent_error"' in junit and how in junit and 'failures="2"' in junit  # the replay and the rule
+    # JUnit's convention: the agent that could not run to its end is an error, the rule it broke a failure
+    assert '<error type="agent_error"' in junit and how in junit and 'failures="1" errors="1"' in junit
+    assert "<failure type=\"agent_error\"" not in junit
     report = (out / "report.html").read_text()
     assert "replay AGENT ERROR; business rules FAIL" in report and "E_INCIDENT_AGENT_EXITED" in report and how in report
     trace = jsonl((out / "trace.jsonl").read_bytes())
@@ -234,7 +238,7 @@ def test_an_agent_that_matches_then_exits_0_still_matches(imported: Path, tmp_pa
     result = orjson.loads((tmp_path / "out" / "replay.json").read_bytes())
     assert result["status"] == "matched" and result["agent"]["status"] == "finished"
     assert (result["agent"]["exit_code"], result["agent"]["signal"], result["agent"]["error"]) == (0, None, None)
-    assert '<failure type="agent_error"' not in (tmp_path / "out" / "junit.xml").read_text()
+    assert 'type="agent_error"' not in (tmp_path / "out" / "junit.xml").read_text()
 
 
 @pytest.mark.parametrize(("end", "code", "errors"), [
@@ -252,7 +256,7 @@ def test_replay_gate_with_passing_rules_fails_on_an_agent_that_exits_badly(tmp_p
     (summary,) = jsonl(done.stdout)
     assert summary["rules"] == "pass" and summary["replay"] == ("matched" if code == 0 else "agent_error")
     junit = (out / "junit.xml").read_text()
-    assert f'failures="{code}"' in junit and ('type="agent_error"' in junit) == bool(code)
+    assert f'failures="0" errors="{code}"' in junit and ('<error type="agent_error"' in junit) == bool(code)
 
 
 def test_replay_gate_with_failed_rules_reports_both_the_agent_and_the_rules(imported: Path, tmp_path: Path) -> None:

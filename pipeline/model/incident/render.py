@@ -14,6 +14,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.model.incident.bundle import bundle_document, pretty
+from replay.pipeline.model.incident.matching import AGENT_ERROR
 from replay.pipeline.model.markup import shown_text, xml_text
 
 CSS = """
@@ -71,18 +72,24 @@ def quoteattr(value: str) -> str:
 
 def junit_xml(incident: dict[str, Any], evaluation: dict[str, Any], replay: dict[str, Any] | None = None) -> bytes:
     """The combined gate: a test case for the replay (when there was one) and one per rule; a rule that
-    fails, or is inconclusive, is a failure even when the replay reproduced the incident faithfully."""
+    fails, or is inconclusive, is a failure even when the replay reproduced the incident faithfully. As JUnit has it,
+    a divergence is a failure (the agent ran and did otherwise) and an agent that could not run to its end (it crashed,
+    timed out, broke the protocol, exited badly: ``agent_error``) an error, counted in ``errors``."""
     cases: list[str] = []
-    failures = 0
+    failures = errors = 0
     if replay is not None:
         name = "replay reproduces the recorded tool calls and terminal output"
         if replay["status"] == "matched":
             cases.append(f"    <testcase classname=\"incident.replay\" name={quoteattr(name)}/>")
         else:
-            failures += 1
+            element = "error" if replay["status"] == AGENT_ERROR else "failure"
+            if element == "error":
+                errors += 1
+            else:
+                failures += 1
             why = (replay.get("divergence") or {}).get("message") or (replay.get("agent") or {}).get("error", {}).get("message", "")
             cases.append(f"    <testcase classname=\"incident.replay\" name={quoteattr(name)}>\n"
-                         f"      <failure type={quoteattr(replay['status'])} message={quoteattr(why)}/>\n    </testcase>")
+                         f"      <{element} type={quoteattr(replay['status'])} message={quoteattr(why)}/>\n    </testcase>")
     for rule in evaluation["rules"]:
         name = f"{rule['id']} ({rule['type']})"
         if rule["status"] == "pass":
@@ -94,8 +101,8 @@ def junit_xml(incident: dict[str, Any], evaluation: dict[str, Any], replay: dict
     suite = quoteattr(f"incident {incident['incident_id']}")
     body = "\n".join(cases)
     return (f'<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites name="replay incident" tests="{len(cases)}" failures="{failures}" errors="0">\n'
-            f'  <testsuite name={suite} tests="{len(cases)}" failures="{failures}" errors="0" skipped="0">\n'
+            f'<testsuites name="replay incident" tests="{len(cases)}" failures="{failures}" errors="{errors}">\n'
+            f'  <testsuite name={suite} tests="{len(cases)}" failures="{failures}" errors="{errors}" skipped="0">\n'
             f"{body}\n  </testsuite>\n</testsuites>\n").encode()
 
 
