@@ -29,6 +29,7 @@ import pytest
 from conftest import EXAMPLES, FIXTURES, ROOT, errors_of, jsonl, run_replay
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
+
 from replay.pipeline.model.incident.redaction import Redactor
 
 SCHEMAS = ROOT / "schemas"

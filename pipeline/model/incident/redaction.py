@@ -616,7 +616,7 @@ def unredacted(incident: dict[str, Any]) -> tuple[list[str | int], list[str]] | 
     return None
 
 
-def audit_not_ours(audit: Any, incident_id: str, rule_ids: list[str]) -> str | None:
+def audit_not_ours(audit: Any, incident_id: str | None, rule_ids: list[str]) -> str | None:
     """Where a bundle's redaction audit (``redaction``) holds what ``Redactor.audit`` does not write (a value, a name,
     a sentence edited in), as a path under it; None when it is an audit as an import writes it: counts, the fixed
     texts, its incident's id, and the warnings its counts give (with the rules judged otherwise named by their ids)."""
