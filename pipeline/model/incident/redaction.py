@@ -752,9 +752,10 @@ def removal_pointer(text: str) -> list[str]:
         tokens = pointers.parse(text)
     except pointers.PointerSyntaxError as exc:
         _refuse("E_INCIDENT_REDACT_POINTER_INVALID", str(exc), text, example="--redact /events/*/args/internal_reference")
-    if not tokens or tokens[0] not in ("input", "events", "assertions"):
-        _refuse("E_INCIDENT_REDACT_POINTER_INVALID", f"--redact {text!r} must point into /input or /events",
-                text, expected="/input/..., /events/<i or *>/...")
+    if not tokens or tokens[0] not in ("input", "events", "assertions"):  # (the seed's three: a rule is refused as
+        _refuse("E_INCIDENT_REDACT_POINTER_INVALID",                      # protocol structure, ``protected``)
+                f"--redact {text!r} must point into /input, /events or /assertions (where only /input and /events hold "
+                "what redaction removes)", text, expected="/input/..., /events/<i or *>/...")
     return tokens
 
 
