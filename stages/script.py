@@ -12,9 +12,15 @@ Streaming: only the group being read and the last finished one (as bytes) are he
 does not end with ``finish`` and has no override is left out and reported
 (``E_SESSION_GROUP_UNFINISHED``, naming its turn and step); so are broken chunk lines, split groups
 and, at the end, overrides naming a step the session does not have. An input none of whose records is a session
-line, or with no line at all (an empty file), is said to be no session (``E_SESSION_LINE_INVALID``). The command routes
-``read.errors`` and ``parse.errors`` in, to tell an input with no line from one whose every line was refused (those are
-passed on as this stage's errors, as they were).
+line, with no line at all (an empty file), or whose every line was refused, is said to be no session
+(``E_SESSION_LINE_INVALID``, ``SessionShape``: the Python API's check too). The command routes ``read.errors`` and
+``parse.errors`` in, to tell an input with no line from one whose every line was refused (those are passed on as this
+stage's errors, as they were).
+
+The stage makes the script of one session: a graph that reads more than one (two files, a folder of sessions) is
+refused before it runs (E_USAGE_INVALID), as ``replay script`` refuses them. With no ``override``, the sidecar is
+``replay.override.json`` beside the session file when there is one (``sidecar = false``: none), so the graph
+``replay stages --graph script`` prints does what ``replay script`` does.
 """
 
 from __future__ import annotations
@@ -23,11 +29,10 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import source_name
-from replay.pipeline.model.records import is_record
+from replay.pipeline.io.journals import STDIN, is_url, source_name
 from replay.pipeline.model.session import (
     CHUNK_TYPE,
     SCRIPT_VERSION,
@@ -35,11 +40,12 @@ from replay.pipeline.model.session import (
     Group,
     Key,
     Override,
+    SessionShape,
     group_problem,
     load_overrides,
+    override_beside,
     unused_override_problem,
 )
-from replay.pipeline.model.validation import shown
 
 PLACING_KEYS = ("$.type", "$.turn", "$.step")  # what makes a line a chunk of one (turn, step) group
 
@@ -50,7 +56,9 @@ class BuildReplayScript(Transform):
                "(its lines go to `write`); a group without a finish chunk needs an override.")
     options = {
         "override": Option(str, "", "override sidecar (replay.override.json): throw / hang for named (turn, step); "
-                                    "empty: none"),
+                                    "empty: replay.override.json beside the session file when there is one"),
+        "sidecar": Option(bool, True, "with no `override`, read replay.override.json beside the session file when there "
+                                      "is one (false: no override; a session on stdin has none beside it)"),
     }
     emits_raw = True
     ports = ("errors", "notices")  # notices: a chunk that writes a key twice (E_JSON_DUPLICATE_KEY, a warning)
@@ -60,16 +68,14 @@ class BuildReplayScript(Transform):
         super().__init__(**options)
         path = self.config["override"]
         self.overrides = overrides if overrides is not None else load_overrides(path) if path else {}
+        self._override: str = path  # the sidecar read: the option's, or the one found beside the session (preflight)
         self._grouper = ChunkGrouper(self.overrides)
         self._pending: bytes | None = None  # the last replayable group, until we know whether another follows
         self._started = False
         self._source: str | None = None
         self._session: str | None = None  # the one file the graph reads (besides the override), from preflight
-        self._lines_read = 0  # the input's records of a type (replay's own marks aside)
-        self._first: tuple[Any, dict[str, Any]] | None = None  # the first one's type and where it was
-        self._session_lines = 0  # those of a session's form (a `kind/what` type: assistant/chunk, turn/start, ...)
-        self._records = 0  # every record that reached the stage (replay's own marks too)
-        self._unread = 0  # lines read or parse refused, routed in on a side input (and passed on as this stage's errors)
+        self._stdin = False  # ... when that is stdin (no sidecar beside it: a fix names --override)
+        self._shape = SessionShape()  # is the input a session at all (lines refused upstream: its ``refused``)
 
     def built_again(self, given: dict[str, Any]) -> BuildReplayScript:
         """The copy for a run takes the sidecar as this stage read it (read once: it may be a pipe)."""
@@ -77,35 +83,53 @@ class BuildReplayScript(Transform):
         return type(self)(self.overrides if same else None, **given)
 
     def preflight(self, inputs: list[str]) -> None:
-        """The session's name for the document's head when no line of it reaches this stage (an empty session,
-        or one whose every line was refused): the one file the graph reads besides the override."""
+        """The session: the one file the graph reads besides the override (two, or a folder's many, are refused: one
+        script of them all would be none of theirs). Its name heads the document when no line of it reaches this stage
+        (an empty session, or one whose every line was refused); with no ``override``, its sidecar is read here."""
         sessions = [path for path in inputs if path not in self.input_files()]
-        if len(sessions) == 1:
-            self._session = source_name(sessions[0])
+        if len(sessions) > 1:
+            shown = ", ".join(repr(source_name(p)) for p in sessions[:2]) + (" ..." if len(sessions) > 2 else "")
+            raise ReplayError(
+                "E_USAGE_INVALID", f"stage {self.id!r} makes the script of one session, and the graph reads "
+                f"{len(sessions)}: {shown}", path=f"stages.{self.id}", expected="one session journal (a file, or stdin)",
+                received=[source_name(p) for p in sessions[:3]],
+                howToFix="Give one session file, and run the graph once per session (`replay script SESSION` for each): "
+                         "each session has its own script.")
+        if len(sessions) != 1:
+            return
+        session = sessions[0]
+        self._session = source_name(session)
+        self._stdin = session == STDIN
+        if self.config["override"] or not self.config["sidecar"] or self._stdin or is_url(session):
+            return
+        beside = override_beside(session)
+        if beside.is_file():
+            self._override = str(beside)
+            self.overrides = load_overrides(beside)
+            self._grouper = ChunkGrouper(self.overrides)
 
     def whole_stream(self) -> bool:
         return True  # one document
 
     def input_files(self) -> list[str]:
-        return [self.config["override"]] if self.config["override"] else []
+        return [self._override] if self._override else []
 
     def __call__(self, batch: Batch) -> Batch | None:
         if batch.port is not None:  # diagnostics routed in (`read.errors`, `parse.errors`): lines the input had
             for problem in batch.events or ():
                 if type(problem) is dict:
-                    self._unread += 1
+                    self._shape.refused += 1
                     self.emit("errors", problem)  # (reported as they were: they reach stderr as before)
             return None
         lines: list[bytes] = []
         if not self._started:
             lines.append(self._header(batch.source))
         self._source = batch.source
-        self._records += len(batch.events or ())
         grouper = self._grouper
         for i, record in enumerate(batch.events or ()):
             if type(record) is dict and record.get("type") == CHUNK_TYPE and batch.raws[i] is not None:
                 self._duplicates(batch, i)
-            self._count(record, batch, i)
+            self._shape.count(record, batch.where(i))
             done = grouper.feed(record, batch.position(i))
             if grouper.problems:
                 self._report(grouper.problems)
@@ -124,46 +148,19 @@ class BuildReplayScript(Transform):
             lines.append(self._pending)
             self._pending = None
         lines.append(b"]}")
-        self._report([unused_override_problem(o, self.config["override"]) for o in self._grouper.unused_overrides()])
-        self._no_session()
+        not_a_session = self._no_session()
+        if not not_a_session:  # (no session: no override names a step of it; that is no news)
+            self._report([unused_override_problem(o, self._override) for o in self._grouper.unused_overrides()])
         return self._lines(lines, self._source or "<script>")
 
-    def _count(self, record: Any, batch: Batch, i: int) -> None:
-        """One more record of the input: of a session's form or not (its first one kept, to name it)."""
-        kind = record.get("type") if type(record) is dict and not is_record(record) else None
-        if not isinstance(kind, str) or not kind:
-            return  # (no record of a type: reported as no session line already)
-        self._lines_read += 1
-        if self._first is None:
-            self._first = (kind, batch.where(i))
-        self._session_lines += "/" in kind.strip("/")
-
-    def _no_session(self) -> None:
-        """An input of records none of which is a session line (another agent's log, a canonical journal) is no
-        session: said once, at the end, rather than an empty script passed off as one with no model call. So is an
-        input with no line at all (an empty file, blank lines: a harness that stopped before writing one); one whose
-        every line was refused upstream has been reported already."""
-        if not self._records and not self._unread:
-            self._report([{
-                "code": "E_SESSION_LINE_INVALID", **({"source": self._session} if self._session else {}),
-                "expected": "session lines: assistant/chunk, turn/start, tool/call, ...", "received": "no line",
-                "message": "the input has no line: this is no session journal (a harness that stopped before writing "
-                           "one?), and its script has no model call",
-                "howToFix": "Give `replay script` the session JSONL a harness persists (`replay schema session`); a "
-                            "session with no model call still has its harness lines (session/start, turn/start, ...).",
-            }])
-            return
-        if not self._lines_read or self._session_lines or self._first is None:
-            return
-        kind, where = self._first
-        self._report([{
-            "code": "E_SESSION_LINE_INVALID", **where, "path": "$.type", "expected": "assistant/chunk, turn/start, tool/call, ...",
-            "received": shown(kind),
-            "message": f"no line of the input is a session line ({self._lines_read} records, the first of type "
-                       f"{shown(kind)!r}): this is not a session journal, and its script has no model call",
-            "howToFix": "Give `replay script` the session JSONL a harness persists (`replay schema session`); an "
-                        "agent's run journal or another agent's log is read by `replay read`, `heal` and `report`.",
-        }])
+    def _no_session(self) -> bool:
+        """Is the input no session (``SessionShape``: said once, at the end)? A problem with every line refused upstream
+        (each one reported already) is said too: no session lines were read."""
+        problem = self._shape.problem(self._session)
+        if problem is None:
+            return False
+        self._report([problem])
+        return True
 
     # ------------------------------------------------------------------------------------------
     def _header(self, source: str | None) -> bytes:
@@ -171,12 +168,12 @@ class BuildReplayScript(Transform):
         head: dict[str, Any] = {"version": SCRIPT_VERSION}
         if source is not None and not source.startswith("<"):
             head["session"] = source
-        if self.config["override"]:
-            head["override"] = self.config["override"]
+        if self._override:
+            head["override"] = self._override
         return exactjson.dumps(head)[:-1] + b',"groups":['
 
     def _complete(self, group: Group, lines: list[bytes]) -> None:
-        problem = group_problem(group)
+        problem = group_problem(group, on_stdin=self._stdin)
         if problem is not None:
             self._report([problem])
             return

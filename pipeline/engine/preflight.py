@@ -55,6 +55,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                 raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target,
                                   expected=_an_output_for(stage, stages), howToFix=fix)
     _refuse_two_writers_of_one_target(stages)
+    # again: a stage's preflight may find a file it reads (the script stage, the sidecar beside its session)
+    inputs = [source for stage in stages for source in stage.input_files()]
     writes_stdout = any(target == STDIO for stage in stages for _, target in stage.outputs())
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
     # command writes its stdout into a buffer, and the command checks its own stdout

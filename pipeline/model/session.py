@@ -173,8 +173,9 @@ class Group:
         return out
 
 
-def group_problem(group: Group) -> dict[str, Any] | None:
-    """The diagnostic for a group that cannot be replayed as recorded, or None."""
+def group_problem(group: Group, *, on_stdin: bool = False) -> dict[str, Any] | None:
+    """The diagnostic for a group that cannot be replayed as recorded, or None. ``on_stdin``: the session was read from
+    stdin, which has no folder for a sidecar beside it: the fix names --override."""
     if group.finished or group.override is not None:
         return None
     name = step_name(group.turn, group.step)
@@ -183,11 +184,75 @@ def group_problem(group: Group) -> dict[str, Any] | None:
         "E_SESSION_GROUP_UNFINISHED",
         f"the model call {name} ends without a `finish` chunk: the stream threw (or was cut off) there",
         expected="a last chunk of type finish", received=f"last chunk of type {last!r}", turn=group.turn, step=group.step,
-        howToFix=f"Say what happened in {OVERRIDE_FILE} beside the session: "
+        howToFix=("Say what happened in an override sidecar given with --override FILE (the script stage's `override`; "
+                  f"a session read from stdin has no {OVERRIDE_FILE} beside it): " if on_stdin else
+                  f"Say what happened in {OVERRIDE_FILE} beside the session: ") +
                  f"{{\"overrides\": [{{\"turn\": {group.turn}, \"step\": {group.step}, \"action\": \"throw\", "
                  f"\"error\": {{\"name\": \"Error\", \"message\": \"...\"}}}}]}} (or \"action\": \"hang\").",
         **group.where,
     )
+
+
+class SessionShape:
+    """Is an input a session journal at all? Counts its records as they pass, for ``problem`` at the end: an input none
+    of whose records is a session line (another agent's log, a canonical run journal: no ``kind/what`` type), one with
+    no line at all (an empty file, blank lines: a harness that stopped before writing one) and one whose every line was
+    refused (too long, not JSON) are no session, said once, rather than an empty script passed off as a session with no
+    model call. One definition for the ``script`` stage and the Python API (``load_session_groups``)."""
+
+    def __init__(self) -> None:
+        self.records = 0  # every record counted (replay's own marks too)
+        self.typed = 0  # those of a type (replay's own marks aside)
+        self.session_lines = 0  # those of a session's form (a `kind/what` type: assistant/chunk, turn/start, ...)
+        self.first: tuple[str, dict[str, Any]] | None = None  # the first typed one's type and where it was
+        self.refused = 0  # lines the input had that were refused before they became records (reported already)
+
+    def count(self, record: Any, where: dict[str, Any]) -> None:
+        """One more record of the input: of a session's form or not (its first one kept, to name it)."""
+        self.records += 1
+        kind = record.get("type") if type(record) is dict and not is_record(record) else None
+        if not isinstance(kind, str) or not kind:
+            return  # (no record of a type: reported as no session line already)
+        self.typed += 1
+        if self.first is None:
+            self.first = (kind, where)
+        self.session_lines += "/" in kind.strip("/")
+
+    @property
+    def lines_read(self) -> bool:
+        """Did any record of the input get through (so that overrides naming its steps can be judged)?"""
+        return self.records > 0
+
+    def problem(self, source: str | None = None, *, command: str = "replay script") -> dict[str, Any] | None:
+        """E_SESSION_LINE_INVALID when the input counted is no session journal, else None."""
+        named = {"source": source} if source else {}
+        if not self.records:
+            if self.refused:
+                return diagnostic(
+                    "E_SESSION_LINE_INVALID",
+                    f"no session lines read: each of the input's {self.refused} line{'s' if self.refused > 1 else ''} "
+                    f"was refused (above), and its script has no model call",
+                    **named, expected="session lines: assistant/chunk, turn/start, tool/call, ...",
+                    received=f"{self.refused} line{'s' if self.refused > 1 else ''} refused",
+                    howToFix="Fix what the errors above say (a line longer than --max-line-bytes: raise it), then run "
+                             f"`{command}` again.")
+            return diagnostic(
+                "E_SESSION_LINE_INVALID",
+                "the input has no line: this is no session journal (a harness that stopped before writing one?), and its "
+                "script has no model call", **named,
+                expected="session lines: assistant/chunk, turn/start, tool/call, ...", received="no line",
+                howToFix=f"Give `{command}` the session JSONL a harness persists (`replay schema session`); a session "
+                         "with no model call still has its harness lines (session/start, turn/start, ...).")
+        if not self.typed or self.session_lines or self.first is None:
+            return None
+        kind, where = self.first
+        return diagnostic(
+            "E_SESSION_LINE_INVALID",
+            f"no line of the input is a session line ({self.typed} records, the first of type {shown(kind)!r}): this is "
+            "not a session journal, and its script has no model call",
+            **{**where, "path": "$.type"}, expected="assistant/chunk, turn/start, tool/call, ...", received=shown(kind),
+            howToFix=f"Give `{command}` the session JSONL a harness persists (`replay schema session`); an agent's run "
+                     "journal or another agent's log is read by `replay read`, `heal` and `report`.")
 
 
 def unused_override_problem(override: Override, source: str | None = None) -> dict[str, Any]:
@@ -336,23 +401,33 @@ def _file_lines(path: str | Path, source: str) -> Iterator[bytes]:
         raise input_unreadable(source, exc, what="session journal", line=n + 1, offset=offset) from exc
 
 
-def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]],
-                  overrides: dict[Key, Override] | None = None) -> tuple[list[Group], list[dict[str, Any]]]:
-    """All groups of a session in journal order, and every problem found (none when it replays as recorded)."""
+def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]], overrides: dict[Key, Override] | None = None, *,
+                  refused: list[dict[str, Any]] | None = None, session: str | None = None,
+                  command: str = "replay script") -> tuple[list[Group], list[dict[str, Any]]]:
+    """All groups of a session in journal order, and every problem found (none when it replays as recorded). An input
+    that is no session journal is a problem too (``SessionShape``); ``refused``: the lines refused before they became
+    records (filled while ``records`` is read: ``session_lines``), ``session``: its name, for when no record says it."""
     grouper = ChunkGrouper(overrides)
+    shape = SessionShape()
     groups: list[Group] = []
-    source: str | None = None
+    source: str | None = session
     for record, where in records:
         source = where.get("source", source)
+        shape.count(record, where)
         done = grouper.feed(record, where)
         if done is not None:
             groups.append(done)
     last = grouper.finish()
     if last is not None:
         groups.append(last)
+    shape.refused = len(refused or ())
     problems = list(grouper.problems)
     problems.extend(p for p in map(group_problem, groups) if p is not None)
-    problems.extend(unused_override_problem(o, source) for o in grouper.unused_overrides())
+    not_a_session = shape.problem(source, command=command)
+    if not_a_session is not None:  # (then no override names a step it has: that is no news)
+        problems.append(not_a_session)
+    else:
+        problems.extend(unused_override_problem(o, source) for o in grouper.unused_overrides())
     return groups, problems
 
 
@@ -375,7 +450,8 @@ def load_session_groups(path: str | Path, override: str | Path | None = None, *,
     elif use_sidecar and override_beside(path).is_file():
         overrides = load_overrides(override_beside(path))
     unreadable: list[dict[str, Any]] = []
-    groups, problems = derive_groups(session_lines(path, unreadable), overrides)
+    groups, problems = derive_groups(session_lines(path, unreadable), overrides, refused=unreadable, session=str(path),
+                                     command="ReplayModel.from_session")
     problems = unreadable + problems
     if problems:
         first = dict(problems[0])

@@ -50,10 +50,13 @@ def test_a_session_no_line_of_which_reaches_the_script_still_names_it(tmp_path: 
     session.write_bytes(content)
     done = run_replay("script", str(session))
     assert done.returncode == 1
-    (error,) = errors_of(done.stderr)
-    if content.strip():
-        assert error["code"] == "E_JSONL_LINE_INVALID"  # (the line refused: said once, no more)
+    if content.strip():  # the line refused, and then what it means: no session line was read (said once, at the end)
+        refused, error = errors_of(done.stderr)
+        assert (refused["code"], error["code"], error["source"], error["received"]) == (
+            "E_JSONL_LINE_INVALID", "E_SESSION_LINE_INVALID", str(session), "1 line refused")
+        assert error["message"].startswith("no session lines read")
     else:
+        (error,) = errors_of(done.stderr)
         assert (error["code"], error["source"], error["received"]) == ("E_SESSION_LINE_INVALID", str(session), "no line")
     assert (run_replay("script", str(session), "--out", str(tmp_path / "s.json")).returncode,
             (tmp_path / "s.json").exists()) == (1, False)
@@ -272,8 +275,17 @@ def test_the_script_never_overwrites_its_override_sidecar(tmp_path: Path):
 
 
 def test_the_printed_spec_run_as_a_config_does_what_the_command_does(tmp_path: Path):
+    """The spec found no replay.override.json beside the session (the command did, before binding it): `replay run` of
+    the printed graph refused the overloaded session (E_SESSION_GROUP_UNFINISHED, whose fix said to write the sidecar
+    that was there) where `replay script` gave its script. The script stage finds the sidecar itself now."""
     spec = tmp_path / "script.toml"
     spec.write_bytes(run_replay("stages", "--graph", "script").stdout)
+    by_config = run_replay("run", str(spec), str(OVERLOADED))
+    by_command = run_replay("script", str(OVERLOADED))
+    assert (by_config.returncode, by_command.returncode) == (0, 0), by_config.stderr
+    assert by_config.stdout == by_command.stdout and b'"action":"throw"' in by_config.stdout
+    assert by_config.stderr == by_command.stderr == b""
+    spec.write_text(spec.read_text().replace('type = "script"', 'type = "script"\nsidecar = false'))  # --no-override
     by_config = run_replay("run", str(spec), str(OVERLOADED))
     by_command = run_replay("script", str(OVERLOADED), "--no-override")
     assert by_config.returncode == by_command.returncode == 1
@@ -317,3 +329,50 @@ def test_a_json_document_of_records_that_are_no_session_lines_says_where_each_is
     errors = errors_of(result.stderr)
     assert [(e["code"], e["path"]) for e in errors] == [("E_SESSION_LINE_INVALID", "$[0].type"),
                                                         ("E_SESSION_LINE_INVALID", "$[1].type")]
+
+
+def test_the_printed_spec_refuses_two_sessions_as_the_command_does(tmp_path: Path):
+    """`replay run script.toml DIR` (or two files) made one script of every session read, with bogus
+    E_SESSION_GROUP_SPLIT errors blamed on the second; `replay script DIR` refuses a folder. The graph refuses more than
+    one session before anything runs (E_USAGE_INVALID, exit 2, nothing on stdout)."""
+    spec = tmp_path / "script.toml"
+    spec.write_bytes(run_replay("stages", "--graph", "script").stdout)
+    for args in ([str(SCENARIOS)], [str(ECHO), str(OVERLOADED)]):
+        done = run_replay("run", str(spec), *args)
+        assert (done.returncode, done.stdout) == (2, b""), done.stderr
+        (error,) = errors_of(done.stderr)
+        assert error["code"] == "E_USAGE_INVALID" and "one session" in error["message"], error
+    assert run_replay("run", str(spec), str(ECHO), str(ECHO), "--workers", "2").returncode == 2
+    assert run_replay("run", str(spec), str(OVERLOADED), "--workers", "2").returncode == 0  # (one session: as above)
+
+
+def test_a_session_every_line_of_which_is_too_long_says_no_session_line_was_read(tmp_path: Path):
+    """Every line over --max-line-bytes: the sidecar's override was said to name 'a model call the session does not
+    have' (E_OVERRIDE_STEP_UNKNOWN), as if the session had been read. Now: no session lines read."""
+    done = run_replay("script", str(OVERLOADED), "--max-line-bytes", "10")
+    assert done.returncode == 1
+    errors = errors_of(done.stderr)
+    assert "E_OVERRIDE_STEP_UNKNOWN" not in [e["code"] for e in errors]
+    [said] = [e for e in errors if e["code"] == "E_SESSION_LINE_INVALID"]
+    assert said["message"].startswith("no session lines read") and said["received"] == "34 lines refused"
+
+
+def test_an_unfinished_call_on_stdin_says_to_give_override_not_to_put_a_sidecar_beside_it():
+    """On stdin there is no folder to put replay.override.json in: the fix names --override."""
+    done = run_replay("script", input=OVERLOADED.read_bytes())
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_SESSION_GROUP_UNFINISHED" and "--override FILE" in error["howToFix"]
+    assert "beside the session:" not in error["howToFix"]
+    by_file = errors_of(run_replay("script", str(OVERLOADED), "--no-override").stderr)[0]
+    assert "replay.override.json beside the session" in by_file["howToFix"]
+
+
+def test_the_sidecar_the_stage_finds_is_an_input_no_output_may_write_over(tmp_path: Path):
+    """The script stage finds the sidecar beside the session itself: it is one of the graph's inputs all the same."""
+    shutil.copy(OVERLOADED, tmp_path / "session.jsonl")
+    sidecar = tmp_path / "replay.override.json"
+    shutil.copy(SCENARIOS / "overloaded" / "replay.override.json", sidecar)
+    before = sidecar.read_bytes()
+    done = run_replay("script", str(tmp_path / "session.jsonl"), "--out", str(sidecar))
+    assert (done.returncode, [e["code"] for e in errors_of(done.stderr)]) == (2, ["E_CONFIG_OPTION_INVALID"])
+    assert sidecar.read_bytes() == before

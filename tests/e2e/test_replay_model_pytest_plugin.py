@@ -213,3 +213,31 @@ def test_ctrl_c_during_a_test_ends_the_run_as_pytest_ends_it(tmp_path: Path):
     out = proc.communicate(timeout=120)[0].decode()
     assert proc.returncode == 2, out
     assert "KeyboardInterrupt" in out and "Traceback" not in out and "E_REPLAY_LEFTOVER" not in out
+
+
+NO_SESSION = '''
+def test_an_empty_session(replay_session):
+    model = replay_session("empty.jsonl")
+    assert model.remaining == []
+
+
+def test_a_log_that_is_no_session(replay_session):
+    model = replay_session("claude.jsonl")
+    assert model.remaining == []
+'''
+
+
+def test_a_file_that_is_no_session_fails_the_test_that_loads_it(tmp_path: Path):
+    """An empty file, and another agent's log, were a session with no model call: the test passed, replaying nothing.
+    They are no session (E_SESSION_LINE_INVALID), as `replay script` says of them."""
+    from conftest import CORPUS
+
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    shutil.copy(CORPUS / "claude-code" / "session_b.jsonl", tmp_path / "claude.jsonl")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_agent.py").write_text(NO_SESSION)
+    out = run_pytest(tmp_path).stdout
+    for name in ("test_an_empty_session", "test_a_log_that_is_no_session"):
+        [line] = outcome(out, name)
+        assert line.startswith("FAILED") and ("is no session journal" in line or "is not a session journal" in line), out
+    assert "2 failed" in out

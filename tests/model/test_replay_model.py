@@ -198,3 +198,24 @@ def test_an_override_given_with_a_replay_script_is_refused_not_ignored(tmp_path:
         ReplayModel.load(script, sidecar)
     assert raised.value.code == "E_USAGE_INVALID"
     assert ReplayModel.load(script).calls == [(1, 0)]
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b'{"type":"user","message":"hi"}\n{"type":"assistant"}\n'],
+                         ids=["empty", "blank-lines", "another-agents-log"])
+async def test_a_file_that_is_no_session_is_refused_as_replay_script_refuses_it(tmp_path: Path, content: bytes):
+    """ReplayModel.from_session took an empty file, or a log none of whose lines is a session line, as a session with no
+    model call: a test of it passed, replaying nothing. It is no session (E_SESSION_LINE_INVALID), said as the script
+    stage says it (one check: ``SessionShape``)."""
+    from conftest import run_replay
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(ReplayError) as caught:
+        ReplayModel.from_session(path)
+    error = caught.value.body
+    by_script = orjson.loads(run_replay("script", str(path), process=True).stderr.splitlines()[0])["error"]
+    assert error["code"] == by_script["code"] == "E_SESSION_LINE_INVALID"
+    assert (error["source"], error["received"]) == (by_script["source"], by_script["received"])
+    assert error["message"] == by_script["message"] and caught.value.exit_code == 1
+    path.write_bytes(b'{"type":"session/start"}\n{"type":"turn/start","turn":1}\n')  # a session with no model call
+    assert ReplayModel.from_session(path).remaining == []

@@ -78,9 +78,9 @@ def test_chunks_are_grouped_by_turn_and_step_in_journal_order_around_harness_lin
 @st.composite
 def sessions(draw: st.DrawFn) -> tuple[list[Any], list[tuple[tuple[int, int], list[dict[str, Any]]]]]:
     """A journal of model calls (each ending in finish) with harness lines anywhere, and the calls."""
-    calls = []
+    calls = []  # (a session/start first: a session with no model call still has its harness lines, or it is none)
     keys = draw(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), unique=True, max_size=8))
-    records: list[Any] = []
+    records: list[Any] = [{"type": "session/start", "sessionId": "s"}]
     for turn, step in keys:
         texts = draw(st.lists(st.text(max_size=5), max_size=4))
         chunks = [{"type": "text-delta", "text": t} for t in texts] + [{"type": "finish", "finishReason": "stop"}]

@@ -11,7 +11,7 @@ from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, path_kind
-from replay.pipeline.model.session import OVERRIDE_FILE, override_beside, session_folder
+from replay.pipeline.model.session import OVERRIDE_FILE, session_folder
 
 
 @click.command(epilog="""\b
@@ -42,8 +42,6 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
         raise ReplayError("E_USAGE_INVALID", "give --override FILE or --no-override, not both")
     if session != STDIN and path_kind(session) == "directory":
         raise session_folder(session)
-    if override is None and not no_override and session != STDIN and override_beside(session).is_file():
-        override = str(override_beside(session))
     if override is not None and not os.path.exists(override):
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
                           howToFix="Check the path given to --override, or leave it out.")
@@ -52,7 +50,9 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
                           "file", path=override,
                           howToFix=f"Name the sidecar file, e.g. --override {os.path.join(override, OVERRIDE_FILE)}, "
                                    "or leave --override out.")
-    bound = {"script.override": override, "write.path": Flag("--out", out), "read.max_line_bytes": max_line_bytes}
+    # (the sidecar beside SESSION is the script stage's own default: `replay run` of the spec finds it too)
+    bound = {"script.override": Flag("--override", override), "script.sidecar": False if no_override else None,
+             "write.path": Flag("--out", out), "read.max_line_bytes": max_line_bytes}
     # A script refused (any error) is not written to --out at all: the first error stops it, as --strict does,
     # before `write` commits the file.
     return exit_code_for(run_spec("script", [session], set=bound, strict=strict or out is not None))
