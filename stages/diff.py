@@ -20,6 +20,7 @@ from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.engine.text import utf8
+from replay.pipeline.io.journals import SKIPPED
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.runs import Run, name_run, starts_run
@@ -122,7 +123,10 @@ class DiffRuns(Transform):
             if "offset" not in where and "path" in where and problem.get("code") == "E_EVENT_NOT_OBJECT":
                 # a record of a JSON document: no byte offset to cut at, the record's path says which
                 where["howToFix"] = f"Each record of the document must be a JSON object: fix or remove {where['path']}."
-            raise refused("E_JOURNAL_READ_FAILED", f"cannot compare: {problem.get('message', 'an input is unreadable')}",
+            said = str(problem.get("message", "an input is unreadable"))
+            if problem.get("code") == "E_JSONL_LINE_TOO_LONG":  # (read skips the line; the diff does not go on past it)
+                said = said.removesuffix(SKIPPED)
+            raise refused("E_JOURNAL_READ_FAILED", f"cannot compare: {said}",
                           cause=problem.get("code"), **where)
         sides = self._split()
         if len(sides) != 2:

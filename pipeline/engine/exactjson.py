@@ -642,6 +642,18 @@ def _repeated(tree: Any) -> Iterator[tuple[str, int]]:
             stack.extend((child, f"{path}[{i}]") for i, child in enumerate(node))
 
 
+class KeyPairs(list):  # type: ignore[type-arg]
+    """An object as its ``(key, value)`` pairs in the order written, a key written twice kept twice (``loads_pairs``)."""
+
+
+def loads_pairs(raw: bytes) -> Any:
+    """``raw`` decoded with each object as a ``KeyPairs`` (``loads`` keeps only the last value of a key written twice),
+    its numbers as ``loads`` reads them; raises ``ValueError`` where ``raw`` is no JSON. Slow (Python's own scanner):
+    for the few lines that write a key twice."""
+    with deep():
+        return json.loads(raw, object_pairs_hook=KeyPairs, parse_int=_int, parse_float=loads, parse_constant=_reject_constant)
+
+
 class _Pairs(dict):  # type: ignore[type-arg]
     """An object as its key/value pairs in order, duplicates included (and where each key starts, when kept)."""
 

@@ -12,12 +12,21 @@ What always differs between two runs of the same agent, and is normalised on bot
 A line that is a JSON object or array is compared as its normalised value re-serialised compactly
 with its keys in their original order; any other line as normalised text. ``Normalisation.extended``
 adds keys (``replay golden check --time-key/--id-key/--ignore-key`` on the command line).
+
+A value is what a JSON reader reads: ``100`` is an integer and ``1e2`` or ``100.0`` a float (to Python, and to any
+typed reader of the session), so ``{"a":1e2}`` and ``{"a":100}`` differ (the difference says that is all they differ
+in), while ``1e2`` and ``100.0`` are one value. A key written twice in one object (``{"a":"x","a":"y"}``) is kept
+twice: readers keep one of its values (the last, or the first), so a line that writes it twice is not the same as one
+that writes it once, and each such line is said (``on_duplicate``: E_JSON_DUPLICATE_KEY, a warning, from the command).
+Files are read gunzipped when their bytes are gzip (as ``replay read`` and ``replay script`` read them).
 """
 
 from __future__ import annotations
 
+import gzip
 import re
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,7 +34,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, gunzipped
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
 ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
@@ -58,15 +67,18 @@ class LineNormaliser:
 
     rules: Normalisation
     ids: dict[str, int] = field(default_factory=dict)
+    duplicates: list[str] = field(default_factory=list)  # the keys the last line normalised writes twice (JSON paths)
 
     def line(self, raw: bytes) -> bytes:
         body = raw
+        self.duplicates = []
         if body[:1] in (b"{", b"["):
             try:
                 value = exactjson.loads(body)
             except orjson.JSONDecodeError:
                 pass
             else:
+                self.duplicates = exactjson.duplicate_keys(body, value)
                 with exactjson.deep():  # (normalising recurses twice a level: as deep as a line is read, 1024 levels)
                     return exactjson.dumps(self.value(value))
         # bytes that are not UTF-8 stay themselves (surrogateescape): two lines that differ only there still differ
@@ -81,16 +93,38 @@ class LineNormaliser:
             return self.text(value)
         return value
 
-    def _field(self, key: str, value: Any) -> Any:
+    def _field(self, key: str, value: Any, walk: Callable[[Any], Any] | None = None) -> Any:
+        walk = walk or self.value
         if value is None or isinstance(value, dict | list):
-            return self.value(value)
+            return walk(value)
         if key in self.rules.time_keys:
             return TIME
         if key in self.rules.id_keys:
             return self._id(str(value))
         if key in self.rules.ignore_keys:
             return IGNORED
-        return self.value(value)
+        return walk(value)
+
+    def line_with_pairs(self, raw: bytes) -> bytes | None:
+        """A JSON line normalised with every key it writes twice kept twice, in the order written (``line`` keeps the
+        last value of each, as a reader does); its ids numbered on from this file's without changing them (the lines
+        after it are numbered as ``line`` numbers them). None when ``raw`` is no JSON."""
+        try:
+            tree = exactjson.loads_pairs(raw)
+        except ValueError:
+            return None
+        again = LineNormaliser(self.rules, dict(self.ids))
+        with exactjson.deep():
+            return _dumps_pairs(again._pairs(tree))
+
+    def _pairs(self, value: Any) -> Any:
+        if type(value) is exactjson.KeyPairs:
+            return exactjson.KeyPairs((k, self._field(k, v, self._pairs)) for k, v in value)
+        if isinstance(value, list):
+            return [self._pairs(v) for v in value]
+        if isinstance(value, str):
+            return self.text(value)
+        return value
 
     def text(self, text: str) -> str:
         if "-" not in text:
@@ -103,6 +137,15 @@ class LineNormaliser:
         if n is None:
             n = self.ids[value] = len(self.ids) + 1
         return f"<id:{n}>"
+
+
+def _dumps_pairs(value: Any) -> bytes:
+    """JSON text of a value with objects as ``KeyPairs``: a key written twice is written twice."""
+    if type(value) is exactjson.KeyPairs:
+        return b"{" + b",".join(exactjson.dumps(k) + b":" + _dumps_pairs(v) for k, v in value) + b"}"
+    if isinstance(value, list):
+        return b"[" + b",".join(map(_dumps_pairs, value)) + b"]"
+    return exactjson.dumps(value)
 
 
 @dataclass(frozen=True)
@@ -126,6 +169,15 @@ class Difference:
         return f"line {self.line} differs after normalisation"
 
 
+class GzipUnreadable(Exception):
+    """A gzip input that is corrupt or cut off: the line where reading stopped and the byte offset where it starts
+    (in the gunzipped text)."""
+
+    def __init__(self, line: int, offset: int, reason: str) -> None:
+        super().__init__(reason)
+        self.line, self.offset = line, offset
+
+
 class LineTooLong(Exception):
     """A line longer than the limit ``bounded_lines`` was given: its number and the byte offset where it starts."""
 
@@ -137,9 +189,17 @@ class LineTooLong(Exception):
 def bounded_lines(handle: BinaryIO, limit: int) -> Iterator[bytes]:
     """The lines of ``handle``, split on ``\\n`` only, each with its ``\\n`` when it had one; one longer than ``limit``
     bytes (its ``\\n`` aside) raises LineTooLong, read no further than that (a line of gigabytes, `/dev/zero`, was held
-    whole: MemoryError)."""
+    whole: MemoryError). A handle whose bytes are gzip is read gunzipped (``gunzipped``); one corrupt or cut off raises
+    GzipUnreadable."""
+    handle = gunzipped(handle)
     number, offset = 0, 0
-    while line := handle.readline(limit + 1):
+    while True:
+        try:
+            line = handle.readline(limit + 1)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise GzipUnreadable(number + 1, offset, str(exc) or type(exc).__name__) from exc
+        if not line:
+            return
         number += 1
         if len(line) > limit and not line.endswith(b"\n"):
             raise LineTooLong(number, offset)
@@ -153,9 +213,11 @@ def file_lines(path: str | Path, limit: int = DEFAULT_MAX_LINE_BYTES) -> Iterato
         yield from bounded_lines(handle, limit)
 
 
-def first_difference(recorded: Iterable[bytes], new: Iterable[bytes],
-                     rules: Normalisation | None = None) -> tuple[Difference | None, int]:
-    """Compare two line streams (lines may end with ``\\n``); the first difference and the lines compared."""
+def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Normalisation | None = None,
+                     on_duplicate: Callable[[str, int, list[str]], None] | None = None) -> tuple[Difference | None, int]:
+    """Compare two line streams (lines may end with ``\\n``); the first difference and the lines compared.
+    ``on_duplicate(side, line, keys)``: called for each line compared (``side``: "recorded" or "new") that writes a
+    key twice in one object, with the keys' JSON paths."""
     rules = rules or Normalisation()
     left, right = rules.for_file(), rules.for_file()
     a, b = iter(recorded), iter(new)
@@ -167,10 +229,20 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes],
         n += 1
         na = left.line(ra.rstrip(b"\n")) if ra is not None else None
         nb = right.line(rb.rstrip(b"\n")) if rb is not None else None
+        if on_duplicate is not None:
+            for side, normaliser, raw in (("recorded", left, ra), ("new", right, rb)):
+                if raw is not None and normaliser.duplicates:
+                    on_duplicate(side, n, normaliser.duplicates)
         if ra is None or rb is None:
             return Difference(n, _strip(ra), _strip(rb), na, nb), n
+        twice = left.duplicates, right.duplicates
         if na != nb:
-            return Difference(n, _strip(ra), _strip(rb), na, nb, note=_only_bytes_around(n, ra, rb, left, right)), n
+            note = _only_bytes_around(n, ra, rb, left, right) or _only_number_kinds(na, nb)
+            return Difference(n, _strip(ra), _strip(rb), na, nb, note=note), n
+        if twice[0] or twice[1]:
+            pa, pb = left.line_with_pairs(ra.rstrip(b"\n")), right.line_with_pairs(rb.rstrip(b"\n"))
+            if pa != pb:
+                return Difference(n, _strip(ra), _strip(rb), pa, pb, note=_only_keys_twice(*twice)), n
         if ra.endswith(b"\n") != rb.endswith(b"\n"):
             side = "recorded" if not ra.endswith(b"\n") else "new"
             return Difference(n, _strip(ra), _strip(rb), na, nb, note=f"the {side} file has no newline at its end"), n
@@ -200,6 +272,48 @@ def _only_bytes_around(n: int, recorded: bytes, new: bytes, left: LineNormaliser
     if not marks or left.line(lines[0]) != right.line(lines[1]):
         return ""
     return "the lines differ only in that " + " and ".join(marks)
+
+
+def _only_keys_twice(recorded: list[str], new: list[str]) -> str:
+    """Why two lines that read as the same value differ: a key written twice, whose other value a reader may keep."""
+    said = [f"the {side} line writes {', '.join(keys)} twice" for side, keys in (("recorded", recorded), ("new", new))
+            if keys]
+    return ("the lines differ only where a key is written twice in one object (" + " and ".join(said) + "): a reader "
+            "keeps one of its values, the last or the first")
+
+
+def _only_number_kinds(recorded: bytes | None, new: bytes | None) -> str:
+    """Why two normalised JSON lines differ, when all they differ in is numbers of one value written as an integer on
+    one side and as a float (a fraction or an exponent: ``1e2``, ``100.0``) on the other: where the first is; "" when
+    they differ otherwise."""
+    if recorded is None or new is None or recorded[:1] not in (b"{", b"["):
+        return ""
+    try:
+        a, b = exactjson.loads(recorded), exactjson.loads(new)
+    except orjson.JSONDecodeError:
+        return ""
+    found: list[str] = []
+    with exactjson.deep():
+        if not _same_but_number_kinds(a, b, "$", found) or not found:
+            return ""
+    return (f"the lines differ only in how a number is written ({found[0]}: an integer in one line, a float in the "
+            "other): to a JSON reader such as Python's or a typed one, 100 and 1e2 (or 100.0) are different values")
+
+
+def _same_but_number_kinds(a: Any, b: Any, path: str, found: list[str]) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same_but_number_kinds(a[k], b[k], f"{path}.{k}", found) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_but_number_kinds(x, y, f"{path}[{i}]", found)
+                                        for i, (x, y) in enumerate(zip(a, b, strict=True)))
+    numbers = (int, float)
+    if type(a) is not bool and type(b) is not bool and isinstance(a, numbers) and isinstance(b, numbers) \
+            and type(a) is not type(b):
+        if a == b:
+            found.append(path)
+            return True
+        return False
+    return type(a) is type(b) and a == b
 
 
 def normalise_lines(lines: Iterable[bytes], rules: Normalisation | None = None) -> list[bytes]:

@@ -271,6 +271,11 @@ def test_a_line_too_long_is_told_to_raise_max_line_bytes(tmp_path: Path) -> None
     assert (done.returncode, done.stdout, error["code"], error["cause"]) == (
         2, b"", "E_JOURNAL_READ_FAILED", "E_JSONL_LINE_TOO_LONG"), error
     assert (error["line"], error["offset"], error["howToFix"]) == (2, 13, "Raise --max-line-bytes or split the record.")
+    # it was "...; skipped" (read's word: read goes on past the line), and --help said "reported and skipped": the diff
+    # refuses the input
+    assert error["message"].endswith("line 2 is longer than 100 bytes"), error["message"]
+    helped = " ".join(run_replay("diff", "--help").stdout.decode().split())
+    assert "skipped" not in helped and "longer line cannot be compared: refused" in helped
 
 
 @pytest.mark.parametrize(("a", "b", "side", "held"), [

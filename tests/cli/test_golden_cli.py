@@ -219,3 +219,61 @@ def test_a_line_longer_than_max_line_bytes_is_refused_not_held_whole(tmp_path: P
                            input=recorded.read_bytes(), capture_output=True, timeout=60, check=False)
     error, = errors_of(short.stderr)
     assert short.returncode == 2 and (error["line"], error["offset"]) == (2, 8), short.stderr
+
+
+def test_a_key_written_twice_is_a_difference_and_a_warning(tmp_path: Path, capsysbinary):
+    """`{"a":"x","a":"y"}` was the same as `{"a":"y"}`, silently (only the last value was compared). A reader may keep
+    either value: the line is compared as written, keys written twice kept twice, and each such line is warned about
+    (E_JSON_DUPLICATE_KEY), as every other command warns."""
+    twice, once = tmp_path / "k8.jsonl", tmp_path / "k9.jsonl"
+    twice.write_bytes(b'{"a":"x","a":"y"}\n')
+    once.write_bytes(b'{"a":"y"}\n')
+    done = subprocess.run([REPLAY, "golden", "check", str(twice), str(once)], capture_output=True, check=False)
+    result = orjson.loads(done.stdout)
+    assert (done.returncode, result["same"], result["line"]) == (1, False, 1)
+    assert "written twice" in result["difference"] and "$.a" in result["difference"]
+    notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in line]
+    assert [(n["source"], n["line"], n["keys"], n["level"]) for n in notes] == [(str(twice), 1, ["$.a"], "warning")]
+    same = subprocess.run([REPLAY, "golden", "check", str(twice), str(twice)], capture_output=True, check=False)
+    assert same.returncode == 0 and orjson.loads(same.stdout)["same"] is True  # (written twice alike: the same)
+    assert same.stderr.count(b"E_JSON_DUPLICATE_KEY") == 2  # (once per file)
+    other = tmp_path / "k10.jsonl"
+    other.write_bytes(b'{"a":"z","a":"y"}\n')  # (the same last value, another first one)
+    assert subprocess.run([REPLAY, "golden", "check", str(twice), str(other)], capture_output=True,
+                          check=False).returncode == 1
+
+
+def test_a_gzipped_copy_is_the_same_session(tmp_path: Path):
+    """golden check read a .gz file's compressed bytes as lines ("line 1 different"); script and read gunzip it."""
+    import gzip
+
+    recorded = write(tmp_path / "recorded.jsonl", RECORDED)
+    packed = tmp_path / "recorded.jsonl.gz"
+    packed.write_bytes(gzip.compress(Path(recorded).read_bytes()))
+    for args, stdin in (([recorded, str(packed)], None), ([str(packed), "-"], packed.read_bytes())):
+        done = subprocess.run([REPLAY, "golden", "check", *args], input=stdin, capture_output=True, check=False)
+        assert (done.returncode, orjson.loads(done.stdout)["same"], done.stderr) == (0, True, b""), done.stderr
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed.read_bytes()[:40])
+    done = subprocess.run([REPLAY, "golden", "check", recorded, str(cut)], capture_output=True, check=False)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"], error["source"]) == (2, b"", "E_GZIP_INVALID", str(cut))
+
+
+def test_an_integer_and_a_float_of_one_value_differ_and_say_so(tmp_path: Path, capsysbinary):
+    """1e2 is a float (100.0) to a JSON reader, 100 an integer: different values, as a Python or typed reader of the
+    session reads them; the difference says that is all. 1e2 and 100.0 are one value."""
+    a, b, c = (tmp_path / f"{n}.jsonl" for n in "abc")
+    a.write_bytes(b'{"a":1e2,"b":[1]}\n')
+    b.write_bytes(b'{"a":100,"b":[1]}\n')
+    c.write_bytes(b'{"a":100.0,"b":[1]}\n')
+    code, [result], _ = golden(capsysbinary, str(a), str(b))
+    assert code == 1 and "how a number is written ($.a" in result["difference"], result
+    assert golden(capsysbinary, str(a), str(c))[0] == 0
+
+
+def test_max_line_bytes_help_says_a_longer_line_is_refused():
+    """The help said "longer lines are reported and skipped"; golden check refuses the file (exit 2)."""
+    helped = " ".join(subprocess.run([REPLAY, "golden", "check", "--help"], capture_output=True, text=True,
+                                     check=False).stdout.split())
+    assert "skipped" not in helped and "longer line cannot be compared: refused" in helped

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
-from replay.pipeline.cli.commands.read import max_line_option
+from replay.pipeline.cli.commands.read import max_line_bytes_option
 from replay.pipeline.cli.commands.walk import data_dir_option, resolve_journal
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.diff import DEFAULT_IGNORE, IgnorePathError, parse_ignore
@@ -26,7 +26,8 @@ Graph: `replay stages --graph diff` (read -> parse -> dialect -> diff -> write).
               help="Also leave this field out of the comparison (dot-separated keys, `*` any key, `**` any depth); repeatable.")
 @click.option("--no-default-ignore", is_flag=True, help="Compare every field, timestamps and ids too.")
 @data_dir_option
-@max_line_option
+@max_line_bytes_option("Longest line accepted; an input with a longer line cannot be compared: refused "
+                       "(E_JOURNAL_READ_FAILED, exit 2).")
 def diff(a: str, b: str, as_json: bool, ignore: tuple[str, ...], no_default_ignore: bool, data_dir: str | None,
          max_line_bytes: int) -> int:
     """Compare two runs record by record: the first divergence and a summary of what differs.

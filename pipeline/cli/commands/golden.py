@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from replay.pipeline.cli.commands.read import max_line_option
+from replay.pipeline.cli.app import logger, max_errors
+from replay.pipeline.cli.commands.read import max_line_bytes_option
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
@@ -26,10 +27,19 @@ from replay.pipeline.engine.errors import (
     input_unreadable,
     printable,
 )
+from replay.pipeline.engine.log import log_record
 from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
+from replay.pipeline.engine.quota import Quota
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import path_kind, require_stdin, source_name
-from replay.pipeline.testing.goldens import LineTooLong, Normalisation, bounded_lines, file_lines, first_difference
+from replay.pipeline.testing.goldens import (
+    GzipUnreadable,
+    LineTooLong,
+    Normalisation,
+    bounded_lines,
+    file_lines,
+    first_difference,
+)
 
 STDIN = "-"
 
@@ -48,6 +58,9 @@ Normalised on both sides before comparing (see `replay.pipeline.testing.goldens`
   values of id keys (id, sessionId, runId, ...)                  -> "<id:N>", numbered per file
   values of durationMs, elapsedMs, latencyMs                     -> "<ignored>"
   RFC 3339 timestamps and UUIDs inside any string or text line   -> <time>, <id:N>
+A JSON line counts as its value re-serialised (100 and 1e2 are an integer and a float: they
+differ); a key written twice is kept twice, and warned about (E_JSON_DUPLICATE_KEY). A .gz file
+(or stdin) is read gunzipped.
 \b
 Examples:
   replay golden check recorded.jsonl new.jsonl
@@ -57,7 +70,8 @@ Examples:
 @click.option("--time-key", multiple=True, metavar="KEY", help="Also treat KEY's values as times (repeatable).")
 @click.option("--id-key", multiple=True, metavar="KEY", help="Also treat KEY's values as ids (repeatable).")
 @click.option("--ignore-key", multiple=True, metavar="KEY", help="Ignore KEY's values altogether (repeatable).")
-@max_line_option
+@max_line_bytes_option("Longest line accepted; a file with a longer line cannot be compared: refused "
+                       "(E_JSONL_LINE_TOO_LONG, exit 2).")
 def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str, ...], ignore_key: tuple[str, ...],
           max_line_bytes: int) -> int:
     """Compare NEW (`-` for stdin) with the golden RECORDED, line by line after normalisation.
@@ -72,8 +86,19 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
         _check_input(path)
     refuse_stdout_into_an_input([recorded, new])
     rules = Normalisation().extended(time_keys=time_key, id_keys=id_key, ignore_keys=ignore_key)
+    names, quota, log = {"recorded": recorded, "new": new}, Quota(max_errors()), logger()
+
+    def twice(side: str, line: int, keys: list[str]) -> None:  # (a warning, as every command that reads JSON gives)
+        note = {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys, "source": source_name(names[side]),
+                "line": line, "message": f"line {line} of the {side} file has a key written twice in one object "
+                                         f"({', '.join(keys)}); it is compared as written, each value kept"}
+        if quota.admit(note):
+            log_record(log, "warning", "notice", note)
+
     difference, lines = first_difference(_lines(recorded, "recorded golden", max_line_bytes),
-                                         _lines(new, "new journal or transcript", max_line_bytes), rules)
+                                         _lines(new, "new journal or transcript", max_line_bytes), rules, twice)
+    for summary in quota.left_out("warning"):
+        log_record(log, "warning", "notice", summary)
     result: dict[str, Any] = {"same": difference is None, "recorded": printable(recorded), "new": printable(new)}
     if difference is None:
         result["lines"] = lines
@@ -111,9 +136,10 @@ def _check_input(path: str) -> None:
 
 
 def _lines(path: str, what: str, limit: int) -> Iterator[bytes]:
-    """The lines of ``path`` (``-``: stdin); one that cannot be opened or read is E_INPUT_UNREADABLE, a line longer than
-    ``limit`` E_JSONL_LINE_TOO_LONG, both refusals (exit 2): nothing is printed before both files are read to their
-    first difference."""
+    """The lines of ``path`` (``-``: stdin), gunzipped when it is gzip; one that cannot be opened or read is
+    E_INPUT_UNREADABLE, a gzip stream corrupt or cut off E_GZIP_INVALID, a line longer than ``limit``
+    E_JSONL_LINE_TOO_LONG, all refusals (exit 2): nothing is printed before both files are read to their first
+    difference."""
     try:
         if path == STDIN:
             yield from bounded_lines(sys.stdin.buffer, limit)
@@ -125,6 +151,9 @@ def _lines(path: str, what: str, limit: int) -> Iterator[bytes]:
         raise ReplayError("E_JSONL_LINE_TOO_LONG", f"line {exc.line} of the {what} is longer than {limit} bytes",
                           source=source_name(path), line=exc.line, offset=exc.offset, expected=f"at most {limit} bytes",
                           howToFix="Raise --max-line-bytes, or compare files of lines.") from exc
+    except GzipUnreadable as exc:
+        raise ReplayError("E_GZIP_INVALID", f"the {what} is gzip, and could not be read from line {exc.line} on: {exc}",
+                          source=source_name(path), line=exc.line, offset=exc.offset, exit_code=EXIT_REFUSED) from exc
 
 
 def _text(line: bytes | None) -> str | None:
