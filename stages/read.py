@@ -65,6 +65,11 @@ class ReadJournal(Source):
                              "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends", minimum=0),
         "mark_sources": Option(bool, True, "with several inputs, put a {\"$record\": \"source\"} line before each "
                                "one's records, so a stream piped on keeps the files apart"),
+        "mark_named_documents": Option(bool, False, "put that {\"$record\": \"source\"} line before another agent's "
+                                       "log read whole (an OpenHands event list, a mini-swe-agent trajectory) from a named "
+                                       "file even when it is the only input: its run is named after the file, and a "
+                                       "stream piped on names it so too (`replay read x.json | replay heal` as "
+                                       "`replay heal x.json`), not `stdin`"),
         "mark_dropped": Option(bool, False, "put a {\"$record\": \"dropped\"} line where a line was skipped (too long) "
                                "or an input's reading failed, so a parse down the pipe reports it again"),
     }
@@ -80,6 +85,7 @@ class ReadJournal(Source):
         self.batch_events = BATCH_EVENTS
         self._short = False
         self._files: list[str] | None = None
+        self._unmarked: str | None = None  # (mark_named_documents) the named input being read that no source line marks yet
 
     def input_files(self) -> list[str]:
         """The files this read will read, found once: the preflight asks first, and the read reads that list."""
@@ -122,7 +128,8 @@ class ReadJournal(Source):
         for path in files:
             source = source_name(path)  # a name for diagnostics, valid UTF-8
             if mark:  # downstream, even through a pipe, each file stays a source of its own
-                await out.send(Batch.of([{RECORD_KEY: SOURCE_RECORD, "source": source}], source))
+                await out.send(_source_mark(source))
+            self._unmarked = source if not mark and path != STDIN and self.config["mark_named_documents"] else None
             self._cutter = None
             try:
                 async with open_journal(path, self.config["follow"]) as reader:
@@ -192,14 +199,28 @@ class ReadJournal(Source):
 
         if is_record_array(document):  # no artifact: a journal written as an array (another agent's event list too),
             # split into its records as a read of it splits them (`dialect` maps another agent's)
+            await self._mark_named(document, out)
             await self._send(list(document_items(document, source, self.batch_events)), out)
             return
         if document_dialect(document) is not None:  # no artifact: another agent's run in one object, for `dialect`
+            await self._mark_named(document, out)
             await self._send([_trajectory_batch(document, source)], out)
             return
         batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
         batch.pointers = ["$"]
         await self._send([batch], out)
+
+    async def _mark_named(self, document: Any, out: Output) -> None:
+        """(``mark_named_documents``) Before another agent's log read whole from a named file that no source line marks
+        (the only input): a source line naming the file, as one goes before each of several inputs. Such a run takes
+        its id from the file's name (``dialect``); down a pipe, without it, the name would be the pipe's (`stdin`)."""
+        source, self._unmarked = self._unmarked, None
+        if source is None:
+            return
+        from replay.pipeline.model.dialects.detect import document_dialect
+
+        if document_dialect(document) is not None:
+            await out.send(_source_mark(source))
 
     def _note_duplicates(self, source: str, data: bytes, document: Any, skipped: int) -> None:
         """A document read whole (``data``, ``skipped`` bytes into its input; ``document`` read from it) with a key
@@ -266,10 +287,12 @@ class ReadJournal(Source):
                 value, fault = parsed = _parsed(head)
                 if fault is None and is_document(value):
                     self._note_duplicates(source, head, value, cutter.offset)
+                    await self._mark_named(value, out)
                     await self._send(list(document_items(value, source, self.batch_events)), out)
                     return
                 if (trajectory := _dialect_document(head, parsed)) is not None:  # e.g. a mini-swe-agent .traj.json
                     self._note_duplicates(source, head, trajectory, cutter.offset)
+                    await self._mark_named(trajectory, out)
                     await self._send([_trajectory_batch(trajectory, source)], out)
                     return
                 if named_document and fault is None and type(value) is dict and head.strip().count(b"\n"):
@@ -384,6 +407,11 @@ class ReadJournal(Source):
             await out.send(batch)
         if self._side:
             await out.drain()
+
+
+def _source_mark(source: str) -> Batch:
+    """The source line that goes before an input's records: the records after it came from ``source``."""
+    return Batch.of([{RECORD_KEY: SOURCE_RECORD, "source": source}], source)
 
 
 def _dropped(diagnostic: dict[str, Any]) -> Batch:

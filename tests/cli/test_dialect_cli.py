@@ -85,9 +85,9 @@ def test_a_trajectory_of_more_than_a_thousand_records_piped_as_lines_heals_as_th
     whole = run_replay("heal", str(path))
     piped = run_replay("heal", input=lines.stdout)
     assert whole.returncode == piped.returncode == 0, piped.stderr
-    named = jsonl(whole.stdout.replace(b'"long"', b'"stdin"'))  # a run named from its file's name is `stdin` in a pipe
+    named = jsonl(whole.stdout)  # read's source line keeps the file's name down the pipe: the run is `long` there too
     assert named[0]["status"] == "ok" and named[-2]["type"] == "run_completed"
-    assert jsonl(piped.stdout) == named and piped.stderr == b""
+    assert jsonl(piped.stdout) == [{"$record": "source", "source": str(path)}, *named] and piped.stderr == b""
     early = run_replay("heal", "--max-line-bytes", "20000", input=lines.stdout)
     assert "status" not in jsonl(early.stdout)[0]
     [warning] = [w for w in jsonl(early.stderr) if w.get("event") == "dialect.opened_early"]
@@ -292,3 +292,24 @@ def test_heal_and_read_warn_of_another_dialects_lines_in_one_file(tmp_path):
             notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_DIALECT_MISMATCH" in line]
             assert [(n["line"], n["offset"], n["expected"], n["received"], n["level"], n["event"]) for n in notes] == [
                 (len(first.splitlines()) + 1, len(first), expected, received, "warning", f"{command}.notice")], done.stderr
+
+
+def test_a_whole_document_log_piped_from_read_is_named_after_its_file_as_heal_of_the_file_names_it(tmp_path):
+    """`replay read x.json | replay heal` named an OpenHands or mini-swe-agent run `stdin` (read wrote no source line
+    for its only input), where `replay heal x.json` names it `x`: read marks such a file's records with its name, so the
+    pipe heals, reports and logs the run under the file's name, the rest as the file's heal writes it."""
+    for path, name in ((OPENHANDS, "basic"), (CORPUS / "mini-swe-agent" / "github_issue.traj.json", "github_issue")):
+        lines = run_replay("read", str(path))
+        assert lines.returncode == 0, lines.stderr
+        assert jsonl(lines.stdout)[0] == {"$record": "source", "source": str(path)}
+        whole = run_replay("heal", str(path), "--log", str(tmp_path / "whole.jsonl"))
+        piped = run_replay("heal", "--log", str(tmp_path / "piped.jsonl"), input=lines.stdout)
+        assert whole.returncode == piped.returncode == 0, piped.stderr
+        assert jsonl(piped.stdout)[1:] == jsonl(whole.stdout) and jsonl(whole.stdout)[0]["runId"] == name
+        logged = jsonl((tmp_path / "piped.jsonl").read_bytes())
+        assert logged and {(e["runId"], e["source"]) for e in logged} == {(name, str(path))}
+        report = run_replay("report", "--format", "json", input=lines.stdout)
+        assert report.returncode == 0, report.stderr
+        assert [r["runId"] for r in orjson.loads(report.stdout)["runs"]] == [name]
+    alone = run_replay("read", "-", input=OPENHANDS.read_bytes())  # stdin has no name to give: no source line
+    assert alone.returncode == 0 and b'"$record":"source"' not in alone.stdout
