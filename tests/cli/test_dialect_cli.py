@@ -313,3 +313,30 @@ def test_a_whole_document_log_piped_from_read_is_named_after_its_file_as_heal_of
         assert [r["runId"] for r in orjson.loads(report.stdout)["runs"]] == [name]
     alone = run_replay("read", "-", input=OPENHANDS.read_bytes())  # stdin has no name to give: no source line
     assert alone.returncode == 0 and b'"$record":"source"' not in alone.stdout
+
+
+def test_a_file_of_two_claude_code_sessions_one_after_another_is_two_runs(tmp_path):
+    """Two Claude Code sessions written into one file (two `sessionId`s) were read as one run, named after the first:
+    each session is a run of its own, its own run record, run_started and seq from 1. A resumed session's records,
+    which Claude Code writes under the new session's id linked to the records before (`parentUuid`), go on with the
+    run they continue."""
+    first, second = CLAUDE.read_bytes(), (CORPUS / "claude-code" / "session_b.jsonl").read_bytes()
+    both = tmp_path / "both.jsonl"
+    both.write_bytes(first.rstrip(b"\n") + b"\n" + second)
+    healed = run_replay("heal", str(both))
+    assert healed.returncode == 0, healed.stderr
+    out = jsonl(healed.stdout)
+    runs = [r for r in out if r.get("$record") == "run"]
+    assert [r["runId"] for r in runs] == ["test_session", "session_b"]
+    assert runs[1]["prompt"].startswith("This is from a different session file")
+    assert [e["seq"] for e in out if e.get("runId") == "session_b" and "seq" in e][:2] == [1, 2]
+    report = run_replay("report", "--format", "json", str(both))
+    assert [r["runId"] for r in orjson.loads(report.stdout)["runs"]] == ["test_session", "session_b"], report.stderr
+    resumed = [orjson.loads(line) for line in second.splitlines()]
+    last_uuid = [orjson.loads(line) for line in first.splitlines() if b'"uuid"' in line][-1]["uuid"]
+    for record in resumed:  # the new session goes on from the last record of the one before, each from the one before it
+        record["parentUuid"], last_uuid = last_uuid, record["uuid"]
+    lineage = tmp_path / "resumed.jsonl"
+    lineage.write_bytes(first.rstrip(b"\n") + b"\n" + b"\n".join(orjson.dumps(r) for r in resumed) + b"\n")
+    one = run_replay("heal", str(lineage))
+    assert [r["runId"] for r in jsonl(one.stdout) if r.get("$record") == "run"] == ["test_session"], one.stderr

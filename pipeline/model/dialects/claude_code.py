@@ -18,6 +18,12 @@ Every event of a record gets its ``timestamp``, ``id`` = ``uuid``, ``parentId`` 
 only (Claude Code writes one record per content block of a response, repeating its usage). Run facts:
 ``runId`` = ``sessionId``, ``prompt`` = the first user text that is not a meta record, ``model``,
 ``cwd``, ``version``, ``gitBranch``.
+
+One file can hold more than one session (session logs written one after another into one file): a record of
+another ``sessionId`` than the run's that opens its session (no ``parentUuid``, nor a ``logicalParentUuid``: the
+root of its conversation) begins a run of its own. A record of another session that goes on from a record
+before it (a resumed or continued session's records, which Claude Code writes under the new session's id into
+the same transcript, linked by ``parentUuid``) goes on with the run.
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ class ClaudeCodeMapper(Mapper):
     def __init__(self, source: str) -> None:
         super().__init__(source)
         self._messages: set[str] = set()  # message ids whose model call was mapped already
+
+    def starts_run(self, record: dict[str, Any]) -> bool:
+        session = _str(record.get("sessionId"))
+        if session is None or session == self.facts.get("runId", session):
+            return False
+        return record.get("parentUuid") is None and record.get("logicalParentUuid") is None  # the root of its session
 
     def map(self, record: Any) -> Mapped:
         rtype = record.get("type")
