@@ -24,6 +24,7 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import (
+    EPOCH,
     RUN_COMPLETED,
     RUN_FAILED,
     ends_unknown,
@@ -411,7 +412,7 @@ class RunTally:
         stamp = event.get("timestamp")
         moment = None
         if self.timeline:
-            moment = instant(stamp)
+            moment = instant(stamp) if stamp != EPOCH else None  # (heal's stand-in for no time: no moment)
             self._see_moment(moment, stamp)
         else:  # looked at a few thousand at a time (only the earliest and the latest matter)
             self.stamps.append(stamp)
@@ -531,6 +532,8 @@ class RunTally:
         text order is time order: only the earliest and the latest are parsed; if either is no date (month 13),
         every one is looked at in turn."""
         stamps, self.stamps = self.stamps, []
+        if EPOCH in stamps:  # heal's stand-in for a run that tells no time (fix_timestamp): no time, not 1970
+            stamps = [stamp for stamp in stamps if stamp != EPOCH]
         if not stamps:
             return
         if same_shape_utc(stamps):  # (a leap second, 23:59:60.x, too: after 23:59:59.x, before the next day)

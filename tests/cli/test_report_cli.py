@@ -764,3 +764,26 @@ def test_a_number_beyond_a_double_is_shown_as_written_in_every_format(tmp_path: 
         done = run_replay("report", "--format", fmt, str(path))
         assert done.returncode == 0, done.stderr
         assert b"1e400" in done.stdout and b"inf" not in done.stdout.replace(b"info", b""), (fmt, done.stdout)
+
+
+def test_a_run_that_tells_no_time_is_undated_in_a_healed_report_not_1970():
+    """A run with no timestamp anywhere (a mini-swe-agent trajectory) gets the Unix epoch from heal (fix_timestamp's
+    time of last resort); its report dated it 1970 and stretched the aggregate span from 1970 to the other runs'
+    end. Such a run is undated (no start, end or duration: `-`), and the aggregate span is the dated runs' own."""
+    corpus = ROOT / "tests" / "fixtures" / "corpus"
+    healed = run_replay("heal", str(corpus / "mini-swe-agent" / "github_issue.traj.json"),
+                        str(corpus / "openhands" / "basic.json"))
+    assert healed.returncode == 0 and b"1970-01-01T00:00:00.000Z" in healed.stdout, healed.stderr
+    done = run_replay("report", "--format", "json", input=healed.stdout)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    undated, dated = report["runs"]
+    assert (undated["runId"], undated["startedAt"], undated["endedAt"], undated["durationMs"]) == (
+        "github_issue", None, None, None)
+    assert (dated["startedAt"], dated["endedAt"]) == ("2025-01-27T22:44:56.900Z", "2025-01-27T22:45:18.405Z")
+    span = report["aggregate"]
+    assert (span["startedAt"], span["endedAt"], span["durationMs"]) == (
+        dated["startedAt"], dated["endedAt"], dated["durationMs"])
+    for how in ("text", "markdown", "html"):
+        shown = run_replay("report", "--format", how, input=healed.stdout)
+        assert shown.returncode == 0 and b"1970" not in shown.stdout, how
