@@ -7,7 +7,9 @@ Only events that carry a call id (``callId``, ``toolCallId`` or ``id`` in the pa
 - a dangling call (a ``tool_called`` with no result by the end of its run) gets a synthetic
   ``tool_unanswered`` event at the run's end, before its terminal event: it says that no result was
   recorded, and never invents one. A ``tool_unanswered`` already in the stream closes its call, so
-  healing healed output adds nothing.
+  healing healed output adds nothing. Its ``reason`` (and the repair's message) says why none was read as far as
+  the run knows it: when a line of the run after the call was left out (too long, not JSON, cut off: what read or
+  parse reported, ``model.dropped``), its result may have been on that line; when none was, the run has none.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
+from replay.pipeline.model.dropped import DROPPED_LINES, DroppedLines
 from replay.pipeline.model.events import TERMINAL_TYPES, event_type
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.model.toolcalls import (
@@ -38,7 +41,7 @@ class PairToolCalls(RunScoped):
     summary = "Drop tool results with no call in the run (orphans); mark calls with no result by a synthetic tool_unanswered."
 
     def begin_run(self, run: Run) -> None:
-        run.state.update(open={}, answered=set(), last=None)
+        run.state.update(open={}, answered=set(), last=None, last_line=None)
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         events = batch.events
@@ -49,6 +52,9 @@ class PairToolCalls(RunScoped):
             if stamp is not None:
                 state["last"] = stamp
                 break
+        lines = [n for n in batch.lines[start:end] if n is not None]
+        if lines:  # the run's last line so far (in its input), for the lines left out after a call
+            state["last_line"] = max(lines) if state["last_line"] is None else max(state["last_line"], *lines)
         for i in [i for i in range(start, end) if event_type(events[i]) in _JUDGED]:
             self._judge(batch, i, events[i], i == end - 1)
 
@@ -81,14 +87,34 @@ class PairToolCalls(RunScoped):
         marks = []
         for cid, call in run.state["open"].items():
             name = call.get("toolName")
+            why, dropped = self._why_none(run, call)
             marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
                 "callId": cid, "toolName": name, "status": "unanswered",
-                "reason": "no result for this tool call was read before the run ended (none is invented): the run "
-                          "has none, or it was on a line that could not be read",
+                "reason": f"no result for this tool call was read before the run ended (none is invented): {why}",
             }), **call["place"]})
             where = {k: call[k] for k in ("source", "line", "offset", "path") if k in call}
-            self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}) got no result before the run ended; "
-                        f"marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED, seqBefore=call.get("seq"),
-                        **where)
+            self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}) got no result before the run ended"
+                        f"{dropped}; marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED,
+                        seqBefore=call.get("seq"), **where)
         run.state["open"] = {}
+        last_line = run.state["last_line"]
+        known = self.shared.get(DROPPED_LINES)
+        if known is not None and last_line is not None:
+            known.forget_upto(run.source, last_line + 1)  # (the run's lines are judged)
         return marks
+
+    def _why_none(self, run: Run, call: dict[str, Any]) -> tuple[str, str]:
+        """Why no result of ``call`` was read, as far as this run knows: (the mark's words, the log message's). A line
+        of the run left out after the call (up to the line right after the run's last one: where a run cut off ends)
+        may have held it; with every line read, the run has none. Run alone (no graph run tells it what was left out),
+        the stage cannot tell the two apart, nor of a record a document held (no lines)."""
+        known: DroppedLines | None = self.shared.get(DROPPED_LINES)
+        line, last_line = call.get("line"), run.state["last_line"]
+        if known is None or type(line) is not int or last_line is None:  # (or a document's record: no lines)
+            return "the run has none, or it was on a line that could not be read", ""
+        found = known.first_between(run.source, line, max(last_line, line) + 1)
+        if found is None:
+            return "the run has none (every line of it after the call was read)", ""
+        at, code = found
+        return (f"line {at} of the run, after the call, was left out ({code}): its result may have been on it",
+                f" (line {at} after it was left out, {code}: the result may have been on it)")

@@ -27,6 +27,7 @@ from replay.pipeline.engine.errors import excerpt, invalid_line, utf8_fault
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
+from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import (
     DROPPED_RECORD,
     RECORD_KEY,
@@ -269,6 +270,7 @@ class ParseLines(Transform):
     def _report(self, batch: Batch, i: int, code: str, message: str, **fields: Any) -> dict[str, Any]:
         """Report line ``i`` and return the dropped record that stands for it in a marked stream."""
         self.error(code, message, batch, i, **fields)
+        dropped_lines(self.shared).note(batch.source, batch.lines[i], code)
         return dropped_record(code, message, batch.position(i), **fields)
 
     def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
@@ -288,6 +290,7 @@ class ParseLines(Transform):
 
     def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:
         original = raw.decode("utf-8", "replace")
+        dropped_lines(self.shared).note(batch.source, batch.lines[i], "E_JSONL_LINE_TORN")
         message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
         if self.config["torn_tail"] == "repair":
             self._torn_repairs.append({
@@ -317,6 +320,7 @@ class ParseLines(Transform):
         fields = {k: v for k, v in mark.items() if k not in (RECORD_KEY, "code", "message", "original")}
         fields["source"] = batch.source
         code, message = mark["code"], str(mark.get("message", ""))
+        dropped_lines(self.shared).note(batch.source, fields.get("line"), code)
         if code == "E_JSONL_LINE_TORN" and self.config["torn_tail"] == "repair":
             self._torn_repairs.append({"rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source,
                                   "line": fields.get("line"), "offset": fields.get("offset"),

@@ -34,6 +34,7 @@ from replay.pipeline.io.journals import (
 )
 from replay.pipeline.io.run_files import HEALED, is_raw_capture
 from replay.pipeline.model.artifacts import document_items
+from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
 
@@ -123,6 +124,7 @@ class ReadJournal(Source):
         super().emit(port, record)
 
     async def _produce(self, out: Output) -> None:
+        dropped_lines(self.shared)  # the stages after know the lines left out are noted (none so far)
         files = self.input_files()
         mark = self.config["mark_sources"] and max(len(files), command_inputs()) > 1
         for path in files:
@@ -396,6 +398,7 @@ class ReadJournal(Source):
             if isinstance(item, dict):
                 item.setdefault("stage", self.id)
                 self.emit("errors", item)
+                dropped_lines(self.shared).note(item.get("source"), item.get("line"), item.get("code"))
                 if self.config["mark_dropped"]:
                     marks.append(_dropped(item))
             else:

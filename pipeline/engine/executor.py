@@ -193,10 +193,12 @@ async def run_graph(
         preflight((live.stage for task in tasks for live in task.nodes), graph.read_files, probed)
     except ReplayError as exc:
         raise graph.as_written(exc) from None
+    shared: dict[str, Any] = {}  # (``Stage.shared``: one for all the stages of this run)
     for task in tasks:
         for live in task.nodes:
             live.stage.log = log
             live.stage.diagnostics_limit = port.limit
+            live.stage.shared = shared
     task_by_head = {t.nodes[0].id: t for t in tasks}
     task_of = {n.id: t for t in tasks for n in t.nodes}
     result = RunResult()

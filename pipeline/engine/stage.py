@@ -158,6 +158,9 @@ class Stage:
         self.facts: dict[str, Any] = {}
         self.log: Any = None  # the run's logger, set by the executor (structlog-style calls)
         self.diagnostics_limit = DEFAULT_LIMIT  # diagnostics printed per input and code (--max-errors), set likewise
+        # What the stages of one graph run tell each other beside the stream (one dict for all of them, set likewise;
+        # a stage run alone has its own): e.g. the lines read or parse left out (``model.dropped``)
+        self.shared: dict[str, Any] = {}
 
     def fresh(self, args: list[str] | None = None) -> Stage:
         """A copy with the same configuration and no per-run state: what one run of a graph executes; ``args``:

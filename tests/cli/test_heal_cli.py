@@ -1232,3 +1232,37 @@ def test_a_heal_log_left_unwritten_by_a_closed_pipe_is_said(tmp_path):
     assert lines[-1] == "0" and not (tmp_path / "L.jsonl").exists()
     (said,) = [json.loads(line) for line in lines[:-1] if "heal.log_not_written" in line]
     assert said["path"] == "L.jsonl" and said["level"] == "warning"
+
+
+def test_an_unanswered_calls_mark_says_its_result_may_be_on_a_line_left_out_of_its_run(tmp_path):
+    """heal marked a call `tool_unanswered` ("no result ... was read") when its result was on a line too long to read
+    (--max-line-bytes), and its words did not know a line of the run was left out. When a line of the run after the
+    call was left out (too long, not JSON), the mark and its log line say the result may have been on it, naming the
+    line; when every line of the run was read (a line left out of another run, or before the call), the run has none.
+    A file and `replay read | replay heal` say the same."""
+    call = {"callId": "c1", "toolName": "cat"}
+    result = ev(3, "tool_completed", payload={**call, "output": "x" * 5000})
+    runs = [ev(1, "run_started"), ev(2, "tool_called", payload=call), result, ev(4, "run_completed"),
+            ev(1, "run_started", run="r2"), ev(2, "tool_called", run="r2", payload={"callId": "c2"}),
+            ev(3, "run_completed", run="r2"),
+            ev(1, "run_started", run="r3"), ev(2, "note", run="r3", payload={"big": "y" * 5000}),
+            ev(3, "tool_called", run="r3", payload={"callId": "c3"}), ev(4, "run_completed", run="r3")]
+    lines = lines_of(runs)
+    lines.insert(6, b'{"seq": 3, "not json')  # r2's result, cut: a line that is no JSON
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    piped = run_replay("read", "--max-line-bytes", "1000", str(path))
+    for how in (("heal", "--max-line-bytes", "1000", str(path)), ("heal", "--max-line-bytes", "1000")):
+        log = tmp_path / "log.jsonl"
+        done = run_replay(*how, "--log", str(log), input=None if str(path) in how else piped.stdout)
+        assert done.returncode == 1, done.stderr  # (the lines left out are errors)
+        marks = {e["runId"]: e["payload"]["reason"] for e in jsonl(done.stdout) if e.get("type") == "tool_unanswered"}
+        assert "line 3 of the run, after the call, was left out (E_JSONL_LINE_TOO_LONG)" in marks["r1"], marks
+        assert "may have been on it" in marks["r1"] and "may have been on it" in marks["r2"]
+        assert "line 7 of the run, after the call, was left out (E_JSONL_LINE_INVALID)" in marks["r2"], marks
+        assert "the run has none (every line of it after the call was read)" in marks["r3"], marks  # (its long line: before)
+        logged = {e["runId"]: e["message"] for e in jsonl(log.read_bytes()) if e["rule"] == "pair_tool_calls"}
+        assert "line 3 after it was left out, E_JSONL_LINE_TOO_LONG: the result may have been on it" in logged["r1"]
+        assert "left out" not in logged["r3"]
+    whole = run_replay("heal", str(path))  # every line read: r1 answered, r2's cut line is still left out
+    assert [e["runId"] for e in jsonl(whole.stdout) if e.get("type") == "tool_unanswered"] == ["r2", "r3"]
