@@ -34,6 +34,7 @@ from replay.pipeline.model.events import (
     same_shape_utc,
     written_timestamp,
 )
+from replay.pipeline.model.healing import BUILTIN_ALIASES, resolve_alias
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, tool_name
@@ -52,6 +53,12 @@ STATUSES = ("ok", "error", "unknown")  # a run's status in a report (``RunTally.
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
 _READ_TYPES = TOOL_TYPES | {RUN_FAILED}  # the events whose payload a summary reads (besides its usage)
+# Heal's built-in type aliases (``alias``: tool_start, tool_end, llm_message, ...), read as the types they stand for:
+# a journal not healed yet is counted as heal would rename it, its stream unchanged. The hot path pays nothing for them:
+# the events whose payload is read are found by one set (their aliases in it too), and a run's counts by type are
+# folded into the canonical types once, when its summary is made (``RunTally.fold_aliases``).
+CANONICAL_TYPES = {old: resolve_alias(BUILTIN_ALIASES, old)[0] for old in BUILTIN_ALIASES}
+_READ_KINDS = _READ_TYPES | {old for old, new in CANONICAL_TYPES.items() if new in _READ_TYPES}
 # The prompt cache's input tokens a usage object counts, by the names it gives them (``export --otlp`` reads these too,
 # as ``gen_ai.usage.cache_read.input_tokens`` / ``cache_creation.input_tokens``): read from the cache, and written to it.
 # Anthropic counts them beside ``input_tokens``, which leaves them out; Codex's ``cached_input_tokens`` is a part of its
@@ -406,6 +413,7 @@ class RunTally:
         kind = event.get("type")
         if type(kind) is not str or not kind:
             kind = NO_TYPE
+        kind = CANONICAL_TYPES.get(kind, kind)  # (an alias heal renames: as the type it stands for)
         self.by_type[kind] += 1
         if self.run_id is None and isinstance(event.get("runId"), str) and event["runId"]:
             self.run_id = event["runId"]
@@ -455,10 +463,10 @@ class RunTally:
         if len(self.stamps) >= STAMPS_HELD:
             self._fold_stamps()
         payloads = values_of(events, "payload")
-        for i in itertools.compress(range(n), map(_READ_TYPES.__contains__, types)):  # tool events and failures
-            payload, event = payloads[i], events[i]
-            self._read_payload(types[i], payload if type(payload) is dict else {}, event.get("timestamp"), base + i,
-                               event.get("seq"), event.get("synthetic"))
+        for i in itertools.compress(range(n), map(_READ_KINDS.__contains__, types)):  # tool events and failures
+            payload, event, kind = payloads[i], events[i], types[i]
+            self._read_payload(CANONICAL_TYPES.get(kind, kind), payload if type(payload) is dict else {},
+                               event.get("timestamp"), base + i, event.get("seq"), event.get("synthetic"))
         objects = [payload["usage"] for payload in payloads if type(payload) is dict and "usage" in payload]
         if objects:
             columns = usage_columns(objects)
@@ -593,12 +601,20 @@ class RunTally:
         well (its run record, or a ``run_completed`` event); else ``unknown``: nothing tells how it ended (a journal
         that just stops, or heal's end of one, ``ends_unknown``)."""
         declared = self.record.get("status") if self.record else None
+        self.fold_aliases()
         if declared == "error" or self.failed_event:
             return "error"
         return "ok" if declared == "ok" or self.by_type[RUN_COMPLETED] else "unknown"
 
+    def fold_aliases(self) -> None:
+        """The counts of aliased types (``CANONICAL_TYPES``) moved to the types they stand for."""
+        by_type = self.by_type
+        for alias in [kind for kind in by_type if kind in CANONICAL_TYPES]:
+            by_type[CANONICAL_TYPES[alias]] += by_type.pop(alias)
+
     def summary(self) -> dict[str, Any]:
         self._fold_stamps()
+        self.fold_aliases()
         facts = self.record or {}
         start, end = self.first, self.last
         duration = number(_ms(end, start)) if start is not None and end is not None else None

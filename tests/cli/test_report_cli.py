@@ -787,3 +787,39 @@ def test_a_run_that_tells_no_time_is_undated_in_a_healed_report_not_1970():
     for how in ("text", "markdown", "html"):
         shown = run_replay("report", "--format", how, input=healed.stdout)
         assert shown.returncode == 0 and b"1970" not in shown.stdout, how
+
+
+def test_report_reads_heals_built_in_aliases_as_the_types_they_stand_for(tmp_path):
+    """`replay report` of a journal not healed yet did not count `tool_start`/`tool_end` (aliases heal renames) as
+    tool calls, nor `run_end` as how the run ended: until heal renamed them, the report was of another run. It reads
+    them as their canonical types (the same table heal's `alias` stage renames by), and leaves the stream as it is."""
+    from replay.pipeline.model.healing import BUILTIN_ALIASES
+
+    events = [
+        {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_start", "runId": "r1", "payload": {}},
+        {"seq": 2, "timestamp": "2026-03-01T12:00:01.000Z", "type": "tool_start", "runId": "r1",
+         "payload": {"callId": "c1", "toolName": "search"}},
+        {"seq": 3, "timestamp": "2026-03-01T12:00:02.000Z", "type": "tool_end", "runId": "r1",
+         "payload": {"callId": "c1", "toolName": "search"}},
+        {"seq": 4, "timestamp": "2026-03-01T12:00:03.000Z", "type": "tool_call", "runId": "r1",
+         "payload": {"callId": "c2", "toolName": "fetch"}},
+        {"seq": 5, "timestamp": "2026-03-01T12:00:04.000Z", "type": "tool_error", "runId": "r1",
+         "payload": {"callId": "c2", "error": {"code": "E_TIMEOUT", "message": "timed out"}}},
+        {"seq": 6, "timestamp": "2026-03-01T12:00:05.000Z", "type": "llm_message", "runId": "r1", "payload": {}},
+        {"seq": 7, "timestamp": "2026-03-01T12:00:06.000Z", "type": "run_end", "runId": "r1", "payload": {}},
+    ]
+    assert all(e["type"] in BUILTIN_ALIASES for e in events)
+    path = tmp_path / "aliased.jsonl"
+    path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in events))
+    healed = run_replay("heal", str(path))
+    for how, given in (("unhealed", {"args": (str(path),)}), ("healed", {"args": (), "input": healed.stdout})):
+        done = run_replay("report", "--format", "json", *given["args"], input=given.get("input"))
+        assert done.returncode == 0, (how, done.stderr)
+        [run] = json.loads(done.stdout)["runs"]
+        calls = run["toolCalls"]
+        assert (run["status"], calls["total"], calls["ok"], calls["error"]) == ("ok", 2, 1, 1), how
+        assert run["events"]["byType"] == {"assistant_message": 1, "run_completed": 1, "run_started": 1,
+                                           "tool_called": 2, "tool_completed": 1, "tool_failed": 1}, how
+        assert [(e["kind"], e["code"], e["toolName"]) for e in run["errors"]] == [("tool_failed", "E_TIMEOUT", "fetch")], how
+    html = run_replay("report", "--format", "html", str(path))  # (a timeline reads the events one by one)
+    assert html.returncode == 0 and b"tool_start" not in html.stdout and b"E_TIMEOUT" in html.stdout
