@@ -959,19 +959,12 @@ def test_each_run_heal_drops_whole_gets_its_own_heal_record(tmp_path: Path):
                          ids=lambda p: p.name)
 def test_a_trajectory_read_down_a_pipe_heals_as_the_file_does(path: Path):
     """A whole-document log (mini-swe-agent, OpenHands) that `replay read` writes as lines is still held to its end,
-    so its run record says how the run ended: the same events and repairs as `replay heal FILE`. Only the pipe's
-    own name differs: the run is named `stdin`."""
+    so its run record says how the run ended: the same events and repairs as `replay heal FILE`, and the same name:
+    read's source line before its records names the file."""
     direct = run_replay("heal", str(path))
     piped = run_replay("heal", input=run_replay("read", str(path)).stdout)
     assert piped.returncode == direct.returncode
-
-    def named_away(out: bytes) -> list[dict]:
-        records = [orjson.loads(line) for line in out.splitlines()]
-        for record in records:
-            record.pop("runId", None)
-        return records
-
-    assert named_away(piped.stdout) == named_away(direct.stdout)
+    assert jsonl(piped.stdout) == [{"$record": "source", "source": str(path)}, *jsonl(direct.stdout)]
     assert b'"status":"ok"' in direct.stdout.splitlines()[0] or b'"status":"error"' in direct.stdout.splitlines()[0]
 
 
