@@ -97,10 +97,6 @@ class PairToolCalls(RunScoped):
                         f"{dropped}; marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED,
                         seqBefore=call.get("seq"), **where)
         run.state["open"] = {}
-        last_line = run.state["last_line"]
-        known = self.shared.get(DROPPED_LINES)
-        if known is not None and last_line is not None:
-            known.forget_upto(run.source, last_line + 1)  # (the run's lines are judged)
         return marks
 
     def _why_none(self, run: Run, call: dict[str, Any]) -> tuple[str, str]:
@@ -112,7 +108,9 @@ class PairToolCalls(RunScoped):
         line, last_line = call.get("line"), run.state["last_line"]
         if known is None or type(line) is not int or last_line is None:  # (or a document's record: no lines)
             return "the run has none, or it was on a line that could not be read", ""
-        found = known.first_between(run.source, line, max(last_line, line) + 1)
+        found = known.first_between(run.input or (run.source, 0), line, max(last_line, line) + 1)
+        if found is None and not known.complete:  # (so many lines left out that not all were noted)
+            return "the run has none, or it was on a line that could not be read", ""
         if found is None:
             return "the run has none (every line of it after the call was read)", ""
         at, code = found

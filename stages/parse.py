@@ -110,6 +110,7 @@ class ParseLines(Transform):
         # repair follows the repairs of the events before it, however the input was cut into batches.
         self._torn_repairs: list[dict[str, Any]] = []
         self._projection = projection_decoder(tuple(self.config["fields"])) if self.config["fields"] else None
+        self._marks: dict[str, int] = {}  # per name: the source records of it that came (``model.runs.Inputs`` counts them)
 
     def flush(self) -> None:
         self._release_torn()
@@ -145,7 +146,9 @@ class ParseLines(Transform):
             if a in cuts:  # a source record: it and what follows belong to the file it names
                 line, offset, raw = batch.lines[a], batch.offsets[a], batch.raws[a]
                 after = offset + len(raw) + 1 if offset is not None and raw is not None else None
-                self._origins[stream] = (events[a]["source"], line, after)
+                name = events[a]["source"]
+                self._origins[stream] = (name, line, after)
+                self._marks[name] = self._marks.get(name, 0) + 1
             parts.append(self._relabel(batch.select(range(a, b)), stream))
         return parts if len(parts) > 1 else parts[0]
 
@@ -267,10 +270,14 @@ class ParseLines(Transform):
         out.tail_open = False
         return out
 
+    def _note_dropped(self, source: str, line: Any, code: str) -> None:
+        """A line of ``source`` (of its input now) was left out: noted for the stages after (``model.dropped``)."""
+        dropped_lines(self.shared).note(source, self._marks.get(source, 0), line, code)
+
     def _report(self, batch: Batch, i: int, code: str, message: str, **fields: Any) -> dict[str, Any]:
         """Report line ``i`` and return the dropped record that stands for it in a marked stream."""
         self.error(code, message, batch, i, **fields)
-        dropped_lines(self.shared).note(batch.source, batch.lines[i], code)
+        self._note_dropped(batch.source, batch.lines[i], code)
         return dropped_record(code, message, batch.position(i), **fields)
 
     def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
@@ -290,7 +297,7 @@ class ParseLines(Transform):
 
     def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:
         original = raw.decode("utf-8", "replace")
-        dropped_lines(self.shared).note(batch.source, batch.lines[i], "E_JSONL_LINE_TORN")
+        self._note_dropped(batch.source, batch.lines[i], "E_JSONL_LINE_TORN")
         message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
         if self.config["torn_tail"] == "repair":
             self._torn_repairs.append({
@@ -312,6 +319,9 @@ class ParseLines(Transform):
             return batch
         for i in marks:
             self._again(batch, events[i])
+            # (where the mark stands in this stream, as the lines of the events around it are: the line it names is
+            # a position in the stream it was written from)
+            self._note_dropped(batch.source, batch.lines[i], events[i]["code"])
         dropped = set(marks)
         return batch.select([i for i in range(len(events)) if i not in dropped])
 
@@ -320,7 +330,6 @@ class ParseLines(Transform):
         fields = {k: v for k, v in mark.items() if k not in (RECORD_KEY, "code", "message", "original")}
         fields["source"] = batch.source
         code, message = mark["code"], str(mark.get("message", ""))
-        dropped_lines(self.shared).note(batch.source, fields.get("line"), code)
         if code == "E_JSONL_LINE_TORN" and self.config["torn_tail"] == "repair":
             self._torn_repairs.append({"rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source,
                                   "line": fields.get("line"), "offset": fields.get("offset"),

@@ -86,6 +86,7 @@ class ReadJournal(Source):
         self.batch_events = BATCH_EVENTS
         self._short = False
         self._files: list[str] | None = None
+        self._marks: dict[str, int] = {}  # per name: the source lines of it sent (``model.runs.Inputs`` counts them)
         self._unmarked: str | None = None  # (mark_named_documents) the named input being read that no source line marks yet
 
     def input_files(self) -> list[str]:
@@ -131,6 +132,7 @@ class ReadJournal(Source):
             source = source_name(path)  # a name for diagnostics, valid UTF-8
             if mark:  # downstream, even through a pipe, each file stays a source of its own
                 await out.send(_source_mark(source))
+                self._marks[source] = self._marks.get(source, 0) + 1
             self._unmarked = source if not mark and path != STDIN and self.config["mark_named_documents"] else None
             self._cutter = None
             try:
@@ -223,6 +225,7 @@ class ReadJournal(Source):
 
         if document_dialect(document) is not None:
             await out.send(_source_mark(source))
+            self._marks[source] = self._marks.get(source, 0) + 1
 
     def _note_duplicates(self, source: str, data: bytes, document: Any, skipped: int) -> None:
         """A document read whole (``data``, ``skipped`` bytes into its input; ``document`` read from it) with a key
@@ -398,7 +401,9 @@ class ReadJournal(Source):
             if isinstance(item, dict):
                 item.setdefault("stage", self.id)
                 self.emit("errors", item)
-                dropped_lines(self.shared).note(item.get("source"), item.get("line"), item.get("code"))
+                where = item.get("source")
+                inputs_before = self._marks.get(where, 0) if isinstance(where, str) else 0
+                dropped_lines(self.shared).note(where, inputs_before, item.get("line"), item.get("code"))
                 if self.config["mark_dropped"]:
                     marks.append(_dropped(item))
             else:

@@ -14,24 +14,37 @@ from typing import Any
 DROPPED_LINES = "dropped_lines"  # its key in ``Stage.shared``
 
 
+NOTED_MOST = 65_536  # lines noted at most (memory stays bounded); past them, what was not noted is not known
+
+
 class DroppedLines:
-    """Per input (source name): the numbers of the lines left out, in order, each with the code it was reported as."""
+    """Per input (``model.runs.Input``: its name and how many of read's marks of that name came before it, so a file
+    read twice is two inputs): the numbers of the lines left out, in order, each with the code it was reported as.
+    Nothing is forgotten while the run goes on (a stage ahead may have noted the lines of a run after the one judged),
+    up to ``NOTED_MOST`` lines: after that, ``complete`` is False."""
 
     def __init__(self) -> None:
-        self._lines: dict[str, list[int]] = {}
-        self._codes: dict[tuple[str, int], str] = {}
+        self._lines: dict[Any, list[int]] = {}
+        self._codes: dict[tuple[Any, int], str] = {}
+        self.complete = True
 
-    def note(self, source: Any, line: Any, code: Any) -> None:
-        """Line ``line`` of ``source`` was left out, reported as ``code`` (what has no line or source is not noted)."""
+    def note(self, source: Any, marks: int, line: Any, code: Any) -> None:
+        """Line ``line`` of input ``(source, marks)`` was left out, reported as ``code`` (what has no line or source
+        is not noted)."""
         if type(source) is not str or type(line) is not int:
             return
-        lines = self._lines.setdefault(source, [])
-        if (source, line) not in self._codes:
-            bisect.insort(lines, line)
+        source = (source, marks)
+        if (source, line) in self._codes:
+            return
+        if len(self._codes) >= NOTED_MOST:
+            self.complete = False
+            return
+        bisect.insort(self._lines.setdefault(source, []), line)
         self._codes[(source, line)] = str(code)
 
-    def first_between(self, source: str, after: int, upto: int) -> tuple[int, str] | None:
-        """The first line left out of ``source`` after line ``after`` and no later than ``upto``, with its code."""
+    def first_between(self, source: Any, after: int, upto: int) -> tuple[int, str] | None:
+        """The first line left out of input ``source`` (``Input``) after line ``after`` and no later than ``upto``,
+        with its code."""
         lines = self._lines.get(source)
         if not lines:
             return None
@@ -39,16 +52,6 @@ class DroppedLines:
         if k < len(lines) and lines[k] <= upto:
             return lines[k], self._codes[(source, lines[k])]
         return None
-
-    def forget_upto(self, source: str, upto: int) -> None:
-        """Lines of ``source`` up to ``upto`` are of runs judged already: no longer kept (memory stays bounded)."""
-        lines = self._lines.get(source)
-        if not lines:
-            return
-        k = bisect.bisect_right(lines, upto)
-        for line in lines[:k]:
-            del self._codes[(source, line)]
-        del lines[:k]
 
 
 def dropped_lines(shared: dict[str, Any]) -> DroppedLines:
