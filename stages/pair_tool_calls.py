@@ -114,5 +114,6 @@ class PairToolCalls(RunScoped):
         if found is None:
             return "the run has none (every line of it after the call was read)", ""
         at, code = found
-        return (f"line {at} of the run, after the call, was left out ({code}): its result may have been on it",
+        # (the mark's words name no line: they are data, the same down a pipe, whose positions are the pipe's)
+        return (f"a line of the run after the call was left out ({code}): its result may have been on it",
                 f" (line {at} after it was left out, {code}: the result may have been on it)")

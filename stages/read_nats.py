@@ -28,6 +28,7 @@ from replay.pipeline.io.nats_stream import (
     run_key,
     server_gone,
 )
+from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import dropped_record
 
 UNAVAILABLE_SECONDS = 30.0  # how long JetStream may not answer a connection that is back (a server restarting)
@@ -101,6 +102,7 @@ class ReadNats(Source):
             check_name(self.config["stream"], self.named("stream")[1], "a stream")
 
     async def produce(self, out: Output) -> None:
+        dropped_lines(self.shared)  # the stages after know the lines left out are noted (none so far), as ``read`` says
         address = parse_address(self.config["url"])
         connection = await connect(address)
         ledger = open_ledger(f"{address.server}/{address.subject}#{self.config['durable']}")
@@ -227,6 +229,7 @@ class ReadNats(Source):
         found = diagnostic("E_JSONL_LINE_TOO_LONG", line_too_long(sequence, limit) + SKIPPED,
                            source=source, line=sequence, expected=f"at most {limit} bytes", stage=self.id)
         self.emit("errors", found)
+        dropped_lines(self.shared).note(source, 0, sequence, found["code"])
         if not self.config["mark_dropped"]:
             return []
         where = {k: v for k, v in found.items() if k not in ("code", "message", "stage")}

@@ -23,7 +23,8 @@ def test_a_trajectory_with_no_messages_is_a_run_not_nothing(tmp_path: Path):
     path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
     read = run_replay("read", "--dialect", "auto", str(path))
     assert read.returncode == 0, read.stderr
-    (record,) = jsonl(read.stdout)
+    mark, record = jsonl(read.stdout)  # (read's source line first: the run is named after its file down a pipe)
+    assert mark == {"$record": "source", "source": str(path)}
     assert (record["$record"], record["runId"], record["status"], record["error"]["code"]) == (
         "run", "failed", "error", "RuntimeError")
     healed = run_replay("heal", str(path))

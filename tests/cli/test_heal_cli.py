@@ -1230,8 +1230,8 @@ def test_a_heal_log_left_unwritten_by_a_closed_pipe_is_said(tmp_path):
 def test_an_unanswered_calls_mark_says_its_result_may_be_on_a_line_left_out_of_its_run(tmp_path):
     """heal marked a call `tool_unanswered` ("no result ... was read") when its result was on a line too long to read
     (--max-line-bytes), and its words did not know a line of the run was left out. When a line of the run after the
-    call was left out (too long, not JSON), the mark and its log line say the result may have been on it, naming the
-    line; when every line of the run was read (a line left out of another run, or before the call), the run has none.
+    call was left out (too long, not JSON), the mark and its log line say the result may have been on it (the log line
+    names the line); when every line of the run was read (a line left out of another run, or before the call), the run has none.
     A file and `replay read | replay heal` say the same."""
     call = {"callId": "c1", "toolName": "cat"}
     result = ev(3, "tool_completed", payload={**call, "output": "x" * 5000})
@@ -1250,9 +1250,9 @@ def test_an_unanswered_calls_mark_says_its_result_may_be_on_a_line_left_out_of_i
         done = run_replay(*how, "--log", str(log), input=None if str(path) in how else piped.stdout)
         assert done.returncode == 1, done.stderr  # (the lines left out are errors)
         marks = {e["runId"]: e["payload"]["reason"] for e in jsonl(done.stdout) if e.get("type") == "tool_unanswered"}
-        assert "line 3 of the run, after the call, was left out (E_JSONL_LINE_TOO_LONG)" in marks["r1"], marks
+        assert "a line of the run after the call was left out (E_JSONL_LINE_TOO_LONG)" in marks["r1"], marks
         assert "may have been on it" in marks["r1"] and "may have been on it" in marks["r2"]
-        assert "line 7 of the run, after the call, was left out (E_JSONL_LINE_INVALID)" in marks["r2"], marks
+        assert "a line of the run after the call was left out (E_JSONL_LINE_INVALID)" in marks["r2"], marks
         assert "the run has none (every line of it after the call was read)" in marks["r3"], marks  # (its long line: before)
         logged = {e["runId"]: e["message"] for e in jsonl(log.read_bytes()) if e["rule"] == "pair_tool_calls"}
         assert "line 3 after it was left out, E_JSONL_LINE_TOO_LONG: the result may have been on it" in logged["r1"]
