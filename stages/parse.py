@@ -111,6 +111,7 @@ class ParseLines(Transform):
         self._torn_repairs: list[dict[str, Any]] = []
         self._projection = projection_decoder(tuple(self.config["fields"])) if self.config["fields"] else None
         self._marks: dict[str, int] = {}  # per name: the source records of it that came (``model.runs.Inputs`` counts them)
+        self._part_marks: dict[int, int] = {}  # a part of a batch cut at source records: the marks of its name before it
 
     def flush(self) -> None:
         self._release_torn()
@@ -149,7 +150,9 @@ class ParseLines(Transform):
                 name = events[a]["source"]
                 self._origins[stream] = (name, line, after)
                 self._marks[name] = self._marks.get(name, 0) + 1
-            parts.append(self._relabel(batch.select(range(a, b)), stream))
+            part = self._relabel(batch.select(range(a, b)), stream)
+            self._part_marks[id(part)] = self._marks.get(part.source, 0)  # (the input it is of: marks after it count not)
+            parts.append(part)
         return parts if len(parts) > 1 else parts[0]
 
     def _relabel(self, part: Batch, stream: str) -> Batch:
@@ -270,9 +273,11 @@ class ParseLines(Transform):
         out.tail_open = False
         return out
 
-    def _note_dropped(self, source: str, line: Any, code: str) -> None:
-        """A line of ``source`` (of its input now) was left out: noted for the stages after (``model.dropped``)."""
-        dropped_lines(self.shared).note(source, self._marks.get(source, 0), line, code)
+    def _note_dropped(self, source: str, line: Any, code: str, marks_before: int | None = None) -> None:
+        """A line of ``source`` (of its input now, or the one after ``marks_before`` of its marks) was left out: noted
+        for the stages after (``model.dropped``)."""
+        marks = self._marks.get(source, 0) if marks_before is None else marks_before
+        dropped_lines(self.shared).note(source, marks, line, code)
 
     def _report(self, batch: Batch, i: int, code: str, message: str, **fields: Any) -> dict[str, Any]:
         """Report line ``i`` and return the dropped record that stands for it in a marked stream."""
@@ -310,6 +315,7 @@ class ParseLines(Transform):
 
     # dropped records from a `replay read` up the pipe --------------------------------------------------
     def _take_dropped(self, batch: Batch) -> Batch:
+        marks_before = self._part_marks.pop(id(batch), None)
         events = batch.events
         # (with ``mark_dropped`` the stream keeps them, its own and those read marked: a parse further down reports them)
         if self.config["mark_dropped"] or not events or not has_records(events):
@@ -321,7 +327,7 @@ class ParseLines(Transform):
             self._again(batch, events[i])
             # (where the mark stands in this stream, as the lines of the events around it are: the line it names is
             # a position in the stream it was written from)
-            self._note_dropped(batch.source, batch.lines[i], events[i]["code"])
+            self._note_dropped(batch.source, batch.lines[i], events[i]["code"], marks_before)
         dropped = set(marks)
         return batch.select([i for i in range(len(events)) if i not in dropped])
 
