@@ -7,6 +7,7 @@ through one graph (``replay heal FILE``) never loads the parallel machinery.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +32,35 @@ class Scale:
         return self.workers is not None or self.engine == "dask"
 
 
+def check_scale(engine: str, scheduler: str | None) -> None:
+    """Refuse (exit 2, before the command does anything) a ``--scheduler`` without ``--engine dask`` (it would be
+    ignored: the job would run on this machine), and with ``--engine dask`` a scheduler address (``--scheduler``,
+    else ``DASK_SCHEDULER_ADDRESS``) that is no address (``io.dask_backend.check_scheduler``)."""
+    if scheduler is not None and engine != "dask":
+        from replay.pipeline.engine.errors import ReplayError
+
+        raise ReplayError("E_USAGE_INVALID", f"--scheduler is the Dask cluster of --engine dask, not of --engine {engine}",
+                          path="--scheduler", received=["--scheduler", scheduler], expected="--engine dask",
+                          howToFix="Add --engine dask to run on that cluster, or leave --scheduler out to run on this "
+                                   "machine.", example=f"--engine dask --scheduler {scheduler}")
+    if engine == "dask":
+        from replay.pipeline.io.dask_backend import check_scheduler
+
+        check_scheduler(scheduler)
+
+
 def scale_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--workers, --engine, --scheduler and --quiet (the command builds ``Scale(workers, engine, scheduler, quiet)``)."""
+    """--workers, --engine, --scheduler and --quiet (the command builds ``Scale(workers, engine, scheduler, quiet)``),
+    their combination checked before the command runs (``check_scale``)."""
+
+    body = command
+
+    @functools.wraps(body)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        check_scale(kwargs["engine"], kwargs["scheduler"])
+        return body(*args, **kwargs)
+
+    command = checked
     options = [
         click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
                      help="Process journals in N parallel workers, each running the command's graph "

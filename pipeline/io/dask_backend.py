@@ -54,6 +54,41 @@ def scheduler_address(given: str | None) -> str | None:
     return given or os.environ.get(SCHEDULER_ENV) or None
 
 
+_HOST_PORT_SCHEMES = ("tcp", "tls", "ws", "wss")  # the transports a scheduler on another process listens on by HOST:PORT
+SCHEDULER_FORM = "tcp://HOST:PORT"
+
+
+def check_scheduler(given: str | None) -> None:
+    """Refuse (E_USAGE_INVALID, exit 2, before anything runs) a scheduler address (``--scheduler``, else
+    ``DASK_SCHEDULER_ADDRESS``) that Dask could not connect to whatever runs there: no port (``garbage``), a scheme
+    Dask has no transport for (``http://``), a host and port that do not parse (``:::``). Whether a scheduler
+    answers there is found out by connecting (E_CLUSTER_UNREACHABLE)."""
+    address = scheduler_address(given)
+    if address is None:
+        return
+    flag = "--scheduler" if given else SCHEDULER_ENV
+    comm = _distributed().comm
+    scheme, _, _ = address.rpartition("://")
+    why = None
+    if scheme and scheme not in _HOST_PORT_SCHEMES:  # (inproc:// is another process's memory; ucx:// needs its own stack)
+        why = f"{scheme + '://'!r} is not one of {', '.join(s + '://' for s in _HOST_PORT_SCHEMES)}"
+    else:
+        try:
+            host, port = comm.get_address_host_port(address)
+        except ValueError as exc:
+            why = str(exc)
+        else:
+            if not host:
+                why = "no host"
+            elif not 0 < port < 65536:
+                why = f"port {port} is not 1 to 65535"
+    if why is not None:
+        raise ReplayError("E_USAGE_INVALID", f"{flag} {address!r} is not a Dask scheduler address: {why}", path=flag,
+                          received=address, expected=f"{SCHEDULER_FORM} (the address `dask scheduler` prints)",
+                          howToFix=f"{'Give --scheduler' if given else 'Set ' + flag + ' to'} the scheduler's address in the form {SCHEDULER_FORM}, e.g. "
+                                   "tcp://10.0.0.5:8786 (tls://HOST:PORT for a TLS one).")
+
+
 def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None, workers: int = 2) -> Completions:
     """Submit every task to the cluster; yields (task number, outcomes) as tasks finish."""
     distributed = _distributed()
@@ -63,7 +98,7 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
         if address:
             try:
                 client = stack.enter_context(distributed.Client(address, timeout=CONNECT_SECONDS))
-            except (OSError, TimeoutError) as exc:
+            except Exception as exc:  # (OSError, TimeoutError; a transport that cannot connect at all: ValueError, TypeError)
                 raise ReplayError("E_CLUSTER_UNREACHABLE", f"no Dask scheduler answered at {address!r}: {exc}",
                                   received=address, expected="a running scheduler, e.g. tcp://10.0.0.5:8786") from exc
         else:

@@ -169,7 +169,7 @@ def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, tar
     file under a temp name then moved onto its own, the manifest (at the URL) last; a run again resumes
     from it. A folder this run created is removed again when the command fails as one run would, or when every input
     is refused (nothing healed)."""
-    from replay.pipeline.cli.scale import RUN_FAILURES, cli_work, run_over
+    from replay.pipeline.cli.scale import cli_work, run_over
     from replay.pipeline.io import remote
     from replay.pipeline.io.manifest import Manifest, work_key
 
@@ -181,7 +181,7 @@ def heal_into_url(bound: dict[str, Any], files: list[str], root: Path | str, tar
     manifest = Manifest(target, work_key(doc, package_version()), root, "heal")
     try:
         totals = run_over(work, files, scale, label="heal", manifest=manifest, process_local=remote.in_this_process(target))
-    except RUN_FAILURES:
+    except Exception:  # (as one run would, or an error replay did not foresee: any error ending removes it)
         if created:
             remote.remove_tree(target)
         raise
