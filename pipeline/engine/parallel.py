@@ -331,16 +331,46 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
             yield index, run_inputs(work, paths)
         return
     import multiprocessing  # here, not at the top: a run in one process never loads multiprocessing (~7 ms)
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["replay.pipeline.engine.parallel", "replay.pipeline.engine.config"])
+    # The workers' lifeline: each worker holds the read end and watches it (``_worker_started``); only this process
+    # holds the write end, so when it is gone (killed outright: SIGKILL, the OOM killer) the workers read EOF and end,
+    # and with them the fork server and multiprocessing's resource tracker (they stayed, reparented to PID 1, forever)
+    lifeline, alive = context.Pipe(duplex=False)
+    _start_resource_tracker_quiet()
+    try:
+        yield from _pooled(work, chunks, workers, context, lifeline)
+    finally:
+        alive.close()
+        lifeline.close()
+
+
+def _start_resource_tracker_quiet() -> None:
+    """Start multiprocessing's resource tracker (else started with the pool's first lock) without its warning of
+    leaked semaphores: it gives it when the command was killed outright and it cleans up after it, on the stderr the
+    command left, which carries JSON lines only. (Its interpreter takes the -W options of ``sys.warnoptions``.)"""
+    import sys
+    from multiprocessing import resource_tracker
+
+    quiet = "ignore:resource_tracker:UserWarning"
+    sys.warnoptions.append(quiet)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.warnoptions.remove(quiet)
+
+
+def _pooled(work: Work, chunks: list[Chunk], workers: int, context: Any, lifeline: Any) -> Completions:
+    """``local_tasks`` in worker processes of ``context``, each given ``lifeline`` (see there)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     todo = dict(chunks)  # the tasks not yet done, by number (in task order)
     deaths = 0
     while todo:
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
-                                   initializer=_worker_started)
+                                   initializer=_worker_started, initargs=(lifeline,))
         try:
             pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index
                                                          for index, paths in todo.items()}
@@ -388,12 +418,28 @@ def _shut_down(pool: Any) -> None:
 _in_task = False  # a worker process runs a task now (``run_inputs``)
 
 
-def _worker_started() -> None:
+def _worker_started(lifeline: Any = None) -> None:
     """A worker process hears Ctrl-C as the command does (a terminal sends it to the whole process group): inside a
     task, as KeyboardInterrupt, which stops its run (what it staged under temp names goes); between tasks (waiting for
     the next, sending a result back) it ends quietly, having nothing of its own to finish (it printed
-    multiprocessing's traceback on stderr, which carries JSON lines only)."""
+    multiprocessing's traceback on stderr, which carries JSON lines only). And it ends when the command's process is
+    gone: a thread waits on ``lifeline``, the read end of a pipe whose write end only the command holds, and reads EOF
+    when the command was killed outright (SIGKILL: no Ctrl-C, no shutdown). The worker then ends at once, as a killed
+    run does: what it staged under temp names is swept by the next run over the folder. (A pipe, not Linux's
+    PR_SET_PDEATHSIG: a worker's parent is the fork server, and a pipe works on every POSIX system.)"""
     signal.signal(signal.SIGINT, _worker_interrupted)
+    if lifeline is not None:
+        import threading
+
+        threading.Thread(target=_end_with_the_command, args=(lifeline,), name="replay-lifeline", daemon=True).start()
+
+
+def _end_with_the_command(lifeline: Any) -> None:
+    """Wait for EOF on ``lifeline`` (the command's process is gone), then end this worker process."""
+    with suppress(EOFError, OSError):
+        while True:
+            lifeline.recv_bytes()  # (nothing is ever sent: this returns only by EOF)
+    os._exit(128 + signal.SIGKILL)
 
 
 def _worker_interrupted(number: int, _frame: Any) -> None:
