@@ -63,7 +63,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_DIALECT_AMBIGUOUS": ("the log could be more than one dialect", "Name the dialect with --dialect NAME."),
     "E_DIALECT_NO_ORIGIN": ("nothing to write back in a dialect: the events were read from none", "Map an agent's log as you read it (`replay read --dialect NAME`); write replay's own journals without --dialect/--dialect-out."),
     # outputs
-    "E_OUTPUT_UNWRITABLE": ("an output cannot be written at all: stdout is closed or is one of the inputs, or a folder on its path is a file", "Give the command somewhere to write: `> out.jsonl`, `| next-command` or `> /dev/null`."),
+    "E_OUTPUT_UNWRITABLE": ("an output cannot be written at all: stdout is closed or is one of the inputs, a folder on its path is a file, or an output flag names a folder, an input, or stdout or a file another output writes", "Give the command somewhere to write: `> out.jsonl`, `| next-command` or `> /dev/null`."),
     "E_OUTPUT_WRITE_FAILED": ("writing an output failed (disk full, I/O error, no permission)", "Free space or fix the path, then run again; nothing partial was left at the path."),
     # diagnostics
     "E_ERRORS_SUPPRESSED": ("more errors of one code in one input were left out after the first ones", "Fix the errors shown (they are usually one cause), or run `replay validate` on the input for the counts."),

@@ -52,7 +52,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                     message, fix = f"{subject} has the output {target!r}, which is a directory", (
                         "Name a file to write" + (", or `-` for stdout" if taken is None else f" (not `-`: {taken})")
                         + (f", in its `{option}`." if option is not None else "."))
-                raise ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, received=target,
+                raise ReplayError(_code_for(stage, option), message, path=path, received=target,
                                   expected=_an_output_for(stage, stages), howToFix=fix)
     _refuse_two_writers_of_one_target(stages)
     # again: a stage's preflight may find a file it reads (the script stage, the sidecar beside its session)
@@ -81,9 +81,10 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                 message = (f"{subject} {target!r} would write over the input {written_over!r}" if option in stage.flags
                            else f"{subject} would write its output {target!r} over its own input {written_over!r}")
                 raise ReplayError(
-                    "E_CONFIG_OPTION_INVALID", message,
+                    _code_for(stage, option), message,
                     path=path, received=target, expected="a path that is not one of the inputs",
-                    howToFix="Write to another file; inputs are never modified.",
+                    howToFix=(f"Give {subject} another file (e.g. `{subject} out.jsonl`); inputs are never modified."
+                              if option in stage.flags else "Write to another file; inputs are never modified."),
                 )
     # Last, when nothing else refused the run: each output is tried where it will be written (a temp file made and
     # removed), so one that cannot be written fails before any input is read, not after the whole of it
@@ -124,7 +125,7 @@ def _refuse_unnameable(stage: Stage) -> None:
     for option, target in named:
         if target and _local(target) and not _nameable(target):
             subject, path = stage.named(option) if option is not None else (f"stage {stage.id!r}", f"stages.{stage.id}")
-            raise ReplayError("E_CONFIG_OPTION_INVALID", f"{subject} has the output {target!r}, which no file can "
+            raise ReplayError(_code_for(stage, option), f"{subject} has the output {target!r}, which no file can "
                               "be called", path=path, received=target, expected=A_FILE if option is not None else "a folder",
                               howToFix="Name a file without a NUL character or half of a surrogate pair.")
 
@@ -172,17 +173,28 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
             second, path = _as_given(changed, of_a_command)
             both = (f"stages {first.removeprefix('stage ')} and {second.removeprefix('stage ')}"
                     if first.startswith("stage ") and second.startswith("stage ") else f"{first} and {second}")
+            code = _code_for(changed.stage, changed.option)
+            by_flag = changed.option in changed.stage.flags  # (the one to change is a flag the user typed)
             if key == STDIO:
                 raise ReplayError(
-                    "E_CONFIG_OPTION_INVALID", f"{both} would both write to stdout, mixing their lines",
-                    path=path, received=changed.target, expected="one stage writing stdout; the others to files",
-                    howToFix="Write one of them to a file (for heal, whose healed stream is stdout: `--log repairs.jsonl`).",
+                    code, f"{both} would both write to stdout, mixing their lines", path=path, received=changed.target,
+                    expected=f"a file path (not '-': {first} {'goes to' if first.startswith('the ') else 'writes'} stdout)"
+                    if by_flag else "one stage writing stdout; the others to files",
+                    howToFix=f"Give {second} the path of a file to write, not `-`." if by_flag
+                    else "Write one of them to a file (its `path`).",
                 )
             raise ReplayError(
-                "E_CONFIG_OPTION_INVALID", f"{both} would both write {target!r}: one "
+                code, f"{both} would both write {target!r}: one "
                 "would replace what the other wrote", path=path, received=target,
-                expected="a file of its own for each output", howToFix="Give each output a path of its own.",
+                expected="a file of its own for each output",
+                howToFix=f"Give {second} a file of its own." if by_flag else "Give each output a path of its own.",
             )
+
+
+def _code_for(stage: Stage, option: str | None) -> str:
+    """The code of a refused output: a flag the user typed (``--out DIR``, ``--to -``) names an output that cannot be
+    written (E_OUTPUT_UNWRITABLE); a config's stage option has a wrong value (E_CONFIG_OPTION_INVALID)."""
+    return "E_OUTPUT_UNWRITABLE" if option is not None and option in stage.flags else "E_CONFIG_OPTION_INVALID"
 
 
 def _an_output_for(stage: Stage, stages: list[Stage]) -> str:

@@ -14,11 +14,14 @@ from replay.pipeline.engine.spec import Flag, bind, load_spec
 TWO_RUNS = EXAMPLES / "journals" / "two-runs.jsonl"
 
 
-def only_error(*args: str, cwd: Path | None = None) -> dict:
+def only_error(*args: str, cwd: Path | None = None, code: str | None = None) -> dict:
+    """The one error of a refused run: by default, an output a flag names cannot be written (E_OUTPUT_UNWRITABLE);
+    a stage option of a config the user wrote (`replay run`) has a wrong value (E_CONFIG_OPTION_INVALID)."""
     done = run_replay(*args, cwd=cwd)
     assert done.returncode == 2 and done.stdout == b"", done.stderr
     [error] = errors_of(done.stderr)
-    assert error["code"] == "E_CONFIG_OPTION_INVALID"
+    assert error["code"] == code or (code is None and error["code"] == (
+        "E_CONFIG_OPTION_INVALID" if error["path"].startswith("stages.") else "E_OUTPUT_UNWRITABLE")), error
     return error
 
 
@@ -69,6 +72,24 @@ def test_a_log_on_stdout_names_the_flag_and_the_commands_own_output():
     error = only_error("heal", "--log", "-", str(TWO_RUNS))
     assert error["path"] == "--log"
     assert error["message"] == "the command's own output and --log would both write to stdout, mixing their lines"
+    assert error["howToFix"] == "Give --log the path of a file to write, not `-`.", error
+
+
+def test_output_flags_are_refused_as_outputs_with_a_fix_for_the_flag(tmp_path: Path):
+    """A CLI user is told about the flag with an output's code (E_OUTPUT_UNWRITABLE), not a stage option's
+    (E_CONFIG_OPTION_INVALID, "stage option has the wrong type"), nor a fix naming heal's --log for promote's --to."""
+    bundle = tmp_path / "imported"
+    done = run_replay("incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"), "--out", str(bundle))
+    assert done.returncode == 0, done.stderr
+    error = only_error("incident", "promote", str(bundle / "incident.json"), "--to", "-")
+    assert (error["code"], error["path"]) == ("E_OUTPUT_UNWRITABLE", "--to"), error
+    assert error["howToFix"] == "Give --to the path of a file to write, not `-`." and "heal" not in str(error), error
+    journal = tmp_path / "run.jsonl"
+    journal.write_bytes(TWO_RUNS.read_bytes())
+    error = only_error("heal", "--log", str(journal), str(journal))
+    assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["howToFix"].startswith("Give --log another file"), error
+    error = only_error("export", "--otlp", str(journal), "--out", str(tmp_path))
+    assert (error["code"], error["path"]) == ("E_OUTPUT_UNWRITABLE", "--out"), error
 
 
 def test_a_stage_the_user_wrote_in_a_config_is_named_by_its_id(tmp_path: Path):
@@ -155,7 +176,7 @@ def test_an_empty_flag_is_refused_alike_wherever_it_is_found_out(tmp_path: Path,
     """One refusal (errors.empty_value): `heal --in DIR --out ''` was E_USAGE_INVALID, `--log ''` and `incident import
     --out ''` E_CONFIG_OPTION_INVALID, each with advice of its own shape; a flag's value refused is the option's, as
     everywhere else (named as the flag)."""
-    error = only_error(*args, cwd=tmp_path)
+    error = only_error(*args, cwd=tmp_path, code="E_CONFIG_OPTION_INVALID")  # (a value refused, not an output)
     assert (error["code"], error["path"], error["received"]) == ("E_CONFIG_OPTION_INVALID", flag, "")
     assert error["message"] == f"{flag} is empty: it names {nothing}"
     assert error["howToFix"].startswith(f"Give {flag} ") and error["example"].startswith(f"{flag} "), error

@@ -522,7 +522,7 @@ def test_outputs_never_replace_inputs(tmp_path: Path) -> None:
     for args in (["heal", str(journal), "--log", str(journal)], ["report", str(journal), "--out", str(journal)]):
         proc = run_replay(*args)
         assert proc.returncode == 2 and proc.stdout == b"", args
-        assert errors_of(proc.stderr)[0]["code"] == "E_CONFIG_OPTION_INVALID"
+        assert errors_of(proc.stderr)[0]["code"] == "E_OUTPUT_UNWRITABLE"
         assert journal.read_bytes() == broken_bytes()
     with journal.open("rb") as stdin:  # `replay heal --log m.jsonl < m.jsonl`: stdin is that very file
         proc = subprocess.run([REPLAY, "heal", "--log", str(journal)], stdin=stdin, capture_output=True)
@@ -848,7 +848,7 @@ def test_a_log_on_stdout_beside_the_healed_stream_is_refused_before_anything_is_
     done = run_replay("heal", "--log", "-", str(ROOT / "examples" / "journals" / "broken.jsonl"))
     assert done.returncode == 2 and done.stdout == b""
     error = orjson.loads(done.stderr.splitlines()[-1])["error"]
-    assert error["code"] == "E_CONFIG_OPTION_INVALID" and "both write to stdout" in error["message"]
+    assert error["code"] == "E_OUTPUT_UNWRITABLE" and "both write to stdout" in error["message"]
 
 
 def test_an_empty_log_is_not_told_to_be_dash_when_stdout_is_taken(tmp_path: Path):
