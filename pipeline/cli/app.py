@@ -39,7 +39,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.executor import ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
-from replay.pipeline.engine.log import LEVELS, log_warnings, make_logger
+from replay.pipeline.engine.log import LEVELS, SESSION, log_warnings, make_logger
 from replay.pipeline.engine.memory import spare_teardown, tune_gc
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
 from replay.pipeline.engine.stage import Option
@@ -392,7 +392,7 @@ def cli(ctx: click.Context, log_level: str, max_errors: int) -> None:
 
 # The logger of the command being run, for run_cli's handlers: they run after click's context has closed, and a
 # stage's traceback (`--log-level debug`) must go through the level the user asked for, not a fresh default one.
-_session: dict[str, Any] = {}
+_session = SESSION
 
 
 def logger() -> Any:

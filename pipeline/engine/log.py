@@ -91,6 +91,16 @@ def make_logger(level: str = "warning", stream: TextIO | None = None) -> Logger:
     return Logger(level, stream or sys.stderr)  # sys.stderr is None when replay started with fd 2 closed
 
 
+# The logger of the command being run (set by the CLI: its --log-level), for what is said below the stages (a folder's
+# walk), and for the CLI's handlers that run after click's context has closed.
+SESSION: dict[str, Logger] = {}
+
+
+def session_logger() -> Logger:
+    """The command's logger (``SESSION``), else a fresh one at the default level."""
+    return SESSION.get("log") or make_logger()
+
+
 def log_record(log: Any, level: str, event: str, record: dict[str, Any]) -> None:
     """One record (a stage's notice, say) as one log line: its fields, but for those the log line sets itself."""
     getattr(log, level)(event, **{k: v for k, v in record.items() if k not in ("event", "level", "timestamp")})

@@ -140,6 +140,27 @@ def _walkable(entry: os.DirEntry[str]) -> bool:
     return entry.is_symlink() and not os.path.exists(entry.path)
 
 
+_SPECIAL_FILES = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+                  stat.S_IFBLK: "a block device"}
+
+
+def _say_not_read(entry: os.DirEntry[str]) -> None:
+    """A warning on stderr for an entry with a journal's name that the walk does not read because it is a FIFO, socket or
+    device (reading one could block the walk forever; named as a PATH it is read): left out in silence, the user was
+    not told that a journal of theirs was not read. (A link to a folder is not followed, and is not a journal.)"""
+    try:
+        kind = _SPECIAL_FILES.get(stat.S_IFMT(os.stat(entry.path).st_mode))
+    except OSError:
+        return
+    if kind is not None:
+        from replay.pipeline.engine.log import session_logger
+
+        session_logger().warning("read.not_a_file", path=printable(entry.path), received=kind,
+                                 message=f"{printable(entry.path)!r} is {kind}, not a file: a folder's walk does not read "
+                                         "it (reading it could wait for a writer forever)",
+                                 howToFix="Name it as a PATH to read it, or move it out of the folder.")
+
+
 def _journals_below(top: str) -> Iterator[str]:
     """The journals in a folder and the folders below it, as ``os.walk`` finds them (a link to a folder is not
     followed), not descending into a folder an interrupted write left half-staged. A folder that cannot be listed (no
@@ -158,8 +179,11 @@ def _journals_below(top: str) -> Iterator[str]:
             continue
         if entry.is_dir(follow_symlinks=False):
             yield from _journals_below(entry.path)
-        elif is_journal_name(name) and _walkable(entry):
-            yield entry.path
+        elif is_journal_name(name):
+            if _walkable(entry):
+                yield entry.path
+            else:
+                _say_not_read(entry)
 
 
 def journals_in(top: str) -> list[str]:

@@ -67,7 +67,7 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
         bound, add = _dialect_stages(dialect, documents=False)
         bound |= {"read.type": "read_nats", "read.ack": "sent", "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True}
         return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
-    files = expand_paths(list(paths))
+    files = expand_paths(list(paths)) if follow else []  # (else the read stage walks them: one walk, one warning)
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
