@@ -40,3 +40,24 @@ def test_the_events_around_a_record_with_no_type_are_exported_as_without_it(tmp_
                 for s in orjson.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]]
 
     assert spans(done.stdout) == spans(expected.stdout) and all(start != "0" for _, start, _ in spans(done.stdout))
+
+
+def test_a_dialect_named_against_the_log_is_an_error_and_the_log_is_mapped_as_named_as_read_maps_it():
+    """`export --otlp --dialect openhands` of replay's own journal: E_DIALECT_MISMATCH says it was "mapped as
+    openhands as asked", and it is (the traces of `read --dialect openhands | export --otlp`), exit 1 as read's and
+    heal's with the same flags."""
+    done = run_replay("export", "--otlp", "--dialect", "openhands", str(TWO_RUNS))
+    assert done.returncode == 1
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["expected"], error["received"]) == ("E_DIALECT_MISMATCH", "openhands", "canonical")
+    assert "mapped as openhands as asked" in error["message"]
+    for command in (["read"], ["heal"]):
+        assert run_replay(*command, "--dialect", "openhands", str(TWO_RUNS)).returncode == 1, command
+    mapped = run_replay("read", "--dialect", "openhands", str(TWO_RUNS)).stdout
+    piped = run_replay("export", "--otlp", input=mapped)
+
+    def names(out: bytes) -> list[list[str]]:
+        return [[s["name"] for s in orjson.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]]
+                for line in out.splitlines()]
+
+    assert names(done.stdout) == names(piped.stdout) != names(run_replay("export", "--otlp", str(TWO_RUNS)).stdout)
