@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -50,10 +51,8 @@ def test_workers_end_when_the_command_is_killed(tmp_path: Path):
         assert proc.stderr is not None
         assert all(line.startswith(b"{") for line in proc.stderr.read().splitlines())  # (no tracker's warning)
     finally:
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
