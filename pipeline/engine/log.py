@@ -97,8 +97,10 @@ SESSION: dict[str, Logger] = {}
 
 
 def session_logger() -> Logger:
-    """The command's logger (``SESSION``), else a fresh one at the default level."""
-    return SESSION.get("log") or make_logger()
+    """A logger at the command's level (``SESSION``; else the default one) on this moment's stderr (a command's logger
+    kept after it ended, in a process that runs more than one, may hold a stream closed since)."""
+    log = SESSION.get("log")
+    return make_logger(log.level if log is not None else "warning")
 
 
 def log_record(log: Any, level: str, event: str, record: dict[str, Any]) -> None:
