@@ -374,5 +374,5 @@ def test_the_sidecar_the_stage_finds_is_an_input_no_output_may_write_over(tmp_pa
     shutil.copy(SCENARIOS / "overloaded" / "replay.override.json", sidecar)
     before = sidecar.read_bytes()
     done = run_replay("script", str(tmp_path / "session.jsonl"), "--out", str(sidecar))
-    assert (done.returncode, [e["code"] for e in errors_of(done.stderr)]) == (2, ["E_CONFIG_OPTION_INVALID"])
+    assert (done.returncode, [e["code"] for e in errors_of(done.stderr)]) == (2, ["E_OUTPUT_UNWRITABLE"])
     assert sidecar.read_bytes() == before
