@@ -41,7 +41,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.executor import ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.graph import Graph
-from replay.pipeline.engine.log import make_logger
+from replay.pipeline.engine.log import log_warnings, make_logger, session_logger
 from replay.pipeline.engine.memory import tune_gc
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
@@ -426,8 +426,11 @@ def _worker_started(lifeline: Any = None) -> None:
     gone: a thread waits on ``lifeline``, the read end of a pipe whose write end only the command holds, and reads EOF
     when the command was killed outright (SIGKILL: no Ctrl-C, no shutdown). The worker then ends at once, as a killed
     run does: what it staged under temp names is swept by the next run over the folder. (A pipe, not Linux's
-    PR_SET_PDEATHSIG: a worker's parent is the fork server, and a pipe works on every POSIX system.)"""
+    PR_SET_PDEATHSIG: a worker's parent is the fork server, and a pipe works on every POSIX system.) Python's warnings
+    it meets are log records, as the command's are (``log_warnings``): a coroutine a Ctrl-C left unawaited printed its
+    RuntimeWarning as text on the command's stderr, which carries JSON lines only."""
     signal.signal(signal.SIGINT, _worker_interrupted)
+    log_warnings(session_logger())
     if lifeline is not None:
         import threading
 

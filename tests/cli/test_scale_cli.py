@@ -397,3 +397,19 @@ def test_ctrl_c_twice_ends_a_run_with_worker_processes_at_once_and_quietly(tmp_p
         assert all(line.startswith(b"{") for line in err.splitlines()), err  # no traceback
         assert group_gone(proc.pid, limit=10)
         assert not out.exists() and not partial.exists()  # (the folder never appears; its partial sibling goes)
+
+
+def test_a_worker_process_writes_pythons_warnings_as_log_records() -> None:
+    """A second Ctrl-C left a coroutine unawaited in a worker process, whose RuntimeWarning came out as Python's text
+    on the command's stderr (JSON lines only): a worker routes warnings as the command does."""
+    import subprocess
+    import sys
+
+    code = ("from replay.pipeline.engine.parallel import _worker_started\n_worker_started()\n"
+            "import warnings\nwarnings.warn('coroutine x was never awaited', RuntimeWarning)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.returncode == 0
+    [line] = done.stderr.splitlines()
+    record = orjson.loads(line)
+    assert (record["event"], record["category"], record["message"]) == ("python.warning", "RuntimeWarning",
+                                                                        "coroutine x was never awaited")
