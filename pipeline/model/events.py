@@ -20,6 +20,9 @@ RUN_STARTED = "run_started"
 RUN_COMPLETED = "run_completed"
 RUN_FAILED = "run_failed"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED})
+# An error the agent recorded that neither failed a tool call nor ended the run (an API error it retried, a rate limit):
+# payload {code, message}. A report lists it among the run's errors; the run's status is still what its end says.
+ERROR = "error"
 TERMINAL_OF_STATUS = {"ok": RUN_COMPLETED, "error": RUN_FAILED}  # the end a run record's status says a run had
 # The payload of the run_failed heal ends a run with when nothing tells how the run ended (no terminal event, no run
 # record's status): a journal that just stops. It closes the run, and says no more than the raw journal did:

@@ -25,6 +25,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import (
     EPOCH,
+    ERROR,
     RUN_COMPLETED,
     RUN_FAILED,
     ends_unknown,
@@ -52,7 +53,7 @@ NO_TYPE = "(none)"
 STATUSES = ("ok", "error", "unknown")  # a run's status in a report (``RunTally.status``), in the order reports count them
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
-_READ_TYPES = TOOL_TYPES | {RUN_FAILED}  # the events whose payload a summary reads (besides its usage)
+_READ_TYPES = TOOL_TYPES | {RUN_FAILED, ERROR}  # the events whose payload a summary reads (besides its usage)
 # Heal's built-in type aliases (``alias``: tool_start, tool_end, llm_message, ...), read as the types they stand for:
 # a journal not healed yet is counted as heal would rename it, its stream unchanged. The hot path pays nothing for them:
 # the events whose payload is read are found by one set (their aliases in it too), and a run's counts by type are
@@ -160,9 +161,9 @@ instant = parse_timestamp  # (kept as the model's name for it)
 
 
 def is_failure(kind: str, payload: Any, synthetic: Any) -> bool:
-    """Does an event of type ``kind`` report a failure: a failed tool, or a failed run (not the run_failed heal ends a
-    run with when nothing told how it ended, ``ends_unknown``)?"""
-    return kind in FAILED or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic))
+    """Does an event of type ``kind`` report a failure: a failed tool, an error the agent recorded (``ERROR``), or a
+    failed run (not the run_failed heal ends a run with when nothing told how it ended, ``ends_unknown``)?"""
+    return kind in FAILED or kind == ERROR or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic))
 
 
 def error_of(payload: Any) -> tuple[str | None, str | None]:
@@ -248,6 +249,23 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
             if bad and skipped is not None:
                 skipped += [_field_text(name, value[name]) for name in bad]
     return found or None
+
+
+_INPUT_GROUP = ("inputTokens", *CACHE_TOKENS)  # an input count and the cache's counts beside it: taken together
+
+
+def combined_usage(declared: dict[str, Any] | None, summed: dict[str, Any] | None,
+                   together: tuple[str, ...] = _INPUT_GROUP) -> dict[str, Any] | None:
+    """A run's usage from what its run record says (``declared``) and what its events add up to (``summed``): the run
+    record's value of each count it gives, the events' of the others (a mini-swe-agent trajectory records the run's
+    cost, its messages the tokens). The counts of ``together`` (the input count and the cache's counts beside it, which
+    say together how many tokens went in) all come from the run record when it gives one of them. ``export --otlp``
+    combines the run's totals by this rule too (with its own names for ``together``). None when neither gives any."""
+    if declared is None or summed is None:
+        return declared if summed is None else summed
+    if not together or set(together).isdisjoint(declared):
+        return {**summed, **declared}
+    return {**{k: v for k, v in summed.items() if k not in together}, **declared}
 
 
 def _field_text(name: str, value: Any) -> str:
@@ -674,17 +692,15 @@ class RunTally:
         return errors
 
     def _usage(self) -> dict[str, Any] | None:
-        """The run's usage: its run record's usage object, when that gives a count, else the sum of its events' (a count
-        none of them gave is 0). ``costUsd`` is null when no usage object gave a cost: none is claimed that nobody
-        recorded (the run record's cost, else the sum of its events' costs, when the run record gives none)."""
-        declared = usage_of((self.record or {}).get("usage"))
+        """The run's usage: each of its counts as its run record's usage object gives it, else the sum of its events'
+        (``combined_usage``; a count none of them gave is 0). ``costUsd`` is null when no usage object gave a cost: none
+        is claimed that nobody recorded."""
         summed: dict[str, float] | None = (
             {k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage} if self.event_usage["_seen"] else None)
-        cost = (declared or {}).get("costUsd", (summed or {}).get("costUsd"))
-        if declared is None:
-            declared = summed
+        declared = combined_usage(usage_of((self.record or {}).get("usage")), summed)
         if declared is None:
             return None
+        cost = declared.get("costUsd")
         usage = {
             "inputTokens": number(declared.get("inputTokens", 0)),
             "outputTokens": number(declared.get("outputTokens", 0)),
@@ -741,6 +757,26 @@ def _finish_stats(stats: dict[str, Any]) -> dict[str, Any]:
 def _finished(calls: int, ok: int, error: int, duration: int | float, longest: int | float) -> dict[str, Any]:
     """A tool's stats as a report writes them: its total and longest duration as ``number`` writes them."""
     return {"calls": calls, "ok": ok, "error": error, "durationMs": number(duration), "maxMs": number(longest)}
+
+
+# a run's cache counts as a usage object names them (``run_usage``): names ``usage_of`` reads them by
+_CACHE_NAMES = {"cacheReadTokens": "cacheReadInputTokens", "cacheCreationTokens": "cacheCreationInputTokens"}
+
+
+def run_usage(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The usage object of a run as its summary counts it (``RunTally._usage``: its run record's, and its events'
+    for the counts the run record does not give), for a healed artifact: the run record's usage object as written,
+    with the counts it does not give added (the cache's under names ``usage_of`` reads, no null cost). None when
+    no usage object gave a count."""
+    tally = RunTally(record, timeline=False)
+    tally._add_usage_objects(values_of(events, "payload"), 0)
+    usage = tally._usage()
+    if usage is None:
+        return None
+    declared = (record or {}).get("usage")
+    given = usage_of(declared) or {}
+    added = {_CACHE_NAMES.get(k, k): v for k, v in usage.items() if k not in given and v is not None}
+    return {**declared, **added} if isinstance(declared, dict) else added
 
 
 def summarize_run(record: dict[str, Any] | None, events: Iterable[dict[str, Any]],

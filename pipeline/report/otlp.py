@@ -15,8 +15,9 @@ the last one the rest, with the run's own span (its totals known only at its end
 Model and tool spans are children of the run's span. Attributes: ``gen_ai.provider.name``,
 ``gen_ai.conversation.id`` (the run id), ``gen_ai.request.model`` / ``gen_ai.response.model``,
 ``gen_ai.response.id``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` /
-``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own, and
-the run's totals on the root: the run record's usage, as ``report`` counts it, else the calls' sum), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
+``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own: the sum of its usage
+objects; and the run's totals on the root, as ``report`` counts the run's usage: each count the run record's usage gives,
+else the calls' sum), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
 Errors set the span status to ERROR with ``error.type``: a failed tool (its error code, else ``tool_failed``), a call that
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``; not the ``run_failed``
 heal ends a run with when nothing told how it ended: the run's span stays UNSET, as for the raw journal). Message
@@ -51,7 +52,7 @@ from replay.pipeline.model.toolcalls import (
     call_id,
     tool_name,
 )
-from replay.pipeline.report.model import CACHE_TOKENS, as_text, error_of
+from replay.pipeline.report.model import CACHE_TOKENS, as_text, combined_usage, error_of
 
 SPANS_PER_REQUEST = 2000  # spans held before those finished go out in a request of their own
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
@@ -80,6 +81,10 @@ def attribute(key: str, value: Any) -> dict[str, Any]:
     else:
         typed = {"stringValue": as_text(value)}
     return {"key": key, "value": typed}
+
+
+# the input count and the cache's counts beside it, taken together from the run record or from the calls (``combined_usage``)
+_INPUT_GROUP = tuple(key for key in _TOKENS if key.endswith("input_tokens"))
 
 
 def tokens(usage: Any) -> dict[str, int | float]:
@@ -133,7 +138,7 @@ def _nanos(moment: datetime | None) -> int | None:
 
 
 class Span:
-    __slots__ = ("attributes", "end", "kind", "message", "name", "span_id", "start", "status")
+    __slots__ = ("attributes", "end", "kind", "message", "name", "span_id", "start", "status", "usage")
 
     def __init__(self, span_id: str, name: str, kind: int, start: int | None) -> None:
         self.span_id = span_id
@@ -142,6 +147,7 @@ class Span:
         self.start = start
         self.end = start
         self.attributes: dict[str, Any] = {}
+        self.usage: dict[str, int | float] = {}  # a model call's token counts: the sum of its usage objects'
         self.status = STATUS_UNSET
         self.message: str | None = None
 
@@ -258,8 +264,10 @@ class TraceBuilder:
         for key, value in found.items():
             total = self.totals.get(key)
             self.totals[key] = value if total is None else total + value
-            if span is not None and span.kind == SPAN_KIND_CLIENT and key not in span.attributes:
-                span.attributes[key] = token_count(value)
+            if span is not None and span.kind == SPAN_KIND_CLIENT:  # (summed as the run's totals are)
+                held = span.usage.get(key)
+                span.usage[key] = value if held is None else held + value
+                span.attributes[key] = token_count(span.usage[key])
 
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
         name = tool_name(payload) or "unknown"
@@ -326,9 +334,10 @@ class TraceBuilder:
             attrs["gen_ai.conversation.id"] = as_text(self.run_id)
         if self.model:
             attrs["gen_ai.request.model"] = self.model
-        # the run's totals: its run record's usage when that counts tokens (a captured run's only count), as report
-        # counts the run's usage, else the sum of its model calls'
-        attrs.update({key: token_count(value) for key, value in (tokens(self.record.get("usage")) or self.totals).items()})
+        # the run's totals as report counts the run's usage: each count its run record's usage gives (a captured run's
+        # only count), the sum of its model calls' for the others
+        totals = combined_usage(tokens(self.record.get("usage")), self.totals, _INPUT_GROUP) or {}
+        attrs.update({key: token_count(value) for key, value in totals.items()})
         attrs["replay.events"] = self.count
         if self.repairs is not None:
             attrs["replay.repairs"] = self.repairs

@@ -131,6 +131,24 @@ def utc_timestamp(value: Any) -> Any:
     return value
 
 
+def exit_failed(code: Any) -> bool:
+    """Does ``code``, a tool result's exit code, say the tool failed: an integer other than 0 (``replay walk``'s
+    ``[failed]`` too: ``walk.state_of``)."""
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+
+
+def tool_result(payload: dict[str, Any], failed: bool = False) -> Part:
+    """A tool's result: ``tool_failed`` when its log says it failed (``failed``) or its ``exitCode`` is not 0 (then with
+    ``error`` saying so, unless the payload has one), else ``tool_completed``. Every dialect decides it here, so a
+    report, an export and a walk of the mapped run agree on which calls failed."""
+    code = payload.get("exitCode")
+    if not (failed or exit_failed(code)):
+        return Part("tool_completed", payload)
+    if payload.get("error") is None and exit_failed(code):
+        payload["error"] = f"exit code {code}"
+    return Part("tool_failed", payload)
+
+
 def obj(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one (records from the wild are any shape)."""
     return value if isinstance(value, dict) else {}

@@ -8,14 +8,16 @@ One JSON record per line. Mapping table (record -> events, in this order):
 | ``user``, ``message.content`` blocks | per block: ``text`` (or a bare string) -> ``user_message`` {text}; ``tool_result`` -> ``tool_completed`` {callId, output}, or ``tool_failed`` when ``is_error``; any other block -> an event of the block's type {block} |
 | ``assistant`` | ``assistant_message`` {text, thinking, model, messageId, requestId, stopReason, usage} for its text and thinking blocks (and for the first record of a message id even without text: that record is the model call); then per ``tool_use`` block ``tool_called`` {callId, toolName, args}; any other block -> an event of the block's type {block} |
 | ``summary`` | ``summary`` {summary, leafUuid} |
-| ``system`` | ``system`` {content, level, subtype} |
+| ``system`` | ``system`` {content, level, subtype}; ``error`` {content, level, subtype, code: subtype, message: content} when its ``level`` is ``error`` |
+| ``assistant`` with ``isApiErrorMessage`` | its ``assistant_message`` is an ``error`` {..., code: the API error's ``type`` (else its HTTP status), message: the text}: no model output, the API's error |
 | any other ``type`` (``file-history-snapshot``, ...) | an event of that type, payload {} |
 | no ``type`` | ``unknown``, payload {} |
 | ``user`` / ``assistant`` whose ``message`` is not an object with ``content`` | an event of the record's type (``user`` / ``assistant``), payload {} |
 
 Every event of a record gets its ``timestamp``, ``id`` = ``uuid``, ``parentId`` = ``parentUuid``, and
 ``payload.sidechain: true`` when ``isSidechain``. ``usage`` goes on the first record of each message id
-only (Claude Code writes one record per content block of a response, repeating its usage). Run facts:
+only (Claude Code writes one record per content block of a response, repeating its usage), with the record's
+``costUSD`` (older versions write one) as its ``costUsd``. Run facts:
 ``runId`` = ``sessionId``, ``prompt`` = the first user text that is not a meta record, ``model``,
 ``cwd``, ``version``, ``gitBranch``.
 
@@ -29,6 +31,7 @@ the same transcript, linked by ``parentUuid``) goes on with the run.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from replay.pipeline.model.dialects.base import (
@@ -37,8 +40,11 @@ from replay.pipeline.model.dialects.base import (
     Mapper,
     Part,
     compact,
+    json_or_text,
+    obj,
     text_of,
 )
+from replay.pipeline.model.events import ERROR
 
 
 class ClaudeCodeMapper(Mapper):
@@ -64,12 +70,15 @@ class ClaudeCodeMapper(Mapper):
                    version=_str(record.get("version")), gitBranch=_str(record.get("gitBranch")))
         message = record.get("message")
         if rtype in ("user", "assistant") and isinstance(message, dict) and "content" in message:
-            mapped.parts = self._user(record, message) if rtype == "user" else self._assistant(message)
+            mapped.parts = self._user(record, message) if rtype == "user" else self._assistant(message, record)
         elif rtype == "summary":
             mapped.parts = [Part("summary", compact(summary=record.get("summary"), leafUuid=record.get("leafUuid")))]
         elif rtype == "system":
-            mapped.parts = [Part("system", compact(content=record.get("content"), level=record.get("level"),
-                                                   subtype=record.get("subtype")))]
+            failed = record.get("level") == "error"  # (an error Claude Code met: an API error it retries, ...)
+            mapped.parts = [Part(ERROR if failed else "system", compact(
+                content=record.get("content"), level=record.get("level"), subtype=record.get("subtype"),
+                code=_str(record.get("subtype")) if failed else None,
+                message=_str(record.get("content")) if failed else None))]
         else:
             mapped.parts = [Part(rtype if isinstance(rtype, str) and rtype else UNKNOWN_TYPE, {})]
         if record.get("isSidechain") is True:
@@ -104,7 +113,7 @@ class ClaudeCodeMapper(Mapper):
                 parts.append(Part(kind if isinstance(kind, str) and kind else UNKNOWN_TYPE, {"block": block}, [k]))
         return parts
 
-    def _assistant(self, message: dict[str, Any]) -> list[Part]:
+    def _assistant(self, message: dict[str, Any], record: dict[str, Any]) -> list[Part]:
         content = message["content"]
         blocks = content if isinstance(content, list) else [content]
         said = [k for k, b in enumerate(blocks) if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")]
@@ -114,7 +123,8 @@ class ClaudeCodeMapper(Mapper):
         if message_id is not None:
             self._messages.add(message_id)
         model = _str(message.get("model"))
-        self.learn(model=model)
+        api_error = record.get("isApiErrorMessage") is True  # (its model is "<synthetic>": not the run's)
+        self.learn(model=None if api_error else model)
         parts: list[Part] = []
         if said or thought or first_of_call:
             thinking = "\n".join(b.get("thinking") for k, b in enumerate(blocks) if k in thought
@@ -122,8 +132,12 @@ class ClaudeCodeMapper(Mapper):
             parts.append(Part("assistant_message", compact(
                 text=text_of(content) if isinstance(content, list) else content if isinstance(content, str) else None,
                 thinking=thinking, model=model, messageId=message_id, stopReason=message.get("stop_reason"),
-                usage=message.get("usage") if first_of_call else None,
+                usage=_usage(message.get("usage"), record.get("costUSD")) if first_of_call else None,
             ), sorted(said + thought) if isinstance(content, list) else None))
+            if api_error:  # no model output: the API's error, as Claude Code shows it
+                parts[0].type = ERROR
+                parts[0].payload.update(compact(code=_api_error_code(parts[0].payload.get("text")),
+                                                message=parts[0].payload.get("text")))
         for k, block in enumerate(blocks):
             if k in said or k in thought or not isinstance(content, list):
                 continue
@@ -146,6 +160,29 @@ class ClaudeCodeMapper(Mapper):
         content = out["message"]["content"]
         out["message"]["content"] = [content[k] for k in keep if k < len(content)]
         return out
+
+
+def _usage(usage: Any, cost: Any) -> Any:
+    """A message's usage, with the ``costUSD`` older Claude Code versions write beside it as its ``costUsd``."""
+    if not isinstance(cost, int | float) or isinstance(cost, bool):
+        return usage
+    return {**usage, "costUsd": cost} if isinstance(usage, dict) else {"costUsd": cost}
+
+
+_API_ERROR = re.compile(r"API Error: (\d{3})")
+
+
+def _api_error_code(text: Any) -> str | None:
+    """The code of an API error as Claude Code writes it (``API Error: 529 {"type":"error","error":{"type":
+    "overloaded_error",...}}``): the error's ``type``, else the HTTP status."""
+    if not isinstance(text, str):
+        return None
+    body = json_or_text(text[text.find("{"):]) if "{" in text else None
+    kind = obj(obj(body).get("error")).get("type")
+    if isinstance(kind, str) and kind:
+        return kind
+    status = _API_ERROR.search(text)
+    return status.group(1) if status else None
 
 
 def _str(value: Any) -> str | None:

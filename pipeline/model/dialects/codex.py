@@ -7,13 +7,14 @@ One JSON record per line, ``{"timestamp", "type", "payload"}``. Mapping table (o
 | ``session_meta`` | ``run_started`` {the session's meta: id, cwd, cli_version, originator, ...}: the run's first |
 | ``session_meta`` again, of the run's session or one it descends from | ``session_meta`` {its payload}: the run goes on |
 | ``turn_context`` | ``turn_context`` {cwd, model, approval_policy, ...} |
-| ``event_msg`` / X | ``event_msg.X`` {the payload without ``type``}; for ``token_count`` also ``usage`` = ``info.last_token_usage`` (the tokens of one model call) |
+| ``event_msg`` / ``error`` | ``error`` {message, code: ``codex_error_info``}: an error Codex reported (a stream cut off, a rate limit) |
+| ``event_msg`` / X | ``event_msg.X`` {the payload without ``type``}; for ``token_count`` also ``usage`` = ``info.last_token_usage`` (the tokens of one model call), but not when ``info.total_token_usage`` is the run's last token_count's again (a rate-limit refresh: the call is counted once) |
 | ``response_item`` / ``message``, role ``user`` | ``user_message`` {text, role} |
 | ``response_item`` / ``message``, role ``assistant`` | ``assistant_message`` {text, model} |
 | ``response_item`` / ``message``, other roles | ``system_message`` {text, role} |
 | ``response_item`` / ``reasoning`` | ``reasoning`` {text: the summary} |
 | ``response_item`` / ``function_call``, ``custom_tool_call``, ``local_shell_call`` | ``tool_called`` {callId, toolName, args} (JSON arguments decoded) |
-| ``response_item`` / ``function_call_output``, ``custom_tool_call_output`` | ``tool_completed`` {callId, output}; ``tool_failed`` when the output says ``success: false`` |
+| ``response_item`` / ``function_call_output``, ``custom_tool_call_output`` | ``tool_completed`` {callId, output, exitCode: the output's ``metadata.exit_code``}; ``tool_failed`` when the output says ``success: false`` or that exit code is not 0 |
 | ``response_item`` / any other X | ``response_item.X`` {the payload without ``type``} |
 | any other record type X (``compacted``, future ones) | an event of type X, payload = its payload when that is an object |
 
@@ -44,7 +45,9 @@ from replay.pipeline.model.dialects.base import (
     json_or_text,
     obj,
     text_of,
+    tool_result,
 )
+from replay.pipeline.model.events import ERROR
 
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
@@ -60,6 +63,7 @@ class CodexMapper(Mapper):
         self.session: str | None = None  # its id
         self.ancestors: set[str] = set()  # the sessions it descends from (forked from, spawned by), as its metas say
         self.opening = True  # no record but session_meta yet (where a fork's copied metas stand)
+        self.total: Any = None  # the total_token_usage of the run's last token_count
 
     def starts_run(self, record: dict[str, Any]) -> bool:
         if not self.met or record.get("type") != "session_meta":
@@ -99,9 +103,12 @@ class CodexMapper(Mapper):
         elif rtype == "event_msg" and sub:
             if sub == "user_message" and isinstance(body.get("message"), str):
                 self.learn(prompt=body["message"])
-            if sub == "token_count" and isinstance(body.get("info"), dict) and isinstance(body["info"].get("last_token_usage"), dict):
-                rest["usage"] = body["info"]["last_token_usage"]
-            part = Part(f"event_msg.{sub}", rest)
+            if sub == "token_count":
+                self._token_count(obj(body.get("info")), rest)
+            if sub == "error":  # (an error Codex met and reported: a stream cut off, a rate limit)
+                part = Part(ERROR, {**compact(code=_str(body.get("codex_error_info"))), **rest})
+            else:
+                part = Part(f"event_msg.{sub}", rest)
         elif rtype == "response_item" and sub:
             part = self._item(sub, body, rest)
         else:
@@ -110,6 +117,17 @@ class CodexMapper(Mapper):
         mapped.parts = [part]
         self.learn(timestamp=record.get("timestamp"))
         return mapped
+
+    def _token_count(self, info: dict[str, Any], rest: dict[str, Any]) -> None:
+        """``usage`` = the tokens of the model call a ``token_count`` counts (``last_token_usage``); none when its
+        cumulative ``total_token_usage`` is the one the run's last token_count gave (Codex writes a token_count again
+        when only its rate limits changed): the run's usage adds up to its last total, each call counted once."""
+        total = info.get("total_token_usage")
+        if total is not None and total == self.total:
+            return
+        self.total = total
+        if isinstance(info.get("last_token_usage"), dict):
+            rest["usage"] = info["last_token_usage"]
 
     def _item(self, sub: str, body: dict[str, Any], rest: dict[str, Any]) -> Part:
         if sub == "message":
@@ -128,8 +146,10 @@ class CodexMapper(Mapper):
                                                args=json_or_text(body.get(_CALLS[sub]))))
         if sub in _OUTPUTS:
             output = body.get("output")
+            said = json_or_text(output)  # (a shell call's output is a JSON string: {output, metadata: {exit_code}})
             failed = isinstance(output, dict) and output.get("success") is False
-            return Part("tool_failed" if failed else "tool_completed", compact(callId=_str(body.get("call_id")), output=output))
+            code = obj(obj(said).get("metadata")).get("exit_code")
+            return tool_result(compact(callId=_str(body.get("call_id")), output=output, exitCode=code), failed)
         return Part(f"response_item.{sub}", rest)
 
 

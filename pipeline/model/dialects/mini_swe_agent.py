@@ -6,7 +6,7 @@ or (early versions) the bare ``messages`` array. Each message is a record. Mappi
 | message | events |
 | --- | --- |
 | role ``system`` | ``system_message`` {text} |
-| role ``user`` right after an assistant message that ran a command | ``tool_completed`` {callId, toolName: bash, output, exitCode from ``<returncode>``} |
+| role ``user`` right after an assistant message that ran a command | ``tool_completed`` {callId, toolName: bash, output, exitCode from ``<returncode>``}; ``tool_failed`` (with ``error``) when that code is not 0 |
 | any other role ``user`` | ``user_message`` {text} |
 | role ``assistant`` | ``assistant_message`` {text, usage}; then, when its text holds exactly one ```` ```mswea_bash_command ```` (or ```` ```bash ````) block, ``tool_called`` {callId: ``step-N``, toolName: bash, args: {command}}; with native ``tool_calls``, one ``tool_called`` per call |
 | role ``tool`` | ``tool_completed`` {callId: ``tool_call_id``, output} |
@@ -38,6 +38,7 @@ from replay.pipeline.model.dialects.base import (
     json_or_text,
     obj,
     text_of,
+    tool_result,
     utc_timestamp,
 )
 from replay.pipeline.model.runs import run_id_from_source
@@ -103,15 +104,15 @@ class MiniSweAgentMapper(Mapper):
             mapped.parts = [Part("system_message", compact(text=text))]
         elif role == "user" and waiting is not None:
             code = _RETURNCODE.search(text or "")
-            mapped.parts = [Part("tool_completed", compact(callId=waiting, toolName="bash", output=content,
-                                                           exitCode=int(code.group(1)) if code else None))]
+            mapped.parts = [tool_result(compact(callId=waiting, toolName="bash", output=content,
+                                                exitCode=int(code.group(1)) if code else None))]
         elif role == "user":
             self.learn(prompt=text)
             mapped.parts = [Part("user_message", compact(text=text))]
         elif role == "assistant":
             mapped.parts = self._assistant(record, text, extra)
         elif role == "tool":
-            mapped.parts = [Part("tool_completed", compact(callId=record.get("tool_call_id"), output=content))]
+            mapped.parts = [tool_result(compact(callId=record.get("tool_call_id"), output=content))]
         elif isinstance(role, str) and role:
             mapped.parts = [Part(role, compact(text=text))]
         else:

@@ -10,8 +10,9 @@ Mapping table (record -> events, in this order):
 | action ``finish`` | ``assistant_message`` {text, ...} then ``run_completed`` {outputs} |
 | any other action (``run``, ``edit``, ``read``, ``think``, ``browse``, ...) | ``assistant_message`` {text: its thought, model, responseId, usage} when it is the first action of a model response (``tool_call_metadata.model_response.id``), then ``tool_called`` {callId, toolName, args} |
 | observation ``error`` with a ``cause`` | ``tool_failed`` {callId, toolName, output, error} |
-| any other observation with a ``cause`` | ``tool_completed`` {callId, toolName, output, exitCode} |
-| observation without a ``cause`` (``agent_state_changed``, ...) | an event of the observation's name {extras} |
+| any other observation with a ``cause`` | ``tool_completed`` {callId, toolName, output, exitCode}; ``tool_failed`` when it says ``success: false`` or its exit code (``extras.exit_code``, ``extras.metadata.exit_code``) is not 0 |
+| observation ``error`` without a ``cause`` | ``error`` {its extras, code: ``extras.error_id``, message: its content}: an error the agent met outside a tool call (an LLM rate limit) |
+| any other observation without a ``cause`` (``agent_state_changed``, ...) | an event of the observation's name {extras} |
 | neither an action nor an observation | ``unknown``, payload {} |
 
 ``callId`` is ``tool_call_metadata.tool_call_id`` when the record has one, else the action's ``id``
@@ -19,7 +20,9 @@ Mapping table (record -> events, in this order):
 ``parentId`` = its ``cause``. Timestamps are written without a zone by OpenHands; they are read as
 UTC. Run facts: ``runId`` from the file name, ``prompt`` = the first user message, ``model``,
 ``response`` = the ``finish`` message and ``status`` ``ok`` when the agent finished, ``error`` when its
-last state change says ``error``; otherwise the trajectory does not say how the run ended.
+last state change says ``error`` (its ``reason`` in the error's message); otherwise the trajectory does not say how the
+run ended. ``usage`` = {costUsd: the last ``llm_metrics.accumulated_cost``} (each event writes the run's cost so far);
+the tokens are the model calls' ``usage``, summed.
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from replay.pipeline.model.dialects.base import (
     Part,
     compact,
     obj,
+    tool_result,
     utc_timestamp,
 )
+from replay.pipeline.model.events import ERROR
 from replay.pipeline.model.runs import run_id_from_source
 
 
@@ -99,6 +104,10 @@ class OpenHandsMapper(Mapper):
         name = record["observation"]
         extras = obj(record.get("extras"))
         if record.get("cause") is None:
+            if name == ERROR:  # an error the agent met outside any tool call (an LLM rate limit)
+                content = record.get("content")
+                return Part(ERROR, {**extras, **compact(code=extras.get("error_id"),
+                                                        message=content if isinstance(content, str) else None)})
             return Part(name or UNKNOWN_TYPE, dict(extras))
         meta = obj(record.get("tool_call_metadata"))
         content = record.get("content")
@@ -107,19 +116,24 @@ class OpenHandsMapper(Mapper):
             exit_code = extras["metadata"].get("exit_code")
         payload = compact(callId=_call_id(meta, record.get("cause")), toolName=meta.get("function_name") or name,
                           observation=name, output=content, exitCode=exit_code)
-        if name == "error":
+        if name == ERROR:
             payload["error"] = content if isinstance(content, str) else record.get("message")
-            return Part("tool_failed", payload)
-        return Part("tool_completed", payload)
+        return tool_result(payload, name == ERROR or record.get("success") is False)
 
     def conclude(self, records: list[Any]) -> None:
         finish = [r for r in records if isinstance(r, dict) and r.get("action") == "finish"]
-        states = [r.get("extras", {}).get("agent_state") for r in records
+        states = [r["extras"] for r in records
                   if isinstance(r, dict) and r.get("observation") == "agent_state_changed" and isinstance(r.get("extras"), dict)]
         if finish:
             self.learn(status="ok", response=finish[-1].get("message"))
-        elif states and states[-1] == "error":
-            self.learn(status="error", error={"code": "agent_state_error", "message": "the agent's last state was error"})
+        elif states and obj(states[-1]).get("agent_state") == "error":
+            reason = obj(states[-1]).get("reason")
+            self.learn(status="error", error={"code": "agent_state_error", "message": f"the agent's last state was error: {reason}"
+                                              if isinstance(reason, str) and reason else "the agent's last state was error"})
+        costs = [obj(r.get("llm_metrics")).get("accumulated_cost") for r in records if isinstance(r, dict)]
+        costs = [c for c in costs if isinstance(c, int | float) and not isinstance(c, bool)]
+        if costs:  # (the run's cost so far, as each event writes it: the last is the run's)
+            self.learn(usage={"costUsd": costs[-1]})
         self.final = True
 
 
