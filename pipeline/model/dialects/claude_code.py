@@ -123,8 +123,7 @@ class ClaudeCodeMapper(Mapper):
         if message_id is not None:
             self._messages.add(message_id)
         model = _str(message.get("model"))
-        api_error = record.get("isApiErrorMessage") is True  # (its model is "<synthetic>": not the run's)
-        self.learn(model=None if api_error else model)
+        self.learn(model=model)
         parts: list[Part] = []
         if said or thought or first_of_call:
             thinking = "\n".join(b.get("thinking") for k, b in enumerate(blocks) if k in thought
@@ -134,7 +133,7 @@ class ClaudeCodeMapper(Mapper):
                 thinking=thinking, model=model, messageId=message_id, stopReason=message.get("stop_reason"),
                 usage=_usage(message.get("usage"), record.get("costUSD")) if first_of_call else None,
             ), sorted(said + thought) if isinstance(content, list) else None))
-            if api_error:  # no model output: the API's error, as Claude Code shows it
+            if record.get("isApiErrorMessage") is True:  # no model output: the API's error, as Claude Code shows it
                 parts[0].type = ERROR
                 parts[0].payload.update(compact(code=_api_error_code(parts[0].payload.get("text")),
                                                 message=parts[0].payload.get("text")))

@@ -1,0 +1,229 @@
+"""What `replay report`, `export --otlp`, `walk` and `heal --in/--out` say of other agents' logs agrees with the logs:
+small hand-written logs whose truth is known (tokens, costs, failed tool calls, the errors the agents recorded)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_replay
+
+T = "2026-01-02T03:04:%02d.000Z"
+
+
+def _report(path) -> dict:
+    result = run_replay("report", "--format", "json", str(path))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["runs"][0]
+
+
+def _spans(path) -> list[tuple[str, dict, int]]:
+    """(name, its token counts, status code) of each span `export --otlp` writes."""
+    result = run_replay("export", "--otlp", str(path))
+    assert result.returncode == 0, result.stderr
+    spans = [s for line in result.stdout.splitlines() for r in json.loads(line)["resourceSpans"]
+             for scope in r["scopeSpans"] for s in scope["spans"]]
+    return [(s["name"], {a["key"].removeprefix("gen_ai.usage."): int(a["value"]["intValue"]) for a in s["attributes"]
+                         if a["key"].startswith("gen_ai.usage.")}, s["status"]["code"]) for s in spans]
+
+
+def _sum_chats(spans, key: str) -> int:
+    return sum(tokens.get(key, 0) for name, tokens, _ in spans if name.startswith("chat"))
+
+
+def _healed(tmp_path, name: str, text: str) -> tuple[dict, dict]:
+    """The report of a log and the healed artifact `heal --in/--out` writes of it."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / name).write_text(text)
+    run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "out"))
+    stem = name.removesuffix(".json")
+    return _report(folder / name), json.loads((tmp_path / "out" / f"{stem}.healed.json").read_text())
+
+
+# mini-swe-agent -----------------------------------------------------------------------------------
+def _trajectory(stats: dict | None = None) -> str:
+    info = {"exit_status": "Submitted", "submission": "done", "config": {"model": {"model_name": "gpt-x"}}}
+    if stats is not None:
+        info["model_stats"] = stats
+    return json.dumps({"info": info, "trajectory_format": "mini-swe-agent-1", "messages": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Fix the bug."},
+        {"role": "assistant", "content": "Look.\n```bash\nls missing\n```",
+         "extra": {"response": {"usage": {"prompt_tokens": 500, "completion_tokens": 40}}}},
+        {"role": "user", "content": "<returncode>1</returncode>\n<output>ls: missing: No such file</output>"},
+        {"role": "assistant", "content": "Submit.\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```",
+         "extra": {"response": {"usage": {"prompt_tokens": 700, "completion_tokens": 30}}}},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>done</output>"}]})
+
+
+def test_a_trajectorys_recorded_cost_keeps_its_messages_tokens(tmp_path):
+    path = tmp_path / "x.traj.json"
+    path.write_text(_trajectory({"instance_cost": 0.0421, "api_calls": 2}))
+    assert _report(path)["usage"] == {"inputTokens": 1200, "outputTokens": 70, "costUsd": 0.0421}
+    spans = _spans(path)
+    assert spans[0][1] == {"input_tokens": 1200, "output_tokens": 70}  # the run's span: as report counts it
+    assert (_sum_chats(spans, "input_tokens"), _sum_chats(spans, "output_tokens")) == (1200, 70)
+    report, artifact = _healed(tmp_path, "y.traj.json", _trajectory({"instance_cost": 0.0421, "api_calls": 2}))
+    assert artifact["usage"] == {"costUsd": 0.0421, "inputTokens": 1200, "outputTokens": 70}
+    assert _report(tmp_path / "out" / "y.traj.healed.json")["usage"] == report["usage"]
+
+
+def test_a_failed_command_is_a_failed_tool_call_as_walk_says(tmp_path):
+    path = tmp_path / "x.traj.json"
+    path.write_text(_trajectory())
+    run = _report(path)
+    assert (run["toolCalls"]["total"], run["toolCalls"]["error"]) == (2, 1)
+    assert [(e["kind"], e["toolName"], e["message"]) for e in run["errors"]] == [("tool_failed", "bash", "exit code 1")]
+    walked = run_replay("walk", str(path)).stdout.decode().splitlines()
+    assert [line.split()[-1] for line in walked if line.startswith("tool_")] == \
+        ["[running]", "[failed]", "[running]", "[succeeded]"]
+    assert [status for name, _, status in _spans(path) if name.startswith("execute_tool")] == [2, 0]  # ERROR, UNSET
+
+
+# Codex ---------------------------------------------------------------------------------------------
+def _token_count(second: int, last: dict, total: dict) -> dict:
+    return {"timestamp": T % second, "type": "event_msg", "payload": {
+        "type": "token_count", "info": {"total_token_usage": total, "last_token_usage": last},
+        "rate_limits": {"primary": {"used_percent": second}}}}
+
+
+def _rollout() -> str:
+    first = {"input_tokens": 1000, "cached_input_tokens": 800, "output_tokens": 50}
+    second = {"input_tokens": 1300, "cached_input_tokens": 1000, "output_tokens": 30}
+    total = {"input_tokens": 2300, "cached_input_tokens": 1800, "output_tokens": 80}
+    output = json.dumps({"output": "ls: missing: No such file", "metadata": {"exit_code": 1, "duration_seconds": 0.1}})
+    records = [
+        {"timestamp": T % 0, "type": "session_meta", "payload": {"id": "cx1", "cwd": "/w", "cli_version": "0.1"}},
+        {"timestamp": T % 1, "type": "turn_context", "payload": {"model": "gpt-5"}},
+        {"timestamp": T % 2, "type": "event_msg", "payload": {"type": "user_message", "message": "list"}},
+        {"timestamp": T % 3, "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "arguments": "{\"command\":[\"ls\",\"missing\"]}", "call_id": "c1"}},
+        _token_count(4, first, first),
+        {"timestamp": T % 5, "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "c1", "output": output}},
+        {"timestamp": T % 6, "type": "response_item", "payload": {
+            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It is missing."}]}},
+        _token_count(7, second, total),
+        _token_count(8, second, total),  # the same totals again: only the rate limits changed
+        {"timestamp": T % 9, "type": "event_msg", "payload": {
+            "type": "error", "message": "stream disconnected before completion: Rate limit reached for gpt-5"}},
+        {"timestamp": T % 10, "type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}},
+    ]
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def test_a_rollouts_tokens_are_its_last_totals_once_in_report_and_export(tmp_path):
+    path = tmp_path / "rollout-cx1.jsonl"
+    path.write_text(_rollout())
+    assert _report(path)["usage"] == {"inputTokens": 2300, "outputTokens": 80, "costUsd": None}
+    spans = _spans(path)
+    assert spans[0][1] == {"input_tokens": 2300, "output_tokens": 80, "cache_read.input_tokens": 1800}
+    assert (_sum_chats(spans, "input_tokens"), _sum_chats(spans, "output_tokens")) == (2300, 80)
+
+
+def test_a_rollouts_failed_command_and_reported_error_are_the_runs_errors(tmp_path):
+    path = tmp_path / "rollout-cx1.jsonl"
+    path.write_text(_rollout())
+    run = _report(path)
+    assert run["toolCalls"]["error"] == 1
+    assert [(e["kind"], e["message"]) for e in run["errors"]] == [
+        ("tool_failed", "exit code 1"),
+        ("error", "stream disconnected before completion: Rate limit reached for gpt-5")]
+    assert run["status"] == "unknown"  # (an error and an aborted turn: Codex goes on after them; no end is told)
+    walked = run_replay("walk", str(path)).stdout.decode()
+    assert "tool_failed" in walked and "[failed]" in walked
+
+
+# Claude Code --------------------------------------------------------------------------------------
+def _session() -> str:
+    def record(i: int, kind: str, **fields) -> dict:
+        return {"type": kind, "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None, "sessionId": "cc1",
+                "timestamp": T % i, "cwd": "/w", "version": "1.0.0", **fields}
+
+    def said(mid: str, content: list, tokens: tuple[int, int], model: str = "claude-x") -> dict:
+        return {"id": mid, "role": "assistant", "model": model, "content": content,
+                "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]}}
+
+    overloaded = 'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    records = [
+        record(0, "user", message={"role": "user", "content": "hello"}),
+        record(1, "assistant", costUSD=0.012, message=said("m1", [{"type": "text", "text": "hi"}], (10, 5))),
+        record(2, "assistant", costUSD=0.012, message=said(  # (the same response's next block: its usage and cost again)
+            "m1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}], (10, 5))),
+        record(3, "user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]}),
+        record(4, "system", level="error", subtype="api_error", content="API error (attempt 1/10): 529 Overloaded"),
+        record(5, "assistant", isApiErrorMessage=True,
+               message=said("m2", [{"type": "text", "text": overloaded}], (0, 0), "<synthetic>")),
+        record(6, "assistant", costUSD=0.02, message=said("m3", [{"type": "text", "text": "done"}], (20, 7))),
+    ]
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def test_a_sessions_api_errors_are_its_errors_and_its_recorded_costs_its_cost(tmp_path):
+    path = tmp_path / "session.jsonl"
+    path.write_text(_session())
+    run = _report(path)
+    assert run["usage"] == {"inputTokens": 30, "outputTokens": 12, "costUsd": 0.032}  # each response's cost once
+    assert [(e["kind"], e["code"]) for e in run["errors"]] == [("error", "api_error"), ("error", "overloaded_error")]
+    assert run["errors"][1]["message"].startswith("API Error: 529")
+    assert run["events"]["byType"]["assistant_message"] == 2  # (m1 and m3: the API's error is no model output)
+
+
+# OpenHands ----------------------------------------------------------------------------------------
+def _trajectory_oh() -> str:
+    at = "2025-01-27T23:16:%02d.000000"
+    response = {"id": "r1", "model": "gpt-x", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+    return json.dumps([
+        {"id": 0, "timestamp": at % 0, "source": "user", "message": "rename", "action": "message",
+         "args": {"content": "rename"}},
+        {"id": 1, "timestamp": at % 1, "source": "agent", "message": "Running", "action": "run",
+         "args": {"command": "false", "thought": "t"}, "llm_metrics": {"accumulated_cost": 0.01},
+         "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": "tc1", "model_response": response}},
+        {"id": 2, "timestamp": at % 2, "source": "agent", "message": "exit 1", "cause": 1, "observation": "run",
+         "content": "", "extras": {"command": "false", "metadata": {"exit_code": 1}}, "success": False,
+         "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": "tc1"}},
+        {"id": 3, "timestamp": at % 3, "source": "agent", "message": "err", "observation": "error",
+         "content": "LLM rate limit exceeded", "extras": {"error_id": "STATUS$ERROR_LLM_RATE_LIMIT"},
+         "llm_metrics": {"accumulated_cost": 0.03}},
+        {"id": 4, "timestamp": at % 4, "source": "environment", "message": "", "observation": "agent_state_changed",
+         "content": "", "extras": {"agent_state": "error", "reason": "RateLimitError: rate limit"}},
+    ])
+
+
+def test_an_openhands_runs_errors_failed_command_and_cost(tmp_path):
+    report, artifact = _healed(tmp_path, "oh.json", _trajectory_oh())
+    assert report["status"] == "error"
+    assert [(e["kind"], e["code"], e["message"]) for e in report["errors"]] == [
+        ("run", "agent_state_error", "the agent's last state was error: RateLimitError: rate limit"),
+        ("tool_failed", None, "exit code 1"),
+        ("error", "STATUS$ERROR_LLM_RATE_LIMIT", "LLM rate limit exceeded")]
+    assert report["toolCalls"]["error"] == 1
+    assert report["usage"] == {"inputTokens": 100, "outputTokens": 10, "costUsd": 0.03}  # the last accumulated cost
+    assert artifact["usage"] == {"costUsd": 0.03, "inputTokens": 100, "outputTokens": 10}
+    assert _report(tmp_path / "out" / "oh.healed.json")["usage"] == report["usage"]
+
+
+def test_a_healed_artifact_has_the_usage_its_events_say(tmp_path):
+    trajectory = json.loads(_trajectory_oh())
+    for record in trajectory:
+        record.pop("llm_metrics", None)
+    report, artifact = _healed(tmp_path, "plain.json", json.dumps(trajectory))
+    assert report["usage"] == {"inputTokens": 100, "outputTokens": 10, "costUsd": None}
+    assert artifact["usage"] == {"inputTokens": 100, "outputTokens": 10}  # (no cost: none was recorded)
+
+
+# replay's own journal: the same rules ----------------------------------------------------------------
+def test_a_runs_usage_is_its_records_counts_and_its_events_for_the_others(tmp_path):
+    path = tmp_path / "run.jsonl"
+    events = [("run_started", {}), ("user_message", {"text": "hi"}),
+              ("assistant_message", {"text": "a", "usage": {"inputTokens": 10, "outputTokens": 2}}),
+              ("token_update", {"usage": {"inputTokens": 5, "outputTokens": 1}}),  # (counted to the call before it)
+              ("run_completed", {})]
+    path.write_text(json.dumps({"$record": "run", "runId": "r", "prompt": "hi", "status": "ok",
+                                "usage": {"inputTokens": 100}}) + "\n" + "".join(
+        json.dumps({"seq": n, "timestamp": T % n, "type": kind, "runId": "r", "payload": payload}) + "\n"
+        for n, (kind, payload) in enumerate(events, 1)))
+    assert _report(path)["usage"] == {"inputTokens": 100, "outputTokens": 3, "costUsd": None}
+    spans = _spans(path)
+    assert [tokens for name, tokens, _ in spans if name.startswith("chat")] == [{"input_tokens": 15, "output_tokens": 3}]
+    assert spans[0][1] == {"input_tokens": 100, "output_tokens": 3}
