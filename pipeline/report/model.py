@@ -691,13 +691,17 @@ class RunTally:
             errors.append(entry)
         return errors
 
+    def combined_usage(self) -> dict[str, Any] | None:
+        """The counts the run's usage objects give (``combined_usage`` of its run record's and its events' sums)."""
+        summed: dict[str, float] | None = (
+            {k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage} if self.event_usage["_seen"] else None)
+        return combined_usage(usage_of((self.record or {}).get("usage")), summed)
+
     def _usage(self) -> dict[str, Any] | None:
         """The run's usage: each of its counts as its run record's usage object gives it, else the sum of its events'
         (``combined_usage``; a count none of them gave is 0). ``costUsd`` is null when no usage object gave a cost: none
         is claimed that nobody recorded."""
-        summed: dict[str, float] | None = (
-            {k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage} if self.event_usage["_seen"] else None)
-        declared = combined_usage(usage_of((self.record or {}).get("usage")), summed)
+        declared = self.combined_usage()
         if declared is None:
             return None
         cost = declared.get("costUsd")
@@ -766,17 +770,19 @@ _CACHE_NAMES = {"cacheReadTokens": "cacheReadInputTokens", "cacheCreationTokens"
 def run_usage(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The usage object of a run as its summary counts it (``RunTally._usage``: its run record's, and its events'
     for the counts the run record does not give), for a healed artifact: the run record's usage object as written,
-    with the counts it does not give added (the cache's under names ``usage_of`` reads, no null cost). None when
-    no usage object gave a count."""
+    with the counts it does not write added (the cache's under names ``usage_of`` reads, no null cost; a count it
+    writes that is no count stays, for validate to report). None when no usage object gave a count."""
     tally = RunTally(record, timeline=False)
     tally._add_usage_objects(values_of(events, "payload"), 0)
-    usage = tally._usage()
+    usage = tally.combined_usage()
     if usage is None:
         return None
     declared = (record or {}).get("usage")
-    given = usage_of(declared) or {}
-    added = {_CACHE_NAMES.get(k, k): v for k, v in usage.items() if k not in given and v is not None}
-    return {**declared, **added} if isinstance(declared, dict) else added
+    if not isinstance(declared, dict):
+        declared = {}
+    added = {_CACHE_NAMES.get(k, k): money(v) if k == "costUsd" else number(v) for k, v in usage.items()
+             if all(declared.get(name) is None for name in _USAGE_KEYS[k])}
+    return {**declared, **added}
 
 
 def summarize_run(record: dict[str, Any] | None, events: Iterable[dict[str, Any]],

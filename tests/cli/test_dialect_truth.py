@@ -227,3 +227,11 @@ def test_a_runs_usage_is_its_records_counts_and_its_events_for_the_others(tmp_pa
     spans = _spans(path)
     assert [tokens for name, tokens, _ in spans if name.startswith("chat")] == [{"input_tokens": 15, "output_tokens": 3}]
     assert spans[0][1] == {"input_tokens": 100, "output_tokens": 3}
+
+
+def test_a_healed_artifact_claims_no_count_nobody_recorded(tmp_path):
+    trajectory = json.loads(_trajectory_oh())
+    del trajectory[1]["tool_call_metadata"]["model_response"]["usage"]
+    report, artifact = _healed(tmp_path, "costs.json", json.dumps(trajectory))
+    assert report["usage"] == {"inputTokens": 0, "outputTokens": 0, "costUsd": 0.03}  # (a report shows 0 for none)
+    assert artifact["usage"] == {"costUsd": 0.03}
