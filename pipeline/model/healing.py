@@ -113,13 +113,10 @@ def alias_cycle(table: dict[str, str]) -> list[str] | None:
 
 
 def healed_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],
-                    heal: dict[str, Any] | None) -> dict[str, Any]:
-    """The artifact of a healed run; its heal record's counts go under ``heal``, and its ``usage`` is the run's usage
-    as a report counts it (``run_usage``: what its events say, for the counts its run record does not give)."""
-    from replay.pipeline.report.model import run_usage  # (here: the report's model reads the model's modules)
-
+                    heal: dict[str, Any] | None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The artifact of a healed run; its heal record's counts go under ``heal``; ``usage``: the run's usage as a report
+    counts it (``report.model.run_usage``: the stages that write healed artifacts give it), else its run record's."""
     extra = {"heal": {k: v for k, v in heal.items() if k in ("repairs", "byRule")}} if heal else None
-    usage = run_usage(record, events)
     if usage is not None:
         record = {**(record or {}), "usage": usage}
     return artifact_from_run(record, events, extra)

@@ -3,6 +3,7 @@ the events are the ones the mapping table says, and their content is the record'
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +82,9 @@ def expected_parts(dialect: str, records: list[Any]) -> list[list[str]]:
                 out.append(["assistant_message", "tool_called"] if one else ["assistant_message"])
                 waiting = one
                 continue
-            out.append(["tool_completed"] if role == "user" and waiting else
-                       ["system_message" if role == "system" else "user_message"])
+            code = re.search(r"<returncode>(-?\d+)</returncode>", r["content"]) if role == "user" and waiting else None
+            out.append((["tool_failed"] if code and int(code.group(1)) else ["tool_completed"]) if role == "user" and waiting
+                       else ["system_message" if role == "system" else "user_message"])
             waiting = False
     return out
 
@@ -198,10 +200,13 @@ def test_openhands_links_observations_to_their_actions():
 def test_mini_swe_agent_commands_and_outputs_pair_up():
     path = CORPUS / "mini-swe-agent" / "github_issue.traj.json"
     result = read_dialect(path.read_bytes(), str(path))
-    calls, outputs = by_type(result, "tool_called"), by_type(result, "tool_completed")
+    calls = by_type(result, "tool_called")
+    outputs = [e for e in events(result) if e["type"] in ("tool_completed", "tool_failed")]
     assert [c["payload"]["callId"] for c in calls] == [o["payload"]["callId"] for o in outputs]
     assert calls[0]["payload"]["args"]["command"].startswith("cat /Users/")
     assert outputs[0]["payload"]["exitCode"] == 1
+    # a command that exited 1 failed, as `replay walk` says: 2 of the 10
+    assert [(o["type"], o["payload"]["exitCode"]) for o in outputs if o["payload"].get("exitCode")] == [("tool_failed", 1)] * 2
     assert result.records[0]["status"] == "ok"  # the last command was the submit command
 
 
