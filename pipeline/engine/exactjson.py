@@ -227,33 +227,22 @@ def same_leaf(a: Any, b: Any) -> bool:
 def typed_equal(a: Any, b: Any) -> bool:
     """Equality that tells 1 from 1.0 from true, as JSON types do, and numbers a double does not hold by how they are
     written (``same_leaf``); a loop, not recursion: any depth JSON is read at."""
-    pairs = [(a, b)]
-    while pairs:
-        a, b = pairs.pop()
-        if type(a) is not type(b):
-            return False
-        if isinstance(a, dict):
-            if a.keys() != b.keys():
-                return False
-            pairs.extend((a[k], b[k]) for k in a)
-        elif isinstance(a, list):
-            if len(a) != len(b):
-                return False
-            pairs.extend(zip(a, b, strict=True))
-        elif not same_leaf(a, b):
-            return False
-    return True
+    return _equal(a, b, numbers_by_value=False)
 
 
 def same_json(a: Any, b: Any) -> bool:
     """Are ``a`` and ``b`` one JSON value? As ``typed_equal``, but a number is its value, however it is written:
     ``4900`` and ``4900.0`` (which a JavaScript agent cannot even tell apart) are one number; compared exactly, a big
-    integer included (``2**53 + 1`` is not the double ``2**53``), and a number is never ``true``. A loop, not
-    recursion: any depth JSON is read at."""
+    integer included (``2**53 + 1`` is not the double ``2**53``), and a number is never ``true``."""
+    return _equal(a, b, numbers_by_value=True)
+
+
+def _equal(a: Any, b: Any, *, numbers_by_value: bool) -> bool:
+    """``typed_equal`` (numbers of one type alike) or ``same_json`` (numbers by value), walked as a loop."""
     pairs = [(a, b)]
     while pairs:
         a, b = pairs.pop()
-        if _is_number(a) and _is_number(b):
+        if numbers_by_value and _is_number(a) and _is_number(b):
             if not _same_number(a, b):
                 return False
         elif type(a) is not type(b):
