@@ -306,3 +306,15 @@ def test_another_agents_log_is_mapped_first_so_it_and_its_healed_copy_differ_by_
     report = orjson.loads(done.stdout)
     assert [(d["change"], d["b"]["kind"]) for d in report["differences"]] == [("extra", "run_started"),
                                                                               ("extra", "run_failed")]
+
+
+def test_a_file_without_a_journal_suffix_is_read_when_no_run_has_its_name(tmp_path: Path) -> None:
+    """`replay diff before after` with two such files here was E_RUN_NOT_FOUND: a name without a suffix is a run id
+    first, and a file of that name when no run has it (with --data-dir, a run id only)."""
+    line = b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r","payload":{}}\n'
+    (tmp_path / "before").write_bytes(line)
+    (tmp_path / "after").write_bytes(line)
+    assert run_replay("diff", "before", "after", cwd=tmp_path).returncode == 0
+    assert run_replay("walk", "before", cwd=tmp_path).returncode == 0
+    done = run_replay("diff", "before", "after", "--data-dir", ".replay", cwd=tmp_path)
+    assert done.returncode == 2 and errors_of(done.stderr)[0]["code"] == "E_RUN_NOT_FOUND"

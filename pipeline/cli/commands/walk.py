@@ -96,8 +96,9 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
 
 
 def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> str:
-    """The journal file a RUN_ID_OR_PATH argument of ``replay COMMAND`` names (refused: E_INVALID_RUN_ID,
-    E_RUN_NOT_FOUND; E_USAGE_INVALID for stdin or a path that is no regular file)."""
+    """The journal file a RUN_ID_OR_PATH argument of ``replay COMMAND`` names: a path (it has a separator or a journal
+    suffix), a run's journal in the data dir, or, when no run has that id (and no --data-dir was given), a file of that
+    name (refused: E_INVALID_RUN_ID, E_RUN_NOT_FOUND; E_USAGE_INVALID for stdin or a path that is no regular file)."""
     example = f"replay {command} .replay/journal/RUN_ID.jsonl" + (" other.jsonl" if command == "diff" else "")
     if data_dir is None and arg == STDIN:
         raise ReplayError("E_USAGE_INVALID", f"{command} reads a journal file or a run id, not stdin", received=arg,
@@ -119,6 +120,8 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
                       example="run_20260301T120000_3fa9c1")
     folder = data_dir if data_dir is not None else DEFAULT_DATA_DIR
     path = journal_of(folder, arg)
+    if not os.path.isfile(path) and data_dir is None and os.path.isfile(arg):
+        return arg  # (no run of that id, and a file of that name here: the file, though its name has no journal suffix)
     if not os.path.isfile(path):
         journals = os.path.join(folder, JOURNAL_FOLDER)
         raise refused("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {journals!r}", path=path, received=arg,
