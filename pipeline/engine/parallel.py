@@ -437,11 +437,23 @@ def _worker_started(lifeline: Any = None) -> None:
         threading.Thread(target=_end_with_the_command, args=(lifeline,), name="replay-lifeline", daemon=True).start()
 
 
+LIFELINE_GRACE_S = 10.0  # how long a task the command left behind has to stop (its temp names removed) before the end
+
+
 def _end_with_the_command(lifeline: Any) -> None:
-    """Wait for EOF on ``lifeline`` (the command's process is gone), then end this worker process."""
+    """Wait for EOF on ``lifeline`` (the command's process is gone), then end this worker process: a task in hand stops
+    first as at a Ctrl-C (KeyboardInterrupt in the main thread: what it staged under temp names goes), for at most
+    ``LIFELINE_GRACE_S``; ended at once, it left a temp file in the folder the next run resumes."""
+    import _thread
+
     with suppress(EOFError, OSError):
         while True:
             lifeline.recv_bytes()  # (nothing is ever sent: this returns only by EOF)
+    if _in_task:
+        _thread.interrupt_main()  # (the SIGINT handler runs in the main thread: ``_worker_interrupted``)
+        deadline = time.monotonic() + LIFELINE_GRACE_S
+        while _in_task and time.monotonic() < deadline:
+            time.sleep(0.01)
     os._exit(128 + signal.SIGKILL)
 
 
