@@ -14,7 +14,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.dialects.base import ORIGIN_KEY
-from replay.pipeline.model.events import RUN_STARTED, TERMINAL_OF_STATUS, TERMINAL_TYPES
+from replay.pipeline.model.events import RUN_STARTED, TERMINAL_TYPES, terminal_of_status
 from replay.pipeline.model.run_checks import RunCheck
 from replay.pipeline.model.runs import Run
 from replay.stages.alias import resolved_aliases
@@ -78,7 +78,7 @@ class ReportRunShape(RunCheck):
         if kind in TERMINAL_TYPES and state["ended"] is None:
             state["ended"] = seq
             status = (run.facts or {}).get("status")
-            said = TERMINAL_OF_STATUS.get(status) if status.__class__ is str else None
+            said = terminal_of_status(status)
             if said is not None and said != kind:
                 self.notice(f"the run ends with {kind} but its run record says status {status!r} (a report counts the "
                             "run as an error); heal leaves both as they are: the runner contradicts itself",

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
+from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.repairs import log_repair
 
 # each optional field: the values of it that say what leaving it out says, and what leaving it out says
@@ -34,7 +36,7 @@ class DropEmptyFields(Transform):
     def __call__(self, batch: Batch) -> Batch:
         for i, event in enumerate(batch.events or ()):
             # (the usual event has none of the fields, or a value that says something: one lookup each)
-            if "$record" in event or (event.get("step", 0) is not None and event.get("turn", 0) is not None
+            if RECORD_KEY in event or (event.get("step", 0) is not None and event.get("turn", 0) is not None
                                       and event.get("synthetic", True) not in (None, False)):
                 continue
             empty = [key for key, (nothing, _) in SAYS_NOTHING.items() if _said(event.get(key, _ABSENT), nothing)]
@@ -42,7 +44,7 @@ class DropEmptyFields(Transform):
                 continue
             batch.replace(i, {key: value for key, value in event.items() if key not in empty})
             for key in empty:
-                log_repair(self, self.name, "changed", f"{key} was {_json(event[key])}; left out ({SAYS_NOTHING[key][1]})",
+                log_repair(self, self.name, "changed", f"{key} was {exactjson.dumps(event[key]).decode()}; left out ({SAYS_NOTHING[key][1]})",
                            batch, i, run_id=event.get("runId"), field=key, original=event[key], seqBefore=event.get("seq"))
         return batch
 
@@ -51,6 +53,3 @@ def _said(value: Any, nothing: tuple[Any, ...]) -> bool:
     """Is ``value`` one of ``nothing`` (by identity and type: ``0`` is no ``False``)?"""
     return any(value is empty for empty in nothing)
 
-
-def _json(value: Any) -> str:
-    return "null" if value is None else "false"

@@ -8,13 +8,13 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import (
     RUN_FAILED,
-    TERMINAL_OF_STATUS,
     TERMINAL_TYPES,
     UNKNOWN_END,
     event_type,
     is_timestamp,
     parse_timestamp,
     same_shape_utc,
+    terminal_of_status,
 )
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.stages.ensure_run_started import synthetic_event
@@ -71,7 +71,7 @@ class InsertTerminalEvent(RunScoped):
         status = facts.get("status")
         ts = ended_at(facts, run.state["last"] or facts.get("timestamp"))
         payload: dict[str, Any] = {}
-        etype = TERMINAL_OF_STATUS.get(status) if status.__class__ is str else None
+        etype = terminal_of_status(status)
         decision = "inferred" if etype is None else "from run status"
         if etype is not None:
             why = f"the run record says status {status}"

@@ -39,10 +39,10 @@ from replay.pipeline.model.events import (
     RUN_COMPLETED,
     RUN_FAILED,
     RUN_STARTED,
-    TERMINAL_OF_STATUS,
     TERMINAL_TYPES,
     is_timestamp,
     same_shape_utc,
+    terminal_of_status,
 )
 from replay.pipeline.model.healing import load_rules
 from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
@@ -619,7 +619,7 @@ class ScreenRuns(Transform):
         if not self._shaped(types, stamps, types[:1], types[-1:]):
             return False
         status = run.record.get("status") if run.record is not None else None
-        if status.__class__ is str and TERMINAL_OF_STATUS.get(status, types[-1]) != types[-1]:
+        if terminal_of_status(status) not in (None, types[-1]):
             return False  # (its end and its record's status disagree: check_runs says so)
         if self.config["mode"] != "heal":
             return True

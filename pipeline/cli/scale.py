@@ -23,8 +23,7 @@ import click
 
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine import interrupts
-from replay.pipeline.engine.errors import ReplayError, StrictAbort
-from replay.pipeline.engine.executor import StageFailed
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.parallel import (
     CLUSTER_TASK_INPUTS,
     LOCAL_FILES,
@@ -185,8 +184,6 @@ def refuse_process_local(scale: Scale, files: list[str], process_local: bool) ->
                           howToFix="Write what the pipe gives to a file the workers can read, or use --engine local.")
 
 
-# How a command over many inputs fails as one run would (not a Ctrl-C or a killed machine: those are resumed).
-RUN_FAILURES = (ReplayError, StrictAbort, StageFailed)
 # What ends a command over many inputs before its end: a failure as one run would fail, any other (a backend that could
 # not start: an unhandled error), or an interrupt. Its workers are stopped and a partial folder it made goes again.
 ENDED_EARLY = (Exception, KeyboardInterrupt)

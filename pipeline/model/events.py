@@ -24,6 +24,12 @@ TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED})
 # payload {code, message}. A report lists it among the run's errors; the run's status is still what its end says.
 ERROR = "error"
 TERMINAL_OF_STATUS = {"ok": RUN_COMPLETED, "error": RUN_FAILED}  # the end a run record's status says a run had
+
+
+def terminal_of_status(status: Any) -> str | None:
+    """The terminal event a run record's ``status`` says its run ended with (``TERMINAL_OF_STATUS``), or None (another
+    status, or none: a value of any JSON type, an unhashable one too)."""
+    return TERMINAL_OF_STATUS.get(status) if status.__class__ is str else None
 # The payload of the run_failed heal ends a run with when nothing tells how the run ended (no terminal event, no run
 # record's status): a journal that just stops. It closes the run, and says no more than the raw journal did:
 # a report counts such a run's status as unknown, as it counts the raw journal's (``ends_unknown``).

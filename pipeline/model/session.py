@@ -218,11 +218,6 @@ class SessionShape:
             self.first = (kind, where)
         self.session_lines += "/" in kind.strip("/")
 
-    @property
-    def lines_read(self) -> bool:
-        """Did any record of the input get through (so that overrides naming its steps can be judged)?"""
-        return self.records > 0
-
     def problem(self, source: str | None = None, *, command: str = "replay script") -> dict[str, Any] | None:
         """E_SESSION_LINE_INVALID when the input counted is no session journal, else None."""
         named = {"source": source} if source else {}

@@ -431,8 +431,8 @@ class RunTally:
         kind = event.get("type")
         if type(kind) is not str or not kind:
             kind = NO_TYPE
-        kind = CANONICAL_TYPES.get(kind, kind)  # (an alias heal renames: as the type it stands for)
-        self.by_type[kind] += 1
+        self.by_type[kind] += 1  # (an alias heal renames is counted as the type it stands for by ``fold_aliases``)
+        kind = CANONICAL_TYPES.get(kind, kind)  # (and read as that type)
         if self.run_id is None and isinstance(event.get("runId"), str) and event["runId"]:
             self.run_id = event["runId"]
         stamp = event.get("timestamp")
@@ -764,7 +764,7 @@ def _finished(calls: int, ok: int, error: int, duration: int | float, longest: i
 
 
 # a run's cache counts as a usage object names them (``run_usage``): names ``usage_of`` reads them by
-_CACHE_NAMES = {"cacheReadTokens": "cacheReadInputTokens", "cacheCreationTokens": "cacheCreationInputTokens"}
+_CACHE_NAMES = {key: names[-1] for key, names in CACHE_TOKENS.items()}
 
 
 def run_usage(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> dict[str, Any] | None:

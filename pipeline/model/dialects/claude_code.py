@@ -45,6 +45,7 @@ from replay.pipeline.model.dialects.base import (
     text_of,
 )
 from replay.pipeline.model.events import ERROR
+from replay.pipeline.model.validation import is_number
 
 
 class ClaudeCodeMapper(Mapper):
@@ -163,7 +164,7 @@ class ClaudeCodeMapper(Mapper):
 
 def _usage(usage: Any, cost: Any) -> Any:
     """A message's usage, with the ``costUSD`` older Claude Code versions write beside it as its ``costUsd``."""
-    if not isinstance(cost, int | float) or isinstance(cost, bool):
+    if not is_number(cost):
         return usage
     return {**usage, "costUsd": cost} if isinstance(usage, dict) else {"costUsd": cost}
 

@@ -41,6 +41,7 @@ from replay.pipeline.model.dialects.base import (
 )
 from replay.pipeline.model.events import ERROR
 from replay.pipeline.model.runs import run_id_from_source
+from replay.pipeline.model.validation import is_number
 
 
 class OpenHandsMapper(Mapper):
@@ -126,12 +127,12 @@ class OpenHandsMapper(Mapper):
                   if isinstance(r, dict) and r.get("observation") == "agent_state_changed" and isinstance(r.get("extras"), dict)]
         if finish:
             self.learn(status="ok", response=finish[-1].get("message"))
-        elif states and obj(states[-1]).get("agent_state") == "error":
-            reason = obj(states[-1]).get("reason")
+        elif states and states[-1].get("agent_state") == "error":
+            reason = states[-1].get("reason")
             self.learn(status="error", error={"code": "agent_state_error", "message": f"the agent's last state was error: {reason}"
                                               if isinstance(reason, str) and reason else "the agent's last state was error"})
         costs = [obj(r.get("llm_metrics")).get("accumulated_cost") for r in records if isinstance(r, dict)]
-        costs = [c for c in costs if isinstance(c, int | float) and not isinstance(c, bool)]
+        costs = [c for c in costs if is_number(c)]
         if costs:  # (the run's cost so far, as each event writes it: the last is the run's)
             self.learn(usage={"costUsd": costs[-1]})
         self.final = True

@@ -33,6 +33,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, input_unreadable, refuse_duplicate_key, utf8_fault
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
+from replay.pipeline.model.events import TERMINAL_TYPES
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, is_record, record_kind
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
@@ -550,7 +551,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
             prompt = payload["text"]
         if discarded(kind):
             continue
-        if kind in ("run_completed", "run_failed") and record.get("synthetic") is True:
+        if kind in TERMINAL_TYPES and record.get("synthetic") is True:
             refuse("E_INCIDENT_TERMINAL_MISSING", f"run {chosen!r} has no ending of its own: line {n} is a {kind} heal "
                    "made up (synthetic) for a journal that ended without one", _at(where, ".synthetic"),
                    expected="the run's own run_completed or run_failed", received=f"a synthetic {kind}",
