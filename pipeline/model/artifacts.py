@@ -43,8 +43,9 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
         if facts.get(key) is not None:
             artifact[key] = facts[key]
     artifact["events"] = events
-    artifact["toolCalls"] = [
-        {k: c[k] for k in ("toolName", "status", "durationMs") if k in c} for c in pair_tool_calls(events)
+    artifact["toolCalls"] = [  # (the artifact schema asks every call a durationMs: one no time tells is 0.0 here)
+        {"toolName": c["toolName"], "status": c["status"], "durationMs": 0.0 if c["durationMs"] is None else c["durationMs"]}
+        for c in pair_tool_calls(events)
     ]
     for key in ("timings", "sources", "usage"):
         if facts.get(key) is not None:

@@ -123,7 +123,7 @@ class CallPairing:
         if cid and (cid in self.open_by_id or cid in self.answered):
             return  # (the call of that id, written again: one call)
         name = tool_name(payload) or "unknown"
-        call = {"toolName": name, "status": "error", "durationMs": 0.0, "startedAt": ts, "seq": seq}  # open: no endedAt
+        call = {"toolName": name, "status": "error", "durationMs": None, "startedAt": ts, "seq": seq}  # open: no endedAt
         if cid:
             call["callId"] = cid
             self.open_by_id[cid] = call
@@ -152,7 +152,7 @@ class CallPairing:
         if measured is not None:
             call["durationMs"] = measured
         else:
-            call["durationMs"] = _ms_between(call.get("startedAt"), ts) or 0.0
+            call["durationMs"] = _ms_between(call.get("startedAt"), ts)  # (None: no time tells how long it took)
         call["endedAt"] = ts
         return paired
 
@@ -161,6 +161,6 @@ class CallPairing:
         latest timestamp, wherever it stands in the stream), unfinished."""
         for call in self.calls:
             if "endedAt" not in call:  # (every result sets it)
-                call["durationMs"] = _ms_until(parse_timestamp(call.get("startedAt")), latest) or 0.0
+                call["durationMs"] = _ms_until(parse_timestamp(call.get("startedAt")), latest)
                 call["unfinished"] = True
         return self.calls

@@ -104,6 +104,11 @@ def number(value: float) -> int | float:
     return int(rounded) if rounded.is_integer() else rounded
 
 
+def maybe_number(value: float | None) -> int | float | None:
+    """``number``, None (unknown) kept."""
+    return None if value is None else number(value)
+
+
 def _plus(total: int | float, value: int | float) -> int | float:
     """A sum of counts or amounts: exact while every one is an int. Beyond a double (an int too large for a float
     beside a float, or floats adding up past the largest double) the whole numbers are added exactly: a double that
@@ -504,6 +509,8 @@ class RunTally:
         heal ends a run with when nothing told how it ended: ``ends_unknown``)."""
         call = None
         if kind in TOOL_TYPES:
+            if stamp == EPOCH:  # (heal's stand-in for no time: a call it stamps tells no length)
+                stamp = None
             if kind in CALLED:
                 self.calls.called(payload, stamp, index)
             else:
@@ -666,7 +673,7 @@ class RunTally:
         starts = [None if moment is None else number(_ms(moment, start)) for moment in began] if start is not None \
             else [None] * len(calls)
         out = []
-        for call, duration, seq, start_ms in zip(calls, map(number, map(_DURATION, calls)), map(self.seq_at.get, indexes),
+        for call, duration, seq, start_ms in zip(calls, map(maybe_number, map(_DURATION, calls)), map(self.seq_at.get, indexes),
                                                  starts, strict=True):
             entry: dict[str, Any] = {"toolName": call["toolName"], "status": call["status"], "durationMs": duration,
                                      "seq": seq, "startMs": start_ms}
@@ -731,36 +738,47 @@ class RunTally:
 
 
 def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """A run's tool calls counted by tool: the time of the calls whose length is known (a call no time tells the
+    length of has ``durationMs`` None), None for a tool none of whose calls' lengths is known."""
     by_tool: dict[str, dict[str, Any]] = {}
     for name, of_tool in itertools.groupby(sorted(calls, key=_TOOL_NAME), _TOOL_NAME):  # (a stable sort: in order)
         group = list(of_tool)
         durations = list(map(_DURATION, group))
+        if None in durations:
+            durations = [duration for duration in durations if duration is not None]
         ok = list(map(_STATUS, group)).count("ok")
-        by_tool[name] = _finished(len(group), ok, len(group) - ok, _sum(durations, 0.0), max(0.0, *durations))
+        by_tool[name] = _finished(len(group), ok, len(group) - ok, _sum(durations, 0.0) if durations else None,
+                                  max(0.0, *durations) if durations else None)
     ok = list(map(_STATUS, calls)).count("ok")
     return {"total": len(calls), "ok": ok, "error": len(calls) - ok, "byTool": by_tool, "calls": calls}
 
 
 def _no_calls() -> dict[str, Any]:
-    """A tool's stats before its first call."""
-    return {"calls": 0, "ok": 0, "error": 0, "durationMs": 0.0, "maxMs": 0.0}
+    """A tool's stats before its first call (no length known yet)."""
+    return {"calls": 0, "ok": 0, "error": 0, "durationMs": None, "maxMs": None}
 
 
-def _add_call(stats: dict[str, Any], calls: int, ok: int, error: int, duration: float, longest: float) -> None:
+def _add_call(stats: dict[str, Any], calls: int, ok: int, error: int, duration: float | None,
+              longest: float | None) -> None:
+    """Another run's calls of a tool added to ``stats``: its time and longest call (None: no length of them known)."""
     stats["calls"] += calls
     stats["ok"] += ok
     stats["error"] += error
-    stats["durationMs"] = _plus(stats["durationMs"], duration)
-    stats["maxMs"] = max(stats["maxMs"], longest)
+    if duration is not None:
+        stats["durationMs"] = duration if stats["durationMs"] is None else _plus(stats["durationMs"], duration)
+    if longest is not None:
+        stats["maxMs"] = longest if stats["maxMs"] is None else max(stats["maxMs"], longest)
 
 
 def _finish_stats(stats: dict[str, Any]) -> dict[str, Any]:
     return _finished(stats["calls"], stats["ok"], stats["error"], stats["durationMs"], stats["maxMs"])
 
 
-def _finished(calls: int, ok: int, error: int, duration: int | float, longest: int | float) -> dict[str, Any]:
-    """A tool's stats as a report writes them: its total and longest duration as ``number`` writes them."""
-    return {"calls": calls, "ok": ok, "error": error, "durationMs": number(duration), "maxMs": number(longest)}
+def _finished(calls: int, ok: int, error: int, duration: int | float | None, longest: int | float | None) -> dict[str, Any]:
+    """A tool's stats as a report writes them: its total and longest duration as ``number`` writes them (None:
+    unknown)."""
+    return {"calls": calls, "ok": ok, "error": error, "durationMs": maybe_number(duration),
+            "maxMs": maybe_number(longest)}
 
 
 # a run's cache counts as a usage object names them (``run_usage``): names ``usage_of`` reads them by

@@ -107,7 +107,7 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
         span = float(tl["spanMs"])
         for call, where in drawn:
             if where["startMs"] is not None:
-                span = max(span, where["startMs"] + call["durationMs"])
+                span = max(span, where["startMs"] + (call["durationMs"] or 0))  # (None: its length is unknown)
 
         def x_of(at: float) -> float:  # at: milliseconds into the run
             return GUTTER + PLOT * at / span
@@ -125,7 +125,7 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
             x0 = x_of(where["index"] or 0) - w / 2
         elif where["startMs"] is not None:
             x0 = x_of(where["startMs"])
-            w = max(PLOT * call["durationMs"] / span, MIN_BAR)
+            w = max(PLOT * (call["durationMs"] or 0) / span, MIN_BAR)  # (of unknown length: a stub)
         else:  # a call whose start has no usable timestamp: a stub at the axis start
             x0, w = GUTTER, MIN_BAR
         x0 = min(max(x0, GUTTER), GUTTER + PLOT - MIN_BAR)

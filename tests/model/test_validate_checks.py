@@ -330,6 +330,14 @@ def test_artifact_from_run_always_validates(run: tuple[dict[str, Any], list[dict
     assert schema_ok("replay-artifact", doc)
 
 
+def test_an_artifact_gives_a_call_of_unknown_length_a_duration_of_0() -> None:
+    """The artifact schema asks every tool call a durationMs >= 0: a call no time tells the length of (which a report
+    shows as unknown) is 0.0 there, not null."""
+    timeless = [{"seq": 1, "type": "tool_called", "runId": "r", "payload": {"callId": "c", "toolName": "t"}},
+                {"seq": 2, "type": "tool_completed", "runId": "r", "payload": {"callId": "c"}}]
+    assert artifact_from_run(None, timeless)["toolCalls"] == [{"toolName": "t", "status": "ok", "durationMs": 0.0}]
+
+
 @settings(max_examples=200)
 @given(st.lists(st.integers(1, 6), min_size=1, max_size=5), st.data())
 def test_dropping_one_event_is_one_seq_problem_unless_it_was_last(run_sizes: list[int], data: st.DataObject) -> None:

@@ -296,6 +296,37 @@ def test_a_measured_duration_a_double_cannot_hold_gives_way_to_the_timestamps():
     assert s["toolCalls"]["byTool"]["t"]["durationMs"] == 2 * int(1e308)
 
 
+def test_a_call_no_time_tells_the_length_of_is_of_unknown_length_not_0ms():
+    """A call whose events carry no timestamp (or heal's 1970 stand-in for none) and no measured ``durationMs`` lasted
+    an unknown time: ``durationMs`` None, and its tool's time is that of its calls whose length is known (None when
+    none is), in the run and in the aggregate; a measured one still counts."""
+    from replay.pipeline.model.events import EPOCH
+
+    for ts in (None, EPOCH):
+        s = summarize_run(None, [ev(1, "tool_called", ts=ts, toolName="t", callId="a"),
+                                 ev(2, "tool_completed", ts=ts, callId="a"),
+                                 ev(3, "tool_called", ts=ts, toolName="t", callId="open")])
+        assert [call["durationMs"] for call in s["toolCalls"]["calls"]] == [None, None], ts
+        assert s["toolCalls"]["byTool"]["t"] == {"calls": 2, "ok": 1, "error": 1, "durationMs": None, "maxMs": None}
+    timed = summarize_run(None, [ev(1, "tool_called", ts="2026-01-01T00:00:00Z", toolName="t", callId="b"),
+                                 ev(2, "tool_completed", ts="2026-01-01T00:00:02Z", callId="b"),
+                                 ev(3, "tool_called", ts=None, toolName="t", callId="c"),
+                                 ev(4, "tool_completed", ts=None, callId="c", durationMs=500),
+                                 ev(5, "tool_called", ts=None, toolName="t", callId="d"),
+                                 ev(6, "tool_completed", ts=None, callId="d")])
+    assert [call["durationMs"] for call in timed["toolCalls"]["calls"]] == [2000, 500, None]
+    assert timed["toolCalls"]["byTool"]["t"]["durationMs"] == 2500 and timed["toolCalls"]["byTool"]["t"]["maxMs"] == 2000
+    agg = aggregate([s, timed])
+    assert agg["toolCalls"]["byTool"]["t"] == {"calls": 5, "ok": 4, "error": 1, "durationMs": 2500, "maxMs": 2000}
+    assert aggregate([s])["toolCalls"]["byTool"]["t"]["durationMs"] is None
+    text = render("text", [s]).decode()
+    assert "0ms" not in text and "    t         2   1       1           -        -" in text
+    assert "| 3 | t | ok | - | - | 5 |" in render("markdown", [s, timed]).decode()
+    assert [c["durationMs"] for c in json.loads(render("json", [timed]))["runs"][0]["toolCalls"]["calls"]] == [2000, 500, None]
+    for fmt in ("junit", "html"):  # (each writes an unknown length: none fails on it)
+        assert render(fmt, [s, timed])
+
+
 def test_usage_beyond_a_double_counts_as_its_whole_number_or_is_named_as_held_by_no_count():
     from replay.pipeline.engine import exactjson
 
