@@ -138,7 +138,8 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
     parts = [
         f'<svg class="timeline" data-run="{n}" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
         f'role="img" aria-labelledby="tl-title-{n}" preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="tl-title-{n}">Timeline of run {label}: {tl["events"]} events, {len(calls)} tool calls</title>',
+        f'<title id="tl-title-{n}">Timeline of run {label}: {counted(tl["events"], "event", "events")}, '
+        f'{counted(len(calls), "tool call", "tool calls")}</title>',
         f'<rect class="plot-bg" x="{GUTTER}" y="4" width="{PLOT}" height="{plot_bottom - 4}" rx="4"/>',
         f'<text class="lane-label" x="{GUTTER - 8}" y="{EVENTS_Y + 15}">events</text>',
         f'<text class="lane-label" x="{GUTTER - 8}" y="{LANES_Y + 11}">tool calls</text>' if calls else "",
@@ -380,9 +381,9 @@ def _run_article(s: dict[str, Any], n: int) -> str:
     meta.append(f"<span>started {esc(s['startedAt'])}</span>")
     meta.append(f"<span>took {esc(format_ms(s['durationMs']))}</span>")
     tl = s["timeline"]
-    caption = (f"{tl['events']} events and {s['toolCalls']['total']} tool calls on a time axis"
-               if tl["axis"] == "time" else
-               f"{tl['events']} events in stream order (the run has no usable time span)")
+    events = counted(tl["events"], "event", "events")
+    caption = (f"{events} and {counted(s['toolCalls']['total'], 'tool call', 'tool calls')} on a time axis"
+               if tl["axis"] == "time" else f"{events} in stream order (the run has no usable time span)")
     if tl["omittedMarks"]:
         caption += f"; {tl['omittedMarks']} event ticks left out"
     if s["toolCalls"]["total"] > MAX_BARS:

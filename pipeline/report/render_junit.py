@@ -41,11 +41,13 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
         suite.set("timestamp", agg["startedAt"])
     props = ET.SubElement(suite, "properties")
     usage = agg["usage"]
+    no_usage = not usage["runsWithUsage"]  # (no run reports usage: "-", as the other formats say, not 0 tokens counted)
     for name, value in (
         ("events", agg["events"]["total"]), ("toolCalls", agg["toolCalls"]["total"]),
         ("failedToolCalls", agg["toolCalls"]["error"]), ("repairs", agg["repairs"]["total"]),
         ("unattributedRepairs", agg["unattributedRepairs"]["total"]),
-        ("inputTokens", usage["inputTokens"]), ("outputTokens", usage["outputTokens"]), ("costUsd", "-" if usage["costUsd"] is None else usage["costUsd"]),  # (no run recorded a cost)
+        ("inputTokens", "-" if no_usage else usage["inputTokens"]), ("outputTokens", "-" if no_usage else usage["outputTokens"]),
+        ("costUsd", "-" if usage["costUsd"] is None else usage["costUsd"]),  # (no run recorded a cost)
         *((key, usage[key]) for key in CACHE_TOKENS if key in usage),  # (when some usage object counted them)
         ("inputProblems", agg["diagnostics"]["total"]),
     ):

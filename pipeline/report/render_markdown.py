@@ -57,9 +57,9 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
     runs, tc, usage = agg["runs"], agg["toolCalls"], agg["usage"]
     out = [f"# {esc(title)}", ""]
     unattributed = agg["unattributedRepairs"]["total"]
-    line = (f"**{counted(runs['total'], 'run', 'runs')}**: {run_statuses(runs)} · {format_count(agg['events']['total'])} events"
-            f" · {format_count(tc['total'])} tool calls ({format_count(tc['error'])} failed)"
-            f" · {format_count(agg['repairs']['total'])} repairs"
+    line = (f"**{counted(runs['total'], 'run', 'runs')}**: {run_statuses(runs)} · {counted(agg['events']['total'], 'event', 'events')}"
+            f" · {counted(tc['total'], 'tool call', 'tool calls')} ({format_count(tc['error'])} failed)"
+            f" · {counted(agg['repairs']['total'], 'repair', 'repairs')}"
             + (f" ({format_count(unattributed)} in no run of this report)" if unattributed else "")
             + f" · {format_ms(agg['durationMs'])} in all")
     if usage["runsWithUsage"]:

@@ -224,3 +224,31 @@ def test_all_runs_shows_no_usage_as_a_dash_when_no_run_reports_any():
     assert re.search(r"^  usage +- \(0 runs report usage\)$", text, re.M) and "0 tokens in" not in text
     used = render("text", _summaries_of(2, usage=True), None).decode()
     assert re.search(r"^  usage +12 tokens in, 4 tokens out, - \(2 runs report usage\)$", used, re.M)
+
+
+def test_markdown_and_html_counts_agree_with_one():
+    """``1 event``, ``1 tool call``, ``1 repair``: not ``1 tool calls`` (markdown's head line, HTML's timeline)."""
+    from replay.pipeline.report.model import summarize_run
+
+    one = summarize_run(None, [{"seq": 1, "type": "tool_called", "runId": "r", "payload": {"callId": "c", "toolName": "t"}}],
+                        repairs=[{"$record": "heal", "runId": "r", "repairs": 1, "byRule": {"alias": 1}}])
+    head = render("markdown", [one]).decode().splitlines()[2]
+    assert "· 1 event ·" in head and "· 1 tool call (1 failed) ·" in head and "· 1 repair ·" in head, head
+    page = render("html", [one]).decode()
+    assert "Timeline of run r: 1 event, 1 tool call</title>" in page and "1 event in stream order" in page
+
+
+def test_junit_says_no_usage_as_the_other_formats_do():
+    """No run reports usage: the suite's token properties say ``-`` (as its cost does, and text's ``usage -``), not 0
+    tokens counted; a run that reports some gives the counts."""
+    from replay.pipeline.report.model import summarize_run
+
+    def props(*summaries: dict) -> dict[str, str]:
+        suite = ET.fromstring(render("junit", list(summaries))).find("testsuite")
+        return {p.get("name"): p.get("value") for p in suite.iter("property")}
+
+    bare = summarize_run(None, [{"seq": 1, "type": "run_started", "runId": "a", "payload": {}}])
+    counted = summarize_run(None, [{"seq": 1, "type": "assistant_message", "runId": "b",
+                                    "payload": {"usage": {"inputTokens": 0, "outputTokens": 7}}}])
+    assert (props(bare)["inputTokens"], props(bare)["outputTokens"], props(bare)["costUsd"]) == ("-", "-", "-")
+    assert (props(bare, counted)["inputTokens"], props(bare, counted)["outputTokens"]) == ("0", "7")
