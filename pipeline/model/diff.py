@@ -309,7 +309,14 @@ def as_document(diff: RunDiff, a_name: str, b_name: str, ignore: Ignore) -> dict
 
 
 def _value(value: Any, limit: int = 60) -> str:
-    return excerpt(exactjson.dumps(value, default=str).decode(), limit)
+    text = exactjson.dumps(value, default=str).decode()
+    return _cut(text, limit, text.startswith('"'))
+
+
+def _cut(text: str, limit: int, quoted: bool) -> str:
+    """``text`` (of a value's JSON) cut at ``limit`` characters; a string's (``quoted``) keeps its closing quote after
+    the cut (``"Please create…"``), so it still reads as a string."""
+    return excerpt(text, limit) + ('"' if quoted and len(text) > limit else "")
 
 
 LEAD = 20  # characters shown before where two long values first differ
@@ -323,10 +330,11 @@ def _values(change: dict[str, Any], limit: int = 60) -> str:
         return f"{_value(change['a']) if 'a' in change else '(none)'} -> {_value(change['b']) if 'b' in change else '(none)'}"
     a, b = (exactjson.dumps(change[k], default=str).decode() for k in ("a", "b"))
     at = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    qa, qb = a.startswith('"'), b.startswith('"')
     if at < limit - LEAD or max(len(a), len(b)) <= limit:
-        return f"{excerpt(a, limit)} -> {excerpt(b, limit)}"
+        return f"{_cut(a, limit, qa)} -> {_cut(b, limit, qb)}"
     start = at - LEAD
-    return f"…{excerpt(a[start:], limit)} -> …{excerpt(b[start:], limit)}"
+    return f"…{_cut(a[start:], limit, qa)} -> …{_cut(b[start:], limit, qb)}"
 
 
 def _where(pos: dict[str, Any] | None) -> str:
@@ -335,7 +343,7 @@ def _where(pos: dict[str, Any] | None) -> str:
     at = f"#{pos['index']}"
     if "line" in pos:
         return f"{at}:{pos['line']}"
-    return f"{at}{pos['pointer']}" if "pointer" in pos else at
+    return f"{at}:{pos['pointer']}" if "pointer" in pos else at  # (a record of a JSON document: its path in it)
 
 
 def describe(d: dict[str, Any]) -> str:

@@ -68,9 +68,10 @@ def test_json_config_selects_one_run():
     assert [r.get("type") for r in records] == [None, "run_started", "user_message", "run_failed"]
 
 
-def test_dead_letter_routes_parse_errors_to_a_file(tmp_path: Path):
-    done = run_replay("run", str(PIPELINES / "dead-letter.toml"), str(MESSY), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr  # every error was consumed by the dead-letter sink
+@pytest.mark.parametrize("strict", [[], ["--strict"]])
+def test_dead_letter_routes_parse_errors_to_a_file(tmp_path: Path, strict: list[str]):
+    done = run_replay("run", *strict, str(PIPELINES / "dead-letter.toml"), str(MESSY), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr  # every error was consumed by the dead-letter sink: its data (README)
     assert done.stderr == b""
     assert [e["type"] for e in jsonl(done.stdout)] == ["tool_called", "tool_completed"]
     dead = jsonl((tmp_path / "dead-letter.jsonl").read_bytes())

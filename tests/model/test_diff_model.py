@@ -281,6 +281,23 @@ def test_a_long_value_that_differs_far_in_shows_where():
     assert short.endswith('$.n: 1 -> 2; $.x: (none) -> "new"')
 
 
+def test_a_cut_string_keeps_its_closing_quote_and_a_document_record_its_path_after_a_colon():
+    """A string cut at 60 characters still reads as a string (``"Please…"``, not ``"Please…``), whether one side or
+    both; a record of a JSON document is at ``#N:$path`` as a journal's is at ``#N:line``."""
+    long = "Please create a simple 2048 game. No need to run it. Please make sure it works."
+    line = describe({"change": "changed", "category": "fields", "a": {"index": 1, "kind": "$run", "pointer": "$"},
+                     "b": {"index": 1, "kind": "$run", "line": 1}, "fields": [{"path": "$.query", "b": long}]})
+    assert line.endswith('$.query: (none) -> "Please create a simple 2048 game. No need to run it. Please…"')
+    assert "a#1:$ " in line and "b#1:1 " in line
+    both = describe({"change": "changed", "category": "output", "a": {"index": 1, "kind": "m"}, "b": {"index": 1, "kind": "m"},
+                     "fields": [{"path": "$.q", "a": "A " + long, "b": "B " + long}]})
+    before, after = both.split("$.q: ", 1)[1].split(" -> ")
+    assert before.endswith('…"') and after.endswith('…"'), both
+    extra = describe({"change": "extra", "category": "extra", "a": None,
+                      "b": {"index": 2, "kind": "run_started", "pointer": "$.events[0]"}})
+    assert "b#2:$.events[0]" in extra
+
+
 def test_where_the_runs_part_records_of_one_kind_face_each_other():
     """A stretch where the runs part paired records by place: b's extra tool call faced a's assistant message (a change
     of type) and b's assistant message, which is a's changed, was extra."""
