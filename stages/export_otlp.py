@@ -4,7 +4,8 @@ The stream's records are consumed; what comes out is one record per run, the req
 ``pipeline/report/otlp.py`` (spans for the run, each model call and each tool execution; a run of more than
 ``SPANS_PER_REQUEST`` spans in several, its finished spans sent as it goes), which
 ``write`` puts on one line each: the format of the OpenTelemetry collector's file exporter, and the
-body an OTLP/HTTP endpoint (``/v1/traces``, ``Content-Type: application/json``) takes per line.
+body an OTLP/HTTP endpoint (``/v1/traces``, ``Content-Type: application/json``) takes per line. A run that tells no
+time is exported with times 0 (OTLP's unset value) and said on the ``notices`` port (``E_OTLP_TIME_UNKNOWN``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.events import event_type
@@ -25,6 +27,7 @@ from replay.pipeline.report.otlp import TraceBuilder
 class ExportOtlp(Transform):
     summary = "Turn each run into one OTLP/JSON trace request (GenAI conventions: invoke_agent, chat, execute_tool spans)."
     gives = "OTLP trace requests"
+    ports = ("errors", "notices")  # notices: a run that tells no time, its spans at 0 (E_OTLP_TIME_UNKNOWN, a warning)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -84,3 +87,16 @@ class ExportOtlp(Transform):
         trace, self.trace = self.trace, None
         if trace is not None and (trace.count or trace.record):
             out.append(trace.request())
+            if trace.time_unknown:
+                self._no_time(trace)
+
+    def _no_time(self, trace: TraceBuilder) -> None:
+        """Say that a run's spans were written at time 0: no event of it tells a time (OTLP has no other "unknown")."""
+        named = isinstance(trace.run_id, str)
+        message = (f"{f'run {trace.run_id!r}' if named else 'a run with no id'} of {trace.source!r} tells no time (no "
+                   "event has a timestamp, or only heal's stand-in 1970-01-01T00:00:00.000Z): its spans are written with "
+                   "times 0, OTLP's unset value (most backends show it as 1970-01-01), and replay.time_unknown = true "
+                   "on the run's span")
+        note = {**diagnostic("E_OTLP_TIME_UNKNOWN", message, source=trace.source, runId=trace.run_id if named else None,
+                             stage=self.id), "action": "reported"}
+        self.emit("notices", note)

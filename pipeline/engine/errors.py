@@ -62,6 +62,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_DIALECT_MISMATCH": ("the log does not look like the dialect named, or a line of it is another dialect's than its own (a warning)", "Name the dialect the log is written in, or use --dialect auto."),
     "E_DIALECT_AMBIGUOUS": ("the log could be more than one dialect", "Name the dialect with --dialect NAME."),
     "E_DIALECT_NO_ORIGIN": ("nothing to write back in a dialect: the events were read from none", "Map an agent's log as you read it (`replay read --dialect NAME`); write replay's own journals without --dialect/--dialect-out."),
+    "E_OTLP_TIME_UNKNOWN": ("`export --otlp`: a run tells no time (no event has a timestamp, or only heal's stand-in `1970-01-01T00:00:00.000Z`): its spans are written with times 0, OTLP's unset value, and `replay.time_unknown` on the run's span (a warning)", "Give the run's events an RFC 3339 `timestamp` (`replay capture` stamps every event); a backend that keeps spans of recent times only (Grafana Tempo) leaves such a trace out."),
     # outputs
     "E_OUTPUT_UNWRITABLE": ("an output cannot be written at all: stdout is closed or is one of the inputs, a folder on its path is a file, or an output flag names a folder, an input, or stdout or a file another output writes", "Give the command somewhere to write: `> out.jsonl`, `| next-command` or `> /dev/null`."),
     "E_OUTPUT_WRITE_FAILED": ("writing an output failed (disk full, I/O error, no permission)", "Free space or fix the path, then run again; nothing partial was left at the path."),

@@ -31,6 +31,12 @@ or its text as the journal wrote it; a token count is an ``intValue`` or that te
 (``1e20``, beyond int64, is its digits). A timestamp outside what a ``fixed64`` of unix nanoseconds holds
 (before 1970, after 2554-07-21) is left out, as a missing one is, and the root span counts such
 events in ``replay.timestamps_out_of_range``.
+
+A run that tells no time (no event with a timestamp, or only ``EPOCH``: heal's stand-in for that, which ``report``
+reads as no time too) cannot be placed in time, and OTLP has no "unknown" for a span's times (they are semantically
+required): its spans are still written (their tokens, tools and errors are the trace), with times 0, the unset value of
+a proto3 ``fixed64``, never a time made up; the run's span says so (``replay.time_unknown``), and ``time_unknown`` tells
+the stage to warn (``E_OTLP_TIME_UNKNOWN``).
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from typing import Any
 from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.engine.text import utf8
-from replay.pipeline.model.events import RUN_FAILED, ends_unknown, event_type, parse_timestamp
+from replay.pipeline.model.events import EPOCH, RUN_FAILED, ends_unknown, event_type, parse_timestamp
 from replay.pipeline.model.toolcalls import (
     CALLED,
     COMPLETED,
@@ -197,7 +203,8 @@ class TraceBuilder:
         etype = event_type(event)
         raw = event.get("payload")
         payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        moment = parse_timestamp(event.get("timestamp"))
+        stamp = event.get("timestamp")
+        moment = parse_timestamp(stamp) if stamp != EPOCH else None  # (heal's stand-in for no time: no moment)
         now = _nanos(moment)
         if now is None and moment is not None:
             self.out_of_range += 1
@@ -323,6 +330,11 @@ class TraceBuilder:
         self.check_at = len(self.spans) + SPANS_PER_REQUEST  # (many open: looked at again only once as many more came)
         return self._request([self._span(s, self.root.span_id, self.root.start or 0) for s in done]) if done else None
 
+    @property
+    def time_unknown(self) -> bool:
+        """Does the run tell no time at all (its spans written at 0, OTLP's unset value)?"""
+        return self.root.start is None
+
     def request(self) -> dict[str, Any]:
         root = self.root
         attrs = root.attributes
@@ -343,6 +355,8 @@ class TraceBuilder:
             attrs["replay.repairs"] = self.repairs
         if self.out_of_range:
             attrs["replay.timestamps_out_of_range"] = self.out_of_range
+        if self.time_unknown:
+            attrs["replay.time_unknown"] = True
         if self.failed is not None:
             root.fail(as_text(self.failed[0]), self.failed[1])
         elif self.record.get("status") == "error":
