@@ -12,7 +12,9 @@ file, and the fragments are removed after it.
 A re-run with the same work skips every input whose size and modification time (or, when those
 changed, content hash) match its entry and whose recorded outputs are all still there at their
 recorded sizes; it prints the recorded stdout and stderr for them, so its output is the output of a
-clean run. Everything else is computed again. What an interrupted writer left (atomic writes'
+clean run. Everything else is computed again. An input still there that a run could not read (a link to nothing;
+a journal that became a FIFO, which a folder's walk does not open) keeps its entry: its earlier outputs stay, recorded,
+until it is read again or is gone. What an interrupted writer left (atomic writes'
 ``.NAME.XXXX.replay.tmp``, a staged folder's) is swept away before the manifest is written (``staging.sweep_leftovers``).
 
 The folder and the input root may each be a local path or an fsspec URL (``io.remote``): at a URL
@@ -330,7 +332,8 @@ class Manifest:
         for outcome in outcomes:
             entry = self.entry(outcome)
             if entry is None:
-                self.entries.pop(self.relative(outcome.path), None)  # nothing recorded for it, not an older run's entry
+                if outcome.size >= 0 or outcome.outputs:  # (not read, nothing written: its older entry still stands)
+                    self.entries.pop(self.relative(outcome.path), None)  # nothing recorded for it, not an older run's
                 self.unrecorded += len(outcome.outputs) if outcome.failure is None else 0
                 continue
             self.entries[entry.input] = entry
@@ -347,11 +350,19 @@ class Manifest:
         self.place.sweep()
         entries = [e for e in (self.entries.get(self.relative(p)) for p in paths) if e is not None]
         present = {self.relative(p) for p in [*paths, *inputs]}
-        self.stale = self._remove_stale({out["path"] for e in entries for out in e.outputs}, present)
+        unread = self._unread({e.input for e in entries}, present)
+        self.stale = self._remove_stale({out["path"] for e in [*entries, *unread] for out in e.outputs}, present)
         self.totals = _totals(entries)
-        self.place.write(MANIFEST, self._document(entries))
+        self.place.write(MANIFEST, self._document(entries + unread))
         self.place.remove_fragments()
         return self.place.name(MANIFEST)
+
+    def _unread(self, done: set[str], present: set[str]) -> list[Entry]:
+        """The recorded entries (of this work) of inputs this run did not read but that are still there: refused (a
+        link to nothing: ``record`` kept their entry) or not walked (a FIFO): their outputs stay, and stay recorded, so
+        that they go once the input is gone (``_remove_stale``) rather than stay behind unrecorded for ever."""
+        return [entry for name, entry in sorted(self.entries.items()) if name not in done
+                and (name in present or not _gone(str(under(self.root, Path(name)))))]
 
     def wrote_any(self) -> bool:
         """(After finish) is there an output of this run's inputs, recorded or not? None: every input was refused."""
