@@ -30,6 +30,7 @@ from replay.pipeline.io.journals import (
     is_document,
     is_record_array,
     open_journal,
+    path_kind,
     source_name,
 )
 from replay.pipeline.io.run_files import HEALED, is_raw_capture
@@ -94,6 +95,10 @@ class ReadJournal(Source):
         if self._files is None:
             self._files = expand_paths(self.config["paths"])  # refuses a missing input before anything runs
         return self._files
+
+    def input_folders(self) -> list[str]:
+        """The folders among this read's paths, as given (each is walked for its journals: ``input_files``)."""
+        return [path for path in self.config["paths"] if path not in (STDIN, "") and path_kind(path) == "directory"]
 
     async def produce(self, out: Output) -> None:
         end = self.config["end_offset"]

@@ -44,6 +44,7 @@ from replay.pipeline.model.session import (
     group_problem,
     load_overrides,
     override_beside,
+    session_folder,
     unused_override_problem,
 )
 
@@ -61,6 +62,7 @@ class BuildReplayScript(Transform):
                                       "is one (false: no override; a session on stdin has none beside it)"),
     }
     emits_raw = True
+    takes_one_file = True  # the session: a folder is refused (``folder_refused``), one session in it or many
     ports = ("errors", "notices")  # notices: a chunk that writes a key twice (E_JSON_DUPLICATE_KEY, a warning)
 
     def __init__(self, overrides: dict[Key, Override] | None = None, /, **options: Any) -> None:
@@ -107,6 +109,9 @@ class BuildReplayScript(Transform):
             self._override = str(beside)
             self.overrides = load_overrides(beside)
             self._grouper = ChunkGrouper(self.overrides)
+
+    def folder_refused(self, folder: str) -> ReplayError:
+        return session_folder(folder)
 
     def whole_stream(self) -> bool:
         return True  # one document

@@ -34,6 +34,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     command read (the graph's config), which no stage may write over either; ``probed``: the folders outputs were
     tried in already (by this graph's runs over earlier inputs), not tried again."""
     stages = list(stages)
+    _refuse_folders(stages)
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
         _refuse_unnameable(stage)  # (first: the stage's own preflight looks at its outputs on disk)
@@ -149,6 +150,16 @@ class _Writer(NamedTuple):
     stage: Stage
     option: str | None
     target: str  # as the stage names it (`-`, `/dev/stdout`)
+
+
+def _refuse_folders(stages: list[Stage]) -> None:
+    """A folder among the graph's inputs, when a stage of it takes one file (``Stage.takes_one_file``): refused as that
+    stage refuses it, whatever the folder holds (the folders are looked for only then)."""
+    one_file = [stage for stage in stages if stage.takes_one_file]
+    if one_file:
+        folders = [folder for stage in stages for folder in stage.input_folders()]
+        if folders:
+            raise one_file[0].folder_refused(folders[0])
 
 
 def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:

@@ -131,6 +131,9 @@ class Stage:
     # Private records (an incident export as read: emails, card numbers, names) may go to no stage but one that
     # redacts them (``redacts``): the first stage after ``private_output`` on every way out of it (``Graph.validate``).
     redacts: ClassVar[bool] = False
+    # A stage that makes one thing of one input file (the script of one session) refuses a folder among the graph's
+    # inputs (``folder_refused``), before anything runs: a folder's walk may find one file, but a folder is none.
+    takes_one_file: ClassVar[bool] = False
 
     def private_output(self) -> bool:
         """Are this stage's records private until a stage that ``redacts`` has seen them?"""
@@ -219,6 +222,15 @@ class Stage:
     def input_files(self) -> list[str]:
         """The files this stage reads (``-`` for stdin): no stage of the graph may write over them."""
         return []
+
+    def input_folders(self) -> list[str]:
+        """The folders among the inputs this stage was given, as given (``input_files``: the files their walk found)."""
+        return []
+
+    def folder_refused(self, folder: str) -> ReplayError:
+        """The refusal of ``folder`` among the graph's inputs when this stage ``takes_one_file``."""
+        return ReplayError("E_USAGE_INVALID", f"{folder!r} is a directory; stage {self.id!r} takes one file", path=folder,
+                           expected="a file", received="a directory", howToFix="Name one file of the folder.")
 
     def outputs(self) -> list[tuple[str | None, str]]:
         """The files this stage writes (``-`` for stdout), each with the option that names it: what a refusal of it

@@ -230,6 +230,26 @@ def test_a_folder_is_refused_naming_a_session_file(tmp_path: Path):
         assert "directory" in error["message"] and "session.jsonl" in error["howToFix"]
 
 
+def test_the_printed_spec_refuses_a_folder_as_the_command_does(tmp_path: Path):
+    """`replay run script.toml DIR` of a folder holding one session made its script, where `replay script DIR` refuses
+    every folder: both refuse it alike now (the script stage's check, before anything runs), one session or none."""
+    spec = tmp_path / "script.toml"
+    spec.write_bytes(run_replay("stages", "--graph", "script").stdout)
+    (tmp_path / "one").mkdir()
+    shutil.copy(ECHO, tmp_path / "one" / "session.jsonl")
+    (tmp_path / "empty").mkdir()
+    shutil.copytree(SCENARIOS, tmp_path / "scenarios")
+    for folder in ("one", "one/", "empty", "scenarios"):
+        said = []
+        for args in (["script", folder], ["run", "script.toml", folder]):
+            done = run_replay(*args, cwd=tmp_path)
+            assert (done.returncode, done.stdout) == (2, b""), (args, done.stderr)
+            said.append(errors_of(done.stderr))
+        assert said[0] == said[1], said
+        [error] = said[0]
+        assert error["code"] == "E_USAGE_INVALID" and error["path"] == folder and "directory" in error["message"]
+
+
 def test_an_override_that_is_a_folder_is_called_one(tmp_path: Path):
     done = run_replay("script", str(ECHO), "--override", str(tmp_path))
     assert (done.returncode, done.stdout) == (2, b"")
@@ -341,7 +361,8 @@ def test_the_printed_spec_refuses_two_sessions_as_the_command_does(tmp_path: Pat
         done = run_replay("run", str(spec), *args)
         assert (done.returncode, done.stdout) == (2, b""), done.stderr
         (error,) = errors_of(done.stderr)
-        assert error["code"] == "E_USAGE_INVALID" and "one session" in error["message"], error
+        said = "is a directory" if args == [str(SCENARIOS)] else "one session"  # (a folder: as `replay script DIR`)
+        assert error["code"] == "E_USAGE_INVALID" and said in error["message"], error
     assert run_replay("run", str(spec), str(ECHO), str(ECHO), "--workers", "2").returncode == 2
     assert run_replay("run", str(spec), str(OVERLOADED), "--workers", "2").returncode == 0  # (one session: as above)
 

@@ -10,8 +10,8 @@ from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.spec import Flag
-from replay.pipeline.io.journals import STDIN, path_kind
-from replay.pipeline.model.session import OVERRIDE_FILE, session_folder
+from replay.pipeline.io.journals import STDIN
+from replay.pipeline.model.session import OVERRIDE_FILE
 
 
 @click.command(epilog="""\b
@@ -40,8 +40,6 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
     """
     if override is not None and no_override:
         raise ReplayError("E_USAGE_INVALID", "give --override FILE or --no-override, not both")
-    if session != STDIN and path_kind(session) == "directory":
-        raise session_folder(session)
     if override is not None and not os.path.exists(override):
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
                           howToFix="Check the path given to --override, or leave it out.")
