@@ -227,37 +227,57 @@ def same_leaf(a: Any, b: Any) -> bool:
 def typed_equal(a: Any, b: Any) -> bool:
     """Equality that tells 1 from 1.0 from true, as JSON types do, and numbers a double does not hold by how they are
     written (``same_leaf``); a loop, not recursion: any depth JSON is read at."""
-    return _equal(a, b, numbers_by_value=False)
+    return first_unequal(a, b) is None
 
 
 def same_json(a: Any, b: Any) -> bool:
     """Are ``a`` and ``b`` one JSON value? As ``typed_equal``, but a number is its value, however it is written:
     ``4900`` and ``4900.0`` (which a JavaScript agent cannot even tell apart) are one number; compared exactly, a big
     integer included (``2**53 + 1`` is not the double ``2**53``), and a number is never ``true``."""
-    return _equal(a, b, numbers_by_value=True)
+    return first_unequal(a, b, numbers_by_value=True) is None
 
 
-def _equal(a: Any, b: Any, *, numbers_by_value: bool) -> bool:
-    """``typed_equal`` (numbers of one type alike) or ``same_json`` (numbers by value), walked as a loop."""
-    pairs = [(a, b)]
+def first_unequal(a: Any, b: Any, *, numbers_by_value: bool = False,
+                  key_order: bool = False) -> tuple[str, Any, Any] | None:
+    """Where ``a`` and ``b`` are first (in ``a``'s document order) not one value, ``typed_equal``'s way or, with
+    ``numbers_by_value``, ``same_json``'s (with ``key_order``, an object whose keys are written in another order
+    differs too): the JSON path there and the two values; None where they are one. A loop, not recursion."""
+    pairs: list[tuple[Any, Any, Any]] = [(a, b, None)]  # (the values, where: None or (where of the parent, key))
     while pairs:
-        a, b = pairs.pop()
+        a, b, where = pairs.pop()
         if numbers_by_value and _is_number(a) and _is_number(b):
             if not _same_number(a, b):
-                return False
+                return _path(where), a, b
         elif type(a) is not type(b):
-            return False
+            return _path(where), a, b
         elif isinstance(a, dict):
-            if a.keys() != b.keys():
-                return False
-            pairs.extend((a[k], b[k]) for k in a)
+            if (list(a) != list(b)) if key_order else (a.keys() != b.keys()):
+                return _path(where), a, b
+            pairs.extend((a[k], b[k], (where, k)) for k in reversed(a))  # (reversed: the first key is popped first)
         elif isinstance(a, list):
             if len(a) != len(b):
-                return False
-            pairs.extend(zip(a, b, strict=True))
+                return _path(where), a, b
+            pairs.extend((a[i], b[i], (where, i)) for i in range(len(a) - 1, -1, -1))
         elif not same_leaf(a, b):
-            return False
-    return True
+            return _path(where), a, b
+    return None
+
+
+def _path(where: Any) -> str:
+    """The JSON path (``$.payload.a[0]``) of a place ``first_unequal`` walked to."""
+    steps: list[str | int] = []
+    while where is not None:
+        where, key = where
+        steps.append(key)
+    path = "$"
+    for key in reversed(steps):
+        path = f"{path}[{key}]" if isinstance(key, int) else _key_path(path, key)
+    return path
+
+
+def _key_path(path: str, key: str) -> str:
+    """The JSON path of ``key`` in the object at ``path``: ``$.a`` or, for a key no identifier, ``$["a b"]``."""
+    return f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
 def _is_number(value: Any) -> bool:
@@ -549,21 +569,27 @@ def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
     are no more than the keys of its value has no duplicate, and that answers almost every line
     without a second parse.
     """
+    return keys_written_twice(raw, value)[0]
+
+
+def keys_written_twice(raw: bytes, value: Any = None) -> tuple[list[str], Any]:
+    """``duplicate_keys`` of ``raw``, and the reading of ``raw`` they were found in (``loads_pairs``: each object its
+    ``KeyPairs``, every value of a key written twice kept), None when every key is written once."""
     if value is None:
         try:
             value = loads(raw)  # (a number too large for a double too: orjson alone refuses the line)
         except orjson.JSONDecodeError:
-            return []
+            return [], None
     keys = _count_keys(value)
     ends = _key_ends(raw)
     if ends <= keys or ends - _escaped_ends(raw) <= keys:
-        return []
-    with deep():
-        try:
-            tree = json.loads(raw, object_pairs_hook=_Pairs, parse_int=_int, parse_constant=_reject_constant)
-        except json.JSONDecodeError:  # no JSON: what a stage rendered for people in place of the record (diff's text)
-            return []
-    return sorted({path for path, _ in _repeated(tree)})
+        return [], None
+    try:
+        tree = loads_pairs(raw)
+    except ValueError:  # no JSON: what a stage rendered for people in place of the record (diff's text)
+        return [], None
+    found = sorted({path for path, _ in _repeated(tree)})
+    return found, tree if found else None
 
 
 def first_duplicate_key(raw: bytes) -> tuple[str, int] | None:
@@ -573,7 +599,7 @@ def first_duplicate_key(raw: bytes) -> tuple[str, int] | None:
     decoder = json.JSONDecoder(parse_constant=_reject_constant)
 
     def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: Callable[[str, int], tuple[Any, int]],
-                     object_hook: Any, object_pairs_hook: Any, memo: Any = None) -> tuple[_Pairs, int]:
+                     object_hook: Any, object_pairs_hook: Any, memo: Any = None) -> tuple[KeyPairs, int]:
         ends = [s_and_end[1]]  # where each key's search starts: after the `{`, then after each value
 
         def scan(text: str, at: int) -> tuple[Any, int]:
@@ -581,8 +607,8 @@ def first_duplicate_key(raw: bytes) -> tuple[str, int] | None:
             ends.append(end)
             return value, end
 
-        node, end = json.decoder.JSONObject(s_and_end, strict, scan, None, _Pairs, memo)  # type: ignore[attr-defined]
-        node.starts = [s_and_end[0].index('"', at) for at in ends[:len(node.pairs)]]
+        node, end = json.decoder.JSONObject(s_and_end, strict, scan, None, KeyPairs, memo)  # type: ignore[attr-defined]
+        node.starts = [s_and_end[0].index('"', at) for at in ends[:len(node)]]
         return node, end
 
     decoder.parse_object = parse_object  # type: ignore[attr-defined]
@@ -614,15 +640,15 @@ def duplicates(data: bytes, value: Any, skipped: int = 0) -> tuple[list[str], tu
 
 
 def _repeated(tree: Any) -> Iterator[tuple[str, int]]:
-    """The JSON path of each key written again in one object of ``tree`` (``_Pairs`` nodes), and its position in
+    """The JSON path of each key written again in one object of ``tree`` (``KeyPairs`` nodes), and its position in
     the text when the parse kept positions (-1 when not)."""
     stack: list[tuple[Any, str]] = [(tree, "$")]
     while stack:
         node, path = stack.pop()
-        if type(node) is _Pairs:
+        if type(node) is KeyPairs:
             seen: set[str] = set()
-            for k, (key, child) in enumerate(node.pairs):
-                where = f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+            for k, (key, child) in enumerate(node):
+                where = _key_path(path, key)
                 if key in seen:
                     yield where, node.starts[k] if node.starts else -1
                 seen.add(key)
@@ -632,7 +658,10 @@ def _repeated(tree: Any) -> Iterator[tuple[str, int]]:
 
 
 class KeyPairs(list):  # type: ignore[type-arg]
-    """An object as its ``(key, value)`` pairs in the order written, a key written twice kept twice (``loads_pairs``)."""
+    """An object as its ``(key, value)`` pairs in the order written, a key written twice kept twice (``loads_pairs``);
+    ``starts``: where each key starts in the text, when the parse kept that (``first_duplicate_key``)."""
+
+    starts: list[int] | tuple[()] = ()
 
 
 def loads_pairs(raw: bytes) -> Any:
@@ -640,13 +669,5 @@ def loads_pairs(raw: bytes) -> Any:
     its numbers as ``loads`` reads them; raises ``ValueError`` where ``raw`` is no JSON. Slow (Python's own scanner):
     for the few lines that write a key twice."""
     with deep():
-        return json.loads(raw, object_pairs_hook=KeyPairs, parse_int=_int, parse_float=loads, parse_constant=_reject_constant)
-
-
-class _Pairs(dict):  # type: ignore[type-arg]
-    """An object as its key/value pairs in order, duplicates included (and where each key starts, when kept)."""
-
-    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
-        super().__init__()
-        self.pairs = pairs
-        self.starts: list[int] = []
+        return json.loads(raw, object_pairs_hook=KeyPairs, parse_int=_int, parse_float=_float,
+                          parse_constant=_reject_constant)

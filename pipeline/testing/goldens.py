@@ -68,63 +68,49 @@ class LineNormaliser:
     rules: Normalisation
     ids: dict[str, int] = field(default_factory=dict)
     duplicates: list[str] = field(default_factory=list)  # the keys the last line normalised writes twice (JSON paths)
+    pairs: bytes | None = None  # that line normalised with each key written twice kept twice (``line`` keeps the last)
 
     def line(self, raw: bytes) -> bytes:
         body = raw
-        self.duplicates = []
+        self.duplicates, self.pairs = [], None
         if body[:1] in (b"{", b"["):
             try:
                 value = exactjson.loads(body)
             except orjson.JSONDecodeError:
                 pass
             else:
-                self.duplicates = exactjson.duplicate_keys(body, value)
+                self.duplicates, tree = exactjson.keys_written_twice(body, value)
                 with exactjson.deep():  # (normalising recurses twice a level: as deep as a line is read, 1024 levels)
-                    return exactjson.dumps(self.value(value))
+                    normalised = exactjson.dumps(self.value(value))
+                    if tree is not None:
+                        # its ids numbered on from this file's without changing them: the lines after it are numbered
+                        # as though it wrote each key once
+                        self.pairs = _dumps_pairs(LineNormaliser(self.rules, dict(self.ids)).value(tree))
+                return normalised
         # bytes that are not UTF-8 stay themselves (surrogateescape): two lines that differ only there still differ
         return self.text(body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
     def value(self, value: Any) -> Any:
         if isinstance(value, dict):
             return {k: self._field(k, v) for k, v in value.items()}
+        if type(value) is exactjson.KeyPairs:
+            return exactjson.KeyPairs((k, self._field(k, v)) for k, v in value)
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
         return value
 
-    def _field(self, key: str, value: Any, walk: Callable[[Any], Any] | None = None) -> Any:
-        walk = walk or self.value
+    def _field(self, key: str, value: Any) -> Any:
         if value is None or isinstance(value, dict | list):
-            return walk(value)
+            return self.value(value)
         if key in self.rules.time_keys:
             return TIME
         if key in self.rules.id_keys:
             return self._id(str(value))
         if key in self.rules.ignore_keys:
             return IGNORED
-        return walk(value)
-
-    def line_with_pairs(self, raw: bytes) -> bytes | None:
-        """A JSON line normalised with every key it writes twice kept twice, in the order written (``line`` keeps the
-        last value of each, as a reader does); its ids numbered on from this file's without changing them (the lines
-        after it are numbered as ``line`` numbers them). None when ``raw`` is no JSON."""
-        try:
-            tree = exactjson.loads_pairs(raw)
-        except ValueError:
-            return None
-        again = LineNormaliser(self.rules, dict(self.ids))
-        with exactjson.deep():
-            return _dumps_pairs(again._pairs(tree))
-
-    def _pairs(self, value: Any) -> Any:
-        if type(value) is exactjson.KeyPairs:
-            return exactjson.KeyPairs((k, self._field(k, v, self._pairs)) for k, v in value)
-        if isinstance(value, list):
-            return [self._pairs(v) for v in value]
-        if isinstance(value, str):
-            return self.text(value)
-        return value
+        return self.value(value)
 
     def text(self, text: str) -> str:
         if "-" not in text:
@@ -240,7 +226,7 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Nor
             note = _only_bytes_around(n, ra, rb, left, right) or _only_number_kinds(na, nb)
             return Difference(n, _strip(ra), _strip(rb), na, nb, note=note), n
         if twice[0] or twice[1]:
-            pa, pb = left.line_with_pairs(ra.rstrip(b"\n")), right.line_with_pairs(rb.rstrip(b"\n"))
+            pa, pb = left.pairs or na, right.pairs or nb  # (a line that writes every key once: as ``line`` has it)
             if pa != pb:
                 return Difference(n, _strip(ra), _strip(rb), pa, pb, note=_only_keys_twice(*twice)), n
         if ra.endswith(b"\n") != rb.endswith(b"\n"):
@@ -292,28 +278,13 @@ def _only_number_kinds(recorded: bytes | None, new: bytes | None) -> str:
         a, b = exactjson.loads(recorded), exactjson.loads(new)
     except orjson.JSONDecodeError:
         return ""
-    found: list[str] = []
-    with exactjson.deep():
-        if not _same_but_number_kinds(a, b, "$", found) or not found:
-            return ""
+    if exactjson.first_unequal(a, b, numbers_by_value=True, key_order=True) is not None:
+        return ""
+    found = exactjson.first_unequal(a, b, key_order=True)  # (one value but for how numbers are written: a number)
+    if found is None or isinstance(found[1], int) is isinstance(found[2], int):
+        return ""
     return (f"the lines differ only in how a number is written ({found[0]}: an integer in one line, a float in the "
             "other): to a JSON reader such as Python's or a typed one, 100 and 1e2 (or 100.0) are different values")
-
-
-def _same_but_number_kinds(a: Any, b: Any, path: str, found: list[str]) -> bool:
-    if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(_same_but_number_kinds(a[k], b[k], f"{path}.{k}", found) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same_but_number_kinds(x, y, f"{path}[{i}]", found)
-                                        for i, (x, y) in enumerate(zip(a, b, strict=True)))
-    numbers = (int, float)
-    if type(a) is not bool and type(b) is not bool and isinstance(a, numbers) and isinstance(b, numbers) \
-            and type(a) is not type(b):
-        if a == b:
-            found.append(path)
-            return True
-        return False
-    return type(a) is type(b) and a == b
 
 
 def normalise_lines(lines: Iterable[bytes], rules: Normalisation | None = None) -> list[bytes]:
