@@ -112,11 +112,17 @@ def duplicate_key_note(raw: bytes, value: Any, position: dict[str, Any], *, outc
         keys, where = exactjson.duplicates(raw, value, document)
     if not keys:
         return None
-    note: dict[str, Any] = {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys}
-    note.update((k, v) for k, v in position.items() if v is not None)
     if where is not None:
         path, at = where
-        note.update(at, path=path)
+        position = {**position, **at, "path": path}
+    return keys_twice_note(keys, position, outcome)
+
+
+def keys_twice_note(keys: list[str], position: dict[str, Any], outcome: str) -> dict[str, Any]:
+    """The notice (E_JSON_DUPLICATE_KEY, a warning) for a line at ``position`` (its fields that are not None) that
+    writes ``keys`` (JSON paths) twice in one object, saying ``outcome``: what came of it."""
+    note: dict[str, Any] = {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys}
+    note.update((k, v) for k, v in position.items() if v is not None)
     note["message"] = f"line {note.get('line')} has a key written twice in one object ({', '.join(keys)}); {outcome}"
     return note
 

@@ -17,6 +17,7 @@ import click
 from replay.pipeline.cli.app import logger, max_errors
 from replay.pipeline.cli.commands.read import max_line_bytes_option
 from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.batch import keys_twice_note
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -89,9 +90,8 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
     names, quota, log = {"recorded": recorded, "new": new}, Quota(max_errors()), logger()
 
     def twice(side: str, line: int, keys: list[str]) -> None:  # (a warning, as every command that reads JSON gives)
-        note = {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys, "source": source_name(names[side]),
-                "line": line, "message": f"line {line} of the {side} file has a key written twice in one object "
-                                         f"({', '.join(keys)}); it is compared as written, each value kept"}
+        note = keys_twice_note(keys, {"source": source_name(names[side]), "line": line},
+                               f"the {side} file's line is compared as written, each value kept")
         if quota.admit(note):
             log_record(log, "warning", "notice", note)
 
