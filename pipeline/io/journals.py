@@ -10,7 +10,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, suppress
 from itertools import accumulate
 from pathlib import Path
@@ -282,6 +282,42 @@ def gunzipped(raw: BinaryIO) -> BinaryIO:
     peek = getattr(raw, "peek", None)
     head = peek(2)[:2] if peek is not None else b""
     return gzip.GzipFile(fileobj=raw) if head == GZIP_MAGIC else raw  # type: ignore[return-value]
+
+
+class GzipUnreadable(Exception):
+    """A gzip stream that is corrupt or cut off (``truncated``), read as far as its ``line`` (1-based), which starts
+    ``offset`` bytes into the gunzipped text (``Gunzipping``)."""
+
+    def __init__(self, line: int, offset: int, exc: BaseException) -> None:
+        super().__init__(str(exc) or type(exc).__name__)
+        self.line, self.offset, self.truncated = line, offset, isinstance(exc, EOFError)
+
+
+class Gunzipping:
+    """The pieces ``take`` reads off a local file opened for sync code, ``gunzipped``, up to the first empty one, and
+    where reading is: the ``line`` (1-based) after the last piece read and the ``offset`` where it starts, as an error
+    names the place reading stopped. A gzip stream that is corrupt or cut off raises ``GzipUnreadable`` there."""
+
+    def __init__(self, raw: BinaryIO, take: Callable[[Any], bytes]) -> None:
+        self.raw, self.take = raw, take
+        self.line, self.offset = 1, 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        import gzip
+        import zlib
+
+        stream, read = gunzipped(self.raw), 0
+        while True:
+            try:
+                data = self.take(stream)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                raise GzipUnreadable(self.line, self.offset, exc) from exc
+            if not data:
+                return
+            yield data
+            if (last := data.rfind(b"\n")) >= 0:
+                self.line, self.offset = self.line + data.count(b"\n"), read + last + 1
+            read += len(data)
 
 
 @asynccontextmanager

@@ -16,9 +16,7 @@ sidecar (``replay.override.json``, ``replay schema replay-override``) says what 
 
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +27,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, input_unreadable, invalid_line
 from replay.pipeline.engine.exactjson import skip_bom
-from replay.pipeline.io.journals import OVERRIDE_NAME, gunzipped, path_kind
+from replay.pipeline.io.journals import OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.records import is_record
 from replay.pipeline.model.validation import MISSING, json_type, shown
@@ -382,18 +380,17 @@ def _file_lines(path: str | Path, source: str) -> Iterator[bytes]:
     """The lines of a session file (gunzipped: a .gz session reads as `replay script` reads it); one that cannot be
     opened or read (a device error, a gzip stream corrupt or cut off) is an error naming the line where reading
     stopped."""
-    n = offset = 0
+    reading: Gunzipping | None = None
     try:
         with open(path, "rb") as handle:
-            for raw in gunzipped(handle):
-                yield raw
-                n += 1
-                offset += len(raw)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise ReplayError("E_GZIP_INVALID", f"{source}: {exc}", source=source, line=n + 1, offset=offset,
+            reading = Gunzipping(handle, lambda stream: stream.readline())
+            yield from reading
+    except GzipUnreadable as exc:
+        raise ReplayError("E_GZIP_INVALID", f"{source}: {exc}", source=source, line=exc.line, offset=exc.offset,
                           exit_code=1) from exc
     except OSError as exc:
-        raise input_unreadable(source, exc, what="session journal", line=n + 1, offset=offset) from exc
+        line, offset = (reading.line, reading.offset) if reading is not None else (1, 0)
+        raise input_unreadable(source, exc, what="session journal", line=line, offset=offset) from exc
 
 
 def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]], overrides: dict[Key, Override] | None = None, *,

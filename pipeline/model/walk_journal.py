@@ -16,10 +16,8 @@ import json
 import os
 import re
 import shlex
-import zlib
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
-from gzip import BadGzipFile
 from itertools import chain, compress, count
 from typing import Any, cast
 
@@ -30,10 +28,11 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
 from replay.pipeline.io.journals import (
     DOCUMENT,
+    Gunzipping,
+    GzipUnreadable,
     LineCutter,
     as_document,
     document_too_long,
-    gunzipped,
     head_format,
     line_too_long,
 )
@@ -327,29 +326,22 @@ def _unreadable(journal: str, reason: str, **fields: Any) -> ReplayError:
 def journal_chunks(path: str) -> Generator[bytes, None, None]:
     """The bytes of a journal file (gunzipped), as ``read`` sees them (a byte order mark included);
     E_JOURNAL_READ_FAILED when it cannot be opened or read."""
-    opened = False
-    offset = 0
-    line, start = 1, 0  # the line being read, and the offset where it starts: where a failure is said to be, as read says it
+    reading: Gunzipping | None = None
     try:
         with open(path, "rb") as raw:
-            opened = True
             # (the file or a GzipFile over it: buffered both. read1, not read: what a gzip stream cut off holds before
             # the cut comes out, where read(SCAN_CHUNK) raises and gives none of the MiB it was reading)
-            stream = cast(io.BufferedIOBase, gunzipped(raw))
-            while data := stream.read1(SCAN_CHUNK):
-                yield data
-                if (last := data.rfind(b"\n")) >= 0:
-                    line, start = line + data.count(b"\n"), offset + last + 1
-                offset += len(data)
-    except (OSError, EOFError, zlib.error) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        if not opened:
+            reading = Gunzipping(raw, lambda stream: cast(io.BufferedIOBase, stream).read1(SCAN_CHUNK))
+            yield from reading
+    except GzipUnreadable as exc:  # (read's words and code for it: E_GZIP_INVALID)
+        reason = "gzip stream is truncated" if exc.truncated else f"gzip stream is corrupt: {exc}"
+        raise _unreadable(path, reason, line=exc.line, offset=exc.offset, cause=GZIP_INVALID,
+                          **read_failure_advice(GZIP_INVALID)) from exc
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if reading is None:
             raise _unreadable(path, f"cannot open it: {reason}") from exc
-        said: dict[str, str] = {}
-        if isinstance(exc, EOFError | zlib.error | BadGzipFile):  # (read's words and code for it: E_GZIP_INVALID)
-            reason = "gzip stream is truncated" if isinstance(exc, EOFError) else f"gzip stream is corrupt: {exc}"
-            said = {"cause": GZIP_INVALID, **read_failure_advice(GZIP_INVALID)}
-        raise _unreadable(path, reason, line=line, offset=start, **said) from exc
+        raise _unreadable(path, reason, line=reading.line, offset=reading.offset) from exc
 
 
 def _until_unreadable(chunks: Iterable[bytes], failed: list[ReplayError]) -> Iterator[bytes]:

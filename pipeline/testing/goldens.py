@@ -23,9 +23,7 @@ Files are read gunzipped when their bytes are gzip (as ``replay read`` and ``rep
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,7 +32,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, gunzipped
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, Gunzipping
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
 ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
@@ -155,15 +153,6 @@ class Difference:
         return f"line {self.line} differs after normalisation"
 
 
-class GzipUnreadable(Exception):
-    """A gzip input that is corrupt or cut off: the line where reading stopped and the byte offset where it starts
-    (in the gunzipped text)."""
-
-    def __init__(self, line: int, offset: int, reason: str) -> None:
-        super().__init__(reason)
-        self.line, self.offset = line, offset
-
-
 class LineTooLong(Exception):
     """A line longer than the limit ``bounded_lines`` was given: its number and the byte offset where it starts."""
 
@@ -177,19 +166,10 @@ def bounded_lines(handle: BinaryIO, limit: int) -> Iterator[bytes]:
     bytes (its ``\\n`` aside) raises LineTooLong, read no further than that (a line of gigabytes, `/dev/zero`, was held
     whole: MemoryError). A handle whose bytes are gzip is read gunzipped (``gunzipped``); one corrupt or cut off raises
     GzipUnreadable."""
-    handle = gunzipped(handle)
-    number, offset = 0, 0
-    while True:
-        try:
-            line = handle.readline(limit + 1)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise GzipUnreadable(number + 1, offset, str(exc) or type(exc).__name__) from exc
-        if not line:
-            return
-        number += 1
+    reading = Gunzipping(handle, lambda stream: stream.readline(limit + 1))
+    for line in reading:
         if len(line) > limit and not line.endswith(b"\n"):
-            raise LineTooLong(number, offset)
-        offset += len(line)
+            raise LineTooLong(reading.line, reading.offset)
         yield line
 
 

@@ -32,9 +32,8 @@ from replay.pipeline.engine.log import log_record
 from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
 from replay.pipeline.engine.quota import Quota
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.journals import path_kind, require_stdin, source_name
+from replay.pipeline.io.journals import GzipUnreadable, path_kind, require_stdin, source_name
 from replay.pipeline.testing.goldens import (
-    GzipUnreadable,
     LineTooLong,
     Normalisation,
     bounded_lines,
