@@ -41,6 +41,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import excerpt
+from replay.pipeline.model.dialects.base import exit_failed
 from replay.pipeline.model.markup import BIDI_CONTROLS
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
@@ -166,8 +167,7 @@ def state_of(record: dict[str, Any], kind: str, step: str | None, verification: 
 
 def _went_wrong(record: dict[str, Any], verification: Any, code: Any) -> bool:
     """A 'completed' record that says it failed: a non-zero exit code or a failing verdict."""
-    code = exit_code_of(record) if code is _UNKNOWN else code
-    if code is not None and code != 0:
+    if exit_failed(exit_code_of(record) if code is _UNKNOWN else code):
         return True
     verification = verification_of(record) if verification is _UNKNOWN else verification
     verdict = verification["verdict"] if verification else None
