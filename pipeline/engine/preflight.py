@@ -41,7 +41,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
         stage.preflight(inputs)
         for option, target in stage.outputs():  # (a folder there is found out by the rename, after the whole run)
             if target == "":
-                raise stage.refuse_empty(option, names="file", expected=_an_output_for(stage, stages), example="out.jsonl")
+                raise stage.refuse_empty(option, names="file", expected=_an_output(_stdout_taken(stage, stages)),
+                                         example="out.jsonl")
             if _local(target) and os.path.isdir(target):
                 subject, path = stage.named(option)
                 taken = _stdout_taken(stage, stages)
@@ -54,7 +55,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                         "Name a file to write" + (", or `-` for stdout" if taken is None else f" (not `-`: {taken})")
                         + (f", in its `{option}`." if option is not None else "."))
                 raise ReplayError(_code_for(stage, option), message, path=path, received=target,
-                                  expected=_an_output_for(stage, stages), howToFix=fix)
+                                  expected=_an_output(taken), howToFix=fix)
     _refuse_two_writers_of_one_target(stages)
     # again: a stage's preflight may find a file it reads (the script stage, the sidecar beside its session)
     inputs = [source for stage in stages for source in stage.input_files()]
@@ -208,11 +209,10 @@ def _code_for(stage: Stage, option: str | None) -> str:
     return "E_OUTPUT_UNWRITABLE" if option is not None and option in stage.flags else "E_CONFIG_OPTION_INVALID"
 
 
-def _an_output_for(stage: Stage, stages: list[Stage]) -> str:
-    """What an output option of ``stage`` left empty, or naming a folder, may name: a file, or `-` for stdout unless
-    another stage writes stdout already (`replay heal x --log ''`: the healed stream is on stdout, and `--log -` is
-    refused as mixing the two into one, so the hint offers no `-`; ``_stdout_taken``)."""
-    taken = _stdout_taken(stage, stages)
+def _an_output(taken: str | None) -> str:
+    """What an output option left empty, or naming a folder, may name: a file, or `-` for stdout unless another stage
+    writes stdout already (``taken``: ``_stdout_taken``; `replay heal x --log ''`: the healed stream is on stdout, and
+    `--log -` is refused as mixing the two into one, so the hint offers no `-`)."""
     return A_FILE if taken is None else f"a file path (not '-': {taken})"
 
 
