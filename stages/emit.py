@@ -42,11 +42,11 @@ from replay.pipeline.io.run_files import (
 )
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import parse_timestamp
-from replay.pipeline.model.healing import healed_artifact, healed_problems
+from replay.pipeline.model.healing import healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.repairs import heal_log_document
 from replay.pipeline.model.runs import Run, of_no_run, starts_run
-from replay.pipeline.report.model import run_usage
+from replay.pipeline.report.model import healed_run_artifact
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
 JOURNAL_DIR = Path(".replay") / JOURNAL_FOLDER
@@ -158,7 +158,7 @@ class EmitArtifacts(Sink):
             files["raw"] = write_file(folder / (stem + RAW), document_bytes(raw["capture"]))
             files["artifact"] = write_file(folder / (stem + ARTIFACT),
                                             document_bytes(artifact_from_run(raw["run"], raw["events"])))
-        main = healed_artifact(parts.record, parts.events, parts.heal, run_usage(parts.record, parts.events))
+        main = healed_run_artifact(parts.record, parts.events, parts.heal)
         log = heal_log_document(parts.repairs, parts.notices, artifact_id=artifact_id, run_id=parts.run_id)
         invalid = False  # the healed artifact still fails validation (said on stderr, and in the summary line)
         if self.config["healed"]:

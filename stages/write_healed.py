@@ -43,10 +43,10 @@ from replay.pipeline.io.run_files import (
     write_file,
 )
 from replay.pipeline.io.staging import staged_folder
-from replay.pipeline.model.healing import healed_artifact, healed_problems
+from replay.pipeline.model.healing import healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, is_record, record_kind
 from replay.pipeline.model.repairs import heal_log_document
-from replay.pipeline.report.model import run_usage
+from replay.pipeline.report.model import healed_run_artifact
 from replay.stages.validate import ValidateEvents
 
 
@@ -202,7 +202,7 @@ class WriteHealed(Sink):
             data = Batch.from_columns(done.columns).to_jsonl()  # untouched records keep their bytes
             artifact_id = (done.run or {}).get("artifactId") or printable(Path(path).name)  # (a name not UTF-8 too)
         else:
-            artifact = healed_artifact(done.run, done.events, done.heal, run_usage(done.run, done.events))
+            artifact = healed_run_artifact(done.run, done.events, done.heal)
             for problem in healed_problems(artifact, source, stage=self.id):
                 self.emit("errors", problem)
             data = document_bytes(artifact)

@@ -115,7 +115,7 @@ def alias_cycle(table: dict[str, str]) -> list[str] | None:
 def healed_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],
                     heal: dict[str, Any] | None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
     """The artifact of a healed run; its heal record's counts go under ``heal``; ``usage``: the run's usage as a report
-    counts it (``report.model.run_usage``: the stages that write healed artifacts give it), else its run record's."""
+    counts it (``report.model.healed_run_artifact`` gives ``run_usage``), else its run record's."""
     extra = {"heal": {k: v for k, v in heal.items() if k in ("repairs", "byRule")}} if heal else None
     if usage is not None:
         record = {**(record or {}), "usage": usage}

@@ -35,7 +35,7 @@ from replay.pipeline.model.events import (
     same_shape_utc,
     written_timestamp,
 )
-from replay.pipeline.model.healing import BUILTIN_ALIASES, resolve_alias
+from replay.pipeline.model.healing import BUILTIN_ALIASES, healed_artifact, resolve_alias
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, tool_name
@@ -496,9 +496,9 @@ class RunTally:
             if columns is not None:  # (the usual usage objects: a column at a time)
                 self._add_columns(columns, len(objects))
             else:
-                self._add_usage_objects(payloads, base)
+                self.add_usage_objects(payloads, base)
 
-    def _add_usage_objects(self, payloads: list[Any], base: int) -> None:
+    def add_usage_objects(self, payloads: list[Any], base: int) -> None:
         """Add up the usage of the events of ``payloads`` (the first at ``base`` in the run), one object at a time."""
         usages = [self._noted_usage(base + i, payload["usage"]) for i, payload in enumerate(payloads)
                   if type(payload) is dict and "usage" in payload]
@@ -791,7 +791,7 @@ def run_usage(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> di
     with the counts it does not write added (the cache's under names ``usage_of`` reads, no null cost; a count it
     writes that is no count stays, for validate to report). None when no usage object gave a count."""
     tally = RunTally(record, timeline=False)
-    tally._add_usage_objects(values_of(events, "payload"), 0)
+    tally.add_usage_objects(values_of(events, "payload"), 0)
     usage = tally.combined_usage()
     if usage is None:
         return None
@@ -801,6 +801,13 @@ def run_usage(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> di
     added = {_CACHE_NAMES.get(k, k): money(v) if k == "costUsd" else number(v) for k, v in usage.items()
              if all(declared.get(name) is None for name in _USAGE_KEYS[k])}
     return {**declared, **added}
+
+
+def healed_run_artifact(record: dict[str, Any] | None, events: list[dict[str, Any]],
+                        heal: dict[str, Any] | None) -> dict[str, Any]:
+    """The artifact of a healed run (``healing.healed_artifact``) with its usage as a report counts it (``run_usage``):
+    what the stages that write healed artifacts write."""
+    return healed_artifact(record, events, heal, run_usage(record, events))
 
 
 def summarize_run(record: dict[str, Any] | None, events: Iterable[dict[str, Any]],
