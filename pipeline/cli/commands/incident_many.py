@@ -47,9 +47,10 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     """Import every export under ``folder`` into ``out/<name>/``; the exit code is the worst of the exports'."""
     if not out:  # (as for one export: ``Path("")`` is the current folder, and each export was refused as a config's)
         raise empty_value("--out", "--out", by_flag=True, option="out", **EMPTY_OUT)
-    files = exports_in(folder, format_)
+    walked = expand_paths([folder], once=False)
+    files = exports_in(walked, format_)
     if not files:
-        raise nothing_to_import(folder, format_)
+        raise nothing_to_import(folder, format_, walked)
     if format_ != "canonical":
         given_rules(format_, bindings["load.rules"], limits, check=True)
     target = Path(out)
@@ -75,17 +76,18 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     return EXIT_FAILED if totals.errors else EXIT_OK
 
 
-def exports_in(folder: str, format_: str) -> list[str]:
-    """The exports under ``folder`` (walked as `replay read` walks one: sorted, temp names skipped) that
-    ``--format`` reads: ``*.json`` for canonical, ``*.jsonl`` / ``*.ndjson`` logs for runledger and replay."""
-    return [f for f in expand_paths([folder], once=False) if f.endswith(EXPORT_SUFFIXES[format_])]
+def exports_in(walked: list[str], format_: str) -> list[str]:
+    """The exports among the files of a folder (``walked`` as `replay read` walks one: sorted, temp names skipped)
+    that ``--format`` reads: ``*.json`` for canonical, ``*.jsonl`` / ``*.ndjson`` logs for runledger and replay."""
+    return [f for f in walked if f.endswith(EXPORT_SUFFIXES[format_])]
 
 
-def nothing_to_import(folder: str, format_: str) -> ReplayError:
-    """An import that found nothing to import is refused (the incident specification: invalid input exits 2), not a
-    success that wrote nothing; the files of another --format there are named by count, with the flag to read them."""
+def nothing_to_import(folder: str, format_: str, walked: list[str]) -> ReplayError:
+    """An import that found nothing to import in ``folder`` (``walked``: its files) is refused (the incident
+    specification: invalid input exits 2), not a success that wrote nothing; the files of another --format there are
+    named by count, with the flag to read them."""
     suffixes = EXPORT_SUFFIXES[format_]
-    other = [(name, len(exports_in(folder, name))) for name in EXPORT_SUFFIXES if EXPORT_SUFFIXES[name] != suffixes]
+    other = [(name, len(exports_in(walked, name))) for name in EXPORT_SUFFIXES if EXPORT_SUFFIXES[name] != suffixes]
     found = [(name, n) for name, n in other if n]
     fix = (f"The folder holds {found[0][1]} {'/'.join(EXPORT_SUFFIXES[found[0][0]])} file(s): give "
            + " or ".join(f"--format {name}" for name, _ in found) + " to import them." if found else
