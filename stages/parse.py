@@ -37,6 +37,7 @@ from replay.pipeline.model.records import (
     is_canonical,
 )
 from replay.pipeline.model.repairs import DROP_TORN_LINE
+from replay.pipeline.model.runs import Input, Inputs
 from replay.pipeline.model.validation import json_type
 
 _BLANK = b" \t\r"
@@ -110,8 +111,7 @@ class ParseLines(Transform):
         # repair follows the repairs of the events before it, however the input was cut into batches.
         self._torn_repairs: list[dict[str, Any]] = []
         self._projection = projection_decoder(tuple(self.config["fields"])) if self.config["fields"] else None
-        self._marks: dict[str, int] = {}  # per name: the source records of it that came (``model.runs.Inputs`` counts them)
-        self._part_marks: dict[int, int] = {}  # a part of a batch cut at source records: the marks of its name before it
+        self.inputs = Inputs()  # which input of its name each part of the stream is (source records begin one)
 
     def flush(self) -> None:
         self._release_torn()
@@ -130,14 +130,16 @@ class ParseLines(Transform):
         self._origins[batch.source] = None if first.get(RECORD_KEY) == SOURCE_RECORD else False
         return self._origins[batch.source] is None
 
-    def _follow_sources(self, batch: Batch) -> Batch | list[Batch]:
-        """Relabel records with the file their source record names, lines and offsets counted from it."""
+    def _follow_sources(self, batch: Batch) -> list[tuple[Batch, Input]]:
+        """Relabel records with the file their source record names, lines and offsets counted from it: the parts of
+        ``batch`` cut at source records, each with the input it is of (the marks after it count not)."""
         stream = batch.source
         events = batch.events or []
         cuts = [i for i, e in enumerate(events) if e.get(RECORD_KEY) == SOURCE_RECORD and isinstance(e.get("source"), str)]
         if not cuts:
-            return self._relabel(batch, stream)
-        parts: list[Batch] = []
+            part = self._relabel(batch, stream)
+            return [(part, self.inputs.at(part.source))]
+        parts: list[tuple[Batch, Input]] = []
         # each source record goes on alone, as `read` sends it before a file: the stages after see the input before
         # it end before they see any line of the next (heal counts each input's repairs when its last run ends there)
         bounds = sorted({0, *cuts, *(c + 1 for c in cuts), len(events)})
@@ -149,11 +151,10 @@ class ParseLines(Transform):
                 after = offset + len(raw) + 1 if offset is not None and raw is not None else None
                 name = events[a]["source"]
                 self._origins[stream] = (name, line, after)
-                self._marks[name] = self._marks.get(name, 0) + 1
+                self.inputs.begins(events[a], name)
             part = self._relabel(batch.select(range(a, b)), stream)
-            self._part_marks[id(part)] = self._marks.get(part.source, 0)  # (the input it is of: marks after it count not)
-            parts.append(part)
-        return parts if len(parts) > 1 else parts[0]
+            parts.append((part, self.inputs.at(part.source)))
+        return parts
 
     def _relabel(self, part: Batch, stream: str) -> Batch:
         origin = self._origins.get(stream)
@@ -176,19 +177,16 @@ class ParseLines(Transform):
         parsed = self._parse(batch)
         if not self.config["sources"] or (self._origins.get(batch.source, False) is False
                                           and not self._starts_with_source(batch, parsed)):
-            out: Batch | list[Batch] = parsed
+            out = [(parsed, self.inputs.at(parsed.source))]
         else:
             out = self._follow_sources(parsed)
-        if type(out) is list:
-            parts = [self._take_dropped(part) for part in out[:-1]]
-            # a torn line of an input another input follows in this batch: its run closes within the batch,
-            # so its heal record must count the torn line now (the last part's waits as usual)
-            if self._torn_repairs:
-                self._release_torn()
-            parts.append(self._take_dropped(out[-1]))
-            result: Batch | list[Batch] = parts
-        else:
-            result = self._take_dropped(out)  # type: ignore[arg-type]
+        parts = [self._take_dropped(*part) for part in out[:-1]]
+        # a torn line of an input another input follows in this batch: its run closes within the batch,
+        # so its heal record must count the torn line now (the last part's waits as usual)
+        if parts and self._torn_repairs:
+            self._release_torn()
+        parts.append(self._take_dropped(*out[-1]))
+        result = parts if len(parts) > 1 else parts[0]
         if batch.closes_run and self._torn_repairs:
             self._release_torn()  # the run ends with this batch: its heal record must count the torn line
         return result
@@ -273,16 +271,14 @@ class ParseLines(Transform):
         out.tail_open = False
         return out
 
-    def _note_dropped(self, source: str, line: Any, code: str, marks_before: int | None = None) -> None:
-        """A line of ``source`` (of its input now, or the one after ``marks_before`` of its marks) was left out: noted
-        for the stages after (``model.dropped``)."""
-        marks = self._marks.get(source, 0) if marks_before is None else marks_before
-        dropped_lines(self.shared).note(source, marks, line, code)
+    def _note_dropped(self, of: Input, line: Any, code: str) -> None:
+        """A line of input ``of`` was left out: noted for the stages after (``model.dropped``)."""
+        dropped_lines(self.shared).note(*of, line, code)
 
     def _report(self, batch: Batch, i: int, code: str, message: str, **fields: Any) -> dict[str, Any]:
         """Report line ``i`` and return the dropped record that stands for it in a marked stream."""
         self.error(code, message, batch, i, **fields)
-        self._note_dropped(batch.source, batch.lines[i], code)
+        self._note_dropped(self.inputs.at(batch.source), batch.lines[i], code)
         return dropped_record(code, message, batch.position(i), **fields)
 
     def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
@@ -302,7 +298,7 @@ class ParseLines(Transform):
 
     def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:
         original = raw.decode("utf-8", "replace")
-        self._note_dropped(batch.source, batch.lines[i], "E_JSONL_LINE_TORN")
+        self._note_dropped(self.inputs.at(batch.source), batch.lines[i], "E_JSONL_LINE_TORN")
         message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
         if self.config["torn_tail"] == "repair":
             self._torn_repairs.append({
@@ -314,8 +310,7 @@ class ParseLines(Transform):
         return self._report(batch, i, "E_JSONL_LINE_TORN", message, received=excerpt(raw), **fix) | {"original": original}
 
     # dropped records from a `replay read` up the pipe --------------------------------------------------
-    def _take_dropped(self, batch: Batch) -> Batch:
-        marks_before = self._part_marks.pop(id(batch), None)
+    def _take_dropped(self, batch: Batch, of: Input) -> Batch:
         events = batch.events
         # (with ``mark_dropped`` the stream keeps them, its own and those read marked: a parse further down reports them)
         if self.config["mark_dropped"] or not events or not has_records(events):
@@ -327,7 +322,7 @@ class ParseLines(Transform):
             self._again(batch, events[i])
             # (where the mark stands in this stream, as the lines of the events around it are: the line it names is
             # a position in the stream it was written from)
-            self._note_dropped(batch.source, batch.lines[i], events[i]["code"], marks_before)
+            self._note_dropped(of, batch.lines[i], events[i]["code"])
         dropped = set(marks)
         return batch.select([i for i in range(len(events)) if i not in dropped])
 

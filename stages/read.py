@@ -37,6 +37,7 @@ from replay.pipeline.io.run_files import HEALED, is_raw_capture
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
+from replay.pipeline.model.runs import Inputs
 from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
 
 JSON_DOCUMENT_SUFFIXES = (".json", ".json.gz")
@@ -87,7 +88,7 @@ class ReadJournal(Source):
         self.batch_events = BATCH_EVENTS
         self._short = False
         self._files: list[str] | None = None
-        self._marks: dict[str, int] = {}  # per name: the source lines of it sent (``model.runs.Inputs`` counts them)
+        self.inputs = Inputs()  # which input of its name the lines read are of (each source line sent begins one)
         self._unmarked: str | None = None  # (mark_named_documents) the named input being read that no source line marks yet
 
     def input_files(self) -> list[str]:
@@ -137,7 +138,7 @@ class ReadJournal(Source):
             source = source_name(path)  # a name for diagnostics, valid UTF-8
             if mark:  # downstream, even through a pipe, each file stays a source of its own
                 await out.send(_source_mark(source))
-                self._marks[source] = self._marks.get(source, 0) + 1
+                self.inputs.begin(source)
             self._unmarked = source if not mark and path != STDIN and self.config["mark_named_documents"] else None
             self._cutter = None
             try:
@@ -230,7 +231,7 @@ class ReadJournal(Source):
 
         if document_dialect(document) is not None:
             await out.send(_source_mark(source))
-            self._marks[source] = self._marks.get(source, 0) + 1
+            self.inputs.begin(source)
 
     def _note_duplicates(self, source: str, data: bytes, document: Any, skipped: int) -> None:
         """A document read whole (``data``, ``skipped`` bytes into its input; ``document`` read from it) with a key
@@ -407,7 +408,7 @@ class ReadJournal(Source):
                 item.setdefault("stage", self.id)
                 self.emit("errors", item)
                 where = item.get("source")
-                inputs_before = self._marks.get(where, 0) if isinstance(where, str) else 0
+                inputs_before = self.inputs.at(where)[1] if isinstance(where, str) else 0
                 dropped_lines(self.shared).note(where, inputs_before, item.get("line"), item.get("code"))
                 if self.config["mark_dropped"]:
                     marks.append(_dropped(item))

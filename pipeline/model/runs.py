@@ -112,9 +112,13 @@ class Inputs:
         """Does another input of ``source`` begin at ``record`` (read's mark before it)? If so, the records of ``source``
         are of that input from here on (``at``)."""
         if marks_input(record, source):
-            self._marks[source] = self._marks.get(source, 0) + 1
+            self.begin(source)
             return True
         return False
+
+    def begin(self, source: str) -> None:
+        """Another input of ``source`` begins here (``read`` sends its mark): the records of ``source`` are of it."""
+        self._marks[source] = self._marks.get(source, 0) + 1
 
 
 def of_no_run(record: dict[str, Any]) -> bool:
