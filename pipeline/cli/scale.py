@@ -24,6 +24,7 @@ import click
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.outputs import probe_folder
 from replay.pipeline.engine.parallel import (
     CLUSTER_TASK_INPUTS,
     LOCAL_FILES,
@@ -196,8 +197,11 @@ def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = Fals
     again, so nothing appears and no temp name is left. One a killed run left, which this run resumed, stays (the next
     run resumes there); so does every partial sibling with ``resume_after_interrupt`` (a Dask cluster's workers may
     still write into it). A file standing where a folder on the way to ``target`` must be is refused first
-    (``refuse_file_in_the_way``: exit 2, nothing made)."""
+    (``refuse_file_in_the_way``: exit 2, nothing made), and so is a ``target`` that cannot be written (``probe_folder``:
+    a temp file made and removed in it, or in the nearest folder above it that exists; E_OUTPUT_WRITE_FAILED, exit 2),
+    as the preflight tries every output of a graph before any input is read."""
     refuse_file_in_the_way(str(target))
+    probe_folder(target)
     created = not work_dir.exists()
     try:
         made = make_folder(work_dir)

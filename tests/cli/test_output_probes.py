@@ -79,3 +79,16 @@ def test_a_capture_whose_folder_cannot_be_written_does_not_start_the_runner(tmp_
                       cwd=tmp_path)
     assert made.returncode == 0, made.stderr  # (a folder that is missing is made, as before)
     assert (tmp_path / "ran").exists() and len(list((tmp_path / "new" / "runs").iterdir())) >= 2
+
+
+@pytest.mark.parametrize("out", ["/sys/no-such-folder", *UNWRITABLE[1:]])
+@pytest.mark.parametrize("command", [("heal", "--in", str(EXAMPLES / "journals")),
+                                     ("incident", "import", str(EXAMPLES / "incidents"))], ids=lambda c: c[0])
+def test_a_folder_of_many_outputs_that_cannot_be_written_is_refused_before_anything_runs(command: tuple[str, ...],
+                                                                                       out: str):
+    """heal --in/--out and incident import DIR --out try their folder as every other output is tried: one that cannot
+    be written is refused (exit 2), not found out when the folder is made (exit 1)."""
+    done = run_replay(*command, "--out", out)
+    assert (done.returncode, done.stdout) == (2, b""), done.stderr
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["path"]) == ("E_OUTPUT_WRITE_FAILED", out)
