@@ -213,18 +213,6 @@ def _inside(rel: str) -> bool:
     return not path.is_absolute() and ".." not in path.parts
 
 
-def _gone(path: str) -> bool:
-    """Is nothing at the input ``path`` any more? (One that cannot be looked at is not known to be gone.)"""
-    if not is_url(path):
-        return not os.path.lexists(path)
-    from replay.pipeline.io import remote
-
-    try:
-        return remote.kind(path) is None
-    except ReplayError:
-        return False
-
-
 class Manifest:
     """The manifest of the folder ``folder`` for work ``key`` over inputs under ``root`` (each a path or a URL)."""
 
@@ -370,19 +358,21 @@ class Manifest:
 
     def _remove_stale(self, kept: set[str], present: set[str]) -> Stale:
         """The outputs an earlier run of this command recorded (the manifest, a killed run's fragments, whatever
-        their work) for an input that no longer exists: each goes when it still holds what was recorded, and is
-        kept (named in ``Stale.edited``) when it was changed since. Outputs of inputs that still exist are kept,
-        as are the files this run wrote (``kept``) and any path outside the folder (``_inside``). An input of this
-        run (``present``, relative to the root) is not looked at (at a URL, each look is a request). What was recorded
-        is what ``load`` read (the fragments this run wrote since record only inputs of this run)."""
+        their work) for an input that is not an input of this run (``present``, relative to the root): deleted or
+        renamed since, or under another ``--in`` (the folder follows ``--in`` as it is now). Each goes when it still
+        holds what was recorded, and is kept (named in ``Stale.edited``) when it was changed since. The files this run
+        wrote (``kept``) stay, as does any path outside the folder (``_inside``): only a file replay wrote is removed.
+        No input is looked at (at a URL, each look is a request). What was recorded is what ``load`` read (the
+        fragments this run wrote since record only inputs of this run)."""
         stale = Stale()
         seen: set[str] = set()  # the outputs looked at: one recorded by the manifest and a fragment too is looked at once
+        here = {self._place(self.root, rel) for rel in present}
         for root, items in self._recorded:
             this_root = root == self._root_text()
             if not this_root and "\ufffd" in root:
-                continue  # another root whose name is not UTF-8 (written printably): its inputs are not known to be gone
+                continue  # another root whose name is not UTF-8 (written printably): its inputs cannot be named
             for entry in items:
-                if (this_root and entry.input in present) or not _gone(str(under(self.root if this_root else root, Path(entry.input)))):
+                if self._place(self.root if this_root else root, entry.input) in here:
                     continue
                 for out in entry.outputs:
                     path = str(out["path"])
@@ -402,6 +392,12 @@ class Manifest:
                         continue
                     stale.removed.append(self.place.name(path))
         return stale
+
+    @staticmethod
+    def _place(root: Path | str, rel: str) -> str:
+        """The input ``rel`` under ``root`` as one text, whichever root recorded it (``a/../b`` is ``b``)."""
+        place = under(root, Path(rel))
+        return os.path.normpath(place) if isinstance(place, Path) else place
 
     def _root_text(self) -> str:
         """The root as the manifest writes it: printably (JSON cannot hold a name that is not UTF-8)."""

@@ -226,6 +226,34 @@ def test_a_run_again_after_an_input_is_deleted_removes_its_outputs(journals: Pat
     assert warning["paths"] == [str(out / "j001.heal-log.json")] and warning["level"] == "warning"
 
 
+def test_a_run_with_another_in_folder_removes_what_the_earlier_one_wrote_for_its_inputs(journals: Path,
+                                                                                        tmp_path: Path) -> None:
+    """OUT follows --in as it is now: after `heal --in A --out O`, `heal --in B --out O` removes A's healed files (they
+    stayed, unlisted, and `replay report O` counted their runs); one changed since it was written is kept, and a file
+    replay did not write is never touched. --in one file of a folder, then another file of it: the first one's go too."""
+    a, b, out, clean = tmp_path / "a", tmp_path / "b", tmp_path / "out", tmp_path / "clean"
+    for folder, name in ((a, "j000.jsonl"), (a, "j001.jsonl"), (b, "j002.jsonl")):
+        folder.mkdir(exist_ok=True)
+        (folder / name).write_bytes((journals / name).read_bytes())
+    assert run_replay("heal", "--in", str(a), "--out", str(out)).returncode in (0, 1)
+    (out / "j001.heal-log.json").write_bytes(b"my notes\n")
+    (out / "mine.txt").write_bytes(b"not replay's\n")
+    again = run_replay("--log-level", "info", "heal", "--in", str(b), "--out", str(out))
+    assert again.returncode in (0, 1), again.stderr  # (1: the journals hold lines that are not JSON)
+    assert run_replay("heal", "--in", str(b), "--out", str(clean)).returncode in (0, 1)
+    assert tree_bytes(out) == {**tree_bytes(clean), "j001.heal-log.json": b"my notes\n", "mine.txt": b"not replay's\n"}
+    [removed] = [line for line in jsonl(again.stderr) if line.get("event") == "scale.stale_removed"]
+    assert sorted(Path(p).name for p in removed["paths"]) == ["j000.heal-log.json", "j000.healed.jsonl",
+                                                              "j001.healed.jsonl"]
+    [kept] = [line for line in jsonl(again.stderr) if line.get("event") == "scale.stale_kept"]
+    assert kept["paths"] == [str(out / "j001.heal-log.json")]
+
+    one = tmp_path / "one"
+    assert run_replay("heal", "--in", str(a / "j000.jsonl"), "--out", str(one)).returncode in (0, 1)
+    assert run_replay("heal", "--in", str(a / "j001.jsonl"), "--out", str(one)).returncode in (0, 1)
+    assert sorted(tree_bytes(one)) == ["j001.heal-log.json", "j001.healed.jsonl"]
+
+
 def test_a_killed_runs_fragment_of_other_work_naming_an_input_since_deleted_has_its_outputs_removed(
         journals: Path, tmp_path: Path) -> None:
     """What an earlier run recorded is read once, before the run (to reuse what it can): a fragment left by a killed
