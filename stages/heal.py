@@ -8,6 +8,7 @@ inputs' ``notices`` too, e.g. capture's runner fields not kept) and ``errors``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from replay.pipeline.engine.errors import ReplayError
@@ -42,7 +43,7 @@ class Heal(Composite):
                               howToFix="Name the rules as `replay stages --graph heal-rules` lists them.")
 
     def expand(self, registry: Registry) -> SubGraph:
-        rules = load_rules(self.config["rules_file"] or None)  # a bad rules file is refused before anything runs
+        rules = self._rules()  # a bad rules file is refused before anything runs
         aliases = {**rules.get("eventAliases", {}), **self.config["aliases"]}
         stages: dict[str, dict[str, Any]] = {CUT: {"type": CUT, "inputs": ["$in"]}}
         previous = CUT
@@ -62,6 +63,20 @@ class Heal(Composite):
             stages[SUMMARY] = {"type": SUMMARY, "inputs": [previous, "$in.repairs", *repairs]}
             previous = SUMMARY
         return SubGraph(stages, {"": [previous], "repairs": ["$in.repairs", "*.repairs"], "notices": ["$in.notices", "*.notices"]})
+
+
+    def _rules(self) -> dict[str, Any]:
+        """The rules file's document; a file that is not there, or cannot be read, named as the flag that gave it
+        (``"path": "--rules"``, the file as ``received``) when one did."""
+        given = self.config["rules_file"]
+        try:
+            return load_rules(given or None)
+        except ReplayError as exc:
+            flag = self.flags.get("rules_file")
+            if flag is not None and exc.body.get("path") == str(Path(given)):
+                exc.body["path"] = flag
+                exc.body.setdefault("received", given)
+            raise
 
 
 def rule_stages(rules: dict[str, Any] | None = None, registry: Registry | None = None) -> list[Any]:

@@ -191,7 +191,7 @@ ENDED_EARLY = (Exception, KeyboardInterrupt)
 
 
 @contextmanager
-def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = False) -> Iterator[None]:
+def filling(work_dir: Path, target: Path, *, flag: str | None = None, resume_after_interrupt: bool = False) -> Iterator[None]:
     """``work_dir`` (``target`` itself, or its partial sibling) made if missing for the block; when the block fails
     (as one run would, or otherwise: a backend that could not start), or is interrupted (Ctrl-C, SIGTERM, SIGHUP: KeyboardInterrupt), a partial sibling it made goes
     again, so nothing appears and no temp name is left. One a killed run left, which this run resumed, stays (the next
@@ -200,7 +200,7 @@ def filling(work_dir: Path, target: Path, *, resume_after_interrupt: bool = Fals
     (``refuse_file_in_the_way``: exit 2, nothing made), and so is a ``target`` that cannot be written (``probe_folder``:
     a temp file made and removed in it, or in the nearest folder above it that exists; E_OUTPUT_WRITE_FAILED, exit 2),
     as the preflight tries every output of a graph before any input is read."""
-    refuse_file_in_the_way(str(target))
+    refuse_file_in_the_way(str(target), flag)  # (``flag``: the one that named ``target``, ``--out``)
     probe_folder(target)
     created = not work_dir.exists()
     try:

@@ -74,7 +74,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     for stage in stages:
         for option, target in stage.outputs():
             if _local(target):
-                refuse_file_in_the_way(target)
+                refuse_file_in_the_way(target, stage.named(option)[1] if option in stage.flags else None)
             if target == STDIO or not os.path.isfile(target):
                 continue
             written_over = identities.get(_file_id(target))
@@ -281,13 +281,14 @@ def file_in_the_way(folder: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def refuse_file_in_the_way(target: str) -> None:
+def refuse_file_in_the_way(target: str, flag: str | None = None) -> None:
     """Refuse (E_OUTPUT_UNWRITABLE, exit 2, before anything runs) the output ``target`` (a file or a folder) when a
-    file stands where one of the folders on its way must be: no write could make it (ENOTDIR)."""
+    file stands where one of the folders on its way must be: no write could make it (ENOTDIR). ``flag``: the
+    command-line flag that named it (``--log``), which the refusal names as its path."""
     blocker = file_in_the_way(Path(target).parent)
     if blocker is not None:
         raise ReplayError("E_OUTPUT_UNWRITABLE", f"{target!r} cannot be written: {blocker!r} is a file, not a folder",
-                          path=target, expected="folders on the output's path (missing ones are made)",
+                          path=flag or target, expected="folders on the output's path (missing ones are made)",
                           received=f"ENOTDIR: {blocker!r} is not a directory",
                           howToFix=f"Write the output somewhere else, or move {blocker!r} out of the way.")
 

@@ -138,7 +138,10 @@ def test_an_output_under_a_file_is_refused_before_anything_runs_as_not_a_directo
     assert (proc.returncode, proc.stdout) == (2, b""), proc.stderr
     (error,) = errors_of(proc.stderr)
     target = next(a for a in args if a.startswith("afile/")) if args[0] != "run" else "afile/out.jsonl"
-    assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == target
+    # the flag the user typed, where a graph's stage or a folder of many outputs is refused (capture and incident
+    # import name their --out folder by its path in each of their refusals)
+    by_flag = args[0] in ("report", "heal", "write", "export", "script")
+    assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == (args[args.index(target) - 1] if by_flag else target)
     assert error["received"] == "ENOTDIR: 'afile' is not a directory" and "'afile' is a file" in error["message"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before and (tmp_path / "afile").read_bytes() == b"a file\n"
 
@@ -170,3 +173,16 @@ def test_an_empty_input_path_is_refused_not_read_as_the_current_folder(tmp_path:
     assert proc.returncode == 2 and proc.stdout == b"", proc.stderr
     assert errors_of(proc.stderr)[0]["code"] == "E_INPUT_PATH_NOT_FOUND" and errors_of(proc.stderr)[0]["path"] == ""
     assert [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]
+
+
+def test_a_rules_file_that_is_not_there_is_named_as_the_flag_that_gave_it(tmp_path: Path) -> None:
+    """`heal --rules nope.json`: the error's path is the flag the user typed (`--rules`, the file as `received`), as
+    `--context-file nope.json`'s is; it was the file's name, as for a config's option."""
+    for args in (["heal", str(BROKEN), "--rules", "nope.json"],
+                 ["heal", "--in", str(BROKEN), "--out", "healed", "--rules", "nope.json"]):
+        proc = run_replay(*args, cwd=tmp_path)
+        assert (proc.returncode, proc.stdout) == (2, b""), proc.stderr
+        (error,) = errors_of(proc.stderr)
+        assert (error["code"], error["path"], error["received"]) == ("E_INPUT_PATH_NOT_FOUND", "--rules", "nope.json")
+        assert error["message"] == "heal rules file 'nope.json' does not exist"
+    assert list(tmp_path.iterdir()) == []

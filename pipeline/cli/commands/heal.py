@@ -63,7 +63,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     in input order whatever the workers; OUT/.replay-manifest.json records every input, and a run
     again (after a crash, or with new inputs) heals only what it does not record.
     """
-    bound: dict[str, Any] = {"heal.rules_file": rules_path, "heal.summary": summary, "read.max_line_bytes": max_line_bytes,
+    bound: dict[str, Any] = {"heal.rules_file": Flag("--rules", rules_path), "heal.summary": summary, "read.max_line_bytes": max_line_bytes,
                              "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes,  # (a document as lines)
                              "join.max_bytes": max_line_bytes,  # (a record split across lines is held to the same limit)
                              "screen.rules_file": rules_path or "",
@@ -213,7 +213,7 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     take = holding_stdout(held) if work_dir != target else print_outcome
     manifest = Manifest(work_dir, key, root, "heal")
     # (a folder made at ``target`` meanwhile, not empty: the partial folder goes again)
-    with filling(work_dir, target, resume_after_interrupt=scale.engine == "dask"):
+    with filling(work_dir, target, flag="--out", resume_after_interrupt=scale.engine == "dask"):
         totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
         # every input refused: nothing was healed, no folder appears (their errors are printed)
         finish_partial(work_dir, target, publish=manifest.wrote_any())

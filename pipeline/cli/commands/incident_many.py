@@ -63,7 +63,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     work = cli_work(bind(doc, set={"folder.write_dir": str(work_dir)}), digest=True, inputs=len(files))
     # (the manifest's sweep leaves the export folders and the manifest only)
     held: list[bytes] = []  # the summary lines wait for OUT: they name folders that appear with it (as heal's do)
-    with filling(work_dir, target, resume_after_interrupt=scale.engine == "dask"):
+    with filling(work_dir, target, flag="--out", resume_after_interrupt=scale.engine == "dask"):
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
                           preflight=None, keep_going=True, take=holding_stdout(held))
         # a new (or empty) OUT appears whole; nothing could be imported: nothing appears
