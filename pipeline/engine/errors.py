@@ -489,10 +489,10 @@ def write_failed(name: str, exc: OSError, *, exit_code: int = 1) -> ReplayError:
 def empty_value(subject: str, path: str, *, by_flag: bool, option: str | None = None, names: str = "",
                 expected: str = "a value", example: str = "out") -> ReplayError:
     """The one refusal (exit 2, before anything runs) of an option left empty where its value must name something
-    (``names``: "file", "folder"; "": anything). E_CONFIG_OPTION_INVALID whether a command-line flag or a config gave
-    it, as every refusal of a stage option's value: where it came from decides only how it is named, as the user gave
-    it: the flag (``by_flag``: ``subject`` and ``path`` are the flag: "--out is empty: it names no folder"), else the
-    stage and its ``option`` as a config writes them ("stage 'write' has an empty `path`", at ``path``)."""
+    (``names``: "file", "folder"; "": anything), named as the user gave it: a command-line flag (``by_flag``:
+    ``subject`` and ``path`` are the flag: "--out is empty: it names no folder") is a usage error (E_USAGE_INVALID);
+    a config's stage and its ``option`` ("stage 'write' has an empty `path`", at ``path``) a stage option with a wrong
+    value (E_CONFIG_OPTION_INVALID)."""
     nothing = f"no {names}" if names else "nothing"
     if by_flag:
         message, fix, shown = (f"{subject} is empty: it names {nothing}",
@@ -502,8 +502,8 @@ def empty_value(subject: str, path: str, *, by_flag: bool, option: str | None = 
                                f"Give its `{option}` {expected}, e.g. `{option} = \"{example}\"`.", f'{option} = "{example}"')
     else:  # (an output no option names)
         message, fix, shown = f"{subject} has an empty output path: it names {nothing}", f"Give it {expected}.", None
-    return ReplayError("E_CONFIG_OPTION_INVALID", message, path=path, expected=expected, received="", howToFix=fix,
-                       example=shown)
+    return ReplayError("E_USAGE_INVALID" if by_flag else "E_CONFIG_OPTION_INVALID", message, path=path,
+                       expected=expected, received="", howToFix=fix, example=shown)
 
 
 def stdout_closed() -> ReplayError:

@@ -674,13 +674,15 @@ def test_an_empty_output_path_is_refused_before_anything_runs(tmp_path: Path, ar
     done = run_replay(*args, cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == b""
     [error] = errors_of(done.stderr)
-    assert error["code"] == "E_CONFIG_OPTION_INVALID" and error["received"] == ""
+    assert error["received"] == ""
     assert "leave it out" not in error["howToFix"]  # (no --log writes no log)
     flag = {"export": "--out", "script": "--out", "heal": "--log"}.get(args[0])
     if flag is not None:  # named as the user typed it
-        assert (error["path"], error["message"]) == (flag, f"{flag} is empty: it names no file"), error
+        assert (error["code"], error["path"], error["message"]) == ("E_USAGE_INVALID", flag,
+                                                                    f"{flag} is empty: it names no file"), error
         assert f"`{flag} " in error["howToFix"]
     else:  # as the config wrote it
+        assert error["code"] == "E_CONFIG_OPTION_INVALID"  # (a config's option: a config file's error)
         assert error["path"] == "chain[0].path" and "stage 'write'" in error["message"] and "`path`" in error["howToFix"]
     assert sorted(os.listdir(tmp_path)) == ["empty-path.toml"]
 

@@ -156,7 +156,7 @@ def test_an_empty_output_folder_flag_is_named_as_the_flag(tmp_path: Path):
     done = run_replay("heal", "--in", str(EXAMPLES / "journals"), "--out", "", cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == b"", done.stderr
     [error] = errors_of(done.stderr)
-    assert (error["code"], error["path"], error["message"]) == ("E_CONFIG_OPTION_INVALID", "--out", "--out is empty: it names nothing")
+    assert (error["code"], error["path"], error["message"]) == ("E_USAGE_INVALID", "--out", "--out is empty: it names nothing")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -173,11 +173,11 @@ def test_an_empty_output_folder_flag_is_named_as_the_flag(tmp_path: Path):
     (["capture", "--runner", str(EXAMPLES / "runners" / "echo_runner.py"), "--out", "", "hi"], "--out", "no folder"),
 ])
 def test_an_empty_flag_is_refused_alike_wherever_it_is_found_out(tmp_path: Path, args: list[str], flag: str, nothing: str):
-    """One refusal (errors.empty_value): `heal --in DIR --out ''` was E_USAGE_INVALID, `--log ''` and `incident import
-    --out ''` E_CONFIG_OPTION_INVALID, each with advice of its own shape; a flag's value refused is the option's, as
-    everywhere else (named as the flag)."""
-    error = only_error(*args, cwd=tmp_path, code="E_CONFIG_OPTION_INVALID")  # (a value refused, not an output)
-    assert (error["code"], error["path"], error["received"]) == ("E_CONFIG_OPTION_INVALID", flag, "")
+    """One refusal (errors.empty_value), each with advice of one shape, named as the flag: a usage error
+    (E_USAGE_INVALID), as the user typed it; they were E_CONFIG_OPTION_INVALID, a config file's error (an option left
+    empty in a `replay run` config still is)."""
+    error = only_error(*args, cwd=tmp_path, code="E_USAGE_INVALID")  # (a flag's value refused, not an output)
+    assert (error["code"], error["path"], error["received"]) == ("E_USAGE_INVALID", flag, "")
     assert error["message"] == f"{flag} is empty: it names {nothing}"
     assert error["howToFix"].startswith(f"Give {flag} ") and error["example"].startswith(f"{flag} "), error
     assert list(tmp_path.iterdir()) == []
