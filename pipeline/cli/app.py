@@ -224,7 +224,7 @@ class ReplayGroup(click.Group):
             if default is not None:
                 self._refuse_several_words(ctx, args)
                 return DEFAULT_COMMAND, default, ["--", *args]
-        if name.startswith("-") or not name:
+        if name.startswith("-") or not args:  # (`replay ""` goes on: a blank prompt, as `replay "   "` is)
             return super().resolve_command(ctx, args)
         if name == DEFAULT_COMMAND and ctx.meta.get(IMPLIED):
             default = self.get_command(ctx, DEFAULT_COMMAND)

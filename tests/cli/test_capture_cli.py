@@ -78,6 +78,10 @@ def refused(done: subprocess.CompletedProcess, cwd: Path, code: str) -> dict:
     (("capture", "--timeout-ms", "\u00b2", "p"), "E_TIMEOUT_INVALID"),  # a digit to str.isdigit, not to int(): E_UNHANDLED
     (("capture", "--timeout-ms", "\u0661\u0660\u0660\u0660", "p"), "E_TIMEOUT_INVALID"),  # Arabic-Indic 1000
     (("capture", "   "), "E_PROMPT_REQUIRED"),
+    (("capture", ""), "E_PROMPT_REQUIRED"),
+    (("   ",), "E_PROMPT_REQUIRED"),
+    (("",), "E_PROMPT_REQUIRED"),  # (`replay ""` was E_COMMAND_UNKNOWN "No such command ''.": a blank prompt too)
+    (("--runner", ECHO_PY, ""), "E_PROMPT_REQUIRED"),
     (("capture", "--runner", ECHO_PY), "E_PROMPT_REQUIRED"),  # (stdin, empty, is read once the runner is found)
     (("capture",), "E_RUNNER_NOT_FOUND"),  # (no runner: refused before stdin is read)
     (("capture", "--context", "{}", "--context-file", "ctx.json", "p"), "E_CONTEXT_CONFLICT"),
