@@ -66,6 +66,13 @@ def _shape(message: str, path: str, **fields: Any) -> ReplayError:
     return ReplayError("E_CONFIG_SHAPE_INVALID", message, path=path, **fields)
 
 
+def _end_of(text: str) -> tuple[int, int]:
+    """The (line, character column) just after the last character of ``text`` but its final line breaks: where
+    tomllib's "at end of document" is, on the last line the user wrote (``chain = [``: line 1, column 10)."""
+    body = text.rstrip("\r\n")
+    return body.count("\n") + 1, len(body) - (body.rfind("\n") + 1) + 1
+
+
 def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
     """A config document from its bytes; E_CONFIG_PARSE (with line and column) when it does not parse. A byte order
     mark before it (Windows editors write one) is skipped, as ``read`` skips one before a journal."""
@@ -73,12 +80,14 @@ def parse_config(data: bytes, name: str, *, json: bool) -> dict[str, Any]:
         doc = json_document(data, name, "E_CONFIG_PARSE")
     else:
         data, skipped = exactjson.skip_bom(data)  # (positions stay positions in the file: exactjson.position)
+        text = utf8_text(data, "E_CONFIG_PARSE", name, skipped, source=name)
         try:
-            doc = tomllib.loads(utf8_text(data, "E_CONFIG_PARSE", name, skipped, source=name))
+            doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             where = re.search(r"line (\d+), column (\d+)", str(exc))
-            at = exactjson.position(data, int(where.group(1)), int(where.group(2)), skipped) if where else {}
-            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc}", source=name, **at) from exc
+            line, column = (int(where.group(1)), int(where.group(2))) if where else _end_of(text)
+            raise ReplayError("E_CONFIG_PARSE", f"{name}: {exc}", source=name,
+                              **exactjson.position(data, line, column, skipped)) from exc
         except RecursionError:  # (tomllib parses a nested array or table by recursion: E_UNHANDLED it was)
             raise ReplayError("E_CONFIG_PARSE", f"{name}: arrays or tables nested too deeply to read", source=name,
                               howToFix="Nest the config's arrays and tables less deeply; a pipeline config needs a "

@@ -166,3 +166,16 @@ def test_a_file_name_no_file_can_have_is_refused(tmp_path: Path, stage: dict, co
     config.write_bytes(json.dumps({"chain": [stage]}).encode())
     body = refusal(config)
     assert body["code"] == code and body["path"] == path
+
+
+@pytest.mark.parametrize(("text", "line", "column"), [
+    (b"chain = [\n", 1, 10), (b'[stages.a]\ntype = "read"\nx = [1,\n\n', 3, 8), (b'\xef\xbb\xbfa = "', 1, 6)])
+def test_a_config_cut_short_is_refused_at_the_end_of_its_last_line(tmp_path: Path, text: bytes, line: int, column: int):
+    """tomllib says "at end of document" with no line: the error had no line or column, while its howToFix says to fix
+    the syntax at the reported line. It is the end of the last line written (a byte order mark before it skipped)."""
+    (tmp_path / "broken.toml").write_bytes(text)
+    done = run_replay("run", "broken.toml", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, b""), done.stderr
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CONFIG_PARSE" and "at end of document" in error["message"]
+    assert (error["line"], error["column"]) == (line, column), error
