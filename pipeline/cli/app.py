@@ -462,6 +462,15 @@ def _print_error(body: dict[str, Any]) -> None:
         pass  # stderr closed, full or gone: there is nowhere left to say it; the exit code still does
 
 
+def _near_flags(flag: str, possibilities: list[str]) -> list[str]:
+    """The flags click offers for ``flag`` that are near it by their names (``--lgo``: ``--log``): click compares them
+    with their dashes, which two flags always share (``--out`` was offered ``--quiet``)."""
+    import difflib  # (only for a flag that is not one)
+
+    name = flag.lstrip("-")
+    return [p for p in possibilities if difflib.SequenceMatcher(None, name, p.lstrip("-")).ratio() >= 0.6]
+
+
 def _click_error(exc: click.ClickException) -> dict[str, Any]:
     from replay.pipeline.engine.errors import diagnostic, how_to_fix
 
@@ -480,8 +489,12 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
         elif command is not None and command.name == DEFAULT_COMMAND:
             advice = ("Run `replay capture --help` to list the flags; a prompt that starts with '-' goes after "
                       "`--`: `replay -- '-v or -q?'`.")
+        near = _near_flags(flag, exc.possibilities or [])
+        message = f"No such option {exc.option_name!r}." + (
+            "" if not near else f" Did you mean {near[0]!r}?" if len(near) == 1
+            else f" (Did you mean one of: {', '.join(map(repr, near))}?)")
         return diagnostic("E_UNKNOWN_FLAG", message, path=typed, received=exc.option_name, howToFix=advice,
-                          expected=", ".join(exc.possibilities) if exc.possibilities else ", ".join(known) or None)
+                          expected=", ".join(near) if near else ", ".join(known) or None)
     if isinstance(exc, click.UsageError) and message.startswith("No such command"):
         return diagnostic("E_COMMAND_UNKNOWN", message)
     return diagnostic("E_USAGE_INVALID", message, howToFix=how_to_fix("E_USAGE_INVALID", typed))

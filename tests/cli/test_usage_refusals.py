@@ -186,3 +186,20 @@ def test_a_rules_file_that_is_not_there_is_named_as_the_flag_that_gave_it(tmp_pa
         assert (error["code"], error["path"], error["received"]) == ("E_INPUT_PATH_NOT_FOUND", "--rules", "nope.json")
         assert error["message"] == "heal rules file 'nope.json' does not exist"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("args", "near"), [
+    (["validate", "--in", "x", "--out", "y"], []),  # (it was offered --quiet: the two share their dashes and a 'ut')
+    (["heal", "--lgo", "x"], ["--log"]),  # (not --out too)
+    (["report", "--fromat", "x"], ["--format"]),
+])
+def test_an_unknown_flag_is_offered_only_flags_near_it_by_name(args: list[str], near: list[str]) -> None:
+    proc = run_replay(*args)
+    assert (proc.returncode, proc.stdout) == (2, b""), proc.stderr
+    (error,) = errors_of(proc.stderr)
+    assert error["code"] == "E_UNKNOWN_FLAG"
+    flag = next(a for a in args if a.startswith("--") and a not in ("--in",))
+    if near:
+        assert error["message"] == f"No such option {flag!r}. Did you mean {near[0]!r}?" and error["expected"] == near[0]
+    else:
+        assert error["message"] == f"No such option {flag!r}." and "--quiet, " in error["expected"], error
