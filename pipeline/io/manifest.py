@@ -213,6 +213,12 @@ def _inside(rel: str) -> bool:
     return not path.is_absolute() and ".." not in path.parts
 
 
+def _not_a_file(path: str) -> bool:
+    """Is something other than a file at the local input ``path`` (a FIFO, a socket: an input read passes over)? At
+    a URL there is only ever a file, a folder or nothing: no."""
+    return not is_url(path) and os.path.lexists(path) and not os.path.isfile(path)
+
+
 class Manifest:
     """The manifest of the folder ``folder`` for work ``key`` over inputs under ``root`` (each a path or a URL)."""
 
@@ -346,11 +352,12 @@ class Manifest:
         return self.place.name(MANIFEST)
 
     def _unread(self, done: set[str], present: set[str]) -> list[Entry]:
-        """The recorded entries (of this work) of inputs this run did not read but that are still there: refused (a
-        link to nothing: ``record`` kept their entry) or not walked (a FIFO): their outputs stay, and stay recorded, so
-        that they go once the input is gone (``_remove_stale``) rather than stay behind unrecorded for ever."""
+        """The recorded entries (of this work) of inputs this run did not read but that are still its inputs: refused (a
+        link to nothing: ``record`` kept their entry) or passed over (a file that became a FIFO): their outputs stay,
+        and stay recorded, so that they go once the input is gone (``_remove_stale``) rather than stay behind
+        unrecorded for ever. A file that is no input of this run (another ``--in``) is none of them: its outputs go."""
         return [entry for name, entry in sorted(self.entries.items()) if name not in done
-                and (name in present or not _gone(str(under(self.root, Path(name)))))]
+                and (name in present or _not_a_file(str(under(self.root, Path(name)))))]
 
     def wrote_any(self) -> bool:
         """(After finish) is there an output of this run's inputs, recorded or not? None: every input was refused."""
