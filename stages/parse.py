@@ -287,13 +287,19 @@ class ParseLines(Transform):
         return self._report(batch, i, "E_JSONL_LINE_INVALID", fields.pop("message"), **fields)
 
     def _keep_objects(self, batch: Batch) -> Batch:
-        keep = []
-        for i, record in enumerate(batch.events or ()):
+        """The records of a JSON document (an array's elements, an artifact's events) that are objects; each other one
+        reported, and with ``mark_dropped`` a dropped record in its place (as for a line left out)."""
+        keep: list[int] = []
+        marks: dict[int, dict[str, Any]] = {}
+        events = batch.events or []
+        for i, record in enumerate(events):
             if type(record) is dict:
                 keep.append(i)
             else:
-                self.error("E_EVENT_NOT_OBJECT", f"{batch.pointers[i]} is not an object", batch, i,
-                           expected="object", received=json_type(record))
+                marks[i] = self._report(batch, i, "E_EVENT_NOT_OBJECT", f"{batch.pointers[i]} is not an object",
+                                        expected="object", received=json_type(record))
+        if self.config["mark_dropped"]:
+            return self._with_marks(batch, keep, [events[i] for i in keep], marks)
         return batch.select(keep)
 
     def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:

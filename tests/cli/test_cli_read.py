@@ -174,7 +174,9 @@ def test_an_array_of_events(tmp_path: Path, indent: bool):
 def test_a_non_object_in_an_array_is_reported_by_its_json_path(tmp_path: Path):
     path = write(tmp_path / "events.json", orjson.dumps([EVENTS[0], 5, EVENTS[1]], option=orjson.OPT_INDENT_2))
     done = run_replay("read", str(path))
-    assert done.returncode == 1 and jsonl(done.stdout) == EVENTS[:2]
+    first, dropped, second = jsonl(done.stdout)  # a dropped record where the element was, as for a line
+    assert done.returncode == 1 and [first, second] == EVENTS[:2]
+    assert (dropped["$record"], dropped["code"], dropped["path"]) == ("dropped", "E_EVENT_NOT_OBJECT", "$[1]")
     [error] = errors_of(done.stderr)
     assert (error["code"], error["path"], error["source"]) == ("E_EVENT_NOT_OBJECT", "$[1]", str(path))
 

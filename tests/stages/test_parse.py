@@ -196,8 +196,11 @@ def test_check_lines_keeps_document_records_parsed():
     batch = Batch("a.json", [{"seq": 1}, 3], [None, None], [None, None], [None, None], ["$[0]", "$[1]"])
     stage = CheckLines()
     out = stage(batch)
-    assert out.events == [{"seq": 1}]
+    assert out.events is not None and out.events[0] == {"seq": 1}
+    assert [(e["$record"], e["path"]) for e in out.events[1:]] == [("dropped", "$[1]")]  # (mark_dropped: in its place)
     assert [e["path"] for e in stage.take("errors")] == ["$[1]"]
+    unmarked = CheckLines(mark_dropped=False)
+    assert unmarked(Batch("a.json", [{"seq": 1}, 3], [None, None], [None, None], [None, None], ["$[0]", "$[1]"])).events == [{"seq": 1}]
 
 
 line_samples = st.sampled_from([b'{"seq":1}', b'{"a": [1, {"b": null}]}', b"", b"  ", b"[1]", b"7", b"oops",
