@@ -401,11 +401,12 @@ class EventChecker:
         self.runs += 1
 
     def check_event(self, event: Any, path: str) -> Problems:
-        """One event of the current run."""
+        """One event of the current run. An artifact's element that is no object takes its place in the run but has no
+        seq: the event after it may follow the seq before it (as after a line left out of a journal) or have its
+        place's, and a seq problem after it names the seq of the last real event."""
         self.events += 1
         self.position += 1
         if not isinstance(event, dict):
-            self.last_seq += 1  # it still takes a place in the run
             return self._not_object(event, path)
         if self.run is None:
             self.begin_run(None, event.get("runId"))

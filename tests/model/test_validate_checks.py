@@ -135,6 +135,17 @@ def test_seq_must_go_one_by_one(seqs: list[Any], flagged: list[int]) -> None:
     assert set(codes(problems)) <= {"E_ARTIFACT_EVENT_SEQ_INVALID"}
 
 
+@pytest.mark.parametrize(("seqs", "seq_problems"), [
+    ([1, 2], []),  # the element that is no object has no seq: 2 follows 1
+    ([1, 3], []),  # or the event after it has its place's
+    ([1, 4], [("$.events[2].seq", "event $.events[2] has seq 4 but follows seq 1: seq must go 1, 2, ... n in each run")]),
+])
+def test_an_element_that_is_no_object_has_no_seq(seqs: list[int], seq_problems: list[tuple]) -> None:
+    problems = validate_artifact(artifact([ev(seqs[0], "run_started"), "oops", ev(seqs[1], "run_completed")]))
+    assert [p["path"] for p in problems if p["code"] == "E_ARTIFACT_EVENT_INVALID"] == ["$.events[1]"]
+    assert [(p["path"], p["message"]) for p in problems if p["code"] == "E_ARTIFACT_EVENT_SEQ_INVALID"] == seq_problems
+
+
 @settings(max_examples=300)
 @given(st.lists(st.one_of(st.integers(0, 8), st.just("x")), max_size=8))
 def test_a_run_passes_exactly_when_its_seqs_are_one_to_n(seqs: list[Any]) -> None:
