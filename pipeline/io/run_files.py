@@ -34,6 +34,7 @@ Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
 # (RAW, ARTIFACT, HEALED, HEAL_LOG, JOURNAL and JOURNAL_FOLDER, the names of capture's files, are ``io.journals'``: its
 # folder walk tells them apart)
 RAW_CAPTURE = "raw-capture"  # the artifactType of capture's raw side file (RAW)
+HEAL_LOG_TYPE = "heal-log"  # the artifactType of a heal log (HEAL_LOG: capture's, `replay heal --in DIR --out DIR`'s)
 HEALED_JOURNAL = ".healed" + JOURNAL
 _SAFE = re.compile(r"[A-Za-z0-9_-]")
 
@@ -54,6 +55,12 @@ def is_raw_capture(name: str, value: Any = None) -> bool:
     """Is a file capture's raw side file (its runner's output, no journal): named ``<id>.raw.json`` (``name``, a path
     or a URL), or a document (``value``, parsed) whose ``artifactType`` is ``raw-capture``?"""
     return name.endswith(RAW) or (isinstance(value, dict) and value.get("artifactType") == RAW_CAPTURE)
+
+
+def is_heal_log(name: str, value: Any = None) -> bool:
+    """Is a file a heal log replay wrote (what heal repaired, no journal): named ``<id>.heal-log.json`` (``name``, a
+    path or a URL), or a document (``value``, parsed) whose ``artifactType`` is ``heal-log``?"""
+    return name.endswith(HEAL_LOG) or (isinstance(value, dict) and value.get("artifactType") == HEAL_LOG_TYPE)
 
 
 def document_bytes(value: Any) -> bytes:

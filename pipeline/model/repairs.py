@@ -15,6 +15,7 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.quota import REPORTED
 from replay.pipeline.engine.stage import Stage
+from replay.pipeline.io.run_files import HEAL_LOG_TYPE
 
 ACTIONS = ("changed", "inserted", "dropped", "renumbered", REPORTED)  # (REPORTED: a notice, which the quota counts)
 DROP_TORN_LINE = "drop_torn_line"  # parse's repair of an input's cut-off last line: it names no run, and is its last run's
@@ -48,7 +49,7 @@ def heal_log_document(repairs: list[dict[str, Any]], notices: list[dict[str, Any
         if n:
             by_rule[str(entry.get("rule"))] = by_rule.get(str(entry.get("rule")), 0) + n
     document: dict[str, Any] = {
-        "schemaVersion": "1.0.0", "artifactType": "heal-log", "artifactId": artifact_id, "runId": run_id,
+        "schemaVersion": "1.0.0", "artifactType": HEAL_LOG_TYPE, "artifactId": artifact_id, "runId": run_id,
     }
     if source is not None:
         document["source"] = source

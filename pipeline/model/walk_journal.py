@@ -36,7 +36,7 @@ from replay.pipeline.io.journals import (
     head_format,
     line_too_long,
 )
-from replay.pipeline.io.run_files import HEALED, JOURNAL, JOURNAL_FOLDER, is_raw_capture
+from replay.pipeline.io.run_files import HEAL_LOG, HEALED, HEALED_JOURNAL, JOURNAL, JOURNAL_FOLDER, is_heal_log, is_raw_capture
 from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
@@ -447,10 +447,11 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         data = whole_input[bom:]
         document = as_document(data)
         if document is None:
-            raw_capture = _raw_capture(path, data)
-            if raw_capture is not None:
-                raise _unreadable(path, "it is a capture's raw runner output (the request, the runner's stdout and "
-                                  "stderr), not a journal", offset=0, received=excerpt(data[:120]), howToFix=raw_capture)
+            side_file = _side_file(path, data)
+            if side_file is not None:
+                what, advice = side_file
+                raise _unreadable(path, f"it is {what}, not a journal", offset=0, received=excerpt(data[:120]),
+                                  howToFix=advice)
             raise _unreadable(path, "it is neither JSONL nor one JSON artifact", offset=0, received=excerpt(data[:120]))
         first = next(document_items(document, path), None)  # its first record: the $run record of an artifact
         bad = record_problem(first.events[0], first.pointers[0]) if first is not None and first.events else None
@@ -480,31 +481,50 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
 
 
 
-def _raw_capture(path: str, data: bytes) -> str | None:
-    """When ``path`` is a capture's raw side file (``<id>.raw.json``, or a document whose ``artifactType`` is
-    ``raw-capture``): what to walk instead, the run's journal and the healed artifact capture wrote (named when they
-    are where capture puts them: ``<data dir>/journal/<id>.jsonl``, ``<id>.healed.json`` beside it); else None."""
+def _side_file(path: str, data: bytes) -> tuple[str, str] | None:
+    """When ``path`` is a side file replay wrote beside a run, no journal: capture's raw side file (``<id>.raw.json``,
+    or a document whose ``artifactType`` is ``raw-capture``) or a heal log (``<id>.heal-log.json``, ``heal-log``):
+    what it is, and what to walk instead, the run's journal and healed copy (named when they are where capture and
+    heal put them: ``<data dir>/journal/<id>.jsonl``, the healed copy beside it, the input a heal log names); else
+    None."""
     try:
         value = exactjson.loads(data)
     except (orjson.JSONDecodeError, RecursionError):
         value = None
     name = os.path.basename(path)
-    if not is_raw_capture(name, value):
+    healed_names: tuple[str, ...]
+    if is_raw_capture(name, value):
+        what, suffix, healed_names = "a capture's raw runner output (the request, the runner's stdout and stderr)", \
+            RAW_SIDE_FILE, (HEALED,)
+        copy = "healed artifact"
+        also: list[Any] = []
+        elsewhere = "the <id>.healed.json capture wrote beside this file"
+    elif is_heal_log(name, value):
+        what, suffix, healed_names = "a heal log (the repairs `replay heal` made)", HEAL_LOG, (HEALED, HEALED_JOURNAL)
+        copy = "healed copy"
+        also = [value.get("source")] if isinstance(value, dict) else []  # the input heal read
+        elsewhere = "the healed copy heal wrote beside this file (<id>.healed.json or <id>.healed.jsonl)"
+    else:
         return None
     run_id = value.get("runId") if isinstance(value, dict) else None
-    stem = name[:-len(RAW_SIDE_FILE)] if name.endswith(RAW_SIDE_FILE) else None
+    stem = name[:-len(suffix)] if name.endswith(suffix) else None
     run_id = run_id if isinstance(run_id, str) and is_run_id(run_id) else stem if stem and is_run_id(stem) else None
-    healed = os.path.join(os.path.dirname(path), stem + HEALED) if stem else None
-    journal = None
+    candidates: list[Any] = []
     if run_id is not None:  # <data dir>/artifacts/<day>/<id>.raw.json -> <data dir>/journal/<id>.jsonl
         data_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(path))))
-        journal = journal_of(data_dir, run_id)
-    found = [f"`replay walk {shlex.quote(os.path.relpath(f) if not os.path.isabs(path) else f)}`"
-             for f in (journal, healed) if f is not None and os.path.isfile(f)]
+        candidates.append(journal_of(data_dir, run_id))
+    candidates += also
+    if stem:
+        candidates += [os.path.join(os.path.dirname(path), stem + healed) for healed in healed_names]
+    found: list[str] = []
+    for f in candidates:
+        if isinstance(f, str) and os.path.isfile(f):
+            shown = f"`replay walk {shlex.quote(os.path.relpath(f) if not os.path.isabs(path) else f)}`"
+            if shown not in found:
+                found.append(shown)
     if found:
-        return f"Walk the run's journal or its healed artifact instead: {' or '.join(found)}."
-    return ("Walk the run's journal instead (`replay walk RUN_ID`: DATA_DIR/journal/RUN_ID.jsonl), or the "
-            "<id>.healed.json capture wrote beside this file.")
+        return what, f"Walk the run's journal or its {copy} instead: {' or '.join(found)}."
+    return what, f"Walk the run's journal instead (`replay walk RUN_ID`: DATA_DIR/journal/RUN_ID.jsonl), or {elsewhere}."
 
 
 def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:

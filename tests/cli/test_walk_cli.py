@@ -416,6 +416,31 @@ def test_a_captures_raw_side_file_is_refused_naming_what_to_walk_instead(capture
     assert "capture's raw runner output" in error["message"] and "replay walk RUN_ID" in error["howToFix"]
 
 
+def test_a_heal_log_is_refused_naming_what_to_walk_instead(captured, cli, tmp_path: Path):
+    """A heal log replay wrote (capture's <id>.heal-log.json, heal --in DIR --out DIR's) is no journal: the refusal
+    says it is a heal log and names the run's journal and healed copy (no "fix the line at the byte offset")."""
+    home, ids = captured
+    run_id = ids["echo_runner.py"]
+    [log] = (home / ".replay" / "artifacts").glob(f"*/{run_id}.heal-log.json")
+    error = refused(cli("walk", str(log.relative_to(home)), cwd=home), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert "it is a heal log" in error["message"] and "neither JSONL" not in error["message"]
+    healed = str(log.relative_to(home)).removesuffix(".heal-log.json") + ".healed.json"
+    assert error["howToFix"] == (f"Walk the run's journal or its healed copy instead: "
+                                 f"`replay walk .replay/journal/{run_id}.jsonl` or `replay walk {healed}`.")
+    journal = tmp_path / "in" / "run_1.jsonl"  # heal's folder mode: the input it names, the healed journal beside it
+    journal.parent.mkdir()
+    journal.write_bytes(b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r","payload":{}}\n'
+                        b'{"seq":3,"timestamp":"2026-03-01T12:00:01Z","type":"run_completed","runId":"r","payload":{}}\n')
+    assert run_replay("heal", "--in", "in", "--out", "out", cwd=tmp_path).returncode == 0
+    error = refused(cli("walk", "out/run_1.heal-log.json", cwd=tmp_path), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert error["howToFix"] == ("Walk the run's journal or its healed copy instead: `replay walk in/run_1.jsonl` or "
+                                 "`replay walk out/run_1.healed.jsonl`.")
+    moved = tmp_path / "kept.json"  # renamed, away from its run: known by its artifactType, the advice in general words
+    moved.write_bytes((tmp_path / "out" / "run_1.heal-log.json").read_bytes())
+    error = refused(cli("walk", str(moved)), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert "it is a heal log" in error["message"] and "replay walk RUN_ID" in error["howToFix"]
+
+
 def test_the_stdin_dash_is_a_usage_error_not_a_run_id(cli):
     code, out, [error] = cli("walk", "-", input=(WALK / "hello.jsonl").read_bytes())
     assert (code, out, error["code"]) == (2, b"", "E_USAGE_INVALID")
