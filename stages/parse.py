@@ -35,6 +35,7 @@ from replay.pipeline.model.records import (
     dropped_record,
     has_records,
     is_canonical,
+    not_object_fix,
 )
 from replay.pipeline.model.repairs import DROP_TORN_LINE
 from replay.pipeline.model.runs import Input, Inputs
@@ -297,7 +298,8 @@ class ParseLines(Transform):
                 keep.append(i)
             else:
                 marks[i] = self._report(batch, i, "E_EVENT_NOT_OBJECT", f"{batch.pointers[i]} is not an object",
-                                        expected="object", received=json_type(record))
+                                        expected="object", received=json_type(record),
+                                        howToFix=not_object_fix(batch.pointers[i]))
         if self.config["mark_dropped"]:
             return self._with_marks(batch, keep, [events[i] for i in keep], marks)
         return batch.select(keep)

@@ -71,6 +71,15 @@ def dropped_record(code: str, message: str, where: dict[str, Any], **fields: Any
     return mark
 
 
+def not_object_fix(pointer: str | None) -> str:
+    """The advice for a record of a JSON document that is no object (E_EVENT_NOT_OBJECT from ``parse``, the cause of
+    walk's refusal), at its JSON ``pointer``: an element of an artifact's ``events`` or of an array, not a line."""
+    where = pointer or "it"
+    whole = "artifact's `events` must be one JSON object (an event)" if (pointer or "").startswith("$.events[") \
+        else "array must be one JSON object (a record)"
+    return f"Each element of the {whole}: fix or remove {where}."
+
+
 def record_kind(record: Any) -> str | None:
     """The reserved kind of ``record`` (``run``, ``heal``, ...), None for an event (and for a record whose kind is null:
     ``is_record`` tells the two apart)."""

@@ -40,7 +40,7 @@ from replay.pipeline.io.run_files import HEAL_LOG, HEALED, HEALED_JOURNAL, JOURN
 from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
-from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
+from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, not_object_fix
 from replay.pipeline.model.walk import StepWatch, kind_of, state_of, step_of, step_tokens
 
 # finding where --at stops, before anything is printed ------------------------------------------------
@@ -243,7 +243,7 @@ def record_problem(record: Any, pointer: str | None) -> dict[str, Any] | None:
     where = pointer or "a record"
     return {"reason": f"{where} is JSON but not an object", "path": pointer, "cause": "E_EVENT_NOT_OBJECT",
             "expected": "object", "received": excerpt(exactjson.dumps(record)),
-            "howToFix": f"Each record of the document must be a JSON object: fix or remove {where}."}
+            "howToFix": not_object_fix(pointer)}
 
 
 def line_problem(raw: bytes, line: int, offset: int, complete: bool = True) -> LineProblem | None:

@@ -55,3 +55,18 @@ def test_a_pipe_from_read_reports_the_element_as_the_file_does(tmp_path: Path, k
     assert (piped.returncode, piped_errors) == (direct.returncode, [_same(e) for e in errors_of(direct.stderr)])
     if command == "heal":
         assert piped.stdout == direct.stdout
+
+
+@pytest.mark.parametrize(("kind", "advice"), [
+    ("array", "Each element of the array must be one JSON object (a record): fix or remove $[1]."),
+    ("artifact", "Each element of the artifact's `events` must be one JSON object (an event): fix or remove $.events[1]."),
+])
+def test_the_advice_names_the_element_not_a_line(tmp_path: Path, kind: str, advice: str) -> None:
+    document, _ = DOCUMENTS[kind]
+    path = tmp_path / "doc.json"
+    path.write_bytes(orjson.dumps(document))
+    read = run_replay("read", str(path))
+    [error] = errors_of(read.stderr)
+    [dropped] = [r for r in jsonl(read.stdout) if r.get("$record") == "dropped"]
+    assert error["howToFix"] == dropped["howToFix"] == advice
+    assert [e["howToFix"] for e in errors_of(run_replay("heal", input=read.stdout).stderr)] == [advice]  # (down the pipe)
