@@ -23,7 +23,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import excerpt, invalid_line, utf8_fault
+from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message, wrong_whatever_follows
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import decode_each_line
@@ -69,16 +69,6 @@ def projection_decoder(fields: tuple[str, ...]) -> Any:
 def values_have(values: list[dict[str, Any]], key: str) -> int:
     """How many of ``values`` (dicts) hold ``key``, by a C-level map."""
     return sum(map(dict.__contains__, values, itertools.repeat(key)))
-
-
-def _wrong_already(raw: bytes, exc: orjson.JSONDecodeError) -> bool:
-    """Is ``raw`` invalid whatever might have followed it (so a cut-off write is not all that is wrong with it): a byte
-    that is not UTF-8 before its end (a character cut in two at its very end is only where the write stopped), or
-    nesting deeper than replay reads?"""
-    if exactjson.too_deep(exc):
-        return True
-    bad = utf8_fault(raw)
-    return bad is not None and bad.reason != exactjson.END_OF_DATA
 
 
 @register("parse")
@@ -243,7 +233,7 @@ class ParseLines(Transform):
             try:
                 record = exactjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                if batch.tail_open and i == last and not _wrong_already(raw, exc):
+                if batch.tail_open and i == last and not wrong_whatever_follows(raw, exc):
                     marks[i] = self._torn(batch, i, raw)
                 else:
                     marks[i] = self._invalid(batch, i, raw, exc)
@@ -307,7 +297,7 @@ class ParseLines(Transform):
     def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:
         original = raw.decode("utf-8", "replace")
         self._note_dropped(self.inputs.at(batch.source), batch.lines[i], "E_JSONL_LINE_TORN")
-        message = f"last line {batch.lines[i]} (byte {batch.offsets[i]}) has no newline and is not valid JSON: the write was cut off"
+        message = torn_message(batch.lines[i], batch.offsets[i])
         if self.config["torn_tail"] == "repair":
             self._torn_repairs.append({
                 "rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source, "line": batch.lines[i],

@@ -347,6 +347,22 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
     return fields
 
 
+def wrong_whatever_follows(raw: bytes, exc: Any) -> bool:
+    """Is journal line ``raw`` (orjson refused it: ``exc``) invalid whatever might have followed it, so a cut-off write
+    is not all that is wrong with it (a last line with no newline is torn only when it is not): a byte that is not
+    UTF-8 before its end (a character cut in two at its very end is only where the write stopped), or nesting deeper
+    than replay reads?"""
+    if exactjson.too_deep(exc):
+        return True
+    bad = utf8_fault(raw)
+    return bad is not None and bad.reason != exactjson.END_OF_DATA
+
+
+def torn_message(line: int | None, offset: int | None) -> str:
+    """E_JSONL_LINE_TORN's message for last line ``line``, which starts at byte ``offset``."""
+    return f"last line {line} (byte {offset}) has no newline and is not valid JSON: the write was cut off"
+
+
 # A line of a pretty-printed record: a lone brace or bracket, or an indented `"key": ...` (what `jq .` writes)
 _PIECE_OF_A_RECORD = re.compile(rb'\s*(?:[{}\[\]],?|\s+"[^"]*"\s*:.*)\s*', re.S)
 

@@ -19,6 +19,12 @@ in), while ``1e2`` and ``100.0`` are one value. A key written twice in one objec
 twice: readers keep one of its values (the last, or the first), so a line that writes it twice is not the same as one
 that writes it once, and each such line is said (``on_duplicate``: E_JSON_DUPLICATE_KEY, a warning, from the command).
 Files are read gunzipped when their bytes are gzip (as ``replay read`` and ``replay script`` read them).
+
+Compared as session journals (``first_difference(..., journal=True)``: ``replay golden check`` when the recorded
+golden's name is a journal's, ``is_jsonl_name``), a line that is not blank and no JSON cannot be compared: it raises
+``UnreadableLines`` with what ``replay read`` reports of it (E_JSONL_LINE_TORN for a last line with no newline, cut
+off; else E_JSONL_LINE_INVALID), rather than be compared as text: a golden cut off, or a new run's journal, that
+matches byte for byte still is no session. A transcript's lines are text, any of them.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message, wrong_whatever_follows
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, Gunzipping
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
@@ -40,6 +47,7 @@ IGNORE_KEYS = ("durationMs", "elapsedMs", "latencyMs")
 TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 TIME, IGNORED = "<time>", "<ignored>"
+JSONL_NAMES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")  # (a .json file may be one document over many lines)
 
 
 @dataclass(frozen=True)
@@ -67,16 +75,18 @@ class LineNormaliser:
     ids: dict[str, int] = field(default_factory=dict)
     duplicates: list[str] = field(default_factory=list)  # the keys the last line normalised writes twice (JSON paths)
     pairs: bytes | None = None  # that line normalised with each key written twice kept twice (``line`` keeps the last)
+    parsed: bool = False  # was the last line normalised read as JSON?
 
     def line(self, raw: bytes) -> bytes:
         body = raw
-        self.duplicates, self.pairs = [], None
+        self.duplicates, self.pairs, self.parsed = [], None, False
         if body[:1] in (b"{", b"["):
             try:
                 value = exactjson.loads(body)
             except orjson.JSONDecodeError:
                 pass
             else:
+                self.parsed = True
                 self.duplicates, tree = exactjson.keys_written_twice(body, value)
                 with exactjson.deep():  # (normalising recurses twice a level: as deep as a line is read, 1024 levels)
                     normalised = exactjson.dumps(self.value(value))
@@ -179,15 +189,58 @@ def file_lines(path: str | Path, limit: int = DEFAULT_MAX_LINE_BYTES) -> Iterato
         yield from bounded_lines(handle, limit)
 
 
+def is_jsonl_name(path: str) -> bool:
+    """Is ``path`` named as a file of JSON lines (a session journal), not a transcript of text lines?"""
+    return path.lower().endswith(JSONL_NAMES)
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A line of a journal that is no JSON: its ``side`` ("recorded" or "new"), ``code`` and the error's fields
+    (``message``, ``line``, ``offset``, ``column``, ``received``, ``howToFix``: as ``replay read`` reports it)."""
+
+    side: str
+    code: str
+    fields: dict[str, Any]
+
+
+class UnreadableLines(Exception):
+    """Journals compared line by line reached a line (on one side or both) that is no JSON: nothing to compare."""
+
+    def __init__(self, problems: list[Unreadable]) -> None:
+        super().__init__("; ".join(f"the {p.side} file's {p.fields['message']}" for p in problems))
+        self.problems = problems
+
+
+def unreadable(raw: bytes, line: int, offset: int) -> tuple[str, dict[str, Any]] | None:
+    """Why journal line ``line`` (``raw``, with its newline when it has one; it starts at byte ``offset``) is no JSON,
+    as ``replay read`` says it (a code and the error's fields); None when it is JSON, or blank."""
+    body, skipped = exactjson.skip_bom(raw.rstrip(b"\n")) if line == 1 else (raw.rstrip(b"\n"), 0)
+    if not body.strip(b" \t\r"):
+        return None
+    offset += skipped  # (a line after a byte order mark starts after it, as ``replay read`` counts)
+    try:
+        exactjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        if not raw.endswith(b"\n") and not wrong_whatever_follows(body, exc):
+            return "E_JSONL_LINE_TORN", {"message": torn_message(line, offset), "line": line, "offset": offset,
+                                         "received": excerpt(body)}
+        return "E_JSONL_LINE_INVALID", invalid_line(body, exc, line) | {"line": line, "offset": offset}
+    return None
+
+
 def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Normalisation | None = None,
-                     on_duplicate: Callable[[str, int, list[str]], None] | None = None) -> tuple[Difference | None, int]:
+                     on_duplicate: Callable[[str, int, list[str]], None] | None = None,
+                     journal: bool = False) -> tuple[Difference | None, int]:
     """Compare two line streams (lines may end with ``\\n``); the first difference and the lines compared.
     ``on_duplicate(side, line, keys)``: called for each line compared (``side``: "recorded" or "new") that writes a
-    key twice in one object, with the keys' JSON paths."""
+    key twice in one object, with the keys' JSON paths. ``journal``: the streams are session journals, and a line
+    that is no JSON (``unreadable``), met before any difference, raises UnreadableLines."""
     rules = rules or Normalisation()
     left, right = rules.for_file(), rules.for_file()
     a, b = iter(recorded), iter(new)
     n = 0
+    offsets = [0, 0]
     while True:
         ra, rb = next(a, None), next(b, None)
         if ra is None and rb is None:
@@ -195,6 +248,8 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Nor
         n += 1
         na = left.line(ra.rstrip(b"\n")) if ra is not None else None
         nb = right.line(rb.rstrip(b"\n")) if rb is not None else None
+        if journal:
+            _refuse_unreadable(n, offsets, (("recorded", left, ra), ("new", right, rb)))
         if on_duplicate is not None:
             for side, normaliser, raw in (("recorded", left, ra), ("new", right, rb)):
                 if raw is not None and normaliser.duplicates:
@@ -214,6 +269,18 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Nor
             return Difference(n, _strip(ra), _strip(rb), na, nb, note=f"the {side} file has no newline at its end"), n
 
 
+def _refuse_unreadable(n: int, offsets: list[int], sides: Iterable[tuple[str, LineNormaliser, bytes | None]]) -> None:
+    """Raise UnreadableLines when line ``n`` of either side is no JSON; else move each side's ``offsets`` past it."""
+    problems = []
+    for i, (side, normaliser, raw) in enumerate(sides):
+        if raw is None:
+            continue
+        found = None if normaliser.parsed else unreadable(raw, n, offsets[i])
+        if found is not None:
+            problems.append(Unreadable(side, *found))
+        offsets[i] += len(raw)
+    if problems:
+        raise UnreadableLines(problems)
 
 
 BOM = b"\xef\xbb\xbf"

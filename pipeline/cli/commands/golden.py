@@ -36,9 +36,11 @@ from replay.pipeline.io.journals import GzipUnreadable, path_kind, require_stdin
 from replay.pipeline.testing.goldens import (
     LineTooLong,
     Normalisation,
+    UnreadableLines,
     bounded_lines,
     file_lines,
     first_difference,
+    is_jsonl_name,
 )
 
 STDIN = "-"
@@ -60,7 +62,9 @@ Normalised on both sides before comparing (see `replay.pipeline.testing.goldens`
   RFC 3339 timestamps and UUIDs inside any string or text line   -> <time>, <id:N>
 A JSON line counts as its value re-serialised (100 and 1e2 are an integer and a float: they
 differ); a key written twice is kept twice, and warned about (E_JSON_DUPLICATE_KEY). A .gz file
-(or stdin) is read gunzipped.
+(or stdin) is read gunzipped. A RECORDED named .jsonl or .ndjson is a session journal: a line of
+either file that is not JSON cannot be compared, and is refused as `replay read` reports it
+(E_JSONL_LINE_TORN, E_JSONL_LINE_INVALID; exit 2); any other RECORDED is a transcript of text lines.
 \b
 Examples:
   replay golden check recorded.jsonl new.jsonl
@@ -94,10 +98,16 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
         if quota.admit(note):
             log_record(log, "warning", "notice", note)
 
-    difference, lines = first_difference(_lines(recorded, "recorded golden", max_line_bytes),
-                                         _lines(new, "new journal or transcript", max_line_bytes), rules, twice)
-    for summary in quota.left_out("warning"):
-        log_record(log, "warning", "notice", summary)
+    try:
+        difference, lines = first_difference(_lines(recorded, "recorded golden", max_line_bytes),
+                                             _lines(new, "new journal or transcript", max_line_bytes), rules, twice,
+                                             journal=is_jsonl_name(recorded))
+    except UnreadableLines as exc:
+        _say_unreadable(exc, names)
+        return EXIT_REFUSED
+    finally:
+        for summary in quota.left_out("warning"):
+            log_record(log, "warning", "notice", summary)
     result: dict[str, Any] = {"same": difference is None, "recorded": printable(recorded), "new": printable(new)}
     if difference is None:
         result["lines"] = lines
@@ -110,11 +120,34 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
     if (difference.recorded_normalised, difference.new_normalised) != (difference.recorded, difference.new):
         normalised = {"recorded": _text(difference.recorded_normalised), "new": _text(difference.new_normalised)}
     sys.stderr.buffer.write(error_line(diagnostic(
-        "E_GOLDEN_MISMATCH", f"{printable(new)} differs from {printable(recorded)}: {difference.describe()}",
-        source=printable(new), line=difference.line,
+        "E_GOLDEN_MISMATCH", f"{source_name(new)} differs from {printable(recorded)}: {difference.describe()}",
+        source=source_name(new), line=difference.line,
         **_excerpts(difference.recorded, difference.new), normalised=normalised,
     )))
     return EXIT_FAILED
+
+
+def _say_unreadable(exc: UnreadableLines, names: dict[str, str]) -> None:
+    """Report each line that stopped the comparison, as ``replay read`` reports it, with the ``side`` it is on: a
+    session journal that cannot be read is not compared (exit 2, nothing on stdout), so it neither passes as the same
+    nor fails as a difference."""
+    for problem in exc.problems:
+        fields = dict(problem.fields)
+        message = fields.pop("message")
+        if problem.code == "E_JSONL_LINE_TORN":
+            fix = ("Its writer stopped mid-line: " + ("run the agent again" if problem.side == "new" else
+                                                      "record the golden again") +
+                   ", or drop the line with `replay heal`, then compare.")
+        else:
+            fix = fields.pop("howToFix", "Fix or delete the line.").removesuffix(" Other lines are still read.")
+        fields.pop("howToFix", None)
+        sys.stderr.buffer.write(error_line(diagnostic(
+            problem.code, f"the {problem.side} file's {message}", source=source_name(names[problem.side]),
+            side=problem.side, **fields, howToFix=f"{fix} {JOURNALS_READ}")))
+
+
+JOURNALS_READ = ("A .jsonl or .ndjson golden and the new file are compared as session journals, each line JSON; "
+                 "a transcript (a golden of another name) is compared as text lines.")
 
 
 def _check_input(path: str) -> None:
