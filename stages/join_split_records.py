@@ -37,11 +37,10 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line
+from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line
 from replay.stages.screen import decode_heads
 
 RULE = "join_split_records"
-_BLANK = b" \t\r"
 # A JSON string, to its closing quote or, unterminated, to the end of the text (a record still open).
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*(?:\\\Z)?(?:"|\Z)', re.DOTALL)
 _OPEN, _CLOSED = "open", "closed"  # a join that more lines could complete; one no line can
@@ -112,7 +111,7 @@ class JoinSplitRecords(Transform):
         while todo:
             line = todo.popleft()
             if not self.held:
-                if not line.valid and line.raw.lstrip(_BLANK)[:1] == b"{" and _join([line])[0] == _OPEN:
+                if not line.valid and line.raw.lstrip(BLANK)[:1] == b"{" and _join([line])[0] == _OPEN:
                     self.held, self.held_bytes = [line], len(line.raw)
                 else:
                     done.append(line)
@@ -123,7 +122,7 @@ class JoinSplitRecords(Transform):
             self.held.append(line)
             self.held_bytes += len(line.raw) + 1
             n = len(self.held)
-            if line.raw.rstrip(_BLANK)[-1:] != b"}" and n & (n - 1):
+            if line.raw.rstrip(BLANK)[-1:] != b"}" and n & (n - 1):
                 # Only a piece ending with `}` can end an object; in between, a look at 2, 4, 8, ... pieces
                 # finds a join no line can complete (a torn line before another record) in linear time.
                 continue

@@ -26,7 +26,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message, wrong_whatever_follows
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import decode_each_line
+from replay.pipeline.io.journals import BLANK, decode_each_line
 from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import (
     DROPPED_RECORD,
@@ -41,7 +41,6 @@ from replay.pipeline.model.repairs import DROP_TORN_LINE
 from replay.pipeline.model.runs import Input, Inputs
 from replay.pipeline.model.validation import json_type
 
-_BLANK = b" \t\r"
 _OWN = (RECORD_KEY, "seq", "runId")  # what a projection keeps of every line (``is_canonical`` reads them)
 
 
@@ -228,7 +227,7 @@ class ParseLines(Transform):
         last = len(batch.raws) - 1
         for i, raw in enumerate(batch.raws):
             assert raw is not None
-            if not raw.strip(_BLANK):
+            if not raw.strip(BLANK):
                 continue
             try:
                 record = exactjson.loads(raw)

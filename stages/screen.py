@@ -33,7 +33,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import decode_each_line, nested_no_deeper_than_orjson
+from replay.pipeline.io.journals import BLANK, decode_each_line, nested_no_deeper_than_orjson
 from replay.pipeline.model.events import (
     _RFC3339_STRICT,
     RUN_COMPLETED,
@@ -472,7 +472,7 @@ class ScreenRuns(Transform):
         out: list[_Head | None] = []
         for raw in batch.raws:
             assert raw is not None
-            if not raw.strip(b" \t\r") or (not raw.isascii() and not _utf8(raw)):
+            if not raw.strip(BLANK) or (not raw.isascii() and not _utf8(raw)):
                 out.append(None)
                 continue
             try:

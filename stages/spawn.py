@@ -35,7 +35,7 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.engine.errors import diagnostic, torn_message
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_name
@@ -203,8 +203,7 @@ class SpawnRunner(AsyncTransform):
                        "it did not stream, or has \"events\": [])", run_id=run_id,
                        source=source, field="events", count=reply.listed_again)
         if reply.torn is not None:  # the runner died mid-write: its cut-off last line is no event (as heal drops one)
-            log_repair(self, DROP_TORN_LINE, "dropped", f"stdout's last line {reply.torn['line']} (byte "
-                       f"{reply.torn['offset']}) has no newline and is not valid JSON: the write was cut off",
+            log_repair(self, DROP_TORN_LINE, "dropped", f"stdout's {torn_message(reply.torn['line'], reply.torn['offset'])}",
                        run_id=run_id, source=source, **reply.torn)
         if self.config["adopt_run_id"]:
             self._adopt_run_id(batch, run_id)

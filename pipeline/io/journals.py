@@ -566,7 +566,8 @@ def line_too_long(line: int | None, limit: int) -> str:
     return f"line {line} is longer than {limit} bytes"
 
 
-_WS = b" \t\r\n"
+BLANK = b" \t\r"  # what a blank line holds besides its newline (what strip() of it leaves nothing of)
+_WS = BLANK + b"\n"
 LINES, DOCUMENT = "lines", "document"
 
 

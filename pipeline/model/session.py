@@ -27,7 +27,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, input_unreadable, invalid_line
 from replay.pipeline.engine.exactjson import skip_bom
-from replay.pipeline.io.journals import OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind
+from replay.pipeline.io.journals import BLANK, OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.records import is_record
 from replay.pipeline.model.validation import MISSING, json_type, shown
@@ -365,7 +365,7 @@ def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[
             body, skipped = skip_bom(body)  # as read skips one; line 1's column counts from after it
         where = {"source": source, "line": n, "offset": offset + skipped}
         offset += len(raw)
-        if not body.strip(b" \t\r"):
+        if not body.strip(BLANK):
             continue
         try:
             record = exactjson.loads(body)

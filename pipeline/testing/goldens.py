@@ -39,7 +39,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message, wrong_whatever_follows
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, Gunzipping
+from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, Gunzipping
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
 ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
@@ -216,7 +216,7 @@ def unreadable(raw: bytes, line: int, offset: int) -> tuple[str, dict[str, Any]]
     """Why journal line ``line`` (``raw``, with its newline when it has one; it starts at byte ``offset``) is no JSON,
     as ``replay read`` says it (a code and the error's fields); None when it is JSON, or blank."""
     body, skipped = exactjson.skip_bom(raw.rstrip(b"\n")) if line == 1 else (raw.rstrip(b"\n"), 0)
-    if not body.strip(b" \t\r"):
+    if not body.strip(BLANK):
         return None
     offset += skipped  # (a line after a byte order mark starts after it, as ``replay read`` counts)
     try:
@@ -283,9 +283,6 @@ def _refuse_unreadable(n: int, offsets: list[int], sides: Iterable[tuple[str, Li
         raise UnreadableLines(problems)
 
 
-BOM = b"\xef\xbb\xbf"
-
-
 def _only_bytes_around(n: int, recorded: bytes, new: bytes, left: LineNormaliser, right: LineNormaliser) -> str:
     """Why line ``n`` differs, when the lines are the same but for a carriage return before the newline (CRLF line
     endings) or a byte order mark opening the file: which side has which (they count: a golden is compared byte for
@@ -295,8 +292,8 @@ def _only_bytes_around(n: int, recorded: bytes, new: bytes, left: LineNormaliser
     lines = []
     for side, raw in (("recorded", recorded), ("new", new)):
         body = raw.rstrip(b"\n")
-        if n == 1 and body.startswith(BOM):
-            body = body[len(BOM):]
+        if n == 1 and body.startswith(exactjson.UTF8_BOM):
+            body = body[len(exactjson.UTF8_BOM):]
             marks.append(f"the {side} file begins with a byte order mark")
         if body.endswith(b"\r"):
             body = body[:-1]
