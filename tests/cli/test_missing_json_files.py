@@ -15,7 +15,8 @@ from conftest import FIXTURES, errors_of, run_replay
 def test_a_missing_heal_rules_file_is_told_to_check_its_path(tmp_path: Path) -> None:
     done = run_replay("heal", str(FIXTURES / "walk" / "hello.jsonl"), "--rules", "nope.json", cwd=tmp_path, process=True)
     (error,) = errors_of(done.stderr)
-    assert (done.returncode, done.stdout, error["code"], error["path"]) == (2, b"", "E_INPUT_PATH_NOT_FOUND", "nope.json")
+    assert (done.returncode, done.stdout, error["code"], error["path"]) == (2, b"", "E_INPUT_PATH_NOT_FOUND", "--rules")
+    assert error["received"] == "nope.json"
     assert error["howToFix"] == "Check the path of the heal rules file.", error
 
 

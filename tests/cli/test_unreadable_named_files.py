@@ -22,6 +22,7 @@ CASES = {
     "recorded golden": ["golden", "check", UNREADABLE, "session.jsonl"],
     "new journal or transcript": ["golden", "check", "session.jsonl", UNREADABLE],
 }
+FLAGS = {"context file": "--context-file", "heal rules file": "--rules"}
 
 
 @pytest.mark.skipif(not Path(UNREADABLE).is_file(), reason="needs Linux's /proc")
@@ -35,6 +36,6 @@ def test_an_unreadable_named_file_is_one_error_worded_one_way(tmp_path: Path, wh
     assert error["code"] == "E_INPUT_UNREADABLE"
     assert error["message"] == f"cannot read {what} {UNREADABLE!r}: Input/output error"
     assert error["source"] == UNREADABLE and error["received"] == "Input/output error"
-    # where it was named: the flag for a context file (as its other errors say), else the file
-    assert error["path"] == ("--context-file" if what == "context file" else UNREADABLE)
+    # where it was named: the flag for a flag's file (a context file, heal rules: as their other errors say), else the file
+    assert error["path"] == FLAGS.get(what, UNREADABLE)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]  # nothing written
