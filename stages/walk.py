@@ -8,7 +8,8 @@ reported as ``E_JOURNAL_READ_FAILED`` with the byte offset of the failing record
 stopped), and nothing after it is shown.
 
 Before the run (``preflight``) each input file is checked: a first record that is unreadable, or an
-``at`` step that appears in no input, is refused (exit 2, nothing printed), and a pre-scan finds the
+``at`` step that appears in no input, is refused (exit 2, nothing printed: when a line could not be read, the
+refusal names it, with its line and byte offset, as where the step may be), and a pre-scan finds the
 record the walk stops at: that step's terminal record, or the step's last record when it never
 terminated, or a line that cannot be read and may be the step's (the walk reads up to it and fails
 there). On stdin there is nothing to pre-scan: every record is held until the step shows up (and
@@ -139,14 +140,18 @@ class WalkRecords(Transform):
             return
         at = self.config["at"] or None
         files = [path for path in inputs if path != STDIN and os.path.isfile(path)]
+        unread: tuple[str, dict[str, Any]] | None = None  # (the step not found) the first record no file could be read in
+        more = 0  # how many more
         for path in files:
             scan = scan_journal(path, at, self.config["max_line_bytes"])
             if at is not None and scan.end is not None and scan.end.found and not self.stops:
                 self.stops[printable(path)] = scan.end
+            if scan.unread is not None:
+                more += scan.more_unread + (unread is not None)
+                unread = unread or (scan.unread[0], {**scan.unread[1], "source": printable(path)})
         if at is not None and inputs and len(files) == len(inputs) and not self.stops:
-            where = files[0] if len(files) == 1 else f"any of {len(files)} journals"
-            raise refused("E_STEP_NOT_FOUND", f"step {at!r} never appears in {where!r}", received=at,
-                          source=printable(files[0]) if len(files) == 1 else None, howToFix=_list_steps(files[0]))
+            where = repr(files[0]) if len(files) == 1 else f"any of {len(files)} journals"
+            raise step_not_found(at, where, printable(files[0]) if len(files) == 1 else None, files[0], unread, more)
 
     def __call__(self, batch: Batch) -> Batch | list[Released] | None:
         if self.done:
@@ -329,16 +334,11 @@ class WalkRecords(Transform):
             self._fail_with(self.failure)
         if self._unseen():  # all of the journal was read (or looked through) and the step never showed: refused
             assert self.watch is not None
-            failed = self.unseen_failure
-            where = ""
-            if failed is not None:  # (said too: the step may have been in what could not be read)
-                where = f" (in the records that could be read; it {_unreadable(*failed)})"
             self.held.clear()
             source = self.held.source  # (records held came from it: a file's name when the walk took records a stage
             named = source not in (STDIN, source_name(STDIN))  # made of it, which no pre-scan looked through)
-            raise refused("E_STEP_NOT_FOUND", f"step {self.watch.step!r} never appears in "
-                          f"{repr(source) if named else 'the journal'}{where}", received=self.watch.step,
-                          **({"source": source, "howToFix": _list_steps(source)} if named else {}))
+            raise step_not_found(self.watch.step, repr(source) if named else "the journal", source if named else None,
+                                 source if named else None, self.unseen_failure)
         self.held.clear()  # an unterminated step: its last record was the stop
         released, self.released = self.released, []
         return released or None
@@ -346,6 +346,31 @@ class WalkRecords(Transform):
 
 def _list_steps(path: str) -> str:
     return f"Run `replay walk {shlex.quote(path)}` to list the steps, then pick one."
+
+
+_UNREAD_AT = ("source", "line", "column", "offset", "path", "cause")  # the fields of a record that could not be read
+# that an E_STEP_NOT_FOUND carries (its ``received`` is the step)
+
+
+def step_not_found(step: str, where: str, source: str | None, walked: str | None,
+                   unread: tuple[str, dict[str, Any]] | None = None, more: int = 0) -> ReplayError:
+    """E_STEP_NOT_FOUND: ``step`` is in none of the records of ``where`` that could be read. When a record could not
+    be read (``unread``: its reason and fields; ``more`` others after it), the step may be in it: the refusal says
+    so, with that record's line and byte offset (or JSON path), not that the step never appears."""
+    if unread is None:
+        return refused("E_STEP_NOT_FOUND", f"step {step!r} never appears in {where}", received=step, source=source,
+                       **({"howToFix": _list_steps(walked)} if walked is not None else {}))
+    reason, fields = unread
+    others = f"; {more} more line{'s' if more > 1 else ''} could not be read either" if more else ""
+    at = {k: fields[k] for k in _UNREAD_AT if fields.get(k) is not None}
+    if at.get("source") in (STDIN, source_name(STDIN)):  # (a journal named so is none: said as the journal)
+        del at["source"]
+    steps = f"run `replay walk {shlex.quote(walked)}`" if walked is not None else "walk the journal"
+    return refused("E_STEP_NOT_FOUND", f"step {step!r} is in none of the records of {where} that could be read, "
+                   f"and it may be in one that could not be: the journal {_unreadable(reason, fields)}{others}",
+                   received=step, **{"source": source, **at},
+                   howToFix=f"The step may be in the record that could not be read: fix or cut it; else {steps} "
+                            "to list the steps, then pick one.")
 
 
 def _unreadable(reason: str, fields: dict[str, Any]) -> str:

@@ -213,25 +213,46 @@ class LineProblem:
 
 def first_record_problem(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20) -> LineProblem | None:
     """Whether the first non-blank line of JSONL bytes is a record (a JSON object); stops there."""
+    return next(_lines_read(chunks, max_line_bytes), None)
+
+
+def line_problems(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20) -> Iterator[LineProblem]:
+    """Every line of JSONL bytes that is no record (not JSON, not an object, a dropped record, too long, a last line
+    cut off), in order: what a walk ``--at`` a step the pre-scan did not find says the step may be in."""
+    return (problem for problem in _lines_read(chunks, max_line_bytes) if problem is not None)
+
+
+def _lines_read(chunks: Iterable[bytes], max_line_bytes: int) -> Iterator[LineProblem | None]:
+    """Each non-blank line of JSONL bytes read: None for a record, else what is wrong with it (a line longer than
+    ``max_line_bytes`` as soon as it is, never held whole)."""
     tail = b""
-    base, line = 0, 1
+    base, line = 0, 1  # the offset of ``data`` in the input; the line number at ``at``
+    skipping = False  # inside a line too long, already said
     for chunk in chunks:
-        tail += chunk
+        data = tail + chunk if tail else chunk
+        at = 0
         while True:
-            cut = tail.find(b"\n")
-            if (cut if cut >= 0 else len(tail)) > max_line_bytes:
-                return LineProblem(line_too_long(line, max_line_bytes), line, base,
-                                   tail[:min(cut if cut >= 0 else len(tail), 120)], cause=TOO_LONG)
+            cut = data.find(b"\n", at)
+            if skipping:
+                if cut < 0:
+                    break
+                at, line, skipping = cut + 1, line + 1, False
+                continue
+            if (cut if cut >= 0 else len(data)) - at > max_line_bytes:
+                yield LineProblem(line_too_long(line, max_line_bytes), line, base + at,
+                                  data[at:min(cut if cut >= 0 else len(data), at + 120)], cause=TOO_LONG)
+                skipping = True
+                continue
             if cut < 0:
                 break
-            raw, tail = tail[:cut], tail[cut + 1:]
+            raw = data[at:cut]
             if raw.strip(b" \t\r"):
-                return _line_problem(raw, line, base, complete=True)
-            base += cut + 1
-            line += 1
+                yield _line_problem(raw, line, base + at, complete=True)
+            at, line = cut + 1, line + 1
+        tail = b"" if skipping else data[at:]
+        base += len(data) if skipping else at
     if tail.strip(b" \t\r"):
-        return _line_problem(tail, line, base, complete=False)
-    return None
+        yield _line_problem(tail, line, base, complete=False)
 
 
 def record_problem(record: Any, pointer: str | None) -> dict[str, Any] | None:
@@ -364,6 +385,10 @@ class JournalScan:
 
     document: bool  # one JSON document (an artifact), not JSONL
     end: StepEnd | None  # where the walk to the step asked for stops (None: no step asked for)
+    # the step was not found: the first line that could not be read (the step may be in it), as the reason and
+    # fields of its E_JOURNAL_READ_FAILED, and how many more there are
+    unread: tuple[str, dict[str, Any]] | None = None
+    more_unread: int = 0
 
 
 _SCANS: dict[tuple[Any, ...], JournalScan] = {}
@@ -460,7 +485,7 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         if at is None:
             return JournalScan(True, None)
         records = [r for batch in document_items(document, path) for r in batch.events or ()]
-        return JournalScan(True, find_step_end_in(records, at))
+        return JournalScan(True, find_step_end_in(records, at))  # (each record read: one no object holds no step)
     problem = first_record_problem(_without(read.look(), bom), max_line_bytes)
     if problem is not None:
         raise _unreadable(path, problem.message, line=problem.line, column=problem.column, offset=problem.offset + bom,
@@ -472,6 +497,12 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
     end = find_step_end(_until_unreadable(_without(read.look(keep=False), bom), cut), at, max_line_bytes)
     if cut and not end.found:
         raise cut[0]
+    if not end.found:  # (only now is every line parsed: the step may be in one that is no record)
+        problems = line_problems(_without(journal_chunks(path), bom), max_line_bytes)
+        unread = next(problems, None)
+        if unread is not None:
+            fields = {"line": unread.line, "column": unread.column, "offset": unread.offset + bom, "cause": unread.cause}
+            return JournalScan(False, end, (unread.message, fields), sum(1 for _ in problems))
     if cut and not end.terminated:  # the step's end may be in what cannot be read: the walk reads up to that place
         return JournalScan(False, StepEnd(True))  # and reports it there (exit 1), as a cut-off last line
     if end.end is not None and bom:

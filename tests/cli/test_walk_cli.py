@@ -625,6 +625,61 @@ def test_replay_run_of_the_shipped_spec_walks_like_the_command(args, at, tmp_pat
     assert cli("run", str(config), str(WALK / "interleaved.jsonl")) == cli("walk", *args, *at_args, str(WALK / "interleaved.jsonl"))
 
 
+def _unreadable_journals(folder: Path) -> dict[str, tuple[Path, int, int]]:
+    """examples/journals/two-runs.jsonl with a line that cannot be read: {name: (path, its line, its byte offset)}."""
+    lines = (EXAMPLES / "journals" / "two-runs.jsonl").read_bytes().splitlines(keepends=True)
+    made = {"invalid": ([*lines[:3], b"{not json\n", *lines[3:]], 4),
+            "torn": ([*lines, b'{"seq":99,"type":"us'], len(lines) + 1),
+            "nonutf8": ([*lines[:2], lines[2].replace(b'"type"', b'"t\xffype"', 1), *lines[3:]], 3)}
+    out = {}
+    for name, (content, line) in made.items():
+        path = folder / f"{name}.jsonl"
+        path.write_bytes(b"".join(content))
+        out[name] = (path, line, len(b"".join(content[:line - 1])))
+    return out
+
+
+@pytest.mark.parametrize("name", ["invalid", "torn", "nonutf8"])
+@pytest.mark.parametrize("json", [False, True])
+def test_a_step_not_found_where_a_line_could_not_be_read_names_that_line(tmp_path: Path, cli, name: str, json: bool):
+    """`--at STEP` in none of a journal's records, where a line could not be read (not JSON, a torn last line, a byte
+    that is no UTF-8): the step may be in that line, so the refusal (E_STEP_NOT_FOUND, exit 2, nothing printed) says
+    so, with the line and its byte offset, and does not say the step never appears; on stdin too."""
+    path, line, offset = _unreadable_journals(tmp_path)[name]
+    error = refused(cli("walk", *(["--json"] if json else []), "--at", "nope", path.name, cwd=tmp_path),
+                    "E_STEP_NOT_FOUND", "step_not_found")
+    assert (error["line"], error["offset"], error["source"], error["received"]) == (line, offset, path.name, "nope")
+    assert "never appears" not in error["message"]
+    assert f"could not be read at byte {offset}: line {line} " in error["message"]
+    assert "may be in" in error["message"] and "may be in" in error["howToFix"]
+    config = tmp_path / "walk.toml"
+    config.write_text('chain = [{ type = "walk", at = "nope" }]\n')
+    piped = refused(cli("run", str(config), "-", input=path.read_bytes()), "E_STEP_NOT_FOUND", "step_not_found")
+    assert (piped["line"], piped["offset"], "source" in piped) == (line, offset, False)
+    assert piped["message"] == error["message"].replace(repr(path.name), "the journal")
+
+
+def test_a_step_not_found_counts_the_other_lines_that_could_not_be_read(tmp_path: Path, cli):
+    journals = _unreadable_journals(tmp_path)
+    both = tmp_path / "both.jsonl"
+    both.write_bytes(journals["invalid"][0].read_bytes() + journals["torn"][0].read_bytes()[-21:])
+    error = refused(cli("walk", "--at", "nope", str(both)), "E_STEP_NOT_FOUND", "step_not_found")
+    assert (error["line"], error["offset"]) == journals["invalid"][1:]
+    assert error["message"].endswith("; 1 more line could not be read either")
+
+
+def test_a_step_found_before_or_after_a_line_that_could_not_be_read_is_walked_as_before(tmp_path: Path, cli):
+    """The step's end before the line: walked to it (exit 0), the line not read; the step after it: the walk shows the
+    records before the line and fails there (exit 1, E_JOURNAL_READ_FAILED with its byte offset)."""
+    journals = _unreadable_journals(tmp_path)
+    code, out, errors = cli("walk", "--at", "c1", str(journals["torn"][0]))
+    assert (code, len(out.splitlines()), errors) == (0, 5, [])
+    path, line, offset = journals["invalid"]
+    code, out, [error] = cli("walk", "--at", "c1", str(path))
+    assert (code, len(out.splitlines()), error["code"], error["line"], error["offset"]) == (
+        1, 3, "E_JOURNAL_READ_FAILED", line, offset)
+
+
 def test_a_step_not_found_on_stdin_is_refused_with_nothing_printed(tmp_path: Path, cli):
     """`replay run CONFIG -` with a walk `at` a step: on stdin the walk holds every record until the step shows, so a
     step that never does is refused as in a file (exit 2, REFUSED [step_not_found], nothing on stdout); one that does

@@ -24,6 +24,7 @@ from replay.pipeline.model.walk_journal import (
     find_step_end_in,
     first_record_problem,
     journal_dialect,
+    line_problems,
 )
 
 WALK = FIXTURES / "walk"
@@ -372,6 +373,18 @@ def test_first_record_problem():
     problem = first_record_problem([b'\n{"kind":"x"'])
     assert problem is not None and problem.offset == 1 and "cut off" in problem.message
     assert first_record_problem([b'{"ki', b'nd":"x"}\nnot json\n']) is None  # only the first record is looked at
+
+
+def test_line_problems_are_every_line_that_is_no_record_in_order_in_any_chunking():
+    """What a walk --at a step not found names (the step may be in it): each line that is no record, with its line
+    and byte offset: not JSON, no object, a line too long (never held whole), a last line cut off; blank lines none."""
+    long = b'{"pad":"' + b"x" * 60 + b'"}\n'
+    data = b'{"kind":"a"}\n\n{not json\n' + long + b'[1]\n{"kind":"b"}\n{"kind":"c'
+    for chunks in ([data], [data[i:i + 5] for i in range(0, len(data), 5)]):
+        found = [(p.line, p.offset, p.cause) for p in line_problems(chunks, max_line_bytes=40)]
+        assert found == [(3, 14, None), (4, 24, "E_JSONL_LINE_TOO_LONG"), (5, 24 + len(long), None),
+                         (7, 28 + len(long) + 13, None)]
+    assert list(line_problems([(WALK / "hello.jsonl").read_bytes()])) == []
 
 
 def test_a_line_longer_than_the_limit_is_no_record():
