@@ -461,6 +461,29 @@ def test_an_empty_step_and_a_folder_are_usage_errors(tmp_path: Path, cli):
     assert cli("walk", str(tmp_path) + "/")[2][0]["code"] == "E_USAGE_INVALID"
 
 
+@pytest.mark.parametrize("command", ["walk", "diff"])
+def test_a_name_no_run_has_where_a_folder_or_socket_is_says_it_is_no_file(tmp_path: Path, cli, command: str):
+    """`replay walk dir` with a folder (or a socket) of that name here, and no run of that id: what `replay walk ./dir`
+    says (E_USAGE_INVALID, not a regular file), and that no run has the id; not E_RUN_NOT_FOUND alone, whose advice (a
+    run id, the data dir) leads away from the folder."""
+    import socket
+
+    (tmp_path / "dir").mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(tmp_path / "sock"))
+        for name in ("dir", "sock"):
+            code, out, [error] = cli(command, name, *(["other.jsonl"] if command == "diff" else []), cwd=tmp_path)
+            assert (code, out, error["code"], error["path"]) == (2, b"", "E_USAGE_INVALID", name)
+            assert error["message"] == (f"{name!r} is not a regular file; {command} reads journal files "
+                                        "(and no run has that id: no journal in '.replay/journal')")
+    finally:
+        server.close()
+    code, _, [error] = cli(command, "dir", *(["other.jsonl"] if command == "diff" else []), "--data-dir", ".replay",
+                           cwd=tmp_path)
+    assert (code, error["code"]) == (2, "E_RUN_NOT_FOUND")  # (with --data-dir a run id only)
+
+
 # a failure after output began: exit 1 --------------------------------------------------------------------------
 def test_a_bad_record_mid_journal_fails_with_its_byte_offset(cli):
     code, out, errors = cli("walk", str(WALK / "mid-journal-error.jsonl"))

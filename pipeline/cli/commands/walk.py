@@ -109,9 +109,7 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
             raise refused("E_RUN_NOT_FOUND", f"no journal at {arg!r}", path=arg,
                           howToFix="Check the path, or give a run id to look in .replay/journal/.")
         if not os.path.isfile(arg):
-            raise ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; {command} reads journal files",
-                              path=arg, howToFix="Pass the journal file itself (a .jsonl or .json file), or a run id.",
-                              example=example)
+            raise _not_a_file(arg, command, example)
         return arg
     if not is_run_id(arg):
         hint = " (with --data-dir the argument is always a run id)" if data_dir is not None and looks_like_path(arg) else ""
@@ -122,9 +120,18 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
     path = journal_of(folder, arg)
     if not os.path.isfile(path) and data_dir is None and os.path.isfile(arg):
         return arg  # (no run of that id, and a file of that name here: the file, though its name has no journal suffix)
+    journals = os.path.join(folder, JOURNAL_FOLDER)
+    if not os.path.isfile(path) and data_dir is None and os.path.exists(arg):  # (a folder, a socket of that name here)
+        raise _not_a_file(arg, command, example, f" (and no run has that id: no journal in {journals!r})")
     if not os.path.isfile(path):
-        journals = os.path.join(folder, JOURNAL_FOLDER)
         raise refused("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {journals!r}", path=path, received=arg,
                       howToFix=f"Check the run id (`ls {shlex.quote(journals)}`)"
                       + (" or the --data-dir." if data_dir is not None else " or pass --data-dir."))
     return path
+
+
+def _not_a_file(arg: str, command: str, example: str, also: str = "") -> ReplayError:
+    """E_USAGE_INVALID for an argument that names something here other than a regular file (a folder, a socket)."""
+    return ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; {command} reads journal files{also}",
+                       path=arg, howToFix="Pass the journal file itself (a .jsonl or .json file), or a run id.",
+                       example=example)
