@@ -401,9 +401,10 @@ class EventChecker:
         self.runs += 1
 
     def check_event(self, event: Any, path: str) -> Problems:
-        """One event of the current run. An artifact's element that is no object takes its place in the run but has no
-        seq: the event after it may follow the seq before it (as after a line left out of a journal) or have its
-        place's, and a seq problem after it names the seq of the last real event."""
+        """One event of the current run. An artifact's element that is no object, or an event whose seq is invalid
+        (``"x"``, 0), takes its place in the run but has no seq: the event after it may follow the seq before it (as
+        after a line left out of a journal) or have its place's, and a seq problem after it names the seq of the last
+        valid one."""
         self.events += 1
         self.position += 1
         if not isinstance(event, dict):
@@ -454,9 +455,8 @@ class EventChecker:
 
     def _check_seq(self, seq: Any, path: str) -> Problems:
         where = f"{path}.seq"
-        if not (is_integer(seq) and seq >= 1):
-            self.last_seq += 1  # it still takes a place in the run
-            state = state_of(seq)
+        if not (is_integer(seq) and seq >= 1):  # (its event takes its place in the run, ``position``, but it is no seq
+            state = state_of(seq)  # the next event follows: that one may follow the seq before it, or have its place's)
             return [_problem(
                 "E_ARTIFACT_EVENT_SEQ_INVALID", f"{_event_at(path)} `seq` {state}; it must be an integer >= 1",
                 where, "integer >= 1", seq, example='"seq": 1',

@@ -146,6 +146,24 @@ def test_an_element_that_is_no_object_has_no_seq(seqs: list[int], seq_problems: 
     assert [(p["path"], p["message"]) for p in problems if p["code"] == "E_ARTIFACT_EVENT_SEQ_INVALID"] == seq_problems
 
 
+@pytest.mark.parametrize("bad", ["x", 0, 2.0, None])
+@pytest.mark.parametrize(("seqs", "seq_problems"), [
+    ([1, 2], []),  # an invalid seq is no seq the next event follows: 2 follows 1
+    ([1, 3], []),  # or the event after it has its place's
+    ([1, 4], [("seq", "has seq 4 but follows seq 1: seq must go 1, 2, ... n in each run")]),
+])
+def test_an_invalid_seq_is_no_seq_to_follow_in_an_artifact_or_a_journal(bad: Any, seqs: list[int],
+                                                                         seq_problems: list[tuple]) -> None:
+    """[1, {"seq": "x"}, 2] was 'has seq 2 but follows seq 2': the invalid seq moved the last seq on."""
+    events = [ev(seqs[0], "run_started"), {**ev(2, "user_message"), "seq": bad}, ev(seqs[1], "run_completed")]
+    in_artifact = [(p["path"], p["message"]) for p in validate_artifact(artifact(events))]
+    assert in_artifact == [("$.events[1].seq", in_artifact[0][1])] + [
+        (f"$.events[2].{path}", f"event $.events[2] {message}") for path, message in seq_problems]
+    in_journal = [(p["path"], p["message"]) for p in stream_problems(events)]
+    assert in_journal == [("$.seq", in_journal[0][1])] + [(f"$.{path}", f"event {message}") for path, message in seq_problems]
+    assert [p["path"] for p in stream_problems(events, "increasing")] == ["$.seq"]
+
+
 @settings(max_examples=300)
 @given(st.lists(st.one_of(st.integers(0, 8), st.just("x")), max_size=8))
 def test_a_run_passes_exactly_when_its_seqs_are_one_to_n(seqs: list[Any]) -> None:
