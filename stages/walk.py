@@ -45,7 +45,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refus
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.engine.text import utf8
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, SKIPPED, STDIN, source_name
+from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, SKIPPED, STDIN, source_name
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
 from replay.pipeline.model.walk import (
     SpendLedger,
@@ -67,7 +67,6 @@ from replay.pipeline.report.spool import ByteSpool
 TEXT, JSON = "text", "json"
 WALK_ENDS = "; the walk ends there"  # what becomes of a line too long in a walk (read: ``journals.SKIPPED``)
 Released = Batch | Iterator[Batch]  # what the walk gives back: held records come back lazily (``HeldRecords.batches``)
-_BLANK = b" \t\r"
 
 
 @register("walk")
@@ -237,7 +236,7 @@ class WalkRecords(Transform):
         """Render one record into ``out`` (or hold it; held records let go go to ``parts``, ``out`` before them);
         True when the walk ends with it."""
         line = read_record(record, self.ledger, detail=not self.json)
-        event = raw.strip(_BLANK) if raw is not None else exactjson.dumps(record)
+        event = raw.strip(BLANK) if raw is not None else exactjson.dumps(record)
         rendered = line.json(event) if self.json else utf8(line.text())
         watch = self.watch
         if watch is not None and not self.stops and line.step_id != watch.step:

@@ -27,6 +27,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
 from replay.pipeline.io.journals import (
+    BLANK,
     DOCUMENT,
     Gunzipping,
     GzipUnreadable,
@@ -64,7 +65,7 @@ def _watch_line(watch: StepWatch, raw: bytes) -> bool | None:
     try:
         record = exactjson.loads(raw)
     except orjson.JSONDecodeError:
-        return None if raw.strip(b" \t\r") else False
+        return None if raw.strip(BLANK) else False
     if type(record) is not dict:
         return None
     if record.get(RECORD_KEY) == DROPPED_RECORD:
@@ -246,12 +247,12 @@ def _lines_read(chunks: Iterable[bytes], max_line_bytes: int) -> Iterator[LinePr
             if cut < 0:
                 break
             raw = data[at:cut]
-            if raw.strip(b" \t\r"):
+            if raw.strip(BLANK):
                 yield _line_problem(raw, line, base + at, complete=True)
             at, line = cut + 1, line + 1
         tail = b"" if skipping else data[at:]
         base += len(data) if skipping else at
-    if tail.strip(b" \t\r"):
+    if tail.strip(BLANK):
         yield _line_problem(tail, line, base, complete=False)
 
 
@@ -270,7 +271,7 @@ def record_problem(record: Any, pointer: str | None) -> dict[str, Any] | None:
 def line_problem(raw: bytes, line: int, offset: int, complete: bool = True) -> LineProblem | None:
     """None when ``raw`` is a record (or blank), else what is wrong with it (a dropped record `replay read` wrote where
     it left a line out is no record of the journal: a line that could not be read)."""
-    if not raw.strip(b" \t\r"):
+    if not raw.strip(BLANK):
         return None
     return _line_problem(raw, line, offset, complete)
 
