@@ -120,6 +120,20 @@ def refuse_stdout_into_an_input(sources: Iterable[str]) -> None:
                           howToFix="Redirect stdout to another file (`> out.jsonl`); inputs are never modified.")
 
 
+def refuse_overlap(out: str, inputs: Iterable[str], flag: str, *, what: str, how_to_fix: str) -> None:
+    """Refuse (E_OUTPUT_UNWRITABLE, exit 2, nothing run) an output folder ``out`` (named by ``flag``) that is one of the
+    local ``inputs`` (folders or files, ``what`` in words), lies inside one, or holds one: written into, the inputs'
+    folder would get outputs a later run reads as inputs (or replace files in it); holding them, outputs would mix with
+    inputs. Links are resolved: two spellings of one folder overlap."""
+    target = Path(out).resolve()
+    for given in inputs:
+        source = Path(given).resolve()
+        if target == source or target.is_relative_to(source) or source.is_relative_to(target):
+            raise ReplayError("E_OUTPUT_UNWRITABLE", f"{flag} {out!r} and {what} {given!r} overlap: inputs are never "
+                              "written into", path=flag, expected=f"a folder outside {what}, not holding it",
+                              received=out, howToFix=how_to_fix)
+
+
 def _refuse_unnameable(stage: Stage) -> None:
     """An output file or folder of ``stage`` that no file can be called (os calls on it raise ValueError or
     UnicodeEncodeError): E_CONFIG_OPTION_INVALID at its option (a folder: at the stage)."""

@@ -338,14 +338,16 @@ def test_directory_mode_heals_a_named_file_of_every_name_it_heals_in_a_folder(tm
     # (--in run.ndjson was E_INPUT_FILE_NOT_JSON, "not a .json or .jsonl file", while a folder holding it healed it;
     # and --in run.raw.json, capture's side file that no folder walk heals, was healed as if an artifact)
     journal = b"".join(line + b"\n" for line in lines_of([ev(1, "run_started"), ev(2, "run_completed")]))
-    (tmp_path / "run.ndjson").write_bytes(journal)
-    (tmp_path / "run.raw.json").write_bytes(journal)
-    named = run_replay("heal", "--in", str(tmp_path / "run.ndjson"), "--out", str(tmp_path / "named"))
-    walked = run_replay("heal", "--in", str(tmp_path), "--out", str(tmp_path / "walked"))
+    src = tmp_path / "in"  # (an --out inside --in is refused)
+    src.mkdir()
+    (src / "run.ndjson").write_bytes(journal)
+    (src / "run.raw.json").write_bytes(journal)
+    named = run_replay("heal", "--in", str(src / "run.ndjson"), "--out", str(tmp_path / "named"))
+    walked = run_replay("heal", "--in", str(src), "--out", str(tmp_path / "walked"))
     assert named.returncode == walked.returncode == 0, (named.stderr, walked.stderr)
     assert (tmp_path / "named" / "run.healed.jsonl").read_bytes() == (tmp_path / "walked" / "run.healed.jsonl").read_bytes()
     assert not (tmp_path / "walked" / "run.raw.healed.json").exists()
-    raw = run_replay("heal", "--in", str(tmp_path / "run.raw.json"), "--out", str(tmp_path / "raw"))
+    raw = run_replay("heal", "--in", str(src / "run.raw.json"), "--out", str(tmp_path / "raw"))
     (error,) = errors_of(raw.stderr)
     assert (raw.returncode, error["code"], error["received"]) == (2, "E_INPUT_FILE_NOT_JSON", "run.raw.json")
     assert not (tmp_path / "raw").exists()
@@ -541,7 +543,7 @@ def test_directory_mode_refuses_colliding_or_self_overwriting_outputs(tmp_path: 
     (src / "y.healed.json").write_text(json.dumps(_artifact("y", [ev(1, "run_started", run="y")])))
     before = (src / "y.healed.json").read_bytes()
     proc = run_replay("heal", "--in", str(src), "--out", str(src))
-    assert proc.returncode == 2 and errors_of(proc.stderr)[0]["code"] == "E_USAGE_INVALID"
+    assert proc.returncode == 2 and errors_of(proc.stderr)[0]["code"] == "E_OUTPUT_UNWRITABLE"
     assert (src / "y.healed.json").read_bytes() == before
 
 

@@ -105,7 +105,7 @@ def test_out_must_be_new_or_empty(tmp_path: Path) -> None:
     assert [p.name for p in used.iterdir()] == ["notes.txt"] and (tmp_path / "file").read_text() == "x"
     assert ids(empty) == imported
     inside = import_dir(exports, exports / "imported")
-    assert inside.returncode == 2 and errors_of(inside.stderr)[0]["code"] == "E_USAGE_INVALID"
+    assert inside.returncode == 2 and errors_of(inside.stderr)[0]["code"] == "E_OUTPUT_UNWRITABLE"
     assert not (exports / "imported").exists()
 
 

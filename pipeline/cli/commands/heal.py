@@ -12,6 +12,7 @@ from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_
 from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, ReplayError, empty_value
+from replay.pipeline.engine.preflight import refuse_overlap
 from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import ORIGINAL, captured_once, expand_paths, is_journal_name, is_url
@@ -100,6 +101,9 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         if not files:
             logger().warning("heal.nothing_found", path=in_path, hint="directory mode heals *.json artifacts and *.jsonl journals")
             return EXIT_OK
+        if out_dir and not is_url(in_path) and not is_url(out_dir):  # (the healed copies would be read as inputs by the next run)
+            refuse_overlap(out_dir, [in_path], "--out", what="--in",
+                           how_to_fix="Heal into a folder beside the inputs, e.g. --out healed.")
         bound |= {"write.out_dir": Flag("--out", out_dir), "write.root": str(root)}
         scale = Scale(workers, engine, scheduler, quiet)
         if is_url(out_dir):

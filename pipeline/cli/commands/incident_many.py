@@ -8,10 +8,10 @@ export comes out on stdout in input order.
 
 Refused before anything is written (exit 2, no OUT): what every export would refuse (the shared
 ``--rules`` file, a ``--redact`` pointer's syntax), two exports that would get one folder, OUT inside
-DIR (or DIR inside OUT), an OUT that is neither new nor empty (the incident specification: "Every
-output folder must be new or empty"; a folder an earlier import wrote too). An export refused on its
-own (an invalid export) does not stop the others: its error is printed in its place, naming it, the
-others are imported, and the command exits 2 at the end. OUT then holds every export that could be
+DIR or DIR inside OUT (E_OUTPUT_UNWRITABLE, as `heal --in DIR --out` refuses it), an OUT that is neither new nor
+empty (the incident specification: "Every output folder must be new or empty"; a folder an earlier import
+wrote too). An export refused on its own (an invalid export) does not stop the others: its error is printed in
+its place, naming it, the others are imported, and the command exits 2 at the end. OUT then holds every export that could be
 imported; import the fixed export on its own, or the folder again into a fresh OUT.
 
 A new OUT is filled as ``.OUT.partial.replay.tmp`` beside it and renamed into place when every export
@@ -30,7 +30,7 @@ from replay.pipeline.cli.app import package_version
 from replay.pipeline.cli.scale import cli_work, filling, holding_stdout, run_over
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, empty_value
-from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
+from replay.pipeline.engine.preflight import refuse_overlap, refuse_stdout_into_an_input
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import expand_paths
@@ -55,7 +55,9 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
         given_rules(format_, bindings["load.rules"], limits, check=True)
     target = Path(out)
     refuse_stdout_into_an_input(files)
-    refuse_overlap(folder, target)
+    # OUT inside DIR would be read as exports by the next run; DIR inside OUT would mix inputs into outputs
+    refuse_overlap(out, [folder], "--out", what="the export folder",
+                   how_to_fix="Import into a folder beside the exports, e.g. --out imported.")
     refuse_shared_folders(files, folder)
     doc = bind(load_spec(COMMAND), set=bindings | {"load.path": "", "folder.out": "", "folder.into": out, "folder.root": folder})
     key = work_key(doc, package_version())
@@ -95,15 +97,6 @@ def nothing_to_import(folder: str, format_: str, walked: list[str]) -> ReplayErr
     return ReplayError("E_INCIDENT_EXPORTS_NOT_FOUND", f"{folder!r} holds no {'/'.join(suffixes)} file to import "
                        f"(--format {format_}); nothing was written", path=folder,
                        expected=f"a folder with {'/'.join(suffixes)} exports", received="no such file", howToFix=fix)
-
-
-def refuse_overlap(folder: str, target: Path) -> None:
-    """OUT inside DIR would be read as exports by the next run; DIR inside OUT would mix inputs into outputs."""
-    inputs, outputs = Path(folder).resolve(), target.resolve()
-    if outputs == inputs or outputs.is_relative_to(inputs) or inputs.is_relative_to(outputs):
-        raise ReplayError("E_USAGE_INVALID", f"--out {str(target)!r} and the export folder {folder!r} overlap",
-                          path="--out", expected="a folder outside the export folder", received=str(target),
-                          howToFix="Import into a folder beside the exports, e.g. --out imported.")
 
 
 def refuse_shared_folders(files: list[str], folder: str) -> None:
