@@ -102,7 +102,8 @@ class EmitArtifacts(Sink):
             if folder is not None:  # folders on this machine (emit writes no URLs)
                 refuse_non_folder(folder, "Give --out a folder (it is made when missing)." if key == "out_dir" else
                                   "Move the file out of the way: capture writes each run's journal in that folder.",
-                                  example="replay capture --out captures \"prompt\"" if key == "out_dir" else None)
+                                  example="replay capture --out captures \"prompt\"" if key == "out_dir" else None,
+                                  flag=self.flags.get(key))
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         runs: list[RunParts] = []

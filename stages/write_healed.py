@@ -119,7 +119,8 @@ class WriteHealed(Sink):
         out_dir = self.config["out_dir"]
         refuse_non_folder(out_dir, "Give --out a folder: `replay heal --in PATH --out DIR`; to heal one file to stdout, "
                                    "run `replay heal FILE > healed.jsonl`.",
-                          example="replay heal --in .replay/artifacts --out .replay/healed")
+                          example="replay heal --in .replay/artifacts --out .replay/healed",
+                          flag=self.flags.get("out_dir"))
         if is_url(out_dir):
             self.plan = plan_healed(files, self._root(files), out_dir)
             return

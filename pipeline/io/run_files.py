@@ -136,17 +136,19 @@ def plan_healed(files: list[str], root: Place, target: Place) -> dict[str, tuple
     return plan
 
 
-def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None) -> None:
-    """Refuse (E_USAGE_INVALID, exit 2) a folder to write into that exists and is not a folder (``--out FILE``
-    is never written over), and one under a file (E_OUTPUT_UNWRITABLE); a missing folder is fine. ``folder`` may
-    be a URL (a ``str``; ``path_kind``)."""
+def refuse_non_folder(folder: Place, how_to_fix: str, example: str | None = None, *, flag: str | None = None) -> None:
+    """Refuse (E_OUTPUT_UNWRITABLE, exit 2, before anything runs) a folder to write into that exists and is not a
+    folder (``--out FILE`` is never written over; ``--out /dev/full``), or is under a file; ``path`` names the flag
+    that gave it (``flag``), else the folder. A missing folder is fine. ``folder`` may be a URL (a ``str``;
+    ``path_kind``)."""
     kind = path_kind(folder)
+    where = folder if isinstance(folder, str) and is_url(folder) else str(Path(folder))
     if kind in ("file", "other"):
-        where = folder if isinstance(folder, str) and is_url(folder) else str(Path(folder))
-        raise ReplayError("E_USAGE_INVALID", f"the output folder {where!r} exists and is not a folder", path=where,
-                          expected="a folder (new or existing)", received=describe_kind(kind), howToFix=how_to_fix, example=example)
+        raise ReplayError("E_OUTPUT_UNWRITABLE", f"the output folder {where!r} exists and is not a folder",
+                          path=flag or where, expected="a folder (new or existing)", received=describe_kind(kind),
+                          howToFix=how_to_fix, example=example)
     if not (isinstance(folder, str) and is_url(folder)):
-        refuse_file_in_the_way(str(Path(folder)))
+        refuse_file_in_the_way(where, flag)
 
 
 def write_file(path: Place, data: bytes) -> str:

@@ -280,7 +280,7 @@ def test_in_file_that_is_not_a_journal_is_refused(tmp_path):
 
 def test_out_that_is_a_directory_is_refused(tmp_path):
     result = run_replay("report", TWO_RUNS, "--out", str(tmp_path))
-    assert result.returncode == 2 and errors_of(result.stderr)[0]["code"] == "E_USAGE_INVALID"
+    assert result.returncode == 2 and errors_of(result.stderr)[0]["code"] == "E_OUTPUT_UNWRITABLE"
 
 
 def test_unknown_format_is_a_usage_error():

@@ -1,4 +1,4 @@
-"""Usage refusals (exit 2, nothing written): heal's directory mode with an --out that is a file, validate's PATHs."""
+"""Refusals (exit 2, nothing written): heal's directory mode with an --out that is a file, validate's PATHs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ BROKEN = EXAMPLES / "journals" / "broken.jsonl"
 
 
 @pytest.mark.parametrize("out", ["same-as-in", "another-file"])
-def test_heal_in_out_with_a_file_as_out_is_a_usage_refusal(tmp_path: Path, out: str) -> None:
+def test_heal_in_out_with_a_file_as_out_is_refused(tmp_path: Path, out: str) -> None:
     source = tmp_path / "run.jsonl"
     source.write_bytes(BROKEN.read_bytes())
     target = source if out == "same-as-in" else tmp_path / "healed.jsonl"
@@ -23,10 +23,8 @@ def test_heal_in_out_with_a_file_as_out_is_a_usage_refusal(tmp_path: Path, out: 
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == b""
     (error,) = errors_of(proc.stderr)
-    if out == "same-as-in":  # (--out names the input: an output flag naming an input)
-        assert (error["code"], error["path"]) == ("E_OUTPUT_UNWRITABLE", "--out"), error
-    else:
-        assert error["code"] == "E_USAGE_INVALID" and error["path"] == str(target) and error["received"] == "a file"
+    assert (error["code"], error["path"]) == ("E_OUTPUT_UNWRITABLE", "--out"), error  # (an output flag naming a file)
+    assert out == "same-as-in" or error["received"] == "a file"  # (the input itself: it names an input)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing written, nothing replaced
 
 
@@ -82,7 +80,7 @@ def test_capture_out_that_is_a_file_is_refused_before_the_runner_starts(tmp_path
     proc = run_replay("capture", "--runner", str(runner), "--out", "captures", "p", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == b""
     (error,) = errors_of(proc.stderr)
-    assert error["code"] == "E_USAGE_INVALID" and error["path"] == "captures"
+    assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == "--out"
     assert not (tmp_path / "ran").exists() and not (tmp_path / ".replay").exists()
 
 
@@ -97,7 +95,7 @@ def test_capture_and_heal_refuse_a_file_as_their_output_folder_in_the_same_words
         (error,) = errors_of(proc.stderr)
         assert (proc.returncode, proc.stdout) == (2, b"")
         assert {k: error[k] for k in ("code", "message", "path", "expected", "received")} == {
-            "code": "E_USAGE_INVALID", "message": "the output folder 'taken' exists and is not a folder", "path": "taken",
+            "code": "E_OUTPUT_UNWRITABLE", "message": "the output folder 'taken' exists and is not a folder", "path": "--out",
             "expected": "a folder (new or existing)", "received": "a file"}
         assert error["howToFix"].startswith("Give --out a folder") and error["example"].startswith("replay ")
     assert (tmp_path / "taken").read_bytes() == b"a file\n"
@@ -108,7 +106,7 @@ def test_a_pipe_as_the_output_folder_is_named_as_a_pipe(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "taken")
     proc = run_replay("heal", "--in", str(BROKEN), "--out", "taken", cwd=tmp_path)
     (error,) = errors_of(proc.stderr)
-    assert (proc.returncode, error["code"]) == (2, "E_USAGE_INVALID"), proc.stderr
+    assert (proc.returncode, error["code"], error["path"]) == (2, "E_OUTPUT_UNWRITABLE", "--out"), proc.stderr
     assert error["received"] == "a pipe, a device or a socket", error
 
 
@@ -141,9 +139,9 @@ def test_an_output_under_a_file_is_refused_before_anything_runs_as_not_a_directo
     assert (proc.returncode, proc.stdout) == (2, b""), proc.stderr
     (error,) = errors_of(proc.stderr)
     target = next(a for a in args if a.startswith("afile/")) if args[0] != "run" else "afile/out.jsonl"
-    # the flag the user typed, where a graph's stage or a folder of many outputs is refused (capture and incident
-    # import name their --out folder by its path in each of their refusals)
-    by_flag = args[0] in ("report", "heal", "write", "export", "script")
+    # the flag the user typed, where a graph's stage or a folder of many outputs is refused (incident import names
+    # its --out folder by its path in each of its refusals)
+    by_flag = args[0] in ("report", "heal", "write", "export", "script", "capture")
     assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == (args[args.index(target) - 1] if by_flag else target)
     assert error["received"] == "ENOTDIR: 'afile' is not a directory" and "'afile' is a file" in error["message"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before and (tmp_path / "afile").read_bytes() == b"a file\n"

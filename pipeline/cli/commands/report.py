@@ -100,8 +100,9 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     `summarize` over its files, and one `report` stage renders the summaries in input order.
     """
     if out is not None and path_kind(out) == "directory":
-        raise ReplayError("E_USAGE_INVALID", f"--out {out!r} is a directory; name the report file",
-                          path=out, example="--out report.html")
+        raise ReplayError("E_OUTPUT_UNWRITABLE", f"--out {out!r} is a directory; name the report file", path="--out",
+                          expected="a file path, or '-' for stdout", received=out,
+                          howToFix="Name the report file (a folder is not written into).", example="--out report.html")
     if fmt is None:
         fmt = FORMAT_BY_SUFFIX.get(Path(out).suffix.lower(), "text") if out else "text"
     files = report_files(list(paths), list(in_paths))
