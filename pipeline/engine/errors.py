@@ -444,6 +444,14 @@ def input_unreadable(path: str, exc: OSError, /, *, what: str = "", exit_code: i
                           | ({"howToFix": advice} if advice else {}) | fields))
 
 
+def folder_for_a_file(path: str, /, *, what: str, **fields: Any) -> ReplayError:
+    """A file a flag names that is a folder (``--rules DIR``, ``--override DIR``): E_INPUT_UNREADABLE, exit 2, as
+    reading it fails (EISDIR) wherever that is found out, before or as the file is opened (``fields``: ``path`` naming
+    the flag, a ``howToFix`` of its own)."""
+    return input_unreadable(path, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)), what=what,
+                            exit_code=EXIT_REFUSED, **({"expected": "a file"} | fields))
+
+
 _ERRNO_OF = ((FileNotFoundError, errno.ENOENT), (PermissionError, errno.EACCES), (IsADirectoryError, errno.EISDIR),
              (NotADirectoryError, errno.ENOTDIR))
 

@@ -254,7 +254,7 @@ def test_an_override_that_is_a_folder_is_called_one(tmp_path: Path):
     done = run_replay("script", str(ECHO), "--override", str(tmp_path))
     assert (done.returncode, done.stdout) == (2, b"")
     [error] = errors_of(done.stderr)
-    assert error["code"] == "E_USAGE_INVALID" and "is a directory" in error["message"]
+    assert error["code"] == "E_INPUT_UNREADABLE" and error["message"].endswith("Is a directory")
     assert "does not exist" not in error["message"] and "replay.override.json" in error["howToFix"]
 
 

@@ -8,7 +8,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, folder_for_a_file
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.session import OVERRIDE_FILE
@@ -44,10 +44,9 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
                           howToFix="Check the path given to --override, or leave it out.")
     if override is not None and os.path.isdir(override):  # (a pipe, `--override <(...)`, is read: once)
-        raise ReplayError("E_USAGE_INVALID", f"override sidecar {override!r} is a directory; --override names the sidecar "
-                          "file", path=override,
-                          howToFix=f"Name the sidecar file, e.g. --override {os.path.join(override, OVERRIDE_FILE)}, "
-                                   "or leave --override out.")
+        raise folder_for_a_file(override, what="override sidecar", path="--override",
+                                howToFix=f"Name the sidecar file, e.g. --override {os.path.join(override, OVERRIDE_FILE)}, "
+                                         "or leave --override out.")
     # (the sidecar beside SESSION is the script stage's own default: `replay run` of the spec finds it too)
     bound = {"script.override": Flag("--override", override), "script.sidecar": False if no_override else None,
              "write.path": Flag("--out", out), "read.max_line_bytes": max_line_bytes}

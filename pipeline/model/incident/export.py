@@ -30,7 +30,14 @@ from typing import Any, BinaryIO, NoReturn
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, input_unreadable, refuse_duplicate_key, utf8_fault
+from replay.pipeline.engine.errors import (
+    EXIT_REFUSED,
+    ReplayError,
+    folder_for_a_file,
+    input_unreadable,
+    refuse_duplicate_key,
+    utf8_fault,
+)
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.events import TERMINAL_TYPES
@@ -129,6 +136,8 @@ def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
     if not target.exists():
         refuse("E_INPUT_PATH_NOT_FOUND", f"{what} {path!r} does not exist", {"path": path},
                howToFix=f"Check the path of the {what}: incident commands read a file or a folder, not stdin.")
+    if target.is_dir():
+        raise folder_for_a_file(path, what=what)
     if not target.is_file():  # (a pipe too: the input is read whole and checked against its limits, never streamed)
         refuse("E_INPUT_NOT_FILE_OR_DIR", f"{what} {path!r} is not a regular file", {"path": path},
                expected="a regular file", received=describe_kind(path_kind(path)),
