@@ -19,6 +19,7 @@ from replay.pipeline.io.journals import (
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     DOCUMENT,
+    DOCUMENT_SUFFIXES,
     LINES,
     STDIN,
     Item,
@@ -39,8 +40,6 @@ from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.runs import Inputs
 from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
-
-JSON_DOCUMENT_SUFFIXES = (".json", ".json.gz")
 
 
 class _Reached(Exception):
@@ -143,10 +142,10 @@ class ReadJournal(Source):
             self._cutter = None
             try:
                 async with open_journal(path, self.config["follow"]) as reader:
-                    if self.config["json_files"] == "whole" and path.endswith(JSON_DOCUMENT_SUFFIXES):
+                    if self.config["json_files"] == "whole" and path.endswith(DOCUMENT_SUFFIXES):
                         await self._read_whole(reader, source, out)
                     else:
-                        await self._read_one(reader, source, out, path.endswith(JSON_DOCUMENT_SUFFIXES), path == STDIN)
+                        await self._read_one(reader, source, out, path.endswith(DOCUMENT_SUFFIXES), path == STDIN)
             except ReplayError as exc:
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise

@@ -7,18 +7,17 @@ from typing import Any
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import expand_paths, source_name
+from replay.pipeline.io.journals import DOCUMENT_SUFFIXES, expand_paths, source_name
 from replay.pipeline.model.records import DOCUMENT_RECORD, SOURCE_RECORD, is_record, record_kind
 from replay.pipeline.model.runs import Run, marks_input, name_run, starts_run
 
 ARTIFACT, STREAM = "artifact", "stream"
-ARTIFACT_SUFFIXES = (".json", ".json.gz")
 
 
 class _Tally:
     def __init__(self, source: str) -> None:
         self.source = source
-        self.kind = ARTIFACT if source.endswith(ARTIFACT_SUFFIXES) else STREAM
+        self.kind = ARTIFACT if source.endswith(DOCUMENT_SUFFIXES) else STREAM
         self.errors = 0
         self.events = 0
         self.runs = 0

@@ -27,7 +27,9 @@ from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking
 
 STDIN = "-"
-JOURNAL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+LINES_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")  # a journal: JSON lines
+DOCUMENT_SUFFIXES = (".json", ".json.gz")  # an artifact: one JSON document
+JOURNAL_SUFFIXES = (*LINES_SUFFIXES, *DOCUMENT_SUFFIXES)  # what a folder walk reads, and what --in may name
 # What capture writes of one run (``io.run_files`` writes them, and takes their names from here): ``<id>.raw.json``
 # (the runner's output as it came), ``<id>.artifact.json`` (the run as the runner reported it), ``<id>.healed.json``
 # (healed), ``<id>.heal-log.json`` (its repairs) and ``journal/<id>.jsonl`` (the healed run as a stream).
@@ -103,6 +105,20 @@ def is_journal_name(name: str) -> bool:
     """Is a file of this name a journal or an artifact (what a folder walk reads, and what --in may name)? Not capture's
     side files, heal's manifest, nor replay's config files (``CONFIG_FILES``, by their whole name)."""
     return name.endswith(JOURNAL_SUFFIXES) and not name.endswith(NOT_JOURNALS) and base_name(name) not in CONFIG_FILES
+
+
+def not_a_journal_name(path: str, name: str, subject: str = "--in file", **fields: Any) -> ReplayError:
+    """E_INPUT_FILE_NOT_JSON (exit 2) for a file ``path`` (``name``: its name) whose name says it is no journal nor
+    artifact, where it must say so (`validate --in`, `heal --in`, `report --in`): one wording, one ``expected``,
+    from the suffixes themselves; a name with such a suffix is one of capture's side files or a config file
+    (``is_journal_name``). ``subject`` names what gave it, ``fields`` add to it."""
+    lines = ", ".join(s for s in LINES_SUFFIXES if not s.endswith(".gz"))
+    documents = ", ".join(s for s in DOCUMENT_SUFFIXES if not s.endswith(".gz"))
+    why = (f": capture's side files ({', '.join(NOT_JOURNALS[:2])}) and config files ({', '.join(CONFIG_FILES)}) are "
+           "neither" if name.endswith(JOURNAL_SUFFIXES) else "")
+    return ReplayError("E_INPUT_FILE_NOT_JSON", f"{subject} {path!r} is not a journal or an artifact by its name{why}",
+                       path=path, received=name, expected=f"a journal ({lines}) or an artifact ({documents}), optionally .gz",
+                       **fields)
 
 
 def stdin_is_terminal() -> bool:

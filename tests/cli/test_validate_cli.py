@@ -128,7 +128,7 @@ def test_a_file_that_is_not_json_is_refused(tmp_path: Path) -> None:
     done = run_replay("validate", "--in", str(notes))
     assert (done.returncode, done.stdout) == (2, b"")
     (error,) = errors_of(done.stderr)
-    assert (error["code"], error["path"], error["received"]) == ("E_INPUT_FILE_NOT_JSON", str(notes), ".txt")
+    assert (error["code"], error["path"], error["received"]) == ("E_INPUT_FILE_NOT_JSON", str(notes), "notes.txt")  # (the name, as heal and report give it)
     assert ".json" in error["expected"] and error["howToFix"]
 
 

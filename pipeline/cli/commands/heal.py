@@ -15,7 +15,7 @@ from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, Repl
 from replay.pipeline.engine.preflight import refuse_overlap
 from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.journals import ORIGINAL, captured_once, expand_paths, is_journal_name, is_url
+from replay.pipeline.io.journals import ORIGINAL, captured_once, expand_paths, is_journal_name, is_url, not_a_journal_name
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -136,8 +136,7 @@ def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
                           howToFix="Point --in at an artifact or journal file, or a folder of them (e.g. .replay/artifacts).")
     if root.is_file():
         if not is_journal_name(root.name):  # (the names a folder's walk heals)
-            raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {in_path!r} is not a journal or an artifact", path=in_path,
-                              expected=".json, .jsonl or .ndjson (.gz too), not capture's .raw.json or .heal-log.json nor a config file", received=root.name)
+            raise not_a_journal_name(in_path, root.name)
         return root.parent, [str(root)]
     if not root.is_dir():
         raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in target {in_path!r} is neither a file nor a directory", path=in_path)
@@ -162,8 +161,7 @@ def _url_inputs(url: str) -> tuple[str, list[str]]:
                           howToFix="Check the URL: its bucket or host and its path.")
     if found == "file":
         if not is_journal_name(remote.name(url)):
-            raise ReplayError("E_INPUT_FILE_NOT_JSON", f"--in file {url!r} is not a journal or an artifact", path=url,
-                              expected=".json, .jsonl or .ndjson (.gz too), not capture's .raw.json or .heal-log.json nor a config file", received=remote.name(url))
+            raise not_a_journal_name(url, remote.name(url))
         return remote.parent(url), [url]
     return url, _to_heal(remote.expand(url))
 

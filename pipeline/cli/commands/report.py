@@ -14,7 +14,7 @@ from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_opti
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.engine.spec import Flag
-from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, path_kind, stdin_is_terminal
+from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, not_a_journal_name, path_kind, stdin_is_terminal
 from replay.pipeline.report.model import SUMMARY_FIELDS
 from replay.stages.report import DEFAULT_TITLE, FORMATS
 
@@ -39,11 +39,7 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
                               path=raw, expected="a regular file or a directory", received="a pipe, device or socket",
                               howToFix="Point --in at an artifact, a journal or a folder of them; pipe a stream on stdin.")
         if kind == "file" and not is_journal_name(raw):
-            raise ReplayError(
-                "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a journal (.jsonl) or an artifact (.json)", path=raw,
-                expected="a .json artifact, a .jsonl journal (optionally .gz) or a directory of them",
-                received=raw.rstrip("/").rpartition("/")[2],
-            )
+            raise not_a_journal_name(raw, raw.rstrip("/").rpartition("/")[2])
     files: list[str] = []
     for raw in [*in_paths, *paths]:
         files += expand_paths([raw])  # raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR

@@ -11,18 +11,26 @@ from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_opti
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.journals import STDIN, expand_paths, is_url, names_own_descriptor, require_stdin, stdin_is_terminal
+from replay.pipeline.io.journals import (
+    DOCUMENT_SUFFIXES,
+    LINES_SUFFIXES,
+    STDIN,
+    expand_paths,
+    is_url,
+    names_own_descriptor,
+    not_a_journal_name,
+    require_stdin,
+    stdin_is_terminal,
+)
 
-ARTIFACT_SUFFIXES = (".json", ".json.gz")
-STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 ARTIFACT, STREAM = "artifact", "stream"
 
 
 def input_kind(name: str) -> str | None:
     """``artifact`` for one JSON document, ``stream`` for a JSONL journal, None for anything else."""
-    if name.endswith(ARTIFACT_SUFFIXES):
+    if name.endswith(DOCUMENT_SUFFIXES):
         return ARTIFACT
-    if name.endswith(STREAM_SUFFIXES):
+    if name.endswith(LINES_SUFFIXES):
         return STREAM
     return None
 
@@ -67,12 +75,9 @@ def resolve_inputs(paths: tuple[str, ...], named: frozenset[str] = frozenset()) 
             )
         kind = input_kind(p.name) or (STREAM if raw in named else None)
         if kind is None:
-            raise ReplayError(
-                "E_INPUT_FILE_NOT_JSON", f"--in {raw!r} is not a .json artifact or a .jsonl journal (named as a PATH, it "
-                "would be read as a journal)", path=raw,
-                expected=".json (artifact) or .jsonl (journal), optionally .gz", received="".join(p.suffixes) or p.name,
-                example="replay validate --in .replay/artifacts/2026-03-01/run_1.healed.json",
-            )
+            raise not_a_journal_name(raw, p.name, howToFix="Name a journal or an artifact; named as a PATH (without "
+                                     "--in), a file is read as a journal whatever its name.",
+                                     example="replay validate --in .replay/artifacts/2026-03-01/run_1.healed.json")
         found.append((raw, kind))
     return found
 
@@ -90,8 +95,7 @@ def _url_inputs(url: str) -> list[tuple[str, str]]:
         return [(name, k) for name in remote.expand(url) if (k := input_kind(name)) is not None]
     k = input_kind(remote.name(url))
     if k is None:
-        raise ReplayError("E_INPUT_FILE_NOT_JSON", f"input {url!r} is not a .json artifact or a .jsonl journal", path=url,
-                          expected=".json (artifact) or .jsonl (journal), optionally .gz", received=remote.name(url))
+        raise not_a_journal_name(url, remote.name(url), subject="input")
     return [(url, k)]
 
 
