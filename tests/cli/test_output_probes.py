@@ -1,6 +1,7 @@
 """An output that cannot be written is refused before any input is read: the engine's preflight tries every output
-file and folder a stage declares (a temp file made and removed where it will be written), with the error and exit
-code the write would fail with later (E_OUTPUT_WRITE_FAILED, exit 1), and leaves nothing behind."""
+file and folder a stage declares (a temp file made and removed where it will be written), with the error the write
+would fail with later (E_OUTPUT_WRITE_FAILED, the system's reason) but exit 2, a refusal: nothing ran (a write that
+fails once the run is going exits 1); it leaves nothing behind."""
 
 from __future__ import annotations
 
