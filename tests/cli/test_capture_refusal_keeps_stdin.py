@@ -15,7 +15,7 @@ RUNNER = Path(__file__).resolve().parents[2] / "examples" / "runners" / "echo_ru
 PROMPT = b"What are my top holdings?\n"
 BAD_OUTS = {"unwritable": ("/proc/replay-no-such/x", "E_OUTPUT_WRITE_FAILED"),
             "under-a-file": ("afile/x", "E_OUTPUT_UNWRITABLE"),
-            "a-file": ("afile", "E_USAGE_INVALID")}
+            "a-file": ("afile", "E_OUTPUT_UNWRITABLE")}
 
 
 @pytest.mark.parametrize("out", list(BAD_OUTS))
