@@ -415,7 +415,8 @@ def printable(value: Any) -> Any:
 
 
 class ReplayError(Exception):
-    """A failure with a catalogue code; the CLI prints it as JSON and exits with ``exit_code``."""
+    """A failure with a catalogue code; the CLI prints it as JSON (``to_json``: ``body``, every field) and exits with
+    ``exit_code``. Its ``str()`` (what a traceback and pytest show) is ``CODE: message`` and the advice (howToFix)."""
 
     def __init__(self, code: str, message: str, *, exit_code: int = EXIT_REFUSED, **fields: Any) -> None:
         super().__init__(message)
@@ -425,6 +426,15 @@ class ReplayError(Exception):
     @property
     def code(self) -> str:
         return self.body["code"]
+
+    @property
+    def message(self) -> str:
+        """The message alone, as the JSON error's ``message`` has it (``str()`` adds the code and the advice)."""
+        return str(self.body.get("message", ""))
+
+    def __str__(self) -> str:
+        advice = self.body.get("howToFix")
+        return f"{self.code}: {self.message}" + (f"\n  howToFix: {advice}" if advice else "")
 
     def to_json(self) -> bytes:
         return error_line(self.body)

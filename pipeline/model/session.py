@@ -494,7 +494,7 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
                 override = next(iter(parse_overrides({"overrides": [{k: item[k] for k in ("turn", "step", "action", "error")
                                                                      if k in item}]}, source).values()))
             except ReplayError as exc:
-                raise bad(f"group {n}: {exc}", f"{where}.action") from exc
+                raise bad(f"group {n}: {exc.message}", f"{where}.action") from exc
         elif not chunks or chunks[-1]["type"] != FINISH:
             raise bad(f"the group {step_name(*key)} ends without a `finish` chunk and has no action", where,
                       expected="a last chunk of type finish, or action throw / hang")

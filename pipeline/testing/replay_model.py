@@ -41,9 +41,6 @@ class ReplayModelError(ReplayError):
         self.turn = turn
         self.step = step
 
-    def __str__(self) -> str:
-        return f"{self.code}: {self.args[0]}"
-
 
 class RecordedStreamError(Exception):
     """The error a recorded stream threw (a ``throw`` override); its class is named after the recorded name."""

@@ -367,7 +367,7 @@ def test_a_session_that_cannot_be_read_is_e_input_unreadable():
     with pytest.raises(ReplayError) as info:
         load_session_groups("/proc/self/mem")
     assert info.value.code == "E_INPUT_UNREADABLE"
-    assert str(info.value) == "cannot read session journal '/proc/self/mem': Input/output error"
+    assert info.value.message == "cannot read session journal '/proc/self/mem': Input/output error"
 
 
 @pytest.mark.parametrize(("data", "column", "message"), [

@@ -315,4 +315,4 @@ def test_spawn_agent_names_what_its_cwd_is_instead_of_a_folder(tmp_path: Path, m
     with pytest.raises(ReplayError) as caught:
         SpawnAgent(command=[sys.executable], cwd=str(cwd)).preflight([])
     assert caught.value.code == "E_CONFIG_OPTION_INVALID"
-    assert str(caught.value).endswith(f"the agent's folder {str(cwd)!r} {what}"), caught.value.body
+    assert caught.value.message.endswith(f"the agent's folder {str(cwd)!r} {what}"), caught.value.body
