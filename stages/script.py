@@ -36,6 +36,7 @@ from replay.pipeline.io.journals import STDIN, is_url, source_name
 from replay.pipeline.model.session import (
     CHUNK_TYPE,
     SCRIPT_VERSION,
+    TORN_FIX,
     ChunkGrouper,
     Group,
     Key,
@@ -124,6 +125,8 @@ class BuildReplayScript(Transform):
             for problem in batch.events or ():
                 if type(problem) is dict:
                     self._shape.refused += 1
+                    if problem.get("code") == "E_JSONL_LINE_TORN":  # (a session's cut-off last line: its own advice)
+                        problem = {**problem, "howToFix": TORN_FIX}
                     self.emit("errors", problem)  # (reported as they were: they reach stderr as before)
             return None
         lines: list[bytes] = []

@@ -363,6 +363,16 @@ def torn_message(line: int | None, offset: int | None) -> str:
     return f"last line {line} (byte {offset}) has no newline and is not valid JSON: the write was cut off"
 
 
+def line_refusal(body: bytes, exc: Any, line: int, offset: int, *, last: bool) -> tuple[str, dict[str, Any]]:
+    """Why journal line ``line`` (``body``, without its newline; it starts at byte ``offset``), which orjson refused
+    (``exc``), is no JSON, as ``replay read`` says it: its code and the error's fields. ``last``: it has no newline
+    after it (the input's last line), so it is torn (E_JSONL_LINE_TORN) unless it is wrong whatever might follow."""
+    if last and not wrong_whatever_follows(body, exc):
+        return "E_JSONL_LINE_TORN", {"message": torn_message(line, offset), "line": line, "offset": offset,
+                                     "received": excerpt(body)}
+    return "E_JSONL_LINE_INVALID", invalid_line(body, exc, line) | {"line": line, "offset": offset}
+
+
 # A line of a pretty-printed record: a lone brace or bracket, or an indented `"key": ...` (what `jq .` writes)
 _PIECE_OF_A_RECORD = re.compile(rb'\s*(?:[{}\[\]],?|\s+"[^"]*"\s*:.*)\s*', re.S)
 

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, input_unreadable, invalid_line
+from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, input_unreadable, line_refusal
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import BLANK, OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind
 from replay.pipeline.io.json_file import read_json_file
@@ -354,8 +354,15 @@ def session_folder(path: str) -> ReplayError:
 
 
 # whole sessions in memory (the Python API; the `script` stage streams instead) -----------------
+# A session's last line cut off (E_JSONL_LINE_TORN): the advice `replay script` and ReplayModel give (not heal's: a
+# session is no run journal).
+TORN_FIX = ("The harness stopped mid-write: delete the cut-off last line, or rerun the scenario (a session is no run "
+            "journal: `replay heal` would turn it into one).")
+
+
 def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """Each line of a session file, parsed, with its position; lines that are not JSON go to ``problems``."""
+    """Each line of a session file, parsed, with its position; lines that are not JSON go to ``problems``, as
+    ``replay script`` reports them (a last line cut off: E_JSONL_LINE_TORN, with ``TORN_FIX``)."""
     source = str(path)
     offset = 0
     for n, raw in enumerate(_file_lines(path, source), 1):
@@ -363,15 +370,18 @@ def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[
         skipped = 0
         if n == 1:
             body, skipped = skip_bom(body)  # as read skips one; line 1's column counts from after it
-        where = {"source": source, "line": n, "offset": offset + skipped}
+        start = offset + skipped
+        where = {"source": source, "line": n, "offset": start}
         offset += len(raw)
         if not body.strip(BLANK):
             continue
         try:
             record = exactjson.loads(body)
         except orjson.JSONDecodeError as exc:
-            fields = invalid_line(body, exc, n)
-            problems.append(diagnostic("E_JSONL_LINE_INVALID", fields.pop("message"), **where, **fields))
+            code, fields = line_refusal(body, exc, n, start, last=not raw.endswith(b"\n"))
+            if code == "E_JSONL_LINE_TORN":
+                fields["howToFix"] = TORN_FIX
+            problems.append(diagnostic(code, fields.pop("message"), **where | fields))
             continue
         yield record, where
 

@@ -38,7 +38,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message, wrong_whatever_follows
+from replay.pipeline.engine.errors import line_refusal
 from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, Gunzipping
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
@@ -222,10 +222,7 @@ def unreadable(raw: bytes, line: int, offset: int) -> tuple[str, dict[str, Any]]
     try:
         exactjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        if not raw.endswith(b"\n") and not wrong_whatever_follows(body, exc):
-            return "E_JSONL_LINE_TORN", {"message": torn_message(line, offset), "line": line, "offset": offset,
-                                         "received": excerpt(body)}
-        return "E_JSONL_LINE_INVALID", invalid_line(body, exc, line) | {"line": line, "offset": offset}
+        return line_refusal(body, exc, line, offset, last=not raw.endswith(b"\n"))
     return None
 
 

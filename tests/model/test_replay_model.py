@@ -219,3 +219,18 @@ async def test_a_file_that_is_no_session_is_refused_as_replay_script_refuses_it(
     assert error["message"] == by_script["message"] and caught.value.exit_code == 1
     path.write_bytes(b'{"type":"session/start"}\n{"type":"turn/start","turn":1}\n')  # a session with no model call
     assert ReplayModel.from_session(path).remaining == []
+
+
+def test_a_cut_off_last_line_is_refused_as_replay_script_refuses_it(tmp_path: Path):
+    """A session whose last line has no newline and is no JSON is torn: `replay script` said E_JSONL_LINE_TORN (with
+    the session's advice), ReplayModel.load E_JSONL_LINE_INVALID (``session_lines`` never looked for the newline)."""
+    from conftest import run_replay
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"type":"session/start","ts":"2026-01-01T00:00:00Z"}\n{"type":"assistant/chu')
+    with pytest.raises(ReplayError) as caught:
+        ReplayModel.load(path)
+    error = caught.value.body
+    by_script = orjson.loads(run_replay("script", str(path), process=True).stderr.splitlines()[0])["error"]
+    by_script.pop("stage")
+    assert error == by_script and error["code"] == "E_JSONL_LINE_TORN"
