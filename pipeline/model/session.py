@@ -216,19 +216,21 @@ class SessionShape:
             self.first = (kind, where)
         self.session_lines += "/" in kind.strip("/")
 
-    def problem(self, source: str | None = None, *, command: str = "replay script") -> dict[str, Any] | None:
-        """E_SESSION_LINE_INVALID when the input counted is no session journal, else None."""
+    def problem(self, source: str | None = None, *, command: str = "replay script",
+                listed: str = "above") -> dict[str, Any] | None:
+        """E_SESSION_LINE_INVALID when the input counted is no session journal, else None. ``listed``: where the lines
+        refused are said (the errors printed "above"; the Python API: "in `problems`", its error's)."""
         named = {"source": source} if source else {}
         if not self.records:
             if self.refused:
                 return diagnostic(
                     "E_SESSION_LINE_INVALID",
                     f"no session lines read: each of the input's {self.refused} line{'s' if self.refused > 1 else ''} "
-                    f"was refused (above), and its script has no model call",
+                    f"was refused ({listed}), and its script has no model call",
                     **named, expected="session lines: assistant/chunk, turn/start, tool/call, ...",
                     received=f"{self.refused} line{'s' if self.refused > 1 else ''} refused",
-                    howToFix="Fix what the errors above say (a line longer than --max-line-bytes: raise it), then run "
-                             f"`{command}` again.")
+                    howToFix=f"Fix what the errors {listed} say (a line longer than --max-line-bytes: raise it), then "
+                             f"run `{command}` again.")
             return diagnostic(
                 "E_SESSION_LINE_INVALID",
                 "the input has no line: this is no session journal (a harness that stopped before writing one?), and its "
@@ -405,12 +407,14 @@ def _file_lines(path: str | Path, source: str) -> Iterator[bytes]:
 
 def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]], overrides: dict[Key, Override] | None = None, *,
                   refused: list[dict[str, Any]] | None = None, session: str | None = None,
-                  command: str = "replay script") -> tuple[list[Group], list[dict[str, Any]]]:
+                  command: str = "replay script", listed: str = "above",
+                  shape: SessionShape | None = None) -> tuple[list[Group], list[dict[str, Any]]]:
     """All groups of a session in journal order, and every problem found (none when it replays as recorded). An input
-    that is no session journal is a problem too (``SessionShape``); ``refused``: the lines refused before they became
-    records (filled while ``records`` is read: ``session_lines``), ``session``: its name, for when no record says it."""
+    that is no session journal is a problem too, the last one (``shape``'s, counted here; ``listed`` as its);
+    ``refused``: the lines refused before they became records (filled while ``records`` is read: ``session_lines``),
+    ``session``: its name, for when no record says it."""
     grouper = ChunkGrouper(overrides)
-    shape = SessionShape()
+    shape = shape or SessionShape()
     groups: list[Group] = []
     source: str | None = session
     for record, where in records:
@@ -425,7 +429,7 @@ def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]], overrides: dict
     shape.refused = len(refused or ())
     problems = list(grouper.problems)
     problems.extend(p for p in map(group_problem, groups) if p is not None)
-    not_a_session = shape.problem(source, command=command)
+    not_a_session = shape.problem(source, command=command, listed=listed)
     if not_a_session is not None:  # (then no override names a step it has: that is no news)
         problems.append(not_a_session)
     else:
@@ -435,7 +439,9 @@ def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]], overrides: dict
 
 def load_session_groups(path: str | Path, override: str | Path | None = None, *,
                         use_sidecar: bool = True) -> list[Group]:
-    """The replay groups of a session file; raises on the first problem (exit 1 from the CLI).
+    """The replay groups of a session file; raises on a problem (exit 1 from the CLI): the one ``replay script`` ends
+    with when the file is no session (``SessionShape``: every line refused, say), else the first; the others are in
+    the error's ``problems`` (its body's), each an error's body.
 
     ``override`` names a sidecar; without one, ``replay.override.json`` beside the session is used
     when it exists (unless ``use_sidecar`` is false).
@@ -452,15 +458,22 @@ def load_session_groups(path: str | Path, override: str | Path | None = None, *,
     elif use_sidecar and override_beside(path).is_file():
         overrides = load_overrides(override_beside(path))
     unreadable: list[dict[str, Any]] = []
+    shape = SessionShape()
     groups, problems = derive_groups(session_lines(path, unreadable), overrides, refused=unreadable, session=str(path),
-                                     command="ReplayModel.from_session")
+                                     command="ReplayModel.from_session", listed=PROBLEMS_LISTED, shape=shape)
     problems = unreadable + problems
     if problems:
-        first = dict(problems[0])
+        no_session = shape.problem() is not None  # (then it is the last problem, which `replay script` ends with)
+        said = problems[-1] if no_session else problems[0]
+        others = [p for p in problems if p is not said]
+        first = dict(said)
         code, message = first.pop("code"), first.pop("message")
-        more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
-        raise ReplayError(code, message + more, exit_code=1, **first)
+        more = f" (and {len(others)} more problem{'s' if len(others) > 1 else ''})" if others and said is problems[0] else ""
+        raise ReplayError(code, message + more, exit_code=1, **first, problems=others or None)
     return groups
+
+
+PROBLEMS_LISTED = "in `problems`"  # (the error's body's, where the Python API lists the lines refused)
 
 
 def script_document(groups: Iterable[Group], session: str | None = None) -> dict[str, Any]:

@@ -234,3 +234,24 @@ def test_a_cut_off_last_line_is_refused_as_replay_script_refuses_it(tmp_path: Pa
     by_script = orjson.loads(run_replay("script", str(path), process=True).stderr.splitlines()[0])["error"]
     by_script.pop("stage")
     assert error == by_script and error["code"] == "E_JSONL_LINE_TORN"
+
+
+def test_a_session_whose_every_line_is_refused_is_refused_as_replay_script_ends(tmp_path: Path):
+    """`replay script` ends with E_SESSION_LINE_INVALID "no session lines read"; ReplayModel.load raised the first line's
+    E_JSONL_LINE_INVALID "(and 2 more problems)", and those problems were nowhere in the error. Now the same refusal,
+    with every line's refusal in the body's ``problems``."""
+    from conftest import run_replay
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"hello\nworld\n")
+    with pytest.raises(ReplayError) as caught:
+        ReplayModel.load(path)
+    error = caught.value.body
+    said = [orjson.loads(line)["error"] for line in run_replay("script", str(path), process=True).stderr.splitlines()]
+    for body in said:
+        body.pop("stage")
+    *lines, last = said
+    assert error["code"] == last["code"] == "E_SESSION_LINE_INVALID"
+    assert (error["source"], error["received"]) == (last["source"], last["received"])
+    assert error["message"].startswith("no session lines read: each of the input's 2 lines was refused")
+    assert error["problems"] == lines and [p["line"] for p in lines] == [1, 2]
