@@ -149,9 +149,16 @@ class Stage:
         return frozenset()
 
     def __init__(self, **options: Any) -> None:
-        for key in options:
+        for key, value in options.items():
             if key not in self.options:
-                raise TypeError(f"{type(self).__name__} has no option {key!r}")
+                raise TypeError(f"{type(self).__name__} has no option {key!r}; its options: "
+                                + (", ".join(self.options) or "(none)"))
+            opt = self.options[key]
+            # (the rule a config's options are checked by, ``Option.check``; but not the command's arguments, which a
+            # config's check never sees: the stage itself says what is wrong with them, e.g. an empty path)
+            wrong = None if opt.bind == "args" else opt.check(value)
+            if wrong is not None:
+                raise TypeError(f"option {key!r} of {type(self).__name__} must be {wrong}, not {value!r}")
         self.given = dict(options)  # the options as configured, to build fresh copies from
         self.args_keys: tuple[str, ...] = ()  # the options the command's arguments filled (``fresh`` may fill them anew)
         self.flags: dict[str, str] = {}  # option -> the command-line flag that set it (``spec.Flag``), to name it by
