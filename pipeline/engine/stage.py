@@ -3,7 +3,7 @@
 - ``Transform``: ``__call__(batch) -> batch | None`` and ``flush() -> batch | None`` at end of stream
   (either may return a list of batches when its output spans input sources; an iterator in that list is taken
   lazily, a batch at a time, when the stage is the last of its segment: what a stage held in a spool).
-  Synchronous, so it is tested with a list and fused with its neighbours into one task.
+  Synchronous, so it is tested on ``Batch.of([...])`` (plain dicts) and fused with its neighbours into one task.
 - ``Source``: ``async produce(out)`` sends batches with ``await out.send(batch)``.
 - ``Sink``: ``async consume(batches)`` iterates the incoming batches.
 - ``AsyncTransform``: ``async process(batches, out)`` for transforms that do I/O (e.g. spawn).

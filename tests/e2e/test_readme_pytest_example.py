@@ -1,4 +1,5 @@
-"""The README's pytest example of the echo agent runs as the README shows it, with trio installed beside asyncio."""
+"""The README's Python examples run as the README shows them: the pytest example of the echo agent (with trio installed
+beside asyncio), and a transform tested without a graph."""
 
 from __future__ import annotations
 
@@ -30,3 +31,11 @@ def test_the_readme_pytest_example_passes_as_written(tmp_path: Path):
                           cwd=test.parent, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "passed" in done.stdout and "failed" not in done.stdout
+
+
+def test_the_readme_transform_example_runs_as_written():
+    """The README said a transform is "tested with a plain list": `SelectEvents(...)([{...}])` raised AttributeError
+    ('list' object has no attribute 'events'). It shows ``Batch.of`` and its import; the block runs."""
+    block = next(b for b in re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+                 if "Batch.of(" in b)
+    exec(compile(block, "README.md", "exec"), {})
