@@ -122,8 +122,13 @@ class ReplayModel:
     def stream(self, turn: int, step: int, **request: Any) -> AsyncIterator[dict[str, Any]]:
         """The chunks of the model call at (turn, step), which must be the recording's next call.
 
-        ``request`` (messages, tools, ...) is accepted and ignored: the answer is the recording's.
+        ``request`` (messages, tools, ...) is accepted and ignored: the answer is the recording's. A ``turn`` or
+        ``step`` that is no int (``'1'``, ``1.0``, ``True``) is a TypeError: a recording's are ints, and such a call
+        was said out of order with the very (turn, step) it named.
         """
+        for name, value in (("turn", turn), ("step", step)):
+            if type(value) is not int:
+                raise TypeError(f"ReplayModel.stream: `{name}` must be an int, not {type(value).__name__} {value!r}")
         asked = step_name(turn, step)
         if self._next >= len(self._groups):
             last = f"; its last was {step_name(*self._groups[-1].key)}" if self._groups else ""

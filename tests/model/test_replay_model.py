@@ -87,6 +87,18 @@ async def test_calls_left_over_at_the_end_are_an_error_naming_the_first():
     assert "(turn 1, step 1) and 1 more" in str(info.value)
 
 
+@pytest.mark.parametrize("turn", ["1", 1.0, True])
+async def test_a_turn_or_step_that_is_no_int_is_a_type_error(turn: Any):
+    """`stream('1', 0)` was E_REPLAY_OUT_OF_ORDER "asked for (turn 1, step 0) but the recording's next model call is
+    (turn 1, step 0)"; `stream(True, 0)` and `stream(1.0, 0)` were taken as turn 1."""
+    replay = three_calls()
+    with pytest.raises(TypeError, match="`turn` must be an int"):
+        replay.stream(turn, 0)
+    with pytest.raises(TypeError, match="`step` must be an int"):
+        replay.stream(1, turn)
+    assert replay.remaining == [(1, 0), (1, 1), (2, 0)] and not replay.failures
+
+
 async def test_as_a_context_manager_leftovers_fail_on_exit():
     with pytest.raises(ReplayModelError, match="E_REPLAY_LEFTOVER"):
         async with three_calls() as replay:
