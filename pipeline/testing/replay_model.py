@@ -164,10 +164,10 @@ class ReplayModel:
             raise self.failures[0]
         left = self.remaining
         if left:
-            more = f" and {len(left) - 1} more" if len(left) > 1 else ""
+            more = f" and {len(left) - 1} more were" if len(left) > 1 else " was"
             raise ReplayModelError(
                 "E_REPLAY_LEFTOVER",
-                f"the recording's model call {step_name(*left[0])}{more} was never asked for "
+                f"the recording's model call {step_name(*left[0])}{more} never asked for "
                 f"({self._next} of {len(self._groups)} made)",
                 turn=left[0][0], step=left[0][1], source=self.source, expected=[list(k) for k in left], received=self._next)
 

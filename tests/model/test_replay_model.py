@@ -84,7 +84,10 @@ async def test_calls_left_over_at_the_end_are_an_error_naming_the_first():
         replay.check_done()
     assert info.value.code == "E_REPLAY_LEFTOVER"
     assert (info.value.turn, info.value.step) == (1, 1)
-    assert "(turn 1, step 1) and 1 more" in str(info.value)
+    assert "(turn 1, step 1) and 1 more were never asked for" in str(info.value)  # ("was", once)
+    await drain(replay.stream(1, 1))
+    with pytest.raises(ReplayModelError, match=r"call \(turn 2, step 0\) was never asked for"):
+        replay.check_done()
 
 
 @pytest.mark.parametrize("turn", ["1", 1.0, True])
