@@ -14,6 +14,7 @@
 Every stage has an ``errors`` side port; a stage may declare more (heal rules add ``repairs``).
 Side records are plain dicts collected with ``self.error(...)`` / ``self.emit(port, record)`` and
 drained by the executor after each call, so a transform needs no event loop to report anything.
+``self.error`` takes a code of the catalogue (ERROR_CODES.md), a third-party stage's too: another stops the run.
 
 A stage object built from a config is its *configuration*: the executor runs a ``fresh()`` copy of
 it each time the graph runs, so per-run state lives in the copy and a configured graph can run
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, diagnostic, empty_value
+from replay.pipeline.engine.errors import CATALOGUE, EXIT_FAILED, ReplayError, diagnostic, empty_value
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
 
 # The fact a sink publishes with the files it wrote (a list of paths): a run over many inputs records
@@ -266,7 +267,18 @@ class Stage:
 
     # side ports -----------------------------------------------------------------------------
     def error(self, code: str, message: str, batch: Batch | None = None, i: int | None = None, **fields: Any) -> None:
-        """Report a diagnostic on the errors port, at column ``i`` of ``batch`` when given."""
+        """Report a diagnostic on the errors port, at column ``i`` of ``batch`` when given. ``code`` is one of the
+        catalogue's (``errors.CATALOGUE``, ERROR_CODES.md), a third-party stage's too: every code replay prints is one
+        a reader can look up; what is the stage's own goes in the message and ``fields``. Another code stops the run
+        (E_STAGE_FAILED, saying so)."""
+        if code not in CATALOGUE:
+            raise ReplayError(
+                "E_STAGE_FAILED", f"stage {self.id!r} reported error code {code!r}, which is not in replay's catalogue "
+                "(ERROR_CODES.md): a stage, a third-party one too, reports with a catalogue code",
+                stage=self.id, expected="a code of ERROR_CODES.md", received=code, exit_code=EXIT_FAILED,
+                howToFix="Report with the catalogue code that fits (E_EVENT_INVALID for an event that is wrong, "
+                         "E_STAGE_FAILED for a failure) and say what is the stage's own in the message and fields "
+                         "(self.error(code, message, rule=\"my_rule\")): they are printed with the error.")
         if batch is not None and i is not None:
             for key, value in batch.position(i).items():
                 fields.setdefault(key, value)
