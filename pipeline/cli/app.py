@@ -510,6 +510,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run_cli(argv: list[str] | None = None) -> int:
+    """Run replay's command line on ``argv`` (None: ``sys.argv[1:]``) in this process and return its exit code
+    (0 ok, 1 failed, 2 refused, 128 + the signal's number when interrupted): what ``main`` does, without exiting; errors are written
+    as JSON on stderr, as the CLI writes them."""
     _session.clear()  # an earlier in-process run's logger is not this one's
     try:
         rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)

@@ -143,6 +143,11 @@ def column_position(column: Column) -> dict[str, Any]:
 
 
 class Batch:
+    """What flows between stages: records of one ``source`` (a file, stdin) as parallel columns (see the module
+    docstring): ``events``, ``raws``, ``lines``, ``offsets``, ``pointers``. ``Batch.of([...])`` makes one from plain
+    dicts (a test of a transform); ``replace(i, event)`` puts a changed copy of an event in its place (an event
+    itself is never changed), ``select(keep)`` is a batch of some of its records."""
+
     __slots__ = ("_folded", "clean", "closes_run", "ends_before", "events", "heads", "joined", "lane", "lines", "notes", "offsets", "pause",
                  "pointers", "port", "raws", "rejoined", "source", "tail_open")
 

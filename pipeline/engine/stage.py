@@ -317,12 +317,18 @@ class Stage:
 
 
 class Transform(Stage):
+    """A synchronous transform: ``__call__`` takes each batch of its input and returns what it passes on (a ``Batch``,
+    a list of them, or None to drop it); ``flush`` gives what it held back when the input ends. Run in the task of
+    its neighbours (fused), so it must not block; test one on ``Batch.of([...])``."""
+
     kind = "transform"
 
     def __call__(self, batch: Batch) -> Batch | Sequence[Batch | Iterator[Batch]] | None:  # pragma: no cover - interface
         raise NotImplementedError
 
     def flush(self) -> Batch | Sequence[Batch | Iterator[Batch]] | None:
+        """What the stage still holds when its input has ended (a run kept whole, a count), as ``__call__`` returns
+        it; None (the default): nothing."""
         return None
 
 
@@ -337,6 +343,9 @@ class AsyncTransform(Stage):
 
 
 class Source(Stage):
+    """A stage with no input (``read``, ``read_nats``): ``produce`` sends its batches with ``await out.send(batch)``
+    and returns when it has no more."""
+
     kind = "source"
 
     async def produce(self, out: Output) -> None:  # pragma: no cover - interface
@@ -344,6 +353,9 @@ class Source(Stage):
 
 
 class Sink(Stage):
+    """A stage at the end of a graph (``write``, ``report``, ``log``): ``consume`` takes every batch of its input
+    (``async for batch in batches``) and writes it somewhere; it returns only when its input has ended."""
+
     kind = "sink"
     ports: ClassVar[tuple[str, ...]] = ()
 

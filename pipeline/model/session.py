@@ -216,10 +216,11 @@ class SessionShape:
             self.first = (kind, where)
         self.session_lines += "/" in kind.strip("/")
 
-    def problem(self, source: str | None = None, *, command: str = "replay script",
+    def problem(self, source: str | None = None, *, command: str = "`replay script`",
                 listed: str = "above") -> dict[str, Any] | None:
         """E_SESSION_LINE_INVALID when the input counted is no session journal, else None. ``listed``: where the lines
-        refused are said (the errors printed "above"; the Python API: "in `problems`", its error's)."""
+        refused are said (the errors printed "above"; the Python API: "in `problems`", its error's); ``command``: what
+        read the input, as the advice names it (in backquotes: "`replay script`", ``PYTHON_API``)."""
         named = {"source": source} if source else {}
         if not self.records:
             if self.refused:
@@ -230,13 +231,13 @@ class SessionShape:
                     **named, expected="session lines: assistant/chunk, turn/start, tool/call, ...",
                     received=f"{self.refused} line{'s' if self.refused > 1 else ''} refused",
                     howToFix=f"Fix what the errors {listed} say (a line longer than --max-line-bytes: raise it), then "
-                             f"run `{command}` again.")
+                             f"run {command} again.")
             return diagnostic(
                 "E_SESSION_LINE_INVALID",
                 "the input has no line: this is no session journal (a harness that stopped before writing one?), and its "
                 "script has no model call", **named,
                 expected="session lines: assistant/chunk, turn/start, tool/call, ...", received="no line",
-                howToFix=f"Give `{command}` the session JSONL a harness persists (`replay schema session`); a session "
+                howToFix=f"Give {command} the session JSONL a harness persists (`replay schema session`); a session "
                          "with no model call still has its harness lines (session/start, turn/start, ...).")
         if not self.typed or self.session_lines or self.first is None:
             return None
@@ -246,7 +247,7 @@ class SessionShape:
             f"no line of the input is a session line ({self.typed} records, the first of type {shown(kind)!r}): this is "
             "not a session journal, and its script has no model call",
             **{**where, "path": "$.type"}, expected="assistant/chunk, turn/start, tool/call, ...", received=shown(kind),
-            howToFix=f"Give `{command}` the session JSONL a harness persists (`replay schema session`); an agent's run "
+            howToFix=f"Give {command} the session JSONL a harness persists (`replay schema session`); an agent's run "
                      "journal or another agent's log is read by `replay read`, `heal` and `report`.")
 
 
@@ -407,7 +408,7 @@ def _file_lines(path: str | Path, source: str) -> Iterator[bytes]:
 
 def derive_groups(records: Iterable[tuple[Any, dict[str, Any]]], overrides: dict[Key, Override] | None = None, *,
                   refused: list[dict[str, Any]] | None = None, session: str | None = None,
-                  command: str = "replay script", listed: str = "above",
+                  command: str = "`replay script`", listed: str = "above",
                   shape: SessionShape | None = None) -> tuple[list[Group], list[dict[str, Any]]]:
     """All groups of a session in journal order, and every problem found (none when it replays as recorded). An input
     that is no session journal is a problem too, the last one (``shape``'s, counted here; ``listed`` as its);
@@ -460,7 +461,7 @@ def load_session_groups(path: str | Path, override: str | Path | None = None, *,
     unreadable: list[dict[str, Any]] = []
     shape = SessionShape()
     groups, problems = derive_groups(session_lines(path, unreadable), overrides, refused=unreadable, session=str(path),
-                                     command="ReplayModel.from_session", listed=PROBLEMS_LISTED, shape=shape)
+                                     command=PYTHON_API, listed=PROBLEMS_LISTED, shape=shape)
     problems = unreadable + problems
     if problems:
         no_session = shape.problem() is not None  # (then it is the last problem, which `replay script` ends with)
@@ -473,6 +474,8 @@ def load_session_groups(path: str | Path, override: str | Path | None = None, *,
     return groups
 
 
+# How the Python API's refusals name what read the session: any of the three ways in (all end in load_session_groups).
+PYTHON_API = "`ReplayModel.load` (or `ReplayModel.from_session`, or the `replay_session` fixture)"
 PROBLEMS_LISTED = "in `problems`"  # (the error's body's, where the Python API lists the lines refused)
 
 

@@ -270,3 +270,14 @@ def test_a_session_whose_every_line_is_refused_is_refused_as_replay_script_ends(
     assert (error["source"], error["received"]) == (last["source"], last["received"])
     assert error["message"].startswith("no session lines read: each of the input's 2 lines was refused")
     assert error["problems"] == lines and [p["line"] for p in lines] == [1, 2]
+
+
+def test_a_refusal_of_the_python_api_names_each_way_in(tmp_path: Path):
+    """The advice said "Give `ReplayModel.from_session` ..." also to a caller of ReplayModel.load or the replay_session
+    fixture; it names the three."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"")
+    with pytest.raises(ReplayError) as caught:
+        ReplayModel.load(path)
+    advice = caught.value.body["howToFix"]
+    assert all(way in advice for way in ("`ReplayModel.load`", "`ReplayModel.from_session`", "`replay_session` fixture"))
