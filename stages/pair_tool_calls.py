@@ -34,6 +34,7 @@ from replay.stages.ensure_run_started import synthetic_event
 PLACE_KEYS = ("turn", "step")  # where in the run a call was made (a mapped log's model call): its mark is placed there too
 RESULTS = COMPLETED | FAILED
 _JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}
+_NOT_KNOWN = ("the run has none, or it was on a line that could not be read", "")  # (``_why_none``: no line tells)
 
 
 @register("pair_tool_calls")
@@ -107,10 +108,10 @@ class PairToolCalls(RunScoped):
         known: DroppedLines | None = self.shared.get(DROPPED_LINES)
         line, last_line = call.get("line"), run.state["last_line"]
         if known is None or type(line) is not int or last_line is None:  # (or a document's record: no lines)
-            return "the run has none, or it was on a line that could not be read", ""
+            return _NOT_KNOWN
         found = known.first_between(run.input or (run.source, 0), line, max(last_line, line) + 1)
         if found is None and not known.complete:  # (so many lines left out that not all were noted)
-            return "the run has none, or it was on a line that could not be read", ""
+            return _NOT_KNOWN
         if found is None:
             return "the run has none (every line of it after the call was read)", ""
         at, code = found

@@ -141,7 +141,7 @@ class ParseLines(Transform):
                 after = offset + len(raw) + 1 if offset is not None and raw is not None else None
                 name = events[a]["source"]
                 self._origins[stream] = (name, line, after)
-                self.inputs.begins(events[a], name)
+                self.inputs.begin(name)  # (``cuts`` are its source records)
             part = self._relabel(batch.select(range(a, b)), stream)
             parts.append((part, self.inputs.at(part.source)))
         return parts
@@ -295,9 +295,9 @@ class ParseLines(Transform):
 
     def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:
         original = raw.decode("utf-8", "replace")
-        self._note_dropped(self.inputs.at(batch.source), batch.lines[i], "E_JSONL_LINE_TORN")
         message = torn_message(batch.lines[i], batch.offsets[i])
-        if self.config["torn_tail"] == "repair":
+        if self.config["torn_tail"] == "repair":  # (else ``_report`` notes it dropped)
+            self._note_dropped(self.inputs.at(batch.source), batch.lines[i], "E_JSONL_LINE_TORN")
             self._torn_repairs.append({
                 "rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source, "line": batch.lines[i],
                 "offset": batch.offsets[i], "original": original, "message": message,

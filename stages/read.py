@@ -406,9 +406,7 @@ class ReadJournal(Source):
             if isinstance(item, dict):
                 item.setdefault("stage", self.id)
                 self.emit("errors", item)
-                where = item.get("source")
-                inputs_before = self.inputs.at(where)[1] if isinstance(where, str) else 0
-                dropped_lines(self.shared).note(where, inputs_before, item.get("line"), item.get("code"))
+                dropped_lines(self.shared).note(*self.inputs.at(item.get("source")), item.get("line"), item.get("code"))
                 if self.config["mark_dropped"]:
                     marks.append(_dropped(item))
             else:

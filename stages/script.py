@@ -137,7 +137,7 @@ class BuildReplayScript(Transform):
         for i, record in enumerate(batch.events or ()):
             if type(record) is dict and record.get("type") == CHUNK_TYPE and batch.raws[i] is not None:
                 self._duplicates(batch, i)
-            self._shape.count(record, batch.where(i))
+            self._shape.count(record, batch.where(i) if self._shape.first is None else {})  # (kept of the first only)
             done = grouper.feed(record, batch.position(i))
             if grouper.problems:
                 self._report(grouper.problems)

@@ -386,20 +386,19 @@ def cli(ctx: click.Context, log_level: str, max_errors: int) -> None:
     Every command is a streaming graph of stages; stdout carries data only, errors are JSON on stderr.
     """
     ctx.obj = {"log": make_logger(log_level), "max_errors": max_errors}
-    _session["log"] = ctx.obj["log"]
+    SESSION["log"] = ctx.obj["log"]
     log_warnings(ctx.obj["log"])
 
 
 # The logger of the command being run, for run_cli's handlers: they run after click's context has closed, and a
 # stage's traceback (`--log-level debug`) must go through the level the user asked for, not a fresh default one.
-_session = SESSION
 
 
 def logger() -> Any:
     ctx = click.get_current_context(silent=True)
     if ctx is not None and isinstance(ctx.find_root().obj, dict):
         return ctx.find_root().obj["log"]
-    return _session.get("log") or make_logger()
+    return SESSION.get("log") or make_logger()
 
 
 def max_errors() -> int:
@@ -513,7 +512,7 @@ def run_cli(argv: list[str] | None = None) -> int:
     """Run replay's command line on ``argv`` (None: ``sys.argv[1:]``) in this process and return its exit code
     (0 ok, 1 failed, 2 refused, 128 + the signal's number when interrupted): what ``main`` does, without exiting; errors are written
     as JSON on stderr, as the CLI writes them."""
-    _session.clear()  # an earlier in-process run's logger is not this one's
+    SESSION.clear()  # an earlier in-process run's logger is not this one's
     try:
         rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)
         return rv if isinstance(rv, int) else EXIT_OK

@@ -41,7 +41,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.executor import ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.graph import Graph
-from replay.pipeline.engine.log import log_warnings, make_logger, session_logger
+from replay.pipeline.engine.log import log_warnings, make_logger
 from replay.pipeline.engine.memory import tune_gc
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
@@ -430,7 +430,7 @@ def _worker_started(lifeline: Any = None) -> None:
     it meets are log records, as the command's are (``log_warnings``): a coroutine a Ctrl-C left unawaited printed its
     RuntimeWarning as text on the command's stderr, which carries JSON lines only."""
     signal.signal(signal.SIGINT, _worker_interrupted)
-    log_warnings(session_logger())
+    log_warnings(make_logger())
     if lifeline is not None:
         import threading
 

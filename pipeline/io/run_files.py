@@ -21,12 +21,12 @@ from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import ARTIFACT as ARTIFACT
+from replay.pipeline.io.journals import DOCUMENT_SUFFIXES, LINES_SUFFIXES, describe_kind, is_url, path_kind
 from replay.pipeline.io.journals import HEAL_LOG as HEAL_LOG
 from replay.pipeline.io.journals import HEALED as HEALED
 from replay.pipeline.io.journals import JOURNAL as JOURNAL
 from replay.pipeline.io.journals import JOURNAL_FOLDER as JOURNAL_FOLDER
 from replay.pipeline.io.journals import RAW as RAW
-from replay.pipeline.io.journals import describe_kind, is_url, path_kind
 from replay.pipeline.io.staging import write_atomic
 
 Place = Path | str  # a local folder, or a folder's fsspec URL (``io.remote``)
@@ -72,11 +72,11 @@ def healed_names(path: str) -> tuple[str, str]:
     """The healed copy and heal log of an input: <id>.artifact.json / <id>.json -> <id>.healed.json;
     journals keep JSONL (<id>.healed.jsonl)."""
     name = Path(path).name
-    for suffix in (ARTIFACT, HEALED, ".json", ".json.gz"):
+    for suffix in (ARTIFACT, HEALED, *DOCUMENT_SUFFIXES):
         if name.endswith(suffix):
             stem = name[: -len(suffix)]
             return stem + HEALED, stem + HEAL_LOG
-    for suffix in (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz"):
+    for suffix in LINES_SUFFIXES:
         if name.endswith(suffix):
             stem = name[: -len(suffix)]
             return stem + HEALED_JOURNAL, stem + HEAL_LOG

@@ -625,8 +625,7 @@ class RunTally:
         """``error`` when the run failed (its run record says so, or a ``run_failed`` event); else ``ok`` when it ended
         well (its run record, or a ``run_completed`` event); else ``unknown``: nothing tells how it ended (a journal
         that just stops, or heal's end of one, ``ends_unknown``)."""
-        declared = self.record.get("status") if self.record else None
-        self.fold_aliases()
+        declared = self.record.get("status") if self.record else None  # (by_type folded: ``summary`` did it)
         if declared == "error" or self.failed_event:
             return "error"
         return "ok" if declared == "ok" or self.by_type[RUN_COMPLETED] else "unknown"

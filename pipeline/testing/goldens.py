@@ -39,7 +39,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import line_refusal
-from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, Gunzipping
+from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, LINES_SUFFIXES, Gunzipping
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
 ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
@@ -47,9 +47,6 @@ IGNORE_KEYS = ("durationMs", "elapsedMs", "latencyMs")
 TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 TIME, IGNORED = "<time>", "<ignored>"
-JSONL_NAMES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")  # (a .json file may be one document over many lines)
-
-
 @dataclass(frozen=True)
 class Normalisation:
     """Which keys and patterns are normalised (see the module docstring)."""
@@ -191,7 +188,7 @@ def file_lines(path: str | Path, limit: int = DEFAULT_MAX_LINE_BYTES) -> Iterato
 
 def is_jsonl_name(path: str) -> bool:
     """Is ``path`` named as a file of JSON lines (a session journal), not a transcript of text lines?"""
-    return path.lower().endswith(JSONL_NAMES)
+    return path.lower().endswith(LINES_SUFFIXES)  # (a .json file may be one document over many lines)
 
 
 @dataclass(frozen=True)

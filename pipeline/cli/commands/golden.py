@@ -134,13 +134,13 @@ def _say_unreadable(exc: UnreadableLines, names: dict[str, str]) -> None:
     for problem in exc.problems:
         fields = dict(problem.fields)
         message = fields.pop("message")
+        advice = fields.pop("howToFix", "Fix or delete the line.")
         if problem.code == "E_JSONL_LINE_TORN":
             fix = ("Its writer stopped mid-line: " + ("run the agent again" if problem.side == "new" else
                                                       "record the golden again") +
                    ", or drop the line with `replay heal`, then compare.")
         else:
-            fix = fields.pop("howToFix", "Fix or delete the line.").removesuffix(" Other lines are still read.")
-        fields.pop("howToFix", None)
+            fix = advice.removesuffix(" Other lines are still read.")
         sys.stderr.buffer.write(error_line(diagnostic(
             problem.code, f"the {problem.side} file's {message}", source=source_name(names[problem.side]),
             side=problem.side, **fields, howToFix=f"{fix} {JOURNALS_READ}")))

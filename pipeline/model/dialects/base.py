@@ -22,6 +22,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.model.events import format_timestamp, from_epoch, is_timestamp, read_iso
+from replay.pipeline.model.validation import is_integer
 
 ORIGIN_KEY = "$origin"
 UNKNOWN_TYPE = "unknown"  # the type of a record that names no type of its own
@@ -134,7 +135,7 @@ def utc_timestamp(value: Any) -> Any:
 def exit_failed(code: Any) -> bool:
     """Does ``code``, a tool result's exit code, say the tool failed: an integer other than 0 (``replay walk``'s
     ``[failed]`` too: ``walk.state_of``)."""
-    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+    return is_integer(code) and code != 0
 
 
 def tool_result(payload: dict[str, Any], failed: bool = False) -> Part:
@@ -142,9 +143,10 @@ def tool_result(payload: dict[str, Any], failed: bool = False) -> Part:
     ``error`` saying so, unless the payload has one), else ``tool_completed``. Every dialect decides it here, so a
     report, an export and a walk of the mapped run agree on which calls failed."""
     code = payload.get("exitCode")
-    if not (failed or exit_failed(code)):
+    bad_exit = exit_failed(code)
+    if not (failed or bad_exit):
         return Part("tool_completed", payload)
-    if payload.get("error") is None and exit_failed(code):
+    if payload.get("error") is None and bad_exit:
         payload["error"] = f"exit code {code}"
     return Part("tool_failed", payload)
 
