@@ -1,6 +1,7 @@
 """Benchmark of read, validate, heal and report against baselines measured in the same run (`make bench`).
 
-Generates (once, cached in tests/bench/data/) a clean journal and one where ~20% of the events need a
+Generates (once, cached in tests/bench/data/) a clean journal, one clean journal that is a single run (a long
+session: longer than the fast lane holds to judge a run), and one where ~20% of the events need a
 repair (aliases, wrong seq numbers, missing terminal events), and times each command as its own process
 (or pipeline) into /dev/null, next to a plain Python loop of orjson.loads + orjson.dumps per line and
 `jq -c .` over the same file. Ratios are to the orjson loop on the same file. Peak RSS is the largest
@@ -25,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_read import CEILING_LOOP, REPLAY, Measure, run_pipeline  # noqa: E402
-from journal_gen import cached_broken_journal, cached_journal  # noqa: E402
+from journal_gen import cached_broken_journal, cached_journal, cached_one_run_journal  # noqa: E402
 
 # command name -> (target ratio to the orjson loop, which journal)
 TARGETS = {
@@ -40,8 +41,8 @@ TARGETS = {
 RSS_LIMIT_MIB = 150
 
 
-def plans(clean: Path, broken: Path) -> list[tuple[str, Path, list[list[str]]]]:
-    c, b = str(clean), str(broken)
+def plans(clean: Path, broken: Path, long: Path) -> list[tuple[str, Path, list[list[str]]]]:
+    c, b, one = str(clean), str(broken), str(long)
     return [
         ("replay read FILE", clean, [[REPLAY, "read", c]]),
         ("replay validate FILE", clean, [[REPLAY, "validate", "--in", c]]),
@@ -51,6 +52,10 @@ def plans(clean: Path, broken: Path) -> list[tuple[str, Path, list[list[str]]]]:
         ("replay report --format json FILE", clean, [[REPLAY, "report", "--format", "json", c]]),
         ("replay read FILE | replay heal (20% repairs)", broken, [[REPLAY, "read", b], [REPLAY, "heal"]]),
         ("replay heal FILE (20% repairs)", broken, [[REPLAY, "heal", b]]),
+        # one clean run as long as the file (a long session): longer than the screen holds, so the slow way
+        ("replay validate FILE (one run)", long, [[REPLAY, "validate", "--in", one]]),
+        ("replay heal FILE (one run)", long, [[REPLAY, "heal", one]]),
+        ("replay report FILE (one run)", long, [[REPLAY, "report", one]]),
     ]
 
 
@@ -74,11 +79,13 @@ def main() -> int:
     started = time.perf_counter()
     clean = cached_journal(HERE / "data", args.mb << 20)
     broken = cached_broken_journal(HERE / "data", args.mb << 20)
-    sizes = {p: (p.stat().st_size, lines_in(p)) for p in (clean, broken)}
+    long = cached_one_run_journal(HERE / "data", args.mb << 20)
+    journals = {clean: "clean", broken: "20% repairs", long: "one run"}
+    sizes = {p: (p.stat().st_size, lines_in(p)) for p in journals}
     for path, (size, events) in sizes.items():
         print(f"journal: {path.relative_to(HERE.parent.parent)}  {size / 1e6:.1f} MB  {events:,} events")
     print(f"(ready in {time.perf_counter() - started:.1f}s)")
-    for path in (clean, broken):
+    for path in journals:
         subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
     root = HERE.parent.parent
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "pipeline"), str(root / "stages")],
@@ -89,14 +96,14 @@ def main() -> int:
     ceilings: dict[Path, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        for path in (clean, broken):
-            name = f"orjson loads+dumps loop ({'clean' if path == clean else '20% repairs'})"
+        for path, label in journals.items():
+            name = f"orjson loads+dumps loop ({label})"
             m = best(name, [[sys.executable, "-c", CEILING_LOOP, str(path)]], workdir, args.repeat)
             ceilings[path] = m.seconds
             results.append((name, path, m))
         if jq:
             results.append(("jq -c . (clean)", clean, best("jq", [[jq, "-c", ".", str(clean)]], workdir, args.repeat)))
-        for name, path, commands in plans(clean, broken):
+        for name, path, commands in plans(clean, broken, long):
             results.append((name, path, best(name, commands, workdir, args.repeat)))
         start = run_pipeline("start-up", [[REPLAY, "read", "/dev/null"]], workdir)
 

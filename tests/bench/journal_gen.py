@@ -47,6 +47,10 @@ def _payload(rng: random.Random, kind: str, call: int) -> dict:
     return {"reason": _words(rng, 3)}
 
 
+def _stamp(clock: datetime) -> str:
+    return clock.strftime("%Y-%m-%dT%H:%M:%S.") + f"{clock.microsecond // 1000:03d}Z"
+
+
 def _run(rng: random.Random, run_no: int, clock: datetime) -> tuple[list[dict], datetime]:
     """One run: started, a few turns of user/assistant/tool traffic, then a terminal event."""
     kinds = ["run_started"]
@@ -65,7 +69,7 @@ def _run(rng: random.Random, run_no: int, clock: datetime) -> tuple[list[dict], 
             turn += 1
         events.append({
             "seq": seq,
-            "timestamp": clock.strftime("%Y-%m-%dT%H:%M:%S.") + f"{clock.microsecond // 1000:03d}Z",
+            "timestamp": _stamp(clock),
             "type": kind,
             "runId": "",
             "turn": turn,
@@ -154,5 +158,50 @@ def cached_broken_journal(directory: Path, target_bytes: int, share: float = 0.2
     if not path.exists():
         tmp = path.with_suffix(".partial")
         write_broken_journal(tmp, target_bytes, share)
+        os.replace(tmp, path)
+    return path
+
+
+def write_one_run_journal(path: str | os.PathLike[str], target_bytes: int, seed: int = 13) -> tuple[int, int]:
+    """One clean run as long as the file: ``run_started``, turns of traffic as ``_run`` makes them (numbered on, the
+    clock going on) until the file holds ``target_bytes``, then ``run_completed``. A run longer than the screen
+    holds to judge it (a long agent session): the case the per-run fast lane does not take. Returns (events, bytes)."""
+    rng = random.Random(seed)
+    clock = START
+    written = events = run_no = 0
+    seq = 1
+    with open(path, "wb", buffering=1 << 20) as out:
+        first = {"seq": 1, "timestamp": _stamp(clock), "type": "run_started", "runId": "run_long", "turn": 0,
+                 "payload": {"reason": "long"}}
+        line = orjson.dumps(first) + b"\n"
+        out.write(line)
+        written, events = len(line), 1
+        turn = 0
+        while written < target_bytes:
+            run, clock = _run(rng, run_no, clock)
+            run_no += 1
+            lines = []
+            for event in run[1:-1]:  # (its own start and end left out)
+                seq += 1
+                turn += event["type"] == "user_message"
+                lines.append(orjson.dumps({**event, "seq": seq, "runId": "run_long", "turn": turn}) + b"\n")
+            chunk = b"".join(lines)
+            out.write(chunk)
+            written += len(chunk)
+            events += len(lines)
+        clock += timedelta(milliseconds=5)
+        last = {"seq": seq + 1, "timestamp": _stamp(clock), "type": "run_completed", "runId": "run_long", "turn": turn,
+                "payload": {}}
+        line = orjson.dumps(last) + b"\n"
+        out.write(line)
+    return events + 1, written + len(line)
+
+
+def cached_one_run_journal(directory: Path, target_bytes: int) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"one-run-{target_bytes // (1 << 20)}MiB.jsonl"
+    if not path.exists():
+        tmp = path.with_suffix(".partial")
+        write_one_run_journal(tmp, target_bytes)
         os.replace(tmp, path)
     return path
