@@ -4,7 +4,9 @@ Conventions read from event payloads (first match wins): the tool's name in ``to
 or ``name`` (a whole record may name it at its top instead, in ``tool`` or ``tool_name``: ``named_tool``);
 the call's id in ``callId``, ``toolCallId`` or ``id``; a measured ``durationMs``.
 A ``tool_called`` is closed by the next ``tool_completed`` / ``tool_failed`` with the same call id,
-or, without ids, with the same tool name (first in, first out). Unclosed calls report status
+or, without ids, with the same tool name (first in, first out). A result failed when it is a ``tool_failed``, or a
+``tool_completed`` that says it went wrong (a non-zero exit code, a failing verdict: ``outcome.went_wrong``, the
+rule ``replay walk`` shows ``[failed]`` by): ``result_failed``, read by every report and export. Unclosed calls report status
 ``error`` and the time until the run's latest instant (its latest timestamp, not the last one in stream order).
 """
 
@@ -15,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from replay.pipeline.model.events import event_type, parse_timestamp
+from replay.pipeline.model.outcome import went_wrong
 
 CALLED = frozenset({"tool_called"})
 COMPLETED = frozenset({"tool_completed"})
@@ -25,6 +28,12 @@ TOP_TOOL_NAME_KEYS = ("tool", "tool_name")  # at a record's top, when its payloa
 CALL_ID_KEYS = ("callId", "toolCallId", "id")
 CALL_FIELDS = (*TOOL_NAME_KEYS, *CALL_ID_KEYS, "durationMs")  # every payload field the pairing reads
 ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")  # a call's arguments in its payload, first match wins
+
+
+def result_failed(kind: Any, record: dict[str, Any]) -> bool:
+    """Did tool result ``record`` (of canonical type ``kind``: ``COMPLETED`` or ``FAILED``) fail: a ``tool_failed``, or
+    a ``tool_completed`` with a non-zero exit code or a failing verdict (as ``replay walk`` reads it)."""
+    return kind in FAILED or went_wrong(record)
 
 
 def _first(payload: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -100,7 +109,7 @@ def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if etype in CALLED:
             pairing.called(payload, ts, ev.get("seq"))
         elif etype in COMPLETED or etype in FAILED:
-            pairing.result(etype in COMPLETED, payload, ts, ev.get("seq"))
+            pairing.result(not result_failed(etype, ev), payload, ts, ev.get("seq"))
     return pairing.finish(latest)
 
 

@@ -16,7 +16,7 @@ For each record:
   and is still the run's end; messages without a step).
 - **state**: from the last word of the kind: ``pending`` (spawned, scheduled, queued), ``running``
   (started, called), ``succeeded`` (completed, succeeded, done), ``failed`` (failed, errored, timed
-  out, or completed with a non-zero exit code or a failing verdict), ``cancelled``, ``skipped``,
+  out, or completed with a non-zero exit code or a failing verdict: ``outcome.went_wrong``), ``cancelled``, ``skipped``,
   ``parked``; a run-level end (``run_completed``, ``run.failed``, ``run.parked``, ...) is
   ``terminal``; anything else (messages, run and heal records) is ``info``.
 - **detail**: what a reader needs to follow the run: the step's type and command, tool name, a shell
@@ -41,8 +41,10 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import excerpt
-from replay.pipeline.model.dialects.base import exit_failed
 from replay.pipeline.model.markup import BIDI_CONTROLS
+from replay.pipeline.model.outcome import UNKNOWN as _UNKNOWN
+from replay.pipeline.model.outcome import exit_code_of, verification_of, went_wrong
+from replay.pipeline.model.outcome import payload_of as _payload
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
 from replay.pipeline.model.validation import is_number
@@ -62,8 +64,6 @@ _WORD_STATES = {
 }
 _RUN_ENDS = frozenset({SUCCEEDED, FAILED, CANCELLED, PARKED})
 _WORDS = re.compile(r"[._:/\s-]+")
-BAD_VERDICTS = frozenset({"fail", "failed", "failure", "error", "errored", "rejected", "false", "invalid",
-                          "mismatch", "no", "not_ok", "ko"})
 TOOL_CALLED, TOOL_ENDS = "tool_called", frozenset({"tool_completed", "tool_failed"})
 EXCERPT = 60
 
@@ -86,11 +86,6 @@ def _id_text(value: Any) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return None
-
-
-def _payload(record: dict[str, Any]) -> dict[str, Any]:
-    payload = record.get("payload")
-    return payload if isinstance(payload, dict) else {}
 
 
 def _first_text(holder: dict[str, Any], keys: tuple[str, ...]) -> str | None:
@@ -149,9 +144,6 @@ def _word_state(kind: str) -> str | None:
     return _WORD_STATES.get(words[-1])
 
 
-_UNKNOWN: Any = object()
-
-
 def state_of(record: dict[str, Any], kind: str, step: str | None, verification: Any = _UNKNOWN,
              code: Any = _UNKNOWN) -> str:
     """The state a record leaves its step (or run) in; ``verification`` and ``code`` when known already."""
@@ -160,64 +152,12 @@ def state_of(record: dict[str, Any], kind: str, step: str | None, verification: 
     state = _word_state(kind)
     if step is None and _words(kind)[:1] == ("run",) and state in _RUN_ENDS:
         return TERMINAL
-    if state == SUCCEEDED and _went_wrong(record, verification, code):
+    if state == SUCCEEDED and went_wrong(record, verification, code):
         return FAILED
     return state or INFO
 
 
-def _went_wrong(record: dict[str, Any], verification: Any, code: Any) -> bool:
-    """A 'completed' record that says it failed: a non-zero exit code or a failing verdict."""
-    if exit_failed(exit_code_of(record) if code is _UNKNOWN else code):
-        return True
-    verification = verification_of(record) if verification is _UNKNOWN else verification
-    verdict = verification["verdict"] if verification else None
-    if verdict is False:
-        return True
-    return isinstance(verdict, str) and (verdict.lower() in BAD_VERDICTS or verdict.lower().startswith("fail"))
-
-
-# verification, exit code, spend ---------------------------------------------------------------------
-_VERDICT_KEYS = ("verdict", "result", "outcome", "status")
-
-
-def verification_of(record: dict[str, Any]) -> dict[str, Any] | None:
-    """``{"type", "verdict"}`` when the record or its payload carries a verification verdict."""
-    for holder in (record, _payload(record)):
-        if "verification" not in holder and "verdict" not in holder:
-            continue
-        value = holder.get("verification")
-        if isinstance(value, dict):
-            kind = value.get("type", value.get("kind"))
-            for key in _VERDICT_KEYS:
-                if key in value and value[key] is not None:
-                    return {"type": kind, "verdict": value[key]}
-            for key in ("ok", "passed"):
-                if isinstance(value.get(key), bool):
-                    return {"type": kind, "verdict": "ok" if value[key] else "fail"}
-        elif isinstance(value, str | bool) and value != "":
-            return {"type": None, "verdict": value}
-        verdict = holder.get("verdict")
-        if isinstance(verdict, str | bool) and verdict != "":
-            return {"type": holder.get("verification_type"), "verdict": verdict}
-    return None
-
-
-_EXIT_KEYS = frozenset({"exit_code", "exitCode"})
-
-
-def exit_code_of(record: dict[str, Any]) -> int | None:
-    payload = _payload(record)
-    output = payload.get("output")
-    for holder in (record, payload, output if isinstance(output, dict) else {}):
-        if _EXIT_KEYS.isdisjoint(holder):
-            continue
-        for key in ("exit_code", "exitCode"):
-            value = holder.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-    return None
-
-
+# spend --------------------------------------------------------------------------------------------
 _SPEND_SKIP = frozenset({"seq", "attempt", "exit_code", "exitCode", "step", "step_id", "line"})
 
 

@@ -36,9 +36,10 @@ from replay.pipeline.model.events import (
     written_timestamp,
 )
 from replay.pipeline.model.healing import BUILTIN_ALIASES, healed_artifact, resolve_alias
+from replay.pipeline.model.outcome import OUTCOME_FIELDS, failure_words
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
-from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, tool_name
+from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, result_failed, tool_name
 
 _COUNT = operator.itemgetter(1)
 _TOOL_NAME, _STATUS, _DURATION, _SEQ, _STARTED_AT = (
@@ -82,7 +83,7 @@ _USAGE_KEYS = {
 ERROR_FIELDS = ("error", "message", "reason", "code")  # the payload fields error_of reads
 # Every field of an event a summary reads (records are read whole): ``parse`` need decode no other (``fields``).
 SUMMARY_FIELDS = ("seq", "timestamp", "type", "runId", "synthetic", "payload.usage", "payload.status",
-                  *(f"payload.{key}" for key in (*CALL_FIELDS, *ERROR_FIELDS)))
+                  *(f"payload.{key}" for key in (*CALL_FIELDS, *ERROR_FIELDS)), *OUTCOME_FIELDS)
 HEAL_LOG_SUFFIX = ".heal-log.json"
 _ARTIFACT_SUFFIXES = (".healed.json", ".artifact.json", ".json")
 
@@ -165,10 +166,13 @@ def _ms(later: datetime, earlier: datetime) -> float:
 instant = parse_timestamp  # (kept as the model's name for it)
 
 
-def is_failure(kind: str, payload: Any, synthetic: Any) -> bool:
-    """Does an event of type ``kind`` report a failure: a failed tool, an error the agent recorded (``ERROR``), or a
-    failed run (not the run_failed heal ends a run with when nothing told how it ended, ``ends_unknown``)?"""
-    return kind in FAILED or kind == ERROR or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic))
+def is_failure(kind: str, payload: Any, synthetic: Any, event: dict[str, Any]) -> bool:
+    """Does ``event``, of type ``kind``, report a failure: a failed tool (``result_failed``: a tool_failed, or a
+    tool_completed with a non-zero exit code or a failing verdict, as ``replay walk`` shows it), an error the agent
+    recorded (``ERROR``), or a failed run (not the run_failed heal ends a run with when nothing told how it ended,
+    ``ends_unknown``)?"""
+    return kind in FAILED or kind == ERROR or (kind == RUN_FAILED and not ends_unknown(kind, payload, synthetic)) or (
+        kind in COMPLETED and result_failed(kind, event))
 
 
 def error_of(payload: Any) -> tuple[str | None, str | None]:
@@ -454,12 +458,12 @@ class RunTally:
             payload = {}
         synthetic = event.get("synthetic")
         if kind in _READ_TYPES:
-            self._read_payload(kind, payload, stamp, index, event.get("seq"), synthetic)
+            self._read_payload(kind, payload, stamp, index, event)
         if "usage" in payload:
             self._add_usage(payload["usage"], index)
         if not self.timeline:
             return
-        if is_failure(kind, payload, synthetic):  # (timelines only: a failure's payload is read in _read_payload)
+        if is_failure(kind, payload, synthetic, event):  # (timelines only: a failure's payload is read in _read_payload)
             if self.failed_marks < MAX_MARKS:
                 self.failed_marks += 1
                 self.marks.append((index, kind, event.get("seq"), moment, True))
@@ -489,7 +493,7 @@ class RunTally:
         for i in itertools.compress(range(n), map(_READ_KINDS.__contains__, types)):  # tool events and failures
             payload, event, kind = payloads[i], events[i], types[i]
             self._read_payload(CANONICAL_TYPES.get(kind, kind), payload if type(payload) is dict else {},
-                               event.get("timestamp"), base + i, event.get("seq"), event.get("synthetic"))
+                               event.get("timestamp"), base + i, event)
         objects = [payload["usage"] for payload in payloads if type(payload) is dict and "usage" in payload]
         if objects:
             columns = usage_columns(objects)
@@ -504,20 +508,20 @@ class RunTally:
                   if type(payload) is dict and "usage" in payload]
         self._add_usages([usage for usage in usages if usage])
 
-    def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, seq: Any, synthetic: Any) -> None:
+    def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, event: dict[str, Any]) -> None:
         """A tool event (``index``: its place in the run) paired with its call, a failure recorded (not the run_failed
         heal ends a run with when nothing told how it ended: ``ends_unknown``)."""
-        call = None
+        seq, call = event.get("seq"), None
         if kind in TOOL_TYPES:
             if stamp == EPOCH:  # (heal's stand-in for no time: a call it stamps tells no length)
                 stamp = None
             if kind in CALLED:
                 self.calls.called(payload, stamp, index)
             else:
-                call = self.calls.result(kind in COMPLETED, payload, stamp, index)
+                call = self.calls.result(not result_failed(kind, event), payload, stamp, index)
             self.seq_at[index] = seq
-        if is_failure(kind, payload, synthetic):
-            self._add_failure(kind, payload, seq, call)
+        if is_failure(kind, payload, event.get("synthetic"), event):
+            self._add_failure(kind, payload, seq, call, event)
 
     def _add_usage(self, value: Any, index: int) -> None:
         """Add up one event's usage (``add_event``, event by event); ``_add_usages`` for a batch of events."""
@@ -600,13 +604,16 @@ class RunTally:
             self.marks = kept
             self.plain_marks = sum(1 for m in kept if not m[4])
 
-    def _add_failure(self, kind: str, payload: dict[str, Any], seq: Any, call: dict[str, Any] | None = None) -> None:
+    def _add_failure(self, kind: str, payload: dict[str, Any], seq: Any, call: dict[str, Any] | None,
+                     event: dict[str, Any]) -> None:
         """A failure; ``call``: the call a failed tool result answers (most results name no tool: the call does)."""
         if kind == RUN_FAILED:
             self.failed_event = True
         code, message = error_of(payload)
+        if message is None and kind in COMPLETED:  # (a tool_completed that failed: its exit code or verdict tells)
+            message = failure_words(event)
         entry: dict[str, Any] = {"kind": kind, "code": code, "message": message or kind.replace("_", " "), "seq": seq}
-        if kind in FAILED:
+        if kind in FAILED or kind in COMPLETED:
             entry["toolName"] = tool_name(payload) or (call["toolName"] if call is not None else None)
         self.errors.append(entry)
 

@@ -18,7 +18,8 @@ Model and tool spans are children of the run's span. Attributes: ``gen_ai.provid
 ``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own: the sum of its usage
 objects; and the run's totals on the root, as ``report`` counts the run's usage: each count the run record's usage gives,
 else the calls' sum), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
-Errors set the span status to ERROR with ``error.type``: a failed tool (its error code, else ``tool_failed``), a call that
+Errors set the span status to ERROR with ``error.type``: a failed tool (``toolcalls.result_failed``: a tool_failed, or a
+tool_completed with a non-zero exit code or a failing verdict; its error code, else ``tool_failed``), a call that
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``; not the ``run_failed``
 heal ends a run with when nothing told how it ended: the run's span stays UNSET, as for the raw journal). Message
 contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
@@ -50,12 +51,14 @@ from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.model.events import EPOCH, RUN_FAILED, ends_unknown, event_type, parse_timestamp
+from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.toolcalls import (
     CALLED,
     COMPLETED,
     FAILED,
     TOOL_UNANSWERED,
     call_id,
+    result_failed,
     tool_name,
 )
 from replay.pipeline.report.model import CACHE_TOKENS, as_text, combined_usage, error_of
@@ -223,7 +226,7 @@ class TraceBuilder:
             if etype in CALLED:
                 self._tool_called(payload, now)
         elif etype in COMPLETED or etype in FAILED or etype == TOOL_UNANSWERED:
-            self._tool_ended(etype, payload, now)
+            self._tool_ended(etype, payload, now, event)
             self.awaiting = True
         elif etype == "user_message":
             self.awaiting = True
@@ -293,7 +296,7 @@ class TraceBuilder:
         self.spans.append(span)
         self.made += 1
 
-    def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None) -> None:
+    def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None, event: dict[str, Any]) -> None:
         cid, name = call_id(payload), tool_name(payload)
         span = self.open_calls.pop(cid, None) if cid else None
         if span is None and name and self.open_by_name.get(name):
@@ -301,11 +304,11 @@ class TraceBuilder:
         if span is None:
             return  # a result without its call (heal drops these): nothing to time
         self._stretch(span, now)
-        if etype in FAILED:  # (error.type: the tool's error code, as a run's is its code; else what happened)
-            code, message = error_of(payload)
-            span.fail(code or "tool_failed", message)
-        elif etype == TOOL_UNANSWERED:
+        if etype == TOOL_UNANSWERED:
             span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was read")
+        elif result_failed(etype, event):  # (error.type: the tool's error code, as a run's is its code; else what happened)
+            code, message = error_of(payload)
+            span.fail(code or "tool_failed", message or failure_words(event))
 
     @staticmethod
     def _stretch(span: Span, now: int | None) -> None:

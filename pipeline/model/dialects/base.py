@@ -22,7 +22,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.model.events import format_timestamp, from_epoch, is_timestamp, read_iso
-from replay.pipeline.model.validation import is_integer
+from replay.pipeline.model.outcome import exit_failed, exit_words
 
 ORIGIN_KEY = "$origin"
 UNKNOWN_TYPE = "unknown"  # the type of a record that names no type of its own
@@ -132,12 +132,6 @@ def utc_timestamp(value: Any) -> Any:
     return value
 
 
-def exit_failed(code: Any) -> bool:
-    """Does ``code``, a tool result's exit code, say the tool failed: an integer other than 0 (``replay walk``'s
-    ``[failed]`` too: ``walk.state_of``)."""
-    return is_integer(code) and code != 0
-
-
 def tool_result(payload: dict[str, Any], failed: bool = False) -> Part:
     """A tool's result: ``tool_failed`` when its log says it failed (``failed``) or its ``exitCode`` is not 0 (then with
     ``error`` saying so, unless the payload has one), else ``tool_completed``. Every dialect decides it here, so a
@@ -147,7 +141,7 @@ def tool_result(payload: dict[str, Any], failed: bool = False) -> Part:
     if not (failed or bad_exit):
         return Part("tool_completed", payload)
     if payload.get("error") is None and bad_exit:
-        payload["error"] = f"exit code {code}"
+        payload["error"] = exit_words(code)
     return Part("tool_failed", payload)
 
 

@@ -42,8 +42,9 @@ from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.events import TERMINAL_TYPES
 from replay.pipeline.model.incident.rules import check_rules
+from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, is_record, record_kind
-from replay.pipeline.model.toolcalls import ARGUMENT_KEYS
+from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, result_failed
 from replay.pipeline.model.validation import json_type
 
 SCHEMA_VERSION = 1
@@ -566,7 +567,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
                    expected="the run's own run_completed or run_failed", received=f"a synthetic {kind}",
                    howToFix="Import the journal of a run that ended (its final answer or its error): the importer does "
                             "not make up an ending, and a replay needs the recorded one.")
-        event = _replay_event(kind, payload, run, _at(where, ".payload"))
+        event = _replay_event(kind, payload, run, _at(where, ".payload"), record)
         events.append(event)
         positions.append(where)
     input_: dict[str, Any] = {}
@@ -582,11 +583,15 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
     return assemble(input_, effects_complete, events, rules, positions, {"source": source}, limits, rules_where=rules_where)
 
 
-def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where: dict[str, Any]) -> dict[str, Any]:
+def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where: dict[str, Any],
+                  record: dict[str, Any]) -> dict[str, Any]:
     if kind == "tool_called":
         args = next((payload[key] for key in ARGUMENT_KEYS if key in payload), _NONE)  # capture writes `arguments`
         return {"type": "tool_call", "call_id": payload.get("callId"), "name": payload.get("toolName"),
                 **({"args": args} if args is not _NONE else {})}
+    if kind == "tool_completed" and result_failed(kind, record):  # (a non-zero exit code: failed, as walk shows it)
+        return {"type": "tool_result", "call_id": payload.get("callId"), "ok": False,
+                "result": payload.get("output", payload.get("result")), "error": payload.get("error") or failure_words(record)}
     if kind == "tool_completed":
         return {"type": "tool_result", "call_id": payload.get("callId"), "ok": True,
                 "result": payload.get("output", payload.get("result"))}
