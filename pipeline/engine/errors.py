@@ -84,7 +84,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_HEALED_ARTIFACT_INVALID": ("healed artifact still fails validation", "Fix what `cause` names at `path` in the input: heal cannot invent it (the heal log shows what was tried)."),
     # heal rules
     "E_HEAL_RULES_INVALID_JSON": ("heal rules file is not valid JSON, or writes a key twice in one object", "Fix the JSON in the rules file."),
-    "E_HEAL_RULES_SHAPE_INVALID": ("heal rules must be an object (`version` \"v1\" when given, `eventAliases` of type names, in no circle, no other key)", "Use {\"version\": \"v1\", \"eventAliases\": {\"old\": \"new\"}}."),
+    "E_HEAL_RULES_SHAPE_INVALID": ("heal rules must be an object (`version` \"v1\" when given, `eventAliases` of type names, in no circle, none renaming a canonical type, no other key)", "Use {\"version\": \"v1\", \"eventAliases\": {\"old\": \"new\"}}."),
     # pipeline configs
     "E_CONFIG_NOT_FOUND": ("pipeline config file missing", "Check the path to the pipeline config."),
     "E_CONFIG_PARSE": ("pipeline config is not valid TOML/JSON, or writes a key twice in one object", "Fix the syntax at the reported line."),

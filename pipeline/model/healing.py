@@ -70,6 +70,15 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",
                           source=str(target), path="$.eventAliases", expected="object of strings",
                           received=excerpt(exactjson.dumps(aliases)), example='{"eventAliases": {"tool_end": "tool_completed"}}')
+    renamed = renamed_canonical(aliases)
+    if renamed is not None:
+        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"`eventAliases` rename the canonical type {renamed!r} to "
+                          f"{aliases[renamed]!r}: every {renamed} event would be misnamed", source=str(target),
+                          path=f"$.eventAliases.{renamed}", expected="an alias of a name that is no canonical type",
+                          received=excerpt(aliases[renamed]),
+                          howToFix=f"Remove {renamed!r} from `eventAliases`: an alias maps another name onto a canonical "
+                                   f"type (such as {{\"tool_end\": \"tool_completed\"}}), not a canonical type away.",
+                          example='{"eventAliases": {"tool_end": "tool_completed"}}')
     cycle = alias_cycle({**BUILTIN_ALIASES, **aliases})
     if cycle:
         at = next(k for k, name in enumerate(cycle) if name in aliases)  # (told from the file's own alias in it)
@@ -99,6 +108,15 @@ def resolve_alias(table: dict[str, str], name: str) -> tuple[str, list[str] | No
             return name, [*seen[seen.index(name):], name]
         seen.append(name)
     return name, None
+
+
+CANONICAL_ALIAS_TYPES = frozenset(BUILTIN_ALIASES.values())  # the canonical types aliases end at: never renamed
+
+
+def renamed_canonical(aliases: dict[str, str]) -> str | None:
+    """The first of a user's ``aliases`` that renames a canonical type (``tool_completed`` -> ``tool_failed``, or
+    ``run_completed`` -> ``done``: every event of that type would be misnamed, silently), or None."""
+    return next((old for old, new in aliases.items() if old in CANONICAL_ALIAS_TYPES and new != old), None)
 
 
 def alias_cycle(table: dict[str, str]) -> list[str] | None:
