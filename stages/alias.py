@@ -52,14 +52,6 @@ def resolved_aliases(builtin: bool, aliases: tuple[tuple[str, str], ...]) -> Map
     resolved to its end so one pass is enough. An alias of a canonical type to another name (``run_completed`` ->
     ``done``: ``renamed_canonical``) is refused, and so are aliases in a circle (a -> b -> a): heal would rename
     those types back at every heal (a rules file's are refused as it is read, ``load_rules``)."""
-    renamed = renamed_canonical(dict(aliases))
-    if renamed is not None:
-        new = dict(aliases)[renamed]
-        raise ReplayError("E_CONFIG_OPTION_INVALID", f"aliases rename the canonical type {renamed!r} to {new!r}: every "
-                          f"{renamed} event would be misnamed", path=f"aliases.{renamed}", received=new,
-                          expected="an alias of a name that is no canonical type",
-                          howToFix=f"Remove {renamed!r} from aliases: an alias maps another name onto a canonical type "
-                                   "(tool_end = \"tool_completed\"), not a canonical type away.")
     table = dict(BUILTIN_ALIASES) if builtin else {}
     table.update(aliases)
     cycle = alias_cycle(table)
@@ -68,5 +60,13 @@ def resolved_aliases(builtin: bool, aliases: tuple[tuple[str, str], ...]) -> Map
                           "would rename them back at every heal", path="aliases", received=cycle,
                           expected="aliases that end at a type no alias renames",
                           howToFix="Map each name to the type it stands for, not a canonical type to another name.")
+    renamed = renamed_canonical(dict(aliases))
+    if renamed is not None:
+        new = dict(aliases)[renamed]
+        raise ReplayError("E_CONFIG_OPTION_INVALID", f"aliases rename the canonical type {renamed!r} to {new!r}: every "
+                          f"{renamed} event would be misnamed", path=f"aliases.{renamed}", received=new,
+                          expected="an alias of a name that is no canonical type",
+                          howToFix=f"Remove {renamed!r} from aliases: an alias maps another name onto a canonical type "
+                                   "(tool_end = \"tool_completed\"), not a canonical type away.")
     ends = {old: resolve_alias(table, old)[0] for old in table}
     return MappingProxyType({old: new for old, new in ends.items() if new != old})

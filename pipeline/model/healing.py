@@ -70,15 +70,6 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",
                           source=str(target), path="$.eventAliases", expected="object of strings",
                           received=excerpt(exactjson.dumps(aliases)), example='{"eventAliases": {"tool_end": "tool_completed"}}')
-    renamed = renamed_canonical(aliases)
-    if renamed is not None:
-        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"`eventAliases` rename the canonical type {renamed!r} to "
-                          f"{aliases[renamed]!r}: every {renamed} event would be misnamed", source=str(target),
-                          path=f"$.eventAliases.{renamed}", expected="an alias of a name that is no canonical type",
-                          received=excerpt(aliases[renamed]),
-                          howToFix=f"Remove {renamed!r} from `eventAliases`: an alias maps another name onto a canonical "
-                                   f"type (such as {{\"tool_end\": \"tool_completed\"}}), not a canonical type away.",
-                          example='{"eventAliases": {"tool_end": "tool_completed"}}')
     cycle = alias_cycle({**BUILTIN_ALIASES, **aliases})
     if cycle:
         at = next(k for k, name in enumerate(cycle) if name in aliases)  # (told from the file's own alias in it)
@@ -89,6 +80,15 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
                           expected="aliases that end at a type no alias renames", received=cycle,
                           howToFix="Map each name to the type it stands for (a canonical type such as tool_called), "
                                    "not a canonical type to another name.",
+                          example='{"eventAliases": {"tool_end": "tool_completed"}}')
+    renamed = renamed_canonical(aliases)
+    if renamed is not None:
+        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"`eventAliases` rename the canonical type {renamed!r} to "
+                          f"{aliases[renamed]!r}: every {renamed} event would be misnamed", source=str(target),
+                          path=f"$.eventAliases.{renamed}", expected="an alias of a name that is no canonical type",
+                          received=excerpt(aliases[renamed]),
+                          howToFix=f"Remove {renamed!r} from `eventAliases`: an alias maps another name onto a canonical "
+                                   f"type (such as {{\"tool_end\": \"tool_completed\"}}), not a canonical type away.",
                           example='{"eventAliases": {"tool_end": "tool_completed"}}')
     if not target.is_file():  # a pipe (`--rules <(...)`): what heal's rules and its fast lane both read, read once
         _READ_ONCE[str(target)] = rules
