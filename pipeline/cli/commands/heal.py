@@ -10,6 +10,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
 from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
+from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, ReplayError, empty_value
 from replay.pipeline.engine.preflight import refuse_overlap
@@ -134,12 +135,11 @@ def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
     if not in_path or not root.exists():  # (Path("") is the current folder: an empty --in names nothing)
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {in_path!r} does not exist", path=in_path,
                           howToFix="Point --in at an artifact or journal file, or a folder of them (e.g. .replay/artifacts).")
+    refuse_not_file_or_dir(in_path, stdin=False)
     if root.is_file():
         if not is_journal_name(root.name):  # (the names a folder's walk heals)
             raise not_a_journal_name(in_path, root.name)
         return root.parent, [str(root)]
-    if not root.is_dir():
-        raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in target {in_path!r} is neither a file nor a directory", path=in_path)
     return root, _to_heal(expand_paths([str(root)], once=False))
 
 

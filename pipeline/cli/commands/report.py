@@ -11,6 +11,7 @@ import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
+from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.engine.spec import Flag
@@ -33,12 +34,8 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
     if not paths and not in_paths:
         return None
     for raw in in_paths:
-        kind = path_kind(raw) if raw != STDIN else None
-        if kind == "other":  # --in names artifacts on disk (a stream, a pipe or a device, comes on stdin or as a PATH)
-            raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in {raw!r} is neither a regular file nor a directory",
-                              path=raw, expected="a regular file or a directory", received="a pipe, device or socket",
-                              howToFix="Point --in at an artifact, a journal or a folder of them; pipe a stream on stdin.")
-        if kind == "file" and not is_journal_name(raw):
+        refuse_not_file_or_dir(raw)  # --in names artifacts on disk (a stream, a pipe or a device, comes on stdin or as a PATH)
+        if raw != STDIN and path_kind(raw) == "file" and not is_journal_name(raw):
             raise not_a_journal_name(raw, raw.rstrip("/").rpartition("/")[2])
     files: list[str] = []
     for raw in [*in_paths, *paths]:

@@ -8,6 +8,7 @@ import click
 
 from replay.pipeline.cli.app import logger, run_spec
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
+from replay.pipeline.cli.in_option import file_type, refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
@@ -61,15 +62,15 @@ def resolve_inputs(paths: tuple[str, ...], named: frozenset[str] = frozenset()) 
                 if kind is not None:
                     found.append((name, kind))
             continue
-        # `<(zcat run.jsonl.gz)` (/dev/fd/N) and the like: a stream, as stdin is; not a named pipe elsewhere, which
-        # nothing may be writing (opening it would wait for a writer forever: refused below, as report's --in refuses it)
+        # a PATH `<(zcat run.jsonl.gz)` (/dev/fd/N) and the like: a stream, as stdin is (--in refused it above); not a
+        # named pipe elsewhere, which nothing may be writing (opening it would wait for a writer forever: refused below)
         if (raw.startswith("/dev/") or names_own_descriptor(raw)) and not p.is_file():
             found.append((raw, input_kind(p.name) or STREAM))
             continue
         if not p.is_file():
             raise ReplayError(
                 "E_INPUT_NOT_FILE_OR_DIR", f"input {raw!r} is neither a regular file nor a directory", path=raw,
-                expected="a regular file or a directory", received=_file_type(p),
+                expected="a regular file or a directory", received=file_type(p),
                 howToFix="Pass an artifact or journal file, a directory of them, or a pipe (`<(zcat run.jsonl.gz)`); "
                          "`-` reads stdin.",
             )
@@ -97,18 +98,6 @@ def _url_inputs(url: str) -> list[tuple[str, str]]:
     if k is None:
         raise not_a_journal_name(url, remote.name(url), subject="input")
     return [(url, k)]
-
-
-def _file_type(p: Path) -> str:
-    if p.is_fifo():
-        return "named pipe"
-    if p.is_char_device():
-        return "character device"
-    if p.is_block_device():
-        return "block device"
-    if p.is_socket():
-        return "socket"
-    return "special file"
 
 
 @click.command(epilog="""\b
@@ -150,6 +139,8 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     whatever the workers. Without either, the stream on stdin is validated (a JSON artifact piped on
     stdin is read as its run record and events: pass its path to check its top-level fields).
     """
+    for raw in inputs:  # (before anything is read: --in names files and folders, in every command that has it)
+        refuse_not_file_or_dir(raw)
     named = frozenset(paths) - frozenset(inputs)  # (files named as PATHs: read whatever their names)
     inputs = (*paths, *inputs)
     if pass_through and inputs and inputs != (STDIN,):
