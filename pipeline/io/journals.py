@@ -214,8 +214,12 @@ def captured_once(found: list[str], keep: str = HEALED_COPY) -> list[str]:
     """A folder walk's files (``found``, in order) with each run capture wrote counted once, whichever of its files the
     walk met: of ``<id>.artifact.json`` and ``<id>.healed.json`` side by side, ``keep`` (the healed copy, as report and
     read count a run; heal's directory mode heals the original); and capture's stream copy, ``journal/<id>.jsonl``,
-    only when the walk found no artifact of that id (``.replay`` holds both ``artifacts/`` and ``journal/``). Every
-    other file stays, in its place."""
+    only when the walk found no artifact of that id (``.replay`` holds both ``artifacts/`` and ``journal/``). A file
+    `heal --in DIR --out OUT` healed and its copy in OUT (``manifest.healed_copies``: OUT's manifest says so), both
+    walked, are one run too: the copy is kept (``keep`` the healed copy: the file it was healed from, and that file's
+    capture copy ``<id>.healed.json``, are not) or the file healed (``keep`` the original). Every other file stays,
+    in its place."""
+    found = _heal_once(found, keep)
     drop = ARTIFACT if keep == HEALED_COPY else HEALED
     stems = {f[: -len(keep)] for f in found if f.endswith(keep)}
     files = [f for f in found if not (f.endswith(drop) and f[: -len(drop)] in stems)]
@@ -224,6 +228,18 @@ def captured_once(found: list[str], keep: str = HEALED_COPY) -> list[str]:
         return files
     return [f for f in files if not (base_name(f).endswith(JOURNAL) and base_name(f)[: -len(JOURNAL)] in ids
                                      and base_name(_parent(f)) == JOURNAL_FOLDER)]
+
+
+def _heal_once(found: list[str], keep: str) -> list[str]:
+    """``found`` without one of each pair of a file `heal --in --out` healed and its copy in OUT (``captured_once``)."""
+    from replay.pipeline.io.manifest import healed_copies  # (it reads the manifests; manifest imports this module)
+
+    pairs = healed_copies(found)
+    if not pairs:
+        return found
+    gone = set(pairs.values()) if keep == ORIGINAL else \
+        {*pairs, *(f[: -len(ARTIFACT)] + HEALED for f in pairs if f.endswith(ARTIFACT))}
+    return [f for f in found if f not in gone]
 
 
 def _parent(path: str) -> str:

@@ -41,7 +41,7 @@ from replay.pipeline.engine.outputs import published_name
 from replay.pipeline.engine.parallel import Outcome, file_digest
 from replay.pipeline.io.journals import MANIFEST as MANIFEST
 from replay.pipeline.io.journals import is_url
-from replay.pipeline.io.run_files import under
+from replay.pipeline.io.run_files import HEALED, HEALED_JOURNAL, under
 from replay.pipeline.io.staging import sweep_leftovers, write_atomic
 
 FRAGMENTS = ".replay-manifest.d"
@@ -273,7 +273,8 @@ class Manifest:
                 found[path] = entry.outcome(path)
         return found
 
-    def _unchanged(self, path: str, entry: Entry) -> bool:
+    @staticmethod
+    def _unchanged(path: str, entry: Entry) -> bool:
         """The same size, and the same modification time or (touched, or no time kept: a URL) the same content; an
         input that cannot be looked at (gone meanwhile) is changed."""
         try:
@@ -423,3 +424,64 @@ def _totals(entries: list[Entry]) -> dict[str, int]:
 
 def _local_sha256(path: str) -> str:
     return file_digest(path)[1]
+
+
+def healed_copies(found: list[str]) -> dict[str, str]:
+    """Of a folder walk's local files (``found``), each one that `heal --in DIR --out OUT` healed, and its healed copy,
+    both among ``found``, as OUT's manifest (in a folder at or above the copy) records them: the input unchanged since
+    (``Manifest._unchanged``) and the copy still the size written. Each named as ``found`` names it. Two runs that only share an
+    id (a name) are no such pair, nor is a copy healed from another version of its input."""
+    copies = [f for f in found if f.endswith((HEALED, HEALED_JOURNAL)) and not is_url(f)]
+    folders: list[str] = []
+    seen: set[str] = set()
+    for copy in copies:  # (the folders holding a manifest, probed upwards from each copy once)
+        folder = os.path.dirname(os.path.abspath(copy))
+        while folder not in seen:
+            seen.add(folder)
+            if os.path.isfile(os.path.join(folder, MANIFEST)):
+                folders.append(folder)
+            folder = os.path.dirname(folder)
+    if not folders:
+        return {}
+    real_dirs: dict[str, str] = {}
+
+    def real(path: str) -> str:
+        head, name = os.path.split(path)
+        if head not in real_dirs:
+            real_dirs[head] = os.path.realpath(head or ".")
+        return os.path.join(real_dirs[head], name)
+
+    walked = {real(f): f for f in found if not is_url(f)}
+    pairs: dict[str, str] = {}
+    for folder in folders:
+        for root, entry in _heal_entries(folder):
+            source = walked.get(os.path.join(root, entry.input))
+            if source is None:
+                continue
+            for out in entry.outputs:
+                healed = walked.get(os.path.join(os.path.realpath(folder), out["path"]))
+                if healed is not None and healed.endswith((HEALED, HEALED_JOURNAL)) and _size(healed) == out["size"] \
+                        and Manifest._unchanged(source, entry):
+                    pairs[source] = healed
+    return pairs
+
+
+def _heal_entries(folder: str) -> Iterator[tuple[str, Entry]]:
+    """The input root and each entry of the finished manifest of `heal --in --out` in ``folder``; none when it cannot
+    be read or is not one."""
+    try:
+        data = orjson.loads(Path(folder, MANIFEST).read_bytes())
+        if data.get("version") != VERSION or data.get("command") != "heal" or is_url(str(data["root"])):
+            return
+        entries = [Entry.from_json(item) for item in data["inputs"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return
+    for entry in entries:
+        yield str(data["root"]), entry
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

@@ -7,6 +7,7 @@ artifact and its healed copy), `report .replay` 4 (the journal copies too) and `
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,36 @@ def test_captured_once_keeps_the_healed_copy_or_the_original_and_drops_the_journ
     assert captured_once(found) == ["d/.replay/artifacts/x.healed.json", "d/.replay/artifacts/y.artifact.json",
                                     "d/.replay/journal/z.jsonl", "d/other/x.jsonl"]
     assert captured_once(found, keep=ORIGINAL)[:2] == ["d/.replay/artifacts/x.artifact.json", "d/.replay/artifacts/y.artifact.json"]
+
+
+@pytest.fixture
+def captured_and_healed(captured, tmp_path) -> Path:
+    """The seed's workflow: runs captured, then `replay heal --in .replay/artifacts --out .replay/healed`."""
+    cwd = tmp_path / "work"
+    shutil.copytree(captured, cwd)  # (the module's captures stay as they are for the other tests)
+    stdout_of(cwd, "heal", "--in", ".replay/artifacts", "--out", ".replay/healed")
+    return cwd
+
+
+def test_a_run_captured_and_healed_counts_once_as_its_heal_out_copy(captured_and_healed):
+    """`report --in .replay` counted 4 runs for 2 captures healed as the seed shows (capture's healed copy and heal's
+    each): the copy heal --out wrote, which OUT's manifest ties to the artifact it healed, is the run."""
+    cwd = captured_and_healed
+    assert runs_reported(cwd, "--in", ".replay") == 2
+    assert runs_reported(cwd, ".replay") == 2
+    sources = [r["source"] for r in jsonl(stdout_of(cwd, "read", ".replay")) if r.get("$record") == "source"]
+    assert [Path(s).parent.parent.name for s in sources] == ["healed", "healed"] and all(s.endswith(".healed.json") for s in sources)
+    assert runs_reported(cwd, "--in", ".replay/artifacts") == 2 and runs_reported(cwd, "--in", ".replay/healed") == 2
+    out = jsonl(stdout_of(cwd, "heal", "--in", ".replay", "--out", "again"))  # (heal still heals each original once)
+    assert [Path(line["source"]).parent.parent.name for line in out] == ["artifacts", "artifacts"]
+
+
+def test_a_copy_healed_from_another_version_of_its_input_is_not_hidden(captured_and_healed):
+    """A name shared is not a run shared: an artifact rewritten after heal (another run under that name) is not the one
+    its heal --out copy was healed from, and both count."""
+    cwd = captured_and_healed
+    first, second = sorted((cwd / ".replay" / "artifacts").glob("*/*.artifact.json"))
+    first.write_bytes(second.read_bytes())
+    assert runs_reported(cwd, "--in", ".replay") == 3
+    (cwd / ".replay" / "healed" / ".replay-manifest.json").unlink()  # (nothing ties a copy to its input: all count)
+    assert runs_reported(cwd, "--in", ".replay") == 4
