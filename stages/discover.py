@@ -33,7 +33,7 @@ from replay.pipeline.engine.errors import ReplayError, utf8_text
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.fdio import read_to_end
+from replay.pipeline.io.fdio import file_type, read_to_end
 from replay.pipeline.io.journals import require_stdin
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.runner_protocol import new_run_id, runner_request, with_article
@@ -72,6 +72,12 @@ class RunnerSpec:
 def runner_for_file(path: str, found_by: str, cwd: Path) -> RunnerSpec:
     """How to run the runner file ``path`` (relative to ``cwd``), or the E_RUNNER_* error why not."""
     target = cwd / path
+    if target.exists() and not target.is_file() and not target.is_dir():  # (/dev/null, a FIFO: there, but no runner)
+        raise ReplayError(
+            "E_RUNNER_NOT_EXECUTABLE", f"runner {path!r} (from {found_by}) is a {file_type(target)}, not a runner file",
+            path=found_by, expected="a regular file: a .py/.mjs/.js/.cjs runner or an executable", received=file_type(target),
+            howToFix="Point it at the runner's file (e.g. --runner .replay/runner.py).",
+        )
     if not target.is_file():
         raise ReplayError(
             "E_RUNNER_PATH_NOT_FOUND",

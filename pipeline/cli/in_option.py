@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.io.fdio import file_type
 from replay.pipeline.io.journals import STDIN, is_url
 
 
@@ -29,15 +30,3 @@ def refuse_not_file_or_dir(raw: str, stdin: bool = True) -> None:
                       f"{file_type(path)}", path=raw, expected="a regular file or a directory", received=file_type(path),
                       howToFix=fix)
 
-
-def file_type(p: Path) -> str:
-    """What a path that is neither a regular file nor a folder is, in words (``named pipe``, ``character device``...)."""
-    if p.is_fifo():
-        return "named pipe"
-    if p.is_char_device():
-        return "character device"
-    if p.is_block_device():
-        return "block device"
-    if p.is_socket():
-        return "socket"
-    return "special file"

@@ -15,6 +15,7 @@ import sys
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -405,3 +406,16 @@ async def stdout_writer() -> AsyncIterator[FdWriter | _BufferWriter]:
     with _stdout_failures(os_errors=False):  # the caller's own OSErrors (reading its input) are not stdout's
         async with nonblocking(fd, writer.kind):
             yield writer
+
+
+def file_type(p: Path) -> str:
+    """What a path that is neither a regular file nor a folder is, in words (``named pipe``, ``character device``...)."""
+    if p.is_fifo():
+        return "named pipe"
+    if p.is_char_device():
+        return "character device"
+    if p.is_block_device():
+        return "block device"
+    if p.is_socket():
+        return "socket"
+    return "special file"

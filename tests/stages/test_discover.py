@@ -127,6 +127,16 @@ def test_directory_is_not_a_runner(tmp_path):
     assert info.value.code == "E_RUNNER_PATH_NOT_FOUND" and "directory" in info.value.body["message"]
 
 
+@pytest.mark.parametrize(("runner", "kind"), [("/dev/null", "character device"), ("fifo.py", "named pipe")])
+def test_a_device_or_a_pipe_is_there_but_no_runner(tmp_path, runner, kind):
+    """`--runner /dev/null` said the runner 'does not exist' (E_RUNNER_PATH_NOT_FOUND): it is there, and no file to run."""
+    os.mkfifo(tmp_path / "fifo.py")
+    with pytest.raises(ReplayError) as info:
+        discover_runner(runner, env={}, cwd=tmp_path)
+    assert (info.value.code, info.value.body["received"]) == ("E_RUNNER_NOT_EXECUTABLE", kind)
+    assert f"is a {kind}" in info.value.body["message"] and info.value.body.keys() >= ADVICE_FIELDS
+
+
 @pytest.mark.parametrize("name", ["runner.ts", "runner.mts", ".replay/runner.TS"])
 def test_typescript_is_refused(tmp_path, name):
     write(tmp_path / name, "export {}\n")

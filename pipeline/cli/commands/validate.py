@@ -8,10 +8,11 @@ import click
 
 from replay.pipeline.cli.app import logger, run_spec
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
-from replay.pipeline.cli.in_option import file_type, refuse_not_file_or_dir
+from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
+from replay.pipeline.io.fdio import file_type
 from replay.pipeline.io.journals import (
     DOCUMENT_SUFFIXES,
     LINES_SUFFIXES,
