@@ -22,6 +22,10 @@ class WriteJsonl(Sink):
     summary = "Write records as JSONL: untouched events as their original bytes, to stdout or a file."
     options = {
         "path": Option(str, STDOUT, "output file, written whole or not at all; '-' is stdout"),
+        "hold": Option(bool, False, "stdout too is written whole or not at all: held (in memory, then a temporary "
+                                    "file) until the input ends, and written then only when no error reached the "
+                                    "graph's error port (a run stopped, or one error: nothing there); for one document "
+                                    "(`replay script`)"),
     }
     accepts_raw = True
     takes_anything = True
@@ -33,7 +37,7 @@ class WriteJsonl(Sink):
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         path = self.config["path"]
         if path == STDOUT:
-            await _to_stdout(batches)
+            await (self._held_to_stdout if self.config["hold"] else _to_stdout)(batches)
             return
         with ExitStack() as stack:
             handle: BinaryIO | None = None  # the file opens with its first bytes: a run that fails before has none
@@ -46,6 +50,23 @@ class WriteJsonl(Sink):
             await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not commit the file
         if handle is None:  # nothing to write: an empty file, unless the run fails with nothing written anywhere
             self.commit_empty(lambda: write_atomic(path, b""))
+
+    async def _held_to_stdout(self, batches: AsyncIterator[Batch]) -> None:
+        """Everything, written on stdout once the input has ended, when no error came before (``hold``)."""
+        from replay.pipeline.report.spool import ByteSpool
+
+        spool = ByteSpool()
+        try:
+            async for batch in batches:
+                spool.append(batch.to_jsonl())
+            await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile writes nothing
+            if self.run_failed():
+                return
+            async with stdout_writer() as writer:
+                for chunk in spool.chunks():
+                    await writer.write(chunk)
+        finally:
+            spool.close()
 
 
 FLUSH_BYTES = 256 * 1024

@@ -264,6 +264,7 @@ async def run_graph(
                         assert task.receive is not None
                         head.stage._report = lambda: forward_side(task, head)  # type: ignore[attr-defined]
                         head.stage._commit_empty = empty_outputs.append  # type: ignore[attr-defined]
+                        head.stage._errors = lambda: port.count  # type: ignore[attr-defined]
                         taken = _Counted(task.receive)
                         try:
                             await head.stage.consume(taken)  # type: ignore[attr-defined]

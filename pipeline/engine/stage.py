@@ -366,6 +366,13 @@ class Sink(Stage):
             await self._report()
 
     _report: Callable[[], Awaitable[None]] | None = None
+
+    def run_failed(self) -> bool:
+        """Has an error reached the graph's error port so far? Once this sink's input has ended, every stage before it
+        has reported its errors (``write``'s ``hold`` then writes stdout, or nothing). False outside a graph run."""
+        return self._errors is not None and self._errors() > 0
+
+    _errors: Callable[[], int] | None = None
     # What it takes is an output of the run (a file, stdout, a subject): a run that failed before any sink of it took a
     # record writes no empty outputs (``commit_empty``). A sink of warnings on stderr (``log``) says False.
     takes_output = True
