@@ -517,3 +517,20 @@ def test_a_pipe_of_the_shell_is_validated_as_a_stream(tmp_path: Path, workers: l
     assert [(s["kind"], s["valid"], s["runs"]) for s in summaries] == [("stream", True, 2), ("stream", False, 1)], done.stderr
     assert done.returncode == 1 and all(s["source"].startswith("/dev/fd/") for s in summaries)
     assert {e["code"] for e in errors_of(done.stderr)} <= {"E_JSONL_LINE_INVALID", "E_JSONL_LINE_TORN"}
+
+
+def test_a_named_pipe_given_as_a_path_is_read_as_a_stream(tmp_path: Path) -> None:
+    """A named pipe given as a PATH (not --in) is a stream, as read, heal and report read it (and as validate reads
+    `<(...)`'s /dev/fd/N): it was refused, E_INPUT_NOT_FILE_OR_DIR, with advice to pass a pipe."""
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    journal = EXAMPLES / "journals" / "two-runs.jsonl"
+    writer = subprocess.Popen(["sh", "-c", 'cat "$0" > "$1"', str(journal), str(fifo)])
+    try:
+        done = run_replay("validate", str(fifo), timeout=30, process=True)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert done.returncode == 0, done.stderr
+    summary = orjson.loads(done.stdout)
+    assert (summary["kind"], summary["valid"], summary["runs"]) == ("stream", True, 2)

@@ -63,9 +63,9 @@ def resolve_inputs(paths: tuple[str, ...], named: frozenset[str] = frozenset()) 
                 if kind is not None:
                     found.append((name, kind))
             continue
-        # a PATH `<(zcat run.jsonl.gz)` (/dev/fd/N) and the like: a stream, as stdin is (--in refused it above); not a
-        # named pipe elsewhere, which nothing may be writing (opening it would wait for a writer forever: refused below)
-        if (raw.startswith("/dev/") or names_own_descriptor(raw)) and not p.is_file():
+        # a PATH `<(zcat run.jsonl.gz)` (/dev/fd/N), a named pipe and the like: a stream, as stdin is and as read, heal
+        # and report read one (--in, which names files and folders, refused it above)
+        if (raw.startswith("/dev/") or names_own_descriptor(raw) or (raw in named and p.is_fifo())) and not p.is_file():
             found.append((raw, input_kind(p.name) or STREAM))
             continue
         if not p.is_file():
