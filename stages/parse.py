@@ -3,8 +3,8 @@
 A line that is not a JSON object is reported with its position and left out. Only a last line with
 no newline after it, that is not valid JSON, is *torn* (a write cut off): ``E_JSONL_LINE_TORN``, or
 with ``torn_tail = "repair"`` (heal) a ``drop_torn_line`` repair; unless the bytes that are there are
-wrong whatever would have followed them (a byte that is not UTF-8 before its end, nesting deeper than
-replay reads): that is what is reported. Any other invalid line, the last one too when a newline ends
+wrong whatever would have followed them (no start of a JSON text: a complete value with more after it,
+a wrong token or byte before its end, nesting deeper than replay reads): that is what is reported. Any other invalid line, the last one too when a newline ends
 it, is ``E_JSONL_LINE_INVALID``.
 
 ``replay read`` (``check_lines``, ``mark_dropped``) writes a ``{"$record": "dropped", ...}`` line in

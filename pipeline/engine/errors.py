@@ -340,7 +340,16 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
                             "column is where reading stopped). Other lines are still read."}
     fields = {"message": f"line {line} is not valid JSON: {exc.msg} at column {column}", "column": column,
               "received": excerpt(raw)}
-    if _PIECE_OF_A_RECORD.fullmatch(raw):
+    if raw.startswith(exactjson.UTF8_BOM):
+        fields["howToFix"] = ("The line starts with a UTF-8 byte order mark, which is skipped only at the start of a "
+                              "file: most likely files that each begin with one were joined into one stream (`cat a.jsonl "
+                              "b.jsonl | ...`). Name the files to replay instead of joining them, or strip the marks "
+                              "(`sed 's/^\\xEF\\xBB\\xBF//'`). Other lines are still read.")
+    elif exc.msg == _AFTER_DOCUMENT and b"\r" in raw[len(raw[:column - 1].rstrip(b" \t\r")):column - 1]:
+        fields["howToFix"] = ("The line holds more than one record, parted by a carriage return (CR): the file ends "
+                              "its lines with CR alone (old Mac style), and JSONL lines end with a newline (LF or "
+                              "CRLF). Convert the line ends (`tr '\\r' '\\n'`), then read it again.")
+    elif _PIECE_OF_A_RECORD.fullmatch(raw):
         fields["howToFix"] = ("The line looks like a piece of a record written over several lines (pretty-printed, as "
                               "`jq .` writes it): write one record a line (`jq -c .`), or let `replay heal` join them. "
                               "Other lines are still read.")
@@ -349,13 +358,12 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
 
 def wrong_whatever_follows(raw: bytes, exc: Any) -> bool:
     """Is journal line ``raw`` (orjson refused it: ``exc``) invalid whatever might have followed it, so a cut-off write
-    is not all that is wrong with it (a last line with no newline is torn only when it is not): a byte that is not
-    UTF-8 before its end (a character cut in two at its very end is only where the write stopped), or nesting deeper
-    than replay reads?"""
-    if exactjson.too_deep(exc):
-        return True
-    bad = utf8_fault(raw)
-    return bad is not None and bad.reason != exactjson.END_OF_DATA
+    is not all that is wrong with it (a last line with no newline is torn only when it is not)? It is unless it is
+    the start of a JSON text that only ends too early (``exactjson.cut_off``): a complete value with more after it, a
+    wrong token or byte before its end (``,,``, ``NaN``, a byte that is not UTF-8), a CR-only line end inside it, or
+    nesting deeper than replay reads is wrong whatever follows; a UTF-8 character cut in two at its very end is only
+    where the write stopped."""
+    return not exactjson.cut_off(raw, exc)
 
 
 def torn_message(line: int | None, offset: int | None) -> str:
@@ -373,6 +381,7 @@ def line_refusal(body: bytes, exc: Any, line: int, offset: int, *, last: bool) -
     return "E_JSONL_LINE_INVALID", invalid_line(body, exc, line) | {"line": line, "offset": offset}
 
 
+_AFTER_DOCUMENT = "unexpected content after document"  # orjson's words for a complete value with more after it
 # A line of a pretty-printed record: a lone brace or bracket, or an indented `"key": ...` (what `jq .` writes)
 _PIECE_OF_A_RECORD = re.compile(rb'\s*(?:[{}\[\]],?|\s+"[^"]*"\s*:.*)\s*', re.S)
 

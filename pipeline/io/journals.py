@@ -313,7 +313,15 @@ def gunzipped(raw: BinaryIO) -> BinaryIO:
 
     peek = getattr(raw, "peek", None)
     head = peek(2)[:2] if peek is not None else b""
-    return gzip.GzipFile(fileobj=raw) if head == GZIP_MAGIC else raw  # type: ignore[return-value]
+    name = getattr(raw, "name", "")
+    return gzip.GzipFile(fileobj=raw) if is_gzip(name if isinstance(name, str) else "", head) else raw  # type: ignore[return-value]
+
+
+def is_gzip(name: str, head: bytes) -> bool:
+    """Are the bytes of file ``name``, which start with ``head``, read gunzipped: they start as gzip does, or a local
+    file's name ends in ``.gz`` (bytes that are not gzip are then refused, E_GZIP_INVALID, not read as plain text; a
+    URL's server may have unzipped them on the way)?"""
+    return head == GZIP_MAGIC or (bool(head) and name.endswith(".gz") and not is_url(name))
 
 
 class GzipUnreadable(Exception):
@@ -394,8 +402,12 @@ async def _decoded(raw: Reader, name: str, follow: bool = False) -> Reader:
 
 
 def _decoder(raw: Reader, name: str, first: bytes, follow: bool) -> Reader:
-    """The reader of ``raw``, whose ``first`` bytes were read off it already: gunzipped when they are gzip's magic."""
-    if first == GZIP_MAGIC:
+    """The reader of ``raw``, whose ``first`` bytes were read off it already: gunzipped when ``is_gzip``."""
+    if is_gzip(name, first):
+        if not GZIP_MAGIC.startswith(first):
+            raise ReplayError("E_GZIP_INVALID", f"{name}: not a gzip stream: its name ends in .gz, but it starts with "
+                              f"bytes {first.hex(' ')}, not gzip's 1f 8b", source=name, exit_code=1,
+                              howToFix="Rename the file without .gz if it is plain text, else recompress it.")
         return PrefixedReader(b"", GunzipReader(PrefixedReader(first, raw), name, follow))  # type: ignore[arg-type]
     return PrefixedReader(first, raw)  # type: ignore[arg-type]
 

@@ -657,7 +657,7 @@ def test_torn_last_line_is_dropped_and_logged_as_a_repair():
 
 
 def test_repair_mode_reports_an_invalid_last_line_that_ends_with_a_newline():
-    lines = [*lines_of([ev(1, "run_started")]), b"{half", b"", b"  "]
+    lines = [*lines_of([ev(1, "run_started")]), b'{"half', b"", b"  "]
     stage = ParseLines(torn_tail="repair")
     result = run_inline([stage], [Batch.from_lines(lines[:2]), Batch.from_lines(lines[2:])])
     assert len(result.records) == 1
@@ -666,14 +666,14 @@ def test_repair_mode_reports_an_invalid_last_line_that_ends_with_a_newline():
 
 
 def test_repair_mode_reports_an_invalid_line_that_is_not_last():
-    lines = [b"{half", *lines_of([ev(1, "run_started")])]
+    lines = [b'{"half', *lines_of([ev(1, "run_started")])]
     result = run_inline([ParseLines(torn_tail="repair")], [Batch.from_lines(lines[:1]), Batch.from_lines(lines[1:])])
     assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_INVALID"]
     assert "repairs" not in result.side and len(result.records) == 1
 
 
 def test_an_invalid_last_line_of_one_file_is_torn_only_without_its_newline():
-    first = Batch.from_lines([b'{"seq":1,"type":"a"}', b"{half"], "a.jsonl")
+    first = Batch.from_lines([b'{"seq":1,"type":"a"}', b'{"half'], "a.jsonl")
     second = Batch.from_lines([b'{"seq":1,"type":"b"}'], "b.jsonl")
     result = run_inline([ParseLines(torn_tail="repair")], [first, second])
     assert [(e["code"], e["source"]) for e in result.side["errors"]] == [("E_JSONL_LINE_INVALID", "a.jsonl")]
@@ -683,7 +683,7 @@ def test_an_invalid_last_line_of_one_file_is_torn_only_without_its_newline():
 
 
 def test_error_mode_keeps_the_strict_definition_of_torn():
-    lines = [*lines_of([ev(1, "run_started")]), b"{half"]
+    lines = [*lines_of([ev(1, "run_started")]), b'{"half']
     result = run_inline([ParseLines()], [Batch.from_lines(lines)])
     assert [e["code"] for e in result.side["errors"]] == ["E_JSONL_LINE_INVALID"]
     torn = Batch.from_lines(lines)
