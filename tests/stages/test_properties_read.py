@@ -16,8 +16,8 @@ from engine_stages import Probe
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import utf8_fault
 from replay.pipeline.engine.executor import ErrorPort, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.stage import Sink
@@ -135,9 +135,11 @@ def test_a_torn_tail_is_reported_at_its_offset_and_never_emitted(lines: list[byt
     try:
         orjson.loads(tail)
         code = "E_EVENT_NOT_OBJECT"  # whole JSON, just not an object (`0`, `[1]`): not a torn write
-    except orjson.JSONDecodeError:
-        bad = utf8_fault(tail)  # a byte that is not UTF-8 before its end is wrong, cut off or not; one cut short at its end is the cut
-        code = "E_JSONL_LINE_INVALID" if bad is not None and bad.reason != "unexpected end of data" else "E_JSONL_LINE_TORN"
+    except orjson.JSONDecodeError as exc:
+        # torn only when the tail is the start of a JSON text that ends too early (a cut-off write; its last UTF-8
+        # character may be cut in two); anything wrong before its end is invalid whatever followed (what a start of
+        # a JSON text is, independently: tests/engine/test_torn_line_prefix.py)
+        code = "E_JSONL_LINE_TORN" if exactjson.cut_off(tail, exc) else "E_JSONL_LINE_INVALID"
     assert [(e["code"], e["offset"]) for e in errors] == [(code, len(body))]
 
 
