@@ -29,13 +29,21 @@ class CheckLines(ParseLines):
     }
     emits_raw = True
 
-    def __call__(self, batch: Batch) -> Batch:
+    def __call__(self, batch: Batch) -> Batch | list[Batch]:
         raw = batch.events is None
+        if self.config["sources"] and self._origins.get(batch.source) is not False:
+            # a stream that opens with a source record (or its first batch, that says whether it does): each line is
+            # checked as parse checks it, so a line left out is reported at its line in the file a source record names
+            out = super().__call__(batch)
+            return [self._unparsed(part, raw) for part in out] if isinstance(out, list) else self._unparsed(out, raw)
         # every line one JSON object, in one msgspec call that builds nothing; a batch it refuses goes line by line,
         # where orjson decides: what is accepted is what parse accepts, only cheaper when all is well
         if raw and decode_each_line(_OBJECTS, batch) is not None:
             return batch
-        out = self._parse(batch)  # the line-by-line path: diagnostics, dropped lines
+        return self._unparsed(self._settle(self._parse(batch), self.inputs.at(batch.source)), raw)
+
+    @staticmethod
+    def _unparsed(out: Batch, raw: bool) -> Batch:
         if raw:
             out.events = None  # every kept line is untouched (or a dropped record): its bytes are its output
         return out

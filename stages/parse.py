@@ -44,6 +44,18 @@ from replay.pipeline.model.validation import json_type
 _OWN = (RECORD_KEY, "seq", "runId")  # what a projection keeps of every line (``is_canonical`` reads them)
 
 
+class _Left(dict):  # type: ignore[type-arg]
+    """A line left out, in its place among the events until the part of the stream it is in knows its input (a source
+    record before it names the file it is of): then it is reported at its line there (``ParseLines._settle``). Empty,
+    so the stages' reads of the events around it (``e.get(...)``) see nothing in it."""
+
+    __slots__ = ("exc", "raw", "record", "torn")
+
+    def __init__(self, raw: bytes, exc: orjson.JSONDecodeError | None, torn: bool, record: Any = None) -> None:
+        super().__init__()
+        self.raw, self.exc, self.torn, self.record = raw, exc, torn, record
+
+
 @functools.cache
 def projection_decoder(fields: tuple[str, ...]) -> Any:
     """A msgspec decoder of JSON objects that keeps only ``fields`` (dotted paths: ``payload.callId`` keeps that key
@@ -114,9 +126,9 @@ class ParseLines(Transform):
     # source records: `replay read a.jsonl b.jsonl | ...` keeps each file its own source ----------------------
     def _starts_with_source(self, batch: Batch, parsed: Batch) -> bool:
         """Decided on a stream's first records: only a stream that opens with a source record has them."""
-        if batch.source in self._origins or not parsed.events:
+        first = next((e for e in parsed.events or () if type(e) is not _Left), None)
+        if batch.source in self._origins or first is None:
             return False
-        first = parsed.events[0]
         self._origins[batch.source] = None if first.get(RECORD_KEY) == SOURCE_RECORD else False
         return self._origins[batch.source] is None
 
@@ -170,12 +182,12 @@ class ParseLines(Transform):
             out = [(parsed, self.inputs.at(parsed.source))]
         else:
             out = self._follow_sources(parsed)
-        parts = [self._take_dropped(*part) for part in out[:-1]]
+        parts = [self._take_dropped(self._settle(*part), part[1]) for part in out[:-1]]
         # a torn line of an input another input follows in this batch: its run closes within the batch,
         # so its heal record must count the torn line now (the last part's waits as usual)
         if parts and self._torn_repairs:
             self._release_torn()
-        parts.append(self._take_dropped(*out[-1]))
+        parts.append(self._take_dropped(self._settle(*out[-1]), out[-1][1]))
         result = parts if len(parts) > 1 else parts[0]
         if batch.closes_run and self._torn_repairs:
             self._release_torn()  # the run ends with this batch: its heal record must count the torn line
@@ -220,10 +232,10 @@ class ParseLines(Transform):
         return values
 
     def _slow(self, batch: Batch) -> Batch:
-        """Line by line: skip blank lines, report and drop the bad ones, keep the rest in order."""
+        """Line by line: skip blank lines, keep the rest in order, each bad one as a ``_Left`` in its place (reported
+        by ``_settle`` once the part of the stream it is in is relabeled with the input it is of)."""
         events: list[Any] = []
         keep: list[int] = []
-        marks: dict[int, dict[str, Any]] = {}
         last = len(batch.raws) - 1
         for i, raw in enumerate(batch.raws):
             assert raw is not None
@@ -232,23 +244,42 @@ class ParseLines(Transform):
             try:
                 record = exactjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                if batch.tail_open and i == last and not wrong_whatever_follows(raw, exc):
-                    marks[i] = self._torn(batch, i, raw)
-                else:
-                    marks[i] = self._invalid(batch, i, raw, exc)
-                continue
-            if type(record) is not dict:
-                marks[i] = self._report(
-                    batch, i, "E_EVENT_NOT_OBJECT", f"line {batch.lines[i]} is JSON but not an object",
-                    expected="object", received=json_type(record),
-                )
-                continue
+                record = _Left(raw, exc, batch.tail_open and i == last and not wrong_whatever_follows(raw, exc))
+            else:
+                if type(record) is not dict:
+                    record = _Left(raw, None, False, record)
             events.append(record)
             keep.append(i)
-        if self.config["mark_dropped"] and marks:
-            return self._with_marks(batch, keep, events, marks)
         out = batch.select(keep)
         out.events = events
+        return out
+
+    def _settle(self, part: Batch, of: Input) -> Batch:
+        """Report the lines of ``part`` left out (``_Left``), at their position in the input ``of`` that the part is
+        (after ``_follow_sources``): drop them, or with ``mark_dropped`` put a dropped record in place of each."""
+        events = part.events
+        if not events or not any(type(e) is _Left for e in events):
+            return part
+        keep: list[int] = []
+        kept: list[Any] = []
+        marks: dict[int, dict[str, Any]] = {}
+        for i, left in enumerate(events):
+            if type(left) is not _Left:
+                keep.append(i)
+                kept.append(left)
+            elif left.exc is None:
+                marks[i] = self._report(
+                    part, i, "E_EVENT_NOT_OBJECT", f"line {part.lines[i]} is JSON but not an object", of=of,
+                    expected="object", received=json_type(left.record),
+                )
+            elif left.torn:
+                marks[i] = self._torn(part, i, left.raw, of)
+            else:
+                marks[i] = self._invalid(part, i, left.raw, left.exc, of)
+        if self.config["mark_dropped"]:
+            return self._with_marks(part, keep, kept, marks)
+        out = part.select(keep)
+        out.events = kept
         return out
 
     def _with_marks(self, batch: Batch, keep: list[int], events: list[Any], marks: dict[int, dict[str, Any]]) -> Batch:
@@ -265,16 +296,18 @@ class ParseLines(Transform):
         """A line of input ``of`` was left out: noted for the stages after (``model.dropped``)."""
         dropped_lines(self.shared).note(*of, line, code)
 
-    def _report(self, batch: Batch, i: int, code: str, message: str, **fields: Any) -> dict[str, Any]:
-        """Report line ``i`` and return the dropped record that stands for it in a marked stream."""
+    def _report(self, batch: Batch, i: int, code: str, message: str, of: Input | None = None,
+                **fields: Any) -> dict[str, Any]:
+        """Report line ``i`` (of input ``of``; None: the one ``batch.source`` is of now) and return the dropped record
+        that stands for it in a marked stream."""
         self.error(code, message, batch, i, **fields)
-        self._note_dropped(self.inputs.at(batch.source), batch.lines[i], code)
+        self._note_dropped(of or self.inputs.at(batch.source), batch.lines[i], code)
         return dropped_record(code, message, batch.position(i), **fields)
 
-    def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
+    def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError, of: Input) -> dict[str, Any]:
         """Report a line orjson refused: at the byte that is not UTF-8, as nested too deep, or with orjson's message."""
         fields = invalid_line(raw, exc, batch.lines[i])
-        return self._report(batch, i, "E_JSONL_LINE_INVALID", fields.pop("message"), **fields)
+        return self._report(batch, i, "E_JSONL_LINE_INVALID", fields.pop("message"), of, **fields)
 
     def _keep_objects(self, batch: Batch) -> Batch:
         """The records of a JSON document (an array's elements, an artifact's events) that are objects; each other one
@@ -293,18 +326,18 @@ class ParseLines(Transform):
             return self._with_marks(batch, keep, [events[i] for i in keep], marks)
         return batch.select(keep)
 
-    def _torn(self, batch: Batch, i: int, raw: bytes) -> dict[str, Any]:
+    def _torn(self, batch: Batch, i: int, raw: bytes, of: Input) -> dict[str, Any]:
         original = raw.decode("utf-8", "replace")
         message = torn_message(batch.lines[i], batch.offsets[i])
         if self.config["torn_tail"] == "repair":  # (else ``_report`` notes it dropped)
-            self._note_dropped(self.inputs.at(batch.source), batch.lines[i], "E_JSONL_LINE_TORN")
+            self._note_dropped(of, batch.lines[i], "E_JSONL_LINE_TORN")
             self._torn_repairs.append({
                 "rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source, "line": batch.lines[i],
                 "offset": batch.offsets[i], "original": original, "message": message,
             })
             return dropped_record("E_JSONL_LINE_TORN", message, batch.position(i), received=excerpt(raw), original=original)
         fix = {"howToFix": self.config["torn_fix"]} if self.config["torn_fix"] else {}
-        return self._report(batch, i, "E_JSONL_LINE_TORN", message, received=excerpt(raw), **fix) | {"original": original}
+        return self._report(batch, i, "E_JSONL_LINE_TORN", message, of, received=excerpt(raw), **fix) | {"original": original}
 
     # dropped records from a `replay read` up the pipe --------------------------------------------------
     def _take_dropped(self, batch: Batch, of: Input) -> Batch:
