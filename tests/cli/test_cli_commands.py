@@ -81,7 +81,8 @@ def test_a_directory_on_stdin_is_refused_before_any_output(tmp_path: Path) -> No
 
     (tmp_path / "run.jsonl").write_bytes(b"")  # a journal in it, which only `replay read DIR` reads
     for command in (["read"], ["heal"], ["report"], ["validate"], ["validate", "-"], ["script"],
-                    ["run", str(EXAMPLES / "pipelines" / "tools-only.toml")], ["capture"], []):
+                    ["run", str(EXAMPLES / "pipelines" / "tools-only.toml")], ["capture"], [], ["write"],
+                    ["export", "--otlp"], ["golden", "check", "run.jsonl", "-"]):
         proc = subprocess.run([sys.executable, "-c", DIRECTORY_ON_STDIN, str(tmp_path), *command], stdin=subprocess.DEVNULL,
                               capture_output=True, cwd=tmp_path, timeout=60)
         assert proc.returncode == 2 and proc.stdout == b"", (command, proc.stderr)
