@@ -114,6 +114,9 @@ class ParseLines(Transform):
         self._torn_repairs: list[dict[str, Any]] = []
         self._projection = projection_decoder(tuple(self.config["fields"])) if self.config["fields"] else None
         self.inputs = Inputs()  # which input of its name each part of the stream is (source records begin one)
+        # Per input: the runId of its last event that named one (a torn line is its input's last run's: its repair
+        # carries that run's id, as every heal-log entry carries the id of the run it is of).
+        self._last_run: dict[Input, str] = {}
 
     def flush(self) -> None:
         self._release_torn()
@@ -182,16 +185,33 @@ class ParseLines(Transform):
             out = [(parsed, self.inputs.at(parsed.source))]
         else:
             out = self._follow_sources(parsed)
-        parts = [self._take_dropped(self._settle(*part), part[1]) for part in out[:-1]]
+        parts = [self._passed(*part) for part in out[:-1]]
         # a torn line of an input another input follows in this batch: its run closes within the batch,
         # so its heal record must count the torn line now (the last part's waits as usual)
         if parts and self._torn_repairs:
             self._release_torn()
-        parts.append(self._take_dropped(self._settle(*out[-1]), out[-1][1]))
+        parts.append(self._passed(*out[-1]))
         result = parts if len(parts) > 1 else parts[0]
         if batch.closes_run and self._torn_repairs:
             self._release_torn()  # the run ends with this batch: its heal record must count the torn line
         return result
+
+    def _passed(self, part: Batch, of: Input) -> Batch:
+        """``part`` (of input ``of``) as it goes on: its bad lines and read's dropped records reported, and the run its
+        last event names noted for a torn line after it (``_run_before``)."""
+        if self.config["torn_tail"] == "repair" and (run := self._run_before(part, len(part), of)) is not None:
+            self._last_run[of] = run
+        return self._take_dropped(self._settle(part, of), of)
+
+    def _run_before(self, part: Batch, i: int, of: Input) -> str | None:
+        """The runId of the last event before column ``i`` of ``part`` that names one, else of the input's last before
+        ``part`` (None: none named one yet). A torn line, which names no run, is of that run."""
+        events = part.events or ()
+        for k in range(min(i, len(events)) - 1, -1, -1):
+            run = events[k].get("runId")
+            if isinstance(run, str):
+                return run
+        return self._last_run.get(of)
 
     def _parse(self, batch: Batch) -> Batch:
         if batch.events is not None:  # records from a JSON document are parsed already
@@ -332,7 +352,8 @@ class ParseLines(Transform):
         if self.config["torn_tail"] == "repair":  # (else ``_report`` notes it dropped)
             self._note_dropped(of, batch.lines[i], "E_JSONL_LINE_TORN")
             self._torn_repairs.append({
-                "rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source, "line": batch.lines[i],
+                "rule": DROP_TORN_LINE, "action": "dropped", "runId": self._run_before(batch, i, of),
+                "source": batch.source, "line": batch.lines[i],
                 "offset": batch.offsets[i], "original": original, "message": message,
             })
             return dropped_record("E_JSONL_LINE_TORN", message, batch.position(i), received=excerpt(raw), original=original)
@@ -349,20 +370,22 @@ class ParseLines(Transform):
         if not marks:
             return batch
         for i in marks:
-            self._again(batch, events[i])
+            self._again(batch, events[i], of, i)
             # (where the mark stands in this stream, as the lines of the events around it are: the line it names is
             # a position in the stream it was written from)
             self._note_dropped(of, batch.lines[i], events[i]["code"])
         dropped = set(marks)
         return batch.select([i for i in range(len(events)) if i not in dropped])
 
-    def _again(self, batch: Batch, mark: dict[str, Any]) -> None:
-        """Report a line an earlier ``replay read`` left out, as it reported it, at the line and offset it gave."""
+    def _again(self, batch: Batch, mark: dict[str, Any], of: Input, i: int) -> None:
+        """Report a line an earlier ``replay read`` left out (column ``i`` of ``batch``, of input ``of``), as it reported
+        it, at the line and offset it gave."""
         fields = {k: v for k, v in mark.items() if k not in (RECORD_KEY, "code", "message", "original")}
         fields["source"] = batch.source
         code, message = mark["code"], str(mark.get("message", ""))
         if code == "E_JSONL_LINE_TORN" and self.config["torn_tail"] == "repair":
-            self._torn_repairs.append({"rule": DROP_TORN_LINE, "action": "dropped", "source": batch.source,
+            self._torn_repairs.append({"rule": DROP_TORN_LINE, "action": "dropped", "runId": self._run_before(batch, i, of),
+                                  "source": batch.source,
                                   "line": fields.get("line"), "offset": fields.get("offset"),
                                   "original": mark.get("original"), "message": message})
             return

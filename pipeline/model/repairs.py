@@ -18,7 +18,7 @@ from replay.pipeline.engine.stage import Stage
 from replay.pipeline.io.run_files import HEAL_LOG_TYPE
 
 ACTIONS = ("changed", "inserted", "dropped", "renumbered", REPORTED)  # (REPORTED: a notice, which the quota counts)
-DROP_TORN_LINE = "drop_torn_line"  # parse's repair of an input's cut-off last line: it names no run, and is its last run's
+DROP_TORN_LINE = "drop_torn_line"  # parse's repair of an input's cut-off last line: of its last run (the runId it logs)
 
 
 def log_repair(stage: Stage, rule: str, action: str, message: str, batch: Batch | None = None, i: int | None = None,

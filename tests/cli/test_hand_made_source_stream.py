@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import errors_of, run_replay
 
@@ -47,3 +48,20 @@ def test_a_torn_last_line_is_named_by_its_source_record(tmp_path: Path) -> None:
     assert healed.returncode == 0, healed.stderr
     torn = [line for line in log.read_text().splitlines() if "drop_torn_line" in line]
     assert len(torn) == 1 and '"source":"b.jsonl"' in torn[0] and '"line":3' in torn[0], torn
+
+
+def test_a_torn_lines_repair_names_the_run_it_ends(tmp_path: Path) -> None:
+    """drop_torn_line carries the runId of its input's last run, as every heal-log entry names its run; whether the
+    line came as bytes, as `replay read`'s dropped record, or in a batch of its own after the run's events."""
+    torn = A + b'{"seq":3,"ty'
+    log = tmp_path / "log.jsonl"
+    for stream in (torn, run_replay("read", input=torn).stdout):
+        assert run_replay("heal", "--log", str(log), input=stream).returncode == 0
+        entries = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+        (entry,) = [e for e in entries if e["rule"] == "drop_torn_line"]
+        assert entry["runId"] == "run_a" and list(entry)[:3] == ["rule", "action", "runId"], entry
+    events = b"".join(b'{"seq":%d,"timestamp":"2026-03-01T12:00:00.000Z","type":"user_message","runId":"long",'
+                      b'"payload":{"text":"x"}}\n' % n for n in range(1, 3001))
+    assert run_replay("heal", "--log", str(log), input=events + b'{"seq":3001,"ty').returncode == 0
+    (entry,) = [orjson.loads(line) for line in log.read_bytes().splitlines() if b"drop_torn_line" in line]
+    assert entry["runId"] == "long", entry
