@@ -57,7 +57,7 @@ class WriteIncident(AsyncTransform):
                               path=path, expected="one of out, into",
                               received="both" if c["out"] else "neither", example='out = "imported"')
         if c["out"]:
-            bundle.check_output_folder(c["out"])  # a used folder is refused before anything runs
+            bundle.check_output_folder(c["out"], self.flags.get("out"))  # a used folder is refused before anything runs
 
     def _folder(self, source: str) -> tuple[str, str]:
         """(where the folder is written, what the summary line names)."""

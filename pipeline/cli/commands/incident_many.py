@@ -113,5 +113,5 @@ def refuse_shared_folders(files: list[str], folder: str) -> None:
 def place_to_write(target: Path) -> Path:
     """Where this run writes: the partial sibling of OUT (a killed run's, to resume). OUT itself must be new or
     empty, as for one export (``check_output_folder``): an import never writes into a used folder, its own either."""
-    check_output_folder(str(target))
+    check_output_folder(str(target), "--out")
     return partial_sibling(target)

@@ -168,23 +168,26 @@ def _verify_checksum(document: dict[str, Any], where: dict[str, Any]) -> None:
 
 
 # output folders -----------------------------------------------------------------------------------
-def refuse_non_folder_out(out: str) -> None:
-    """Refuse an --out that exists and is no folder (a file, a link): an import never writes over it."""
+def refuse_non_folder_out(out: str, flag: str | None = None) -> None:
+    """Refuse an --out that exists and is no folder (a file, a link): an import never writes over it. ``flag``: the
+    command-line flag that named ``out`` (``--out``), which the refusal names as its path (else ``out``)."""
     target = Path(out)
     kind = path_kind(target)
     if target.is_symlink() or kind in ("file", "other"):
-        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": out},
+        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": flag or out},
                expected="a new or empty folder",
                received="a symbolic link" if target.is_symlink() else describe_kind(kind))
 
 
-def check_output_folder(out: str) -> None:
-    """Refuse an --out that exists and is not an empty folder, or under a file (before anything runs)."""
-    refuse_non_folder_out(out)
-    refuse_file_in_the_way(out)
+def check_output_folder(out: str, flag: str | None = None) -> None:
+    """Refuse an --out that exists and is not an empty folder, or under a file (before anything runs). ``flag``: the
+    command-line flag that named ``out`` (``--out``), which a refusal names as its path (else ``out`` itself: a folder
+    made under the flag's, or a config's)."""
+    refuse_non_folder_out(out, flag)
+    refuse_file_in_the_way(out, flag)
     target = Path(out)
     if target.is_dir() and any(target.iterdir()):
-        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} is not empty", {"path": out},
+        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} is not empty", {"path": flag or out},
                expected="a new or empty folder", received="a folder with files",
                howToFix="Choose a fresh folder for every run; earlier results are never overwritten.")
 
