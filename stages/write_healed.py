@@ -121,13 +121,15 @@ class WriteHealed(Sink):
                                    "run `replay heal FILE > healed.jsonl`.",
                           example="replay heal --in .replay/artifacts --out .replay/healed",
                           flag=self.flags.get("out_dir"))
+        # a refusal of the plan names what gave the inputs (--in; in a config, this stage) or the folder (--out, out_dir)
+        named = {"inputs_path": self.flags.get("root") or self.named(None)[1], "target_path": self.named("out_dir")[1]}
         if is_url(out_dir):
-            self.plan = plan_healed(files, self._root(files), out_dir)
+            self.plan = plan_healed(files, self._root(files), out_dir, **named)
             return
         root = self._root(files)
         if isinstance(root, Path) and root.is_file():
             root = root.parent
-        self.plan = plan_healed(files, root, Path(out_dir))
+        self.plan = plan_healed(files, root, Path(out_dir), **named)
 
     def _root(self, files: list[str]) -> Place:
         given = self.config["root"]

@@ -115,9 +115,12 @@ def _relative_folder(path: str, root: Place) -> Path:
     return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).parent  # (a link is mirrored where it is)
 
 
-def plan_healed(files: list[str], root: Place, target: Place) -> dict[str, tuple[Path, Path]]:
+def plan_healed(files: list[str], root: Place, target: Place, *, inputs_path: str | None = None,
+                target_path: str | None = None) -> dict[str, tuple[Path, Path]]:
     """Each input's (healed, log) paths relative to ``target``; refused (exit 2) when two inputs would
-    write the same file or an output would land on an input. ``root`` and ``target`` may be URLs."""
+    write the same file or an output would land on an input. ``root`` and ``target`` may be URLs. The refusals'
+    ``path``: what gave the inputs (``inputs_path``: ``--in``, a config's stage), or ``target`` (``target_path``:
+    ``--out``, a config's key such as ``stages.write.out_dir``)."""
     plan: dict[str, tuple[Path, Path]] = {}
     claimed: dict[Path, str] = {}
     inputs = {_identity(f) for f in files}
@@ -127,10 +130,12 @@ def plan_healed(files: list[str], root: Place, target: Place) -> dict[str, tuple
         for out in (healed, log):
             if out in claimed:
                 raise ReplayError("E_USAGE_INVALID", f"{claimed[out]!r} and {path!r} would both be healed into {str(out)!r}",
-                                  received=[claimed[out], path], howToFix="Heal one of them on its own, or rename it.")
+                                  path=inputs_path, received=[claimed[out], path],
+                                  howToFix="Heal one of them on its own, or rename it.")
             if _identity(under(target, out)) in inputs:
                 raise ReplayError("E_USAGE_INVALID", f"healing {path!r} would overwrite the input {str(under(target, out))!r}",
-                                  received=str(target), howToFix="Choose an --out folder that holds none of the inputs.")
+                                  path=target_path, received=str(target),
+                                  howToFix="Choose an --out folder that holds none of the inputs.")
             claimed[out] = path
         plan[path] = (healed, log)
     return plan

@@ -105,7 +105,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         if out_dir and not is_url(in_path) and not is_url(out_dir):  # (the healed copies would be read as inputs by the next run)
             refuse_overlap(out_dir, [in_path], "--out", what="--in",
                            how_to_fix="Heal into a folder beside the inputs, e.g. --out healed.")
-        bound |= {"write.out_dir": Flag("--out", out_dir), "write.root": str(root)}
+        bound |= {"write.out_dir": Flag("--out", out_dir), "write.root": Flag("--in", str(root))}
         scale = Scale(workers, engine, scheduler, quiet)
         if is_url(out_dir):
             return heal_into_url(bound, files, root, out_dir, scale, strict)
