@@ -16,8 +16,8 @@ import io
 import os
 import stat
 import sys
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePath
 from typing import NamedTuple
 
 from replay.pipeline.engine.errors import STDOUT_NAME, ReplayError, stdout_closed
@@ -120,15 +120,21 @@ def refuse_stdout_into_an_input(sources: Iterable[str]) -> None:
                           howToFix="Redirect stdout to another file (`> out.jsonl`); inputs are never modified.")
 
 
-def refuse_overlap(out: str, inputs: Iterable[str], flag: str, *, what: str, how_to_fix: str) -> None:
+def _local_place(path: str) -> tuple[str, PurePath]:
+    return "", Path(path).resolve()
+
+
+def refuse_overlap(out: str, inputs: Iterable[str], flag: str, *, what: str, how_to_fix: str,
+                   place: Callable[[str], tuple[str, PurePath]] = _local_place) -> None:
     """Refuse (E_OUTPUT_UNWRITABLE, exit 2, nothing run) an output folder ``out`` (named by ``flag``) that is one of the
-    local ``inputs`` (folders or files, ``what`` in words), lies inside one, or holds one: written into, the inputs'
+    ``inputs`` (folders or files, ``what`` in words), lies inside one, or holds one: written into, the inputs'
     folder would get outputs a later run reads as inputs (or replace files in it); holding them, outputs would mix with
-    inputs. Links are resolved: two spellings of one folder overlap."""
-    target = Path(out).resolve()
+    inputs. Links are resolved: two spellings of one folder overlap. ``place``: where a path is (its filesystem and
+    its path there; ``journals.place_of`` for URLs too); by default every path is local."""
+    where, target = place(out)
     for given in inputs:
-        source = Path(given).resolve()
-        if target == source or target.is_relative_to(source) or source.is_relative_to(target):
+        there, source = place(given)
+        if where == there and (target == source or target.is_relative_to(source) or source.is_relative_to(target)):
             raise ReplayError("E_OUTPUT_UNWRITABLE", f"{flag} {out!r} and {what} {given!r} overlap: inputs are never "
                               "written into", path=flag, expected=f"a folder outside {what}, not holding it",
                               received=out, howToFix=how_to_fix)

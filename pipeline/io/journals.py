@@ -7,13 +7,14 @@ Lines are split on ``\\n`` only, in binary, and each keeps its line number and b
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, suppress
 from itertools import accumulate
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any, BinaryIO, Protocol
 
 import orjson
@@ -66,6 +67,19 @@ def is_url(path: str) -> bool:
     """Is ``path`` an fsspec URL (``s3://…``, ``ftp://…``, ``memory://…``, ``file://…``) rather than a local path?
     URLs are read and written through ``io.remote``; local paths never import fsspec."""
     return _URL.match(path) is not None
+
+
+def place_of(path: str) -> tuple[str, PurePath]:
+    """Where ``path`` (a local path or a URL) is, to tell whether two places overlap: ``("", its resolved local path)``
+    for a local path and a ``file://`` URL (fsspec's: the rest is the path), else the URL's filesystem
+    (``s3://bucket``) and its path there, normalized. Two places of different filesystems never overlap."""
+    if not is_url(path):
+        return "", Path(path).resolve()
+    scheme, rest = path.split("://", 1)
+    if scheme.lower() == "file":
+        return "", Path(rest or "/").resolve()
+    authority, _, inner = rest.partition("/")
+    return f"{scheme.lower()}://{authority}", PurePosixPath(posixpath.normpath("/" + inner))
 
 
 def names_own_descriptor(path: str) -> bool:

@@ -16,7 +16,15 @@ from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, Repl
 from replay.pipeline.engine.preflight import refuse_overlap
 from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.journals import ORIGINAL, captured_once, expand_paths, is_journal_name, is_url, not_a_journal_name
+from replay.pipeline.io.journals import (
+    ORIGINAL,
+    captured_once,
+    expand_paths,
+    is_journal_name,
+    is_url,
+    not_a_journal_name,
+    place_of,
+)
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
@@ -102,8 +110,9 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         if not files:
             logger().warning("heal.nothing_found", path=in_path, hint="directory mode heals *.json artifacts and *.jsonl journals")
             return EXIT_OK
-        if out_dir and not is_url(in_path) and not is_url(out_dir):  # (the healed copies would be read as inputs by the next run)
-            refuse_overlap(out_dir, [in_path], "--out", what="--in",
+        if out_dir:  # (the healed copies would be read as inputs by the next run); URLs too: file:// is local, and
+            # s3://b/runs/healed is inside s3://b/runs (places of different filesystems never overlap)
+            refuse_overlap(out_dir, [in_path], "--out", what="--in", place=place_of,
                            how_to_fix="Heal into a folder beside the inputs, e.g. --out healed.")
         bound |= {"write.out_dir": Flag("--out", out_dir), "write.root": Flag("--in", str(root))}
         scale = Scale(workers, engine, scheduler, quiet)
