@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import CATALOGUE, EXIT_FAILED, ReplayError, diagnostic, empty_value
+from replay.pipeline.engine.errors import CATALOGUE, EXIT_FAILED, ReplayError, as_received, diagnostic, empty_value
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
 
 # The fact a sink publishes with the files it wrote (a list of paths): a run over many inputs records
@@ -271,14 +271,7 @@ class Stage:
         catalogue's (``errors.CATALOGUE``, ERROR_CODES.md), a third-party stage's too: every code replay prints is one
         a reader can look up; what is the stage's own goes in the message and ``fields``. Another code stops the run
         (E_STAGE_FAILED, saying so)."""
-        if code not in CATALOGUE:
-            raise ReplayError(
-                "E_STAGE_FAILED", f"stage {self.id!r} reported error code {code!r}, which is not in replay's catalogue "
-                "(ERROR_CODES.md): a stage, a third-party one too, reports with a catalogue code",
-                stage=self.id, expected="a code of ERROR_CODES.md", received=code, exit_code=EXIT_FAILED,
-                howToFix="Report with the catalogue code that fits (E_EVENT_INVALID for an event that is wrong, "
-                         "E_STAGE_FAILED for a failure) and say what is the stage's own in the message and fields "
-                         "(self.error(code, message, rule=\"my_rule\")): they are printed with the error.")
+        self._refuse_unknown_code(code)  # (before ``diagnostic`` looks the code's advice up)
         if batch is not None and i is not None:
             for key, value in batch.position(i).items():
                 fields.setdefault(key, value)
@@ -286,7 +279,22 @@ class Stage:
         self.emit("errors", diagnostic(code, message, **fields))
 
     def emit(self, port: str, record: dict[str, Any]) -> None:
+        """Send ``record`` on side port ``port``. A record on ``errors`` has a catalogue code, as ``error`` makes one
+        (a stage that builds its own is refused the same way)."""
+        if port == "errors" and type(record) is dict:  # (what is no record is named where it is sent: record_invalid)
+            self._refuse_unknown_code(record.get("code"))
         self._side.setdefault(port, []).append(record)
+
+    def _refuse_unknown_code(self, code: Any) -> None:
+        """Stop the run (E_STAGE_FAILED, saying why) when ``code`` is not one of the catalogue's."""
+        if code.__class__ is not str or code not in CATALOGUE:
+            raise ReplayError(
+                "E_STAGE_FAILED", f"stage {self.id!r} reported error code {code!r}, which is not in replay's catalogue "
+                "(ERROR_CODES.md): a stage, a third-party one too, reports with a catalogue code",
+                stage=self.id, expected="a code of ERROR_CODES.md", received=as_received(code), exit_code=EXIT_FAILED,
+                howToFix="Report with the catalogue code that fits (E_EVENT_INVALID for an event that is wrong, "
+                         "E_STAGE_FAILED for a failure) and say what is the stage's own in the message and fields "
+                         "(self.error(code, message, rule=\"my_rule\")): they are printed with the error.")
 
     def drain(self) -> dict[str, list[dict[str, Any]]]:
         """Take the side records collected since the last drain."""

@@ -38,3 +38,35 @@ def test_a_catalogue_code_is_reported_with_the_stages_own_fields():
     stage(Batch.of([{"type": "x"}]))
     [record] = stage.take("errors")
     assert (record["code"], record["rule"], record["stage"]) == ("E_EVENT_INVALID", "my_rule", "my_stage")
+
+
+class EmitsItsOwn(Transform):
+    name = "emits_its_own"
+    summary = "builds its error records itself and sends them with emit"
+    ports = ("errors",)
+
+    def __init__(self, code: object = "E_MY_OWN", **options):
+        super().__init__(**options)
+        self.code = code
+
+    def __call__(self, batch: Batch) -> Batch:
+        self.emit("errors", {"code": self.code, "message": "something of mine"})
+        return batch
+
+
+@pytest.mark.parametrize("code", ["E_MY_OWN", None, ["E_EVENT_INVALID"]])
+def test_an_error_record_emitted_with_a_code_not_in_the_catalogue_is_refused_as_error_refuses_it(code):
+    """emit("errors", ...) sent any code on: printed to stderr as replay's, looked up nowhere."""
+    with pytest.raises(ReplayError) as caught:
+        EmitsItsOwn(code)(Batch.of([{"type": "x"}]))
+    error = caught.value
+    assert error.code == "E_STAGE_FAILED" and error.body["stage"] == "emits_its_own"
+    assert "not in replay's catalogue (ERROR_CODES.md)" in error.message
+
+
+def test_an_error_record_emitted_with_a_catalogue_code_goes_on():
+    stage = EmitsItsOwn("E_EVENT_INVALID")
+    stage(Batch.of([{"type": "x"}]))
+    assert stage.take("errors") == [{"code": "E_EVENT_INVALID", "message": "something of mine"}]
+    stage.emit("repairs", {"rule": "mine"})  # (other ports carry what they carry)
+    assert stage.take("repairs") == [{"rule": "mine"}]
