@@ -139,9 +139,8 @@ def test_an_output_under_a_file_is_refused_before_anything_runs_as_not_a_directo
     assert (proc.returncode, proc.stdout) == (2, b""), proc.stderr
     (error,) = errors_of(proc.stderr)
     target = next(a for a in args if a.startswith("afile/")) if args[0] != "run" else "afile/out.jsonl"
-    # the flag the user typed, where a graph's stage or a folder of many outputs is refused (incident import names
-    # its --out folder by its path in each of its refusals)
-    by_flag = args[0] in ("report", "heal", "write", "export", "script", "capture")
+    # the flag the user typed, where a graph's stage or a folder of many outputs is refused (incident import too)
+    by_flag = args[0] in ("report", "heal", "write", "export", "script", "capture", "incident")
     assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == (args[args.index(target) - 1] if by_flag else target)
     assert error["received"] == "ENOTDIR: 'afile' is not a directory" and "'afile' is a file" in error["message"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before and (tmp_path / "afile").read_bytes() == b"a file\n"
