@@ -112,6 +112,7 @@ class ParseLines(Transform):
         # drop_torn_line repairs wait for the next batch (or the end): a torn line ends its input, so its
         # repair follows the repairs of the events before it, however the input was cut into batches.
         self._torn_repairs: list[dict[str, Any]] = []
+        self._left_out = False  # did the batch parsed last leave a line out (``_Left``)?
         self._projection = projection_decoder(tuple(self.config["fields"])) if self.config["fields"] else None
         self.inputs = Inputs()  # which input of its name each part of the stream is (source records begin one)
         # Per input: the runId of its last event that named one (a torn line is its input's last run's: its repair
@@ -214,6 +215,7 @@ class ParseLines(Transform):
         return self._last_run.get(of)
 
     def _parse(self, batch: Batch) -> Batch:
+        self._left_out = False  # (``_slow`` sets it when it leaves a line out: ``_settle`` has work only then)
         if batch.events is not None:  # records from a JSON document are parsed already
             if all(type(e) is dict for e in batch.events):
                 return batch
@@ -265,9 +267,11 @@ class ParseLines(Transform):
                 record = exactjson.loads(raw)
             except orjson.JSONDecodeError as exc:
                 record = _Left(raw, exc, batch.tail_open and i == last and not wrong_whatever_follows(raw, exc))
+                self._left_out = True
             else:
                 if type(record) is not dict:
                     record = _Left(raw, None, False, record)
+                    self._left_out = True
             events.append(record)
             keep.append(i)
         out = batch.select(keep)
@@ -278,7 +282,7 @@ class ParseLines(Transform):
         """Report the lines of ``part`` left out (``_Left``), at their position in the input ``of`` that the part is
         (after ``_follow_sources``): drop them, or with ``mark_dropped`` put a dropped record in place of each."""
         events = part.events
-        if not events or not any(type(e) is _Left for e in events):
+        if not self._left_out or not events or not any(type(e) is _Left for e in events):
             return part
         keep: list[int] = []
         kept: list[Any] = []
