@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -51,15 +52,41 @@ def is_special(target: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+_DESCRIPTOR = re.compile(r"/dev/(?:std(in|out|err)|fd/(\d+))|/proc/(?:self|thread-self|(\d+))/fd/(\d+)")
+_STANDARD = {"in": 0, "out": 1, "err": 2}
+
+
+def descriptor_of(path: str | os.PathLike[str]) -> int | None:
+    """The open file descriptor ``path`` names (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``, or
+    a link to one of them), else None. Written through that descriptor, in place: renamed over, the link would be
+    followed and the file the shell opened replaced (``> res.txt`` losing what else was written there); opened anew,
+    a regular file behind it would be truncated and written from its start."""
+    name = os.path.abspath(os.fspath(path))
+    for _ in range(40):  # (the kernel's own limit of links followed)
+        found = _DESCRIPTOR.fullmatch(name)
+        if found is not None:
+            std, fd, pid, proc_fd = found.groups()
+            if pid is not None and int(pid) != os.getpid():
+                return None  # another process's descriptor: a file like any other
+            return _STANDARD[std] if std else int(fd or proc_fd)
+        try:
+            link = os.readlink(name)
+        except OSError:
+            return None
+        name = os.path.normpath(os.path.join(os.path.dirname(name), link))
+    return None
+
+
 def file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | None:
-    """The file ``atomic_output`` replaces for ``path``: a link's target; None for a device, FIFO or socket (written
-    in place, when ``overwrite``). A path that ends in a separator (``out/``) names a folder, not a file:
-    IsADirectoryError (``Path`` drops the separator, and a file ``out`` was written)."""
+    """The file ``atomic_output`` replaces for ``path``: a link's target; None for a device, FIFO or socket, or an
+    open descriptor's name (``descriptor_of``): written in place, when ``overwrite``. A path that ends in a separator
+    (``out/``) names a folder, not a file: IsADirectoryError (``Path`` drops the separator, and a file ``out`` was
+    written)."""
     name = os.fspath(path)
     if name.endswith(("/", os.sep)):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
     target = Path(path)
-    if overwrite and is_special(target):
+    if overwrite and (descriptor_of(name) is not None or is_special(target)):
         return None
     return Path(os.path.realpath(target)) if target.is_symlink() else target
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from functools import cache
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from replay.pipeline.engine import interrupts
-from replay.pipeline.engine.outputs import TEMP_SUFFIX, file_target, is_temp_name, published_name, temp_prefix
+from replay.pipeline.engine.outputs import TEMP_SUFFIX, descriptor_of, file_target, is_temp_name, published_name, temp_prefix
 from replay.pipeline.engine.preflight import file_in_the_way
 from replay.pipeline.io.fdio import write_failed
 
@@ -135,8 +136,9 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     on disk before it takes its name (fsync), or, inside a folder staged under a temp name, before that
     folder takes its own (``publish_folder``: one sync for all its files).
 
-    A device, FIFO or socket at ``path`` (``/dev/null``, ``/dev/stdout``) is written in place; a
-    symbolic link is followed, so the file it points at is replaced and the link stays. With
+    A device, FIFO or socket at ``path`` (``/dev/null``, a named pipe) is written in place; so is an open descriptor's
+    name (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``), through that descriptor whatever is behind it (a file
+    the shell opened is written on from where it is, never replaced nor truncated); a symbolic link is followed, so the file it points at is replaced and the link stays. With
     ``overwrite=False`` the file is linked into place instead, which fails with ``FileExistsError``
     (the temp file gone, nothing changed) when something took the name meanwhile. An error names ``path`` as it
     is once the staged folders on its way are in place (``published_name``)."""
@@ -147,7 +149,7 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
         raise write_failed(name, exc) from exc
     if target is None:
         try:
-            with open(path, "wb") as handle:
+            with _in_place(path) as handle:
                 yield handle
         except OSError as exc:
             raise write_failed(name, exc) from exc
@@ -183,6 +185,19 @@ def atomic_output(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
         raise
     finally:
         interrupts.drop_output(tmp)
+
+
+def _in_place(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for writing in place: an open descriptor it names (``descriptor_of``) through a copy of that
+    descriptor, after what Python holds for it is flushed (the writes keep their order); else the device or FIFO."""
+    fd = descriptor_of(path)
+    if fd is None:
+        return open(path, "wb")
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(AttributeError, ValueError, OSError):
+            if stream is not None and stream.fileno() == fd:
+                stream.flush()
+    return os.fdopen(os.dup(fd), "wb")
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
