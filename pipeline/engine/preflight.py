@@ -62,8 +62,8 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     writes_stdout = any(target == STDIO for stage in stages for _, target in stage.outputs())
     # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
     # command writes its stdout into a buffer, and the command checks its own stdout
-    if writes_stdout and stdout_capture() is None and not stdout_is_open():
-        raise stdout_closed()
+    if writes_stdout and stdout_capture() is None:
+        refuse_unwritable_stdout()
     identities: dict[tuple[int, int] | None, str] = {}  # (None: no file, never an input's)
     for source in [*inputs, *read]:  # (``read`` is not the stages' business: walk's preflight scans its inputs)
         found = _file_id(0 if source == STDIO else source)
@@ -311,6 +311,24 @@ def refuse_file_in_the_way(target: str, flag: str | None = None) -> None:
                           path=flag or target, expected="folders on the output's path (missing ones are made)",
                           received=f"ENOTDIR: {blocker!r} is not a directory",
                           howToFix=f"Write the output somewhere else, or move {blocker!r} out of the way.")
+
+
+def refuse_unwritable_stdout() -> None:
+    """Refuse (E_OUTPUT_UNWRITABLE, exit 2, before anything is written) a stdout that cannot take replay's output:
+    closed (``>&-``), or open for reading only (``1</dev/null``: every write would fail, EBADF)."""
+    if not stdout_is_open():
+        raise stdout_closed()
+    try:
+        import fcntl  # (POSIX: where there is none, a read-only stdout fails at its first write)
+
+        read_only = fcntl.fcntl(sys.stdout.fileno(), fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+    except (ImportError, OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return
+    if read_only:
+        raise ReplayError("E_OUTPUT_UNWRITABLE", "stdout is open for reading only: replay writes its results there",
+                          path=STDOUT_NAME, expected="stdout open for writing (a terminal, a pipe or a file)",
+                          received="open read-only (O_RDONLY)",
+                          howToFix="Give the command somewhere to write: `> out.jsonl`, `| next-command`, or `> /dev/null`.")
 
 
 def stdout_is_open() -> bool:

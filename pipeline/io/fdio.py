@@ -27,8 +27,8 @@ try:
 except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
-from replay.pipeline.engine.errors import STDOUT_NAME, PipeClosed, ReplayError, stdout_closed, write_failed
-from replay.pipeline.engine.preflight import stdout_is_open
+from replay.pipeline.engine.errors import STDOUT_NAME, PipeClosed, ReplayError, write_failed
+from replay.pipeline.engine.preflight import refuse_unwritable_stdout
 from replay.pipeline.engine.share import stdout_capture
 
 
@@ -360,8 +360,7 @@ def write_stdout(data: bytes) -> None:
     if buffer is not None:
         buffer += data
         return
-    if not stdout_is_open():
-        raise stdout_closed()
+    refuse_unwritable_stdout()
     with _stdout_failures(os_errors=True):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
@@ -394,8 +393,7 @@ async def stdout_writer() -> AsyncIterator[FdWriter | _BufferWriter]:
     if buffer is not None:
         yield _BufferWriter(buffer)
         return
-    if not stdout_is_open():
-        raise stdout_closed()
+    refuse_unwritable_stdout()
     try:
         sys.stdout.flush()
     except OSError as exc:
