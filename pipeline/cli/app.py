@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 import click
 
+from replay.pipeline.cli.command import OnceEach, ReplayCommand, say
 from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
@@ -99,7 +100,7 @@ def package_version() -> str:
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    click.echo(f"replay {package_version()}")
+    say(f"replay {package_version()}")
     ctx.exit()
 
 
@@ -129,7 +130,7 @@ def _as_ctrl_c(number: int, frame: FrameType | None) -> None:
     (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
 
 
-class ReplayGroup(click.Group):
+class ReplayGroup(OnceEach, click.Group):
     """Lazily loaded subcommands; a lone first argument that is no command is a prompt for the default command.
 
     The seed's shorthand is one argument, `replay "prompt"`. Several positional words whose first is
@@ -185,7 +186,7 @@ class ReplayGroup(click.Group):
                 args = [*args[:start], DEFAULT_COMMAND, *rest]
                 ctx.meta[IMPLIED] = True  # the user did not type `capture`: the one-argument rule applies
         if not args and not ctx.resilient_parsing:
-            click.echo(ctx.get_help())
+            say(ctx.get_help())
             ctx.exit(0)
         return super().parse_args(ctx, args)
 
@@ -354,7 +355,7 @@ def positional_words(command: click.Command, ctx: click.Context, args: list[str]
     return words
 
 
-@click.command(HELP)
+@click.command(HELP, cls=ReplayCommand)
 @click.argument("command", nargs=-1)
 @click.pass_context
 def help_command(ctx: click.Context, command: tuple[str, ...]) -> None:
@@ -368,7 +369,7 @@ def help_command(ctx: click.Context, command: tuple[str, ...]) -> None:
             raise ReplayError("E_COMMAND_UNKNOWN", f"no command {' '.join(command)!r} to show the help of", received=name,
                               expected="one of: " + ", ".join(names) if names else f"no subcommand: {target.command_path!r} has none")
         target = click.Context(sub, info_name=name, parent=target)
-    click.echo(target.get_help())
+    say(target.get_help())
 
 
 @click.group(cls=ReplayGroup, epilog=EXAMPLES, context_settings={"help_option_names": ["-h", "--help"]})

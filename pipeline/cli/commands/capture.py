@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.engine.errors import ReplayError, interrupted_exit
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.model.runner_protocol import load_context
@@ -55,7 +56,7 @@ def parse_timeout(text: str | None, default: int = DEFAULT_TIMEOUT_MS) -> int:
     return int(value)
 
 
-@click.command(epilog=HELP_EPILOG)
+@click.command(cls=ReplayCommand, epilog=HELP_EPILOG)
 @click.argument("prompt", nargs=-1)
 @click.option("--runner", metavar="PATH", help="Runner to use instead of searching for one.")
 @click.option("--out", "out_dir", metavar="DIR", help="Write the <id>.*.json files here instead of .replay/artifacts/YYYY-MM-DD.")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import max_line_bytes_option
 from replay.pipeline.cli.commands.walk import data_dir_option, resolve_journal
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.diff import DEFAULT_IGNORE, IgnorePathError, parse_ignore
 
 
-@click.command(epilog=f"""\b
+@click.command(cls=ReplayCommand, epilog=f"""\b
 Examples:
   replay diff run_20260301T120000_3fa9c1 run_20260302T090000_77ab01
   replay diff before.jsonl after.artifact.json --json | jq .firstDivergence

@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.spec import Flag
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay read run.jsonl | replay heal | replay export --otlp > traces.jsonl
   replay export --otlp ~/.codex/sessions/2026/01/02/rollout-*.jsonl --out traces.jsonl

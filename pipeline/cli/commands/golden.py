@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import logger, max_errors
+from replay.pipeline.cli.command import ReplayCommandGroup
 from replay.pipeline.cli.commands.read import max_line_bytes_option
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import keys_twice_note
@@ -46,7 +47,7 @@ from replay.pipeline.testing.goldens import (
 STDIN = "-"
 
 
-@click.group(epilog="""\b
+@click.group(cls=ReplayCommandGroup, epilog="""\b
 Examples:
   replay golden check scenarios/echo/session.jsonl new-session.jsonl
   python agent.py < inputs.txt | replay golden check scenarios/echo/stdout.txt -""")

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
@@ -28,7 +29,7 @@ from replay.pipeline.io.journals import (
 from replay.pipeline.io.run_files import HEALED_JOURNAL
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay read run.jsonl | replay heal > healed.jsonl
   replay heal --log repairs.jsonl < broken.jsonl > healed.jsonl

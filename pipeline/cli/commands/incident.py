@@ -14,6 +14,7 @@ import click
 import orjson
 
 from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
+from replay.pipeline.cli.command import ReplayCommandGroup
 from replay.pipeline.cli.commands.capture import parse_timeout
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine import exactjson
@@ -65,7 +66,7 @@ def parse_agent_command(text: str) -> list[str]:
     return command
 
 
-@click.group(epilog="""\b
+@click.group(cls=ReplayCommandGroup, epilog="""\b
 Examples:
   replay incident import production-export.json --out imported
   replay incident import run.jsonl --format runledger --case refund-case --rules rules.json --out imported-log

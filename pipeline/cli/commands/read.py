@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths, is_nats_url
 from replay.stages.read import ReadJournal
@@ -34,7 +35,7 @@ auto_dialect_option = click.option(
 )
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay read run.jsonl > canonical.jsonl
   replay read runs/ artifacts/run.artifact.json

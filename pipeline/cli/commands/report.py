@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import exit_code_for, logger, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
@@ -43,7 +44,7 @@ def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
     return files
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay read run.jsonl | replay heal | replay report
   replay report --in .replay/artifacts

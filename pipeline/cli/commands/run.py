@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from replay.pipeline.cli.app import execute, exit_code_for
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import strict_option
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.config import graph_from_config, load_pipeline, read_config_file
@@ -12,7 +13,7 @@ from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.io.journals import STDIN, expand_paths
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay run examples/pipelines/tools-only.toml run.jsonl
   replay read runs/ | replay run examples/pipelines/dead-letter.toml

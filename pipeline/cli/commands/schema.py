@@ -6,6 +6,7 @@ from importlib.resources import files
 
 import click
 
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.io.fdio import write_stdout
 
@@ -24,7 +25,7 @@ def schema_bytes(name: str) -> bytes:
     return files("replay.schemas").joinpath(stem + SUFFIX).read_bytes()
 
 
-@click.command()
+@click.command(cls=ReplayCommand)
 @click.argument("name", required=False)
 def schema(name: str | None) -> int:
     """Print the bundled JSON Schema NAME (`event`, `stream`, ...); without NAME, list them."""

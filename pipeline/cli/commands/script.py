@@ -7,6 +7,7 @@ import os
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError, folder_for_a_file
 from replay.pipeline.engine.spec import Flag
@@ -14,7 +15,7 @@ from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.session import OVERRIDE_FILE
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay script scenarios/echo/session.jsonl > script.json
   replay script session.jsonl --override flaky.override.json

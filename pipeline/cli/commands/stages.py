@@ -7,6 +7,7 @@ import sys
 import click
 import orjson
 
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.engine.config import RESERVED_HELP
 from replay.pipeline.engine.errors import error_line
 from replay.pipeline.engine.registry import Registry
@@ -14,7 +15,7 @@ from replay.pipeline.engine.spec import load_spec, spec_names, spec_text
 from replay.pipeline.io.fdio import write_stdout
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay stages                     every stage type, its options and ports
   replay stages --graph heal        the graph `replay heal` runs, as a config to copy

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from replay.pipeline.cli.app import logger, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
@@ -101,7 +102,7 @@ def _url_inputs(url: str) -> list[tuple[str, str]]:
     return [(url, k)]
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 stdout: one JSON line per input validated, e.g.
   {"source": "a.healed.json", "kind": "artifact", "valid": false, "errors": 2, "events": 7}
   (streams also give "runs"). stderr: one {"error": {...}} line per problem, with code,

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_bytes_option
 from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.io.journals import JOURNAL_FOLDER, STDIN
@@ -34,7 +35,7 @@ max_line_option = max_line_bytes_option(  # (read skips a longer line and goes o
     "it is the first record); in another agent's log it is reported and skipped, as heal skips it.")
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay walk run_20260301T120000_3fa9c1           a captured run, from .replay/journal/
   replay walk run_20260301T120000_3fa9c1 --at c1   up to the end of step (tool call) c1

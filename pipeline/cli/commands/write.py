@@ -7,11 +7,12 @@ from typing import Any
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
+from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import DIALECTS, max_line_option, strict_option
 from replay.pipeline.engine.spec import Flag
 
 
-@click.command(epilog="""\b
+@click.command(cls=ReplayCommand, epilog="""\b
 Examples:
   replay read --dialect claude-code session.jsonl | replay write --dialect claude-code > same-session.jsonl
   replay heal session.jsonl | replay write --dialect claude-code --out repaired-session.jsonl
