@@ -429,7 +429,23 @@ def run_spec(name: str, args: list[str] | tuple[str, ...] = (), *, set: dict[str
     from replay.pipeline.engine.spec import bind, load_spec
 
     doc = bind(load_spec(name), set=set, add=add, bypass=bypass)
+    if not args and any(stage.get("type") == "read" and not stage.get("paths") for stage in doc.get("stages", {}).values()):
+        refuse_terminal_stdin()  # (its read stage reads stdin: no path was given)
     return execute(graph_from_config(doc, paths=list(args)), strict=strict, command=name, error_port=error_port)
+
+
+def refuse_terminal_stdin() -> None:
+    """The one rule of every command that reads stdin when no path is given: a terminal there is refused
+    (E_USAGE_INVALID, exit 2), not waited on; a `-` given as a path reads it, terminal or not."""
+    from replay.pipeline.io.journals import STDIN, stdin_is_terminal
+
+    if not stdin_is_terminal():
+        return
+    typed = typed_command() or "replay read"
+    raise ReplayError("E_USAGE_INVALID", "nothing to read: stdin is a terminal and no path was given", path=STDIN,
+                      expected="a path, or a stream piped on stdin", received="a terminal on stdin",
+                      howToFix=f"Pass a path (`{typed} run.jsonl`) or pipe a stream in (`replay read run.jsonl | {typed}`).",
+                      example=f"{typed} run.jsonl")
 
 
 def bounded(option: Option) -> click.ParamType:

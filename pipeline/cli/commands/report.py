@@ -9,14 +9,14 @@ from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import exit_code_for, logger, run_spec
+from replay.pipeline.cli.app import exit_code_for, logger, refuse_terminal_stdin, run_spec
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.engine.spec import Flag
-from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, not_a_journal_name, path_kind, stdin_is_terminal
+from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, not_a_journal_name, path_kind
 from replay.pipeline.report.model import SUMMARY_FIELDS
 from replay.stages.report import DEFAULT_TITLE, FORMATS
 
@@ -100,10 +100,8 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     if fmt is None:
         fmt = FORMAT_BY_SUFFIX.get(Path(out).suffix.lower(), "text") if out else "text"
     files = report_files(list(paths), list(in_paths))
-    if files is None and stdin_is_terminal():
-        raise ReplayError("E_USAGE_INVALID", "nothing to report on: stdin is a terminal and no path was given",
-                          howToFix="Pipe a stream in (`replay read run.jsonl | replay report`) or pass --in PATH.",
-                          example="replay report --in .replay/artifacts")
+    if files is None:
+        refuse_terminal_stdin()
     if files == []:
         logger().warning("report.no_inputs", paths=[*in_paths, *paths], message="no journals or artifacts found")
         files = [os.devnull]  # an empty report rather than reading stdin

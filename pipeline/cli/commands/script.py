@@ -11,7 +11,6 @@ from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
 from replay.pipeline.engine.errors import ReplayError, folder_for_a_file
 from replay.pipeline.engine.spec import Flag
-from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.session import OVERRIDE_FILE
 
 
@@ -22,7 +21,7 @@ Examples:
   replay script session.jsonl --out tests/fixtures/script.json
 \b
 Graph: `replay stages --graph script`.""")
-@click.argument("session", metavar="[SESSION.jsonl]", default=STDIN)
+@click.argument("session", metavar="[SESSION.jsonl]", required=False)
 @click.option("--override", "override", metavar="FILE",
               help="Override sidecar (throw / hang for a named turn and step); default: replay.override.json beside SESSION.")
 @click.option("--no-override", is_flag=True, help="Ignore replay.override.json beside SESSION.")
@@ -31,7 +30,7 @@ Graph: `replay stages --graph script`.""")
                    "(the first error stops it, as with --strict).")
 @max_line_option
 @strict_option
-def script(session: str, override: str | None, no_override: bool, out: str | None, max_line_bytes: int, strict: bool) -> int:
+def script(session: str | None, override: str | None, no_override: bool, out: str | None, max_line_bytes: int, strict: bool) -> int:
     """Turn a session journal into its replay script: the assistant/chunk lines grouped by (turn, step)
     in journal order, one group per model stream call, as one JSON document (`replay schema replay-script`).
 
@@ -53,4 +52,4 @@ def script(session: str, override: str | None, no_override: bool, out: str | Non
              "write.path": Flag("--out", out), "read.max_line_bytes": max_line_bytes}
     # A script refused (any error) is not written to --out at all: the first error stops it, as --strict does,
     # before `write` commits the file.
-    return exit_code_for(run_spec("script", [session], set=bound, strict=strict or out is not None))
+    return exit_code_for(run_spec("script", [session] if session is not None else [], set=bound, strict=strict or out is not None))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from replay.pipeline.cli.app import logger, run_spec
+from replay.pipeline.cli.app import logger, refuse_terminal_stdin, run_spec
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
@@ -23,7 +23,6 @@ from replay.pipeline.io.journals import (
     names_own_descriptor,
     not_a_journal_name,
     require_stdin,
-    stdin_is_terminal,
 )
 
 ARTIFACT, STREAM = "artifact", "stream"
@@ -148,9 +147,8 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     if pass_through and inputs and inputs != (STDIN,):
         raise ReplayError("E_USAGE_INVALID", "--pass-through works on the stream from stdin, not with PATHs or --in",
                           received=list(inputs), howToFix="Drop the paths and pipe the stream: replay read X | replay validate --pass-through")
-    if not inputs and stdin_is_terminal():
-        raise ReplayError("E_USAGE_INVALID", "nothing to validate: pass PATHs (or --in PATH) or pipe a stream on stdin",
-                          howToFix="Run `replay validate .replay/artifacts` or `replay read run.jsonl | replay validate`.")
+    if not inputs:
+        refuse_terminal_stdin()
     files = resolve_inputs(inputs or (STDIN,), named=named)
     if not files:
         logger().warning("validate.nothing_found", inputs=list(inputs),
