@@ -444,7 +444,8 @@ def refuse_terminal_stdin() -> None:
     typed = typed_command() or "replay read"
     raise ReplayError("E_USAGE_INVALID", "nothing to read: stdin is a terminal and no path was given", path=STDIN,
                       expected="a path, or a stream piped on stdin", received="a terminal on stdin",
-                      howToFix=f"Pass a path (`{typed} run.jsonl`) or pipe a stream in (`replay read run.jsonl | {typed}`).",
+                      howToFix=f"Pass a path (`{typed} run.jsonl`) or pipe a stream in (`replay read run.jsonl | {typed}`); "
+                               f"to type the stream on the terminal, pass `-` (`{typed} -`, Ctrl-D ends it).",
                       example=f"{typed} run.jsonl")
 
 

@@ -71,9 +71,11 @@ def test_stdin_by_default_and_with_a_dash(tmp_path: Path):
 
 
 def test_stdin_that_is_a_terminal():
+    """A terminal named as `-` is read: typed lines, Ctrl-D ends them (with no path at all, it is refused:
+    test_terminal_stdin_refused.py)."""
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.Popen([REPLAY, "read"], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen([REPLAY, "read", "-"], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         os.write(leader, LINES[0] + b"\n")
         os.write(leader, b"\x04")  # Ctrl-D: end of input on a terminal
         out, err = proc.communicate(timeout=60)

@@ -183,14 +183,14 @@ def test_a_stuck_writer_leaves_no_partial_output_and_no_temp(tmp_path: Path, exi
 
 
 def test_ctrl_c_while_reading_a_terminal_ends_replay_at_once(tmp_path: Path):
-    """`replay read` on a terminal waits for it to be readable (it read it in a worker thread, left blocked in read()
+    """`replay read -` on a terminal waits for it to be readable (it read it in a worker thread, left blocked in read()
     when cancelled: the process waited for that thread until the user pressed Enter, then for the last resort):
     Ctrl-C ends it as on any input, exit 130 and nothing on stderr."""
     import pty
 
     controller, terminal = pty.openpty()
     try:
-        proc = subprocess.Popen([REPLAY, "read"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen([REPLAY, "read", "-"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         os.write(controller, TWO_RUNS.read_bytes().splitlines(keepends=True)[1])
         assert proc.stdout is not None and proc.stdout.readline().startswith(b"{")  # (reading: the line went through)
         time.sleep(0.5)  # (a readiness wait: for the next read to begin)
