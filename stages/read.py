@@ -16,6 +16,7 @@ from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.fdio import file_removed
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
+    BLANK,
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     DOCUMENT,
@@ -39,7 +40,7 @@ from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.runs import Inputs
-from replay.pipeline.model.validation import EXAMPLE_ARTIFACT
+from replay.pipeline.model.validation import EXAMPLE_ARTIFACT, artifact_refusal
 
 
 class _Reached(Exception):
@@ -257,18 +258,16 @@ class ReadJournal(Source):
                           source=source, path="$", **at, stage=self.id, expected="one JSON object",
                           received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
 
-    def _no_document(self, source: str, value: dict[str, Any], skipped: int) -> dict[str, Any]:
-        """A .json file that is one JSON object written over several lines, but no artifact (no ``events`` array):
-        one E_ARTIFACT_EVENTS_INVALID for the file (its lines are fragments, each no JSON alone), not one error a line.
-        A capture's raw side file (its runner's output) is said to be one, with what to read instead."""
-        fix = (f"It is a capture's raw runner output (the request, the runner's stdout and stderr): read the run's "
-               f"{HEALED} beside it, or its journal (DATA_DIR/journal/RUN_ID.jsonl)." if is_raw_capture(source, value) else
-               "Give an artifact (an object with an `events` array) or a journal (one JSON record a line: `jq -c .` "
-               "writes a record a line).")
-        return diagnostic("E_ARTIFACT_EVENTS_INVALID", "one JSON object written over several lines, with no `events` "
-                          "array: no artifact, and no journal (one record a line)", source=source, path="$.events",
-                          line=1, offset=skipped, stage=self.id, expected="an artifact's `events` array, or JSONL",
-                          received="a JSON object without `events`", howToFix=fix, example=EXAMPLE_ARTIFACT)
+    def _refused(self, source: str, refusal: dict[str, Any], value: Any, skipped: int) -> dict[str, Any]:
+        """A named .json file whose one JSON value is no artifact to read (``validation.artifact_refusal``: no object,
+        no ``events`` array, a format replay does not know), refused as one error for the file at line 1, with the
+        code and words validate uses for it: not read as a record (its one line) nor as lines (each no JSON alone). A
+        capture's raw side file (its runner's output) is said to be one, with what to read instead."""
+        if refusal["code"] == "E_ARTIFACT_EVENTS_INVALID" and is_raw_capture(source, value):
+            refusal["howToFix"] = (f"It is a capture's raw runner output (the request, the runner's stdout and stderr): "
+                                   f"read the run's {HEALED} beside it, or its journal (DATA_DIR/journal/RUN_ID.jsonl).")
+        return diagnostic(refusal.pop("code"), refusal.pop("message"), source=source, line=1, offset=skipped,
+                          stage=self.id, **refusal)
 
     async def _read_one(self, reader: Reader, source: str, out: Output, named_document: bool = False,
                         on_stdin: bool = False) -> None:
@@ -289,12 +288,15 @@ class ReadJournal(Source):
         # waits only while it has nothing more.
         idle = reader.may_wait
         try:
-            head, eof, kind = await self._read_head(reader, limit, head_parts)
+            head, eof, kind = await self._read_head(reader, limit, head_parts, named_document and not follow)
             fed = True
             at_start = follow and not head  # (--follow of a file empty so far: its byte order mark may come yet)
             head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
             if eof:  # all of it is read: one JSON text, maybe
                 value, fault = parsed = _parsed(head)
+                if named_document and not follow and fault is None and (refusal := _no_artifact(value)) is not None:
+                    await self._send([self._refused(source, refusal, value, cutter.offset)], out)
+                    return
                 if fault is None and is_document(value):
                     self._note_duplicates(source, head, value, cutter.offset)
                     await self._mark_named(value, out)
@@ -305,12 +307,8 @@ class ReadJournal(Source):
                     await self._mark_named(trajectory, out)
                     await self._send([_trajectory_batch(trajectory, source)], out)
                     return
-                if named_document and fault is None and type(value) is dict and head.strip().count(b"\n"):
-                    # one object over several lines, no artifact: its lines are no records (each alone no JSON)
-                    await self._send([self._no_document(source, value, cutter.offset)], out)
-                    return
-                if not follow and kind != LINES and fault is not None and head.strip() and (
-                        named_document or (on_stdin and kind == DOCUMENT and exactjson.cut_off(head, fault))):
+                if not follow and kind != LINES and fault is not None and (
+                        named_document or (head.strip() and on_stdin and kind == DOCUMENT and exactjson.cut_off(head, fault))):
                     await self._send([self._not_json(source, head, fault, cutter.offset)], out)
                     return
             if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
@@ -381,12 +379,16 @@ class ReadJournal(Source):
         return diagnostic("E_JSONL_LINE_TOO_LONG", f"{source} is {what}; not read", source=source, line=1, offset=offset,
                           **fields)
 
-    async def _read_head(self, reader: Reader, limit: int, parts: list[bytes]) -> tuple[bytes, bool, str | None]:
+    async def _read_head(self, reader: Reader, limit: int, parts: list[bytes],
+                         whole: bool = False) -> tuple[bytes, bool, str | None]:
         """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when
-        it may be one JSON document. Returns (bytes, reached end of input, ``head_format`` of them); ``parts``
+        it may be one JSON document, as a named .json file (``whole``) of one line is (it is judged as an artifact,
+        as validate judges it). Returns (bytes, reached end of input, ``head_format`` of them); ``parts``
         holds what was read so far (where reading stopped before it was done)."""
         size = 0
         kind: str | None = None
+        first = _FirstLine() if whole else None
+        lines = not whole  # (whole: lines once a second line begins)
         while True:
             data = await reader.read(self.chunk)
             if not data:
@@ -396,7 +398,8 @@ class ReadJournal(Source):
             size += len(data)
             if kind is None and (len(parts) == 1 or b"\n" in data):
                 kind = head_format(b"".join(parts))
-            if kind == LINES or size > limit:
+            lines = lines or (first is not None and first.more_after(data))
+            if (kind == LINES and lines) or size > limit:
                 return b"".join(parts), False, kind
 
     async def _send(self, items: list[Item], out: Output, pause: bool = False) -> None:
@@ -418,6 +421,28 @@ class ReadJournal(Source):
             await out.send(batch)
         if self._side:
             await out.drain()
+
+
+class _FirstLine:
+    """Does an input go on past its first line? Fed its bytes in order, each chunk once."""
+
+    _WS = BLANK + b"\n"
+
+    def __init__(self) -> None:
+        self.begun = False  # (blank lines before the first line are no line)
+        self.ended = False
+
+    def more_after(self, data: bytes) -> bool:
+        """Do ``data``, the input's next bytes, hold something of a second line?"""
+        if not self.begun:
+            data = data.lstrip(self._WS)
+            self.begun = bool(data)
+        if self.begun and not self.ended:
+            nl = data.find(b"\n")
+            if nl < 0:
+                return False
+            self.ended, data = True, data[nl + 1:]
+        return self.ended and bool(data.strip(self._WS))
 
 
 def _source_mark(source: str) -> Batch:
@@ -477,3 +502,14 @@ def _dialect_document(head: bytes, parsed: tuple[Any, orjson.JSONDecodeError | N
     from replay.pipeline.model.dialects.detect import is_dialect_document
 
     return value if is_dialect_document(value) else None
+
+
+def _no_artifact(value: Any) -> dict[str, Any] | None:
+    """Why ``value``, the one JSON value of a named .json file, is no artifact that can be read (``artifact_refusal``,
+    validate's decision), or None: an array is a journal written as one, another agent's run in one object is read
+    whole (``_dialect_document``), and neither is judged as an artifact, as validate judges neither."""
+    if is_record_array(value):
+        return None
+    from replay.pipeline.model.dialects.detect import is_dialect_document
+
+    return None if is_dialect_document(value) else artifact_refusal(value)

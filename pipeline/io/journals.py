@@ -302,18 +302,33 @@ def expand_paths(paths: list[str], once: bool = True) -> list[str]:
             files.append(raw)  # a broken link, or removed meanwhile: reading it reports it unreadable (that input's problem)
             continue
         if not p.exists():
-            raise ReplayError(
-                "E_INPUT_PATH_NOT_FOUND", f"input path {raw!r} does not exist", path=raw,
-                howToFix="Check the path; pass `-` (or nothing) to read stdin.",
-            )
+            raise input_not_found(raw, "input path", "Check the path; pass `-` (or nothing) to read stdin.")
         if p.is_dir():
             walked = journals_in(str(p))
             files.extend(captured_once(walked) if once else walked)
         elif p.is_file() or p.is_fifo() or raw.startswith("/dev/"):
             files.append(raw)
         else:
-            raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"input {raw!r} is neither a file nor a directory", path=raw)
+            raise not_file_or_dir(raw, "input", "Pass a regular file, a directory or `-`.")
     return files
+
+
+def input_not_found(path: str, subject: str, how_to_fix: str) -> ReplayError:
+    """E_INPUT_PATH_NOT_FOUND (exit 2) for an input ``path`` that is not there (``subject`` names what gave it: ``input
+    path``, ``--in target``), with the fields every command gives it: what was expected, and what was found."""
+    return ReplayError("E_INPUT_PATH_NOT_FOUND", f"{subject} {path!r} does not exist", path=path,
+                       expected="an existing file or folder", received=describe_kind(None), howToFix=how_to_fix)
+
+
+def not_file_or_dir(path: str, subject: str, how_to_fix: str) -> ReplayError:
+    """E_INPUT_NOT_FILE_OR_DIR (exit 2) for an input ``path`` that is there but neither a file nor a folder (a FIFO, a
+    socket, a device), with what it is (``received``), as ``input_not_found`` says what it found."""
+    try:
+        received = _SPECIAL_FILES.get(stat.S_IFMT(os.stat(path).st_mode), "neither a file nor a folder")
+    except OSError:
+        received = "neither a file nor a folder"
+    return ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"{subject} {path!r} is neither a regular file nor a directory",
+                       path=path, expected="a regular file or a directory", received=received, howToFix=how_to_fix)
 
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -26,7 +26,8 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
     first = events[0] if events else {}
     run_id = facts.get("runId") or first.get("runId")
     status = facts.get("status")
-    if status not in ("ok", "error"):
+    if status is None:  # (a journal's run says its end in events only) an invalid status stays, as the stream keeps it:
+        # heal does not guess it (validate after heal says E_HEALED_ARTIFACT_INVALID, as filter mode's check does)
         status = "error" if any(e.get("type") == RUN_FAILED for e in events) else "ok"
     prompt = facts.get("prompt") if isinstance(facts.get("prompt"), str) else ""
     artifact: dict[str, Any] = {

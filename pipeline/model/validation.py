@@ -242,28 +242,66 @@ def _check_tool_calls(value: Any, prefix: str) -> Problems:
 
 
 # artifacts ----------------------------------------------------------------------------------------
+def _not_an_object(doc: Any) -> Problems:
+    return [] if isinstance(doc, dict) else [_problem(
+        "E_ARTIFACT_SHAPE_INVALID", f"an artifact is one JSON object, not {json_type(doc)}", "$", "object", doc,
+        example=EXAMPLE_ARTIFACT,
+    )]
+
+
+def _check_version(doc: dict[str, Any]) -> Problems:
+    version = doc.get("schemaVersion", MISSING)
+    if version in SUPPORTED_SCHEMA_VERSIONS:
+        return []
+    state = f"{shown(version)!r} is not supported" if isinstance(version, str) else state_of(version)
+    return [_problem(
+        "E_SCHEMA_VERSION_UNSUPPORTED", f"artifact `schemaVersion` {state}; this replay reads {SCHEMA_VERSION}",
+        "$.schemaVersion", SCHEMA_VERSION, version, example=f'"schemaVersion": "{SCHEMA_VERSION}"',
+    )]
+
+
+def _check_type(doc: dict[str, Any]) -> Problems:
+    kind = doc.get("artifactType", MISSING)
+    if kind == ARTIFACT_TYPE:
+        return []
+    return [_problem(
+        "E_ARTIFACT_TYPE_INVALID", f"artifact `artifactType` {state_of(kind)}; a replay artifact says \"{ARTIFACT_TYPE}\"",
+        "$.artifactType", ARTIFACT_TYPE, kind, example=f'"artifactType": "{ARTIFACT_TYPE}"',
+    )]
+
+
+def _check_events_array(doc: dict[str, Any]) -> Problems:
+    events = doc.get("events", MISSING)
+    if isinstance(events, list):
+        return []
+    return [_problem(
+        "E_ARTIFACT_EVENTS_INVALID", f"artifact `events` {state_of(events)}; it must be an array of events (empty is fine)",
+        "$.events", "array", events, example='"events": []',
+        how_to_fix="Set `events` to an array of event objects; a journal (one JSON record a line: `jq -c .` writes "
+                   "them so) is named .jsonl, not .json.",
+    )]
+
+
+def artifact_refusal(doc: Any) -> dict[str, Any] | None:
+    """Why a JSON document given as an artifact (a named ``.json`` file holding one JSON value, no array and no other
+    agent's run) cannot be read as one at all, or None: it is no object (E_ARTIFACT_SHAPE_INVALID), it has no ``events``
+    array (E_ARTIFACT_EVENTS_INVALID: a single event in a ``.json`` file too, which validate judges an artifact), or it
+    names a ``schemaVersion`` or ``artifactType`` replay does not know (an unknown format: nothing in it can be read, nor
+    healed into the current one). ``validate_artifact`` reports the same problems among the rest; read, report and heal
+    refuse the file with the first of them. (A ``schemaVersion`` or ``artifactType`` that is missing is the schema's
+    problem, which validate reports: the file is still read.)"""
+    if not isinstance(doc, dict):
+        return _not_an_object(doc)[0]
+    named = [check for key, check in (("schemaVersion", _check_version), ("artifactType", _check_type)) if key in doc]
+    found = [*_check_events_array(doc), *(p for check in named for p in check(doc))]
+    return found[0] if found else None
+
+
 def validate_artifact(doc: Any, *, seq_order: str = "contiguous") -> Problems:
     """Every problem of one replay artifact (a parsed JSON document), as error bodies with paths."""
     if not isinstance(doc, dict):
-        return [_problem(
-            "E_ARTIFACT_SHAPE_INVALID", f"an artifact is one JSON object, not {json_type(doc)}", "$", "object", doc,
-            example=EXAMPLE_ARTIFACT,
-        )]
-    problems: Problems = []
-    version = doc.get("schemaVersion", MISSING)
-    if version not in SUPPORTED_SCHEMA_VERSIONS:
-        state = f"{shown(version)!r} is not supported" if isinstance(version, str) else state_of(version)
-        problems.append(_problem(
-            "E_SCHEMA_VERSION_UNSUPPORTED", f"artifact `schemaVersion` {state}; this replay reads {SCHEMA_VERSION}",
-            "$.schemaVersion", SCHEMA_VERSION, version, example=f'"schemaVersion": "{SCHEMA_VERSION}"',
-        ))
-    kind = doc.get("artifactType", MISSING)
-    if kind != ARTIFACT_TYPE:
-        state = state_of(kind)
-        problems.append(_problem(
-            "E_ARTIFACT_TYPE_INVALID", f"artifact `artifactType` {state}; a replay artifact says \"{ARTIFACT_TYPE}\"",
-            "$.artifactType", ARTIFACT_TYPE, kind, example=f'"artifactType": "{ARTIFACT_TYPE}"',
-        ))
+        return _not_an_object(doc)
+    problems: Problems = [*_check_version(doc), *_check_type(doc)]
     ident = doc.get("id", MISSING)
     if not _nonempty_string(ident):
         state = state_of(ident)
@@ -279,14 +317,9 @@ def validate_artifact(doc: Any, *, seq_order: str = "contiguous") -> Problems:
                                  "$.runId", "non-empty string", run_id, how_to_fix="Make `runId` a non-empty string, or leave it out."))
     if "toolCalls" in doc:
         problems += _check_tool_calls(doc["toolCalls"], "$")
-    events = doc.get("events", MISSING)
-    if not isinstance(events, list):
-        state = state_of(events)
-        problems.append(_problem(
-            "E_ARTIFACT_EVENTS_INVALID", f"artifact `events` {state}; it must be an array of events (empty is fine)",
-            "$.events", "array", events, example='"events": []',
-        ))
-        return problems
+    if (unlisted := _check_events_array(doc)):
+        return problems + unlisted
+    events = doc["events"]
     checker = EventChecker(seq_order=seq_order)
     checker.begin_run(None)
     for i, event in enumerate(events):

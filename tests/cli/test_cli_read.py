@@ -712,7 +712,14 @@ def test_a_json_object_over_several_lines_that_is_no_artifact_is_one_error_not_o
     assert error["code"] == "E_ARTIFACT_EVENTS_INVALID" and "raw runner output" in error["howToFix"]
     one = tmp_path / "one.json"
     one.write_bytes(b'{"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": "r", "payload": {}}\n')
-    assert run_replay("read", str(one)).stdout == one.read_bytes()  # one record on one line: a journal
+    # one record on one line in a .json file: an object without an `events` array, which validate judges an artifact
+    # that has none; read refuses it so too (a journal of one record is named .jsonl)
+    done = run_replay("read", str(one))
+    [error] = errors_of(done.stderr)
+    assert done.returncode == 1 and error["code"] == "E_ARTIFACT_EVENTS_INVALID" and ".jsonl" in error["howToFix"]
+    journal = tmp_path / "one.jsonl"
+    journal.write_bytes(one.read_bytes())
+    assert run_replay("read", str(journal)).stdout == one.read_bytes()
 
 
 def test_a_pretty_printed_journal_is_told_to_be_one_not_to_fix_each_line() -> None:

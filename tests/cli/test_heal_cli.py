@@ -555,7 +555,8 @@ def test_directory_mode_creates_a_missing_parent_and_reports_empty_inputs(tmp_pa
     out = tmp_path / "deep" / "er" / "out"
     proc = run_replay("heal", "--in", str(src), "--out", str(out))
     assert proc.returncode == 1
-    assert [e["code"] for e in errors_of(proc.stderr)] == ["E_ARTIFACT_EVENTS_INVALID"]
+    # an empty .json is no JSON document: E_ARTIFACT_JSON_INVALID, as validate, read and report say
+    assert [e["code"] for e in errors_of(proc.stderr)] == ["E_ARTIFACT_JSON_INVALID"]
     assert (out / "a.healed.json").is_file() and [Path(x["source"]).name for x in jsonl(proc.stdout)] == ["a.artifact.json"]
     assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no staging folder left
 

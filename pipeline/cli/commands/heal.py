@@ -21,6 +21,7 @@ from replay.pipeline.io.journals import (
     ORIGINAL,
     captured_once,
     expand_paths,
+    input_not_found,
     is_journal_name,
     is_url,
     not_a_journal_name,
@@ -143,8 +144,8 @@ def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
         return _url_inputs(in_path)
     root = Path(in_path)
     if not in_path or not root.exists():  # (Path("") is the current folder: an empty --in names nothing)
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {in_path!r} does not exist", path=in_path,
-                          howToFix="Point --in at an artifact or journal file, or a folder of them (e.g. .replay/artifacts).")
+        raise input_not_found(in_path, "--in target",
+                              "Point --in at an artifact or journal file, or a folder of them (e.g. .replay/artifacts).")
     refuse_not_file_or_dir(in_path, stdin=False)
     if root.is_file():
         if not is_journal_name(root.name):  # (the names a folder's walk heals)
@@ -167,8 +168,7 @@ def _url_inputs(url: str) -> tuple[str, list[str]]:
     url = url if url.endswith("://") else url.rstrip("/")
     found = remote.kind(url)
     if found is None:
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"--in target {url!r} does not exist", path=url,
-                          howToFix="Check the URL: its bucket or host and its path.")
+        raise input_not_found(url, "--in target", "Check the URL: its bucket or host and its path.")
     if found == "file":
         if not is_journal_name(remote.name(url)):
             raise not_a_journal_name(url, remote.name(url))
