@@ -5,9 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.io.fdio import file_type
-from replay.pipeline.io.journals import STDIN, is_url
+from replay.pipeline.io.journals import STDIN, is_url, not_file_or_dir
 
 
 def refuse_not_file_or_dir(raw: str, stdin: bool = True) -> None:
@@ -26,7 +24,4 @@ def refuse_not_file_or_dir(raw: str, stdin: bool = True) -> None:
         return
     fix = ("Point --in at an artifact, a journal or a folder of them; pipe a stream on stdin"
            + (" (`--in -`)" if stdin else "") + ", or name a pipe (`<(zcat run.jsonl.gz)`) as a PATH, without --in.")
-    raise ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"--in {raw!r} is neither a regular file nor a directory: it is a "
-                      f"{file_type(path)}", path=raw, expected="a regular file or a directory", received=file_type(path),
-                      howToFix=fix)
-
+    raise not_file_or_dir(raw, "--in", fix)

@@ -25,7 +25,7 @@ from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic,
 from replay.pipeline.engine.exactjson import UTF8_BOM
 from replay.pipeline.engine.outputs import is_temp_name
 from replay.pipeline.engine.share import command_inputs
-from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, nonblocking
+from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, file_type, nonblocking
 
 STDIN = "-"
 LINES_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")  # a journal: JSON lines
@@ -323,10 +323,7 @@ def input_not_found(path: str, subject: str, how_to_fix: str) -> ReplayError:
 def not_file_or_dir(path: str, subject: str, how_to_fix: str) -> ReplayError:
     """E_INPUT_NOT_FILE_OR_DIR (exit 2) for an input ``path`` that is there but neither a file nor a folder (a FIFO, a
     socket, a device), with what it is (``received``), as ``input_not_found`` says what it found."""
-    try:
-        received = _SPECIAL_FILES.get(stat.S_IFMT(os.stat(path).st_mode), "neither a file nor a folder")
-    except OSError:
-        received = "neither a file nor a folder"
+    received = file_type(Path(path))
     return ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"{subject} {path!r} is neither a regular file nor a directory",
                        path=path, expected="a regular file or a directory", received=received, howToFix=how_to_fix)
 

@@ -117,7 +117,7 @@ def test_an_input_not_there_or_no_file_gives_expected_and_received_in_heal_and_r
     server.bind(str(tmp_path / "s"))
     try:
         for path, code, received in (("nothere", "E_INPUT_PATH_NOT_FOUND", "nothing"),
-                                     ("s", "E_INPUT_NOT_FILE_OR_DIR", "a socket")):
+                                     ("s", "E_INPUT_NOT_FILE_OR_DIR", "socket")):
             for args in (["heal", "--in", path, "--out", "o"], ["report", "--in", path], ["read", path]):
                 done = run_replay(*args, cwd=tmp_path)
                 [error] = errors_of(done.stderr)
