@@ -9,7 +9,7 @@ What happens to a value (first match wins):
 
 1. a detector (private key block, JWT, AWS key, provider API key, bearer token, password in a URL,
    email, Luhn-valid card number, IP address, phone number) matches the whole string: alias; it
-   matches part of a longer text: the text is removed;
+   matches part of one token (``refund_sk_live_...``): the token is aliased; part of a longer text: the text is removed;
 2. the field name says what it holds: credentials (``password``, ``api_key``, ...) and personal data
    (``email``, ``name``, ``address``, ...) are aliased, opaque identifiers (``id``, ``*_id``,
    ``*_key``, ``*_number``, ...) are aliased, numbers included (they become string aliases);
@@ -75,10 +75,12 @@ DETECTORS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # on to the end of the text (a MiB of header lines: quadratic, hours)
     ("private_key", re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
                                r"(?:(?:(?!-----BEGIN )[\s\S])*?-----END \1-----)?")),
-    ("jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{2,}\.eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*")),
+    # a key is found glued after ``_`` or ``-`` (``lookup_sk_live_...``, ``x-eyJ...``), never inside a longer run of
+    # letters and digits (``task``, ``desk``)
+    ("jwt", re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{2,}\.eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*")),
     ("aws_access_key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|AKPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])")),
     ("aws_secret_key", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")),
-    ("api_key", re.compile(rf"(?<![A-Za-z0-9_-])(?:{_API_KEY_SHAPES})")),
+    ("api_key", re.compile(rf"(?<![A-Za-z0-9])(?:{_API_KEY_SHAPES})")),
     ("bearer_token", re.compile(r"(?i)\b(?:bearer|token|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")),
     # a scheme of at most 32 characters: unbounded, every word start of a long run of letters, digits, '.', '-' and
     # '+' (a dotted or dashed string of a MiB) read on to the run's end looking for "://": quadratic, hours for 4 MiB
@@ -374,6 +376,8 @@ class Redactor:
             for kind, start, end in hits:
                 if start == offset and end == offset + len(stripped):
                     return self.alias(kind, stripped)
+            if not any(c.isspace() for c in stripped):  # one token with a secret glued in (``key_sk_live_...``)
+                return self.alias(hits[0][0], stripped)
             self.counts["freeform_text"] += 1
             return REMOVED
         cls = field_class(key) or within

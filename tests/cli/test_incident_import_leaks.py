@@ -1,0 +1,75 @@
+"""`replay incident import` as a subprocess leaks nothing redaction hides: not in incident.json, trace.jsonl,
+report.html or any other file it writes, not on stdout, not on stderr (keys glued into names, data used as object
+keys, card numbers under amount names, refusals that quoted the export)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import errors_of, run_replay
+from incident_support import minimal_export, refund_export, value_forms, write_json
+
+STRIPE = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+# one key of each shape the api_key detector knows
+KEYS = [STRIPE, "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx",
+        "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "xoxb-1234567890-AbCdEfGhIj", "AIzaSyAbCdEfGhIjKlMnOpQrStUvWxYz0123456",
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "glpat-AbCdEfGhIjKlMnOpQrSt", "whsec_AbCdEfGhIjKlMnOpQrStUv",
+        "SK0123456789abcdef0123456789abcdef", "gsk_AbCdEfGhIjKlMnOpQrStUv", "r8_AbCdEfGhIjKlMnOpQrStUv", JWT]
+
+
+def import_export(tmp_path: Path, export: dict[str, Any], *args: str) -> Any:
+    path = write_json(tmp_path / "export.json", export)
+    return run_replay("incident", "import", str(path), "--out", str(tmp_path / "out"), *args, process=True)
+
+
+def written(tmp_path: Path, done: Any) -> dict[str, bytes]:
+    """Everything the import wrote: each file of its folder, its stdout and its stderr."""
+    out = tmp_path / "out"
+    files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} if out.exists() else {}
+    return {**files, "<stdout>": done.stdout, "<stderr>": done.stderr}
+
+
+def assert_nowhere(tmp_path: Path, done: Any, *secrets: str) -> None:
+    for name, data in written(tmp_path, done).items():
+        for secret in secrets:
+            assert not any(form in data for form in value_forms(secret)), (name, secret)
+
+
+@pytest.mark.parametrize("glue", ["_", "-"])
+def test_a_key_glued_after_an_underscore_or_dash_is_found(tmp_path: Path, glue: str) -> None:
+    """(?<![A-Za-z0-9_-]) before every key shape and the JWT: ``key_sk_live_...`` as an output key, ``ref_eyJ...``
+    as a value were not detected, and the key was written verbatim (the value only by luck of the fallback)."""
+    export = minimal_export()
+    for k, key in enumerate(KEYS):
+        export["events"][-1]["output"].update({f"key{glue}{key}": k, f"ref{k}": f"ref{glue}{key}"})
+    done = import_export(tmp_path, export)
+    assert done.returncode == 0, done.stderr
+    assert_nowhere(tmp_path, done, *KEYS)
+    audit = orjson.loads((tmp_path / "out" / "redaction.json").read_bytes())
+    assert audit["detectors"]["jwt"] == 2 and audit["detectors"]["api_key"] >= 2 * (len(KEYS) - 1)
+    assert audit["object_keys_aliased"] == len(KEYS)
+
+
+@pytest.mark.parametrize("where", ["tool", "effect"])
+def test_a_key_glued_into_a_tool_name_or_effect_type_is_refused(tmp_path: Path, where: str) -> None:
+    export = refund_export()
+    if where == "tool":
+        export["events"][0]["name"] = f"lookup_{STRIPE}"
+        path = "/events/0/name"
+    else:
+        effect = next(e for e in export["events"] if e["type"] == "business_effect")
+        effect["effect"]["type"] = f"refund-{STRIPE}"
+        path = f"/events/{export['events'].index(effect)}/effect/type"
+        for rule in export["assertions"]:
+            if rule.get("effect_type") == "refund":
+                rule["effect_type"] = effect["effect"]["type"]
+    done = import_export(tmp_path, export)
+    assert done.returncode == 2
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_INCIDENT_NAME_PRIVATE", path, ["api_key"])
+    assert not (tmp_path / "out").exists()
+    assert_nowhere(tmp_path, done, STRIPE)
