@@ -73,3 +73,17 @@ def test_a_key_glued_into_a_tool_name_or_effect_type_is_refused(tmp_path: Path, 
     assert (error["code"], error["path"], error["received"]) == ("E_INCIDENT_NAME_PRIVATE", path, ["api_key"])
     assert not (tmp_path / "out").exists()
     assert_nowhere(tmp_path, done, STRIPE)
+
+
+def test_a_card_number_under_an_amount_name_is_aliased_and_a_long_time_kept(tmp_path: Path) -> None:
+    """A Luhn-valid 13-19 digit number under ``amount`` or ``total_cents`` was kept as an amount (under ``card`` it was
+    aliased). No amount is that long: one starting as cards do (2-6) is a card; a millisecond time is kept."""
+    export = minimal_export()
+    export["events"][-1]["output"].update({"amount": 4111111111111111, "total_cents": 5555555555554444,
+                                           "fee": 378282246310005, "started_ms": 1733456789010, "amount_cents": 4900})
+    done = import_export(tmp_path, export)
+    assert done.returncode == 0, done.stderr
+    assert_nowhere(tmp_path, done, "4111111111111111", "5555555555554444", "378282246310005")
+    output = orjson.loads((tmp_path / "out" / "incident.json").read_bytes())["events"][-1]["output"]
+    assert all(output[k].startswith("card_") for k in ("amount", "total_cents", "fee"))
+    assert (output["started_ms"], output["amount_cents"]) == (1733456789010, 4900)

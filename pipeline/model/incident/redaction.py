@@ -101,6 +101,12 @@ FIELD_KINDS = ("secret_field", "personal_field", "identifier", "freeform_text")
 _ALIAS = re.compile(rf"(?:{'|'.join(sorted(set(ALIAS_PREFIX.values())))})_[0-9a-f]{{16}}")  # what ``alias`` writes
 
 
+# A number under an amount's name (``amount``, ``total_cents``) is kept however long, unless it is a Luhn-valid 13 to 19
+# digits starting as payment cards do (2 to 6: banking and finance): no amount is that long, while a millisecond time
+# (``started_ms``: 13 digits from 1) or a byte size may be
+_CARD_FIRST_DIGITS = frozenset("23456")
+
+
 def luhn_ok(digits: str) -> bool:
     total = 0
     for i, ch in enumerate(reversed(digits)):
@@ -410,11 +416,11 @@ class Redactor:
         kind = None
         if cls in ("secret", "personal", "identifier"):
             kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
-        elif cls != "amount" and isinstance(number, int):
+        elif isinstance(number, int):
             digits = str(abs(number))
-            if 13 <= len(digits) <= 19 and luhn_ok(digits):
+            if 13 <= len(digits) <= 19 and luhn_ok(digits) and (cls != "amount" or digits[0] in _CARD_FIRST_DIGITS):
                 kind = "card_number"
-            elif len(digits) >= 9:
+            elif len(digits) >= 9 and cls != "amount":
                 kind = "identifier"
         if kind is None:
             return number
