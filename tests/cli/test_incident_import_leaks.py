@@ -87,3 +87,29 @@ def test_a_card_number_under_an_amount_name_is_aliased_and_a_long_time_kept(tmp_
     output = orjson.loads((tmp_path / "out" / "incident.json").read_bytes())["events"][-1]["output"]
     assert all(output[k].startswith("card_") for k in ("amount", "total_cents", "fee"))
     assert (output["started_ms"], output["amount_cents"]) == (1733456789010, 4900)
+
+
+def test_data_used_as_object_keys_is_aliased_as_the_same_value_is_elsewhere(tmp_path: Path) -> None:
+    """Object keys were aliased only on a detector hit: ``{"order-1042": ..., "Jane Doe": ...}`` stayed raw next to
+    ``order_id`` -> ``id_...`` and ``name`` -> ``pii_...`` (the input, with the values, is redacted after the
+    events). A key holding a value aliased anywhere gets that alias; one that is data by its shape an identifier's;
+    field names stay."""
+    export = minimal_export()
+    export["input"].update(customer={"name": "Jane Doe", "id": "cus_Nffrfeuf8nWb2c"})
+    export["events"][-1]["output"].update(
+        history={"order-1042": {"amount": 4900, "createdAt": 1}, "Jane Doe": {"order_id": "order-1042"},
+                 "cus_Nffrfeuf8nWb2c": {"First Name": "x"}, "2024-01-05": 2, "X-Request-Id": "ok"})
+    export["assertions"].append({"id": "jane-paid", "type": "output_equals", "path": "/history/Jane Doe/order_id",
+                                 "value": "order-1042"})
+    done = import_export(tmp_path, export)
+    assert done.returncode == 0, done.stderr
+    assert_nowhere(tmp_path, done, "order-1042", "Jane Doe", "Nffrfeuf8nWb2c", "2024-01-05")
+    bundle = orjson.loads((tmp_path / "out" / "incident.json").read_bytes())
+    order, name = bundle["input"]["order_id"], bundle["input"]["customer"]["name"]
+    assert order.startswith("id_") and name.startswith("pii_")
+    history = bundle["events"][-1]["output"]["history"]
+    assert list(history)[:3] == [order, name, bundle["input"]["customer"]["id"]]
+    assert list(history)[4] == "X-Request-Id" and list(history)[3].startswith("id_")
+    assert list(history[order]) == ["amount", "createdAt"] and list(history[list(history)[2]]) == ["First Name"]
+    assert bundle["assertions"][1]["path"] == f"/history/{name}/order_id"
+    assert orjson.loads((tmp_path / "out" / "evaluation.json").read_bytes())["status"] == "pass"

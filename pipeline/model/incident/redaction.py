@@ -23,6 +23,9 @@ What happens to a value (first match wins):
    aliased otherwise (opaque tokens). A field named for what is kept (``status``, ``currency``, ``*_code``, ...)
    keeps only such a token too: a sentence under it is removed, a name or a password aliased.
 
+An object's member name is aliased when it is data rather than a field's name (``Redactor._key``): a detector's
+find, the same value aliased elsewhere in the import, or text or a token not written as field names are.
+
 Protocol structure is never touched: event types, call ids, tool names, ``ok``, effect types, rule
 ids and fields; an incident where a tool's name, an effect's type or a rule's id holds a credential, an email or a
 card number is refused (``refuse_private_names``). Automated redaction is not a guarantee of anonymity; the audit
@@ -254,6 +257,32 @@ def field_class(key: str | None) -> str | None:
     return None
 
 
+# a field name's words: letters with at most three digits after them (``line1``, ``sha256``), a short number
+# (``v1.2``), or a short run of letters around digits (``i18n``, ``k8s``); what is split at capitals and separators
+_NAME_WORD = re.compile(r"[^\W\d_]+\d{0,3}|\d{1,3}|[^\W\d_]{1,3}\d{1,3}[^\W\d_]{1,3}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_like_a_field(key: str) -> bool:
+    """Is ``key`` written as a field's name is: at most 64 characters, words of ``_NAME_WORD`` in any case and
+    separators (``order_id``, ``createdAt``, ``X-Request-Id``, ``line2``), not ``order-1042`` or ``cus_Nffrfeuf8nWb2c``?"""
+    words = re.split(r"[\W_]+", re.sub(r"(?<=[^\W_])(?=[A-Z])", "_", key))
+    return len(key) <= 64 and all(_NAME_WORD.fullmatch(w) for w in words if w)
+
+
+@functools.lru_cache(maxsize=4096)
+def data_key(key: str) -> bool:
+    """Is member name ``key`` data rather than a field's name: text with spaces that names no field the word lists
+    know (``Jane Doe``, not ``First Name`` or ``Order Total``), or a token not written as a field's name is
+    (``_named_like_a_field``) that is no plain token either (``order-1042``, ``2024-01-05``; not ``1042``)?"""
+    stripped = key.strip()
+    if not stripped:
+        return False
+    if any(c.isspace() for c in stripped):
+        return field_class(key) is None
+    return not _named_like_a_field(stripped) and not is_plain_token(stripped)
+
+
 _UPPER_CODE = re.compile(r"[A-Z]+(?:_[A-Z0-9]+)*")
 _LOWER_WORDS = re.compile(r"[a-z]+(?:[_.-][a-z]+)*")
 _SMALL_NUMBER = re.compile(r"-?\d{1,8}(?:\.\d{1,4})?")
@@ -334,12 +363,29 @@ class Redactor:
         self._secret = secret if secret is not None else secrets.token_bytes(32)
         self.counts: Counter[str] = Counter()
         self._aliases: set[str] = set()
+        self._value_aliases: dict[str, str] = {}  # a private value -> its alias (``_aliased``): never written
+        self._scans: dict[str, list[tuple[str, int, int]]] | None = None  # ``scan``'s hits, while one incident is redacted
+
+    def _scan(self, text: str) -> list[tuple[str, int, int]]:
+        if self._scans is None:
+            return scan(text)
+        hits = self._scans.get(text)
+        if hits is None:
+            hits = self._scans[text] = scan(text)
+        return hits
 
     # aliases ------------------------------------------------------------------------------------
     def alias(self, kind: str, value: str) -> str:
         digest = hmac.new(self._secret, value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:16]
         alias = f"{ALIAS_PREFIX[kind]}_{digest}"
         self._aliases.add(alias)
+        return alias
+
+    def _aliased(self, kind: str, value: str) -> str:
+        """The alias of a value a detector or its field's name says is private, remembered (in memory only) for a
+        member name holding the same value (``_key``). An opaque token aliased for want of a name is not: a word
+        such as ``createdAt`` under ``sort`` is as likely a field's name as data."""
+        alias = self._value_aliases[value] = self.alias(kind, value)
         return alias
 
     # values -------------------------------------------------------------------------------------
@@ -362,35 +408,48 @@ class Redactor:
         return node  # pragma: no cover - JSON has no other types
 
     def _key(self, key: str) -> str:
-        hits = scan(key)
-        if not hits:
+        """An object's member name as redaction leaves it: a field name (``order_id``, ``createdAt``, ``First Name``)
+        as it is; data used as a name (``"order-1042": {...}``, ``"Jane Doe": {...}``, ``"cus_Nffrfeuf8nWb2c"``) as
+        an alias: what a detector finds there, the alias the same value has as a value in this import, or else an
+        identifier's (``data_key`` tells the two apart)."""
+        hits = self._scan(key)
+        if hits:
+            for kind in {h[0] for h in hits}:
+                self.counts[kind] += 1
+            self.counts["object_keys_aliased"] += 1
+            return self.alias(hits[0][0], key)
+        stripped = key.strip()
+        known = self._value_aliases.get(stripped)
+        if known is not None and not (field_class(key) is not None and _named_like_a_field(key)):
+            self.counts["object_keys_aliased"] += 1
+            return known
+        if not data_key(key):
             return key
-        for kind in {h[0] for h in hits}:
-            self.counts[kind] += 1
+        self.counts["identifier"] += 1
         self.counts["object_keys_aliased"] += 1
-        return self.alias(hits[0][0], key)
+        return self.alias("identifier", stripped)
 
     def _string(self, text: str, key: str | None, context: str, within: str | None = None) -> str:
         stripped = text.strip()
         if not stripped:
             return text
-        hits = scan(text)
+        hits = self._scan(text)
         if hits:
             for kind in {h[0] for h in hits}:
                 self.counts[kind] += 1
             offset = len(text) - len(text.lstrip())
             for kind, start, end in hits:
                 if start == offset and end == offset + len(stripped):
-                    return self.alias(kind, stripped)
+                    return self._aliased(kind, stripped)
             if not any(c.isspace() for c in stripped):  # one token with a secret glued in (``key_sk_live_...``)
-                return self.alias(hits[0][0], stripped)
+                return self._aliased(hits[0][0], stripped)
             self.counts["freeform_text"] += 1
             return REMOVED
         cls = field_class(key) or within
         if cls in ("secret", "personal", "identifier"):
             kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
             self.counts[kind] += 1
-            return self.alias(kind, stripped)
+            return self._aliased(kind, stripped)
         if context == "error":
             if is_machine_code(stripped):
                 return text
@@ -426,13 +485,22 @@ class Redactor:
             return number
         self.counts[kind] += 1
         self.counts["numeric_to_string"] += 1
-        return self.alias(kind, text)
+        return self._aliased(kind, text)
 
     # incidents ----------------------------------------------------------------------------------
     def incident(self, incident: dict[str, Any], remove: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
         """A redacted copy of a normalised incident; ``remove`` lists JSON Pointers to delete first."""
         with exactjson.deep():  # (the copy and the walks recurse once or twice a level: as deep as the import reads)
-            return self._incident(incident, remove)
+            # a first pass learns every private value's alias, so that a member name holding one gets it wherever the
+            # value comes (the input is redacted last; an effect's name may come before the output's value)
+            scout = type(self)(self._secret)
+            scout._scans = self._scans = {}  # (both passes scan the same texts: once each is enough)
+            try:
+                scout._incident(incident, remove)
+                self._value_aliases.update(scout._value_aliases)
+                return self._incident(incident, remove)
+            finally:
+                self._scans = None
 
     def _incident(self, incident: dict[str, Any], remove: list[str] | tuple[str, ...]) -> dict[str, Any]:
         work = copy.deepcopy({k: incident[k] for k in ("input", "events", "assertions")})
