@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import errors_of, run_replay
+from conftest import EXAMPLES, errors_of, run_replay
 from incident_support import minimal_export, refund_export, value_forms, write_json
 
 STRIPE = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
@@ -113,3 +113,62 @@ def test_data_used_as_object_keys_is_aliased_as_the_same_value_is_elsewhere(tmp_
     assert list(history[order]) == ["amount", "createdAt"] and list(history[list(history)[2]]) == ["First Name"]
     assert bundle["assertions"][1]["path"] == f"/history/{name}/order_id"
     assert orjson.loads((tmp_path / "out" / "evaluation.json").read_bytes())["status"] == "pass"
+
+
+EMAIL = "zeb@q.example"
+
+
+def _export_with(put: Any) -> dict[str, Any]:
+    export = minimal_export()
+    put(export)
+    return export
+
+
+def _duplicate_key(tmp_path: Path) -> Path:
+    text = orjson.dumps(minimal_export()).replace(b'"request"', f'"{EMAIL}":1,"{EMAIL}":2,"request"'.encode(), 1)
+    (tmp_path / "export.json").write_bytes(text)
+    return tmp_path / "export.json"
+
+
+def _too_deep(tmp_path: Path) -> Path:
+    deep: dict[str, Any] = {}
+    for _ in range(25):
+        deep = {EMAIL: deep}
+    return write_json(tmp_path / "export.json", _export_with(lambda e: e["input"].update(deep=deep)))
+
+
+@pytest.mark.parametrize(("make", "code", "path"), [
+    (lambda e: e.update({EMAIL: 1}), "E_INCIDENT_FIELD_UNKNOWN", "$.<email>"),
+    (lambda e: e["events"][0].update({EMAIL: 1}), "E_INCIDENT_FIELD_UNKNOWN", "$.events[0].<email>"),
+    (lambda e: e["events"][0].update(type=EMAIL), "E_INCIDENT_EVENT_TYPE_UNKNOWN", "$.events[0].type"),
+    (lambda e: e["assertions"][0].update(type=EMAIL), "E_INCIDENT_RULE_TYPE_UNKNOWN", "$.assertions[0].type"),
+    (lambda e: e["assertions"][0].update({"id": EMAIL, EMAIL: 1}), "E_INCIDENT_RULE_INVALID", "$.assertions[0].<email>"),
+    (lambda e: e["assertions"].append(dict(e["assertions"][0], id=STRIPE)) or e["assertions"].append(
+        dict(e["assertions"][0], id=STRIPE)), "E_INCIDENT_RULE_ID_DUPLICATE", "$.assertions[2].id"),
+    (lambda e: e.update(schema_version=EMAIL), "E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED", "$.schema_version"),
+    (_duplicate_key, "E_INCIDENT_JSON_INVALID", "$.input.<email>"),
+    (_too_deep, "E_INCIDENT_NESTING_TOO_DEEP", "$.input.deep" + ".<email>" * 18),
+])
+def test_a_refusal_shows_no_export_content_redaction_would_hide(tmp_path: Path, make: Any, code: str, path: str) -> None:
+    """Refusals quoted the export on stderr (CI logs): an unknown field's name, an event's or a rule's type, a rule
+    id, schema_version, a duplicate or too-deep key in the path. They show its kind instead, keeping the position."""
+    made = make(tmp_path) if make in (_duplicate_key, _too_deep) else write_json(tmp_path / "export.json", _export_with(make))
+    done = run_replay("incident", "import", str(made), "--out", str(tmp_path / "out"), process=True)
+    assert done.returncode == 2 and done.stdout == b""
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"]) == (code, path) and error.get("howToFix")
+    assert not (tmp_path / "out").exists()
+    assert_nowhere(tmp_path, done, EMAIL, STRIPE)
+
+
+def test_a_case_refusal_lists_case_ids_without_private_ones(tmp_path: Path) -> None:
+    """E_INCIDENT_CASE_REQUIRED listed every case id of the log: one holding an email was printed whole."""
+    log = (EXAMPLES / "incidents" / "raw-logs" / "refund-run.jsonl").read_bytes().replace(b"greeting-case", EMAIL.encode())
+    (tmp_path / "run.jsonl").write_bytes(log)
+    rules = EXAMPLES / "incidents" / "rules.json"
+    done = run_replay("incident", "import", str(tmp_path / "run.jsonl"), "--format", "runledger", "--rules", str(rules),
+                      "--out", str(tmp_path / "out"), process=True)
+    (error,) = errors_of(done.stderr)
+    assert done.returncode == 2 and error["code"] == "E_INCIDENT_CASE_REQUIRED"
+    assert error["expected"] == "one of: refund-case, <email>"
+    assert_nowhere(tmp_path, done, EMAIL)

@@ -41,6 +41,7 @@ from replay.pipeline.engine.errors import (
 from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.events import TERMINAL_TYPES
+from replay.pipeline.model.incident.masking import masked, masked_error, masked_list, member
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, is_record, record_kind
@@ -194,8 +195,11 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
                    howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
         refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", stopped)
     if "line" not in where:  # a document a person wrote: which of a key's two values was meant? (a log's lines: a journal's)
-        refuse_duplicate_key(data, value, "E_INCIDENT_JSON_INVALID", str(where.get("source", "the document")), skipped,
-                             rooted=True, **where)
+        try:
+            refuse_duplicate_key(data, value, "E_INCIDENT_JSON_INVALID", str(where.get("source", "the document")), skipped,
+                                 rooted=True, **where)
+        except ReplayError as exc:
+            raise masked_error(exc) from None  # (its path names the key: ``$.input["jane@example.com"]``)
     return value
 
 
@@ -239,7 +243,7 @@ def check_depth(document: Any, limits: Limits, where: dict[str, Any]) -> None:
             items = node.items() if isinstance(node, dict) else enumerate(node)
             for key, child in items:
                 if isinstance(child, dict | list):
-                    step = f".{key}" if isinstance(key, str) else f"[{key}]"
+                    step = member(key) if isinstance(key, str) else f"[{key}]"
                     stack.append((child, depth + 1, path + step))
 
 
@@ -249,8 +253,8 @@ def check_fields(record: dict[str, Any], required: dict[str, Check], optional: d
     known = set(required) | set(optional) | set(ignored) | {"type"}
     for key in record:
         if key not in known:
-            refuse("E_INCIDENT_FIELD_UNKNOWN", f"{what} has an unknown field {key!r}", _at(where, f".{key}"),
-                   expected="one of: " + ", ".join(sorted(known)), received=key, example=example)
+            refuse("E_INCIDENT_FIELD_UNKNOWN", f"{what} has an unknown field {masked(key)!r}", _at(where, member(key)),
+                   expected="one of: " + ", ".join(sorted(known)), received=masked(key), example=example)
     for key, (_ok, must) in required.items():
         if key not in record:
             refuse("E_INCIDENT_FIELD_MISSING", f"{what} needs field {key!r} ({must})", _at(where, f".{key}"),
@@ -285,7 +289,7 @@ def normalise_events(events: Any, positions: list[dict[str, Any]], limits: Limit
                    expected="one of: " + ", ".join(EVENT_TABLE), received="nothing")
         if not isinstance(kind, str) or kind not in EVENT_TABLE:  # (a list or an object is no key: TypeError)
             refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", f"event {k} has a type this importer does not know", _at(where, ".type"),
-                   expected="one of: " + ", ".join(EVENT_TABLE), received=kind if isinstance(kind, str) else json_type(kind),
+                   expected="one of: " + ", ".join(EVENT_TABLE), received=masked(kind),
                    howToFix="Map your trace to tool_call, tool_result, business_effect, final_output and task_error; "
                             "unsupported events are refused rather than approximated.")
         if terminal_at is not None:
@@ -391,12 +395,12 @@ def load_canonical(data: bytes, source: str, limits: Limits) -> dict[str, Any]:
     if version != SCHEMA_VERSION or isinstance(version, bool):
         refuse("E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED", "this importer reads schema_version 1 only",
                {**where, "path": "$.schema_version"}, expected=SCHEMA_VERSION,
-               received=version if isinstance(version, int | float | str) else json_type(version))
+               received=masked(version))
     known = ROOT_REQUIRED + ROOT_OPTIONAL + ROOT_DISCARDED
     for key in document:
         if key not in known:
-            refuse("E_INCIDENT_FIELD_UNKNOWN", f"the export has an unknown field {key!r}", {**where, "path": f"$.{key}"},
-                   expected="one of: " + ", ".join(known), received=key,
+            refuse("E_INCIDENT_FIELD_UNKNOWN", f"the export has an unknown field {masked(key)!r}",
+                   {**where, "path": "$" + member(key)}, expected="one of: " + ", ".join(known), received=masked(key),
                    howToFix="Remove the field; unknown fields are refused rather than guessed at.")
     for key in ROOT_REQUIRED:
         if key not in document:
@@ -449,12 +453,12 @@ def _choose_case(found: list[str], case: str | None, source: str, flag_help: str
     if case is not None:
         if case not in found:
             refuse("E_INCIDENT_CASE_NOT_FOUND", f"no records of case {case!r} in {source!r}", {"source": source, "path": "--case"},
-                   expected="one of: " + ", ".join(found), received=case)
+                   expected="one of: " + masked_list(found), received=case)
         return case
     if len(found) > 1:
         refuse("E_INCIDENT_CASE_REQUIRED", f"{source!r} holds {len(found)} {flag_help}s; choose one with --case",
-               {"source": source, "path": "--case"}, expected="one of: " + ", ".join(found), received="no --case",
-               example=f"--case {found[0]}")
+               {"source": source, "path": "--case"}, expected="one of: " + masked_list(found), received="no --case",
+               example=f"--case {masked(found[0])}")
     return found[0]
 
 
@@ -474,7 +478,7 @@ def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any],
             refuse("E_INCIDENT_FIELD_MISSING", f"line {n} has no string `type`", {**where, "path": "$.type"}, received="nothing")
         if record["type"] not in RUNLEDGER_SELECTED + RUNLEDGER_DISCARDED:
             refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", f"line {n} has a record type RunLedger logs do not have", {**where, "path": "$.type"},
-                   expected="one of: " + ", ".join(RUNLEDGER_SELECTED + RUNLEDGER_DISCARDED), received=record["type"])
+                   expected="one of: " + ", ".join(RUNLEDGER_SELECTED + RUNLEDGER_DISCARDED), received=masked(record["type"]))
         if not _text(record.get("case_id")):
             refuse("E_INCIDENT_FIELD_MISSING", f"line {n} has no string `case_id`", {**where, "path": "$.case_id"},
                    received=json_type(record.get("case_id")) if "case_id" in record else "nothing")
@@ -619,7 +623,7 @@ def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where
                 return {"type": "task_error", "message": error}
         refuse("E_INCIDENT_FIELD_MISSING", "run_failed has no error message", where,
                expected="payload.error.message or the run's error.message", received="nothing")
-    shown = kind if isinstance(kind, str) else json_type(kind)
+    shown = masked(kind)
     refuse("E_INCIDENT_EVENT_TYPE_UNKNOWN", f"the journal has an event of type {shown!r}, which the importer neither "
            "maps nor drops", {**where, "path": "$.type"},
            expected="tool_called, tool_completed, tool_failed, business_effect, run_completed, run_failed (dropped: "

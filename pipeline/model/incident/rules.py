@@ -21,7 +21,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
-from replay.pipeline.model.validation import MISSING, shown
+from replay.pipeline.model.validation import MISSING
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 
@@ -69,7 +69,9 @@ def _refuse(code: str, message: str, where: dict[str, Any], path: str, **fields:
 
 
 def check_rules(rules: list[Any], where: dict[str, Any], *, max_rules: int) -> None:
-    """Refuse rule lists that are empty, too long, or hold a rule that is not exactly one of the four types."""
+    """Refuse rule lists that are empty, too long, or hold a rule that is not exactly one of the four types. What a
+    refusal quotes of a rule (its id, a field's name, a type) is ``masked`` where redaction would hide it."""
+    from replay.pipeline.model.incident.masking import masked  # (masking reads redaction, which reads this module)
     base = where.get("path") or "$"
     if not rules:
         _refuse("E_INCIDENT_RULES_MISSING", "at least one explicit rule is required", where, base,
@@ -86,31 +88,32 @@ def check_rules(rules: list[Any], where: dict[str, Any], *, max_rules: int) -> N
         kind = rule.get("type")
         if not isinstance(kind, str) or kind not in RULE_TABLE:  # (a list or an object is no key: TypeError)
             _refuse("E_INCIDENT_RULE_TYPE_UNKNOWN", f"rule {k} has a type no rule has", where, f"{at}.type",
-                    expected="one of: " + ", ".join(RULE_TABLE), received=shown(rule.get("type", MISSING)),
+                    expected="one of: " + ", ".join(RULE_TABLE), received=masked(rule.get("type", MISSING)),
                     howToFix="Rules are data of four types; no code, regular expressions or templates are loaded.")
         required, optional = RULE_TABLE[kind]
         if not _text(rule.get("id")):
             _refuse("E_INCIDENT_RULE_INVALID", f"rule {k} needs a non-empty string `id`", where, f"{at}.id",
                     expected="a non-empty string", example=RULE_EXAMPLE)
+        name = masked(rule["id"])
         if rule["id"] in seen:
-            _refuse("E_INCIDENT_RULE_ID_DUPLICATE", f"rule {k} reuses the id {rule['id']!r}", where, f"{at}.id",
-                    expected="an id no other rule has", received=rule["id"])
+            _refuse("E_INCIDENT_RULE_ID_DUPLICATE", f"rule {k} reuses the id {name!r}", where, f"{at}.id",
+                    expected="an id no other rule has", received=name)
         seen.add(rule["id"])
         known = {"id", "type", *required, *optional}
         for key in rule:
             if key not in known:
-                _refuse("E_INCIDENT_RULE_INVALID", f"rule {rule['id']!r} ({kind}) has an unknown field {key!r}", where,
-                        f"{at}.{key}", expected="one of: " + ", ".join(sorted(known)), received=key)
+                _refuse("E_INCIDENT_RULE_INVALID", f"rule {name!r} ({kind}) has an unknown field {masked(key)!r}", where,
+                        f"{at}.{masked(key)}", expected="one of: " + ", ".join(sorted(known)), received=masked(key))
         for key, (_ok, must) in required.items():
             if key not in rule:
-                _refuse("E_INCIDENT_RULE_INVALID", f"rule {rule['id']!r} ({kind}) needs {key!r}", where, f"{at}.{key}",
+                _refuse("E_INCIDENT_RULE_INVALID", f"rule {name!r} ({kind}) needs {key!r}", where, f"{at}.{key}",
                         expected=must, received="nothing")
         for key, (ok, must) in (required | optional).items():
             if key in rule and not ok(rule[key]):
-                _refuse("E_INCIDENT_RULE_INVALID", f"rule {rule['id']!r} ({kind}): {key!r} must be {must}", where,
+                _refuse("E_INCIDENT_RULE_INVALID", f"rule {name!r} ({kind}): {key!r} must be {must}", where,
                         f"{at}.{key}", expected=must)
         if kind == "effect_count" and rule.get("min", 0) > rule["max"]:
-            _refuse("E_INCIDENT_RULE_INVALID", f"rule {rule['id']!r}: min is larger than max", where, f"{at}.min",
+            _refuse("E_INCIDENT_RULE_INVALID", f"rule {name!r}: min is larger than max", where, f"{at}.min",
                     expected=f"at most max ({rule['max']})", received=rule["min"])
 
 
