@@ -3,8 +3,10 @@
 Conventions read from event payloads (first match wins): the tool's name in ``toolName``, ``tool``
 or ``name`` (a whole record may name it at its top instead, in ``tool`` or ``tool_name``: ``named_tool``);
 the call's id in ``callId``, ``toolCallId`` or ``id``; a measured ``durationMs``.
-A ``tool_called`` is closed by the next ``tool_completed`` / ``tool_failed`` with the same call id,
-or, without ids, with the same tool name (first in, first out). A result failed when it is a ``tool_failed``, or a
+Which call a result answers is ``OpenCalls.close``, one rule for the report, the artifact's ``toolCalls``, ``replay
+walk`` and the OTLP export: the open call of its call id; else, when it names a tool, the oldest open call of that tool
+without an id (first in, first out); else, when it has neither id nor name, the most recent open call without an id (last
+in, first out, as an end closes the innermost open span in a trace of begin/end events). A result failed when it is a ``tool_failed``, or a
 ``tool_completed`` that says it went wrong (a non-zero exit code, a failing verdict: ``outcome.went_wrong``, the
 rule ``replay walk`` shows ``[failed]`` by): ``result_failed``, read by every report and export. Unclosed calls report status
 ``error`` and the time until the run's latest instant (its latest timestamp, not the last one in stream order).
@@ -13,8 +15,10 @@ rule ``replay walk`` shows ``[failed]`` by): ``result_failed``, read by every re
 from __future__ import annotations
 
 import math
+from collections import deque
+from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from replay.pipeline.model.events import event_type, parse_timestamp
 from replay.pipeline.model.outcome import went_wrong
@@ -97,6 +101,98 @@ def _measured(value: Any) -> float | None:
     return measured if measured >= 0 and math.isfinite(measured) else None
 
 
+T = TypeVar("T")
+_HELD_SLACK = 64  # answered calls the queues may still hold (skipped when met) before they are swept
+
+
+class _Slot(Generic[T]):
+    """An open call without an id, held in its tool's queue and in the stack of such calls (answered: ``open`` False)."""
+
+    __slots__ = ("item", "open")
+
+    def __init__(self, item: T) -> None:
+        self.item, self.open = item, True
+
+
+class OpenCalls(Generic[T]):
+    """The tool calls of a run not answered yet (``T``: what a caller keeps of a call), and the call a result answers.
+
+    ``close`` pairs a result: the open call of its call id; else, when the result names a tool, the oldest open call of
+    that tool without an id (first in, first out: calls of one tool answered in the order they were made); else, when it
+    has neither id nor name (a runner's ``tool_end {}``), the most recent open call without an id (last in, first out:
+    with one call open, that call; with several, the innermost, as an end closes the latest open span of a begin/end
+    trace); with none open, no call (the result is one without its call). A result whose id no open call has, naming no
+    tool, answers none (an orphan: heal drops it). Every step is O(1) amortized: an answered call is left where it is
+    held and skipped when met, and the queues are swept when they hold more answered calls than open ones."""
+
+    __slots__ = ("anonymous", "by_id", "by_name", "held", "stack")
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, T] = {}
+        self.by_name: dict[str, deque[_Slot[T]]] = {}
+        self.stack: list[_Slot[T]] = []  # the open calls without an id, in the order they were made
+        self.anonymous = 0  # open calls without an id
+        self.held = 0  # answered calls still held in a queue or in the stack
+
+    def open(self, cid: str | None, name: str, item: T) -> None:
+        """A call made: of id ``cid`` (None: it has none) and tool ``name``."""
+        if cid:
+            self.by_id[cid] = item
+            return
+        slot = _Slot(item)
+        self.by_name.setdefault(name, deque()).append(slot)
+        self.stack.append(slot)
+        self.anonymous += 1
+
+    def close(self, cid: str | None, name: str | None) -> T | None:
+        """The call a result of id ``cid`` naming tool ``name`` (None: neither given) answers, no longer open; None:
+        a result without its call."""
+        if cid:
+            item = self.by_id.pop(cid, None)
+            if item is not None:
+                return item
+        if name:
+            queue = self.by_name.get(name)
+            while queue:
+                slot = queue.popleft()
+                if slot.open:
+                    return self._answered(slot)
+                self.held -= 1
+            return None
+        if cid:
+            return None  # (an id no open call has: an orphan, not the latest call's result)
+        stack = self.stack
+        while stack:
+            slot = stack.pop()
+            if slot.open:
+                return self._answered(slot)
+            self.held -= 1
+        return None
+
+    def _answered(self, slot: _Slot[T]) -> T:
+        slot.open = False
+        self.anonymous -= 1
+        self.held += 1  # (still in the stack or in its tool's queue)
+        stack = self.stack
+        while stack and not stack[-1].open:
+            stack.pop()
+            self.held -= 1
+        if self.held > _HELD_SLACK and self.held > self.anonymous:
+            self.stack = [s for s in stack if s.open]
+            self.by_name = {name: deque(s for s in queue if s.open) for name, queue in self.by_name.items()
+                            if any(s.open for s in queue)}
+            self.held = 0
+        return slot.item
+
+    def __len__(self) -> int:
+        return len(self.by_id) + self.anonymous
+
+    def __iter__(self) -> Iterator[T]:
+        """The open calls: those with an id, then those without."""
+        yield from self.by_id.values()
+        yield from (slot.item for slot in self.stack if slot.open)
+
+
 def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``[{toolName, status, durationMs, callId?, startedAt, seq}]`` in the order calls began."""
     pairing = CallPairing()
@@ -117,43 +213,39 @@ class CallPairing:
     """The pairing of ``pair_tool_calls`` fed one tool event at a time (a report pairs a run's calls as it reads
     them, keeping nothing else of its tool events): ``called`` and ``result`` in stream order, then ``finish``."""
 
-    __slots__ = ("answered", "calls", "open_by_id", "open_by_name")
+    __slots__ = ("answered", "calls", "open")
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
-        self.open_by_id: dict[str, dict[str, Any]] = {}
-        self.open_by_name: dict[str, list[dict[str, Any]]] = {}
+        self.open: OpenCalls[dict[str, Any]] = OpenCalls()
         # the calls answered, by id: a call or a result of an id seen already is that call written again (a resumed
         # session's log repeats records), not another call, nor a result without its call
         self.answered: dict[str, dict[str, Any]] = {}
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
         cid = call_id(payload)
-        if cid and (cid in self.open_by_id or cid in self.answered):
+        if cid and (cid in self.open.by_id or cid in self.answered):
             return  # (the call of that id, written again: one call)
         name = tool_name(payload) or "unknown"
         call = {"toolName": name, "status": "error", "durationMs": None, "startedAt": ts, "seq": seq}  # open: no endedAt
         if cid:
             call["callId"] = cid
-            self.open_by_id[cid] = call
-        else:
-            self.open_by_name.setdefault(name, []).append(call)
+        self.open.open(cid, name, call)
         self.calls.append(call)
 
     def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> dict[str, Any] | None:
         """The result of a call: the call it answers (its ``toolName`` the call's), or None for a result without its
         call, counted on its own."""
         cid = call_id(payload)
-        call = paired = self.open_by_id.pop(cid, None) if cid else None
+        call = paired = self.open.by_id.pop(cid, None) if cid else None
         if call is None and cid in self.answered:
             return self.answered[cid]  # (the result of that call, written again: the call keeps its first)
         if call is not None:
             self.answered[cid] = call  # type: ignore[index]
         if call is None:  # (the result's own tool name matters only now: most results name no tool)
             result_name = tool_name(payload)
-            if result_name and self.open_by_name.get(result_name):
-                call = paired = self.open_by_name[result_name].pop(0)
-            else:  # a result without its call: count it on its own
+            call = paired = self.open.close(cid, result_name)
+            if call is None:  # a result without its call: count it on its own
                 call = {"toolName": result_name or "unknown", "startedAt": ts, "seq": seq}
                 self.calls.append(call)
         call["status"] = "ok" if ok else "error"

@@ -46,7 +46,7 @@ from replay.pipeline.model.outcome import UNKNOWN as _UNKNOWN
 from replay.pipeline.model.outcome import exit_code_of, verification_of, went_wrong
 from replay.pipeline.model.outcome import payload_of as _payload
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
-from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, named_tool
+from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, OpenCalls, call_id, named_tool, tool_name
 from replay.pipeline.model.validation import is_number
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "pending", "running", "succeeded", "failed"
@@ -492,17 +492,18 @@ class StepWatch:
         self.step = step
         self.seen = False
         self.ended = False
-        self._open: list[str | None] = []  # the step's tool calls still running
+        self._open: OpenCalls[bool] = OpenCalls()  # the step's tool calls still running (paired as a report pairs them)
 
     def feed(self, record: dict[str, Any], kind: str, step: str | None, state: str) -> bool:
         if step != self.step or self.ended:
             return False
         self.seen = True
         if kind == TOOL_CALLED:
-            self._open.append(call_id(record.get("payload")))
+            payload = record.get("payload")
+            self._open.open(call_id(payload), tool_name(payload) or "unknown", True)
         elif kind in TOOL_ENDS and self._open:
-            call = call_id(record.get("payload"))
-            self._open.remove(call if call in self._open else self._open[0])
+            payload = record.get("payload")
+            self._open.close(call_id(payload), tool_name(payload))
         if state in STEP_ENDS and not self._open and ends_step(record, kind):
             self.ended = True
         return self.ended

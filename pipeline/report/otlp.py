@@ -10,7 +10,7 @@ the last one the rest, with the run's own span (its totals known only at its end
 | --- | --- | --- | --- |
 | ``invoke_agent {framework}`` (root) | the run: its first to its last event | INTERNAL | ``invoke_agent`` |
 | ``chat {model}`` | each model call: an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input); from the event before it to the response | CLIENT | ``chat`` |
-| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (by call id, else by tool name) | INTERNAL | ``execute_tool`` |
+| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call) | INTERNAL | ``execute_tool`` |
 
 Model and tool spans are children of the run's span. Attributes: ``gen_ai.provider.name``,
 ``gen_ai.conversation.id`` (the run id), ``gen_ai.request.model`` / ``gen_ai.response.model``,
@@ -57,6 +57,7 @@ from replay.pipeline.model.toolcalls import (
     COMPLETED,
     FAILED,
     TOOL_UNANSWERED,
+    OpenCalls,
     call_id,
     result_failed,
     tool_name,
@@ -188,8 +189,7 @@ class TraceBuilder:
         self.spans: list[Span] = []  # the spans not sent yet (``finished``), in the order they began
         self.made = 0  # spans begun so far (a span's id counts them)
         self.check_at = SPANS_PER_REQUEST  # how many spans held make ``finished`` look for some to send
-        self.open_calls: dict[str, Span] = {}
-        self.open_by_name: dict[str, list[Span]] = {}
+        self.open_calls: OpenCalls[Span] = OpenCalls()  # the tool calls not answered yet (``toolcalls``' pairing)
         self.chat: Span | None = None  # the last model call (later parts of the same response join it)
         self.chat_key: Any = None
         self.awaiting = True  # input came (a prompt, a tool result) that a model call has not answered yet
@@ -288,19 +288,14 @@ class TraceBuilder:
                                 "gen_ai.tool.type": "function"})
         if cid:
             span.attributes["gen_ai.tool.call.id"] = cid
-            self.open_calls[cid] = span
-        else:
-            self.open_by_name.setdefault(name, []).append(span)
+        self.open_calls.open(cid, name, span)
         if self.run_id:
             span.attributes["gen_ai.conversation.id"] = as_text(self.run_id)
         self.spans.append(span)
         self.made += 1
 
     def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None, event: dict[str, Any]) -> None:
-        cid, name = call_id(payload), tool_name(payload)
-        span = self.open_calls.pop(cid, None) if cid else None
-        if span is None and name and self.open_by_name.get(name):
-            span = self.open_by_name[name].pop(0)
+        span = self.open_calls.close(call_id(payload), tool_name(payload))
         if span is None:
             return  # a result without its call (heal drops these): nothing to time
         self._stretch(span, now)
@@ -325,8 +320,7 @@ class TraceBuilder:
         when ``SPANS_PER_REQUEST`` or more are held; they are let go. None: too few held, or none finished yet."""
         if len(self.spans) < self.check_at:
             return None
-        still = {id(span) for span in self.open_calls.values()}
-        still.update(id(span) for spans in self.open_by_name.values() for span in spans)
+        still = {id(span) for span in self.open_calls}
         still.add(id(self.chat))
         done = [span for span in self.spans if id(span) not in still]
         self.spans = [span for span in self.spans if id(span) in still]
@@ -365,10 +359,9 @@ class TraceBuilder:
         elif self.record.get("status") == "error":
             code, message = error_of({"error": self.record.get("error")})  # (an object, or a bare message)
             root.fail(code or "run_failed", message)
-        for spans in [list(self.open_calls.values()), *self.open_by_name.values()]:
-            for span in spans:  # never closed, not even marked unanswered: the run ended first
-                self._stretch(span, self.last_nanos)
-                span.fail(TOOL_UNANSWERED, "the run ended before this tool call got a result")
+        for span in self.open_calls:  # never closed, not even marked unanswered: the run ended first
+            self._stretch(span, self.last_nanos)
+            span.fail(TOOL_UNANSWERED, "the run ended before this tool call got a result")
         start = root.start if root.start is not None else 0
         return self._request([self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in self.spans])
 
