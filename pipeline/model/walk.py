@@ -11,9 +11,9 @@ For each record:
 - **kind**: ``kind``, else ``type``; a reserved record is ``$`` + its name (``$run``, ``$heal``).
 - **step**: ``step_id``, else ``step`` (a string, a number, or an object with an ``id``), else for a
   tool event its call id (``callId`` / ``toolCallId`` / ``id`` in the payload); None for run-level
-  records (reserved records, ``run_*`` / ``run.*`` kinds without a ``step_id``, whatever ``step`` they
-  carry: a mapped log's run_completed is numbered with the model call it came in, in every dialect,
-  and is still the run's end; messages without a step).
+  records (reserved records, ``run_*`` / ``run.*`` kinds, whatever ``step_id`` or ``step`` they carry: the
+  seed's walk has step_id null for run-level events, and a mapped log's run_completed is numbered with the model call
+  it came in, in every dialect, and is still the run's end; messages without a step).
 - **state**: from the last word of the kind: ``pending`` (spawned, scheduled, queued), ``running``
   (started, called), ``succeeded`` (completed, succeeded, done), ``failed`` (failed, errored, timed
   out, or completed with a non-zero exit code or a failing verdict: ``outcome.went_wrong``), ``cancelled``, ``skipped``,
@@ -100,12 +100,12 @@ def step_of(record: dict[str, Any], kind: str | None = None) -> str | None:
     """The step a record belongs to; None for run-level records."""
     if is_record(record):
         return None
+    kind = kind if kind is not None else kind_of(record)
+    if _run_level(kind):  # (the seed's walk: "step_id is null for run-level events", whatever step_id they carry; a
+        return None  # mapped log's ``step`` on its run_completed is the model call it came in: no step of it either)
     step = _id_text(record.get("step_id"))
     if step is not None:
         return step
-    kind = kind if kind is not None else kind_of(record)
-    if _run_level(kind):  # (a mapped log's ``step`` on its run_completed is the model call it came in: no step of it)
-        return None
     value = record.get("step")
     step = _id_text(value) if not isinstance(value, dict) else _id_text(value.get("id") or value.get("step_id"))
     if step is not None:

@@ -806,3 +806,18 @@ def test_a_line_too_long_ends_the_walk_and_says_so(cli):
     helped = " ".join(run_replay("walk", "--help").stdout.decode().split())
     assert "the walk ends there" in helped and "longer lines are reported and skipped" not in helped
 
+
+
+def test_a_run_level_record_has_no_step_whatever_step_id_it_carries(tmp_path: Path, cli):
+    (tmp_path / "journal").mkdir()
+    (tmp_path / "journal" / "parkrun.jsonl").write_bytes(
+        b'{"kind":"run.spawned","step_id":"s 1"}\n'
+        b'{"kind":"step.completed","step_id":"s 1"}\n'
+        b'{"kind":"run.parked","step_id":"s 1","reason":"approval"}\n')
+    code, out, errors = cli("walk", "--data-dir", str(tmp_path), "parkrun", "--json")
+    assert code == 0 and not errors
+    assert [(orjson.loads(x)["kind"], orjson.loads(x)["step_id"]) for x in out.splitlines()] == [
+        ("run.spawned", None), ("step.completed", "s 1"), ("run.parked", None)]
+    code, out, _ = cli("walk", "--data-dir", str(tmp_path), "parkrun")
+    last = out.splitlines()[-1].split()
+    assert code == 0 and last[:2] == [b"run.parked", b"-"] and last[-1] == b"[terminal]"
