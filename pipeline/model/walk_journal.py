@@ -345,6 +345,16 @@ def _unreadable(journal: str, reason: str, **fields: Any) -> ReplayError:
     return refused("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(journal), **fields)
 
 
+def not_a_journal_file(journal: str) -> ReplayError:
+    """E_JOURNAL_READ_FAILED (a refusal) for a run's journal path that holds something other than a file (a folder, a
+    socket): the journal is there but cannot be read, an IO error as the seeds' walk counts it, not E_RUN_NOT_FOUND
+    (which says there is nothing), and as a file that cannot be opened is refused."""
+    what = "a directory" if os.path.isdir(journal) else "not a regular file"
+    return _unreadable(journal, f"cannot open it: it is {what}",
+                       howToFix="A run's journal is a file, <data-dir>/journal/<run-id>.jsonl: move what is there away "
+                                "(or pass the journal file's own path).")
+
+
 def journal_chunks(path: str) -> Generator[bytes, None, None]:
     """The bytes of a journal file (gunzipped), as ``read`` sees them (a byte order mark included);
     E_JOURNAL_READ_FAILED when it cannot be opened or read."""

@@ -821,3 +821,16 @@ def test_a_run_level_record_has_no_step_whatever_step_id_it_carries(tmp_path: Pa
     code, out, _ = cli("walk", "--data-dir", str(tmp_path), "parkrun")
     last = out.splitlines()[-1].split()
     assert code == 0 and last[:2] == [b"run.parked", b"-"] and last[-1] == b"[terminal]"
+
+
+@pytest.mark.parametrize("command", ["walk", "diff"])
+def test_a_folder_where_a_runs_journal_is_cannot_be_read_and_is_not_a_run_not_found(tmp_path: Path, cli, command: str):
+    """Seed 001: run_not_found is a journal that does not exist, journal_read_failed one that exists and cannot be read
+    (an IO error): a folder at <data-dir>/journal/<run-id>.jsonl is there (reading it fails: EISDIR), so walk and diff
+    refuse it with journal_read_failed, naming it."""
+    (tmp_path / "journal" / "dirrun.jsonl").mkdir(parents=True)
+    (tmp_path / "journal" / "ok.jsonl").write_bytes(b'{"kind":"run.spawned"}\n')
+    args = ["dirrun", *(["ok"] if command == "diff" else []), "--data-dir", str(tmp_path)]
+    error = refused(cli(command, *args), "E_JOURNAL_READ_FAILED", "journal_read_failed")
+    assert error["source"] == str(tmp_path / "journal" / "dirrun.jsonl") and "it is a directory" in error["message"]
+    assert "<data-dir>/journal/<run-id>.jsonl" in error["howToFix"]

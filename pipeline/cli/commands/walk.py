@@ -21,6 +21,7 @@ from replay.pipeline.model.walk_journal import (
     journal_dialect,
     journal_of,
     looks_like_path,
+    not_a_journal_file,
     scan_journal,
 )
 
@@ -99,7 +100,8 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
 def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> str:
     """The journal file a RUN_ID_OR_PATH argument of ``replay COMMAND`` names: a path (it has a separator or a journal
     suffix), a run's journal in the data dir, or, when no run has that id (and no --data-dir was given), a file of that
-    name (refused: E_INVALID_RUN_ID, E_RUN_NOT_FOUND; E_USAGE_INVALID for stdin or a path that is no regular file)."""
+    name (refused: E_INVALID_RUN_ID, E_RUN_NOT_FOUND; E_JOURNAL_READ_FAILED when something other than a file is where
+    the run's journal is; E_USAGE_INVALID for stdin or a path that is no regular file)."""
     example = f"replay {command} .replay/journal/RUN_ID.jsonl" + (" other.jsonl" if command == "diff" else "")
     if data_dir is None and arg == STDIN:
         raise ReplayError("E_USAGE_INVALID", f"{command} reads a journal file or a run id, not stdin", received=arg,
@@ -121,6 +123,8 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
     path = journal_of(folder, arg)
     if not os.path.isfile(path) and data_dir is None and os.path.isfile(arg):
         return arg  # (no run of that id, and a file of that name here: the file, though its name has no journal suffix)
+    if not os.path.isfile(path) and os.path.exists(path):  # (a folder, a socket where the journal is)
+        raise not_a_journal_file(path)
     journals = os.path.join(folder, JOURNAL_FOLDER)
     if not os.path.isfile(path) and data_dir is None and os.path.exists(arg):  # (a folder, a socket of that name here)
         raise _not_a_file(arg, command, example, f" (and no run has that id: no journal in {journals!r})")
