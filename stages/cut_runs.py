@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.runs import RunScoped, marks_input
+from replay.pipeline.model.runs import RunScoped, first_line, marks_input
 
 
 @register("cut_runs")
@@ -58,7 +58,3 @@ def _closing(source: str, batch: Batch) -> Batch:
         closing.ends_before = batch.at("lines", 0) if batch.clean is not None else first_line(batch.lines)
     return closing
 
-
-def first_line(lines: list[int | None]) -> int | None:
-    """The first input line among ``lines`` (columns a rule invented have none)."""
-    return next(filter(None, lines), None)

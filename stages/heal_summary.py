@@ -11,7 +11,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
-from replay.pipeline.model.runs import Input, Run, RunScoped, lane_runs, repaired_together
+from replay.pipeline.model.runs import Input, Run, RunScoped, first_line, lane_runs, repaired_together
 from replay.stages.join_split_records import RULE as JOIN
 
 _INPUT_END = object()  # the key of an input's cut-off last line among the repairs left at the end
@@ -62,7 +62,7 @@ class SummarizeRepairs(RunScoped):
                     self.pending.setdefault((source, run.run_id), []).extend(
                         (None, rule, n) for rule, n in batch.lane["counts"].items())
                 self.begin_run(run)
-                self._place(run, _first_line(lines, 0), None, batch, 0)
+                self._place(run, first_line(lines, 0), None, batch, 0)
                 self._with_batch = True
                 try:
                     ended = self.end_run(run)
@@ -129,7 +129,7 @@ class SummarizeRepairs(RunScoped):
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
         # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
         # event of its own first, such as a run_started)
-        ends, self._next = self._next, (first := _first_line(batch.lines, i))
+        ends, self._next = self._next, (first := first_line(batch.lines, i))
         try:
             after = super()._new_run(batch, i, record, rid, source)
         finally:
@@ -361,11 +361,3 @@ def _stretches(entries: list[tuple[Any, ...]]) -> list[tuple[Any, Held]]:
             stretches.append((run, []))
         stretches[-1][1].append(repair)
     return stretches
-
-
-def _first_line(lines: list[int | None], i: int) -> int | None:
-    """The first input line at or after column ``i`` (columns a rule invented have none)."""
-    for k in range(i, len(lines)):
-        if lines[k] is not None:
-            return lines[k]
-    return None

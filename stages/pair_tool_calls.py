@@ -14,6 +14,7 @@ Only events that carry a call id (``callId``, ``toolCallId`` or ``id`` in the pa
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
@@ -102,14 +103,23 @@ class PairToolCalls(RunScoped):
 
     def _why_none(self, run: Run, call: dict[str, Any]) -> tuple[str, str]:
         """Why no result of ``call`` was read, as far as this run knows: (the mark's words, the log message's). A line
-        of the run left out after the call (up to the line right after the run's last one: where a run cut off ends)
-        may have held it; with every line read, the run has none. Run alone (no graph run tells it what was left out),
-        the stage cannot tell the two apart, nor of a record a document held (no lines)."""
+        of the run left out after the call may have held it; with every line read, the run has none. The run's lines
+        go up to where the next run of its input begins (``Run.ends_before``: the lines between, blank or left out, are
+        its own, as heal_summary counts them), or to its input's end when it is the last (a line cut off at the end is
+        its own however many blank lines come before it); where the next run begins unknown, up to the line right
+        after its last. Run alone (no graph run tells it what was left out), the stage cannot tell the two apart, nor
+        of a record a document held (no lines)."""
         known: DroppedLines | None = self.shared.get(DROPPED_LINES)
         line, last_line = call.get("line"), run.state["last_line"]
         if known is None or type(line) is not int or last_line is None:  # (or a document's record: no lines)
             return _NOT_KNOWN
-        found = known.first_between(run.input or (run.source, 0), line, max(last_line, line) + 1)
+        if run.last_of_input:
+            upto = sys.maxsize
+        elif run.ends_before is not None and run.ends_before > last_line:
+            upto = run.ends_before - 1
+        else:
+            upto = max(last_line, line) + 1
+        found = known.first_between(run.input or (run.source, 0), line, upto)
         if found is None and not known.complete:  # (so many lines left out that not all were noted)
             return _NOT_KNOWN
         if found is None:

@@ -36,6 +36,10 @@ class Run:
     events: int = 0  # events seen so far in this run
     state: dict[str, Any] = field(default_factory=dict)  # the stage's own per-run notes
     input: Input | None = None  # the input it is in (``Inputs.at``; the same file read twice is two inputs), when told
+    # Where it ends, set as it ends (before ``end_run``): the line of its input the run after it begins at, when known
+    # (lines of the run left out lie before it); ``last_of_input``: no run of its input follows (the input ends with it)
+    ends_before: int | None = None
+    last_of_input: bool = False
 
     @property
     def declared(self) -> bool:
@@ -142,6 +146,11 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
         return True
     rid = record.get("runId")
     return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
+
+
+def first_line(lines: list[int | None], i: int = 0) -> int | None:
+    """The first input line at or after column ``i`` of a batch's ``lines`` (columns a stage invented have none)."""
+    return next(filter(None, itertools.islice(lines, i, None)), None)
 
 
 def runid_spans(rids: list[Any]) -> list[tuple[int, int]] | None:
@@ -324,12 +333,17 @@ class RunScoped(Transform):
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if batch.clean is not None:  # whole runs that need nothing (the screen's lane): the run in progress ends here
+            if self.run is not None:
+                self._ends(self.run, batch.at("lines", 0) if len(batch) and batch.source == self.run.source else None,
+                           batch.source != self.run.source)
             tail = self.close_run()
             prelogged(self, batch)
             self._kept, self._gone = batch, []  # (no run in it needs keeping apart: the screen's ``_near`` sends those slow)
             return [tail, batch] if tail is not None else batch
         if batch.closes_run:  # the run ends with this batch: close it now, not at the next run's first record
             out = self._call(batch)
+            if self.run is not None:  # (another run of its input follows: where, when the screen knew it)
+                self._ends(self.run, batch.ends_before, False)
             tail = self.close_run()
             if tail is None:
                 return out
@@ -376,6 +390,7 @@ class RunScoped(Transform):
             if starts_run(record, run, source):
                 if i == 0 and run is not None and run.source != source:
                     # The previous run ended with its file: what it adds keeps that file as its source.
+                    self._ends(run, None, True)
                     prefix = self.close_run()
                 span = self._new_run(batch, i, record, rid, source)
                 run = self.run
@@ -395,6 +410,8 @@ class RunScoped(Transform):
         before = self.run
         vanished = before is not None and 0 < before.events == self._dropped
         begins = self.inputs.begins(record, source)
+        if before is not None:
+            self._ends(before, None if begins else first_line(batch.lines, i), begins)
         self._finish_run(i, follows=not begins)
         if begins:  # another input (the same file read again, too): no run of the one before it is kept apart from
             self._kept, self._gone = None, []  # a run of this one (_keep_apart), whatever their names
@@ -452,7 +469,14 @@ class RunScoped(Transform):
 
     def flush(self) -> Batch | None:
         """At the end of the stream: the run in progress ends."""
+        if self.run is not None:
+            self._ends(self.run, None, True)
         return self.close_run()
+
+    @staticmethod
+    def _ends(run: Run, before: int | None, last_of_input: bool) -> None:
+        """Note where ``run`` ends (``Run.ends_before``, ``Run.last_of_input``), as it is about to."""
+        run.ends_before, run.last_of_input = before, last_of_input
 
     def close_run(self) -> Batch | None:
         """The run in progress ends here: what ``end_run`` adds, and the events held back."""

@@ -1262,3 +1262,23 @@ def test_an_unanswered_calls_mark_says_its_result_may_be_on_a_line_left_out_of_i
         assert "left out" not in logged["r3"]
     whole = run_replay("heal", str(path))  # every line read: r1 answered, r2's cut line is still left out
     assert [e["runId"] for e in jsonl(whole.stdout) if e.get("type") == "tool_unanswered"] == ["r2", "r3"]
+
+
+def test_a_line_left_out_after_blank_lines_is_still_the_runs_before_them(tmp_path):
+    """The lines left out after a run's last event, up to where the next run of its input begins (or its input ends),
+    are the run's, blank lines among them or not: an unanswered call's mark says its result may have been on one. A
+    file said "the run has none" when a blank line came right after the run's last line, and `replay read | replay
+    heal` (read leaves blank lines out) said "left out": the two wrote different streams."""
+    r1 = [ev(1, "run_started"), ev(2, "tool_called", payload={"callId": "c1", "toolName": "bash"})]
+    r3 = [ev(1, "run_started", run="r3"), ev(2, "run_completed", run="r3")]
+    r2 = [ev(1, "run_started", run="r2"), ev(2, "tool_called", run="r2", payload={"callId": "c2", "toolName": "bash"})]
+    data = b"\n".join([*lines_of(r1), b"", b"  ", b'{"seq": 3, "not json', b"", *lines_of(r3), *lines_of(r2),
+                       b"", b"", b'{"seq": 3, "ty'])
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(data)
+    whole = run_replay("heal", str(path))
+    piped = run_replay("heal", input=run_replay("read", str(path)).stdout)
+    assert whole.stdout == piped.stdout
+    marks = {e["runId"]: e["payload"]["reason"] for e in jsonl(whole.stdout) if e.get("type") == "tool_unanswered"}
+    assert "a line of the run after the call was left out (E_JSONL_LINE_INVALID)" in marks["r1"], marks
+    assert "a line of the run after the call was left out (E_JSONL_LINE_TORN)" in marks["r2"], marks

@@ -142,9 +142,37 @@ TORN_AFTER_TWO_RUNS = (  # the torn line is the second run's (r9's); a pipe coun
     b'{"seq":99,"ty')
 
 
+RECORD_THEN_TORN = (  # (with TORN_AFTER_A_BLANK_LINE: as the property test found it)
+    b'{"seq":1,"timestamp":"2026-03-01T23:59:60.000Z","type":"run_started","runId":"r0","payload":{}}\n'
+    b'{"$record":"run","runId":"rr","status":"ok","response":"hello"}\n'
+    b'{"seq":99,"ty')
+
+
+# r1 with calls left open, a dropped record in it, its id again (seq from 1), a blank line, then its torn last line:
+# the line is r1's (the input's last run's) however many blank lines come before it, and the marks of r1's open calls
+# say their result may have been on it; `heal b` said the run had none (the line right after r1's last was blank)
+TORN_AFTER_A_BLANK_LINE = (
+    b'{"seq":1,"timestamp":"2026-03-01T23:59:58.000Z","type":"run_started","runId":"r1","payload":{}}\n'
+    b'{"$record":"dropped","code":"E_JSONL_LINE_INVALID","message":"m","line":3,"offset":9}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T23:59:58.000Z","type":"tool_called","runId":"r1","payload":{"callId":"c1","toolName":"bash"}}\n'
+    b'{"seq":3,"timestamp":"2026-03-01T23:59:58.000Z","type":"tool_called","runId":"r1","payload":{"callId":"open"}}\n'
+    b'{"seq":4,"timestamp":"2026-03-01T23:59:59.000Z","type":"tool_called","runId":"r1","payload":{"callId":"c2","toolName":"bash"}}\n'
+    b'{"seq":5,"timestamp":"2026-03-01T23:59:60.500Z","type":"tool_completed","runId":"r1","payload":{"callId":"c2"}}\n'
+    b'{"seq":6,"timestamp":"2026-03-01T23:59:60.500Z","type":"tool_called","runId":"r1","payload":{"callId":"c3","toolName":"bash"}}\n'
+    b'{"seq":7,"timestamp":"2026-03-01T23:59:60.500Z","type":"tool_failed","payload":{"callId":"c3"}}\n'
+    b'{"seq":8,"timestamp":"2026-03-01T23:59:60.999Z","type":"user_message","runId":"r1","payload":{"text":"xxxxx"}}\n'
+    b'{"seq":9,"timestamp":"2026-03-02T00:00:00.000Z","type":"user_message","runId":"r1","payload":{"text":"xxxxxx"}}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T13:00:01.000Z","type":"tool_completed","runId":"r1","payload":{"callId":"gone0.9837578585892198"}}\n'
+    b'{"seq":2,"timestamp":"2026-03-01T13:00:02.000Z","type":"tool_failed","runId":"r1","payload":{"callId":"gone0.930176011393805"}}\n'
+    b'{"seq":3,"timestamp":"2026-03-01T13:00:03.000Z","type":"tool_failed","runId":"r1","payload":{"callId":"gone0.7770102495090497"}}\n'
+    b'\n'
+    b'{"seq":99,"ty')
+
+
 @settings(SETTINGS, max_examples=100)
 @given(journals(), journals())
 @example(a=TORN_AFTER_TWO_RUNS, b=b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"r0","payload":{}}\n')
+@example(a=RECORD_THEN_TORN, b=TORN_AFTER_A_BLANK_LINE)
 def test_two_inputs_read_one_way_or_another_give_the_same_answers(tmp_path: Path, a: bytes, b: bytes):
     """`heal a b` writes what `read a b | heal` writes; report and validate say the same with one worker or two.
     (A source record inside a file, which only a saved `read` of several inputs has, is left out.) Run ids that come
