@@ -56,13 +56,19 @@ class _Left(dict):  # type: ignore[type-arg]
         self.raw, self.exc, self.torn, self.record = raw, exc, torn, record
 
 
+# what a value a path goes into may be besides an object: everything else JSON has (msgspec takes one object type in
+# a union; a list is decoded whole)
+_NOT_AN_OBJECT: Any = str | int | float | bool | None | list[Any]
+
+
 @functools.cache
 def projection_decoder(fields: tuple[str, ...]) -> Any:
     """A msgspec decoder of JSON objects that keeps only ``fields`` (dotted paths: ``payload.callId`` keeps that key
     of the ``payload`` object; a field named whole keeps its whole value) and ``$record``, ``seq`` and ``runId`` (what
-    says whether a line is replay's own: ``is_canonical``). A value that is no object
-    where a path goes into it is refused, as is any line that is not valid JSON. (Made once per set of fields: a run
-    over many inputs makes a parse stage for each.)"""
+    says whether a line is replay's own: ``is_canonical``). A value that is no object where a path goes into it is
+    kept whole, as a full decode gives it (a tool's ``output`` may be a text or an object with an exit code); a line
+    that is no object, or not valid JSON, is refused. (Made once per set of fields: a run over many inputs makes a
+    parse stage for each.)"""
     import msgspec  # here: only a graph that projects loads it
 
     def shape(paths: list[list[str]], name: str) -> Any:
@@ -71,7 +77,8 @@ def projection_decoder(fields: tuple[str, ...]) -> Any:
         for path in paths:
             if len(path) > 1 and path[0] not in whole:
                 inner.setdefault(path[0], []).append(path[1:])
-        keys = {key: Any for key in whole} | {key: shape(rest, f"{name}_{key}") for key, rest in inner.items()}
+        keys = {key: Any for key in whole} | {key: shape(rest, f"{name}_{key}") | _NOT_AN_OBJECT
+                                              for key, rest in inner.items()}
         return TypedDict(name, keys, total=False)  # type: ignore[operator]
 
     return msgspec.json.Decoder(shape([field.split(".") for field in [*fields, *_OWN]], "Projected"))

@@ -26,7 +26,8 @@ _EXIT_KEY_SET = frozenset(EXIT_KEYS)
 _VERDICT_KEYS = ("verdict", "result", "outcome", "status")
 _RECORD_FIELDS = (*EXIT_KEYS, "verification", "verdict", "verification_type")
 # Every field of an event the rule reads (a report decodes no other: ``report.model.SUMMARY_FIELDS``)
-OUTCOME_FIELDS = (*_RECORD_FIELDS, *(f"payload.{key}" for key in _RECORD_FIELDS), "payload.output")
+OUTCOME_FIELDS = (*_RECORD_FIELDS, *(f"payload.{key}" for key in _RECORD_FIELDS),
+                  *(f"payload.output.{key}" for key in EXIT_KEYS))
 
 
 def payload_of(record: dict[str, Any]) -> dict[str, Any]:
