@@ -122,13 +122,14 @@ class OpenCalls(Generic[T]):
     has neither id nor name (a runner's ``tool_end {}``), the most recent open call without an id (last in, first out:
     with one call open, that call; with several, the innermost, as an end closes the latest open span of a begin/end
     trace); with none open, no call (the result is one without its call). A result whose id no open call has, naming no
-    tool, answers none (an orphan: heal drops it). Every step is O(1) amortized: an answered call is left where it is
+    tool, answers none (an orphan: heal drops it); nor does one of a call answered already (written again). Every step is O(1) amortized: an answered call is left where it is
     held and skipped when met, and the queues are swept when they hold more answered calls than open ones."""
 
-    __slots__ = ("anonymous", "by_id", "by_name", "held", "stack")
+    __slots__ = ("anonymous", "answered", "by_id", "by_name", "held", "stack")
 
     def __init__(self) -> None:
         self.by_id: dict[str, T] = {}
+        self.answered: set[str] = set()  # the ids of the calls answered (by id): a record of one is written again
         self.by_name: dict[str, deque[_Slot[T]]] = {}
         self.stack: list[_Slot[T]] = []  # the open calls without an id, in the order they were made
         self.anonymous = 0  # open calls without an id
@@ -144,12 +145,24 @@ class OpenCalls(Generic[T]):
         self.stack.append(slot)
         self.anonymous += 1
 
+    def known(self, cid: str | None) -> bool:
+        """Was a call of id ``cid`` made already (open, or answered)? A call of that id again is that call's record
+        written again (a resumed session's log repeats records): not another call."""
+        return bool(cid) and (cid in self.by_id or cid in self.answered)
+
+    def close_id(self, cid: str) -> T | None:
+        """The open call of id ``cid``, now answered; None: no call of that id is open."""
+        item = self.by_id.pop(cid, None)
+        if item is not None:
+            self.answered.add(cid)
+        return item
+
     def close(self, cid: str | None, name: str | None) -> T | None:
         """The call a result of id ``cid`` naming tool ``name`` (None: neither given) answers, no longer open; None:
-        a result without its call."""
+        a result without its call, or the result of a call answered already written again (it answers no other)."""
         if cid:
-            item = self.by_id.pop(cid, None)
-            if item is not None:
+            item = self.close_id(cid)
+            if item is not None or cid in self.answered:
                 return item
         if name:
             queue = self.by_name.get(name)
@@ -219,12 +232,12 @@ class CallPairing:
         self.calls: list[dict[str, Any]] = []
         self.open: OpenCalls[dict[str, Any]] = OpenCalls()
         # the calls answered, by id: a call or a result of an id seen already is that call written again (a resumed
-        # session's log repeats records), not another call, nor a result without its call
+        # session's log repeats records, ``OpenCalls.known``), not another call, nor a result without its call
         self.answered: dict[str, dict[str, Any]] = {}
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
         cid = call_id(payload)
-        if cid and (cid in self.open.by_id or cid in self.answered):
+        if self.open.known(cid):
             return  # (the call of that id, written again: one call)
         name = tool_name(payload) or "unknown"
         call = {"toolName": name, "status": "error", "durationMs": None, "startedAt": ts, "seq": seq}  # open: no endedAt
@@ -237,7 +250,7 @@ class CallPairing:
         """The result of a call: the call it answers (its ``toolName`` the call's), or None for a result without its
         call, counted on its own."""
         cid = call_id(payload)
-        call = paired = self.open.by_id.pop(cid, None) if cid else None
+        call = paired = self.open.close_id(cid) if cid else None
         if call is None and cid in self.answered:
             return self.answered[cid]  # (the result of that call, written again: the call keeps its first)
         if call is not None:

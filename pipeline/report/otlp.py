@@ -10,8 +10,10 @@ the last one the rest, with the run's own span (its totals known only at its end
 | --- | --- | --- | --- |
 | ``invoke_agent {framework}`` (root) | the run: its first to its last event | INTERNAL | ``invoke_agent`` |
 | ``chat {model}`` | each model call: an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input); from the event before it to the response | CLIENT | ``chat`` |
-| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call) | INTERNAL | ``execute_tool`` |
+| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call or result of an id seen already is that record written again, not another) | INTERNAL | ``execute_tool`` |
 
+Event types are read as ``report`` reads them: heal's built-in aliases (``tool_end``, ``llm_message``, ...) as the
+types they stand for (``report.model.CANONICAL_TYPES``), so a journal not healed yet exports as its healed form would.
 Model and tool spans are children of the run's span. Attributes: ``gen_ai.provider.name``,
 ``gen_ai.conversation.id`` (the run id), ``gen_ai.request.model`` / ``gen_ai.response.model``,
 ``gen_ai.response.id``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` /
@@ -62,7 +64,7 @@ from replay.pipeline.model.toolcalls import (
     result_failed,
     tool_name,
 )
-from replay.pipeline.report.model import CACHE_TOKENS, as_text, combined_usage, error_of
+from replay.pipeline.report.model import CACHE_TOKENS, CANONICAL_TYPES, as_text, combined_usage, error_of
 
 SPANS_PER_REQUEST = 2000  # spans held before those finished go out in a request of their own
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
@@ -204,6 +206,8 @@ class TraceBuilder:
         if self.run_id is None and isinstance(event.get("runId"), str):
             self.run_id = event["runId"]
         etype = event_type(event)
+        if etype in CANONICAL_TYPES:  # (an alias heal renames, read as the type it stands for, as report reads it)
+            etype = CANONICAL_TYPES[etype]
         raw = event.get("payload")
         payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
         stamp = event.get("timestamp")
@@ -219,6 +223,8 @@ class TraceBuilder:
         if etype == "assistant_message":
             self._model_call(payload, before, now)
             self.awaiting = False
+        elif etype in CALLED and self.open_calls.known(call_id(payload)):
+            pass  # the call of that id, written again (a resumed session's log repeats records): one call, as report counts
         elif etype in CALLED or etype == "reasoning":
             if self.awaiting:  # model output with no assistant_message: still a model call (Codex's tool-only responses)
                 self._model_call({}, before, now)
@@ -297,7 +303,7 @@ class TraceBuilder:
     def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None, event: dict[str, Any]) -> None:
         span = self.open_calls.close(call_id(payload), tool_name(payload))
         if span is None:
-            return  # a result without its call (heal drops these): nothing to time
+            return  # a result without its call (heal drops these), or one of a call answered already: nothing to time
         self._stretch(span, now)
         if etype == TOOL_UNANSWERED:
             span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was read")

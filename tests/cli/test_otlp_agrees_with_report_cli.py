@@ -1,0 +1,68 @@
+"""``replay export --otlp`` of a journal not healed yet makes the tool spans ``replay report`` counts the calls of: its
+types read through heal's built-in aliases (``report.model.CANONICAL_TYPES``), and a call or result written again (the
+same call id: a resumed session's log repeats records) one call (``toolcalls.OpenCalls.known``). Real processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import run_replay
+
+
+def _event(seq: int, kind: str, second: int, **payload: object) -> dict:
+    return {"type": kind, "seq": seq, "runId": "r1", "timestamp": f"2026-01-01T00:00:{second:02d}Z", "payload": payload}
+
+
+def _tool_spans(path: Path) -> list[tuple[str, str, int]]:
+    """(name, status ok/error, duration ms) of each ``execute_tool`` span ``replay export --otlp`` writes."""
+    done = run_replay("export", "--otlp", str(path), process=True)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    spans = [s for line in done.stdout.splitlines() for rs in orjson.loads(line)["resourceSpans"]
+             for ss in rs["scopeSpans"] for s in ss["spans"] if s["name"].startswith("execute_tool")]
+    return [(s["name"].removeprefix("execute_tool "), "error" if s["status"].get("code") == 2 else "ok",
+             (int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])) // 1_000_000) for s in spans]
+
+
+def _report_calls(path: Path) -> list[tuple[str, str, int]]:
+    done = run_replay("report", "--format", "json", str(path), process=True)
+    assert done.returncode == 0, done.stderr
+    calls = orjson.loads(done.stdout)["runs"][0]["toolCalls"]["calls"]
+    return [(c["toolName"], c["status"], int(c["durationMs"])) for c in calls]
+
+
+JOURNALS = {
+    "alias": [_event(1, "run_started", 0), _event(2, "tool_start", 0, toolName="t", callId="c1"),
+              _event(3, "tool_end", 1, callId="c1"), _event(4, "tool_called", 1, toolName="u", callId="c2"),
+              _event(5, "tool_error", 3, callId="c2"), _event(6, "run_end", 4)],
+    "repeated after its result": [
+        _event(1, "run_started", 0), _event(2, "tool_called", 0, toolName="t", callId="c1"),
+        _event(3, "tool_completed", 1, callId="c1"),
+        _event(4, "tool_called", 2, toolName="t", callId="c1"), _event(5, "tool_completed", 3, callId="c1"),
+        _event(6, "run_completed", 4)],
+    "repeated while open": [
+        _event(1, "run_started", 0), _event(2, "tool_called", 0, toolName="t", callId="c1"),
+        _event(3, "tool_called", 0, toolName="t", callId="c1"), _event(4, "tool_completed", 2, callId="c1"),
+        _event(5, "run_completed", 3)],
+    # a repeated result naming its tool must not answer another (id-less) open call of that tool
+    "repeated result naming its tool": [
+        _event(1, "run_started", 0), _event(2, "tool_called", 0, toolName="t", callId="c1"),
+        _event(3, "tool_completed", 1, toolName="t", callId="c1"), _event(4, "tool_called", 1, toolName="t"),
+        _event(5, "tool_completed", 2, toolName="t", callId="c1"), _event(6, "tool_completed", 4, toolName="t"),
+        _event(7, "run_completed", 5)],
+}
+EXPECTED = {
+    "alias": [("t", "ok", 1000), ("u", "error", 2000)],
+    "repeated after its result": [("t", "ok", 1000)],
+    "repeated while open": [("t", "ok", 2000)],
+    "repeated result naming its tool": [("t", "ok", 1000), ("t", "ok", 3000)],
+}
+
+
+@pytest.mark.parametrize("name", list(JOURNALS))
+def test_the_otlp_exports_tool_spans_are_the_reports_tool_calls(tmp_path: Path, name: str):
+    path = tmp_path / "unhealed.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in JOURNALS[name]))
+    assert _report_calls(path) == EXPECTED[name]
+    assert _tool_spans(path) == EXPECTED[name]
