@@ -24,7 +24,10 @@ What happens to a value (first match wins):
    keeps only such a token too: a sentence under it is removed, a name or a password aliased.
 
 An object's member name is aliased when it is data rather than a field's name (``Redactor._key``): a detector's
-find, the same value aliased elsewhere in the import, or text or a token not written as field names are.
+find, or text with spaces no field name explains or a token written as data is (``data_key``: ``order-1042``, a date,
+a UUID, ``cus_Nffrfeuf8nWb2c``), which gets the alias the same value has elsewhere in the import. A name written as
+fields are (``result``, ``2fa_enabled``, ``gpt-4o``) stays, whatever value elsewhere it equals; a rule path's array
+index is never a name.
 
 Protocol structure is never touched: event types, call ids, tool names, ``ok``, effect types, rule
 ids and fields; an incident where a tool's name, an effect's type or a rule's id holds a credential, an email or a
@@ -257,30 +260,52 @@ def field_class(key: str | None) -> str | None:
     return None
 
 
-# a field name's words: letters with at most three digits after them (``line1``, ``sha256``), a short number
-# (``v1.2``), or a short run of letters around digits (``i18n``, ``k8s``); what is split at capitals and separators
-_NAME_WORD = re.compile(r"[^\W\d_]+\d{0,3}|\d{1,3}|[^\W\d_]{1,3}\d{1,3}[^\W\d_]{1,3}")
+# What a member name is data by its shape alone (``data_key``): each a token no field's name is written as; a name
+# with digits in it is a field's as long as it is none of them (``2fa_enabled``, ``iso_3166_alpha2``, ``level_1000``,
+# ``year2024``, ``gpt-4o``, ``x509v3``)
+_OPAQUE_SHAPES = re.compile(
+    r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"  # a UUID
+    r"|(?<!\d)(?:\d{4}[-/]\d{1,2}[-/]\d{1,2}|\d{1,2}/\d{1,2}/\d{4})(?!\d)"  # a date: 2024-01-05, 01/05/2024
+    r"|[A-Za-z][-#:]\d{4,}(?!\d)"  # a number glued on by - # or : (``order-1042``, ``INV-2024-0001``, ``ticket#5512``)
+    r"|\d{9,}")  # a long number (as ``Redactor._number`` aliases one)
+_NUMBERED = re.compile(r"([A-Za-z]+)_?\d{3,}")  # ``order_1042``: an identifier's word and a number
+_EMBEDDED_DIGITS = re.compile(r"(?<=[A-Za-z])\d+(?=[A-Za-z])")
+
+
+def _opaque_run(run: str) -> bool:
+    """Is ``run`` (letters and digits) a generated token (``Nffrfeuf8nWb2c``, ``507f1f77bcf86cd799439011``): digits
+    inside it between letters twice or more, in mixed case or hexadecimal, as no field's name is written
+    (``iso3166alpha2code``, ``utf8mb4`` are names)?"""
+    if len(_EMBEDDED_DIGITS.findall(run)) < 2:
+        return False
+    letters = [c for c in run if c.isalpha()]
+    return (any(c.isupper() for c in letters) and any(c.islower() for c in letters)) or all(
+        c in "0123456789abcdefABCDEF" for c in run)
 
 
 @functools.lru_cache(maxsize=4096)
-def _named_like_a_field(key: str) -> bool:
-    """Is ``key`` written as a field's name is: at most 64 characters, words of ``_NAME_WORD`` in any case and
-    separators (``order_id``, ``createdAt``, ``X-Request-Id``, ``line2``), not ``order-1042`` or ``cus_Nffrfeuf8nWb2c``?"""
-    words = re.split(r"[\W_]+", re.sub(r"(?<=[^\W_])(?=[A-Z])", "_", key))
-    return len(key) <= 64 and all(_NAME_WORD.fullmatch(w) for w in words if w)
+def _opaque(key: str) -> bool:
+    """Is ``key`` (no spaces) a token written as data is, not as a field's name (``_OPAQUE_SHAPES``, ``order_1042``,
+    a generated token in it, or longer than 64 characters)?"""
+    if len(key) > 64 or _OPAQUE_SHAPES.search(key):
+        return True
+    numbered = _NUMBERED.fullmatch(key)
+    if numbered and field_class(numbered.group(1)) == "identifier":
+        return True
+    return any(_opaque_run(run) for run in re.findall(r"[A-Za-z0-9]+", key))
 
 
 @functools.lru_cache(maxsize=4096)
 def data_key(key: str) -> bool:
     """Is member name ``key`` data rather than a field's name: text with spaces that names no field the word lists
-    know (``Jane Doe``, not ``First Name`` or ``Order Total``), or a token not written as a field's name is
-    (``_named_like_a_field``) that is no plain token either (``order-1042``, ``2024-01-05``; not ``1042``)?"""
+    know (``Jane Doe``, not ``First Name`` or ``Order Total``), or a token written as data is (``_opaque``:
+    ``order-1042``, ``2024-01-05``, ``cus_Nffrfeuf8nWb2c``; not ``1042``, ``2fa_enabled`` or ``gpt-4o``)?"""
     stripped = key.strip()
     if not stripped:
         return False
     if any(c.isspace() for c in stripped):
         return field_class(key) is None
-    return not _named_like_a_field(stripped) and not is_plain_token(stripped)
+    return not is_plain_token(stripped) and _opaque(stripped)
 
 
 _UPPER_CODE = re.compile(r"[A-Z]+(?:_[A-Z0-9]+)*")
@@ -409,24 +434,24 @@ class Redactor:
 
     def _key(self, key: str) -> str:
         """An object's member name as redaction leaves it: a field name (``order_id``, ``createdAt``, ``First Name``)
-        as it is; data used as a name (``"order-1042": {...}``, ``"Jane Doe": {...}``, ``"cus_Nffrfeuf8nWb2c"``) as
-        an alias: what a detector finds there, the alias the same value has as a value in this import, or else an
-        identifier's (``data_key`` tells the two apart)."""
+        as it is, even when the same text is a value aliased elsewhere (``"name": "result"``); data used as a name
+        (``"order-1042": {...}``, ``"Jane Doe": {...}``, ``"cus_Nffrfeuf8nWb2c"``) as an alias: what a detector finds
+        there, the alias the same value has as a value in this import, or else an identifier's (``data_key`` tells
+        the two apart)."""
         hits = self._scan(key)
         if hits:
             for kind in {h[0] for h in hits}:
                 self.counts[kind] += 1
             self.counts["object_keys_aliased"] += 1
             return self.alias(hits[0][0], key)
-        stripped = key.strip()
-        known = self._value_aliases.get(stripped)
-        if known is not None and not (field_class(key) is not None and _named_like_a_field(key)):
-            self.counts["object_keys_aliased"] += 1
-            return known
-        if not data_key(key):
+        if not data_key(key):  # (a field's name equal to a value aliased elsewhere, ``"name": "result"``, stays)
             return key
-        self.counts["identifier"] += 1
+        stripped = key.strip()
         self.counts["object_keys_aliased"] += 1
+        known = self._value_aliases.get(stripped)
+        if known is not None:
+            return known
+        self.counts["identifier"] += 1
         return self.alias("identifier", stripped)
 
     def _string(self, text: str, key: str | None, context: str, within: str | None = None) -> str:
@@ -565,7 +590,7 @@ class Redactor:
         tokens = pointers.parse(rule["path"])
         key, context, within = _place(output, tokens)
         redacted = self.value(rule["value"], key, context, within)
-        path = pointers.format_pointer([self._key(t) for t in tokens])
+        path = pointers.format_pointer(self._tokens(output, tokens))
         if isinstance(output, dict) and isinstance(redacted_output, dict):
             was = exactjson.typed_equal(pointers.resolve(output, tokens), rule["value"])
             if not was and exactjson.typed_equal(pointers.resolve(redacted_output, pointers.parse(path)), redacted):
@@ -573,6 +598,21 @@ class Redactor:
         if not exactjson.typed_equal(redacted, rule["value"]):
             self.counts["rule_values_redacted"] += 1
         return {**rule, "path": path, "value": redacted}
+
+    def _tokens(self, output: Any, tokens: list[str]) -> list[str]:
+        """A rule path's tokens as the redacted output holds them: an object member's name through the key redaction
+        the output's keys went through, an array's index as it is (``/items/0``: ``0`` may be a value aliased
+        elsewhere, never an index). Past what the output has, tokens are taken for member names (as ``_place``)."""
+        out: list[str] = []
+        node: Any = output
+        for token in tokens:
+            if isinstance(node, list):
+                out.append(token)
+                node = pointers.resolve(node, [token])
+                continue
+            out.append(self._key(token))
+            node = node.get(token, pointers.MISSING) if isinstance(node, dict) else pointers.MISSING
+        return out
 
     def _remove(self, work: dict[str, Any], remove: list[str] | tuple[str, ...]) -> None:
         found: dict[tuple[str, ...], str] = {}
