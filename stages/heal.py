@@ -15,7 +15,7 @@ from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import Registry, register
 from replay.pipeline.engine.spec import load_spec
 from replay.pipeline.engine.stage import Composite, Option, SubGraph
-from replay.pipeline.model.healing import load_rules
+from replay.pipeline.model.healing import load_rules, rules_read
 
 RULES_SPEC = "heal-rules"
 SUMMARY = "heal_summary"
@@ -64,6 +64,9 @@ class Heal(Composite):
             previous = SUMMARY
         return SubGraph(stages, {"": [previous], "repairs": ["$in.repairs", "*.repairs"], "notices": ["$in.notices", "*.notices"]})
 
+    def input_files(self) -> list[str]:
+        """The rules file heal reads (``--rules``, else the default when it is there): no output may write over it."""
+        return rules_read(self.config["rules_file"])
 
     def _rules(self) -> dict[str, Any]:
         """The rules file's document; a file that is not there, or cannot be read, named as the flag that gave it

@@ -315,6 +315,7 @@ class _Builder:
 
     def _expand(self, node_id: str, stage: Composite, where: str, inputs: list[str], route: bool) -> None:
         sub = stage.expand(self.registry)
+        self.graph.read_files += stage.input_files()  # (heal's rules file: the composite is no stage of the graph)
         main_in = [r for r in inputs if not r.partition(".")[2]]
 
         def outer(ref: str) -> list[str]:
@@ -486,7 +487,7 @@ def _refuse_unused_args(builder: _Builder, args: list[str]) -> None:
 
 def load_pipeline(path: str, *, registry: Registry | None = None, paths: list[str] | None = None) -> Graph:
     graph = graph_from_config(read_config_file(path), registry=registry, paths=paths)
-    graph.read_files = [path]  # a stage writing over its own config is refused as one writing over an input
+    graph.read_files.insert(0, path)  # a stage writing over its own config is refused as one writing over an input
     return graph
 
 

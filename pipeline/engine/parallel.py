@@ -300,7 +300,7 @@ def preflight_all(work: Work, paths: list[str]) -> None:
 
     graph = graph_from_config(work.doc, paths=list(paths))
     tasks, _ = plan(graph)
-    preflight(live.stage for task in tasks for live in task.nodes)
+    preflight((live.stage for task in tasks for live in task.nodes), graph.read_files)
 
 
 def partition(paths: list[str], workers: int, most: int) -> list[Chunk]:

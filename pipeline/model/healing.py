@@ -37,6 +37,12 @@ BUILTIN_ALIASES: dict[str, str] = {
 }
 
 
+def rules_read(path: str | None) -> list[str]:
+    """The rules file heal reads (``path``, else the default when it is there), as a list: an input no output
+    may write over."""
+    return [path] if path else [str(RULES_FILE)] if RULES_FILE.is_file() else []
+
+
 def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict[str, Any]:
     """The heal rules file (``--rules FILE``, else ``.replay/heal.rules.json`` when present), or {}."""
     explicit = path is not None

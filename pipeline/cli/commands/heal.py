@@ -28,6 +28,7 @@ from replay.pipeline.io.journals import (
     place_of,
 )
 from replay.pipeline.io.run_files import HEALED_JOURNAL
+from replay.pipeline.model.healing import rules_read
 
 
 @click.command(cls=ReplayCommand, epilog="""\b
@@ -116,6 +117,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
             # s3://b/runs/healed is inside s3://b/runs (places of different filesystems never overlap)
             refuse_overlap(out_dir, [in_path], "--out", what="--in", place=place_of,
                            how_to_fix="Heal into a folder beside the inputs, e.g. --out healed.")
+            refuse_overlap(out_dir, rules_read(rules_path), "--out", what="the heal rules file", place=place_of,
+                           how_to_fix="Heal into a folder that does not hold the rules file (or give --rules a file outside --out).")
         bound |= {"write.out_dir": Flag("--out", out_dir), "write.root": Flag("--in", str(root))}
         scale = Scale(workers, engine, scheduler, quiet)
         if is_url(out_dir):
