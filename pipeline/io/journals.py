@@ -6,6 +6,7 @@ Lines are split on ``\\n`` only, in binary, and each keeps its line number and b
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import re
@@ -191,6 +192,12 @@ def _say_not_read(entry: os.DirEntry[str]) -> None:
                                  howToFix="Name it as a PATH to read it, or move it out of the folder.")
 
 
+# The links to nothing folder walks of this process found: each is that walk's input, reported unreadable when it is
+# read (the others read on), where a link to nothing named as a PATH is refused (``expand_paths``). Absolute paths;
+# a command run in-process (``run_cli``) starts with none.
+WALKED_LINKS_TO_NOTHING: set[str] = set()
+
+
 def _journals_below(top: str) -> Iterator[str]:
     """The journals in a folder and the folders below it, as ``os.walk`` finds them (a link to a folder is not
     followed), not descending into a folder an interrupted write left half-staged. A folder that cannot be listed (no
@@ -211,6 +218,8 @@ def _journals_below(top: str) -> Iterator[str]:
             yield from _journals_below(entry.path)
         elif is_journal_name(name):
             if _walkable(entry):
+                if entry.is_symlink() and not os.path.exists(entry.path):
+                    WALKED_LINKS_TO_NOTHING.add(os.path.abspath(entry.path))
                 yield entry.path
             else:
                 _say_not_read(entry)
@@ -270,7 +279,8 @@ def expand_paths(paths: list[str], once: bool = True) -> list[str]:
     """Files as given; directories walked recursively for journals, in sorted path order, each captured run once
     (``captured_once``; ``once=False``: every file the walk found).
 
-    Raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR before anything is read. Not in a run that is one input of
+    Raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR before anything is read (a link to nothing named too; one a
+    walk found is that walk's input, reported unreadable as it is read, the others read on). Not in a run that is one input of
     a command over many (``engine.share``): the command found its inputs first, so one not there now was removed
     meanwhile, and reading it reports it unreadable (E_INPUT_UNREADABLE, exit 1; the other inputs go on), as one run
     over them all reports it. (It was a refusal: exit 2, and no input after it was read.)
@@ -298,8 +308,8 @@ def expand_paths(paths: list[str], once: bool = True) -> list[str]:
                               howToFix="Name the file or folder to read (a variable that held it may be unset); pass `-` "
                                        "(or nothing) to read stdin.")
         p = Path(raw)
-        if not p.exists() and (listed or os.path.islink(raw)):
-            files.append(raw)  # a broken link, or removed meanwhile: reading it reports it unreadable (that input's problem)
+        if not p.exists() and (listed or os.path.abspath(raw) in WALKED_LINKS_TO_NOTHING):
+            files.append(raw)  # removed meanwhile, or a walk's link to nothing: reading it reports it unreadable
             continue
         if not p.exists():
             raise input_not_found(raw, "input path", "Check the path; pass `-` (or nothing) to read stdin.")
@@ -313,11 +323,27 @@ def expand_paths(paths: list[str], once: bool = True) -> list[str]:
     return files
 
 
-def input_not_found(path: str, subject: str, how_to_fix: str) -> ReplayError:
+def input_not_found(path: str, subject: str, how_to_fix: str, expected: str = "an existing file or folder") -> ReplayError:
     """E_INPUT_PATH_NOT_FOUND (exit 2) for an input ``path`` that is not there (``subject`` names what gave it: ``input
-    path``, ``--in target``), with the fields every command gives it: what was expected, and what was found."""
+    path``, ``--in target``), with the fields every command gives it: what was expected, and what was found (a link to
+    nothing is named as one, with where it points: a folder's walk reports such a link and reads on instead)."""
+    if os.path.islink(path):
+        to = os.readlink(path)
+        what = f"a link in a loop ({to!r})" if _loops(path) else f"a link to nothing ({to!r})"
+        return ReplayError("E_INPUT_PATH_NOT_FOUND", f"{subject} {path!r} is {what}: there is no file behind it",
+                           path=path, expected=expected, received=what,
+                           howToFix="Point the link at an existing file or folder, or name that file itself.")
     return ReplayError("E_INPUT_PATH_NOT_FOUND", f"{subject} {path!r} does not exist", path=path,
-                       expected="an existing file or folder", received=describe_kind(None), howToFix=how_to_fix)
+                       expected=expected, received=describe_kind(None), howToFix=how_to_fix)
+
+
+def _loops(path: str) -> bool:
+    """Does the link ``path`` lead round in a loop (ELOOP), rather than to nothing?"""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def not_file_or_dir(path: str, subject: str, how_to_fix: str) -> ReplayError:

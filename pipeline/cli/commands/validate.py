@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -19,6 +20,7 @@ from replay.pipeline.io.journals import (
     LINES_SUFFIXES,
     STDIN,
     expand_paths,
+    input_not_found,
     is_url,
     names_own_descriptor,
     not_a_journal_name,
@@ -26,6 +28,7 @@ from replay.pipeline.io.journals import (
 )
 
 ARTIFACT, STREAM = "artifact", "stream"
+EXPECTED_INPUT = "an existing .json/.jsonl file or directory"
 
 
 def input_kind(name: str) -> str | None:
@@ -52,11 +55,10 @@ def resolve_inputs(paths: tuple[str, ...], named: frozenset[str] = frozenset()) 
             continue
         p = Path(raw)
         if not p.exists():
-            raise ReplayError(
-                "E_INPUT_PATH_NOT_FOUND", f"input {raw!r} does not exist", path=raw,
-                expected="an existing .json/.jsonl file or directory", received=raw,
-                howToFix="Check the path (e.g. replay validate .replay/artifacts).",
-            )
+            if os.path.islink(raw):  # (named as a link to nothing, as every command names it)
+                raise input_not_found(raw, "input", "", expected=EXPECTED_INPUT)
+            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"input {raw!r} does not exist", path=raw, expected=EXPECTED_INPUT,
+                              received=raw, howToFix="Check the path (e.g. replay validate .replay/artifacts).")
         if p.is_dir():  # the same walk as `replay read` (sorted, regular files only, side files skipped), but every
             for name in expand_paths([raw], once=False):  # file a capture wrote is checked: validate judges files
                 kind = input_kind(name)
