@@ -19,3 +19,9 @@ def test_read_only_stdout_is_refused(args: list[str]) -> None:
     (error,) = errors_of(result.stderr)
     assert error["code"] == "E_OUTPUT_UNWRITABLE" and error["path"] == "<stdout>"
     assert "reading only" in error["message"]
+
+
+def test_the_catalogue_says_a_read_only_stdout_is_refused() -> None:
+    from replay.pipeline.engine.errors import CATALOGUE
+
+    assert "open for reading only" in CATALOGUE["E_OUTPUT_UNWRITABLE"][0]
