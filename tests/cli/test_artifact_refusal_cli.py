@@ -110,7 +110,8 @@ def test_heal_keeps_an_invalid_status_and_reports_it_in_both_modes(tmp_path: Pat
 
 def test_an_input_not_there_or_no_file_gives_expected_and_received_in_heal_and_report_too(tmp_path: Path) -> None:
     """`heal --in nothere` and `heal --in SOCKET` gave no `expected`/`received`, where validate gave both (and report
-    gave none for a missing --in): one helper gives every command the same fields."""
+    gave none for a missing --in): one helper gives every command the same fields, validate's PATHs and URLs too
+    (validate built its own: received the path, not what is there)."""
     import socket
 
     server = socket.socket(socket.AF_UNIX)
@@ -118,10 +119,16 @@ def test_an_input_not_there_or_no_file_gives_expected_and_received_in_heal_and_r
     try:
         for path, code, received in (("nothere", "E_INPUT_PATH_NOT_FOUND", "nothing"),
                                      ("s", "E_INPUT_NOT_FILE_OR_DIR", "socket")):
-            for args in (["heal", "--in", path, "--out", "o"], ["report", "--in", path], ["read", path]):
+            expected = set()
+            for args in (["heal", "--in", path, "--out", "o"], ["report", "--in", path], ["read", path],
+                         ["validate", path], ["validate", f"file://{tmp_path / path}"]):
+                if args[1].startswith("file://") and path == "s":
+                    continue  # a URL is a file, a folder or nothing to fsspec
                 done = run_replay(*args, cwd=tmp_path)
                 [error] = errors_of(done.stderr)
                 assert done.returncode == 2 and error["code"] == code, (args, done.stderr)
                 assert error["received"] == received and error["expected"] and error["howToFix"], (args, error)
+                expected.add(error["expected"])
+            assert len(expected) == 1, expected  # validate built its own ("an existing .json/.jsonl file or directory")
     finally:
         server.close()

@@ -109,7 +109,7 @@ def test_a_missing_path_is_refused(tmp_path: Path) -> None:
     done = run_replay("validate", "--in", missing)
     assert (done.returncode, done.stdout) == (2, b"")
     (error,) = errors_of(done.stderr)
-    assert (error["code"], error["path"], error["received"]) == ("E_INPUT_PATH_NOT_FOUND", missing, missing)
+    assert (error["code"], error["path"], error["received"]) == ("E_INPUT_PATH_NOT_FOUND", missing, "nothing")
     assert error["expected"] and error["howToFix"]
 
 

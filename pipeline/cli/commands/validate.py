@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -14,7 +13,6 @@ from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, ReplayError
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.fdio import file_type
 from replay.pipeline.io.journals import (
     DOCUMENT_SUFFIXES,
     LINES_SUFFIXES,
@@ -24,11 +22,11 @@ from replay.pipeline.io.journals import (
     is_url,
     names_own_descriptor,
     not_a_journal_name,
+    not_file_or_dir,
     require_stdin,
 )
 
 ARTIFACT, STREAM = "artifact", "stream"
-EXPECTED_INPUT = "an existing .json/.jsonl file or directory"
 
 
 def input_kind(name: str) -> str | None:
@@ -55,10 +53,7 @@ def resolve_inputs(paths: tuple[str, ...], named: frozenset[str] = frozenset()) 
             continue
         p = Path(raw)
         if not p.exists():
-            if os.path.islink(raw):  # (named as a link to nothing, as every command names it)
-                raise input_not_found(raw, "input", "", expected=EXPECTED_INPUT)
-            raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"input {raw!r} does not exist", path=raw, expected=EXPECTED_INPUT,
-                              received=raw, howToFix="Check the path (e.g. replay validate .replay/artifacts).")
+            raise input_not_found(raw, "input", "Check the path (e.g. replay validate .replay/artifacts).")
         if p.is_dir():  # the same walk as `replay read` (sorted, regular files only, side files skipped), but every
             for name in expand_paths([raw], once=False):  # file a capture wrote is checked: validate judges files
                 kind = input_kind(name)
@@ -71,12 +66,8 @@ def resolve_inputs(paths: tuple[str, ...], named: frozenset[str] = frozenset()) 
             found.append((raw, input_kind(p.name) or STREAM))
             continue
         if not p.is_file():
-            raise ReplayError(
-                "E_INPUT_NOT_FILE_OR_DIR", f"input {raw!r} is neither a regular file nor a directory", path=raw,
-                expected="a regular file or a directory", received=file_type(p),
-                howToFix="Pass an artifact or journal file, a directory of them, or a pipe (`<(zcat run.jsonl.gz)`); "
-                         "`-` reads stdin.",
-            )
+            raise not_file_or_dir(raw, "input", "Pass an artifact or journal file, a directory of them, or a pipe "
+                                  "(`<(zcat run.jsonl.gz)`); `-` reads stdin.")
         kind = input_kind(p.name) or (STREAM if raw in named else None)
         if kind is None:
             raise not_a_journal_name(raw, p.name, howToFix="Name a journal or an artifact; named as a PATH (without "
@@ -92,9 +83,7 @@ def _url_inputs(url: str) -> list[tuple[str, str]]:
 
     found = remote.kind(url)
     if found is None:
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"input {url!r} does not exist", path=url,
-                          expected="an existing .json/.jsonl file or folder", received=url,
-                          howToFix="Check the URL: its bucket or host and its path.")
+        raise input_not_found(url, "input", "Check the URL: its bucket or host and its path.")
     if found == "directory":
         return [(name, k) for name in remote.expand(url) if (k := input_kind(name)) is not None]
     k = input_kind(remote.name(url))
