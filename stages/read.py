@@ -262,10 +262,14 @@ class ReadJournal(Source):
         """A named .json file whose one JSON value is no artifact to read (``validation.artifact_refusal``: no object,
         no ``events`` array, a format replay does not know), refused as one error for the file at line 1, with the
         code and words validate uses for it: not read as a record (its one line) nor as lines (each no JSON alone). A
-        capture's raw side file (its runner's output) is said to be one, with what to read instead."""
-        if refusal["code"] == "E_ARTIFACT_EVENTS_INVALID" and is_raw_capture(source, value):
+        capture's raw side file (its runner's output) is said to be one, with what to read instead; an object with no
+        `events` at all (a record, maybe) is told that a journal is named .jsonl."""
+        if is_raw_capture(source, value):  # (its artifactType, "raw-capture", is refused before its missing events)
             refusal["howToFix"] = (f"It is a capture's raw runner output (the request, the runner's stdout and stderr): "
                                    f"read the run's {HEALED} beside it, or its journal (DATA_DIR/journal/RUN_ID.jsonl).")
+        elif refusal["code"] == "E_ARTIFACT_EVENTS_INVALID" and "events" not in value:  # no artifact: a record, maybe
+            refusal["howToFix"] = ("Set `events` to an array of event objects; a journal (one JSON record a line: "
+                                   "`jq -c .` writes them so) is named .jsonl, not .json.")
         return diagnostic(refusal.pop("code"), refusal.pop("message"), source=source, line=1, offset=skipped,
                           stage=self.id, **refusal)
 

@@ -277,8 +277,6 @@ def _check_events_array(doc: dict[str, Any]) -> Problems:
     return [_problem(
         "E_ARTIFACT_EVENTS_INVALID", f"artifact `events` {state_of(events)}; it must be an array of events (empty is fine)",
         "$.events", "array", events, example='"events": []',
-        how_to_fix="Set `events` to an array of event objects; a journal (one JSON record a line: `jq -c .` writes "
-                   "them so) is named .jsonl, not .json.",
     )]
 
 
@@ -287,13 +285,13 @@ def artifact_refusal(doc: Any) -> dict[str, Any] | None:
     agent's run) cannot be read as one at all, or None: it is no object (E_ARTIFACT_SHAPE_INVALID), it has no ``events``
     array (E_ARTIFACT_EVENTS_INVALID: a single event in a ``.json`` file too, which validate judges an artifact), or it
     names a ``schemaVersion`` or ``artifactType`` replay does not know (an unknown format: nothing in it can be read, nor
-    healed into the current one). ``validate_artifact`` reports the same problems among the rest; read, report and heal
-    refuse the file with the first of them. (A ``schemaVersion`` or ``artifactType`` that is missing is the schema's
+    healed into the current one). ``validate_artifact`` reports the same problems among the rest, in the same order;
+    read, report and heal refuse the file with the first of them. (A ``schemaVersion`` or ``artifactType`` that is missing is the schema's
     problem, which validate reports: the file is still read.)"""
     if not isinstance(doc, dict):
         return _not_an_object(doc)[0]
     named = [check for key, check in (("schemaVersion", _check_version), ("artifactType", _check_type)) if key in doc]
-    found = [*_check_events_array(doc), *(p for check in named for p in check(doc))]
+    found = [*(p for check in named for p in check(doc)), *_check_events_array(doc)]  # validate_artifact's order
     return found[0] if found else None
 
 

@@ -132,3 +132,31 @@ def test_an_input_not_there_or_no_file_gives_expected_and_received_in_heal_and_r
             assert len(expected) == 1, expected  # validate built its own ("an existing .json/.jsonl file or directory")
     finally:
         server.close()
+
+
+def test_read_refuses_an_unknown_format_first_as_validate_lists_it(tmp_path: Path) -> None:
+    """`{"schemaVersion": "9", "artifactType": "replay"}`: read said E_ARTIFACT_EVENTS_INVALID (events was checked
+    first) where validate lists E_SCHEMA_VERSION_UNSUPPORTED first; both now judge version, type, then events."""
+    doc = tmp_path / "v9n.json"
+    doc.write_text(json.dumps({"schemaVersion": "9", "artifactType": "replay"}))
+    [error] = errors_of(run_replay("read", str(doc)).stderr)
+    listed = [e["code"] for e in errors_of(run_replay("validate", str(doc)).stderr)]
+    first = next(c for c in listed if c in {"E_SCHEMA_VERSION_UNSUPPORTED", "E_ARTIFACT_EVENTS_INVALID"})
+    assert error["code"] == first == "E_SCHEMA_VERSION_UNSUPPORTED", (error, listed)
+    doc.write_text(json.dumps({"artifactType": "other"}))
+    assert [e["code"] for e in errors_of(run_replay("read", str(doc)).stderr)] == ["E_ARTIFACT_TYPE_INVALID"]
+
+
+def test_the_jsonl_hint_is_for_an_object_with_no_events_not_for_events_of_the_wrong_kind(tmp_path: Path) -> None:
+    """"a journal is named .jsonl, not .json" was in every E_ARTIFACT_EVENTS_INVALID, so validate gave it for a real
+    artifact whose `events` is 5 or {}; only read's refusal of an object with no `events` at all (a record, maybe)
+    says it."""
+    doc = tmp_path / "a.json"
+    for events in (5, {}):
+        doc.write_text(json.dumps(_artifact("r", events=events)))
+        for args in (["validate", str(doc)], ["read", str(doc)]):
+            [error] = [e for e in errors_of(run_replay(*args).stderr) if e["code"] == "E_ARTIFACT_EVENTS_INVALID"]
+            assert ".jsonl" not in error["howToFix"], (args, error)
+    doc.write_text(json.dumps(ev(1, "run_started", run="r")))
+    [error] = errors_of(run_replay("read", str(doc)).stderr)
+    assert error["code"] == "E_ARTIFACT_EVENTS_INVALID" and ".jsonl, not .json" in error["howToFix"], error

@@ -709,7 +709,8 @@ def test_a_json_object_over_several_lines_that_is_no_artifact_is_one_error_not_o
     raw = tmp_path / "run_1.raw.json"
     raw.write_bytes(b'{\n  "artifactType": "raw-capture",\n  "request": {}\n}\n')
     [error] = errors_of(run_replay("report", str(raw)).stderr)
-    assert error["code"] == "E_ARTIFACT_EVENTS_INVALID" and "raw runner output" in error["howToFix"]
+    # its artifactType is refused first (validate's order: version, type, events), with the raw capture's advice
+    assert error["code"] == "E_ARTIFACT_TYPE_INVALID" and "raw runner output" in error["howToFix"]
     one = tmp_path / "one.json"
     one.write_bytes(b'{"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": "r", "payload": {}}\n')
     # one record on one line in a .json file: an object without an `events` array, which validate judges an artifact
