@@ -45,7 +45,7 @@ from replay.pipeline.model.incident.masking import masked, masked_error, masked_
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, is_record, record_kind
-from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, result_failed
+from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, call_id, result_failed, tool_name
 from replay.pipeline.model.validation import json_type
 
 SCHEMA_VERSION = 1
@@ -591,20 +591,20 @@ def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where
                   record: dict[str, Any]) -> dict[str, Any]:
     if kind == "tool_called":
         args = next((payload[key] for key in ARGUMENT_KEYS if key in payload), _NONE)  # capture writes `arguments`
-        return {"type": "tool_call", "call_id": payload.get("callId"), "name": payload.get("toolName"),
+        return {"type": "tool_call", "call_id": call_id(payload), "name": tool_name(payload),
                 **({"args": args} if args is not _NONE else {})}
     if kind == "tool_completed" and result_failed(kind, record):  # (a non-zero exit code: failed, as walk shows it)
-        return {"type": "tool_result", "call_id": payload.get("callId"), "ok": False,
+        return {"type": "tool_result", "call_id": call_id(payload), "ok": False,
                 "result": payload.get("output", payload.get("result")), "error": payload.get("error") or failure_words(record)}
     if kind == "tool_completed":
-        return {"type": "tool_result", "call_id": payload.get("callId"), "ok": True,
+        return {"type": "tool_result", "call_id": call_id(payload), "ok": True,
                 "result": payload.get("output", payload.get("result"))}
     if kind == "tool_failed":
-        return {"type": "tool_result", "call_id": payload.get("callId"), "ok": False, "error": payload.get("error")}
+        return {"type": "tool_result", "call_id": call_id(payload), "ok": False, "error": payload.get("error")}
     if kind == "business_effect":
-        return {"type": "business_effect", "call_id": payload.get("callId"), "effect": payload.get("effect")}
+        return {"type": "business_effect", "call_id": call_id(payload), "effect": payload.get("effect")}
     if kind == "tool_unanswered":  # heal's marker of a call the journal has no result for: none is made up here either
-        refuse("E_INCIDENT_RESULT_MISSING", f"call {payload.get('callId')!r} has no result: the journal marks it "
+        refuse("E_INCIDENT_RESULT_MISSING", f"call {call_id(payload)!r} has no result: the journal marks it "
                "tool_unanswered", {**where, "path": "$.type"}, expected="a tool_completed or tool_failed for the call",
                received="tool_unanswered",
                howToFix="Record an ambiguous timeout as a failed tool result (tool_failed), not as a missing one.")
