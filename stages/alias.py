@@ -11,7 +11,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.healing import BUILTIN_ALIASES, alias_cycle, renamed_canonical, resolve_alias
+from replay.pipeline.model.healing import BUILTIN_ALIASES, alias_cycle, refuse_renamed_canonical, resolve_alias
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import prelogged
 
@@ -50,7 +50,7 @@ def resolved_aliases(builtin: bool, aliases: tuple[tuple[str, str], ...]) -> Map
     """The alias table (read only: shared by every stage made with these options, one per input of a run over many):
     the built-in aliases (``builtin``) with ``aliases`` over them; an alias to itself, or a chain a -> b -> c,
     resolved to its end so one pass is enough. An alias of a canonical type to another name (``run_completed`` ->
-    ``done``: ``renamed_canonical``) is refused, and so are aliases in a circle (a -> b -> a): heal would rename
+    ``done``: ``refuse_renamed_canonical``) is refused, and so are aliases in a circle (a -> b -> a): heal would rename
     those types back at every heal (a rules file's are refused as it is read, ``load_rules``)."""
     table = dict(BUILTIN_ALIASES) if builtin else {}
     table.update(aliases)
@@ -60,13 +60,6 @@ def resolved_aliases(builtin: bool, aliases: tuple[tuple[str, str], ...]) -> Map
                           "would rename them back at every heal", path="aliases", received=cycle,
                           expected="aliases that end at a type no alias renames",
                           howToFix="Map each name to the type it stands for, not a canonical type to another name.")
-    renamed = renamed_canonical(dict(aliases))
-    if renamed is not None:
-        new = dict(aliases)[renamed]
-        raise ReplayError("E_CONFIG_OPTION_INVALID", f"aliases rename the canonical type {renamed!r} to {new!r}: every "
-                          f"{renamed} event would be misnamed", path=f"aliases.{renamed}", received=new,
-                          expected="an alias of a name that is no canonical type",
-                          howToFix=f"Remove {renamed!r} from aliases: an alias maps another name onto a canonical type "
-                                   "(tool_end = \"tool_completed\"), not a canonical type away.")
+    refuse_renamed_canonical(dict(aliases), "E_CONFIG_OPTION_INVALID", "aliases")
     ends = {old: resolve_alias(table, old)[0] for old in table}
     return MappingProxyType({old: new for old, new in ends.items() if new != old})

@@ -23,6 +23,11 @@ TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED})
 # An error the agent recorded that neither failed a tool call nor ended the run (an API error it retried, a rate limit):
 # payload {code, message}. A report lists it among the run's errors; the run's status is still what its end says.
 ERROR = "error"
+TOOL_UNANSWERED = "tool_unanswered"  # heal's mark of a call that got no result (pair_tool_calls): none is invented
+# Every canonical event type: the ones schemas/event.schema.json names, and those replay itself gives a meaning
+# (``error``, ``tool_unanswered``). No alias may rename one away (``healing.renamed_canonical``).
+CANONICAL_TYPES = frozenset({RUN_STARTED, "user_message", "assistant_message", "tool_called", "tool_completed",
+                             "tool_failed", RUN_COMPLETED, RUN_FAILED, ERROR, TOOL_UNANSWERED})
 TERMINAL_OF_STATUS = {"ok": RUN_COMPLETED, "error": RUN_FAILED}  # the end a run record's status says a run had
 
 

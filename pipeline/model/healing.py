@@ -14,6 +14,7 @@ from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt
 from replay.pipeline.io.journals import HEAL_RULES_NAME
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.artifacts import artifact_from_run
+from replay.pipeline.model.events import CANONICAL_TYPES
 from replay.pipeline.model.validation import json_type, validate_artifact
 
 RULES_FILE = Path(".replay") / HEAL_RULES_NAME
@@ -87,15 +88,8 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
                           howToFix="Map each name to the type it stands for (a canonical type such as tool_called), "
                                    "not a canonical type to another name.",
                           example='{"eventAliases": {"tool_end": "tool_completed"}}')
-    renamed = renamed_canonical(aliases)
-    if renamed is not None:
-        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"`eventAliases` rename the canonical type {renamed!r} to "
-                          f"{aliases[renamed]!r}: every {renamed} event would be misnamed", source=str(target),
-                          path=f"$.eventAliases.{renamed}", expected="an alias of a name that is no canonical type",
-                          received=excerpt(aliases[renamed]),
-                          howToFix=f"Remove {renamed!r} from `eventAliases`: an alias maps another name onto a canonical "
-                                   f"type (such as {{\"tool_end\": \"tool_completed\"}}), not a canonical type away.",
-                          example='{"eventAliases": {"tool_end": "tool_completed"}}')
+    refuse_renamed_canonical(aliases, "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases", source=str(target),
+                             example='{"eventAliases": {"tool_end": "tool_completed"}}')
     if not target.is_file():  # a pipe (`--rules <(...)`): what heal's rules and its fast lane both read, read once
         _READ_ONCE[str(target)] = rules
     return rules
@@ -116,13 +110,25 @@ def resolve_alias(table: dict[str, str], name: str) -> tuple[str, list[str] | No
     return name, None
 
 
-CANONICAL_ALIAS_TYPES = frozenset(BUILTIN_ALIASES.values())  # the canonical types aliases end at: never renamed
-
-
 def renamed_canonical(aliases: dict[str, str]) -> str | None:
-    """The first of a user's ``aliases`` that renames a canonical type (``tool_completed`` -> ``tool_failed``, or
-    ``run_completed`` -> ``done``: every event of that type would be misnamed, silently), or None."""
-    return next((old for old, new in aliases.items() if old in CANONICAL_ALIAS_TYPES and new != old), None)
+    """The first of a user's ``aliases`` that renames a canonical type (``events.CANONICAL_TYPES``: ``tool_completed``
+    -> ``tool_failed``, or ``tool_unanswered`` -> ``done``: every event of that type would be misnamed, silently), or
+    None."""
+    return next((old for old, new in aliases.items() if old in CANONICAL_TYPES and new != old), None)
+
+
+def refuse_renamed_canonical(aliases: dict[str, str], code: str, path: str, **where: Any) -> None:
+    """Refuse (``code``) a user's ``aliases`` (given at ``path``: a rules file's ``$.eventAliases``, a stage's
+    ``aliases`` option) that rename a canonical type away (``renamed_canonical``); ``where`` adds to the error."""
+    renamed = renamed_canonical(aliases)
+    if renamed is None:
+        return
+    new = aliases[renamed]
+    raise ReplayError(code, f"`{path}` rename the canonical type {renamed!r} to {new!r}: every {renamed} event would be "
+                      "misnamed", path=f"{path}.{renamed}", expected="an alias of a name that is no canonical type",
+                      received=excerpt(new),
+                      howToFix=f"Remove {renamed!r} from `{path}`: an alias maps another name onto a canonical type "
+                               "(tool_end -> tool_completed), not a canonical type away.", **where)
 
 
 def alias_cycle(table: dict[str, str]) -> list[str] | None:

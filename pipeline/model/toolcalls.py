@@ -20,13 +20,13 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+from replay.pipeline.model.events import TOOL_UNANSWERED as TOOL_UNANSWERED  # (read from here too)
 from replay.pipeline.model.events import event_type, parse_timestamp
 from replay.pipeline.model.outcome import went_wrong
 
 CALLED = frozenset({"tool_called"})
 COMPLETED = frozenset({"tool_completed"})
 FAILED = frozenset({"tool_failed"})
-TOOL_UNANSWERED = "tool_unanswered"  # heal's mark of a call that got no result (pair_tool_calls): none is invented
 TOOL_NAME_KEYS = ("toolName", "tool", "name")  # in a payload, first match wins
 TOP_TOOL_NAME_KEYS = ("tool", "tool_name")  # at a record's top, when its payload names no tool
 CALL_ID_KEYS = ("callId", "toolCallId", "id")

@@ -50,3 +50,26 @@ def test_the_alias_stage_refuses_an_option_renaming_a_canonical_type() -> None:
     assert caught.value.code == "E_CONFIG_OPTION_INVALID"
     assert caught.value.body["path"] == "aliases.run_completed"
     AliasEventTypes(aliases={"run_completed": "run_completed", "my_end": "tool_end"})  # (to itself, or a chain: fine)
+
+
+@pytest.mark.parametrize("old", ["tool_unanswered", "error", "user_message"])
+def test_every_canonical_type_is_protected_not_only_those_a_builtin_alias_ends_at(tmp_path: Path, old: str) -> None:
+    """`{"tool_unanswered": "done"}` was accepted (the protected set was the built-in aliases' targets) while
+    `{"run_completed": "done"}` was refused: every canonical type is protected, in a rules file and as an option."""
+    code, types, error = _heal(tmp_path, {old: "done"})
+    assert (code, types) == (2, []) and error is not None, error
+    assert (error["code"], error["path"]) == ("E_HEAL_RULES_SHAPE_INVALID", f"$.eventAliases.{old}")
+    with pytest.raises(ReplayError) as caught:
+        AliasEventTypes(aliases={old: "done"})
+    assert (caught.value.code, caught.value.body["path"]) == ("E_CONFIG_OPTION_INVALID", f"aliases.{old}")
+
+
+def test_both_refusals_of_a_renamed_canonical_type_say_the_same() -> None:
+    """The rules file's and the alias option's refusals were two copies of one text: one helper words both."""
+    from replay.pipeline.model.healing import refuse_renamed_canonical
+
+    with pytest.raises(ReplayError) as caught:
+        refuse_renamed_canonical({"run_completed": "done"}, "E_CONFIG_OPTION_INVALID", "aliases")
+    with pytest.raises(ReplayError) as option:
+        AliasEventTypes(aliases={"run_completed": "done"})
+    assert option.value.body == caught.value.body
