@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, first_line
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.runs import RunScoped, first_line, marks_input
+from replay.pipeline.model.runs import RunScoped, marks_input
 
 
 @register("cut_runs")

@@ -7,11 +7,11 @@ from collections import Counter
 from typing import Any
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, first_line
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
-from replay.pipeline.model.runs import Input, Run, RunScoped, first_line, lane_runs, repaired_together
+from replay.pipeline.model.runs import Input, Run, RunScoped, lane_runs, repaired_together
 from replay.stages.join_split_records import RULE as JOIN
 
 _INPUT_END = object()  # the key of an input's cut-off last line among the repairs left at the end

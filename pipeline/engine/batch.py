@@ -17,7 +17,7 @@ Events are treated as immutable: a stage that changes one builds a new dict and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import Any, NamedTuple
 
 from replay.pipeline.engine import exactjson
@@ -463,7 +463,7 @@ class Batch:
             for col in before.get(i, ()):
                 if col is _CUT:
                     ends.append(len(ev))
-                    begins.append(next(filter(None, self.lines[i:]), None))
+                    begins.append(first_line(self.lines, i))
                 else:
                     put(col)
             if i not in drop:
@@ -524,3 +524,7 @@ class Batch:
             return b"\n".join([raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]) + b"\n"
         return self.text() + b"\n"  # no None left: every line as it was read (the cutter's block, when kept)
 
+
+def first_line(lines: list[int | None], i: int = 0) -> int | None:
+    """The first input line at or after column ``i`` of a batch's ``lines`` (columns a stage invented have none)."""
+    return next(filter(None, islice(lines, i, None)), None)

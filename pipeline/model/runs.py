@@ -16,7 +16,7 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, Column, invented
+from replay.pipeline.engine.batch import Batch, Column, first_line, invented
 from replay.pipeline.engine.stage import Transform
 from replay.pipeline.model.records import RECORD_KEY, RUN_DROPPED, RUN_RECORD, SOURCE_RECORD, has_records, is_record
 from replay.pipeline.model.repairs import log_repair
@@ -146,11 +146,6 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
         return True
     rid = record.get("runId")
     return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
-
-
-def first_line(lines: list[int | None], i: int = 0) -> int | None:
-    """The first input line at or after column ``i`` of a batch's ``lines`` (columns a stage invented have none)."""
-    return next(filter(None, itertools.islice(lines, i, None)), None)
 
 
 def runid_spans(rids: list[Any]) -> list[tuple[int, int]] | None:
