@@ -56,11 +56,21 @@ _DESCRIPTOR = re.compile(r"/dev/(?:std(in|out|err)|fd/(\d+))|/proc/(?:self|threa
 _STANDARD = {"in": 0, "out": 1, "err": 2}
 
 
-def descriptor_of(path: str | os.PathLike[str]) -> int | None:
-    """The open file descriptor ``path`` names (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``, or
-    a link to one of them), else None. Written through that descriptor, in place: renamed over, the link would be
-    followed and the file the shell opened replaced (``> res.txt`` losing what else was written there); opened anew,
-    a regular file behind it would be truncated and written from its start."""
+# The descriptors the process was given (0-2 and those its parent left open), noted by the executable's entry point
+# before anything of its own opens one (``cli.entry``); None in a process that did not start there: 0-2.
+_given: frozenset[int] | None = None
+
+
+def note_given_descriptors(descriptors: frozenset[int]) -> None:
+    """Note the descriptors the process started with: the only ones an output path is written through in place."""
+    global _given
+    _given = descriptors
+
+
+def named_descriptor(path: str | os.PathLike[str]) -> int | None:
+    """The descriptor of this process ``path`` names (``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``,
+    ``/dev/fd/N``, ``/proc/self/fd/N``, ``/proc/thread-self/fd/N``, ``/proc/<this pid>/fd/N``, or a link to one of
+    them), open or not, else None. Another process (a worker) would find another descriptor there, or none."""
     name = os.path.abspath(os.fspath(path))
     for _ in range(40):  # (the kernel's own limit of links followed)
         found = _DESCRIPTOR.fullmatch(name)
@@ -75,6 +85,16 @@ def descriptor_of(path: str | os.PathLike[str]) -> int | None:
             return None
         name = os.path.normpath(os.path.join(os.path.dirname(name), link))
     return None
+
+
+def descriptor_of(path: str | os.PathLike[str]) -> int | None:
+    """The descriptor the process was given (0-2, or one its parent left open: ``3> res.txt``) that ``path`` names
+    (``named_descriptor``), else None. Written through that descriptor, in place: renamed over, the link would be
+    followed and the file the shell opened replaced (``> res.txt`` losing what else was written there); opened anew,
+    a regular file behind it would be truncated and written from its start. A descriptor replay opened itself (the
+    event loop's socket) is not an output: that path is opened as any other, and fails as it did."""
+    fd = named_descriptor(path)
+    return fd if fd is not None and fd in (_given if _given is not None else (0, 1, 2)) else None
 
 
 def file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | None:

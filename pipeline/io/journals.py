@@ -24,7 +24,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic, input_unreadable, printable
 from replay.pipeline.engine.exactjson import UTF8_BOM
-from replay.pipeline.engine.outputs import is_temp_name
+from replay.pipeline.engine.outputs import is_temp_name, named_descriptor
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.io.fdio import FdReader, GunzipReader, PrefixedReader, file_type, nonblocking
 
@@ -84,9 +84,9 @@ def place_of(path: str) -> tuple[str, PurePath]:
 
 
 def names_own_descriptor(path: str) -> bool:
-    """Does ``path`` name one of this process's open descriptors (``/dev/fd/63``, what ``<(zcat run.jsonl.gz)``
-    passes)? Another process, a worker, would find another descriptor there, or none."""
-    return path.startswith(("/dev/fd/", "/proc/self/fd/")) or path == "/dev/stdin"
+    """Does ``path`` name one of this process's descriptors (``/dev/fd/63``, what ``<(zcat run.jsonl.gz)`` passes;
+    ``engine.outputs.named_descriptor``)? Another process, a worker, would find another descriptor there, or none."""
+    return named_descriptor(path) is not None
 
 
 def is_nats_url(text: str) -> bool:
