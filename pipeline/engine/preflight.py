@@ -21,7 +21,7 @@ from pathlib import Path, PurePath
 from typing import NamedTuple
 
 from replay.pipeline.engine.errors import STDOUT_NAME, ReplayError, stdout_closed
-from replay.pipeline.engine.outputs import probe_folder, probe_output
+from replay.pipeline.engine.outputs import named_descriptor, probe_folder, probe_output
 from replay.pipeline.engine.share import stdout_capture
 from replay.pipeline.engine.stage import Stage
 
@@ -60,9 +60,10 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     # again: a stage's preflight may find a file it reads (the script stage, the sidecar beside its session)
     inputs = [source for stage in stages for source in stage.input_files()]
     writes_stdout = any(target == STDIO for stage in stages for _, target in stage.outputs())
-    # `replay read x >&-`: refused before anything runs (no runner, no file); a run that is one share of a bigger
-    # command writes its stdout into a buffer, and the command checks its own stdout
-    if writes_stdout and stdout_capture() is None:
+    # `replay read x >&-` (`--out /dev/stdout` too: descriptor 1): refused before anything runs (no runner, no file); a
+    # run that is one share of a bigger command writes its stdout into a buffer, and the command checks its own stdout
+    if (writes_stdout or any(_local(target) and named_descriptor(target) == 1 for stage in stages
+                             for _, target in stage.outputs())) and stdout_capture() is None:
         refuse_unwritable_stdout()
     identities: dict[tuple[int, int] | None, str] = {}  # (None: no file, never an input's)
     for source in [*inputs, *read]:  # (``read`` is not the stages' business: walk's preflight scans its inputs)
