@@ -441,16 +441,27 @@ async def open_journal(path: str, follow: bool = False) -> AsyncIterator[Reader]
 
 async def _decoded(raw: Reader, name: str, follow: bool = False) -> Reader:
     """``raw`` as it reads, or gunzipped when it starts as gzip does (with ``follow``, a file still empty is told once
-    it has its first two bytes)."""
+    it has its first two bytes). An input that ended before its first byte is not read again: on a terminal that
+    would wait for a second Ctrl-D."""
     first = await raw.read(2)
     while 0 < len(first) < 2:
         more = await raw.read(1)
         if not more:
             break
         first += more
-    if follow and not first:
-        return _Undecided(raw, name)
+    if not first:
+        return _Undecided(raw, name) if follow else _AtEnd(raw.may_wait)
     return _decoder(raw, name, first, follow)
+
+
+class _AtEnd:
+    """An input that ended before its first byte (one Ctrl-D on a terminal): every read is its end."""
+
+    def __init__(self, may_wait: bool) -> None:
+        self.may_wait = may_wait
+
+    async def read(self, n: int) -> bytes:
+        return b""
 
 
 def _decoder(raw: Reader, name: str, first: bytes, follow: bool) -> Reader:
