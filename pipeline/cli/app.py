@@ -411,7 +411,10 @@ def max_errors() -> int:
 
 
 def execute(graph: Graph, *, strict: bool = False, command: str = "", error_port: ErrorPort | None = None) -> RunResult:
-    """Run a graph to completion on the asyncio backend and log a summary."""
+    """Run a graph to completion on the asyncio backend and log a summary. A read stage given no path reads stdin:
+    a terminal there is refused first (``refuse_terminal_stdin``), whatever built the graph (a command, ``replay run``)."""
+    if any(node.stage.name == "read" and not node.stage.config.get("paths") for node in graph.nodes.values()):
+        refuse_terminal_stdin()
     log = logger()
     error_port = error_port or ErrorPort(strict=strict, limit=max_errors())
     started = time.perf_counter()
@@ -430,8 +433,6 @@ def run_spec(name: str, args: list[str] | tuple[str, ...] = (), *, set: dict[str
     from replay.pipeline.engine.spec import bind, load_spec
 
     doc = bind(load_spec(name), set=set, add=add, bypass=bypass)
-    if not args and any(stage.get("type") == "read" and not stage.get("paths") for stage in doc.get("stages", {}).values()):
-        refuse_terminal_stdin()  # (its read stage reads stdin: no path was given)
     return execute(graph_from_config(doc, paths=list(args)), strict=strict, command=name, error_port=error_port)
 
 
@@ -442,7 +443,7 @@ def refuse_terminal_stdin() -> None:
 
     if not stdin_is_terminal():
         return
-    typed = typed_command() or "replay read"
+    typed = typed_line() or typed_command() or "replay read"
     raise ReplayError("E_USAGE_INVALID", "nothing to read: stdin is a terminal and no path was given", path=STDIN,
                       expected="a path, or a stream piped on stdin", received="a terminal on stdin",
                       howToFix=f"Pass a path (`{typed} run.jsonl`) or pipe a stream in (`replay read run.jsonl | {typed}`); "
@@ -470,6 +471,15 @@ def typed_command() -> str | None:
 
 
 find_running_command_by(typed_command)
+
+_typed_args: list[str] = []  # the arguments of the command line run (``run_cli``)
+
+
+def typed_line() -> str | None:
+    """The whole command line being run as typed (``replay export --otlp``): an example of it keeps the flags it needs."""
+    import shlex
+
+    return f"replay {shlex.join(_typed_args)}" if _typed_args else None
 
 
 def _print_error(body: dict[str, Any]) -> None:
@@ -533,6 +543,7 @@ def run_cli(argv: list[str] | None = None) -> int:
     as JSON on stderr, as the CLI writes them."""
     SESSION.clear()  # an earlier in-process run's logger is not this one's
     WALKED_LINKS_TO_NOTHING.clear()  # nor are the links to nothing its folder walks found
+    _typed_args[:] = sys.argv[1:] if argv is None else argv
     try:
         rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)
         return rv if isinstance(rv, int) else EXIT_OK

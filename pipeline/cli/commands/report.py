@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import exit_code_for, logger, refuse_terminal_stdin, run_spec
+from replay.pipeline.cli.app import exit_code_for, logger, run_spec
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
@@ -99,9 +99,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
                           howToFix="Name the report file (a folder is not written into).", example="--out report.html")
     if fmt is None:
         fmt = FORMAT_BY_SUFFIX.get(Path(out).suffix.lower(), "text") if out else "text"
-    files = report_files(list(paths), list(in_paths))
-    if files is None:
-        refuse_terminal_stdin()
+    files = report_files(list(paths), list(in_paths))  # (None: stdin, whose terminal run_spec refuses)
     if files == []:
         logger().warning("report.no_inputs", paths=[*in_paths, *paths], message="no journals or artifacts found")
         files = [os.devnull]  # an empty report rather than reading stdin
