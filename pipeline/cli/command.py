@@ -4,8 +4,8 @@ A value flag given twice (``write --out a --out b``, ``heal --in A --in B``) is 
 nothing run) rather than keeping the last value in silence. Flags meant to repeat (``multiple``, counts) repeat; so
 do switches (``--strict --strict`` says it once more; ``--summary --no-summary``: the last one says, as an alias's
 switch is undone). The help (``--help``, ``replay help``, ``--version``) is written as every output on stdout is
-(``fdio.write_stdout``): a stdout that cannot take it is E_OUTPUT_WRITE_FAILED naming ``<stdout>``, as for any
-command's data.
+(``fdio.write_stdout``), and fails as any command's data does, naming ``<stdout>``: E_OUTPUT_UNWRITABLE for a
+closed or read-only stdout, E_OUTPUT_WRITE_FAILED for one that refuses the write (a full disk).
 """
 
 from __future__ import annotations

@@ -38,6 +38,10 @@ def test_a_one_value_flag_given_twice_is_refused(tmp_path: Path, args: list[str]
 def test_switches_and_repeating_flags_still_repeat() -> None:
     assert run_replay("read", "--strict", "--strict", JOURNAL).returncode == 0
     assert run_replay("heal", "--summary", "--no-summary", JOURNAL).returncode == 0
+    messy = str(EXAMPLES / "journals" / "messy.jsonl")  # (a run heal repairs: --summary adds its heal line)
+    for switches, summaries in ((["--summary", "--no-summary"], 0), (["--no-summary", "--summary"], 1)):
+        out = run_replay("heal", *switches, messy).stdout
+        assert out.count(b'"$record":"heal"') == summaries, switches  # the last switch says
 
 
 def _commands(command: click.Command, ctx: click.Context) -> list[click.Command]:
