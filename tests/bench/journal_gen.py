@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -108,15 +109,20 @@ def write_journal(path: str | os.PathLike[str], target_bytes: int, seed: int = 7
     return events, written
 
 
-def cached_journal(directory: Path, target_bytes: int) -> Path:
-    """The benchmark journal in ``directory``, generated on first use and kept (it is gitignored)."""
+def _cached(directory: Path, name: str, write: Callable[[Path, int], object], target_bytes: int) -> Path:
+    """``directory``/``name``-<size>MiB.jsonl, written by ``write`` on first use and kept (it is gitignored)."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"journal-{target_bytes // (1 << 20)}MiB.jsonl"
+    path = directory / f"{name}-{target_bytes // (1 << 20)}MiB.jsonl"
     if not path.exists():
         tmp = path.with_suffix(".partial")
-        write_journal(tmp, target_bytes)
+        write(tmp, target_bytes)
         os.replace(tmp, path)
     return path
+
+
+def cached_journal(directory: Path, target_bytes: int) -> Path:
+    """The benchmark journal in ``directory``, generated on first use and kept."""
+    return _cached(directory, "journal", write_journal, target_bytes)
 
 
 ALIASES = {"tool_called": "tool_call", "tool_completed": "tool_result", "assistant_message": "llm_message",
@@ -153,13 +159,8 @@ def write_broken_journal(path: str | os.PathLike[str], target_bytes: int, share:
 
 
 def cached_broken_journal(directory: Path, target_bytes: int, share: float = 0.2) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"broken-{int(share * 100)}pct-{target_bytes // (1 << 20)}MiB.jsonl"
-    if not path.exists():
-        tmp = path.with_suffix(".partial")
-        write_broken_journal(tmp, target_bytes, share)
-        os.replace(tmp, path)
-    return path
+    return _cached(directory, f"broken-{int(share * 100)}pct", lambda path, size: write_broken_journal(path, size, share),
+                   target_bytes)
 
 
 def write_one_run_journal(path: str | os.PathLike[str], target_bytes: int, seed: int = 13) -> tuple[int, int]:
@@ -198,10 +199,4 @@ def write_one_run_journal(path: str | os.PathLike[str], target_bytes: int, seed:
 
 
 def cached_one_run_journal(directory: Path, target_bytes: int) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"one-run-{target_bytes // (1 << 20)}MiB.jsonl"
-    if not path.exists():
-        tmp = path.with_suffix(".partial")
-        write_one_run_journal(tmp, target_bytes)
-        os.replace(tmp, path)
-    return path
+    return _cached(directory, "one-run", write_one_run_journal, target_bytes)
