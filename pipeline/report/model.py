@@ -518,9 +518,12 @@ class RunTally:
             if kind in CALLED:
                 self.calls.called(payload, stamp, index)
             else:
-                call = self.calls.result(not result_failed(kind, event), payload, stamp, index)
+                failed = result_failed(kind, event)  # (once: is_failure would ask it again)
+                call = self.calls.result(not failed, payload, stamp, index)
+                if failed:
+                    self._add_failure(kind, payload, seq, call, event)
             self.seq_at[index] = seq
-        if is_failure(kind, payload, event.get("synthetic"), event):
+        elif is_failure(kind, payload, event.get("synthetic"), event):
             self._add_failure(kind, payload, seq, call, event)
 
     def _add_usage(self, value: Any, index: int) -> None:
