@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sized
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -122,8 +122,9 @@ class OpenCalls(Generic[T]):
     has neither id nor name (a runner's ``tool_end {}``), the most recent open call without an id (last in, first out:
     with one call open, that call; with several, the innermost, as an end closes the latest open span of a begin/end
     trace); with none open, no call (the result is one without its call). A result whose id no open call has, naming no
-    tool, answers none (an orphan: heal drops it); nor does one of a call answered already (written again). Every step is O(1) amortized: an answered call is left where it is
-    held and skipped when met, and the queues are swept when they hold more answered calls than open ones."""
+    tool, answers none (an orphan: heal drops it); nor does one of a call answered already (written again). Every step
+    is O(1) amortized: an answered call is left where it is held and skipped when met, and the queues are swept when
+    they hold more answered calls than open ones."""
 
     __slots__ = ("anonymous", "answered", "by_id", "by_name", "held", "stack")
 
@@ -166,17 +167,16 @@ class OpenCalls(Generic[T]):
                 return item
         if name:
             queue = self.by_name.get(name)
-            while queue:
-                slot = queue.popleft()
-                if slot.open:
-                    return self._answered(slot)
-                self.held -= 1
-            return None
+            return self._first_open(queue.popleft, queue) if queue else None
         if cid:
             return None  # (an id no open call has: an orphan, not the latest call's result)
-        stack = self.stack
-        while stack:
-            slot = stack.pop()
+        return self._first_open(self.stack.pop, self.stack)
+
+    def _first_open(self, take: Callable[[], _Slot[T]], slots: Sized) -> T | None:
+        """The first open call ``take`` gives from ``slots`` (its tool's queue, oldest first, or the stack, latest
+        first), now answered; the answered calls taken before it are no longer held. None: no open call left there."""
+        while slots:
+            slot = take()
             if slot.open:
                 return self._answered(slot)
             self.held -= 1
