@@ -21,14 +21,15 @@ class DropAdjacentDuplicates(Transform):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        # The event before the next one; a clean batch leaves its last line, decoded only if events follow (``_previous``)
-        self.previous: dict[str, Any] | bytes | None = None
+        # The event before the next one; a clean batch leaves its last line (or itself and where its last line is: the
+        # line is cut out of the block it is in, and decoded, only if events follow, ``_previous``)
+        self.previous: dict[str, Any] | bytes | tuple[Batch, int] | None = None
         self.inputs = Inputs()
         self.input: Input | None = None  # the input of ``previous``: an event of another input is no duplicate of it
 
     def __call__(self, batch: Batch) -> Batch:
         if batch.clean is not None:  # whole runs, each event numbered on: none equals the one before it
-            self.previous = batch.lane["dedupe"] if batch.lane else batch.at("raws", -1)
+            self.previous = batch.lane["dedupe"] if batch.lane else (batch, len(batch) - 1)  # (lines are only appended)
             self.input = self.inputs.at(batch.source)
             return batch
         drop = []
@@ -51,6 +52,9 @@ class DropAdjacentDuplicates(Transform):
 
     def _previous(self) -> dict[str, Any] | None:
         """The event before this batch's first: ``previous``, decoded now where a clean batch left its line."""
+        if type(self.previous) is tuple:
+            batch, last = self.previous
+            self.previous = batch.at("raws", last)
         if type(self.previous) is bytes:
             self.previous = exactjson.loads(self.previous)
         return self.previous  # type: ignore[return-value]
