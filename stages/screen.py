@@ -33,7 +33,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import BLANK, decode_each_line, nested_no_deeper_than_orjson
+from replay.pipeline.io.journals import BATCH_EVENTS, BLANK, decode_each_line, nested_no_deeper_than_orjson
 from replay.pipeline.model.events import (
     _RFC3339_STRICT,
     RUN_COMPLETED,
@@ -438,7 +438,7 @@ class ScreenRuns(Transform):
         self._clean_count += lines
         self._clean_ids += ids
         self._clean_events += events
-        if self._clean_count >= 1024:
+        if self._clean_count >= BATCH_EVENTS:  # (a batch of clean runs holds as many lines as a batch read)
             self._close_clean()
 
     def _fine(self, fields: dict[str, tuple[Any, ...]], types: list[Any], stamps: list[Any]) -> int:
