@@ -14,10 +14,18 @@ from replay.pipeline.model.runs import Run, marks_input, name_run, starts_run
 ARTIFACT, STREAM = "artifact", "stream"
 
 
+def _in_an_array(error: dict[str, Any]) -> bool:
+    """Is ``error`` about an element of a JSON array (its path ``$[3]``, ``$[3].seq``): of a journal written as one?"""
+    path = error.get("path")
+    return isinstance(path, str) and path.startswith("$[")
+
+
 class _Tally:
     def __init__(self, source: str) -> None:
         self.source = source
-        self.kind = ARTIFACT if source.endswith(DOCUMENT_SUFFIXES) else STREAM
+        # What the input is: a journal (JSONL, or a .json array of records: a stream) or one artifact (a .json holding
+        # an object). A .json file is judged by what came of it (``judge``); None while nothing did.
+        self.kind: str | None = None if source.endswith(DOCUMENT_SUFFIXES) else STREAM
         self.errors = 0
         self.events = 0
         self.runs = 0
@@ -26,10 +34,18 @@ class _Tally:
         # among the summaries. None while only errors named it (they come on other ports, ahead of or behind the stream).
         self.place: int | None = None
 
+    def judge(self, kind: str, *, surely: bool = True) -> None:
+        """What came of the input says it is ``kind``: a record does (``surely``), an error only while nothing did."""
+        if surely or self.kind is None:
+            self.kind = kind
+
     def summary(self) -> dict[str, Any]:
-        line: dict[str, Any] = {"source": self.source, "kind": self.kind, "valid": self.errors == 0,
+        # (a .json file of which nothing came, no record nor error: an empty array, a journal of no records, as an
+        # array whose every element was no record is; an empty file or an object is no such thing)
+        kind = self.kind or STREAM
+        line: dict[str, Any] = {"source": self.source, "kind": kind, "valid": self.errors == 0,
                                 "errors": self.errors, "events": self.events}
-        if self.kind == STREAM:
+        if kind == STREAM:
             line["runs"] = self.runs
         return line
 
@@ -80,13 +96,16 @@ class ValidateSummary(Transform):
     def __call__(self, batch: Batch) -> None:
         if batch.port == "errors":
             for record in batch.events or ():
-                self._tally(str(record.get("source") or batch.source)).errors += 1
+                tally = self._tally(str(record.get("source") or batch.source))
+                tally.errors += 1  # (an error at an array's element is of a journal written as one; any other of a
+                tally.judge(STREAM if _in_an_array(record) else ARTIFACT, surely=False)  # .json file, of an artifact)
                 self.emit("errors", record)
             return None
         if batch.port is not None:
             return None
         if batch.clean is not None:  # whole valid runs, counted by the screen
             tally = self._in_stream(batch.source)
+            tally.judge(STREAM)
             tally.runs += batch.clean[0]
             tally.events += batch.clean[1]
             tally.run = None
@@ -103,10 +122,11 @@ class ValidateSummary(Transform):
                     tally.run = None
                 continue
             if kind == DOCUMENT_RECORD:
+                tally.judge(ARTIFACT)
                 events = record["document"].get("events") if isinstance(record.get("document"), dict) else None
                 tally.events += len(events) if isinstance(events, list) else 0
                 continue
-            tally.kind = STREAM  # (a .json of another agent's records, read split: a stream of them, no artifact)
+            tally.judge(STREAM)  # (a .json array, or another agent's records read split: a stream of them, no artifact)
             if type(record) is dict and starts_run(record, tally.run, batch.source):
                 tally.run = Run(record.get("runId") if isinstance(record.get("runId"), str) else None, None, batch.source)
                 tally.runs += 1
