@@ -9,14 +9,13 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import READ_WHOLE, Batch, duplicate_key_note
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, utf8_fault
+from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.fdio import file_removed
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
-    BLANK,
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     DOCUMENT,
@@ -40,7 +39,7 @@ from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.runs import Inputs
-from replay.pipeline.model.validation import EXAMPLE_ARTIFACT, artifact_refusal
+from replay.pipeline.model.validation import document_not_json, named_document_refusal
 
 
 class _Reached(Exception):
@@ -245,31 +244,16 @@ class ReadJournal(Source):
         """A .json file (one JSON document) that does not parse: E_ARTIFACT_JSON_INVALID where parsing stopped (sent
         as a diagnostic: with ``mark_dropped`` a dropped record stands for it, so a parse down the pipe says it too);
         ``data`` starts ``skipped`` bytes into the file (a byte order mark): offsets stay positions in the file."""
-        bad = utf8_fault(data, skipped)
-        if bad is not None:
-            return diagnostic("E_ARTIFACT_JSON_INVALID", f"not valid JSON: byte 0x{bad.byte:02x} at line {bad.line}, "
-                              f"column {bad.column} is not UTF-8 ({bad.reason})", source=source, path="$", **bad.position,
-                              stage=self.id,
-                              expected="one JSON object, UTF-8", received=excerpt(data[bad.line_start:], 80),
-                              example=EXAMPLE_ARTIFACT)
-        at = exactjson.error_position(data, exc, skipped)
-        why = " (the input ends inside the document: its write was cut off)" if exactjson.cut_off(data, exc) else ""
-        return diagnostic("E_ARTIFACT_JSON_INVALID", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {at['column']}{why}",
-                          source=source, path="$", **at, stage=self.id, expected="one JSON object",
-                          received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT)
+        return diagnostic(**document_not_json(data, exc, skipped), source=source, stage=self.id)
 
     def _refused(self, source: str, refusal: dict[str, Any], value: Any, skipped: int) -> dict[str, Any]:
         """A named .json file whose one JSON value is no artifact to read (``validation.artifact_refusal``: no object,
         no ``events`` array, a format replay does not know), refused as one error for the file at line 1, with the
         code and words validate uses for it: not read as a record (its one line) nor as lines (each no JSON alone). A
-        capture's raw side file (its runner's output) is said to be one, with what to read instead; an object with no
-        `events` at all (a record, maybe) is told that a journal is named .jsonl."""
+        capture's raw side file (its runner's output) is said to be one, with what to read instead."""
         if is_raw_capture(source, value):  # (its artifactType, "raw-capture", is refused before its missing events)
             refusal["howToFix"] = (f"It is a capture's raw runner output (the request, the runner's stdout and stderr): "
                                    f"read the run's {HEALED} beside it, or its journal (DATA_DIR/journal/RUN_ID.jsonl).")
-        elif refusal["code"] == "E_ARTIFACT_EVENTS_INVALID" and "events" not in value:  # no artifact: a record, maybe
-            refusal["howToFix"] = ("Set `events` to an array of event objects; a journal (one JSON record a line: "
-                                   "`jq -c .` writes them so) is named .jsonl, not .json.")
         return diagnostic(refusal.pop("code"), refusal.pop("message"), source=source, line=1, offset=skipped,
                           stage=self.id, **refusal)
 
@@ -292,13 +276,14 @@ class ReadJournal(Source):
         # waits only while it has nothing more.
         idle = reader.may_wait
         try:
-            head, eof, kind = await self._read_head(reader, limit, head_parts, named_document and not follow)
+            whole = named_document and not follow  # (a named .json file is one JSON document, whatever its lines)
+            head, eof, kind = await self._read_head(reader, limit, head_parts, whole)
             fed = True
             at_start = follow and not head  # (--follow of a file empty so far: its byte order mark may come yet)
             head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
             if eof:  # all of it is read: one JSON text, maybe
                 value, fault = parsed = _parsed(head)
-                if named_document and not follow and fault is None and (refusal := _no_artifact(value)) is not None:
+                if named_document and not follow and fault is None and (refusal := named_document_refusal(value)) is not None:
                     await self._send([self._refused(source, refusal, value, cutter.offset)], out)
                     return
                 if fault is None and is_document(value):
@@ -311,11 +296,11 @@ class ReadJournal(Source):
                     await self._mark_named(trajectory, out)
                     await self._send([_trajectory_batch(trajectory, source)], out)
                     return
-                if not follow and kind != LINES and fault is not None and (
-                        named_document or (head.strip() and on_stdin and kind == DOCUMENT and exactjson.cut_off(head, fault))):
+                if not follow and fault is not None and (named_document or (
+                        kind == DOCUMENT and head.strip() and on_stdin and exactjson.cut_off(head, fault))):
                     await self._send([self._not_json(source, head, fault, cutter.offset)], out)
                     return
-            if not eof and kind == DOCUMENT:  # read whole up to the limit, and it goes on: not its lines, one error
+            if not eof and (kind == DOCUMENT or whole):  # read whole up to the limit, and it goes on: one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)
                 return
             await self._send(cutter.feed(head), out, pause=self._short)
@@ -386,13 +371,12 @@ class ReadJournal(Source):
     async def _read_head(self, reader: Reader, limit: int, parts: list[bytes],
                          whole: bool = False) -> tuple[bytes, bool, str | None]:
         """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when
-        it may be one JSON document, as a named .json file (``whole``) of one line is (it is judged as an artifact,
-        as validate judges it). Returns (bytes, reached end of input, ``head_format`` of them); ``parts``
-        holds what was read so far (where reading stopped before it was done)."""
+        it is one JSON document, as a named .json file (``whole``) is, of one line or several (JSON lines in it too:
+        it is judged as one artifact, as validate judges it). Returns (bytes, reached end of input, ``head_format`` of
+        them); ``parts`` holds what was read so far (where reading stopped before it was done)."""
         size = 0
         kind: str | None = None
-        first = _FirstLine() if whole else None
-        lines = not whole  # (whole: lines once a second line begins)
+        lines = not whole
         while True:
             data = await reader.read(self.chunk)
             if not data:
@@ -402,7 +386,6 @@ class ReadJournal(Source):
             size += len(data)
             if kind is None and (len(parts) == 1 or b"\n" in data):
                 kind = head_format(b"".join(parts))
-            lines = lines or (first is not None and first.more_after(data))
             if (kind == LINES and lines) or size > limit:
                 return b"".join(parts), False, kind
 
@@ -425,28 +408,6 @@ class ReadJournal(Source):
             await out.send(batch)
         if self._side:
             await out.drain()
-
-
-class _FirstLine:
-    """Does an input go on past its first line? Fed its bytes in order, each chunk once."""
-
-    _WS = BLANK + b"\n"
-
-    def __init__(self) -> None:
-        self.begun = False  # (blank lines before the first line are no line)
-        self.ended = False
-
-    def more_after(self, data: bytes) -> bool:
-        """Do ``data``, the input's next bytes, hold something of a second line?"""
-        if not self.begun:
-            data = data.lstrip(self._WS)
-            self.begun = bool(data)
-        if self.begun and not self.ended:
-            nl = data.find(b"\n")
-            if nl < 0:
-                return False
-            self.ended, data = True, data[nl + 1:]
-        return self.ended and bool(data.strip(self._WS))
 
 
 def _source_mark(source: str) -> Batch:
@@ -506,14 +467,3 @@ def _dialect_document(head: bytes, parsed: tuple[Any, orjson.JSONDecodeError | N
     from replay.pipeline.model.dialects.detect import is_dialect_document
 
     return value if is_dialect_document(value) else None
-
-
-def _no_artifact(value: Any) -> dict[str, Any] | None:
-    """Why ``value``, the one JSON value of a named .json file, is no artifact that can be read (``artifact_refusal``,
-    validate's decision), or None: an array is a journal written as one, another agent's run in one object is read
-    whole (``_dialect_document``), and neither is judged as an artifact, as validate judges neither."""
-    if is_record_array(value):
-        return None
-    from replay.pipeline.model.dialects.detect import is_dialect_document
-
-    return None if is_dialect_document(value) else artifact_refusal(value)

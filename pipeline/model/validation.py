@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import diagnostic
+from replay.pipeline.engine.errors import diagnostic, excerpt, utf8_fault
+from replay.pipeline.io.journals import LINES, head_format, is_record_array
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
 from replay.pipeline.model.records import (
@@ -293,6 +296,46 @@ def artifact_refusal(doc: Any) -> dict[str, Any] | None:
     named = [check for key, check in (("schemaVersion", _check_version), ("artifactType", _check_type)) if key in doc]
     found = [*(p for check in named for p in check(doc)), *_check_events_array(doc)]  # validate_artifact's order
     return found[0] if found else None
+
+
+def named_document_refusal(value: Any) -> dict[str, Any] | None:
+    """Why ``value``, the one JSON value of a named ``.json`` file, is no artifact that can be read
+    (``artifact_refusal``, validate's decision), or None: an array is a journal written as one, and another agent's run
+    in one object (a mini-swe-agent trajectory) is read whole; neither is judged as an artifact, as validate judges
+    neither. read, report, heal and walk refuse such a file with it. An object with no ``events`` at all (a record,
+    maybe) is told that a journal is named .jsonl."""
+    if is_record_array(value):
+        return None
+    from replay.pipeline.model.dialects.detect import is_dialect_document  # (its dialects use this module's checks)
+
+    if is_dialect_document(value):
+        return None
+    refusal = artifact_refusal(value)
+    if refusal is not None and refusal["code"] == "E_ARTIFACT_EVENTS_INVALID" and "events" not in value:
+        refusal["howToFix"] = (f"Set `events` to an array of event objects; {JOURNAL_NAMED_JSONL}")
+    return refusal
+
+
+JOURNAL_NAMED_JSONL = "a journal (one JSON record a line: `jq -c .` writes them so) is named .jsonl, not .json."
+
+
+def document_not_json(data: bytes, exc: orjson.JSONDecodeError, skipped: int) -> dict[str, Any]:
+    """Why a .json file (one JSON document: ``data``, from ``skipped`` bytes into the file, past a byte order mark)
+    does not parse (``exc``): E_ARTIFACT_JSON_INVALID where parsing stopped, its position in the file, as the keyword
+    arguments of a ``diagnostic`` (read, validate and walk say it alike). JSON lines in it (a record on each) are told
+    to be a journal, which is named .jsonl."""
+    bad = utf8_fault(data, skipped)
+    if bad is not None:
+        return dict(code="E_ARTIFACT_JSON_INVALID", message=f"not valid JSON: byte 0x{bad.byte:02x} at line {bad.line}, "
+                    f"column {bad.column} is not UTF-8 ({bad.reason})", path="$", **bad.position,
+                    expected="one JSON object, UTF-8", received=excerpt(data[bad.line_start:], 80), example=EXAMPLE_ARTIFACT)
+    at = exactjson.error_position(data, exc, skipped)
+    why = " (the input ends inside the document: its write was cut off)" if exactjson.cut_off(data, exc) else ""
+    lines = {"howToFix": f"It holds JSON lines: {JOURNAL_NAMED_JSONL}"} \
+        if data.lstrip()[:1] == b"{" and head_format(data) == LINES else {}
+    return dict(code="E_ARTIFACT_JSON_INVALID", message=f"not valid JSON: {exc.msg} at line {exc.lineno}, column "
+                f"{at['column']}{why}", path="$", **at, expected="one JSON object",
+                received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT, **lines)
 
 
 def validate_artifact(doc: Any, *, seq_order: str = "contiguous") -> Problems:

@@ -29,6 +29,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, prin
 from replay.pipeline.io.journals import (
     BLANK,
     DOCUMENT,
+    DOCUMENT_SUFFIXES,
     Gunzipping,
     GzipUnreadable,
     LineCutter,
@@ -42,6 +43,7 @@ from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, not_object_fix
+from replay.pipeline.model.validation import document_not_json, named_document_refusal
 from replay.pipeline.model.walk import StepWatch, kind_of, state_of, step_of, step_tokens
 
 # finding where --at stops, before anything is printed ------------------------------------------------
@@ -473,7 +475,8 @@ def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
 def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
     head, whole = _head(read, max_line_bytes)
     bom = exactjson.skip_bom(head)[1]
-    if head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
+    named = path.endswith(DOCUMENT_SUFFIXES)  # a named .json file: one JSON document whatever its lines, as `read` reads it
+    if named or head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
         # one JSON document (an artifact, an array): read whole, as `read` does
         whole_input = _whole(read.look(keep=False), max_line_bytes)
         if whole_input is None:  # as `read` reads it: not past the limit, and one error for the input
@@ -482,6 +485,8 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
                               **too_long)
         data = whole_input[bom:]
         document = as_document(data)
+        if named and _side_file(path, data) is None:
+            _refuse_no_artifact(path, data, bom)
         if document is None:
             side_file = _side_file(path, data)
             if side_file is not None:
@@ -521,6 +526,26 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
     return JournalScan(False, end)
 
 
+
+
+def _refuse_no_artifact(path: str, data: bytes, bom: int) -> None:
+    """Refuse a named .json file (``data``, ``bom`` bytes into it) that is no artifact to read, as read, report and heal
+    refuse it: it does not parse (E_ARTIFACT_JSON_INVALID: JSON lines in it too), or its one value is no artifact
+    (``validation.named_document_refusal``: no object, no ``events`` array, a format replay does not know); the code
+    they give it is the refusal's ``cause``, with their words."""
+    try:
+        value = exactjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        fault = document_not_json(data, exc, bom)
+    else:
+        refusal = named_document_refusal(value)
+        if refusal is None:
+            return
+        fault = refusal | {"line": 1, "offset": bom}
+    fault.pop("example", None)
+    cause, reason = fault.pop("code"), fault.pop("message")
+    fault.setdefault("howToFix", how_to_fix(cause))
+    raise _unreadable(path, reason, cause=cause, **fault)
 
 
 def _side_file(path: str, data: bytes) -> tuple[str, str] | None:
