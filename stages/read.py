@@ -35,7 +35,7 @@ from replay.pipeline.io.journals import (
     source_name,
 )
 from replay.pipeline.io.run_files import HEALED, is_raw_capture
-from replay.pipeline.model.artifacts import document_items
+from replay.pipeline.model.artifacts import document_items, note_lacking
 from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.runs import Inputs
@@ -288,6 +288,7 @@ class ReadJournal(Source):
                     return
                 if fault is None and is_document(value):
                     self._note_duplicates(source, head, value, cutter.offset)
+                    note_lacking(self.shared, source, value)  # (what heal --in fills into its healed copy, and logs)
                     await self._mark_named(value, out)
                     await self._send(list(document_items(value, source, self.batch_events)), out)
                     return

@@ -43,9 +43,10 @@ from replay.pipeline.io.run_files import (
     write_file,
 )
 from replay.pipeline.io.staging import staged_folder
+from replay.pipeline.model.artifacts import fill_repairs, lacking
 from replay.pipeline.model.healing import healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, is_record, record_kind
-from replay.pipeline.model.repairs import heal_log_document
+from replay.pipeline.model.repairs import count_in, heal_log_document
 from replay.pipeline.report.model import healed_run_artifact
 from replay.stages.validate import ValidateEvents
 
@@ -206,6 +207,11 @@ class WriteHealed(Sink):
             artifact_id = (done.run or {}).get("artifactId") or printable(Path(path).name)  # (a name not UTF-8 too)
         else:
             artifact = healed_run_artifact(done.run, done.events, done.heal)
+            run_id = (done.run or {}).get("runId") or done.run_id
+            filled = fill_repairs(artifact, lacking(self.shared, source), source=source, run_id=run_id)
+            if filled:  # (what the input lacked, written anew: repairs, counted with the run's other repairs)
+                done.repairs = [*done.repairs, *filled]
+                artifact["heal"] = {k: v for k, v in (count_in(done.heal, filled) or {}).items() if k in ("repairs", "byRule")}
             for problem in healed_problems(artifact, source, stage=self.id):
                 self.emit("errors", problem)
             data = document_bytes(artifact)

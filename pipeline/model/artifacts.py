@@ -9,14 +9,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.io.journals import BATCH_EVENTS
 from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, run_record_from_artifact
 from replay.pipeline.model.records import RECORD_KEY
+from replay.pipeline.model.repairs import repair_entry
 from replay.pipeline.model.toolcalls import pair_tool_calls
 
 SCHEMA_VERSION = "1.0.0"
 ARTIFACT_TYPE = "replay"
+# The fields ``artifact_from_run`` writes into an artifact whose input lacked them (heal --in logs each such fill as a
+# repair of ``FILL_RULE``): its envelope, as this replay writes it, and its status, from its events.
+FILLED_FIELDS = ("schemaVersion", "artifactType", "status")
+FILL_RULE = "fill_artifact_field"
+LACKING = "artifact_lacking"  # its key in ``Stage.shared``: per input read, the FILLED_FIELDS its artifact lacked
+_WHY = {"schemaVersion": "the version this replay writes", "artifactType": "a replay artifact's",
+        "status": "from its events: \"error\" when one is run_failed, else \"ok\""}
 
 
 def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]],
@@ -57,6 +66,28 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
     if extra:
         artifact.update(extra)
     return {k: v for k, v in artifact.items() if v is not None}
+
+def note_lacking(shared: dict[str, Any], source: str, document: Any) -> None:
+    """Note (in a graph run's ``shared``) which ``FILLED_FIELDS`` the artifact ``document`` read from ``source`` lacks
+    (nothing for an array: no artifact); ``lacking`` tells a later stage (``write_healed``)."""
+    if isinstance(document, dict):
+        shared.setdefault(LACKING, {})[source] = tuple(key for key in FILLED_FIELDS if key not in document)
+
+
+def lacking(shared: dict[str, Any], source: str) -> tuple[str, ...]:
+    """The ``FILLED_FIELDS`` the artifact read from ``source`` lacked (``note_lacking``); () when none was noted."""
+    found: tuple[str, ...] = shared.get(LACKING, {}).get(source, ())
+    return found
+
+
+def fill_repairs(artifact: dict[str, Any], fields: tuple[str, ...], *, source: str, run_id: Any) -> list[dict[str, Any]]:
+    """The heal-log entries of the ``fields`` (of ``FILLED_FIELDS``) an input artifact lacked and ``artifact``, its
+    healed copy, has: one each, the value written at its JSON path."""
+    return [repair_entry(FILL_RULE, "changed", f"the artifact has no `{key}`; set to "
+                         f"{exactjson.dumps(artifact[key]).decode()} ({_WHY[key]})", run_id=run_id, source=source,
+                         path=f"$.{key}", field=key, value=artifact[key])
+            for key in fields if key in artifact]
+
 
 def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:
     """Records from one JSON document: an artifact (its run record, then its events) or an array."""

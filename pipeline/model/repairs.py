@@ -24,14 +24,24 @@ DROP_TORN_LINE = "drop_torn_line"  # parse's repair of an input's cut-off last l
 def log_repair(stage: Stage, rule: str, action: str, message: str, batch: Batch | None = None, i: int | None = None,
                *, run_id: Any = None, source: str | None = None, port: str = "repairs", **fields: Any) -> None:
     """Emit one heal-log entry on ``stage``'s repairs port (or an observation on ``notices``)."""
-    entry: dict[str, Any] = {"rule": rule, "action": action, "runId": run_id}
-    if batch is not None and i is not None:
-        entry.update(batch.where(i))
-    elif source is not None:
-        entry["source"] = source
-    entry.update(fields)
-    entry["message"] = message
-    stage.emit(port, entry)
+    where = batch.where(i) if batch is not None and i is not None else {"source": source} if source is not None else {}
+    stage.emit(port, repair_entry(rule, action, message, run_id=run_id, **{**where, **fields}))  # (a field over its place)
+
+
+def repair_entry(rule: str, action: str, message: str, *, run_id: Any = None, **fields: Any) -> dict[str, Any]:
+    """One heal-log entry: the rule, its action and run, where (``source``, ``line``, ``path``, ...) and what
+    (``field``, ``value``, ...), then the message."""
+    return {"rule": rule, "action": action, "runId": run_id, **fields, "message": message}
+
+
+def count_in(heal: dict[str, Any] | None, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A heal record's counts (``repairs``, ``byRule``: None, a run no rule repaired) with ``entries`` counted too."""
+    if not entries:
+        return heal
+    by_rule = dict((heal or {}).get("byRule") or {})
+    for entry in entries:
+        by_rule[str(entry["rule"])] = by_rule.get(str(entry["rule"]), 0) + counts_as_repair(entry)
+    return {**(heal or {}), "repairs": sum(by_rule.values()), "byRule": dict(sorted(by_rule.items()))}
 
 
 def counts_as_repair(entry: dict[str, Any]) -> int:
