@@ -54,6 +54,9 @@ class ReadJournal(Source):
     options = {
         "paths": Option(list, [], "files or directories to read; empty means the command's PATHs, else stdin",
                         bind="args"),
+        "listed": Option(bool, False, "the paths are files the command found itself (a folder's walk, handed on): one "
+                         "not there when read (a link to nothing the walk met, a file removed meanwhile) is reported "
+                         "unreadable as it is read and the others read on; a path named so is refused before anything runs"),
         "follow": Option(bool, False, "keep reading a journal that is still being written (like tail -f)"),
         "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line accepted; longer lines are reported and skipped",
                                  minimum=1),
@@ -93,7 +96,8 @@ class ReadJournal(Source):
     def input_files(self) -> list[str]:
         """The files this read will read, found once: the preflight asks first, and the read reads that list."""
         if self._files is None:
-            self._files = expand_paths(self.config["paths"])  # refuses a missing input before anything runs
+            # (refuses a missing input before anything runs; one the command listed is reported as it is read)
+            self._files = expand_paths(self.config["paths"], listed=self.config["listed"])
         return self._files
 
     def input_folders(self) -> list[str]:

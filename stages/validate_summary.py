@@ -138,7 +138,7 @@ class ValidateSummary(Transform):
 
     def flush(self) -> Batch | None:
         if not self.tallies:  # not one record came (an empty file, blank lines): the inputs are valid, and empty
-            for path in expand_paths(self.config["paths"], once=False):
+            for path in expand_paths(self.config["paths"], once=False, listed=True):  # (read refused those missing at first)
                 self._tally(source_name(path))
         done = [t.summary() for t in self._in_order()]
         return Batch.of(done, "<validate_summary>") if done else None

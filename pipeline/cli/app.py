@@ -44,7 +44,6 @@ from replay.pipeline.engine.log import LEVELS, SESSION, log_warnings, make_logge
 from replay.pipeline.engine.memory import spare_teardown, tune_gc
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
 from replay.pipeline.engine.stage import Option
-from replay.pipeline.io.journals import WALKED_LINKS_TO_NOTHING
 
 EXAMPLES = """\b
 Examples:
@@ -542,7 +541,6 @@ def run_cli(argv: list[str] | None = None) -> int:
     (0 ok, 1 failed, 2 refused, 128 + the signal's number when interrupted): what ``main`` does, without exiting; errors are written
     as JSON on stderr, as the CLI writes them."""
     SESSION.clear()  # an earlier in-process run's logger is not this one's
-    WALKED_LINKS_TO_NOTHING.clear()  # nor are the links to nothing its folder walks found
     _typed_args[:] = sys.argv[1:] if argv is None else argv
     try:
         rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)

@@ -197,12 +197,6 @@ def _say_not_read(entry: os.DirEntry[str]) -> None:
                                  howToFix="Name it as a PATH to read it, or move it out of the folder.")
 
 
-# The links to nothing folder walks of this process found: each is that walk's input, reported unreadable when it is
-# read (the others read on), where a link to nothing named as a PATH is refused (``expand_paths``). Absolute paths;
-# a command run in-process (``run_cli``) starts with none.
-WALKED_LINKS_TO_NOTHING: set[str] = set()
-
-
 def _journals_below(top: str) -> Iterator[str]:
     """The journals in a folder and the folders below it, as ``os.walk`` finds them (a link to a folder is not
     followed), not descending into a folder an interrupted write left half-staged. A folder that cannot be listed (no
@@ -223,8 +217,6 @@ def _journals_below(top: str) -> Iterator[str]:
             yield from _journals_below(entry.path)
         elif is_journal_name(name):
             if _walkable(entry):
-                if entry.is_symlink() and not os.path.exists(entry.path):
-                    WALKED_LINKS_TO_NOTHING.add(os.path.abspath(entry.path))
                 yield entry.path
             else:
                 _say_not_read(entry)
@@ -280,18 +272,20 @@ def base_name(path: str) -> str:
     return path.rstrip("/").rpartition("/")[2]
 
 
-def expand_paths(paths: list[str], once: bool = True) -> list[str]:
+def expand_paths(paths: list[str], once: bool = True, listed: bool = False) -> list[str]:
     """Files as given; directories walked recursively for journals, in sorted path order, each captured run once
     (``captured_once``; ``once=False``: every file the walk found).
 
     Raises E_INPUT_PATH_NOT_FOUND / E_INPUT_NOT_FILE_OR_DIR before anything is read (a link to nothing named too; one a
-    walk found is that walk's input, reported unreadable as it is read, the others read on). Not in a run that is one input of
-    a command over many (``engine.share``): the command found its inputs first, so one not there now was removed
-    meanwhile, and reading it reports it unreadable (E_INPUT_UNREADABLE, exit 1; the other inputs go on), as one run
-    over them all reports it. (It was a refusal: exit 2, and no input after it was read.)
+    walk found is that walk's input, reported unreadable as it is read, the others read on). Not for ``listed`` paths,
+    which a command found itself (its folder walk's files, handed on to a graph: ``read.listed``), nor in a run that is
+    one input of a command over many (``engine.share``): the command found its inputs first, so one not there now is a
+    link to nothing its walk met or was removed meanwhile, and reading it reports it unreadable (E_INPUT_UNREADABLE,
+    exit 1; the other inputs go on), as one run over them all reports it. (It was a refusal: exit 2, and no input after
+    it was read.)
     """
     files: list[str] = []
-    listed = command_inputs() > 0
+    listed = listed or command_inputs() > 0
     for raw in paths or [STDIN]:
         if raw == STDIN:
             require_stdin()
@@ -313,7 +307,7 @@ def expand_paths(paths: list[str], once: bool = True) -> list[str]:
                               howToFix="Name the file or folder to read (a variable that held it may be unset); pass `-` "
                                        "(or nothing) to read stdin.")
         p = Path(raw)
-        if not p.exists() and (listed or os.path.abspath(raw) in WALKED_LINKS_TO_NOTHING):
+        if not p.exists() and listed:
             files.append(raw)  # removed meanwhile, or a walk's link to nothing: reading it reports it unreadable
             continue
         if not p.exists():

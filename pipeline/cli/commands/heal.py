@@ -119,7 +119,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
                            how_to_fix="Heal into a folder beside the inputs, e.g. --out healed.")
             refuse_overlap(out_dir, rules_read(rules_path), "--out", what="the heal rules file", place=place_of,
                            how_to_fix="Heal into a folder that does not hold the rules file (or give --rules a file outside --out).")
-        bound |= {"write.out_dir": Flag("--out", out_dir), "write.root": Flag("--in", str(root))}
+        bound |= {"write.out_dir": Flag("--out", out_dir), "write.root": Flag("--in", str(root)),
+                  "read.listed": True}  # (the files its walk found: a link to nothing among them is reported, not refused)
         scale = Scale(workers, engine, scheduler, quiet)
         if is_url(out_dir):
             return heal_into_url(bound, files, root, out_dir, scale, strict)

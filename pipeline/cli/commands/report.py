@@ -105,7 +105,8 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
         files = [os.devnull]  # an empty report rather than reading stdin
     bound = {"read.max_line_bytes": max_line_bytes, "parse.fields": list(SUMMARY_FIELDS), "dialect.dialect": dialect,
              "dialect.hold_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
-             "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": Flag("--out", out), "report.title": title}
+             "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": Flag("--out", out), "report.title": title,
+             "read.listed": True}  # (``report_files`` found the files: a link to nothing a walk met is reported, not refused)
     if files and STDIN not in files and len(files) > 1:  # one file streams through one graph (flat memory)
         errors, result = _report_in_parallel(files, bound, Scale(workers, engine, scheduler, quiet), strict)
         code = EXIT_FAILED if errors or result.errors else 0

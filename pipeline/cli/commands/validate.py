@@ -146,7 +146,8 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
                          hint="directories are searched for *.json artifacts and *.jsonl journals")
         return EXIT_OK
     bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes,
-             "screen.enabled": dialect == "auto"}  # (the fast lane knows replay's own events only: a named dialect maps all)
+             "screen.enabled": dialect == "auto",  # (the fast lane knows replay's own events only: a named dialect maps all)
+             "read.listed": True}  # (``resolve_inputs`` found the files: a link to nothing a walk met is reported, not refused)
     found = [path for path, _ in files]
     if pass_through or STDIN in found:
         result = run_spec("validate", found, set=bound, bypass=["summary"] if pass_through else (), strict=strict)
