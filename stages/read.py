@@ -93,6 +93,9 @@ class ReadJournal(Source):
         self.inputs = Inputs()  # which input of its name the lines read are of (each source line sent begins one)
         self._unmarked: str | None = None  # (mark_named_documents) the named input being read that no source line marks yet
 
+    def reads_stdin_unnamed(self) -> bool:
+        return not self.config["paths"]
+
     def input_files(self) -> list[str]:
         """The files this read will read, found once: the preflight asks first, and the read reads that list."""
         if self._files is None:

@@ -43,7 +43,7 @@ from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.log import LEVELS, SESSION, log_warnings, make_logger
 from replay.pipeline.engine.memory import spare_teardown, tune_gc
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
-from replay.pipeline.engine.stage import Option
+from replay.pipeline.engine.stage import Option, Source
 
 EXAMPLES = """\b
 Examples:
@@ -410,9 +410,10 @@ def max_errors() -> int:
 
 
 def execute(graph: Graph, *, strict: bool = False, command: str = "", error_port: ErrorPort | None = None) -> RunResult:
-    """Run a graph to completion on the asyncio backend and log a summary. A read stage given no path reads stdin:
-    a terminal there is refused first (``refuse_terminal_stdin``), whatever built the graph (a command, ``replay run``)."""
-    if any(node.stage.name == "read" and not node.stage.config.get("paths") for node in graph.nodes.values()):
+    """Run a graph to completion on the asyncio backend and log a summary. A source that reads stdin for want of a path
+    (``Source.reads_stdin_unnamed``: ``read``) is refused a terminal there first (``refuse_terminal_stdin``), whatever built
+    the graph (a command, ``replay run``): the one place that rule is applied."""
+    if any(isinstance(node.stage, Source) and node.stage.reads_stdin_unnamed() for node in graph.nodes.values()):
         refuse_terminal_stdin()
     log = logger()
     error_port = error_port or ErrorPort(strict=strict, limit=max_errors())

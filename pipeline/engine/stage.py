@@ -359,6 +359,11 @@ class Source(Stage):
     async def produce(self, out: Output) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def reads_stdin_unnamed(self) -> bool:
+        """Does this source read stdin without being told to: given no path (``read``)? A terminal there is refused
+        before the run (``cli.app.execute``); a `-` given as a path reads it, terminal or not."""
+        return False
+
 
 class Sink(Stage):
     """A stage at the end of a graph (``write``, ``report``, ``log``): ``consume`` takes every batch of its input

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from replay.pipeline.cli.app import logger, refuse_terminal_stdin, run_spec
+from replay.pipeline.cli.app import logger, run_spec
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
@@ -138,8 +138,6 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     if pass_through and inputs and inputs != (STDIN,):
         raise ReplayError("E_USAGE_INVALID", "--pass-through works on the stream from stdin, not with PATHs or --in",
                           received=list(inputs), howToFix="Drop the paths and pipe the stream: replay read X | replay validate --pass-through")
-    if not inputs:
-        refuse_terminal_stdin()
     files = resolve_inputs(inputs or (STDIN,), named=named)
     if not files:
         logger().warning("validate.nothing_found", inputs=list(inputs),
@@ -150,7 +148,9 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
              "read.listed": True}  # (``resolve_inputs`` found the files: a link to nothing a walk met is reported, not refused)
     found = [path for path, _ in files]
     if pass_through or STDIN in found:
-        result = run_spec("validate", found, set=bound, bypass=["summary"] if pass_through else (), strict=strict)
+        # (given no path, none: the graph reads stdin for want of one, and a terminal there is refused: ``app.execute``)
+        result = run_spec("validate", found if inputs else [], set=bound, bypass=["summary"] if pass_through else (),
+                          strict=strict)
         return EXIT_FAILED if result.errors else EXIT_OK
     from replay.pipeline.cli.scale import cli_work, files_for, run_over  # (the loop over files: not for a stream)
 
