@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import click
 
-from replay.pipeline.cli.command import OnceEach, ReplayCommand, say
+from replay.pipeline.cli.command import ReplayCommand, ReplayCommandGroup, say
 from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
@@ -76,6 +76,7 @@ COMMANDS = {
 DEFAULT_COMMAND = "capture"  # `replay "prompt"` means `replay capture "prompt"` once capture exists
 HELP = "help"  # `replay help [COMMAND]`, as the seed has it
 IMPLIED = "replay.implied_capture"  # ctx.meta key: capture was put in front of a leading flag
+TYPED = "replay.typed_args"  # ctx.meta key: the arguments of the command line run, as typed (``typed_line``)
 # Verbs the product reserves: never taken as a prompt, even in a build that lacks their command (a
 # mistyped or unbuilt command must not start the user's runner). Every command name is reserved too.
 RESERVED = frozenset({HELP, "version", "write", "test", "init", "import", "inspect", "promote", "replay", "fuzz"})
@@ -130,8 +131,8 @@ def _as_ctrl_c(number: int, frame: FrameType | None) -> None:
     (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
 
 
-class ReplayGroup(OnceEach, click.Group):
-    """Lazily loaded subcommands; a lone first argument that is no command is a prompt for the default command.
+class ReplayGroup(ReplayCommandGroup):
+    """replay itself: lazily loaded subcommands; a lone first argument that is no command is a prompt for the default command.
 
     The seed's shorthand is one argument, `replay "prompt"`. Several positional words whose first is
     not a command (`replay walk run_1` in a build without walk, `replay hello world`) are refused and
@@ -171,9 +172,10 @@ class ReplayGroup(OnceEach, click.Group):
             return False
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """No arguments: a piped prompt (`echo prompt | replay`) goes to capture; on a terminal, the help.
-        After the group's own flags (`--log-level info`), a flag the group does not know
-        (`replay --runner r.py "prompt"`) is capture's."""
+        """No arguments: a piped prompt (`echo prompt | replay`) goes to capture; on a terminal, the help (as every
+        group gives it: ``ReplayCommandGroup``). After the group's own flags (`--log-level info`), a flag the group does
+        not know (`replay --runner r.py "prompt"`) is capture's. The command line is kept as typed (``typed_line``)."""
+        ctx.meta.setdefault(TYPED, list(args))
         if self.has_command(DEFAULT_COMMAND) and not ctx.resilient_parsing:
             from replay.pipeline.io.journals import stdin_is_terminal
 
@@ -185,9 +187,6 @@ class ReplayGroup(OnceEach, click.Group):
                 self._refuse_flag_before_command(ctx, rest)
                 args = [*args[:start], DEFAULT_COMMAND, *rest]
                 ctx.meta[IMPLIED] = True  # the user did not type `capture`: the one-argument rule applies
-        if not args and not ctx.resilient_parsing:
-            say(ctx.get_help())
-            ctx.exit(0)
         return super().parse_args(ctx, args)
 
     def _refuse_flag_before_command(self, ctx: click.Context, rest: list[str]) -> None:
@@ -472,14 +471,15 @@ def typed_command() -> str | None:
 
 find_running_command_by(typed_command)
 
-_typed_args: list[str] = []  # the arguments of the command line run (``run_cli``)
-
 
 def typed_line() -> str | None:
-    """The whole command line being run as typed (``replay export --otlp``): an example of it keeps the flags it needs."""
+    """The whole command line being run as typed (``replay export --otlp``), as click's current context keeps it
+    (``TYPED``, beside ``typed_command``'s path); None outside one. An example of it keeps the flags it needs."""
     import shlex
 
-    return f"replay {shlex.join(_typed_args)}" if _typed_args else None
+    ctx = click.get_current_context(silent=True)
+    args = ctx.meta.get(TYPED) if ctx is not None else None
+    return f"{ctx.find_root().info_name} {shlex.join(args)}" if ctx is not None and args else None
 
 
 def _print_error(body: dict[str, Any]) -> None:
@@ -542,7 +542,6 @@ def run_cli(argv: list[str] | None = None) -> int:
     (0 ok, 1 failed, 2 refused, 128 + the signal's number when interrupted): what ``main`` does, without exiting; errors are written
     as JSON on stderr, as the CLI writes them."""
     SESSION.clear()  # an earlier in-process run's logger is not this one's
-    _typed_args[:] = sys.argv[1:] if argv is None else argv
     try:
         rv = cli.main(args=argv, prog_name="replay", standalone_mode=False)
         return rv if isinstance(rv, int) else EXIT_OK

@@ -74,6 +74,19 @@ class ReplayCommand(OnceEach):
 
 
 class ReplayCommandGroup(OnceEach, click.Group):
-    """A replay command with subcommands (``incident``, ``golden``): theirs are ReplayCommands."""
+    """A replay command with subcommands (``incident``, ``golden``; replay itself: ``app.ReplayGroup``): theirs are
+    ReplayCommands. Given no subcommand (`replay incident`, `replay --log-level info`), it shows its help on stdout and
+    exits 0, as ``--help`` does and as `docker`, `kubectl` and their groups do, rather than click's usage error (its
+    whole help as one JSON error, exit 2): asked for nothing, a group says what it holds."""
 
     command_class = ReplayCommand
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.no_args_is_help = False  # (``invoke`` shows the help, given no arguments or only the group's flags)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if not ctx._protected_args and not ctx.resilient_parsing:  # no subcommand
+            say(ctx.get_help())
+            ctx.exit(0)
+        return super().invoke(ctx)
