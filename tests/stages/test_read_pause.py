@@ -75,7 +75,7 @@ def test_a_folder_is_listed_once_per_run_and_read_as_listed(tmp_path: Path, monk
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_bytes(LINE)
     walks = []
-    monkeypatch.setattr(read, "expand_paths", lambda paths: walks.append(paths) or expand_paths(paths))
+    monkeypatch.setattr(read, "expand_paths", lambda paths, **how: walks.append(paths) or expand_paths(paths, **how))
     assert marks_of(str(tmp_path)) == [(1, False), (1, False), (1, False), (1, False)]  # a source record, a line, twice
     assert walks == [[str(tmp_path)]]
 
