@@ -23,7 +23,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message, wrong_whatever_follows
+from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import BLANK, decode_each_line
@@ -273,7 +273,7 @@ class ParseLines(Transform):
             try:
                 record = exactjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                record = _Left(raw, exc, batch.tail_open and i == last and not wrong_whatever_follows(raw, exc))
+                record = _Left(raw, exc, batch.tail_open and i == last and exactjson.cut_off(raw, exc))
                 self._left_out = True
             else:
                 if type(record) is not dict:

@@ -356,16 +356,6 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
     return fields
 
 
-def wrong_whatever_follows(raw: bytes, exc: Any) -> bool:
-    """Is journal line ``raw`` (orjson refused it: ``exc``) invalid whatever might have followed it, so a cut-off write
-    is not all that is wrong with it (a last line with no newline is torn only when it is not)? It is unless it is
-    the start of a JSON text that only ends too early (``exactjson.cut_off``): a complete value with more after it, a
-    wrong token or byte before its end (``,,``, ``NaN``, a byte that is not UTF-8), a CR-only line end inside it, or
-    nesting deeper than replay reads is wrong whatever follows; a UTF-8 character cut in two at its very end is only
-    where the write stopped."""
-    return not exactjson.cut_off(raw, exc)
-
-
 def torn_message(line: int | None, offset: int | None) -> str:
     """E_JSONL_LINE_TORN's message for last line ``line``, which starts at byte ``offset``."""
     return f"last line {line} (byte {offset}) has no newline and is not valid JSON: the write was cut off"
@@ -375,7 +365,7 @@ def line_refusal(body: bytes, exc: Any, line: int, offset: int, *, last: bool) -
     """Why journal line ``line`` (``body``, without its newline; it starts at byte ``offset``), which orjson refused
     (``exc``), is no JSON, as ``replay read`` says it: its code and the error's fields. ``last``: it has no newline
     after it (the input's last line), so it is torn (E_JSONL_LINE_TORN) unless it is wrong whatever might follow."""
-    if last and not wrong_whatever_follows(body, exc):
+    if last and exactjson.cut_off(body, exc):
         return "E_JSONL_LINE_TORN", {"message": torn_message(line, offset), "line": line, "offset": offset,
                                      "received": excerpt(body)}
     return "E_JSONL_LINE_INVALID", invalid_line(body, exc, line) | {"line": line, "offset": offset}

@@ -70,7 +70,11 @@ END_OF_DATA = "unexpected end of data"  # orjson's words, and Python's for a UTF
 
 def cut_off(data: bytes, exc: orjson.JSONDecodeError) -> bool:
     """Did orjson refuse ``data`` only because it ends too early: the start of a JSON text, cut off (a write that
-    stopped), not a text with a wrong character in it (a control character in a string, a stray byte)?"""
+    stopped), not a text with a wrong character in it (a control character in a string, a stray byte)? A journal's last
+    line with no newline is torn only when it is. Wrong whatever might have followed are: a complete value with more
+    after it, a wrong token or byte before its end (``,,``, ``NaN``, a byte that is not UTF-8), a CR-only line end
+    inside it, and nesting deeper than replay reads; a UTF-8 character cut in two at its very end is only where the
+    write stopped."""
     if exc.msg == END_OF_DATA:
         return True
     try:
