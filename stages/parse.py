@@ -45,9 +45,13 @@ _OWN = (RECORD_KEY, "seq", "runId")  # what a projection keeps of every line (``
 
 
 class _Left(dict):  # type: ignore[type-arg]
-    """A line left out, in its place among the events until the part of the stream it is in knows its input (a source
-    record before it names the file it is of): then it is reported at its line there (``ParseLines._settle``). Empty,
-    so the stages' reads of the events around it (``e.get(...)``) see nothing in it."""
+    """A line left out (``_slow``), held in its place among the batch's events until the part of the stream it is in
+    knows its input (a source record before it names the file it is of): then ``ParseLines._settle`` reports it at its
+    line there and takes it out (no stage after parse sees one). ``raw``: the line's bytes; ``exc``: orjson's refusal,
+    or None for a line that is JSON but no object, whose value is ``record`` (E_EVENT_NOT_OBJECT); ``torn``: it is its
+    input's last line, with no newline after it (``Batch.tail_open``), and only cut off (``exactjson.cut_off``):
+    E_JSONL_LINE_TORN, else E_JSONL_LINE_INVALID. Empty, so parse's own reads of the events around it (``e.get(...)``:
+    source records, run ids) find nothing in it."""
 
     __slots__ = ("exc", "raw", "record", "torn")
 
