@@ -30,7 +30,6 @@ class SummarizeRepairs(RunScoped):
         self._torn: dict[Any, Held] = {}  # per input name, oldest first (``end_run``)
         self._torn_counted: set[Input] = set()  # the inputs whose last run counted its cut-off last line
         self._last: dict[Input, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
-        self._next: Any = None  # while a run ends: the line the run after it begins at (None: not known)
         # Per input: the last line the rules are known to have passed (a line of a batch that came here, or of a rule's
         # repair); a run that ends with its batch ends there (``_passed``). A join's repair may be of a later line: it
         # is logged before its line reaches the rules, however far ahead.
@@ -45,14 +44,10 @@ class SummarizeRepairs(RunScoped):
         if batch.port is None:
             self._passed(batch)
             self._with_batch = batch.closes_run
-            if batch.closes_run:  # the run ends with this batch, before the next run's line when the screen knew it
-                self._next = batch.ends_before
-            if batch.clean is not None and len(batch):  # the run in progress ends where these lines begin
-                self._next = batch.at("lines", 0)
             try:
                 out = super().__call__(batch)
             finally:
-                self._with_batch, self._next = False, None
+                self._with_batch = False
             source = self.inputs.at(batch.source)
             self._order.setdefault(source, len(self._order))
             if batch.lane is not None:  # a run the screen repaired (its lines as columns): its repairs came in before it
@@ -127,13 +122,10 @@ class SummarizeRepairs(RunScoped):
                 self._seen[source] = top
 
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
-        # (the run in progress ends here: at the first line from the input from here on; a rule may have put an
-        # event of its own first, such as a run_started)
-        ends, self._next = self._next, (first := first_line(batch.lines, i))
-        try:
-            after = super()._new_run(batch, i, record, rid, source)
-        finally:
-            self._next = ends  # (the batch's own end, ``Batch.ends_before``)
+        # (the run in progress ends here, ``Run.ends_before``: at the first line from the input from here on; a rule may
+        # have put an event of its own first, such as a run_started)
+        first = first_line(batch.lines, i)
+        after = super()._new_run(batch, i, record, rid, source)
         if self.run is not None:
             declared_at = batch.lines[i] if record.get(RECORD_KEY) == RUN_RECORD else None
             self._place(self.run, first, declared_at, batch, i)
@@ -225,8 +217,8 @@ class SummarizeRepairs(RunScoped):
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         counts: Counter[str] = Counter()
         source = _input(run)
-        top, after = run.state.get("top"), self._next  # (the next run's line, when the input goes on: another input
-        if after is None and self._with_batch and source in self._seen:  # of the name starts from 1)
+        top, after = run.state.get("top"), run.ends_before  # (the next run's line, when the input goes on)
+        if after is None and self._with_batch and source in self._seen:
             after = self._seen[source] + 1  # it ends with its batch: the next run begins after the lines passed so far
         end = after if after is not None and top is not None and after > top else None
         self._last[source] = top
@@ -241,7 +233,7 @@ class SummarizeRepairs(RunScoped):
         torn = self._torn.get(run.source)
         # (another run of this input begins here, or where its batch ends, ``ends_before``: its cut-off last line is a
         # later run's)
-        if torn and not self.run_follows and not (self._with_batch and self._next is not None):
+        if torn and not self.run_follows and not (self._with_batch and run.ends_before is not None):
             # The input ends: its cut-off last line is logged by now, maybe before its mark (a pipe's batch of several
             # inputs logs the cut-off lines of all but its last first). An input has one: the oldest of its name.
             _, rule, n = torn.pop(0)
