@@ -16,6 +16,7 @@ from replay.pipeline.model.runs import Run
 class ReportTimestampOrder(RunCheck):
     summary = "Report (not reorder) events whose timestamp is earlier than the event before them, on the notices port."
     ports = ("errors", "notices")
+    notice_code = "E_TIMESTAMP_BACKWARDS"
 
     def begin_run(self, run: Run) -> None:
         run.state["last"] = None  # the previous event's timestamp (text), its instant parsed when needed

@@ -24,6 +24,7 @@ class ReportReturningRuns(RunCheck):
     summary = ("Report (not join) a run whose runId comes back after another run of its input (runs written "
                f"interleaved; the input's last {RECENT_RUNS:,} runs' ids), on the notices port.")
     ports = ("errors", "notices")
+    notice_code = "E_RUN_ID_REUSED"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -27,6 +27,7 @@ class ReportRunShape(RunCheck):
     summary = ("Report (not repair) runs that do not begin with run_started, begin twice, go on after their terminal "
                "event or have none, or use a type heal renames, on the notices port.")
     ports = ("errors", "notices")
+    notice_code = "E_RUN_NOT_WHOLE"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -53,6 +53,7 @@ def content(event: dict[str, Any]) -> bytes:
 class DropResumeDuplicates(RunScoped):
     summary = "Drop a record written again later in its run (same id or dated original record, same content), as after a resume."
     ports = ("errors", "repairs", "notices")  # type: ignore[assignment]
+    notice_code = "E_RECORD_ID_REUSED"
 
     def begin_run(self, run: Run) -> None:
         run.state["seen"] = {}

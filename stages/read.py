@@ -331,7 +331,7 @@ class ReadJournal(Source):
                     if rewind is not None and rewind():  # the file was truncated: it starts over, as `tail -f` reads it
                         await self._send(cutter.finish(), out)  # a line it cut off was torn
                         if self.log is not None:
-                            self.log.warning("read.truncated", source=source, offset=cutter.offset,
+                            self.log.warning("read.truncated", code="E_INPUT_TRUNCATED", source=source, offset=cutter.offset,
                                              message=f"{source} was truncated; reading it again from its start")
                         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
                         at_start = True
@@ -356,7 +356,7 @@ class ReadJournal(Source):
         """--follow read to the end of a file that was removed meanwhile: it goes on following what it opened, as
         ``tail -f`` does (a writer that holds the file open may still add to it), and says so once, with how to end."""
         if self.log is not None:
-            self.log.warning("read.removed", source=source, offset=offset,
+            self.log.warning("read.removed", code="E_INPUT_REMOVED", source=source, offset=offset,
                              message=f"{source} was removed; still following the file that was opened, as `tail -f` "
                              "does (a writer that holds it open may add to it). Ctrl-C ends --follow; a new file at "
                              "that path is not this one: `replay read --follow` it again to read it")
@@ -366,7 +366,7 @@ class ReadJournal(Source):
         read, and the user is told where it starts (it is read once it is whole: `replay read` the file again then)."""
         size = len(cutter.pending)
         if size and self.log is not None:
-            self.log.warning("read.unfinished", source=source, line=cutter.line, offset=cutter.offset, bytes=size,
+            self.log.warning("read.unfinished", code="E_JSONL_LINE_UNFINISHED", source=source, line=cutter.line, offset=cutter.offset, bytes=size,
                              message=f"{source}: line {cutter.line} (byte {cutter.offset}, {size} bytes so far) was not "
                              "read: it has no newline yet (its writer had not finished it when reading stopped)")
 

@@ -178,6 +178,16 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_NATS_UNREACHABLE": ("the NATS server could not be reached, or has no JetStream", "Check the nats:// address and that the server runs with JetStream (nats-server -js)."),
     # internal
     "E_UNHANDLED": ("unexpected runtime failure", "Rerun with --log-level debug and report the output."),
+    # warnings that had no code (a notice's rule, kept beside its code, says which check saw it)
+    "E_INPUTS_NOT_FOUND": ("no journal or artifact was found in the folders given: nothing was read (a warning)", "Give the folder that holds the *.jsonl journals or *.json artifacts, or the files themselves."),
+    "E_TIMESTAMP_BACKWARDS": ("an event's timestamp is earlier than the event's before it in its run: kept in journal order (a warning; rule check_order)", "Look at the runner's clock, or at how the journal was joined: heal keeps the events in journal order."),
+    "E_RUN_NOT_WHOLE": ("a run is not shaped as a whole run: it does not begin with run_started or begins twice, goes on after its terminal event or has none, ends otherwise than its run record's status says, has no events, or uses a type heal renames (a warning; rule check_runs)", "Run `replay heal` on the journal: it inserts what is missing and renames aliases; what it leaves as it is, the message says."),
+    "E_RUN_ID_REUSED": ("a runId comes back after another run of its input: its events there are read as a run of their own (a warning; rule check_run_ids)", "Split the input by runId first (runs written interleaved are healed and reported as pieces)."),
+    "E_RECORD_ID_REUSED": ("a record's id, or a dated record, is written again in its run with other content: both kept (a warning; rule drop_resume_duplicates)", "Give each record an id of its own; a resumed session writing a record again with the same content is dropped by heal."),
+    "E_INPUT_TRUNCATED": ("a file `read --follow` follows was truncated: it is read again from its start (a warning)", "Nothing to do if the file was rotated or rewritten on purpose; its lines read before are not read again."),
+    "E_INPUT_REMOVED": ("a file `read --follow` follows was removed: the file opened is still followed (a warning)", "Ctrl-C ends --follow; `replay read --follow` a new file at that path again to read it."),
+    "E_JSONL_LINE_UNFINISHED": ("reading stopped (--follow ended, Ctrl-C) while the input's last line had no newline yet: that line was not read (a warning)", "Read the file again once its writer has finished the line."),
+    "E_RUNNER_FIELD_INVALID": ("a run fact of the runner's output object (response, error, framework, sources) is of a type the contract does not have, or missing where it is needed: not kept in the run record, said in the heal log's notices (a warning; rule check_runner_output)", "Write the field as the contract has it (`replay schema runner-output`), or leave it out."),
 }
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2

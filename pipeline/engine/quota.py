@@ -1,8 +1,8 @@
 """Quota: how many diagnostics of one code in one input are printed (``--max-errors``); the rest are counted.
 
 A binary file, or a journal broken the same way on every line, would otherwise print one error (or warning) per
-line. A diagnostic is a record with a ``code``, or a heal notice with a ``rule`` (``check_order``: a timestamp going
-back), counted by it. Past ``limit`` diagnostics of one (source, code), the rest are only counted, and ``left_out`` gives one summary
+line. A diagnostic is a record with a ``code``; a heal notice also names its ``rule`` (``check_order``: a timestamp
+going back), and is counted by both (a notice of a plugin's rule may have no code: its rule alone). Past ``limit`` diagnostics of one (source, code), the rest are only counted, and ``left_out`` gives one summary
 record per such (source, code) at the end: how many were left out and between which lines. ``limit`` 0 admits all.
 """
 
@@ -22,17 +22,17 @@ _COUNTED = ("They are most likely one cause: fix the ones shown. `replay --max-e
 class Quota:
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         self.limit = limit
-        self._seen: dict[tuple[Any, Any, Any], int] = {}  # by (source, code, rule): a notice with no code, its rule
+        self._seen: dict[tuple[Any, Any, Any], int] = {}  # by (source, code, rule): a heal notice's rule beside its code
         self._left_out: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
 
     def admit(self, record: dict[str, Any]) -> bool:
         """Is ``record`` (a diagnostic: ``source``, ``code``, ``line``, ``offset``; a heal notice names its ``rule``
-        instead of a code) within its quota? If not, it is counted among those left out. A record that is no
+        too) within its quota? If not, it is counted among those left out. A record that is no
         diagnostic (``is_diagnostic``: an event a config logs, a repair) is always admitted, never counted."""
         if not is_diagnostic(record):
             return True
-        code = record.get("code")
-        key = (record.get("source"), code, None if code else record.get("rule"))
+        notice = record.get("action") == REPORTED  # (an error's rule, a plugin's, does not split its code's count)
+        key = (record.get("source"), record.get("code"), record.get("rule") if notice else None)
         seen = self._seen[key] = self._seen.get(key, 0) + 1
         if not self.limit or seen <= self.limit:
             return True
@@ -58,7 +58,7 @@ class Quota:
             where = f" in {source!r}" if source is not None else ""
             summaries.append(diagnostic(
                 _SUMMARY_CODE[kind],
-                f"{count} more {code or rule} {kind}{'s' * (count > 1)}{where} were left out{span}; the first "
+                f"{count} more {f'{code} ({rule})' if code and rule else code or rule} {kind}{'s' * (count > 1)}{where} were left out{span}; the first "
                 f"{self.limit} are above",
                 source=source, suppressedCode=code, suppressedRule=rule, suppressed=count, shown=self.limit,
                 firstLine=first["line"], firstOffset=first["offset"], lastLine=last["line"], lastOffset=last["offset"],

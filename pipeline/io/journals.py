@@ -191,7 +191,7 @@ def _say_not_read(entry: os.DirEntry[str]) -> None:
     if kind is not None:
         from replay.pipeline.engine.log import session_logger
 
-        session_logger().warning("read.not_a_file", path=printable(entry.path), received=kind,
+        session_logger().warning("read.not_a_file", code="E_INPUT_NOT_FILE_OR_DIR", path=printable(entry.path), received=kind,
                                  message=f"{printable(entry.path)!r} is {kind}, not a file: a folder's walk does not read "
                                          "it (reading it could wait for a writer forever)",
                                  howToFix="Name it as a PATH to read it, or move it out of the folder.")

@@ -338,6 +338,7 @@ RUNNER_ERROR_RULE = "normalize_runner_error"  # a bare message as `error` made {
 RUNNER_SOURCES_RULE = "normalize_runner_sources"  # one source name as `sources` made [it] (a repair)
 RUNNER_EVENTS_RULE = "drop_listed_again"  # the output object's events the streamed ones again: left out (a repair)
 RUNNER_FIELD_RULE = "check_runner_output"  # a run fact of a type with no normal form: not kept, a notice
+FIELD_INVALID = "E_RUNNER_FIELD_INVALID"  # a FactNote's code when the fact is not kept (a notice)
 MISSING = "missing"  # a FactNote's ``received`` for a fact the contract requires and the output left out
 _TYPES = {"response": "string", "error": "object", "framework": "string", "sources": "array of strings", "usage": "object"}
 _EXAMPLES = {"response": '"response": "AAPL is your largest holding."',
@@ -376,9 +377,9 @@ class FactNote:
         if self.kept:
             return {"field": self.field, "original": self.original, "value": self.value}
         if self.received == MISSING:
-            return {"field": self.field, "path": f"$.{self.field}", "expected": _TYPES[self.field], "received": MISSING,
+            return {"code": FIELD_INVALID, "field": self.field, "path": f"$.{self.field}", "expected": _TYPES[self.field], "received": MISSING,
                     "howToFix": f"Say why the run failed: {_EXAMPLES[self.field]} (`replay schema runner-output`)."}
-        return {"field": self.field, "path": f"$.{self.field}", "original": self.original,
+        return {"code": FIELD_INVALID, "field": self.field, "path": f"$.{self.field}", "original": self.original,
                 "expected": _TYPES[self.field], "received": self.received,
                 "howToFix": f"Write `{self.field}` as {with_article(_TYPES[self.field])} in the runner's output object, e.g. "
                             f"{_EXAMPLES[self.field]} (`replay schema runner-output`), or leave it out."}

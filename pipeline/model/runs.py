@@ -224,6 +224,7 @@ class RunScoped(Transform):
 
     ports: ClassVar[tuple[str, ...]] = ("errors", "repairs")
     screened_lane: str | None = "passes"
+    notice_code: ClassVar[str | None] = None  # the catalogue code of this rule's notices (``notice``), beside its rule
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -304,7 +305,9 @@ class RunScoped(Transform):
                    source=source, **fields)
 
     def notice(self, message: str, batch: Batch | None = None, i: int | None = None, **fields: Any) -> None:
-        """Log an observation (changed nothing) on the notices port."""
+        """Log an observation (changed nothing) on the notices port, with the rule's ``notice_code``."""
+        if self.notice_code is not None:
+            fields["code"] = self.notice_code
         self.repair("reported", message, batch, i, port="notices", **fields)
 
     # the transform ----------------------------------------------------------------------------

@@ -606,7 +606,7 @@ def test_ctrl_c_during_follow_says_the_unfinished_last_line_was_not_read(tmp_pat
     assert proc.wait(timeout=60) == 130
     assert got.get(timeout=60) is None  # nothing more came out
     [notice] = jsonl(proc.stderr.read())
-    assert notice["event"] == "read.unfinished" and notice["level"] == "warning"
+    assert (notice["event"], notice["level"], notice["code"]) == ("read.unfinished", "warning", "E_JSONL_LINE_UNFINISHED")
     assert (notice["source"], notice["line"], notice["offset"], notice["bytes"]) == (str(journal), 2, len(LINES[0]) + 1, 20)
     assert "no newline yet" in notice["message"] and "not read" in notice["message"]
 
@@ -672,7 +672,7 @@ def test_ctrl_c_on_a_pipe_says_the_unfinished_last_line_was_not_read(head: bytes
     proc.stdin.close()
     assert got.get(timeout=60) is None  # nothing more came out
     [notice] = jsonl(proc.stderr.read())
-    assert notice["event"] == "read.unfinished" and notice["level"] == "warning"
+    assert (notice["event"], notice["level"], notice["code"]) == ("read.unfinished", "warning", "E_JSONL_LINE_UNFINISHED")
     assert (notice["source"], notice["line"], notice["offset"], notice["bytes"]) == ("<stdin>", 1 + bool(head), len(head), 20)
     assert "no newline yet" in notice["message"] and "not read" in notice["message"]
 
@@ -694,7 +694,7 @@ def test_follow_reads_a_truncated_journal_again_from_its_start(tmp_path: Path, g
         proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
     [notice] = jsonl(proc.stderr.read())
-    assert notice["event"] == "read.truncated" and notice["source"] == str(journal)
+    assert (notice["event"], notice["code"], notice["source"]) == ("read.truncated", "E_INPUT_TRUNCATED", str(journal))
 
 
 def test_a_json_object_over_several_lines_that_is_no_artifact_is_one_error_not_one_a_line(tmp_path: Path) -> None:

@@ -118,9 +118,9 @@ def test_notices_no_stage_takes_are_held_to_the_limit(tmp_path: Path) -> None:
 
 
 def test_heal_notices_are_held_to_the_limit_by_their_rule(tmp_path: Path) -> None:
-    """A heal notice names its rule, not a code: a run whose timestamps go back every other event printed a
+    """A heal notice names its rule beside its code: a run whose timestamps go back every other event printed a
     check_order warning for each (50,000 for 100,000 events; a quarter of heal's time went to writing them). Now 20,
-    then one E_NOTICES_SUPPRESSED warning that names the rule; the healed output is the same."""
+    then one E_NOTICES_SUPPRESSED warning that names the rule and its code; the healed output is the same."""
     lines = [{"seq": 1, "timestamp": "2026-01-01T00:00:00Z", "type": "run_started", "runId": "r1", "payload": {}}]
     for k in range(30):
         lines.append({"seq": len(lines) + 1, "timestamp": "2026-01-01T00:00:05Z", "type": "user_message", "runId": "r1",
@@ -136,7 +136,7 @@ def test_heal_notices_are_held_to_the_limit_by_their_rule(tmp_path: Path) -> Non
     assert [w.get("rule") for w in warnings[:-1]] == ["check_order"] * 20, proc.stderr
     summary = warnings[-1]
     assert (summary["code"], summary["suppressedRule"], summary["suppressed"]) == ("E_NOTICES_SUPPRESSED", "check_order", 10)
-    assert "suppressedCode" not in summary and summary["event"] == "heal.notice"
+    assert summary["suppressedCode"] == "E_TIMESTAMP_BACKWARDS" and summary["event"] == "heal.notice"
     every = run_replay("--max-errors", "0", "heal", str(journal), cwd=tmp_path)
     assert [w.get("rule") for w in _warnings(every.stderr)] == ["check_order"] * 30
     assert every.stdout == proc.stdout and proc.returncode == every.returncode == 0

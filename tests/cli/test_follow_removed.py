@@ -45,7 +45,8 @@ def test_follow_of_a_removed_journal_says_so_once_and_reads_what_its_writer_adds
             assert out.get(timeout=60) == LINES[0]  # (it has opened the file)
             journal.unlink()
             [notice] = jsonl(err.get(timeout=60) or b"")  # said while it waits, not only once it ends
-            assert (notice["event"], notice["level"], notice["source"]) == ("read.removed", "warning", str(journal))
+            assert (notice["event"], notice["level"], notice["code"], notice["source"]) == (
+                "read.removed", "warning", "E_INPUT_REMOVED", str(journal))
             assert "was removed" in notice["message"] and "Ctrl-C" in notice["message"]
             writer.write(pack(LINES[1]))
             writer.flush()

@@ -111,7 +111,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
                               received=list(paths))
         root, files = directory_inputs(in_path)
         if not files:
-            logger().warning("heal.nothing_found", path=in_path, hint="directory mode heals *.json artifacts and *.jsonl journals")
+            logger().warning("heal.nothing_found", code="E_INPUTS_NOT_FOUND", path=in_path,
+                             message=f"no journal or artifact found in {in_path!r}: nothing was healed", hint="directory mode heals *.json artifacts and *.jsonl journals")
             return EXIT_OK
         if out_dir:  # (the healed copies would be read as inputs by the next run); URLs too: file:// is local, and
             # s3://b/runs/healed is inside s3://b/runs (places of different filesystems never overlap)

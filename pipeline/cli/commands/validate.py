@@ -140,7 +140,8 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
                           received=list(inputs), howToFix="Drop the paths and pipe the stream: replay read X | replay validate --pass-through")
     files = resolve_inputs(inputs or (STDIN,), named=named)
     if not files:
-        logger().warning("validate.nothing_found", inputs=list(inputs),
+        logger().warning("validate.nothing_found", code="E_INPUTS_NOT_FOUND", inputs=list(inputs),
+                         message=f"no journal or artifact found in {', '.join(map(repr, inputs))}: nothing was validated",
                          hint="directories are searched for *.json artifacts and *.jsonl journals")
         return EXIT_OK
     bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes,

@@ -1,0 +1,106 @@
+"""Every diagnostic on stderr carries a code of the catalogue: errors, warnings and heal's notices (which name their
+rule beside it), over the fixtures and journals made to set off each notice, in real `replay` processes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import EXAMPLES, FIXTURES, ROOT, run_replay
+from jsonschema import Draft202012Validator
+
+from replay.pipeline.engine.errors import CATALOGUE
+
+
+def _event(run: str, seq: int, kind: str, at: str, **more: object) -> bytes:
+    return orjson.dumps({"runId": run, "seq": seq, "type": kind, "timestamp": at, "payload": {}, **more}) + b"\n"
+
+
+# a journal that sets off each notice check: a timestamp going back (check_order), a run with no run_started and no
+# end (check_runs), a runId coming back after another run (check_run_ids), an id used again with other content
+# (drop_resume_duplicates)
+NOTICED = b"".join([
+    _event("r1", 1, "run_started", "2024-01-01T00:00:02Z"),
+    _event("r1", 2, "user_message", "2024-01-01T00:00:01Z", id="m1"),
+    _event("r1", 3, "user_message", "2024-01-01T00:00:03Z", id="m1", text="other"),
+    _event("r2", 1, "user_message", "2024-01-01T00:00:04Z"),
+    _event("r1", 4, "run_completed", "2024-01-01T00:00:05Z"),
+])
+
+
+def uncoded(stderr: bytes) -> list[dict]:
+    """The lines of ``stderr`` that are diagnostics (an error, or a log line at warning or error level) with no code
+    of the catalogue; also those that are no JSON object."""
+    bad = []
+    for line in stderr.splitlines():
+        record = orjson.loads(line)
+        body = record.get("error") if isinstance(record.get("error"), dict) else record
+        if record is body and record.get("level") not in ("warning", "error"):
+            continue  # (an info or debug line)
+        if body.get("code") not in CATALOGUE:
+            bad.append(record)
+    return bad
+
+
+@pytest.mark.parametrize("command", [["read"], ["validate"], ["heal"], ["report"], ["export", "--otlp"],
+                                     ["--max-errors", "1", "validate"]])
+def test_every_diagnostic_of_a_command_over_the_fixtures_has_a_catalogue_code(tmp_path: Path, command: list[str]):
+    (tmp_path / "noticed.jsonl").write_bytes(NOTICED)
+    done = run_replay(*command, str(FIXTURES), str(EXAMPLES / "journals"), str(tmp_path / "noticed.jsonl"),
+                      process=True, timeout=120)
+    assert done.stderr, "the fixtures set off diagnostics"
+    assert uncoded(done.stderr) == []
+
+
+@pytest.mark.parametrize("command", [["validate"], ["heal"]])
+def test_a_notice_names_its_code_beside_its_rule(tmp_path: Path, command: list[str]):
+    done = run_replay(*command, "-", input=NOTICED, process=True)
+    notices = [r for r in map(orjson.loads, done.stderr.splitlines()) if r.get("action") == "reported"]
+    own = ("check_runs", "E_RUN_NOT_WHOLE") if command == ["validate"] else ("drop_resume_duplicates", "E_RECORD_ID_REUSED")
+    assert {(r["rule"], r["code"]) for r in notices} == {
+        ("check_order", "E_TIMESTAMP_BACKWARDS"), ("check_run_ids", "E_RUN_ID_REUSED"), own}
+    assert uncoded(done.stderr) == []
+
+
+def test_notices_left_out_are_summed_up_by_code_and_rule(tmp_path: Path):
+    back = b"".join(_event("r1", n, "run_started" if n == 1 else "user_message", f"2024-01-01T00:00:{60 - n:02}Z")
+                    for n in range(1, 5))
+    done = run_replay("--max-errors", "1", "validate", "-", input=back, process=True)
+    [summary] = [r for r in map(orjson.loads, done.stderr.splitlines()) if r.get("code") == "E_NOTICES_SUPPRESSED"]
+    assert (summary["suppressedCode"], summary["suppressedRule"], summary["suppressed"]) == (
+        "E_TIMESTAMP_BACKWARDS", "check_order", 2)
+
+
+@pytest.mark.parametrize("command", [["validate", "{d}"], ["heal", "--in", "{d}", "--out", "{o}"], ["report", "{d}"]])
+def test_a_folder_with_no_journal_is_a_coded_warning(tmp_path: Path, command: list[str]):
+    (tmp_path / "empty").mkdir()
+    args = [a.format(d=tmp_path / "empty", o=tmp_path / "out") for a in command]
+    done = run_replay(*args, process=True)
+    assert done.returncode == 0, done.stderr
+    [warning] = [r for r in map(orjson.loads, done.stderr.splitlines()) if r.get("level") == "warning"]
+    assert warning["code"] == "E_INPUTS_NOT_FOUND" and warning["event"].endswith(("nothing_found", "no_inputs"))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_a_folder_walk_skips_is_a_coded_warning(tmp_path: Path):
+    (tmp_path / "in").mkdir()
+    os.mkfifo(tmp_path / "in" / "x.jsonl")
+    done = run_replay("read", str(tmp_path / "in"), process=True, timeout=60)
+    [warning] = map(orjson.loads, done.stderr.splitlines())  # (the warning alone)
+    assert (warning["event"], warning["code"], warning["received"]) == (
+        "read.not_a_file", "E_INPUT_NOT_FILE_OR_DIR", "a FIFO (named pipe)")
+
+
+def test_a_runner_field_not_kept_is_a_coded_notice_in_the_heal_log(tmp_path: Path):
+    output = orjson.dumps({"status": "ok", "response": "a", "framework": 3, "events": []}).decode()
+    done = run_replay("capture", "--runner", str(FIXTURES / "runners" / "say.py"), "--context",
+                      orjson.dumps({"stdout": output}).decode(), "hi", cwd=tmp_path, input=b"", env={"REPLAY_RUNNER": ""},
+                      process=True)
+    assert done.returncode == 0, done.stderr
+    log = orjson.loads((tmp_path / orjson.loads(done.stdout)["files"]["healLog"]).read_bytes())
+    [notice] = log["notices"]
+    assert (notice["rule"], notice["code"], notice["field"]) == ("check_runner_output", "E_RUNNER_FIELD_INVALID", "framework")
+    schema = orjson.loads((ROOT / "schemas" / "heal-log.schema.json").read_bytes())
+    assert Draft202012Validator(schema).is_valid(log)
