@@ -209,7 +209,7 @@ class WriteHealed(Sink):
             artifact = healed_run_artifact(done.run, done.events, done.heal)
             run_id = (done.run or {}).get("runId") or done.run_id
             filled = fill_repairs(artifact, lacking(self.shared, source), source=source, run_id=run_id)
-            if filled:  # (what the input lacked, written anew: repairs, counted with the run's other repairs)
+            if filled:  # (what the input lacked or held that is written anew: repairs, counted with the run's others)
                 done.repairs = [*done.repairs, *filled]
                 artifact["heal"] = {k: v for k, v in (count_in(done.heal, filled) or {}).items() if k in ("repairs", "byRule")}
             for problem in healed_problems(artifact, source, stage=self.id):

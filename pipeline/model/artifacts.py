@@ -19,12 +19,15 @@ from replay.pipeline.model.toolcalls import pair_tool_calls
 
 SCHEMA_VERSION = "1.0.0"
 ARTIFACT_TYPE = "replay"
-# The fields ``artifact_from_run`` writes into an artifact whose input lacked them (heal --in logs each such fill as a
-# repair of ``FILL_RULE``): its envelope, as this replay writes it, and its status, from its events.
-FILLED_FIELDS = ("schemaVersion", "artifactType", "status")
+# The fields ``artifact_from_run`` writes into an artifact whose input lacked them, or held a value it does not keep
+# (heal --in logs each such fill or replacement as a repair of ``FILL_RULE``): its envelope, as this replay writes it,
+# its id, timestamp, prompt and query, and its status, from its events.
+FILLED_FIELDS = ("schemaVersion", "artifactType", "id", "timestamp", "prompt", "query", "status")
 FILL_RULE = "fill_artifact_field"
-LACKING = "artifact_lacking"  # its key in ``Stage.shared``: per input read, the FILLED_FIELDS its artifact lacked
+LACKING = "artifact_lacking"  # its key in ``Stage.shared``: per input read, its values of FILLED_FIELDS (those it has)
 _WHY = {"schemaVersion": "the version this replay writes", "artifactType": "a replay artifact's",
+        "id": "its run's id, else \"unknown\"", "timestamp": "its first event's",
+        "prompt": "a prompt is a string; none given is \"\"", "query": "its prompt, when it gives no string",
         "status": "from its events: \"error\" when one is run_failed, else \"ok\""}
 
 
@@ -68,25 +71,44 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
     return {k: v for k, v in artifact.items() if v is not None}
 
 def note_lacking(shared: dict[str, Any], source: str, document: Any) -> None:
-    """Note (in a graph run's ``shared``) which ``FILLED_FIELDS`` the artifact ``document`` read from ``source`` lacks
-    (nothing for an array: no artifact); ``lacking`` tells a later stage (``write_healed``)."""
+    """Note (in a graph run's ``shared``) the values of ``FILLED_FIELDS`` the artifact ``document`` read from ``source``
+    has (nothing for an array: no artifact); ``lacking`` tells a later stage (``write_healed``)."""
     if isinstance(document, dict):
-        shared.setdefault(LACKING, {})[source] = tuple(key for key in FILLED_FIELDS if key not in document)
+        shared.setdefault(LACKING, {})[source] = {key: document[key] for key in FILLED_FIELDS if key in document}
 
 
-def lacking(shared: dict[str, Any], source: str) -> tuple[str, ...]:
-    """The ``FILLED_FIELDS`` the artifact read from ``source`` lacked (``note_lacking``); () when none was noted."""
-    found: tuple[str, ...] = shared.get(LACKING, {}).get(source, ())
+def lacking(shared: dict[str, Any], source: str) -> dict[str, Any] | None:
+    """The values of ``FILLED_FIELDS`` the artifact read from ``source`` had (``note_lacking``); None when none was
+    noted (no artifact: nothing is filled into its copy)."""
+    found: dict[str, Any] | None = shared.get(LACKING, {}).get(source)
     return found
 
 
-def fill_repairs(artifact: dict[str, Any], fields: tuple[str, ...], *, source: str, run_id: Any) -> list[dict[str, Any]]:
-    """The heal-log entries of the ``fields`` (of ``FILLED_FIELDS``) an input artifact lacked and ``artifact``, its
-    healed copy, has: one each, the value written at its JSON path."""
-    return [repair_entry(FILL_RULE, "changed", f"the artifact has no `{key}`; set to "
-                         f"{exactjson.dumps(artifact[key]).decode()} ({_WHY[key]})", run_id=run_id, source=source,
-                         path=f"$.{key}", field=key, value=artifact[key])
-            for key in fields if key in artifact]
+def fill_repairs(artifact: dict[str, Any], given: dict[str, Any] | None, *, source: str,
+                 run_id: Any) -> list[dict[str, Any]]:
+    """The heal-log entries of the ``FILLED_FIELDS`` that ``artifact``, the healed copy of an input artifact whose
+    values of them were ``given`` (``lacking``), writes anew: one each, at its JSON path, with the value written (and
+    the ``original`` it replaced). (A healed copy has each: its timestamp is its first event's, which heal gives one.)"""
+    if given is None:
+        return []
+    entries = []
+    for key in FILLED_FIELDS:
+        if key not in artifact or (key in given and _same(given[key], artifact[key])):
+            continue
+        was = {"original": given[key]} if key in given else {}
+        said = f"the artifact's `{key}` is {_shown(given[key])}" if was else f"the artifact has no `{key}`"
+        entries.append(repair_entry(FILL_RULE, "changed", f"{said}; set to {_shown(artifact[key])} ({_WHY[key]})",
+                                    run_id=run_id, source=source, path=f"$.{key}", field=key, value=artifact[key], **was))
+    return entries
+
+
+def _shown(value: Any) -> str:
+    return exactjson.dumps(value).decode()
+
+
+def _same(given: Any, written: Any) -> bool:
+    """The value an input gave is the one its copy writes (``True`` is not ``1``, nor ``1.0``)."""
+    return given.__class__ is written.__class__ and given == written
 
 
 def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:
