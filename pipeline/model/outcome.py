@@ -16,6 +16,7 @@ dialects' ``tool_failed`` (``dialects.base.tool_result``). The seeds' walk spec 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 UNKNOWN: Any = object()  # (an argument not looked up yet: ``went_wrong`` reads it from the record)
@@ -25,6 +26,9 @@ EXIT_KEYS = ("exit_code", "exitCode")
 _EXIT_KEY_SET = frozenset(EXIT_KEYS)
 _VERDICT_KEYS = ("verdict", "result", "outcome", "status")
 _RECORD_FIELDS = (*EXIT_KEYS, "verification", "verdict", "verification_type")
+_RECORD_FIELD_SET = frozenset(_RECORD_FIELDS)
+_DICT, _CODES = {dict}, {int, type(None)}
+_NONE: dict[str, Any] = {}
 # Every field of an event the rule reads (a report decodes no other: ``report.model.SUMMARY_FIELDS``)
 OUTCOME_FIELDS = (*_RECORD_FIELDS, *(f"payload.{key}" for key in _RECORD_FIELDS),
                   *(f"payload.output.{key}" for key in EXIT_KEYS))
@@ -93,6 +97,32 @@ def went_wrong(record: dict[str, Any], verification: Any = UNKNOWN, code: Any = 
     if verdict is False:
         return True
     return isinstance(verdict, str) and (verdict.lower() in BAD_VERDICTS or verdict.lower().startswith("fail"))
+
+
+def went_wrong_each(records: list[dict[str, Any]]) -> list[bool]:
+    """``went_wrong`` of each of ``records`` (dicts), by C-level maps over them all when each is a usual tool result: no
+    exit code, verification or verdict field in it or in its payload, and in its payload's ``output`` object (when it
+    is one) no ``exit_code`` and an ``exitCode`` that is an int or absent (then it went wrong when that code is not 0:
+    ``bool`` of it, None for none). Any other batch, record by record (``went_wrong``)."""
+    payloads = _objects(list(map(dict.get, records, itertools.repeat("payload"))))
+    outputs = _objects(list(map(dict.get, payloads, itertools.repeat("output")))) if payloads is not None else None
+    if (outputs is not None and payloads is not None
+            and all(map(_RECORD_FIELD_SET.isdisjoint, records)) and all(map(_RECORD_FIELD_SET.isdisjoint, payloads))
+            and not any(map(dict.__contains__, outputs, itertools.repeat(EXIT_KEYS[0])))):
+        codes = list(map(dict.get, outputs, itertools.repeat(EXIT_KEYS[1])))
+        if set(map(type, codes)) <= _CODES:
+            return list(map(bool, codes))
+    return list(map(went_wrong, records))
+
+
+def _objects(values: list[Any]) -> list[dict[str, Any]] | None:
+    """``values`` with each that is no object as an empty one (as ``payload_of`` reads it); None when one is an object
+    of a subclass of dict (not what JSON gives: read record by record)."""
+    if set(map(type, values)) == _DICT:
+        return values
+    if any(value.__class__ is not dict and isinstance(value, dict) for value in values):
+        return None
+    return [value if value.__class__ is dict else _NONE for value in values]
 
 
 def failure_words(record: dict[str, Any]) -> str | None:

@@ -15,6 +15,7 @@ rule ``replay walk`` shows ``[failed]`` by): ``result_failed``, read by every re
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterator, Sized
 from datetime import datetime
@@ -76,16 +77,6 @@ def named_tool(record: dict[str, Any], keys: tuple[str, ...] = TOOL_NAME_KEYS, *
             if key in holder:
                 return holder[key]
     return None
-
-
-def _ms_between(start: Any, end: Any) -> float | None:
-    return _ms_until(parse_timestamp(start), parse_timestamp(end))
-
-
-def _ms_until(a: datetime | None, b: datetime | None) -> float | None:
-    if a is None or b is None:
-        return None
-    return max(0.0, (b - a).total_seconds() * 1000.0)
 
 
 def _measured(value: Any) -> float | None:
@@ -222,59 +213,172 @@ def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return pairing.finish(latest)
 
 
-class CallPairing:
-    """The pairing of ``pair_tool_calls`` fed one tool event at a time (a report pairs a run's calls as it reads
-    them, keeping nothing else of its tool events): ``called`` and ``result`` in stream order, then ``finish``."""
+_OPEN, _OK, _ERROR = 0, 1, 2  # a call's state (``CallPairing.state``)
+_STATUS = ("error", "ok", "error")  # its status by state (an open call reports ``error``)
+_NONE = math.nan  # (``CallPairing.duration``: no time tells how long the call took; a length is never NaN)
 
-    __slots__ = ("answered", "calls", "open")
+
+def ms_until(a: datetime | None, b: datetime | None) -> float | None:
+    """How long from instant ``a`` to ``b``, in ms, not below 0; None when either is not known."""
+    if a is None or b is None:
+        return None
+    return max(0.0, (b - a).total_seconds() * 1000.0)
+
+
+class PackedColumn:
+    """Values appended in order, at 8 bytes each for an int of 64 bits (an event's seq, its place in a run); any other
+    value (a text, a float, null, a larger int) held apart by its place."""
+
+    __slots__ = ("ints", "other")
 
     def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-        self.open: OpenCalls[dict[str, Any]] = OpenCalls()
+        self.ints = array("q")
+        self.other: dict[int, Any] = {}
+
+    def append(self, value: Any) -> None:
+        if value.__class__ is int and -(2 ** 63) <= value < 2 ** 63:
+            self.ints.append(value)
+        else:
+            self.other[len(self.ints)] = value
+            self.ints.append(0)
+
+    def __len__(self) -> int:
+        return len(self.ints)
+
+    def tolist(self) -> list[Any]:
+        values: list[Any] = self.ints.tolist()
+        for at, value in self.other.items():
+            values[at] = value
+        return values
+
+
+class CallPairing:
+    """The pairing of ``pair_tool_calls`` fed one tool event at a time (a report pairs a run's calls as it reads
+    them, keeping nothing else of its tool events): ``called`` and ``result`` in stream order, then ``finish``.
+
+    A call is held as a row of compact columns (its tool's number, its state, its length in an array of doubles,
+    its seq packed; its start, an instant as ``parse_timestamp`` keeps it; its id), some 150 bytes a call, not a dict of Python objects: a run
+    of many calls fits (``stamps=False``: without the timestamps as written, which only ``finish``'s dicts list)."""
+
+    __slots__ = (
+        "answered",
+        "cids",
+        "duration",
+        "ended",
+        "name_at",
+        "names",
+        "open",
+        "seq",
+        "stamps",
+        "started",
+        "state",
+        "tool",
+    )
+
+    def __init__(self, stamps: bool = True) -> None:
+        self.open: OpenCalls[int] = OpenCalls()  # (an open call: its row)
         # the calls answered, by id: a call or a result of an id seen already is that call written again (a resumed
         # session's log repeats records, ``OpenCalls.known``), not another call, nor a result without its call
-        self.answered: dict[str, dict[str, Any]] = {}
+        self.answered: dict[str, int] = {}
+        self.names: list[str] = []  # the tools' names, each once
+        self.name_at: dict[str, int] = {}
+        self.tool = array("I")  # a call's tool: its name's place in ``names``
+        self.state = array("b")  # _OPEN, _OK or _ERROR
+        self.duration = array("d")  # how long it took, in ms (_NONE: no time tells)
+        self.started: list[datetime | None] = []  # when it began (None: no time tells)
+        self.seq = PackedColumn()  # the seq the call's first event was given with
+        self.cids: list[str | None] = []  # its id (None: none; a result without its call keeps none)
+        # the timestamps as written, when kept: when each call began and ended (None: not answered)
+        self.stamps: tuple[list[Any], list[Any]] | None = ([], []) if stamps else None
+
+    def __len__(self) -> int:
+        return len(self.state)
+
+    def _new(self, name: str, ts: Any, seq: Any, cid: str | None) -> int:
+        at = self.name_at.get(name)
+        if at is None:
+            at = self.name_at[name] = len(self.names)
+            self.names.append(name)
+        row = len(self.state)
+        self.tool.append(at)
+        self.state.append(_OPEN)
+        self.duration.append(_NONE)
+        self.started.append(parse_timestamp(ts))
+        self.seq.append(seq)
+        self.cids.append(cid)
+        if self.stamps is not None:
+            self.stamps[0].append(ts)
+            self.stamps[1].append(None)
+        return row
+
+    def name(self, row: int) -> str:
+        """The tool of call ``row``."""
+        return self.names[self.tool[row]]
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
         cid = call_id(payload)
         if self.open.known(cid):
             return  # (the call of that id, written again: one call)
         name = tool_name(payload) or "unknown"
-        call = {"toolName": name, "status": "error", "durationMs": None, "startedAt": ts, "seq": seq}  # open: no endedAt
-        if cid:
-            call["callId"] = cid
-        self.open.open(cid, name, call)
-        self.calls.append(call)
+        self.open.open(cid, name, self._new(name, ts, seq, cid))
 
-    def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> dict[str, Any] | None:
-        """The result of a call: the call it answers (its ``toolName`` the call's), or None for a result without its
-        call, counted on its own."""
+    def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> int | None:
+        """The result of a call: the row of the call it answers (its tool the call's: ``name``), or None for a result
+        without its call, counted on its own."""
         cid = call_id(payload)
-        call = paired = self.open.close_id(cid) if cid else None
-        if call is None and cid in self.answered:
+        row = paired = self.open.close_id(cid) if cid else None
+        if row is None and cid in self.answered:
             return self.answered[cid]  # (the result of that call, written again: the call keeps its first)
-        if call is not None:
-            self.answered[cid] = call  # type: ignore[index]
-        if call is None:  # (the result's own tool name matters only now: most results name no tool)
+        if row is not None:
+            self.answered[cid] = row  # type: ignore[index]
+            self.cids[row] = cid  # (the same id: one text of it held, the one the answered ids hold)
+        if row is None:  # (the result's own tool name matters only now: most results name no tool)
             result_name = tool_name(payload)
-            call = paired = self.open.close(cid, result_name)
-            if call is None:  # a result without its call: count it on its own
-                call = {"toolName": result_name or "unknown", "startedAt": ts, "seq": seq}
-                self.calls.append(call)
-        call["status"] = "ok" if ok else "error"
+            row = paired = self.open.close(cid, result_name)
+            if row is None:  # a result without its call: count it on its own
+                row = self._new(result_name or "unknown", ts, seq, None)
+        self.state[row] = _OK if ok else _ERROR
         measured = _measured(payload.get("durationMs")) if isinstance(payload, dict) else None
-        if measured is not None:
-            call["durationMs"] = measured
-        else:
-            call["durationMs"] = _ms_between(call.get("startedAt"), ts)  # (None: no time tells how long it took)
-        call["endedAt"] = ts
+        if measured is None:  # (None: no time tells how long it took)
+            measured = ms_until(self.started[row], parse_timestamp(ts))
+        self.duration[row] = _NONE if measured is None else measured
+        if self.stamps is not None:
+            self.stamps[1][row] = ts
         return paired
 
+    def columns(self, latest: datetime | None) -> dict[str, Any]:
+        """The calls in the order they began, a column each: ``toolName``, ``status``, ``durationMs`` (None: unknown),
+        ``started`` (when each began: an instant, or None), ``seq``, ``callId`` and ``unfinished`` (True or None); those still open end at
+        ``latest`` (the run's latest instant: its latest timestamp, wherever it stands in the stream), unfinished."""
+        open_rows = [row for row, state in enumerate(self.state) if state == _OPEN] if _OPEN in self.state else []
+        unfinished: list[Any] = [None] * len(self.state)
+        for row in open_rows:
+            length = ms_until(self.started[row], latest)
+            self.duration[row] = _NONE if length is None else length
+            unfinished[row] = True
+        durations: list[Any] = self.duration.tolist()
+        if any(map(math.isnan, durations)):
+            durations = [None if math.isnan(duration) else duration for duration in durations]
+        return {"toolName": list(map(self.names.__getitem__, self.tool)),
+                "status": list(map(_STATUS.__getitem__, self.state)), "durationMs": durations,
+                "started": self.started, "seq": self.seq.tolist(), "callId": self.cids, "unfinished": unfinished}
+
     def finish(self, latest: datetime | None) -> list[dict[str, Any]]:
-        """The calls in the order they began; those still open end at ``latest`` (the run's latest instant: its
-        latest timestamp, wherever it stands in the stream), unfinished."""
-        for call in self.calls:
-            if "endedAt" not in call:  # (every result sets it)
-                call["durationMs"] = _ms_until(parse_timestamp(call.get("startedAt")), latest)
+        """The calls in the order they began, ``{toolName, status, durationMs, startedAt, seq, callId?, endedAt?,
+        unfinished?}`` (``columns``; ``startedAt`` and ``endedAt`` as written, with ``stamps``)."""
+        columns = self.columns(latest)
+        began, ended = self.stamps if self.stamps is not None else ([None] * len(self), [None] * len(self))
+        calls = []
+        for name, status, duration, seq, cid, unfinished, start, end in zip(
+                columns["toolName"], columns["status"], columns["durationMs"], columns["seq"], self.cids,
+                columns["unfinished"], began, ended, strict=True):
+            call = {"toolName": name, "status": status, "durationMs": duration, "startedAt": start, "seq": seq}
+            if cid:
+                call["callId"] = cid
+            if unfinished:
                 call["unfinished"] = True
-        return self.calls
+            else:
+                call["endedAt"] = end
+            calls.append(call)
+        return calls
+

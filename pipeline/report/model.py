@@ -36,14 +36,22 @@ from replay.pipeline.model.events import (
     written_timestamp,
 )
 from replay.pipeline.model.healing import BUILTIN_ALIASES, healed_artifact, resolve_alias
-from replay.pipeline.model.outcome import OUTCOME_FIELDS, failure_words
+from replay.pipeline.model.outcome import OUTCOME_FIELDS, failure_words, went_wrong_each
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
-from replay.pipeline.model.toolcalls import CALL_FIELDS, CALLED, COMPLETED, FAILED, CallPairing, result_failed, tool_name
+from replay.pipeline.model.toolcalls import (
+    CALL_FIELDS,
+    CALLED,
+    COMPLETED,
+    FAILED,
+    CallPairing,
+    PackedColumn,
+    result_failed,
+    tool_name,
+)
 
 _COUNT = operator.itemgetter(1)
-_TOOL_NAME, _STATUS, _DURATION, _SEQ, _STARTED_AT = (
-    operator.itemgetter(key) for key in ("toolName", "status", "durationMs", "seq", "startedAt"))
+_TOOL_NAME, _STATUS, _DURATION = (operator.itemgetter(key) for key in ("toolName", "status", "durationMs"))
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
 _STR, _DICT, _INT, _NUMBERS = {str}, {dict}, {int}, {int, float}
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
@@ -61,6 +69,7 @@ _READ_TYPES = TOOL_TYPES | {RUN_FAILED, ERROR}  # the events whose payload a sum
 # folded into the canonical types once, when its summary is made (``RunTally.fold_aliases``).
 CANONICAL_TYPES = {old: resolve_alias(BUILTIN_ALIASES, old)[0] for old in BUILTIN_ALIASES}
 _READ_KINDS = _READ_TYPES | {old for old, new in CANONICAL_TYPES.items() if new in _READ_TYPES}
+_COMPLETED_KINDS = COMPLETED | {old for old, new in CANONICAL_TYPES.items() if new in COMPLETED}
 # The prompt cache's input tokens a usage object counts, by the names it gives them (``export --otlp`` reads these too,
 # as ``gen_ai.usage.cache_read.input_tokens`` / ``cache_creation.input_tokens``): read from the cache, and written to it.
 # Anthropic counts them beside ``input_tokens``, which leaves them out; Codex's ``cached_input_tokens`` is a part of its
@@ -415,8 +424,8 @@ class RunTally:
         self.first_stamp: Any = None  # their text (a leap second, which counts as 23:59:59.999999, is told by it)
         self.last_stamp: Any = None
         self.stamps: list[Any] = []  # timestamps not yet looked at (without a timeline): see _fold_stamps
-        self.calls = CallPairing()  # the run's tool calls, paired as their events come
-        self.seq_at: dict[int, Any] = {}  # position in run of a tool event -> the event's own seq
+        self.calls = CallPairing(stamps=False)  # the run's tool calls, paired as their events come (compact columns)
+        self.call_index = PackedColumn()  # with a timeline: the place in the run of each call's first event
         self.marks: list[tuple[int, str, Any, datetime | None, bool]] = []
         self.plain_seen = self.plain_marks = self.failed_marks = 0
         self.stride = 1  # every stride-th ordinary event gets a tick
@@ -456,14 +465,12 @@ class RunTally:
         payload = event.get("payload")
         if type(payload) is not dict:
             payload = {}
-        synthetic = event.get("synthetic")
-        if kind in _READ_TYPES:
-            self._read_payload(kind, payload, stamp, index, event)
+        failure = self._read_payload(kind, payload, stamp, index, event) if kind in _READ_TYPES else False
         if "usage" in payload:
             self._add_usage(payload["usage"], index)
         if not self.timeline:
             return
-        if is_failure(kind, payload, synthetic, event):  # (timelines only: a failure's payload is read in _read_payload)
+        if failure:  # (``is_failure``, as _read_payload read it)
             if self.failed_marks < MAX_MARKS:
                 self.failed_marks += 1
                 self.marks.append((index, kind, event.get("seq"), moment, True))
@@ -490,10 +497,13 @@ class RunTally:
         if len(self.stamps) >= STAMPS_HELD:
             self._fold_stamps()
         payloads = values_of(events, "payload")
+        # the tool results' outcomes, read at once (``outcome.went_wrong_each``)
+        results = list(itertools.compress(range(n), map(_COMPLETED_KINDS.__contains__, types)))
+        outcomes = dict(zip(results, went_wrong_each([events[i] for i in results]), strict=True)) if results else {}
         for i in itertools.compress(range(n), map(_READ_KINDS.__contains__, types)):  # tool events and failures
             payload, event, kind = payloads[i], events[i], types[i]
             self._read_payload(CANONICAL_TYPES.get(kind, kind), payload if type(payload) is dict else {},
-                               event.get("timestamp"), base + i, event)
+                               event.get("timestamp"), base + i, event, outcomes.get(i))
         objects = [payload["usage"] for payload in payloads if type(payload) is dict and "usage" in payload]
         if objects:
             columns = usage_columns(objects)
@@ -508,23 +518,30 @@ class RunTally:
                   if type(payload) is dict and "usage" in payload]
         self._add_usages([usage for usage in usages if usage])
 
-    def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, event: dict[str, Any]) -> None:
+    def _read_payload(self, kind: str, payload: dict[str, Any], stamp: Any, index: int, event: dict[str, Any],
+                      went_wrong: bool | None = None) -> bool:
         """A tool event (``index``: its place in the run) paired with its call, a failure recorded (not the run_failed
-        heal ends a run with when nothing told how it ended: ``ends_unknown``)."""
+        heal ends a run with when nothing told how it ended: ``ends_unknown``). ``went_wrong``: a tool_completed's
+        outcome (``outcome.went_wrong``) when read already. Returns whether the event is a failure (``is_failure``)."""
         seq, call = event.get("seq"), None
         if kind in TOOL_TYPES:
             if stamp == EPOCH:  # (heal's stand-in for no time: a call it stamps tells no length)
                 stamp = None
+            failed, calls = False, len(self.calls)
             if kind in CALLED:
-                self.calls.called(payload, stamp, index)
-            else:
-                failed = result_failed(kind, event)  # (once: is_failure would ask it again)
-                call = self.calls.result(not failed, payload, stamp, index)
+                self.calls.called(payload, stamp, seq)
+            else:  # (the outcome judged once: is_failure would ask it again)
+                failed = result_failed(kind, event) if went_wrong is None else kind in FAILED or went_wrong
+                call = self.calls.result(not failed, payload, stamp, seq)
                 if failed:
                     self._add_failure(kind, payload, seq, call, event)
-            self.seq_at[index] = seq
-        elif is_failure(kind, payload, event.get("synthetic"), event):
+            if self.timeline and len(self.calls) > calls:  # (a call began with this event)
+                self.call_index.append(index)
+            return failed
+        if is_failure(kind, payload, event.get("synthetic"), event):
             self._add_failure(kind, payload, seq, call, event)
+            return True
+        return False
 
     def _add_usage(self, value: Any, index: int) -> None:
         """Add up one event's usage (``add_event``, event by event); ``_add_usages`` for a batch of events."""
@@ -607,7 +624,7 @@ class RunTally:
             self.marks = kept
             self.plain_marks = sum(1 for m in kept if not m[4])
 
-    def _add_failure(self, kind: str, payload: dict[str, Any], seq: Any, call: dict[str, Any] | None,
+    def _add_failure(self, kind: str, payload: dict[str, Any], seq: Any, call: int | None,
                      event: dict[str, Any]) -> None:
         """A failure; ``call``: the call a failed tool result answers (most results name no tool: the call does)."""
         if kind == RUN_FAILED:
@@ -617,7 +634,7 @@ class RunTally:
             message = failure_words(event)
         entry: dict[str, Any] = {"kind": kind, "code": code, "message": message or kind.replace("_", " "), "seq": seq}
         if kind in FAILED or kind in COMPLETED:
-            entry["toolName"] = tool_name(payload) or (call["toolName"] if call is not None else None)
+            entry["toolName"] = tool_name(payload) or (self.calls.name(call) if call is not None else None)
         self.errors.append(entry)
 
     def add_heal_record(self, record: dict[str, Any]) -> None:
@@ -676,22 +693,24 @@ class RunTally:
 
     def _tool_calls(self, start: datetime | None) -> tuple[list[dict[str, Any]], list[Any]]:
         """The run's calls as the summary lists them, and where each began in the run (for the timeline)."""
-        calls = self.calls.finish(self.last)  # open calls end at the run's latest instant
-        indexes = list(map(_SEQ, calls))  # (the pairing's seq of a call: its place in the run, an int)
-        began = list(map(instant, map(_STARTED_AT, calls)))
-        starts = [None if moment is None else number(_ms(moment, start)) for moment in began] if start is not None \
-            else [None] * len(calls)
+        columns = self.calls.columns(self.last)  # open calls end at the run's latest instant
+        began = columns["started"]
+        if start is not None:
+            starts = [None if moment is None else number(_ms(moment, start)) for moment in began]
+        else:
+            starts = [None] * len(began)
         out = []
-        for call, duration, seq, start_ms in zip(calls, map(maybe_number, map(_DURATION, calls)), map(self.seq_at.get, indexes),
-                                                 starts, strict=True):
-            entry: dict[str, Any] = {"toolName": call["toolName"], "status": call["status"], "durationMs": duration,
-                                     "seq": seq, "startMs": start_ms}
-            if call.get("callId"):
-                entry["callId"] = call["callId"]
-            if call.get("unfinished"):
+        for name, status, duration, seq, start_ms, cid, unfinished in zip(
+                columns["toolName"], columns["status"], map(maybe_number, columns["durationMs"]), columns["seq"],
+                starts, columns["callId"], columns["unfinished"], strict=True):
+            entry: dict[str, Any] = {"toolName": name, "status": status, "durationMs": duration, "seq": seq,
+                                     "startMs": start_ms}
+            if cid:
+                entry["callId"] = cid
+            if unfinished:
                 entry["unfinished"] = True
             out.append(entry)
-        return out, indexes
+        return out, self.call_index.tolist()
 
     def _errors(self) -> list[dict[str, Any]]:
         errors: list[dict[str, Any]] = []
