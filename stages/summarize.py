@@ -19,6 +19,7 @@ from replay.pipeline.model.records import (
 )
 from replay.pipeline.model.runs import input_ends, of_no_run, runid_spans, starts_run
 from replay.pipeline.report.model import (
+    EventColumns,
     RunTally,
     as_run_id,
     count_repairs,
@@ -78,6 +79,7 @@ class SummarizeRuns(Transform):
         spans = runid_spans(rids)
         if spans is None:
             return False
+        columns = EventColumns(events) if not self.config["timeline"] else None  # (read once for the batch's runs)
         for a, b in spans:
             tally = self.tally
             if tally is None or starts_run(events[a], tally, source):  # type: ignore[arg-type]
@@ -85,7 +87,7 @@ class SummarizeRuns(Transform):
                     done.append(self._finish())
                 tally = self.tally = RunTally(None, source, run_id=rids[a], timeline=self.config["timeline"])
             before = tally.count
-            tally.add_events(events[a:b])
+            tally.add_events(events[a:b], columns, a)
             if tally.unheld:
                 self._unheld(tally, batch, a - before)
         return True

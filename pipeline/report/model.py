@@ -408,6 +408,25 @@ def read_heal_log(path: Path | str) -> dict[str, Any]:
 
 
 # one run ---------------------------------------------------------------------------------------
+class EventColumns:
+    """What ``RunTally.add_events`` reads of every event of a batch of plain events, a column each, read once for the
+    batch (the pieces of it of each run take slices): types (``NO_TYPE`` for none), timestamps, payloads, and the
+    outcomes of its tool results (``went_wrong``, by their place in the batch), read at once (``went_wrong_each``)."""
+
+    __slots__ = ("outcomes", "payloads", "stamps", "types")
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        types = values_of(events, "type")
+        if set(map(type, types)) != _STR or "" in types:
+            types = [kind if type(kind) is str and kind else NO_TYPE for kind in types]
+        self.types: list[str] = types
+        self.stamps = values_of(events, "timestamp")
+        self.payloads = values_of(events, "payload")
+        results = list(itertools.compress(range(len(types)), map(_COMPLETED_KINDS.__contains__, types)))
+        self.outcomes: dict[int, bool] = dict(zip(results, went_wrong_each([events[i] for i in results]), strict=True)) \
+            if results else {}
+
+
 class RunTally:
     """Everything a run summary needs, gathered one event at a time."""
 
@@ -477,38 +496,35 @@ class RunTally:
         else:
             self._add_plain_mark((index, kind, event.get("seq"), moment, False))
 
-    def add_events(self, events: list[dict[str, Any]]) -> None:
+    def add_events(self, events: list[dict[str, Any]], columns: EventColumns | None = None, at: int = 0) -> None:
         """``add_event`` for each of ``events`` (plain events, in stream order), a column at a time: what every
         event needs (its type counted, its timestamp held) by C-level maps; only tool events, failures and usage
-        are looked at one by one. With a timeline, event by event (each one may become a mark)."""
+        are looked at one by one. With a timeline, event by event (each one may become a mark). ``columns``: those of
+        a batch ``events`` are of, from its ``at``-th on (read once for the batch), else read here."""
         if self.timeline:
             for event in events:
                 self.add_event(event)
             return
         base, n = self.count, len(events)
         self.count += n
-        types = values_of(events, "type")
-        if set(map(type, types)) != _STR or "" in types:
-            types = [kind if type(kind) is str and kind else NO_TYPE for kind in types]
+        if columns is None:
+            columns, at = EventColumns(events), 0
+        types, payloads, outcomes = columns.types[at:at + n], columns.payloads[at:at + n], columns.outcomes
         self.by_type.update(types)
         if self.run_id is None:
             self.run_id = next((r for r in values_of(events, "runId") if isinstance(r, str) and r), None)
-        self.stamps += values_of(events, "timestamp")
+        self.stamps += columns.stamps[at:at + n]
         if len(self.stamps) >= STAMPS_HELD:
             self._fold_stamps()
-        payloads = values_of(events, "payload")
-        # the tool results' outcomes, read at once (``outcome.went_wrong_each``)
-        results = list(itertools.compress(range(n), map(_COMPLETED_KINDS.__contains__, types)))
-        outcomes = dict(zip(results, went_wrong_each([events[i] for i in results]), strict=True)) if results else {}
         for i in itertools.compress(range(n), map(_READ_KINDS.__contains__, types)):  # tool events and failures
             payload, event, kind = payloads[i], events[i], types[i]
             self._read_payload(CANONICAL_TYPES.get(kind, kind), payload if type(payload) is dict else {},
-                               event.get("timestamp"), base + i, event, outcomes.get(i))
+                               event.get("timestamp"), base + i, event, outcomes.get(at + i))
         objects = [payload["usage"] for payload in payloads if type(payload) is dict and "usage" in payload]
         if objects:
-            columns = usage_columns(objects)
-            if columns is not None:  # (the usual usage objects: a column at a time)
-                self._add_columns(columns, len(objects))
+            counts = usage_columns(objects)
+            if counts is not None:  # (the usual usage objects: a column at a time)
+                self._add_columns(counts, len(objects))
             else:
                 self.add_usage_objects(payloads, base)
 
