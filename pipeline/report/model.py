@@ -1,8 +1,8 @@
 """Report model: one summary per run (status, counts, tool calls, errors, usage, repairs, timeline) and their aggregate.
 
 A summary is built incrementally by ``RunTally`` (the ``summarize`` stage feeds it one event at a
-time, so a run's events are never all held in memory: only its tool events, slimmed, and a capped
-list of timeline marks). ``summarize_run`` does the same over a list. ``aggregate`` adds summaries
+time, so a run's events are never all held in memory: only its tool calls, as compact columns
+(``toolcalls.CallPairing``: some 300 bytes a call, the summary lists them all), and a capped list of timeline marks). ``summarize_run`` does the same over a list. ``aggregate`` adds summaries
 up, with the repairs of no run in the report (``unattributedRepairs``: heal records ``summarize`` found naming
 no run there, such as a run heal dropped whole); ``report_document`` is the JSON form ``{"runs": [...], "aggregate": {...}}``. Key order is fixed
 by construction and every ``by*`` map is sorted by key, so the same input gives the same bytes.
@@ -10,6 +10,7 @@ by construction and every ``by*`` map is sorted by key, so the same input gives 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import math
@@ -410,10 +411,12 @@ def read_heal_log(path: Path | str) -> dict[str, Any]:
 # one run ---------------------------------------------------------------------------------------
 class EventColumns:
     """What ``RunTally.add_events`` reads of every event of a batch of plain events, a column each, read once for the
-    batch (the pieces of it of each run take slices): types (``NO_TYPE`` for none), timestamps, payloads, and the
-    outcomes of its tool results (``went_wrong``, by their place in the batch), read at once (``went_wrong_each``)."""
+    batch (the pieces of it of each run take slices): types (``NO_TYPE`` for none), timestamps, payloads, the
+    outcomes of its tool results (``went_wrong``, by their place in the batch), read at once (``went_wrong_each``),
+    and its usage objects: where they are, and their counts a key at a time when all are the usual ones
+    (``usage_columns`` of them all; None: each run's piece reads its own, as ``add_events`` does alone)."""
 
-    __slots__ = ("outcomes", "payloads", "stamps", "types")
+    __slots__ = ("outcomes", "payloads", "stamps", "types", "usage", "usage_at")
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
         types = values_of(events, "type")
@@ -425,6 +428,13 @@ class EventColumns:
         results = list(itertools.compress(range(len(types)), map(_COMPLETED_KINDS.__contains__, types)))
         self.outcomes: dict[int, bool] = dict(zip(results, went_wrong_each([events[i] for i in results]), strict=True)) \
             if results else {}
+        payloads = self.payloads
+        if set(map(type, payloads)) == _DICT:
+            self.usage_at = list(itertools.compress(range(len(payloads)), map(dict.__contains__, payloads,
+                                                                              itertools.repeat("usage"))))
+        else:
+            self.usage_at = [i for i, payload in enumerate(payloads) if type(payload) is dict and "usage" in payload]
+        self.usage = usage_columns([payloads[i]["usage"] for i in self.usage_at]) if self.usage_at else None
 
 
 class RunTally:
@@ -520,8 +530,13 @@ class RunTally:
             payload, event, kind = payloads[i], events[i], types[i]
             self._read_payload(CANONICAL_TYPES.get(kind, kind), payload if type(payload) is dict else {},
                                event.get("timestamp"), base + i, event, outcomes.get(at + i))
-        objects = [payload["usage"] for payload in payloads if type(payload) is dict and "usage" in payload]
-        if objects:
+        lo, hi = bisect.bisect_left(columns.usage_at, at), bisect.bisect_left(columns.usage_at, at + n)
+        if lo == hi:
+            return
+        if columns.usage is not None:  # (the batch's usage objects are the usual ones: this piece's, a column at a time)
+            self._add_columns({key: values[lo:hi] for key, values in columns.usage.items()}, hi - lo)
+        else:
+            objects = [payload["usage"] for payload in payloads if type(payload) is dict and "usage" in payload]
             counts = usage_columns(objects)
             if counts is not None:  # (the usual usage objects: a column at a time)
                 self._add_columns(counts, len(objects))
