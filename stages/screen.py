@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -32,6 +32,7 @@ from msgspec.structs import astuple
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
 from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.spool import LineSpool
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import BATCH_EVENTS, BLANK, decode_each_line, nested_no_deeper_than_orjson
 from replay.pipeline.model.events import (
@@ -55,8 +56,10 @@ from replay.stages.ensure_terminal import InsertTerminalEvent
 from replay.stages.renumber import RenumberSeq, stretches
 
 UNSET: Any = msgspec.UNSET
-MAX_RUN_LINES = 16384  # a longer run goes the slow way (memory stays bounded)
-MAX_RUN_BYTES = 4 << 20  # and so does one whose lines held come to more bytes (the blocks they were read in)
+# A run held longer than this is judged so far and its lines spooled to a temporary file (``LineSpool``), or, found
+# unclean, sent the slow way: memory stays bounded (the screen's options ``max_run_lines`` and ``max_run_bytes``)
+MAX_RUN_LINES = 16384
+MAX_RUN_BYTES = 4 << 20  # (the bytes of the blocks the lines held were read in)
 SLOW_LINES = 4096  # a run goes the slow way in batches of at most this many lines (the rules take a batch at a time)
 _CALLED, _UNANSWERED = "tool_called", TOOL_UNANSWERED
 
@@ -130,9 +133,28 @@ _TOOLS = CALLED | COMPLETED | FAILED
 _UNKNOWN = object()  # the event before a run could not be read here (dedupe may know better)
 
 
+class _Verdict:
+    """What judging a run's lines so far (``ScreenRuns._judge``) leaves for judging the rest: the next seq number, the
+    last timestamp and the timestamps' length, the terminal event seen, the calls open, those answered (of the lines
+    held, not of those spooled before them: a call or result of an id answered earlier then sends the run the slow way,
+    more often than need be but never wrongly), an assistant message still wanted (the run record has a response)."""
+
+    __slots__ = ("answered", "open", "seq", "size", "stamp", "terminal", "wants_message")
+
+    def __init__(self, record: dict[str, Any] | None) -> None:
+        self.seq = 1
+        self.stamp: str | None = None
+        self.size = 0
+        self.terminal: str | None = None
+        self.open: set[str] = set()
+        self.answered: set[str] = set()
+        response = (record or {}).get("response")
+        self.wants_message = response.__class__ is str and bool(response)
+
+
 class _Run:
     __slots__ = ("clean", "count", "events", "fine", "heads", "held", "joined", "pieces", "record", "run_id", "seqs",
-                 "size", "spilled", "stamps", "tail_open", "types")
+                 "size", "spilled", "spool", "spooled", "stamps", "tail_open", "types", "verdict")
 
     def __init__(self) -> None:
         # its lines: stretches [a, b) of the batches they came in (the lines themselves are cut out only if the run
@@ -155,6 +177,9 @@ class _Run:
         self.types: list[Any] = []
         self.stamps: list[Any] = []
         self.size = 0
+        self.verdict: _Verdict | None = None  # (judged so far: ``ScreenRuns._judge``)
+        self.spool: LineSpool | None = None  # its lines before those held, judged clean so far and spooled
+        self.spooled = 0  # (how many)
 
     def add(self, batch: Batch, a: int, b: int) -> None:
         """Lines ``a``..``b``-1 of ``batch`` are the run's next."""
@@ -165,28 +190,58 @@ class _Run:
         self.count += b - a
 
     def lines_batches(self, source: str) -> list[Batch]:
-        """Its lines as unparsed batches of at most ``SLOW_LINES`` lines each (cut out of the batches they came in when
-        a stage reads them)."""
-        if self.count <= SLOW_LINES:
-            return [Batch.folded(source, self.count, pieces=self.pieces, tail_open=self.tail_open)]
-        batches, part, size = [], [], 0
-        for piece, a, b in self.pieces:
-            while a < b:
-                take = min(b - a, SLOW_LINES - size)
-                part.append((piece, a, a + take))
-                a, size = a + take, size + take
-                if size == SLOW_LINES:
-                    batches.append(Batch.folded(source, size, pieces=part))
-                    part, size = [], 0
-        if part:
-            batches.append(Batch.folded(source, size, pieces=part))
-        batches[-1].tail_open = self.tail_open
-        return batches
+        """Its lines held as unparsed batches (``_lines_batches``)."""
+        return _lines_batches(source, self.pieces, self.count, self.tail_open)
 
     def let_go(self) -> None:
         """Its lines went on (the slow way): it keeps only what comes after."""
         self.pieces, self.count, self.heads, self.held = [], 0, [], 0
         self.seqs, self.types, self.stamps = [], [], []
+
+
+def _lines_batches(source: str, pieces: list[tuple[Batch, int, int]], count: int, tail_open: bool) -> list[Batch]:
+    """The ``count`` lines of ``pieces`` (stretches ``[a, b)`` of the batches they came in) as unparsed batches of at
+    most ``SLOW_LINES`` lines each, cut out of those batches when a stage reads them; ``tail_open``: of the last."""
+    if count <= SLOW_LINES:
+        return [Batch.folded(source, count, pieces=pieces, tail_open=tail_open)]
+    batches, part, size = [], [], 0
+    for piece, a, b in pieces:
+        while a < b:
+            take = min(b - a, SLOW_LINES - size)
+            part.append((piece, a, a + take))
+            a, size = a + take, size + take
+            if size == SLOW_LINES:
+                batches.append(Batch.folded(source, size, pieces=part))
+                part, size = [], 0
+    if part:
+        batches.append(Batch.folded(source, size, pieces=part))
+    batches[-1].tail_open = tail_open
+    return batches
+
+
+def _spooled_slow(spool: LineSpool) -> Iterator[Batch]:
+    """A run's spooled lines, found unclean, the slow way: each part as the batches it would have gone in had it been
+    sent on when it was spooled (``_spill``), read back a part at a time as they are taken."""
+    try:
+        for pieces in spool.parts():
+            yield from _lines_batches(spool.source, pieces, sum([b - a for _, a, b in pieces]), False)
+    finally:
+        spool.close()
+
+
+def _spooled_clean(spool: LineSpool, rid: Any, record: bool) -> Iterator[Batch]:
+    """A clean run's spooled lines as clean batches (``LineSpool.parts``: a batch for each stretch of lines), read back
+    as they are taken: the first begins the run (``(1, its events, (rid,))``; ``record``: its first line is the run's
+    record), each after it goes on with it (``(0, its events, ())``: ``Batch.clean``)."""
+    try:
+        first = True
+        for pieces in spool.parts():
+            for batch, _, _ in pieces:
+                batch.clean = (1, len(batch) - record, (rid,)) if first else (0, len(batch), ())
+                first = False
+                yield batch
+    finally:
+        spool.close()
 
 
 @register("screen")
@@ -201,6 +256,10 @@ class ScreenRuns(Transform):
         "aliases": Option(dict, {}, "extra type aliases heal is given", items=str),
         "repair_log": Option(bool, True, "make the heal-log lines of the runs repaired here; false: only count them "
                                          "for their heal records (nothing reads the heal log)"),
+        "max_run_lines": Option(int, MAX_RUN_LINES, "lines of a run held before they are judged and spooled to a "
+                                                    "temporary file (or, not clean, sent the slow way)", minimum=1),
+        "max_run_bytes": Option(int, MAX_RUN_BYTES, "bytes of a run held (the blocks its lines came in) before the same",
+                                minimum=1),
     }
     accepts_raw = True
     emits_raw = True
@@ -216,7 +275,7 @@ class ScreenRuns(Transform):
         self._alias_table: dict[str, str] | None = None
         self._terminal = InsertTerminalEvent()
         self._renumber = RenumberSeq()
-        self._out: list[Batch] = []
+        self._out: list[Batch | Iterator[Batch]] = []  # (an iterator: a long run's lines read back from its spool)
         self._clean_pieces: list[tuple[Batch, int, int]] = []
         self._clean_count = 0  # lines
         self._clean_events = 0
@@ -246,7 +305,7 @@ class ScreenRuns(Transform):
         return self._alias_table
 
     # the transform -------------------------------------------------------------------------------------
-    def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
+    def __call__(self, batch: Batch) -> Batch | list[Batch | Iterator[Batch]] | None:
         source = batch.source
         if source != self.source:
             self._end_run(closes=False)
@@ -319,8 +378,7 @@ class ScreenRuns(Transform):
             run.heads.append(head)
             if i == last and batch.tail_open:
                 run.tail_open = True
-            if run.count > MAX_RUN_LINES or run.held > MAX_RUN_BYTES:  # (too long to hold to its end)
-                self._spill(run)
+            self._hold(run)
         return self._take(self._paused(batch))
 
     def _paused(self, batch: Batch) -> list[Batch]:
@@ -332,6 +390,24 @@ class ScreenRuns(Transform):
         run.spilled = True
         self._spill(run)
         return []
+
+    def _hold(self, run: _Run) -> None:
+        """The run in progress, when it is longer than the screen holds: what it holds is judged (``_judge``, with what
+        its lines before left), and spooled if clean so far; else it goes on now, the slow way (``_spill``), and so does
+        the rest of it. Either way it holds nothing now. (A run's lines are let go at the same lines, with the fast lane
+        or without it: in the slow lane each part of it comes in the same batches.)"""
+        if run.count <= self.config["max_run_lines"] and run.held <= self.config["max_run_bytes"]:
+            return
+        if run.clean and self.config["fast"] and not run.tail_open and self._judge(run):
+            spool = run.spool if run.spool is not None else LineSpool(self.source or "<stdin>")
+            if spool.add(run.pieces):
+                run.spool = spool
+                run.spooled += run.count
+                run.verdict.answered.clear()  # type: ignore[union-attr]  # (memory stays flat; see ``_Verdict``)
+                self._remember_last(run.heads)  # (as ``_spill`` leaves it)
+                run.let_go()
+                return
+        self._spill(run)
 
     def _spill(self, run: _Run) -> None:
         """The run's lines so far go on now, the slow way (it is too long to hold, or the input may wait); the rest
@@ -399,8 +475,7 @@ class ScreenRuns(Transform):
                 run.size = size
             else:
                 run.fine = False
-        if run.count > MAX_RUN_LINES or run.held > MAX_RUN_BYTES:  # (too long to hold to its end)
-            self._spill(run)
+        self._hold(run)
 
     def _all_clean(self, runs: list[tuple[int, int]], heads: list[Any], rids: list[Any], types: list[Any],
                    stamps: list[Any]) -> bool:
@@ -448,7 +523,7 @@ class ScreenRuns(Transform):
         heal = self.config["mode"] == "heal"
         return _lines_pass(fields, types, stamps, heal=heal, synthetic_true=not heal)
 
-    def flush(self) -> Batch | list[Batch] | None:
+    def flush(self) -> Batch | list[Batch | Iterator[Batch]] | None:
         self._end_run(closes=False)
         self._close_clean()
         out = self._out
@@ -512,7 +587,12 @@ class ScreenRuns(Transform):
         if self._recent.comes_back(run.run_id):
             run.clean = False  # its id comes back after another run: check_run_ids reads it, the slow way
         if run.clean and self.config["fast"] and self._is_clean(run):
-            self._add_clean(run.pieces, run.count, [run.run_id], run.events)
+            if run.spool is not None:  # its lines before those held, as clean batches, then what it holds
+                self._close_clean()
+                self._out.append(_spooled_clean(run.spool, run.run_id, run.record is not None))
+                self._add_clean(run.pieces, run.count, [], run.events - (run.spooled - (run.record is not None)))
+            else:
+                self._add_clean(run.pieces, run.count, [run.run_id], run.events)
         elif closes and run.clean and self.config["fast"] and self.config["mode"] == "heal" and (repaired := self._repair(run)):
             # (an input's last run is repaired by the rules: they log its lines, then its end, as the input ends)
             self._add_repaired(repaired)
@@ -542,6 +622,10 @@ class ScreenRuns(Transform):
         so the per-run stages close it right after it, whatever the next run is (their logs and heal records
         go run by run, however the input was cut into batches); ``at``: where the next run begins (its line goes
         with the batch, ``Batch.ends_before``: lines of the run a stage takes out of the stream lie before it)."""
+        if run.spool is not None:  # its lines spooled, each part as it would have gone when it was spooled
+            self._close_clean()
+            self._out.append(_spooled_slow(run.spool))
+            run.spool, run.spooled = None, 0
         if not run.count:
             return
         self._close_clean()
@@ -580,13 +664,13 @@ class ScreenRuns(Transform):
         self._clean_pieces, self._clean_count = [], 0
         self._clean_events, self._clean_ids = 0, []
 
-    def _take(self, extra: list[Batch]) -> Batch | list[Batch] | None:
+    def _take(self, extra: list[Batch]) -> Batch | list[Batch | Iterator[Batch]] | None:
         self._close_clean()
         out = [*self._out, *extra]
         self._out = []
         if not out:
             return None
-        return out if len(out) > 1 else out[0]
+        return out if len(out) > 1 or type(out[0]) is not Batch else out[0]  # (lines read back from a spool: in a list)
 
     def _go_slow(self, batch: Batch, i: int) -> None:
         """The rest of this stream goes the slow way, from line ``i`` of ``batch`` (with the run in progress)."""
@@ -602,57 +686,90 @@ class ScreenRuns(Transform):
 
     # what a clean run is ---------------------------------------------------------------------------------
     def _is_clean(self, run: _Run) -> bool:
-        """Column by column over the run (C-level maps and list operations; no Python step per event)."""
-        heads: list[Any] = run.heads if run.record is None else run.heads[1:]
-        n = len(heads)
-        if not n or run.tail_open:
+        """Does the run need nothing: its lines (``_judge``: those held, after those spooled), and how it ends: with a
+        terminal event (its record's status says no other), no call left open, no assistant message still wanted?"""
+        if not self._judge(run):
             return False
+        verdict = run.verdict
+        assert verdict is not None
+        if verdict.seq == 1 or run.tail_open or verdict.terminal is None:
+            return False
+        status = run.record.get("status") if run.record is not None else None
+        if terminal_of_status(status) not in (None, verdict.terminal):
+            return False  # (its end and its record's status disagree: check_runs says so)
+        return self.config["mode"] != "heal" or not (verdict.open or verdict.wants_message)
+
+    def _judge(self, run: _Run) -> bool:
+        """What a clean run asks of its lines, asked of those the run holds, after what its lines before them left
+        (``run.verdict``; what only its end can say: ``_is_clean``): column by column (C-level maps and list operations;
+        no Python step per event)."""
+        verdict = run.verdict
+        if verdict is None:
+            verdict = run.verdict = _Verdict(run.record)
+        heads: list[Any] = run.heads if run.record is None or run.spool is not None else run.heads[1:]
         rid = run.run_id
         if rid is None or (run.record is not None and run.record.get("runId") != rid):
             return False
+        n = len(heads)
+        if not n:
+            return True  # (a run record alone so far)
         columns = self._judged(run, heads, synthetic_true=True)
         if columns is None:
             return False
-        seqs, types, stamps = columns
-        if seqs != list(range(1, n + 1)):
+        seqs, types, stamps, size = columns
+        first = verdict.seq
+        if seqs != list(range(first, first + n)) or verdict.size not in (0, size) or verdict.terminal is not None:
+            return False  # (seq numbers not 1..n; stamps of two lengths; an event after the run's end)
+        if verdict.stamp is not None and stamps[0] < verdict.stamp:
             return False
-        if not self._shaped(types, stamps, types[:1], types[-1:]):
+        if not self._shaped(types, stamps, types[:1] if first == 1 else [], types[-1:] if types[-1] in TERMINAL_TYPES else []):
             return False
-        status = run.record.get("status") if run.record is not None else None
-        if terminal_of_status(status) not in (None, types[-1]):
-            return False  # (its end and its record's status disagree: check_runs says so)
-        if self.config["mode"] != "heal":
-            return True
-        # no other heal rule fires: drop_resume_duplicates / order_sidechains (ids, sidechains), dedupe (the event
-        # before the run; a run record in between resets it), pair_tool_calls, ...
-        if run.record is None and (self.previous is _UNKNOWN or self.previous == 1):
-            return False
-        if _calls_simply_paired(heads, types, run):
-            return True
-        return self._calls_paired([h for h in heads if h.type in _JUDGED], run)
+        if self.config["mode"] == "heal":
+            # no other heal rule fires: drop_resume_duplicates / order_sidechains (ids, sidechains), dedupe (the event
+            # before the run; a run record in between resets it), pair_tool_calls, ...
+            if first == 1 and run.record is None and (self.previous is _UNKNOWN or self.previous == 1):
+                return False
+            if not self._paired(heads, types, verdict):
+                return False
+        verdict.seq, verdict.stamp, verdict.size = first + n, stamps[-1], size
+        if types[-1] in TERMINAL_TYPES:
+            verdict.terminal = types[-1]
+        return True
 
     def _shaped(self, kinds: list[Any], stamps: list[Any], firsts: list[Any], lasts: list[Any]) -> bool:
-        """Are whole runs (their types ``kinds`` and timestamps ``stamps``, joined; ``firsts`` and ``lasts``: each run's
-        first and last type) shaped so that check_runs has nothing to say, nor alias, ensure_run_started and
-        ensure_terminal: no type an alias renames, each begins with run_started, its only one, and has one terminal
-        event, its last; and check_order nothing (its quick test: the stamps of one shape, sorted as text)?"""
-        runs = len(firsts)
+        """Are runs (their types ``kinds`` and timestamps ``stamps``, joined; ``firsts``: the first type of each that
+        begins in them, ``lasts``: the last type of each that ends in them) shaped so that check_runs has nothing to say,
+        nor alias, ensure_run_started and ensure_terminal: no type an alias renames, each begins with run_started, its
+        only one, and has one terminal event, its last; and check_order nothing (its quick test: the stamps of one
+        shape, sorted as text)?"""
         return self.alias_table.keys().isdisjoint(kinds) and sorted(stamps) == stamps \
-            and firsts.count(RUN_STARTED) == runs == kinds.count(RUN_STARTED) and set(lasts) <= TERMINAL_TYPES \
-            and kinds.count(RUN_COMPLETED) + kinds.count(RUN_FAILED) == runs
+            and firsts.count(RUN_STARTED) == len(firsts) == kinds.count(RUN_STARTED) and set(lasts) <= TERMINAL_TYPES \
+            and kinds.count(RUN_COMPLETED) + kinds.count(RUN_FAILED) == len(lasts)
 
-    def _judged(self, run: _Run, heads: list[Any], *, synthetic_true: bool) -> tuple[list[Any], list[Any], list[Any]] | None:
-        """The run's seq, type and timestamp columns when every line of it passes the checks of one line alone
-        (``_lines_pass``): judged batch by batch as they came (``run.fine``), else now, from its heads. None if not."""
+    def _judged(self, run: _Run, heads: list[Any], *, synthetic_true: bool) -> tuple[list[Any], list[Any], list[Any], int] | None:
+        """The seq, type and timestamp columns of the lines the run holds, and the stamps' length, when every line
+        passes the checks of one line alone (``_lines_pass``): judged batch by batch as they came (``run.fine``), else
+        now, from its heads. None if not."""
         if run.fine:  # each line passed in its batch (``_fine``, which takes no ``synthetic`` in heal); all of this runId
-            return run.seqs, run.types, run.stamps
+            return run.seqs, run.types, run.stamps, run.size
         fields = _run_fields(heads, run.run_id)
         if fields is None:
             return None
-        columns = _columns(fields)
-        if not _lines_pass(fields, columns[1], columns[2], heal=self.config["mode"] == "heal", synthetic_true=synthetic_true):
-            return None
-        return columns
+        seqs, types, stamps = _columns(fields)
+        size = _lines_pass(fields, types, stamps, heal=self.config["mode"] == "heal", synthetic_true=synthetic_true)
+        return (seqs, types, stamps, size) if size else None
+
+    def _paired(self, heads: list[Any], types: list[Any], verdict: _Verdict) -> bool:
+        """pair_tool_calls finds nothing in the lines held: each result has its call; synthesize_assistant_message
+        and ensure_terminal find an assistant message and a terminal event (no call open then). The usual lines
+        judged with list operations (each call answered by the next tool event, ``_calls_answered``), any other
+        by the exact walk (``_calls_paired``)."""
+        if not verdict.open and _UNANSWERED not in types and _calls_answered(heads, types):
+            if "assistant_message" in types:
+                verdict.wants_message = False
+            return True
+        return self._calls_paired([h for h in heads if h.type in _JUDGED], verdict) \
+            and len(verdict.open) <= self.config["max_run_lines"]  # (open calls held: bounded too)
 
     # the repair lane: runs whose only faults are aliased types, wrong seq numbers and a missing end -------
     def _repair(self, run: _Run) -> Batch | None:
@@ -667,12 +784,12 @@ class ScreenRuns(Transform):
         heads: list[Any] = run.heads
         n = len(heads)
         rid = run.run_id
-        if run.record is not None or run.tail_open or not n or rid is None or n > SLOW_LINES:
+        if run.record is not None or run.tail_open or not n or rid is None or n > SLOW_LINES or run.spool is not None:
             return None
         columns = self._judged(run, heads, synthetic_true=False)
         if columns is None:
             return None
-        seqs, types, stamps = columns
+        seqs, types, stamps, _ = columns
         if UNSET in seqs or True in map(operator.eq, seqs, seqs[1:]) or sorted(stamps) != stamps:
             return None
         if self.previous is _UNKNOWN or self.previous == seqs[0]:
@@ -760,24 +877,18 @@ class ScreenRuns(Transform):
         return batch
 
     @staticmethod
-    def _calls_paired(heads: list[Any], run: _Run) -> bool:
-        """pair_tool_calls finds nothing: every result has its call, every call its result before the run ends;
-        synthesize_assistant_message and ensure_terminal find an assistant message and a terminal event."""
-        record = run.record or {}
-        response = record.get("response")
-        wants_message = response.__class__ is str and bool(response)
-        open_calls: set[str] = set()
-        answered: set[str] = set()
-        terminal = False
+    def _calls_paired(heads: list[Any], verdict: _Verdict) -> bool:
+        """pair_tool_calls finds nothing: every result has its call, no call is open at a terminal event, nor an
+        assistant message still wanted; the calls open and answered after ``heads`` are left in ``verdict``."""
+        open_calls, answered = verdict.open, verdict.answered
         for head in heads:  # only the events that matter: calls, results, messages, terminal events
             etype = head.type
             if etype in TERMINAL_TYPES:
-                if open_calls or wants_message:
+                if open_calls or verdict.wants_message:
                     return False
-                terminal = True
                 continue
             if etype == "assistant_message":
-                wants_message = False
+                verdict.wants_message = False
                 continue
             payload = head.payload
             cid = next((v for v in (payload.callId, payload.toolCallId, payload.id) if v.__class__ is str and v), None)
@@ -791,24 +902,12 @@ class ScreenRuns(Transform):
                 answered.add(cid)
             elif cid not in answered:
                 return False
-        return terminal and not open_calls
+        return True
 
 
 def _numbered(seqs: list[Any], runs: list[tuple[int, int]]) -> bool:
     """Are the seq numbers of each of ``runs`` (lines ``[a, b)``, one after the other) 1..n? One comparison for all."""
     return seqs[runs[0][0]:runs[-1][1]] == list(itertools.chain.from_iterable([range(1, b - a + 1) for a, b in runs]))
-
-
-def _calls_simply_paired(heads: list[Any], types: Sequence[str], run: _Run) -> bool:
-    """The usual run (its shape judged already, ``_is_clean``: one terminal event, last), judged with list operations:
-    no tool_unanswered; each call named by a ``callId`` and answered by the next tool event, with the same id. False
-    means only "not this simple": the exact walk decides."""
-    if _UNANSWERED in types:
-        return False
-    response = (run.record or {}).get("response")
-    if response.__class__ is str and response and "assistant_message" not in types:
-        return False
-    return _calls_answered(heads, types)
 
 
 def _tool_events(types: Sequence[str]) -> list[bool]:

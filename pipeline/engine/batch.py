@@ -177,8 +177,11 @@ class Batch:
         # Observations made while changing events (``replace`` of a line with duplicate keys), taken
         # and reported by the ``validate`` stage that checks the stream after the changes.
         self.notes: list[dict[str, Any]] | None = None
-        # (runs, events) when the ``screen`` stage found these lines to be whole runs that need nothing:
-        # raw lines only; each stage after it passes such a batch on untouched, closing the run it was in.
+        # (runs, events, run ids) when the ``screen`` stage found these lines to be runs that need nothing: raw lines
+        # only; each stage after it passes such a batch on untouched, closing the run it was in. ``runs`` and the ids
+        # are of the runs that begin in it: a run too long to send in one batch goes on in the clean batches right
+        # after it, each ``(0, its events, ())`` (and maybe other whole runs after its end): no stage has a run in
+        # progress after a clean batch, so none needs to tell them apart.
         self.clean: tuple[int, int, tuple[Any, ...]] | None = None  # the screen's lane: (runs, events, their run ids)
         # True when a run ends with this batch (the screen cuts runs): per-run stages close it at its end.
         self.closes_run = False
@@ -359,7 +362,9 @@ class Batch:
             return self.stretch(i, i + 1)
         if name == "lines":
             return None if folded.line is None else folded.line + i
-        return getattr(self, name)[i]  # (offsets, pointers: the column is made)
+        if name == "offsets" and self.joined is not None:  # (where it begins in the block, not every line's offset)
+            return folded.offset + _line_start(self.joined, i, folded.size)
+        return getattr(self, name)[i]  # (pointers: the column is made)
 
     def _index(self, i: int) -> int:
         n = len(self)
