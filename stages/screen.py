@@ -385,10 +385,13 @@ class ScreenRuns(Transform):
         """The input may wait after this batch (or the run in progress let some lines go already): what the open
         run holds goes on now, the slow way, and the rest of that run follows as it comes."""
         run = self.run
-        if run is None or not run.count or not (batch.pause or run.spilled):
+        if run is None or not (batch.pause or run.spilled):
             return []
-        run.spilled = True
-        self._spill(run)
+        if run.count:
+            run.spilled = True
+            self._spill(run)
+        elif run.spool is not None:  # all it holds is spooled: that goes on (as it went when spooled, without the fast
+            self._spill(run)         # lane), and the run is held as it would have been then
         return []
 
     def _hold(self, run: _Run) -> None:

@@ -6,6 +6,7 @@ memory."""
 from __future__ import annotations
 
 import random
+import shutil
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -239,3 +240,36 @@ def test_long_runs_from_a_pipe_that_pauses_are_healed_and_validated_as_from_a_fi
         whole = run_replay("run", str(with_limits(spec, tmp_path, "slow.toml", (50, 1 << 30), False)), str(path))
         assert piped.returncode == whole.returncode
         assert piped.stdout.replace(b"<stdin>", str(path).encode()) == whole.stdout
+
+
+def test_what_a_long_run_spooled_goes_on_when_the_input_pauses():
+    """A batch after which the input may wait (``pause``): what the run in progress holds goes on, the slow way, also
+    when all of it was just spooled (the spool is no place to wait in: a live stream flows)."""
+    lines = [exactjson.dumps(e) for e in clean_run(random.Random(1), 12, "r1")]
+    for fast in (True, False):
+        screen, fed, gone = ScreenRuns(fast=fast, max_run_lines=3), 0, 0
+        for batch in cut(lines, 4):
+            batch.pause = True
+            gone += sum(len(b) for b in sent(screen(batch)))
+            fed += len(batch)
+            assert gone == fed
+
+
+HEAL_DIR_SPEC = (ROOT / "pipeline" / "specs" / "heal-dir.toml").read_text()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(long_journals(), LIMITS)
+def test_heal_of_long_runs_into_a_folder_writes_the_same_files_with_and_without_the_fast_lane(tmp_path: Path, lines, limits):
+    (tmp_path / "in").mkdir(exist_ok=True)
+    source = tmp_path / "in" / "j.jsonl"
+    source.write_bytes(b"".join(line + b"\n" for line in lines))
+    done = []
+    for fast in (True, False):
+        spec = HEAL_DIR_SPEC.replace('out_dir = "healed"', f'out_dir = "{tmp_path / str(fast)}"', 1)
+        done.append(run_replay("run", str(with_limits(spec, tmp_path, f"dir-{fast}.toml", limits, fast)), str(source)))
+    assert done[0].returncode == done[1].returncode
+    for name in ("j.healed.jsonl", "j.heal-log.json"):
+        assert (tmp_path / "True" / name).read_bytes() == (tmp_path / "False" / name).read_bytes(), name
+    for fast in (True, False):
+        shutil.rmtree(tmp_path / str(fast))
