@@ -12,9 +12,13 @@ dedupe or sidechains to move, ...
 In the usual batch (every line an event of a named run) what can be judged of one line alone is
 judged once for the whole batch, and its runs on their seq, type and timestamp columns.
 A clean run leaves as a batch marked ``clean`` (raw lines, no records); the stages after it pass
-such a batch on as it is, after closing the run they were in. Anything else, or anything in doubt,
-goes on as raw lines to ``parse`` and the stages exactly as before: the screen only ever chooses the
-lane, never what comes out.
+such a batch on as it is, after closing the run they were in. A run longer than the screen holds
+(``max_run_lines``, ``max_run_bytes``) is judged a part at a time as it comes, what the checks need carried from
+part to part (``_Verdict``), and each part judged clean so far waits in a temporary file (``LineSpool``), not
+memory: at the run's end it goes on from there as clean batches, or, the run found unclean, the slow way in the
+batches it would have gone in had the screen sent each part on as it held it (as with ``fast = false``).
+Anything else, or anything in doubt, goes on as raw lines to ``parse`` and the stages exactly as before: the
+screen only ever chooses the lane, never what comes out.
 """
 
 from __future__ import annotations

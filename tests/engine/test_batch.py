@@ -258,7 +258,7 @@ def test_lines_of_a_folded_batch_are_cut_out_of_its_blocks_without_cutting_them_
     bytes as its lines cut apart, and the blocks they come from stay uncut (a batch cut already is read as lines)."""
     from replay.pipeline.engine.batch import _made
 
-    batches = [Batch.folded("j.jsonl", len(p), b"\n".join(p), 1 + 100 * k, 0) for k, p in enumerate(parts)]
+    batches = [Batch.folded("j.jsonl", len(p), b"\n".join(p), 1 + 100 * k, 1000 * k) for k, p in enumerate(parts)]
     cut = [k for k in range(len(batches)) if data.draw(st.booleans())]
     for k in cut:
         assert batches[k].raws == parts[k]
@@ -272,6 +272,9 @@ def test_lines_of_a_folded_batch_are_cut_out_of_its_blocks_without_cutting_them_
     assert folded.at("raws", i) == expected[i]
     numbers = [1 + 100 * k + j for k, (b, a, z) in enumerate(pieces) for j in range(a, z)]
     assert folded.at("lines", i) == numbers[i]
+    offsets = [1000 * k + sum(len(raw) + 1 for raw in p[:j]) for k, ((b, a, z), p) in enumerate(zip(pieces, parts, strict=True))
+               for j in range(a, z)]
+    assert folded.at("offsets", i) == offsets[i]  # (where the line begins in its block: no block cut into lines for it)
     a = data.draw(st.integers(0, len(batches[0]) - 1))
     z = data.draw(st.integers(a + 1, len(batches[0])))
     assert batches[0].stretch(a, z) == b"\n".join(parts[0][a:z])
