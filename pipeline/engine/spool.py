@@ -45,22 +45,26 @@ class LineSpool:
     def add(self, pieces: Pieces) -> bool:
         """Spool stretches ``[a, b)`` of batches as one part; False (nothing spooled) when a stretch could not be rebuilt
         as it is: a line without a line number or offset (a stage's), or lines that do not follow each other in the
-        input (a line read took out between them)."""
+        input (a line read took out between them); or when the temporary file could not be made or written (no
+        ``$TMPDIR``, a full disk): the parts spooled before are still read back."""
         places = [_place(batch, a, b) for batch, a, b in pieces if b > a]
         if None in places:
             return False
         stretches: list[_Stretch] = []
-        for place in places:
-            assert place is not None
-            line, offset, count, data = place
-            start = self._bytes.append(data)
-            self._bytes.append(b"\n")
-            last = stretches[-1] if stretches else None
-            if last is not None and line == last.line + last.size and offset == last.offset + last.end - last.start + 1 \
-                    and start + len(data) - last.start <= STRETCH_BYTES:
-                stretches[-1] = last._replace(size=last.size + count, end=start + len(data))
-            else:
-                stretches.append(_Stretch(line, offset, count, start, start + len(data)))
+        try:
+            for place in places:
+                assert place is not None
+                line, offset, count, data = place
+                start = self._bytes.append(data)
+                self._bytes.append(b"\n")
+                last = stretches[-1] if stretches else None
+                if last is not None and line == last.line + last.size and offset == last.offset + last.end - last.start + 1 \
+                        and start + len(data) - last.start <= STRETCH_BYTES:
+                    stretches[-1] = last._replace(size=last.size + count, end=start + len(data))
+                else:
+                    stretches.append(_Stretch(line, offset, count, start, start + len(data)))
+        except OSError:
+            return False
         self._parts.append(stretches)
         return True
 

@@ -273,3 +273,20 @@ def test_heal_of_long_runs_into_a_folder_writes_the_same_files_with_and_without_
         assert (tmp_path / "True" / name).read_bytes() == (tmp_path / "False" / name).read_bytes(), name
     for fast in (True, False):
         shutil.rmtree(tmp_path / str(fast))
+
+
+def test_a_long_run_goes_the_slow_way_when_no_temporary_file_can_be_made(monkeypatch):
+    """The spool keeps its first 8 MiB in memory, the rest in a temporary file: when none can be made (``$TMPDIR`` gone),
+    the run goes on the slow way from there, every line of it, the lines spooled before read back from memory."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", "/nonexistent/replay-test")
+    n = 40_000  # (~13 MB)
+    screen = ScreenRuns(max_run_lines=2048, max_run_bytes=1 << 20)
+    out, fed = [], b""
+    for batch in one_run(n):
+        fed += batch.to_jsonl()
+        out += sent(screen(batch))
+    out += sent(screen.flush())
+    assert b"".join(b.to_jsonl() for b in out) == fed
+    assert out and not any(b.clean for b in out)
