@@ -3,18 +3,18 @@ whose every column is what it was: the lines, their line numbers and byte offset
 
 Lines go in a part at a time (stretches ``[a, b)`` of the batches they came in); each part comes back as those
 stretches, rebuilt: a batch folded from one block for each stretch of lines that follow each other in the input
-(``Batch.folded``: its columns made only if a stage reads them). Only the first few MiB stay in memory
-(``ByteSpool``); the rest is read back from the file a part at a time."""
+(``Batch.folded``: its columns made only if a stage reads them), read back from the file a part at a time."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.report.spool import ByteSpool  # (the bytes a report spools: one definition of a spool of bytes)
 
 Pieces = list[tuple[Batch, int, int]]
+WRITE_BUFFER = 1 << 20  # the file's write buffer (a stretch a write would be a system call each)
 STRETCH_BYTES = 256 << 10  # lines that follow each other are read back in batches of about this much at most (a stage
 # after passes on a batch of about the size the line cutter sends: bounded channels hold a few of them)
 
@@ -35,7 +35,8 @@ class LineSpool:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self._bytes = ByteSpool()
+        self._file: IO[bytes] | None = None  # (made with the first part)
+        self._size = 0
         self._parts: list[list[_Stretch]] = []
 
     def __len__(self) -> int:
@@ -46,7 +47,7 @@ class LineSpool:
         """Spool stretches ``[a, b)`` of batches as one part; False (nothing spooled) when a stretch could not be rebuilt
         as it is: a line without a line number or offset (a stage's), or lines that do not follow each other in the
         input (a line read took out between them); or when the temporary file could not be made or written (no
-        ``$TMPDIR``, a full disk): the parts spooled before are still read back."""
+        ``$TMPDIR``, a full disk)."""
         places = [_place(batch, a, b) for batch, a, b in pieces if b > a]
         if None in places:
             return False
@@ -55,8 +56,8 @@ class LineSpool:
             for place in places:
                 assert place is not None
                 line, offset, count, data = place
-                start = self._bytes.append(data)
-                self._bytes.append(b"\n")
+                start = self._append(data)
+                self._append(b"\n")
                 last = stretches[-1] if stretches else None
                 if last is not None and line == last.line + last.size and offset == last.offset + last.end - last.start + 1 \
                         and start + len(data) - last.start <= STRETCH_BYTES:
@@ -72,12 +73,31 @@ class LineSpool:
         """Each part spooled, in order, as the stretches it was spooled from, rebuilt (read from the spool as taken): a
         batch for each stretch of lines that follow each other, of at most ``STRETCH_BYTES`` (or one line)."""
         for stretches in self._parts:
-            yield [(Batch.folded(self.source, s.size, self._bytes.read(s.start, s.end), s.line, s.offset), 0, s.size)
+            yield [(Batch.folded(self.source, s.size, self._read(s.start, s.end), s.line, s.offset), 0, s.size)
                    for s in stretches]
 
     def close(self) -> None:
         self._parts = []
-        self._bytes.close()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _append(self, data: bytes) -> int:
+        """Write ``data`` after what the file holds; where it begins."""
+        if self._file is None:
+            import tempfile  # here: most commands never spool (its import costs every command ~3 ms of start-up)
+
+            self._file = tempfile.TemporaryFile(buffering=WRITE_BUFFER)  # noqa: SIM115 - closed by close()
+        start = self._size
+        self._file.write(data)
+        self._size += len(data)
+        return start
+
+    def _read(self, start: int, end: int) -> bytes:
+        """The bytes from ``start`` to ``end`` (a positioned read: the file's offset stays where writes go on)."""
+        assert self._file is not None
+        self._file.flush()
+        return os.pread(self._file.fileno(), end - start, start)
 
 
 def _place(batch: Batch, a: int, b: int) -> tuple[int, int, int, bytes] | None:

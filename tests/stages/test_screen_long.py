@@ -200,8 +200,8 @@ def one_run(n: int) -> Iterator[Batch]:
 
 def test_a_long_clean_run_waits_in_a_spool_not_in_memory():
     """A clean run of ~40 MB through the screen (holding up to 2,048 lines or 1 MiB): it goes on whole, as clean batches,
-    and what the screen allocates at most stays far below the run's size (the spool keeps its first 8 MiB in memory,
-    the rest in a temporary file). Held in memory, the run would take all of it, and more."""
+    and what the screen allocates at most stays far below the run's size (the spool is a temporary file). Held in
+    memory, the run would take all of it, and more."""
     n = 120_000  # (events of ~330 bytes: ~40 MB)
     screen = ScreenRuns(max_run_lines=2048, max_run_bytes=1 << 20)
     clean = lines = 0
@@ -276,12 +276,12 @@ def test_heal_of_long_runs_into_a_folder_writes_the_same_files_with_and_without_
 
 
 def test_a_long_run_goes_the_slow_way_when_no_temporary_file_can_be_made(monkeypatch):
-    """The spool keeps its first 8 MiB in memory, the rest in a temporary file: when none can be made (``$TMPDIR`` gone),
-    the run goes on the slow way from there, every line of it, the lines spooled before read back from memory."""
+    """The spool is a temporary file: when none can be made (``$TMPDIR`` gone), the run goes on the slow way, every
+    line of it."""
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", "/nonexistent/replay-test")
-    n = 40_000  # (~13 MB)
+    n = 8_000
     screen = ScreenRuns(max_run_lines=2048, max_run_bytes=1 << 20)
     out, fed = [], b""
     for batch in one_run(n):
