@@ -280,6 +280,7 @@ class ScreenRuns(Transform):
         self._terminal = InsertTerminalEvent()
         self._renumber = RenumberSeq()
         self._out: list[Batch | Iterator[Batch]] = []  # (an iterator: a long run's lines read back from its spool)
+        self._holds = (self.config["max_run_lines"], self.config["max_run_bytes"])  # (looked at for each line)
         self._clean_pieces: list[tuple[Batch, int, int]] = []
         self._clean_count = 0  # lines
         self._clean_events = 0
@@ -403,7 +404,8 @@ class ScreenRuns(Transform):
         its lines before left), and spooled if clean so far; else it goes on now, the slow way (``_spill``), and so does
         the rest of it. Either way it holds nothing now. (A run's lines are let go at the same lines, with the fast lane
         or without it: in the slow lane each part of it comes in the same batches.)"""
-        if run.count <= self.config["max_run_lines"] and run.held <= self.config["max_run_bytes"]:
+        lines, size = self._holds
+        if run.count <= lines and run.held <= size:
             return
         if run.clean and self.config["fast"] and not run.tail_open and self._judge(run):
             spool = run.spool if run.spool is not None else LineSpool(self.source or "<stdin>")
@@ -776,7 +778,7 @@ class ScreenRuns(Transform):
                 verdict.wants_message = False
             return True
         return self._calls_paired([h for h in heads if h.type in _JUDGED], verdict) \
-            and len(verdict.open) <= self.config["max_run_lines"]  # (open calls held: bounded too)
+            and len(verdict.open) <= self._holds[0]  # (open calls held: bounded too)
 
     # the repair lane: runs whose only faults are aliased types, wrong seq numbers and a missing end -------
     def _repair(self, run: _Run) -> Batch | None:
