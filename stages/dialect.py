@@ -328,7 +328,7 @@ class MapDialect(Transform):
         """A document's records piped as lines, more than ``hold_bytes`` of them: the run opens now, before its end."""
         if self.log is not None:
             limit = self.config["hold_bytes"]
-            self.log.warning("dialect.opened_early", source=state.source, dialect=state.dialect, held=state.whole_bytes,
+            self.log.warning("dialect.opened_early", code="E_DIALECT_OPENED_EARLY", source=state.source, dialect=state.dialect, held=state.whole_bytes,
                              message=f"{state.source}: the {state.dialect} document's records came as lines and pass "
                              f"{limit} bytes; its run record is written before its end, without how the run ended "
                              "(status, response)", howToFix="Heal the document file itself, or raise --max-line-bytes "

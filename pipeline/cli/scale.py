@@ -312,7 +312,7 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
             logger().info("scale.stale_removed", label=label, paths=manifest.stale.removed,
                           why="their inputs are no longer inputs of the command (deleted, renamed, or under another folder)")
         if manifest.stale.edited:
-            logger().warning("scale.stale_kept", label=label, paths=manifest.stale.edited,
+            logger().warning("scale.stale_kept", code="E_OUTPUT_STALE_KEPT", label=label, paths=manifest.stale.edited,
                              why="their inputs are no longer inputs of the command, but these files were changed since they "
                                  "were written", howToFix="Remove them if they are no longer needed.")
     logger().info("scale.done", label=label, inputs=totals.inputs, skipped=totals.skipped, computed=len(todo),

@@ -188,6 +188,13 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INPUT_REMOVED": ("a file `read --follow` follows was removed: the file opened is still followed (a warning)", "Ctrl-C ends --follow; `replay read --follow` a new file at that path again to read it."),
     "E_JSONL_LINE_UNFINISHED": ("reading stopped (--follow ended, Ctrl-C) while the input's last line had no newline yet: that line was not read (a warning)", "Read the file again once its writer has finished the line."),
     "E_RUNNER_FIELD_INVALID": ("a run fact of the runner's output object (response, error, framework, sources) is of a type the contract does not have, or missing where it is needed: not kept in the run record, said in the heal log's notices (a warning; rule check_runner_output)", "Write the field as the contract has it (`replay schema runner-output`), or leave it out."),
+    "E_DIALECT_OPENED_EARLY": ("a dialect's whole-document log came as lines (piped) larger than --max-line-bytes: its run record is written before its end, without how the run ended (status, response) (a warning)", "Heal the document file itself, or raise --max-line-bytes above its size."),
+    "E_RUNS_FAILED": ("`report --fail-on-error`: a run in the report failed (exit 1; a warning)", "Read the report for the failed runs, or drop --fail-on-error to report without gating."),
+    "E_RUNS_STATUS_UNKNOWN": ("`report --fail-on-unknown`: a run's journal does not tell how it ended (status unknown; exit 1; a warning)", "Run `replay heal` on the journals (it ends each run), or drop --fail-on-unknown."),
+    "E_HEAL_LOG_NOT_WRITTEN": ("stdout's reader went away (a `| head`) before heal's end: the --log heal log was not written, as it would hold part of the run (a warning)", "Let heal's stdout be read to its end (`> healed.jsonl`) when the heal log is needed."),
+    "E_OUTPUT_STALE_KEPT": ("outputs in --out whose inputs are no longer inputs of the command were changed since they were written: kept (a warning)", "Remove them if they are no longer needed."),
+    "E_PYTHON_WARNING": ("a library replay uses (distributed, fsspec, ...) issued a Python warning, passed on as a log record (a warning)", "Read the message and where; it is the library's own, and the command goes on."),
+    "E_CLUSTER_TASKS_NOT_STOPPED": ("tasks of a failed command may still run on the Dask cluster (not stopped within the wait, or the scheduler was lost): they may write into, and leave, the folders named (a warning)", "Check the folders named once the cluster's tasks end, and remove what they left."),
 }
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2

@@ -115,6 +115,6 @@ def log_warnings(log: Logger) -> None:
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
              line: str | None = None) -> None:
-        log.warning("python.warning", category=category.__name__, message=str(message), where=f"{filename}:{lineno}")
+        log.warning("python.warning", code="E_PYTHON_WARNING", category=category.__name__, message=str(message), where=f"{filename}:{lineno}")
 
     warnings.showwarning = show

@@ -199,14 +199,18 @@ def _waited(distributed: Any, futures: list[Any], work: Work) -> bool:
         distributed.wait(futures, timeout=STOP_SECONDS)
         return True
     except Exception as exc:  # TimeoutError; FuturesCancelledError (the scheduler lost), a closed connection
-        folders = sorted({str(options["write_dir"]) for options in work.doc.get("stages", {}).values()
-                          if isinstance(options, dict) and options.get("write_dir")})
-        make_logger(work.log_level).warning(
-            "dask.tasks_not_stopped", reason=f"{type(exc).__name__}: {str(exc).partition(chr(10))[0]}",
-            message=f"tasks of the failed command may still be running on the cluster (not stopped within "
-                    f"{STOP_SECONDS} s, or the scheduler was lost); they may write into, and leave, the folders named",
-            folders=folders)
+        make_logger(work.log_level).warning("dask.tasks_not_stopped", **tasks_not_stopped(work, exc))
         return False
+
+
+def tasks_not_stopped(work: Work, exc: BaseException) -> dict[str, Any]:
+    """The fields of the warning that the tasks of a failed command (``work``) were not seen to end (``exc``: why)."""
+    folders = sorted({str(options["write_dir"]) for options in work.doc.get("stages", {}).values()
+                      if isinstance(options, dict) and options.get("write_dir")})
+    return {"code": "E_CLUSTER_TASKS_NOT_STOPPED", "reason": f"{type(exc).__name__}: {str(exc).partition(chr(10))[0]}",
+            "message": f"tasks of the failed command may still be running on the cluster (not stopped within "
+                       f"{STOP_SECONDS} s, or the scheduler was lost); they may write into, and leave, the folders named",
+            "folders": folders}
 
 
 _STOPPED: set[str] = set()  # on a worker: the runs whose command stopped (``_stop``)

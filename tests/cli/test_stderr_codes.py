@@ -4,14 +4,17 @@ rule beside it), over the fixtures and journals made to set off each notice, in 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, FIXTURES, ROOT, run_replay
+from conftest import CORPUS, EXAMPLES, FIXTURES, REPLAY, ROOT, run_replay
 from jsonschema import Draft202012Validator
 
 from replay.pipeline.engine.errors import CATALOGUE
+from replay.pipeline.engine.parallel import Work
 
 
 def _event(run: str, seq: int, kind: str, at: str, **more: object) -> bytes:
@@ -104,3 +107,72 @@ def test_a_runner_field_not_kept_is_a_coded_notice_in_the_heal_log(tmp_path: Pat
     assert (notice["rule"], notice["code"], notice["field"]) == ("check_runner_output", "E_RUNNER_FIELD_INVALID", "framework")
     schema = orjson.loads((ROOT / "schemas" / "heal-log.schema.json").read_bytes())
     assert Draft202012Validator(schema).is_valid(log)
+
+
+def _warned(stderr: bytes, event: str) -> dict:
+    """The one warning ``event`` on ``stderr``, every diagnostic there having a catalogue code."""
+    assert uncoded(stderr) == []
+    [warning] = [r for r in map(orjson.loads, stderr.splitlines()) if r.get("event") == event]
+    assert warning["level"] == "warning"
+    return warning
+
+
+def test_a_document_piped_as_lines_past_the_hold_is_a_coded_warning():
+    lines = run_replay("read", str(CORPUS / "mini-swe-agent" / "github_issue.traj.json"), process=True).stdout
+    done = run_replay("heal", "--max-line-bytes", "3000", input=lines, process=True)
+    assert done.returncode == 0, done.stderr
+    warning = _warned(done.stderr, "dialect.opened_early")
+    assert (warning["code"], warning["dialect"]) == ("E_DIALECT_OPENED_EARLY", "mini-swe-agent") and warning["howToFix"]
+
+
+STOPS = _event("cut", 1, "run_started", "2026-03-01T12:00:00Z") + _event("cut", 2, "user_message", "2026-03-01T12:00:01Z")
+
+
+@pytest.mark.parametrize(("flag", "journal", "event", "code"), [
+    ("--fail-on-error", (FIXTURES / "report" / "healed_two_runs.jsonl").read_bytes(), "report.failed_runs", "E_RUNS_FAILED"),
+    ("--fail-on-unknown", STOPS, "report.unknown_runs", "E_RUNS_STATUS_UNKNOWN")])
+def test_a_report_gate_that_fails_is_a_coded_warning(flag: str, journal: bytes, event: str, code: str):
+    done = run_replay("report", flag, input=journal, process=True)
+    assert done.returncode == 1
+    assert _warned(done.stderr, event)["code"] == code
+
+
+def test_a_heal_log_left_unwritten_by_a_closed_pipe_is_a_coded_warning(tmp_path: Path):
+    line = (b'{"seq":%d,"timestamp":"2026-03-01T12:00:00.000Z","type":"user_message","runId":"r","payload":{"text":"'
+            + b"x" * 200 + b'"}}\n')
+    (tmp_path / "big.jsonl").write_bytes(b"".join(line % k for k in range(1, 40_001)))  # (more than a pipe holds)
+    done = subprocess.run(["bash", "-c", f"{REPLAY} heal big.jsonl --log L.jsonl | head -1 > /dev/null"], cwd=tmp_path,
+                          capture_output=True, timeout=120)
+    warning = _warned(done.stderr, "heal.log_not_written")
+    assert (warning["code"], warning["path"]) == ("E_HEAL_LOG_NOT_WRITTEN", "L.jsonl")
+
+
+def test_an_edited_output_of_an_input_gone_is_kept_with_a_coded_warning(tmp_path: Path):
+    (tmp_path / "in").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "in" / f"{name}.jsonl").write_bytes(NOTICED)
+    run_replay("heal", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out"), process=True)
+    (tmp_path / "in" / "a.jsonl").unlink()
+    healed = tmp_path / "out" / "a.heal-log.json"
+    healed.write_bytes(b"my notes\n")
+    done = run_replay("heal", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out"), process=True)
+    warning = _warned(done.stderr, "scale.stale_kept")
+    assert (warning["code"], warning["paths"]) == ("E_OUTPUT_STALE_KEPT", [str(healed)])
+
+
+def test_a_python_warning_a_library_issues_is_a_coded_record():
+    code = ("import warnings; from replay.pipeline.engine.log import log_warnings, make_logger; "
+            "log_warnings(make_logger()); warnings.warn('Port 8787 is already in use.', UserWarning)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert _warned(done.stderr, "python.warning")["code"] == "E_PYTHON_WARNING"
+
+
+def test_the_warning_of_cluster_tasks_not_stopped_has_a_catalogue_code():
+    """(A Dask cluster that keeps a failed command's tasks past the wait is not cheap to make here: the record alone.)"""
+    from replay.pipeline.io.dask_backend import tasks_not_stopped
+
+    fields = tasks_not_stopped(Work({"stages": {"w": {"write_dir": "/o"}}}), TimeoutError("not done\nin time"))
+    assert (fields["code"], fields["folders"], fields["reason"]) == (
+        "E_CLUSTER_TASKS_NOT_STOPPED", ["/o"], "TimeoutError: not done")
+

@@ -137,7 +137,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         return exit_code_for(run_spec("heal", paths, set=bound, add=add, strict=strict))
     except (PipeClosed, BrokenPipeError):  # (`replay heal x --log L | head`: stdout's reader went away, the run stops, exit 0 as ever)
         if log_path is not None:
-            logger().warning("heal.log_not_written", path=log_path,
+            logger().warning("heal.log_not_written", code="E_HEAL_LOG_NOT_WRITTEN", path=log_path,
                              message="stdout's reader went away (a `| head`, say) before heal's end: the heal log was "
                                      "not written, as it would hold part of the run (whole or not at all)")
         raise

@@ -115,10 +115,10 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
         code = exit_code_for(result)
     failed, unknown = result.facts.get("failed_runs", 0), result.facts.get("unknown_runs", 0)
     if code == 0 and fail_on_error and failed:
-        logger().warning("report.failed_runs", failed=failed)
+        logger().warning("report.failed_runs", code="E_RUNS_FAILED", failed=failed)
         return EXIT_FAILED
     if code == 0 and fail_on_unknown and unknown:
-        logger().warning("report.unknown_runs", unknown=unknown,
+        logger().warning("report.unknown_runs", code="E_RUNS_STATUS_UNKNOWN", unknown=unknown,
                          message="runs whose journal does not tell how they ended (status unknown)")
         return EXIT_FAILED
     return code
