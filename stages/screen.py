@@ -36,6 +36,7 @@ from msgspec.structs import astuple
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, add_piece, pieces_column
 from replay.pipeline.engine.registry import register
+from replay.pipeline.engine.spool import MAX_BYTES as SPOOL_BYTES
 from replay.pipeline.engine.spool import LineSpool
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import BATCH_EVENTS, BLANK, decode_each_line, nested_no_deeper_than_orjson
@@ -264,6 +265,8 @@ class ScreenRuns(Transform):
                                                     "temporary file (or, not clean, sent the slow way)", minimum=1),
         "max_run_bytes": Option(int, MAX_RUN_BYTES, "bytes of a run held (the blocks its lines came in) before the same",
                                 minimum=1),
+        "max_spool_bytes": Option(int, SPOOL_BYTES, "the most one run's spool holds ($TMPDIR needs that much room); a "
+                                                    "longer clean run goes the slow way from there", minimum=1),
     }
     accepts_raw = True
     emits_raw = True
@@ -408,7 +411,7 @@ class ScreenRuns(Transform):
         if run.count <= lines and run.held <= size:
             return
         if run.clean and self.config["fast"] and not run.tail_open and self._judge(run):
-            spool = run.spool if run.spool is not None else LineSpool(self.source or "<stdin>")
+            spool = run.spool if run.spool is not None else LineSpool(self.source or "<stdin>", self.config["max_spool_bytes"])
             if spool.add(run.pieces):
                 run.spool = spool
                 run.spooled += run.count
@@ -416,6 +419,8 @@ class ScreenRuns(Transform):
                 self._remember_last(run.heads)  # (as ``_spill`` leaves it)
                 run.let_go()
                 return
+            if run.spool is None:
+                spool.close()  # (a spool of its own that took nothing; one that holds parts is read back by ``_spill``)
         self._spill(run)
 
     def _spill(self, run: _Run) -> None:

@@ -7,6 +7,7 @@ stretches, rebuilt: a batch folded from one block for each stretch of lines that
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from typing import IO, NamedTuple
@@ -14,7 +15,7 @@ from typing import IO, NamedTuple
 from replay.pipeline.engine.batch import Batch
 
 Pieces = list[tuple[Batch, int, int]]
-WRITE_BUFFER = 1 << 20  # the file's write buffer (a stretch a write would be a system call each)
+MAX_BYTES = 1 << 30  # the most a spool holds: a longer run goes the slow way (the disk, or a tmpfs's memory, stays bounded)
 STRETCH_BYTES = 256 << 10  # lines that follow each other are read back in batches of about this much at most (a stage
 # after passes on a batch of about the size the line cutter sends: bounded channels hold a few of them)
 
@@ -33,8 +34,9 @@ class _Stretch(NamedTuple):
 class LineSpool:
     """The lines of one input (``source``), spooled a part at a time (``add``), read back a part at a time (``parts``)."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, limit: int = MAX_BYTES) -> None:
         self.source = source
+        self.limit = limit
         self._file: IO[bytes] | None = None  # (made with the first part)
         self._size = 0
         self._parts: list[list[_Stretch]] = []
@@ -46,25 +48,25 @@ class LineSpool:
     def add(self, pieces: Pieces) -> bool:
         """Spool stretches ``[a, b)`` of batches as one part; False (nothing spooled) when a stretch could not be rebuilt
         as it is: a line without a line number or offset (a stage's), or lines that do not follow each other in the
-        input (a line read took out between them); or when the temporary file could not be made or written (no
-        ``$TMPDIR``, a full disk)."""
+        input (a line read took out between them); when the temporary file could not be made or written (no
+        ``$TMPDIR``, a full disk, a file size limit): the parts spooled before are still read back whole; or when the
+        spool would hold more than ``limit`` bytes."""
         places = [_place(batch, a, b) for batch, a, b in pieces if b > a]
         if None in places:
             return False
         stretches: list[_Stretch] = []
-        try:
-            for place in places:
-                assert place is not None
-                line, offset, count, data = place
-                start = self._append(data)
-                self._append(b"\n")
-                last = stretches[-1] if stretches else None
-                if last is not None and line == last.line + last.size and offset == last.offset + last.end - last.start + 1 \
-                        and start + len(data) - last.start <= STRETCH_BYTES:
-                    stretches[-1] = last._replace(size=last.size + count, end=start + len(data))
-                else:
-                    stretches.append(_Stretch(line, offset, count, start, start + len(data)))
-        except OSError:
+        at = self._size
+        for place in places:
+            assert place is not None
+            line, offset, count, data = place
+            last = stretches[-1] if stretches else None
+            if last is not None and line == last.line + last.size and offset == last.offset + last.end - last.start + 1 \
+                    and at + len(data) - last.start <= STRETCH_BYTES:
+                stretches[-1] = last._replace(size=last.size + count, end=at + len(data))
+            else:
+                stretches.append(_Stretch(line, offset, count, at, at + len(data)))
+            at += len(data) + 1
+        if at > self.limit or not self._write(b"\n".join([place[3] for place in places if place is not None]) + b"\n"):
             return False
         self._parts.append(stretches)
         return True
@@ -82,21 +84,29 @@ class LineSpool:
             self._file.close()
             self._file = None
 
-    def _append(self, data: bytes) -> int:
-        """Write ``data`` after what the file holds; where it begins."""
-        if self._file is None:
-            import tempfile  # here: most commands never spool (its import costs every command ~3 ms of start-up)
+    def _write(self, data: bytes) -> bool:
+        """Write ``data`` after what the file holds, at once (no buffer: a write that fails fails here, not in a later
+        read); False when it could not be, the file cut back to what it held."""
+        try:
+            if self._file is None:
+                import tempfile  # here: most commands never spool (its import costs every command ~3 ms of start-up)
 
-            self._file = tempfile.TemporaryFile(buffering=WRITE_BUFFER)  # noqa: SIM115 - closed by close()
-        start = self._size
-        self._file.write(data)
-        self._size += len(data)
-        return start
+                self._file = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - closed by close()
+            fd, view, at = self._file.fileno(), memoryview(data), self._size
+            while view:
+                n = os.pwrite(fd, view, at)
+                view, at = view[n:], at + n
+        except OSError:
+            if self._file is not None:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._file.fileno(), self._size)
+            return False
+        self._size = at
+        return True
 
     def _read(self, start: int, end: int) -> bytes:
-        """The bytes from ``start`` to ``end`` (a positioned read: the file's offset stays where writes go on)."""
+        """The bytes from ``start`` to ``end`` (written whole already: ``_write``)."""
         assert self._file is not None
-        self._file.flush()
         return os.pread(self._file.fileno(), end - start, start)
 
 

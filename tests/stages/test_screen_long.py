@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
-from conftest import ROOT, run_replay
+from conftest import REPLAY, ROOT, run_replay
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_screen import clean_run, cut, screened, sent
@@ -285,6 +285,40 @@ def test_a_long_run_goes_the_slow_way_when_no_temporary_file_can_be_made(monkeyp
     screen = ScreenRuns(max_run_lines=2048, max_run_bytes=1 << 20)
     out, fed = [], b""
     for batch in one_run(n):
+        fed += batch.to_jsonl()
+        out += sent(screen(batch))
+    out += sent(screen.flush())
+    assert b"".join(b.to_jsonl() for b in out) == fed
+    assert out and not any(b.clean for b in out)
+
+
+def test_a_long_run_goes_the_slow_way_when_its_spool_cannot_be_written(tmp_path: Path):
+    """A spool write that fails (here a file size limit, ``ulimit -f``; a full disk alike) sends the run the slow way
+    from there, the parts spooled before read back whole: heal writes every line, as without the fast lane, exit 0.
+    (The spool's writes went through a buffer: a part smaller than it failed only when read back, and the command
+    failed with E_STAGE_FAILED and wrote nothing.)"""
+    import resource
+    import subprocess
+
+    path = tmp_path / "one.jsonl"
+    path.write_bytes(b"".join(batch.to_jsonl() for batch in one_run(12_000)))  # (~4 MB, one clean run)
+    spec = with_limits(SPEC, tmp_path, "spec.toml", (1 << 30, 20_000), True)
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512 << 10, 512 << 10))
+
+    done = subprocess.run([REPLAY, "run", str(spec), str(path)],
+                          capture_output=True, preexec_fn=small_files, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == path.read_bytes()
+
+
+def test_a_run_longer_than_a_spool_holds_goes_the_slow_way_from_there():
+    """The spool holds at most ``max_spool_bytes`` (the disk, or a tmpfs's memory, stays bounded): a clean run longer
+    than that goes the slow way from there, every line of it as it came (what was spooled read back first)."""
+    screen = ScreenRuns(max_run_lines=1024, max_run_bytes=1 << 30, max_spool_bytes=1 << 20)
+    out, fed = [], b""
+    for batch in one_run(8_000):  # (~2.6 MB)
         fed += batch.to_jsonl()
         out += sent(screen(batch))
     out += sent(screen.flush())
