@@ -43,7 +43,7 @@ from replay.pipeline.io.run_files import (
     write_file,
 )
 from replay.pipeline.io.staging import staged_folder
-from replay.pipeline.model.artifacts import fill_repairs, lacking
+from replay.pipeline.model.artifacts import FILL_STAGE, fill_repairs, lacking
 from replay.pipeline.model.healing import healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RUN_RECORD, is_record, record_kind
 from replay.pipeline.model.repairs import count_in, heal_log_document
@@ -91,7 +91,7 @@ class _Healed:
                 self.columns.append(column)
 
 
-@register("write_healed")
+@register(FILL_STAGE)
 class WriteHealed(Sink):
     summary = "Write each input's healed copy (.healed.json / .healed.jsonl) and heal log under a folder, mirroring the inputs' folders."
     options = {

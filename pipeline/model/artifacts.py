@@ -7,6 +7,7 @@ The stream form (a run record followed by events) and the artifact form carry th
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from replay.pipeline.engine import exactjson
@@ -23,12 +24,32 @@ ARTIFACT_TYPE = "replay"
 # (heal --in logs each such fill or replacement as a repair of ``FILL_RULE``): its envelope, as this replay writes it,
 # its id, timestamp, prompt and query, and its status, from its events.
 FILLED_FIELDS = ("schemaVersion", "artifactType", "id", "timestamp", "prompt", "query", "status")
+# ... and those it writes anew whatever the input held: a replacement is logged (nothing, when the input has none)
+REPLACED_FIELDS = ("toolCalls",)
 FILL_RULE = "fill_artifact_field"
-LACKING = "artifact_lacking"  # its key in ``Stage.shared``: per input read, its values of FILLED_FIELDS (those it has)
+FILL_STAGE = "write_healed"  # the stage that writes them (and logs them), heal --in's sink
+LACKING = "artifact_lacking"  # its key in ``Stage.shared``: per input read, what ``note_lacking`` noted of its artifact
 _WHY = {"schemaVersion": "the version this replay writes", "artifactType": "a replay artifact's",
         "id": "its run's id, else \"unknown\"", "timestamp": "its first event's",
         "prompt": "a prompt is a string; none given is \"\"", "query": "its prompt, when it gives no string",
-        "status": "from its events: \"error\" when one is run_failed, else \"ok\""}
+        "status": "from its events: \"error\" when one is run_failed, else \"ok\"",
+        "toolCalls": "the calls its events show, paired as heal pairs them"}
+# An artifact's keys whose null ``events.run_record`` leaves out of its run record (and so of what heal writes) and
+# heal's ``drop_empty_fields`` logs: all but its envelope and events (no run fact: never in the stream, null or not),
+# and its runId (a missing one is named, and logged, by ``fill_run_id``). ``id`` is its run record's artifactId.
+_NOT_DROPPED = frozenset({"schemaVersion", "artifactType", "events", "heal", "runId"})
+
+
+@dataclass
+class Noted:
+    """What ``note_lacking`` noted of an artifact read: its values of ``FILLED_FIELDS``, ``REPLACED_FIELDS`` and runId
+    (those it has), where its run record's runId came from when it gave none, and its keys whose value is null (those a
+    run record leaves out)."""
+
+    given: dict[str, Any]
+    nulls: tuple[str, ...]
+    run_id_from: str | None  # "its events", "its id": where its run record's runId came from; None: its own (or none)
+    logged_run_id: bool = False  # ``fill_run_id`` logged that runId
 
 
 def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]],
@@ -71,38 +92,55 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
     return {k: v for k, v in artifact.items() if v is not None}
 
 def note_lacking(shared: dict[str, Any], source: str, document: Any) -> None:
-    """Note (in a graph run's ``shared``) the values of ``FILLED_FIELDS`` the artifact ``document`` read from ``source``
-    has (nothing for an array: no artifact); ``lacking`` tells a later stage (``write_healed``)."""
-    if isinstance(document, dict):
-        shared.setdefault(LACKING, {})[source] = {key: document[key] for key in FILLED_FIELDS if key in document}
+    """Note (in a graph run's ``shared``) what of the artifact ``document`` read from ``source`` heal writes anew or
+    leaves out (nothing for an array: no artifact); ``lacking`` tells a later stage (``fill_run_id``,
+    ``drop_empty_fields``, ``write_healed``)."""
+    if not isinstance(document, dict):
+        return
+    run_id_from = None
+    if not document.get("runId"):  # as ``events.run_record_from_artifact`` names its run record: its events', else its id
+        events = document.get("events") or []
+        named = next((e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None)
+        run_id_from = "its events" if named else "its id" if document.get("id") else None
+    shared.setdefault(LACKING, {})[source] = Noted(
+        {key: document[key] for key in (*FILLED_FIELDS, *REPLACED_FIELDS, "runId") if key in document},
+        tuple(key for key, value in document.items() if value is None and key not in _NOT_DROPPED), run_id_from)
 
 
-def lacking(shared: dict[str, Any], source: str) -> dict[str, Any] | None:
-    """The values of ``FILLED_FIELDS`` the artifact read from ``source`` had (``note_lacking``); None when none was
-    noted (no artifact: nothing is filled into its copy)."""
-    found: dict[str, Any] | None = shared.get(LACKING, {}).get(source)
+def lacking(shared: dict[str, Any], source: str) -> Noted | None:
+    """What ``note_lacking`` noted of the artifact read from ``source``; None when none was noted (no artifact:
+    nothing is filled into its copy)."""
+    found: Noted | None = shared.get(LACKING, {}).get(source)
     return found
 
 
-def fill_repairs(artifact: dict[str, Any], given: dict[str, Any] | None, *, source: str,
+def fill_repairs(artifact: dict[str, Any], noted: Noted | None, *, source: str,
                  run_id: Any) -> list[dict[str, Any]]:
-    """The heal-log entries of the ``FILLED_FIELDS`` that ``artifact``, the healed copy of an input artifact whose
-    values of them were ``given`` (``lacking``), writes anew: one each, at its JSON path, with the value written (and
-    the ``original`` it replaced). (A healed copy has each: its timestamp is its first event's, which heal gives one.)"""
-    if given is None:
+    """The heal-log entries of the ``FILLED_FIELDS`` and ``REPLACED_FIELDS`` that ``artifact``, the healed copy of an
+    input artifact ``noted`` (``lacking``), writes anew: one each, at its JSON path, with the value written (and the
+    ``original`` it replaced, whole: the healed copy keeps nothing of it). (A healed copy has each filled field: its
+    timestamp is its first event's, which heal gives one; a replaced one only when the input has it.)"""
+    if noted is None:
         return []
+    given = noted.given
     entries = []
-    for key in FILLED_FIELDS:
+    for key in (*FILLED_FIELDS, *REPLACED_FIELDS):
         if key not in artifact or (key in given and _same(given[key], artifact[key])):
             continue
+        if key in REPLACED_FIELDS and key not in given:
+            continue
         was = {"original": given[key]} if key in given else {}
-        said = f"the artifact's `{key}` is {_shown(given[key])}" if was else f"the artifact has no `{key}`"
-        entries.append(repair_entry(FILL_RULE, "changed", f"{said}; set to {_shown(artifact[key])} ({_WHY[key]})",
+        verb = "lists" if key in REPLACED_FIELDS else "is"
+        said = f"the artifact's `{key}` {verb} {_shown(given[key], key)}" if was else f"the artifact has no `{key}`"
+        entries.append(repair_entry(FILL_RULE, "changed", f"{said}; set to {_shown(artifact[key], key)} ({_WHY[key]})",
                                     run_id=run_id, source=source, path=f"$.{key}", field=key, value=artifact[key], **was))
     return entries
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, key: str) -> str:
+    """A value as a message shows it: a list of tool calls by its length (the entry holds it whole)."""
+    if key in REPLACED_FIELDS and isinstance(value, list):
+        return f"{len(value)} call{'' if len(value) == 1 else 's'}"
     return exactjson.dumps(value).decode()
 
 

@@ -248,8 +248,8 @@ def test_real_journals_heal_and_stay_healed() -> None:
 
 
 def _artifact(run_id: str, events: list[dict], status: str = "ok") -> dict:
-    return {"schemaVersion": "1.0.0", "artifactType": "replay", "id": run_id, "timestamp": "2026-03-01T12:00:00.000Z",
-            "prompt": "q", "query": "q", "status": status, "response": "answer", "events": events}
+    return {"schemaVersion": "1.0.0", "artifactType": "replay", "id": run_id, "runId": run_id,
+            "timestamp": "2026-03-01T12:00:00.000Z", "prompt": "q", "query": "q", "status": status, "response": "answer", "events": events}
 
 
 def test_directory_mode_writes_healed_artifacts_and_logs(tmp_path: Path) -> None:
@@ -511,7 +511,7 @@ def test_out_of_order_events_are_reported_as_warnings_not_repairs(tmp_path: Path
     assert quiet.stderr == b""
     src = tmp_path / "in"
     src.mkdir()
-    (src / "o.artifact.json").write_text(json.dumps(_artifact("o", jsonl(stream))))
+    (src / "o.artifact.json").write_text(json.dumps({**_artifact("o", jsonl(stream)), "runId": "r1"}))
     run_replay("heal", "--in", str(src), "--out", str(tmp_path / "out"))
     document = json.loads((tmp_path / "out" / "o.heal-log.json").read_text())
     assert [n["rule"] for n in document["notices"]] == ["check_order"]
