@@ -14,7 +14,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, SKIPPED, line_too_long
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, SKIPPED, line_too_long, without_mark
 from replay.pipeline.io.nats_stream import (
     acknowledge,
     check_name,
@@ -37,7 +37,8 @@ SEEN_KEYS = 1_000_000  # records (runId, seq and a hash of the bytes) remembered
 
 @register("read_nats")
 class ReadNats(Source):
-    """Each message holds one record (a JSONL line; several lines are read as several records). A record
+    """Each message holds one record (a JSONL line; several lines are read as several records; a byte order mark
+    at a line's start is left out, as ``read`` leaves it out: ``without_mark``). A record
     already read (the same ``runId``, ``seq`` and bytes) is dropped, so a message delivered again produces
     nothing twice; another record under the same ``(runId, seq)`` is kept (heal renumbers it). Batches are
     cut by count (``batch``) or when ``window_ms`` passes, whichever comes first.
@@ -194,7 +195,8 @@ class ReadNats(Source):
                 sequence = message.metadata.sequence.stream
                 run_of_message: Any = None
                 fresh = False
-                for raw in message.data.split(b"\n"):
+                for line in message.data.split(b"\n"):
+                    raw = without_mark(line)[0]  # (as ``read`` leaves a mark out: a message has no offsets to move)
                     if not raw.strip():
                         continue
                     if len(raw) > self.config["max_line_bytes"]:  # (a message with no run to wait for: acknowledged once sent)

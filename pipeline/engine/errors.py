@@ -358,12 +358,9 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
     fields = {"message": f"line {line} is not valid JSON: {exc.msg} at column {column}", "column": column,
               "received": excerpt(raw)}
     if raw.startswith(exactjson.UTF8_BOM):
-        fields["howToFix"] = ("The line starts with a UTF-8 byte order mark: `replay read` leaves one out at the "
-                              "start of any line, but `golden check` and ReplayModel's session reading only at a "
-                              "file's start, and a NATS message's lines are read as they are. Most likely files that "
-                              "each begin with one were joined into one (`cat a.jsonl b.jsonl > c.jsonl`): strip the "
-                              "marks (`sed 's/^\\xEF\\xBB\\xBF//'`), or name the files instead of joining them. "
-                              "Other lines are still read.")
+        # (every reader leaves one mark out of a line, io.journals.without_mark: this is a second)
+        fields["howToFix"] = ("The line starts with two UTF-8 byte order marks: one is left out, the second is not "
+                              "JSON. Strip them (`sed 's/^\\(\\xEF\\xBB\\xBF\\)*//'`). Other lines are still read.")
     elif exc.msg == _AFTER_DOCUMENT and b"\r" in raw[len(raw[:column - 1].rstrip(b" \t\r")):column - 1]:
         fields["howToFix"] = ("The line holds more than one record, parted by a carriage return (CR): the file ends "
                               "its lines with CR alone (old Mac style), and JSONL lines end with a newline (LF or "

@@ -546,11 +546,19 @@ def nested_no_deeper_than_orjson(decode: Any, text: bytes) -> Any:
         sys.setrecursionlimit(limit)
 
 
+def without_mark(line: bytes) -> tuple[bytes, int]:
+    """The rule of every reader of journal lines (``LineCutter``, so ``replay read``; ``golden check``; a session's
+    reading; a NATS message's lines): a UTF-8 byte order mark at the start of a line is left out of it, as at the start
+    of a file (files that each begin with one, joined: `cat a.jsonl b.jsonl | replay read`). The line, and how many
+    bytes went: its offset is the byte after them. (One mark: a second is the line's, and no JSON.)"""
+    return exactjson.skip_bom(line)
+
+
 class LineCutter:
     """Cuts a byte stream into batches of whole lines, keeping line numbers and byte offsets.
 
-    A UTF-8 byte order mark at the start of a line is left out of it, as the one at the start of a file is (files that
-    each begin with one, joined: `cat a.jsonl b.jsonl | replay read`); the line's offset is then the byte after it."""
+    A UTF-8 byte order mark at the start of a line is left out of it (``without_mark``); the line's offset is then the
+    byte after it."""
 
     def __init__(self, source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, batch_events: int = BATCH_EVENTS) -> None:
         self.source = source
@@ -613,8 +621,8 @@ class LineCutter:
         bounds = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))  # each line's offset, then the end
         if marked:
             for k in [k for k, raw in enumerate(raws) if raw.startswith(UTF8_BOM)]:
-                raws[k] = raws[k][len(UTF8_BOM):]
-                bounds[k] += len(UTF8_BOM)  # (bounds[k + 1], where the next line starts, stays)
+                raws[k], skipped = without_mark(raws[k])
+                bounds[k] += skipped  # (bounds[k + 1], where the next line starts, stays)
         first = self.line
         self.line += len(raws)
         size = self.batch_events
@@ -651,8 +659,7 @@ class LineCutter:
             return []
         pending = self.pending
         self.offset += len(pending)
-        if pending.startswith(UTF8_BOM):
-            pending = pending[len(UTF8_BOM):]
+        pending = without_mark(pending)[0]
         batch = Batch(self.source, None, [pending], [self.line], [self.offset - len(pending)], tail_open=True)
         batch.joined = pending
         self._pieces = []

@@ -26,8 +26,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, input_unreadable, line_refusal
-from replay.pipeline.engine.exactjson import skip_bom
-from replay.pipeline.io.journals import BLANK, OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind
+from replay.pipeline.io.journals import BLANK, OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind, without_mark
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.records import is_record
 from replay.pipeline.model.validation import MISSING, json_type, shown
@@ -369,10 +368,7 @@ def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[
     source = str(path)
     offset = 0
     for n, raw in enumerate(_file_lines(path, source), 1):
-        body = raw.rstrip(b"\n")
-        skipped = 0
-        if n == 1:
-            body, skipped = skip_bom(body)  # as read skips one; line 1's column counts from after it
+        body, skipped = without_mark(raw.rstrip(b"\n"))  # at any line's start, as read leaves one out (columns after it)
         start = offset + skipped
         where = {"source": source, "line": n, "offset": start}
         offset += len(raw)

@@ -24,7 +24,8 @@ Compared as session journals (``first_difference(..., journal=True)``: ``replay 
 golden's name is a journal's, ``is_jsonl_name``), a line that is not blank and no JSON cannot be compared: it raises
 ``UnreadableLines`` with what ``replay read`` reports of it (E_JSONL_LINE_TORN for a last line with no newline, cut
 off; else E_JSONL_LINE_INVALID), rather than be compared as text: a golden cut off, or a new run's journal, that
-matches byte for byte still is no session. A transcript's lines are text, any of them.
+matches byte for byte still is no session. A transcript's lines are text, any of them. A byte order mark at a line's
+start leaves it readable (``without_mark``: as ``replay read`` leaves it out) but is a difference, said as one.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import line_refusal
-from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, LINES_SUFFIXES, Gunzipping
+from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, LINES_SUFFIXES, Gunzipping, without_mark
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
 ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
@@ -212,7 +213,7 @@ class UnreadableLines(Exception):
 def unreadable(raw: bytes, line: int, offset: int) -> tuple[str, dict[str, Any]] | None:
     """Why journal line ``line`` (``raw``, with its newline when it has one; it starts at byte ``offset``) is no JSON,
     as ``replay read`` says it (a code and the error's fields); None when it is JSON, or blank."""
-    body, skipped = exactjson.skip_bom(raw.rstrip(b"\n")) if line == 1 else (raw.rstrip(b"\n"), 0)
+    body, skipped = without_mark(raw.rstrip(b"\n"))  # (at any line's start, as ``replay read`` leaves one out)
     if not body.strip(BLANK):
         return None
     offset += skipped  # (a line after a byte order mark starts after it, as ``replay read`` counts)
@@ -279,16 +280,16 @@ def _refuse_unreadable(n: int, offsets: list[int], sides: Iterable[tuple[str, Li
 
 def _only_bytes_around(n: int, recorded: bytes, new: bytes, left: LineNormaliser, right: LineNormaliser) -> str:
     """Why line ``n`` differs, when the lines are the same but for a carriage return before the newline (CRLF line
-    endings) or a byte order mark opening the file: which side has which (they count: a golden is compared byte for
-    byte, but for what is normalised); "" when the lines differ otherwise. (Normalises the lines once more, after
-    the first difference: nothing is compared after it.)"""
+    endings) or a byte order mark opening the line (a file's, or one of files joined): which side has which (they
+    count: a golden is compared byte for byte, but for what is normalised); "" when the lines differ otherwise.
+    (Normalises the lines once more, after the first difference: nothing is compared after it.)"""
     marks = []
     lines = []
     for side, raw in (("recorded", recorded), ("new", new)):
         body = raw.rstrip(b"\n")
-        if n == 1 and body.startswith(exactjson.UTF8_BOM):
-            body = body[len(exactjson.UTF8_BOM):]
-            marks.append(f"the {side} file begins with a byte order mark")
+        body, skipped = without_mark(body)
+        if skipped:
+            marks.append(f"the {side} {'file' if n == 1 else 'line'} begins with a byte order mark")
         if body.endswith(b"\r"):
             body = body[:-1]
             marks.append(f"the {side} line ends with a carriage return (CRLF)")
