@@ -620,7 +620,8 @@ class LineCutter:
         start = self.offset
         bounds = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))  # each line's offset, then the end
         if marked:
-            for k in [k for k, raw in enumerate(raws) if raw.startswith(UTF8_BOM)]:
+            # (not a line too long: the limit is of a line as read, its mark too, as a line longer than a read is judged)
+            for k in [k for k, raw in enumerate(raws) if raw.startswith(UTF8_BOM) and len(raw) <= limit]:
                 raws[k], skipped = without_mark(raws[k])
                 bounds[k] += skipped  # (bounds[k + 1], where the next line starts, stays)
         first = self.line
