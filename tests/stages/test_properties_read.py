@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.exactjson import UTF8_BOM
 from replay.pipeline.engine.executor import ErrorPort, run_graph
 from replay.pipeline.engine.graph import Graph
 from replay.pipeline.engine.stage import Sink
-from replay.pipeline.engine.exactjson import UTF8_BOM
 from replay.pipeline.io.journals import LineCutter, as_document
 from replay.stages.parse import ParseLines
 from replay.stages.read import ReadJournal
