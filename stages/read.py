@@ -39,7 +39,7 @@ from replay.pipeline.model.artifacts import document_items, note_lacking
 from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.runs import Inputs
-from replay.pipeline.model.validation import document_not_json, named_document_refusal
+from replay.pipeline.model.validation import document_not_json, json_lines_fault, named_document_refusal
 
 
 class _Reached(Exception):
@@ -198,9 +198,17 @@ class ReadJournal(Source):
         limit = self.config["max_line_bytes"]
         parts = []
         size = 0
+        undecided = True  # (JSON lines in it are told from its head, as ``_read_one`` tells them, not read whole)
         while data := await reader.read(min(self.chunk, limit + 1 - size)):
             parts.append(data)
             size += len(data)
+            if undecided and b"\n" in data:
+                head, skipped = exactjson.skip_bom(b"".join(parts))
+                fault = json_lines_fault(head)
+                if not isinstance(fault, bool):
+                    await self._send([self._not_json(source, head, fault, skipped)], out)
+                    return
+                undecided = fault
             if size > limit:
                 await self._send([self._document_too_long(source, exactjson.skip_bom(b"".join(parts))[1])], out)
                 return
@@ -308,6 +316,9 @@ class ReadJournal(Source):
                         kind == DOCUMENT and head.strip() and on_stdin and exactjson.cut_off(head, fault))):
                     await self._send([self._not_json(source, head, fault, cutter.offset)], out)
                     return
+            if not eof and whole and not isinstance(lines_fault := json_lines_fault(head), bool):
+                await self._send([self._not_json(source, head, lines_fault, cutter.offset)], out)  # JSON lines
+                return
             if not eof and (kind == DOCUMENT or whole):  # read whole up to the limit, and it goes on: one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)
                 return
@@ -385,6 +396,7 @@ class ReadJournal(Source):
         size = 0
         kind: str | None = None
         lines = not whole
+        undecided = whole  # (a named .json file: JSON lines in it are told from its head, not read whole)
         while True:
             data = await reader.read(self.chunk)
             if not data:
@@ -394,6 +406,11 @@ class ReadJournal(Source):
             size += len(data)
             if kind is None and (len(parts) == 1 or b"\n" in data):
                 kind = head_format(b"".join(parts))
+            if undecided and b"\n" in data:
+                fault = json_lines_fault(exactjson.skip_bom(b"".join(parts))[0])
+                if not isinstance(fault, bool):  # JSON lines: no one document, told from the head (``_read_one``)
+                    return b"".join(parts), False, kind
+                undecided = fault
             if (kind == LINES and lines) or size > limit:
                 return b"".join(parts), False, kind
 

@@ -333,9 +333,44 @@ def document_not_json(data: bytes, exc: orjson.JSONDecodeError, skipped: int) ->
     why = " (the input ends inside the document: its write was cut off)" if exactjson.cut_off(data, exc) else ""
     lines = {"howToFix": f"It holds JSON lines: {JOURNAL_NAMED_JSONL}"} \
         if data.lstrip()[:1] == b"{" and head_format(data) == LINES else {}
+    # JSON lines: shown from the start of the line where parsing stopped (its first record ends just before)
+    received = excerpt(data[_line_start(data, exc.lineno):], 80) if lines else excerpt(data, 80, around=exc.pos)
     return dict(code="E_ARTIFACT_JSON_INVALID", message=f"not valid JSON: {exc.msg} at line {exc.lineno}, column "
-                f"{at['column']}{why}", path="$", **at, expected="one JSON object",
-                received=excerpt(data, 80, around=exc.pos), example=EXAMPLE_ARTIFACT, **lines)
+                f"{at['column']}{why}", path="$", **at, expected="one JSON object", received=received,
+                example=EXAMPLE_ARTIFACT, **lines)
+
+
+def _line_start(data: bytes, lineno: int) -> int:
+    """Where line ``lineno`` (from 1) of ``data`` starts."""
+    start = 0
+    for _ in range(lineno - 1):
+        start = data.find(b"\n", start) + 1
+        if not start:
+            return 0
+    return start
+
+
+_JSON_SPACE = b" \t\r\n"
+
+
+def json_lines_fault(head: bytes) -> orjson.JSONDecodeError | bool:
+    """Whether ``head``, the first bytes of a named .json file (past a byte order mark), opens with JSON lines: its
+    first line is one whole JSON value and a line that is not blank follows, so the file is no one JSON document,
+    whatever comes after. Then the error parsing it gives (where the second line starts: ``document_not_json`` of
+    ``head`` says what the whole file's parse would), told without reading the rest; False when it is not so; True
+    while ``head`` cannot tell yet (no line that is not blank after its first one)."""
+    nl = head.find(b"\n")
+    if nl < 0 or not head[nl + 1:].strip(_JSON_SPACE):
+        return True
+    try:
+        exactjson.loads(head[:nl])
+    except (orjson.JSONDecodeError, RecursionError):
+        return False
+    try:
+        exactjson.loads(head)
+    except orjson.JSONDecodeError as exc:
+        return exc
+    return False  # (cannot be: two values do not parse as one)
 
 
 def validate_artifact(doc: Any, *, seq_order: str = "contiguous") -> Problems:

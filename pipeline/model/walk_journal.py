@@ -36,6 +36,7 @@ from replay.pipeline.io.journals import (
     as_document,
     document_too_long,
     head_format,
+    is_document,
     line_too_long,
 )
 from replay.pipeline.io.run_files import HEAL_LOG, HEALED, HEALED_JOURNAL, JOURNAL, JOURNAL_FOLDER, is_heal_log, is_raw_capture
@@ -43,7 +44,7 @@ from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, not_object_fix
-from replay.pipeline.model.validation import document_not_json, named_document_refusal
+from replay.pipeline.model.validation import document_not_json, json_lines_fault, named_document_refusal
 from replay.pipeline.model.walk import StepWatch, kind_of, state_of, step_of, step_tokens
 
 # finding where --at stops, before anything is printed ------------------------------------------------
@@ -478,17 +479,24 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
     named = path.endswith(DOCUMENT_SUFFIXES)  # a named .json file: one JSON document whatever its lines, as `read` reads it
     if named or head_format(head) == DOCUMENT or (whole and as_document(head[bom:]) is not None):
         # one JSON document (an artifact, an array): read whole, as `read` does
+        if named:  # JSON lines in it: told from its head, as `read` tells them, not read whole
+            _refuse_json_lines(path, read, bom, max_line_bytes)
         whole_input = _whole(read.look(keep=False), max_line_bytes)
         if whole_input is None:  # as `read` reads it: not past the limit, and one error for the input
             too_long = document_too_long(max_line_bytes)
             raise _unreadable(path, f"it is {too_long.pop('what')}", line=1, offset=bom, cause="E_JSONL_LINE_TOO_LONG",
                               **too_long)
         data = whole_input[bom:]
-        document = as_document(data)
-        if named and _side_file(path, data) is None:
-            _refuse_no_artifact(path, data, bom)
+        del whole_input
+        try:  # parsed once: the document, the side file and the refusal are told from this one value
+            value, fault = exactjson.loads(data), None
+        except orjson.JSONDecodeError as exc:
+            value, fault = None, exc
+        document = value if fault is None and is_document(value) else None
+        side_file = _side_file(path, value)
+        if named and side_file is None:
+            _refuse_no_artifact(path, data, bom, value, fault)
         if document is None:
-            side_file = _side_file(path, data)
             if side_file is not None:
                 what, advice = side_file
                 raise _unreadable(path, f"it is {what}, not a journal", offset=0, received=excerpt(data[:120]),
@@ -528,15 +536,33 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
 
 
 
-def _refuse_no_artifact(path: str, data: bytes, bom: int) -> None:
-    """Refuse a named .json file (``data``, ``bom`` bytes into it) that is no artifact to read, as read, report and heal
-    refuse it: it does not parse (E_ARTIFACT_JSON_INVALID: JSON lines in it too), or its one value is no artifact
-    (``validation.named_document_refusal``: no object, no ``events`` array, a format replay does not know); the code
-    they give it is the refusal's ``cause``, with their words."""
-    try:
-        value = exactjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        fault = document_not_json(data, exc, bom)
+def _refuse_json_lines(path: str, read: _OneRead, bom: int, max_line_bytes: int) -> None:
+    """Refuse a named .json file that opens with JSON lines (``validation.json_lines_fault``), told from as much of
+    its head as that takes (not past ``max_line_bytes``), as `read` refuses it: E_ARTIFACT_JSON_INVALID."""
+    parts: list[bytes] = []
+    size = 0
+    for data in read.look():
+        parts.append(data)
+        size += len(data)
+        if b"\n" in data:
+            head = b"".join(parts)[bom:]
+            fault = json_lines_fault(head)
+            if fault is False:
+                return
+            if fault is not True:
+                _refuse_no_artifact(path, head, bom, None, fault)
+        if size > max_line_bytes:
+            return
+
+
+def _refuse_no_artifact(path: str, data: bytes, bom: int, value: Any,
+                        parse_fault: orjson.JSONDecodeError | None) -> None:
+    """Refuse a named .json file (``data``, ``bom`` bytes into it; ``value`` parsed from it, or ``parse_fault``) that is
+    no artifact to read, as read, report and heal refuse it: it does not parse (E_ARTIFACT_JSON_INVALID: JSON lines in
+    it too), or its one value is no artifact (``validation.named_document_refusal``: no object, no ``events`` array, a
+    format replay does not know); the code they give it is the refusal's ``cause``, with their words."""
+    if parse_fault is not None:
+        fault = document_not_json(data, parse_fault, bom)
     else:
         refusal = named_document_refusal(value)
         if refusal is None:
@@ -548,16 +574,12 @@ def _refuse_no_artifact(path: str, data: bytes, bom: int) -> None:
     raise _unreadable(path, reason, cause=cause, **fault)
 
 
-def _side_file(path: str, data: bytes) -> tuple[str, str] | None:
+def _side_file(path: str, value: Any) -> tuple[str, str] | None:
     """When ``path`` is a side file replay wrote beside a run, no journal: capture's raw side file (``<id>.raw.json``,
     or a document whose ``artifactType`` is ``raw-capture``) or a heal log (``<id>.heal-log.json``, ``heal-log``):
     what it is, and what to walk instead, the run's journal and healed copy (named when they are where capture and
     heal put them: ``<data dir>/journal/<id>.jsonl``, the healed copy beside it, the input a heal log names); else
-    None."""
-    try:
-        value = exactjson.loads(data)
-    except (orjson.JSONDecodeError, RecursionError):
-        value = None
+    None. ``value`` is its parsed JSON (None when it does not parse)."""
     name = os.path.basename(path)
     healed_names: tuple[str, ...]
     if is_raw_capture(name, value):
