@@ -435,19 +435,37 @@ def run_spec(name: str, args: list[str] | tuple[str, ...] = (), *, set: dict[str
     return execute(graph_from_config(doc, paths=list(args)), strict=strict, command=name, error_port=error_port)
 
 
-def refuse_terminal_stdin() -> None:
+def refuse_terminal_stdin(takes_paths: bool = True) -> None:
     """The one rule of every command that reads stdin when no path is given: a terminal there is refused
-    (E_USAGE_INVALID, exit 2), not waited on; a `-` given as a path reads it, terminal or not."""
+    (E_USAGE_INVALID, exit 2), not waited on; a `-` given as a path reads it, terminal or not. A command line that
+    reads only stdin (not ``takes_paths``: `replay validate --pass-through`) is advised only the pipe and `-`."""
     from replay.pipeline.io.journals import STDIN, stdin_is_terminal
 
     if not stdin_is_terminal():
         return
     typed = typed_line() or typed_command() or "replay read"
+    piped = f"replay read run.jsonl | {typed}"
+    on_terminal = f"to type the stream on the terminal, pass `-` (`{typed} -`, Ctrl-D ends it)."
+    if not takes_paths:
+        raise ReplayError("E_USAGE_INVALID", "nothing to read: stdin is a terminal", path=STDIN,
+                          expected="a stream piped on stdin", received="a terminal on stdin",
+                          howToFix=f"Pipe a stream in (`{piped}`); {on_terminal}", example=piped)
     raise ReplayError("E_USAGE_INVALID", "nothing to read: stdin is a terminal and no path was given", path=STDIN,
                       expected="a path, or a stream piped on stdin", received="a terminal on stdin",
-                      howToFix=f"Pass a path (`{typed} run.jsonl`) or pipe a stream in (`replay read run.jsonl | {typed}`); "
-                               f"to type the stream on the terminal, pass `-` (`{typed} -`, Ctrl-D ends it).",
+                      howToFix=f"Pass a path (`{typed} run.jsonl`) or pipe a stream in (`{piped}`); {on_terminal}",
                       example=f"{typed} run.jsonl")
+
+
+def warn_nothing_found(event: str, inputs: list[str], done: str) -> None:
+    """The one E_INPUTS_NOT_FOUND warning of validate, heal and report: the ``inputs`` given (files and folders) held
+    no journal or artifact, so nothing was ``done`` (validated, healed, reported); its hint names what a folder walk
+    reads (``journals.JOURNAL_SUFFIXES``)."""
+    from replay.pipeline.io.journals import JOURNAL_SUFFIXES
+
+    walked = ", ".join(f"*{suffix}" for suffix in JOURNAL_SUFFIXES)
+    logger().warning(event, code="E_INPUTS_NOT_FOUND", inputs=list(inputs),
+                     message=f"no journal or artifact found in {', '.join(map(repr, inputs))}: nothing was {done}",
+                     hint=f"folders are searched for journals and artifacts named {walked}")
 
 
 def bounded(option: Option) -> click.ParamType:

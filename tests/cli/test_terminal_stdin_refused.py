@@ -45,3 +45,11 @@ def test_a_terminal_on_stdin_is_refused_with_the_command_as_typed(args: list[str
     (``replay export --otlp run.jsonl``, not ``replay export run.jsonl``, refused for its missing --otlp)."""
     _, error = _on_a_terminal(args)
     assert error["example"] == example and f"`{example}`" in error["howToFix"]
+
+
+def test_pass_through_on_a_terminal_is_advised_only_what_it_takes() -> None:
+    """`replay validate --pass-through` reads only stdin: its advice on a terminal was a PATH (`replay validate
+    --pass-through run.jsonl`), which --pass-through refuses. It is the pipe, or `-`."""
+    _, error = _on_a_terminal(["validate", "--pass-through"])
+    assert error["example"] == "replay read run.jsonl | replay validate --pass-through"
+    assert "Pass a path" not in error["howToFix"] and "`replay validate --pass-through -`" in error["howToFix"]

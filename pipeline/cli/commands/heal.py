@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec
+from replay.pipeline.cli.app import exit_code_for, logger, package_version, run_spec, warn_nothing_found
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
@@ -111,8 +111,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
                               received=list(paths))
         root, files = directory_inputs(in_path)
         if not files:
-            logger().warning("heal.nothing_found", code="E_INPUTS_NOT_FOUND", path=in_path,
-                             message=f"no journal or artifact found in {in_path!r}: nothing was healed", hint="directory mode heals *.json artifacts and *.jsonl journals")
+            warn_nothing_found("heal.nothing_found", [in_path], "healed")
             return EXIT_OK
         if out_dir:  # (the healed copies would be read as inputs by the next run); URLs too: file:// is local, and
             # s3://b/runs/healed is inside s3://b/runs (places of different filesystems never overlap)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import exit_code_for, logger, run_spec
+from replay.pipeline.cli.app import exit_code_for, logger, run_spec, warn_nothing_found
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
@@ -101,7 +101,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
         fmt = FORMAT_BY_SUFFIX.get(Path(out).suffix.lower(), "text") if out else "text"
     files = report_files(list(paths), list(in_paths))  # (None: stdin, whose terminal run_spec refuses)
     if files == []:
-        logger().warning("report.no_inputs", code="E_INPUTS_NOT_FOUND", paths=[*in_paths, *paths], message="no journals or artifacts found")
+        warn_nothing_found("report.no_inputs", [*paths, *in_paths], "reported")
         files = [os.devnull]  # an empty report rather than reading stdin
     bound = {"read.max_line_bytes": max_line_bytes, "parse.fields": list(SUMMARY_FIELDS), "dialect.dialect": dialect,
              "dialect.hold_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,

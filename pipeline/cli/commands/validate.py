@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from replay.pipeline.cli.app import logger, run_spec
+from replay.pipeline.cli.app import refuse_terminal_stdin, run_spec, warn_nothing_found
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
@@ -138,11 +138,11 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     if pass_through and inputs and inputs != (STDIN,):
         raise ReplayError("E_USAGE_INVALID", "--pass-through works on the stream from stdin, not with PATHs or --in",
                           received=list(inputs), howToFix="Drop the paths and pipe the stream: replay read X | replay validate --pass-through")
+    if pass_through and not inputs:  # (stdin only: a terminal there is advised the pipe and `-`, not a path)
+        refuse_terminal_stdin(takes_paths=False)
     files = resolve_inputs(inputs or (STDIN,), named=named)
     if not files:
-        logger().warning("validate.nothing_found", code="E_INPUTS_NOT_FOUND", inputs=list(inputs),
-                         message=f"no journal or artifact found in {', '.join(map(repr, inputs))}: nothing was validated",
-                         hint="directories are searched for *.json artifacts and *.jsonl journals")
+        warn_nothing_found("validate.nothing_found", list(inputs), "validated")
         return EXIT_OK
     bound = {"read.max_line_bytes": max_line_bytes, "dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes,
              "screen.enabled": dialect == "auto",  # (the fast lane knows replay's own events only: a named dialect maps all)
