@@ -13,7 +13,7 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.io.journals import BATCH_EVENTS
-from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, run_record_from_artifact
+from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, named_by_events, run_record_from_artifact
 from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.repairs import repair_entry
 from replay.pipeline.model.toolcalls import pair_tool_calls
@@ -98,10 +98,8 @@ def note_lacking(shared: dict[str, Any], source: str, document: Any) -> None:
     if not isinstance(document, dict):
         return
     run_id_from = None
-    if not document.get("runId"):  # as ``events.run_record_from_artifact`` names its run record: its events', else its id
-        events = document.get("events") or []
-        named = next((e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None)
-        run_id_from = "its events" if named else "its id" if document.get("id") else None
+    if not document.get("runId"):  # (as ``events.run_record_from_artifact`` names its run record: its events', else its id)
+        run_id_from = "its events" if named_by_events(document) else "its id" if document.get("id") else None
     shared.setdefault(LACKING, {})[source] = Noted(
         {key: document[key] for key in (*FILLED_FIELDS, *REPLACED_FIELDS, "runId") if key in document},
         tuple(key for key, value in document.items() if value is None and key not in _NOT_DROPPED), run_id_from)

@@ -290,12 +290,15 @@ ARTIFACT_ONLY = frozenset({"schemaVersion", "artifactType", "id", "events", "hea
 NOT_RUN_FACTS = ARTIFACT_ONLY | {"runId", "artifactId"}  # (and an artifact's run id and id: a run record's own)
 
 
+def named_by_events(artifact: dict[str, Any]) -> str | None:
+    """The runId of an artifact's first event that names one (an artifact without its own ``runId`` is that run's)."""
+    events = artifact.get("events") or []
+    return next((e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None)
+
+
 def run_record_from_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
     """The run record of a replay artifact (``schemas/replay-artifact.schema.json``): its facts, and its other keys
     (a dialect's ``model``, ``$origin``, ...) after them, as ``artifacts.artifact_from_run`` keeps a run record's."""
-    events = artifact.get("events") or []
-    run_id = artifact.get("runId") or next(
-        (e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None
-    ) or artifact.get("id")
+    run_id = artifact.get("runId") or named_by_events(artifact) or artifact.get("id")
     facts = {key: value for key, value in artifact.items() if key not in NOT_RUN_FACTS}  # (run_record orders them)
     return run_record(runId=run_id, artifactId=artifact.get("id"), **facts)
