@@ -10,10 +10,9 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.report.model import public_run
-from replay.pipeline.report.spool import ByteSpool
+from replay.pipeline.report.spool import CALLS_A_PIECE, ByteSpool
 from replay.pipeline.report.streaming import render_through
 
-CALLS_A_PIECE = 2048  # a run's calls encoded this many at a time (a run of 100k calls: no whole run's bytes at once)
 RUN_INDENT = b"\n    "  # a run's lines, indented into the ``runs`` list
 # what stands for a run's calls while the rest of it is encoded (a text no summary holds: new in each process)
 _PLACEHOLDER = f"replay-calls-{secrets.token_hex(16)}"

@@ -2,12 +2,14 @@
 its memory stays flat however many runs it covers: the first few MiB in memory, the rest in a temporary file.
 
 ``ByteSpool`` holds bytes (a renderer's finished pieces); ``SpooledSummaries`` holds run summaries as JSON lines
-in one, read back one at a time."""
+in one, read back one at a time; a run of many tool calls has them in lines of their own after its line, read back
+a piece at a time as they are used (``SpooledCalls``: a long run's calls are never all decoded at once)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import IO, Any, overload
 
 from replay.pipeline.engine import exactjson
@@ -15,6 +17,7 @@ from replay.pipeline.engine import exactjson
 IN_MEMORY = 8 << 20  # bytes kept in memory before the rest goes to a temporary file
 READ_BYTES = 1 << 20  # a pass over the file reads it this much at a time
 WRITE_BUFFER = 1 << 20  # the file's write buffer: a run's piece is a few KiB, a write each would be a system call each
+CALLS_A_PIECE = 2048  # a run's tool calls written (encoded, spooled) this many at a time when it has more
 
 
 class ByteSpool:
@@ -64,22 +67,91 @@ class ByteSpool:
             self._file = None
 
 
+class SpooledCalls(Sequence[dict[str, Any]]):
+    """A run's tool calls, spooled as JSON lines of CALLS_A_PIECE calls each: decoded a line at a time when iterated,
+    only the lines they cover when sliced or indexed."""
+
+    def __init__(self, spool: ByteSpool, bounds: list[tuple[int, int]], count: int) -> None:
+        self._spool, self._bounds, self._count = spool, bounds, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _piece(self, p: int) -> list[dict[str, Any]]:
+        return exactjson.loads(self._spool.read(*self._bounds[p]))  # type: ignore[no-any-return]
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._count)
+            if step != 1:
+                return [self[k] for k in range(start, stop, step)]
+            if start >= stop:
+                return []
+            first = start // CALLS_A_PIECE
+            held = [c for p in range(first, (stop - 1) // CALLS_A_PIECE + 1) for c in self._piece(p)]
+            return held[start - first * CALLS_A_PIECE:stop - first * CALLS_A_PIECE]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        return self._piece(index // CALLS_A_PIECE)[index % CALLS_A_PIECE]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for p in range(len(self._bounds)):
+            yield from self._piece(p)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(other) == self._count and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class SpooledSummaries(Sequence[dict[str, Any]]):
-    """Run summaries as JSON lines in a ``ByteSpool``; read back one at a time, in order or by index."""
+    """Run summaries as JSON lines in a ``ByteSpool``; read back one at a time, in order or by index. A summary of
+    more than CALLS_A_PIECE tool calls is written without them (``[]``), they in lines of their own after it, and
+    read back as ``SpooledCalls``."""
 
     def __init__(self) -> None:
         self._bytes = ByteSpool()
         self._offsets: list[int] = []  # where each summary starts (it ends where the next one does)
+        self._ends: dict[int, int] = {}  # where a summary whose calls follow it ends
+        self._calls: dict[int, tuple[list[tuple[int, int]], int]] = {}  # its calls: their lines' bounds, how many
 
     def append(self, summary: dict[str, Any]) -> None:
-        self._offsets.append(self._bytes.append(exactjson.dumps(summary) + b"\n"))
+        tool_calls = summary.get("toolCalls")
+        calls = tool_calls.get("calls") if isinstance(tool_calls, dict) else None
+        if not isinstance(tool_calls, dict) or type(calls) is not list or len(calls) <= CALLS_A_PIECE:
+            self._offsets.append(self._bytes.append(exactjson.dumps(summary) + b"\n"))
+            return
+        k = len(self._offsets)
+        self._offsets.append(self._bytes.append(exactjson.dumps({**summary, "toolCalls": {**tool_calls, "calls": []}})
+                                                + b"\n"))
+        self._ends[k] = self._bytes.size
+        bounds = []
+        for at in range(0, len(calls), CALLS_A_PIECE):
+            start = self._bytes.append(exactjson.dumps(calls[at:at + CALLS_A_PIECE]) + b"\n")
+            bounds.append((start, self._bytes.size))
+        self._calls[k] = (bounds, len(calls))
 
     def __len__(self) -> int:
         return len(self._offsets)
 
+    def _end(self, k: int) -> int:
+        if k in self._ends:
+            return self._ends[k]
+        return self._offsets[k + 1] if k + 1 < len(self._offsets) else self._bytes.size
+
     def _read(self, k: int) -> dict[str, Any]:
-        end = self._offsets[k + 1] if k + 1 < len(self._offsets) else self._bytes.size
-        return exactjson.loads(self._bytes.read(self._offsets[k], end))  # type: ignore[no-any-return]
+        return self._with_calls(k, exactjson.loads(self._bytes.read(self._offsets[k], self._end(k))))
+
+    def _with_calls(self, k: int, summary: dict[str, Any]) -> dict[str, Any]:
+        if k in self._calls:
+            summary["toolCalls"]["calls"] = SpooledCalls(self._bytes, *self._calls[k])
+        return summary
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
@@ -95,17 +167,22 @@ class SpooledSummaries(Sequence[dict[str, Any]]):
         return self._read(index)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        """The summaries appended before the pass began, in order (read a piece at a time)."""
-        loads, rest, count = exactjson.loads, b"", len(self._offsets)
+        """The summaries appended before the pass began, in order (read a piece at a time; the lines of a run's
+        calls skipped, read as they are used)."""
+        count = len(self._offsets)
+        if not count:
+            return
+        if self._calls:  # (a long run's calls are lines of their own: each summary read by its bounds)
+            yield from map(self._read, range(count))
+            return
+        yield from islice(map(exactjson.loads, self._lines()), count)
+
+    def _lines(self) -> Iterator[bytes]:
+        rest = b""
         for chunk in self._bytes.chunks():
             lines = (rest + chunk).split(b"\n")
             rest = lines.pop()
-            if len(lines) > count:
-                lines = lines[:count]
-            count -= len(lines)
-            yield from map(loads, lines)
-            if not count:
-                return
+            yield from lines
 
     def close(self) -> None:
         self._bytes.close()

@@ -93,3 +93,35 @@ def test_a_byte_spool_gives_back_what_was_appended(pieces: list[bytes], memory: 
         spooled.close()
     finally:
         spool.IN_MEMORY, spool.READ_BYTES = old
+
+
+def long_run(k: int, calls: int) -> dict[str, Any]:
+    return {"$record": "summary", "runId": f"long_{k}", "big": 2**70,
+            "toolCalls": {"total": calls, "calls": [{"toolName": f"t{c % 7}", "seq": c, "durationMs": c / 3,
+                                                     "callId": f"c{c}\ud83d" if c == 5 else f"c{c}"}
+                                                    for c in range(calls)]}}
+
+
+@pytest.mark.usefixtures("small_memory")
+@pytest.mark.parametrize("many", [spool.CALLS_A_PIECE + 1, 3 * spool.CALLS_A_PIECE])
+def test_a_long_runs_calls_come_back_a_piece_at_a_time(many: int) -> None:
+    spooled = SpooledSummaries()
+    wanted = [summary(0), long_run(1, many), summary(2), long_run(3, 2 * many), summary(4)]
+    for s in wanted:
+        spooled.append(s)
+    assert len(spooled) == 5 and list(spooled) == wanted and [spooled[k] for k in range(5)] == wanted
+    assert spooled[-1] == wanted[-1] and spooled[1:4:2] == wanted[1:4:2]
+    back = spooled[3]["toolCalls"]["calls"]
+    assert isinstance(back, spool.SpooledCalls)  # (decoded as used, not all at once)
+    listed = wanted[3]["toolCalls"]["calls"]
+    assert len(back) == len(listed) and bool(back)
+    for cut in [slice(None, 20), slice(spool.CALLS_A_PIECE - 3, spool.CALLS_A_PIECE + 4), slice(-5, None),
+                slice(3, 3), slice(10, 5000, 97), slice(None, None, -1)]:
+        assert back[cut] == listed[cut], cut
+    for at in [0, 5, spool.CALLS_A_PIECE, -1, len(listed) - 1]:
+        assert back[at] == listed[at]
+    with pytest.raises(IndexError):
+        back[len(listed)]
+    first, second = iter(back), iter(spooled[1]["toolCalls"]["calls"])
+    assert [next(first) for _ in range(3)] == listed[:3] and next(second) == wanted[1]["toolCalls"]["calls"][0]
+    spooled.close()
