@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 from replay.pipeline.model.markup import shown_text
@@ -87,14 +88,20 @@ def _lanes(spans: list[tuple[float, float]]) -> list[int]:
     return lanes
 
 
-def _drawn_calls(calls: list[dict[str, Any]], where: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """The calls that get a bar: all of them up to MAX_BARS, else the failed ones first, in call order."""
-    pairs = list(zip(calls, where, strict=True))
-    if len(pairs) <= MAX_BARS:
-        return pairs
-    failed = [k for k, (c, _) in enumerate(pairs) if c["status"] != "ok"][:MAX_BARS]
-    rest = [k for k, (c, _) in enumerate(pairs) if c["status"] == "ok"][: MAX_BARS - len(failed)]
-    return [pairs[k] for k in sorted(failed + rest)]
+_FIRST = itemgetter(0)
+
+
+def _drawn_calls(calls: Sequence[dict[str, Any]],
+                 where: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The calls that get a bar: all of them up to MAX_BARS, else the failed ones first, in call order (read in one
+    pass, holding no more than the bars: a run's calls may be spooled, ``spool.SpooledCalls``)."""
+    failed: list[tuple[int, tuple[dict[str, Any], dict[str, Any]]]] = []
+    ok: list[tuple[int, tuple[dict[str, Any], dict[str, Any]]]] = []
+    for k, pair in enumerate(zip(calls, where, strict=True)):
+        kept = ok if pair[0]["status"] == "ok" else failed
+        if len(kept) < MAX_BARS:
+            kept.append((k, pair))
+    return [pair for _, pair in sorted(failed + ok[:MAX_BARS - len(failed)], key=_FIRST)]  # (all, when as few)
 
 
 def timeline_svg(summary: dict[str, Any], n: int) -> str:

@@ -110,32 +110,48 @@ class SpooledCalls(Sequence[dict[str, Any]]):
     __hash__ = None  # type: ignore[assignment]
 
 
+LONG_LISTS = ("toolCalls", "timeline")  # the members whose ``calls`` list grows with a run's calls (spooled apart)
+
+
+def _long_lists(summary: dict[str, Any]) -> list[str]:
+    """The members of ``summary`` (of LONG_LISTS) whose ``calls`` is a list of more than CALLS_A_PIECE."""
+    longer = []
+    for key in LONG_LISTS:
+        member = summary.get(key)
+        calls = member.get("calls") if isinstance(member, dict) else None
+        if type(calls) is list and len(calls) > CALLS_A_PIECE:
+            longer.append(key)
+    return longer
+
+
 class SpooledSummaries(Sequence[dict[str, Any]]):
-    """Run summaries as JSON lines in a ``ByteSpool``; read back one at a time, in order or by index. A summary of
-    more than CALLS_A_PIECE tool calls is written without them (``[]``), they in lines of their own after it, and
-    read back as ``SpooledCalls``."""
+    """Run summaries as JSON lines in a ``ByteSpool``; read back one at a time, in order or by index. A summary with
+    more than CALLS_A_PIECE tool calls is written without them (``calls`` of its ``toolCalls`` and of its ``timeline``:
+    ``[]``), they in lines of their own after it, and read back as ``SpooledCalls``."""
 
     def __init__(self) -> None:
         self._bytes = ByteSpool()
         self._offsets: list[int] = []  # where each summary starts (it ends where the next one does)
         self._ends: dict[int, int] = {}  # where a summary whose calls follow it ends
-        self._calls: dict[int, tuple[list[tuple[int, int]], int]] = {}  # its calls: their lines' bounds, how many
+        # its calls: by member, their lines' bounds and how many
+        self._calls: dict[int, list[tuple[str, list[tuple[int, int]], int]]] = {}
 
     def append(self, summary: dict[str, Any]) -> None:
-        tool_calls = summary.get("toolCalls")
-        calls = tool_calls.get("calls") if isinstance(tool_calls, dict) else None
-        if not isinstance(tool_calls, dict) or type(calls) is not list or len(calls) <= CALLS_A_PIECE:
+        longer = _long_lists(summary)
+        if not longer:
             self._offsets.append(self._bytes.append(exactjson.dumps(summary) + b"\n"))
             return
         k = len(self._offsets)
-        self._offsets.append(self._bytes.append(exactjson.dumps({**summary, "toolCalls": {**tool_calls, "calls": []}})
-                                                + b"\n"))
+        self._offsets.append(self._bytes.append(
+            exactjson.dumps(summary | {key: {**summary[key], "calls": []} for key in longer}) + b"\n"))
         self._ends[k] = self._bytes.size
-        bounds = []
-        for at in range(0, len(calls), CALLS_A_PIECE):
-            start = self._bytes.append(exactjson.dumps(calls[at:at + CALLS_A_PIECE]) + b"\n")
-            bounds.append((start, self._bytes.size))
-        self._calls[k] = (bounds, len(calls))
+        self._calls[k] = []
+        for key in longer:
+            calls, bounds = summary[key]["calls"], []
+            for at in range(0, len(calls), CALLS_A_PIECE):
+                start = self._bytes.append(exactjson.dumps(calls[at:at + CALLS_A_PIECE]) + b"\n")
+                bounds.append((start, self._bytes.size))
+            self._calls[k].append((key, bounds, len(calls)))
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -149,8 +165,8 @@ class SpooledSummaries(Sequence[dict[str, Any]]):
         return self._with_calls(k, exactjson.loads(self._bytes.read(self._offsets[k], self._end(k))))
 
     def _with_calls(self, k: int, summary: dict[str, Any]) -> dict[str, Any]:
-        if k in self._calls:
-            summary["toolCalls"]["calls"] = SpooledCalls(self._bytes, *self._calls[k])
+        for key, bounds, count in self._calls.get(k, ()):
+            summary[key]["calls"] = SpooledCalls(self._bytes, bounds, count)
         return summary
 
     @overload

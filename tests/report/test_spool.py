@@ -99,7 +99,9 @@ def long_run(k: int, calls: int) -> dict[str, Any]:
     return {"$record": "summary", "runId": f"long_{k}", "big": 2**70,
             "toolCalls": {"total": calls, "calls": [{"toolName": f"t{c % 7}", "seq": c, "durationMs": c / 3,
                                                      "callId": f"c{c}\ud83d" if c == 5 else f"c{c}"}
-                                                    for c in range(calls)]}}
+                                                    for c in range(calls)]},
+            "timeline": {"events": 2 * calls, "calls": [{"index": 2 * c, "startMs": None if c == 9 else c}
+                                                        for c in range(calls)]}}
 
 
 @pytest.mark.usefixtures("small_memory")
@@ -113,6 +115,7 @@ def test_a_long_runs_calls_come_back_a_piece_at_a_time(many: int) -> None:
     assert spooled[-1] == wanted[-1] and spooled[1:4:2] == wanted[1:4:2]
     back = spooled[3]["toolCalls"]["calls"]
     assert isinstance(back, spool.SpooledCalls)  # (decoded as used, not all at once)
+    assert isinstance(spooled[3]["timeline"]["calls"], spool.SpooledCalls)  # (as is where the timeline has each)
     listed = wanted[3]["toolCalls"]["calls"]
     assert len(back) == len(listed) and bool(back)
     for cut in [slice(None, 20), slice(spool.CALLS_A_PIECE - 3, spool.CALLS_A_PIECE + 4), slice(-5, None),
