@@ -128,20 +128,22 @@ def test_junk_lines_are_reported_and_valid_ones_still_flow_in_order(mix: list[tu
 
 @SETTINGS
 @given(st.lists(event_lines(), min_size=1, max_size=10), st.binary(min_size=1, max_size=30))
+@example([b'{"seq":1,"type":"run_started","runId":"r1","payload":{}}'], UTF8_BOM + b'{"seq":2,')  # torn after a mark
 def test_a_torn_tail_is_reported_at_its_offset_and_never_emitted(lines: list[bytes], tail: bytes):
-    assume(b"\n" not in tail and tail.strip(b" \t\r") and not is_valid_object(tail))
+    rest = tail.removeprefix(UTF8_BOM)  # (a byte order mark opening the tail is left out, as of any line: its offset past it)
+    assume(b"\n" not in tail and rest.strip(b" \t\r") and not is_valid_object(rest))
     body = b"".join(line + b"\n" for line in lines)
     sink, errors = read_in_process(body + tail)
     assert sink.out == body
     try:
-        orjson.loads(tail)
+        orjson.loads(rest)
         code = "E_EVENT_NOT_OBJECT"  # whole JSON, just not an object (`0`, `[1]`): not a torn write
     except orjson.JSONDecodeError as exc:
         # torn only when the tail is the start of a JSON text that ends too early (a cut-off write; its last UTF-8
         # character may be cut in two); anything wrong before its end is invalid whatever followed (what a start of
         # a JSON text is, independently: tests/engine/test_torn_line_prefix.py)
-        code = "E_JSONL_LINE_TORN" if exactjson.cut_off(tail, exc) else "E_JSONL_LINE_INVALID"
-    assert [(e["code"], e["offset"]) for e in errors] == [(code, len(body))]
+        code = "E_JSONL_LINE_TORN" if exactjson.cut_off(rest, exc) else "E_JSONL_LINE_INVALID"
+    assert [(e["code"], e["offset"]) for e in errors] == [(code, len(body) + len(tail) - len(rest))]
 
 
 @SETTINGS
@@ -151,6 +153,13 @@ def test_select_keeps_untouched_events_byte_identical(lines: list[bytes], types:
     sink, _ = read_in_process(data, SelectEvents(types=types))
     kept = [ln for ln in lines if any(fnmatch.fnmatchcase(orjson.loads(ln)["type"], g) for g in types)]
     assert sink.out == b"".join(line + b"\n" for line in kept)
+
+
+def test_a_tail_that_is_a_byte_order_mark_alone_is_a_blank_line():
+    """A last line (no newline) holding only a byte order mark is, without it, blank: nothing to report or write."""
+    body = b'{"seq":1,"type":"run_started","runId":"r1","payload":{}}\n'
+    sink, errors = read_in_process(body + UTF8_BOM)
+    assert (sink.out, errors) == (body, [])
 
 
 # chunk boundaries ----------------------------------------------------------------------------
