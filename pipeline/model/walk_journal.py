@@ -465,12 +465,22 @@ def _whole(chunks: Iterable[bytes], limit: int) -> bytes | None:
 def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
     """The input's first bytes, enough for ``head_format`` to tell lines from a document, and whether they are the
     whole input (too short for head_format to tell: `read` tries it as a document)."""
-    head = b""
-    for data in read.look():
-        head += data
-        if head_format(head) is not None or len(head) > max_line_bytes:
-            return head, False
-    return head, True
+    parts: list[bytes] = []
+    size, opened = 0, False  # opened: the input begins with `{` or `[` (head_format needs a newline more to tell)
+    for data in read.look():  # (chunks collected, joined only when head_format may tell: linear in the head's size)
+        parts.append(data)
+        size += len(data)
+        if not opened or b"\n" in data:
+            parts = [b"".join(parts)]
+            if head_format(parts[0]) is not None:
+                return parts[0], False
+            opened = _OPENED.match(parts[0]) is not None
+        if size > max_line_bytes:
+            return b"".join(parts), False
+    return b"".join(parts), True
+
+
+_OPENED = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*[\[{]")  # (a byte order mark, blanks, then an array or object)
 
 
 def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
