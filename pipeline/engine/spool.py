@@ -7,12 +7,11 @@ stretches, rebuilt: a batch folded from one block for each stretch of lines that
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Iterator
-from typing import IO, NamedTuple
+from typing import NamedTuple
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.bytespool import ByteSpool
 
 Pieces = list[tuple[Batch, int, int]]
 MAX_BYTES = 1 << 30  # the most a spool holds: a longer run goes the slow way (the disk, or a tmpfs's memory, stays bounded)
@@ -37,8 +36,7 @@ class LineSpool:
     def __init__(self, source: str, limit: int = MAX_BYTES) -> None:
         self.source = source
         self.limit = limit
-        self._file: IO[bytes] | None = None  # (made with the first part)
-        self._size = 0
+        self._bytes = ByteSpool()  # (unbuffered, no memory: its temporary file made with the first part)
         self._parts: list[list[_Stretch]] = []
 
     def __len__(self) -> int:
@@ -55,7 +53,7 @@ class LineSpool:
         if None in places:
             return False
         stretches: list[_Stretch] = []
-        at = self._size
+        at = self._bytes.size
         for place in places:
             assert place is not None
             line, offset, count, data = place
@@ -80,34 +78,18 @@ class LineSpool:
 
     def close(self) -> None:
         self._parts = []
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._bytes.close()
 
     def _write(self, data: bytes) -> bool:
-        """Write ``data`` after what the file holds, at once (no buffer: a write that fails fails here, not in a later
-        read); False when it could not be, the file cut back to what it held."""
+        """Write ``data`` after what the spool holds, at once; False when it could not be (the spool as it was)."""
         try:
-            if self._file is None:
-                import tempfile  # here: most commands never spool (its import costs every command ~3 ms of start-up)
-
-                self._file = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - closed by close()
-            fd, view, at = self._file.fileno(), memoryview(data), self._size
-            while view:
-                n = os.pwrite(fd, view, at)
-                view, at = view[n:], at + n
+            self._bytes.append(data)
         except OSError:
-            if self._file is not None:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(self._file.fileno(), self._size)
             return False
-        self._size = at
         return True
 
     def _read(self, start: int, end: int) -> bytes:
-        """The bytes from ``start`` to ``end`` (written whole already: ``_write``)."""
-        assert self._file is not None
-        return os.pread(self._file.fileno(), end - start, start)
+        return self._bytes.read(start, end)
 
 
 def _place(batch: Batch, a: int, b: int) -> tuple[int, int, int, bytes] | None:

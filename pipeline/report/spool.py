@@ -7,64 +7,28 @@ a piece at a time as they are used (``SpooledCalls``: a long run's calls are nev
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import IO, Any, overload
+from typing import Any, overload
 
-from replay.pipeline.engine import exactjson
+from replay.pipeline.engine import bytespool, exactjson
 
-IN_MEMORY = 8 << 20  # bytes kept in memory before the rest goes to a temporary file
-READ_BYTES = 1 << 20  # a pass over the file reads it this much at a time
-WRITE_BUFFER = 1 << 20  # the file's write buffer: a run's piece is a few KiB, a write each would be a system call each
+IN_MEMORY = bytespool.IN_MEMORY  # bytes kept in memory before the rest goes to a temporary file
+READ_BYTES = bytespool.READ_BYTES  # a pass over the file reads it this much at a time
+WRITE_BUFFER = bytespool.WRITE_BUFFER  # the file's write buffer: a run's piece is a few KiB, a write each would be a
+# system call each
 CALLS_A_PIECE = 2048  # a run's tool calls written (encoded, spooled) this many at a time when it has more
 
 
-class ByteSpool:
-    """Bytes appended in order, read back by position or in pieces of at most READ_BYTES, from memory or the file.
-    Reads are positioned (no shared file offset): passes may interleave."""
+class ByteSpool(bytespool.ByteSpool):
+    """The report's byte spool (``bytespool.ByteSpool``): its first IN_MEMORY bytes in memory, its writes to the
+    file gathered WRITE_BUFFER at a time, read back in pieces of at most READ_BYTES."""
 
     def __init__(self) -> None:
-        self._memory = bytearray()
-        self._file: IO[bytes] | None = None  # what comes after the memory's bytes
-        self.size = 0
+        super().__init__(memory=IN_MEMORY, buffer=WRITE_BUFFER)
 
-    def append(self, data: bytes) -> int:
-        """Add ``data``; returns where it starts."""
-        start = self.size
-        if self._file is None and start + len(data) <= IN_MEMORY:
-            self._memory += data
-        else:
-            if self._file is None:
-                import tempfile  # here: a report that fits in memory never spools (~3 ms of start-up)
-
-                self._file = tempfile.TemporaryFile(buffering=WRITE_BUFFER)  # noqa: SIM115 - closed by close()
-            self._file.write(data)
-        self.size += len(data)
-        return start
-
-    def read(self, start: int, end: int) -> bytes:
-        """The bytes from ``start`` to ``end`` (within one append, or across several)."""
-        held = len(self._memory)
-        head = bytes(self._memory[start:min(end, held)]) if start < held else b""
-        if end <= held:
-            return head
-        assert self._file is not None
-        self._file.flush()
-        at = max(start, held)
-        return head + os.pread(self._file.fileno(), end - at, at - held)
-
-    def chunks(self) -> Iterator[bytes]:
-        """Everything appended so far, in order, a piece at a time."""
-        end = self.size
-        for at in range(0, end, READ_BYTES):
-            yield self.read(at, min(at + READ_BYTES, end))
-
-    def close(self) -> None:
-        self._memory = bytearray()
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+    def chunks(self, piece: int | None = None) -> Iterator[bytes]:
+        return super().chunks(piece or READ_BYTES)
 
 
 class SpooledCalls(Sequence[dict[str, Any]]):
