@@ -218,6 +218,11 @@ _STATUS = ("error", "ok", "error")  # its status by state (an open call reports 
 _NONE = math.nan  # (``CallPairing.duration``: no time tells how long the call took; a length is never NaN)
 
 
+def _known(duration: float) -> float | None:
+    """A length of ``CallPairing.duration``: None for _NONE (no time tells)."""
+    return None if math.isnan(duration) else duration
+
+
 def ms_until(a: datetime | None, b: datetime | None) -> float | None:
     """How long from instant ``a`` to ``b``, in ms, not below 0; None when either is not known."""
     if a is None or b is None:
@@ -244,6 +249,12 @@ class PackedColumn:
 
     def __len__(self) -> int:
         return len(self.ints)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The values in order, read one at a time (``tolist`` without the list)."""
+        if not self.other:
+            return iter(self.ints)
+        return (self.other.get(at, value) for at, value in enumerate(self.ints))
 
     def tolist(self) -> list[Any]:
         values: list[Any] = self.ints.tolist()
@@ -349,19 +360,17 @@ class CallPairing:
     def columns(self, latest: datetime | None) -> dict[str, Any]:
         """The calls in the order they began, a column each: ``toolName``, ``status``, ``durationMs`` (None: unknown),
         ``started`` (when each began: an instant, or None), ``seq``, ``callId`` and ``unfinished`` (True or None); those still open end at
-        ``latest`` (the run's latest instant: its latest timestamp, wherever it stands in the stream), unfinished."""
+        ``latest`` (the run's latest instant: its latest timestamp, wherever it stands in the stream), unfinished.
+        Each column is read as it is iterated (read them in step, as ``zip`` does): a long run's calls are not held a
+        second time, as lists, beside these columns and what is made of them."""
         open_rows = [row for row, state in enumerate(self.state) if state == _OPEN] if _OPEN in self.state else []
-        unfinished: list[Any] = [None] * len(self.state)
         for row in open_rows:
             length = ms_until(self.started[row], latest)
             self.duration[row] = _NONE if length is None else length
-            unfinished[row] = True
-        durations: list[Any] = self.duration.tolist()
-        if any(map(math.isnan, durations)):
-            durations = [None if math.isnan(duration) else duration for duration in durations]
-        return {"toolName": list(map(self.names.__getitem__, self.tool)),
-                "status": list(map(_STATUS.__getitem__, self.state)), "durationMs": durations,
-                "started": self.started, "seq": self.seq.tolist(), "callId": self.cids, "unfinished": unfinished}
+        return {"toolName": map(self.names.__getitem__, self.tool),
+                "status": map(_STATUS.__getitem__, self.state), "durationMs": map(_known, self.duration),
+                "started": self.started, "seq": iter(self.seq), "callId": self.cids,
+                "unfinished": (True if state == _OPEN else None for state in self.state)}
 
     def finish(self, latest: datetime | None) -> list[dict[str, Any]]:
         """The calls in the order they began, ``{toolName, status, durationMs, startedAt, seq, callId?, endedAt?,

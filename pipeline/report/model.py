@@ -719,7 +719,7 @@ class RunTally:
             "repairs": {"total": self.repairs_total, "byRule": dict(sorted(self.repairs_by_rule.items()))},
         }
         if self.timeline:
-            summary["timeline"] = self._timeline(start, duration, calls, indexes)
+            summary["timeline"] = self._timeline(start, duration, indexes)
         return summary
 
     def _tool_calls(self, start: datetime | None) -> tuple[list[dict[str, Any]], list[Any]]:
@@ -727,9 +727,9 @@ class RunTally:
         columns = self.calls.columns(self.last)  # open calls end at the run's latest instant
         began = columns["started"]
         if start is not None:
-            starts = [None if moment is None else number(_ms(moment, start)) for moment in began]
+            starts: Iterable[Any] = (None if moment is None else number(_ms(moment, start)) for moment in began)
         else:
-            starts = [None] * len(began)
+            starts = itertools.repeat(None, len(began))
         out = []
         for name, status, duration, seq, start_ms, cid, unfinished in zip(
                 columns["toolName"], columns["status"], map(maybe_number, columns["durationMs"]), columns["seq"],
@@ -781,8 +781,9 @@ class RunTally:
                 usage[key] = number(declared[key])
         return usage
 
-    def _timeline(self, start: datetime | None, duration: Any, calls: list[dict[str, Any]],
-                  indexes: list[Any]) -> dict[str, Any]:
+    def _timeline(self, start: datetime | None, duration: Any, indexes: list[Any]) -> dict[str, Any]:
+        """The run's timeline: its marks, and ``calls``, the place in the run of each tool call's first event (an
+        index a call: a call's start in time is its ``startMs`` in ``toolCalls.calls``, not held twice)."""
         by_time = bool(duration)
         marks = []
         for index, kind, seq, moment, failed in self.marks:
@@ -793,7 +794,7 @@ class RunTally:
             marks.append(mark)
         return {"axis": "time" if by_time else "order", "spanMs": duration if by_time else None,
                 "events": self.count, "marks": marks, "omittedMarks": self.count - len(marks),
-                "calls": [{"index": i, "startMs": c["startMs"]} for c, i in zip(calls, indexes, strict=True)]}
+                "calls": indexes}
 
 
 def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:

@@ -91,12 +91,11 @@ def _lanes(spans: list[tuple[float, float]]) -> list[int]:
 _FIRST = itemgetter(0)
 
 
-def _drawn_calls(calls: Sequence[dict[str, Any]],
-                 where: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _drawn_calls(calls: Sequence[dict[str, Any]], where: Sequence[Any]) -> list[tuple[dict[str, Any], Any]]:
     """The calls that get a bar: all of them up to MAX_BARS, else the failed ones first, in call order (read in one
     pass, holding no more than the bars: a run's calls may be spooled, ``spool.SpooledCalls``)."""
-    failed: list[tuple[int, tuple[dict[str, Any], dict[str, Any]]]] = []
-    ok: list[tuple[int, tuple[dict[str, Any], dict[str, Any]]]] = []
+    failed: list[tuple[int, tuple[dict[str, Any], Any]]] = []
+    ok: list[tuple[int, tuple[dict[str, Any], Any]]] = []
     for k, pair in enumerate(zip(calls, where, strict=True)):
         kept = ok if pair[0]["status"] == "ok" else failed
         if len(kept) < MAX_BARS:
@@ -112,9 +111,9 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
     by_time = tl["axis"] == "time"
     if by_time:
         span = float(tl["spanMs"])
-        for call, where in drawn:
-            if where["startMs"] is not None:
-                span = max(span, where["startMs"] + (call["durationMs"] or 0))  # (None: its length is unknown)
+        for call, _ in drawn:
+            if call["startMs"] is not None:
+                span = max(span, call["startMs"] + (call["durationMs"] or 0))  # (None: its length is unknown)
 
         def x_of(at: float) -> float:  # at: milliseconds into the run
             return GUTTER + PLOT * at / span
@@ -129,9 +128,9 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
     for call, where in drawn:
         if not by_time:  # stream order: a slot-wide bar at the call's first event
             w = max(min(slot, 12), MIN_BAR)
-            x0 = x_of(where["index"] or 0) - w / 2
-        elif where["startMs"] is not None:
-            x0 = x_of(where["startMs"])
+            x0 = x_of(where or 0) - w / 2
+        elif call["startMs"] is not None:
+            x0 = x_of(call["startMs"])
             w = max(PLOT * (call["durationMs"] or 0) / span, MIN_BAR)  # (of unknown length: a stub)
         else:  # a call whose start has no usable timestamp: a stub at the axis start
             x0, w = GUTTER, MIN_BAR
@@ -195,11 +194,11 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
         parts.append(f'<line class="tick cat-{category}" x1="{_f(x)}" y1="{EVENTS_Y}" x2="{_f(x)}" '
                      f'y2="{EVENTS_Y + EVENTS_H}"><title>{esc(tip)}</title></line>')
     # tool calls
-    for (call, where), (x0, x1), lane in zip(drawn, spans, lanes, strict=True):
+    for (call, _), (x0, x1), lane in zip(drawn, spans, lanes, strict=True):
         failed = call["status"] != "ok"
         classes = "call-bar " + ("failed failure" if failed else "ok") + (" unfinished" if call.get("unfinished") else "")
         y = LANES_Y + lane * LANE_H
-        start = f"+{format_ms(where['startMs'])}" if where["startMs"] is not None else "start unknown"
+        start = f"+{format_ms(call['startMs'])}" if call["startMs"] is not None else "start unknown"
         state = call["status"] + (", never finished" if call.get("unfinished") else "")
         tip = esc(f"{call['toolName']} · {state} · {format_ms(call['durationMs'])} · started {start}"
                   f" · seq {call['seq'] if call['seq'] is not None else '-'}")
