@@ -88,11 +88,12 @@ class RenderReport(Sink):
             if self.streamed is not None:
                 self.streamed.close()
 
-    async def _render(self, batches: AsyncIterator[Batch]) -> None:
-        diagnostics: Counter[str] = Counter()
-        first: list[dict[str, Any]] = []
+    async def _gather(self, batches: AsyncIterator[Batch], totals: Aggregate, diagnostics: Counter[str],
+                      first: list[dict[str, Any]]) -> int:
+        """Keep (spool or stream) the summaries that come, counted into ``totals``; returns how many other records came.
+        A method of its own so that the last batch and summary it read are let go before the report is written (a long
+        run's summary holds a dict for each of its calls, once they are spooled no longer needed)."""
         others = 0
-        totals = Aggregate()
         keep = self.summaries.append if self.streamed is None else self.streamed.add
         async for batch in batches:
             for record in batch.events or ():
@@ -107,6 +108,13 @@ class RenderReport(Sink):
                     totals.add_unattributed(record)
                 else:
                     others += 1
+        return others
+
+    async def _render(self, batches: AsyncIterator[Batch]) -> None:
+        diagnostics: Counter[str] = Counter()
+        first: list[dict[str, Any]] = []
+        totals = Aggregate()
+        others = await self._gather(batches, totals, diagnostics, first)
         if others:
             self.error("E_CONFIG_INPUTS_INVALID",
                        f"the report stage takes summary records; {others} other records were ignored",
