@@ -294,7 +294,7 @@ class ReadJournal(Source):
             whole = named_document and not follow  # (a named .json file is one JSON document, whatever its lines)
             head, eof, kind = await self._read_head(reader, limit, head_parts, whole)
             fed = True
-            at_start = follow and not head  # (--follow of a file empty so far: its byte order mark may come yet)
+            as_read = head  # (its lines go to the cutter as read: it leaves out a mark opening the first line, as any line's)
             head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
             if eof:  # all of it is read: one JSON text, maybe
                 value, fault = parsed = _parsed(head)
@@ -322,7 +322,8 @@ class ReadJournal(Source):
             if not eof and (kind == DOCUMENT or whole):  # read whole up to the limit, and it goes on: one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)
                 return
-            await self._send(cutter.feed(head), out, pause=self._short)
+            cutter.offset = 0
+            await self._send(cutter.feed(as_read), out, pause=self._short)
             if eof and not follow:
                 await self._send(cutter.finish(), out)
                 return
@@ -332,9 +333,6 @@ class ReadJournal(Source):
                 idle = at_end or reader.may_wait
                 data = await reader.read(self.chunk)
                 idle = at_end = not data
-                if at_start and data:
-                    at_start = False
-                    data, cutter.offset = exactjson.skip_bom(data)
                 if data:
                     await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
                 elif follow:
@@ -344,8 +342,7 @@ class ReadJournal(Source):
                         if self.log is not None:
                             self.log.warning("read.truncated", code="E_INPUT_TRUNCATED", source=source, offset=cutter.offset,
                                              message=f"{source} was truncated; reading it again from its start")
-                        cutter = self._cutter = LineCutter(source, limit, self.batch_events)
-                        at_start = True
+                        cutter = self._cutter = LineCutter(source, limit, self.batch_events)  # (its mark: a line's)
                         continue
                     if not told_removed and file_removed(reader):  # (tail -f's wait, with a word of why nothing comes)
                         told_removed = True
@@ -356,8 +353,7 @@ class ReadJournal(Source):
                     break
         except anyio.get_cancelled_exc_class():  # Ctrl-C (or a failure elsewhere) stopped the read
             if not fed:  # (stopped while reading the head: the cutter holds it)
-                head, cutter.offset = exactjson.skip_bom(b"".join(head_parts))
-                cutter.feed(head)
+                cutter.feed(b"".join(head_parts))  # (as read: the cutter leaves out a mark opening a line)
             if idle:
                 self._unfinished(cutter, source)
             raise

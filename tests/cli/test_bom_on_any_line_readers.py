@@ -78,3 +78,18 @@ def test_a_session_with_a_mark_mid_stream_loads_as_replay_script_reads_it(tmp_pa
     [problem] = [p for p in _session(bad)["problems"] if p["code"] == "E_JSONL_LINE_INVALID"]  # (and no finish)
     [read] = errors_of(run_replay("read", str(bad)).stderr)
     assert _placed(problem) == _placed(read) == ("E_JSONL_LINE_INVALID", 2, 2, len(orjson.dumps(chunk)) + 4 + 3)
+
+
+def test_two_marks_opening_the_file_are_refused_as_on_any_later_line(tmp_path: Path) -> None:
+    """One mark a line, the first line too: two marks opening a file are one left out and one that is no JSON, as on a
+    later line (the file's first mark was left out before the line cutter left out another: both went)."""
+    event = b'{"seq":1,"timestamp":"2026-03-01T12:00:00.000Z","type":"run_started","runId":"r1","payload":{}}'
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(BOM + BOM + event + b"\n")
+    later = tmp_path / "later.jsonl"
+    later.write_bytes(event + b"\n" + BOM + BOM + event.replace(b'"seq":1', b'"seq":2') + b"\n")
+    for command in ("read", "validate", "heal"):
+        at_first = [(e["code"], e["line"], e["offset"]) for e in errors_of(run_replay(command, str(first)).stderr)]
+        at_later = [(e["code"], e["line"], e["offset"]) for e in errors_of(run_replay(command, str(later)).stderr)]
+        assert at_first == [("E_JSONL_LINE_INVALID", 1, 3)], command
+        assert at_later == [("E_JSONL_LINE_INVALID", 2, len(event) + 1 + 3)], command
