@@ -31,7 +31,31 @@ class ByteSpool(bytespool.ByteSpool):
         return super().chunks(piece or READ_BYTES)
 
 
-class SpooledCalls(Sequence[dict[str, Any]]):
+class _Records(Sequence[dict[str, Any]]):
+    """Records read back from a spool as they are asked for: an index or a slice (``_at``, ``_slice``), checked once
+    here for both spooled sequences."""
+
+    def _at(self, index: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _slice(self, index: slice) -> list[dict[str, Any]]:
+        return [self._at(k) for k in range(len(self))[index]]
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return self._slice(index)
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._at(index)
+
+
+class SpooledCalls(_Records):
     """A run's tool calls, spooled as JSON lines of CALLS_A_PIECE calls each: decoded a line at a time when iterated,
     only the lines they cover when sliced or indexed."""
 
@@ -44,24 +68,17 @@ class SpooledCalls(Sequence[dict[str, Any]]):
     def _piece(self, p: int) -> list[dict[str, Any]]:
         return exactjson.loads(self._spool.read(*self._bounds[p]))  # type: ignore[no-any-return]
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(self._count)
-            if step != 1:
-                return [self[k] for k in range(start, stop, step)]
-            if start >= stop:
-                return []
-            first = start // CALLS_A_PIECE
-            held = [c for p in range(first, (stop - 1) // CALLS_A_PIECE + 1) for c in self._piece(p)]
-            return held[start - first * CALLS_A_PIECE:stop - first * CALLS_A_PIECE]
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError(index)
+    def _slice(self, index: slice) -> list[dict[str, Any]]:
+        start, stop, step = index.indices(self._count)
+        if step != 1:
+            return super()._slice(index)
+        if start >= stop:
+            return []
+        first = start // CALLS_A_PIECE
+        held = [c for p in range(first, (stop - 1) // CALLS_A_PIECE + 1) for c in self._piece(p)]
+        return held[start - first * CALLS_A_PIECE:stop - first * CALLS_A_PIECE]
+
+    def _at(self, index: int) -> dict[str, Any]:
         return self._piece(index // CALLS_A_PIECE)[index % CALLS_A_PIECE]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -88,7 +105,7 @@ def _long_lists(summary: dict[str, Any]) -> list[str]:
     return longer
 
 
-class SpooledSummaries(Sequence[dict[str, Any]]):
+class SpooledSummaries(_Records):
     """Run summaries as JSON lines in a ``ByteSpool``; read back one at a time, in order or by index. A summary with
     more than CALLS_A_PIECE tool calls is written without them (``calls`` of its ``toolCalls`` and of its ``timeline``:
     ``[]``), they in lines of their own after it, and read back as ``SpooledCalls``."""
@@ -133,17 +150,7 @@ class SpooledSummaries(Sequence[dict[str, Any]]):
             summary[key]["calls"] = SpooledCalls(self._bytes, bounds, count)
         return summary
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [self._read(k) for k in range(len(self))[index]]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def _at(self, index: int) -> dict[str, Any]:
         return self._read(index)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
