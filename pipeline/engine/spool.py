@@ -39,10 +39,6 @@ class LineSpool:
         self._bytes = ByteSpool()  # (unbuffered, no memory: its temporary file made with the first part)
         self._parts: list[list[_Stretch]] = []
 
-    def __len__(self) -> int:
-        """The parts spooled."""
-        return len(self._parts)
-
     def add(self, pieces: Pieces) -> bool:
         """Spool stretches ``[a, b)`` of batches as one part; False (nothing spooled) when a stretch could not be rebuilt
         as it is: a line without a line number or offset (a stage's), or lines that do not follow each other in the

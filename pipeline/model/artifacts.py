@@ -123,9 +123,8 @@ def fill_repairs(artifact: dict[str, Any], noted: Noted | None, *, source: str,
     given = noted.given
     entries = []
     for key in (*FILLED_FIELDS, *REPLACED_FIELDS):
-        if key not in artifact or (key in given and _same(given[key], artifact[key])):
-            continue
-        if key in REPLACED_FIELDS and key not in given:
+        if key not in artifact or (key in given and _same(given[key], artifact[key])) \
+                or (key in REPLACED_FIELDS and key not in given):
             continue
         was = {"original": given[key]} if key in given else {}
         verb = "lists" if key in REPLACED_FIELDS else "is"
