@@ -506,9 +506,10 @@ class _Undecided:
 
 
 def decode_each_line(decoder: Any, batch: Batch) -> list[Any] | None:
-    """A msgspec JSON ``decoder`` over every raw line of ``batch``, in one call: the values; None when it refuses a
-    line, when a line is blank (msgspec skips blank lines), or when the text is not UTF-8 (msgspec does not check
-    what it skips)."""
+    """A msgspec JSON ``decoder`` over each raw line of ``batch`` alone: the values, one per line; None when it refuses
+    a line (a blank one too), or when the text is not UTF-8 (msgspec does not check what it skips). Each line alone,
+    never the lines joined (``decode_lines``): that reads whitespace-separated values, so a line holding two objects
+    and a blank line (or an object written across two lines) would give as many values as lines, not one per line."""
     import msgspec  # here: only the commands that screen or check lines load it
 
     text = batch.text()
@@ -518,16 +519,19 @@ def decode_each_line(decoder: Any, batch: Batch) -> list[Any] | None:
         except UnicodeDecodeError:
             return None
     try:
-        values = nested_no_deeper_than_orjson(decoder.decode_lines, text)
+        return nested_no_deeper_than_orjson(_each(decoder.decode), batch.raws)  # type: ignore[no-any-return]
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
-    return values if len(values) == len(batch) else None  # type: ignore[no-any-return]
+
+
+def _each(decode: Any) -> Any:
+    return lambda raws: list(map(decode, raws))
 
 
 ORJSON_DEPTH = exactjson.MAX_DEPTH  # the deepest nesting orjson (and so parse) reads: a deeper line is invalid JSON to replay
 
 
-def nested_no_deeper_than_orjson(decode: Any, text: bytes) -> Any:
+def nested_no_deeper_than_orjson(decode: Any, text: Any) -> Any:
     """``decode(text)`` refusing (RecursionError) any line nested deeper than ``ORJSON_DEPTH``, as parse does: a fast
     lane must not take a line the slow one reports. msgspec nests as deep as the interpreter's recursion limit leaves
     room for (Python 3.11): at the default limit (1000) that is less; when the limit was raised (hypothesis raises it
@@ -605,18 +609,20 @@ class LineCutter:
         total = end + 1 + len(last)  # the bytes this call had
         self._pieces = [last] if last else []
         self._pending_bytes = len(last)
-        count = data.count(b"\n") + 1
+        # the lines, cut once here: every stage that reads them one by one takes these (a decoder decodes each alone:
+        # a line is one JSON value, never two, nor half of one across a newline)
+        raws = data.split(b"\n")
+        count = len(raws)
         limit = self.max_line_bytes
         # a line of the block begins with a byte order mark? (its first byte looked for first: memchr's speed, where the
         # mark itself is looked for at a sixth of it, a tenth of the cut's time)
         marked = _BOM_FIRST in data and (_BOM_LINE in data or data.startswith(UTF8_BOM))
         if count <= self.batch_events and total <= limit and not marked:
             # the usual chunk: one batch, its lines kept as one block, cut apart only if a stage reads them one by one
-            out.append(Batch.folded(self.source, count, data, self.line, self.offset))
+            out.append(Batch.folded(self.source, count, data, self.line, self.offset, raws=raws))  # type: ignore[arg-type]
             self.line += count
             self.offset += end + 1
             return out
-        raws = data.split(b"\n")
         start = self.offset
         bounds = list(accumulate(map(_PLUS_ONE, map(len, raws)), initial=start))  # each line's offset, then the end
         if marked:

@@ -244,7 +244,8 @@ CUT = [lambda r, ev: ev.update(runId=f"z{r.random()}")]
 JUNK = [b"", b"   ", b"not json", b"[1,2]", b'{"$record":"heal","runId":"r0","repairs":1}', b'{"a":"\xff"}',
         b'{"$record":"source","source":"x.jsonl"}', b'{"$record":"dropped","code":"E_JSONL_LINE_INVALID","message":"m","line":3,"offset":9}',
         b'{"$record":"run","runId":"rr","status":"ok","response":"hello"}', b'{"$record":"run","status":7}',
-        b'{"seq":1,"runId":"r9","type":"run_started","timestamp":"2026-03-01T12:00:00.000Z","payload":{},"payload":{"a":1}}']
+        b'{"seq":1,"runId":"r9","type":"run_started","timestamp":"2026-03-01T12:00:00.000Z","payload":{},"payload":{"a":1}}',
+        b'{"seq":1,"runId":"r0","type":"user_message","timestamp":"2026-03-01T12:00:00.000Z","payload":{}} {"seq":2}']  # two on a line
 # "$record": null: a record of a kind replay does not know (``records.is_record``), which cuts no run (starts_run took it
 # for an event of r1 once, and cut the run it is in, while the other stages took it for a record)
 NULL_RECORD = b'{"$record":null,"runId":"r1"}'
@@ -1225,3 +1226,38 @@ def test_a_long_run_the_screen_could_repair_logs_as_the_slow_lane_logs_it(tmp_pa
     assert fast.returncode == 0, fast.stderr
     assert [orjson.loads(line)["rule"] for line in fast_log.splitlines()] == ["renumber", "alias"]
     same(tmp_path, data)
+
+
+def _event(seq: int, kind: str, rid: str = "r1") -> bytes:
+    return orjson.dumps({"seq": seq, "timestamp": f"2026-03-01T12:00:0{seq}.000Z", "type": kind, "runId": rid, "payload": {}})
+
+
+# A line holding two events, then a line that holds none: as many JSON values as lines, but not one per line.
+# (msgspec's decode of the lines joined reads values separated by any whitespace, so it took the two for lines 2
+# and 3, and the fast lanes of validate, heal and report passed the line; read, then the slow lanes, report it.)
+TWO_THEN_BLANK = [_event(1, "run_started"), _event(2, "user_message") + b" " + _event(3, "assistant_message"), b"",
+                  _event(4, "run_completed")]
+# The same with no space between the two, and an event written across two lines (its newline between tokens) after
+# them: again as many values as lines.
+TWO_THEN_SPLIT = [_event(1, "run_started"), _event(2, "user_message") + _event(3, "assistant_message"),
+                  _event(4, "run_completed").replace(b',"payload"', b',\n"payload"')]
+
+
+@pytest.mark.parametrize("later", [False, True], ids=["first-batch", "later-batch"])
+@pytest.mark.parametrize("lines", [TWO_THEN_BLANK, TWO_THEN_SPLIT], ids=["blank", "split"])
+def test_a_line_holding_two_events_is_invalid_in_every_lane(tmp_path: Path, lines: list[bytes], later: bool):
+    """Validate, heal, report and read each report the line holding two events as not JSON, at its line, as their
+    slow lanes do; validate and heal say the same as with the fast lane off."""
+    data = b"\n".join(lines) + b"\n"
+    path = after_a_batch(tmp_path, data) if later else tmp_path / "j.jsonl"
+    if not later:
+        path.write_bytes(data)
+    line = path.read_bytes()[:-len(data)].count(b"\n") + 2  # the line of the two events
+    for command in (["validate", "--in"], ["heal"], ["report"], ["read"]):
+        done = run_replay(*command, str(path))
+        errors = [orjson.loads(x)["error"] for x in done.stderr.splitlines() if x.startswith(b'{"error"')]
+        assert done.returncode == 1, (command, done.stderr)
+        assert {"code": "E_JSONL_LINE_INVALID", "line": line} in [{k: e.get(k) for k in ("code", "line")} for e in errors], command
+    fast, slow = validate_both_ways(tmp_path, path)
+    assert fast.stdout == slow.stdout and diagnostics(fast.stderr) == diagnostics(slow.stderr)
+    same(tmp_path, b"", str(path))
