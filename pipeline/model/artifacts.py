@@ -13,7 +13,7 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.io.journals import BATCH_EVENTS
-from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, named_by_events, run_record_from_artifact
+from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, run_id_origin, run_record_from_artifact
 from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.repairs import repair_entry
 from replay.pipeline.model.toolcalls import pair_tool_calls
@@ -97,9 +97,7 @@ def note_lacking(shared: dict[str, Any], source: str, document: Any) -> None:
     ``drop_empty_fields``, ``write_healed``)."""
     if not isinstance(document, dict):
         return
-    run_id_from = None
-    if not document.get("runId"):  # (as ``events.run_record_from_artifact`` names its run record: its events', else its id)
-        run_id_from = "its events" if named_by_events(document) else "its id" if document.get("id") else None
+    _, run_id_from = run_id_origin(document)  # (where ``events.run_record_from_artifact`` took its runId from)
     shared.setdefault(LACKING, {})[source] = Noted(
         {key: document[key] for key in (*FILLED_FIELDS, *REPLACED_FIELDS, "runId") if key in document},
         tuple(key for key, value in document.items() if value is None and key not in _NOT_DROPPED), run_id_from)

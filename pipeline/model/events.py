@@ -296,9 +296,20 @@ def named_by_events(artifact: dict[str, Any]) -> str | None:
     return next((e["runId"] for e in events if isinstance(e, dict) and isinstance(e.get("runId"), str)), None)
 
 
+def run_id_origin(artifact: dict[str, Any]) -> tuple[Any, str | None]:
+    """The runId of an artifact's run record and where it came from: its own runId (None), else the first event's
+    that names one ("its events"), else its id ("its id"; None when it has none either)."""
+    if own := artifact.get("runId"):
+        return own, None
+    if named := named_by_events(artifact):
+        return named, "its events"
+    ident = artifact.get("id")
+    return ident, "its id" if ident else None
+
+
 def run_record_from_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
     """The run record of a replay artifact (``schemas/replay-artifact.schema.json``): its facts, and its other keys
     (a dialect's ``model``, ``$origin``, ...) after them, as ``artifacts.artifact_from_run`` keeps a run record's."""
-    run_id = artifact.get("runId") or named_by_events(artifact) or artifact.get("id")
+    run_id, _ = run_id_origin(artifact)
     facts = {key: value for key, value in artifact.items() if key not in NOT_RUN_FACTS}  # (run_record orders them)
     return run_record(runId=run_id, artifactId=artifact.get("id"), **facts)
