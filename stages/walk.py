@@ -39,9 +39,8 @@ from typing import Any
 
 import orjson
 
-from replay.pipeline.engine import bytespool, exactjson
+from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.bytespool import ByteSpool
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
@@ -63,6 +62,7 @@ from replay.pipeline.model.walk_journal import (
     record_problem,
     scan_journal,
 )
+from replay.pipeline.report.spool import ByteSpool  # (the report's: its first MiBs in memory, the rest in a file)
 
 TEXT, JSON = "text", "json"
 WALK_ENDS = "; the walk ends there"  # what becomes of a line too long in a walk (read: ``journals.SKIPPED``)
@@ -393,7 +393,7 @@ class HeldRecords:
     the column it would have been: its rendered line, positions and ``{step_id, kind, event, ...}`` as they were."""
 
     def __init__(self) -> None:
-        self._spool = _spool()
+        self._spool = ByteSpool()
         self.count = 0
         self.source = STDIN  # where they were read (one input: with no pre-scan, the walk reads stdin)
 
@@ -413,19 +413,14 @@ class HeldRecords:
         from the spool a piece at a time as they are taken (a stage returns the iterator in its list: the engine
         takes it lazily, so they need not all be in memory at once); from now on none is held."""
         spool, source = self._spool, self.source
-        self._spool, self.count = _spool(), 0
+        self._spool, self.count = ByteSpool(), 0
         return _read_back(spool, source, before)
 
     def clear(self) -> None:
         if self.count:
             self._spool.close()
-            self._spool = _spool()
+            self._spool = ByteSpool()
             self.count = 0
-
-
-def _spool() -> ByteSpool:
-    """A spool for held records: its first IN_MEMORY bytes in memory, the rest in a file, written a MiB at a time."""
-    return ByteSpool(memory=bytespool.IN_MEMORY, buffer=bytespool.WRITE_BUFFER)
 
 
 def _read_back(spool: ByteSpool, source: str, before: int | None) -> Iterator[Batch]:

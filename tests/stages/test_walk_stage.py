@@ -264,7 +264,7 @@ def test_records_held_on_stdin_go_to_a_file_past_the_spools_bound_and_come_back_
     """Without a pre-scan (stdin) the walk holds every record until the `at` step shows: in a spool, whose memory is
     bounded (past it, a temporary file), so a journal larger than memory can be held; what comes back out is what
     holding them in memory gave: the same lines, positions and {step_id, kind, event, verification, spend}."""
-    from replay.pipeline.engine import bytespool
+    from replay.pipeline.report import spool  # (the walk holds them in the report's ByteSpool)
 
     lines = [b'{"kind":"run.spawned","run_id":"r"}']
     for n in range(400):  # other steps' records, before the step shows: spend, verdicts, exact numbers, non-ASCII
@@ -276,7 +276,7 @@ def test_records_held_on_stdin_go_to_a_file_past_the_spools_bound_and_come_back_
 
     def run(bound: int | None) -> tuple[list[Batch], bool]:
         if bound is not None:
-            monkeypatch.setattr(bytespool, "IN_MEMORY", bound)
+            monkeypatch.setattr(spool, "IN_MEMORY", bound)
         stage, out, spilled = WalkRecords(at="at", format=fmt), [], False
         whole = Batch.from_lines(lines, "<stdin>")
         before = temp_files()
