@@ -60,7 +60,11 @@ class LineSpool:
             else:
                 stretches.append(_Stretch(line, offset, count, at, at + len(data)))
             at += len(data) + 1
-        if at > self.limit or not self._write(b"\n".join([place[3] for place in places if place is not None]) + b"\n"):
+        if at > self.limit:
+            return False
+        try:  # at once; when it could not be, the spool is as it was
+            self._bytes.append(b"\n".join([place[3] for place in places if place is not None]) + b"\n")
+        except OSError:
             return False
         self._parts.append(stretches)
         return True
@@ -69,23 +73,12 @@ class LineSpool:
         """Each part spooled, in order, as the stretches it was spooled from, rebuilt (read from the spool as taken): a
         batch for each stretch of lines that follow each other, of at most ``STRETCH_BYTES`` (or one line)."""
         for stretches in self._parts:
-            yield [(Batch.folded(self.source, s.size, self._read(s.start, s.end), s.line, s.offset), 0, s.size)
+            yield [(Batch.folded(self.source, s.size, self._bytes.read(s.start, s.end), s.line, s.offset), 0, s.size)
                    for s in stretches]
 
     def close(self) -> None:
         self._parts = []
         self._bytes.close()
-
-    def _write(self, data: bytes) -> bool:
-        """Write ``data`` after what the spool holds, at once; False when it could not be (the spool as it was)."""
-        try:
-            self._bytes.append(data)
-        except OSError:
-            return False
-        return True
-
-    def _read(self, start: int, end: int) -> bytes:
-        return self._bytes.read(start, end)
 
 
 def _place(batch: Batch, a: int, b: int) -> tuple[int, int, int, bytes] | None:
