@@ -195,24 +195,15 @@ class ReadJournal(Source):
         longer than max_line_bytes is not read past its limit (E_JSONL_LINE_TOO_LONG, as ``_read_one`` says it). An
         array is no artifact but a journal written as one: its records, as ``_read_one`` gives them; so is another
         agent's run in one object (a trajectory)."""
-        limit = self.config["max_line_bytes"]
-        parts = []
-        size = 0
-        undecided = True  # (JSON lines in it are told from its head, as ``_read_one`` tells them, not read whole)
-        while data := await reader.read(min(self.chunk, limit + 1 - size)):
-            parts.append(data)
-            size += len(data)
-            if undecided and b"\n" in data:
-                head, skipped = exactjson.skip_bom(b"".join(parts))
-                fault = json_lines_fault(head)
-                if not isinstance(fault, bool):
-                    await self._send([self._not_json(source, head, fault, skipped)], out)
-                    return
-                undecided = fault
-            if size > limit:
-                await self._send([self._document_too_long(source, exactjson.skip_bom(b"".join(parts))[1])], out)
-                return
-        data, skipped = exactjson.skip_bom(b"".join(parts))
+        data, eof, _, lines_fault = await self._read_head(reader, self.config["max_line_bytes"], [], whole=True,
+                                                          capped=True)
+        data, skipped = exactjson.skip_bom(data)
+        if lines_fault is not None:  # JSON lines: no one document, told from its head
+            await self._send([self._not_json(source, data, lines_fault, skipped)], out)
+            return
+        if not eof:  # longer than max_line_bytes: not read past it
+            await self._send([self._document_too_long(source, skipped)], out)
+            return
         try:
             document = exactjson.loads(data)
         except orjson.JSONDecodeError as exc:
@@ -292,7 +283,7 @@ class ReadJournal(Source):
         idle = reader.may_wait
         try:
             whole = named_document and not follow  # (a named .json file is one JSON document, whatever its lines)
-            head, eof, kind = await self._read_head(reader, limit, head_parts, whole)
+            head, eof, kind, _ = await self._read_head(reader, limit, head_parts, whole)
             fed = True
             as_read = head  # (its lines go to the cutter as read: it leaves out a mark opening the first line, as any line's)
             head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
@@ -383,32 +374,34 @@ class ReadJournal(Source):
         return diagnostic("E_JSONL_LINE_TOO_LONG", f"{source} is {what}; not read", source=source, line=1, offset=offset,
                           **fields)
 
-    async def _read_head(self, reader: Reader, limit: int, parts: list[bytes],
-                         whole: bool = False) -> tuple[bytes, bool, str | None]:
+    async def _read_head(self, reader: Reader, limit: int, parts: list[bytes], whole: bool = False,
+                         capped: bool = False) -> tuple[bytes, bool, str | None, orjson.JSONDecodeError | None]:
         """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when
         it is one JSON document, as a named .json file (``whole``) is, of one line or several (JSON lines in it too:
-        it is judged as one artifact, as validate judges it). Returns (bytes, reached end of input, ``head_format`` of
-        them); ``parts`` holds what was read so far (where reading stopped before it was done)."""
+        it is judged as one artifact, as validate judges it); ``capped``: no byte past ``limit`` + 1 is read (a
+        document read whole: ``_read_whole``). Returns (bytes, reached end of input, ``head_format`` of them (not
+        judged when ``whole``: no format is chosen), the JSON-lines fault that ended a ``whole`` read early, else None);
+        ``parts`` holds what was read so far (where reading stopped before it was done)."""
         size = 0
         kind: str | None = None
         lines = not whole
         undecided = whole  # (a named .json file: JSON lines in it are told from its head, not read whole)
         while True:
-            data = await reader.read(self.chunk)
+            data = await reader.read(min(self.chunk, limit + 1 - size) if capped else self.chunk)
             if not data:
-                return b"".join(parts), True, kind
+                return b"".join(parts), True, kind, None
             self._short = reader.may_wait and len(data) < self.chunk  # the input may have nothing more for now
             parts.append(data)
             size += len(data)
-            if kind is None and (len(parts) == 1 or b"\n" in data):
+            if lines and kind is None and (len(parts) == 1 or b"\n" in data):
                 kind = head_format(b"".join(parts))
             if undecided and b"\n" in data:
                 fault = json_lines_fault(exactjson.skip_bom(b"".join(parts))[0])
                 if not isinstance(fault, bool):  # JSON lines: no one document, told from the head (``_read_one``)
-                    return b"".join(parts), False, kind
+                    return b"".join(parts), False, kind, fault
                 undecided = fault
             if (kind == LINES and lines) or size > limit:
-                return b"".join(parts), False, kind
+                return b"".join(parts), False, kind, None
 
     async def _send(self, items: list[Item], out: Output, pause: bool = False) -> None:
         batches: list[Batch] = []
