@@ -16,6 +16,7 @@ from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.fdio import file_removed
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
+    BLANK,
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     DOCUMENT,
@@ -46,6 +47,7 @@ class _Reached(Exception):
     """The read got to ``end_offset``."""
 
 
+_BLANKS = BLANK + b"\n"  # what JSON takes for blank between values (``head_format``, ``json_lines_fault`` skip it)
 _READ_THE_REST = "The lines before the offset given came out; read the rest again from a whole copy of the input."
 
 @register("read")
@@ -283,7 +285,7 @@ class ReadJournal(Source):
         idle = reader.may_wait
         try:
             whole = named_document and not follow  # (a named .json file is one JSON document, whatever its lines)
-            head, eof, kind, _ = await self._read_head(reader, limit, head_parts, whole)
+            head, eof, kind, lines_fault = await self._read_head(reader, limit, head_parts, whole)
             fed = True
             as_read = head  # (its lines go to the cutter as read: it leaves out a mark opening the first line, as any line's)
             head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
@@ -307,8 +309,8 @@ class ReadJournal(Source):
                         kind == DOCUMENT and head.strip() and on_stdin and exactjson.cut_off(head, fault))):
                     await self._send([self._not_json(source, head, fault, cutter.offset)], out)
                     return
-            if not eof and whole and not isinstance(lines_fault := json_lines_fault(head), bool):
-                await self._send([self._not_json(source, head, lines_fault, cutter.offset)], out)  # JSON lines
+            if lines_fault is not None:  # JSON lines, told from the head (``_read_head``: as read whole, validate)
+                await self._send([self._not_json(source, head, lines_fault, cutter.offset)], out)
                 return
             if not eof and (kind == DOCUMENT or whole):  # read whole up to the limit, and it goes on: one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)
@@ -381,25 +383,40 @@ class ReadJournal(Source):
         it is judged as one artifact, as validate judges it); ``capped``: no byte past ``limit`` + 1 is read (a
         document read whole: ``_read_whole``). Returns (bytes, reached end of input, ``head_format`` of them (not
         judged when ``whole``: no format is chosen), the JSON-lines fault that ended a ``whole`` read early, else None);
-        ``parts`` holds what was read so far (where reading stopped before it was done)."""
+        ``parts`` holds what was read so far (where reading stopped before it was done).
+
+        A ``whole`` input holds JSON lines (``json_lines_fault``) when its first ``limit`` + 1 bytes do, what a capped
+        read reads of it, whatever the chunks it comes in: told once a byte that is not blank follows its first
+        newline, the bytes returned with the fault being those it was told from. Each byte read is looked at a
+        bounded number of times (a head of megabytes of blank lines is no slower to judge than its size): the head is
+        judged again only when what was read may change the answer."""
         size = 0
         kind: str | None = None
         lines = not whole
+        blank = lines  # (lines) all read so far is blank (past a byte order mark): head_format has nothing to tell yet
         undecided = whole  # (a named .json file: JSON lines in it are told from its head, not read whole)
+        first_line = False  # (undecided) the first newline was read: a byte that is not blank after it tells
         while True:
             data = await reader.read(min(self.chunk, limit + 1 - size) if capped else self.chunk)
             if not data:
                 return b"".join(parts), True, kind, None
             self._short = reader.may_wait and len(data) < self.chunk  # the input may have nothing more for now
             parts.append(data)
-            size += len(data)
-            if lines and kind is None and (len(parts) == 1 or b"\n" in data):
+            start, size = size, size + len(data)
+            if blank:
+                blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(_BLANKS)
+            if lines and kind is None and not blank and (len(parts) == 1 or b"\n" in data):
                 kind = head_format(b"".join(parts))
-            if undecided and b"\n" in data:
-                fault = json_lines_fault(exactjson.skip_bom(b"".join(parts))[0])
-                if not isinstance(fault, bool):  # JSON lines: no one document, told from the head (``_read_one``)
-                    return b"".join(parts), False, kind, fault
-                undecided = fault
+            if undecided:
+                seen = data[:max(0, limit + 1 - start)]  # (the part of it within the first limit + 1 bytes)
+                if not first_line and (newline := seen.find(b"\n")) >= 0:
+                    first_line, seen = True, seen[newline + 1:]
+                if first_line and seen.strip(_BLANKS):
+                    head = b"".join(parts)[:limit + 1]
+                    fault = json_lines_fault(exactjson.skip_bom(head)[0])
+                    if not isinstance(fault, bool):  # JSON lines: no one document, told from the head
+                        return head, False, kind, fault
+                    undecided = False  # (its first line is no JSON value: no JSON lines, whatever follows)
             if (kind == LINES and lines) or size > limit:
                 return b"".join(parts), False, kind, None
 

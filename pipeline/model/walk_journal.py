@@ -464,13 +464,17 @@ def _whole(chunks: Iterable[bytes], limit: int) -> bytes | None:
 
 def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
     """The input's first bytes, enough for ``head_format`` to tell lines from a document, and whether they are the
-    whole input (too short for head_format to tell: `read` tries it as a document)."""
+    whole input (too short for head_format to tell: `read` tries it as a document). Linear in the head's size: chunks
+    are collected and joined only when head_format may tell (not while all is blank: megabytes of blank lines first)."""
     parts: list[bytes] = []
     size, opened = 0, False  # opened: the input begins with `{` or `[` (head_format needs a newline more to tell)
-    for data in read.look():  # (chunks collected, joined only when head_format may tell: linear in the head's size)
+    blank = True  # all read so far is blank (past a byte order mark): head_format has nothing to tell yet
+    for data in read.look():
         parts.append(data)
         size += len(data)
-        if not opened or b"\n" in data:
+        if blank:
+            blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(_BLANKS)
+        if not blank and (not opened or b"\n" in data):
             parts = [b"".join(parts)]
             if head_format(parts[0]) is not None:
                 return parts[0], False
@@ -480,6 +484,7 @@ def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
     return b"".join(parts), True
 
 
+_BLANKS = BLANK + b"\n"  # what JSON takes for blank between values (``head_format``, ``json_lines_fault`` skip it)
 _OPENED = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*[\[{]")  # (a byte order mark, blanks, then an array or object)
 
 
@@ -547,20 +552,23 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
 
 
 def _refuse_json_lines(path: str, read: _OneRead, bom: int, max_line_bytes: int) -> None:
-    """Refuse a named .json file that opens with JSON lines (``validation.json_lines_fault``), told from as much of
-    its head as that takes (not past ``max_line_bytes``), as `read` refuses it: E_ARTIFACT_JSON_INVALID."""
+    """Refuse a named .json file that opens with JSON lines (``validation.json_lines_fault``), told from its first
+    ``max_line_bytes`` + 1 bytes as `read` tells it (what a read of it whole reads): E_ARTIFACT_JSON_INVALID. Judged
+    once a byte that is not blank follows its first newline (whatever chunk it comes in), not before: linear."""
     parts: list[bytes] = []
-    size = 0
+    size, first_line = 0, False  # first_line: the first newline was read
     for data in read.look():
         parts.append(data)
+        seen = data[:max(0, max_line_bytes + 1 - size)]  # (the part of it within the first max_line_bytes + 1 bytes)
         size += len(data)
-        if b"\n" in data:
-            head = b"".join(parts)[bom:]
+        if not first_line and (newline := seen.find(b"\n")) >= 0:
+            first_line, seen = True, seen[newline + 1:]
+        if first_line and seen.strip(_BLANKS):
+            head = b"".join(parts)[:max_line_bytes + 1][bom:]
             fault = json_lines_fault(head)
-            if fault is False:
-                return
-            if fault is not True:
+            if not isinstance(fault, bool):
                 _refuse_no_artifact(path, head, bom, None, fault)
+            return  # (its first line is no JSON value: no JSON lines, whatever follows)
         if size > max_line_bytes:
             return
 
