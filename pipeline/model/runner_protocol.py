@@ -40,7 +40,7 @@ from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
-from replay.pipeline.model.validation import MEMBERS, json_type
+from replay.pipeline.model.validation import MEMBERS, USAGE_NOT_COUNTED, json_type
 
 OUTPUT_EXAMPLE = '{"status": "ok", "response": "Echo: hi", "events": []}'
 
@@ -383,9 +383,6 @@ class FactNote:
                 "expected": _TYPES[self.field], "received": self.received,
                 "howToFix": f"Write `{self.field}` as {with_article(_TYPES[self.field])} in the runner's output object, e.g. "
                             f"{_EXAMPLES[self.field]} (`replay schema runner-output`), or leave it out."}
-
-
-USAGE_NOT_COUNTED = "E_USAGE_NOT_COUNTED"  # a usage member that is no count (validation's MEMBERS["usage"])
 
 
 @dataclass

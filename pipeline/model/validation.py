@@ -177,6 +177,22 @@ MEMBERS: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
     "usage": {"inputTokens": ("number >= 0", _non_negative), "outputTokens": ("number >= 0", _non_negative),
               "costUsd": ("number >= 0", _non_negative)},
 }
+# A usage count or cost that is no count (a number >= 0): its one code wherever replay meets it. validate and heal's
+# check report it (an error: the schemas hold a run's usage to counts), capture and report leave it out (a notice).
+USAGE_NOT_COUNTED = "E_USAGE_NOT_COUNTED"
+# The code of a member of MEMBERS that is not what it should be, by fact (else E_ARTIFACT_SHAPE_INVALID).
+_MEMBER_CODES = {"usage": USAGE_NOT_COUNTED}
+USAGE_FIX = "Write token counts and costs as plain numbers (e.g. 1200, 0.0034)."
+
+
+def usage_not_counted(fields: list[str], whole: bool) -> str:
+    """What the ``fields`` of a usage object that hold no count are (``'inputTokens "45"'``, as ``report.model.usage_of``
+    names them), as a notice says it: ``whole``, a number no count holds (the object then counts for nothing), else
+    values that are no count."""
+    named = ", ".join(fields)
+    if whole:
+        return f"usage {named} is a number no count holds (not a whole number, or one of thousands of digits)"
+    return f"usage {named} {'is not a count' if len(fields) == 1 else 'are not counts'} (a number >= 0)"
 
 
 def _check_facts(record: dict[str, Any], prefix: str, what: str, required: tuple[str, ...]) -> Problems:
@@ -198,7 +214,8 @@ def _check_facts(record: dict[str, Any], prefix: str, what: str, required: tuple
             inner = value.get(member, MISSING)
             if inner is not MISSING and not ok(inner):
                 problems.append(_problem(
-                    "E_ARTIFACT_SHAPE_INVALID", f"{what} `{key}.{member}` {state_of(inner)}; expected {expected}",
+                    _MEMBER_CODES.get(key, "E_ARTIFACT_SHAPE_INVALID"),
+                    f"{what} `{key}.{member}` {state_of(inner)}; expected {expected}",
                     f"{prefix}.{key}.{member}", expected, inner,
                     how_to_fix=f"Make `{key}.{member}` {expected}, or leave it out.",
                 ))

@@ -216,5 +216,5 @@ def test_what_heal_cannot_make_valid_keeps_the_checks_own_advice():
     [problem] = healed_problems({"schemaVersion": "1.0.0", "artifactType": "replay", "id": "r", "timestamp":
                                  "2026-03-01T12:00:00.000Z", "prompt": "p", "query": "p", "status": "ok",
                                  "usage": {"inputTokens": "12"}, "events": []}, "x.healed.json")
-    assert problem["code"] == "E_HEALED_ARTIFACT_INVALID" and problem["cause"] == "E_ARTIFACT_SHAPE_INVALID"
+    assert problem["code"] == "E_HEALED_ARTIFACT_INVALID" and problem["cause"] == "E_USAGE_NOT_COUNTED"
     assert problem["howToFix"] == "Make `usage.inputTokens` number >= 0, or leave it out."

@@ -208,8 +208,8 @@ def test_run_record_facts_are_checked() -> None:
         ("E_ARTIFACT_ID_INVALID", "$.artifactId"),
         ("E_ARTIFACT_SHAPE_INVALID", "$.runId"),
         ("E_ARTIFACT_SHAPE_INVALID", "$.timestamp"),
-        ("E_ARTIFACT_SHAPE_INVALID", "$.usage.costUsd"),
         ("E_ARTIFACT_STATUS_INVALID", "$.status"),
+        ("E_USAGE_NOT_COUNTED", "$.usage.costUsd"),
     ]
 
 

@@ -1,0 +1,111 @@
+"""A usage count that is no count ("45", -3, true, null) gets one code, E_USAGE_NOT_COUNTED, from validate, heal and report.
+
+Where the schemas hold a run's usage to counts (an artifact's or run record's inputTokens, outputTokens, costUsd)
+validate reports it as an error and heal's check says once that it is still there (heal leaves it: a count it cannot
+know); where they do not (a usage object in an event's payload, which a report reads too) validate and heal warn, as
+report does when it leaves the value out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_replay
+
+CODE = "E_USAGE_NOT_COUNTED"
+STAMP = "2026-03-01T12:00:0{}.000Z"
+
+
+def event(seq: int, kind: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"seq": seq, "timestamp": STAMP.format(seq), "type": kind, "runId": "r1", "payload": payload or {}}
+
+
+def journal(run_usage: dict[str, Any] | None = None, payload_usage: dict[str, Any] | None = None) -> bytes:
+    """A whole run: a run record (with ``run_usage``), and an assistant_message (with ``payload_usage``)."""
+    record = {"$record": "run", "runId": "r1", "status": "ok", **({"usage": run_usage} if run_usage else {})}
+    message = {"text": "hi", **({"usage": payload_usage} if payload_usage else {})}
+    lines = [record, event(1, "run_started"), event(2, "assistant_message", message), event(3, "run_completed")]
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def artifact(usage: dict[str, Any]) -> dict[str, Any]:
+    return {"schemaVersion": "1.0.0", "artifactType": "replay", "id": "r1", "timestamp": STAMP.format(0),
+            "prompt": "p", "query": "p", "status": "ok", "response": "hi", "usage": usage,
+            "events": [event(1, "run_started"), event(2, "assistant_message", {"usage": usage}),
+                       event(3, "run_completed")]}
+
+
+def said(stderr: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The errors and the warnings (notices) on stderr."""
+    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith(b"{")]
+    return [line["error"] for line in lines if "error" in line], [line for line in lines if line.get("level") == "warning"]
+
+
+def replay(tmp_path: Path, *args: str) -> tuple[int, bytes, list[dict[str, Any]], list[dict[str, Any]]]:
+    done = run_replay(*args, cwd=tmp_path, process=True)
+    return done.returncode, done.stdout, *said(done.stderr)
+
+
+NO_COUNTS = [pytest.param("45", id="string"), pytest.param(-3, id="negative"), pytest.param(True, id="bool"),
+             pytest.param(None, id="null")]
+
+
+@pytest.mark.parametrize("value", NO_COUNTS)
+def test_validate_reports_a_run_records_usage_that_is_no_count_as_E_USAGE_NOT_COUNTED(tmp_path: Path, value: Any) -> None:
+    """It was E_ARTIFACT_SHAPE_INVALID, while capture and report said E_USAGE_NOT_COUNTED of the same value."""
+    (tmp_path / "run.jsonl").write_bytes(journal({"inputTokens": value, "outputTokens": 3}))
+    code, out, errors, _ = replay(tmp_path, "validate", "run.jsonl")
+    assert code == 1 and json.loads(out)["valid"] is False
+    assert [(e["code"], e["path"], e["line"]) for e in errors] == [(CODE, "$.usage.inputTokens", 1)]
+    assert "howToFix" in errors[0]
+
+
+@pytest.mark.parametrize("value", NO_COUNTS)
+def test_validate_reports_an_artifacts_usage_that_is_no_count_as_E_USAGE_NOT_COUNTED(tmp_path: Path, value: Any) -> None:
+    (tmp_path / "run.json").write_text(json.dumps(artifact({"costUsd": value})))
+    code, _, errors, notices = replay(tmp_path, "validate", "run.json")
+    assert code == 1
+    assert [(e["code"], e["path"]) for e in errors] == [(CODE, "$.usage.costUsd")]
+    if value is not None:  # (a null one is a field not given to a report)
+        assert [(n["code"], n["path"]) for n in notices if n["code"] == CODE] == [(CODE, "$.events[1].payload.usage")]
+
+
+def test_a_usage_count_that_is_a_fraction_is_a_count(tmp_path: Path) -> None:
+    (tmp_path / "run.jsonl").write_bytes(journal({"inputTokens": 12.5}, {"inputTokens": 1.5}))
+    code, _, errors, notices = replay(tmp_path, "validate", "run.jsonl")
+    assert (code, errors, [n for n in notices if n["code"] == CODE]) == (0, [], [])
+
+
+def test_an_event_payloads_usage_that_is_no_count_is_the_same_warning_in_validate_heal_and_report(tmp_path: Path) -> None:
+    """The event schema lets a payload hold anything, so validate and heal said nothing of `"inputTokens": "45"` in an
+    assistant_message's usage, which report leaves out with E_USAGE_NOT_COUNTED: each now warns of it, once, at its line;
+    the run stays valid and heal changes nothing."""
+    data = journal(payload_usage={"inputTokens": "45", "outputTokens": 110})
+    (tmp_path / "run.jsonl").write_bytes(data)
+    seen = {}
+    for command in ("validate", "heal", "report"):
+        code, out, errors, notices = replay(tmp_path, command, "run.jsonl")
+        assert (code, errors) == (0, []), command
+        seen[command] = [(n["code"], n["line"], n["received"]) for n in notices if n["code"] == CODE]
+        if command == "validate":
+            assert json.loads(out)["valid"] is True
+        if command == "heal":
+            assert out == data  # left as written
+    assert seen == {command: [(CODE, 3, 'inputTokens "45"')] for command in seen}
+
+
+def test_heal_leaves_a_run_records_usage_that_is_no_count_and_says_so_once(tmp_path: Path) -> None:
+    """heal repairs no count it cannot know: the journal is written as it was, no repair logged, and its check says
+    once that the value is still there, E_HEALED_ARTIFACT_INVALID with the cause validate gives it."""
+    data = journal({"inputTokens": "45", "outputTokens": 3})
+    (tmp_path / "run.jsonl").write_bytes(data)
+    code, out, errors, _ = replay(tmp_path, "heal", "run.jsonl", "--log", "repairs.jsonl")
+    assert code == 1 and out == data
+    assert [(e["code"], e["cause"], e["path"]) for e in errors] == [
+        ("E_HEALED_ARTIFACT_INVALID", CODE, "$.usage.inputTokens")]
+    assert (tmp_path / "repairs.jsonl").read_bytes() == b""
+    code, _, errors, notices = replay(tmp_path, "report", "run.jsonl")
+    assert code == 0 and [(n["code"], n["line"]) for n in notices if n["code"] == CODE] == [(CODE, 1)]
