@@ -18,10 +18,10 @@ import pytest
 from conftest import REPLAY
 
 
-def first_error(tmp_path: Path, args: list[str], stdin: Any) -> tuple[int, str]:
+def first_error(tmp_path: Path, args: list[str], stdin: Any = None, piped: bytes | None = None) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if k != "REPLAY_RUNNER"}
-    done = subprocess.run([REPLAY, *args], stdin=stdin, capture_output=True, cwd=tmp_path, env=env, timeout=60,
-                          check=False)
+    done = subprocess.run([REPLAY, *args], stdin=stdin, input=piped, capture_output=True, cwd=tmp_path, env=env,
+                          timeout=60, check=False)
     errors = [json.loads(line)["error"] for line in done.stderr.splitlines() if line.startswith(b'{"error"')]
     assert done.stdout == b"" and errors, done.stderr
     return done.returncode, errors[0]["code"]
@@ -42,3 +42,8 @@ def test_a_file_holding_a_prompt_still_needs_a_runner_first(tmp_path: Path) -> N
     (tmp_path / "prompt.txt").write_bytes(b"What are my top holdings?\n")
     with (tmp_path / "prompt.txt").open("rb") as prompt:
         assert first_error(tmp_path, [], prompt) == (2, "E_RUNNER_NOT_FOUND")
+
+
+def test_an_empty_pipe_is_read_only_once_the_runner_was_found(tmp_path: Path) -> None:
+    """Only reading a pipe tells it is empty, and a refused capture leaves a pipe unread (README)."""
+    assert first_error(tmp_path, [], piped=b"") == (2, "E_RUNNER_NOT_FOUND")

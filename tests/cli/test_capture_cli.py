@@ -83,7 +83,8 @@ def refused(done: subprocess.CompletedProcess, cwd: Path, code: str) -> dict:
     (("",), "E_PROMPT_REQUIRED"),  # (`replay ""` was E_COMMAND_UNKNOWN "No such command ''.": a blank prompt too)
     (("--runner", ECHO_PY, ""), "E_PROMPT_REQUIRED"),
     (("capture", "--runner", ECHO_PY), "E_PROMPT_REQUIRED"),  # (stdin, empty, is read once the runner is found)
-    (("capture",), "E_RUNNER_NOT_FOUND"),  # (no runner: refused before stdin is read)
+    (("capture",), "E_PROMPT_REQUIRED"),  # (stdin an empty file: no prompt, known without reading it; a pipe is read
+    # once the runner is found: test_bare_replay_order.py)
     (("capture", "--context", "{}", "--context-file", "ctx.json", "p"), "E_CONTEXT_CONFLICT"),
     (("capture", "--context", "{broken", "p"), "E_CONTEXT_JSON_INVALID"),
     (("capture", "--context", "[1]", "p"), "E_CONTEXT_SHAPE_INVALID"),
