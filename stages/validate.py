@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from replay.pipeline.engine import exactjson
@@ -20,8 +21,23 @@ from replay.pipeline.model.validation import (
 )
 from replay.pipeline.report.model import usage_of
 
-# What a line whose usage may need a word holds: the key, or an escape (a key written ``"us\u0061ge"``).
-_USAGE_HINTS = (b'"usage"', b"\\u")
+_USAGE = b'"usage"'
+_USAGE_OBJECT = re.compile(rb'"usage"\s*:\s*\{[^{}]*\}')  # a usage object with no object in it
+# In such objects, a value that may be no count a report holds: one that is no number or null (a string, a negative
+# number, true), or a number written with an exponent or more digits than a double holds (maybe more than a count has).
+_MAYBE_UNCOUNTED = re.compile(rb":\s*(?:[^\s0-9n{]|[0-9.]*[eE]|[0-9.]{18})")
+
+
+def _all_counted(blob: bytes) -> bool:
+    """Does every ``"usage"`` in ``blob`` (valid JSON lines) open a usage object a report counts whole, as it is in the
+    usual journal: plain numbers >= 0 or null? Then no line needs parsing for a word about its usage
+    (``ValidateEvents._usage``). False when in doubt. (A key spelled with escapes, ``"us\u0061ge"``, is not looked
+    for.)"""
+    count = blob.count(_USAGE)
+    if not count:
+        return True
+    found = _USAGE_OBJECT.findall(blob)
+    return len(found) == count and not _MAYBE_UNCOUNTED.search(b"".join(found))
 
 
 @register("validate")
@@ -116,8 +132,14 @@ class ValidateEvents(Transform):
     def _usage(self, batch: Batch) -> None:
         """A notice for each usage object of the batch's records that holds what a report leaves out (``_usage_of``)."""
         raws, events = batch.raws, batch.events
+        lines = [raw for raw in raws if raw is not None]
+        blob = b"\n".join(lines)
+        if _all_counted(blob):  # (the usual batch: nothing to say of any line)
+            if len(lines) == len(raws):
+                return
+            lines = []  # (only the records a stage changed, which have no line, are looked at)
         for i, raw in enumerate(raws):
-            if raw is not None and not any(hint in raw for hint in _USAGE_HINTS):
+            if raw is not None and (not lines or _USAGE not in raw):
                 continue
             record = events[i] if events is not None else None
             if record is None and raw is not None:  # (a line of a clean run: never parsed)

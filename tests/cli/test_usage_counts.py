@@ -20,7 +20,7 @@ STAMP = "2026-03-01T12:00:0{}.000Z"
 
 
 def event(seq: int, kind: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"seq": seq, "timestamp": STAMP.format(seq), "type": kind, "runId": "r1", "payload": payload or {}}
+    return {"seq": seq, "timestamp": STAMP.format(min(seq, 9)), "type": kind, "runId": "r1", "payload": payload or {}}
 
 
 def journal(run_usage: dict[str, Any] | None = None, payload_usage: dict[str, Any] | None = None) -> bytes:
@@ -109,3 +109,19 @@ def test_heal_leaves_a_run_records_usage_that_is_no_count_and_says_so_once(tmp_p
     assert (tmp_path / "repairs.jsonl").read_bytes() == b""
     code, _, errors, notices = replay(tmp_path, "report", "run.jsonl")
     assert code == 0 and [(n["code"], n["line"]) for n in notices if n["code"] == CODE] == [(CODE, 1)]
+
+
+def test_among_many_counted_usages_only_the_one_that_is_no_count_is_said(tmp_path: Path) -> None:
+    """validate looks at the lines of a batch whose usage objects are all plain counts without parsing them; one that
+    is not (a negative cost among 300 messages, a count written 1e3 that is one) is found at its line, and only it."""
+    counted = {"inputTokens": 3, "outputTokens": 4, "costUsd": 0.0021, "cacheReadTokens": None}
+    lines = [event(1, "run_started")]
+    lines += [event(n, "assistant_message", {"usage": dict(counted)}) for n in range(2, 302)]
+    lines[150]["payload"]["usage"]["costUsd"] = -1
+    lines[200]["payload"]["usage"]["inputTokens"] = 1e3
+    lines[250]["payload"]["text"] = "usage"
+    lines.append(event(302, "run_completed"))
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, _, errors, notices = replay(tmp_path, "validate", "run.jsonl")
+    assert (code, errors) == (0, [])
+    assert [(n["code"], n["line"], n["received"]) for n in notices if n["code"] == CODE] == [(CODE, 151, "costUsd -1")]
