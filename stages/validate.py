@@ -2,42 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import BYTES_KEPT, Batch, duplicate_key_note
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, RUN_RECORD, record_kind
-from replay.pipeline.model.validation import (
-    MEMBERS,
-    SEQ_ORDERS,
-    USAGE_FIX,
-    USAGE_NOT_COUNTED,
-    EventChecker,
-    usage_not_counted,
-    validate_artifact,
-)
-from replay.pipeline.report.model import usage_of
-
-_USAGE = b'"usage"'
-_USAGE_OBJECT = re.compile(rb'"usage"\s*:\s*\{[^{}]*\}')  # a usage object with no object in it
-# In such objects, a value that may be no count a report holds: one that is no number or null (a string, a negative
-# number, true), or a number written with an exponent or more digits than a double holds (maybe more than a count has).
-_MAYBE_UNCOUNTED = re.compile(rb":\s*(?:[^\s0-9n{]|[0-9.]*[eE]|[0-9.]{18})")
-
-
-def _all_counted(blob: bytes) -> bool:
-    """Does every ``"usage"`` in ``blob`` (valid JSON lines) open a usage object a report counts whole, as it is in the
-    usual journal: plain numbers >= 0 or null? Then no line needs parsing for a word about its usage
-    (``ValidateEvents._usage``). False when in doubt. (A key spelled with escapes, ``"us\u0061ge"``, is not looked
-    for.)"""
-    count = blob.count(_USAGE)
-    if not count:
-        return True
-    found = _USAGE_OBJECT.findall(blob)
-    return len(found) == count and not _MAYBE_UNCOUNTED.search(b"".join(found))
+from replay.pipeline.model.records import DOCUMENT_RECORD, record_kind
+from replay.pipeline.model.validation import SEQ_ORDERS, EventChecker, validate_artifact
 
 
 @register("validate")
@@ -78,7 +50,6 @@ class ValidateEvents(Transform):
             self.checker_for(batch.source).skip_runs(batch.clean[0], batch.clean[1], len(batch))
             if self.config["duplicate_keys"]:
                 self._duplicates(batch)
-            self._usage(batch)
             return batch
         if batch.notes:  # what the stages before saw while changing events (duplicate keys written anew)
             for note in batch.notes:
@@ -88,16 +59,9 @@ class ValidateEvents(Transform):
             self._duplicates(batch)
         events = batch.events or []
         if len(events) == 1 and record_kind(events[0]) == DOCUMENT_RECORD:  # a .json file read whole
-            document = events[0].get("document")
-            for body in validate_artifact(document, seq_order=self.config["seq_order"]):
+            for body in validate_artifact(events[0].get("document"), seq_order=self.config["seq_order"]):
                 self._report(body, batch, 0, source=batch.source)
-            if isinstance(document, dict):
-                self._usage_of(document, batch, 0, "$", checked=MEMBERS["usage"])
-                listed = document.get("events")
-                for k, event in enumerate(listed if isinstance(listed, list) else ()):
-                    self._usage_of(event, batch, 0, f"$.events[{k}]")
             return batch
-        self._usage(batch)
         checker = self.checker_for(batch.source)
         if checker.check_stretch(batch.events or []):
             return batch
@@ -128,59 +92,6 @@ class ValidateEvents(Transform):
             note = duplicate_key_note(raw, events[i] if events is not None else None, batch.position(i), outcome=BYTES_KEPT)
             if note is not None:
                 self.emit("notices", {**note, "stage": self.id})
-
-    def _usage(self, batch: Batch) -> None:
-        """A notice for each usage object of the batch's records that holds what a report leaves out (``_usage_of``)."""
-        raws, events = batch.raws, batch.events
-        lines = [raw for raw in raws if raw is not None]
-        blob = b"\n".join(lines)
-        if _all_counted(blob):  # (the usual batch: nothing to say of any line)
-            if len(lines) == len(raws):
-                return
-            lines = []  # (only the records a stage changed, which have no line, are looked at)
-        for i, raw in enumerate(raws):
-            if raw is not None and (not lines or _USAGE not in raw):
-                continue
-            record = events[i] if events is not None else None
-            if record is None and raw is not None:  # (a line of a clean run: never parsed)
-                try:
-                    record = exactjson.loads(raw)
-                except ValueError:
-                    continue
-            if record.__class__ is dict:
-                kind = record.get(RECORD_KEY)
-                if kind is None or kind == RUN_RECORD:
-                    self._usage_of(record, batch, i, batch.pointers[i] or "$",
-                                   checked=MEMBERS["usage"] if kind == RUN_RECORD else None)
-
-    def _usage_of(self, record: Any, batch: Batch, i: int, path: str, checked: dict[str, Any] | None = None) -> None:
-        """E_USAGE_NOT_COUNTED, a warning, for a usage object of ``record`` (an event's payload's, or with ``checked``,
-        the members the schema holds to counts, a run record's or artifact's own) whose counts a report leaves out
-        (``usage_of``): a value that is no count (a run record's ``checked`` members are errors already: not said
-        again), or a number no count holds. An event's payload may hold anything: that one fails no check."""
-        if record.__class__ is not dict:
-            return
-        payload = record if checked is not None else record.get("payload")
-        usage = payload.get("usage") if payload.__class__ is dict else None
-        if usage.__class__ is not dict:
-            return
-        unheld: list[str] = []
-        skipped: list[str] = []
-        usage_of(usage, unheld, skipped)
-        fields = unheld or [field for field in skipped if field.split(" ", 1)[0] not in (checked or {})]
-        if not fields:
-            return
-        where = batch.where(i)
-        at = f"line {where['line']}" if "line" in where and path == "$" else f"{path}"
-        run_id = record.get("runId")
-        self.emit("notices", {
-            "code": USAGE_NOT_COUNTED, "action": "reported", **where, **({"runId": run_id} if isinstance(run_id, str) else {}),
-            "stage": self.id, "path": f"{path}.usage" if checked is not None else f"{path}.payload.usage",
-            "received": ", ".join(fields),
-            "message": f"{at}: {usage_not_counted(fields, bool(unheld))}; a report leaves "
-                       f"{'this usage object' if unheld else 'it'} out of the run's usage",
-            "howToFix": USAGE_FIX,
-        })
 
     def _report(self, body: dict[str, Any], batch: Batch, i: int, **fields: Any) -> None:
         code, message = body.pop("code"), body.pop("message")
