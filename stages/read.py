@@ -40,7 +40,7 @@ from replay.pipeline.model.artifacts import document_items, note_lacking
 from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import DOCUMENT_RECORD, RECORD_KEY, SOURCE_RECORD, dropped_record
 from replay.pipeline.model.runs import Inputs
-from replay.pipeline.model.validation import document_not_json, json_lines_fault, named_document_refusal
+from replay.pipeline.model.validation import JsonLinesHead, document_not_json, named_document_refusal
 
 
 class _Reached(Exception):
@@ -385,38 +385,28 @@ class ReadJournal(Source):
         judged when ``whole``: no format is chosen), the JSON-lines fault that ended a ``whole`` read early, else None);
         ``parts`` holds what was read so far (where reading stopped before it was done).
 
-        A ``whole`` input holds JSON lines (``json_lines_fault``) when its first ``limit`` + 1 bytes do, what a capped
-        read reads of it, whatever the chunks it comes in: told once a byte that is not blank follows its first
-        newline, the bytes returned with the fault being those it was told from. Each byte read is looked at a
+        A ``whole`` input holds JSON lines when its first ``limit`` + 1 bytes do (``validation.JsonLinesHead``, as the walk
+        tells them), the bytes returned with the fault being those it was told from. Each byte read is looked at a
         bounded number of times (a head of megabytes of blank lines is no slower to judge than its size): the head is
         judged again only when what was read may change the answer."""
         size = 0
         kind: str | None = None
         lines = not whole
         blank = lines  # (lines) all read so far is blank (past a byte order mark): head_format has nothing to tell yet
-        undecided = whole  # (a named .json file: JSON lines in it are told from its head, not read whole)
-        first_line = False  # (undecided) the first newline was read: a byte that is not blank after it tells
+        json_lines = JsonLinesHead(limit) if whole else None  # (a named .json file: JSON lines in it told from its head)
         while True:
             data = await reader.read(min(self.chunk, limit + 1 - size) if capped else self.chunk)
             if not data:
                 return b"".join(parts), True, kind, None
             self._short = reader.may_wait and len(data) < self.chunk  # the input may have nothing more for now
             parts.append(data)
-            start, size = size, size + len(data)
+            size += len(data)
             if blank:
                 blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(_BLANKS)
             if lines and kind is None and not blank and (len(parts) == 1 or b"\n" in data):
                 kind = head_format(b"".join(parts))
-            if undecided:
-                seen = data[:max(0, limit + 1 - start)]  # (the part of it within the first limit + 1 bytes)
-                if not first_line and (newline := seen.find(b"\n")) >= 0:
-                    first_line, seen = True, seen[newline + 1:]
-                if first_line and seen.strip(_BLANKS):
-                    head = b"".join(parts)[:limit + 1]
-                    fault = json_lines_fault(exactjson.skip_bom(head)[0])
-                    if not isinstance(fault, bool):  # JSON lines: no one document, told from the head
-                        return head, False, kind, fault
-                    undecided = False  # (its first line is no JSON value: no JSON lines, whatever follows)
+            if json_lines is not None and (told := json_lines.feed(data)) is not None:
+                return told[0], False, kind, told[1]  # JSON lines: no one document, told from the head
             if (kind == LINES and lines) or size > limit:
                 return b"".join(parts), False, kind, None
 

@@ -390,6 +390,40 @@ def json_lines_fault(head: bytes) -> orjson.JSONDecodeError | bool:
     return False  # (cannot be: two values do not parse as one)
 
 
+class JsonLinesHead:
+    """Tells, a chunk at a time as a named .json file is read, whether it opens with JSON lines (``json_lines_fault``)
+    within its first ``limit`` + 1 bytes (what a read of it whole reads, whatever the chunks it comes in): judged once
+    a byte that is not blank follows its first newline, not before, so each byte is looked at a bounded number of
+    times (megabytes of blank lines first are no slower than their size). ``read`` and the walk both ask it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.first_line = False  # the first newline was read
+        self.told = False  # the answer is known (JSON lines or not), or the head is past: nothing more to look at
+
+    def feed(self, data: bytes) -> tuple[bytes, orjson.JSONDecodeError] | None:
+        """The next chunk read: (the head it was told from, past a byte order mark; the fault) once the file is told to
+        open with JSON lines, else None (``told``: it is told not to, or the first ``limit`` + 1 bytes are read)."""
+        if self.told:
+            return None
+        self.parts.append(data)
+        seen = data[:max(0, self.limit + 1 - self.size)]  # (the part of it within the first limit + 1 bytes)
+        self.size += len(data)
+        if not self.first_line and (newline := seen.find(b"\n")) >= 0:
+            self.first_line, seen = True, seen[newline + 1:]
+        if self.first_line and seen.strip(_JSON_SPACE):
+            self.told = True
+            head = exactjson.skip_bom(b"".join(self.parts)[:self.limit + 1])[0]
+            self.parts = []
+            fault = json_lines_fault(head)
+            return None if isinstance(fault, bool) else (head, fault)  # (bool: its first line is no JSON value)
+        if self.size > self.limit:
+            self.told, self.parts = True, []
+        return None
+
+
 def validate_artifact(doc: Any, *, seq_order: str = "contiguous") -> Problems:
     """Every problem of one replay artifact (a parsed JSON document), as error bodies with paths."""
     if not isinstance(doc, dict):

@@ -44,7 +44,7 @@ from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, not_object_fix
-from replay.pipeline.model.validation import document_not_json, json_lines_fault, named_document_refusal
+from replay.pipeline.model.validation import JsonLinesHead, document_not_json, named_document_refusal
 from replay.pipeline.model.walk import StepWatch, kind_of, state_of, step_of, step_tokens
 
 # finding where --at stops, before anything is printed ------------------------------------------------
@@ -552,24 +552,13 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
 
 
 def _refuse_json_lines(path: str, read: _OneRead, bom: int, max_line_bytes: int) -> None:
-    """Refuse a named .json file that opens with JSON lines (``validation.json_lines_fault``), told from its first
-    ``max_line_bytes`` + 1 bytes as `read` tells it (what a read of it whole reads): E_ARTIFACT_JSON_INVALID. Judged
-    once a byte that is not blank follows its first newline (whatever chunk it comes in), not before: linear."""
-    parts: list[bytes] = []
-    size, first_line = 0, False  # first_line: the first newline was read
+    """Refuse a named .json file that opens with JSON lines (``validation.JsonLinesHead``, as `read` tells them):
+    E_ARTIFACT_JSON_INVALID."""
+    head = JsonLinesHead(max_line_bytes)
     for data in read.look():
-        parts.append(data)
-        seen = data[:max(0, max_line_bytes + 1 - size)]  # (the part of it within the first max_line_bytes + 1 bytes)
-        size += len(data)
-        if not first_line and (newline := seen.find(b"\n")) >= 0:
-            first_line, seen = True, seen[newline + 1:]
-        if first_line and seen.strip(_BLANKS):
-            head = b"".join(parts)[:max_line_bytes + 1][bom:]
-            fault = json_lines_fault(head)
-            if not isinstance(fault, bool):
-                _refuse_no_artifact(path, head, bom, None, fault)
-            return  # (its first line is no JSON value: no JSON lines, whatever follows)
-        if size > max_line_bytes:
+        if (told := head.feed(data)) is not None:
+            _refuse_no_artifact(path, told[0], bom, None, told[1])
+        if head.told:
             return
 
 

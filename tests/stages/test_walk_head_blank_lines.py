@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from replay.pipeline.io.journals import open_journal
-from replay.pipeline.model import walk_journal
+from replay.pipeline.model import validation, walk_journal
 from replay.stages import read as read_stage
 from replay.stages.read import ReadJournal
 
@@ -40,7 +40,7 @@ def test_walks_scan_of_a_json_after_blank_lines_judges_each_byte_a_few_times(
     path.write_bytes(blank * ((8 * walk_journal.SCAN_CHUNK) // len(blank)) + ARTIFACT.read_bytes())
     size = path.stat().st_size
     formats = _spy(monkeypatch, walk_journal, "head_format")
-    faults = _spy(monkeypatch, walk_journal, "json_lines_fault")
+    faults = _spy(monkeypatch, validation, "json_lines_fault")  # (JsonLinesHead asks it, for the walk as for read)
     walk_journal._SCANS.clear()
     assert walk_journal._scan(str(path), None, 64 << 20).document  # (read whole: an artifact)
     # without the fix, every 1 MiB chunk's head again: 1 + 2 + ... + 9 MiB to each judge
@@ -62,7 +62,7 @@ def test_reads_head_of_a_json_after_blank_lines_judges_each_byte_a_few_times(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = tmp_path / "blank.json"
     path.write_bytes(b"\n" * (4 << 20) + ARTIFACT.read_bytes())
-    faults = _spy(monkeypatch, read_stage, "json_lines_fault")
+    faults = _spy(monkeypatch, validation, "json_lines_fault")
     head, eof, _, fault = _read_head(path, whole=True)
     assert (head, eof, fault) == (path.read_bytes(), True, None)  # one document: read whole
     assert sum(faults) <= 2 * path.stat().st_size, faults  # (was each 64 KiB chunk's head again: 64 chunks)
@@ -83,7 +83,7 @@ def test_a_json_lines_fault_after_blank_chunks_is_told_once(tmp_path: Path, monk
     it shows, with the head it was told from (no byte past the limit + 1)."""
     path = tmp_path / "lines.json"
     path.write_bytes(b"[1]\n" + b"\n" * (1 << 20) + b"[2]\n" * 1000)
-    faults = _spy(monkeypatch, read_stage, "json_lines_fault")
+    faults = _spy(monkeypatch, validation, "json_lines_fault")
     head, eof, _, fault = _read_head(path, whole=True)
     assert not eof and fault is not None and fault.lineno == 1 + (1 << 20) + 1
     assert len(faults) == 1 and head == path.read_bytes()[:len(head)]
