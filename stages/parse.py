@@ -61,8 +61,10 @@ class _Left(dict):  # type: ignore[type-arg]
 
 
 # what a value a path goes into may be besides an object: everything else JSON has (msgspec takes one object type in
-# a union; a list is decoded whole)
-_NOT_AN_OBJECT: Any = str | int | float | bool | None | list[Any]
+# a union; a list is decoded whole), a float aside: msgspec reads a typed float as its nearest double, where parse
+# keeps a number a double does not hold exact (``ExactNumber``): a line with one there is refused, and its batch
+# decoded whole (such a value is no object a summary reads: rare)
+_NOT_AN_OBJECT: Any = str | int | bool | None | list[Any]
 
 
 @functools.cache
@@ -70,8 +72,8 @@ def projection_decoder(fields: tuple[str, ...]) -> Any:
     """A msgspec decoder of JSON objects that keeps only ``fields`` (dotted paths: ``payload.callId`` keeps that key
     of the ``payload`` object; a field named whole keeps its whole value) and ``$record``, ``seq`` and ``runId`` (what
     says whether a line is replay's own: ``is_canonical``). A value that is no object where a path goes into it is
-    kept whole, as a full decode gives it (a tool's ``output`` may be a text or an object with an exit code); a line
-    that is no object, or not valid JSON, is refused. (Made once per set of fields: a run over many inputs makes a
+    kept whole, as a full decode gives it (a tool's ``output`` may be a text or an object with an exit code), a float
+    there aside; a line that is no object, or not valid JSON, is refused. (Made once per set of fields: a run over many inputs makes a
     parse stage for each.)"""
     import msgspec  # here: only a graph that projects loads it
 
@@ -85,7 +87,9 @@ def projection_decoder(fields: tuple[str, ...]) -> Any:
                                               for key, rest in inner.items()}
         return TypedDict(name, keys, total=False)  # type: ignore[operator]
 
-    return msgspec.json.Decoder(shape([field.split(".") for field in [*fields, *_OWN]], "Projected"))
+    # (every float it keeps, an untyped one, read as parse reads it: 0.1000000000000000000001 stays as written)
+    return msgspec.json.Decoder(shape([field.split(".") for field in [*fields, *_OWN]], "Projected"),
+                                float_hook=exactjson.exact_float)
 
 
 def values_have(values: list[dict[str, Any]], key: str) -> int:

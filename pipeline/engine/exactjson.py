@@ -157,7 +157,7 @@ def char_at(raw: bytes, char_pos: int) -> str:
 def _exact(data: bytes | str) -> Any:
     """The value of ``data`` (already accepted by orjson) with integers and floats kept exact."""
     with deep():
-        return json.loads(data, parse_float=_float, parse_int=_int, parse_constant=_reject_constant)
+        return json.loads(data, parse_float=exact_float, parse_int=_int, parse_constant=_reject_constant)
 
 
 # Where orjson may round a number: an integer beyond 64 bits has at least 19 digits (-9223372036854775809),
@@ -193,7 +193,7 @@ def _rounds(token: bytes) -> bool:
     if digits.isdigit():
         return len(digits) >= 19
     try:
-        return type(_float(token.decode("ascii"))) is ExactNumber
+        return type(exact_float(token.decode("ascii"))) is ExactNumber
     except ValueError:
         return True
 
@@ -301,14 +301,16 @@ def _same_number(a: int | float, b: int | float) -> bool:
     return written(a) == written(b)
 
 
-def _float(text: str) -> float:
+def exact_float(text: str) -> float:
+    """A JSON float's text as read exactly: its double when that is the number written, else an ``ExactNumber``
+    (also a decoder's hook for its floats: msgspec's ``float_hook``)."""
     value = float(text)
     if value in (_INF, -_INF):
         return ExactNumber(text)
     shortest = repr(value)  # (what orjson writes back: the shortest text that reads as this double)
     if shortest == text:
         return value
-    from decimal import Decimal  # here: only a line that may hold such a number gets this far
+    from decimal import Decimal  # here: only a number written otherwise than its double's shortest text
 
     return value if Decimal(shortest) == Decimal(text) else ExactNumber(text)
 
@@ -334,7 +336,7 @@ def _huge(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
         raise exc
     try:
         with deep():
-            return json.loads(data, parse_float=_float, parse_int=_int, parse_constant=_reject_constant)
+            return json.loads(data, parse_float=exact_float, parse_int=_int, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         raise _past_huge_numbers(data, exc) from None
 
@@ -419,7 +421,7 @@ def _lone_surrogates(data: bytes | str, exc: orjson.JSONDecodeError) -> Any:
     text = data if isinstance(data, str) else data.decode("utf-8")
     try:
         with deep():
-            return json.loads(text, parse_float=_float, parse_int=_int, parse_constant=_reject_constant)
+            return json.loads(text, parse_float=exact_float, parse_int=_int, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         raise exc from None
 
@@ -673,5 +675,5 @@ def loads_pairs(raw: bytes) -> Any:
     its numbers as ``loads`` reads them; raises ``ValueError`` where ``raw`` is no JSON. Slow (Python's own scanner):
     for the few lines that write a key twice."""
     with deep():
-        return json.loads(raw, object_pairs_hook=KeyPairs, parse_int=_int, parse_float=_float,
+        return json.loads(raw, object_pairs_hook=KeyPairs, parse_int=_int, parse_float=exact_float,
                           parse_constant=_reject_constant)

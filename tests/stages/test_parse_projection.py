@@ -47,15 +47,18 @@ def assert_same_report(data: bytes, per_batch: int = 7) -> None:
     assert len(projected) == len(whole)
     for got, expected in zip(projected, whole, strict=True):
         assert got == expected
+        assert exactjson.typed_equal(got, expected)  # (a number a double does not hold, as written: ``==`` takes its double)
 
 
 # lines that exercise every field a summary reads -------------------------------------------------------
 USAGES = [{"inputTokens": 10, "outputTokens": 2}, {"input_tokens": 3, "completion_tokens": 4, "cost_usd": 0.25},
-          {"promptTokens": 1.5, "costUsd": 2**70}, {"inputTokens": None, "prompt_tokens": 7}, "many", {}]
+          {"promptTokens": 1.5, "costUsd": 2**70}, {"inputTokens": None, "prompt_tokens": 7}, "many",
+          {"outputTokens": 3, "costUsd": exactjson.ExactNumber("0.25000000000000000000001")}, {}]
 NAMES = [{"toolName": "bash"}, {"tool": "grep"}, {"name": "web"}, {"toolName": "", "name": "x"}, {"tool": 5}, {}]
 IDS = [{"callId": "c1"}, {"toolCallId": "c1"}, {"id": "c2"}, {"callId": "", "id": "c1"}, {"callId": 7}, {}]
 ERRORS = [{"error": {"code": "E1", "message": "boom"}}, {"error": "plain"}, {"message": "m", "code": "C"},
-          {"reason": "r"}, {"error": {"code": 5}}, {}]
+          {"reason": "r"}, {"error": {"code": 5}}, {"error": {"code": exactjson.ExactNumber("0.1000000000000000000001")}},
+          {"code": exactjson.ExactNumber("1e-400")}, {}]
 EXTRA = [{"durationMs": 12}, {"durationMs": 1.5}, {"durationMs": -1}, {"durationMs": True},
          {"content": [{"text": "long " * 20}], "args": {"deep": [[{"x": 12345678901234567890123}]]}}, {}]
 TYPES = ["run_started", "tool_called", "tool_completed", "tool_failed", "run_failed", "run_completed",
