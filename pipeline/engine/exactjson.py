@@ -293,12 +293,43 @@ def _same_number(a: int | float, b: int | float) -> bool:
     holds by its own text (``ExactNumber``), an integer whole."""
     if type(a) is int and type(b) is int:
         return a == b
-    from decimal import Decimal  # here: only a number that is no integer, or an integer beside one, gets this far
+    def written(x: int | float) -> int | str:
+        return x.text if type(x) is ExactNumber else repr(x) if isinstance(x, float) else x
 
-    def written(x: int | float) -> Decimal:
-        return Decimal(x.text if type(x) is ExactNumber else repr(x) if isinstance(x, float) else x)
+    return _same_decimal(written(a), written(b))
 
-    return written(a) == written(b)
+
+def _same_decimal(x: int | str, y: int | str) -> bool:
+    """Do two numbers (an integer, or a number's text: JSON's, a double's repr) write one number? Compared exactly as
+    Decimals; a text whose exponent is beyond a Decimal's (more than 18 digits: ``0e99999999999999999999``, valid JSON,
+    read as a double's 0.0) by its digits and exponent (``_written_parts``)."""
+    from decimal import Decimal, InvalidOperation  # here: only a number not written as its double's shortest text
+
+    try:
+        return Decimal(x) == Decimal(y)
+    except InvalidOperation:
+        if type(x) is int or type(y) is int:  # (an integer is no such text, unless both are zero)
+            return (x if type(x) is int else y) == 0 and _written_parts(str(y if type(x) is int else x))[1] == ""
+        return _written_parts(str(x)) == _written_parts(str(y))
+
+
+_NUMBER_PARTS = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
+
+
+def _written_parts(text: str) -> tuple[int, str, int | str]:
+    """A number's text as (sign, digits, exponent): it is ``sign * digits * 10 ** exponent``, its digits with no zero at
+    either end (zero: ``(0, "", 0)``); an exponent of more digits than Python reads as an int is kept as written."""
+    sign, whole, fraction, power = _NUMBER_PARTS.fullmatch(text).groups()  # type: ignore[union-attr]
+    digits = whole + (fraction or "")
+    significant = digits.strip("0")
+    if not significant:
+        return 0, "", 0
+    shift = len(fraction or "") - (len(digits.lstrip("0")) - len(significant))  # (the zeros after: a higher power)
+    try:
+        exponent: int | str = int(power or 0) - shift
+    except ValueError:
+        exponent = f"{power}-{shift}"
+    return -1 if sign == "-" else 1, significant, exponent
 
 
 def exact_float(text: str) -> float:
@@ -310,9 +341,7 @@ def exact_float(text: str) -> float:
     shortest = repr(value)  # (what orjson writes back: the shortest text that reads as this double)
     if shortest == text:
         return value
-    from decimal import Decimal  # here: only a number written otherwise than its double's shortest text
-
-    return value if Decimal(shortest) == Decimal(text) else ExactNumber(text)
+    return value if _same_decimal(shortest, text) else ExactNumber(text)
 
 
 _INF = float("inf")
