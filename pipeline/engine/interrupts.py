@@ -441,6 +441,34 @@ def _passed(_number: int, _frame: FrameType | None) -> None:
     pass
 
 
+@contextmanager
+def held() -> Iterator[list[int]]:
+    """For the block, Ctrl-C waits: the handler it had runs when the block ends (raising KeyboardInterrupt there, or
+    cancelling a run), once however many came; the block sees them come in the list it is given, to end early. For
+    a step an interrupt must not cut halfway (a worker process being started: cut after the fork, it was known to no
+    one, and it failed on its own later, its traceback on stderr), or a wait on threads' locks (KeyboardInterrupt
+    raised just as a lock was taken left it taken: the thread that needed it next hung, and the command with it).
+    SIGTERM and SIGHUP wait too where the CLI makes them act as Ctrl-C. Main thread only; a Ctrl-C ignored, or left
+    to the system, stays so."""
+    came: list[int] = []
+    handler = _getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(handler):
+        yield came
+        return
+
+    def hold(number: int, _frame: FrameType | None) -> None:
+        came.append(number)
+
+    _setsignal(signal.SIGINT, hold)
+    try:
+        yield came
+    finally:
+        if _getsignal(signal.SIGINT) is hold:
+            _setsignal(signal.SIGINT, handler)
+        if came:
+            handler(signal.SIGINT, sys._getframe())
+
+
 def _noticed(number: int) -> bool:
     """Ctrl-C during a watched run (``watching``): the watchdog is told; a run that is ``finishing`` is not cancelled
     (the watchdog alone hears of it)."""

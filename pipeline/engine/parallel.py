@@ -22,13 +22,14 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from contextlib import suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
 
+from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
     EXIT_REFUSED,
@@ -223,20 +224,54 @@ def run_inputs(work: Work, paths: list[str], stop: Callable[[], bool] | None = N
 
     async def run_all() -> list[Outcome]:
         outcomes = []
-        for path in paths:
-            if stop is not None and stop():
-                break
-            with one_share(work.inputs) as stdout:
-                outcome = await _run_one(work, path, registry, built, probed)
-                outcome.stdout = bytes(stdout)
-            outcomes.append(outcome)
+        with interrupts.handling_first(_once) if worker else nullcontext():
+            for path in paths:
+                if stop is not None and stop():
+                    break
+                with one_share(work.inputs) as stdout:
+                    outcome = await _run_one(work, path, registry, built, probed)
+                    outcome.stdout = bytes(stdout)
+                outcomes.append(outcome)
         return outcomes
 
     _in_task = True
+    worker = signal.getsignal(signal.SIGINT) is _worker_interrupted
     try:
-        return anyio.run(run_all)
+        with _cancelled_by_ctrl_c(worker):
+            return anyio.run(run_all)
     finally:
         _in_task = False
+
+
+@contextmanager
+def _cancelled_by_ctrl_c(worker: bool) -> Iterator[None]:
+    """In a ``worker`` process, for a task's runs: Ctrl-C cancels the run as it cancels one in the command's process
+    (asyncio's handler, which ``anyio.run`` installs over Python's own: the graph's stages stop by cancellation, what
+    they staged under temp names goes, and the task ends in KeyboardInterrupt); a Ctrl-C again while it stops does
+    nothing more (``_once``: the command ends its workers then). The worker's handler between tasks
+    (``_worker_interrupted``) is back after. (It raised KeyboardInterrupt inside whatever task of the event loop ran:
+    asyncio printed "Task exception was never retrieved" on the command's stderr, which carries JSON lines only.)"""
+    if not worker:
+        yield  # (the command's own process, or a Dask worker: their handlers stay)
+        return
+    global _interrupts_in_task
+    _interrupts_in_task = 0
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, _worker_interrupted)
+
+
+_interrupts_in_task = 0  # how many Ctrl-C a worker's task took
+
+
+def _once(_number: int) -> bool:
+    """Only a task's first Ctrl-C reaches asyncio's handler (which cancels the run; its second raised
+    KeyboardInterrupt in whatever task of the event loop ran, as the first did before)."""
+    global _interrupts_in_task
+    _interrupts_in_task += 1
+    return _interrupts_in_task > 1
 
 
 async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, Graph], probed: set[Path]) -> Outcome:
@@ -339,6 +374,7 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
     # and with them the fork server and multiprocessing's resource tracker (they stayed, reparented to PID 1, forever)
     lifeline, alive = context.Pipe(duplex=False)
     _start_resource_tracker_quiet()
+    _start_fork_server_deaf()
     try:
         yield from _pooled(work, chunks, workers, context, lifeline)
     finally:
@@ -361,6 +397,22 @@ def _start_resource_tracker_quiet() -> None:
         sys.warnoptions.remove(quiet)
 
 
+def _start_fork_server_deaf() -> None:
+    """Start the fork server (else started with the pool's first worker) with Ctrl-C blocked, a mask it and the workers
+    it forks inherit: a Ctrl-C while its interpreter starts and loads replay's modules, or while a worker starts (a
+    terminal signals the whole process group), raised KeyboardInterrupt there and printed a traceback (or "Fatal Python
+    error") on the command's stderr. The fork server ignores Ctrl-C once loaded; a worker unblocks it once its handler
+    is set (``_worker_started``). The command's own Ctrl-C stays pending while blocked here, not lost. (After the
+    resource tracker started: starting it unblocks Ctrl-C.)"""
+    from multiprocessing import forkserver
+
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _pooled(work: Work, chunks: list[Chunk], workers: int, context: Any, lifeline: Any) -> Completions:
     """``local_tasks`` in worker processes of ``context``, each given ``lifeline`` (see there)."""
     from concurrent.futures import ProcessPoolExecutor
@@ -372,11 +424,12 @@ def _pooled(work: Work, chunks: list[Chunk], workers: int, context: Any, lifelin
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
                                    initializer=_worker_started, initargs=(lifeline,))
         try:
-            pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index
-                                                         for index, paths in todo.items()}
+            with interrupts.held():  # (a submit starts a worker process: one a Ctrl-C cut off halfway was lost)
+                pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index
+                                                             for index, paths in todo.items()}
             lost: BrokenProcessPool | None = None
             while pending and lost is None:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done = _next_done(pending)
                 for future in sorted(done, key=pending.__getitem__):
                     index = pending.pop(future)
                     failed = future.exception()
@@ -399,20 +452,39 @@ def _pooled(work: Work, chunks: list[Chunk], workers: int, context: Any, lifelin
                                            "the command again.") from lost
 
 
+WAIT_S = 0.1  # how often the command, waiting for its workers, looks whether Ctrl-C came
+
+
+def _next_done(pending: dict[Future[list[Outcome]], int]) -> set[Future[list[Outcome]]]:
+    """The tasks done next, waited for with Ctrl-C held (``interrupts.held``): it ends the wait, as KeyboardInterrupt
+    raised between two of its steps, never inside the locks it shares with the pool's thread (raised there, it could
+    leave one taken: the pool's thread then hung on it, and the command with it, at a second Ctrl-C)."""
+    with interrupts.held() as came:
+        while not came:
+            done, _ = wait(pending, timeout=WAIT_S, return_when=FIRST_COMPLETED)
+            if done:
+                return done
+    return set()  # (not reached: the interrupt held was raised as the block ended)
+
+
 def _shut_down(pool: Any) -> None:
     """The pool's workers end their tasks and are waited for; an interrupt meanwhile (a second Ctrl-C: the first is
     why the pool shuts down) ends them now, as it ends a run in this process. (It waited on: the pool's workers, whose
-    next task never came, and this process, joining them at its exit, both waited forever.)"""
-    try:
-        pool.shutdown(wait=True, cancel_futures=True)
-    except BaseException:
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            with suppress(Exception):
-                process.kill()  # (what it staged under a temp name is swept by the next run over its folder)
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            with suppress(Exception):
-                process.join(5)
-        raise
+    next task never came, and this process, joining them at its exit, both waited forever.) Waited for with Ctrl-C
+    held, as ``_next_done`` waits."""
+    processes = dict(getattr(pool, "_processes", None) or {})
+    manager = getattr(pool, "_executor_manager_thread", None)
+    with interrupts.held() as came:
+        pool.shutdown(wait=False, cancel_futures=True)
+        while manager is not None and manager.is_alive() and not came:
+            manager.join(WAIT_S)
+        if came:
+            for process in processes.values():
+                with suppress(Exception):
+                    process.kill()  # (what it staged under a temp name is swept by the next run over its folder)
+            for process in processes.values():
+                with suppress(Exception):
+                    process.join(5)
 
 
 _in_task = False  # a worker process runs a task now (``run_inputs``)
@@ -430,6 +502,8 @@ def _worker_started(lifeline: Any = None) -> None:
     it meets are log records, as the command's are (``log_warnings``): a coroutine a Ctrl-C left unawaited printed its
     RuntimeWarning as text on the command's stderr, which carries JSON lines only."""
     signal.signal(signal.SIGINT, _worker_interrupted)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # (blocked since the fork server started: a Ctrl-C
+    # that came meanwhile is handled now, by the handler above)
     log_warnings(make_logger())
     if lifeline is not None:
         import threading
