@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,9 +37,9 @@ def _start(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([REPLAY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
 
-def _wait_for(sign: object, proc: subprocess.Popen[bytes], what: str) -> None:
+def _wait_for(sign: Callable[[], bool], proc: subprocess.Popen[bytes], what: str) -> None:
     deadline = time.monotonic() + 60
-    while not sign() and time.monotonic() < deadline:  # type: ignore[operator]
+    while not sign() and time.monotonic() < deadline:
         assert proc.poll() is None, f"the run ended before {what}"
         time.sleep(0.005)
     assert proc.poll() is None, f"the run ended before {what}"
@@ -90,7 +91,7 @@ def test_ctrl_c_while_workers_heal_ends_quietly_and_leaves_no_folder(folder: Pat
         out = tmp_path / f"out{attempt}"
         partial = tmp_path / f".out{attempt}.partial.replay.tmp"
         proc = _start("heal", "--in", str(folder), "--out", str(out), "--workers", "2")
-        _wait_for(lambda: partial.is_dir() and any(partial.glob("*.healed.jsonl")), proc, "it healed a file")
+        _wait_for(lambda partial=partial: partial.is_dir() and any(partial.glob("*.healed.jsonl")), proc, "it healed a file")
         _, err = _ctrl_c(proc)
         assert (proc.returncode, err) == (130, b"")
         assert not out.exists() and not partial.exists()
@@ -104,7 +105,7 @@ def test_ctrl_c_while_the_fork_server_starts_ends_quietly(folder: Path, tmp_path
         out = tmp_path / f"out{attempt}"
         args = ["--in", str(folder), "--out", str(out)] if command == "heal" else [str(folder)]
         proc = _start(command, *args, "--workers", "2")
-        _wait_for(lambda: _catching_ctrl_c(proc.pid, b"forkserver"), proc, "the fork server started")
+        _wait_for(lambda pid=proc.pid: _catching_ctrl_c(pid, b"forkserver"), proc, "the fork server started")
         _, err = _ctrl_c(proc)
         assert (proc.returncode, err) == (130, b"")
         assert not out.exists() and not (tmp_path / f".out{attempt}.partial.replay.tmp").exists()
@@ -124,10 +125,10 @@ def test_ctrl_c_twice_in_a_folder_healed_before_leaves_every_file_whole(folder: 
         out = tmp_path / f"out{attempt}"
         out.mkdir()
         proc = _start("heal", "--in", str(folder), "--out", str(out), "--workers", "2")
-        _wait_for(lambda: any(out.glob("*.healed.jsonl")), proc, "it healed a file")
+        _wait_for(lambda out=out: any(out.glob("*.healed.jsonl")), proc, "it healed a file")
         _, err = _ctrl_c(proc, times=2)
         # 130; or ended by the second SIGINT itself when it came as replay's interpreter exited (a shell says 130)
-        assert proc.returncode in (130, -signal.SIGINT)
+        assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)
         assert all(line.startswith(b"{") for line in err.splitlines()), err
         for healed in out.glob("*.healed.jsonl"):
             assert healed.read_bytes() == whole, healed
