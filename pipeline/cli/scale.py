@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -212,17 +212,25 @@ def filling(work_dir: Path, target: Path, *, flag: str | None = None, resume_aft
         interrupts.stage_output(work_dir, folder=True)  # (the last resort, when a stage does not stop, removes it too)
     try:
         yield
-    except ENDED_EARLY as exc:
-        if ours and not (resume_after_interrupt and isinstance(exc, KeyboardInterrupt)):
-            import shutil  # (loaded only when a failed run leaves a partial folder to remove)
+    except BaseException as exc:
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        with interrupts.held() if interrupted else nullcontext():  # (Ctrl-C pressed again: noted, the cleanup goes on)
+            if ours and isinstance(exc, ENDED_EARLY) and not (resume_after_interrupt and interrupted):
+                import shutil  # (loaded only when a failed run leaves a partial folder to remove)
 
-            with interrupts.let_pass():  # (Ctrl-C pressed again: the folder still goes whole, not half)
-                shutil.rmtree(work_dir, ignore_errors=True)
+                with interrupts.let_pass():  # (Ctrl-C pressed again: the folder still goes whole, not half)
+                    shutil.rmtree(work_dir, ignore_errors=True)
+            _settle(work_dir, target, made)
         raise
-    finally:
-        interrupts.drop_output(work_dir)  # (published, removed, or kept to resume from)
-        if not (work_dir.exists() or target.exists()):
-            unmake_folders(made[1:])  # nothing appeared (refused, failed): nor do the folders made on the way to it
+    _settle(work_dir, target, made)
+
+
+def _settle(work_dir: Path, target: Path, made: list[Path]) -> None:
+    """The end of ``filling``: nothing left for the last resort, and no folder made on the way to a ``target`` that
+    did not appear."""
+    interrupts.drop_output(work_dir)  # (published, removed, or kept to resume from)
+    if not (work_dir.exists() or target.exists()):
+        unmake_folders(made[1:])  # nothing appeared (refused, failed): nor do the folders made on the way to it
 
 
 def cli_work(doc: dict[str, Any], **fields: Any) -> Work:
@@ -298,9 +306,15 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
         # The command fails as one run would, or was interrupted: the backend stops its workers now (those busy finish
         # the file they write) rather than when the generator is collected, after the caller removed the folder they
         # write into. (Not a Dask cluster's on an interrupt: its tasks are not waited for then.)
-        stop = getattr(running, "close", None)
-        if stop is not None and not (isinstance(exc, KeyboardInterrupt) and scale.engine == "dask"):
-            stop()
+        # Interrupted: Ctrl-C pressed again meanwhile is held (``interrupts.held``), not raised in the middle of this
+        # cleanup (the workers' pool half shut down; Python's "Exception ignored in ..." on stderr); the pool's
+        # shutdown still sees it (it stops waiting for the workers' tasks), and it is raised once the cleanup is done.
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        with interrupts.held() if interrupted else nullcontext():
+            stop = getattr(running, "close", None)
+            if stop is not None and not (interrupted and scale.engine == "dask"):
+                stop()
+            progress.close()
         raise
     finally:
         progress.close()

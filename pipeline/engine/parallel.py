@@ -254,8 +254,6 @@ def _cancelled_by_ctrl_c(worker: bool) -> Iterator[None]:
     if not worker:
         yield  # (the command's own process, or a Dask worker: their handlers stay)
         return
-    global _interrupts_in_task
-    _interrupts_in_task = 0
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
@@ -263,15 +261,14 @@ def _cancelled_by_ctrl_c(worker: bool) -> Iterator[None]:
         signal.signal(signal.SIGINT, _worker_interrupted)
 
 
-_interrupts_in_task = 0  # how many Ctrl-C a worker's task took
-
-
 def _once(_number: int) -> bool:
-    """Only a task's first Ctrl-C reaches asyncio's handler (which cancels the run; its second raised
-    KeyboardInterrupt in whatever task of the event loop ran, as the first did before)."""
-    global _interrupts_in_task
-    _interrupts_in_task += 1
-    return _interrupts_in_task > 1
+    """A task's first Ctrl-C reaches asyncio's handler (which cancels the run); those after it are ignored until the
+    task ends (``_cancelled_by_ctrl_c`` puts the worker's handler back). Not only while the run's main task runs: then
+    asyncio's handler, and Python's once ``anyio.run`` put it back, raised KeyboardInterrupt as the event loop closed
+    ("Task was destroyed but it is pending!" and a RuntimeWarning on the command's stderr). A handler of this
+    ``handling_first``'s own, left as it is when the run's handlers are put back (they restore only their own)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return False
 
 
 async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, Graph], probed: set[Path]) -> Outcome:
