@@ -111,6 +111,23 @@ def test_ctrl_c_while_the_fork_server_starts_ends_quietly(folder: Path, tmp_path
         assert not out.exists() and not (tmp_path / f".out{attempt}.partial.replay.tmp").exists()
 
 
+def test_ctrl_c_twice_ends_a_run_with_worker_processes_at_once_and_quietly(folder: Path, tmp_path: Path) -> None:
+    """A second Ctrl-C while the command waited for its worker processes to end their tasks stopped the wait halfway:
+    the workers waited for a next task forever, and replay (joining them as it exited) with them. And a worker that
+    Ctrl-C met between tasks printed multiprocessing's traceback on stderr. Now: no process left, nothing but JSON on
+    stderr, and neither the folder nor its partial sibling."""
+    for attempt in range(2):
+        out = tmp_path / f"out{attempt}"
+        partial = tmp_path / f".out{attempt}.partial.replay.tmp"
+        proc = _start("heal", "--in", str(folder), "--out", str(out), "--workers", "2")
+        _wait_for(lambda partial=partial: partial.is_dir() and any(partial.glob("*.healed.jsonl")), proc, "it healed a file")
+        _, err = _ctrl_c(proc, times=2)
+        # 130; or ended by the second SIGINT itself when it came as replay's interpreter exited (a shell says 130)
+        assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)
+        assert all(line.startswith(b"{") for line in err.splitlines()), err
+        assert not out.exists() and not partial.exists()
+
+
 def test_ctrl_c_twice_in_a_folder_healed_before_leaves_every_file_whole(folder: Path, tmp_path: Path) -> None:
     """A second Ctrl-C while the first stops the workers: the command ends (it could hang for good, a lock of the
     pool's left taken), exit 130, nothing but JSON on stderr; in a folder that was there before (resumed, no partial

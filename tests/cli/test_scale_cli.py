@@ -388,45 +388,6 @@ def test_a_folder_that_cannot_be_listed_is_refused_not_taken_for_gone(tmp_path: 
     assert tree_bytes(out / "locked") == healed  # what was healed of it is still there
 
 
-def test_ctrl_c_twice_ends_a_run_with_worker_processes_at_once_and_quietly(tmp_path: Path) -> None:
-    """A second Ctrl-C while the command waited for its worker processes to end their tasks stopped the wait halfway:
-    the workers waited for a next task forever, and replay (joining them as it exited) with them. And a worker that
-    Ctrl-C met between tasks printed multiprocessing's traceback on stderr. Now: exit 130, no process left, stderr JSON."""
-    import os
-    import signal
-    import subprocess
-    import time
-
-    from conftest import group_gone
-
-    (tmp_path / "in").mkdir()
-    folder = make_journals(tmp_path / "in", count=40, size=300_000)
-    for attempt in range(2):
-        out = tmp_path / f"out{attempt}"
-        proc = subprocess.Popen([REPLAY, "heal", "--in", str(folder), "--out", str(out), "--workers", "2"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        partial = tmp_path / f".out{attempt}.partial.replay.tmp"
-        deadline = time.monotonic() + 60
-        while not (partial.is_dir() and any(partial.glob("*.healed.jsonl"))) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run ended before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group, workers too
-        time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise AssertionError("replay hung after a second Ctrl-C") from None
-        # 130; or killed by the second SIGINT itself when it came after replay had ended the run and its interpreter
-        # had already put the default handlers back as it exited (a shell reports that as 130 too)
-        assert proc.returncode in (130, -signal.SIGINT)
-        assert all(line.startswith(b"{") for line in err.splitlines()), err  # no traceback
-        assert group_gone(proc.pid, limit=10)
-        assert not out.exists() and not partial.exists()  # (the folder never appears; its partial sibling goes)
-
-
 def test_a_worker_process_writes_pythons_warnings_as_log_records() -> None:
     """A second Ctrl-C left a coroutine unawaited in a worker process, whose RuntimeWarning came out as Python's text
     on the command's stderr (JSON lines only): a worker routes warnings as the command does."""
