@@ -140,8 +140,9 @@ def _is_boolean(value: Any) -> bool:
     return isinstance(value, bool)
 
 
-def _non_negative(value: Any) -> bool:
-    return is_number(value) and value >= 0
+def _count_or_null(value: Any) -> bool:
+    """A usage count or cost: a number >= 0, or null (one not given, as if left out: the schemas allow it)."""
+    return value is None or (is_number(value) and value >= 0)
 
 
 def _string_array(value: Any) -> bool:
@@ -174,8 +175,8 @@ FACTS: dict[str, tuple[str, Callable[[Any], bool]]] = {
 # Members of the object-valued facts: checked when present.
 MEMBERS: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
     "error": {"code": ("string", _is_string), "message": ("string", _is_string), "retryable": ("boolean", _is_boolean)},
-    "usage": {"inputTokens": ("number >= 0", _non_negative), "outputTokens": ("number >= 0", _non_negative),
-              "costUsd": ("number >= 0", _non_negative)},
+    "usage": {"inputTokens": ("number >= 0", _count_or_null), "outputTokens": ("number >= 0", _count_or_null),
+              "costUsd": ("number >= 0", _count_or_null)},
 }
 # A usage count or cost that is no count (a number >= 0): its one code wherever replay meets it. validate and heal's
 # check report it (an error: the schemas hold a run's usage to counts), capture and report leave it out (a notice).

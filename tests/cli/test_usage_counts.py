@@ -1,4 +1,7 @@
-"""A usage count that is no count ("45", -3, true, null) gets one code, E_USAGE_NOT_COUNTED, from validate, heal and report.
+"""A usage count that is no count ("45", -3, true) gets one code, E_USAGE_NOT_COUNTED, from validate, heal and report.
+
+A null one is a count not given, as if left out, wherever replay meets it (the schemas allow it): capture and report
+leave it out saying nothing, and validate and heal find the journal or artifact valid.
 
 Where the schemas hold a run's usage to counts (an artifact's or run record's inputTokens, outputTokens, costUsd)
 validate reports it as an error and heal's check says once that it is still there (heal leaves it: a count it cannot
@@ -49,8 +52,7 @@ def replay(tmp_path: Path, *args: str) -> tuple[int, bytes, list[dict[str, Any]]
     return done.returncode, done.stdout, *said(done.stderr)
 
 
-NO_COUNTS = [pytest.param("45", id="string"), pytest.param(-3, id="negative"), pytest.param(True, id="bool"),
-             pytest.param(None, id="null")]
+NO_COUNTS = [pytest.param("45", id="string"), pytest.param(-3, id="negative"), pytest.param(True, id="bool")]
 
 
 @pytest.mark.parametrize("value", NO_COUNTS)
@@ -70,6 +72,23 @@ def test_validate_reports_an_artifacts_usage_that_is_no_count_as_E_USAGE_NOT_COU
     assert code == 1
     assert [(e["code"], e["path"]) for e in errors] == [(CODE, "$.usage.costUsd")]
     assert [n for n in notices if n["code"] == CODE] == []  # (its events' payloads may hold anything)
+
+
+@pytest.mark.parametrize("member", ["inputTokens", "outputTokens", "costUsd"])
+def test_a_null_usage_count_is_one_not_given_and_the_journal_and_artifact_are_valid(tmp_path: Path, member: str) -> None:
+    """validate held a null count to the schemas' number >= 0 (E_USAGE_NOT_COUNTED, exit 1) while capture and report
+    took it for absent; now the schemas allow null, and validate, heal and report all read it as not given."""
+    data = journal({member: None, "outputTokens" if member != "outputTokens" else "inputTokens": 3})
+    (tmp_path / "run.jsonl").write_bytes(data)
+    (tmp_path / "run.json").write_text(json.dumps(artifact({member: None})))
+    for name in ("run.jsonl", "run.json"):
+        code, out, errors, notices = replay(tmp_path, "validate", name)
+        assert (code, errors, json.loads(out)["valid"]) == (0, [], True), name
+        assert [n for n in notices if n["code"] == CODE] == [], name
+    code, out, errors, _ = replay(tmp_path, "heal", "run.jsonl")
+    assert (code, errors, out) == (0, [], data)
+    code, _, errors, notices = replay(tmp_path, "report", "run.jsonl")
+    assert (code, errors, [n for n in notices if n["code"] == CODE]) == (0, [], [])
 
 
 def test_a_usage_count_that_is_a_fraction_is_a_count(tmp_path: Path) -> None:
