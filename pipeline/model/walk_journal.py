@@ -11,6 +11,7 @@ read it as.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -49,6 +50,16 @@ from replay.pipeline.model.walk import StepWatch, kind_of, state_of, step_of, st
 
 # finding where --at stops, before anything is printed ------------------------------------------------
 _DROPPED = b'"' + RECORD_KEY.encode() + b'":"' + DROPPED_RECORD.encode() + b'"'  # how `replay read` writes one
+# What a record the parser reads as a dropped one, or as the step's, has when written otherwise: a dropped record with
+# blanks around its colon, or one whose key or value is escaped (``"\u0024record"``, ``"$r\u0065cord"``: `$`, letters,
+# digits, `.`, `_` and `-` escape only as ``\u00`` and two hex digits, ``_ESCAPED_NAME``), or a plain step id so
+# escaped (not one of a control character, a non-ASCII letter, `<`, `>` or `&`). Only a block that has one is searched
+# for them, and a line they alone find is parsed only to tell which record it is; one that cannot be read, never the
+# step's text to the scan, is passed over as before.
+_SPACED = b'"' + DROPPED_RECORD.encode() + b'"'
+_ESCAPED_NAME = re.compile(rb"\\u00(?:2[4dDeE]|3[0-9]|[4-7][0-9a-fA-F])")  # `$`, `-`, `.`, digits, letters, `_`, ...
+
+
 @dataclass(frozen=True, slots=True)
 class StepEnd:
     """Where a walk ``--at`` a step stops: the record after which nothing more is shown."""
@@ -61,16 +72,19 @@ class StepEnd:
     index: int | None = None  # 0-based position of the stop record among the records (documents)
 
 
-def _watch_line(watch: StepWatch, raw: bytes) -> bool | None:
+def _watch_line(watch: StepWatch, raw: bytes, strict: bool = True) -> bool | None:
     """Feed one line to ``watch``: whether it is the step's; None when it cannot be read (not JSON,
     not an object; a dropped record once the step has appeared: what `replay read` left out may be its end),
-    False for a blank line."""
+    False for a blank line. Not ``strict`` (a line only ``_SPACED`` or ``_ESCAPED_NAME`` found), a line that is no JSON
+    object, or has neither ``_SPACED`` nor a name's escape (not parsed), is False: it holds no text of the step's."""
+    if not strict and _SPACED not in raw and _ESCAPED_NAME.search(raw) is None:
+        return False
     try:
         record = exactjson.loads(raw)
     except orjson.JSONDecodeError:
-        return None if raw.strip(BLANK) else False
+        return None if strict and raw.strip(BLANK) else False
     if type(record) is not dict:
-        return None
+        return None if strict else False
     if record.get(RECORD_KEY) == DROPPED_RECORD:
         return None if watch.seen else False
     kind = kind_of(record)
@@ -124,19 +138,21 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
             if skipped is not None and long is None:
                 long = (base + start, skipped)
         first = start  # the first line of the block that is not the end of one skipped
-        if any(t in block for t in tokens):
+        looked = _looked_for(block, tokens)
+        if looked is not None:
             counted, numbered = 0, line  # newlines counted up to ``counted``; its line number
             while True:
-                hits = [p for p in (block.find(t, start) for t in tokens) if p >= 0]
-                if not hits:
+                hit_at = looked.search(block, start)
+                if hit_at is None:
                     break
-                hit = min(hits)
+                hit = hit_at.start()
                 begin = block.rfind(b"\n", 0, hit) + 1
                 finish = block.find(b"\n", hit)
                 numbered += block.count(b"\n", counted, begin)
                 counted = begin
                 if finish - begin <= max_line_bytes:  # (a longer line is no record: see ``_first_long_line`` below)
-                    mine = _watch_line(watch, block[begin:finish])
+                    raw = block[begin:finish]
+                    mine = _watch_line(watch, raw, strict=any(t in raw for t in tokens))
                     if mine is None:  # unreadable, maybe the step's own record: the walk reports it
                         return StepEnd(True, False, base + finish + 1, numbered)
                     if mine:
@@ -160,8 +176,8 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
     if len(tail) > max_line_bytes:  # no record: as a line too long before it
         if last is not None and long is None:
             long = (base + len(tail), line)
-    elif tail and not skipping and (last is not None or any(t in tail for t in tokens)):
-        mine = _watch_line(watch, tail)
+    elif tail and not skipping and (last is not None or _looked_for(tail, tokens) is not None):
+        mine = _watch_line(watch, tail, strict=last is not None or any(t in tail for t in tokens))
         if mine is None:  # cut off or unreadable: it may be the step's own terminal record
             return StepEnd(True, False, base + len(tail), line)
         if mine:
@@ -173,6 +189,22 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
         return StepEnd(False)
     stop = long or last
     return StepEnd(True, False, stop[0], stop[1])
+
+
+def _looked_for(block: bytes, tokens: tuple[bytes, ...]) -> re.Pattern[bytes] | None:
+    """What finds, in one pass, the lines of ``block`` to read: those with one of ``tokens``, ``_SPACED`` or a name's
+    escape (``_ESCAPED_NAME``), of those ``block`` has, so that a dropped record or a step record written otherwise
+    (``"$record": "dropped"``, ``"\\u0024record"``) is parsed and told; None for most blocks, that have none (a
+    ``bytes.find`` each)."""
+    present = tuple(t for t in dict.fromkeys((*tokens, _SPACED)) if t in block)
+    escaped = _ESCAPED_NAME.search(block) is not None
+    return _pattern(present, escaped) if present or escaped else None
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(present: tuple[bytes, ...], escaped: bool) -> re.Pattern[bytes]:
+    """One pattern for the ``present`` bytes (and a name's escape, when ``escaped``): the first of them found first."""
+    return re.compile(b"|".join((*map(re.escape, present), *((_ESCAPED_NAME.pattern,) if escaped else ()))))
 
 
 def _first_long_line(block: bytes, start: int, max_line_bytes: int) -> tuple[int, int] | None:
