@@ -216,8 +216,9 @@ class Batch:
         """An unparsed batch of ``count`` raw lines whose columns (``raws``, ``lines``, ``offsets``, ``pointers``) are
         made only when a stage first reads one: from ``joined`` (the lines as one block, numbered from ``line``, the
         first at byte ``offset``), or from ``pieces`` (stretches ``[a, b)`` of other batches' columns, in order). A
-        stage that needs only the block (a decoder, a writer of the lines as they came) never cuts it into lines.
-        ``raws``: the lines themselves, when they are not the pieces' (a stage changed some): the pieces then give only
+        stage that needs only the block (a writer of the lines as they came) never joins the lines again.
+        ``raws``: the lines themselves, when the maker has them (the line cutter cuts every block it reads: decoders
+        take each line alone), or when they are not the pieces' (a stage changed some): the pieces then give only
         where each line was (a column made is the batch's own, whatever its pieces hold)."""
         batch = cls.__new__(cls)
         batch._folded = _Folded(count, line, offset, pieces)

@@ -327,8 +327,9 @@ def _written_parts(text: str) -> tuple[int, str, int | str]:
     shift = len(fraction or "") - (len(digits.lstrip("0")) - len(significant))  # (the zeros after: a higher power)
     try:
         exponent: int | str = int(power or 0) - shift
-    except ValueError:
-        exponent = f"{power}-{shift}"
+    except ValueError:  # (its sign and leading zeros dropped: "e+05…" and "e5…" are one exponent)
+        magnitude = power.lstrip("+-").lstrip("0") or "0"
+        exponent = f"{'-' if power.startswith('-') else ''}{magnitude}-{shift}"
     return -1 if sign == "-" else 1, significant, exponent
 
 

@@ -461,20 +461,24 @@ def _next_done(pending: dict[Future[list[Outcome]], int]) -> set[Future[list[Out
             done, _ = wait(pending, timeout=WAIT_S, return_when=FIRST_COMPLETED)
             if done:
                 return done
-    return set()  # (not reached: the interrupt held was raised as the block ended)
+    return set()  # (only when the interrupt held did not raise as the block ended, its handler having cancelled the
+    # run or only noted it: the caller waits on)
 
 
 def _shut_down(pool: Any) -> None:
     """The pool's workers end their tasks and are waited for; an interrupt meanwhile (a second Ctrl-C: the first is
     why the pool shuts down) ends them now, as it ends a run in this process. (It waited on: the pool's workers, whose
-    next task never came, and this process, joining them at its exit, both waited forever.) Waited for with Ctrl-C
-    held, as ``_next_done`` waits."""
+    next task never came, and this process, joining them at its exit, both waited forever.) The pool is told to shut
+    down without waiting, and its manager thread (which ends once the workers have) is then joined a short wait at a
+    time with Ctrl-C held, as ``_next_done`` waits, so a second Ctrl-C is seen between waits, never raised inside the
+    pool's locks; without that thread (a later Python's pool), the workers themselves are joined so."""
     processes = dict(getattr(pool, "_processes", None) or {})
     manager = getattr(pool, "_executor_manager_thread", None)
     with interrupts.held() as came:
         pool.shutdown(wait=False, cancel_futures=True)
-        while manager is not None and manager.is_alive() and not came:
-            manager.join(WAIT_S)
+        for waited in [manager] if manager is not None else list(processes.values()):
+            while waited.is_alive() and not came:
+                waited.join(WAIT_S)
         if came:
             for process in processes.values():
                 with suppress(Exception):

@@ -618,7 +618,8 @@ class LineCutter:
         # mark itself is looked for at a sixth of it, a tenth of the cut's time)
         marked = _BOM_FIRST in data and (_BOM_LINE in data or data.startswith(UTF8_BOM))
         if count <= self.batch_events and total <= limit and not marked:
-            # the usual chunk: one batch, its lines kept as one block, cut apart only if a stage reads them one by one
+            # the usual chunk: one batch, its lines as cut above and as one block (a writer of the lines as they came
+            # writes the block)
             out.append(Batch.folded(self.source, count, data, self.line, self.offset, raws=raws))  # type: ignore[arg-type]
             self.line += count
             self.offset += end + 1

@@ -58,3 +58,14 @@ def test_every_command_reads_such_a_number_and_both_lanes_agree(tmp_path: Path, 
         assert len(healed) == 1 and b'"type":"run_started"' in healed[0]
         n = orjson.loads(healed[0].replace(number, b'"as written"'))["payload"]["n"]
         assert n == ("as written" if number.startswith(b"1") else 0.0)  # (a zero, a double's zero, is written 0.0)
+
+
+def test_one_number_written_with_an_exponent_beyond_an_int_is_one_number_however_its_exponent_is_written():
+    """An exponent of more digits than Python reads as an int is compared as written: its sign and leading zeros were
+    part of that text, so `1e+0999…` and `1e999…` (one number) were two."""
+    from replay.pipeline.engine import exactjson as exact
+
+    nines = "9" * 5000
+    assert exact.same_json(exact.loads(f"[1e+0{nines}]"), exact.loads(f"[1e{nines}]"))
+    assert exact.same_json(exact.loads(f"[1e-00{nines}]"), exact.loads(f"[1e-{nines}]"))
+    assert not exact.same_json(exact.loads(f"[1e{nines}]"), exact.loads(f"[1e-{nines}]"))
