@@ -53,6 +53,16 @@ def run_replay(*args: str, input: bytes | None = None, cwd: str | Path | None = 
 CPYTHON_AST_RACE = b"AST constructor recursion depth mismatch"
 
 
+def write_one_line_artifact(path: Path, events: int, text: int) -> None:
+    """A replay artifact of ``events`` user messages (each ``text`` characters long), written on one line as orjson
+    writes it: a large document with no newline in it."""
+    listed = [{"type": "user_message", "seq": n, "timestamp": "2026-03-01T12:00:00.000Z", "text": "x" * text,
+               "runId": "run_1"} for n in range(1, events + 1)]
+    path.write_bytes(orjson.dumps({"schemaVersion": "1.0.0", "artifactType": "replay", "id": "run_1",
+                                   "timestamp": "2026-03-01T12:00:00.000Z", "prompt": "hi", "query": "hi",
+                                   "status": "ok", "response": "hello", "events": listed}))
+
+
 def errors_of(stderr: bytes) -> list[dict]:
     """The `{"error": ...}` bodies printed on stderr (log lines are skipped)."""
     bodies = []

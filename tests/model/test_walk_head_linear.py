@@ -6,19 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import pytest
+from conftest import write_one_line_artifact
 
 from replay.pipeline.model import walk_journal
 
 
 def test_a_one_line_artifact_has_its_head_judged_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    events = [{"type": "user_message", "seq": n, "timestamp": "2026-03-01T12:00:00.000Z", "text": "x" * 200,
-               "runId": "run_1"} for n in range(1, 20001)]
     path = tmp_path / "big.json"
-    path.write_bytes(orjson.dumps({"schemaVersion": "1.0.0", "artifactType": "replay", "id": "run_1",
-                                   "timestamp": "2026-03-01T12:00:00.000Z", "prompt": "hi", "query": "hi",
-                                   "status": "ok", "response": "hello", "events": events}))
+    write_one_line_artifact(path, 20000, 200)
     size = path.stat().st_size
     assert size > 4 * walk_journal.SCAN_CHUNK
     judged: list[int] = []  # the bytes head_format was given, each time

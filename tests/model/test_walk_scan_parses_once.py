@@ -7,19 +7,15 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
-import orjson
+from conftest import write_one_line_artifact
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.model.walk_journal import _scan
 
 
 def test_the_scan_of_a_named_artifact_holds_one_parsed_copy(tmp_path: Path):
-    events = [{"type": "user_message", "seq": n, "timestamp": "2026-03-01T12:00:00.000Z", "text": "x" * 40,
-               "runId": "run_1"} for n in range(1, 20001)]
     path = tmp_path / "big.json"
-    path.write_bytes(orjson.dumps({"schemaVersion": "1.0.0", "artifactType": "replay", "id": "run_1",
-                                   "timestamp": "2026-03-01T12:00:00.000Z", "prompt": "hi", "query": "hi",
-                                   "status": "ok", "response": "hello", "events": events}))
+    write_one_line_artifact(path, 20000, 40)
     data = path.read_bytes()
     tracemalloc.start()
     try:
