@@ -342,7 +342,8 @@ class ScreenRuns(Transform):
         # the rules and heal_summary take it (as bytes, no run would be there to count the repair)
         rejoined = set(batch.rejoined) if batch.rejoined else None
         if rejoined is None and self._plain(batch, heads):
-            return self._take(self._paused(batch))
+            self._paused(batch)
+            return self._take([])
         raws = batch.raws
         last = len(raws) - 1
         for i, raw in enumerate(raws):
@@ -387,20 +388,18 @@ class ScreenRuns(Transform):
             if i == last and batch.tail_open:
                 run.tail_open = True
             self._hold(run)
-        return self._take(self._paused(batch))
+        self._paused(batch)
+        return self._take([])
 
-    def _paused(self, batch: Batch) -> list[Batch]:
+    def _paused(self, batch: Batch) -> None:
         """The input may wait after this batch (or the run in progress let some lines go already): what the open
-        run holds goes on now, the slow way, and the rest of that run follows as it comes."""
+        run holds goes on now, the slow way, and the rest of that run follows as it comes. (All it holds may be
+        spooled: that goes on as it went when spooled, without the fast lane, and the run is held as it was then.)"""
         run = self.run
-        if run is None or not (batch.pause or run.spilled):
-            return []
-        if run.count:
-            run.spilled = True
-            self._spill(run)
-        elif run.spool is not None:  # all it holds is spooled: that goes on (as it went when spooled, without the fast
-            self._spill(run)         # lane), and the run is held as it would have been then
-        return []
+        if run is None or not (batch.pause or run.spilled) or not (run.count or run.spool is not None):
+            return
+        run.spilled = run.spilled or bool(run.count)
+        self._spill(run)
 
     def _hold(self, run: _Run) -> None:
         """The run in progress, when it is longer than the screen holds: what it holds is judged (``_judge``, with what

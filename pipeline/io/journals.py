@@ -519,13 +519,9 @@ def decode_each_line(decoder: Any, batch: Batch) -> list[Any] | None:
         except UnicodeDecodeError:
             return None
     try:
-        return nested_no_deeper_than_orjson(_each(decoder.decode), batch.raws)  # type: ignore[no-any-return]
+        return nested_no_deeper_than_orjson(lambda raws: list(map(decoder.decode, raws)), batch.raws)  # type: ignore[no-any-return]
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
-
-
-def _each(decode: Any) -> Any:
-    return lambda raws: list(map(decode, raws))
 
 
 ORJSON_DEPTH = exactjson.MAX_DEPTH  # the deepest nesting orjson (and so parse) reads: a deeper line is invalid JSON to replay
