@@ -14,7 +14,7 @@ from typing import Any, overload
 from replay.pipeline.engine import bytespool, exactjson
 
 IN_MEMORY = bytespool.IN_MEMORY  # bytes kept in memory before the rest goes to a temporary file
-READ_BYTES = bytespool.READ_BYTES  # a pass over the file reads it this much at a time
+READ_BYTES = bytespool.READ_BYTES  # a pass over the file reads it this much at a time (a test makes it small)
 WRITE_BUFFER = bytespool.WRITE_BUFFER  # the file's write buffer: a run's piece is a few KiB, a write each would be a
 # system call each
 CALLS_A_PIECE = 2048  # a run's tool calls written (encoded, spooled) this many at a time when it has more
@@ -112,9 +112,8 @@ class SpooledSummaries(_Records):
 
     def __init__(self) -> None:
         self._bytes = ByteSpool()
-        self._offsets: list[int] = []  # where each summary starts (it ends where the next one does)
-        self._ends: dict[int, int] = {}  # where a summary whose calls follow it ends
-        # its calls: by member, their lines' bounds and how many
+        self._offsets: list[int] = []  # where each summary starts (it ends where the next one does, or its calls)
+        # a summary's calls, when they follow it: by member, their lines' bounds and how many
         self._calls: dict[int, list[tuple[str, list[tuple[int, int]], int]]] = {}
 
     def append(self, summary: dict[str, Any]) -> None:
@@ -125,7 +124,6 @@ class SpooledSummaries(_Records):
         k = len(self._offsets)
         self._offsets.append(self._bytes.append(
             exactjson.dumps(summary | {key: {**summary[key], "calls": []} for key in longer}) + b"\n"))
-        self._ends[k] = self._bytes.size
         self._calls[k] = []
         for key in longer:
             calls, bounds = summary[key]["calls"], []
@@ -138,20 +136,15 @@ class SpooledSummaries(_Records):
         return len(self._offsets)
 
     def _end(self, k: int) -> int:
-        if k in self._ends:
-            return self._ends[k]
+        if k in self._calls:  # (where its first calls line starts)
+            return self._calls[k][0][1][0][0]
         return self._offsets[k + 1] if k + 1 < len(self._offsets) else self._bytes.size
 
-    def _read(self, k: int) -> dict[str, Any]:
-        return self._with_calls(k, exactjson.loads(self._bytes.read(self._offsets[k], self._end(k))))
-
-    def _with_calls(self, k: int, summary: dict[str, Any]) -> dict[str, Any]:
+    def _at(self, k: int) -> dict[str, Any]:
+        summary = exactjson.loads(self._bytes.read(self._offsets[k], self._end(k)))
         for key, bounds, count in self._calls.get(k, ()):
             summary[key]["calls"] = SpooledCalls(self._bytes, bounds, count)
         return summary
-
-    def _at(self, index: int) -> dict[str, Any]:
-        return self._read(index)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """The summaries appended before the pass began, in order (read a piece at a time; the lines of a run's
@@ -160,7 +153,7 @@ class SpooledSummaries(_Records):
         if not count:
             return
         if self._calls:  # (a long run's calls are lines of their own: each summary read by its bounds)
-            yield from map(self._read, range(count))
+            yield from map(self._at, range(count))
             return
         yield from islice(map(exactjson.loads, self._lines()), count)
 
