@@ -16,11 +16,11 @@ from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.fdio import file_removed
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
-    BLANK,
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     DOCUMENT,
     DOCUMENT_SUFFIXES,
+    JSON_SPACE,
     LINES,
     STDIN,
     Item,
@@ -47,7 +47,6 @@ class _Reached(Exception):
     """The read got to ``end_offset``."""
 
 
-_BLANKS = BLANK + b"\n"  # what JSON takes for blank between values (``head_format``, ``json_lines_fault`` skip it)
 _READ_THE_REST = "The lines before the offset given came out; read the rest again from a whole copy of the input."
 
 @register("read")
@@ -402,7 +401,7 @@ class ReadJournal(Source):
             parts.append(data)
             size += len(data)
             if blank:
-                blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(_BLANKS)
+                blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(JSON_SPACE)
             if lines and kind is None and not blank and (len(parts) == 1 or b"\n" in data):
                 kind = head_format(b"".join(parts))
             if json_lines is not None and (told := json_lines.feed(data)) is not None:

@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.errors import how_to_fix
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import (
@@ -18,7 +19,7 @@ from replay.pipeline.model.records import (
     is_record,
 )
 from replay.pipeline.model.runs import input_ends, of_no_run, runid_spans, starts_run
-from replay.pipeline.model.validation import USAGE_FIX, USAGE_NOT_COUNTED, usage_not_counted
+from replay.pipeline.model.validation import USAGE_NOT_COUNTED, usage_not_counted
 from replay.pipeline.report.model import (
     EventColumns,
     RunTally,
@@ -140,7 +141,7 @@ class SummarizeRuns(Transform):
                 else "; this usage object is left out of the run's usage")
             self.emit("notices", {
                 "code": USAGE_NOT_COUNTED, "action": "reported", **where, "runId": tally.run_id, "stage": self.id,
-                "received": ", ".join(fields), "message": f"{line}: {said}", "howToFix": USAGE_FIX,
+                "received": ", ".join(fields), "message": f"{line}: {said}", "howToFix": how_to_fix(USAGE_NOT_COUNTED),
             })
         tally.unheld.clear()
 

@@ -698,7 +698,7 @@ def line_too_long(line: int | None, limit: int) -> str:
 
 
 BLANK = b" \t\r"  # what a blank line holds besides its newline (what strip() of it leaves nothing of)
-_WS = BLANK + b"\n"
+JSON_SPACE = BLANK + b"\n"  # what JSON takes for blank between values (``head_format`` skips it, so does the rest)
 LINES, DOCUMENT = "lines", "document"
 
 
@@ -731,7 +731,7 @@ def head_format(head: bytes) -> str | None:
     A first line that is a whole array or artifact, or that does not parse on its own but is followed
     by a line that is not a JSON object, points at a document (pretty-printed or on one line).
     """
-    body = head.removeprefix(UTF8_BOM).lstrip(_WS)
+    body = head.removeprefix(UTF8_BOM).lstrip(JSON_SPACE)
     if not body or UTF8_BOM.startswith(body):  # nothing yet, or only part of a byte order mark
         return None
     if body[:1] not in (b"{", b"["):
@@ -743,7 +743,7 @@ def head_format(head: bytes) -> str | None:
     try:
         value = exactjson.loads(first)
     except orjson.JSONDecodeError:
-        if first.strip(_WS) in (b"{", b"["):
+        if first.strip(JSON_SPACE) in (b"{", b"["):
             return DOCUMENT
         nl2 = body.find(b"\n", nl + 1)
         if nl2 < 0:

@@ -275,7 +275,6 @@ class CallPairing:
         "answered",
         "cids",
         "duration",
-        "ended",
         "name_at",
         "names",
         "open",

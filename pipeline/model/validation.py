@@ -17,7 +17,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import diagnostic, excerpt, utf8_fault
-from replay.pipeline.io.journals import LINES, head_format, is_record_array
+from replay.pipeline.io.journals import JSON_SPACE, LINES, head_format, is_record_array
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
 from replay.pipeline.model.events import is_timestamp
 from replay.pipeline.model.records import (
@@ -183,7 +183,6 @@ MEMBERS: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
 USAGE_NOT_COUNTED = "E_USAGE_NOT_COUNTED"
 # The code of a member of MEMBERS that is not what it should be, by fact (else E_ARTIFACT_SHAPE_INVALID).
 _MEMBER_CODES = {"usage": USAGE_NOT_COUNTED}
-USAGE_FIX = "Write token counts and costs as plain numbers (e.g. 1200, 0.0034)."
 
 
 def usage_not_counted(fields: list[str], whole: bool) -> str:
@@ -368,7 +367,6 @@ def _line_start(data: bytes, lineno: int) -> int:
     return start
 
 
-_JSON_SPACE = b" \t\r\n"
 
 
 def json_lines_fault(head: bytes) -> orjson.JSONDecodeError | bool:
@@ -378,7 +376,7 @@ def json_lines_fault(head: bytes) -> orjson.JSONDecodeError | bool:
     ``head`` says what the whole file's parse would), told without reading the rest; False when it is not so; True
     while ``head`` cannot tell yet (no line that is not blank after its first one)."""
     nl = head.find(b"\n")
-    if nl < 0 or not head[nl + 1:].strip(_JSON_SPACE):
+    if nl < 0 or not head[nl + 1:].strip(JSON_SPACE):
         return True
     try:
         exactjson.loads(head[:nl])
@@ -414,7 +412,7 @@ class JsonLinesHead:
         self.size += len(data)
         if not self.first_line and (newline := seen.find(b"\n")) >= 0:
             self.first_line, seen = True, seen[newline + 1:]
-        if self.first_line and seen.strip(_JSON_SPACE):
+        if self.first_line and seen.strip(JSON_SPACE):
             self.told = True
             head = exactjson.skip_bom(b"".join(self.parts)[:self.limit + 1])[0]
             self.parts = []

@@ -31,6 +31,7 @@ from replay.pipeline.io.journals import (
     BLANK,
     DOCUMENT,
     DOCUMENT_SUFFIXES,
+    JSON_SPACE,
     Gunzipping,
     GzipUnreadable,
     LineCutter,
@@ -76,9 +77,7 @@ def _watch_line(watch: StepWatch, raw: bytes, strict: bool = True) -> bool | Non
     """Feed one line to ``watch``: whether it is the step's; None when it cannot be read (not JSON,
     not an object; a dropped record once the step has appeared: what `replay read` left out may be its end),
     False for a blank line. Not ``strict`` (a line only ``_SPACED`` or ``_ESCAPED_NAME`` found), a line that is no JSON
-    object, or has neither ``_SPACED`` nor a name's escape (not parsed), is False: it holds no text of the step's."""
-    if not strict and _SPACED not in raw and _ESCAPED_NAME.search(raw) is None:
-        return False
+    object is False: it holds no text of the step's."""
     try:
         record = exactjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -505,7 +504,7 @@ def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
         parts.append(data)
         size += len(data)
         if blank:
-            blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(_BLANKS)
+            blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(JSON_SPACE)
         if not blank and (not opened or b"\n" in data):
             parts = [b"".join(parts)]
             if head_format(parts[0]) is not None:
@@ -516,7 +515,6 @@ def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
     return b"".join(parts), True
 
 
-_BLANKS = BLANK + b"\n"  # what JSON takes for blank between values (``head_format``, ``json_lines_fault`` skip it)
 _OPENED = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*[\[{]")  # (a byte order mark, blanks, then an array or object)
 
 
