@@ -121,7 +121,7 @@ def fill_repairs(artifact: dict[str, Any], noted: Noted | None, *, source: str,
     given = noted.given
     entries = []
     for key in (*FILLED_FIELDS, *REPLACED_FIELDS):
-        if key not in artifact or (key in given and _same(given[key], artifact[key])) \
+        if key not in artifact or (key in given and exactjson.typed_equal(given[key], artifact[key])) \
                 or (key in REPLACED_FIELDS and key not in given):
             continue
         was = {"original": given[key]} if key in given else {}
@@ -137,11 +137,6 @@ def _shown(value: Any, key: str) -> str:
     if key in REPLACED_FIELDS and isinstance(value, list):
         return f"{len(value)} call{'' if len(value) == 1 else 's'}"
     return exactjson.dumps(value).decode()
-
-
-def _same(given: Any, written: Any) -> bool:
-    """The value an input gave is the one its copy writes (``True`` is not ``1``, nor ``1.0``)."""
-    return given.__class__ is written.__class__ and given == written
 
 
 def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:
