@@ -369,24 +369,22 @@ def _line_start(data: bytes, lineno: int) -> int:
 
 
 
-def json_lines_fault(head: bytes) -> orjson.JSONDecodeError | bool:
-    """Whether ``head``, the first bytes of a named .json file (past a byte order mark), opens with JSON lines: its
-    first line is one whole JSON value and a line that is not blank follows, so the file is no one JSON document,
-    whatever comes after. Then the error parsing it gives (where the second line starts: ``document_not_json`` of
-    ``head`` says what the whole file's parse would), told without reading the rest; False when it is not so; True
-    while ``head`` cannot tell yet (no line that is not blank after its first one)."""
+def json_lines_fault(head: bytes) -> orjson.JSONDecodeError | None:
+    """Whether ``head``, the first bytes of a named .json file (past a byte order mark) with a line that is not blank
+    after its first one (``JsonLinesHead`` asks only then), opens with JSON lines: its first line is one whole JSON
+    value, so the file is no one JSON document, whatever comes after. Then the error parsing it gives (where the
+    second line starts: ``document_not_json`` of ``head`` says what the whole file's parse would), told without
+    reading the rest; None when it is not so."""
     nl = head.find(b"\n")
-    if nl < 0 or not head[nl + 1:].strip(JSON_SPACE):
-        return True
     try:
         exactjson.loads(head[:nl])
     except (orjson.JSONDecodeError, RecursionError):
-        return False
+        return None
     try:
         exactjson.loads(head)
     except orjson.JSONDecodeError as exc:
         return exc
-    return False  # (cannot be: two values do not parse as one)
+    return None  # (cannot be: two values do not parse as one)
 
 
 class JsonLinesHead:
@@ -417,7 +415,7 @@ class JsonLinesHead:
             head = exactjson.skip_bom(b"".join(self.parts)[:self.limit + 1])[0]
             self.parts = []
             fault = json_lines_fault(head)
-            return None if isinstance(fault, bool) else (head, fault)  # (bool: its first line is no JSON value)
+            return None if fault is None else (head, fault)  # (None: its first line is no JSON value)
         if self.size > self.limit:
             self.told, self.parts = True, []
         return None
