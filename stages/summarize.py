@@ -19,7 +19,7 @@ from replay.pipeline.model.records import (
     is_record,
 )
 from replay.pipeline.model.runs import input_ends, of_no_run, runid_spans, starts_run
-from replay.pipeline.model.validation import USAGE_NOT_COUNTED, usage_not_counted
+from replay.pipeline.model.validation import USAGE_NOT_COUNTED
 from replay.pipeline.report.model import (
     EventColumns,
     RunTally,
@@ -136,12 +136,16 @@ class SummarizeRuns(Transform):
             i = at_record if index is None else index + shift
             where = batch.where(i) if i is not None else {}
             line = f"line {where['line']}" if "line" in where else "a record"
-            said = usage_not_counted(fields, not only_fields) + (
-                "; left out of the run's usage, the rest of this usage object counted" if only_fields
-                else "; this usage object is left out of the run's usage")
+            named = ", ".join(fields)
+            if only_fields:
+                said = (f"usage {named} {'is not a count' if len(fields) == 1 else 'are not counts'} (a number >= 0); left "
+                        "out of the run's usage, the rest of this usage object counted")
+            else:
+                said = (f"usage {named} is a number no count holds (not a whole number, or one of thousands of digits); "
+                        "this usage object is left out of the run's usage")
             self.emit("notices", {
                 "code": USAGE_NOT_COUNTED, "action": "reported", **where, "runId": tally.run_id, "stage": self.id,
-                "received": ", ".join(fields), "message": f"{line}: {said}", "howToFix": how_to_fix(USAGE_NOT_COUNTED),
+                "received": named, "message": f"{line}: {said}", "howToFix": how_to_fix(USAGE_NOT_COUNTED),
             })
         tally.unheld.clear()
 

@@ -185,16 +185,6 @@ USAGE_NOT_COUNTED = "E_USAGE_NOT_COUNTED"
 _MEMBER_CODES = {"usage": USAGE_NOT_COUNTED}
 
 
-def usage_not_counted(fields: list[str], whole: bool) -> str:
-    """What the ``fields`` of a usage object that hold no count are (``'inputTokens "45"'``, as ``report.model.usage_of``
-    names them), as a notice says it: ``whole``, a number no count holds (the object then counts for nothing), else
-    values that are no count."""
-    named = ", ".join(fields)
-    if whole:
-        return f"usage {named} is a number no count holds (not a whole number, or one of thousands of digits)"
-    return f"usage {named} {'is not a count' if len(fields) == 1 else 'are not counts'} (a number >= 0)"
-
-
 def _check_facts(record: dict[str, Any], prefix: str, what: str, required: tuple[str, ...]) -> Problems:
     problems: Problems = []
     for key, (expected, ok) in FACTS.items():
