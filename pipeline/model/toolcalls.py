@@ -214,7 +214,7 @@ def pair_tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 _OPEN, _OK, _ERROR = 0, 1, 2  # a call's state (``CallPairing.state``)
-_STATUS = ("error", "ok", "error")  # its status by state (an open call reports ``error``)
+CALL_STATUS = ("error", "ok", "error")  # its status by state (an open call reports ``error``)
 _NONE = math.nan  # (``CallPairing.duration``: no time tells how long the call took; a length is never NaN)
 
 
@@ -356,18 +356,24 @@ class CallPairing:
             self.stamps[1][row] = ts
         return paired
 
+    def end_open(self, latest: datetime | None) -> list[int]:
+        """The rows of the calls still open, each now as long as until ``latest`` (the run's latest instant), or of no
+        known length (``duration``: NaN) when either instant is not known."""
+        open_rows = [row for row, state in enumerate(self.state) if state == _OPEN] if _OPEN in self.state else []
+        for row in open_rows:
+            length = ms_until(self.started[row], latest)
+            self.duration[row] = _NONE if length is None else length
+        return open_rows
+
     def columns(self, latest: datetime | None) -> dict[str, Any]:
         """The calls in the order they began, a column each: ``toolName``, ``status``, ``durationMs`` (None: unknown),
         ``started`` (when each began: an instant, or None), ``seq``, ``callId`` and ``unfinished`` (True or None); those still open end at
         ``latest`` (the run's latest instant: its latest timestamp, wherever it stands in the stream), unfinished.
         Each column is read as it is iterated (read them in step, as ``zip`` does): a long run's calls are not held a
         second time, as lists, beside these columns and what is made of them."""
-        open_rows = [row for row, state in enumerate(self.state) if state == _OPEN] if _OPEN in self.state else []
-        for row in open_rows:
-            length = ms_until(self.started[row], latest)
-            self.duration[row] = _NONE if length is None else length
+        self.end_open(latest)
         return {"toolName": map(self.names.__getitem__, self.tool),
-                "status": map(_STATUS.__getitem__, self.state), "durationMs": map(_known, self.duration),
+                "status": map(CALL_STATUS.__getitem__, self.state), "durationMs": map(_known, self.duration),
                 "started": self.started, "seq": iter(self.seq), "callId": self.cids,
                 "unfinished": (True if state == _OPEN else None for state in self.state)}
 

@@ -42,6 +42,7 @@ from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
 from replay.pipeline.model.toolcalls import (
     CALL_FIELDS,
+    CALL_STATUS,
     CALLED,
     COMPLETED,
     FAILED,
@@ -52,7 +53,6 @@ from replay.pipeline.model.toolcalls import (
 )
 
 _COUNT = operator.itemgetter(1)
-_TOOL_NAME, _STATUS, _DURATION = (operator.itemgetter(key) for key in ("toolName", "status", "durationMs"))
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
 _STR, _DICT, _INT, _NUMBERS = {str}, {dict}, {int}, {int, float}
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
@@ -113,6 +113,11 @@ def number(value: float) -> int | float:
         return int(value)
     rounded = round(value, 3)
     return int(rounded) if rounded.is_integer() else rounded
+
+
+def numbers(values: Iterable[float]) -> list[int | float | None]:
+    """``number`` of each of ``values`` (floats; NaN: unknown, None) in one comprehension (most are whole)."""
+    return [int(value) if value.is_integer() else (None if value != value else number(value)) for value in values]
 
 
 def maybe_number(value: float | None) -> int | float | None:
@@ -700,7 +705,7 @@ class RunTally:
         facts = self.record or {}
         start, end = self.first, self.last
         duration = number(_ms(end, start)) if start is not None and end is not None else None
-        calls, indexes = self._tool_calls(start)
+        tool_calls, indexes = self._tool_calls(start)
         summary = {
             RECORD_KEY: SUMMARY_RECORD,
             "runId": self.run_id,
@@ -713,7 +718,7 @@ class RunTally:
             "endedAt": written_timestamp(end, self.last_stamp) if end is not None else None,
             "durationMs": duration,
             "events": {"total": self.count, "byType": dict(sorted(self.by_type.items()))},
-            "toolCalls": _tool_stats(calls),
+            "toolCalls": tool_calls,
             "errors": self._errors(),
             "usage": self._usage(),
             "repairs": {"total": self.repairs_total, "byRule": dict(sorted(self.repairs_by_rule.items()))},
@@ -722,26 +727,31 @@ class RunTally:
             summary["timeline"] = self._timeline(start, duration, indexes)
         return summary
 
-    def _tool_calls(self, start: datetime | None) -> tuple[list[dict[str, Any]], list[Any]]:
-        """The run's calls as the summary lists them, and where each began in the run (for the timeline)."""
-        columns = self.calls.columns(self.last)  # open calls end at the run's latest instant
-        began = columns["started"]
+    def _tool_calls(self, start: datetime | None) -> tuple[dict[str, Any], list[Any]]:
+        """The run's calls as the summary lists them, with their counts (``_tool_stats``), and where each began in the
+        run (for the timeline). Each call's entry is made whole in one comprehension, then those without an id lose
+        ``callId`` and those still open gain ``unfinished`` (the keys keep their order)."""
+        pairing = self.calls
+        unfinished = pairing.end_open(self.last)  # open calls end at the run's latest instant
+        names = list(map(pairing.names.__getitem__, pairing.tool))
+        statuses = list(map(CALL_STATUS.__getitem__, pairing.state))
+        began = pairing.started
         if start is not None:
-            starts: Iterable[Any] = (None if moment is None else number(_ms(moment, start)) for moment in began)
+            starts = numbers([math.nan if moment is None else (moment - start).total_seconds() * 1000.0
+                              for moment in began])
         else:
-            starts = itertools.repeat(None, len(began))
-        out = []
-        for name, status, duration, seq, start_ms, cid, unfinished in zip(
-                columns["toolName"], columns["status"], map(maybe_number, columns["durationMs"]), columns["seq"],
-                starts, columns["callId"], columns["unfinished"], strict=True):
-            entry: dict[str, Any] = {"toolName": name, "status": status, "durationMs": duration, "seq": seq,
-                                     "startMs": start_ms}
-            if cid:
-                entry["callId"] = cid
-            if unfinished:
-                entry["unfinished"] = True
-            out.append(entry)
-        return out, self.call_index.tolist()
+            starts = [None] * len(began)
+        lengths, cids = numbers(pairing.duration), pairing.cids
+        out: list[dict[str, Any]] = [
+            {"toolName": name, "status": status, "durationMs": duration, "seq": seq, "startMs": start_ms, "callId": cid}
+            for name, status, duration, seq, start_ms, cid in zip(
+                names, statuses, lengths, pairing.seq.tolist(), starts, cids, strict=True)]
+        if not all(cids):
+            for row in [row for row, cid in enumerate(cids) if not cid]:
+                del out[row]["callId"]
+        for row in unfinished:
+            out[row]["unfinished"] = True
+        return _tool_stats(pairing.tool, pairing.names, statuses, lengths, out), self.call_index.tolist()
 
     def _errors(self) -> list[dict[str, Any]]:
         errors: list[dict[str, Any]] = []
@@ -797,19 +807,27 @@ class RunTally:
                 "calls": indexes}
 
 
-def _tool_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """A run's tool calls counted by tool: the time of the calls whose length is known (a call no time tells the
-    length of has ``durationMs`` None), None for a tool none of whose calls' lengths is known."""
+def _tool_stats(tools: Iterable[int], names: list[str], statuses: list[str], lengths: list[Any],
+                calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """A run's tool calls counted by tool (``tools``: the place of each call's tool in ``names``; ``statuses`` and
+    ``lengths``: each call's, as ``calls`` lists them): the time of the calls whose length is known (a call no time tells
+    the length of has ``durationMs`` None), None for a tool none of whose calls' lengths is known."""
+    if len(names) == 1:
+        groups = [lengths]
+    else:
+        groups = [[] for _ in names]
+        adds = [group.append for group in groups]
+        for tool, length in zip(tools, lengths, strict=True):
+            adds[tool](length)
+    oks = Counter(itertools.compress(tools, map("ok".__eq__, statuses))) if "error" in statuses else None
     by_tool: dict[str, dict[str, Any]] = {}
-    for name, of_tool in itertools.groupby(sorted(calls, key=_TOOL_NAME), _TOOL_NAME):  # (a stable sort: in order)
-        group = list(of_tool)
-        durations = list(map(_DURATION, group))
-        if None in durations:
-            durations = [duration for duration in durations if duration is not None]
-        ok = list(map(_STATUS, group)).count("ok")
-        by_tool[name] = _finished(len(group), ok, len(group) - ok, _sum(durations, 0.0) if durations else None,
-                                  max(0.0, *durations) if durations else None)
-    ok = list(map(_STATUS, calls)).count("ok")
+    for tool in sorted(range(len(names)), key=names.__getitem__):
+        group = groups[tool]
+        durations = [duration for duration in group if duration is not None] if None in group else group
+        ok = len(group) if oks is None else oks[tool]
+        by_tool[names[tool]] = _finished(len(group), ok, len(group) - ok, _sum(durations, 0.0) if durations else None,
+                                         max(0.0, *durations) if durations else None)
+    ok = statuses.count("ok")
     return {"total": len(calls), "ok": ok, "error": len(calls) - ok, "byTool": by_tool, "calls": calls}
 
 
