@@ -326,29 +326,36 @@ class CallPairing:
         return self.names[self.tool[row]]
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
-        cid = call_id(payload)
-        if self.open.known(cid):
+        cid = payload.get("callId") if payload.__class__ is dict else None  # (``call_id``: the usual spelling first)
+        if cid.__class__ is not str or not cid:
+            cid = call_id(payload)
+        if cid and self.open.known(cid):
             return  # (the call of that id, written again: one call)
-        name = tool_name(payload) or "unknown"
+        name = payload.get("toolName") if payload.__class__ is dict else None  # (``tool_name``, likewise)
+        if name.__class__ is not str or not name:
+            name = tool_name(payload) or "unknown"
         self.open.open(cid, name, self._new(name, ts, seq, cid))
 
     def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> int | None:
         """The result of a call: the row of the call it answers (its tool the call's: ``name``), or None for a result
         without its call, counted on its own."""
-        cid = call_id(payload)
+        cid = payload.get("callId") if payload.__class__ is dict else None  # (``call_id``: the usual spelling first)
+        if cid.__class__ is not str or not cid:
+            cid = call_id(payload)
         row = paired = self.open.close_id(cid) if cid else None
-        if row is None and cid in self.answered:
-            return self.answered[cid]  # (the result of that call, written again: the call keeps its first)
         if row is not None:
             self.answered[cid] = row  # type: ignore[index]
             self.cids[row] = cid  # (the same id: one text of it held, the one the answered ids hold)
-        if row is None:  # (the result's own tool name matters only now: most results name no tool)
+        elif cid in self.answered:
+            return self.answered[cid]  # (the result of that call, written again: the call keeps its first)
+        else:  # (the result's own tool name matters only now: most results name no tool)
             result_name = tool_name(payload)
             row = paired = self.open.close(cid, result_name)
             if row is None:  # a result without its call: count it on its own
                 row = self._new(result_name or "unknown", ts, seq, None)
         self.state[row] = _OK if ok else _ERROR
-        measured = _measured(payload.get("durationMs")) if isinstance(payload, dict) else None
+        length = payload.get("durationMs") if isinstance(payload, dict) else None
+        measured = None if length is None else _measured(length)
         if measured is None:  # (None: no time tells how long it took)
             measured = ms_until(self.started[row], parse_timestamp(ts))
         self.duration[row] = _NONE if measured is None else measured

@@ -563,7 +563,7 @@ class RunTally:
         if kind in TOOL_TYPES:
             if stamp == EPOCH:  # (heal's stand-in for no time: a call it stamps tells no length)
                 stamp = None
-            failed, calls = False, len(self.calls)
+            failed, calls = False, len(self.calls) if self.timeline else 0
             if kind in CALLED:
                 self.calls.called(payload, stamp, seq)
             else:  # (the outcome judged once: is_failure would ask it again)
