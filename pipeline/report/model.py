@@ -311,7 +311,10 @@ def usage_columns(objects: list[Any]) -> dict[str, list[Any]] | None:
     if set(map(type, objects)) != _DICT:
         return None
     columns = {}
+    given = set().union(*objects)  # (the names some object gives: a key of none of them is read in none)
     for key, names in _USAGE_KEYS.items():
+        if given.isdisjoint(names):
+            continue
         column = values_of(objects, names[0])
         if _all_counts(column):
             columns[key] = column
