@@ -44,21 +44,66 @@ def run_pieces(run: dict[str, Any], size: int = CALLS_A_PIECE) -> Iterator[bytes
     yield indent + b"]" + tail
 
 
+BATCH_RUNS = 64  # runs encoded together (one orjson call: a run's lines come indented as they stand in the list)
+_LIST_HEAD, _LIST_TAIL = b'{\n  "runs": [\n', b"\n  ]\n}"  # around the runs of ``{"runs": [...]}``, indented
+
+
+def _calls_of(run: dict[str, Any]) -> int:
+    """How many calls a run's ``toolCalls`` lists (0 when it lists none as a list)."""
+    tool_calls = run.get("toolCalls")
+    calls = tool_calls.get("calls") if isinstance(tool_calls, dict) else None
+    return len(calls) if type(calls) is list else 0
+
+
 class Streamed:
-    """The document built as the runs come: each run dumped on its own (a piece at a time: ``run_pieces``),
-    indented into place, into a ``ByteSpool`` (memory stays flat), then written between the head and the totals."""
+    """The document built as the runs come: the runs encoded a batch at a time, as they stand in the ``runs`` list
+    (``{"runs": batch}`` encoded, its runs' lines cut out), or a run of many calls on its own, a piece at a time
+    (``run_pieces``) indented into place; into a ``ByteSpool`` (memory stays flat), then written between the head and
+    the totals."""
 
     def __init__(self) -> None:
         self.runs = ByteSpool()
-        self.count = 0
+        self.count = 0  # runs written into ``runs``
+        self.pending: list[dict[str, Any]] = []  # runs (as the report shows them) not encoded yet
+        self.pending_calls = 0  # their calls
 
     def add(self, summary: dict[str, Any]) -> None:
+        run = public_run(summary)
+        calls = _calls_of(run)
+        if calls > CALLS_A_PIECE:  # (encoded a piece at a time, in its turn)
+            self._write_pending()
+            self._write_alone(run)
+            return
+        self.pending.append(run)
+        self.pending_calls += calls
+        if len(self.pending) >= BATCH_RUNS or self.pending_calls >= CALLS_A_PIECE:
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        """The pending runs, encoded at once by orjson; each alone (``_write_alone``) when it cannot encode them all
+        (a number beyond 64 bits, half a surrogate pair: ``exactjson`` then writes a run as orjson would)."""
+        runs, self.pending, self.pending_calls = self.pending, [], 0
+        if not runs:
+            return
+        try:
+            listed = orjson.dumps({"runs": runs}, option=orjson.OPT_INDENT_2)
+        except orjson.JSONEncodeError:
+            for run in runs:
+                self._write_alone(run)
+            return
+        if self.count:
+            self.runs.append(b",\n")
+        self.runs.append(listed[len(_LIST_HEAD):-len(_LIST_TAIL)])
+        self.count += len(runs)
+
+    def _write_alone(self, run: dict[str, Any]) -> None:
         self.runs.append(b",\n    " if self.count else b"    ")
-        for piece in run_pieces(public_run(summary)):
+        for piece in run_pieces(run):
             self.runs.append(piece.replace(b"\n", RUN_INDENT))
         self.count += 1
 
     def chunks(self, agg: dict[str, Any], title: str) -> Iterator[bytes]:
+        self._write_pending()
         if not self.count:
             yield exactjson.dumps({"runs": [], "aggregate": agg}, option=orjson.OPT_INDENT_2) + b"\n"
             return
