@@ -943,27 +943,32 @@ class Aggregate:
         self.unattributed_by_rule: Counter[str] = Counter()
 
     def add(self, s: dict[str, Any]) -> None:
-        self.by_type.update(s["events"]["byType"])
-        self.by_rule.update(s["repairs"]["byRule"])
+        _count_into(self.by_type, s["events"]["byType"])
+        _count_into(self.by_rule, s["repairs"]["byRule"])
         tc = s["toolCalls"]
         self.calls += tc["total"]
         self.calls_ok += tc["ok"]
+        by_tool = self.by_tool
         for name, st in tc["byTool"].items():
-            stats = self.by_tool.get(name)
+            stats = by_tool.get(name)
             if stats is None:
-                stats = self.by_tool[name] = _no_calls()
+                stats = by_tool[name] = _no_calls()
             _add_call(stats, st["calls"], st["ok"], st["error"], st["durationMs"], st["maxMs"])
+        by_code = self.by_code
+        held = by_code.get  # (not ``+= 1``: a Counter's missing key is looked up twice, the second time by __missing__)
         for err in s["errors"]:
-            self.by_code[err.get("code") or err["kind"]] += 1
-        if s["usage"] is not None:
+            code = err.get("code") or err["kind"]
+            by_code[code] = held(code, 0) + 1
+        usage = s["usage"]
+        if usage is not None:
             self.with_usage += 1
-            self.tokens_in = _plus(self.tokens_in, s["usage"]["inputTokens"])
-            self.tokens_out = _plus(self.tokens_out, s["usage"]["outputTokens"])
-            if s["usage"]["costUsd"] is not None:
-                self.costs.append(s["usage"]["costUsd"])
+            self.tokens_in = _plus(self.tokens_in, usage["inputTokens"])
+            self.tokens_out = _plus(self.tokens_out, usage["outputTokens"])
+            if usage["costUsd"] is not None:
+                self.costs.append(usage["costUsd"])
             for key in CACHE_TOKENS:  # (in a run's usage when some usage object of it counted them)
-                if key in s["usage"]:
-                    self.cached[key] = _plus(self.cached.get(key, 0), s["usage"][key])
+                if key in usage:
+                    self.cached[key] = _plus(self.cached.get(key, 0), usage[key])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
         starts, ends = s.get("startedAt"), s.get("endedAt")
@@ -1016,6 +1021,19 @@ class Aggregate:
             "diagnostics": {"total": int(diag.get("total", 0)), "byCode": dict(sorted((diag.get("byCode") or {}).items())),
                             "first": list(diag.get("first") or [])[:FIRST_PROBLEMS]},
         }
+
+
+def _count_into(counter: Counter[str], counts: Any) -> None:
+    """``counter.update(counts)``: for a dict, its counts added as ``Counter.update`` adds them (copied into an empty
+    counter; else each count plus the one held), without its checks of what ``counts`` is."""
+    if counts.__class__ is not dict:
+        counter.update(counts)
+    elif not counter:
+        dict.update(counter, counts)
+    else:
+        held = counter.get
+        for key, count in counts.items():
+            counter[key] = count + held(key, 0)
 
 
 def first_problems(first: list[dict[str, Any]], records: Iterable[Any]) -> None:
