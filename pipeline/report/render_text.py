@@ -438,26 +438,29 @@ def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tu
     """Tables of printable ASCII cells (``columns``: the rows of each, ``counts`` of them a table, one after another)
     laid out by one format a row, each its lines joined; None when a cell is longer than its column's limit (0: none),
     or a row would end in a blank (``str.rstrip`` would cut it: a last cell empty or ending in one)."""
-    longest = [max(map(len, column)) for column in columns]
+    lengths = [list(map(len, column)) for column in columns]
+    longest = list(map(max, lengths))
     if any(limit and most > limit for limit, most in zip(limits, longest, strict=True)) or _blank_ended(columns[-1]):
         return None
     header_widths = list(map(len, headers))
     if not last_padded:
         header_widths[-1] = longest[-1] = 0
     # a column no cell of which is wider than its header is as wide as it in every table; the others are measured
-    # table by table (the lengths of their cells, of the tables' rows start:end)
-    measured = [(k, list(map(len, columns[k]))) for k in range(len(columns)) if longest[k] > header_widths[k]]
-    rows = zip(*columns, strict=True)  # (read a table at a time: one row's tuple at a time, not one each)
+    # table by table (the widest of their cells in the tables' rows start:end), by C-level maps over the tables
+    ends = list(itertools.accumulate(counts))
+    spans = list(map(slice, [0, *ends[:-1]], ends))
+    widths_each = zip(*[map(max, itertools.repeat(header), map(max, map(lengths[k].__getitem__, spans)))
+                        if longest[k] > header else itertools.repeat(header) for k, header in enumerate(header_widths)],
+                      strict=False)
+    # every cell in one list, a row after another: a table's rows are then one slice of it, laid out by one format
+    size = len(columns)
+    cells: list[str] = [""] * (ends[-1] * size)
+    for k, column in enumerate(columns):
+        cells[k::size] = column
     tables = []
-    start = 0
-    for count in counts:
-        end = start + count
-        widths = header_widths.copy()
-        for k, lengths in measured:
-            widths[k] = max(widths[k], max(lengths[start:end]))
-        spec, head = _table_spec(tuple(widths), right, headers)
-        tables.append("\n".join([head, *map(spec.__mod__, itertools.islice(rows, count))]))
-        start = end
+    for widths, span in zip(widths_each, spans, strict=False):  # (a column not measured repeats: the spans end it)
+        row_spec, head = _table_spec(widths, right, headers)
+        tables.append(head + (row_spec * (span.stop - span.start)) % tuple(cells[span.start * size:span.stop * size]))
     return tables
 
 
@@ -469,10 +472,10 @@ def _blank_ended(cells: Sequence[str]) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _table_spec(widths: tuple[int, ...], right: frozenset[int], headers: tuple[str, ...]) -> tuple[str, str]:
-    """``_spec`` of a run's table (indented by TABLE_INDENT), and its headers' line by it, kept: most runs' tables
-    have widths seen before."""
+    """The format of a run's table's row (``_spec``, indented by TABLE_INDENT) after a newline, and its headers' line
+    by it, kept: most runs' tables have widths seen before."""
     spec = _spec(list(widths), right, TABLE_INDENT)
-    return spec, spec % headers
+    return "\n" + spec, spec % headers
 
 
 def _aggregate_block(agg: dict[str, Any]) -> list[str]:
