@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 import unicodedata
@@ -373,7 +372,7 @@ class _Texts(dict[Any, str]):
 
 
 TEXTS_KEPT = 65_536
-_MS_TEXTS, _START_TEXTS = _Texts(format_ms), _Texts(_start)
+_MS_TEXTS, _START_TEXTS, _SEQ_TEXTS = _Texts(format_ms), _Texts(_start), _Texts(clean)
 _INT_NONE = {int, type(None)}
 _NONE_TEXT = {None: "-"}  # .get(v, v): clean's text of None, v itself for any other value
 _NO_TOOL_TEXT = {None: "-", "": "-"}  # .get(v, v): ``v or "-"`` of a string or None (another value is no string)
@@ -405,7 +404,9 @@ def _fast_call_tables(runs: list[Rows]) -> list[str] | None:
     names, statuses, durations, starts, seqs = (list(map(field, calls)) for field in _CALL_FIELDS)
     if not set(map(type, durations + starts)) <= _INT_NONE:
         return None
-    name_texts, seq_texts = _dashed(names), _texts(seqs)
+    # (seqs are ints, or None, as a rule: their texts then kept by value, as the durations' are)
+    seq_texts = list(map(_SEQ_TEXTS.__getitem__, seqs)) if set(map(type, seqs)) <= _INT_NONE else _texts(seqs)
+    name_texts = _dashed(names)
     if not _plain_ascii(name_texts, statuses, seq_texts):  # (format_ms writes printable ASCII)
         return None
     indexes = list(itertools.chain.from_iterable(_INDEXES[:len(shown)] for shown in runs))
@@ -457,10 +458,16 @@ def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tu
     cells: list[str] = [""] * (ends[-1] * size)
     for k, column in enumerate(columns):
         cells[k::size] = column
+    formats = _TABLE_FORMATS.setdefault((headers, right), {})
     tables = []
     for widths, span in zip(widths_each, spans, strict=False):  # (a column not measured repeats: the spans end it)
-        row_spec, head = _table_spec(widths, right, headers)
-        tables.append(head + (row_spec * (span.stop - span.start)) % tuple(cells[span.start * size:span.stop * size]))
+        start, stop = span.start, span.stop
+        whole = formats.get((widths, stop - start))
+        if whole is None:
+            if len(formats) >= FORMATS_KEPT:
+                formats.clear()
+            whole = formats[widths, stop - start] = _table_format(widths, right, headers, stop - start)
+        tables.append(whole % tuple(cells[start * size:stop * size]))
     return tables
 
 
@@ -470,12 +477,16 @@ def _blank_ended(cells: Sequence[str]) -> bool:
     return " \n" in text or "\n\n" in text
 
 
-@functools.lru_cache(maxsize=4096)
-def _table_spec(widths: tuple[int, ...], right: frozenset[int], headers: tuple[str, ...]) -> tuple[str, str]:
-    """The format of a run's table's row (``_spec``, indented by TABLE_INDENT) after a newline, and its headers' line
-    by it, kept: most runs' tables have widths seen before."""
+FORMATS_KEPT = 4096
+# the format of a whole table (its headers' line, and its rows), by the table's headers and right-aligned columns, then
+# by its columns' widths and its rows: most runs' tables have widths and rows seen before
+_TABLE_FORMATS: dict[tuple[tuple[str, ...], frozenset[int]], dict[tuple[tuple[int, ...], int], str]] = {}
+
+
+def _table_format(widths: tuple[int, ...], right: frozenset[int], headers: tuple[str, ...], rows: int) -> str:
+    """The format of a run's table of ``rows`` rows (``_spec``, indented by TABLE_INDENT) after its headers' line."""
     spec = _spec(list(widths), right, TABLE_INDENT)
-    return "\n" + spec, spec % headers
+    return (spec % headers).replace("%", "%%") + ("\n" + spec) * rows
 
 
 def _aggregate_block(agg: dict[str, Any]) -> list[str]:
