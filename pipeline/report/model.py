@@ -1127,15 +1127,27 @@ def format_tokens_in(usage: dict[str, Any], count: Callable[[Any], str] | None =
     """``20 tokens in`` and the cache's tokens beside them, those there are: ``20 tokens in (+50,000 cache read, +1,000
     cache write)``; each number as ``count`` writes it (``format_count``)."""
     count = count or format_count
+    if not any(map(usage.get, CACHE_TOKENS)):  # (most runs: no cache's tokens)
+        return f"{count(usage['inputTokens'])} tokens in"
     cached = [f"+{count(usage[key])} {label}" for key, label in zip(CACHE_TOKENS, _CACHE_LABELS, strict=True)
               if usage.get(key)]
-    return f"{count(usage['inputTokens'])} tokens in" + (f" ({', '.join(cached)})" if cached else "")
+    return f"{count(usage['inputTokens'])} tokens in ({', '.join(cached)})"
 
 
 _CACHE_LABELS = ("cache read", "cache write")
 
 
+_COUNT_TEXTS: dict[int, str] = {}  # counts (ints) -> their text, as ``_MS_TEXTS`` keeps durations'
+
+
 def format_count(value: Any) -> str:
+    if value.__class__ is int:
+        text = _COUNT_TEXTS.get(value)
+        if text is None:
+            if len(_COUNT_TEXTS) >= MS_TEXTS_KEPT:
+                _COUNT_TEXTS.clear()
+            text = _COUNT_TEXTS[value] = f"{value:,}"
+        return text
     if value is None:
         return "-"
     return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}".rstrip("0").rstrip(".")

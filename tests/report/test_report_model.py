@@ -715,3 +715,15 @@ def test_usage_read_a_column_at_a_time_is_what_usage_of_reads_of_each(objects):
     assert None not in usages
     assert columns == {key: [usage[key] for usage in usages if key in usage] for key in model._USAGE_KEYS
                        if any(key in usage for usage in usages)}
+
+
+@given(st.lists(st.one_of(st.integers(-10**20, 10**20), st.booleans(), st.none(),
+                          st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0, -0.0, 1, 1.0, 1000])),
+                max_size=20))
+def test_a_count_written_from_its_kept_text_is_written_as_it_is_made(values: list):
+    # format_count keeps the texts of ints (the usual counts): a count met again (or a float, a bool equal to a kept
+    # int: -0.0 and 0, 1.0 and True and 1) is written as it is when first met
+    for value in values + values:
+        made = "-" if value is None else f"{value:,}" if isinstance(value, int) else \
+            f"{value:,.3f}".rstrip("0").rstrip(".")
+        assert model.format_count(value) == made
