@@ -1179,5 +1179,5 @@ def format_counts(counts: dict[str, int], limit: int = 0) -> str:
     items = sorted(counts.items())
     items.sort(key=_COUNT, reverse=True)  # largest first, and (the sort is stable) by key among equals
     shown = items[:limit] if limit else items
-    text = ", ".join(map("%s %s".__mod__, shown))
+    text = ", ".join([f"{key} {count}" for key, count in shown])
     return text + (f", … {len(items) - len(shown)} more" if len(shown) < len(items) else "")
