@@ -31,6 +31,7 @@ from operator import attrgetter
 from typing import Any
 
 import msgspec
+import orjson
 from msgspec.structs import astuple
 
 from replay.pipeline.engine import exactjson
@@ -864,10 +865,12 @@ class ScreenRuns(Transform):
         retyped = set(aliased)
         renumbered = {k for k in wrong if k < n}
         changed = sorted(retyped | renumbered)
-        for i, event in zip(changed, exactjson.loads_lines([run_raws[i] for i in changed]), strict=True):
+        for i, event in zip(changed, _read_to_change([run_raws[i] for i in changed]), strict=True):
             raw = run_raws[i]
-            if exactjson.dumps(event) != raw and exactjson.duplicate_keys(raw, event):
-                return None  # the slow lane says so (E_JSON_DUPLICATE_KEY) when it writes the event anew
+            if exactjson.dumps(event) != raw:
+                event = exactjson.loads(raw)  # (orjson's reading may have rounded a number: read exactly)
+                if exactjson.duplicate_keys(raw, event):
+                    return None  # the slow lane says so (E_JSON_DUPLICATE_KEY) when it writes the event anew
             if i in retyped:
                 event = {**event, "type": resolved[i]}
                 if i == n - 1:
@@ -943,6 +946,17 @@ def _calls_answered(heads: list[Any], types: Sequence[str], tools: list[bool] | 
     if calls != cids[1::2] or set(map(type, calls)) != _STR or "" in calls:
         return False
     return len(set(calls)) == half
+
+
+def _read_to_change(raws: list[bytes]) -> list[Any]:
+    """orjson's reading of each of ``raws`` (exactly, ``exactjson.loads_lines``, when orjson refuses one), for the repair
+    lane to compare with each: a line that ``dumps`` writes back as it is holds no number orjson rounded (it would be
+    written back as the double it became, not as it was), so only a line written back otherwise is read again exactly.
+    That saves the search for such numbers in every line (``exactjson.exact_lines``)."""
+    try:
+        return list(map(orjson.loads, raws))
+    except orjson.JSONDecodeError:
+        return exactjson.loads_lines(raws)
 
 
 def _nowhere(k: int) -> dict[str, Any]:

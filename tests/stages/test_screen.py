@@ -859,6 +859,46 @@ def test_runs_repaired_with_their_repairs_counted_go_on_as_one_batch_and_heal_wr
     same_counted_or_logged(lines, len(lines), slow)
 
 
+# What the repair lane changes in a line (its seq, its type) it writes anew: orjson's reading, written back, is checked
+# against the line; one written back otherwise (a number orjson rounds, spaces, a key written twice) is read again
+# exactly. Each pair: a payload as written, and whether heal writes it as it is.
+CHANGED_PAYLOADS = [
+    (b'{"n":123456789012345678901234}', True),  # an integer beyond 64 bits: orjson reads a double
+    (b'{"x":0.1000000000000000055511151231257827}', True),  # a decimal a double does not hold
+    (b'{"x":1e-400}', True),  # below a double's range: orjson reads 0.0
+    (b'{"x":0.30000000000000004,"n":18446744073709551615}', True),  # what orjson writes back as it is
+    (b'{ "x" : 1.0 }', False),  # spaces: written anew
+    (b'{"x":1,"x":2}', False),  # a key written twice: the slow lane's notice
+]
+
+
+@pytest.mark.parametrize(("payload", "kept"), CHANGED_PAYLOADS, ids=lambda v: str(v)[:24])
+@pytest.mark.parametrize(("seq", "kind"), [(30, "assistant_message"), (3, "llm_message"), (30, "llm_message")],
+                         ids=["seq", "type", "both"])
+def test_a_line_the_repair_lane_changes_is_written_as_heal_writes_it_whatever_its_numbers(payload: bytes, kept: bool,
+                                                                                         seq: int, kind: str):
+    def event(n: int, kind: str, text: bytes = b"{}", at: int = 0) -> bytes:
+        return (b'{"seq":%d,"timestamp":"2026-03-01T12:00:%02d.000Z","type":"%s","runId":"r0","payload":'
+                % (n, at or n, kind.encode()) + text + b"}")
+
+    # r0: its third line changed (seq, type or both), no terminal event (the repair lane's); r1 after it, clean
+    lines = [event(1, "run_started"), event(2, "user_message"), event(seq, kind, payload, 3), event(4, "user_message"),
+             *map(exactjson.dumps, clean_run(random.Random(6), 5, "r1", second=10))]
+    screen = ScreenRuns()
+    out = [screen(cut(lines, len(lines))[0]), screen.flush()]
+    repaired = [b for part in out for b in (part if isinstance(part, list) else [part]) if b is not None and b.lane]
+    slow = healed_with_joins(lines, len(lines), fast=False)
+    assert healed_with_joins(lines, len(lines), fast=True) == slow
+    same_counted_or_logged(lines, len(lines), slow)
+    if payload == b'{"x":1,"x":2}':
+        assert not repaired  # (the slow lane's: its notice)
+        return
+    assert [b.lane["run"] for b in repaired] == ["r0"]  # (the repair lane's)
+    healed = slow[0].splitlines()[2]
+    assert healed.startswith(b'{"seq":3,') and b'"type":"assistant_message"' in healed
+    assert (payload in healed) is kept, healed
+
+
 @settings(max_examples=300, deadline=None)
 @given(plain_journals(), st.integers(1, 40))
 def test_heal_writes_and_logs_the_same_with_and_without_the_fast_lane_in_batches_of_any_size(lines, size):
