@@ -871,12 +871,13 @@ class ScreenRuns(Transform):
                 event = exactjson.loads(raw)  # (orjson's reading may have rounded a number: read exactly)
                 if exactjson.duplicate_keys(raw, event):
                     return None  # the slow lane says so (E_JSON_DUPLICATE_KEY) when it writes the event anew
+            # (changed in place, each key where it was: the event was read here, for this alone)
             if i in retyped:
-                event = {**event, "type": resolved[i]}
+                event["type"] = resolved[i]
                 if i == n - 1:
-                    last = event
+                    last = event if i not in renumbered else {**event}
             if i in renumbered:
-                event = {**event, "seq": i + 1}
+                event["seq"] = i + 1
             raws[i] = exactjson.dumps(event)
         if invented:  # (numbered on after the run; no place in the input)
             end: list[bytes | None] = [exactjson.dumps({**e, "seq": k}) for k, e in enumerate(invented, n + 1)]
