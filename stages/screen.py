@@ -865,9 +865,12 @@ class ScreenRuns(Transform):
         retyped = set(aliased)
         renumbered = {k for k in wrong if k < n}
         changed = sorted(retyped | renumbered)
-        for i, event in zip(changed, _read_to_change([run_raws[i] for i in changed]), strict=True):
+        lines = [run_raws[i] for i in changed]
+        events = _read_to_change(lines)
+        as_read = _written_back(events, lines)  # (then each line is: no line need be written back alone)
+        for i, event in zip(changed, events, strict=True):
             raw = run_raws[i]
-            if exactjson.dumps(event) != raw:
+            if not as_read and exactjson.dumps(event) != raw:
                 event = exactjson.loads(raw)  # (orjson's reading may have rounded a number: read exactly)
                 if exactjson.duplicate_keys(raw, event):
                     return None  # the slow lane says so (E_JSON_DUPLICATE_KEY) when it writes the event anew
@@ -958,6 +961,17 @@ def _read_to_change(raws: list[bytes]) -> list[Any]:
         return list(map(orjson.loads, raws))
     except orjson.JSONDecodeError:
         return exactjson.loads_lines(raws)
+
+
+def _written_back(events: list[Any], raws: list[bytes]) -> bool:
+    """Does orjson write each of ``events`` back as the line of ``raws`` it was read from? Asked of them all at once, in
+    one ``dumps`` of the list: its text is the texts of the events joined by commas, in brackets, as the lines joined
+    so are when each is its event's (each line is one JSON value: the same text is the same values, cut at the same
+    places). False also when orjson does not write them (nested too deep in the list, an exact number, ...)."""
+    try:
+        return orjson.dumps(events) == b"[" + b",".join(raws) + b"]"
+    except orjson.JSONEncodeError:
+        return False
 
 
 def _nowhere(k: int) -> dict[str, Any]:

@@ -881,8 +881,9 @@ def test_a_line_the_repair_lane_changes_is_written_as_heal_writes_it_whatever_it
         return (b'{"seq":%d,"timestamp":"2026-03-01T12:00:%02d.000Z","type":"%s","runId":"r0","payload":'
                 % (n, at or n, kind.encode()) + text + b"}")
 
-    # r0: its third line changed (seq, type or both), no terminal event (the repair lane's); r1 after it, clean
-    lines = [event(1, "run_started"), event(2, "user_message"), event(seq, kind, payload, 3), event(4, "user_message"),
+    # r0: its third line changed (seq, type or both) and its fourth (seq), no terminal event (the repair lane's); r1
+    # after it, clean
+    lines = [event(1, "run_started"), event(2, "user_message"), event(seq, kind, payload, 3), event(40, "user_message", at=4),
              *map(exactjson.dumps, clean_run(random.Random(6), 5, "r1", second=10))]
     screen = ScreenRuns()
     out = [screen(cut(lines, len(lines))[0]), screen.flush()]
