@@ -822,14 +822,20 @@ def _tool_stats(tools: Iterable[int], names: list[str], statuses: list[str], len
         adds = [group.append for group in groups]
         for tool, length in zip(tools, lengths, strict=True):
             adds[tool](length)
-    oks = Counter(itertools.compress(tools, map("ok".__eq__, statuses))) if "error" in statuses else None
+    oks = list(itertools.compress(tools, map("ok".__eq__, statuses))) if "error" in statuses else None
     by_tool: dict[str, dict[str, Any]] = {}
     for tool in sorted(range(len(names)), key=names.__getitem__):
         group = groups[tool]
         durations = [duration for duration in group if duration is not None] if None in group else group
-        ok = len(group) if oks is None else oks[tool]
-        by_tool[names[tool]] = _finished(len(group), ok, len(group) - ok, _sum(durations, 0.0) if durations else None,
-                                         max(0.0, *durations) if durations else None)
+        made = len(group)
+        ok = made if oks is None else oks.count(tool)
+        if durations:  # (``_finished`` inline: ``number`` of a whole float, the usual total, without a call)
+            total, longest = _sum(durations, 0.0), max(0.0, *durations)
+            by_tool[names[tool]] = {"calls": made, "ok": ok, "error": made - ok,
+                                    "durationMs": int(total) if total.__class__ is float and total.is_integer() else number(total),
+                                    "maxMs": int(longest) if longest.__class__ is float and longest.is_integer() else number(longest)}
+        else:
+            by_tool[names[tool]] = _finished(made, ok, made - ok, None, None)
     ok = statuses.count("ok")
     return {"total": len(calls), "ok": ok, "error": len(calls) - ok, "byTool": by_tool, "calls": calls}
 
