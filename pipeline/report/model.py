@@ -445,6 +445,12 @@ class EventColumns:
         self.usage = usage_columns([payloads[i]["usage"] for i in self.usage_at]) if self.usage_at else None
 
 
+def _no_counts() -> Counter[str]:
+    """An empty Counter, made without ``Counter.__init__`` (which only counts what it is given: nothing here, yet it
+    costs a run's tally a few Python-level calls each time)."""
+    return Counter.__new__(Counter)
+
+
 class RunTally:
     """Everything a run summary needs, gathered one event at a time."""
 
@@ -455,7 +461,7 @@ class RunTally:
         self.source = source
         self.run_id = as_run_id(record.get("runId") if record else run_id)
         self.count = 0
-        self.by_type: Counter[str] = Counter()
+        self.by_type: Counter[str] = _no_counts()
         self.first: datetime | None = None  # earliest timestamp
         self.last: datetime | None = None  # latest timestamp
         self.first_stamp: Any = None  # their text (a leap second, which counts as 23:59:59.999999, is told by it)
@@ -468,7 +474,7 @@ class RunTally:
         self.stride = 1  # every stride-th ordinary event gets a tick
         self.errors: list[dict[str, Any]] = []
         self.failed_event = False
-        self.event_usage: Counter[str] = Counter()
+        self.event_usage: Counter[str] = _no_counts()
         # usage objects that held a number no count holds, or a value that is no count (``usage_of``): (the event's
         # index in the run, or None for the run record; the fields; True: only those fields were left out, False: the
         # whole object), for the summarize stage to report as notices
@@ -476,7 +482,7 @@ class RunTally:
         if record is not None:
             self._noted_usage(None, record.get("usage"))
         self.repairs_total = 0
-        self.repairs_by_rule: Counter[str] = Counter()
+        self.repairs_by_rule: Counter[str] = _no_counts()
         self.healed_in_stream = False
 
     # feeding ---------------------------------------------------------------------------------
