@@ -828,13 +828,13 @@ def _tool_stats(tools: Iterable[int], names: list[str], statuses: list[str], len
         adds = [group.append for group in groups]
         for tool, length in zip(tools, lengths, strict=True):
             adds[tool](length)
-    oks = list(itertools.compress(tools, map("ok".__eq__, statuses))) if "error" in statuses else None
+    oks = Counter(itertools.compress(tools, map("ok".__eq__, statuses))) if "error" in statuses else None
     by_tool: dict[str, dict[str, Any]] = {}
     for tool in sorted(range(len(names)), key=names.__getitem__):
         group = groups[tool]
         durations = [duration for duration in group if duration is not None] if None in group else group
         made = len(group)
-        ok = made if oks is None else oks.count(tool)
+        ok = made if oks is None else oks[tool]  # (a Counter, not a list counted per tool: linear in the calls)
         if durations:  # (``_finished`` inline: ``number`` of a whole float, the usual total, without a call)
             total, longest = _sum(durations, 0.0), max(0.0, *durations)
             by_tool[names[tool]] = {"calls": made, "ok": ok, "error": made - ok,
