@@ -584,18 +584,30 @@ def _key_ends(raw: bytes) -> int:
     """At least the number of keys written in ``raw``: every key's closing quote is followed by ``:``, or by
     whitespace then ``:``; a string value's is not (unless its text goes on with a quote and a colon), so a document
     written over lines, a newline after each value, counts no more than its keys."""
-    ends = raw.count(b'":')
-    # (whitespace right before a colon: rare, even in a pretty-printed document, where it follows the colon; a text
-    # without any is counted in C alone)
-    if b" :" in raw or b"\n:" in raw or b"\t:" in raw or b"\r:" in raw:
-        ends += len(_SPACED_END.findall(raw))
-    return ends
+    # (whitespace right before a colon: rare, even in a pretty-printed document, where it follows the colon; one
+    # regular expression finds it, its closing quote first, faster than four searches for a space, newline, ... then ``:``)
+    return raw.count(b'":') + len(_SPACED_END.findall(raw))
 
 
 def _escaped_ends(raw: bytes) -> int:
     """How many of the quotes ``_key_ends`` counted are escaped (``\\"`` in a string's text, say code a tool read):
     those right after exactly one backslash, which is never a key's closing quote."""
     return len(_ESCAPED_END.findall(raw)) - len(_ESCAPED_ESCAPE_END.findall(raw))
+
+
+def _fewest_keys(value: Any, raw: bytes) -> int | None:
+    """At most the number of keys ``value`` holds (exactly that but for keys that end with a backslash), counted in C
+    in ``value`` written anew (``dumps``); None when ``raw`` is that writing, byte for byte (most lines of a log
+    written compact, as Claude Code and Codex write theirs): a text written from objects holds each key once. In the
+    writing every key's closing quote is followed by ``:``, and a quote inside a string is written ``\\"``, so a
+    ``":`` after a backslash is no key's end (or one of a key ending with a backslash, counted out too)."""
+    try:
+        written = dumps(value)
+    except (orjson.JSONEncodeError, TypeError, ValueError):  # (not what ``loads`` reads: count it in Python)
+        return _count_keys(value)
+    if written == raw:
+        return None
+    return written.count(b'":') - written.count(b'\\":')
 
 
 def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
@@ -616,7 +628,9 @@ def keys_written_twice(raw: bytes, value: Any = None) -> tuple[list[str], Any]:
             value = loads(raw)  # (a number too large for a double too: orjson alone refuses the line)
         except orjson.JSONDecodeError:
             return [], None
-    keys = _count_keys(value)
+    keys = _fewest_keys(value, raw)
+    if keys is None:
+        return [], None
     ends = _key_ends(raw)
     if ends <= keys or ends - _escaped_ends(raw) <= keys:
         return [], None
