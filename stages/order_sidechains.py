@@ -31,6 +31,11 @@ def _links(event: dict[str, Any]) -> tuple[str | None, str | None, bool]:
     return (eid if isinstance(eid, str) else None, parent if isinstance(parent, str) else None, side)
 
 
+def _sidechains(events: list[dict[str, Any]]) -> bool:
+    """Is any of ``events`` a sidechain event (``payload.sidechain: true``)?"""
+    return bool([1 for e in events if type(p := e.get("payload")) is dict and p.get("sidechain") is True])
+
+
 def reorder(links: list[tuple[str | None, str | None, bool]]) -> tuple[list[int], list[tuple[int, int]]]:
     """The order that puts each sidechain record after its parent's record, given (id, parentId,
     sidechain) per event in stream order; and the moves made as (event index, parent's last index)."""
@@ -95,11 +100,17 @@ class OrderSidechains(Transform):
         run = self.run
         if (not self.held and run is not None and run.source == batch.source and not has_records(events)
                 and [e.get("runId") for e in events].count(run.run_id) == len(events)
-                and not [1 for e in events if type(p := e.get("payload")) is dict and p.get("sidechain") is True]):
+                and not _sidechains(events)):
             # The usual batch: events of the run in progress, no sidechain among them. Only their ids matter.
             self.seen.update(e["id"] for e in events if type(e.get("id")) is str)
             if batch.closes_run:
                 self.run, self.seen = None, set()
+            return batch
+        if (not self.held and batch.closes_run and events and not _sidechains(events)
+                and (starts_run(events[0], run, batch.source) or (run is not None and run.source == batch.source))):
+            # A whole run (or its end), no sidechain among its events: nothing is held, the batch goes as it came, and
+            # the run ends with it (as the loop below would find, record by record). It is of this source.
+            self.run, self.seen, self.source = None, set(), batch.source
             return batch
         out: list[Column] = []
         prefix: Batch | None = None  # what the last input's run still held: it goes first, under that input's name
