@@ -22,22 +22,33 @@ from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.pipeline.model.runs import Run, RunScoped
 
 
-def _digest(value: Any) -> bytes:
+def _written(value: Any) -> bytes:
+    return exactjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _hash(written: bytes) -> bytes:
     import hashlib  # here: a heal of a journal without ids or original records never takes a digest (~3 ms of start-up)
 
-    return hashlib.blake2b(exactjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+    return hashlib.blake2b(written, digest_size=16).digest()
 
 
-def identity(event: dict[str, Any]) -> tuple[Any, ...] | None:
-    """What makes an event the same record as another: its id and part, or its dated original record."""
+def _digest(value: Any) -> bytes:
+    return _hash(_written(value))
+
+
+def judged(event: dict[str, Any]) -> tuple[tuple[Any, ...], bytes] | None:
+    """What makes an event the same record as another (its id and part, or its dated original record), and its
+    ``content``; None for an event never judged. A dated record is written once for both (``[record, part]`` written
+    is the record written, between ``[`` and ``,`` its part written ``]``)."""
     origin = event.get(ORIGIN_KEY)
     part = origin.get("part") if isinstance(origin, dict) else None
     eid = event.get("id")
     if isinstance(eid, str) and eid:
-        return ("id", eid, part)
+        return ("id", eid, part), content(event)
     record = origin.get("record") if isinstance(origin, dict) else None
     if isinstance(record, dict) and record.get("timestamp") is not None:
-        return ("record", _digest(record), part)
+        written = _written(record)
+        return ("record", _hash(written), part), _hash(b"[" + written + b"," + _written(part) + b"]")
     return None
 
 
@@ -64,10 +75,10 @@ class DropResumeDuplicates(RunScoped):
         seen: dict[tuple[Any, ...], tuple[bytes, dict[str, Any]]] = self.run.state["seen"]
         for i in [i for i in range(start, end) if "id" in events[i] or ORIGIN_KEY in events[i]]:
             event = events[i]
-            key = identity(event)
-            if key is None:
+            found = judged(event)
+            if found is None:
                 continue
-            digest = content(event)
+            key, digest = found
             first = seen.get(key)
             if first is None:
                 seen[key] = (digest, batch.where(i))
