@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import anyio
@@ -9,11 +10,11 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import READ_WHOLE, Batch, duplicate_key_note
-from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.engine.errors import ReplayError, diagnostic, input_unreadable
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.fdio import file_removed
+from replay.pipeline.io.fdio import FdReader, file_removed
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
@@ -69,6 +70,11 @@ class ReadJournal(Source):
                              choices=("split", "whole")),
         "end_offset": Option(int, 0, "stop reading each input at this byte offset: the lines that start before it are "
                              "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends", minimum=0),
+        "start_offset": Option(int, 0, "read each input from this byte offset on (like `tail -c +N`), which must be a "
+                               "line's first byte (0, or the byte after a newline); its lines keep their numbers and "
+                               "offsets in the whole file. Only JSON lines of a regular local file: stdin, a URL, "
+                               ".gz, --follow and a file read whole as one JSON document are refused when it is > 0. "
+                               "With end_offset: the lines that start in [start_offset, end_offset)", minimum=0),
         "mark_sources": Option(bool, True, "with several inputs, put a {\"$record\": \"source\"} line before each "
                                "one's records, so a stream piped on keeps the files apart"),
         "mark_named_documents": Option(bool, False, "put that {\"$record\": \"source\"} line before another agent's "
@@ -107,6 +113,28 @@ class ReadJournal(Source):
     def input_folders(self) -> list[str]:
         """The folders among this read's paths, as given (each is walked for its journals: ``input_files``)."""
         return [path for path in self.config["paths"] if path not in (STDIN, "") and path_kind(path) == "directory"]
+
+    def preflight(self, inputs: list[str]) -> None:
+        """With ``start_offset``: every input must be read from it (``line_start.offset_refusal``), before anything runs."""
+        start = self.config["start_offset"]
+        if start <= 0:
+            return
+        from replay.pipeline.io.line_start import offset_refusal  # (here: a read from the start does not load it)
+
+        _, where = self.named("start_offset")
+        fix = ("Give the offset of a line's first byte (0, or the byte right after a newline) in a regular file of "
+               "JSON lines, not compressed, named on the command line.")
+        if self.config["follow"]:
+            raise ReplayError("E_CONFIG_OPTION_INVALID", f"start_offset {start} with follow: a followed file is read "
+                              "from its start", path=where, received=start, howToFix="Leave out follow, or start_offset.")
+        for path in self.input_files():
+            refusal = offset_refusal(path, start, self.config["max_line_bytes"])
+            if refusal is not None:
+                why, there = refusal
+                raise ReplayError("E_CONFIG_OPTION_INVALID", f"start_offset {start} does not fit {source_name(path)!r}: {why}",
+                                  path=where, source=source_name(path), offset=start, received=there,
+                                  expected="the offset of a line's first byte in a regular file of JSON lines",
+                                  howToFix=fix)
 
     async def produce(self, out: Output) -> None:
         end = self.config["end_offset"]
@@ -149,6 +177,9 @@ class ReadJournal(Source):
             self._unmarked = source if not mark and path != STDIN and self.config["mark_named_documents"] else None
             self._cutter = None
             try:
+                if self.config["start_offset"] > 0:
+                    await self._read_from(path, source, out)
+                    continue
                 async with open_journal(path, self.config["follow"]) as reader:
                     if self.config["json_files"] == "whole" and path.endswith(DOCUMENT_SUFFIXES):
                         await self._read_whole(reader, source, out)
@@ -166,6 +197,27 @@ class ReadJournal(Source):
                 if isinstance(exc, BrokenPipeError):
                     raise
                 await self._send([self._read_failed(source, exc)], out)
+
+    async def _read_from(self, path: str, source: str, out: Output) -> None:
+        """A regular file of JSON lines from ``start_offset`` (a line's first byte: ``preflight`` checked) on, straight
+        to line cutting (no head is judged mid-file); each line numbered and placed as in a read of the whole file."""
+        from replay.pipeline.io.line_start import lines_before
+
+        start = self.config["start_offset"]
+        cutter = self._cutter = LineCutter(source, self.config["max_line_bytes"], self.batch_events)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise input_unreadable(path, exc) from exc
+        try:
+            cutter.line += await lines_before(fd, start)
+            cutter.offset = os.lseek(fd, start, os.SEEK_SET)
+            reader = FdReader(fd, "file")
+            while data := await reader.read(self.chunk):
+                await self._send(cutter.feed(data), out)
+            await self._send(cutter.finish(), out)
+        finally:
+            os.close(fd)
 
     def _stopped_at(self) -> dict[str, Any]:
         """Where an input's reading stopped (the first line not read whole): line 1, offset 0 when it stopped at its

@@ -1,0 +1,92 @@
+"""Reading a journal from a byte offset on (``read.start_offset``): is the offset a line's start, which line it is."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import anyio.lowlevel
+
+from replay.pipeline.engine.exactjson import loads, skip_bom
+from replay.pipeline.io.journals import (
+    DOCUMENT,
+    DOCUMENT_SUFFIXES,
+    GZIP_MAGIC,
+    STDIN,
+    head_format,
+    is_url,
+)
+
+PREFIX_CHUNK = 4 << 20  # the bytes before the offset are read in chunks this large, their newlines counted in C
+
+
+def offset_refusal(path: str, offset: int, limit: int) -> tuple[str, str] | None:
+    """Why ``path`` cannot be read from byte ``offset`` > 0 on, as (what is wrong, what is there), or None: only JSON
+    lines of a regular local file can (no stdin, URL, gzip, nor a file read whole as one JSON document, whose head is
+    judged from its start), and only from a line's first byte (0, or the byte after a newline). ``limit``: the line
+    limit, as far as a head is read to tell a document. A file not there is not judged here: reading it reports it."""
+    if path == STDIN:
+        return "stdin cannot be read from an offset (a pipe has no bytes before it)", "stdin"
+    if is_url(path):
+        return "a URL is not read from an offset", "a URL"
+    if path.endswith(".gz"):
+        return "a gzip file is not read from an offset (its offsets are not the journal's)", "a .gz file"
+    if path.endswith(DOCUMENT_SUFFIXES):
+        return "a .json file is one JSON document, read whole, not from an offset", "a .json file"
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "only a regular file is read from an offset", "no regular file"
+        size = os.fstat(fd).st_size
+        if os.pread(fd, 2, 0) == GZIP_MAGIC:
+            return "a gzip file is not read from an offset (its offsets are not the journal's)", "gzip bytes"
+        if offset > size:
+            return f"the file is only {size} bytes long", f"{size} bytes"
+        before = os.pread(fd, 1, offset - 1)
+        if before != b"\n":
+            there = os.pread(fd, 16, offset)
+            return (f"byte {offset} is inside a line (the byte before it is {before!r}, not a newline; from it on: "
+                    f"{there!r})", f"mid-line: {before!r} before, {there!r} after")
+        if _is_document(fd, limit):
+            return "the file reads as one JSON document (an array, an artifact, pretty-printed JSON), read whole from " \
+                   "its start, not as lines", "a JSON document"
+    finally:
+        os.close(fd)
+    return None
+
+
+def _is_document(fd: int, limit: int) -> bool:
+    """Would a read of the whole file take it as one JSON document (as ``read``'s head tells it: ``head_format``, and
+    a whole input that is one array or object)? Undecided heads are read on, up to ``limit`` + 1 bytes."""
+    parts: list[bytes] = []
+    size = 0
+    while size <= limit:
+        data = os.pread(fd, PREFIX_CHUNK, size)
+        if not data:
+            try:
+                return isinstance(loads(skip_bom(b"".join(parts))[0]), (dict, list))
+            except ValueError:
+                return False
+        parts.append(data)
+        size += len(data)
+        kind = head_format(b"".join(parts))
+        if kind is not None:
+            return kind == DOCUMENT
+    return False
+
+
+async def lines_before(fd: int, offset: int) -> int:
+    """The newlines in the first ``offset`` bytes of ``fd``, counted in C a large chunk at a time, the event loop let
+    run between chunks."""
+    at = count = 0
+    while at < offset:
+        data = os.pread(fd, min(PREFIX_CHUNK, offset - at), at)
+        if not data:
+            break
+        count += data.count(b"\n")
+        at += len(data)
+        await anyio.lowlevel.checkpoint()
+    return count
