@@ -1102,7 +1102,11 @@ def format_ms(value: Any) -> str:
 def _format_ms(value: Any) -> str:
     if value is None:
         return "-"
-    ms = float(value)
+    try:
+        ms = float(value)
+    except OverflowError:  # (an int past a double: durations added up exactly) in whole hours, by integer arithmetic
+        hours, seconds = divmod((value + 500) // 1000, 3600)
+        return f"{hours}h {seconds // 60:02d}m"
     if ms < 1000:
         return f"{ms:.0f}ms" if ms >= 10 or ms == int(ms) else f"{ms:.1f}ms"
     seconds = ms / 1000
