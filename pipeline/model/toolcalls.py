@@ -326,22 +326,16 @@ class CallPairing:
         return self.names[self.tool[row]]
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
-        cid = payload.get("callId") if payload.__class__ is dict else None  # (``call_id``: the usual spelling first)
-        if cid.__class__ is not str or not cid:
-            cid = call_id(payload)
+        cid = call_id(payload)
         if cid and self.open.known(cid):
             return  # (the call of that id, written again: one call)
-        name = payload.get("toolName") if payload.__class__ is dict else None  # (``tool_name``, likewise)
-        if name.__class__ is not str or not name:
-            name = tool_name(payload) or "unknown"
+        name = tool_name(payload) or "unknown"
         self.open.open(cid, name, self._new(name, ts, seq, cid))
 
     def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> int | None:
         """The result of a call: the row of the call it answers (its tool the call's: ``name``), or None for a result
         without its call, counted on its own."""
-        cid = payload.get("callId") if payload.__class__ is dict else None  # (``call_id``: the usual spelling first)
-        if cid.__class__ is not str or not cid:
-            cid = call_id(payload)
+        cid = call_id(payload)
         row = paired = self.open.close_id(cid) if cid else None
         if row is not None:
             self.answered[cid] = row  # type: ignore[index]
