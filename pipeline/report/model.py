@@ -835,13 +835,8 @@ def _tool_stats(tools: Iterable[int], names: list[str], statuses: list[str], len
         durations = [duration for duration in group if duration is not None] if None in group else group
         made = len(group)
         ok = made if oks is None else oks[tool]  # (a Counter, not a list counted per tool: linear in the calls)
-        if durations:  # (``_finished`` inline: ``number`` of a whole float, the usual total, without a call)
-            total, longest = _sum(durations, 0.0), max(0.0, *durations)
-            by_tool[names[tool]] = {"calls": made, "ok": ok, "error": made - ok,
-                                    "durationMs": int(total) if total.__class__ is float and total.is_integer() else number(total),
-                                    "maxMs": int(longest) if longest.__class__ is float and longest.is_integer() else number(longest)}
-        else:
-            by_tool[names[tool]] = _finished(made, ok, made - ok, None, None)
+        by_tool[names[tool]] = _finished(made, ok, made - ok, _sum(durations, 0.0) if durations else None,
+                                         max(0.0, *durations) if durations else None)
     ok = statuses.count("ok")
     return {"total": len(calls), "ok": ok, "error": len(calls) - ok, "byTool": by_tool, "calls": calls}
 
