@@ -396,7 +396,7 @@ def _texts(values: Sequence[Any]) -> list[str]:
 
 def _fast_call_tables(runs: list[Rows]) -> list[str] | None:
     """``_call_table`` of each of ``runs`` (its calls shown), by C-level maps over all their calls and one format a
-    row: for the usual calls (none unfinished; ints or None for duration and start; names, statuses and seqs of
+    table (``_laid_out``): for the usual calls (none unfinished; ints or None for duration and start; names, statuses and seqs of
     printable ASCII, names within CELL_LIMIT; no seq blank at its end); None for any other."""
     calls = list(itertools.chain.from_iterable(runs))
     if any(map(dict.get, calls, itertools.repeat("unfinished"))):
@@ -417,7 +417,7 @@ def _fast_call_tables(runs: list[Rows]) -> list[str] | None:
 
 def _fast_error_tables(runs: list[Rows]) -> list[str] | None:
     """``_error_table`` of each of ``runs`` (its errors shown), by C-level maps over all their errors and one format
-    a row: for the usual errors (cells of printable ASCII, messages within MESSAGE_LIMIT, none empty or blank at its
+    a table (``_laid_out``): for the usual errors (cells of printable ASCII, messages within MESSAGE_LIMIT, none empty or blank at its
     end); None for any other."""
     errors = list(itertools.chain.from_iterable(runs))
     kinds, codes, tools, seqs, messages = (list(map(field, errors)) for field in _ERROR_FIELDS)
@@ -437,7 +437,8 @@ def _plain_ascii(*columns: Sequence[str]) -> bool:
 def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tuple[str, ...], right: frozenset[int],
               limits: tuple[int, ...], last_padded: bool = True) -> list[str] | None:
     """Tables of printable ASCII cells (``columns``: the rows of each, ``counts`` of them a table, one after another)
-    laid out by one format a row, each its lines joined; None when a cell is longer than its column's limit (0: none),
+    laid out by one format a table (its headers' line and its rows: ``_table_format``, kept by widths and rows for tables
+    of up to FORMAT_ROWS_KEPT rows) over a slice of all the cells; None when a cell is longer than its column's limit (0: none),
     or a row would end in a blank (``str.rstrip`` would cut it: a last cell empty or ending in one)."""
     lengths = [list(map(len, column)) for column in columns]
     longest = list(map(max, lengths))
@@ -464,9 +465,11 @@ def _laid_out(counts: list[int], columns: tuple[Sequence[str], ...], headers: tu
         start, stop = span.start, span.stop
         whole = formats.get((widths, stop - start))
         if whole is None:
-            if len(formats) >= FORMATS_KEPT:
-                formats.clear()
-            whole = formats[widths, stop - start] = _table_format(widths, right, headers, stop - start)
+            whole = _table_format(widths, right, headers, stop - start)
+            if stop - start <= FORMAT_ROWS_KEPT:  # (a longer table's format, as long as its rows, is not held)
+                if len(formats) >= FORMATS_KEPT:
+                    formats.clear()
+                formats[widths, stop - start] = whole
         tables.append(whole % tuple(cells[start * size:stop * size]))
     return tables
 
@@ -477,7 +480,8 @@ def _blank_ended(cells: Sequence[str]) -> bool:
     return " \n" in text or "\n\n" in text
 
 
-FORMATS_KEPT = 4096
+FORMATS_KEPT = 1024  # whole-table formats kept per kind of table, each of at most FORMAT_ROWS_KEPT rows (~2.5 KB):
+FORMAT_ROWS_KEPT = 64  # a few MB at most
 # the format of a whole table (its headers' line, and its rows), by the table's headers and right-aligned columns, then
 # by its columns' widths and its rows: most runs' tables have widths and rows seen before
 _TABLE_FORMATS: dict[tuple[tuple[str, ...], frozenset[int]], dict[tuple[tuple[int, ...], int], str]] = {}

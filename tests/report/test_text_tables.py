@@ -119,3 +119,15 @@ def test_runs_written_a_batch_at_once_are_the_runs_written_one_by_one():
         errors = "\n".join(render_text._error_table(render_text._errors_shown(s))) if s["errors"] else None
         one_by_one.append("\n".join(render_text._run_block(s, n, calls, errors)) + "\n\n")
     assert "".join(one_by_one) in report
+
+
+def test_a_long_tables_format_is_laid_out_but_not_kept():
+    """Whole-table formats are kept for tables of up to FORMAT_ROWS_KEPT rows (a run's usual table): a longer table's
+    format, as long as its rows, is made for it and let go (the cache stays a few MB however long the runs are)."""
+    rows = render_text.FORMAT_ROWS_KEPT + 1
+    calls = [{"toolName": "bash", "status": "ok", "durationMs": 12, "startMs": 3, "seq": k} for k in range(1, rows + 1)]
+    for shown in (calls, calls[:-1]):
+        tables = render_text._fast_call_tables([shown])
+        assert tables == ["\n".join(render_text._call_table(shown))]
+    kept = [rows_ for formats in render_text._TABLE_FORMATS.values() for _, rows_ in formats]
+    assert render_text.FORMAT_ROWS_KEPT in kept and max(kept) <= render_text.FORMAT_ROWS_KEPT
