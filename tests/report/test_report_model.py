@@ -721,8 +721,9 @@ def test_usage_read_a_column_at_a_time_is_what_usage_of_reads_of_each(objects):
                           st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0, -0.0, 1, 1.0, 1000])),
                 max_size=20))
 def test_a_count_written_from_its_kept_text_is_written_as_it_is_made(values: list):
-    # format_count keeps the texts of ints (the usual counts): a count met again (or a float, a bool equal to a kept
-    # int: -0.0 and 0, 1.0 and True and 1) is written as it is when first met
+    # format_count keeps the texts of ints (the usual counts): a count met again, or a float or a bool equal to a kept
+    # int, is written as it is when first met. -0.0 after 0 is the case that tells: a cache keyed by value alone would
+    # write it "0" (1.0 and True are written "1" either way, as 1 is)
     for value in values + values:
         made = "-" if value is None else f"{value:,}" if isinstance(value, int) else \
             f"{value:,.3f}".rstrip("0").rstrip(".")
