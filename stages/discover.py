@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -199,6 +200,20 @@ def prompt_on_stdin(given: str) -> bool:
     return not given and sys.stdin is not None and not sys.stdin.isatty()
 
 
+def stdin_known_empty() -> bool:
+    """Is stdin known to hold no prompt without reading it: ``/dev/null``, or a regular file read to its end? A pipe
+    is not: only reading it tells, and a prompt piped in is read once the runner was found (a refused capture leaves
+    the pipe unread)."""
+    try:
+        fd = sys.stdin.fileno()
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            return st.st_size <= os.lseek(fd, 0, os.SEEK_CUR)
+        return stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev
+    except (AttributeError, OSError, ValueError):  # (closed, or no descriptor: an in-process test's stdin)
+        return False
+
+
 def prompt_from(given: str) -> str:
     """The prompt: ``given`` (the command's arguments), else stdin when it is not a terminal."""
     if given:  # (bytes of an argument that are not UTF-8 reach us as surrogate escapes)
@@ -251,6 +266,8 @@ class DiscoverRunner(Source):
         usable runner."""
         if prompt_on_stdin(self.config["prompt"]):
             require_stdin()  # (a directory there is refused now: telling reads nothing of it)
+            if stdin_known_empty():  # no prompt at all, as on a terminal: said first, before a runner is looked for
+                self.prompt()  # (E_PROMPT_REQUIRED: it reads nothing, there is nothing to read)
         else:
             self.prompt()
         self.resolve()

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import stat
-import sys
-
 import click
 
 from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
@@ -13,7 +9,6 @@ from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.engine.errors import ReplayError, interrupted_exit
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.model.runner_protocol import load_context
-from replay.stages.discover import prompt_from
 from replay.stages.spawn import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, SpawnRunner
 
 HELP_EPILOG = """\b
@@ -88,23 +83,7 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
         bound["emit.healed"] = False
     if prompt:  # else discover reads it from stdin; a blank one (even "") is refused as blank
         bound["discover.prompt"] = " ".join(prompt) or " "
-    elif stdin_known_empty():  # no prompt at all, as on a terminal: said first, before a runner is looked for
-        prompt_from("")  # (E_PROMPT_REQUIRED: it reads nothing, there is nothing to read)
     result = run_spec("capture", set=bound, bypass=["heal"] if no_heal else ())
     if result.facts.get("interrupted"):  # Ctrl-C, SIGTERM, SIGHUP: the runner was stopped, what it printed is written
         return interrupted_exit(result.facts["interrupted"])  # (E_CAPTURE_INTERRUPTED): 130, 143, 129
     return exit_code_for(result)
-
-
-def stdin_known_empty() -> bool:
-    """Is stdin known to hold no prompt without reading it: ``/dev/null``, or a regular file read to its end? A pipe
-    is not: only reading it tells, and a prompt piped in is read once the runner was found (a refused capture leaves
-    the pipe unread)."""
-    try:
-        fd = sys.stdin.fileno()
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode):
-            return st.st_size <= os.lseek(fd, 0, os.SEEK_CUR)
-        return stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev
-    except (AttributeError, OSError, ValueError):  # (closed, or no descriptor: an in-process test's stdin)
-        return False
