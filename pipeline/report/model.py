@@ -746,8 +746,7 @@ class RunTally:
         statuses = list(map(CALL_STATUS.__getitem__, pairing.state))
         began = pairing.started
         if start is not None:
-            starts = numbers([math.nan if moment is None else (moment - start).total_seconds() * 1000.0
-                              for moment in began])
+            starts = numbers([math.nan if moment is None else _ms(moment, start) for moment in began])
         else:
             starts = [None] * len(began)
         lengths, cids = numbers(pairing.duration), pairing.cids
@@ -760,7 +759,7 @@ class RunTally:
                 del out[row]["callId"]
         for row in unfinished:
             out[row]["unfinished"] = True
-        return _tool_stats(pairing.tool, pairing.names, statuses, lengths, out), self.call_index.tolist()
+        return {**_tool_stats(pairing.tool, pairing.names, statuses, lengths), "calls": out}, self.call_index.tolist()
 
     def _errors(self) -> list[dict[str, Any]]:
         errors: list[dict[str, Any]] = []
@@ -816,10 +815,9 @@ class RunTally:
                 "calls": indexes}
 
 
-def _tool_stats(tools: Iterable[int], names: list[str], statuses: list[str], lengths: list[Any],
-                calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """A run's tool calls counted by tool (``tools``: the place of each call's tool in ``names``; ``statuses`` and
-    ``lengths``: each call's, as ``calls`` lists them): the time of the calls whose length is known (a call no time tells
+def _tool_stats(tools: Iterable[int], names: list[str], statuses: list[str], lengths: list[Any]) -> dict[str, Any]:
+    """A run's tool calls counted, in all and by tool (``tools``: the place of each call's tool in ``names``;
+    ``statuses`` and ``lengths``: each call's, in the order the summary lists them): the time of the calls whose length is known (a call no time tells
     the length of has ``durationMs`` None), None for a tool none of whose calls' lengths is known."""
     if len(names) == 1:
         groups = [lengths]
@@ -837,8 +835,9 @@ def _tool_stats(tools: Iterable[int], names: list[str], statuses: list[str], len
         ok = made if oks is None else oks[tool]  # (a Counter, not a list counted per tool: linear in the calls)
         by_tool[names[tool]] = _finished(made, ok, made - ok, _sum(durations, 0.0) if durations else None,
                                          max(0.0, *durations) if durations else None)
-    ok = statuses.count("ok")
-    return {"total": len(calls), "ok": ok, "error": len(calls) - ok, "byTool": by_tool, "calls": calls}
+    total = len(statuses)
+    ok = total if oks is None else sum(oks.values())
+    return {"total": total, "ok": ok, "error": total - ok, "byTool": by_tool}
 
 
 def _no_calls() -> dict[str, Any]:

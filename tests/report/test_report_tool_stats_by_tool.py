@@ -31,7 +31,7 @@ def by_tool_as_specified(tools: list[int], names: list[str], statuses: list[str]
 
 
 def _check(tools: list[int], names: list[str], statuses: list[str], lengths: list[Any]) -> None:
-    got = _tool_stats(array("I", tools), names, statuses, lengths, [{}] * len(tools))
+    got = _tool_stats(array("I", tools), names, statuses, lengths)
     want = by_tool_as_specified(tools, names, statuses, lengths)
     assert list(got["byTool"].items()) == list(want.items())
     for tool, stats in got["byTool"].items():  # (types too: 3 and 3.0 are written differently)
@@ -61,7 +61,7 @@ def test_by_tool_over_generated_runs() -> None:
 
 
 def test_a_whole_sum_is_an_int_and_a_fraction_is_rounded() -> None:
-    stats = _tool_stats(array("I", [0, 0, 1]), ["b", "a"], ["ok"] * 3, [0.1, 0.2, 5.0], [{}] * 3)["byTool"]
+    stats = _tool_stats(array("I", [0, 0, 1]), ["b", "a"], ["ok"] * 3, [0.1, 0.2, 5.0])["byTool"]
     assert stats["b"]["durationMs"] == 0.3 and stats["b"]["maxMs"] == 0.2
     assert stats["a"]["durationMs"] == 5 and type(stats["a"]["durationMs"]) is int and list(stats) == ["a", "b"]
     assert not any(math.isnan(v) for s in stats.values() for v in s.values() if isinstance(v, float))
