@@ -327,7 +327,7 @@ class CallPairing:
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
         cid = call_id(payload)
-        if cid and self.open.known(cid):
+        if self.open.known(cid):
             return  # (the call of that id, written again: one call)
         name = tool_name(payload) or "unknown"
         self.open.open(cid, name, self._new(name, ts, seq, cid))
@@ -366,27 +366,18 @@ class CallPairing:
             self.duration[row] = _NONE if length is None else length
         return open_rows
 
-    def columns(self, latest: datetime | None) -> dict[str, Any]:
-        """The calls in the order they began, a column each: ``toolName``, ``status``, ``durationMs`` (None: unknown),
-        ``started`` (when each began: an instant, or None), ``seq``, ``callId`` and ``unfinished`` (True or None); those still open end at
-        ``latest`` (the run's latest instant: its latest timestamp, wherever it stands in the stream), unfinished.
-        Each column is read as it is iterated (read them in step, as ``zip`` does): a long run's calls are not held a
-        second time, as lists, beside these columns and what is made of them."""
-        self.end_open(latest)
-        return {"toolName": map(self.names.__getitem__, self.tool),
-                "status": map(CALL_STATUS.__getitem__, self.state), "durationMs": map(_known, self.duration),
-                "started": self.started, "seq": iter(self.seq), "callId": self.cids,
-                "unfinished": (True if state == _OPEN else None for state in self.state)}
-
     def finish(self, latest: datetime | None) -> list[dict[str, Any]]:
         """The calls in the order they began, ``{toolName, status, durationMs, startedAt, seq, callId?, endedAt?,
-        unfinished?}`` (``columns``; ``startedAt`` and ``endedAt`` as written, with ``stamps``)."""
-        columns = self.columns(latest)
+        unfinished?}`` (``durationMs`` None: unknown; ``startedAt`` and ``endedAt`` as written, with ``stamps``); those
+        still open end at ``latest`` (the run's latest instant: its latest timestamp, wherever it stands in the
+        stream), unfinished. Each column is read as it is iterated: a long run's calls are not held a second time."""
+        self.end_open(latest)
         began, ended = self.stamps if self.stamps is not None else ([None] * len(self), [None] * len(self))
         calls = []
-        for name, status, duration, seq, cid, unfinished, start, end in zip(
-                columns["toolName"], columns["status"], columns["durationMs"], columns["seq"], self.cids,
-                columns["unfinished"], began, ended, strict=True):
+        for name, status, duration, seq, cid, state, start, end in zip(
+                map(self.names.__getitem__, self.tool), map(CALL_STATUS.__getitem__, self.state),
+                map(_known, self.duration), self.seq, self.cids, self.state, began, ended, strict=True):
+            unfinished = state == _OPEN
             call = {"toolName": name, "status": status, "durationMs": duration, "startedAt": start, "seq": seq}
             if cid:
                 call["callId"] = cid

@@ -1,6 +1,6 @@
 """A run's summary holds each tool call once: the timeline places a call by the index of its first event (an int a
-call, not a dict beside the call's own), and the calls are made from ``CallPairing``'s columns read in step, the
-columns never copied into lists first (``PackedColumn`` iterates as its ``tolist``)."""
+call, not a dict beside the call's own), and the calls are made from ``CallPairing``'s columns (``PackedColumn``
+iterates as its ``tolist``)."""
 
 from __future__ import annotations
 
