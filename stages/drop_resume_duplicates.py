@@ -38,8 +38,7 @@ def _digest(value: Any) -> bytes:
 
 def judged(event: dict[str, Any]) -> tuple[tuple[Any, ...], bytes] | None:
     """What makes an event the same record as another (its id and part, or its dated original record), and its
-    ``content``; None for an event never judged. A dated record is written once for both (``[record, part]`` written
-    is the record written, between ``[`` and ``,`` its part written ``]``)."""
+    ``content``; None for an event never judged. A dated record is written once for both."""
     origin = event.get(ORIGIN_KEY)
     part = origin.get("part") if isinstance(origin, dict) else None
     eid = event.get("id")
@@ -48,15 +47,18 @@ def judged(event: dict[str, Any]) -> tuple[tuple[Any, ...], bytes] | None:
     record = origin.get("record") if isinstance(origin, dict) else None
     if isinstance(record, dict) and record.get("timestamp") is not None:
         written = _written(record)
-        return ("record", _hash(written), part), _hash(b"[" + written + b"," + _written(part) + b"]")
+        return ("record", _hash(written), part), content(event, written)
     return None
 
 
-def content(event: dict[str, Any]) -> bytes:
-    """The content compared: the original record when there is one, else the event without its seq."""
+def content(event: dict[str, Any], record_written: bytes | None = None) -> bytes:
+    """The content compared: the original record when there is one (``[record, part]`` written: the record written,
+    ``record_written`` when it was already, between ``[`` and ``,`` its part written ``]``), else the event without
+    its seq."""
     origin = event.get(ORIGIN_KEY)
     if isinstance(origin, dict) and "record" in origin:
-        return _digest([origin["record"], origin.get("part")])
+        record = _written(origin["record"]) if record_written is None else record_written
+        return _hash(b"[" + record + b"," + _written(origin.get("part")) + b"]")
     return _digest({k: v for k, v in event.items() if k != "seq"})
 
 

@@ -98,15 +98,15 @@ class OrderSidechains(Transform):
         events = batch.events
         assert events is not None
         run = self.run
-        if (not self.held and run is not None and run.source == batch.source and not has_records(events)
-                and [e.get("runId") for e in events].count(run.run_id) == len(events)
-                and not _sidechains(events)):
+        as_it_came = not self.held and not _sidechains(events)  # (nothing held, no sidechain: nothing to reorder)
+        if (as_it_came and run is not None and run.source == batch.source and not has_records(events)
+                and [e.get("runId") for e in events].count(run.run_id) == len(events)):
             # The usual batch: events of the run in progress, no sidechain among them. Only their ids matter.
             self.seen.update(e["id"] for e in events if type(e.get("id")) is str)
             if batch.closes_run:
                 self.run, self.seen = None, set()
             return batch
-        if (not self.held and batch.closes_run and events and not _sidechains(events)
+        if (as_it_came and batch.closes_run and events
                 and (starts_run(events[0], run, batch.source) or (run is not None and run.source == batch.source))):
             # A whole run (or its end), no sidechain among its events: nothing is held, the batch goes as it came, and
             # the run ends with it (as the loop below would find, record by record). It is of this source.
