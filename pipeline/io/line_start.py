@@ -7,13 +7,14 @@ import stat
 
 import anyio.lowlevel
 
+from replay.pipeline.engine.errors import excerpt
 from replay.pipeline.engine.exactjson import loads, skip_bom
 from replay.pipeline.io.journals import (
     DOCUMENT,
     DOCUMENT_SUFFIXES,
-    GZIP_MAGIC,
     STDIN,
     head_format,
+    is_gzip,
     is_url,
 )
 
@@ -29,8 +30,6 @@ def offset_refusal(path: str, offset: int, limit: int) -> tuple[str, str] | None
         return "stdin cannot be read from an offset (a pipe has no bytes before it)", "stdin"
     if is_url(path):
         return "a URL is not read from an offset", "a URL"
-    if path.endswith(".gz"):
-        return "a gzip file is not read from an offset (its offsets are not the journal's)", "a .gz file"
     if path.endswith(DOCUMENT_SUFFIXES):
         return "a .json file is one JSON document, read whole, not from an offset", "a .json file"
     try:
@@ -38,18 +37,19 @@ def offset_refusal(path: str, offset: int, limit: int) -> tuple[str, str] | None
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return "only a regular file is read from an offset", "no regular file"
-        size = os.fstat(fd).st_size
-        if os.pread(fd, 2, 0) == GZIP_MAGIC:
-            return "a gzip file is not read from an offset (its offsets are not the journal's)", "gzip bytes"
+        size = st.st_size
+        if is_gzip(path, os.pread(fd, 2, 0)) or path.endswith(".gz"):  # (read gunzipped; an empty .gz too)
+            return "a gzip file is not read from an offset (its offsets are not the journal's)", "gzip"
         if offset > size:
             return f"the file is only {size} bytes long", f"{size} bytes"
         before = os.pread(fd, 1, offset - 1)
         if before != b"\n":
-            there = os.pread(fd, 16, offset)
-            return (f"byte {offset} is inside a line (the byte before it is {before!r}, not a newline; from it on: "
-                    f"{there!r})", f"mid-line: {before!r} before, {there!r} after")
+            before_text, there = excerpt(before), excerpt(os.pread(fd, 16, offset))
+            return (f"byte {offset} is inside a line (the byte before it is {before_text!r}, not a newline; from it on: "
+                    f"{there!r})", f"mid-line: {before_text!r} before, {there!r} after")
         if _is_document(fd, limit):
             return "the file reads as one JSON document (an array, an artifact, pretty-printed JSON), read whole from " \
                    "its start, not as lines", "a JSON document"
