@@ -1077,20 +1077,28 @@ def run_label(summary: dict[str, Any], position: int) -> str:
     return f"run #{position}"
 
 
-_MS_TEXTS: dict[int, str] = {}  # whole milliseconds (most durations in a report) -> their text
-MS_TEXTS_KEPT = 65_536
+class Texts(dict[Any, str]):
+    """The texts ``make`` gives of whole numbers (and None), kept by value (at most TEXTS_KEPT: then forgotten all at
+    once): a column of them is read by one C-level map of ``__getitem__``. Only ints and None may be looked up (a float
+    or a bool equal to an int would find the int's text: -0.0 and 0 are written differently)."""
+
+    def __init__(self, make: Callable[[Any], str]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> str:
+        if len(self) >= TEXTS_KEPT:
+            self.clear()
+        text = self[key] = self.make(key)
+        return text
+
+
+TEXTS_KEPT = 65_536
 
 
 def format_ms(value: Any) -> str:
     """A duration for people: 850ms, 1.25s, 2m 05s, 1h 02m."""
-    if value.__class__ is int:
-        text = _MS_TEXTS.get(value)
-        if text is None:
-            if len(_MS_TEXTS) >= MS_TEXTS_KEPT:
-                _MS_TEXTS.clear()
-            text = _MS_TEXTS[value] = _format_ms(value)
-        return text
-    return _format_ms(value)
+    return MS_TEXTS[value] if value.__class__ is int else _format_ms(value)
 
 
 def _format_ms(value: Any) -> str:
@@ -1111,6 +1119,10 @@ def _format_ms(value: Any) -> str:
         return f"{minutes}m {secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h {minutes:02d}m"
+
+
+MS_TEXTS = Texts(_format_ms)  # whole milliseconds (most durations in a report; None too) -> their text
+_COUNT_TEXTS = Texts("{:,}".format)  # counts (ints) -> their text
 
 
 def format_cost(value: Any) -> str:
@@ -1147,17 +1159,9 @@ def format_tokens_in(usage: dict[str, Any], count: Callable[[Any], str] | None =
 _CACHE_LABELS = ("cache read", "cache write")
 
 
-_COUNT_TEXTS: dict[int, str] = {}  # counts (ints) -> their text, as ``_MS_TEXTS`` keeps durations'
-
-
 def format_count(value: Any) -> str:
     if value.__class__ is int:
-        text = _COUNT_TEXTS.get(value)
-        if text is None:
-            if len(_COUNT_TEXTS) >= MS_TEXTS_KEPT:
-                _COUNT_TEXTS.clear()
-            text = _COUNT_TEXTS[value] = f"{value:,}"
-        return text
+        return _COUNT_TEXTS[value]
     if value is None:
         return "-"
     return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}".rstrip("0").rstrip(".")

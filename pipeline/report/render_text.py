@@ -10,6 +10,8 @@ from typing import Any
 
 from replay.pipeline.model.markup import BIDI_CONTROLS
 from replay.pipeline.report.model import (
+    MS_TEXTS,
+    Texts,
     counted,
     format_cost,
     format_count,
@@ -355,24 +357,7 @@ def _fast_or_none(fast: FastTables, runs: list[Rows]) -> list[str] | None:
         return None
 
 
-class _Texts(dict[Any, str]):
-    """The texts ``make`` gives of whole numbers (and None), kept by value: a column of them is read by one C-level
-    map of ``__getitem__``. Only ints and None may be looked up (a float equal to an int would find the int's text:
-    -0.0 and 0 are written differently)."""
-
-    def __init__(self, make: Callable[[Any], str]) -> None:
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, key: Any) -> str:
-        if len(self) >= TEXTS_KEPT:
-            self.clear()
-        text = self[key] = self.make(key)
-        return text
-
-
-TEXTS_KEPT = 65_536
-_MS_TEXTS, _START_TEXTS, _SEQ_TEXTS = _Texts(format_ms), _Texts(_start), _Texts(clean)
+_START_TEXTS, _SEQ_TEXTS = Texts(_start), Texts(clean)
 _INT_NONE = {int, type(None)}
 _NONE_TEXT = {None: "-"}  # .get(v, v): clean's text of None, v itself for any other value
 _NO_TOOL_TEXT = {None: "-", "": "-"}  # .get(v, v): ``v or "-"`` of a string or None (another value is no string)
@@ -410,7 +395,7 @@ def _fast_call_tables(runs: list[Rows]) -> list[str] | None:
     if not _plain_ascii(name_texts, statuses, seq_texts):  # (format_ms writes printable ASCII)
         return None
     indexes = list(itertools.chain.from_iterable(_INDEXES[:len(shown)] for shown in runs))
-    columns = (indexes, name_texts, statuses, list(map(_MS_TEXTS.__getitem__, durations)),
+    columns = (indexes, name_texts, statuses, list(map(MS_TEXTS.__getitem__, durations)),
                list(map(_START_TEXTS.__getitem__, starts)), seq_texts)
     return _laid_out(list(map(len, runs)), columns, CALL_HEADERS, CALL_RIGHT, (0, CELL_LIMIT, 0, 0, 0, 0))
 

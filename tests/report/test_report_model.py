@@ -671,7 +671,7 @@ def test_a_whole_number_of_milliseconds_reads_the_same_from_the_memo(ms):
     give what the first gave, which is what the float of the same value gives."""
     first = format_ms(ms)
     assert format_ms(ms) == first == format_ms(float(ms))
-    model._MS_TEXTS.clear()
+    model.MS_TEXTS.clear()
     assert format_ms(ms) == first
 
 
