@@ -10,7 +10,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.report.model import public_run
-from replay.pipeline.report.spool import CALLS_A_PIECE, ByteSpool
+from replay.pipeline.report.spool import CALLS_A_PIECE, ByteSpool, listed_calls
 from replay.pipeline.report.streaming import render_through
 
 RUN_INDENT = b"\n    "  # a run's lines, indented into the ``runs`` list
@@ -25,9 +25,9 @@ def render_chunks(summaries: Iterable[dict[str, Any]], agg: dict[str, Any], titl
 def run_pieces(run: dict[str, Any], size: int = CALLS_A_PIECE) -> Iterator[bytes]:
     """``exactjson.dumps(run, option=OPT_INDENT_2)`` in pieces: the run around its ``toolCalls.calls``, those
     encoded ``size`` at a time (memory of a run of many calls: a piece of its bytes, not all of them)."""
-    tool_calls = run.get("toolCalls")
-    calls = tool_calls.get("calls") if isinstance(tool_calls, dict) else None
-    if not isinstance(tool_calls, dict) or type(calls) is not list or len(calls) <= size:
+    tool_calls: Any = run.get("toolCalls")
+    calls = listed_calls(tool_calls)
+    if calls is None or len(calls) <= size:
         yield exactjson.dumps(run, option=orjson.OPT_INDENT_2)
         return
     rest = exactjson.dumps({**run, "toolCalls": {**tool_calls, "calls": _PLACEHOLDER}}, option=orjson.OPT_INDENT_2)
@@ -48,13 +48,6 @@ BATCH_RUNS = 64  # runs encoded together (one orjson call: a run's lines come in
 _LIST_HEAD, _LIST_TAIL = b'{\n  "runs": [\n', b"\n  ]\n}"  # around the runs of ``{"runs": [...]}``, indented
 
 
-def _calls_of(run: dict[str, Any]) -> int:
-    """How many calls a run's ``toolCalls`` lists (0 when it lists none as a list)."""
-    tool_calls = run.get("toolCalls")
-    calls = tool_calls.get("calls") if isinstance(tool_calls, dict) else None
-    return len(calls) if type(calls) is list else 0
-
-
 class Streamed:
     """The document built as the runs come: the runs encoded a batch at a time, as they stand in the ``runs`` list
     (``{"runs": batch}`` encoded, its runs' lines cut out), or a run of many calls on its own, a piece at a time
@@ -69,7 +62,7 @@ class Streamed:
 
     def add(self, summary: dict[str, Any]) -> None:
         run = public_run(summary)
-        calls = _calls_of(run)
+        calls = len(listed_calls(run.get("toolCalls")) or ())
         if calls > CALLS_A_PIECE:  # (encoded a piece at a time, in its turn)
             self._write_pending()
             self._write_alone(run)
@@ -107,7 +100,7 @@ class Streamed:
         if not self.count:
             yield exactjson.dumps({"runs": [], "aggregate": agg}, option=orjson.OPT_INDENT_2) + b"\n"
             return
-        yield b'{\n  "runs": [\n'
+        yield _LIST_HEAD
         yield from self.runs.chunks()
         yield b'\n  ],\n  "aggregate": ' + exactjson.dumps(agg, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ") + b"\n}\n"
 

@@ -94,15 +94,15 @@ class SpooledCalls(_Records):
 LONG_LISTS = ("toolCalls", "timeline")  # the members whose ``calls`` list grows with a run's calls (spooled apart)
 
 
+def listed_calls(member: Any) -> list[Any] | None:
+    """The ``calls`` a summary's member (``toolCalls``, ...) lists, when it is an object listing them; else None."""
+    calls = member.get("calls") if isinstance(member, dict) else None
+    return calls if type(calls) is list else None
+
+
 def _long_lists(summary: dict[str, Any]) -> list[str]:
     """The members of ``summary`` (of LONG_LISTS) whose ``calls`` is a list of more than CALLS_A_PIECE."""
-    longer = []
-    for key in LONG_LISTS:
-        member = summary.get(key)
-        calls = member.get("calls") if isinstance(member, dict) else None
-        if type(calls) is list and len(calls) > CALLS_A_PIECE:
-            longer.append(key)
-    return longer
+    return [key for key in LONG_LISTS if len(listed_calls(summary.get(key)) or ()) > CALLS_A_PIECE]
 
 
 class SpooledSummaries(_Records):
