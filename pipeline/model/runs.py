@@ -53,6 +53,16 @@ def marks_input(record: Any, source: str) -> bool:
 
 
 RECENT_RUNS = 4096  # how many runs back a runId that comes again is seen coming back (memory stays bounded)
+# The id of every run this process's graphs read, when kept (``keep_every_id``: a piece of a file cut across processes,
+# ``engine.shards``, says which runs it had, so the command can tell none comes back in another piece); None: not kept.
+_every_id: set[Any] | None = None
+
+
+def keep_every_id() -> set[Any]:
+    """From now on, every run id ``RecentIds`` sees in this process is kept (unbounded: for a piece's process only)."""
+    global _every_id
+    _every_id = set()
+    return _every_id
 
 
 class RecentIds:
@@ -84,6 +94,8 @@ class RecentIds:
         ids[run_id] = None
         self.last = run_id
         self._trim()
+        if _every_id is not None:
+            _every_id.add(run_id)
 
     def add_all(self, run_ids: list[Any]) -> None:
         """Runs of these ids ended, in this order, each another than the one before (``any_come_back`` said no)."""
@@ -92,6 +104,8 @@ class RecentIds:
             self._ids.update(dict.fromkeys(run_ids))
             self.last = run_ids[-1]
             self._trim()
+            if _every_id is not None:
+                _every_id.update(run_ids)
 
     def _trim(self) -> None:
         if len(self._ids) > 2 * self.size:  # (the oldest go, a size at a time: C-level, not one by one)

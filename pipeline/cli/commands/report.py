@@ -107,12 +107,25 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
              "dialect.hold_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
              "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": Flag("--out", out), "report.title": title,
              "read.listed": True}  # (``report_files`` found the files: a link to nothing a walk met is reported, not refused)
+    scale = Scale(workers, engine, scheduler, quiet)
+    if files and len(files) == 1 and files[0] != STDIN and not strict:  # one large journal: in pieces at once, when
+        from replay.pipeline.cli.pieces import cuts_for, report_in_pieces  # that gives one run's report
+
+        cuts = cuts_for(files[0], scale, max_line_bytes, strict=strict, dialect=dialect)
+        result = report_in_pieces(bound, files[0], cuts) if cuts else None
+        if result is not None:
+            return _exit_code(result, fail_on_error, fail_on_unknown, exit_code_for(result))
     if files and STDIN not in files and len(files) > 1:  # one file streams through one graph (flat memory)
-        errors, result = _report_in_parallel(files, bound, Scale(workers, engine, scheduler, quiet), strict)
+        errors, result = _report_in_parallel(files, bound, scale, strict)
         code = EXIT_FAILED if errors or result.errors else 0
     else:
         result = run_spec("report", files or [], strict=strict, set=bound)
         code = exit_code_for(result)
+    return _exit_code(result, fail_on_error, fail_on_unknown, code)
+
+
+def _exit_code(result: Any, fail_on_error: bool, fail_on_unknown: bool, code: int) -> int:
+    """The report's exit code: ``code`` (the run's), else 1 for the runs --fail-on-error / --fail-on-unknown fail on."""
     failed, unknown = result.facts.get("failed_runs", 0), result.facts.get("unknown_runs", 0)
     if code == 0 and fail_on_error and failed:
         logger().warning("report.failed_runs", code="E_RUNS_FAILED", failed=failed)
@@ -136,8 +149,7 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
 
     spec = load_spec("report")
     preflight_all(Work(bind(spec, set=bound)), files)  # what the whole graph refuses (a report over an input)
-    doc = bind(spec, set=bound, bypass=["report"], add={"summaries": {"type": "write", "inputs": ["summarize"]}})
-    work = cli_work(doc, strict=strict, inputs=len(files), files=files_for(files))
+    work = cli_work(summaries_only(bound), strict=strict, inputs=len(files), files=files_for(files))
     with tempfile.TemporaryDirectory(prefix="replay-report-") as folder:
         summaries = Path(folder) / "summaries.jsonl"
         with summaries.open("wb") as sink:
@@ -150,7 +162,20 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
                 sink.write(outcome.stdout)
 
             totals = run_over(work, files, scale, label="report", take=take, preflight=None)  # made above, on the whole graph
-        result = run_spec("report", [str(summaries)], strict=strict, bypass=["dialect", "notices", "summarize"],
-                          add={"summaries": {"type": "summaries", "inputs": ["parse"]}},
-                          set={**bound, "read.mark_sources": False, "report.inputs": ["summaries"]})
+        result = report_summaries([str(summaries)], bound, strict)
     return totals.errors, result
+
+
+def summaries_only(bound: dict[str, Any]) -> dict[str, Any]:
+    """The map of a report in parts: the report graph up to ``summarize``, its summary records on stdout."""
+    from replay.pipeline.engine.spec import bind, load_spec
+
+    return bind(load_spec("report"), set=bound, bypass=["report"], add={"summaries": {"type": "write", "inputs": ["summarize"]}})
+
+
+def report_summaries(files: list[str], bound: dict[str, Any], strict: bool) -> Any:
+    """The reduce of a report in parts: the report graph with ``summaries`` in place of ``summarize``, over the summary
+    records in ``files`` (in order)."""
+    return run_spec("report", files, strict=strict, bypass=["dialect", "notices", "summarize"],
+                    add={"summaries": {"type": "summaries", "inputs": ["parse"]}},
+                    set={**bound, "read.mark_sources": False, "report.inputs": ["summaries"]})

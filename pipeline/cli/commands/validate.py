@@ -157,5 +157,12 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
 
     work = cli_work(bind(load_spec("validate"), set=bound), strict=strict, inputs=len(found),
                 files=files_for(found))
-    totals = run_over(work, found, Scale(workers, engine, scheduler, quiet), label="validate")
+    scale = Scale(workers, engine, scheduler, quiet)
+    if len(files) == 1 and files[0][1] == STREAM:  # one large journal: in pieces at once, when that gives one run's line
+        from replay.pipeline.cli.pieces import cuts_for, validate_in_pieces
+
+        cuts = cuts_for(found[0], scale, max_line_bytes, strict=strict, dialect=dialect)
+        if cuts and validate_in_pieces(work, found[0], cuts):
+            return EXIT_OK
+    totals = run_over(work, found, scale, label="validate")
     return EXIT_FAILED if totals.errors else EXIT_OK
