@@ -11,44 +11,70 @@ order, report's summaries rendered by one ``report`` stage as ``report --in DIR`
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from typing import Any
 
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.exactjson import dumps, loads
 from replay.pipeline.engine.parallel import Work, default_workers, preflight_all, run_inputs
-from replay.pipeline.engine.shards import Piece, copy_out, plan, run_pieces, spool_folder
+from replay.pipeline.engine.shards import Piece, can_fork, copy_out, plan, run_pieces, spool_folder
 from replay.pipeline.engine.spec import bind
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.model.records import RUN_DROPPED
 from replay.pipeline.model.runs import keep_every_id
 
-QUIET_LEVELS = ("warning", "error")  # below these, a run says what it does on stderr (info): one run says it
+QUIET_LEVELS = ("warning", "error")  # a piece says nothing below these (info: what it did): the command says it
 
 
 def cuts_for(path: str, scale: Scale, limit: int, *, strict: bool, dialect: str) -> list[int]:
     """Where the command may cut ``path`` (``shards.plan``), ``[]`` to run once: with ``--workers 1``, Dask, --strict
-    (it stops at the first problem, which a piece cannot tell is the first), a named --dialect, or --log-level
-    info/debug."""
-    from replay.pipeline.cli.app import logger
-
-    if strict or dialect != "auto" or scale.engine != "local" or logger().level not in QUIET_LEVELS:
+    (it stops at the first problem, which a piece cannot tell is the first), a named --dialect, or where this process
+    cannot fork (``shards.can_fork``)."""
+    if strict or dialect != "auto" or scale.engine != "local" or not can_fork():
         return []
     return plan(path, scale.workers or default_workers(), limit)
 
 
-def apart(pieces: list[Piece]) -> bool:
-    """Is every run id of the pieces in one piece only? (1 and 1.0 count as one id: a doubt runs once.)"""
+def _piece_level() -> str:
+    """The log level of a piece's run, set as the piece's run begins: the command's, but no lower than warning (what
+    a run did, info, the command says once for all pieces: ``_said``)."""
+    import click
+
+    from replay.pipeline.cli.app import logger
+    from replay.pipeline.engine.log import make_logger
+
+    level = logger().level if logger().level in QUIET_LEVELS else QUIET_LEVELS[0]
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and isinstance(ctx.find_root().obj, dict):
+        ctx.find_root().obj["log"] = make_logger(level)
+    return level
+
+
+def _said(command: str, path: str, cuts: list[int], pieces: list[Piece] | None, started: float, why: str = "") -> bool:
+    """Log (info) how the pieces went; True when their results are used."""
+    from replay.pipeline.cli.app import logger
+
+    used = pieces is not None and not why
+    logger().info("pieces.done" if used else "pieces.not_used", command=command, path=path, pieces=len(cuts) - 1,
+                  cuts=cuts[1:-1], seconds=round(time.perf_counter() - started, 3),
+                  **({} if used else {"why": why or "a piece wrote on stderr: one run over the whole file says it"}))
+    return used
+
+
+def _not_apart(pieces: list[Piece]) -> str:
+    """Why the pieces' results cannot be used for their run ids: a run id in two pieces (one run would say it comes
+    back; 1 and 1.0 count as one id: a doubt runs once); "" when every id is in one piece only."""
     seen: set[Any] = set()
     for piece in pieces:
         try:
             ids = set(piece.result["ids"])
-        except TypeError:  # (an id that is an object or an array: validate reports it, so this is never clean)
-            return False
+        except TypeError:  # (an id that is an object or an array: never in a clean piece, which validate would say)
+            return "a run id is no string or number"
         if not seen.isdisjoint(ids):
-            return False
+            return "a run id is in two pieces (one run over the whole file says it comes back)"
         seen |= ids
-    return True
+    return ""
 
 
 def _at(doc: dict[str, Any], start: int, end: int) -> dict[str, Any]:
@@ -62,10 +88,11 @@ def _ids(every: set[Any]) -> dict[str, Any]:
 def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
     """validate's summary line of ``path`` from its pieces, printed; False (nothing printed) when one run must do it."""
     preflight_all(work, [path])  # (what one run refuses, it refuses before any piece runs)
+    started = time.perf_counter()
 
     def job(start: int, end: int) -> dict[str, Any]:
         every = keep_every_id()
-        outcome, = run_inputs(replace(work, doc=_at(work.doc, start, end)), [path])
+        outcome, = run_inputs(replace(work, doc=_at(work.doc, start, end), log_level=_piece_level()), [path])
         if outcome.failure is not None or outcome.errors or outcome.stderr:
             os.write(2, b"not clean")
         os.write(1, outcome.stdout)
@@ -73,11 +100,12 @@ def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
 
     with spool_folder() as folder:
         pieces = run_pieces(cuts, job, folder)
-        if pieces is None or not apart(pieces):
-            return False
-        lines = [loads(piece.stdout.read_bytes()) for piece in pieces]
-    first = lines[0]
+        lines = [loads(piece.stdout.read_bytes()) for piece in pieces or ()]
+    why = "" if pieces is None else _not_apart(pieces)
+    first = lines[0] if lines else {}
     if any(line.keys() != first.keys() or line["source"] != first["source"] or line["errors"] for line in lines):
+        why = "the pieces' summaries do not add up"  # (never so: a summary with errors was a piece's stderr)
+    if not _said("validate", path, cuts, pieces, started, why):
         return False
     write_stdout(dumps(first | {"events": sum(line["events"] for line in lines),
                                 "runs": sum(line["runs"] for line in lines)}) + b"\n")
@@ -90,25 +118,30 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
     from replay.pipeline.engine.config import graph_from_config
 
     preflight_all(Work(doc), [path])
+    started = time.perf_counter()
 
     def job(start: int, end: int) -> dict[str, Any]:
         every = keep_every_id()
-        result = execute(graph_from_config(_at(doc, start, end), paths=[path]), command="heal")
-        if result.errors:
+        _piece_level()
+        if execute(graph_from_config(_at(doc, start, end), paths=[path]), command="heal").errors:
             os.write(2, b"not clean")
         return _ids(every)
 
     with spool_folder() as folder:
         pieces = run_pieces(cuts, job, folder)
-        if pieces is None or not apart(pieces) or any(_dropped_runs(piece) for piece in pieces[:-1]):
+        why = "" if pieces is None else _not_apart(pieces)
+        if pieces is not None and not why and any(_dropped_runs(piece) for piece in pieces[:-1]):
+            why = "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
+        if not _said("heal", path, cuts, pieces, started, why):
             return False
+        assert pieces is not None
         copy_out(pieces, write_stdout)
     return True
 
 
 def _dropped_runs(piece: Piece) -> bool:
-    """Might the piece's stream hold a heal record of a run dropped whole (one run writes those at its end)? (Its
-    text anywhere, an event's string too: a doubt runs once.)"""
+    """Might the piece's stream hold a heal record of a run dropped whole? (Its text anywhere, an event's string
+    too: a doubt runs once.)"""
     marker = dumps(RUN_DROPPED)
     with piece.stdout.open("rb") as f:
         tail = b""
@@ -129,14 +162,17 @@ def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:
 
     preflight_all(Work(bind(load_spec("report"), set=bound)), [path])  # (--out: tried before any piece runs)
     doc = summaries_only(bound)
+    started = time.perf_counter()
 
     def job(start: int, end: int) -> dict[str, Any]:
+        _piece_level()
         if execute(graph_from_config(_at(doc, start, end), paths=[path]), command="report").errors:
             os.write(2, b"not clean")
         return {}
 
     with spool_folder() as folder:
         pieces = run_pieces(cuts, job, folder)
-        if pieces is None:
+        if not _said("report", path, cuts, pieces, started):
             return None
+        assert pieces is not None
         return report_summaries([str(piece.stdout) for piece in pieces], bound, strict=False)

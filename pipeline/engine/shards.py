@@ -16,10 +16,12 @@ terminal's Ctrl-C reaches the command only, which ends the pieces) and ends with
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import selectors
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -28,10 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.exactjson import dumps, loads
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 
 PIECE_MIN_BYTES = 16 << 20  # a smaller piece costs more (a fork, a spool, a merge) than it saves
+PIECE_BYTES_VARIABLE = "REPLAY_PIECE_BYTES"  # the environment's say in that (tests cut small journals)
 SCAN_BYTES = 1 << 20  # how far past a planned cut a run boundary is looked for
 COPY_BYTES = 1 << 20  # a piece's spooled stdout is copied on in chunks this large (memory stays flat)
 _PR_SET_PDEATHSIG = 1  # prctl(2)
@@ -49,17 +53,20 @@ class Piece:
 
 def plan(path: str, parts: int, limit: int) -> list[int]:
     """The offsets ``[0, c1, ..., size]`` that cut ``path`` into at most ``parts`` pieces of at least
-    ``PIECE_MIN_BYTES``; ``[]`` when it is not cut (too small, not a file of JSON lines, no run boundary found near the
-    planned cuts, or this process cannot fork safely: another thread runs). ``limit``: the line limit."""
+    ``piece_bytes()``; ``[]`` when it is not cut (too small, not a file of JSON lines, no run boundary found near the
+    planned cuts). ``limit``: the line limit."""
     from replay.pipeline.io.line_start import offset_refusal
 
-    if parts < 2 or sys.platform != "linux" or threading.active_count() != 1:
+    if parts < 2:
         return []
     try:
-        size = os.stat(path).st_size
+        st = os.stat(path)
     except OSError:
         return []
-    parts = min(parts, size // PIECE_MIN_BYTES)
+    if not stat.S_ISREG(st.st_mode):  # (a folder, a pipe, a device: read as they are, never cut)
+        return []
+    size = st.st_size
+    parts = min(parts, size // piece_bytes())
     if parts < 2:
         return []
     cuts = [0]
@@ -73,6 +80,20 @@ def plan(path: str, parts: int, limit: int) -> list[int]:
     if len(cuts) < 2 or offset_refusal(path, cuts[1], limit) is not None:  # (regular, no gzip, no document: as read reads)
         return []
     return [*cuts, size]
+
+
+def piece_bytes() -> int:
+    """The smallest piece: ``PIECE_MIN_BYTES``, or the number of bytes ``REPLAY_PIECE_BYTES`` gives."""
+    raw = os.environ.get(PIECE_BYTES_VARIABLE)
+    if raw is None:
+        return PIECE_MIN_BYTES
+    value = int(raw) if raw.strip().isdigit() else 0
+    if value < 1:
+        raise ReplayError("E_USAGE_INVALID", f"{PIECE_BYTES_VARIABLE} must be a whole number of bytes, at least 1",
+                          path=PIECE_BYTES_VARIABLE, received=raw, expected="a number of bytes, at least 1",
+                          howToFix=f"Unset it (pieces of at least {PIECE_MIN_BYTES >> 20} MiB) or give a number.",
+                          example=f"{PIECE_BYTES_VARIABLE}={64 << 20}")
+    return value
 
 
 def _opens_as_replay(head: bytes) -> bool:
@@ -120,13 +141,19 @@ def _boundary(f: Any, near: int, limit: int) -> int | None:
     return None
 
 
+def can_fork() -> bool:
+    """Can this process fork its pieces safely? On Linux (``PR_SET_PDEATHSIG``), with no other thread running (a
+    fork copies only the thread that forks: a lock another held stays taken in the copy)."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
 def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], folder: Path) -> list[Piece] | None:
     """``job(start, end)`` once per piece ``[cuts[k], cuts[k + 1])``, each in a forked process whose stdout goes to a
     file in ``folder``; the pieces in order, or None when one wrote on stderr or did not end with its job's result
     (the others are ended then). Ctrl-C (any exception) ends them all and is raised again."""
     sys.stdout.flush()
     sys.stderr.flush()
-    pieces = [Piece(start, end, folder / f"{k}.out", {}) for k, (start, end) in enumerate(zip(cuts, cuts[1:]))]
+    pieces = [Piece(start, end, folder / f"{k}.out", {}) for k, (start, end) in enumerate(itertools.pairwise(cuts))]
     children: dict[int, int] = {}  # pid -> piece number
     watched = selectors.DefaultSelector()
     clean = False
@@ -188,7 +215,7 @@ def _piece_process(piece: Piece, k: int, folder: Path, job: Callable[[int, int],
         sys.stdout.flush()
         (folder / f"{k}.json").write_bytes(dumps(result))
         code = 0
-    except BaseException:  # noqa: BLE001 - whatever it was, on stderr: the command runs once over the whole file
+    except BaseException:  # (whatever it was, on stderr: the command runs once over the whole file)
         import traceback
 
         with contextlib.suppress(Exception):

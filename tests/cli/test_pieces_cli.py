@@ -1,0 +1,183 @@
+"""A large journal file in pieces (``engine/shards.py``) as a user meets it: where it is cut, what is refused before any
+piece runs, and what Ctrl-C, a kill and a closed pipe leave behind (nothing: no piece's process, no spool folder)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import REPLAY, ROOT, errors_of, run_replay
+
+from replay.pipeline.engine.shards import plan
+
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+from journal_gen import write_journal
+
+LIMIT = 64 << 20
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("pieces") / "runs.jsonl"
+    write_journal(path, 1_500_000)
+    return path
+
+
+def test_every_cut_begins_a_run_and_the_pieces_cover_the_file(journal: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("REPLAY_PIECE_BYTES", "200000")
+    data = journal.read_bytes()
+    cuts = plan(str(journal), 5, LIMIT)
+    assert len(cuts) == 6 and cuts[0] == 0 and cuts[-1] == len(data) and cuts == sorted(set(cuts))
+    for cut in cuts[1:-1]:
+        assert data[cut - 1:cut] == b"\n"
+        before = orjson.loads(data[data.rindex(b"\n", 0, cut - 1) + 1:cut - 1])
+        at = orjson.loads(data[cut:data.index(b"\n", cut)])
+        assert before["runId"] != at["runId"] and "seq" in at and "$record" not in at
+
+
+def test_what_is_not_cut(tmp_path: Path, journal: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("REPLAY_PIECE_BYTES", "200000")
+    data = journal.read_bytes()
+    assert plan(str(journal), 1, LIMIT) == []  # one piece asked for
+    assert plan(str(journal), 99, LIMIT)[-1] == len(data) and len(plan(str(journal), 99, LIMIT)) == 8  # 1.5 MB / 200 kB
+    cases = {
+        "bom.jsonl": b"\xef\xbb\xbf" + data,  # a byte order mark: read strips it, a piece's head would not
+        "source.jsonl": b'{"$record":"source","source":"a.jsonl"}\n' + data,  # what follows is a.jsonl's
+        "claude.jsonl": b'{"type":"user","uuid":"u1","sessionId":"s"}\n' + data,  # another agent's log
+        "doc.json": data,  # a .json file is one document
+        "one-run.jsonl": b"".join(line.replace(b'"runId":"', b'"runId":"x', 1) for line in data.splitlines(True)
+                                  if b'"runId":"run_000001"' in line) * 40,  # one run: nowhere to cut
+    }
+    for name, content in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        assert plan(str(path), 4, LIMIT) == [], name
+    gz = tmp_path / "runs.jsonl.gz"
+    gz.write_bytes(gzip.compress(data))
+    assert plan(str(gz), 4, LIMIT) == []
+    monkeypatch.setenv("REPLAY_PIECE_BYTES", str(len(data)))
+    assert plan(str(journal), 4, LIMIT) == []  # smaller than two pieces
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots", ""])
+def test_a_piece_size_that_is_no_number_of_bytes_is_refused(journal: Path, value: str):
+    run = run_replay("validate", "--workers", "2", str(journal), env={"REPLAY_PIECE_BYTES": value}, process=True)
+    assert run.returncode == 2 and run.stdout == b""
+    error, = errors_of(run.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and error["path"] == "REPLAY_PIECE_BYTES"
+
+
+def test_stdout_into_the_input_is_refused_before_any_piece_runs(tmp_path: Path, journal: Path):
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(journal.read_bytes())
+    with path.open("ab") as out:
+        run = subprocess.run([REPLAY, "heal", "--workers", "3", str(path)], stdout=out, stderr=subprocess.PIPE,
+                             env={**os.environ, "REPLAY_PIECE_BYTES": "100000"}, check=False)
+    assert run.returncode == 2 and errors_of(run.stderr)[0]["code"] == "E_OUTPUT_UNWRITABLE"
+    assert path.read_bytes() == journal.read_bytes()
+
+
+def test_a_reader_that_goes_away_ends_heal_as_it_ends_one_run(journal: Path):
+    env = {**os.environ, "REPLAY_PIECE_BYTES": "100000"}
+    for workers in ("3", "1"):
+        run = subprocess.run(f"{REPLAY} heal --workers {workers} {journal} | head -c 100 >/dev/null; "
+                             "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True, env=env,
+                             check=False)
+        assert run.stdout == b"0\n" and run.stderr == b"", workers
+
+
+def pieces_running(marker: str) -> list[int]:
+    """The processes whose command line names ``marker`` (the command, and its pieces: forked, the same line)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                line = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in line:
+                found.append(int(entry))
+    return found
+
+
+def started(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, Path, list[int]]:
+    """A heal in pieces, its pieces' processes stopped (SIGSTOP: they stay until something ends them), and those."""
+    path = tmp_path / "big.jsonl"
+    write_journal(path, 60_000_000)
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    out = tmp_path / "healed.jsonl"
+    env = {**os.environ, "REPLAY_PIECE_BYTES": "1000000", "TMPDIR": str(spool)}
+    with out.open("wb") as sink:
+        process = subprocess.Popen([REPLAY, "heal", "--workers", "4", str(path)], stdout=sink, stderr=subprocess.PIPE,
+                                   env=env)
+    deadline = time.monotonic() + 30
+    while len([*spool.glob("*/*.out")]) < 4:  # (each piece's process opens its spool once it is set up)
+        assert time.monotonic() < deadline and process.poll() is None
+    pieces = [pid for pid in pieces_running(str(path)) if pid != process.pid]
+    assert len(pieces) == 4
+    for pid in pieces:
+        os.kill(pid, signal.SIGSTOP)
+    return process, spool, out, pieces
+
+
+def gone(pieces: list[int]) -> bool:
+    """Have the ``pieces`` ended within a few seconds? (Those left are ended here.)"""
+    deadline = time.monotonic() + 5
+    while left := [pid for pid in pieces if Path(f"/proc/{pid}").exists() and b"T (stopped)" in
+                   Path(f"/proc/{pid}/status").read_bytes()]:
+        if time.monotonic() > deadline:
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_ends_every_piece_and_leaves_nothing(tmp_path: Path, number: int):
+    process, spool, out, pieces = started(tmp_path)
+    process.send_signal(number)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + number, stderr
+    assert gone(pieces)
+    assert list(spool.iterdir()) == []  # the pieces' spool folder went with them
+    assert out.read_bytes() == b""  # nothing of the pieces was written
+
+
+# The command killed outright, its pieces stopped: run in a process of its own that adopts orphans (a subreaper), so the
+# pieces' process group is not orphaned when the command dies (the kernel would then end stopped members with SIGHUP)
+# and only PR_SET_PDEATHSIG can end them; it prints how many were left.
+KILLED_OUTRIGHT = """
+import ctypes, os, signal, sys, time
+sys.path[:0] = [{tests!r}, {cli!r}]
+ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+from pathlib import Path
+from test_pieces_cli import started
+process, _, _, pieces = started(Path({folder!r}))
+process.kill()
+process.wait()
+time.sleep(0.5)
+left = []
+for pid in pieces:
+    done, _ = os.waitpid(pid, os.WNOHANG)
+    if done == 0:
+        left.append(pid)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+print(len(left))
+"""
+
+
+def test_a_command_killed_outright_takes_its_pieces_with_it(tmp_path: Path):
+    script = KILLED_OUTRIGHT.format(tests=str(ROOT / "tests"), cli=str(ROOT / "tests" / "cli"), folder=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == b"0\n"  # (PR_SET_PDEATHSIG: each piece ended when the command's process did)

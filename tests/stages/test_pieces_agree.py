@@ -1,0 +1,169 @@
+"""One journal file cut into pieces run at once (``--workers``, ``engine/shards.py``) gives exactly what one run over
+it gives: validate, heal and report write the same bytes, say the same diagnostics and exit the same, whatever the
+journal holds; the pieces are used when they can be and one run is made when they cannot (issue 11)."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import ROOT, run_replay
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_screen import clean_run, journals
+
+from replay.pipeline.engine import exactjson
+
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+from journal_gen import ALIASES, write_broken_journal, write_journal
+
+COMMANDS = {
+    "validate": ["validate"],
+    "heal": ["heal"],
+    "heal --no-summary": ["heal", "--no-summary"],
+    "report": ["report"],
+    "report json": ["report", "--format", "json"],
+    "report html": ["report", "--format", "html"],
+    "report junit, failing on failed runs": ["report", "--format", "junit", "--fail-on-error"],
+    "report markdown, failing on runs of no end": ["report", "--format", "markdown", "--fail-on-unknown"],
+}
+
+
+def said(stderr: bytes) -> list[dict]:
+    """What a run said on stderr but what it did (info) and when (timestamps): the diagnostics and warnings."""
+    lines = [orjson.loads(line) for line in stderr.splitlines()]
+    return [{k: v for k, v in line.items() if k != "timestamp"} for line in lines if line.get("level") != "info"]
+
+
+def in_pieces(command: str, path: Path, piece_bytes: int, workers: int = 3) -> tuple[bool, str]:
+    """Run ``command`` over ``path`` once and in pieces and check they agree; (whether the pieces were used, why not)."""
+    args = COMMANDS[command]
+    one = run_replay(*args, "--workers", "1", str(path))
+    many = run_replay("--log-level", "info", *args, "--workers", str(workers), str(path),
+                      env={"REPLAY_PIECE_BYTES": str(piece_bytes)}, process=True)
+    assert many.stdout == one.stdout, command
+    assert said(many.stderr) == said(one.stderr), command
+    assert many.returncode == one.returncode, command
+    notes = [orjson.loads(line) for line in many.stderr.splitlines() if b'"event":"pieces.' in line]
+    assert len(notes) <= 1
+    return bool(notes) and notes[0]["event"] == "pieces.done", notes[0].get("why", "") if notes else "not cut"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_clean_journal_is_cut_and_every_command_gives_what_one_run_gives(tmp_path: Path, command: str):
+    path = tmp_path / "runs.jsonl"
+    write_journal(path, 400_000)
+    used, why = in_pieces(command, path, 60_000, workers=4)
+    assert used, why
+
+
+def test_a_report_written_to_a_file_is_the_same_file(tmp_path: Path):
+    path = tmp_path / "runs.jsonl"
+    write_journal(path, 300_000)
+    one = run_replay("report", "--workers", "1", "--out", str(tmp_path / "one.html"), str(path))
+    many = run_replay("--log-level", "info", "report", "--workers", "2", "--out", str(tmp_path / "many.html"), str(path),
+                      env={"REPLAY_PIECE_BYTES": "50000"}, process=True)
+    assert b'"event":"pieces.done"' in many.stderr
+    assert one.returncode == many.returncode == 0 and one.stdout == many.stdout == b""
+    assert (tmp_path / "one.html").read_bytes() == (tmp_path / "many.html").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["many.html", "one.html", "runs.jsonl"]
+
+
+@pytest.mark.parametrize("command", ["heal", "validate", "report json"])
+def test_a_journal_whose_runs_need_repairs_is_cut_and_agrees(tmp_path: Path, command: str):
+    path = tmp_path / "broken.jsonl"
+    write_broken_journal(path, 300_000)
+    used, why = in_pieces(command, path, 50_000)
+    assert used or command == "validate", why  # (validate says what is wrong: that is one run's to say)
+
+
+def lines_of(*runs: list[dict]) -> bytes:
+    return b"".join(exactjson.dumps(event) + b"\n" for run in runs for event in run)
+
+
+def test_a_run_id_in_two_pieces_is_one_run_s_to_warn_of(tmp_path: Path):
+    """r0 comes back at the end: each piece alone is clean, one run warns (E_RUN_ID_REUSED); so the pieces are
+    not used, and the command says what one run says."""
+    rng = random.Random(3)
+    runs = [clean_run(rng, 30, f"r{k}") for k in range(40)] + [clean_run(rng, 30, "r0")]
+    path = tmp_path / "back.jsonl"
+    path.write_bytes(lines_of(*runs))
+    for command in ("validate", "heal"):
+        used, why = in_pieces(command, path, len(path.read_bytes()) // 4)
+        assert not used and "two pieces" in why, command
+    one = run_replay("validate", str(path))
+    assert b"E_RUN_ID_REUSED" in one.stderr  # (what the pieces alone would not have said)
+
+
+def test_a_warning_in_one_piece_makes_one_run_say_it(tmp_path: Path):
+    rng = random.Random(4)
+    runs = [clean_run(rng, 30, f"r{k}") for k in range(40)]
+    runs[30][5]["timestamp"] = "2020-01-01T00:00:00.000Z"  # a timestamp going back: a notice, nothing fails
+    path = tmp_path / "back-in-time.jsonl"
+    path.write_bytes(lines_of(*runs))
+    for command in ("validate", "heal"):
+        used, why = in_pieces(command, path, len(path.read_bytes()) // 4)
+        assert not used and "stderr" in why, command
+    used, _ = in_pieces("report", path, len(path.read_bytes()) // 4)  # (report has nothing to say of it)
+    assert used
+
+
+def test_a_run_dropped_whole_before_the_last_piece_is_one_run_s_to_count(tmp_path: Path):
+    """heal writes a heal record for a run it dropped whole at the end of its stream: the pieces' streams would have
+    it at the end of the first piece."""
+    rng = random.Random(5)
+    runs = [clean_run(rng, 30, f"r{k}") for k in range(40)]
+    orphans = [{"seq": 1, "timestamp": "2026-03-01T13:00:01.000Z", "type": "tool_completed", "runId": "gone",
+                "payload": {"callId": "never-called"}}]
+    path = tmp_path / "dropped.jsonl"
+    path.write_bytes(lines_of(*runs[:5], orphans, *runs[5:]))
+    used, why = in_pieces("heal", path, len(path.read_bytes()) // 4)
+    assert not used and "dropped whole" in why
+    used, _ = in_pieces("heal", tmp_path / "dropped.jsonl", len(path.read_bytes()) // 4, workers=1)
+    assert not used  # (--workers 1: never cut)
+
+
+def quietly_broken(rng: random.Random, run: list[dict]) -> list[dict]:
+    """``run`` with a repair heal makes without a word: a type alias, a seq out of line, an exact duplicate, no end."""
+    fix = rng.choice(["alias", "seq", "duplicate", "end"])
+    if fix == "alias":
+        event = rng.choice(run)
+        event["type"] = ALIASES.get(event["type"], event["type"])
+    elif fix == "seq":
+        rng.choice(run)["seq"] += 1000
+    elif fix == "duplicate" and len(run) > 2:
+        run.insert(2, dict(run[1]))
+    elif fix == "end":
+        run.pop()
+    return run
+
+
+@st.composite
+def pieced_journals(draw: st.DrawFn) -> bytes:
+    """Runs clean or quietly repaired (a run id now and then again) around the journals the screen's tests break every
+    way."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    parts = []
+    for k in range(draw(st.integers(2, 10))):
+        kind = draw(st.integers(0, 7))
+        if kind == 0:
+            parts.append(draw(journals()))
+            continue
+        rid = draw(st.sampled_from([*[f"c{k}"] * 10, "c0", "r0"]))
+        run = clean_run(rng, draw(st.integers(2, 14)), rid)
+        parts.append(lines_of(quietly_broken(rng, run) if kind < 3 else run))
+    data = b"".join(part if part.endswith(b"\n") else part + b"\n" for part in parts)
+    return data
+
+
+@pytest.mark.parametrize("command", ["validate", "heal", "report json"])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=pieced_journals(), piece_bytes=st.integers(100, 2000), workers=st.integers(2, 4))
+def test_whatever_a_journal_holds_its_pieces_agree_with_one_run(tmp_path: Path, command: str, data: bytes,
+                                                                piece_bytes: int, workers: int):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data)
+    in_pieces(command, path, piece_bytes, workers)
