@@ -13,16 +13,19 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.exactjson import dumps, loads
-from replay.pipeline.engine.parallel import Work, default_workers, preflight_all, run_inputs
-from replay.pipeline.engine.shards import Piece, can_fork, copy_out, plan, run_pieces, spool_folder
 from replay.pipeline.engine.spec import bind
 from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.model.records import RUN_DROPPED
+from replay.pipeline.model.run_cuts import piece_bytes, plan
 from replay.pipeline.model.runs import keep_every_id
+
+if TYPE_CHECKING:  # (the pieces' engine and the loop over inputs: loaded when a file is large enough to cut)
+    from replay.pipeline.engine.parallel import Work
+    from replay.pipeline.engine.shards import Piece
 
 QUIET_LEVELS = ("warning", "error")  # a piece says nothing below these (info: what it did): the command says it
 
@@ -31,9 +34,20 @@ def cuts_for(path: str, scale: Scale, limit: int, *, strict: bool, dialect: str)
     """Where the command may cut ``path`` (``shards.plan``), ``[]`` to run once: with ``--workers 1``, Dask, --strict
     (it stops at the first problem, which a piece cannot tell is the first), a named --dialect, or where this process
     cannot fork (``shards.can_fork``)."""
-    if strict or dialect != "auto" or scale.engine != "local" or not can_fork():
+    if strict or dialect != "auto" or scale.engine != "local" or scale.workers == 1 or not _large(path):
         return []
-    return plan(path, scale.workers or default_workers(), limit)
+    from replay.pipeline.engine.parallel import default_workers
+    from replay.pipeline.engine.shards import can_fork
+
+    return plan(path, scale.workers or default_workers(), limit) if can_fork() else []
+
+
+def _large(path: str) -> bool:
+    """Is ``path`` large enough for two pieces? (Asked first: a small input loads nothing of the pieces' engine.)"""
+    try:
+        return os.stat(path).st_size >= 2 * piece_bytes()
+    except OSError:
+        return False
 
 
 def _piece_level() -> str:
@@ -87,6 +101,9 @@ def _ids(every: set[Any]) -> dict[str, Any]:
 
 def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
     """validate's summary line of ``path`` from its pieces, printed; False (nothing printed) when one run must do it."""
+    from replay.pipeline.engine.parallel import preflight_all, run_inputs
+    from replay.pipeline.engine.shards import run_pieces, spool_folder
+
     preflight_all(work, [path])  # (what one run refuses, it refuses before any piece runs)
     started = time.perf_counter()
 
@@ -116,6 +133,8 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
     """heal's stream of ``path`` from its pieces, written on stdout; False (nothing written) when one run must do it."""
     from replay.pipeline.cli.app import execute
     from replay.pipeline.engine.config import graph_from_config
+    from replay.pipeline.engine.parallel import Work, preflight_all
+    from replay.pipeline.engine.shards import copy_out, run_pieces, spool_folder
 
     preflight_all(Work(doc), [path])
     started = time.perf_counter()
@@ -158,6 +177,8 @@ def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:
     from replay.pipeline.cli.app import execute
     from replay.pipeline.cli.commands.report import report_summaries, summaries_only
     from replay.pipeline.engine.config import graph_from_config
+    from replay.pipeline.engine.parallel import Work, preflight_all
+    from replay.pipeline.engine.shards import run_pieces, spool_folder
     from replay.pipeline.engine.spec import load_spec
 
     preflight_all(Work(bind(load_spec("report"), set=bound)), [path])  # (--out: tried before any piece runs)

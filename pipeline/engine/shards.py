@@ -1,10 +1,5 @@
-"""One large journal file cut at run boundaries into pieces run at once in forked processes (``--workers``), whose
-results a command uses only when they are exactly what one run over the whole file gives.
-
-``plan`` finds the cuts: a piece begins at a line whose runId differs from the line before it, both lines plain
-events of replay's own (a JSON object with ``seq`` and a string ``runId``, no ``$record``), so every run lies whole in
-one piece and every piece reads as replay's own stream, as the whole file does. Only a regular local file of JSON lines
-is cut (no stdin, URL, gzip or JSON document), whose first line is such an event or a run record.
+"""Pieces of one input run at once in forked processes (``--workers``; where a journal is cut: ``model/run_cuts.py``),
+whose results a command uses only when they are exactly what one run over the whole input gives.
 
 ``run_pieces`` runs a command's job once per piece, each in a process forked from this one (nothing to import again),
 its stdout spooled into a file of a private folder and its stderr watched: the first byte any piece writes there (a
@@ -18,25 +13,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import selectors
-import shutil
 import signal
-import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.exactjson import dumps, loads
-from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 
-PIECE_MIN_BYTES = 16 << 20  # a smaller piece costs more (a fork, a spool, a merge) than it saves
-PIECE_BYTES_VARIABLE = "REPLAY_PIECE_BYTES"  # the environment's say in that (tests cut small journals)
-SCAN_BYTES = 1 << 20  # how far past a planned cut a run boundary is looked for
 COPY_BYTES = 1 << 20  # a piece's spooled stdout is copied on in chunks this large (memory stays flat)
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
@@ -51,96 +37,6 @@ class Piece:
     result: dict[str, Any]
 
 
-def plan(path: str, parts: int, limit: int) -> list[int]:
-    """The offsets ``[0, c1, ..., size]`` that cut ``path`` into at most ``parts`` pieces of at least
-    ``piece_bytes()``; ``[]`` when it is not cut (too small, not a file of JSON lines, no run boundary found near the
-    planned cuts). ``limit``: the line limit."""
-    from replay.pipeline.io.line_start import offset_refusal
-
-    if parts < 2:
-        return []
-    try:
-        st = os.stat(path)
-    except OSError:
-        return []
-    if not stat.S_ISREG(st.st_mode):  # (a folder, a pipe, a device: read as they are, never cut)
-        return []
-    size = st.st_size
-    parts = min(parts, size // piece_bytes())
-    if parts < 2:
-        return []
-    cuts = [0]
-    with open(path, "rb") as f:
-        if not _opens_as_replay(f.read(min(limit, SCAN_BYTES) + 1)):
-            return []
-        for k in range(1, parts):
-            at = _boundary(f, size * k // parts, limit)
-            if at is not None and at > cuts[-1] and at < size:
-                cuts.append(at)
-    if len(cuts) < 2 or offset_refusal(path, cuts[1], limit) is not None:  # (regular, no gzip, no document: as read reads)
-        return []
-    return [*cuts, size]
-
-
-def piece_bytes() -> int:
-    """The smallest piece: ``PIECE_MIN_BYTES``, or the number of bytes ``REPLAY_PIECE_BYTES`` gives."""
-    raw = os.environ.get(PIECE_BYTES_VARIABLE)
-    if raw is None:
-        return PIECE_MIN_BYTES
-    value = int(raw) if raw.strip().isdigit() else 0
-    if value < 1:
-        raise ReplayError("E_USAGE_INVALID", f"{PIECE_BYTES_VARIABLE} must be a whole number of bytes, at least 1",
-                          path=PIECE_BYTES_VARIABLE, received=raw, expected="a number of bytes, at least 1",
-                          howToFix=f"Unset it (pieces of at least {PIECE_MIN_BYTES >> 20} MiB) or give a number.",
-                          example=f"{PIECE_BYTES_VARIABLE}={64 << 20}")
-    return value
-
-
-def _opens_as_replay(head: bytes) -> bool:
-    """Does the file open with a line the ``dialect`` stage takes for replay's own stream and ``parse`` for no source
-    record: an event (``_event``) or a run record, no byte order mark?"""
-    line, newline, _ = head.partition(b"\n")
-    if not newline:
-        return False
-    record = _object(line)
-    return record is not None and (_event(record) or record.get(RECORD_KEY) == RUN_RECORD)
-
-
-def _object(line: bytes) -> dict[str, Any] | None:
-    if not line.startswith(b"{"):  # (a byte order mark, blanks, anything else: not cut here)
-        return None
-    try:
-        record = loads(line)
-    except ValueError:
-        return None
-    return record if isinstance(record, dict) else None
-
-
-def _event(record: dict[str, Any]) -> bool:
-    return RECORD_KEY not in record and "seq" in record and isinstance(record.get("runId"), str)
-
-
-def _boundary(f: Any, near: int, limit: int) -> int | None:
-    """The offset of the first line from ``near`` on (within ``SCAN_BYTES``) that begins another run: it and the line
-    before it are events (``_event``) of different runIds, each no longer than ``limit``."""
-    f.seek(near)
-    window = f.read(SCAN_BYTES)
-    first = window.find(b"\n")
-    if first < 0:
-        return None
-    at = near + first + 1
-    lines = window[first + 1:].split(b"\n")[:-1]  # (whole lines only)
-    before: dict[str, Any] | None = None
-    for line in lines:
-        record = _object(line) if len(line) <= limit else None
-        event = record if record is not None and _event(record) else None
-        if event is not None and before is not None and event["runId"] != before["runId"]:
-            return at
-        before = event
-        at += len(line) + 1
-    return None
-
-
 def can_fork() -> bool:
     """Can this process fork its pieces safely? On Linux (``PR_SET_PDEATHSIG``), with no other thread running (a
     fork copies only the thread that forks: a lock another held stays taken in the copy)."""
@@ -151,6 +47,8 @@ def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], folde
     """``job(start, end)`` once per piece ``[cuts[k], cuts[k + 1])``, each in a forked process whose stdout goes to a
     file in ``folder``; the pieces in order, or None when one wrote on stderr or did not end with its job's result
     (the others are ended then). Ctrl-C (any exception) ends them all and is raised again."""
+    import selectors
+
     sys.stdout.flush()
     sys.stderr.flush()
     pieces = [Piece(start, end, folder / f"{k}.out", {}) for k, (start, end) in enumerate(itertools.pairwise(cuts))]
@@ -237,6 +135,9 @@ def _die_with_parent() -> None:
 @contextlib.contextmanager
 def spool_folder() -> Iterator[Path]:
     """A private folder for the pieces' spooled outputs, removed with everything in it at the end."""
+    import shutil
+    import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix="replay-pieces-"))
     try:
         yield folder

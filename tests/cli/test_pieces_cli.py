@@ -15,7 +15,7 @@ import orjson
 import pytest
 from conftest import REPLAY, ROOT, errors_of, run_replay
 
-from replay.pipeline.engine.shards import plan
+from replay.pipeline.model.run_cuts import plan
 
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
 from journal_gen import write_journal

@@ -1,0 +1,113 @@
+"""Where one journal file may be cut into pieces that each hold whole runs of replay's own stream (``plan``), for a
+command that runs the pieces at once (``engine/shards.py``, ``cli/pieces.py``).
+
+A piece begins at a line whose runId differs from the line before it, both lines plain events of replay's own (a JSON
+object with ``seq`` and a string ``runId``, no ``$record``), so every run lies whole in one piece and every piece reads
+as replay's own stream, as the whole file does (the ``dialect`` stage decides on an input's first record, ``parse``
+follows source records only in a stream that opens with one). Only a regular local file of JSON lines is cut (no
+stdin, URL, gzip or JSON document: ``line_start.offset_refusal``), whose first line is such an event or a run record.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.exactjson import loads
+from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+
+PIECE_MIN_BYTES = 16 << 20  # a smaller piece costs more (a fork, a spool, a merge) than it saves
+PIECE_BYTES_VARIABLE = "REPLAY_PIECE_BYTES"  # the environment's say in that (tests cut small journals)
+SCAN_BYTES = 1 << 20  # how far past a planned cut a run boundary is looked for
+
+
+def plan(path: str, parts: int, limit: int) -> list[int]:
+    """The offsets ``[0, c1, ..., size]`` that cut ``path`` into at most ``parts`` pieces of at least
+    ``piece_bytes()``; ``[]`` when it is not cut (too small, not a file of JSON lines, no run boundary found near the
+    planned cuts). ``limit``: the line limit."""
+    from replay.pipeline.io.line_start import offset_refusal
+
+    if parts < 2:
+        return []
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    if not stat.S_ISREG(st.st_mode):  # (a folder, a pipe, a device: read as they are, never cut)
+        return []
+    size = st.st_size
+    parts = min(parts, size // piece_bytes())
+    if parts < 2:
+        return []
+    cuts = [0]
+    with open(path, "rb") as f:
+        if not _opens_as_replay(f.read(min(limit, SCAN_BYTES) + 1)):
+            return []
+        for k in range(1, parts):
+            at = _boundary(f, size * k // parts, limit)
+            if at is not None and at > cuts[-1] and at < size:
+                cuts.append(at)
+    if len(cuts) < 2 or offset_refusal(path, cuts[1], limit) is not None:  # (regular, no gzip, no document: as read reads)
+        return []
+    return [*cuts, size]
+
+
+def _opens_as_replay(head: bytes) -> bool:
+    """Does the file open with a line the ``dialect`` stage takes for replay's own stream and ``parse`` for no source
+    record: an event (``_event``) or a run record, no byte order mark?"""
+    line, newline, _ = head.partition(b"\n")
+    if not newline:
+        return False
+    record = _object(line)
+    return record is not None and (_event(record) or record.get(RECORD_KEY) == RUN_RECORD)
+
+
+def _object(line: bytes) -> dict[str, Any] | None:
+    if not line.startswith(b"{"):  # (a byte order mark, blanks, anything else: not cut here)
+        return None
+    try:
+        record = loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _event(record: dict[str, Any]) -> bool:
+    return RECORD_KEY not in record and "seq" in record and isinstance(record.get("runId"), str)
+
+
+def _boundary(f: Any, near: int, limit: int) -> int | None:
+    """The offset of the first line from ``near`` on (within ``SCAN_BYTES``) that begins another run: it and the line
+    before it are events (``_event``) of different runIds, each no longer than ``limit``."""
+    f.seek(near)
+    window = f.read(SCAN_BYTES)
+    first = window.find(b"\n")
+    if first < 0:
+        return None
+    at = near + first + 1
+    lines = window[first + 1:].split(b"\n")[:-1]  # (whole lines only)
+    before: dict[str, Any] | None = None
+    for line in lines:
+        record = _object(line) if len(line) <= limit else None
+        event = record if record is not None and _event(record) else None
+        if event is not None and before is not None and event["runId"] != before["runId"]:
+            return at
+        before = event
+        at += len(line) + 1
+    return None
+
+
+def piece_bytes() -> int:
+    """The smallest piece: ``PIECE_MIN_BYTES``, or the number of bytes ``REPLAY_PIECE_BYTES`` gives."""
+    raw = os.environ.get(PIECE_BYTES_VARIABLE)
+    if raw is None:
+        return PIECE_MIN_BYTES
+    value = int(raw) if raw.strip().isdigit() else 0
+    if value < 1:
+        raise ReplayError("E_USAGE_INVALID", f"{PIECE_BYTES_VARIABLE} must be a whole number of bytes, at least 1",
+                          path=PIECE_BYTES_VARIABLE, received=raw, expected="a number of bytes, at least 1",
+                          howToFix=f"Unset it (pieces of at least {PIECE_MIN_BYTES >> 20} MiB) or give a number.",
+                          example=f"{PIECE_BYTES_VARIABLE}={64 << 20}")
+    return value
