@@ -9,7 +9,7 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, first_line
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_DROPPED, RUN_RECORD, RUNS_DROPPED
 from replay.pipeline.model.repairs import DROP_TORN_LINE, counts_as_repair
 from replay.pipeline.model.runs import Input, Run, RunScoped, lane_runs, repaired_together
 from replay.stages.join_split_records import RULE as JOIN
@@ -206,6 +206,7 @@ class SummarizeRepairs(RunScoped):
                 left.append(self._record(None if run_id is _INPUT_END else run_id, counts) | {RUN_DROPPED: True})
                 names.append(source[0])
         self.pending, self._vanished, self._torn = {}, [], {}
+        self.publish(RUNS_DROPPED, len(left))  # (one run over a file in pieces writes these at its end: ``cli/pieces.py``)
         if not left:
             return tail
         if tail is None:  # no run ended here (every run of the input was dropped, or there was none): under the name of

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.exactjson import dumps, loads
 from replay.pipeline.engine.spec import bind
-from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.model.records import RUN_DROPPED
+from replay.pipeline.io.fdio import copy_to_stdout, write_stdout
+from replay.pipeline.model.records import RUNS_DROPPED
 from replay.pipeline.model.run_cuts import piece_bytes, plan
 from replay.pipeline.model.runs import keep_every_id
 
@@ -134,7 +134,7 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
     from replay.pipeline.cli.app import execute
     from replay.pipeline.engine.config import graph_from_config
     from replay.pipeline.engine.parallel import Work, preflight_all
-    from replay.pipeline.engine.shards import copy_out, run_pieces, spool_folder
+    from replay.pipeline.engine.shards import run_pieces, spool_folder
 
     preflight_all(Work(doc), [path])
     started = time.perf_counter()
@@ -142,33 +142,22 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
     def job(start: int, end: int) -> dict[str, Any]:
         every = keep_every_id()
         _piece_level()
-        if execute(graph_from_config(_at(doc, start, end), paths=[path]), command="heal").errors:
+        result = execute(graph_from_config(_at(doc, start, end), paths=[path]), command="heal")
+        if result.errors:
             os.write(2, b"not clean")
-        return _ids(every)
+        return _ids(every) | {"dropped": result.facts.get(RUNS_DROPPED, 0)}
 
     with spool_folder() as folder:
         pieces = run_pieces(cuts, job, folder)
         why = "" if pieces is None else _not_apart(pieces)
-        if pieces is not None and not why and any(_dropped_runs(piece) for piece in pieces[:-1]):
+        if pieces is not None and not why and any(piece.result["dropped"] for piece in pieces[:-1]):
             why = "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
         if not _said("heal", path, cuts, pieces, started, why):
             return False
         assert pieces is not None
-        copy_out(pieces, write_stdout)
+        for piece in pieces:
+            copy_to_stdout(piece.stdout)
     return True
-
-
-def _dropped_runs(piece: Piece) -> bool:
-    """Might the piece's stream hold a heal record of a run dropped whole? (Its text anywhere, an event's string
-    too: a doubt runs once.)"""
-    marker = dumps(RUN_DROPPED)
-    with piece.stdout.open("rb") as f:
-        tail = b""
-        while chunk := f.read(1 << 20):
-            if marker in tail + chunk[:len(marker)] or marker in chunk:
-                return True
-            tail = chunk[-len(marker):]
-    return False
 
 
 def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:

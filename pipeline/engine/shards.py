@@ -23,7 +23,6 @@ from typing import Any
 
 from replay.pipeline.engine.exactjson import dumps, loads
 
-COPY_BYTES = 1 << 20  # a piece's spooled stdout is copied on in chunks this large (memory stays flat)
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
@@ -143,11 +142,3 @@ def spool_folder() -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def copy_out(pieces: list[Piece], write: Callable[[bytes], None]) -> None:
-    """The pieces' stdout, in order, through ``write`` a chunk at a time."""
-    for piece in pieces:
-        with piece.stdout.open("rb") as f:
-            while chunk := f.read(COPY_BYTES):
-                write(chunk)

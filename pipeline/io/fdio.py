@@ -366,6 +366,30 @@ def write_stdout(data: bytes) -> None:
         sys.stdout.buffer.flush()
 
 
+COPY_BYTES = 1 << 20  # a file copied to stdout the slow way goes in chunks this large (memory stays flat)
+
+
+def copy_to_stdout(path: str | os.PathLike[str]) -> None:
+    """The bytes of the file ``path`` on stdout, as ``write_stdout`` writes them: kernel to kernel where the system can
+    (``sendfile``: a file, /dev/null, a pipe), else a chunk at a time through this process."""
+    if stdout_capture() is not None:  # (one share of a bigger command: its buffer)
+        with open(path, "rb") as f:
+            while chunk := f.read(COPY_BYTES):
+                write_stdout(chunk)
+        return
+    refuse_unwritable_stdout()
+    sys.stdout.buffer.flush()
+    with _stdout_failures(os_errors=True), open(path, "rb") as f:
+        size, offset, out = os.fstat(f.fileno()).st_size, 0, sys.stdout.fileno()
+        with suppress(OSError):  # (refused: not for this stdout, or it would block; the rest goes the slow way)
+            while offset < size and (sent := os.sendfile(out, f.fileno(), offset, size - offset)):
+                offset += sent
+        f.seek(offset)
+        while chunk := f.read(COPY_BYTES):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.buffer.flush()
+
+
 @contextmanager
 def _stdout_failures(os_errors: bool) -> Iterator[None]:
     """What a write to stdout can end in: a reader gone away is PipeClosed; a failed write (an OSError here, with

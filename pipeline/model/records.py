@@ -17,6 +17,7 @@ RUN_RECORD = "run"
 SOURCE_RECORD = "source"  # {"$record": "source", "source": "a.jsonl"}: the records after it came from that input
 HEAL_RECORD = "heal"
 RUN_DROPPED = "runDropped"  # in a heal record: true when heal dropped every event of its run (the record follows no run)
+RUNS_DROPPED = "runs_dropped"  # what heal tells the command it runs in: how many such heal records it wrote
 INVOCATION_RECORD = "invocation"
 SUMMARY_RECORD = "summary"
 DIAGNOSTICS_RECORD = "diagnostics"

@@ -4,7 +4,9 @@ Generates (once, cached in tests/bench/data/) a clean journal, one clean journal
 session: longer than the fast lane holds to judge a run), and one where ~20% of the events need a
 repair (aliases, wrong seq numbers, missing terminal events), and times each command as its own process
 (or pipeline) into /dev/null, next to a plain Python loop of orjson.loads + orjson.dumps per line and
-`jq -c .` over the same file. Ratios are to the orjson loop on the same file. Peak RSS is the largest
+`jq -c .` over the same file. Ratios are to the orjson loop on the same file (wall time). validate, heal and report
+of one file cut it into pieces run at once on every core (``--workers``, the default); the ``--workers 1`` rows are
+the same commands in one process, and the CPU column adds up every process of a row. Peak RSS is the largest
 process of a row. Targets (issue 11) are printed with "met" / "NOT met"; nothing is asserted.
 
     python tests/bench/bench_commands.py                 # 100 MB journals
@@ -56,6 +58,12 @@ def plans(clean: Path, broken: Path, long: Path) -> list[tuple[str, Path, list[l
         ("replay validate FILE (one run)", long, [[REPLAY, "validate", "--in", one]]),
         ("replay heal FILE (one run)", long, [[REPLAY, "heal", one]]),
         ("replay report FILE (one run)", long, [[REPLAY, "report", one]]),
+        # the same in one process (--workers 1): what each core does, where the rows above cut the file into pieces
+        ("replay validate --workers 1 FILE", clean, [[REPLAY, "validate", "--workers", "1", c]]),
+        ("replay heal --workers 1 FILE (clean)", clean, [[REPLAY, "heal", "--workers", "1", c]]),
+        ("replay report --workers 1 FILE", clean, [[REPLAY, "report", "--workers", "1", c]]),
+        ("replay report --workers 1 --format json FILE", clean, [[REPLAY, "report", "--workers", "1", "--format", "json", c]]),
+        ("replay heal --workers 1 FILE (20% repairs)", broken, [[REPLAY, "heal", "--workers", "1", b]]),
     ]
 
 
@@ -109,8 +117,9 @@ def main() -> int:
 
     width = max(len(name) for name, _, _ in results)
     print()
-    print(f"{'command':<{width}}  {'seconds':>8}  {'events/s':>11}  {'MB/s':>6}  {'vs orjson loop':>14}  {'peak RSS':>9}  target")
-    print("-" * (width + 72))
+    print(f"{'command':<{width}}  {'seconds':>8}  {'CPU s':>6}  {'events/s':>11}  {'MB/s':>6}  {'vs orjson loop':>14}  "
+          f"{'peak RSS':>9}  target")
+    print("-" * (width + 80))
     verdicts = []
     for name, path, m in results:
         size, events = sizes[path]
@@ -122,7 +131,7 @@ def main() -> int:
             verdicts.append((name, ratio, target, met))
             mark = f">= {target}x {'met' if met else 'NOT met'}"
         flag = "" if m.ok else "  (FAILED)"
-        print(f"{name:<{width}}  {m.seconds:>8.2f}  {events / m.seconds:>11,.0f}  {size / 1e6 / m.seconds:>6.1f}  "
+        print(f"{name:<{width}}  {m.seconds:>8.2f}  {m.cpu:>6.2f}  {events / m.seconds:>11,.0f}  {size / 1e6 / m.seconds:>6.1f}  "
               f"{ratio:>13.2f}x  {m.peak_kib / 1024:>5.0f} MiB  {mark}{flag}")
     print()
     print(f"replay start-up (read of an empty input): {start.seconds:.2f}s, included in every replay row")

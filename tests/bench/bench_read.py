@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from journal_gen import cached_journal  # noqa: E402
-from peak_rss import measured, peak_kib  # noqa: E402
+from peak_rss import cpu_seconds, measured, peak_kib  # noqa: E402
 
 # REPLAY_BENCH=/path/to/replay measures another build (e.g. the one before a change) against the same baselines
 REPLAY = os.environ.get("REPLAY_BENCH") or str(Path(sys.executable).parent / "replay")
@@ -53,6 +53,7 @@ class Measure:
     seconds: float
     peak_kib: int
     ok: bool
+    cpu: float = 0.0  # CPU seconds of every process of the row (a command in pieces: its pieces' too)
 
 
 def run_pipeline(name: str, commands: list[list[str]], workdir: Path) -> Measure:
@@ -72,7 +73,7 @@ def run_pipeline(name: str, commands: list[list[str]], workdir: Path) -> Measure
             stdin = proc.stdout
         ok = all(proc.wait() == 0 for proc in procs)
         seconds = time.perf_counter() - started
-    return Measure(name, seconds, max(peak_kib(r) for r in reports), ok)
+    return Measure(name, seconds, max(peak_kib(r) for r in reports), ok, sum(cpu_seconds(r) for r in reports))
 
 
 def main() -> int:

@@ -1,8 +1,9 @@
-"""Peak RSS of one command, measured by a small launcher so the measuring process's size stays out.
+"""Peak RSS (and CPU time) of one command, measured by a small launcher so the measuring process's size stays out.
 
 Linux carries a process's peak RSS across exec: a child started straight from a big parent (pytest,
 the benchmark) reports at least the parent's size. The launcher is a fresh, small interpreter that
-forks the command and reports the command's own peak (KiB) to a file.
+forks the command and reports the command's own peak (KiB; the largest of it and the processes it waited for, as
+its pieces) and the CPU seconds it and those took, to a file.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ if pid == 0:
         os._exit(127)
 _, status, usage = os.wait4(pid, 0)
 with open(report, "w") as out:
-    out.write(str(usage.ru_maxrss))
+    out.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 code = os.waitstatus_to_exitcode(status)
 sys.exit(code if code >= 0 else 128 - code)
 """
@@ -33,4 +34,9 @@ def measured(command: list[str], report: str | Path) -> list[str]:
 
 
 def peak_kib(report: str | Path) -> int:
-    return int(Path(report).read_text())
+    return int(Path(report).read_text().split()[0])
+
+
+def cpu_seconds(report: str | Path) -> float:
+    """User and system CPU time of the command and the processes it waited for."""
+    return float(Path(report).read_text().split()[1])
