@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replay.pipeline.cli.scale_flags import Scale
@@ -48,6 +49,13 @@ def _large(path: str) -> bool:
         return os.stat(path).st_size >= 2 * piece_bytes()
     except OSError:
         return False
+
+
+SPOOL_SPARE = 64 << 20  # free bytes left in the temp folder beyond the pieces' outputs
+
+
+def _no_room(folder: Path | None) -> str:
+    return "" if folder is not None else "no room for the pieces' outputs in the temp folder (TMPDIR)"
 
 
 def _piece_level() -> str:
@@ -115,10 +123,10 @@ def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
         os.write(1, outcome.stdout)
         return _ids(every)
 
-    with spool_folder() as folder:
-        pieces = run_pieces(cuts, job, folder)
+    with spool_folder(SPOOL_SPARE) as folder:
+        pieces = run_pieces(cuts, job, folder) if folder is not None else None
         lines = [loads(piece.stdout.read_bytes()) for piece in pieces or ()]
-    why = "" if pieces is None else _not_apart(pieces)
+    why = _no_room(folder) or ("" if pieces is None else _not_apart(pieces))
     first = lines[0] if lines else {}
     if any(line.keys() != first.keys() or line["source"] != first["source"] or line["errors"] for line in lines):
         why = "the pieces' summaries do not add up"  # (never so: a summary with errors was a piece's stderr)
@@ -147,9 +155,9 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
             os.write(2, b"not clean")
         return _ids(every) | {"dropped": result.facts.get(RUNS_DROPPED, 0)}
 
-    with spool_folder() as folder:
-        pieces = run_pieces(cuts, job, folder)
-        why = "" if pieces is None else _not_apart(pieces)
+    with spool_folder(2 * cuts[-1] + SPOOL_SPARE) as folder:  # (a healed stream is rarely much longer than its input)
+        pieces = run_pieces(cuts, job, folder) if folder is not None else None
+        why = _no_room(folder) or ("" if pieces is None else _not_apart(pieces))
         if pieces is not None and not why and any(piece.result["dropped"] for piece in pieces[:-1]):
             why = "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
         if not _said("heal", path, cuts, pieces, started, why):
@@ -180,9 +188,9 @@ def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:
             os.write(2, b"not clean")
         return {}
 
-    with spool_folder() as folder:
-        pieces = run_pieces(cuts, job, folder)
-        if not _said("report", path, cuts, pieces, started):
+    with spool_folder(cuts[-1] + SPOOL_SPARE) as folder:  # (a run's summary is a few kB, its events more)
+        pieces = run_pieces(cuts, job, folder) if folder is not None else None
+        if not _said("report", path, cuts, pieces, started, _no_room(folder)):
             return None
         assert pieces is not None
         return report_summaries([str(piece.stdout) for piece in pieces], bound, strict=False)

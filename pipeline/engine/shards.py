@@ -132,13 +132,19 @@ def _die_with_parent() -> None:
 
 
 @contextlib.contextmanager
-def spool_folder() -> Iterator[Path]:
-    """A private folder for the pieces' spooled outputs, removed with everything in it at the end."""
+def spool_folder(room: int) -> Iterator[Path | None]:
+    """A private folder for the pieces' spooled outputs in the temp folder (``TMPDIR``, as ``sort`` spools there),
+    removed with everything in it at the end; None when none can be made there, or fewer than ``room`` bytes are free
+    (the command then runs once, spooling nothing)."""
     import shutil
     import tempfile
 
-    folder = Path(tempfile.mkdtemp(prefix="replay-pieces-"))
     try:
-        yield folder
+        folder = Path(tempfile.mkdtemp(prefix="replay-pieces-"))
+    except OSError:
+        yield None
+        return
+    try:
+        yield folder if shutil.disk_usage(folder).free >= room else None
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import orjson
 import pytest
 from conftest import REPLAY, ROOT, errors_of, run_replay
 
+from replay.pipeline.engine.shards import spool_folder
 from replay.pipeline.model.run_cuts import plan
 
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
@@ -181,3 +183,13 @@ def test_a_command_killed_outright_takes_its_pieces_with_it(tmp_path: Path):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, check=False)
     assert run.returncode == 0, run.stderr
     assert run.stdout == b"0\n"  # (PR_SET_PDEATHSIG: each piece ended when the command's process did)
+
+
+def test_a_temp_folder_without_room_for_the_pieces_spools_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # (the temp folder is looked up again, as a new process does)
+    with spool_folder(1 << 62) as folder:  # (more than any disk: the command runs once)
+        assert folder is None
+    with spool_folder(1) as folder:
+        assert folder is not None and folder.parent == tmp_path and folder.is_dir()
+    assert list(tmp_path.iterdir()) == []  # (gone at the end, whatever it held)

@@ -96,6 +96,8 @@ def test_a_run_id_in_two_pieces_is_one_run_s_to_warn_of(tmp_path: Path):
         assert not used and "two pieces" in why, command
     one = run_replay("validate", str(path))
     assert b"E_RUN_ID_REUSED" in one.stderr  # (what the pieces alone would not have said)
+    used, _ = in_pieces("report json", path, len(path.read_bytes()) // 4)  # (a report reads each run alone: cut)
+    assert used
 
 
 def test_a_warning_in_one_piece_makes_one_run_say_it(tmp_path: Path):
