@@ -63,8 +63,9 @@ def scale_options(command: Callable[..., Any]) -> Callable[..., Any]:
     command = checked
     options = [
         click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="Process journals in N parallel workers, each running the command's graph "
-                          "[default: the number of cores; small jobs run in this process]."),
+                     help="Process journals in N parallel workers, each running the command's graph; one journal "
+                          "of 32 MiB or more (validate, heal, report) is cut into N pieces at run boundaries, run at "
+                          "once [default: the number of cores; small jobs run in this process]."),
         click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
                      help="local: worker processes on this machine; dask: tasks on a Dask cluster (extra `dask`)."),
         click.option("--scheduler", metavar="ADDRESS", default=None,

@@ -57,21 +57,25 @@ def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], folde
     try:
         for k, piece in enumerate(pieces):
             read_end, write_end = os.pipe()
-            pid = os.fork()
+            watched.register(read_end, selectors.EVENT_READ)
+            try:
+                pid = os.fork()
+            except OSError:  # (no process to be had now: one run does it)
+                os.close(write_end)
+                return None
             if pid == 0:  # pragma: no cover - the piece's process (its coverage is its outputs)
                 _piece_process(piece, k, folder, job, write_end)
             os.close(write_end)
             children[pid] = k
-            watched.register(read_end, selectors.EVENT_READ)
         while watched.get_map():
             for key, _ in watched.select():
                 if os.read(key.fd, 4096):
                     return None  # a byte on stderr: this run's diagnostics are one run's, printed by that run
                 watched.unregister(key.fd)
                 os.close(key.fd)
-        while children:
-            pid, status = os.wait()
-            k = children.pop(pid)
+        for pid, k in list(children.items()):
+            _, status = os.waitpid(pid, 0)
+            del children[pid]
             if os.waitstatus_to_exitcode(status) != 0:
                 return None
             pieces[k].result = loads((folder / f"{k}.json").read_bytes())

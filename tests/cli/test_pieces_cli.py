@@ -143,7 +143,7 @@ def gone(pieces: list[int]) -> bool:
     return True
 
 
-@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_an_interrupt_ends_every_piece_and_leaves_nothing(tmp_path: Path, number: int):
     process, spool, out, pieces = started(tmp_path)
     process.send_signal(number)
