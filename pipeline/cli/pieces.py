@@ -1,8 +1,8 @@
-"""validate, heal and report over one large journal file in pieces run at once (``engine.shards``), used only when
+"""validate, heal and report over one large journal file in pieces run at once (``engine.forked_pieces``), used only when
 the pieces' results are exactly what one run over the file gives; else the command runs once, as it always did.
 
 The pieces' results are used when every piece ended clean (nothing on stderr: no diagnostic, no warning, no
-failure) and no run id is in two pieces (``apart``: a run that comes back in another piece is one a single run warns
+failure) and no run id is in two pieces (``_not_apart``: a run that comes back in another piece is one a single run warns
 of); heal's also when no piece but the last wrote a heal record for a run it dropped whole (``runDropped``: one run
 writes those at its end). Their merge: validate's summary lines added up into one, heal's stdout concatenated in
 order, report's summaries rendered by one ``report`` stage as ``report --in DIR`` renders its files'.
@@ -25,20 +25,20 @@ from replay.pipeline.model.run_cuts import piece_bytes, plan
 from replay.pipeline.model.runs import keep_every_id
 
 if TYPE_CHECKING:  # (the pieces' engine and the loop over inputs: loaded when a file is large enough to cut)
+    from replay.pipeline.engine.forked_pieces import Piece
     from replay.pipeline.engine.parallel import Work
-    from replay.pipeline.engine.shards import Piece
 
 QUIET_LEVELS = ("warning", "error")  # a piece says nothing below these (info: what it did): the command says it
 
 
 def cuts_for(path: str, scale: Scale, limit: int, *, strict: bool, dialect: str) -> list[int]:
-    """Where the command may cut ``path`` (``shards.plan``), ``[]`` to run once: with ``--workers 1``, Dask, --strict
+    """Where the command may cut ``path`` (``run_cuts.plan``), ``[]`` to run once: with ``--workers 1``, Dask, --strict
     (it stops at the first problem, which a piece cannot tell is the first), a named --dialect, or where this process
-    cannot fork (``shards.can_fork``)."""
+    cannot fork (``forked_pieces.can_fork``)."""
     if strict or dialect != "auto" or scale.engine != "local" or scale.workers == 1 or not _large(path):
         return []
+    from replay.pipeline.engine.forked_pieces import can_fork
     from replay.pipeline.engine.parallel import default_workers
-    from replay.pipeline.engine.shards import can_fork
 
     return plan(path, scale.workers or default_workers(), limit) if can_fork() else []
 
@@ -109,8 +109,8 @@ def _ids(every: set[Any]) -> dict[str, Any]:
 
 def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
     """validate's summary line of ``path`` from its pieces, printed; False (nothing printed) when one run must do it."""
+    from replay.pipeline.engine.forked_pieces import run_pieces, spool_folder
     from replay.pipeline.engine.parallel import preflight_all, run_inputs
-    from replay.pipeline.engine.shards import run_pieces, spool_folder
 
     preflight_all(work, [path])  # (what one run refuses, it refuses before any piece runs)
     started = time.perf_counter()
@@ -141,8 +141,8 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
     """heal's stream of ``path`` from its pieces, written on stdout; False (nothing written) when one run must do it."""
     from replay.pipeline.cli.app import execute
     from replay.pipeline.engine.config import graph_from_config
+    from replay.pipeline.engine.forked_pieces import run_pieces, spool_folder
     from replay.pipeline.engine.parallel import Work, preflight_all
-    from replay.pipeline.engine.shards import run_pieces, spool_folder
 
     preflight_all(Work(doc), [path])
     started = time.perf_counter()
@@ -174,8 +174,8 @@ def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:
     from replay.pipeline.cli.app import execute
     from replay.pipeline.cli.commands.report import report_summaries, summaries_only
     from replay.pipeline.engine.config import graph_from_config
+    from replay.pipeline.engine.forked_pieces import run_pieces, spool_folder
     from replay.pipeline.engine.parallel import Work, preflight_all
-    from replay.pipeline.engine.shards import run_pieces, spool_folder
     from replay.pipeline.engine.spec import load_spec
 
     preflight_all(Work(bind(load_spec("report"), set=bound)), [path])  # (--out: tried before any piece runs)

@@ -1,5 +1,5 @@
 """Where one journal file may be cut into pieces that each hold whole runs of replay's own stream (``plan``), for a
-command that runs the pieces at once (``engine/shards.py``, ``cli/pieces.py``).
+command that runs the pieces at once (``engine/forked_pieces.py``, ``cli/pieces.py``).
 
 A piece begins at a line whose runId differs from the line before it, both lines plain events of replay's own (a JSON
 object with ``seq`` and a string ``runId``, no ``$record``), so every run lies whole in one piece and every piece reads

@@ -54,7 +54,7 @@ def marks_input(record: Any, source: str) -> bool:
 
 RECENT_RUNS = 4096  # how many runs back a runId that comes again is seen coming back (memory stays bounded)
 # The id of every run this process's graphs read, when kept (``keep_every_id``: a piece of a file cut across processes,
-# ``engine.shards``, says which runs it had, so the command can tell none comes back in another piece); None: not kept.
+# ``engine.forked_pieces``, says which runs it had, so the command can tell none comes back in another piece); None: not kept.
 _every_id: set[Any] | None = None
 
 

@@ -1,4 +1,4 @@
-"""A large journal file in pieces (``engine/shards.py``) as a user meets it: where it is cut, what is refused before any
+"""A large journal file in pieces (``engine/forked_pieces.py``) as a user meets it: where it is cut, what is refused before any
 piece runs, and what Ctrl-C, a kill and a closed pipe leave behind (nothing: no piece's process, no spool folder)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import orjson
 import pytest
 from conftest import REPLAY, ROOT, errors_of, run_replay
 
-from replay.pipeline.engine.shards import spool_folder
+from replay.pipeline.engine.forked_pieces import spool_folder
 from replay.pipeline.model.run_cuts import plan
 
 sys.path.insert(0, str(ROOT / "tests" / "bench"))

@@ -1,4 +1,4 @@
-"""One journal file cut into pieces run at once (``--workers``, ``engine/shards.py``) gives exactly what one run over
+"""One journal file cut into pieces run at once (``--workers``, ``engine/forked_pieces.py``) gives exactly what one run over
 it gives: validate, heal and report write the same bytes, say the same diagnostics and exit the same, whatever the
 journal holds; the pieces are used when they can be and one run is made when they cannot (issue 11)."""
 
