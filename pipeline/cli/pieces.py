@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replay.pipeline.cli.scale_flags import Scale
@@ -54,8 +53,8 @@ def _large(path: str) -> bool:
 SPOOL_SPARE = 64 << 20  # free bytes left in the temp folder beyond the pieces' outputs
 
 
-def _no_room(folder: Path | None) -> str:
-    return "" if folder is not None else "no room for the pieces' outputs in the temp folder (TMPDIR)"
+def _no_room(spools: list[Any] | None) -> str:
+    return "" if spools is not None else "no room for the pieces' outputs in the temp folder (TMPDIR)"
 
 
 def _piece_level() -> str:
@@ -109,7 +108,7 @@ def _ids(every: set[Any]) -> dict[str, Any]:
 
 def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
     """validate's summary line of ``path`` from its pieces, printed; False (nothing printed) when one run must do it."""
-    from replay.pipeline.engine.forked_pieces import run_pieces, spool_folder
+    from replay.pipeline.engine.forked_pieces import run_pieces, spooled
     from replay.pipeline.engine.parallel import preflight_all, run_inputs
 
     preflight_all(work, [path])  # (what one run refuses, it refuses before any piece runs)
@@ -123,10 +122,10 @@ def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
         os.write(1, outcome.stdout)
         return _ids(every)
 
-    with spool_folder(SPOOL_SPARE) as folder:
-        pieces = run_pieces(cuts, job, folder) if folder is not None else None
-        lines = [loads(piece.stdout.read_bytes()) for piece in pieces or ()]
-    why = _no_room(folder) or ("" if pieces is None else _not_apart(pieces))
+    with spooled(len(cuts) - 1, SPOOL_SPARE) as spools:
+        pieces = run_pieces(cuts, job, spools) if spools is not None else None
+        lines = [loads(os.pread(piece.stdout.fileno(), 1 << 20, 0)) for piece in pieces or ()]
+    why = _no_room(spools) or ("" if pieces is None else _not_apart(pieces))
     first = lines[0] if lines else {}
     if any(line.keys() != first.keys() or line["source"] != first["source"] or line["errors"] for line in lines):
         why = "the pieces' summaries do not add up"  # (never so: a summary with errors was a piece's stderr)
@@ -141,7 +140,7 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
     """heal's stream of ``path`` from its pieces, written on stdout; False (nothing written) when one run must do it."""
     from replay.pipeline.cli.app import execute
     from replay.pipeline.engine.config import graph_from_config
-    from replay.pipeline.engine.forked_pieces import run_pieces, spool_folder
+    from replay.pipeline.engine.forked_pieces import run_pieces, spooled
     from replay.pipeline.engine.parallel import Work, preflight_all
 
     preflight_all(Work(doc), [path])
@@ -155,16 +154,16 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
             os.write(2, b"not clean")
         return _ids(every) | {"dropped": result.facts.get(RUNS_DROPPED, 0)}
 
-    with spool_folder(2 * cuts[-1] + SPOOL_SPARE) as folder:  # (a healed stream is rarely much longer than its input)
-        pieces = run_pieces(cuts, job, folder) if folder is not None else None
-        why = _no_room(folder) or ("" if pieces is None else _not_apart(pieces))
+    with spooled(len(cuts) - 1, 2 * cuts[-1] + SPOOL_SPARE) as spools:  # (a healed stream is rarely much longer
+        pieces = run_pieces(cuts, job, spools) if spools is not None else None  # than its input)
+        why = _no_room(spools) or ("" if pieces is None else _not_apart(pieces))
         if pieces is not None and not why and any(piece.result["dropped"] for piece in pieces[:-1]):
             why = "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
         if not _said("heal", path, cuts, pieces, started, why):
             return False
         assert pieces is not None
         for piece in pieces:
-            copy_to_stdout(piece.stdout)
+            copy_to_stdout(piece.stdout.fileno())
     return True
 
 
@@ -174,7 +173,7 @@ def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:
     from replay.pipeline.cli.app import execute
     from replay.pipeline.cli.commands.report import report_summaries, summaries_only
     from replay.pipeline.engine.config import graph_from_config
-    from replay.pipeline.engine.forked_pieces import run_pieces, spool_folder
+    from replay.pipeline.engine.forked_pieces import run_pieces, spooled
     from replay.pipeline.engine.parallel import Work, preflight_all
     from replay.pipeline.engine.spec import load_spec
 
@@ -188,9 +187,9 @@ def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:
             os.write(2, b"not clean")
         return {}
 
-    with spool_folder(cuts[-1] + SPOOL_SPARE) as folder:  # (a run's summary is a few kB, its events more)
-        pieces = run_pieces(cuts, job, folder) if folder is not None else None
-        if not _said("report", path, cuts, pieces, started, _no_room(folder)):
+    with spooled(len(cuts) - 1, cuts[-1] + SPOOL_SPARE) as spools:  # (a run's summary is a few kB, its events more)
+        pieces = run_pieces(cuts, job, spools) if spools is not None else None
+        if not _said("report", path, cuts, pieces, started, _no_room(spools)):
             return None
         assert pieces is not None
-        return report_summaries([str(piece.stdout) for piece in pieces], bound, strict=False)
+        return report_summaries([f"/dev/fd/{piece.stdout.fileno()}" for piece in pieces], bound, strict=False)

@@ -2,7 +2,7 @@
 whose results a command uses only when they are exactly what one run over the whole input gives.
 
 ``run_pieces`` runs a command's job once per piece, each in a process forked from this one (nothing to import again),
-its stdout spooled into a file of a private folder and its stderr watched: the first byte any piece writes there (a
+its stdout spooled into a nameless temp file and its stderr watched: the first byte any piece writes there (a
 diagnostic, a warning, a crash) ends every piece at once, and the command runs once over the whole file instead (what
 it then prints, and in which order, is one run's by construction). A piece's process gets its own process group (the
 terminal's Ctrl-C reaches the command only, which ends the pieces) and ends with the command (``PR_SET_PDEATHSIG``).
@@ -18,8 +18,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from replay.pipeline.engine.exactjson import dumps, loads
 
@@ -28,11 +27,12 @@ _PR_SET_PDEATHSIG = 1  # prctl(2)
 
 @dataclass
 class Piece:
-    """One piece's run: its bytes [start, end) of the file, its stdout (spooled), what its job returned."""
+    """One piece's run: its bytes [start, end) of the file, its stdout (spooled in a nameless temp file: nothing to
+    remove, whatever ends the command), what its job returned."""
 
     start: int
     end: int
-    stdout: Path
+    stdout: BinaryIO
     result: dict[str, Any]
 
 
@@ -42,35 +42,45 @@ def can_fork() -> bool:
     return sys.platform == "linux" and threading.active_count() == 1
 
 
-def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], folder: Path) -> list[Piece] | None:
-    """``job(start, end)`` once per piece ``[cuts[k], cuts[k + 1])``, each in a forked process whose stdout goes to a
-    file in ``folder``; the pieces in order, or None when one wrote on stderr or did not end with its job's result
-    (the others are ended then). Ctrl-C (any exception) ends them all and is raised again."""
+def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], spools: list[BinaryIO]) -> list[Piece] | None:
+    """``job(start, end)`` once per piece ``[cuts[k], cuts[k + 1])``, each in a forked process whose stdout goes to
+    ``spools[k]``; the pieces in order, or None when one wrote on stderr or did not end with its job's result (the
+    others are ended then). Ctrl-C (any exception) ends them all and is raised again."""
     import selectors
 
     sys.stdout.flush()
     sys.stderr.flush()
-    pieces = [Piece(start, end, folder / f"{k}.out", {}) for k, (start, end) in enumerate(itertools.pairwise(cuts))]
+    pieces = [Piece(start, end, spools[k], {}) for k, (start, end) in enumerate(itertools.pairwise(cuts))]
     children: dict[int, int] = {}  # pid -> piece number
+    results = [bytearray() for _ in pieces]
     watched = selectors.DefaultSelector()
     clean = False
     try:
         for k, piece in enumerate(pieces):
-            read_end, write_end = os.pipe()
-            watched.register(read_end, selectors.EVENT_READ)
+            said, says = os.pipe()  # its stderr: any byte there, and one run does it
+            told, tells = os.pipe()  # its job's result, as JSON
+            watched.register(said, selectors.EVENT_READ, (k, False))
+            watched.register(told, selectors.EVENT_READ, (k, True))
             try:
                 pid = os.fork()
             except OSError:  # (no process to be had now: one run does it)
-                os.close(write_end)
+                os.close(says)
+                os.close(tells)
                 return None
             if pid == 0:  # pragma: no cover - the piece's process (its coverage is its outputs)
-                _piece_process(piece, k, folder, job, write_end)
-            os.close(write_end)
+                _piece_process(piece, job, says, tells)
+            os.close(says)
+            os.close(tells)
             children[pid] = k
         while watched.get_map():
             for key, _ in watched.select():
-                if os.read(key.fd, 4096):
+                k, is_result = key.data
+                data = os.read(key.fd, 1 << 16)
+                if data and not is_result:
                     return None  # a byte on stderr: this run's diagnostics are one run's, printed by that run
+                if data:
+                    results[k] += data
+                    continue
                 watched.unregister(key.fd)
                 os.close(key.fd)
         for pid, k in list(children.items()):
@@ -78,7 +88,7 @@ def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], folde
             del children[pid]
             if os.waitstatus_to_exitcode(status) != 0:
                 return None
-            pieces[k].result = loads((folder / f"{k}.json").read_bytes())
+            pieces[k].result = loads(bytes(results[k]))
         clean = True
         return pieces
     finally:
@@ -98,23 +108,22 @@ def _end(children: dict[int, int]) -> None:
             os.waitpid(pid, 0)
 
 
-def _piece_process(piece: Piece, k: int, folder: Path, job: Callable[[int, int], dict[str, Any]], stderr: int) -> None:
+def _piece_process(piece: Piece, job: Callable[[int, int], dict[str, Any]], stderr: int, result: int) -> None:
     """The forked process of one piece: never returns (``os._exit``)."""
     code = 70
     try:
         os.setpgid(0, 0)  # (the terminal's Ctrl-C is the command's: it ends the pieces)
         _die_with_parent()
-        out = os.open(piece.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(out, 1)
+        os.dup2(piece.stdout.fileno(), 1)
         os.dup2(stderr, 2)
-        os.close(out)
         os.close(stderr)
         from replay.pipeline.engine import interrupts
 
         interrupts.enable()  # (the command's watchdog is the command's: this process has its own)
-        result = job(piece.start, piece.end)
+        told = dumps(job(piece.start, piece.end))
         sys.stdout.flush()
-        (folder / f"{k}.json").write_bytes(dumps(result))
+        with os.fdopen(result, "wb") as out:
+            out.write(told)
         code = 0
     except BaseException:  # (whatever it was, on stderr: the command runs once over the whole file)
         import traceback
@@ -136,19 +145,16 @@ def _die_with_parent() -> None:
 
 
 @contextlib.contextmanager
-def spool_folder(room: int) -> Iterator[Path | None]:
-    """A private folder for the pieces' spooled outputs in the temp folder (``TMPDIR``, as ``sort`` spools there),
-    removed with everything in it at the end; None when none can be made there, or fewer than ``room`` bytes are free
-    (the command then runs once, spooling nothing)."""
+def spooled(count: int, room: int) -> Iterator[list[BinaryIO] | None]:
+    """``count`` nameless files for the pieces' outputs in the temp folder (``TMPDIR``, as ``sort`` spools there:
+    ``tempfile.TemporaryFile``, gone when closed, whatever ends the command), closed at the end; None when they cannot
+    be made there, or fewer than ``room`` bytes are free (the command then runs once, spooling nothing)."""
     import shutil
     import tempfile
 
-    try:
-        folder = Path(tempfile.mkdtemp(prefix="replay-pieces-"))
-    except OSError:
-        yield None
-        return
-    try:
-        yield folder if shutil.disk_usage(folder).free >= room else None
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.ExitStack() as made:
+        files: list[BinaryIO] = []
+        with contextlib.suppress(OSError):  # (no room, no temp folder: None, and those made are closed)
+            if shutil.disk_usage(tempfile.gettempdir()).free >= room:
+                files = [made.enter_context(tempfile.TemporaryFile()) for _ in range(count)]
+        yield files if len(files) == count else None

@@ -369,25 +369,22 @@ def write_stdout(data: bytes) -> None:
 COPY_BYTES = 1 << 20  # a file copied to stdout the slow way goes in chunks this large (memory stays flat)
 
 
-def copy_to_stdout(path: str | os.PathLike[str]) -> None:
-    """The bytes of the file ``path`` on stdout, as ``write_stdout`` writes them: kernel to kernel where the system can
-    (``sendfile``: a file, /dev/null, a pipe), else a chunk at a time through this process."""
-    if stdout_capture() is not None:  # (one share of a bigger command: its buffer)
-        with open(path, "rb") as f:
-            while chunk := f.read(COPY_BYTES):
-                write_stdout(chunk)
-        return
-    refuse_unwritable_stdout()
-    sys.stdout.buffer.flush()
-    with _stdout_failures(os_errors=True), open(path, "rb") as f:
-        size, offset, out = os.fstat(f.fileno()).st_size, 0, sys.stdout.fileno()
-        with suppress(OSError):  # (refused: not for this stdout, or it would block; the rest goes the slow way)
-            while offset < size and (sent := os.sendfile(out, f.fileno(), offset, size - offset)):
-                offset += sent
-        f.seek(offset)
-        while chunk := f.read(COPY_BYTES):
-            sys.stdout.buffer.write(chunk)
+def copy_to_stdout(fd: int) -> None:
+    """The bytes of the open file ``fd`` (from its start) on stdout, as ``write_stdout`` writes them: kernel to kernel
+    where the system can (``sendfile``: into a file, /dev/null, a pipe), else a chunk at a time through this process."""
+    size, offset = os.fstat(fd).st_size, 0
+    if stdout_capture() is None:  # (else one share of a bigger command: its buffer, below)
+        refuse_unwritable_stdout()
         sys.stdout.buffer.flush()
+        with _stdout_failures(os_errors=True), suppress(OSError):  # (refused: not for this stdout, or it would block;
+            while offset < size and (sent := os.sendfile(sys.stdout.fileno(), fd, offset, size - offset)):  # the rest
+                offset += sent  # goes the slow way, whose failures are reported)
+    while offset < size:
+        chunk = os.pread(fd, min(COPY_BYTES, size - offset), offset)
+        if not chunk:
+            break
+        write_stdout(chunk)
+        offset += len(chunk)
 
 
 @contextmanager

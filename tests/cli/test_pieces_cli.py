@@ -1,5 +1,5 @@
 """A large journal file in pieces (``engine/forked_pieces.py``) as a user meets it: where it is cut, what is refused before any
-piece runs, and what Ctrl-C, a kill and a closed pipe leave behind (nothing: no piece's process, no spool folder)."""
+piece runs, and what Ctrl-C, a kill and a closed pipe leave behind (nothing: no piece's process, no spooled file)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import orjson
 import pytest
 from conftest import REPLAY, ROOT, errors_of, run_replay
 
-from replay.pipeline.engine.forked_pieces import spool_folder
+from replay.pipeline.engine.forked_pieces import spooled
 from replay.pipeline.model.run_cuts import plan
 
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
@@ -121,13 +121,19 @@ def started(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, Path, list[i
         process = subprocess.Popen([REPLAY, "heal", "--workers", "4", str(path)], stdout=sink, stderr=subprocess.PIPE,
                                    env=env)
     deadline = time.monotonic() + 30
-    while len([*spool.glob("*/*.out")]) < 4:  # (each piece's process opens its spool once it is set up)
+    while len(pieces := [pid for pid in pieces_running(str(path)) if spooling(pid, spool)]) < 4:
         assert time.monotonic() < deadline and process.poll() is None
-    pieces = [pid for pid in pieces_running(str(path)) if pid != process.pid]
-    assert len(pieces) == 4
     for pid in pieces:
         os.kill(pid, signal.SIGSTOP)
     return process, spool, out, pieces
+
+
+def spooling(pid: int, spool: Path) -> bool:
+    """Is ``pid`` a piece set up to run (its stdout a nameless file of the temp folder ``spool``)?"""
+    try:
+        return os.readlink(f"/proc/{pid}/fd/1").startswith(str(spool))
+    except OSError:
+        return False
 
 
 def gone(pieces: list[int]) -> bool:
@@ -150,7 +156,7 @@ def test_an_interrupt_ends_every_piece_and_leaves_nothing(tmp_path: Path, number
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 128 + number, stderr
     assert gone(pieces)
-    assert list(spool.iterdir()) == []  # the pieces' spool folder went with them
+    assert list(spool.iterdir()) == []  # (the pieces' outputs were nameless files: nothing to remove)
     assert out.read_bytes() == b""  # nothing of the pieces was written
 
 
@@ -163,7 +169,7 @@ sys.path[:0] = [{tests!r}, {cli!r}]
 ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
 from pathlib import Path
 from test_pieces_cli import started
-process, _, _, pieces = started(Path({folder!r}))
+process, spool, _, pieces = started(Path({folder!r}))
 process.kill()
 process.wait()
 time.sleep(0.5)
@@ -174,7 +180,7 @@ for pid in pieces:
         left.append(pid)
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-print(len(left))
+print(len(left), len(list(spool.iterdir())))
 """
 
 
@@ -182,14 +188,17 @@ def test_a_command_killed_outright_takes_its_pieces_with_it(tmp_path: Path):
     script = KILLED_OUTRIGHT.format(tests=str(ROOT / "tests"), cli=str(ROOT / "tests" / "cli"), folder=str(tmp_path))
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, check=False)
     assert run.returncode == 0, run.stderr
-    assert run.stdout == b"0\n"  # (PR_SET_PDEATHSIG: each piece ended when the command's process did)
+    # (PR_SET_PDEATHSIG: each piece ended when the command's process did; their outputs had no names to leave)
+    assert run.stdout == b"0 0\n"
 
 
 def test_a_temp_folder_without_room_for_the_pieces_spools_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # (the temp folder is looked up again, as a new process does)
-    with spool_folder(1 << 62) as folder:  # (more than any disk: the command runs once)
-        assert folder is None
-    with spool_folder(1) as folder:
-        assert folder is not None and folder.parent == tmp_path and folder.is_dir()
-    assert list(tmp_path.iterdir()) == []  # (gone at the end, whatever it held)
+    with spooled(2, 1 << 62) as files:  # (more than any disk: the command runs once)
+        assert files is None
+    with spooled(3, 1) as files:
+        assert files is not None and len(files) == 3
+        files[0].write(b"kept until closed")
+        assert list(tmp_path.iterdir()) == []  # (nameless: nothing to remove, whatever ends the command)
+    assert files[0].closed
