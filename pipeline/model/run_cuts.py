@@ -21,6 +21,9 @@ from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 PIECE_MIN_BYTES = 16 << 20  # a smaller piece costs more (a fork, a spool, a merge) than it saves
 PIECE_BYTES_VARIABLE = "REPLAY_PIECE_BYTES"  # the environment's say in that (tests cut small journals)
 SCAN_BYTES = 1 << 20  # how far past a planned cut a run boundary is looked for
+# A piece that begins at byte s first counts the newlines before s (its lines are numbered as in the whole file), at
+# about this share of the cost of reading a byte: a later piece is planned that much shorter, so all end together.
+LINE_COUNT_SHARE = 0.1
 
 
 def plan(path: str, parts: int, limit: int) -> list[int]:
@@ -46,7 +49,7 @@ def plan(path: str, parts: int, limit: int) -> list[int]:
         if not _opens_as_replay(f.read(min(limit, SCAN_BYTES) + 1)):
             return []
         for k in range(1, parts):
-            at = _boundary(f, size * k // parts, limit)
+            at = _boundary(f, _planned(size, k, parts), limit)
             if at is not None and at > cuts[-1] and at < size:
                 cuts.append(at)
     if len(cuts) < 2 or offset_refusal(path, cuts[1], limit) is not None:  # (regular, no gzip, no document: as read reads)
@@ -111,3 +114,10 @@ def piece_bytes() -> int:
                           howToFix=f"Unset it (pieces of at least {PIECE_MIN_BYTES >> 20} MiB) or give a number.",
                           example=f"{PIECE_BYTES_VARIABLE}={64 << 20}")
     return value
+
+
+def _planned(size: int, k: int, parts: int) -> int:
+    """Where the ``k``-th cut of ``parts`` pieces is planned: each piece as long as the one before less what counting
+    the lines before it costs (``LINE_COUNT_SHARE``): the pieces' lengths L_k = T - share * s_k add up to ``size``."""
+    keep = 1 - LINE_COUNT_SHARE
+    return round(size * (1 - keep ** k) / (1 - keep ** parts))
