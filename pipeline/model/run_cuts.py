@@ -2,9 +2,10 @@
 command that runs the pieces at once (``engine/forked_pieces.py``, ``cli/pieces.py``).
 
 A piece begins at a line whose runId differs from the line before it, both lines plain events of replay's own (a JSON
-object with ``seq`` and a string ``runId``, no ``$record``), so every run lies whole in one piece and every piece reads
-as replay's own stream, as the whole file does (the ``dialect`` stage decides on an input's first record, ``parse``
-follows source records only in a stream that opens with one). Only a regular local file of JSON lines is cut (no
+object with ``seq`` and a string ``runId``, no ``$record``), or at a run record after an event or a heal record (a run
+record begins a run: heal writes one before each run of another agent's log), so every run lies whole in one piece and
+every piece reads as replay's own stream, as the whole file does (the ``dialect`` stage decides on an input's first
+record, ``parse`` follows source records only in a stream that opens with one). Only a regular local file of JSON lines is cut (no
 stdin, URL, gzip or JSON document: ``line_start.offset_refusal``), whose first line is such an event or a run record.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.exactjson import loads
-from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 
 PIECE_MIN_BYTES = 16 << 20  # a smaller piece costs more (a fork, a spool, a merge) than it saves
 PIECE_BYTES_VARIABLE = "REPLAY_PIECE_BYTES"  # the environment's say in that (tests cut small journals)
@@ -82,8 +83,8 @@ def _event(record: dict[str, Any]) -> bool:
 
 
 def _boundary(f: Any, near: int, limit: int) -> int | None:
-    """The offset of the first line from ``near`` on (within ``SCAN_BYTES``) that begins another run: it and the line
-    before it are events (``_event``) of different runIds, each no longer than ``limit``."""
+    """The offset of the first line from ``near`` on (within ``SCAN_BYTES``) that begins another run (``_begins``),
+    it and the line before it no longer than ``limit``."""
     f.seek(near)
     window = f.read(SCAN_BYTES)
     first = window.find(b"\n")
@@ -94,12 +95,19 @@ def _boundary(f: Any, near: int, limit: int) -> int | None:
     before: dict[str, Any] | None = None
     for line in lines:
         record = _object(line) if len(line) <= limit else None
-        event = record if record is not None and _event(record) else None
-        if event is not None and before is not None and event["runId"] != before["runId"]:
+        if record is not None and before is not None and _begins(before, record):
             return at
-        before = event
+        before = record
         at += len(line) + 1
     return None
+
+
+def _begins(before: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Does ``record`` begin a run that ``before`` (the line before it) is not of: an event whose runId differs from
+    the event before it, or a run record after an event or a heal record (of the run before)?"""
+    if _event(record):
+        return _event(before) and record["runId"] != before["runId"]
+    return record.get(RECORD_KEY) == RUN_RECORD and (_event(before) or before.get(RECORD_KEY) == HEAL_RECORD)
 
 
 def piece_bytes() -> int:

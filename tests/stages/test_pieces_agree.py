@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import ROOT, run_replay
+from conftest import CORPUS, ROOT, run_replay
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_screen import clean_run, journals
@@ -145,8 +145,8 @@ def quietly_broken(rng: random.Random, run: list[dict]) -> list[dict]:
 
 @st.composite
 def pieced_journals(draw: st.DrawFn) -> bytes:
-    """Runs clean or quietly repaired (a run id now and then again) around the journals the screen's tests break every
-    way."""
+    """Runs clean or quietly repaired (a run id now and then again; a run record before, a heal record after, now and
+    then) around the journals the screen's tests break every way."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     parts = []
     for k in range(draw(st.integers(2, 10))):
@@ -156,7 +156,9 @@ def pieced_journals(draw: st.DrawFn) -> bytes:
             continue
         rid = draw(st.sampled_from([*[f"c{k}"] * 10, "c0", "r0"]))
         run = clean_run(rng, draw(st.integers(2, 14)), rid)
-        parts.append(lines_of(quietly_broken(rng, run) if kind < 3 else run))
+        before = [{"$record": "run", "runId": rid, "status": "ok"}] if draw(st.booleans()) else []
+        after = [{"$record": "heal", "runId": rid, "repairs": 1, "byRule": {"dedupe": 1}}] if draw(st.booleans()) else []
+        parts.append(lines_of(before, quietly_broken(rng, run) if kind < 3 else run, after))
     data = b"".join(part if part.endswith(b"\n") else part + b"\n" for part in parts)
     return data
 
@@ -169,3 +171,25 @@ def test_whatever_a_journal_holds_its_pieces_agree_with_one_run(tmp_path: Path, 
     path = tmp_path / "j.jsonl"
     path.write_bytes(data)
     in_pieces(command, path, piece_bytes, workers)
+
+
+def test_real_logs_healed_into_one_journal_agree_in_pieces(tmp_path: Path):
+    """Claude Code, Codex, OpenHands and mini-swe-agent logs healed into replay's own stream (run records, heal
+    records, what real agents write), three times over with other run ids: one journal that is cut and agrees."""
+    healed = []
+    for path in sorted(p for p in CORPUS.rglob("*") if p.suffix in (".jsonl", ".json")):
+        run = run_replay("heal", str(path))
+        assert run.returncode in (0, 1), path
+        healed.append(run.stdout)
+    journal = tmp_path / "real.jsonl"
+    with journal.open("wb") as out:
+        for copy in range(3):
+            for stream in healed:
+                for line in stream.splitlines():
+                    record = orjson.loads(line)
+                    if isinstance(record.get("runId"), str):
+                        record["runId"] += f"-{copy}"
+                    out.write(exactjson.dumps(record) + b"\n")
+    size = journal.stat().st_size
+    used = {command: in_pieces(command, journal, size // 5)[0] for command in ("validate", "heal", "report json")}
+    assert used["report json"], used  # (validate and heal may have something to say of what heal made of real logs)
