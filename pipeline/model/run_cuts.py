@@ -23,8 +23,9 @@ from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
 PIECE_MIN_BYTES = 16 << 20  # a smaller piece costs more (a fork, a spool, a merge) than it saves
 PIECE_BYTES_VARIABLE = "REPLAY_PIECE_BYTES"  # the environment's say in that (tests cut small journals)
 SCAN_BYTES = 4 << 20  # how far past a planned cut a run boundary is looked for
-# Where a line's run shows in its bytes, as replay and most writers write it: a line whose match is the line before's is
-# of the same run (a mere hint: a line is decoded to tell, where they differ or neither has one).
+# Where a line's run shows in its bytes, as replay and most writers write it: a line whose matches are the line before's
+# is taken for one of the same run (a hint: a line is decoded to tell where they differ, or where there are none; a
+# boundary the hint hides, ids whose key is written with escapes, is a cut not made, never a wrong one).
 _RUN_KEY = re.compile(rb'"runId":"(?:[^"\\]|\\.)*"|"\$record":"run"')
 # A piece that begins at byte s first counts the newlines before s (its lines are numbered as in the whole file), at
 # about this share of the cost of reading a byte: a later piece is planned that much shorter, so all end together.
@@ -88,8 +89,8 @@ def _event(record: dict[str, Any]) -> bool:
 
 def _boundary(f: Any, near: int, limit: int) -> int | None:
     """The offset of the first line from ``near`` on (within ``SCAN_BYTES``) that begins another run (``_begins``),
-    it and the line before it no longer than ``limit``. A line is decoded only where its run key (``_RUN_KEY``: the
-    first ``"runId":"..."`` or ``"$record":"run"`` written in it) is not the line before's: within a run, none is."""
+    it and the line before it no longer than ``limit``. A line is decoded only where its run keys (``_RUN_KEY``: every
+    ``"runId":"..."`` and ``"$record":"run"`` written in it) are not the line before's: within a run, they mostly are."""
     f.seek(near)
     window = f.read(SCAN_BYTES)
     first = window.find(b"\n")
@@ -97,11 +98,11 @@ def _boundary(f: Any, near: int, limit: int) -> int | None:
         return None
     at = near + first + 1
     lines = window[first + 1:].split(b"\n")[:-1]  # (whole lines only)
-    before, before_key = None, None
+    before: bytes | None = None
+    before_key: list[bytes] = []
     for line in lines:
-        found = _RUN_KEY.search(line)
-        key = found.group() if found is not None else None
-        if before is not None and (key is None or key != before_key) and len(line) <= limit >= len(before):
+        key = _RUN_KEY.findall(line)
+        if before is not None and (not key or key != before_key) and len(line) <= limit >= len(before):
             previous, record = _object(before), _object(line)
             if previous is not None and record is not None and _begins(previous, record):
                 return at

@@ -32,16 +32,37 @@ def journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_every_cut_begins_a_run_and_the_pieces_cover_the_file(journal: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("REPLAY_PIECE_BYTES", "200000")
-    data = journal.read_bytes()
-    cuts = plan(str(journal), 5, LIMIT)
-    assert len(cuts) == 6 and cuts[0] == 0 and cuts[-1] == len(data) and cuts == sorted(set(cuts))
+def cuts_begin_runs(path: Path, parts: int) -> list[int]:
+    """``plan``'s cuts of ``path``, each checked: at a line's start, an event of another run than the line before."""
+    data = path.read_bytes()
+    cuts = plan(str(path), parts, LIMIT)
+    assert cuts[0] == 0 and cuts[-1] == len(data) and cuts == sorted(set(cuts))
     for cut in cuts[1:-1]:
         assert data[cut - 1:cut] == b"\n"
         before = orjson.loads(data[data.rindex(b"\n", 0, cut - 1) + 1:cut - 1])
         at = orjson.loads(data[cut:data.index(b"\n", cut)])
         assert before["runId"] != at["runId"] and "seq" in at and "$record" not in at
+    return cuts
+
+
+def test_every_cut_begins_a_run_and_the_pieces_cover_the_file(journal: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("REPLAY_PIECE_BYTES", "200000")
+    assert len(cuts_begin_runs(journal, 5)) == 6
+
+
+def test_runs_are_told_apart_by_their_decoded_ids_not_by_how_they_are_written(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    """The run a line's bytes name (``"runId":"..."``) only hints where to decode: a payload that names another
+    runId before the event's own, and ids written with escapes, are cut where the decoded ids change."""
+    monkeypatch.setenv("REPLAY_PIECE_BYTES", "10000")
+    lines = []
+    for run in range(200):
+        for seq in range(1, 6):
+            rid = f"\\u0072un-{run}" if run % 2 else f"run-{run}"  # (r written as an escape: the same letter)
+            lines.append(f'{{"payload":{{"runId":"same"}},"seq":{seq},"type":"user_message","runId":"{rid}"}}')
+    path = tmp_path / "escaped.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert len(cuts_begin_runs(path, 4)) == 5
 
 
 def test_what_is_not_cut(tmp_path: Path, journal: Path, monkeypatch: pytest.MonkeyPatch):
