@@ -21,15 +21,14 @@ from replay.pipeline.io.journals import (
     DEFAULT_MAX_LINE_BYTES,
     DOCUMENT,
     DOCUMENT_SUFFIXES,
-    JSON_SPACE,
     LINES,
     STDIN,
+    HeadFormat,
     Item,
     LineCutter,
     Reader,
     document_too_long,
     expand_paths,
-    head_format,
     is_document,
     is_record_array,
     open_journal,
@@ -434,32 +433,22 @@ class ReadJournal(Source):
         it is judged as one artifact, as validate judges it); ``capped``: no byte past ``limit`` + 1 is read (a
         document read whole: ``_read_whole``). Returns (bytes, reached end of input, ``head_format`` of them (not
         judged when ``whole``: no format is chosen), the JSON-lines fault that ended a ``whole`` read early, else None);
-        ``parts`` holds what was read so far (where reading stopped before it was done).
+        ``parts`` holds what was read so far (where reading stopped before it was done), joined as ``HeadFormat`` joins it.
 
         A ``whole`` input holds JSON lines when its first ``limit`` + 1 bytes do (``validation.JsonLinesHead``, as the walk
-        tells them), the bytes returned with the fault being those it was told from. Each byte read is looked at a
-        bounded number of times (a head of megabytes of blank lines is no slower to judge than its size): the head is
-        judged again only when what was read may change the answer."""
-        size = 0
-        kind: str | None = None
-        lines = not whole
-        blank = lines  # (lines) all read so far is blank (past a byte order mark): head_format has nothing to tell yet
+        tells them), the bytes returned with the fault being those it was told from."""
+        judge = HeadFormat(parts)
         json_lines = JsonLinesHead(limit) if whole else None  # (a named .json file: JSON lines in it told from its head)
         while True:
-            data = await reader.read(min(self.chunk, limit + 1 - size) if capped else self.chunk)
+            data = await reader.read(min(self.chunk, limit + 1 - judge.size) if capped else self.chunk)
             if not data:
-                return b"".join(parts), True, kind, None
+                return judge.head(), True, judge.kind, None
             self._short = reader.may_wait and len(data) < self.chunk  # the input may have nothing more for now
-            parts.append(data)
-            size += len(data)
-            if blank:
-                blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(JSON_SPACE)
-            if lines and kind is None and not blank and (len(parts) == 1 or b"\n" in data):
-                kind = head_format(b"".join(parts))
+            kind = judge.feed(data, judge=not whole)
             if json_lines is not None and (told := json_lines.feed(data)) is not None:
                 return told[0], False, kind, told[1]  # JSON lines: no one document, told from the head
-            if (kind == LINES and lines) or size > limit:
-                return b"".join(parts), False, kind, None
+            if kind == LINES or judge.size > limit:
+                return judge.head(), False, kind, None
 
     async def _send(self, items: list[Item], out: Output, pause: bool = False) -> None:
         batches: list[Batch] = []

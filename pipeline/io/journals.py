@@ -754,6 +754,43 @@ def head_format(head: bytes) -> str | None:
     return DOCUMENT if is_document(value) else LINES
 
 
+_OPENS = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*[\[{]")  # (a byte order mark, blanks, then an array or object)
+
+
+class HeadFormat:
+    """``head_format`` of an input's first chunks as they come (read, walk and an offset's check judge a head so),
+    each byte looked at a bounded number of times (a head of megabytes of blank lines is no slower to judge than its
+    size): the chunks are joined and judged again only when what came may change the answer (bytes not blank, after
+    blanks; a newline, while the head opens an array or object). ``parts``: the list the chunks are kept in (the
+    caller's, to hold what was read where reading stops)."""
+
+    def __init__(self, parts: list[bytes] | None = None) -> None:
+        self.parts = parts if parts is not None else []
+        self.size = sum(map(len, self.parts))
+        self.kind: str | None = None  # LINES or DOCUMENT once told
+        self._blank = True  # all fed so far is blank (past a byte order mark): nothing to tell yet
+        self._opened = False  # the head opens an array or object: only a newline more may tell
+
+    def feed(self, data: bytes, judge: bool = True) -> str | None:
+        """Keep ``data``; the head's format once it can be told (not ``judge``d: only kept)."""
+        self.parts.append(data)
+        self.size += len(data)
+        if judge and self.kind is None:
+            if self._blank:
+                self._blank = not (exactjson.skip_bom(data)[0] if len(self.parts) == 1 else data).strip(JSON_SPACE)
+            if not self._blank and (not self._opened or b"\n" in data):
+                head = self.head()
+                self.kind = head_format(head)
+                self._opened = _OPENS.match(head) is not None
+        return self.kind
+
+    def head(self) -> bytes:
+        """Every chunk fed, joined (and kept joined)."""
+        if len(self.parts) != 1:
+            self.parts[:] = [b"".join(self.parts)]
+        return self.parts[0]
+
+
 def document_too_long(limit: int) -> dict[str, str]:
     """What is wrong with an input that is one JSON document (read whole) longer than ``limit`` (--max-line-bytes):
     ``what`` it is (said after "SOURCE is" or "it is"), and the diagnostic's ``expected``, ``received`` and

@@ -13,7 +13,7 @@ from replay.pipeline.io.journals import (
     DOCUMENT,
     DOCUMENT_SUFFIXES,
     STDIN,
-    head_format,
+    HeadFormat,
     is_gzip,
     is_url,
 )
@@ -59,22 +59,18 @@ def offset_refusal(path: str, offset: int, limit: int) -> tuple[str, str] | None
 
 
 def _is_document(fd: int, limit: int) -> bool:
-    """Would a read of the whole file take it as one JSON document (as ``read``'s head tells it: ``head_format``, and
-    a whole input that is one array or object)? Undecided heads are read on, up to ``limit`` + 1 bytes."""
-    parts: list[bytes] = []
-    size = 0
-    while size <= limit:
-        data = os.pread(fd, PREFIX_CHUNK, size)
+    """Would a read of the whole file take it as one JSON document (as ``read``'s head tells it: ``HeadFormat``; a whole
+    input that is one array or object, doubtfully so)? Undecided heads are read on, up to ``limit`` + 1 bytes."""
+    judge = HeadFormat()
+    while judge.size <= limit:
+        data = os.pread(fd, PREFIX_CHUNK, judge.size)
         if not data:
             try:
-                return isinstance(loads(skip_bom(b"".join(parts))[0]), (dict, list))
+                return isinstance(loads(skip_bom(judge.head())[0]), (dict, list))
             except ValueError:
                 return False
-        parts.append(data)
-        size += len(data)
-        kind = head_format(b"".join(parts))
-        if kind is not None:
-            return kind == DOCUMENT
+        if judge.feed(data) is not None:
+            return judge.kind == DOCUMENT
     return False
 
 

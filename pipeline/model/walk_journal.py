@@ -31,9 +31,9 @@ from replay.pipeline.io.journals import (
     BLANK,
     DOCUMENT,
     DOCUMENT_SUFFIXES,
-    JSON_SPACE,
     Gunzipping,
     GzipUnreadable,
+    HeadFormat,
     LineCutter,
     as_document,
     document_too_long,
@@ -494,28 +494,13 @@ def _whole(chunks: Iterable[bytes], limit: int) -> bytes | None:
 
 
 def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
-    """The input's first bytes, enough for ``head_format`` to tell lines from a document, and whether they are the
-    whole input (too short for head_format to tell: `read` tries it as a document). Linear in the head's size: chunks
-    are collected and joined only when head_format may tell (not while all is blank: megabytes of blank lines first)."""
-    parts: list[bytes] = []
-    size, opened = 0, False  # opened: the input begins with `{` or `[` (head_format needs a newline more to tell)
-    blank = True  # all read so far is blank (past a byte order mark): head_format has nothing to tell yet
+    """The input's first bytes, enough for ``head_format`` to tell lines from a document (``HeadFormat``), and whether
+    they are the whole input (too short for head_format to tell: `read` tries it as a document)."""
+    judge = HeadFormat()
     for data in read.look():
-        parts.append(data)
-        size += len(data)
-        if blank:
-            blank = not (exactjson.skip_bom(data)[0] if len(parts) == 1 else data).strip(JSON_SPACE)
-        if not blank and (not opened or b"\n" in data):
-            parts = [b"".join(parts)]
-            if head_format(parts[0]) is not None:
-                return parts[0], False
-            opened = _OPENED.match(parts[0]) is not None
-        if size > max_line_bytes:
-            return b"".join(parts), False
-    return b"".join(parts), True
-
-
-_OPENED = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*[\[{]")  # (a byte order mark, blanks, then an array or object)
+        if judge.feed(data) is not None or judge.size > max_line_bytes:
+            return judge.head(), False
+    return judge.head(), True
 
 
 def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:

@@ -11,9 +11,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from replay.pipeline.io import journals
 from replay.pipeline.io.journals import open_journal
+from replay.pipeline.io.line_start import offset_refusal
 from replay.pipeline.model import validation, walk_journal
-from replay.stages import read as read_stage
 from replay.stages.read import ReadJournal
 
 ARTIFACT = Path(__file__).parents[1] / "fixtures" / "artifacts" / "valid" / "full.json"
@@ -39,7 +40,7 @@ def test_walks_scan_of_a_json_after_blank_lines_judges_each_byte_a_few_times(
     path = tmp_path / "blank.json"
     path.write_bytes(blank * ((8 * walk_journal.SCAN_CHUNK) // len(blank)) + ARTIFACT.read_bytes())
     size = path.stat().st_size
-    formats = _spy(monkeypatch, walk_journal, "head_format")
+    formats = _spy(monkeypatch, journals, "head_format")  # (HeadFormat asks it, for the walk as for read)
     faults = _spy(monkeypatch, validation, "json_lines_fault")  # (JsonLinesHead asks it, for the walk as for read)
     walk_journal._SCANS.clear()
     assert walk_journal._scan(str(path), None, 64 << 20).document  # (read whole: an artifact)
@@ -72,7 +73,7 @@ def test_reads_head_of_a_journal_after_blank_lines_judges_each_byte_a_few_times(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = tmp_path / "blank.jsonl"
     path.write_bytes(b" \n" * (2 << 20) + LINE * 3)
-    formats = _spy(monkeypatch, read_stage, "head_format")
+    formats = _spy(monkeypatch, journals, "head_format")
     _, eof, kind, _ = _read_head(path, whole=False)
     assert (eof, kind) == (False, "lines")
     assert sum(formats) <= 2 * path.stat().st_size, formats
@@ -87,3 +88,13 @@ def test_a_json_lines_fault_after_blank_chunks_is_told_once(tmp_path: Path, monk
     head, eof, _, fault = _read_head(path, whole=True)
     assert not eof and fault is not None and fault.lineno == 1 + (1 << 20) + 1
     assert len(faults) == 1 and head == path.read_bytes()[:len(head)]
+
+
+def test_an_offsets_check_of_a_journal_after_blank_lines_judges_each_byte_a_few_times(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """read.start_offset asks whether the file reads as one document: its head judged as read judges it."""
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(b" \n" * (8 << 20) + LINE * 3)
+    formats = _spy(monkeypatch, journals, "head_format")
+    assert offset_refusal(str(path), path.stat().st_size - len(LINE), 64 << 20) is None  # (lines: read from there)
+    assert sum(formats) <= 2 * path.stat().st_size, formats  # (was the whole head again for each 4 MiB chunk)
