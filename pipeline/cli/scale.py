@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -214,7 +214,7 @@ def filling(work_dir: Path, target: Path, *, flag: str | None = None, resume_aft
         yield
     except BaseException as exc:
         interrupted = isinstance(exc, KeyboardInterrupt)
-        with interrupts.held() if interrupted else nullcontext():  # (Ctrl-C pressed again: noted, the cleanup goes on)
+        with interrupts.held_after(exc):  # (Ctrl-C pressed again: noted, the cleanup goes on)
             if ours and isinstance(exc, ENDED_EARLY) and not (resume_after_interrupt and interrupted):
                 import shutil  # (loaded only when a failed run leaves a partial folder to remove)
 
@@ -309,12 +309,10 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
         # Interrupted: Ctrl-C pressed again meanwhile is held (``interrupts.held``), not raised in the middle of this
         # cleanup (the workers' pool half shut down; Python's "Exception ignored in ..." on stderr); the pool's
         # shutdown still sees it (it stops waiting for the workers' tasks), and it is raised once the cleanup is done.
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        with interrupts.held() if interrupted else nullcontext():
+        with interrupts.held_after(exc):
             stop = getattr(running, "close", None)
-            if stop is not None and not (interrupted and scale.engine == "dask"):
+            if stop is not None and not (isinstance(exc, KeyboardInterrupt) and scale.engine == "dask"):
                 stop()
-            progress.close()
         raise
     finally:
         progress.close()

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from contextvars import Context, ContextVar
 from functools import partial
 from types import FrameType
@@ -439,6 +439,12 @@ def let_pass() -> Iterator[None]:
 
 def _passed(_number: int, _frame: FrameType | None) -> None:
     pass
+
+
+def held_after(exc: BaseException) -> AbstractContextManager[Any]:
+    """The cleanup after ``exc`` ended a block: Ctrl-C pressed again while it runs waits (``held``) when ``exc`` was an
+    interrupt (the first Ctrl-C: noted, the cleanup goes on), else nothing is held."""
+    return held() if isinstance(exc, KeyboardInterrupt) else nullcontext()
 
 
 @contextmanager
