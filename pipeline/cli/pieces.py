@@ -98,8 +98,10 @@ def _not_apart(pieces: list[Piece]) -> str:
     return ""
 
 
-def _at(doc: dict[str, Any], start: int, end: int) -> dict[str, Any]:
-    return bind(doc, set={"read.start_offset": start, "read.end_offset": end})
+def _at(doc: dict[str, Any], start: int, end: int, size: int) -> dict[str, Any]:
+    """``doc`` reading the piece [start, end) of a file of ``size`` bytes (the last piece: to the file's end, wherever
+    it is then, as one run reads it)."""
+    return bind(doc, set={"read.start_offset": start, "read.end_offset": end if end < size else 0})
 
 
 def _ids(every: set[Any]) -> dict[str, Any]:
@@ -116,7 +118,7 @@ def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
 
     def job(start: int, end: int) -> dict[str, Any]:
         every = keep_every_id()
-        outcome, = run_inputs(replace(work, doc=_at(work.doc, start, end), log_level=_piece_level()), [path])
+        outcome, = run_inputs(replace(work, doc=_at(work.doc, start, end, cuts[-1]), log_level=_piece_level()), [path])
         if outcome.failure is not None or outcome.errors or outcome.stderr:
             os.write(2, b"not clean")
         os.write(1, outcome.stdout)
@@ -149,7 +151,7 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
     def job(start: int, end: int) -> dict[str, Any]:
         every = keep_every_id()
         _piece_level()
-        result = execute(graph_from_config(_at(doc, start, end), paths=[path]), command="heal")
+        result = execute(graph_from_config(_at(doc, start, end, cuts[-1]), paths=[path]), command="heal")
         if result.errors:
             os.write(2, b"not clean")
         return _ids(every) | {"dropped": result.facts.get(RUNS_DROPPED, 0)}
@@ -183,7 +185,7 @@ def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:
 
     def job(start: int, end: int) -> dict[str, Any]:
         _piece_level()
-        if execute(graph_from_config(_at(doc, start, end), paths=[path]), command="report").errors:
+        if execute(graph_from_config(_at(doc, start, end, cuts[-1]), paths=[path]), command="report").errors:
             os.write(2, b"not clean")
         return {}
 

@@ -4,8 +4,9 @@ whose results a command uses only when they are exactly what one run over the wh
 ``run_pieces`` runs a command's job once per piece, each in a process forked from this one (nothing to import again),
 its stdout spooled into a nameless temp file and its stderr watched: the first byte any piece writes there (a
 diagnostic, a warning, a crash) ends every piece at once, and the command runs once over the whole file instead (what
-it then prints, and in which order, is one run's by construction). A piece's process gets its own process group (the
-terminal's Ctrl-C reaches the command only, which ends the pieces) and ends with the command (``PR_SET_PDEATHSIG``).
+it then prints, and in which order, is one run's by construction). A piece's process is in the command's process
+group, as the terminal sees it (Ctrl-Z stops them all, ``fg`` goes on with them all; at Ctrl-C the command ends them),
+and ends with the command (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], spool
     others are ended then). Ctrl-C (any exception) ends them all and is raised again."""
     import selectors
 
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # (None: this process started with that descriptor closed)
+        if stream is not None:
+            stream.flush()
     pieces = [Piece(start, end, spools[k], {}) for k, (start, end) in enumerate(itertools.pairwise(cuts))]
     children: dict[int, int] = {}  # pid -> piece number
     results = [bytearray() for _ in pieces]
@@ -112,7 +114,6 @@ def _piece_process(piece: Piece, job: Callable[[int, int], dict[str, Any]], stde
     """The forked process of one piece: never returns (``os._exit``)."""
     code = 70
     try:
-        os.setpgid(0, 0)  # (the terminal's Ctrl-C is the command's: it ends the pieces)
         _die_with_parent()
         os.dup2(piece.stdout.fileno(), 1)
         os.dup2(stderr, 2)

@@ -1,12 +1,13 @@
 """Where one journal file may be cut into pieces that each hold whole runs of replay's own stream (``plan``), for a
 command that runs the pieces at once (``engine/forked_pieces.py``, ``cli/pieces.py``).
 
-A piece begins at a line whose runId differs from the line before it, both lines plain events of replay's own (a JSON
-object with ``seq`` and a string ``runId``, no ``$record``), or at a run record after an event or a heal record (a run
-record begins a run: heal writes one before each run of another agent's log), so every run lies whole in one piece and
-every piece reads as replay's own stream, as the whole file does (the ``dialect`` stage decides on an input's first
-record, ``parse`` follows source records only in a stream that opens with one). Only a regular local file of JSON lines is cut (no
-stdin, URL, gzip or JSON document: ``line_start.offset_refusal``), whose first line is such an event or a run record.
+A piece begins at an event (a JSON object with ``seq`` and a string ``runId``, no ``$record``) whose runId differs from
+that of the line before it, an event or the heal record of the run before (heal writes one after each run it
+repaired), or at a run record after either (a run record begins a run: heal writes one before each run of another
+agent's log), so every run lies whole in one piece and every piece reads as replay's own stream, as the whole file
+does (the ``dialect`` stage decides on an input's first record, ``parse`` follows source records only in a stream
+that opens with one). Only a regular local file of JSON lines is cut (no stdin, URL, gzip or JSON document:
+``line_start.offset_refusal``), whose first line is such an event or a run record.
 """
 
 from __future__ import annotations
@@ -113,10 +114,11 @@ def _boundary(f: Any, near: int, limit: int) -> int | None:
 
 def _begins(before: dict[str, Any], record: dict[str, Any]) -> bool:
     """Does ``record`` begin a run that ``before`` (the line before it) is not of: an event whose runId differs from
-    the event before it, or a run record after an event or a heal record (of the run before)?"""
+    that of the event or heal record before it, or a run record after an event or a heal record (of the run before)?"""
+    after_run = _event(before) or before.get(RECORD_KEY) == HEAL_RECORD
     if _event(record):
-        return _event(before) and record["runId"] != before["runId"]
-    return record.get(RECORD_KEY) == RUN_RECORD and (_event(before) or before.get(RECORD_KEY) == HEAL_RECORD)
+        return after_run and record["runId"] != before.get("runId")
+    return record.get(RECORD_KEY) == RUN_RECORD and after_run
 
 
 def piece_bytes() -> int:

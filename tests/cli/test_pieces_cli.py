@@ -223,3 +223,36 @@ def test_a_temp_folder_without_room_for_the_pieces_spools_nothing(tmp_path: Path
         files[0].write(b"kept until closed")
         assert list(tmp_path.iterdir()) == []  # (nameless: nothing to remove, whatever ends the command)
     assert files[0].closed
+
+
+def test_with_stderr_closed_the_pieces_write_what_one_run_writes(journal: Path):
+    env = {**os.environ, "REPLAY_PIECE_BYTES": "100000"}
+    runs = [subprocess.run(f"{REPLAY} {command} --workers {workers} {journal} 2>&-", shell=True, capture_output=True,
+                           env=env, check=False) for command in ("validate", "heal") for workers in (3, 1)]
+    assert [run.returncode for run in runs] == [0] * 4
+    assert runs[0].stdout == runs[1].stdout and runs[2].stdout == runs[3].stdout == journal.read_bytes()
+
+
+def test_ctrl_z_stops_the_pieces_with_the_command_and_fg_goes_on_with_them(tmp_path: Path):
+    """The pieces are in the command's process group, as the terminal sees it: a job stopped (SIGTSTP to the group)
+    stops them all; continued (SIGCONT), they end as one run would."""
+    path = tmp_path / "big.jsonl"
+    write_journal(path, 60_000_000)
+    out = tmp_path / "healed.jsonl"
+    with out.open("wb") as sink:
+        process = subprocess.Popen([REPLAY, "heal", "--workers", "4", str(path)], stdout=sink, stderr=subprocess.PIPE,
+                                   env={**os.environ, "REPLAY_PIECE_BYTES": "1000000"}, process_group=0)
+    # (a group of its own in this session, as a shell makes a job: a group of a session of its own is orphaned, and
+    # the kernel discards SIGTSTP sent to an orphaned group)
+    deadline = time.monotonic() + 30
+    while len(pieces := [pid for pid in pieces_running(str(path)) if pid != process.pid]) < 4:
+        assert time.monotonic() < deadline and process.poll() is None
+    os.killpg(process.pid, signal.SIGTSTP)
+    time.sleep(0.2)
+    states = [Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] for pid in [process.pid, *pieces]]
+    os.killpg(process.pid, signal.SIGCONT)
+    _, stderr = process.communicate(timeout=60)
+    # each stopped (or done already: a zombie): none went on while the command could not take its result
+    assert states[0] == "T" and set(states[1:]) <= {"T", "Z"} and "T" in states[1:], states
+    assert process.returncode == 0, stderr
+    assert out.read_bytes() == path.read_bytes()
