@@ -90,8 +90,9 @@ def _event(record: dict[str, Any]) -> bool:
 
 def _boundary(f: Any, near: int, limit: int) -> int | None:
     """The offset of the first line from ``near`` on (within ``SCAN_BYTES``) that begins another run (``_begins``),
-    it and the line before it no longer than ``limit``. A line is decoded only where its run keys (``_RUN_KEY``: every
-    ``"runId":"..."`` and ``"$record":"run"`` written in it) are not the line before's: within a run, they mostly are."""
+    it and the two lines before it no longer than ``limit``. A line is decoded only where its run keys (``_RUN_KEY``:
+    every ``"runId":"..."`` and ``"$record":"run"`` written in it) are not the line before's: within a run, they mostly
+    are."""
     f.seek(near)
     window = f.read(SCAN_BYTES)
     first = window.find(b"\n")
@@ -99,25 +100,32 @@ def _boundary(f: Any, near: int, limit: int) -> int | None:
         return None
     at = near + first + 1
     lines = window[first + 1:].split(b"\n")[:-1]  # (whole lines only)
+    earlier: bytes | None = None  # the line before ``before``
     before: bytes | None = None
     before_key: list[bytes] = []
     for line in lines:
         key = _RUN_KEY.findall(line)
         if before is not None and (not key or key != before_key) and len(line) <= limit >= len(before):
             previous, record = _object(before), _object(line)
-            if previous is not None and record is not None and _begins(previous, record):
+            if previous is not None and record is not None and _begins(earlier, previous, record, limit):
                 return at
-        before, before_key = line, key
+        earlier, before, before_key = before, line, key
         at += len(line) + 1
     return None
 
 
-def _begins(before: dict[str, Any], record: dict[str, Any]) -> bool:
+def _begins(earlier: bytes | None, before: dict[str, Any], record: dict[str, Any], limit: int) -> bool:
     """Does ``record`` begin a run that ``before`` (the line before it) is not of: an event whose runId differs from
-    that of the event or heal record before it, or a run record after an event or a heal record (of the run before)?"""
-    after_run = _event(before) or before.get(RECORD_KEY) == HEAL_RECORD
+    that of the event before it, or of the heal record before it that closes its run (right after an event of that
+    run, ``earlier``: one in the middle of another run closes none); or a run record after either?"""
+    if _event(before):
+        after_run = True
+    else:
+        last = _object(earlier) if earlier is not None and len(earlier) <= limit else None
+        after_run = (before.get(RECORD_KEY) == HEAL_RECORD and last is not None and _event(last)
+                     and last["runId"] == before.get("runId"))
     if _event(record):
-        return after_run and record["runId"] != before.get("runId")
+        return after_run and record["runId"] != before["runId"]
     return record.get(RECORD_KEY) == RUN_RECORD and after_run
 
 

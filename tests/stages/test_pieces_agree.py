@@ -193,3 +193,31 @@ def test_real_logs_healed_into_one_journal_agree_in_pieces(tmp_path: Path):
     size = journal.stat().st_size
     used = {command: in_pieces(command, journal, size // 5)[0] for command in ("validate", "heal", "report json")}
     assert used["report json"], used  # (validate and heal may have something to say of what heal made of real logs)
+
+
+def test_a_healed_journal_is_cut_after_its_heal_records(tmp_path: Path):
+    broken = tmp_path / "broken.jsonl"
+    write_broken_journal(broken, 300_000)
+    healed = tmp_path / "healed.jsonl"
+    healed.write_bytes(run_replay("heal", str(broken)).stdout)
+    lines = healed.read_bytes().splitlines()
+    assert sum(line.startswith(b'{"$record":"heal"') for line in lines) > 20  # (a heal record after most runs)
+    for command in ("validate", "heal", "report json"):
+        used, why = in_pieces(command, healed, 50_000)
+        assert used, (command, why)
+
+
+@pytest.mark.parametrize("run_id", ["previous", None])
+def test_a_heal_record_in_the_middle_of_a_run_is_no_place_to_cut(tmp_path: Path, run_id: str | None):
+    """A heal record of the run before (or of none) written after the next run's first event closes no run: the
+    events after it are still that run's, and a report counts them so."""
+    rng = random.Random(6)
+    runs = [clean_run(rng, 12, f"r{k}") for k in range(60)]
+    lines = []
+    for k, run in enumerate(runs):
+        note = {"$record": "heal", "runId": f"r{k - 1}" if run_id else None, "repairs": 1, "byRule": {"dedupe": 1}}
+        lines += [run[0], *([note] if k else []), *run[1:]]
+    path = tmp_path / "mid.jsonl"
+    path.write_bytes(lines_of(lines))
+    for command in ("report", "report json", "validate", "heal"):
+        in_pieces(command, path, len(path.read_bytes()) // 4)
