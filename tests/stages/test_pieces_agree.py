@@ -145,8 +145,8 @@ def quietly_broken(rng: random.Random, run: list[dict]) -> list[dict]:
 
 @st.composite
 def pieced_journals(draw: st.DrawFn) -> bytes:
-    """Runs clean or quietly repaired (a run id now and then again; a run record before, a heal record after, now and
-    then) around the journals the screen's tests break every way."""
+    """Runs clean or quietly repaired (a run id now and then again; a run record before, a heal record after or one of
+    the run before in the middle, now and then) around the journals the screen's tests break every way."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     parts = []
     for k in range(draw(st.integers(2, 10))):
@@ -158,7 +158,10 @@ def pieced_journals(draw: st.DrawFn) -> bytes:
         run = clean_run(rng, draw(st.integers(2, 14)), rid)
         before = [{"$record": "run", "runId": rid, "status": "ok"}] if draw(st.booleans()) else []
         after = [{"$record": "heal", "runId": rid, "repairs": 1, "byRule": {"dedupe": 1}}] if draw(st.booleans()) else []
-        parts.append(lines_of(before, quietly_broken(rng, run) if kind < 3 else run, after))
+        run = quietly_broken(rng, run) if kind < 3 else run
+        if k and draw(st.integers(0, 4)) == 0:  # the heal record of the run before, in the middle of this one
+            run.insert(rng.randrange(len(run) + 1), {"$record": "heal", "runId": f"c{k - 1}", "repairs": 1})
+        parts.append(lines_of(before, run, after))
     data = b"".join(part if part.endswith(b"\n") else part + b"\n" for part in parts)
     return data
 
