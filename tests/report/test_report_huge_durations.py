@@ -28,6 +28,7 @@ def test_a_tools_total_past_a_double_is_reported_in_every_format(fmt: str) -> No
 
 
 def test_a_duration_past_a_double_is_written_in_whole_hours() -> None:
-    total = 2 * 10**308  # (an exact sum of two durations of 1e308 ms)
-    assert format_ms(total) == f"{(total + 500) // 1000 // 3600}h {(total + 500) // 1000 % 3600 // 60:02d}m"
+    hours = 10**306  # (hours that no double holds in milliseconds: 3.6e314)
+    assert format_ms(hours * 3_600_000 + 125_499) == "1" + "0" * 306 + "h 02m"  # (125.499 s: 2 minutes)
+    assert format_ms(hours * 3_600_000 + 3_599_500) == "1" + "0" * 305 + "1h 00m"  # (rounded up to the next hour)
     assert format_ms(3_600_000) == "1h 00m"  # (a duration a double holds: as before)

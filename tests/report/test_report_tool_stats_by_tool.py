@@ -4,7 +4,6 @@ its calls' lengths are (whole, fractional, unknown, summing past a double), its 
 from __future__ import annotations
 
 import itertools
-import math
 import random
 from array import array
 from typing import Any
@@ -64,6 +63,5 @@ def test_a_whole_sum_is_an_int_and_a_fraction_is_rounded() -> None:
     stats = _tool_stats(array("I", [0, 0, 1]), ["b", "a"], ["ok"] * 3, [0.1, 0.2, 5.0])["byTool"]
     assert stats["b"]["durationMs"] == 0.3 and stats["b"]["maxMs"] == 0.2
     assert stats["a"]["durationMs"] == 5 and type(stats["a"]["durationMs"]) is int and list(stats) == ["a", "b"]
-    assert not any(math.isnan(v) for s in stats.values() for v in s.values() if isinstance(v, float))
     assert list(itertools.chain.from_iterable(s.keys() for s in stats.values())) == \
         ["calls", "ok", "error", "durationMs", "maxMs"] * 2
