@@ -5,7 +5,8 @@ The pieces' results are used when every piece ended clean (nothing on stderr: no
 failure) and no run id is in two pieces (``_not_apart``: a run that comes back in another piece is one a single run warns
 of); heal's also when no piece but the last wrote a heal record for a run it dropped whole (``runDropped``: one run
 writes those at its end). Their merge: validate's summary lines added up into one, heal's stdout concatenated in
-order, report's summaries rendered by one ``report`` stage as ``report --in DIR`` renders its files'.
+order (and its heal logs, into the one --log), report's summaries rendered by one ``report`` stage as
+``report --in DIR`` renders its files'.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.exactjson import dumps, loads
+from replay.pipeline.engine.outputs import note_handed_descriptor
 from replay.pipeline.engine.spec import bind
-from replay.pipeline.io.fdio import copy_to_stdout, write_stdout
+from replay.pipeline.io.fdio import copy_file, copy_to_stdout, write_stdout
+from replay.pipeline.io.staging import atomic_output
 from replay.pipeline.model.records import RUNS_DROPPED
 from replay.pipeline.model.run_cuts import piece_bytes, plan
 from replay.pipeline.model.runs import keep_every_id
@@ -138,26 +141,37 @@ def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
     return True
 
 
-def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
-    """heal's stream of ``path`` from its pieces, written on stdout; False (nothing written) when one run must do it."""
+def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int], log: str | None = None) -> bool:
+    """heal's stream of ``path`` from its pieces, written on stdout, and with ``log`` (--log, the ``log`` stage of
+    ``doc``) its heal log from theirs, written whole after it, as one run writes it; False (nothing written) when one
+    run must do it."""
     from replay.pipeline.cli.app import execute
     from replay.pipeline.engine.config import graph_from_config
     from replay.pipeline.engine.forked_pieces import run_pieces, spooled
     from replay.pipeline.engine.parallel import Work, preflight_all
 
-    preflight_all(Work(doc), [path])
+    preflight_all(Work(doc), [path])  # (--log too: tried where it is, before any piece runs)
     started = time.perf_counter()
+    count = len(cuts) - 1
+    logs: list[Any] = []
 
     def job(start: int, end: int) -> dict[str, Any]:
         every = keep_every_id()
         _piece_level()
-        result = execute(graph_from_config(_at(doc, start, end, cuts[-1]), paths=[path]), command="heal")
+        piece = _at(doc, start, end, cuts[-1])
+        if log is not None:  # (the piece's heal log into its own spool, handed to it: written through its name)
+            spool = logs[cuts.index(start)].fileno()
+            note_handed_descriptor(spool)
+            piece = bind(piece, set={"log.path": f"/dev/fd/{spool}"})
+        result = execute(graph_from_config(piece, paths=[path]), command="heal")
         if result.errors:
             os.write(2, b"not clean")
         return _ids(every) | {"dropped": result.facts.get(RUNS_DROPPED, 0)}
 
-    with spooled(len(cuts) - 1, 2 * cuts[-1] + SPOOL_SPARE) as spools:  # (a healed stream is rarely much longer
-        pieces = run_pieces(cuts, job, spools) if spools is not None else None  # than its input)
+    room = 2 * cuts[-1] * (2 if log is not None else 1) + SPOOL_SPARE  # (a healed stream is rarely much longer than
+    with spooled(count * (2 if log is not None else 1), room) as spools:  # its input; a heal log rarely longer)
+        logs = spools[count:] if spools is not None else []
+        pieces = run_pieces(cuts, job, spools[:count]) if spools is not None else None
         why = _no_room(spools) or ("" if pieces is None else _not_apart(pieces))
         if pieces is not None and not why and any(piece.result["dropped"] for piece in pieces[:-1]):
             why = "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
@@ -166,6 +180,10 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int]) -> bool:
         assert pieces is not None
         for piece in pieces:
             copy_to_stdout(piece.stdout.fileno())
+        if log is not None:
+            with atomic_output(log) as handle:
+                for spool in logs:
+                    copy_file(spool.fileno(), handle)
     return True
 
 

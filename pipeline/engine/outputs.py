@@ -67,6 +67,12 @@ def note_given_descriptors(descriptors: frozenset[int]) -> None:
     _given = descriptors
 
 
+def note_handed_descriptor(fd: int) -> None:
+    """A descriptor the process was handed after it started (a piece of a command's input run in a forked process
+    gets its heal log's spool so: ``cli/pieces.py``): an output path that names it is written through it, in place."""
+    note_given_descriptors((_given if _given is not None else frozenset((0, 1, 2))) | {fd})
+
+
 def named_descriptor(path: str | os.PathLike[str]) -> int | None:
     """The descriptor of this process ``path`` names (``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``,
     ``/dev/fd/N``, ``/proc/self/fd/N``, ``/proc/thread-self/fd/N``, ``/proc/<this pid>/fd/N``, or a link to one of

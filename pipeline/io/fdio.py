@@ -16,7 +16,7 @@ import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.lowlevel
@@ -367,6 +367,14 @@ def write_stdout(data: bytes) -> None:
 
 
 COPY_BYTES = 1 << 20  # a file copied to stdout the slow way goes in chunks this large (memory stays flat)
+
+
+def copy_file(fd: int, out: BinaryIO) -> None:
+    """The bytes of the open file ``fd`` (from its start) written on ``out``, a chunk at a time."""
+    offset = 0
+    while chunk := os.pread(fd, COPY_BYTES, offset):
+        out.write(chunk)
+        offset += len(chunk)
 
 
 def copy_to_stdout(fd: int) -> None:

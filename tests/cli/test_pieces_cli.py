@@ -107,13 +107,19 @@ def test_stdout_into_the_input_is_refused_before_any_piece_runs(tmp_path: Path, 
     assert path.read_bytes() == journal.read_bytes()
 
 
-def test_a_reader_that_goes_away_ends_heal_as_it_ends_one_run(journal: Path):
+def test_a_reader_that_goes_away_ends_heal_as_it_ends_one_run(tmp_path: Path, journal: Path):
     env = {**os.environ, "REPLAY_PIECE_BYTES": "100000"}
     for workers in ("3", "1"):
         run = subprocess.run(f"{REPLAY} heal --workers {workers} {journal} | head -c 100 >/dev/null; "
                              "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True, env=env,
                              check=False)
         assert run.stdout == b"0\n" and run.stderr == b"", workers
+        log = tmp_path / f"repairs-{workers}.jsonl"  # with --log: not written (it would hold part of the run), and said
+        run = subprocess.run(f"{REPLAY} heal --workers {workers} --log {log} {journal} | head -c 100 >/dev/null; "
+                             "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True, env=env,
+                             check=False)
+        assert run.stdout == b"0\n" and not log.exists(), workers
+        assert [line["code"] for line in map(orjson.loads, run.stderr.splitlines())] == ["E_HEAL_LOG_NOT_WRITTEN"]
 
 
 def pieces_running(marker: str) -> list[int]:
@@ -256,3 +262,18 @@ def test_ctrl_z_stops_the_pieces_with_the_command_and_fg_goes_on_with_them(tmp_p
     assert states[0] == "T" and set(states[1:]) <= {"T", "Z"} and "T" in states[1:], states
     assert process.returncode == 0, stderr
     assert out.read_bytes() == path.read_bytes()
+
+
+def test_a_heal_log_in_pieces_is_one_runs_and_leaves_nothing_in_the_temp_folder(tmp_path: Path, journal: Path):
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    broken = tmp_path / "broken.jsonl"  # (repairs to log: every run's terminal event gone)
+    broken.write_bytes(b"".join(line for line in journal.read_bytes().splitlines(True) if b'"type":"run_' not in line
+                                or b'"run_started"' in line))
+    env = {"REPLAY_PIECE_BYTES": "100000", "TMPDIR": str(spool)}
+    many = run_replay("--log-level", "info", "heal", "--workers", "3", "--log", str(tmp_path / "many.jsonl"), str(broken),
+                      env=env, process=True)
+    one = run_replay("heal", "--workers", "1", "--log", str(tmp_path / "one.jsonl"), str(broken))
+    assert b'"event":"pieces.done"' in many.stderr and many.stdout == one.stdout
+    assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes() != b""
+    assert list(spool.iterdir()) == []  # (a spool's name is no file to write: it was written through its descriptor)

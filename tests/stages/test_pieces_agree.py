@@ -24,12 +24,16 @@ COMMANDS = {
     "validate": ["validate"],
     "heal": ["heal"],
     "heal --no-summary": ["heal", "--no-summary"],
+    "heal --log": ["heal"],
     "report": ["report"],
     "report json": ["report", "--format", "json"],
     "report html": ["report", "--format", "html"],
     "report junit, failing on failed runs": ["report", "--format", "junit", "--fail-on-error"],
     "report markdown, failing on runs of no end": ["report", "--format", "markdown", "--fail-on-unknown"],
 }
+
+
+LOGGED = {"heal --log"}  # (--log FILE: the heal log, beside the journal)
 
 
 def said(stderr: bytes) -> list[dict]:
@@ -39,14 +43,18 @@ def said(stderr: bytes) -> list[dict]:
 
 
 def in_pieces(command: str, path: Path, piece_bytes: int, workers: int = 3) -> tuple[bool, str]:
-    """Run ``command`` over ``path`` once and in pieces and check they agree; (whether the pieces were used, why not)."""
+    """Run ``command`` over ``path`` once and in pieces and check they agree; (whether the pieces were used, why not).
+    A command that writes a heal log (``LOGGED``) writes it beside ``path`` both times: the logs agree too."""
     args = COMMANDS[command]
-    one = run_replay(*args, "--workers", "1", str(path))
-    many = run_replay("--log-level", "info", *args, "--workers", str(workers), str(path),
-                      env={"REPLAY_PIECE_BYTES": str(piece_bytes)}, process=True)
+    logs = [path.with_name(f"{path.stem}.{name}.log.jsonl") for name in ("one", "many")]
+    one = run_replay(*args, *(["--log", str(logs[0])] if command in LOGGED else []), "--workers", "1", str(path))
+    many = run_replay("--log-level", "info", *args, *(["--log", str(logs[1])] if command in LOGGED else []),
+                      "--workers", str(workers), str(path), env={"REPLAY_PIECE_BYTES": str(piece_bytes)}, process=True)
     assert many.stdout == one.stdout, command
     assert said(many.stderr) == said(one.stderr), command
     assert many.returncode == one.returncode, command
+    if command in LOGGED:
+        assert logs[1].read_bytes() == logs[0].read_bytes(), command
     notes = [orjson.loads(line) for line in many.stderr.splitlines() if b'"event":"pieces.' in line]
     assert len(notes) <= 1
     return bool(notes) and notes[0]["event"] == "pieces.done", notes[0].get("why", "") if notes else "not cut"
@@ -72,7 +80,7 @@ def test_a_report_written_to_a_file_is_the_same_file(tmp_path: Path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["many.html", "one.html", "runs.jsonl"]
 
 
-@pytest.mark.parametrize("command", ["heal", "validate", "report json"])
+@pytest.mark.parametrize("command", ["heal", "heal --log", "validate", "report json"])
 def test_a_journal_whose_runs_need_repairs_is_cut_and_agrees(tmp_path: Path, command: str):
     path = tmp_path / "broken.jsonl"
     write_broken_journal(path, 300_000)
@@ -166,7 +174,7 @@ def pieced_journals(draw: st.DrawFn) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("command", ["validate", "heal", "report json"])
+@pytest.mark.parametrize("command", ["validate", "heal", "heal --log", "report json"])
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=pieced_journals(), piece_bytes=st.integers(100, 2000), workers=st.integers(2, 4))
 def test_whatever_a_journal_holds_its_pieces_agree_with_one_run(tmp_path: Path, command: str, data: bytes,

@@ -132,13 +132,14 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     if dialect_out is not None:
         add["undialect"] = {"type": "undialect", "dialect": Flag("--dialect-out", dialect_out), "inputs": ["check"]}
         bound["out.inputs"] = ["undialect"]
-    if len(paths) == 1 and not add and not strict:  # one large file: in pieces at once, when that gives one run's bytes
-        from replay.pipeline.cli.pieces import cuts_for, heal_in_pieces
-
-        cuts = cuts_for(paths[0], Scale(workers, engine, scheduler, quiet), max_line_bytes, strict=strict, dialect=dialect)
-        if cuts and heal_in_pieces(bind(load_spec("heal"), set=bound), paths[0], cuts):
-            return EXIT_OK
     try:
+        if len(paths) == 1 and dialect_out is None and not strict:  # one large file: in pieces at once, when that
+            from replay.pipeline.cli.pieces import cuts_for, heal_in_pieces  # gives one run's bytes
+
+            cuts = cuts_for(paths[0], Scale(workers, engine, scheduler, quiet), max_line_bytes, strict=strict,
+                            dialect=dialect)
+            if cuts and heal_in_pieces(bind(load_spec("heal"), set=bound, add=add), paths[0], cuts, log_path):
+                return EXIT_OK
         return exit_code_for(run_spec("heal", paths, set=bound, add=add, strict=strict))
     except (PipeClosed, BrokenPipeError):  # (`replay heal x --log L | head`: stdout's reader went away, the run stops, exit 0 as ever)
         if log_path is not None:
