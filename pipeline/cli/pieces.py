@@ -23,7 +23,7 @@ from replay.pipeline.engine.spec import bind
 from replay.pipeline.io.fdio import copy_file, copy_to_stdout, write_stdout
 from replay.pipeline.io.staging import atomic_output
 from replay.pipeline.model.records import RUNS_DROPPED
-from replay.pipeline.model.run_cuts import piece_bytes, plan
+from replay.pipeline.model.run_cuts import pieces_in, plan
 from replay.pipeline.model.runs import keep_every_id
 
 if TYPE_CHECKING:  # (the pieces' engine and the loop over inputs: loaded when a file is large enough to cut)
@@ -48,7 +48,7 @@ def cuts_for(path: str, scale: Scale, limit: int, *, strict: bool, dialect: str)
 def _large(path: str) -> bool:
     """Is ``path`` large enough for two pieces? (Asked first: a small input loads nothing of the pieces' engine.)"""
     try:
-        return os.stat(path).st_size >= 2 * piece_bytes()
+        return pieces_in(os.stat(path).st_size) >= 2
     except OSError:
         return False
 

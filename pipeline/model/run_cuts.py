@@ -48,7 +48,7 @@ def plan(path: str, parts: int, limit: int) -> list[int]:
     if not stat.S_ISREG(st.st_mode):  # (a folder, a pipe, a device: read as they are, never cut)
         return []
     size = st.st_size
-    parts = min(parts, size // piece_bytes())
+    parts = min(parts, pieces_in(size))
     if parts < 2:
         return []
     cuts = [0]
@@ -127,6 +127,11 @@ def _begins(earlier: bytes | None, before: dict[str, Any], record: dict[str, Any
     if _event(record):
         return after_run and record["runId"] != before["runId"]
     return record.get(RECORD_KEY) == RUN_RECORD and after_run
+
+
+def pieces_in(size: int) -> int:
+    """How many pieces a file of ``size`` bytes may be cut into: each of at least ``piece_bytes()``."""
+    return size // piece_bytes()
 
 
 def piece_bytes() -> int:
