@@ -67,10 +67,10 @@ def plan(path: str, parts: int, limit: int) -> list[int]:
 def _opens_as_replay(head: bytes) -> bool:
     """Does the file open with a line the ``dialect`` stage takes for replay's own stream and ``parse`` for no source
     record: an event (``_event``) or a run record, no byte order mark?"""
-    line, newline, _ = head.partition(b"\n")
-    if not newline:
+    end = head.find(b"\n")
+    if end < 0:
         return False
-    record = _object(line)
+    record = _object(head[:end])
     return record is not None and (_event(record) or record.get(RECORD_KEY) == RUN_RECORD)
 
 
@@ -98,19 +98,18 @@ def _boundary(f: Any, near: int, limit: int) -> int | None:
     first = window.find(b"\n")
     if first < 0:
         return None
-    at = near + first + 1
-    lines = window[first + 1:].split(b"\n")[:-1]  # (whole lines only)
     earlier: bytes | None = None  # the line before ``before``
     before: bytes | None = None
     before_key: list[bytes] = []
-    for line in lines:
+    start = first + 1
+    while (end := window.find(b"\n", start)) >= 0:  # (whole lines only, one at a time: nothing held but three)
+        line, at, start = window[start:end], near + start, end + 1
         key = _RUN_KEY.findall(line)
         if before is not None and (not key or key != before_key) and len(line) <= limit >= len(before):
             previous, record = _object(before), _object(line)
             if previous is not None and record is not None and _begins(earlier, previous, record, limit):
                 return at
         earlier, before, before_key = before, line, key
-        at += len(line) + 1
     return None
 
 
