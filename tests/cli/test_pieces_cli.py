@@ -163,11 +163,18 @@ def spooling(pid: int, spool: Path) -> bool:
         return False
 
 
+def alive(pid: int) -> bool:
+    """Is ``pid`` a process that has not ended (running or stopped; not a zombie waiting to be reaped)?"""
+    try:
+        return b"Z (zombie)" not in Path(f"/proc/{pid}/status").read_bytes()
+    except OSError:
+        return False
+
+
 def gone(pieces: list[int]) -> bool:
     """Have the ``pieces`` ended within a few seconds? (Those left are ended here.)"""
     deadline = time.monotonic() + 5
-    while left := [pid for pid in pieces if Path(f"/proc/{pid}").exists() and b"T (stopped)" in
-                   Path(f"/proc/{pid}/status").read_bytes()]:
+    while left := [pid for pid in pieces if alive(pid)]:
         if time.monotonic() > deadline:
             for pid in left:
                 os.kill(pid, signal.SIGKILL)
@@ -277,3 +284,21 @@ def test_a_heal_log_in_pieces_is_one_runs_and_leaves_nothing_in_the_temp_folder(
     assert b'"event":"pieces.done"' in many.stderr and many.stdout == one.stdout
     assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes() != b""
     assert list(spool.iterdir()) == []  # (a spool's name is no file to write: it was written through its descriptor)
+
+
+def test_ctrl_c_at_the_terminal_ends_the_command_and_its_pieces_as_one_run_ends(tmp_path: Path):
+    """The terminal's Ctrl-C reaches the whole job (its process group): the pieces too, and the command ends them and
+    exits as an interrupted run does (130, nothing said, nothing written)."""
+    path = tmp_path / "big.jsonl"
+    write_journal(path, 60_000_000)
+    out = tmp_path / "healed.jsonl"
+    with out.open("wb") as sink:
+        process = subprocess.Popen([REPLAY, "heal", "--workers", "4", str(path)], stdout=sink, stderr=subprocess.PIPE,
+                                   process_group=0, env={**os.environ, "REPLAY_PIECE_BYTES": "1000000"})
+    deadline = time.monotonic() + 30
+    while len(pieces := [pid for pid in pieces_running(str(path)) if pid != process.pid]) < 4:
+        assert time.monotonic() < deadline and process.poll() is None
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert (process.returncode, stderr) == (130, b"")
+    assert gone(pieces) and out.read_bytes() == b""
