@@ -527,7 +527,9 @@ class Batch:
             dumps = exactjson.dumps
             events = self.events
             assert events is not None
-            return b"\n".join([raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]) + b"\n"
+            lines = [raw if raw is not None else dumps(events[i]) for i, raw in enumerate(raws)]
+            lines.append(b"")  # (the last newline joined with them: the lines copied once, not again to add it)
+            return b"\n".join(lines)
         return self.text() + b"\n"  # no None left: every line as it was read (the cutter's block, when kept)
 
 
