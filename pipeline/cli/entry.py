@@ -29,7 +29,9 @@ def _open_descriptors() -> frozenset[int]:
     try:
         listed = [int(name) for name in os.listdir("/dev/fd")]
     except (OSError, ValueError):
-        return frozenset((0, 1, 2))
+        from replay.pipeline.engine.outputs import STANDARD_DESCRIPTORS
+
+        return STANDARD_DESCRIPTORS
     open_now = set()
     for fd in listed:
         try:

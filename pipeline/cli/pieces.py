@@ -2,41 +2,41 @@
 the pieces' results are exactly what one run over the file gives; else the command runs once, as it always did.
 
 The pieces' results are used when every piece ended clean (nothing on stderr: no diagnostic, no warning, no
-failure) and no run id is in two pieces (``_not_apart``: a run that comes back in another piece is one a single run warns
-of); heal's also when no piece but the last wrote a heal record for a run it dropped whole (``runDropped``: one run
-writes those at its end). Their merge: validate's summary lines added up into one, heal's stdout concatenated in
-order (and its heal logs, into the one --log), report's summaries rendered by one ``report`` stage as
-``report --in DIR`` renders its files'.
+failure); for validate and heal also when no run id is in two pieces (``_not_apart``: a run that comes back in another
+piece is one they warn of; a report reads each run alone); for heal also when no piece but the last wrote a heal
+record for a run it dropped whole (one run writes those at its end). Their merge: validate's summary lines added up
+into one, heal's stdout concatenated in order (and its heal logs, into the one --log), report's summaries rendered by
+the reduce of a report in parts (``report_parts``).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.exactjson import dumps, loads
-from replay.pipeline.engine.outputs import note_handed_descriptor
 from replay.pipeline.engine.spec import bind
 from replay.pipeline.io.fdio import copy_file, copy_to_stdout, write_stdout
-from replay.pipeline.io.staging import atomic_output
 from replay.pipeline.model.records import RUNS_DROPPED
 from replay.pipeline.model.run_cuts import pieces_in, plan
 from replay.pipeline.model.runs import keep_every_id
 
 if TYPE_CHECKING:  # (the pieces' engine and the loop over inputs: loaded when a file is large enough to cut)
-    from replay.pipeline.engine.forked_pieces import Piece
+    from replay.pipeline.engine.forked_pieces import Job, Piece
     from replay.pipeline.engine.parallel import Work
 
-QUIET_LEVELS = ("warning", "error")  # a piece says nothing below these (info: what it did): the command says it
+SPOOL_SPARE = 64 << 20  # free bytes left in the temp folder beyond the pieces' outputs
 
 
 def cuts_for(path: str, scale: Scale, limit: int, *, strict: bool, dialect: str) -> list[int]:
     """Where the command may cut ``path`` (``run_cuts.plan``), ``[]`` to run once: with ``--workers 1``, Dask, --strict
-    (it stops at the first problem, which a piece cannot tell is the first), a named --dialect, or where this process
-    cannot fork (``forked_pieces.can_fork``)."""
+    (it stops at the first problem, which a piece cannot tell is the first), a named --dialect, stdin or a file too
+    small for two pieces, or where this process cannot fork (``forked_pieces.can_fork``)."""
     if strict or dialect != "auto" or scale.engine != "local" or scale.workers == 1 or not _large(path):
         return []
     from replay.pipeline.engine.forked_pieces import can_fork
@@ -46,44 +46,56 @@ def cuts_for(path: str, scale: Scale, limit: int, *, strict: bool, dialect: str)
 
 
 def _large(path: str) -> bool:
-    """Is ``path`` large enough for two pieces? (Asked first: a small input loads nothing of the pieces' engine.)"""
+    """Is ``path`` a file large enough for two pieces? (Asked first: a small input loads nothing of the pieces' engine.)"""
     try:
         return pieces_in(os.stat(path).st_size) >= 2
-    except OSError:
+    except OSError:  # (stdin's "-", a path not there: read as they are)
         return False
 
 
-SPOOL_SPARE = 64 << 20  # free bytes left in the temp folder beyond the pieces' outputs
+@contextmanager
+def _pieces(command: str, path: str, cuts: list[int], job: Job, room: int,
+            check: Callable[[list[Piece]], str] = lambda _: "", handed: list[Any] | None = None
+            ) -> Iterator[list[Piece] | None]:
+    """Run ``job`` over the pieces of ``path`` at ``cuts`` (their stdout spooled; ``handed``: as many spools more, one
+    for each piece's ``job`` to write into, put in the list before any piece runs), and log (info) how it went: the
+    pieces, or None when one run must do the command (a piece not clean, ``check``'s reason, no room to spool:
+    ``room`` bytes). The spools stay open for the block."""
+    from replay.pipeline.cli.app import logger
+    from replay.pipeline.engine.forked_pieces import run_pieces, spooled
 
-
-def _no_room(spools: list[Any] | None) -> str:
-    return "" if spools is not None else "no room for the pieces' outputs in the temp folder (TMPDIR)"
+    started = time.perf_counter()
+    count = len(cuts) - 1
+    with spooled(count * (1 if handed is None else 2), room) as files:
+        if files is not None and handed is not None:
+            handed[:] = files[count:]
+        pieces, why = run_pieces(cuts, job, files) if files is not None else (None, "no file could be spooled in the "
+                                                                              "temp folder (TMPDIR): no room, or none "
+                                                                              "can be made there")
+        why = why or (check(pieces) if pieces is not None else "")
+        logger().info("pieces.not_used" if why else "pieces.done", command=command, path=path, pieces=len(cuts) - 1,
+                      cuts=cuts[1:-1], seconds=round(time.perf_counter() - started, 3), **({"why": why} if why else {}))
+        yield None if why else pieces
 
 
 def _piece_level() -> str:
     """The log level of a piece's run, set as the piece's run begins: the command's, but no lower than warning (what
-    a run did, info, the command says once for all pieces: ``_said``)."""
+    a run did, info, the command says once for all pieces)."""
     import click
 
     from replay.pipeline.cli.app import logger
-    from replay.pipeline.engine.log import make_logger
+    from replay.pipeline.engine.log import LEVELS, make_logger
 
-    level = logger().level if logger().level in QUIET_LEVELS else QUIET_LEVELS[0]
+    level = LEVELS[max(LEVELS.index(logger().level), LEVELS.index("warning"))]
     ctx = click.get_current_context(silent=True)
     if ctx is not None and isinstance(ctx.find_root().obj, dict):
         ctx.find_root().obj["log"] = make_logger(level)
     return level
 
 
-def _said(command: str, path: str, cuts: list[int], pieces: list[Piece] | None, started: float, why: str = "") -> bool:
-    """Log (info) how the pieces went; True when their results are used."""
-    from replay.pipeline.cli.app import logger
-
-    used = pieces is not None and not why
-    logger().info("pieces.done" if used else "pieces.not_used", command=command, path=path, pieces=len(cuts) - 1,
-                  cuts=cuts[1:-1], seconds=round(time.perf_counter() - started, 3),
-                  **({} if used else {"why": why or "a piece wrote on stderr: one run over the whole file says it"}))
-    return used
+def _unclean() -> None:
+    """A piece's run found a problem: said on its stderr, where any byte makes the command run once."""
+    os.write(2, b"not clean")
 
 
 def _not_apart(pieces: list[Piece]) -> str:
@@ -107,37 +119,26 @@ def _at(doc: dict[str, Any], start: int, end: int, size: int) -> dict[str, Any]:
     return bind(doc, set={"read.start_offset": start, "read.end_offset": end if end < size else 0})
 
 
-def _ids(every: set[Any]) -> dict[str, Any]:
-    return {"ids": list(every)}
-
-
 def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
     """validate's summary line of ``path`` from its pieces, printed; False (nothing printed) when one run must do it."""
-    from replay.pipeline.engine.forked_pieces import run_pieces, spooled
     from replay.pipeline.engine.parallel import preflight_all, run_inputs
 
     preflight_all(work, [path])  # (what one run refuses, it refuses before any piece runs)
-    started = time.perf_counter()
 
-    def job(start: int, end: int) -> dict[str, Any]:
+    def job(_k: int, start: int, end: int) -> dict[str, Any]:
         every = keep_every_id()
         outcome, = run_inputs(replace(work, doc=_at(work.doc, start, end, cuts[-1]), log_level=_piece_level()), [path])
         if outcome.failure is not None or outcome.errors or outcome.stderr:
-            os.write(2, b"not clean")
+            _unclean()
         os.write(1, outcome.stdout)
-        return _ids(every)
+        return {"ids": list(every)}
 
-    with spooled(len(cuts) - 1, SPOOL_SPARE) as spools:
-        pieces = run_pieces(cuts, job, spools) if spools is not None else None
-        lines = [loads(os.pread(piece.stdout.fileno(), 1 << 20, 0)) for piece in pieces or ()]
-    why = _no_room(spools) or ("" if pieces is None else _not_apart(pieces))
-    first = lines[0] if lines else {}
-    if any(line.keys() != first.keys() or line["source"] != first["source"] or line["errors"] for line in lines):
-        why = "the pieces' summaries do not add up"  # (never so: a summary with errors was a piece's stderr)
-    if not _said("validate", path, cuts, pieces, started, why):
-        return False
-    write_stdout(dumps(first | {"events": sum(line["events"] for line in lines),
-                                "runs": sum(line["runs"] for line in lines)}) + b"\n")
+    with _pieces("validate", path, cuts, job, SPOOL_SPARE, _not_apart) as pieces:
+        if pieces is None:
+            return False
+        lines = [loads(os.pread(piece.stdout.fileno(), os.fstat(piece.stdout.fileno()).st_size, 0)) for piece in pieces]
+    write_stdout(dumps(lines[0] | {"events": sum(line["events"] for line in lines),
+                                   "runs": sum(line["runs"] for line in lines)}) + b"\n")
     return True
 
 
@@ -147,37 +148,34 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int], log: str | N
     run must do it."""
     from replay.pipeline.cli.app import execute
     from replay.pipeline.engine.config import graph_from_config
-    from replay.pipeline.engine.forked_pieces import run_pieces, spooled
+    from replay.pipeline.engine.outputs import note_handed_descriptor
     from replay.pipeline.engine.parallel import Work, preflight_all
+    from replay.pipeline.io.staging import atomic_output
 
     preflight_all(Work(doc), [path])  # (--log too: tried where it is, before any piece runs)
-    started = time.perf_counter()
-    count = len(cuts) - 1
-    logs: list[Any] = []
+    logs: list[Any] = []  # with --log: each piece's heal log, spooled
 
-    def job(start: int, end: int) -> dict[str, Any]:
+    def job(k: int, start: int, end: int) -> dict[str, Any]:
         every = keep_every_id()
         _piece_level()
         piece = _at(doc, start, end, cuts[-1])
         if log is not None:  # (the piece's heal log into its own spool, handed to it: written through its name)
-            spool = logs[cuts.index(start)].fileno()
-            note_handed_descriptor(spool)
-            piece = bind(piece, set={"log.path": f"/dev/fd/{spool}"})
+            note_handed_descriptor(logs[k].fileno())
+            piece = bind(piece, set={"log.path": f"/dev/fd/{logs[k].fileno()}"})
         result = execute(graph_from_config(piece, paths=[path]), command="heal")
         if result.errors:
-            os.write(2, b"not clean")
-        return _ids(every) | {"dropped": result.facts.get(RUNS_DROPPED, 0)}
+            _unclean()
+        return {"ids": list(every), "dropped": result.facts.get(RUNS_DROPPED, 0)}
 
-    room = 2 * cuts[-1] * (2 if log is not None else 1) + SPOOL_SPARE  # (a healed stream is rarely much longer than
-    with spooled(count * (2 if log is not None else 1), room) as spools:  # its input; a heal log rarely longer)
-        logs = spools[count:] if spools is not None else []
-        pieces = run_pieces(cuts, job, spools[:count]) if spools is not None else None
-        why = _no_room(spools) or ("" if pieces is None else _not_apart(pieces))
-        if pieces is not None and not why and any(piece.result["dropped"] for piece in pieces[:-1]):
-            why = "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
-        if not _said("heal", path, cuts, pieces, started, why):
+    def check(pieces: list[Piece]) -> str:
+        if any(piece.result["dropped"] for piece in pieces[:-1]):
+            return "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
+        return _not_apart(pieces)
+
+    room = 2 * cuts[-1] + SPOOL_SPARE  # (a healed stream is rarely much longer than its input, nor its heal log)
+    with _pieces("heal", path, cuts, job, room, check, handed=logs if log is not None else None) as pieces:
+        if pieces is None:
             return False
-        assert pieces is not None
         for piece in pieces:
             copy_to_stdout(piece.stdout.fileno())
         if log is not None:
@@ -189,27 +187,23 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int], log: str | N
 
 def report_in_pieces(bound: dict[str, Any], path: str, cuts: list[int]) -> Any:
     """The report of ``path`` from its pieces' summaries (the map of a report in parts, once per piece), rendered by
-    the reduce (``report_summaries``); None (nothing written) when one run must do it."""
+    the reduce (``report_parts``); None (nothing written) when one run must do it."""
     from replay.pipeline.cli.app import execute
-    from replay.pipeline.cli.commands.report import report_summaries, summaries_only
+    from replay.pipeline.cli.report_parts import report_summaries, summaries_only
     from replay.pipeline.engine.config import graph_from_config
-    from replay.pipeline.engine.forked_pieces import run_pieces, spooled
     from replay.pipeline.engine.parallel import Work, preflight_all
     from replay.pipeline.engine.spec import load_spec
 
     preflight_all(Work(bind(load_spec("report"), set=bound)), [path])  # (--out: tried before any piece runs)
     doc = summaries_only(bound)
-    started = time.perf_counter()
 
-    def job(start: int, end: int) -> dict[str, Any]:
+    def job(_k: int, start: int, end: int) -> dict[str, Any]:
         _piece_level()
         if execute(graph_from_config(_at(doc, start, end, cuts[-1]), paths=[path]), command="report").errors:
-            os.write(2, b"not clean")
+            _unclean()
         return {}
 
-    with spooled(len(cuts) - 1, cuts[-1] + SPOOL_SPARE) as spools:  # (a run's summary is a few kB, its events more)
-        pieces = run_pieces(cuts, job, spools) if spools is not None else None
-        if not _said("report", path, cuts, pieces, started, _no_room(spools)):
+    with _pieces("report", path, cuts, job, cuts[-1] + SPOOL_SPARE) as pieces:  # (a run's summary: a few kB)
+        if pieces is None:
             return None
-        assert pieces is not None
         return report_summaries([f"/dev/fd/{piece.stdout.fileno()}" for piece in pieces], bound, strict=False)

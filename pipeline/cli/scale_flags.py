@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from replay.pipeline.model.run_cuts import PIECE_BYTES
+
 ENGINES = ("local", "dask")
 
 
@@ -64,8 +66,9 @@ def scale_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
                      help="Process journals in N parallel workers, each running the command's graph; one journal "
-                          "of 32 MiB or more (validate, heal, report) is cut into N pieces at run boundaries, run at "
-                          "once [default: the number of cores; small jobs run in this process]."),
+                          f"(validate, heal, report) is cut at run boundaries into up to N pieces, one for each "
+                          f"{PIECE_BYTES >> 20} MiB, run at once [default: the number of cores; small jobs run in "
+                          "this process]."),
         click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
                      help="local: worker processes on this machine; dask: tasks on a Dask cluster (extra `dask`)."),
         click.option("--scheduler", metavar="ADDRESS", default=None,

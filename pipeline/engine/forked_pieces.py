@@ -43,10 +43,14 @@ def can_fork() -> bool:
     return sys.platform == "linux" and threading.active_count() == 1
 
 
-def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], spools: list[BinaryIO]) -> list[Piece] | None:
-    """``job(start, end)`` once per piece ``[cuts[k], cuts[k + 1])``, each in a forked process whose stdout goes to
-    ``spools[k]``; the pieces in order, or None when one wrote on stderr or did not end with its job's result (the
-    others are ended then). Ctrl-C (any exception) ends them all and is raised again."""
+Job = Callable[[int, int, int], dict[str, Any]]  # (piece number, start, end) -> its result, in the piece's process
+
+
+def run_pieces(cuts: list[int], job: Job, spools: list[BinaryIO]) -> tuple[list[Piece] | None, str]:
+    """``job(k, start, end)`` once per piece ``k``, ``[cuts[k], cuts[k + 1])``, each in a forked process whose stdout
+    goes to ``spools[k]``: (the pieces in order, ""), or (None, why not) when one wrote on stderr, ended otherwise than
+    with its job's result (killed: the OOM killer), or no process could be forked (the others are ended then). Ctrl-C
+    (any exception) ends them all and is raised again."""
     import selectors
 
     for stream in (sys.stdout, sys.stderr):  # (None: this process started with that descriptor closed)
@@ -56,30 +60,29 @@ def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], spool
     children: dict[int, int] = {}  # pid -> piece number
     results = [bytearray() for _ in pieces]
     watched = selectors.DefaultSelector()
+    ends: list[int] = []  # the write ends of a piece not forked yet (closed here once it is, or at the end)
     clean = False
     try:
         for k, piece in enumerate(pieces):
-            said, says = os.pipe()  # its stderr: any byte there, and one run does it
-            told, tells = os.pipe()  # its job's result, as JSON
-            watched.register(said, selectors.EVENT_READ, (k, False))
-            watched.register(told, selectors.EVENT_READ, (k, True))
+            for is_result in (False, True):  # its stderr (any byte there, and one run does it); its job's result
+                read_end, write_end = os.pipe()
+                watched.register(read_end, selectors.EVENT_READ, (k, is_result))
+                ends.append(write_end)
             try:
                 pid = os.fork()
-            except OSError:  # (no process to be had now: one run does it)
-                os.close(says)
-                os.close(tells)
-                return None
+            except OSError as exc:
+                return None, f"no process could be forked ({exc.strerror})"
             if pid == 0:  # pragma: no cover - the piece's process (its coverage is its outputs)
-                _piece_process(piece, job, says, tells)
-            os.close(says)
-            os.close(tells)
+                _piece_process(k, piece, job, *ends)
             children[pid] = k
+            while ends:
+                os.close(ends.pop())
         while watched.get_map():
             for key, _ in watched.select():
                 k, is_result = key.data
                 data = os.read(key.fd, 1 << 16)
                 if data and not is_result:
-                    return None  # a byte on stderr: this run's diagnostics are one run's, printed by that run
+                    return None, "a piece wrote on stderr: one run over the whole file says it"
                 if data:
                     results[k] += data
                     continue
@@ -89,13 +92,13 @@ def run_pieces(cuts: list[int], job: Callable[[int, int], dict[str, Any]], spool
             _, status = os.waitpid(pid, 0)
             del children[pid]
             if os.waitstatus_to_exitcode(status) != 0:
-                return None
+                return None, f"a piece ended with {os.waitstatus_to_exitcode(status)} (killed?)"
             pieces[k].result = loads(bytes(results[k]))
         clean = True
-        return pieces
+        return pieces, ""
     finally:
-        for key in list(watched.get_map().values()):
-            os.close(key.fd)
+        for fd in [*ends, *(key.fd for key in watched.get_map().values())]:
+            os.close(fd)
         watched.close()
         if not clean:
             _end(children)
@@ -110,8 +113,8 @@ def _end(children: dict[int, int]) -> None:
             os.waitpid(pid, 0)
 
 
-def _piece_process(piece: Piece, job: Callable[[int, int], dict[str, Any]], stderr: int, result: int) -> None:
-    """The forked process of one piece: never returns (``os._exit``)."""
+def _piece_process(k: int, piece: Piece, job: Job, stderr: int, result: int) -> None:
+    """The forked process of piece ``k``: never returns (``os._exit``)."""
     code = 70
     try:
         _die_with_parent()
@@ -121,8 +124,9 @@ def _piece_process(piece: Piece, job: Callable[[int, int], dict[str, Any]], stde
         from replay.pipeline.engine import interrupts
 
         interrupts.enable()  # (the command's watchdog is the command's: this process has its own)
-        told = dumps(job(piece.start, piece.end))
-        sys.stdout.flush()
+        told = dumps(job(k, piece.start, piece.end))
+        if sys.stdout is not None:  # (None: the command started with it closed)
+            sys.stdout.flush()
         with os.fdopen(result, "wb") as out:
             out.write(told)
         code = 0

@@ -59,6 +59,12 @@ _STANDARD = {"in": 0, "out": 1, "err": 2}
 # The descriptors the process was given (0-2 and those its parent left open), noted by the executable's entry point
 # before anything of its own opens one (``cli.entry``); None in a process that did not start there: 0-2.
 _given: frozenset[int] | None = None
+STANDARD_DESCRIPTORS = frozenset((0, 1, 2))  # stdin, stdout, stderr: every process is given these
+
+
+def given_descriptors() -> frozenset[int]:
+    """The descriptors this process was given (``note_given_descriptors``; not noted: the standard three)."""
+    return _given if _given is not None else STANDARD_DESCRIPTORS
 
 
 def note_given_descriptors(descriptors: frozenset[int]) -> None:
@@ -70,7 +76,7 @@ def note_given_descriptors(descriptors: frozenset[int]) -> None:
 def note_handed_descriptor(fd: int) -> None:
     """A descriptor the process was handed after it started (a piece of a command's input run in a forked process
     gets its heal log's spool so: ``cli/pieces.py``): an output path that names it is written through it, in place."""
-    note_given_descriptors((_given if _given is not None else frozenset((0, 1, 2))) | {fd})
+    note_given_descriptors(given_descriptors() | {fd})
 
 
 def named_descriptor(path: str | os.PathLike[str]) -> int | None:
@@ -100,7 +106,7 @@ def descriptor_of(path: str | os.PathLike[str]) -> int | None:
     a regular file behind it would be truncated and written from its start. A descriptor replay opened itself (the
     event loop's socket) is not an output: that path is opened as any other, and fails as it did."""
     fd = named_descriptor(path)
-    return fd if fd is not None and fd in (_given if _given is not None else (0, 1, 2)) else None
+    return fd if fd is not None and fd in given_descriptors() else None
 
 
 def file_target(path: str | os.PathLike[str], overwrite: bool = True) -> Path | None:

@@ -369,30 +369,32 @@ def write_stdout(data: bytes) -> None:
 COPY_BYTES = 1 << 20  # a file copied to stdout the slow way goes in chunks this large (memory stays flat)
 
 
-def copy_file(fd: int, out: BinaryIO) -> None:
-    """The bytes of the open file ``fd`` (from its start) written on ``out``, a chunk at a time."""
-    offset = 0
+def _chunks(fd: int, offset: int = 0) -> Iterator[bytes]:
+    """The bytes of the open file ``fd`` from ``offset`` on, a chunk at a time (memory stays flat)."""
     while chunk := os.pread(fd, COPY_BYTES, offset):
-        out.write(chunk)
+        yield chunk
         offset += len(chunk)
+
+
+def copy_file(fd: int, out: BinaryIO) -> None:
+    """The bytes of the open file ``fd`` (from its start) written on ``out``."""
+    for chunk in _chunks(fd):
+        out.write(chunk)
 
 
 def copy_to_stdout(fd: int) -> None:
     """The bytes of the open file ``fd`` (from its start) on stdout, as ``write_stdout`` writes them: kernel to kernel
     where the system can (``sendfile``: into a file, /dev/null, a pipe), else a chunk at a time through this process."""
-    size, offset = os.fstat(fd).st_size, 0
+    offset = 0
     if stdout_capture() is None:  # (else one share of a bigger command: its buffer, below)
         refuse_unwritable_stdout()
         sys.stdout.buffer.flush()
-        with _stdout_failures(os_errors=True), suppress(OSError):  # (refused: not for this stdout, or it would block;
-            while offset < size and (sent := os.sendfile(sys.stdout.fileno(), fd, offset, size - offset)):  # the rest
-                offset += sent  # goes the slow way, whose failures are reported)
-    while offset < size:
-        chunk = os.pread(fd, min(COPY_BYTES, size - offset), offset)
-        if not chunk:
-            break
+        size = os.fstat(fd).st_size
+        with suppress(OSError):  # (refused: not for this stdout, it would block, or it failed: the rest goes the slow
+            while offset < size and (sent := os.sendfile(sys.stdout.fileno(), fd, offset, size - offset)):  # way,
+                offset += sent  # whose failures are reported as write_stdout reports them)
+    for chunk in _chunks(fd, offset):
         write_stdout(chunk)
-        offset += len(chunk)
 
 
 @contextmanager

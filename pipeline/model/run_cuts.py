@@ -19,9 +19,9 @@ from typing import Any
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.exactjson import loads
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, is_canonical, is_record, is_run_record
 
-PIECE_MIN_BYTES = 16 << 20  # a smaller piece costs more (a fork, a spool, a merge) than it saves
+PIECE_BYTES = 16 << 20  # a file has a piece for each this many bytes (smaller, one costs more than it saves)
 PIECE_BYTES_VARIABLE = "REPLAY_PIECE_BYTES"  # the environment's say in that (tests cut small journals)
 SCAN_BYTES = 4 << 20  # how far past a planned cut a run boundary is looked for
 # Where a line's run shows in its bytes, as replay and most writers write it: a line whose matches are the line before's
@@ -34,7 +34,7 @@ LINE_COUNT_SHARE = 0.1
 
 
 def plan(path: str, parts: int, limit: int) -> list[int]:
-    """The offsets ``[0, c1, ..., size]`` that cut ``path`` into at most ``parts`` pieces of at least
+    """The offsets ``[0, c1, ..., size]`` that cut ``path`` into at most ``parts`` pieces of about
     ``piece_bytes()``; ``[]`` when it is not cut (too small, not a file of JSON lines, no run boundary found near the
     planned cuts). ``limit``: the line limit."""
     from replay.pipeline.io.line_start import offset_refusal
@@ -71,7 +71,7 @@ def _opens_as_replay(head: bytes) -> bool:
     if end < 0:
         return False
     record = _object(head[:end])
-    return record is not None and (_event(record) or record.get(RECORD_KEY) == RUN_RECORD)
+    return record is not None and (_event(record) or is_run_record(record))
 
 
 def _object(line: bytes) -> dict[str, Any] | None:
@@ -85,7 +85,8 @@ def _object(line: bytes) -> dict[str, Any] | None:
 
 
 def _event(record: dict[str, Any]) -> bool:
-    return RECORD_KEY not in record and "seq" in record and isinstance(record.get("runId"), str)
+    """An event of replay's own (``is_canonical``, no reserved record) whose runId is a string."""
+    return not is_record(record) and is_canonical(record) and isinstance(record["runId"], str)
 
 
 def _boundary(f: Any, near: int, limit: int) -> int | None:
@@ -125,24 +126,25 @@ def _begins(earlier: bytes | None, before: dict[str, Any], record: dict[str, Any
                      and last["runId"] == before.get("runId"))
     if _event(record):
         return after_run and record["runId"] != before["runId"]
-    return record.get(RECORD_KEY) == RUN_RECORD and after_run
+    return is_run_record(record) and after_run
 
 
 def pieces_in(size: int) -> int:
-    """How many pieces a file of ``size`` bytes may be cut into: each of at least ``piece_bytes()``."""
+    """How many pieces a file of ``size`` bytes may be cut into: one for each ``piece_bytes()`` (a piece is about that
+    long: later ones a little shorter, ``_planned``, and a cut moves on to where a run begins)."""
     return size // piece_bytes()
 
 
 def piece_bytes() -> int:
-    """The smallest piece: ``PIECE_MIN_BYTES``, or the number of bytes ``REPLAY_PIECE_BYTES`` gives."""
+    """The bytes a file has a piece for: ``PIECE_BYTES``, or the number ``REPLAY_PIECE_BYTES`` gives."""
     raw = os.environ.get(PIECE_BYTES_VARIABLE)
     if raw is None:
-        return PIECE_MIN_BYTES
-    value = int(raw) if raw.strip().isdigit() else 0
+        return PIECE_BYTES
+    value = int(raw) if raw.strip().isascii() and raw.strip().isdigit() else 0  # (int() takes digits of every script)
     if value < 1:
         raise ReplayError("E_USAGE_INVALID", f"{PIECE_BYTES_VARIABLE} must be a whole number of bytes, at least 1",
                           path=PIECE_BYTES_VARIABLE, received=raw, expected="a number of bytes, at least 1",
-                          howToFix=f"Unset it (pieces of at least {PIECE_MIN_BYTES >> 20} MiB) or give a number.",
+                          howToFix=f"Unset it (a piece for each {PIECE_BYTES >> 20} MiB) or give a number.",
                           example=f"{PIECE_BYTES_VARIABLE}={64 << 20}")
     return value
 

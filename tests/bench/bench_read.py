@@ -53,7 +53,7 @@ class Measure:
     seconds: float
     peak_kib: int
     ok: bool
-    cpu: float = 0.0  # CPU seconds of every process of the row (a command in pieces: its pieces' too)
+    cpu: float  # CPU seconds of every process of the row (a command in pieces: its pieces' too)
 
 
 def run_pipeline(name: str, commands: list[list[str]], workdir: Path) -> Measure:

@@ -89,7 +89,7 @@ def test_what_is_not_cut(tmp_path: Path, journal: Path, monkeypatch: pytest.Monk
     assert plan(str(journal), 4, LIMIT) == []  # smaller than two pieces
 
 
-@pytest.mark.parametrize("value", ["0", "-5", "lots", ""])
+@pytest.mark.parametrize("value", ["0", "-5", "lots", "", "²", "١٢"])
 def test_a_piece_size_that_is_no_number_of_bytes_is_refused(journal: Path, value: str):
     run = run_replay("validate", "--workers", "2", str(journal), env={"REPLAY_PIECE_BYTES": value}, process=True)
     assert run.returncode == 2 and run.stdout == b""
@@ -110,16 +110,15 @@ def test_stdout_into_the_input_is_refused_before_any_piece_runs(tmp_path: Path, 
 def test_a_reader_that_goes_away_ends_heal_as_it_ends_one_run(tmp_path: Path, journal: Path):
     env = {**os.environ, "REPLAY_PIECE_BYTES": "100000"}
     for workers in ("3", "1"):
-        run = subprocess.run(f"{REPLAY} heal --workers {workers} {journal} | head -c 100 >/dev/null; "
-                             "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True, env=env,
-                             check=False)
-        assert run.stdout == b"0\n" and run.stderr == b"", workers
-        log = tmp_path / f"repairs-{workers}.jsonl"  # with --log: not written (it would hold part of the run), and said
-        run = subprocess.run(f"{REPLAY} heal --workers {workers} --log {log} {journal} | head -c 100 >/dev/null; "
-                             "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True, env=env,
-                             check=False)
-        assert run.stdout == b"0\n" and not log.exists(), workers
-        assert [line["code"] for line in map(orjson.loads, run.stderr.splitlines())] == ["E_HEAL_LOG_NOT_WRITTEN"]
+        for log in (None, tmp_path / f"repairs-{workers}.jsonl"):  # with --log: not written (it would hold part of the
+            command = f"{REPLAY} --log-level info heal --workers {workers} {f'--log {log} ' if log else ''}{journal}"  # run)
+            run = subprocess.run(f"{command} | head -c 100 >/dev/null; echo ${{PIPESTATUS[0]}}", shell=True,
+                                 executable="/bin/bash", capture_output=True, env=env, check=False)
+            said = [orjson.loads(line) for line in run.stderr.splitlines()]
+            assert run.stdout == b"0\n" and not (log and log.exists()), workers
+            assert [line["code"] for line in said if line.get("level") != "info"] == (["E_HEAL_LOG_NOT_WRITTEN"] if log
+                                                                                      else [])
+            assert workers == "1" or "pieces.done" in [line.get("event") for line in said]
 
 
 def pieces_running(marker: str) -> list[int]:
@@ -136,21 +135,36 @@ def pieces_running(marker: str) -> list[int]:
     return found
 
 
-def started(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, Path, list[int]]:
-    """A heal in pieces, its pieces' processes stopped (SIGSTOP: they stay until something ends them), and those."""
-    path = tmp_path / "big.jsonl"
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("big") / "big.jsonl"
     write_journal(path, 60_000_000)
+    return path
+
+
+def started(tmp_path: Path, big: Path | None = None, *, stop: bool = True, own_group: bool = False,
+            stderr_closed: bool = False) -> tuple[subprocess.Popen[bytes], Path, Path, list[int]]:
+    """A heal in 4 pieces of ``big`` (made here when None), once its pieces run, and those (``stop``: stopped by
+    SIGSTOP, so they stay until something ends them): (the command, its temp folder, its stdout's file, the pieces).
+    ``own_group``: the command in a process group of its own in this session, as a shell starts a job (a group of a
+    session of its own is orphaned, and the kernel discards SIGTSTP sent to one); ``stderr_closed``: started so."""
+    if big is None:
+        big = tmp_path / "big.jsonl"
+        write_journal(big, 60_000_000)
     spool = tmp_path / "tmp"
     spool.mkdir()
     out = tmp_path / "healed.jsonl"
-    env = {**os.environ, "REPLAY_PIECE_BYTES": "1000000", "TMPDIR": str(spool)}
+    command = [REPLAY, "heal", "--workers", "4", str(big)]
+    if stderr_closed:
+        command = ["/bin/sh", "-c", 'exec "$@" 2>&-', "sh", *command]
     with out.open("wb") as sink:
-        process = subprocess.Popen([REPLAY, "heal", "--workers", "4", str(path)], stdout=sink, stderr=subprocess.PIPE,
-                                   env=env)
+        process = subprocess.Popen(command, stdout=sink, stderr=None if stderr_closed else subprocess.PIPE,
+                                   env={**os.environ, "REPLAY_PIECE_BYTES": "1000000", "TMPDIR": str(spool)},
+                                   process_group=0 if own_group else None)
     deadline = time.monotonic() + 30
-    while len(pieces := [pid for pid in pieces_running(str(path)) if spooling(pid, spool)]) < 4:
+    while len(pieces := [pid for pid in pieces_running(str(big)) if spooling(pid, spool)]) < 4:
         assert time.monotonic() < deadline and process.poll() is None
-    for pid in pieces:
+    for pid in pieces if stop else ():
         os.kill(pid, signal.SIGSTOP)
     return process, spool, out, pieces
 
@@ -184,8 +198,8 @@ def gone(pieces: list[int]) -> bool:
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-def test_an_interrupt_ends_every_piece_and_leaves_nothing(tmp_path: Path, number: int):
-    process, spool, out, pieces = started(tmp_path)
+def test_an_interrupt_ends_every_piece_and_leaves_nothing(tmp_path: Path, big: Path, number: int):
+    process, spool, out, pieces = started(tmp_path, big)
     process.send_signal(number)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 128 + number, stderr
@@ -238,28 +252,18 @@ def test_a_temp_folder_without_room_for_the_pieces_spools_nothing(tmp_path: Path
     assert files[0].closed
 
 
-def test_with_stderr_closed_the_pieces_write_what_one_run_writes(journal: Path):
-    env = {**os.environ, "REPLAY_PIECE_BYTES": "100000"}
-    runs = [subprocess.run(f"{REPLAY} {command} --workers {workers} {journal} 2>&-", shell=True, capture_output=True,
-                           env=env, check=False) for command in ("validate", "heal") for workers in (3, 1)]
-    assert [run.returncode for run in runs] == [0] * 4
-    assert runs[0].stdout == runs[1].stdout and runs[2].stdout == runs[3].stdout == journal.read_bytes()
+def test_with_stderr_closed_the_pieces_write_what_one_run_writes(tmp_path: Path, big: Path, journal: Path):
+    process, _, out, _ = started(tmp_path, big, stop=False, stderr_closed=True)  # (its 4 pieces ran)
+    assert process.wait(timeout=60) == 0 and out.read_bytes() == big.read_bytes()
+    validated = [subprocess.run(f"{REPLAY} validate --workers {workers} {journal} 2>&-", shell=True, capture_output=True,
+                                env={**os.environ, "REPLAY_PIECE_BYTES": "100000"}, check=False) for workers in (3, 1)]
+    assert validated[0].returncode == validated[1].returncode == 0 and validated[0].stdout == validated[1].stdout
 
 
-def test_ctrl_z_stops_the_pieces_with_the_command_and_fg_goes_on_with_them(tmp_path: Path):
+def test_ctrl_z_stops_the_pieces_with_the_command_and_fg_goes_on_with_them(tmp_path: Path, big: Path):
     """The pieces are in the command's process group, as the terminal sees it: a job stopped (SIGTSTP to the group)
     stops them all; continued (SIGCONT), they end as one run would."""
-    path = tmp_path / "big.jsonl"
-    write_journal(path, 60_000_000)
-    out = tmp_path / "healed.jsonl"
-    with out.open("wb") as sink:
-        process = subprocess.Popen([REPLAY, "heal", "--workers", "4", str(path)], stdout=sink, stderr=subprocess.PIPE,
-                                   env={**os.environ, "REPLAY_PIECE_BYTES": "1000000"}, process_group=0)
-    # (a group of its own in this session, as a shell makes a job: a group of a session of its own is orphaned, and
-    # the kernel discards SIGTSTP sent to an orphaned group)
-    deadline = time.monotonic() + 30
-    while len(pieces := [pid for pid in pieces_running(str(path)) if pid != process.pid]) < 4:
-        assert time.monotonic() < deadline and process.poll() is None
+    process, _, out, pieces = started(tmp_path, big, stop=False, own_group=True)
     os.killpg(process.pid, signal.SIGTSTP)
     time.sleep(0.2)
     states = [Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] for pid in [process.pid, *pieces]]
@@ -268,7 +272,7 @@ def test_ctrl_z_stops_the_pieces_with_the_command_and_fg_goes_on_with_them(tmp_p
     # each stopped (or done already: a zombie): none went on while the command could not take its result
     assert states[0] == "T" and set(states[1:]) <= {"T", "Z"} and "T" in states[1:], states
     assert process.returncode == 0, stderr
-    assert out.read_bytes() == path.read_bytes()
+    assert out.read_bytes() == big.read_bytes()
 
 
 def test_a_heal_log_in_pieces_is_one_runs_and_leaves_nothing_in_the_temp_folder(tmp_path: Path, journal: Path):
@@ -286,18 +290,10 @@ def test_a_heal_log_in_pieces_is_one_runs_and_leaves_nothing_in_the_temp_folder(
     assert list(spool.iterdir()) == []  # (a spool's name is no file to write: it was written through its descriptor)
 
 
-def test_ctrl_c_at_the_terminal_ends_the_command_and_its_pieces_as_one_run_ends(tmp_path: Path):
+def test_ctrl_c_at_the_terminal_ends_the_command_and_its_pieces_as_one_run_ends(tmp_path: Path, big: Path):
     """The terminal's Ctrl-C reaches the whole job (its process group): the pieces too, and the command ends them and
     exits as an interrupted run does (130, nothing said, nothing written)."""
-    path = tmp_path / "big.jsonl"
-    write_journal(path, 60_000_000)
-    out = tmp_path / "healed.jsonl"
-    with out.open("wb") as sink:
-        process = subprocess.Popen([REPLAY, "heal", "--workers", "4", str(path)], stdout=sink, stderr=subprocess.PIPE,
-                                   process_group=0, env={**os.environ, "REPLAY_PIECE_BYTES": "1000000"})
-    deadline = time.monotonic() + 30
-    while len(pieces := [pid for pid in pieces_running(str(path)) if pid != process.pid]) < 4:
-        assert time.monotonic() < deadline and process.poll() is None
+    process, _, out, pieces = started(tmp_path, big, stop=False, own_group=True)
     os.killpg(process.pid, signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert (process.returncode, stderr) == (130, b"")

@@ -133,8 +133,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
         add["undialect"] = {"type": "undialect", "dialect": Flag("--dialect-out", dialect_out), "inputs": ["check"]}
         bound["out.inputs"] = ["undialect"]
     try:
-        if len(paths) == 1 and dialect_out is None and not strict:  # one large file: in pieces at once, when that
-            from replay.pipeline.cli.pieces import cuts_for, heal_in_pieces  # gives one run's bytes
+        if len(paths) == 1 and dialect_out is None:  # one large file: in pieces at once, when that gives one run's
+            from replay.pipeline.cli.pieces import cuts_for, heal_in_pieces  # bytes
 
             cuts = cuts_for(paths[0], Scale(workers, engine, scheduler, quiet), max_line_bytes, strict=strict,
                             dialect=dialect)

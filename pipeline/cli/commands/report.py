@@ -108,7 +108,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
              "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": Flag("--out", out), "report.title": title,
              "read.listed": True}  # (``report_files`` found the files: a link to nothing a walk met is reported, not refused)
     scale = Scale(workers, engine, scheduler, quiet)
-    if files and len(files) == 1 and files[0] != STDIN and not strict:  # one large journal: in pieces at once, when
+    if files is not None and len(files) == 1:  # one large journal: in pieces at once, when
         from replay.pipeline.cli.pieces import cuts_for, report_in_pieces  # that gives one run's report
 
         cuts = cuts_for(files[0], scale, max_line_bytes, strict=strict, dialect=dialect)
@@ -149,6 +149,8 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
 
     spec = load_spec("report")
     preflight_all(Work(bind(spec, set=bound)), files)  # what the whole graph refuses (a report over an input)
+    from replay.pipeline.cli.report_parts import report_summaries, summaries_only
+
     work = cli_work(summaries_only(bound), strict=strict, inputs=len(files), files=files_for(files))
     with tempfile.TemporaryDirectory(prefix="replay-report-") as folder:
         summaries = Path(folder) / "summaries.jsonl"
@@ -164,18 +166,3 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
             totals = run_over(work, files, scale, label="report", take=take, preflight=None)  # made above, on the whole graph
         result = report_summaries([str(summaries)], bound, strict)
     return totals.errors, result
-
-
-def summaries_only(bound: dict[str, Any]) -> dict[str, Any]:
-    """The map of a report in parts: the report graph up to ``summarize``, its summary records on stdout."""
-    from replay.pipeline.engine.spec import bind, load_spec
-
-    return bind(load_spec("report"), set=bound, bypass=["report"], add={"summaries": {"type": "write", "inputs": ["summarize"]}})
-
-
-def report_summaries(files: list[str], bound: dict[str, Any], strict: bool) -> Any:
-    """The reduce of a report in parts: the report graph with ``summaries`` in place of ``summarize``, over the summary
-    records in ``files`` (in order)."""
-    return run_spec("report", files, strict=strict, bypass=["dialect", "notices", "summarize"],
-                    add={"summaries": {"type": "summaries", "inputs": ["parse"]}},
-                    set={**bound, "read.mark_sources": False, "report.inputs": ["summaries"]})
