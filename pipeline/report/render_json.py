@@ -14,7 +14,7 @@ from replay.pipeline.report.spool import CALLS_A_PIECE, ByteSpool, listed_calls
 from replay.pipeline.report.streaming import render_through
 
 RUN_INDENT = b"\n    "  # a run's lines, indented into the ``runs`` list
-# what stands for a run's calls while the rest of it is encoded (a text no summary holds: new in each process)
+# what stands for a long list of a run while the rest of it is encoded (a text no summary holds: new in each process)
 _PLACEHOLDER = f"replay-calls-{secrets.token_hex(16)}"
 
 
@@ -22,26 +22,49 @@ def render_chunks(summaries: Iterable[dict[str, Any]], agg: dict[str, Any], titl
     return render_through(Streamed(), summaries, agg, title)
 
 
-def run_pieces(run: dict[str, Any], size: int = CALLS_A_PIECE) -> Iterator[bytes]:
-    """``exactjson.dumps(run, option=OPT_INDENT_2)`` in pieces: the run around its ``toolCalls.calls``, those
-    encoded ``size`` at a time (memory of a run of many calls: a piece of its bytes, not all of them)."""
+def _listed_errors(run: dict[str, Any]) -> list[Any] | None:
+    """The ``errors`` a run lists, when it is a list; else None."""
+    errors = run.get("errors")
+    return errors if type(errors) is list else None
+
+
+def _long_lists(run: dict[str, Any], size: int) -> tuple[dict[str, Any], list[tuple[bytes, bytes, list[Any]]]]:
+    """``run`` with each of the lists that grow with it (its ``toolCalls.calls`` and its ``errors``) that has more
+    than ``size`` items standing as a placeholder of its own; and those lists, each with its placeholder and its key
+    as encoded."""
+    held: dict[str, Any] = run
+    lists: list[tuple[bytes, bytes, list[Any]]] = []
     tool_calls: Any = run.get("toolCalls")
-    calls = listed_calls(tool_calls)
-    if calls is None or len(calls) <= size:
-        yield exactjson.dumps(run, option=orjson.OPT_INDENT_2)
+    calls, errors = listed_calls(tool_calls), _listed_errors(run)
+    if calls is not None and len(calls) > size:
+        held = {**held, "toolCalls": {**tool_calls, "calls": f"{_PLACEHOLDER}-0"}}
+        lists.append((f'"{_PLACEHOLDER}-0"'.encode(), b'"calls": ', calls))
+    if errors is not None and len(errors) > size:
+        held = {**held, "errors": f"{_PLACEHOLDER}-1"}
+        lists.append((f'"{_PLACEHOLDER}-1"'.encode(), b'"errors": ', errors))
+    return held, lists
+
+
+def run_pieces(run: dict[str, Any], size: int = CALLS_A_PIECE) -> Iterator[bytes]:
+    """``exactjson.dumps(run, option=OPT_INDENT_2)`` in pieces: the run around its long lists (``_long_lists``: its
+    ``toolCalls.calls`` and its ``errors``), those encoded ``size`` items at a time (memory of a run of many calls: a
+    piece of its bytes, not all of them)."""
+    held, lists = _long_lists(run, size)
+    rest = exactjson.dumps(held, option=orjson.OPT_INDENT_2) if lists else b""
+    places = [rest.find(mark) for mark, _, _ in lists]
+    if not lists or any(at < 0 or rest.count(mark) != 1 for at, (mark, _, _) in zip(places, lists, strict=True)):
+        yield exactjson.dumps(run, option=orjson.OPT_INDENT_2)  # (a placeholder not where it stands alone: whole)
         return
-    rest = exactjson.dumps({**run, "toolCalls": {**tool_calls, "calls": _PLACEHOLDER}}, option=orjson.OPT_INDENT_2)
-    mark = b'"' + _PLACEHOLDER.encode() + b'"'
-    head, found, tail = rest.partition(mark)
-    if not found or mark in tail:  # (not where it stands alone: encoded whole, as it would be)
-        yield exactjson.dumps(run, option=orjson.OPT_INDENT_2)
-        return
-    indent = b"\n" + b" " * (len(head) - head.rfind(b"\n") - 1 - len(b'"calls": '))  # (the key's: a call's is 2 more)
-    yield head + b"["
-    for at in range(0, len(calls), size):
-        items = exactjson.dumps(calls[at:at + size], option=orjson.OPT_INDENT_2)[1:-2]  # ("\n  {...},\n  {...}")
-        yield (b"," if at else b"") + items.replace(b"\n", indent)
-    yield indent + b"]" + tail
+    done = 0  # the bytes of ``rest`` written
+    for at, (mark, key, items) in sorted(zip(places, lists, strict=True), key=lambda place: place[0]):
+        indent = b"\n" + b" " * (at - rest.rfind(b"\n", 0, at) - 1 - len(key))  # (the key's: an item's is 2 more)
+        yield rest[done:at] + b"["
+        for first in range(0, len(items), size):
+            piece = exactjson.dumps(items[first:first + size], option=orjson.OPT_INDENT_2)[1:-2]  # ("\n  {...},\n  {...}")
+            yield (b"," if first else b"") + piece.replace(b"\n", indent)
+        yield indent + b"]"
+        done = at + len(mark)
+    yield rest[done:]
 
 
 BATCH_RUNS = 64  # runs encoded together (one orjson call: a run's lines come indented as they stand in the list)
@@ -50,7 +73,7 @@ _LIST_HEAD, _LIST_TAIL = b'{\n  "runs": [\n', b"\n  ]\n}"  # around the runs of 
 
 class Streamed:
     """The document built as the runs come: the runs encoded a batch at a time, as they stand in the ``runs`` list
-    (``{"runs": batch}`` encoded, its runs' lines cut out), or a run of many calls on its own, a piece at a time
+    (``{"runs": batch}`` encoded, its runs' lines cut out), or a run of many calls or errors on its own, a piece at a time
     (``run_pieces``) indented into place; into a ``ByteSpool`` (memory stays flat), then written between the head and
     the totals."""
 
@@ -58,24 +81,24 @@ class Streamed:
         self.runs = ByteSpool()
         self.count = 0  # runs written into ``runs``
         self.pending: list[dict[str, Any]] = []  # runs (as the report shows them) not encoded yet
-        self.pending_calls = 0  # their calls
+        self.pending_items = 0  # their calls and errors
 
     def add(self, summary: dict[str, Any]) -> None:
         run = public_run(summary)
-        calls = len(listed_calls(run.get("toolCalls")) or ())
-        if calls > CALLS_A_PIECE:  # (encoded a piece at a time, in its turn)
+        calls, errors = len(listed_calls(run.get("toolCalls")) or ()), len(_listed_errors(run) or ())
+        if max(calls, errors) > CALLS_A_PIECE:  # (encoded a piece at a time, in its turn)
             self._write_pending()
             self._write_alone(run)
             return
         self.pending.append(run)
-        self.pending_calls += calls
-        if len(self.pending) >= BATCH_RUNS or self.pending_calls >= CALLS_A_PIECE:
+        self.pending_items += calls + errors
+        if len(self.pending) >= BATCH_RUNS or self.pending_items >= CALLS_A_PIECE:
             self._write_pending()
 
     def _write_pending(self) -> None:
         """The pending runs, encoded at once by orjson; each alone (``_write_alone``) when it cannot encode them all
         (a number beyond 64 bits, half a surrogate pair: ``exactjson`` then writes a run as orjson would)."""
-        runs, self.pending, self.pending_calls = self.pending, [], 0
+        runs, self.pending, self.pending_items = self.pending, [], 0
         if not runs:
             return
         try:
