@@ -70,7 +70,8 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
     Other agents' logs (Claude Code, Codex CLI, OpenHands, mini-swe-agent) are mapped onto canonical
     events first (--dialect), and a record their writer split across lines is joined again.
 
-    Filter mode (PATHs or stdin -> stdout) unless --in is given. Directory mode reads artifacts
+    Filter mode (PATHs or stdin -> stdout) unless --in is given; one large journal file is cut at run boundaries
+    into pieces healed at once (--workers; the same bytes and heal log as one run's, or one run is made). Directory mode reads artifacts
     (*.json, *.jsonl) under --in and writes healed copies and heal logs under --out; stdout then gets
     one JSON line per file written. Files are healed in parallel (--workers, --engine dask), the output
     in input order whatever the workers; OUT/.replay-manifest.json records every input, and a run

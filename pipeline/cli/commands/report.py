@@ -91,7 +91,8 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     --strict, which stops at the first one); 2 when the input cannot be used at all.
 
     Files are summarized in parallel (--workers, --engine dask): each worker runs the graph up to
-    `summarize` over its files, and one `report` stage renders the summaries in input order.
+    `summarize` over its files, and one `report` stage renders the summaries in input order; one large journal is
+    cut at run boundaries into pieces summarized so (the same report as one run's, or one run is made).
     """
     if out is not None and path_kind(out) == "directory":
         raise ReplayError("E_OUTPUT_UNWRITABLE", f"--out {out!r} is a directory; name the report file", path="--out",

@@ -128,7 +128,8 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     reported, not only the first. PATHs and --in PATH mean the same (but a file named as a PATH is read whatever
     its name, as read, heal and report read theirs: a journal unless it is .json; PATHs first, like read, heal and
     report); files are checked in parallel (--workers, --engine dask), the output in input order
-    whatever the workers. Without either, the stream on stdin is validated (a JSON artifact piped on
+    whatever the workers; one large journal is cut at run boundaries into pieces checked at once (the same line as
+    one run's, or one run is made). Without either, the stream on stdin is validated (a JSON artifact piped on
     stdin is read as its run record and events: pass its path to check its top-level fields).
     """
     for raw in inputs:  # (before anything is read: --in names files and folders, in every command that has it)
