@@ -22,6 +22,7 @@ from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.exactjson import dumps, loads
 from replay.pipeline.engine.spec import bind
 from replay.pipeline.io.fdio import copy_file, copy_to_stdout, write_stdout
+from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.records import RUNS_DROPPED
 from replay.pipeline.model.run_cuts import pieces_in, plan
 from replay.pipeline.model.runs import keep_every_id
@@ -46,10 +47,11 @@ def cuts_for(path: str, scale: Scale, limit: int, *, strict: bool, dialect: str)
 
 
 def _large(path: str) -> bool:
-    """Is ``path`` a file large enough for two pieces? (Asked first: a small input loads nothing of the pieces' engine.)"""
+    """Is ``path`` a file large enough for two pieces? (Asked first: a small input loads nothing of the pieces' engine.)
+    Stdin (``-``, whatever file of that name the folder holds) is none."""
     try:
-        return pieces_in(os.stat(path).st_size) >= 2
-    except OSError:  # (stdin's "-", a path not there: read as they are)
+        return path != STDIN and pieces_in(os.stat(path).st_size) >= 2
+    except OSError:  # (a path not there: read as it is)
         return False
 
 

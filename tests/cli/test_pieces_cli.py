@@ -298,3 +298,15 @@ def test_ctrl_c_at_the_terminal_ends_the_command_and_its_pieces_as_one_run_ends(
     _, stderr = process.communicate(timeout=30)
     assert (process.returncode, stderr) == (130, b"")
     assert gone(pieces) and out.read_bytes() == b""
+
+
+@pytest.mark.parametrize("command", ["heal", "report", "validate"])
+def test_stdin_is_read_as_it_comes_whatever_file_is_named_dash(tmp_path: Path, journal: Path, command: str):
+    """`-` is stdin, not a file of that name in the folder (a journal there is not cut and read instead)."""
+    (tmp_path / "-").write_bytes(journal.read_bytes())
+    one_run = journal.read_bytes()[:journal.read_bytes().index(b'"runId":"run_000002"')]
+    one_run = one_run[:one_run.rindex(b"\n") + 1]
+    run = run_replay("--log-level", "info", command, "--workers", "3", "-", input=one_run, cwd=tmp_path,
+                     env={"REPLAY_PIECE_BYTES": "100000"}, process=True)
+    alone = run_replay(command, "-", input=one_run, cwd=tmp_path)
+    assert b"pieces." not in run.stderr and run.stdout == alone.stdout and run.returncode == alone.returncode
