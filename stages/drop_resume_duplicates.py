@@ -47,19 +47,22 @@ def judged(event: dict[str, Any]) -> tuple[tuple[Any, ...], bytes] | None:
     record = origin.get("record") if isinstance(origin, dict) else None
     if isinstance(record, dict) and record.get("timestamp") is not None:
         written = _written(record)
-        return ("record", _hash(written), part), content(event, written)
+        return ("record", _hash(written), part), _record_content(written, part)
     return None
 
 
-def content(event: dict[str, Any], record_written: bytes | None = None) -> bytes:
-    """The content compared: the original record when there is one (``[record, part]`` written: the record written,
-    ``record_written`` when it was already, between ``[`` and ``,`` its part written ``]``), else the event without
-    its seq."""
+def content(event: dict[str, Any]) -> bytes:
+    """The content compared: the original record when there is one (``_record_content``), else the event without its
+    seq."""
     origin = event.get(ORIGIN_KEY)
     if isinstance(origin, dict) and "record" in origin:
-        record = _written(origin["record"]) if record_written is None else record_written
-        return _hash(b"[" + record + b"," + _written(origin.get("part")) + b"]")
+        return _record_content(_written(origin["record"]), origin.get("part"))
     return _digest({k: v for k, v in event.items() if k != "seq"})
+
+
+def _record_content(written: bytes, part: Any) -> bytes:
+    """The content of an original record (``written``) and the part of it an event is: ``[record, part]`` written."""
+    return _hash(b"[" + written + b"," + _written(part) + b"]")
 
 
 @register("drop_resume_duplicates")
