@@ -866,7 +866,10 @@ class ScreenRuns(Transform):
         renumbered = {k for k in wrong if k < n}
         changed = sorted(retyped | renumbered)
         lines = [run_raws[i] for i in changed]
-        events = _read_to_change(lines)
+        # orjson's reading of each, no search for a number it rounded in every line: a line ``dumps`` writes back as it
+        # is holds none (it would be written back as the double it became), so only one written back otherwise is
+        # read again, exactly, below
+        events = exactjson.loads_lines(lines, exact=False)
         as_read = _written_back(events, lines)  # (then each line is: no line need be written back alone)
         for i, event in zip(changed, events, strict=True):
             raw = run_raws[i]
@@ -950,17 +953,6 @@ def _calls_answered(heads: list[Any], types: Sequence[str], tools: list[bool] | 
     if calls != cids[1::2] or set(map(type, calls)) != _STR or "" in calls:
         return False
     return len(set(calls)) == half
-
-
-def _read_to_change(raws: list[bytes]) -> list[Any]:
-    """orjson's reading of each of ``raws`` (exactly, ``exactjson.loads_lines``, when orjson refuses one), for the repair
-    lane to compare with each: a line that ``dumps`` writes back as it is holds no number orjson rounded (it would be
-    written back as the double it became, not as it was), so only a line written back otherwise is read again exactly.
-    That saves the search for such numbers in every line (``exactjson.exact_lines``)."""
-    try:
-        return list(map(orjson.loads, raws))
-    except orjson.JSONDecodeError:
-        return exactjson.loads_lines(raws)
 
 
 def _written_back(events: list[Any], raws: list[bytes]) -> bool:

@@ -477,14 +477,15 @@ def exact_lines(raws: list[bytes], values: list[Any]) -> list[Any]:
     return values
 
 
-def loads_lines(raws: list[bytes]) -> list[Any]:
+def loads_lines(raws: list[bytes], exact: bool = True) -> list[Any]:
     """``loads`` of each of ``raws``: orjson's reading of each, the check for a number it may have rounded made once
-    over them all (``exact_lines``); when orjson alone refuses one, each line by ``loads``."""
+    over them all (``exact_lines``; not with ``exact`` False: orjson's reading as it is, for a caller that tells a
+    rounded number otherwise); when orjson alone refuses one, each line by ``loads``."""
     try:
         values = list(map(orjson.loads, raws))
     except orjson.JSONDecodeError:
         return [loads(raw) for raw in raws]
-    return exact_lines(raws, values)
+    return exact_lines(raws, values) if exact else values
 
 
 def _exact_first(default: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
