@@ -10,7 +10,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import READ_WHOLE, Batch, duplicate_key_note
-from replay.pipeline.engine.errors import ReplayError, diagnostic, input_unreadable
+from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
@@ -32,6 +32,7 @@ from replay.pipeline.io.journals import (
     is_document,
     is_record_array,
     open_journal,
+    opened,
     path_kind,
     source_name,
 )
@@ -204,19 +205,13 @@ class ReadJournal(Source):
 
         start = self.config["start_offset"]
         cutter = self._cutter = LineCutter(source, self.config["max_line_bytes"], self.batch_events)
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise input_unreadable(path, exc) from exc
-        try:
+        with opened(path) as fd:
             cutter.line += await lines_before(fd, start)
             cutter.offset = os.lseek(fd, start, os.SEEK_SET)
             reader = FdReader(fd, "file")
             while data := await reader.read(self.chunk):
                 await self._send(cutter.feed(data), out)
             await self._send(cutter.finish(), out)
-        finally:
-            os.close(fd)
 
     def _stopped_at(self) -> dict[str, Any]:
         """Where an input's reading stopped (the first line not read whole): line 1, offset 0 when it stopped at its

@@ -13,7 +13,7 @@ import re
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager, contextmanager, suppress
 from itertools import accumulate
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any, BinaryIO, Protocol
@@ -422,20 +422,29 @@ async def open_journal(path: str, follow: bool = False) -> AsyncIterator[Reader]
             yield await _decoded(remote, path)
         return
     if path == STDIN:
-        fd, owned, name = sys.stdin.fileno(), False, "<stdin>"
-    else:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise input_unreadable(path, exc) from exc
-        owned, name = True, path
-    try:
+        fd = sys.stdin.fileno()
         raw = FdReader(fd)
         async with nonblocking(fd, raw.kind):
-            yield await _decoded(raw, name, follow)
+            yield await _decoded(raw, "<stdin>", follow)
+        return
+    with opened(path) as fd:
+        raw = FdReader(fd)
+        async with nonblocking(fd, raw.kind):
+            yield await _decoded(raw, path, follow)
+
+
+@contextmanager
+def opened(path: str) -> Iterator[int]:
+    """A descriptor of the input file ``path`` for the block, closed after it; one that cannot be opened is
+    E_INPUT_UNREADABLE (``input_unreadable``), as every read of an input says it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise input_unreadable(path, exc) from exc
+    try:
+        yield fd
     finally:
-        if owned:
-            os.close(fd)
+        os.close(fd)
 
 
 async def _decoded(raw: Reader, name: str, follow: bool = False) -> Reader:
