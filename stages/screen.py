@@ -52,7 +52,7 @@ from replay.pipeline.model.events import (
     terminal_of_status,
 )
 from replay.pipeline.model.healing import load_rules
-from replay.pipeline.model.records import RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.records import LAST_RUN_OPEN, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import RecentIds, Run, marks_input, repaired_together, runid_spans
 from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, TOOL_UNANSWERED
@@ -268,6 +268,9 @@ class ScreenRuns(Transform):
                                 minimum=1),
         "max_spool_bytes": Option(int, SPOOL_BYTES, "the most one run's spool holds ($TMPDIR needs that much room); a "
                                                     "longer clean run goes the slow way from there", minimum=1),
+        "ends_at_run": Option(bool, False, "the input ends where another run of it begins (a piece of one file cut at a "
+                                           "run boundary, not its last): its last run is closed as a run another "
+                                           "follows is, its heal log in the same order"),
     }
     accepts_raw = True
     emits_raw = True
@@ -294,6 +297,7 @@ class ScreenRuns(Transform):
         # The ids of the runs the next run would touch if heal dropped every event of the slow runs before it (a
         # run of one of these ids goes the slow way, where ``RunScoped`` keeps it apart with a run record).
         self._near: set[Any] = set()
+        self._last: Batch | None = None  # the last batch of lines this stage was given (``ends_at_run``: its last line's number)
 
     def opens_lane(self) -> bool:
         return bool(self.config["enabled"] and self.config["fast"])
@@ -322,6 +326,8 @@ class ScreenRuns(Transform):
             self.source = source
             self._near = set()
             self._recent = RecentIds()  # (each input's runs are its own: check_run_ids judges an input alone)
+        if batch.raws:
+            self._last = batch
         if self.config["enabled"] and _names_its_input(batch):  # read's mark before each of several inputs: the last
             self._end_run(closes=False)                         # input's run ends (one of the same name too)
             self._recent = RecentIds()  # (the same file read again is another input: its runs its own)
@@ -538,6 +544,11 @@ class ScreenRuns(Transform):
         return _lines_pass(fields, types, stamps, heal=heal, synthetic_true=not heal)
 
     def flush(self) -> Batch | list[Batch | Iterator[Batch]] | None:
+        if self.config["ends_at_run"]:  # (the next run's first line: right after the last, a piece is cut so)
+            if self.off:
+                self.publish(LAST_RUN_OPEN, True)  # (the runs' ends were the rules' to tell: they end this one as the input)
+            elif self.run is not None and self._last is not None:
+                self._end_run(at=self._last.at("lines", -1) + 1)
         self._end_run(closes=False)
         self._close_clean()
         out = self._out
@@ -586,10 +597,10 @@ class ScreenRuns(Transform):
                 run.clean = False
         return run
 
-    def _end_run(self, closes: bool = True, at: tuple[Batch, int] | None = None) -> None:
+    def _end_run(self, closes: bool = True, at: tuple[Batch, int] | int | None = None) -> None:
         """The run in progress ends: it goes on as bytes, repaired here, or the slow way; ``closes``: the stages after
-        are to close it with its batch (another run of its input follows), ``at`` (a batch and a column) where that
-        run begins, when known. An input's last run ends with the input, where they close it anyway, after its
+        are to close it with its batch (another run of its input follows), ``at`` (a batch and a column, or a line
+        number) where that run begins, when known. An input's last run ends with the input, where they close it anyway, after its
         cut-off last line (parse logs that once the rules logged the rest)."""
         run = self.run
         if run is None:
@@ -631,7 +642,7 @@ class ScreenRuns(Transform):
                 self.previous = head.seq
                 return
 
-    def _emit_slow(self, run: _Run, closes: bool = True, at: tuple[Batch, int] | None = None) -> None:
+    def _emit_slow(self, run: _Run, closes: bool = True, at: tuple[Batch, int] | int | None = None) -> None:
         """A run (or a piece of a long one) for the slow lane, as batches of up to ``SLOW_LINES``; ``closes``: the run ends with it,
         so the per-run stages close it right after it, whatever the next run is (their logs and heal records
         go run by run, however the input was cut into batches); ``at``: where the next run begins (its line goes
@@ -647,7 +658,7 @@ class ScreenRuns(Transform):
         batch = batches[-1]
         batch.closes_run = closes
         if closes and at is not None:
-            batch.ends_before = at[0].at("lines", at[1])
+            batch.ends_before = at if isinstance(at, int) else at[0].at("lines", at[1])
         self._out += batches
 
     def _add_repaired(self, batch: Batch) -> None:

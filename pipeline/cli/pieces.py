@@ -4,7 +4,9 @@ the pieces' results are exactly what one run over the file gives; else the comma
 The pieces' results are used when every piece ended clean (nothing on stderr: no diagnostic, no warning, no
 failure); for validate and heal also when no run id is in two pieces (``_not_apart``: a run that comes back in another
 piece is one they warn of; a report reads each run alone); for heal also when no piece but the last wrote a heal
-record for a run it dropped whole (one run writes those at its end). Their merge: validate's summary lines added up
+record for a run it dropped whole (one run writes those at its end). A heal piece but the last closes its last run as
+one another run follows (``screen.ends_at_run``: the rules log its end with each rule's lines, as one run does, not
+after them all, as at an input's end); when it could not (its stream had gone the slow way), one run does. Their merge: validate's summary lines added up
 into one, heal's stdout concatenated in order (and its heal logs, into the one --log), report's summaries rendered by
 the reduce of a report in parts (``report_parts``).
 """
@@ -23,7 +25,7 @@ from replay.pipeline.engine.exactjson import dumps, loads
 from replay.pipeline.engine.spec import bind
 from replay.pipeline.io.fdio import copy_file, copy_to_stdout, write_stdout
 from replay.pipeline.io.journals import STDIN
-from replay.pipeline.model.records import RUNS_DROPPED
+from replay.pipeline.model.records import LAST_RUN_OPEN, RUNS_DROPPED
 from replay.pipeline.model.run_cuts import pieces_in, plan
 from replay.pipeline.model.runs import keep_every_id
 
@@ -161,17 +163,22 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int], log: str | N
         every = keep_every_id()
         _piece_level()
         piece = _at(doc, start, end, cuts[-1])
+        if end < cuts[-1]:  # (its last run is followed by the next piece's first: closed so, as one run closes it)
+            piece = bind(piece, set={"screen.ends_at_run": True})
         if log is not None:  # (the piece's heal log into its own spool, handed to it: written through its name)
             note_handed_descriptor(logs[k].fileno())
             piece = bind(piece, set={"log.path": f"/dev/fd/{logs[k].fileno()}"})
         result = execute(graph_from_config(piece, paths=[path]), command="heal")
         if result.errors:
             _unclean()
-        return {"ids": list(every), "dropped": result.facts.get(RUNS_DROPPED, 0)}
+        return {"ids": list(every), "dropped": result.facts.get(RUNS_DROPPED, 0), "open": result.facts.get(LAST_RUN_OPEN, False)}
 
     def check(pieces: list[Piece]) -> str:
         if any(piece.result["dropped"] for piece in pieces[:-1]):
             return "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
+        if any(piece.result["open"] for piece in pieces[:-1]):
+            return "a piece before the last ended its last run with its input (its stream went the slow way), where " \
+                   "one run closes it as another follows"
         return _not_apart(pieces)
 
     room = 2 * cuts[-1] + SPOOL_SPARE  # (a healed stream is rarely much longer than its input, nor its heal log)

@@ -88,6 +88,44 @@ def test_a_journal_whose_runs_need_repairs_is_cut_and_agrees(tmp_path: Path, com
     assert used or command == "validate", why  # (validate says what is wrong: that is one run's to say)
 
 
+def test_the_last_run_of_a_piece_logs_its_repairs_in_one_run_s_order(tmp_path: Path):
+    """Each run has orphaned results and calls never answered (pair_tool_calls drops the first as its lines pass and
+    answers the others at the run's end) and so seq numbers to shift (renumber): a run that another follows logs each
+    rule's lines in turn, where an input's last run logs its passing lines first and its end's after them. A piece's
+    last run is followed by the next piece's first: its log is the former's, not the latter's."""
+    rng = random.Random(6)
+    runs = []
+    for k in range(60):
+        n = rng.randint(20, 40)
+        run = [{"seq": 1, "timestamp": "2026-03-01T12:00:01.000Z", "type": "run_started", "runId": f"r{k:03d}",
+                "payload": {}}]
+        for s in range(2, n):
+            kind = rng.choice(["tool_called", "tool_completed", "assistant_message"])
+            run.append({"seq": s, "timestamp": f"2026-03-01T12:{s // 60:02d}:{s % 60:02d}.000Z", "type": kind,
+                        "runId": f"r{k:03d}", "payload": {"callId": f"c{s // 2}", "toolName": "bash"}})
+        run.append({"seq": n, "timestamp": f"2026-03-01T12:{n // 60:02d}:{n % 60:02d}.000Z", "type": "run_completed",
+                    "runId": f"r{k:03d}", "payload": {}})
+        runs.append(run)
+    path = tmp_path / "unpaired.jsonl"
+    path.write_bytes(lines_of(*runs))
+    used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 4, workers=4)
+    assert used, why
+
+
+def test_a_piece_whose_stream_went_the_slow_way_is_one_run_s_to_heal(tmp_path: Path):
+    """A source record in the first piece sends the rest of its stream the slow way, where the rules end its last run
+    with the input: its heal log would be in an input's last run's order, so one run heals the file."""
+    rng = random.Random(7)
+    runs = [clean_run(rng, 30, f"r{k}") for k in range(40)]
+    for run in runs[8:]:  # (a seq out of line and no end: renumber logs as lines pass, ensure_terminal at the end)
+        run[3]["seq"] += 1000
+        run.pop()
+    path = tmp_path / "relabeled.jsonl"
+    path.write_bytes(lines_of(*runs[:3], [{"$record": "source", "source": "other.jsonl"}], *runs[3:]))
+    used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 4, workers=4)
+    assert not used and "ended its last run with its input" in why
+
+
 def lines_of(*runs: list[dict]) -> bytes:
     return b"".join(exactjson.dumps(event) + b"\n" for run in runs for event in run)
 
@@ -137,17 +175,18 @@ def test_a_run_dropped_whole_before_the_last_piece_is_one_run_s_to_count(tmp_pat
 
 
 def quietly_broken(rng: random.Random, run: list[dict]) -> list[dict]:
-    """``run`` with a repair heal makes without a word: a type alias, a seq out of line, an exact duplicate, no end."""
-    fix = rng.choice(["alias", "seq", "duplicate", "end"])
-    if fix == "alias":
-        event = rng.choice(run)
-        event["type"] = ALIASES.get(event["type"], event["type"])
-    elif fix == "seq":
-        rng.choice(run)["seq"] += 1000
-    elif fix == "duplicate" and len(run) > 2:
-        run.insert(2, dict(run[1]))
-    elif fix == "end":
-        run.pop()
+    """``run`` with one or two repairs heal makes without a word: a type alias, a seq out of line, an exact duplicate,
+    no end (two rules: the one that logs at the run's end, and the one that logs as lines pass, log in one order)."""
+    for fix in rng.sample(["alias", "seq", "duplicate", "end"], rng.randint(1, 2)):
+        if fix == "alias":
+            event = rng.choice(run)
+            event["type"] = ALIASES.get(event["type"], event["type"])
+        elif fix == "seq":
+            rng.choice(run[:-1])["seq"] += 1000
+        elif fix == "duplicate" and len(run) > 2:
+            run.insert(2, dict(run[1]))
+        elif fix == "end":
+            run.pop()
     return run
 
 
