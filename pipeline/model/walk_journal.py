@@ -524,8 +524,11 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
             value, fault = None, exc
         document = value if fault is None and is_document(value) else None
         side_file = _side_file(path, value)
-        if named and side_file is None:
-            _refuse_no_artifact(path, data, bom, value, fault)
+        if named and (side_file is None or document is not None):
+            # (a document with `events` whose artifactType is a side file's is an artifact read refuses; as read says
+            # of a raw capture, it is one: what to walk instead)
+            advice = side_file[1] if side_file is not None and is_raw_capture(path, value) else None
+            _refuse_no_artifact(path, data, bom, value, fault, advice)
         if document is None:
             if side_file is not None:
                 what, advice = side_file
@@ -578,11 +581,12 @@ def _refuse_json_lines(path: str, read: _OneRead, bom: int, max_line_bytes: int)
 
 
 def _refuse_no_artifact(path: str, data: bytes, bom: int, value: Any,
-                        parse_fault: orjson.JSONDecodeError | None) -> None:
+                        parse_fault: orjson.JSONDecodeError | None, advice: str | None = None) -> None:
     """Refuse a named .json file (``data``, ``bom`` bytes into it; ``value`` parsed from it, or ``parse_fault``) that is
     no artifact to read, as read, report and heal refuse it: it does not parse (E_ARTIFACT_JSON_INVALID: JSON lines in
     it too), or its one value is no artifact (``validation.named_document_refusal``: no object, no ``events`` array, a
-    format replay does not know); the code they give it is the refusal's ``cause``, with their words."""
+    format replay does not know); the code they give it is the refusal's ``cause``, with their words (``advice``, when
+    given, is its ``howToFix``)."""
     if parse_fault is not None:
         fault = document_not_json(data, parse_fault, bom)
     else:
@@ -592,7 +596,7 @@ def _refuse_no_artifact(path: str, data: bytes, bom: int, value: Any,
         fault = refusal | {"line": 1, "offset": bom}
     fault.pop("example", None)
     cause, reason = fault.pop("code"), fault.pop("message")
-    fault.setdefault("howToFix", how_to_fix(cause))
+    fault["howToFix"] = advice or fault.get("howToFix") or how_to_fix(cause)
     raise _unreadable(path, reason, cause=cause, **fault)
 
 

@@ -16,6 +16,10 @@ CASES = {
     "events5.json": ('{"events": 5}', "E_ARTIFACT_EVENTS_INVALID"),
     "v9.json": ('{"schemaVersion": "9.9.9", "artifactType": "replay", "events": []}', "E_SCHEMA_VERSION_UNSUPPORTED"),
     "other.json": ('{"artifactType": "other", "events": []}', "E_ARTIFACT_TYPE_INVALID"),
+    # an artifactType of a side file replay writes, on a document with `events`: no heal log, an artifact read refuses
+    "heal-log-type.json": ('{"schemaVersion": "1.0.0", "artifactType": "heal-log", "events": []}', "E_ARTIFACT_TYPE_INVALID"),
+    "raw-capture-type.json": ('{"schemaVersion": "1.0.0", "artifactType": "raw-capture", "events": []}',
+                              "E_ARTIFACT_TYPE_INVALID"),
 }
 
 
@@ -32,5 +36,23 @@ def test_walk_refuses_what_read_refuses_with_its_code(tmp_path: Path, name: str)
         [error] = errors_of(walk.stderr)
         assert walk.returncode == 2 and walk.stdout == b"", (at, walk.stderr)
         assert (error["code"], error["refusal"], error["cause"]) == ("E_JOURNAL_READ_FAILED", "journal_read_failed", code)
-        assert said["message"] in error["message"] and error["howToFix"] == said["howToFix"], (error, said)
+        assert error["message"].startswith("REFUSED [journal_read_failed] "), error
+        assert said["message"] in error["message"], (error, said)
+        if name.startswith("raw-capture"):  # (read says it is capture's raw side file: walk says what to walk instead)
+            assert "raw runner output" in said["howToFix"] and error["howToFix"].startswith("Walk the run's journal")
+        else:
+            assert error["howToFix"] == said["howToFix"], (error, said)
         assert (error["line"], error["offset"], error["path"]) == (said["line"], said["offset"], said["path"])
+
+
+def test_walk_refuses_the_artifact_type_fixture_as_read_does() -> None:
+    """tests/fixtures/artifacts/invalid/E_ARTIFACT_TYPE_INVALID.json (artifactType "heal-log", an `events` array) is
+    no heal log: refused before any output (exit 2), not walked into a failure with nothing printed (exit 1)."""
+    target = Path(__file__).parents[1] / "fixtures" / "artifacts" / "invalid" / "E_ARTIFACT_TYPE_INVALID.json"
+    for at in ([], ["--at", "x"]):
+        walk = run_replay("walk", str(target), *at)
+        [error] = errors_of(walk.stderr)
+        assert walk.returncode == 2 and walk.stdout == b"", (at, walk.stderr)
+        assert (error["code"], error["cause"], error["path"]) == ("E_JOURNAL_READ_FAILED", "E_ARTIFACT_TYPE_INVALID",
+                                                                  "$.artifactType"), error
+        assert error["message"].startswith("REFUSED [journal_read_failed] ") and "artifactType" in error["howToFix"]
