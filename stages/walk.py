@@ -51,6 +51,7 @@ from replay.pipeline.model.walk import (
     SpendLedger,
     StepWatch,
     WalkLine,
+    raw_kind_of,
     read_record,
     step_of,
 )
@@ -445,7 +446,7 @@ def _read_back(spool: ByteSpool, source: str, before: int | None) -> Iterator[Ba
                         yield Batch.from_columns(columns, source=source)
                     return
                 record = loads(data[start + a:start + a + b])
-                line = WalkLine(kind, step, state, "", verification, spend)
+                line = WalkLine(kind, step, state, "", verification, spend, raw_kind_of(record))
                 columns.append((line.as_dict(record), data[start + a + b:end], number, offset, pointer))
                 at = end
             rest = data[at:]

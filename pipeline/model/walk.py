@@ -70,6 +70,16 @@ EXCERPT = 60
 
 # kind, step ---------------------------------------------------------------------------------------
 def kind_of(record: dict[str, Any]) -> str:
+    """A record's kind as the text walk shows and reads states from: ``raw_kind_of``, ``?`` when that is no text or
+    empty."""
+    kind = raw_kind_of(record)
+    return kind if isinstance(kind, str) and kind else "?"
+
+
+def raw_kind_of(record: dict[str, Any]) -> Any:
+    """A record's kind as journaled (the seed's ``--json`` ``kind``: "the raw event kind from the journal"): its
+    ``kind``, else its ``type``, the first that is a non-empty string; else the value written there as it is (``""``,
+    a number, null: ``kind`` first), None when the record has neither. A reserved record's is ``$`` + its name."""
     reserved = record.get(RECORD_KEY)
     if is_record(record):  # (a kind that is no string, null say, as JSON writes it)
         return "$" + (reserved if isinstance(reserved, str) else orjson.dumps(reserved).decode())
@@ -77,7 +87,10 @@ def kind_of(record: dict[str, Any]) -> str:
         value = record.get(key)
         if isinstance(value, str) and value:
             return value
-    return "?"
+    for key in ("kind", "type"):
+        if key in record:
+            return record[key]
+    return None
 
 
 def _id_text(value: Any) -> str | None:
@@ -443,6 +456,7 @@ class WalkLine:
     detail: str
     verification: dict[str, Any] | None
     spend: Any  # the spend journaled for this step so far, else None
+    raw_kind: Any  # the kind as journaled (``raw_kind_of``): the JSON form's; ``kind`` is the text form's
 
     def text(self) -> str:
         """Human form: kind, step (``-`` for none), detail, ``[state]``, column-aligned; fields never cut."""
@@ -450,15 +464,15 @@ class WalkLine:
 
     def json(self, event: bytes) -> bytes:
         """Machine form: ``{"step_id", "kind", "event", "verification", "spend"}``, ``event`` being the
-        record's bytes exactly as journaled."""
+        record's bytes exactly as journaled and ``kind`` its kind as journaled (``raw_kind``)."""
         dumps = exactjson.dumps
         return b"".join((
-            b'{"step_id":', dumps(self.step_id), b',"kind":', dumps(self.kind), b',"event":', event,
+            b'{"step_id":', dumps(self.step_id), b',"kind":', dumps(self.raw_kind), b',"event":', event,
             b',"verification":', dumps(self.verification), b',"spend":', dumps(self.spend), b"}",
         ))
 
     def as_dict(self, event: Any) -> dict[str, Any]:
-        return {"step_id": self.step_id, "kind": self.kind, "event": event,
+        return {"step_id": self.step_id, "kind": self.raw_kind, "event": event,
                 "verification": self.verification, "spend": self.spend}
 
 
@@ -472,7 +486,8 @@ def read_record(record: dict[str, Any], ledger: SpendLedger | None = None, detai
     verification = verification_of(record)
     code = exit_code_of(record)
     return WalkLine(kind, step, state_of(record, kind, step, verification, code),
-                    detail_of(record, kind, verification, own_spend, code) if detail else "", verification, spend)
+                    detail_of(record, kind, verification, own_spend, code) if detail else "", verification, spend,
+                    raw_kind_of(record))
 
 
 # the end of a step --------------------------------------------------------------------------------
