@@ -8,6 +8,10 @@ port (so the graph exits 1); anything but two runs is ``E_DIFF_INPUT_INVALID``, 
 the stream has source records) holding no run or several: each side must be one run. Diagnostics routed
 in on a side input (``inputs = ["parse", "read.errors", "parse.errors"]``) make the input unusable:
 the stage then refuses with ``E_JOURNAL_READ_FAILED`` before writing anything.
+
+A line with a key written twice in one object is compared by the last value of each, as every reader keeps it: said
+on the notices port (``E_JSON_DUPLICATE_KEY``, a warning, as heal and ``golden check`` say it), with its position. A
+JSON document's are said by ``read``, which reads it whole; a mapped log's lines by ``dialect``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, duplicate_key_note
 from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
@@ -27,12 +31,14 @@ from replay.pipeline.model.runs import Run, name_run, starts_run
 from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"
+COMPARED = "only the last value of each is compared"  # (what comes of a key written twice: duplicate_key_note)
 
 
 @register("diff")
 class DiffRuns(Transform):
     summary = "Align two runs record by record; write the first divergence and every difference (ignoring fields that always differ)."
     gives = "a diff of two runs"
+    ports = ("errors", "notices")  # notices: a line with a key written twice (E_JSON_DUPLICATE_KEY, a warning)
     options = {
         "format": Option(str, TEXT, "'text': one line per difference and a verdict; 'json': one object with "
                          "same, firstDivergence, summary and differences", choices=(TEXT, JSON)),
@@ -70,6 +76,11 @@ class DiffRuns(Transform):
         for i, record in enumerate(batch.events or ()):
             if type(record) is not dict:
                 continue
+            raw = batch.raws[i]
+            if raw is not None and batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
+                note = duplicate_key_note(raw, record, batch.position(i), outcome=COMPARED)
+                if note is not None:
+                    self.emit("notices", {**note, "stage": self.id})
             if record.get(RECORD_KEY) == SOURCE_RECORD:
                 name = record.get("source")
                 name = name if isinstance(name, str) else batch.source
