@@ -26,7 +26,9 @@ walk of another agent's log, ``pipeline/specs/walk-log.toml``) the wiring turns 
 on stdin.
 
 Lines are written as their ``raws``: the text line, or the JSON object with the record's own bytes
-as ``event``.
+as ``event``. A line with a key written twice in one object is read (kind, step, state, spend) by the last value of
+each, as every reader keeps it: said on the notices port (``E_JSON_DUPLICATE_KEY``, a warning, with its position), as
+heal and ``diff`` say it (a document's are said by ``read``, which reads it whole).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, Column
+from replay.pipeline.engine.batch import Batch, Column, duplicate_key_note
 from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
@@ -66,6 +68,7 @@ from replay.pipeline.model.walk_journal import (
 from replay.pipeline.report.spool import ByteSpool  # (the report's: its first MiBs in memory, the rest in a file)
 
 TEXT, JSON = "text", "json"
+READ_LAST = "the walk reads only the last value of each (the event shown keeps its bytes)"  # (duplicate_key_note)
 WALK_ENDS = "; the walk ends there"  # what becomes of a line too long in a walk (read: ``journals.SKIPPED``)
 Released = Batch | Iterator[Batch]  # what the walk gives back: held records come back lazily (``HeldRecords.batches``)
 
@@ -87,6 +90,7 @@ class WalkRecords(Transform):
                           "stdin, every record held until the step shows"),
     }
     accepts_raw = True
+    ports = ("errors", "notices")  # notices: a line with a key written twice (E_JSON_DUPLICATE_KEY, a warning)
     screened_lane = "ends"  # (what it sends is its own)
     gives = "walk lines"
 
@@ -200,6 +204,10 @@ class WalkRecords(Transform):
                                **read_failure_advice(problem.cause))
                     look = i + 1
                     break
+            if raw is not None and batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
+                note = duplicate_key_note(raw, record, batch.position(i), outcome=READ_LAST)
+                if note is not None:
+                    self.emit("notices", {**note, "stage": self.id})
             self._advance(batch, i, raw)
             if self._take(batch, i, record, raw, out, parts):
                 break
