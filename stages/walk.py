@@ -43,12 +43,13 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column, duplicate_key_note
-from replay.pipeline.engine.errors import ReplayError, excerpt, printable, refused
+from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, SKIPPED, STDIN, source_name
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
+from replay.pipeline.model.validation import USAGE_NOT_COUNTED
 from replay.pipeline.model.walk import (
     SpendLedger,
     StepWatch,
@@ -240,11 +241,25 @@ class WalkRecords(Transform):
                 return [held]
         return None
 
+    def _not_counted(self, batch: Batch, i: int, step: str | None, paths: list[str]) -> None:
+        """A notice (E_USAGE_NOT_COUNTED, a warning) for record ``i`` of ``batch``, whose spend amounts at ``paths``
+        are no count (``walk.no_count``): left out of its step's spend so far."""
+        named = ", ".join(paths)
+        said = "is not a count" if len(paths) == 1 else "are not counts"
+        line = f"line {batch.lines[i]}" if batch.lines[i] is not None else "a record"
+        self.emit("notices", {
+            "code": USAGE_NOT_COUNTED, "action": "reported", **batch.where(i), "path": paths[0], "step_id": step,
+            "stage": self.id, "received": named, "message": f"{line}: spend {named} {said} (a number >= 0); left out "
+                                                            "of the step's spend so far, the rest of it counted",
+            "howToFix": how_to_fix(USAGE_NOT_COUNTED)})
+
     def _take(self, batch: Batch, i: int, record: dict[str, Any], raw: bytes | None, out: list[Column],
               parts: list[Released]) -> bool:
         """Render one record into ``out`` (or hold it; held records let go go to ``parts``, ``out`` before them);
         True when the walk ends with it."""
         line = read_record(record, self.ledger, detail=not self.json)
+        if self.ledger.left_out and self.json:  # (the spend so far is --json's: the text form shows the record's own)
+            self._not_counted(batch, i, line.step_id, self.ledger.left_out)
         event = raw.strip(BLANK) if raw is not None else exactjson.dumps(record)
         rendered = line.json(event) if self.json else utf8(line.text())
         watch = self.watch

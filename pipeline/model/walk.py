@@ -24,7 +24,8 @@ For each record:
   status, spend. Those are never cut; message texts and the other tool arguments are excerpts.
 - **verification**: ``{"type", "verdict"}`` when the record (or its payload) carries a verdict.
 - **spend**: the spend a record carries (a ``spend`` field, a spend record's numbers, a step's
-  ``usage``); ``SpendLedger`` adds up what each step has recorded so far.
+  ``usage``); ``SpendLedger`` adds up what each step has recorded so far, leaving out an amount that is no count
+  (a negative number, true, a number as text: ``no_count``).
 
 A step ends at its terminal record (``ends_step``, ``StepWatch``); finding it in a journal file, and the rest a walk
 must know before it prints (where a run's journal is, its first unreadable line, its dialect), is ``walk_journal``.
@@ -171,28 +172,64 @@ def state_of(record: dict[str, Any], kind: str, step: str | None, verification: 
 
 
 # spend --------------------------------------------------------------------------------------------
-_SPEND_SKIP = frozenset({"seq", "attempt", "exit_code", "exitCode", "step", "step_id", "line"})
+_SPEND_SKIP = frozenset({"seq", "attempt", "exit_code", "exitCode", "step", "step_id", "line",  # (a spend record's
+                         "id", "run_id", "runId", "event_id", "ts", "time", "timestamp"})  # members that are no spend)
+
+
+_NUMBER_TEXT = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 
 
 def spend_of(record: dict[str, Any], kind: str, step: str | None) -> Any:
     """The spend this record carries, or None."""
+    return spend_at(record, kind, step)[0]
+
+
+def spend_at(record: dict[str, Any], kind: str, step: str | None) -> tuple[Any, str]:
+    """The spend this record carries (or None), and the JSON path it is at (``$.spend``, ``$`` for a spend record's
+    own members)."""
     if is_record(record):
-        return None
+        return None, "$"
     payload = _payload(record)
-    for holder in (record, payload):
+    for holder, at in ((record, "$"), (payload, "$.payload")):
         value = holder.get("spend")
-        if value is not None and (isinstance(value, dict) or is_number(value)):
-            return value
-    if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend
+        if value is not None and (isinstance(value, dict) or is_number(value) or _is_number_text(value)):
+            return value, f"{at}.spend"
+    if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend (a number as text too: no count)
         numbers = {k: v for k, v in record.items()
-                   if isinstance(v, int | float) and not isinstance(v, bool) and k not in _SPEND_SKIP}
-        return numbers or None
+                   if (is_number(v) or _is_number_text(v)) and k not in _SPEND_SKIP}
+        return numbers or None, "$"
     if step is not None:
-        for holder in (record, payload):
+        for holder, at in ((record, "$"), (payload, "$.payload")):
             usage = holder.get("usage")
             if isinstance(usage, dict) and usage:
-                return usage
-    return None
+                return usage, f"{at}.usage"
+    return None, "$"
+
+
+def _is_number_text(value: Any) -> bool:
+    return isinstance(value, str) and _NUMBER_TEXT.fullmatch(value) is not None
+
+
+def no_count(value: Any) -> bool:
+    """Is a spend amount no count or cost, so left out of a step's spend so far (E_USAGE_NOT_COUNTED, as report leaves
+    such a usage value out): a negative number, true or false, or a number written as text (``"1.5"``)? Other values
+    of a spend object (a name such as ``"service_tier": "default"``, an object, null) are no amounts: not added up,
+    the later one kept."""
+    return isinstance(value, bool) or (is_number(value) and value < 0) or _is_number_text(value)
+
+
+def counted_spend(spend: Any, at: str) -> tuple[Any, list[str]]:
+    """``spend`` (found at JSON path ``at``) without its amounts that are no count (``no_count``; None when nothing is
+    left), and the JSON paths of those left out."""
+    if isinstance(spend, dict):
+        out = [key for key, value in spend.items() if no_count(value)]
+        if not out:
+            return spend, []
+        kept = {key: value for key, value in spend.items() if key not in out}
+        return kept or None, [f"{at}.{key}" for key in out]
+    if no_count(spend):
+        return None, [at]
+    return spend, []
 
 
 def merge_spend(before: Any, more: Any) -> Any:
@@ -226,7 +263,9 @@ def _add(a: int | float, b: int | float) -> int | float:
 
 
 class SpendLedger:
-    """What each step has journaled as spend so far, so every line of a step can show it.
+    """What each step has journaled as spend so far, so every line of a step can show it. An amount that is no count
+    (``no_count``: a negative number, true, a number as text) is left out of it; ``left_out`` holds the JSON paths of
+    those the last record added had.
 
     Memory stays bounded on journals of millions of steps: only the ``keep`` steps that recorded
     spend most recently are remembered (steps run a few at a time, so their records are close).
@@ -235,12 +274,18 @@ class SpendLedger:
     def __init__(self, keep: int = 10_000) -> None:
         self.by_step: OrderedDict[str, Any] = OrderedDict()
         self.keep = keep
+        self.left_out: list[str] = []
 
-    def add(self, step: str | None, spend: Any) -> Any:
-        """Record ``spend`` (may be None) for ``step``; the step's spend so far (None for run-level)."""
+    def add(self, step: str | None, spend: Any, at: str = "$") -> Any:
+        """Record ``spend`` (may be None; at JSON path ``at`` in its record) for ``step``; the step's spend so far (None
+        for run-level)."""
+        if self.left_out:
+            self.left_out = []
         if step is None:
             return None
         by_step = self.by_step
+        if spend is not None:
+            spend, self.left_out = counted_spend(spend, at)
         if spend is None:
             return by_step.get(step) if by_step else None
         by_step[step] = merge_spend(by_step.get(step), spend)
@@ -489,8 +534,8 @@ def read_record(record: dict[str, Any], ledger: SpendLedger | None = None, detai
     ``detail`` (the JSON form has none) the line's detail is left empty."""
     kind = kind_of(record)
     step = step_of(record, kind)
-    own_spend = spend_of(record, kind, step)
-    spend = ledger.add(step, own_spend) if ledger is not None else (own_spend if step is not None else None)
+    own_spend, at = spend_at(record, kind, step)
+    spend = ledger.add(step, own_spend, at) if ledger is not None else (own_spend if step is not None else None)
     verification = verification_of(record)
     code = exit_code_of(record)
     return WalkLine(kind, step, state_of(record, kind, step, verification, code),
