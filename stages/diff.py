@@ -134,6 +134,8 @@ class DiffRuns(Transform):
             if "offset" not in where and "path" in where and problem.get("code") == "E_EVENT_NOT_OBJECT":
                 # a record of a JSON document: no byte offset to cut at, the record's path says which
                 where["howToFix"] = f"Each record of the document must be a JSON object: fix or remove {where['path']}."
+            elif "path" in where and "howToFix" not in where and problem.get("howToFix"):
+                where["howToFix"] = problem["howToFix"]  # a JSON document refused (read's words: no line to cut)
             said = str(problem.get("message", "an input is unreadable"))
             if problem.get("code") == "E_JSONL_LINE_TOO_LONG":  # (read skips the line; the diff does not go on past it)
                 said = said.removesuffix(SKIPPED)
