@@ -19,7 +19,8 @@ stage's errors, as they were).
 
 The stage makes the script of one session: a graph that reads more than one (two files, a folder of sessions) is
 refused before it runs (E_USAGE_INVALID), as ``replay script`` refuses them. With no ``override``, the sidecar is
-``replay.override.json`` beside the session file when there is one (``sidecar = false``: none), so the graph
+``replay.override.json`` beside the session file when there is one (``sidecar = false``: none; something at that name
+that is no file, a folder or a link to nothing, is refused as ``--override`` of it is), so the graph
 ``replay stages --graph script`` prints does what ``replay script`` does.
 """
 
@@ -44,8 +45,8 @@ from replay.pipeline.model.session import (
     SessionShape,
     group_problem,
     load_overrides,
-    override_beside,
     session_folder,
+    sidecar_beside,
     unused_override_problem,
 )
 
@@ -105,8 +106,8 @@ class BuildReplayScript(Transform):
         self._stdin = session == STDIN
         if self.config["override"] or not self.config["sidecar"] or self._stdin or is_url(session):
             return
-        beside = override_beside(session)
-        if beside.is_file():
+        beside = sidecar_beside(session)  # (something at its name that is no file: refused, as --override of it is)
+        if beside is not None:
             self._override = str(beside)
             self.overrides = load_overrides(beside)
             self._grouper = ChunkGrouper(self.overrides)

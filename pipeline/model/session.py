@@ -25,7 +25,14 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.errors import ReplayError, diagnostic, excerpt, input_unreadable, line_refusal
+from replay.pipeline.engine.errors import (
+    ReplayError,
+    diagnostic,
+    excerpt,
+    folder_for_a_file,
+    input_unreadable,
+    line_refusal,
+)
 from replay.pipeline.io.journals import BLANK, OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind, without_mark
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.records import is_record
@@ -67,6 +74,40 @@ class Override:
 def override_beside(session: str | Path) -> Path:
     """Where the sidecar of a session journal is looked for by default."""
     return Path(session).parent / OVERRIDE_FILE
+
+
+# How to do without the sidecar beside a session, in each way in: `replay script`, the script stage, the Python API.
+WITHOUT_SIDECAR = ("give --no-override to script the session without one (the script stage's `sidecar = false`, "
+                   "the Python API's `use_sidecar=False`)")
+
+
+def refuse_unusable_override(path: str | Path, *, beside: bool = False) -> None:
+    """Refuse a sidecar path that names nothing (a link to nothing too) or a folder, before anything runs (exit 2): the
+    one check for ``--override FILE`` and for the sidecar found ``beside`` a session (something at its name that is no
+    file it could read: it is refused as ``--override`` of it would be, not passed over). A pipe is read."""
+    name = str(path)
+    if not os.path.exists(name):
+        link = " (a link to nothing)" if os.path.islink(name) else ""
+        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {name!r} does not exist{link}", path=name,
+                          howToFix=(f"Restore what the link {name} points to or remove the link, name a sidecar with "
+                                    f"--override FILE, or {WITHOUT_SIDECAR}." if beside else
+                                    "Check the path given to --override, or leave it out."))
+    if os.path.isdir(name):
+        raise folder_for_a_file(name, what="override sidecar", **(
+            {"howToFix": f"{name} is a folder where the session's override sidecar is looked for: remove or rename it, "
+                         f"name a sidecar file with --override FILE, or {WITHOUT_SIDECAR}."} if beside else
+            {"path": "--override", "howToFix": f"Name the sidecar file, e.g. --override {os.path.join(name, OVERRIDE_FILE)}, "
+                                               "or leave --override out."}))
+
+
+def sidecar_beside(session: str | Path) -> Path | None:
+    """The sidecar beside a session journal, or None when nothing is at its name; something there that cannot be read
+    as one (a folder, a link to nothing) is refused (``refuse_unusable_override``)."""
+    beside = override_beside(session)
+    if not os.path.lexists(beside):
+        return None
+    refuse_unusable_override(beside, beside=True)
+    return beside
 
 
 OVERRIDE_EXAMPLE = '{"overrides": [{"turn": 1, "step": 0, "action": "throw", "error": {"name": "APIError", "message": "overloaded"}}]}'
@@ -450,10 +491,9 @@ def load_session_groups(path: str | Path, override: str | Path | None = None, *,
     if kind == "directory":
         raise session_folder(str(path))
     overrides: dict[Key, Override] = {}
-    if override is not None:
-        overrides = load_overrides(override)
-    elif use_sidecar and override_beside(path).is_file():
-        overrides = load_overrides(override_beside(path))
+    sidecar = override if override is not None else sidecar_beside(path) if use_sidecar else None
+    if sidecar is not None:
+        overrides = load_overrides(sidecar)
     unreadable: list[dict[str, Any]] = []
     shape = SessionShape()
     groups, problems = derive_groups(session_lines(path, unreadable), overrides, refused=unreadable, session=str(path),

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import max_line_option, strict_option
-from replay.pipeline.engine.errors import ReplayError, folder_for_a_file
+from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.spec import Flag
-from replay.pipeline.model.session import OVERRIDE_FILE
+from replay.pipeline.model.session import refuse_unusable_override
 
 
 @click.command(cls=ReplayCommand, epilog="""\b
@@ -40,13 +38,8 @@ def script(session: str | None, override: str | None, no_override: bool, out: st
     """
     if override is not None and no_override:
         raise ReplayError("E_USAGE_INVALID", "give --override FILE or --no-override, not both")
-    if override is not None and not os.path.exists(override):
-        raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"override sidecar {override!r} does not exist", path=override,
-                          howToFix="Check the path given to --override, or leave it out.")
-    if override is not None and os.path.isdir(override):  # (a pipe, `--override <(...)`, is read: once)
-        raise folder_for_a_file(override, what="override sidecar", path="--override",
-                                howToFix=f"Name the sidecar file, e.g. --override {os.path.join(override, OVERRIDE_FILE)}, "
-                                         "or leave --override out.")
+    if override is not None:  # (a pipe, `--override <(...)`, is read: once)
+        refuse_unusable_override(override)
     # (the sidecar beside SESSION is the script stage's own default: `replay run` of the spec finds it too)
     bound = {"script.override": Flag("--override", override), "script.sidecar": False if no_override else None,
              "write.path": Flag("--out", out), "read.max_line_bytes": max_line_bytes}
