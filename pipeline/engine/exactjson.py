@@ -241,16 +241,19 @@ def same_json(a: Any, b: Any) -> bool:
     return first_unequal(a, b, numbers_by_value=True) is None
 
 
-def first_unequal(a: Any, b: Any, *, numbers_by_value: bool = False,
+def first_unequal(a: Any, b: Any, *, numbers_by_value: bool = False, doubles: bool = False,
                   key_order: bool = False) -> tuple[str, Any, Any] | None:
     """Where ``a`` and ``b`` are first (in ``a``'s document order) not one value, ``typed_equal``'s way or, with
     ``numbers_by_value``, ``same_json``'s (with ``key_order``, an object whose keys are written in another order
-    differs too): the JSON path there and the two values; None where they are one. A loop, not recursion."""
+    differs too; with ``doubles`` too, two floats that read as one double are one: ``0.1`` and ``0.10000000000000001``,
+    which a golden tells apart): the JSON path there and the two values; None where they are one. A loop, not
+    recursion."""
     pairs: list[tuple[Any, Any, Any]] = [(a, b, None)]  # (the values, where: None or (where of the parent, key))
     while pairs:
         a, b, where = pairs.pop()
         if numbers_by_value and _is_number(a) and _is_number(b):
-            if not _same_number(a, b):
+            one_double = doubles and isinstance(a, float) and isinstance(b, float) and float(a) == float(b)
+            if not one_double and not _same_number(a, b):
                 return _path(where), a, b
         elif type(a) is not type(b):
             return _path(where), a, b

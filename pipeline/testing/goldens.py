@@ -15,7 +15,8 @@ adds keys (``replay golden check --time-key/--id-key/--ignore-key`` on the comma
 
 A value is what a JSON reader reads: ``100`` is an integer and ``1e2`` or ``100.0`` a float (to Python, and to any
 typed reader of the session), so ``{"a":1e2}`` and ``{"a":100}`` differ (the difference says that is all they differ
-in), while ``1e2`` and ``100.0`` are one value. A key written twice in one object (``{"a":"x","a":"y"}``) is kept
+in), while ``1e2`` and ``100.0`` are one value. So are numbers exactly: ``0.1`` and ``0.10000000000000001`` differ, though
+a reader of doubles reads one double (the difference says so, and where). A key written twice in one object (``{"a":"x","a":"y"}``) is kept
 twice: readers keep one of its values (the last, or the first), so a line that writes it twice is not the same as one
 that writes it once, and each such line is said (``on_duplicate``: E_JSON_DUPLICATE_KEY, a warning, from the command).
 Files are read gunzipped when their bytes are gzip (as ``replay read`` and ``replay script`` read them).
@@ -30,6 +31,7 @@ start leaves it readable (``without_mark``: as ``replay read`` leaves it out) bu
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -253,7 +255,7 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Nor
             return Difference(n, _strip(ra), _strip(rb), na, nb), n
         twice = left.duplicates, right.duplicates
         if na != nb:
-            note = _only_bytes_around(n, ra, rb, left, right) or _only_number_kinds(na, nb)
+            note = _only_bytes_around(n, ra, rb, left, right) or _only_number_spellings(na, nb)
             return Difference(n, _strip(ra), _strip(rb), na, nb, note=note), n
         if twice[0] or twice[1]:
             pa, pb = left.pairs or na, right.pairs or nb  # (a line that writes every key once: as ``line`` has it)
@@ -307,23 +309,33 @@ def _only_keys_twice(recorded: list[str], new: list[str]) -> str:
             "keeps one of its values, the last or the first")
 
 
-def _only_number_kinds(recorded: bytes | None, new: bytes | None) -> str:
-    """Why two normalised JSON lines differ, when all they differ in is numbers of one value written as an integer on
-    one side and as a float (a fraction or an exponent: ``1e2``, ``100.0``) on the other: where the first is; "" when
-    they differ otherwise."""
+def _only_number_spellings(recorded: bytes | None, new: bytes | None) -> str:
+    """Why two normalised JSON lines differ, when all they differ in is how numbers are written: one value written as
+    an integer on one side and as a float (a fraction or an exponent: ``1e2``, ``100.0``) on the other, or two floats
+    that read as one double written with other digits (``0.1`` and ``0.10000000000000001``, or a number a double does
+    not hold and its nearest double): the first such number, its path and how each line writes it; "" when they
+    differ otherwise."""
     if recorded is None or new is None or recorded[:1] not in (b"{", b"["):
         return ""
     try:
         a, b = exactjson.loads(recorded), exactjson.loads(new)
     except orjson.JSONDecodeError:
         return ""
-    if exactjson.first_unequal(a, b, numbers_by_value=True, key_order=True) is not None:
+    if exactjson.first_unequal(a, b, numbers_by_value=True, doubles=True, key_order=True) is not None:
         return ""
     found = exactjson.first_unequal(a, b, key_order=True)  # (one value but for how numbers are written: a number)
-    if found is None or isinstance(found[1], int) is isinstance(found[2], int):
+    if found is None:
         return ""
-    return (f"the lines differ only in how a number is written ({found[0]}: an integer in one line, a float in the "
-            "other): to a JSON reader such as Python's or a typed one, 100 and 1e2 (or 100.0) are different values")
+    path, x, y = found
+    which = (f"{path}: {exactjson.dumps(x).decode()} in the recorded line, {exactjson.dumps(y).decode()} in the new "
+             "one")
+    if isinstance(x, int) is not isinstance(y, int):
+        return (f"the lines differ only in how a number is written ({which}: an integer in one line, a float in the "
+                "other): to a JSON reader such as Python's or a typed one, 100 and 1e2 (or 100.0) are different values")
+    double = repr(float(x)) if math.isfinite(x) else "an infinity"
+    return (f"the lines differ only in how a number is written ({which}: digits beyond what a double holds): a reader "
+            f"of doubles reads both as {double}, but they are two numbers as written, and a golden compares numbers "
+            "exactly")
 
 
 def normalise_lines(lines: Iterable[bytes], rules: Normalisation | None = None) -> list[bytes]:
