@@ -116,15 +116,17 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
         return EXIT_OK
     result |= {"line": difference.line, "difference": difference.describe(),
                "recordedLine": _text(difference.recorded), "newLine": _text(difference.new)}
-    _out(result)
     normalised = None
     if (difference.recorded_normalised, difference.new_normalised) != (difference.recorded, difference.new):
         normalised = {"recorded": _text(difference.recorded_normalised), "new": _text(difference.new_normalised)}
-    sys.stderr.buffer.write(error_line(diagnostic(
-        "E_GOLDEN_MISMATCH", f"{source_name(new)} differs from {printable(recorded)}: {difference.describe()}",
-        source=source_name(new), line=difference.line,
-        **_excerpts(difference.recorded, difference.new), normalised=normalised,
-    )))
+    try:
+        _out(result)
+    finally:  # (stdout refusing the line, a full disk, is said too, but the verdict is still said: as `replay diff`)
+        sys.stderr.buffer.write(error_line(diagnostic(
+            "E_GOLDEN_MISMATCH", f"{source_name(new)} differs from {printable(recorded)}: {difference.describe()}",
+            source=source_name(new), line=difference.line,
+            **_excerpts(difference.recorded, difference.new), normalised=normalised,
+        )))
     return EXIT_FAILED
 
 
