@@ -6,6 +6,7 @@ Each rule is its own stage (``stages/<rule>.py``); their order is the spec ``hea
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +42,25 @@ BUILTIN_ALIASES: dict[str, str] = {
 def rules_read(path: str | None) -> list[str]:
     """The rules file heal reads (``path``, else the default when it is there), as a list: an input no output
     may write over."""
-    return [path] if path else [str(RULES_FILE)] if RULES_FILE.is_file() else []
+    return [path] if path else [str(RULES_FILE)] if os.path.lexists(RULES_FILE) else []
 
 
 def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict[str, Any]:
-    """The heal rules file (``--rules FILE``, else ``.replay/heal.rules.json`` when present), or {}."""
+    """The heal rules file (``--rules FILE``, else ``.replay/heal.rules.json`` when something is at that name: a folder
+    or a link to nothing there is refused as ``--rules`` of it is, not passed over), or {}."""
     explicit = path is not None
     target = Path(path) if path is not None else Path(cwd) / RULES_FILE
-    if not explicit and not target.is_file():
+    if not explicit and not os.path.lexists(target):
         return {}
     if str(target) in _READ_ONCE:
         return _READ_ONCE[str(target)]
-    rules = read_json_file(target, "heal rules file", "E_HEAL_RULES_INVALID_JSON", not_json="")  # (a folder: unreadable)
+    try:
+        rules = read_json_file(target, "heal rules file", "E_HEAL_RULES_INVALID_JSON", not_json="")  # (a folder: unreadable)
+    except ReplayError as exc:
+        if not explicit and exc.code in ("E_INPUT_PATH_NOT_FOUND", "E_INPUT_UNREADABLE"):  # (a link to nothing, a folder)
+            exc.body["howToFix"] = (f"{RULES_FILE} is where heal looks for its rules file: make it a JSON file, remove "
+                                    "what is there, or name another file with --rules FILE.")
+        raise
     if not isinstance(rules, dict):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),

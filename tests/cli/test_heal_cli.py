@@ -133,6 +133,21 @@ def test_rules_file_from_flag_and_from_project_dir(tmp_path: Path) -> None:
     assert [r["type"] for r in jsonl(proc.stdout) if "type" in r][1] == "agent_said"
 
 
+@pytest.mark.parametrize(("make", "code"), [
+    (lambda rules: rules.mkdir(), "E_INPUT_UNREADABLE"),
+    (lambda rules: rules.symlink_to(rules.parent / "gone.json"), "E_INPUT_PATH_NOT_FOUND"),
+])
+def test_an_unusable_default_rules_file_is_refused_not_passed_over(tmp_path: Path, make, code: str):
+    """Something at .replay/heal.rules.json that is no file heal can read (a folder, a link to nothing) is the user's
+    rules gone wrong: refused as --rules of it is, with what to do, not healed without them."""
+    (tmp_path / ".replay").mkdir()
+    make(tmp_path / ".replay" / "heal.rules.json")
+    proc = run_replay("heal", input=b'{"seq":1,"type":"run_started","runId":"r","payload":{}}\n', cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == b""
+    error = orjson.loads(proc.stderr)["error"]
+    assert error["code"] == code and "--rules FILE" in error["howToFix"]
+
+
 @pytest.mark.parametrize(("content", "code", "path", "received"), [
     (b"{not json", "E_HEAL_RULES_INVALID_JSON", None, None),
     (b"[1, 2]", "E_HEAL_RULES_SHAPE_INVALID", "$", "array"),  # JSON's names and text, never Python's (list, {'a': 3})
