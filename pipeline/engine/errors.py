@@ -423,7 +423,8 @@ def printable_json(value: Any, default: Any = None) -> bytes:
     except TypeError:
         line = b""
     if not line or exactjson.holds_half_a_pair(line):
-        line = exactjson.dumps(printable(value), default=str)
+        with exactjson.deep():  # (``printable`` recurses twice a level: a value as deep as JSON is read, 1024 levels)
+            line = exactjson.dumps(printable(value), default=str)
     return line
 
 

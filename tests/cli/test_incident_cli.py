@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +249,69 @@ def test_json_as_deep_as_the_importer_reads_is_imported_not_a_crash(tmp_path: Pa
     done = import_(tmp_path, "--max-depth", "1024", export=tmp_path / "deeper.json", out="deeper")
     (error,) = errors_of(done.stderr)
     assert done.returncode == 2 and error["code"] == "E_INCIDENT_NESTING_TOO_DEEP", error
+
+
+def _levels(levels: int, leaf: str) -> str:
+    """JSON text of ``levels`` nested arrays and objects (alternating), the innermost the object ``leaf``."""
+    opens = "".join('[' if i % 2 == 0 else '{"a":' for i in range(levels - 1))
+    closes = "".join(']' if i % 2 == 0 else '}' for i in reversed(range(levels - 1)))
+    return opens + leaf + closes
+
+
+# An agent that sends the recorded calls and final output of the bundle in argv[1]; with argv[2] "changed", the first
+# call's arguments differ at their deepest level (a divergence whose error shows the recorded arguments).
+DEEP_AGENT = """
+import json, sys
+sys.setrecursionlimit(100000)
+bundle = json.load(open(sys.argv[1], encoding="utf-8"))
+json.loads(sys.stdin.readline())
+for event in bundle["events"]:
+    if event["type"] == "tool_call":
+        args = event["args"]
+        if sys.argv[2:] == ["changed"]:
+            args = {"deep": [args["deep"]]}
+        print(json.dumps({"type": "tool_call", "call_id": "a1", "name": event["name"], "args": args}), flush=True)
+        sys.stdin.readline()
+    elif event["type"] == "final_output":
+        print(json.dumps({"type": "final_output", "output": event["output"]}), flush=True)
+"""
+
+
+def test_a_bundle_as_deep_as_the_importer_reads_is_read_by_inspect_promote_and_replay(tmp_path: Path) -> None:
+    """Whatever import accepts it writes, and inspect, promote and replay read it: JSON 1024 levels deep in the input,
+    a call's arguments, a result, its error, an effect, the output and a rule's value (loading a bundle compared it
+    with its redaction recursively: E_UNHANDLED, RecursionError; a divergence's error holding a member name that is half
+    a surrogate pair was printed recursively: E_STAGE_FAILED)."""
+    # levels: the export 1, input 2, `deep` 3..1024; events 2, an event 3, args/result/error/effect/output 4, in them
+    # `deep` 5..1024 (a result itself 4..1024); assertions 2, a rule 3, its value (the output's `deep`) 4..1023
+    export = ('{"schema_version": 1, "effects_complete": true, "input": {"prompt": "hi", "deep": ' + _levels(1022, '{"k": 1}')
+              + '}, "events": [{"type": "tool_call", "call_id": "x", "name": "look", "args": {"deep": '
+              + _levels(1020, '{"k": "ok", "\\ud83d": 1}') + '}}, {"type": "tool_result", "call_id": "x", "ok": false, '
+              + '"result": ' + _levels(1021, '{"k": "ok"}') + ', "error": ' + _levels(1021, '{"k": "E_X"}') + '}, '
+              + '{"type": "business_effect", "call_id": "x", "effect": {"type": "refund", "deep": ' + _levels(1020, '{"k": 2}')
+              + '}}, {"type": "final_output", "output": {"s": "ok", "deep": ' + _levels(1020, '{"k": 3}') + '}}], '
+              + '"assertions": [{"id": "r", "type": "required_output", "fields": ["s"]}, {"id": "e", "type": "output_equals", '
+              + '"path": "/deep", "value": ' + _levels(1020, '{"k": 3}') + '}]}')
+    (tmp_path / "deep.json").write_text(export)
+    limits = ("--max-depth", "1024", "--max-bytes", "100000000")  # (the bundle is written indented: 14 MB)
+    done = import_(tmp_path, *limits, export=tmp_path / "deep.json")
+    assert done.returncode == 0 and errors_of(done.stderr) == [], done.stderr
+    bundle = tmp_path / "imported"
+    done = run_replay("incident", "inspect", str(bundle), "--out", str(tmp_path / "inspected"), *limits)
+    assert done.returncode == 0 and errors_of(done.stderr) == [], done.stderr
+    assert jsonl(done.stdout)[0]["counts"] == {"pass": 2, "fail": 0, "inconclusive": 0}
+    done = run_replay("incident", "promote", str(bundle), "--to", str(tmp_path / "fixture.json"), *limits)
+    assert done.returncode == 0 and errors_of(done.stderr) == [], done.stderr
+    done = run_replay("incident", "inspect", str(tmp_path / "fixture.json"), "--out", str(tmp_path / "fixture"), *limits)
+    assert done.returncode == 0 and errors_of(done.stderr) == [], done.stderr
+    (tmp_path / "agent.py").write_text(DEEP_AGENT)
+    for mode, status, code in (("same", "matched", 0), ("changed", "diverged", 1)):
+        command = json.dumps([sys.executable, str(tmp_path / "agent.py"), str(bundle / "incident.json"), mode])
+        done = run_replay("incident", "replay", str(bundle), "--agent-command", command, "--out", str(tmp_path / mode), *limits)
+        assert [e["code"] for e in errors_of(done.stderr)] == ([] if code == 0 else ["E_INCIDENT_REPLAY_DIVERGED"])
+        assert done.returncode == code and jsonl(done.stdout)[0]["replay"] == status, done.stderr
+    done = run_replay("incident", "replay", str(bundle), "--agent-command", '["true"]', "--out", str(tmp_path / "t"), *limits)
+    assert done.returncode == 1 and jsonl(done.stdout)[0]["replay"] == "agent_error", done.stderr
 
 
 def test_limits_can_be_raised_from_the_command_line(tmp_path: Path) -> None:

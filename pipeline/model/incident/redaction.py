@@ -786,22 +786,34 @@ def _verdicts_line(text: Any, rule_ids: list[str]) -> bool:
 
 
 def _first_difference(a: Any, b: Any, path: list[str | int]) -> list[str | int] | None:
-    """The path to the first place ``a`` and ``b`` (JSON values) differ, in document order; None when they are equal."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=False):
-            if ka != kb:
-                return [*path, NAME]  # (a member's name redaction would alias: never the name itself)
-            found = _first_difference(va, vb, [*path, ka])
-            if found is not None:
-                return found
-        return None if len(a) == len(b) else path
-    if isinstance(a, list) and isinstance(b, list):
-        for i, (va, vb) in enumerate(zip(a, b, strict=False)):
-            found = _first_difference(va, vb, [*path, i])
-            if found is not None:
-                return found
-        return None if len(a) == len(b) else path
-    return None if exactjson.typed_equal(a, b) else path
+    """The path to the first place ``a`` and ``b`` (JSON values) differ, in document order; None when they are equal.
+    A loop, not recursion: a bundle holds JSON as deep as the import reads (``exactjson.MAX_DEPTH`` levels)."""
+    todo: list[tuple[Any, Any, list[str | int]] | list[str | int]] = [(a, b, path)]  # (a bare path: a difference found)
+    while todo:
+        step = todo.pop()
+        if isinstance(step, list):  # (reached once everything before it in document order was equal)
+            return step
+        a, b, path = step
+        if isinstance(a, dict) and isinstance(b, dict):
+            pairs: list[tuple[Any, Any, list[str | int]] | list[str | int]] = []
+            for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=False):
+                if ka != kb:
+                    pairs.append([*path, NAME])  # (a member's name redaction would alias: never the name itself)
+                    break
+                pairs.append((va, vb, [*path, ka]))
+            else:
+                if len(a) != len(b):
+                    pairs.append(path)
+            todo.extend(reversed(pairs))  # (reversed: the first member is taken first)
+        elif isinstance(a, list) and isinstance(b, list):
+            items: list[tuple[Any, Any, list[str | int]] | list[str | int]] = [
+                (va, vb, [*path, i]) for i, (va, vb) in enumerate(zip(a, b, strict=False))]
+            if len(a) != len(b):
+                items.append(path)
+            todo.extend(reversed(items))
+        elif not exactjson.typed_equal(a, b):
+            return path
+    return None
 
 
 def inside(key: str | None, within: str | None) -> str | None:
