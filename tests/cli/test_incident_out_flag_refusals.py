@@ -1,5 +1,6 @@
-"""An --out that cannot be an output folder (under a file, a file itself, a used folder) is refused naming the flag,
-`"path": "--out"`, as every flag refusal does: by `incident import` (one export or a folder of them), and `capture`."""
+"""An --out that cannot be an output folder (under a file, a file itself, a used folder, inside an input folder) is
+refused naming the flag, `"path": "--out"`, as every flag refusal does: by `incident import` (one export or a folder of
+them), `incident inspect` and `replay`, and `capture`."""
 
 from __future__ import annotations
 
@@ -35,3 +36,21 @@ def test_capture_names_the_out_flag_under_a_file(tmp_path: Path) -> None:
     assert done.returncode == 2
     (error,) = errors_of(done.stderr)
     assert (error["code"], error["path"]) == ("E_OUTPUT_UNWRITABLE", "--out"), error
+
+
+@pytest.mark.parametrize("out", ["bundle/x", "bundle/sub/x", "bundle"])
+@pytest.mark.parametrize("command", ["inspect", "replay"])
+def test_incident_inspect_and_replay_refuse_an_out_inside_the_bundle_folder(tmp_path: Path, out: str, command: str) -> None:
+    """An output folder inside the input bundle's folder (or that folder itself) is E_OUTPUT_UNWRITABLE, as `incident
+    import DIR --out DIR/x` is, before anything is written: it was accepted, and the folder written into the input."""
+    assert run_replay("incident", "import", str(EXPORT), "--out", "bundle", cwd=tmp_path).returncode == 0
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    agent = ["--agent-command", '["true"]'] if command == "replay" else []
+    done = run_replay("incident", command, "bundle", *agent, "--out", out, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, b""), done.stderr
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["received"]) == ("E_OUTPUT_UNWRITABLE", "--out", out), error
+    assert "'bundle'" in error["message"]
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written
+    beside = run_replay("incident", command, "bundle", *agent, "--out", "beside", cwd=tmp_path)
+    assert beside.returncode in (0, 1) and (tmp_path / "beside" / "incident.json").is_file(), beside.stderr
