@@ -611,7 +611,10 @@ def _fewest_keys(value: Any, raw: bytes) -> int | None:
         return _count_keys(value)
     if written == raw:
         return None
-    return written.count(b'":') - written.count(b'\\":')
+    # (a string that begins with a colon, written ``":`` too, is counted out: its opening quote follows ``{``, ``[``,
+    # ``,`` or a key's ``:``; one of a key that ends with one of those is counted out with it: fewer, never more)
+    return (written.count(b'":') - written.count(b'\\":') - written.count(b'{":') - written.count(b'[":')
+            - written.count(b',":') - written.count(b':":'))
 
 
 def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:

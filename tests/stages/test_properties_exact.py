@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 from conftest import run_replay
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.engine import exactjson
@@ -176,6 +176,9 @@ def test_exact_loads_and_dumps_keep_every_value(text):
 
 @settings(max_examples=300, deadline=None)
 @given(values)
+@example('{"\\u003a000000":0,"\\u003a000000":0}')  # (a key, or a string, that begins with a colon written escaped:
+@example('{"a":"\\u003ax","a":"\\u003ax"}')  # written anew its ``":`` was counted as a key's end)
+@example('[{"\\u003a":1,"\\u003a":2},":"]')
 def test_duplicate_keys_are_found_exactly_where_they_are(text):
     raw = ('{"v":' + text + "}").encode()
     found = set()
