@@ -9,12 +9,8 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.model.artifacts import lacking
 from replay.pipeline.model.events import with_field
 from replay.pipeline.model.records import RECORD_KEY
-from replay.pipeline.model.runs import Run, RunScoped, run_id_from_source
+from replay.pipeline.model.runs import Run, RunScoped, names_run, run_id_from_source
 from replay.pipeline.model.validation import MISSING, named
-
-
-def _names(rid: Any) -> bool:
-    return isinstance(rid, str) and bool(rid)
 
 
 @register("fill_run_id")
@@ -25,11 +21,11 @@ class FillRunId(RunScoped):
     def begin_run(self, run: Run) -> None:
         # where the run's id comes from, for the events that name none: its run record, or its events before them (or,
         # once it comes to that, the file name)
-        run.state["origin"] = "the run record" if _names((run.facts or {}).get("runId")) else "the run's other events"
+        run.state["origin"] = "the run record" if names_run((run.facts or {}).get("runId")) else "the run's other events"
         run.state["record"] = None  # the run record, while it waits for its run's first event to name it
 
     def on_run_record(self, batch: Batch, i: int, record: dict[str, Any]) -> None:
-        if not _names(record.get("runId")):  # it goes back named, before the run's first event (or at its end)
+        if not names_run(record.get("runId")):  # it goes back named, before the run's first event (or at its end)
             self.run.state["record"] = self.take_out(batch, i)  # type: ignore[union-attr]
             return
         noted = lacking(self.shared, batch.source)
@@ -58,7 +54,7 @@ class FillRunId(RunScoped):
 
     def on_event(self, batch: Batch, i: int, event: dict[str, Any]) -> None:
         rid = event.get("runId")
-        if _names(rid):
+        if names_run(rid):
             return
         run = self.run
         assert run is not None

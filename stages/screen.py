@@ -52,7 +52,7 @@ from replay.pipeline.model.events import (
     terminal_of_status,
 )
 from replay.pipeline.model.healing import load_rules
-from replay.pipeline.model.records import LAST_RUN_OPEN, RUN_RECORD, SOURCE_RECORD
+from replay.pipeline.model.records import LOG_FOLLOWS_READS, RUN_RECORD, SOURCE_RECORD
 from replay.pipeline.model.repairs import log_repair
 from replay.pipeline.model.runs import RecentIds, Run, marks_input, repaired_together, runid_spans
 from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, TOOL_UNANSWERED
@@ -298,6 +298,7 @@ class ScreenRuns(Transform):
         # run of one of these ids goes the slow way, where ``RunScoped`` keeps it apart with a run record).
         self._near: set[Any] = set()
         self._last: Batch | None = None  # the last batch of lines this stage was given (``ends_at_run``: its last line's number)
+        self._parted = False  # a run went on the slow way in parts, where holding it reached its limits (``_spill``)
 
     def opens_lane(self) -> bool:
         return bool(self.config["enabled"] and self.config["fast"])
@@ -433,6 +434,7 @@ class ScreenRuns(Transform):
         """The run's lines so far go on now, the slow way (it is too long to hold, or the input may wait); the rest
         of it follows as it comes."""
         run.clean = False
+        self._parted = True
         self._remember_last(run.heads)
         self._emit_slow(run, closes=False)
         run.let_go()
@@ -544,12 +546,11 @@ class ScreenRuns(Transform):
         return _lines_pass(fields, types, stamps, heal=heal, synthetic_true=not heal)
 
     def flush(self) -> Batch | list[Batch | Iterator[Batch]] | None:
-        if self.config["ends_at_run"]:  # (the next run's first line: right after the last, a piece is cut so)
-            if self.off:
-                self.publish(LAST_RUN_OPEN, True)  # (the runs' ends were the rules' to tell: they end this one as the input)
-            elif self.run is not None and self._last is not None:
-                self._end_run(at=self._last.at("lines", -1) + 1)
+        if self.config["ends_at_run"] and not self.off and self.run is not None and self._last is not None:
+            self._end_run(at=self._last.at("lines", -1) + 1)  # (the next run's first line: right after the last)
         self._end_run(closes=False)
+        if self.off or self._parted:  # (the rules cut its runs, or a run went on in parts: as its reads cut them)
+            self.publish(LOG_FOLLOWS_READS, True)
         self._close_clean()
         out = self._out
         self._out = []
@@ -648,6 +649,7 @@ class ScreenRuns(Transform):
         go run by run, however the input was cut into batches); ``at``: where the next run begins (its line goes
         with the batch, ``Batch.ends_before``: lines of the run a stage takes out of the stream lie before it)."""
         if run.spool is not None:  # its lines spooled, each part as it would have gone when it was spooled
+            self._parted = True
             self._close_clean()
             self._out.append(_spooled_slow(run.spool))
             run.spool, run.spooled = None, 0

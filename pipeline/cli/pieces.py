@@ -6,7 +6,8 @@ failure); for validate and heal also when no run id is in two pieces (``_not_apa
 piece is one they warn of; a report reads each run alone); for heal also when no piece but the last wrote a heal
 record for a run it dropped whole (one run writes those at its end). A heal piece but the last closes its last run as
 one another run follows (``screen.ends_at_run``: the rules log its end with each rule's lines, as one run does, not
-after them all, as at an input's end); when it could not (its stream had gone the slow way), one run does. Their merge: validate's summary lines added up
+after them all, as at an input's end); and no piece's heal log may follow where its reads cut it (``LOG_FOLLOWS_READS``:
+a piece reads from another place than one run). Their merge: validate's summary lines added up
 into one, heal's stdout concatenated in order (and its heal logs, into the one --log), report's summaries rendered by
 the reduce of a report in parts (``report_parts``).
 """
@@ -25,7 +26,7 @@ from replay.pipeline.engine.exactjson import dumps, loads
 from replay.pipeline.engine.spec import bind
 from replay.pipeline.io.fdio import copy_file, copy_to_stdout, write_stdout
 from replay.pipeline.io.journals import STDIN
-from replay.pipeline.model.records import LAST_RUN_OPEN, RUNS_DROPPED
+from replay.pipeline.model.records import LOG_FOLLOWS_READS, RUNS_DROPPED
 from replay.pipeline.model.run_cuts import pieces_in, plan
 from replay.pipeline.model.runs import keep_every_id
 
@@ -171,14 +172,14 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int], log: str | N
         result = execute(graph_from_config(piece, paths=[path]), command="heal")
         if result.errors:
             _unclean()
-        return {"ids": list(every), "dropped": result.facts.get(RUNS_DROPPED, 0), "open": result.facts.get(LAST_RUN_OPEN, False)}
+        return {"ids": list(every), "dropped": result.facts.get(RUNS_DROPPED, 0), "reads": result.facts.get(LOG_FOLLOWS_READS, False)}
 
     def check(pieces: list[Piece]) -> str:
         if any(piece.result["dropped"] for piece in pieces[:-1]):
             return "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
-        if any(piece.result["open"] for piece in pieces[:-1]):
-            return "a piece before the last ended its last run with its input (its stream went the slow way), where " \
-                   "one run closes it as another follows"
+        if any(piece.result["reads"] for piece in pieces):
+            return "a piece's heal log followed where its reads cut it (its stream went the slow way at a source " \
+                   "record, or a run too long to hold that needs repairs went on in parts): one run reads it otherwise"
         return _not_apart(pieces)
 
     room = 2 * cuts[-1] + SPOOL_SPARE  # (a healed stream is rarely much longer than its input, nor its heal log)

@@ -18,9 +18,10 @@ SOURCE_RECORD = "source"  # {"$record": "source", "source": "a.jsonl"}: the reco
 HEAL_RECORD = "heal"
 RUN_DROPPED = "runDropped"  # in a heal record: true when heal dropped every event of its run (the record follows no run)
 RUNS_DROPPED = "runs_dropped"  # what heal tells the command it runs in: how many such heal records it wrote
-# what heal's screen tells the command, told its input ends where another run begins (a piece of a file, not the last):
-# true when its last run ended with the input instead (the stream had gone the slow way: one run must do the file)
-LAST_RUN_OPEN = "last_run_open"
+# what heal's screen tells the command: true when the heal log's order followed where reading cut the input into
+# batches (the stream went the slow way at a source record; a run too long to hold that needs repairs went on in parts):
+# a piece of one file, read from another place, may log it otherwise, so one run heals the file (``cli/pieces.py``)
+LOG_FOLLOWS_READS = "log_follows_reads"
 INVOCATION_RECORD = "invocation"
 SUMMARY_RECORD = "summary"
 DIAGNOSTICS_RECORD = "diagnostics"

@@ -1,7 +1,7 @@
 """Where one journal file may be cut into pieces that each hold whole runs of replay's own stream (``plan``), for a
 command that runs the pieces at once (``engine/forked_pieces.py``, ``cli/pieces.py``).
 
-A piece begins at an event (a JSON object with ``seq`` and a string ``runId``, no ``$record``) whose runId differs from
+A piece begins at an event (a JSON object with ``seq`` and a runId that names a run, no ``$record``) whose runId differs from
 that of the line before it, an event or the heal record of the run before (heal writes one after each run it
 repaired), or at a run record after either (a run record begins a run: heal writes one before each run of another
 agent's log), so every run lies whole in one piece and every piece reads as replay's own stream, as the whole file
@@ -20,6 +20,7 @@ from typing import Any
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.exactjson import loads
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, is_canonical, is_record, is_run_record
+from replay.pipeline.model.runs import names_run
 
 PIECE_BYTES = 16 << 20  # a file has a piece for each this many bytes (smaller, one costs more than it saves)
 PIECE_BYTES_VARIABLE = "REPLAY_PIECE_BYTES"  # the environment's say in that (tests cut small journals)
@@ -85,8 +86,9 @@ def _object(line: bytes) -> dict[str, Any] | None:
 
 
 def _event(record: dict[str, Any]) -> bool:
-    """An event of replay's own (``is_canonical``, no reserved record) whose runId is a string."""
-    return not is_record(record) and is_canonical(record) and isinstance(record["runId"], str)
+    """An event of replay's own (``is_canonical``, no reserved record) whose runId names a run (``names_run``: an
+    empty one is none, the run's before it)."""
+    return not is_record(record) and is_canonical(record) and names_run(record["runId"])
 
 
 def _boundary(f: Any, near: int, limit: int) -> int | None:

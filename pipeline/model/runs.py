@@ -152,6 +152,11 @@ def input_ends(record: dict[str, Any], run: Run | None, source: str) -> bool:
     return marks_input(record, source) or (run is not None and run.source != source)
 
 
+def names_run(rid: Any) -> bool:
+    """Does a runId of ``rid`` name a run (a string, not empty)? Any other is none: ``fill_run_id`` names its event."""
+    return isinstance(rid, str) and bool(rid)
+
+
 def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
     if is_record(record):  # (whatever its kind: ``"$record": null`` is a record too)
@@ -159,7 +164,7 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     if run is None or run.source != source:
         return True
     rid = record.get("runId")
-    return isinstance(rid, str) and bool(rid) and run.run_id is not None and rid != run.run_id
+    return names_run(rid) and run.run_id is not None and rid != run.run_id
 
 
 def runid_spans(rids: list[Any]) -> list[tuple[int, int]] | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REPLAY, errors_of, jsonl, run_replay, timeless
+from conftest import EXAMPLES, REPLAY, errors_of, jsonl, run_replay, timeless
 from scale_support import KILLED, make_journals, on_a_terminal, swapped_backend, tree_bytes
 
 from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST
@@ -46,6 +46,16 @@ def test_validate_and_report_in_parallel_equal_one_graph_over_every_input(journa
     assert (two.returncode, two.stdout, two.stderr) == (1, report_one_graph.stdout, report_one_graph.stderr)
     as_json = run_replay("report", "--in", str(journals), "--workers", "2", "--format", "json")
     assert orjson.loads(as_json.stdout)["aggregate"]["runs"]["total"] == len(orjson.loads(as_json.stdout)["runs"]) > 10
+
+
+def test_a_report_in_parallel_reads_its_summaries_whatever_the_line_limit(tmp_path: Path) -> None:
+    """--max-line-bytes limits the input's lines, not the summaries the reduce reads back (a run's lists every call)."""
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.jsonl").write_bytes((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes().replace(b"run_", name.encode()))
+    one = run_replay("report", "--max-line-bytes", "400", "--workers", "1", "--in", str(tmp_path))
+    two = run_replay("report", "--max-line-bytes", "400", "--workers", "2", "--in", str(tmp_path))
+    assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
+    assert one.stdout.startswith(b"replay report: 4 runs")
 
 
 def test_run_with_workers_equals_one_run_over_the_folder(journals: Path, tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ COMMANDS = {
     "heal --log": ["heal"],
     "report": ["report"],
     "report json": ["report", "--format", "json"],
+    "report, input lines up to 1000 bytes": ["report", "--max-line-bytes", "1000"],  # (a run's summary is longer)
     "report html": ["report", "--format", "html"],
     "report junit, failing on failed runs": ["report", "--format", "junit", "--fail-on-error"],
     "report markdown, failing on runs of no end": ["report", "--format", "markdown", "--fail-on-unknown"],
@@ -112,18 +113,49 @@ def test_the_last_run_of_a_piece_logs_its_repairs_in_one_run_s_order(tmp_path: P
     assert used, why
 
 
-def test_a_piece_whose_stream_went_the_slow_way_is_one_run_s_to_heal(tmp_path: Path):
-    """A source record in the first piece sends the rest of its stream the slow way, where the rules end its last run
-    with the input: its heal log would be in an input's last run's order, so one run heals the file."""
+@pytest.mark.parametrize("at", [3, 37])
+def test_a_piece_whose_stream_went_the_slow_way_is_one_run_s_to_heal(tmp_path: Path, at: int):
+    """A source record sends the rest of its piece's stream the slow way, where the rules cut its runs as its reads cut
+    them (a piece reads from another place than one run) and end a piece's last run with the input: its heal log may
+    be in another order, so one run heals the file, wherever the piece is."""
     rng = random.Random(7)
     runs = [clean_run(rng, 30, f"r{k}") for k in range(40)]
     for run in runs[8:]:  # (a seq out of line and no end: renumber logs as lines pass, ensure_terminal at the end)
         run[3]["seq"] += 1000
         run.pop()
     path = tmp_path / "relabeled.jsonl"
-    path.write_bytes(lines_of(*runs[:3], [{"$record": "source", "source": "other.jsonl"}], *runs[3:]))
+    path.write_bytes(lines_of(*runs[:at], [{"$record": "source", "source": "other.jsonl"}], *runs[at:]))
     used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 4, workers=4)
-    assert not used and "ended its last run with its input" in why
+    assert not used and "followed where its reads cut it" in why
+
+
+def test_a_run_too_long_to_hold_that_needs_repairs_is_one_run_s_to_heal(tmp_path: Path):
+    """A run longer than the screen holds (16,384 lines) that needs repairs goes on the slow way in parts, where holding
+    it reached the limit: in a piece that is where the piece's reads cut it, not one run's, so one run heals the file."""
+    events = [{"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "long", "payload": {}}]
+    for i in range(2, 16_401):  # (no end: ensure_terminal; seqs shifted near its end: renumber)
+        events.append({"seq": i + 5 * (i > 16_390), "timestamp": "2026-03-01T12:00:01.000Z", "type": "assistant_message",
+                       "runId": "long", "payload": {}})
+    rng = random.Random(8)
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(lines_of(events, *[clean_run(rng, 30, f"s{k}") for k in range(300)]))
+    used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 2, workers=2)
+    assert not used and "followed where its reads cut it" in why
+
+
+@pytest.mark.parametrize("command", ["heal --log", "report json", "report markdown, failing on runs of no end"])
+def test_an_empty_run_id_is_no_place_to_cut(tmp_path: Path, command: str):
+    """An event whose runId is "" names no run: it is of the run before (fill_run_id names it so), never a piece's first."""
+    rng = random.Random(9)
+    runs = [clean_run(rng, 12, f"r{k}") for k in range(60)]
+    for k, run in enumerate(runs):
+        run[len(run) // 2]["runId"] = ""
+        if k % 2:
+            run[-1]["runId"] = ""
+    path = tmp_path / "unnamed.jsonl"
+    path.write_bytes(lines_of(*runs))
+    used, why = in_pieces(command, path, len(path.read_bytes()) // 4, workers=4)
+    assert used, why
 
 
 def lines_of(*runs: list[dict]) -> bytes:
