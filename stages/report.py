@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import PurePath
 from typing import Any
 
 import anyio
@@ -32,7 +33,18 @@ RENDERERS = {
     "html": "replay.pipeline.report.render_html",
 }
 FORMATS = tuple(RENDERERS)
+AUTO = "auto"  # the format follows the path's extension (FORMAT_BY_SUFFIX), else text
+FORMAT_BY_SUFFIX = {".txt": "text", ".json": "json", ".md": "markdown", ".markdown": "markdown",
+                    ".xml": "junit", ".html": "html", ".htm": "html"}
 DEFAULT_TITLE = "replay report"
+
+
+def report_format(fmt: str, path: str) -> str:
+    """The format a report written to ``path`` has: ``fmt`` when it names one (a format given wins over the extension),
+    else (``auto``) the one its extension says (``FORMAT_BY_SUFFIX``, any case), else text (stdout too)."""
+    if fmt != AUTO:
+        return fmt
+    return FORMAT_BY_SUFFIX.get(PurePath(path).suffix.lower(), "text") if path != STDOUT else "text"
 
 
 def render(fmt: str, summaries: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None,
@@ -62,7 +74,8 @@ class RenderReport(Sink):
     summary = ("Render the summaries from `summarize` (and the heal records of no run it passes on) as a text, json, "
                "markdown, junit or html report (stdout or a file).")
     options = {
-        "format": Option(str, "text", "report format", choices=FORMATS),
+        "format": Option(str, AUTO, "report format; auto: from the path's extension ("
+                         + " ".join(FORMAT_BY_SUFFIX) + "), else text", choices=(AUTO, *FORMATS)),
         "path": Option(str, STDOUT, "output file (a path or an fsspec URL), written whole or not at all; '-' is stdout"),
         "title": Option(str, DEFAULT_TITLE, "title of the html, markdown and junit reports"),
     }
@@ -72,6 +85,7 @@ class RenderReport(Sink):
         super().__init__(**options)
         self.summaries = SpooledSummaries()  # on disk past a few MiB: memory stays flat in the number of runs
         self.streamed: Streamed | None = None  # text and json: each run rendered as it comes, not spooled
+        self.format = report_format(self.config["format"], self.config["path"])  # (auto: the path's extension says)
 
     def outputs(self) -> list[tuple[str | None, str]]:
         return [("path", self.config["path"])]
@@ -80,7 +94,7 @@ class RenderReport(Sink):
         return True  # one report of every input
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
-        self.streamed = streamed_renderer(self.config["format"])
+        self.streamed = streamed_renderer(self.format)
         try:
             await self._render(batches)
         finally:  # what was spooled goes, whether the report was written or not
@@ -128,7 +142,7 @@ class RenderReport(Sink):
         if self.streamed is not None:
             chunks = self.streamed.chunks(totals.result(diag), self.config["title"])
         else:
-            chunks = render_chunks(self.config["format"], self.summaries, diag, self.config["title"], totals)
+            chunks = render_chunks(self.format, self.summaries, diag, self.config["title"], totals)
         path = self.config["path"]
         if path == STDOUT:
             await _to_stdout(chunks)

@@ -18,10 +18,7 @@ from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, not_a_journal_name, path_kind
 from replay.pipeline.report.model import SUMMARY_FIELDS
-from replay.stages.report import DEFAULT_TITLE, FORMATS
-
-FORMAT_BY_SUFFIX = {".txt": "text", ".json": "json", ".md": "markdown", ".markdown": "markdown",
-                    ".xml": "junit", ".html": "html", ".htm": "html"}
+from replay.stages.report import AUTO, DEFAULT_TITLE, FORMAT_BY_SUFFIX, FORMATS, STDOUT, report_format
 
 
 def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
@@ -59,7 +56,7 @@ Graph: `replay stages --graph report`.""")
 @click.option("--in", "in_paths", multiple=True, metavar="PATH",
               help="An artifact (.json), a journal (.jsonl) or a directory of them (a local path or an fsspec URL); may be repeated.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Report format [default: from --out's extension (.txt .json .md .xml .html), else text].")
+              help=f"Report format [default: from --out's extension ({' '.join(FORMAT_BY_SUFFIX)}), else text].")
 @click.option("--out", "out", metavar="FILE", default=None,
               help="Write the report to FILE (whole or not at all; a local path or an fsspec URL) instead of stdout.")
 @click.option("--title", default=DEFAULT_TITLE, show_default=True, help="Title of the html, markdown and junit reports.")
@@ -98,8 +95,7 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
         raise ReplayError("E_OUTPUT_UNWRITABLE", f"--out {out!r} is a directory; name the report file", path="--out",
                           expected="a file path, or '-' for stdout", received=out,
                           howToFix="Name the report file (a folder is not written into).", example="--out report.html")
-    if fmt is None:
-        fmt = FORMAT_BY_SUFFIX.get(Path(out).suffix.lower(), "text") if out else "text"
+    fmt = report_format(fmt or AUTO, out or STDOUT)  # (the stage's own rule: its timeline need follows from it)
     files = report_files(list(paths), list(in_paths))  # (None: stdin, whose terminal run_spec refuses)
     if files == []:
         warn_nothing_found("report.no_inputs", [*paths, *in_paths], "reported")
