@@ -35,6 +35,7 @@ from replay.pipeline.io.journals import (
     opened,
     path_kind,
     source_name,
+    warn_inputs_not_found,
 )
 from replay.pipeline.io.run_files import HEALED, is_raw_capture
 from replay.pipeline.model.artifacts import document_items, note_lacking
@@ -168,6 +169,8 @@ class ReadJournal(Source):
     async def _produce(self, out: Output) -> None:
         dropped_lines(self.shared)  # the stages after know the lines left out are noted (none so far)
         files = self.input_files()
+        if not files and self.config["paths"] and self.log is not None:  # (folders that hold nothing to read)
+            warn_inputs_not_found(self.log, "read.nothing_found", self.config["paths"], "read")
         mark = self.config["mark_sources"] and max(len(files), command_inputs()) > 1
         for path in files:
             source = source_name(path)  # a name for diagnostics, valid UTF-8

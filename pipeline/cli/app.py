@@ -457,15 +457,11 @@ def refuse_terminal_stdin(takes_paths: bool = True) -> None:
 
 
 def warn_nothing_found(event: str, inputs: list[str], done: str) -> None:
-    """The one E_INPUTS_NOT_FOUND warning of validate, heal and report: the ``inputs`` given (files and folders) held
-    no journal or artifact, so nothing was ``done`` (validated, healed, reported); its hint names what a folder walk
-    reads (``journals.JOURNAL_SUFFIXES``)."""
-    from replay.pipeline.io.journals import JOURNAL_SUFFIXES
+    """The E_INPUTS_NOT_FOUND warning of validate, heal and report (``journals.warn_inputs_not_found``), on the
+    command's logger."""
+    from replay.pipeline.io.journals import warn_inputs_not_found
 
-    walked = ", ".join(f"*{suffix}" for suffix in JOURNAL_SUFFIXES)
-    logger().warning(event, code="E_INPUTS_NOT_FOUND", inputs=list(inputs),
-                     message=f"no journal or artifact found in {', '.join(map(repr, inputs))}: nothing was {done}",
-                     hint=f"folders are searched for journals and artifacts named {walked}")
+    warn_inputs_not_found(logger(), event, inputs, done)
 
 
 def bounded(option: Option) -> click.ParamType:

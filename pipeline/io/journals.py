@@ -272,6 +272,16 @@ def base_name(path: str) -> str:
     return path.rstrip("/").rpartition("/")[2]
 
 
+def warn_inputs_not_found(log: Any, event: str, inputs: list[str], done: str) -> None:
+    """The one E_INPUTS_NOT_FOUND warning (on ``log``, as ``event``): the ``inputs`` given (files and folders) held no
+    journal or artifact, so nothing was ``done`` (read, validated, healed, reported); its hint names what a folder walk
+    reads (``JOURNAL_SUFFIXES``). Said by the commands that walk their inputs first, and by the read stage."""
+    walked = ", ".join(f"*{suffix}" for suffix in JOURNAL_SUFFIXES)
+    log.warning(event, code="E_INPUTS_NOT_FOUND", inputs=list(inputs),
+                message=f"no journal or artifact found in {', '.join(map(repr, inputs))}: nothing was {done}",
+                hint=f"folders are searched for journals and artifacts named {walked}")
+
+
 def expand_paths(paths: list[str], once: bool = True, listed: bool = False) -> list[str]:
     """Files as given; directories walked recursively for journals, in sorted path order, each captured run once
     (``captured_once``; ``once=False``: every file the walk found).

@@ -91,9 +91,11 @@ def test_a_fifo_a_folder_walk_skips_is_a_coded_warning(tmp_path: Path):
     (tmp_path / "in").mkdir()
     os.mkfifo(tmp_path / "in" / "x.jsonl")
     done = run_replay("read", str(tmp_path / "in"), process=True, timeout=60)
-    [warning] = map(orjson.loads, done.stderr.splitlines())  # (the warning alone)
+    # (the warning, and then, as validate says it, that the folder held nothing to read)
+    warning, nothing = map(orjson.loads, done.stderr.splitlines())
     assert (warning["event"], warning["code"], warning["received"]) == (
         "read.not_a_file", "E_INPUT_NOT_FILE_OR_DIR", "a FIFO (named pipe)")
+    assert (nothing["event"], nothing["code"]) == ("read.nothing_found", "E_INPUTS_NOT_FOUND")
 
 
 def test_a_runner_field_not_kept_is_a_coded_notice_in_the_heal_log(tmp_path: Path):
