@@ -112,7 +112,10 @@ class ReadJournal(Source):
         return self._files
 
     def input_folders(self) -> list[str]:
-        """The folders among this read's paths, as given (each is walked for its journals: ``input_files``)."""
+        """The folders among this read's paths, as given (each is walked for its journals: ``input_files``); none when
+        they are ``listed`` (files a command's walk found, not looked at again: a link in a loop is reported as read)."""
+        if self.config["listed"]:
+            return []
         return [path for path in self.config["paths"] if path not in (STDIN, "") and path_kind(path) == "directory"]
 
     def preflight(self, inputs: list[str]) -> None:

@@ -89,6 +89,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                     howToFix=(f"Give {subject} another file (e.g. `{subject} out.jsonl`); inputs are never modified."
                               if option in stage.flags else "Write to another file; inputs are never modified."),
                 )
+    _refuse_outputs_in_folders_read(stages)
     # Last, when nothing else refused the run: each output is tried where it will be written (a temp file made and
     # removed), so one that cannot be written fails before any input is read, not after the whole of it
     probed = set() if probed is None else probed  # (each folder tried once: two outputs of one folder, one try)
@@ -126,19 +127,37 @@ def _local_place(path: str) -> tuple[str, PurePath]:
 
 
 def refuse_overlap(out: str, inputs: Iterable[str], flag: str, *, what: str, how_to_fix: str,
-                   place: Callable[[str], tuple[str, PurePath]] = _local_place) -> None:
-    """Refuse (E_OUTPUT_UNWRITABLE, exit 2, nothing run) an output folder ``out`` (named by ``flag``) that is one of the
-    ``inputs`` (folders or files, ``what`` in words), lies inside one, or holds one: written into, the inputs'
-    folder would get outputs a later run reads as inputs (or replace files in it); holding them, outputs would mix with
-    inputs. Links are resolved: two spellings of one folder overlap. ``place``: where a path is (its filesystem and
-    its path there; ``journals.place_of`` for URLs too); by default every path is local."""
+                   place: Callable[[str], tuple[str, PurePath]] = _local_place, code: str = "E_OUTPUT_UNWRITABLE") -> None:
+    """Refuse (``code``: E_OUTPUT_UNWRITABLE, exit 2, nothing run) an output folder or file ``out`` (named by ``flag``)
+    that is one of the ``inputs`` (folders or files, ``what`` in words), lies inside one, or holds one: written into,
+    the inputs' folder would get outputs a later run reads as inputs (or replace files in it); holding them, outputs
+    would mix with inputs. Links are resolved: two spellings of one folder overlap. ``place``: where a path is (its
+    filesystem and its path there; ``journals.place_of`` for URLs too); by default every path is local. ``code``: a
+    config's stage option names the output (``_code_for``: E_CONFIG_OPTION_INVALID)."""
     where, target = place(out)
     for given in inputs:
         there, source = place(given)
         if where == there and (target == source or target.is_relative_to(source) or source.is_relative_to(target)):
-            raise ReplayError("E_OUTPUT_UNWRITABLE", f"{flag} {out!r} and {what} {given!r} overlap: inputs are never "
-                              "written into", path=flag, expected=f"a folder outside {what}, not holding it",
+            raise ReplayError(code, f"{flag} {out!r} and {what} {given!r} overlap: inputs are never "
+                              "written into", path=flag, expected=f"a path outside {what}, not holding it",
                               received=out, howToFix=how_to_fix)
+
+
+def _refuse_outputs_in_folders_read(stages: list[Stage]) -> None:
+    """An output (file or folder) of the graph inside a folder one of its stages reads, or holding one
+    (``refuse_overlap``, as `heal --in runs --out runs/x` is refused): the next run would read it as an input. Local
+    places only (a URL's folder is the command's to check: ``journals.place_of``)."""
+    folders = [folder for stage in stages for folder in stage.input_folders() if _local(folder)]
+    if not folders:
+        return
+    for stage in stages:
+        named = [*stage.outputs(), *((None, folder) for folder in stage.output_folders())]
+        for option, target in named:
+            if target and _local(target):
+                _, path = stage.named(option)
+                refuse_overlap(target, folders, path, what="the folder read", code=_code_for(stage, option),
+                               how_to_fix="Write outside the folders the graph reads (e.g. beside them), or read "
+                                          "the files themselves instead of their folder.")
 
 
 def _refuse_unnameable(stage: Stage) -> None:
