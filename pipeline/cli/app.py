@@ -18,6 +18,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterable
+from contextlib import suppress
 from types import FrameType
 from typing import Any
 
@@ -542,8 +543,17 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
     return diagnostic("E_USAGE_INVALID", message, howToFix=how_to_fix("E_USAGE_INVALID", typed))
 
 
+def _unraisable(args: Any) -> None:
+    """An exception Python could not raise (in a ``__del__``, at exit: an event loop a second Ctrl-C stopped half made)
+    goes on stderr as replay says everything there, a JSON log line, at debug (Python wrote its own text)."""
+    with suppress(Exception):  # (at exit, with the interpreter half gone: nothing more to say it with)
+        logger().debug("python.unraisable", error=f"{type(args.exc_value).__name__}: {args.exc_value}",
+                       object=None if args.object is None else repr(args.object)[:200])
+
+
 def main(argv: list[str] | None = None) -> None:
     tune_gc()
+    sys.unraisablehook = _unraisable
     interrupt_like_ctrl_c()
     interrupts.enable()  # a stage that keeps a run alive past an interrupt's grace ends the process (E_STAGE_NOT_STOPPED)
     code = run_cli(argv)
