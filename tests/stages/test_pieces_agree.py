@@ -214,7 +214,7 @@ def quietly_broken(rng: random.Random, run: list[dict]) -> list[dict]:
             event = rng.choice(run)
             event["type"] = ALIASES.get(event["type"], event["type"])
         elif fix == "seq":
-            rng.choice(run[:-1])["seq"] += 1000
+            rng.choice(run[:-1] or run)["seq"] += 1000  # (a run its end left with one event: that one)
         elif fix == "duplicate" and len(run) > 2:
             run.insert(2, dict(run[1]))
         elif fix == "end":
