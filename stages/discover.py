@@ -117,11 +117,33 @@ def _mode(target: Path) -> str:
     return "mode " + oct(target.stat().st_mode & 0o777)
 
 
+def _note_unusable(target: Path, name: str, passed: list[str]) -> None:
+    """Add to ``passed`` why ``target``, a candidate of the search that is no regular file, cannot be used when its name
+    is there all the same (a folder, a link to nothing or in a loop, a pipe, a device, one that cannot be looked at);
+    a name that is not there at all is no candidate and adds nothing."""
+    try:
+        os.stat(target)
+    except FileNotFoundError:
+        if target.is_symlink():
+            passed.append(f"{name} is a symbolic link to {os.readlink(target)!r}, which does not exist")
+        return
+    except NotADirectoryError:
+        return  # (a folder on the way is a file: no such name)
+    except OSError as exc:  # a link in a loop (ELOOP), a folder that cannot be searched (EACCES)...
+        passed.append(f"{name} cannot be looked at ({exc.strerror or exc})")
+        return
+    if target.is_dir():
+        passed.append(f"{name} is a directory")
+    elif not target.is_file():
+        passed.append(f"{name} is a {file_type(target)}")
+
+
 def _package_script(cwd: Path, passed: list[str]) -> RunnerSpec | None:
     """The ``replay:runner`` script of ``cwd``'s package.json; None when there is none (what was there but could not
     be used is added to ``passed``, for E_RUNNER_NOT_FOUND to say)."""
     manifest = cwd / "package.json"
     if not manifest.is_file():
+        _note_unusable(manifest, "package.json", passed)
         return None
     try:
         package = orjson.loads(skip_bom(manifest.read_bytes())[0])  # (npm reads one with a byte order mark too)
@@ -144,6 +166,7 @@ def _pyproject_runner(cwd: Path, passed: list[str]) -> RunnerSpec | None:
     """The ``[tool.replay] runner`` of ``cwd``'s pyproject.toml; None when there is none (``passed`` as above)."""
     project = cwd / "pyproject.toml"
     if not project.is_file():
+        _note_unusable(project, "pyproject.toml", passed)
         return None
     try:
         config = tomllib.loads(skip_bom(project.read_bytes())[0].decode("utf-8"))  # (a Windows editor's mark)
@@ -173,8 +196,7 @@ def discover_runner(explicit: str | None = None, *, env: Mapping[str, str] | Non
     for name in RUNNER_FILES:
         if (root / name).is_file():
             return runner_for_file(name, name, root)
-        if (root / name).is_dir():
-            passed.append(f"{name} is a directory")
+        _note_unusable(root / name, name, passed)
     found = _package_script(root, passed) or _pyproject_runner(root, passed)
     if found is not None:
         return found

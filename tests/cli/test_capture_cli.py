@@ -152,6 +152,16 @@ def test_node_runner_without_node_is_refused(tmp_path):
     assert error["expected"] == "`node` on PATH"
 
 
+def test_a_dangling_runner_link_is_named_as_passed_over(tmp_path):
+    """`.replay/runner.py` linking to nothing was skipped without a word ("none of them in ..."), where a folder of that
+    name was said to be passed over: both are named, with why."""
+    (tmp_path / ".replay").mkdir()
+    (tmp_path / ".replay" / "runner.py").symlink_to("/nonexistent")
+    error = refused(capture(tmp_path, "hi"), tmp_path, "E_RUNNER_NOT_FOUND")
+    assert "1 passed over" in error["message"]
+    assert error["received"].endswith("; .replay/runner.py is a symbolic link to '/nonexistent', which does not exist")
+
+
 # runner failures: exit 1, the run still written -------------------------------------------------------
 def failed(done: subprocess.CompletedProcess, code: str, cwd: Path) -> tuple[dict, dict]:
     """The run failed after it started: exit 1, one error, and every file written with status error."""

@@ -24,6 +24,16 @@ def write(path: Path, text: str = PY_RUNNER, executable: bool = False) -> Path:
     return path
 
 
+def _link(path: Path, to: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(to)
+
+
+def _fifo(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+
+
 # Every step of the search order, with what makes it present in a project and what it reports.
 def _explicit(root: Path) -> dict:
     write(root / "mine" / "explicit.py")
@@ -183,8 +193,16 @@ def test_unreadable_manifests_do_not_stop_the_search(tmp_path):
     (lambda root: (root / "pyproject.toml").write_text("[tool.replay\n"), "pyproject.toml is not valid TOML ("),
     (lambda root: (root / "pyproject.toml").write_text("[tool.replay]\nrunner = 3\n"),
      "pyproject.toml [tool.replay] runner is an integer, not a path"),
+    (lambda root: _link(root / ".replay" / "runner.py", "/nonexistent"),
+     ".replay/runner.py is a symbolic link to '/nonexistent', which does not exist"),
+    (lambda root: _link(root / ".replay" / "runner.js", "runner.js"), ".replay/runner.js cannot be looked at ("),
+    (lambda root: _fifo(root / ".replay" / "runner"), ".replay/runner is a named pipe"),
+    (lambda root: _link(root / "package.json", "gone.json"),
+     "package.json is a symbolic link to 'gone.json', which does not exist"),
+    (lambda root: (root / "pyproject.toml").mkdir(), "pyproject.toml is a directory"),
 ], ids=["runner-folder", "runner-mjs-folder", "package-json", "script-array", "script-blank", "pyproject",
-        "pyproject-runner-integer"])
+        "pyproject-runner-integer", "runner-dangling-link", "runner-link-loop", "runner-fifo", "package-json-dangling",
+        "pyproject-folder"])
 def test_what_was_passed_over_is_named_when_no_runner_is_found(tmp_path, make, said):
     """A runner the project meant to name but that cannot be one (a folder, a manifest that does not parse, a script or
     path of the wrong type) is passed over, and the search goes on; E_RUNNER_NOT_FOUND said "none of them" as if there
