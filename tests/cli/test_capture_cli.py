@@ -212,6 +212,20 @@ def test_runner_that_cannot_start(tmp_path):
     assert raw["process"]["pid"] is None and raw["process"]["startError"]
 
 
+def test_help_says_which_exit_a_runner_that_cannot_start_gets(tmp_path):
+    """A runner found but that the system cannot start exits 1 with its files written (the seed: the raw capture is
+    always written first; as incident replay's agent that cannot start), while the help put "no usable runner" under
+    exit 2. It now says which case gets which code: node missing is found before anything runs (2)."""
+    runner = tmp_path / "r2"
+    runner.write_text("#!/nonexistent/interp\n")
+    runner.chmod(0o755)
+    failed(capture(tmp_path, "--runner", "./r2", "hi"), "E_RUNNER_START_FAILED", tmp_path)
+    shown = " ".join(run_replay("capture", "--help").stdout.decode().split())
+    one, two = shown.split("; 1 when ", 1)[1].split("; 2 when ", 1)
+    assert "E_RUNNER_START_FAILED" in one and "could not start" in one
+    assert "nothing was run or written" in two and "node not on PATH" in two.split(". ")[0]
+
+
 def test_timeout_kills_runner_and_grandchild_and_keeps_the_streamed_event(tmp_path):
     pid_file = tmp_path / "pids"
     done = capture(tmp_path, "capture", "--runner", str(RUNNERS / "sleeper_with_grandchild.py"), "--timeout-ms", "1000",

@@ -29,11 +29,11 @@ also stream its events first, one JSON object per line, then the output object.
 \b
 Files: .replay/artifacts/YYYY-MM-DD/<id>.raw.json, .artifact.json, .healed.json,
 .heal-log.json (or --out DIR), and .replay/journal/<runId>.jsonl. If the runner
-fails (timeout, crash, bad output) the files are still written, with status
-"error" and every event it printed, and replay exits 1. Ctrl-C stops the
-runner (SIGINT to its process group, SIGKILL 2 s later or at a second Ctrl-C)
-and writes the same, marked E_CAPTURE_INTERRUPTED; then exit 130 (SIGTERM and
-SIGHUP do the same; exit 143 and 129).
+fails (timeout, crash, bad output, or it cannot be started) the files are still
+written, with status "error" and every event it printed, and replay exits 1.
+Ctrl-C stops the runner (SIGINT to its process group, SIGKILL 2 s later or at a
+second Ctrl-C) and writes the same, marked E_CAPTURE_INTERRUPTED; then exit 130
+(SIGTERM and SIGHUP do the same; exit 143 and 129).
 
 \b
 Examples:
@@ -72,8 +72,11 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
     and journal. With no PROMPT, the prompt is read from stdin.
 
     stdout gets one JSON line naming the files; errors are JSON on stderr. Exit 0 when the runner
-    answered (even with status "error"), 1 when it failed (timeout, non-zero exit, bad output), 2 when
-    nothing was run (bad flags, context or prompt, no usable runner).
+    answered (even with status "error"); 1 when the run failed, its files written with status "error":
+    the runner timed out, exited non-zero or printed bad output, or the system could not start the
+    runner found (E_RUNNER_START_FAILED: a #! interpreter that is not there, a format it cannot run);
+    2 when nothing was run or written: bad flags, context or prompt, or no runner replay can use (none
+    found, a path that is not there, TypeScript, not executable, node not on PATH).
     """
     timeout = parse_timeout(timeout_ms)
     run_context = load_context(context, context_file)
