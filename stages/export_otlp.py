@@ -20,7 +20,7 @@ from replay.pipeline.model.events import event_type
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.runs import Run, of_no_run, starts_run
 from replay.pipeline.model.validation import MISSING, shown, state_of
-from replay.pipeline.report.otlp import TraceBuilder
+from replay.pipeline.report.otlp import TraceBuilder, trace_source
 
 
 @register("export_otlp")
@@ -34,6 +34,7 @@ class ExportOtlp(Transform):
         self.run: Run | None = None
         self.trace: TraceBuilder | None = None
         self.seen: dict[tuple[str, str], int] = {}  # runs so far of each (source, run id): one trace id each
+        self.identities: dict[str, str] = {}  # each source's ``trace_source``: looked up once per source, not per run
 
     def __call__(self, batch: Batch) -> Batch | None:
         out: list[dict[str, Any]] = []
@@ -48,7 +49,7 @@ class ExportOtlp(Transform):
                 facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
                 rid = record.get("runId")
                 self.run = Run(rid if isinstance(rid, str) else None, facts, batch.source)
-                self.trace = TraceBuilder(facts, batch.source, rid, self.seen)
+                self.trace = TraceBuilder(facts, batch.source, rid, self.seen, self._identity(batch.source))
                 if is_record(record) and facts is None:
                     self.run = None  # a source record opens nothing by itself
                     self.trace = None
@@ -58,7 +59,7 @@ class ExportOtlp(Transform):
                 if is_record(record):
                     continue
                 self.run = Run(None, None, batch.source)
-                self.trace = TraceBuilder(None, batch.source, seen=self.seen)
+                self.trace = TraceBuilder(None, batch.source, seen=self.seen, identity=self._identity(batch.source))
             if kind == HEAL_RECORD:
                 self.trace.add_heal(record)
             elif not is_record(record):
@@ -68,6 +69,11 @@ class ExportOtlp(Transform):
                 if finished is not None:
                     out.append(finished)
         return Batch.of(out, batch.source) if out else None
+
+    def _identity(self, source: str) -> str:
+        if source not in self.identities:
+            self.identities[source] = trace_source(source)
+        return self.identities[source]
 
     def _no_event(self, record: dict[str, Any], batch: Batch, i: int) -> None:
         """A record with no ``type`` (``{"a": 1}``) is no event: nothing of it can be a span (it became a run of its own

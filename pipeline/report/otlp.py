@@ -26,7 +26,9 @@ never got a result (``tool_unanswered``), a failed run (its error code, else ``r
 heal ends a run with when nothing told how it ended: the run's span stays UNSET, as for the raw journal). Message
 contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
 run's source and id (and how many runs of that id the input had before it), so the same input gives the
-same bytes; ids are hex, as OTLP/JSON writes them.
+same bytes; ids are hex, as OTLP/JSON writes them. The source, for this, is ``trace_source``'s: a local file's
+resolved absolute path, however the command named it (``run.jsonl``, ``./run.jsonl``, from another folder, through a
+link), so exporting it again does not make its traces twice; stdin, a descriptor (``<(...)``) and a URL as given.
 
 Every line parses as OTLP/JSON. A number OTLP cannot hold as an ``intValue`` (beyond int64) or a
 ``doubleValue`` (not finite: ``1e400`` reads as infinity) is written as a ``stringValue``: its digits,
@@ -47,11 +49,13 @@ from __future__ import annotations
 import hashlib
 import math
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.engine.text import utf8
+from replay.pipeline.io.journals import is_url, names_own_descriptor
 from replay.pipeline.model.events import EPOCH, RUN_FAILED, ends_unknown, event_type, parse_timestamp
 from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.toolcalls import (
@@ -136,6 +140,19 @@ def provider_of(model: Any, framework: Any) -> str:
     return _PROVIDERS.get(framework, "_OTHER") if isinstance(framework, str) else "_OTHER"
 
 
+def trace_source(source: str) -> str:
+    """What a run's ids are derived from for its ``source``: a local regular file's resolved absolute path (links
+    followed), one name for the file however it is spelled; stdin, a descriptor (``/dev/fd/63``: another each time)
+    and a URL (and any other name) as given."""
+    if not source or source.startswith("<") or is_url(source) or names_own_descriptor(source):
+        return source
+    path = Path(source)
+    try:
+        return str(path.resolve()) if path.is_file() else source
+    except (OSError, RuntimeError):  # (a link loop, a folder that cannot be searched: as given)
+        return source
+
+
 def _hex(*parts: Any, size: int) -> str:
     return hashlib.blake2b(utf8("\x00".join(map(str, parts))), digest_size=size).hexdigest()
 
@@ -174,19 +191,21 @@ class TraceBuilder:
     """The spans of one run, fed its events in order; ``request()`` is its ExportTraceServiceRequest."""
 
     def __init__(self, record: dict[str, Any] | None, source: str, run_id: Any = None,
-                 seen: dict[tuple[str, str], int] | None = None) -> None:
+                 seen: dict[tuple[str, str], int] | None = None, identity: str | None = None) -> None:
         """``seen``: how many runs of each (source, run id) the stream had before this one: a second run of the same
-        id in one input (a retry journaled under its id, runs with none) gets trace and span ids of its own."""
+        id in one input (a retry journaled under its id, runs with none) gets trace and span ids of its own.
+        ``identity``: ``trace_source(source)``, when the caller knows it already (the ids' source)."""
         self.record = record or {}
         self.source = source
+        identity = trace_source(source) if identity is None else identity
         self.run_id = self.record.get("runId") or run_id
         self.framework = self.record.get("framework") if isinstance(self.record.get("framework"), str) else None
         self.model = self.record.get("model") if isinstance(self.record.get("model"), str) else None
         earlier = 0
         if seen is not None:
-            key = (source, str(self.run_id))
+            key = (identity, str(self.run_id))
             earlier = seen[key] = seen.get(key, -1) + 1
-        self.trace_id = _hex("trace", source, self.run_id, *((earlier,) if earlier else ()), size=16)
+        self.trace_id = _hex("trace", identity, self.run_id, *((earlier,) if earlier else ()), size=16)
         self.root = Span(_hex(self.trace_id, "run", size=8), f"invoke_agent {self.framework or 'agent'}", SPAN_KIND_INTERNAL, None)
         self.spans: list[Span] = []  # the spans not sent yet (``finished``), in the order they began
         self.made = 0  # spans begun so far (a span's id counts them)

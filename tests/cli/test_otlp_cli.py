@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 
 import orjson
-from conftest import errors_of, jsonl, run_replay
+from conftest import EXAMPLES, errors_of, jsonl, run_replay
 from dialect_support import CORPUS
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -240,3 +240,30 @@ def test_a_long_run_goes_in_several_requests_of_one_trace_holding_the_same_spans
     root = lines[-1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     assert "parentSpanId" not in root and root["name"].startswith("invoke_agent")
     assert {line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] for line in lines} == {root["traceId"]}
+
+
+def trace_ids(done) -> list[str]:
+    assert done.returncode == 0, done.stderr
+    return [line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] for line in jsonl(done.stdout)]
+
+
+def test_one_file_gives_one_trace_id_however_it_is_named(tmp_path):
+    """The ids were hashed from the path as typed: `two-runs.jsonl`, `./two-runs.jsonl`, its absolute path or a path
+    from another folder gave other trace ids for the same runs, so exporting again from elsewhere made every trace
+    twice. A local file's ids come from its resolved path; `replay.source` still shows it as it was named."""
+    here = tmp_path / "here"
+    here.mkdir()
+    journal = here / "two-runs.jsonl"
+    journal.write_bytes((EXAMPLES / "journals" / "two-runs.jsonl").read_bytes())
+    (tmp_path / "link.jsonl").symlink_to(journal)
+    named = [("two-runs.jsonl", here), ("./two-runs.jsonl", here), (str(journal), tmp_path),
+             ("here/two-runs.jsonl", tmp_path), ("../here/two-runs.jsonl", here), ("link.jsonl", tmp_path)]
+    ids = {name: trace_ids(run_replay("export", "--otlp", name, cwd=cwd, process=True)) for name, cwd in named}
+    assert len(ids["two-runs.jsonl"]) == 2 and len(set(ids["two-runs.jsonl"])) == 2
+    assert all(found == ids["two-runs.jsonl"] for found in ids.values()), ids
+    done = run_replay("export", "--otlp", "./two-runs.jsonl", cwd=here)
+    assert b'"replay.source","value":{"stringValue":"./two-runs.jsonl"}' in done.stdout
+    # stdin stays "<stdin>": the same bytes piped give the same ids wherever they come from, other ones than the file's
+    piped = trace_ids(run_replay("export", "--otlp", input=journal.read_bytes()))
+    assert piped == trace_ids(run_replay("export", "--otlp", input=journal.read_bytes(), cwd=here))
+    assert not set(piped) & set(ids["two-runs.jsonl"])

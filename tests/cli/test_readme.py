@@ -78,6 +78,7 @@ VARIES = [  # what differs from run to run, and what it is shown as here
     (re.compile(r"inc_[0-9a-f]{16}"), "<incident id: from a fresh secret>"),
     (re.compile(r"\bid_[0-9a-f]{16}"), "<a redacted value: keyed by that secret>"),
     (re.compile(r'"sha256":"[0-9a-f]{64}"'), "<the bundle's checksum: it holds the id>"),
+    (re.compile(r'"traceId":"[0-9a-f]{32}"'), "<a trace id: of the file's absolute path>"),
 ]
 ELIDED = "..."  # a line of its own: the README shows the output's first lines only; within a line (" ..."): the
 # line's middle is left out, what is shown before and after it must be there
