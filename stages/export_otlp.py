@@ -99,10 +99,30 @@ class ExportOtlp(Transform):
     def _no_time(self, trace: TraceBuilder) -> None:
         """Say that a run's spans were written at time 0: no event of it tells a time (OTLP has no other "unknown")."""
         named = isinstance(trace.run_id, str)
-        message = (f"{f'run {trace.run_id!r}' if named else 'a run with no id'} of {trace.source!r} tells no time (no "
-                   "event has a timestamp, or only heal's stand-in 1970-01-01T00:00:00.000Z): its spans are written with "
-                   "times 0, OTLP's unset value (most backends show it as 1970-01-01), and replay.time_unknown = true "
-                   "on the run's span")
+        message = (f"{f'run {trace.run_id!r}' if named else 'a run with no id'} of {trace.source!r} tells no time OTLP "
+                   f"can hold ({_why_no_time(trace)}): its spans are written with times 0, OTLP's unset value (most "
+                   "backends show it as 1970-01-01), and replay.time_unknown = true on the run's span")
         note = {**diagnostic("E_OTLP_TIME_UNKNOWN", message, source=trace.source, runId=trace.run_id if named else None,
                              stage=self.id), "action": "reported"}
         self.emit("notices", note)
+
+
+def _events(n: int) -> str:
+    return f"{n} event{'' if n == 1 else 's'}"
+
+
+def _why_no_time(trace: TraceBuilder) -> str:
+    """Why none of a run's events gives it a time, as it is: timestamps out of OTLP's range, ones that name no time,
+    none at all (or heal's stand-in for none); each kind counted."""
+    if not trace.count:
+        return "it has no events"
+    kinds = []
+    if trace.out_of_range:
+        kinds.append(f"{_events(trace.out_of_range)} with a timestamp outside what OTLP holds: before 1970 or after "
+                     "2554-07-21, replay.timestamps_out_of_range")
+    if trace.unreadable:
+        kinds.append(f"{_events(trace.unreadable)} with a timestamp that is no RFC 3339 time")
+    rest = trace.count - trace.out_of_range - trace.unreadable
+    if rest:
+        kinds.append(f"{_events(rest)} with no timestamp, or only heal's stand-in 1970-01-01T00:00:00.000Z")
+    return "of its events: " + "; ".join(kinds) if len(kinds) > 1 else kinds[0]

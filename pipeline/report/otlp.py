@@ -38,7 +38,7 @@ or its text as the journal wrote it; a token count is an ``intValue`` or that te
 events in ``replay.timestamps_out_of_range``.
 
 A run that tells no time (no event with a timestamp, or only ``EPOCH``: heal's stand-in for that, which ``report``
-reads as no time too) cannot be placed in time, and OTLP has no "unknown" for a span's times (they are semantically
+reads as no time too; or only ones out of range, ``out_of_range``, or naming no time, ``unreadable``) cannot be placed in time, and OTLP has no "unknown" for a span's times (they are semantically
 required): its spans are still written (their tokens, tools and errors are the trace), with times 0, the unset value of
 a proto3 ``fixed64``, never a time made up; the run's span says so (``replay.time_unknown``), and ``time_unknown`` tells
 the stage to warn (``E_OTLP_TIME_UNKNOWN``).
@@ -218,6 +218,7 @@ class TraceBuilder:
         self.totals: dict[str, int | float] = {}
         self.count = 0
         self.out_of_range = 0  # events whose timestamp a fixed64 of unix nanoseconds cannot hold
+        self.unreadable = 0  # events whose timestamp is there but names no time (not RFC 3339): no time, as none
         self.failed: tuple[str, Any] | None = None
         self.repairs: int | None = None
 
@@ -234,6 +235,8 @@ class TraceBuilder:
         now = _nanos(moment)
         if now is None and moment is not None:
             self.out_of_range += 1
+        elif moment is None and stamp is not None and stamp != EPOCH:
+            self.unreadable += 1
         before = self.last_nanos
         if now is not None:
             self._stretch(self.root, now)

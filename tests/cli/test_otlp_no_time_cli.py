@@ -61,3 +61,29 @@ def test_heal_s_stand_in_time_is_no_time_beside_a_real_one(tmp_path):
     (root,) = [s for s in spans if not s.parent_span_id]
     assert (root.start_time_unix_nano, root.end_time_unix_nano) == (1772366400000000000, 1772366401000000000)
     assert "replay.time_unknown" not in attribute_values(root)
+
+
+def test_the_warning_says_why_a_run_tells_no_time(tmp_path):
+    """A run whose events' timestamps are all out of OTLP's range (1960, 2600) was said to have "no event with a
+    timestamp", beside replay.timestamps_out_of_range = 2 on its span: the warning says what is true, each kind counted."""
+    journal = tmp_path / "f.jsonl"
+    journal.write_bytes(journal_line(1, "run_started", "1960-01-01T00:00:00.000Z")
+                        + journal_line(2, "run_completed", "2600-01-01T00:00:00.000Z"))
+    done = run_replay("export", "--otlp", str(journal))
+    (request,) = [parse(line) for line in jsonl(done.stdout)]
+    (root,) = [s for s in request.resource_spans[0].scope_spans[0].spans if not s.parent_span_id]
+    assert attribute_values(root)["replay.timestamps_out_of_range"] == 2
+    (notice,) = notices(done.stderr)
+    assert notice["code"] == "E_OTLP_TIME_UNKNOWN"
+    assert "(2 events with a timestamp outside what OTLP holds: before 1970 or after 2554-07-21" in notice["message"]
+    assert "no timestamp" not in notice["message"] and "1970 to 2554-07-21" in notice["howToFix"]
+    journal.write_bytes(journal_line(1, "run_started", "1960-01-01T00:00:00.000Z")
+                        + journal_line(2, "user_message", "yesterday") + untimed(3, "run_completed"))
+    (notice,) = notices(run_replay("export", "--otlp", str(journal)).stderr)
+    assert ("(of its events: 1 event with a timestamp outside what OTLP holds: before 1970 or after 2554-07-21, "
+            "replay.timestamps_out_of_range; 1 event with a timestamp that is no RFC 3339 time; 1 event with no "
+            "timestamp, or only heal's stand-in 1970-01-01T00:00:00.000Z)") in notice["message"]
+    raw = tmp_path / "notime.jsonl"
+    raw.write_bytes(NO_TIME)
+    (notice,) = notices(run_replay("export", "--otlp", str(raw)).stderr)
+    assert "(4 events with no timestamp, or only heal's stand-in 1970-01-01T00:00:00.000Z)" in notice["message"]
