@@ -46,7 +46,7 @@ from replay.pipeline.io.dask_backend import scheduler_address
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import is_url, names_own_descriptor
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
-from replay.pipeline.io.staging import make_folder, unmake_folders
+from replay.pipeline.io.staging import finish_partial, make_folder, unmake_folders
 
 
 @dataclass
@@ -119,6 +119,19 @@ def holding_stdout(held: list[bytes]) -> Callable[[Outcome], None]:
         held.append(outcome.stdout)
 
     return take
+
+
+def publish_and_list(work_dir: Path, target: Path, held: list[bytes], *, publish: bool) -> None:
+    """The end of a command whose new folder appears whole: ``work_dir`` renamed onto ``target`` (``publish``; else
+    removed: nothing appears), then the stdout lines that name its files (``holding_stdout``'s ``held``). From the
+    rename on the command is done: an interrupt then neither cuts the listing short nor changes the exit code
+    (``interrupts.past_the_end``); one before it still removes the partial folder (``filling``)."""
+    from replay.pipeline.io.fdio import write_stdout
+
+    with interrupts.past_the_end():
+        finish_partial(work_dir, target, publish=publish)
+        if publish and held:
+            write_stdout(b"".join(held))
 
 
 def print_refusal(outcome: Outcome) -> None:

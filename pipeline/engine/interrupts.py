@@ -475,6 +475,34 @@ def held() -> Iterator[list[int]]:
             handler(signal.SIGINT, sys._getframe())
 
 
+@contextmanager
+def past_the_end() -> Iterator[list[int]]:
+    """For the block, the command's work is done: its output is being published (a new folder renamed into place) and
+    said (the stdout lines naming its files). An interrupt then is too late to undo anything, and cutting the block
+    would leave the folder there with part of its listing: the first one (Ctrl-C; SIGTERM and SIGHUP where the CLI
+    makes them act as it) is noted in the list the block is given and dropped, the block finishes, and the command
+    exits as it would have. A second one still ends the block (the handler it had runs: KeyboardInterrupt), for a
+    write that hangs. Main thread only; a Ctrl-C ignored, or left to the system, stays so."""
+    came: list[int] = []
+    handler = _getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(handler):
+        yield came
+        return
+
+    def late(number: int, frame: FrameType | None) -> None:
+        came.append(number)
+        if len(came) > 1:
+            _setsignal(signal.SIGINT, handler)
+            handler(number, frame)
+
+    _setsignal(signal.SIGINT, late)
+    try:
+        yield came
+    finally:
+        if _getsignal(signal.SIGINT) is late:
+            _setsignal(signal.SIGINT, handler)
+
+
 def _noticed(number: int) -> bool:
     """Ctrl-C during a watched run (``watching``): the watchdog is told; a run that is ``finishing`` is not cancelled
     (the watchdog alone hears of it)."""

@@ -362,8 +362,10 @@ def write_stdout(data: bytes) -> None:
         return
     refuse_unwritable_stdout()
     with _stdout_failures(os_errors=True):
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        # (not ``sys.stdout.buffer.write``: under ``python -u`` (PYTHONUNBUFFERED) it is one system call, which a signal
+        # whose handler returns, an interrupt held, ends after part of the bytes, the rest lost without a word)
+        sys.stdout.flush()  # (what was written before it, first)
+        _write_all(sys.stdout.fileno(), data)
 
 
 COPY_BYTES = 1 << 20  # a file copied to stdout the slow way goes in chunks this large (memory stays flat)

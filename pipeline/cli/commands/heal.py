@@ -16,7 +16,6 @@ from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, ReplayError, empty_value
 from replay.pipeline.engine.preflight import refuse_overlap
 from replay.pipeline.engine.spec import Flag, bind, load_spec
-from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import (
     ORIGINAL,
     captured_once,
@@ -218,15 +217,24 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     """Directory mode: the heal-dir graph once per input, in parallel, into ``target``.
 
     A new ``target`` is filled as the hidden sibling ``.<name>.partial.replay.tmp`` (a temp name: readers
-    skip it) and renamed into place when every input is done, so it appears whole; a run that was interrupted removes
+    skip it) and renamed into place when every input is done, so it appears whole, and its stdout lines come then (from
+    the rename on an interrupt cuts nothing short: ``publish_and_list``); a run that was interrupted before removes
     that folder (``filling``; with ``--engine dask`` it stays), one that was killed leaves it, and the next run resumes
     from what its manifest fragments record. When every input
     is refused (nothing healed), that folder goes again: no ``target`` appears. An existing ``target`` is written in
     place (each file atomically), the manifest last.
     """
-    from replay.pipeline.cli.scale import cli_work, files_for, filling, holding_stdout, print_outcome, run_over
+    from replay.pipeline.cli.scale import (
+        cli_work,
+        files_for,
+        filling,
+        holding_stdout,
+        print_outcome,
+        publish_and_list,
+        run_over,
+    )
     from replay.pipeline.io.manifest import Manifest, work_key
-    from replay.pipeline.io.staging import finish_partial, partial_sibling
+    from replay.pipeline.io.staging import partial_sibling
 
     doc = bind(load_spec("heal-dir"), set=bound)
     key = work_key(doc, package_version())
@@ -239,8 +247,7 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
     # (a folder made at ``target`` meanwhile, not empty: the partial folder goes again)
     with filling(work_dir, target, flag="--out", resume_after_interrupt=scale.engine == "dask"):
         totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
-        # every input refused: nothing was healed, no folder appears (their errors are printed)
-        finish_partial(work_dir, target, publish=manifest.wrote_any())
-        if work_dir != target and manifest.wrote_any():
-            write_stdout(b"".join(held))
+        # every input refused: nothing was healed, no folder appears (their errors are printed); once it appears the
+        # command is done: the lines naming its files all come, whatever interrupt comes meanwhile
+        publish_and_list(work_dir, target, held, publish=manifest.wrote_any())
     return EXIT_FAILED if totals.errors else EXIT_OK

@@ -27,15 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.cli.app import package_version
-from replay.pipeline.cli.scale import cli_work, filling, holding_stdout, run_over
+from replay.pipeline.cli.scale import cli_work, filling, holding_stdout, publish_and_list, run_over
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, empty_value
 from replay.pipeline.engine.preflight import refuse_overlap, refuse_stdout_into_an_input
 from replay.pipeline.engine.spec import bind, load_spec
-from replay.pipeline.io.fdio import write_stdout
 from replay.pipeline.io.journals import expand_paths
 from replay.pipeline.io.manifest import Manifest, work_key
-from replay.pipeline.io.staging import finish_partial, partial_sibling
+from replay.pipeline.io.staging import partial_sibling
 from replay.pipeline.model.incident.bundle import check_output_folder, folder_name
 from replay.pipeline.model.incident.export import EXPORT_SUFFIXES, Limits, given_rules
 from replay.stages.write_incident import EMPTY_OUT
@@ -69,10 +68,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
                           preflight=None, keep_going=True, take=holding_stdout(held))
         # a new (or empty) OUT appears whole; nothing could be imported: nothing appears
-        published = totals.refused < totals.inputs
-        finish_partial(work_dir, target, publish=published)
-        if published:
-            write_stdout(b"".join(held))
+        publish_and_list(work_dir, target, held, publish=totals.refused < totals.inputs)
     if totals.refused:
         return EXIT_REFUSED
     return EXIT_FAILED if totals.errors else EXIT_OK
