@@ -361,11 +361,19 @@ def write_stdout(data: bytes) -> None:
         buffer += data
         return
     refuse_unwritable_stdout()
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # (a stdout with no descriptor: an in-process test's capture)
+        fd = None
     with _stdout_failures(os_errors=True):
+        if fd is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+            return
         # (not ``sys.stdout.buffer.write``: under ``python -u`` (PYTHONUNBUFFERED) it is one system call, which a signal
         # whose handler returns, an interrupt held, ends after part of the bytes, the rest lost without a word)
         sys.stdout.flush()  # (what was written before it, first)
-        _write_all(sys.stdout.fileno(), data)
+        _write_all(fd, data)
 
 
 COPY_BYTES = 1 << 20  # a file copied to stdout the slow way goes in chunks this large (memory stays flat)
