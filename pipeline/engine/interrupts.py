@@ -456,23 +456,8 @@ def held() -> Iterator[list[int]]:
     raised just as a lock was taken left it taken: the thread that needed it next hung, and the command with it).
     SIGTERM and SIGHUP wait too where the CLI makes them act as Ctrl-C. Main thread only; a Ctrl-C ignored, or left
     to the system, stays so."""
-    came: list[int] = []
-    handler = _getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(handler):
+    with _kept(late=False) as came:
         yield came
-        return
-
-    def hold(number: int, _frame: FrameType | None) -> None:
-        came.append(number)
-
-    _setsignal(signal.SIGINT, hold)
-    try:
-        yield came
-    finally:
-        if _getsignal(signal.SIGINT) is hold:
-            _setsignal(signal.SIGINT, handler)
-        if came:
-            handler(signal.SIGINT, sys._getframe())
 
 
 @contextmanager
@@ -483,24 +468,34 @@ def past_the_end() -> Iterator[list[int]]:
     makes them act as it) is noted in the list the block is given and dropped, the block finishes, and the command
     exits as it would have. A second one still ends the block (the handler it had runs: KeyboardInterrupt), for a
     write that hangs. Main thread only; a Ctrl-C ignored, or left to the system, stays so."""
+    with _kept(late=True) as came:
+        yield came
+
+
+@contextmanager
+def _kept(*, late: bool) -> Iterator[list[int]]:
+    """Ctrl-C noted in the list the block is given, not acted on: when the block ends the handler it had runs once
+    (``held``), or (``late``: ``past_the_end``) the first is dropped and a second runs the handler at once."""
     came: list[int] = []
     handler = _getsignal(signal.SIGINT)
     if threading.current_thread() is not threading.main_thread() or not callable(handler):
         yield came
         return
 
-    def late(number: int, frame: FrameType | None) -> None:
+    def note(number: int, frame: FrameType | None) -> None:
         came.append(number)
-        if len(came) > 1:
+        if late and len(came) > 1:
             _setsignal(signal.SIGINT, handler)
             handler(number, frame)
 
-    _setsignal(signal.SIGINT, late)
+    _setsignal(signal.SIGINT, note)
     try:
         yield came
     finally:
-        if _getsignal(signal.SIGINT) is late:
+        if _getsignal(signal.SIGINT) is note:
             _setsignal(signal.SIGINT, handler)
+        if came and not late:
+            handler(signal.SIGINT, sys._getframe())
 
 
 def _noticed(number: int) -> bool:
