@@ -611,10 +611,13 @@ def _fewest_keys(value: Any, raw: bytes) -> int | None:
         return _count_keys(value)
     if written == raw:
         return None
-    # (a string that begins with a colon, written ``":`` too, is counted out: its opening quote follows ``{``, ``[``,
-    # ``,`` or a key's ``:``; one of a key that ends with one of those is counted out with it: fewer, never more)
-    return (written.count(b'":') - written.count(b'\\":') - written.count(b'{":') - written.count(b'[":')
-            - written.count(b',":') - written.count(b':":'))
+    keys = written.count(b'":') - written.count(b'\\":')
+    if b"\\u003a" in raw or b"\\u003A" in raw:
+        # (a string that begins with a colon, written ``":`` anew but escaped in ``raw``, is counted out: its opening
+        # quote follows ``{``, ``[``, ``,`` or a key's ``:``; one of a key that ends with one of those is counted out
+        # with it: fewer, never more. Written as it is in ``raw``, its ``":`` is counted on both sides.)
+        keys -= written.count(b'{":') + written.count(b'[":') + written.count(b',":') + written.count(b':":')
+    return keys
 
 
 def duplicate_keys(raw: bytes, value: Any = None) -> list[str]:
