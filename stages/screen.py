@@ -298,7 +298,9 @@ class ScreenRuns(Transform):
         # run of one of these ids goes the slow way, where ``RunScoped`` keeps it apart with a run record).
         self._near: set[Any] = set()
         self._last: Batch | None = None  # the last batch of lines this stage was given (``ends_at_run``: its last line's number)
-        self._parted = False  # a run went on the slow way in parts, where holding it reached its limits (``_spill``)
+        # a run went on the slow way in parts, where holding it reached its limits (``_spill``), or one not clean held
+        # bytes near the limit (the blocks its lines came in: another reading of the input may cut it in parts)
+        self._parted = False
 
     def opens_lane(self) -> bool:
         return bool(self.config["enabled"] and self.config["fast"])
@@ -612,7 +614,10 @@ class ScreenRuns(Transform):
             run.clean = False  # it may come to touch an earlier run of its id: kept apart the slow way
         if self._recent.comes_back(run.run_id):
             run.clean = False  # its id comes back after another run: check_run_ids reads it, the slow way
-        if run.clean and self.config["fast"] and self._is_clean(run):
+        clean = run.clean and self.config["fast"] and self._is_clean(run)
+        if not clean and run.held > self._holds[1] // 2:  # (held: whole blocks, so how a read cut them decides whether a
+            self._parted = True                           # run this near the most held went on in parts or whole)
+        if clean:
             if run.spool is not None:  # its lines before those held, as clean batches, then what it holds
                 self._close_clean()
                 self._out.append(_spooled_clean(run.spool, run.run_id, run.record is not None))

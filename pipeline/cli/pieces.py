@@ -177,9 +177,9 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int], log: str | N
     def check(pieces: list[Piece]) -> str:
         if any(piece.result["dropped"] for piece in pieces[:-1]):
             return "a piece before the last wrote a heal record of a run dropped whole (one run writes those at its end)"
-        if any(piece.result["reads"] for piece in pieces):
-            return "a piece's heal log followed where its reads cut it (its stream went the slow way at a source " \
-                   "record, or a run too long to hold that needs repairs went on in parts): one run reads it otherwise"
+        if log is not None and any(piece.result["reads"] for piece in pieces):  # (the order of its log: its stream's is one)
+            return "a piece's heal log may follow where its reads cut it (its stream went the slow way at a source " \
+                   "record, or a run that needs repairs is near the most heal holds): one run reads it otherwise"
         return _not_apart(pieces)
 
     room = 2 * cuts[-1] + SPOOL_SPARE  # (a healed stream is rarely much longer than its input, nor its heal log)

@@ -126,7 +126,7 @@ def test_a_piece_whose_stream_went_the_slow_way_is_one_run_s_to_heal(tmp_path: P
     path = tmp_path / "relabeled.jsonl"
     path.write_bytes(lines_of(*runs[:at], [{"$record": "source", "source": "other.jsonl"}], *runs[at:]))
     used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 4, workers=4)
-    assert not used and "followed where its reads cut it" in why
+    assert not used and "follow where its reads cut it" in why
 
 
 def test_a_run_too_long_to_hold_that_needs_repairs_is_one_run_s_to_heal(tmp_path: Path):
@@ -140,7 +140,50 @@ def test_a_run_too_long_to_hold_that_needs_repairs_is_one_run_s_to_heal(tmp_path
     path = tmp_path / "long.jsonl"
     path.write_bytes(lines_of(events, *[clean_run(rng, 30, f"s{k}") for k in range(300)]))
     used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 2, workers=2)
-    assert not used and "followed where its reads cut it" in why
+    assert not used and "follow where its reads cut it" in why
+
+
+def near_the_most_held(runs_before: list[int]) -> bytes:
+    """Clean runs, then a run of 2,014 lines of 2,000 bytes that needs repairs (aliases, timestamps with a space, seqs
+    shifted, no end): 3.8 MiB, under the 4 MiB heal holds of a run, but held as the blocks its lines came in."""
+    def event(seq: int, kind: str, rid: str, text: str = "") -> dict:
+        return {"seq": seq, "timestamp": f"2026-03-01T12:{seq // 60000 % 60:02d}:{seq // 1000 % 60:02d}.{seq % 1000:03d}Z",
+                "type": kind, "runId": rid, "payload": {"text": text}}
+    rng, lines = random.Random(10), []
+    for j, before in enumerate(runs_before):
+        lines += [lines_of(clean_run(rng, 5, f"s{j}_{k}")) for k in range(before)]
+        for i in range(1, 2015):
+            kind = "run_started" if i == 1 else "llm_message" if i % 97 == 0 or (i > 1950 and i % 3 == 0) else "assistant_message"
+            line = event(i + (i > 300), kind, f"big{j}")
+            if i % 5 == 0:
+                line["timestamp"] = line["timestamp"].replace("T", " ")
+            line["payload"]["text"] = "x" * (2000 - len(exactjson.dumps(line)) - 1)
+            lines.append(exactjson.dumps(line) + b"\n")
+    return b"".join(lines)
+
+
+def test_a_run_that_needs_repairs_near_the_most_heal_holds_logs_as_one_run_logs_it(tmp_path: Path):
+    """One run over the file holds such a run as the blocks its lines came in: after 60 runs it went whole, after 101 in
+    two parts (alias lines logged in two turns). A piece reads its blocks from another place: its heal log may differ,
+    so one run heals the file with --log; without a log (the stream is one whatever the parts) the pieces are used."""
+    path = tmp_path / "near.jsonl"
+    path.write_bytes(near_the_most_held([60, 101]))
+    used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 3, workers=4)
+    assert not used and "near the most heal holds" in why
+    used, why = in_pieces("heal", path, len(path.read_bytes()) // 3, workers=4)
+    assert used, why
+
+
+def test_a_long_run_spooled_clean_that_needs_a_repair_at_its_end_is_one_run_s_to_heal_with_a_log(tmp_path: Path):
+    """A run longer than heal holds, clean as far as it was held, is spooled in parts where holding it reached its
+    limits; its end missing, it goes the slow way a part at a time: parts a piece's reads may cut elsewhere."""
+    rng = random.Random(11)
+    long = [{"seq": i, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started" if i == 1 else "assistant_message",
+             "runId": "long", "payload": {}} for i in range(1, 17_001)]
+    path = tmp_path / "spooled.jsonl"
+    path.write_bytes(lines_of(long, *[clean_run(rng, 30, f"s{k}") for k in range(300)]))
+    used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 2, workers=2)
+    assert not used and "follow where its reads cut it" in why
 
 
 @pytest.mark.parametrize("command", ["heal --log", "report json", "report markdown, failing on runs of no end"])
