@@ -194,9 +194,10 @@ def spend_at(record: dict[str, Any], kind: str, step: str | None) -> tuple[Any, 
         value = holder.get("spend")
         if value is not None and (isinstance(value, dict) or is_number(value) or _is_number_text(value)):
             return value, f"{at}.spend"
-    if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend (a number as text too: no count)
-        numbers = {k: v for k, v in record.items()
-                   if (is_number(v) or _is_number_text(v)) and k not in _SPEND_SKIP}
+    if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend (a number as text too: no count),
+        numbers = {k: v for k, v in record.items()  # but an id's or a version's digits (``"request_id": "4711"``) are none
+                   if (is_number(v) or (_is_number_text(v) and not k.lower().endswith(("id", "version"))))
+                   and k not in _SPEND_SKIP}
         return numbers or None, "$"
     if step is not None:
         for holder, at in ((record, "$"), (payload, "$.payload")):

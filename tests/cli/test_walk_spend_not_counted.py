@@ -1,6 +1,7 @@
 """walk --json adds up each step's spend leaving out an amount that is no count (a negative number, true, a number
 written as text), with a warning (E_USAGE_NOT_COUNTED, the record's line and the amount's path), as report leaves such
-a usage value out; names that are no amounts (`"service_tier": "default"`) are kept, unwarned."""
+a usage value out; names that are no amounts (`"service_tier": "default"`) are kept, unwarned, and a spend record's ids
+and versions written as digits (`"request_id": "4711"`) are no spend."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import orjson
 from conftest import run_replay
 
 RECORDS = (b'{"kind":"spend","step_id":"s","usd":1,"tokens":10}\n'
-           b'{"kind":"spend","step_id":"s","usd":"1.5","tokens":5}\n'
+           b'{"kind":"spend","step_id":"s","usd":"1.5","tokens":5,"request_id":"4711","model_version":"2"}\n'
            b'{"kind":"spend","step_id":"s","usd":-2}\n'
            b'{"kind":"step.completed","step_id":"s","spend":{"usd":0.5,"tier":"default","flag":true}}\n'
            b'{"kind":"step.completed","step_id":"t","spend":-3}\n')
