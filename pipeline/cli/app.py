@@ -544,11 +544,14 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
 
 
 def _unraisable(args: Any) -> None:
-    """An exception Python could not raise (in a ``__del__``, at exit: an event loop a second Ctrl-C stopped half made)
-    goes on stderr as replay says everything there, a JSON log line, at debug (Python wrote its own text)."""
+    """An exception Python could not raise (in a ``__del__``, at exit) goes on stderr as replay says everything there,
+    a JSON log line (Python wrote its own text): at debug what an interrupt leaves (an event loop a second Ctrl-C
+    stopped half made: an attribute it never set; the interrupt itself), else a warning."""
+    expected = isinstance(args.exc_value, (KeyboardInterrupt, AttributeError))
     with suppress(Exception):  # (at exit, with the interpreter half gone: nothing more to say it with)
-        logger().debug("python.unraisable", error=f"{type(args.exc_value).__name__}: {args.exc_value}",
-                       object=None if args.object is None else repr(args.object)[:200])
+        (logger().debug if expected else logger().warning)(
+            "python.unraisable", error=f"{type(args.exc_value).__name__}: {args.exc_value}",
+            object=None if args.object is None else repr(args.object)[:200])
 
 
 def main(argv: list[str] | None = None) -> None:

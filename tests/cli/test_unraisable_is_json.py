@@ -12,24 +12,31 @@ SCRIPT = """
 import atexit, sys
 class HalfMade:
     def __del__(self):
-        raise AttributeError("'_UnixSelectorEventLoop' object has no attribute '_closed'")
+        raise (AttributeError if sys.argv[1] == "attribute" else OSError)("'_UnixSelectorEventLoop' object has no "
+                                                                          "attribute '_closed'")
 def at_exit():
     made = HalfMade()
     del made
 atexit.register(at_exit)
 from replay.pipeline.cli.app import main
-main(sys.argv[1:])
+main(sys.argv[2:])
 """
 
 
-def _stderr(*args: str) -> bytes:
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, *args], capture_output=True, check=False)
+def _stderr(kind: str, *args: str) -> bytes:
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, kind, *args], capture_output=True, check=False)
     assert proc.returncode == 0
     return proc.stderr
 
 
-def test_an_unraisable_exception_is_a_json_line_at_debug() -> None:
-    assert _stderr("schema", "event") == b""  # (debug: not at the default level)
-    lines = [orjson.loads(line) for line in _stderr("--log-level", "debug", "schema", "event").splitlines()]
+def test_what_an_interrupt_leaves_is_a_json_line_at_debug() -> None:
+    assert _stderr("attribute", "schema", "event") == b""  # (debug: not at the default level)
+    lines = [orjson.loads(line) for line in _stderr("attribute", "--log-level", "debug", "schema", "event").splitlines()]
     said = [line for line in lines if line["event"] == "python.unraisable"]
     assert len(said) == 1 and said[0]["level"] == "debug" and "_closed" in said[0]["error"]
+
+
+def test_any_other_is_a_json_warning() -> None:
+    said = [orjson.loads(line) for line in _stderr("other", "schema", "event").splitlines()]
+    assert [(line["event"], line["level"]) for line in said] == [("python.unraisable", "warning")]
+    assert said[0]["error"].startswith("OSError")
