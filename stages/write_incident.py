@@ -16,7 +16,7 @@ import anyio.lowlevel
 
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.engine.preflight import refuse_overlap
+from replay.pipeline.engine.preflight import code_for, refuse_overlap
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, AsyncTransform, Option, Output
 from replay.pipeline.model.incident import bundle, records
@@ -59,8 +59,10 @@ class WriteIncident(AsyncTransform):
                               received="both" if c["out"] else "neither", example='out = "imported"')
         if c["out"]:
             # an input folder (a bundle's), or one holding an input: the next run would read the outputs as inputs
-            refuse_overlap(c["out"], inputs, self.named("out")[1], what="an input",
-                           how_to_fix="Write the incident folder beside its inputs, not inside one, e.g. --out reviewed.")
+            flag = "out" in self.flags
+            refuse_overlap(c["out"], inputs, self.named("out")[1], what="an input", code=code_for(self, "out"),
+                           how_to_fix="Write the incident folder beside its inputs, not inside one, e.g. "
+                                      + ("--out reviewed." if flag else 'out = "reviewed".'))
             bundle.check_output_folder(c["out"], self.flags.get("out"))  # a used folder is refused before anything runs
 
     def _folder(self, source: str) -> tuple[str, str]:

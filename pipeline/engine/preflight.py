@@ -54,7 +54,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                     message, fix = f"{subject} has the output {target!r}, which is a directory", (
                         "Name a file to write" + (", or `-` for stdout" if taken is None else f" (not `-`: {taken})")
                         + (f", in its `{option}`." if option is not None else "."))
-                raise ReplayError(_code_for(stage, option), message, path=path, received=target,
+                raise ReplayError(code_for(stage, option), message, path=path, received=target,
                                   expected=_an_output(taken), howToFix=fix)
     _refuse_two_writers_of_one_target(stages)
     # again: a stage's preflight may find a file it reads (the script stage, the sidecar beside its session)
@@ -84,7 +84,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                 message = (f"{subject} {target!r} would write over the input {written_over!r}" if option in stage.flags
                            else f"{subject} would write its output {target!r} over its own input {written_over!r}")
                 raise ReplayError(
-                    _code_for(stage, option), message,
+                    code_for(stage, option), message,
                     path=path, received=target, expected="a path that is not one of the inputs",
                     howToFix=(f"Give {subject} another file (e.g. `{subject} out.jsonl`); inputs are never modified."
                               if option in stage.flags else "Write to another file; inputs are never modified."),
@@ -133,7 +133,7 @@ def refuse_overlap(out: str, inputs: Iterable[str], flag: str, *, what: str, how
     the inputs' folder would get outputs a later run reads as inputs (or replace files in it); holding them, outputs
     would mix with inputs. Links are resolved: two spellings of one folder overlap. ``place``: where a path is (its
     filesystem and its path there; ``journals.place_of`` for URLs too); by default every path is local. ``code``: a
-    config's stage option names the output (``_code_for``: E_CONFIG_OPTION_INVALID)."""
+    config's stage option names the output (``code_for``: E_CONFIG_OPTION_INVALID)."""
     where, target = place(out)
     for given in inputs:
         there, source = place(given)
@@ -155,7 +155,7 @@ def _refuse_outputs_in_folders_read(stages: list[Stage]) -> None:
         for option, target in named:
             if target and _local(target):
                 _, path = stage.named(option)
-                refuse_overlap(target, folders, path, what="the folder read", code=_code_for(stage, option),
+                refuse_overlap(target, folders, path, what="the folder read", code=code_for(stage, option),
                                how_to_fix="Write outside the folders the graph reads (e.g. beside them), or read "
                                           "the files themselves instead of their folder.")
 
@@ -167,7 +167,7 @@ def _refuse_unnameable(stage: Stage) -> None:
     for option, target in named:
         if target and _local(target) and not _nameable(target):
             subject, path = stage.named(option) if option is not None else (f"stage {stage.id!r}", f"stages.{stage.id}")
-            raise ReplayError(_code_for(stage, option), f"{subject} has the output {target!r}, which no file can "
+            raise ReplayError(code_for(stage, option), f"{subject} has the output {target!r}, which no file can "
                               "be called", path=path, received=target, expected=A_FILE if option is not None else "a folder",
                               howToFix="Name a file without a NUL character or half of a surrogate pair.")
 
@@ -225,7 +225,7 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
             second, path = _as_given(changed, of_a_command)
             both = (f"stages {first.removeprefix('stage ')} and {second.removeprefix('stage ')}"
                     if first.startswith("stage ") and second.startswith("stage ") else f"{first} and {second}")
-            code = _code_for(changed.stage, changed.option)
+            code = code_for(changed.stage, changed.option)
             by_flag = changed.option in changed.stage.flags  # (the one to change is a flag the user typed)
             if key == STDIO:
                 raise ReplayError(
@@ -243,7 +243,7 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
             )
 
 
-def _code_for(stage: Stage, option: str | None) -> str:
+def code_for(stage: Stage, option: str | None) -> str:
     """The code of a refused output: a flag the user typed (``--out DIR``, ``--to -``) names an output that cannot be
     written (E_OUTPUT_UNWRITABLE); a config's stage option has a wrong value (E_CONFIG_OPTION_INVALID)."""
     return "E_OUTPUT_UNWRITABLE" if option is not None and option in stage.flags else "E_CONFIG_OPTION_INVALID"

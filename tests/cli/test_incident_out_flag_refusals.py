@@ -54,3 +54,19 @@ def test_incident_inspect_and_replay_refuse_an_out_inside_the_bundle_folder(tmp_
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written
     beside = run_replay("incident", command, "bundle", *agent, "--out", "beside", cwd=tmp_path)
     assert beside.returncode in (0, 1) and (tmp_path / "beside" / "incident.json").is_file(), beside.stderr
+
+
+def test_a_config_s_incident_folder_inside_its_bundle_is_refused_at_its_option(tmp_path: Path) -> None:
+    """In a `replay run` config the folder is a stage's option, not a flag: E_CONFIG_OPTION_INVALID at it, with advice
+    in the config's words, as every other output a config names is refused."""
+    assert run_replay("incident", "import", str(EXPORT), "--out", "bundle", cwd=tmp_path).returncode == 0
+    graph = run_replay("stages", "--graph", "incident-inspect").stdout.decode()
+    config = tmp_path / "inspect.toml"
+    config.write_text(graph.replace('out = "reviewed"', 'out = "bundle/x"').replace(
+        'type = "load_incident"', 'type = "load_incident"\npath = "bundle"', 1))
+    done = run_replay("run", str(config), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, b""), done.stderr
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"]) == ("E_CONFIG_OPTION_INVALID", "stages.folder.out"), error
+    assert 'out = "reviewed"' in error["howToFix"]
+    assert not (tmp_path / "bundle" / "x").exists()
