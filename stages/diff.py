@@ -27,7 +27,7 @@ from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import SKIPPED
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.model.runs import Run, name_run, starts_run
+from replay.pipeline.model.runs import Run, name_run, names_run, starts_run
 from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"
@@ -96,7 +96,7 @@ class DiffRuns(Transform):
             self.side_begun = True
             if self.run is None or starts_run(record, self.run, batch.source):
                 rid = record.get("runId")
-                self.run = Run(rid if isinstance(rid, str) and rid else None, None, batch.source)
+                self.run = Run(rid if names_run(rid) else None, None, batch.source)
                 self.run_names.append(batch.source)
             elif RECORD_KEY not in record:
                 name_run(self.run, record)  # (a run record naming no runId takes its first event's)

@@ -45,7 +45,7 @@ from replay.pipeline.model.events import parse_timestamp
 from replay.pipeline.model.healing import healed_problems
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.repairs import heal_log_document
-from replay.pipeline.model.runs import Run, of_no_run, starts_run
+from replay.pipeline.model.runs import Run, names_run, of_no_run, starts_run
 from replay.pipeline.report.model import healed_run_artifact
 
 ARTIFACTS_DIR = Path(".replay") / "artifacts"
@@ -131,7 +131,7 @@ class EmitArtifacts(Sink):
                         runs.append(RunParts(rid, record if is_run else None))
                     assert tracker is not None
                     parts = runs[-1]
-                    if parts.run_id is None and isinstance(record.get("runId"), str) and record["runId"]:
+                    if parts.run_id is None and names_run(record.get("runId")):
                         parts.run_id = tracker.run_id = record["runId"]
                     if record.get(RECORD_KEY) == HEAL_RECORD:
                         parts.heal = record

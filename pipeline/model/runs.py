@@ -196,7 +196,7 @@ def name_run(run: Run, event: dict[str, Any]) -> None:
     it: an event naming another id after that begins another run, ``starts_run``)."""
     if run.run_id is None:
         rid = event.get("runId")
-        if rid.__class__ is str and rid:
+        if names_run(rid):
             run.run_id = rid
 
 
@@ -435,7 +435,7 @@ class RunScoped(Transform):
         if not is_record(record):
             self._starts.append((i, len(self._before.get(i, ())), vanished))
         facts = record if record.get(RECORD_KEY) == RUN_RECORD else None
-        self.run = Run(rid if rid.__class__ is str and rid else None, facts, source, input=self.inputs.at(source))
+        self.run = Run(rid if names_run(rid) else None, facts, source, input=self.inputs.at(source))
         self._dropped = 0
         self.begin_run(self.run)
         if facts is not None:  # a run record keeps what follows it apart

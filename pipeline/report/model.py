@@ -40,6 +40,7 @@ from replay.pipeline.model.healing import BUILTIN_ALIASES, healed_artifact, reso
 from replay.pipeline.model.outcome import OUTCOME_FIELDS, failure_words, went_wrong_each
 from replay.pipeline.model.records import RECORD_KEY, SUMMARY_RECORD
 from replay.pipeline.model.repairs import counts_as_repair
+from replay.pipeline.model.runs import names_run
 from replay.pipeline.model.toolcalls import (
     CALL_FIELDS,
     CALL_STATUS,
@@ -494,7 +495,7 @@ class RunTally:
             kind = NO_TYPE
         self.by_type[kind] += 1  # (an alias heal renames is counted as the type it stands for by ``fold_aliases``)
         kind = CANONICAL_TYPES.get(kind, kind)  # (and read as that type)
-        if self.run_id is None and isinstance(event.get("runId"), str) and event["runId"]:
+        if self.run_id is None and names_run(event.get("runId")):
             self.run_id = event["runId"]
         stamp = event.get("timestamp")
         moment = None
