@@ -60,6 +60,8 @@ class ReadJournal(Source):
         "listed": Option(bool, False, "the paths are files the command found itself (a folder's walk, handed on): one "
                          "not there when read (a link to nothing the walk met, a file removed meanwhile) is reported "
                          "unreadable as it is read and the others read on; a path named so is refused before anything runs"),
+        "walked": Option(list, [], "the folders a command walked for its ``listed`` paths (an output inside one is "
+                         "refused before anything runs: the next run would read it)", items=str),
         "follow": Option(bool, False, "keep reading a journal that is still being written (like tail -f)"),
         "max_line_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "longest line accepted; longer lines are reported and skipped",
                                  minimum=1),
@@ -112,10 +114,11 @@ class ReadJournal(Source):
         return self._files
 
     def input_folders(self) -> list[str]:
-        """The folders among this read's paths, as given (each is walked for its journals: ``input_files``); none when
-        they are ``listed`` (files a command's walk found, not looked at again: a link in a loop is reported as read)."""
+        """The folders among this read's paths, as given (each is walked for its journals: ``input_files``); when they
+        are ``listed`` (files a command's walk found, not looked at again: a link in a loop is reported as read), the
+        folders it ``walked``."""
         if self.config["listed"]:
-            return []
+            return list(self.config["walked"])
         return [path for path in self.config["paths"] if path not in (STDIN, "") and path_kind(path) == "directory"]
 
     def preflight(self, inputs: list[str]) -> None:

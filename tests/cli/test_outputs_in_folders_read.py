@@ -53,7 +53,10 @@ def test_a_config_given_the_folder_as_an_argument_is_refused_too(tmp_path: Path)
 
 
 @pytest.mark.parametrize("args", [["write", "dd", "--out", "dd/all.jsonl"], ["heal", "dd", "--log", "dd/log.jsonl"],
-                                  ["export", "--otlp", "dd", "--out", "dd/trace.json"]])
+                                  ["export", "--otlp", "dd", "--out", "dd/trace.json"],
+                                  # (report walks its folders itself: it reads the files it found, and the folders too)
+                                  ["report", "dd", "--format", "json", "--out", "dd/report.json"],
+                                  ["report", "--in", "dd", "--workers", "2", "--out", "dd/report.html"]])
 def test_a_command_writing_into_the_folder_it_reads_is_refused_by_its_flag(tmp_path: Path, args: list[str]):
     folder_of_runs(tmp_path)
     refused(run_replay(*args, cwd=tmp_path), "E_OUTPUT_UNWRITABLE", args[-2])

@@ -16,7 +16,7 @@ from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.engine.spec import Flag
-from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, not_a_journal_name, path_kind
+from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, is_url, not_a_journal_name, path_kind
 from replay.pipeline.report.model import SUMMARY_FIELDS
 from replay.stages.report import AUTO, DEFAULT_TITLE, FORMAT_BY_SUFFIX, FORMATS, STDOUT, report_format
 
@@ -103,7 +103,9 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     bound = {"read.max_line_bytes": max_line_bytes, "parse.fields": list(SUMMARY_FIELDS), "dialect.dialect": dialect,
              "dialect.hold_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
              "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": Flag("--out", out), "report.title": title,
-             "read.listed": True}  # (``report_files`` found the files: a link to nothing a walk met is reported, not refused)
+             "read.listed": True,  # (``report_files`` found the files: a link to nothing a walk met is reported, not refused)
+             "read.walked": [path for path in [*in_paths, *paths]  # (the folders it walked: local ones, as checked)
+                             if path != STDIN and not is_url(path) and path_kind(path) == "directory"]}
     scale = Scale(workers, engine, scheduler, quiet)
     if files is not None and len(files) == 1:  # one large journal: in pieces at once, when
         from replay.pipeline.cli.pieces import cuts_for, report_in_pieces  # that gives one run's report
