@@ -244,11 +244,15 @@ class WalkRecords(Transform):
     def _not_counted(self, batch: Batch, i: int, step: str | None, paths: list[str]) -> None:
         """A notice (E_USAGE_NOT_COUNTED, a warning) for record ``i`` of ``batch``, whose spend amounts at ``paths``
         are no count (``walk.no_count``): left out of its step's spend so far."""
+        where = batch.where(i)
+        pointer = where.get("path")  # (a record a document held: where in it, ``$.events[1]``; the amounts below it)
+        if isinstance(pointer, str) and pointer.startswith("$"):
+            paths = [pointer + path[1:] for path in paths]
         named = ", ".join(paths)
         said = "is not a count" if len(paths) == 1 else "are not counts"
-        line = f"line {batch.lines[i]}" if batch.lines[i] is not None else "a record"
+        line = f"line {batch.lines[i]}" if batch.lines[i] is not None else f"record {pointer}" if pointer else "a record"
         self.emit("notices", {
-            "code": USAGE_NOT_COUNTED, "action": "reported", **batch.where(i), "path": paths[0], "step_id": step,
+            "code": USAGE_NOT_COUNTED, "action": "reported", **where, "path": paths[0], "step_id": step,
             "stage": self.id, "received": named, "message": f"{line}: spend {named} {said} (a number >= 0); left out "
                                                             "of the step's spend so far, the rest of it counted",
             "howToFix": how_to_fix(USAGE_NOT_COUNTED)})

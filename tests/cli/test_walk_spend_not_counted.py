@@ -34,3 +34,14 @@ def test_walk_json_leaves_out_and_warns_of_spend_that_is_no_count(tmp_path: Path
                     (4, "$.spend.flag", "$.spend.flag", "s", "warning"), (5, "$.spend", "$.spend", "t", "warning")]
     text = run_replay("walk", str(path))  # (the text form shows each record's own spend, as journaled: no total)
     assert text.returncode == 0 and _notices(text.stderr) == [] and b'spend={"usd":-2}' in text.stdout
+
+
+def test_a_record_a_document_held_is_named_by_its_place_in_it(tmp_path: Path) -> None:
+    """A JSON document's records have no line: the warning points into the document (``$[1].usd``), not at ``$.usd``."""
+    path = tmp_path / "steps.json"
+    path.write_bytes(b'[{"kind":"step.started","step_id":"s"},{"kind":"spend","step_id":"s","usd":"1.5"}]')
+    done = run_replay("walk", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    [notice] = _notices(done.stderr)
+    assert (notice["path"], notice["received"]) == ("$[1].usd", "$[1].usd")
+    assert notice["message"].startswith("record $[1]: spend $[1].usd is not a count")
