@@ -547,11 +547,16 @@ def _unraisable(args: Any) -> None:
     """An exception Python could not raise (in a ``__del__``, at exit) goes on stderr as replay says everything there,
     a JSON log line (Python wrote its own text): at debug what an interrupt leaves (an event loop a second Ctrl-C
     stopped half made: an attribute it never set; the interrupt itself), else a warning."""
-    expected = isinstance(args.exc_value, (KeyboardInterrupt, AttributeError))
+    try:
+        what = None if args.object is None else repr(args.object)[:200]
+    except Exception:  # (an object whose repr fails too)
+        what = f"<{type(args.object).__name__}>"
+    expected = isinstance(args.exc_value, KeyboardInterrupt) or (  # (``<function BaseEventLoop.__del__ ...>``)
+        isinstance(args.exc_value, AttributeError) and "EventLoop" in (what or ""))
     with suppress(Exception):  # (at exit, with the interpreter half gone: nothing more to say it with)
         (logger().debug if expected else logger().warning)(
-            "python.unraisable", error=f"{type(args.exc_value).__name__}: {args.exc_value}",
-            object=None if args.object is None else repr(args.object)[:200])
+            "python.unraisable", code="E_PYTHON_UNRAISABLE", error=f"{type(args.exc_value).__name__}: {args.exc_value}",
+            message=args.err_msg or "Exception ignored", object=what)
 
 
 def main(argv: list[str] | None = None) -> None:

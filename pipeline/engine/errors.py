@@ -193,6 +193,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_RUNS_STATUS_UNKNOWN": ("`report --fail-on-unknown`: a run's journal does not tell how it ended (status unknown; exit 1; a warning)", "Run `replay heal` on the journals (it ends each run), or drop --fail-on-unknown."),
     "E_HEAL_LOG_NOT_WRITTEN": ("stdout's reader went away (a `| head`) before heal's end: the --log heal log was not written, as it would hold part of the run (a warning)", "Let heal's stdout be read to its end (`> healed.jsonl`) when the heal log is needed."),
     "E_OUTPUT_STALE_KEPT": ("outputs in --out whose inputs are no longer inputs of the command were changed since they were written: kept (a warning)", "Remove them if they are no longer needed."),
+    "E_PYTHON_UNRAISABLE": ("an exception Python could not raise (in a finalizer, at exit), passed on as a log record (a warning; what an interrupt leaves, at debug)", "Read the error and the object; rerun with --log-level debug and report it if it repeats."),
     "E_PYTHON_WARNING": ("a library replay uses (distributed, fsspec, ...) issued a Python warning, passed on as a log record (a warning)", "Read the message and where; it is the library's own, and the command goes on."),
     "E_CLUSTER_TASKS_NOT_STOPPED": ("tasks of a failed command may still run on the Dask cluster (not stopped within the wait, or the scheduler was lost): they may write into, and leave, the folders named (a warning)", "Check the folders named once the cluster's tasks end, and remove what they left."),
 }
