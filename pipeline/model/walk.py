@@ -196,7 +196,7 @@ def spend_at(record: dict[str, Any], kind: str, step: str | None) -> tuple[Any, 
             return value, f"{at}.spend"
     if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend (a number as text too: no count),
         numbers = {k: v for k, v in record.items()  # but an id's or a version's digits (``"request_id": "4711"``) are none
-                   if (is_number(v) or (_is_number_text(v) and not _names_a_thing(k)))
+                   if (is_number(v) or _is_number_text(v)) and not _names_a_thing(k)
                    and k not in _SPEND_SKIP}
         return numbers or None, "$"
     if step is not None:
@@ -208,9 +208,11 @@ def spend_at(record: dict[str, Any], kind: str, step: str | None) -> tuple[Any, 
 
 
 def _names_a_thing(key: str) -> bool:
-    """Is ``key`` an id's or a version's (``id``, ``request_id``, ``requestId``, ``model_version``), whose digits are
-    no amount? (``paid`` or ``valid`` are no id.)"""
-    return key in ("id", "version") or key.endswith(("_id", "-id", "Id", "ID", "_version", "-version", "Version"))
+    """Is ``key`` an id's or a version's (``id``, ``uuid``, ``request_id``, ``requestId``, ``requestID``,
+    ``model_version``), whose number is no amount? A word of the key, not its last letters: ``paid``, ``PAID`` and
+    ``valid`` are no id."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", key)
+    return bool(words) and words[-1].lower() in ("id", "uuid", "version")
 
 
 def _is_number_text(value: Any) -> bool:

@@ -1,7 +1,7 @@
 """walk --json adds up each step's spend leaving out an amount that is no count (a negative number, true, a number
 written as text), with a warning (E_USAGE_NOT_COUNTED, the record's line and the amount's path), as report leaves such
 a usage value out; names that are no amounts (`"service_tier": "default"`) are kept, unwarned, and a spend record's ids
-and versions written as digits (`"request_id": "4711"`) are no spend."""
+and versions (`"request_id": "4711"`, `"version": 2`) are no spend."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import orjson
 from conftest import run_replay
 
-RECORDS = (b'{"kind":"spend","step_id":"s","usd":1,"tokens":10}\n'
-           b'{"kind":"spend","step_id":"s","usd":"1.5","tokens":5,"request_id":"4711","model_version":"2","paid":"3"}\n'
+RECORDS = (b'{"kind":"spend","step_id":"s","usd":1,"tokens":10,"requestId":4711,"version":2}\n'
+           b'{"kind":"spend","step_id":"s","usd":"1.5","tokens":5,"request_id":"4711","model_version":"2","PAID":"3"}\n'
            b'{"kind":"spend","step_id":"s","usd":-2}\n'
            b'{"kind":"step.completed","step_id":"s","spend":{"usd":0.5,"tier":"default","flag":true}}\n'
            b'{"kind":"step.completed","step_id":"t","spend":-3}\n')
@@ -30,7 +30,7 @@ def test_walk_json_leaves_out_and_warns_of_spend_that_is_no_count(tmp_path: Path
     assert spends == [{"usd": 1, "tokens": 10}, {"usd": 1, "tokens": 15}, {"usd": 1, "tokens": 15},
                       {"usd": 1.5, "tokens": 15, "tier": "default"}, None]
     said = [(n["line"], n["path"], n["received"], n["step_id"], n["level"]) for n in _notices(done.stderr)]
-    assert said == [(2, "$.usd", "$.usd, $.paid", "s", "warning"), (3, "$.usd", "$.usd", "s", "warning"),
+    assert said == [(2, "$.usd", "$.usd, $.PAID", "s", "warning"), (3, "$.usd", "$.usd", "s", "warning"),
                     (4, "$.spend.flag", "$.spend.flag", "s", "warning"), (5, "$.spend", "$.spend", "t", "warning")]
     text = run_replay("walk", str(path))  # (the text form shows each record's own spend, as journaled: no total)
     assert text.returncode == 0 and _notices(text.stderr) == [] and b'spend={"usd":-2}' in text.stdout
