@@ -27,7 +27,7 @@ from replay.pipeline.engine.spec import bind
 from replay.pipeline.io.fdio import copy_file, copy_to_stdout, write_stdout
 from replay.pipeline.io.journals import STDIN
 from replay.pipeline.model.records import LOG_FOLLOWS_READS, RUNS_DROPPED
-from replay.pipeline.model.run_cuts import pieces_in, plan
+from replay.pipeline.model.run_cuts import long_line_near, pieces_in, plan
 from replay.pipeline.model.runs import keep_every_id
 
 if TYPE_CHECKING:  # (the pieces' engine and the loop over inputs: loaded when a file is large enough to cut)
@@ -180,6 +180,9 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int], log: str | N
         if log is not None and any(piece.result["reads"] for piece in pieces):  # (the order of its log: its stream's is one)
             return "a piece's heal log may follow where its reads cut it (its stream went the slow way at a source " \
                    "record, or a run that needs repairs is near the most heal holds): one run reads it otherwise"
+        if log is not None and long_line_near(path, cuts):
+            return "a line longer than a read's block lies by a cut: one run holds the runs beside it with it (and may " \
+                   "send one that needs repairs on in parts, logged so), a piece without it"
         return _not_apart(pieces)
 
     room = 2 * cuts[-1] + SPOOL_SPARE  # (a healed stream is rarely much longer than its input, nor its heal log)

@@ -12,6 +12,7 @@ that opens with one). Only a regular local file of JSON lines is cut (no stdin, 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
@@ -19,6 +20,7 @@ from typing import Any
 
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.exactjson import loads
+from replay.pipeline.io.journals import CHUNK_BYTES
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, is_canonical, is_record, is_run_record
 from replay.pipeline.model.runs import names_run
 
@@ -129,6 +131,30 @@ def _begins(earlier: bytes | None, before: dict[str, Any], record: dict[str, Any
     if _event(record):
         return after_run and record["runId"] != before["runId"]
     return is_run_record(record) and after_run
+
+
+def long_line_near(path: str, cuts: list[int]) -> bool:
+    """Is a line longer than a read's block (``CHUNK_BYTES``) within a block of one of the inner ``cuts`` of ``path``?
+    One run reads the runs beside a cut in blocks that hold such a line too, and counts its bytes as theirs (what the
+    screen holds of a run: the blocks its lines came in), where a piece, reading from the cut, does not: a run that needs
+    repairs may then go the slow way in parts over the whole file and whole in its piece (heal logs it otherwise).
+    Within a block of the cut, lines no longer than one keep the two counts within two blocks of each other."""
+    block = CHUNK_BYTES
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        for cut in cuts[1:-1]:
+            lo, hi = max(0, cut - 2 * block), min(size, cut + 2 * block)
+            f.seek(lo)
+            data = f.read(hi - lo)
+            ends: list[int | None] = [lo - 1 if lo == 0 else None]  # (where each line ends; None: beyond what was read)
+            ends += [lo + m.start() for m in re.finditer(b"\n", data)]
+            ends.append(hi - 1 if hi == size else None)
+            for before, end in itertools.pairwise(ends):
+                first = None if before is None else before + 1
+                if (first is None or first < cut + block) and (end is None or end >= cut - block) and (
+                        first is None or end is None or end - first > block):
+                    return True
+    return False
 
 
 def pieces_in(size: int) -> int:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from test_screen import clean_run, journals
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.io.journals import CHUNK_BYTES
 
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
 from journal_gen import ALIASES, write_broken_journal, write_journal
@@ -171,6 +172,27 @@ def test_a_run_that_needs_repairs_near_the_most_heal_holds_logs_as_one_run_logs_
     used, why = in_pieces("heal --log", path, len(path.read_bytes()) // 3, workers=4)
     assert not used and "near the most heal holds" in why
     used, why = in_pieces("heal", path, len(path.read_bytes()) // 3, workers=4)
+    assert used, why
+
+
+def test_a_line_longer_than_a_block_by_a_cut_is_one_run_s_to_heal_with_a_log(tmp_path: Path):
+    """One run reads the run after a 3.9 MB line in blocks that hold that line too, and counts it as held (past the
+    4 MiB heal holds: the run that needs repairs goes on in parts, its alias lines logged in two turns); its piece,
+    read from the cut, holds it alone (1.4 MB, whole). With a log, one run heals the file; without, the pieces do."""
+    rng = random.Random(12)
+    before = lines_of(*[clean_run(rng, 7, f"a{k}") for k in range(30)])
+    giant = clean_run(rng, 7, "giant")
+    head = before + lines_of(giant[:3])
+    giant[3]["payload"]["text"] = ""
+    bare = len(exactjson.dumps(giant[3])) + 1
+    # (the long line ends 1,000 bytes into a block, whose rest holds the giant run's end and the next run's start)
+    giant[3]["payload"]["text"] = "y" * (3_900_000 - (len(head) + 3_900_000 + bare) % CHUNK_BYTES + 1_000)
+    path = tmp_path / "giant.jsonl"
+    path.write_bytes(before + lines_of(giant) + near_the_most_held([0])[:1_400_000].rpartition(b"\n")[0] + b"\n"
+                     + lines_of(*[clean_run(rng, 7, f"b{k}") for k in range(600)]))
+    used, why = in_pieces("heal --log", path, 2_500_000, workers=2)
+    assert not used and "longer than a read's block lies by a cut" in why
+    used, why = in_pieces("heal", path, 2_500_000, workers=2)
     assert used, why
 
 
