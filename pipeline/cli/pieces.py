@@ -6,8 +6,9 @@ failure); for validate and heal also when no run id is in two pieces (``_not_apa
 piece is one they warn of; a report reads each run alone); for heal also when no piece but the last wrote a heal
 record for a run it dropped whole (one run writes those at its end). A heal piece but the last closes its last run as
 one another run follows (``screen.ends_at_run``: the rules log its end with each rule's lines, as one run does, not
-after them all, as at an input's end); and no piece's heal log may follow where its reads cut it (``LOG_FOLLOWS_READS``:
-a piece reads from another place than one run). Their merge: validate's summary lines added up
+after them all, as at an input's end); and with --log, no piece's heal log may follow where its reads cut it
+(``LOG_FOLLOWS_READS``: a source record, a run that needs repairs near the most heal holds; or a line longer than a
+read's block by a cut, ``run_cuts.long_line_near``): a piece reads from another place than one run. Their merge: validate's summary lines added up
 into one, heal's stdout concatenated in order (and its heal logs, into the one --log), report's summaries rendered by
 the reduce of a report in parts (``report_parts``).
 """
