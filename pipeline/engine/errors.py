@@ -34,7 +34,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_RUNNER_PATH_NOT_FOUND": ("explicit runner path missing", "Check the path given to --runner or REPLAY_RUNNER."),
     "E_RUNNER_UNSUPPORTED_EXTENSION": ("runner extension not supported", "Compile TypeScript to .mjs/.js first, or use a .py runner."),
     "E_RUNNER_NOT_EXECUTABLE": ("runner is not executable", "Run `chmod +x` on the runner or give it a .py/.mjs/.js/.cjs extension."),
-    "E_RUNNER_START_FAILED": ("runner process could not be started", "Check the runner's interpreter (python, node) is installed."),
+    "E_RUNNER_START_FAILED": ("runner process could not be started (the system refused it, e.g. a #! interpreter that is not there: the run is written with status error, exit 1; node not on PATH: refused before anything is written, exit 2)", "Check the runner's interpreter (python, node) is installed."),
     "E_RUNNER_TIMEOUT": ("runner timed out", "Raise --timeout-ms or make the runner finish sooner."),
     "E_RUNNER_EXIT_NON_ZERO": ("runner exited with a non-zero code", "Read the runner's stderr in the raw capture (*.raw.json)."),
     "E_CAPTURE_INTERRUPTED": ("capture interrupted (Ctrl-C, SIGTERM or SIGHUP) while the runner ran; what it streamed is kept", "Run the capture again; the files written hold what the runner printed before it was stopped."),
