@@ -61,17 +61,26 @@ def _large(path: str) -> bool:
 
 @contextmanager
 def _pieces(command: str, path: str, cuts: list[int], job: Job, room: int,
-            check: Callable[[list[Piece]], str] = lambda _: "", handed: list[Any] | None = None
+            check: Callable[[list[Piece]], str] = lambda _: "", handed: list[Any] | None = None, known: str = ""
             ) -> Iterator[list[Piece] | None]:
     """Run ``job`` over the pieces of ``path`` at ``cuts`` (their stdout spooled; ``handed``: as many spools more, one
     for each piece's ``job`` to write into, put in the list before any piece runs), and log (info) how it went: the
-    pieces, or None when one run must do the command (a piece not clean, ``check``'s reason, no room to spool:
-    ``room`` bytes). The spools stay open for the block."""
+    pieces, or None when one run must do the command (``known``: a reason told before, and no piece runs; a piece not
+    clean, ``check``'s reason, no room to spool: ``room`` bytes). The spools stay open for the block."""
     from replay.pipeline.cli.app import logger
     from replay.pipeline.engine.forked_pieces import run_pieces, spooled
 
     started = time.perf_counter()
     count = len(cuts) - 1
+
+    def said(why: str) -> None:
+        logger().info("pieces.not_used" if why else "pieces.done", command=command, path=path, pieces=count,
+                      cuts=cuts[1:-1], seconds=round(time.perf_counter() - started, 3), **({"why": why} if why else {}))
+
+    if known:
+        said(known)
+        yield None
+        return
     with spooled(count * (1 if handed is None else 2), room) as files:
         if files is not None and handed is not None:
             handed[:] = files[count:]
@@ -79,8 +88,7 @@ def _pieces(command: str, path: str, cuts: list[int], job: Job, room: int,
                                                                               "temp folder (TMPDIR): no room, or none "
                                                                               "can be made there")
         why = why or (check(pieces) if pieces is not None else "")
-        logger().info("pieces.not_used" if why else "pieces.done", command=command, path=path, pieces=len(cuts) - 1,
-                      cuts=cuts[1:-1], seconds=round(time.perf_counter() - started, 3), **({"why": why} if why else {}))
+        said(why)
         yield None if why else pieces
 
 
@@ -181,13 +189,13 @@ def heal_in_pieces(doc: dict[str, Any], path: str, cuts: list[int], log: str | N
         if log is not None and any(piece.result["reads"] for piece in pieces):  # (the order of its log: its stream's is one)
             return "a piece's heal log may follow where its reads cut it (its stream went the slow way at a source " \
                    "record, or a run that needs repairs is near the most heal holds): one run reads it otherwise"
-        if log is not None and long_line_near(path, cuts):
-            return "a line longer than a read's block lies by a cut: one run holds the runs beside it with it (and may " \
-                   "send one that needs repairs on in parts, logged so), a piece without it"
         return _not_apart(pieces)
 
     room = 2 * cuts[-1] + SPOOL_SPARE  # (a healed stream is rarely much longer than its input, nor its heal log)
-    with _pieces("heal", path, cuts, job, room, check, handed=logs if log is not None else None) as pieces:
+    known = ("a line longer than a read's block lies by a cut: one run holds the runs beside it with it (and may send "
+             "one that needs repairs on in parts, logged so), a piece without it"
+             if log is not None and long_line_near(path, cuts) else "")  # (read before any piece runs)
+    with _pieces("heal", path, cuts, job, room, check, handed=logs if log is not None else None, known=known) as pieces:
         if pieces is None:
             return False
         for piece in pieces:
