@@ -297,7 +297,6 @@ class ScreenRuns(Transform):
         # The ids of the runs the next run would touch if heal dropped every event of the slow runs before it (a
         # run of one of these ids goes the slow way, where ``RunScoped`` keeps it apart with a run record).
         self._near: set[Any] = set()
-        self._last: Batch | None = None  # the last batch of lines this stage was given (``ends_at_run``: its last line's number)
         # a run went on the slow way in parts, where holding it reached its limits (``_spill``), or one not clean held
         # bytes near the limit (the blocks its lines came in: another reading of the input may cut it in parts)
         self._parted = False
@@ -329,8 +328,6 @@ class ScreenRuns(Transform):
             self.source = source
             self._near = set()
             self._recent = RecentIds()  # (each input's runs are its own: check_run_ids judges an input alone)
-        if batch.raws:
-            self._last = batch
         if self.config["enabled"] and _names_its_input(batch):  # read's mark before each of several inputs: the last
             self._end_run(closes=False)                         # input's run ends (one of the same name too)
             self._recent = RecentIds()  # (the same file read again is another input: its runs its own)
@@ -548,8 +545,10 @@ class ScreenRuns(Transform):
         return _lines_pass(fields, types, stamps, heal=heal, synthetic_true=not heal)
 
     def flush(self) -> Batch | list[Batch | Iterator[Batch]] | None:
-        if self.config["ends_at_run"] and not self.off and self.run is not None and self._last is not None:
-            self._end_run(at=self._last.at("lines", -1) + 1)  # (the next run's first line: right after the last)
+        run = self.run
+        if self.config["ends_at_run"] and not self.off and run is not None and run.pieces:
+            last, _, end = run.pieces[-1]  # (the input's last line, held: the next run's first comes right after it)
+            self._end_run(at=last.at("lines", end - 1) + 1)
         self._end_run(closes=False)
         if self.off or self._parted:  # (the rules cut its runs, or a run went on in parts: as its reads cut them)
             self.publish(LOG_FOLLOWS_READS, True)
