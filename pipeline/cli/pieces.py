@@ -150,7 +150,10 @@ def validate_in_pieces(work: Work, path: str, cuts: list[int]) -> bool:
     with _pieces("validate", path, cuts, job, SPOOL_SPARE, _not_apart) as pieces:
         if pieces is None:
             return False
-        lines = [loads(os.pread(piece.stdout.fileno(), os.fstat(piece.stdout.fileno()).st_size, 0)) for piece in pieces]
+        lines = []
+        for piece in pieces:
+            piece.stdout.seek(0)
+            lines.append(loads(piece.stdout.read()))
     write_stdout(dumps(lines[0] | {"events": sum(line["events"] for line in lines),
                                    "runs": sum(line["runs"] for line in lines)}) + b"\n")
     return True

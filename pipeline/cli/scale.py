@@ -43,7 +43,7 @@ from replay.pipeline.engine.parallel import (
 )
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.dask_backend import scheduler_address
-from replay.pipeline.io.fdio import write_failed
+from replay.pipeline.io.fdio import write_failed, write_stdout
 from replay.pipeline.io.journals import is_url, names_own_descriptor
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
 from replay.pipeline.io.staging import finish_partial, make_folder, unmake_folders
@@ -100,8 +100,6 @@ def stderr_is_terminal() -> bool:
 
 def print_outcome(outcome: Outcome) -> None:
     """An input's output where one run would have put it: stdout, then its diagnostics on stderr."""
-    from replay.pipeline.io.fdio import write_stdout
-
     if outcome.stderr:
         sys.stderr.flush()
         sys.stderr.buffer.write(outcome.stderr)
@@ -126,8 +124,6 @@ def publish_and_list(work_dir: Path, target: Path, held: list[bytes], *, publish
     removed: nothing appears), then the stdout lines that name its files (``holding_stdout``'s ``held``). From the
     rename on the command is done: an interrupt then neither cuts the listing short nor changes the exit code
     (``interrupts.past_the_end``); one before it still removes the partial folder (``filling``)."""
-    from replay.pipeline.io.fdio import write_stdout
-
     with interrupts.past_the_end():
         finish_partial(work_dir, target, publish=publish)
         if publish and held:

@@ -151,8 +151,7 @@ def _refuse_outputs_in_folders_read(stages: list[Stage]) -> None:
     if not folders:
         return
     for stage in stages:
-        named = [*stage.outputs(), *((None, folder) for folder in stage.output_folders())]
-        for option, target in named:
+        for option, target in _named_outputs(stage):
             if target and _local(target):
                 _, path = stage.named(option)
                 refuse_overlap(target, folders, path, what="the folder read", code=code_for(stage, option),
@@ -160,13 +159,17 @@ def _refuse_outputs_in_folders_read(stages: list[Stage]) -> None:
                                           "the files themselves instead of their folder.")
 
 
+def _named_outputs(stage: Stage) -> list[tuple[str | None, str]]:
+    """``stage``'s output files (each with the option that names it) and folders (None: the stage names them)."""
+    return [*stage.outputs(), *((None, folder) for folder in stage.output_folders())]
+
+
 def _refuse_unnameable(stage: Stage) -> None:
     """An output file or folder of ``stage`` that no file can be called (os calls on it raise ValueError or
     UnicodeEncodeError): E_CONFIG_OPTION_INVALID at its option (a folder: at the stage)."""
-    named = [*stage.outputs(), *((None, folder) for folder in stage.output_folders())]
-    for option, target in named:
+    for option, target in _named_outputs(stage):
         if target and _local(target) and not _nameable(target):
-            subject, path = stage.named(option) if option is not None else (f"stage {stage.id!r}", f"stages.{stage.id}")
+            subject, path = stage.named(option)
             raise ReplayError(code_for(stage, option), f"{subject} has the output {target!r}, which no file can "
                               "be called", path=path, received=target, expected=A_FILE if option is not None else "a folder",
                               howToFix="Name a file without a NUL character or half of a surrogate pair.")

@@ -179,11 +179,6 @@ _SPEND_SKIP = frozenset({"seq", "attempt", "exit_code", "exitCode", "step", "ste
 _NUMBER_TEXT = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 
 
-def spend_of(record: dict[str, Any], kind: str, step: str | None) -> Any:
-    """The spend this record carries, or None."""
-    return spend_at(record, kind, step)[0]
-
-
 def spend_at(record: dict[str, Any], kind: str, step: str | None) -> tuple[Any, str]:
     """The spend this record carries (or None), and the JSON path it is at (``$.spend``, ``$`` for a spend record's
     own members)."""
@@ -196,8 +191,7 @@ def spend_at(record: dict[str, Any], kind: str, step: str | None) -> tuple[Any, 
             return value, f"{at}.spend"
     if _words(kind)[-1:] == ("spend",):  # a spend record: its numbers are the spend (a number as text too: no count),
         numbers = {k: v for k, v in record.items()  # but an id's or a version's digits (``"request_id": "4711"``) are none
-                   if (is_number(v) or _is_number_text(v)) and not _names_a_thing(k)
-                   and k not in _SPEND_SKIP}
+                   if k not in _SPEND_SKIP and (is_number(v) or _is_number_text(v)) and not _names_a_thing(k)}
         return numbers or None, "$"
     if step is not None:
         for holder, at in ((record, "$"), (payload, "$.payload")):
@@ -541,7 +535,8 @@ class WalkLine:
 def read_record(record: dict[str, Any], ledger: SpendLedger | None = None, detail: bool = True) -> WalkLine:
     """The walk line of one record; with a ledger, ``spend`` is the step's spend so far. Without
     ``detail`` (the JSON form has none) the line's detail is left empty."""
-    kind = kind_of(record)
+    raw_kind = raw_kind_of(record)
+    kind = raw_kind if isinstance(raw_kind, str) and raw_kind else "?"  # (``kind_of``: read once)
     step = step_of(record, kind)
     own_spend, at = spend_at(record, kind, step)
     spend = ledger.add(step, own_spend, at) if ledger is not None else (own_spend if step is not None else None)
@@ -549,7 +544,7 @@ def read_record(record: dict[str, Any], ledger: SpendLedger | None = None, detai
     code = exit_code_of(record)
     return WalkLine(kind, step, state_of(record, kind, step, verification, code),
                     detail_of(record, kind, verification, own_spend, code) if detail else "", verification, spend,
-                    raw_kind_of(record))
+                    raw_kind)
 
 
 # the end of a step --------------------------------------------------------------------------------
