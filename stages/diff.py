@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, duplicate_key_note
+from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
@@ -31,7 +31,7 @@ from replay.pipeline.model.runs import Run, name_run, names_run, starts_run
 from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"
-COMPARED = "only the last value of each is compared"  # (what comes of a key written twice: duplicate_key_note)
+COMPARED = "only the last value of each is compared"  # (what comes of a key written twice: note_keys_twice)
 
 
 @register("diff")
@@ -76,11 +76,8 @@ class DiffRuns(Transform):
         for i, record in enumerate(batch.events or ()):
             if type(record) is not dict:
                 continue
-            raw = batch.raws[i]
-            if raw is not None and batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
-                note = duplicate_key_note(raw, record, batch.position(i), outcome=COMPARED)
-                if note is not None:
-                    self.emit("notices", {**note, "stage": self.id})
+            if batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
+                self.note_keys_twice(batch, i, record, COMPARED)
             if record.get(RECORD_KEY) == SOURCE_RECORD:
                 name = record.get("source")
                 name = name if isinstance(name, str) else batch.source

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import BYTES_KEPT, Batch, duplicate_key_note
+from replay.pipeline.engine.batch import BYTES_KEPT, Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import DOCUMENT_RECORD, record_kind
@@ -85,13 +85,9 @@ class ValidateEvents(Transform):
 
     def _duplicates(self, batch: Batch) -> None:
         """Lines with a key written twice in one object: kept as they are, and said so."""
-        raws, events = batch.raws, batch.events
-        for i, raw in enumerate(raws):
-            if raw is None:
-                continue
-            note = duplicate_key_note(raw, events[i] if events is not None else None, batch.position(i), outcome=BYTES_KEPT)
-            if note is not None:
-                self.emit("notices", {**note, "stage": self.id})
+        events = batch.events
+        for i in range(len(batch.raws)):
+            self.note_keys_twice(batch, i, events[i] if events is not None else None, BYTES_KEPT)
 
     def _report(self, body: dict[str, Any], batch: Batch, i: int, **fields: Any) -> None:
         code, message = body.pop("code"), body.pop("message")

@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch, Column, duplicate_key_note
+from replay.pipeline.engine.batch import Batch, Column
 from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
@@ -69,7 +69,7 @@ from replay.pipeline.model.walk_journal import (
 from replay.pipeline.report.spool import ByteSpool  # (the report's: its first MiBs in memory, the rest in a file)
 
 TEXT, JSON = "text", "json"
-READ_LAST = "the walk reads only the last value of each (the event shown keeps its bytes)"  # (duplicate_key_note)
+READ_LAST = "the walk reads only the last value of each (the event shown keeps its bytes)"  # (note_keys_twice)
 WALK_ENDS = "; the walk ends there"  # what becomes of a line too long in a walk (read: ``journals.SKIPPED``)
 Released = Batch | Iterator[Batch]  # what the walk gives back: held records come back lazily (``HeldRecords.batches``)
 
@@ -205,10 +205,8 @@ class WalkRecords(Transform):
                                **read_failure_advice(problem.cause))
                     look = i + 1
                     break
-            if raw is not None and batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
-                note = duplicate_key_note(raw, record, batch.position(i), outcome=READ_LAST)
-                if note is not None:
-                    self.emit("notices", {**note, "stage": self.id})
+            if batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
+                self.note_keys_twice(batch, i, record, READ_LAST)
             self._advance(batch, i, raw)
             if self._take(batch, i, record, raw, out, parts):
                 break

@@ -31,7 +31,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.batch import Batch, keys_twice_note
 from replay.pipeline.engine.errors import CATALOGUE, EXIT_FAILED, ReplayError, as_received, diagnostic, empty_value
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
 
@@ -277,6 +278,14 @@ class Stage:
                 fields.setdefault(key, value)
         fields.setdefault("stage", self.id)
         self.emit("errors", diagnostic(code, message, **fields))
+
+    def note_keys_twice(self, batch: Batch, i: int, value: Any, outcome: str) -> None:
+        """A notice (E_JSON_DUPLICATE_KEY, a warning) when line ``i`` of ``batch`` (``value`` read from it) writes a key
+        twice in one object, saying ``outcome``; its position is made only then (most lines write each key once)."""
+        raw = batch.raws[i]
+        keys = exactjson.duplicate_keys(raw, value) if raw is not None else None
+        if keys:
+            self.emit("notices", {**keys_twice_note(keys, batch.position(i), outcome), "stage": self.id})
 
     def emit(self, port: str, record: dict[str, Any]) -> None:
         """Send ``record`` on side port ``port``. A record on ``errors`` has a catalogue code, as ``error`` makes one
