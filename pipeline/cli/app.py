@@ -18,7 +18,6 @@ import signal
 import sys
 import time
 from collections.abc import Iterable
-from contextlib import suppress
 from types import FrameType
 from typing import Any
 
@@ -41,7 +40,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.executor import ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
-from replay.pipeline.engine.log import LEVELS, SESSION, log_warnings, make_logger
+from replay.pipeline.engine.log import LEVELS, SESSION, log_unraisable, log_warnings, make_logger
 from replay.pipeline.engine.memory import spare_teardown, tune_gc
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
 from replay.pipeline.engine.stage import Option, Source
@@ -543,25 +542,9 @@ def _click_error(exc: click.ClickException) -> dict[str, Any]:
     return diagnostic("E_USAGE_INVALID", message, howToFix=how_to_fix("E_USAGE_INVALID", typed))
 
 
-def _unraisable(args: Any) -> None:
-    """An exception Python could not raise (in a ``__del__``, at exit) goes on stderr as replay says everything there,
-    a JSON log line (Python wrote its own text): at debug what an interrupt leaves (an event loop a second Ctrl-C
-    stopped half made: an attribute it never set; the interrupt itself), else a warning."""
-    try:
-        what = None if args.object is None else repr(args.object)[:200]
-    except Exception:  # (an object whose repr fails too)
-        what = f"<{type(args.object).__name__}>"
-    expected = isinstance(args.exc_value, KeyboardInterrupt) or (  # (``<function BaseEventLoop.__del__ ...>``)
-        isinstance(args.exc_value, AttributeError) and "EventLoop" in (what or ""))
-    with suppress(Exception):  # (at exit, with the interpreter half gone: nothing more to say it with)
-        (logger().debug if expected else logger().warning)(
-            "python.unraisable", code="E_PYTHON_UNRAISABLE", error=f"{type(args.exc_value).__name__}: {args.exc_value}",
-            message=args.err_msg or "Exception ignored", object=what)
-
-
 def main(argv: list[str] | None = None) -> None:
     tune_gc()
-    sys.unraisablehook = _unraisable
+    log_unraisable()
     interrupt_like_ctrl_c()
     interrupts.enable()  # a stage that keeps a run alive past an interrupt's grace ends the process (E_STAGE_NOT_STOPPED)
     code = run_cli(argv)

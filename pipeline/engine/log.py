@@ -118,3 +118,25 @@ def log_warnings(log: Logger) -> None:
         log.warning("python.warning", code="E_PYTHON_WARNING", category=category.__name__, message=str(message), where=f"{filename}:{lineno}")
 
     warnings.showwarning = show
+
+
+def log_unraisable() -> None:
+    """An exception Python could not raise (in a ``__del__``, at exit) becomes a ``python.unraisable`` record of the
+    command's logger (``session_logger``), as ``log_warnings`` makes a warning one, instead of Python's own text: at
+    debug what an interrupt leaves (an event loop a second Ctrl-C stopped half made: an attribute it never set; the
+    interrupt itself), else a warning (E_PYTHON_UNRAISABLE)."""
+
+    def said(args: Any) -> None:
+        try:
+            what = None if args.object is None else repr(args.object)[:200]
+        except Exception:  # (an object whose repr fails too)
+            what = f"<{type(args.object).__name__}>"
+        expected = isinstance(args.exc_value, KeyboardInterrupt) or (  # (``<function BaseEventLoop.__del__ ...>``)
+            isinstance(args.exc_value, AttributeError) and "EventLoop" in (what or ""))
+        with suppress(Exception):  # (at exit, with the interpreter half gone: nothing more to say it with)
+            log = session_logger()
+            (log.debug if expected else log.warning)(
+                "python.unraisable", code="E_PYTHON_UNRAISABLE", error=f"{type(args.exc_value).__name__}: {args.exc_value}",
+                message=args.err_msg or "Exception ignored", object=what)
+
+    sys.unraisablehook = said
