@@ -13,7 +13,7 @@ import re
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import asynccontextmanager, contextmanager, nullcontext, suppress
 from itertools import accumulate
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any, BinaryIO, Protocol
@@ -431,16 +431,10 @@ async def open_journal(path: str, follow: bool = False) -> AsyncIterator[Reader]
         async with open_url(path) as remote:
             yield await _decoded(remote, path)
         return
-    if path == STDIN:
-        fd = sys.stdin.fileno()
+    with nullcontext(sys.stdin.fileno()) if path == STDIN else opened(path) as fd:  # (stdin: not closed after)
         raw = FdReader(fd)
         async with nonblocking(fd, raw.kind):
-            yield await _decoded(raw, "<stdin>", follow)
-        return
-    with opened(path) as fd:
-        raw = FdReader(fd)
-        async with nonblocking(fd, raw.kind):
-            yield await _decoded(raw, path, follow)
+            yield await _decoded(raw, "<stdin>" if path == STDIN else path, follow)
 
 
 @contextmanager
