@@ -21,7 +21,6 @@ from collections.abc import Iterable
 from types import FrameType
 from typing import Any
 
-import anyio
 import click
 
 from replay.pipeline.cli.command import ReplayCommand, ReplayCommandGroup, say
@@ -418,7 +417,7 @@ def execute(graph: Graph, *, strict: bool = False, command: str = "", error_port
     error_port = error_port or ErrorPort(strict=strict, limit=max_errors())
     started = time.perf_counter()
     log.debug("graph.start", command=command, stages=list(graph.nodes))
-    result = anyio.run(lambda: run_graph(graph, strict=strict, error_port=error_port, log=log))
+    result = interrupts.run_async(lambda: run_graph(graph, strict=strict, error_port=error_port, log=log))
     log.info("graph.done", command=command, errors=result.errors, seconds=round(time.perf_counter() - started, 3),
              dropped=result.dropped or None)
     return result

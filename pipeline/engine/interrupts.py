@@ -543,3 +543,29 @@ def watching() -> Iterator[None]:
                 now = signal.set_wakeup_fd(-1)
                 if now != dog.write_fd:
                     signal.set_wakeup_fd(now)  # (set by someone else meanwhile: theirs)
+
+
+def run_async(func: Callable[[], Any]) -> Any:
+    """``anyio.run(func)`` (asyncio), its event loop made whole whatever Ctrl-C does meanwhile (``loop_made_whole``)."""
+    import anyio
+
+    return anyio.run(func, backend_options={"loop_factory": loop_made_whole})
+
+
+def loop_made_whole() -> Any:
+    """A new asyncio event loop, made with Ctrl-C held: one cut halfway (KeyboardInterrupt inside its ``__init__``, a
+    Ctrl-C just as a run starts: a worker taking its next task, say) lacked its self-pipe, and its ``__del__`` printed
+    Python's "Exception ignored ... AttributeError: '_UnixSelectorEventLoop' object has no attribute '_ssock'" on
+    stderr, which carries JSON lines only. A Ctrl-C that came meanwhile acts once the loop is made, which it closes
+    first when it raises."""
+    import asyncio
+
+    loop = None
+    try:
+        with held():
+            loop = asyncio.new_event_loop()
+    except BaseException:
+        if loop is not None:
+            loop.close()
+        raise
+    return loop

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import anyio
-
 from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import (
     EXIT_FAILED,
@@ -42,7 +40,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.executor import ErrorPort, StageFailed, plan, run_graph
 from replay.pipeline.engine.graph import Graph
-from replay.pipeline.engine.log import log_warnings, make_logger
+from replay.pipeline.engine.log import log_unraisable, log_warnings, make_logger
 from replay.pipeline.engine.memory import tune_gc
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
@@ -238,7 +236,7 @@ def run_inputs(work: Work, paths: list[str], stop: Callable[[], bool] | None = N
     worker = signal.getsignal(signal.SIGINT) is _worker_interrupted
     try:
         with _cancelled_by_ctrl_c(worker):
-            return anyio.run(run_all)
+            return interrupts.run_async(run_all)
     finally:
         _in_task = False
 
@@ -501,11 +499,13 @@ def _worker_started(lifeline: Any = None) -> None:
     run does: what it staged under temp names is swept by the next run over the folder. (A pipe, not Linux's
     PR_SET_PDEATHSIG: a worker's parent is the fork server, and a pipe works on every POSIX system.) Python's warnings
     it meets are log records, as the command's are (``log_warnings``): a coroutine a Ctrl-C left unawaited printed its
-    RuntimeWarning as text on the command's stderr, which carries JSON lines only."""
+    RuntimeWarning as text on the command's stderr, which carries JSON lines only; so are exceptions Python cannot
+    raise (``log_unraisable``)."""
     signal.signal(signal.SIGINT, _worker_interrupted)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # (blocked since the fork server started: a Ctrl-C
     # that came meanwhile is handled now, by the handler above)
     log_warnings(make_logger())
+    log_unraisable()
     if lifeline is not None:
         import threading
 

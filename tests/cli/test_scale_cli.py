@@ -412,3 +412,19 @@ def test_a_worker_process_writes_pythons_warnings_as_log_records() -> None:
     record = orjson.loads(line)
     assert (record["event"], record["category"], record["message"]) == ("python.warning", "RuntimeWarning",
                                                                         "coroutine x was never awaited")
+
+
+def test_a_worker_process_writes_exceptions_python_cannot_raise_as_log_records() -> None:
+    """An exception in a ``__del__`` in a worker process (an event loop a Ctrl-C cut off halfway) came out as Python's
+    "Exception ignored" text on the command's stderr (JSON lines only): a worker routes it as the command does."""
+    import subprocess
+    import sys
+
+    code = ("from replay.pipeline.engine.parallel import _worker_started\n_worker_started()\n"
+            "class Gone:\n    def __del__(self):\n        raise ValueError('half made')\nGone()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.returncode == 0
+    [line] = done.stderr.splitlines()
+    record = orjson.loads(line)
+    assert (record["event"], record["code"], record["error"]) == ("python.unraisable", "E_PYTHON_UNRAISABLE",
+                                                                  "ValueError: half made")
