@@ -39,7 +39,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.executor import ErrorPort, RunResult, StageFailed, run_graph
 from replay.pipeline.engine.graph import Graph
-from replay.pipeline.engine.log import LEVELS, SESSION, log_unraisable, log_warnings, make_logger
+from replay.pipeline.engine.log import LEVELS, SESSION, log_unraisable, log_warnings, make_logger, write_stderr
 from replay.pipeline.engine.memory import spare_teardown, tune_gc
 from replay.pipeline.engine.quota import DEFAULT_LIMIT
 from replay.pipeline.engine.stage import Option, Source
@@ -496,11 +496,7 @@ def typed_line() -> str | None:
 
 
 def _print_error(body: dict[str, Any]) -> None:
-    try:
-        sys.stderr.buffer.write(error_line(body))
-        sys.stderr.buffer.flush()
-    except (OSError, ValueError, AttributeError):
-        pass  # stderr closed, full or gone: there is nowhere left to say it; the exit code still does
+    write_stderr(error_line(body))  # (stderr closed, full or gone: the exit code still says it)
 
 
 def _near_flags(flag: str, possibilities: list[str]) -> list[str]:

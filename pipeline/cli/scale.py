@@ -24,6 +24,7 @@ import click
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.log import write_stderr
 from replay.pipeline.engine.outputs import probe_folder
 from replay.pipeline.engine.parallel import (
     CLUSTER_TASK_INPUTS,
@@ -101,9 +102,7 @@ def stderr_is_terminal() -> bool:
 def print_outcome(outcome: Outcome) -> None:
     """An input's output where one run would have put it: stdout, then its diagnostics on stderr."""
     if outcome.stderr:
-        sys.stderr.flush()
-        sys.stderr.buffer.write(outcome.stderr)
-        sys.stderr.buffer.flush()
+        write_stderr(outcome.stderr)
     if outcome.stdout:
         write_stdout(outcome.stdout)
 
@@ -137,9 +136,7 @@ def print_refusal(outcome: Outcome) -> None:
     assert outcome.failure is not None
     body = dict(outcome.failure.reported())
     body.setdefault("source", outcome.path)
-    sys.stderr.flush()
-    sys.stderr.buffer.write(error_line(body))
-    sys.stderr.buffer.flush()
+    write_stderr(error_line(body))
 
 
 def files_for(files: list[str]) -> Files:

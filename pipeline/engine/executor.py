@@ -26,7 +26,7 @@ from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import PipeClosed, ReplayError, StrictAbort, error_line
 from replay.pipeline.engine.graph import MAIN, Edge, Graph
-from replay.pipeline.engine.log import log_record, make_logger
+from replay.pipeline.engine.log import log_record, make_logger, write_stderr
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.quota import DEFAULT_LIMIT, Quota
 from replay.pipeline.engine.segment import Item, Segment
@@ -67,7 +67,7 @@ class ErrorPort:
         self.limit = limit
         self.count = 0
         self.first: dict[str, Any] | None = None
-        self._write = write if write is not None else _write_stderr
+        self._write = write if write is not None else write_stderr
         self._quota = Quota(limit)
 
     def put(self, records: list[dict[str, Any]]) -> None:
@@ -85,14 +85,6 @@ class ErrorPort:
         """Write one summary line per (source, code) whose errors were left out; call once, at the end."""
         for summary in self._quota.left_out("error"):
             self._write(error_line(summary))
-
-
-def _write_stderr(data: bytes) -> None:
-    try:
-        sys.stderr.buffer.write(data)
-        sys.stderr.buffer.flush()
-    except (OSError, ValueError, AttributeError):
-        pass  # stderr closed or full: the error still counts (exit 1), there is nowhere to print it
 
 
 @dataclass

@@ -103,6 +103,16 @@ def session_logger() -> Logger:
     return make_logger(log.level if log is not None else "warning")
 
 
+def write_stderr(data: bytes) -> None:
+    """Write (and flush) ``data`` on stderr, after what Python's text layer holds; stderr closed (``2>&-``), full or
+    gone says nothing and fails nothing: a run's stdout, outputs and exit code never depend on its diagnostics being
+    seen (the errors still count)."""
+    with suppress(OSError, ValueError, AttributeError):
+        sys.stderr.flush()
+        sys.stderr.buffer.write(data)
+        sys.stderr.buffer.flush()
+
+
 def log_record(log: Any, level: str, event: str, record: dict[str, Any]) -> None:
     """One record (a stage's notice, say) as one log line: its fields, but for those the log line sets itself."""
     getattr(log, level)(event, **{k: v for k, v in record.items() if k not in ("event", "level", "timestamp")})

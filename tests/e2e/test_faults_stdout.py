@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -61,6 +62,36 @@ def test_a_closed_stderr_never_fails_a_run(tmp_path: Path) -> None:
                               preexec_fn=lambda: os.close(2), timeout=120, check=False)
     assert proc.returncode == 0
     assert out.read_bytes() == Path(TWO_RUNS).read_bytes()
+
+
+NOTICED = b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r","payload":{}}\n' \
+    b'{"seq":2,"timestamp":"2026-03-01T12:00:01Z","type":"tool_end","runId":"r","payload":{"a":1,"a":2}}\n' \
+    b'{"seq":3,"timestamp":"2026-03-01T12:00:02Z","type":"run_completed","runId":"r","payload":{}}\n' \
+    b'{"seq": not json\n'
+
+
+@pytest.mark.parametrize("stderr", ["closed", "full"])
+@pytest.mark.parametrize("args", [["validate", "a.jsonl", "b.jsonl"], ["report", "a.jsonl", "b.jsonl"],
+                                  ["heal", "--in", "in", "--out", "healed"]], ids=" ".join)
+def test_a_closed_or_full_stderr_loses_no_output_over_many_inputs(tmp_path: Path, args: list[str], stderr: str) -> None:
+    """Over several inputs (each run on its own, its stderr printed after it) an input with something for stderr (an alias
+    with a key written twice, a line no JSON) stopped the command there, exit 1: its stdout line and every later one lost, a healed
+    folder never published. Its diagnostics now go nowhere, as one run's do, and the rest is as with stderr open."""
+    (tmp_path / "in").mkdir()
+    for name in ("a.jsonl", "b.jsonl", "in/a.jsonl", "in/b.jsonl"):
+        (tmp_path / name).write_bytes(NOTICED)
+    seen = subprocess.run([REPLAY, *args], cwd=tmp_path, capture_output=True, timeout=120, check=False)
+    assert seen.stderr  # (there is something for stderr: the warnings)
+    if args[0] == "heal":
+        healed = {p.name: p.read_bytes() for p in (tmp_path / "healed").iterdir()}
+        shutil.rmtree(tmp_path / "healed")
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([REPLAY, *args], cwd=tmp_path, stdout=subprocess.PIPE, check=False, timeout=120,
+                              stderr=full if stderr == "full" else subprocess.DEVNULL,
+                              preexec_fn=(lambda: os.close(2)) if stderr == "closed" else None)
+    assert (proc.returncode, proc.stdout) == (seen.returncode, seen.stdout)
+    if args[0] == "heal":
+        assert {p.name: p.read_bytes() for p in (tmp_path / "healed").iterdir()} == healed
 
 
 @pytest.mark.parametrize("files", [1, 2])

@@ -29,7 +29,7 @@ from replay.pipeline.engine.errors import (
     input_unreadable,
     printable,
 )
-from replay.pipeline.engine.log import log_record
+from replay.pipeline.engine.log import log_record, write_stderr
 from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
 from replay.pipeline.engine.quota import Quota
 from replay.pipeline.io.fdio import write_stdout
@@ -122,7 +122,7 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
     try:
         _out(result)
     finally:  # (stdout refusing the line, a full disk, is said too, but the verdict is still said: as `replay diff`)
-        sys.stderr.buffer.write(error_line(diagnostic(
+        write_stderr(error_line(diagnostic(
             "E_GOLDEN_MISMATCH", f"{source_name(new)} differs from {printable(recorded)}: {difference.describe()}",
             source=source_name(new), line=difference.line,
             **_excerpts(difference.recorded, difference.new), normalised=normalised,
@@ -144,7 +144,7 @@ def _say_unreadable(exc: UnreadableLines, names: dict[str, str]) -> None:
                    ", or drop the line with `replay heal`, then compare.")
         else:
             fix = advice.removesuffix(" Other lines are still read.")
-        sys.stderr.buffer.write(error_line(diagnostic(
+        write_stderr(error_line(diagnostic(
             problem.code, f"the {problem.side} file's {message}", source=source_name(names[problem.side]),
             side=problem.side, **fields, howToFix=f"{fix} {JOURNALS_READ}")))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_opti
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
 from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
+from replay.pipeline.engine.log import write_stderr
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, is_url, not_a_journal_name, path_kind
 from replay.pipeline.report.model import SUMMARY_FIELDS
@@ -157,9 +157,7 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
 
             def take(outcome: Any) -> None:
                 if outcome.stderr:
-                    sys.stderr.flush()
-                    sys.stderr.buffer.write(outcome.stderr)
-                    sys.stderr.buffer.flush()
+                    write_stderr(outcome.stderr)
                 sink.write(outcome.stdout)
 
             totals = run_over(work, files, scale, label="report", take=take, preflight=None)  # made above, on the whole graph

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 import orjson
 
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.engine.config import RESERVED_HELP
 from replay.pipeline.engine.errors import error_line
+from replay.pipeline.engine.log import write_stderr
 from replay.pipeline.engine.registry import Registry
 from replay.pipeline.engine.spec import load_spec, spec_names, spec_text
 from replay.pipeline.io.fdio import write_stdout
@@ -37,7 +36,7 @@ def stages(as_json: bool, graph: str | None) -> int:
     registry = Registry()
     described = registry.describe_all()
     for problem in registry.problems:
-        sys.stderr.buffer.write(error_line(problem))
+        write_stderr(error_line(problem))
     if as_json:
         write_stdout(orjson.dumps(described, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
