@@ -283,6 +283,9 @@ class DiscoverRunner(Source):
         self._spec: RunnerSpec | None = None
         self._prompt: str | None = None
 
+    def reads_stdin(self) -> str | None:
+        return None if self.config["prompt"] else self.named(None)[1]  # (the prompt, when none is given)
+
     def preflight(self, inputs: list[str]) -> None:
         """Refuse (exit 2) before anything runs: no prompt (a prompt on stdin waits for ``preflight_input``), or no
         usable runner."""

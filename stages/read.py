@@ -106,6 +106,11 @@ class ReadJournal(Source):
     def reads_stdin_unnamed(self) -> bool:
         return not self.config["paths"]
 
+    def reads_stdin(self) -> str | None:
+        if STDIN in self.config["paths"]:  # (`-` named: in the config's paths, or as the command's argument)
+            return self.named(None if "paths" in self.args_keys else "paths")[1]
+        return super().reads_stdin()
+
     def input_files(self) -> list[str]:
         """The files this read will read, found once: the preflight asks first, and the read reads that list."""
         if self._files is None:

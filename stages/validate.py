@@ -6,6 +6,7 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import BYTES_KEPT, Batch
+from replay.pipeline.engine.errors import CATALOGUE
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import DOCUMENT_RECORD, record_kind
@@ -22,7 +23,8 @@ class ValidateEvents(Transform):
                                  "a warning on the notices port: the bytes are kept, the run does not fail); it costs a "
                                  "full parse of every line, so `replay validate` leaves it off"),
         "report_as": Option(str, "", "report every problem under this one code (e.g. E_HEALED_ARTIFACT_INVALID after "
-                            "heal), the specific code kept in `cause`; empty: the specific codes"),
+                            "heal), the specific code kept in `cause`; empty: the specific codes",
+                            choices=("", *CATALOGUE), choices_named="a code of ERROR_CODES.md, or empty"),
     }
 
     ports = ("errors", "notices")

@@ -42,9 +42,9 @@ from replay.pipeline.engine.errors import (
     json_document,
     utf8_text,
 )
-from replay.pipeline.engine.graph import ID_PATTERN, Graph, take_once
+from replay.pipeline.engine.graph import ID_PATTERN, ID_RULE, Graph, id_refused, take_once
 from replay.pipeline.engine.registry import Registry
-from replay.pipeline.engine.stage import Composite, Stage
+from replay.pipeline.engine.stage import Composite, Option, Stage
 
 # The keys every stage of a config takes besides its own options (``replay stages`` lists them once, after the stages)
 RESERVED_HELP = {
@@ -138,8 +138,21 @@ def check_options(cls: type[Stage], options: dict[str, Any], where: str) -> None
         if problem:
             raise ReplayError(
                 "E_CONFIG_OPTION_INVALID", f"option {key!r} of {kind!r} must be {problem}", path=f"{where}.{key}",
-                expected=problem, received=as_received(value),
+                expected=problem, received=as_received(value), **_close_choices(cls.options[key], value),
             )
+
+
+def _close_choices(option: Option, value: Any) -> dict[str, Any]:
+    """A howToFix naming the choices of ``option`` closest to the string ``value`` it refused (a typo), if any."""
+    if not option.choices or not isinstance(value, str):
+        return {}
+    import difflib  # (here: a config refused for its value only; commands start without it)
+
+    close = difflib.get_close_matches(value, [c for c in option.choices if isinstance(c, str) and c], n=3, cutoff=0.6)
+    if not close:
+        return {}
+    return {"howToFix": "Did you mean " + " or ".join(repr(c) for c in close) + "? (`replay stages --json` lists "
+                        "every value the option takes.)"}
 
 
 def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list[str] | None = None,
@@ -211,7 +224,7 @@ def _stage_tables(stages: Any) -> Tables:
     for node_id, spec in stages.items():
         where = f"stages.{node_id}"
         if not ID_PATTERN.match(str(node_id)):
-            raise _shape(f"stage id {node_id!r} may use letters, digits, _ and - only", where, received=as_received(node_id))
+            raise id_refused(node_id, where)
         if not isinstance(spec, dict):
             raise _shape(f"stage {node_id!r} must be a table", where, received=type(spec).__name__)
     return {str(k): (dict(v), f"stages.{k}") for k, v in stages.items()}
@@ -232,7 +245,8 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
         node_id = spec.pop("id", None)
         if node_id is not None and (not isinstance(node_id, str) or not ID_PATTERN.match(node_id)
                                     or node_id in [i for i, _, _ in items]):
-            raise _shape(f"a chain item's id must be a string no other item uses; got {node_id!r}", f"chain[{k}].id",
+            raise _shape(f"a chain item's id must be a string of {ID_RULE} that no other item uses; got {node_id!r}",
+                         f"chain[{k}].id",
                          received=as_received(node_id), howToFix="Give each stage of the chain its own id (or none).")
         items.append((node_id, spec, f"chain[{k}]"))
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from replay.pipeline.engine.errors import ReplayError, as_received
-from replay.pipeline.engine.stage import Stage
+from replay.pipeline.engine.stage import Source, Stage
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")  # what a config may call a stage
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")  # what a config may call a stage (ASCII: ids make keys, paths, log fields)
+ID_RULE = "ASCII letters, digits, _ and -"  # the same, in words
 # Stages a composite expands into are named <composite>/<inner> (a name no config can take).
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)*$")
 MAIN = ""  # the port name of a stage's main output
@@ -48,6 +50,16 @@ _STAGE_PATH = re.compile(r"stages\.([A-Za-z0-9_-]+)((?:/[A-Za-z0-9_-]+)*)((?:\..
 
 def _config_error(code: str, message: str, path: str, **fields) -> ReplayError:
     return ReplayError(code, message, path=path, **fields)
+
+
+def id_refused(node_id: Any, where: str) -> ReplayError:
+    """The refusal of a stage id ``ID_PATTERN`` does not take, at ``where``, with an id it would take to rename it to."""
+    spelled = unicodedata.normalize("NFKD", str(node_id)).encode("ascii", "ignore").decode()  # (é: e)
+    suggested = re.sub(r"[^A-Za-z0-9_-]+", "_", spelled).strip("_") or "stage_1"
+    return _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node_id!r} may use {ID_RULE} only", where,
+                         received=as_received(node_id), expected=ID_RULE,
+                         howToFix=f"Rename the stage (e.g. to {suggested!r}): its `[stages.<id>]` table (a chain item: its "
+                                  "`id`) and every `inputs` entry that names it.")
 
 
 def _taken_twice(node_id: str, output: str, first: str, again: str, where: str, inputs: list[str]) -> ReplayError:
@@ -99,8 +111,7 @@ class Graph:
     def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:
         node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())
         if not isinstance(node_id, str) or not NODE_ID.match(node_id):
-            raise _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node_id!r} may use letters, digits, _ and - only",
-                                f"stages.{node_id}", received=as_received(node_id))
+            raise id_refused(node_id, f"stages.{node_id}")
         if node_id in self.nodes:
             raise _config_error("E_CONFIG_SHAPE_INVALID", f"two stages are called {node_id!r}", f"stages.{node_id}",
                                 received=node_id, howToFix="Give each stage its own id.")
@@ -168,7 +179,7 @@ class Graph:
     def validate(self) -> list[Edge]:
         for node in self.nodes.values():
             if not NODE_ID.match(node.id):
-                raise _config_error("E_CONFIG_SHAPE_INVALID", f"stage id {node.id!r} may use letters, digits, _ and - only", f"stages.{node.id}")
+                raise id_refused(node.id, f"stages.{node.id}")
             if node.stage.kind == "source" and node.inputs:
                 raise _config_error("E_CONFIG_INPUTS_INVALID", f"source stage {node.id!r} takes no inputs", f"stages.{node.id}.inputs")
             if node.stage.kind != "source" and not node.inputs and not node.declared_inputs:
@@ -208,6 +219,7 @@ class Graph:
                              'inputs = ["summarize"] (in a chain: "summarize" just before it).',
                     example=f'[stages.summarize]\ntype = "summarize"\ninputs = ["{given}"]',
                 )
+        self._check_one_stdin_reader()
         self._check_acyclic(edges)
         self._check_screened(edges)
         self._check_redacted(edges)
@@ -230,6 +242,25 @@ class Graph:
                     example=f'[stages.dead_letter]\ntype = "write"\npath = "errors.jsonl"\ninputs = ["{node.id}.errors"]',
                 )
         return edges
+
+    def _check_one_stdin_reader(self) -> None:
+        """Stdin can be read once: two sources reading it (``Source.reads_stdin``: two `read` stages given no paths)
+        would fight over it (one fails, or each gets pieces of it cut anywhere). The second is refused."""
+        first: str | None = None
+        for node in self.nodes.values():
+            where = node.stage.reads_stdin() if isinstance(node.stage, Source) else None
+            if where is None:
+                continue
+            if first is None:
+                first = node.id
+                continue
+            raise _config_error(
+                "E_CONFIG_OPTION_INVALID", f"stages {first!r} and {node.id!r} would both read stdin, which can be "
+                "read once", where, received="stdin", expected="one source reading stdin",
+                howToFix=f"Give {node.id!r} `paths` of its own, or read stdin once and give both ways its output: "
+                         f'inputs = ["{first}"] (a stage\'s output goes to every stage that names it).',
+                example=f'[stages.{node.id}]\ntype = "{node.stage.name}"\npaths = ["other.jsonl"]',
+            )
 
     def _check_screened(self, edges: list[Edge]) -> None:
         """Every stage a screen's fast lane reaches knows it (``Stage.screened_lane``)."""
@@ -303,28 +334,30 @@ class Graph:
         return list(reached)
 
     def _check_acyclic(self, edges: list[Edge]) -> None:
+        """A cycle among the inputs is refused, named stage by stage. A walk with its own stack, not recursion: a chain
+        of thousands of stages is as deep as it is long."""
         after = self._successors(edges)
-        state: dict[str, int] = {}
-        path: list[str] = []
-
-        def visit(n: str) -> None:
-            state[n] = 1
-            path.append(n)
-            for m in after[n]:
-                if state.get(m) == 1:
+        state: dict[str, int] = {}  # 1: on the path walked now; 2: done (no cycle through it)
+        for start in self.nodes:
+            if start in state:
+                continue
+            state[start] = 1
+            path, todo = [start], [iter(after[start])]  # the path walked, and the successors left at each of its stages
+            while todo:
+                m = next(todo[-1], None)
+                if m is None:
+                    state[path.pop()] = 2
+                    todo.pop()
+                elif state.get(m) == 1:
                     cycle = [*path[path.index(m):], m]
                     raise _config_error(
                         "E_CONFIG_CYCLE", "stage inputs form a cycle: " + " -> ".join(cycle),
                         f"stages.{m}.inputs", received=cycle,
                     )
-                if m not in state:
-                    visit(m)
-            path.pop()
-            state[n] = 2
-
-        for n in self.nodes:
-            if n not in state:
-                visit(n)
+                elif m not in state:
+                    state[m] = 1
+                    path.append(m)
+                    todo.append(iter(after[m]))
 
     def topological(self, edges: list[Edge]) -> list[str]:
         indegree = {n: 0 for n in self.nodes}

@@ -50,6 +50,7 @@ class Option:
     help: str
     required: bool = False
     choices: tuple[Any, ...] | None = None
+    choices_named: str | None = None  # the choices in words, where they are too many to list (error codes)
     items: type | None = None  # what a list's elements / a table's values must be (lists: str unless said)
     # "args": when the config leaves the option unset, it takes the positional arguments of the
     # command that runs the graph (``replay run SPEC ARGS...``): the paths to read, the prompt to send.
@@ -94,10 +95,10 @@ class Option:
         if ok and items is not None and isinstance(value, list | dict):
             values = value.values() if isinstance(value, dict) else value
             ok = all(isinstance(v, items) and not (items is str and not v) for v in values)
-        if not ok:
-            return self.type_name() + (f" of {items.__name__}" if items is not None else "")
+        if not ok:  # (the rule in full: a list's strings are globs, paths, words, none of which may be empty)
+            return self.type_name() + ("" if items is None else " of non-empty str" if items is str else f" of {items.__name__}")
         if self.choices is not None and value not in self.choices:
-            return "one of " + ", ".join(map(str, self.choices))
+            return self.choices_named or "one of " + ", ".join(map(str, self.choices))
         if self.minimum is not None and isinstance(value, int | float) and not value >= self.minimum:  # (nan too)
             return f"{self.type_name()} >= {self.minimum}"
         if isinstance(value, float) and not math.isfinite(value):  # (inf: a pause, a wait that never ends)
@@ -372,6 +373,12 @@ class Source(Stage):
         """Does this source read stdin without being told to: given no path (``read``)? A terminal there is refused
         before the run (``cli.app.execute``); a `-` given as a path reads it, terminal or not."""
         return False
+
+    def reads_stdin(self) -> str | None:
+        """Where the config tells this source to read stdin, as a refusal names it (``named``: ``stages.r2.paths`` for
+        a `-` among its paths, the stage for none given, ``reads_stdin_unnamed``); None when it does not. Stdin can be
+        read once: a graph with two sources reading it is refused (``Graph.validate``)."""
+        return self.named(None)[1] if self.reads_stdin_unnamed() else None
 
 
 class Sink(Stage):

@@ -53,7 +53,7 @@ def test_a_composite_s_wrong_inputs_are_named_as_the_config_wrote_them(tmp_path:
 @pytest.mark.parametrize("item, path, expected", [
     ("{type = 'select', keep_run_records = [true]}", "chain[0].keep_run_records", "bool"),
     ("{type = 'write', path = ['out.jsonl']}", "chain[0].path", "str"),
-    ("{type = 'select', types = 'tool_*'}", "chain[0].types", "list of str"),
+    ("{type = 'select', types = 'tool_*'}", "chain[0].types", "list of non-empty str"),
 ])
 def test_an_option_of_the_wrong_type_says_the_type_it_takes(tmp_path: Path, item: str, path: str, expected: str):
     """A list given to a bool or str option was refused as 'must be bool of str' ('str of str'): what a list option's

@@ -15,9 +15,9 @@ def test_an_option_of_the_wrong_type_is_refused_in_python_as_in_a_config():
     with pytest.raises(ReplayError) as by_config:
         check_options(SelectEvents, {"types": "tool_*"}, "stages.select")
     assert by_config.value.code == "E_CONFIG_OPTION_INVALID"
-    with pytest.raises(TypeError, match=r"option 'types' of SelectEvents must be list of str, not 'tool_\*'"):
+    with pytest.raises(TypeError, match=r"option 'types' of SelectEvents must be list of non-empty str, not 'tool_\*'"):
         SelectEvents(types="tool_*")
-    with pytest.raises(TypeError, match="must be list of str"):
+    with pytest.raises(TypeError, match="must be list of non-empty str"):
         SelectEvents(types=["tool_*", 3])
 
 
