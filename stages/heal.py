@@ -69,15 +69,14 @@ class Heal(Composite):
         return rules_read(self.config["rules_file"])
 
     def _rules(self) -> dict[str, Any]:
-        """The rules file's document; a file that is not there, or cannot be read, named as the flag that gave it
-        (``"path": "--rules"``, the file as ``received``) when one did."""
+        """The rules file's document; a file that is not there, or cannot be read, refused at ``rules_file`` (the file
+        as ``received``), which the config names as the user gave it (``option_named``: ``--rules``, ``stages.heal.rules_file``)."""
         given = self.config["rules_file"]
         try:
             return load_rules(given or None)
         except ReplayError as exc:
-            flag = self.flags.get("rules_file")
-            if flag is not None and exc.body.get("path") == str(Path(given)):
-                exc.body["path"] = flag
+            if given and exc.body.get("path") == str(Path(given)):
+                exc.body["path"] = "rules_file"
                 exc.body.setdefault("received", given)
             raise
 

@@ -60,8 +60,11 @@ class LoadIncident(Source):
         if c["format"] == "bundle":
             return records.as_record(records.INCIDENT, bundle.load_bundle(c["path"], limits))
         imported = c["format"] != "canonical"
+        # (bound by `replay incident import`, whose flags name them all, one it was not given too: `--case` is the fix;
+        # a config's are named as it writes them: ``Stage.as_named``)
         incident = export.load_export(c["path"], format=c["format"], case=c["case"] or None, rules_path=c["rules"] or None,
-                                      effects_complete=c["effects_complete"] if imported else None, limits=limits)
+                                      effects_complete=c["effects_complete"] if imported else None, limits=limits,
+                                      flags=export.FLAGS if self.flags else {})
         return records.as_record(records.INCIDENT, {
             "schema_version": bundle.SCHEMA_VERSION, "kind": bundle.KIND, "incident_id": bundle.new_incident_id(),
             "effects_complete": incident["effects_complete"], "input": incident["input"], "events": incident["events"],

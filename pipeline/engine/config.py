@@ -44,7 +44,7 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.engine.graph import ID_PATTERN, ID_RULE, Graph, id_refused, take_once
 from replay.pipeline.engine.registry import Registry
-from replay.pipeline.engine.stage import Composite, Option, Stage
+from replay.pipeline.engine.stage import Composite, Option, Stage, option_named
 
 # The keys every stage of a config takes besides its own options (``replay stages`` lists them once, after the stages)
 RESERVED_HELP = {
@@ -186,10 +186,8 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
                               expected=opt.type_name(), received="nothing")
     try:
         stage = cls(**options)
-    except ReplayError as exc:
-        if exc.body.get("path") in cls.options:  # a constructor refusing one of its options: name it where the config does
-            exc.body["path"] = f"{where}.{exc.body['path']}"
-        raise
+    except ReplayError as exc:  # a constructor refusing one of its options: named as the user gave it
+        raise option_named(exc, cls.options, options, flags or {}, where) from None
     except (Exception, SystemExit) as exc:  # (a constructor calling sys.exit() ended replay, silent)
         raise ReplayError(
             "E_STAGE_LOAD_FAILED", f"stage {stage_id or kind!r} (type {kind!r}) could not be built: {type(exc).__name__}: {exc}",
@@ -328,7 +326,10 @@ class _Builder:
             self.graph.add(stage, id=node_id, inputs=inputs, route_errors=route)
 
     def _expand(self, node_id: str, stage: Composite, where: str, inputs: list[str], route: bool) -> None:
-        sub = stage.expand(self.registry)
+        try:
+            sub = stage.expand(self.registry)
+        except ReplayError as exc:  # (its rules file: named as the option that gave it)
+            raise stage.as_named(exc, where) from None
         self.graph.read_files += stage.input_files()  # (heal's rules file: the composite is no stage of the graph)
         main_in = [r for r in inputs if not r.partition(".")[2]]
 
@@ -346,7 +347,10 @@ class _Builder:
             body = {k: v for k, v in table.items() if k != "inputs"}
             if route:
                 body["route_errors"] = True
-            self.add(f"{node_id}/{inner}", body, f"{where}({inner})", inner_inputs)
+            try:
+                self.add(f"{node_id}/{inner}", body, f"{where}({inner})", inner_inputs)
+            except ReplayError as exc:  # an inner stage's option: the composite's that gave it, else the composite
+                raise _as_composite(exc, f"{where}({inner})", where, stage) from None
         exports: dict[str, list[str]] = {}
         for port, refs in sub.exports.items():
             resolved: list[str] = []
@@ -457,6 +461,18 @@ class _Builder:
         return self.graph
 
 
+def _as_composite(exc: ReplayError, inner: str, where: str, composite: Composite) -> ReplayError:
+    """``exc`` raised at ``inner`` (``stages.heal(alias).aliases``: a stage a composite expands into, which no config
+    writes) named at the composite the config declared: its option of that name (``stages.heal.aliases``), else
+    the composite itself (``stages.heal``)."""
+    path = exc.body.get("path")
+    if isinstance(path, str) and (path == inner or path.startswith((inner + ".", inner + "["))):
+        rest = path[len(inner):]
+        option = rest.lstrip(".").split(".", 1)[0].split("[", 1)[0]
+        exc.body["path"] = where + (rest if option in composite.options else "")
+    return exc
+
+
 def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, paths: list[str] | None = None) -> Graph:
     """Build and validate the graph a config document declares; ``paths`` are the command's arguments."""
     registry = registry or Registry()
@@ -473,7 +489,8 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     for table, where in tables.values():
         builder.refuse_inner_refs(table.get("inputs", []), where)
     graph = builder.graph
-    graph.chained = {node_id: where for node_id, where in builder.where.items() if where.startswith("chain[")}
+    # (a stage the chain added for you, `write` at its end, is named as the `chain` itself: no item declares it)
+    graph.chained = {node_id: where for node_id, where in builder.where.items() if where.startswith("chain")}
     try:
         builder.finish()
         graph.validate()

@@ -567,6 +567,17 @@ def empty_value(subject: str, path: str, *, by_flag: bool, option: str | None = 
                        expected=expected, received="", howToFix=fix, example=shown)
 
 
+def option_word(option: str, flags: dict[str, str]) -> str:
+    """How a message calls ``option``: the flag that set it (``--case``), else the config's key, quoted as code."""
+    return flags.get(option) or f"`{option}`"
+
+
+def option_setting(option: str, value: str, flags: dict[str, str]) -> str:
+    """How the user sets ``option`` to ``value``, for an example: ``--case refund-case``, else ``case = "refund-case"``."""
+    flag = flags.get(option)
+    return f"{flag} {value}" if flag else f"{option} = {exactjson.dumps(value).decode()}"
+
+
 def stdout_closed() -> ReplayError:
     """E_OUTPUT_UNWRITABLE: fd 1 is closed (``replay read x >&-``); a refusal, before anything runs."""
     return ReplayError("E_OUTPUT_UNWRITABLE", "stdout is closed: replay writes its results there", path=STDOUT_NAME,

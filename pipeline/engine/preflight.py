@@ -38,7 +38,10 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     inputs = [source for stage in stages for source in stage.input_files()]
     for stage in stages:
         _refuse_unnameable(stage)  # (first: the stage's own preflight looks at its outputs on disk)
-        stage.preflight(inputs)
+        try:
+            stage.preflight(inputs)
+        except ReplayError as exc:  # a refusal of one of its options, named as the user gave it
+            raise stage.as_named(exc) from None
         for option, target in stage.outputs():  # (a folder there is found out by the rename, after the whole run)
             if target == "":
                 raise stage.refuse_empty(option, names="file", expected=_an_output(_stdout_taken(stage, stages)),

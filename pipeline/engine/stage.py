@@ -196,6 +196,11 @@ class Stage:
         flag = self.flags.get(option)
         return (flag, flag) if flag else (f"stage {self.id!r}", f"stages.{self.id}.{option}")
 
+    def as_named(self, exc: ReplayError, where: str | None = None) -> ReplayError:
+        """``exc``, raised about one of this stage's options, named as the user gave it (``option_named``); ``where``:
+        the stage as the config wrote it (default ``stages.<id>``, which ``Graph.as_written`` names as written)."""
+        return option_named(exc, self.options, self.given, self.flags, where or f"stages.{self.id}")
+
     def refuse_empty(self, option: str | None, *, names: str, expected: str, example: str) -> ReplayError:
         """The refusal of ``option`` left empty (``errors.empty_value``), named as it was given: the flag that set it,
         else this stage's option as a config writes it."""
@@ -437,6 +442,28 @@ class SubGraph:
 
     stages: dict[str, dict[str, Any]]
     exports: dict[str, list[str]]
+
+
+def option_named(exc: ReplayError, options: dict[str, Option], given: dict[str, Any], flags: dict[str, str],
+                 where: str) -> ReplayError:
+    """The one naming of a refusal raised about a stage's option (by its constructor, its preflight, its expansion):
+    ``exc`` whose ``path`` is the option (``aliases``, or a key in it: ``aliases.run_completed``) or the value it was
+    ``given`` (a file it names: ``rules.json``, then kept as ``received``) gets the path the user wrote it at: the flag
+    that set it (``flags``: ``--rules``), else the config's key (``where`` + ``.rules``). The options that take the
+    command's arguments are not looked at (the user typed those as they are). Any other path is left as it is."""
+    path = exc.body.get("path")
+    if not isinstance(path, str) or not path:
+        return exc
+    head = path.split(".", 1)[0].split("[", 1)[0]
+    if head in options and options[head].bind != "args":
+        exc.body["path"] = flags.get(head) or f"{where}.{path}"
+        return exc
+    valued = [key for key, value in given.items()
+              if value == path and key in options and options[key].bind != "args"]
+    if valued:
+        exc.body["path"] = flags.get(valued[0]) or f"{where}.{valued[0]}"
+        exc.body.setdefault("received", path)
+    return exc
 
 
 class Composite(Stage):

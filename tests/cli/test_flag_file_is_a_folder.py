@@ -13,7 +13,7 @@ ROOT = EXAMPLES.parent
 CASES = {
     "heal --rules": (["heal", str(EXAMPLES / "journals" / "two-runs.jsonl"), "--rules", "dir"], "--rules"),
     "incident import --rules": (["incident", "import", str(EXAMPLES / "incidents" / "raw-logs" / "refund-run.jsonl"),
-                                 "--format", "runledger", "--case", "refund-case", "--rules", "dir", "--out", "X"], "dir"),
+                                 "--format", "runledger", "--case", "refund-case", "--rules", "dir", "--out", "X"], "--rules"),
     "script --override": (["script", str(EXAMPLES / "echo-agent" / "scenarios" / "echo" / "session.jsonl"),
                            "--override", "dir"], "--override"),
 }

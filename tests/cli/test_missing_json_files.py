@@ -65,5 +65,5 @@ def test_a_missing_override_sidecar_of_a_config_is_not_told_of_a_flag_it_has_no(
     session = FIXTURES.parent.parent / "examples" / "echo-agent" / "scenarios" / "echo" / "session.jsonl"
     done = run_replay("run", "script.toml", str(session), cwd=tmp_path, process=True)
     (error,) = errors_of(done.stderr)
-    assert (done.returncode, done.stdout, error["code"], error["path"]) == (2, b"", "E_INPUT_PATH_NOT_FOUND", "nope.json")
+    assert (done.returncode, done.stdout, error["code"], error["path"]) == (2, b"", "E_INPUT_PATH_NOT_FOUND", "chain[0].override")
     assert "`override`" in error["howToFix"], error

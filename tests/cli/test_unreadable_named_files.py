@@ -22,7 +22,7 @@ CASES = {
     "recorded golden": ["golden", "check", UNREADABLE, "session.jsonl"],
     "new journal or transcript": ["golden", "check", "session.jsonl", UNREADABLE],
 }
-FLAGS = {"context file": "--context-file", "heal rules file": "--rules"}
+FLAGS = {"context file": "--context-file", "heal rules file": "--rules", "override sidecar": "--override"}
 
 
 @pytest.mark.skipif(not Path(UNREADABLE).is_file(), reason="needs Linux's /proc")

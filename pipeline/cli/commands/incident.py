@@ -128,8 +128,9 @@ def import_(export_path: str, out: str, format_: str, case: str | None, rules: s
 
     for pointer in redact:  # refused here as a pointer, once for a folder too; the stage's option takes no empty string
         removal_pointer(pointer)
-    bindings = {"load.path": export_path, "load.format": format_, "load.case": case, "load.rules": rules,
-                "load.effects_complete": bool(effects_complete), **limits_of(limits),
+    bindings = {"load.path": export_path, "load.format": Flag("--format", format_), "load.case": Flag("--case", case),
+                "load.rules": Flag("--rules", rules), "load.effects_complete": Flag("--effects-complete", bool(effects_complete)),
+                **limits_of(limits),
                 "redact.remove": list(redact), "folder.out": Flag("--out", out)}
     if Path(export_path).is_dir():
         from replay.pipeline.cli.commands.incident_many import import_many
@@ -173,7 +174,7 @@ def replay(bundle: str, agent_command: str, out: str, gate: bool, timeout_ms: st
     answered with the next recorded response only when tool name and arguments match the recording exactly. The
     first extra, missing, reordered or changed call, or a changed final output, stops it (no live tool is ever
     called). Writes DIR with the import files plus replay.json; candidate values, logs and stderr are withheld."""
-    return run("replay", {"load.path": bundle, **limits_of(limits), "agent.command": parse_agent_command(agent_command),
+    return run("replay", {"load.path": bundle, **limits_of(limits), "agent.command": Flag("--agent-command", parse_agent_command(agent_command)),
                           "agent.timeout_ms": parse_timeout(timeout_ms, AgentLimits.timeout_ms), "agent.max_messages": max_messages,
                           "agent.max_tool_calls": max_tool_calls, "evaluate.gate": gate, "folder.out": Flag("--out", out)})
 

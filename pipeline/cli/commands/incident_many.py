@@ -51,7 +51,7 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     if not files:
         raise nothing_to_import(folder, format_, walked)
     if format_ != "canonical":
-        given_rules(format_, bindings["load.rules"], limits, check=True)
+        given_rules(format_, bindings["load.rules"].value, limits, check=True)
     target = Path(out)
     refuse_stdout_into_an_input(files)
     # OUT inside DIR would be read as exports by the next run; DIR inside OUT would mix inputs into outputs

@@ -89,10 +89,11 @@ def check_command(command: list[str], cwd: str | None = None) -> None:
     command (the incident specification's exit 2, nothing runs), whether named on PATH or by its path. What only
     starting it can tell (a program the system cannot execute) is E_INCIDENT_AGENT_START_FAILED, an agent error.
     ``cwd``: the folder the agent starts in, which a relative path to the program is relative to (as starting it
-    resolves it: in that folder), not replay's own."""
+    resolves it: in that folder), not replay's own. Refused at ``command``, the option of ``spawn_agent`` that
+    names it, which the stage names as the user gave it (``Stage.as_named``: ``--agent-command``, ``stages.agent.command``)."""
     if not command or not all(isinstance(a, str) and a for a in command):
         raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", "the agent command must be a non-empty list of non-empty strings",
-                          path="--agent-command", expected='e.g. ["python3", "my_agent.py"]')
+                          path="command", expected='e.g. ["python3", "my_agent.py"]')
     program = command[0]
     at = os.path.join(cwd, program) if cwd and os.sep in program else program  # (join keeps an absolute program)
     if shutil.which(at) is None:  # on PATH, or a path (with a separator): an executable file, or None
@@ -101,7 +102,7 @@ def check_command(command: list[str], cwd: str | None = None) -> None:
         what = ("was not found" if kind is None else "is not executable" if kind == "file"
                 else f"is {describe_kind(kind)}, not a program")
         raise ReplayError("E_INCIDENT_AGENT_COMMAND_INVALID", f"the agent program {program!r}{where} {what}",
-                          path="--agent-command", received=program,
+                          path="command", received=program,
                           howToFix=(f"Make it executable (chmod +x {shlex.quote(program)}) or run it with its interpreter, "
                                     "e.g. [\"python3\", \"my_agent.py\"]." if kind == "file" else
                                     "Name a program on PATH or give its path, e.g. [\"python3\", \"my_agent.py\"]."))

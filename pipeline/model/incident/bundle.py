@@ -174,9 +174,15 @@ def refuse_non_folder_out(out: str, flag: str | None = None) -> None:
     target = Path(out)
     kind = path_kind(target)
     if target.is_symlink() or kind in ("file", "other"):
-        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} exists and is not a folder", {"path": flag or out},
+        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"{_out_named(flag)} {out!r} exists and is not a folder", {"path": flag or out},
                expected="a new or empty folder",
                received="a symbolic link" if target.is_symlink() else describe_kind(kind))
+
+
+def _out_named(flag: str | None) -> str:
+    """What a message calls an output folder: the flag that named it (``--out``), else (a config's option, which the
+    path names: ``Stage.as_named``; a folder made in one) the folder."""
+    return flag or "the output folder"
 
 
 def check_output_folder(out: str, flag: str | None = None) -> None:
@@ -187,7 +193,7 @@ def check_output_folder(out: str, flag: str | None = None) -> None:
     refuse_file_in_the_way(out, flag)
     target = Path(out)
     if target.is_dir() and any(target.iterdir()):
-        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"--out {out!r} is not empty", {"path": flag or out},
+        refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"{_out_named(flag)} {out!r} is not empty", {"path": flag or out},
                expected="a new or empty folder", received="a folder with files",
                howToFix="Choose a fresh folder for every run; earlier results are never overwritten.")
 

@@ -35,6 +35,8 @@ from replay.pipeline.engine.errors import (
     ReplayError,
     folder_for_a_file,
     input_unreadable,
+    option_setting,
+    option_word,
     refuse_duplicate_key,
     utf8_fault,
 )
@@ -50,6 +52,9 @@ from replay.pipeline.model.validation import json_type
 
 SCHEMA_VERSION = 1
 FORMATS = ("canonical", "runledger", "replay")
+# The flags of `replay incident import` that set the import's options (``load_incident``'s): what a refusal of one
+# names when a command set it; a config's stage is named by its keys (``errors.option_word``)
+FLAGS = {"format": "--format", "case": "--case", "rules": "--rules", "effects_complete": "--effects-complete"}
 EXPORT_SUFFIXES = {"canonical": (".json",), "runledger": (".jsonl", ".ndjson"), "replay": (".jsonl", ".ndjson")}  # in a folder
 TERMINAL = ("final_output", "task_error")
 ROOT_REQUIRED = ("schema_version", "input", "events", "assertions")
@@ -449,16 +454,19 @@ def _refuse_document(data: bytes, source: str, format: str) -> NoReturn:
            f"Give a {format} log (one JSON object a line), or import a canonical export without --format.")
 
 
-def _choose_case(found: list[str], case: str | None, source: str, flag_help: str) -> str:
+def _choose_case(found: list[str], case: str | None, source: str, flag_help: str, flags: dict[str, str]) -> str:
+    """The case to import; ``flags``: option -> the flag that set it (``FLAGS``), else a config's key names it."""
+    word, path = option_word("case", flags), flags.get("case", "case")
     if case is not None:
         if case not in found:
-            refuse("E_INCIDENT_CASE_NOT_FOUND", f"no records of case {case!r} in {source!r}", {"source": source, "path": "--case"},
+            refuse("E_INCIDENT_CASE_NOT_FOUND", f"no records of case {case!r} in {source!r}", {"source": source, "path": path},
                    expected="one of: " + masked_list(found), received=case)
         return case
     if len(found) > 1:
-        refuse("E_INCIDENT_CASE_REQUIRED", f"{source!r} holds {len(found)} {flag_help}s; choose one with --case",
-               {"source": source, "path": "--case"}, expected="one of: " + masked_list(found), received="no --case",
-               example=f"--case {masked(found[0])}")
+        refuse("E_INCIDENT_CASE_REQUIRED", f"{source!r} holds {len(found)} {flag_help}s; choose one with {word}",
+               {"source": source, "path": path}, expected="one of: " + masked_list(found), received=f"no {word}",
+               howToFix=f"Choose one with {flags['case']} ID." if "case" in flags else "Choose one: set `case` to it.",
+               example=option_setting("case", masked(found[0]), flags))
     return found[0]
 
 
@@ -467,7 +475,7 @@ RUNLEDGER_DISCARDED = ("log", "assertion_failure", "budget_failure", "case_end")
 
 
 def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any], rules_where: dict[str, Any],
-                   effects_complete: bool, limits: Limits) -> dict[str, Any]:
+                   effects_complete: bool, limits: Limits, flags: dict[str, str] = FLAGS) -> dict[str, Any]:
     """A RunLedger ``run.jsonl``: one case's task_start input, tool events, explicit effects and terminal event;
     its logs and earlier assertion/budget results are dropped."""
     records = _jsonl(data, source, limits, "runledger")
@@ -484,7 +492,7 @@ def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any],
                    received=json_type(record.get("case_id")) if "case_id" in record else "nothing")
         if record["case_id"] not in cases:
             cases.append(record["case_id"])
-    chosen = _choose_case(cases, case, source, "case id")
+    chosen = _choose_case(cases, case, source, "case id", flags)
     input_: Any = None
     events: list[Any] = []
     positions: list[dict[str, Any]] = []
@@ -525,7 +533,7 @@ def discarded(kind: Any) -> bool:
 
 
 def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[Any], rules_where: dict[str, Any],
-                        effects_complete: bool, limits: Limits) -> dict[str, Any]:
+                        effects_complete: bool, limits: Limits, flags: dict[str, str] = FLAGS) -> dict[str, Any]:
     """A replay journal (``replay read`` output): one run's prompt, tool calls, explicit effects and ending."""
     records = _jsonl(data, source, limits, "replay")
     runs: list[str] = []
@@ -544,7 +552,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
                    received="nothing")
         if run_id not in runs:
             runs.append(run_id)
-    chosen = _choose_case(runs, case, source, "run")
+    chosen = _choose_case(runs, case, source, "run", flags)
     run: dict[str, Any] = {}
     prompt: Any = None
     events: list[Any] = []
@@ -648,12 +656,15 @@ def load_rules_file(path: str, limits: Limits) -> tuple[list[Any], dict[str, Any
     return rules, where
 
 
-def given_rules(format: str, rules_path: str | None, limits: Limits, *, check: bool = False) -> tuple[list[Any], dict[str, Any]]:
+def given_rules(format: str, rules_path: str | None, limits: Limits, *, check: bool = False,
+                flags: dict[str, str] = FLAGS) -> tuple[list[Any], dict[str, Any]]:
     """The rules of ``--rules FILE`` that a runledger/replay import needs; ``check``: also every rule, as an
-    import would (an import of many exports checks the one file once, before any export)."""
+    import would (an import of many exports checks the one file once, before any export); ``flags``: as for ``load_export``."""
     if rules_path is None:
-        refuse("E_INCIDENT_RULES_MISSING", f"--format {format} needs --rules FILE: at least one explicit rule",
-               {"path": "--rules"}, example="--rules rules.json")
+        refuse("E_INCIDENT_RULES_MISSING", f"{option_setting('format', format, flags)} needs "
+               f"{option_setting('rules', 'FILE', flags)}: at least one explicit rule",
+               {"path": flags.get("rules", "rules")}, example=option_setting("rules", "rules.json", flags),
+               howToFix=f"Give {option_word('rules', flags)} a JSON file with an array of at least one rule.")
     rules, where = load_rules_file(rules_path, limits)
     if check:
         check_rules(rules, where, max_rules=limits.max_assertions)
@@ -661,18 +672,23 @@ def given_rules(format: str, rules_path: str | None, limits: Limits, *, check: b
 
 
 def load_export(path: str, *, format: str = "canonical", case: str | None = None, rules_path: str | None = None,
-                effects_complete: bool | None = None, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
-    """Read and check an export of any supported format; the normalised incident (not yet redacted)."""
+                effects_complete: bool | None = None, limits: Limits = DEFAULT_LIMITS,
+                flags: dict[str, str] = FLAGS) -> dict[str, Any]:
+    """Read and check an export of any supported format; the normalised incident (not yet redacted). ``flags``: option
+    -> the command-line flag that set it (``FLAGS``); an option no flag set is named by its key, as a config writes it
+    (the path then is the option, ``case``, which ``load_incident`` names where its config has it)."""
     if format not in FORMATS:
-        refuse("E_INCIDENT_FORMAT_UNSUPPORTED", f"unknown export format {format!r}", {"path": "--format"},
+        refuse("E_INCIDENT_FORMAT_UNSUPPORTED", f"unknown export format {format!r}", {"path": flags.get("format", "format")},
                expected="one of: " + ", ".join(FORMATS), received=format)
     if format == "canonical":
-        for flag, given in (("--case", case), ("--rules", rules_path), ("--effects-complete", effects_complete)):
+        for option, given in (("case", case), ("rules", rules_path), ("effects_complete", effects_complete)):
             if given is not None:
-                refuse("E_USAGE_INVALID", f"{flag} is for --format runledger/replay; a canonical export declares it itself",
-                       {"path": flag}, howToFix="Put `assertions` and `effects_complete` in the export, or pick --format.")
+                refuse("E_USAGE_INVALID", f"{option_word(option, flags)} is for {option_word('format', flags)} "
+                       "runledger/replay; a canonical export declares it itself", {"path": flags.get(option, option)},
+                       howToFix="Put `assertions` and `effects_complete` in the export, or pick "
+                                f"{option_setting('format', 'runledger', flags)} (or replay).")
         return load_canonical(read_limited(path, limits), path, limits)
-    rules, rules_where = given_rules(format, rules_path, limits)
+    rules, rules_where = given_rules(format, rules_path, limits, flags=flags)
     data = read_limited(path, limits)
     loader = load_runledger if format == "runledger" else load_replay_journal
-    return loader(data, path, case, rules, rules_where, bool(effects_complete), limits)
+    return loader(data, path, case, rules, rules_where, bool(effects_complete), limits, flags)
