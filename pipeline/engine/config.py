@@ -157,10 +157,11 @@ def _close_choices(option: Option, value: Any) -> dict[str, Any]:
 
 def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list[str] | None = None,
                 extra_reserved: tuple[str, ...] = (), stage_id: str | None = None,
-                flags: dict[str, str] | None = None) -> Stage:
+                flags: dict[str, str] | None = None, of_a_command: bool = False) -> Stage:
     """One stage from its table: check the type and every option, bind the command's arguments, construct it
     (a constructor that raises something other than a ReplayError: E_STAGE_LOAD_FAILED naming ``stage_id`` and ``where``).
-    ``flags``: option -> the command-line flag that set it, which a refusal of that option names."""
+    ``flags``: option -> the command-line flag that set it, which a refusal of that option names; ``of_a_command``: the
+    stage is of a command's graph (``option_named``)."""
     kind = spec.get("type")
     if not isinstance(kind, str):
         raise _shape("every stage needs a string `type`", f"{where}.type", received=as_received(kind), example='type = "parse"')
@@ -187,7 +188,7 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
     try:
         stage = cls(**options)
     except ReplayError as exc:  # a constructor refusing one of its options: named as the user gave it
-        raise option_named(exc, cls.options, options, flags or {}, where) from None
+        raise option_named(exc, cls.options, options, flags or {}, where, values=not of_a_command) from None
     except (Exception, SystemExit) as exc:  # (a constructor calling sys.exit() ended replay, silent)
         raise ReplayError(
             "E_STAGE_LOAD_FAILED", f"stage {stage_id or kind!r} (type {kind!r}) could not be built: {type(exc).__name__}: {exc}",
@@ -283,9 +284,10 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
 class _Builder:
     """Adds stage tables to a graph, expanding composites and rewiring inputs that name them."""
 
-    def __init__(self, registry: Registry, args: list[str] | None) -> None:
+    def __init__(self, registry: Registry, args: list[str] | None, of_a_command: bool = False) -> None:
         self.registry = registry
         self.args = args
+        self.of_a_command = of_a_command  # (a command's graph: flags set some of its options)
         self.graph = Graph()
         self.where: dict[str, str] = {}  # stage id -> where the config declared it ("stages.x", "chain[2]")
         self.exports: dict[str, dict[str, list[str]]] = {}  # composite id -> port -> inner refs
@@ -310,7 +312,8 @@ class _Builder:
         if not isinstance(route, bool):
             raise ReplayError("E_CONFIG_OPTION_INVALID", "`route_errors` must be true or false", path=f"{where}.route_errors",
                               received=as_received(route))
-        stage = build_stage(self.registry, table, where, self.args, stage_id=node_id, flags=flags)
+        stage = build_stage(self.registry, table, where, self.args, stage_id=node_id, flags=flags,
+                            of_a_command=self.of_a_command)
         stage.flags = flags or {}
         if route and "errors" not in stage.ports:
             raise ReplayError("E_CONFIG_OPTION_INVALID", f"stage {node_id!r} ({stage.kind} {table['type']!r}) has no errors "
@@ -329,7 +332,7 @@ class _Builder:
         try:
             sub = stage.expand(self.registry)
         except ReplayError as exc:  # (its rules file: named as the option that gave it)
-            raise stage.as_named(exc, where) from None
+            raise stage.as_named(exc, where, of_a_command=self.of_a_command) from None
         self.graph.read_files += stage.input_files()  # (heal's rules file: the composite is no stage of the graph)
         main_in = [r for r in inputs if not r.partition(".")[2]]
 
@@ -478,7 +481,7 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     registry = registry or Registry()
     flags: dict[str, str] = doc.get(FLAGS_KEY) or {}
     tables = normalize({k: v for k, v in doc.items() if k != FLAGS_KEY}, registry)
-    builder = _Builder(registry, paths)
+    builder = _Builder(registry, paths, of_a_command=bool(flags))
     by_node: dict[str, dict[str, str]] = {}  # the flags each stage's options came from
     for key, flag in flags.items():
         node_id, _, option = key.partition(".")

@@ -36,12 +36,13 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     stages = list(stages)
     _refuse_folders(stages)
     inputs = [source for stage in stages for source in stage.input_files()]
+    of_a_command = any(stage.flags for stage in stages)  # (else a config the user wrote: every stage is theirs)
     for stage in stages:
         _refuse_unnameable(stage)  # (first: the stage's own preflight looks at its outputs on disk)
         try:
             stage.preflight(inputs)
         except ReplayError as exc:  # a refusal of one of its options, named as the user gave it
-            raise stage.as_named(exc) from None
+            raise stage.as_named(exc, of_a_command=of_a_command) from None
         for option, target in stage.outputs():  # (a folder there is found out by the rename, after the whole run)
             if target == "":
                 raise stage.refuse_empty(option, names="file", expected=_an_output(_stdout_taken(stage, stages)),

@@ -196,10 +196,11 @@ class Stage:
         flag = self.flags.get(option)
         return (flag, flag) if flag else (f"stage {self.id!r}", f"stages.{self.id}.{option}")
 
-    def as_named(self, exc: ReplayError, where: str | None = None) -> ReplayError:
+    def as_named(self, exc: ReplayError, where: str | None = None, *, of_a_command: bool = False) -> ReplayError:
         """``exc``, raised about one of this stage's options, named as the user gave it (``option_named``); ``where``:
         the stage as the config wrote it (default ``stages.<id>``, which ``Graph.as_written`` names as written)."""
-        return option_named(exc, self.options, self.given, self.flags, where or f"stages.{self.id}")
+        return option_named(exc, self.options, self.given, self.flags, where or f"stages.{self.id}",
+                            values=not of_a_command)
 
     def refuse_empty(self, option: str | None, *, names: str, expected: str, example: str) -> ReplayError:
         """The refusal of ``option`` left empty (``errors.empty_value``), named as it was given: the flag that set it,
@@ -445,12 +446,14 @@ class SubGraph:
 
 
 def option_named(exc: ReplayError, options: dict[str, Option], given: dict[str, Any], flags: dict[str, str],
-                 where: str) -> ReplayError:
+                 where: str, *, values: bool = True) -> ReplayError:
     """The one naming of a refusal raised about a stage's option (by its constructor, its preflight, its expansion):
     ``exc`` whose ``path`` is the option (``aliases``, or a key in it: ``aliases.run_completed``) or the value it was
     ``given`` (a file it names: ``rules.json``, then kept as ``received``) gets the path the user wrote it at: the flag
     that set it (``flags``: ``--rules``), else the config's key (``where`` + ``.rules``). The options that take the
-    command's arguments are not looked at (the user typed those as they are). Any other path is left as it is."""
+    command's arguments are not looked at (the user typed those as they are). Any other path is left as it is.
+    ``values``: False for a command's graph (one a flag set an option of), which names a value no flag gave as it is:
+    the user typed no key for it (a folder the command made of --out, a URL)."""
     path = exc.body.get("path")
     if not isinstance(path, str) or not path:
         return exc
@@ -459,7 +462,7 @@ def option_named(exc: ReplayError, options: dict[str, Option], given: dict[str, 
         exc.body["path"] = flags.get(head) or f"{where}.{path}"
         return exc
     valued = [key for key, value in given.items()
-              if value == path and key in options and options[key].bind != "args"]
+              if value == path and key in options and options[key].bind != "args" and (values or key in flags)]
     if valued:
         exc.body["path"] = flags.get(valued[0]) or f"{where}.{valued[0]}"
         exc.body.setdefault("received", path)
