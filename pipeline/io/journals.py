@@ -355,12 +355,14 @@ def _loops(path: str) -> bool:
     return False
 
 
-def not_file_or_dir(path: str, subject: str, how_to_fix: str) -> ReplayError:
+def not_file_or_dir(path: str, subject: str, how_to_fix: str,
+                    expected: str = "a regular file or a directory") -> ReplayError:
     """E_INPUT_NOT_FILE_OR_DIR (exit 2) for an input ``path`` that is there but neither a file nor a folder (a FIFO, a
-    socket, a device), with what it is (``received``), as ``input_not_found`` says what it found."""
+    socket, a device), with what it is (``received``), as ``input_not_found`` says what it found (``expected``: what
+    the command reads there, when a folder is not)."""
     received = file_type(Path(path))
     return ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"{subject} {path!r} is neither a regular file nor a directory",
-                       path=path, expected="a regular file or a directory", received=received, howToFix=how_to_fix)
+                       path=path, expected=expected, received=received, howToFix=how_to_fix)
 
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -10,7 +10,8 @@ What always differs between two runs of the same agent, and is normalised on bot
   become ``<time>`` and UUIDs ``<id:N>`` (numbered with the ids above).
 
 A line that is a JSON object or array is compared as its normalised value re-serialised compactly
-with its keys in their original order; any other line as normalised text. ``Normalisation.extended``
+with its keys in their original order (JSON's blank around it, and a byte order mark before it, are not its value);
+any other line as normalised text. ``Normalisation.extended``
 adds keys (``replay golden check --time-key/--id-key/--ignore-key`` on the command line).
 
 A value is what a JSON reader reads: ``100`` is an integer and ``1e2`` or ``100.0`` a float (to Python, and to any
@@ -26,7 +27,8 @@ golden's name is a journal's, ``is_jsonl_name``), a line that is not blank and n
 ``UnreadableLines`` with what ``replay read`` reports of it (E_JSONL_LINE_TORN for a last line with no newline, cut
 off; else E_JSONL_LINE_INVALID), rather than be compared as text: a golden cut off, or a new run's journal, that
 matches byte for byte still is no session. A transcript's lines are text, any of them. A byte order mark at a line's
-start leaves it readable (``without_mark``: as ``replay read`` leaves it out) but is a difference, said as one.
+start leaves it readable (``without_mark``: as ``replay read`` leaves it out) but, on one side only, is a difference,
+said as one (a mark on both sides is none).
 """
 
 from __future__ import annotations
@@ -42,7 +44,14 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import line_refusal
-from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, LINES_SUFFIXES, Gunzipping, without_mark
+from replay.pipeline.io.journals import (
+    BLANK,
+    DEFAULT_MAX_LINE_BYTES,
+    JSON_SPACE,
+    LINES_SUFFIXES,
+    Gunzipping,
+    without_mark,
+)
 
 TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
 ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
@@ -76,11 +85,12 @@ class LineNormaliser:
     duplicates: list[str] = field(default_factory=list)  # the keys the last line normalised writes twice (JSON paths)
     pairs: bytes | None = None  # that line normalised with each key written twice kept twice (``line`` keeps the last)
     parsed: bool = False  # was the last line normalised read as JSON?
+    marked: int = 0  # the bytes of the byte order mark the last line normalised begins with (``without_mark``), or 0
 
     def line(self, raw: bytes) -> bytes:
-        body = raw
-        self.duplicates, self.pairs, self.parsed = [], None, False
-        if body[:1] in (b"{", b"["):
+        body, skipped = without_mark(raw)  # (a JSON line is its value: a mark before it, or blank around it, is not)
+        self.duplicates, self.pairs, self.parsed, self.marked = [], None, False, skipped
+        if body.lstrip(JSON_SPACE)[:1] in (b"{", b"["):
             try:
                 value = exactjson.loads(body)
             except orjson.JSONDecodeError:
@@ -95,6 +105,7 @@ class LineNormaliser:
                         # as though it wrote each key once
                         self.pairs = _dumps_pairs(LineNormaliser(self.rules, dict(self.ids)).value(tree))
                 return normalised
+        body = raw  # (a text line counts byte for byte, its mark too)
         # bytes that are not UTF-8 stay themselves (surrogateescape): two lines that differ only there still differ
         return self.text(body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
@@ -227,12 +238,13 @@ def unreadable(raw: bytes, line: int, offset: int) -> tuple[str, dict[str, Any]]
 
 
 def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Normalisation | None = None,
-                     on_duplicate: Callable[[str, int, list[str]], None] | None = None,
+                     on_duplicate: Callable[[str, int, int, list[str]], None] | None = None,
                      journal: bool = False) -> tuple[Difference | None, int]:
     """Compare two line streams (lines may end with ``\\n``); the first difference and the lines compared.
-    ``on_duplicate(side, line, keys)``: called for each line compared (``side``: "recorded" or "new") that writes a
-    key twice in one object, with the keys' JSON paths. ``journal``: the streams are session journals, and a line
-    that is no JSON (``unreadable``), met before any difference, raises UnreadableLines."""
+    ``on_duplicate(side, line, offset, keys)``: called for each line compared (``side``: "recorded" or "new") that
+    writes a key twice in one object, with the byte offset where the line starts (after a byte order mark, as ``replay
+    read`` counts) and the keys' JSON paths. ``journal``: the streams are session journals, and a line that is no JSON
+    (``unreadable``), met before any difference, raises UnreadableLines."""
     rules = rules or Normalisation()
     left, right = rules.for_file(), rules.for_file()
     a, b = iter(recorded), iter(new)
@@ -245,16 +257,19 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Nor
         n += 1
         na = left.line(ra.rstrip(b"\n")) if ra is not None else None
         nb = right.line(rb.rstrip(b"\n")) if rb is not None else None
+        sides = (("recorded", left, ra), ("new", right, rb))
         if journal:
-            _refuse_unreadable(n, offsets, (("recorded", left, ra), ("new", right, rb)))
-        if on_duplicate is not None:
-            for side, normaliser, raw in (("recorded", left, ra), ("new", right, rb)):
-                if raw is not None and normaliser.duplicates:
-                    on_duplicate(side, n, normaliser.duplicates)
+            _refuse_unreadable(n, offsets, sides)
+        for i, (side, normaliser, raw) in enumerate(sides):
+            if raw is None:
+                continue
+            if on_duplicate is not None and normaliser.duplicates:
+                on_duplicate(side, n, offsets[i] + normaliser.marked, normaliser.duplicates)
+            offsets[i] += len(raw)
         if ra is None or rb is None:
             return Difference(n, _strip(ra), _strip(rb), na, nb), n
         twice = left.duplicates, right.duplicates
-        if na != nb:
+        if na != nb or bool(left.marked) != bool(right.marked):  # (a mark before a JSON line on one side only: a difference)
             note = _only_bytes_around(n, ra, rb, left, right) or _only_number_spellings(na, nb)
             return Difference(n, _strip(ra), _strip(rb), na, nb, note=note), n
         if twice[0] or twice[1]:
@@ -267,7 +282,7 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Nor
 
 
 def _refuse_unreadable(n: int, offsets: list[int], sides: Iterable[tuple[str, LineNormaliser, bytes | None]]) -> None:
-    """Raise UnreadableLines when line ``n`` of either side is no JSON; else move each side's ``offsets`` past it."""
+    """Raise UnreadableLines when line ``n`` of either side (starting at its side's byte ``offsets``) is no JSON."""
     problems = []
     for i, (side, normaliser, raw) in enumerate(sides):
         if raw is None:
@@ -275,7 +290,6 @@ def _refuse_unreadable(n: int, offsets: list[int], sides: Iterable[tuple[str, Li
         found = None if normaliser.parsed else unreadable(raw, n, offsets[i])
         if found is not None:
             problems.append(Unreadable(side, *found))
-        offsets[i] += len(raw)
     if problems:
         raise UnreadableLines(problems)
 
@@ -285,17 +299,22 @@ def _only_bytes_around(n: int, recorded: bytes, new: bytes, left: LineNormaliser
     endings) or a byte order mark opening the line (a file's, or one of files joined): which side has which (they
     count: a golden is compared byte for byte, but for what is normalised); "" when the lines differ otherwise.
     (Normalises the lines once more, after the first difference: nothing is compared after it.)"""
+    lines: list[bytes] = []
+    found: list[tuple[bool, bool]] = []  # (a mark, a CR) on each side
+    for raw in (recorded, new):
+        body, skipped = without_mark(raw.rstrip(b"\n"))
+        crlf = body.endswith(b"\r")
+        lines.append(body[:-1] if crlf else body)
+        found.append((skipped > 0, crlf))
+    # (a mark on both sides is none of the difference: said, it read "the recorded file begins with a byte order mark
+    # and the new file begins with a byte order mark")
     marks = []
-    lines = []
-    for side, raw in (("recorded", recorded), ("new", new)):
-        body = raw.rstrip(b"\n")
-        body, skipped = without_mark(body)
-        if skipped:
+    for side, mine, theirs in (("recorded", found[0], found[1]), ("new", found[1], found[0])):
+        (mark, crlf), (other_mark, other_crlf) = mine, theirs
+        if mark and not other_mark:
             marks.append(f"the {side} {'file' if n == 1 else 'line'} begins with a byte order mark")
-        if body.endswith(b"\r"):
-            body = body[:-1]
+        if crlf and not other_crlf:
             marks.append(f"the {side} line ends with a carriage return (CRLF)")
-        lines.append(body)
     if not marks or left.line(lines[0]) != right.line(lines[1]):
         return ""
     return "the lines differ only in that " + " and ".join(marks)

@@ -142,10 +142,11 @@ def test_the_recorded_golden_cannot_be_stdin(tmp_path, capsysbinary):
     assert (code, out, error["code"]) == (2, [], "E_USAGE_INVALID")
 
 
-def test_a_folder_is_refused_as_usage_not_as_a_missing_path(tmp_path, capsysbinary):
-    """A folder is there: it was E_INPUT_PATH_NOT_FOUND ("is not a file"), as if it were missing."""
+def test_a_folder_is_refused_as_unreadable_not_as_a_missing_path(tmp_path, capsysbinary):
+    """A folder is there: it was E_INPUT_PATH_NOT_FOUND ("is not a file"), as if it were missing; reading it fails
+    (ERROR_CODES.md: E_INPUT_UNREADABLE, "Is a directory")."""
     code, out, [error] = golden(capsysbinary, write(tmp_path / "recorded.jsonl", RECORDED), str(tmp_path))
-    assert (code, out, error["code"], error["received"]) == (2, [], "E_USAGE_INVALID", "a folder")
+    assert (code, out, error["code"], error["received"]) == (2, [], "E_INPUT_UNREADABLE", "Is a directory")
 
 
 def test_the_new_journal_may_come_from_a_pipe_such_as_process_substitution(tmp_path):

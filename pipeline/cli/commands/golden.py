@@ -7,6 +7,7 @@ cannot do; the comparison lives in ``replay.pipeline.testing.goldens`` for tests
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from replay.pipeline.engine.errors import (
     ReplayError,
     diagnostic,
     error_line,
+    folder_for_a_file,
     input_unreadable,
     printable,
 )
@@ -33,7 +35,7 @@ from replay.pipeline.engine.log import log_record, write_stderr
 from replay.pipeline.engine.preflight import refuse_stdout_into_an_input
 from replay.pipeline.engine.quota import Quota
 from replay.pipeline.io.fdio import write_stdout
-from replay.pipeline.io.journals import GzipUnreadable, path_kind, require_stdin, source_name
+from replay.pipeline.io.journals import GzipUnreadable, not_file_or_dir, path_kind, require_stdin, source_name
 from replay.pipeline.testing.goldens import (
     LineTooLong,
     Normalisation,
@@ -45,6 +47,7 @@ from replay.pipeline.testing.goldens import (
 )
 
 STDIN = "-"
+RECORDED, NEW = "recorded golden", "new journal or transcript"  # (each input, named in its errors)
 
 
 @click.group(cls=ReplayCommandGroup, epilog="""\b
@@ -87,21 +90,21 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
     if recorded == STDIN:
         raise ReplayError("E_USAGE_INVALID", "the recorded golden must be a file; only NEW may be `-` (stdin)",
                           received=recorded)
-    for path in (recorded, new):
-        _check_input(path)
+    for path, what in ((recorded, RECORDED), (new, NEW)):
+        _check_input(path, what)
     refuse_stdout_into_an_input([recorded, new])
     rules = Normalisation().extended(time_keys=time_key, id_keys=id_key, ignore_keys=ignore_key)
     names, quota, log = {"recorded": recorded, "new": new}, Quota(max_errors()), logger()
 
-    def twice(side: str, line: int, keys: list[str]) -> None:  # (a warning, as every command that reads JSON gives)
-        note = keys_twice_note(keys, {"source": source_name(names[side]), "line": line},
+    def twice(side: str, line: int, offset: int, keys: list[str]) -> None:  # (a warning, as every command gives it)
+        note = keys_twice_note(keys, {"source": source_name(names[side]), "line": line, "offset": offset},
                                f"the {side} file's line is compared as written, each value kept")
         if quota.admit(note):
             log_record(log, "warning", "notice", note)
 
     try:
-        difference, lines = first_difference(_lines(recorded, "recorded golden", max_line_bytes),
-                                             _lines(new, "new journal or transcript", max_line_bytes), rules, twice,
+        difference, lines = first_difference(_lines(recorded, RECORDED, max_line_bytes),
+                                             _lines(new, NEW, max_line_bytes), rules, twice,
                                              journal=is_jsonl_name(recorded))
     except UnreadableLines as exc:
         _say_unreadable(exc, names)
@@ -114,18 +117,20 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
         result["lines"] = lines
         _out(result)
         return EXIT_OK
+    shown = _escaped((difference.recorded, difference.new, difference.recorded_normalised, difference.new_normalised))
     result |= {"line": difference.line, "difference": difference.describe(),
-               "recordedLine": _text(difference.recorded), "newLine": _text(difference.new)}
+               "recordedLine": _text(difference.recorded, shown), "newLine": _text(difference.new, shown)}
     normalised = None
     if (difference.recorded_normalised, difference.new_normalised) != (difference.recorded, difference.new):
-        normalised = {"recorded": _text(difference.recorded_normalised), "new": _text(difference.new_normalised)}
+        normalised = {"recorded": _text(difference.recorded_normalised, shown),
+                      "new": _text(difference.new_normalised, shown)}
     try:
         _out(result)
     finally:  # (stdout refusing the line, a full disk, is said too, but the verdict is still said: as `replay diff`)
         write_stderr(error_line(diagnostic(
             "E_GOLDEN_MISMATCH", f"{source_name(new)} differs from {printable(recorded)}: {difference.describe()}",
             source=source_name(new), line=difference.line,
-            **_excerpts(difference.recorded, difference.new), normalised=normalised,
+            **_excerpts(difference.recorded, difference.new, shown), normalised=normalised,
         )))
     return EXIT_FAILED
 
@@ -153,9 +158,10 @@ JOURNALS_READ = ("A .jsonl or .ndjson golden and the new file are compared as se
                  "a transcript (a golden of another name) is compared as text lines.")
 
 
-def _check_input(path: str) -> None:
-    """Refuse, before anything is read, an input that is not there or is a folder; a file, a pipe (``<(agent)``) or a
-    device is read."""
+def _check_input(path: str, what: str) -> None:
+    """Refuse, before anything is read, an input that is not there (E_INPUT_PATH_NOT_FOUND), a folder
+    (E_INPUT_UNREADABLE, "Is a directory", as a file a flag names) or a socket (E_INPUT_NOT_FILE_OR_DIR); a file, a
+    pipe (``<(agent)``) or a device is read, line by line (ERROR_CODES.md). All exit 2."""
     if path == STDIN:
         require_stdin()
         return
@@ -163,11 +169,14 @@ def _check_input(path: str) -> None:
     if kind is None:
         raise ReplayError("E_INPUT_PATH_NOT_FOUND", f"{printable(path)!r} does not exist", path=printable(path),
                           howToFix="Pass the recorded golden and the new journal (or transcript) as files.")
+    expected = "a file, a pipe or a device (or `-` for NEW on stdin)"
     if kind == "directory":
-        raise ReplayError("E_USAGE_INVALID", f"{printable(path)!r} is a folder; golden check compares two files",
-                          path=printable(path), expected="a file (or `-` for NEW on stdin)", received="a folder",
-                          howToFix="Name the session journal (or transcript) in it, e.g. "
-                                   f"{printable(os.path.join(path, 'session.jsonl'))!r}.")
+        raise folder_for_a_file(path, what=what, expected=expected,
+                                howToFix="Name the session journal (or transcript) in it, e.g. "
+                                         f"{printable(os.path.join(path, 'session.jsonl'))!r}.")
+    if kind == "other" and stat.S_ISSOCK(os.stat(path).st_mode):  # (open() cannot open one: ENXIO)
+        raise not_file_or_dir(printable(path), what, "Pass the file, or stream it on stdin (`-`) or as a pipe.",
+                              expected=expected)
 
 
 def _lines(path: str, what: str, limit: int) -> Iterator[bytes]:
@@ -191,18 +200,34 @@ def _lines(path: str, what: str, limit: int) -> Iterator[bytes]:
                           source=source_name(path), line=exc.line, offset=exc.offset, exit_code=EXIT_REFUSED) from exc
 
 
-def _text(line: bytes | None) -> str | None:
-    return None if line is None else line.decode("utf-8", "backslashreplace")  # (bytes that are not UTF-8 as \xNN)
+def _escaped(lines: tuple[bytes | None, ...]) -> bool:
+    """Are the lines of a difference shown escaped (``_text``): is a byte of any of them not UTF-8?"""
+    try:
+        for line in lines:
+            if line is not None:
+                line.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _text(line: bytes | None, escaped: bool) -> str | None:
+    """A line as text: as it is, or ``escaped`` (the lines of a difference that has a byte that is not UTF-8, both
+    sides alike), each byte that is not UTF-8 as ``\\xNN`` and so each backslash as ``\\\\``: a byte ``ff`` and
+    the four characters ``\\xff`` read the same no more. (A backslash is never part of a UTF-8 sequence.)"""
+    if line is None or not escaped:
+        return None if line is None else line.decode("utf-8")
+    return line.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 
 
 EXCERPT_CHARS = 400
 
 
-def _excerpts(recorded: bytes | None, new: bytes | None) -> dict[str, str]:
+def _excerpts(recorded: bytes | None, new: bytes | None, escaped: bool) -> dict[str, str]:
     """The error's ``expected`` and ``received``: each line as stdout shows it (``_text``: a byte that is not UTF-8 as
-    ``\\xNN``, so two lines that differ only there do not read the same), a long one cut to the part where the two
-    first differ (not both to their same first characters)."""
-    texts = _text(recorded), _text(new)
+    ``\\xNN``, a backslash then as ``\\\\``, so two lines that differ only there do not read the same), a long one
+    cut to the part where the two first differ (not both to their same first characters)."""
+    texts = _text(recorded, escaped), _text(new, escaped)
     at = 0
     if texts[0] is not None and texts[1] is not None:
         at = next((i for i, (a, b) in enumerate(zip(texts[0], texts[1], strict=False)) if a != b),
