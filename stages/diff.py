@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine import exactjson
+from replay.pipeline.engine import exactjson, interrupts
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import SKIPPED
+from replay.pipeline.model.align import Aligner
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
 from replay.pipeline.model.runs import Run, name_run, names_run, starts_run
@@ -162,7 +163,7 @@ class DiffRuns(Transform):
                         "and no run record).")
         (a_name, a), (b_name, b) = sides
         with exactjson.deep():  # (the fields of a changed pair are compared level by level)
-            result = diff_runs(a, b)
+            result = diff_runs(a, b, Aligner(check=interrupts.check))  # (a long alignment lets Ctrl-C in)
         if not result.same:
             first = result.first or {}
             self.error("E_RUNS_DIFFER", f"the runs differ: {len(result.differences)} difference(s), the first at "

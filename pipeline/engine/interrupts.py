@@ -97,6 +97,7 @@ class _Watchdog:
         self.thread: threading.Thread | None = None
         self.runs = 0  # watched runs going on now: an interrupt outside them is none of the watchdog's
         self.finishing = False  # the run watched now took an interrupt itself and finishes: interrupts do not cancel it
+        self.came = 0  # the interrupt the run watched now took (its number), 0 while none came
         self.loop: Any = None  # the event loop of the run watched now (asyncio's), to wake up
 
     def start(self) -> None:
@@ -219,6 +220,7 @@ def interrupted(number: int) -> None:
     dog = _active()
     if dog is None or not dog.runs:
         return
+    dog.came = dog.came or number
     try:
         old = signal.set_wakeup_fd(dog.write_fd, warn_on_full_buffer=False)
     except (ValueError, OSError):
@@ -255,6 +257,17 @@ def finishing() -> None:
     dog = _active()
     if dog is not None and dog.runs and threading.current_thread() is threading.main_thread():
         dog.finishing = True
+
+
+def check() -> None:
+    """Let an interrupt in: called now and then by sync work that may take long in the event loop's thread (a
+    stage's ``flush`` computing a diff), which cancellation cannot reach until it returns. Once the run of the main
+    thread took an interrupt (and is not ``finishing``), it raises KeyboardInterrupt, as a second Ctrl-C would: the
+    run ends at once, exit 128 + the signal's number, before the grace is over. Nothing outside such a run."""
+    dog = _active()
+    if (dog is not None and dog.runs and dog.came and not dog.finishing
+            and threading.current_thread() is threading.main_thread()):
+        raise KeyboardInterrupt
 
 
 def finishing_run() -> bool:
@@ -531,14 +544,14 @@ def watching() -> Iterator[None]:
 
             dog.loop = asyncio.get_running_loop()
         dog.runs += 1
-        finishing = dog.finishing
-        dog.finishing = False
+        finishing, came = dog.finishing, dog.came
+        dog.finishing, dog.came = False, 0
         try:
             yield
         finally:
             dog.runs -= 1
             dog.loop = loop
-            dog.finishing = finishing
+            dog.finishing, dog.came = finishing, came
             if woken == -1:
                 now = signal.set_wakeup_fd(-1)
                 if now != dog.write_fd:

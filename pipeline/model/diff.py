@@ -9,7 +9,8 @@ transparent (a path applies to each element). Reserved records other than the ru
 source) are not compared.
 
 The two sequences are aligned on the records' remaining content (longest matching blocks, as
-``difflib`` does). What is left over is classified:
+``difflib`` does, while that stays cheap; past a cost limit, on records unique to both runs: ``align.py``). What is
+left over is classified:
 
 - **moved**: the same record in both runs at a different place (a reordering);
 - **changed**: records facing each other that differ; the category says how: ``type`` (another
@@ -23,8 +24,8 @@ The first divergence is where the aligned sequences first part.
 
 from __future__ import annotations
 
-import difflib
 import re
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import excerpt
+from replay.pipeline.model.align import Aligner
 from replay.pipeline.model.dialects.base import ORIGIN_KEY
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, TOOL_NAME_KEYS, named_tool
@@ -239,17 +241,18 @@ class RunDiff:
                 "categories": categories}
 
 
-def diff_runs(a: Sequence[Entry], b: Sequence[Entry]) -> RunDiff:
-    """Align ``a`` and ``b`` on their keys and list every difference, in the order of the runs."""
-    matcher = difflib.SequenceMatcher(None, [e.key for e in a], [e.key for e in b], autojunk=False)
-    opcodes = matcher.get_opcodes()
+def diff_runs(a: Sequence[Entry], b: Sequence[Entry], aligner: Aligner | None = None) -> RunDiff:
+    """Align ``a`` and ``b`` on their keys and list every difference, in the order of the runs. ``aligner`` bounds the
+    work of the alignments (``pipeline/model/align.py``) and calls its ``check`` now and then (an interrupt)."""
+    aligner = aligner or Aligner()
+    opcodes = aligner.opcodes([e.key for e in a], [e.key for e in b])
     result = RunDiff(len(a), len(b), sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal"))
     # A record only in A and the same record only in B: moved, not missing and extra.
-    unmatched_b: dict[bytes, list[int]] = {}
+    unmatched_b: dict[bytes, deque[int]] = {}
     for tag, _i1, _i2, j1, j2 in opcodes:
         if tag in ("insert", "replace"):
             for j in range(j1, j2):
-                unmatched_b.setdefault(b[j].key, []).append(j)
+                unmatched_b.setdefault(b[j].key, deque()).append(j)
     moved_to: dict[int, int] = {}
     moved_b: set[int] = set()
     for tag, i1, i2, _j1, _j2 in opcodes:
@@ -257,12 +260,13 @@ def diff_runs(a: Sequence[Entry], b: Sequence[Entry]) -> RunDiff:
             for i in range(i1, i2):
                 spots = unmatched_b.get(a[i].key)
                 if spots:
-                    j = spots.pop(0)
+                    j = spots.popleft()
                     moved_to[i] = j
                     moved_b.add(j)
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             continue
+        aligner.spend(i2 - i1 + j2 - j1)
         if result.first is None:
             result.first = {"a": a[i1].position() if i1 < len(a) else None,
                             "b": b[j1].position() if j1 < len(b) else None}
@@ -272,13 +276,14 @@ def diff_runs(a: Sequence[Entry], b: Sequence[Entry]) -> RunDiff:
             if i in moved_to:
                 result.differences.append({"change": "moved", "category": "moved", "a": a[i].position(),
                                            "b": b[moved_to[i]].position()})
-        for i, j in _facing(a, b, only_a, only_b):
+        for i, j in _facing(a, b, only_a, only_b, aligner):
             if i is None:
                 result.differences.append({"change": "extra", "category": "extra", "a": None, "b": b[j].position()})
             elif j is None:
                 result.differences.append({"change": "missing", "category": "missing", "a": a[i].position(), "b": None})
             else:
                 changes = field_changes(a[i].record, b[j].record)
+                aligner.spend(len(changes))  # (records with many fields that differ: an interrupt gets in between)
                 result.differences.append({"change": "changed", "category": categorize(a[i], b[j], changes),
                                            "a": a[i].position(), "b": b[j].position(), "fields": changes})
     if result.first is not None and result.differences:
@@ -287,14 +292,15 @@ def diff_runs(a: Sequence[Entry], b: Sequence[Entry]) -> RunDiff:
     return result
 
 
-def _facing(a: Sequence[Entry], b: Sequence[Entry], only_a: list[int], only_b: list[int]) -> list[tuple[Any, Any]]:
+def _facing(a: Sequence[Entry], b: Sequence[Entry], only_a: list[int], only_b: list[int],
+            aligner: Aligner) -> list[tuple[Any, Any]]:
     """The records of a stretch where the runs part, each with what it faces in the other run (None: nothing, it is
     missing or extra): records of one kind face each other in order (their kinds aligned as the records are), and
     within what is left between those, records face each other by place (a change of type). A run_completed faced the
     tool_called in its place though the other run's run_completed came six records later."""
-    kinds = difflib.SequenceMatcher(None, [a[i].kind for i in only_a], [b[j].kind for j in only_b], autojunk=False)
+    kinds = aligner.opcodes([a[i].kind for i in only_a], [b[j].kind for j in only_b])
     out: list[tuple[Any, Any]] = []
-    for _tag, x1, x2, y1, y2 in kinds.get_opcodes():
+    for _tag, x1, x2, y1, y2 in kinds:
         xs, ys = only_a[x1:x2], only_b[y1:y2]
         out += [(xs[k] if k < len(xs) else None, ys[k] if k < len(ys) else None) for k in range(max(len(xs), len(ys)))]
     return out
