@@ -65,6 +65,7 @@ def parse_ignore(path: str) -> tuple[str, ...]:
     segments = tuple(text.split("."))
     if not text or not all(_SEGMENT.fullmatch(s) for s in segments):
         raise IgnorePathError(f"{path!r} is not a field path: use dot-separated keys, `*` for any key, `**` for any depth")
+    segments = tuple(s for k, s in enumerate(segments) if s != "**" or segments[k - 1 : k] != ("**",))  # ``**.**``: ``**``
     while len(segments) > 1 and segments[-1] == "**":  # any number of keys below ``payload``: ``payload`` whole
         segments = segments[:-1]
     return ("*",) if segments == ("**",) else segments  # ``**`` alone: every field
@@ -88,15 +89,18 @@ class Ignore:
 
 
 def _here(patterns: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
-    """Patterns as they apply at this level: a leading ``**`` may also match nothing."""
-    out: list[tuple[str, ...]] = []
+    """Patterns as they apply at this level: a leading ``**`` may also match nothing. Each once: the patterns a level
+    down are suffixes of those given (as many as their segments), however many ``**`` they hold and however deep."""
+    out: dict[tuple[str, ...], None] = {}
     todo = list(patterns)
     while todo:
         pattern = todo.pop()
-        out.append(pattern)
+        if pattern in out:
+            continue
+        out[pattern] = None
         if pattern and pattern[0] == "**" and len(pattern) > 1:
             todo.append(pattern[1:])
-    return out
+    return list(out)
 
 
 def _strip(value: Any, patterns: Sequence[tuple[str, ...]]) -> Any:
