@@ -345,8 +345,9 @@ def is_run_id(text: str) -> bool:
 
 
 def looks_like_path(text: str) -> bool:
-    """An argument that names a file rather than a run: it has a path separator or a journal suffix."""
-    return "/" in text or os.sep in text or text.endswith(PATH_SUFFIXES)
+    """An argument that names a file rather than a run: it has a path separator or a journal suffix (in any case:
+    ``RUN.JSONL``, as a journal's suffix is read everywhere)."""
+    return "/" in text or os.sep in text or text.lower().endswith(PATH_SUFFIXES)
 
 
 def journal_of(data_dir: str, run_id: str) -> str:

@@ -46,7 +46,7 @@ def diff(a: str, b: str, as_json: bool, ignore: tuple[str, ...], no_default_igno
         except IgnorePathError as exc:
             raise ReplayError("E_USAGE_INVALID", str(exc), path="--ignore", received=path,
                               example="--ignore payload.model") from exc
-    paths = [resolve_journal(arg, data_dir, "diff") for arg in (a, b)]
+    paths = [resolve_journal(arg, data_dir, "diff", pipes=True) for arg in (a, b)]  # (read once: a pipe too)
     return exit_code_for(run_spec("diff", paths, set={
         "diff.format": "json" if as_json else "text", "diff.ignore": list(ignore),
         "diff.default_ignore": not no_default_ignore, "read.max_line_bytes": max_line_bytes,

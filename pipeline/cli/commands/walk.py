@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 from typing import Any
 
 import click
@@ -97,21 +98,23 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
     return exit_code_for(run_spec("walk", [path], set=bound))
 
 
-def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> str:
+def resolve_journal(arg: str, data_dir: str | None, command: str = "walk", pipes: bool = False) -> str:
     """The journal file a RUN_ID_OR_PATH argument of ``replay COMMAND`` names: a path (it has a separator or a journal
-    suffix), a run's journal in the data dir, or, when no run has that id (and no --data-dir was given), a file of that
-    name (refused: E_INVALID_RUN_ID, E_RUN_NOT_FOUND; E_JOURNAL_READ_FAILED when something other than a file is where
-    the run's journal is; E_USAGE_INVALID for stdin or a path that is no regular file)."""
+    suffix, in any case, or it is no run id and something is there: ``my run.log``), a run's journal in the data dir,
+    or, when no run has that id (and no --data-dir was given), a file of that name (refused: E_INVALID_RUN_ID,
+    E_RUN_NOT_FOUND; E_JOURNAL_READ_FAILED when something other than a file is where the run's journal is;
+    E_USAGE_INVALID for stdin or a path that is no regular file, nor a pipe when the command reads its inputs once:
+    ``pipes``, diff's ``<(...)``)."""
     example = f"replay {command} .replay/journal/RUN_ID.jsonl" + (" other.jsonl" if command == "diff" else "")
     if data_dir is None and arg == STDIN:
         raise ReplayError("E_USAGE_INVALID", f"{command} reads a journal file or a run id, not stdin", received=arg,
                           howToFix="Save the stream to a file first (... > run.jsonl) and pass that path, or pass "
                                    "the journal's path or run id.", example=example)
-    if data_dir is None and looks_like_path(arg):
+    if data_dir is None and (looks_like_path(arg) or (not is_run_id(arg) and os.path.exists(arg))):
         if not os.path.exists(arg):
             raise refused("E_RUN_NOT_FOUND", f"no journal at {arg!r}", path=arg,
                           howToFix="Check the path, or give a run id to look in .replay/journal/.")
-        if not os.path.isfile(arg):
+        if not _readable(arg, pipes):
             raise _not_a_file(arg, command, example)
         return arg
     if not is_run_id(arg):
@@ -121,7 +124,7 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
                       example="run_20260301T120000_3fa9c1")
     folder = data_dir if data_dir is not None else DEFAULT_DATA_DIR
     path = journal_of(folder, arg)
-    if not os.path.isfile(path) and data_dir is None and os.path.isfile(arg):
+    if not os.path.isfile(path) and data_dir is None and _readable(arg, pipes):
         return arg  # (no run of that id, and a file of that name here: the file, though its name has no journal suffix)
     if not os.path.isfile(path) and os.path.exists(path):  # (a folder, a socket where the journal is)
         raise not_a_journal_file(path)
@@ -133,6 +136,15 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk") -> st
                       howToFix=f"Check the run id (`ls {shlex.quote(journals)}`)"
                       + (" or the --data-dir." if data_dir is not None else " or pass --data-dir."))
     return path
+
+
+def _readable(arg: str, pipes: bool) -> bool:
+    """Is ``arg`` a regular file, or a pipe (a FIFO, bash's ``<(...)``) when the command reads its inputs once?"""
+    try:
+        mode = os.stat(arg).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or (pipes and stat.S_ISFIFO(mode))
 
 
 def _not_a_file(arg: str, command: str, example: str, also: str = "") -> ReplayError:
