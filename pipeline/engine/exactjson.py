@@ -411,15 +411,27 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        if exc.msg == _NO_ROOM:
-            value = _with_room(data, exc)  # type: ignore[arg-type]
-        elif exc.msg.endswith(_SURROGATE):
-            return _lone_surrogates(data, exc)  # type: ignore[arg-type]
-        else:
-            return _huge(data, exc)  # type: ignore[arg-type]
+        try:
+            if exc.msg == _NO_ROOM:
+                value = _with_room(data, exc)  # type: ignore[arg-type]
+            elif exc.msg.endswith(_SURROGATE):
+                return _lone_surrogates(data, exc)  # type: ignore[arg-type]
+            else:
+                return _huge(data, exc)  # type: ignore[arg-type]
+        except orjson.JSONDecodeError as refused:
+            raise _at_bracket(refused) from None
     if needs_exact(data):  # type: ignore[arg-type]
         return _exact(data)  # type: ignore[arg-type]
     return value
+
+
+def _at_bracket(exc: orjson.JSONDecodeError) -> orjson.JSONDecodeError:
+    """``exc`` as every error says it: orjson says a text nests too deep one character past the bracket that opens the
+    level too many (its ``pos`` is the character after it); that bracket is the place (``offset + column - 1`` is its
+    byte, ERROR_CODES.md). Any other refusal as it is."""
+    if not too_deep(exc) or exc.pos < 1:
+        return exc
+    return orjson.JSONDecodeError(exc.msg, exc.doc, exc.pos - 1)
 
 
 _NO_ROOM = "failed to allocate memory"
