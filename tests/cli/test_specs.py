@@ -31,12 +31,20 @@ def same_run(a, b) -> None:
     assert (a.returncode, a.stdout, errors_of(a.stderr)) == (b.returncode, b.stdout, errors_of(b.stderr))
 
 
-@pytest.mark.parametrize("command", ["read", "heal", "validate", "report"])
+# every command whose spec runs over journals as a config, and the flags it needs to run (export says its format):
+# `stages --graph NAME` offers the spec as the graph the command runs with no flags (write: its spec printed held the
+# undialect stage the command takes out without --dialect, and `replay run` of it failed E_DIALECT_NO_ORIGIN)
+RUN_AS_CONFIG = {"read": [], "heal": [], "validate": [], "report": [], "write": [], "export": ["--otlp"], "walk": []}
+
+
+@pytest.mark.parametrize("command", sorted(RUN_AS_CONFIG))
 @pytest.mark.parametrize("inputs", [INPUTS[:1], INPUTS[1:2], INPUTS], ids=["broken", "two-runs", "all"])
 def test_replay_run_of_the_printed_spec_is_the_command(tmp_path: Path, command: str, inputs: list[str]) -> None:
     spec = spec_file(tmp_path, command)
     args = [a for path in inputs for a in ("--in", path)] if command == "validate" else inputs
-    same_run(run_replay("run", str(spec), *inputs), run_replay(command, *args))
+    if command == "walk" and len(inputs) > 1:  # (the command walks one journal: several are a usage error)
+        return
+    same_run(run_replay("run", str(spec), *inputs), run_replay(command, *RUN_AS_CONFIG[command], *args))
 
 
 @pytest.mark.parametrize("command", ["heal", "report"])
@@ -52,7 +60,7 @@ def test_the_spec_printed_as_json_is_the_same_config(tmp_path: Path, command: st
 
 def test_the_spec_through_a_pipe_is_the_command_through_a_pipe(tmp_path: Path) -> None:
     stream = run_replay("read", *INPUTS).stdout
-    for command in ("heal", "validate", "report"):
+    for command in ("heal", "validate", "report", "write"):
         same_run(run_replay("run", str(spec_file(tmp_path, command)), input=stream), run_replay(command, input=stream))
 
 

@@ -36,10 +36,8 @@ def write(paths: tuple[str, ...], dialect: str | None, out_path: str | None, max
     it is: records come out as their original bytes.
     """
     bound: dict[str, Any] = {"read.max_line_bytes": max_line_bytes, "write.path": Flag("--out", out_path)}
-    bypass: list[str] = []
-    if dialect is None:  # a copy: lines are checked, not kept parsed (as `replay read` does)
-        bound["parse.type"] = "check_lines"
-        bypass.append("undialect")
-    else:
-        bound["undialect.dialect"] = Flag("--dialect", dialect)
-    return exit_code_for(run_spec("write", paths, set=bound, bypass=bypass, strict=strict))
+    add: dict[str, dict[str, Any]] = {}
+    if dialect is not None:  # (without it, the spec as printed: a copy, lines checked, not kept parsed)
+        bound |= {"parse.type": "parse", "write.inputs": ["undialect"]}
+        add["undialect"] = {"type": "undialect", "inputs": ["parse"], "dialect": Flag("--dialect", dialect)}
+    return exit_code_for(run_spec("write", paths, set=bound, add=add, strict=strict))
