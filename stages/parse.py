@@ -27,7 +27,7 @@ from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import BLANK, decode_each_line
-from replay.pipeline.model.dropped import dropped_lines
+from replay.pipeline.model.dropped import NOT_OBJECT, dropped_lines
 from replay.pipeline.model.records import (
     DROPPED_RECORD,
     RECORD_KEY,
@@ -308,7 +308,7 @@ class ParseLines(Transform):
                 kept.append(left)
             elif left.exc is None:
                 marks[i] = self._report(
-                    part, i, "E_EVENT_NOT_OBJECT", f"line {part.lines[i]} is JSON but not an object", of=of,
+                    part, i, NOT_OBJECT, f"line {part.lines[i]} is JSON but not an object", of=of,
                     expected="object", received=json_type(left.record),
                 )
             elif left.torn:
@@ -331,16 +331,17 @@ class ParseLines(Transform):
         out.tail_open = False
         return out
 
-    def _note_dropped(self, of: Input, line: Any, code: str) -> None:
-        """A line of input ``of`` was left out: noted for the stages after (``model.dropped``)."""
-        dropped_lines(self.shared).note(*of, line, code)
+    def _note_dropped(self, of: Input, line: Any, code: str, pointer: Any = None) -> None:
+        """A line of input ``of`` (or its document's element at ``pointer``) was left out: noted for the stages after
+        (``model.dropped``)."""
+        dropped_lines(self.shared).note(*of, line, code, pointer)
 
     def _report(self, batch: Batch, i: int, code: str, message: str, of: Input | None = None,
                 **fields: Any) -> dict[str, Any]:
         """Report line ``i`` (of input ``of``; None: the one ``batch.source`` is of now) and return the dropped record
         that stands for it in a marked stream."""
         self.error(code, message, batch, i, **fields)
-        self._note_dropped(of or self.inputs.at(batch.source), batch.lines[i], code)
+        self._note_dropped(of or self.inputs.at(batch.source), batch.lines[i], code, batch.pointers[i])
         return dropped_record(code, message, batch.position(i), **fields)
 
     def _invalid(self, batch: Batch, i: int, raw: bytes, exc: orjson.JSONDecodeError, of: Input) -> dict[str, Any]:
@@ -358,7 +359,7 @@ class ParseLines(Transform):
             if type(record) is dict:
                 keep.append(i)
             else:
-                marks[i] = self._report(batch, i, "E_EVENT_NOT_OBJECT", f"{batch.pointers[i]} is not an object",
+                marks[i] = self._report(batch, i, NOT_OBJECT, f"{batch.pointers[i]} is not an object",
                                         expected="object", received=json_type(record),
                                         howToFix=not_object_fix(batch.pointers[i]))
         if self.config["mark_dropped"]:

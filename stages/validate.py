@@ -9,6 +9,7 @@ from replay.pipeline.engine.batch import BYTES_KEPT, Batch
 from replay.pipeline.engine.errors import CATALOGUE
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.model.dropped import NOT_OBJECT, dropped_lines, place
 from replay.pipeline.model.records import DOCUMENT_RECORD, record_kind
 from replay.pipeline.model.validation import SEQ_ORDERS, EventChecker, validate_artifact
 
@@ -65,11 +66,18 @@ class ValidateEvents(Transform):
                 self._report(body, batch, 0, source=batch.source)
             return batch
         checker = self.checker_for(batch.source)
-        if checker.check_stretch(batch.events or []):
-            return batch
         pointers, lines, offsets = batch.pointers, batch.lines, batch.offsets
+        if not self._left_out(checker, batch) and checker.check_stretch(batch.events or []):
+            checker.place = self._place(checker, batch, len(lines) - 1) or checker.place
+            return batch
         said: tuple[Any, set[bytes]] = (None, set())  # the place of the last events' record, and what was said of it
         for i, record in enumerate(batch.events or ()):
+            if (at := self._place(checker, batch, i)) is not None:
+                if (last := checker.place) is None or last[0] != at[0]:
+                    last = (at[0], 0)
+                if at[1] > last[1] + 1:  # (elements that are no object parse left out: each takes its place)
+                    checker.left_out(dropped_lines(self.shared).count_between(at[0], last[1], at[1] - 1, NOT_OBJECT))
+                checker.place = at
             bodies = checker.check(record, pointers[i] or "$")
             if not bodies:
                 continue
@@ -84,6 +92,19 @@ class ValidateEvents(Transform):
                     said[1].add(key)
                     self._report(body, batch, i)
         return batch
+
+    def _place(self, checker: EventChecker, batch: Batch, i: int) -> tuple[Any, int] | None:
+        """``dropped.place`` of record ``i`` of ``batch``, in the input its checker reads now."""
+        return place((batch.source, checker.marks), batch.lines[i], batch.pointers[i]) if i >= 0 else None
+
+    def _left_out(self, checker: EventChecker, batch: Batch) -> bool:
+        """Were records that are no object left out of ``batch``'s input before its last record, since the last record
+        checked (so it is checked record by record, each left out in its place)?"""
+        end = self._place(checker, batch, len(batch.lines) - 1)
+        if end is None:
+            return False
+        last = checker.place if checker.place is not None and checker.place[0] == end[0] else (end[0], 0)
+        return dropped_lines(self.shared).count_between(end[0], last[1], end[1], NOT_OBJECT) > 0
 
     def _duplicates(self, batch: Batch) -> None:
         """Lines with a key written twice in one object: kept as they are, and said so."""

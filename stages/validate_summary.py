@@ -9,7 +9,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import DOCUMENT_SUFFIXES, expand_paths, source_name
 from replay.pipeline.model.records import DOCUMENT_RECORD, SOURCE_RECORD, is_record, record_kind
-from replay.pipeline.model.runs import Run, marks_input, name_run, starts_run
+from replay.pipeline.model.runs import Run, marks_input, name_run, of_artifact_run, starts_run
 
 ARTIFACT, STREAM = "artifact", "stream"
 
@@ -113,7 +113,7 @@ class ValidateSummary(Transform):
         if not batch.events:
             return None
         tally = self._in_stream(batch.source)  # (one input's: a batch is of one source)
-        for record in batch.events:
+        for i, record in enumerate(batch.events):
             kind = record_kind(record)
             if kind == SOURCE_RECORD:
                 # Read's mark: an input begins (the same file again, too), and its first event begins a run. A source
@@ -124,10 +124,13 @@ class ValidateSummary(Transform):
             if kind == DOCUMENT_RECORD:
                 tally.judge(ARTIFACT)
                 events = record["document"].get("events") if isinstance(record.get("document"), dict) else None
-                tally.events += len(events) if isinstance(events, list) else 0
+                # (its events that are objects: an element that is none is no event, as in a stream, where parse
+                # leaves it out; the report of the artifact counts the same)
+                tally.events += sum(type(e) is dict for e in events) if isinstance(events, list) else 0
                 continue
             tally.judge(STREAM)  # (a .json array, or another agent's records read split: a stream of them, no artifact)
-            if type(record) is dict and starts_run(record, tally.run, batch.source):
+            if type(record) is dict and starts_run(record, tally.run, batch.source) \
+                    and not of_artifact_run(record, tally.run, batch.pointers[i]):
                 tally.run = Run(record.get("runId") if isinstance(record.get("runId"), str) else None, None, batch.source)
                 tally.runs += 1
             elif tally.run is not None and type(record) is dict and not is_record(record):

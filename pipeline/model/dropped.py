@@ -1,6 +1,7 @@
-"""The lines of each input a graph run left out (a line too long, not JSON, cut off; where reading stopped), as the
-stages that leave them out say it: for a later stage of the same run that judges a run by what it read
-(``pair_tool_calls``: a call with no result read may have had it on such a line).
+"""The lines of each input a graph run left out (a line too long, not JSON, cut off; where reading stopped), and the
+elements of a JSON document's array left out (no object), as the stages that leave them out say it: for a later stage
+of the same run that judges a run by what it read (``pair_tool_calls``: a call with no result read may have had it on
+such a line; ``validate``: an element that is no object takes its place in its run).
 
 The stages share one ``DroppedLines`` per graph run (``Stage.shared``, under ``DROPPED_LINES``). A line is noted when
 it is reported, before the lines after it go on down the stream, so a stage after sees it noted before it sees the
@@ -12,6 +13,9 @@ import bisect
 from typing import Any
 
 DROPPED_LINES = "dropped_lines"  # its key in ``Stage.shared``
+# the code of a record that is JSON but no object (a line, an array's element): left out, it takes its place in its
+# run (``validate``: the event after it may have its place's seq, as in an artifact)
+NOT_OBJECT = "E_EVENT_NOT_OBJECT"
 
 
 NOTED_MOST = 65_536  # lines noted at most (memory stays bounded); past them, what was not noted is not known
@@ -28,12 +32,18 @@ class DroppedLines:
         self._codes: dict[tuple[Any, int], str] = {}
         self.complete = True
 
-    def note(self, source: Any, marks: int, line: Any, code: Any) -> None:
-        """Line ``line`` of input ``(source, marks)`` was left out, reported as ``code`` (what has no line or source
-        is not noted)."""
-        if type(source) is not str or type(line) is not int:
+    def note(self, source: Any, marks: int, line: Any, code: Any, pointer: Any = None) -> None:
+        """Line ``line`` of input ``(source, marks)`` was left out, reported as ``code``; or, in a JSON document (no
+        line), its element at ``pointer`` (``$[3]``: ``place``). What has no place or source is not noted."""
+        if type(source) is not str:
             return
-        source = (source, marks)
+        if type(line) is not int:
+            at = element_place(pointer)
+            if at is None:
+                return
+            source, line = ((source, marks), at[0]), at[1]
+        else:
+            source = (source, marks)
         if (source, line) in self._codes:
             return
         if len(self._codes) >= NOTED_MOST:
@@ -52,6 +62,37 @@ class DroppedLines:
         if k < len(lines) and lines[k] <= upto:
             return lines[k], self._codes[(source, lines[k])]
         return None
+
+
+    def count_between(self, source: Any, after: int, upto: int, code: str) -> int:
+        """How many places of ``source`` (an ``Input``, or ``(Input, prefix)`` for a document's elements: ``place``)
+        after ``after`` and no later than ``upto`` were left out as ``code``."""
+        places = self._lines.get(source)
+        if not places or upto <= after:
+            return 0
+        found = places[bisect.bisect_right(places, after):bisect.bisect_right(places, upto)]
+        return sum(self._codes[(source, k)] == code for k in found)
+
+
+def element_place(pointer: Any) -> tuple[str, int] | None:
+    """The array and place (from 1) of a JSON document's element at ``pointer``: ``("$", 4)`` for ``$[3]``,
+    ``("$.events", 1)`` for ``$.events[0]``; None for no such pointer."""
+    if type(pointer) is not str or not pointer.endswith("]"):
+        return None
+    cut = pointer.rfind("[")
+    index = pointer[cut + 1:-1]
+    if cut < 1 or not index.isdigit():
+        return None
+    return pointer[:cut], int(index) + 1
+
+
+def place(source: Any, line: Any, pointer: Any) -> tuple[Any, int] | None:
+    """Where a record of input ``source`` (an ``Input``) stands, as ``DroppedLines`` notes the places left out: its
+    line, under ``source``; else its element's place, under ``(source, array)``; None when neither is known."""
+    if type(line) is int:
+        return source, line
+    at = element_place(pointer)
+    return None if at is None else ((source, at[0]), at[1])
 
 
 def dropped_lines(shared: dict[str, Any]) -> DroppedLines:

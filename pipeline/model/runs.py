@@ -157,6 +157,9 @@ def names_run(rid: Any) -> bool:
     return isinstance(rid, str) and bool(rid)
 
 
+ARTIFACT_EVENTS = "$.events["  # how the pointer of an artifact's event begins (``artifacts.document_items``)
+
+
 def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
     """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
     if is_record(record):  # (whatever its kind: ``"$record": null`` is a record too)
@@ -165,6 +168,13 @@ def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
         return True
     rid = record.get("runId")
     return names_run(rid) and run.run_id is not None and rid != run.run_id
+
+
+def of_artifact_run(record: dict[str, Any], run: Run | None, pointer: Any) -> bool:
+    """Is ``record`` an event of an artifact (at its pointer ``$.events[3]``) read as a stream, in the run the
+    artifact's run record began? It begins no run whatever runId it names: an artifact is one run (validate says so
+    of an event naming another)."""
+    return run is not None and type(pointer) is str and pointer.startswith(ARTIFACT_EVENTS) and not is_record(record)
 
 
 def runid_spans(rids: list[Any]) -> list[tuple[int, int]] | None:

@@ -19,7 +19,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import diagnostic, excerpt, utf8_fault
 from replay.pipeline.io.journals import JSON_SPACE, LINES, head_format, is_record_array
 from replay.pipeline.model.artifacts import ARTIFACT_TYPE, SCHEMA_VERSION
-from replay.pipeline.model.events import is_timestamp
+from replay.pipeline.model.events import is_timestamp, run_id_origin
 from replay.pipeline.model.records import (
     DROPPED_RECORD,
     HEAL_RECORD,
@@ -33,7 +33,7 @@ from replay.pipeline.model.records import (
     has_records,
     is_record,
 )
-from replay.pipeline.model.runs import Run, marks_input, name_run, starts_run
+from replay.pipeline.model.runs import ARTIFACT_EVENTS, Run, marks_input, name_run, of_artifact_run, starts_run
 
 SUPPORTED_SCHEMA_VERSIONS = (SCHEMA_VERSION,)
 SEQ_ORDERS = ("contiguous", "increasing", "any")
@@ -435,7 +435,7 @@ def validate_artifact(doc: Any, *, seq_order: str = "contiguous") -> Problems:
         return problems + unlisted
     events = doc["events"]
     checker = EventChecker(seq_order=seq_order)
-    checker.begin_run(None)
+    checker.begin_run(None, run_id_origin(doc)[0])  # (the runId its run record has, read as a stream: ``document_items``)
     for i, event in enumerate(events):
         problems += checker.check_event(event, f"$.events[{i}]")
     return problems
@@ -462,14 +462,28 @@ class EventChecker:
         self.events = 0
         self.runs = 0
         self.records = 0
+        self.marks = 0  # read's marks of ``source`` met: which input of that name its records are of (``runs.Inputs``)
+        self.place: Any = None  # ``dropped.place`` of the last record checked, in its input
+        self._ahead = 0  # places left out before the first run of the input began: that run's
+
+    def left_out(self, places: int) -> None:
+        """``places`` records of the input were left out before the next (elements that are no object, which parse
+        reported): each takes its place in the run, as in an artifact (``check_event``)."""
+        if self.run is None:
+            self._ahead += places
+        else:
+            self.position += places
 
     def check(self, record: Any, path: str = "$") -> Problems:
         """One stream record (a line, or an item of a document at ``path``)."""
         self.records += 1
         if not isinstance(record, dict):
             self.events += 1
+            self.position += 1
             return self._not_object(record, path)
-        if starts_run(record, self.run, ""):  # one checker reads one source
+        if starts_run(record, self.run, "") and not of_artifact_run(record, self.run, path):
+            # (one checker reads one source; an artifact is one run: an event of it naming another runId is its run's,
+            # and said so, ``check_event``)
             self.begin_run(record if record.get(RECORD_KEY) == RUN_RECORD else None, record.get("runId"))
         kind = record.get(RECORD_KEY, MISSING)
         if kind is MISSING:
@@ -482,7 +496,9 @@ class EventChecker:
             if _nonempty_string(record.get("source")):
                 if marks_input(record, self.source):  # (the same file read again is another input)
                     self.run = None
-                    self.last_seq = self.position = 0
+                    self.last_seq = self.position = self._ahead = 0
+                    self.marks += 1
+                    self.place = None
                 extra = sorted(key for key in record if key not in (RECORD_KEY, "source"))
                 return [_problem("E_EVENT_INVALID", f"a source record has only `$record` and `source`, not {extra[0]!r}",
                                  f"{path}.{extra[0]}", "no other key", record[extra[0]],
@@ -539,12 +555,12 @@ class EventChecker:
         self.events += events
         self.records += records
         self.run = None
-        self.last_seq = self.position = 0
+        self.last_seq = self.position = self._ahead = 0
 
     def begin_run(self, facts: dict[str, Any] | None, run_id: Any = None) -> None:
         """A new run starts (at a run record ``facts``, or at an event with a new ``run_id``)."""
         self.run = Run(run_id if _nonempty_string(run_id) else None, facts, "")
-        self.last_seq = self.position = 0
+        self.last_seq, self.position, self._ahead = 0, self._ahead, 0
         self.runs += 1
 
     def check_event(self, event: Any, path: str) -> Problems:
@@ -589,6 +605,13 @@ class EventChecker:
             problems.append(_problem(
                 "E_EVENT_INVALID", f"{_event_at(path)} `runId` {state}; it must be a non-empty string",
                 f"{path}.runId", "non-empty string", rid, example='"runId": "run_1"',
+            ))
+        elif rid != run.run_id and run.run_id is not None and path.startswith(ARTIFACT_EVENTS):
+            problems.append(_problem(
+                "E_EVENT_INVALID", f"{_event_at(path)} `runId` {shown(rid)!r} is not its artifact's {shown(run.run_id)!r}: "
+                "an artifact is one run, and each of its events names it", f"{path}.runId", run.run_id, rid,
+                example=f'"runId": {exactjson.dumps(run.run_id).decode()}',
+                how_to_fix="Give the event its artifact's runId, or move it to an artifact (or journal) of its own run.",
             ))
         payload = event.get("payload", MISSING)
         if not isinstance(payload, dict):

@@ -86,7 +86,9 @@ def test_each_artifact_code_from_its_situation(tmp_path: Path, code: str, conten
     assert error["howToFix"] and error["message"]
     (summary,) = jsonl(done.stdout)
     assert summary == {"source": str(target), "kind": "artifact", "valid": False, "errors": 1,
-                       "events": len(content["events"]) if isinstance(content, dict) and isinstance(content.get("events"), list) else 0}
+                       # (its events that are objects: an element that is none is no event, as in a stream)
+                       "events": sum(type(e) is dict for e in content["events"])
+                       if isinstance(content, dict) and isinstance(content.get("events"), list) else 0}
 
 
 def test_json_syntax_errors_say_where(tmp_path: Path) -> None:
@@ -343,10 +345,12 @@ def test_a_mixed_json_array_has_each_problem_at_its_records_path_as_read_says_it
     done = run_replay("validate", str(array))
     assert done.returncode == 1
     got = [(e["code"], e["path"]) for e in errors_of(done.stderr)]
-    assert got == [("E_EVENT_NOT_OBJECT", "$[3]"), *(("E_ARTIFACT_EVENT_SEQ_INVALID", f"$[{k}].seq") for k in (4, 5, 6))]
+    # (the element that is no object takes its place, seq 3: seq 4 after it is in order, as in an artifact; only the
+    # seq 9 is out of place, and seq 6 after it has its place's)
+    assert got == [("E_EVENT_NOT_OBJECT", "$[3]"), ("E_ARTIFACT_EVENT_SEQ_INVALID", "$[5].seq")]
     read = run_replay("read", str(array))
     assert errors_of(read.stderr) == errors_of(done.stderr)[:1]
-    assert jsonl(done.stdout) == [{"source": str(array), "kind": "stream", "valid": False, "errors": 4, "events": 10,
+    assert jsonl(done.stdout) == [{"source": str(array), "kind": "stream", "valid": False, "errors": 2, "events": 10,
                                    "runs": 2}]
 
 
