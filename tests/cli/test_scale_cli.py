@@ -398,33 +398,26 @@ def test_a_folder_that_cannot_be_listed_is_refused_not_taken_for_gone(tmp_path: 
     assert tree_bytes(out / "locked") == healed  # what was healed of it is still there
 
 
-def test_a_worker_process_writes_pythons_warnings_as_log_records() -> None:
-    """A second Ctrl-C left a coroutine unawaited in a worker process, whose RuntimeWarning came out as Python's text
-    on the command's stderr (JSON lines only): a worker routes warnings as the command does."""
+WORKER_TEXT = {  # what a worker process meets that Python would print as text: the code, the record's fields
+    "warning": ("import warnings\nwarnings.warn('coroutine x was never awaited', RuntimeWarning)\n",
+                {"event": "python.warning", "category": "RuntimeWarning", "message": "coroutine x was never awaited"}),
+    "unraisable": ("class Gone:\n    def __del__(self):\n        raise ValueError('half made')\nGone()\n",
+                   {"event": "python.unraisable", "code": "E_PYTHON_UNRAISABLE", "error": "ValueError: half made"}),
+}
+
+
+@pytest.mark.parametrize("what", list(WORKER_TEXT))
+def test_a_worker_process_writes_what_python_would_print_as_log_records(what: str) -> None:
+    """A second Ctrl-C left a coroutine unawaited in a worker process, whose RuntimeWarning came out as Python's text on
+    the command's stderr (JSON lines only), and an event loop it cut off halfway printed "Exception ignored" (an
+    exception in a ``__del__``): a worker routes both as the command does, as JSON log records."""
     import subprocess
     import sys
 
-    code = ("from replay.pipeline.engine.parallel import _worker_started\n_worker_started()\n"
-            "import warnings\nwarnings.warn('coroutine x was never awaited', RuntimeWarning)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    code, expected = WORKER_TEXT[what]
+    done = subprocess.run([sys.executable, "-c", "from replay.pipeline.engine.parallel import _worker_started\n"
+                           "_worker_started()\n" + code], capture_output=True, timeout=60)
     assert done.returncode == 0
     [line] = done.stderr.splitlines()
     record = orjson.loads(line)
-    assert (record["event"], record["category"], record["message"]) == ("python.warning", "RuntimeWarning",
-                                                                        "coroutine x was never awaited")
-
-
-def test_a_worker_process_writes_exceptions_python_cannot_raise_as_log_records() -> None:
-    """An exception in a ``__del__`` in a worker process (an event loop a Ctrl-C cut off halfway) came out as Python's
-    "Exception ignored" text on the command's stderr (JSON lines only): a worker routes it as the command does."""
-    import subprocess
-    import sys
-
-    code = ("from replay.pipeline.engine.parallel import _worker_started\n_worker_started()\n"
-            "class Gone:\n    def __del__(self):\n        raise ValueError('half made')\nGone()\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
-    assert done.returncode == 0
-    [line] = done.stderr.splitlines()
-    record = orjson.loads(line)
-    assert (record["event"], record["code"], record["error"]) == ("python.unraisable", "E_PYTHON_UNRAISABLE",
-                                                                  "ValueError: half made")
+    assert {key: record.get(key) for key in expected} == expected
