@@ -29,6 +29,7 @@ from replay.pipeline.engine.graph import MAIN, Edge, Graph
 from replay.pipeline.engine.log import log_record, make_logger, write_stderr
 from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.quota import DEFAULT_LIMIT, Quota
+from replay.pipeline.engine.registry import is_built_in
 from replay.pipeline.engine.segment import Item, Segment
 from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, port_undeclared, record_invalid
 
@@ -107,7 +108,14 @@ class _Task:
 
     def at_work(self) -> str:
         """The id of the stage this task runs now (of a chain of transforms, the one at work)."""
-        return self.nodes[self.segment.current].id if self.segment is not None else self.nodes[0].id
+        return self._node_at_work().id
+
+    def built_in_at_work(self) -> bool:
+        """Is the stage this task runs now one of replay's own (``stages/``), not a plugin's?"""
+        return is_built_in(type(self._node_at_work().stage))
+
+    def _node_at_work(self) -> _Live:
+        return self.nodes[self.segment.current] if self.segment is not None else self.nodes[0]
 
 
 @dataclass
@@ -241,7 +249,7 @@ async def run_graph(
         try:
             async with AsyncExitStack() as stack:
                 # an interrupt's last resort names the stage of a task that outlives the grace (interrupts.py)
-                stack.enter_context(interrupts.running(task.at_work, sys._getframe()))
+                stack.enter_context(interrupts.running(task.at_work, sys._getframe(), task.built_in_at_work))
                 for sends in task.outs.values():
                     for s in sends:
                         stack.push_async_callback(s.aclose)

@@ -44,10 +44,24 @@ GRACE_S = 2.0  # how long a run has to stop by cancellation after the first inte
 
 # Outputs written under a temp name and not yet renamed into place: path -> is it a folder.
 _staged: dict[str, bool] = {}
+
+
+class _Named:
+    """What names a running stage at any moment (called: its name), and tells whether it is one of replay's own
+    (``built_in()``: a stage of ``stages/``, not a plugin's; False when not told)."""
+
+    def __init__(self, name: Callable[[], str], built_in: Callable[[], bool] | None = None) -> None:
+        self.name = name
+        self.built_in = built_in or (lambda: False)
+
+    def __call__(self) -> str:
+        return self.name()
+
+
 # The stages of main-thread runs now running: token -> (what names the stage now, the frame of the task running it).
-_running: dict[int, tuple[Callable[[], str], FrameType | None]] = {}
+_running: dict[int, tuple[_Named, FrameType | None]] = {}
 # What names the stage a task runs, in the task's context: work it hands to a worker thread runs in a copy of it.
-_STAGE: ContextVar[Callable[[], str]] = ContextVar("replay_stage")
+_STAGE: ContextVar[_Named] = ContextVar("replay_stage")
 
 
 def stage_output(path: str | os.PathLike[str], *, folder: bool = False) -> None:
@@ -164,18 +178,18 @@ class _Watchdog:
                     again = True  # a second interrupt: no more grace
                     break
             try:
-                stages = stuck_stages()
+                found = stuck()
             except Exception:  # (naming it failed: the process still ends)
-                stages = ["<unknown>"] if _running else []
-            if stages:
-                self.end(first, stages, again)
+                found = [("<unknown>", False)] if _running else []
+            if found:
+                self.end(first, [name for name, _ in found], again, built_in=found[0][1])
             # else the run stopped by cancellation and no stage's work goes on: nothing to do
 
-    def end(self, number: int, stages: list[str], again: bool = False) -> None:
+    def end(self, number: int, stages: list[str], again: bool = False, *, built_in: bool = False) -> None:
         """The last resort: say which stage has not stopped, remove the staged outputs, exit 128 + ``number``
-        (``again``: a second interrupt cut the grace short)."""
+        (``again``: a second interrupt cut the grace short; ``built_in``: the first stage is one of replay's own)."""
         with suppress(Exception):  # whatever happens, the process ends
-            self.write(not_stopped_line(number, stages, self.grace, again))
+            self.write(not_stopped_line(number, stages, self.grace, again, built_in=built_in))
         with suppress(Exception):
             remove_staged()
         self.exit(interrupted_exit(number))
@@ -286,9 +300,11 @@ def _write_stderr(data: bytes) -> None:
         os.write(2, data)  # (not sys.stderr: the blocked thread may hold its lock)
 
 
-def not_stopped_line(number: int, stages: list[str], grace: float = GRACE_S, again: bool = False) -> bytes:
+def not_stopped_line(number: int, stages: list[str], grace: float = GRACE_S, again: bool = False, *,
+                     built_in: bool = False) -> bytes:
     """The one E_STAGE_NOT_STOPPED line: the stage still running ``grace`` seconds after interrupt ``number`` (or when
-    a second interrupt came, ``again``); ``stages[1:]``, others still running, are named too."""
+    a second interrupt came, ``again``); ``stages[1:]``, others still running, are named too. ``built_in``: that stage
+    is one of replay's own (``stages/``): a bug of replay's to report, not a plugin's blocking call to fix."""
     name = _signal_name(number)
     stage = stages[0] if stages else None
     what = f"stage {stage!r}" if stage is not None else "the run"
@@ -301,7 +317,15 @@ def not_stopped_line(number: int, stages: list[str], grace: float = GRACE_S, aga
         stage=stage, expected=f"the run to stop within {grace:g} s of {name}",
         received=f"{what} still running" + (" at a second interrupt" if again else f" after {grace:g} s"),
         stages=stages if len(stages) > 1 else None,
+        **({"howToFix": BUILT_IN_NOT_STOPPED} if built_in and stage is not None else {}),
     ))
+
+
+# (E_STAGE_NOT_STOPPED's catalogue howToFix is for a plugin's stage: the usual cause, a blocking call of its own)
+BUILT_IN_NOT_STOPPED = (
+    "The stage is one of replay's own, and it should stop within the grace: this is a bug in replay. Please report "
+    "it with this error line, the command (and config) you ran, your platform and Python version, and what the "
+    "stage was doing (its input, an output on a slow or remote disk); meanwhile a second interrupt ends it at once.")
 
 
 def _signal_name(number: int) -> str:
@@ -312,16 +336,19 @@ def _signal_name(number: int) -> str:
 
 
 @contextmanager
-def running(stage: Callable[[], str], frame: FrameType | None = None) -> Iterator[None]:
+def running(stage: Callable[[], str], frame: FrameType | None = None,
+            built_in: Callable[[], bool] | None = None) -> Iterator[None]:
     """A stage of a run runs for the block (``stage()`` names it at any moment: a chain of fused transforms names the
-    one at work); ``frame``: the frame of the task running it, to tell which blocks the event loop's thread. Counted
-    only for a run of the main thread, in the process the last resort is armed in."""
+    one at work; ``built_in()`` tells whether that one is replay's own); ``frame``: the frame of the task running it,
+    to tell which blocks the event loop's thread. Counted only for a run of the main thread, in the process the last
+    resort is armed in."""
     if _active() is None or threading.current_thread() is not threading.main_thread():
         yield
         return
     token = object()
-    _running[id(token)] = (stage, frame)
-    var = _STAGE.set(stage)  # (copied into the context of the work the stage hands to a worker thread)
+    named = _Named(stage, built_in)
+    _running[id(token)] = (named, frame)
+    var = _STAGE.set(named)  # (copied into the context of the work the stage hands to a worker thread)
     try:
         yield
     finally:
@@ -330,9 +357,15 @@ def running(stage: Callable[[], str], frame: FrameType | None = None) -> Iterato
 
 
 def stuck_stages() -> list[str]:
-    """The stages that have not stopped: the one whose task holds the main thread (it blocks the event loop), if one
-    does; else those whose tasks still run, then those whose work still runs in a worker thread (their task was
-    cancelled, or the run even ended, but the thread goes on: the interpreter waits for it before it exits)."""
+    """The names of the stages that have not stopped (``stuck``)."""
+    return [name for name, _ in stuck()]
+
+
+def stuck() -> list[tuple[str, bool]]:
+    """The stages that have not stopped, each named and whether it is replay's own: the one whose task holds the main
+    thread (it blocks the event loop), if one does; else those whose tasks still run, then those whose work still runs
+    in a worker thread (their task was cancelled, or the run even ended, but the thread goes on: the interpreter waits
+    for it before it exits)."""
     entries = list(_running.values())
     frames = sys._current_frames()
     main = frames.get(threading.main_thread().ident or 0)
@@ -343,16 +376,19 @@ def stuck_stages() -> list[str]:
     blocking = [stage for stage, frame in entries if frame is not None and id(frame) in on_stack]
     # (while one holds the event loop's thread, the others never got to see the cancellation: it alone is stuck)
     found = blocking or [stage for stage, _ in entries] + threaded_stages(frames)
-    names: list[str] = []
+    names: list[tuple[str, bool]] = []
     for stage in found:
         with suppress(Exception):
             name = stage()
-            if name not in names:
-                names.append(name)
+            if name not in [known for known, _ in names]:
+                built_in = False
+                with suppress(Exception):
+                    built_in = bool(stage.built_in())
+                names.append((name, built_in))
     return names
 
 
-def threaded_stages(frames: dict[int, FrameType] | None = None) -> list[Callable[[], str]]:
+def threaded_stages(frames: dict[int, FrameType] | None = None) -> list[_Named]:
     """The stages whose work a thread other than the main one runs now: a frame of the thread runs it in a copy of the
     stage task's context (``anyio.to_thread.run_sync``, ``asyncio.to_thread`` copy it), which names the stage."""
     frames = sys._current_frames() if frames is None else frames
@@ -371,7 +407,7 @@ def threaded_stages(frames: dict[int, FrameType] | None = None) -> list[Callable
     return found
 
 
-def _stage_of_frame(frame: FrameType) -> Callable[[], str] | None:
+def _stage_of_frame(frame: FrameType) -> _Named | None:
     """The stage whose context a local of ``frame`` holds (a worker thread's copied context), if one does."""
     try:
         values = list(frame.f_locals.values())

@@ -50,6 +50,12 @@ def builtin_names() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
 
 
+def is_built_in(cls: type[Stage]) -> bool:
+    """Is ``cls`` one of replay's own stage classes (defined in ``stages/``), not a plugin's (one that extends a
+    built-in is the plugin's)?"""
+    return cls.__module__.startswith(BUILTIN_PACKAGE + ".")
+
+
 # the bases a stage class extends: the executor runs a stage as the one it is
 _BASES = (Source, AsyncTransform, Transform, Sink, Composite)
 

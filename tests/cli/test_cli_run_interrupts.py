@@ -18,6 +18,8 @@ import pytest
 from conftest import EXAMPLES, REPLAY, errors_of
 from plugin_support import make_plugin
 
+from replay.pipeline.engine.errors import CATALOGUE
+
 TWO_RUNS = EXAMPLES / "journals" / "two-runs.jsonl"
 HANG_S = 15  # the test's bound on a process that should have ended: a hang, not a speed measure
 
@@ -133,7 +135,8 @@ def test_a_stage_stuck_in_a_thread_is_named_and_replay_exits_with_the_signal_s_c
     assert b"Traceback" not in err
     [error] = errors_of(err)
     assert error["code"] == "E_STAGE_NOT_STOPPED" and error["stage"] == "stuck"
-    assert signal.Signals(number).name in error["message"] and error["howToFix"]
+    assert signal.Signals(number).name in error["message"]
+    assert error["howToFix"] == CATALOGUE["E_STAGE_NOT_STOPPED"][1]  # (a plugin's stage: its blocking call to fix)
     assert all(line.startswith(b'{"error"') for line in err.splitlines())  # nothing else on stderr
 
 

@@ -261,6 +261,24 @@ def test_the_line_names_every_stage_still_running():
     assert "SIGHUP" in error["message"] and "'b'" in error["message"]
 
 
+def test_a_built_in_stage_not_stopping_is_called_replay_s_bug_not_a_plugin_s_blocking_call():
+    plugin = orjson.loads(interrupts.not_stopped_line(signal.SIGINT, ["emit"], 2.0))["error"]
+    assert plugin["howToFix"] == CATALOGUE["E_STAGE_NOT_STOPPED"][1]
+    error = orjson.loads(interrupts.not_stopped_line(signal.SIGINT, ["emit"], 2.0, built_in=True))["error"]
+    assert error["stage"] == "emit" and error["howToFix"] == interrupts.BUILT_IN_NOT_STOPPED
+    assert "bug in replay" in error["howToFix"] and "report" in error["howToFix"]
+
+
+def test_the_watchdog_tells_a_built_in_stage_from_a_plugin_s(ended: Ended):
+    arm(ended, grace=0.1)
+    with interrupts.watching(), interrupts.running(lambda: "own", built_in=lambda: True):
+        assert interrupts.stuck() == [("own", True)]
+        interrupts.notice(signal.SIGINT)
+        assert ended.event.wait(WAIT_S)
+    [error] = ended.errors()
+    assert error["stage"] == "own" and error["howToFix"] == interrupts.BUILT_IN_NOT_STOPPED
+
+
 def test_work_handed_to_asyncio_s_executor_names_its_stage_too(ended: Ended):
     """asyncio.to_thread runs the work as functools.partial(context.run, ...) in its executor's thread."""
     import asyncio
