@@ -356,12 +356,12 @@ def _loops(path: str) -> bool:
 
 
 def not_file_or_dir(path: str, subject: str, how_to_fix: str,
-                    expected: str = "a regular file or a directory") -> ReplayError:
+                    expected: str = "a regular file or a directory", also: str = "") -> ReplayError:
     """E_INPUT_NOT_FILE_OR_DIR (exit 2) for an input ``path`` that is there but neither a file nor a folder (a FIFO, a
     socket, a device), with what it is (``received``), as ``input_not_found`` says what it found (``expected``: what
-    the command reads there, when a folder is not)."""
+    the command reads there, when a folder is not; ``also``: more the message says)."""
     received = file_type(Path(path))
-    return ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"{subject} {path!r} is neither a regular file nor a directory",
+    return ReplayError("E_INPUT_NOT_FILE_OR_DIR", f"{subject} {path!r} is neither a regular file nor a directory{also}",
                        path=path, expected=expected, received=received, howToFix=how_to_fix)
 
 

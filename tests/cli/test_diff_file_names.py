@@ -42,4 +42,6 @@ def test_diff_reads_a_pipe(tmp_path: Path):
 def test_walk_which_reads_its_journal_twice_still_refuses_a_pipe(tmp_path: Path):
     script = f"{shlex.quote(REPLAY)} walk <(cat {shlex.quote(str(HELLO))})"
     done = subprocess.run(["bash", "-c", script], capture_output=True, cwd=tmp_path, timeout=60)
-    assert done.returncode == 2 and [e["code"] for e in errors_of(done.stderr)] == ["E_USAGE_INVALID"]
+    [error] = errors_of(done.stderr)
+    assert (done.returncode, error["code"], error["received"]) == (2, "E_INPUT_NOT_FILE_OR_DIR", "named pipe")
+    assert "walk reads its journal twice" in error["howToFix"] and "save it to a file first" in error["howToFix"]

@@ -464,19 +464,25 @@ def test_an_empty_step_and_a_folder_are_usage_errors(tmp_path: Path, cli):
 @pytest.mark.parametrize("command", ["walk", "diff"])
 def test_a_name_no_run_has_where_a_folder_or_socket_is_says_it_is_no_file(tmp_path: Path, cli, command: str):
     """`replay walk dir` with a folder (or a socket) of that name here, and no run of that id: what `replay walk ./dir`
-    says (E_USAGE_INVALID, not a regular file), and that no run has the id; not E_RUN_NOT_FOUND alone, whose advice (a
-    run id, the data dir) leads away from the folder."""
+    says (E_USAGE_INVALID, not a regular file; a socket E_INPUT_NOT_FILE_OR_DIR, what it is), and that no run has the
+    id; not E_RUN_NOT_FOUND alone, whose advice (a run id, the data dir) leads away from the folder."""
     import socket
 
     (tmp_path / "dir").mkdir()
     server = socket.socket(socket.AF_UNIX)
+    no_run = "(and no run has that id: no journal in '.replay/journal')"
     try:
         server.bind(str(tmp_path / "sock"))
-        for name in ("dir", "sock"):
+        for name in ("dir", "sock", "./sock"):
             code, out, [error] = cli(command, name, *(["other.jsonl"] if command == "diff" else []), cwd=tmp_path)
-            assert (code, out, error["code"], error["path"]) == (2, b"", "E_USAGE_INVALID", name)
-            assert error["message"] == (f"{name!r} is not a regular file; {command} reads journal files "
-                                        "(and no run has that id: no journal in '.replay/journal')")
+            if name == "dir":
+                assert (code, out, error["code"], error["path"]) == (2, b"", "E_USAGE_INVALID", name)
+                assert error["message"] == f"{name!r} is not a regular file; {command} reads journal files {no_run}"
+                continue
+            assert (code, out, error["code"], error["path"]) == (2, b"", "E_INPUT_NOT_FILE_OR_DIR", name)
+            assert error["received"] == "socket" and "run id" in error["howToFix"]
+            assert error["message"] == (f"journal {name!r} is neither a regular file nor a directory"
+                                        + (f" {no_run}" if name == "sock" else ""))
     finally:
         server.close()
     code, _, [error] = cli(command, "dir", *(["other.jsonl"] if command == "diff" else []), "--data-dir", ".replay",

@@ -13,7 +13,7 @@ from replay.pipeline.cli.app import exit_code_for, run_spec
 from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_bytes_option
 from replay.pipeline.engine.errors import ReplayError, refused
-from replay.pipeline.io.journals import JOURNAL_FOLDER, STDIN
+from replay.pipeline.io.journals import JOURNAL_FOLDER, STDIN, not_file_or_dir
 from replay.pipeline.model.dialects import AUTO
 from replay.pipeline.model.dialects.detect import CANONICAL
 from replay.pipeline.model.walk_journal import (
@@ -103,8 +103,8 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk", pipes
     suffix, in any case, or it is no run id and something is there: ``my run.log``), a run's journal in the data dir,
     or, when no run has that id (and no --data-dir was given), a file of that name (refused: E_INVALID_RUN_ID,
     E_RUN_NOT_FOUND; E_JOURNAL_READ_FAILED when something other than a file is where the run's journal is;
-    E_USAGE_INVALID for stdin or a path that is no regular file, nor a pipe when the command reads its inputs once:
-    ``pipes``, diff's ``<(...)``)."""
+    E_USAGE_INVALID for stdin or a folder, E_INPUT_NOT_FILE_OR_DIR for a path that is no regular file nor folder, nor
+    a pipe when the command reads its inputs once: ``pipes``, diff's ``<(...)``)."""
     example = f"replay {command} .replay/journal/RUN_ID.jsonl" + (" other.jsonl" if command == "diff" else "")
     if data_dir is None and arg == STDIN:
         raise ReplayError("E_USAGE_INVALID", f"{command} reads a journal file or a run id, not stdin", received=arg,
@@ -115,7 +115,7 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk", pipes
             raise refused("E_RUN_NOT_FOUND", f"no journal at {arg!r}", path=arg,
                           howToFix="Check the path, or give a run id to look in .replay/journal/.")
         if not _readable(arg, pipes):
-            raise _not_a_file(arg, command, example)
+            raise _not_a_file(arg, command, example, pipes=pipes)
         return arg
     if not is_run_id(arg):
         hint = " (with --data-dir the argument is always a run id)" if data_dir is not None and looks_like_path(arg) else ""
@@ -130,7 +130,7 @@ def resolve_journal(arg: str, data_dir: str | None, command: str = "walk", pipes
         raise not_a_journal_file(path)
     journals = os.path.join(folder, JOURNAL_FOLDER)
     if not os.path.isfile(path) and data_dir is None and os.path.exists(arg):  # (a folder, a socket of that name here)
-        raise _not_a_file(arg, command, example, f" (and no run has that id: no journal in {journals!r})")
+        raise _not_a_file(arg, command, example, f" (and no run has that id: no journal in {journals!r})", pipes)
     if not os.path.isfile(path):
         raise refused("E_RUN_NOT_FOUND", f"no journal for run {arg!r} in {journals!r}", path=path, received=arg,
                       howToFix=f"Check the run id (`ls {shlex.quote(journals)}`)"
@@ -147,8 +147,16 @@ def _readable(arg: str, pipes: bool) -> bool:
     return stat.S_ISREG(mode) or (pipes and stat.S_ISFIFO(mode))
 
 
-def _not_a_file(arg: str, command: str, example: str, also: str = "") -> ReplayError:
-    """E_USAGE_INVALID for an argument that names something here other than a regular file (a folder, a socket)."""
-    return ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; {command} reads journal files{also}",
-                       path=arg, howToFix="Pass the journal file itself (a .jsonl or .json file), or a run id.",
-                       example=example)
+def _not_a_file(arg: str, command: str, example: str, also: str = "", pipes: bool = False) -> ReplayError:
+    """The refusal of an argument that names something here other than a regular file: E_USAGE_INVALID for a folder,
+    E_INPUT_NOT_FILE_OR_DIR for what is neither (a socket, a device; a pipe, when the command reads its journal twice:
+    walk)."""
+    fix = "Pass the journal file itself (a .jsonl or .json file), or a run id."
+    if os.path.isdir(arg):
+        return ReplayError("E_USAGE_INVALID", f"{arg!r} is not a regular file; {command} reads journal files{also}",
+                           path=arg, howToFix=fix, example=example)
+    if stat.S_ISFIFO(os.stat(arg).st_mode):  # (a command that reads its inputs once takes one: not this one)
+        fix = (f"{command} reads its journal twice, and a pipe can be read once: save it to a file first "
+               "(... > run.jsonl) and pass that path.")
+    return not_file_or_dir(arg, "journal", fix, also=also,
+                           expected="a journal file or a pipe" if pipes else "a journal file (a regular file)")
