@@ -63,6 +63,15 @@ def test_the_markdown_gives_the_same_meaning_as_the_catalogue():
         assert rows[code] == meaning.replace("|", "\\|"), code
 
 
+@pytest.mark.parametrize(("code", "flag", "key"), [("E_INCIDENT_CASE_REQUIRED", "--case", "`case`"),
+                                                    ("E_INCIDENT_AGENT_COMMAND_INVALID", "--agent-command", "`command`"),
+                                                    ("E_INCIDENT_OUTPUT_NOT_EMPTY", "--out", "`out`")])
+def test_an_incident_code_a_config_raises_too_names_its_config_key_beside_the_flag(code: str, flag: str, key: str):
+    """`replay run` configs raise these at the incident stages' keys: the meaning fits both, not the CLI alone."""
+    meaning, _advice = CATALOGUE[code]
+    assert flag in meaning and key in meaning and "config" in meaning
+
+
 def test_every_code_has_a_meaning_and_advice():
     for code, (meaning, advice) in CATALOGUE.items():
         assert CODE.fullmatch(code), code
