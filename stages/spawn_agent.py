@@ -61,7 +61,8 @@ class SpawnAgent(AsyncTransform):
         task_start = {"type": "task_start", "task_id": record["incident_id"], "input": record["input"]}
         run = await run_agent(list(c["command"]), task_start, answer, limits, cwd=c["cwd"] or None)
         if run.error is not None:
-            self.emit("errors", run.error | {"stage": self.id, "source": source})
+            named = {"path": self.named("command")[1]} if run.error.get("path") == "command" else {}
+            self.emit("errors", run.error | named | {"stage": self.id, "source": source})  # (--agent-command, or the key)
         out = [records.as_record(records.AGENT_MESSAGE, {"message": m}) for m in run.messages]
         out.append(records.as_record(records.AGENT_EXIT, run.summary() | {"duration_ms": round(run.duration_ms, 3)}))
         return Batch.of(out, source=f"<{self.id}>")

@@ -98,6 +98,28 @@ def test_an_agent_program_not_there_is_named_at_the_stage_s_command(tmp_path: Pa
     assert done.returncode == 2 and errors_of(done.stderr)[0]["path"] == "--agent-command"
 
 
+def test_an_agent_the_system_cannot_start_is_named_at_the_stage_s_command(tmp_path: Path, bundle: Path) -> None:
+    """Executable but no program (ENOEXEC): only starting it tells, an agent error at run time (exit 1), named where the
+    command was given: the config's key, or the flag."""
+    unrunnable = tmp_path / "agent.bin"
+    unrunnable.write_bytes(b"\x00\x01 not a program")
+    unrunnable.chmod(0o755)
+    config = ('[stages.load]\ntype = "load_incident"\nformat = "bundle"\n[stages.agent]\ntype = "spawn_agent"\n'
+              f'inputs = ["load"]\ncommand = ["{unrunnable}"]\n[stages.match]\ntype = "match"\ninputs = ["agent"]\n'
+              '[stages.evaluate]\ntype = "evaluate"\ninputs = ["match"]\n[stages.folder]\ntype = "write_incident"\n'
+              'inputs = ["evaluate"]\nout = "rp"\n[stages.summary]\ntype = "write"\ninputs = ["folder"]\n')
+    (tmp_path / "c.toml").write_text(config)
+    done = run_replay("run", str(tmp_path / "c.toml"), str(bundle), cwd=tmp_path, process=True)
+    error = errors_of(done.stderr)[0]
+    assert (done.returncode, error["code"]) == (1, "E_INCIDENT_AGENT_START_FAILED"), done.stderr
+    assert error["path"] == "stages.agent.command"
+    no_flag_in(error)
+    done = run_replay("incident", "replay", str(bundle), "--agent-command", f'["{unrunnable}"]',
+                      "--out", str(tmp_path / "r"), process=True)
+    error = errors_of(done.stderr)[0]
+    assert (done.returncode, error["code"], error["path"]) == (1, "E_INCIDENT_AGENT_START_FAILED", "--agent-command")
+
+
 def test_an_output_folder_not_empty_is_named_at_the_stage_s_out(tmp_path: Path, bundle: Path) -> None:
     config = '[stages.load]\ntype = "load_incident"\n' + INCIDENT_TAIL.format(out="imp")  # (imp holds the bundle)
     error = refused(tmp_path, config, str(REFUND_EXPORT))

@@ -179,7 +179,7 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
         process = await open_in_session(command, cwd=cwd, env=environment)
     except OSError as exc:
         run.error = diagnostic("E_INCIDENT_AGENT_START_FAILED", f"the agent command could not be started: {exc.strerror or exc}",
-                               path="--agent-command", received=command[0] if command else None)
+                               path="command", received=command[0] if command else None)  # (the option: named by the stage)
         return run
     pgid = process.pid
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
