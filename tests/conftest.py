@@ -91,6 +91,20 @@ def jsonl(data: bytes) -> list[dict]:
     return [orjson.loads(line) for line in data.splitlines() if line.strip()]
 
 
+def stopped(proc: subprocess.Popen[bytes], number: int, *, times: int = 1, hang_s: float = 15) -> tuple[int, bytes, bytes]:
+    """Send ``proc`` the signal ``number`` (``times`` times) and wait for it: its exit code and the rest of its stdout
+    and stderr. ``hang_s`` bounds a hang (the process is killed and the test fails), not a speed."""
+    for _ in range(times):
+        os.kill(proc.pid, number)
+    try:
+        out, err = proc.communicate(timeout=hang_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"replay was still running {hang_s} s after the signal") from None
+    return proc.returncode, out or b"", err or b""
+
+
 def alive(pid: int) -> bool:
     """Is ``pid`` a live process? (A zombie waiting for its reaper is not.)"""
     try:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, REPLAY, errors_of
+from conftest import EXAMPLES, REPLAY, errors_of, stopped
 from plugin_support import make_plugin
 
 from replay.pipeline.engine.errors import CATALOGUE
@@ -112,17 +112,6 @@ def start(tmp_path: Path, chain: str) -> subprocess.Popen[bytes]:
     return proc
 
 
-def stop(proc: subprocess.Popen[bytes], number: int, *, times: int = 1) -> tuple[int, bytes]:
-    """Send the signal (``times`` times) and wait for the process; its exit code and the rest of its stderr."""
-    for _ in range(times):
-        os.kill(proc.pid, number)
-    try:
-        _, err = proc.communicate(timeout=HANG_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise AssertionError(f"replay was still running {HANG_S} s after the signal") from None
-    return proc.returncode, err
 
 
 @pytest.mark.parametrize("number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
@@ -130,7 +119,7 @@ def stop(proc: subprocess.Popen[bytes], number: int, *, times: int = 1) -> tuple
 def test_a_stage_stuck_in_a_thread_is_named_and_replay_exits_with_the_signal_s_code(tmp_path: Path, number: int,
                                                                                     code: int):
     proc = start(tmp_path, '["stuck"]')
-    returncode, err = stop(proc, number)
+    returncode, _, err = stopped(proc, number, hang_s=HANG_S)
     assert returncode == code, err
     assert b"Traceback" not in err
     [error] = errors_of(err)
@@ -144,7 +133,7 @@ def test_a_stage_stuck_in_a_blocking_read_is_named(tmp_path: Path):
     fifo = tmp_path / "never-written"
     os.mkfifo(fifo)
     proc = start(tmp_path, f'["parse", {{ type = "reads", fifo = "{fifo}" }}]')
-    returncode, err = stop(proc, signal.SIGTERM)
+    returncode, _, err = stopped(proc, signal.SIGTERM, hang_s=HANG_S)
     assert returncode == 143, err
     assert [(e["code"], e["stage"]) for e in errors_of(err)] == [("E_STAGE_NOT_STOPPED", "reads")]
 
@@ -152,7 +141,7 @@ def test_a_stage_stuck_in_a_blocking_read_is_named(tmp_path: Path):
 def test_a_stage_blocking_the_event_loop_is_the_one_named(tmp_path: Path):
     """The other stages never got to see the cancellation: only the one holding the loop's thread is named."""
     proc = start(tmp_path, '["parse", "loop", "dedupe"]')
-    returncode, err = stop(proc, signal.SIGTERM)
+    returncode, _, err = stopped(proc, signal.SIGTERM, hang_s=HANG_S)
     assert returncode == 143, err
     [error] = errors_of(err)
     assert error["code"] == "E_STAGE_NOT_STOPPED" and error["stage"] == "loop" and "stages" not in error
@@ -160,7 +149,7 @@ def test_a_stage_blocking_the_event_loop_is_the_one_named(tmp_path: Path):
 
 def test_a_second_signal_ends_the_grace(tmp_path: Path):
     proc = start(tmp_path, '["stuck"]')
-    returncode, err = stop(proc, signal.SIGINT, times=2)
+    returncode, _, err = stopped(proc, signal.SIGINT, times=2, hang_s=HANG_S)
     assert returncode == 130, err
     [error] = errors_of(err)
     assert error["code"] == "E_STAGE_NOT_STOPPED" and error["stage"] == "stuck"
@@ -176,7 +165,7 @@ def test_a_stuck_writer_leaves_no_partial_output_and_no_temp(tmp_path: Path, exi
         target.write_bytes(b"previous\n")
     proc = start(tmp_path, f'["parse", {{ type = "writer", path = "{target}" }}]')
     assert any(name.endswith(".replay.tmp") for name in os.listdir(out_dir))  # staged, not yet published
-    returncode, err = stop(proc, signal.SIGTERM)
+    returncode, _, err = stopped(proc, signal.SIGTERM, hang_s=HANG_S)
     assert returncode == 143, err
     assert [(e["code"], e["stage"]) for e in errors_of(err)] == [("E_STAGE_NOT_STOPPED", "writer")]
     assert os.listdir(out_dir) == (["result.jsonl"] if existing else [])
@@ -197,7 +186,7 @@ def test_ctrl_c_while_reading_a_terminal_ends_replay_at_once(tmp_path: Path):
         os.write(controller, TWO_RUNS.read_bytes().splitlines(keepends=True)[1])
         assert proc.stdout is not None and proc.stdout.readline().startswith(b"{")  # (reading: the line went through)
         time.sleep(0.5)  # (a readiness wait: for the next read to begin)
-        returncode, err = stop(proc, signal.SIGINT)
+        returncode, _, err = stopped(proc, signal.SIGINT, hang_s=HANG_S)
     finally:
         os.close(controller)
         os.close(terminal)

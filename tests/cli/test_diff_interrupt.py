@@ -12,7 +12,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from conftest import REPLAY, errors_of
+from conftest import REPLAY, errors_of, stopped
 
 HANG_S = 30
 
@@ -35,14 +35,8 @@ def test_ctrl_c_while_diff_compares_ends_it_with_130_and_no_stage_left_running(t
     assert proc.stderr is not None
     line = proc.stderr.readline()  # (a readiness wait: every record is read, the comparison begins)
     assert b"E_JSON_DUPLICATE_KEY" in line, line
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=HANG_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise AssertionError(f"replay diff was still running {HANG_S} s after Ctrl-C") from None
-    assert proc.returncode == 130, err
+    returncode, out, err = stopped(proc, signal.SIGINT, hang_s=HANG_S)
+    assert returncode == 130, err
     assert out == b""  # (interrupted: no diff, not part of one)
     assert "E_STAGE_NOT_STOPPED" not in [e["code"] for e in errors_of(err)]
     assert b"Traceback" not in err
