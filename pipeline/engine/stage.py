@@ -457,15 +457,18 @@ def option_named(exc: ReplayError, options: dict[str, Option], given: dict[str, 
     path = exc.body.get("path")
     if not isinstance(path, str) or not path:
         return exc
-    head = path.split(".", 1)[0].split("[", 1)[0]
-    if head in options and options[head].bind != "args":
-        exc.body["path"] = flags.get(head) or f"{where}.{path}"
-        return exc
+    if any(value == path for key, value in given.items() if key in options and options[key].bind == "args"):
+        return exc  # (a value the user typed as a command's argument: ``case.json`` is a file, not the option ``case``)
     valued = [key for key, value in given.items()
               if value == path and key in options and options[key].bind != "args" and (values or key in flags)]
     if valued:
         exc.body["path"] = flags.get(valued[0]) or f"{where}.{valued[0]}"
         exc.body.setdefault("received", path)
+        return exc
+    head = path.split(".", 1)[0].split("[", 1)[0]
+    if head in options and options[head].bind != "args" and (path == head or isinstance(given.get(head), dict | list)):
+        exc.body["path"] = flags.get(head) or f"{where}.{path}"  # (``aliases.run_completed``: a key in the option;
+        # ``format.jsonl`` past ``format``, a file some walk found, is no key of a string option)
     return exc
 
 

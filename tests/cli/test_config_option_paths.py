@@ -166,3 +166,16 @@ def test_a_chain_s_own_write_is_named_as_the_chain(tmp_path: Path) -> None:
     """The `write` a chain adds at its end is declared by no item: the refusal names the chain, not `stages.write`."""
     error = refused(tmp_path, 'chain = [{type = "load_incident"}]\n', str(REFUND_EXPORT))
     assert error["code"] == "E_INCIDENT_NOT_REDACTED" and error["path"] == "chain"
+
+
+@pytest.mark.parametrize("name", ["case.json", "format.jsonl", "rules.json"])
+def test_a_file_named_like_an_option_is_named_as_the_file(tmp_path: Path, name: str) -> None:
+    """A refusal's path that is a file the user typed (``case.json``, missing) was taken for a key of the option
+    its name begins with (``stages.load.case.json``, a key nowhere): a file is named as typed, on the command line and
+    as a config's argument."""
+    done = run_replay("incident", "import", name, "--out", str(tmp_path / "o"), cwd=tmp_path, process=True)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, error["code"], error["path"]) == (2, "E_INPUT_PATH_NOT_FOUND", name)
+    config = ('[stages.load]\ntype = "load_incident"\n' + INCIDENT_TAIL.format(out=tmp_path / "o2"))
+    error = refused(tmp_path, config, name)
+    assert (error["code"], error["path"]) == ("E_INPUT_PATH_NOT_FOUND", name)
