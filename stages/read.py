@@ -127,7 +127,15 @@ class ReadJournal(Source):
         return [path for path in self.config["paths"] if path not in (STDIN, "") and path_kind(path) == "directory"]
 
     def preflight(self, inputs: list[str]) -> None:
-        """With ``start_offset``: every input must be read from it (``line_start.offset_refusal``), before anything runs."""
+        """Stdin (`-`) named once at most (it can be read once: a second `-` read nothing, without a word); with
+        ``start_offset``: every input must be read from it (``line_start.offset_refusal``), before anything runs."""
+        if self.config["paths"].count(STDIN) > 1:
+            typed = "paths" in self.args_keys
+            raise ReplayError("E_USAGE_INVALID" if typed else "E_CONFIG_OPTION_INVALID",
+                              "stdin ('-') is named twice: it can be read once", received="-",
+                              path=STDIN if typed else self.named("paths")[1], expected="'-' once at most",
+                              howToFix="Name '-' once; to read the same journal twice, save it to a file and name "
+                                       "the file twice.")
         start = self.config["start_offset"]
         if start <= 0:
             return

@@ -731,3 +731,20 @@ def test_a_pretty_printed_journal_is_told_to_be_one_not_to_fix_each_line() -> No
     assert [e["line"] for e in errors] == [1, 2, 3, 4] and all("`jq -c .`" in e["howToFix"] for e in errors)
     [other] = errors_of(run_replay("read", input=b'{"seq": 1,\nnot json\n').stderr)[1:]
     assert "`jq -c .`" not in other["howToFix"]  # (a line that is no piece of a record keeps the usual advice)
+
+
+def test_stdin_named_twice_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    """`replay read - -` read stdin for the first `-` and an empty input for the second, without a word (stdin can be
+    read once): refused before anything is read, as the user typed it on the command line, and at the key in a config."""
+    line = b'{"seq":1,"type":"run_started","runId":"r","payload":{}}\n'
+    done = subprocess.run([REPLAY, "read", "-", "-"], input=line, capture_output=True, timeout=60)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"], error["path"]) == (2, b"", "E_USAGE_INVALID", "-")
+    (tmp_path / "c.toml").write_text('[stages.r]\ntype = "read"\npaths = ["-", "-"]\n[stages.o]\ntype = "write"\n'
+                                     'inputs = ["r"]\n')
+    done = subprocess.run([REPLAY, "run", str(tmp_path / "c.toml")], input=line, capture_output=True, timeout=60)
+    (error,) = errors_of(done.stderr)
+    assert (done.returncode, done.stdout, error["code"], error["path"]) == (2, b"", "E_CONFIG_OPTION_INVALID",
+                                                                            "stages.r.paths")
+    done = subprocess.run([REPLAY, "read", "-"], input=line, capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, line)  # (once is read)
