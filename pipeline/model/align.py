@@ -11,7 +11,8 @@ anchors; a stretch with no unique match is left unmatched (its values face each 
 a correct one (what it pairs is equal, in order on both sides), only not always the longest. Inputs small enough for
 difflib within the limit (every run of the tests and the README) are aligned exactly as before.
 
-Both ways count their steps (``steps``) and call ``check`` now and then: a long alignment lets an interrupt in.
+Both ways count their steps (``steps``) and call ``check`` now and then (as does the caller's own work, ``tick``): a
+long alignment lets an interrupt in.
 """
 
 from __future__ import annotations
@@ -39,14 +40,22 @@ class Aligner:
         self.limit = limit
         self.anchor_limit = anchors
         self.check = check or _nothing
-        self.steps = 0  # what difflib looked at, and what the anchors looked at
+        self.steps = 0  # what difflib looked at, and what the anchors looked at: what the limits bound
         self.anchored = 0  # alignments made with anchors (difflib past the limit)
+        self._work = 0  # those steps and the caller's own (``tick``): what ``check`` is called by
         self._next_check = CHECK_EVERY
 
     def spend(self, steps: int) -> None:
+        """``steps`` of alignment: counted against the limits, and towards the next ``check``."""
         self.steps += steps
-        if self.steps >= self._next_check:
-            self._next_check = self.steps + CHECK_EVERY
+        self.tick(steps)
+
+    def tick(self, steps: int) -> None:
+        """``steps`` of the caller's own work beside the alignments (records compared): towards the next ``check``
+        only, so that however much it does, difflib keeps its whole limit (its alignments stay what they were)."""
+        self._work += steps
+        if self._work >= self._next_check:
+            self._next_check = self._work + CHECK_EVERY
             self.check()
 
     def opcodes(self, a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Opcode]:

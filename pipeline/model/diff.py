@@ -270,7 +270,7 @@ def diff_runs(a: Sequence[Entry], b: Sequence[Entry], aligner: Aligner | None = 
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             continue
-        aligner.spend(i2 - i1 + j2 - j1)
+        aligner.tick(i2 - i1 + j2 - j1)
         if result.first is None:
             result.first = {"a": a[i1].position() if i1 < len(a) else None,
                             "b": b[j1].position() if j1 < len(b) else None}
@@ -287,7 +287,7 @@ def diff_runs(a: Sequence[Entry], b: Sequence[Entry], aligner: Aligner | None = 
                 result.differences.append({"change": "missing", "category": "missing", "a": a[i].position(), "b": None})
             else:
                 changes = field_changes(a[i].record, b[j].record)
-                aligner.spend(len(changes))  # (records with many fields that differ: an interrupt gets in between)
+                aligner.tick(len(changes))  # (records with many fields that differ: an interrupt gets in between)
                 result.differences.append({"change": "changed", "category": categorize(a[i], b[j], changes),
                                            "a": a[i].position(), "b": b[j].position(), "fields": changes})
     if result.first is not None and result.differences:

@@ -74,3 +74,14 @@ def test_an_alignment_lets_an_interrupt_in():
     a, b = records(rng, 5_000), records(rng, 5_000)
     diff_runs(a, b, Aligner(check=lambda: calls.append(1)))
     assert calls
+
+
+def test_records_compared_beside_the_alignments_leave_difflib_its_whole_limit():
+    """The records a diff compares field by field let an interrupt in (``tick``) but spend none of difflib's limit: a
+    diff with many changed fields went on to align its kinds with anchors, not as difflib does, under the limit."""
+    calls = []
+    aligner = Aligner(limit=1_000, check=lambda: calls.append(1))
+    aligner.tick(10_000_000)
+    a, b = list("abcabdab"), list("abdcabab")
+    assert aligner.opcodes(a, b) == difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    assert (aligner.anchored, aligner.steps < 1_000, calls) == (0, True, [1])
