@@ -77,7 +77,7 @@ class Logger:
         self._log("info", event, fields)
 
     def warning(self, event: str, **fields: Any) -> None:
-        self._log("warning", event, fields)
+        self._log("warning", event, _advised(fields))
 
     def error(self, event: str, **fields: Any) -> None:
         self._log("error", event, fields)
@@ -85,6 +85,17 @@ class Logger:
     def exception(self, event: str, **fields: Any) -> None:
         fields.setdefault("exc_info", True)
         self._log("error", event, fields)
+
+
+def _advised(fields: dict[str, Any]) -> dict[str, Any]:
+    """A warning's ``fields`` with the catalogue's ``howToFix`` for its ``code`` when it gives none of its own (an
+    error's report gets it so from ``errors.diagnostic``): every warning of a known code says what to do about it."""
+    code = fields.get("code")
+    if code.__class__ is not str or "howToFix" in fields:
+        return fields
+    from replay.pipeline.engine.errors import CATALOGUE, how_to_fix
+
+    return {**fields, "howToFix": how_to_fix(code)} if code in CATALOGUE else fields
 
 
 def make_logger(level: str = "warning", stream: TextIO | None = None) -> Logger:
