@@ -194,6 +194,9 @@ class ParseLines(Transform):
             self._release_torn()
         if batch.clean is not None:  # the screen's lane: whole runs that need nothing, passed on unparsed
             self._origins.setdefault(batch.source, False)
+            ids = batch.clean[2]  # (a torn line after them is of their last run, as ``_run_before`` has it)
+            if self.config["torn_tail"] == "repair" and ids and isinstance(ids[-1], str):
+                self._last_run[self.inputs.at(batch.source)] = ids[-1]
             return batch
         parsed = self._parse(batch)
         if not self.config["sources"] or (self._origins.get(batch.source, False) is False
