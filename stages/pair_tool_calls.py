@@ -7,7 +7,10 @@ Only events that carry a call id (``callId``, ``toolCallId`` or ``id`` in the pa
 - a dangling call (a ``tool_called`` with no result by the end of its run) gets a synthetic
   ``tool_unanswered`` event at the run's end, before its terminal event: it says that no result was
   recorded, and never invents one. A ``tool_unanswered`` already in the stream closes its call, so
-  healing healed output adds nothing. Its ``reason`` (and the repair's message) says why none was read as far as
+  healing healed output adds nothing. A call is paired as ``report`` pairs it (``toolcalls.OpenCalls``): a
+  ``tool_called`` of an id still open, or answered with the same payload, is that call written again; one of an
+  answered id with another payload (another tool, other arguments) is a new call of that id, marked if it gets no
+  result. Its ``reason`` (and the repair's message) says why none was read as far as
   the run knows it: when a line of the run after the call was left out (too long, not JSON, cut off: what read or
   parse reported, ``model.dropped``), its result may have been on that line; when none was, the run has none.
 """
@@ -27,7 +30,9 @@ from replay.pipeline.model.toolcalls import (
     COMPLETED,
     FAILED,
     TOOL_UNANSWERED,
+    OpenCalls,
     call_id,
+    call_print,
     tool_name,
 )
 from replay.stages.ensure_run_started import synthetic_event
@@ -43,7 +48,8 @@ class PairToolCalls(RunScoped):
     summary = "Drop tool results with no call in the run (orphans); mark calls with no result by a synthetic tool_unanswered."
 
     def begin_run(self, run: Run) -> None:
-        run.state.update(open={}, answered=set(), last=None, last_line=None)
+        calls: OpenCalls[dict[str, Any]] = OpenCalls()  # (the calls with an id only: no other is judged)
+        run.state.update(calls=calls, last=None, last_line=None)
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         events = batch.events
@@ -66,28 +72,32 @@ class PairToolCalls(RunScoped):
         if etype in TERMINAL_TYPES:
             # the unanswered marks go before the run's end: a terminal event that may be its last waits for them (if
             # the run goes on after it, it comes back before the run's next event: where it was)
-            if state["open"] and last:
+            if state["calls"].by_id and last:
                 self.hold(batch, i)
             return
         payload = event.get("payload")
         cid = call_id(payload)
         if cid is None:
             return
+        calls: OpenCalls[dict[str, Any]] = state["calls"]
         if etype in CALLED:
-            if cid not in state["open"] and cid not in state["answered"]:
-                state["open"][cid] = {"toolName": tool_name(payload), "seq": event.get("seq"),
-                                      "place": {k: event[k] for k in PLACE_KEYS if k in event}, **batch.where(i)}
-        elif etype == TOOL_UNANSWERED or cid in state["open"]:
-            state["open"].pop(cid, None)
-            state["answered"].add(cid)
-        elif cid not in state["answered"]:
+            if not calls.written_again(cid, payload):
+                name = tool_name(payload)
+                calls.open(cid, name or "", {"toolName": name, "seq": event.get("seq"),
+                                             "place": {k: event[k] for k in PLACE_KEYS if k in event}, **batch.where(i)},
+                           payload)
+        elif etype == TOOL_UNANSWERED or cid in calls.by_id:
+            if calls.close_id(cid) is None:  # (a mark of a call not open: its results are not orphans)
+                calls.answered.setdefault(cid, call_print(payload))
+        elif cid not in calls.answered:
             self.drop(i)
             self.repair("dropped", f"{etype} for call {cid!r}, which no tool_called of the run made: an orphaned result",
                         batch, i, field="payload.callId", value=cid, seqBefore=event.get("seq"), original=event)
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         marks = []
-        for cid, call in run.state["open"].items():
+        calls: OpenCalls[dict[str, Any]] = run.state["calls"]
+        for cid, call in calls.by_id.items():
             name = call.get("toolName")
             why, dropped = self._why_none(run, call)
             marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
@@ -98,7 +108,7 @@ class PairToolCalls(RunScoped):
             self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}) got no result before the run ended"
                         f"{dropped}; marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED,
                         seqBefore=call.get("seq"), **where)
-        run.state["open"] = {}
+        run.state["calls"] = OpenCalls()
         return marks
 
     def _why_none(self, run: Run, call: dict[str, Any]) -> tuple[str, str]:

@@ -10,6 +10,9 @@ in, first out, as an end closes the innermost open span in a trace of begin/end 
 ``tool_completed`` that says it went wrong (a non-zero exit code, a failing verdict: ``outcome.went_wrong``, the
 rule ``replay walk`` shows ``[failed]`` by): ``result_failed``, read by every report and export. Unclosed calls report status
 ``error`` and the time until the run's latest instant (its latest timestamp, not the last one in stream order).
+A call of an id seen already is that call's record written again (one call, ``OpenCalls.written_again``) while that
+call is open, or when it was answered and this record's payload is the same; a call of an answered id with another
+payload (another tool, other arguments) is a new call that uses the id again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from collections.abc import Callable, Iterator, Sized
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+import orjson
+
+from replay.pipeline.engine import exactjson
 from replay.pipeline.model.events import TOOL_UNANSWERED as TOOL_UNANSWERED  # (read from here too)
 from replay.pipeline.model.events import event_type, parse_timestamp
 from replay.pipeline.model.outcome import went_wrong
@@ -61,6 +67,12 @@ def call_id(payload: Any) -> str | None:
         return None
     cid = payload.get("callId")
     return cid if cid.__class__ is str and cid else _first(payload, CALL_ID_KEYS)
+
+
+def call_print(payload: Any) -> int:
+    """What tells a call's record from another call of its id: its payload as written (keys in any order; 1, 1.0 and
+    true differ), hashed (the records of a run's calls are not held to be compared)."""
+    return hash(exactjson.dumps(payload, option=orjson.OPT_SORT_KEYS))
 
 
 def named_tool(record: dict[str, Any], keys: tuple[str, ...] = TOOL_NAME_KEYS, *, as_written: bool = False) -> Any:
@@ -113,40 +125,52 @@ class OpenCalls(Generic[T]):
     has neither id nor name (a runner's ``tool_end {}``), the most recent open call without an id (last in, first out:
     with one call open, that call; with several, the innermost, as an end closes the latest open span of a begin/end
     trace); with none open, no call (the result is one without its call). A result whose id no open call has, naming no
-    tool, answers none (an orphan: heal drops it); nor does one of a call answered already (written again). Every step
+    tool, answers none (an orphan: heal drops it); nor does one of a call answered already (written again). A call of
+    an id seen already is a call made already written again, or a new call of that id (``written_again``). Every step
     is O(1) amortized: an answered call is left where it is held and skipped when met, and the queues are swept when
     they hold more answered calls than open ones."""
 
-    __slots__ = ("anonymous", "answered", "by_id", "by_name", "held", "stack")
+    __slots__ = ("anonymous", "answered", "by_id", "by_name", "held", "prints", "stack")
 
     def __init__(self) -> None:
         self.by_id: dict[str, T] = {}
-        self.answered: set[str] = set()  # the ids of the calls answered (by id): a record of one is written again
+        self.prints: dict[str, int] = {}  # the open calls with an id: their record's ``call_print``
+        # the ids of the calls answered (by id), each with its record's ``call_print``: a result of one is written again
+        self.answered: dict[str, int] = {}
         self.by_name: dict[str, deque[_Slot[T]]] = {}
         self.stack: list[_Slot[T]] = []  # the open calls without an id, in the order they were made
         self.anonymous = 0  # open calls without an id
         self.held = 0  # answered calls still held in a queue or in the stack
 
-    def open(self, cid: str | None, name: str, item: T) -> None:
-        """A call made: of id ``cid`` (None: it has none) and tool ``name``."""
+    def open(self, cid: str | None, name: str, item: T, payload: Any = None) -> None:
+        """A call made: of id ``cid`` (None: it has none), tool ``name`` and payload ``payload`` (what
+        ``written_again`` compares a later call of its id with, once it is answered)."""
         if cid:
             self.by_id[cid] = item
+            self.prints[cid] = call_print(payload)
             return
         slot = _Slot(item)
         self.by_name.setdefault(name, deque()).append(slot)
         self.stack.append(slot)
         self.anonymous += 1
 
-    def known(self, cid: str | None) -> bool:
-        """Was a call of id ``cid`` made already (open, or answered)? A call of that id again is that call's record
-        written again (a resumed session's log repeats records): not another call."""
-        return bool(cid) and (cid in self.by_id or cid in self.answered)
+    def written_again(self, cid: str | None, payload: Any) -> bool:
+        """Is a call of id ``cid`` and payload ``payload`` a call made already, its record written again (a resumed
+        session's log repeats records): the call of that id is still open, or it was answered and its payload is the
+        same? Not one (a call to make): a call without an id, of an id not seen yet, or of an id answered already with
+        another payload (another tool, other arguments: the id used again for a new call)."""
+        if not cid:
+            return False
+        if cid in self.by_id:
+            return True
+        printed = self.answered.get(cid)
+        return printed is not None and printed == call_print(payload)
 
     def close_id(self, cid: str) -> T | None:
         """The open call of id ``cid``, now answered; None: no call of that id is open."""
         item = self.by_id.pop(cid, None)
         if item is not None:
-            self.answered.add(cid)
+            self.answered[cid] = self.prints.pop(cid)
         return item
 
     def close(self, cid: str | None, name: str | None) -> T | None:
@@ -287,8 +311,8 @@ class CallPairing:
 
     def __init__(self, stamps: bool = True) -> None:
         self.open: OpenCalls[int] = OpenCalls()  # (an open call: its row)
-        # the calls answered, by id: a call or a result of an id seen already is that call written again (a resumed
-        # session's log repeats records, ``OpenCalls.known``), not another call, nor a result without its call
+        # the calls answered, by id: a result of an id answered already is that call's written again (a resumed
+        # session's log repeats records), not a result without its call; a call of that id, ``OpenCalls.written_again``
         self.answered: dict[str, int] = {}
         self.names: list[str] = []  # the tools' names, each once
         self.name_at: dict[str, int] = {}
@@ -327,10 +351,10 @@ class CallPairing:
 
     def called(self, payload: Any, ts: Any, seq: Any) -> None:
         cid = call_id(payload)
-        if self.open.known(cid):
+        if self.open.written_again(cid, payload):
             return  # (the call of that id, written again: one call)
         name = tool_name(payload) or "unknown"
-        self.open.open(cid, name, self._new(name, ts, seq, cid))
+        self.open.open(cid, name, self._new(name, ts, seq, cid), payload)
 
     def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> int | None:
         """The result of a call: the row of the call it answers (its tool the call's: ``name``), or None for a result

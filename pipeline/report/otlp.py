@@ -10,7 +10,7 @@ the last one the rest, with the run's own span (its totals known only at its end
 | --- | --- | --- | --- |
 | ``invoke_agent {framework}`` (root) | the run: its first to its last event | INTERNAL | ``invoke_agent`` |
 | ``chat {model}`` | each model call: an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input); from the event before it to the response | CLIENT | ``chat`` |
-| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call or result of an id seen already is that record written again, not another) | INTERNAL | ``execute_tool`` |
+| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call of an id still open, or answered with the same payload, and a result of an answered id, are that record written again, not another: ``OpenCalls.written_again``) | INTERNAL | ``execute_tool`` |
 
 Event types are read as ``report`` reads them: heal's built-in aliases (``tool_end``, ``llm_message``, ...) as the
 types they stand for (``report.model.CANONICAL_TYPES``), so a journal not healed yet exports as its healed form would.
@@ -245,7 +245,7 @@ class TraceBuilder:
         if etype == "assistant_message":
             self._model_call(payload, before, now)
             self.awaiting = False
-        elif etype in CALLED and self.open_calls.known(call_id(payload)):
+        elif etype in CALLED and self.open_calls.written_again(call_id(payload), payload):
             pass  # the call of that id, written again (a resumed session's log repeats records): one call, as report counts
         elif etype in CALLED or etype == "reasoning":
             if self.awaiting:  # model output with no assistant_message: still a model call (Codex's tool-only responses)
@@ -316,7 +316,7 @@ class TraceBuilder:
                                 "gen_ai.tool.type": "function"})
         if cid:
             span.attributes["gen_ai.tool.call.id"] = cid
-        self.open_calls.open(cid, name, span)
+        self.open_calls.open(cid, name, span, payload)
         if self.run_id:
             span.attributes["gen_ai.conversation.id"] = as_text(self.run_id)
         self.spans.append(span)

@@ -1,6 +1,7 @@
 """``replay export --otlp`` of a journal not healed yet makes the tool spans ``replay report`` counts the calls of: its
 types read through heal's built-in aliases (``report.model.CANONICAL_TYPES``), and a call or result written again (the
-same call id: a resumed session's log repeats records) one call (``toolcalls.OpenCalls.known``). Real processes."""
+same call id: a resumed session's log repeats records) one call, an id used again for another call two
+(``toolcalls.OpenCalls.written_again``). Real processes."""
 
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ JOURNALS = {
         _event(3, "tool_completed", 1, callId="c1"),
         _event(4, "tool_called", 2, toolName="t", callId="c1"), _event(5, "tool_completed", 3, callId="c1"),
         _event(6, "run_completed", 4)],
+    # the id used again for a new call (another tool) once its call was answered: two calls, as heal pairs them
+    "id used again": [
+        _event(1, "run_started", 0), _event(2, "tool_called", 0, toolName="a", callId="c1"),
+        _event(3, "tool_completed", 1, callId="c1"),
+        _event(4, "tool_called", 2, toolName="b", callId="c1"), _event(5, "tool_failed", 4, callId="c1"),
+        _event(6, "run_completed", 5)],
     "repeated while open": [
         _event(1, "run_started", 0), _event(2, "tool_called", 0, toolName="t", callId="c1"),
         _event(3, "tool_called", 0, toolName="t", callId="c1"), _event(4, "tool_completed", 2, callId="c1"),
@@ -55,6 +62,7 @@ JOURNALS = {
 EXPECTED = {
     "alias": [("t", "ok", 1000), ("u", "error", 2000)],
     "repeated after its result": [("t", "ok", 1000)],
+    "id used again": [("a", "ok", 1000), ("b", "error", 2000)],
     "repeated while open": [("t", "ok", 2000)],
     "repeated result naming its tool": [("t", "ok", 1000), ("t", "ok", 3000)],
 }

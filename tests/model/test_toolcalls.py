@@ -114,3 +114,26 @@ def test_a_call_or_result_written_again_is_the_same_call_not_another():
     ])
     assert [(c["toolName"], c["status"], c["durationMs"], c.get("unfinished", False)) for c in calls] == [
         ("Task", "ok", 7000.0, False), ("bash", "error", 1000.0, False)]
+
+
+def test_a_call_of_an_answered_id_with_another_payload_is_a_new_call():
+    """A call id used again after its call was answered, for another tool (or the same tool with other arguments), was
+    read as the first call written again: the second call vanished and its failure counted against the first's tool."""
+    calls = pair_tool_calls([
+        ev(1, "tool_called", 0, callId="c1", toolName="a"),
+        ev(2, "tool_completed", 1, callId="c1"),
+        ev(3, "tool_called", 2, callId="c1", toolName="b"),
+        ev(4, "tool_failed", 4, callId="c1"),
+        ev(5, "tool_called", 5, callId="c1", toolName="b", args={"n": 1}),
+        ev(6, "tool_called", 5, callId="c1", toolName="b", args={"n": 2}),  # (while c1 is open: written again)
+        ev(7, "tool_completed", 6, callId="c1"),
+        ev(8, "tool_called", 6, callId="c1", toolName="b", args={"n": 1}),  # (the same record again: one call)
+        ev(9, "tool_completed", 6, callId="c1"),
+    ])
+    assert [(c["toolName"], c["status"], c["durationMs"]) for c in calls] == [
+        ("a", "ok", 1000.0), ("b", "error", 2000.0), ("b", "ok", 1000.0)]
+
+
+def test_a_payload_written_again_is_the_same_whatever_its_keys_order_and_values_of_other_types_are_not():
+    assert toolcalls.call_print({"a": 1, "b": [1]}) == toolcalls.call_print({"b": [1], "a": 1})
+    assert len({toolcalls.call_print({"a": v}) for v in (1, 1.0, True, "1")}) == 4
