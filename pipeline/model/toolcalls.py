@@ -274,6 +274,10 @@ class PackedColumn:
     def __len__(self) -> int:
         return len(self.ints)
 
+    def __getitem__(self, at: int) -> Any:
+        """The value at place ``at``."""
+        return self.other.get(at, self.ints[at]) if self.other else self.ints[at]
+
     def __iter__(self) -> Iterator[Any]:
         """The values in order, read one at a time (``tolist`` without the list)."""
         if not self.other:

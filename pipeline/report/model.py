@@ -47,6 +47,7 @@ from replay.pipeline.model.toolcalls import (
     CALLED,
     COMPLETED,
     FAILED,
+    TOOL_UNANSWERED,
     CallPairing,
     PackedColumn,
     result_failed,
@@ -61,6 +62,7 @@ MAX_MESSAGE = 2000  # characters of an error message kept in a summary
 FIRST_PROBLEMS = 5  # input problems a report lists one by one (code, source, line, message); the rest are counted
 PROBLEM_FIELDS = ("code", "source", "line", "message")
 NO_TYPE = "(none)"
+UNANSWERED_MESSAGE = "no result was read before the run ended"  # the error of a call never answered (``_errors``)
 STATUSES = ("ok", "error", "unknown")  # a run's status in a report (``RunTally.status``), in the order reports count them
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
@@ -715,7 +717,7 @@ class RunTally:
         facts = self.record or {}
         start, end = self.first, self.last
         duration = number(_ms(end, start)) if start is not None and end is not None else None
-        tool_calls, indexes = self._tool_calls(start)
+        tool_calls, indexes, unfinished = self._tool_calls(start)
         summary = {
             RECORD_KEY: SUMMARY_RECORD,
             "runId": self.run_id,
@@ -729,7 +731,7 @@ class RunTally:
             "durationMs": duration,
             "events": {"total": self.count, "byType": dict(sorted(self.by_type.items()))},
             "toolCalls": tool_calls,
-            "errors": self._errors(),
+            "errors": self._errors(unfinished),
             "usage": self._usage(),
             "repairs": {"total": self.repairs_total, "byRule": dict(sorted(self.repairs_by_rule.items()))},
         }
@@ -737,10 +739,11 @@ class RunTally:
             summary["timeline"] = self._timeline(start, duration, indexes)
         return summary
 
-    def _tool_calls(self, start: datetime | None) -> tuple[dict[str, Any], list[Any]]:
-        """The run's calls as the summary lists them, with their counts (``_tool_stats``), and where each began in the
-        run (for the timeline). Each call's entry is made whole in one comprehension, then those without an id lose
-        ``callId`` and those still open gain ``unfinished`` (the keys keep their order)."""
+    def _tool_calls(self, start: datetime | None) -> tuple[dict[str, Any], list[Any], list[int]]:
+        """The run's calls as the summary lists them, with their counts (``_tool_stats``), where each began in the
+        run (for the timeline), and the rows of those never answered. Each call's entry is made whole in one
+        comprehension, then those without an id lose ``callId`` and those still open gain ``unfinished`` (the keys keep
+        their order)."""
         pairing = self.calls
         unfinished = pairing.end_open(self.last)  # open calls end at the run's latest instant
         names = list(map(pairing.names.__getitem__, pairing.tool))
@@ -760,9 +763,13 @@ class RunTally:
                 del out[row]["callId"]
         for row in unfinished:
             out[row]["unfinished"] = True
-        return {**_tool_stats(pairing.tool, pairing.names, statuses, lengths), "calls": out}, self.call_index.tolist()
+        return ({**_tool_stats(pairing.tool, pairing.names, statuses, lengths), "calls": out}, self.call_index.tolist(),
+                unfinished)
 
-    def _errors(self) -> list[dict[str, Any]]:
+    def _errors(self, unfinished: list[int]) -> list[dict[str, Any]]:
+        """The run's errors: its own (its run record's), each failure in stream order (``_add_failure``), then each of
+        its calls never answered (rows ``unfinished``, in the order they began): kind ``tool_unanswered``, as heal
+        marks such a call, at the call's seq, so the errors count every failed call, raw or healed alike."""
         errors: list[dict[str, Any]] = []
         facts = self.record or {}
         err = facts.get("error")
@@ -774,6 +781,9 @@ class RunTally:
             if entry["kind"] == RUN_FAILED and (entry["code"], entry["message"]) in seen:
                 continue  # the run record already says the same
             errors.append(entry)
+        calls = self.calls
+        errors.extend({"kind": TOOL_UNANSWERED, "code": None, "message": UNANSWERED_MESSAGE, "seq": seq,
+                       "toolName": calls.name(row)} for row, seq in zip(unfinished, map(calls.seq.__getitem__, unfinished), strict=True))
         return errors
 
     def combined_usage(self) -> dict[str, Any] | None:

@@ -236,6 +236,21 @@ def test_unfinished_tool_call_lasts_until_the_last_event_and_counts_as_failed():
     assert call["status"] == "error" and call["unfinished"] is True and call["durationMs"] == 2000
 
 
+def test_a_call_never_answered_is_among_the_runs_errors_after_its_other_failures():
+    """A call never answered counted as failed among the tool calls, and was missing from the errors (and so from the
+    aggregate's errors by code): now each is listed, kind tool_unanswered, at the call's seq, after the failures."""
+    s = summarize_run(None, [ev(1, "run_started", ts="2026-01-01T00:00:00Z"),
+                             ev(2, "tool_called", ts="2026-01-01T00:00:01Z", toolName="fetch", callId="a"),
+                             ev(3, "tool_called", ts="2026-01-01T00:00:02Z", toolName="fetch", callId="b"),
+                             ev(4, "tool_failed", ts="2026-01-01T00:00:03Z", callId="b", error={"code": "T", "message": "timeout"}),
+                             ev(5, "tool_called", ts="2026-01-01T00:00:03Z", toolName="grep"),
+                             ev(6, "run_completed", ts="2026-01-01T00:00:04Z")])
+    assert s["toolCalls"]["error"] == 3 == len(s["errors"])
+    assert [(e["kind"], e["code"], e["seq"], e["toolName"]) for e in s["errors"]] == [
+        ("tool_failed", "T", 4, "fetch"), ("tool_unanswered", None, 2, "fetch"), ("tool_unanswered", None, 5, "grep")]
+    assert aggregate([s])["errors"] == {"total": 3, "byCode": {"T": 1, "tool_unanswered": 2}}
+
+
 @pytest.mark.parametrize("timeline", [True, False])
 def test_unfinished_tool_call_lasts_until_the_runs_latest_timestamp_not_its_last_in_stream_order(timeline):
     """The run's latest instant (as its endedAt), wherever it stands: a terminal event stamped before the run's latest
