@@ -85,6 +85,10 @@ class ReadJournal(Source):
                                        "file even when it is the only input: its run is named after the file, and a "
                                        "stream piped on names it so too (`replay read x.json | replay heal` as "
                                        "`replay heal x.json`), not `stdin`"),
+        "heal_records": Option(bool, False, "put a {\"$record\": \"heal\"} record after a healed artifact's events, "
+                               "holding its `heal` block (repairs, byRule): its repairs, counted wherever the artifact "
+                               "is read from (a report of a copy, of stdin, of `replay read` piped on), as heal's "
+                               "stream form of the run holds them (heal leaves it out: a healed copy's is written anew)"),
         "mark_dropped": Option(bool, False, "put a {\"$record\": \"dropped\"} line where a line was skipped (too long) "
                                "or an input's reading failed, so a parse down the pipe reports it again"),
     }
@@ -365,7 +369,8 @@ class ReadJournal(Source):
                     self._note_duplicates(source, head, value, cutter.offset)
                     note_lacking(self.shared, source, value)  # (what heal --in fills into its healed copy, and logs)
                     await self._mark_named(value, out)
-                    await self._send(list(document_items(value, source, self.batch_events)), out)
+                    await self._send(list(document_items(value, source, self.batch_events,
+                                                         heal=self.config["heal_records"])), out)
                     return
                 if (trajectory := _dialect_document(head, parsed)) is not None:  # e.g. a mini-swe-agent .traj.json
                     self._note_duplicates(source, head, trajectory, cutter.offset)

@@ -14,7 +14,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.io.journals import BATCH_EVENTS
 from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, run_id_origin, run_record_from_artifact
-from replay.pipeline.model.records import RECORD_KEY
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY
 from replay.pipeline.model.repairs import repair_entry
 from replay.pipeline.model.toolcalls import pair_tool_calls
 
@@ -139,19 +139,36 @@ def _shown(value: Any, key: str) -> str:
     return exactjson.dumps(value).decode()
 
 
-def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS) -> Iterator[Batch]:
-    """Records from one JSON document: an artifact (its run record, then its events) or an array."""
+def heal_record_of(document: dict[str, Any], run_id: Any) -> dict[str, Any] | None:
+    """The heal record (``{"$record": "heal", runId, repairs, byRule}``) of a healed artifact: its ``heal`` block, the
+    counts heal's record of the run gave it (``healing.healed_artifact``), for run ``run_id``; None when it has none."""
+    heal = document.get("heal")
+    if not isinstance(heal, dict):
+        return None
+    counts = {key: heal[key] for key in ("repairs", "byRule") if key in heal}
+    return {RECORD_KEY: HEAL_RECORD, "runId": run_id, **counts} if counts else None
+
+
+def document_items(document: Any, source: str, batch_events: int = BATCH_EVENTS, *, heal: bool = False) -> Iterator[Batch]:
+    """Records from one JSON document: an artifact (its run record, then its events, then, with ``heal``, the heal
+    record its ``heal`` block gives, ``heal_record_of``) or an array."""
+    after: list[dict[str, Any]] = []
     if isinstance(document, dict):
         events = document["events"]
         records: list[Any] = [run_record_from_artifact(document)]
         pointers: list[str | None] = [None]
         prefix = "$.events"
+        record = heal_record_of(document, records[0].get("runId")) if heal else None
+        after = [record] if record is not None else []
     else:
         events, records, pointers, prefix = document, [], [], "$"
     for start in range(0, max(len(events), 1), batch_events):
         part = events[start:start + batch_events]
         records.extend(part)
         pointers.extend(f"{prefix}[{start + k}]" for k in range(len(part)))
+        if start + batch_events >= len(events):  # (the last batch)
+            records.extend(after)
+            pointers.extend("$.heal" for _ in after)
         n = len(records)
         if n:
             yield Batch(source, records, [None] * n, [None] * n, [None] * n, pointers)
