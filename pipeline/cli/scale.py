@@ -45,7 +45,7 @@ from replay.pipeline.engine.parallel import (
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.dask_backend import scheduler_address
 from replay.pipeline.io.fdio import write_failed, write_stdout
-from replay.pipeline.io.journals import is_url, names_own_descriptor
+from replay.pipeline.io.journals import MANIFEST, is_url, names_own_descriptor
 from replay.pipeline.io.remote import in_this_process  # a string test: fsspec is imported on a URL's first use
 from replay.pipeline.io.staging import finish_partial, make_folder, unmake_folders
 
@@ -124,7 +124,7 @@ def publish_and_list(work_dir: Path, target: Path, held: list[bytes], *, publish
     rename on the command is done: an interrupt then neither cuts the listing short nor changes the exit code
     (``interrupts.past_the_end``); one before it still removes the partial folder (``filling``)."""
     with interrupts.past_the_end():
-        finish_partial(work_dir, target, publish=publish)
+        finish_partial(work_dir, target, publish=publish, last=MANIFEST)
         if publish and held:
             write_stdout(b"".join(held))
 

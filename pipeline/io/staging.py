@@ -2,7 +2,8 @@
 
 A file is written under a temp name beside its target and renamed onto it when complete (``atomic_output``). A
 folder is filled under a temp name beside its target and renamed into place when complete (``temp_folder``,
-``staged_folder``, ``publish_folder``); a command over many inputs fills a new folder as its partial sibling, the
+``staged_folder``, ``publish_folder``); an existing empty one is filled in place (its mode, owner and inode kept: a
+shell in it, ``--out .``, still sees it), under a temp name inside it whose files are moved in when complete; a command over many inputs fills a new folder as its partial sibling, the
 same name every run so that a killed run is resumed (``partial_sibling``, ``finish_partial``). The temp names
 (``engine.outputs``: ``.NAME.XXXX.replay.tmp``) are skipped by readers, removed by every ending but a process killed
 outright (an interrupt's last resort too: ``engine.interrupts``), and what a killed writer left in a folder of many is
@@ -92,15 +93,16 @@ def _syncfs(fd: int) -> bool:
     return True
 
 
-def publish_folder(staging: Path, target: Path, *, replace: bool = False) -> None:
+def publish_folder(staging: Path, target: Path, *, replace: bool = False, last: str = "") -> None:
     """Rename the staged folder ``staging`` onto ``target`` after making what is in it durable: one ``syncfs`` of its
     filesystem (else an fsync of each file and folder in it), then an fsync of the folder. Files written inside a
     staged folder (``atomic_output``) skip their own fsync: the folder appears whole at once, or not at all. No sync
     when ``target`` is itself inside a folder staged under a temp name: the one sync of that folder's publishing covers
     everything in it.
 
-    ``target`` may be an empty folder; ``replace``: a folder there, full or not, is moved aside under a temp name
-    first and removed after, so a reader finds the old folder whole, the new one whole, or none."""
+    ``staging`` made inside ``target`` (``temp_folder(target, inside=True)``: an existing empty folder, filled in
+    place) is moved in instead (``_move_in``); ``replace``: a folder at ``target``, full or not, is moved aside under a
+    temp name first and removed after, so a reader finds the old folder whole, the new one whole, or none."""
     if not _unpublished(target):
         fd = os.open(staging, os.O_RDONLY)
         try:
@@ -109,12 +111,45 @@ def publish_folder(staging: Path, target: Path, *, replace: bool = False) -> Non
             os.fsync(fd)
         finally:
             os.close(fd)
+    if staging.parent == target:
+        _move_in(staging, target, last)
+        return
     if not (replace and (target.exists() or target.is_symlink())):
         os.replace(staging, target)
         return
     with temp_folder(target) as old:
         os.replace(target, old)  # an empty temp folder is replaced by the old one (a file: onto a folder fails)
         os.replace(staging, target)
+
+
+def _move_in(staging: Path, target: Path, last: str) -> None:
+    """What ``staging`` (a temp folder inside ``target``) holds renamed into ``target``, ``last`` (a manifest) after
+    the rest; then ``staging`` is removed. ``target`` keeps its inode, mode, owner and mount: a shell in it still sees
+    it, and its parent need not be writable. Its files appear one rename each, once everything is on disk; a rename
+    that fails (``target`` filled meanwhile: ENOTEMPTY before any; a name taken as they go: EEXIST) or an interrupt
+    sends those moved already back, so nothing appears. Temp names in ``target`` (another writer's) are left alone."""
+    if any(name != staging.name and not is_temp_name(name) for name in os.listdir(target)):
+        raise OSError(errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), str(target))
+    names = sorted(os.listdir(staging), key=lambda name: (name == last, name))
+    moved: list[str] = []
+    try:
+        for name in names:
+            if os.path.lexists(target / name):
+                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target / name))
+            os.rename(staging / name, target / name)
+            moved.append(name)
+    except BaseException:
+        for name in reversed(moved):
+            with suppress(OSError):
+                os.rename(target / name, staging / name)
+        raise
+    os.rmdir(staging)
+    if not _unpublished(target):
+        fd = os.open(target, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def sync_each(top: Path) -> None:
@@ -206,17 +241,20 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 @contextmanager
-def temp_folder(target: Path) -> Iterator[Path]:
+def temp_folder(target: Path, *, inside: bool = False) -> Iterator[Path]:
     """A new, empty folder under a temp name beside ``target`` (``.NAME.XXXX.replay.tmp``, with the usual permissions:
     its parents are made), removed again when the block ends, however it ends (renamed away, it is gone already).
-    An interrupt's last resort removes it too. System errors are the caller's to name."""
+    ``inside``: in the existing folder ``target`` instead (``..XXXX.replay.tmp``: no NAME, as ``published_name`` drops
+    it), for ``publish_folder`` to move its files into ``target``. An interrupt's last resort removes it too. System
+    errors are the caller's to name."""
     import shutil  # here, as tempfile: only a new output folder needs them (~3 ms of heal's start-up)
     import tempfile
 
-    made = make_folder(target.parent)
+    where = target if inside else target.parent
+    made = make_folder(where)
     failed = True  # (the folders made on the way go again unless the block ended well)
     try:
-        folder = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=target.parent))
+        folder = Path(tempfile.mkdtemp(prefix=temp_prefix(Path("") if inside else target), suffix=TEMP_SUFFIX, dir=where))
         interrupts.stage_output(folder, folder=True)  # removed by an interrupt's last resort (interrupts.py)
         try:
             os.chmod(folder, 0o777 & ~UMASK)  # mkdtemp makes 0700; the folder gets the usual permissions
@@ -252,16 +290,19 @@ def staged_folder(target: Path) -> Iterator[Path]:
 PARTIAL = f".partial{TEMP_SUFFIX}"  # how a partial sibling's name ends: kept by a sweep, as its run resumes from it
 
 
-def partial_sibling(target: Path) -> Path:
+def partial_sibling(target: Path, *, inside: bool = False) -> Path:
     """The hidden folder a new ``target`` of a command over many inputs is filled as, renamed into place when every
-    input is done: a temp name readers skip, the same every run, so the next run resumes from what a killed one left."""
-    return target.parent / f".{target.name}{PARTIAL}"
+    input is done: a temp name readers skip, the same every run, so the next run resumes from what a killed one left.
+    ``inside``: ``target`` is an existing (empty) folder, filled in place: the partial folder is in it
+    (``..partial.replay.tmp``), and its files are moved into it at the end (``publish_folder``)."""
+    return target / f".{PARTIAL}" if inside else target.parent / f".{target.name}{PARTIAL}"
 
 
-def finish_partial(work_dir: Path, target: Path, *, publish: bool) -> None:
+def finish_partial(work_dir: Path, target: Path, *, publish: bool, last: str = "") -> None:
     """The end of a command over many inputs that wrote into ``work_dir``: its partial sibling renamed onto ``target``
-    (``publish``: it appears whole; a folder made there meanwhile, not empty, is E_OUTPUT_WRITE_FAILED naming it),
-    else removed (nothing appears). ``target`` itself (an existing folder, written in place) stays as it is."""
+    or moved into it (``publish``: it appears whole, ``last`` after the rest; a folder made there meanwhile, not empty,
+    is E_OUTPUT_WRITE_FAILED naming it), else removed (nothing appears). ``target`` itself (an existing folder, written
+    in place) stays as it is."""
     if work_dir == target:
         return
     if not publish:
@@ -270,7 +311,7 @@ def finish_partial(work_dir: Path, target: Path, *, publish: bool) -> None:
         shutil.rmtree(work_dir, ignore_errors=True)
         return
     try:
-        publish_folder(work_dir, target)
+        publish_folder(work_dir, target, last=last)
     except OSError as exc:
         raise write_failed(str(target), exc) from exc
 

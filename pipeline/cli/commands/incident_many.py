@@ -107,7 +107,8 @@ def refuse_shared_folders(files: list[str], folder: str) -> None:
 
 
 def place_to_write(target: Path) -> Path:
-    """Where this run writes: the partial sibling of OUT (a killed run's, to resume). OUT itself must be new or
-    empty, as for one export (``check_output_folder``): an import never writes into a used folder, its own either."""
+    """Where this run writes: the partial sibling of OUT (a killed run's, to resume), inside OUT when it is an existing
+    empty folder (filled in place). OUT itself must be new or empty, as for one export (``check_output_folder``): an
+    import never writes into a used folder, its own either."""
     check_output_folder(str(target), "--out")
-    return partial_sibling(target)
+    return partial_sibling(target, inside=target.is_dir())

@@ -31,7 +31,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.engine.outputs import published_name
+from replay.pipeline.engine.outputs import is_temp_name, published_name
 from replay.pipeline.engine.preflight import refuse_file_in_the_way
 from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import describe_kind, path_kind
@@ -192,7 +192,7 @@ def check_output_folder(out: str, flag: str | None = None) -> None:
     refuse_non_folder_out(out, flag)
     refuse_file_in_the_way(out, flag)
     target = Path(out)
-    if target.is_dir() and any(target.iterdir()):
+    if target.is_dir() and any(not is_temp_name(entry.name) for entry in target.iterdir()):  # (readers skip those)
         refuse("E_INCIDENT_OUTPUT_NOT_EMPTY", f"{_out_named(flag)} {out!r} is not empty", {"path": flag or out},
                expected="a new or empty folder", received="a folder with files",
                howToFix="Choose a fresh folder for every run; earlier results are never overwritten.")
@@ -212,8 +212,10 @@ def folder_name(path: str, root: str = "") -> str:
 
 
 def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) -> None:
-    """Create folder ``out`` holding ``files``, all at once: staged in a hidden sibling, then renamed.
-    A system error (disk full, ...) is E_OUTPUT_WRITE_FAILED and leaves no folder at ``out``.
+    """Create folder ``out`` holding ``files``, all at once: staged in a hidden sibling, then renamed; an existing
+    empty ``out`` is filled in place (its mode and owner kept): staged inside it, the files moved in at the end
+    (``publish_folder``). A system error (disk full, ...) is E_OUTPUT_WRITE_FAILED and leaves no folder at ``out``
+    (an existing one stays empty).
 
     ``replace``: ``out`` is one export's folder inside a command's own folder of many (a run resumed, an
     export that changed): a folder already there is moved aside under a temp name, the new one renamed
@@ -224,7 +226,7 @@ def write_folder(out: str, files: dict[str, bytes], *, replace: bool = False) ->
     target = Path(out)
     final = published_name(out)
     try:
-        with temp_folder(target) as staging:
+        with temp_folder(target, inside=not replace and target.is_dir()) as staging:
             for name, data in files.items():
                 try:
                     with atomic_output(staging / name) as handle:  # (no fsync each: inside a staged folder)
