@@ -83,7 +83,7 @@ def raw_kind_of(record: dict[str, Any]) -> Any:
     a number, null: ``kind`` first), None when the record has neither. A reserved record's is ``$`` + its name."""
     reserved = record.get(RECORD_KEY)
     if is_record(record):  # (a kind that is no string, null say, as JSON writes it)
-        return "$" + (reserved if isinstance(reserved, str) else orjson.dumps(reserved).decode())
+        return "$" + (reserved if isinstance(reserved, str) else exactjson.dumps(reserved).decode())
     for key in ("kind", "type"):
         value = record.get(key)
         if isinstance(value, str) and value:
