@@ -322,10 +322,11 @@ def _escaped(match: re.Match[str]) -> str:
 
 def _field(text: str) -> str:
     """A kind or a step as one whitespace-free column: quoted (JSON) when it is empty, has whitespace or a control
-    character (``one_line``'s: all of them, so a step shown can be read back, JSON-decoded, for ``--at``) or is ``-``
-    (which stands for no step), so ``awk '{print $1, $2, $NF}'`` still reads kind, step and state. Each control
-    character JSON writes as it is (DEL, C1, bidi overrides) is written as its ``\\uXXXX`` too."""
-    if text and text != "-" and not _SPACE.search(text) and not _CONTROL.search(text):
+    character (``one_line``'s: all of them, so a step shown can be read back, JSON-decoded, for ``--at``), begins with
+    ``"`` (else it would read as the quoted form of another) or is ``-`` (which stands for no step), so
+    ``awk '{print $1, $2, $NF}'`` still reads kind, step and state. Each control character JSON writes as it is (DEL,
+    C1, bidi overrides) is written as its ``\\uXXXX`` too."""
+    if text and text != "-" and text[0] != '"' and not _SPACE.search(text) and not _CONTROL.search(text):
         return text
     return _CONTROL.sub(_json_escaped, exactjson.dumps(text).decode())
 

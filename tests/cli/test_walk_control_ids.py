@@ -34,3 +34,16 @@ def test_a_kind_with_a_control_character_is_shown_as_a_json_string(tmp_path: Pat
     path.write_text(json.dumps({"kind": "step\x01started", "step_id": "s"}) + "\n")
     code, out, errors = cli("walk", str(path))
     assert (code, errors) == (0, []) and out.decode().split()[0] == '"step\\u0001started"'
+
+
+def test_a_step_that_begins_with_a_quote_is_shown_as_a_json_string(tmp_path: Path, cli) -> None:
+    """A step `"-"` (quotes in it) is not shown as the step `-` is, nor `"a\\tb"` (a backslash and a t) as a<TAB>b:
+    each column, JSON-decoded, is its own step."""
+    steps = ['"-"', "-", '"a\\tb"', "a\tb", '"', 'x"']
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps({"kind": "step.completed", "step_id": s}) + "\n" for s in steps))
+    code, out, errors = cli("walk", str(path))
+    assert (code, errors) == (0, [])
+    columns = [line[25:].split(" ")[0] for line in out.decode().splitlines()]
+    assert columns[-1] == 'x"'  # (a quote further on is no quoted form)
+    assert [json.loads(c) for c in columns[:-1]] == steps[:-1]
