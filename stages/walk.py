@@ -259,6 +259,7 @@ class WalkRecords(Transform):
               parts: list[Released]) -> bool:
         """Render one record into ``out`` (or hold it; held records let go go to ``parts``, ``out`` before them);
         True when the walk ends with it."""
+        self.ledger.begin(record, batch.source)  # (a step's spend so far is its run's)
         line = read_record(record, self.ledger, detail=not self.json)
         if self.ledger.left_out and self.json:  # (the spend so far is --json's: the text form shows the record's own)
             self._not_counted(batch, i, line.step_id, self.ledger.left_out)

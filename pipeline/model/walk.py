@@ -24,7 +24,7 @@ For each record:
   status, spend. Those are never cut; message texts and the other tool arguments are excerpts.
 - **verification**: ``{"type", "verdict"}`` when the record (or its payload) carries a verdict.
 - **spend**: the spend a record carries (a ``spend`` field, a spend record's numbers, a step's
-  ``usage``); ``SpendLedger`` adds up what each step has recorded so far, leaving out an amount that is no count
+  ``usage``); ``SpendLedger`` adds up what each step has recorded so far in its run, leaving out an amount that is no count
   (a negative number, true, a number as text: ``no_count``).
 
 A step ends at its terminal record (``ends_step``, ``StepWatch``); finding it in a journal file, and the rest a walk
@@ -34,7 +34,6 @@ must know before it prints (where a run's journal is, its first unreadable line,
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +45,8 @@ from replay.pipeline.model.markup import BIDI_CONTROLS
 from replay.pipeline.model.outcome import UNKNOWN as _UNKNOWN
 from replay.pipeline.model.outcome import exit_code_of, verification_of, went_wrong
 from replay.pipeline.model.outcome import payload_of as _payload
-from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
+from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, is_record
+from replay.pipeline.model.runs import names_run
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, OpenCalls, call_id, named_tool, tool_name
 from replay.pipeline.model.validation import is_number
 
@@ -266,18 +266,35 @@ def _add(a: int | float, b: int | float) -> int | float:
 
 
 class SpendLedger:
-    """What each step has journaled as spend so far, so every line of a step can show it. An amount that is no count
-    (``no_count``: a negative number, true, a number as text) is left out of it; ``left_out`` holds the JSON paths of
-    those the last record added had.
+    """What each step has journaled as spend so far in its run, so every line of a step can show it. An amount that is
+    no count (``no_count``: a negative number, true, a number as text) is left out of it; ``left_out`` holds the JSON
+    paths of those the last record added had.
 
-    Memory stays bounded on journals of millions of steps: only the ``keep`` steps that recorded
-    spend most recently are remembered (steps run a few at a time, so their records are close).
+    Exact: every step of the run that recorded spend is remembered (a step id and its sums, a few hundred bytes), and
+    the ledger starts over where a new run begins (``begin``): a step's spend is its run's, never an earlier run's of
+    the same step id, so memory grows with the steps of one run that recorded spend, not with the journal.
     """
 
-    def __init__(self, keep: int = 10_000) -> None:
-        self.by_step: OrderedDict[str, Any] = OrderedDict()
-        self.keep = keep
+    def __init__(self) -> None:
+        self.by_step: dict[str, Any] = {}
         self.left_out: list[str] = []
+        self.source: str | None = None  # the input the run is in
+        self.run_id: str | None = None  # the run id its records name (``run_id_named``), once one has
+
+    def begin(self, record: dict[str, Any], source: str) -> None:
+        """Before ``record`` (read from ``source``) is added: start over when it begins another run than the one in
+        progress: the first record of another input, a run record (or read's mark of an input), or a record naming
+        another run id (``runId``, a flows journal's ``run_id``) than the run's. Other reserved records (heal's) are
+        no run's."""
+        reserved = record.get(RECORD_KEY) if is_record(record) else None
+        if is_record(record) and reserved not in (RUN_RECORD, SOURCE_RECORD):
+            return
+        rid = run_id_named(record)
+        if (source != self.source or reserved is not None
+                or (rid is not None and self.run_id is not None and rid != self.run_id)):
+            self.by_step, self.source, self.run_id = {}, source, None
+        if self.run_id is None:
+            self.run_id = rid
 
     def add(self, step: str | None, spend: Any, at: str = "$") -> Any:
         """Record ``spend`` (may be None; at JSON path ``at`` in its record) for ``step``; the step's spend so far (None
@@ -291,11 +308,19 @@ class SpendLedger:
             spend, self.left_out = counted_spend(spend, at)
         if spend is None:
             return by_step.get(step) if by_step else None
-        by_step[step] = merge_spend(by_step.get(step), spend)
-        by_step.move_to_end(step)
-        if len(by_step) > self.keep:
-            by_step.popitem(last=False)
-        return by_step[step]
+        total = by_step[step] = merge_spend(by_step.get(step), spend)
+        return total
+
+
+def run_id_named(record: dict[str, Any]) -> str | None:
+    """The run a record names: its ``runId`` (canonical), else its ``run_id`` (flows-style), the first that is a
+    non-empty string; else None (a record of the run it sits in). Walk and diff tell the runs of a journal apart by
+    it."""
+    for key in ("runId", "run_id"):
+        rid = record.get(key)
+        if names_run(rid):
+            return rid
+    return None
 
 
 # detail -------------------------------------------------------------------------------------------

@@ -426,13 +426,31 @@ def test_the_line_too_long_where_the_scan_stops_is_the_first_after_the_steps_lat
             assert (end.found, end.terminated, end.line, end.end) == (True, False, 5, stop)
 
 
-def test_the_spend_ledger_remembers_a_bounded_number_of_steps():
-    ledger = SpendLedger(keep=3)
-    for n in range(10):
+def test_the_spend_ledger_remembers_every_step_of_its_run():
+    """Exact: a step's spend so far counts all it journaled, however many other steps recorded spend in between."""
+    ledger = SpendLedger()
+    ledger.add("s0", {"usd": 1})
+    for n in range(1, 20_001):
         ledger.add(f"s{n}", {"usd": 1})
-    assert list(ledger.by_step) == ["s7", "s8", "s9"]
-    assert ledger.add("s9", {"usd": 2}) == {"usd": 3}
-    assert ledger.add("s0", None) is None  # forgotten long ago
+    assert ledger.add("s0", {"usd": 2}) == {"usd": 3}
+
+
+def test_the_spend_ledger_starts_over_at_each_run():
+    """Another input, a run record, a record naming another runId or run_id: a step's spend is its run's own."""
+    ledger = SpendLedger()
+
+    def spend(record, source="a.jsonl"):
+        ledger.begin(record, source)
+        return ledger.add("s", record.get("usd"))
+
+    assert spend({"kind": "spend", "run_id": "r1", "usd": 1}) == 1
+    assert spend({"kind": "spend", "usd": 1}) == 2  # (no run id: the run it sits in)
+    assert spend({"$record": "heal", "runId": "r0"}) == 2  # (heal's record is no run's)
+    assert spend({"kind": "step.completed", "run_id": "r2"}) is None
+    assert spend({"kind": "spend", "runId": "r2", "usd": 1}) == 1
+    assert spend({"$record": "run", "runId": "r2"}) is None  # (a run record begins a run, whatever its id)
+    assert spend({"kind": "spend", "usd": 1}) == 1
+    assert spend({"kind": "spend", "usd": 1}, "b.jsonl") == 1  # another input
 
 
 def test_a_scan_is_made_once_while_the_file_is_unchanged(tmp_path):
