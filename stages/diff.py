@@ -2,7 +2,7 @@
 
 The two runs are the stream's two inputs: a new side begins at each ``{"$record": "source"}`` (what
 ``read`` writes before each of several files), or, in a stream without source records, at each new
-run (a run record, a new ``runId``). Records are held until the end of the stream, then aligned
+run (a run record, a new ``runId``, or a flows journal's ``run_id``: ``walk.run_id_named``). Records are held until the end of the stream, then aligned
 (``pipeline/model/diff.py``). Runs that differ are also reported as ``E_RUNS_DIFFER`` on the errors
 port (so the graph exits 1); anything but two runs is ``E_DIFF_INPUT_INVALID``, and so is a side (an input, when
 the stream has source records) holding no run or several: each side must be one run. Diagnostics routed
@@ -28,7 +28,8 @@ from replay.pipeline.io.journals import SKIPPED
 from replay.pipeline.model.align import Aligner
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.model.runs import Run, name_run, names_run, starts_run
+from replay.pipeline.model.runs import Run, starts_run
+from replay.pipeline.model.walk import run_id_named
 from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"
@@ -92,12 +93,13 @@ class DiffRuns(Transform):
                 self.run = None
                 continue
             self.side_begun = True
-            if self.run is None or starts_run(record, self.run, batch.source):
-                rid = record.get("runId")
-                self.run = Run(rid if names_run(rid) else None, None, batch.source)
+            rid = run_id_named(record)  # (a canonical runId, else a flows journal's run_id: walk's runs)
+            if self.run is None or starts_run(record, self.run, batch.source) or (
+                    RECORD_KEY not in record and rid is not None and self.run.run_id not in (None, rid)):
+                self.run = Run(rid, None, batch.source)
                 self.run_names.append(batch.source)
-            elif RECORD_KEY not in record:
-                name_run(self.run, record)  # (a run record naming no runId takes its first event's)
+            elif RECORD_KEY not in record and self.run.run_id is None:
+                self.run.run_id = rid  # (a run record naming no runId takes its first event's)
             if compared(record):
                 self.entries.append(entry(record, 0, self.ignore, batch.lines[i], batch.offsets[i], batch.pointers[i]))
                 self.sides.append((len(self.source_names) - 1, len(self.run_names) - 1))
@@ -158,7 +160,7 @@ class DiffRuns(Transform):
                         source=name, expected="one run on each side: a run record and the events of one runId, or an "
                         "artifact", received=count,
                         howToFix="Give a journal or artifact of one run on each side; to take one run of a journal "
-                        "holding several, keep its records: `jq -c 'select(.runId == \"RUN_ID\")' FILE > one.jsonl`."
+                        "holding several, keep its records: `jq -c 'select(.runId == \"RUN_ID\")' FILE > one.jsonl` (`.run_id` in a flows journal)."
                         if count else "Give a journal or artifact holding a run on each side (this one holds no event "
                         "and no run record).")
         (a_name, a), (b_name, b) = sides
