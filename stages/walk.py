@@ -15,7 +15,8 @@ terminated, or a line that cannot be read and may be the step's (the walk reads 
 there). On stdin there is nothing to pre-scan: every record is held until the step shows up (and
 those after its latest record until it shows up again, or dropped at the end; shown when the journal
 cannot be read on after them, where a file's pre-scan stops too), so a step never seen is refused as a
-file's is, ``E_STEP_NOT_FOUND`` (exit 2) with nothing printed. What is held goes to a spool
+file's is, ``E_STEP_NOT_FOUND`` (exit 2) with nothing printed, and a first record that cannot be read, nothing
+printed yet, is refused as a file's is, whatever the step (``E_JOURNAL_READ_FAILED``, exit 2). What is held goes to a spool
 (``HeldRecords``: memory up to a bound, then a temporary file), so a journal larger than memory can be. A record that cannot be read
 before the step showed is as in a file the pre-scan read: the records after it are looked through for the
 step; found, the walk shows the records before it and fails there (exit 1), else the step is refused.
@@ -112,6 +113,8 @@ class WalkRecords(Transform):
         # nothing is held back. Per source: the stop record's line (JSONL) or index (a document).
         self.stops: dict[str, StepEnd] = {}
         self.counted: dict[str, int] = {}  # records seen per source (a document's stop is an index)
+        self.read_from: set[str] = set()  # the inputs a record was read from (a file's first was, before the run)
+        self.shown = False  # has a line gone out (or been let go from what was held)?
 
     def wired(self, feeds: list[Stage]) -> None:
         """The pre-scan's line limit is the read's (the stage whose raw lines the walk takes): a line the read skips as
@@ -205,6 +208,7 @@ class WalkRecords(Transform):
                                **read_failure_advice(problem.cause))
                     look = i + 1
                     break
+            self.read_from.add(batch.source)
             if batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
                 self.note_keys_twice(batch, i, record, READ_LAST)
             self._advance(batch, i, raw)
@@ -271,6 +275,7 @@ class WalkRecords(Transform):
             self.held.append(batch.source, line, event, rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])
             return False
         column: Column = (line.as_dict(record), rendered, batch.lines[i], batch.offsets[i], batch.pointers[i])
+        self.shown = True  # (it goes out, with what was held before it)
         if watch is None:
             out.append(column)
             return False
@@ -333,6 +338,10 @@ class WalkRecords(Transform):
 
     def _fail(self, reason: str, **fields: Any) -> None:
         self.failure = None
+        if not self.shown and fields.get("offset") is not None and fields.get("source") not in self.read_from:
+            # the first record of an input no pre-scan read (stdin), nothing printed: refused, as a file's is before
+            # the run (exit 2), whatever `at` step is asked for
+            raise refused("E_JOURNAL_READ_FAILED", f"the journal {_unreadable(reason, fields)}", **fields)
         if self._unseen():  # whether the step is in what follows decides between this failure and its refusal
             self.unseen_failure = (reason, fields)
             return

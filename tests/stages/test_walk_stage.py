@@ -169,9 +169,26 @@ def test_a_routed_diagnostic_with_a_position_ends_the_walk_there():
     (error,) = stage.take("errors")
     assert (error["line"], error["offset"], error["cause"]) == (3, 26, "E_JSONL_LINE_TOO_LONG")
     late = WalkRecords()
+    late(Batch("j", None, [b'{"kind":"a"}'], [1], [0]))
     late(side)
     late.flush()
     assert late.take("errors")[0]["offset"] == 26  # nothing came after it: reported at the end
+
+
+def test_an_unreadable_first_record_of_an_input_no_prescan_read_is_refused():
+    """On stdin (no pre-scan) a first record that cannot be read, nothing printed, is refused as a file's is before
+    the run: E_JOURNAL_READ_FAILED, exit 2; after a line went out, it ends the walk (exit 1)."""
+    side = Batch.side([diagnostic("E_JSONL_LINE_TOO_LONG", "line 3 is too long", source="j", line=3, offset=26)],
+                      "errors", "<read.errors>")
+    for stage in (WalkRecords(), WalkRecords(at="s")):
+        stage(side)
+        with pytest.raises(ReplayError) as refusal:
+            stage.flush()
+        assert (refusal.value.code, refusal.value.exit_code, refusal.value.body["offset"]) == (
+            "E_JOURNAL_READ_FAILED", 2, 26)
+    with pytest.raises(ReplayError) as refusal:
+        WalkRecords(at="s")(Batch("j", None, [b'{"kind":', b'{"kind":"a","step_id":"s"}'], [1, 2], [0, 9]))
+    assert (refusal.value.code, refusal.value.body["line"]) == ("E_JOURNAL_READ_FAILED", 1)
 
 
 # any batching -------------------------------------------------------------------------------------------
