@@ -27,7 +27,7 @@ from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import BLANK, decode_each_line
-from replay.pipeline.model.dropped import NOT_OBJECT, dropped_lines
+from replay.pipeline.model.dropped import NOT_OBJECT, dropped_lines, not_object_message
 from replay.pipeline.model.records import (
     DROPPED_RECORD,
     RECORD_KEY,
@@ -311,7 +311,7 @@ class ParseLines(Transform):
                 kept.append(left)
             elif left.exc is None:
                 marks[i] = self._report(
-                    part, i, NOT_OBJECT, f"line {part.lines[i]} is JSON but not an object", of=of,
+                    part, i, NOT_OBJECT, not_object_message(part.lines[i]), of=of,
                     expected="object", received=json_type(left.record),
                 )
             elif left.torn:

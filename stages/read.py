@@ -71,6 +71,10 @@ class ReadJournal(Source):
                              "an array, a journal written as one (an OpenHands event list too), and a mini-swe-agent "
                              "trajectory are split)",
                              choices=("split", "whole")),
+        "documents": Option(bool, True, "an input whose text is one JSON document (an array of records, an artifact, "
+                            "another agent's log in one object) is read whole and split into its records; false: every "
+                            "input is JSON lines, one record a line (a session journal: `replay script`), so a line that "
+                            "is an array is a line that is no object (E_EVENT_NOT_OBJECT), whatever else the input holds"),
         "end_offset": Option(int, 0, "stop reading each input at this byte offset: the lines that start before it are "
                              "read, nothing after (0: read it all); `replay walk --at` sets it to where the step ends", minimum=0),
         "start_offset": Option(int, 0, "read each input from this byte offset on (like `tail -c +N`), which must be a "
@@ -207,10 +211,11 @@ class ReadJournal(Source):
                     await self._read_from(path, source, out)
                     continue
                 async with open_journal(path, self.config["follow"]) as reader:
-                    if self.config["json_files"] == "whole" and path.endswith(DOCUMENT_SUFFIXES):
+                    named = path.endswith(DOCUMENT_SUFFIXES) and self.config["documents"]
+                    if self.config["json_files"] == "whole" and named:
                         await self._read_whole(reader, source, out)
                     else:
-                        await self._read_one(reader, source, out, path.endswith(DOCUMENT_SUFFIXES), path == STDIN)
+                        await self._read_one(reader, source, out, named, path == STDIN)
             except ReplayError as exc:
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise
@@ -356,11 +361,12 @@ class ReadJournal(Source):
         idle = reader.may_wait
         try:
             whole = named_document and not follow  # (a named .json file is one JSON document, whatever its lines)
-            head, eof, kind, lines_fault = await self._read_head(reader, limit, head_parts, whole)
+            documents = self.config["documents"]  # (false: JSON lines whatever the head looks like)
+            head, eof, kind, lines_fault = await self._read_head(reader, limit, head_parts, whole, lines=not documents)
             fed = True
             as_read = head  # (its lines go to the cutter as read: it leaves out a mark opening the first line, as any line's)
             head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
-            if eof:  # all of it is read: one JSON text, maybe
+            if eof and documents:  # all of it is read: one JSON text, maybe
                 value, fault = parsed = _parsed(head)
                 if named_document and not follow and fault is None and (refusal := named_document_refusal(value)) is not None:
                     await self._send([self._refused(source, refusal, value, cutter.offset)], out)
@@ -384,7 +390,7 @@ class ReadJournal(Source):
             if lines_fault is not None:  # JSON lines, told from the head (``_read_head``: as read whole, validate)
                 await self._send([self._not_json(source, head, lines_fault, cutter.offset)], out)
                 return
-            if not eof and (kind == DOCUMENT or whole):  # read whole up to the limit, and it goes on: one error
+            if not eof and documents and (kind == DOCUMENT or whole):  # read whole up to the limit, and it goes on: one error
                 await self._send([self._document_too_long(source, cutter.offset)], out)
                 return
             cutter.offset = 0
@@ -449,7 +455,7 @@ class ReadJournal(Source):
                           **fields)
 
     async def _read_head(self, reader: Reader, limit: int, parts: list[bytes], whole: bool = False,
-                         capped: bool = False) -> tuple[bytes, bool, str | None, orjson.JSONDecodeError | None]:
+                         capped: bool = False, lines: bool = False) -> tuple[bytes, bool, str | None, orjson.JSONDecodeError | None]:
         """The first bytes of an input, enough to choose its format; all of it (up to ``limit``) when
         it is one JSON document, as a named .json file (``whole``) is, of one line or several (JSON lines in it too:
         it is judged as one artifact, as validate judges it); ``capped``: no byte past ``limit`` + 1 is read (a
@@ -458,7 +464,8 @@ class ReadJournal(Source):
         ``parts`` holds what was read so far (where reading stopped before it was done), joined as ``HeadFormat`` joins it.
 
         A ``whole`` input holds JSON lines when its first ``limit`` + 1 bytes do (``validation.JsonLinesHead``, as the walk
-        tells them), the bytes returned with the fault being those it was told from."""
+        tells them), the bytes returned with the fault being those it was told from. ``lines``: the input is JSON lines
+        whatever its head (``documents`` false): its first chunk is all the head there is."""
         judge = HeadFormat(parts)
         json_lines = JsonLinesHead(limit) if whole else None  # (a named .json file: JSON lines in it told from its head)
         while True:
@@ -469,7 +476,7 @@ class ReadJournal(Source):
             kind = judge.feed(data, judge=not whole)
             if json_lines is not None and (told := json_lines.feed(data)) is not None:
                 return told[0], False, kind, told[1]  # JSON lines: no one document, told from the head
-            if kind == LINES or judge.size > limit:
+            if lines or kind == LINES or judge.size > limit:
                 return judge.head(), False, kind, None
 
     async def _send(self, items: list[Item], out: Output, pause: bool = False) -> None:

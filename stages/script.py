@@ -65,7 +65,7 @@ class BuildReplayScript(Transform):
     }
     emits_raw = True
     takes_one_file = True  # the session: a folder is refused (``folder_refused``), one session in it or many
-    ports = ("errors", "notices")  # notices: a chunk that writes a key twice (E_JSON_DUPLICATE_KEY, a warning)
+    ports = ("errors", "notices")  # notices: a session line that writes a key twice (E_JSON_DUPLICATE_KEY, a warning)
 
     def __init__(self, overrides: dict[Key, Override] | None = None, /, **options: Any) -> None:
         """``overrides``: the sidecar as read already (``built_again``); else it is read here."""
@@ -136,7 +136,7 @@ class BuildReplayScript(Transform):
         self._source = batch.source
         grouper = self._grouper
         for i, record in enumerate(batch.events or ()):
-            if type(record) is dict and record.get("type") == CHUNK_TYPE and batch.raws[i] is not None:
+            if type(record) is dict and batch.raws[i] is not None:
                 self._duplicates(batch, i)
             self._shape.count(record, batch.where(i) if self._shape.first is None else {})  # (kept of the first only)
             done = grouper.feed(record, batch.position(i))
@@ -191,18 +191,21 @@ class BuildReplayScript(Transform):
         self._pending = exactjson.dumps(group.to_json())
 
     def _duplicates(self, batch: Batch, i: int) -> None:
-        """A chunk is written anew in the script, where only the last value of a key written twice in it survives;
-        so are its line's ``turn`` and ``step`` (and ``type``), whose last values alone say which group it is in."""
-        keys = [k for k in exactjson.duplicate_keys(batch.raws[i], batch.events[i])  # type: ignore[arg-type,index]
-                if k in PLACING_KEYS or k == "$.chunk" or k.startswith(("$.chunk.", "$.chunk["))]
-        if keys:
-            where = batch.where(i)
-            placing = [k for k in keys if k in PLACING_KEYS]
-            what = ("in its chunk" if not placing else "where it says which model call it is part of" if placing == keys
-                    else "in its chunk and where it says which model call it is part of")
-            self.emit("notices", {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys, **where,
-                                  "message": f"line {where.get('line')} has a key written twice {what} ({', '.join(keys)}); "
-                                             f"the script holds the last value of each" + (" (and groups it by them)" if placing else "")})
+        """A key written twice on a session line keeps only its last value: in a chunk, which the script writes anew;
+        in its ``type``, ``turn`` and ``step`` (``PLACING_KEYS``), whose last values alone say whether it is a chunk at
+        all and which group it is in (a chunk line whose last ``type`` is another is no chunk: its model call left out
+        of the script); anywhere else on the line too. Each such line is a warning naming its keys."""
+        keys = exactjson.duplicate_keys(batch.raws[i], batch.events[i])  # type: ignore[arg-type,index]
+        if not keys:
+            return
+        where = batch.where(i)
+        placing = [k for k in keys if k in PLACING_KEYS]
+        kind = batch.events[i].get("type")  # type: ignore[index,union-attr]
+        said = (f" (it is read as a line of type {kind!r}" + (", and its chunk grouped by its last turn and step)"
+                                                              if kind == CHUNK_TYPE else ")") if placing else "")
+        self.emit("notices", {"code": "E_JSON_DUPLICATE_KEY", "action": "reported", "keys": keys, **where,
+                              "message": f"line {where.get('line')} has a key written twice ({', '.join(keys)}); the "
+                                         f"script reads the last value of each{said}"})
 
     def _report(self, problems: list[dict[str, Any]]) -> None:
         for problem in problems:

@@ -18,6 +18,11 @@ DROPPED_LINES = "dropped_lines"  # its key in ``Stage.shared``
 NOT_OBJECT = "E_EVENT_NOT_OBJECT"
 
 
+def not_object_message(line: int | None) -> str:
+    """What ``parse`` (and a session's reading for ReplayModel, ``session_lines``) says of a JSON line that is no object."""
+    return f"line {line} is JSON but not an object"
+
+
 NOTED_MOST = 65_536  # lines noted at most (memory stays bounded); past them, what was not noted is not known
 
 

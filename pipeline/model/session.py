@@ -35,7 +35,9 @@ from replay.pipeline.engine.errors import (
 )
 from replay.pipeline.io.journals import BLANK, OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind, without_mark
 from replay.pipeline.io.json_file import read_json_file
-from replay.pipeline.model.records import is_record
+from replay.pipeline.model.dropped import NOT_OBJECT, not_object_message
+from replay.pipeline.model.records import RECORD_KEY, is_record
+from replay.pipeline.model.session_rules import DEEP_CHUNK_FIX, GROUP_KEYS, SCRIPT_KEYS, chunk_problem
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
@@ -243,12 +245,19 @@ class SessionShape:
         self.typed = 0  # those of a type (replay's own marks aside)
         self.session_lines = 0  # those of a session's form (a `kind/what` type: assistant/chunk, turn/start, ...)
         self.first: tuple[str, dict[str, Any]] | None = None  # the first typed one's type and where it was
+        self.own: tuple[Any, dict[str, Any]] | None = None  # the first of replay's own records (`$record`) and where
+        self.owned = 0  # how many of those
         self.refused = 0  # lines the input had that were refused before they became records (reported already)
 
     def count(self, record: Any, where: dict[str, Any]) -> None:
         """One more record of the input: of a session's form or not (its first one kept, to name it)."""
         self.records += 1
-        kind = record.get("type") if type(record) is dict and not is_record(record) else None
+        if type(record) is dict and is_record(record):
+            self.owned += 1
+            if self.own is None:
+                self.own = (record.get(RECORD_KEY), where)
+            return
+        kind = record.get("type") if type(record) is dict else None
         if not isinstance(kind, str) or not kind:
             return  # (no record of a type: reported as no session line already)
         self.typed += 1
@@ -279,8 +288,10 @@ class SessionShape:
                 expected="session lines: assistant/chunk, turn/start, tool/call, ...", received="no line",
                 howToFix=f"Give {command} the session JSONL a harness persists (`replay schema session`); a session "
                          "with no model call still has its harness lines (session/start, turn/start, ...).")
+        if self.own is not None and self.owned == self.records:  # (replay's own records alone: a run journal's run record)
+            return self._only_own(command)
         if not self.typed or self.session_lines or self.first is None:
-            return None
+            return None  # (records of no type: each reported as no session line already)
         kind, where = self.first
         return diagnostic(
             "E_SESSION_LINE_INVALID",
@@ -289,6 +300,21 @@ class SessionShape:
             **{**where, "path": "$.type"}, expected="assistant/chunk, turn/start, tool/call, ...", received=shown(kind),
             howToFix=f"Give {command} the session JSONL a harness persists (`replay schema session`); an agent's run "
                      "journal or another agent's log is read by `replay read`, `heal` and `report`.")
+
+
+    def _only_own(self, command: str) -> dict[str, Any]:
+        """E_SESSION_LINE_INVALID for an input whose every record is one of replay's own (``$record``): a run journal
+        holding its run record alone, say (what `replay read` prints for a run with no events)."""
+        assert self.own is not None
+        kind, where = self.own
+        n = f"{self.records} record{'s' if self.records > 1 else ''}"
+        return diagnostic(
+            "E_SESSION_LINE_INVALID",
+            f"no line of the input is a session line ({n}, all replay's own, the first a {shown(kind)!r} record): this "
+            "is not a session journal, and its script has no model call", **{**where, "path": f"$.{RECORD_KEY}"},
+            expected="assistant/chunk, turn/start, tool/call, ...", received=f"a {shown(kind)!r} record",
+            howToFix=f"Give {command} the session JSONL a harness persists (`replay schema session`); a run journal "
+                     "(`replay read` of a run) is read by `replay read`, `heal` and `report`.")
 
 
 def unused_override_problem(override: Override, source: str | None = None) -> dict[str, Any]:
@@ -341,6 +367,12 @@ class ChunkGrouper:
             self._problem(f"an {CHUNK_TYPE} line needs `chunk`: an object with a string `type`", where, "$.chunk",
                           '{"type": "text-delta", ...}', received)
             return None
+        wrong = chunk_problem(chunk)  # (its fields as `replay schema session` types them; a script's depth)
+        if wrong is not None:
+            message, path, expected, received = wrong
+            self._problem(message, where, "$.chunk" + path, expected, received,
+                          **({"howToFix": DEEP_CHUNK_FIX} if not path else {}))
+            return None
         key: Key = (record["turn"], record["step"])  # both checked above: integers >= 0
         done: Group | None = None
         current = self.current
@@ -379,13 +411,14 @@ class ChunkGrouper:
     def unused_overrides(self) -> list[Override]:
         return [o for k, o in self.overrides.items() if k not in self.used]
 
-    def _problem(self, message: str, where: dict[str, Any], path: str, expected: str, received: Any) -> None:
+    def _problem(self, message: str, where: dict[str, Any], path: str, expected: str, received: Any,
+                 **fields: Any) -> None:
         """``path`` is in the line's record; where the record is in a JSON document (``where["path"]``, ``$[3]``),
         the problem is at that path in it (``$[3].type``)."""
         at = dict(where)
         record = at.pop("path", None)
         self.problems.append(diagnostic("E_SESSION_LINE_INVALID", message, expected=expected, received=received,
-                                        path=path if record is None else record + path[1:], **at))
+                                        path=path if record is None else record + path[1:], **at, **fields))
 
 
 def session_folder(path: str) -> ReplayError:
@@ -404,8 +437,9 @@ TORN_FIX = ("The harness stopped mid-write: delete the cut-off last line, or rer
 
 
 def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """Each line of a session file, parsed, with its position; lines that are not JSON go to ``problems``, as
-    ``replay script`` reports them (a last line cut off: E_JSONL_LINE_TORN, with ``TORN_FIX``)."""
+    """Each line of a session file, parsed, with its position; lines that are not JSON, or JSON but no object (an
+    array: a session is JSON lines, never one document), go to ``problems``, as ``replay script`` reports them (a last
+    line cut off: E_JSONL_LINE_TORN, with ``TORN_FIX``)."""
     source = str(path)
     offset = 0
     for n, raw in enumerate(_file_lines(path, source), 1):
@@ -422,6 +456,10 @@ def session_lines(path: str | Path, problems: list[dict[str, Any]]) -> Iterator[
             if code == "E_JSONL_LINE_TORN":
                 fields["howToFix"] = TORN_FIX
             problems.append(diagnostic(code, fields.pop("message"), **where | fields))
+            continue
+        if type(record) is not dict:  # (a session is JSON lines of objects: refused as `replay script`'s parse does)
+            problems.append(diagnostic(NOT_OBJECT, not_object_message(n), **where, expected="object",
+                                       received=json_type(record)))
             continue
         yield record, where
 
@@ -525,14 +563,25 @@ def script_document(groups: Iterable[Group], session: str | None = None) -> dict
 
 
 def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
-    """The groups of a replay-script document, checked enough to replay it."""
+    """The groups of a replay-script document, checked against ``replay schema replay-script`` (its keys, its groups'
+    and their chunks, as ``session_rules`` has them; a finish chunk only last, in a group with no action)."""
 
     def bad(message: str, path: str, **fields: Any) -> ReplayError:
         return ReplayError("E_SCRIPT_INVALID", message, source=source, path=path, **fields)
 
-    if not isinstance(document, dict) or document.get("version") != SCRIPT_VERSION:
+    if not isinstance(document, dict):
+        raise bad("a replay script is an object with \"version\": 1 (what `replay script` prints)", "$",
+                  expected="object", received=json_type(document))
+    for key in document:
+        if key not in SCRIPT_KEYS:
+            raise bad(f"unknown key {key!r} in a replay script", f"$.{key}", expected=", ".join(SCRIPT_KEYS), received=key)
+    version = document.get("version", MISSING)
+    if type(version) is not int or version != SCRIPT_VERSION:
         raise bad("a replay script is an object with \"version\": 1 (what `replay script` prints)", "$.version",
-                  expected=SCRIPT_VERSION, received=shown(document.get("version", MISSING) if isinstance(document, dict) else document))
+                  expected=SCRIPT_VERSION, received=shown(version))
+    for key in ("session", "override"):
+        if key in document and not isinstance(document[key], str):
+            raise bad(f"`{key}` must be a string", f"$.{key}", expected="string", received=shown(document[key]))
     items = document.get("groups")
     if not isinstance(items, list):
         raise bad("`groups` must be a list", "$.groups", expected="array", received=shown(document.get("groups", MISSING)))
@@ -542,21 +591,38 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
         where = f"$.groups[{n}]"
         if not isinstance(item, dict) or not _is_count(item.get("turn")) or not _is_count(item.get("step")):
             raise bad("a group has integer `turn` and `step` >= 0", where, received=excerpt(exactjson.dumps(item)))
+        for key in item:
+            if key not in GROUP_KEYS:
+                raise bad(f"unknown key {key!r} in a group", f"{where}.{key}", expected=", ".join(GROUP_KEYS), received=key)
         chunks = item.get("chunks")
-        if not isinstance(chunks, list) or not all(isinstance(c, dict) and isinstance(c.get("type"), str) for c in chunks):
-            raise bad("`chunks` must be a list of objects with a string `type`", f"{where}.chunks")
+        if not isinstance(chunks, list):
+            raise bad("`chunks` must be a list of chunks", f"{where}.chunks", expected="array",
+                      received=shown(item.get("chunks", MISSING)))
+        for i, chunk in enumerate(chunks):
+            wrong = chunk_problem(chunk)
+            if wrong is not None:
+                message, path, expected, received = wrong
+                raise bad(message, f"{where}.chunks[{i}]{path}", expected=expected, received=received)
+            if chunk["type"] == FINISH and i != len(chunks) - 1:
+                raise bad("a `finish` chunk ends its model call: no chunk follows it", f"{where}.chunks[{i + 1}]",
+                          expected="no chunk after finish", received=chunks[i + 1]["type"] if isinstance(
+                              chunks[i + 1], dict) else json_type(chunks[i + 1]))
         key = (item["turn"], item["step"])
         if key in seen:
             raise bad(f"two groups are {step_name(*key)}", where, received=list(key))
         seen.add(key)
-        action = item.get("action")
         override: Override | None = None
-        if action is not None:
+        if "action" in item:
             try:
                 override = next(iter(parse_overrides({"overrides": [{k: item[k] for k in ("turn", "step", "action", "error")
                                                                      if k in item}]}, source).values()))
             except ReplayError as exc:
-                raise bad(f"group {n}: {exc.message}", f"{where}.action") from exc
+                inner = str(exc.body.get("path", "")).removeprefix("$.overrides[0]")  # (where in the one override)
+                raise bad(f"group {n}: {exc.message}", where + (inner or ".action"), expected=exc.body.get("expected"),
+                          received=exc.body.get("received")) from exc
+        elif "error" in item:
+            raise bad(f"the group {step_name(*key)} has `error` but no `action`: the error is what a `throw` raises",
+                      f"{where}.error", expected="no error without \"action\": \"throw\"", received="error")
         elif not chunks or chunks[-1]["type"] != FINISH:
             raise bad(f"the group {step_name(*key)} ends without a `finish` chunk and has no action", where,
                       expected="a last chunk of type finish, or action throw / hang")

@@ -318,7 +318,8 @@ def test_the_printed_spec_run_as_a_config_does_what_the_command_does(tmp_path: P
 def test_a_chunk_that_writes_a_key_twice_is_a_warning_not_lost_without_a_word(tmp_path: Path):
     """The script writes every chunk anew, where only the last value of a key written twice survives: a warning
     (E_JSON_DUPLICATE_KEY, as heal gives for an event it writes anew) naming the line and the key; the exit status is
-    unchanged. A key written twice outside the chunk (not in the script) says nothing."""
+    unchanged. A key written twice elsewhere on a session line is one too (its `type` may say whether it is a chunk at
+    all: test_script_line_shapes.py)."""
     session = tmp_path / "session.jsonl"
     session.write_bytes(b'{"type":"turn/start","turn":1,"turn":1}\n'
                         b'{"type":"assistant/chunk","turn":1,"step":0,"chunk":{"type":"text-delta","text":"a","text":"b"}}\n'
@@ -327,7 +328,8 @@ def test_a_chunk_that_writes_a_key_twice_is_a_warning_not_lost_without_a_word(tm
     assert done.returncode == 0, done.stderr
     assert b'"text":"b"' in done.stdout
     notes = [orjson.loads(line) for line in done.stderr.splitlines() if b"E_JSON_DUPLICATE_KEY" in line]
-    assert [(n["line"], n["keys"], n["level"]) for n in notes] == [(2, ["$.chunk.text"], "warning")], done.stderr
+    assert [(n["line"], n["keys"], n["level"]) for n in notes] == [
+        (1, ["$.turn"], "warning"), (2, ["$.chunk.text"], "warning"), (3, ["$.ts"], "warning")], done.stderr
 
 
 def test_a_chunk_line_that_writes_its_turn_or_step_twice_is_a_warning(tmp_path: Path):
@@ -343,14 +345,15 @@ def test_a_chunk_line_that_writes_its_turn_or_step_twice_is_a_warning(tmp_path: 
     assert [(n["line"], n["keys"], n["level"]) for n in notes] == [(1, ["$.turn"], "warning"), (2, ["$.step"], "warning")]
 
 
-def test_a_json_document_of_records_that_are_no_session_lines_says_where_each_is(tmp_path: Path):
-    document = tmp_path / "events.json"  # (an OpenHands event list, say: records, none with a `type`)
+def test_a_json_document_of_records_is_no_session(tmp_path: Path):
+    """A session is JSON lines of objects, never one JSON document (as ReplayModel reads it): a .json event list (an
+    OpenHands one, say) is a line that is no object, and so no session lines read."""
+    document = tmp_path / "events.json"
     document.write_bytes(b'[{"id": 1, "action": "run"}, {"id": 2, "observation": "run"}]')
     result = run_replay("script", str(document))
-    assert result.returncode == 1 and b"E_STAGE_FAILED" not in result.stderr
+    assert (result.returncode, result.stdout) == (1, b"") and b"E_STAGE_FAILED" not in result.stderr
     errors = errors_of(result.stderr)
-    assert [(e["code"], e["path"]) for e in errors] == [("E_SESSION_LINE_INVALID", "$[0].type"),
-                                                        ("E_SESSION_LINE_INVALID", "$[1].type")]
+    assert [(e["code"], e.get("line")) for e in errors] == [("E_EVENT_NOT_OBJECT", 1), ("E_SESSION_LINE_INVALID", None)]
 
 
 def test_the_printed_spec_refuses_two_sessions_as_the_command_does(tmp_path: Path):

@@ -1,0 +1,70 @@
+"""ReplayModel (and the replay_session fixture) loads a replay script only as `replay schema replay-script` allows it:
+every document the schema refuses is E_SCRIPT_INVALID with its path (a misspelt `acton` replayed a throw as a clean
+stop), and the schema agrees with each refusal."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.testing.replay_model import ReplayModel
+
+ROOT = Path(__file__).resolve().parents[2]
+FINISH = {"type": "finish", "finishReason": "stop"}
+
+
+@functools.cache
+def script_schema() -> Draft202012Validator:
+    docs = [orjson.loads(p.read_bytes()) for p in (ROOT / "schemas").glob("*.schema.json")]
+    registry = Registry().with_resources([(d["$id"], Resource.from_contents(d)) for d in docs])
+    return Draft202012Validator(orjson.loads((ROOT / "schemas" / "replay-script.schema.json").read_bytes()),
+                                registry=registry)
+
+
+def group(**fields: Any) -> dict[str, Any]:
+    return {"turn": 1, "step": 0, "chunks": [{"type": "text-delta", "text": "hi"}, FINISH], **fields}
+
+
+ERROR = {"name": "APIError", "message": "overloaded"}
+
+
+@pytest.mark.parametrize("document, path", [
+    ({"version": 1, "groups": [group(acton="throw", error=ERROR)]}, "$.groups[0].acton"),
+    ({"version": 1, "groups": [group(error=ERROR)]}, "$.groups[0].error"),
+    ({"version": 1, "groups": [group(chunks=[FINISH, {"type": "text-delta", "text": "after"}, FINISH])]},
+     "$.groups[0].chunks[1]"),
+    ({"version": 1, "groups": [], "extra": 1}, "$.extra"),
+    ({"version": True, "groups": []}, "$.version"),
+    ({"version": 1, "session": 5, "groups": []}, "$.session"),
+    ({"version": 1, "groups": [group(chunks=[{"type": "text-delta", "text": 5}, FINISH])]}, "$.groups[0].chunks[0].text"),
+    ({"version": 1, "groups": [group(chunks=[{"type": "finish", "usage": "lots"}])]}, "$.groups[0].chunks[0].usage"),
+    ({"version": 1, "groups": [group(action="throw", error={"name": "", "message": "m"})]}, "$.groups[0].error.name"),
+    ({"version": 1, "groups": [group(action="hang", error=ERROR)]}, "$.groups[0].error"),
+], ids=["misspelt-action", "error-without-action", "chunk-after-finish", "unknown-top-key", "version-true",
+        "session-not-string", "chunk-text-number", "chunk-usage-string", "error-name-empty", "hang-with-error"])
+def test_a_script_the_schema_refuses_is_refused(tmp_path: Path, document: dict[str, Any], path: str):
+    assert list(script_schema().iter_errors(document)) != [] or path.endswith("chunks[1]")  # (the schema's words)
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps(document))
+    with pytest.raises(ReplayError) as caught:
+        ReplayModel.load(script)
+    body = caught.value.body
+    assert (body["code"], body["path"], body["source"]) == ("E_SCRIPT_INVALID", path, str(script))
+    assert body["howToFix"]
+
+
+def test_a_script_the_schema_allows_loads(tmp_path: Path):
+    document = {"version": 1, "session": "s.jsonl", "override": "o.json", "groups": [
+        group(), {"turn": 2, "step": 0, "chunks": [{"type": "text-delta", "text": "Let me"}], "action": "throw",
+                  "error": ERROR}, {"turn": 3, "step": 0, "chunks": [], "action": "hang"}]}
+    assert list(script_schema().iter_errors(document)) == []
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps(document))
+    assert ReplayModel.load(script).calls == [(1, 0), (2, 0), (3, 0)]
