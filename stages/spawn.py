@@ -4,7 +4,8 @@ For each invocation (from ``discover``) the runner starts in a session of its ow
 group), gets the request on stdin, and has ``timeout_ms`` to finish; on timeout the whole group gets
 SIGTERM, then SIGKILL after ``kill_grace_ms``. When the runner exits, whatever it left running in
 its group is killed, so no orphan outlives the capture. stdout is capped at ``max_output_bytes``
-(past it the group is killed: E_RUNNER_OUTPUT_TOO_LARGE); stderr keeps its last ``max_stderr_bytes``.
+(past it the group is killed: E_RUNNER_OUTPUT_TOO_LARGE); stderr keeps its last ``max_stderr_bytes``. Either is
+cut between UTF-8 characters (``processes.straddled``): a runner that wrote only UTF-8 has none of its text in base64.
 The runner inherits replay's environment (plus PYTHONUNBUFFERED=1 unless set, so a Python runner's
 streamed lines are not held in a buffer when it dies).
 

@@ -160,21 +160,23 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
         assert process.stdout is not None
         async for chunk in process.stdout:
             outcome.stdout_bytes += len(chunk)
-            room = max_stdout - len(outcome.stdout)
-            if len(chunk) > room:
-                outcome.stdout += chunk[:room]
+            outcome.stdout += chunk
+            if len(outcome.stdout) > max_stdout:
+                cut = straddled(outcome.stdout, max_stdout)  # (a character the cap cuts in two is left out whole)
+                del outcome.stdout[cut[0] if cut else max_stdout:]
                 outcome.too_large = True
                 stop.set()
                 return
-            outcome.stdout += chunk
 
     async def pump_stderr() -> None:
         assert process.stderr is not None
         async for chunk in process.stderr:
             outcome.stderr_bytes += len(chunk)
             outcome.stderr += chunk
-            if len(outcome.stderr) > max_stderr:
-                del outcome.stderr[: len(outcome.stderr) - max_stderr]  # keep the end: that is where crashes speak
+            if len(outcome.stderr) > max_stderr:  # keep the end: that is where crashes speak
+                at = len(outcome.stderr) - max_stderr
+                cut = straddled(outcome.stderr, at)  # (a character the cut would halve is left out whole)
+                del outcome.stderr[: cut[1] if cut else at]
 
     async def read_all(scope: anyio.CancelScope) -> None:
         with scope:
@@ -257,6 +259,25 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
     outcome.ended_at = datetime.now(UTC)
     outcome.duration_ms = (time.monotonic() - clock) * 1000.0
     return outcome
+
+
+def straddled(data: bytes | bytearray, at: int) -> tuple[int, int] | None:
+    """The UTF-8 character of ``data`` that a cut at byte ``at`` would halve, as (its first byte, the byte after it;
+    that may be past the end of ``data`` when the character is cut off there); None when ``at`` is between characters
+    (or the bytes around it are no UTF-8 character). A process's output kept up to (or from) a limit is cut at a
+    character's edge, so the text of a process that wrote only UTF-8 stays UTF-8."""
+    if not 0 < at < len(data) or data[at] & 0xC0 != 0x80:
+        return None
+    for start in range(at - 1, max(at - 4, -1), -1):
+        lead = data[start]
+        if lead & 0xC0 == 0x80:
+            continue  # another continuation byte: the character begins further back
+        size = 2 if lead & 0xE0 == 0xC0 else 3 if lead & 0xF0 == 0xE0 else 4 if lead & 0xF8 == 0xF0 else 0
+        end = start + size
+        if at < end and all(b & 0xC0 == 0x80 for b in data[start + 1:min(end, len(data))]):
+            return start, end
+        return None
+    return None
 
 
 def signal_name(number: int) -> str:

@@ -812,6 +812,28 @@ def test_the_raw_capture_keeps_the_exact_bytes_of_output_that_is_not_utf8(tmp_pa
     assert "stdoutBase64" not in load(tmp_path / summary_of(clean)["files"]["raw"])  # (UTF-8: the text is the bytes)
 
 
+def test_the_end_of_stderr_kept_starts_at_a_character_so_utf8_stays_text_only(tmp_path):
+    """The raw capture keeps stderr's last 1 MiB: cut there, a two-byte character lost its first byte, so the runner's
+    valid UTF-8 showed U+FFFD and came in base64 too, as bytes it never wrote so. The cut is at a character now."""
+    runner = tmp_path / "loud_runner.py"
+    runner.write_text("import sys, json\nsys.stdin.read()\n"  # 1,400,002 bytes of UTF-8: the 1 MiB cut falls in an é
+                      "sys.stderr.write('a' + '\u00e9' * 700000 + '\\n')\n"
+                      "print(json.dumps({'status': 'ok', 'response': 'r', 'events': []}))\n")
+    done = capture(tmp_path, "capture", "--runner", str(runner), "the prompt")
+    assert done.returncode == 0, done.stderr
+    raw = load(tmp_path / summary_of(done)["files"]["raw"])
+    assert raw["stderrTruncated"] is True and raw["stderrBytes"] == 1_400_002
+    assert "stderrBase64" not in raw and "\ufffd" not in raw["stderr"]
+    assert raw["stderr"] == "\u00e9" * ((1 << 20) // 2 - 1) + "\n"  # (1 MiB but the byte of the é it would halve)
+
+
+def test_stdout_cut_at_its_cap_ends_at_a_character(tmp_path):
+    """Past --max-output-bytes the runner is killed and what fits is kept: not the first byte of a character it cuts."""
+    _summary, raw = failed(say(tmp_path, "\u00e9" * 10_000, "--max-output-bytes", "5001"), "E_RUNNER_OUTPUT_TOO_LARGE",
+                           tmp_path)
+    assert raw["stdoutTruncated"] is True and "stdoutBase64" not in raw and raw["stdout"] == "\u00e9" * 2500
+
+
 def test_a_fault_after_a_byte_order_mark_is_at_its_place_in_stdout(tmp_path):
     stdout = BOM + '{"type": "run_started", "payload": {}}\n{"status": "ok", oops}\n'
     error = only_error(say(tmp_path, stdout))

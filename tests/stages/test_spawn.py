@@ -14,7 +14,7 @@ import pytest
 from conftest import EXAMPLES, FIXTURES, alive
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.io.processes import run_process
+from replay.pipeline.io.processes import run_process, straddled
 from replay.stages.discover import DiscoverRunner
 from replay.stages.spawn import SpawnRunner
 
@@ -74,6 +74,20 @@ async def test_stdout_over_the_cap_kills_the_runner():
 async def test_stderr_keeps_its_end():
     outcome = await run_fixture("say.py", max_stderr=100, stderr="a" * 5000 + "END", stdout="{}")
     assert outcome.stderr_bytes == 5003 and len(outcome.stderr) == 100 and outcome.stderr.endswith(b"aEND")
+
+
+@pytest.mark.parametrize("max_stderr", [5, 6, 7, 8, 9, 10])
+async def test_stderr_kept_from_a_character_of_three_or_four_bytes(max_stderr):
+    text = "x" + "\u20ac\U0001f600" * 50  # 3 and 4 bytes: every cut falls somewhere in a character
+    outcome = await run_fixture("say.py", max_stderr=max_stderr, stderr=text, stdout="{}")
+    kept = outcome.stderr.decode("utf-8")  # (no character cut in two)
+    assert text.endswith(kept) and len(outcome.stderr) > max_stderr - 4
+
+
+def test_straddled_leaves_bytes_that_are_no_utf8_as_they_are():
+    assert straddled(b"ab\x80\x80c", 2) is None  # continuation bytes after no lead byte: cut where asked
+    assert straddled(b"a\xc3\xa9", 2) == (1, 3) and straddled(b"a\xc3\xa9", 1) is None
+    assert straddled(b"\xe2\x82", 1) == (0, 3)  # (its end past the bytes there are)
 
 
 async def test_a_runner_that_never_reads_its_request():
