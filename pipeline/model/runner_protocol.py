@@ -7,7 +7,8 @@ Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema
 - one output object, on one line or pretty-printed: ``{"status": "ok"|"error", "events": [...],
   "response"?, "error"?, "framework"?, "sources"?, "usage"?}``;
 - streamed: JSONL, one event per line as it happens (an object with a ``type`` and no ``events``),
-  then the output object on a line of its own. The run's events are the streamed ones followed by
+  then the output object last: on a line of its own, or pretty-printed over several lines (the rest of stdout
+  read as one document, as a reply of the output object alone is read: ``_last_document``). The run's events are the streamed ones followed by
   the output object's ``events`` (a streaming runner usually ends with ``"events": []``).
 
 A reply is read whole after the process ended; every complete event line counts, so a runner that
@@ -203,28 +204,30 @@ def _spans_lines(stdout: bytes) -> bool:
     return False
 
 
-def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, skipped: int) -> None:
+def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, skipped: int, first: int = 1) -> None:
     """A document over several lines that does not parse: noted where reading it stopped (a line printed after it, or
-    its end cut off), not at its first line, which is no JSON on its own. ``skipped``: the bytes of stdout before
-    ``stdout`` (a byte order mark), which the offset counts."""
+    its end cut off), not at its first line, which is no JSON on its own. ``stdout``: the document and what follows it,
+    from stdout line ``first`` on (after streamed events), ``skipped`` bytes into stdout (which the offset counts)."""
     bad = utf8_fault(stdout)
     at = bad.position if bad is not None else exactjson.error_position(stdout, exc)
-    number, start, column = at["line"], at["offset"], at["column"]
+    number, start, column = at["line"] + first - 1, at["offset"], at["column"]
     end = stdout.find(b"\n", start)
     line = stdout[start:] if end < 0 else stdout[start:end]
     expected = "one JSON output object (over several lines, or one line each for streamed events)"
+    how: str | None = ("The output object may span lines only as stdout's last thing; print each streamed event on one line "
+           "of its own (no indent), and anything else on stderr.")
     if bad is not None:
-        why, expected = bad.not_json, "UTF-8 text"
+        why, expected, how = bad.not_json, "UTF-8 text", None
     elif exactjson.cut_off(stdout, exc):
-        why = "is cut off: stdout ends inside the output object that begins on line 1"
+        why, how = f"is cut off: stdout ends inside the output object that begins on line {first}", None
     elif exactjson.too_deep(exc):
-        why = f"{_TOO_DEEP} (reading the output object that begins on line 1)"
+        why = f"{_TOO_DEEP} (reading the output object that begins on line {first})"
     else:
         char = exactjson.char_at(line, exc.colno - 1)
         why = (f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column} (reading the output object "
-               "that begins on line 1)")
+               f"that begins on line {first})")
     reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=skipped + start,
-               column=column, expected=expected, received=excerpt(line))
+               column=column, expected=expected, received=excerpt(line), **({"howToFix": how} if how else {}))
 
 
 _NOT_ONE_DOCUMENT = object()
@@ -299,6 +302,10 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
+            rest = stdout[start - skipped:]
+            if outputs == 0 and _spans_lines(rest) and _last_document(reply, rest, number, start):
+                outputs = 1  # the output object, last, over several lines (after streamed events)
+                break
             cut = torn_tail and number == len(raws) and exactjson.cut_off(line, exc)
             why, column = _fault(line, exc, cut)
             if cut:
@@ -332,6 +339,31 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
             expected='a last line with the output object, e.g. {"status": "ok", "response": "...", "events": []}',
             received="end of stdout",
         )
+
+
+def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> bool:
+    """``rest`` of stdout, from its line ``number`` (at byte ``start``) to its end, read as the one document it opens
+    over several lines: the output object printed last (``json.dumps(output, indent=2)``), as ``read_reply`` reads one
+    that is all of stdout. True when it is the output object; else the fault is noted (the lines are then read one by
+    one, as ever: an output object on a line of its own after them still counts)."""
+    try:
+        value = exactjson.loads(rest)
+    except orjson.JSONDecodeError as exc:
+        _document_fault(reply, rest, exc, start, number)
+        return False
+    if not isinstance(value, dict) or is_event_line(value):
+        last = number + rest.rstrip().count(b"\n")
+        reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout lines {number}-{last} are one "
+                   f"{'event' if isinstance(value, dict) else json_type(value)} over several lines, where the output "
+                   "object was expected", path="$", line=number, offset=start,
+                   expected="the output object last (it may span lines), each event on one line of its own",
+                   received=excerpt(rest.split(b"\n", 1)[0]),
+                   howToFix="Print each streamed event on one line (no indent), then the output object "
+                            "({\"status\", \"response\", \"events\"}) last.")
+        return False
+    _take_output(reply, value, number)
+    _note_duplicates(reply, rest, value, number, start)
+    return True
 
 
 RUNNER_ERROR_RULE = "normalize_runner_error"  # a bare message as `error` made {"message": it} (a repair)

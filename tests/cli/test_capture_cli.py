@@ -834,6 +834,22 @@ def test_stdout_cut_at_its_cap_ends_at_a_character(tmp_path):
     assert raw["stdoutTruncated"] is True and "stdoutBase64" not in raw and raw["stdout"] == "\u00e9" * 2500
 
 
+def test_a_pretty_printed_output_object_after_streamed_events_is_the_runs_answer(tmp_path):
+    """A streamed event, then the output object as `json.dumps(output, indent=2)` prints it: E_RUNNER_INVALID_JSON at
+    its `{`, exit 1, the answer lost (the same object alone was read)."""
+    event = {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "__RUN_ID__", "payload": {}}
+    output = {"status": "ok", "response": "done", "sources": ["a", "b"], "events": []}
+    done = say(tmp_path, json.dumps(event) + "\n" + json.dumps(output, indent=2) + "\n")
+    assert done.returncode == 0 and errors_of(done.stderr) == [], done.stderr
+    summary = summary_of(done)
+    assert summary["status"] == "ok", summary
+    raw = load(tmp_path / summary["files"]["raw"])
+    assert raw["streamedEvents"] == 1 and raw["error"] is None
+    healed = load(tmp_path / summary["files"]["healed"])
+    assert (healed["response"], healed["sources"]) == ("done", ["a", "b"])
+    assert healed["events"][0] == {**event, "runId": summary["runId"]}
+
+
 def test_a_fault_after_a_byte_order_mark_is_at_its_place_in_stdout(tmp_path):
     stdout = BOM + '{"type": "run_started", "payload": {}}\n{"status": "ok", oops}\n'
     error = only_error(say(tmp_path, stdout))

@@ -373,6 +373,32 @@ def test_an_output_object_over_several_lines_that_does_not_parse_is_reported_whe
     assert problem["offset"] == len(b"\n".join(stdout.split(b"\n")[:line - 1])) + (line > 1)
 
 
+def test_an_output_object_over_several_lines_after_streamed_events_is_read():
+    """README: stream events as lines, "then the answer object last"; pretty-printed, it was E_RUNNER_INVALID_JSON at
+    its `{` when it came after an event (it was read alone only). Its array of strings has lines that are JSON alone
+    (`"b"`): the object is read as the document it is, from its first line to stdout's end."""
+    output = {"status": "ok", "response": "done", "sources": ["a", "b"], "events": [event(3)]}
+    streamed = orjson.dumps(event(1)) + b"\n" + orjson.dumps(event(2)) + b"\n"
+    reply = read_reply(streamed + json.dumps(output, indent=2).encode() + b"\n\n")
+    assert reply.problem is None and reply.output == output and reply.streamed == 2
+    assert [c[0] for c in reply.events] == [event(1), event(2), event(3)]
+    assert [(c[2], c[4]) for c in reply.events] == [(1, None), (2, None), (3, "$.events[0]")]
+    twice = read_reply(streamed + b'{\n  "status": "ok",\n  "status": "ok", "response": "r", "events": []}').duplicates
+    assert twice == [{"keys": ["$.status"], "line": 5, "column": 3, "offset": len(streamed) + 20}]  # (its line's start)
+
+
+def test_what_spans_lines_after_streamed_events_and_is_no_output_object_is_said_so():
+    one = orjson.dumps(event(1)) + b"\n"
+    pretty_event = json.dumps(event(2), indent=2).encode() + b"\n"
+    problem = read_reply(one + PRETTY + b"\nlog line leak\n").problem
+    assert problem["code"] == "E_RUNNER_INVALID_JSON" and problem["line"] == 7, problem
+    assert "reading the output object that begins on line 2" in problem["message"] and "one line" in problem["howToFix"]
+    last = read_reply(one + pretty_event).problem  # an event over several lines, and no output object
+    assert last["code"] == "E_RUNNER_OUTPUT_SHAPE" and last["message"].startswith("stdout lines 2-10 are one event"), last
+    before = read_reply(one + pretty_event + b'{"status": "ok", "response": "r", "events": []}\n')
+    assert before.problem["code"] == "E_RUNNER_INVALID_JSON" and before.output["response"] == "r"  # (still read)
+
+
 def test_a_usage_member_that_is_no_count_is_left_out_with_a_note_and_a_null_one_is_absent():
     given = run_facts({"status": "ok", "response": "r", "events": [],
                        "usage": {"inputTokens": "12", "outputTokens": None, "costUsd": 0.5, "model": "m"}})
