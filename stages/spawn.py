@@ -13,13 +13,16 @@ Out on the main port: a run record (status, response, error, usage, ... from the
 status "error" with the E_RUNNER_* code when the runner failed), then the run's events: streamed lines
 keep their original bytes and stdout line numbers, events of the output object their ``$.events[i]``.
 Events that name another runId than the one capture gave the runner are given the capture's
-(logged on ``repairs`` as rule ``adopt_run_id``). A run fact of the output object (``error``, ``framework``,
+(logged on ``repairs`` as rule ``adopt_run_id``); the raw port's ``events`` keep the runner's (``<id>.artifact.json``
+is the run as the runner reported it). A run fact of the output object (``error``, ``framework``,
 ``sources``, ``usage``, ``response``) in another type than the contract's is kept in its normal form where it
 has one (a bare error message, one source name; a repair) or else left out of the run record and said on
 ``notices`` (rule ``check_runner_output``, with the value and how to fix the runner). A last stdout line cut off
-mid-write (the runner died) is a ``drop_torn_line`` repair, as heal's parse logs one. Out on ``raw``, one record per run::
+mid-write (the runner died) is a ``drop_torn_line`` repair, as heal's parse logs one. With ``repairs_as_notices`` (a
+capture without heal, whose heal log is not written) each repair goes on ``notices`` instead, a warning on stderr: no
+change capture makes to what the runner said goes unsaid. Out on ``raw``, one record per run::
 
-    {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as sent>]}
+    {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as the runner gave them>]}
 
 The first runner failure is also reported on ``errors``. Ctrl-C while the runner runs stops it (SIGINT to
 its group, SIGKILL after ``kill_grace_ms``, or at once on a second Ctrl-C) and the run goes on as a failed one,
@@ -83,6 +86,8 @@ class SpawnRunner(AsyncTransform):
         "max_stderr_bytes": Option(int, DEFAULT_MAX_STDERR_BYTES, "how much of the end of stderr the raw capture keeps", minimum=0),
         "kill_grace_ms": Option(int, 2000, "after SIGTERM on timeout, how long before SIGKILL", minimum=0),
         "adopt_run_id": Option(bool, True, "give events that name another runId the capture's runId (logged)"),
+        "repairs_as_notices": Option(bool, False, "send each repair on notices (warnings on stderr, unless a stage takes "
+                                     "them), not on repairs: for a capture without heal, which writes no heal log"),
         "keep_on_interrupt": Option(bool, True, "on Ctrl-C (or SIGTERM, SIGHUP), stop the runner (that signal to its "
                                     "group, SIGKILL after kill_grace_ms or at a second interrupt) and send what it "
                                     "printed as a failed run marked interrupted, instead of cancelling the whole graph"),
@@ -122,6 +127,9 @@ class SpawnRunner(AsyncTransform):
         failure = self._failure(runner["path"], outcome, reply)
         source = f"{runner['path']}:stdout"
         batch = self._run_batch(invocation, outcome, reply, failure, source)
+        reported = [e for e in batch.events[1:] if isinstance(e, dict)]  # type: ignore[index]  # (the runner's runIds)
+        if self.config["adopt_run_id"]:
+            self._adopt_run_id(batch, run_id)
         capture = {
             "schemaVersion": SCHEMA_VERSION, "artifactType": RAW_CAPTURE, "id": run_id, "runId": run_id,
             "timestamp": request.get("timestamp"),
@@ -134,7 +142,7 @@ class SpawnRunner(AsyncTransform):
             "streamedEvents": reply.streamed, "error": failure,
         }
         self.emit("raw", {"runId": run_id, "capture": capture, "run": batch.events[0],  # type: ignore[index]
-                          "events": [e for e in batch.events[1:] if isinstance(e, dict)]})  # type: ignore[index]
+                          "events": reported})
         if failure is not None:
             self.emit("errors", failure | {"stage": self.id, "runId": run_id})
         return batch
@@ -190,7 +198,7 @@ class SpawnRunner(AsyncTransform):
             if note.field == "error" and failure is not None:
                 continue  # the run's error is the failure's
             log_repair(self, note.rule, "changed" if note.kept else REPORTED, note.message, run_id=run_id,
-                       source=source, port="repairs" if note.kept else "notices", **note.entry())
+                       source=source, port=self.repairs_port if note.kept else "notices", **note.entry())
         for twice in reply.duplicates:  # every event is written anew in the artifacts: only the last value survives
             log_repair(self, RUNNER_FIELD_RULE, REPORTED,
                        f"stdout line {twice['line']} writes a key twice in one object ({', '.join(twice['keys'])}); only "
@@ -202,13 +210,15 @@ class SpawnRunner(AsyncTransform):
                        f"the output object's `events` list the {reply.listed_again} events streamed before it again (and "
                        "then what is new, kept); each is kept once (a streaming runner's output object lists only what "
                        "it did not stream, or has \"events\": [])", run_id=run_id,
-                       source=source, field="events", count=reply.listed_again)
+                       source=source, port=self.repairs_port, field="events", count=reply.listed_again)
         if reply.torn is not None:  # the runner died mid-write: its cut-off last line is no event (as heal drops one)
             log_repair(self, DROP_TORN_LINE, "dropped", f"stdout's {torn_message(reply.torn['line'], reply.torn['offset'])}",
-                       run_id=run_id, source=source, **reply.torn)
-        if self.config["adopt_run_id"]:
-            self._adopt_run_id(batch, run_id)
+                       run_id=run_id, source=source, port=self.repairs_port, **reply.torn)
         return batch
+
+    @property
+    def repairs_port(self) -> str:
+        return "notices" if self.config["repairs_as_notices"] else "repairs"
 
     def _adopt_run_id(self, batch: Batch, run_id: str) -> None:
         for i, event in enumerate(batch.events or ()):
@@ -219,4 +229,5 @@ class SpawnRunner(AsyncTransform):
                 batch.replace(i, {**event, "runId": run_id})
                 log_repair(self, "adopt_run_id", "changed",
                            f"event named runId {theirs!r}; the capture's run is {run_id!r}", batch, i,
-                           run_id=run_id, field="runId", original=theirs, value=run_id, seqBefore=event.get("seq"))
+                           run_id=run_id, port=self.repairs_port, field="runId", original=theirs, value=run_id,
+                           seqBefore=event.get("seq"))

@@ -73,6 +73,29 @@ def test_adopted_run_ids_are_in_the_heal_log(tmp_path):
     healed = json.loads(out["healed"].read_text())
     assert {e["runId"] for e in healed["events"]} == {run_id}
     assert len(healed["events"]) == 3  # one run, not split where the ids differed
+    reported = json.loads(out["artifact"].read_text())  # "the run as the runner reported it": its runIds
+    assert [e["runId"] for e in reported["events"]] == ["framework-42"] * 3 and reported["runId"] == run_id
+
+
+def test_without_healing_the_run_ids_capture_gives_events_are_warnings_and_the_artifact_keeps_the_runners(tmp_path):
+    """--no-heal: the runner's events naming another runId were given the capture's in .artifact.json and the journal,
+    with no heal log and no word. The artifact keeps the runner's ids; the journal (a file of the capture's run) has
+    the run's, and each change is a warning on stderr (rule adopt_run_id), as every change capture makes then is."""
+    output = {"status": "error", "error": "db down", "events": [
+        {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "OTHER", "payload": {}},
+        {"seq": 2, "timestamp": "2026-03-01T12:00:01.000Z", "type": "run_failed", "runId": "OTHER", "payload": {}}]}
+    done = run_replay("capture", "--no-heal", "--runner", SAY, "--context", json.dumps({"stdout": output}), "hi",
+                      cwd=tmp_path, input=b"", env={"REPLAY_RUNNER": ""})
+    assert done.returncode == 0, done.stderr
+    summary = jsonl(done.stdout)[0]
+    run_id, files = summary["runId"], {k: tmp_path / v for k, v in summary["files"].items()}
+    assert [e["runId"] for e in json.loads(files["artifact"].read_text())["events"]] == ["OTHER", "OTHER"]
+    assert {r["runId"] for r in jsonl(files["journal"].read_bytes())} == {run_id}
+    warnings = [line for line in jsonl(done.stderr) if line.get("level") == "warning"]
+    adopted = [w for w in warnings if w["rule"] == "adopt_run_id"]
+    assert [(w["path"], w["original"], w["value"]) for w in adopted] == [("$.events[0]", "OTHER", run_id),
+                                                                           ("$.events[1]", "OTHER", run_id)]
+    assert [w["field"] for w in warnings if w["rule"] == "normalize_runner_error"] == ["error"]
 
 
 def test_response_without_assistant_message_is_synthesized(tmp_path):

@@ -65,7 +65,8 @@ def parse_timeout(text: str | None, default: int = DEFAULT_TIMEOUT_MS) -> int:
 @click.option("--timeout-ms", metavar="MS", help=f"Runner time limit; then its process group is killed.  [default: {DEFAULT_TIMEOUT_MS}]")
 @click.option("--max-output-bytes", type=bounded(SpawnRunner.options["max_output_bytes"]), default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True,
               help="Runner stdout cap; past it the runner is killed.")
-@click.option("--no-heal", is_flag=True, help="Skip healing: no .healed.json / .heal-log.json; the journal holds the run as captured.")
+@click.option("--no-heal", is_flag=True, help="Skip healing: no .healed.json / .heal-log.json; the journal holds the run as captured (what capture "
+              "changed, such as events naming another runId given the run's, is a warning on stderr).")
 def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, context: str | None,
             context_file: str | None, timeout_ms: str | None, max_output_bytes: int, no_heal: bool) -> int:
     """Run PROMPT through your runner and write the run's raw capture, artifact, healed artifact, heal log
@@ -84,6 +85,7 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
              "spawn.max_output_bytes": max_output_bytes, "emit.out_dir": Flag("--out", out_dir)}
     if no_heal:
         bound["emit.healed"] = False
+        bound["spawn.repairs_as_notices"] = True  # no heal log: what capture changed is said on stderr
     if prompt:  # else discover reads it from stdin; a blank one (even "") is refused as blank
         bound["discover.prompt"] = " ".join(prompt) or " "
     result = run_spec("capture", set=bound, bypass=["heal"] if no_heal else ())
