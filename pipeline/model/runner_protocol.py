@@ -294,6 +294,7 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
     torn_tail = raws[-1] != b""
     offset = skipped
     outputs = 0
+    tried = False  # has a line that opens a document over several lines been read as the output object?
     for number, raw in enumerate(raws, start=1):
         start, offset = offset, offset + len(raw) + 1
         line = raw.rstrip(b"\r")
@@ -302,10 +303,11 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            rest = stdout[start - skipped:]
-            if outputs == 0 and _spans_lines(rest) and _last_document(reply, rest, number, start):
-                outputs = 1  # the output object, last, over several lines (after streamed events)
-                break
+            if not tried and outputs == 0 and line.lstrip()[:1] in (b"{", b"["):  # (once: stdout is read in linear time)
+                tried, rest = True, stdout[start - skipped:]
+                if _spans_lines(rest) and _last_document(reply, rest, number, start):
+                    outputs = 1  # the output object, last, over several lines (after streamed events)
+                    break
             cut = torn_tail and number == len(raws) and exactjson.cut_off(line, exc)
             why, column = _fault(line, exc, cut)
             if cut:
