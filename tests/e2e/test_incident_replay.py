@@ -193,6 +193,31 @@ def test_agent_failures_exit_1_with_a_complete_folder(imported: Path, tmp_path: 
     assert CANDIDATE.encode() not in folder_bytes(out) + done.stderr
 
 
+@pytest.mark.parametrize(("sent", "path", "what"), [
+    (f'{{"type":"tool_call","call_id":"x","name":"lookup_order","args":{{"{CANDIDATE}":1,"{CANDIDATE}":2}}}}', "$.args",
+     "writes a key twice in one object inside its args"),
+    (f'{{"type":"tool_call","call_id":"x","name":"lookup_order","args":{{"{CANDIDATE}":{{"k":1,"k":2}}}}}}', "$.args",
+     "writes a key twice in one object inside its args"),
+    (f'{{"type":"final_output","output":{{"status":"ok","{CANDIDATE}":[{{"{CANDIDATE}":1,"{CANDIDATE}":2}}]}}}}', "$.output",
+     "writes a key twice in one object inside its output"),
+    (f'{{"type":"log","{CANDIDATE}":1,"{CANDIDATE}":2}}', "$", "writes a key twice in one object"),
+    ('{"type":"tool_call","call_id":"x","name":"lookup_order","name":"issue_refund","args":{}}', "$.name",
+     "writes its name key twice"),
+])
+def test_a_key_the_agent_writes_twice_is_named_by_the_protocol_member_it_is_in_never_by_its_name(
+        imported: Path, tmp_path: Path, sent: str, path: str, what: str) -> None:
+    """The path of a key written twice named it as the agent wrote it (an argument's name: candidate content, maybe a
+    secret) in stderr and replay.json; it now stops at the protocol's own member the key is in."""
+    out = tmp_path / "out"
+    done = replay(imported, plan_agent([{"raw": sent}]), out)
+    assert done.returncode == 1
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["path"], error["message"]) == ("E_INCIDENT_AGENT_PROTOCOL_INVALID", path, f"agent message 1 {what}")
+    agent = orjson.loads((out / "replay.json").read_bytes())["agent"]
+    assert agent["error"]["path"] == path
+    assert CANDIDATE.encode() not in folder_bytes(out) + done.stderr
+
+
 # an agent that ends badly after a matching terminal message -----------------------------------------------------
 @pytest.mark.parametrize(("end", "exit_code", "signal_name", "how"), [
     ({"exit": 3}, 3, None, "exit code 3"),

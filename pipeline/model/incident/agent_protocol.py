@@ -138,6 +138,19 @@ def _reported_failure(run: AgentRun) -> bool:
     return bool(run.messages) and run.messages[-1].get("type") == "task_error"
 
 
+PROTOCOL_FIELDS = ("type", "call_id", "name", "args", "output", "message")  # the members a protocol message has
+
+
+def _protocol_path(path: str) -> str:
+    """``path`` (a JSON path the agent's message has) as far as it names the protocol's own members: ``$.args`` for
+    ``$.args.<any key the agent wrote>``, ``$`` for a member of the agent's own. A key the agent wrote (an argument's
+    name, an output field's) is candidate content, and no diagnostic quotes that."""
+    for name in PROTOCOL_FIELDS:
+        if path == f"$.{name}" or path.startswith((f"$.{name}.", f"$.{name}[")):
+            return f"$.{name}"
+    return "$"
+
+
 def _check_message(run: AgentRun, message: Any, number: int) -> dict[str, Any]:
     """A protocol message the agent may send; anything else ends the run (E_INCIDENT_AGENT_PROTOCOL_INVALID)."""
     kind = message.get("type") if isinstance(message, dict) else None
@@ -228,8 +241,11 @@ async def run_agent(command: list[str], task_start: dict[str, Any], answer: Call
                         received=f"withheld ({len(line)} bytes)") from None
         twice = exactjson.duplicate_keys(line, parsed)
         if twice:  # (only the last value would be compared with the recording: a call could match that does not)
-            raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {run.message_count} writes a key twice "
-                        "in one object", path=twice[0], expected="each key once in an object",
+            where = _protocol_path(twice[0])
+            what = (f"writes its {where[2:]} key twice" if where == twice[0] else
+                    "writes a key twice in one object" + (f" inside its {where[2:]}" if where != "$" else ""))
+            raise _fail(run, "E_INCIDENT_AGENT_PROTOCOL_INVALID", f"agent message {run.message_count} {what}",
+                        path=where, expected="each key once in an object",
                         received=f"{len(twice)} key(s) written twice; the message is withheld",
                         howToFix="Send each key once: a JSON reader keeps one of two values without a word.")
         return _check_message(run, parsed, run.message_count)
