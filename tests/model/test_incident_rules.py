@@ -45,8 +45,29 @@ def test_effect_count(rule: dict[str, Any], status: str) -> None:
 
 def test_effect_count_reports_the_groups_outside_the_range() -> None:
     result = judge({**REFUND, "group_by": "order_id", "min": 1, "max": 1})
-    assert result["observed"] == {"effects": 2, "groups": {"order-1042": 2}}
-    assert "order-1042 x2" in result["message"]
+    assert result["observed"] == {"effects": 2, "groups": {'"order-1042"': 2}}
+    assert '"order-1042" x2' in result["message"]
+
+
+@pytest.mark.parametrize(("values", "groups"), [
+    ([7, "7"], {"7": 1, '"7"': 1}),
+    ([True, "true"], {"true": 1, '"true"': 1}),
+    ([None, "null"], {"null": 1, '"null"': 1}),
+    ([2, 2.0], {"2": 1, "2.0": 1}),  # (as output_equals compares: 1 is not 1.0)
+    ([{"a": 1, "b": 2}, {"b": 2, "a": 1}], {'{"a":1,"b":2}': 2}),
+    (["(missing)", "x"], {'"(missing)"': 1, '"x"': 1}),
+])
+def test_effect_count_groups_values_exactly_type_included(values: list[Any], groups: dict[str, int]) -> None:
+    """A group was a string as it is and any other value its JSON text: ``7`` and ``"7"``, ``true`` and ``"true"`` were
+    one group (a double refund passed a max of 1 per batch), while ``2`` and ``2.0`` were two. Each group is now its
+    value's JSON text, type included as the rules schema says, which the message names too."""
+    events = [e for e in copy.deepcopy(BASE["events"]) if e["type"] != "business_effect"]
+    effects = [{"type": "business_effect", "call_id": "c3", "effect": {"type": "refund", "batch": v}} for v in values]
+    result = judge({**REFUND, "group_by": "batch", "max": 1}, events=events[:-1] + effects + events[-1:])
+    assert result["observed"]["groups"] == groups
+    assert result["status"] == (PASS if len(groups) == len(values) else FAIL)
+    if result["status"] == FAIL:
+        assert result["message"].endswith(f"{next(iter(groups))} x2")
 
 
 @pytest.mark.parametrize(("group_by", "max_", "missing"), [("ordr_id", 1, 2), ("ordr_id", 2, 2), ("refund_id", 1, 1)])

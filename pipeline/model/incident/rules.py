@@ -158,15 +158,14 @@ def _effect_count(rule: dict[str, Any], incident: dict[str, Any]) -> dict[str, A
 
 
 def group_key(effect: dict[str, Any], field: str) -> str:
-    """The group an effect counts in under ``group_by: field``: its value there (JSON text unless a string)."""
+    """The group an effect counts in under ``group_by: field``: its value there as JSON text (an object's keys sorted),
+    which is how ``evaluation.json`` and the verdict's message name the group. Values group as ``output_equals``
+    compares them (``exactjson.typed_equal``): exactly, type included, so ``7``, ``"7"`` and ``7.0`` are three groups,
+    and ``true`` is not ``"true"``; the text of a string is quoted, so no two groups read alike. ``(missing)``, no JSON
+    text, is the group of the effects without the field."""
     if field not in effect:
         return "(missing)"
-    value = effect[field]
-    return value if isinstance(value, str) else _canonical(value)
-
-
-def _canonical(value: Any) -> str:
-    return exactjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return exactjson.dumps(effect[field], option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _output(incident: dict[str, Any]) -> dict[str, Any] | None:
