@@ -8,7 +8,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
-from replay.pipeline.model.incident import bundle, records
+from replay.pipeline.model.incident import bundle, export, records
 
 
 @register("promote_incident")
@@ -17,6 +17,8 @@ class PromoteIncident(AsyncTransform):
                "verify); refuses to overwrite anything. Sends one summary record.")
     options = {
         "to": Option(str, "", "the fixture file to create", required=True),
+        "max_bytes": Option(int, export.Limits.max_bytes, "the max_bytes the fixture is to be read with: one larger than "
+                            f"{export.BUNDLE_GROWTH} times it is refused, not written", minimum=1),
     }
 
     def outputs(self) -> list[tuple[str | None, str]]:
@@ -34,4 +36,5 @@ class PromoteIncident(AsyncTransform):
                 if not isinstance(incident.get("redaction"), dict):
                     raise ReplayError("E_INCIDENT_NOT_REDACTED", "the incident has not been redacted; it is not promoted",
                                       howToFix="Promote a bundle an import wrote (load_incident with format = \"bundle\").")
-                await out.send(Batch.of([bundle.promote(incident, self.config["to"])], source=f"<{self.id}>"))
+                promoted = bundle.promote(incident, self.config["to"], export.Limits(self.config["max_bytes"]), batch.source)
+                await out.send(Batch.of([promoted], source=f"<{self.id}>"))

@@ -19,7 +19,7 @@ from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.preflight import code_for, refuse_overlap
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import OUTPUTS_WRITTEN, AsyncTransform, Option, Output
-from replay.pipeline.model.incident import bundle, records
+from replay.pipeline.model.incident import bundle, export, records
 from replay.pipeline.model.incident.render import folder_files, verdict_line
 from replay.pipeline.model.incident.rules import evaluate
 
@@ -41,6 +41,8 @@ class WriteIncident(AsyncTransform):
         "root": Option(str, "", "with `into`: the folder the names are relative to (empty: the file's own folder)"),
         "write_dir": Option(str, "", "with `into`: write into this folder instead, replacing a folder an unfinished run "
                                      "left there (a command that renames it to `into` at the end); the summary names `into`"),
+        "max_bytes": Option(int, export.Limits.max_bytes, "the max_bytes the bundle is to be read with: one larger than "
+                            f"{export.BUNDLE_GROWTH} times it is refused, not written", minimum=1),
     }
 
     def output_folders(self) -> list[str]:
@@ -107,6 +109,8 @@ class WriteIncident(AsyncTransform):
         if replay is not None:
             replay = {**replay, "rules": evaluation["status"], "summary": summary}
         files = folder_files(incident, evaluation, replay)
+        export.refuse_too_large("bundle", source, len(files[bundle.BUNDLE_FILE]), export.Limits(self.config["max_bytes"]),
+                                written=True)  # (what inspect, replay, promote could not read at the same --max-bytes)
         written, named = self._folder(source)
         bundle.write_folder(written, files, replace=bool(self.config["write_dir"]))
         self.publish(OUTPUTS_WRITTEN, [os.path.join(written, name) for name in sorted(files)])

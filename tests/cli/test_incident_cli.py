@@ -818,3 +818,48 @@ def test_a_max_bytes_beyond_what_one_read_asks_for_is_as_good_as_no_limit(tmp_pa
     assert errors_of(done.stderr) == []
     small = run_replay("incident", command, *args[:-1], str(tmp_path / "again"), "--max-bytes", "100")
     assert small.returncode == 2 and [e["code"] for e in errors_of(small.stderr)] == ["E_INCIDENT_INPUT_TOO_LARGE"]
+
+
+def test_a_bundle_an_import_wrote_is_read_by_the_next_steps_at_the_same_max_bytes(tmp_path: Path) -> None:
+    """The bundle an import writes (pretty-printed, redacted) is about twice the export: an export under --max-bytes
+    imported with exit 0, and inspect, replay and promote then refused its bundle at that same --max-bytes (4 MiB by
+    default: README's walkthrough stopped at its second step). A bundle is held to 4 times --max-bytes."""
+    export = write_json(tmp_path / "export.json", {**minimal_export(), "input": {"amounts": list(range(20_000))}})
+    limit = str(export.stat().st_size + 100)
+    bundle = tmp_path / "imported" / "incident.json"
+    assert import_(tmp_path, "--max-bytes", limit, export=export).returncode == 0
+    assert bundle.stat().st_size > int(limit)  # (what was refused)
+    agent = tmp_path / "agent.py"
+    agent.write_text('import sys, json\nsys.stdin.readline()\nprint(json.dumps({"type": "final_output", '
+                     '"output": json.loads(sys.argv[1])}))\n')
+    output = json.dumps(orjson.loads(bundle.read_bytes())["events"][-1]["output"])
+    for args in (("inspect", str(bundle), "--out", str(tmp_path / "reviewed")),
+                 ("replay", str(bundle), "--agent-command", json.dumps([sys.executable, str(agent), output]),
+                  "--out", str(tmp_path / "replayed")),
+                 ("promote", str(bundle), "--to", str(tmp_path / "case.json")),
+                 ("inspect", str(tmp_path / "case.json"), "--out", str(tmp_path / "case-reviewed"))):
+        done = run_replay("incident", *args, "--max-bytes", limit)
+        assert done.returncode == 0, (args[0], done.stderr)
+
+
+def test_a_bundle_the_next_steps_could_not_read_is_not_written(tmp_path: Path) -> None:
+    """Where a bundle outgrows 4 times --max-bytes (small values nested deep: two spaces a level each), the import, or
+    the promote of a bundle written compact, refuses it with nothing written, rather than write what no next step
+    reads at the same --max-bytes."""
+    nested: Any = [0] * 3000
+    for key in "abcdefghijklmn":
+        nested = {key: nested}
+    export = write_json(tmp_path / "export.json", {**minimal_export(), "input": nested})
+    limit = str(export.stat().st_size + 100)
+    done = import_(tmp_path, "--max-bytes", limit, export=export)
+    assert done.returncode == 2 and done.stdout == b""
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INCIDENT_INPUT_TOO_LARGE" and "nothing was written" in error["message"], error
+    assert error["expected"] == f"a bundle of at most {4 * int(limit)} bytes (4 x --max-bytes {limit})"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.json"]
+    assert import_(tmp_path, export=export).returncode == 0  # (at the default limit it is written)
+    compact = write_json(tmp_path / "compact.json", orjson.loads((tmp_path / "imported" / "incident.json").read_bytes()))
+    assert compact.stat().st_size < 4 * int(limit)
+    done = run_replay("incident", "promote", str(compact), "--to", str(tmp_path / "case.json"), "--max-bytes", limit)
+    assert done.returncode == 2 and [e["code"] for e in errors_of(done.stderr)] == ["E_INCIDENT_INPUT_TOO_LARGE"]
+    assert not (tmp_path / "case.json").exists()

@@ -44,8 +44,11 @@ def limit_options(command: Any) -> Any:
     return command
 
 
-def limits_of(options: dict[str, Any]) -> dict[str, Any]:
-    return {f"load.{k}": options[k] for k in ("max_bytes", "max_events", "max_depth", "max_assertions")}
+def limits_of(options: dict[str, Any], writer: str = "folder") -> dict[str, Any]:
+    """The --max-* flags bound to the graph's load stage, and --max-bytes to its ``writer`` too (the stage that writes a
+    bundle: it writes none the next step could not read at the same --max-bytes)."""
+    return {**{f"load.{k}": options[k] for k in ("max_bytes", "max_events", "max_depth", "max_assertions")},
+            f"{writer}.max_bytes": options["max_bytes"]}
 
 
 def out_option(command: Any) -> Any:
@@ -188,4 +191,4 @@ Examples:
 def promote(bundle: str, to: str, **limits: int) -> int:
     """Save a checked bundle as a regression fixture with a SHA-256 checksum (it detects accidental edits; it is
     not a signature). Refuses to overwrite an existing file."""
-    return run("promote", {"load.path": bundle, **limits_of(limits), "fixture.to": Flag("--to", to)})
+    return run("promote", {"load.path": bundle, **limits_of(limits, "fixture"), "fixture.to": Flag("--to", to)})

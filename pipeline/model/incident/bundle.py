@@ -258,11 +258,13 @@ def refuse_existing_fixture(to: str) -> None:
                howToFix="Choose another name, or delete the old fixture yourself if it is really to be replaced.")
 
 
-def promote(document: dict[str, Any], to: str) -> dict[str, Any]:
-    """Write the bundle with its checksum to ``to``; never replaces an existing file."""
+def promote(document: dict[str, Any], to: str, limits: Limits = DEFAULT_LIMITS, source: str = "") -> dict[str, Any]:
+    """Write the bundle with its checksum to ``to``; never replaces an existing file, nor writes one larger than
+    ``limits`` read (``source``: the bundle it was read from)."""
     doc = {k: v for k, v in bundle_document(document).items() if k != "checksum"}
     digest = checksum(doc)
     data = pretty({**doc, "checksum": {"algorithm": "sha256", "value": digest}})
+    export.refuse_too_large("bundle", source or to, len(data), limits, written=True)
     refuse_existing_fixture(to)
     try:
         with atomic_output(to, overwrite=False) as handle:

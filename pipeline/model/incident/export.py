@@ -104,6 +104,12 @@ EVENT_EXAMPLES = {
 }
 
 
+# What an export of --max-bytes may become as a bundle: pretty-printed (two spaces a level, a line a value) and redacted
+# (an alias is longer than most values it stands for), typically about twice its size. A bundle is held to this many
+# times --max-bytes, read and written alike, so what an import wrote the next steps read at the same --max-bytes.
+BUNDLE_GROWTH = 4
+
+
 @dataclass(frozen=True)
 class Limits:
     """Import limits; each has a flag that raises it."""
@@ -112,6 +118,11 @@ class Limits:
     max_events: int = 500
     max_depth: int = 20
     max_assertions: int = 30
+
+    @property
+    def bundle_bytes(self) -> int:
+        """The largest bundle (an ``incident.json``, a fixture) read or written: ``BUNDLE_GROWTH`` times ``max_bytes``."""
+        return self.max_bytes * BUNDLE_GROWTH
 
     @property
     def depth(self) -> int:
@@ -132,8 +143,9 @@ def _at(where: dict[str, Any], suffix: str) -> dict[str, Any]:
 
 # reading ------------------------------------------------------------------------------------------
 def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
-    """The file's bytes; refused when missing, unreadable or over ``limits.max_bytes``, or when it is ``-``: an
-    incident command reads a file (a bundle: or its folder), never stdin (not "does not exist", nor `replay read -`)."""
+    """The file's bytes; refused when missing, unreadable or over ``limits.max_bytes`` (a bundle: ``bundle_bytes``), or
+    when it is ``-``: an incident command reads a file (a bundle: or its folder), never stdin (not "does not exist",
+    nor `replay read -`)."""
     if path == "-":
         refuse("E_USAGE_INVALID", f"the {what} cannot be stdin: incident commands read a file or a folder, not stdin",
                {"path": path}, expected="a file or a folder", received="-",
@@ -152,14 +164,31 @@ def read_limited(path: str, limits: Limits, what: str = "export") -> bytes:
                         "and not stdin.")
     try:
         with target.open("rb") as handle:
-            data = _read_at_most(handle, limits.max_bytes + 1)
+            data = _read_at_most(handle, (limits.bundle_bytes if what == "bundle" else limits.max_bytes) + 1)
     except OSError as exc:
         raise input_unreadable(path, exc, what=what, exit_code=EXIT_REFUSED) from exc
-    if len(data) > limits.max_bytes:
-        refuse("E_INCIDENT_INPUT_TOO_LARGE", f"{what} {path!r} is larger than {limits.max_bytes} bytes",
-               {"source": path}, expected=f"at most {limits.max_bytes} bytes", received=f"{os.path.getsize(path)} bytes",
-               howToFix="Export one incident per file, or raise the limit with --max-bytes.")
+    refuse_too_large(what, path, len(data), limits, received=os.path.getsize(path))
     return data
+
+
+def refuse_too_large(what: str, path: str, size: int, limits: Limits, *, received: int | None = None,
+                     written: bool = False) -> None:
+    """Refuse ``size`` bytes of ``what`` (``path``; an export, a rules file, a bundle) over its limit: ``max_bytes``,
+    a bundle's ``bundle_bytes``. ``written``: a bundle about to be written (nothing is: the next step could not read it)."""
+    bundled = what == "bundle"
+    most = limits.bundle_bytes if bundled else limits.max_bytes
+    if size <= most:
+        return
+    told = f"{most} bytes" + (f" ({BUNDLE_GROWTH} x --max-bytes {limits.max_bytes})" if bundled else "")
+    if written:
+        refuse("E_INCIDENT_INPUT_TOO_LARGE", f"the bundle of {path!r} would be {size} bytes, larger than the {told} a "
+               "bundle may be; nothing was written", {"source": path}, expected=f"a bundle of at most {told}",
+               received=f"{size} bytes",
+               howToFix="Export less (one incident per file), or raise --max-bytes here and in the commands that read the "
+                        "bundle (inspect, replay, promote).")
+    refuse("E_INCIDENT_INPUT_TOO_LARGE", f"{what} {path!r} is larger than {told}", {"source": path},
+           expected=f"at most {told}", received=f"{received if received is not None else size} bytes",
+           howToFix="Export one incident per file, or raise the limit with --max-bytes.")
 
 
 def _read_at_most(handle: BinaryIO, limit: int) -> bytes:
