@@ -85,6 +85,29 @@ def test_an_invalid_export_alone_is_refused_with_nothing_written(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exports"]  # no OUT, no staging folder
 
 
+def test_an_export_that_cannot_be_read_is_an_invalid_export_exit_2(tmp_path: Path) -> None:
+    """A dangling link among the exports exited 1 (as `read` reports an input it cannot read), where any other invalid
+    export, and the same link imported alone, exits 2: README, "its error is printed in its place, the others are
+    imported, and the exit code is 2"; alone, nothing is written."""
+    exports = make_exports(tmp_path / "exports", count=1)
+    (exports / "dangling.json").symlink_to(tmp_path / "nothing-here.json")
+    out = tmp_path / "imported"
+    done = import_dir(exports, out, "--workers", "1")
+    assert done.returncode == 2, done.stderr
+    (error,) = errors_of(done.stderr)
+    assert error["code"] == "E_INPUT_UNREADABLE" and error["source"] == str(exports / "dangling.json")
+    assert [line["source"] for line in jsonl(done.stdout)] == [str(p) for p in sorted(exports.rglob("*.json"))
+                                                              if p.name != "dangling.json"]
+    assert "dangling" not in {p.name for p in out.iterdir()}
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "dangling.json").symlink_to(tmp_path / "nothing-here.json")
+    done = import_dir(alone, tmp_path / "imported-alone")
+    assert done.returncode == 2 and done.stdout == b""
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_INPUT_UNREADABLE"]
+    assert not (tmp_path / "imported-alone").exists()
+
+
 def test_out_must_be_new_or_empty(tmp_path: Path) -> None:
     """The incident specification: "Every output folder must be new or empty"; a folder this same import wrote
     is no exception (it resumed there, printing the recorded lines, exit 0)."""

@@ -30,6 +30,7 @@ from replay.pipeline.cli.app import package_version
 from replay.pipeline.cli.scale import cli_work, filling, holding_stdout, publish_and_list, run_over
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, empty_value
+from replay.pipeline.engine.parallel import Outcome
 from replay.pipeline.engine.preflight import refuse_overlap, refuse_stdout_into_an_input
 from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import expand_paths
@@ -64,12 +65,23 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
     work = cli_work(bind(doc, set={"folder.write_dir": str(work_dir)}), digest=True, inputs=len(files))
     # (the manifest's sweep leaves the export folders and the manifest only)
     held: list[bytes] = []  # the summary lines wait for OUT: they name folders that appear with it (as heal's do)
+    hold = holding_stdout(held)
+    unreadable: list[str] = []
+
+    def take(outcome: Outcome) -> None:
+        # an export that could not be read (a link to nothing, no permission) is reported by the run's digest of it as
+        # `read` reports an input, exit 1; here it is an invalid export, refused as one: exit 2, as it is alone
+        if outcome.failure is None and outcome.codes.get("E_INPUT_UNREADABLE"):
+            unreadable.append(outcome.path)
+        hold(outcome)
+
     with filling(work_dir, target, flag="--out", resume_after_interrupt=scale.engine == "dask"):
         totals = run_over(work, files, scale, label="incident import", manifest=Manifest(work_dir, key, folder, COMMAND),
-                          preflight=None, keep_going=True, take=holding_stdout(held))
+                          preflight=None, keep_going=True, take=take)
+        refused = totals.refused + len(unreadable)
         # a new (or empty) OUT appears whole; nothing could be imported: nothing appears
-        publish_and_list(work_dir, target, held, publish=totals.refused < totals.inputs)
-    if totals.refused:
+        publish_and_list(work_dir, target, held, publish=refused < totals.inputs)
+    if refused:
         return EXIT_REFUSED
     return EXIT_FAILED if totals.errors else EXIT_OK
 
