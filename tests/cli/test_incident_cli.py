@@ -162,23 +162,39 @@ def test_import_refusals_exit_2_and_write_nothing(tmp_path: Path, args: tuple[st
 
 
 @pytest.mark.parametrize(("where", "put", "kinds"), [
-    ("/events/0/name", lambda e: e["events"][0].update(name="notify_bob@example.com"), ["email"]),
-    ("/events/4/effect/type", lambda e: e["events"][4]["effect"].update(type="mail_to_carol@example.com"), ["email"]),
-    ("/assertions/0/id", lambda e: e["assertions"][0].update(id="key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghij"), ["api_key"]),
+    ("$.events[0].name", lambda e: e["events"][0].update(name="notify_bob@example.com"), ["email"]),
+    ("$.events[4].effect.type", lambda e: e["events"][4]["effect"].update(type="mail_to_carol@example.com"), ["email"]),
+    ("$.assertions[0].id", lambda e: e["assertions"][0].update(id="key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghij"), ["api_key"]),
 ])
 def test_a_private_value_in_a_name_redaction_keeps_is_refused_not_written(tmp_path: Path, where: str, put: Any,
                                                                           kinds: list[str]) -> None:
     """Tools' names, effects' types and rules' ids are kept as they are (the replay matches on them): an email
     or a key in one was written verbatim into incident.json, trace.jsonl, evaluation.json, junit.xml, report.html and
-    the promoted case. It is refused, naming where and what kind, never the value."""
+    the promoted case. It is refused, naming where (its file and path, as every import refusal does: a JSON Pointer and
+    no `source` were this one's alone) and what kind, never the value."""
     export = refund_export()
     put(export)
     done = import_(tmp_path, export=write_json(tmp_path / "export.json", export))
     assert done.returncode == 2 and done.stdout == b""
     (error,) = errors_of(done.stderr)
     assert (error["code"], error["path"], error["received"]) == ("E_INCIDENT_NAME_PRIVATE", where, kinds)
+    assert error["source"] == str(tmp_path / "export.json")
     assert b"example.com" not in done.stderr and b"sk-ant" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export.json"]  # nothing written
+
+
+def test_a_private_rule_id_in_a_rules_file_is_refused_at_its_place_in_that_file(tmp_path: Path) -> None:
+    """With --rules FILE the rules are that file's: the refusal named `/assertions/0/id` and no file at all."""
+    rules = orjson.loads((INCIDENTS / "rules.json").read_bytes())
+    rules[1]["id"] = "notify_bob@example.com"
+    rules_file = write_json(tmp_path / "rules.json", rules)
+    done = run_replay("incident", "import", str(INCIDENTS / "raw-logs" / "refund-run.jsonl"), "--format", "runledger",
+                      "--case", "refund-case", "--rules", str(rules_file), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and done.stdout == b""
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["source"], error["path"]) == ("E_INCIDENT_NAME_PRIVATE", str(rules_file), "$[1].id")
+    assert "rule 1" in error["message"] and b"bob" not in done.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_bundle_edited_after_its_import_to_hold_an_email_is_neither_inspected_nor_promoted(tmp_path: Path) -> None:

@@ -59,11 +59,11 @@ def test_a_key_glued_into_a_tool_name_or_effect_type_is_refused(tmp_path: Path, 
     export = refund_export()
     if where == "tool":
         export["events"][0]["name"] = f"lookup_{STRIPE}"
-        path = "/events/0/name"
+        path = "$.events[0].name"
     else:
         effect = next(e for e in export["events"] if e["type"] == "business_effect")
         effect["effect"]["type"] = f"refund-{STRIPE}"
-        path = f"/events/{export['events'].index(effect)}/effect/type"
+        path = f"$.events[{export['events'].index(effect)}].effect.type"
         for rule in export["assertions"]:
             if rule.get("effect_type") == "refund":
                 rule["effect_type"] = effect["effect"]["type"]

@@ -44,6 +44,7 @@ from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.events import TERMINAL_TYPES
 from replay.pipeline.model.incident.masking import masked, masked_error, masked_list, member
+from replay.pipeline.model.incident.redaction import refuse_private_names
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, is_record, record_kind
@@ -412,7 +413,10 @@ def assemble(input_: Any, effects_complete: Any, events: Any, assertions: Any, p
     normalised = normalise_events(events, positions, limits, trace=_at(where, ".events") if "path" in where else where,
                                   extra_fields=extra_fields)
     check_rules(assertions, rules_at, max_rules=limits.max_assertions)
-    return {"input": input_, "effects_complete": effects_complete, "events": normalised, "assertions": assertions}
+    incident = {"input": input_, "effects_complete": effects_complete, "events": normalised, "assertions": assertions}
+    # (a name redaction keeps is refused here, where its position in the file is known, not after the load)
+    refuse_private_names(incident, lambda part, k: positions[k] if part == "events" else _at(rules_at, f"[{k}]"))
+    return incident
 
 
 # the canonical export -----------------------------------------------------------------------------

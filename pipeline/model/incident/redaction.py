@@ -45,7 +45,7 @@ import ipaddress
 import re
 import secrets
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from replay.pipeline.engine import exactjson
@@ -343,31 +343,33 @@ def is_plain_token(text: str, limit: int = 40) -> bool:
 _NAMES_REFUSED = frozenset(kind for kind, prefix in ALIAS_PREFIX.items() if prefix in ("secret", "email", "card"))
 
 
-def _names(work: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """Each name redaction keeps as it is (protocol structure: the replay matches on them, the rules name them), and
-    its JSON Pointer: tools' names, effects' types, rules' ids and the effect types they count (call ids are the
-    import's own, c1, c2, ...)."""
+def _names(work: dict[str, Any]) -> Iterator[tuple[str, int, str, str, Any]]:
+    """Each name redaction keeps as it is (protocol structure: the replay matches on them, the rules name them): tools'
+    names, effects' types, rules' ids and the effect types they count (call ids are the import's own, c1, c2, ...). As
+    (``events`` or ``assertions``, the index there, the name's path in that item, what the name is, the name)."""
     for i, event in enumerate(work["events"]):
         if event["type"] == "tool_call":
-            yield f"/events/{i}/name", event.get("name")
+            yield "events", i, ".name", f"the tool name of event {i}", event.get("name")
         elif event["type"] == "business_effect" and isinstance(event.get("effect"), dict):
-            yield f"/events/{i}/effect/type", event["effect"].get("type")
+            yield "events", i, ".effect.type", f"the effect type of event {i}", event["effect"].get("type")
     for i, rule in enumerate(work["assertions"]):
-        yield f"/assertions/{i}/id", rule.get("id")
-        yield f"/assertions/{i}/effect_type", rule.get("effect_type")
+        yield "assertions", i, ".id", f"the id of rule {i}", rule.get("id")
+        yield "assertions", i, ".effect_type", f"the effect_type of rule {i}", rule.get("effect_type")
 
 
-def refuse_private_names(work: dict[str, Any]) -> None:
+def refuse_private_names(work: dict[str, Any], where_of: Callable[[str, int], dict[str, Any]] | None = None) -> None:
     """Refuse an incident (before anything is written) where a name redaction keeps as it is holds what a detector
     finds private: it would be written in every file of the import. The error names where, and what kind, never
-    the value."""
-    for where, name in _names(work):
+    the value. ``where_of(part, index)``: where that event or rule is, as every import refusal names it (``source``,
+    ``line``, its ``path``: ``$.events[0]``, a rules file's ``$[0]``); without it, its path in ``work``."""
+    for part, index, field, what, name in _names(work):
         kinds = sorted({kind for kind, _, _ in scan(name) if kind in _NAMES_REFUSED}) if isinstance(name, str) else []
         if kinds:
+            where = where_of(part, index) if where_of is not None else {"path": f"$.{part}[{index}]"}
             raise ReplayError(
-                "E_INCIDENT_NAME_PRIVATE", f"{where} holds what looks like {' and '.join(k.replace('_', ' ') for k in kinds)}: "
+                "E_INCIDENT_NAME_PRIVATE", f"{what} holds what looks like {' and '.join(k.replace('_', ' ') for k in kinds)}: "
                 "a name redaction keeps as it is (the replay matches on it, the rules name it), so it would be written "
-                "in every file of the import", path=where, received=kinds,
+                "in every file of the import", **{**where, "path": (where.get("path") or "$") + field}, received=kinds,
                 howToFix="Rename it in the export (and in the rules that name it) to a name that holds no credential or "
                          "personal data; values inside args, results, effects and output are redacted, names are not.")
 
