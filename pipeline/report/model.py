@@ -109,11 +109,14 @@ def values_of(events: list[dict[str, Any]], key: str) -> list[Any]:
 
 # numbers ---------------------------------------------------------------------------------------
 def number(value: float) -> int | float:
-    """A duration or amount as JSON writes it: ints stay ints, floats keep 3 decimals."""
+    """A duration or amount as JSON writes it: ints stay ints, floats keep 3 decimals (a sum ``_exact_sum`` made,
+    which no double holds, as it is). A whole float is the int it writes (``1e40``: 10**40, not its double's digits)."""
     if isinstance(value, int):
         return value
+    if value.__class__ is exactjson.ExactNumber:
+        return value
     if value.is_integer():  # (most durations: whole milliseconds)
-        return int(value)
+        return int(value) if -_EXACT_WHOLE < value < _EXACT_WHOLE else _written(value)
     rounded = round(value, 3)
     return int(rounded) if rounded.is_integer() else rounded
 
@@ -128,44 +131,78 @@ def maybe_number(value: float | None) -> int | float | None:
     return None if value is None else number(value)
 
 
+_EXACT_WHOLE = 2 ** 53  # below it a double holds every whole number, and a sum of doubles the whole part exactly
+
+
 def _plus(total: int | float, value: int | float) -> int | float:
-    """A sum of counts or amounts: exact while every one is an int. Beyond a double (an int too large for a float
-    beside a float, or floats adding up past the largest double) the whole numbers are added exactly: a double that
-    large is a whole number, and a fraction beside it is below what a double of the sum could hold anyway."""
+    """A sum of counts or amounts: exact while every one is an int, and where a double would round it (a sum of
+    2**53 or more with a float in it, or floats adding up past the largest double) the numbers as written added up
+    exactly (``_exact_sum``)."""
     try:
         result = total + value
     except OverflowError:
-        return int(total) + int(value)
-    if result.__class__ is float and not math.isfinite(result):
-        return int(total) + int(value)
+        return _exact_sum((total, value))
+    if result.__class__ is float and not -_EXACT_WHOLE < result < _EXACT_WHOLE:
+        return _exact_sum((total, value))
     return result
 
 
 def _sum(values: list[int | float], start: int | float = 0) -> int | float:
-    """``start`` plus each of ``values`` in turn, as ``_plus`` adds them: by C-level adds while the sum is a finite
-    number (as it is but for sums beyond a double), else ``_plus`` all over."""
+    """``start`` plus each of ``values`` in turn, as ``_plus`` adds them: by C-level adds while the sum is an int or a
+    float a double holds the whole part of (as it is but for sums of 2**53 or more), else ``_exact_sum`` of them all."""
     try:
         total = functools.reduce(operator.add, values, start)
     except OverflowError:
         total = math.inf
-    if total.__class__ is float and not math.isfinite(total):
-        return functools.reduce(_plus, values, start)
+    if total.__class__ is float and not -_EXACT_WHOLE < total < _EXACT_WHOLE:
+        return _exact_sum((start, *values))
     return total
 
 
 def _money_sum(values: list[int | float]) -> int | float:
-    """The sum of costs: ``math.fsum`` (no rounding on the way), or ``_plus`` where a double cannot hold it."""
+    """The sum of costs: an int of ints; else ``math.fsum`` (no rounding on the way), or ``_exact_sum`` where a double
+    would round the whole part (a sum of 2**53 or more: 10**30 + 1 is 1000000000000000000000000000001)."""
+    if set(map(type, values)) <= _INT:
+        return sum(values)
     try:
-        return math.fsum(values)
+        total = math.fsum(values)
     except OverflowError:
-        start: int | float = 0
-        return functools.reduce(_plus, values, start)
+        total = math.inf
+    if -_EXACT_WHOLE < total < _EXACT_WHOLE:
+        return total
+    return _exact_sum(values)
+
+
+def _exact_sum(values: Iterable[int | float]) -> int | float:
+    """``values`` added up as they are written (a float as its shortest text, ``1e40`` as 10**40; an ``ExactNumber``
+    as its text), not as their doubles add up: an int when the sum is a whole number, a float when a double holds it
+    as written, else an ``ExactNumber`` of its digits."""
+    from decimal import Decimal, localcontext  # here: only a sum a double would round gets this far
+
+    with localcontext() as context:
+        context.prec = COUNT_DIGITS + 40  # (every digit a count may have, and a fraction's beside it: the sum is exact)
+        total = sum((Decimal(n) if n.__class__ is int else Decimal(getattr(n, "text", None) or repr(float(n)))
+                     for n in values), Decimal(0))
+        if total == total.to_integral_value():
+            return int(total)
+        return exactjson.exact_float(f"{total:f}")
+
+
+def _written(value: float) -> int:
+    """The whole number a whole float writes (its shortest text: ``1e40`` is 10**40), not its double's binary value
+    (10000000000000000303786028427003666890752)."""
+    from decimal import Decimal  # here: only a whole float of 2**53 or more gets this far
+
+    return int(Decimal(getattr(value, "text", None) or repr(value)))
 
 
 def money(value: int | float) -> int | float:
-    """A cost sum without binary noise (0.1 + 0.2 is 0.3); an int as it is (however large)."""
-    if value.__class__ is int:
+    """A cost sum without binary noise (0.1 + 0.2 is 0.3); an int as it is (however large); a whole float as the int
+    it writes; a sum no double holds (``_exact_sum``) as it is."""
+    if isinstance(value, int) or value.__class__ is exactjson.ExactNumber:
         return value
+    if value.is_integer() and not -_EXACT_WHOLE < value < _EXACT_WHOLE:
+        return _written(value)
     rounded = round(float(value), 10)
     return int(rounded) if rounded.is_integer() else rounded
 
@@ -1141,9 +1178,9 @@ def format_cost(value: Any) -> str:
         return "-"
     if value.__class__ is int:  # (whole dollars, however many: a double may not hold them)
         return f"${value}.00"
-    text = f"{float(value):.6f}".rstrip("0")
+    text = f"{_as_written(value):.6f}".rstrip("0")
     if len(text.split(".")[1]) < 2:
-        text = f"{float(value):.2f}"
+        text = f"{_as_written(value):.2f}"
     return "$" + text
 
 
@@ -1154,6 +1191,11 @@ def tokens_in(usage: dict[str, Any]) -> int | float:
         if key in usage:
             total = _plus(total, usage[key])
     return total
+
+
+def all_tokens(usage: dict[str, Any]) -> int | float:
+    """A run's (or all runs') tokens in (the cache's too: ``tokens_in``) and out, added up exactly."""
+    return _plus(tokens_in(usage), usage["outputTokens"])
 
 
 def format_tokens_in(usage: dict[str, Any], count: Callable[[Any], str] | None = None) -> str:
@@ -1175,7 +1217,17 @@ def format_count(value: Any) -> str:
         return _COUNT_TEXTS[value]
     if value is None:
         return "-"
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}".rstrip("0").rstrip(".")
+    return f"{value:,}" if isinstance(value, int) else f"{_as_written(value):,.3f}".rstrip("0").rstrip(".")
+
+
+def _as_written(value: Any) -> Any:
+    """A number to format: a float as it is, a sum no double holds (``_exact_sum``'s ``ExactNumber``) as the decimal it
+    writes (formatting its double would show another number)."""
+    if value.__class__ is exactjson.ExactNumber:
+        from decimal import Decimal  # here: only such a sum gets this far
+
+        return Decimal(value.text)
+    return float(value)
 
 
 def status_of(summary: dict[str, Any]) -> str:

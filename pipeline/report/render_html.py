@@ -17,6 +17,7 @@ from typing import Any
 
 from replay.pipeline.model.markup import shown_text
 from replay.pipeline.report.model import (
+    all_tokens,
     counted,
     format_cost,
     format_count,
@@ -305,11 +306,6 @@ def _card(key: str, value: str, detail: str = "", bad: bool = False) -> str:
             f'<div class="d">{esc(detail)}</div></div>')
 
 
-def _tokens(usage: dict[str, Any]) -> int | float:
-    """Tokens in (the cache's too: ``tokens_in``) and out."""
-    return tokens_in(usage) + usage["outputTokens"]
-
-
 def _cards(agg: dict[str, Any]) -> str:
     runs, tc, usage, diag = agg["runs"], agg["toolCalls"], agg["usage"], agg["diagnostics"]
     cards = [
@@ -318,7 +314,7 @@ def _cards(agg: dict[str, Any]) -> str:
         _card("Tool calls", format_count(tc["total"]), f"{tc['error']} failed", bad=tc["error"] > 0),
         _card("Errors", format_count(agg["errors"]["total"]), counted(len(agg['errors']['byCode']), "kind", "kinds"), bad=agg["errors"]["total"] > 0),
         _card("Duration", format_ms(agg["durationMs"]), "all runs together"),
-        _card("Tokens", format_count(_tokens(usage)) if usage["runsWithUsage"] else "-",
+        _card("Tokens", format_count(all_tokens(usage)) if usage["runsWithUsage"] else "-",
               f"{format_count(tokens_in(usage))} in · {format_count(usage['outputTokens'])} out"
               if usage["runsWithUsage"] else "no usage reported"),
         _card("Cost", format_cost(usage["costUsd"]) if usage["runsWithUsage"] else "-",
@@ -343,7 +339,7 @@ def _overview(summaries: Iterable[dict[str, Any]]) -> Iterator[str]:
             f'<span class="badge {esc(s["status"])}">{esc(s["status"])}</span>',
             esc(format_ms(s["durationMs"])), esc(format_count(s["events"]["total"])),
             esc(format_count(s["toolCalls"]["total"])), esc(format_count(s["toolCalls"]["error"])),
-            esc(format_count(_tokens(u))) if u else "-",
+            esc(format_count(all_tokens(u))) if u else "-",
             esc(format_cost(u["costUsd"])) if u else "-", esc(format_count(s["repairs"]["total"])),
         ])
     yield _TABLE_END + "</section>"

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -555,15 +556,48 @@ def test_usage_beyond_a_double_beside_floats_is_summed_not_a_crash(tmp_path: Pat
              {"$record": "run", "runId": "r2", "status": "ok", "usage": {"inputTokens": 1, "costUsd": huge}}]
     path = tmp_path / "huge.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    document = report_json(str(path))
-    assert [run["usage"] for run in document["runs"]] == [
-        {"inputTokens": huge + 1, "outputTokens": 2 * int(big), "costUsd": 0.75},
+    document = json.loads(run_replay("report", "--format", "json", str(path)).stdout, parse_float=Decimal)
+    assert [run["usage"] for run in document["runs"]] == [  # (1e308 is 10**308 as written, not its double's digits)
+        {"inputTokens": Decimal(f"{huge + 1}.5"), "outputTokens": 2 * 10**308, "costUsd": Decimal("0.75")},
         {"inputTokens": 1, "outputTokens": 0, "costUsd": huge}]
-    assert document["aggregate"]["usage"] == {"inputTokens": huge + 2, "outputTokens": 2 * int(big),
-                                              "costUsd": huge, "runsWithUsage": 2}
+    assert document["aggregate"]["usage"] == {"inputTokens": Decimal(f"{huge + 2}.5"), "outputTokens": 2 * 10**308,
+                                              "costUsd": Decimal(f"{huge}.75"), "runsWithUsage": 2}
     for fmt in ("text", "markdown", "junit", "html"):
         done = run_replay("report", str(path), "--format", fmt)
         assert done.returncode == 0 and str(huge).encode() in done.stdout, (fmt, done.stderr)
+
+
+def test_usage_of_whole_floats_and_big_integer_costs_is_counted_as_written(tmp_path: Path) -> None:
+    """``1e40`` tokens were counted as its double's binary value (10000000000000000303786028427003666890752), and
+    integer costs of 10**30 and 1 were summed as doubles (1000000000000000019884624838656): each is the number written,
+    and sums of them exact, in every format, with --workers and from stdin, from run records and from events."""
+    records = ('{"$record":"run","runId":"t1","status":"ok","usage":{"inputTokens":1e40,"outputTokens":1e30,'
+               '"costUsd":1000000000000000000000000000000}}\n'
+               '{"$record":"run","runId":"t2","status":"ok","usage":{"inputTokens":1,"outputTokens":0.5,"costUsd":1}}\n')
+    events = "".join(f'{{"seq":{k},"timestamp":"2026-01-01T00:00:0{k}.000Z","type":"assistant_message","runId":"e",'
+                     f'"payload":{{"usage":{usage}}}}}\n' for k, usage in enumerate(
+                         ('{"inputTokens":1e40,"costUsd":1000000000000000000000000000000}',
+                          '{"inputTokens":1,"costUsd":0.25}'), 1))
+    path = tmp_path / "usage.jsonl"
+    path.write_text(records + events)
+    ten40, ten30 = 10**40, 10**30
+    expected = [{"inputTokens": ten40, "outputTokens": ten30, "costUsd": ten30},
+                {"inputTokens": 1, "outputTokens": Decimal("0.5"), "costUsd": 1},
+                {"inputTokens": ten40 + 1, "outputTokens": 0, "costUsd": Decimal(f"{ten30}.25")}]
+    total = {"inputTokens": 2 * ten40 + 2, "outputTokens": Decimal(f"{ten30}.5"), "costUsd": Decimal(f"{2 * ten30 + 1}.25"),
+             "runsWithUsage": 3}
+    for args, stdin in ((("--workers", "1", str(path)), None), (("--workers", "2", str(path)), None),
+                        (("-",), (records + events).encode())):
+        done = run_replay("report", "--format", "json", *args, input=stdin)
+        assert done.returncode == 0, done.stderr
+        document = json.loads(done.stdout, parse_float=Decimal)
+        assert [run["usage"] for run in document["runs"]] == expected, args
+        assert document["aggregate"]["usage"] == total, args
+    for fmt, shown in (("text", b"20,000,000,000,000,000,000,000,000,000,000,000,000,002"),
+                       ("markdown", b"2000000000000000000000000000001.25"), ("junit", b"20000000000000000000000000000000000000002"),
+                       ("html", b"$2000000000000000000000000000001.25")):
+        done = run_replay("report", "--format", fmt, str(path))
+        assert done.returncode == 0 and shown in done.stdout and b"0303786" not in done.stdout, (fmt, done.stderr)
 
 
 def usage_journal(tmp_path: Path, *usages: str) -> Path:
