@@ -138,6 +138,8 @@ class RenderReport(Sink):
         await anyio.lowlevel.checkpoint()
         self.publish("failed_runs", totals.statuses["error"])  # (runs by status: the totals count them)
         self.publish("unknown_runs", totals.statuses["unknown"])
+        self.publish("failed_run_names", totals.named["error"])  # (the first few: what a warning names)
+        self.publish("unknown_run_names", totals.named["unknown"])
         diag = {"total": sum(diagnostics.values()), "byCode": dict(diagnostics), "first": first}
         if self.streamed is not None:
             chunks = self.streamed.chunks(totals.result(diag), self.config["title"])

@@ -331,7 +331,7 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
                           why="their inputs are no longer inputs of the command (deleted, renamed, or under another folder)")
         if manifest.stale.edited:
             logger().warning("scale.stale_kept", code="E_OUTPUT_STALE_KEPT", label=label, paths=manifest.stale.edited,
-                             why="their inputs are no longer inputs of the command, but these files were changed since they "
+                             message="their inputs are no longer inputs of the command, but these files were changed since they "
                                  "were written", howToFix="Remove them if they are no longer needed.")
     logger().info("scale.done", label=label, inputs=totals.inputs, skipped=totals.skipped, computed=len(todo),
                   tasks=len(chunks), workers=min(workers, max(1, len(chunks))), engine=scale.engine, errors=totals.errors,

@@ -59,6 +59,7 @@ STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without 
 _STR, _DICT, _INT, _NUMBERS = {str}, {dict}, {int}, {int, float}
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary
+RUNS_NAMED = 5  # failed (or unknown) runs a --fail-on-error (--fail-on-unknown) warning names; the rest are counted
 FIRST_PROBLEMS = 5  # input problems a report lists one by one (code, source, line, message); the rest are counted
 PROBLEM_FIELDS = ("code", "source", "line", "message")
 NO_TYPE = "(none)"
@@ -993,6 +994,7 @@ class Aggregate:
         self.calls = self.calls_ok = 0
         self.runs = self.events = self.repairs = 0
         self.statuses: Counter[str] = Counter()  # runs by status: ok, error, unknown
+        self.named: dict[str, list[str]] = {"error": [], "unknown": []}  # the first RUNS_NAMED runs of each (run_label)
         self.unattributed: list[dict[str, Any]] = []  # the repairs of no run in the report, one entry a heal record
         self.unattributed_by_rule: Counter[str] = Counter()
 
@@ -1034,7 +1036,10 @@ class Aggregate:
                 ended == self.end and leap_rank(ends) > leap_rank(self.end_stamp))):
             self.end, self.end_stamp = ended, ends
         self.runs += 1
-        self.statuses[status_of(s)] += 1
+        status = status_of(s)
+        self.statuses[status] += 1
+        if status != "ok" and len(self.named[status]) < RUNS_NAMED:
+            self.named[status].append(run_label(s, self.runs))
         self.events += s["events"]["total"]
         self.repairs += s["repairs"]["total"]
 

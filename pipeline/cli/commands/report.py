@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -125,15 +126,25 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
 
 def _exit_code(result: Any, fail_on_error: bool, fail_on_unknown: bool, code: int) -> int:
     """The report's exit code: ``code`` (the run's), else 1 for the runs --fail-on-error / --fail-on-unknown fail on."""
-    failed, unknown = result.facts.get("failed_runs", 0), result.facts.get("unknown_runs", 0)
+    facts = result.facts
+    failed, unknown = facts.get("failed_runs", 0), facts.get("unknown_runs", 0)
     if code == 0 and fail_on_error and failed:
-        logger().warning("report.failed_runs", code="E_RUNS_FAILED", failed=failed)
+        logger().warning("report.failed_runs", code="E_RUNS_FAILED", failed=failed,
+                         message=f"{_runs(failed, facts.get('failed_run_names'))} failed (status error)")
         return EXIT_FAILED
     if code == 0 and fail_on_unknown and unknown:
         logger().warning("report.unknown_runs", code="E_RUNS_STATUS_UNKNOWN", unknown=unknown,
-                         message="runs whose journal does not tell how they ended (status unknown)")
+                         message=f"{_runs(unknown, facts.get('unknown_run_names'))}: the journal does not tell how "
+                                 f"{'it' if unknown == 1 else 'they'} ended (status unknown)")
         return EXIT_FAILED
     return code
+
+
+def _runs(count: int, names: list[str] | None) -> str:
+    """``2 runs (r1, r2)``: how many runs, and the first of them by name (``…, 3 more``)."""
+    named = [json.dumps(name, ensure_ascii=False) for name in names or ()]
+    more = f", … {count - len(named)} more" if named and count > len(named) else ""
+    return f"{count} run{'' if count == 1 else 's'}" + (f" ({', '.join(named)}{more})" if named else "")
 
 
 def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, strict: bool) -> tuple[int, Any]:
