@@ -7,11 +7,10 @@ import re
 from typing import Any
 
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # can make text read in another order than written
-# Control characters (but tab, newline, form feed and carriage return), noncharacters and bidi overrides:
-# an HTML parser errs on them, a Markdown file with them is no text file, a terminal obeys them.
-_NOT_SHOWN = re.compile(f"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff{BIDI_CONTROLS}]")
-# In XML, those and the form feed, which XML 1.0 does not allow anywhere, even escaped.
-_NOT_XML = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff{BIDI_CONTROLS}]")
+# Control characters (but tab and the line breaks, newline and carriage return), noncharacters and bidi overrides:
+# an HTML parser errs on them, a Markdown file with them is no text file, a terminal obeys them, and XML 1.0 allows
+# none of the controls anywhere, even escaped (the form feed neither: HTML's inline SVG timeline is XML too).
+_NOT_SHOWN = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff{BIDI_CONTROLS}]")
 
 
 def _code(match: re.Match[str]) -> str:
@@ -21,9 +20,10 @@ def _code(match: re.Match[str]) -> str:
 def xml_text(value: Any) -> str:
     """A string XML can carry, shown as the other formats show it: characters XML forbids, C1 controls and bidi
     overrides become \\uXXXX (escape the rest as XML does)."""
-    return _NOT_XML.sub(_code, "" if value is None else str(value))
+    return _NOT_SHOWN.sub(_code, "" if value is None else str(value))
 
 
 def shown_text(text: str) -> str:
-    """``text`` for an HTML or Markdown page: control characters and bidi overrides become \\uXXXX."""
+    """``text`` for an HTML or Markdown page, as ``xml_text`` shows it: control characters (but tab and the line
+    breaks) and bidi overrides become \\uXXXX."""
     return text if text.isascii() and text.isprintable() else _NOT_SHOWN.sub(_code, text)

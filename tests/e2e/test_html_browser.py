@@ -109,3 +109,25 @@ def test_script_in_the_data_shows_as_text_and_does_not_run(page):
     heading = page.locator("article#run-5 h2").inner_text()
     assert "run_<b>x</b>" in heading
     assert page.locator("article#run-5 h2 b").count() == 0
+
+
+def test_each_timeline_parses_as_svg_with_control_characters_in_the_data(browser, tmp_path):
+    """A form feed in a run id, prompt or tool name was written raw: the browser shows HTML anyway, but the timeline
+    SVG, taken out of the page (XMLSerializer) and read as the SVG it is (DOMParser), was no well-formed XML."""
+    journal = tmp_path / "ff.jsonl"
+    journal.write_text('{"$record":"run","runId":"r\\fx","prompt":"p\\fq","status":"ok","response":"x"}\n'
+                       '{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"tool_called","runId":"r\\fx",'
+                       '"payload":{"callId":"c","toolName":"t\\fn"}}\n')
+    out = tmp_path / "ff.html"
+    assert run_replay("report", str(journal), "--out", str(out), process=True).returncode == 0
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(out.as_uri())
+    errors = page.evaluate("""() => [...document.querySelectorAll('svg.timeline')].map(svg => {
+        const text = new XMLSerializer().serializeToString(svg);
+        const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+        const error = doc.querySelector('parsererror');
+        return error ? error.textContent : (text.includes('\\\\u000c') ? '' : 'the form feed is not shown');
+    })""")
+    context.close()
+    assert errors == [""]

@@ -76,15 +76,16 @@ def test_html_escapes_every_value_from_the_data():
     assert 'data-tool="&lt;svg onload=window.__pwned=3&gt;"' in page
 
 
-CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # (all but tab and line breaks)
 XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_no_format_writes_a_control_character_from_the_data_raw(fmt):
     """A NUL or ESC in a run id, prompt, tool name or error (valid JSON, escaped) is shown as \\uXXXX in every
-    format: raw, an HTML parser errs on it, a Markdown file is no text, a terminal acts on it."""
-    odd = "r\x00\x01\x1b[31m\x7f\x85\u202e"
+    format: raw, an HTML parser errs on it, a Markdown file is no text, a terminal acts on it. A form feed too: HTML
+    wrote it raw, and its timeline SVG, which is XML, was no well-formed XML then."""
+    odd = "r\x00\x01\x1b[31m\x7f\x85\u202e\x0cff"
     stage = SummarizeRuns()
     records = [{"$record": "run", "runId": odd, "prompt": f"p{odd}", "status": "error", "error": {"code": odd, "message": odd}},
                {"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": odd, "payload": {}},
@@ -99,7 +100,11 @@ def test_no_format_writes_a_control_character_from_the_data_raw(fmt):
     # (XML allows C1 controls and bidi overrides, but the README shows them as \uXXXX in every format: JUnit wrote them raw)
     for forbidden in (CONTROLS, XML_FORBIDDEN) if fmt == "junit" else (CONTROLS,):
         assert not forbidden.search(data), forbidden.findall(data)
-    assert "\\u001b" in data
+    assert "\\u001b" in data and "\\u000cff" in data
+    if fmt == "html":
+        svgs = re.findall(r"<svg class=\"timeline\".*?</svg>", data, re.S)
+        assert len(svgs) == 1 and "\\u000cff" in svgs[0]
+        ET.fromstring(svgs[0])  # the timeline, holding the data's text, is well-formed XML
 
 
 def test_html_timeline_has_one_bar_per_call_and_failure_markers():
