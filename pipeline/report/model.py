@@ -117,7 +117,7 @@ def number(value: float) -> int | float:
     if value.__class__ is exactjson.ExactNumber:
         return value
     if value.is_integer():  # (most durations: whole milliseconds)
-        return int(value) if -_EXACT_WHOLE < value < _EXACT_WHOLE else _written(value)
+        return written_int(value)
     rounded = round(value, 3)
     return int(rounded) if rounded.is_integer() else rounded
 
@@ -189,10 +189,12 @@ def _exact_sum(values: Iterable[int | float]) -> int | float:
         return exactjson.exact_float(f"{total:f}")
 
 
-def _written(value: float) -> int:
-    """The whole number a whole float writes (its shortest text: ``1e40`` is 10**40), not its double's binary value
-    (10000000000000000303786028427003666890752)."""
-    from decimal import Decimal  # here: only a whole float of 2**53 or more gets this far
+def written_int(value: float) -> int:
+    """The whole number a finite float writes (its shortest text, an ``ExactNumber``'s own: ``1e40`` is 10**40), not
+    its double's binary value (10000000000000000303786028427003666890752); of a fraction, its whole part."""
+    if -_EXACT_WHOLE < value < _EXACT_WHOLE:
+        return int(value)
+    from decimal import Decimal  # here: only a float of 2**53 or more gets this far
 
     return int(Decimal(getattr(value, "text", None) or repr(value)))
 
@@ -202,8 +204,8 @@ def money(value: int | float) -> int | float:
     it writes; a sum no double holds (``_exact_sum``) as it is."""
     if isinstance(value, int) or value.__class__ is exactjson.ExactNumber:
         return value
-    if value.is_integer() and not -_EXACT_WHOLE < value < _EXACT_WHOLE:
-        return _written(value)
+    if value.is_integer():
+        return written_int(value)
     rounded = round(float(value), 10)
     return int(rounded) if rounded.is_integer() else rounded
 

@@ -68,7 +68,14 @@ from replay.pipeline.model.toolcalls import (
     result_failed,
     tool_name,
 )
-from replay.pipeline.report.model import CACHE_TOKENS, CANONICAL_TYPES, as_text, combined_usage, error_of
+from replay.pipeline.report.model import (
+    CACHE_TOKENS,
+    CANONICAL_TYPES,
+    as_text,
+    combined_usage,
+    error_of,
+    written_int,
+)
 
 SPANS_PER_REQUEST = 2000  # spans held before those finished go out in a request of their own
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
@@ -104,8 +111,9 @@ _INPUT_GROUP = tuple(key for key in _TOKENS if key.endswith("input_tokens"))
 
 
 def tokens(usage: Any) -> dict[str, int | float]:
-    """The GenAI token attributes a usage object gives (camelCase or snake_case names); a count beyond int64
-    or not finite stays as read."""
+    """The GenAI token attributes a usage object gives (camelCase or snake_case names), each the whole number it
+    writes (``1e40`` is 10**40: ``written_int``), so that their sums are exact; one not finite (``1e400``) stays as
+    read."""
     if not isinstance(usage, dict):
         return {}
     out = {}
@@ -113,7 +121,7 @@ def tokens(usage: Any) -> dict[str, int | float]:
         for name in names:
             value = usage.get(name)
             if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-                out[key] = int(value) if isinstance(value, int) or (math.isfinite(value) and value <= INT64_MAX) else value
+                out[key] = value if isinstance(value, int) else written_int(value) if math.isfinite(value) else value
                 break
     return out
 
@@ -124,7 +132,7 @@ def token_count(value: int | float) -> int | str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return getattr(value, "text", repr(value))
-        value = int(value)
+        value = written_int(value)
     return value if INT64_MIN <= value <= INT64_MAX else str(value)
 
 

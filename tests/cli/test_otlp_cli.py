@@ -190,6 +190,26 @@ def test_a_token_count_written_as_a_float_beyond_int64_is_its_digits_not_a_doubl
         assert found["gen_ai.usage.cache_read.input_tokens"] == 7
 
 
+def test_a_token_count_written_as_a_large_float_is_the_number_written_and_sums_exactly(tmp_path):
+    """`1e40` tokens were the double's binary value (10000000000000000303786028427003666890752), on the call's span and
+    in the run's total beside another call's 1 too: each is the number written (as report counts it), summed exactly."""
+    journal = tmp_path / "f.jsonl"
+    stamp = "2026-03-01T12:00:00.000Z"
+    journal.write_bytes(b'{"$record":"run","runId":"r1","status":"ok","framework":"example"}\n'
+                        + journal_line(1, "run_started", stamp)
+                        + b"".join(journal_line(seq, "assistant_message", stamp,
+                                                f'{{"text":"yo","model":"claude-x","usage":{{"inputTokens":{count}}}}}')
+                                   for seq, count in ((2, "1e40"), (3, "1")))
+                        + journal_line(4, "run_completed", stamp))
+    done = run_replay("export", "--otlp", str(journal))
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    (request,) = [parse(line) for line in jsonl(done.stdout)]
+    spans = request.resource_spans[0].scope_spans[0].spans
+    counts = {(span.name, value) for span in spans for key, value in attribute_values(span).items()
+              if key == "gen_ai.usage.input_tokens"}
+    assert counts == {("chat claude-x", str(10**40)), ("chat claude-x", 1), ("invoke_agent example", str(10**40 + 1))}
+
+
 def test_half_a_surrogate_pair_is_written_as_its_escape_so_the_line_parses(tmp_path):
     """A JavaScript writer (Claude Code) leaves half a surrogate pair where it cut a string in an emoji: valid JSON,
     but no text protobuf takes (`Unpaired surrogate`), so the line did not parse as OTLP/JSON. Such a string is written
