@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.lowlevel import checkpoint_if_cancelled
 from anyio.streams.memory import MemoryObjectReceiveStream as ObjectReceiveStream
 from anyio.streams.memory import MemoryObjectSendStream as ObjectSendStream
 
@@ -281,6 +282,7 @@ async def run_graph(
         except (ReplayError, StrictAbort, PipeClosed, BrokenPipeError, StageFailed, anyio.get_cancelled_exc_class()):
             raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await _cancelled_first()  # (its consumer went away on being cancelled: the run's cancellation, not a failure)
             raise
         except Exception as exc:
             raise StageFailed(task.at_work(), exc) from exc  # (named: the stage at work when it raised)
@@ -372,6 +374,17 @@ async def _send(stream: ObjectSendStream[Batch], batch: Batch) -> None:
         await stream.send(batch)
 
 
+async def _cancelled_first() -> None:
+    """Raise the run's cancellation, when it is cancelled (an interrupt, or a stage that failed). A task that sends
+    and takes batches without waiting (the buffers have room, or batches) reaches no checkpoint, and one waiting
+    where cancellation cannot reach it (a worker thread, a shielded scope) sees none: cancelled meanwhile, it finds
+    the channel its consumer closed on being cancelled (BrokenResourceError: an interrupted run ended with
+    E_UNHANDLED, exit 1), or the end of the input its producers closed on being cancelled (a sink took it for the
+    end of its input and published part of it), before the cancellation. Where a channel says so, the cancellation
+    comes first."""
+    await checkpoint_if_cancelled()
+
+
 class Incoming:
     """The batches of a task's input channel, taken without a round through the event loop while
     some are buffered (a task still yields whenever its input runs dry or its output is full)."""
@@ -391,9 +404,11 @@ class Incoming:
             try:
                 return await self.stream.receive()
             except anyio.EndOfStream:
-                raise StopAsyncIteration from None
+                pass
         except anyio.EndOfStream:
-            raise StopAsyncIteration from None
+            pass
+        await _cancelled_first()  # (its producers closed it on being cancelled: no end of the input)
+        raise StopAsyncIteration
 
     def statistics(self) -> Any:
         return self.stream.statistics()
