@@ -190,8 +190,9 @@ async def run_graph(
     ``probed``: the folders its outputs were tried in already (``preflight``), by runs over other inputs."""
     port = error_port or ErrorPort(strict=strict)
     tasks, edges = plan(graph, args)
-    try:  # refusals before anything runs
-        preflight((live.stage for task in tasks for live in task.nodes), graph.read_files, probed)
+    try:  # refusals before anything runs (a Ctrl-C cuts them at once: no task is there to cancel)
+        with interrupts.at_once():
+            preflight((live.stage for task in tasks for live in task.nodes), graph.read_files, probed)
     except ReplayError as exc:
         raise graph.as_written(exc) from None
     shared: dict[str, Any] = {}  # (``Stage.shared``: one for all the stages of this run)

@@ -490,6 +490,25 @@ def _passed(_number: int, _frame: FrameType | None) -> None:
     pass
 
 
+@contextmanager
+def at_once() -> Iterator[None]:
+    """For the block, Ctrl-C raises KeyboardInterrupt where it finds the main thread (Python's own handler; SIGTERM and
+    SIGHUP too, where the CLI makes them act as Ctrl-C): sync work in an event loop's thread before any task runs (a
+    graph's preflight, which may block opening a FIFO no one writes: the sidecar found beside a session), which the
+    cancellation asyncio's handler starts would reach only once it returned. Main thread only; a Ctrl-C ignored, or
+    left to the system, stays so; put back after, unless another handler replaced it meanwhile."""
+    handler = _getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(handler):
+        yield
+        return
+    _setsignal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if _getsignal(signal.SIGINT) is signal.default_int_handler:
+            _setsignal(signal.SIGINT, handler)
+
+
 def held_after(exc: BaseException) -> AbstractContextManager[Any]:
     """The cleanup after ``exc`` ended a block: Ctrl-C pressed again while it runs waits (``held``) when ``exc`` was an
     interrupt (the first Ctrl-C: noted, the cleanup goes on), else nothing is held."""

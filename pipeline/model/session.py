@@ -33,7 +33,15 @@ from replay.pipeline.engine.errors import (
     input_unreadable,
     line_refusal,
 )
-from replay.pipeline.io.journals import BLANK, OVERRIDE_NAME, Gunzipping, GzipUnreadable, path_kind, without_mark
+from replay.pipeline.io.journals import (
+    BLANK,
+    OVERRIDE_NAME,
+    Gunzipping,
+    GzipUnreadable,
+    not_file_or_dir,
+    path_kind,
+    without_mark,
+)
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.dropped import NOT_OBJECT, not_object_message
 from replay.pipeline.model.records import RECORD_KEY, is_record
@@ -104,11 +112,19 @@ def refuse_unusable_override(path: str | Path, *, beside: bool = False) -> None:
 
 def sidecar_beside(session: str | Path) -> Path | None:
     """The sidecar beside a session journal, or None when nothing is at its name; something there that cannot be read
-    as one (a folder, a link to nothing) is refused (``refuse_unusable_override``)."""
+    as one (a folder, a link to nothing) is refused (``refuse_unusable_override``), and so is one that is no regular
+    file (a FIFO, a socket, a device): found, not named, it is more likely left there by mistake, and reading a FIFO no
+    one writes would wait forever (``--override`` of it reads it: named, it is meant)."""
     beside = override_beside(session)
     if not os.path.lexists(beside):
         return None
     refuse_unusable_override(beside, beside=True)
+    if not os.path.isfile(beside):
+        name = str(beside)
+        raise not_file_or_dir(name, "override sidecar", f"{name} is where the session's override sidecar is looked for, "
+                              f"and what is no regular file there is read only when named: give --override {name} to read it, remove "
+                              f"or rename it, or {WITHOUT_SIDECAR}.", expected="a regular file",
+                              also=" (found beside the session, it is not opened)")
     return beside
 
 
