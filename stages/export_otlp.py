@@ -2,7 +2,7 @@
 
 The stream's records are consumed; what comes out is one record per run, the request of
 ``pipeline/report/otlp.py`` (spans for the run, each model call and each tool execution; a run of more than
-``SPANS_PER_REQUEST`` spans in several, its finished spans sent as it goes), which
+``SPANS_PER_REQUEST`` spans in several of at most that many, its finished spans sent as it goes), which
 ``write`` puts on one line each: the format of the OpenTelemetry collector's file exporter, and the
 body an OTLP/HTTP endpoint (``/v1/traces``, ``Content-Type: application/json``) takes per line. A run that tells no
 time is exported with times 0 (OTLP's unset value) and said on the ``notices`` port (``E_OTLP_TIME_UNKNOWN``).
@@ -65,9 +65,7 @@ class ExportOtlp(Transform):
             elif not is_record(record):
                 self.trace.add(record)
                 self.run.events += 1  # type: ignore[union-attr]
-                finished = self.trace.finished()
-                if finished is not None:
-                    out.append(finished)
+                out += self.trace.finished()
         return Batch.of(out, batch.source) if out else None
 
     def _identity(self, source: str) -> str:
@@ -92,7 +90,7 @@ class ExportOtlp(Transform):
     def _finish(self, out: list[dict[str, Any]]) -> None:
         trace, self.trace = self.trace, None
         if trace is not None and (trace.count or trace.record):
-            out.append(trace.request())
+            out += trace.requests()
             if trace.time_unknown:
                 self._no_time(trace)
 

@@ -2,15 +2,16 @@
 
 One run becomes one ``ExportTraceServiceRequest`` (the JSON form the OTLP/HTTP endpoint and the
 collector's file exporter use): a resource (``service.name`` = the run's framework), and the spans below. A run of
-more spans than ``SPANS_PER_REQUEST`` is sent in several requests of one trace, so that memory stays flat however
-long a run is: each holds the spans finished so far (a tool call answered, a model call followed by another), and
-the last one the rest, with the run's own span (its totals known only at its end).
+more spans than ``SPANS_PER_REQUEST`` is sent in several requests of one trace, of at most that many spans each, so
+that memory stays flat however long a run is: as it goes, the spans finished so far (a tool call answered, a model
+call followed by another); at its end the rest (calls never answered among them), the last request with the run's own
+span (its totals known only at its end).
 
 | span | from | kind | ``gen_ai.operation.name`` |
 | --- | --- | --- | --- |
 | ``invoke_agent {framework}`` (root) | the run: its first to its last event | INTERNAL | ``invoke_agent`` |
 | ``chat {model}`` | each model call: an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input); from the event before it to the response | CLIENT | ``chat`` |
-| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call of an id still open, or answered with the same payload, and a result of an answered id, are that record written again, not another: ``OpenCalls.written_again``) | INTERNAL | ``execute_tool`` |
+| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call of an id still open, or answered with the same payload, and a result of an answered id, are that record written again, not another: ``OpenCalls.written_again``); a result without its call (none open to answer: heal drops these) is a call of its own, as ``report`` counts one: of no length, at the result's time, its tool ``unknown`` when it names none | INTERNAL | ``execute_tool`` |
 
 Event types are read as ``report`` reads them: heal's built-in aliases (``tool_end``, ``llm_message``, ...) as the
 types they stand for (``report.model.CANONICAL_TYPES``), so a journal not healed yet exports as its healed form would.
@@ -71,6 +72,8 @@ from replay.pipeline.model.toolcalls import (
 from replay.pipeline.report.model import (
     CACHE_TOKENS,
     CANONICAL_TYPES,
+    _plus,
+    _whole,
     as_text,
     combined_usage,
     error_of,
@@ -124,6 +127,17 @@ def tokens(usage: Any) -> dict[str, int | float]:
                 out[key] = value if isinstance(value, int) else written_int(value) if math.isfinite(value) else value
                 break
     return out
+
+
+def _added(total: int | float, value: int | float) -> int | float:
+    """Two token counts added up as ``report`` adds them (``_plus``: exactly; ``1e400`` and 1 make 10**400 + 1, not
+    infinity). A count report holds none of (``1e5000``: a whole number of too many digits to print, ``_whole``) keeps
+    the sum at that count, as read."""
+    for count in (total, value):
+        if isinstance(count, float) and not math.isfinite(count) and (getattr(count, "text", None) is None
+                                                                     or _whole(count) is None):  # type: ignore[arg-type]
+            return count
+    return _plus(total, value)
 
 
 def token_count(value: int | float) -> int | str:
@@ -309,31 +323,39 @@ class TraceBuilder:
         found = tokens(usage)
         for key, value in found.items():
             total = self.totals.get(key)
-            self.totals[key] = value if total is None else total + value
+            self.totals[key] = value if total is None else _added(total, value)
             if span is not None and span.kind == SPAN_KIND_CLIENT:  # (summed as the run's totals are)
                 held = span.usage.get(key)
-                span.usage[key] = value if held is None else held + value
+                span.usage[key] = value if held is None else _added(held, value)
                 span.attributes[key] = token_count(span.usage[key])
 
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
-        name = tool_name(payload) or "unknown"
-        cid = call_id(payload)
+        name, cid = tool_name(payload) or "unknown", call_id(payload)
+        self.open_calls.open(cid, name, self._tool_span(name, cid, now), payload)
+
+    def _tool_span(self, name: str, cid: str | None, now: int | None) -> Span:
+        """A new ``execute_tool`` span of tool ``name`` and call id ``cid``, begun at ``now`` (else the latest time)."""
         span = Span(_hex(self.trace_id, "tool", cid or "", self.made, size=8), f"execute_tool {name}",
                     SPAN_KIND_INTERNAL, now if now is not None else self.last_nanos)
         span.attributes.update({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
                                 "gen_ai.tool.type": "function"})
         if cid:
             span.attributes["gen_ai.tool.call.id"] = cid
-        self.open_calls.open(cid, name, span, payload)
         if self.run_id:
             span.attributes["gen_ai.conversation.id"] = as_text(self.run_id)
         self.spans.append(span)
         self.made += 1
+        return span
 
     def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None, event: dict[str, Any]) -> None:
-        span = self.open_calls.close(call_id(payload), tool_name(payload))
+        cid, name = call_id(payload), tool_name(payload)
+        span = self.open_calls.close(cid, name)
         if span is None:
-            return  # a result without its call (heal drops these), or one of a call answered already: nothing to time
+            if etype == TOOL_UNANSWERED or (cid and cid in self.open_calls.answered):
+                return  # the result of a call answered already, written again (or heal's mark of none): no other call
+            # a result without its call: a call of its own, as report counts it (``unknown`` when it names no tool),
+            # of no length, at the result's time
+            span = self._tool_span(name or "unknown", cid, now)
         self._stretch(span, now)
         if etype == TOOL_UNANSWERED:
             span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was read")
@@ -351,24 +373,29 @@ class TraceBuilder:
             span.end = now
 
     # the requests -----------------------------------------------------------------------------------
-    def finished(self) -> dict[str, Any] | None:
-        """A request of the spans that are finished (no tool result or later part of a response can change them),
-        when ``SPANS_PER_REQUEST`` or more are held; they are let go. None: too few held, or none finished yet."""
+    def finished(self) -> list[dict[str, Any]]:
+        """Requests of the spans that are finished (no tool result or later part of a response can change them), of
+        at most ``SPANS_PER_REQUEST`` spans each, when ``SPANS_PER_REQUEST`` or more are held; they are let go. None
+        (an empty list): too few held, or none finished yet."""
         if len(self.spans) < self.check_at:
-            return None
+            return []
         still = {id(span) for span in self.open_calls}
         still.add(id(self.chat))
         done = [span for span in self.spans if id(span) not in still]
         self.spans = [span for span in self.spans if id(span) in still]
         self.check_at = len(self.spans) + SPANS_PER_REQUEST  # (many open: looked at again only once as many more came)
-        return self._request([self._span(s, self.root.span_id, self.root.start or 0) for s in done]) if done else None
+        start = self.root.start or 0
+        return [self._request([self._span(s, self.root.span_id, start) for s in done[i:i + SPANS_PER_REQUEST]])
+                for i in range(0, len(done), SPANS_PER_REQUEST)]
 
     @property
     def time_unknown(self) -> bool:
         """Does the run tell no time at all (its spans written at 0, OTLP's unset value)?"""
         return self.root.start is None
 
-    def request(self) -> dict[str, Any]:
+    def requests(self) -> list[dict[str, Any]]:
+        """The run's last requests, at its end: the spans still held (calls still open among them), at most
+        ``SPANS_PER_REQUEST`` to a request, the last one with the run's own span first (its totals known now)."""
         root = self.root
         attrs = root.attributes
         attrs["gen_ai.operation.name"] = "invoke_agent"
@@ -399,7 +426,13 @@ class TraceBuilder:
             self._stretch(span, self.last_nanos)
             span.fail(TOOL_UNANSWERED, "the run ended before this tool call got a result")
         start = root.start if root.start is not None else 0
-        return self._request([self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in self.spans])
+        held, self.spans = self.spans, []
+        in_last = (len(held) + 1) % SPANS_PER_REQUEST or SPANS_PER_REQUEST  # (the run's own span among them)
+        last = len(held) - (in_last - 1)
+        out = [self._request([self._span(s, root.span_id, start) for s in held[i:i + SPANS_PER_REQUEST]])
+               for i in range(0, last, SPANS_PER_REQUEST)]
+        out.append(self._request([self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in held[last:]]))
+        return out
 
     def _request(self, out: list[dict[str, Any]]) -> dict[str, Any]:
         """An ExportTraceServiceRequest of the spans ``out``, under the run's resource."""
