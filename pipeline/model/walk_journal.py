@@ -482,7 +482,7 @@ def _scan(path: str, at: str | None, max_line_bytes: int) -> JournalScan:
         read.close()
 
 
-def _whole(chunks: Iterable[bytes], limit: int) -> bytes | None:
+def whole_written(chunks: Iterable[bytes], limit: int) -> bytes | None:
     """All the bytes of ``chunks``, or None as soon as there are more than ``limit`` (not read further)."""
     parts: list[bytes] = []
     size = 0
@@ -512,7 +512,7 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         # one JSON document (an artifact, an array): read whole, as `read` does
         if named:  # JSON lines in it: told from its head, as `read` tells them, not read whole
             _refuse_json_lines(path, read, bom, max_line_bytes)
-        whole_input = _whole(read.look(keep=False), max_line_bytes)
+        whole_input = whole_written(read.look(keep=False), max_line_bytes)
         if whole_input is None:  # as `read` reads it: not past the limit, and one error for the input
             too_long = document_too_long(max_line_bytes)
             raise _unreadable(path, f"it is {too_long.pop('what')}", line=1, offset=bom, cause="E_JSONL_LINE_TOO_LONG",
@@ -651,7 +651,7 @@ def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:
     try:
         head, whole = _head(read, max_line_bytes)
         if whole or head_format(head) == DOCUMENT:
-            data = _whole(read.look(keep=False), max_line_bytes)
+            data = whole_written(read.look(keep=False), max_line_bytes)
             try:
                 value = exactjson.loads(exactjson.skip_bom(data)[0]) if data is not None else None
             except orjson.JSONDecodeError:

@@ -135,7 +135,7 @@ def maybe_number(value: float | None) -> int | float | None:
 _EXACT_WHOLE = 2 ** 53  # below it a double holds every whole number, and a sum of doubles the whole part exactly
 
 
-def _plus(total: int | float, value: int | float) -> int | float:
+def exact_plus(total: int | float, value: int | float) -> int | float:
     """A sum of counts or amounts: exact while every one is an int, and where a double would round it (a sum of
     2**53 or more with a float in it, or floats adding up past the largest double) the numbers as written added up
     exactly (``_exact_sum``)."""
@@ -149,7 +149,7 @@ def _plus(total: int | float, value: int | float) -> int | float:
 
 
 def _sum(values: list[int | float], start: int | float = 0) -> int | float:
-    """``start`` plus each of ``values`` in turn, as ``_plus`` adds them: by C-level adds while the sum is an int or a
+    """``start`` plus each of ``values`` in turn, as ``exact_plus`` adds them: by C-level adds while the sum is an int or a
     float a double holds the whole part of (as it is but for sums of 2**53 or more), else ``_exact_sum`` of them all."""
     try:
         total = functools.reduce(operator.add, values, start)
@@ -299,7 +299,7 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
             if held is None:
                 continue
             if number_.__class__ is exactjson.ExactNumber and not math.isfinite(number_) and number_ > 0:
-                number_ = _whole(number_)
+                number_ = whole_written(number_)
             elif number_.__class__ is int and number_ >= _COUNT_LIMIT:
                 number_ = None
             if number_ is None:
@@ -376,7 +376,7 @@ def _all_counts(values: list[Any]) -> bool:
     return min(values) >= 0 and max(values) < _COUNT_LIMIT  # type: ignore[no-any-return]
 
 
-def _whole(number_: exactjson.ExactNumber) -> int | None:
+def whole_written(number_: exactjson.ExactNumber) -> int | None:
     """The whole number a number beyond a double writes (``1e400``: 10**400), if it is one of fewer than
     ``COUNT_DIGITS`` digits; else None."""
     from decimal import Decimal  # here: only such a number gets this far
@@ -637,7 +637,7 @@ class RunTally:
         if usage:
             counts: Any = self.event_usage  # token counts stay ints, costs floats
             for key, number_ in usage.items():
-                counts[key] = _plus(counts[key], number_)
+                counts[key] = exact_plus(counts[key], number_)
             counts["_seen"] += 1
 
     def _noted_usage(self, index: int | None, value: Any) -> dict[str, float] | None:
@@ -903,7 +903,7 @@ def _add_call(stats: dict[str, Any], calls: int, ok: int, error: int, duration: 
     stats["ok"] += ok
     stats["error"] += error
     if duration is not None:
-        stats["durationMs"] = duration if stats["durationMs"] is None else _plus(stats["durationMs"], duration)
+        stats["durationMs"] = duration if stats["durationMs"] is None else exact_plus(stats["durationMs"], duration)
     if longest is not None:
         stats["maxMs"] = longest if stats["maxMs"] is None else max(stats["maxMs"], longest)
 
@@ -1020,13 +1020,13 @@ class Aggregate:
         usage = s["usage"]
         if usage is not None:
             self.with_usage += 1
-            self.tokens_in = _plus(self.tokens_in, usage["inputTokens"])
-            self.tokens_out = _plus(self.tokens_out, usage["outputTokens"])
+            self.tokens_in = exact_plus(self.tokens_in, usage["inputTokens"])
+            self.tokens_out = exact_plus(self.tokens_out, usage["outputTokens"])
             if usage["costUsd"] is not None:
                 self.costs.append(usage["costUsd"])
             for key in CACHE_TOKENS:  # (in a run's usage when some usage object of it counted them)
                 if key in usage:
-                    self.cached[key] = _plus(self.cached.get(key, 0), usage[key])
+                    self.cached[key] = exact_plus(self.cached.get(key, 0), usage[key])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
         starts, ends = s.get("startedAt"), s.get("endedAt")
@@ -1196,13 +1196,13 @@ def tokens_in(usage: dict[str, Any]) -> int | float:
     total = usage["inputTokens"]
     for key in CACHE_TOKENS:
         if key in usage:
-            total = _plus(total, usage[key])
+            total = exact_plus(total, usage[key])
     return total
 
 
 def all_tokens(usage: dict[str, Any]) -> int | float:
     """A run's (or all runs') tokens in (the cache's too: ``tokens_in``) and out, added up exactly."""
-    return _plus(tokens_in(usage), usage["outputTokens"])
+    return exact_plus(tokens_in(usage), usage["outputTokens"])
 
 
 def format_tokens_in(usage: dict[str, Any], count: Callable[[Any], str] | None = None) -> str:

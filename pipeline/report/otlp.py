@@ -72,11 +72,11 @@ from replay.pipeline.model.toolcalls import (
 from replay.pipeline.report.model import (
     CACHE_TOKENS,
     CANONICAL_TYPES,
-    _plus,
-    _whole,
     as_text,
     combined_usage,
     error_of,
+    exact_plus,
+    whole_written,
     written_int,
 )
 
@@ -130,14 +130,14 @@ def tokens(usage: Any) -> dict[str, int | float]:
 
 
 def _added(total: int | float, value: int | float) -> int | float:
-    """Two token counts added up as ``report`` adds them (``_plus``: exactly; ``1e400`` and 1 make 10**400 + 1, not
-    infinity). A count report holds none of (``1e5000``: a whole number of too many digits to print, ``_whole``) keeps
+    """Two token counts added up as ``report`` adds them (``exact_plus``: exactly; ``1e400`` and 1 make 10**400 + 1, not
+    infinity). A count report holds none of (``1e5000``: a whole number of too many digits to print, ``whole_written``) keeps
     the sum at that count, as read."""
     for count in (total, value):
         if isinstance(count, float) and not math.isfinite(count) and (getattr(count, "text", None) is None
-                                                                     or _whole(count) is None):  # type: ignore[arg-type]
+                                                                     or whole_written(count) is None):  # type: ignore[arg-type]
             return count
-    return _plus(total, value)
+    return exact_plus(total, value)
 
 
 def token_count(value: int | float) -> int | str:

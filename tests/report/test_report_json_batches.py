@@ -35,7 +35,7 @@ def _document(runs: list[dict]) -> bytes:
         streamed.close()
 
 
-def _whole(runs: list[dict]) -> bytes:
+def whole_written(runs: list[dict]) -> bytes:
     return exactjson.dumps({"runs": [public_run(r) for r in runs], "aggregate": AGG}, option=orjson.OPT_INDENT_2) + b"\n"
 
 
@@ -45,9 +45,9 @@ def test_batches_alone_and_in_pieces_write_the_document_encoded_at_once():
     runs[150]["prompt"] = "half \ud83d a pair"  # another (the standard library writes it)
     runs[100] = _run(100, CALLS_A_PIECE + 5)  # a run of many calls, a piece at a time, between batches
     runs[101] = _run(101, CALLS_A_PIECE // 2)  # a batch cut short by its calls
-    assert _document(runs) == _whole(runs)
-    assert _document(runs[:1]) == _whole(runs[:1])
-    assert _document([]) == _whole([])
+    assert _document(runs) == whole_written(runs)
+    assert _document(runs[:1]) == whole_written(runs[:1])
+    assert _document([]) == whole_written([])
 
 
 odd = st.one_of(st.none(), st.integers(min_value=-(2 ** 70), max_value=2 ** 70), st.floats(allow_nan=False,
@@ -59,4 +59,4 @@ odd = st.one_of(st.none(), st.integers(min_value=-(2 ** 70), max_value=2 ** 70),
 def test_any_runs_write_the_document_encoded_at_once(shapes: list):
     runs = [_run(k, calls, exactjson.loads(value) if value == "1e400" else value)
             for k, (calls, value) in enumerate(shapes)]
-    assert _document(runs) == _whole(runs)
+    assert _document(runs) == whole_written(runs)

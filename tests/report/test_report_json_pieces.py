@@ -29,7 +29,7 @@ def _run(listed: list, prompt: object = None, errors: list | None = None) -> dic
                                                           "calls": listed}, "errors": errors or [], "usage": None}
 
 
-def _whole(run: dict) -> bytes:
+def whole_written(run: dict) -> bytes:
     return exactjson.dumps(run, option=orjson.OPT_INDENT_2)
 
 
@@ -37,7 +37,7 @@ def _whole(run: dict) -> bytes:
 @given(calls, st.integers(min_value=1, max_value=5), values, errors)
 def test_the_pieces_joined_are_the_run_encoded_whole(listed: list, size: int, prompt: object, failed: list):
     run = _run(listed, prompt, failed)
-    assert b"".join(run_pieces(run, size)) == _whole(run)
+    assert b"".join(run_pieces(run, size)) == whole_written(run)
 
 
 def test_a_run_of_many_calls_is_encoded_in_many_pieces_as_it_is_whole():
@@ -45,8 +45,8 @@ def test_a_run_of_many_calls_is_encoded_in_many_pieces_as_it_is_whole():
               for k in range(10_000)]
     run = _run(listed)
     pieces = list(run_pieces(run))
-    assert len(pieces) > 4 and max(map(len, pieces)) < len(_whole(run)) // 4
-    assert b"".join(pieces) == _whole(run)
+    assert len(pieces) > 4 and max(map(len, pieces)) < len(whole_written(run)) // 4
+    assert b"".join(pieces) == whole_written(run)
     streamed = Streamed()  # (as the report writes it: indented into the runs)
     try:
         streamed.add(run)
@@ -69,8 +69,8 @@ def test_a_run_of_many_errors_is_encoded_in_many_pieces_as_it_is_whole():
                "toolName": "bash"} for k in range(10_000)]
     for run in (_run(listed, None, failed), _run(listed[:3], None, failed)):
         pieces = list(run_pieces(run))
-        assert max(map(len, pieces)) < len(_whole(run)) // 4
-        assert b"".join(pieces) == _whole(run)
+        assert max(map(len, pieces)) < len(whole_written(run)) // 4
+        assert b"".join(pieces) == whole_written(run)
     streamed = Streamed()  # (a run of few calls and many errors is written alone too, among runs written together)
     runs = [_run(listed[:3]), _run(listed[:3], None, failed), _run(listed[:3], None, failed[:3])]
     try:

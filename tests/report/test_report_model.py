@@ -694,9 +694,9 @@ def test_a_whole_number_of_milliseconds_reads_the_same_from_the_memo(ms):
                                     [1.7e308, 0.5, 1.7e308, 10**400], [10**400, 0.5], [2**53, 1.0, 1.0]], ids=[f"values{i}" for i in range(8)])
 @pytest.mark.parametrize("start", [0, 0.0, 10**400], ids=["0", "0.0", "10**400"])
 def test_a_sum_by_c_level_adds_is_the_sum_of_plus_in_turn(values, start):
-    """``_sum`` adds by C-level adds while the sum is a finite number, and as ``_plus`` does (exactly, in whole
-    numbers) past a double: the same value, of the same type, as ``_plus`` one value at a time."""
-    expected = functools.reduce(model._plus, values, start)
+    """``_sum`` adds by C-level adds while the sum is a finite number, and as ``exact_plus`` does (exactly, in whole
+    numbers) past a double: the same value, of the same type, as ``exact_plus`` one value at a time."""
+    expected = functools.reduce(model.exact_plus, values, start)
     got = model._sum(values, start)
     assert (type(got), got) == (type(expected), expected)
 
