@@ -10,11 +10,11 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import READ_WHOLE, Batch, duplicate_key_note
-from replay.pipeline.engine.errors import ReplayError, diagnostic
+from replay.pipeline.engine.errors import PipeClosed, ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.fdio import FdReader, file_removed
+from replay.pipeline.io.fdio import FdReader, file_removed, silence_stdout, stdout_reader_gone
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
@@ -419,6 +419,9 @@ class ReadJournal(Source):
                         told_removed = True
                         self._removed(source, cutter.offset)
                     await out.drain()
+                    if stdout_reader_gone():  # (`read --follow x | head -1`: ends now, as a closed pipe ends a read,
+                        silence_stdout()  # not at the file's next write, which may never come; exit 0, not a word)
+                        raise PipeClosed()
                     await anyio.sleep(self.config["poll_seconds"])
                 else:
                     break

@@ -343,6 +343,27 @@ def silence_stdout() -> None:
         pass
 
 
+def stdout_reader_gone() -> bool:
+    """Has the reader of a stdout that is a pipe or socket gone away (``x | head -1`` after its line)? Asked while
+    nothing is written (``read --follow`` waiting on a quiet file), where no write would tell it: a pipe whose read end
+    closed reports POLLERR on its write end (Linux), a socket whose peer left POLLHUP. False for a terminal, a file,
+    one share of a bigger command (its buffer) and where poll is not had."""
+    import select
+
+    if stdout_capture() is not None or not hasattr(select, "poll"):
+        return False
+    try:
+        fd = sys.stdout.fileno()
+        if fd_kind(fd) != "pipe":
+            return False
+        poller = select.poll()
+        poller.register(fd, 0)  # (no events asked: POLLERR and POLLHUP are always reported)
+        ready = poller.poll(0)
+    except (AttributeError, OSError, ValueError):
+        return False
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in ready)
+
+
 class _BufferWriter:
     def __init__(self, buffer: bytearray) -> None:
         self.buffer = buffer
