@@ -210,12 +210,14 @@ class ReadJournal(Source):
                 if self.config["start_offset"] > 0:
                     await self._read_from(path, source, out)
                     continue
-                async with open_journal(path, self.config["follow"]) as reader:
-                    named = path.endswith(DOCUMENT_SUFFIXES) and self.config["documents"]
+                named = path.endswith(DOCUMENT_SUFFIXES) and self.config["documents"]
+                # (a named .json file is one JSON document: not followed, read whole as without --follow)
+                follow = self.config["follow"] and not named
+                async with open_journal(path, follow) as reader:
                     if self.config["json_files"] == "whole" and named:
                         await self._read_whole(reader, source, out)
                     else:
-                        await self._read_one(reader, source, out, named, path == STDIN)
+                        await self._read_one(reader, source, out, named, path == STDIN, follow)
             except ReplayError as exc:
                 if exc.code not in ("E_INPUT_UNREADABLE", "E_GZIP_INVALID"):
                     raise
@@ -342,16 +344,16 @@ class ReadJournal(Source):
                           stage=self.id, **refusal)
 
     async def _read_one(self, reader: Reader, source: str, out: Output, named_document: bool = False,
-                        on_stdin: bool = False) -> None:
+                        on_stdin: bool = False, follow: bool = False) -> None:
         """One journal: decide its format from the head, then stream its lines (or its document); with --follow, go
         on reading the lines written after. A file named as one JSON document (``.json``) that reads as one, not as
         lines, but does not parse is E_ARTIFACT_JSON_INVALID, as validate says: not a journal whose last line was
         cut off (its lines are no records), so nothing of it is healed into something made up. So is stdin whose
         head opens a document over lines (``head_format``: DOCUMENT, held whole as a file's is) when it ends inside
         that document (cut off mid-write). Pretty-printed records one after another (`jq . run.jsonl |`) are no
-        document cut off (its text goes on after the first record): they stay lines, for join_split_records."""
+        document cut off (its text goes on after the first record): they stay lines, for join_split_records. ``follow``:
+        go on reading what is written after (``read --follow``; never a named .json file: read whole)."""
         limit = self.config["max_line_bytes"]
-        follow = self.config["follow"]
         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
         head_parts: list[bytes] = []  # the head as it is read
         fed = False  # has the cutter the head?
@@ -360,7 +362,7 @@ class ReadJournal(Source):
         # waits only while it has nothing more.
         idle = reader.may_wait
         try:
-            whole = named_document and not follow  # (a named .json file is one JSON document, whatever its lines)
+            whole = named_document  # (a named .json file is one JSON document, whatever its lines)
             documents = self.config["documents"]  # (false: JSON lines whatever the head looks like)
             head, eof, kind, lines_fault = await self._read_head(reader, limit, head_parts, whole, lines=not documents)
             fed = True
@@ -368,7 +370,7 @@ class ReadJournal(Source):
             head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
             if eof and documents:  # all of it is read: one JSON text, maybe
                 value, fault = parsed = _parsed(head)
-                if named_document and not follow and fault is None and (refusal := named_document_refusal(value)) is not None:
+                if named_document and fault is None and (refusal := named_document_refusal(value)) is not None:
                     await self._send([self._refused(source, refusal, value, cutter.offset)], out)
                     return
                 if fault is None and is_document(value):
