@@ -402,21 +402,22 @@ class ReadJournal(Source):
                 return
             at_end = eof  # the last read found nothing more
             told_removed = False  # (--follow: the file's removal is said once)
+            rewind = getattr(reader, "rewind_if_truncated", None) if follow else None
             while True:
                 idle = at_end or reader.may_wait
+                # (asked before each read, not after one that found nothing: a file truncated and written past where
+                # the read had got to between two looks is told by the bytes before that place, ``FdReader``)
+                if rewind is not None and rewind():  # the file was truncated: it starts over, as `tail -f` reads it
+                    await self._send(cutter.finish(), out)  # a line it cut off was torn
+                    if self.log is not None:
+                        self.log.warning("read.truncated", code="E_INPUT_TRUNCATED", source=source, offset=cutter.offset,
+                                         message=f"{source} was truncated; reading it again from its start")
+                    cutter = self._cutter = LineCutter(source, limit, self.batch_events)  # (its mark: a line's)
                 data = await reader.read(self.chunk)
                 idle = at_end = not data
                 if data:
                     await self._send(cutter.feed(data), out, pause=(follow or reader.may_wait) and len(data) < self.chunk)
                 elif follow:
-                    rewind = getattr(reader, "rewind_if_truncated", None)
-                    if rewind is not None and rewind():  # the file was truncated: it starts over, as `tail -f` reads it
-                        await self._send(cutter.finish(), out)  # a line it cut off was torn
-                        if self.log is not None:
-                            self.log.warning("read.truncated", code="E_INPUT_TRUNCATED", source=source, offset=cutter.offset,
-                                             message=f"{source} was truncated; reading it again from its start")
-                        cutter = self._cutter = LineCutter(source, limit, self.batch_events)  # (its mark: a line's)
-                        continue
                     if not told_removed and file_removed(reader):  # (tail -f's wait, with a word of why nothing comes)
                         told_removed = True
                         self._removed(source, cutter.offset)

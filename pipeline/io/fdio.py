@@ -70,25 +70,36 @@ async def nonblocking(fd: int, kind: str) -> AsyncIterator[None]:
             os.set_blocking(fd, was_blocking)
 
 
-class FdReader:
-    """``await read(n)``: at most n bytes, b"" at end of input."""
+SEEN_BYTES = 64  # (``FdReader(follow=True)``) the last bytes read of a followed file, kept to tell it was rewritten
 
-    def __init__(self, fd: int, kind: str | None = None) -> None:
+
+class FdReader:
+    """``await read(n)``: at most n bytes, b"" at end of input. ``follow``: a file still being written (``read
+    --follow``), whose last ``SEEN_BYTES`` read are kept for ``rewind_if_truncated``."""
+
+    def __init__(self, fd: int, kind: str | None = None, follow: bool = False) -> None:
         self.fd = fd
         self.kind = kind or fd_kind(fd)
         self.may_wait = self.kind != "file"
+        self.follow = follow
+        self.seen = b""  # (follow) the last bytes read, up to SEEN_BYTES, which end where the read has got to
 
     def rewind_if_truncated(self) -> bool:
-        """A regular file now shorter than what was read of it (truncated, as a log is when it starts over): read it
-        again from its start, as ``tail -f`` does. True when it was rewound."""
+        """A regular file now shorter than what was read of it (truncated, as a log is when it starts over), or (with
+        ``follow``) whose bytes before where the read has got to are no longer those read there (truncated and written
+        again past that place between two looks: resumed there, the read would start mid-line): read it again from its
+        start, as ``tail -f`` does (which misses the second). True when it was rewound."""
         if self.kind != "file":
             return False
         try:
-            if os.fstat(self.fd).st_size >= os.lseek(self.fd, 0, os.SEEK_CUR):
+            at = os.lseek(self.fd, 0, os.SEEK_CUR)
+            if os.fstat(self.fd).st_size >= at and (
+                    not self.seen or os.pread(self.fd, len(self.seen), at - len(self.seen)) == self.seen):
                 return False
             os.lseek(self.fd, 0, os.SEEK_SET)
         except OSError:
             return False
+        self.seen = b""
         return True
 
     def removed(self) -> bool:
@@ -104,6 +115,8 @@ class FdReader:
     async def read(self, n: int) -> bytes:
         if self.kind == "file":
             data = os.read(self.fd, n)
+            if self.follow and data:
+                self.seen = (self.seen + data)[-SEEN_BYTES:] if len(data) < SEEN_BYTES else data[-SEEN_BYTES:]
             await anyio.lowlevel.checkpoint()
             return data
         if self.kind == "tty":  # (left blocking: the terminal is the shell's too) awaited until a line is typed, so

@@ -434,7 +434,7 @@ async def open_journal(path: str, follow: bool = False) -> AsyncIterator[Reader]
             yield await _decoded(remote, path)
         return
     with nullcontext(sys.stdin.fileno()) if path == STDIN else opened(path) as fd:  # (stdin: not closed after)
-        raw = FdReader(fd)
+        raw = FdReader(fd, follow=follow)
         async with nonblocking(fd, raw.kind):
             yield await _decoded(raw, "<stdin>" if path == STDIN else path, follow)
 
