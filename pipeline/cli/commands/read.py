@@ -76,7 +76,7 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     bound, add = _dialect_stages(dialect, documents=True)
     # (another agent's log read whole from a file is named after it: a source line keeps that name down the pipe)
     bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True,
-              "read.mark_named_documents": True}
+              "read.mark_named_documents": True, "read.heal_records": True}
     if "dialect" in add:  # a document's records as lines are held to their end as read holds a document whole
         add["dialect"]["hold_bytes"] = max_line_bytes
     return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
