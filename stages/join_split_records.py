@@ -6,9 +6,13 @@ pretty-printed. Each piece alone is not JSON, so ``parse`` would report every on
 the record. This stage sits between ``read`` and ``parse`` (``heal.toml``, ``heal-dir.toml``), on
 raw lines, and puts such a record back on one line:
 
-- consecutive lines of one input are joined when **each is invalid JSON on its own** (the first one
-  begins with ``{``; a blank line may only come between two others) and **their join is one JSON
-  object**. A line that is valid JSON on its own is never joined, whatever surrounds it.
+- consecutive lines of one input are joined when **none is a record on its own** and **their join is
+  one JSON object**. The first is invalid JSON alone and begins with ``{`` (a blank line may only
+  come between two others); a later one may be valid alone if it is no record: a scalar, an array or
+  ``{}`` (the last element of a pretty-printed array, ``"y"``, ``2``, ``null``, ``[]``, ``{}``, is
+  such a line). A line that is an object with a key on its own is a record, never joined, whatever
+  surrounds it (a pretty-printer writes no such line inside a record: it breaks every object that is
+  not empty).
 - a newline between two tokens of the record is whitespace and stays so (as a space); a newline
   inside a string is the one the writer forgot to escape, and becomes ``\\n`` (``\\r`` likewise).
 - the joined record is one line at the first piece's line number and byte offset: the pieces'
@@ -51,14 +55,15 @@ class _Line:
     raw: bytes
     line: int | None
     offset: int | None
-    valid: bool  # JSON on its own (any value): never joined
+    valid: bool  # JSON on its own (any value): never the first piece of a join
+    record: bool  # an object with a key, on its own: never joined
     tail: bool = False  # its input's last line, with no newline after it
 
 
 @register("join_split_records")
 class JoinSplitRecords(Transform):
-    summary = ("Rejoin a record written across several lines (each line invalid JSON alone, their join one object; "
-               "a raw newline in a string is escaped); each join logged. Put it between read and parse.")
+    summary = ("Rejoin a record written across several lines (the first invalid JSON alone, none a record alone, their "
+               "join one object; a raw newline in a string is escaped); each join logged. Put it between read and parse.")
     options = {
         "max_lines": Option(int, 10_000, "most lines one record may have been split into", minimum=1),
         "max_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "most bytes one split record may have (the pieces together)", minimum=1),
@@ -71,7 +76,7 @@ class JoinSplitRecords(Transform):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.source: str | None = None
-        self.held: list[_Line] = []  # the pieces of a record being gathered (all invalid alone)
+        self.held: list[_Line] = []  # the pieces of a record being gathered (none a record alone)
         self.held_bytes = 0
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
@@ -91,7 +96,8 @@ class JoinSplitRecords(Transform):
         for i, raw in enumerate(batch.raws):
             assert raw is not None
             value = _value(raw)
-            lines.append(_Line(raw, batch.lines[i], batch.offsets[i], value is not _INVALID, batch.tail_open and i == last))
+            lines.append(_Line(raw, batch.lines[i], batch.offsets[i], value is not _INVALID, isinstance(value, dict) and bool(value),
+                               batch.tail_open and i == last))
         done: list[_Line | tuple[bytes, _Line]] = []
         self._process(deque(lines), done)
         out += self._batches(done) if done else []
@@ -116,8 +122,8 @@ class JoinSplitRecords(Transform):
                 else:
                     done.append(line)
                 continue
-            if line.valid or len(self.held) >= max_lines or self.held_bytes + len(line.raw) + 1 > max_bytes:
-                self._give_up(todo, done, then=line)  # a valid line ends the gathering; it is never a piece
+            if line.record or len(self.held) >= max_lines or self.held_bytes + len(line.raw) + 1 > max_bytes:
+                self._give_up(todo, done, then=line)  # a record ends the gathering; it is never a piece
                 continue
             self.held.append(line)
             self.held_bytes += len(line.raw) + 1

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.io.journals import LineCutter
 from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.stages.dialect import MapDialect
 from replay.stages.heal_summary import SummarizeRepairs
@@ -100,6 +101,49 @@ def _not_json(raw: bytes) -> bool:
     return False
 
 
+def test_a_pretty_printed_array_s_last_element_valid_alone_is_a_piece_of_the_record():
+    """`jq .` writes an array's last element on a line of its own, with no comma: `"y"`, `2`, `true`, `null`, `{}`,
+    `[]` are JSON alone. Such a line ended the join (a line valid alone was never joined): every piece was reported and
+    the record lost. No such line is a record (an object with a key), so it goes on a join that is open."""
+    record = {"seq": 1, "type": "run_started", "payload": {"s": ["x", "y"], "n": [1, 2], "b": [False, True], "z": [None],
+                                                            "o": [{"k": 1}, {}], "a": [[1], []], "deep": [[[0.5]]]}}
+    after = b'{"seq": 2}'
+    pretty = json.dumps(record, indent=2).encode().splitlines()
+    assert [p.strip() for p in pretty if not _not_json(p)] == [b'"y"', b"2", b"true", b"null", b"{}", b"1", b"[]", b"0.5"]
+    for batch_events in (1, 3, 64):
+        rows, repairs = joined(join([*pretty, after]), batch_events)
+        assert [orjson.loads(raw) for raw, _, _ in rows] == [record, {"seq": 2}]
+        assert [line for _, line, _ in rows] == [1, len(pretty) + 1]
+        (entry,) = repairs
+        assert entry["joined"] == len(pretty) and "between its tokens" in entry["message"]
+    # a line of a tool's output that is JSON alone (a number), written with its newlines unescaped, is a piece too
+    split = b'{"type": "user", "toolUseResult": "exit code\n0\nend"}'
+    rows, repairs = joined(join([b'{"a": 1}', split, b'{"b": 2}']))
+    assert [raw for raw, _, _ in rows] == [b'{"a": 1}', split.replace(b"\n", b"\\n"), b'{"b": 2}']
+    assert len(repairs) == 1 and "inside a string" in repairs[0]["message"]
+
+
+def test_a_join_with_pieces_valid_alone_is_held_to_max_bytes_and_to_one_object():
+    pretty = json.dumps({"s": ["x", "y"]}, indent=2).encode()
+    one_line = pretty.replace(b"\n", b" ")
+    for limit, joins in ((len(one_line) - 1, 0), (len(one_line), 1)):
+        result = run_inline([JoinSplitRecords(max_bytes=limit)], batches_of(pretty + b"\n", "log.jsonl", 4))
+        rows = [raw for b in result.batches for raw in b.raws]
+        assert (rows == [one_line]) == bool(joins) and len(result.side.get("repairs", [])) == joins
+    # pieces valid alone that make more than one value with the others, or none, are passed on as they were
+    for data in (b'{"a":\n2\n}{"b": 1}\n', b'{"a": [\n"y"\n]]}\n', b'{"a": [\n"y"\n"z"\n]}\n', b'{"a": [\n{}\n{}\n]}\n'):
+        rows, repairs = joined(data)
+        assert repairs == [] and [raw for raw, _, _ in rows] == data.splitlines(), data
+
+
+def _record(raw: bytes) -> bool:
+    """Is the line a record on its own (an object with a key), which no join takes?"""
+    if _not_json(raw):
+        return False
+    value = exactjson.loads(raw)
+    return isinstance(value, dict) and bool(value)
+
+
 def test_pieces_arriving_in_separate_batches_and_at_the_end_of_the_input_are_joined():
     lines = CLAUDE.read_bytes().splitlines()
     broken = unescaped(lines[8])
@@ -135,17 +179,17 @@ def test_a_split_record_cut_off_is_left_for_parse_to_report():
 
 
 # never joined ---------------------------------------------------------------------------------------------
-def test_lines_valid_on_their_own_are_never_joined():
+def test_records_on_their_own_are_never_joined():
     lines = CLAUDE.read_bytes().splitlines()
     head, tail = unescaped(lines[8]).split(b"\n", 1)
     # the pieces of the split record with a valid record between them: nothing may be joined over it
     data = join([lines[0], head, lines[1], tail, lines[2]])
     rows, repairs = joined(data)
     assert repairs == [] and [raw for raw, _, _ in rows] == data.splitlines()
-    # a piece that is JSON alone (a number on a line of its own) ends the record: nothing is joined
-    split = b'{"type": "user", "toolUseResult": "exit code\n0\nend"}'
-    rows, repairs = joined(join([lines[0], split, lines[1]]))
-    assert repairs == [] and len(rows) == 5
+    # an object with a key among the pieces, where a value may come, is a record too: nothing is joined over it
+    data = join([b'{"a": [', b'{"b": 1}', b"]}", b'{"a": {"k":', b'{"b": 1}', b"}}"])
+    rows, repairs = joined(data)
+    assert repairs == [] and [raw for raw, _, _ in rows] == data.splitlines()
     # valid records that look like halves are still records
     rows, repairs = joined(join([b'{"a": "x"}', b'{"b": "y"}', b"{}", b'{"c": [1, {"d": 2}]}']))
     assert repairs == [] and len(rows) == 4
@@ -228,11 +272,11 @@ def test_split_records_are_joined_and_nothing_else_is(items: list[tuple[bool, di
     line_no = 1
     joins = 0
     for split, record, pieces in expected:
-        if split and all(_not_json(p) for p in pieces):
+        if split and not any(_record(p) for p in pieces):
             raw, line, _ = next(got)
             assert (exactjson.loads(raw), line) == (record, line_no)  # one record again, where it began
             joins += 1
-        else:  # whole, or split with a piece that is JSON alone: every line as it was
+        else:  # whole, or split with a piece that is a record alone: every line as it was
             for k, piece in enumerate(pieces):
                 assert next(got)[:2] == (piece, line_no + k)
         line_no += len(pieces)
@@ -241,14 +285,35 @@ def test_split_records_are_joined_and_nothing_else_is(items: list[tuple[bool, di
 
 
 @SETTINGS
-@given(st.lists(st.one_of(record_lines(), st.sampled_from([b"{", b"}", b'"a": 1,', b"", b"{oops", b'{"a": "x', b'y"}'])),
+@given(st.lists(st.tuples(st.booleans(), records), max_size=12), st.integers(1, 8), st.sampled_from([1, 2, 4]))
+def test_a_journal_pretty_printed_record_by_record_is_the_compact_journal_again(items: list[tuple[bool, dict[str, Any]]],
+                                                                                batch_events: int, indent: int):
+    """`jq . run.jsonl` (``json.dumps(record, indent=...)``), some records or all: each record is one line again, at
+    its first line, the very value, whatever it holds (arrays of scalars, empty arrays and objects, nesting); one repair
+    for each record that took more than one line, none for the rest."""
+    written = [json.dumps(r, indent=indent if pretty else None, ensure_ascii=False).encode() for pretty, r in items]
+    cutter = LineCutter("log.jsonl", batch_events=batch_events)  # (lines, as read cuts them: never one document)
+    batches = [b for b in cutter.feed(join(written) if written else b"") + cutter.finish() if isinstance(b, Batch)]
+    result = run_inline([JoinSplitRecords()], batches)
+    rows = [(raw, line) for b in result.batches for raw, line in zip(b.raws, b.lines, strict=True)]
+    starts = [1 + sum(w.count(b"\n") + 1 for w in written[:k]) for k in range(len(written))]
+    assert [(exactjson.loads(raw), line) for raw, line in rows] == [(r, at) for (_, r), at in zip(items, starts, strict=True)]
+    assert all(b"\n" not in raw for raw, _ in rows)
+    repairs = result.side.get("repairs", [])
+    assert [(r["line"], r["joined"]) for r in repairs] == [(at, w.count(b"\n") + 1) for w, at in zip(written, starts, strict=True)
+                                                           if b"\n" in w]
+
+
+@SETTINGS
+@given(st.lists(st.one_of(record_lines(), st.sampled_from([b"{", b"}", b'"a": 1,', b"", b"{oops", b'{"a": "x', b'y"}', b'"b": [',
+                                                           b'"c": {', b"]", b"],", b"},", b"2", b'"y"', b"{}", b"[]", b"null"])),
                 max_size=25), st.integers(1, 5))
-def test_every_line_valid_alone_comes_out_unchanged_and_joins_are_objects(lines: list[bytes], batch_events: int):
+def test_every_record_line_comes_out_unchanged_and_joins_are_objects(lines: list[bytes], batch_events: int):
     data = join(lines) if lines else b""
     rows, repairs = joined(data, batch_events)
     by_line = {line: raw for raw, line, _ in rows}
     for n, raw in enumerate(lines, 1):
-        if not _not_json(raw):
+        if _record(raw):
             assert by_line.get(n) == raw  # out, as it was, at its own line
     spans = {r["line"]: r["joined"] for r in repairs}
     covered = {n + k for n, j in spans.items() for k in range(1, j)}
@@ -256,7 +321,8 @@ def test_every_line_valid_alone_comes_out_unchanged_and_joins_are_objects(lines:
     for raw, line, _ in rows:
         if line in spans:
             assert isinstance(orjson.loads(raw), dict) and b"\n" not in raw
-            assert all(_not_json(p) for p in lines[line - 1:line - 1 + spans[line]])
+            first, *rest = lines[line - 1:line - 1 + spans[line]]
+            assert _not_json(first) and not any(map(_record, rest))
 
 
 def test_the_heal_chain_takes_the_joined_record_as_a_dialect_record():

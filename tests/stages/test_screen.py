@@ -3,6 +3,7 @@ without it does, for real logs, generated journals and journals made to break ev
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import sys
@@ -258,6 +259,21 @@ def pretty(line: bytes) -> bytes:
     return line.replace(b',"', b',\n  "')
 
 
+def indented(line: bytes) -> bytes:
+    """``line`` as `jq .` writes it (``json.dumps(indent=2)``), an event's payload given an array of scalars: its last
+    element (``{}`` too) a line that is JSON alone, which join_split_records takes as a piece of the record. A line
+    that is no JSON object is pretty()'s."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return pretty(line)
+    if not isinstance(record, dict):
+        return pretty(line)
+    if isinstance(record.get("payload"), dict):
+        record["payload"] = {**record["payload"], "tags": ["x", 2, None, [], {}]}
+    return json.dumps(record, indent=2).encode()
+
+
 @st.composite
 def journals(draw: st.DrawFn, unique: bool = False, split: bool = False, more_junk: tuple[bytes, ...] = ()) -> bytes:
     rng = random.Random(draw(st.integers(0, 2**32)))
@@ -296,7 +312,7 @@ def journals(draw: st.DrawFn, unique: bool = False, split: bool = False, more_ju
     if split:  # a few records written across lines: events, of a run id that comes back or of none, other records
         for k in draw(st.sets(st.integers(0, len(lines) - 1), min_size=1, max_size=3)):
             if lines[k].startswith(b"{"):
-                lines[k] = pretty(lines[k])
+                lines[k] = indented(lines[k]) if draw(st.booleans()) else pretty(lines[k])
     data = b"\n".join(lines) + b"\n"
     if not unique and draw(st.integers(0, 5)) == 0:
         # a torn tail (before the screen, which heal record counted it could depend on a held sidechain)

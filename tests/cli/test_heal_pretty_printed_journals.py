@@ -1,0 +1,86 @@
+"""`jq . run.jsonl | replay heal`: a journal pretty-printed record by record heals to what the compact journal heals to
+(the records, and each run's heal record but for its joins), whatever its payloads hold, by file and by pipe."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import errors_of, jsonl, run_replay
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+RULE = "join_split_records"
+ARR = [{"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": "r1",
+        "payload": {"s": ["x", "y"], "n": [1, 2]}},
+       {"seq": 2, "timestamp": "2026-03-01T12:00:01Z", "type": "run_completed", "runId": "r1", "payload": {}}]
+
+
+def compact(events: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events).encode()
+
+
+def pretty(events: list[dict[str, Any]], indent: int | None = 2) -> bytes:
+    return "".join(json.dumps(e, indent=indent) + "\n" for e in events).encode()
+
+
+def without_joins(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The healed records with the joins taken out of the heal records (a heal record left with no repair, none)."""
+    out = []
+    for record in records:
+        if record.get("$record") == "heal" and RULE in record["byRule"]:
+            by_rule = {k: v for k, v in record["byRule"].items() if k != RULE}
+            record = {**record, "repairs": record["repairs"] - record["byRule"][RULE], "byRule": by_rule}
+            if not by_rule:
+                continue
+        out.append(record)
+    return out
+
+
+def test_a_pretty_printed_record_holding_arrays_of_scalars_is_joined_not_lost(tmp_path: Path) -> None:
+    """The last element of a pretty-printed array (`"y"`, `2`) is JSON alone: the join stopped there, every piece was
+    reported (E_JSONL_LINE_INVALID, E_EVENT_NOT_OBJECT) and a run_started was made up in place of the record."""
+    data = pretty(ARR)
+    path = tmp_path / "arr.jsonl"
+    path.write_bytes(data)
+    for healed in (run_replay("heal", input=data), run_replay("heal", str(path))):
+        assert healed.returncode == 0 and errors_of(healed.stderr) == []
+        assert jsonl(healed.stdout) == [*ARR, {"$record": "heal", "runId": "r1", "repairs": 2, "byRule": {RULE: 2}}]
+
+
+payload_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
+payloads = st.dictionaries(st.sampled_from(["text", "items", "args", "meta", "n"]), payload_values, max_size=3)
+
+
+@st.composite
+def journals(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Valid runs: run_started, messages with any payload, a terminal event."""
+    events = []
+    for run in range(draw(st.integers(1, 3))):
+        kinds = ["run_started", *draw(st.lists(st.sampled_from(["user_message", "assistant_message"]), max_size=4)),
+                 draw(st.sampled_from(["run_completed", "run_failed"]))]
+        for seq, kind in enumerate(kinds, 1):
+            events.append({"seq": seq, "timestamp": f"2026-03-01T12:{run:02d}:{seq:02d}Z", "type": kind, "runId": f"r{run}",
+                           "payload": draw(payloads) if 0 < seq < len(kinds) else {}})
+    return events
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(journals(), st.sampled_from([1, 2, 4]))
+def test_a_journal_pretty_printed_record_by_record_heals_as_the_compact_journal(tmp_path: Path, events: list[dict[str, Any]],
+                                                                                indent: int) -> None:
+    expected = run_replay("heal", input=compact(events))
+    assert expected.returncode == 0, expected.stderr
+    data = pretty(events, indent)
+    path = tmp_path / "pretty.jsonl"
+    path.write_bytes(data)
+    for healed in (run_replay("heal", input=data), run_replay("heal", str(path))):
+        assert healed.returncode == 0 and errors_of(healed.stderr) == [], healed.stderr
+        assert without_joins(jsonl(healed.stdout)) == jsonl(expected.stdout)
+        joins = sum(r["byRule"].get(RULE, 0) for r in jsonl(healed.stdout) if r.get("$record") == "heal")
+        assert joins == sum(json.dumps(e, indent=indent).count("\n") > 0 for e in events)
+
