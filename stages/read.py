@@ -351,8 +351,9 @@ class ReadJournal(Source):
         cut off (its lines are no records), so nothing of it is healed into something made up. So is stdin whose
         head opens a document over lines (``head_format``: DOCUMENT, held whole as a file's is) when it ends inside
         that document (cut off mid-write). Pretty-printed records one after another (`jq . run.jsonl |`) are no
-        document cut off (its text goes on after the first record): they stay lines, for join_split_records. ``follow``:
-        go on reading what is written after (``read --follow``; never a named .json file: read whole)."""
+        document cut off (its text goes on after the first record): they stay lines, for join_split_records, longer
+        than ``max_line_bytes`` too (each record is held to it, not the stream). ``follow``: go on reading what is
+        written after (``read --follow``; never a named .json file: read whole)."""
         limit = self.config["max_line_bytes"]
         cutter = self._cutter = LineCutter(source, limit, self.batch_events)
         head_parts: list[bytes] = []  # the head as it is read
@@ -392,7 +393,9 @@ class ReadJournal(Source):
             if lines_fault is not None:  # JSON lines, told from the head (``_read_head``: as read whole, validate)
                 await self._send([self._not_json(source, head, lines_fault, cutter.offset)], out)
                 return
-            if not eof and documents and (kind == DOCUMENT or whole):  # read whole up to the limit, and it goes on: one error
+            if not eof and documents and (whole or (kind == DOCUMENT and _one_text_so_far(head))):
+                # read whole up to the limit, and it goes on: one error (not for a head that already holds a whole
+                # value and more after it, pretty-printed records one after another: lines, as when it all fits)
                 await self._send([self._document_too_long(source, cutter.offset)], out)
                 return
             cutter.offset = 0
@@ -535,6 +538,13 @@ def _placed(batch: Batch, marks: list[Batch]) -> Batch:
     out = Batch(batch.source, None, [r[1] for r in rows], [r[0] for r in rows], [r[2] for r in rows],
                 tail_open=batch.tail_open)
     return out
+
+
+def _one_text_so_far(head: bytes) -> bool:
+    """Could ``head``, an input's first bytes (past a byte order mark), still be the start of one JSON text? Not when
+    it holds a whole value with more after it, or a wrong token: then the input is no one document, however long."""
+    fault = _parsed(head)[1]
+    return fault is None or exactjson.cut_off(head, fault)
 
 
 def _parsed(data: bytes) -> tuple[Any, orjson.JSONDecodeError | None]:

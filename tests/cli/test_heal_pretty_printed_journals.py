@@ -84,3 +84,23 @@ def test_a_journal_pretty_printed_record_by_record_heals_as_the_compact_journal(
         joins = sum(r["byRule"].get(RULE, 0) for r in jsonl(healed.stdout) if r.get("$record") == "heal")
         assert joins == sum(json.dumps(e, indent=indent).count("\n") > 0 for e in events)
 
+
+def test_a_pretty_printed_journal_longer_than_max_line_bytes_is_joined_record_by_record(tmp_path: Path) -> None:
+    """Its first line (`{` alone) opens what may be one document, read whole up to --max-line-bytes: past it, the
+    journal was refused whole (E_JSONL_LINE_TOO_LONG, "one JSON document ... longer than"), though its first record
+    had ended long before and others followed. A head holding a whole record and more is no one document: its lines
+    are joined, each record within the limit; one document longer than the limit is still refused."""
+    events = [{**e, "runId": f"r{k}"} for k in range(20) for e in ARR]
+    data = pretty(events)
+    limit = str(len(data) // 4)
+    path = tmp_path / "pretty.jsonl"
+    path.write_bytes(data)
+    for healed in (run_replay("heal", "--max-line-bytes", limit, input=data), run_replay("heal", "--max-line-bytes", limit, str(path))):
+        assert healed.returncode == 0 and errors_of(healed.stderr) == [], healed.stderr
+        assert [r for r in jsonl(healed.stdout) if "$record" not in r] == events
+    document = json.dumps([*events, {"seq": 3}], indent=2).encode()
+    for refused in (run_replay("heal", "--max-line-bytes", limit, input=document),
+                    run_replay("read", "--max-line-bytes", limit, input=document)):
+        [error] = errors_of(refused.stderr)
+        assert refused.returncode == 1 and error["code"] == "E_JSONL_LINE_TOO_LONG" and "one JSON document" in error["message"]
+
