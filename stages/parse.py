@@ -23,7 +23,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import excerpt, invalid_line, torn_message
+from replay.pipeline.engine.errors import PIECE_OF_A_RECORD_FIX, excerpt, invalid_line, piece_of_a_record, torn_message
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import BLANK, decode_each_line
@@ -313,6 +313,7 @@ class ParseLines(Transform):
                 marks[i] = self._report(
                     part, i, NOT_OBJECT, not_object_message(part.lines[i]), of=of,
                     expected="object", received=json_type(left.record),
+                    **({"howToFix": PIECE_OF_A_RECORD_FIX} if piece_of_a_record(left.raw) else {}),
                 )
             elif left.torn:
                 marks[i] = self._torn(part, i, left.raw, of)

@@ -366,11 +366,21 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
         fields["howToFix"] = ("The line holds more than one record, parted by a carriage return (CR): the file ends "
                               "its lines with CR alone (old Mac style), and JSONL lines end with a newline (LF or "
                               "CRLF). Convert the line ends (`tr '\\r' '\\n'`), then read it again.")
-    elif _PIECE_OF_A_RECORD.fullmatch(raw):
-        fields["howToFix"] = ("The line looks like a piece of a record written over several lines (pretty-printed, as "
-                              "`jq .` writes it): write one record a line (`jq -c .`), or let `replay heal` join them. "
-                              "Other lines are still read.")
+    elif piece_of_a_record(raw):
+        fields["howToFix"] = PIECE_OF_A_RECORD_FIX
     return fields
+
+
+PIECE_OF_A_RECORD_FIX = ("The line looks like a piece of a record written over several lines (pretty-printed, as `jq .` "
+                         "writes it): write one record a line (`jq -c .`), or let `replay heal` join them. Other lines "
+                         "are still read.")
+
+
+def piece_of_a_record(raw: bytes) -> bool:
+    """Does journal line ``raw`` look like a line of a pretty-printed record (what ``jq .`` writes): a lone brace or
+    bracket, an indented ``"key": ...``, or an indented array element (``"x",``; the last one, ``"y"`` or ``2``, is
+    JSON alone but no object)?"""
+    return _PIECE_OF_A_RECORD.fullmatch(raw) is not None
 
 
 def torn_message(line: int | None, offset: int | None) -> str:
@@ -389,8 +399,10 @@ def line_refusal(body: bytes, exc: Any, line: int, offset: int, *, last: bool) -
 
 
 _AFTER_DOCUMENT = "unexpected content after document"  # orjson's words for a complete value with more after it
-# A line of a pretty-printed record: a lone brace or bracket, or an indented `"key": ...` (what `jq .` writes)
-_PIECE_OF_A_RECORD = re.compile(rb'\s*(?:[{}\[\]],?|\s+"[^"]*"\s*:.*)\s*', re.S)
+# A line of a pretty-printed record: a lone brace or bracket, an indented `"key": ...`, or an indented array element
+# (a string, a number, true, false, null, `{}` or `[]`, with its comma but the last)
+_PIECE_OF_A_RECORD = re.compile(rb'\s*(?:[{}\[\]],?|\s+"[^"]*"\s*:.*'
+                                rb'|\s+(?:"(?:[^"\\]|\\.)*"|-?[0-9][-+.0-9eE]*|true|false|null|\{\}|\[\]),?)\s*', re.S)
 
 
 def utf8_text(data: bytes, code: str, what: str, skipped: int = 0, **fields: Any) -> str:

@@ -104,3 +104,15 @@ def test_a_pretty_printed_journal_longer_than_max_line_bytes_is_joined_record_by
         [error] = errors_of(refused.stderr)
         assert refused.returncode == 1 and error["code"] == "E_JSONL_LINE_TOO_LONG" and "one JSON document" in error["message"]
 
+
+def test_read_tells_every_line_of_a_pretty_printed_record_with_arrays_to_be_joined() -> None:
+    """`jq . run.jsonl | replay read` (which joins nothing) advised "Fix or delete the line" for an array's element
+    (`"x",`) and "Each line must be one JSON object" for its last one (`"y"`, `2`: JSON alone, no object): each is a
+    piece of a record, told so as the other pieces are (one record a line, or let heal join them)."""
+    read = run_replay("--max-errors", "0", "read", input=pretty(ARR))
+    errors = errors_of(read.stderr)
+    assert read.returncode == 1 and len(errors) == pretty(ARR).count(b"\n")
+    assert {e["code"] for e in errors} == {"E_JSONL_LINE_INVALID", "E_EVENT_NOT_OBJECT"}
+    assert all("`jq -c .`" in e["howToFix"] for e in errors)
+    others = errors_of(run_replay("read", input=b'{"a": 1}\n2\n"x"\nnot json,\n').stderr)
+    assert [e["line"] for e in others] == [2, 3, 4] and not any("`jq -c .`" in e["howToFix"] for e in others)
