@@ -3,7 +3,8 @@
 An output folder written by a command over many inputs (``heal --in DIR --out OUT``) ends with
 ``OUT/.replay-manifest.json``: the work it records (a key over the bound graph spec and replay's
 version), and per input its path (relative to the input folder), size, modification time, SHA-256,
-the files it wrote (relative to OUT, with size and SHA-256), its diagnostics by code, the records
+the files it wrote (relative to OUT, with size and SHA-256; ``"earlier": true`` on one an earlier run wrote, kept
+for an input then refused), its diagnostics by code, the records
 read, and what it printed on stdout and stderr. While the run goes on, each finished task leaves a
 fragment in ``OUT/.replay-manifest.d/`` (written atomically, after the task's files are in place), so
 a run that crashed resumes from what is recorded there; the manifest is written after every other
@@ -13,8 +14,9 @@ A re-run with the same work skips every input whose size and modification time (
 changed, content hash) match its entry and whose recorded outputs are all still there at their
 recorded sizes; it prints the recorded stdout and stderr for them, so its output is the output of a
 clean run. Everything else is computed again. An input still there that a run could not read (a link to nothing;
-a journal that became a FIFO, which a folder's walk does not open) keeps its entry: its earlier outputs stay, recorded,
-until it is read again or is gone. What an interrupted writer left (atomic writes'
+a journal that became a FIFO, which a folder's walk does not open) keeps its entry, and one read but refused (cut off
+mid-write: nothing written for it) keeps its earlier outputs in its new entry: they stay, recorded, until it is healed
+again or is gone. What an interrupted writer left (atomic writes'
 ``.NAME.XXXX.replay.tmp``, a staged folder's) is swept away before the manifest is written (``staging.sweep_leftovers``).
 
 The folder and the input root may each be a local path or an fsspec URL (``io.remote``): at a URL
@@ -45,6 +47,7 @@ from replay.pipeline.io.run_files import HEALED, HEALED_JOURNAL, under
 from replay.pipeline.io.staging import sweep_leftovers, write_atomic
 
 FRAGMENTS = ".replay-manifest.d"
+EARLIER = "earlier"  # a recorded output's mark: an earlier run wrote it, from another version of the input (``_earlier_outputs``)
 VERSION = 1
 
 
@@ -313,6 +316,8 @@ class Manifest:
             return None
         outputs = [{"path": self.place.relative(p), "size": size, "sha256": digest} for p, size, digest in outcome.outputs]
         name = self.relative(outcome.path)
+        if not outputs:  # read, but refused (cut off mid-write): its earlier outputs stay, and stay recorded
+            outputs = self._earlier_outputs(name)
         try:
             for path in (name, *(str(out["path"]) for out in outputs)):
                 path.encode("utf-8")
@@ -320,6 +325,17 @@ class Manifest:
             return None
         return Entry(name, outcome.size, outcome.mtime_ns, outcome.sha256, outputs,
                      outcome.errors, dict(outcome.codes), outcome.records, stdout, stderr)
+
+    def _earlier_outputs(self, name: str) -> list[dict[str, Any]]:
+        """The outputs an earlier run recorded for the input ``name`` that are still there as written: an input read
+        but refused (nothing written for it: outputs whole or not at all) keeps them, recorded, so that they go once it
+        is gone (``_remove_stale``) rather than stay behind unrecorded for ever. Each is marked ``EARLIER``: it was
+        made from another version of the input (``healed_copies`` pairs no such copy with it)."""
+        entry = self.entries.get(name)
+        if entry is None or not entry.outputs:
+            return []
+        size_of = self.place.size_of()
+        return [{**out, EARLIER: True} for out in entry.outputs if size_of(out["path"]) == out["size"]]
 
     def record(self, outcomes: Iterable[Outcome]) -> None:
         """A task finished: its inputs' entries as one fragment (after its files are in place)."""
@@ -459,6 +475,8 @@ def healed_copies(found: list[str]) -> dict[str, str]:
             if source is None:
                 continue
             for out in entry.outputs:
+                if out.get(EARLIER):  # (healed from another version of the input)
+                    continue
                 healed = walked.get(os.path.join(os.path.realpath(folder), out["path"]))
                 if healed is not None and healed.endswith((HEALED, HEALED_JOURNAL)) and _size(healed) == out["size"] \
                         and Manifest._unchanged(source, entry):

@@ -13,6 +13,10 @@ from conftest import EXAMPLES, run_replay
 
 TWO_RUNS = EXAMPLES / "journals" / "two-runs.jsonl"
 OUTPUTS = ["b.heal-log.json", "b.healed.jsonl"]
+ARTIFACT = {"schemaVersion": "1.0.0", "artifactType": "replay", "id": "b1", "runId": "b1",
+            "timestamp": "2026-03-01T12:00:00.000Z", "prompt": "p", "query": "p", "status": "ok",
+            "events": [{"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "b1",
+                        "payload": {}}]}
 
 
 def heal(tmp_path: Path):
@@ -59,3 +63,37 @@ def test_the_healed_copy_of_an_input_not_read_stays_recorded_until_the_input_is_
     gone = heal(tmp_path)
     assert gone.returncode == 0, gone.stderr
     assert b_outputs(tmp_path) == [] and recorded(tmp_path) == ["a.jsonl"]
+
+
+def outputs_of(tmp_path: Path, name: str) -> list[dict]:
+    manifest = json.loads((tmp_path / "out" / ".replay-manifest.json").read_bytes())
+    return next(entry["outputs"] for entry in manifest["inputs"] if entry["input"] == name)
+
+
+def test_the_healed_copy_of_an_artifact_cut_off_since_stays_recorded_until_it_is_gone(tmp_path: Path):
+    # read this time, but refused (cut off mid-write: E_ARTIFACT_JSON_INVALID, nothing written for it): the manifest
+    # recorded it with no outputs, so its earlier healed copy and heal log were never removed, and read as current
+    (tmp_path / "in").mkdir()
+    artifact = tmp_path / "in" / "b.json"
+    artifact.write_text(json.dumps(ARTIFACT))
+    (tmp_path / "in" / "a.jsonl").write_bytes(TWO_RUNS.read_bytes())
+    assert heal(tmp_path).returncode == 0
+    written = outputs_of(tmp_path, "b.json")
+    assert sorted(out["path"] for out in written) == ["b.heal-log.json", "b.healed.json"]
+
+    artifact.write_bytes(artifact.read_bytes()[:60])  # rewritten, cut off mid-write
+    for _ in range(2):  # (refused, then the same again from the manifest)
+        again = heal(tmp_path)
+        assert again.returncode == 1 and b"E_ARTIFACT_JSON_INVALID" in again.stderr, again.stderr
+        assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name.startswith("b.")) == \
+            ["b.heal-log.json", "b.healed.json"]  # kept, and still recorded: made from its earlier version
+        assert outputs_of(tmp_path, "b.json") == [{**out, "earlier": True} for out in written]
+    # a folder holding both: the cut-off input is read (and refused), its earlier healed copy is no copy of it
+    both = run_replay("read", str(tmp_path), process=True, timeout=60)
+    assert b"E_ARTIFACT_JSON_INVALID" in both.stderr, both.stderr
+
+    artifact.unlink()  # gone for good: its outputs go
+    gone = heal(tmp_path)
+    assert gone.returncode == 0, gone.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name.startswith("b.")) == []
+    assert recorded(tmp_path) == ["a.jsonl"]
