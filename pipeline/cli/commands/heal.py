@@ -26,7 +26,6 @@ from replay.pipeline.io.journals import (
     not_a_journal_name,
     place_of,
 )
-from replay.pipeline.io.run_files import HEALED_JOURNAL
 from replay.pipeline.model.healing import rules_read
 
 
@@ -166,10 +165,12 @@ def directory_inputs(in_path: str) -> tuple[Path | str, list[str]]:
 
 
 def _to_heal(found: list[str]) -> list[str]:
-    files = [f for f in found if not f.endswith(HEALED_JOURNAL)]
-    # capture leaves <id>.artifact.json and <id>.healed.json side by side: heal the original once (healing the healed
-    # copy again would give the same file and an empty log over the real one), and its journal/ copy not again
-    return captured_once(files, keep=ORIGINAL)
+    """The walked files to heal: every one but a second file of one run (``captured_once``). Capture leaves
+    <id>.artifact.json and <id>.healed.json side by side: the original is healed once (healing the healed copy again
+    would give the same file and an empty log over the real one), and its journal/ copy not again; of a file an earlier
+    `heal --in --out` healed and its copy, both walked, the file. Any other healed copy (a `<name>.healed.jsonl` saved by
+    `replay heal FILE >`, a copy whose input is elsewhere) is an input as any journal is, as read and validate take it."""
+    return captured_once(found, keep=ORIGINAL)
 
 
 def _url_inputs(url: str) -> tuple[str, list[str]]:
