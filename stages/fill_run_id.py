@@ -6,8 +6,7 @@ from typing import Any
 
 from replay.pipeline.engine.batch import Batch, Column, column_position
 from replay.pipeline.engine.registry import register
-from replay.pipeline.model.artifacts import lacking
-from replay.pipeline.model.events import with_field
+from replay.pipeline.model.events import RUN_ID_FILLED, with_field
 from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.runs import Run, RunScoped, names_run, run_id_from_source
 from replay.pipeline.model.validation import MISSING, named
@@ -25,19 +24,21 @@ class FillRunId(RunScoped):
         run.state["record"] = None  # the run record, while it waits for its run's first event to name it
 
     def on_run_record(self, batch: Batch, i: int, record: dict[str, Any]) -> None:
+        filled = record.get(RUN_ID_FILLED)
+        if filled is not None:  # (the mark goes: the healed run record's runId is its own)
+            batch.replace(i, record := {key: value for key, value in record.items() if key != RUN_ID_FILLED})
         if not names_run(record.get("runId")):  # it goes back named, before the run's first event (or at its end)
             self.run.state["record"] = self.take_out(batch, i)  # type: ignore[union-attr]
             return
-        noted = lacking(self.shared, batch.source)
-        if noted is not None and noted.run_id_from is not None and not noted.logged_run_id:
-            # an artifact that names no run: reading it named its run record (``events.run_record_from_artifact``)
-            noted.logged_run_id = True  # (once: the artifact's run record, whatever else its source holds)
-            given = noted.given.get("runId", MISSING)
+        if isinstance(filled, dict) and isinstance(filled.get("from"), str):
+            # an artifact that names no run: reading it named its run record (``events.run_record_from_artifact``
+            # marked it so, in this graph or up a pipe)
+            given = filled.get("original", MISSING)
             fields: dict[str, Any] = {"source": batch.source, "path": "$.runId", "field": "runId", "value": record["runId"]}
             if given is not MISSING:
                 fields["original"] = given
             self.repair("changed", f"run record runId was {named(given)}; took {record['runId']!r} from the artifact's "
-                        f"{noted.run_id_from.removeprefix('its ')}", **fields)
+                        f"{filled['from'].removeprefix('its ')}", **fields)
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         events = batch.events

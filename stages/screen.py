@@ -45,6 +45,7 @@ from replay.pipeline.model.events import (
     _RFC3339_STRICT,
     RUN_COMPLETED,
     RUN_FAILED,
+    RUN_ID_FILLED,
     RUN_STARTED,
     TERMINAL_TYPES,
     is_timestamp,
@@ -595,8 +596,8 @@ class ScreenRuns(Transform):
             run.record = record
             rid = record.get("runId")
             run.run_id = rid if rid.__class__ is str and rid else None
-            if run.run_id is None or check_run_record(record):
-                run.clean = False
+            if run.run_id is None or RUN_ID_FILLED in record or check_run_record(record):
+                run.clean = False  # (a runId read from an artifact's events or id: fill_run_id logs it, the slow way)
         return run
 
     def _end_run(self, closes: bool = True, at: tuple[Batch, int] | int | None = None) -> None:

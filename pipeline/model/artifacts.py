@@ -13,7 +13,7 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.io.journals import BATCH_EVENTS
-from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, run_id_origin, run_record_from_artifact
+from replay.pipeline.model.events import NOT_RUN_FACTS, RUN_FAILED, run_record_from_artifact
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY
 from replay.pipeline.model.repairs import repair_entry
 from replay.pipeline.model.toolcalls import pair_tool_calls
@@ -43,13 +43,10 @@ _NOT_DROPPED = frozenset({"schemaVersion", "artifactType", "events", "heal", "ru
 @dataclass
 class Noted:
     """What ``note_lacking`` noted of an artifact read: its values of ``FILLED_FIELDS``, ``REPLACED_FIELDS`` and runId
-    (those it has), where its run record's runId came from when it gave none, and its keys whose value is null (those a
-    run record leaves out)."""
+    (those it has), and its keys whose value is null (those a run record leaves out)."""
 
     given: dict[str, Any]
     nulls: tuple[str, ...]
-    run_id_from: str | None  # "its events", "its id": where its run record's runId came from; None: its own (or none)
-    logged_run_id: bool = False  # ``fill_run_id`` logged that runId
 
 
 def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]],
@@ -93,14 +90,13 @@ def artifact_from_run(record: dict[str, Any] | None, events: list[dict[str, Any]
 
 def note_lacking(shared: dict[str, Any], source: str, document: Any) -> None:
     """Note (in a graph run's ``shared``) what of the artifact ``document`` read from ``source`` heal writes anew or
-    leaves out (nothing for an array: no artifact); ``lacking`` tells a later stage (``fill_run_id``,
-    ``drop_empty_fields``, ``write_healed``)."""
+    leaves out (nothing for an array: no artifact); ``lacking`` tells a later stage (``drop_empty_fields``,
+    ``write_healed``; a runId it lacks is marked in its run record instead: ``events.RUN_ID_FILLED``)."""
     if not isinstance(document, dict):
         return
-    _, run_id_from = run_id_origin(document)  # (where ``events.run_record_from_artifact`` took its runId from)
     shared.setdefault(LACKING, {})[source] = Noted(
         {key: document[key] for key in (*FILLED_FIELDS, *REPLACED_FIELDS, "runId") if key in document},
-        tuple(key for key, value in document.items() if value is None and key not in _NOT_DROPPED), run_id_from)
+        tuple(key for key, value in document.items() if value is None and key not in _NOT_DROPPED))
 
 
 def lacking(shared: dict[str, Any], source: str) -> Noted | None:

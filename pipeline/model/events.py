@@ -287,7 +287,11 @@ def run_record(**facts: Any) -> dict[str, Any]:
 
 # An artifact's keys that are no fact of its run: its envelope, its events, and heal's counts (a heal record's).
 ARTIFACT_ONLY = frozenset({"schemaVersion", "artifactType", "id", "events", "heal"})
-NOT_RUN_FACTS = ARTIFACT_ONLY | {"runId", "artifactId"}  # (and an artifact's run id and id: a run record's own)
+# A run record's mark, from an artifact that gave its run no runId (``run_record_from_artifact``): where its runId came
+# from ("its events", "its id") and the artifact's own (missing or empty) runId, {"from", "original"?}; `fill_run_id`
+# logs that repair from it and takes it out, in a pipe (`replay read a.json | replay heal`) as when healing the file.
+RUN_ID_FILLED = "$runIdFilled"
+NOT_RUN_FACTS = ARTIFACT_ONLY | {"runId", "artifactId", RUN_ID_FILLED}  # (and an artifact's run id and id: a run record's own)
 
 
 def named_by_events(artifact: dict[str, Any]) -> str | None:
@@ -310,6 +314,9 @@ def run_id_origin(artifact: dict[str, Any]) -> tuple[Any, str | None]:
 def run_record_from_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
     """The run record of a replay artifact (``schemas/replay-artifact.schema.json``): its facts, and its other keys
     (a dialect's ``model``, ``$origin``, ...) after them, as ``artifacts.artifact_from_run`` keeps a run record's."""
-    run_id, _ = run_id_origin(artifact)
+    run_id, origin = run_id_origin(artifact)
     facts = {key: value for key, value in artifact.items() if key not in NOT_RUN_FACTS}  # (run_record orders them)
-    return run_record(runId=run_id, artifactId=artifact.get("id"), **facts)
+    record = run_record(runId=run_id, artifactId=artifact.get("id"), **facts)
+    if origin is not None:  # its runId came from its events or its id: marked, for `fill_run_id` to log
+        record[RUN_ID_FILLED] = {"from": origin, **({"original": artifact["runId"]} if "runId" in artifact else {})}
+    return record
