@@ -111,6 +111,9 @@ class ParseLines(Transform):
         "fields": Option(list, [], "decode only these fields of each event (`type`, `payload.callId`, ...; and its "
                          "seq and runId; records and other agents' lines whole), for stages that read no others (report "
                          "sets what a summary reads); empty: all"),
+        "whole_types": Option(list, [], "with `fields`: the events of these types decoded whole all the same (report: "
+                              "a tool_called, whose whole payload tells a new call of an id used again from that call "
+                              "written again, `OpenCalls.written_again`)"),
         "sources": Option(bool, True, "follow source records: in a stream that opens with a {\"$record\": \"source\"} line "
                           "(`replay read a b`), what follows each is of the file it names, its lines counted from there; "
                           "false: every line is of the input it was read from (a saved stream read as a file of its own)"),
@@ -129,6 +132,7 @@ class ParseLines(Transform):
         self._torn_repairs: list[dict[str, Any]] = []
         self._left_out = False  # did the batch parsed last leave a line out (``_Left``)?
         self._projection = projection_decoder(tuple(self.config["fields"])) if self.config["fields"] else None
+        self._whole_types = frozenset(self.config["whole_types"])
         self.inputs = Inputs()  # which input of its name each part of the stream is (source records begin one)
         # Per input: the runId of its last event that named one (a torn line is its input's last run's: its repair
         # carries that run's id, as every heal-log entry carries the id of the run it is of).
@@ -255,7 +259,7 @@ class ParseLines(Transform):
         """The events with only ``fields``, every line decoded in one msgspec call over the block (the rest of each
         line is checked as JSON and skipped); records decoded whole, and every line that is no event of replay's
         own (no ``seq`` and ``runId``: another agent's record, which ``dialect`` maps whole, or an event heal would
-        have to repair). None when the decoder refuses a line: then every line is decoded whole, and the bad ones
+        have to repair), and every event of one of ``whole_types``. None when the decoder refuses a line: then every line is decoded whole, and the bad ones
         are reported as usual."""
         values = decode_each_line(self._projection, batch)
         if values is None:
@@ -265,6 +269,9 @@ class ParseLines(Transform):
             records = list(itertools.compress(range(n), map(has, values, itertools.repeat(RECORD_KEY))))
         else:
             records = [i for i, value in enumerate(values) if RECORD_KEY in value or not is_canonical(value)]
+        if whole := self._whole_types:  # (a type that is no text is none of them)
+            records += [i for i, kind in enumerate(map(dict.get, values, itertools.repeat("type")))
+                        if kind.__class__ is str and kind in whole]
         if records:
             raws = batch.raws
             for i in records:

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import CORPUS, EXAMPLES, ROOT, run_replay
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_screen import journals
 
@@ -19,7 +19,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.io.journals import LineCutter
-from replay.pipeline.report.model import SUMMARY_FIELDS
+from replay.pipeline.report.model import SUMMARY_FIELDS, SUMMARY_WHOLE_TYPES
 from replay.stages.parse import ParseLines, projection_decoder
 from replay.stages.summarize import SummarizeRuns
 
@@ -30,19 +30,20 @@ DEEP = 1100 if sys.version_info < (3, 12) else 20_000
 SPEC = (ROOT / "pipeline" / "specs" / "report.toml").read_text()
 
 
-def summaries(data: bytes, fields: list[str], per_batch: int = 7) -> tuple[list[dict], list[dict]]:
-    """The summary records and the diagnostics of parse (with ``fields``) and summarize over ``data``, cut as
-    ``read`` cuts it, at most ``per_batch`` lines a batch, fed in pieces of 300 bytes."""
+def summaries(data: bytes, fields: list[str], per_batch: int = 7,
+              whole_types: tuple[str, ...] = ()) -> tuple[list[dict], list[dict]]:
+    """The summary records and the diagnostics of parse (with ``fields``, and ``whole_types`` decoded whole) and
+    summarize over ``data``, cut as ``read`` cuts it, at most ``per_batch`` lines a batch, fed in pieces of 300 bytes."""
     cutter = LineCutter("j.jsonl", batch_events=per_batch)
     batches = [item for k in range(0, len(data), 300) for item in cutter.feed(data[k:k + 300])] + cutter.finish()
     assert all(isinstance(batch, Batch) for batch in batches)
-    done = run_inline([ParseLines(fields=fields), SummarizeRuns(timeline=True, heal_logs=False)], batches)
+    done = run_inline([ParseLines(fields=fields, whole_types=list(whole_types)), SummarizeRuns(timeline=True, heal_logs=False)], batches)
     return done.records, done.side.get("errors", [])
 
 
 def assert_same_report(data: bytes, per_batch: int = 7) -> None:
     whole, errors = summaries(data, [], per_batch)
-    projected, projected_errors = summaries(data, list(SUMMARY_FIELDS), per_batch)
+    projected, projected_errors = summaries(data, list(SUMMARY_FIELDS), per_batch, SUMMARY_WHOLE_TYPES)
     assert projected_errors == errors
     assert len(projected) == len(whole)
     for got, expected in zip(projected, whole, strict=True):
@@ -61,6 +62,8 @@ ERRORS = [{"error": {"code": "E1", "message": "boom"}}, {"error": "plain"}, {"me
           {"code": exactjson.ExactNumber("1e-400")}, {}]
 EXTRA = [{"durationMs": 12}, {"durationMs": 1.5}, {"durationMs": -1}, {"durationMs": True},
          {"content": [{"text": "long " * 20}], "args": {"deep": [[{"x": 12345678901234567890123}]]}}, {}]
+# a call's arguments: a call of an id answered already with others is a new call (``OpenCalls.written_again``)
+ARGS = [{"args": {"cmd": "ls"}}, {"args": {"cmd": "pwd"}}, {"arguments": {"n": 1}}, {"arguments": {"n": 1.0}}, {}]
 TYPES = ["run_started", "tool_called", "tool_completed", "tool_failed", "run_failed", "run_completed",
          "assistant_message", "user_message", 5, ""]
 RECORDS = [{"$record": "run", "runId": "r1", "artifactId": "a", "framework": "f", "prompt": "p", "status": "error",
@@ -73,7 +76,7 @@ def line(rng: random.Random, seq: int, rid: str) -> bytes:
     if rng.random() < 0.05:
         return orjson.dumps(rng.choice(RECORDS))
     payload: dict = {}
-    for options in (USAGES, NAMES, IDS, ERRORS, EXTRA):
+    for options in (USAGES, NAMES, IDS, ERRORS, EXTRA, ARGS):
         if rng.random() < 0.5:
             choice = rng.choice(options)
             payload.update({"usage": choice} if options is USAGES else choice)
@@ -94,6 +97,19 @@ def line(rng: random.Random, seq: int, rid: str) -> bytes:
     return text
 
 
+# an answered call's id used again by a call of the same tool with other arguments: two calls, also projected
+REUSED = b"".join(orjson.dumps({"seq": n, "timestamp": f"2026-03-01T12:00:0{n}Z", "type": kind, "runId": "r1",
+                                "payload": payload}) + b"\n" for n, (kind, payload) in enumerate([
+    ("run_started", {}), ("tool_called", {"callId": "c1", "toolName": "bash", "args": {"cmd": "ls"}}),
+    ("tool_completed", {"callId": "c1", "output": "a"}),
+    ("tool_called", {"callId": "c1", "toolName": "bash", "args": {"cmd": "pwd"}}), ("run_completed", {})], 1))
+
+
+def test_a_call_of_an_answered_id_with_other_arguments_is_a_new_call_in_a_projected_summary():
+    [summary], _ = summaries(REUSED, list(SUMMARY_FIELDS), 7, SUMMARY_WHOLE_TYPES)
+    assert summary["toolCalls"]["total"] == 2, summary["toolCalls"]
+
+
 @st.composite
 def report_journals(draw: st.DrawFn) -> bytes:
     rng = random.Random(draw(st.integers(0, 2**32)))
@@ -103,7 +119,32 @@ def report_journals(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(report_journals(), st.sampled_from([1, 7, 64]))
+@example(REUSED, 7)
 def test_a_summary_of_the_fields_it_reads_is_the_summary_of_the_whole_events(data: bytes, per_batch: int):
+    assert_same_report(data, per_batch)
+
+
+@st.composite
+def call_journals(draw: st.DrawFn) -> bytes:
+    """A run of calls and results over two call ids and two tools, each id used again with the same arguments or
+    others (``ARGS``)."""
+    kinds, ids, tools = ["tool_called", "tool_completed", "tool_failed"], ["c1", "c2"], ["bash", "grep"]
+    events = [("run_started", {})]
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from(kinds))
+        payload = {"callId": draw(st.sampled_from(ids))}
+        if kind == "tool_called":
+            payload |= {"toolName": draw(st.sampled_from(tools)), **draw(st.sampled_from(ARGS))}
+        events.append((kind, payload))
+    events.append(("run_completed", {}))
+    return b"".join(orjson.dumps({"seq": n, "timestamp": f"2026-03-01T12:00:{n:02d}Z", "type": kind, "runId": "r1",
+                                  "payload": payload}) + b"\n" for n, (kind, payload) in enumerate(events, 1))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(call_journals(), st.sampled_from([1, 3, 64]))
+@example(REUSED, 7)
+def test_a_projected_summary_pairs_calls_of_ids_used_again_as_a_whole_one(data: bytes, per_batch: int):
     assert_same_report(data, per_batch)
 
 

@@ -18,7 +18,7 @@ from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
 from replay.pipeline.engine.log import write_stderr
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, is_url, not_a_journal_name, path_kind
-from replay.pipeline.report.model import SUMMARY_FIELDS
+from replay.pipeline.report.model import SUMMARY_FIELDS, SUMMARY_WHOLE_TYPES
 from replay.stages.report import AUTO, DEFAULT_TITLE, FORMAT_BY_SUFFIX, FORMATS, STDOUT, report_format
 
 
@@ -101,7 +101,8 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
     if files == []:
         warn_nothing_found("report.no_inputs", [*paths, *in_paths], "reported")
         files = [os.devnull]  # an empty report rather than reading stdin
-    bound = {"read.max_line_bytes": max_line_bytes, "parse.fields": list(SUMMARY_FIELDS), "dialect.dialect": dialect,
+    bound = {"read.max_line_bytes": max_line_bytes, "parse.fields": list(SUMMARY_FIELDS),
+             "parse.whole_types": list(SUMMARY_WHOLE_TYPES), "dialect.dialect": dialect,
              "dialect.hold_bytes": max_line_bytes, "summarize.heal_logs": not no_heal_logs,
              "summarize.timeline": fmt == "html", "report.format": fmt, "report.path": Flag("--out", out), "report.title": title,
              "read.listed": True,  # (``report_files`` found the files: a link to nothing a walk met is reported, not refused)
