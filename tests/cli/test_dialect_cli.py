@@ -340,3 +340,16 @@ def test_a_file_of_two_claude_code_sessions_one_after_another_is_two_runs(tmp_pa
     lineage.write_bytes(first.rstrip(b"\n") + b"\n" + b"\n".join(orjson.dumps(r) for r in resumed) + b"\n")
     one = run_replay("heal", str(lineage))
     assert [r["runId"] for r in jsonl(one.stdout) if r.get("$record") == "run"] == ["test_session"], one.stderr
+
+
+def test_a_named_dialect_the_log_is_not_in_is_an_error_and_the_catalogue_says_so():
+    """A whole log that is not the dialect --dialect names: E_DIALECT_MISMATCH as an {"error": ...}, exit 1 (a
+    line of another dialect inside a log is the warning); ERROR_CODES.md and the catalogue say when it is which."""
+    from replay.pipeline.engine.errors import CATALOGUE
+
+    done = run_replay("read", "--dialect", "codex", str(ROOT / "examples" / "journals" / "two-runs.jsonl"))
+    assert done.returncode == 1
+    assert [orjson.loads(line)["error"]["code"] for line in done.stderr.splitlines() if line.startswith(b'{"error"')] == [
+        "E_DIALECT_MISMATCH"]
+    meaning = CATALOGUE["E_DIALECT_MISMATCH"][0]
+    assert "--dialect` names (an error, exit 1" in meaning and "is a warning" in meaning
