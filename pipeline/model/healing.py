@@ -21,6 +21,7 @@ from replay.pipeline.model.validation import json_type, validate_artifact
 RULES_FILE = Path(".replay") / HEAL_RULES_NAME
 RULES_VERSION = "v1"  # the rules file format; the schema's `version` const
 RULES_KEYS = ("version", "eventAliases", "$schema", "description")  # the schema's properties (no other key)
+RULES_TEXT_KEYS = ("$schema", "description")  # the schema's properties of type string
 
 # The built-in aliases: names frameworks use for the canonical event types.
 BUILTIN_ALIASES: dict[str, str] = {
@@ -80,6 +81,12 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f'`version` must be "{RULES_VERSION}", the one rules format there is',
                           source=str(target), path="$.version", expected=RULES_VERSION,
                           received=excerpt(exactjson.dumps(rules["version"])), example='{"version": "v1"}')
+    for key in RULES_TEXT_KEYS:  # (said for people and editors, unused by heal: still the schema's string)
+        if key in rules and not isinstance(rules[key], str):
+            raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"`{key}` must be a string", source=str(target),
+                              path=f"$.{key}", expected="string", received=excerpt(exactjson.dumps(rules[key])),
+                              howToFix=f"Write `{key}` as a string, or remove it (`replay schema heal-rules`).",
+                              example='{"$schema": "heal-rules.schema.json", "description": "our aliases"}')
     aliases = rules.get("eventAliases", {})
     if not isinstance(aliases, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in aliases.items()):
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", "`eventAliases` must map type names to type names",

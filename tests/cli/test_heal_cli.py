@@ -160,6 +160,9 @@ def test_an_unusable_default_rules_file_is_refused_not_passed_over(tmp_path: Pat
      ["tool_called", "tool_start", "tool_called"]),
     (b'{"eventAliases": {"x": "a", "a": "b", "b": "a", "same": "same"}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAliases.a",
      ["a", "b", "a"]),
+    # `$schema` and `description` are the schema's strings: another type was taken, though `replay schema heal-rules` refuses it
+    (b'{"version": "v1", "description": 5}', "E_HEAL_RULES_SHAPE_INVALID", "$.description", "5"),
+    (b'{"$schema": {"a": 1}, "eventAliases": {}}', "E_HEAL_RULES_SHAPE_INVALID", "$.$schema", '{"a":1}'),
     # an unknown key (a misspelt eventAliases) applied nothing and said nothing, exit 0
     (b'{"version": "v1", "eventAlias": {"note": "assistant_message"}}', "E_HEAL_RULES_SHAPE_INVALID", "$.eventAlias",
      "eventAlias"),
@@ -176,6 +179,9 @@ def test_bad_rules_files_are_refused_before_output(tmp_path: Path, content: byte
         assert error["path"] == path and error["received"] == received
     if code == "E_HEAL_RULES_INVALID_JSON":
         assert error["line"] == 1 and error["column"] >= 1
+    if path in ("$.description", "$.$schema"):
+        shape = orjson.loads(run_replay("schema", "heal-rules").stdout)  # what the schema refuses
+        assert not Draft202012Validator(shape).is_valid(orjson.loads(content))
     if path == "$.eventAlias":
         assert "did you mean 'eventAliases'?" in error["message"] and "eventAliases" in error["expected"]
         shape = orjson.loads(run_replay("schema", "heal-rules").stdout)  # the schema says so too
