@@ -5,7 +5,7 @@ Fixture conventions (tests/fixtures/artifacts/):
   and `replay validate` finds no problem in any of them;
 - invalid/: each file is named after the one code it triggers (CODE.json or CODE.variant.json[l]);
   the schema rejects it and `replay validate` reports that code and no other;
-- semantic/: problems a JSON Schema cannot state (seq order): the schema accepts the file and
+- semantic/: problems a JSON Schema cannot state (seq order, a seq written 1.0): the schema accepts the file and
   `replay validate` reports the code in its name.
 
 Journals "claim to be canonical" when they are .jsonl files under examples/ (unless a path part says
@@ -186,6 +186,17 @@ def test_semantic_fixture_passes_the_schema(path: Path) -> None:
     else:
         for record in lines_of(path):
             assert schema_errors("stream", record) == []
+
+
+def test_the_event_schema_says_the_seq_rule_it_cannot_state() -> None:
+    """JSON Schema 2020-12's integer takes 1.0, which `replay validate` refuses as a seq (semantic/ ...fraction.jsonl):
+    the schema, the single source of truth for the format, states the stricter rule in seq's description."""
+    seq = _load(SCHEMAS / "event.schema.json")["properties"]["seq"]
+    assert seq["type"] == "integer" and validator("event").is_valid({**_EVENT, "seq": 1.0})
+    assert "1.0" in seq["description"] and "replay validate" in seq["description"]
+
+
+_EVENT = {"seq": 1, "timestamp": "2026-03-01T12:00:00Z", "type": "run_started", "runId": "r", "payload": {}}
 
 
 def test_every_artifact_code_has_an_invalid_fixture() -> None:
