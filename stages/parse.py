@@ -26,8 +26,8 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import PIECE_OF_A_RECORD_FIX, excerpt, invalid_line, piece_of_a_record, torn_message
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
-from replay.pipeline.io.journals import BLANK, decode_each_line
-from replay.pipeline.model.dropped import NOT_OBJECT, dropped_lines, not_object_message
+from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line
+from replay.pipeline.model.dropped import NOT_OBJECT, ORIGINAL_BYTES, dropped_lines, fitted, not_object_message
 from replay.pipeline.model.records import (
     DROPPED_RECORD,
     RECORD_KEY,
@@ -108,6 +108,9 @@ class ParseLines(Transform):
                            "drops the line (for a log heal does not take, such as a session, say what to do instead)"),
         "mark_dropped": Option(bool, False, "write a {\"$record\": \"dropped\"} line in place of each line left out "
                                "(what `replay read` does, so a parse down the pipe reports it again)"),
+        "mark_max_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "the longest line a dropped record may be (`replay read` "
+                                 "sets its --max-line-bytes, so a read down the pipe under the same limit takes it): a "
+                                 "longer one's `original` is cut (`originalBytes`: how long it was)", minimum=1),
         "fields": Option(list, [], "decode only these fields of each event (`type`, `payload.callId`, ...; and its "
                          "seq and runId; records and other agents' lines whole), for stages that read no others (report "
                          "sets what a summary reads); empty: all"),
@@ -337,6 +340,8 @@ class ParseLines(Transform):
         order = sorted([*keep, *marks])
         out = batch.select(order)
         kept = dict(zip(keep, events, strict=True))
+        limit = self.config["mark_max_bytes"]
+        marks = {i: fitted(mark, limit) for i, mark in marks.items()}
         out.events = [kept[i] if i in kept else marks[i] for i in order]
         out.raws = [batch.raws[i] if i in kept else exactjson.dumps(marks[i]) for i in order]
         out.tail_open = False
@@ -411,7 +416,7 @@ class ParseLines(Transform):
     def _again(self, batch: Batch, mark: dict[str, Any], of: Input, i: int) -> None:
         """Report a line an earlier ``replay read`` left out (column ``i`` of ``batch``, of input ``of``), as it reported
         it, at the line and offset it gave."""
-        fields = {k: v for k, v in mark.items() if k not in (RECORD_KEY, "code", "message", "original")}
+        fields = {k: v for k, v in mark.items() if k not in (RECORD_KEY, "code", "message", "original", ORIGINAL_BYTES)}
         fields["source"] = batch.source
         code, message = mark["code"], str(mark.get("message", ""))
         if code == "E_JSONL_LINE_TORN" and self.config["torn_tail"] == "repair":

@@ -12,6 +12,8 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from replay.pipeline.engine import exactjson
+
 DROPPED_LINES = "dropped_lines"  # its key in ``Stage.shared``
 # the code of a record that is JSON but no object (a line, an array's element): left out, it takes its place in its
 # run (``validate``: the event after it may have its place's seq, as in an artifact)
@@ -98,6 +100,29 @@ def place(source: Any, line: Any, pointer: Any) -> tuple[Any, int] | None:
         return source, line
     at = element_place(pointer)
     return None if at is None else ((source, at[0]), at[1])
+
+
+def fitted(mark: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The dropped record ``mark`` cut to a line of at most ``limit`` bytes (the limit its input was read under, so a
+    read of the stream under the same limit takes it): its ``original`` (the line left out, escaped in it, which can
+    make the record longer than the line was) is cut at the end, and ``originalBytes`` says how long it was in UTF-8.
+    Its code, message, place and ``received`` stay: all a parse down the pipe reports, and all heal's ``drop_torn_line``
+    logs (with the ``original`` cut). A record too long with ``original`` empty is left so: that much it needs."""
+    original = mark.get("original")
+    if type(original) is not str or len(exactjson.dumps(mark)) <= limit:
+        return mark
+    whole = len(original.encode("utf-8", "surrogatepass"))
+    low, high = 0, len(original) - 1  # (the longest head that fits: a character can take up to 6 bytes escaped)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(exactjson.dumps({**mark, "original": original[:mid], ORIGINAL_BYTES: whole})) <= limit:
+            low = mid
+        else:
+            high = mid - 1
+    return {**mark, "original": original[:low], ORIGINAL_BYTES: whole}
+
+
+ORIGINAL_BYTES = "originalBytes"  # a cut dropped record's field: how long its ``original`` was (``fitted``)
 
 
 def dropped_lines(shared: dict[str, Any]) -> DroppedLines:

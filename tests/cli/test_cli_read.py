@@ -332,6 +332,29 @@ def test_a_torn_last_line_is_reported_with_its_offset_and_never_emitted(tmp_path
     assert (error["source"], error["line"], error["offset"]) == (str(journal), 3, len(LINES[0]) + len(LINES[1]) + 2)
 
 
+@pytest.mark.parametrize("dialect", [(), ("--dialect", "auto")])
+def test_a_dropped_record_fits_the_line_limit_it_was_read_under(tmp_path: Path, dialect: tuple[str, ...]):
+    """A torn line of 3,000 bytes, quotes in it, escaped in the dropped record's `original`, made it a 5,000-byte line:
+    `read --max-line-bytes 4000 | heal --max-line-bytes 4000` refused it (E_JSONL_LINE_TOO_LONG) and logged no
+    drop_torn_line. Its `original` is cut to fit (`originalBytes`: the line's length), and the heal goes as on the file."""
+    torn = orjson.dumps({**EVENTS[1], "payload": {"text": '"q" ' * 1500}})[:3000]
+    journal = write(tmp_path / "t.jsonl", LINES[0] + b"\n" + torn)
+    read = run_replay("read", "--max-line-bytes", "4000", *dialect, str(journal))
+    [mark] = dropped(read.stdout)
+    line = next(x for x in read.stdout.splitlines() if b'"dropped"' in x)
+    assert len(line) <= 4000 < len(orjson.dumps({**mark, "original": torn.decode()}))
+    assert mark["originalBytes"] == 3000 and torn.decode().startswith(mark["original"]) and len(mark["original"]) > 1000
+    piped = run_replay("heal", "--max-line-bytes", "4000", "--log", str(tmp_path / "piped.jsonl"), input=read.stdout)
+    direct = run_replay("heal", "--max-line-bytes", "4000", "--log", str(tmp_path / "direct.jsonl"), str(journal))
+    assert piped.returncode == direct.returncode == 0 and b"E_JSONL_LINE_TOO_LONG" not in piped.stderr
+    assert piped.stdout == direct.stdout
+    logged = jsonl((tmp_path / "piped.jsonl").read_bytes())
+    assert [r["rule"] for r in logged] == [r["rule"] for r in jsonl((tmp_path / "direct.jsonl").read_bytes())]
+    assert logged[0]["rule"] == "drop_torn_line" and logged[0]["original"] == mark["original"]
+    small = run_replay("read", *dialect, str(journal))  # (under the default limit, nothing is cut)
+    assert dropped(small.stdout)[0]["original"] == torn.decode() and "originalBytes" not in dropped(small.stdout)[0]
+
+
 # Deeper than replay reads (1024 levels). On 3.12+ msgspec's depth follows the C stack, and a whole line between 1025
 # levels and that depth (~1,500 on 3.12, ~10,000 on 3.13) is the README's known limit: the line is deeper there.
 DEEP = 1100 if sys.version_info < (3, 12) else 20_000

@@ -66,7 +66,8 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
                               howToFix="Run one `replay read nats://HOST:PORT/SUBJECT` per subject.")
         parse_address(paths[0], option="PATH")
         bound, add = _dialect_stages(dialect, documents=False)
-        bound |= {"read.type": "read_nats", "read.ack": "sent", "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True}
+        bound |= {"read.type": "read_nats", "read.ack": "sent", "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True,
+                  "parse.mark_max_bytes": max_line_bytes}
         return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
     files = expand_paths(list(paths)) if follow else []  # (else the read stage walks them: one walk, one warning)
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
@@ -76,7 +77,8 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
     bound, add = _dialect_stages(dialect, documents=True)
     # (another agent's log read whole from a file is named after it: a source line keeps that name down the pipe)
     bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True,
-              "read.mark_named_documents": True, "read.heal_records": True}
+              "read.mark_named_documents": True, "read.heal_records": True,
+              "parse.mark_max_bytes": max_line_bytes}  # (a dropped record read takes)
     if "dialect" in add:  # a document's records as lines are held to their end as read holds a document whole
         add["dialect"]["hold_bytes"] = max_line_bytes
     return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
