@@ -9,13 +9,13 @@ from typing import Any
 
 import orjson
 from dialect_support import CORPUS, batches_of, events, heal_dialect, originals
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
-from replay.pipeline.io.journals import LineCutter
+from replay.pipeline.io.journals import LineCutter, as_document
 from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.stages.dialect import MapDialect
 from replay.stages.heal_summary import SummarizeRepairs
@@ -310,6 +310,7 @@ def test_a_journal_pretty_printed_record_by_record_is_the_compact_journal_again(
                 max_size=25), st.integers(1, 5))
 def test_every_record_line_comes_out_unchanged_and_joins_are_objects(lines: list[bytes], batch_events: int):
     data = join(lines) if lines else b""
+    assume(as_document(data) is None)  # (lines that are one JSON document all told, `[]` alone, are read as one: no lines)
     rows, repairs = joined(data, batch_events)
     by_line = {line: raw for raw, line, _ in rows}
     for n, raw in enumerate(lines, 1):
