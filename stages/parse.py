@@ -273,8 +273,9 @@ class ParseLines(Transform):
         else:
             records = [i for i, value in enumerate(values) if RECORD_KEY in value or not is_canonical(value)]
         if whole := self._whole_types:  # (a type that is no text is none of them)
-            records += [i for i, kind in enumerate(map(dict.get, values, itertools.repeat("type")))
-                        if kind.__class__ is str and kind in whole]
+            wanted = {i for i, kind in enumerate(map(dict.get, values, itertools.repeat("type")))
+                      if kind.__class__ is str and kind in whole}
+            records = sorted(wanted.union(records)) if wanted else records  # (each line decoded once)
         if records:  # (decoded in one go: the check for a number orjson may round made once over them all)
             raws = batch.raws
             for i, value in zip(records, exactjson.loads_lines([raws[i] for i in records]), strict=True):  # type: ignore[misc]

@@ -936,8 +936,9 @@ class ScreenRuns(Transform):
             if cid is None:
                 continue
             if etype == _CALLED:
-                if cid not in open_calls and cid not in answered:
-                    open_calls.add(cid)
+                if cid in answered:  # (the call written again, or a new call of the id: pair_tool_calls' call_print tells)
+                    return False
+                open_calls.add(cid)
             elif etype == _UNANSWERED or cid in open_calls:
                 open_calls.discard(cid)
                 answered.add(cid)

@@ -68,3 +68,19 @@ def test_heal_and_the_report_pair_calls_of_ids_used_again_alike(events: list[dic
     marks = [(e["payload"]["callId"], e["payload"]["toolName"]) for e in healed if e["type"] == "tool_unanswered"]
     assert sorted(marks) == sorted((cid, name) for cid, name, _, unfinished in raw if unfinished)
     assert _calls(healed) == raw
+
+
+def test_the_fast_lane_sends_a_new_call_of_an_answered_id_the_slow_way(tmp_path):
+    """Found by review: the screen took a run whose answered id is called again (other arguments, no result) for clean,
+    so heal marked that call unanswered only when something else in the run needed a repair."""
+    from conftest import run_replay
+
+    lines = [b'{"seq":1,"runId":"r1","type":"run_started","timestamp":"2026-01-01T00:00:00Z","payload":{}}',
+             b'{"seq":2,"runId":"r1","type":"tool_called","timestamp":"2026-01-01T00:00:01Z","payload":{"callId":"c1","toolName":"sh","arguments":{"cmd":"ls"}}}',
+             b'{"seq":3,"runId":"r1","type":"tool_completed","timestamp":"2026-01-01T00:00:02Z","payload":{"callId":"c1","toolName":"sh"}}',
+             b'{"seq":4,"runId":"r1","type":"tool_called","timestamp":"2026-01-01T00:00:03Z","payload":{"callId":"c1","toolName":"sh","arguments":{"cmd":"pwd"}}}',
+             b'{"seq":5,"runId":"r1","type":"run_completed","timestamp":"2026-01-01T00:00:04Z","payload":{}}']
+    journal = tmp_path / "a.jsonl"
+    journal.write_bytes(b"\n".join(lines) + b"\n")
+    healed = run_replay("heal", str(journal)).stdout
+    assert b'"type":"tool_unanswered"' in healed and b'"pair_tool_calls":1' in healed
