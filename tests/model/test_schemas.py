@@ -354,3 +354,21 @@ def test_a_dropped_record_has_one_shape_and_carries_the_advice_on_stderr(name: s
     again = run_replay("validate", "-", input=done.stdout)
     [repeated] = [e for e in errors_of(again.stderr) if e["code"] == error["code"]]
     assert repeated["howToFix"] == error["howToFix"]
+
+
+def test_the_keys_checked_in_code_are_the_schemas_keys() -> None:
+    """Found by review: the keys the script loader and the heal-rules loader allow are written in code beside the
+    schemas that state them; a key added to a schema (or a chunk field of a type the chunk check has no class for)
+    fails here, not as a script or rules file refused for a key its schema allows."""
+    from replay.pipeline.model.healing import RULES_KEYS, RULES_TEXT_KEYS
+    from replay.pipeline.model.session_rules import _TYPES, GROUP_KEYS, SCRIPT_KEYS, chunk_rules
+
+    def schema(name: str) -> dict[str, Any]:
+        return orjson.loads((ROOT / "schemas" / f"{name}.schema.json").read_bytes())
+
+    script, rules = schema("replay-script"), schema("heal-rules")
+    assert tuple(script["properties"]) == SCRIPT_KEYS
+    assert tuple(script["$defs"]["group"]["properties"]) == GROUP_KEYS
+    assert set(RULES_KEYS) == set(rules["properties"])
+    assert set(RULES_TEXT_KEYS) == {k for k, v in rules["properties"].items() if v.get("type") == "string"}
+    assert all(rule["type"] in _TYPES for rule in chunk_rules()[1].values() if "type" in rule)
