@@ -2,7 +2,7 @@
 
 The two runs are the stream's two inputs: a new side begins at each ``{"$record": "source"}`` (what
 ``read`` writes before each of several files), or, in a stream without source records, at each new
-run (a run record, a new ``runId``, or a flows journal's ``run_id``: ``walk.run_id_named``). Records are held until the end of the stream, then aligned
+run (a run record, a new ``runId``, or a flows journal's ``run_id``: ``runs.run_id_named``). Records are held until the end of the stream, then aligned
 (``pipeline/model/diff.py``). Runs that differ are also reported as ``E_RUNS_DIFFER`` on the errors
 port (so the graph exits 1); anything but two runs is ``E_DIFF_INPUT_INVALID``, and so is a side (an input, when
 the stream has source records) holding no run or several: each side must be one run. Diagnostics routed
@@ -28,8 +28,7 @@ from replay.pipeline.io.journals import SKIPPED
 from replay.pipeline.model.align import Aligner
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.model.runs import Run, starts_run
-from replay.pipeline.model.walk import run_id_named
+from replay.pipeline.model.runs import Run, run_id_named, starts_run
 from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"

@@ -157,6 +157,17 @@ def names_run(rid: Any) -> bool:
     return isinstance(rid, str) and bool(rid)
 
 
+def run_id_named(record: dict[str, Any]) -> str | None:
+    """The run a record names: its ``runId`` (canonical), else its ``run_id`` (flows-style), the first that is a
+    non-empty string; else None (a record of the run it sits in). Walk and diff tell the runs of a journal apart by
+    it."""
+    for key in ("runId", "run_id"):
+        rid = record.get(key)
+        if names_run(rid):
+            return rid
+    return None
+
+
 ARTIFACT_EVENTS = "$.events["  # how the pointer of an artifact's event begins (``artifacts.document_items``)
 
 

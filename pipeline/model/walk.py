@@ -46,7 +46,7 @@ from replay.pipeline.model.outcome import UNKNOWN as _UNKNOWN
 from replay.pipeline.model.outcome import exit_code_of, verification_of, went_wrong
 from replay.pipeline.model.outcome import payload_of as _payload
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, is_record
-from replay.pipeline.model.runs import names_run
+from replay.pipeline.model.runs import run_id_named
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, OpenCalls, call_id, named_tool, tool_name
 from replay.pipeline.model.validation import is_number
 
@@ -310,17 +310,6 @@ class SpendLedger:
             return by_step.get(step) if by_step else None
         total = by_step[step] = merge_spend(by_step.get(step), spend)
         return total
-
-
-def run_id_named(record: dict[str, Any]) -> str | None:
-    """The run a record names: its ``runId`` (canonical), else its ``run_id`` (flows-style), the first that is a
-    non-empty string; else None (a record of the run it sits in). Walk and diff tell the runs of a journal apart by
-    it."""
-    for key in ("runId", "run_id"):
-        rid = record.get(key)
-        if names_run(rid):
-            return rid
-    return None
 
 
 # detail -------------------------------------------------------------------------------------------
