@@ -50,7 +50,10 @@ class ValidateEvents(Transform):
         if batch.port is not None:  # side records (repairs, diagnostics) are not stream records
             return batch
         if batch.clean is not None:  # whole runs the screen found valid: counted, and the run in progress ends
-            self.checker_for(batch.source).skip_runs(batch.clean[0], batch.clean[1], len(batch))
+            checker = self.checker_for(batch.source)
+            checker.skip_runs(batch.clean[0], batch.clean[1], len(batch))
+            # (their lines are checked: a record left out before them took its place there, not in a run after them)
+            checker.place = self._place(checker, batch, len(batch.lines) - 1) or checker.place
             if self.config["duplicate_keys"]:
                 self._duplicates(batch)
             return batch

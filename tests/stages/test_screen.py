@@ -1328,3 +1328,16 @@ def test_a_line_holding_two_events_is_invalid_in_every_lane(tmp_path: Path, line
     fast, slow = validate_both_ways(tmp_path, path)
     assert fast.stdout == slow.stdout and diagnostics(fast.stderr) == diagnostics(slow.stderr)
     same(tmp_path, b"", str(path))
+
+
+def test_a_record_left_out_before_a_clean_run_takes_its_place_there_not_in_the_run_after(tmp_path: Path):
+    """Found by a fresh seed of the property above: a line that is no object, then a run the screen passed clean, then a
+    run opening with seq 2. validate's fast lane did not move its place past the clean run, so the line left out
+    took its place in the run after it and that run's seq 2 passed; the slow lane reports it."""
+    run = [f'{{"seq":{n},"timestamp":"2026-03-01T12:00:0{n}.000Z","type":"{kind}","runId":"r5","payload":{{}}}}'
+           for n, kind in enumerate(["run_started", "user_message", "assistant_message", "run_completed"], 1)]
+    data = "\n".join(["[1,2]", *run, '{"seq":2,"timestamp":"2026-03-01T12:00:09.000Z","type":"user_message","runId":"r6",'
+                      '"payload":{}}']).encode() + b"\n"
+    fast, slow = validate_both_ways(tmp_path, after_a_batch(tmp_path, data))
+    assert fast.stdout == slow.stdout and diagnostics(fast.stderr) == diagnostics(slow.stderr)
+    assert fast.stderr.count(b"E_ARTIFACT_EVENT_SEQ_INVALID") == 1
