@@ -16,12 +16,11 @@ from replay.pipeline.io.journals import HEAL_RULES_NAME
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import CANONICAL_TYPES
+from replay.pipeline.model.schema_facts import property_names
 from replay.pipeline.model.validation import json_type, validate_artifact
 
 RULES_FILE = Path(".replay") / HEAL_RULES_NAME
 RULES_VERSION = "v1"  # the rules file format; the schema's `version` const
-RULES_KEYS = ("version", "eventAliases", "$schema", "description")  # the schema's properties (no other key)
-RULES_TEXT_KEYS = ("$schema", "description")  # the schema's properties of type string
 
 # The built-in aliases: names frameworks use for the canonical event types.
 BUILTIN_ALIASES: dict[str, str] = {
@@ -66,14 +65,15 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"{target} must hold a JSON object", source=str(target),
                           path="$", expected="object", received=json_type(rules),
                           example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
+    allowed = property_names("heal-rules")  # (`replay schema heal-rules`'s properties: no other key)
     for key in rules:
-        if key not in RULES_KEYS:  # a misspelt key applied nothing and said nothing (`eventAlias`)
+        if key not in allowed:  # a misspelt key applied nothing and said nothing (`eventAlias`)
             import difflib  # (only to refuse: heal's start-up loads no more than it uses)
 
-            near = difflib.get_close_matches(key, RULES_KEYS, n=1, cutoff=0.6)
+            near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
             raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"unknown key {key!r} in the heal rules"
                               + (f"; did you mean {near[0]!r}?" if near else ""), source=str(target),
-                              path=f"$.{key}", expected="one of: " + ", ".join(RULES_KEYS), received=excerpt(key),
+                              path=f"$.{key}", expected="one of: " + ", ".join(allowed), received=excerpt(key),
                               howToFix=(f"Rename {key!r} to {near[0]!r}" if near else f"Remove {key!r}")
                               + "; the heal rules have no other keys (`replay schema heal-rules`).",
                               example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
@@ -81,7 +81,7 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
         raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f'`version` must be "{RULES_VERSION}", the one rules format there is',
                           source=str(target), path="$.version", expected=RULES_VERSION,
                           received=excerpt(exactjson.dumps(rules["version"])), example='{"version": "v1"}')
-    for key in RULES_TEXT_KEYS:  # (said for people and editors, unused by heal: still the schema's string)
+    for key in property_names("heal-rules", kind="string"):  # (said for people and editors, unused by heal: still the schema's string)
         if key in rules and not isinstance(rules[key], str):
             raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"`{key}` must be a string", source=str(target),
                               path=f"$.{key}", expected="string", received=excerpt(exactjson.dumps(rules[key])),

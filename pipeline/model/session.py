@@ -45,7 +45,7 @@ from replay.pipeline.io.journals import (
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.dropped import NOT_OBJECT, not_object_message
 from replay.pipeline.model.records import RECORD_KEY, is_record
-from replay.pipeline.model.session_rules import DEEP_CHUNK_FIX, GROUP_KEYS, SCRIPT_KEYS, chunk_problem
+from replay.pipeline.model.session_rules import DEEP_CHUNK_FIX, chunk_problem, group_keys, script_keys
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
@@ -589,8 +589,8 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
         raise bad("a replay script is an object with \"version\": 1 (what `replay script` prints)", "$",
                   expected="object", received=json_type(document))
     for key in document:
-        if key not in SCRIPT_KEYS:
-            raise bad(f"unknown key {key!r} in a replay script", f"$.{key}", expected=", ".join(SCRIPT_KEYS), received=key)
+        if key not in script_keys():
+            raise bad(f"unknown key {key!r} in a replay script", f"$.{key}", expected=", ".join(script_keys()), received=key)
     version = document.get("version", MISSING)
     if type(version) is not int or version != SCRIPT_VERSION:
         raise bad("a replay script is an object with \"version\": 1 (what `replay script` prints)", "$.version",
@@ -608,8 +608,8 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
         if not isinstance(item, dict) or not _is_count(item.get("turn")) or not _is_count(item.get("step")):
             raise bad("a group has integer `turn` and `step` >= 0", where, received=excerpt(exactjson.dumps(item)))
         for key in item:
-            if key not in GROUP_KEYS:
-                raise bad(f"unknown key {key!r} in a group", f"{where}.{key}", expected=", ".join(GROUP_KEYS), received=key)
+            if key not in group_keys():
+                raise bad(f"unknown key {key!r} in a group", f"{where}.{key}", expected=", ".join(group_keys()), received=key)
         chunks = item.get("chunks")
         if not isinstance(chunks, list):
             raise bad("`chunks` must be a list of chunks", f"{where}.chunks", expected="array",

@@ -2,20 +2,17 @@
 
 One check for every way a chunk is read (``replay script``, the ``script`` stage, ``ReplayModel`` of a session or of a
 script): the typed fields of a chunk are read from ``replay schema session`` (``$defs.chunk``), so the schema stays the
-one definition of them; a script's keys are those ``replay schema replay-script`` allows. jsonschema is a test
+one definition of them; a script's keys are those ``replay schema replay-script`` allows (read from it: ``schema_facts``). jsonschema is a test
 dependency only: these few rules are checked here.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sized
-from importlib.resources import files
 from typing import Any, cast
 
-import orjson
-
 from replay.pipeline.engine.exactjson import MAX_DEPTH
+from replay.pipeline.model.schema_facts import property_names, schema
 from replay.pipeline.model.validation import json_type, shown
 
 # How many levels a replay script nests a chunk below its top (the document, `groups`, a group, its `chunks`): a chunk
@@ -23,21 +20,22 @@ from replay.pipeline.model.validation import json_type, shown
 SCRIPT_LEVELS = 4
 CHUNK_MAX_DEPTH = MAX_DEPTH - SCRIPT_LEVELS
 
-SCRIPT_KEYS = ("version", "session", "override", "groups")  # `replay schema replay-script`'s properties
-GROUP_KEYS = ("turn", "step", "chunks", "action", "error")  # ... and its $defs.group's
-
 _TYPES: dict[str, type] = {"string": str, "object": dict, "array": list}
 
 
-@functools.cache
-def _schema(name: str) -> dict[str, Any]:
-    document: dict[str, Any] = orjson.loads(files("replay.schemas").joinpath(f"{name}.schema.json").read_bytes())
-    return document
+def script_keys() -> tuple[str, ...]:
+    """The keys a replay script may have: ``replay schema replay-script``'s properties, in its order."""
+    return property_names("replay-script")
+
+
+def group_keys() -> tuple[str, ...]:
+    """The keys a replay script's group may have: ``replay schema replay-script``'s ``$defs.group`` properties."""
+    return property_names("replay-script", "$defs", "group")
 
 
 def chunk_rules() -> tuple[list[str], dict[str, dict[str, Any]]]:
     """The required keys of a chunk and its typed fields, as ``replay schema session`` says them (``$defs.chunk``)."""
-    chunk = _schema("session")["$defs"]["chunk"]
+    chunk = schema("session")["$defs"]["chunk"]
     return list(chunk.get("required", ())), chunk["properties"]
 
 
