@@ -44,6 +44,18 @@ def test_codex_token_counts_carry_the_usage_of_one_model_call():
     assert kind == "event_msg.token_count" and payload["usage"] == {"input_tokens": 30, "output_tokens": 4}
 
 
+def test_a_codex_token_count_without_totals_forgets_no_total():
+    m = mapper_for("codex", "r.jsonl")
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    counted = {"type": "event_msg", "payload": {"type": "token_count", "info": {
+        "total_token_usage": usage, "last_token_usage": usage}, "rate_limits": {"primary": {"used_percent": 1}}}}
+    limits_only = {"type": "event_msg", "payload": {"type": "token_count", "info": None,
+                                                    "rate_limits": {"primary": {"used_percent": 2}}}}
+    assert parts(m, counted)[0][1]["usage"] == usage
+    assert "usage" not in parts(m, limits_only)[0][1]
+    assert "usage" not in parts(m, counted)[0][1]  # the same totals again (only the rate limits changed): nothing
+
+
 def test_codex_failed_outputs_and_unknown_items():
     m = mapper_for("codex", "r.jsonl")
     out = {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c", "output": {"success": False}}}

@@ -121,11 +121,13 @@ class CodexMapper(Mapper):
     def _token_count(self, info: dict[str, Any], rest: dict[str, Any]) -> None:
         """``usage`` = the tokens of the model call a ``token_count`` counts (``last_token_usage``); none when its
         cumulative ``total_token_usage`` is the one the run's last token_count gave (Codex writes a token_count again
-        when only its rate limits changed): the run's usage adds up to its last total, each call counted once."""
+        when only its rate limits changed): the run's usage adds up to its last total, each call counted once. One
+        without totals (``"info": null``: only the rate limits) counts nothing and forgets no total."""
         total = info.get("total_token_usage")
-        if total is not None and total == self.total:
-            return
-        self.total = total
+        if total is not None:
+            if total == self.total:
+                return
+            self.total = total
         if isinstance(info.get("last_token_usage"), dict):
             rest["usage"] = info["last_token_usage"]
 
