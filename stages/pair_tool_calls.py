@@ -30,6 +30,7 @@ from replay.pipeline.model.toolcalls import (
     COMPLETED,
     FAILED,
     TOOL_UNANSWERED,
+    UNANSWERED_MESSAGE,
     OpenCalls,
     call_id,
     call_print,
@@ -102,10 +103,10 @@ class PairToolCalls(RunScoped):
             why, dropped = self._why_none(run, call)
             marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
                 "callId": cid, "toolName": name, "status": "unanswered",
-                "reason": f"no result for this tool call was read before the run ended (none is invented): {why}",
+                "reason": f"{UNANSWERED_MESSAGE} (none is invented): {why}",
             }), **call["place"]})
             where = {k: call[k] for k in ("source", "line", "offset", "path") if k in call}
-            self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}) got no result before the run ended"
+            self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}): {UNANSWERED_MESSAGE}"
                         f"{dropped}; marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED,
                         seqBefore=call.get("seq"), **where)
         run.state["calls"] = OpenCalls()

@@ -39,6 +39,9 @@ TOP_TOOL_NAME_KEYS = ("tool", "tool_name")  # at a record's top, when its payloa
 CALL_ID_KEYS = ("callId", "toolCallId", "id")
 CALL_FIELDS = (*TOOL_NAME_KEYS, *CALL_ID_KEYS, "durationMs")  # every payload field the pairing reads
 ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")  # a call's arguments in its payload, first match wins
+# What a call never answered is told by, one text for all: report's error of it, heal's mark of it (``pair_tool_calls``:
+# its reason and its log line) and the OTLP export's span of it (when no mark's reason says more)
+UNANSWERED_MESSAGE = "no result was read before the run ended"
 
 
 def result_failed(kind: Any, record: dict[str, Any]) -> bool:

@@ -48,6 +48,7 @@ from replay.pipeline.model.toolcalls import (
     COMPLETED,
     FAILED,
     TOOL_UNANSWERED,
+    UNANSWERED_MESSAGE,
     CallPairing,
     PackedColumn,
     result_failed,
@@ -63,7 +64,6 @@ RUNS_NAMED = 5  # failed (or unknown) runs a --fail-on-error (--fail-on-unknown)
 FIRST_PROBLEMS = 5  # input problems a report lists one by one (code, source, line, message); the rest are counted
 PROBLEM_FIELDS = ("code", "source", "line", "message")
 NO_TYPE = "(none)"
-UNANSWERED_MESSAGE = "no result was read before the run ended"  # the error of a call never answered (``_errors``)
 STATUSES = ("ok", "error", "unknown")  # a run's status in a report (``RunTally.status``), in the order reports count them
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED

@@ -64,6 +64,7 @@ from replay.pipeline.model.toolcalls import (
     COMPLETED,
     FAILED,
     TOOL_UNANSWERED,
+    UNANSWERED_MESSAGE,
     OpenCalls,
     call_id,
     result_failed,
@@ -358,7 +359,7 @@ class TraceBuilder:
             span = self._tool_span(name or "unknown", cid, now)
         self._stretch(span, now)
         if etype == TOOL_UNANSWERED:
-            span.fail(TOOL_UNANSWERED, payload.get("reason") or "no result was read")
+            span.fail(TOOL_UNANSWERED, payload.get("reason") or UNANSWERED_MESSAGE)
         elif result_failed(etype, event):  # (error.type: the tool's error code, as a run's is its code; else what happened)
             code, message = error_of(payload)
             span.fail(code or "tool_failed", message or failure_words(event))
@@ -424,7 +425,7 @@ class TraceBuilder:
             root.fail(code or "run_failed", message)
         for span in self.open_calls:  # never closed, not even marked unanswered: the run ended first
             self._stretch(span, self.last_nanos)
-            span.fail(TOOL_UNANSWERED, "the run ended before this tool call got a result")
+            span.fail(TOOL_UNANSWERED, UNANSWERED_MESSAGE)
         start = root.start if root.start is not None else 0
         held, self.spans = self.spans, []
         in_last = (len(held) + 1) % SPANS_PER_REQUEST or SPANS_PER_REQUEST  # (the run's own span among them)

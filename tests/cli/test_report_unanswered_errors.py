@@ -47,3 +47,35 @@ def test_junit_lists_it_in_a_failed_runs_failure(journal: Path):
     journal.write_bytes(journal.read_bytes().replace(b'"run_completed"', b'"run_failed"'))
     out = run_replay("report", "--format", "junit", str(journal)).stdout.decode()
     assert "tool_unanswered (fetch) at seq 2: no result was read before the run ended" in out
+
+
+def _unanswered_span_message(path: Path) -> str:
+    done = run_replay("export", "--otlp", str(path))
+    assert done.returncode == 0, done.stderr
+    (span,) = [s for line in done.stdout.splitlines() for rs in json.loads(line)["resourceSpans"]
+               for ss in rs["scopeSpans"] for s in ss["spans"]
+               if s["status"].get("code") == 2 and s["name"] == "execute_tool fetch"
+               and not any(a["key"] == "error.type" and a["value"]["stringValue"] == "T" for a in s["attributes"])]
+    return span["status"]["message"]
+
+
+def test_report_heal_and_export_tell_an_unanswered_call_by_one_text(tmp_path: Path):
+    """Three texts told of one call never answered: report's error ("no result was read before the run ended"), heal's
+    log line and mark ("got no result before the run ended", "no result for this tool call was read ...") and the
+    OTLP span of a call still open at the run's end ("the run ended before this tool call got a result"). Now each
+    says ``toolcalls.UNANSWERED_MESSAGE``; heal's mark and log line add why none was read, and the export of a healed
+    journal gives the mark's reason."""
+    text = "no result was read before the run ended"
+    raw = tmp_path / "raw.jsonl"
+    raw.write_bytes(JOURNAL)
+    log = tmp_path / "log.jsonl"
+    healed = run_replay("heal", str(raw), "--log", str(log)).stdout
+    (mark,) = [e["payload"] for e in map(json.loads, healed.splitlines()) if e.get("type") == "tool_unanswered"]
+    assert mark["reason"].startswith(text + " ")
+    (logged,) = [e["message"] for e in map(json.loads, log.read_bytes().splitlines()) if e["rule"] == "pair_tool_calls"]
+    assert logged == f"tool call 'a' (fetch): {text}; marked it tool_unanswered"
+    report = json.loads(run_replay("report", "--format", "json", str(raw)).stdout)
+    assert [e["message"] for e in report["runs"][0]["errors"] if e["kind"] == "tool_unanswered"] == [text]
+    assert _unanswered_span_message(raw) == text
+    (tmp_path / "healed.jsonl").write_bytes(healed)
+    assert _unanswered_span_message(tmp_path / "healed.jsonl") == mark["reason"]
