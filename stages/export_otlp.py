@@ -5,7 +5,8 @@ The stream's records are consumed; what comes out is one record per run, the req
 ``SPANS_PER_REQUEST`` spans in several of at most that many, its finished spans sent as it goes), which
 ``write`` puts on one line each: the format of the OpenTelemetry collector's file exporter, and the
 body an OTLP/HTTP endpoint (``/v1/traces``, ``Content-Type: application/json``) takes per line. A run that tells no
-time is exported with times 0 (OTLP's unset value) and said on the ``notices`` port (``E_OTLP_TIME_UNKNOWN``).
+time is exported with times 0 (OTLP's unset value) and said on the ``notices`` port (``E_OTLP_TIME_UNKNOWN``), and so
+is a usage value left out of the token counts, as ``report`` leaves it out and says it (``E_USAGE_NOT_COUNTED``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from replay.pipeline.model.events import event_type
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.runs import Run, of_no_run, starts_run
 from replay.pipeline.model.validation import MISSING, shown, state_of
+from replay.pipeline.report.model import usage_notice
 from replay.pipeline.report.otlp import TraceBuilder, trace_source
 
 
@@ -27,7 +29,9 @@ from replay.pipeline.report.otlp import TraceBuilder, trace_source
 class ExportOtlp(Transform):
     summary = "Turn each run into one OTLP/JSON trace request (GenAI conventions: invoke_agent, chat, execute_tool spans)."
     gives = "OTLP trace requests"
-    ports = ("errors", "notices")  # notices: a run that tells no time, its spans at 0 (E_OTLP_TIME_UNKNOWN, a warning)
+    # notices: a run that tells no time, its spans at 0 (E_OTLP_TIME_UNKNOWN, a warning); a usage value left out of the
+    # counts, as report leaves it out (E_USAGE_NOT_COUNTED, a warning)
+    ports = ("errors", "notices")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -50,6 +54,7 @@ class ExportOtlp(Transform):
                 rid = record.get("runId")
                 self.run = Run(rid if isinstance(rid, str) else None, facts, batch.source)
                 self.trace = TraceBuilder(facts, batch.source, rid, self.seen, self._identity(batch.source))
+                self._left_out(batch, i)  # (its run record's usage)
                 if is_record(record) and facts is None:
                     self.run = None  # a source record opens nothing by itself
                     self.trace = None
@@ -64,9 +69,21 @@ class ExportOtlp(Transform):
                 self.trace.add_heal(record)
             elif not is_record(record):
                 self.trace.add(record)
+                if self.trace.left_out:
+                    self._left_out(batch, i)
                 self.run.events += 1  # type: ignore[union-attr]
                 out += self.trace.finished()
         return Batch.of(out, batch.source) if out else None
+
+    def _left_out(self, batch: Batch, i: int) -> None:
+        """A notice (E_USAGE_NOT_COUNTED, a warning) of each usage value record ``i`` of ``batch`` left out of its run's
+        counts, the one ``report`` gives of it (``usage_notice``)."""
+        trace = self.trace
+        assert trace is not None
+        rid = trace.run_id if isinstance(trace.run_id, str) and trace.run_id else None
+        for fields, only_fields in trace.left_out:
+            self.emit("notices", usage_notice(fields, only_fields, batch.where(i), rid, self.id))
+        trace.left_out.clear()
 
     def _identity(self, source: str) -> str:
         if source not in self.identities:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.errors import how_to_fix
 from replay.pipeline.io.journals import is_url
 from replay.pipeline.model.events import (
     EPOCH,
@@ -54,6 +55,7 @@ from replay.pipeline.model.toolcalls import (
     result_failed,
     tool_name,
 )
+from replay.pipeline.model.validation import USAGE_NOT_COUNTED
 
 _COUNT = operator.itemgetter(1)
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
@@ -319,6 +321,24 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
             if bad and skipped is not None:
                 skipped += [_field_text(name, value[name]) for name in bad]
     return found or None
+
+
+def usage_notice(fields: list[str], only_fields: bool, where: dict[str, Any], run_id: str | None,
+                 stage: str) -> dict[str, Any]:
+    """The notice (``E_USAGE_NOT_COUNTED``, a warning) of a usage object ``usage_of`` left a value of out, at ``where``
+    (a record's source, line, offset): ``fields`` as it names them (``unheld``, the whole object left out, else
+    ``skipped``, only those fields: ``only_fields``). ``report`` and ``export --otlp`` count usage by ``usage_of`` and
+    say what it leaves out by this notice."""
+    line = f"line {where['line']}" if "line" in where else "a record"
+    named = ", ".join(fields)
+    if only_fields:
+        said = (f"usage {named} {'is not a count' if len(fields) == 1 else 'are not counts'} (a number >= 0); left "
+                "out of the run's usage, the rest of this usage object counted")
+    else:
+        said = (f"usage {named} is a number no count holds (not a whole number, or one of thousands of digits); "
+                "this usage object is left out of the run's usage")
+    return {"code": USAGE_NOT_COUNTED, "action": "reported", **where, "runId": run_id, "stage": stage,
+            "received": named, "message": f"{line}: {said}", "howToFix": how_to_fix(USAGE_NOT_COUNTED)}
 
 
 _INPUT_GROUP = ("inputTokens", *CACHE_TOKENS)  # an input count and the cache's counts beside it: taken together

@@ -34,7 +34,8 @@ link), so exporting it again does not make its traces twice; stdin, a descriptor
 Every line parses as OTLP/JSON. A number OTLP cannot hold as an ``intValue`` (beyond int64) or a
 ``doubleValue`` (not finite: ``1e400`` reads as infinity) is written as a ``stringValue``: its digits,
 or its text as the journal wrote it; a token count is an ``intValue`` or that text, never a ``doubleValue``
-(``1e20``, beyond int64, is its digits). A timestamp outside what a ``fixed64`` of unix nanoseconds holds
+(``1e20``, beyond int64, is its digits). A usage object is counted or left out as ``report`` counts it
+(``usage_of``: ``TraceBuilder.counted``), what it leaves out noted for the stage's notice (``left_out``). A timestamp outside what a ``fixed64`` of unix nanoseconds holds
 (before 1970, after 2554-07-21) is left out, as a missing one is, and the root span counts such
 events in ``replay.timestamps_out_of_range``.
 
@@ -77,7 +78,7 @@ from replay.pipeline.report.model import (
     combined_usage,
     error_of,
     exact_plus,
-    whole_written,
+    usage_of,
     written_int,
 )
 
@@ -116,8 +117,9 @@ _INPUT_GROUP = tuple(key for key in _TOKENS if key.endswith("input_tokens"))
 
 def tokens(usage: Any) -> dict[str, int | float]:
     """The GenAI token attributes a usage object gives (camelCase or snake_case names), each the whole number it
-    writes (``1e40`` is 10**40: ``written_int``), so that their sums are exact; one not finite (``1e400``) stays as
-    read."""
+    writes (``1e40`` is 10**40: ``written_int``), so that their sums are exact (``exact_plus``, as ``report`` adds
+    them: ``1e400`` and 1 make 10**400 + 1); one not finite (``1e400``) stays as read. A usage object ``usage_of`` counts
+    for nothing (a number no count holds: ``1e5000``) gives none: ``TraceBuilder.counted``."""
     if not isinstance(usage, dict):
         return {}
     out = {}
@@ -128,17 +130,6 @@ def tokens(usage: Any) -> dict[str, int | float]:
                 out[key] = value if isinstance(value, int) else written_int(value) if math.isfinite(value) else value
                 break
     return out
-
-
-def _added(total: int | float, value: int | float) -> int | float:
-    """Two token counts added up as ``report`` adds them (``exact_plus``: exactly; ``1e400`` and 1 make 10**400 + 1, not
-    infinity). A count report holds none of (``1e5000``: a whole number of too many digits to print, ``whole_written``) keeps
-    the sum at that count, as read."""
-    for count in (total, value):
-        if isinstance(count, float) and not math.isfinite(count) and (getattr(count, "text", None) is None
-                                                                     or whole_written(count) is None):  # type: ignore[arg-type]
-            return count
-    return exact_plus(total, value)
 
 
 def token_count(value: int | float) -> int | str:
@@ -244,6 +235,10 @@ class TraceBuilder:
         self.unreadable = 0  # events whose timestamp is there but names no time (not RFC 3339): no time, as none
         self.failed: tuple[str, Any] | None = None
         self.repairs: int | None = None
+        # the usage values left out since the caller last looked, for its notices (``usage_notice``): (the fields,
+        # whether only they are left out); the run record's first
+        self.left_out: list[tuple[list[str], bool]] = []
+        self.declared = self.counted(self.record.get("usage"))  # the run record's counts
 
     def add(self, event: dict[str, Any]) -> None:
         if self.run_id is None and isinstance(event.get("runId"), str):
@@ -320,14 +315,25 @@ class TraceBuilder:
         self.made += 1
         self.chat, self.chat_key = span, key
 
+    def counted(self, usage: Any) -> dict[str, int | float]:
+        """The token counts of usage object ``usage`` (``tokens``), counted or left out as ``report`` counts it
+        (``usage_of``): none when it holds a number no count holds (``1e5000``), a value that is no count (``"45"``)
+        left out; what it leaves out noted in ``left_out``."""
+        unheld: list[str] = []
+        skipped: list[str] = []
+        usage_of(usage, unheld, skipped)
+        if unheld or skipped:
+            self.left_out.append((unheld or skipped, not unheld))
+        return {} if unheld else tokens(usage)
+
     def _usage(self, span: Span | None, usage: Any) -> None:
-        found = tokens(usage)
+        found = self.counted(usage)
         for key, value in found.items():
             total = self.totals.get(key)
-            self.totals[key] = value if total is None else _added(total, value)
+            self.totals[key] = value if total is None else exact_plus(total, value)
             if span is not None and span.kind == SPAN_KIND_CLIENT:  # (summed as the run's totals are)
                 held = span.usage.get(key)
-                span.usage[key] = value if held is None else _added(held, value)
+                span.usage[key] = value if held is None else exact_plus(held, value)
                 span.attributes[key] = token_count(span.usage[key])
 
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
@@ -409,7 +415,7 @@ class TraceBuilder:
             attrs["gen_ai.request.model"] = self.model
         # the run's totals as report counts the run's usage: each count its run record's usage gives (a captured run's
         # only count), the sum of its model calls' for the others
-        totals = combined_usage(tokens(self.record.get("usage")), self.totals, _INPUT_GROUP) or {}
+        totals = combined_usage(self.declared, self.totals, _INPUT_GROUP) or {}
         attrs.update({key: token_count(value) for key, value in totals.items()})
         attrs["replay.events"] = self.count
         if self.repairs is not None:
