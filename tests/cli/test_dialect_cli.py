@@ -353,3 +353,17 @@ def test_a_named_dialect_the_log_is_not_in_is_an_error_and_the_catalogue_says_so
         "E_DIALECT_MISMATCH"]
     meaning = CATALOGUE["E_DIALECT_MISMATCH"][0]
     assert "--dialect` names (an error, exit 1" in meaning and "is a warning" in meaning
+
+
+def test_a_time_heal_borrows_comes_from_a_record_it_keeps_not_from_a_resumes_copy_it_drops(tmp_path):
+    """A resume writes records 2-6 again before a summary line with no timestamp: the copies are dropped
+    (drop_resume_duplicates) before times are borrowed (fix_timestamp), so the summary takes the time of the record
+    before it that heal keeps, and no timestamp heal itself made goes backwards."""
+    lines = CLAUDE.read_bytes().rstrip(b"\n").split(b"\n")
+    resumed = tmp_path / "resume.jsonl"
+    resumed.write_bytes(b"\n".join([*lines[:11], *lines[1:6], *lines[11:]]) + b"\n")
+    done = run_replay("heal", str(resumed))
+    assert b"E_TIMESTAMP_BACKWARDS" not in done.stderr, done.stderr
+    events = [r for r in jsonl(done.stdout) if "seq" in r]
+    stamps = [e["timestamp"] for e in events]
+    assert stamps == sorted(stamps)
