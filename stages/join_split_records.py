@@ -17,7 +17,11 @@ raw lines, and puts such a record back on one line:
   inside a string is the one the writer forgot to escape, and becomes ``\\n`` (``\\r`` likewise).
 - the joined record is one line at the first piece's line number and byte offset: the pieces'
   bytes with only those newlines changed. Its heal-log entry (rule ``join_split_records``, action
-  ``changed``) says how many lines were joined and keeps the pieces as they were (``original``).
+  ``changed``) says how many lines were joined and keeps the pieces as they were (``original``). The entry goes
+  on with the line (``Batch.rejoined``), and ``parse`` logs it as the line passes there: with its run, as the rules
+  log theirs (the screen between them holds a run to its end, and sends the runs of one read on together: logged
+  here, as the read came, a block's joins would go before the repairs of every run in it, in an order that
+  depends on where the reads fell).
 - a join reaches over at most ``max_lines`` lines and ``max_bytes`` bytes (it is parsed when its
   last piece ends with ``}``, and at 2, 4, 8, ... pieces to stop early when nothing can complete
   it); pieces that never make a record pass on unchanged, for ``parse`` to report (a file's cut-off
@@ -68,6 +72,7 @@ class JoinSplitRecords(Transform):
         "max_lines": Option(int, 10_000, "most lines one record may have been split into", minimum=1),
         "max_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "most bytes one split record may have (the pieces together)", minimum=1),
     }
+    # (``repairs``: named by the configs that take it, heal's and yours; its entries go on with their lines, and parse logs them)
     ports = ("errors", "repairs")
     accepts_raw = True
     screened_lane = "passes"
@@ -98,7 +103,7 @@ class JoinSplitRecords(Transform):
             value = _value(raw)
             lines.append(_Line(raw, batch.lines[i], batch.offsets[i], value is not _INVALID, isinstance(value, dict) and bool(value),
                                batch.tail_open and i == last))
-        done: list[_Line | tuple[bytes, _Line]] = []
+        done: list[_Line | tuple[bytes, dict[str, Any], _Line]] = []
         self._process(deque(lines), done)
         out += self._batches(done) if done else []
         if out and batch.pause:
@@ -136,7 +141,7 @@ class JoinSplitRecords(Transform):
             if verdict == _OPEN:
                 continue
             if isinstance(value, dict) and len(text) <= max_bytes:  # (each newline escaped in a string is a byte more)
-                done.append((self._joined(value, text), self.held[0]))
+                done.append((*self._joined(value, text), self.held[0]))
                 self.held, self.held_bytes = [], 0
             else:
                 self._give_up(todo, done)
@@ -158,8 +163,8 @@ class JoinSplitRecords(Transform):
         if done:
             out += self._batches(done)
 
-    def _joined(self, value: dict[str, Any], text: bytes) -> bytes:
-        """The joined record's line, and its heal-log entry."""
+    def _joined(self, value: dict[str, Any], text: bytes) -> tuple[bytes, dict[str, Any]]:
+        """The joined record's line, and its heal-log entry (logged by ``parse``, where the line passes: ``_batches``)."""
         pieces = self.held
         first, last = pieces[0], pieces[-1]
         inside = sum(p.raw.count(b"\r") for p in pieces) + len(pieces) - 1 - text.count(b"\n") - text.count(b"\r")
@@ -172,20 +177,19 @@ class JoinSplitRecords(Transform):
                                  "joined": len(pieces), "original": b"\n".join(p.raw for p in pieces).decode("utf-8", "replace"),
                                  "message": f"{span} ({len(pieces)} lines) were one record split across lines ({how}); "
                                             "joined into one line"}
-        self.emit("repairs", entry)
-        return raw
+        return raw, entry
 
     def _batches(self, done: list[Any]) -> list[Batch]:
         """Lines out as batches; an input's open last line in a batch of its own, as read sends it."""
         raws: list[bytes | None] = []
         lines: list[int | None] = []
         offsets: list[int | None] = []
-        rejoined: list[int] = []
+        rejoined: dict[int, dict[str, Any]] = {}
         tail = False
         for item in done:
             if isinstance(item, tuple):
-                raw, first = item
-                rejoined.append(len(raws))
+                raw, entry, first = item
+                rejoined[len(raws)] = entry
                 raws.append(raw)
                 lines.append(first.line)
                 offsets.append(first.offset)
@@ -201,7 +205,8 @@ class JoinSplitRecords(Transform):
         else:  # (a joined line is never the open last line)
             out = [Batch(self.source, None, raws[:-1], lines[:-1], offsets[:-1]),
                    Batch(self.source, None, raws[-1:], lines[-1:], offsets[-1:], None, True)]
-        out[0].rejoined = rejoined or None  # the screen sends their runs the slow way, where their repairs are counted
+        # each joined line's log entry: the screen sends their runs the slow way, where parse logs it and heal counts it
+        out[0].rejoined = rejoined or None
         return out
 
 

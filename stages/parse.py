@@ -11,6 +11,9 @@ it, is ``E_JSONL_LINE_INVALID``.
 place of each line it left out; a parse further down a pipe reports it again, as the same diagnostic
 or repair at the same line and offset, so ``replay read a | replay heal`` logs and fails exactly
 like ``replay heal a``.
+
+A line ``join_split_records`` made of several comes with its heal-log entry (``Batch.rejoined``): logged here, on the
+``repairs`` port, as the line passes, so with its run (the screen before may hold a run to its end).
 """
 
 from __future__ import annotations
@@ -199,6 +202,10 @@ class ParseLines(Transform):
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if self._torn_repairs:
             self._release_torn()
+        if batch.rejoined:  # join_split_records' joins of these lines, logged as they pass here: with their run
+            for entry in batch.rejoined.values():
+                self.emit("repairs", entry)
+            batch.rejoined = None
         if batch.clean is not None:  # the screen's lane: whole runs that need nothing, passed on unparsed
             self._origins.setdefault(batch.source, False)
             ids = batch.clean[2]  # (a torn line after them is of their last run, as ``_run_before`` has it)

@@ -160,8 +160,8 @@ class _Verdict:
 
 
 class _Run:
-    __slots__ = ("clean", "count", "events", "fine", "heads", "held", "joined", "pieces", "record", "run_id", "seqs",
-                 "size", "spilled", "spool", "spooled", "stamps", "tail_open", "types", "verdict")
+    __slots__ = ("clean", "count", "events", "fine", "heads", "held", "joined", "pieces", "record", "rejoined", "run_id",
+                 "seqs", "size", "spilled", "spool", "spooled", "stamps", "tail_open", "types", "verdict")
 
     def __init__(self) -> None:
         # its lines: stretches [a, b) of the batches they came in (the lines themselves are cut out only if the run
@@ -177,6 +177,7 @@ class _Run:
         self.tail_open = False
         self.spilled = False  # its first lines went on already (the input paused): the rest follows as it comes
         self.joined = False  # a line of it is one join_split_records made of several (a repair logged for a run)
+        self.rejoined: dict[int, dict[str, Any]] = {}  # such lines held, by their place among those held: their log entries
         # True while every line came in a batch all of whose lines passed the checks of one line alone (``_fine``):
         # then its seq, type and timestamp columns are kept here, and its timestamps are ``size`` long (heal)
         self.fine = True
@@ -197,13 +198,21 @@ class _Run:
         self.count += b - a
 
     def lines_batches(self, source: str) -> list[Batch]:
-        """Its lines held as unparsed batches (``_lines_batches``)."""
-        return _lines_batches(source, self.pieces, self.count, self.tail_open)
+        """Its lines held as unparsed batches (``_lines_batches``), each with the log entries of the lines in it that
+        join_split_records joined (``Batch.rejoined``: parse logs them as the batch passes, with the run's repairs)."""
+        batches = _lines_batches(source, self.pieces, self.count, self.tail_open)
+        for k, entry in self.rejoined.items():  # (every batch but the last holds SLOW_LINES lines)
+            batch = batches[k // SLOW_LINES]
+            if batch.rejoined is None:
+                batch.rejoined = {}
+            batch.rejoined[k % SLOW_LINES] = entry
+        return batches
 
     def let_go(self) -> None:
         """Its lines went on (the slow way): it keeps only what comes after."""
         self.pieces, self.count, self.heads, self.held = [], 0, [], 0
         self.seqs, self.types, self.stamps = [], [], []
+        self.rejoined = {}
 
 
 def _lines_batches(source: str, pieces: list[tuple[Batch, int, int]], count: int, tail_open: bool) -> list[Batch]:
@@ -391,6 +400,7 @@ class ScreenRuns(Transform):
             run.fine = False  # a line looked at alone: the run is judged from its heads
             if rejoined is not None and i in rejoined:
                 run.clean, run.joined = False, True
+                run.rejoined[run.count] = batch.rejoined[i]  # type: ignore[index]
             run.add(batch, i, i + 1)
             run.heads.append(head)
             if i == last and batch.tail_open:
@@ -714,6 +724,8 @@ class ScreenRuns(Transform):
             self._emit_slow(run, closes=False)
         self._close_clean()
         rest = batch.select(range(i, len(batch.raws)))
+        if batch.rejoined:  # (the log entries of its joined lines go on with them)
+            rest.rejoined = {k - i: entry for k, entry in batch.rejoined.items() if k >= i} or None
         self._out.append(rest)
 
     # what a clean run is ---------------------------------------------------------------------------------

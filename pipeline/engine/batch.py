@@ -204,9 +204,10 @@ class Batch:
         # ``heads``: each line's top-level fields as the screen decodes them (one per line, none None), set by
         # ``join_split_records``, which decodes them to learn that every line is JSON; taken by the screen.
         self.heads: list[Any] | None = None
-        # ``rejoined``: the columns of the lines ``join_split_records`` put back together from several, on the batch it
-        # made of them (each join is a repair it logged): the screen sends the runs they are in the slow way.
-        self.rejoined: list[int] | None = None
+        # ``rejoined``: the lines ``join_split_records`` put back together from several, each column with its heal-log
+        # entry, on the batch it made of them: the screen sends the runs they are in the slow way, with their entries
+        # on the batches it makes of them, and ``parse`` logs each as its line passes (with its run, as the rules do).
+        self.rejoined: dict[int, dict[str, Any]] | None = None
 
     # construction ---------------------------------------------------------------------------
     @classmethod
