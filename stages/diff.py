@@ -28,7 +28,7 @@ from replay.pipeline.io.journals import SKIPPED
 from replay.pipeline.model.align import Aligner
 from replay.pipeline.model.diff import Entry, Ignore, IgnorePathError, as_document, as_text, compared, diff_runs, entry
 from replay.pipeline.model.records import RECORD_KEY, SOURCE_RECORD
-from replay.pipeline.model.runs import Run, run_id_named, starts_run
+from replay.pipeline.model.runs import Run, name_run, run_id_named, starts_run
 from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"
@@ -92,13 +92,12 @@ class DiffRuns(Transform):
                 self.run = None
                 continue
             self.side_begun = True
-            rid = run_id_named(record)  # (a canonical runId, else a flows journal's run_id: walk's runs)
-            if self.run is None or starts_run(record, self.run, batch.source) or (
-                    RECORD_KEY not in record and rid is not None and self.run.run_id not in (None, rid)):
-                self.run = Run(rid, None, batch.source)
+            # (runs told apart by a canonical runId, else a flows journal's run_id: walk's runs)
+            if self.run is None or starts_run(record, self.run, batch.source, run_id_named):
+                self.run = Run(run_id_named(record), None, batch.source)
                 self.run_names.append(batch.source)
-            elif RECORD_KEY not in record and self.run.run_id is None:
-                self.run.run_id = rid  # (a run record naming no runId takes its first event's)
+            elif RECORD_KEY not in record:
+                name_run(self.run, record, run_id_named)  # (a run record naming no runId takes its first event's)
             if compared(record):
                 self.entries.append(entry(record, 0, self.ignore, batch.lines[i], batch.offsets[i], batch.pointers[i]))
                 self.sides.append((len(self.source_names) - 1, len(self.run_names) - 1))

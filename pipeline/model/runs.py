@@ -3,7 +3,8 @@
 A run starts at a run record (``{"$record": "run", ...}``), at the first record of each input
 source (file) and at ``read``'s mark before each of several inputs (``{"$record": "source", ...}`` naming the input
 its records are read as: the same file read twice is two inputs of one name), and wherever an event names a different ``runId`` than the run it follows. Events without a ``runId`` belong to the
-run they sit in. Other reserved records (``$record`` of another kind) travel with their run but are
+run they sit in (``starts_run`` reads the canonical ``runId``; walk and diff, given ``run_id_named``, a flows
+journal's ``run_id`` too). Other reserved records (``$record`` of another kind) travel with their run but are
 not events: per-run transforms pass them through untouched.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, ClassVar
@@ -171,13 +173,18 @@ def run_id_named(record: dict[str, Any]) -> str | None:
 ARTIFACT_EVENTS = "$.events["  # how the pointer of an artifact's event begins (``artifacts.document_items``)
 
 
-def starts_run(record: dict[str, Any], run: Run | None, source: str) -> bool:
-    """Does ``record`` (read from ``source``) open a new run, given the run the stream is in?"""
+RunIdReader = Callable[[dict[str, Any]], Any]  # the run an event names (``run_id_named``); None: its canonical runId
+
+
+def starts_run(record: dict[str, Any], run: Run | None, source: str, run_id: RunIdReader | None = None) -> bool:
+    """Does ``record`` (read from ``source``) open a new run, given the run the stream is in? The one rule of where a
+    run begins: ``run_id`` reads the run an event names, its canonical ``runId`` unless given (walk and diff give
+    ``run_id_named``: a flows journal's ``run_id`` too)."""
     if is_record(record):  # (whatever its kind: ``"$record": null`` is a record too)
         return record.get(RECORD_KEY) == RUN_RECORD or input_ends(record, run, source)
     if run is None or run.source != source:
         return True
-    rid = record.get("runId")
+    rid = record.get("runId") if run_id is None else run_id(record)
     return names_run(rid) and run.run_id is not None and rid != run.run_id
 
 
@@ -212,11 +219,11 @@ def run_id_of(run: Run) -> str:
     return run.run_id if run.run_id is not None else run_id_from_source(run.source)
 
 
-def name_run(run: Run, event: dict[str, Any]) -> None:
+def name_run(run: Run, event: dict[str, Any], run_id: RunIdReader | None = None) -> None:
     """A run its record left without a runId takes the first non-empty runId one of its events names (and keeps
-    it: an event naming another id after that begins another run, ``starts_run``)."""
+    it: an event naming another id after that begins another run, ``starts_run``; ``run_id`` reads it as there)."""
     if run.run_id is None:
-        rid = event.get("runId")
+        rid = event.get("runId") if run_id is None else run_id(event)
         if names_run(rid):
             run.run_id = rid
 

@@ -46,7 +46,7 @@ from replay.pipeline.model.outcome import UNKNOWN as _UNKNOWN
 from replay.pipeline.model.outcome import exit_code_of, verification_of, went_wrong
 from replay.pipeline.model.outcome import payload_of as _payload
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, SOURCE_RECORD, is_record
-from replay.pipeline.model.runs import run_id_named
+from replay.pipeline.model.runs import Run, name_run, run_id_named, starts_run
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, OpenCalls, call_id, named_tool, tool_name
 from replay.pipeline.model.validation import is_number
 
@@ -278,23 +278,24 @@ class SpendLedger:
     def __init__(self) -> None:
         self.by_step: dict[str, Any] = {}
         self.left_out: list[str] = []
-        self.source: str | None = None  # the input the run is in
-        self.run_id: str | None = None  # the run id its records name (``run_id_named``), once one has
+        self.run: Run | None = None  # the run in progress: its input, and the run id its records name once one has
 
     def begin(self, record: dict[str, Any], source: str) -> None:
         """Before ``record`` (read from ``source``) is added: start over when it begins another run than the one in
-        progress: the first record of another input, a run record (or read's mark of an input), or a record naming
-        another run id (``runId``, a flows journal's ``run_id``) than the run's. Other reserved records (heal's) are
-        no run's."""
-        reserved = record.get(RECORD_KEY) if is_record(record) else None
-        if is_record(record) and reserved not in (RUN_RECORD, SOURCE_RECORD):
-            return
-        rid = run_id_named(record)
-        if (source != self.source or reserved is not None
-                or (rid is not None and self.run_id is not None and rid != self.run_id)):
-            self.by_step, self.source, self.run_id = {}, source, None
-        if self.run_id is None:
-            self.run_id = rid
+        progress (``starts_run``, a run told by ``run_id_named``: a canonical ``runId``, else a flows journal's
+        ``run_id``). An input's mark (``{"$record": "source"}``, whatever input it names: walk reads a saved stream's
+        lines as they are) ends the run; other reserved records (heal's) are no run's."""
+        if is_record(record):
+            reserved = record.get(RECORD_KEY)
+            if reserved == SOURCE_RECORD:
+                self.run = None
+            elif reserved != RUN_RECORD:
+                return
+        run = self.run
+        if run is None or starts_run(record, run, source, run_id_named):
+            self.by_step, self.run = {}, Run(run_id_named(record), None, source)
+        else:
+            name_run(run, record, run_id_named)
 
     def add(self, step: str | None, spend: Any, at: str = "$") -> Any:
         """Record ``spend`` (may be None; at JSON path ``at`` in its record) for ``step``; the step's spend so far (None
