@@ -6,7 +6,7 @@ code from ERROR_CODES.md. Exit 0 done, 1 failed after output started, 2 refused 
 signal's number; a run a stage keeps alive 2 s past the interrupt is ended hard, E_STAGE_NOT_STOPPED naming the
 stage: ``engine.interrupts``; a capture that stopped its runner writes its files despite further interrupts, ended
 hard only when it is still writing 2 s after one). A reader that closes the pipe early (``| head -1``) ends the run
-quietly.
+quietly, with the verdict so far: 1 when an error was reported before, else 0 (``PipeClosed.verdict``).
 """
 
 from __future__ import annotations
@@ -565,8 +565,8 @@ def run_cli(argv: list[str] | None = None) -> int:
         return EXIT_REFUSED
     except (Interrupted, KeyboardInterrupt, click.exceptions.Abort):
         return interrupted_exit(_interrupt)
-    except PipeClosed:
-        return EXIT_OK
+    except PipeClosed as exc:
+        return exc.verdict
     except BrokenPipeError:
         from replay.pipeline.io.fdio import silence_stdout
 

@@ -23,7 +23,7 @@ import click
 
 from replay.pipeline.cli.scale_flags import Scale
 from replay.pipeline.engine import interrupts
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import PipeClosed, ReplayError
 from replay.pipeline.engine.log import write_stderr
 from replay.pipeline.engine.outputs import probe_folder
 from replay.pipeline.engine.parallel import (
@@ -288,11 +288,13 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
 
     done: list[str] = []  # the inputs done, for the manifest (their outputs went to ``take``: nothing else is kept)
     running = completions(work, chunks, workers)
+    counted = 0  # the errors of the inputs taken so far and of the one being taken: the verdict if stdout's reader goes
     try:
         fresh: Iterator[Outcome] = in_order(chunks, running, on_done)
         for path in files:
             outcome = reused.get(path) or next(fresh)
             assert outcome.path == path, (outcome.path, path)
+            counted = totals.errors + outcome.errors
             if outcome.failure is not None:
                 progress.clear_line()
                 take(outcome)
@@ -309,6 +311,8 @@ def run_over(work: Work, files: list[str], scale: Scale, *, label: str, manifest
         for _ in fresh:  # let the backend finish (it stops its workers)
             pass
     except ENDED_EARLY as exc:
+        if isinstance(exc, PipeClosed):
+            exc.errors = counted  # (an input's run that met it counted its own errors in its outcome)
         # The command fails as one run would, or was interrupted: the backend stops its workers now (those busy finish
         # the file they write) rather than when the generator is collected, after the caller removed the folder they
         # write into. (Not a Dask cluster's on an interrupt: its tasks are not waited for then.)

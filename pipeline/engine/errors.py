@@ -8,7 +8,8 @@ import math
 import os
 import re
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from replay.pipeline.engine import exactjson
@@ -598,7 +599,28 @@ def stdout_closed() -> ReplayError:
 
 
 class PipeClosed(Exception):
-    """The reader of our stdout went away (``| head``): stop quietly, exit 0."""
+    """The reader of our stdout went away (``| head``): stop quietly, and exit with the verdict so far (``verdict``).
+
+    ``errors``: those counted before it went (``counted_before``: each layer that counts errors adds its own), so
+    `replay validate bad.jsonl | head -1` exits 1, as it would have, and a clean input's filter exits 0."""
+
+    def __init__(self, errors: int = 0) -> None:
+        super().__init__()
+        self.errors = errors
+
+    @property
+    def verdict(self) -> int:
+        return EXIT_FAILED if self.errors else EXIT_OK
+
+
+@contextmanager
+def counted_before(errors: int) -> Iterator[None]:
+    """Within: a ``PipeClosed`` also counts ``errors``, reported before (an earlier run's, the inputs' done so far)."""
+    try:
+        yield
+    except PipeClosed as exc:
+        exc.errors += errors
+        raise
 
 
 class StrictAbort(Exception):

@@ -339,7 +339,10 @@ async def run_graph(
                 for task in tasks:
                     tg.start_soon(run_task, task)
     except BaseExceptionGroup as failures:  # (not `group`: the handler's end unbinds its name, which run_task reads)
-        raise _most_telling(failures) from None
+        telling = _most_telling(failures)
+        if isinstance(telling, PipeClosed):
+            telling.errors += port.count  # (stdout's reader went: the command's verdict so far counts this run's errors)
+        raise telling from None
     finally:
         port.finish()  # the errors left out are summed up, however the run ended
         for summary in notices.left_out("warning"):

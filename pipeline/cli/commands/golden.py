@@ -25,6 +25,7 @@ from replay.pipeline.engine.errors import (
     EXIT_OK,
     EXIT_REFUSED,
     ReplayError,
+    counted_before,
     diagnostic,
     error_line,
     folder_for_a_file,
@@ -125,7 +126,8 @@ def check(recorded: str, new: str, time_key: tuple[str, ...], id_key: tuple[str,
         normalised = {"recorded": _text(difference.recorded_normalised, shown),
                       "new": _text(difference.new_normalised, shown)}
     try:
-        _out(result)
+        with counted_before(1):  # (stdout's reader gone: the difference found is the verdict so far, exit 1, as diff's)
+            _out(result)
     finally:  # (stdout refusing the line, a full disk, is said too, but the verdict is still said: as `replay diff`)
         write_stderr(error_line(diagnostic(
             "E_GOLDEN_MISMATCH", f"{source_name(new)} differs from {printable(recorded)}: {difference.describe()}",

@@ -13,7 +13,7 @@ from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import DIALECTS, auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, ReplayError, empty_value
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, PipeClosed, ReplayError, counted_before, empty_value
 from replay.pipeline.engine.preflight import refuse_overlap
 from replay.pipeline.engine.spec import Flag, bind, load_spec
 from replay.pipeline.io.journals import (
@@ -140,7 +140,7 @@ def heal(paths: tuple[str, ...], in_path: str | None, out_dir: str | None, log_p
             if cuts and heal_in_pieces(bind(load_spec("heal"), set=bound, add=add), paths[0], cuts, log_path):
                 return EXIT_OK
         return exit_code_for(run_spec("heal", paths, set=bound, add=add, strict=strict))
-    except (PipeClosed, BrokenPipeError):  # (`replay heal x --log L | head`: stdout's reader went away, the run stops, exit 0 as ever)
+    except (PipeClosed, BrokenPipeError):  # (`replay heal x --log L | head`: stdout's reader went away, the run stops: its verdict so far)
         if log_path is not None:
             logger().warning("heal.log_not_written", code="E_HEAL_LOG_NOT_WRITTEN", path=log_path,
                              message="stdout's reader went away (a `| head`, say) before heal's end: the heal log was "
@@ -250,5 +250,6 @@ def heal_folder(bound: dict[str, Any], files: list[str], root: Path | str, targe
         totals = run_over(work, files, scale, label="heal", manifest=manifest, take=take)
         # every input refused: nothing was healed, no folder appears (their errors are printed); once it appears the
         # command is done: the lines naming its files all come, whatever interrupt comes meanwhile
-        publish_and_list(work_dir, target, held, publish=manifest.wrote_any())
+        with counted_before(totals.errors):
+            publish_and_list(work_dir, target, held, publish=manifest.wrote_any())
     return EXIT_FAILED if totals.errors else EXIT_OK

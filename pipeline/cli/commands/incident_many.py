@@ -29,7 +29,7 @@ from typing import Any
 from replay.pipeline.cli.app import package_version
 from replay.pipeline.cli.scale import cli_work, filling, holding_stdout, publish_and_list, run_over
 from replay.pipeline.cli.scale_flags import Scale
-from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, empty_value
+from replay.pipeline.engine.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, ReplayError, counted_before, empty_value
 from replay.pipeline.engine.parallel import Outcome
 from replay.pipeline.engine.preflight import refuse_overlap, refuse_stdout_into_an_input
 from replay.pipeline.engine.spec import bind, load_spec
@@ -80,7 +80,8 @@ def import_many(folder: str, out: str, format_: str, bindings: dict[str, Any], l
                           preflight=None, keep_going=True, take=take)
         refused = totals.refused + len(unreadable)
         # a new (or empty) OUT appears whole; nothing could be imported: nothing appears
-        publish_and_list(work_dir, target, held, publish=refused < totals.inputs)
+        with counted_before(totals.errors + refused):
+            publish_and_list(work_dir, target, held, publish=refused < totals.inputs)
     if refused:
         return EXIT_REFUSED
     return EXIT_FAILED if totals.errors else EXIT_OK

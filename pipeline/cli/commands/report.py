@@ -14,7 +14,7 @@ from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, counted_before
 from replay.pipeline.engine.log import write_stderr
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, is_url, not_a_journal_name, path_kind
@@ -173,5 +173,6 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
                 sink.write(outcome.stdout)
 
             totals = run_over(work, files, scale, label="report", take=take, preflight=None)  # made above, on the whole graph
-        result = report_summaries([str(summaries)], bound, strict)
+        with counted_before(totals.errors):
+            result = report_summaries([str(summaries)], bound, strict)
     return totals.errors, result
