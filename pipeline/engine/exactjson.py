@@ -282,6 +282,31 @@ def _path(where: Any) -> str:
     return path
 
 
+def written_number(line: bytes, path: str) -> str | None:
+    """How the JSON text ``line`` writes the number at ``path`` (a JSON path as ``first_unequal`` names one): its
+    text as written (``1e2``, ``100.0``, ``1E+2``: the value read back says ``100.0`` for each); None where ``line``
+    is no JSON or has no number there."""
+    try:
+        with deep():
+            value = json.loads(line, parse_float=_Written, parse_int=_Written, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    places: list[tuple[Any, Any]] = [(value, None)]
+    while places:
+        value, where = places.pop()
+        if isinstance(value, dict):
+            places.extend((v, (where, k)) for k, v in value.items())
+        elif isinstance(value, list):
+            places.extend((v, (where, i)) for i, v in enumerate(value))
+        elif type(value) is _Written and _path(where) == path:
+            return str(value)
+    return None
+
+
+class _Written(str):
+    """A number's text, kept as written (``written_number``)."""
+
+
 def _key_path(path: str, key: str) -> str:
     """The JSON path of ``key`` in the object at ``path``: ``$.a`` or, for a key no identifier, ``$["a b"]``."""
     return f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key, ensure_ascii=False)}]"

@@ -270,7 +270,7 @@ def first_difference(recorded: Iterable[bytes], new: Iterable[bytes], rules: Nor
             return Difference(n, _strip(ra), _strip(rb), na, nb), n
         twice = left.duplicates, right.duplicates
         if na != nb or bool(left.marked) != bool(right.marked):  # (a mark before a JSON line on one side only: a difference)
-            note = _only_bytes_around(n, ra, rb, left, right) or _only_number_spellings(na, nb)
+            note = _only_bytes_around(n, ra, rb, left, right) or _only_number_spellings(na, nb, ra, rb)
             return Difference(n, _strip(ra), _strip(rb), na, nb, note=note), n
         if twice[0] or twice[1]:
             pa, pb = left.pairs or na, right.pairs or nb  # (a line that writes every key once: as ``line`` has it)
@@ -328,12 +328,12 @@ def _only_keys_twice(recorded: list[str], new: list[str]) -> str:
             "keeps one of its values, the last or the first")
 
 
-def _only_number_spellings(recorded: bytes | None, new: bytes | None) -> str:
+def _only_number_spellings(recorded: bytes | None, new: bytes | None, raw_recorded: bytes, raw_new: bytes) -> str:
     """Why two normalised JSON lines differ, when all they differ in is how numbers are written: one value written as
     an integer on one side and as a float (a fraction or an exponent: ``1e2``, ``100.0``) on the other, or two floats
     that read as one double written with other digits (``0.1`` and ``0.10000000000000001``, or a number a double does
-    not hold and its nearest double): the first such number, its path and how each line writes it; "" when they
-    differ otherwise."""
+    not hold and its nearest double): the first such number, its path and how each line writes it (quoted from the
+    ``raw_`` lines, as read: normalising writes ``1e2`` again as ``100.0``); "" when they differ otherwise."""
     if recorded is None or new is None or recorded[:1] not in (b"{", b"["):
         return ""
     try:
@@ -346,8 +346,8 @@ def _only_number_spellings(recorded: bytes | None, new: bytes | None) -> str:
     if found is None:
         return ""
     path, x, y = found
-    which = (f"{path}: {exactjson.dumps(x).decode()} in the recorded line, {exactjson.dumps(y).decode()} in the new "
-             "one")
+    which = (f"{path}: {_as_written(raw_recorded, path, x)} in the recorded line, {_as_written(raw_new, path, y)} in "
+             "the new one")
     if isinstance(x, int) is not isinstance(y, int):
         return (f"the lines differ only in how a number is written ({which}: an integer in one line, a float in the "
                 "other): to a JSON reader such as Python's or a typed one, 100 and 1e2 (or 100.0) are different values")
@@ -355,6 +355,13 @@ def _only_number_spellings(recorded: bytes | None, new: bytes | None) -> str:
     return (f"the lines differ only in how a number is written ({which}: digits beyond what a double holds): a reader "
             f"of doubles reads both as {double}, but they are two numbers as written, and a golden compares numbers "
             "exactly")
+
+
+def _as_written(raw: bytes, path: str, value: Any) -> str:
+    """The number at ``path`` as the line ``raw`` writes it (past a byte order mark, before a CR and the newline); as
+    ``value`` is written again where it cannot be found there."""
+    body = without_mark(raw.rstrip(b"\n"))[0].removesuffix(b"\r")
+    return exactjson.written_number(body, path) or exactjson.dumps(value).decode()
 
 
 def normalise_lines(lines: Iterable[bytes], rules: Normalisation | None = None) -> list[bytes]:
