@@ -1,6 +1,6 @@
 """Heal-log entries: one structured record per repair, emitted on a stage's ``repairs`` port.
 
-An entry names the rule and what it did (``changed``, ``inserted``, ``dropped``, ``renumbered``), the
+An entry names the rule and what it did (``changed``, ``inserted``, ``moved``, ``dropped``, ``renumbered``), the
 run, where the event was in the input (source, line, offset, or a JSON path), the seq before/after
 where it applies, and the original value of anything replaced. Observations that change nothing
 (action ``reported``, e.g. timestamps going backwards) have the same shape but travel on a stage's
@@ -17,7 +17,8 @@ from replay.pipeline.engine.quota import REPORTED
 from replay.pipeline.engine.stage import Stage
 from replay.pipeline.io.run_files import HEAL_LOG_TYPE
 
-ACTIONS = ("changed", "inserted", "dropped", "renumbered", REPORTED)  # (REPORTED: a notice, which the quota counts)
+# Every action a heal-log entry names: the heal-log schema's enum (a test keeps the two, and the stages', in step).
+ACTIONS = ("changed", "inserted", "moved", "dropped", "renumbered", REPORTED)  # (REPORTED: a notice, which the quota counts)
 DROP_TORN_LINE = "drop_torn_line"  # parse's repair of an input's cut-off last line: of its last run (the runId it logs)
 
 
