@@ -68,6 +68,7 @@ class ReadJournal(Source):
         "poll_seconds": Option(float, 0.2, "how often --follow looks for new data", minimum=0.001),
         "json_files": Option(str, "split", "a .json file (one JSON document): 'split' into its run record and events, "
                              "or 'whole' as one {\"$record\": \"document\"} record (what validate checks against the artifact schema; "
+                             "stdin holding one artifact too; "
                              "an array, a journal written as one (an OpenHands event list too), and a mini-swe-agent "
                              "trajectory are split)",
                              choices=("split", "whole")),
@@ -301,9 +302,7 @@ class ReadJournal(Source):
             await self._mark_named(document, out)
             await self._send([_trajectory_batch(document, source)], out)
             return
-        batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
-        batch.pointers = ["$"]
-        await self._send([batch], out)
+        await self._send([_document_batch(document, source)], out)
 
     async def _mark_named(self, document: Any, out: Output) -> None:
         """(``mark_named_documents``) Before another agent's log read whole from a named file that no source line marks
@@ -371,7 +370,15 @@ class ReadJournal(Source):
             head, cutter.offset = exactjson.skip_bom(head)  # offsets stay positions in the file
             if eof and documents:  # all of it is read: one JSON text, maybe
                 value, fault = parsed = _parsed(head)
-                if named_document and fault is None and (refusal := named_document_refusal(value)) is not None:
+                if fault is None and on_stdin and self.config["json_files"] == "whole" and _one_artifact(value):
+                    # (stdin holding one artifact is judged as one, as a named .json file is: ``_read_whole``)
+                    self._note_duplicates(source, head, value, cutter.offset)
+                    await self._send([_document_batch(value, source)], out)
+                    return
+                # (an artifact in a format replay does not know is refused wherever it is read from: a named .json
+                # file, stdin, one line of a journal: its events are not read as if they were this replay's)
+                if fault is None and (named_document or is_document(value)) \
+                        and (refusal := named_document_refusal(value)) is not None:
                     await self._send([self._refused(source, refusal, value, cutter.offset)], out)
                     return
                 if fault is None and is_document(value):
@@ -512,6 +519,21 @@ class ReadJournal(Source):
 def _source_mark(source: str) -> Batch:
     """The source line that goes before an input's records: the records after it came from ``source``."""
     return Batch.of([{RECORD_KEY: SOURCE_RECORD, "source": source}], source)
+
+
+def _document_batch(document: Any, source: str) -> Batch:
+    """One JSON document read whole, as one {"$record": "document"} record (``json_files`` "whole": validate's)."""
+    batch = Batch.of([{RECORD_KEY: DOCUMENT_RECORD, "document": document}], source)
+    batch.pointers = ["$"]
+    return batch
+
+
+def _one_artifact(value: Any) -> bool:
+    """Is ``value``, a whole input's one JSON value, an artifact (an object with an ``events`` array), not another
+    agent's run in one object? What ``json_files`` "whole" reads as one document record from stdin too."""
+    from replay.pipeline.model.dialects.detect import document_dialect
+
+    return isinstance(value, dict) and is_document(value) and document_dialect(value) is None
 
 
 def _dropped(diagnostic: dict[str, Any]) -> Batch:

@@ -130,7 +130,7 @@ def validate(paths: tuple[str, ...], inputs: tuple[str, ...], pass_through: bool
     report); files are checked in parallel (--workers, --engine dask), the output in input order
     whatever the workers; one large journal is cut at run boundaries into pieces checked at once (the same line as
     one run's, or one run is made). Without either, the stream on stdin is validated (a JSON artifact piped on
-    stdin is read as its run record and events: pass its path to check its top-level fields).
+    stdin, on one line or pretty-printed, is checked as its file is: against the artifact schema).
     """
     for raw in inputs:  # (before anything is read: --in names files and folders, in every command that has it)
         refuse_not_file_or_dir(raw)
