@@ -7,9 +7,11 @@ from typing import Any
 
 import click
 
-from replay.pipeline.cli.app import bounded, exit_code_for, run_spec
+from replay.pipeline.cli.app import bounded, execute, exit_code_for, run_spec
 from replay.pipeline.cli.command import ReplayCommand
+from replay.pipeline.engine.config import graph_from_config
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, expand_paths, is_nats_url
 from replay.stages.read import ReadJournal
 
@@ -65,34 +67,32 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
                 without_credentials(p) if is_nats_url(p) else p for p in paths],
                               howToFix="Run one `replay read nats://HOST:PORT/SUBJECT` per subject.")
         parse_address(paths[0], option="PATH")
-        bound, add = _dialect_stages(dialect, documents=False)
-        bound |= {"read.type": "read_nats", "read.ack": "sent", "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True,
-                  "parse.mark_max_bytes": max_line_bytes}
-        return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
+        bound, add, bypass = _dialect_stages(dialect, documents=False)
+        doc = bind(load_spec("read"), set=bound | {"parse.mark_max_bytes": max_line_bytes}, add=add, bypass=bypass)
+        # (a read_nats stage in read's place, as the spec's comment says: read's options are not its options)
+        doc["stages"]["read"] = {"type": "read_nats", "ack": "sent", "max_line_bytes": max_line_bytes, "mark_dropped": True}
+        return exit_code_for(execute(graph_from_config(doc, paths=list(paths)), strict=strict, command="read"))
     files = expand_paths(list(paths)) if follow else []  # (else the read stage walks them: one walk, one warning)
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
         raise ReplayError("E_USAGE_INVALID", "--follow reads exactly one journal file", received=list(paths),
                           howToFix="Pass one file path with --follow; stdin already streams.")
-    # (the lines read leaves out go on as dropped records, as check_lines, or parse with --dialect, writes its own)
-    bound, add = _dialect_stages(dialect, documents=True)
-    # (another agent's log read whole from a file is named after it: a source line keeps that name down the pipe)
-    bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes, "read.mark_dropped": True,
-              "read.mark_named_documents": True, "read.heal_records": True,
+    bound, add, _ = _dialect_stages(dialect, documents=True)
+    bound |= {"read.follow": follow, "read.max_line_bytes": max_line_bytes,
               "parse.mark_max_bytes": max_line_bytes}  # (a dropped record read takes)
     if "dialect" in add:  # a document's records as lines are held to their end as read holds a document whole
         add["dialect"]["hold_bytes"] = max_line_bytes
     return exit_code_for(run_spec("read", paths, set=bound, add=add, strict=strict))
 
 
-def _dialect_stages(dialect: str | None, documents: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What --dialect changes in the read graph (files, stdin or a NATS subject): mapped records are parsed records,
-    so parse, then the dialect stage, writes; its notices (a mapped line with a key written twice, which only keeps
-    the last value) are warnings on stderr, as heal logs them. So are read's (``documents``: files or stdin, where a
-    JSON document read whole has a key written twice; a NATS subject's messages are lines)."""
+def _dialect_stages(dialect: str | None, documents: bool) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """What --dialect changes in the read graph (files, stdin or a NATS subject), as bindings (set, add, bypass):
+    mapped records are parsed records, so parse, then the dialect stage, writes; its notices (a mapped line with a key
+    written twice, which only keeps the last value) are warnings on stderr, as heal logs them, with read's
+    (``documents``: files or stdin, where a JSON document read whole has a key written twice; a NATS subject's
+    messages are lines, and read_nats has no notices: without a dialect, nothing is left for the spec's ``notices``)."""
     notices = ["read.notices"] if documents else []
     if dialect is None:
-        return {}, {"notices": {"type": "log", "event": "read.notice", "inputs": notices}} if notices else {}
-    return {"parse.type": "parse", "parse.mark_dropped": True, "write.inputs": ["dialect"]}, {
-        "dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]},
-        "notices": {"type": "log", "event": "read.notice", "inputs": [*notices, "dialect.notices"]},
-    }
+        return {}, {}, [] if documents else ["notices"]
+    return {"parse.type": "parse", "parse.mark_dropped": True, "write.inputs": ["dialect"],
+            "notices.inputs": [*notices, "dialect.notices"]}, {
+        "dialect": {"type": "dialect", "dialect": dialect, "inputs": ["parse"]}}, []
