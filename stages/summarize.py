@@ -6,7 +6,6 @@ from collections import Counter
 from typing import Any
 
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import how_to_fix
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.records import (
@@ -19,7 +18,6 @@ from replay.pipeline.model.records import (
     is_record,
 )
 from replay.pipeline.model.runs import input_ends, of_no_run, runid_spans, starts_run
-from replay.pipeline.model.validation import USAGE_NOT_COUNTED
 from replay.pipeline.report.model import (
     EventColumns,
     RunTally,
@@ -28,6 +26,7 @@ from replay.pipeline.report.model import (
     first_problems,
     heal_log_path,
     read_heal_log,
+    usage_notice,
     values_of,
 )
 
@@ -128,25 +127,14 @@ class SummarizeRuns(Transform):
                 self._unheld(tally, batch, i - (tally.count - 1), at_record=i)
 
     def _unheld(self, tally: RunTally, batch: Batch, shift: int, at_record: int | None = None) -> None:
-        """A notice for each usage object of ``tally``'s run that held a number no count holds (``usage_of``): it is
-        left out of the run's usage; or a value that is no count (a string, a negative number, true): that field is
-        left out, the rest of the object counted. The event of index k in the run is record ``k + shift`` of
+        """A notice (``usage_notice``, the one ``export --otlp`` gives) for each usage object of ``tally``'s run that
+        held a number no count holds (``usage_of``): it is left out of the run's usage; or a value that is no count (a
+        string, a negative number, true): that field is left out, the rest of the object counted. The event of index k in the run is record ``k + shift`` of
         ``batch``; the run record, ``at_record``."""
         for index, fields, only_fields in tally.unheld:
             i = at_record if index is None else index + shift
             where = batch.where(i) if i is not None else {}
-            line = f"line {where['line']}" if "line" in where else "a record"
-            named = ", ".join(fields)
-            if only_fields:
-                said = (f"usage {named} {'is not a count' if len(fields) == 1 else 'are not counts'} (a number >= 0); left "
-                        "out of the run's usage, the rest of this usage object counted")
-            else:
-                said = (f"usage {named} is a number no count holds (not a whole number, or one of thousands of digits); "
-                        "this usage object is left out of the run's usage")
-            self.emit("notices", {
-                "code": USAGE_NOT_COUNTED, "action": "reported", **where, "runId": tally.run_id, "stage": self.id,
-                "received": named, "message": f"{line}: {said}", "howToFix": how_to_fix(USAGE_NOT_COUNTED),
-            })
+            self.emit("notices", usage_notice(fields, only_fields, where, tally.run_id, self.id))
         tally.unheld.clear()
 
     def _names_run(self, record: dict[str, Any], source: str) -> bool:

@@ -90,7 +90,7 @@ CACHED_IN_INPUT = frozenset({"cached_input_tokens"})  # names of a count that is
 _PROMPT_NAMES = frozenset({"promptTokens", "prompt_tokens"})  # an input count that counts the cache's tokens in
 # A report's usage: its keys, each read under the first of its names a usage object gives. ``cacheReadTokens`` and
 # ``cacheCreationTokens`` are the cache's input tokens the input count leaves out (a report adds them to it, ``tokens_in``).
-_USAGE_KEYS = {
+USAGE_KEYS = {
     "inputTokens": ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
     "outputTokens": ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
     "costUsd": ("costUsd", "cost_usd"),
@@ -279,6 +279,23 @@ def as_run_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+NO_COUNT = object()  # (``count_of``) a value that is no count: a string, a negative number, true
+UNHELD = object()  # (``count_of``) a number no count holds: a fraction beyond a double, one of thousands of digits
+
+
+def count_of(held: Any) -> Any:
+    """The token count or cost a usage field holds (``held``, not None), as ``report`` and ``export --otlp`` both read
+    it: a number >= 0 as written, a fraction too (``1.5`` tokens are 1.5: counted exactly, not cut to 1); one written
+    beyond a double (``1e400``) the whole number it writes. ``NO_COUNT`` when it is no number >= 0, ``UNHELD`` when it
+    is a number no count holds (``usage_of``)."""
+    if held.__class__ is exactjson.ExactNumber and not math.isfinite(held) and held > 0:
+        whole = whole_written(held)
+        return UNHELD if whole is None else whole
+    if held.__class__ is int:
+        return held if 0 <= held < _COUNT_LIMIT else UNHELD if held > 0 else NO_COUNT
+    return held if _is_number(held) and held >= 0 else NO_COUNT
+
+
 def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | None = None) -> dict[str, float] | None:
     """``{inputTokens, outputTokens, costUsd, cacheReadTokens, cacheCreationTokens}`` (those it gives) from a usage object
     (camelCase or snake_case), or None; the cache's counts only where the input count leaves them out (``CACHE_TOKENS``:
@@ -295,23 +312,20 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
         return None
     found: dict[str, float] = {}
     via = None  # the name the input count was read under
-    for key, names in _USAGE_KEYS.items():
+    for key, names in USAGE_KEYS.items():
         if via in _PROMPT_NAMES and key in CACHE_TOKENS:
             continue  # (counted in that input count already)
         bad = None  # the names of the key that held no count, while no other name gives one
         for name in names:
-            number_ = held = value.get(name)
+            held = value.get(name)
             if held is None:
                 continue
-            if number_.__class__ is exactjson.ExactNumber and not math.isfinite(number_) and number_ > 0:
-                number_ = whole_written(number_)
-            elif number_.__class__ is int and number_ >= _COUNT_LIMIT:
-                number_ = None
-            if number_ is None:
+            number_ = count_of(held)
+            if number_ is UNHELD:
                 if unheld is not None:
                     unheld.append(_field_text(name, held))
                 return None
-            if (number_.__class__ is int or _is_number(number_)) and number_ >= 0:
+            if number_ is not NO_COUNT:
                 found[key] = number_
                 if key == "inputTokens":
                     via = name
@@ -378,7 +392,7 @@ def usage_columns(objects: list[Any]) -> dict[str, list[Any]] | None:
         return None
     columns = {}
     given = set().union(*objects)  # (the names some object gives: a key of none of them is read in none)
-    for key, names in _USAGE_KEYS.items():
+    for key, names in USAGE_KEYS.items():
         if given.isdisjoint(names):
             continue
         column = values_of(objects, names[0])
@@ -676,7 +690,7 @@ class RunTally:
     def _add_usages(self, usages: list[dict[str, float]]) -> None:
         """Add up the usage (``usage_of``) of events, in stream order, a key at a time."""
         if usages:
-            self._add_columns({key: [usage[key] for usage in usages if key in usage] for key in _USAGE_KEYS}, len(usages))
+            self._add_columns({key: [usage[key] for usage in usages if key in usage] for key in USAGE_KEYS}, len(usages))
 
     def _add_columns(self, columns: dict[str, list[Any]], seen: int) -> None:
         """Add up the counts of ``seen`` usage objects, given a key at a time (each column in stream order)."""
@@ -852,20 +866,21 @@ class RunTally:
     def combined_usage(self) -> dict[str, Any] | None:
         """The counts the run's usage objects give (``combined_usage`` of its run record's and its events' sums)."""
         summed: dict[str, float] | None = (
-            {k: self.event_usage[k] for k in _USAGE_KEYS if k in self.event_usage} if self.event_usage["_seen"] else None)
+            {k: self.event_usage[k] for k in USAGE_KEYS if k in self.event_usage} if self.event_usage["_seen"] else None)
         return combined_usage(usage_of((self.record or {}).get("usage")), summed)
 
     def _usage(self) -> dict[str, Any] | None:
         """The run's usage: each of its counts as its run record's usage object gives it, else the sum of its events'
-        (``combined_usage``; a count none of them gave is 0). ``costUsd`` is null when no usage object gave a cost: none
-        is claimed that nobody recorded."""
+        (``combined_usage``). A count none of them gave is null (``-`` in text), not 0: ``inputTokens``,
+        ``outputTokens`` and ``costUsd`` alike (a mini-swe-agent trajectory may record a cost and no tokens): none is
+        claimed that nobody recorded. None when no usage object gave a count."""
         declared = self.combined_usage()
         if declared is None:
             return None
         cost = declared.get("costUsd")
         usage = {
-            "inputTokens": number(declared.get("inputTokens", 0)),
-            "outputTokens": number(declared.get("outputTokens", 0)),
+            "inputTokens": maybe_number(declared.get("inputTokens")),
+            "outputTokens": maybe_number(declared.get("outputTokens")),
             "costUsd": None if cost is None else money(cost),
         }
         for key in CACHE_TOKENS:  # (only when a usage object gave them: other journals' reports stay as they were)
@@ -960,7 +975,7 @@ def run_usage(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> di
     if not isinstance(declared, dict):
         declared = {}
     added = {_CACHE_NAMES.get(k, k): money(v) if k == "costUsd" else number(v) for k, v in usage.items()
-             if all(declared.get(name) is None for name in _USAGE_KEYS[k])}
+             if all(declared.get(name) is None for name in USAGE_KEYS[k])}
     return {**declared, **added}
 
 
@@ -1006,8 +1021,9 @@ class Aggregate:
         self.by_rule: Counter[str] = Counter()
         self.by_code: Counter[str] = Counter()
         self.by_tool: dict[str, dict[str, Any]] = {}
-        self.tokens_in: int | float = 0  # ints stay exact, however large
-        self.tokens_out: int | float = 0
+        # the tokens of the runs that counted them (None: no run did, as a cost); ints stay exact, however large
+        self.tokens_in: int | float | None = None
+        self.tokens_out: int | float | None = None
         self.costs: list[float] = []  # of the runs that recorded a cost
         self.cached: dict[str, int | float] = {}  # the cache's tokens (``CACHE_TOKENS``), of the runs that counted them
         self.with_usage = 0
@@ -1043,8 +1059,8 @@ class Aggregate:
         usage = s["usage"]
         if usage is not None:
             self.with_usage += 1
-            self.tokens_in = exact_plus(self.tokens_in, usage["inputTokens"])
-            self.tokens_out = exact_plus(self.tokens_out, usage["outputTokens"])
+            self.tokens_in = _plus_given(self.tokens_in, usage["inputTokens"])
+            self.tokens_out = _plus_given(self.tokens_out, usage["outputTokens"])
             if usage["costUsd"] is not None:
                 self.costs.append(usage["costUsd"])
             for key in CACHE_TOKENS:  # (in a run's usage when some usage object of it counted them)
@@ -1092,7 +1108,7 @@ class Aggregate:
             "toolCalls": {"total": self.calls, "ok": self.calls_ok, "error": self.calls - self.calls_ok,
                           "byTool": {name: _finish_stats(self.by_tool[name]) for name in sorted(self.by_tool)}},
             "errors": {"total": sum(self.by_code.values()), "byCode": dict(sorted(self.by_code.items()))},
-            "usage": {"inputTokens": number(self.tokens_in), "outputTokens": number(self.tokens_out),
+            "usage": {"inputTokens": maybe_number(self.tokens_in), "outputTokens": maybe_number(self.tokens_out),
                       "costUsd": money(_money_sum(self.costs)) if self.costs else None,
                       **{key: number(self.cached[key]) for key in CACHE_TOKENS if key in self.cached},
                       "runsWithUsage": self.with_usage},
@@ -1214,18 +1230,26 @@ def format_cost(value: Any) -> str:
     return "$" + text
 
 
-def tokens_in(usage: dict[str, Any]) -> int | float:
-    """A run's (or all runs') input tokens in all: its input count and the cache's tokens that count leaves out."""
+def _plus_given(total: int | float | None, value: int | float | None) -> int | float | None:
+    """A sum of the counts given (``exact_plus``): None (not given) adds nothing; None while none is given."""
+    if value is None:
+        return total
+    return value if total is None else exact_plus(total, value)
+
+
+def tokens_in(usage: dict[str, Any]) -> int | float | None:
+    """A run's (or all runs') input tokens in all: its input count and the cache's tokens that count leaves out, those
+    of them given (``_plus_given``); None when none is."""
     total = usage["inputTokens"]
     for key in CACHE_TOKENS:
-        if key in usage:
-            total = exact_plus(total, usage[key])
+        total = _plus_given(total, usage.get(key))
     return total
 
 
-def all_tokens(usage: dict[str, Any]) -> int | float:
-    """A run's (or all runs') tokens in (the cache's too: ``tokens_in``) and out, added up exactly."""
-    return exact_plus(tokens_in(usage), usage["outputTokens"])
+def all_tokens(usage: dict[str, Any]) -> int | float | None:
+    """A run's (or all runs') tokens in (the cache's too: ``tokens_in``) and out, those given added up exactly; None
+    when none is."""
+    return _plus_given(tokens_in(usage), usage["outputTokens"])
 
 
 def format_tokens_in(usage: dict[str, Any], count: Callable[[Any], str] | None = None) -> str:

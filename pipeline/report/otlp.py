@@ -34,7 +34,8 @@ link), so exporting it again does not make its traces twice; stdin, a descriptor
 Every line parses as OTLP/JSON. A number OTLP cannot hold as an ``intValue`` (beyond int64) or a
 ``doubleValue`` (not finite: ``1e400`` reads as infinity) is written as a ``stringValue``: its digits,
 or its text as the journal wrote it; a token count is an ``intValue`` or that text, never a ``doubleValue``
-(``1e20``, beyond int64, is its digits). A usage object is counted or left out as ``report`` counts it
+(``1e20``, beyond int64, is its digits; a fraction, ``1.5``, its text, as ``report`` counts it: ``count_of``,
+``number``). A usage object is counted or left out as ``report`` counts it
 (``usage_of``: ``TraceBuilder.counted``), what it leaves out noted for the stage's notice (``left_out``). A timestamp outside what a ``fixed64`` of unix nanoseconds holds
 (before 1970, after 2554-07-21) is left out, as a missing one is, and the root span counts such
 events in ``replay.timestamps_out_of_range``.
@@ -74,10 +75,15 @@ from replay.pipeline.model.toolcalls import (
 from replay.pipeline.report.model import (
     CACHE_TOKENS,
     CANONICAL_TYPES,
+    NO_COUNT,
+    UNHELD,
+    USAGE_KEYS,
     as_text,
     combined_usage,
+    count_of,
     error_of,
     exact_plus,
+    number,
     usage_of,
     written_int,
 )
@@ -87,8 +93,8 @@ SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_UNSET, STATUS_ERROR = 0, 2
 SCOPE = {"name": "agent-replay", "version": "0.1.0"}
 _TOKENS = {
-    "gen_ai.usage.input_tokens": ("inputTokens", "input_tokens", "prompt_tokens", "promptTokens"),
-    "gen_ai.usage.output_tokens": ("outputTokens", "output_tokens", "completion_tokens", "completionTokens"),
+    "gen_ai.usage.input_tokens": USAGE_KEYS["inputTokens"],  # (the names report reads them by)
+    "gen_ai.usage.output_tokens": USAGE_KEYS["outputTokens"],
     "gen_ai.usage.cache_read.input_tokens": CACHE_TOKENS["cacheReadTokens"],  # (the names report reads them by)
     "gen_ai.usage.cache_creation.input_tokens": CACHE_TOKENS["cacheCreationTokens"],
 }
@@ -116,29 +122,42 @@ _INPUT_GROUP = tuple(key for key in _TOKENS if key.endswith("input_tokens"))
 
 
 def tokens(usage: Any) -> dict[str, int | float]:
-    """The GenAI token attributes a usage object gives (camelCase or snake_case names), each the whole number it
-    writes (``1e40`` is 10**40: ``written_int``), so that their sums are exact (``exact_plus``, as ``report`` adds
-    them: ``1e400`` and 1 make 10**400 + 1); one not finite (``1e400``) stays as read. A usage object ``usage_of`` counts
-    for nothing (a number no count holds: ``1e5000``) gives none: ``TraceBuilder.counted``."""
+    """The GenAI token attributes a usage object gives (camelCase or snake_case names), each the count ``report``
+    reads it as (``count_of``: ``1.5`` is 1.5; ``1e400``, 10**400, kept as read, its text), so that their sums are
+    exact as ``report``'s (``exact_plus``: ``1e400`` and 1 make 10**400 + 1). A usage object ``usage_of`` counts for nothing (a number no
+    count holds: ``1e5000``) gives none: ``TraceBuilder.counted``."""
     if not isinstance(usage, dict):
         return {}
-    out = {}
+    out: dict[str, int | float] = {}
     for key, names in _TOKENS.items():
         for name in names:
-            value = usage.get(name)
-            if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-                out[key] = value if isinstance(value, int) else written_int(value) if math.isfinite(value) else value
+            value: Any = usage.get(name)
+            count: Any = NO_COUNT if value is None else count_of(value)
+            if count is not NO_COUNT and count is not UNHELD:
+                out[key] = value if value.__class__ is not int and not math.isfinite(value) else count  # (1e400 as read)
                 break
     return out
 
 
 def token_count(value: int | float) -> int | str:
     """A token count as its attribute holds it: an int64 (``gen_ai.usage.*`` are ints), else the text of the number:
-    its digits (``1e20``, a float beyond int64, was a ``doubleValue``), or its text as read (``1e400``)."""
-    if isinstance(value, float):
+    its digits (``1e20`` or ``9223372036854775808.0``, whole floats beyond int64, were ``doubleValue``s), its text as
+    read (``1e400``), or a fraction's as ``report`` writes it (``number``: ``1.5``, not cut to 1)."""
+    if value.__class__ is not int:
         if not math.isfinite(value):
             return getattr(value, "text", repr(value))
-        value = written_int(value)
+        text = getattr(value, "text", None)  # (an ``ExactNumber``: a number a double does not hold, as written)
+        if text is not None:
+            from decimal import Decimal  # here: only such a number gets this far
+
+            exact = Decimal(text)
+            if exact != exact.to_integral_value():
+                return text
+            value = int(exact)
+        elif float(value).is_integer():
+            value = written_int(value)
+        else:
+            return repr(number(value))
     return value if INT64_MIN <= value <= INT64_MAX else str(value)
 
 

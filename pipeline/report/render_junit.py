@@ -22,6 +22,11 @@ from replay.pipeline.report.model import (
 LISTED = 200  # errors and tool calls listed per testcase
 
 
+def given(value: Any) -> str:
+    """A count as JUnit writes it: its digits, ``-`` when it was not given (None)."""
+    return "-" if value is None else str(value)
+
+
 def seconds(ms: Any) -> str:
     return f"{(ms or 0) / 1000:.3f}"
 
@@ -41,13 +46,13 @@ def render_chunks(summaries: Sequence[dict[str, Any]], agg: dict[str, Any], titl
         suite.set("timestamp", agg["startedAt"])
     props = ET.SubElement(suite, "properties")
     usage = agg["usage"]
-    no_usage = not usage["runsWithUsage"]  # (no run reports usage: "-", as the other formats say, not 0 tokens counted)
     for name, value in (
         ("events", agg["events"]["total"]), ("toolCalls", agg["toolCalls"]["total"]),
         ("failedToolCalls", agg["toolCalls"]["error"]), ("repairs", agg["repairs"]["total"]),
         ("unattributedRepairs", agg["unattributedRepairs"]["total"]),
-        ("inputTokens", "-" if no_usage else usage["inputTokens"]), ("outputTokens", "-" if no_usage else usage["outputTokens"]),
-        ("costUsd", "-" if usage["costUsd"] is None else usage["costUsd"]),  # (no run recorded a cost)
+        # (a count no run gave: "-", as the other formats say, not 0 tokens counted)
+        ("inputTokens", given(usage["inputTokens"])), ("outputTokens", given(usage["outputTokens"])),
+        ("costUsd", given(usage["costUsd"])),
         *((key, usage[key]) for key in CACHE_TOKENS if key in usage),  # (when some usage object counted them)
         ("inputProblems", agg["diagnostics"]["total"]),
     ):
@@ -140,7 +145,7 @@ def _details(s: dict[str, Any]) -> str:
     lines += [f"  {c['toolName']} {c['status']} {format_ms(c['durationMs'])}" for c in tc["calls"][:LISTED]]
     if len(tc["calls"]) > LISTED:
         lines.append(f"  … {len(tc['calls']) - LISTED} more")
-    lines.append(f"usage: {format_tokens_in(u, str)}, {u['outputTokens']} tokens out, {format_cost(u['costUsd'])}"
+    lines.append(f"usage: {format_tokens_in(u, given)}, {given(u['outputTokens'])} tokens out, {format_cost(u['costUsd'])}"
                  if u else "usage: -")
     lines.append(f"repairs: {s['repairs']['total']} ({format_counts(s['repairs']['byRule'])})")
     if s.get("prompt") is not None:

@@ -233,5 +233,5 @@ def test_a_healed_artifact_claims_no_count_nobody_recorded(tmp_path):
     trajectory = json.loads(_trajectory_oh())
     del trajectory[1]["tool_call_metadata"]["model_response"]["usage"]
     report, artifact = _healed(tmp_path, "costs.json", json.dumps(trajectory))
-    assert report["usage"] == {"inputTokens": 0, "outputTokens": 0, "costUsd": 0.03}  # (a report shows 0 for none)
+    assert report["usage"] == {"inputTokens": None, "outputTokens": None, "costUsd": 0.03}  # (null: none recorded)
     assert artifact["usage"] == {"costUsd": 0.03}

@@ -559,7 +559,7 @@ def test_usage_beyond_a_double_beside_floats_is_summed_not_a_crash(tmp_path: Pat
     document = json.loads(run_replay("report", "--format", "json", str(path)).stdout, parse_float=Decimal)
     assert [run["usage"] for run in document["runs"]] == [  # (1e308 is 10**308 as written, not its double's digits)
         {"inputTokens": Decimal(f"{huge + 1}.5"), "outputTokens": 2 * 10**308, "costUsd": Decimal("0.75")},
-        {"inputTokens": 1, "outputTokens": 0, "costUsd": huge}]
+        {"inputTokens": 1, "outputTokens": None, "costUsd": huge}]
     assert document["aggregate"]["usage"] == {"inputTokens": Decimal(f"{huge + 2}.5"), "outputTokens": 2 * 10**308,
                                               "costUsd": Decimal(f"{huge}.75"), "runsWithUsage": 2}
     for fmt in ("text", "markdown", "junit", "html"):
@@ -583,7 +583,7 @@ def test_usage_of_whole_floats_and_big_integer_costs_is_counted_as_written(tmp_p
     ten40, ten30 = 10**40, 10**30
     expected = [{"inputTokens": ten40, "outputTokens": ten30, "costUsd": ten30},
                 {"inputTokens": 1, "outputTokens": Decimal("0.5"), "costUsd": 1},
-                {"inputTokens": ten40 + 1, "outputTokens": 0, "costUsd": Decimal(f"{ten30}.25")}]
+                {"inputTokens": ten40 + 1, "outputTokens": None, "costUsd": Decimal(f"{ten30}.25")}]
     total = {"inputTokens": 2 * ten40 + 2, "outputTokens": Decimal(f"{ten30}.5"), "costUsd": Decimal(f"{2 * ten30 + 1}.25"),
              "runsWithUsage": 3}
     for args, stdin in ((("--workers", "1", str(path)), None), (("--workers", "2", str(path)), None),
@@ -657,16 +657,16 @@ def test_a_usage_value_that_is_no_count_is_a_notice_and_the_rest_of_its_usage_co
             ("E_USAGE_NOT_COUNTED", "warning", 2, "r2", "inputTokens -5, output_tokens true")], fmt
         assert notices[0]["message"].startswith('line 1: usage inputTokens "45" is not a count')
     runs = json.loads(run_replay("report", "--format", "json", str(path)).stdout)["runs"]
-    assert [run["usage"] for run in runs] == [{"inputTokens": 0, "outputTokens": 7, "costUsd": 0.5},
-                                              {"inputTokens": 0, "outputTokens": 0, "costUsd": 1},
-                                              {"inputTokens": 3, "outputTokens": 0, "costUsd": None},
-                                              {"inputTokens": 0, "outputTokens": 2, "costUsd": None}]
+    assert [run["usage"] for run in runs] == [{"inputTokens": None, "outputTokens": 7, "costUsd": 0.5},
+                                              {"inputTokens": None, "outputTokens": None, "costUsd": 1},
+                                              {"inputTokens": 3, "outputTokens": None, "costUsd": None},
+                                              {"inputTokens": None, "outputTokens": 2, "costUsd": None}]
     record = tmp_path / "record.jsonl"  # the run record's own usage: the notice names its line
     record.write_text('{"$record":"run","runId":"r","status":"ok","usage":{"inputTokens":"12","outputTokens":4}}\n')
     done = run_replay("report", "--format", "json", str(record))
     [notice] = [json.loads(line) for line in done.stderr.splitlines()]
     assert (done.returncode, notice["line"], notice["received"]) == (0, 1, 'inputTokens "12"')
-    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 0, "outputTokens": 4, "costUsd": None}
+    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": None, "outputTokens": 4, "costUsd": None}
 
 
 def test_a_usage_number_no_count_holds_is_a_notice_and_the_run_shows_no_usage(tmp_path: Path) -> None:

@@ -80,5 +80,5 @@ def test_a_cache_count_that_is_no_count_is_a_notice(tmp_path: Path) -> None:
     assert done.returncode == 0
     [notice] = [json.loads(line) for line in done.stderr.splitlines()]
     assert (notice["code"], notice["received"]) == ("E_USAGE_NOT_COUNTED", "cache_read_input_tokens -1")
-    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 3, "outputTokens": 0, "costUsd": None,
+    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 3, "outputTokens": None, "costUsd": None,
                                                            "cacheCreationTokens": 7}

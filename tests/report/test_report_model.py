@@ -161,7 +161,7 @@ def test_usage_falls_back_to_event_payloads_in_either_spelling():
 def test_usage_of_the_run_record_wins_over_event_payloads():
     s = summarize_run({"$record": "run", "runId": "r", "usage": {"inputTokens": 1}},
                       [ev(1, "assistant_message", usage={"inputTokens": 99})])
-    assert s["usage"] == {"inputTokens": 1, "outputTokens": 0, "costUsd": None}
+    assert s["usage"] == {"inputTokens": 1, "outputTokens": None, "costUsd": None}
 
 
 def test_a_cost_nobody_recorded_is_null_not_zero_and_a_recorded_zero_stays_zero():
@@ -175,7 +175,7 @@ def test_a_cost_nobody_recorded_is_null_not_zero_and_a_recorded_zero_stays_zero(
     # the run record gives tokens but no cost: the cost its events recorded is the run's (none was claimed 0)
     priced = summarize_run({"$record": "run", "runId": "r", "usage": {"inputTokens": 1}},
                            [ev(1, "assistant_message", usage={"inputTokens": 99, "costUsd": 0.25})])
-    assert priced["usage"] == {"inputTokens": 1, "outputTokens": 0, "costUsd": 0.25}
+    assert priced["usage"] == {"inputTokens": 1, "outputTokens": None, "costUsd": 0.25}
     totals = aggregate([tokens_only, record_only])["usage"]
     assert totals == {"inputTokens": 17, "outputTokens": 8, "costUsd": None, "runsWithUsage": 2}
     totals = aggregate([tokens_only, free, priced])["usage"]
@@ -211,7 +211,7 @@ def test_the_prompt_cache_s_input_tokens_are_counted_beside_an_input_count_that_
     # counted in a run when one of its usage objects gave them (0 too); a value that is no count is left out (a notice)
     zero = summarize_run(None, [ev(1, "assistant_message", usage={"input_tokens": 3, "cache_read_input_tokens": 0}),
                                 ev(2, "assistant_message", usage={"input_tokens": 4, "cache_creation_input_tokens": "9"})])
-    assert zero["usage"] == {"inputTokens": 7, "outputTokens": 0, "costUsd": None, "cacheReadTokens": 0}
+    assert zero["usage"] == {"inputTokens": 7, "outputTokens": None, "costUsd": None, "cacheReadTokens": 0}
     assert model.format_tokens_in(zero["usage"]) == "7 tokens in"
     skipped: list[str] = []
     assert model.usage_of({"input_tokens": 4, "cache_creation_input_tokens": "9"}, [], skipped) == {"inputTokens": 4}
@@ -359,7 +359,7 @@ def test_usage_beyond_a_double_counts_as_its_whole_number_or_is_named_as_held_by
     fraction = "1." + "0" * 400 + "1e400"
     assert usage(fraction) == (None, [f"inputTokens {fraction[:24]}...{fraction[-12:]}"])
     s = summarize_run(None, [ev(1, "assistant_message", usage=exactjson.loads('{"inputTokens": 1e400}'))])
-    assert s["usage"] == {"inputTokens": 10**400, "outputTokens": 0, "costUsd": None}
+    assert s["usage"] == {"inputTokens": 10**400, "outputTokens": None, "costUsd": None}
 
 
 def test_missing_type_is_counted_under_a_placeholder():
@@ -728,7 +728,7 @@ def test_usage_read_a_column_at_a_time_is_what_usage_of_reads_of_each(objects):
         return
     usages = [model.usage_of(value) for value in objects]
     assert None not in usages
-    assert columns == {key: [usage[key] for usage in usages if key in usage] for key in model._USAGE_KEYS
+    assert columns == {key: [usage[key] for usage in usages if key in usage] for key in model.USAGE_KEYS
                        if any(key in usage for usage in usages)}
 
 

@@ -13,8 +13,8 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.report.model import RunTally
 from replay.pipeline.report.otlp import TraceBuilder
 
-# counts (beyond a double too) and values no count holds: text, negative, true, null, too many digits (whole or not)
-VALUES = ["7", "0", "123456789012345678901234567890", "1e400", '"45"', "-5", "true", "null", "1e5000",
+# counts (fractions, beyond a double too) and values no count holds: text, negative, true, null, too many digits (whole or not)
+VALUES = ["7", "0", "1.5", "0.25", "123456789012345678901234567890", "1e400", '"45"', "-5", "true", "null", "1e5000",
           "1." + "0" * 400 + "1e400"]
 usage = st.dictionaries(st.sampled_from(["inputTokens", "input_tokens", "outputTokens", "costUsd"]),
                         st.sampled_from(VALUES), max_size=4)
@@ -29,7 +29,7 @@ def _events(usages: list[dict[str, str]]) -> list[dict[str, Any]]:
 
 
 def _whole(value: Any) -> Decimal:
-    """A count as the number it writes (a token count of the trace: ``1e400`` kept as read)."""
+    """A count as the number it writes (``1e400`` as read; a sum no double holds, an ``ExactNumber``, as its digits)."""
     return Decimal(exactjson.dumps(value).decode())
 
 
@@ -43,6 +43,8 @@ def test_the_summary_and_the_trace_count_and_leave_out_the_same_usage(usages: li
         trace.add(event)
     summary = tally.summary()["usage"] or {}
     for key, name in GEN_AI.items():
+        # the same counts given (a count none gave: null, and no attribute), and the same numbers (a fraction too)
+        assert (summary.get(key) is None) == (name not in trace.totals), (key, usages)
         counted = summary.get(key) or 0
-        assert _whole(trace.totals.get(name, 0)) == counted, (key, usages)
+        assert _whole(trace.totals.get(name, 0)) == _whole(counted), (key, usages)
     assert [(fields, only) for _, fields, only in tally.unheld] == trace.left_out
