@@ -25,6 +25,7 @@ class AliasEventTypes(Transform):
     }
     ports = ("errors", "repairs")
     screened_lane = "passes"
+    keeps_run_state = False  # (each batch taken on its own)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

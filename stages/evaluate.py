@@ -15,6 +15,7 @@ from replay.pipeline.model.incident.rules import PASS, evaluate
 class EvaluateRules(Transform):
     summary = ("Evaluate an incident's rules (effect_count, output_equals, required_output, max_tool_errors) and send "
                "a {\"$record\": \"evaluation\"} after it; with `gate`, a failed or inconclusive result is an error.")
+    keeps_run_state = False  # (each incident record judged alone)
     options = {
         "gate": Option(bool, False, "report E_INCIDENT_RULES_FAILED when any rule fails or is inconclusive (exit 1)"),
     }

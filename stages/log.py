@@ -24,6 +24,7 @@ class LogRecords(Sink):
         "level": Option(str, "warning", "log level", choices=LEVELS),
     }
     takes_anything = True
+    keeps_run_state = False  # (each batch taken on its own)
     takes_output = False  # (warnings on stderr: a failed run that logged one still wrote nothing)
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:

@@ -14,6 +14,7 @@ class NormalizePayload(Transform):
     summary = "Replace a missing or non-object payload with {} (the original value goes to the heal log)."
     ports = ("errors", "repairs")
     screened_lane = "passes"
+    keeps_run_state = False  # (each batch taken on its own)
 
     def __call__(self, batch: Batch) -> Batch:
         for i, event in enumerate(batch.events or ()):

@@ -13,6 +13,7 @@ from replay.pipeline.model.records import is_run_record
 
 @register("select")
 class SelectEvents(Transform):
+    keeps_run_state = False  # (each event judged alone)
     summary = "Keep events whose type matches `types` (globs) and not `exclude`, optionally of one run."
     options = {
         "types": Option(list, ["*"], "event type globs to keep, e.g. [\"tool_*\"]"),

@@ -21,6 +21,7 @@ class PassSummaries(Transform):
     summary = ("Pass on the records `summarize` wrote (run summaries, read back from a file) as summaries a `report` "
                "takes; any other line is reported and left out.")
     emits_summaries = True
+    keeps_run_state = False  # (each batch taken on its own)
 
     def __call__(self, batch: Batch) -> Batch | None:
         if batch.port is not None:

@@ -30,6 +30,7 @@ class WriteJsonl(Sink):
     accepts_raw = True
     takes_anything = True
     screened_lane = "ends"
+    keeps_run_state = False  # (each batch taken on its own)
 
     def outputs(self) -> list[tuple[str | None, str]]:
         return [("path", self.config["path"])]

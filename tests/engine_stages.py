@@ -1,5 +1,6 @@
 """Small stages for engine tests: a list source, a collecting sink and a few transforms.
 
+Those that take each batch on its own say so (``keeps_run_state = False``): a test may give them several streams.
 They are probes: a test reads what they saw after the run, so each runs as itself (``fresh`` returns
 the same object) instead of as the fresh copy a real stage runs as.
 """
@@ -58,6 +59,7 @@ class Collect(Probe, Sink):
     """Keeps every record it receives, in order, and the batches' ports."""
 
     name = "collect"
+    keeps_run_state = False  # (each batch on its own: it may take several streams)
 
     def __init__(self, gate: anyio.Event | None = None, **options: Any) -> None:
         super().__init__(**options)
@@ -77,6 +79,7 @@ class AddField(Probe, Transform):
     """Sets ``field`` to ``value`` on every record (a changed copy, as the protocol asks)."""
 
     name = "add_field"
+    keeps_run_state = False  # (each batch on its own: it may take several streams)
     options = {"field": Option(str, "tag", "field"), "value": Option((str, int), "x", "value")}
 
     def __call__(self, batch: Batch) -> Batch:
@@ -89,6 +92,7 @@ class RejectOdd(Probe, Transform):
     """Drops records whose ``n`` is odd, reporting each on the errors port."""
 
     name = "reject_odd"
+    keeps_run_state = False  # (each batch on its own: it may take several streams)
 
     def __call__(self, batch: Batch) -> Batch:
         keep = []
@@ -121,6 +125,7 @@ class Explode(Probe, Transform):
     """Raises on the record whose ``n`` equals ``at`` (a stage bug)."""
 
     name = "explode"
+    keeps_run_state = False  # (each batch on its own: it may take several streams)
     options = {"at": Option(int, 0, "n to fail on")}
 
     def __call__(self, batch: Batch) -> Batch:
@@ -134,6 +139,7 @@ class AuditTrail(Probe, Transform):
     """Emits one record per event on a side port named ``audit``."""
 
     name = "audit_trail"
+    keeps_run_state = False  # (each batch on its own: it may take several streams)
     ports = ("errors", "audit")
 
     def __call__(self, batch: Batch) -> Batch:
@@ -146,6 +152,7 @@ class DoubleAsync(Probe, AsyncTransform):
     """An I/O-style transform: yields to the loop per batch and sends each record twice."""
 
     name = "double_async"
+    keeps_run_state = False  # (each batch on its own: it may take several streams)
 
     async def process(self, batches: AsyncIterator[Batch], out: Output) -> None:
         async for batch in batches:

@@ -354,6 +354,9 @@ class _Builder:
                 self.add(f"{node_id}/{inner}", body, f"{where}({inner})", inner_inputs)
             except ReplayError as exc:  # an inner stage's option: the composite's that gave it, else the composite
                 raise _as_composite(exc, f"{where}({inner})", where, stage) from None
+            built = self.graph.nodes.get(f"{node_id}/{inner}")  # (None: an inner composite, expanded in turn)
+            if built is not None:  # what it takes of the composite's inputs: named as the composite's entries
+                built.written = {ref: f"stages.{node_id}.inputs[{inputs.index(ref)}]" for ref in inner_inputs if ref in inputs}
         exports: dict[str, list[str]] = {}
         for port, refs in sub.exports.items():
             resolved: list[str] = []
@@ -441,6 +444,7 @@ class _Builder:
             if not any(r.partition(".")[0] in self.exports or _PATTERN.search(r.partition(".")[0]) for r in node.inputs):
                 continue
             resolved: list[str] = []
+            written: dict[str, str] = {}
             named: dict[str, int] = {}  # a resolved input -> the input of the config that stands for it
             for k, ref in enumerate(node.inputs):
                 where = f"stages.{node.id}.inputs[{k}]"
@@ -450,7 +454,8 @@ class _Builder:
                     # (a composite's port stands for what it takes in too: `heal.repairs`, `parse.repairs`)
                     take_once(named, node, inner, k, where)
                     resolved.append(inner)
-            node.inputs = resolved
+                    written[inner] = node.written.get(ref, where)
+            node.inputs, node.written = resolved, written
             node.declared_inputs = True  # an empty composite port still counts as wired
         taken = {ref for node in self.graph.nodes.values() for ref in node.inputs}
         for node_id in self.routed:  # named as the config has it, not by the first inner stage whose errors go nowhere

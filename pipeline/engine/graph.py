@@ -35,6 +35,9 @@ class Node:
     # True when the inputs were declared but stand for nothing yet (a composite's port with no
     # inner outputs): the stage still runs, and its input is empty.
     declared_inputs: bool = False
+    # An input -> the config's ``inputs`` entry it stands for, where that is not its own (``stages.heal.inputs[1]``
+    # for the stages a composite expands into, a composite's port or a pattern resolved): what a refusal names.
+    written: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -42,10 +45,16 @@ class Edge:
     producer: str
     port: str  # MAIN or a side port name
     consumer: str
+    at: int = field(default=0, compare=False)  # the index of the consumer's input that names it
 
 
 # a stage's config path: its id (a composite's inner stage: ``heal/fill_run_id``), then what follows it
 _STAGE_PATH = re.compile(r"stages\.([A-Za-z0-9_-]+)((?:/[A-Za-z0-9_-]+)*)((?:\..*)?)", re.DOTALL)
+
+
+def _shown(node_id: str) -> str:
+    """A stage as the config names it: a stage a composite expands into (``heal/cut_runs``) as the composite."""
+    return node_id.split("/", 1)[0]
 
 
 def _config_error(code: str, message: str, path: str, **fields) -> ReplayError:
@@ -157,7 +166,7 @@ class Graph:
                         raise _config_error("E_CONFIG_INPUT_UNKNOWN", f"input {ref!r} matches no stage", where, received=ref)
                     for m in matches:
                         take_once(taken, node, m + dot_port, k, where)
-                    result.extend(Edge(m, port, node.id) for m in matches)
+                    result.extend(Edge(m, port, node.id, k) for m in matches)
                     continue
                 if producer not in self.nodes:
                     raise _config_error(
@@ -173,7 +182,7 @@ class Graph:
                 if not port and target.kind == "sink":
                     raise _config_error("E_CONFIG_INPUT_UNKNOWN", f"stage {producer!r} is a sink and has no output", where, received=ref)
                 take_once(taken, node, producer + dot_port, k, where)
-                result.append(Edge(producer, port, node.id))
+                result.append(Edge(producer, port, node.id, k))
         return result
 
     def validate(self) -> list[Edge]:
@@ -221,6 +230,7 @@ class Graph:
                 )
         self._check_one_stdin_reader()
         self._check_acyclic(edges)
+        self._check_one_stream(edges)
         self._check_screened(edges)
         self._check_redacted(edges)
         for node in self.nodes.values():
@@ -260,6 +270,41 @@ class Graph:
                 howToFix=f"Give {node.id!r} `paths` of its own, or read stdin once and give both ways its output: "
                          f'inputs = ["{first}"] (a stage\'s output goes to every stage that names it).',
                 example=f'[stages.{node.id}]\ntype = "{node.stage.name}"\npaths = ["other.jsonl"]',
+            )
+
+    def _check_one_stream(self, edges: list[Edge]) -> None:
+        """A stage that follows the run in progress (``Stage.keeps_run_state``) takes one stream of events: the batches
+        of several come interleaved, and it would cut each run wherever another stream's batch came between. Refused:
+        a second main output among its inputs, or the output of a stage that passes several on mixed (side ports,
+        ``x.repairs``, are no stream of events: every stage skips their batches)."""
+        streams: dict[str, list[Edge]] = {n: [] for n in self.nodes}
+        for e in edges:
+            if e.port == MAIN:
+                streams[e.consumer].append(e)
+        mixed: dict[str, str] = {}  # a stage passing several streams on mixed -> the stage where they met
+        for n in self.topological(edges):
+            node, ins = self.nodes[n], streams[n]
+            met = n if len(ins) > 1 else mixed.get(ins[0].producer) if ins else None
+            if met is None:
+                continue
+            if not node.stage.keeps_run_state:
+                mixed[n] = met
+                continue
+            edge = ins[1] if met == n else ins[0]
+            where = node.written.get(node.inputs[edge.at], f"stages.{n}.inputs[{edge.at}]")
+            stage, given = _shown(n), ", ".join(repr(_shown(e.producer)) for e in streams[met])
+            through = "" if met == n else f"the output of {_shown(edge.producer)!r}, where {_shown(met)!r} mixes "
+            raise _config_error(
+                "E_CONFIG_INPUTS_INVALID",
+                f"stage {stage!r} follows each run from batch to batch, but takes {through}more than one stream of events "
+                f"({given}): their batches come interleaved, and it would cut a run wherever another stream's batch "
+                "came between (inventing events, losing some)", where, received=[_shown(e.producer) for e in streams[met]],
+                expected="one stream of events",
+                howToFix=f"Read the files in one `read` stage (`paths = [\"a.jsonl\", \"b.jsonl\"]`: each input is read "
+                         f"whole, one after the other, and judged alone), or give each stream a {stage!r} of its own (and "
+                         "one of every stage after it that follows runs). "
+                         "Stages that take each batch on its own (`write`, `select`, `log`) may take several streams.",
+                example='[stages.read]\ntype = "read"\npaths = ["a.jsonl", "b.jsonl"]',
             )
 
     def _check_screened(self, edges: list[Edge]) -> None:

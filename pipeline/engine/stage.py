@@ -137,6 +137,12 @@ class Stage:
     # A stage that makes one thing of one input file (the script of one session) refuses a folder among the graph's
     # inputs (``folder_refused``), before anything runs: a folder's walk may find one file, but a folder is none.
     takes_one_file: ClassVar[bool] = False
+    # A stage that follows the run in progress from batch to batch (heal's rules, summarize, validate, ...) takes one
+    # stream of events: the batches of two inputs come interleaved, and it would take each change of ``batch.source``
+    # for a run cut there (inventing events, losing some). A graph giving it more (two inputs that are main outputs, or
+    # the output of a stage that passes several on) is refused (``Graph.validate``). Only a stage that takes each batch
+    # on its own (``select``, ``write``) says False: it may take several, and then passes on (or writes) them mixed.
+    keeps_run_state: ClassVar[bool] = True
 
     def private_output(self) -> bool:
         """Are this stage's records private until a stage that ``redacts`` has seen them?"""
