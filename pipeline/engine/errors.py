@@ -94,7 +94,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_CONFIG_OPTION_UNKNOWN": ("unknown stage option", "Run `replay stages` to list each stage's options."),
     "E_CONFIG_OPTION_INVALID": ("stage option has the wrong type or value", "Run `replay stages` to see each option's type."),
     "E_CONFIG_INPUT_UNKNOWN": ("input names no stage or port", "Name an existing stage id, or `<id>.<port>` for a side port."),
-    "E_CONFIG_INPUTS_INVALID": ("stage inputs do not fit the stage kind", "Sources take no inputs; transforms and sinks need at least one."),
+    "E_CONFIG_INPUTS_INVALID": ("stage inputs do not fit the stage kind (a source given inputs, a stage given none, a stage that follows runs given two streams of events)", "Sources take no inputs; transforms and sinks need at least one."),
     "E_CONFIG_CYCLE": ("stage inputs form a cycle", "Remove one of the inputs named in the cycle."),
     "E_CONFIG_ERRORS_UNCONSUMED": ("a routed error port has no consumer", "Add a stage with inputs = [\"<id>.errors\"], or drop route_errors."),
     "E_CONFIG_OUTPUT_UNCONSUMED": ("a stage's output goes nowhere", "Feed it into a sink such as `write`, or remove the stage."),

@@ -141,7 +141,7 @@ class Stage:
     # stream of events: the batches of two inputs come interleaved, and it would take each change of ``batch.source``
     # for a run cut there (inventing events, losing some). A graph giving it more (two inputs that are main outputs, or
     # the output of a stage that passes several on) is refused (``Graph.validate``). Only a stage that takes each batch
-    # on its own (``select``, ``write``) says False: it may take several, and then passes on (or writes) them mixed.
+    # on its own (``select``, ``write``, and of heal's rules ``alias`` and ``normalize_payload``) says False: it may take several, and then passes on (or writes) them mixed.
     keeps_run_state: ClassVar[bool] = True
 
     def private_output(self) -> bool:
