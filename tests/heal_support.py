@@ -72,3 +72,14 @@ SAME_ID_DROPPED = b"".join(
         (1, 2, b"tool_completed", b"d", b'{"callId":"gone"}'),  # a run of d heal drops whole
         (1, 3, b"run_started", b"b", b"{}"), (2, 4, b"run_completed", b"b", b"{}"),
         (1, 5, b"run_started", b"d", b"{}"), (2, 6, b"run_completed", b"d", b"{}")])  # another d, clean, last
+
+
+def batches_as_read(lines: list[bytes], size: int, source: str = "j.jsonl") -> list[Batch]:
+    """The lines as read's line cutter sends them: batches of ``size`` lines, each with its block of lines."""
+    whole = Batch.from_lines(lines, source)
+    batches = []
+    for a in range(0, len(lines), size):
+        part = whole.select(range(a, min(a + size, len(lines))))
+        part.joined = b"\n".join(part.raws)  # type: ignore[arg-type]
+        batches.append(part)
+    return batches

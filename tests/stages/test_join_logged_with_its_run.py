@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import orjson
+from heal_support import batches_as_read
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs
@@ -35,22 +35,11 @@ def journal(runs: list[tuple[bool, bool, bool]]) -> list[bytes]:
     return lines
 
 
-def reads(lines: list[bytes], size: int) -> list[Batch]:
-    """The lines as read sends them: batches of ``size`` lines (a read's block), each with its block."""
-    whole = Batch.from_lines(lines, "j.jsonl")
-    batches = []
-    for a in range(0, len(lines), size):
-        part = whole.select(range(a, min(a + size, len(lines))))
-        part.joined = b"\n".join(part.raws)  # type: ignore[arg-type]
-        batches.append(part)
-    return batches
-
-
 def heal_log(lines: list[bytes], size: int, fast: bool) -> list[dict[str, Any]]:
     """The heal log `replay heal --log` writes (in its order) from what heal runs, join_split_records on."""
     stages = [JoinSplitRecords(), ScreenRuns(fast=fast), ParseLines(torn_tail="repair"), *rule_stages(None),
               SummarizeRepairs()]
-    return run_inline(stages, reads(lines, size), feed_side={len(stages) - 1: ("repairs",)}).side.get("repairs", [])
+    return run_inline(stages, batches_as_read(lines, size), feed_side={len(stages) - 1: ("repairs",)}).side.get("repairs", [])
 
 
 def run_by_run(log: list[dict[str, Any]]) -> bool:

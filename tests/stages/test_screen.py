@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import CORPUS, EXAMPLES, ROOT, diagnostics, run_replay
+from heal_support import batches_as_read
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -796,19 +797,8 @@ def plain_journals(draw: st.DrawFn) -> list[bytes]:
     return lines
 
 
-def cut(lines: list[bytes], size: int) -> list[Batch]:
-    """The lines as the line cutter sends them: batches of ``size``, each with its block of lines."""
-    whole = Batch.from_lines(lines, "j.jsonl")
-    batches = []
-    for a in range(0, len(lines), size):
-        part = whole.select(range(a, min(a + size, len(lines))))
-        part.joined = b"\n".join(part.raws)  # type: ignore[arg-type]
-        batches.append(part)
-    return batches
-
-
 def screened(stages: list, lines: list[bytes], size: int, feeds: dict | None = None) -> tuple[bytes, list]:
-    result = run_inline(stages, cut(lines, size), feed_side=feeds)
+    result = run_inline(stages, batches_as_read(lines, size), feed_side=feeds)
     side = sorted(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) for records in result.side.values() for r in records)
     return result.to_jsonl(), side
 
@@ -871,7 +861,7 @@ def test_runs_repaired_with_their_repairs_counted_go_on_as_one_batch_and_heal_wr
     (each rule logs nothing for them); heal_summary still puts each one's heal record after it. With the log, each run
     goes alone: the rules log its lines as it passes, run by run."""
     def lanes(screen: ScreenRuns) -> list[dict]:
-        out = [screen(cut(lines, len(lines))[0]), screen.flush()]
+        out = [screen(batches_as_read(lines, len(lines))[0]), screen.flush()]
         batches = [b for part in out for b in (part if isinstance(part, list) else [part]) if b is not None]
         return [b.lane for b in batches if b.lane is not None]
 
@@ -912,7 +902,7 @@ def test_a_line_the_repair_lane_changes_is_written_as_heal_writes_it_whatever_it
     lines = [event(1, "run_started"), event(2, "user_message"), event(seq, kind, payload, 3), event(40, "user_message", at=4),
              *map(exactjson.dumps, clean_run(random.Random(6), 5, "r1", second=10))]
     screen = ScreenRuns()
-    out = [screen(cut(lines, len(lines))[0]), screen.flush()]
+    out = [screen(batches_as_read(lines, len(lines))[0]), screen.flush()]
     repaired = [b for part in out for b in (part if isinstance(part, list) else [part]) if b is not None and b.lane]
     slow = healed_with_joins(lines, len(lines), fast=False)
     assert healed_with_joins(lines, len(lines), fast=True) == slow
