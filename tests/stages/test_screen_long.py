@@ -13,9 +13,10 @@ from pathlib import Path
 
 import orjson
 from conftest import REPLAY, ROOT, run_replay
+from heal_support import batches_as_read
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_screen import clean_run, cut, screened, sent
+from test_screen import clean_run, screened, sent
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
@@ -170,7 +171,7 @@ def test_a_long_clean_run_takes_the_fast_lane_from_a_spool_with_hold_limits_of_o
     lines = [record, *map(exactjson.dumps, events)]
     for limits, first in [((1, 1 << 30), (1, 1, ("r1",))), ((1 << 30, 1), (1, 0, ("r1",)))]:
         screen = ScreenRuns(max_run_lines=limits[0], max_run_bytes=limits[1])
-        out = [b for batch in cut(lines, 4) for b in sent(screen(batch))] + sent(screen.flush())
+        out = [b for batch in batches_as_read(lines, 4) for b in sent(screen(batch))] + sent(screen.flush())
         assert len(out) > 5 and all(b.clean is not None for b in out)
         assert out[0].clean == first and all(b.clean[0] == 0 and not b.clean[2] for b in out[1:])  # type: ignore[index]
         assert sum(b.clean[1] for b in out) == len(events)  # type: ignore[index]
@@ -248,7 +249,7 @@ def test_what_a_long_run_spooled_goes_on_when_the_input_pauses():
     lines = [exactjson.dumps(e) for e in clean_run(random.Random(1), 12, "r1")]
     for fast in (True, False):
         screen, fed, gone = ScreenRuns(fast=fast, max_run_lines=3), 0, 0
-        for batch in cut(lines, 4):
+        for batch in batches_as_read(lines, 4):
             batch.pause = True
             gone += sum(len(b) for b in sent(screen(batch)))
             fed += len(batch)
