@@ -723,10 +723,7 @@ class ScreenRuns(Transform):
             run.clean = False
             self._emit_slow(run, closes=False)
         self._close_clean()
-        rest = batch.select(range(i, len(batch.raws)))
-        if batch.rejoined:  # (the log entries of its joined lines go on with them)
-            rest.rejoined = {k - i: entry for k, entry in batch.rejoined.items() if k >= i} or None
-        self._out.append(rest)
+        self._out.append(batch.select(range(i, len(batch.raws))))  # (with the log entries of its joined lines)
 
     # what a clean run is ---------------------------------------------------------------------------------
     def _is_clean(self, run: _Run) -> bool:

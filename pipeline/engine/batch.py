@@ -428,6 +428,9 @@ class Batch:
         )
         out.port = self.port
         out.notes = self.notes
+        if self.rejoined:  # (the log entries of the joined lines kept go on with them, at their new places)
+            at = {old: new for new, old in enumerate(idx)}
+            out.rejoined = {at[k]: entry for k, entry in self.rejoined.items() if k in at} or None
         return out.ends_as(self)
 
     def ends_as(self, other: Batch) -> Batch:

@@ -75,6 +75,13 @@ def test_select_keeps_the_side_port_tag():
     assert side.select([0]).port == "errors"
 
 
+def test_select_keeps_the_log_entries_of_the_joined_lines_it_keeps_at_their_new_places():
+    batch = Batch.from_lines(RAW)
+    batch.rejoined = {0: {"rule": "join_split_records", "line": 1}, 2: {"rule": "join_split_records", "line": 3}}
+    assert batch.select([2, 1]).rejoined == {0: {"rule": "join_split_records", "line": 3}}
+    assert batch.select([1]).rejoined is None
+
+
 def test_rebuild_inserts_drops_and_appends_columns():
     batch = parsed()
     made = invented({"type": "made"})
