@@ -69,8 +69,11 @@ def read(paths: tuple[str, ...], follow: bool, dialect: str | None, max_line_byt
         parse_address(paths[0], option="PATH")
         bound, add, bypass = _dialect_stages(dialect, documents=False)
         doc = bind(load_spec("read"), set=bound | {"parse.mark_max_bytes": max_line_bytes}, add=add, bypass=bypass)
-        # (a read_nats stage in read's place, as the spec's comment says: read's options are not its options)
-        doc["stages"]["read"] = {"type": "read_nats", "ack": "sent", "max_line_bytes": max_line_bytes, "mark_dropped": True}
+        from replay.stages.read_nats import ReadNats  # (here: only a NATS address loads it)
+
+        # (a read_nats stage in read's place, as the spec's comment says, with those of read's options it has too)
+        doc["stages"]["read"] = {**{k: v for k, v in doc["stages"]["read"].items() if k in ReadNats.options},
+                                 "type": "read_nats", "ack": "sent", "max_line_bytes": max_line_bytes}
         return exit_code_for(execute(graph_from_config(doc, paths=list(paths)), strict=strict, command="read"))
     files = expand_paths(list(paths)) if follow else []  # (else the read stage walks them: one walk, one warning)
     if follow and (len(files) != 1 or files[0] == "-" or not Path(files[0]).is_file()):
