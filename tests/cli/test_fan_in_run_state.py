@@ -50,13 +50,16 @@ def refused(tmp_path: Path, config: str, *args: str) -> dict:
     return body
 
 
-TWO_READS_INTO_PARSE = """
+TWO_READS = """
 [stages.r1]
 type = "read"
 paths = ["a.jsonl"]
 [stages.r2]
 type = "read"
 paths = ["b.jsonl"]
+"""  # a.jsonl and b.jsonl, each read by a stage of its own
+
+TWO_READS_INTO_PARSE = TWO_READS + """
 [stages.parse]
 type = "parse"
 inputs = ["r1", "r2"]
@@ -120,13 +123,7 @@ def test_one_stream_split_by_two_selects_and_merged_into_heal_is_refused(tmp_pat
     assert "'heal'" in body["message"] and "heal/" not in orjson.dumps(body).decode()
 
 
-MIXED_BEFORE = """
-[stages.r1]
-type = "read"
-paths = ["a.jsonl"]
-[stages.r2]
-type = "read"
-paths = ["b.jsonl"]
+MIXED_BEFORE = TWO_READS + """
 [stages.p1]
 type = "parse"
 inputs = ["r1"]
@@ -154,13 +151,7 @@ def test_streams_mixed_by_a_stage_that_passes_batches_on_are_refused_at_the_stag
     assert "'both'" in body["message"]
 
 
-STATELESS = """
-[stages.r1]
-type = "read"
-paths = ["a.jsonl"]
-[stages.r2]
-type = "read"
-paths = ["b.jsonl"]
+STATELESS = TWO_READS + """
 [stages.raw]
 type = "write"
 path = "raw.jsonl"
