@@ -59,13 +59,7 @@ type = "read"
 paths = ["b.jsonl"]
 """  # a.jsonl and b.jsonl, each read by a stage of its own
 
-TWO_READS_INTO_PARSE = TWO_READS + """
-[stages.parse]
-type = "parse"
-inputs = ["r1", "r2"]
-[stages.heal]
-type = "heal"
-inputs = ["parse"]
+HEALED_OUT = """
 [stages.out]
 type = "write"
 inputs = ["heal"]
@@ -73,7 +67,16 @@ inputs = ["heal"]
 type = "write"
 path = "fanin-log.jsonl"
 inputs = ["heal.repairs"]
-"""
+"""  # heal's stream to stdout, its repairs to fanin-log.jsonl
+
+TWO_READS_INTO_PARSE = TWO_READS + """
+[stages.parse]
+type = "parse"
+inputs = ["r1", "r2"]
+[stages.heal]
+type = "heal"
+inputs = ["parse"]
+""" + HEALED_OUT
 
 
 def test_two_reads_into_one_parse_then_heal_are_refused_at_the_second_input(tmp_path: Path, two) -> None:
@@ -106,14 +109,7 @@ inputs = ["parse"]
 [stages.heal]
 type = "heal"
 inputs = ["tools", "parse.repairs", "rest"]
-[stages.out]
-type = "write"
-inputs = ["heal"]
-[stages.log]
-type = "write"
-path = "fanin-log.jsonl"
-inputs = ["heal.repairs"]
-"""
+""" + HEALED_OUT
 
 
 def test_one_stream_split_by_two_selects_and_merged_into_heal_is_refused(tmp_path: Path, two) -> None:
