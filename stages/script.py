@@ -36,7 +36,6 @@ from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import STDIN, is_url, source_name
 from replay.pipeline.model.session import (
     CHUNK_TYPE,
-    SCRIPT_VERSION,
     TORN_FIX,
     ChunkGrouper,
     Group,
@@ -45,6 +44,7 @@ from replay.pipeline.model.session import (
     SessionShape,
     group_problem,
     load_overrides,
+    script_version,
     session_folder,
     sidecar_beside,
     unused_override_problem,
@@ -174,7 +174,7 @@ class BuildReplayScript(Transform):
     # ------------------------------------------------------------------------------------------
     def _header(self, source: str | None) -> bytes:
         self._started = True
-        head: dict[str, Any] = {"version": SCRIPT_VERSION}
+        head: dict[str, Any] = {"version": script_version()}
         if source is not None and not source.startswith("<"):
             head["session"] = source
         if self._override:

@@ -16,11 +16,10 @@ from replay.pipeline.io.journals import HEAL_RULES_NAME
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.artifacts import artifact_from_run
 from replay.pipeline.model.events import CANONICAL_TYPES
-from replay.pipeline.model.schema_facts import property_names
+from replay.pipeline.model.schema_facts import const, property_names
 from replay.pipeline.model.validation import json_type, validate_artifact
 
 RULES_FILE = Path(".replay") / HEAL_RULES_NAME
-RULES_VERSION = "v1"  # the rules file format; the schema's `version` const
 
 # The built-in aliases: names frameworks use for the canonical event types.
 BUILTIN_ALIASES: dict[str, str] = {
@@ -77,10 +76,12 @@ def load_rules(path: str | Path | None = None, *, cwd: str | Path = ".") -> dict
                               howToFix=(f"Rename {key!r} to {near[0]!r}" if near else f"Remove {key!r}")
                               + "; the heal rules have no other keys (`replay schema heal-rules`).",
                               example='{"version": "v1", "eventAliases": {"tool_end": "tool_completed"}}')
-    if "version" in rules and rules["version"] != RULES_VERSION:  # the one format there is (`replay schema heal-rules`)
-        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f'`version` must be "{RULES_VERSION}", the one rules format there is',
-                          source=str(target), path="$.version", expected=RULES_VERSION,
-                          received=excerpt(exactjson.dumps(rules["version"])), example='{"version": "v1"}')
+    version = const("heal-rules", "properties", "version")  # the one rules format there is (`replay schema heal-rules`)
+    if "version" in rules and rules["version"] != version:
+        raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f'`version` must be "{version}", the one rules format there is',
+                          source=str(target), path="$.version", expected=version,
+                          received=excerpt(exactjson.dumps(rules["version"])),
+                          example=exactjson.dumps({"version": version}).decode())
     for key in property_names("heal-rules", kind="string"):  # (said for people and editors, unused by heal: still the schema's string)
         if key in rules and not isinstance(rules[key], str):
             raise ReplayError("E_HEAL_RULES_SHAPE_INVALID", f"`{key}` must be a string", source=str(target),

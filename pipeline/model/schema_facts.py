@@ -36,7 +36,18 @@ def property_names(name: str, *where: str, kind: str | None = None) -> tuple[str
     return tuple(key for key, rule in node["properties"].items() if kind is None or rule.get("type") == kind)
 
 
+@functools.cache
+def const(name: str, *where: str) -> Any:
+    """The value schema ``name`` fixes (``const``) at ``where`` (such as ``"properties", "version"``): a document
+    format's version, written once, in its schema."""
+    node = schema(name)
+    for step in where:
+        node = node[step]
+    return node["const"]
+
+
 def forget() -> None:
     """Read the schemas again on next use (for a test that points ``_source`` elsewhere)."""
     schema.cache_clear()
     property_names.cache_clear()
+    const.cache_clear()

@@ -45,6 +45,7 @@ from replay.pipeline.io.journals import (
 from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.dropped import NOT_OBJECT, not_object_message
 from replay.pipeline.model.records import RECORD_KEY, is_record
+from replay.pipeline.model.schema_facts import const
 from replay.pipeline.model.session_rules import DEEP_CHUNK_FIX, chunk_problem, group_keys, script_keys
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
@@ -52,7 +53,6 @@ CHUNK_TYPE = "assistant/chunk"
 FINISH = "finish"
 OVERRIDE_FILE = OVERRIDE_NAME
 ACTIONS = ("throw", "hang")
-SCRIPT_VERSION = 1
 
 Key = tuple[int, int]
 
@@ -569,9 +569,14 @@ PYTHON_API = "`ReplayModel.load` (or `ReplayModel.from_session`, or the `replay_
 PROBLEMS_LISTED = "in `problems`"  # (the error's body's, where the Python API lists the lines refused)
 
 
+def script_version() -> Any:
+    """The one replay-script format there is: the `version` its schema fixes (``replay schema replay-script``)."""
+    return const("replay-script", "properties", "version")
+
+
 def script_document(groups: Iterable[Group], session: str | None = None) -> dict[str, Any]:
     """A whole replay-script document (``replay schema replay-script``)."""
-    doc: dict[str, Any] = {"version": SCRIPT_VERSION}
+    doc: dict[str, Any] = {"version": script_version()}
     if session is not None:
         doc["session"] = session
     doc["groups"] = [g.to_json() for g in groups]
@@ -586,15 +591,15 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
         return ReplayError("E_SCRIPT_INVALID", message, source=source, path=path, **fields)
 
     if not isinstance(document, dict):
-        raise bad("a replay script is an object with \"version\": 1 (what `replay script` prints)", "$",
+        raise bad(f"a replay script is an object with \"version\": {script_version()} (what `replay script` prints)", "$",
                   expected="object", received=json_type(document))
     for key in document:
         if key not in script_keys():
             raise bad(f"unknown key {key!r} in a replay script", f"$.{key}", expected=", ".join(script_keys()), received=key)
     version = document.get("version", MISSING)
-    if type(version) is not int or version != SCRIPT_VERSION:
-        raise bad("a replay script is an object with \"version\": 1 (what `replay script` prints)", "$.version",
-                  expected=SCRIPT_VERSION, received=shown(version))
+    if type(version) is not type(script_version()) or version != script_version():
+        raise bad(f"a replay script is an object with \"version\": {script_version()} (what `replay script` prints)",
+                  "$.version", expected=script_version(), received=shown(version))
     for key in ("session", "override"):
         if key in document and not isinstance(document[key], str):
             raise bad(f"`{key}` must be a string", f"$.{key}", expected="string", received=shown(document[key]))

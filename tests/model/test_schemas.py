@@ -409,3 +409,41 @@ def test_the_keys_the_code_allows_are_read_from_the_schemas_so_a_key_added_to_a_
         assert refusal(load_rules, rules)["expected"] == "one of: " + ", ".join(read["heal-rules"]["properties"])
     finally:
         schema_facts.forget()  # (the next test reads the bundled schemas again)
+
+
+def test_the_format_versions_are_read_from_the_schemas_so_a_new_const_is_written_and_required(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by review: the replay-script `version` (1) and the heal rules' `version` ("v1") were constants in code
+    beside the schemas' `const`. They are read from the schemas now: with the const changed in a copy of the schemas,
+    a script is written with the new version, the old one is refused, and the heal rules want the new one."""
+    import shutil
+
+    from replay.pipeline.engine.errors import ReplayError
+    from replay.pipeline.model import schema_facts
+    from replay.pipeline.model.healing import load_rules
+    from replay.pipeline.model.session import groups_from_script, script_document
+
+    group = {"turn": 1, "step": 0, "chunks": [{"type": "finish", "finishReason": "stop"}]}
+    rules = tmp_path / "rules.json"
+    copy = tmp_path / "schemas"
+    shutil.copytree(SCHEMAS, copy)
+    for name, value in (("replay-script", 2), ("heal-rules", "v2")):
+        document = orjson.loads((copy / f"{name}.schema.json").read_bytes())
+        document["properties"]["version"] = {"const": value}
+        (copy / f"{name}.schema.json").write_bytes(orjson.dumps(document))
+    monkeypatch.setattr(schema_facts, "_source", lambda: copy)
+    schema_facts.forget()
+    try:
+        groups = groups_from_script({"version": 2, "groups": [group]})
+        assert script_document(groups)["version"] == 2
+        with pytest.raises(ReplayError) as info:
+            groups_from_script({"version": 1, "groups": [group]})
+        assert info.value.body["path"] == "$.version" and info.value.body["expected"] == 2
+        rules.write_bytes(b'{"version": "v2"}')
+        assert load_rules(rules) == {"version": "v2"}
+        rules.write_bytes(b'{"version": "v1"}')
+        with pytest.raises(ReplayError) as info:
+            load_rules(rules)
+        assert info.value.body["expected"] == "v2" and '"v2"' in info.value.body["example"]
+    finally:
+        schema_facts.forget()
