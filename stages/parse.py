@@ -26,7 +26,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import PIECE_OF_A_RECORD_FIX, excerpt, invalid_line, piece_of_a_record, torn_message
+from replay.pipeline.engine.errors import CATALOGUE, PIECE_OF_A_RECORD_FIX, excerpt, invalid_line, piece_of_a_record, torn_message
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line
@@ -414,23 +414,31 @@ class ParseLines(Transform):
         if not marks:
             return batch
         for i in marks:
-            self._again(batch, events[i], of, i)
+            reported = self._again(batch, events[i], of, i)
             # (where the mark stands in this stream, as the lines of the events around it are: the line it names is
             # a position in the stream it was written from)
-            self._note_dropped(of, batch.lines[i], events[i]["code"])
+            self._note_dropped(of, batch.lines[i], reported)
         dropped = set(marks)
         return batch.select([i for i in range(len(events)) if i not in dropped])
 
-    def _again(self, batch: Batch, mark: dict[str, Any], of: Input, i: int) -> None:
+    def _again(self, batch: Batch, mark: dict[str, Any], of: Input, i: int) -> str:
         """Report a line an earlier ``replay read`` left out (column ``i`` of ``batch``, of input ``of``), as it reported
-        it, at the line and offset it gave."""
+        it, at the line and offset it gave; the code it is reported with."""
         fields = {k: v for k, v in mark.items() if k not in (RECORD_KEY, "code", "message", "original", ORIGINAL_BYTES)}
         fields["source"] = batch.source
         code, message = mark["code"], str(mark.get("message", ""))
+        if code not in CATALOGUE:  # (edited, or another tool's): no line replay left out, and no code replay reports
+            self.error("E_EVENT_INVALID", f"a dropped record names a code replay does not report ({excerpt(code)!r}): "
+                       "it stands for a line `replay read` left out, with the code that line was reported with",
+                       **{**fields, "path": "$.code", "expected": "a code of ERROR_CODES.md, such as \"E_JSONL_LINE_INVALID\"",
+                          "received": excerpt(code), "howToFix": "Write it as `replay read` does (`replay schema stream`), "
+                          "or delete it: it holds no event."})
+            return "E_EVENT_INVALID"
         if code == "E_JSONL_LINE_TORN" and self.config["torn_tail"] == "repair":
             self._torn_repairs.append({"rule": DROP_TORN_LINE, "action": "dropped", "runId": self._run_before(batch, i, of),
                                   "source": batch.source,
                                   "line": fields.get("line"), "offset": fields.get("offset"),
                                   "original": mark.get("original"), "message": message})
-            return
+            return code
         self.error(code, message, **fields)
+        return code

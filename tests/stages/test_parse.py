@@ -362,3 +362,27 @@ def test_the_fast_checks_refuse_a_line_nested_deeper_than_parse_reads_whatever_t
     if limit > 1000 and depth == 900:
         assert fast is not None  # (what parse reads the fast check still takes)
     assert sys.getrecursionlimit() == before
+
+
+def test_a_dropped_record_with_a_code_replay_does_not_report_is_an_invalid_record_not_a_stage_failure(tmp_path):
+    """Found this stop: a `{"$record": "dropped"}` line whose `code` is none of replay's (edited, or another tool's)
+    was reported again under that code, which the engine refuses from a stage: heal, validate and report stopped
+    with E_STAGE_FAILED blaming parse, and heal wrote none of the valid events. It is now an E_EVENT_INVALID at
+    `$.code`, the valid events flow, and each command exits 1 as for any bad record; a known code is unchanged."""
+    from conftest import run_replay
+
+    event = b'{"seq":1,"timestamp":"2026-01-01T00:00:00Z","type":"run_started","runId":"r","payload":{}}\n'
+    for code, reported in (("E_BOGUS", "E_EVENT_INVALID"), ("E_JSONL_LINE_INVALID", "E_JSONL_LINE_INVALID")):
+        path = tmp_path / f"{code}.jsonl"
+        path.write_bytes(orjson.dumps({"$record": "dropped", "code": code, "message": "m", "line": 3,
+                                       "received": "zz", "howToFix": "h"}) + b"\n" + event)
+        for command in ("heal", "validate", "report"):
+            done = run_replay(command, str(path))
+            errors = [orjson.loads(line)["error"] for line in done.stderr.splitlines() if line.startswith(b'{"error"')]
+            assert done.returncode == 1, (command, done.stderr)
+            assert [e["code"] for e in errors] == [reported], (command, errors)
+            assert errors[0]["stage"] == "parse" and errors[0]["line"] == 3
+            if code == "E_BOGUS":
+                assert errors[0]["path"] == "$.code" and errors[0]["received"] == "E_BOGUS", errors
+            if command == "heal":
+                assert orjson.loads(done.stdout.splitlines()[0])["type"] == "run_started"
