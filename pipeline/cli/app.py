@@ -567,8 +567,8 @@ def run_cli(argv: list[str] | None = None) -> int:
         return interrupted_exit(_interrupt)
     except PipeClosed as exc:
         return exc.verdict
-    except BrokenPipeError:
-        from replay.pipeline.io.fdio import silence_stdout
+    except BrokenPipeError:  # (click's own output, --help or --version: every other write to stdout goes through
+        from replay.pipeline.io.fdio import silence_stdout  # fdio, which makes it PipeClosed with the verdict so far)
 
         silence_stdout()
         return EXIT_OK
