@@ -64,6 +64,7 @@ class BuildReplayScript(Transform):
                                       "is one (false: no override; a session on stdin has none beside it)"),
     }
     emits_raw = True
+    one_document = True  # a sink writes the script whole, or (an error reported: a step left out) not at all
     takes_one_file = True  # the session: a folder is refused (``folder_refused``), one session in it or many
     ports = ("errors", "notices")  # notices: a session line that writes a key twice (E_JSON_DUPLICATE_KEY, a warning)
 

@@ -23,9 +23,9 @@ class WriteJsonl(Sink):
     options = {
         "path": Option(str, STDOUT, "output file, written whole or not at all; '-' is stdout"),
         "hold": Option(bool, False, "stdout too is written whole or not at all: held (in memory, then a temporary "
-                                    "file) until the input ends, and written then only when no error reached the "
-                                    "graph's error port (a run stopped, or one error: nothing there); for one document "
-                                    "(`replay script`)"),
+                                    "file) until the input ends, and written then (stdout or the file) only when no "
+                                    "error reached the graph's error port (a run stopped, or one error: nothing "
+                                    "there); for one document (`replay script`'s output is always held)"),
     }
     accepts_raw = True
     takes_anything = True
@@ -37,8 +37,11 @@ class WriteJsonl(Sink):
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         path = self.config["path"]
+        if self.config["hold"] or self.whole_document:
+            await self._held(batches, path)
+            return
         if path == STDOUT:
-            await (self._held_to_stdout if self.config["hold"] else _to_stdout)(batches)
+            await _to_stdout(batches)
             return
         with ExitStack() as stack:
             handle: BinaryIO | None = None  # the file opens with its first bytes: a run that fails before has none
@@ -52,8 +55,9 @@ class WriteJsonl(Sink):
         if handle is None:  # nothing to write: an empty file, unless the run fails with nothing written anywhere
             self.commit_empty(lambda: write_atomic(path, b""))
 
-    async def _held_to_stdout(self, batches: AsyncIterator[Batch]) -> None:
-        """Everything, written on stdout once the input has ended, when no error came before (``hold``)."""
+    async def _held(self, batches: AsyncIterator[Batch], path: str) -> None:
+        """Everything, written on stdout or to ``path`` once the input has ended, when no error came before (``hold``,
+        or one document: ``whole_document``): a script that left a step out is no script."""
         from replay.pipeline.report.spool import ByteSpool
 
         spool = ByteSpool()
@@ -63,9 +67,14 @@ class WriteJsonl(Sink):
             await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile writes nothing
             if self.run_failed():
                 return
-            async with stdout_writer() as writer:
+            if path == STDOUT:
+                async with stdout_writer() as writer:
+                    for chunk in spool.chunks():
+                        await writer.write(chunk)
+                return
+            with atomic_output(path) as handle:
                 for chunk in spool.chunks():
-                    await writer.write(chunk)
+                    handle.write(chunk)
         finally:
             spool.close()
 

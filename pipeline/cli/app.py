@@ -579,7 +579,7 @@ def run_cli(argv: list[str] | None = None) -> int:
 
         where = {"exception": exc.traceback} if exc.traceback else {"exc_info": exc.exc}
         logger().debug("stage.failed", stage=exc.stage_id, **where)
-        _print_error(diagnostic("E_STAGE_FAILED", str(exc), stage=exc.stage_id))
+        _print_error(diagnostic("E_STAGE_FAILED", str(exc), path=exc.path, stage=exc.stage_id))
         return EXIT_FAILED
     except Exception as exc:
         from replay.pipeline.engine.errors import diagnostic

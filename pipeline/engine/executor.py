@@ -32,7 +32,16 @@ from replay.pipeline.engine.preflight import preflight
 from replay.pipeline.engine.quota import DEFAULT_LIMIT, Quota
 from replay.pipeline.engine.registry import is_built_in
 from replay.pipeline.engine.segment import Item, Segment
-from replay.pipeline.engine.stage import AsyncTransform, Output, Source, Stage, Transform, port_undeclared, record_invalid
+from replay.pipeline.engine.stage import (
+    AsyncTransform,
+    Output,
+    Sink,
+    Source,
+    Stage,
+    Transform,
+    port_undeclared,
+    record_invalid,
+)
 
 DEFAULT_BUFFER = 4  # batches per channel: enough to overlap I/O with work, small enough to bound memory
 
@@ -52,6 +61,17 @@ class StageFailed(Exception):
         self.stage_id = stage_id
         self.exc = exc
         self.traceback: str | None = None  # the traceback's text, when the stage ran elsewhere (a worker process)
+        self.path: str | None = None  # where the config declared the stage, when its id is none the config wrote
+
+    def declared(self, path: str | None) -> StageFailed:
+        """Say where the config declared the stage (a chain's item, ``chain[2]``: its id, ``select_2``, is one the
+        chain made up), in the message and as the error's ``path``."""
+        if path is not None and self.path is None:
+            self.path = path
+            named = f"stage {self.stage_id!r}"
+            said = "added by the chain" if path == "chain" else f"{path} of the config"
+            self.args = (str(self).replace(named, f"{named} ({said})", 1),)
+        return self
 
 
 
@@ -133,6 +153,10 @@ def plan(graph: Graph, args: list[str] | None = None) -> tuple[list[_Task], list
     (``Stage.fresh``: a graph run once per input is checked and laid out once, ``layout``)."""
     groups, external = layout(graph)
     live = {node_id: _Live(node_id, node.stage.fresh(args)) for node_id, node in graph.nodes.items()}
+    for node_id in graph.documents():
+        sink = live[node_id].stage
+        if isinstance(sink, Sink):
+            sink.whole_document = True
     return [_Task([live[node_id] for node_id in group]) for group in groups], external
 
 
@@ -342,6 +366,10 @@ async def run_graph(
         telling = _most_telling(failures)
         if isinstance(telling, PipeClosed):
             telling.errors += port.count  # (stdout's reader went: the command's verdict so far counts this run's errors)
+        elif isinstance(telling, StageFailed):  # (named as the config wrote it: a chain's item, not the id it made up)
+            telling.declared(graph.declared_at(telling.stage_id))
+        elif isinstance(telling, ReplayError):
+            graph.as_written(telling)
         raise telling from None
     finally:
         port.finish()  # the errors left out are summed up, however the run ended

@@ -117,6 +117,12 @@ class Graph:
             exc.body["path"] = f"stages.{top}{rest}"
         return exc
 
+    def declared_at(self, stage_id: str) -> str | None:
+        """Where a chain declared the stage ``stage_id`` (``chain[2]``; ``chain`` for a stage it added, ``read`` before
+        its first item or ``write`` after its last; a composite's inner stage, where the composite was), or None: a
+        [stages.*] table, whose id is the one the config wrote."""
+        return self.chained.get(stage_id.split("/", 1)[0])
+
     def add(self, stage: Stage, id: str | None = None, inputs: Iterable[str] = (), *, route_errors: bool = False) -> str:
         node_id = id or self._fresh_id(stage.name or type(stage).__name__.lower())
         if not isinstance(node_id, str) or not NODE_ID.match(node_id):
@@ -419,3 +425,19 @@ class Graph:
                 if indegree[m] == 0:
                     ready.append(m)
         return order
+
+    def documents(self) -> set[str]:
+        """The stages whose main output is (part of) a ``one_document`` stage's: that stage's, and every stage's that
+        takes it on a main input, however far down; the sinks among them write it whole or not at all."""
+        found: set[str] = set()
+        if not any(node.stage.one_document for node in self.nodes.values()):
+            return found
+        edges = self.edges()
+        main_in: dict[str, set[str]] = {n: set() for n in self.nodes}
+        for e in edges:
+            if e.port == MAIN:
+                main_in[e.consumer].add(e.producer)
+        for n in self.topological(edges):
+            if self.nodes[n].stage.one_document or main_in[n] & found:
+                found.add(n)
+        return found

@@ -124,6 +124,7 @@ class Failure:
             message = self.body.get("message", "")
             failed = StageFailed(self.stage or "?", RuntimeError(message), message)
             failed.traceback = self.body.get("traceback")
+            failed.path = self.body.get("path")
             return failed
         body = self.reported()
         fields = {k: v for k, v in body.items() if k not in ("code", "message")}
@@ -296,8 +297,8 @@ async def _run_one(work: Work, path: str, registry: Registry, built: dict[str, G
     except StageFailed as exc:
         import traceback  # (only when a stage crashed)
 
-        outcome.failure = Failure("stage", {"message": str(exc), "traceback": "".join(traceback.format_exception(exc.exc))},
-                                  stage=exc.stage_id)
+        outcome.failure = Failure("stage", {"message": str(exc), "traceback": "".join(traceback.format_exception(exc.exc)),
+                                            "path": exc.path}, stage=exc.stage_id)
     except OSError as exc:  # the input vanished meanwhile
         unreadable = input_unreadable(path, exc)
         outcome.failure = Failure("error", unreadable.body, unreadable.exit_code)

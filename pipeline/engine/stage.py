@@ -137,6 +137,10 @@ class Stage:
     # A stage that makes one thing of one input file (the script of one session) refuses a folder among the graph's
     # inputs (``folder_refused``), before anything runs: a folder's walk may find one file, but a folder is none.
     takes_one_file: ClassVar[bool] = False
+    # A stage whose main output is the lines of one document (the replay script of a session): that output is whole or
+    # it is no document, so a sink it reaches (directly or through other stages) writes it only when no error reached
+    # the graph's error port (``Sink.whole_document``, set by the executor: ``write`` then holds as with ``hold``).
+    one_document: ClassVar[bool] = False
     # A stage that follows the run in progress from batch to batch (heal's rules, summarize, validate, ...) takes one
     # stream of events: the batches of two inputs come interleaved, and it would take each change of ``batch.source``
     # for a run cut there (inventing events, losing some). A graph giving it more (two inputs that are main outputs, or
@@ -399,6 +403,8 @@ class Sink(Stage):
 
     kind = "sink"
     ports: ClassVar[tuple[str, ...]] = ()
+    # It takes (part of) a stage's ``one_document``: set by the executor for the run (``Graph.documents``).
+    whole_document = False
 
     async def report(self) -> None:
         """Hand the side records collected so far to the graph now (they otherwise go when ``consume``
