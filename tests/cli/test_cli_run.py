@@ -313,7 +313,7 @@ def test_a_stage_that_crashes_over_many_inputs_is_said_as_over_one(tmp_path: Pat
                       process=True)
     assert one.returncode == many.returncode == 1
     assert errors_of(many.stderr) == errors_of(one.stderr)
-    assert errors_of(one.stderr)[0]["message"] == "stage 'crash' failed: RuntimeError: kaboom"
+    assert errors_of(one.stderr)[0]["message"] == "stage 'crash' (chain[0] of the config) failed: RuntimeError: kaboom"
     loud = run_replay("--log-level", "debug", "run", "--workers", workers, str(config), str(TWO_RUNS), str(MESSY),
                       env=plugin_env(site), process=True)  # the traceback crosses from the worker (it said RuntimeError only)
     [failed] = [record for record in map(orjson.loads, loud.stderr.splitlines()) if record.get("event") == "stage.failed"]
