@@ -17,11 +17,14 @@ raw lines, and puts such a record back on one line:
   inside a string is the one the writer forgot to escape, and becomes ``\\n`` (``\\r`` likewise).
 - the joined record is one line at the first piece's line number and byte offset: the pieces'
   bytes with only those newlines changed. Its heal-log entry (rule ``join_split_records``, action
-  ``changed``) says how many lines were joined and keeps the pieces as they were (``original``). The entry goes
-  on with the line (``Batch.rejoined``), and ``parse`` logs it as the line passes there: with its run, as the rules
-  log theirs (the screen between them holds a run to its end, and sends the runs of one read on together: logged
-  here, as the read came, a block's joins would go before the repairs of every run in it, in an order that
-  depends on where the reads fell).
+  ``changed``) says how many lines were joined and keeps the pieces as they were (``original``). It is logged once,
+  by one stage, which the graph decides (``streams_into``): when the lines reach one stage that logs joins
+  (``Stage.logs_joins``: ``parse``, as in heal's graphs), the entry goes on with its line (``Batch.rejoined``) and
+  that stage logs it as the line passes there: with its run, as the rules log theirs (the screen between them holds
+  a run to its end, and sends the runs of one read on together: logged here, as the read came, a block's joins
+  would go before the repairs of every run in it, in an order that depends on where the reads fell). Else (no
+  such stage after it: ``read -> join_split_records -> write``; or two, on two ways) this stage logs it itself, on
+  its ``repairs`` port, as it joins the line.
 - a join reaches over at most ``max_lines`` lines and ``max_bytes`` bytes (it is parsed when its
   last piece ends with ``}``, and at 2, 4, 8, ... pieces to stop early when nothing can complete
   it); pieces that never make a record pass on unchanged, for ``parse`` to report (a file's cut-off
@@ -44,7 +47,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line
 from replay.stages.screen import decode_heads
 
@@ -72,7 +75,7 @@ class JoinSplitRecords(Transform):
         "max_lines": Option(int, 10_000, "most lines one record may have been split into", minimum=1),
         "max_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "most bytes one split record may have (the pieces together)", minimum=1),
     }
-    # (``repairs``: named by the configs that take it, heal's and yours; its entries go on with their lines, and parse logs them)
+    # (``repairs``: the joins, when no stage after it logs them: ``streams_into``)
     ports = ("errors", "repairs")
     accepts_raw = True
     screened_lane = "passes"
@@ -83,6 +86,18 @@ class JoinSplitRecords(Transform):
         self.source: str | None = None
         self.held: list[_Line] = []  # the pieces of a record being gathered (none a record alone)
         self.held_bytes = 0
+        self.hands_on = False  # True: the one stage its lines reach that logs joins logs them (``streams_into``)
+
+    def streams_into(self, after: list[Stage]) -> None:
+        """The joins go on with their lines when exactly one stage they reach logs them (``parse``): it logs them with
+        their run. With none (or two, on two ways, each of which would log them) this stage logs them itself."""
+        self.hands_on = sum(stage.logs_joins for stage in after) == 1
+
+    def built_again(self, given: dict[str, Any]) -> Stage:
+        copy = super().built_again(given)
+        assert isinstance(copy, JoinSplitRecords)
+        copy.hands_on = self.hands_on
+        return copy
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
         out: list[Batch] = []
@@ -164,7 +179,7 @@ class JoinSplitRecords(Transform):
             out += self._batches(done)
 
     def _joined(self, value: dict[str, Any], text: bytes) -> tuple[bytes, dict[str, Any]]:
-        """The joined record's line, and its heal-log entry (logged by ``parse``, where the line passes: ``_batches``)."""
+        """The joined record's line, and its heal-log entry (logged as ``_batches`` sends the line on)."""
         pieces = self.held
         first, last = pieces[0], pieces[-1]
         inside = sum(p.raw.count(b"\r") for p in pieces) + len(pieces) - 1 - text.count(b"\n") - text.count(b"\r")
@@ -205,8 +220,11 @@ class JoinSplitRecords(Transform):
         else:  # (a joined line is never the open last line)
             out = [Batch(self.source, None, raws[:-1], lines[:-1], offsets[:-1]),
                    Batch(self.source, None, raws[-1:], lines[-1:], offsets[-1:], None, True)]
-        # each joined line's log entry: the screen sends their runs the slow way, where parse logs it and heal counts it
-        out[0].rejoined = rejoined or None
+        if self.hands_on:  # each joined line's log entry: the screen sends their runs the slow way, where parse logs it
+            out[0].rejoined = rejoined or None
+        else:
+            for entry in rejoined.values():
+                self.emit("repairs", entry)
         return out
 
 

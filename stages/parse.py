@@ -12,8 +12,9 @@ place of each line it left out; a parse further down a pipe reports it again, as
 or repair at the same line and offset, so ``replay read a | replay heal`` logs and fails exactly
 like ``replay heal a``.
 
-A line ``join_split_records`` made of several comes with its heal-log entry (``Batch.rejoined``): logged here, on the
-``repairs`` port, as the line passes, so with its run (the screen before may hold a run to its end).
+A line ``join_split_records`` made of several comes with its heal-log entry (``Batch.rejoined``) when this is the stage
+its lines reach that logs it (``logs_joins``): logged here, on the ``repairs`` port, as the line passes, so with its run
+(the screen before may hold a run to its end).
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ class ParseLines(Transform):
                           "false: every line is of the input it was read from (a saved stream read as a file of its own)"),
     }
     ports = ("errors", "repairs")
+    logs_joins = True  # (the joins join_split_records hands on with their lines: logged as they pass, ``__call__``)
     screened_lane = "passes"
     accepts_raw = True
 

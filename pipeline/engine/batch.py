@@ -512,6 +512,7 @@ class Batch:
         out.port = self.port
         out.notes = self.notes
         out.clean = self.clean
+        out.rejoined = dict(self.rejoined) if self.rejoined else None  # (on every way: only the one stage that logs them takes them, ``streams_into``)
         return out.ends_as(self)
 
     # output -------------------------------------------------------------------------------

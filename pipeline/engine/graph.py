@@ -244,6 +244,9 @@ class Graph:
         after = self._successors(edges)
         for node in self.nodes.values():
             node.stage.reaches([self.nodes[n].stage for n in self._reached(node.id, after)])
+        streams = self._successors(edges, main_only=True)
+        for node in self.nodes.values():
+            node.stage.streams_into([self.nodes[n].stage for n in self._reached(node.id, streams)])
         consumed = {(e.producer, e.port) for e in edges}
         for node in self.nodes.values():
             if node.stage.kind != "sink" and (node.id, MAIN) not in consumed:

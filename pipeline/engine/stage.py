@@ -147,6 +147,9 @@ class Stage:
     # the output of a stage that passes several on) is refused (``Graph.validate``). Only a stage that takes each batch
     # on its own (``select``, ``write``, and of heal's rules ``alias`` and ``normalize_payload``) says False: it may take several, and then passes on (or writes) them mixed.
     keeps_run_state: ClassVar[bool] = True
+    # A stage that logs, on its ``repairs`` port, the joins ``join_split_records`` hands on with their lines
+    # (``Batch.rejoined``) as they pass it (``parse``): a join whose lines reach one leaves its logging to it.
+    logs_joins: ClassVar[bool] = False
 
     def private_output(self) -> bool:
         """Are this stage's records private until a stage that ``redacts`` has seen them?"""
@@ -234,6 +237,12 @@ class Stage:
     def reaches(self, after: list[Stage]) -> None:
         """Called when the graph is checked, with every stage this one's outputs reach (directly or not): a stage
         whose work another must finish after it refuses a graph without that one (raise ReplayError)."""
+
+    def streams_into(self, after: list[Stage]) -> None:
+        """Called when the graph is checked, with every stage this one's main output reaches by main outputs (directly
+        or not: the stages its batches pass through): a stage may leave work to one of them (``join_split_records``
+        leaves the logging of its joins to the one ``parse`` its lines reach). Set what it decides so that ``fresh``
+        copies have it."""
 
     def preflight(self, inputs: list[str]) -> None:
         """Refuse (raise ReplayError, exit 2) what would fail before anything runs: a runner that

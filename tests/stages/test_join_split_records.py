@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.inline import run_inline
+from replay.pipeline.engine.inline import InlineResult, run_inline
 from replay.pipeline.io.journals import LineCutter, as_document
 from replay.pipeline.model.dialects import ORIGIN_KEY
 from replay.stages.dialect import MapDialect
@@ -45,12 +45,13 @@ def joined(data: bytes, batch_events: int = 4) -> tuple[list[tuple[bytes, int | 
     stage = JoinSplitRecords()
     result = run_inline([stage], batches_of(data, "log.jsonl", batch_events))
     rows = [(raw, line, offset) for b in result.batches for raw, line, offset in zip(b.raws, b.lines, b.offsets, strict=True)]
-    return rows, logged(result.batches)  # type: ignore[return-value]
+    return rows, logged(result)  # type: ignore[return-value]
 
 
-def logged(batches: list[Batch]) -> list[dict[str, Any]]:
-    """The joins' log entries the stage hands on with the lines it joined (``parse`` logs them as the lines pass)."""
-    return [entry for b in batches for entry in (b.rejoined or {}).values()]
+def logged(result: InlineResult) -> list[dict[str, Any]]:
+    """The joins' log entries: the stage alone (no ``parse`` after it to hand them on to) logs them on its ``repairs``."""
+    assert not any(b.rejoined for b in result.batches)
+    return result.side.get("repairs", [])
 
 
 def repairs_by(result, rule: str) -> list[dict[str, Any]]:
@@ -134,7 +135,7 @@ def test_a_join_with_pieces_valid_alone_is_held_to_max_bytes_and_to_one_object()
     for limit, joins in ((len(one_line) - 1, 0), (len(one_line), 1)):
         result = run_inline([JoinSplitRecords(max_bytes=limit)], batches_of(pretty + b"\n", "log.jsonl", 4))
         rows = [raw for b in result.batches for raw in b.raws]
-        assert (rows == [one_line]) == bool(joins) and len(logged(result.batches)) == joins
+        assert (rows == [one_line]) == bool(joins) and len(logged(result)) == joins
     # pieces valid alone that make more than one value with the others, or none, are passed on as they were
     for data in (b'{"a":\n2\n}{"b": 1}\n', b'{"a": [\n"y"\n]]}\n', b'{"a": [\n"y"\n"z"\n]}\n', b'{"a": [\n{}\n{}\n]}\n'):
         rows, repairs = joined(data)
@@ -166,7 +167,7 @@ def test_a_join_longer_than_max_bytes_is_not_made_with_its_escaped_newlines_coun
     for limit, joins in ((len(record) - 1, 0), (len(record), 1)):
         result = run_inline([JoinSplitRecords(max_bytes=limit)], batches_of(data, "log.jsonl", 4))
         rows = [raw for b in result.batches for raw in b.raws]
-        assert (rows == [record]) == bool(joins) and len(logged(result.batches)) == joins
+        assert (rows == [record]) == bool(joins) and len(logged(result)) == joins
 
 
 def test_a_split_record_cut_off_is_left_for_parse_to_report():
@@ -304,7 +305,7 @@ def test_a_journal_pretty_printed_record_by_record_is_the_compact_journal_again(
     starts = [1 + sum(w.count(b"\n") + 1 for w in written[:k]) for k in range(len(written))]
     assert [(exactjson.loads(raw), line) for raw, line in rows] == [(r, at) for (_, r), at in zip(items, starts, strict=True)]
     assert all(b"\n" not in raw for raw, _ in rows)
-    repairs = logged(result.batches)
+    repairs = logged(result)
     assert [(r["line"], r["joined"]) for r in repairs] == [(at, w.count(b"\n") + 1) for w, at in zip(written, starts, strict=True)
                                                            if b"\n" in w]
 
