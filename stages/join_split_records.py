@@ -36,9 +36,7 @@ the screen decodes it: learning that they are JSON is that decode, which the scr
 
 from __future__ import annotations
 
-import re
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -48,23 +46,11 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
-from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line
+from replay.pipeline.model.split_records import RULE, Joined, SplitJoiner, split_line
 from replay.stages.screen import decode_heads
 
-RULE = "join_split_records"
-# A JSON string, to its closing quote or, unterminated, to the end of the text (a record still open).
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*(?:\\\Z)?(?:"|\Z)', re.DOTALL)
-_OPEN, _CLOSED = "open", "closed"  # a join that more lines could complete; one no line can
-
-
-@dataclass(slots=True)
-class _Line:
-    raw: bytes
-    line: int | None
-    offset: int | None
-    valid: bool  # JSON on its own (any value): never the first piece of a join
-    record: bool  # an object with a key, on its own: never joined
-    tail: bool = False  # its input's last line, with no newline after it
+__all__ = ["RULE", "JoinSplitRecords"]
 
 
 @register("join_split_records")
@@ -84,13 +70,12 @@ class JoinSplitRecords(Transform):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.source: str | None = None
-        self.held: list[_Line] = []  # the pieces of a record being gathered (none a record alone)
-        self.held_bytes = 0
+        self.joiner = SplitJoiner(self.config["max_lines"], self.config["max_bytes"])  # the pieces being gathered
         self.hands_on = False  # True: the one stage its lines reach that logs joins logs them (``streams_into``)
 
     def streams_into(self, after: list[Stage]) -> None:
-        """The joins go on with their lines when exactly one stage they reach logs them (``parse``): it logs them with
-        their run. With none (or two, on two ways, each of which would log them) this stage logs them itself."""
+        """The joins go on with their lines when exactly one stage they reach logs them (``parse``, ``walk``): it logs
+        them with their run. With none (or two, on two ways, each of which would log them) this stage logs them itself."""
         self.hands_on = sum(stage.logs_joins for stage in after) == 1
 
     def built_again(self, given: dict[str, Any]) -> Stage:
@@ -101,25 +86,21 @@ class JoinSplitRecords(Transform):
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
         out: list[Batch] = []
-        if self.held and batch.source != self.source:
+        if self.joiner.held and batch.source != self.source:
             self._flush_into(out)
-        self.source = batch.source
+        self.source = self.joiner.source = batch.source
         if batch.events is not None:  # parsed already (a JSON document's records, a source record)
             self._flush_into(out)
             out.append(batch)
             return _one(out)
-        if not self.held and _all_json(batch):
+        if not self.joiner.held and _all_json(batch):
             out.append(batch)  # every line is JSON on its own: nothing to join, the batch as it came
             return _one(out)
         last = len(batch.raws) - 1
-        lines = []
-        for i, raw in enumerate(batch.raws):
-            assert raw is not None
-            value = _value(raw)
-            lines.append(_Line(raw, batch.lines[i], batch.offsets[i], value is not _INVALID, isinstance(value, dict) and bool(value),
-                               batch.tail_open and i == last))
-        done: list[_Line | tuple[bytes, dict[str, Any], _Line]] = []
-        self._process(deque(lines), done)
+        lines = deque(split_line(raw or b"", batch.lines[i], batch.offsets[i], batch.tail_open and i == last)
+                      for i, raw in enumerate(batch.raws))
+        done: list[Joined] = []
+        self.joiner.process(lines, done)
         out += self._batches(done) if done else []
         if out and batch.pause:
             out[-1].pause = True  # the input may wait here: what follows read must not wait for more
@@ -130,71 +111,14 @@ class JoinSplitRecords(Transform):
         self._flush_into(out)
         return _one(out)
 
-    # joining ---------------------------------------------------------------------------------------
-    def _process(self, todo: deque[_Line], done: list[Any]) -> None:
-        """Each line in turn: out as it is, or held as a piece of a record, or the last piece of one."""
-        max_lines, max_bytes = self.config["max_lines"], self.config["max_bytes"]
-        while todo:
-            line = todo.popleft()
-            if not self.held:
-                if not line.valid and line.raw.lstrip(BLANK)[:1] == b"{" and _join([line])[0] == _OPEN:
-                    self.held, self.held_bytes = [line], len(line.raw)
-                else:
-                    done.append(line)
-                continue
-            if line.record or len(self.held) >= max_lines or self.held_bytes + len(line.raw) + 1 > max_bytes:
-                self._give_up(todo, done, then=line)  # a record ends the gathering; it is never a piece
-                continue
-            self.held.append(line)
-            self.held_bytes += len(line.raw) + 1
-            n = len(self.held)
-            if line.raw.rstrip(BLANK)[-1:] != b"}" and n & (n - 1):
-                # Only a piece ending with `}` can end an object; in between, a look at 2, 4, 8, ... pieces
-                # finds a join no line can complete (a torn line before another record) in linear time.
-                continue
-            verdict, value, text = _join(self.held)
-            if verdict == _OPEN:
-                continue
-            if isinstance(value, dict) and len(text) <= max_bytes:  # (each newline escaped in a string is a byte more)
-                done.append((*self._joined(value, text), self.held[0]))
-                self.held, self.held_bytes = [], 0
-            else:
-                self._give_up(todo, done)
-
-    def _give_up(self, todo: deque[_Line], done: list[Any], then: _Line | None = None) -> None:
-        """The held lines make no record from their first: it goes out as it is, the rest are looked at again."""
-        first, rest = self.held[0], self.held[1:]
-        self.held, self.held_bytes = [], 0
-        done.append(first)
-        todo.extendleft(reversed([*rest, *([then] if then is not None else [])]))
-
     def _flush_into(self, out: list[Batch]) -> None:
         """The input ended: what is still held makes no record from its first line; look at the rest again."""
-        done: list[Any] = []
-        while self.held:
-            todo: deque[_Line] = deque()
-            self._give_up(todo, done)
-            self._process(todo, done)
+        done: list[Joined] = []
+        self.joiner.flush(done)
         if done:
             out += self._batches(done)
 
-    def _joined(self, value: dict[str, Any], text: bytes) -> tuple[bytes, dict[str, Any]]:
-        """The joined record's line, and its heal-log entry (logged as ``_batches`` sends the line on)."""
-        pieces = self.held
-        first, last = pieces[0], pieces[-1]
-        inside = sum(p.raw.count(b"\r") for p in pieces) + len(pieces) - 1 - text.count(b"\n") - text.count(b"\r")
-        raw = text.replace(b"\r", b" ").replace(b"\n", b" ")  # newlines left are between tokens: whitespace
-        where = {k: v for k, v in (("source", self.source), ("line", first.line), ("offset", first.offset)) if v is not None}
-        span = f"lines {first.line}-{last.line}" if first.line is not None and last.line is not None else "lines"
-        how = "a newline inside a string, escaped" if inside > 0 else "newlines between its tokens"
-        entry: dict[str, Any] = {"rule": RULE, "action": "changed",
-                                 "runId": value.get("runId") if isinstance(value.get("runId"), str) else None, **where,
-                                 "joined": len(pieces), "original": b"\n".join(p.raw for p in pieces).decode("utf-8", "replace"),
-                                 "message": f"{span} ({len(pieces)} lines) were one record split across lines ({how}); "
-                                            "joined into one line"}
-        return raw, entry
-
-    def _batches(self, done: list[Any]) -> list[Batch]:
+    def _batches(self, done: list[Joined]) -> list[Batch]:
         """Lines out as batches; an input's open last line in a batch of its own, as read sends it."""
         raws: list[bytes | None] = []
         lines: list[int | None] = []
@@ -228,16 +152,6 @@ class JoinSplitRecords(Transform):
         return out
 
 
-_INVALID = object()
-
-
-def _value(raw: bytes) -> Any:
-    try:
-        return exactjson.loads(raw)  # what parse reads (a number beyond a double is JSON too)
-    except orjson.JSONDecodeError:
-        return _INVALID
-
-
 _ANY = msgspec.json.Decoder(msgspec.Raw)
 
 
@@ -258,25 +172,6 @@ def _all_json(batch: Batch) -> bool:
     except orjson.JSONDecodeError:
         return False
     return True
-
-
-def _escape_newlines(match: re.Match[bytes]) -> bytes:
-    return match.group().replace(b"\r", b"\\r").replace(b"\n", b"\\n")
-
-
-def _join(pieces: list[_Line]) -> tuple[str, Any, bytes]:
-    """The pieces joined, a newline inside a string escaped: (verdict, value, text). The verdict is
-    ``_OPEN`` while the text is a JSON prefix only (more lines may complete it), else ``_CLOSED``
-    with the value it parses to (``_INVALID`` when nothing appended could make it JSON)."""
-    text = b"\n".join(p.raw for p in pieces)
-    if b'"' in text:
-        text = _STRING.sub(_escape_newlines, text)
-    try:
-        return _CLOSED, exactjson.loads(text), text  # (what parse reads: half a surrogate pair, a number beyond a double)
-    except orjson.JSONDecodeError as exc:
-        chars = len(text) if text.isascii() else len(text.decode("utf-8", "replace"))
-        # orjson reports where it stopped: at the end, the text is a prefix of a JSON value
-        return (_OPEN if exc.pos >= chars else _CLOSED), _INVALID, text
 
 
 def _one(out: list[Batch]) -> Batch | list[Batch] | None:

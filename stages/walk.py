@@ -50,6 +50,7 @@ from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, SKIPPED, STDIN, source_name
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
+from replay.pipeline.model.split_records import joined_span
 from replay.pipeline.model.validation import USAGE_NOT_COUNTED
 from replay.pipeline.model.walk import (
     SpendLedger,
@@ -93,6 +94,7 @@ class WalkRecords(Transform):
     }
     accepts_raw = True
     ports = ("errors", "notices")  # notices: a line with a key written twice (E_JSON_DUPLICATE_KEY, a warning)
+    logs_joins = True  # (the joins join_split_records hands on with their lines: said on ``notices`` as they pass)
     screened_lane = "ends"  # (what it sends is its own)
     gives = "walk lines"
 
@@ -209,9 +211,12 @@ class WalkRecords(Transform):
                     look = i + 1
                     break
             self.read_from.add(batch.source)
+            joined = batch.rejoined.get(i) if batch.rejoined else None  # (a record its writer split across lines)
+            if joined is not None:  # said as heal logs the join (a repair: nothing the walk shows is changed by it)
+                self.emit("notices", dict(joined))
             if batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
                 self.note_keys_twice(batch, i, record, READ_LAST)
-            self._advance(batch, i, raw)
+            self._advance(batch, i, raw, joined)
             if self._take(batch, i, record, raw, out, parts):
                 break
         if self.unseen_failure is not None:  # (nothing went out: every record is held until the step shows)
@@ -306,10 +311,12 @@ class WalkRecords(Transform):
         line = batch.lines[i]
         return line is not None and stop.line is not None and line >= stop.line
 
-    def _advance(self, batch: Batch, i: int, raw: bytes | None) -> None:
+    def _advance(self, batch: Batch, i: int, raw: bytes | None, joined: dict[str, Any] | None = None) -> None:
+        """Note record ``i`` as the last one read: for one joined from several lines, its last line and their bytes."""
         offset, line = batch.offsets[i], batch.lines[i]
         if offset is not None and raw is not None and line is not None:
-            self.last = (batch.source, line, offset, len(raw))
+            lines, size = joined_span(joined) if joined is not None else (1, len(raw))
+            self.last = (batch.source, line + lines - 1, offset, size)
 
     def _read_failed(self, diagnostic: dict[str, Any]) -> None:
         """A diagnostic from upstream (read, parse): the walk ends where the journal stopped being

@@ -46,6 +46,7 @@ from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
 from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, not_object_fix
+from replay.pipeline.model.split_records import joined_lines
 from replay.pipeline.model.validation import JsonLinesHead, document_not_json, named_document_refusal
 from replay.pipeline.model.walk import StepWatch, kind_of, state_of, step_of, step_tokens
 
@@ -71,6 +72,7 @@ class StepEnd:
     end: int | None = None  # byte offset just past the stop record's line (JSONL input)
     line: int | None = None  # line number of the stop record (JSONL input)
     index: int | None = None  # 0-based position of the stop record among the records (documents)
+    unread: bool = False  # the stop is a line that cannot be read on its own (it may be a piece of a split record)
 
 
 def _watch_line(watch: StepWatch, raw: bytes, strict: bool = True) -> bool | None:
@@ -153,7 +155,7 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
                     raw = block[begin:finish]
                     mine = _watch_line(watch, raw, strict=any(t in raw for t in tokens))
                     if mine is None:  # unreadable, maybe the step's own record: the walk reports it
-                        return StepEnd(True, False, base + finish + 1, numbered)
+                        return StepEnd(True, False, base + finish + 1, numbered, unread=True)
                     if mine:
                         last = (base + finish + 1, numbered)
                         long = None
@@ -178,7 +180,7 @@ def find_step_end(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 <
     elif tail and not skipping and (last is not None or _looked_for(tail, tokens) is not None):
         mine = _watch_line(watch, tail, strict=last is not None or any(t in tail for t in tokens))
         if mine is None:  # cut off or unreadable: it may be the step's own terminal record
-            return StepEnd(True, False, base + len(tail), line)
+            return StepEnd(True, False, base + len(tail), line, unread=True)
         if mine:
             last = (base + len(tail), line)
             long = None
@@ -215,6 +217,33 @@ def _first_long_line(block: bytes, start: int, max_line_bytes: int) -> tuple[int
         return None
     begin = start + sum(lengths[:k]) + k
     return begin, begin + lengths[k]
+
+
+def find_step_end_joined(chunks: Iterable[bytes], step: str, max_line_bytes: int = 64 << 20) -> StepEnd:
+    """``find_step_end`` over the records a walk is given, those its writer split across lines joined back
+    (``split_records.joined_lines``, as walk.toml's ``join`` stage joins them): every line is parsed, so this is what
+    the scan falls back to only where a line it looked at could not be read on its own. The stop is the record's
+    first line, and ``end`` the byte just past its last."""
+    tokens = (*step_tokens(step), _DROPPED)
+    watch = StepWatch(step)
+    last: tuple[int, int] | None = None
+    long: tuple[int, int] | None = None  # the first line too long after the step's last record: its end and number
+    for read in joined_lines(chunks, max_line_bytes):
+        if read.raw is None:
+            if last is not None and long is None:
+                long = (read.end, read.line)
+            continue
+        mine = _watch_line(watch, read.raw, strict=any(t in read.raw for t in tokens) or (not read.complete and last is not None))
+        if mine is None:  # unreadable, maybe the step's own record: the walk reports it
+            return StepEnd(True, False, read.end, read.line, unread=True)
+        if mine:
+            last, long = (read.end, read.line), None
+            if watch.ended:
+                return StepEnd(True, True, read.end, read.line)
+    if last is None:
+        return StepEnd(False)
+    stop = long or last
+    return StepEnd(True, False, stop[0], stop[1])
 
 
 def find_step_end_in(records: Iterable[Any], step: str) -> StepEnd:
@@ -258,36 +287,13 @@ def line_problems(chunks: Iterable[bytes], max_line_bytes: int = 64 << 20) -> It
 
 
 def _lines_read(chunks: Iterable[bytes], max_line_bytes: int) -> Iterator[LineProblem | None]:
-    """Each non-blank line of JSONL bytes read: None for a record, else what is wrong with it (a line longer than
-    ``max_line_bytes`` as soon as it is, never held whole)."""
-    tail = b""
-    base, line = 0, 1  # the offset of ``data`` in the input; the line number at ``at``
-    skipping = False  # inside a line too long, already said
-    for chunk in chunks:
-        data = tail + chunk if tail else chunk
-        at = 0
-        while True:
-            cut = data.find(b"\n", at)
-            if skipping:
-                if cut < 0:
-                    break
-                at, line, skipping = cut + 1, line + 1, False
-                continue
-            if (cut if cut >= 0 else len(data)) - at > max_line_bytes:
-                yield LineProblem(line_too_long(line, max_line_bytes), line, base + at,
-                                  data[at:min(cut if cut >= 0 else len(data), at + 120)], cause=TOO_LONG)
-                skipping = True
-                continue
-            if cut < 0:
-                break
-            raw = data[at:cut]
-            if raw.strip(BLANK):
-                yield _line_problem(raw, line, base + at, complete=True)
-            at, line = cut + 1, line + 1
-        tail = b"" if skipping else data[at:]
-        base += len(data) if skipping else at
-    if tail.strip(BLANK):
-        yield _line_problem(tail, line, base, complete=False)
+    """Each non-blank line of JSONL bytes read, a record split across lines joined (as the walk is given it): None for
+    a record, else what is wrong with it (a line longer than ``max_line_bytes`` as soon as it is, never held whole)."""
+    for read in joined_lines(chunks, max_line_bytes):
+        if read.raw is None:
+            yield LineProblem(line_too_long(read.line, max_line_bytes), read.line, read.offset, read.head, cause=TOO_LONG)
+        else:
+            yield _line_problem(read.raw, read.line, read.offset, complete=read.complete)
 
 
 def record_problem(record: Any, pointer: str | None) -> dict[str, Any] | None:
@@ -477,7 +483,14 @@ class _OneRead:
 def _scan(path: str, at: str | None, max_line_bytes: int) -> JournalScan:
     read = _OneRead(path)
     try:
-        return _scan_read(read, path, at, max_line_bytes)
+        scan = _scan_read(read, path, at, max_line_bytes)
+    finally:
+        read.close()
+    if scan is not None:
+        return scan
+    read = _OneRead(path)  # (records pretty-printed one after another: no document, lines after all, read again)
+    try:
+        return _scan_lines(read, path, at, max_line_bytes, exactjson.skip_bom(_head(read, max_line_bytes)[0])[1])
     finally:
         read.close()
 
@@ -504,7 +517,9 @@ def _head(read: _OneRead, max_line_bytes: int) -> tuple[bytes, bool]:
     return judge.head(), True
 
 
-def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan:
+def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -> JournalScan | None:
+    """The scan of a journal file; None when what looked like one JSON document is records written one after another
+    over several lines each (pretty-printed): lines, as `read` reads them (``_scan_lines`` on a new read)."""
     head, whole = _head(read, max_line_bytes)
     bom = exactjson.skip_bom(head)[1]
     named = path.endswith(DOCUMENT_SUFFIXES)  # a named .json file: one JSON document whatever its lines, as `read` reads it
@@ -513,6 +528,8 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         if named:  # JSON lines in it: told from its head, as `read` tells them, not read whole
             _refuse_json_lines(path, read, bom, max_line_bytes)
         whole_input = whole_written(read.look(keep=False), max_line_bytes)
+        if whole_input is None and not named and not _one_text_so_far(head[bom:]):
+            return None  # (a head that holds a whole value and more after it is no one document, however long)
         if whole_input is None:  # as `read` reads it: not past the limit, and one error for the input
             too_long = document_too_long(max_line_bytes)
             raise _unreadable(path, f"it is {too_long.pop('what')}", line=1, offset=bom, cause="E_JSONL_LINE_TOO_LONG",
@@ -530,6 +547,9 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
             # of a raw capture, it is one: what to walk instead)
             advice = side_file[1] if side_file is not None and is_raw_capture(path, value) else None
             _refuse_no_artifact(path, data, bom, value, fault, advice)
+        if document is None and side_file is None and (
+                type(value) is dict or (fault is not None and not exactjson.cut_off(data, fault))):
+            return None  # one record or several, pretty-printed: lines, as `read` reads them (their pieces joined)
         if document is None:
             if side_file is not None:
                 what, advice = side_file
@@ -544,6 +564,21 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
             return JournalScan(True, None)
         records = [r for batch in document_items(document, path) for r in batch.events or ()]
         return JournalScan(True, find_step_end_in(records, at))  # (each record read: one no object holds no step)
+    return _scan_lines(read, path, at, max_line_bytes, bom)
+
+
+def _one_text_so_far(head: bytes) -> bool:
+    """Could ``head``, an input's first bytes (past a byte order mark), still be the start of one JSON text? Not when
+    it holds a whole value with more after it, or a wrong token (as `read` tells it)."""
+    try:
+        exactjson.loads(head)
+    except orjson.JSONDecodeError as exc:
+        return exactjson.cut_off(head, exc)
+    return True
+
+
+def _scan_lines(read: _OneRead, path: str, at: str | None, max_line_bytes: int, bom: int) -> JournalScan:
+    """The scan of a JSONL journal: its first record, and where a walk ``at`` a step stops."""
     problem = first_record_problem(_without(read.look(), bom), max_line_bytes)
     if problem is not None:
         raise _unreadable(path, problem.message, line=problem.line, column=problem.column, offset=problem.offset + bom,
@@ -553,6 +588,9 @@ def _scan_read(read: _OneRead, path: str, at: str | None, max_line_bytes: int) -
         return JournalScan(False, None)
     cut: list[ReplayError] = []  # (the file stops being readable before its end: a gzip stream cut off or corrupt)
     end = find_step_end(_until_unreadable(_without(read.look(keep=False), bom), cut), at, max_line_bytes)
+    if end.unread:  # a line that cannot be read alone may be a piece of a record split across lines: read them joined
+        cut = []
+        end = find_step_end_joined(_until_unreadable(_without(journal_chunks(path), bom), cut), at, max_line_bytes)
     if cut and not end.found:
         raise cut[0]
     if not end.found:  # (only now is every line parsed: the step may be in one that is no record)

@@ -46,7 +46,7 @@ Examples:
   replay walk ~/.claude/projects/<project>/<session>.jsonl   a Claude Code session, mapped
   replay walk rollout.jsonl --at call_1               a Codex log up to the end of tool call call_1
 \b
-Graphs: `replay stages --graph walk` (read -> walk -> write); another agent's log:
+Graphs: `replay stages --graph walk` (read -> join -> walk -> write); another agent's log:
 `replay stages --graph walk-log` (read -> join -> parse -> dialect -> heal -> walk -> write).""")
 @click.argument("run", metavar="RUN_ID_OR_PATH")
 @click.option("--at", "at", metavar="STEP", default=None,
@@ -83,10 +83,11 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
         raise ReplayError("E_USAGE_INVALID", "--at needs a step id", received="", example="replay walk RUN --at step-1")
     path = resolve_journal(run, data_dir)
     # (the walk stage's pre-scan takes its line limit from the read: ``WalkRecords.wired``)
-    bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes}
+    bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes,
+                             "join.max_bytes": max_line_bytes}
     if dialect != AUTO or journal_dialect(path, max_line_bytes) != CANONICAL:
         # another agent's log: walked as `replay heal` maps and heals it (the walk stage finds where `at` ends)
-        bound |= {"dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes, "join.max_bytes": max_line_bytes}
+        bound |= {"dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}
         return exit_code_for(run_spec("walk-log", [path], set=bound))
     if at is not None:
         # The pre-scan (which the walk stage's preflight remembers: it is not made twice) says where
