@@ -82,13 +82,15 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
     if at == "":
         raise ReplayError("E_USAGE_INVALID", "--at needs a step id", received="", example="replay walk RUN --at step-1")
     path = resolve_journal(run, data_dir)
-    # (the walk stage's pre-scan takes its line limit from the read: ``WalkRecords.wired``)
+    # (the walk stage's pre-scan has the read's line limit: ``WalkRecords.wired`` takes it from a read that feeds it,
+    # and walk.toml's reaches it through the join, so it is bound here too; walk-log's has no pre-scan)
     bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes,
                              "join.max_bytes": max_line_bytes}
     if dialect != AUTO or journal_dialect(path, max_line_bytes) != CANONICAL:
         # another agent's log: walked as `replay heal` maps and heals it (the walk stage finds where `at` ends)
         bound |= {"dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}
         return exit_code_for(run_spec("walk-log", [path], set=bound))
+    bound["walk.max_line_bytes"] = max_line_bytes
     if at is not None:
         # The pre-scan (which the walk stage's preflight remembers: it is not made twice) says where
         # the walk ends; the read stops at that byte, so a walk near the start of a 1 GB journal reads
