@@ -212,8 +212,8 @@ class WalkRecords(Transform):
                     break
             self.read_from.add(batch.source)
             joined = batch.rejoined.get(i) if batch.rejoined else None  # (a record its writer split across lines)
-            if joined is not None:  # said as heal logs the join (a repair: nothing the walk shows is changed by it)
-                self.emit("notices", dict(joined))
+            if joined is not None:  # said as heal logs the join (a repair: nothing the walk shows is changed by it),
+                self.emit("notices", {k: v for k, v in joined.items() if k != "original"})  # not its text again
             if batch.pointers[i] is None:  # (a line as it was read: a document's are read's)
                 self.note_keys_twice(batch, i, record, READ_LAST)
             self._advance(batch, i, raw, joined)

@@ -47,8 +47,9 @@ def test_a_pretty_printed_record_is_walked_as_the_one_line_record(tmp_path: Path
         assert got.stdout == want.stdout if "--json" not in flags else jsonl(got.stdout) == jsonl(want.stdout)
         shown = len(got.stdout.splitlines())
         assert shown == (len(RECORDS) if "--at" not in flags else len(want.stdout.splitlines()))
-        # the join said as heal logs it, once the walk has read that far (`--at step-2` stops before the last record)
-        assert joins_said(got.stderr) == (logged if where < shown else [])
+        # the join said as heal logs it, once the walk has read that far (`--at step-2` stops before the last record),
+        # but not the record's text again: a walk of a pretty-printed journal does not copy it onto stderr
+        assert joins_said(got.stderr) == ([{k: v for k, v in logged[0].items() if k != "original"}] if where < shown else [])
 
 
 def test_a_line_that_cannot_be_read_after_a_joined_record_is_reported_at_its_own_line_and_byte(tmp_path: Path) -> None:
