@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -245,8 +245,12 @@ class Graph:
         for node in self.nodes.values():
             node.stage.reaches([self.nodes[n].stage for n in self._reached(node.id, after)])
         streams = self._successors(edges, main_only=True)
+
+        def logs_joins(n: str) -> bool:  # (it takes the joins off the batches: none goes on past it)
+            return self.nodes[n].stage.logs_joins
+
         for node in self.nodes.values():
-            node.stage.streams_into([self.nodes[n].stage for n in self._reached(node.id, streams)])
+            node.stage.streams_into([self.nodes[n].stage for n in self._reached(node.id, streams, logs_joins)])
         consumed = {(e.producer, e.port) for e in edges}
         for node in self.nodes.values():
             if node.stage.kind != "sink" and (node.id, MAIN) not in consumed:
@@ -376,15 +380,17 @@ class Graph:
         return after
 
     @staticmethod
-    def _reached(start: str, after: dict[str, list[str]]) -> list[str]:
-        """The stages ``start`` feeds, directly or not (``after``: ``_successors``), in the order first met."""
+    def _reached(start: str, after: dict[str, list[str]], stop: Callable[[str], bool] | None = None) -> list[str]:
+        """The stages ``start`` feeds, directly or not (``after``: ``_successors``), in the order first met; with
+        ``stop``, not past a stage it says True of (that one is among them)."""
         reached: dict[str, None] = {}
         todo = list(after[start])
         while todo:
             n = todo.pop(0)
             if n not in reached:
                 reached[n] = None
-                todo += after[n]
+                if stop is None or not stop(n):
+                    todo += after[n]
         return list(reached)
 
     def _check_acyclic(self, edges: list[Edge]) -> None:

@@ -40,8 +40,10 @@ def run_inline(stages: list[Transform], batches: Iterable[Batch], *, feed_side: 
     that stage as tagged side batches before each main batch, as a graph edge ``"*.<port>"`` would.
     """
     result = InlineResult()
-    for k, stage in enumerate(stages):  # (each is told the stages after it, as a graph's check tells them)
-        stage.streams_into(list(stages[k + 1:]))
+    for k, stage in enumerate(stages):  # (each is told the stages after it, as a graph's check tells them: up to the
+        after = stages[k + 1:]          # first that logs joins, which takes them off the batches)
+        logging = next((j for j, later in enumerate(after) if later.logs_joins), len(after))
+        stage.streams_into(list(after[:logging + 1]))
     segment = Segment(stages, feed_side)
     for batch in batches:
         result.take(segment.push(batch))

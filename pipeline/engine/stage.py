@@ -240,7 +240,7 @@ class Stage:
 
     def streams_into(self, after: list[Stage]) -> None:
         """Called when the graph is checked, with every stage this one's main output reaches by main outputs (directly
-        or not: the stages its batches pass through): a stage may leave work to one of them (``join_split_records``
+        or not: the stages its batches pass through), not past one that ``logs_joins`` (it takes them off the batches): a stage may leave work to one of them (``join_split_records``
         leaves the logging of its joins to the one ``parse`` its lines reach). Set what it decides so that ``fresh``
         copies have it."""
 

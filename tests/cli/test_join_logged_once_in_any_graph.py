@@ -9,9 +9,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import CORPUS as COPIES
 from conftest import run_replay
 
-CORPUS = Path("/work/shared/corpus/real/codex")
+CORPUS = COPIES / "codex"  # (the repository's copies of the real logs, licences in tests/fixtures/corpus/SOURCES.md)
 
 
 def event(seq: int, kind: str, run: str) -> dict[str, object]:

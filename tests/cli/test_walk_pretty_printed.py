@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import FIXTURES, errors_of, jsonl, run_replay
+from conftest import CORPUS, FIXTURES, errors_of, jsonl, run_replay
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -105,3 +105,16 @@ def test_walking_the_pretty_printed_form_gives_the_events_of_the_one_line_form_a
         assert [note["line"] for note in joins_said(got.stderr)] == \
             [written(records[:k], pretty, indent).count(b"\n") + 1 for k in joined]
     assert run_replay("walk", str(printed)).stdout == run_replay("walk", str(compact)).stdout
+
+
+def test_another_agent_s_pretty_printed_log_walked_counts_the_join_once_in_its_heal_record(tmp_path: Path) -> None:
+    """Another agent's log is walked through heal's rules (walk-log.toml: join -> parse -> ... -> heal -> walk). Both
+    parse and walk take the joins a join hands on; parse, the first, takes them off the batches. Counting both, the
+    join logged them on a port no stage reads, and the heal record the walk shows left the join out."""
+    lines = (CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl").read_text().splitlines()
+    lines[1] = json.dumps(json.loads(lines[1]), indent=1)
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    done = run_replay("walk", "--json", str(path))
+    heal = [r["event"] for r in jsonl(done.stdout) if r["kind"] == "$heal"]
+    assert [h["byRule"].get(RULE) for h in heal] == [1], heal
