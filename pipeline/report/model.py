@@ -77,24 +77,25 @@ _READ_TYPES = TOOL_TYPES | {RUN_FAILED, ERROR}  # the events whose payload a sum
 CANONICAL_TYPES = {old: resolve_alias(BUILTIN_ALIASES, old)[0] for old in BUILTIN_ALIASES}
 _READ_KINDS = _READ_TYPES | {old for old, new in CANONICAL_TYPES.items() if new in _READ_TYPES}
 _COMPLETED_KINDS = COMPLETED | {old for old, new in CANONICAL_TYPES.items() if new in COMPLETED}
-# The prompt cache's input tokens a usage object counts, by the names it gives them (``export --otlp`` reads these too,
-# as ``gen_ai.usage.cache_read.input_tokens`` / ``cache_creation.input_tokens``): read from the cache, and written to it.
-# Anthropic counts them beside ``input_tokens``, which leaves them out; Codex's ``cached_input_tokens`` is a part of its
-# ``input_tokens`` (as OpenAI counts cached tokens), and so are the cache counts beside a ``prompt_tokens`` (LiteLLM's,
-# as OpenHands writes them, counts them in).
+# The prompt cache's input tokens a usage object counts, by the names it gives them: read from the cache, and written to
+# it. Anthropic counts them beside ``input_tokens``, which leaves them out (``CACHE_TOKENS``); Codex's
+# ``cached_input_tokens`` is a part of its ``input_tokens``, as OpenAI counts cached tokens (``CACHED_IN_INPUT``: a part of
+# no input count when the object gives none, and then counted as Anthropic's are). The cache's counts beside a
+# ``prompt_tokens`` (LiteLLM's, as OpenHands writes them) are a part of it too, and are not read.
 CACHE_TOKENS = {
-    "cacheReadTokens": ("cache_read_input_tokens", "cached_input_tokens", "cacheReadInputTokens"),
+    "cacheReadTokens": ("cache_read_input_tokens", "cacheReadInputTokens"),
     "cacheCreationTokens": ("cache_creation_input_tokens", "cacheCreationInputTokens"),
 }
-CACHED_IN_INPUT = frozenset({"cached_input_tokens"})  # names of a count that is a part of the input count
+CACHED_IN_INPUT = {"cachedInputTokens": ("cached_input_tokens",)}  # read from the cache, a part of the input count
 _PROMPT_NAMES = frozenset({"promptTokens", "prompt_tokens"})  # an input count that counts the cache's tokens in
-# A report's usage: its keys, each read under the first of its names a usage object gives. ``cacheReadTokens`` and
-# ``cacheCreationTokens`` are the cache's input tokens the input count leaves out (a report adds them to it, ``tokens_in``).
+# What ``usage_of`` reads of a usage object: its keys, each read under the first of its names the object gives; the sums
+# of these over usage objects are what ``shown_usage`` makes a run's usage of (the one rule of what tokens went in).
 USAGE_KEYS = {
     "inputTokens": ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
     "outputTokens": ("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
     "costUsd": ("costUsd", "cost_usd"),
-    **{key: tuple(name for name in names if name not in CACHED_IN_INPUT) for key, names in CACHE_TOKENS.items()},
+    **CACHE_TOKENS,
+    **CACHED_IN_INPUT,
 }
 ERROR_FIELDS = ("error", "message", "reason", "code")  # the payload fields error_of reads
 # Every field of an event a summary reads (records are read whole): ``parse`` need decode no other (``fields``).
@@ -296,10 +297,14 @@ def count_of(held: Any) -> Any:
     return held if _is_number(held) and held >= 0 else NO_COUNT
 
 
-def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | None = None) -> dict[str, float] | None:
-    """``{inputTokens, outputTokens, costUsd, cacheReadTokens, cacheCreationTokens}`` (those it gives) from a usage object
-    (camelCase or snake_case), or None; the cache's counts only where the input count leaves them out (``CACHE_TOKENS``:
-    not Codex's ``cached_input_tokens``, nor those beside a ``prompt_tokens``). A count or
+def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | None = None,
+             as_read: bool = False) -> dict[str, float] | None:
+    """The counts of ``USAGE_KEYS`` (those it gives) a usage object (camelCase or snake_case) gives, or None: its input
+    count as written, the cache's counts beside it that it leaves out (``cacheReadTokens``, ``cacheCreationTokens``:
+    Anthropic's) and the cache's count that is a part of it (``cachedInputTokens``: Codex's ``cached_input_tokens``; with
+    no input count given, it is all that is known to have gone in: a ``cacheReadTokens``); none beside a
+    ``prompt_tokens``, which counts them in. ``shown_usage`` makes these (or their sums) a run's usage. ``as_read``: a
+    number written beyond a double (``1e400``) is kept as read (its text), not made the whole number it writes. A count or
     cost is a number >= 0 (as validate holds it); any other value (a string ``"45"``, a negative number, ``true``) is
     not one: that field is left out, named in ``skipped`` (``'inputTokens "45"'``) when no other name of its key gives
     a count, and the rest of the object still counts (null is a field not given).
@@ -326,7 +331,7 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
                     unheld.append(_field_text(name, held))
                 return None
             if number_ is not NO_COUNT:
-                found[key] = number_
+                found[key] = held if as_read and held.__class__ is not int and not math.isfinite(held) else number_
                 if key == "inputTokens":
                     via = name
                 break
@@ -334,7 +339,27 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
         else:
             if bad and skipped is not None:
                 skipped += [_field_text(name, value[name]) for name in bad]
+    if via is None and "cachedInputTokens" in found:  # (a part of no input count given: what is known to have gone in)
+        found["cacheReadTokens"] = _plus_given(found.get("cacheReadTokens"), found.pop("cachedInputTokens"))
     return found or None
+
+
+def shown_usage(counts: dict[str, Any]) -> dict[str, Any]:
+    """The one rule by which ``report`` (every format) and ``export --otlp`` show usage, from the counts ``usage_of``
+    reads (of one usage object, or their sums): ``inputTokens``, every input token the model read (the input count
+    and the cache's counts it leaves out, those given added up exactly; None when none is, as the GenAI conventions'
+    ``gen_ai.usage.input_tokens``, which includes the cache's); ``cacheReadTokens`` and ``cacheCreationTokens``, the
+    parts of them read from the prompt cache and written to it (only when some usage object gave them); and
+    ``outputTokens`` and ``costUsd`` as given (None when not)."""
+    shown = {"inputTokens": _plus_given(_plus_given(counts.get("inputTokens"), counts.get("cacheReadTokens")),
+                                        counts.get("cacheCreationTokens")),
+             "outputTokens": counts.get("outputTokens"), "costUsd": counts.get("costUsd")}
+    read = _plus_given(counts.get("cacheReadTokens"), counts.get("cachedInputTokens"))
+    if read is not None:
+        shown["cacheReadTokens"] = read
+    if counts.get("cacheCreationTokens") is not None:
+        shown["cacheCreationTokens"] = counts["cacheCreationTokens"]
+    return shown
 
 
 def usage_notice(fields: list[str], only_fields: bool, where: dict[str, Any], run_id: str | None,
@@ -355,7 +380,7 @@ def usage_notice(fields: list[str], only_fields: bool, where: dict[str, Any], ru
             "received": named, "message": f"{line}: {said}", "howToFix": how_to_fix(USAGE_NOT_COUNTED)}
 
 
-_INPUT_GROUP = ("inputTokens", *CACHE_TOKENS)  # an input count and the cache's counts beside it: taken together
+_INPUT_GROUP = ("inputTokens", *CACHE_TOKENS, *CACHED_IN_INPUT)  # an input count and the cache's counts: taken together
 
 
 def combined_usage(declared: dict[str, Any] | None, summed: dict[str, Any] | None,
@@ -364,7 +389,7 @@ def combined_usage(declared: dict[str, Any] | None, summed: dict[str, Any] | Non
     record's value of each count it gives, the events' of the others (a mini-swe-agent trajectory records the run's
     cost, its messages the tokens). The counts of ``together`` (the input count and the cache's counts beside it, which
     say together how many tokens went in) all come from the run record when it gives one of them. ``export --otlp``
-    combines the run's totals by this rule too (with its own names for ``together``). None when neither gives any."""
+    combines the run's totals by this rule too. None when neither gives any."""
     if declared is None or summed is None:
         return declared if summed is None else summed
     if not together or set(together).isdisjoint(declared):
@@ -401,6 +426,8 @@ def usage_columns(objects: list[Any]) -> dict[str, list[Any]] | None:
         elif column.count(None) != len(column) or any(values_of(objects, name).count(None) != len(column)
                                                       for name in names[1:]):
             return None
+    if "cachedInputTokens" in columns and "inputTokens" not in columns:  # (then a cacheReadTokens: ``usage_of``)
+        return None
     return columns or None
 
 
@@ -871,22 +898,17 @@ class RunTally:
 
     def _usage(self) -> dict[str, Any] | None:
         """The run's usage: each of its counts as its run record's usage object gives it, else the sum of its events'
-        (``combined_usage``). A count none of them gave is null (``-`` in text), not 0: ``inputTokens``,
+        (``combined_usage``), shown by ``shown_usage``. A count none of them gave is null (``-`` in text), not 0: ``inputTokens``,
         ``outputTokens`` and ``costUsd`` alike (a mini-swe-agent trajectory may record a cost and no tokens): none is
         claimed that nobody recorded. None when no usage object gave a count."""
         declared = self.combined_usage()
         if declared is None:
             return None
-        cost = declared.get("costUsd")
-        usage = {
-            "inputTokens": maybe_number(declared.get("inputTokens")),
-            "outputTokens": maybe_number(declared.get("outputTokens")),
-            "costUsd": None if cost is None else money(cost),
-        }
-        for key in CACHE_TOKENS:  # (only when a usage object gave them: other journals' reports stay as they were)
-            if key in declared:
-                usage[key] = number(declared[key])
-        return usage
+        shown = shown_usage(declared)  # (the cache's counts only when a usage object gave them)
+        cost = shown["costUsd"]
+        return {"inputTokens": maybe_number(shown["inputTokens"]), "outputTokens": maybe_number(shown["outputTokens"]),
+                "costUsd": None if cost is None else money(cost),
+                **{key: number(shown[key]) for key in CACHE_TOKENS if key in shown}}
 
     def _timeline(self, start: datetime | None, duration: Any, indexes: list[Any]) -> dict[str, Any]:
         """The run's timeline: its marks, and ``calls``, the place in the run of each tool call's first event (an
@@ -957,8 +979,8 @@ def _finished(calls: int, ok: int, error: int, duration: int | float | None, lon
             "maxMs": maybe_number(longest)}
 
 
-# a run's cache counts as a usage object names them (``run_usage``): names ``usage_of`` reads them by
-_CACHE_NAMES = {key: names[-1] for key, names in CACHE_TOKENS.items()}
+# a run's cache counts as a usage object names them (``run_usage``): names ``usage_of`` reads them by, as the same counts
+_CACHE_NAMES = {key: names[-1] for key, names in {**CACHE_TOKENS, **CACHED_IN_INPUT}.items()}
 
 
 def run_usage(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -1237,28 +1259,19 @@ def _plus_given(total: int | float | None, value: int | float | None) -> int | f
     return value if total is None else exact_plus(total, value)
 
 
-def tokens_in(usage: dict[str, Any]) -> int | float | None:
-    """A run's (or all runs') input tokens in all: its input count and the cache's tokens that count leaves out, those
-    of them given (``_plus_given``); None when none is."""
-    total = usage["inputTokens"]
-    for key in CACHE_TOKENS:
-        total = _plus_given(total, usage.get(key))
-    return total
-
-
 def all_tokens(usage: dict[str, Any]) -> int | float | None:
-    """A run's (or all runs') tokens in (the cache's too: ``tokens_in``) and out, those given added up exactly; None
+    """A run's (or all runs') tokens in (the cache's too: ``shown_usage``) and out, those given added up exactly; None
     when none is."""
-    return _plus_given(tokens_in(usage), usage["outputTokens"])
+    return _plus_given(usage["inputTokens"], usage["outputTokens"])
 
 
 def format_tokens_in(usage: dict[str, Any], count: Callable[[Any], str] | None = None) -> str:
-    """``20 tokens in`` and the cache's tokens beside them, those there are: ``20 tokens in (+50,000 cache read, +1,000
-    cache write)``; each number as ``count`` writes it (``format_count``)."""
+    """``51,020 tokens in`` and the parts of them the prompt cache gave or took, those there are: ``51,020 tokens in
+    (50,000 cache read, 1,000 cache write)`` (``shown_usage``); each number as ``count`` writes it (``format_count``)."""
     count = count or format_count
     if not any(map(usage.get, CACHE_TOKENS)):  # (most runs: no cache's tokens)
         return f"{count(usage['inputTokens'])} tokens in"
-    cached = [f"+{count(usage[key])} {label}" for key, label in zip(CACHE_TOKENS, _CACHE_LABELS, strict=True)
+    cached = [f"{count(usage[key])} {label}" for key, label in zip(CACHE_TOKENS, _CACHE_LABELS, strict=True)
               if usage.get(key)]
     return f"{count(usage['inputTokens'])} tokens in ({', '.join(cached)})"
 

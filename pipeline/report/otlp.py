@@ -20,7 +20,8 @@ Model and tool spans are children of the run's span. Attributes: ``gen_ai.provid
 ``gen_ai.response.id``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` /
 ``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own: the sum of its usage
 objects; and the run's totals on the root, as ``report`` counts the run's usage: each count the run record's usage gives,
-else the calls' sum), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
+else the calls' sum; shown by ``report``'s rule, ``shown_usage``: ``input_tokens`` every input token, the cache's
+too, which the two cache counts are parts of, as the conventions have it), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
 Errors set the span status to ERROR with ``error.type``: a failed tool (``toolcalls.result_failed``: a tool_failed, or a
 tool_completed with a non-zero exit code or a failing verdict; its error code, else ``tool_failed``), a call that
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``; not the ``run_failed``
@@ -73,17 +74,13 @@ from replay.pipeline.model.toolcalls import (
     tool_name,
 )
 from replay.pipeline.report.model import (
-    CACHE_TOKENS,
     CANONICAL_TYPES,
-    NO_COUNT,
-    UNHELD,
-    USAGE_KEYS,
     as_text,
     combined_usage,
-    count_of,
     error_of,
     exact_plus,
     number,
+    shown_usage,
     usage_of,
     written_int,
 )
@@ -92,11 +89,12 @@ SPANS_PER_REQUEST = 2000  # spans held before those finished go out in a request
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_UNSET, STATUS_ERROR = 0, 2
 SCOPE = {"name": "agent-replay", "version": "0.1.0"}
+# the GenAI token attributes of a run's usage as ``report`` shows it (``shown_usage``): input_tokens includes the cache's
 _TOKENS = {
-    "gen_ai.usage.input_tokens": USAGE_KEYS["inputTokens"],  # (the names report reads them by)
-    "gen_ai.usage.output_tokens": USAGE_KEYS["outputTokens"],
-    "gen_ai.usage.cache_read.input_tokens": CACHE_TOKENS["cacheReadTokens"],  # (the names report reads them by)
-    "gen_ai.usage.cache_creation.input_tokens": CACHE_TOKENS["cacheCreationTokens"],
+    "inputTokens": "gen_ai.usage.input_tokens",
+    "outputTokens": "gen_ai.usage.output_tokens",
+    "cacheReadTokens": "gen_ai.usage.cache_read.input_tokens",
+    "cacheCreationTokens": "gen_ai.usage.cache_creation.input_tokens",
 }
 _PROVIDERS = {"claude-code": "anthropic", "codex": "openai"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -117,26 +115,12 @@ def attribute(key: str, value: Any) -> dict[str, Any]:
     return {"key": key, "value": typed}
 
 
-# the input count and the cache's counts beside it, taken together from the run record or from the calls (``combined_usage``)
-_INPUT_GROUP = tuple(key for key in _TOKENS if key.endswith("input_tokens"))
-
-
-def tokens(usage: Any) -> dict[str, int | float]:
-    """The GenAI token attributes a usage object gives (camelCase or snake_case names), each the count ``report``
-    reads it as (``count_of``: ``1.5`` is 1.5; ``1e400``, 10**400, kept as read, its text), so that their sums are
-    exact as ``report``'s (``exact_plus``: ``1e400`` and 1 make 10**400 + 1). A usage object ``usage_of`` counts for nothing (a number no
-    count holds: ``1e5000``) gives none: ``TraceBuilder.counted``."""
-    if not isinstance(usage, dict):
-        return {}
-    out: dict[str, int | float] = {}
-    for key, names in _TOKENS.items():
-        for name in names:
-            value: Any = usage.get(name)
-            count: Any = NO_COUNT if value is None else count_of(value)
-            if count is not NO_COUNT and count is not UNHELD:
-                out[key] = value if value.__class__ is not int and not math.isfinite(value) else count  # (1e400 as read)
-                break
-    return out
+def tokens(counts: dict[str, Any]) -> dict[str, int | float]:
+    """The GenAI token attributes of the counts ``usage_of`` reads (of a usage object, or their sums), by the rule
+    ``report`` shows them by (``shown_usage``): ``gen_ai.usage.input_tokens`` every input token, the prompt cache's
+    too, which ``cache_read.input_tokens`` and ``cache_creation.input_tokens`` are parts of; a count none gave, none."""
+    shown = shown_usage(counts)
+    return {name: shown[key] for key, name in _TOKENS.items() if shown.get(key) is not None}
 
 
 def token_count(value: int | float) -> int | str:
@@ -335,25 +319,26 @@ class TraceBuilder:
         self.chat, self.chat_key = span, key
 
     def counted(self, usage: Any) -> dict[str, int | float]:
-        """The token counts of usage object ``usage`` (``tokens``), counted or left out as ``report`` counts it
-        (``usage_of``): none when it holds a number no count holds (``1e5000``), a value that is no count (``"45"``)
-        left out; what it leaves out noted in ``left_out``."""
+        """The counts of usage object ``usage``, read once, counted or left out as ``report`` counts it (``usage_of``,
+        a number beyond a double kept as read: ``1e400`` its text): none when it holds a number no count holds
+        (``1e5000``), a value that is no count (``"45"``) left out; what it leaves out noted in ``left_out``."""
         unheld: list[str] = []
         skipped: list[str] = []
-        usage_of(usage, unheld, skipped)
+        found = usage_of(usage, unheld, skipped, as_read=True)
         if unheld or skipped:
             self.left_out.append((unheld or skipped, not unheld))
-        return {} if unheld else tokens(usage)
+        return found or {}
 
     def _usage(self, span: Span | None, usage: Any) -> None:
         found = self.counted(usage)
         for key, value in found.items():
             total = self.totals.get(key)
             self.totals[key] = value if total is None else exact_plus(total, value)
-            if span is not None and span.kind == SPAN_KIND_CLIENT:  # (summed as the run's totals are)
+        if found and span is not None and span.kind == SPAN_KIND_CLIENT:  # (summed as the run's totals are)
+            for key, value in found.items():
                 held = span.usage.get(key)
                 span.usage[key] = value if held is None else exact_plus(held, value)
-                span.attributes[key] = token_count(span.usage[key])
+            span.attributes.update({name: token_count(value) for name, value in tokens(span.usage).items()})
 
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
         name, cid = tool_name(payload) or "unknown", call_id(payload)
@@ -434,8 +419,8 @@ class TraceBuilder:
             attrs["gen_ai.request.model"] = self.model
         # the run's totals as report counts the run's usage: each count its run record's usage gives (a captured run's
         # only count), the sum of its model calls' for the others
-        totals = combined_usage(self.declared, self.totals, _INPUT_GROUP) or {}
-        attrs.update({key: token_count(value) for key, value in totals.items()})
+        totals = combined_usage(self.declared, self.totals) or {}
+        attrs.update({name: token_count(value) for name, value in tokens(totals).items()})
         attrs["replay.events"] = self.count
         if self.repairs is not None:
             attrs["replay.repairs"] = self.repairs

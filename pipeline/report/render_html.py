@@ -25,11 +25,11 @@ from replay.pipeline.report.model import (
     format_ms,
     run_label,
     run_statuses,
-    tokens_in,
 )
 from replay.pipeline.report.streaming import pieces
 
-_CACHE_ROWS = (("cacheReadTokens", "Cache read"), ("cacheCreationTokens", "Cache write"))  # a run's usage: beside its tokens in
+# a run's usage: the parts of its tokens in the prompt cache gave or took (``shown_usage``)
+_CACHE_ROWS = (("cacheReadTokens", "of which cache read"), ("cacheCreationTokens", "of which cache write"))
 PROMPT_SHOWN = 600  # characters of a prompt shown before "show all"
 PROMPT_KEPT = 20_000  # characters of a prompt kept in the page at all
 CALL_ROWS = 500  # tool calls listed in a run's table
@@ -315,7 +315,7 @@ def _cards(agg: dict[str, Any]) -> str:
         _card("Errors", format_count(agg["errors"]["total"]), counted(len(agg['errors']['byCode']), "kind", "kinds"), bad=agg["errors"]["total"] > 0),
         _card("Duration", format_ms(agg["durationMs"]), "all runs together"),
         _card("Tokens", format_count(all_tokens(usage)) if usage["runsWithUsage"] else "-",
-              f"{format_count(tokens_in(usage))} in · {format_count(usage['outputTokens'])} out"
+              f"{format_count(usage['inputTokens'])} in · {format_count(usage['outputTokens'])} out"
               if usage["runsWithUsage"] else "no usage reported"),
         _card("Cost", format_cost(usage["costUsd"]) if usage["runsWithUsage"] else "-",
               counted(usage["runsWithUsage"], "run reports usage", "runs report usage")),
@@ -411,7 +411,7 @@ def _run_article(s: dict[str, Any], n: int) -> str:
               esc(format_ms(v["maxMs"]))] for k, v in by_tool.items()]) + "</section>")
     u = s["usage"]
     usage_rows = [["Tokens in", esc(format_count(u["inputTokens"]))],
-                  *([label, esc("+" + format_count(u[key]))] for key, label in _CACHE_ROWS if u.get(key)),
+                  *([label, esc(format_count(u[key]))] for key, label in _CACHE_ROWS if u.get(key)),
                   ["Tokens out", esc(format_count(u["outputTokens"]))],
                   ["Cost", esc(format_cost(u["costUsd"]))]] if u else [["Usage", "not reported"]]
     cols.append("<section><h3>Usage</h3>" + _table([("", False), ("", True)], usage_rows) + "</section>")

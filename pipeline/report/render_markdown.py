@@ -16,7 +16,6 @@ from replay.pipeline.report.model import (
     run_label,
     run_statuses,
     status_of,
-    tokens_in,
 )
 from replay.pipeline.report.streaming import pieces
 
@@ -85,7 +84,7 @@ def _overview_row(s: dict[str, Any], n: int) -> list[str]:
     return [
         f"[{esc(run_label(s, n))}](#run-{n})", STATUS_SHOWN[status_of(s)],
         format_ms(s["durationMs"]), format_count(s["events"]["total"]), format_count(s["toolCalls"]["total"]),
-        format_count(s["toolCalls"]["error"]), format_count(tokens_in(u)) if u else "-",
+        format_count(s["toolCalls"]["error"]), format_count(u["inputTokens"]) if u else "-",
         format_count(u["outputTokens"]) if u else "-", esc(format_cost(u["costUsd"])) if u else "-",
         format_count(s["repairs"]["total"]),
     ]

@@ -20,7 +20,6 @@ from replay.pipeline.report.model import (
     format_tokens_in,
     run_label,
     run_statuses,
-    tokens_in,
 )
 from replay.pipeline.report.spool import ByteSpool
 from replay.pipeline.report.streaming import render_through
@@ -189,7 +188,7 @@ def _row_cells(s: dict[str, Any], n: int) -> list[str]:
     return [
         clean(run_label(s, n), CELL_LIMIT), s["status"], format_ms(s["durationMs"]),
         format_count(s["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
-        format_count(tokens_in(s["usage"])) if s["usage"] else "-", _tokens(s["usage"], "outputTokens"),
+        format_count(s["usage"]["inputTokens"]) if s["usage"] else "-", _tokens(s["usage"], "outputTokens"),
         format_cost(s["usage"]["costUsd"]) if s["usage"] else "-", format_count(s["repairs"]["total"]),
     ]
 
@@ -201,7 +200,7 @@ def _total_row(agg: dict[str, Any]) -> list[str]:
         "TOTAL", f"{runs['error']} error" if runs["error"] else f"{runs['unknown']} unknown" if runs["unknown"] else "all ok",
         format_ms(agg["durationMs"]),
         format_count(agg["events"]["total"]), format_count(tc["total"]), format_count(tc["error"]),
-        format_count(tokens_in(usage)) if has_usage else "-",
+        format_count(usage["inputTokens"]) if has_usage else "-",
         format_count(usage["outputTokens"]) if has_usage else "-",
         format_cost(usage["costUsd"]) if has_usage else "-", format_count(agg["repairs"]["total"]),
     ]

@@ -115,7 +115,7 @@ def _rollout() -> str:
 def test_a_rollouts_tokens_are_its_last_totals_once_in_report_and_export(tmp_path):
     path = tmp_path / "rollout-cx1.jsonl"
     path.write_text(_rollout())
-    assert _report(path)["usage"] == {"inputTokens": 2300, "outputTokens": 80, "costUsd": None}
+    assert _report(path)["usage"] == {"inputTokens": 2300, "outputTokens": 80, "costUsd": None, "cacheReadTokens": 1800}
     spans = _spans(path)
     assert spans[0][1] == {"input_tokens": 2300, "output_tokens": 80, "cache_read.input_tokens": 1800}
     assert (_sum_chats(spans, "input_tokens"), _sum_chats(spans, "output_tokens")) == (2300, 80)

@@ -55,21 +55,21 @@ def test_the_prompt_cache_s_input_tokens_are_in_the_report(tmp_path: Path) -> No
     """TOKENS IN showed Anthropic's ``input_tokens`` alone (20), which leave out the cache's: 51,000 more here."""
     path = cached_session(tmp_path)
     document = json.loads(report(path, "json"))
-    assert document["runs"][0]["usage"] == {"inputTokens": 20, "outputTokens": 35, "costUsd": None,
+    assert document["runs"][0]["usage"] == {"inputTokens": 51020, "outputTokens": 35, "costUsd": None,
                                             "cacheReadTokens": 50000, "cacheCreationTokens": 1000}
-    assert document["aggregate"]["usage"] == {"inputTokens": 20, "outputTokens": 35, "costUsd": None,
+    assert document["aggregate"]["usage"] == {"inputTokens": 51020, "outputTokens": 35, "costUsd": None,
                                               "cacheReadTokens": 50000, "cacheCreationTokens": 1000, "runsWithUsage": 1}
     text = report(path, "text").decode().splitlines()
     assert text[3].split()[7:10] == ["51,020", "35", "-"] and text[4].split()[8:11] == ["51,020", "35", "-"]
-    assert "  usage    20 tokens in (+50,000 cache read, +1,000 cache write), 35 tokens out, -" in text
+    assert "  usage    51,020 tokens in (50,000 cache read, 1,000 cache write), 35 tokens out, -" in text
     markdown = report(path, "markdown").decode()
-    assert "| 51,020 | 35 | - |" in markdown and "20 tokens in (+50,000 cache read, +1,000 cache write)" in markdown
+    assert "| 51,020 | 35 | - |" in markdown and "51,020 tokens in (50,000 cache read, 1,000 cache write)" in markdown
     html = report(path, "html").decode()
-    assert "51,055" in html and "Cache read</td><td class=\"n\">+50,000" in html
+    assert "51,055" in html and "of which cache read</td><td class=\"n\">50,000" in html
     junit = ET.fromstring(report(path, "junit"))
     props = {p.get("name"): p.get("value") for p in junit.iter("property")}
-    assert (props["inputTokens"], props["cacheReadTokens"], props["cacheCreationTokens"]) == ("20", "50000", "1000")
-    assert "usage: 20 tokens in (+50000 cache read, +1000 cache write), 35 tokens out, -" in junit.find(".//system-out").text
+    assert (props["inputTokens"], props["cacheReadTokens"], props["cacheCreationTokens"]) == ("51020", "50000", "1000")
+    assert "usage: 51020 tokens in (50000 cache read, 1000 cache write), 35 tokens out, -" in junit.find(".//system-out").text
 
 
 def test_a_cache_count_that_is_no_count_is_a_notice(tmp_path: Path) -> None:
@@ -80,5 +80,5 @@ def test_a_cache_count_that_is_no_count_is_a_notice(tmp_path: Path) -> None:
     assert done.returncode == 0
     [notice] = [json.loads(line) for line in done.stderr.splitlines()]
     assert (notice["code"], notice["received"]) == ("E_USAGE_NOT_COUNTED", "cache_read_input_tokens -1")
-    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 3, "outputTokens": None, "costUsd": None,
+    assert json.loads(done.stdout)["runs"][0]["usage"] == {"inputTokens": 10, "outputTokens": None, "costUsd": None,
                                                            "cacheCreationTokens": 7}

@@ -189,25 +189,24 @@ def test_the_prompt_cache_s_input_tokens_are_counted_beside_an_input_count_that_
     claude = {"input_tokens": 20, "cache_creation_input_tokens": 1000, "cache_read_input_tokens": 50000, "output_tokens": 35}
     s = summarize_run(None, [ev(1, "assistant_message", usage=claude),
                              ev(2, "assistant_message", usage={"inputTokens": 5, "cacheReadInputTokens": 2**70})])
-    assert s["usage"] == {"inputTokens": 25, "outputTokens": 35, "costUsd": None,
+    assert s["usage"] == {"inputTokens": 51025 + 2**70, "outputTokens": 35, "costUsd": None,
                           "cacheReadTokens": 50000 + 2**70, "cacheCreationTokens": 1000}
-    assert model.tokens_in(s["usage"]) == 51025 + 2**70
-    assert model.format_tokens_in(s["usage"]) == f"25 tokens in (+{50000 + 2**70:,} cache read, +1,000 cache write)"
-    # Codex's cached_input_tokens are a part of its input_tokens, and LiteLLM's prompt_tokens (OpenHands) count the
-    # cache's in: nothing to add, the usage is what it was
+    assert model.format_tokens_in(s["usage"]) == f"{51025 + 2**70:,} tokens in ({50000 + 2**70:,} cache read, 1,000 cache write)"
+    # Codex's cached_input_tokens are a part of its input_tokens (its cache read, not added again), and LiteLLM's
+    # prompt_tokens (OpenHands) count the cache's in (the counts beside it not read)
     codex = summarize_run(None, [ev(1, "event_msg.token_count",
                                     usage={"input_tokens": 900, "cached_input_tokens": 800, "output_tokens": 9})])
     litellm = summarize_run(None, [ev(1, "assistant_message", usage={
         "prompt_tokens": 4646, "completion_tokens": 177, "cache_creation_input_tokens": 1158,
         "cache_read_input_tokens": 3482, "prompt_tokens_details": {"cached_tokens": 3482}})])
-    assert codex["usage"] == {"inputTokens": 900, "outputTokens": 9, "costUsd": None}
+    assert codex["usage"] == {"inputTokens": 900, "outputTokens": 9, "costUsd": None, "cacheReadTokens": 800}
     assert litellm["usage"] == {"inputTokens": 4646, "outputTokens": 177, "costUsd": None}
-    assert model.tokens_in(codex["usage"]) == 900 and model.format_tokens_in(codex["usage"]) == "900 tokens in"
+    assert model.format_tokens_in(codex["usage"]) == "900 tokens in (800 cache read)"
     totals = aggregate([s, codex, litellm])["usage"]
     assert list(totals) == ["inputTokens", "outputTokens", "costUsd", "cacheReadTokens", "cacheCreationTokens",
                             "runsWithUsage"]
-    assert (totals["cacheReadTokens"], totals["cacheCreationTokens"]) == (50000 + 2**70, 1000)
-    assert list(aggregate([codex, litellm])["usage"]) == ["inputTokens", "outputTokens", "costUsd", "runsWithUsage"]
+    assert (totals["cacheReadTokens"], totals["cacheCreationTokens"]) == (50800 + 2**70, 1000)
+    assert list(aggregate([litellm])["usage"]) == ["inputTokens", "outputTokens", "costUsd", "runsWithUsage"]
     # counted in a run when one of its usage objects gave them (0 too); a value that is no count is left out (a notice)
     zero = summarize_run(None, [ev(1, "assistant_message", usage={"input_tokens": 3, "cache_read_input_tokens": 0}),
                                 ev(2, "assistant_message", usage={"input_tokens": 4, "cache_creation_input_tokens": "9"})])
