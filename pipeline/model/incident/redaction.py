@@ -46,6 +46,7 @@ import re
 import secrets
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any, NoReturn
 
 from replay.pipeline.engine import exactjson
@@ -121,6 +122,40 @@ def luhn_ok(digits: str) -> bool:
             d = d * 2 - 9 if d > 4 else d * 2
         total += d
     return total % 10 == 0
+
+
+_LONGEST_WRITTEN = 4300  # (the most digits an integer of JSON is read as an int with: ``exactjson``'s ``_int``)
+
+
+def written_integer(number: float) -> tuple[int, str] | None:
+    """The integer a JSON number is as written, as (how many digits it has, its text as an int is written:
+    ``-4111111111111111``), or None when it is no integer. A float counts as the integer it is
+    (``4111111111111111.0`` and ``4.111111111111111e15`` are ``4111111111111111``): the number its text says
+    (``ExactNumber``'s text; a double's shortest text, which is the number written, as ``exactjson`` reads a float),
+    never the double's nearest integer. One of more digits than an int is read with (``1e400000``) is its text as
+    written."""
+    if isinstance(number, int):
+        return len(str(abs(number))), str(number)
+    text = number.text if isinstance(number, exactjson.ExactNumber) else repr(number)
+    try:
+        parts = Decimal(text).as_tuple()
+    except InvalidOperation:  # pragma: no cover - a JSON number is a decimal
+        return None
+    if not isinstance(parts.exponent, int):  # (an infinity or NaN: no JSON number reads as one but a huge ExactNumber)
+        return None
+    digits = "".join(map(str, parts.digits)).lstrip("0")
+    if parts.exponent < 0:
+        if digits[parts.exponent:].strip("0"):
+            return None  # a fraction
+        digits = digits[:parts.exponent]
+        count = len(digits)
+    else:
+        count = len(digits) + parts.exponent if digits else 0
+    if not count:
+        return 1, "0"
+    if count > _LONGEST_WRITTEN:
+        return count, text
+    return count, ("-" if parts.sign else "") + digits + "0" * max(0, parts.exponent)
 
 
 def _plausible(kind: str, text: str) -> bool:
@@ -499,14 +534,17 @@ class Redactor:
         cls = field_class(key) or within
         # (a number a double does not hold by its text as written: ``1e400`` and ``2e400`` are both infinity)
         text = number.text if isinstance(number, exactjson.ExactNumber) else repr(number) if isinstance(number, float) else str(number)
+        whole = written_integer(number)  # (a float that is an integer is judged as that integer: ``4111111111111111.0``)
+        if whole is not None:
+            text = whole[1]  # (and aliased as it: the same number written either way gets one alias)
         kind = None
         if cls in ("secret", "personal", "identifier"):
             kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
-        elif isinstance(number, int):
-            digits = str(abs(number))
-            if 13 <= len(digits) <= 19 and luhn_ok(digits) and (cls != "amount" or digits[0] in _CARD_FIRST_DIGITS):
+        elif whole is not None:
+            count, digits = whole[0], text.lstrip("-")
+            if 13 <= count <= 19 and luhn_ok(digits) and (cls != "amount" or digits[0] in _CARD_FIRST_DIGITS):
                 kind = "card_number"
-            elif len(digits) >= 9 and cls != "amount":
+            elif count >= 9 and cls != "amount":
                 kind = "identifier"
         if kind is None:
             return number
@@ -713,9 +751,12 @@ class _Again(Redactor):
         return super().value(node, None if key is not None and _ALIAS.fullmatch(key) else key, context, within)
 
     def _number(self, number: float, key: str | None, within: str | None = None) -> Any:
-        if key is None and within is None and not isinstance(number, bool) and isinstance(number, int):
-            digits = str(abs(number))  # (a name that said amount may have kept a long number; a card number never)
-            return self.alias("card_number", digits) if 13 <= len(digits) <= 19 and luhn_ok(digits) else number
+        if key is None and within is None:
+            whole = written_integer(number)  # (a name that said amount may have kept a long number; a card number never)
+            if whole is None:
+                return number
+            digits = whole[1].lstrip("-")
+            return self.alias("card_number", digits) if 13 <= whole[0] <= 19 and luhn_ok(digits) else number
         return super()._number(number, key, within)
 
 
