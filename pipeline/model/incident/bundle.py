@@ -39,7 +39,8 @@ from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.io.staging import atomic_output, publish_folder, temp_folder
 from replay.pipeline.model.incident import export, redaction
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
-from replay.pipeline.model.validation import MISSING, json_type, shown
+from replay.pipeline.model.incident.masking import masked, member
+from replay.pipeline.model.validation import MISSING, json_type
 
 SCHEMA_VERSION = 1
 KIND = "incident-bundle"
@@ -98,16 +99,17 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
         looks_like_export = isinstance(document, dict) and "schema_version" in document and "kind" not in document
         refuse("E_INCIDENT_BUNDLE_INVALID", f"{path!r} is not an incident bundle", {**where, "path": "$.kind"},
                expected=f'"kind": "{KIND}"', received=json_type(document) if not isinstance(document, dict)
-               else shown(document["kind"]) if "kind" in document else "no kind",
+               else masked(document["kind"]) if "kind" in document else "no kind",
                howToFix="Run `replay incident import EXPORT --out DIR` first, then use DIR/incident.json."
                if looks_like_export else "Pass the incident.json an import wrote, or a fixture `promote` wrote.")
     if document.get("schema_version") != 1 or isinstance(document.get("schema_version"), bool):
         refuse("E_INCIDENT_SCHEMA_VERSION_UNSUPPORTED", "this version reads bundles of schema_version 1 only",
-               {**where, "path": "$.schema_version"}, expected=1, received=shown(document.get("schema_version", MISSING)))
-    for key in document:
+               {**where, "path": "$.schema_version"}, expected=1, received=masked(document.get("schema_version", MISSING)))
+    for key in document:  # (an edited bundle is shown as an export is: where and what kind, never the value or the name)
         if key not in (*BUNDLE_KEYS, "checksum"):
-            refuse("E_INCIDENT_FIELD_UNKNOWN", f"the bundle has an unknown field {key!r}", {**where, "path": f"$.{key}"},
-                   expected="one of: " + ", ".join((*BUNDLE_KEYS, "checksum")), received=key)
+            refuse("E_INCIDENT_FIELD_UNKNOWN", f"the bundle has an unknown field {masked(key)!r}",
+                   {**where, "path": "$" + member(key)}, expected="one of: " + ", ".join((*BUNDLE_KEYS, "checksum")),
+                   received=masked(key))
     for key in BUNDLE_KEYS:
         if key not in document:
             refuse("E_INCIDENT_FIELD_MISSING", f"the bundle has no {key!r}", {**where, "path": f"$.{key}"}, received="nothing")
@@ -135,9 +137,10 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     rule_ids = [str(rule["id"]) for rule in document["assertions"] if isinstance(rule, dict) and isinstance(rule.get("id"), str)]
     wrong = redaction.audit_not_ours(document["redaction"], document["incident_id"], rule_ids)
     if wrong is not None:
-        refuse("E_INCIDENT_NOT_REDACTED", f"the bundle's redaction audit holds at $.redaction{wrong} what an import does "
+        at = _path(["redaction", *wrong])
+        refuse("E_INCIDENT_NOT_REDACTED", f"the bundle's redaction audit holds at {at} what an import does "
                "not write there (it holds counts and fixed warnings only): read no further, nothing is written",
-               {**where, "path": f"$.redaction{wrong}"}, expected="the audit as `replay incident import` writes it",
+               {**where, "path": at}, expected="the audit as `replay incident import` writes it",
                received="another value",
                howToFix="Import the export again (`replay incident import EXPORT --out DIR`) rather than editing a bundle.")
     found = redaction.unredacted(document)
@@ -152,6 +155,12 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
                howToFix="Import the export again (`replay incident import EXPORT --out DIR`) rather than editing a bundle; "
                         "to take a value out, import with --redact POINTER.")
     return document
+
+
+def _path(steps: list[str | int]) -> str:
+    """The JSON path of ``steps`` in a bundle as a refusal shows it: a member name redaction would hide as its kind
+    (``masking.member``)."""
+    return "$" + "".join(f"[{t}]" if isinstance(t, int) else member(t) for t in steps)
 
 
 def _verify_checksum(document: dict[str, Any], where: dict[str, Any]) -> None:

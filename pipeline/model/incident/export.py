@@ -536,7 +536,7 @@ def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any],
         body = {k: v for k, v in record.items() if k not in ("case_id", "timestamp")}
         if record["type"] == "task_start":
             if input_ is not None:
-                refuse("E_INCIDENT_TASK_START_DUPLICATE", f"case {chosen!r} has a second task_start at line {n}", where,
+                refuse("E_INCIDENT_TASK_START_DUPLICATE", f"case {masked(chosen)!r} has a second task_start at line {n}", where,
                        expected="one task_start per case", received="another task_start",
                        howToFix="Export one run of the case per log file.")
             check_fields(body, {"input": (_object, "an object")}, {"task_id": (_any, "any")}, where, what="task_start")
@@ -547,7 +547,7 @@ def load_runledger(data: bytes, source: str, case: str | None, rules: list[Any],
         events.append(body)
         positions.append(where)
     if input_ is None:
-        refuse("E_INCIDENT_TASK_START_MISSING", f"case {chosen!r} has no task_start with its input", {"source": source},
+        refuse("E_INCIDENT_TASK_START_MISSING", f"case {masked(chosen)!r} has no task_start with its input", {"source": source},
                expected="a task_start record with `input`", received="none")
     return assemble(input_, effects_complete, events, rules, positions, {"source": source}, limits, rules_where=rules_where)
 
@@ -607,7 +607,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
         if discarded(kind):
             continue
         if kind in TERMINAL_TYPES and record.get("synthetic") is True:
-            refuse("E_INCIDENT_TERMINAL_MISSING", f"run {chosen!r} has no ending of its own: line {n} is a {kind} heal "
+            refuse("E_INCIDENT_TERMINAL_MISSING", f"run {masked(chosen)!r} has no ending of its own: line {n} is a {kind} heal "
                    "made up (synthetic) for a journal that ended without one", _at(where, ".synthetic"),
                    expected="the run's own run_completed or run_failed", received=f"a synthetic {kind}",
                    howToFix="Import the journal of a run that ended (its final answer or its error): the importer does "
@@ -621,7 +621,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
     elif prompt is not None:
         input_["prompt"] = prompt
     else:
-        refuse("E_INCIDENT_TASK_START_MISSING", f"run {chosen!r} has no prompt (run record) or user_message", {"source": source},
+        refuse("E_INCIDENT_TASK_START_MISSING", f"run {masked(chosen)!r} has no prompt (run record) or user_message", {"source": source},
                expected="a run record with `prompt`, or a user_message", received="none")
     if isinstance(run.get("context"), dict) and run["context"]:
         input_["context"] = run["context"]
@@ -645,7 +645,7 @@ def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where
     if kind == "business_effect":
         return {"type": "business_effect", "call_id": call_id(payload), "effect": payload.get("effect")}
     if kind == "tool_unanswered":  # heal's marker of a call the journal has no result for: none is made up here either
-        refuse("E_INCIDENT_RESULT_MISSING", f"call {call_id(payload)!r} has no result: the journal marks it "
+        refuse("E_INCIDENT_RESULT_MISSING", f"call {masked(call_id(payload))!r} has no result: the journal marks it "
                "tool_unanswered", {**where, "path": "$.type"}, expected="a tool_completed or tool_failed for the call",
                received="tool_unanswered",
                howToFix="Record an ambiguous timeout as a failed tool result (tool_failed), not as a missing one.")

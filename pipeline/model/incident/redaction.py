@@ -666,7 +666,7 @@ class Redactor:
                 why = protected(work, match)
                 if why:
                     _refuse("E_INCIDENT_REDACT_PATH_PROTECTED", f"--redact {text!r} would remove {why}", text,
-                            received=pointers.format_pointer(match),
+                            received=_expanded(tokens, match),
                             **({"howToFix": RULES_NOT_REDACTED} if match[0] == "assertions" else {}))
                 found.setdefault(match, text)
         for match in sorted(found, key=lambda m: deletion_key(work, m), reverse=True):
@@ -777,12 +777,13 @@ def unredacted(incident: dict[str, Any]) -> tuple[list[str | int], list[str]] | 
     return None
 
 
-def audit_not_ours(audit: Any, incident_id: str | None, rule_ids: list[str]) -> str | None:
+def audit_not_ours(audit: Any, incident_id: str | None, rule_ids: list[str]) -> list[str | int] | None:
     """Where a bundle's redaction audit (``redaction``) holds what ``Redactor.audit`` does not write (a value, a name,
-    a sentence edited in), as a path under it; None when it is an audit as an import writes it: counts, the fixed
-    texts, its incident's id, and the warnings its counts give (with the rules judged otherwise named by their ids)."""
+    a sentence edited in), as the steps of a path under it (a member's name as written: an error masks it); None when
+    it is an audit as an import writes it: counts, the fixed texts, its incident's id, and the warnings its counts give
+    (with the rules judged otherwise named by their ids)."""
     if not isinstance(audit, dict):
-        return ""
+        return []
     counts: Counter[str] = Counter()
     for group in ("detectors", "fields"):
         if isinstance(audit.get(group), dict):
@@ -795,14 +796,14 @@ def audit_not_ours(audit: Any, incident_id: str | None, rule_ids: list[str]) -> 
     expected["distinct_aliases"] = distinct if type(distinct) is int else None
     for key in sorted(set(audit) | set(expected)):
         if (key != "warnings" and exactjson.dumps(audit.get(key)) != exactjson.dumps(expected.get(key))) or key not in audit:
-            return f".{key}"  # (as JSON: true is no count 1; an object's members as it has them)
+            return [key]  # (as JSON: true is no count 1; an object's members as it has them)
     warnings = audit.get("warnings")
     if not isinstance(warnings, list):
-        return ".warnings"
+        return ["warnings"]
     known = expected["warnings"]
     for k, warning in enumerate(warnings):
         if warning not in known and not (k == len(warnings) - 1 and _verdicts_line(warning, rule_ids)):
-            return f".warnings[{k}]"
+            return ["warnings", k]
     return None
 
 
@@ -930,6 +931,14 @@ def removal_pointer(text: str) -> list[str]:
                 f"--redact {text!r} must point into /input, /events or /assertions (where only /input and /events hold "
                 "what redaction removes)", text, expected="/input/..., /events/<i or *>/...")
     return tokens
+
+
+def _expanded(tokens: list[str], match: tuple[str, ...]) -> str:
+    """The pointer ``match`` that ``--redact`` pointer ``tokens`` named, as a refusal shows it: what a ``*`` expanded to
+    is the incident's (a member name holding an email), ``masked`` where redaction would hide it."""
+    from replay.pipeline.model.incident.masking import masked  # (masking reads this module)
+    return pointers.format_pointer([str(masked(part)) if token == pointers.WILDCARD else part
+                                    for token, part in zip(tokens, match, strict=True)])
 
 
 def deletion_key(work: dict[str, Any], match: tuple[str, ...]) -> tuple[Any, ...]:
