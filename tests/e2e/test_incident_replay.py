@@ -618,8 +618,9 @@ def test_an_agent_program_that_is_a_folder_is_named_a_folder(imported: Path, tmp
 
 # Numbers a double does not hold are kept as written (README, "Nothing lost"); two that are written differently are
 # different values, though both read as the same double: 1e400 and 2e400 as infinity, 20 significant digits rounded.
+# (1e400 is an integer of 401 digits, which redaction aliases as an identifier unless a name says amount: ``total``.)
 EXACT_CALL = '{"type":"tool_call","call_id":"z1","name":"calc","args":{"x":3.14159265358979323846}}'
-EXACT_FINAL = '{"type":"final_output","output":{"status":"done","v":1e400}}'
+EXACT_FINAL = '{"type":"final_output","output":{"status":"done","total":1e400}}'
 
 
 @pytest.mark.parametrize(("call", "final", "outcome", "kind"), [
@@ -633,8 +634,8 @@ def test_numbers_a_double_does_not_hold_match_only_as_written(tmp_path: Path, ca
     export.write_text('{"schema_version":1,"input":{},"events":['
                       '{"type":"tool_call","call_id":"c1","name":"calc","args":{"x":3.14159265358979323846}},'
                       '{"type":"tool_result","call_id":"c1","ok":true,"result":{"y":1}},'
-                      '{"type":"final_output","output":{"status":"done","v":1e400}}],'
-                      '"assertions":[{"id":"v-present","type":"required_output","fields":["v"]}]}')
+                      '{"type":"final_output","output":{"status":"done","total":1e400}}],'
+                      '"assertions":[{"id":"total-present","type":"required_output","fields":["total"]}]}')
     done = run_replay("incident", "import", str(export), "--out", str(tmp_path / "imported"))
     assert done.returncode == 0, done.stderr
     done = replay(tmp_path / "imported" / "incident.json", plan_agent([{"raw": call}, {"raw": final}]), tmp_path / "replayed")
