@@ -340,7 +340,9 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
             if bad and skipped is not None:
                 skipped += [_field_text(name, value[name]) for name in bad]
     if via is None and "cachedInputTokens" in found:  # (a part of no input count given: what is known to have gone in)
-        found["cacheReadTokens"] = _plus_given(found.get("cacheReadTokens"), found.pop("cachedInputTokens"))
+        read = _plus_given(found.get("cacheReadTokens"), found.pop("cachedInputTokens"))
+        assert read is not None  # (a count was given: the one popped)
+        found["cacheReadTokens"] = read
     return found or None
 
 
