@@ -30,6 +30,11 @@ raw lines, and puts such a record back on one line:
   it); pieces that never make a record pass on unchanged, for ``parse`` to report (a file's cut-off
   last line among them).
 
+- down a pipe from ``replay read`` (``read a | heal``), each line read left out is a dropped record that keeps it
+  whole (``original``): such a record is taken as the line it stands for, at its place in its file
+  (``MarkedLines``), so the pieces join, and are logged, as from the file; one that joins nothing goes on as it
+  came, for ``parse`` to report again.
+
 Lines that are all valid, the usual case, pass as the very batch that came in (with each line's head as
 the screen decodes it: learning that they are JSON is that decode, which the screen then need not repeat).
 """
@@ -37,6 +42,7 @@ the screen decodes it: learning that they are JSON is that decode, which the scr
 from __future__ import annotations
 
 from collections import deque
+from itertools import pairwise
 from typing import Any
 
 import msgspec
@@ -47,7 +53,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line
-from replay.pipeline.model.split_records import RULE, Joined, SplitJoiner, split_line
+from replay.pipeline.model.split_records import RULE, Joined, MarkedLines, SplitJoiner, has_marks, opens_with_source
 from replay.stages.screen import decode_heads
 
 __all__ = ["RULE", "JoinSplitRecords"]
@@ -71,6 +77,8 @@ class JoinSplitRecords(Transform):
         super().__init__(**options)
         self.source: str | None = None
         self.joiner = SplitJoiner(self.config["max_lines"], self.config["max_bytes"])  # the pieces being gathered
+        self.marked = MarkedLines()  # the lines `replay read` up the pipe left out, its dropped records keep
+        self.sourced: dict[str, bool] = {}  # per stream: does it open with a source record?
         self.hands_on = False  # True: the one stage its lines reach that logs joins logs them (``streams_into``)
 
     def streams_into(self, after: list[Stage]) -> None:
@@ -89,16 +97,18 @@ class JoinSplitRecords(Transform):
         if self.joiner.held and batch.source != self.source:
             self._flush_into(out)
         self.source = self.joiner.source = batch.source
+        if batch.source not in self.sourced:  # (its first lines: a stream of `replay read a b` opens with a source record)
+            self.sourced[batch.source] = batch.events is None and bool(batch.raws) and opens_with_source(batch.raws[0])
         if batch.events is not None:  # parsed already (a JSON document's records, a source record)
             self._flush_into(out)
             out.append(batch)
             return _one(out)
-        if not self.joiner.held and _all_json(batch):
+        if not self.joiner.held and not has_marks(batch.text()) and _all_json(batch):
+            self.marked.next = None  # (nothing held: no join spans these lines)
             out.append(batch)  # every line is JSON on its own: nothing to join, the batch as it came
             return _one(out)
-        last = len(batch.raws) - 1
-        lines = deque(split_line(raw or b"", batch.lines[i], batch.offsets[i], batch.tail_open and i == last)
-                      for i, raw in enumerate(batch.raws))
+        stream = None if self.sourced.get(batch.source) else batch.source
+        lines = deque(self.marked.lines(batch.raws, batch.lines, batch.offsets, batch.tail_open, stream))
         done: list[Joined] = []
         self.joiner.process(lines, done)
         out += self._batches(done) if done else []
@@ -133,19 +143,25 @@ class JoinSplitRecords(Transform):
                 lines.append(first.line)
                 offsets.append(first.offset)
                 tail = False
-            else:
-                raws.append(item.raw)
+            elif not item.gap:  # (a dropped record that joined nothing goes on as it came)
+                raws.append(item.raw if item.mark is None else item.mark)
                 lines.append(item.line)
                 offsets.append(item.offset)
                 tail = item.tail
         assert self.source is not None
-        if not tail or len(raws) == 1:
-            out = [Batch(self.source, None, raws, lines, offsets, None, tail)]
-        else:  # (a joined line is never the open last line)
-            out = [Batch(self.source, None, raws[:-1], lines[:-1], offsets[:-1]),
-                   Batch(self.source, None, raws[-1:], lines[-1:], offsets[-1:], None, True)]
+        if not raws:  # (only blank lines read left out, put back between pieces that joined nothing)
+            return []
+        # (a joined line is never the open last line); a join's line after a source record of `replay read a b` in a
+        # batch after it: the stage that logs the join logs it before the batch's lines, so after the record
+        cuts = {len(raws) - 1} if tail and len(raws) > 1 else set()
+        if rejoined and self.hands_on:
+            cuts.update(k + 1 for k, raw in enumerate(raws) if opens_with_source(raw))
+        bounds = sorted({0, *cuts, len(raws)})
+        out = [Batch(self.source, None, raws[a:b], lines[a:b], offsets[a:b], None, tail and b == len(raws))
+               for a, b in pairwise(bounds)]
         if self.hands_on:  # each joined line's log entry: the screen sends their runs the slow way, where parse logs it
-            out[0].rejoined = rejoined or None
+            for part, (a, b) in zip(out, pairwise(bounds), strict=True):
+                part.rejoined = {k - a: entry for k, entry in rejoined.items() if a <= k < b} or None
         else:
             for entry in rejoined.values():
                 self.emit("repairs", entry)

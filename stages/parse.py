@@ -64,6 +64,19 @@ class _Left(dict):  # type: ignore[type-arg]
         self.raw, self.exc, self.torn, self.record = raw, exc, torn, record
 
 
+def _whole(raw: bytes, marked: bool) -> dict[str, str]:
+    """A dropped record's ``original`` for a line left out that is not JSON, or JSON but no object (``mark_dropped``):
+    the line in full, so that ``join_split_records`` down the pipe can take it as the piece of a record split across
+    lines that it may be (``model.split_records``), as it would from the file; none for a line that is not UTF-8 (no
+    piece of a record: its text would not be exact)."""
+    if not marked:
+        return {}
+    try:
+        return {"original": raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {}
+
+
 # what a value a path goes into may be besides an object: everything else JSON has (msgspec takes one object type in
 # a union; a list is decoded whole), a float aside: msgspec reads a typed float as its nearest double, where parse
 # keeps a number a double does not hold exact (``ExactNumber``): a line with one there is refused, and its batch
@@ -325,6 +338,7 @@ class ParseLines(Transform):
         keep: list[int] = []
         kept: list[Any] = []
         marks: dict[int, dict[str, Any]] = {}
+        marked = self.config["mark_dropped"]
         for i, left in enumerate(events):
             if type(left) is not _Left:
                 keep.append(i)
@@ -334,12 +348,12 @@ class ParseLines(Transform):
                     part, i, NOT_OBJECT, not_object_message(part.lines[i]), of=of,
                     expected="object", received=json_type(left.record),
                     **({"howToFix": PIECE_OF_A_RECORD_FIX} if piece_of_a_record(left.raw) else {}),
-                )
+                ) | _whole(left.raw, marked)
             elif left.torn:
                 marks[i] = self._torn(part, i, left.raw, of)
             else:
-                marks[i] = self._invalid(part, i, left.raw, left.exc, of)
-        if self.config["mark_dropped"]:
+                marks[i] = self._invalid(part, i, left.raw, left.exc, of) | _whole(left.raw, marked)
+        if marked:
             return self._with_marks(part, keep, kept, marks)
         out = part.select(keep)
         out.events = kept

@@ -20,6 +20,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.io.journals import BLANK
+from replay.pipeline.model.dropped import ORIGINAL_BYTES
 
 RULE = "join_split_records"
 # A JSON string, to its closing quote or, unterminated, to the end of the text (a record still open).
@@ -36,6 +37,12 @@ class SplitLine:
     valid: bool  # JSON on its own (any value): never the first piece of a join
     record: bool  # an object with a key, on its own: never joined
     tail: bool = False  # its input's last line, with no newline after it
+    # a line `replay read` left out, its dropped record in the stream (``MarkedLines``): the record's bytes (what goes on
+    # when the line joins nothing) and the line's place in its file (source, line, offset: a join's, when it is first);
+    # or a blank line read left out between two such (``gap``: it goes on as nothing)
+    mark: bytes | None = None
+    place: dict[str, Any] | None = None
+    gap: bool = False
 
 
 def split_line(raw: bytes, line: int | None, offset: int | None, tail: bool = False) -> SplitLine:
@@ -108,8 +115,10 @@ class SplitJoiner:
         first, last = pieces[0], pieces[-1]
         inside = sum(p.raw.count(b"\r") for p in pieces) + len(pieces) - 1 - text.count(b"\n") - text.count(b"\r")
         raw = text.replace(b"\r", b" ").replace(b"\n", b" ")  # newlines left are between tokens: whitespace
-        where = {k: v for k, v in (("source", self.source), ("line", first.line), ("offset", first.offset)) if v is not None}
-        span = f"lines {first.line}-{last.line}" if first.line is not None and last.line is not None else "lines"
+        where = first.place or {k: v for k, v in (("source", self.source), ("line", first.line), ("offset", first.offset))
+                                if v is not None}
+        lines = [(p.place or {"line": p.line}).get("line") for p in (first, last)]
+        span = f"lines {lines[0]}-{lines[1]}" if None not in lines else "lines"
         how = "a newline inside a string, escaped" if inside > 0 else "newlines between its tokens"
         entry: dict[str, Any] = {"rule": RULE, "action": "changed",
                                  "runId": value.get("runId") if isinstance(value.get("runId"), str) else None, **where,
@@ -117,6 +126,81 @@ class SplitJoiner:
                                  "message": f"{span} ({len(pieces)} lines) were one record split across lines ({how}); "
                                             "joined into one line"}
         return raw, entry
+
+
+_MARK = b'{"$record":"dropped",'  # how `replay read` begins a dropped record (``records.dropped_record``)
+_SOURCE = b'{"$record":"source",'  # and a source record
+# the codes of the lines left out that may be a piece of a split record: not JSON (cut off too), JSON but no object
+PIECE_CODES = frozenset({"E_JSONL_LINE_INVALID", "E_JSONL_LINE_TORN", "E_EVENT_NOT_OBJECT"})
+
+
+def has_marks(text: bytes) -> bool:
+    """May the lines ``text`` holds have a dropped record of `replay read` among them (one search)?"""
+    return _MARK in text
+
+
+def opens_with_source(first: bytes | None) -> bool:
+    """Is ``first``, a stream's first line, a source record of `replay read` (the stream has them: ``parse``)?"""
+    return first is not None and first.startswith(_SOURCE)
+
+
+class MarkedLines:
+    """The lines of a stream as the joiner takes them, where `replay read` put a dropped record in place of each line
+    it left out (``check_lines``' ``mark_dropped``): a record that keeps the line whole (``original``, of a code of
+    ``PIECE_CODES``) stands for that line, at the place it names in its file, so the pieces of a split record join as
+    they would have from the file (`replay read a | replay heal` as `replay heal a`). Read leaves blank lines out: those
+    between two such records come back from their places when they were empty; when they held blanks, what they held
+    is not known, and no join spans them (a record in between: ``gap`` and ``record``)."""
+
+    def __init__(self) -> None:
+        self.next: tuple[Any, int, int] | None = None  # where the line after the last one a record stood for would be
+
+    def lines(self, raws: list[bytes | None], lines: list[int | None], offsets: list[int | None],
+              tail_open: bool, stream: str | None) -> list[SplitLine]:
+        """The lines, each dropped record that keeps a line whole as that line. ``stream``: the name a join of them is
+        logged under (the stream's: where its lines are, as a parse reports the lines again), None for a stream of
+        source records (each record's own, the file the source record before it names)."""
+        out: list[SplitLine] = []
+        last = len(raws) - 1
+        for i, raw in enumerate(raws):
+            raw = raw or b""
+            piece = _marked(raw, lines[i], offsets[i], stream) if raw.startswith(_MARK) else None
+            if piece is None:
+                line = split_line(raw, lines[i], offsets[i], tail_open and i == last)
+                if self.next is not None and not line.record:  # (a line read kept among the pieces: `{}`)
+                    self.next = (self.next[0], self.next[1] + 1, self.next[2] + len(raw) + 1)
+                else:
+                    self.next = None
+                out.append(line)
+                continue
+            assert piece.place is not None
+            source, at, offset = piece.place.get("source"), piece.place["line"], piece.place["offset"]
+            if self.next is not None and self.next[0] == source:
+                blank = at - self.next[1]
+                if blank != offset - self.next[2] or blank < 0:  # blank lines with blanks in them: a join ends here
+                    out.append(SplitLine(b"", None, None, True, True, gap=True))
+                else:  # (empty lines, each its newline)
+                    out += [SplitLine(b"", None, None, False, False, gap=True) for _ in range(blank)]
+            self.next = (source, at + 1, offset + len(piece.raw) + 1)
+            out.append(piece)
+        return out
+
+
+def _marked(raw: bytes, line: int | None, offset: int | None, stream: str | None) -> SplitLine | None:
+    """The line a dropped record of `replay read` stands for, as a line the joiner takes (``MarkedLines``); None for a
+    record that keeps no line whole (a line too long, a failed read; its ``original`` cut to fit: ``originalBytes``)."""
+    mark = _value(raw)
+    if type(mark) is not dict:
+        return None
+    original, at, where = mark.get("original"), mark.get("line"), mark.get("offset")
+    if (mark.get("code") not in PIECE_CODES or type(original) is not str or ORIGINAL_BYTES in mark
+            or type(at) is not int or type(where) is not int):
+        return None
+    piece = split_line(original.encode("utf-8", "surrogatepass"), line, offset)
+    piece.mark = raw
+    source = mark.get("source") if stream is None else stream
+    piece.place = {"source": source, "line": at, "offset": where} if type(source) is str else {"line": at, "offset": where}
+    return piece
 
 
 def joined_span(entry: dict[str, Any]) -> tuple[int, int]:
