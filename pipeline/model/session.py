@@ -46,11 +46,17 @@ from replay.pipeline.io.json_file import read_json_file
 from replay.pipeline.model.dropped import NOT_OBJECT, not_object_message
 from replay.pipeline.model.records import RECORD_KEY, is_record
 from replay.pipeline.model.schema_facts import const
-from replay.pipeline.model.session_rules import DEEP_CHUNK_FIX, chunk_problem, group_keys, script_keys
+from replay.pipeline.model.session_rules import (
+    DEEP_CHUNK_FIX,
+    FINISH,
+    chunk_problem,
+    finish_problem,
+    group_keys,
+    script_keys,
+)
 from replay.pipeline.model.validation import MISSING, json_type, shown
 
 CHUNK_TYPE = "assistant/chunk"
-FINISH = "finish"
 OVERRIDE_FILE = OVERRIDE_NAME
 ACTIONS = ("throw", "hang")
 
@@ -624,10 +630,6 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
             if wrong is not None:
                 message, path, expected, received = wrong
                 raise bad(message, f"{where}.chunks[{i}]{path}", expected=expected, received=received)
-            if chunk["type"] == FINISH and i != len(chunks) - 1:
-                raise bad("a `finish` chunk ends its model call: no chunk follows it", f"{where}.chunks[{i + 1}]",
-                          expected="no chunk after finish", received=chunks[i + 1]["type"] if isinstance(
-                              chunks[i + 1], dict) else json_type(chunks[i + 1]))
         key = (item["turn"], item["step"])
         if key in seen:
             raise bad(f"two groups are {step_name(*key)}", where, received=list(key))
@@ -647,6 +649,10 @@ def groups_from_script(document: Any, source: str = "<memory>") -> list[Group]:
         elif not chunks or chunks[-1]["type"] != FINISH:
             raise bad(f"the group {step_name(*key)} ends without a `finish` chunk and has no action", where,
                       expected="a last chunk of type finish, or action throw / hang")
+        finish = finish_problem(chunks, override is not None)
+        if finish is not None:
+            message, i, expected, received = finish
+            raise bad(message, f"{where}.chunks[{i}]", expected=expected, received=received)
         groups.append(Group(key[0], key[1], list(chunks), override))
     return groups
 

@@ -21,6 +21,7 @@ SCRIPT_LEVELS = 4
 CHUNK_MAX_DEPTH = MAX_DEPTH - SCRIPT_LEVELS
 
 _TYPES: dict[str, type] = {"string": str, "object": dict, "array": list}
+FINISH = "finish"  # the chunk type that ends a model call
 
 
 def script_keys() -> tuple[str, ...]:
@@ -83,3 +84,20 @@ def chunk_problem(chunk: Any) -> tuple[str, str, str, Any] | None:
 
 DEEP_CHUNK_FIX = (f"Record the chunk nesting at most {CHUNK_MAX_DEPTH} levels (a value nested deeper, such as a tool "
                   "call's input, as a JSON string): no script could hold it.")
+
+
+def finish_problem(chunks: list[dict[str, Any]], action: bool) -> tuple[str, int, str, str] | None:
+    """Where a replay script's group (its ``chunks``, each a chunk ``chunk_problem`` passed; ``action``: it has one)
+    breaks the finish rule: a ``finish`` chunk only last, and only in a group with no action (an overridden group's
+    chunks are the recorded ones before any finish: ``replay schema replay-script``). (message, index of the chunk at
+    fault, expected, received), else None."""
+    for i, chunk in enumerate(chunks):
+        if chunk["type"] != FINISH:
+            continue
+        if i != len(chunks) - 1:
+            after = chunks[i + 1]["type"]
+            return "a `finish` chunk ends its model call: no chunk follows it", i + 1, "no chunk after finish", after
+        if action:
+            return ("a group with an `action` (throw / hang) holds no `finish` chunk: its chunks are the recorded ones "
+                    "before any finish, and the action is how the call ends"), i, "no finish chunk in a group with an action", FINISH
+    return None
