@@ -10,7 +10,8 @@ The runner inherits replay's environment (plus PYTHONUNBUFFERED=1 unless set, so
 streamed lines are not held in a buffer when it dies).
 
 Out on the main port: a run record (status, response, error, usage, ... from the output object, or
-status "error" with the E_RUNNER_* code when the runner failed), then the run's events: streamed lines
+status "error" with the E_RUNNER_* code when the runner failed; a runner that reported a failed run with its
+own ``error`` and then exited non-zero keeps that error: ``reported_error``), then the run's events: streamed lines
 keep their original bytes and stdout line numbers, events of the output object their ``$.events[i]``.
 Events that name another runId than the one capture gave the runner are given the capture's
 (logged on ``repairs`` as rule ``adopt_run_id``); the raw port's ``events`` keep the runner's (``<id>.artifact.json``
@@ -53,6 +54,16 @@ SCHEMA_VERSION = "1.0.0"
 DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_STDERR_BYTES = 1024 * 1024
+EXIT_NON_ZERO = "E_RUNNER_EXIT_NON_ZERO"
+
+
+def reported_error(reply: Reply) -> bool:
+    """Did the runner answer in full that the run failed, and say why (an output object that holds, status "error", an
+    `error` the run record keeps)? Then that error is the run's, as the runner reported it, also when the runner then
+    exits non-zero: E_RUNNER_EXIT_NON_ZERO is the capture's error (on ``errors``, and the raw capture's), not the run's."""
+    output = reply.output
+    return (reply.problem is None and output is not None and output.get("status") == "error"
+            and "error" in run_facts(output).facts)
 
 
 def process_record(outcome: ProcessOutcome) -> dict[str, Any]:
@@ -168,7 +179,9 @@ class SpawnRunner(AsyncTransform):
                               path=path, expected=f"at most {cap} bytes on stdout", received=f"more than {cap} bytes")
         if outcome.exit_code != 0:
             how = f"signal {outcome.signal}" if outcome.signal else f"exit code {outcome.exit_code}"
-            return diagnostic("E_RUNNER_EXIT_NON_ZERO", f"runner {path!r} ended with {how}", path=path,
+            own = " after its output object reported the run failed (that error stays the run's)" if reported_error(
+                reply) else ""
+            return diagnostic(EXIT_NON_ZERO, f"runner {path!r} ended with {how}{own}", path=path,
                               expected="exit code 0", received=how,
                               howToFix="Read the runner's stderr in the raw capture (*.raw.json); exit 0 and report "
                                        "failures as {\"status\": \"error\", \"error\": {...}} instead.")
@@ -181,7 +194,8 @@ class SpawnRunner(AsyncTransform):
         given = run_facts(reply.output)
         facts = given.facts
         status = (reply.output or {}).get("status") if failure is None else "error"
-        if failure is not None:
+        own = failure is not None and failure["code"] == EXIT_NON_ZERO and reported_error(reply)
+        if failure is not None and not own:  # (a failed run's own error, as it reported it, stays: reported_error)
             retryable = failure["code"] in ("E_RUNNER_TIMEOUT", "E_RUNNER_START_FAILED", "E_CAPTURE_INTERRUPTED")
             facts["error"] = {"code": failure["code"], "message": failure["message"], "retryable": retryable}
         record = run_record(
@@ -195,7 +209,7 @@ class SpawnRunner(AsyncTransform):
         columns: list[Column] = [(record, None, None, None, None)]
         batch = Batch.from_columns(columns + reply.events, source=source)
         for note in given.notes:
-            if note.field == "error" and failure is not None:
+            if note.field == "error" and failure is not None and not own:
                 continue  # the run's error is the failure's
             log_repair(self, note.rule, "changed" if note.kept else REPORTED, note.message, run_id=run_id,
                        source=source, port=self.repairs_port if note.kept else "notices", **note.entry())

@@ -363,7 +363,7 @@ def invalid_line(raw: bytes, exc: Any, line: int | None) -> dict[str, Any]:
         # (every reader leaves one mark out of a line, io.journals.without_mark: this is a second)
         fields["howToFix"] = ("The line starts with two UTF-8 byte order marks: one is left out, the second is not "
                               "JSON. Strip them (`sed 's/^\\(\\xEF\\xBB\\xBF\\)*//'`). Other lines are still read.")
-    elif exc.msg == _AFTER_DOCUMENT and b"\r" in raw[len(raw[:column - 1].rstrip(b" \t\r")):column - 1]:
+    elif exc.msg == AFTER_DOCUMENT and b"\r" in raw[len(raw[:column - 1].rstrip(b" \t\r")):column - 1]:
         fields["howToFix"] = ("The line holds more than one record, parted by a carriage return (CR): the file ends "
                               "its lines with CR alone (old Mac style), and JSONL lines end with a newline (LF or "
                               "CRLF). Convert the line ends (`tr '\\r' '\\n'`), then read it again.")
@@ -399,7 +399,7 @@ def line_refusal(body: bytes, exc: Any, line: int, offset: int, *, last: bool) -
     return "E_JSONL_LINE_INVALID", invalid_line(body, exc, line) | {"line": line, "offset": offset}
 
 
-_AFTER_DOCUMENT = "unexpected content after document"  # orjson's words for a complete value with more after it
+AFTER_DOCUMENT = "unexpected content after document"  # orjson's words for a complete value with more after it
 # A line of a pretty-printed record: a lone brace or bracket, an indented `"key": ...`, or an indented array element
 # (a string, a number, true, false, null, `{}` or `[]`, with its comma but the last)
 _PIECE_OF_A_RECORD = re.compile(rb'\s*(?:[{}\[\]],?|\s+"[^"]*"\s*:.*'

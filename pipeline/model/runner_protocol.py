@@ -8,8 +8,9 @@ Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema
   "response"?, "error"?, "framework"?, "sources"?, "usage"?}``;
 - streamed: JSONL, one event per line as it happens (an object with a ``type`` and no ``events``),
   then the output object last: on a line of its own, or pretty-printed over several lines (the rest of stdout
-  read as one document, as a reply of the output object alone is read: ``_last_document``). The run's events are the streamed ones followed by
-  the output object's ``events`` (a streaming runner usually ends with ``"events": []``).
+  read as one document, as a reply of the output object alone is read: ``_last_document``), with nothing but white
+  space after it. The run's events are the streamed ones followed by the output object's ``events`` (a streaming
+  runner usually ends with ``"events": []``), each an object with a ``type`` either way.
 
 A reply is read whole after the process ended; every complete event line counts, so a runner that
 dies halfway still yields the events it printed. Problems become diagnostics with the E_RUNNER_*
@@ -29,6 +30,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Column
 from replay.pipeline.engine.errors import (
+    AFTER_DOCUMENT,
     EXIT_REFUSED,
     ReplayError,
     diagnostic,
@@ -133,9 +135,15 @@ def excerpt(data: bytes | str) -> str:
     return _excerpt(data.strip())
 
 
+def is_event(value: Any) -> bool:
+    """An event as the runner contract takes one (``runner-output.schema.json``'s ``runnerEvent``): an object with a
+    ``type``. Each item of the output object's ``events`` must be one, as each streamed event line must."""
+    return isinstance(value, dict) and "type" in value
+
+
 def is_event_line(value: Any) -> bool:
-    """A streamed event: an object with a ``type`` that is not the output object (which has ``events``)."""
-    return isinstance(value, dict) and "type" in value and "events" not in value
+    """A streamed event: an event that is not the output object (which has ``events``)."""
+    return is_event(value) and "events" not in value
 
 
 def check_output(output: Any) -> dict[str, Any] | None:
@@ -158,6 +166,17 @@ def check_output(output: Any) -> dict[str, Any] | None:
             expected="array", received="missing" if "events" not in output else json_type(events),
             howToFix="Return `events: []` when there are no events (or when they were streamed).",
         )
+    k = next((k for k, item in enumerate(events) if not is_event(item)), None)
+    if k is not None:  # (as a streamed line that is no event fails the run; the item is left out of it)
+        item = events[k]
+        received = "an object without `type`" if isinstance(item, dict) else json_type(item)
+        return diagnostic(
+            "E_RUNNER_OUTPUT_SHAPE", f"runner output's `events[{k}]` is {received}, not an event (an object with a "
+            "`type`); it is left out of the run (the raw capture keeps it)", path=f"$.events[{k}]",
+            expected="an event object with a `type`", received=received,
+            howToFix='List only events in `events`, each an object with a `type`, e.g. {"type": "run_started", '
+                     '"payload": {}} (`replay schema runner-output`).',
+        )
     if status == "ok" and not isinstance(output.get("response"), str):
         return diagnostic(
             "E_RUNNER_RESPONSE_MISSING", "runner output has status \"ok\" but no `response` string", path="$.response",
@@ -179,7 +198,8 @@ def read_reply(stdout: bytes) -> Reply:
         document = exactjson.loads(stdout)
     except orjson.JSONDecodeError as exc:
         if _spans_lines(stdout):
-            _document_fault(reply, stdout, exc, skipped)
+            if not _output_then_more(reply, stdout, exc, 1, skipped):
+                _document_fault(reply, stdout, exc, skipped)
             return reply
         document = _NOT_ONE_DOCUMENT
     if document is not _NOT_ONE_DOCUMENT and not is_event_line(document):
@@ -258,7 +278,8 @@ def _take_output(reply: Reply, output: Any, line: int | None) -> None:
         if isinstance(events, list):
             again = _streamed_again(reply, events) if reply.streamed else 0
             reply.listed_again = again  # (streamed, then listed again: kept once, the repair logged by capture)
-            reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events) if k >= again)
+            reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events)
+                                if k >= again and is_event(e))  # (one that is no event failed the run: check_output)
 
 
 def _streamed_again(reply: Reply, events: list[Any]) -> int:
@@ -288,18 +309,22 @@ _TOO_DEEP = f"is nested deeper than {exactjson.MAX_DEPTH} levels, the most repla
 
 
 def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
-    """Streamed form: event lines, then the output object; a cut-off last line is noted, not kept. ``skipped``: the
-    bytes of stdout before ``stdout`` (a byte order mark), where the offsets start."""
+    """Streamed form: event lines, then the output object, with nothing but white space after it (a line after it fails
+    the run, and is left out with any after it: ``_note_after_output``); a cut-off last line is noted, not kept.
+    ``skipped``: the bytes of stdout before ``stdout`` (a byte order mark), where the offsets start."""
     raws = stdout.split(b"\n")
     torn_tail = raws[-1] != b""
     offset = skipped
-    outputs = 0
+    outputs = 0  # (the output object's line once it was read: nothing but white space may follow it)
     tried = False  # has a line that opens a document over several lines been read as the output object?
     for number, raw in enumerate(raws, start=1):
         start, offset = offset, offset + len(raw) + 1
         line = raw.rstrip(b"\r")
         if not line.strip():
             continue
+        if outputs:
+            _note_after_output(reply, line, number, start, outputs, len(line) - len(line.lstrip()) + 1)
+            break
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
@@ -320,15 +345,7 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
             reply.events.append((value, line, number, start, None))
             reply.streamed += 1
         elif isinstance(value, dict):
-            outputs += 1
-            if outputs > 1:
-                reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is a second output object (an object without "
-                           "`type`, which no event is); the first one, before it, is the run's, and this one is left out "
-                           "(the raw capture keeps it)", path="$", line=number, offset=start,
-                           expected="one output object, after the streamed events", received=excerpt(line),
-                           howToFix="Print exactly one output object ({\"status\", \"response\", \"events\"}), as "
-                                    "stdout's last line; print anything else on stderr, or as an event with a `type`.")
-                continue
+            outputs = number
             _take_output(reply, value, number)
         else:
             reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is {json_type(value)}, not an object", path="$",
@@ -343,6 +360,18 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         )
 
 
+def _note_after_output(reply: Reply, line: bytes, number: int, start: int, output: int, column: int) -> None:
+    """Stdout line ``number`` (at byte ``start``; what is there from byte ``column`` on) follows the output object (that
+    begins on line ``output``): stdout then holds no one JSON document, and the run fails (E_RUNNER_INVALID_JSON), the
+    output object printed on one line or over several alike; what follows it is left out, the events before it kept."""
+    reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} follows the output object (line {output}): nothing but "
+               "white space may follow it; the output object is the run's, and what follows it is left out "
+               "(the raw capture keeps it)", path="$", line=number, offset=start, column=column,
+               expected="nothing but white space after the output object", received=excerpt(line[column - 1:]),
+               howToFix="Print exactly one output object ({\"status\", \"response\", \"events\"}), as stdout's last "
+                        "thing: stream each event on a line of its own before it, and print anything else on stderr.")
+
+
 def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> bool:
     """``rest`` of stdout, from its line ``number`` (at byte ``start``) to its end, read as the one document it opens
     over several lines: the output object printed last (``json.dumps(output, indent=2)``), as ``read_reply`` reads one
@@ -351,6 +380,8 @@ def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> bool:
     try:
         value = exactjson.loads(rest)
     except orjson.JSONDecodeError as exc:
+        if _output_then_more(reply, rest, exc, number, start):
+            return True
         _document_fault(reply, rest, exc, start, number)
         return False
     if not isinstance(value, dict) or is_event_line(value):
@@ -365,6 +396,28 @@ def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> bool:
         return False
     _take_output(reply, value, number)
     _note_duplicates(reply, rest, value, number, start)
+    return True
+
+
+def _output_then_more(reply: Reply, rest: bytes, exc: orjson.JSONDecodeError, number: int, start: int) -> bool:
+    """Is ``rest`` (stdout from its line ``number``, at byte ``start``; ``exc``, why it is no one JSON document) a whole
+    output object with more after it? Then that object is taken, as one on a line of its own is, and what follows it
+    is noted (``_note_after_output``): True. Else False (``exc`` is then the fault)."""
+    if exc.msg != AFTER_DOCUMENT:
+        return False
+    at = exactjson.error_position(rest, exc)
+    end = at["offset"] + at["column"] - 1  # (the first byte after the document and the white space after it)
+    try:
+        value = exactjson.loads(rest[:end])
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(value, dict) or is_event_line(value):
+        return False
+    _take_output(reply, value, number)
+    _note_duplicates(reply, rest[:end], value, number, start)
+    close = rest.find(b"\n", at["offset"])
+    line = (rest[at["offset"]:] if close < 0 else rest[at["offset"]:close]).rstrip(b"\r")
+    _note_after_output(reply, line, number + at["line"] - 1, start + at["offset"], number, at["column"])
     return True
 
 

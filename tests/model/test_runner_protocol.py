@@ -107,6 +107,9 @@ def test_missing_context_file(tmp_path):
     ({"status": "ok", "response": "x", "events": {}}, "E_RUNNER_EVENTS_INVALID", "$.events", "object"),
     ({"status": "ok", "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response", "missing"),
     ({"status": "ok", "response": 42, "events": []}, "E_RUNNER_RESPONSE_MISSING", "$.response", "integer"),
+    ({"status": "ok", "response": "x", "events": [event(1), 1]}, "E_RUNNER_OUTPUT_SHAPE", "$.events[1]", "integer"),
+    ({"status": "ok", "response": "x", "events": [{"payload": {}}]}, "E_RUNNER_OUTPUT_SHAPE", "$.events[0]",
+     "an object without `type`"),
 ])
 def test_output_contract_violations(output, code, path, received):
     problem = check_output(output)
@@ -231,8 +234,8 @@ def test_cut_off_last_line_is_reported_not_kept():
 
 def test_second_output_object_and_non_object_lines():
     two = b'{"status": "ok", "response": "a", "events": []}\n{"status": "ok", "response": "b", "events": []}\n'
-    reply = read_reply(two)
-    assert reply.problem["code"] == "E_RUNNER_OUTPUT_SHAPE" and reply.output["response"] == "a"
+    reply = read_reply(two)  # (nothing but white space may follow the output object: E_RUNNER_INVALID_JSON, as text)
+    assert reply.problem["code"] == "E_RUNNER_INVALID_JSON" and reply.output["response"] == "a"
     # it says which one the run keeps, shows the one left out, and advises one output object (the runner printed
     # one with `status` and `events`, twice: "Print an object with `status` and `events`" told it nothing)
     assert "left out" in reply.problem["message"] and '"response": "b"' in reply.problem["received"]
@@ -359,7 +362,7 @@ PRETTY = json.dumps({"status": "ok", "response": "hé", "events": []}, indent=2)
 
 
 @pytest.mark.parametrize(("stdout", "line", "column", "says"), [
-    (PRETTY + b"\nlog line leak\n", 6, 1, "unexpected content after document ('l') at column 1 (reading the output object"),
+    (PRETTY + b"\nlog line leak\n", 6, 1, "stdout line 6 follows the output object (line 1): nothing but white space"),
     (PRETTY[:-5], 4, 12, "is cut off: stdout ends inside the output object"),
     (PRETTY[:20] + b"\xff" + PRETTY[20:], 3, 1, "byte 0xff at column 1 is not UTF-8"),
 ])
@@ -390,9 +393,11 @@ def test_an_output_object_over_several_lines_after_streamed_events_is_read():
 def test_what_spans_lines_after_streamed_events_and_is_no_output_object_is_said_so():
     one = orjson.dumps(event(1)) + b"\n"
     pretty_event = json.dumps(event(2), indent=2).encode() + b"\n"
-    problem = read_reply(one + PRETTY + b"\nlog line leak\n").problem
+    leak = read_reply(one + PRETTY + b"\nlog line leak\n")  # (the output object, then more: as on one line)
+    problem = leak.problem
     assert problem["code"] == "E_RUNNER_INVALID_JSON" and problem["line"] == 7, problem
-    assert "reading the output object that begins on line 2" in problem["message"] and "one line" in problem["howToFix"]
+    assert "follows the output object (line 2)" in problem["message"] and "last thing" in problem["howToFix"]
+    assert leak.output["response"] == "hé" and [c[0] for c in leak.events] == [event(1)]
     last = read_reply(one + pretty_event).problem  # an event over several lines, and no output object
     assert last["code"] == "E_RUNNER_OUTPUT_SHAPE" and last["message"].startswith("stdout lines 2-10 are one event"), last
     before = read_reply(one + pretty_event + b'{"status": "ok", "response": "r", "events": []}\n')
@@ -406,3 +411,43 @@ def test_a_usage_member_that_is_no_count_is_left_out_with_a_note_and_a_null_one_
     [note] = given.notes
     assert note.entry()["code"] == "E_USAGE_NOT_COUNTED" and note.entry()["field"] == "usage.inputTokens"
     assert "usage" not in run_facts({"status": "ok", "response": "r", "events": [], "usage": {"inputTokens": True}}).facts
+
+
+ints = st.integers(-(2**63), 2**63 - 1)  # (what orjson writes)
+not_events = st.one_of(ints, st.text(max_size=5), st.none(), st.booleans(), st.lists(ints, max_size=2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.builds(event, st.integers(1, 99)), not_events), max_size=8))
+def test_an_item_that_is_no_event_is_refused_and_left_out_listed_or_streamed_alike(items):
+    """A non-object in the output object's `events` was kept (the run "ok"), while the same value streamed as a line
+    failed the run (E_RUNNER_OUTPUT_SHAPE) and was left out: both forms now give the same events and the same code."""
+    listed = read_reply(orjson.dumps({"status": "ok", "response": "r", "events": items}))
+    streamed = read_reply(b"".join(orjson.dumps(e) + b"\n" for e in items)
+                          + orjson.dumps({"status": "ok", "response": "r", "events": []}) + b"\n")
+    kept = [e for e in items if isinstance(e, dict)]
+    assert [c[0] for c in listed.events] == [c[0] for c in streamed.events] == kept
+    code = "E_RUNNER_OUTPUT_SHAPE" if len(kept) < len(items) else None
+    assert (listed.problem or {}).get("code") == (streamed.problem or {}).get("code") == code
+
+
+text_line = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), min_size=1, max_size=8)
+after_output = st.one_of(st.builds(event, st.integers(1, 99)).map(orjson.dumps),
+                         st.just(b'{"status": "ok", "response": "again", "events": []}'),
+                         text_line.filter(str.strip).map(str.encode))
+
+
+@settings(max_examples=150, deadline=None)
+@given(events_strategy, st.lists(after_output, min_size=1, max_size=3), st.sampled_from([None, 2]))
+def test_whatever_follows_the_output_object_is_refused_and_left_out(events, after, indent):
+    """README: "nothing but white space may follow" the output object. An event line after a one-line output object
+    was kept as a run event, without a word; text after it, or anything after a pretty-printed one, failed the run.
+    Now each fails it (E_RUNNER_INVALID_JSON, at the first line after the object); the events before it are kept."""
+    output = {"status": "ok", "response": "r", "events": []}
+    head = b"".join(orjson.dumps(e) + b"\n" for e in events) + json.dumps(output, indent=indent).encode() + b"\n"
+    reply = read_reply(head + b"\n".join(after) + b"\n")
+    assert [c[0] for c in reply.events] == events and reply.output == output
+    problem = reply.problem
+    assert problem is not None and problem["code"] == "E_RUNNER_INVALID_JSON", problem
+    assert problem["line"] == head.count(b"\n") + 1 and problem["offset"] == len(head), problem
+    assert "follows the output object" in problem["message"]

@@ -1,0 +1,98 @@
+"""`replay capture` with a real runner (tests/fixtures/runners/say.py) at the edges of the answer contract: a failed run's
+own error when the runner then exits non-zero, `events` items that are no event, and what follows the output object."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, errors_of, jsonl, run_replay
+
+SAY = str(FIXTURES / "runners" / "say.py")
+TIMEOUT_ERROR = {"code": "RUNNER_TOOL_TIMEOUT", "message": "get_portfolio timed out", "retryable": True}
+
+
+def say(cwd: Path, stdout: str | dict, exit: int = 0) -> subprocess.CompletedProcess:
+    context = {"stdout": stdout, "exit": exit}
+    return run_replay("capture", "--runner", SAY, "--context", json.dumps(context), "the prompt", input=b"", cwd=cwd,
+                      env={"REPLAY_RUNNER": ""})
+
+
+def files(cwd: Path, done: subprocess.CompletedProcess) -> tuple[dict, dict[str, dict], list[dict]]:
+    """The summary line, the run's .json files (raw, artifact, healed, healLog) and its journal's lines."""
+    [summary] = jsonl(done.stdout)
+    written = {k: json.loads((cwd / v).read_text()) for k, v in summary["files"].items() if k != "journal"}
+    return summary, written, jsonl((cwd / summary["files"]["journal"]).read_bytes())
+
+
+# a failed run's own error, then a non-zero exit -------------------------------------------------------
+@pytest.mark.parametrize(("error", "kept"), [(TIMEOUT_ERROR, TIMEOUT_ERROR),
+                                              ("database connection refused", {"message": "database connection refused"})])
+def test_a_runner_that_reports_its_failure_and_exits_non_zero_keeps_its_own_error(tmp_path, error, kept):
+    """The runner's {"status": "error", "error": {...}} was replaced by E_RUNNER_EXIT_NON_ZERO in the artifact ("the run
+    as the runner reported it"), the healed copy and the journal, without a word: its code, message and retryable
+    lost. The run's error is now the runner's; the non-zero exit is the capture's error (stderr, exit 1, raw capture)."""
+    done = say(tmp_path, {"status": "error", "error": error, "events": []}, exit=2)
+    assert done.returncode == 1, done.stderr
+    [failure] = errors_of(done.stderr)
+    assert failure["code"] == "E_RUNNER_EXIT_NON_ZERO" and failure["received"] == "exit code 2"
+    assert "that error stays the run's" in failure["message"]
+    summary, written, journal = files(tmp_path, done)
+    assert summary["status"] == "error" and summary.get("error") == kept.get("code")
+    assert written["raw"]["error"]["code"] == "E_RUNNER_EXIT_NON_ZERO" and written["raw"]["process"]["exitCode"] == 2
+    for run in (written["artifact"], written["healed"], journal[0]):
+        assert run["status"] == "error" and run["error"] == kept
+    rules = [r["rule"] for r in written["healLog"]["repairs"]]  # (a bare message made an object is said, as at exit 0)
+    assert ("normalize_runner_error" in rules) == isinstance(error, str)
+
+
+def test_a_runner_that_answers_ok_and_exits_non_zero_still_fails_with_the_exit(tmp_path):
+    done = say(tmp_path, {"status": "ok", "response": "half", "events": []}, exit=3)
+    summary, written, _journal = files(tmp_path, done)
+    assert done.returncode == 1 and summary["error"] == "E_RUNNER_EXIT_NON_ZERO"
+    assert written["artifact"]["error"]["code"] == "E_RUNNER_EXIT_NON_ZERO"
+
+
+# an `events` item that is no event ---------------------------------------------------------------------
+@pytest.mark.parametrize("item", [1, "tool_called", None, [], {"payload": {}}], ids=repr)
+def test_an_events_item_that_is_no_event_fails_the_run_as_the_same_line_streamed_does(tmp_path, item):
+    """A listed non-object (or an object with no `type`) gave a run recorded "ok" in every file (and an exit 1 from
+    parse), while the same thing streamed fails the run with E_RUNNER_OUTPUT_SHAPE. Both fail it now, the item left out."""
+    started = {"type": "run_started", "payload": {}}
+    (tmp_path / "listed").mkdir()
+    listed = say(tmp_path / "listed", {"status": "ok", "response": "x", "events": [started, item]})
+    assert listed.returncode == 1, listed.stderr
+    [failure] = errors_of(listed.stderr)
+    assert failure["code"] == "E_RUNNER_OUTPUT_SHAPE" and failure["path"] == "$.events[1]", failure
+    summary, written, journal = files(tmp_path / "listed", listed)
+    assert summary["status"] == "error" and summary["error"] == "E_RUNNER_OUTPUT_SHAPE"
+    assert written["artifact"]["events"] == [started]
+    assert journal[0]["status"] == "error" and journal[0]["error"]["code"] == "E_RUNNER_OUTPUT_SHAPE"
+    if not isinstance(item, dict):  # (a streamed object without `type` is read as the output object: not the same)
+        (tmp_path / "streamed").mkdir()
+        streamed = say(tmp_path / "streamed", "\n".join(json.dumps(v) for v in (
+            started, item, {"status": "ok", "response": "x", "events": []})) + "\n")
+        assert streamed.returncode == 1 and errors_of(streamed.stderr)[0]["code"] == "E_RUNNER_OUTPUT_SHAPE"
+        _summary, streamed_files, _ = files(tmp_path / "streamed", streamed)
+        assert streamed_files["artifact"]["events"] == [started]
+
+
+# what follows the output object --------------------------------------------------------------------------
+@pytest.mark.parametrize("after", ['{"type": "tool_called", "payload": {}}', "done",
+                                   '{"status": "ok", "response": "again", "events": []}'], ids=["event", "text", "output"])
+@pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "pretty"])
+def test_nothing_but_white_space_may_follow_the_output_object(tmp_path, after, indent):
+    """An event line printed after a one-line output object was kept as a run event (exit 0), where text after it, or
+    anything after a pretty-printed one, failed the run with E_RUNNER_INVALID_JSON. Each fails it now, left out."""
+    started = {"type": "run_started", "payload": {}}
+    output = json.dumps({"status": "ok", "response": "x", "events": []}, indent=indent)
+    done = say(tmp_path, json.dumps(started) + "\n" + output + "\n" + after + "\n")
+    assert done.returncode == 1, done.stderr
+    [failure] = errors_of(done.stderr)
+    assert failure["code"] == "E_RUNNER_INVALID_JSON" and failure["line"] == 3 + output.count("\n"), failure
+    summary, written, _journal = files(tmp_path, done)
+    assert summary["status"] == "error" and summary["error"] == "E_RUNNER_INVALID_JSON"
+    assert written["artifact"]["events"] == [started]  # the event before the output object kept, nothing after it
+    assert written["raw"]["stdout"].endswith(after + "\n")
