@@ -37,27 +37,32 @@ class WriteJsonl(Sink):
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         path = self.config["path"]
-        if self.config["hold"] or self.whole_document:
-            await self._held(batches, path)
-            return
+        whole = self.config["hold"] or self.whole_document  # (one document: a script that left a step out is none)
         if path == STDOUT:
-            await _to_stdout(batches)
+            await (self._held_to_stdout if whole else _to_stdout)(batches)
             return
-        with ExitStack() as stack:
-            handle: BinaryIO | None = None  # the file opens with its first bytes: a run that fails before has none
-            async for batch in batches:
-                data = batch.to_jsonl()
-                if data:
-                    if handle is None:
-                        handle = stack.enter_context(atomic_output(path))
-                    handle.write(data)  # buffered; the OS write happens per buffer, not per batch
-            await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not commit the file
+        try:
+            with ExitStack() as stack:
+                handle: BinaryIO | None = None  # the file opens with its first bytes: a run that fails before has none
+                async for batch in batches:
+                    data = batch.to_jsonl()
+                    if data:
+                        if handle is None:
+                            handle = stack.enter_context(atomic_output(path))
+                        handle.write(data)  # buffered; the OS write happens per buffer, not per batch
+                await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile must not commit the file
+                if whole and self.run_failed():
+                    raise _NotWhole  # (its staged copy goes: nothing appears at the path, a file there stays)
+        except _NotWhole:
+            return
         if handle is None:  # nothing to write: an empty file, unless the run fails with nothing written anywhere
+            if whole and self.run_failed():
+                return
             self.commit_empty(lambda: write_atomic(path, b""))
 
-    async def _held(self, batches: AsyncIterator[Batch], path: str) -> None:
-        """Everything, written on stdout or to ``path`` once the input has ended, when no error came before (``hold``,
-        or one document: ``whole_document``): a script that left a step out is no script."""
+    async def _held_to_stdout(self, batches: AsyncIterator[Batch]) -> None:
+        """Everything, written on stdout once the input has ended, when no error came before (``hold``, or one
+        document: ``whole_document``); a file is staged as it comes and discarded instead (``consume``)."""
         from replay.pipeline.report.spool import ByteSpool
 
         spool = ByteSpool()
@@ -67,16 +72,15 @@ class WriteJsonl(Sink):
             await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile writes nothing
             if self.run_failed():
                 return
-            if path == STDOUT:
-                async with stdout_writer() as writer:
-                    for chunk in spool.chunks():
-                        await writer.write(chunk)
-                return
-            with atomic_output(path) as handle:
+            async with stdout_writer() as writer:
                 for chunk in spool.chunks():
-                    handle.write(chunk)
+                    await writer.write(chunk)
         finally:
             spool.close()
+
+
+class _NotWhole(Exception):
+    """A whole document's run failed: its staged file is discarded (``atomic_output`` removes it)."""
 
 
 FLUSH_BYTES = 256 * 1024
