@@ -39,7 +39,7 @@ from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.io.staging import atomic_output, publish_folder, temp_folder
 from replay.pipeline.model.incident import export, redaction
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
-from replay.pipeline.model.incident.masking import masked, member
+from replay.pipeline.model.incident.masking import masked, masked_steps, member
 from replay.pipeline.model.validation import MISSING, json_type
 
 SCHEMA_VERSION = 1
@@ -137,7 +137,7 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     rule_ids = [str(rule["id"]) for rule in document["assertions"] if isinstance(rule, dict) and isinstance(rule.get("id"), str)]
     wrong = redaction.audit_not_ours(document["redaction"], document["incident_id"], rule_ids)
     if wrong is not None:
-        at = _path(["redaction", *wrong])
+        at = masked_steps(["redaction", *wrong])
         refuse("E_INCIDENT_NOT_REDACTED", f"the bundle's redaction audit holds at {at} what an import does "
                "not write there (it holds counts and fixed warnings only): read no further, nothing is written",
                {**where, "path": at}, expected="the audit as `replay incident import` writes it",
@@ -155,12 +155,6 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
                howToFix="Import the export again (`replay incident import EXPORT --out DIR`) rather than editing a bundle; "
                         "to take a value out, import with --redact POINTER.")
     return document
-
-
-def _path(steps: list[str | int]) -> str:
-    """The JSON path of ``steps`` in a bundle as a refusal shows it: a member name redaction would hide as its kind
-    (``masking.member``)."""
-    return "$" + "".join(f"[{t}]" if isinstance(t, int) else member(t) for t in steps)
 
 
 def _verify_checksum(document: dict[str, Any], where: dict[str, Any]) -> None:

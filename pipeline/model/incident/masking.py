@@ -66,6 +66,12 @@ def member(key: str) -> str:
     return f".{masked(key)}"
 
 
+def masked_steps(steps: list[str | int], root: str = "$") -> str:
+    """The JSON path of ``steps`` under ``root`` as a refusal shows it: a member name redaction would hide as its kind
+    (``member``), an index as ``[k]``."""
+    return root + "".join(f"[{t}]" if isinstance(t, int) else member(t) for t in steps)
+
+
 def masked_error(error: ReplayError) -> ReplayError:
     """``error`` (raised by a general reader, ``errors.refuse_duplicate_key``) with its path's names masked in its
     path and its message; itself when the path shows nothing to hide."""
