@@ -77,7 +77,7 @@ class JoinSplitRecords(Transform):
         super().__init__(**options)
         self.source: str | None = None
         self.joiner = SplitJoiner(self.config["max_lines"], self.config["max_bytes"])  # the pieces being gathered
-        self.marked = MarkedLines()  # the lines `replay read` up the pipe left out, its dropped records keep
+        self.marked = MarkedLines(self.config["max_lines"])  # the lines `replay read` up the pipe left out, its dropped records keep
         self.sourced: dict[str, bool] = {}  # per stream: does it open with a source record?
         self.hands_on = False  # True: the one stage its lines reach that logs joins logs them (``streams_into``)
 

@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 import anyio.lowlevel
 
 from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.outputs import file_target
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Sink
 from replay.pipeline.io.fdio import stdout_writer
@@ -38,8 +39,11 @@ class WriteJsonl(Sink):
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         path = self.config["path"]
         whole = self.config["hold"] or self.whole_document  # (one document: a script that left a step out is none)
-        if path == STDOUT:
-            await (self._held_to_stdout if whole else _to_stdout)(batches)
+        if path == STDOUT and not whole:
+            await _to_stdout(batches)
+            return
+        if whole and (path == STDOUT or _in_place(path)):  # (a device, a pipe: what it took cannot be taken back)
+            await self._held(batches, path)
             return
         try:
             with ExitStack() as stack:
@@ -60,9 +64,10 @@ class WriteJsonl(Sink):
                 return
             self.commit_empty(lambda: write_atomic(path, b""))
 
-    async def _held_to_stdout(self, batches: AsyncIterator[Batch]) -> None:
-        """Everything, written on stdout once the input has ended, when no error came before (``hold``, or one
-        document: ``whole_document``); a file is staged as it comes and discarded instead (``consume``)."""
+    async def _held(self, batches: AsyncIterator[Batch], path: str) -> None:
+        """Everything, written on stdout (or ``path``, a device or pipe written in place) once the input has ended, when
+        no error came before (``hold``, or one document: ``whole_document``); a file is staged as it comes and discarded
+        instead (``consume``)."""
         from replay.pipeline.report.spool import ByteSpool
 
         spool = ByteSpool()
@@ -72,11 +77,25 @@ class WriteJsonl(Sink):
             await anyio.lowlevel.checkpoint()  # a run cancelled meanwhile writes nothing
             if self.run_failed():
                 return
-            async with stdout_writer() as writer:
+            if path == STDOUT:
+                async with stdout_writer() as writer:
+                    for chunk in spool.chunks():
+                        await writer.write(chunk)
+                return
+            with atomic_output(path) as handle:  # (in place)
                 for chunk in spool.chunks():
-                    await writer.write(chunk)
+                    handle.write(chunk)
         finally:
             spool.close()
+
+
+def _in_place(path: str) -> bool:
+    """Is ``path`` written in place (a device, FIFO or socket, ``/dev/stdout``), not staged and renamed? An unusable
+    path says False: its staging reports it."""
+    try:
+        return file_target(path) is None
+    except OSError:
+        return False
 
 
 class _NotWhole(Exception):

@@ -152,8 +152,9 @@ class MarkedLines:
     between two such records come back from their places when they were empty; when they held blanks, what they held
     is not known, and no join spans them (a record in between: ``gap`` and ``record``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_lines: int) -> None:
         self.next: tuple[Any, int, int] | None = None  # where the line after the last one a record stood for would be
+        self.max_lines = max_lines  # (the joiner's: more empty lines than that between two pieces, no join spans them)
 
     def lines(self, raws: list[bytes | None], lines: list[int | None], offsets: list[int | None],
               tail_open: bool, stream: str | None) -> list[SplitLine]:
@@ -177,7 +178,8 @@ class MarkedLines:
             source, at, offset = piece.place.get("source"), piece.place["line"], piece.place["offset"]
             if self.next is not None and self.next[0] == source:
                 blank = at - self.next[1]
-                if blank != offset - self.next[2] or blank < 0:  # blank lines with blanks in them: a join ends here
+                if blank != offset - self.next[2] or blank < 0 or blank >= self.max_lines:  # blank lines with blanks
+                    # in them (or more than a join reaches over: not made one by one): a join ends here
                     out.append(SplitLine(b"", None, None, True, True, gap=True))
                 else:  # (empty lines, each its newline)
                     out += [SplitLine(b"", None, None, False, False, gap=True) for _ in range(blank)]
@@ -193,7 +195,8 @@ def _marked(raw: bytes, line: int | None, offset: int | None, stream: str | None
     if type(mark) is not dict:
         return None
     original, at, where = mark.get("original"), mark.get("line"), mark.get("offset")
-    if (mark.get("code") not in PIECE_CODES or type(original) is not str or ORIGINAL_BYTES in mark
+    code = mark.get("code")
+    if (type(code) is not str or code not in PIECE_CODES or type(original) is not str or ORIGINAL_BYTES in mark
             or type(at) is not int or type(where) is not int):
         return None
     piece = split_line(original.encode("utf-8", "surrogatepass"), line, offset)

@@ -118,3 +118,38 @@ def test_read_then_heal_is_heal_of_the_file(tmp_path: Path, data: bytes) -> None
     assert (by_file.returncode, piped.returncode) == (0, 0), piped.stderr
     assert piped.stdout == by_file.stdout
     assert entries(tmp_path / "pipe.log") == entries(tmp_path / "file.log", "<stdin>")
+
+
+def test_a_dropped_record_whose_code_is_no_string_is_reported_not_a_crash_of_the_join(tmp_path: Path) -> None:
+    """Found by review: the join looked a dropped record's `code` up in a set, and a list there (`[1]`) stopped heal
+    with E_STAGE_FAILED (TypeError); it is an invalid record, as validate reports it, and the run's events flow."""
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b'{"seq":1,"timestamp":"2026-01-01T00:00:01Z","type":"run_started","runId":"r","payload":{}}\n'
+                     b'{"$record":"dropped","code":[1],"message":"m","source":"x","line":2,"offset":5}\n'
+                     b'{"seq":2,"timestamp":"2026-01-01T00:00:02Z","type":"run_completed","runId":"r","payload":{}}\n')
+    done = run_replay("heal", str(path))
+    assert "E_STAGE_FAILED" not in [e["code"] for e in errors_of(done.stderr)], done.stderr
+    assert [e["type"] for e in jsonl(done.stdout) if "type" in e] == ["run_started", "run_completed"]
+
+
+def test_pieces_whose_places_claim_millions_of_empty_lines_between_them_are_not_joined_and_cost_no_memory(
+        tmp_path: Path) -> None:
+    """Found by review: the empty lines read leaves out between two pieces were made back one object each, however many
+    the pieces' places claimed (a 253-byte stream took 566 MB at 4 million). More than a join reaches over
+    (``max_lines``) is one break now; under an address-space limit the old way fails with MemoryError."""
+    import resource
+    import subprocess
+
+    from conftest import REPLAY
+
+    def marks(n: int) -> bytes:
+        first = {"$record": "dropped", "code": "E_JSONL_LINE_INVALID", "message": "m", "line": 2, "offset": 10, "original": "{"}
+        second = {**first, "line": 3 + n, "offset": 12 + n, "original": "}"}
+        return b"".join(json.dumps(m, separators=(",", ":")).encode() + b"\n" for m in (first, second))
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run([REPLAY, "heal"], input=marks(40_000_000), capture_output=True, preexec_fn=limited,
+                          timeout=120, check=False)
+    assert [e["code"] for e in errors_of(done.stderr)] == ["E_JSONL_LINE_INVALID"] * 2, done.stderr

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import orjson
-from conftest import EXAMPLES, errors_of, run_replay
+from conftest import EXAMPLES, REPLAY, errors_of, run_replay
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +94,22 @@ def test_the_script_of_a_config_is_the_commands_or_nothing(tmp_path: Path, group
         done = run_replay("run", str(config(tmp_path, shape, None)), str(session))
         assert (done.returncode, done.stdout) == (command.returncode, command.stdout)
         assert errors_of(done.stderr) == errors_of(command.stderr)
+
+
+def test_a_refused_script_written_in_place_to_a_descriptor_s_name_writes_nothing(tmp_path: Path) -> None:
+    """Found by review: `--out /dev/stdout` (a device, FIFO or descriptor's name is written in place, not staged and
+    renamed) got the script's groups before the refusal; it is held as stdout is, and written only whole."""
+    session, out = tmp_path / "session.jsonl", tmp_path / "out.json"
+    chunk = {"type": "assistant/chunk", "step": 0}
+    with session.open("w") as f:  # (groups enough to fill many batches before the last, unfinished one)
+        for turn in range(1, 400):
+            f.write(json.dumps({**chunk, "turn": turn, "chunk": {"type": "text-delta", "text": "x" * 1000}}) + "\n")
+            if turn < 399:
+                f.write(json.dumps({**chunk, "turn": turn, "chunk": {"type": "finish", "finishReason": "stop"}}) + "\n")
+    with out.open("wb") as handle:
+        done = subprocess.run([REPLAY, "script", str(session), "--no-override", "--out", "/dev/stdout"], stdout=handle,
+                              stderr=subprocess.PIPE, timeout=120, check=False)
+    assert done.returncode == 1 and out.read_bytes() == b"", done.stderr
+    with out.open("wb") as handle:
+        clean = subprocess.run([REPLAY, "script", str(CLEAN), "--out", "/dev/stdout"], stdout=handle, timeout=120, check=False)
+    assert clean.returncode == 0 and out.read_bytes() == run_replay("script", str(CLEAN)).stdout
