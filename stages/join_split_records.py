@@ -53,7 +53,15 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line
-from replay.pipeline.model.split_records import RULE, Joined, MarkedLines, SplitJoiner, has_marks, opens_with_source
+from replay.pipeline.model.split_records import (
+    RULE,
+    Joined,
+    MarkedLines,
+    SplitJoiner,
+    has_marks,
+    opens_with_source,
+    split_line,
+)
 from replay.stages.screen import decode_heads
 
 __all__ = ["RULE", "JoinSplitRecords"]
@@ -66,6 +74,9 @@ class JoinSplitRecords(Transform):
     options = {
         "max_lines": Option(int, 10_000, "most lines one record may have been split into", minimum=1),
         "max_bytes": Option(int, DEFAULT_MAX_LINE_BYTES, "most bytes one split record may have (the pieces together)", minimum=1),
+        "marks": Option(bool, True, "a dropped record of a `replay read` up the pipe that keeps its line whole "
+                                    "(`original`) is that line, a piece a join may take; false: a record as any other "
+                                    "(a walk of a saved stream ends at it, as its --at pre-scan does)"),
     }
     # (``repairs``: the joins, when no stage after it logs them: ``streams_into``)
     ports = ("errors", "repairs")
@@ -103,12 +114,15 @@ class JoinSplitRecords(Transform):
             self._flush_into(out)
             out.append(batch)
             return _one(out)
-        if not self.joiner.held and not has_marks(batch.text()) and _all_json(batch):
+        marks = self.config["marks"]
+        if not self.joiner.held and not (marks and has_marks(batch.text())) and _all_json(batch):
             self.marked.next = None  # (nothing held: no join spans these lines)
             out.append(batch)  # every line is JSON on its own: nothing to join, the batch as it came
             return _one(out)
         stream = None if self.sourced.get(batch.source) else batch.source
-        lines = deque(self.marked.lines(batch.raws, batch.lines, batch.offsets, batch.tail_open, stream))
+        lines = deque(self.marked.lines(batch.raws, batch.lines, batch.offsets, batch.tail_open, stream) if marks else
+                      (split_line(raw or b"", batch.lines[i], batch.offsets[i], batch.tail_open and i == len(batch.raws) - 1)
+                       for i, raw in enumerate(batch.raws)))
         done: list[Joined] = []
         self.joiner.process(lines, done)
         out += self._batches(done) if done else []

@@ -198,6 +198,8 @@ class SpawnRunner(AsyncTransform):
         if failure is not None and not own:  # (a failed run's own error, as it reported it, stays: reported_error)
             retryable = failure["code"] in ("E_RUNNER_TIMEOUT", "E_RUNNER_START_FAILED", "E_CAPTURE_INTERRUPTED")
             facts["error"] = {"code": failure["code"], "message": failure["message"], "retryable": retryable}
+        elif own and failure is not None and not isinstance(facts["error"].get("code"), str):  # (its own error says no code: the exit's, so the
+            facts["error"] = {"code": failure["code"], **facts["error"]}  # summary line and a report name one)
         record = run_record(
             runId=run_id, artifactId=run_id, timestamp=request.get("timestamp"), prompt=request.get("prompt"),
             query=request.get("query"), status=status, context=request.get("context"),

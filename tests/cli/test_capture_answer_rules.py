@@ -29,11 +29,13 @@ def files(cwd: Path, done: subprocess.CompletedProcess) -> tuple[dict, dict[str,
 
 # a failed run's own error, then a non-zero exit -------------------------------------------------------
 @pytest.mark.parametrize(("error", "kept"), [(TIMEOUT_ERROR, TIMEOUT_ERROR),
-                                              ("database connection refused", {"message": "database connection refused"})])
+                                              ("database connection refused", {"code": "E_RUNNER_EXIT_NON_ZERO",
+                                                                               "message": "database connection refused"})])
 def test_a_runner_that_reports_its_failure_and_exits_non_zero_keeps_its_own_error(tmp_path, error, kept):
     """The runner's {"status": "error", "error": {...}} was replaced by E_RUNNER_EXIT_NON_ZERO in the artifact ("the run
     as the runner reported it"), the healed copy and the journal, without a word: its code, message and retryable
-    lost. The run's error is now the runner's; the non-zero exit is the capture's error (stderr, exit 1, raw capture)."""
+    lost. The run's error is now the runner's; the non-zero exit is the capture's error (stderr, exit 1, raw capture).
+    A bare message, which says no code, takes the exit's (found by review: the summary line named no error at all)."""
     done = say(tmp_path, {"status": "error", "error": error, "events": []}, exit=2)
     assert done.returncode == 1, done.stderr
     [failure] = errors_of(done.stderr)

@@ -118,3 +118,17 @@ def test_another_agent_s_pretty_printed_log_walked_counts_the_join_once_in_its_h
     done = run_replay("walk", "--json", str(path))
     heal = [r["event"] for r in jsonl(done.stdout) if r["kind"] == "$heal"]
     assert [h["byRule"].get(RULE) for h in heal] == [1], heal
+
+
+def test_a_saved_read_stream_s_dropped_pieces_end_the_walk_with_or_without_at(tmp_path: Path) -> None:
+    """Found by review: the join walked through the pieces a saved `replay read` stream keeps whole in its dropped
+    records, while `--at`'s pre-scan ended at the first of them (E_JOURNAL_READ_FAILED): a plain walk and a walk
+    `--at` disagreed. A walk's join takes no dropped record (walk.toml: `marks = false`), and both end there, as README
+    says of a saved stream."""
+    journal, saved = tmp_path / "pretty.jsonl", tmp_path / "saved.jsonl"
+    journal.write_bytes(written(RECORDS, {3}))
+    saved.write_bytes(run_replay("read", str(journal)).stdout)
+    steps = sorted({r["step_id"] for r in RECORDS if "step_id" in r})
+    for flags in ([], ["--at", steps[-1]]):
+        done = run_replay("walk", *flags, str(saved))
+        assert done.returncode == 1 and [e["code"] for e in errors_of(done.stderr)] == ["E_JOURNAL_READ_FAILED"], flags
