@@ -60,7 +60,6 @@ from replay.pipeline.model.split_records import (
     SplitJoiner,
     has_marks,
     opens_with_source,
-    split_line,
 )
 from replay.stages.screen import decode_heads
 
@@ -88,7 +87,8 @@ class JoinSplitRecords(Transform):
         super().__init__(**options)
         self.source: str | None = None
         self.joiner = SplitJoiner(self.config["max_lines"], self.config["max_bytes"])  # the pieces being gathered
-        self.marked = MarkedLines(self.config["max_lines"])  # the lines `replay read` up the pipe left out, its dropped records keep
+        # the lines `replay read` up the pipe left out, its dropped records keep (``marks``)
+        self.marked = MarkedLines(self.config["max_lines"], self.config["marks"])
         self.sourced: dict[str, bool] = {}  # per stream: does it open with a source record?
         self.hands_on = False  # True: the one stage its lines reach that logs joins logs them (``streams_into``)
 
@@ -114,15 +114,12 @@ class JoinSplitRecords(Transform):
             self._flush_into(out)
             out.append(batch)
             return _one(out)
-        marks = self.config["marks"]
-        if not self.joiner.held and not (marks and has_marks(batch.text())) and _all_json(batch):
+        if not self.joiner.held and not (self.marked.takes_marks and has_marks(batch.text())) and _all_json(batch):
             self.marked.next = None  # (nothing held: no join spans these lines)
             out.append(batch)  # every line is JSON on its own: nothing to join, the batch as it came
             return _one(out)
         stream = None if self.sourced.get(batch.source) else batch.source
-        lines = deque(self.marked.lines(batch.raws, batch.lines, batch.offsets, batch.tail_open, stream) if marks else
-                      (split_line(raw or b"", batch.lines[i], batch.offsets[i], batch.tail_open and i == len(batch.raws) - 1)
-                       for i, raw in enumerate(batch.raws)))
+        lines = deque(self.marked.lines(batch.raws, batch.lines, batch.offsets, batch.tail_open, stream))
         done: list[Joined] = []
         self.joiner.process(lines, done)
         out += self._batches(done) if done else []

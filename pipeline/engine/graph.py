@@ -438,15 +438,8 @@ class Graph:
     def documents(self) -> set[str]:
         """The stages whose main output is (part of) a ``one_document`` stage's: that stage's, and every stage's that
         takes it on a main input, however far down; the sinks among them write it whole or not at all."""
-        found: set[str] = set()
-        if not any(node.stage.one_document for node in self.nodes.values()):
-            return found
-        edges = self.edges()
-        main_in: dict[str, set[str]] = {n: set() for n in self.nodes}
-        for e in edges:
-            if e.port == MAIN:
-                main_in[e.consumer].add(e.producer)
-        for n in self.topological(edges):
-            if self.nodes[n].stage.one_document or main_in[n] & found:
-                found.add(n)
-        return found
+        starts = [n for n, node in self.nodes.items() if node.stage.one_document]
+        if not starts:
+            return set()
+        streams = self._successors(self.edges(), main_only=True)
+        return {*starts, *(n for start in starts for n in self._reached(start, streams))}

@@ -152,9 +152,10 @@ class MarkedLines:
     between two such records come back from their places when they were empty; when they held blanks, what they held
     is not known, and no join spans them (a record in between: ``gap`` and ``record``)."""
 
-    def __init__(self, max_lines: int) -> None:
+    def __init__(self, max_lines: int, takes_marks: bool = True) -> None:
         self.next: tuple[Any, int, int] | None = None  # where the line after the last one a record stood for would be
         self.max_lines = max_lines  # (the joiner's: more empty lines than that between two pieces, no join spans them)
+        self.takes_marks = takes_marks  # False: a dropped record is a line as any other (a walk's join)
 
     def lines(self, raws: list[bytes | None], lines: list[int | None], offsets: list[int | None],
               tail_open: bool, stream: str | None) -> list[SplitLine]:
@@ -165,7 +166,7 @@ class MarkedLines:
         last = len(raws) - 1
         for i, raw in enumerate(raws):
             raw = raw or b""
-            piece = _marked(raw, lines[i], offsets[i], stream) if raw.startswith(_MARK) else None
+            piece = _marked(raw, lines[i], offsets[i], stream) if self.takes_marks and raw.startswith(_MARK) else None
             if piece is None:
                 line = split_line(raw, lines[i], offsets[i], tail_open and i == last)
                 if self.next is not None and not line.record:  # (a line read kept among the pieces: `{}`)
