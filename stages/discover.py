@@ -37,7 +37,8 @@ from replay.pipeline.engine.stage import Option, Output, Source
 from replay.pipeline.io.fdio import file_type, read_to_end
 from replay.pipeline.io.journals import require_stdin
 from replay.pipeline.model.records import INVOCATION_RECORD
-from replay.pipeline.model.runner_protocol import new_run_id, runner_request, with_article
+from replay.pipeline.model.runner_facts import with_article
+from replay.pipeline.model.runner_protocol import new_run_id, runner_request
 from replay.pipeline.model.validation import json_type
 
 ENV_VAR = "REPLAY_RUNNER"

@@ -48,7 +48,8 @@ from replay.pipeline.io.run_files import RAW_CAPTURE
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, REPORTED, log_repair
-from replay.pipeline.model.runner_protocol import RUNNER_EVENTS_RULE, RUNNER_FIELD_RULE, Reply, read_reply, run_facts
+from replay.pipeline.model.runner_facts import RUNNER_EVENTS_RULE, RUNNER_FIELD_RULE, run_facts
+from replay.pipeline.model.runner_protocol import Reply, read_reply
 
 SCHEMA_VERSION = "1.0.0"
 DEFAULT_TIMEOUT_MS = 120_000

@@ -14,7 +14,8 @@ Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema
 
 A reply is read whole after the process ended; every complete event line counts, so a runner that
 dies halfway still yields the events it printed. Problems become diagnostics with the E_RUNNER_*
-codes, each naming the JSON path (or stdout line) at fault, what was expected and what came.
+codes, each naming the JSON path (or stdout line) at fault, what was expected and what came. What becomes of the run
+facts an output object carries: ``runner_facts``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
-from replay.pipeline.model.validation import MEMBERS, USAGE_NOT_COUNTED, json_type
+from replay.pipeline.model.validation import json_type
 
 OUTPUT_EXAMPLE = '{"status": "ok", "response": "Echo: hi", "events": []}'
 
@@ -420,158 +421,3 @@ def _output_then_more(reply: Reply, rest: bytes, exc: orjson.JSONDecodeError, nu
     _note_after_output(reply, line, number + at["line"] - 1, start + at["offset"], number, at["column"])
     return True
 
-
-RUNNER_ERROR_RULE = "normalize_runner_error"  # a bare message as `error` made {"message": it} (a repair)
-RUNNER_SOURCES_RULE = "normalize_runner_sources"  # one source name as `sources` made [it] (a repair)
-RUNNER_EVENTS_RULE = "drop_listed_again"  # the output object's events the streamed ones again: left out (a repair)
-RUNNER_FIELD_RULE = "check_runner_output"  # a run fact of a type with no normal form: not kept, a notice
-FIELD_INVALID = "E_RUNNER_FIELD_INVALID"  # a FactNote's code when the fact is not kept (a notice)
-MISSING = "missing"  # a FactNote's ``received`` for a fact the contract requires and the output left out
-_TYPES = {"response": "string", "error": "object", "framework": "string", "sources": "array of strings", "usage": "object"}
-_EXAMPLES = {"response": '"response": "AAPL is your largest holding."',
-             "error": '"error": {"code": "RUNNER_TOOL_TIMEOUT", "message": "...", "retryable": true}',
-             "framework": '"framework": "langchain"', "sources": '"sources": ["portfolio_db"]',
-             "usage": '"usage": {"inputTokens": 100, "outputTokens": 40, "costUsd": 0.0021}'}
-
-
-@dataclass
-class FactNote:
-    """A run fact the output gave in a type the contract does not have: ``value`` is its normal form, kept and
-    logged as a repair by ``rule``; None when it has none, so it is not kept and is a notice (``check_runner_output``)
-    naming the field, what came and how to fix the runner. The raw capture keeps the runner's stdout as it was."""
-
-    field: str
-    original: Any
-    received: str
-    value: Any = None
-    rule: str = RUNNER_FIELD_RULE
-
-    @property
-    def kept(self) -> bool:
-        return self.value is not None
-
-    @property
-    def message(self) -> str:
-        if self.received == MISSING:
-            return f"runner output has status \"error\" but no `{self.field}`: the run record cannot say why it failed"
-        said = f"runner output's `{self.field}` is {with_article(self.received)}; the contract's is {with_article(_TYPES[self.field])}"
-        if self.kept:
-            return f"{said}: kept as {exactjson.dumps(self.value).decode()[:80]}"
-        return f"{said}: not kept in the run record (the raw capture has it)"
-
-    def entry(self) -> dict[str, Any]:
-        """The heal-log entry's fields (``log_repair``'s keywords, but rule, action and message)."""
-        if self.kept:
-            return {"field": self.field, "original": self.original, "value": self.value}
-        if self.received == MISSING:
-            return {"code": FIELD_INVALID, "field": self.field, "path": f"$.{self.field}", "expected": _TYPES[self.field], "received": MISSING,
-                    "howToFix": f"Say why the run failed: {_EXAMPLES[self.field]} (`replay schema runner-output`)."}
-        return {"code": FIELD_INVALID, "field": self.field, "path": f"$.{self.field}", "original": self.original,
-                "expected": _TYPES[self.field], "received": self.received,
-                "howToFix": f"Write `{self.field}` as {with_article(_TYPES[self.field])} in the runner's output object, e.g. "
-                            f"{_EXAMPLES[self.field]} (`replay schema runner-output`), or leave it out."}
-
-
-@dataclass
-class UsageNote(FactNote):
-    """A member of the output's ``usage`` object that is no count (a number >= 0: ``"12"``, -3, true): left out of the
-    run record's usage, the rest of the object kept, and a notice (E_USAGE_NOT_COUNTED) naming the member and how to
-    fix the runner. The healed artifact and the journal then hold only counts, as validate holds them to."""
-
-    member: str = ""
-
-    @property
-    def message(self) -> str:
-        expected = MEMBERS["usage"][self.member][0]
-        return (f"runner output's `usage.{self.member}` is {with_article(self.received)}; a count is a {expected}: left "
-                "out of the run record's usage, the rest of it kept (the raw capture has it)")
-
-    def entry(self) -> dict[str, Any]:
-        expected = MEMBERS["usage"][self.member][0]
-        return {"code": USAGE_NOT_COUNTED, "field": f"usage.{self.member}", "path": f"$.usage.{self.member}",
-                "original": self.original, "expected": expected, "received": self.received,
-                "howToFix": f"Write `usage.{self.member}` as a plain JSON number >= 0 (not a string) in the runner's "
-                            f"output object, e.g. {_EXAMPLES['usage']} (`replay schema runner-output`), or leave it out."}
-
-
-def _uncounted(usage: dict[str, Any]) -> tuple[dict[str, Any], list[FactNote]]:
-    """``usage`` without its members that are no count, and a note for each of those (a null one is taken for absent,
-    as a null run fact is: left out without a note)."""
-    bad = [member for member, (_, ok) in MEMBERS["usage"].items() if usage.get(member) is not None and not ok(usage[member])]
-    notes: list[FactNote] = [UsageNote("usage", usage[member], _received(usage[member]), member=member) for member in bad]
-    left_out = {m for m in MEMBERS["usage"] if m in usage and usage[m] is None} | set(bad)
-    if not left_out:
-        return usage, notes
-    return {k: v for k, v in usage.items() if k not in left_out}, notes
-
-
-def with_article(kind: str) -> str:
-    """``kind`` after its article: ``an object``, ``a string``."""
-    return ("an " if kind[0] in "aeiou" else "a ") + kind
-
-
-def _received(value: Any) -> str:
-    """What came, as a diagnostic's ``received`` says it: its JSON type (for an array, its first item that is no string,
-    if any: an array of strings is wrong for a fact that is no array)."""
-    if isinstance(value, list):
-        k = next((k for k, item in enumerate(value) if not isinstance(item, str)), None)
-        if k is not None:
-            return f"array (item [{k}] is {json_type(value[k])})"
-    return json_type(value)
-
-
-def _fact(name: str, value: Any) -> FactNote | None:
-    """None when ``value`` has the contract's type, else what becomes of it."""
-    if name == "error":
-        if isinstance(value, dict):
-            return None
-        if isinstance(value, str):
-            return FactNote(name, value, "string", {"message": value}, RUNNER_ERROR_RULE)
-    elif name == "sources":
-        if isinstance(value, list) and all(isinstance(s, str) for s in value):
-            return None
-        if isinstance(value, str):
-            return FactNote(name, value, "string", [value], RUNNER_SOURCES_RULE)
-    elif name == "usage":
-        if isinstance(value, dict):
-            return None
-    elif isinstance(value, str):
-        return None
-    return FactNote(name, value, _received(value))
-
-
-@dataclass
-class RunFacts:
-    """The run-level facts an output object carries (``facts``, for the run record), and a note for each one it gave
-    in another type than the contract's (``notes``, for the heal log): none is dropped without a word."""
-
-    facts: dict[str, Any] = field(default_factory=dict)
-    notes: list[FactNote] = field(default_factory=list)
-
-
-def run_facts(output: dict[str, Any] | None) -> RunFacts:
-    """The run facts of an output object: those of the contract's type as they are, those with a normal form (a bare
-    error message, one source name) in it, the others left out with a note; null is taken for absent. A status-"ok" output's `response` that is
-    no string is not noted here: ``check_output`` fails the run for it (E_RUNNER_RESPONSE_MISSING). A status-"error"
-    output without an ``error`` (the contract requires one then) is a note too: the run record cannot say why it failed."""
-    result = RunFacts()
-    for name in _TYPES:
-        if not output or output.get(name) is None:  # absent, or null: nothing said, nothing to lose
-            continue
-        note = _fact(name, output[name])
-        if note is None and name == "usage":
-            usage, uncounted = _uncounted(output[name])
-            result.notes.extend(uncounted)
-            if usage or not uncounted:  # a usage object of nothing but values that are no counts says nothing
-                result.facts[name] = usage
-            continue
-        if note is None:
-            result.facts[name] = output[name]
-            continue
-        if note.kept:
-            result.facts[name] = note.value
-        if note.kept or not (name == "response" and output.get("status") == "ok"):
-            result.notes.append(note)
-    if output and output.get("status") == "error" and output.get("error") is None:  # the contract requires it then
-        result.notes.append(FactNote("error", None, MISSING))
-    return result

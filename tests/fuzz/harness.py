@@ -22,7 +22,8 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import CATALOGUE
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.io.journals import LineCutter, as_document
-from replay.pipeline.model.runner_protocol import check_output, read_reply, run_facts
+from replay.pipeline.model.runner_facts import run_facts
+from replay.pipeline.model.runner_protocol import check_output, read_reply
 from replay.stages.dialect import MapDialect
 from replay.stages.heal import rule_stages
 from replay.stages.heal_summary import SummarizeRepairs

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from referencing import Registry, Resource
 
 from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.model.runner_facts import run_facts
 from replay.pipeline.model.runner_protocol import (
     check_output,
     load_context,
     new_run_id,
     read_reply,
-    run_facts,
     runner_request,
 )
 
