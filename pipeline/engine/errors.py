@@ -555,6 +555,7 @@ def write_failed(name: str, exc: OSError, *, exit_code: int = 1) -> ReplayError:
         errno.EACCES: "You may not write there: check the folder's permissions, or write elsewhere.",
         errno.EPERM: "You may not write there: check the folder's permissions, or write elsewhere.",
         errno.EISDIR: "The path names a folder: name a file (without a trailing '/'), e.g. report.html.",
+        errno.EBADF: "Name a file, or a descriptor open for writing (`3> out.jsonl` with `/dev/fd/3`).",
     }.get(number, "Check the disk and the path, then run the command again; nothing partial was left at the path.")
     return ReplayError("E_OUTPUT_WRITE_FAILED", f"writing {target} failed: {why}", path=name, received=received,
                        howToFix=advice, exit_code=exit_code)

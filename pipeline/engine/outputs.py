@@ -128,12 +128,39 @@ def probe_output(path: str | os.PathLike[str], probed: set[Path] | None = None) 
     would say later, but exit 2: a refusal, nothing was run or written): a temp file is made and removed where its temp file would go, or in the nearest folder above
     that exists (``atomic_output`` makes the folders on the way). Nothing is left: a run that fails before it wrote
     anything leaves no file (``Sink.commit_empty``)."""
+    _probe_descriptor(path)
     try:
         target = file_target(path)
     except IsADirectoryError as exc:
         raise write_failed(published_name(os.fspath(path)), exc, exit_code=2) from exc
     if target is not None:
         _probe(target.parent, target, path, probed)
+
+
+def _probe_descriptor(path: str | os.PathLike[str]) -> None:
+    """An output naming one of the process's standard descriptors that was closed when it started (``--out /dev/stdin
+    <&-``: the descriptor replay opens next, its own interrupt pipe, would take that number and the output), or a
+    descriptor it was given that is open for reading only (``--out /dev/stdin < /dev/null``: every write there would
+    fail, EBADF): refused now, not after the input was read. Stdout has its own refusal
+    (``preflight.refuse_unwritable_stdout``)."""
+    fd = named_descriptor(path)
+    if fd is None or fd == 1:
+        return
+    if fd not in given_descriptors():
+        if fd in STANDARD_DESCRIPTORS:
+            raise write_failed(published_name(os.fspath(path)), OSError(errno.EBADF, f"descriptor {fd} was closed when "
+                                                                        "replay started"), exit_code=2)
+        return  # (a descriptor replay opened itself: a path like any other)
+    try:
+        import fcntl  # (POSIX: where there is none, such an output fails at its first write)
+
+        read_only = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+    except (ImportError, OSError):
+        return
+    if read_only:
+        raise write_failed(published_name(os.fspath(path)), OSError(errno.EBADF, "the descriptor is open for reading "
+                                                                    f"only (descriptor {fd}), not for writing"),
+                           exit_code=2)
 
 
 def probe_folder(path: str | os.PathLike[str], probed: set[Path] | None = None) -> None:
