@@ -227,7 +227,7 @@ def test_a_byte_that_is_not_utf8_and_json_too_deep_to_read_are_refused_truthfull
     done = import_(tmp_path, export=tmp_path / "b.json")
     (error,) = errors_of(done.stderr)
     assert done.returncode == 2 and error["code"] == "E_INCIDENT_JSON_INVALID"
-    assert (error["line"], error["column"], error["offset"]) == (8, 80, 276) and "offset 355 " in error["message"]
+    assert (error["line"], error["column"], error["offset"]) == (8, 80, 276) and "(byte 355 of the file)" in error["message"]
     deep = data.replace(b'"region": "eu-west-1"}', b'"region": "eu-west-1", "deep": ' + b"[" * 1500 + b"]" * 1500 + b"}")
     (tmp_path / "d.json").write_bytes(deep)
     for args, limit in (((), 20), (("--max-depth", "5000"), 1024)):

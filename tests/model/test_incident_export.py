@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 import pytest
 from conftest import EXAMPLES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from incident_support import INCIDENTS, REFUND_EXPORT, minimal_export, refund_export, write_json
 
 from replay.pipeline.engine.errors import ReplayError
@@ -212,7 +214,9 @@ def test_a_byte_that_is_not_utf8_is_refused_where_it_is(tmp_path: Path) -> None:
     body = caught.value.body
     assert caught.value.code == "E_INCIDENT_JSON_INVALID"
     assert (body["line"], body["column"], body["offset"]) == (line, at - line_start + 1, line_start) == (8, 80, 276)
-    assert "UTF-8" in body["message"] and "0xff" in body["message"] and f"offset {at} " in body["message"]
+    assert "UTF-8" in body["message"] and "0xff" in body["message"] and f"(byte {at} of the file)" in body["message"]
+    # (the message said "at offset 276+..." beside a field `offset` of the line's start: found by a read-only tester)
+    assert "offset" not in body["message"] and body["offset"] + body["column"] - 1 == at
     (tmp_path / "e.json").write_bytes('{"schema_version": 1,\n  "input": {"é": "é'.encode() + b"\xc3(" + b'"}}')
     with pytest.raises(ReplayError) as caught:
         load_export(str(tmp_path / "e.json"))
@@ -447,9 +451,87 @@ def test_a_utf8_byte_order_mark_is_skipped_as_replay_read_skips_it_and_positions
     with pytest.raises(ReplayError) as caught:
         load_export(str(tmp_path / "e.json"))
     body = caught.value.body
-    assert (body["line"], body["column"], body["offset"]) == (1, 12, 3) and "offset 14 " in body["message"]
+    assert (body["line"], body["column"], body["offset"]) == (1, 12, 3) and "(byte 14 of the file)" in body["message"]
     first = b'{"type": "task_start", "case_id": "c", "input": {}}\n'
     (tmp_path / "run.jsonl").write_bytes(BOM + first + b"not json\n")
     with pytest.raises(ReplayError) as caught:
         load_export(str(tmp_path / "run.jsonl"), format="runledger", rules_path=RULES)
     assert (caught.value.body["line"], caught.value.body["offset"]) == (2, len(BOM + first))
+
+
+# a key written twice in a log's line ----------------------------------------------------------------------
+LOGS = {"runledger": RUN_LOG, "replay": EXAMPLES / "journals" / "two-runs.jsonl"}
+
+
+def _objects(node: Any) -> list[dict[str, Any]]:
+    """Every object in ``node`` that has a key, outermost first."""
+    found = [node] if isinstance(node, dict) and node else []
+    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
+    return found + [o for child in children for o in _objects(child)]
+
+
+def _dumped_twice(node: Any, target: dict[str, Any], key: str, extra: Any, out: bytearray) -> int:
+    """Write ``node`` as JSON into ``out``, ``target`` with ``key`` written again (``extra`` its second value) after
+    its other keys; where in ``out`` that second writing starts (-1 when ``target`` is not in ``node``)."""
+    at = -1
+    if isinstance(node, dict):
+        out += b"{"
+        for k, (name, value) in enumerate(node.items()):
+            out += (b"," if k else b"") + orjson.dumps(name) + b":"
+            at = max(at, _dumped_twice(value, target, key, extra, out))
+        if node is target:
+            out += b","
+            at = len(out)
+            out += orjson.dumps(key) + b":" + orjson.dumps(extra)
+        out += b"}"
+    elif isinstance(node, list):
+        out += b"["
+        for k, value in enumerate(node):
+            out += b"," if k else b""
+            at = max(at, _dumped_twice(value, target, key, extra, out))
+        out += b"]"
+    else:
+        out += orjson.dumps(node)
+    return at
+
+
+@settings(max_examples=60, deadline=None)
+@given(format=st.sampled_from(sorted(LOGS)), data=st.data(),
+       extra=st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=5), st.none(), st.dictionaries(st.text(max_size=3), st.booleans())))
+def test_a_key_written_twice_in_any_line_of_a_log_is_refused_at_its_second_writing(tmp_path_factory: pytest.TempPathFactory,
+                                                                                   format: str, data: Any, extra: Any) -> None:
+    """Found by a read-only tester: `--format replay` imported `"arguments":{"amount":1},"arguments":{"amount":2}` as
+    amount 2, exit 0, without a word, where a canonical export writing a key twice is refused (a log's lines were left
+    to the journal readers' rule: warn, keep the last). An incident is evidence: every format refuses it, at the line,
+    its offset and the byte column of the second writing, whichever line and object of the log it is in."""
+    lines = LOGS[format].read_bytes().splitlines()
+    n = data.draw(st.integers(0, len(lines) - 1), label="line")
+    record = orjson.loads(lines[n])
+    target = data.draw(st.sampled_from(_objects(record)), label="object")
+    key = data.draw(st.sampled_from(sorted(target)), label="key")
+    line = bytearray()
+    at = _dumped_twice(record, target, key, extra, line)
+    before = b"".join(raw + b"\n" for raw in lines[:n])
+    text = before + bytes(line) + b"\n" + b"".join(raw + b"\n" for raw in lines[n + 1:])
+    path = tmp_path_factory.mktemp("log") / "log.jsonl"
+    path.write_bytes(text)
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(path), format=format, rules_path=RULES)
+    body = caught.value.body
+    assert (caught.value.code, body["line"], body["offset"]) == ("E_INCIDENT_JSON_INVALID", n + 1, len(before)), body
+    assert body["offset"] + body["column"] - 1 == len(before) + at, body
+    assert f"line {n + 1}: key " in body["message"] and "Write each key once" in body["howToFix"]
+
+
+@pytest.mark.parametrize("format", sorted(LOGS))
+def test_a_one_line_log_that_writes_a_key_twice_is_refused_for_it_not_as_a_json_document(tmp_path: Path,
+                                                                                          format: str) -> None:
+    """A log of one line is JSON as a whole too: its key written twice is what is wrong, not its format."""
+    path = tmp_path / "log.jsonl"
+    line = b'{"type": "task_start", "case_id": "c", "input": {}, "input": {"q": 1}}'
+    path.write_bytes(line + b"\n")
+    with pytest.raises(ReplayError) as caught:
+        load_export(str(path), format=format, rules_path=RULES)
+    body = caught.value.body
+    assert (caught.value.code, body["line"], body["path"]) == ("E_INCIDENT_JSON_INVALID", 1, "$.input"), body
+    assert body["column"] == line.index(b'"input": {"q"') + 1

@@ -218,8 +218,9 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
         bad = utf8_fault(data, skipped)
         if bad is not None:
             at = {**where, **_position(where, bad.position)}
-            refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at offset "
-                   f"{at['offset'] + bad.column - 1} (line {at['line']}, column {bad.column}): {bad.reason}", at,
+            # (the message names the byte's place in the file; the field ``offset`` is its line's start: ERROR_CODES.md)
+            refuse("E_INCIDENT_JSON_INVALID", f"not valid UTF-8: byte 0x{bad.byte:02x} at line {at['line']}, column "
+                   f"{bad.column} (byte {at['offset'] + bad.column - 1} of the file): {bad.reason}", at,
                    howToFix="Save the file as UTF-8: the byte at the reported line and column is not part of a UTF-8 character.")
         stopped = {**where, **_position(where, exactjson.error_position(data, exc, skipped))}
         if exactjson.too_deep(exc):
@@ -229,13 +230,21 @@ def parse_json(data: bytes, where: dict[str, Any], limits: Limits, *, lines_hint
                    expected="one JSON object (schema_version 1)", received="JSON Lines",
                    howToFix="Import RunLedger logs with --format runledger, replay journals with --format replay.")
         refuse("E_INCIDENT_JSON_INVALID", f"not valid JSON: {exc.msg}", stopped)
-    if "line" not in where:  # a document a person wrote: which of a key's two values was meant? (a log's lines: a journal's)
-        try:
-            refuse_duplicate_key(data, value, "E_INCIDENT_JSON_INVALID", str(where.get("source", "the document")), skipped,
-                                 rooted=True, **where)
-        except ReplayError as exc:
-            raise masked_error(exc) from None  # (its path names the key: ``$.input["jane@example.com"]``)
+    _refuse_duplicate_key(data, value, where, skipped)
     return value
+
+
+def _refuse_duplicate_key(data: bytes, value: Any, where: dict[str, Any], skipped: int) -> None:
+    """Refuse a key written twice in one object of what ``parse_json`` read (an export, a rules file, a bundle, or one
+    line of a log: every format alike), at the second writing: an incident is evidence, and which value was meant is
+    unknowable (a reader keeps the last without a word). Its path masked as every import refusal's is."""
+    what = str(where.get("source", "the document")) + (f" line {where['line']}" if "line" in where else "")
+    try:
+        refuse_duplicate_key(data, value, "E_INCIDENT_JSON_INVALID", what, skipped, rooted=True, **where)
+    except ReplayError as exc:
+        if "line" in where:  # (its place on the line read, as the line's number and the offset of its start in the file)
+            exc.body.update({**where, **_position(where, exc.body)})
+        raise masked_error(exc) from None  # (its path names the key: ``$.input["jane@example.com"]``)
 
 
 def _position(where: dict[str, Any], place: dict[str, int]) -> dict[str, Any]:
@@ -461,7 +470,7 @@ def _jsonl(data: bytes, source: str, limits: Limits, format: str) -> list[tuple[
         try:
             value = parse_json(line, {"source": source, "line": n, "offset": start}, limits)
         except ReplayError as exc:
-            if exc.code == "E_INCIDENT_JSON_INVALID" and not records and _is_json(data):
+            if exc.code == "E_INCIDENT_JSON_INVALID" and not records and not _is_json(line) and _is_json(data):
                 _refuse_document(data, source, format)  # a line of a JSON document written over several lines
             raise
         if n == 1 and isinstance(value, dict) and "schema_version" in value and data.strip().count(b"\n") == 0:
