@@ -8,12 +8,15 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from incident_support import REFUND_EXPORT, minimal_export, write_json
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.export import load_export
-from replay.pipeline.model.incident.redaction import REMOVED, Redactor, field_class
+from replay.pipeline.model.incident.redaction import REMOVED, Redactor, data_key, field_class, unredacted
+from replay.pipeline.model.incident.rules import judged_otherwise
 
 
 def refund() -> dict[str, Any]:
@@ -355,3 +358,113 @@ def test_the_secret_is_never_in_the_redactor_output() -> None:
     out, audit = redact(refund(), secret=secret)
     blob = orjson.dumps([out, audit])
     assert secret not in blob and secret.hex().encode() not in blob
+
+
+# one alias a value, everywhere; what the import writes, the re-check takes back -----------------------------
+def _incident(input_: dict[str, Any], args: dict[str, Any], result: Any, output: dict[str, Any],
+              rules: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"schema_version": 1, "incident_id": "inc_0123456789abcdef", "effects_complete": False, "input": input_,
+            "events": [{"type": "tool_call", "call_id": "c1", "name": "lookup", "args": args},
+                       {"type": "tool_result", "call_id": "c1", "ok": True, "result": result, "error": None},
+                       {"type": "final_output", "output": output}],
+            "assertions": rules or [{"id": "r", "type": "required_output", "fields": ["status"]}]}
+
+
+@pytest.mark.parametrize("aliased_first", [False, True])
+def test_a_value_aliased_anywhere_is_aliased_as_a_key_and_under_a_neutral_name(aliased_first: bool) -> None:
+    """``"username": "jdoe"`` and ``"last_name": "Smith"`` were aliased, ``{"Smith": 12}``, ``{"jdoe": 3}`` and
+    ``"who": "jdoe"`` kept: a key was looked up only when data-shaped, a lowercase token under no name kept. Before
+    or after the place that aliases it (the input is redacted last). A name the field-name words know stays."""
+    private = {"username": "jdoe", "last_name": "Smith", "customer_id": "status"}
+    raw = {"who": "jdoe", "balances": {"Smith": 12}, "logins": {"jdoe": 3}, "status": "ok"}
+    incident = _incident(raw, private, {"status": "ok"}, {"status": "ok"}) if aliased_first else \
+        _incident(private, raw, {"status": "ok"}, {"status": "ok"})
+    out = Redactor().incident(incident)
+    private_out, raw_out = (out["events"][0]["args"], out["input"]) if aliased_first else (out["input"], out["events"][0]["args"])
+    user, last = private_out["username"], private_out["last_name"]
+    assert user.startswith("pii_") and last.startswith("pii_")
+    assert raw_out == {"who": user, "balances": {last: 12}, "logins": {user: raw_out["logins"][user]}, "status": "ok"}
+    assert "jdoe" not in str(out) and "Smith" not in str(out)
+    assert unredacted(out) is None
+
+
+def test_one_value_gets_one_alias_whatever_names_it() -> None:
+    """``"customer_id": "jdoe"`` (an identifier's alias) and ``"username": "jdoe"`` (a person's) gave one value two
+    aliases in one import."""
+    out = Redactor().incident(_incident({"username": "jdoe"}, {"customer_id": "jdoe"}, {"login": "jdoe"}, {"status": "ok"}))
+    assert out["input"]["username"] == out["events"][0]["args"]["customer_id"] == out["events"][1]["result"]["login"]
+
+
+@pytest.mark.parametrize(("key", "data"), [
+    ("Jane Doe", True), ("Jane Doe (phone)", True), ("Maria Garcia Lopez total", True), ("order-1042 total", True),
+    ("Jane Smith email", True), ("Created At", True),
+    ("First Name", False), ("Order Total", False), ("Date of Birth", False), ("Shipping Address Line 2", False),
+    ("Error Message", False), ("Customer Email", False), ("billing address", False), ("Phone Numbers", False),
+])
+def test_a_name_with_spaces_is_a_fields_only_when_the_field_words_know_every_word(key: str, data: bool) -> None:
+    """One known word made a field's name of a person's: ``Jane Doe (phone)`` stayed in every file."""
+    assert data_key(key) is data
+
+
+@pytest.mark.parametrize(("key", "value", "prefix"), [
+    ("2024-01-05_status", "shipped-to-the-warehouse-after-manual-review", "id_"), ("2024-01-05_total", 123456789012, "id_"),
+    ("2024-01-05_email", "jdoe", "pii_"), ("Jane Doe (phone)", "b", "pii_"), ("order-1042_password", 7, "secret_"),
+])
+def test_a_value_under_an_aliased_name_is_judged_under_no_name_inside_what_the_name_said(key: str, value: Any,
+                                                                                          prefix: str) -> None:
+    """The import kept a long status token or a long number by the name's class, the re-check (which sees only the
+    alias) judged it under no name: a bundle the import wrote was refused by inspect (E_INCIDENT_NOT_REDACTED)."""
+    out = Redactor().incident(_incident({"q": 1}, {"q": 1}, {"history": {key: value}}, {"status": "ok"}))
+    (name,) = out["events"][1]["result"]["history"]
+    assert name.startswith("id_") and out["events"][1]["result"]["history"][name].startswith(prefix)
+    assert unredacted(out) is None
+    inside = Redactor().incident(_incident({"q": 1}, {"q": 1}, {"auth": {key: value}}, {"status": "ok"}))
+    assert unredacted(inside) is None  # (under ``auth`` the re-check takes any member for a secret)
+
+
+_KEYS = ["status", "order_id", "2024-01-05_status", "2024-01-05_total", "2024-01-05_email", "order-1042", "Jane Doe",
+         "Jane Doe (phone)", "Maria Garcia Lopez total", "email", "amount", "total", "note", "error", "code", "who", "name",
+         "value", "key", "x-api-key", "items", "history", "customer", "started_ms", "auth", "Order Total", "First Name",
+         "phone", "reason_code", "order_1042", "cus_Nffrfeuf8nWb2c", "gpt-4o", "jdoe", "Smith", "result", "username"]
+_STRINGS = ["shipped", "SHIPPED", "jdoe", "Smith", "jane.doe@example.com", "Jane Doe", "4111111111111111", "order-1042",
+            "+1 415-555-0142", "10.0.0.1", "TIMEOUT", "timeout", "boom", "result", "status", "createdAt", "USD", "x" * 45,
+            "a-very-long-lowercase-token-that-is-more-than-forty-chars", "1 Market St", "sk_live_abcdefghijklmnop1234",
+            "12345", "123456789", "2024-01-05", "  padded  ", "", REMOVED, "id_0123456789abcdef", "X-Api-Key"]
+_NUMBERS = [1, 4900, 123456789, 4111111111111111, 4111111111111111.0, 1700000000000, 0.5, -5, 12345678901234567890,
+            True, None]
+_values = st.recursive(st.sampled_from(_STRINGS) | st.sampled_from(_NUMBERS),
+                       lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=3),
+                       max_leaves=6)
+_objects = st.dictionaries(st.sampled_from(_KEYS), _values, min_size=1, max_size=4)
+
+
+def _leaves(node: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in _leaves(v, (*path, k))]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _leaves(v, (*path, str(i)))]
+    return [path] if path else []
+
+
+@settings(max_examples=60, deadline=None)
+@given(_objects, _objects, _values, st.sampled_from(_STRINGS), _objects, _objects, st.data())
+def test_what_an_import_writes_the_recheck_takes_back(input_: dict[str, Any], args: dict[str, Any], result: Any,
+                                                     error: str, effect: dict[str, Any], output: dict[str, Any],
+                                                     data: st.DataObject) -> None:
+    """Whatever the import writes, inspect's re-check (``unredacted``) accepts, read back as a bundle is; and the
+    rules judge the redacted incident as the export (an ``output_equals`` on a value of the output, the fields it
+    has)."""
+    rules: list[dict[str, Any]] = [{"id": "r", "type": "required_output", "fields": sorted(output)}]
+    leaves = _leaves(output)
+    if leaves:
+        path = data.draw(st.sampled_from(leaves))
+        value: Any = output
+        for step in path:
+            value = value[int(step)] if isinstance(value, list) else value[step]
+        rules.append({"id": "v", "type": "output_equals", "path": "".join(f"/{s}" for s in path), "value": value})
+    incident = _incident(input_, args, result, output, rules)
+    incident["events"][1].update(ok=False, error=error)
+    incident["events"].insert(2, {"type": "business_effect", "call_id": "c1", "effect": {"type": "refund", **effect}})
+    redacted = Redactor().incident(incident)
+    assert unredacted(exactjson.loads(exactjson.dumps(redacted))) is None
+    assert judged_otherwise(incident, redacted) == []

@@ -18,16 +18,19 @@ What happens to a value (first match wins):
    so is the value of a name-value pair naming one (``{"name": "X-Api-Key", "value": ...}``);
 3. error text (a tool result's ``error``, a ``task_error`` message) keeps machine error codes
    (``TIMEOUT``, ``gateway_timeout``) and loses everything else;
-4. what remains is kept when it is plainly not private (statuses, currencies, short lowercase
-   words, small numbers such as amounts and limits), removed when it is text with spaces, and
+4. what remains is aliased when the same text is aliased elsewhere in the import (``"who": "jdoe"`` next to
+   ``"username": "jdoe"``, before or after it), kept when it is plainly not private (statuses, currencies, short
+   lowercase words, small numbers such as amounts and limits), removed when it is text with spaces, and
    aliased otherwise (opaque tokens). A field named for what is kept (``status``, ``currency``, ``*_code``, ...)
    keeps only such a token too: a sentence under it is removed, a name or a password aliased.
 
 An object's member name is aliased when it is data rather than a field's name (``Redactor._key``): a detector's
-find, or text with spaces no field name explains or a token written as data is (``data_key``: ``order-1042``, a date,
-a UUID, ``cus_Nffrfeuf8nWb2c``), which gets the alias the same value has elsewhere in the import. A name written as
-fields are (``result``, ``2fa_enabled``, ``gpt-4o``) stays, whatever value elsewhere it equals; a rule path's array
-index is never a name.
+find, text with spaces holding a word no field name is made of or a token written as data is (``data_key``:
+``Jane Doe (phone)``, ``order-1042``, a date, a UUID, ``cus_Nffrfeuf8nWb2c``), which gets the alias the same value has
+elsewhere in the import, or a value aliased elsewhere (``"logins": {"jdoe": 3}``). A name the field-name words know
+(``status``, ``order_id``) or the rules read stays, whatever value elsewhere it equals; a rule path's array index
+is never a name. The value under an aliased name is judged under no name (``Redactor._under``), as a re-check that
+sees only the alias judges it.
 
 Protocol structure is never touched: event types, call ids, tool names, ``ok``, effect types, rule
 ids and fields; an incident where a tool's name, an effect's type or a rule's id holds a credential, an email or a
@@ -333,14 +336,24 @@ def _opaque(key: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def data_key(key: str) -> bool:
     """Is member name ``key`` data rather than a field's name: text with spaces that names no field the word lists
-    know (``Jane Doe``, not ``First Name`` or ``Order Total``), or a token written as data is (``_opaque``:
+    know or holds a word they do not (``Jane Doe``, ``Jane Doe (phone)``; not ``First Name`` or ``Order Total``:
+    ``_field_words``), or a token written as data is (``_opaque``:
     ``order-1042``, ``2024-01-05``, ``cus_Nffrfeuf8nWb2c``; not ``1042``, ``2fa_enabled`` or ``gpt-4o``)?"""
     stripped = key.strip()
     if not stripped:
         return False
     if any(c.isspace() for c in stripped):
-        return field_class(key) is None
+        return field_class(key) is None or not _field_words(stripped)
     return not is_plain_token(stripped) and _opaque(stripped)
+
+
+def _field_words(text: str) -> bool:
+    """Is every word of ``text`` (a name with spaces) one the field-name checks know, or made of such words, with no
+    part written as data is (``First Name``, ``Order Total``, ``Date of Birth``, ``Shipping Address Line 2``)? One
+    known word does not make a field's name of a person's (``Jane Doe (phone)``, ``Maria Garcia Lopez total``) or of
+    a token's (``order-1042 total``)."""
+    words = re.findall(r"[a-z]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text).lower())
+    return all(_known(w) or "_" in _split_run(w) for w in words) and not any(_opaque(part) for part in text.split())
 
 
 _UPPER_CODE = re.compile(r"[A-Z]+(?:_[A-Z0-9]+)*")
@@ -425,7 +438,8 @@ class Redactor:
         self._secret = secret if secret is not None else secrets.token_bytes(32)
         self.counts: Counter[str] = Counter()
         self._aliases: set[str] = set()
-        self._value_aliases: dict[str, str] = {}  # a private value -> its alias (``_aliased``): never written
+        self._value_aliases: dict[str, tuple[str, str]] = {}  # a private value -> (kind, alias) (``_aliased``): never written
+        self._rule_names: frozenset[str] = frozenset()  # the member names the incident's rules read (``rule_names``)
         self._scans: dict[str, list[tuple[str, int, int]]] | None = None  # ``scan``'s hits, while one incident is redacted
 
     def _scan(self, text: str) -> list[tuple[str, int, int]]:
@@ -444,11 +458,28 @@ class Redactor:
         return alias
 
     def _aliased(self, kind: str, value: str) -> str:
-        """The alias of a value a detector or its field's name says is private, remembered (in memory only) for a
-        member name holding the same value (``_key``). An opaque token aliased for want of a name is not: a word
-        such as ``createdAt`` under ``sort`` is as likely a field's name as data."""
-        alias = self._value_aliases[value] = self.alias(kind, value)
-        return alias
+        """The alias of a value a detector or its field's name says is private, remembered (in memory only) for the
+        same text anywhere else in the import, as a member name (``_key``) or a value no name says anything of
+        (``_string``): one alias a value, the first its kind gave (``"customer_id": "jdoe"`` and ``"username":
+        "jdoe"`` are one person). An opaque token aliased for want of a name is not remembered: a word such as
+        ``createdAt`` under ``sort`` is as likely a field's name as data."""
+        known = self._value_aliases.get(value)
+        if known is None:
+            known = self._value_aliases[value] = (kind, self.alias(kind, value))
+        self._aliases.add(known[1])
+        return known[1]
+
+    def _under(self, key: str, name: str, within: str | None) -> tuple[str | None, str | None]:
+        """The field name the value of member ``key`` is judged under, and what it is inside of (``within``, as
+        ``members_within`` says), when redaction writes the member's name as ``name``: its own name; or, when that
+        name is aliased, no name, inside what the name said of a credential, a person or an identifier
+        (``"2024-01-05_email"``: personal). The alias says nothing of what the name said, so a value a name keeps
+        (``"2024-01-05_status"``: a long status token; ``_total``: a long number) is not kept under it: what the
+        import writes there is what a re-check reading only the alias (``_Again``) keeps too."""
+        if name == key:
+            return key, within
+        cls = field_class(key)
+        return None, (cls if cls in ("secret", "personal", "identifier") else within)
 
     # values -------------------------------------------------------------------------------------
     def value(self, node: Any, key: str | None = None, context: str = "data", within: str | None = None) -> Any:
@@ -456,9 +487,12 @@ class Redactor:
         the nearest field around it that says so, which a member whose own name says nothing holds too."""
         if isinstance(node, dict):  # (what its members are inside of is the object's: judged once, not per member)
             labels, others = members_within(node, key, within)
-            return {self._key(k): self.value(v, k, "error" if field_class(k) == "error" else context,
-                                             labels if k in _LABELS else others)
-                    for k, v in node.items()}
+            out = {}
+            for k, v in node.items():
+                name = self._key(k)
+                under, around = self._under(k, name, labels if k in _LABELS else others)
+                out[name] = self.value(v, under, "error" if field_class(under) == "error" else context, around)
+            return out
         if isinstance(node, list):
             return [self.value(v, key, context, within) for v in node]
         if isinstance(node, str):
@@ -471,23 +505,26 @@ class Redactor:
 
     def _key(self, key: str) -> str:
         """An object's member name as redaction leaves it: a field name (``order_id``, ``createdAt``, ``First Name``)
-        as it is, even when the same text is a value aliased elsewhere (``"name": "result"``); data used as a name
-        (``"order-1042": {...}``, ``"Jane Doe": {...}``, ``"cus_Nffrfeuf8nWb2c"``) as an alias: what a detector finds
-        there, the alias the same value has as a value in this import, or else an identifier's (``data_key`` tells
-        the two apart)."""
+        as it is; data used as a name (``"order-1042": {...}``, ``"Jane Doe": {...}``, ``"cus_Nffrfeuf8nWb2c"``) as an
+        alias: what a detector finds there, the alias the same value has as a value in this import, or else an
+        identifier's (``data_key`` tells the two apart). A name holding a value aliased anywhere in the import
+        (``"logins": {"jdoe": 3}`` with ``"username": "jdoe"``) gets its alias too, unless the field-name words know
+        it (``"name": "status"`` leaves the ``status`` fields) or the rules read it (``"name": "result"`` next to a
+        rule requiring ``result``): those are fields' names by their own word."""
         hits = self._scan(key)
         if hits:
             for kind in {h[0] for h in hits}:
                 self.counts[kind] += 1
             self.counts["object_keys_aliased"] += 1
             return self.alias(hits[0][0], key)
-        if not data_key(key):  # (a field's name equal to a value aliased elsewhere, ``"name": "result"``, stays)
-            return key
         stripped = key.strip()
-        self.counts["object_keys_aliased"] += 1
         known = self._value_aliases.get(stripped)
+        if not data_key(key) and (known is None or field_class(key) is not None or key in self._rule_names):
+            return key
+        self.counts["object_keys_aliased"] += 1
         if known is not None:
-            return known
+            self._aliases.add(known[1])
+            return known[1]
         self.counts["identifier"] += 1
         return self.alias("identifier", stripped)
 
@@ -522,6 +559,10 @@ class Redactor:
             return REMOVED
         if cls == "keep" and is_plain_token(stripped, 64):  # (a status, a currency: no sentence, name or password under one)
             return text
+        known = self._value_aliases.get(stripped)  # (aliased elsewhere: ``"who": "jdoe"`` next to ``"username": "jdoe"``)
+        if known is not None:
+            self.counts[known[0]] += 1
+            return self._aliased(known[0], stripped)
         if any(c.isspace() for c in stripped):
             self.counts["freeform_text"] += 1
             return REMOVED
@@ -561,6 +602,7 @@ class Redactor:
             scout = type(self)(self._secret)
             scout._scans = self._scans = {}  # (both passes scan the same texts: once each is enough)
             try:
+                scout._rule_names = self._rule_names = rule_names(incident["assertions"])
                 scout._incident(incident, remove)
                 self._value_aliases.update(scout._value_aliases)
                 return self._incident(incident, remove)
@@ -628,9 +670,9 @@ class Redactor:
         if kind != "output_equals":
             return rule
         tokens = pointers.parse(rule["path"])
-        key, context, within = _place(output, tokens)
+        names, key, context, within = self._walk(output, tokens)
         redacted = self.value(rule["value"], key, context, within)
-        path = pointers.format_pointer(self._tokens(output, tokens))
+        path = pointers.format_pointer(names)
         if isinstance(output, dict) and isinstance(redacted_output, dict):
             was = exactjson.typed_equal(pointers.resolve(output, tokens), rule["value"])
             if not was and exactjson.typed_equal(pointers.resolve(redacted_output, pointers.parse(path)), redacted):
@@ -639,20 +681,30 @@ class Redactor:
             self.counts["rule_values_redacted"] += 1
         return {**rule, "path": path, "value": redacted}
 
-    def _tokens(self, output: Any, tokens: list[str]) -> list[str]:
-        """A rule path's tokens as the redacted output holds them: an object member's name through the key redaction
-        the output's keys went through, an array's index as it is (``/items/0``: ``0`` may be a value aliased
-        elsewhere, never an index). Past what the output has, tokens are taken for member names (as ``_place``)."""
-        out: list[str] = []
+    def _walk(self, output: Any, tokens: list[str]) -> tuple[list[str], str | None, str, str | None]:
+        """A rule path's tokens as the redacted output holds them, and the field name, context (error text or data)
+        and enclosing class ``value`` redacts the value at the path in ``output`` under (as it walks an object: the
+        last member's name, ``None`` when that name is aliased, ``_under``; error text below an error field). An
+        object member's name goes through the key redaction the output's keys went through, an array's index stays
+        as it is (``/items/0``: ``0`` may be a value aliased elsewhere, never an index; an array item is redacted
+        under its array's name). Past what the output has, tokens are taken for member names."""
+        names: list[str] = []
+        key: str | None = None
+        context = "data"
+        within: str | None = None
         node: Any = output
         for token in tokens:
             if isinstance(node, list):
-                out.append(token)
+                names.append(token)
                 node = pointers.resolve(node, [token])
                 continue
-            out.append(self._key(token))
+            names.append(self._key(token))
+            key, within = self._under(token, names[-1], member_within(node if isinstance(node, dict) else {}, token,
+                                                                       key, within))
+            if field_class(key) == "error":
+                context = "error"
             node = node.get(token, pointers.MISSING) if isinstance(node, dict) else pointers.MISSING
-        return out
+        return names, key, context, within
 
     def _remove(self, work: dict[str, Any], remove: list[str] | tuple[str, ...]) -> None:
         found: dict[tuple[str, ...], str] = {}
@@ -745,19 +797,10 @@ class _Again(Redactor):
     def _key(self, key: str) -> str:
         return key if _ALIAS.fullmatch(key) else super()._key(key)
 
-    # Under an aliased key the first pass judged the value by the name it had, which is gone: the alias says nothing
-    # of it (``email_...`` is no email field), and only what the detectors find there, or what no name keeps, counts.
-    def value(self, node: Any, key: str | None = None, context: str = "data", within: str | None = None) -> Any:
-        return super().value(node, None if key is not None and _ALIAS.fullmatch(key) else key, context, within)
-
-    def _number(self, number: float, key: str | None, within: str | None = None) -> Any:
-        if key is None and within is None:
-            whole = written_integer(number)  # (a name that said amount may have kept a long number; a card number never)
-            if whole is None:
-                return number
-            digits = whole[1].lstrip("-")
-            return self.alias("card_number", digits) if 13 <= whole[0] <= 19 and luhn_ok(digits) else number
-        return super()._number(number, key, within)
+    # Under an aliased key the value is judged under no name, as the import judged it (``Redactor._under``): the alias
+    # says nothing of the name it stands for (``email_...`` is no email field), nor of what it was inside of.
+    def _under(self, key: str, name: str, within: str | None) -> tuple[str | None, str | None]:
+        return (None, within) if _ALIAS.fullmatch(key) else super()._under(key, name, within)
 
 
 NAME = "*"  # in a path ``unredacted`` gives: a member whose name (not its value) redaction would change
@@ -860,6 +903,21 @@ def _first_difference(a: Any, b: Any, path: list[str | int]) -> list[str | int] 
     return None
 
 
+def rule_names(rules: list[dict[str, Any]]) -> frozenset[str]:
+    """The member names rules read: a ``required_output``'s fields, the tokens of an ``output_equals`` path, an
+    ``effect_count``'s ``group_by`` field (``Redactor._key`` leaves them when they only equal a value aliased
+    elsewhere)."""
+    names: set[str] = set()
+    for rule in rules:
+        if rule.get("type") == "required_output":
+            names.update(f for f in rule.get("fields", ()) if isinstance(f, str))
+        elif rule.get("type") == "output_equals" and isinstance(rule.get("path"), str):
+            names.update(pointers.parse(rule["path"]))
+        elif rule.get("type") == "effect_count" and isinstance(rule.get("group_by"), str):
+            names.add(rule["group_by"])
+    return frozenset(names)
+
+
 def inside(key: str | None, within: str | None) -> str | None:
     """What the members of an object found under field ``key`` are inside of: a secret or personal field (the nearest
     one), or nothing. ``{"auth": {"value": "letmein"}}``: ``value`` says nothing, ``auth`` says secret."""
@@ -893,26 +951,6 @@ def pair_names(node: dict[str, Any]) -> str | None:
             if cls in ("secret", "personal"):
                 return cls
     return None
-
-
-def _place(output: Any, tokens: list[str]) -> tuple[str | None, str, str | None]:
-    """The field name, context (error text or data) and enclosing class (``inside``) ``Redactor.value`` redacts the
-    value at ``tokens`` in ``output`` under: the last object member on the way (an array item is redacted under its
-    array's name), error text below an error field. Past what the output has, tokens are taken for member names."""
-    key: str | None = None
-    context = "data"
-    within: str | None = None
-    node: Any = output
-    for token in tokens:
-        if isinstance(node, list):
-            node = pointers.resolve(node, [token])
-            continue
-        within = member_within(node if isinstance(node, dict) else {}, token, key, within)
-        key = token
-        if field_class(token) == "error":
-            context = "error"
-        node = node.get(token, pointers.MISSING) if isinstance(node, dict) else pointers.MISSING
-    return key, context, within
 
 
 def removal_pointer(text: str) -> list[str]:
