@@ -62,36 +62,46 @@ class FactNote:
 
 
 @dataclass
-class UsageNote(FactNote):
-    """A member of the output's ``usage`` object that is no count (a number >= 0: ``"12"``, -3, true): left out of the
-    run record's usage, the rest of the object kept, and a notice (E_USAGE_NOT_COUNTED) naming the member and how to
-    fix the runner. The healed artifact and the journal then hold only counts, as validate holds them to."""
+class MemberNote(FactNote):
+    """A member of an object-valued run fact (``error``, ``usage``) that is not of the type validation's ``MEMBERS``
+    gives it (``"error": {"code": 5}``, ``"retryable": "yes"``; a usage count that is no number >= 0: ``"12"``, -3,
+    true): left out of the run record's fact, the rest of the object kept, and a notice naming the member and how to
+    fix the runner (E_RUNNER_FIELD_INVALID; a usage member's E_USAGE_NOT_COUNTED). The healed artifact and the journal
+    then hold only what validate holds them to."""
 
     member: str = ""
 
     @property
+    def expected(self) -> str:
+        return MEMBERS[self.field][self.member][0]
+
+    @property
     def message(self) -> str:
-        expected = MEMBERS["usage"][self.member][0]
-        return (f"runner output's `usage.{self.member}` is {with_article(self.received)}; a count is a {expected}: left "
-                "out of the run record's usage, the rest of it kept (the raw capture has it)")
+        rule = f"a count is a {self.expected}" if self.field == "usage" else f"the contract's is {with_article(self.expected)}"
+        return (f"runner output's `{self.field}.{self.member}` is {with_article(self.received)}; {rule}: left out of the "
+                f"run record's {self.field}, the rest of it kept (the raw capture has it)")
 
     def entry(self) -> dict[str, Any]:
-        expected = MEMBERS["usage"][self.member][0]
-        return {"code": USAGE_NOT_COUNTED, "field": f"usage.{self.member}", "path": f"$.usage.{self.member}",
-                "original": self.original, "expected": expected, "received": self.received,
-                "howToFix": f"Write `usage.{self.member}` as a plain JSON number >= 0 (not a string) in the runner's "
-                            f"output object, e.g. {_EXAMPLES['usage']} (`replay schema runner-output`), or leave it out."}
+        name = f"{self.field}.{self.member}"
+        written = "a plain JSON number >= 0 (not a string)" if self.field == "usage" else with_article(self.expected)
+        return {"code": _MEMBER_CODES.get(self.field, FIELD_INVALID), "field": name, "path": f"$.{name}",
+                "original": self.original, "expected": self.expected, "received": self.received,
+                "howToFix": f"Write `{name}` as {written} in the runner's output object, e.g. {_EXAMPLES[self.field]} "
+                            "(`replay schema runner-output`), or leave it out."}
 
 
-def _uncounted(usage: dict[str, Any]) -> tuple[dict[str, Any], list[FactNote]]:
-    """``usage`` without its members that are no count, and a note for each of those (a null one is taken for absent,
-    as a null run fact is: left out without a note)."""
-    bad = [member for member, (_, ok) in MEMBERS["usage"].items() if usage.get(member) is not None and not ok(usage[member])]
-    notes: list[FactNote] = [UsageNote("usage", usage[member], _received(usage[member]), member=member) for member in bad]
-    left_out = {m for m in MEMBERS["usage"] if m in usage and usage[m] is None} | set(bad)
+_MEMBER_CODES = {"usage": USAGE_NOT_COUNTED}  # a MemberNote's code, by fact (else FIELD_INVALID)
+
+
+def _members(name: str, value: dict[str, Any]) -> tuple[dict[str, Any], list[FactNote]]:
+    """``value`` (the object-valued fact ``name``) without its members that are not of their type (``MEMBERS``), and a
+    note for each of those (a null one is taken for absent, as a null run fact is: left out without a note)."""
+    bad = [member for member, (_, ok) in MEMBERS[name].items() if value.get(member) is not None and not ok(value[member])]
+    notes: list[FactNote] = [MemberNote(name, value[member], _received(value[member]), member=member) for member in bad]
+    left_out = {m for m in MEMBERS[name] if m in value and value[m] is None} | set(bad)
     if not left_out:
-        return usage, notes
-    return {k: v for k, v in usage.items() if k not in left_out}, notes
+        return value, notes
+    return {k: v for k, v in value.items() if k not in left_out}, notes
 
 
 def with_article(kind: str) -> str:
@@ -148,11 +158,11 @@ def run_facts(output: dict[str, Any] | None) -> RunFacts:
         if not output or output.get(name) is None:  # absent, or null: nothing said, nothing to lose
             continue
         note = _fact(name, output[name])
-        if note is None and name == "usage":
-            usage, uncounted = _uncounted(output[name])
-            result.notes.extend(uncounted)
-            if usage or not uncounted:  # a usage object of nothing but values that are no counts says nothing
-                result.facts[name] = usage
+        if note is None and name in MEMBERS:  # (an object: its members of another type left out, each with a note)
+            kept, left_out = _members(name, output[name])
+            result.notes.extend(left_out)
+            if kept or not left_out:  # an object of nothing but members of another type says nothing
+                result.facts[name] = kept
             continue
         if note is None:
             result.facts[name] = output[name]

@@ -10,7 +10,7 @@ Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema
   then the output object last: on a line of its own, or pretty-printed over several lines (the rest of stdout
   read as one document, as a reply of the output object alone is read: ``_last_document``), with nothing but white
   space after it. The run's events are the streamed ones followed by the output object's ``events`` (a streaming
-  runner usually ends with ``"events": []``), each an object with a ``type`` either way.
+  runner usually ends with ``"events": []``), each an object with a ``type`` (a non-empty string) either way.
 
 A reply is read whole after the process ended; every complete event line counts, so a runner that
 dies halfway still yields the events it printed. Problems become diagnostics with the E_RUNNER_*
@@ -44,7 +44,7 @@ from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
-from replay.pipeline.model.validation import json_type
+from replay.pipeline.model.validation import EVENT_TYPE, is_event_type, json_type, state_of
 
 OUTPUT_EXAMPLE = '{"status": "ok", "response": "Echo: hi", "events": []}'
 
@@ -138,13 +138,26 @@ def excerpt(data: bytes | str) -> str:
 
 def is_event(value: Any) -> bool:
     """An event as the runner contract takes one (``runner-output.schema.json``'s ``runnerEvent``): an object with a
-    ``type``. Each item of the output object's ``events`` must be one, as each streamed event line must."""
-    return isinstance(value, dict) and "type" in value
+    ``type`` that is a non-empty string (``is_event_type``, as a stream's event has it). Each item of the output
+    object's ``events`` must be one, as each streamed event line must."""
+    return isinstance(value, dict) and is_event_type(value.get("type"))
 
 
 def is_event_line(value: Any) -> bool:
-    """A streamed event: an event that is not the output object (which has ``events``)."""
-    return is_event(value) and "events" not in value
+    """A stdout line meant as a streamed event: an object with a ``type`` (of any value: one that is no event,
+    ``{"type": 5}``, fails the run at its line, ``not_an_event``) that is not the output object (which has ``events``)."""
+    return isinstance(value, dict) and "type" in value and "events" not in value
+
+
+def not_an_event(value: Any) -> str:
+    """What a value that is no event (``is_event``) is, as a diagnostic's ``received`` says it: ``integer``, ``an object
+    without `type```, ``an object whose `type` is string ''``."""
+    if not isinstance(value, dict):
+        return json_type(value)
+    return "an object without `type`" if "type" not in value else f"an object whose `type` {state_of(value['type'])}"
+
+
+EVENT_EXPECTED = f"an event object with a `type` ({EVENT_TYPE})"
 
 
 def check_output(output: Any) -> dict[str, Any] | None:
@@ -169,13 +182,12 @@ def check_output(output: Any) -> dict[str, Any] | None:
         )
     k = next((k for k, item in enumerate(events) if not is_event(item)), None)
     if k is not None:  # (as a streamed line that is no event fails the run; the item is left out of it)
-        item = events[k]
-        received = "an object without `type`" if isinstance(item, dict) else json_type(item)
+        received = not_an_event(events[k])
         return diagnostic(
             "E_RUNNER_OUTPUT_SHAPE", f"runner output's `events[{k}]` is {received}, not an event (an object with a "
-            "`type`); it is left out of the run (the raw capture keeps it)", path=f"$.events[{k}]",
-            expected="an event object with a `type`", received=received,
-            howToFix='List only events in `events`, each an object with a `type`, e.g. {"type": "run_started", '
+            "non-empty string `type`); it is left out of the run (the raw capture keeps it)", path=f"$.events[{k}]",
+            expected=EVENT_EXPECTED, received=received,
+            howToFix='List only events in `events`, each an object with a non-empty string `type`, e.g. {"type": "run_started", '
                      '"payload": {}} (`replay schema runner-output`).',
         )
     if status == "ok" and not isinstance(output.get("response"), str):
@@ -342,7 +354,14 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
                        column=column, expected="one JSON value per line", received=excerpt(line))
             continue
         _note_duplicates(reply, line, value, number, start)
-        if is_event_line(value):
+        if is_event_line(value) and not is_event(value):  # (left out, as an item of `events` that is none: check_output)
+            received = not_an_event(value)
+            reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is {received}, not an event (an object with a "
+                       "non-empty string `type`); it is left out of the run (the raw capture keeps it)", path="$",
+                       line=number, offset=start, expected=EVENT_EXPECTED, received=received,
+                       howToFix='Stream only events, each an object with a non-empty string `type`, e.g. '
+                                '{"type": "run_started", "payload": {}} (`replay schema runner-output`).')
+        elif is_event_line(value):
             reply.events.append((value, line, number, start, None))
             reply.streamed += 1
         elif isinstance(value, dict):

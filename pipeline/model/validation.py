@@ -129,6 +129,15 @@ def _nonempty_string(value: Any) -> bool:
     return isinstance(value, str) and bool(value)
 
 
+EVENT_TYPE = 'non-empty string, e.g. "tool_called"'  # what an event's `type` must be (event.schema.json's `type`)
+
+
+def is_event_type(value: Any) -> bool:
+    """An event's ``type`` as ``event.schema.json`` has it, to which ``runner-output.schema.json``'s ``runnerEvent``
+    refers: a non-empty string. A stream's events and a runner's are held to it alike."""
+    return _nonempty_string(value)
+
+
 def _problem(code: str, message: str, path: str, expected: Any, value: Any, example: str | None = None,
              how_to_fix: str | None = None) -> dict[str, Any]:
     fix = {"howToFix": how_to_fix} if how_to_fix else {}
@@ -584,11 +593,11 @@ class EventChecker:
                 f"{path}.{RECORD_KEY}", "no `$record` key", event[RECORD_KEY],
             ))
         etype = event.get("type", MISSING)
-        if not _nonempty_string(etype):
+        if not is_event_type(etype):
             state = state_of(etype)
             problems.append(_problem(
                 "E_ARTIFACT_EVENT_TYPE_INVALID", f"{_event_at(path)} `type` {state}; it must be a non-empty string",
-                f"{path}.type", "non-empty string, e.g. \"tool_called\"", etype, example='"type": "tool_called"',
+                f"{path}.type", EVENT_TYPE, etype, example='"type": "tool_called"',
             ))
         problems += self._check_seq(event.get("seq", MISSING), path)
         stamp = event.get("timestamp", MISSING)

@@ -98,3 +98,57 @@ def test_nothing_but_white_space_may_follow_the_output_object(tmp_path, after, i
     assert summary["status"] == "error" and summary["error"] == "E_RUNNER_INVALID_JSON"
     assert written["artifact"]["events"] == [started]  # the event before the output object kept, nothing after it
     assert written["raw"]["stdout"].endswith(after + "\n")
+
+
+# an event whose `type` is no non-empty string -------------------------------------------------------------
+@pytest.mark.parametrize("etype", ["", 5, ["a"]], ids=repr)
+@pytest.mark.parametrize("form", ["streamed", "listed"])
+def test_an_event_whose_type_is_no_non_empty_string_fails_the_run_and_is_left_out(tmp_path, etype, form):
+    """It was written into the journal and the healed copy, which capture then refused itself: the summary said
+    "status": "ok" with "error": "E_HEALED_ARTIFACT_INVALID", exit 1 (found by a read-only tester, hunt 21)."""
+    started, odd = {"type": "run_started", "payload": {}}, {"type": etype, "payload": {}}
+    if form == "streamed":
+        done = say(tmp_path, "\n".join(json.dumps(v) for v in (
+            started, odd, {"status": "ok", "response": "x", "events": []})) + "\n")
+    else:
+        done = say(tmp_path, {"status": "ok", "response": "x", "events": [started, odd]})
+    assert done.returncode == 1, done.stderr
+    [failure] = errors_of(done.stderr)
+    assert failure["code"] == "E_RUNNER_OUTPUT_SHAPE", failure
+    assert (failure["line"] == 2) if form == "streamed" else (failure["path"] == "$.events[1]"), failure
+    summary, written, journal = files(tmp_path, done)
+    assert summary["status"] == "error" and summary["error"] == "E_RUNNER_OUTPUT_SHAPE"
+    assert written["artifact"]["events"] == [started]
+    events = written["healed"]["events"] + [r for r in journal if "$record" not in r]
+    assert events and all(isinstance(e["type"], str) and e["type"] for e in events)
+
+
+# a member of the runner's `error` of another type ---------------------------------------------------------
+@pytest.mark.parametrize(("error", "member"), [({"code": 5, "message": "m"}, "code"), ({"code": "X", "message": 3}, "message"),
+                                               ({"code": "X", "message": "m", "retryable": "yes"}, "retryable")])
+def test_an_error_member_of_another_type_is_a_notice_and_the_run_is_captured(tmp_path, error, member):
+    """README: exit 0 "when the runner answered (also with "status": "error")". An `error` with a wrong-typed member
+    made capture exit 1 with E_HEALED_ARTIFACT_INVALID at $.error.code: it wrote a healed copy it then refused. The
+    member is left out now (the rest kept), with a notice E_RUNNER_FIELD_INVALID naming it (found by a read-only tester)."""
+    done = say(tmp_path, {"status": "error", "error": error, "events": []})
+    assert done.returncode == 0, done.stderr
+    assert b"E_HEALED_ARTIFACT_INVALID" not in done.stderr
+    summary, written, journal = files(tmp_path, done)
+    kept = {k: v for k, v in error.items() if k != member}
+    assert summary["status"] == "error" and summary.get("error") == kept.get("code")
+    for run in (written["artifact"], written["healed"], journal[0]):
+        assert run["status"] == "error" and run["error"] == kept
+    [notice] = [n for n in written["healLog"]["notices"] if n.get("code") == "E_RUNNER_FIELD_INVALID"]
+    assert (notice["rule"], notice["field"], notice["path"]) == ("check_runner_output", f"error.{member}", f"$.error.{member}")
+    assert notice["original"] == error[member]
+    assert written["raw"]["stdout"] == json.dumps({"status": "error", "error": error, "events": []})  # as it came
+    valid = run_replay("validate", summary["files"]["healed"], cwd=tmp_path)
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+
+
+def test_an_error_member_of_another_type_then_a_non_zero_exit_takes_the_exits_code(tmp_path):
+    done = say(tmp_path, {"status": "error", "error": {"code": 5, "message": "m"}, "events": []}, exit=2)
+    assert done.returncode == 1 and errors_of(done.stderr)[0]["code"] == "E_RUNNER_EXIT_NON_ZERO", done.stderr
+    summary, written, _journal = files(tmp_path, done)
+    assert summary["error"] == "E_RUNNER_EXIT_NON_ZERO"
+    assert written["healed"]["error"] == {"code": "E_RUNNER_EXIT_NON_ZERO", "message": "m"}

@@ -28,6 +28,16 @@ from replay.pipeline.model.runner_protocol import (
 
 ADVICE_FIELDS = {"path", "expected", "received", "howToFix"}
 OUTPUT_SCHEMA = json.loads((ROOT / "schemas" / "runner-output.schema.json").read_text())
+# (its runnerEvent's `type` is event.schema.json's: the bundled schemas resolve each other's $refs)
+SCHEMAS = Registry().with_resources(
+    (doc["$id"], Resource.from_contents(doc))
+    for doc in (json.loads(p.read_text()) for p in sorted((ROOT / "schemas").glob("*.schema.json"))))
+
+
+def output_validator(where: str = "") -> jsonschema.Draft202012Validator:
+    """runner-output.schema.json (at ``where``, such as ``#/$defs/streamedLine``), its $refs resolved."""
+    return jsonschema.Draft202012Validator({"$ref": OUTPUT_SCHEMA["$id"] + where}, registry=SCHEMAS,
+                                           format_checker=jsonschema.FormatChecker())
 
 
 def event(seq: int, etype: str = "user_message") -> dict:
@@ -317,7 +327,7 @@ def example_output(runner: str) -> dict:
 
 def test_example_runner_output_matches_the_schema():
     output = example_output("echo_runner.py")
-    jsonschema.validate(output, OUTPUT_SCHEMA, format_checker=jsonschema.FormatChecker())
+    output_validator().validate(output)
     assert check_output(output) is None
 
 
@@ -325,20 +335,18 @@ def test_broken_example_breaks_only_its_events():
     """Capture takes the broken runner's output (the object holds); the schema flags the events heal repairs."""
     output = example_output("broken_trace_runner.py")
     assert check_output(output) is None
-    errors = jsonschema.Draft202012Validator(OUTPUT_SCHEMA).iter_errors(output)
+    errors = output_validator().iter_errors(output)
     assert sorted(list(e.absolute_path)[-1] for e in errors) == ["payload", "seq"]
 
 
 def test_schema_rejects_what_the_reader_rejects():
     for bad in ([1], {"events": []}, {"status": "ok", "events": []}, {"status": "ok", "response": "r", "events": {}}):
         assert check_output(bad) is not None
-        with pytest.raises(jsonschema.ValidationError):
-            jsonschema.validate(bad, OUTPUT_SCHEMA)
+        assert not output_validator().is_valid(bad)
 
 
 def test_schema_accepts_each_streamed_line():
-    registry = Registry().with_resource(OUTPUT_SCHEMA["$id"], Resource.from_contents(OUTPUT_SCHEMA))
-    validator = jsonschema.Draft202012Validator({"$ref": OUTPUT_SCHEMA["$id"] + "#/$defs/streamedLine"}, registry=registry)
+    validator = output_validator("#/$defs/streamedLine")
     validator.validate(event(1))
     validator.validate({"status": "ok", "response": "r", "events": []})
     assert not validator.is_valid({"status": "ok", "events": []})
@@ -451,3 +459,67 @@ def test_whatever_follows_the_output_object_is_refused_and_left_out(events, afte
     assert problem is not None and problem["code"] == "E_RUNNER_INVALID_JSON", problem
     assert problem["line"] == head.count(b"\n") + 1 and problem["offset"] == len(head), problem
     assert "follows the output object" in problem["message"]
+
+
+# an event's `type`, and the members of a runner's `error` ----------------------------------------------
+json_scalars = st.one_of(st.none(), st.booleans(), ints, st.text(max_size=4))
+type_values = st.one_of(json_scalars, st.lists(json_scalars, max_size=2), st.dictionaries(st.text(max_size=2), ints, max_size=1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.builds(event, st.integers(1, 99)), type_values.map(lambda t: {"type": t, "payload": {}})),
+                max_size=6))
+def test_an_event_whose_type_is_no_non_empty_string_is_refused_and_left_out_listed_or_streamed_alike(items):
+    """An event with "type": "", 5 or ["a"] was taken (only the key was looked for): into the journal and the healed copy,
+    which capture then refused itself (E_HEALED_ARTIFACT_INVALID, the summary still "ok"). README: each event "is an
+    object with a `type`: a line or an item that is not fails the run (E_RUNNER_OUTPUT_SHAPE ...) and is left out";
+    event.schema.json's `type` (runner-output.schema.json's runnerEvent refers to it) is a non-empty string."""
+    listed = read_reply(orjson.dumps({"status": "ok", "response": "r", "events": items}))
+    lines = [orjson.dumps(e) + b"\n" for e in items]
+    streamed = read_reply(b"".join(lines) + orjson.dumps({"status": "ok", "response": "r", "events": []}) + b"\n")
+    kept = [e for e in items if isinstance(e["type"], str) and e["type"]]
+    assert [c[0] for c in listed.events] == [c[0] for c in streamed.events] == kept
+    bad = next((k for k, e in enumerate(items) if e not in kept), None)
+    if bad is None:
+        assert listed.problem is None and streamed.problem is None
+        return
+    assert listed.problem["code"] == streamed.problem["code"] == "E_RUNNER_OUTPUT_SHAPE"
+    assert listed.problem["path"] == f"$.events[{bad}]" and streamed.problem["line"] == bad + 1, streamed.problem
+    assert streamed.problem["offset"] == sum(map(len, lines[:bad]))
+    assert "`type`" in listed.problem["received"] and listed.problem["received"] == streamed.problem["received"]
+    assert output_validator().is_valid({"status": "ok", "response": "r", "events": items}) is False  # the schema agrees
+
+
+def test_the_schema_holds_an_events_type_to_a_non_empty_string_as_the_reader_does():
+    validator = output_validator("#/$defs/streamedLine")
+    for etype in ("", 5, ["a"], None):
+        assert not validator.is_valid({"type": etype})
+        reply = read_reply(orjson.dumps({"type": etype}) + b'\n{"status": "ok", "response": "r", "events": []}\n')
+        assert reply.problem["code"] == "E_RUNNER_OUTPUT_SHAPE" and reply.problem["line"] == 1 and reply.events == []
+        assert reply.output == {"status": "ok", "response": "r", "events": []}
+    assert validator.is_valid({"type": "x"})
+
+
+@pytest.mark.parametrize(("error", "kept", "member", "received"), [
+    ({"code": 5, "message": "m"}, {"message": "m"}, "code", "integer"),
+    ({"code": "X", "message": 3}, {"code": "X"}, "message", "integer"),
+    ({"code": "X", "message": "m", "retryable": "yes"}, {"code": "X", "message": "m"}, "retryable", "string"),
+])
+def test_an_error_member_of_another_type_is_left_out_with_a_notice_the_rest_kept(error, kept, member, received):
+    """A runner's `error` was kept whole whatever its members held: capture then refused its own healed copy
+    (E_HEALED_ARTIFACT_INVALID at $.error.code, exit 1). Each member is held to validation's MEMBERS, as usage's are."""
+    given = run_facts({"status": "error", "error": {**error, "detail": {"n": 1}}, "events": []})
+    assert given.facts == {"error": {**kept, "detail": {"n": 1}}}  # (a member MEMBERS does not name is kept as it is)
+    [note] = given.notes
+    entry = note.entry()
+    assert (entry["code"], entry["field"], entry["path"]) == ("E_RUNNER_FIELD_INVALID", f"error.{member}", f"$.error.{member}")
+    assert entry["original"] == error[member] and entry["received"] == received and not note.kept
+    assert entry["expected"] == ("boolean" if member == "retryable" else "string") and "howToFix" in entry
+    assert f"`error.{member}` is a" in note.message and "left out of the run record's error" in note.message
+
+
+def test_an_error_of_nothing_but_members_of_another_type_says_nothing_and_a_null_member_is_absent():
+    given = run_facts({"status": "error", "error": {"code": 5, "retryable": "yes"}, "events": []})
+    assert "error" not in given.facts and [n.entry()["field"] for n in given.notes] == ["error.code", "error.retryable"]
+    given = run_facts({"status": "error", "error": {"code": None, "message": "m"}, "events": []})
+    assert given.facts == {"error": {"message": "m"}} and given.notes == []
