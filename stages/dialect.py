@@ -91,6 +91,7 @@ class MapDialect(Transform):
             self.screened_lane = None
         self.inputs = Inputs()
         self.input: _Input | None = None
+        self._joins: dict[tuple[str, Any], dict[str, Any]] = {}  # the joins of lines still to go out, by input and line
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         out: list[Batch] = []
@@ -111,6 +112,8 @@ class MapDialect(Transform):
                 if last < len(events) - 1:
                     state.foreign = None
             return batch
+        if batch.rejoined:  # (a line join_split_records made of several: its entry goes on with what it maps to, ``_batch``)
+            self._joins.update({(batch.source, batch.lines[k]): entry for k, entry in batch.rejoined.items()})
         if batch.clean is not None:  # the screen passes only inputs that open with replay's own records
             closing = self._close() if state is not None and state.input != at else None
             if state is None or state.input != at:
@@ -134,7 +137,7 @@ class MapDialect(Transform):
                 if self.inputs.begins(record, batch.source):  # read's mark: another input of this name begins
                     if state.dialect is not None or state.held:  # the one before ends (the same file read again)
                         if cols:
-                            out.append(Batch.from_columns(cols, batch.source))
+                            out.append(self._batch(cols, batch.source))
                             cols = []
                         closing = self._close()
                         if closing is not None:
@@ -155,7 +158,7 @@ class MapDialect(Transform):
                 continue
             self._take(state, column, cols)
         if cols:
-            out.append(Batch.from_columns(cols, batch.source).ends_as(batch))  # (a run cut here ends after these records)
+            out.append(self._batch(cols, batch.source).ends_as(batch))  # (a run cut here ends after these records)
         return out if len(out) != 1 else out[0]
 
     def flush(self) -> Batch | None:
@@ -379,4 +382,13 @@ class MapDialect(Transform):
             cols = self._open(state, ended=True)
         else:
             cols = state.held
-        return Batch.from_columns(cols, state.source) if cols else None
+        return self._batch(cols, state.source) if cols else None
+
+    def _batch(self, cols: list[Column], source: str) -> Batch:
+        """A batch of ``cols``, each line's join (``Batch.rejoined``, of a batch that came in) on the first event mapped
+        from it: the stage that logs joins (``cut_runs``) logs it with the run that event is of."""
+        out = Batch.from_columns(cols, source)
+        if self._joins:
+            out.rejoined = {k: self._joins.pop((source, line)) for k, line in enumerate(out.lines)
+                            if (source, line) in self._joins} or None
+        return out

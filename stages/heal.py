@@ -47,7 +47,7 @@ class Heal(Composite):
         aliases = {**rules.get("eventAliases", {}), **self.config["aliases"]}
         stages: dict[str, dict[str, Any]] = {CUT: {"type": CUT, "inputs": ["$in"]}}
         previous = CUT
-        repairs = []
+        repairs = [f"{CUT}.repairs"]  # (the joins of join_split_records, each logged with its run: ``cut_runs``)
         for item in load_spec(RULES_SPEC)["chain"]:
             table: dict[str, Any] = {"type": item} if isinstance(item, str) else dict(item)
             rule = table["type"]

@@ -51,7 +51,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.registry import register
-from replay.pipeline.engine.stage import Option, Stage, Transform
+from replay.pipeline.engine.stage import HandsOnJoins, Option
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line
 from replay.pipeline.model.split_records import (
     RULE,
@@ -67,7 +67,7 @@ __all__ = ["RULE", "JoinSplitRecords"]
 
 
 @register("join_split_records")
-class JoinSplitRecords(Transform):
+class JoinSplitRecords(HandsOnJoins):  # (the joins go on with their lines to the one stage that logs them: ``parse``, ``walk``)
     summary = ("Rejoin a record written across several lines (the first invalid JSON alone, none a record alone, their "
                "join one object; a raw newline in a string is escaped); each join logged. Put it between read and parse.")
     options = {
@@ -90,18 +90,6 @@ class JoinSplitRecords(Transform):
         # the lines `replay read` up the pipe left out, its dropped records keep (``marks``)
         self.marked = MarkedLines(self.config["max_lines"], self.config["marks"])
         self.sourced: dict[str, bool] = {}  # per stream: does it open with a source record?
-        self.hands_on = False  # True: the one stage its lines reach that logs joins logs them (``streams_into``)
-
-    def streams_into(self, after: list[Stage]) -> None:
-        """The joins go on with their lines when exactly one stage they reach logs them (``parse``, ``walk``): it logs
-        them with their run. With none (or two, on two ways, each of which would log them) this stage logs them itself."""
-        self.hands_on = sum(stage.logs_joins for stage in after) == 1
-
-    def built_again(self, given: dict[str, Any]) -> Stage:
-        copy = super().built_again(given)
-        assert isinstance(copy, JoinSplitRecords)
-        copy.hands_on = self.hands_on
-        return copy
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | None:
         out: list[Batch] = []

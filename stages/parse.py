@@ -14,7 +14,8 @@ like ``replay heal a``.
 
 A line ``join_split_records`` made of several comes with its heal-log entry (``Batch.rejoined``) when this is the stage
 its lines reach that logs it (``logs_joins``): logged here, on the ``repairs`` port, as the line passes, so with its run
-(the screen before may hold a run to its end).
+(the screen before may hold a run to its end); or, when one stage after it logs joins (``cut_runs``, in heal's graphs:
+a batch here may hold several runs, the screen's lane off), handed on with its line (``HandsOnJoins``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import CATALOGUE, PIECE_OF_A_RECORD_FIX, excerpt, invalid_line, piece_of_a_record, torn_message
 from replay.pipeline.engine.registry import register
-from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.stage import HandsOnJoins, Option
 from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line
 from replay.pipeline.model.dropped import NOT_OBJECT, ORIGINAL_BYTES, dropped_lines, fitted, not_object_message
 from replay.pipeline.model.records import (
@@ -115,7 +116,7 @@ def values_have(values: list[dict[str, Any]], key: str) -> int:
 
 
 @register("parse")
-class ParseLines(Transform):
+class ParseLines(HandsOnJoins):
     summary = "Parse JSONL lines into records; report invalid, torn and non-object lines with their position."
     options = {
         "torn_tail": Option(str, "error", "a last line with no newline that is not valid JSON: 'error' "
@@ -217,8 +218,8 @@ class ParseLines(Transform):
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         if self._torn_repairs:
             self._release_torn()
-        if batch.rejoined:  # join_split_records' joins of these lines, logged as they pass here: with their run
-            for entry in batch.rejoined.values():
+        if batch.rejoined and not self.hands_on:  # join_split_records' joins of these lines, logged as they pass here:
+            for entry in batch.rejoined.values():  # with their run (or on with their lines, to ``cut_runs``)
                 self.emit("repairs", entry)
             batch.rejoined = None
         if batch.clean is not None:  # the screen's lane: whole runs that need nothing, passed on unparsed
@@ -239,6 +240,11 @@ class ParseLines(Transform):
         if parts and self._torn_repairs:
             self._release_torn()
         parts.append(self._passed(*out[-1]))
+        if batch.rejoined:  # handed on: the join of a line left out here (read's dropped record, say) is logged here
+            on = {id(entry) for part in parts for entry in (part.rejoined or {}).values()}
+            for entry in batch.rejoined.values():
+                if id(entry) not in on:
+                    self.emit("repairs", entry)
         result = parts if len(parts) > 1 else parts[0]
         if batch.closes_run and self._torn_repairs:
             self._release_torn()  # the run ends with this batch: its heal record must count the torn line

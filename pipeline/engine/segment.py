@@ -5,7 +5,8 @@ whole chain with it in plain Python; both get the same order of results. A batch
 stages in turn; a stage may drop it (None, or empty: unless it closes a run or carries notes) or split it (a list of batches, e.g. at a file
 boundary), and each part goes on through the rest. After each stage call, that stage's side records
 (errors, repairs, ...) come out *before* the batch moves on, so a consumer of both sees a batch's
-diagnostics before the batch.
+diagnostics before the batch; of batches a stage gives back lazily, what it says while giving one comes out before
+that one moves on (``cut_runs``: each run's joins just before the run).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ class Segment:
             if lazy:
                 self.current = max(start - 1, 0)
             part = next(parts, _END)
+            if lazy and start and stages[start - 1]._side:  # (what the stage giving them said while it gave this one:
+                yield self._side(start - 1)                  # out before it goes on, as after a call)
             if part is _END:
                 break
             current: Any = part

@@ -375,6 +375,25 @@ class Transform(Stage):
         return None
 
 
+class HandsOnJoins(Transform):
+    """A transform that hands the joins of ``join_split_records`` on with their lines (``Batch.rejoined``) when exactly
+    one stage its lines reach logs them (``logs_joins``: it logs them with their run); with none (or two, on two ways,
+    each of which would log them) it logs them itself. ``hands_on`` says which (``streams_into``)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.hands_on = False
+
+    def streams_into(self, after: list[Stage]) -> None:
+        self.hands_on = sum(stage.logs_joins for stage in after) == 1
+
+    def built_again(self, given: dict[str, Any]) -> Stage:
+        copy = super().built_again(given)
+        assert isinstance(copy, HandsOnJoins)
+        copy.hands_on = self.hands_on
+        return copy
+
+
 class AsyncTransform(Stage):
     """A transform that does I/O (spawning a process, calling a service): it runs as its own task,
     reading batches and sending results through ``out`` at its own pace."""

@@ -88,8 +88,6 @@ def codex_two_sessions(path: Path) -> Path:
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the real-log corpus is not here")
-@pytest.mark.xfail(strict=True, reason="screen off: parse logs a read's joins before cut_runs cuts the batch into runs "
-                                       "(the first session's repairs come after the second's join); not fixed yet")
 def test_screen_off_a_later_session_s_join_comes_after_the_earlier_session_s_repairs(tmp_path: Path):
     path, log = codex_two_sessions(tmp_path / "two.jsonl"), tmp_path / "codex.log"
     run = run_replay("heal", str(path), "--log", str(log))
