@@ -32,7 +32,7 @@ class SummarizeRepairs(RunScoped):
         self._last: dict[Input, Any] = {}  # per input: the last line of the last run that passed here (None: not known)
         # Per input: the last line the rules are known to have passed (a line of a batch that came here, or of a rule's
         # repair); a run that ends with its batch ends there (``_passed``). A join's repair is of a line still to come:
-        # parse logs it as the line's batch passes, before the line reaches the rules.
+        # cut_runs logs it just before the line's run goes on (parse, when it leaves the line out), before the rules.
         self._seen: dict[Input, int] = {}
         self._with_batch = False  # while a run ends with its batch (``closes_run``, the screen's repaired run)
         self._order: dict[Input, int] = {}  # the inputs, in the order their lines came here

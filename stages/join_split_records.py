@@ -19,7 +19,8 @@ raw lines, and puts such a record back on one line:
   bytes with only those newlines changed. Its heal-log entry (rule ``join_split_records``, action
   ``changed``) says how many lines were joined and keeps the pieces as they were (``original``). It is logged once,
   by one stage, which the graph decides (``streams_into``): when the lines reach one stage that logs joins
-  (``Stage.logs_joins``: ``parse``, as in heal's graphs), the entry goes on with its line (``Batch.rejoined``) and
+  (``Stage.logs_joins``: ``parse``, which in heal's graphs hands them on to ``cut_runs``, where each is logged just
+  before its run goes on), the entry goes on with its line (``Batch.rejoined``) and
   that stage logs it as the line passes there: with its run, as the rules log theirs (the screen between them holds
   a run to its end, and sends the runs of one read on together: logged here, as the read came, a block's joins
   would go before the repairs of every run in it, in an order that depends on where the reads fell). Else (no
@@ -158,7 +159,7 @@ class JoinSplitRecords(HandsOnJoins):  # (the joins go on with their lines to th
         bounds = sorted({0, *cuts, len(raws)})
         out = [Batch(self.source, None, raws[a:b], lines[a:b], offsets[a:b], None, tail and b == len(raws))
                for a, b in pairwise(bounds)]
-        if self.hands_on:  # each joined line's log entry: the screen sends their runs the slow way, where parse logs it
+        if self.hands_on:  # each joined line's log entry: the screen sends their runs the slow way, where it is logged
             for part, (a, b) in zip(out, pairwise(bounds), strict=True):
                 part.rejoined = {k - a: entry for k, entry in rejoined.items() if a <= k < b} or None
         else:

@@ -199,7 +199,7 @@ class _Run:
 
     def lines_batches(self, source: str) -> list[Batch]:
         """Its lines held as unparsed batches (``_lines_batches``), each with the log entries of the lines in it that
-        join_split_records joined (``Batch.rejoined``: parse logs them as the batch passes, with the run's repairs)."""
+        join_split_records joined (``Batch.rejoined``: logged with the run's repairs, by ``cut_runs`` in heal's graphs)."""
         batches = _lines_batches(source, self.pieces, self.count, self.tail_open)
         for k, entry in self.rejoined.items():  # (every batch but the last holds SLOW_LINES lines)
             batch = batches[k // SLOW_LINES]
