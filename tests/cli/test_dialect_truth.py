@@ -80,6 +80,22 @@ def test_a_failed_command_is_a_failed_tool_call_as_walk_says(tmp_path):
     assert [status for name, _, status in _spans(path) if name.startswith("execute_tool")] == [2, 0]  # ERROR, UNSET
 
 
+def test_a_native_tool_calls_nonzero_return_code_is_a_failed_call(tmp_path):
+    """mini-swe-agent v2's default: the result is a role "tool" message with ``<returncode>`` and ``extra.returncode``."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "pytest"}'}}
+    path = tmp_path / "v2.traj.json"
+    path.write_text(json.dumps({"info": {"exit_status": "Submitted", "mini_version": "2.0.0"}, "messages": [
+        {"role": "user", "content": "Fix the failing test."},
+        {"role": "assistant", "content": "Run.", "tool_calls": [call], "extra": {"timestamp": 1751364000.0}},
+        {"role": "tool", "tool_call_id": "call_1", "content": "<returncode>1</returncode>\n<output>\n1 failed\n</output>",
+         "extra": {"raw_output": "1 failed\n", "returncode": 1, "timestamp": 1751364001.0}},
+        {"role": "assistant", "content": "Again.", "tool_calls": [dict(call, id="call_2")]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "<returncode>2</returncode>\n<output></output>"}]}))
+    run = _report(path)
+    assert (run["toolCalls"]["total"], run["toolCalls"]["error"]) == (2, 2)
+    assert [e["message"] for e in run["errors"]] == ["exit code 1", "exit code 2"]
+
+
 # Codex ---------------------------------------------------------------------------------------------
 def _token_count(second: int, last: dict, total: dict) -> dict:
     return {"timestamp": T % second, "type": "event_msg", "payload": {

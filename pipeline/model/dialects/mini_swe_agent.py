@@ -6,12 +6,14 @@ or (early versions) the bare ``messages`` array. Each message is a record. Mappi
 | message | events |
 | --- | --- |
 | role ``system`` | ``system_message`` {text} |
-| role ``user`` right after an assistant message that ran a command | ``tool_completed`` {callId, toolName: bash, output, exitCode from ``<returncode>``}; ``tool_failed`` (with ``error``) when that code is not 0 |
+| role ``user`` right after an assistant message that ran a command | ``tool_completed`` {callId, toolName: bash, output, exitCode}; ``tool_failed`` (with ``error``) when that code is not 0 |
 | any other role ``user`` | ``user_message`` {text} |
 | role ``assistant`` | ``assistant_message`` {text, usage}; then, when its text holds exactly one ```` ```mswea_bash_command ```` (or ```` ```bash ````) block, ``tool_called`` {callId: ``step-N``, toolName: bash, args: {command}}; with native ``tool_calls``, one ``tool_called`` per call |
-| role ``tool`` | ``tool_completed`` {callId: ``tool_call_id``, output} |
+| role ``tool`` | ``tool_completed`` {callId: ``tool_call_id``, output, exitCode}; ``tool_failed`` (with ``error``) when that code is not 0 |
 | any other role X | an event of type X {text} |
 | not a message (no ``role``) | ``unknown``, payload {} |
+
+A result's ``exitCode`` is the message's ``extra.returncode`` (v2 writes it), else the ``<returncode>`` in its text.
 
 Timestamps: ``extra.timestamp`` (epoch seconds) where the version writes one; early trajectories
 record no time at all (heal then reports the missing timestamps). Run facts: ``runId`` the trajectory's
@@ -103,16 +105,16 @@ class MiniSweAgentMapper(Mapper):
         if role == "system":
             mapped.parts = [Part("system_message", compact(text=text))]
         elif role == "user" and waiting is not None:
-            code = _RETURNCODE.search(text or "")
             mapped.parts = [tool_result(compact(callId=waiting, toolName="bash", output=content,
-                                                exitCode=int(code.group(1)) if code else None))]
+                                                exitCode=_exit_code(extra, text)))]
         elif role == "user":
             self.learn(prompt=text)
             mapped.parts = [Part("user_message", compact(text=text))]
         elif role == "assistant":
             mapped.parts = self._assistant(record, text, extra)
         elif role == "tool":
-            mapped.parts = [tool_result(compact(callId=record.get("tool_call_id"), output=content))]
+            mapped.parts = [tool_result(compact(callId=record.get("tool_call_id"), output=content,
+                                                exitCode=_exit_code(extra, text)))]
         elif isinstance(role, str) and role:
             mapped.parts = [Part(role, compact(text=text))]
         else:
@@ -145,6 +147,15 @@ class MiniSweAgentMapper(Mapper):
                 last = records[-1] if records and isinstance(records[-1], dict) and records[-1].get("role") == "user" else None
                 self.learn(status="ok", response=text_of(last.get("content")) if last else None)
         self.final = True
+
+
+def _exit_code(extra: dict[str, Any], text: str | None) -> int | None:
+    """A command result's exit code: ``extra.returncode`` where the message has one, else its ``<returncode>`` tag."""
+    code = extra.get("returncode")
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code
+    tag = _RETURNCODE.search(text or "")
+    return int(tag.group(1)) if tag else None
 
 
 def _is_trajectory(record: Any) -> bool:
