@@ -1,8 +1,9 @@
 """Diff of two runs: align their records, find where the runs part, and sum up what differs.
 
 Records are compared after leaving out the fields that always differ between two runs of the same
-thing (``DEFAULT_IGNORE``: timestamps, run ids, record ids, call ids, durations, sequence numbers, an artifact's
-tool-call summary, which its events say again, and a mapped event's ``$origin``, its original record);
+thing (``DEFAULT_IGNORE``: the times, ids and durations of ``varying_fields``, which goldens normalise too, sequence
+numbers, an artifact's tool-call summary, which its events say again, and a mapped event's ``$origin``, its original
+record);
 ``--ignore PATH`` adds more. A path is dot-separated keys from the record's top (``payload.model``);
 ``*`` stands for any one key and ``**`` for any number of keys (``**.durationMs``); lists are
 transparent (a path applies to each element). Reserved records other than the run record (heal,
@@ -38,12 +39,13 @@ from replay.pipeline.model.align import Aligner
 from replay.pipeline.model.dialects.base import ORIGIN_KEY
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.toolcalls import ARGUMENT_KEYS, TOOL_NAME_KEYS, named_tool
+from replay.pipeline.model.varying_fields import RECORD_KEYS, nested_keys
 from replay.pipeline.model.walk import kind_of, one_line
 
 DEFAULT_IGNORE: tuple[str, ...] = (
-    "timestamp", "ts", "time", "seq", "runId", "run_id", "artifactId", "id", "event_id", "parentId", "timings",
+    *RECORD_KEYS, "seq", "timings",
     "toolCalls",  # (an artifact's run record sums its tool calls up, which its journal's does not: the events compare)
-    "**.callId", "**.toolCallId", "**.call_id", "**.durationMs", "**.duration_ms", "**.responseId",
+    *(f"**.{key}" for key in nested_keys()),
     ORIGIN_KEY,  # (a mapped event's original record, with its own times and ids: the mapped event compares)
 )
 _TOOL_RECORD_KEYS = (*TOOL_NAME_KEYS, "tool_name")  # where a tool record's payload names its tool

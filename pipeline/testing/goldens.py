@@ -1,11 +1,12 @@
 """Goldens: compare a new journal or transcript with a recorded one, line by line, after normalising what always differs.
 
-What always differs between two runs of the same agent, and is normalised on both sides:
+What always differs between two runs of the same agent, and is normalised on both sides (the keys
+``replay diff`` leaves out: ``replay.pipeline.model.varying_fields``):
 
 - values under time keys (``ts``, ``timestamp``, ``time``, ``createdAt`` ...) become ``"<time>"``;
 - values under id keys (``id``, ``sessionId``, ``runId`` ...) become ``"<id:N>"``, numbered per file
   in order of first appearance, so the same id stays the same and two different ids stay different;
-- values under duration keys (``durationMs``, ``elapsedMs``, ``latencyMs``) become ``"<ignored>"``;
+- values under duration keys (``durationMs``, ``elapsedMs``, ``latencyMs`` ...) become ``"<ignored>"``;
 - inside every string (and every line that is not JSON: a stdout transcript), RFC 3339 timestamps
   become ``<time>`` and UUIDs ``<id:N>`` (numbered with the ids above).
 
@@ -52,10 +53,8 @@ from replay.pipeline.io.journals import (
     Gunzipping,
     without_mark,
 )
+from replay.pipeline.model.varying_fields import DURATION_KEYS, ID_KEYS, TIME_KEYS
 
-TIME_KEYS = ("ts", "timestamp", "time", "createdAt", "updatedAt", "startedAt", "endedAt", "finishedAt")
-ID_KEYS = ("id", "sessionId", "runId", "requestId", "messageId", "traceId", "spanId")
-IGNORE_KEYS = ("durationMs", "elapsedMs", "latencyMs")
 TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 TIME, IGNORED = "<time>", "<ignored>"
@@ -65,7 +64,7 @@ class Normalisation:
 
     time_keys: frozenset[str] = frozenset(TIME_KEYS)
     id_keys: frozenset[str] = frozenset(ID_KEYS)
-    ignore_keys: frozenset[str] = frozenset(IGNORE_KEYS)
+    ignore_keys: frozenset[str] = frozenset(DURATION_KEYS)
 
     def extended(self, *, time_keys: Iterable[str] = (), id_keys: Iterable[str] = (),
                  ignore_keys: Iterable[str] = ()) -> Normalisation:

@@ -58,8 +58,8 @@ def test_a_difference_is_reported_with_both_lines_and_exit_1(tmp_path, capsysbin
     assert '"output":"HI"' in result["newLine"]
     assert error["code"] == "E_GOLDEN_MISMATCH" and error["line"] == 2 and error["source"] == new
     assert error["expected"] == result["recordedLine"] and error["received"] == result["newLine"]
-    assert error["normalised"]["recorded"] == ('{"type":"tool/result","ts":"<time>","toolCallId":"c1","output":"hi",'
-                                              '"durationMs":"<ignored>","seed":7}')
+    assert error["normalised"]["recorded"] == ('{"type":"tool/result","ts":"<time>","toolCallId":"<id:2>","output":"hi",'
+                                              '"durationMs":"<ignored>","seed":7}')  # (a call id is an id, as to diff)
 
 
 @pytest.mark.parametrize("line", [b'{"type":"tool/result","output":"caf%s"}', b"plain text caf%s"])
@@ -113,11 +113,12 @@ def test_a_journal_that_ends_early_differs_at_the_line_it_lacks(tmp_path, capsys
 
 
 def test_more_keys_can_be_normalised_from_the_command_line(tmp_path, capsysbinary):
-    recorded = write(tmp_path / "recorded.jsonl", RECORDED)
-    new = write(tmp_path / "new.jsonl", later(RECORDED, seed=8, toolCallId="c9"))
+    owned = [RECORDED[0], RECORDED[1] | {"owner": "u1"}, RECORDED[2]]
+    recorded = write(tmp_path / "recorded.jsonl", owned)
+    new = write(tmp_path / "new.jsonl", later(owned, seed=8, owner="u9"))
     assert golden(capsysbinary, recorded, new)[0] == 1
-    assert golden(capsysbinary, "--ignore-key", "seed", recorded, new)[0] == 1  # the tool call id still differs
-    code, [result], errors = golden(capsysbinary, "--ignore-key", "seed", "--id-key", "toolCallId", recorded, new)
+    assert golden(capsysbinary, "--ignore-key", "seed", recorded, new)[0] == 1  # the owner still differs
+    code, [result], errors = golden(capsysbinary, "--ignore-key", "seed", "--id-key", "owner", recorded, new)
     assert (code, result["same"], errors) == (0, True, [])
 
 

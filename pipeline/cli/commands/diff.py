@@ -16,7 +16,7 @@ from replay.pipeline.model.diff import DEFAULT_IGNORE, IgnorePathError, parse_ig
 Examples:
   replay diff run_20260301T120000_3fa9c1 run_20260302T090000_77ab01
   replay diff before.jsonl after.artifact.json --json | jq .firstDivergence
-  replay diff a.jsonl b.jsonl --ignore payload.model --ignore '**.traceId'
+  replay diff a.jsonl b.jsonl --ignore payload.model --ignore '**.traceparent'
 \b
 Ignored by default: {", ".join(DEFAULT_IGNORE)}.
 Graph: `replay stages --graph diff` (read -> parse -> dialect -> diff -> write).""")

@@ -63,7 +63,7 @@ def golden() -> None:
 Normalised on both sides before comparing (see `replay.pipeline.testing.goldens`):
   values of time keys (ts, timestamp, time, createdAt, ...)      -> "<time>"
   values of id keys (id, sessionId, runId, ...)                  -> "<id:N>", numbered per file
-  values of durationMs, elapsedMs, latencyMs                     -> "<ignored>"
+  values of duration keys (durationMs, elapsedMs, ...)           -> "<ignored>"
   RFC 3339 timestamps and UUIDs inside any string or text line   -> <time>, <id:N>
 A JSON line counts as its value re-serialised (100 and 1e2 are an integer and a float: they
 differ); a key written twice is kept twice, and warned about (E_JSON_DUPLICATE_KEY). A .gz file

@@ -6,7 +6,7 @@ One JSON record per line. Mapping table (record -> events, in this order):
 | --- | --- |
 | ``user``, ``message.content`` a string | ``user_message`` {text} |
 | ``user``, ``message.content`` blocks | per block: ``text`` (or a bare string) -> ``user_message`` {text}; ``tool_result`` -> ``tool_completed`` {callId, output}, or ``tool_failed`` when ``is_error``; any other block -> an event of the block's type {block} |
-| ``assistant`` | ``assistant_message`` {text, thinking, model, messageId, requestId, stopReason, usage} for its text and thinking blocks (and for the first record of a message id even without text: that record is the model call); then per ``tool_use`` block ``tool_called`` {callId, toolName, args}; any other block -> an event of the block's type {block} |
+| ``assistant`` | ``assistant_message`` {text, thinking, model, messageId, stopReason, usage} for its text and thinking blocks (and for the first record of a message id even without text: that record is the model call); then per ``tool_use`` block ``tool_called`` {callId, toolName, args}; any other block -> an event of the block's type {block} |
 | ``summary`` | ``summary`` {summary, leafUuid} |
 | ``system`` | ``system`` {content, level, subtype}; ``error`` {content, level, subtype, code: subtype, message: content} when its ``level`` is ``error`` |
 | ``assistant`` with ``isApiErrorMessage`` | its ``assistant_message`` is an ``error`` {..., code: the API error's ``type`` (else its HTTP status), message: the text}: no model output, the API's error |
