@@ -35,6 +35,7 @@ from replay.pipeline.model.dialects.base import (
     Part,
 )
 from replay.pipeline.model.dialects.detect import CANONICAL, LOOKAHEAD, claims
+from replay.pipeline.model.dialects.numbering import Numbering
 from replay.pipeline.model.events import is_timestamp, run_record
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, SOURCE_RECORD, is_record
 from replay.pipeline.model.runs import Input, Inputs, run_id_from_source
@@ -54,9 +55,7 @@ class _Input:
     run_id: str | None = None
     records: int = 0  # records mapped so far (a record's index)
     seq: int = 0
-    turn: int = 0
-    step: int = 0
-    call: Any = None  # the model call of the last assistant message (a response id), to count steps
+    numbering: Numbering = field(default_factory=Numbering)  # the steps and turns of its run's events
     form: str = "jsonl"  # how the input holds its records: jsonl, array, or object (a trajectory)
     container: dict[str, Any] | None = None  # an object input's other keys, to write it back
     key: str | None = None  # the object's key that holds the records
@@ -238,23 +237,17 @@ class MapDialect(Transform):
         line, offset, pointer = where
         for p, part in enumerate(parts):
             state.seq += 1
-            if part.type == "user_message" and not part.payload.get("meta"):
-                state.turn += 1
-            if part.type == "assistant_message":
-                call = part.payload.get("messageId") or part.payload.get("responseId")
-                if call is None or call != state.call:
-                    state.step += 1
-                state.call = call
+            step, turn = state.numbering.of(part.type, part.payload)
             event: dict[str, Any] = {"seq": state.seq}
             if record_map.timestamp is not None:
                 event["timestamp"] = record_map.timestamp
             event["type"] = part.type
             event["runId"] = state.run_id
             event["payload"] = part.payload
-            if state.step:
-                event["step"] = state.step
-            if state.turn:
-                event["turn"] = state.turn
+            if step:
+                event["step"] = step
+            if turn:
+                event["turn"] = turn
             if record_map.id is not None:
                 event["id"] = record_map.id
             if record_map.parent_id is not None:
@@ -321,7 +314,7 @@ class MapDialect(Transform):
         cols = [] if state.opened else self._open(state, ended=True)
         assert state.dialect is not None
         state.mapper = mapper_for(state.dialect, state.source)
-        state.opened, state.run_id, state.seq, state.turn, state.step, state.call = False, None, 0, 0, 0, None
+        state.opened, state.run_id, state.seq, state.numbering = False, None, 0, Numbering()
         state.whole, state.whole_bytes = [], 0
         if state.form == "object":  # trajectories one a line: the next is a document of its own, its records from 0
             state.form, state.container, state.key, state.records = "jsonl", None, None, 0
