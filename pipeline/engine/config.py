@@ -15,7 +15,8 @@ Two shapes::
 In a chain, a leading source (``read`` + ``parse`` + ``dialect``: another agent's log mapped onto canonical events, as
 ``replay heal`` and ``replay report`` map it; replay's own records pass through) and a trailing sink (``write`` to
 stdout) are added when missing; a chain that declares its own ``parse``, ``dialect`` or ``undialect`` gets no
-``dialect`` added. An option a stage declares with ``bind = "args"`` (``read``'s ``paths``) takes
+``dialect`` added; a chain whose lines reach its end unparsed (``chain = ["write"]``) is ``replay read``'s graph
+(``chain_lines``). An option a stage declares with ``bind = "args"`` (``read``'s ``paths``) takes
 the positional arguments of the command running the graph when the config leaves it unset; arguments
 that no stage takes (the config set every such option itself) are refused rather than ignored.
 
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.engine.chain_lines import ADDED, NOTICES, add_line_stages
 from replay.pipeline.engine.errors import (
     EXIT_REFUSED,
     ReplayError,
@@ -55,7 +57,6 @@ RESERVED_HELP = {
 }
 RESERVED_KEYS = tuple(RESERVED_HELP)
 TOP_LEVEL_KEYS = ("stages", "chain", "description")
-MAPPING_STAGES = ("dialect", "undialect")  # a chain that has one of these maps (or unmaps) other agents' logs itself
 # In a command's document (``spec.bind``), never in a file: which flag set which option, ``{"<stage>.<option>": "--log"}``.
 FLAGS_KEY = "$flags"
 IN = "$in"  # inside a composite's sub-graph: the composite's own inputs
@@ -257,27 +258,33 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
 
     first = cls_of(items[0][1], items[0][2])
     if first.kind != "source":
-        items.insert(0, (None, {"type": "read"}, "chain"))
+        items.insert(0, (None, {"type": "read"}, ADDED))
         first = registry.get("read")
-    if first.emits_raw and len(items) > 1 and not cls_of(items[1][1], items[1][2]).accepts_raw:
-        items.insert(1, (None, {"type": "parse"}, "chain"))
-        if not any(spec.get("type") in MAPPING_STAGES for _, spec, _ in items):  # (another agent's log mapped, as the
-            items.insert(2, (None, {"type": "dialect"}, "chain"))               # commands that read events map it)
+    notices = add_line_stages(items, cls_of) if first.emits_raw else None
     if cls_of(items[-1][1], items[-1][2]).kind != "sink":
-        items.append((None, {"type": "write"}, "chain"))
-    named = {i for i, _, _ in items if i is not None}
+        items.append((None, {"type": "write"}, ADDED))
+    named = {i for i, _, where in items if i is not None and where != ADDED}
     tables: Tables = {}
+
+    def free_id(suggested: str | None, kind: Any) -> str:
+        """Stages added for you (and items without an id) take names the chain's own ids leave free: the one suggested
+        (read.toml's `parse`), else made of the type's letters an id may use (a plugin's entry point: `acme.filter`)."""
+        base, n = suggested or re.sub(r"[^A-Za-z0-9_-]", "_", str(kind)), 1
+        node_id = base
+        while node_id in tables or node_id in named:
+            n += 1
+            node_id = f"{base}_{n}"
+        return node_id
+
     previous: str | None = None
     for node_id, spec, where in items:
-        if node_id is None:  # stages added for you (and items without an id) take names the chain's own ids leave free,
-            # made of the type's letters an id may use (a plugin's entry point may be named `acme.filter`)
-            base, n = re.sub(r"[^A-Za-z0-9_-]", "_", str(spec["type"])), 1
-            node_id = base
-            while node_id in tables or node_id in named:
-                n += 1
-                node_id = f"{base}_{n}"
+        if node_id is None or where == ADDED:
+            node_id = free_id(node_id, spec["type"])
         tables[node_id] = ({**spec, "inputs": [previous] if previous else []}, where)
         previous = node_id
+    if notices is not None:  # (the source's notices, logged as `replay read` logs them)
+        source = next(iter(tables))
+        tables[free_id(NOTICES, None)] = ({**notices, "inputs": [f"{source}.notices"]}, ADDED)
     return tables
 
 

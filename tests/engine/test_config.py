@@ -96,8 +96,17 @@ def test_a_chain_of_names_and_ids():
 
 
 def test_a_complete_chain_is_taken_as_written():
-    graph = graph_from_config({"chain": [{"type": "read", "paths": ["x.jsonl"]}, "write"]})
-    assert list(graph.nodes) == ["read", "write"]  # write takes raw lines as they are
+    graph = graph_from_config({"chain": [{"type": "read", "paths": ["x.jsonl"]}, "parse", "write"]})
+    assert list(graph.nodes) == ["read", "parse", "write"]
+
+
+def test_a_chain_of_lines_to_write_is_the_read_graph():
+    # (write takes raw lines: they were written unchecked, a bad line as data; now as `replay read` has it)
+    graph = graph_from_config({"chain": [{"type": "read", "paths": ["x.jsonl"], "id": "src"}, "write"]})
+    assert {n.id: (n.stage.name, n.inputs) for n in graph.nodes.values()} == {
+        "src": ("read", []), "parse": ("check_lines", ["src"]), "write": ("write", ["parse"]),
+        "notices": ("log", ["src.notices"])}
+    assert graph.nodes["src"].stage.config["mark_dropped"] is True  # (read.toml's options for read, under the chain's)
 
 
 def test_toml_and_json_configs_build_the_same_graph(tmp_path: Path):
