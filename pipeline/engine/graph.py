@@ -99,6 +99,11 @@ class Graph:
         self.read_files: list[str] = []  # files read to build it (its config): no stage may write over them either
         self.chained: dict[str, str] = {}  # stage id -> the chain item that declared it ("chain[2]"), if one did
 
+    def files_read(self) -> list[str]:
+        """Every file the graph reads (``-``: stdin), as named: those read to build it (``read_files``: its config, heal's
+        rules file), then each stage's ``input_files``."""
+        return [*self.read_files, *(path for node in self.nodes.values() for path in node.stage.input_files())]
+
     def as_written(self, exc: ReplayError) -> ReplayError:
         """``exc`` with its ``stages.<id>...`` path named as the config wrote that stage: a chain's item (``chain[2]``;
         the item itself for its inputs, which a chain does not write), not a table the config does not have.

@@ -1,8 +1,8 @@
 """The manifest of a run over many inputs: what each input was, what it produced; written last, read to resume.
 
 An output folder written by a command over many inputs (``heal --in DIR --out OUT``) ends with
-``OUT/.replay-manifest.json``: the work it records (a key over the bound graph spec and replay's
-version), and per input its path (relative to the input folder), size, modification time, SHA-256,
+``OUT/.replay-manifest.json``: the work it records (a key over the bound graph spec, replay's
+version and the content of each other file the work reads: a rules file), and per input its path (relative to the input folder), size, modification time, SHA-256,
 the files it wrote (relative to OUT, with size and SHA-256; ``"earlier": true`` on one an earlier run wrote, kept
 for an input then refused), its diagnostics by code, the records
 read, and what it printed on stdout and stderr. While the run goes on, each finished task leaves a
@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -42,7 +43,7 @@ from replay.pipeline.engine.errors import ReplayError, printable
 from replay.pipeline.engine.outputs import published_name
 from replay.pipeline.engine.parallel import Outcome, file_digest
 from replay.pipeline.io.journals import MANIFEST as MANIFEST
-from replay.pipeline.io.journals import is_url
+from replay.pipeline.io.journals import STDIN, is_url
 from replay.pipeline.io.run_files import HEALED, HEALED_JOURNAL, under
 from replay.pipeline.io.staging import sweep_leftovers, write_atomic
 
@@ -52,10 +53,31 @@ VERSION = 1
 
 
 def work_key(doc: dict[str, Any], version: str) -> str:
-    """One key for the work: the bound graph spec (sorted keys) and the version of replay that runs it."""
+    """One key for the work: the bound graph spec (sorted keys), the version of replay that runs it, and the content
+    of every other file the work reads (``_read_besides``): a rules file edited in place, or a default one that
+    appeared or went, is other work."""
     # (printable: a folder not UTF-8; exactjson: a bound number beyond 64 bits, `--max-line-bytes 1e20`'s digits)
-    data = exactjson.dumps(printable({"doc": doc, "version": version}), option=orjson.OPT_SORT_KEYS)
+    data = exactjson.dumps(printable({"doc": doc, "version": version, "reads": _read_besides(doc)}),
+                           option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(data).hexdigest()
+
+
+def _read_besides(doc: dict[str, Any]) -> dict[str, str | None]:
+    """The files the graph of ``doc`` reads besides its inputs (its input is left unbound, stdin: ``-``), each with its
+    SHA-256 (None: it cannot be read, and is refused when the work runs): a file a stage option names (``--rules``),
+    or one a stage reads when it is there (``.replay/heal.rules.json``: not there, not listed). One that can be read
+    once only (``--rules <(...)``, a pipe) is not read again: what it held cannot be told, so it is new work each time."""
+    from replay.pipeline.engine.config import graph_from_config
+
+    found: dict[str, str | None] = {}
+    for path in graph_from_config(doc).files_read():
+        if path == STDIN or path in found:
+            continue
+        try:
+            found[path] = file_digest(path)[1] if stat.S_ISREG(os.stat(path).st_mode) else "once:" + os.urandom(16).hex()
+        except OSError:
+            found[path] = None
+    return found
 
 
 @dataclass

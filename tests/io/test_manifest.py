@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import orjson
+import pytest
 
 from replay.pipeline.engine.outputs import TEMP_SUFFIX
 from replay.pipeline.engine.parallel import Outcome, file_digest, input_digest
+from replay.pipeline.engine.spec import bind, load_spec
 from replay.pipeline.io.manifest import FRAGMENTS, MANIFEST, Manifest, work_key
 from replay.pipeline.io.staging import sweep_leftovers
 
@@ -101,8 +104,40 @@ def test_a_sweep_takes_a_dead_writer_s_staged_folder_too_but_not_a_partial_folde
     assert not staged.exists() and os.listdir(partial) == ["b.healed.jsonl"]
 
 
-def test_the_work_key_follows_the_bound_spec_and_the_version() -> None:
-    doc = {"stages": {"heal": {"type": "heal", "summary": True}}}
-    assert work_key(doc, "1") == work_key({"stages": {"heal": {"summary": True, "type": "heal"}}}, "1")
+def healing(**heal: Any) -> dict[str, Any]:
+    """heal's graph spec, its heal stage's options bound to ``heal``."""
+    return bind(load_spec("heal"), set={f"heal.{option}": value for option, value in heal.items()})
+
+
+def test_the_work_key_follows_the_bound_spec_and_the_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # (no default rules file here)
+    doc = healing(summary=True)
+    reordered = {**doc, "stages": dict(reversed(doc["stages"].items()))}
+    assert work_key(doc, "1") == work_key(reordered, "1")
     assert work_key(doc, "1") != work_key(doc, "2")
-    assert work_key(doc, "1") != work_key({"stages": {"heal": {"type": "heal", "summary": False}}}, "1")
+    assert work_key(doc, "1") != work_key(healing(summary=False), "1")
+
+
+def test_the_work_key_follows_the_content_of_a_rules_file_the_work_reads(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rules file edited in place (same path), or the default one appearing or going, is other work: a resumed
+    `heal --in --out` must not reuse the copies healed with the old rules."""
+    monkeypatch.chdir(tmp_path)
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"version": "v1", "eventAliases": {"my_msg": "user_message"}}')
+    named = healing(rules_file=str(rules))
+    first = work_key(named, "1")
+    assert work_key(named, "1") == first  # (the same content: the same work)
+    rules.write_text('{"version": "v1", "eventAliases": {"my_msg": "assistant_message"}}')
+    assert work_key(named, "1") != first
+
+    default = healing()
+    without = work_key(default, "1")
+    (tmp_path / ".replay").mkdir()
+    (tmp_path / ".replay" / "heal.rules.json").write_bytes(rules.read_bytes())
+    with_default = work_key(default, "1")
+    assert with_default != without
+    (tmp_path / ".replay" / "heal.rules.json").write_text('{"version": "v1"}')
+    assert work_key(default, "1") not in (without, with_default)
+    (tmp_path / ".replay" / "heal.rules.json").unlink()
+    assert work_key(default, "1") == without
