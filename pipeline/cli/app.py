@@ -130,6 +130,11 @@ def _as_ctrl_c(number: int, frame: FrameType | None) -> None:
     (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
 
 
+class Unforeseen(Exception):
+    """An error replay did not foresee, carried past click's main (its cause), which would take it for something it is
+    not; ``run_cli`` reports the cause as ``E_UNHANDLED``."""
+
+
 class ReplayGroup(ReplayCommandGroup):
     """replay itself: lazily loaded subcommands; a lone first argument that is no command is a prompt for the default command.
 
@@ -144,6 +149,8 @@ class ReplayGroup(ReplayCommandGroup):
             return super().invoke(ctx)
         except KeyboardInterrupt as exc:
             raise Interrupted() from exc
+        except EOFError as exc:  # (click's main takes any EOFError for Ctrl-D at a prompt, an interrupt: exit 130, and a
+            raise Unforeseen() from exc  # blank line on stderr; none of replay's is one: a fork server killed, a plugin's)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in (*COMMANDS, HELP) if self.get_command(ctx, name) is not None)
@@ -581,9 +588,10 @@ def run_cli(argv: list[str] | None = None) -> int:
         logger().debug("stage.failed", stage=exc.stage_id, **where)
         _print_error(diagnostic("E_STAGE_FAILED", str(exc), path=exc.path, stage=exc.stage_id))
         return EXIT_FAILED
-    except Exception as exc:
+    except Exception as caught:
         from replay.pipeline.engine.errors import diagnostic
 
-        logger().debug("unhandled", exc_info=exc)
-        _print_error(diagnostic("E_UNHANDLED", f"{type(exc).__name__}: {exc}"))
+        error = caught.__cause__ if isinstance(caught, Unforeseen) and caught.__cause__ is not None else caught
+        logger().debug("unhandled", exc_info=error)
+        _print_error(diagnostic("E_UNHANDLED", f"{type(error).__name__}: {error}"))
         return EXIT_FAILED

@@ -354,7 +354,8 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
     """Run the tasks in this process (one worker) or in ``workers`` worker processes; yields as they finish.
     Worker processes come from a fork server (no threads of this process are copied into them).
 
-    A worker process that dies (the kernel's OOM killer, a signal) breaks its pool: the tasks not yet done run again
+    A worker process that dies (the kernel's OOM killer, a signal) breaks its pool, as the fork server dying before the
+    pool's workers all started does (none more can start): the tasks not yet done run again
     in a new one, as Dask runs again the task of a worker that died (they write the same bytes, each file whole), up to
     ``WORKER_DEATHS`` times; then the command fails with E_WORKER_LOST."""
     if workers <= 1 or len(chunks) <= 1:
@@ -369,8 +370,6 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
     # holds the write end, so when it is gone (killed outright: SIGKILL, the OOM killer) the workers read EOF and end,
     # and with them the fork server and multiprocessing's resource tracker (they stayed, reparented to PID 1, forever)
     lifeline, alive = context.Pipe(duplex=False)
-    _start_resource_tracker_quiet()
-    _start_fork_server_deaf()
     try:
         yield from _pooled(work, chunks, workers, context, lifeline)
     finally:
@@ -417,13 +416,19 @@ def _pooled(work: Work, chunks: list[Chunk], workers: int, context: Any, lifelin
     todo = dict(chunks)  # the tasks not yet done, by number (in task order)
     deaths = 0
     while todo:
+        _start_resource_tracker_quiet()  # (each pool: after a loss, the fork server is started again if it died, deaf
+        _start_fork_server_deaf()  # to Ctrl-C as at first; the tracker first, as starting it unblocks Ctrl-C)
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
                                    initializer=_worker_started, initargs=(lifeline,))
         try:
-            with interrupts.held():  # (a submit starts a worker process: one a Ctrl-C cut off halfway was lost)
-                pending: dict[Future[list[Outcome]], int] = {pool.submit(run_inputs, work, paths): index
-                                                             for index, paths in todo.items()}
-            lost: BrokenProcessPool | None = None
+            pending: dict[Future[list[Outcome]], int] = {}
+            lost: BaseException | None = None
+            try:
+                with interrupts.held():  # (a submit starts a worker process: one a Ctrl-C cut off halfway was lost)
+                    for index, paths in todo.items():
+                        pending[pool.submit(run_inputs, work, paths)] = index
+            except (BrokenProcessPool, EOFError, OSError) as exc:  # no worker could be started: the fork server died
+                lost = exc  # (killed: its socket gives EOFError, or refuses the connection), or a fork failed (ENOMEM)
             while pending and lost is None:
                 done = _next_done(pending)
                 for future in sorted(done, key=pending.__getitem__):

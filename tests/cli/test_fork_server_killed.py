@@ -1,0 +1,91 @@
+"""A command over many inputs whose fork server is killed (SIGKILL, as the OOM killer would) before its pool's
+workers all started: that pool is lost as one whose worker died is, and the tasks run again in a new one (a new fork
+server). It ended with exit 130, "interrupted", nothing on stderr and nothing healed: the pool's submit raised
+EOFError (the fork server's socket), which click's main takes for an interrupt. Real processes, the real fork server.
+Found by a read-only pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import EXAMPLES, REPLAY
+
+COUNT = 60
+
+
+def _fork_servers(pid: int) -> list[int]:
+    """The children of ``pid`` that are multiprocessing's fork server."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            try:
+                if b"forkserver" in Path(f"/proc/{kid}/cmdline").read_bytes():
+                    found.append(kid)
+            except OSError:
+                continue
+    return found
+
+
+def _waiting_for_a_worker(pid: int, server: int) -> bool:
+    """Is ``pid``'s main thread reading the pipe the fork server answers a new worker's pid on (its pool's submit), and
+    the fork server, still loading replay, has forked no worker yet? Asked three times, 10 ms apart (another pipe read
+    is brief: the one of a process it starts)."""
+    for k in range(3):
+        if k:
+            time.sleep(0.01)
+        try:
+            if Path(f"/proc/{pid}/wchan").read_text() != "anon_pipe_read" or \
+                    Path(f"/proc/{server}/task/{server}/children").read_text().split():
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _heal_killing_the_fork_server(tmp_path: Path, out: str) -> tuple[bool, subprocess.Popen[bytes], bytes, bytes]:
+    """`heal --in in --out OUT --workers 2`, its fork server killed while the pool's first submit waits on it; whether
+    it was killed then (not later: it had forked workers), the process, its stdout and stderr."""
+    proc = subprocess.Popen([REPLAY, "heal", "--in", "in", "--out", out, "--workers", "2"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killed = False
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and not killed:
+            servers = _fork_servers(proc.pid)
+            if servers and _waiting_for_a_worker(proc.pid, servers[0]):
+                os.kill(servers[0], signal.SIGKILL)
+                killed = True
+            elif servers and Path(f"/proc/{servers[0]}/task/{servers[0]}/children").read_text().split():
+                break  # (too late: it forked workers)
+            time.sleep(0.002)
+        out_bytes, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return killed, proc, out_bytes, err
+
+
+def test_a_fork_server_killed_as_the_pool_starts_is_a_lost_pool_run_again(tmp_path: Path) -> None:
+    for k in range(COUNT):
+        (tmp_path / "in" / f"g{k % 3}").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(EXAMPLES / "journals" / "two-runs.jsonl", tmp_path / "in" / f"g{k % 3}" / f"j{k}.jsonl")
+    for attempt in range(3):
+        killed, proc, out, err = _heal_killing_the_fork_server(tmp_path, f"out{attempt}")
+        if killed:
+            break
+    assert killed, "the fork server was never caught before it forked a worker"
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert all(line.startswith(b"{") for line in err.splitlines()), err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == COUNT and len(list((tmp_path / f"out{attempt}").rglob("*.healed.jsonl"))) == COUNT
