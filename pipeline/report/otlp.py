@@ -10,7 +10,7 @@ span (its totals known only at its end).
 | span | from | kind | ``gen_ai.operation.name`` |
 | --- | --- | --- | --- |
 | ``invoke_agent {framework}`` (root) | the run: its first to its last event | INTERNAL | ``invoke_agent`` |
-| ``chat {model}`` | each model call: an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input); from the event before it to the response | CLIENT | ``chat`` |
+| ``chat {model}`` | each model call: an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it, and it joins the ``reasoning`` before it when no input or tool call came between: Codex names no response), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input), or an ``error`` (a failed call); from when the model was asked (the latest event it saw, ``_SEEN``: an input, or its own output; not a token count or an echo) to its last output | CLIENT | ``chat`` |
 | ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call of an id still open, or answered with the same payload, and a result of an answered id, are that record written again, not another: ``OpenCalls.written_again``); a result without its call (none open to answer: heal drops these) is a call of its own, as ``report`` counts one: of no length, at the result's time, its tool ``unknown`` when it names none | INTERNAL | ``execute_tool`` |
 
 Event types are read as ``report`` reads them: heal's built-in aliases (``tool_end``, ``llm_message``, ...) as the
@@ -22,7 +22,9 @@ Model and tool spans are children of the run's span. Attributes: ``gen_ai.provid
 objects; and the run's totals on the root, as ``report`` counts the run's usage: each count the run record's usage gives,
 else the calls' sum; shown by ``report``'s rule, ``shown_usage``: ``input_tokens`` every input token, the cache's
 too, which the two cache counts are parts of, as the conventions have it), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
-Errors set the span status to ERROR with ``error.type``: a failed tool (``toolcalls.result_failed``: a tool_failed, or a
+Errors set the span status to ERROR with ``error.type``: an ``error`` event (an API error, a rate limit:
+``_failed_call``) fails the model call it ended, one span for each as ``report`` lists each (the call that gave only
+reasoning so far, or the response it names; else a call of its own, each retry's; its code, else ``error``), a failed tool (``toolcalls.result_failed``: a tool_failed, or a
 tool_completed with a non-zero exit code or a failing verdict; its error code, else ``tool_failed``), a call that
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``; not the ``run_failed``
 heal ends a run with when nothing told how it ended: the run's span stays UNSET, as for the raw journal). Message
@@ -60,7 +62,15 @@ from replay.pipeline.engine.errors import printable
 from replay.pipeline.engine.exactjson import INT64_MAX, INT64_MIN, UINT64_MAX
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import is_url, names_own_descriptor
-from replay.pipeline.model.events import EPOCH, RUN_FAILED, ends_unknown, event_type, parse_timestamp
+from replay.pipeline.model.events import (
+    ASSISTANT_MESSAGE,
+    EPOCH,
+    ERROR,
+    RUN_FAILED,
+    ends_unknown,
+    event_type,
+    parse_timestamp,
+)
 from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.toolcalls import (
     CALLED,
@@ -98,6 +108,11 @@ _TOKENS = {
 }
 _PROVIDERS = {"claude-code": "anthropic", "codex": "openai"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# the events the model saw (its input, and its own output): a model call begins at the latest of them before its output,
+# the time it was asked (not at an event it did not see: Codex's token counts and echoes, event_msg.*, a turn_context);
+# before the first of them, at the event before its output
+_SEEN = frozenset({"user_message", "system_message", ASSISTANT_MESSAGE, "reasoning", ERROR,
+                   *CALLED, *COMPLETED, *FAILED})
 
 
 def attribute(key: str, value: Any) -> dict[str, Any]:
@@ -230,7 +245,10 @@ class TraceBuilder:
         self.open_calls: OpenCalls[Span] = OpenCalls()  # the tool calls not answered yet (``toolcalls``' pairing)
         self.chat: Span | None = None  # the last model call (later parts of the same response join it)
         self.chat_key: Any = None
+        self.chat_model: str | None = None  # the model the last call asked (a failed call's, which names none, too)
         self.awaiting = True  # input came (a prompt, a tool result) that a model call has not answered yet
+        self.thinking = False  # the last call gave only reasoning so far: an assistant_message next is its answer
+        self.asked: int | None = None  # the time of the latest event the model saw (``_SEEN``): a call begins there
         self.last_nanos: int | None = None
         self.totals: dict[str, int | float] = {}
         self.count = 0
@@ -258,31 +276,39 @@ class TraceBuilder:
             self.out_of_range += 1
         elif moment is None and stamp is not None and stamp != EPOCH:
             self.unreadable += 1
-        before = self.last_nanos
+        asked = self.asked if self.asked is not None else self.last_nanos  # (none seen yet: the event before)
         if now is not None:
             self._stretch(self.root, now)
             self.last_nanos = now
         self.count += 1
-        if etype == "assistant_message":
-            self._model_call(payload, before, now)
-            self.awaiting = False
-        elif etype in CALLED and self.open_calls.written_again(call_id(payload), payload):
+        again = etype in CALLED and self.open_calls.written_again(call_id(payload), payload)
+        if now is not None and etype in _SEEN and not again:
+            self.asked = now
+        if again:
             pass  # the call of that id, written again (a resumed session's log repeats records): one call, as report counts
+        elif etype == ASSISTANT_MESSAGE:
+            self._answer(payload, asked, now)
         elif etype in CALLED or etype == "reasoning":
             if self.awaiting:  # model output with no assistant_message: still a model call (Codex's tool-only responses)
-                self._model_call({}, before, now)
-                self.awaiting = False
+                self._model_call({}, asked, now)
+                self.awaiting, self.thinking = False, etype == "reasoning"
+            elif self.chat is not None:  # more output of the same call (reasoning, then its tool calls)
+                self._stretch(self.chat, now)
             if etype in CALLED:
+                self.thinking = False
                 self._tool_called(payload, now)
+        elif etype == ERROR:  # an error the agent met (an API error, a rate limit): a model call that failed
+            self._failed_call(payload, asked, now)
+            self.awaiting, self.thinking = True, False  # (the model is asked again, or the run ends)
         elif etype in COMPLETED or etype in FAILED or etype == TOOL_UNANSWERED:
             self._tool_ended(etype, payload, now, event)
-            self.awaiting = True
+            self.awaiting, self.thinking = True, False
         elif etype == "user_message":
-            self.awaiting = True
+            self.awaiting, self.thinking = True, False
         elif etype == RUN_FAILED and not ends_unknown(etype, payload, event.get("synthetic")):
             code, message = error_of(payload)
             self.failed = (code or RUN_FAILED, message)
-        if etype != "assistant_message" and "usage" in payload:
+        if etype != ASSISTANT_MESSAGE and "usage" in payload:
             self._usage(self.chat, payload["usage"])  # e.g. Codex's token counts, after the call they count
 
     def add_heal(self, record: dict[str, Any]) -> None:
@@ -290,33 +316,72 @@ class TraceBuilder:
             self.repairs = record["repairs"]
 
     # spans ------------------------------------------------------------------------------------------
-    def _model_call(self, payload: dict[str, Any], before: int | None, now: int | None) -> None:
+    def _answer(self, payload: dict[str, Any], asked: int | None, now: int | None) -> None:
+        """An assistant_message: more of the last call's response (the same ``messageId`` / ``responseId``), the answer
+        of a call that gave only reasoning so far (``thinking``: Codex names no response, and no input came between
+        them), else a model call of its own."""
         key = payload.get("messageId") or payload.get("responseId")
-        if self.chat is not None and key is not None and key == self.chat_key:  # more of the same response
-            self._stretch(self.chat, now)
-            self._usage(self.chat, payload.get("usage"))
-            return
-        model = payload.get("model") if isinstance(payload.get("model"), str) else self.model
-        span = Span(_hex(self.trace_id, "chat", self.made, size=8), f"chat {model}" if model else "chat",
-                    SPAN_KIND_CLIENT, before if before is not None else now)
+        chat = self.chat
+        if chat is not None and key is not None and key == self.chat_key:  # more of the same response
+            self._stretch(chat, now)
+            self._usage(chat, payload.get("usage"))
+        elif chat is not None and self.thinking and (key is None or self.chat_key is None):
+            self._stretch(chat, now)
+            self._describe(chat, payload)
+        else:
+            self._model_call(payload, asked, now)
+        self.awaiting = self.thinking = False
+
+    def _model_call(self, payload: dict[str, Any], asked: int | None, now: int | None, answered: bool = True) -> Span:
+        """A new ``chat`` span, of the model call asked at ``asked`` (else begun ``now``) whose output (or error,
+        not ``answered``) came ``now``."""
+        span = Span(_hex(self.trace_id, "chat", self.made, size=8), "chat", SPAN_KIND_CLIENT,
+                    asked if asked is not None else now)
         self._stretch(span, now)
-        attrs = span.attributes
-        attrs["gen_ai.operation.name"] = "chat"
-        attrs["gen_ai.provider.name"] = provider_of(model, self.framework)
-        if model:
-            attrs["gen_ai.request.model"] = model
-            attrs["gen_ai.response.model"] = model
+        span.attributes["gen_ai.operation.name"] = "chat"
         if self.run_id:
-            attrs["gen_ai.conversation.id"] = as_text(self.run_id)
-        if isinstance(key, str):
-            attrs["gen_ai.response.id"] = key
+            span.attributes["gen_ai.conversation.id"] = as_text(self.run_id)
+        self.spans.append(span)
+        self.made += 1
+        self.chat, self.chat_key = span, None
+        self._describe(span, payload, answered)
+        return span
+
+    def _describe(self, span: Span, payload: dict[str, Any], answered: bool = True) -> None:
+        """What model output ``payload`` tells of its call ``span``: its model (else the run's; a failed call's, not
+        ``answered``, the model the last call asked, no response's), response id, finish reason and usage."""
+        named = payload.get("model") if isinstance(payload.get("model"), str) else None
+        attrs = span.attributes
+        if named or "gen_ai.provider.name" not in attrs:  # (named at its start; again by the answer that names it)
+            model = named or (self.model if answered else self.chat_model or self.model)
+            span.name = f"chat {model}" if model else "chat"
+            attrs["gen_ai.provider.name"] = provider_of(model, self.framework)
+            if model:
+                self.chat_model = attrs["gen_ai.request.model"] = model
+                if answered:
+                    attrs["gen_ai.response.model"] = model
+        key = payload.get("messageId") or payload.get("responseId")
+        if key is not None:
+            self.chat_key = key
+            if isinstance(key, str):
+                attrs["gen_ai.response.id"] = key
         reason = payload.get("stopReason")
         if isinstance(reason, str) and reason:
             attrs["gen_ai.response.finish_reasons"] = [reason]
         self._usage(span, payload.get("usage"))
-        self.spans.append(span)
-        self.made += 1
-        self.chat, self.chat_key = span, key
+
+    def _failed_call(self, payload: dict[str, Any], asked: int | None, now: int | None) -> None:
+        """An ``error`` event: the model call it ended failed (status ERROR, ``error.type`` its code, else ``error``;
+        ``report`` lists the event among the run's errors): the last call, when it gave only reasoning so far (Codex's
+        stream cut off) or the error names its response; else a call of its own, asked at ``asked``, that got the
+        error for an answer (Claude Code's API error, each retry's). One failed span for each error event."""
+        key = payload.get("messageId") or payload.get("responseId")
+        chat = self.chat
+        if chat is None or chat.status == STATUS_ERROR or not (self.thinking or (key is not None and key == self.chat_key)):
+            chat = self._model_call({}, asked, now, answered=False)
+        self._stretch(chat, now)
+        code, message = error_of(payload)
+        chat.fail(code or ERROR, message)
 
     def counted(self, usage: Any) -> dict[str, int | float]:
         """The counts of usage object ``usage``, read once, counted or left out as ``report`` counts it (``usage_of``,
