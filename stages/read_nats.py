@@ -27,21 +27,24 @@ from replay.pipeline.io.nats_stream import (
     parse_address,
     run_key,
     server_gone,
+    take_back,
 )
 from replay.pipeline.model.dropped import dropped_lines
 from replay.pipeline.model.records import dropped_record
 
 UNAVAILABLE_SECONDS = 30.0  # how long JetStream may not answer a connection that is back (a server restarting)
-SEEN_KEYS = 1_000_000  # records (runId, seq and a hash of the bytes) remembered for de-duplication
+NEW = object()  # ``read_before``: a message this reader has not read
+SEEN_KEYS = 1_000_000  # messages (their stream sequences) remembered to know one delivered again
 
 
 @register("read_nats")
 class ReadNats(Source):
     """Each message holds one record (a JSONL line; several lines are read as several records; a byte order mark
-    at a line's start is left out, as ``read`` leaves it out: ``without_mark``). A record
-    already read (the same ``runId``, ``seq`` and bytes) is dropped, so a message delivered again produces
-    nothing twice; another record under the same ``(runId, seq)`` is kept (heal renumbers it). Batches are
-    cut by count (``batch``) or when ``window_ms`` passes, whichever comes first.
+    at a line's start is left out, as ``read`` leaves it out: ``without_mark``). A message delivered again
+    (a stream sequence this reader read already) is dropped, so it produces nothing twice; another message
+    is kept whatever it holds, as ``read`` keeps a line written twice (heal de-duplicates a record an agent
+    wrote twice, and says so). At start, messages an earlier reader left unacknowledged are delivered first
+    (``take_back``). Batches are cut by count (``batch``) or when ``window_ms`` passes, whichever comes first.
 
     ``ack = "sink"``: a message is acknowledged by the ``publish_nats`` sink of the same graph once what
     its run produced is stored downstream (see ``pipeline/io/nats_stream.py``); ``ack = "sent"``: once
@@ -49,7 +52,7 @@ class ReadNats(Source):
     passed on (``parse`` reports them) and acknowledged once sent: they produce no output to wait for.
     """
 
-    summary = "Read a NATS JetStream subject (nats://HOST:PORT/SUBJECT) with a durable pull consumer: batched, de-duplicated by (runId, seq, bytes)."
+    summary = "Read a NATS JetStream subject (nats://HOST:PORT/SUBJECT) with a durable pull consumer: batched, a message delivered again dropped."
     options = {
         "url": Option(str, "", "nats://HOST:PORT/SUBJECT; empty: the command's argument", bind="args"),
         "durable": Option(str, "replay", "the durable consumer's name: a restarted reader goes on where it stopped"),
@@ -70,16 +73,18 @@ class ReadNats(Source):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.seen: OrderedDict[tuple[Any, Any, int], None] = OrderedDict()
+        self.seen: OrderedDict[int, Any] = OrderedDict()  # stream sequence -> the run of its message (or None)
 
-    def duplicate(self, key: tuple[Any, Any, int]) -> bool:
-        """Has this record ((runId, seq, hash of its bytes)) been read already? Remembers it when not."""
-        if key in self.seen:
-            return True
-        self.seen[key] = None
+    def read_before(self, sequence: int) -> Any:
+        """The run (``runId``, or None) of the message at stream ``sequence`` when this reader read it already: it is
+        delivered again (its ack_wait passed, the consumer was reset); else ``NEW``. Two messages that hold the same
+        bytes are two stream sequences: both read."""
+        return self.seen.get(sequence, NEW)
+
+    def remember(self, sequence: int, run: Any) -> None:
+        self.seen[sequence] = run
         if len(self.seen) > SEEN_KEYS:
             self.seen.popitem(last=False)
-        return False
 
     def reaches(self, after: list[Any]) -> None:
         """``ack = "sink"`` waits for a ``publish_nats`` after this stage: with none, no message would ever be
@@ -139,9 +144,11 @@ class ReadNats(Source):
                               howToFix="Give each subject its own durable consumer (`durable = \"NAME\"` on the read_nats stage of "
                               "a `replay run` config), or delete that consumer (nats consumer rm).")
         try:
-            return await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
+            subscription = await js.pull_subscribe(subject, durable=durable, stream=stream, config=config)
         except Exception as exc:  # JetStream refused the consumer
             raise no_stream("consume", subject, exc) from exc
+        await take_back(connection, stream, durable)  # an earlier reader's unacknowledged messages: first, in order
+        return subscription
 
     @staticmethod
     async def _consumer_subjects(js: Any, stream: str, durable: str) -> list[str] | None:
@@ -193,8 +200,11 @@ class ReadNats(Source):
             at_once: list[str] = []  # replies to acknowledge as soon as the batch is sent
             for message in messages:
                 sequence = message.metadata.sequence.stream
-                run_of_message: Any = None
-                fresh = False
+                run_of_message = self.read_before(sequence)
+                if run_of_message is not NEW:  # delivered again: read already, dropped (acknowledged with its run)
+                    self._acknowledge_with(run_of_message, message.reply, ledger, at_once)
+                    continue
+                run_of_message = None
                 for line in message.data.split(b"\n"):
                     raw = without_mark(line)[0]  # (as ``read`` leaves a mark out: a message has no offsets to move)
                     if not raw.strip():
@@ -203,18 +213,13 @@ class ReadNats(Source):
                         raws += self._too_long(source, sequence)
                         lines += [sequence] * (len(raws) - len(lines))
                         continue
-                    run_id, seq = _key(raw)
+                    run_id = _run_id(raw)
                     run_of_message = run_id if run_id is not None else run_of_message
-                    if run_id is not None and seq is not None and self.duplicate((run_id, seq, hash(raw))):
-                        continue
-                    fresh = True
                     raws.append(raw)
                     lines.append(sequence)
+                self.remember(sequence, run_of_message)
                 if self.config["ack"] == "sink" and run_of_message is not None:
-                    if fresh or run_of_message in ledger.pending:
-                        ledger.add(run_of_message, message.reply)
-                    else:  # a duplicate of a run already stored downstream
-                        at_once.append(message.reply)
+                    ledger.add(run_of_message, message.reply)
                 else:
                     at_once.append(message.reply)
             if raws:
@@ -223,6 +228,14 @@ class ReadNats(Source):
             await out.drain()
             await acknowledge(connection, at_once)
 
+
+    def _acknowledge_with(self, run: Any, reply: str, ledger: Any, at_once: list[str]) -> None:
+        """A message delivered again is acknowledged with its run when that run's output is not stored yet, else at
+        once (its run's output is stored, or it has no run to wait for)."""
+        if self.config["ack"] == "sink" and run is not None and run in ledger.pending:
+            ledger.add(run, reply)
+        else:
+            at_once.append(reply)
 
     def _too_long(self, source: str, sequence: int) -> list[bytes]:
         """Report a line longer than max_line_bytes, as ``read`` reports one; with mark_dropped, the dropped record
@@ -238,21 +251,20 @@ class ReadNats(Source):
         return [exactjson.dumps(dropped_record(found["code"], found["message"], where))]
 
 
-class _Key(msgspec.Struct, gc=False):
-    """The two fields de-duplication reads; the rest of the line is checked as JSON and skipped, not built (``parse``
-    reads the whole record once, downstream)."""
+class _Run(msgspec.Struct, gc=False):
+    """The field the ledger reads; the rest of the line is checked as JSON and skipped, not built (``parse`` reads
+    the whole record once, downstream)."""
 
     runId: Any = None
-    seq: Any = None
 
 
-_KEY = msgspec.json.Decoder(_Key)
+_RUN = msgspec.json.Decoder(_Run)
 
 
-def _key(raw: bytes) -> tuple[Any, Any]:
-    """(runId, seq) of a record, when it is a JSON object that has them (each as ``run_key`` holds it)."""
+def _run_id(raw: bytes) -> Any:
+    """The runId of a record (as ``run_key`` holds it), when it is a JSON object that has one, else None."""
     try:
-        key = _KEY.decode(raw)
+        run = _RUN.decode(raw)
     except (msgspec.DecodeError, RecursionError):  # (msgspec.ValidationError is a DecodeError: not an object)
-        return None, None
-    return run_key(key.runId), run_key(key.seq)
+        return None
+    return run_key(run.runId)

@@ -6,12 +6,14 @@ records (each with a ``Nats-Msg-Id``, so JetStream drops a record published twic
 record of a later run is stored (a run's output is whole before the next run's first record: heal
 keeps runs in order), acknowledges every message of the runs before it; at the end of the stream,
 all of them. A message is thus acknowledged only after what it produced is stored downstream; one
-whose output was not stored is delivered again (at least once) and, being a duplicate, produces
-nothing twice. nats-py is an optional extra, ``nats`` (``pip install '.[nats]'`` from a clone).
+whose output was not stored is delivered again (at least once: to a reader that starts while such
+messages are pending, first, ``take_back``), and what it produces again is dropped by its
+``Nats-Msg-Id``. nats-py is an optional extra, ``nats`` (``pip install '.[nats]'`` from a clone).
 """
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -142,6 +144,29 @@ def no_stream(doing: str, subject: str, exc: Exception) -> ReplayError:
     why = "no stream stores it" if isinstance(exc, NotFoundError) else f"{type(exc).__name__}: {exc}"
     return ReplayError("E_NATS_UNREACHABLE", f"cannot {doing} {subject!r} in JetStream: {why}",
                        received=subject, howToFix="Create a stream for the subject (nats stream add) on a server run with -js.")
+
+
+RESET_SINCE = (2, 14)  # the first nats-server with the consumer reset API ($JS.API.CONSUMER.RESET, ADR-60)
+RESET_SECONDS = 5.0
+
+
+async def take_back(connection: Any, stream: str, durable: str) -> bool:
+    """Have the messages an earlier reader of ``durable`` took and never acknowledged (it was stopped, or it died)
+    delivered first, in stream order: the consumer is reset to its ack floor, so delivery goes on from the first
+    message not acknowledged. Left pending, they came again only once ack_wait passed, after the messages published
+    since (a run's tail healed after the runs that follow it). Nothing is done when none is pending; a server that
+    has no reset (before 2.14) or refuses it (an account not allowed the API) delivers them again after ack_wait, as
+    before. Returns whether the consumer was reset."""
+    info = await connection.jetstream().consumer_info(stream, durable)
+    version = connection.connected_server_version
+    if not info.num_ack_pending or (version.major, version.minor) < RESET_SINCE:
+        return False
+    try:
+        reply = await connection.request(f"$JS.API.CONSUMER.RESET.{stream}.{durable}", b"", timeout=RESET_SECONDS)
+        answer = json.loads(reply.data)
+    except Exception:  # (no answer: the API not allowed the account; an answer no JSON)
+        return False
+    return isinstance(answer, dict) and "error" not in answer
 
 
 async def _quiet(_exc: Exception) -> None:

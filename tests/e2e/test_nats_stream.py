@@ -2,13 +2,14 @@
 
 Covers: `replay read nats://...`, the example pipeline that heals one subject into another, and
 at-least-once delivery without duplicated output: a pipeline killed while a run is still open has
-its messages delivered again to the restarted pipeline, and the healed subject holds every record
-exactly once; a second consumer reading everything again publishes nothing new.
+its messages delivered again to the restarted pipeline, first, and the healed subject holds every record
+exactly once, in order; a second consumer reading everything again publishes nothing new.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import select
@@ -17,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,6 +26,8 @@ import orjson
 import pytest
 from conftest import EXAMPLES, REPLAY, errors_of, run_replay
 from dialect_support import CORPUS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 nats = pytest.importorskip("nats")
 
@@ -166,22 +170,22 @@ def test_the_example_pipeline_heals_one_subject_into_another(nats_server: str, t
 def test_messages_delivered_again_produce_no_duplicated_output(nats_server: str, tmp_path: Path) -> None:
     run(_admin(nats_server, "redo"))
     first, second = _runs(4), _runs(3, first=4)
-    duplicated = [line for r in first for line in r] + first[1]  # a producer that sent run_001 twice
+    duplicated = [line for r in first for line in r] + first[1]  # a producer that sent run_001 twice: a run of its own
     run(_publish(nats_server, "redo.raw", duplicated))
     config = _config(tmp_path, nats_server, "redo", "heal", ack_wait_s=1.0, batch=4)
     pipeline = subprocess.Popen([REPLAY, "run", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        # run_003 is still open (heal holds a run until the next one begins): its messages are unacknowledged.
+        # The last run is still open (heal holds a run until the next one begins): its messages are unacknowledged.
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             out = run(_messages(nats_server, "redo.healed", "REDO"))
-            if sum(b'"$record":"heal"' in line for line in out) == 3 and run(_pending(nats_server, "REDO", "heal"))[1] == 0:
+            if sum(b'"$record":"heal"' in line for line in out) >= 3 and run(_pending(nats_server, "REDO", "heal"))[1] == 0:
                 break
             time.sleep(0.1)
         else:
             pytest.fail("the pipeline did not heal the first runs")
         unacked, _ = run(_pending(nats_server, "REDO", "heal"))
-        assert unacked >= 4  # run_003's four messages wait for its output to be stored
+        assert unacked >= 4  # the open run's four messages wait for its output to be stored
     finally:
         os.kill(pipeline.pid, signal.SIGKILL)  # a crash: no flush, no acknowledgement
         pipeline.wait()
@@ -190,10 +194,9 @@ def test_messages_delivered_again_produce_no_duplicated_output(nats_server: str,
                                               idle_seconds=2.5)), process=True)
     assert restarted.returncode == 0, restarted.stderr
     healed = run(_messages(nats_server, "redo.healed", "REDO"))
-    # Each record once, each run's records in order. (run_003's messages came again after the new
-    # ones, so its tail, held back when the pipeline died, follows the later runs.)
-    assert len(healed) == len(set(healed))
-    assert _by_run(healed) == _by_run(_expected(tmp_path, first + second))
+    # Each record once, in the order `replay heal` gives the same input: the messages left unacknowledged came
+    # again first, before the ones published since.
+    assert healed == _expected(tmp_path, [duplicated, *second])
     assert run(_pending(nats_server, "REDO", "heal")) == (0, 0)
     # Everything read again by a new consumer: every record is published again, and dropped by its id.
     again = run_replay("run", str(_config(tmp_path, nats_server, "redo", "again", idle_seconds=0.5)))
@@ -221,14 +224,19 @@ def test_replay_read_prints_a_live_subject_until_interrupted(nats_server: str) -
     assert run(_pending(nats_server, "LIVE", "replay")) == (0, 0)  # to stdout: acknowledged once sent
 
 
-def test_two_records_that_share_a_seq_both_come_out(nats_server: str) -> None:
-    """Only the same record again is a duplicate: a tool result written under its call's seq is kept (heal renumbers)."""
+def test_a_record_written_twice_comes_out_twice_as_from_the_file(nats_server: str, tmp_path: Path) -> None:
+    """Only a message delivered again (a stream sequence read already) is dropped: a record the agent wrote twice is
+    two messages, and comes out twice, as `replay read FILE` gives it (heal de-duplicates it, and says so); as does a
+    tool result written under its call's seq. The reader dropped a record of the same (runId, seq) and bytes: the
+    second writing was lost over NATS alone, with nothing said."""
     run(_admin(nats_server, "dupseq"))
     called, completed = _runs(1)[0][1], _runs(1)[0][2]
-    lines = [called, completed.replace(b'"seq":3', b'"seq":2'), called]  # the last: the same record again
+    lines = [called, completed.replace(b'"seq":3', b'"seq":2'), called, called]  # the last two: the same record again
+    journal = tmp_path / "same.jsonl"
+    journal.write_bytes(b"\n".join(lines) + b"\n")
     run(_publish(nats_server, "dupseq.raw", lines))
-    out, code = _read_until(["read", f"{nats_server}/dupseq.raw"], 2)
-    assert out.splitlines() == lines[:2] and code == 130
+    out, code = _read_until(["read", f"{nats_server}/dupseq.raw"], len(lines))
+    assert out.splitlines() == run_replay("read", str(journal)).stdout.splitlines() == lines and code == 130
 
 
 def _read_until(args: list[str], lines: int) -> tuple[bytes, int]:
@@ -560,3 +568,99 @@ def test_a_run_whose_id_comes_back_later_in_the_stream_is_published_whole(nats_s
         done = run_replay("run", str(config), str(journal))
         assert done.returncode == 0, done.stderr
         assert run(_messages(nats_server, "again.out", "AGAIN")) == first + other + back
+
+
+def _wait_for_heal_records(server: str, prefix: str, count: int, pipeline: subprocess.Popen) -> None:
+    """Until ``count`` heal records are stored on PREFIX.healed and every message was delivered (or 60 s passed)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and pipeline.poll() is None:
+        out = run(_messages(server, f"{prefix}.healed", prefix.upper()))
+        if sum(b'"$record":"heal"' in line for line in out) == count and run(_pending(server, prefix.upper(), "heal"))[1] == 0:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the pipeline did not heal {count} runs")
+
+
+def _stop(pipeline: subprocess.Popen) -> bytes:
+    """Ctrl-C, as a user stops a pipeline: its stderr."""
+    pipeline.send_signal(signal.SIGINT)
+    return pipeline.communicate(timeout=30)[1]
+
+
+def test_a_pipeline_restarted_within_ack_wait_heals_the_run_left_open_before_the_runs_published_since(
+        nats_server: str, tmp_path: Path) -> None:
+    """Stopped while its last run is still open, then started again at once after another run was published: the
+    messages the stopped pipeline left unacknowledged are delivered first (the consumer is reset to its ack floor),
+    and the healed subject is what `replay heal` gives of the same input. They came again only once ack_wait had
+    passed, after the new run: the open run's heal record was stored after the next run (here, ack_wait being a
+    minute, not at all). Found by a read-only pass."""
+    run(_admin(nats_server, "reorder"))
+    first, later = _runs(2), _runs(1, first=2)
+    run(_publish(nats_server, "reorder.raw", [line for r in first for line in r]))
+    pipeline = subprocess.Popen([REPLAY, "run", str(_config(tmp_path, nats_server, "reorder", "heal", ack_wait_s=60.0))],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_for_heal_records(nats_server, "reorder", 1, pipeline)
+    finally:
+        _stop(pipeline)
+    assert run(_pending(nats_server, "REORDER", "heal"))[0] >= 4  # run_001 open when stopped: not acknowledged
+    run(_publish(nats_server, "reorder.raw", later[0]))
+    restarted = run_replay("run", str(_config(tmp_path, nats_server, "reorder", "heal", ack_wait_s=60.0,
+                                              idle_seconds=2.5)), process=True)
+    assert restarted.returncode == 0, restarted.stderr
+    assert run(_messages(nats_server, "reorder.healed", "REORDER")) == _expected(tmp_path, first + later)
+    assert run(_pending(nats_server, "REORDER", "heal")) == (0, 0)
+
+
+async def _reset(server: str, stream: str, durable: str) -> None:
+    """`nats consumer reset`: the consumer delivers again from its ack floor."""
+    nc = await nats.connect(server)
+    reply = orjson.loads((await nc.request(f"$JS.API.CONSUMER.RESET.{stream}.{durable}", b"", timeout=10)).data)
+    await nc.drain()
+    assert "error" not in reply, reply
+
+
+def test_a_message_delivered_again_to_the_reader_that_read_it_is_dropped(nats_server: str, tmp_path: Path) -> None:
+    """The consumer reset under a running pipeline: the messages not acknowledged yet come to it again, stream
+    sequences it read already, and are dropped (acknowledged with their run), not healed again as runs of their own;
+    the healed subject holds each record once, as `replay heal` gives the input."""
+    run(_admin(nats_server, "again2"))
+    runs = _runs(4)
+    run(_publish(nats_server, "again2.raw", [line for r in runs[:2] for line in r]))
+    config = _config(tmp_path, nats_server, "again2", "heal")
+    pipeline = subprocess.Popen([REPLAY, "run", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_for_heal_records(nats_server, "again2", 1, pipeline)
+        run(_reset(nats_server, "AGAIN2", "heal"))  # what is not acknowledged (run_001's, run_000's) comes again
+        run(_publish(nats_server, "again2.raw", [line for r in runs[2:] for line in r]))
+        _wait_for_heal_records(nats_server, "again2", 3, pipeline)
+    finally:
+        err = _stop(pipeline)
+    assert b"E_RUN_ID_REUSED" not in err, err  # (read twice, run_000 and run_001 came back as runs of their own)
+    finished = run_replay("run", str(_config(tmp_path, nats_server, "again2", "heal", idle_seconds=2.5)), process=True)
+    assert finished.returncode == 0, finished.stderr
+    assert run(_messages(nats_server, "again2.healed", "AGAIN2")) == _expected(tmp_path, runs)
+    assert run(_pending(nats_server, "AGAIN2", "heal")) == (0, 0)
+
+
+_SUBJECTS = itertools.count()
+
+
+@settings(max_examples=8, deadline=None)
+@given(picks=st.lists(st.integers(0, 3), min_size=1, max_size=6))
+def test_a_subject_reads_as_the_file_of_its_messages(nats_server: str, picks: list[int]) -> None:
+    """Property: whatever records are published, some of them written more than once, reading the subject gives what
+    `replay read FILE` gives of the same lines: one record for each message."""
+    prefix = f"prop{next(_SUBJECTS)}"
+    run(_admin(nats_server, prefix))
+    lines = [_runs(1)[0][i] for i in picks]
+    run(_publish(nats_server, f"{prefix}.raw", lines))
+    with tempfile.TemporaryDirectory() as folder:
+        journal = Path(folder) / "same.jsonl"
+        journal.write_bytes(b"\n".join(lines) + b"\n")
+        config = Path(folder) / "read.toml"  # (read until every message was taken: `replay read` reads on forever)
+        config.write_text(f'[stages.read]\ntype = "read_nats"\nurl = "{nats_server}/{prefix}.raw"\nack = "sent"\n'
+                          f'max_messages = {len(lines)}\n[stages.out]\ntype = "write"\ninputs = ["read"]\n')
+        read = run_replay("run", str(config))
+        assert read.returncode == 0, read.stderr
+        assert read.stdout == run_replay("read", str(journal)).stdout
