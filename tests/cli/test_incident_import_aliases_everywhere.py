@@ -102,3 +102,22 @@ def test_a_bundle_with_a_data_key_holding_a_field_word_is_taken_back(tmp_path: P
     assert bundle["assertions"][1]["value"] == bundle["events"][2]["output"]["history"][name]
     assert orjson.loads((tmp_path / "out" / "evaluation.json").read_bytes())["status"] == "pass"
     _taken_back(tmp_path)
+
+
+@pytest.mark.parametrize("key", ["Delivery Notes (Jane)", "Maria Lopez comment", "Jane Doe error message"])
+def test_free_text_under_a_key_aliased_as_a_person_s_name_is_still_removed(tmp_path: Path, key: str) -> None:
+    """A key aliased for the name in it still says its value is free text (or an error's words): a one-word note
+    under it was written as it was (review: ``"Delivery Notes": "leaveunderdoormat"``), and is removed."""
+    bundle, files = _import(tmp_path, _export({"q": "x"}, {"a": 1}, {key: "leaveunderdoormat"}))
+    _nowhere(files, "leaveunderdoormat", key.split()[0])
+    result = bundle["events"][1]["result"]
+    assert list(result.values()) == ["[redacted]"] and key not in result
+    _taken_back(tmp_path)
+
+
+@pytest.mark.parametrize("key", ["Item Count", "Payment Method", "Delivery Notes", "Unit Price (USD)", "Product SKU",
+                                 "First Name", "Order Total"])
+def test_a_field_name_with_spaces_made_of_common_field_words_stays_a_name(tmp_path: Path, key: str) -> None:
+    bundle, _ = _import(tmp_path, _export({"q": "x"}, {"a": 1}, {key: 3}))
+    assert key in bundle["events"][1]["result"]
+    _taken_back(tmp_path)

@@ -234,6 +234,9 @@ _VOCABULARY = frozenset({
     *(w for name in (*_SECRET_PARTS, *_KEEP_EXACT, *_IDENTIFIER_SUFFIXES, *_KEEP_SUFFIXES) for w in name.split("_") if w),
     "api", "access", "private", "client", "refresh", "date", "of", "first", "last", "full", "given", "family", "middle",
     "display", "user", "credit", "social", "security", "line", "home", "work", "billing", "shipping", "mac",
+    # words of common field names with spaces (``Item Count``, ``Payment Method``, ``Delivery Notes``, ``Unit Price
+    # (USD)``): known, such a name stays a name (``_field_words``)
+    "item", "product", "payment", "delivery", "support", "internal", "free", "usd", "eur", "gbp", "number", "net", "gross",
 })
 
 
@@ -473,13 +476,16 @@ class Redactor:
         """The field name the value of member ``key`` is judged under, and what it is inside of (``within``, as
         ``members_within`` says), when redaction writes the member's name as ``name``: its own name; or, when that
         name is aliased, no name, inside what the name said of a credential, a person or an identifier
-        (``"2024-01-05_email"``: personal). The alias says nothing of what the name said, so a value a name keeps
-        (``"2024-01-05_status"``: a long status token; ``_total``: a long number) is not kept under it: what the
-        import writes there is what a re-check reading only the alias (``_Again``) keeps too."""
+        (``"2024-01-05_email"``: personal), or free text, as an error's words are (``"Delivery Notes (Jane)"``: its text
+        removed). The alias says nothing of what the name said, so a value a name keeps (``"2024-01-05_status"``: a
+        long status token; ``_total``: a long number) is not kept under it: what the import writes there is what a
+        re-check reading only the alias (``_Again``) keeps too (a text removed is ``[redacted]`` to it)."""
         if name == key:
             return key, within
         cls = field_class(key)
-        return None, (cls if cls in ("secret", "personal", "identifier") else within)
+        if cls == "error":
+            cls = "freeform"
+        return None, (cls if cls in ("secret", "personal", "identifier", "freeform") else within)
 
     # values -------------------------------------------------------------------------------------
     def value(self, node: Any, key: str | None = None, context: str = "data", within: str | None = None) -> Any:
