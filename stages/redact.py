@@ -10,7 +10,9 @@ from replay.pipeline.engine.errors import ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.model.incident import pointers, records
-from replay.pipeline.model.incident.redaction import Redactor, deletion_key, verdicts_changed
+from replay.pipeline.model.incident.audit import verdicts_changed
+from replay.pipeline.model.incident.redact_pointers import deletion_key
+from replay.pipeline.model.incident.redactor import Redactor
 from replay.pipeline.model.incident.rules import judged_otherwise
 
 PROTOCOL_FIELDS = ["$record", "seq", "timestamp", "type", "runId", "step", "turn", "parentId", "synthetic"]

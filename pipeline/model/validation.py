@@ -713,9 +713,9 @@ def check_run_record(record: dict[str, Any], path: str = "$") -> Problems:
 
 def check_redaction_record(record: dict[str, Any], path: str = "$") -> Problems:
     """A redaction record: the audit a `redact` stage sends after the records it redacted, as it writes it (counts and
-    the warnings they give, no value: ``redaction.audit_not_ours``, which checks an incident bundle's audit too)."""
-    from replay.pipeline.model.incident.masking import masked_steps  # (only a stream that has one loads redaction)
-    from replay.pipeline.model.incident.redaction import audit_not_ours
+    the warnings they give, no value: ``audit.audit_not_ours``, which checks an incident bundle's audit too)."""
+    from replay.pipeline.model.incident.audit import audit_not_ours  # (only a stream that has one loads redaction)
+    from replay.pipeline.model.incident.masking import masked_steps
 
     wrong = audit_not_ours({k: v for k, v in record.items() if k != RECORD_KEY}, None, [])
     if wrong is None:

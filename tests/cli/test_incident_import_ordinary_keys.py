@@ -12,7 +12,7 @@ import pytest
 from conftest import run_replay
 from incident_support import minimal_export, write_json
 
-from replay.pipeline.model.incident.redaction import data_key
+from replay.pipeline.model.incident.field_names import data_key
 
 
 def _import(tmp_path: Path, export: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from incident_support import REFUND_EXPORT, write_json
 
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.model.incident import bundle, redaction
+from replay.pipeline.model.incident import audit, bundle, recheck
 from replay.pipeline.model.incident.export import load_export
 from replay.pipeline.model.incident.matching import judge
-from replay.pipeline.model.incident.redaction import Redactor
+from replay.pipeline.model.incident.redactor import Redactor
 from replay.pipeline.model.incident.render import folder_files, junit_xml, report_html, trace_lines
 from replay.pipeline.model.incident.rules import evaluate
 
@@ -98,9 +98,9 @@ def test_a_bundle_whose_audit_or_id_was_edited_is_refused(tmp_path: Path, change
 
 def test_an_audit_naming_the_rules_judged_otherwise_is_one_an_import_writes(tmp_path: Path) -> None:
     doc = make_bundle()
-    doc["redaction"]["warnings"].append(redaction.verdicts_changed([(doc["assertions"][0]["id"], "fail", "pass")]))
+    doc["redaction"]["warnings"].append(audit.verdicts_changed([(doc["assertions"][0]["id"], "fail", "pass")]))
     assert bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc))) == doc
-    doc["redaction"]["warnings"][-1] = redaction.verdicts_changed([("jane@ex.com", "fail", "pass")])  # no rule's id
+    doc["redaction"]["warnings"][-1] = audit.verdicts_changed([("jane@ex.com", "fail", "pass")])  # no rule's id
     with pytest.raises(ReplayError) as caught:
         bundle.load_bundle(str(write_json(tmp_path / "incident.json", doc)))
     assert caught.value.body["path"] == f"$.redaction.warnings[{len(doc['redaction']['warnings']) - 1}]"
@@ -132,7 +132,7 @@ def test_whatever_an_import_redacts_reads_back_as_redacted(
                 "events": [{"type": "tool_call", "call_id": "c1", "name": "t", "args": args},
                            {"type": "tool_result", "call_id": "c1", "ok": False, "result": result, "error": error},
                            {"type": "final_output", "output": output}]}
-    assert redaction.unredacted(Redactor().incident(incident)) is None
+    assert recheck.unredacted(Redactor().incident(incident)) is None
 
 
 def test_an_export_passed_as_a_bundle_gets_advice_to_import_it() -> None:
@@ -340,4 +340,4 @@ def test_a_name_value_pair_whose_name_redaction_aliased_reads_back_as_redacted()
                            {"type": "tool_result", "call_id": "c1", "ok": False, "result": {},
                             "error": {"code": 0, "name": "jane@ex.com"}},
                            {"type": "final_output", "output": {}}]}
-    assert redaction.unredacted(Redactor().incident(incident)) is None
+    assert recheck.unredacted(Redactor().incident(incident)) is None

@@ -8,7 +8,9 @@ import json
 import pytest
 from incident_support import SENSITIVE, sensitive_values
 
-from replay.pipeline.model.incident.redaction import DETECTOR_KINDS, REMOVED, Redactor, luhn_ok, scan
+from replay.pipeline.model.incident.detectors import DETECTOR_KINDS, luhn_ok, scan
+from replay.pipeline.model.incident.redactor import Redactor
+from replay.pipeline.model.incident.replacements import REMOVED
 
 VALUES = sensitive_values()
 RECALL = 0.95

@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.model.incident.redaction import Redactor, luhn_ok, unredacted, written_integer
+from replay.pipeline.model.incident.detectors import luhn_ok, written_integer
+from replay.pipeline.model.incident.recheck import unredacted
+from replay.pipeline.model.incident.redactor import Redactor
 
 
 def _luhn_completed(body: str) -> str:

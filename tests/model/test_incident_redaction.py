@@ -15,7 +15,10 @@ from incident_support import REFUND_EXPORT, minimal_export, write_json
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident.export import load_export
-from replay.pipeline.model.incident.redaction import REMOVED, Redactor, data_key, field_class, unredacted
+from replay.pipeline.model.incident.field_names import data_key, field_class
+from replay.pipeline.model.incident.recheck import unredacted
+from replay.pipeline.model.incident.redactor import Redactor
+from replay.pipeline.model.incident.replacements import REMOVED
 from replay.pipeline.model.incident.rules import judged_otherwise
 
 

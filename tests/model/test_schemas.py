@@ -30,7 +30,7 @@ from conftest import EXAMPLES, FIXTURES, ROOT, errors_of, jsonl, run_replay
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from replay.pipeline.model.incident.redaction import Redactor
+from replay.pipeline.model.incident.redactor import Redactor
 
 SCHEMAS = ROOT / "schemas"
 ARTIFACTS = FIXTURES / "artifacts"

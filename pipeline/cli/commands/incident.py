@@ -127,7 +127,7 @@ def import_(export_path: str, out: str, format_: str, case: str | None, rules: s
             if given is not None:
                 raise ReplayError("E_USAGE_INVALID", f"{flag} is for --format runledger/replay; a canonical export declares it itself",
                                   path=flag, howToFix="Put `assertions` and `effects_complete` in the export, or pick --format.")
-    from replay.pipeline.model.incident.redaction import removal_pointer
+    from replay.pipeline.model.incident.redact_pointers import removal_pointer
 
     for pointer in redact:  # refused here as a pointer, once for a folder too; the stage's option takes no empty string
         removal_pointer(pointer)

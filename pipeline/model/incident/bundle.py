@@ -37,7 +37,8 @@ from replay.pipeline.io.fdio import write_failed
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.io.run_files import file_stem
 from replay.pipeline.io.staging import atomic_output, publish_folder, temp_folder
-from replay.pipeline.model.incident import export, redaction
+from replay.pipeline.model.incident import export, recheck
+from replay.pipeline.model.incident.audit import audit_not_ours
 from replay.pipeline.model.incident.export import DEFAULT_LIMITS, Limits, refuse
 from replay.pipeline.model.incident.masking import masked, masked_steps, member
 from replay.pipeline.model.validation import MISSING, json_type
@@ -135,7 +136,7 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
                {**where, "path": "$.incident_id"}, expected="inc_ and 16 hex digits", received="another string",
                howToFix="Bundles are written by `replay incident import`; import the export again rather than editing one.")
     rule_ids = [str(rule["id"]) for rule in document["assertions"] if isinstance(rule, dict) and isinstance(rule.get("id"), str)]
-    wrong = redaction.audit_not_ours(document["redaction"], document["incident_id"], rule_ids)
+    wrong = audit_not_ours(document["redaction"], document["incident_id"], rule_ids)
     if wrong is not None:
         at = masked_steps(["redaction", *wrong])
         refuse("E_INCIDENT_NOT_REDACTED", f"the bundle's redaction audit holds at {at} what an import does "
@@ -143,11 +144,11 @@ def load_bundle(path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
                {**where, "path": at}, expected="the audit as `replay incident import` writes it",
                received="another value",
                howToFix="Import the export again (`replay incident import EXPORT --out DIR`) rather than editing a bundle.")
-    found = redaction.unredacted(document)
+    found = recheck.unredacted(document)
     if found is not None:  # (an import wrote none such: one edited by hand, or written by something else)
         tokens, kinds = found
         path = "$" + "".join(f"[{t}]" if isinstance(t, int) else f".{t}" for t in tokens)
-        what = "a member name" if tokens[-1] == redaction.NAME else "a value"
+        what = "a member name" if tokens[-1] == recheck.NAME else "a value"
         refuse("E_INCIDENT_NOT_REDACTED", f"the bundle holds {what} at {path} that redaction would change "
                f"({', '.join(k.replace('_', ' ') for k in kinds) or 'redacted'}): an import never leaves one, so it is "
                "read no further and nothing is written", {**where, "path": path},

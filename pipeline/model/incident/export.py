@@ -44,7 +44,7 @@ from replay.pipeline.engine.exactjson import skip_bom
 from replay.pipeline.io.journals import describe_kind, path_kind
 from replay.pipeline.model.events import TERMINAL_TYPES
 from replay.pipeline.model.incident.masking import masked, masked_error, masked_list, member
-from replay.pipeline.model.incident.redaction import refuse_private_names
+from replay.pipeline.model.incident.protocol_names import refuse_private_names
 from replay.pipeline.model.incident.rules import check_rules
 from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.records import DROPPED_RECORD, RUN_RECORD, is_record, record_kind

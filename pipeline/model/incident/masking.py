@@ -2,7 +2,7 @@
 
 A refusal goes to stderr, and stderr to CI logs: an unknown field named ``zeb@q.example``, an event type holding an
 API key, a duplicate key ``"order-1042"`` are shown as ``<email>``, ``<api key>``, ``<identifier>`` (what a detector
-found, or data by its shape: ``redaction.data_key``), in the message, the path and ``received`` alike. The position
+found, or data by its shape: ``field_names.data_key``), in the message, the path and ``received`` alike. The position
 (line, column, the path's other steps) and the advice stay, so the error is still one to act on.
 """
 
@@ -13,7 +13,8 @@ import re
 from typing import Any
 
 from replay.pipeline.engine.errors import ReplayError
-from replay.pipeline.model.incident.redaction import data_key, scan
+from replay.pipeline.model.incident.detectors import scan
+from replay.pipeline.model.incident.field_names import data_key
 from replay.pipeline.model.validation import shown
 
 _LARGEST_SHOWN = 10 ** 8  # (a number of 9 digits or more is aliased as an identifier or a card: ``Redactor._number``)

@@ -21,6 +21,7 @@ import orjson
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.model.incident import pointers
+from replay.pipeline.model.incident.masking import masked
 from replay.pipeline.model.validation import MISSING
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -71,7 +72,6 @@ def _refuse(code: str, message: str, where: dict[str, Any], path: str, **fields:
 def check_rules(rules: list[Any], where: dict[str, Any], *, max_rules: int) -> None:
     """Refuse rule lists that are empty, too long, or hold a rule that is not exactly one of the four types. What a
     refusal quotes of a rule (its id, a field's name, a type) is ``masked`` where redaction would hide it."""
-    from replay.pipeline.model.incident.masking import masked  # (masking reads redaction, which reads this module)
     base = where.get("path") or "$"
     if not rules:
         _refuse("E_INCIDENT_RULES_MISSING", "at least one explicit rule is required", where, base,
