@@ -171,6 +171,9 @@ def run_facts(output: dict[str, Any] | None) -> RunFacts:
             result.facts[name] = note.value
         if note.kept or not (name == "response" and output.get("status") == "ok"):
             result.notes.append(note)
-    if output and output.get("status") == "error" and output.get("error") is None:  # the contract requires it then
+    # the contract requires an error then: none given, or one whose every member was left out (``{"code": 5}``: the
+    # run record can no more say why it failed; an error of another type has its own note)
+    if output and output.get("status") == "error" and "error" not in result.facts and not any(
+            note.field == "error" and not isinstance(note, MemberNote) for note in result.notes):
         result.notes.append(FactNote("error", None, MISSING))
     return result

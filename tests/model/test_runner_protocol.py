@@ -520,6 +520,10 @@ def test_an_error_member_of_another_type_is_left_out_with_a_notice_the_rest_kept
 
 def test_an_error_of_nothing_but_members_of_another_type_says_nothing_and_a_null_member_is_absent():
     given = run_facts({"status": "error", "error": {"code": 5, "retryable": "yes"}, "events": []})
-    assert "error" not in given.facts and [n.entry()["field"] for n in given.notes] == ["error.code", "error.retryable"]
+    assert "error" not in given.facts and [n.entry()["field"] for n in given.notes] == [
+        "error.code", "error.retryable", "error"]  # (the last: the run record cannot say why it failed, as with none)
+    assert given.notes[-1].received == "missing"
+    [note] = run_facts({"status": "error", "error": 42, "events": []}).notes  # (of another type: its own note says so)
+    assert (note.field, note.received) == ("error", "integer")
     given = run_facts({"status": "error", "error": {"code": None, "message": "m"}, "events": []})
     assert given.facts == {"error": {"message": "m"}} and given.notes == []
