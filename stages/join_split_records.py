@@ -98,7 +98,7 @@ class JoinSplitRecords(HandsOnJoins):  # (the joins go on with their lines to th
             self._flush_into(out)
         self.source = self.joiner.source = batch.source
         if batch.source not in self.sourced:  # (its first lines: a stream of `replay read a b` opens with a source record)
-            self.sourced[batch.source] = batch.events is None and bool(batch.raws) and opens_with_source(batch.raws[0])
+            self.sourced[batch.source] = batch.events is None and len(batch) > 0 and opens_with_source(batch.at("raws", 0))
         if batch.events is not None:  # parsed already (a JSON document's records, a source record)
             self._flush_into(out)
             out.append(batch)

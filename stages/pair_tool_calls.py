@@ -27,8 +27,7 @@ from replay.pipeline.model.events import TERMINAL_TYPES, event_type
 from replay.pipeline.model.runs import Run, RunScoped
 from replay.pipeline.model.toolcalls import (
     CALLED,
-    COMPLETED,
-    FAILED,
+    RESULTS,
     TOOL_UNANSWERED,
     UNANSWERED_MESSAGE,
     OpenCalls,
@@ -39,7 +38,6 @@ from replay.pipeline.model.toolcalls import (
 from replay.stages.ensure_run_started import synthetic_event
 
 PLACE_KEYS = ("turn", "step")  # where in the run a call was made (a mapped log's model call): its mark is placed there too
-RESULTS = COMPLETED | FAILED
 _JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}
 _NOT_KNOWN = ("the run has none, or it was on a line that could not be read", "")  # (``_why_none``: no line tells)
 

@@ -137,6 +137,17 @@ def probe_output(path: str | os.PathLike[str], probed: set[Path] | None = None) 
         _probe(target.parent, target, path, probed)
 
 
+def read_only(fd: int) -> bool:
+    """Is descriptor ``fd`` open for reading only (``1</dev/null``: every write there fails, EBADF)? False where that
+    cannot be told (no ``fcntl``: such an output fails at its first write) or ``fd`` is not open."""
+    try:
+        import fcntl
+
+        return bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY)
+    except (ImportError, OSError):
+        return False
+
+
 def _probe_descriptor(path: str | os.PathLike[str]) -> None:
     """An output naming one of the process's standard descriptors that was closed when it started (``--out /dev/stdin
     <&-``: the descriptor replay opens next, its own interrupt pipe, would take that number and the output), or a
@@ -151,13 +162,7 @@ def _probe_descriptor(path: str | os.PathLike[str]) -> None:
             raise write_failed(published_name(os.fspath(path)), OSError(errno.EBADF, f"descriptor {fd} was closed when "
                                                                         "replay started"), exit_code=2)
         return  # (a descriptor replay opened itself: a path like any other)
-    try:
-        import fcntl  # (POSIX: where there is none, such an output fails at its first write)
-
-        read_only = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
-    except (ImportError, OSError):
-        return
-    if read_only:
+    if read_only(fd):
         raise write_failed(published_name(os.fspath(path)), OSError(errno.EBADF, "the descriptor is open for reading "
                                                                     f"only (descriptor {fd}), not for writing"),
                            exit_code=2)

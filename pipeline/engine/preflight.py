@@ -21,7 +21,7 @@ from pathlib import Path, PurePath
 from typing import NamedTuple
 
 from replay.pipeline.engine.errors import STDOUT_NAME, ReplayError, stdout_closed
-from replay.pipeline.engine.outputs import named_descriptor, probe_folder, probe_output
+from replay.pipeline.engine.outputs import named_descriptor, probe_folder, probe_output, read_only
 from replay.pipeline.engine.share import stdout_capture
 from replay.pipeline.engine.stage import Stage
 
@@ -346,12 +346,10 @@ def refuse_unwritable_stdout() -> None:
     if not stdout_is_open():
         raise stdout_closed()
     try:
-        import fcntl  # (POSIX: where there is none, a read-only stdout fails at its first write)
-
-        read_only = fcntl.fcntl(sys.stdout.fileno(), fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
-    except (ImportError, OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         return
-    if read_only:
+    if read_only(fd):
         raise ReplayError("E_OUTPUT_UNWRITABLE", "stdout is open for reading only: replay writes its results there",
                           path=STDOUT_NAME, expected="stdout open for writing (a terminal, a pipe or a file)",
                           received="open read-only (O_RDONLY)",

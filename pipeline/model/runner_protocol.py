@@ -149,6 +149,17 @@ def is_event_line(value: Any) -> bool:
     return isinstance(value, dict) and "type" in value and "events" not in value
 
 
+def no_event(value: Any, subject: str, fix: str, **where: Any) -> dict[str, Any]:
+    """E_RUNNER_OUTPUT_SHAPE for ``subject`` (a streamed line, a listed item) that is no event (``is_event``): left
+    out of the run; ``fix`` begins the advice (``Stream only events``)."""
+    received = not_an_event(value)
+    return diagnostic(
+        "E_RUNNER_OUTPUT_SHAPE", f"{subject} is {received}, not an event (an object with a non-empty string `type`); it "
+        "is left out of the run (the raw capture keeps it)", **where, expected=EVENT_EXPECTED, received=received,
+        howToFix=f'{fix}, each an object with a non-empty string `type`, e.g. {{"type": "run_started", "payload": {{}}}} '
+                 '(`replay schema runner-output`).')
+
+
 def not_an_event(value: Any) -> str:
     """What a value that is no event (``is_event``) is, as a diagnostic's ``received`` says it: ``integer``, ``an object
     without `type```, ``an object whose `type` is string ''``."""
@@ -182,14 +193,7 @@ def check_output(output: Any) -> dict[str, Any] | None:
         )
     k = next((k for k, item in enumerate(events) if not is_event(item)), None)
     if k is not None:  # (as a streamed line that is no event fails the run; the item is left out of it)
-        received = not_an_event(events[k])
-        return diagnostic(
-            "E_RUNNER_OUTPUT_SHAPE", f"runner output's `events[{k}]` is {received}, not an event (an object with a "
-            "non-empty string `type`); it is left out of the run (the raw capture keeps it)", path=f"$.events[{k}]",
-            expected=EVENT_EXPECTED, received=received,
-            howToFix='List only events in `events`, each an object with a non-empty string `type`, e.g. {"type": "run_started", '
-                     '"payload": {}} (`replay schema runner-output`).',
-        )
+        return no_event(events[k], f"runner output's `events[{k}]`", "List only events in `events`", path=f"$.events[{k}]")
     if status == "ok" and not isinstance(output.get("response"), str):
         return diagnostic(
             "E_RUNNER_RESPONSE_MISSING", "runner output has status \"ok\" but no `response` string", path="$.response",
@@ -354,14 +358,12 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
                        column=column, expected="one JSON value per line", received=excerpt(line))
             continue
         _note_duplicates(reply, line, value, number, start)
-        if is_event_line(value) and not is_event(value):  # (left out, as an item of `events` that is none: check_output)
-            received = not_an_event(value)
-            reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is {received}, not an event (an object with a "
-                       "non-empty string `type`); it is left out of the run (the raw capture keeps it)", path="$",
-                       line=number, offset=start, expected=EVENT_EXPECTED, received=received,
-                       howToFix='Stream only events, each an object with a non-empty string `type`, e.g. '
-                                '{"type": "run_started", "payload": {}} (`replay schema runner-output`).')
-        elif is_event_line(value):
+        event_line = is_event_line(value)
+        if event_line and not is_event(value):  # (left out, as an item of `events` that is none: check_output)
+            if reply.problem is None:  # (the first problem only, as ``Reply.note`` keeps)
+                reply.problem = no_event(value, f"stdout line {number}", "Stream only events", path="$", line=number,
+                                         offset=start)
+        elif event_line:
             reply.events.append((value, line, number, start, None))
             reply.streamed += 1
         elif isinstance(value, dict):

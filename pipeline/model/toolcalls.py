@@ -34,6 +34,7 @@ from replay.pipeline.model.outcome import went_wrong
 CALLED = frozenset({"tool_called"})
 COMPLETED = frozenset({"tool_completed"})
 FAILED = frozenset({"tool_failed"})
+RESULTS = COMPLETED | FAILED  # a call's answer, either way
 TOOL_NAME_KEYS = ("toolName", "tool", "name")  # in a payload, first match wins
 TOP_TOOL_NAME_KEYS = ("tool", "tool_name")  # at a record's top, when its payload names no tool
 CALL_ID_KEYS = ("callId", "toolCallId", "id")
@@ -63,6 +64,12 @@ def tool_name(payload: Any) -> str | None:
         return None
     name = payload.get("toolName")  # the usual spelling first: one look
     return name if name.__class__ is str and name else _first(payload, TOOL_NAME_KEYS)
+
+
+def response_id(payload: dict[str, Any]) -> Any:
+    """The model response a message is of (Claude Code's ``messageId``, OpenHands' ``responseId``), else None: the
+    records of one model call share it."""
+    return payload.get("messageId") or payload.get("responseId")
 
 
 def call_id(payload: Any) -> str | None:

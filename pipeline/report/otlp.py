@@ -80,6 +80,7 @@ from replay.pipeline.model.toolcalls import (
     UNANSWERED_MESSAGE,
     OpenCalls,
     call_id,
+    response_id,
     result_failed,
     tool_name,
 )
@@ -320,7 +321,7 @@ class TraceBuilder:
         """An assistant_message: more of the last call's response (the same ``messageId`` / ``responseId``), the answer
         of a call that gave only reasoning so far (``thinking``: Codex names no response, and no input came between
         them), else a model call of its own."""
-        key = payload.get("messageId") or payload.get("responseId")
+        key = response_id(payload)
         chat = self.chat
         if chat is not None and key is not None and key == self.chat_key:  # more of the same response
             self._stretch(chat, now)
@@ -360,7 +361,7 @@ class TraceBuilder:
                 self.chat_model = attrs["gen_ai.request.model"] = model
                 if answered:
                     attrs["gen_ai.response.model"] = model
-        key = payload.get("messageId") or payload.get("responseId")
+        key = response_id(payload)
         if key is not None:
             self.chat_key = key
             if isinstance(key, str):
@@ -375,7 +376,7 @@ class TraceBuilder:
         ``report`` lists the event among the run's errors): the last call, when it gave only reasoning so far (Codex's
         stream cut off) or the error names its response; else a call of its own, asked at ``asked``, that got the
         error for an answer (Claude Code's API error, each retry's). One failed span for each error event."""
-        key = payload.get("messageId") or payload.get("responseId")
+        key = response_id(payload)
         chat = self.chat
         if chat is None or chat.status == STATUS_ERROR or not (self.thinking or (key is not None and key == self.chat_key)):
             chat = self._model_call({}, asked, now, answered=False)

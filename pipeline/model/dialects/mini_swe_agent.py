@@ -44,6 +44,7 @@ from replay.pipeline.model.dialects.base import (
     utc_timestamp,
 )
 from replay.pipeline.model.runs import run_id_from_source
+from replay.pipeline.model.validation import is_integer
 
 _COMMAND = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -152,7 +153,7 @@ class MiniSweAgentMapper(Mapper):
 def _exit_code(extra: dict[str, Any], text: str | None) -> int | None:
     """A command result's exit code: ``extra.returncode`` where the message has one, else its ``<returncode>`` tag."""
     code = extra.get("returncode")
-    if isinstance(code, int) and not isinstance(code, bool):
+    if is_integer(code):
         return code
     tag = _RETURNCODE.search(text or "")
     return int(tag.group(1)) if tag else None

@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.model.toolcalls import CALLED, COMPLETED, FAILED, call_id
-
-RESULTS = COMPLETED | FAILED
+from replay.pipeline.model.toolcalls import CALLED, RESULTS, call_id, response_id
 
 
 @dataclass
@@ -32,7 +30,7 @@ class Numbering:
             if kind == "user_message" and not payload.get("meta"):
                 self.turn += 1
             if kind == "assistant_message":
-                call = payload.get("messageId") or payload.get("responseId")
+                call = response_id(payload)
                 if call is None or call != self.call:
                     self.step += 1
                 self.call = call

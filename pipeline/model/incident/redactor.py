@@ -66,6 +66,10 @@ from replay.pipeline.model.incident.rules import group_key
 _CARD_FIRST_DIGITS = frozenset("23456")
 
 
+# the field classes whose value is private whatever it looks like, and the kind of alias each gives
+_KIND_OF_CLASS = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}
+
+
 class Redactor:
     """Redacts values with one random secret; counts what it did, never what it saw."""
 
@@ -91,6 +95,11 @@ class Redactor:
         alias = f"{ALIAS_PREFIX[kind]}_{digest}"
         self._aliases.add(alias)
         return alias
+
+    def _count_hits(self, hits: list[tuple[str, int, int]]) -> None:
+        """Count each kind the detectors found (``_scan``) once."""
+        for kind in {h[0] for h in hits}:
+            self.counts[kind] += 1
 
     def _aliased(self, kind: str, value: str) -> str:
         """The alias of a value a detector or its field's name says is private, remembered (in memory only) for the
@@ -151,8 +160,7 @@ class Redactor:
         rule requiring ``result``): those are fields' names by their own word."""
         hits = self._scan(key)
         if hits:
-            for kind in {h[0] for h in hits}:
-                self.counts[kind] += 1
+            self._count_hits(hits)
             self.counts["object_keys_aliased"] += 1
             return self.alias(hits[0][0], key)
         stripped = key.strip()
@@ -161,8 +169,7 @@ class Redactor:
             return key
         self.counts["object_keys_aliased"] += 1
         if known is not None:
-            self._aliases.add(known[1])
-            return known[1]
+            return self._aliased(known[0], stripped)
         self.counts["identifier"] += 1
         return self.alias("identifier", stripped)
 
@@ -172,8 +179,7 @@ class Redactor:
             return text
         hits = self._scan(text)
         if hits:
-            for kind in {h[0] for h in hits}:
-                self.counts[kind] += 1
+            self._count_hits(hits)
             offset = len(text) - len(text.lstrip())
             for kind, start, end in hits:
                 if start == offset and end == offset + len(stripped):
@@ -183,8 +189,8 @@ class Redactor:
             self.counts["freeform_text"] += 1
             return REMOVED
         cls = field_class(key) or within
-        if cls in ("secret", "personal", "identifier"):
-            kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
+        if cls in _KIND_OF_CLASS:
+            kind = _KIND_OF_CLASS[cls]
             self.counts[kind] += 1
             return self._aliased(kind, stripped)
         if context == "error":
@@ -217,8 +223,8 @@ class Redactor:
         if whole is not None:
             text = whole[1]  # (and aliased as it: the same number written either way gets one alias)
         kind = None
-        if cls in ("secret", "personal", "identifier"):
-            kind = {"secret": "secret_field", "personal": "personal_field", "identifier": "identifier"}[cls]
+        if cls in _KIND_OF_CLASS:
+            kind = _KIND_OF_CLASS[cls]
         elif whole is not None:
             count, digits = whole[0], text.lstrip("-")
             if 13 <= count <= 19 and luhn_ok(digits) and (cls != "amount" or digits[0] in _CARD_FIRST_DIGITS):
