@@ -218,10 +218,7 @@ class ReadNats(Source):
                     raws.append(raw)
                     lines.append(sequence)
                 self.remember(sequence, run_of_message)
-                if self.config["ack"] == "sink" and run_of_message is not None:
-                    ledger.add(run_of_message, message.reply)
-                else:
-                    at_once.append(message.reply)
+                self._acknowledge_with(run_of_message, message.reply, ledger, at_once, fresh=True)
             if raws:
                 quiet_since = time.monotonic()  # messages delivered again, all duplicates, do not count as news
                 await out.send(Batch(source, None, raws, lines, [None] * len(raws)))  # type: ignore[arg-type]
@@ -229,10 +226,11 @@ class ReadNats(Source):
             await acknowledge(connection, at_once)
 
 
-    def _acknowledge_with(self, run: Any, reply: str, ledger: Any, at_once: list[str]) -> None:
-        """A message delivered again is acknowledged with its run when that run's output is not stored yet, else at
-        once (its run's output is stored, or it has no run to wait for)."""
-        if self.config["ack"] == "sink" and run is not None and run in ledger.pending:
+    def _acknowledge_with(self, run: Any, reply: str, ledger: Any, at_once: list[str], *, fresh: bool = False) -> None:
+        """A message (``fresh``: read for the first time) is acknowledged with its run, with ``ack = "sink"``, when it
+        has one and that run's output is not stored yet (a fresh one's never is), else at once (its run's output is
+        stored, or it has no run to wait for)."""
+        if self.config["ack"] == "sink" and run is not None and (fresh or run in ledger.pending):
             ledger.add(run, reply)
         else:
             at_once.append(reply)
