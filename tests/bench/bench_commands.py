@@ -4,13 +4,15 @@ Generates (once, cached in tests/bench/data/) a clean journal, one clean journal
 session: longer than the fast lane holds to judge a run), and one where ~20% of the events need a
 repair (aliases, wrong seq numbers, missing terminal events), and times each command as its own process
 (or pipeline) into /dev/null, next to a plain Python loop of orjson.loads + orjson.dumps per line and
-`jq -c .` over the same file. Ratios are to the orjson loop on the same file (wall time). validate, heal and report
+`jq -c .` over the same file, and the floor of a clean heal in Python (a loop that checks each line by a msgspec decode
+of its head and writes its bytes). Ratios are to the orjson loop on the same file (wall time), each row the fastest of
+``--repeat`` runs (3). validate, heal and report
 of one file cut it into pieces run at once on every core (``--workers``, the default); the ``--workers 1`` rows are
 the same commands in one process, and the CPU column adds up every process of a row. Peak RSS is the largest
 process of a row. Targets (issue 11) are printed with "met" / "NOT met"; nothing is asserted.
 
     python tests/bench/bench_commands.py                 # 100 MB journals
-    python tests/bench/bench_commands.py --mb 200 --repeat 3
+    python tests/bench/bench_commands.py --mb 200 --repeat 5
     python tests/bench/bench_commands.py --rss 100,1000  # also: peak RSS at 100 MB and 1 GB
 """
 
@@ -41,6 +43,22 @@ TARGETS = {
     "replay read FILE | replay heal (20% repairs)": 0.6,
 }
 RSS_LIMIT_MIB = 150
+# What heal of a clean journal cannot go below in Python (no target, a reference): each line checked by a msgspec decode
+# of the fields a clean run's check reads, and written as its bytes, in a plain loop (no start-up, no engine).
+FLOOR_LOOP = """
+import sys, msgspec
+class Head(msgspec.Struct, gc=False):
+    seq: int
+    timestamp: str
+    type: str
+    runId: str
+decode = msgspec.json.Decoder(Head).decode
+with open(sys.argv[1], "rb") as src, open("/dev/null", "wb") as out:
+    write = out.write
+    for line in src:
+        decode(line)
+        write(line)
+"""
 
 
 def plans(clean: Path, broken: Path, long: Path) -> list[tuple[str, Path, list[list[str]]]]:
@@ -80,7 +98,8 @@ def best(name: str, commands: list[list[str]], workdir: Path, repeat: int) -> Me
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100, help="size of the generated journals (MiB)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per command; the fastest is reported")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per command; the fastest is reported (runs a "
+                        "minute apart vary by up to ~15%% on a shared machine, the baselines' too)")
     parser.add_argument("--rss", default="", help="comma-separated sizes (MiB) to measure peak RSS at, e.g. 100,1000")
     args = parser.parse_args()
 
@@ -109,6 +128,8 @@ def main() -> int:
             m = best(name, [[sys.executable, "-c", CEILING_LOOP, str(path)]], workdir, args.repeat)
             ceilings[path] = m.seconds
             results.append((name, path, m))
+        results.append(("msgspec check+copy loop (clean)", clean,
+                        best("floor", [[sys.executable, "-c", FLOOR_LOOP, str(clean)]], workdir, args.repeat)))
         if jq:
             results.append(("jq -c . (clean)", clean, best("jq", [[jq, "-c", ".", str(clean)]], workdir, args.repeat)))
         for name, path, commands in plans(clean, broken, long):
