@@ -48,7 +48,7 @@ from replay.pipeline.io.run_files import RAW_CAPTURE
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, REPORTED, log_repair
-from replay.pipeline.model.runner_facts import RUNNER_EVENTS_RULE, RUNNER_FIELD_RULE, run_facts
+from replay.pipeline.model.runner_facts import RUNNER_EVENTS_RULE, RUNNER_FIELD_RULE, RunFacts, run_facts
 from replay.pipeline.model.runner_protocol import Reply, read_reply
 
 SCHEMA_VERSION = "1.0.0"
@@ -58,13 +58,14 @@ DEFAULT_MAX_STDERR_BYTES = 1024 * 1024
 EXIT_NON_ZERO = "E_RUNNER_EXIT_NON_ZERO"
 
 
-def reported_error(reply: Reply) -> bool:
+def reported_error(reply: Reply, given: RunFacts) -> bool:
     """Did the runner answer in full that the run failed, and say why (an output object that holds, status "error", an
-    `error` the run record keeps)? Then that error is the run's, as the runner reported it, also when the runner then
-    exits non-zero: E_RUNNER_EXIT_NON_ZERO is the capture's error (on ``errors``, and the raw capture's), not the run's."""
+    `error` the run record keeps: ``given``, the reply's ``run_facts``)? Then that error is the run's, as the runner
+    reported it, also when the runner then exits non-zero: E_RUNNER_EXIT_NON_ZERO is the capture's error (on ``errors``,
+    and the raw capture's), not the run's."""
     output = reply.output
     return (reply.problem is None and output is not None and output.get("status") == "error"
-            and "error" in run_facts(output).facts)
+            and "error" in given.facts)
 
 
 def process_record(outcome: ProcessOutcome) -> dict[str, Any]:
@@ -136,9 +137,11 @@ class SpawnRunner(AsyncTransform):
         if outcome.interrupted:
             self.publish("interrupted", outcome.interrupted_by)  # the command exits 128 + it once the files are written
         reply = read_reply(bytes(outcome.stdout)) if outcome.start_error is None else Reply()
-        failure = self._failure(runner["path"], outcome, reply)
+        given = run_facts(reply.output)  # worked out once: the failure, the run record and its notes all read it
+        own_error = reported_error(reply, given)
+        failure = self._failure(runner["path"], outcome, reply, own_error)
         source = f"{runner['path']}:stdout"
-        batch = self._run_batch(invocation, outcome, reply, failure, source)
+        batch = self._run_batch(invocation, outcome, reply, given, failure, own_error, source)
         reported = [e for e in batch.events[1:] if isinstance(e, dict)]  # type: ignore[index]  # (the runner's runIds)
         if self.config["adopt_run_id"]:
             self._adopt_run_id(batch, run_id)
@@ -159,8 +162,9 @@ class SpawnRunner(AsyncTransform):
             self.emit("errors", failure | {"stage": self.id, "runId": run_id})
         return batch
 
-    def _failure(self, path: str, outcome: ProcessOutcome, reply: Reply) -> dict[str, Any] | None:
-        """The one error that explains a failed run: process trouble first, then what stdout held."""
+    def _failure(self, path: str, outcome: ProcessOutcome, reply: Reply, own_error: bool) -> dict[str, Any] | None:
+        """The one error that explains a failed run: process trouble first, then what stdout held (``own_error``: the
+        reply's ``reported_error``)."""
         timeout_ms = self.config["timeout_ms"]
         if outcome.interrupted_by is not None:
             name = signal_name(outcome.interrupted_by)
@@ -180,22 +184,22 @@ class SpawnRunner(AsyncTransform):
                               path=path, expected=f"at most {cap} bytes on stdout", received=f"more than {cap} bytes")
         if outcome.exit_code != 0:
             how = f"signal {outcome.signal}" if outcome.signal else f"exit code {outcome.exit_code}"
-            own = " after its output object reported the run failed (that error stays the run's)" if reported_error(
-                reply) else ""
+            own = " after its output object reported the run failed (that error stays the run's)" if own_error else ""
             return diagnostic(EXIT_NON_ZERO, f"runner {path!r} ended with {how}{own}", path=path,
                               expected="exit code 0", received=how,
                               howToFix="Read the runner's stderr in the raw capture (*.raw.json); exit 0 and report "
                                        "failures as {\"status\": \"error\", \"error\": {...}} instead.")
         return reply.problem
 
-    def _run_batch(self, invocation: dict[str, Any], outcome: ProcessOutcome, reply: Reply,
-                   failure: dict[str, Any] | None, source: str) -> Batch:
+    def _run_batch(self, invocation: dict[str, Any], outcome: ProcessOutcome, reply: Reply, given: RunFacts,
+                   failure: dict[str, Any] | None, own_error: bool, source: str) -> Batch:
+        """The run record (from ``given``, the reply's ``run_facts``, whose ``facts`` it takes over) and its events;
+        ``own_error``: the reply's ``reported_error``."""
         request = invocation["input"]
         run_id = invocation["runId"]
-        given = run_facts(reply.output)
         facts = given.facts
         status = (reply.output or {}).get("status") if failure is None else "error"
-        own = failure is not None and failure["code"] == EXIT_NON_ZERO and reported_error(reply)
+        own = failure is not None and failure["code"] == EXIT_NON_ZERO and own_error
         if failure is not None and not own:  # (a failed run's own error, as it reported it, stays: reported_error)
             retryable = failure["code"] in ("E_RUNNER_TIMEOUT", "E_RUNNER_START_FAILED", "E_CAPTURE_INTERRUPTED")
             facts["error"] = {"code": failure["code"], "message": failure["message"], "retryable": retryable}

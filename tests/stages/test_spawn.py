@@ -223,6 +223,33 @@ async def test_runner_reported_failure_is_not_a_capture_error(tmp_path):
     assert stage.take("errors") == []
 
 
+async def test_a_reported_failure_then_a_non_zero_exit_keeps_the_runners_error_and_its_notes(tmp_path):
+    """The reply's run facts decide three things (the capture error's wording, the run record's error, which notes are
+    logged); they are worked out once and must agree: a bare message, kept as the run's error with the exit's code."""
+    output = {"status": "error", "error": "database connection refused", "events": []}
+    stage = SpawnRunner()
+    batch = await stage.run(invocation(tmp_path, RUNNERS / "say.py", stdout=output, exit=2))
+    assert batch.events[0]["error"] == {"code": "E_RUNNER_EXIT_NON_ZERO", "message": "database connection refused"}
+    [error] = stage.take("errors")
+    assert error["code"] == "E_RUNNER_EXIT_NON_ZERO" and "that error stays the run's" in error["message"]
+    [repair] = stage.take("repairs")
+    assert repair["rule"] == "normalize_runner_error" and repair["value"] == {"message": "database connection refused"}
+    assert stage.take("notices") == []
+
+
+async def test_an_error_with_no_normal_form_then_a_non_zero_exit_is_the_exits_without_a_notice(tmp_path):
+    """An `error` the run record cannot keep (a number) is no reported failure: the exit's error is the run's, and the
+    notice about the runner's `error` is not logged (the run's error is the failure's)."""
+    output = {"status": "error", "error": 5, "events": []}
+    stage = SpawnRunner()
+    batch = await stage.run(invocation(tmp_path, RUNNERS / "say.py", stdout=output, exit=2))
+    record = batch.events[0]
+    assert record["error"]["code"] == "E_RUNNER_EXIT_NON_ZERO" and record["error"]["retryable"] is False
+    [error] = stage.take("errors")
+    assert "that error stays the run's" not in error["message"]
+    assert stage.take("repairs") == [] and stage.take("notices") == []
+
+
 async def test_process_passes_other_records_through(tmp_path):
     stage = SpawnRunner()
     send, receive = anyio.create_memory_object_stream[Batch](4)
