@@ -471,3 +471,30 @@ def test_what_an_import_writes_the_recheck_takes_back(input_: dict[str, Any], ar
     redacted = Redactor().incident(incident)
     assert unredacted(exactjson.loads(exactjson.dumps(redacted))) is None
     assert judged_otherwise(incident, redacted) == []
+
+
+def test_the_redactor_refuses_a_kept_name_holding_private_data_itself() -> None:
+    """An incident that reaches redaction without an import's check (a user graph's redact stage, a bundle read back)
+    is refused as the import refuses it: a tool's name holding an email would be written as it is."""
+    incident = refund()
+    incident["events"][0]["name"] = "jane.doe@example.com"
+    with pytest.raises(ReplayError) as caught:
+        redact(incident, ("/input/customer_email",))
+    assert (caught.value.code, caught.value.body["path"]) == ("E_INCIDENT_NAME_PRIVATE", "$.events[0].name")
+
+
+@settings(max_examples=40, deadline=None)
+@given(_objects, _objects, _values, st.data())
+def test_redaction_leaves_the_incident_it_was_given_and_gives_the_same_bytes_again(input_: dict[str, Any], args: dict[str, Any],
+                                                                                   result: Any, data: st.DataObject) -> None:
+    """The --redact pointers are taken out of a copy (once), never out of the incident given; with one secret, the same
+    incident and pointers redact to the same bytes and the same audit, each pointer's removal counted once."""
+    incident = _incident(input_, args, result, {"status": "ok"})
+    pointers_ = sorted({"/input/" + k.replace("~", "~0").replace("/", "~1") for k in data.draw(st.lists(st.sampled_from(sorted(input_))))})
+    given_bytes = exactjson.dumps(incident)
+    first, audit = redact(incident, tuple(pointers_), secret=bytes(32))
+    assert exactjson.dumps(incident) == given_bytes
+    again, audit_again = redact(incident, tuple(pointers_), secret=bytes(32))
+    assert exactjson.dumps(first) == exactjson.dumps(again) and audit == audit_again
+    assert audit["pointer_removed"] == len(pointers_)
+    assert not set(first["input"]) & {p[len("/input/"):].replace("~1", "/").replace("~0", "~") for p in pointers_}

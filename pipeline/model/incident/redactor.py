@@ -241,24 +241,29 @@ class Redactor:
     def incident(self, incident: dict[str, Any], remove: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
         """A redacted copy of a normalised incident; ``remove`` lists JSON Pointers to delete first."""
         with exactjson.deep():  # (the copy and the walks recurse once or twice a level: as deep as the import reads)
+            names = rule_names(incident["assertions"])
+            # one copy, its --redact pointers removed and its kept names checked once, that both passes read (neither
+            # changes it: each builds its own redacted copy)
+            work = copy.deepcopy({k: incident[k] for k in ("input", "events", "assertions")})
+            removed = redact_pointers.remove(work, remove)
+            refuse_private_names(work)
             # a first pass learns every private value's alias, so that a member name holding one gets it wherever the
             # value comes (the input is redacted last; an effect's name may come before the output's value)
             scout = type(self)(self._secret)
             scout._scans = self._scans = {}  # (both passes scan the same texts: once each is enough)
             try:
-                scout._rule_names = self._rule_names = rule_names(incident["assertions"])
-                scout._incident(incident, remove)
+                scout._rule_names = self._rule_names = names
+                scout._incident(incident, work)
                 self._value_aliases.update(scout._value_aliases)
-                return self._incident(incident, remove)
+                if removed:
+                    self.counts["pointer_removed"] += removed
+                return self._incident(incident, work)
             finally:
                 self._scans = None
 
-    def _incident(self, incident: dict[str, Any], remove: list[str] | tuple[str, ...]) -> dict[str, Any]:
-        work = copy.deepcopy({k: incident[k] for k in ("input", "events", "assertions")})
-        removed = redact_pointers.remove(work, remove)
-        if removed:
-            self.counts["pointer_removed"] += removed
-        refuse_private_names(work)
+    def _incident(self, incident: dict[str, Any], work: dict[str, Any]) -> dict[str, Any]:
+        """``incident`` redacted from ``work``: its input, events and assertions as they are to be redacted (copied, the
+        ``--redact`` pointers removed, the names kept checked: ``incident``), which this leaves as they are."""
         events = []
         for event in work["events"]:
             kind = event["type"]
