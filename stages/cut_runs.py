@@ -16,7 +16,6 @@ of its run, after those of the runs before it, as where the screen holds a run t
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import pairwise
 from typing import Any, ClassVar
 
 from replay.pipeline.engine.batch import Batch, first_line
@@ -35,31 +34,29 @@ class CutRuns(RunScoped):
         self._cuts: list[int] = []  # the columns of the batch in hand where a run begins
 
     def __call__(self, batch: Batch) -> Batch | list[Batch] | list[Iterator[Batch]]:  # type: ignore[override]
-        joins, batch.rejoined = batch.rejoined, None
         self._cuts = []
         before = self.run if self.run is not None and (self.run.events or self.run.facts is not None) else None
         out = super().__call__(batch)  # (runs are cut as every per-run stage cuts them; nothing is added or dropped)
         cuts, self._cuts = self._cuts, []
         inner = [(i, 0) for i in cuts if i > 0]  # (a clean batch, whole runs, is never cut: nothing here begins in it)
+        # (each part has the joins of its lines: ``rebuild_parts`` carries them)
         parts = batch.rebuild_parts({}, set(), [], inner) if inner and batch.clean is None else [batch]
-        # the joins of each part's lines (``parts`` are ``batch`` cut at the columns ``inner``)
-        logs = [[entry for k, entry in sorted(joins.items()) if a <= k < b] if joins else []
-                for a, b in pairwise([0, *(i for i, _ in inner if len(parts) > 1), len(batch)])]
         if before is not None and before.source == batch.source and (batch.clean is not None or (cuts and cuts[0] == 0)):
             # the run in progress ends where this batch begins: an empty batch closes it first, so each stage after ends
             # it (and logs what its end adds) before it takes any of this batch
             parts.insert(0, _closing(before.source, batch))
-            logs.insert(0, [])
         if out is not batch:
             assert isinstance(out, list) and out[-1] is batch  # (the end of the run before: nothing of this stage's)
-        if joins:
-            return [self._logged(parts, logs)]
+        if any(part.rejoined for part in parts):
+            return [self._logged(parts)]
         return parts if len(parts) > 1 else parts[0]
 
-    def _logged(self, parts: list[Batch], logs: list[list[dict[str, Any]]]) -> Iterator[Batch]:
-        """``parts``, given one at a time, each after its joins are logged: they come out just before it goes on."""
-        for part, entries in zip(parts, logs, strict=True):
-            for entry in entries:
+    def _logged(self, parts: list[Batch]) -> Iterator[Batch]:
+        """``parts``, given one at a time, each after its joins are logged (taken off it: none goes on past this stage):
+        they come out just before it goes on."""
+        for part in parts:
+            joins, part.rejoined = part.rejoined, None
+            for _, entry in sorted(joins.items()) if joins else ():
                 self.emit("repairs", entry)
             yield part
 

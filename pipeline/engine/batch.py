@@ -452,8 +452,16 @@ class Batch:
                       cuts: Iterable[tuple[int, int]] = ()) -> list[Batch]:
         """``rebuild``, cut in parts: at each of ``cuts``, (index, k), after the first ``k`` columns inserted before
         that index. Each part but the last closes its run, ending before the line the next run begins at (``ends_before``:
-        the line of the column at the cut, kept or dropped, or the first line after it)."""
+        the line of the column at the cut, kept or dropped, or the first line after it). The log entries of joined lines
+        (``rejoined``) go on with their lines, at their new places, on the part each is in (as ``select`` carries them):
+        a line kept, or one a stage took out and puts back here (a column inserted with the line of one dropped); the
+        entry of a line dropped for good goes with it (a stage that logs joins and leaves a line out logs its join
+        itself: ``parse``)."""
         assert self.events is not None
+        joins = self.rejoined
+        moved: dict[int, dict[str, Any]] = {}  # the entries of the joined lines, by their place in the columns rebuilt
+        # the entries of the joined lines taken out, by line: a column put back with one of them takes it
+        out_by_line = {self.lines[i]: joins[i] for i in drop.intersection(joins) if self.lines[i] is not None} if joins else {}
         ev: list[Any] = []
         raws: list[bytes | None] = []
         lines: list[int | None] = []
@@ -462,6 +470,8 @@ class Batch:
         cols: tuple[list[Any], ...] = (ev, raws, lines, offs, ptrs)
 
         def put(col: Column) -> None:
+            if out_by_line and col[2] in out_by_line:  # (a line taken out, put back)
+                moved[len(ev)] = out_by_line.pop(col[2])
             for target, value in zip(cols, col, strict=True):
                 target.append(value)
 
@@ -477,24 +487,28 @@ class Batch:
                 else:
                     put(col)
             if i not in drop:
+                if joins and i in joins:
+                    moved[len(ev)] = joins[i]
                 put(self.column(i))
         for col in after:
             put(col)
         if not ends:
             return [self._rebuilt(ev, raws, lines, offs, ptrs, self.tail_open and not after, self.closes_run, self.notes,
-                                  self.ends_before)]
+                                  self.ends_before, moved or None)]
         bounds = list(zip([0, *ends], [*ends, len(ev)], strict=True))
         return [self._rebuilt(ev[a:b], raws[a:b], lines[a:b], offs[a:b], ptrs[a:b], k == len(ends) and self.tail_open and not after,
                               self.closes_run if k == len(ends) else True, self.notes if k == 0 else None,
-                              self.ends_before if k == len(ends) else begins[k])
+                              self.ends_before if k == len(ends) else begins[k],
+                              {at - a: entry for at, entry in moved.items() if a <= at < b} or None)
                 for k, (a, b) in enumerate(bounds)]
 
     def _rebuilt(self, ev: list[Any], raws: list[bytes | None], lines: list[int | None], offs: list[int | None],
                  ptrs: list[str | None], tail_open: bool, closes_run: bool, notes: list[dict[str, Any]] | None,
-                 ends_before: int | None) -> Batch:
+                 ends_before: int | None, rejoined: dict[int, dict[str, Any]] | None) -> Batch:
         out = Batch(self.source, ev, raws, lines, offs, ptrs, tail_open)
         out.port = self.port
         out.notes = notes
+        out.rejoined = rejoined
         out.closes_run, out.ends_before = closes_run, ends_before
         return out
 

@@ -95,3 +95,30 @@ def test_screen_off_a_later_session_s_join_comes_after_the_earlier_session_s_rep
     rules = [(e["rule"], e["runId"]) for e in entries(log)]
     assert rules.index(("join_split_records", None)) > rules.index(
         ("ensure_terminal", "11111111-1111-4111-8111-111111111111"))
+
+
+def test_a_join_handed_on_is_logged_once_across_a_stage_that_rebuilds_its_batch(tmp_path: Path):
+    """A stage between `parse` (which hands the joins on) and heal's `cut_runs` (which logs them) that rebuilds its
+    batches (``Batch.rebuild_parts``): here `ensure_run_started`, which takes run_a's events out to look for its
+    run_started and puts them back after one it invents. The joined line's entry goes on with it: it is logged once,
+    first among its run's repairs (it was dropped with the batch the stage rebuilt, and never logged)."""
+    a = [event(1, "user_message", "run_a"), event(2, "run_completed", "run_a")]
+    b = [event(1, "run_started", "run_b"), event(2, "user_message", "run_b"), event(3, "run_completed", "run_b")]
+    path = tmp_path / "j.jsonl"  # (run_a's first event pretty-printed: lines 1-7)
+    path.write_text("\n".join([json.dumps(a[0], indent=2), *map(json.dumps, [a[1], *b])]) + "\n")
+    log, started = tmp_path / "heal.log", tmp_path / "started.log"
+    config = tmp_path / "rebuilt.toml"
+    config.write_text(CONFIG_HEAD + '\n[stages.parse]\ntype = "parse"\ninputs = ["join"]\n\n'
+                      '[stages.start]\ntype = "ensure_run_started"\ninputs = ["parse"]\n\n'
+                      '[stages.heal]\ntype = "heal"\ninputs = ["start", "parse.repairs"]\n\n'
+                      '[stages.out]\ntype = "write"\ninputs = ["heal"]\n\n'
+                      f'[stages.log]\ntype = "write"\npath = "{log}"\ninputs = ["join.repairs", "heal.repairs"]\n\n'
+                      f'[stages.started]\ntype = "write"\npath = "{started}"\ninputs = ["start.repairs"]\n')
+    run = run_replay("run", str(config), str(path))
+    assert run.returncode == 0, run.stderr
+    assert [(e["rule"], e["runId"]) for e in entries(started)] == [("ensure_run_started", "run_a")]  # (it rebuilt)
+    assert [(e["rule"], e["runId"], e.get("line")) for e in entries(log)] == [
+        ("join_split_records", "run_a", 1), ("renumber", "run_a", 1)]
+    out = [orjson.loads(line) for line in run.stdout.splitlines()]
+    assert [(e["runId"], e["type"]) for e in out if "type" in e][:3] == [
+        ("run_a", "run_started"), ("run_a", "user_message"), ("run_a", "run_completed")]

@@ -126,6 +126,34 @@ def test_rebuild_parts_may_cut_before_everything():
     assert [len(part) for part in parts] == [0, 2] and parts[0].closes_run
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_rebuild_parts_carries_each_kept_joined_line_s_log_entry_to_its_place_in_its_part(data: st.DataObject):
+    """A line join_split_records made of several goes on with its log entry (``rejoined``) wherever a rebuild puts it:
+    at its new place, on the part it is in, whatever is inserted, dropped, appended or cut, and a line taken out and put
+    back in the same rebuild too; a line dropped for good takes its entry with it (as ``select`` has it). The stage that
+    logs joins (``cut_runs``) finds them there."""
+    n = data.draw(st.integers(1, 8))
+    batch = Batch.from_lines([b'{"seq":%d}' % (k + 1) for k in range(n)], "j.jsonl")
+    batch.events = [{"seq": k + 1} for k in range(n)]
+    joined = data.draw(st.sets(st.integers(0, n - 1)))
+    batch.rejoined = {k: {"rule": "join_split_records", "line": k + 1} for k in sorted(joined)} or None
+    before = {i: [invented({"type": f"made{i}.{j}"}) for j in range(data.draw(st.integers(0, 2)))]
+              for i in data.draw(st.sets(st.integers(0, n - 1)))}
+    drop = data.draw(st.sets(st.integers(0, n - 1)))
+    back = sorted(data.draw(st.sets(st.sampled_from(sorted(drop))))) if drop else []  # (taken out, put back at the end)
+    after = [invented({"type": "end"})] * data.draw(st.integers(0, 1)) + [batch.column(i) for i in back]
+    cuts = sorted({(i, data.draw(st.integers(0, len(before.get(i, ()))))) for i in data.draw(st.sets(st.integers(0, n - 1)))})
+    parts = batch.rebuild_parts(before, drop, after, cuts)
+    for part in parts:
+        expected = {k: {"rule": "join_split_records", "line": line} for k, line in enumerate(part.lines)
+                    if line is not None and line - 1 in joined}
+        assert part.rejoined == (expected or None)
+    carried = [entry["line"] for part in parts for _, entry in sorted((part.rejoined or {}).items())]
+    kept = [k + 1 for k in sorted(joined - drop)] + [k + 1 for k in back if k in joined]
+    assert carried == kept  # each once, in the order of the lines; those dropped for good not
+
+
 def test_copy_gives_independent_lists():
     batch = parsed()
     twin = batch.copy()
