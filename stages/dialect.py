@@ -61,6 +61,7 @@ class _Input:
     key: str | None = None  # the object's key that holds the records
     whole: list[Any] = field(default_factory=list)  # a document's records, for the facts at its end
     whole_bytes: int = 0  # the size of a document's records that came as lines, held so far
+    join: dict[str, Any] | None = None  # the join of the line of a trajectory with no messages: on its run record
     warned: bool = False
     foreign: str | None = None  # the dialect of the stretch of another dialect's lines the input is in (reported once)
     run_ids: set[str] = field(default_factory=set)  # the ids of its runs so far: another run never takes one again
@@ -91,6 +92,7 @@ class MapDialect(Transform):
         self.inputs = Inputs()
         self.input: _Input | None = None
         self._joins: dict[tuple[str, Any], dict[str, Any]] = {}  # the joins of lines still to go out, by input and line
+        self._run_joins: dict[int, dict[str, Any]] = {}  # (``_Input.join``) by the run record it goes on with (its id)
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         out: list[Batch] = []
@@ -111,8 +113,6 @@ class MapDialect(Transform):
                 if last < len(events) - 1:
                     state.foreign = None
             return batch
-        if batch.rejoined:  # (a line join_split_records made of several: its entry goes on with what it maps to, ``_batch``)
-            self._joins.update({(batch.source, batch.lines[k]): entry for k, entry in batch.rejoined.items()})
         if batch.clean is not None:  # the screen passes only inputs that open with replay's own records
             closing = self._close() if state is not None and state.input != at else None
             if state is None or state.input != at:
@@ -127,6 +127,8 @@ class MapDialect(Transform):
             if closing is not None:
                 out.append(closing)
             state = self.input = _Input(at)
+        if batch.rejoined:  # (a line join_split_records made of several: its entry goes on with what it maps to, ``_batch``)
+            self._joins.update({(batch.source, batch.lines[k]): entry for k, entry in batch.rejoined.items()})
         cols: list[Column] = []
         events = batch.events
         assert events is not None, "dialect takes parsed records (put it after parse)"
@@ -204,13 +206,16 @@ class MapDialect(Transform):
             if note is not None:  # said on the notices port: heal and read --dialect log it as a warning
                 self.emit("notices", {**note, "stage": self.id})
         mapper = state.mapper
-        if state.records and state.form in ("jsonl", "object") and mapper.starts_run(record):  # (object: one a line)
+        # (object: one a line; a trajectory with no messages is a run all the same, ``_close``)
+        if (state.records or state.container is not None) and state.form in ("jsonl", "object") and mapper.starts_run(record):
             cols.extend(self._next_run(state))
             mapper = state.mapper
         expanded = mapper.expand(record) if state.records == 0 else None
         if expanded is not None:
             state.container, state.key, inner = expanded
             state.form = "object"
+            if not inner:  # no event has its line: its join goes on with its run record (``_open``)
+                state.join = self._joins.pop((state.source, line), None)
             base = pointer or "$"
             for k, item in enumerate(inner):
                 self._map(state, item, (line, offset, f"{base}.{state.key}[{k}]"), cols)
@@ -356,6 +361,8 @@ class MapDialect(Transform):
             origin.update(container=state.container, key=state.key)
         record = run_record(runId=run_id, **facts)
         record[ORIGIN_KEY] = origin
+        if state.join is not None:
+            self._run_joins[id(record)], state.join = state.join, None
         state.opened = True
         held, state.held = state.held, []
         for event, *_ in held:
@@ -379,9 +386,12 @@ class MapDialect(Transform):
 
     def _batch(self, cols: list[Column], source: str) -> Batch:
         """A batch of ``cols``, each line's join (``Batch.rejoined``, of a batch that came in) on the first event mapped
-        from it: the stage that logs joins (``cut_runs``) logs it with the run that event is of."""
+        from it (a trajectory with no messages: on its run's run record, ``_Input.join``): the stage that logs joins
+        (``cut_runs``) logs it with the run that event is of."""
         out = Batch.from_columns(cols, source)
-        if self._joins:
-            out.rejoined = {k: self._joins.pop((source, line)) for k, line in enumerate(out.lines)
-                            if (source, line) in self._joins} or None
+        if self._joins or self._run_joins:
+            joins, runs = self._joins, self._run_joins
+            out.rejoined = {k: joins.pop((source, line)) if line is not None else runs.pop(id(event))
+                            for k, (event, line) in enumerate(zip(out, out.lines, strict=True))
+                            if (source, line) in joins or (line is None and id(event) in runs)} or None
         return out
