@@ -216,3 +216,15 @@ def test_a_line_that_starts_with_two_byte_order_marks_is_advised_as_it_is_read(t
     assert (error["code"], error["line"], error["offset"]) == ("E_JSONL_LINE_INVALID", 2, len(first) + 1 + 3)
     assert error["howToFix"].startswith("The line starts with two UTF-8 byte order marks: one is left out")
     assert "`golden check`" not in error["howToFix"]
+
+
+def test_the_unknown_gate_does_not_send_the_user_to_heal_as_the_fix():
+    """E_RUNS_STATUS_UNKNOWN's advice said to run `replay heal` ("it ends each run"); a healed journal's run that just
+    stopped is still unknown (heal ends it with status unknown), so the gate still fails: the advice says so, and
+    what does fix it (the agent writing how each run ended)."""
+    healed = run_replay("heal", input=STOPS, process=True)
+    assert healed.returncode == 0, healed.stderr
+    done = run_replay("report", "--fail-on-unknown", input=healed.stdout, process=True)
+    assert done.returncode == 1
+    advice = _warned(done.stderr, "report.unknown_runs")["howToFix"]
+    assert "stays unknown" in advice and "run_completed or run_failed" in advice, advice
