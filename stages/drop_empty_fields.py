@@ -23,14 +23,7 @@ from replay.pipeline.engine.stage import Stage, Transform
 from replay.pipeline.model.artifacts import FILL_STAGE, FILLED_FIELDS, REPLACED_FIELDS, lacking
 from replay.pipeline.model.records import RECORD_KEY, RUN_RECORD
 from replay.pipeline.model.repairs import log_repair
-
-# each optional field: the values of it that say what leaving it out says, and what leaving it out says
-SAYS_NOTHING: dict[str, tuple[tuple[Any, ...], str]] = {
-    "step": ((None,), "an event of no step has no `step`"),
-    "turn": ((None,), "an event of no turn has no `turn`"),
-    "synthetic": ((None, False), "only an invented event carries `synthetic`, as true"),
-}
-_ABSENT = object()
+from replay.pipeline.model.validation import SAYS_NOTHING, says_nothing
 
 
 @register("drop_empty_fields")
@@ -61,7 +54,7 @@ class DropEmptyFields(Transform):
             if RECORD_KEY in event or (event.get("step", 0) is not None and event.get("turn", 0) is not None
                                       and event.get("synthetic", True) not in (None, False)):
                 continue
-            empty = [key for key, (nothing, _) in SAYS_NOTHING.items() if _said(event.get(key, _ABSENT), nothing)]
+            empty = [key for key in SAYS_NOTHING if key in event and says_nothing(key, event[key])]
             if not empty:
                 continue
             batch.replace(i, {key: value for key, value in event.items() if key not in empty})
@@ -83,9 +76,3 @@ class DropEmptyFields(Transform):
                 log_repair(self, self.name, "changed", f"the artifact's `{key}` was null; left out (a run with no "
                            f"`{key}` has none: null says what its absence says)", run_id=record.get("runId"),
                            source=batch.source, path=f"$.{key}", field=key, original=None)
-
-
-def _said(value: Any, nothing: tuple[Any, ...]) -> bool:
-    """Is ``value`` one of ``nothing`` (by identity and type: ``0`` is no ``False``)?"""
-    return any(value is empty for empty in nothing)
-

@@ -15,7 +15,7 @@ own ``error`` and then exited non-zero keeps that error: ``reported_error``), th
 keep their original bytes and stdout line numbers, events of the output object their ``$.events[i]``.
 Events that name another runId than the one capture gave the runner are given the capture's
 (logged on ``repairs`` as rule ``adopt_run_id``); the raw port's ``events`` keep the runner's (``<id>.artifact.json``
-is the run as the runner reported it). A run fact of the output object (``error``, ``framework``,
+is the run as the runner reported it). An event field of another type than the event schema's that heal cannot repair (``"step": {}``, ``"synthetic": 0``), or a ``$record`` key, is left out of the event and said on ``notices`` (``runner_events``). A run fact of the output object (``error``, ``framework``,
 ``sources``, ``usage``, ``response``) in another type than the contract's is kept in its normal form where it
 has one (a bare error message, one source name; a repair) or else left out of the run record and said on
 ``notices`` (rule ``check_runner_output``, with the value and how to fix the runner). A last stdout line cut off
@@ -48,6 +48,7 @@ from replay.pipeline.io.run_files import RAW_CAPTURE
 from replay.pipeline.model.events import format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, REPORTED, log_repair
+from replay.pipeline.model.runner_events import left_out
 from replay.pipeline.model.runner_facts import RUNNER_EVENTS_RULE, RUNNER_FIELD_RULE, RunFacts, run_facts
 from replay.pipeline.model.runner_protocol import Reply, read_reply
 
@@ -142,7 +143,8 @@ class SpawnRunner(AsyncTransform):
         failure = self._failure(runner["path"], outcome, reply, own_error)
         source = f"{runner['path']}:stdout"
         batch = self._run_batch(invocation, outcome, reply, given, failure, own_error, source)
-        reported = [e for e in batch.events[1:] if isinstance(e, dict)]  # type: ignore[index]  # (the runner's runIds)
+        reported = [e for e in batch.events[1:] if isinstance(e, dict)]  # type: ignore[index]  # (the runner's events)
+        self._leave_out_invalid_fields(batch, run_id)
         if self.config["adopt_run_id"]:
             self._adopt_run_id(batch, run_id)
         capture = {
@@ -240,6 +242,20 @@ class SpawnRunner(AsyncTransform):
     @property
     def repairs_port(self) -> str:
         return "notices" if self.config["repairs_as_notices"] else "repairs"
+
+    def _leave_out_invalid_fields(self, batch: Batch, run_id: str) -> None:
+        """Leave out of each event the fields of another type than the event schema's that heal does not repair, and a
+        ``$record`` key (``runner_events``): each a notice, so the healed artifact and the journal validate."""
+        for i, event in enumerate(batch.events or ()):
+            if i == 0 or not isinstance(event, dict):
+                continue
+            kept, notes = left_out(event)
+            if not notes:
+                continue
+            batch.replace(i, kept)
+            for note in notes:
+                log_repair(self, RUNNER_FIELD_RULE, REPORTED, note.message, batch, i, run_id=run_id, port="notices",
+                           seqBefore=event.get("seq"), **note.entry())
 
     def _adopt_run_id(self, batch: Batch, run_id: str) -> None:
         for i, event in enumerate(batch.events or ()):

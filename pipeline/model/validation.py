@@ -668,21 +668,42 @@ def _event_at(path: str) -> str:
     return "event" if path == "$" else f"event {path}"
 
 
+def _step_or_turn(value: Any) -> bool:
+    return is_integer(value) or isinstance(value, str)
+
+
+# The optional event fields the event schema types (``replay schema event``): field -> (expected, predicate, what the
+# rule says). A field that is present must satisfy its predicate: validate reports one that does not (E_EVENT_INVALID),
+# capture leaves it out of a runner's event (``runner_events``). The one definition of them in code; a test holds it to
+# the schema (read there, not here: validate and heal load no schema).
+EVENT_FIELDS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
+    "step": ("integer or string", _step_or_turn, "must be an integer or a string"),
+    "turn": ("integer or string", _step_or_turn, "must be an integer or a string"),
+    "parentId": ("string or null", lambda value: value is None or isinstance(value, str), "must be a string or null"),
+    "synthetic": (True, lambda value: value is True, "may only be true (leave it out otherwise)"),
+}
+# each optional field: the values of it that say what leaving it out says (heal's ``drop_empty_fields`` leaves them
+# out, logged), and what leaving it out says
+SAYS_NOTHING: dict[str, tuple[tuple[Any, ...], str]] = {
+    "step": ((None,), "an event of no step has no `step`"),
+    "turn": ((None,), "an event of no turn has no `turn`"),
+    "synthetic": ((None, False), "only an invented event carries `synthetic`, as true"),
+}
+
+
+def says_nothing(key: str, value: Any) -> bool:
+    """Is ``value`` of the optional field ``key`` one that says what its absence says (``SAYS_NOTHING``; by identity
+    and type: ``0`` is no ``False``)?"""
+    nothing = SAYS_NOTHING.get(key)
+    return nothing is not None and any(value is empty for empty in nothing[0])
+
+
 def _check_optional_event_fields(event: dict[str, Any], path: str) -> Problems:
     problems: Problems = []
-    for key in ("step", "turn"):
+    for key, (expected, ok, rule) in EVENT_FIELDS.items():
         value = event.get(key, MISSING)
-        if value is not MISSING and not (is_integer(value) or isinstance(value, str)):
-            problems.append(_problem("E_EVENT_INVALID", f"{_event_at(path)} `{key}` must be an integer or a string",
-                                     f"{path}.{key}", "integer or string", value))
-    parent = event.get("parentId", MISSING)
-    if parent is not MISSING and parent is not None and not isinstance(parent, str):
-        problems.append(_problem("E_EVENT_INVALID", f"{_event_at(path)} `parentId` must be a string or null",
-                                 f"{path}.parentId", "string or null", parent))
-    synthetic = event.get("synthetic", MISSING)
-    if synthetic is not MISSING and synthetic is not True:
-        problems.append(_problem("E_EVENT_INVALID", f"{_event_at(path)} `synthetic` may only be true (leave it out otherwise)",
-                                 f"{path}.synthetic", True, synthetic))
+        if value is not MISSING and not ok(value):
+            problems.append(_problem("E_EVENT_INVALID", f"{_event_at(path)} `{key}` {rule}", f"{path}.{key}", expected, value))
     return problems
 
 

@@ -222,12 +222,25 @@ def test_a_usage_count_that_is_no_number_is_a_runner_notice_not_an_invalid_heale
 
 def test_a_capture_heal_cannot_make_valid_says_so_in_its_summary_line_too(tmp_path):
     """The summary said `"status": "ok"` and nothing else (exit 1, E_HEALED_ARTIFACT_INVALID on stderr); a failed
-    capture's line names its error code: this one's too, the run's own status kept."""
-    bad = {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "x", "runId": "r", "payload": {}, "step": {}}
-    # (a `step` object, which heal leaves for validation to report; a `type` of 7 now fails the run at capture)
-    document = json.dumps({"stdout": json.dumps({"status": "ok", "response": "a", "events": [bad]})})
-    done = run_replay("capture", "--runner", SAY, "--context", document, "hi", cwd=tmp_path, input=b"",
-                      env={"REPLAY_RUNNER": ""})
+    capture's line names its error code: this one's too, the run's own status kept. (No runner's events leave a capture's
+    heal short any more, `"step": {}` included: test_capture_event_fields; a graph whose emit is told of a heal that
+    did not run still does.)"""
+    spec = tmp_path / "unhealed.toml"
+    spec.write_text(f"""[stages.discover]
+type = "discover"
+runner = {json.dumps(SAY)}
+context = {{stdout = {{status = "ok", response = "a", events = [{{type = "x"}}]}}}}
+[stages.spawn]
+type = "spawn"
+inputs = ["discover"]
+[stages.parse]
+type = "parse"
+inputs = ["spawn"]
+[stages.emit]
+type = "emit"
+inputs = ["parse", "spawn.raw"]
+""")
+    done = run_replay("run", str(spec), "hi", cwd=tmp_path, input=b"", env={"REPLAY_RUNNER": ""})
     [summary] = jsonl(done.stdout)
     assert done.returncode == 1 and (summary["status"], summary["error"]) == ("ok", "E_HEALED_ARTIFACT_INVALID")
 
