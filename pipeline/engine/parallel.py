@@ -378,18 +378,13 @@ def local_tasks(work: Work, chunks: list[Chunk], workers: int) -> Completions:
 
 
 def _start_resource_tracker_quiet() -> None:
-    """Start multiprocessing's resource tracker (else started with the pool's first lock) without its warning of
-    leaked semaphores: it gives it when the command was killed outright and it cleans up after it, on the stderr the
-    command left, which carries JSON lines only. (Its interpreter takes the -W options of ``sys.warnoptions``.)"""
-    import sys
-    from multiprocessing import resource_tracker
+    """Start multiprocessing's resource tracker (else started with the pool's first lock) on the null device, as it
+    is started again should it die (``tracker.quiet``): its warning of leaked semaphores (the command was killed
+    outright and it cleans up after it), or its tracebacks once started again after it was killed, went to the
+    command's stderr, which carries JSON lines only."""
+    from replay.pipeline.engine import tracker
 
-    quiet = "ignore:resource_tracker:UserWarning"
-    sys.warnoptions.append(quiet)
-    try:
-        resource_tracker.ensure_running()
-    finally:
-        sys.warnoptions.remove(quiet)
+    tracker.quiet()
 
 
 def _start_fork_server_deaf() -> None:

@@ -1,0 +1,113 @@
+"""A command over many inputs whose multiprocessing resource tracker is killed (SIGKILL, as the OOM killer would) while
+it runs: multiprocessing starts the tracker again on its next use (a pool's submit, or as the pool's semaphores are let
+go), and the new one printed a raw `KeyError` traceback on the command's stderr for each semaphore the dead one had been
+told of. stderr carries JSON lines only: the tracker's streams are on the null device now, and the command goes on,
+saying that the tracker died and was started again (a warning log line). Real processes, the real tracker."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import EXAMPLES, REPLAY
+
+COUNT = 60
+
+
+def _children(pid: int, named: bytes) -> list[int]:
+    """The children of ``pid`` whose command line holds ``named``."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            try:
+                if named in Path(f"/proc/{kid}/cmdline").read_bytes():
+                    found.append(kid)
+            except OSError:
+                continue
+    return found
+
+
+def _heal_killing_the_tracker(tmp_path: Path, out: str) -> tuple[bool, subprocess.Popen[bytes], bytes, bytes]:
+    """`heal --in in --out OUT --workers 2`, its resource tracker killed once the pool's workers run (the pool's
+    semaphores, made before them, are the dead tracker's); whether it was killed so, the process, its stdout and
+    stderr."""
+    proc = subprocess.Popen([REPLAY, "heal", "--in", "in", "--out", out, "--workers", "2"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killed = False
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and not killed:
+            trackers, servers = _children(proc.pid, b"resource_tracker"), _children(proc.pid, b"forkserver")
+            if trackers and servers and _children(servers[0], b"forkserver"):  # (its children: the workers)
+                os.kill(trackers[0], signal.SIGKILL)
+                killed = True
+            time.sleep(0.002)
+        out_bytes, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return killed, proc, out_bytes, err
+
+
+def test_a_killed_resource_tracker_is_started_again_quietly_and_the_command_goes_on(tmp_path: Path) -> None:
+    for k in range(COUNT):
+        (tmp_path / "in" / f"g{k % 3}").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(EXAMPLES / "journals" / "two-runs.jsonl", tmp_path / "in" / f"g{k % 3}" / f"j{k}.jsonl")
+    for attempt in range(3):
+        killed, proc, out, err = _heal_killing_the_tracker(tmp_path, f"out{attempt}")
+        if killed and b"relaunching" in err:
+            break
+    assert killed and b"relaunching" in err, ("the tracker was never killed while the command still used it", err)
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert all(line.startswith(b"{") for line in err.splitlines()), err
+    [said] = [json.loads(line) for line in err.splitlines() if b"relaunching" in line]
+    assert said["level"] == "warning" and said["code"] == "E_PYTHON_WARNING"
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == COUNT and len(list((tmp_path / f"out{attempt}").rglob("*.healed.jsonl"))) == COUNT
+
+
+PROBE = """
+import os, signal, sys, time
+from multiprocessing import get_context, resource_tracker
+from replay.pipeline.engine import tracker
+
+def streams(pid):  # once its interpreter put them on the null device, else as they are after 30 s
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and os.readlink(f"/proc/{pid}/fd/2") != os.devnull:
+        time.sleep(0.01)
+    return [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in (0, 1, 2)]
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+tracker.quiet()
+first = resource_tracker._resource_tracker._pid
+print(first, *streams(first), flush=True)
+os.kill(first, signal.SIGKILL)
+os.waitpid(first, 0)
+lock = get_context("forkserver").Lock()  # (registers its semaphore: the tracker is found dead and started again)
+again = resource_tracker._resource_tracker._pid
+print(again, *streams(again), flush=True)
+print(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, ()))
+"""
+
+
+def test_the_tracker_is_started_and_started_again_on_the_null_device_leaving_the_callers_signal_mask() -> None:
+    """Its streams on the null device, at first and once started again after it was killed; the caller's blocked
+    Ctrl-C still blocked (multiprocessing's own start unblocked it); its death said as a warning (here, Python's text:
+    in a command, a log line)."""
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    first, again, masked = done.stdout.decode().splitlines()
+    assert first.split()[1:] == again.split()[1:] == [os.devnull] * 3 and first.split()[0] != again.split()[0]
+    assert masked == "True"
+    assert b"relaunching" in done.stderr and b"Traceback" not in done.stderr
