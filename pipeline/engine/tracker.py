@@ -31,10 +31,22 @@ def quiet() -> None:
     from multiprocessing import resource_tracker  # (here: a run in one process never loads multiprocessing)
 
     tracker: Any = resource_tracker._resource_tracker
+    if not takes_over(tracker):  # (another Python's tracker, not built as this one knows: started its own way)
+        tracker.ensure_running()
+        return
     if not isinstance(tracker.__dict__.get("ensure_running"), _Start):
         tracker.ensure_running = _Start(tracker)  # (what its register, unregister and getfd call)
         resource_tracker.ensure_running = tracker.ensure_running  # (what the fork server calls)
     tracker.ensure_running()
+
+
+_KNOWN = ("_lock", "_fd", "_pid", "_check_alive", "_reentrant_call_error")  # what ``_Start`` reads of the tracker
+
+
+def takes_over(tracker: Any) -> bool:
+    """Is ``tracker`` built as ``_Start`` knows it (multiprocessing's of Python 3.11 to 3.13)? Its start is taken over
+    only then; a tracker of another make starts as multiprocessing starts it (its streams on the command's stderr)."""
+    return all(hasattr(tracker, name) for name in _KNOWN)
 
 
 class _Start:

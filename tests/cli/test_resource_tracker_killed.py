@@ -111,3 +111,26 @@ def test_the_tracker_is_started_and_started_again_on_the_null_device_leaving_the
     assert first.split()[1:] == again.split()[1:] == [os.devnull] * 3 and first.split()[0] != again.split()[0]
     assert masked == "True"
     assert b"relaunching" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_a_tracker_of_another_make_is_started_its_own_way():
+    """The take-over reads multiprocessing's tracker internals (Python 3.11-3.13); a tracker built otherwise (another
+    Python) is not taken over, and ``quiet`` starts it as multiprocessing does, not failing the command."""
+    from replay.pipeline.engine import tracker
+
+    class Other:  # (a tracker of another make: only the public start)
+        started = 0
+
+        def ensure_running(self) -> None:
+            self.started += 1
+
+    from multiprocessing import resource_tracker
+
+    real, other = resource_tracker._resource_tracker, Other()
+    assert tracker.takes_over(real)  # (this Python's: taken over)
+    resource_tracker._resource_tracker = other  # type: ignore[assignment]
+    try:
+        tracker.quiet()
+    finally:
+        resource_tracker._resource_tracker = real
+    assert other.started == 1 and not tracker.takes_over(other)
