@@ -10,7 +10,7 @@ span (its totals known only at its end).
 | span | from | kind | ``gen_ai.operation.name`` |
 | --- | --- | --- | --- |
 | ``invoke_agent {framework}`` (root) | the run: its first to its last event | INTERNAL | ``invoke_agent`` |
-| ``chat {model}`` | each model call: an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it, and it joins the ``reasoning`` before it when no input or tool call came between: Codex names no response), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input), or an ``error`` (a failed call); from when the model was asked (the latest event it saw, ``_SEEN``: an input, or its own output; not a token count or an echo) to its last output | CLIENT | ``chat`` |
+| ``chat {model}`` | each model call, by the rule a mapped log's steps are numbered by (``modelcalls.ModelCalls``: step N is the Nth of these): an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it, and it joins the ``reasoning`` before it when no input or tool call came between: Codex names no response), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input), or an ``error`` (a failed call); from when the model was asked (the latest event it saw, ``_SEEN``: an input, or its own output; not a token count or an echo) to its last output | CLIENT | ``chat`` |
 | ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call of an id still open, or answered with the same payload, and a result of an answered id, are that record written again, not another: ``OpenCalls.written_again``); a result without its call (none open to answer: heal drops these) is a call of its own, as ``report`` counts one: of no length, at the result's time, its tool ``unknown`` when it names none | INTERNAL | ``execute_tool`` |
 
 Event types are read as ``report`` reads them: heal's built-in aliases (``tool_end``, ``llm_message``, ...) as the
@@ -71,6 +71,7 @@ from replay.pipeline.model.events import (
     event_type,
     parse_timestamp,
 )
+from replay.pipeline.model.modelcalls import ANSWER, NEW, SAME, ModelCalls
 from replay.pipeline.model.outcome import failure_words
 from replay.pipeline.model.toolcalls import (
     CALLED,
@@ -245,10 +246,8 @@ class TraceBuilder:
         self.check_at = SPANS_PER_REQUEST  # how many spans held make ``finished`` look for some to send
         self.open_calls: OpenCalls[Span] = OpenCalls()  # the tool calls not answered yet (``toolcalls``' pairing)
         self.chat: Span | None = None  # the last model call (later parts of the same response join it)
-        self.chat_key: Any = None
+        self.calls = ModelCalls()  # which model call each event is of (``modelcalls``: the rule the steps are numbered by)
         self.chat_model: str | None = None  # the model the last call asked (a failed call's, which names none, too)
-        self.awaiting = True  # input came (a prompt, a tool result) that a model call has not answered yet
-        self.thinking = False  # the last call gave only reasoning so far: an assistant_message next is its answer
         self.asked: int | None = None  # the time of the latest event the model saw (``_SEEN``): a call begins there
         self.last_nanos: int | None = None
         self.totals: dict[str, int | float] = {}
@@ -285,27 +284,21 @@ class TraceBuilder:
         again = etype in CALLED and self.open_calls.written_again(call_id(payload), payload)
         if now is not None and etype in _SEEN and not again:
             self.asked = now
-        if again:
-            pass  # the call of that id, written again (a resumed session's log repeats records): one call, as report counts
-        elif etype == ASSISTANT_MESSAGE:
-            self._answer(payload, asked, now)
-        elif etype in CALLED or etype == "reasoning":
-            if self.awaiting:  # model output with no assistant_message: still a model call (Codex's tool-only responses)
-                self._model_call({}, asked, now)
-                self.awaiting, self.thinking = False, etype == "reasoning"
-            elif self.chat is not None:  # more output of the same call (reasoning, then its tool calls)
-                self._stretch(self.chat, now)
-            if etype in CALLED:
-                self.thinking = False
-                self._tool_called(payload, now)
+        went = None if again else self.calls.of(etype, payload)  # (again: the call of that id, written again, one call)
+        if etype == ASSISTANT_MESSAGE:
+            self._answer(went, payload, asked, now)
         elif etype == ERROR:  # an error the agent met (an API error, a rate limit): a model call that failed
-            self._failed_call(payload, asked, now)
-            self.awaiting, self.thinking = True, False  # (the model is asked again, or the run ends)
+            self._failed_call(went, payload, asked, now)
+        elif went == NEW:  # model output with no assistant_message: still a model call (Codex's tool-only responses)
+            self._model_call({}, asked, now)
+        elif went is not None and self.chat is not None:  # more output of the same call (reasoning, then its tool calls)
+            self._stretch(self.chat, now)
+        if again:
+            pass
+        elif etype in CALLED:
+            self._tool_called(payload, now)
         elif etype in COMPLETED or etype in FAILED or etype == TOOL_UNANSWERED:
             self._tool_ended(etype, payload, now, event)
-            self.awaiting, self.thinking = True, False
-        elif etype == "user_message":
-            self.awaiting, self.thinking = True, False
         elif etype == RUN_FAILED and not ends_unknown(etype, payload, event.get("synthetic")):
             code, message = error_of(payload)
             self.failed = (code or RUN_FAILED, message)
@@ -317,21 +310,19 @@ class TraceBuilder:
             self.repairs = record["repairs"]
 
     # spans ------------------------------------------------------------------------------------------
-    def _answer(self, payload: dict[str, Any], asked: int | None, now: int | None) -> None:
-        """An assistant_message: more of the last call's response (the same ``messageId`` / ``responseId``), the answer
-        of a call that gave only reasoning so far (``thinking``: Codex names no response, and no input came between
-        them), else a model call of its own."""
-        key = response_id(payload)
+    def _answer(self, went: str | None, payload: dict[str, Any], asked: int | None, now: int | None) -> None:
+        """An assistant_message (``went``: which call it is of, ``ModelCalls``): more of the last call's response (the
+        same ``messageId`` / ``responseId``), the answer of a call that gave only reasoning so far, else a model call of
+        its own."""
         chat = self.chat
-        if chat is not None and key is not None and key == self.chat_key:  # more of the same response
-            self._stretch(chat, now)
-            self._usage(chat, payload.get("usage"))
-        elif chat is not None and self.thinking and (key is None or self.chat_key is None):
-            self._stretch(chat, now)
-            self._describe(chat, payload)
-        else:
+        if went == NEW or chat is None:
             self._model_call(payload, asked, now)
-        self.awaiting = self.thinking = False
+            return
+        self._stretch(chat, now)
+        if went == ANSWER:
+            self._describe(chat, payload)
+        elif went == SAME:
+            self._usage(chat, payload.get("usage"))
 
     def _model_call(self, payload: dict[str, Any], asked: int | None, now: int | None, answered: bool = True) -> Span:
         """A new ``chat`` span, of the model call asked at ``asked`` (else begun ``now``) whose output (or error,
@@ -344,7 +335,7 @@ class TraceBuilder:
             span.attributes["gen_ai.conversation.id"] = as_text(self.run_id)
         self.spans.append(span)
         self.made += 1
-        self.chat, self.chat_key = span, None
+        self.chat = span
         self._describe(span, payload, answered)
         return span
 
@@ -362,23 +353,21 @@ class TraceBuilder:
                 if answered:
                     attrs["gen_ai.response.model"] = model
         key = response_id(payload)
-        if key is not None:
-            self.chat_key = key
-            if isinstance(key, str):
-                attrs["gen_ai.response.id"] = key
+        if isinstance(key, str):
+            attrs["gen_ai.response.id"] = key
         reason = payload.get("stopReason")
         if isinstance(reason, str) and reason:
             attrs["gen_ai.response.finish_reasons"] = [reason]
         self._usage(span, payload.get("usage"))
 
-    def _failed_call(self, payload: dict[str, Any], asked: int | None, now: int | None) -> None:
+    def _failed_call(self, went: str | None, payload: dict[str, Any], asked: int | None, now: int | None) -> None:
         """An ``error`` event: the model call it ended failed (status ERROR, ``error.type`` its code, else ``error``;
         ``report`` lists the event among the run's errors): the last call, when it gave only reasoning so far (Codex's
-        stream cut off) or the error names its response; else a call of its own, asked at ``asked``, that got the
-        error for an answer (Claude Code's API error, each retry's). One failed span for each error event."""
-        key = response_id(payload)
+        stream cut off) or the error names its response (``went``: ``SAME``); else a call of its own, asked at
+        ``asked``, that got the error for an answer (Claude Code's API error, each retry's). One failed span for each
+        error event."""
         chat = self.chat
-        if chat is None or chat.status == STATUS_ERROR or not (self.thinking or (key is not None and key == self.chat_key)):
+        if went != SAME or chat is None:
             chat = self._model_call({}, asked, now, answered=False)
         self._stretch(chat, now)
         code, message = error_of(payload)

@@ -85,7 +85,12 @@ def test_a_log_shows_its_mapped_events_not_its_raw_records():
     assert done.returncode == 0, done.stderr
     rows = [line.split()[:2] for line in done.stdout.decode().splitlines()]
     assert rows[:2] == [["$run", "-"], ["run_started", "-"]]
-    assert ["tool_called", "call-structured-001"] in rows and ["tool_completed", "call-custom-001"] in rows
+    # each model call a step, as the OTLP export's chat spans (``modelcalls``): the responses that only reason and call
+    # tools (no message) too, each tool result in its call's
+    assert [row for row in rows if row[0].startswith("tool_")] == [
+        ["tool_called", "1"], ["tool_completed", "1"], ["tool_called", "2"], ["tool_completed", "2"],
+        ["tool_called", "3"], ["tool_completed", "3"]]
+    assert ["assistant_message", "4"] in rows
     assert rows[-2:] == [["run_failed", "-"], ["$heal", "-"]]  # the ending heal gives a log that says none
     assert b"tool=exec_command" in done.stdout
 
@@ -122,17 +127,19 @@ def test_a_gzipped_log_is_detected_and_walked_the_same(tmp_path: Path):
     plain = tmp_path / "session.jsonl"
     shutil.copy(CODEX, plain)
     assert run_replay("walk", str(packed)).stdout == run_replay("walk", str(plain)).stdout
-    assert b"tool_called              call-custom-001" in run_replay("walk", str(packed)).stdout
+    assert b"tool_called              2              tool=apply_patch" in run_replay("walk", str(packed)).stdout
 
 
 # --at ------------------------------------------------------------------------------------------------------
-def test_at_a_call_id_stops_after_that_tool_calls_result():
+def test_at_the_step_of_a_tool_only_response_stops_after_its_calls_result():
+    # Codex's response that only calls apply_patch (no message, no reasoning) is a model call: step 2, as its chat span
     whole = run_replay("walk", str(CODEX)).stdout.splitlines()
-    done = run_replay("walk", str(CODEX), "--at", "call-custom-001")
+    done = run_replay("walk", str(CODEX), "--at", "2")
     assert done.returncode == 0, done.stderr
     shown = done.stdout.splitlines()
     assert shown == whole[:len(shown)]
-    assert shown[-1].split()[:2] == [b"tool_completed", b"call-custom-001"]
+    assert [line.split()[:2] for line in shown[-2:]] == [[b"tool_called", b"2"], [b"tool_completed", b"2"]]
+    assert b"tool=apply_patch" in shown[-2]
     assert shown[-1].split()[-1] == b"[succeeded]"
 
 

@@ -29,8 +29,8 @@ def test_a_result_is_numbered_with_its_call_and_a_sidechain_begins_nothing(event
         before = numbering.step, numbering.turn
         got = numbering.of(kind, _payload(kind, key, side))
         now = numbering.step, numbering.turn
-        if side or kind not in ("user_message", "assistant_message"):
-            assert now == before  # nothing of the run's own begins
+        if side or kind not in ("user_message", "assistant_message", "tool_called"):
+            assert now == before  # nothing of the run's own begins (a step begins at model output: ``modelcalls``)
         if kind in ("tool_completed", "tool_failed") and key in calls:
             assert got == calls[key]  # the step and turn of the call it answers
         else:

@@ -1,7 +1,9 @@
 """The step and turn of each event mapped from another agent's log (the ``dialect`` stage numbers them here).
 
-A user message begins a turn and a model call (an assistant message of another message or response id than the one
-before) a step. A tool result is in its call's step and turn, whatever came between (a sub-agent's work, other calls'
+A user message begins a turn and a model call a step: the rule the OTLP export makes its ``chat`` spans by
+(``modelcalls.ModelCalls``), so step N is the Nth ``chat`` span of the run's own: an assistant message of another
+response, and model output with no assistant message (Codex's response that only calls tools), and an error that is a
+failed call of its own. A tool result is in its call's step and turn, whatever came between (a sub-agent's work, other calls'
 results), so ``walk --at STEP`` ends a step with its calls answered. A sidechain's records (Claude Code's sub-agent,
 ``payload.sidechain: true``) are the sub-agent's, inside the call that started it: they begin neither a turn nor a step
 of the run's own, and are numbered with that call's step (the run's latest).
@@ -12,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.pipeline.model.toolcalls import CALLED, RESULTS, call_id, response_id
+from replay.pipeline.model.modelcalls import NEW, ModelCalls
+from replay.pipeline.model.toolcalls import CALLED, RESULTS, call_id
 
 
 @dataclass
@@ -21,7 +24,7 @@ class Numbering:
 
     step: int = 0
     turn: int = 0
-    call: Any = None  # the model call of the last assistant message (a message or response id)
+    model_calls: ModelCalls = field(default_factory=ModelCalls)  # which model call of the run's own an event is of
     calls: dict[str, tuple[int, int]] = field(default_factory=dict)  # each call id's (step, turn), for its result
 
     def of(self, kind: str, payload: dict[str, Any]) -> tuple[int, int]:
@@ -29,11 +32,8 @@ class Numbering:
         if payload.get("sidechain") is not True:
             if kind == "user_message" and not payload.get("meta"):
                 self.turn += 1
-            if kind == "assistant_message":
-                call = response_id(payload)
-                if call is None or call != self.call:
-                    self.step += 1
-                self.call = call
+            if self.model_calls.of(kind, payload) == NEW:
+                self.step += 1
         here = self.step, self.turn
         if kind in CALLED:
             cid = call_id(payload)
