@@ -239,6 +239,29 @@ def is_failure(kind: str, payload: Any, synthetic: Any, event: dict[str, Any]) -
         kind in COMPLETED and result_failed(kind, event))
 
 
+def own_error(facts: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's own error, the first ``report`` lists: its run record's ``error`` (an object, or a bare message), or
+    that it reported status ``error``; None when the record says neither."""
+    err = facts.get("error")
+    if not (isinstance(err, dict) or (isinstance(err, str) and err) or facts.get("status") == "error"):
+        return None
+    code, message = error_of({"error": err})
+    return {"kind": "run", "code": code, "message": message or "run reported status error", "seq": None}
+
+
+def failure_entry(kind: str, payload: dict[str, Any], seq: Any, message: str | None = None) -> dict[str, Any]:
+    """A failure event's entry in the errors ``report`` lists: its kind, code and message (``message`` when its payload
+    names none, else its kind in words: ``run failed``), seq."""
+    code, said = error_of(payload)
+    return {"kind": kind, "code": code, "message": said or message or kind.replace("_", " "), "seq": seq}
+
+
+def said_again(entry: dict[str, Any], own: dict[str, Any] | None) -> bool:
+    """Is error ``entry`` a ``run_failed`` that says the run's own error (``own_error``) again, the same code and
+    message: one error, listed once (as the run record's)."""
+    return own is not None and entry["kind"] == RUN_FAILED and (entry["code"], entry["message"]) == (own["code"], own["message"])
+
+
 def error_of(payload: Any) -> tuple[str | None, str | None]:
     """(code, message) an event payload reports: ``error`` as an object (its ``code`` as ``_code`` shows it) or a
     string, else ``message``/``reason``."""
@@ -783,10 +806,8 @@ class RunTally:
         """A failure; ``call``: the call a failed tool result answers (most results name no tool: the call does)."""
         if kind == RUN_FAILED:
             self.failed_event = True
-        code, message = error_of(payload)
-        if message is None and kind in COMPLETED:  # (a tool_completed that failed: its exit code or verdict tells)
-            message = failure_words(event)
-        entry: dict[str, Any] = {"kind": kind, "code": code, "message": message or kind.replace("_", " "), "seq": seq}
+        # (a tool_completed that failed and says nothing: its exit code or verdict tells)
+        entry = failure_entry(kind, payload, seq, failure_words(event) if kind in COMPLETED else None)
         if kind in FAILED or kind in COMPLETED:
             entry["toolName"] = tool_name(payload) or (self.calls.name(call) if call is not None else None)
         self.errors.append(entry)
@@ -876,17 +897,9 @@ class RunTally:
         """The run's errors: its own (its run record's), each failure in stream order (``_add_failure``), then each of
         its calls never answered (rows ``unfinished``, in the order they began): kind ``tool_unanswered``, as heal
         marks such a call, at the call's seq, so the errors count every failed call, raw or healed alike."""
-        errors: list[dict[str, Any]] = []
-        facts = self.record or {}
-        err = facts.get("error")
-        if isinstance(err, dict) or (isinstance(err, str) and err) or facts.get("status") == "error":  # (a bare message too)
-            code, message = error_of({"error": err})
-            errors.append({"kind": "run", "code": code, "message": message or "run reported status error", "seq": None})
-        seen = {(e["code"], e["message"]) for e in errors}
-        for entry in self.errors:
-            if entry["kind"] == RUN_FAILED and (entry["code"], entry["message"]) in seen:
-                continue  # the run record already says the same
-            errors.append(entry)
+        own = own_error(self.record or {})
+        errors: list[dict[str, Any]] = [own] if own is not None else []
+        errors.extend(entry for entry in self.errors if not said_again(entry, own))  # (the run record says it already)
         calls = self.calls
         errors.extend({"kind": TOOL_UNANSWERED, "code": None, "message": UNANSWERED_MESSAGE, "seq": seq,
                        "toolName": calls.name(row)} for row, seq in zip(unfinished, map(calls.seq.__getitem__, unfinished), strict=True))

@@ -27,7 +27,10 @@ Errors set the span status to ERROR with ``error.type``: an ``error`` event (an 
 reasoning so far, or the response it names; else a call of its own, each retry's; its code, else ``error``), a failed tool (``toolcalls.result_failed``: a tool_failed, or a
 tool_completed with a non-zero exit code or a failing verdict; its error code, else ``tool_failed``), a call that
 never got a result (``tool_unanswered``), a failed run (its error code, else ``run_failed``; not the ``run_failed``
-heal ends a run with when nothing told how it ended: the run's span stays UNSET, as for the raw journal). Message
+heal ends a run with when nothing told how it ended: the run's span stays UNSET, as for the raw journal). The run's span
+has one status (its last ``run_failed``'s, else its run record's error), and each of the run's own errors ``report``
+lists (the record's, each ``run_failed`` that does not say it again) is an ``exception`` event of that span
+(``exception.type``, ``exception.message``): the trace holds every error the report lists. Message
 contents are not exported (the conventions make them opt-in). Trace and span ids are derived from the
 run's source and id (and how many runs of that id the input had before it), so the same input gives the
 same bytes; ids are hex, as OTLP/JSON writes them. The source, for this, is ``trace_source``'s: a local file's
@@ -91,7 +94,10 @@ from replay.pipeline.report.model import (
     combined_usage,
     error_of,
     exact_plus,
+    failure_entry,
     number,
+    own_error,
+    said_again,
     shown_usage,
     usage_of,
     written_int,
@@ -201,7 +207,7 @@ def _nanos(moment: datetime | None) -> int | None:
 
 
 class Span:
-    __slots__ = ("attributes", "end", "kind", "message", "name", "span_id", "start", "status", "usage")
+    __slots__ = ("attributes", "end", "events", "kind", "message", "name", "span_id", "start", "status", "usage")
 
     def __init__(self, span_id: str, name: str, kind: int, start: int | None) -> None:
         self.span_id = span_id
@@ -213,6 +219,7 @@ class Span:
         self.usage: dict[str, int | float] = {}  # a model call's token counts: the sum of its usage objects'
         self.status = STATUS_UNSET
         self.message: str | None = None
+        self.events: list[dict[str, Any]] = []  # span events (the run's errors on its span: ``_run_errors``)
 
     def fail(self, error_type: str, message: Any) -> None:
         self.status = STATUS_ERROR
@@ -254,7 +261,7 @@ class TraceBuilder:
         self.count = 0
         self.out_of_range = 0  # events whose timestamp a fixed64 of unix nanoseconds cannot hold
         self.unreadable = 0  # events whose timestamp is there but names no time (not RFC 3339): no time, as none
-        self.failed: tuple[str, Any] | None = None
+        self.failed: list[tuple[dict[str, Any], int | None]] = []  # each run_failed's error (as report lists it), time
         self.repairs: int | None = None
         # the usage values left out since the caller last looked, for its notices (``usage_notice``): (the fields,
         # whether only they are left out); the run record's first
@@ -300,8 +307,7 @@ class TraceBuilder:
         elif etype in COMPLETED or etype in FAILED or etype == TOOL_UNANSWERED:
             self._tool_ended(etype, payload, now, event)
         elif etype == RUN_FAILED and not ends_unknown(etype, payload, event.get("synthetic")):
-            code, message = error_of(payload)
-            self.failed = (code or RUN_FAILED, message)
+            self.failed.append((failure_entry(RUN_FAILED, payload, event.get("seq")), now))
         if etype != ASSISTANT_MESSAGE and "usage" in payload:
             self._usage(self.chat, payload["usage"])  # e.g. Codex's token counts, after the call they count
 
@@ -483,11 +489,7 @@ class TraceBuilder:
             attrs["replay.timestamps_out_of_range"] = self.out_of_range
         if self.time_unknown:
             attrs["replay.time_unknown"] = True
-        if self.failed is not None:
-            root.fail(as_text(self.failed[0]), self.failed[1])
-        elif self.record.get("status") == "error":
-            code, message = error_of({"error": self.record.get("error")})  # (an object, or a bare message)
-            root.fail(code or "run_failed", message)
+        self._run_errors(root)
         for span in self.open_calls:  # never closed, not even marked unanswered: the run ended first
             self._stretch(span, self.last_nanos)
             span.fail(TOOL_UNANSWERED, UNANSWERED_MESSAGE)
@@ -499,6 +501,24 @@ class TraceBuilder:
                for i in range(0, last, SPANS_PER_REQUEST)]
         out.append(self._request([self._span(root, None, start)] + [self._span(s, root.span_id, start) for s in held[last:]]))
         return out
+
+    def _run_errors(self, root: Span) -> None:
+        """The run's own errors as ``report`` lists them (``own_error``: its run record's first; then each
+        ``run_failed``, but one that says the record's error again, ``said_again``): each an ``exception`` event of the
+        run's span (``exception.type`` its code, else ``run_failed``; ``exception.message``; at its event's time, the
+        record's at the run's end), so the trace holds as many as the report. The span's one status is the run's last
+        word on how it failed: its last ``run_failed`` (what the run met at its end), else its run record's error."""
+        own = own_error(self.record)
+        errors = [(own, self.root.end)] if own is not None else []
+        errors += [(entry, now) for entry, now in self.failed if not said_again(entry, own)]
+        for entry, now in errors:
+            kind = entry["code"] or RUN_FAILED
+            root.events.append({"timeUnixNano": str(now if now is not None else root.end or 0), "name": "exception",
+                                "attributes": [attribute("exception.type", kind),
+                                               attribute("exception.message", entry["message"])]})
+        last = self.failed[-1][0] if self.failed else own
+        if last is not None:
+            root.fail(last["code"] or RUN_FAILED, last["message"])
 
     def _request(self, out: list[dict[str, Any]]) -> dict[str, Any]:
         """An ExportTraceServiceRequest of the spans ``out``, under the run's resource."""
@@ -518,6 +538,8 @@ class TraceBuilder:
             out["parentSpanId"] = parent
         out.update(name=span.name, kind=span.kind, startTimeUnixNano=str(start), endTimeUnixNano=str(end),
                    attributes=[attribute(k, v) for k, v in span.attributes.items()])
+        if span.events:
+            out["events"] = span.events
         status: dict[str, Any] = {"code": span.status}
         if span.message:
             status["message"] = span.message
