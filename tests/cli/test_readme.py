@@ -35,7 +35,7 @@ BLOCKS = [
     VALIDATE,
     "replay read examples/journals/two-runs.jsonl | replay heal | replay report",
     "replay walk tests/fixtures/walk/hello.jsonl",
-    "replay walk tests/fixtures/corpus/codex/rollout-2026-*.jsonl --at call-custom-001",
+    "replay walk tests/fixtures/corpus/codex/rollout-2026-*.jsonl --at 2",
     "replay walk tests/fixtures/corpus/codex/rollout-66666666-*.jsonl --at nothing",
     SESSION,
     VALIDATE_SESSION,
