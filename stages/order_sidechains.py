@@ -4,12 +4,7 @@ A sidechain (Claude Code's sub-agent conversation, ``payload.sidechain: true``) 
 conversation by ``parentId``. When a sidechain event comes before the event its ``parentId`` names
 (concurrent writers, a resumed session), the events from it on are held until that parent arrives;
 then the sidechain record (all its parts, and its own children with it) is put right after its
-parent's record, and the rest keeps its order. A sub-agent's first record names no parent (Claude Code writes a
-sidechain's opening prompt with no ``parentUuid``): the main chain's tool call that launched it is its parent, the one
-whose ``args.prompt`` is that prompt's text (``Task`` / ``Agent``: ``_launch``), so a sub-agent written before the call
-that launched it waits for that call too. A moved record takes its parent's ``step`` and ``turn`` (when the parent has
-them, as a mapped log's events do): a sub-agent's records are numbered with the call that launched them
-(``dialects.numbering``), which the ``dialect`` stage, reading them before that call, could not know. A parent that never comes (it was in another file)
+parent's record, and the rest keeps its order. A parent that never comes (it was in another file)
 moves nothing: at the run's end, or after ``MAX_HELD`` events, everything held goes out in its
 original order (and past ``MAX_HELD_BYTES`` of events and records held). Only sidechain events are moved; the main
 chain is never reordered.
@@ -30,31 +25,10 @@ MAX_HELD = 10_000  # events and records held for a parent, at most
 MAX_HELD_BYTES = 8 << 20  # and the most they may come to
 
 
-def _links(event: dict[str, Any]) -> tuple[str | None, Any, bool]:
-    """(id, parent, sidechain?) of an event: its parent its ``parentId``, else, for a sub-agent's opening prompt (a
-    sidechain ``user_message`` with no ``parentId``), the key of the call that launched it (``_launch``)."""
+def _links(event: dict[str, Any]) -> tuple[str | None, str | None, bool]:
     eid, parent, payload = event.get("id"), event.get("parentId"), event.get("payload")
     side = isinstance(payload, dict) and payload.get("sidechain") is True
-    if side and parent is None and event.get("type") == "user_message":
-        text = payload.get("text")  # type: ignore[union-attr]
-        parent = _launch(text) if isinstance(text, str) and text else None
-    return (eid if isinstance(eid, str) else None, parent if isinstance(parent, str | tuple) else None, side)
-
-
-def _launch(prompt: str) -> tuple[str, str]:
-    """The key of the tool call that launches a sub-agent with ``prompt`` (what links the two when no parentId does)."""
-    return ("launch", prompt)
-
-
-def _launches(event: dict[str, Any]) -> tuple[str, str] | None:
-    """The key of the sub-agent a main-chain tool call launches (its ``args.prompt``, as Claude Code's ``Task`` and
-    ``Agent`` calls name the prompt the sub-agent opens with), else None."""
-    if event.get("type") != "tool_called":
-        return None
-    payload = event.get("payload")
-    args = payload.get("args") if type(payload) is dict and payload.get("sidechain") is not True else None
-    prompt = args.get("prompt") if isinstance(args, dict) else None
-    return _launch(prompt) if isinstance(prompt, str) and prompt else None
+    return (eid if isinstance(eid, str) else None, parent if isinstance(parent, str) else None, side)
 
 
 def _sidechains(events: list[dict[str, Any]]) -> bool:
@@ -62,11 +36,11 @@ def _sidechains(events: list[dict[str, Any]]) -> bool:
     return bool([1 for e in events if type(p := e.get("payload")) is dict and p.get("sidechain") is True])
 
 
-def reorder(links: list[tuple[str | None, Any, bool]]) -> tuple[list[int], list[tuple[int, int, list[int]]]]:
+def reorder(links: list[tuple[str | None, str | None, bool]]) -> tuple[list[int], list[tuple[int, int]]]:
     """The order that puts each sidechain record after its parent's record, given (id, parentId,
-    sidechain) per event in stream order; and the moves made as (event index, parent's last index, the indexes moved)."""
+    sidechain) per event in stream order; and the moves made as (event index, parent's last index)."""
     order = list(range(len(links)))
-    moves: list[tuple[int, int, list[int]]] = []
+    moves: list[tuple[int, int]] = []
     for _ in range(len(links)):
         first: dict[str, int] = {}
         last: dict[str, int] = {}
@@ -94,7 +68,7 @@ def reorder(links: list[tuple[str | None, Any, bool]]) -> tuple[list[int], list[
             rest = order[:p] + order[span:]
             at = max(q for q, j in enumerate(rest) if links[j][0] == parent) + 1
             order = rest[:at] + block + rest[at:]
-            moves.append((k, rest[at - 1], block))
+            moves.append((k, rest[at - 1]))
             break
         else:
             return order, moves
@@ -110,10 +84,10 @@ class OrderSidechains(Transform):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.run: Run | None = None
-        self.seen: set[Any] = set()  # ids of the run's events already written, and the sub-agents their calls launched
+        self.seen: set[str] = set()  # ids of the run's events already written
         self.held: list[Column] = []
         self.held_bytes = 0  # what the held columns come to
-        self.wanted: set[Any] = set()  # parents the held sidechain events wait for
+        self.wanted: set[str] = set()  # parents the held sidechain events wait for
         self.source = "<end>"
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
@@ -127,10 +101,8 @@ class OrderSidechains(Transform):
         as_it_came = not self.held and not _sidechains(events)  # (nothing held, no sidechain: nothing to reorder)
         if (as_it_came and run is not None and run.source == batch.source and not has_records(events)
                 and [e.get("runId") for e in events].count(run.run_id) == len(events)):
-            # The usual batch: events of the run in progress, no sidechain among them. Only their ids matter (and the
-            # sub-agents their calls launch).
+            # The usual batch: events of the run in progress, no sidechain among them. Only their ids matter.
             self.seen.update(e["id"] for e in events if type(e.get("id")) is str)
-            self.seen.update(launch for e in events if e.get("type") == "tool_called" and (launch := _launches(e)) is not None)
             if batch.closes_run:
                 self.run, self.seen = None, set()
             return batch
@@ -166,16 +138,15 @@ class OrderSidechains(Transform):
                 out += self._release()  # every parent arrived (with all its parts): write the held stretch
             if side and parent is not None and parent not in self.seen and parent != eid:
                 self.wanted.add(parent)
-            launches = _launches(record)
             if self.wanted or self.held:
                 untouched = False
-                for key in (eid, launches):
-                    if key is not None:
-                        self.seen.add(key)
-                        self.wanted.discard(key)
+                if eid is not None:
+                    self.seen.add(eid)
+                    self.wanted.discard(eid)
                 out += self._hold(column)
                 continue
-            self.seen.update(key for key in (eid, launches) if key is not None)
+            if eid is not None:
+                self.seen.add(eid)
             out.append(column)
         if batch.closes_run:  # the run ends here: what waits for a parent that never came goes now
             untouched = untouched and not self.held
@@ -202,31 +173,12 @@ class OrderSidechains(Transform):
         if not held:
             return []
         links = [_links(col[0]) if RECORD_KEY not in col[0] else (None, None, False) for col in held]
-        launched = {key: eid for col in held if (key := _launches(col[0])) is not None and (eid := _links(col[0])[0])}
-        links = [(eid, launched.get(parent), side) if isinstance(parent, tuple) else (eid, parent, side)
-                 for eid, parent, side in links]  # (a sub-agent's prompt: the call that launched it, if it came)
         order, moves = reorder(links)
-        for k, parent, block in moves:
+        for k, parent in moves:
             event = held[k][0]
             record = f"sidechain record {links[k][0]!r}" if links[k][0] is not None else "a sidechain record with no id"
-            numbered = _number_as(held, parent, block)
-            log_repair(self, self.name, "changed", f"{record} came before its parent {links[k][1]!r}; moved it to just "
-                       f"after the parent{numbered}", run_id=event.get("runId"),
+            log_repair(self, self.name, "changed", f"{record} came before its parent "
+                       f"{links[k][1]!r}; moved it to just after the parent", run_id=event.get("runId"),
                        source=self.source, field="position", seqBefore=event.get("seq"),
                        value={"after": held[parent][0].get("seq")}, **column_position(held[k]))
         return [held[k] for k in order]
-
-
-def _number_as(held: list[Column], parent: int, block: list[int]) -> str:
-    """Give the events ``block`` of ``held`` the step and turn of their parent ``held[parent]`` (the call that launched
-    the sub-agent: its records are numbered with it), where the parent has them: changed copies, written anew; what
-    changed, for the repair's message ("" when nothing)."""
-    source = held[parent][0]
-    numbers = {key: source[key] for key in ("step", "turn") if source.get(key).__class__ is int}
-    changed = [key for key in numbers if any(held[j][0].get(key) != numbers[key] for j in block)]
-    if not changed:
-        return ""
-    for j in block:
-        col = held[j]
-        held[j] = ({**col[0], **{key: numbers[key] for key in changed}}, None, *col[2:])
-    return ", numbered with its " + " and ".join(f"{key} {numbers[key]}" for key in changed)
