@@ -31,8 +31,8 @@ def quiet() -> None:
     from multiprocessing import resource_tracker  # (here: a run in one process never loads multiprocessing)
 
     tracker: Any = resource_tracker._resource_tracker
-    if not takes_over(tracker):  # (another Python's tracker, not built as this one knows: started its own way)
-        tracker.ensure_running()
+    if not takes_over(tracker):  # (another Python's tracker, not built as this one knows: started its own way, without
+        _started_hushed(tracker)  # its warning of leaked semaphores at least)
         return
     if not isinstance(tracker.__dict__.get("ensure_running"), _Start):
         tracker.ensure_running = _Start(tracker)  # (what its register, unregister and getfd call)
@@ -41,12 +41,30 @@ def quiet() -> None:
 
 
 _KNOWN = ("_lock", "_fd", "_pid", "_check_alive", "_reentrant_call_error")  # what ``_Start`` reads of the tracker
+# A tracker that starts itself again elsewhere than in ``ensure_running`` (Python 3.14's register and unregister go
+# through this, which relaunches a dead tracker its own way): taking over ``ensure_running`` would quiet its first
+# start only.
+_RESTARTS_ELSEWHERE = "_ensure_running_and_write"
 
 
 def takes_over(tracker: Any) -> bool:
-    """Is ``tracker`` built as ``_Start`` knows it (multiprocessing's of Python 3.11 to 3.13)? Its start is taken over
-    only then; a tracker of another make starts as multiprocessing starts it (its streams on the command's stderr)."""
-    return all(hasattr(tracker, name) for name in _KNOWN)
+    """Is ``tracker`` built as ``_Start`` knows it (multiprocessing's of Python 3.11.7+ to 3.13: every start, the first
+    and each after it died, through ``ensure_running``)? Its start is taken over only then; a tracker of another make
+    starts as multiprocessing starts it (``_started_hushed``)."""
+    return all(hasattr(tracker, name) for name in _KNOWN) and not hasattr(tracker, _RESTARTS_ELSEWHERE)
+
+
+def _started_hushed(tracker: Any) -> None:
+    """Start the tracker multiprocessing's way (its streams the command's), but without its warning of the semaphores
+    it cleans up after a command killed outright: its interpreter takes the -W options of ``sys.warnoptions``."""
+    import sys
+
+    hush = "ignore:resource_tracker:UserWarning"
+    sys.warnoptions.append(hush)
+    try:
+        tracker.ensure_running()
+    finally:
+        sys.warnoptions.remove(hush)
 
 
 class _Start:

@@ -116,15 +116,16 @@ def test_the_tracker_is_started_and_started_again_on_the_null_device_leaving_the
 def test_a_tracker_of_another_make_is_started_its_own_way():
     """The take-over reads multiprocessing's tracker internals (Python 3.11-3.13); a tracker built otherwise (another
     Python) is not taken over, and ``quiet`` starts it as multiprocessing does, not failing the command."""
+    import sys
+    from multiprocessing import resource_tracker
+
     from replay.pipeline.engine import tracker
 
     class Other:  # (a tracker of another make: only the public start)
-        started = 0
+        started: list[list[str]] = []
 
         def ensure_running(self) -> None:
-            self.started += 1
-
-    from multiprocessing import resource_tracker
+            self.started.append(list(sys.warnoptions))  # (what its interpreter would be started with)
 
     real, other = resource_tracker._resource_tracker, Other()
     assert tracker.takes_over(real)  # (this Python's: taken over)
@@ -133,4 +134,22 @@ def test_a_tracker_of_another_make_is_started_its_own_way():
         tracker.quiet()
     finally:
         resource_tracker._resource_tracker = real
-    assert other.started == 1 and not tracker.takes_over(other)
+    assert not tracker.takes_over(other) and len(other.started) == 1
+    assert "ignore:resource_tracker:UserWarning" in other.started[0]  # (its warning of leaked semaphores hushed)
+    assert "ignore:resource_tracker:UserWarning" not in sys.warnoptions
+
+
+def test_a_tracker_that_restarts_itself_elsewhere_is_not_taken_over():
+    """Python 3.14's tracker starts itself again in ``_ensure_running_and_write`` (register, unregister), not through
+    ``ensure_running``: a take-over of that would quiet its first start only. Such a tracker is started its own way."""
+    from multiprocessing import resource_tracker
+
+    from replay.pipeline.engine import tracker
+
+    real = resource_tracker._resource_tracker
+
+    class Newer(type(real)):  # type: ignore[misc]  # (this Python's tracker, with 3.14's other way to start again)
+        def _ensure_running_and_write(self, msg: bytes) -> None:
+            raise AssertionError("not called here")
+
+    assert tracker.takes_over(real) and not tracker.takes_over(Newer())
