@@ -507,7 +507,9 @@ class TraceBuilder:
         ``run_failed``, but one that says the record's error again, ``said_again``): each an ``exception`` event of the
         run's span (``exception.type`` its code, else ``run_failed``; ``exception.message``; at its event's time, the
         record's at the run's end), so the trace holds as many as the report. The span's one status is the run's last
-        word on how it failed: its last ``run_failed`` (what the run met at its end), else its run record's error."""
+        word on how it failed: its last ``run_failed`` (what the run met at its end), else its run record's error when
+        the record says the run failed (``"status": "error"``): a run ``report`` calls ok (a record with an error and
+        ``"status": "ok"``, a cancelled run that ended well) keeps an unset status, its error an event only."""
         own = own_error(self.record)
         errors = [(own, self.root.end)] if own is not None else []
         errors += [(entry, now) for entry, now in self.failed if not said_again(entry, own)]
@@ -516,8 +518,9 @@ class TraceBuilder:
             root.events.append({"timeUnixNano": str(now if now is not None else root.end or 0), "name": "exception",
                                 "attributes": [attribute("exception.type", kind),
                                                attribute("exception.message", entry["message"])]})
-        last = self.failed[-1][0] if self.failed else own
-        if last is not None:
+        declared = self.record.get("status") if isinstance(self.record, dict) else None
+        last = self.failed[-1][0] if self.failed else own if declared == "error" else None
+        if last is not None:  # (a run ``report`` says failed; one whose record holds an error but says ok is not)
             root.fail(last["code"] or RUN_FAILED, last["message"])
 
     def _request(self, out: list[dict[str, Any]]) -> dict[str, Any]:

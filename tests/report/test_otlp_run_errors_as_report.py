@@ -1,6 +1,7 @@
 """The run's own errors in the OTLP export are the ones ``replay report`` lists: its run record's error and each
 ``run_failed`` that does not say it again (``model.own_error``, ``said_again``) are each an ``exception`` event of the
-run's span; the span's one status is the run's last word (its last ``run_failed``, else its record's). A record's
+run's span; the span's one status is the run's last word (its last ``run_failed``, else its record's), ERROR only for a
+run the report says failed. A record's
 error and a ``run_failed`` of another message were two errors in the report but one failed span, the other lost."""
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ def _report(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> list
     for event in events:
         tally.add_event(event)
     return tally.summary()["errors"]  # type: ignore[no-any-return]
+
+
+def _status(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:
+    tally = RunTally(record, "r.jsonl")
+    for event in events:
+        tally.add_event(event)
+    return tally.status()
 
 
 def _run_failed(seq: int, **payload: Any) -> dict[str, Any]:
@@ -96,4 +104,17 @@ def test_the_trace_holds_each_error_the_report_lists(record, failures):
     run_level = [e for e in listed if e["kind"] in ("run", "run_failed")]
     assert len(listed) == len(failed) + len(root.get("events", []))
     assert [_attrs(e["attributes"])["exception.message"] for e in root.get("events", [])] == [e["message"] for e in run_level]
-    assert (root["status"]["code"] == STATUS_ERROR) == bool(run_level)
+    assert (root.get("status", {}).get("code") == STATUS_ERROR) == (_status(record, events) == "error")  # (the report's)
+
+
+def test_a_run_report_calls_ok_keeps_an_unset_span_status_its_error_an_event():
+    """A run record that holds an error but says the run ended well (``"status": "ok"``: a run cancelled cleanly, a
+    warning it kept) is an ok run in ``report``, its error listed; the export failed the run's span (ERROR) for it. The
+    error is an ``exception`` event, the span's status stays unset, as the report's status stays ok."""
+    record = {"$record": "run", "runId": "r", "status": "ok", "error": "cancelled by the user"}
+    events = [{"seq": 1, "timestamp": "2026-01-01T00:00:01Z", "type": "run_started", "runId": "r", "payload": {}},
+              {"seq": 2, "timestamp": "2026-01-01T00:00:02Z", "type": "run_completed", "runId": "r", "payload": {}}]
+    assert _status(record, events) == "ok" and [e["message"] for e in _report(record, events)] == ["cancelled by the user"]
+    root = next(s for s in _export(record, events) if "parentSpanId" not in s)
+    assert [_attrs(e["attributes"])["exception.message"] for e in root["events"]] == ["cancelled by the user"]
+    assert root.get("status", {}).get("code") != STATUS_ERROR, root.get("status")
