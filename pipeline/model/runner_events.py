@@ -1,4 +1,4 @@
-"""What capture keeps of a runner event's own fields: one the event schema types (``EVENT_FIELDS``: ``step``, ``turn``,
+"""What capture keeps of a runner event's own fields: one the event schema types (``OPTIONAL_EVENT_FIELDS``: ``step``, ``turn``,
 ``parentId``, ``synthetic``) that is of another type, and a ``$record`` key (replay's own records carry one, an event
 never), is left out of the event, the rest of it kept, with a notice naming it and how to fix the runner
 (E_RUNNER_FIELD_INVALID, rule check_runner_output), as a run fact of another type is (``runner_facts``). The healed
@@ -18,7 +18,7 @@ from typing import Any
 from replay.pipeline.engine import exactjson
 from replay.pipeline.model.records import RECORD_KEY
 from replay.pipeline.model.runner_facts import FIELD_INVALID, with_article
-from replay.pipeline.model.validation import EVENT_FIELDS, json_type, named, says_nothing
+from replay.pipeline.model.validation import OPTIONAL_EVENT_FIELDS, json_type, named, says_nothing
 
 _NO_RECORD_KEY = f"no `{RECORD_KEY}` key (replay's own records carry one, an event never)"
 _EXAMPLE = '{"type": "tool_called", "step": 2, "turn": 1, "parentId": "evt_1", "payload": {}}'
@@ -35,7 +35,7 @@ class EventFieldNote:
     def expected(self) -> str:
         if self.field == RECORD_KEY:
             return _NO_RECORD_KEY
-        expected = EVENT_FIELDS[self.field][0]
+        expected = OPTIONAL_EVENT_FIELDS[self.field][0]
         return expected if isinstance(expected, str) else exactjson.dumps(expected).decode()
 
     @property
@@ -48,7 +48,7 @@ class EventFieldNote:
         if self.field == RECORD_KEY:
             said = f"a runner event carries `{RECORD_KEY}` ({self.received}), which marks replay's own records"
         else:
-            said = f"a runner event's `{self.field}` is {with_article(self.received)}; it {EVENT_FIELDS[self.field][2]}"
+            said = f"a runner event's `{self.field}` is {with_article(self.received)}; it {OPTIONAL_EVENT_FIELDS[self.field][2]}"
         return f"{said}: left out of the event, the rest of it kept (the raw capture has it)"
 
     def entry(self) -> dict[str, Any]:
@@ -63,7 +63,7 @@ class EventFieldNote:
 def left_out(event: dict[str, Any]) -> tuple[dict[str, Any], list[EventFieldNote]]:
     """``event`` without the fields capture does not keep (see the module), and a note for each; ``event`` itself
     when it has none."""
-    bad = [key for key, (_, ok, _) in EVENT_FIELDS.items()
+    bad = [key for key, (_, ok, _) in OPTIONAL_EVENT_FIELDS.items()
            if key in event and not ok(event[key]) and not says_nothing(key, event[key])]
     if RECORD_KEY in event:
         bad.append(RECORD_KEY)

@@ -676,7 +676,7 @@ def _step_or_turn(value: Any) -> bool:
 # rule says). A field that is present must satisfy its predicate: validate reports one that does not (E_EVENT_INVALID),
 # capture leaves it out of a runner's event (``runner_events``). The one definition of them in code; a test holds it to
 # the schema (read there, not here: validate and heal load no schema).
-EVENT_FIELDS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
+OPTIONAL_EVENT_FIELDS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
     "step": ("integer or string", _step_or_turn, "must be an integer or a string"),
     "turn": ("integer or string", _step_or_turn, "must be an integer or a string"),
     "parentId": ("string or null", lambda value: value is None or isinstance(value, str), "must be a string or null"),
@@ -700,7 +700,7 @@ def says_nothing(key: str, value: Any) -> bool:
 
 def _check_optional_event_fields(event: dict[str, Any], path: str) -> Problems:
     problems: Problems = []
-    for key, (expected, ok, rule) in EVENT_FIELDS.items():
+    for key, (expected, ok, rule) in OPTIONAL_EVENT_FIELDS.items():
         value = event.get(key, MISSING)
         if value is not MISSING and not ok(value):
             problems.append(_problem("E_EVENT_INVALID", f"{_event_at(path)} `{key}` {rule}", f"{path}.{key}", expected, value))

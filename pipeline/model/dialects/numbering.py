@@ -1,7 +1,8 @@
 """The step and turn of each event mapped from another agent's log (the ``dialect`` stage numbers them here).
 
 A user message begins a turn and a model call a step: the rule the OTLP export makes its ``chat`` spans by
-(``modelcalls.ModelCalls``), so step N is the Nth ``chat`` span of the run's own: an assistant message of another
+(``modelcalls.ModelCalls``), so step N is the Nth ``chat`` span of the run's own (a sub-agent's calls are spans too,
+but number no step): an assistant message of another
 response, and model output with no assistant message (Codex's response that only calls tools), and an error that is a
 failed call of its own. A tool result is in its call's step and turn, whatever came between (a sub-agent's work, other calls'
 results), so ``walk --at STEP`` ends a step with its calls answered. A sidechain's records (Claude Code's sub-agent,
