@@ -92,7 +92,9 @@ class MapDialect(Transform):
         self.inputs = Inputs()
         self.input: _Input | None = None
         self._joins: dict[tuple[str, Any], dict[str, Any]] = {}  # the joins of lines still to go out, by input and line
-        self._run_joins: dict[int, dict[str, Any]] = {}  # (``_Input.join``) by the run record it goes on with (its id)
+        # (``_Input.join``) by the run record it goes on with: its id, beside the record itself (held: no other object
+        # takes that id while the entry waits)
+        self._run_joins: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def __call__(self, batch: Batch) -> Batch | list[Batch]:
         out: list[Batch] = []
@@ -362,7 +364,7 @@ class MapDialect(Transform):
         record = run_record(runId=run_id, **facts)
         record[ORIGIN_KEY] = origin
         if state.join is not None:
-            self._run_joins[id(record)], state.join = state.join, None
+            self._run_joins[id(record)], state.join = (record, state.join), None
         state.opened = True
         held, state.held = state.held, []
         for event, *_ in held:
@@ -391,7 +393,7 @@ class MapDialect(Transform):
         out = Batch.from_columns(cols, source)
         if self._joins or self._run_joins:
             joins, runs = self._joins, self._run_joins
-            out.rejoined = {k: joins.pop((source, line)) if line is not None else runs.pop(id(event))
+            out.rejoined = {k: joins.pop((source, line)) if line is not None else runs.pop(id(event))[1]
                             for k, (event, line) in enumerate(zip(out, out.lines, strict=True))
-                            if (source, line) in joins or (line is None and id(event) in runs)} or None
+                            if (source, line) in joins or (line is None and runs.get(id(event), (None,))[0] is event)} or None
         return out
