@@ -50,7 +50,7 @@ import msgspec
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, joins_within
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import HandsOnJoins, Option
 from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line
@@ -161,7 +161,7 @@ class JoinSplitRecords(HandsOnJoins):  # (the joins go on with their lines to th
                for a, b in pairwise(bounds)]
         if self.hands_on:  # each joined line's log entry: the screen sends their runs the slow way, where it is logged
             for part, (a, b) in zip(out, pairwise(bounds), strict=True):
-                part.rejoined = {k - a: entry for k, entry in rejoined.items() if a <= k < b} or None
+                part.rejoined = joins_within(rejoined, a, b)
         else:
             for entry in rejoined.values():
                 self.emit("repairs", entry)

@@ -59,6 +59,12 @@ def add_piece(pieces: list[tuple[Batch, int, int]], batch: Batch, a: int, b: int
         pieces.append((batch, a, b))
 
 
+def joins_within(rejoined: dict[int, Any], a: int, b: int) -> dict[int, Any] | None:
+    """The log entries of the joined lines (``Batch.rejoined``: by a line's place) among places ``a``..``b``-1, by their
+    place in a part cut out there (from 0); None when none is."""
+    return {k - a: entry for k, entry in rejoined.items() if a <= k < b} or None
+
+
 def _line_start(block: bytes, k: int, n: int) -> int:
     """Where line ``k`` of the ``n`` lines joined in ``block`` begins: found from the nearer end, a newline at a time."""
     if k <= n - k:
@@ -499,7 +505,7 @@ class Batch:
         return [self._rebuilt(ev[a:b], raws[a:b], lines[a:b], offs[a:b], ptrs[a:b], k == len(ends) and self.tail_open and not after,
                               self.closes_run if k == len(ends) else True, self.notes if k == 0 else None,
                               self.ends_before if k == len(ends) else begins[k],
-                              {at - a: entry for at, entry in moved.items() if a <= at < b} or None)
+                              joins_within(moved, a, b))
                 for k, (a, b) in enumerate(bounds)]
 
     def _rebuilt(self, ev: list[Any], raws: list[bytes | None], lines: list[int | None], offs: list[int | None],
