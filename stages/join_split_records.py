@@ -129,12 +129,13 @@ class JoinSplitRecords(HandsOnJoins):  # (the joins go on with their lines to th
             out += self._batches(done)
 
     def _batches(self, done: list[Joined]) -> list[Batch]:
-        """Lines out as batches; an input's open last line in a batch of its own, as read sends it."""
+        """Lines out as batches; an input's open last line that is no JSON in a batch of its own, as read sends it
+        (``LineCutter.finish_with``: a whole one goes with the lines before it)."""
         raws: list[bytes | None] = []
         lines: list[int | None] = []
         offsets: list[int | None] = []
         rejoined: dict[int, dict[str, Any]] = {}
-        tail = False
+        tail = alone = False
         for item in done:
             if isinstance(item, tuple):
                 raw, entry, first = item
@@ -142,18 +143,19 @@ class JoinSplitRecords(HandsOnJoins):  # (the joins go on with their lines to th
                 raws.append(raw)
                 lines.append(first.line)
                 offsets.append(first.offset)
-                tail = False
+                tail = alone = False
             elif not item.gap:  # (a dropped record that joined nothing goes on as it came)
                 raws.append(item.raw if item.mark is None else item.mark)
                 lines.append(item.line)
                 offsets.append(item.offset)
                 tail = item.tail
+                alone = tail and not item.valid
         assert self.source is not None
         if not raws:  # (only blank lines read left out, put back between pieces that joined nothing)
             return []
         # (a joined line is never the open last line); a join's line after a source record of `replay read a b` in a
         # batch after it: the stage that logs the join logs it before the batch's lines, so after the record
-        cuts = {len(raws) - 1} if tail and len(raws) > 1 else set()
+        cuts = {len(raws) - 1} if alone and len(raws) > 1 else set()
         if rejoined and self.hands_on:
             cuts.update(k + 1 for k, raw in enumerate(raws) if opens_with_source(raw))
         bounds = sorted({0, *cuts, len(raws)})

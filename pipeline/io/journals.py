@@ -586,6 +586,9 @@ class LineCutter:
         self.offset = 0  # byte offset of the pending line
         self.line = 1  # line number of the pending line
         self.skipping = False  # inside a line that is already too long
+        # The last batch the last ``feed`` gave, while a line more with it would have joined it (fewer than
+        # ``batch_events`` lines cut there): the last line of the input, with no newline, joins it (``finish_with``)
+        self._open_part: Batch | None = None
 
     @property
     def pending(self) -> bytes:
@@ -595,6 +598,7 @@ class LineCutter:
     def feed(self, data: bytes) -> list[Item]:
         """Batches (and diagnostics) for the complete lines now available."""
         out: list[Item] = []
+        self._open_part = None
         if self.skipping:
             nl = data.find(b"\n")
             if nl < 0:
@@ -631,7 +635,9 @@ class LineCutter:
         if count <= self.batch_events and total <= limit and not marked:
             # the usual chunk: one batch, its lines as cut above and as one block (a writer of the lines as they came
             # writes the block)
-            out.append(Batch.folded(self.source, count, data, self.line, self.offset, raws=raws))  # type: ignore[arg-type]
+            whole = Batch.folded(self.source, count, data, self.line, self.offset, raws=raws)  # type: ignore[arg-type]
+            out.append(whole)
+            self._open_part = whole if count < self.batch_events else None
             self.line += count
             self.offset += end + 1
             return out
@@ -655,6 +661,7 @@ class LineCutter:
             if total > limit and max(map(len, part)) > limit:  # (no line is longer than the chunk it came in)
                 batch = self._drop_long(batch, out)
             out.append(batch)
+            self._open_part = batch if len(part) < size else None
         self.offset = bounds[-1]
         if self._pending_bytes > limit:
             self._skip_pending(out)
@@ -669,7 +676,9 @@ class LineCutter:
         self.skipping = True
 
     def finish(self) -> list[Item]:
-        """At end of input: the last line if it had no newline (marked as possibly torn)."""
+        """At end of input: the last line if it had no newline (marked as possibly torn), as a batch of its own
+        (``finish_with``: in the batch before it)."""
+        self._open_part = None
         if self.skipping:
             self.skipping = False
             self.line += 1
@@ -685,6 +694,34 @@ class LineCutter:
         self._pending_bytes = 0
         self.line += 1
         return [batch]
+
+    @property
+    def open(self) -> bool:
+        """Has the input an unfinished last line so far (bytes after its last newline)? ``finish`` would give it."""
+        return bool(self._pieces)
+
+    def finish_with(self, items: list[Item]) -> list[Item]:
+        """``finish`` after ``items``, what ``feed`` gave for the input's last read (not sent yet): its last line, which
+        had no newline but is whole (JSON), in the batch of the lines before it in that read, as a newline after it
+        would have cut them (unless that batch was full: ``batch_events``). Whether an input ends with a newline then
+        changes no batch the stages after see, nor so the order heal logs its repairs in (a rule logs a batch at a
+        time). A last line that is no JSON (cut off mid-write, most likely) still comes alone: what is said of it
+        (``parse``: torn) comes after what is said of the lines before it."""
+        part, tail = self._open_part, self.finish()
+        if not tail or part is None or not items or items[-1] is not part:
+            return [*items, *tail]
+        last = tail[0]
+        assert isinstance(last, Batch)
+        try:
+            orjson.loads(last.raws[0])  # type: ignore[arg-type]
+        except orjson.JSONDecodeError:
+            return [*items, *tail]
+        joined = last.joined  # (the lines as one block, when both are one)
+        if len(part):
+            joined = part.joined + b"\n" + joined if part.joined is not None and joined is not None else None
+        batch = Batch.folded(self.source, len(part) + 1, joined, pieces=[(part, 0, len(part)), (last, 0, 1)],
+                             tail_open=True, raws=[*part.raws, *last.raws])
+        return [*items[:-1], batch]
 
     def _drop_long(self, batch: Batch, out: list[Item]) -> Batch:
         keep = []

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import REPLAY, run_replay
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from replay.stages import read
@@ -191,3 +191,27 @@ def test_a_pipe_that_pauses_inside_runs_heals_and_validates_as_the_file_does(tmp
         assert (out, proc.returncode) == (from_file.stdout, from_file.returncode), err
         file_log = (tmp_path / "file.log").read_bytes().replace(str(path).encode(), b"<stdin>")
         assert sorted((tmp_path / log).read_bytes().splitlines()) == sorted(file_log.splitlines())
+
+
+# the slow way from the first line; a dropped record (join_split_records looks at the lines, and cut the last one off as
+# read did); r0's run_started moved to its start, and its end, where r2's line begins another run, as with a newline
+MOVED_THEN_ANOTHER_RUN = lines(OFF[0], *[
+    b'{"seq":%d,"timestamp":"2026-03-01T12:00:%02d.000Z","type":"%s","runId":"%s","payload":{}}' % row for row in [
+        (1, 18, b"user_message", b"r0"), (2, 19, b"run_started", b"r0")]], RECORDS[3],
+    b'{"seq":1,"timestamp":"2026-03-01T12:00:26.000Z","type":"run_started","runId":"r2","payload":{}}')
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(journals(), st.sampled_from(CUTS), st.booleans())
+@example(data=MOVED_THEN_ANOTHER_RUN, cut=(1024, 1 << 17), off=False)
+def test_heal_logs_the_same_in_order_with_or_without_a_newline_after_the_last_line(monkeypatch, tmp_path: Path,
+                                                                                    data: bytes, cut: tuple, off: bool):
+    """A journal whose last line is whole: heal writes and logs the same, line for line in order, whether a newline
+    ends it or not, however read cuts it, also where no screen holds a run whole (``OFF``, --dialect-out): there a
+    rule logs a batch at a time, and the last line, with no newline, came in a batch of its own (a rule that decided
+    in the batch before it, ensure_run_started after a run's first events, logged before the others had that line)."""
+    data = data.split(b'{"seq":99,"ty')[0]  # (no cut-off line)
+    assume(data)
+    args = ["heal", "@J", "--log", "@L", *(["--dialect-out", "auto"] if off else [])]
+    ended = cut_run(monkeypatch, tmp_path, data, args, *cut)
+    assert cut_run(monkeypatch, tmp_path, data[:-1], args, *cut) == ended
