@@ -1,4 +1,5 @@
-"""Helpers for the tests of runs over many inputs: a folder of small generated journals, a folder's bytes."""
+"""Helpers for the tests of runs over many inputs: a folder of small generated journals, a folder's bytes, the processes
+a run over them starts."""
 
 from __future__ import annotations
 
@@ -166,3 +167,32 @@ class DyingFiles(LocalFiles):
             handle.write("x")
         if self.times < 0 or started < self.times:
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+def children(pid: int, named: bytes) -> list[int]:
+    """The children of ``pid`` (of any of its threads) whose command line holds ``named`` (``forkserver``,
+    ``resource_tracker``): read from /proc, as a test that kills one of them finds it."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            try:
+                if named in Path(f"/proc/{kid}/cmdline").read_bytes():
+                    found.append(kid)
+            except OSError:
+                continue
+    return found
+
+
+def two_run_copies(folder: Path, count: int) -> None:
+    """``count`` copies of examples/journals/two-runs.jsonl in three subfolders of ``folder`` (``g0``..``g2``): a run
+    over many small inputs, long enough for a pool's workers to be caught at work."""
+    import shutil
+
+    source = Path(__file__).resolve().parent.parent / "examples" / "journals" / "two-runs.jsonl"
+    for k in range(count):
+        (folder / f"g{k % 3}").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, folder / f"g{k % 3}" / f"j{k}.jsonl")

@@ -8,32 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
 
-from conftest import EXAMPLES, REPLAY
+from conftest import REPLAY
+from scale_support import children, two_run_copies
 
 COUNT = 60
-
-
-def _fork_servers(pid: int) -> list[int]:
-    """The children of ``pid`` that are multiprocessing's fork server."""
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            kids = [int(k) for k in (task / "children").read_text().split()]
-        except OSError:
-            continue
-        for kid in kids:
-            try:
-                if b"forkserver" in Path(f"/proc/{kid}/cmdline").read_bytes():
-                    found.append(kid)
-            except OSError:
-                continue
-    return found
 
 
 def _waiting_for_a_worker(pid: int, server: int) -> bool:
@@ -61,7 +44,7 @@ def _heal_killing_the_fork_server(tmp_path: Path, out: str) -> tuple[bool, subpr
     try:
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline and not killed:
-            servers = _fork_servers(proc.pid)
+            servers = children(proc.pid, b"forkserver")
             if servers and _waiting_for_a_worker(proc.pid, servers[0]):
                 os.kill(servers[0], signal.SIGKILL)
                 killed = True
@@ -77,9 +60,7 @@ def _heal_killing_the_fork_server(tmp_path: Path, out: str) -> tuple[bool, subpr
 
 
 def test_a_fork_server_killed_as_the_pool_starts_is_a_lost_pool_run_again(tmp_path: Path) -> None:
-    for k in range(COUNT):
-        (tmp_path / "in" / f"g{k % 3}").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(EXAMPLES / "journals" / "two-runs.jsonl", tmp_path / "in" / f"g{k % 3}" / f"j{k}.jsonl")
+    two_run_copies(tmp_path / "in", COUNT)
     for attempt in range(3):
         killed, proc, out, err = _heal_killing_the_fork_server(tmp_path, f"out{attempt}")
         if killed:

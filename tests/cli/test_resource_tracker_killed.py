@@ -8,32 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
 
-from conftest import EXAMPLES, REPLAY
+from conftest import REPLAY
+from scale_support import children, two_run_copies
 
 COUNT = 60
-
-
-def _children(pid: int, named: bytes) -> list[int]:
-    """The children of ``pid`` whose command line holds ``named``."""
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            kids = [int(k) for k in (task / "children").read_text().split()]
-        except OSError:
-            continue
-        for kid in kids:
-            try:
-                if named in Path(f"/proc/{kid}/cmdline").read_bytes():
-                    found.append(kid)
-            except OSError:
-                continue
-    return found
 
 
 def _heal_killing_the_tracker(tmp_path: Path, out: str) -> tuple[bool, subprocess.Popen[bytes], bytes, bytes]:
@@ -46,8 +29,8 @@ def _heal_killing_the_tracker(tmp_path: Path, out: str) -> tuple[bool, subproces
     try:
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline and not killed:
-            trackers, servers = _children(proc.pid, b"resource_tracker"), _children(proc.pid, b"forkserver")
-            if trackers and servers and _children(servers[0], b"forkserver"):  # (its children: the workers)
+            trackers, servers = children(proc.pid, b"resource_tracker"), children(proc.pid, b"forkserver")
+            if trackers and servers and children(servers[0], b"forkserver"):  # (its children: the workers)
                 os.kill(trackers[0], signal.SIGKILL)
                 killed = True
             time.sleep(0.002)
@@ -60,9 +43,7 @@ def _heal_killing_the_tracker(tmp_path: Path, out: str) -> tuple[bool, subproces
 
 
 def test_a_killed_resource_tracker_is_started_again_quietly_and_the_command_goes_on(tmp_path: Path) -> None:
-    for k in range(COUNT):
-        (tmp_path / "in" / f"g{k % 3}").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(EXAMPLES / "journals" / "two-runs.jsonl", tmp_path / "in" / f"g{k % 3}" / f"j{k}.jsonl")
+    two_run_copies(tmp_path / "in", COUNT)
     for attempt in range(3):
         killed, proc, out, err = _heal_killing_the_tracker(tmp_path, f"out{attempt}")
         if killed and b"relaunching" in err:
