@@ -392,8 +392,11 @@ class MapDialect(Transform):
         (``cut_runs``) logs it with the run that event is of."""
         out = Batch.from_columns(cols, source)
         if self._joins or self._run_joins:
-            joins, runs = self._joins, self._run_joins
-            out.rejoined = {k: joins.pop((source, line)) if line is not None else runs.pop(id(event))[1]
-                            for k, (event, line) in enumerate(zip(out, out.lines, strict=True))
-                            if (source, line) in joins or (line is None and runs.get(id(event), (None,))[0] is event)} or None
+            joins, runs, rejoined = self._joins, self._run_joins, {}
+            for k, (event, line) in enumerate(zip(out, out.lines, strict=True)):
+                if (source, line) in joins:  # (a line with no number too: a stream that numbers none)
+                    rejoined[k] = joins.pop((source, line))
+                elif line is None and runs.get(id(event), (None,))[0] is event:
+                    rejoined[k] = runs.pop(id(event))[1]
+            out.rejoined = rejoined or None
         return out

@@ -398,6 +398,16 @@ SPLIT_BEFORE_A_RUN_RECORD_LINES = [
 SPLIT_BEFORE_A_RUN_RECORD = b"".join(line + b"\n" for line in SPLIT_BEFORE_A_RUN_RECORD_LINES)
 
 
+# (found by this property: a source record split across lines, then a dropped record split too: the join of a line the
+# stream gives no number was taken for a run record's, and dialect failed with a KeyError)
+SPLIT_SOURCE_THEN_DROPPED = (
+    b'{"$record":"source",\n  "source":"x.jsonl"}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T23:59:59.999Z","type":"run_started","runId":"r0","payload":{}}\n'
+    b'{"$record":"dropped",\n  "code":"E_JSONL_LINE_INVALID",\n  "message":"m",\n  "line":3,\n  "offset":9}\n'
+    b'{"seq":1,"timestamp":"2026-03-01T13:00:01.000Z","type":"tool_failed","runId":"v0","payload":{"callId":"gone0.3255269245215048"}}\n'
+    b'{"seq":99,"ty')
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(journals(split=True))
 @example(data=SPLIT_IN_A_CLEAN_RUN)
@@ -405,6 +415,7 @@ SPLIT_BEFORE_A_RUN_RECORD = b"".join(line + b"\n" for line in SPLIT_BEFORE_A_RUN
 @example(data=SPLIT_WHEN_ITS_ID_COMES_BACK)
 @example(data=SPLIT_DROPPED_AFTER_A_RUN)
 @example(data=SPLIT_BEFORE_A_RUN_RECORD)
+@example(data=SPLIT_SOURCE_THEN_DROPPED)
 def test_heal_is_the_same_with_and_without_the_fast_lane_when_records_are_split_across_lines(tmp_path: Path, data: bytes):
     """A record written across lines (pretty-printed), which join_split_records puts back on one line, is a repair of
     the run its line is in, counted in that run's heal record: the same stream, log and diagnostics with the fast lane
