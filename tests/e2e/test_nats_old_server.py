@@ -10,11 +10,9 @@ unacknowledged comes again only once ack_wait has passed, not first.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPLAY, run_replay
 from e2e.test_nats_stream import (  # noqa: F401 (nats_server: a fixture; pytestmark: the skip)
     _admin,
     _by_run,
@@ -31,6 +29,7 @@ from e2e.test_nats_stream import (  # noqa: F401 (nats_server: a fixture; pytest
     nats,
     nats_server,
     pytestmark,
+    restarted_with_a_run_open,
     run,
 )
 from tools.old_nats_server import BINARY, VERSION
@@ -108,21 +107,6 @@ def test_a_pipeline_restarted_heals_each_record_once(old_server: str, tmp_path: 
     again after another run was published: every record is healed and stored once, each run whole, and every message
     acknowledged in the end. The open run's messages come again once ack_wait has passed: after the run published
     since when the restart was quicker than that (on a server with the reset, they come first)."""
-    run(_admin(old_server, "oldheal"))
-    first, later = _runs(2), _runs(1, first=2)
-    run(_publish(old_server, "oldheal.raw", [line for r in first for line in r]))
-    pipeline = subprocess.Popen([REPLAY, "run", str(_config(tmp_path, old_server, "oldheal", "heal", ack_wait_s=2.0))],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        _wait_for_heal_records(old_server, "oldheal", 1, pipeline)
-    finally:
-        _stop(pipeline)
-    assert run(_pending(old_server, "OLDHEAL", "heal"))[0] >= 4  # run_001 open when stopped: not acknowledged
-    run(_publish(old_server, "oldheal.raw", later[0]))
-    restarted = run_replay("run", str(_config(tmp_path, old_server, "oldheal", "heal", ack_wait_s=2.0,
-                                              idle_seconds=4.0)), process=True)
-    assert restarted.returncode == 0, restarted.stderr
-    healed = run(_messages(old_server, "oldheal.healed", "OLDHEAL"))
-    expected = _expected(tmp_path, first + later)
+    healed, expected = restarted_with_a_run_open(old_server, tmp_path, "oldheal", ack_wait_s=2.0, idle_seconds=4.0)
     assert sorted(healed) == sorted(expected) and _by_run(healed) == _by_run(expected)
     assert run(_pending(old_server, "OLDHEAL", "heal")) == (0, 0)

@@ -601,22 +601,31 @@ def test_a_pipeline_restarted_within_ack_wait_heals_the_run_left_open_before_the
     and the healed subject is what `replay heal` gives of the same input. They came again only once ack_wait had
     passed, after the new run: the open run's heal record was stored after the next run (here, ack_wait being a
     minute, not at all). Found by a read-only pass."""
-    run(_admin(nats_server, "reorder"))
+    healed, expected = restarted_with_a_run_open(nats_server, tmp_path, "reorder", ack_wait_s=60.0, idle_seconds=2.5)
+    assert healed == expected
+    assert run(_pending(nats_server, "REORDER", "heal")) == (0, 0)
+
+
+def restarted_with_a_run_open(server: str, tmp_path: Path, name: str, *, ack_wait_s: float, idle_seconds: float
+                              ) -> tuple[list[bytes], list[bytes]]:
+    """The example heal pipeline over subject ``NAME.raw``, stopped while its second run is still open (its messages
+    unacknowledged), then, after a third run was published, run again until idle: (what it stored in ``NAME.healed``,
+    what `replay heal` gives of the three runs)."""
+    run(_admin(server, name))
     first, later = _runs(2), _runs(1, first=2)
-    run(_publish(nats_server, "reorder.raw", [line for r in first for line in r]))
-    pipeline = subprocess.Popen([REPLAY, "run", str(_config(tmp_path, nats_server, "reorder", "heal", ack_wait_s=60.0))],
+    run(_publish(server, f"{name}.raw", [line for r in first for line in r]))
+    pipeline = subprocess.Popen([REPLAY, "run", str(_config(tmp_path, server, name, "heal", ack_wait_s=ack_wait_s))],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        _wait_for_heal_records(nats_server, "reorder", 1, pipeline)
+        _wait_for_heal_records(server, name, 1, pipeline)
     finally:
         _stop(pipeline)
-    assert run(_pending(nats_server, "REORDER", "heal"))[0] >= 4  # run_001 open when stopped: not acknowledged
-    run(_publish(nats_server, "reorder.raw", later[0]))
-    restarted = run_replay("run", str(_config(tmp_path, nats_server, "reorder", "heal", ack_wait_s=60.0,
-                                              idle_seconds=2.5)), process=True)
+    assert run(_pending(server, name.upper(), "heal"))[0] >= 4  # run_001 open when stopped: not acknowledged
+    run(_publish(server, f"{name}.raw", later[0]))
+    restarted = run_replay("run", str(_config(tmp_path, server, name, "heal", ack_wait_s=ack_wait_s,
+                                              idle_seconds=idle_seconds)), process=True)
     assert restarted.returncode == 0, restarted.stderr
-    assert run(_messages(nats_server, "reorder.healed", "REORDER")) == _expected(tmp_path, first + later)
-    assert run(_pending(nats_server, "REORDER", "heal")) == (0, 0)
+    return run(_messages(server, f"{name}.healed", name.upper())), _expected(tmp_path, first + later)
 
 
 async def _reset(server: str, stream: str, durable: str) -> None:
