@@ -196,3 +196,34 @@ def two_run_copies(folder: Path, count: int) -> None:
     for k in range(count):
         (folder / f"g{k % 3}").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, folder / f"g{k % 3}" / f"j{k}.jsonl")
+
+
+TOO_LATE = -1  # (``heal_in_dir_killing``'s ``victim``: the moment to kill has passed)
+
+
+def heal_in_dir_killing(cwd: Path, out: str, victim: Any, command: str) -> tuple[bool, subprocess.Popen[bytes], bytes, bytes]:
+    """``command`` (a `replay` path) `heal --in in --out OUT --workers 2` in ``cwd``, and a process of it killed
+    (SIGKILL) once ``victim(pid)`` names one (its pid; None: not yet; ``TOO_LATE``: no longer): whether one was killed,
+    the process, its stdout and stderr."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([command, "heal", "--in", "in", "--out", out, "--workers", "2"], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killed = False
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and not killed:
+            pid = victim(proc.pid)
+            if pid == TOO_LATE:
+                break
+            if pid is not None:
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+            time.sleep(0.002)
+        out_bytes, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return killed, proc, out_bytes, err

@@ -7,14 +7,12 @@ Found by a read-only pass."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import time
 from pathlib import Path
 
 from conftest import REPLAY
-from scale_support import children, two_run_copies
+from scale_support import TOO_LATE, children, heal_in_dir_killing, two_run_copies
 
 COUNT = 60
 
@@ -38,25 +36,16 @@ def _waiting_for_a_worker(pid: int, server: int) -> bool:
 def _heal_killing_the_fork_server(tmp_path: Path, out: str) -> tuple[bool, subprocess.Popen[bytes], bytes, bytes]:
     """`heal --in in --out OUT --workers 2`, its fork server killed while the pool's first submit waits on it; whether
     it was killed then (not later: it had forked workers), the process, its stdout and stderr."""
-    proc = subprocess.Popen([REPLAY, "heal", "--in", "in", "--out", out, "--workers", "2"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    killed = False
-    try:
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline and not killed:
-            servers = children(proc.pid, b"forkserver")
-            if servers and _waiting_for_a_worker(proc.pid, servers[0]):
-                os.kill(servers[0], signal.SIGKILL)
-                killed = True
-            elif servers and Path(f"/proc/{servers[0]}/task/{servers[0]}/children").read_text().split():
-                break  # (too late: it forked workers)
-            time.sleep(0.002)
-        out_bytes, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    return killed, proc, out_bytes, err
+
+    def victim(pid: int) -> int | None:
+        servers = children(pid, b"forkserver")
+        if servers and _waiting_for_a_worker(pid, servers[0]):
+            return servers[0]
+        if servers and Path(f"/proc/{servers[0]}/task/{servers[0]}/children").read_text().split():
+            return TOO_LATE  # (it forked workers)
+        return None
+
+    return heal_in_dir_killing(tmp_path, out, victim, REPLAY)
 
 
 def test_a_fork_server_killed_as_the_pool_starts_is_a_lost_pool_run_again(tmp_path: Path) -> None:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 from conftest import REPLAY
-from scale_support import children, two_run_copies
+from scale_support import children, heal_in_dir_killing, two_run_copies
 
 COUNT = 60
 
@@ -23,23 +21,12 @@ def _heal_killing_the_tracker(tmp_path: Path, out: str) -> tuple[bool, subproces
     """`heal --in in --out OUT --workers 2`, its resource tracker killed once the pool's workers run (the pool's
     semaphores, made before them, are the dead tracker's); whether it was killed so, the process, its stdout and
     stderr."""
-    proc = subprocess.Popen([REPLAY, "heal", "--in", "in", "--out", out, "--workers", "2"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    killed = False
-    try:
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline and not killed:
-            trackers, servers = children(proc.pid, b"resource_tracker"), children(proc.pid, b"forkserver")
-            if trackers and servers and children(servers[0], b"forkserver"):  # (its children: the workers)
-                os.kill(trackers[0], signal.SIGKILL)
-                killed = True
-            time.sleep(0.002)
-        out_bytes, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    return killed, proc, out_bytes, err
+
+    def victim(pid: int) -> int | None:
+        trackers, servers = children(pid, b"resource_tracker"), children(pid, b"forkserver")
+        return trackers[0] if trackers and servers and children(servers[0], b"forkserver") else None  # (workers run)
+
+    return heal_in_dir_killing(tmp_path, out, victim, REPLAY)
 
 
 def test_a_killed_resource_tracker_is_started_again_quietly_and_the_command_goes_on(tmp_path: Path) -> None:
