@@ -62,7 +62,7 @@ class _Input:
     whole: list[Any] = field(default_factory=list)  # a document's records, for the facts at its end
     whole_bytes: int = 0  # the size of a document's records that came as lines, held so far
     join: dict[str, Any] | None = None  # the join of the line of a trajectory with no messages: on its run record
-    warned: bool = False
+    first: dict[str, Any] | None = None  # with a dialect named: where the first record it looked at is (its position)
     foreign: str | None = None  # the dialect of the stretch of another dialect's lines the input is in (reported once)
     run_ids: set[str] = field(default_factory=set)  # the ids of its runs so far: another run never takes one again
 
@@ -173,13 +173,18 @@ class MapDialect(Transform):
         wanted = self.config["dialect"]
         found = claims(record)
         state.held.append(column)
-        if wanted != AUTO:
-            if found and wanted not in found and not state.warned:
-                state.warned = True
+        if wanted != AUTO:  # (named: mapped as named, once the log shows what it looks like, or once it can tell no more)
+            if state.first is None:
+                state.first = batch.position(i)
+            if found and wanted not in found:
                 state.foreign = found[0] if len(found) == 1 else None  # said here: not again as a line of another
-                self.error("E_DIALECT_MISMATCH", f"{batch.source!r} looks like {' or '.join(found)}, not {wanted}; "
-                           f"mapped as {wanted} as asked", batch, i, expected=wanted, received=found[0])
-            state.dialect = wanted
+                self._not_named(state, f"looks like {' or '.join(found)}", received=found[0])
+            elif not found and len(state.held) < LOOKAHEAD:
+                return
+            elif not found:
+                self._not_named(state, f"looks like no dialect's log (no record of its first {LOOKAHEAD} is another "
+                                       "agent's or replay's own)")
+            self._named(state)
         elif len(found) == 1:
             state.dialect = found[0]
         elif len(found) > 1:
@@ -190,6 +195,17 @@ class MapDialect(Transform):
             state.dialect = CANONICAL
         if state.dialect is not None and state.dialect != CANONICAL:
             state.mapper = mapper_for(state.dialect, state.source)
+
+    def _named(self, state: _Input) -> None:
+        """The input is read as the dialect named (``--dialect NAME``)."""
+        state.dialect = self.config["dialect"]
+        state.mapper = mapper_for(state.dialect, state.source)
+
+    def _not_named(self, state: _Input, looks: str, **fields: Any) -> None:
+        """E_DIALECT_MISMATCH (an error) at the input's first record: it ``looks`` like another than the dialect named."""
+        wanted = self.config["dialect"]
+        self.error("E_DIALECT_MISMATCH", f"{state.source!r} {looks}, not {wanted}; mapped as {wanted} as asked",
+                   expected=wanted, **(state.first or {}), **fields)
 
     # mapping ------------------------------------------------------------------------------------------
     def _take(self, state: _Input, column: Column, cols: list[Column]) -> None:
@@ -377,6 +393,13 @@ class MapDialect(Transform):
         self.input = None
         if state is None:
             return None
+        taken: list[Column] = []
+        if state.dialect is None and state.first is not None:  # named, and too few records to tell: none looked like any
+            self._not_named(state, "looks like no dialect's log (no record of it is another agent's or replay's own)")
+            self._named(state)
+            pending, state.held = state.held, []
+            for column in pending:
+                self._take(state, column, taken)
         if state.dialect is None:  # too few records to tell: they pass through as they are
             cols = state.held
         elif state.mapper is not None and not state.opened and (state.records or state.container is not None):
@@ -384,6 +407,7 @@ class MapDialect(Transform):
             cols = self._open(state, ended=True)
         else:
             cols = state.held
+        cols = taken + cols if taken else cols
         return self._batch(cols, state.source) if cols else None
 
     def _batch(self, cols: list[Column], source: str) -> Batch:

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import orjson
+import pytest
 from conftest import ROOT, errors_of, jsonl, run_replay
 from dialect_support import CORPUS
 from jsonschema import Draft202012Validator
@@ -353,6 +354,35 @@ def test_a_named_dialect_the_log_is_not_in_is_an_error_and_the_catalogue_says_so
         "E_DIALECT_MISMATCH"]
     meaning = CATALOGUE["E_DIALECT_MISMATCH"][0]
     assert "--dialect` names (an error, exit 1" in meaning and "is a warning" in meaning
+
+
+@pytest.mark.parametrize("records", [2, 100])  # fewer records than the look-ahead (told at the end), and more
+def test_a_named_dialect_over_a_log_that_looks_like_no_dialect_is_the_same_error(tmp_path, records):
+    """A log none of whose records is another agent's or replay's own (no dialect claims any), read with --dialect
+    NAME, was mapped as NAME in silence, every record an ``unknown`` event, exit 0: now E_DIALECT_MISMATCH at its
+    first line, exit 1, and still mapped as asked, as a log of another dialect is."""
+    log = tmp_path / "nobody.jsonl"
+    log.write_bytes(b"".join(orjson.dumps({"foo": i}) + b"\n" for i in range(records)))
+    done = run_replay("read", "--dialect", "codex", str(log))
+    assert done.returncode == 1, done.stderr
+    (error,) = errors_of(done.stderr)
+    assert (error["code"], error["line"], error["offset"], error["expected"]) == ("E_DIALECT_MISMATCH", 1, 0, "codex")
+    assert "looks like no dialect" in error["message"]
+    events = [r for r in jsonl(done.stdout) if "seq" in r]
+    assert [e["type"] for e in events] == ["unknown"] * records  # (mapped as named all the same)
+    walked = run_replay("walk", "--dialect", "claude-code", str(ROOT / "tests" / "fixtures" / "walk" / "hello.jsonl"))
+    assert walked.returncode == 1 and [e["code"] for e in errors_of(walked.stderr)] == ["E_DIALECT_MISMATCH"]
+
+
+def test_a_named_dialect_log_whose_first_records_no_dialect_claims_is_no_mismatch(tmp_path):
+    """Records no dialect claims before the first that is the named dialect's (a line with no type, say): the log is
+    judged by the first record some dialect claims, as auto judges it, so nothing is said and the output is auto's."""
+    log = tmp_path / "late.jsonl"
+    log.write_bytes(b'{"note": "written by a wrapper"}\n' + CLAUDE.read_bytes())
+    named = run_replay("read", "--dialect", "claude-code", str(log))
+    auto = run_replay("read", "--dialect", "auto", str(log))
+    assert named.returncode == 0 and b"E_DIALECT_MISMATCH" not in named.stderr, named.stderr
+    assert named.stdout == auto.stdout and any(r.get("type") == "assistant_message" for r in jsonl(named.stdout))
 
 
 def test_a_time_heal_borrows_comes_from_a_record_it_keeps_not_from_a_resumes_copy_it_drops(tmp_path):
