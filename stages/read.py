@@ -108,7 +108,7 @@ class ReadJournal(Source):
         self.chunk = CHUNK_BYTES
         self.batch_events = BATCH_EVENTS
         self._short = False
-        self._filled = False  # the last read of an input filled its chunk (``_hold_open``)
+        self._filled = False  # the head's last read filled its chunk (``LineCutter.feed``'s ``may_end`` when it did not)
         self._files: list[str] | None = None
         self.inputs = Inputs()  # which input of its name the lines read are of (each source line sent begins one)
         self._unmarked: str | None = None  # (mark_named_documents) the named input being read that no source line marks yet
@@ -244,10 +244,9 @@ class ReadJournal(Source):
             cutter.line += await lines_before(fd, start)
             cutter.offset = os.lseek(fd, start, os.SEEK_SET)
             reader = FdReader(fd, "file")
-            held: list[Item] = []
-            while data := await self._read_next(reader, held, out):
-                await self._hold_open(cutter, cutter.feed(data), held, out)
-            await self._send(cutter.finish_with(held), out)
+            while data := await self._read_next(reader, cutter, out):
+                await self._send(cutter.feed(data, may_end=len(data) < self.chunk), out)
+            await self._send(cutter.finish(), out)
 
     def _stopped_at(self) -> dict[str, Any]:
         """Where an input's reading stopped (the first line not read whole): line 1, offset 0 when it stopped at its
@@ -408,14 +407,13 @@ class ReadJournal(Source):
                 await self._send([self._document_too_long(source, cutter.offset)], out)
                 return
             cutter.offset = 0
-            held: list[Item] = []  # (a file's lines before its unfinished last line: ``_hold_open``)
             if eof and not follow:
-                await self._send(cutter.finish_with(cutter.feed(as_read)), out)
+                await self._send([*cutter.feed(as_read, may_end=True), *cutter.finish()], out)
                 return
-            if follow or reader.may_wait:
-                await self._send(cutter.feed(as_read), out, pause=self._short)
-            else:
-                await self._hold_open(cutter, cutter.feed(as_read), held, out)
+            # (held where the next read does not wait: ``LineCutter.feed``; a pipe's lines go on as they come, a live
+            # stream's too)
+            live = follow or reader.may_wait
+            await self._send(cutter.feed(as_read, may_end=not (live or self._filled)), out, pause=self._short)
             at_end = eof  # the last read found nothing more
             told_removed = False  # (--follow: the file's removal is said once)
             rewind = getattr(reader, "rewind_if_truncated", None) if follow else None
@@ -429,12 +427,11 @@ class ReadJournal(Source):
                         self.log.warning("read.truncated", code="E_INPUT_TRUNCATED", source=source, offset=cutter.offset,
                                          message=f"{source} was truncated; reading it again from its start")
                     cutter = self._cutter = LineCutter(source, limit, self.batch_events)  # (its mark: a line's)
-                data = await self._read_next(reader, held, out)
+                data = await self._read_next(reader, cutter, out)
                 idle = at_end = not data
-                if data and not (follow or reader.may_wait):
-                    await self._hold_open(cutter, cutter.feed(data), held, out)
-                elif data:
-                    await self._send(cutter.feed(data), out, pause=len(data) < self.chunk)
+                if data:
+                    short = len(data) < self.chunk
+                    await self._send(cutter.feed(data, may_end=short and not live), out, pause=live and short)
                 elif follow:
                     if not told_removed and file_removed(reader):  # (tail -f's wait, with a word of why nothing comes)
                         told_removed = True
@@ -452,33 +449,16 @@ class ReadJournal(Source):
             if idle:
                 self._unfinished(cutter, source)
             raise
-        await self._send(cutter.finish_with(held), out)
+        await self._send(cutter.finish(), out)
 
-    async def _hold_open(self, cutter: LineCutter, items: list[Item], held: list[Item], out: Output) -> None:
-        """What a read of a file gave (``items``): sent on, unless it left a line unfinished and did not fill its
-        chunk (a newline after that line would have come in the same read); then held (in ``held``) until the next
-        read, which either goes on (they go first: ``_read_next``) or finds the end, where that line had no newline:
-        it joins them (``LineCutter.finish_with``), as a newline after it would have had it. So a file's batches are
-        the same with a newline at its end or without, however its reads cut it (a rule logs a batch at a time). Only
-        where the next read does not wait: a pipe's lines go on as they come, a live stream's too."""
-        if cutter.open and not self._filled:
-            held[:] = items
-        else:
-            await self._send(items, out)
-
-    async def _read_next(self, reader: Reader, held: list[Item], out: Output) -> bytes:
-        """The next read of an input; what ``_hold_open`` held goes on first when it is not the end (or it failed)."""
+    async def _read_next(self, reader: Reader, cutter: LineCutter, out: Output) -> bytes:
+        """The next read of an input; what the cutter holds back (``LineCutter.feed``) goes on first where it fails (a
+        truncated .gz, a failed read: every whole line before it comes out first)."""
         try:
-            data = await reader.read(self.chunk)
-            self._filled = len(data) == self.chunk
-        except (ReplayError, OSError):  # (a truncated .gz, a failed read: every whole line before it comes out first)
-            await self._send(held, out)
-            held.clear()
+            return await reader.read(self.chunk)
+        except (ReplayError, OSError):
+            await self._send(cutter.release(), out)
             raise
-        if data and held:
-            await self._send(held, out)
-            held.clear()
-        return data
 
     def _removed(self, source: str, offset: int) -> None:
         """--follow read to the end of a file that was removed meanwhile: it goes on following what it opened, as

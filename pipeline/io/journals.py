@@ -586,17 +586,49 @@ class LineCutter:
         self.offset = 0  # byte offset of the pending line
         self.line = 1  # line number of the pending line
         self.skipping = False  # inside a line that is already too long
-        # The last batch the last ``feed`` gave, while a line more with it would have joined it (fewer than
-        # ``batch_events`` lines cut there): the last line of the input, with no newline, joins it (``finish_with``)
+        # The last batch the last cut gave, while a line more with it would have joined it (fewer than
+        # ``batch_events`` lines cut there): the input's last line, with no newline, joins it (``finish``)
         self._open_part: Batch | None = None
+        # What the last ``feed`` cut, held back (``may_end``) while it leaves a line open: it comes with what the next
+        # call gives (``feed``, ``release``), or at the end with that line in its last batch (``finish``)
+        self._held: list[Item] = []
 
     @property
     def pending(self) -> bytes:
         """The unfinished last line so far."""
         return b"".join(self._pieces)
 
-    def feed(self, data: bytes) -> list[Item]:
-        """Batches (and diagnostics) for the complete lines now available."""
+    def feed(self, data: bytes, may_end: bool = False) -> list[Item]:
+        """Batches (and diagnostics) for the complete lines now available (what an earlier call held first).
+
+        ``may_end``: the input may end right after ``data`` (a read that did not fill its chunk: a newline after a line
+        it leaves open would have come in it). Where it leaves a line open, what it cut is then held back (``holding``)
+        until the next call: ``feed`` (the input went on) or ``finish`` (that line is the input's last, with no newline:
+        it comes in the batch of the lines before it, as a newline after it would have cut them). So the batches are
+        the same whether an input ends with a newline or not, however its reads cut it (a rule logs a batch at a time).
+        Only where waiting for the next read holds back nothing a live writer has written: ``release`` gives what is
+        held before a read that may wait (``read``)."""
+        held = self._held
+        if held:
+            self._held = []
+        out = self._cut(data)
+        if may_end and self._pieces:
+            self._held = out
+            return held
+        return [*held, *out] if held else out
+
+    @property
+    def holding(self) -> bool:
+        """Is what the last ``feed`` cut held back (it left a line open, and the input may end there)?"""
+        return bool(self._held)
+
+    def release(self) -> list[Item]:
+        """What ``feed`` holds back, now (the input may wait before its next bytes, or its read failed)."""
+        held, self._held = self._held, []
+        return held
+
+    def _cut(self, data: bytes) -> list[Item]:
+        """Batches (and diagnostics) for the complete lines ``data`` completes."""
         out: list[Item] = []
         self._open_part = None
         if self.skipping:
@@ -676,8 +708,30 @@ class LineCutter:
         self.skipping = True
 
     def finish(self) -> list[Item]:
-        """At end of input: the last line if it had no newline (marked as possibly torn), as a batch of its own
-        (``finish_with``: in the batch before it)."""
+        """At end of input: what is held (``feed``), and the last line if it had no newline (marked as possibly torn).
+        That line, when it is whole (JSON), comes in the last batch held, as a newline after it would have cut them
+        (unless that batch was full: ``batch_events``); so whether an input ends with a newline changes no batch the
+        stages after see, nor so the order heal logs its repairs in. One that is no JSON (cut off mid-write, most
+        likely) comes alone: what is said of it (``parse``: torn) comes after what is said of the lines before it."""
+        held, part = self.release(), self._open_part
+        tail = self._last_line()
+        if not tail or part is None or not held or held[-1] is not part:
+            return [*held, *tail]
+        last = tail[0]
+        assert isinstance(last, Batch)
+        try:
+            orjson.loads(last.raws[0])  # type: ignore[arg-type]
+        except orjson.JSONDecodeError:
+            return [*held, *tail]
+        joined = last.joined  # (the lines as one block, when both are one)
+        if len(part):
+            joined = part.joined + b"\n" + joined if part.joined is not None and joined is not None else None
+        batch = Batch.folded(self.source, len(part) + 1, joined, pieces=[(part, 0, len(part)), (last, 0, 1)],
+                             tail_open=True, raws=[*part.raws, *last.raws])
+        return [*held[:-1], batch]
+
+    def _last_line(self) -> list[Item]:
+        """The input's last line, with no newline, as a batch of its own (none when there is none, or it was too long)."""
         self._open_part = None
         if self.skipping:
             self.skipping = False
@@ -694,34 +748,6 @@ class LineCutter:
         self._pending_bytes = 0
         self.line += 1
         return [batch]
-
-    @property
-    def open(self) -> bool:
-        """Has the input an unfinished last line so far (bytes after its last newline)? ``finish`` would give it."""
-        return bool(self._pieces)
-
-    def finish_with(self, items: list[Item]) -> list[Item]:
-        """``finish`` after ``items``, what ``feed`` gave for the input's last read (not sent yet): its last line, which
-        had no newline but is whole (JSON), in the batch of the lines before it in that read, as a newline after it
-        would have cut them (unless that batch was full: ``batch_events``). Whether an input ends with a newline then
-        changes no batch the stages after see, nor so the order heal logs its repairs in (a rule logs a batch at a
-        time). A last line that is no JSON (cut off mid-write, most likely) still comes alone: what is said of it
-        (``parse``: torn) comes after what is said of the lines before it."""
-        part, tail = self._open_part, self.finish()
-        if not tail or part is None or not items or items[-1] is not part:
-            return [*items, *tail]
-        last = tail[0]
-        assert isinstance(last, Batch)
-        try:
-            orjson.loads(last.raws[0])  # type: ignore[arg-type]
-        except orjson.JSONDecodeError:
-            return [*items, *tail]
-        joined = last.joined  # (the lines as one block, when both are one)
-        if len(part):
-            joined = part.joined + b"\n" + joined if part.joined is not None and joined is not None else None
-        batch = Batch.folded(self.source, len(part) + 1, joined, pieces=[(part, 0, len(part)), (last, 0, 1)],
-                             tail_open=True, raws=[*part.raws, *last.raws])
-        return [*items[:-1], batch]
 
     def _drop_long(self, batch: Batch, out: list[Item]) -> Batch:
         keep = []
