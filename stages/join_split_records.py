@@ -53,7 +53,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, joins_within
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import HandsOnJoins, Option
-from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line
+from replay.pipeline.io.journals import DEFAULT_MAX_LINE_BYTES, decode_each_line, torn_at_end
 from replay.pipeline.model.split_records import (
     RULE,
     Joined,
@@ -129,8 +129,8 @@ class JoinSplitRecords(HandsOnJoins):  # (the joins go on with their lines to th
             out += self._batches(done)
 
     def _batches(self, done: list[Joined]) -> list[Batch]:
-        """Lines out as batches; an input's open last line that is no JSON in a batch of its own, as read sends it
-        (``LineCutter.finish_with``: a whole one goes with the lines before it)."""
+        """Lines out as batches; an input's open last line, when it is torn (``torn_at_end``), in a batch of its own,
+        as read sends it (a whole one goes with the lines before it)."""
         raws: list[bytes | None] = []
         lines: list[int | None] = []
         offsets: list[int | None] = []
@@ -149,7 +149,7 @@ class JoinSplitRecords(HandsOnJoins):  # (the joins go on with their lines to th
                 lines.append(item.line)
                 offsets.append(item.offset)
                 tail = item.tail
-                alone = tail and not item.valid
+                alone = tail and torn_at_end(item.raw)
         assert self.source is not None
         if not raws:  # (only blank lines read left out, put back between pieces that joined nothing)
             return []

@@ -569,6 +569,19 @@ def without_mark(line: bytes) -> tuple[bytes, int]:
     return exactjson.skip_bom(line)
 
 
+def torn_at_end(raw: bytes) -> bool:
+    """The rule for an input's last line with no newline after it (``raw``): is it torn, no JSON on its own as parse
+    reads it (``exactjson``: a lone surrogate's escape, a number beyond 64 bits are JSON), most likely cut off
+    mid-write? A torn one comes in a batch of its own, so what is said of it (``parse``: torn) comes after what is said
+    of the lines before it; a whole one in the batch a newline after it would have put it in (``LineCutter.finish``;
+    ``join_split_records``, which cuts its lines into batches again, keeps to it)."""
+    try:
+        exactjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return True
+    return False
+
+
 class LineCutter:
     """Cuts a byte stream into batches of whole lines, keeping line numbers and byte offsets.
 
@@ -719,9 +732,7 @@ class LineCutter:
             return [*held, *tail]
         last = tail[0]
         assert isinstance(last, Batch)
-        try:
-            orjson.loads(last.raws[0])  # type: ignore[arg-type]
-        except orjson.JSONDecodeError:
+        if torn_at_end(last.raws[0]):  # type: ignore[arg-type]
             return [*held, *tail]
         joined = last.joined  # (the lines as one block, when both are one)
         if len(part):

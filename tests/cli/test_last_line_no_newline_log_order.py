@@ -49,3 +49,22 @@ def test_a_replay_journal_without_a_last_newline_logs_as_with_one_with_the_scree
         logs.append(order(tmp_path / f"{name}.log"))
     assert logs[0] == logs[1]
     assert logs[1].index(("fix_timestamp", 18)) < logs[1].index(("ensure_run_started", 1))
+
+
+def test_a_last_line_orjson_alone_refuses_but_parse_reads_is_whole_too(tmp_path: Path):
+    """A last line with a lone surrogate's escape (``"\\ud800"``) is JSON to parse (``exactjson``), not to orjson alone:
+    read took it for torn and sent it alone (join_split_records did not), so heal logged in the order of a torn line."""
+    rows = [{"seq": i, "timestamp": f"2025-01-01T00:00:{i:02d}Z", "type": "user_message", "runId": "r1", "payload": {}}
+            for i in range(1, 19)]
+    del rows[-1]["timestamp"]
+    data = b"\n".join(map(orjson.dumps, rows))[:-1] + b',"note":"\\ud800"}'
+    logs, outs = [], []
+    for name, body in (("bare", data), ("ended", data + b"\n")):
+        (tmp_path / f"{name}.jsonl").write_bytes(body)
+        done = run_replay("heal", str(tmp_path / f"{name}.jsonl"), "--dialect-out", "auto", "--log",
+                          str(tmp_path / f"{name}.log"))
+        logs.append(order(tmp_path / f"{name}.log"))
+        outs.append(done.stdout)
+    assert outs[0] == outs[1]
+    assert logs[0] == logs[1]
+    assert logs[1].index(("fix_timestamp", 18)) < logs[1].index(("ensure_run_started", 1))
