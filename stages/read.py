@@ -14,7 +14,7 @@ from replay.pipeline.engine.errors import PipeClosed, ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.fdio import FdReader, file_removed, silence_stdout, stdout_reader_gone
+from replay.pipeline.io.fdio import FdReader, file_removed, ready_now, silence_stdout, stdout_reader_gone
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
@@ -410,10 +410,11 @@ class ReadJournal(Source):
             if eof and not follow:
                 await self._send([*cutter.feed(as_read, may_end=True), *cutter.finish()], out)
                 return
-            # (held where the next read does not wait: ``LineCutter.feed``; a pipe's lines go on as they come, a live
-            # stream's too)
+            # (held while the next read does not wait: ``LineCutter.feed``, ``_read_next``; a followed file's end is
+            # only where its writer has got to: never held)
             live = follow or reader.may_wait
-            await self._send(cutter.feed(as_read, may_end=not (live or self._filled)), out, pause=self._short)
+            await self._send(cutter.feed(as_read, may_end=not (follow or self._filled)), out,
+                             pause=self._short and not cutter.holding)
             at_end = eof  # the last read found nothing more
             told_removed = False  # (--follow: the file's removal is said once)
             rewind = getattr(reader, "rewind_if_truncated", None) if follow else None
@@ -431,7 +432,8 @@ class ReadJournal(Source):
                 idle = at_end = not data
                 if data:
                     short = len(data) < self.chunk
-                    await self._send(cutter.feed(data, may_end=short and not live), out, pause=live and short)
+                    await self._send(cutter.feed(data, may_end=short and not follow), out,
+                                     pause=live and short and not cutter.holding)
                 elif follow:
                     if not told_removed and file_removed(reader):  # (tail -f's wait, with a word of why nothing comes)
                         told_removed = True
@@ -452,9 +454,15 @@ class ReadJournal(Source):
         await self._send(cutter.finish(), out)
 
     async def _read_next(self, reader: Reader, cutter: LineCutter, out: Output) -> bytes:
-        """The next read of an input; what the cutter holds back (``LineCutter.feed``) goes on first where it fails (a
-        truncated .gz, a failed read: every whole line before it comes out first)."""
+        """The next read of an input. What the cutter holds back (``LineCutter.feed``: the lines before an open one,
+        which joins them if the input ends there) stays held only while that read does not wait: a file's, or a pipe's
+        whose writer has written more or is gone (``ready_now``: `cat run.jsonl | replay heal` batches and logs as
+        `replay heal run.jsonl`). Before a read that may wait (a live writer's pause, mid-line: `tail -f log |`) it
+        goes on now, marked as a pause, as it came; where the read fails too (a truncated .gz, a failed read: every
+        whole line before it comes out first)."""
         try:
+            if cutter.holding and reader.may_wait and not ready_now(reader):
+                await self._send(cutter.release(), out, pause=True)
             return await reader.read(self.chunk)
         except (ReplayError, OSError):
             await self._send(cutter.release(), out)

@@ -10,6 +10,7 @@ worker thread costs more than parsing it, because the two threads queue for the 
 from __future__ import annotations
 
 import os
+import select
 import stat
 import sys
 import zlib
@@ -343,6 +344,22 @@ class PrefixedReader:
             return False
         self.prefix = b""
         return True
+
+
+def ready_now(reader: Any) -> bool:
+    """Would the next read of ``reader`` return at once, not wait for a writer? A file's always; a pipe's, a socket's or
+    a terminal's when there is more to read or its writer is gone (its end). Asked of the descriptor under a reader
+    that hands on what it reads (a ``PrefixedReader`` whose prefix is handed out); never said of others (a gzip
+    stream's: inflating what is there may need more)."""
+    while isinstance(reader, PrefixedReader) and not reader.prefix:
+        reader = reader.inner
+    if not isinstance(reader, FdReader):
+        return False
+    if reader.kind == "file":
+        return True
+    poller = select.poll()
+    poller.register(reader.fd, select.POLLIN)
+    return bool(poller.poll(0))  # (POLLIN: bytes to read; POLLHUP: the writer is gone, a read gives the end)
 
 
 def silence_stdout() -> None:

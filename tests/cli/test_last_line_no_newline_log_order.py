@@ -5,10 +5,12 @@ first 16 events) logged before the rules before it had logged that line. Found b
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import orjson
-from conftest import CORPUS, run_replay
+from conftest import CORPUS, REPLAY, run_replay
 
 
 def order(log: Path) -> list[tuple[str, object]]:
@@ -68,3 +70,25 @@ def test_a_last_line_orjson_alone_refuses_but_parse_reads_is_whole_too(tmp_path:
     assert outs[0] == outs[1]
     assert logs[0] == logs[1]
     assert logs[1].index(("fix_timestamp", 18)) < logs[1].index(("ensure_run_started", 1))
+
+
+def test_a_pipe_whose_writer_is_gone_logs_as_the_file_does(tmp_path: Path):
+    """`cat FILE | replay heal`, the last line without a newline: the writer had written it all and gone when heal read
+    it, so the read that gave the last line was no pause (the next one did not wait: it gave the end), and heal logs as
+    for the file; the lines before that line went on first, a batch of their own, as if the writer paused there."""
+    lines = (CORPUS / "claude-code" / "edge_cases.jsonl").read_bytes().split(b"\n")
+    bare = tmp_path / "a.jsonl"
+    bare.write_bytes(b"\n".join(line for k, line in enumerate(lines, 1) if k not in (13, 15, 16)))
+    from_file = run_replay("heal", str(bare), "--log", str(tmp_path / "file.log"))
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, bare.read_bytes())  # (a few KiB: the pipe holds it all)
+        os.close(write_end)
+        piped = subprocess.run([REPLAY, "heal", "--log", str(tmp_path / "pipe.log")], stdin=read_end,
+                               capture_output=True, timeout=120, check=False)
+    finally:
+        os.close(read_end)
+    assert (piped.stdout, piped.returncode) == (from_file.stdout, from_file.returncode), piped.stderr
+    assert order(tmp_path / "pipe.log") == order(tmp_path / "file.log")
+    assert order(tmp_path / "file.log").index(("fix_timestamp", 16)) < order(tmp_path / "file.log").index(
+        ("ensure_run_started", 1))
