@@ -1,6 +1,7 @@
 """A mapped log's steps (``dialects.numbering``) are the OTLP export's ``chat`` spans (``report.otlp``): both take
 which model call an event is of from one rule (``modelcalls.ModelCalls``), so a Codex response that only calls tools
-(no reasoning, no message) is a step of its own, as it is a span of its own."""
+(no reasoning, no message) is a step of its own, as it is a span of its own, and a call written again
+(``OpenCalls.written_again``) is that call in both: it begins no step, as it begins no span."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ def test_a_codex_logs_steps_are_its_chat_spans(tmp_path: Path):
 
 
 # a main-chain event: (kind, message id / call id choice); tool calls get ids of their own, results name one
-_KINDS = st.sampled_from(["user_message", "assistant_message", "reasoning", "tool_called", "tool_completed",
+# (``again``: an earlier call's record written again, ``OpenCalls.written_again``: one call, no model call's output)
+_KINDS = st.sampled_from(["user_message", "assistant_message", "reasoning", "tool_called", "again", "tool_completed",
                           "tool_failed", "error", "event_msg.token_count", "system"])
 
 
@@ -79,20 +81,29 @@ _KINDS = st.sampled_from(["user_message", "assistant_message", "reasoning", "too
 @given(stream=st.lists(st.tuples(_KINDS, st.sampled_from(["m1", "m2", None]), st.integers(0, 5)), max_size=40))
 def test_the_step_of_each_event_counts_the_chat_spans_begun_so_far(stream):
     numbering, trace = Numbering(), TraceBuilder({"runId": "r"}, "r.jsonl")
-    calls = 0
+    calls: list[int] = []  # each call's step
     for seq, (kind, key, pick) in enumerate(stream, 1):
         payload: dict[str, Any] = {}
+        again = kind == "again" and bool(calls)
+        if kind == "again":
+            kind = "tool_called"
         if kind in ("assistant_message", "error") and key is not None:
             payload["messageId"] = key
+        elif again:
+            payload.update(callId=f"c{pick % len(calls) + 1}", toolName="t")
         elif kind == "tool_called":
-            calls += 1
-            payload.update(callId=f"c{calls}", toolName="t")
+            calls.append(-1)
+            payload.update(callId=f"c{len(calls)}", toolName="t")
         elif kind in ("tool_completed", "tool_failed") and calls:
-            payload["callId"] = f"c{pick % calls + 1}"
+            payload["callId"] = f"c{pick % len(calls) + 1}"
         step, _turn = numbering.of(kind, dict(payload))
         trace.add({"seq": seq, "timestamp": f"2026-01-01T00:00:{seq % 60:02d}Z", "type": kind, "runId": "r",
                    "payload": payload})
         begun = sum(1 for span in trace.spans if span.kind == SPAN_KIND_CLIENT)
         assert numbering.step == begun
-        if kind in _MODEL_OUTPUT:
+        if again:
+            assert step == calls[pick % len(calls)]  # the call it is written again of: that call's step
+        elif kind in _MODEL_OUTPUT:
             assert step == begun  # model output is of the latest call, as its span is
+        if kind == "tool_called" and not again:
+            calls[-1] = step
