@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch, Column, column_position
+from replay.pipeline.engine.batch import Batch, Column, changed, column_position
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import RUN_ID_FILLED, with_field
 from replay.pipeline.model.records import RECORD_KEY
@@ -90,7 +90,7 @@ class FillRunId(RunScoped):
         record = column[0]
         named_record = {RECORD_KEY: record[RECORD_KEY], "runId": run.run_id}
         named_record.update((key, value) for key, value in record.items() if key not in named_record)
-        self.put_back([(named_record, None, *column[2:])], i)
+        self.put_back([changed(column, named_record)], i)
         fields: dict[str, Any] = {**column_position(column), "field": "runId", "value": run.run_id}
         if "runId" in record:
             fields["original"] = record["runId"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch, Column, column_bytes, column_position
+from replay.pipeline.engine.batch import Batch, Column, changed, column_bytes, column_position
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, format_timestamp, from_epoch, is_timestamp, read_iso, with_field
 from replay.pipeline.model.runs import Run, RunScoped
@@ -113,7 +113,7 @@ class FixTimestamps(RunScoped):
             if fix:
                 event = column[0]
                 self.repair("changed", f"timestamp {_state(event)}; {how}", **column_position(column), **_fields(event, stamp))
-                column = (with_field(event, "timestamp", stamp), None, *column[2:])
+                column = changed(column, with_field(event, "timestamp", stamp))
             out.append(column)
         self.put_back(out, i)
 

@@ -133,6 +133,33 @@ def keys_twice_note(keys: list[str], position: dict[str, Any], outcome: str) -> 
     return note
 
 
+class JoinedColumn(tuple[Any, "bytes | None", "int | None", "int | None", "str | None"]):
+    """The column of a line ``join_split_records`` made of several, with that join's heal-log entry (``join``): the
+    entry goes wherever the column goes (``Batch.column`` gives it, ``from_columns`` and ``rebuild_parts`` put it on the
+    batch it lands in, at its place), so a line a stage holds back, across batches too, keeps its join."""
+
+    join: dict[str, Any]
+
+
+def _with_join(column: Column, join: dict[str, Any] | None) -> Column:
+    """``column`` carrying ``join`` (its line's join entry), or as it is when there is none."""
+    if join is None:
+        return column
+    joined = JoinedColumn(column)
+    joined.join = join
+    return joined
+
+
+def _join_of(column: Column) -> dict[str, Any] | None:
+    """The join entry ``column`` carries (``JoinedColumn``), or None."""
+    return column.join if type(column) is JoinedColumn else None
+
+
+def changed(column: Column, record: Any) -> Column:
+    """``column`` with ``record`` in place of its own (written anew: no bytes), its position and join kept."""
+    return _with_join((record, None, *column[2:]), _join_of(column))
+
+
 def invented(record: dict[str, Any]) -> Column:
     """The column of a record a stage made up: no original bytes, no input position."""
     return (record, None, None, None, None)
@@ -213,6 +240,7 @@ class Batch:
         # ``rejoined``: the lines ``join_split_records`` put back together from several, each column with its heal-log
         # entry, on the batch it made of them: the screen sends the runs they are in the slow way, with their entries
         # on the batches it makes of them, and ``parse`` logs each as its line passes (with its run, as the rules do).
+        # A column taken out of the batch (``column``) carries its line's entry with it (``JoinedColumn``).
         self.rejoined: dict[int, dict[str, Any]] | None = None
 
     # construction ---------------------------------------------------------------------------
@@ -271,9 +299,11 @@ class Batch:
 
     @classmethod
     def from_columns(cls, columns: list[Column], source: str = "<memory>") -> Batch:
-        """A parsed batch from whole columns (records moved with their bytes and positions)."""
+        """A parsed batch from whole columns (records moved with their bytes, positions and joins: ``JoinedColumn``)."""
         ev, raws, lines, offsets, pointers = (list(c) for c in zip(*columns, strict=True)) if columns else ([], [], [], [], [])
-        return cls(source, ev, raws, lines, offsets, pointers)  # type: ignore[arg-type]
+        out = cls(source, ev, raws, lines, offsets, pointers)  # type: ignore[arg-type]
+        out.rejoined = {k: col.join for k, col in enumerate(columns) if type(col) is JoinedColumn} or None
+        return out
 
     @classmethod
     def side(cls, records: list[dict[str, Any]], port: str, source: str) -> Batch:
@@ -446,9 +476,12 @@ class Batch:
         return self
 
     def column(self, i: int) -> Column:
-        """Everything about record ``i``, to move it elsewhere (see ``rebuild``)."""
+        """Everything about record ``i``, to move it elsewhere (see ``rebuild``): with its line's join entry, when
+        ``join_split_records`` made it of several (``JoinedColumn``)."""
         assert self.events is not None
-        return (self.events[i], self.raws[i], self.lines[i], self.offsets[i], self.pointers[i])
+        column = (self.events[i], self.raws[i], self.lines[i], self.offsets[i], self.pointers[i])
+        joins = self.rejoined
+        return column if not joins or i not in joins else _with_join(column, joins[i])
 
     def rebuild(self, before: dict[int, list[Column]], drop: set[int], after: list[Column]) -> Batch:
         """A new batch with columns inserted before given indexes, some dropped, some appended."""
@@ -460,14 +493,11 @@ class Batch:
         that index. Each part but the last closes its run, ending before the line the next run begins at (``ends_before``:
         the line of the column at the cut, kept or dropped, or the first line after it). The log entries of joined lines
         (``rejoined``) go on with their lines, at their new places, on the part each is in (as ``select`` carries them):
-        a line kept, or one a stage took out and puts back here (a column inserted with the line of one dropped); the
-        entry of a line dropped for good goes with it (a stage that logs joins and leaves a line out logs its join
-        itself: ``parse``)."""
+        each column carries its own (``JoinedColumn``, from ``column``): a line kept, and one a stage took out of this
+        batch or of an earlier one (``RunScoped.hold``, ``take_out``) and puts back here; the entry of a line dropped for
+        good goes with it (a stage that logs joins and leaves a line out logs its join itself: ``parse``)."""
         assert self.events is not None
-        joins = self.rejoined
         moved: dict[int, dict[str, Any]] = {}  # the entries of the joined lines, by their place in the columns rebuilt
-        # the entries of the joined lines taken out, by line: a column put back with one of them takes it
-        out_by_line = {self.lines[i]: joins[i] for i in drop.intersection(joins) if self.lines[i] is not None} if joins else {}
         ev: list[Any] = []
         raws: list[bytes | None] = []
         lines: list[int | None] = []
@@ -476,8 +506,8 @@ class Batch:
         cols: tuple[list[Any], ...] = (ev, raws, lines, offs, ptrs)
 
         def put(col: Column) -> None:
-            if out_by_line and col[2] in out_by_line:  # (a line taken out, put back)
-                moved[len(ev)] = out_by_line.pop(col[2])
+            if type(col) is JoinedColumn:
+                moved[len(ev)] = col.join
             for target, value in zip(cols, col, strict=True):
                 target.append(value)
 
@@ -493,8 +523,6 @@ class Batch:
                 else:
                     put(col)
             if i not in drop:
-                if joins and i in joins:
-                    moved[len(ev)] = joins[i]
                 put(self.column(i))
         for col in after:
             put(col)

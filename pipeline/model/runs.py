@@ -328,9 +328,9 @@ class RunScoped(Transform):
         self._drop.add(i)
 
     def take_out(self, batch: Batch, i: int) -> Column:
-        """Take record ``i`` out of the stream, with its bytes and position, until the stage puts it back itself
-        (``put_back``): unlike ``hold``, nothing brings it back on its own, so a stage that takes some out must bound what it
-        keeps and put everything back by the run's end (``end_run``)."""
+        """Take record ``i`` out of the stream, with its bytes, position and join (``Batch.column``), until the stage puts
+        it back itself (``put_back``): unlike ``hold``, nothing brings it back on its own, so a stage that takes some out
+        must bound what it keeps and put everything back by the run's end (``end_run``)."""
         self._drop.add(i)
         return batch.column(i)
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.pipeline.engine.batch import Batch, invented
+from replay.pipeline.engine.batch import Batch, changed, invented
 from replay.pipeline.model.records import is_run_record
 
 RAW = [b'{"seq":1,"type":"a"}', b'{"seq": 2, "type": "b"}', b'{"seq":3,  "type":"c"}']
@@ -81,6 +81,21 @@ def test_select_keeps_the_log_entries_of_the_joined_lines_it_keeps_at_their_new_
     assert batch.select([2, 1]).rejoined == {0: {"rule": "join_split_records", "line": 3}}
     assert batch.select([1]).rejoined is None
 
+
+
+def test_a_column_taken_out_of_one_batch_carries_its_join_into_the_batch_it_is_put_back_in():
+    """A per-run stage holds a line across batches (``RunScoped``): the joined line's entry goes with its column (and
+    with a column changed from it), into a later batch's rebuild or a batch made of columns (``close_run``)."""
+    first = parsed()
+    entry = {"rule": "join_split_records", "line": 2}
+    first.rejoined = {1: entry}
+    held = first.column(1)
+    assert first.rebuild({}, {1}, []).rejoined is None  # (taken out: not in the batch it left)
+    later = parsed([b'{"seq":4,"type":"d"}'])
+    assert later.rebuild({0: [held]}, set(), []).rejoined == {0: entry}
+    assert later.rebuild({}, set(), [invented({"type": "end"}), changed(held, {"type": "B"})]).rejoined == {2: entry}
+    assert Batch.from_columns([invented({"type": "end"}), held]).rejoined == {1: entry}
+    assert Batch.from_columns([first.column(0)]).rejoined is None
 
 def test_rebuild_inserts_drops_and_appends_columns():
     batch = parsed()
