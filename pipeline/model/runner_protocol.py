@@ -11,6 +11,8 @@ Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema
   read as one document, as a reply of the output object alone is read: ``_last_document``), with nothing but white
   space after it. The run's events are the streamed ones followed by the output object's ``events`` (a streaming
   runner usually ends with ``"events": []``), each an object with a ``type`` (a non-empty string) either way.
+  An event (or anything but the output object) printed over several lines fails the run at its first line and
+  is left out, the lines after it read on (``_document_at``, ``_over_lines``).
 
 A reply is read whole after the process ended; every complete event line counts, so a runner that
 dies halfway still yields the events it printed. Problems become diagnostics with the E_RUNNER_*
@@ -44,6 +46,7 @@ from replay.pipeline.engine.errors import excerpt as _excerpt
 from replay.pipeline.io.journals import path_kind
 from replay.pipeline.model.events import format_timestamp
 from replay.pipeline.model.records import STATUSES
+from replay.pipeline.model.runner_facts import with_article
 from replay.pipeline.model.validation import EVENT_TYPE, is_event_type, json_type, state_of
 
 OUTPUT_EXAMPLE = '{"status": "ok", "response": "Echo: hi", "events": []}'
@@ -214,11 +217,11 @@ def read_reply(stdout: bytes) -> Reply:
     try:
         document = exactjson.loads(stdout)
     except orjson.JSONDecodeError as exc:
-        if _spans_lines(stdout):
+        if _spans_lines(stdout) and _is_output_at(stdout, 0):
             if not _output_then_more(reply, stdout, exc, 1, skipped):
                 _document_fault(reply, stdout, exc, skipped)
             return reply
-        document = _NOT_ONE_DOCUMENT
+        document = _NOT_ONE_DOCUMENT  # (an event over several lines first: left out, the lines after it read)
     if document is not _NOT_ONE_DOCUMENT and not is_event_line(document):
         _take_output(reply, document, line=None)
         _note_duplicates(reply, stdout, document, 1, skipped)
@@ -334,10 +337,11 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
     offset = skipped
     outputs = 0  # (the output object's line once it was read: nothing but white space may follow it)
     tried = False  # has a line that opens a document over several lines been read as the output object?
+    within = 0  # the last line of an event printed over several lines, left out (``_over_lines``)
     for number, raw in enumerate(raws, start=1):
         start, offset = offset, offset + len(raw) + 1
         line = raw.rstrip(b"\r")
-        if not line.strip():
+        if number <= within or not line.strip():
             continue
         if outputs:
             _note_after_output(reply, line, number, start, outputs, len(line) - len(line.lstrip()) + 1)
@@ -345,6 +349,10 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
+            found = _document_at(stdout, start - skipped) if line.lstrip()[:1] in (b"{", b"[") else None
+            if found is not None and not _is_output(found[0]):  # (an event over several lines: left out, as one)
+                within = _over_lines(reply, found[0], number, number + found[1], start)
+                continue
             if not tried and outputs == 0 and line.lstrip()[:1] in (b"{", b"["):  # (once: stdout is read in linear time)
                 tried, rest = True, stdout[start - skipped:]
                 if _spans_lines(rest) and _last_document(reply, rest, number, start):
@@ -406,15 +414,8 @@ def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> bool:
             return True
         _document_fault(reply, rest, exc, start, number)
         return False
-    if not isinstance(value, dict) or is_event_line(value):
-        last = number + rest.rstrip().count(b"\n")
-        reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout lines {number}-{last} are one "
-                   f"{'event' if isinstance(value, dict) else json_type(value)} over several lines, where the output "
-                   "object was expected", path="$", line=number, offset=start,
-                   expected="the output object last (it may span lines), each event on one line of its own",
-                   received=excerpt(rest.split(b"\n", 1)[0]),
-                   howToFix="Print each streamed event on one line (no indent), then the output object "
-                            "({\"status\", \"response\", \"events\"}) last.")
+    if not _is_output(value):  # (``_read_lines`` leaves such a document out before it comes here: ``_document_at``)
+        _over_lines(reply, value, number, number + rest.rstrip().count(b"\n"), start)
         return False
     _take_output(reply, value, number)
     _note_duplicates(reply, rest, value, number, start)
@@ -442,3 +443,60 @@ def _output_then_more(reply: Reply, rest: bytes, exc: orjson.JSONDecodeError, nu
     _note_after_output(reply, line, number + at["line"] - 1, start + at["offset"], number, at["column"])
     return True
 
+
+
+def _is_output(value: Any) -> bool:
+    """Is ``value``, a document stdout holds, meant as the output object (an object that is no event line)?"""
+    return isinstance(value, dict) and not is_event_line(value)
+
+
+def _is_output_at(stdout: bytes, index: int) -> bool:
+    """Is what opens at byte ``index`` of ``stdout`` over several lines the output object, or no whole document at all
+    (then read as one, ``_document_fault`` saying where it stops)? Not when it is a whole event (or array, ...)."""
+    found = _document_at(stdout, index)
+    return found is None or _is_output(found[0])
+
+
+_WINDOW = 256  # the bytes ``_document_at`` reads first (then twice as many, ...): what it reads is bounded by the document
+
+
+def _document_at(stdout: bytes, index: int) -> tuple[Any, int] | None:
+    """The one JSON document that opens at byte ``index`` of ``stdout`` (a line's start) over several lines, and how
+    many lines after its first it ends on; None when there is none there that ends at a line's end (a fault in it, or
+    stdout ending inside it). Read in windows that end at a line's end (never inside a string nor a UTF-8 character),
+    each twice the last, until one holds the document: each document costs about what it spans, not what follows it."""
+    size = _WINDOW
+    while True:
+        end = stdout.find(b"\n", index + size)
+        window = stdout[index:] if end < 0 else stdout[index:end]
+        try:
+            return exactjson.loads(window), window.rstrip().count(b"\n")
+        except orjson.JSONDecodeError as exc:
+            if exc.msg == AFTER_DOCUMENT:  # (a whole document, more after it: from a line of its own on?)
+                at = exactjson.error_position(window, exc)
+                if window[at["offset"]:at["offset"] + at["column"] - 1].strip():
+                    return None  # (more on the line the document ends on)
+                try:
+                    value = exactjson.loads(window[:at["offset"]])
+                except orjson.JSONDecodeError:
+                    return None
+                return value, window[:at["offset"]].rstrip().count(b"\n")
+            if end < 0 or not exactjson.cut_off(window, exc):
+                return None
+        size *= 2
+
+
+def _over_lines(reply: Reply, value: Any, number: int, last: int, start: int) -> int:
+    """Stdout lines ``number``-``last`` (from byte ``start``) are one document that is no output
+    object (an event pretty-printed, ``json.dumps(event, indent=2)``): only the output object may span lines, so it
+    fails the run (E_RUNNER_OUTPUT_SHAPE, at its first line) and is left out, as a line that is no event is; the lines
+    after it are read on. Returns ``last``."""
+    what = "one event" if is_event(value) else not_an_event(value) if isinstance(value, dict) else with_article(json_type(value))
+    reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout lines {number}-{last} are {what} printed over several lines: only the "
+               "output object may span lines, each streamed event is one line of its own; it is left out of the run "
+               "(the raw capture keeps it)", path="$", line=number, offset=start,
+               expected="each streamed event on one line of its own (only the output object, last, may span lines)",
+               received=f"{what} over lines {number}-{last}: {excerpt(exactjson.dumps(value))}",
+               howToFix="Print each streamed event on one line (no indent: json.dumps(event)), then the output object "
+                        "({\"status\", \"response\", \"events\"}) last.")
+    return last

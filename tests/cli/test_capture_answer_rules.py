@@ -152,3 +152,22 @@ def test_an_error_member_of_another_type_then_a_non_zero_exit_takes_the_exits_co
     summary, written, _journal = files(tmp_path, done)
     assert summary["error"] == "E_RUNNER_EXIT_NON_ZERO"
     assert written["healed"]["error"] == {"code": "E_RUNNER_EXIT_NON_ZERO", "message": "m"}
+
+
+# an event printed over several lines ----------------------------------------------------------------------
+@pytest.mark.parametrize("place", [0, 1], ids=["first", "second"])
+def test_an_event_printed_over_several_lines_is_left_out_and_the_answer_kept(tmp_path, place):
+    """A pretty-printed event on stdout's first line gave an artifact with no event and no response ("reading the
+    output object that begins on line 1"); the same event second dropped only itself, said as a broken output object.
+    Either way it is left out now, at its line, and every other event and the answer kept (found by hunt 23)."""
+    events = [{"type": t, "payload": {}} for t in ("run_started", "tool_called", "run_completed")]
+    lines = [json.dumps(e, indent=2 if k == place else None) for k, e in enumerate(events)]
+    done = say(tmp_path, "\n".join([*lines, json.dumps({"status": "ok", "response": "the answer", "events": []})]) + "\n")
+    assert done.returncode == 1, done.stderr
+    [failure] = errors_of(done.stderr)
+    assert failure["code"] == "E_RUNNER_OUTPUT_SHAPE" and failure["line"] == place + 1, failure
+    assert "printed over several lines" in failure["message"], failure
+    summary, written, journal = files(tmp_path, done)
+    assert written["artifact"]["response"] == "the answer"
+    assert written["artifact"]["events"] == [e for k, e in enumerate(events) if k != place]
+    assert journal[0]["response"] == "the answer" and summary["error"] == "E_RUNNER_OUTPUT_SHAPE"
