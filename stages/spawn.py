@@ -25,7 +25,8 @@ change capture makes to what the runner said goes unsaid. Out on ``raw``, one re
 
     {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as the runner gave them>]}
 
-The first runner failure is also reported on ``errors``. Ctrl-C while the runner runs stops it (SIGINT to
+The first runner failure is also reported on ``errors``, and so is each further line or listed item of stdout left out of
+the run (no event: ``Reply.left_out``), which is a notice for the heal log too. Ctrl-C while the runner runs stops it (SIGINT to
 its group, SIGKILL after ``kill_grace_ms``, or at once on a second Ctrl-C) and the run goes on as a failed one,
 E_CAPTURE_INTERRUPTED, with every event it had streamed; the stage publishes ``interrupted`` (the signal's number)
 so the command exits 130. SIGTERM and SIGHUP do the same (the group gets that signal; exit 143, 129). Further
@@ -162,7 +163,20 @@ class SpawnRunner(AsyncTransform):
                           "events": reported})
         if failure is not None:
             self.emit("errors", failure | {"stage": self.id, "runId": run_id})
+        self._say_left_out(reply, failure, run_id, source)
         return batch
+
+    def _say_left_out(self, reply: Reply, failure: dict[str, Any] | None, run_id: str, source: str) -> None:
+        """Each line or listed item left out of the run (``Reply.left_out``) but the one that is the run's failure: an
+        error on ``errors`` as the failure is (``--max-errors`` bounds them: E_ERRORS_SUPPRESSED), and a notice for the
+        heal log (not with ``repairs_as_notices``, no heal log: its notices are warnings on stderr, the error said it)."""
+        for problem in reply.left_out:
+            if problem is failure:
+                continue
+            self.emit("errors", problem | {"stage": self.id, "runId": run_id})
+            if not self.config["repairs_as_notices"]:
+                log_repair(self, RUNNER_FIELD_RULE, REPORTED, problem["message"], run_id=run_id, source=source,
+                           port="notices", **{k: v for k, v in problem.items() if k != "message"})
 
     def _failure(self, path: str, outcome: ProcessOutcome, reply: Reply, own_error: bool) -> dict[str, Any] | None:
         """The one error that explains a failed run: process trouble first, then what stdout held (``own_error``: the

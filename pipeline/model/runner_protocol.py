@@ -118,7 +118,8 @@ def load_context(inline: str | None, file: str | None) -> dict[str, Any]:
 # the reply ---------------------------------------------------------------------------------------
 @dataclass
 class Reply:
-    """What a runner's stdout held: its events (as batch columns), its output object, the first problem."""
+    """What a runner's stdout held: its events (as batch columns), its output object, the first problem, and every
+    item left out of the run (``left_out``: the first problem too, when it is one)."""
 
     events: list[Column] = field(default_factory=list)
     output: dict[str, Any] | None = None
@@ -127,11 +128,20 @@ class Reply:
     duplicates: list[dict[str, Any]] = field(default_factory=list)  # a key written twice: keys, line, column, offset
     torn: dict[str, Any] | None = None  # a last line cut off (the runner died mid-write): its line, offset and bytes
     listed_again: int = 0  # the output object's `events` began with the streamed events again: those left out (``_take_output``)
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # each line or listed item that is no event: ``leave_out``
 
     def note(self, code: str, message: str, **fields: Any) -> None:
         """Keep the first problem only: later ones are usually its consequences."""
         if self.problem is None:
             self.problem = diagnostic(code, message, **fields)
+
+    def leave_out(self, problem: dict[str, Any]) -> None:
+        """A line or listed item left out of the run (no event, E_RUNNER_OUTPUT_SHAPE): the run's problem when it is the
+        first, and one of ``left_out`` either way, each said by capture (not only the first: they are no consequence of
+        each other)."""
+        if self.problem is None:
+            self.problem = problem
+        self.left_out.append(problem)
 
 
 def excerpt(data: bytes | str) -> str:
@@ -288,7 +298,7 @@ def _note_duplicates(reply: Reply, data: bytes, value: Any, line: int, offset: i
 
 def _take_output(reply: Reply, output: Any, line: int | None) -> None:
     problem = check_output(output)
-    if problem is not None:
+    if problem is not None and not problem["path"].startswith("$.events["):  # (each such item: below)
         if line is not None:
             problem["line"] = line
         reply.note(**problem)
@@ -296,6 +306,10 @@ def _take_output(reply: Reply, output: Any, line: int | None) -> None:
         reply.output = output
         events = output.get("events")
         if isinstance(events, list):
+            for k, item in enumerate(events):  # (check_output names the first; every one is left out, and said)
+                if not is_event(item):
+                    reply.leave_out(no_event(item, f"runner output's `events[{k}]`", "List only events in `events`",
+                                             path=f"$.events[{k}]", **({"line": line} if line is not None else {})))
             again = _streamed_again(reply, events) if reply.streamed else 0
             reply.listed_again = again  # (streamed, then listed again: kept once, the repair logged by capture)
             reply.events.extend((e, None, line, None, f"$.events[{k}]") for k, e in enumerate(events)
@@ -368,9 +382,8 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         _note_duplicates(reply, line, value, number, start)
         event_line = is_event_line(value)
         if event_line and not is_event(value):  # (left out, as an item of `events` that is none: check_output)
-            if reply.problem is None:  # (the first problem only, as ``Reply.note`` keeps)
-                reply.problem = no_event(value, f"stdout line {number}", "Stream only events", path="$", line=number,
-                                         offset=start)
+            reply.leave_out(no_event(value, f"stdout line {number}", "Stream only events", path="$", line=number,
+                                     offset=start))
         elif event_line:
             reply.events.append((value, line, number, start, None))
             reply.streamed += 1
@@ -378,9 +391,10 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
             outputs = number
             _take_output(reply, value, number)
         else:
-            reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is {json_type(value)}, not an object", path="$",
-                       line=number, offset=start, expected="an event object or the output object",
-                       received=json_type(value))
+            reply.leave_out(diagnostic(
+                "E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is {json_type(value)}, not an object (an event or the "
+                "output object); it is left out of the run (the raw capture keeps it)", path="$", line=number,
+                offset=start, expected="an event object or the output object", received=json_type(value)))
     if outputs == 0:
         reply.note(
             "E_RUNNER_OUTPUT_SHAPE",
@@ -492,11 +506,12 @@ def _over_lines(reply: Reply, value: Any, number: int, last: int, start: int) ->
     fails the run (E_RUNNER_OUTPUT_SHAPE, at its first line) and is left out, as a line that is no event is; the lines
     after it are read on. Returns ``last``."""
     what = "one event" if is_event(value) else not_an_event(value) if isinstance(value, dict) else with_article(json_type(value))
-    reply.note("E_RUNNER_OUTPUT_SHAPE", f"stdout lines {number}-{last} are {what} printed over several lines: only the "
-               "output object may span lines, each streamed event is one line of its own; it is left out of the run "
-               "(the raw capture keeps it)", path="$", line=number, offset=start,
-               expected="each streamed event on one line of its own (only the output object, last, may span lines)",
-               received=f"{what} over lines {number}-{last}: {excerpt(exactjson.dumps(value))}",
-               howToFix="Print each streamed event on one line (no indent: json.dumps(event)), then the output object "
-                        "({\"status\", \"response\", \"events\"}) last.")
+    reply.leave_out(diagnostic(
+        "E_RUNNER_OUTPUT_SHAPE", f"stdout lines {number}-{last} are {what} printed over several lines: only the output "
+        "object may span lines, each streamed event is one line of its own; it is left out of the run (the raw capture "
+        "keeps it)", path="$", line=number, offset=start,
+        expected="each streamed event on one line of its own (only the output object, last, may span lines)",
+        received=f"{what} over lines {number}-{last}: {excerpt(exactjson.dumps(value))}",
+        howToFix="Print each streamed event on one line (no indent: json.dumps(event)), then the output object "
+                 "({\"status\", \"response\", \"events\"}) last."))
     return last

@@ -171,3 +171,31 @@ def test_an_event_printed_over_several_lines_is_left_out_and_the_answer_kept(tmp
     assert written["artifact"]["response"] == "the answer"
     assert written["artifact"]["events"] == [e for k, e in enumerate(events) if k != place]
     assert journal[0]["response"] == "the answer" and summary["error"] == "E_RUNNER_OUTPUT_SHAPE"
+
+
+# every line or item left out is said, not the first only ---------------------------------------------------
+def test_every_line_and_item_that_is_no_event_is_said_and_bounded_by_max_errors(tmp_path):
+    """Only the first was said (the run's error); the others were left out without a word, on stderr or in the heal
+    log. Each further one is now an error on stderr, E_RUNNER_OUTPUT_SHAPE at its line or `$.events[i]`, bounded by
+    --max-errors (E_ERRORS_SUPPRESSED), and a notice in the heal log; the first stays the run's error (hunt 23, 02)."""
+    started = {"type": "run_started", "payload": {}}
+    output = {"status": "ok", "response": "a", "events": [{"type": "assistant_message", "payload": {}}, 5, {"type": None}]}
+    stdout = "\n".join(json.dumps(v) for v in (started, {"type": ""}, {"type": 7}, output)) + "\n"
+    done = say(tmp_path, stdout)
+    assert done.returncode == 1, done.stderr
+    said = errors_of(done.stderr)
+    assert [e["code"] for e in said] == ["E_RUNNER_OUTPUT_SHAPE"] * 4, said
+    assert [(e.get("line"), e["path"]) for e in said] == [(2, "$"), (3, "$"), (4, "$.events[1]"), (4, "$.events[2]")]
+    _summary, written, journal = files(tmp_path, done)
+    assert written["raw"]["error"]["line"] == 2 and journal[0]["error"]["code"] == "E_RUNNER_OUTPUT_SHAPE"
+    notices = [n for n in written["healLog"]["notices"] if n.get("code") == "E_RUNNER_OUTPUT_SHAPE"]
+    assert [(n["rule"], n.get("line"), n["path"]) for n in notices] == [
+        ("check_runner_output", 3, "$"), ("check_runner_output", 4, "$.events[1]"), ("check_runner_output", 4, "$.events[2]")]
+    assert [e["type"] for e in written["artifact"]["events"]] == ["run_started", "assistant_message"]
+    (tmp_path / "bounded").mkdir()
+    context = json.dumps({"stdout": stdout, "exit": 0})
+    bounded = run_replay("--max-errors", "2", "capture", "--runner", SAY, "--context", context, "p", input=b"",
+                         cwd=tmp_path / "bounded", env={"REPLAY_RUNNER": ""})
+    shown = errors_of(bounded.stderr)
+    assert [e["code"] for e in shown] == ["E_RUNNER_OUTPUT_SHAPE"] * 2 + ["E_ERRORS_SUPPRESSED"], shown
+    assert shown[-1]["suppressed"] == 2 and bounded.returncode == 1

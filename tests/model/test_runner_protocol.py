@@ -438,6 +438,10 @@ def test_an_item_that_is_no_event_is_refused_and_left_out_listed_or_streamed_ali
     assert [c[0] for c in listed.events] == [c[0] for c in streamed.events] == kept
     code = "E_RUNNER_OUTPUT_SHAPE" if len(kept) < len(items) else None
     assert (listed.problem or {}).get("code") == (streamed.problem or {}).get("code") == code
+    bad = [k for k, e in enumerate(items) if not isinstance(e, dict)]  # every one left out is said, not the first only
+    assert [d["path"] for d in listed.left_out] == [f"$.events[{k}]" for k in bad]
+    assert [d["line"] for d in streamed.left_out] == [k + 1 for k in bad]
+    assert listed.left_out[:1] == ([listed.problem] if bad else []) and streamed.left_out[:1] == ([streamed.problem] if bad else [])
 
 
 text_line = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), min_size=1, max_size=8)
