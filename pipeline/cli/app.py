@@ -201,6 +201,8 @@ class ReplayGroup(ReplayCommandGroup):
         default = self.get_command(ctx, DEFAULT_COMMAND)
         assert default is not None
         i = flags_end(rest, flags_taking_values(default.get_params(ctx)))
+        if i < len(rest) and rest[i] in COMMANDS:
+            self._refuse_capture_flags_before(ctx, rest[:i], rest[i], rest[i + 1:])
         if i >= len(rest) or not rest[i].startswith("-") or rest[i] == "--":
             return  # capture's flags, then a prompt (`replay --runner r.py "prompt"`)
         name = next((word for word in rest[i + 1:] if word in COMMANDS), None)
@@ -213,6 +215,32 @@ class ReplayGroup(ReplayCommandGroup):
                f"`replay {name}` has no {flag} either: run `replay {name} --help` to list its flags.")
         raise ReplayError("E_UNKNOWN_FLAG", f"No such option '{flag}' for replay itself (before the command {name!r}).",
                           path=ctx.command_path, received=flag, expected=", ".join(own_flags(self)), howToFix=how)
+
+    def _refuse_capture_flags_before(self, ctx: click.Context, flags: list[str], name: str, after: list[str]) -> None:
+        """`replay --runner r.py capture "prompt"`, `replay --timeout-ms 5 read x.jsonl`: capture's flags (``flags``, with
+        their values) before a command name (``after`` it, its arguments), which no prompt is: they were "unknown command
+        'capture'". Refused (E_USAGE_INVALID: a flag replay knows, in the wrong place; one no command has there is
+        E_UNKNOWN_FLAG, ``_refuse_flag_before_command``), saying where they go: after `capture`, or before a prompt
+        without it."""
+        flag, given = flags[0].partition("=")[0], " ".join(map(_quote, flags))
+        own = ", ".join(own_flags(self))
+        if name == DEFAULT_COMMAND:
+            prompt = " ".join(map(_quote, after)) or '"prompt"'
+            message = (f"{flag} came before the command 'capture': it is capture's flag, not one of replay's own, and goes "
+                       "after `capture` (or before a prompt without `capture`)")
+            how = (f"Put {flag} after the command name: `replay capture {given} {prompt}`; or leave `capture` out: "
+                   f"`replay {given} {prompt}`. Only {own} go before a command.")
+        else:
+            command = self.get_command(ctx, name)
+            theirs = command is not None and flag in flags_taking_values(command.get_params(ctx))
+            message = (f"{flag} came before the command {name!r}: it is capture's flag, not one of replay's own, and "
+                       "only goes before a prompt without `capture`")
+            how = (f"Put {flag} after the command name: `replay {name} {flag} ...`" if theirs else
+                   f"`replay {name}` has no {flag} (run `replay {name} --help` to list its flags)")
+            how += f"; only {own} go before a command. To send {name!r} to your runner as a prompt, run " \
+                   f"`replay capture {given} {_quote(name)}`."
+        raise ReplayError("E_USAGE_INVALID", message, path=ctx.command_path, received=flag,
+                          expected=f"only {own} before a command", howToFix=how)
 
     def _own_flags_end(self, ctx: click.Context, args: list[str]) -> int:
         """Where the group's own leading flags (and their values) end in ``args``."""

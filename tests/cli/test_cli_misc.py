@@ -101,9 +101,30 @@ def test_a_command_flag_put_before_the_command_is_replays_unknown_flag_not_captu
     assert error["path"] == "replay" and "`replay report --strict ...`" in error["howToFix"]
 
 
+@pytest.mark.parametrize("flags", [["--runner", "RUNNER"], ["--timeout-ms", "5000"], ["--timeout-ms=5000", "--runner", "RUNNER"]])
+def test_captures_flag_before_the_command_capture_is_told_where_it_goes(tmp_path, flags):
+    """`replay --runner R capture "p"` was E_COMMAND_UNKNOWN "unknown command 'capture'" while its `expected` listed
+    capture (hunt 23, 03). A capture flag before the command is refused (E_USAGE_INVALID), saying it goes after
+    `capture` or before a prompt without it (no runner starts); `replay --runner R "p"` still captures."""
+    runner = tmp_path / "runner.py"
+    runner.write_text("import json, pathlib, sys\njson.load(sys.stdin)\npathlib.Path(__file__).with_name('ran').touch()\n"
+                      "print(json.dumps({'status': 'ok', 'response': 'r', 'events': []}))\n")
+    given = [str(runner) if a == "RUNNER" else a for a in flags]
+    done = run_replay(*given, "capture", "my prompt", cwd=tmp_path, input=b"", env={"REPLAY_RUNNER": str(runner)})
+    assert (done.returncode, done.stdout) == (2, b""), done.stderr
+    [error] = errors_of(done.stderr)
+    assert (error["code"], error["received"], error["path"]) == ("E_USAGE_INVALID", flags[0].partition("=")[0], "replay")
+    assert "unknown command" not in error["message"] and "goes after `capture`" in error["message"], error
+    assert f"`replay capture {' '.join(given)} 'my prompt'`" in error["howToFix"], error
+    assert f"`replay {' '.join(given)} 'my prompt'`" in error["howToFix"], error
+    assert not (tmp_path / "ran").exists() and not (tmp_path / ".replay").exists()
+    ok = run_replay(*given, "my prompt", cwd=tmp_path, input=b"", env={"REPLAY_RUNNER": str(runner)})
+    assert ok.returncode == 0 and (tmp_path / "ran").exists(), ok.stderr
+
+
 @pytest.mark.parametrize(("args", "code", "received"), [
-    # capture's value flag takes the next word as its value, whatever it looks like: `read` is then a prompt word
-    (["--runner", "--strict", "read", "J"], "E_COMMAND_UNKNOWN", ["read", "J"]),
+    # capture's value flag takes the next word as its value, whatever it looks like: then capture's flag before `read`
+    (["--runner", "--strict", "read", "J"], "E_USAGE_INVALID", "--runner"),
     # capture's own flags, in both forms, are walked over to the flag neither has
     (["--timeout-ms=5", "--strict", "read", "J"], "E_UNKNOWN_FLAG", "--strict"),
     (["--timeout-ms", "5", "--strict", "read", "J"], "E_UNKNOWN_FLAG", "--strict"),
