@@ -16,6 +16,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.model.dialects.base import ORIGIN_KEY
 from replay.pipeline.model.events import RUN_STARTED, TERMINAL_TYPES, terminal_of_status
 from replay.pipeline.model.run_checks import RunCheck
+from replay.pipeline.model.runner_facts import capture_failure
 from replay.pipeline.model.runs import Run
 from replay.stages.alias import resolved_aliases
 
@@ -81,9 +82,8 @@ class ReportRunShape(RunCheck):
             status = (run.facts or {}).get("status")
             said = terminal_of_status(status)
             if said is not None and said != kind:
-                self.notice(f"the run ends with {kind} but its run record says status {status!r} (a report counts the "
-                            "run as an error); heal leaves both as they are: the runner contradicts itself",
-                            batch, i, field="type", seqBefore=seq, value=kind)
+                self.notice(_disagree(kind, status, (run.facts or {}).get("error")), batch, i, field="type",
+                            seqBefore=seq, value=kind)
         renamed = self.aliases.get(kind) if kind is not None else None
         if renamed is not None:
             self.notice(f"type {kind!r} is an alias of {renamed!r}; `replay heal` renames it", batch, i,
@@ -99,3 +99,16 @@ class ReportRunShape(RunCheck):
             self.notice("the run has no terminal event (run_completed or run_failed): it did not end, or its end was "
                         "not written; `replay heal` adds one", batch, i, field="type")
         return []
+
+
+def _disagree(kind: str, status: Any, error: Any) -> str:
+    """What a run whose first terminal event ``kind`` its record's ``status`` contradicts is told: who decided which is
+    not known in general (the writer of both, or a capture that failed the run: its ``error`` then says so)."""
+    said = (f"the run ends with {kind} but its run record says status {status!r} (a report counts the run as an "
+            "error); heal leaves both as they are: the events and the run record disagree")
+    code = capture_failure(error) if status == "error" else None
+    if code is None:
+        return said
+    return (f"{said}. The record's error, {code}, is capture's: the runner failed as capture ran it (a non-zero exit, a "
+            "timeout, output it could not read), whatever its events say; the raw capture (*.raw.json) and the heal log "
+            "say what happened")

@@ -46,7 +46,7 @@ from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_name
 from replay.pipeline.io.run_files import RAW_CAPTURE
-from replay.pipeline.model.events import format_timestamp, run_record
+from replay.pipeline.model.events import RUN_COMPLETED, TERMINAL_TYPES, format_timestamp, run_record
 from replay.pipeline.model.records import INVOCATION_RECORD
 from replay.pipeline.model.repairs import DROP_TORN_LINE, REPORTED, log_repair
 from replay.pipeline.model.runner_events import left_out
@@ -242,6 +242,7 @@ class SpawnRunner(AsyncTransform):
                        "the last value of each is kept", run_id=run_id, source=source, port="notices",
                        code="E_JSON_DUPLICATE_KEY", **twice, howToFix="Write each key once in the runner's output; "
                        "the raw capture (*.raw.json) keeps stdout as it was.")
+        self._note_failed_though_completed(reply, failure, own, run_id, source)
         if reply.listed_again:  # every event streamed, then listed again in the output object: each kept once
             log_repair(self, RUNNER_EVENTS_RULE, "dropped",
                        f"the output object's `events` list the {reply.listed_again} events streamed before it again (and "
@@ -252,6 +253,24 @@ class SpawnRunner(AsyncTransform):
             log_repair(self, DROP_TORN_LINE, "dropped", f"stdout's {torn_message(reply.torn['line'], reply.torn['offset'])}",
                        run_id=run_id, source=source, port=self.repairs_port, **reply.torn)
         return batch
+
+    def _note_failed_though_completed(self, reply: Reply, failure: dict[str, Any] | None, own: bool, run_id: str,
+                                      source: str) -> None:
+        """A run capture failed (``failure``, not the runner's ``own`` error) whose events, as the runner gave them, end
+        with run_completed: the record's status "error" is capture's, not the runner's, and a notice says why (the
+        events are kept; validate warns that the two disagree)."""
+        if failure is None or own:
+            return
+        ended = next((e.get("type") for e, *_ in reply.events if isinstance(e, dict) and e.get("type") in TERMINAL_TYPES), None)
+        if ended != RUN_COMPLETED:
+            return
+        said = (reply.output or {}).get("status")
+        log_repair(self, RUNNER_FIELD_RULE, REPORTED,
+                   f"the runner's events end with run_completed{f' and it answered status {said!r}' if said else ''}, "
+                   f"but capture failed the run ({failure['code']}: {failure['message']}): the run record says status "
+                   "\"error\"; the events are kept as the runner gave them", run_id=run_id, source=source,
+                   port="notices", code=failure["code"], field="status", value="error",
+                   **({"original": said} if said else {}))
 
     @property
     def repairs_port(self) -> str:

@@ -16,6 +16,16 @@ RUNNER_EVENTS_RULE = "drop_listed_again"  # the output object's events the strea
 RUNNER_FIELD_RULE = "check_runner_output"  # a run fact of a type with no normal form: not kept, a notice
 FIELD_INVALID = "E_RUNNER_FIELD_INVALID"  # a FactNote's code when the fact is not kept (a notice)
 MISSING = "missing"  # a FactNote's ``received`` for a fact the contract requires and the output left out
+CAPTURE_FAILURE_PREFIXES = ("E_RUNNER_", "E_CAPTURE_")  # the codes of the error capture gives a run whose runner failed
+
+
+def capture_failure(error: Any) -> str | None:
+    """The code of a run record's ``error`` when it is one capture gives a run whose runner failed (a non-zero exit, a
+    timeout, output it could not read, an interrupt: ``spawn``), whatever the runner's own events say; else None."""
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) and code.startswith(CAPTURE_FAILURE_PREFIXES) else None
+
+
 _TYPES = {"response": "string", "error": "object", "framework": "string", "sources": "array of strings", "usage": "object"}
 _EXAMPLES = {"response": '"response": "AAPL is your largest holding."',
              "error": '"error": {"code": "RUNNER_TOOL_TIMEOUT", "message": "...", "retryable": true}',

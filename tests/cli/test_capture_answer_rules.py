@@ -199,3 +199,29 @@ def test_every_line_and_item_that_is_no_event_is_said_and_bounded_by_max_errors(
     shown = errors_of(bounded.stderr)
     assert [e["code"] for e in shown] == ["E_RUNNER_OUTPUT_SHAPE"] * 2 + ["E_ERRORS_SUPPRESSED"], shown
     assert shown[-1]["suppressed"] == 2 and bounded.returncode == 1
+
+
+# a run capture failed whose runner's events end with run_completed ------------------------------------------
+def test_a_run_capture_failed_though_its_events_completed_says_whose_status_error_is(tmp_path):
+    """The runner answered ok with run_started and run_completed, then exited 2: capture marks the run "error"
+    (E_RUNNER_EXIT_NON_ZERO), and validate on capture's own journal blamed the runner ("the runner contradicts itself")
+    for a status capture decided, the heal log silent. The heal log now says why; validate names the record's error
+    as capture's; the runner's events stay as they were (hunt 23, 04)."""
+    events = [{"type": "run_started", "payload": {}}, {"type": "run_completed", "payload": {}}]
+    done = say(tmp_path, {"status": "ok", "response": "fine", "events": events}, exit=2)
+    assert done.returncode == 1, done.stderr
+    summary, written, journal = files(tmp_path, done)
+    assert journal[0]["status"] == "error" and [r["type"] for r in journal[1:] if "type" in r][-1] == "run_completed"
+    [notice] = [n for n in written["healLog"]["notices"] if n.get("field") == "status"]
+    assert (notice["code"], notice["value"], notice["original"]) == ("E_RUNNER_EXIT_NON_ZERO", "error", "ok"), notice
+    assert "capture failed the run" in notice["message"] and "end with run_completed" in notice["message"], notice
+    checked = run_replay("validate", summary["files"]["journal"], cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    [warning] = [w for w in map(json.loads, checked.stderr.splitlines()) if w.get("rule") == "check_runs"]
+    assert "contradicts itself" not in warning["message"], warning
+    assert "E_RUNNER_EXIT_NON_ZERO, is capture's" in warning["message"], warning
+    ok = tmp_path / "own"
+    ok.mkdir()  # a runner that says "error" itself with run_completed is not capture's doing: no such notice
+    own = say(ok, {"status": "error", "error": {"code": "X", "message": "m"}, "events": events})
+    _s, own_files, _j = files(ok, own)
+    assert not [n for n in own_files["healLog"]["notices"] if n.get("field") == "status"]

@@ -49,11 +49,25 @@ def warnings(stderr: bytes) -> list[tuple[str, int | None, str]]:
     ([{"$record": "run", "runId": "r", "status": "error"}, *whole("r")], [("check_runs", 5, "the run ends with")]),
     ([{"$record": "run", "runId": "r", "status": "ok"}, *whole("r")[:3], event(4, "run_failed")],
      [("check_runs", 5, "the run ends with")]),
+    ([{"$record": "run", "runId": "r", "status": "error", "error": {"code": "E_RUNNER_TIMEOUT"}}, *whole("r")],
+     [("check_runs", 5, "the run ends with")]),
 ])
 def test_validate_warns_of_a_run_that_is_not_whole_and_stays_valid(tmp_path: Path, events: list[dict], said: list) -> None:
     done = run_replay("validate", str(journal(tmp_path, events)))
     assert done.returncode == 0 and orjson.loads(done.stdout)["valid"] is True
     assert warnings(done.stderr) == said and errors_of(done.stderr) == []
+
+
+@pytest.mark.parametrize(("error", "capture"), [(None, False), ({"code": "RUNNER_TOOL_TIMEOUT"}, False),
+                                                ({"code": "E_RUNNER_EXIT_NON_ZERO", "message": "m"}, True)])
+def test_a_status_its_events_contradict_blames_no_one_unless_the_error_is_captures(tmp_path, error, capture) -> None:
+    """It said "the runner contradicts itself" also of a status "error" capture gave a run whose runner exited non-zero
+    after its events completed (hunt 23, 04): neutral now, and naming capture's error when the record has one."""
+    record = {"$record": "run", "runId": "r", "status": "error", **({"error": error} if error else {})}
+    done = run_replay("validate", str(journal(tmp_path, [record, *whole("r")])))
+    [said] = [w["message"] for w in map(orjson.loads, done.stderr.splitlines()) if w.get("rule") == "check_runs"]
+    assert "contradicts itself" not in said and "the events and the run record disagree" in said
+    assert ("is capture's" in said) == capture, said
 
 
 def test_a_run_among_whole_ones_in_one_batch_is_judged_not_passed_on_unread(tmp_path: Path) -> None:
