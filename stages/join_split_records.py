@@ -26,6 +26,9 @@ raw lines, and puts such a record back on one line:
   would go before the repairs of every run in it, in an order that depends on where the reads fell). Else (no
   such stage after it: ``read -> join_split_records -> write``; or two, on two ways) this stage logs it itself, on
   its ``repairs`` port, as it joins the line.
+- the pieces are consecutive lines: no join spans a line read left out (too long for ``--max-line-bytes``: a gap in
+  the line numbers), whose bytes are not known; the pieces around it joined would be a record never written (a field
+  gone). Its pieces go on as they are, as down a pipe from ``replay read`` (its dropped record is no piece).
 - a join reaches over at most ``max_lines`` lines and ``max_bytes`` bytes (it is parsed when its
   last piece ends with ``}``, and at 2, 4, 8, ... pieces to stop early when nothing can complete
   it); pieces that never make a record pass on unchanged, for ``parse`` to report (a file's cut-off

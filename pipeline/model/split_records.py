@@ -76,7 +76,8 @@ class SplitJoiner:
                 else:
                     done.append(line)
                 continue
-            if line.record or len(self.held) >= max_lines or self.held_bytes + len(line.raw) + 1 > max_bytes:
+            if (line.record or len(self.held) >= max_lines or self.held_bytes + len(line.raw) + 1 > max_bytes
+                    or self._after_gap(line)):
                 self._give_up(todo, done, then=line)  # a record ends the gathering; it is never a piece
                 continue
             self.held.append(line)
@@ -94,6 +95,16 @@ class SplitJoiner:
                 self.held, self.held_bytes = [], 0
             else:
                 self._give_up(todo, done)
+
+    def _after_gap(self, line: SplitLine) -> bool:
+        """Was a line left out between the last piece held and ``line`` (a gap in their line numbers: one too long for
+        ``--max-line-bytes``, which a read skips)? Then no join spans it: what was on that line is not known, and the
+        pieces around it joined would be a record never written (a field gone). (A line read left out down a pipe
+        shows as its dropped record, ``MarkedLines``; its stand-ins for blank lines have no number: ``gap``.)"""
+        if line.line is None:
+            return False
+        last = next((p.line for p in reversed(self.held) if p.line is not None), None)
+        return last is not None and line.line != last + 1
 
     def flush(self, done: list[Joined]) -> None:
         """The input ended: what is still held makes no record from its first line; look at the rest again."""
