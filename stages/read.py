@@ -14,7 +14,7 @@ from replay.pipeline.engine.errors import PipeClosed, ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.fdio import FdReader, file_removed, ready_now, silence_stdout, stdout_reader_gone
+from replay.pipeline.io.fdio import FdReader, file_removed, ready_soon, silence_stdout, stdout_reader_gone
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
@@ -412,9 +412,8 @@ class ReadJournal(Source):
                 return
             # (held while the next read does not wait: ``LineCutter.feed``, ``_read_next``; a followed file's end is
             # only where its writer has got to: never held)
-            live = follow or reader.may_wait
-            await self._send(cutter.feed(as_read, may_end=not (follow or self._filled)), out,
-                             pause=self._short and not cutter.holding)
+            items = cutter.feed(as_read, may_end=not (follow or self._filled))
+            await self._send(items, out, pause=self._short and await self._waits(reader, cutter, follow))
             at_end = eof  # the last read found nothing more
             told_removed = False  # (--follow: the file's removal is said once)
             rewind = getattr(reader, "rewind_if_truncated", None) if follow else None
@@ -432,8 +431,8 @@ class ReadJournal(Source):
                 idle = at_end = not data
                 if data:
                     short = len(data) < self.chunk
-                    await self._send(cutter.feed(data, may_end=short and not follow), out,
-                                     pause=live and short and not cutter.holding)
+                    items = cutter.feed(data, may_end=short and not follow)
+                    await self._send(items, out, pause=short and await self._waits(reader, cutter, follow))
                 elif follow:
                     if not told_removed and file_removed(reader):  # (tail -f's wait, with a word of why nothing comes)
                         told_removed = True
@@ -456,17 +455,29 @@ class ReadJournal(Source):
     async def _read_next(self, reader: Reader, cutter: LineCutter, out: Output) -> bytes:
         """The next read of an input. What the cutter holds back (``LineCutter.feed``: the lines before an open one,
         which joins them if the input ends there) stays held only while that read does not wait: a file's, or a pipe's
-        whose writer has written more or is gone (``ready_now``: `cat run.jsonl | replay heal` batches and logs as
-        `replay heal run.jsonl`). Before a read that may wait (a live writer's pause, mid-line: `tail -f log |`) it
-        goes on now, marked as a pause, as it came; where the read fails too (a truncated .gz, a failed read: every
-        whole line before it comes out first)."""
+        whose writer has written more, writes more within a short grace or is gone (``ready_soon``: `cat run.jsonl |
+        replay heal` batches and logs as `replay heal run.jsonl`, however `cat` is scheduled). Before a read that
+        waits (a live writer's pause, mid-line: `tail -f log |`) it goes on now, marked as a pause, as it came; where
+        the read fails too (a truncated .gz, a failed read: every whole line before it comes out first)."""
         try:
-            if cutter.holding and reader.may_wait and not ready_now(reader):
+            if cutter.holding and reader.may_wait and not await ready_soon(reader):
                 await self._send(cutter.release(), out, pause=True)
             return await reader.read(self.chunk)
         except (ReplayError, OSError):
             await self._send(cutter.release(), out)
             raise
+
+    async def _waits(self, reader: Reader, cutter: LineCutter, follow: bool) -> bool:
+        """After a short read (all the input had for now) that left no line held back: does the input wait here (a
+        pause)? A followed file's does (its end is where its writer has got to); a pipe's, a socket's, a terminal's
+        when its writer writes nothing more within a short grace (``ready_soon``: a writer that was only not scheduled
+        yet is no pause, which would send the run in progress the slow way); a file's never. (A line held back: the
+        next read decides, ``_read_next``.)"""
+        if cutter.holding:
+            return False
+        if not reader.may_wait:
+            return follow
+        return not await ready_soon(reader)
 
     def _removed(self, source: str, offset: int) -> None:
         """--follow read to the end of a file that was removed meanwhile: it goes on following what it opened, as

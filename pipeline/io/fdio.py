@@ -346,11 +346,20 @@ class PrefixedReader:
         return True
 
 
-def ready_now(reader: Any) -> bool:
-    """Would the next read of ``reader`` return at once, not wait for a writer? A file's always; a pipe's, a socket's or
-    a terminal's when there is more to read or its writer is gone (its end). Asked of the descriptor under a reader
-    that hands on what it reads (a ``PrefixedReader`` whose prefix is handed out); never said of others (a gzip
-    stream's: inflating what is there may need more)."""
+# How long a live writer must be silent for its input to pause (``ready_soon``). A writer that has more but is not
+# running yet (`cat` between two writes, on a busy machine) refills its pipe within a scheduler time slice or two
+# (3-24 ms on Linux); a writer with nothing to write (an agent thinking, `tail -f` between lines) is silent for far
+# longer. 50 ms tells the two apart on a loaded 2-core machine and is well below what a person watching a live
+# stream notices: a paused writer's last lines come out that much later.
+PAUSE_GRACE_SECONDS = 0.05
+
+
+async def ready_soon(reader: Any, grace: float = PAUSE_GRACE_SECONDS) -> bool:
+    """Does the next read of ``reader`` have something to give within ``grace`` seconds, rather than wait for a writer
+    silent that long (a pause)? A file's always; a pipe's, a socket's or a terminal's when there is more to read, its
+    writer writes more within ``grace`` or is gone (its end): awaited, so the other stages run meanwhile. Asked of the
+    descriptor under a reader that hands on what it reads (a ``PrefixedReader`` whose prefix is handed out); never
+    said of others (a gzip stream's: inflating what is there may need more)."""
     while isinstance(reader, PrefixedReader) and not reader.prefix:
         reader = reader.inner
     if not isinstance(reader, FdReader):
@@ -359,7 +368,12 @@ def ready_now(reader: Any) -> bool:
         return True
     poller = select.poll()
     poller.register(reader.fd, select.POLLIN)
-    return bool(poller.poll(0))  # (POLLIN: bytes to read; POLLHUP: the writer is gone, a read gives the end)
+    if poller.poll(0):  # (POLLIN: bytes to read; POLLHUP: the writer is gone, a read gives the end)
+        return True
+    with anyio.move_on_after(grace):
+        await anyio.wait_readable(reader.fd)
+        return True
+    return False
 
 
 def silence_stdout() -> None:

@@ -8,8 +8,10 @@ import os
 import select
 import subprocess
 import time
+from pathlib import Path
 
-from conftest import REPLAY
+import orjson
+from conftest import REPLAY, run_replay
 
 RUN_A = [b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"a","payload":{}}',
          b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"a","payload":{}}']
@@ -65,3 +67,43 @@ def test_lines_before_a_line_the_writer_is_still_writing_come_out_before_it_ends
     finally:
         heal.kill()
         heal.wait()
+
+
+def big_run(path: Path) -> None:
+    """One run of ~260 KB (more than a pipe read's 64 KiB chunk), with no run_started and some aliased types: the
+    rules' lines and then ensure_run_started's at the run's end, an order a pause inside the run would change."""
+    rows = [orjson.dumps({"$record": "run", "runId": "r", "prompt": "hi", "status": "ok"})]
+    for i in range(1, 1700):
+        kind = "llm_message" if i % 3 == 0 else ("user_message" if i == 1 else "assistant_message")
+        rows.append(orjson.dumps({"seq": i, "timestamp": f"2026-03-01T12:00:{i % 60:02d}.000Z", "type": kind,
+                                  "runId": "r", "payload": {"text": "x" * 150}}))
+    path.write_bytes(b"\n".join(rows) + b"\n")
+
+
+def log_entries(path: Path) -> list[dict[str, object]]:
+    return [{k: v for k, v in orjson.loads(line).items() if k not in ("timestamp", "source")}
+            for line in path.read_bytes().splitlines()]
+
+
+def test_cat_into_heal_logs_as_the_file_in_every_run(tmp_path: Path):
+    """`cat FILE | replay heal` never pauses (cat writes it all, then ends), but heal's read used to look once, right
+    after a read, whether the pipe had more: often it was empty only because cat was not scheduled yet to refill it,
+    the run was taken for paused and went the slow way, and the log came in another order (2 or 3 runs in 5). A pause
+    is now a writer silent for a grace; found by a read-only hunt."""
+    journal = tmp_path / "j.jsonl"
+    big_run(journal)
+    run_replay("heal", str(journal), "--log", str(tmp_path / "file.log"))
+    expected = log_entries(tmp_path / "file.log")
+    assert expected[-1]["rule"] != "ensure_run_started" and any(e["rule"] == "ensure_run_started" for e in expected)
+    for attempt in range(5):
+        log = tmp_path / f"pipe{attempt}.log"
+        cat = subprocess.Popen(["cat", str(journal)], stdout=subprocess.PIPE)
+        assert cat.stdout is not None
+        try:
+            heal = subprocess.run([REPLAY, "heal", "--log", str(log)], stdin=cat.stdout, capture_output=True,
+                                  timeout=120, check=False)
+        finally:
+            cat.stdout.close()
+            cat.wait()
+        assert heal.returncode == 0, heal.stderr
+        assert log_entries(log) == expected, f"attempt {attempt + 1} of 5"
