@@ -160,6 +160,11 @@ class MapDialect(Transform):
                     self._take(state, col, cols)
                 continue
             self._take(state, column, cols)
+        mapper = state.mapper
+        if (batch.pause and mapper is not None and not mapper.document and state.form == "jsonl" and not state.opened
+                and state.held):
+            # the input waits (a live writer's pause): the run opens with the facts known so far, not held for more
+            cols.extend(self._open(state, ended=False))
         if cols:
             out.append(self._batch(cols, batch.source).ends_as(batch))  # (a run cut here ends after these records)
         return out if len(out) != 1 else out[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import EPOCH, RUN_STARTED, is_timestamp
 from replay.pipeline.model.runs import Run, RunScoped, run_id_of
@@ -89,6 +89,16 @@ class InsertRunStarted(RunScoped):
         self.repair("inserted", f"run began with {_began_with(first)}; inserted run_started before it",
                     field="type", value=RUN_STARTED, **waiting["where"])
         return synthetic_event(RUN_STARTED, run, ts, first.get("seq"))
+
+    def at_pause(self, run: Run) -> list[Column]:
+        """The input waits while the run's first events are held: decided with those (a live stream is not held back
+        for the next ``LOOK_AHEAD``): none was its run_started, one is inserted before them (a run_started after the
+        pause stays where it comes)."""
+        waiting = run.state["waiting"]
+        if not waiting:
+            return []
+        run.state["waiting"] = False
+        return [invented(self._invented(waiting)), *waiting["columns"]]
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         waiting = run.state["waiting"]

@@ -93,6 +93,15 @@ class FixTimestamps(RunScoped):
             self._borrow(EPOCH, None, f"no time in the run's first {len(waiting)} {what}{size} to borrow; used the Unix "
                                       "epoch")
 
+    def at_pause(self, run: Run) -> list[Column]:
+        """The input waits while the run's first events wait for a time: decided with what came (a live stream is not
+        held back for a time that may come much later), as at the run's end: the Unix epoch."""
+        if not run.state["waiting"]:
+            return []
+        self._borrow(EPOCH, None, "no valid time in the run before its input paused to borrow; used the Unix epoch")
+        held, self._held = self._held, []
+        return held
+
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if run.state["waiting"]:
             self._borrow(EPOCH, None, "the run has no valid time to borrow; used the Unix epoch")

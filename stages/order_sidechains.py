@@ -148,10 +148,13 @@ class OrderSidechains(Transform):
             if eid is not None:
                 self.seen.add(eid)
             out.append(column)
-        if batch.closes_run:  # the run ends here: what waits for a parent that never came goes now
+        # the run ends here, or its input waits (a live writer's pause: decided as if the run ended, not held for a
+        # parent that may come much later): what waits for a parent goes now
+        if batch.closes_run or batch.pause:
             untouched = untouched and not self.held
             out += self._release()
-            self.run, self.seen = None, set()
+            if batch.closes_run:
+                self.run, self.seen = None, set()
         if untouched and len(out) == len(events):
             return [prefix, batch] if prefix is not None else batch
         rebuilt = Batch.from_columns(out, batch.source).ends_as(batch)

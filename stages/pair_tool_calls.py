@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.dropped import DROPPED_LINES, DroppedLines
 from replay.pipeline.model.events import TERMINAL_TYPES, event_type
@@ -92,6 +92,20 @@ class PairToolCalls(RunScoped):
             self.drop(i)
             self.repair("dropped", f"{etype} for call {cid!r}, which no tool_called of the run made: an orphaned result",
                         batch, i, field="payload.callId", value=cid, seqBefore=event.get("seq"), original=event)
+
+    def at_pause(self, run: Run) -> list[Column]:
+        """The input waits after the run's terminal event, held for the marks of the calls still open: decided as if
+        the run ended there (the marks, then the terminal event), not held until the next run begins. A result of one
+        of those calls that still comes is no orphan (its call is answered: marked)."""
+        if not self._held:
+            return []
+        held, self._held = self._held, []
+        calls: OpenCalls[dict[str, Any]] = run.state["calls"]
+        marks = self.end_run(run)
+        for cid in list(calls.by_id):
+            calls.close_id(cid)
+        run.state["calls"] = calls
+        return [*map(invented, marks), *held]
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         marks = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replay.pipeline.engine.batch import Batch
+from replay.pipeline.engine.batch import Batch, Column, invented
 from replay.pipeline.engine.registry import register
 from replay.pipeline.model.events import ASSISTANT_MESSAGE, TERMINAL_TYPES, event_type
 from replay.pipeline.model.runs import Run, RunScoped
@@ -34,6 +34,16 @@ class SynthesizeAssistantMessage(RunScoped):
             # If the run ends here, the message goes before its terminal event: hold the terminal
             # back; it returns unchanged before the run's next event or after the message.
             self.hold(batch, end - 1)
+
+    def at_pause(self, run: Run) -> list[Column]:
+        """The input waits after the run's terminal event, held: decided as if the run ended there (the message, then
+        the terminal event), not held until the next run begins."""
+        if not self._held:
+            return []
+        held, self._held = self._held, []
+        message = self.end_run(run)
+        run.state["seen"] = True  # (made: none is made again at the run's end)
+        return [*map(invented, message), *held]
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         if not run.state["response"] or run.state["seen"]:

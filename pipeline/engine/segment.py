@@ -25,6 +25,15 @@ Item = Batch | tuple[int, dict[str, list[dict[str, Any]]]]
 _END = object()  # (what ``next`` gives at the end of a segment's parts)
 
 
+def _still_paused(result: Any) -> None:
+    """What a stage gave back for a batch marked ``pause`` (the input may wait after it: a live writer is silent)
+    ends in a batch marked so too, whatever batches the stage made: a stage after it that holds lines looking ahead
+    decides with what has come (``RunScoped.at_pause``). (Not one given back lazily: read back from a spool.)"""
+    last = result[-1] if type(result) is list and result else result
+    if type(last) is Batch:
+        last.pause = True
+
+
 class Segment:
     def __init__(self, stages: list[Transform], feeds: dict[int, tuple[str, ...]] | None = None) -> None:
         self.stages = stages
@@ -59,14 +68,17 @@ class Segment:
                     yield from self.push(current, start)
                     continue
                 raise result_invalid(stages[max(start - 1, 0)].id, current)
-            if not (len(current) or current.closes_run or current.notes):  # (an empty batch may still close a run, or
-                continue                                                    # carry notes for the check after)
+            if not (len(current) or current.closes_run or current.notes or current.pause):  # (an empty batch may still
+                continue                                         # close a run, carry notes for the check after, or a pause)
             for k in range(start, len(stages)):
                 self.current = k
                 if self.feeds:
                     yield from self._feed(k)
                 stage = stages[k]
+                paused = current.pause
                 current = stage(current)
+                if paused:
+                    _still_paused(current)
                 if stage._side:
                     yield self._side(k)
                 if type(current) is not Batch:
@@ -75,8 +87,8 @@ class Segment:
                     elif current is not None:
                         raise result_invalid(stage.id, current)
                     break
-                if not (len(current) or current.closes_run or current.notes):
-                    break
+                if not (len(current) or current.closes_run or current.notes or current.pause):
+                    break  # (an empty batch marked ``pause`` goes on: a stage after may hold lines until one)
             else:
                 yield current
 

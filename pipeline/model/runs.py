@@ -314,6 +314,13 @@ class RunScoped(Transform):
         """The run ended: records to add at its end."""
         return []
 
+    def at_pause(self, run: Run) -> list[Column]:
+        """The input may wait after the batch in hand (``Batch.pause``: a live writer is silent, `tail -f log |`):
+        what the stage holds back looking ahead in ``run`` is decided now, with what has come, as if the run could end
+        here (it goes on after), and the columns given back go at the batch's end. A file never pauses. Nothing by
+        default."""
+        return []
+
     # tools for subclasses ---------------------------------------------------------------------
     def insert_before(self, i: int, record: dict[str, Any]) -> None:
         self._before.setdefault(i, []).append(invented(record))
@@ -409,7 +416,7 @@ class RunScoped(Transform):
                 and [e.get("runId") for e in events].count(run.run_id) == len(events)
                 and not has_records(events)):
             self._events(batch, 0, len(events))
-            return self._apply(batch, [])
+            return self._apply(batch, self._paused(batch))
         prefix: Batch | None = None
         span = 0  # where the current stretch of plain events began
         for i, record in enumerate(events):
@@ -442,10 +449,17 @@ class RunScoped(Transform):
             else:
                 self.on_record(batch, i, record)
         self._events(batch, span, len(events))
-        out = self._apply(batch, [])
+        out = self._apply(batch, self._paused(batch))
         if prefix is None:
             return out
         return [prefix, *out] if isinstance(out, list) else [prefix, out]
+
+    def _paused(self, batch: Batch) -> list[Column]:
+        """What ``at_pause`` gives back when the input may wait after ``batch`` inside a run (one the batch closes
+        ends anyway)."""
+        if not batch.pause or batch.closes_run or self.run is None:
+            return []
+        return self.at_pause(self.run)
 
     def _new_run(self, batch: Batch, i: int, record: dict[str, Any], rid: Any, source: str) -> int:
         """Close the run in progress at column ``i`` and open the one ``record`` begins; returns where

@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 import select
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import orjson
-from conftest import REPLAY, run_replay
+import pytest
+from conftest import CORPUS, REPLAY, run_replay
 
 RUN_A = [b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"a","payload":{}}',
          b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"a","payload":{}}']
@@ -107,3 +109,58 @@ def test_cat_into_heal_logs_as_the_file_in_every_run(tmp_path: Path):
             cat.wait()
         assert heal.returncode == 0, heal.stderr
         assert log_entries(log) == expected, f"attempt {attempt + 1} of 5"
+
+
+def event(seq: int, kind: str, **fields: object) -> dict[str, object]:
+    return {"seq": seq, "timestamp": f"2026-03-01T12:00:0{seq}.000Z", "type": kind, "runId": "r",
+            "payload": fields.pop("payload", {}), **fields}
+
+
+# A run whose first lines a heal rule looks ahead past (what comes later could change them), then the writer pauses:
+# the types heal writes of them while it waits (decided with what came, as if the input ended there).
+LOOKS_AHEAD = {
+    "ensure_run_started": ([event(1, "user_message"), event(2, "assistant_message")],
+                           ["run_started", "user_message", "assistant_message"]),
+    "fix_timestamp": ([{k: v for k, v in event(n, kind).items() if k != "timestamp"}
+                       for n, kind in ((1, "run_started"), (2, "user_message"))], ["run_started", "user_message"]),
+    "pair_tool_calls": ([event(1, "run_started"), event(2, "tool_called", payload={"callId": "c1", "toolName": "x"}),
+                         event(3, "run_completed")], ["run_started", "tool_called", "tool_unanswered", "run_completed"]),
+    "synthesize_assistant_message": ([{"$record": "run", "runId": "r", "response": "hi", "status": "ok"},
+                                      event(1, "run_started"), event(2, "run_completed")],
+                                     [None, "run_started", "assistant_message", "run_completed"]),
+    # (another agent's log: dialect holds its events until the facts its run record opens with are known, a prompt)
+    "dialect": ([orjson.loads((CORPUS / "claude-code" / "session_b.jsonl").read_bytes().splitlines()[1])],
+                [None, "run_started", "assistant_message"]),
+    "order_sidechains": ([event(1, "run_started", id="a"),
+                          event(2, "assistant_message", id="s", parentId="p", payload={"sidechain": True})],
+                         ["run_started", "assistant_message"]),
+}
+# The writer's longest pause: it writes its lines, then waits until the test closes its stdin (the lines came out) or
+# this is up. Long, so a slow start of heal on a loaded machine is no failure; a heal that works ends the wait early.
+PAUSE_S = 10
+
+
+@pytest.mark.parametrize("rule", sorted(LOOKS_AHEAD))
+def test_lines_a_rule_looks_ahead_past_come_out_while_the_writer_pauses(tmp_path: Path, rule: str):
+    """`tail -f log | replay heal`: a stage that holds a run's first lines (or its terminal event) to see what comes
+    next used to hold them until the input ended (ensure_run_started up to 16 events, fix_timestamp up to 10,000);
+    at a pause it decides with what came. A liveness check: the lines come out while the writer, a process of its
+    own, still holds the pipe open and writes nothing."""
+    records, types = LOOKS_AHEAD[rule]
+    journal = tmp_path / "live.jsonl"
+    journal.write_bytes(b"".join(orjson.dumps(record) + b"\n" for record in records))
+    script = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read()); sys.stdout.flush(); sys.stdin.read()"
+    writer = subprocess.Popen([sys.executable, "-c", script, str(journal)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert writer.stdin is not None and writer.stdout is not None
+    heal = subprocess.Popen([REPLAY, "heal"], stdin=writer.stdout, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    writer.stdout.close()
+    assert heal.stdout is not None
+    try:
+        got = lines_within(heal.stdout.fileno(), len(types), PAUSE_S)  # (the writer has not closed the pipe yet)
+        writer.stdin.close()  # (the writer ends: heal reads the end of its input)
+        assert [orjson.loads(line).get("type") for line in got] == types
+        assert heal.wait(timeout=60) == 0
+    finally:
+        for process in (writer, heal):
+            process.kill()
+            process.wait()
