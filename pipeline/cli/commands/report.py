@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, counted_before
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, counted_before, write_failed
 from replay.pipeline.engine.log import write_stderr
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, is_url, not_a_journal_name, path_kind
@@ -163,16 +165,36 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
     from replay.pipeline.cli.report_parts import report_summaries, summaries_only
 
     work = cli_work(summaries_only(bound), strict=strict, inputs=len(files), files=files_for(files))
-    with tempfile.TemporaryDirectory(prefix="replay-report-") as folder:
-        summaries = Path(folder) / "summaries.jsonl"
-        with summaries.open("wb") as sink:
+    with _spooling(Path(tempfile.gettempdir()) / "replay-report-*"):
+        folder = tempfile.TemporaryDirectory(prefix="replay-report-")
+    with folder:
+        summaries = Path(folder.name) / "summaries.jsonl"
+        with _spooling(summaries):
+            sink = summaries.open("wb", buffering=0)  # (unbuffered: a failed write is seen there, not at a later flush)
+        with sink:
 
             def take(outcome: Any) -> None:
                 if outcome.stderr:
                     write_stderr(outcome.stderr)
-                sink.write(outcome.stdout)
+                with _spooling(summaries):
+                    data = memoryview(outcome.stdout)
+                    while data:
+                        data = data[sink.write(data):]
 
             totals = run_over(work, files, scale, label="report", take=take, preflight=None)  # made above, on the whole graph
         with counted_before(totals.errors):
             result = report_summaries([str(summaries)], bound, strict)
     return totals.errors, result
+
+
+@contextmanager
+def _spooling(path: Path) -> Iterator[None]:
+    """A write of the summaries the map spools in the temp folder, which the system refuses (a full TMPDIR, a
+    file-size limit): E_OUTPUT_WRITE_FAILED (exit 1) naming the file, as a failed write of the report itself is."""
+    try:
+        yield
+    except OSError as exc:
+        error = write_failed(str(path), exc)
+        error.body["howToFix"] = ("The summaries of the files are spooled in the temp folder: free space there, or "
+                                  "set TMPDIR to a folder with room, then run the command again (no report was written).")
+        raise error from exc
