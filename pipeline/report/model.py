@@ -335,8 +335,11 @@ def usage_of(value: Any, unheld: list[str] | None = None, skipped: list[str] | N
     A number written beyond a double (``1e400``, read as infinity) counts as the whole number it writes (10**400), as
     one written out in full does. One that is no such whole number (a fraction with hundreds of digits), or a whole
     number of ``COUNT_DIGITS`` digits or more (its sums over runs could not be printed), holds no count: the usage
-    object counts for nothing (None), and the field is named in ``unheld`` (``"inputTokens 1e5000"``), for a notice."""
+    object counts for nothing (None), and the field is named in ``unheld`` (``"inputTokens 1e5000"``), for a notice;
+    so is a usage that is no object (``"1200 tokens"``, a list; null is none given), as ``usage "1200 tokens"``."""
     if not isinstance(value, dict):
+        if value is not None and unheld is not None:  # (looked at only here: the usual usage is an object)
+            unheld.append(_field_text(_NO_OBJECT, value))
         return None
     found: dict[str, float] = {}
     via = None  # the name the input count was read under
@@ -391,18 +394,22 @@ def usage_notice(fields: list[str], only_fields: bool, where: dict[str, Any], ru
                  stage: str) -> dict[str, Any]:
     """The notice (``E_USAGE_NOT_COUNTED``, a warning) of a usage object ``usage_of`` left a value of out, at ``where``
     (a record's source, line, offset): ``fields`` as it names them (``unheld``, the whole object left out, else
-    ``skipped``, only those fields: ``only_fields``). ``report`` and ``export --otlp`` count usage by ``usage_of`` and
-    say what it leaves out by this notice."""
+    ``skipped``, only those fields: ``only_fields``; a usage that is no object, ``usage "1200 tokens"``, left out
+    whole). ``report`` and ``export --otlp`` count usage by ``usage_of`` and say what it leaves out by this notice."""
     line = f"line {where['line']}" if "line" in where else "a record"
     named = ", ".join(fields)
-    if only_fields:
+    advice = how_to_fix(USAGE_NOT_COUNTED)
+    if not only_fields and fields[0].startswith(f"{_NO_OBJECT} "):  # (the usage itself: ``usage_of``)
+        said = f"{named} is no usage object (an object of counts); left out of the run's usage"
+        advice = 'Write usage as an object of counts (e.g. {"inputTokens": 1200, "outputTokens": 80, "costUsd": 0.0034}).'
+    elif only_fields:
         said = (f"usage {named} {'is not a count' if len(fields) == 1 else 'are not counts'} (a number >= 0); left "
                 "out of the run's usage, the rest of this usage object counted")
     else:
         said = (f"usage {named} is a number no count holds (not a whole number, or one of thousands of digits); "
                 "this usage object is left out of the run's usage")
     return {"code": USAGE_NOT_COUNTED, "action": "reported", **where, "runId": run_id, "stage": stage,
-            "received": named, "message": f"{line}: {said}", "howToFix": how_to_fix(USAGE_NOT_COUNTED)}
+            "received": named, "message": f"{line}: {said}", "howToFix": advice}
 
 
 _INPUT_GROUP = ("inputTokens", *CACHE_TOKENS, *CACHED_IN_INPUT)  # an input count and the cache's counts: taken together
@@ -420,6 +427,9 @@ def combined_usage(declared: dict[str, Any] | None, summed: dict[str, Any] | Non
     if not together or set(together).isdisjoint(declared):
         return {**summed, **declared}
     return {**{k: v for k, v in summed.items() if k not in together}, **declared}
+
+
+_NO_OBJECT = "usage"  # (``usage_of``) the name a usage that is no object is noted under: no usage field is named so
 
 
 def _field_text(name: str, value: Any) -> str:
