@@ -116,8 +116,8 @@ def values_of(events: list[dict[str, Any]], key: str) -> list[Any]:
 
 # numbers ---------------------------------------------------------------------------------------
 def number(value: float) -> int | float:
-    """A duration or amount as JSON writes it: ints stay ints, floats keep 3 decimals (a sum ``_exact_sum`` made,
-    which no double holds, as it is). A whole float is the int it writes (``1e40``: 10**40, not its double's digits)."""
+    """A duration as JSON writes it (a count or cost: ``count_shown``): ints stay ints, floats keep 3 decimals (a sum
+    ``_exact_sum`` made, which no double holds, as it is). A whole float is the int it writes (``1e40``: 10**40)."""
     if isinstance(value, int):
         return value
     if value.__class__ is exactjson.ExactNumber:
@@ -205,15 +205,51 @@ def written_int(value: float) -> int:
     return int(Decimal(getattr(value, "text", None) or repr(value)))
 
 
-def money(value: int | float) -> int | float:
-    """A cost sum without binary noise (0.1 + 0.2 is 0.3); an int as it is (however large); a whole float as the int
-    it writes; a sum no double holds (``_exact_sum``) as it is."""
+SHOWN_DIGITS = 15  # the significant digits a fraction of a count or cost is shown to: every digit a double holds for sure
+
+
+def count_shown(value: int | float) -> int | float:
+    """A token count or cost (or a sum of them) as ``report`` (every format) and ``export --otlp`` show it: as written,
+    without the binary noise of a float sum (0.1 + 0.2 is 0.3, not 0.30000000000000004): an int as it is (however
+    large); a sum no double holds (``_exact_sum``) as it is; a whole float as the int it writes; a fraction to
+    ``SHOWN_DIGITS`` significant digits (``123.456789`` and ``4e-11`` as written; durations keep 3 decimals: ``number``)."""
     if isinstance(value, int) or value.__class__ is exactjson.ExactNumber:
         return value
     if value.is_integer():
         return written_int(value)
-    rounded = round(float(value), 10)
-    return int(rounded) if rounded.is_integer() else rounded
+    shown = float(f"{value:.{SHOWN_DIGITS}g}")
+    return int(shown) if shown.is_integer() else shown
+
+
+def maybe_count(value: int | float | None) -> int | float | None:
+    """``count_shown``, None (not given) kept."""
+    return None if value is None else count_shown(value)
+
+
+def plus_noted(total: int | float, value: int | float, lost: dict[str, float], key: str) -> int | float:
+    """``exact_plus(total, value)``, what a double's rounding left out of a float sum added up in ``lost[key]``
+    (``settled`` adds it back): a sum of fractions off only by its numbers' doubles, which ``count_shown`` drops,
+    not by one rounding for each number added (0.1 added 1000 times is 100, not 99.9999999999986)."""
+    result = exact_plus(total, value)
+    if result.__class__ is float and (total.__class__ is not int or value.__class__ is not int):
+        a, b = float(total), float(value)
+        back = result - a
+        lost[key] = lost.get(key, 0.0) + ((a - (result - back)) + (b - back))  # (Knuth's two-sum: exact)
+    return result
+
+
+def sum_noted(values: list[int | float], start: int | float, lost: dict[str, float], key: str) -> int | float:
+    """``_sum(values, start)``, what the rounding left out of a float sum added up in ``lost[key]`` (``plus_noted``)."""
+    result = _sum(values, start)
+    if result.__class__ is float:
+        lost[key] = lost.get(key, 0.0) + math.fsum([start, *values, -result])  # (the rest, exactly summed)
+    return result
+
+
+def settled(total: Any, lost: dict[str, float], key: str) -> Any:
+    """A sum ``plus_noted`` / ``sum_noted`` made, with what their roundings left out added back."""
+    off = lost.get(key)
+    return total + off if off and total.__class__ is float else total
 
 
 def _is_number(value: Any) -> bool:
@@ -617,6 +653,7 @@ class RunTally:
         self.errors: list[dict[str, Any]] = []
         self.failed_event = False
         self.event_usage: Counter[str] = _no_counts()
+        self.lost: dict[str, float] = {}  # what the roundings of event_usage's float sums left out (``plus_noted``)
         # usage objects that held a number no count holds, or a value that is no count (``usage_of``): (the event's
         # index in the run, or None for the run record; the fields; True: only those fields were left out, False: the
         # whole object), for the summarize stage to report as notices
@@ -736,7 +773,7 @@ class RunTally:
         if usage:
             counts: Any = self.event_usage  # token counts stay ints, costs floats
             for key, number_ in usage.items():
-                counts[key] = exact_plus(counts[key], number_)
+                counts[key] = plus_noted(counts[key], number_, self.lost, key)
             counts["_seen"] += 1
 
     def _noted_usage(self, index: int | None, value: Any) -> dict[str, float] | None:
@@ -759,7 +796,7 @@ class RunTally:
         counts: Any = self.event_usage  # token counts stay ints, costs floats
         for key, values in columns.items():
             if values:
-                counts[key] = _sum(values, counts[key])
+                counts[key] = sum_noted(values, counts[key], self.lost, key)
         counts["_seen"] += seen
 
     def _see_moment(self, moment: datetime | None, stamp: Any) -> None:
@@ -918,7 +955,8 @@ class RunTally:
     def combined_usage(self) -> dict[str, Any] | None:
         """The counts the run's usage objects give (``combined_usage`` of its run record's and its events' sums)."""
         summed: dict[str, float] | None = (
-            {k: self.event_usage[k] for k in USAGE_KEYS if k in self.event_usage} if self.event_usage["_seen"] else None)
+            {k: settled(self.event_usage[k], self.lost, k) for k in USAGE_KEYS if k in self.event_usage}
+            if self.event_usage["_seen"] else None)
         return combined_usage(usage_of((self.record or {}).get("usage")), summed)
 
     def _usage(self) -> dict[str, Any] | None:
@@ -931,9 +969,8 @@ class RunTally:
             return None
         shown = shown_usage(declared)  # (the cache's counts only when a usage object gave them)
         cost = shown["costUsd"]
-        return {"inputTokens": maybe_number(shown["inputTokens"]), "outputTokens": maybe_number(shown["outputTokens"]),
-                "costUsd": None if cost is None else money(cost),
-                **{key: number(shown[key]) for key in CACHE_TOKENS if key in shown}}
+        return {"inputTokens": maybe_count(shown["inputTokens"]), "outputTokens": maybe_count(shown["outputTokens"]),
+                "costUsd": maybe_count(cost), **{key: count_shown(shown[key]) for key in CACHE_TOKENS if key in shown}}
 
     def _timeline(self, start: datetime | None, duration: Any, indexes: list[Any]) -> dict[str, Any]:
         """The run's timeline: its marks, and ``calls``, the place in the run of each tool call's first event (an
@@ -1021,7 +1058,7 @@ def run_usage(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> di
     declared = (record or {}).get("usage")
     if not isinstance(declared, dict):
         declared = {}
-    added = {_CACHE_NAMES.get(k, k): money(v) if k == "costUsd" else number(v) for k, v in usage.items()
+    added = {_CACHE_NAMES.get(k, k): count_shown(v) for k, v in usage.items()
              if all(declared.get(name) is None for name in USAGE_KEYS[k])}
     return {**declared, **added}
 
@@ -1073,6 +1110,7 @@ class Aggregate:
         self.tokens_out: int | float | None = None
         self.costs: list[float] = []  # of the runs that recorded a cost
         self.cached: dict[str, int | float] = {}  # the cache's tokens (``CACHE_TOKENS``), of the runs that counted them
+        self.lost: dict[str, float] = {}  # what the roundings of the float sums of tokens left out (``plus_noted``)
         self.with_usage = 0
         self.durations: list[float] = []
         self.start: datetime | None = None
@@ -1106,13 +1144,13 @@ class Aggregate:
         usage = s["usage"]
         if usage is not None:
             self.with_usage += 1
-            self.tokens_in = _plus_given(self.tokens_in, usage["inputTokens"])
-            self.tokens_out = _plus_given(self.tokens_out, usage["outputTokens"])
+            self.tokens_in = self._plus(self.tokens_in, usage["inputTokens"], "inputTokens")
+            self.tokens_out = self._plus(self.tokens_out, usage["outputTokens"], "outputTokens")
             if usage["costUsd"] is not None:
                 self.costs.append(usage["costUsd"])
             for key in CACHE_TOKENS:  # (in a run's usage when some usage object of it counted them)
                 if key in usage:
-                    self.cached[key] = exact_plus(self.cached.get(key, 0), usage[key])
+                    self.cached[key] = plus_noted(self.cached.get(key, 0), usage[key], self.lost, key)
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
         starts, ends = s.get("startedAt"), s.get("endedAt")
@@ -1146,6 +1184,12 @@ class Aggregate:
         self.by_rule.update(by_rule)
         self.repairs += total
 
+    def _plus(self, total: int | float | None, value: int | float | None, key: str) -> int | float | None:
+        """A sum of the runs' counts given (``_plus_given``, by ``plus_noted``): None adds nothing."""
+        if value is None:
+            return total
+        return value if total is None else plus_noted(total, value, self.lost, key)
+
     def result(self, diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
         """The totals; ``diagnostics``: the input problems (``total``, ``byCode``, and the ``first`` few)."""
         diag = diagnostics or {}
@@ -1155,9 +1199,11 @@ class Aggregate:
             "toolCalls": {"total": self.calls, "ok": self.calls_ok, "error": self.calls - self.calls_ok,
                           "byTool": {name: _finish_stats(self.by_tool[name]) for name in sorted(self.by_tool)}},
             "errors": {"total": sum(self.by_code.values()), "byCode": dict(sorted(self.by_code.items()))},
-            "usage": {"inputTokens": maybe_number(self.tokens_in), "outputTokens": maybe_number(self.tokens_out),
-                      "costUsd": money(_money_sum(self.costs)) if self.costs else None,
-                      **{key: number(self.cached[key]) for key in CACHE_TOKENS if key in self.cached},
+            "usage": {"inputTokens": maybe_count(settled(self.tokens_in, self.lost, "inputTokens")),
+                      "outputTokens": maybe_count(settled(self.tokens_out, self.lost, "outputTokens")),
+                      "costUsd": count_shown(_money_sum(self.costs)) if self.costs else None,
+                      **{key: count_shown(settled(self.cached[key], self.lost, key)) for key in CACHE_TOKENS
+                         if key in self.cached},
                       "runsWithUsage": self.with_usage},
             "repairs": {"total": self.repairs, "byRule": dict(sorted(self.by_rule.items()))},
             "unattributedRepairs": {"total": sum(u["total"] for u in self.unattributed),

@@ -41,7 +41,7 @@ Every line parses as OTLP/JSON. A number OTLP cannot hold as an ``intValue`` (be
 ``doubleValue`` (not finite: ``1e400`` reads as infinity) is written as a ``stringValue``: its digits,
 or its text as the journal wrote it; a token count is an ``intValue`` or that text, never a ``doubleValue``
 (``1e20``, beyond int64, is its digits; a fraction, ``1.5``, its text, as ``report`` counts it: ``count_of``,
-``number``). A usage object is counted or left out as ``report`` counts it
+``count_shown``). A usage object is counted or left out as ``report`` counts it
 (``usage_of``: ``TraceBuilder.counted``), what it leaves out noted for the stage's notice (``left_out``). A timestamp outside what a ``fixed64`` of unix nanoseconds holds
 (before 1970, after 2554-07-21) is left out, as a missing one is, and the root span counts such
 events in ``replay.timestamps_out_of_range``.
@@ -92,15 +92,16 @@ from replay.pipeline.report.model import (
     CANONICAL_TYPES,
     as_text,
     combined_usage,
+    count_shown,
     error_of,
     exact_plus,
     failure_entry,
-    number,
     own_error,
+    plus_noted,
     said_again,
+    settled,
     shown_usage,
     usage_of,
-    written_int,
 )
 
 SPANS_PER_REQUEST = 2000  # spans held before those finished go out in a request of their own
@@ -149,7 +150,7 @@ def tokens(counts: dict[str, Any]) -> dict[str, int | float]:
 def token_count(value: int | float) -> int | str:
     """A token count as its attribute holds it: an int64 (``gen_ai.usage.*`` are ints), else the text of the number:
     its digits (``1e20`` or ``9223372036854775808.0``, whole floats beyond int64, were ``doubleValue``s), its text as
-    read (``1e400``), or a fraction's as ``report`` writes it (``number``: ``1.5``, not cut to 1)."""
+    read (``1e400``), or a fraction's as ``report`` writes it (``count_shown``: ``1.5``, not cut to 1)."""
     if value.__class__ is not int:
         if not math.isfinite(value):
             return getattr(value, "text", repr(value))
@@ -161,10 +162,10 @@ def token_count(value: int | float) -> int | str:
             if exact != exact.to_integral_value():
                 return text
             value = int(exact)
-        elif float(value).is_integer():
-            value = written_int(value)
-        else:
-            return repr(number(value))
+        else:  # (a whole float as the int it writes; a fraction as report shows it, a sum's binary noise dropped)
+            value = count_shown(value)
+            if value.__class__ is not int:
+                return repr(value)
     return value if INT64_MIN <= value <= INT64_MAX else str(value)
 
 
@@ -258,6 +259,7 @@ class TraceBuilder:
         self.asked: int | None = None  # the time of the latest event the model saw (``_SEEN``): a call begins there
         self.last_nanos: int | None = None
         self.totals: dict[str, int | float] = {}
+        self.lost: dict[str, float] = {}  # what the roundings of the totals' float sums left out (``plus_noted``)
         self.count = 0
         self.out_of_range = 0  # events whose timestamp a fixed64 of unix nanoseconds cannot hold
         self.unreadable = 0  # events whose timestamp is there but names no time (not RFC 3339): no time, as none
@@ -394,7 +396,7 @@ class TraceBuilder:
         found = self.counted(usage)
         for key, value in found.items():
             total = self.totals.get(key)
-            self.totals[key] = value if total is None else exact_plus(total, value)
+            self.totals[key] = value if total is None else plus_noted(total, value, self.lost, key)
         if found and span is not None and span.kind == SPAN_KIND_CLIENT:  # (summed as the run's totals are)
             for key, value in found.items():
                 held = span.usage.get(key)
@@ -480,7 +482,7 @@ class TraceBuilder:
             attrs["gen_ai.request.model"] = self.model
         # the run's totals as report counts the run's usage: each count its run record's usage gives (a captured run's
         # only count), the sum of its model calls' for the others
-        totals = combined_usage(self.declared, self.totals) or {}
+        totals = combined_usage(self.declared, {k: settled(v, self.lost, k) for k, v in self.totals.items()}) or {}
         attrs.update({name: token_count(value) for name, value in tokens(totals).items()})
         attrs["replay.events"] = self.count
         if self.repairs is not None:
