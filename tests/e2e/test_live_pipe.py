@@ -34,41 +34,35 @@ def lines_within(fd: int, want: int, seconds: float) -> list[bytes]:
     return data.splitlines()
 
 
-def test_a_run_that_ended_comes_out_while_the_writer_still_writes():
+def fed_in_two(first: bytes, rest: bytes) -> None:
+    """`replay heal` fed ``first`` (the writer then waits, its pipe open): run a and b's first line come out now, with
+    nothing more; fed ``rest`` and the end, b's second line comes (exit 0)."""
     heal = subprocess.Popen([REPLAY, "heal"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert heal.stdin is not None and heal.stdout is not None
     try:
-        heal.stdin.write(b"\n".join([*RUN_A, RUN_B[0]]) + b"\n")  # run a, and the first line of run b
+        heal.stdin.write(first)
         heal.stdin.flush()
-        # the writer has not closed the pipe: run a ended, and what b has so far goes on rather than wait for its end
-        assert lines_within(heal.stdout.fileno(), 3, 20) == [*RUN_A, RUN_B[0]]
-        heal.stdin.write(RUN_B[1] + b"\n")
+        assert lines_within(heal.stdout.fileno(), 3, 20) == [*RUN_A, RUN_B[0]]  # (the writer has not gone on)
+        heal.stdin.write(rest)
         heal.stdin.close()
         assert heal.stdout.read().splitlines() == [RUN_B[1]]
         assert heal.wait(timeout=20) == 0
     finally:
         heal.kill()
         heal.wait()
+
+
+def test_a_run_that_ended_comes_out_while_the_writer_still_writes():
+    """Run a, and the first line of run b: run a ended, and what b has so far goes on rather than wait for its end."""
+    fed_in_two(b"\n".join([*RUN_A, RUN_B[0]]) + b"\n", RUN_B[1] + b"\n")
 
 
 def test_lines_before_a_line_the_writer_is_still_writing_come_out_before_it_ends():
     """A writer that stops mid-line: the lines before that line go on now (read holds them back, to join them with a
     last line without a newline, only while its next read does not wait), and the line once it is whole, with no
     newline after it, as the input's end."""
-    heal = subprocess.Popen([REPLAY, "heal"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert heal.stdin is not None and heal.stdout is not None
     half = len(RUN_B[1]) // 2
-    try:
-        heal.stdin.write(b"\n".join([*RUN_A, RUN_B[0], RUN_B[1][:half]]))  # run a, b's first line, half its second
-        heal.stdin.flush()
-        assert lines_within(heal.stdout.fileno(), 3, 20) == [*RUN_A, RUN_B[0]]  # (the writer has not gone on)
-        heal.stdin.write(RUN_B[1][half:])
-        heal.stdin.close()
-        assert heal.stdout.read().splitlines() == [RUN_B[1]]
-        assert heal.wait(timeout=20) == 0
-    finally:
-        heal.kill()
-        heal.wait()
+    fed_in_two(b"\n".join([*RUN_A, RUN_B[0], RUN_B[1][:half]]), RUN_B[1][half:])
 
 
 def big_run(path: Path) -> None:
