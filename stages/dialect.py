@@ -190,6 +190,7 @@ class MapDialect(Transform):
                 self._not_named(state, f"looks like no dialect's log (no record of its first {LOOKAHEAD} is another "
                                        "agent's or replay's own)")
             self._named(state)
+            return
         elif len(found) == 1:
             state.dialect = found[0]
         elif len(found) > 1:

@@ -358,12 +358,19 @@ async def ready_soon(reader: Any, grace: float = PAUSE_GRACE_SECONDS) -> bool:
     """Does the next read of ``reader`` have something to give within ``grace`` seconds, rather than wait for a writer
     silent that long (a pause)? A file's always; a pipe's, a socket's or a terminal's when there is more to read, its
     writer writes more within ``grace`` or is gone (its end): awaited, so the other stages run meanwhile. Asked of the
-    descriptor under a reader that hands on what it reads (a ``PrefixedReader`` whose prefix is handed out); never
-    said of others (a gzip stream's: inflating what is there may need more)."""
-    while isinstance(reader, PrefixedReader) and not reader.prefix:
+    descriptor under a reader that hands on what it reads: a ``PrefixedReader``, a
+    ``GunzipReader`` (with nothing inflated or compressed left over, its end not met: `cat log.gz | replay heal` pauses
+    as `cat log | replay heal` does; inflating what comes may need more, a wait too short to matter); never said of
+    others."""
+    while not isinstance(reader, FdReader):
+        if isinstance(reader, PrefixedReader):
+            pass  # (its prefix is topped up by a read of what is under it: that read's wait is the one)
+        elif isinstance(reader, GunzipReader):
+            if reader.pending or reader.tail or reader.eof or reader.failure is not None:
+                return True
+        else:
+            return False
         reader = reader.inner
-    if not isinstance(reader, FdReader):
-        return False
     if reader.kind == "file":
         return True
     poller = select.poll()

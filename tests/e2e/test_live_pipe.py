@@ -105,6 +105,34 @@ def test_cat_into_heal_logs_as_the_file_in_every_run(tmp_path: Path):
         assert log_entries(log) == expected, f"attempt {attempt + 1} of 5"
 
 
+def test_a_gzip_log_through_a_pipe_heals_as_the_file(tmp_path: Path):
+    """`cat log.gz | replay heal`: read took every short read of a gzip stream on a pipe for a pause (it asked only a
+    plain pipe whether more was coming), so runs whose run_started came second were decided early: a run_started made
+    up, the real one kept after it. Found by this stop's review."""
+    import gzip
+    import random
+
+    rng = random.Random(1)
+    text = lambda n: "".join(rng.choices("abcdefghij", k=n))  # noqa: E731  (incompressible enough: many reads)
+    lines = []
+    for r in range(1500):
+        for seq, kind, payload in ((1, "user_message", {"text": text(300)}), (2, "run_started", {"note": text(900)}),
+                                   (3, "assistant_message", {"text": text(300)}), (4, "run_completed", {})):
+            lines.append(orjson.dumps({"seq": seq, "timestamp": f"2024-01-01T00:00:0{seq}Z", "type": kind,
+                                       "runId": f"run-{r}", "payload": payload}))
+    journal = tmp_path / "x.jsonl.gz"
+    journal.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    expected = run_replay("heal", str(journal)).stdout
+    cat = subprocess.Popen(["cat", str(journal)], stdout=subprocess.PIPE)
+    assert cat.stdout is not None
+    try:
+        piped = subprocess.run([REPLAY, "heal"], stdin=cat.stdout, capture_output=True, timeout=120, check=False)
+    finally:
+        cat.stdout.close()
+        cat.wait()
+    assert piped.stdout == expected, piped.stderr[-2000:]
+
+
 def event(seq: int, kind: str, **fields: object) -> dict[str, object]:
     return {"seq": seq, "timestamp": f"2026-03-01T12:00:0{seq}.000Z", "type": kind, "runId": "r",
             "payload": fields.pop("payload", {}), **fields}
