@@ -12,7 +12,8 @@ Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema
   space after it. The run's events are the streamed ones followed by the output object's ``events`` (a streaming
   runner usually ends with ``"events": []``), each an object with a ``type`` (a non-empty string) either way.
   An event (or anything but the output object) printed over several lines fails the run at its first line and
-  is left out, the lines after it read on (``_document_at``, ``_over_lines``).
+  is left out, the lines after it read on (``_document_at``, ``_over_lines``); the scans for such documents read a
+  few times stdout's size at most, all together (``_ScanBudget``: past it, such a line is a one-line fault).
 
 A reply is read whole after the process ended; every complete event line counts, so a runner that
 dies halfway still yields the events it printed. Problems become diagnostics with the E_RUNNER_*
@@ -352,6 +353,7 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
     outputs = 0  # (the output object's line once it was read: nothing but white space may follow it)
     tried = False  # has a line that opens a document over several lines been read as the output object?
     within = 0  # the last line of an event printed over several lines, left out (``_over_lines``)
+    budget = _ScanBudget(SCAN_BUDGET * len(stdout) + _SCAN_FLOOR)  # (all ``_document_at`` scans together: linear)
     for number, raw in enumerate(raws, start=1):
         start, offset = offset, offset + len(raw) + 1
         line = raw.rstrip(b"\r")
@@ -363,7 +365,7 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            found = _document_at(stdout, start - skipped) if line.lstrip()[:1] in (b"{", b"[") else None
+            found = _document_at(stdout, start - skipped, budget) if line.lstrip()[:1] in (b"{", b"[") else None
             if found is not None and not _is_output(found[0]):  # (an event over several lines: left out, as one)
                 within = _over_lines(reply, found[0], number, number + found[1], start)
                 continue
@@ -472,16 +474,41 @@ def _is_output_at(stdout: bytes, index: int) -> bool:
 
 
 _WINDOW = 256  # the bytes ``_document_at`` reads first (then twice as many, ...): what it reads is bounded by the document
+SCAN_BUDGET = 8  # the bytes all ``_document_at`` scans of one reply may read together, per byte of stdout (plus _SCAN_FLOOR)
+_SCAN_FLOOR = 64 * _WINDOW  # (a document costs up to ~6 times what it spans; a small one at least a window)
 
 
-def _document_at(stdout: bytes, index: int) -> tuple[Any, int] | None:
+@dataclass
+class _ScanBudget:
+    """The bytes ``_document_at`` may still read for one reply, every scan together. A scan that finds no document
+    (stdout ending inside what a line opens, say) reads to where that stops, often stdout's end; a line after it may
+    open one more (``[1, ...`` on each of many lines) and be scanned to the end again: without a budget, reading a
+    reply grows with the square of stdout's size. Past it, a line that does not parse is a one-line fault."""
+
+    left: int
+
+    def spend(self, size: int) -> bool:
+        """Take ``size`` bytes from the budget: False (and nothing taken) when that many are no longer left."""
+        if size > self.left:
+            self.left = 0
+            return False
+        self.left -= size
+        return True
+
+
+def _document_at(stdout: bytes, index: int, budget: _ScanBudget | None = None) -> tuple[Any, int] | None:
     """The one JSON document that opens at byte ``index`` of ``stdout`` (a line's start) over several lines, and how
     many lines after its first it ends on; None when there is none there that ends at a line's end (a fault in it, or
-    stdout ending inside it). Read in windows that end at a line's end (never inside a string nor a UTF-8 character),
-    each twice the last, until one holds the document: each document costs about what it spans, not what follows it."""
+    stdout ending inside it), or when reading it would overrun ``budget`` (the scans of one reply, together). Read in
+    windows that end at a line's end (never inside a string nor a UTF-8 character), each twice the last, until one
+    holds the document: each document costs about what it spans, not what follows it."""
     size = _WINDOW
     while True:
+        if budget is not None and budget.left <= 0:
+            return None
         end = stdout.find(b"\n", index + size)
+        if budget is not None and not budget.spend((len(stdout) if end < 0 else end) - index):
+            return None
         window = stdout[index:] if end < 0 else stdout[index:end]
         try:
             return exactjson.loads(window), window.rstrip().count(b"\n")
@@ -490,6 +517,8 @@ def _document_at(stdout: bytes, index: int) -> tuple[Any, int] | None:
                 at = exactjson.error_position(window, exc)
                 if window[at["offset"]:at["offset"] + at["column"] - 1].strip():
                     return None  # (more on the line the document ends on)
+                if budget is not None and not budget.spend(at["offset"]):
+                    return None
                 try:
                     value = exactjson.loads(window[:at["offset"]])
                 except orjson.JSONDecodeError:
