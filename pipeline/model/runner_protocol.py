@@ -353,7 +353,7 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
     outputs = 0  # (the output object's line once it was read: nothing but white space may follow it)
     tried = False  # has a line that opens a document over several lines been read as the output object?
     within = 0  # the last line of an event printed over several lines, left out (``_over_lines``)
-    budget = _ScanBudget(SCAN_BUDGET * len(stdout) + _SCAN_FLOOR)  # (all ``_document_at`` scans together: linear)
+    budget = _ScanBudget(_SCAN_TIMES * len(stdout) + _SCAN_FLOOR)  # (all ``_document_at`` scans together: linear)
     for number, raw in enumerate(raws, start=1):
         start, offset = offset, offset + len(raw) + 1
         line = raw.rstrip(b"\r")
@@ -474,7 +474,7 @@ def _is_output_at(stdout: bytes, index: int) -> bool:
 
 
 _WINDOW = 256  # the bytes ``_document_at`` reads first (then twice as many, ...): what it reads is bounded by the document
-SCAN_BUDGET = 8  # the bytes all ``_document_at`` scans of one reply may read together, per byte of stdout (plus _SCAN_FLOOR)
+_SCAN_TIMES = 8  # the bytes all ``_document_at`` scans of one reply may read together, per byte of stdout (plus _SCAN_FLOOR)
 _SCAN_FLOOR = 64 * _WINDOW  # (a document costs up to ~6 times what it spans; a small one at least a window)
 
 
@@ -488,7 +488,7 @@ class _ScanBudget:
     left: int
 
     def spend(self, size: int) -> bool:
-        """Take ``size`` bytes from the budget: False (and nothing taken) when that many are no longer left."""
+        """Take ``size`` bytes from the budget: False (the budget then spent, every later scan refused) when they are not left."""
         if size > self.left:
             self.left = 0
             return False
