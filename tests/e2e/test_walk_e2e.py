@@ -154,5 +154,7 @@ def test_at_near_the_start_of_a_big_journal_reads_only_its_start(tmp_path: Path)
     whole = guarded("walk", str(path), "--json")
     assert whole.returncode == 0
     start_up = bytes_read(guarded("walk", str(WALK / "hello.jsonl")))  # what Python reads to start (modules)
-    assert bytes_read(whole) - start_up > size
+    # The start-up reads vary by a few hundred KiB from one process to the next (which modules a walk imports, and
+    # whether their bytecode was cached yet), so the whole walk is compared with the near one, not with start_up.
+    assert bytes_read(whole) - bytes_read(near) > size * 3 / 4, (bytes_read(whole), bytes_read(near), size)
     assert bytes_read(near) - start_up < size / 4, (bytes_read(near), start_up, size)
