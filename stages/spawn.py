@@ -3,7 +3,9 @@
 For each invocation (from ``discover``) the runner starts in a session of its own (its own process
 group), gets the request on stdin, and has ``timeout_ms`` to finish; on timeout the whole group gets
 SIGTERM, then SIGKILL after ``kill_grace_ms``. When the runner exits, whatever it left running in
-its group is killed, so no orphan outlives the capture. stdout is capped at ``max_output_bytes``
+its group is killed, so no orphan outlives the capture; its pipes are read for ``processes.PIPE_GRACE_S`` more at most
+(a process it started in a session of its own may hold them: it is left alone), and the run's ``durationMs`` ends at
+the exit. stdout is capped at ``max_output_bytes``
 (past it the group is killed: E_RUNNER_OUTPUT_TOO_LARGE); stderr keeps its last ``max_stderr_bytes``. Either is
 cut between UTF-8 characters (``processes.straddled``): a runner that wrote only UTF-8 has none of its text in base64.
 The runner inherits replay's environment (plus PYTHONUNBUFFERED=1 unless set, so a Python runner's
@@ -30,7 +32,8 @@ the run (no event: ``Reply.left_out``), which is a notice for the heal log too. 
 its group, SIGKILL after ``kill_grace_ms``, or at once on a second Ctrl-C) and the run goes on as a failed one,
 E_CAPTURE_INTERRUPTED, with every event it had streamed; the stage publishes ``interrupted`` (the signal's number)
 so the command exits 130. SIGTERM and SIGHUP do the same (the group gets that signal; exit 143, 129). Further
-interrupts do not cancel the run that writes it (``engine.interrupts.finishing``).
+interrupts do not cancel the run that writes it (``engine.interrupts.finishing``). An interrupt that comes once the
+runner exited stops nothing: the run is as the runner ended it (no ``interrupted``; it cuts the read of its pipes short).
 """
 
 from __future__ import annotations

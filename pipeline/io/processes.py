@@ -2,7 +2,9 @@
 
 ``run_process`` starts a command in a new session, feeds it its stdin, collects stdout (capped; past
 the cap the group is killed) and the end of stderr, and kills the whole group on timeout (SIGTERM,
-then SIGKILL after a grace period) and after it exits, so nothing it started outlives it. With
+then SIGKILL after a grace period) and after it exits, so nothing it started in its group outlives it. Once it
+exited, its pipes are read for ``PIPE_GRACE_S`` at most: a process it started in a session of its own (``setsid``, a
+daemon) that holds them open is neither killed nor waited for, and the run's duration ends at the exit. With
 ``keep_on_interrupt``, Ctrl-C stops the process (its group gets SIGINT, then SIGKILL after the grace
 period; a second Ctrl-C makes it SIGKILL at once) and the outcome, marked ``interrupted``, keeps what it
 printed, instead of cancelling the caller, whose run then finishes with it (``engine.interrupts.finishing``).
@@ -25,7 +27,9 @@ import anyio.abc
 from replay.pipeline.engine import interrupts
 from replay.pipeline.engine.errors import INTERRUPTS
 
-READER_GRACE_S = 5.0  # after the group is gone, how long stdout/stderr may take to reach end of file
+READER_GRACE_S = 5.0  # an incident agent's (model.incident.agent_protocol): after it exited, how long its stdout is read
+PIPE_GRACE_S = 0.5  # once a runner exited and its group is gone, how long more its stdout/stderr are read when a process
+# it left outside its group holds them open (what is in the pipes is read; what that process writes later is not)
 INTERRUPTED_READER_GRACE_S = 0.2  # that wait, when an interrupt comes during it: bytes already in the pipes are read
 GROUP_GONE_S = 2.0  # how long to wait for killed group members to disappear
 
@@ -127,9 +131,12 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
     ``grace_s``), and the outcome, marked ``interrupted``, keeps everything it printed until then.
     SIGTERM and SIGHUP do the same (the group gets that signal); ``interrupted_by`` says which came.
     A second interrupt (users press Ctrl-C twice) ends the grace: the group gets SIGKILL at once, and the
-    outcome is the same. When it stops listening for interrupts (at the second, or when it returns), an interrupted
-    run_process makes the caller's run ``interrupts.finishing``: a further interrupt does not cancel it (which would
-    lose what was kept); it goes to the last resort, which ends the process only when the run does not end in time."""
+    outcome is the same. An interrupt that comes once the process exited (its exit status known) has nothing to stop:
+    the outcome is not marked, only the wait for its pipes (``PIPE_GRACE_S``) is cut to ``INTERRUPTED_READER_GRACE_S``.
+    When it stops listening for interrupts (at the second, or when it returns), an interrupted run_process makes the
+    caller's run ``interrupts.finishing``: a further interrupt does not cancel it (which would lose what was kept); it
+    goes to the last resort, which ends the process only when the run does not end in time. ``duration_ms`` and
+    ``ended_at`` are the process's exit, not the end of its pipes."""
     outcome = ProcessOutcome(list(command), datetime.now(UTC))
     clock = time.monotonic()
     try:
@@ -142,9 +149,15 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
     stop = anyio.Event()  # the runner exited, or its stdout went over the cap
     readers_done = anyio.Event()
     draining = anyio.CancelScope()  # the wait for stdout/stderr to end once the group is gone (a child that left the
-    # group may hold them open): READER_GRACE_S, cut short by an interrupt that comes after the runner exited
+    # group may hold them open): PIPE_GRACE_S, cut short by an interrupt that comes after the runner exited
     grace = anyio.CancelScope()  # the wait for the group to stop after its interrupt or timeout signal, before SIGKILL:
     # grace_s, ended by a second interrupt
+
+    def mark_exit() -> None:
+        """The process is gone: its run ends here (not when a process it left stops holding its pipes)."""
+        if outcome.ended_at is None:
+            outcome.ended_at = datetime.now(UTC)
+            outcome.duration_ms = (time.monotonic() - clock) * 1000.0
 
     async def feed() -> None:
         assert process.stdin is not None
@@ -187,6 +200,7 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
 
     async def watch_exit() -> None:
         await process.wait()
+        mark_exit()
         stop.set()
 
     async def watch_interrupt() -> None:
@@ -204,11 +218,13 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
                     if outcome.interrupted_by is not None:  # a second interrupt: no more grace, SIGKILL now
                         grace.cancel()
                         return
+                    if process.returncode is not None:  # it exited: its run is over as it ended, nothing to stop; only
+                        # the wait for its pipes goes on (a process it left holds them): cut short, what is in them read
+                        draining.deadline = min(draining.deadline, anyio.current_time() + INTERRUPTED_READER_GRACE_S)
+                        continue
                     outcome.interrupted_by = number
                     outcome.interrupted_after_ms = (time.monotonic() - clock) * 1000.0
                     stop.set()
-                    if process.returncode is not None:  # only the wait for its pipes goes on: no 5 s more of it
-                        draining.deadline = min(draining.deadline, anyio.current_time() + INTERRUPTED_READER_GRACE_S)
         except (ValueError, RuntimeError, NotImplementedError):
             return
         finally:
@@ -238,8 +254,9 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
                     await process.wait()
                 kill_group(pgid, signal.SIGKILL)
                 await process.wait()
+            mark_exit()
             await clear_group(pgid)  # whatever the runner left behind in its group
-            draining.deadline = min(draining.deadline, anyio.current_time() + READER_GRACE_S)
+            draining.deadline = min(draining.deadline, anyio.current_time() + PIPE_GRACE_S)
             with draining:
                 await readers_done.wait()  # bytes still in the pipes are read to the end
             reader_scope.cancel()  # a descendant that left the group may still hold a pipe open
@@ -249,6 +266,7 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
             if process.returncode is None:  # cancelled (Ctrl-C): the runner must not outlive us
                 kill_group(pgid, signal.SIGKILL)
                 await process.wait()
+            mark_exit()
             await clear_group(pgid)
             with suppress(Exception):
                 await process.aclose()  # its streams and their pipes (closing a stream alone leaves the pipe open)
@@ -256,8 +274,6 @@ async def run_process(command: Sequence[str], stdin: bytes, *, cwd: str | None =
     if code is not None and code < 0:
         outcome.signal = signal_name(-code)
     outcome.exit_code = code
-    outcome.ended_at = datetime.now(UTC)
-    outcome.duration_ms = (time.monotonic() - clock) * 1000.0
     return outcome
 
 

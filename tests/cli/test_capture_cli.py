@@ -553,45 +553,6 @@ def test_the_interrupt_is_timed_when_it_came_not_when_the_runner_was_gone(tmp_pa
     assert after_ms <= ran_ms + 1000, error
 
 
-ESCAPED_CHILD_RUNNER = """
-import json, subprocess, sys
-request = json.load(sys.stdin)
-child = subprocess.Popen(["sleep", "600"], start_new_session=True)  # out of the runner's group, holding its stdout
-open(request["context"]["pidFile"], "w").write(str(child.pid))
-print(json.dumps({"status": "ok", "response": "done", "events": []}), flush=True)
-"""
-
-
-def test_ctrl_c_while_a_child_that_left_the_runners_group_holds_its_stdout_ends_the_wait_at_once(tmp_path):
-    """The runner answered and exited, but a child it started in a session of its own holds stdout open: replay waits
-    (5 s at most) for the pipe to end. Ctrl-C there was not seen until the wait was over; it ends the wait at once."""
-    pid_file = tmp_path / "pid"
-    runner = tmp_path / "escaping.py"
-    runner.write_text(ESCAPED_CHILD_RUNNER)
-    process = subprocess.Popen([REPLAY, "capture", "--runner", str(runner), "--context",
-                                json.dumps({"pidFile": str(pid_file)}), "p"], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
-                               env={**os.environ, **NO_RUNNER_ENV})
-    try:
-        for _ in range(1200):  # the runner ran (and is gone a moment later); replay waits for the pipe
-            if (pid_file.exists() and pid_file.read_text()) or process.poll() is not None:
-                break
-            time.sleep(0.05)
-        time.sleep(0.5)
-        assert process.poll() is None, process.communicate()
-        stdout, stderr, stopped = interrupt_and_wait(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        if pid_file.exists() and pid_file.read_text():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)
-    assert process.returncode == 130, stderr
-    assert stopped < 1.5, f"replay took {stopped:.1f} s to stop after Ctrl-C"
-    raw = load(tmp_path / summary_of(subprocess.CompletedProcess([], 130, stdout, stderr))["files"]["raw"])
-    assert json.loads(raw["stdout"])["response"] == "done" and raw["process"]["exitCode"] == 0
-
-
 DEAF_RUNNER = """
 import json, os, signal, subprocess, sys, time
 request = json.load(sys.stdin)
