@@ -19,7 +19,7 @@ from replay.pipeline.io import processes
 from replay.stages.discover import DiscoverRunner
 from replay.stages.spawn import SpawnRunner
 
-LATE_S = 4  # when the detached helper writes on the pipe it holds (it holds it 30 s): after the run ended
+LATE_S = 8  # when the detached helper writes on the pipe it holds (it holds it 30 s): after the run ended
 pytestmark = pytest.mark.skipif(shutil.which("setsid") is None, reason="needs setsid (util-linux)")
 
 
@@ -68,7 +68,7 @@ def test_capture_ends_at_the_runners_exit_not_when_a_detached_helper_lets_go_of_
     with helpers_ended(tmp_path):
         done = subprocess.run([REPLAY, "capture", "--runner", str(runner), "--out", str(tmp_path / "out"), "p"],
                               stdin=subprocess.DEVNULL, capture_output=True, cwd=tmp_path,
-                              env={**os.environ, "REPLAY_RUNNER": ""}, timeout=15)  # (not 30 s: the helper's life)
+                              env={**os.environ, "REPLAY_RUNNER": ""}, timeout=25)  # (not 30 s: the helper's life)
         detached, grouped = pid_in(tmp_path / "detached"), pid_in(tmp_path / "grouped")
         assert detached is not None and grouped is not None
         assert alive(detached) and not alive(grouped)
@@ -110,7 +110,7 @@ async def test_ctrl_c_once_the_runner_exited_keeps_its_run_ok(tmp_path, monkeypa
                 tasks.start_soon(capture)
                 while (pid := pid_in(tmp_path / "runner")) is None or alive(pid):  # noqa: ASYNC110 - another process
                     await anyio.sleep(0.01)
-                await anyio.sleep(0.5)  # (the event loop takes in the exit it reaped: its status is known)
+                await anyio.sleep(1.0)  # (the event loop takes in the exit it reaped: its status is known)
                 os.kill(os.getpid(), signal.SIGINT)
     [batch] = batches
     record = batch.events[0]
