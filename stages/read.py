@@ -544,6 +544,8 @@ class ReadJournal(Source):
         batches += marks
         if pause and batches:
             batches[-1].pause = True
+        elif pause and self._cutter is not None:  # (only diagnostics, or nothing whole yet: the pause still goes on)
+            batches.append(Batch.pause_mark(self._cutter.source, raw=True))
         for batch in batches:
             await out.send(batch)
         if self._side:

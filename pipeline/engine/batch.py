@@ -226,7 +226,8 @@ class Batch:
         # repaired, sent on together: {"runs": [each one's batch], "dedupe": ...} (``model.runs.repaired_together``).
         self.lane: dict[str, Any] | None = None
         # True on the last batch ``read`` sends before it may wait for more input (a pipe or socket read came
-        # back short): a stage holding lines back (the screen) lets them go now, so a live stream flows.
+        # back short): a stage holding lines back (the screen) lets them go now, so a live stream flows. (With no
+        # batch of records to carry it, an empty one does: ``pause_mark``.)
         self.pause = False
         # Two things a stage worked out about the raw lines, for a later stage to reuse instead of doing it again.
         # Only the batch they were set on has them: a stage that builds a new batch (``select``, ``copy``, ...)
@@ -306,6 +307,16 @@ class Batch:
         return out
 
     @classmethod
+    def pause_mark(cls, source: str, raw: bool) -> Batch:
+        """No records, only ``pause``: the input of ``source`` may wait here (a live writer is silent), and no batch of
+        records came to carry that (a stage held or dropped all it was given, or a read gave only diagnostics): a stage
+        after it that holds lines looking ahead still decides with what came (``RunScoped.at_pause``), and a writer
+        writes nothing of it. ``raw``: unparsed, as read's lines (``events`` None), for a stage that takes raw lines."""
+        batch = cls(source, None if raw else [], [], [], [])
+        batch.pause = True
+        return batch
+
+    @classmethod
     def side(cls, records: list[dict[str, Any]], port: str, source: str) -> Batch:
         """A batch of side-port records (diagnostics, repairs) tagged with the port's name."""
         batch = cls.of(records, source)
@@ -324,6 +335,11 @@ class Batch:
         return cls(source, None, list[bytes | None](raws), list(range(1, len(raws) + 1)), offsets)
 
     # inspection -----------------------------------------------------------------------------
+    def goes_on(self) -> bool:
+        """Does the batch go on to the next stage: it has records, or, with none, it still says something to a stage
+        after (it ends a run, ``closes_run``; carries ``notes`` for the check after; marks a ``pause``)?"""
+        return bool(len(self) or self.closes_run or self.notes or self.pause)
+
     def __len__(self) -> int:
         folded = self._folded
         return len(self.raws) if folded is None else folded.size
@@ -561,6 +577,7 @@ class Batch:
         out.notes = self.notes
         out.clean = self.clean
         out.rejoined = dict(self.rejoined) if self.rejoined else None  # (on every way: only the one stage that logs them takes them, ``streams_into``)
+        out.pause = self.pause  # (each way learns the input may wait here)
         return out.ends_as(self)
 
     # output -------------------------------------------------------------------------------

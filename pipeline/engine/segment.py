@@ -2,7 +2,8 @@
 
 The executor runs each segment in one task (no channel between its stages) and ``inline`` runs a
 whole chain with it in plain Python; both get the same order of results. A batch goes through the
-stages in turn; a stage may drop it (None, or empty: unless it closes a run or carries notes) or split it (a list of batches, e.g. at a file
+stages in turn; a stage may drop it (None, or empty: unless it closes a run, carries notes or a pause, which goes on
+in an empty batch: ``_still_paused``) or split it (a list of batches, e.g. at a file
 boundary), and each part goes on through the rest. After each stage call, that stage's side records
 (errors, repairs, ...) come out *before* the batch moves on, so a consumer of both sees a batch's
 diagnostics before the batch; of batches a stage gives back lazily, what it says while giving one comes out before
@@ -25,13 +26,20 @@ Item = Batch | tuple[int, dict[str, list[dict[str, Any]]]]
 _END = object()  # (what ``next`` gives at the end of a segment's parts)
 
 
-def _still_paused(result: Any) -> None:
+def _still_paused(result: Any, stage: Transform, source: str) -> Any:
     """What a stage gave back for a batch marked ``pause`` (the input may wait after it: a live writer is silent)
     ends in a batch marked so too, whatever batches the stage made: a stage after it that holds lines looking ahead
-    decides with what has come (``RunScoped.at_pause``). (Not one given back lazily: read back from a spool.)"""
+    decides with what has come (``RunScoped.at_pause``). Where none of them can carry it (the stage gave nothing, held
+    or dropped what it was given, or what it gives back lazily ends it: read back from a spool), an empty batch marked
+    so goes on after them (``Batch.pause_mark``: raw lines where the stage gives them)."""
     last = result[-1] if type(result) is list and result else result
     if type(last) is Batch:
         last.pause = True
+        return result
+    mark = Batch.pause_mark(source, stage.emits_raw)
+    if result is None or result == []:
+        return mark
+    return [*result, mark] if type(result) is list else result  # (anything else: the caller refuses it)
 
 
 class Segment:
@@ -68,17 +76,17 @@ class Segment:
                     yield from self.push(current, start)
                     continue
                 raise result_invalid(stages[max(start - 1, 0)].id, current)
-            if not (len(current) or current.closes_run or current.notes or current.pause):  # (an empty batch may still
-                continue                                         # close a run, carry notes for the check after, or a pause)
+            if not current.goes_on():
+                continue
             for k in range(start, len(stages)):
                 self.current = k
                 if self.feeds:
                     yield from self._feed(k)
                 stage = stages[k]
-                paused = current.pause
+                paused, source = current.pause, current.source
                 current = stage(current)
                 if paused:
-                    _still_paused(current)
+                    current = _still_paused(current, stage, source)
                 if stage._side:
                     yield self._side(k)
                 if type(current) is not Batch:
@@ -87,8 +95,8 @@ class Segment:
                     elif current is not None:
                         raise result_invalid(stage.id, current)
                     break
-                if not (len(current) or current.closes_run or current.notes or current.pause):
-                    break  # (an empty batch marked ``pause`` goes on: a stage after may hold lines until one)
+                if not current.goes_on():
+                    break
             else:
                 yield current
 

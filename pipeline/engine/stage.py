@@ -561,7 +561,7 @@ class Output:
         if type(batch) is not Batch:
             raise result_invalid(self.stage_id, batch)
         await self._drain()
-        if len(batch):
+        if batch.goes_on():  # (an empty one marked ``pause``, say: read's, when its lines came to nothing but errors)
             await self._send(batch)
 
     async def drain(self) -> None:

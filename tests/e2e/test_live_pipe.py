@@ -172,17 +172,65 @@ def test_lines_a_rule_looks_ahead_past_come_out_while_the_writer_pauses(tmp_path
     journal = tmp_path / "live.jsonl"
     journal.write_bytes(b"".join(orjson.dumps(record) + b"\n" for record in records))
     script = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read()); sys.stdout.flush(); sys.stdin.read()"
-    writer = subprocess.Popen([sys.executable, "-c", script, str(journal)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert types_while_paused([sys.executable, "-c", script, str(journal)], len(types)) == (types, 0)
+
+
+def types_while_paused(writer_command: list[str], count: int, *args: str) -> tuple[list[object], int]:
+    """The types of the first ``count`` lines `replay heal ARGS` writes while the writer (``writer_command``, a process
+    of its own) holds the pipe open and writes nothing more (it waits for its stdin to close), and heal's exit code."""
+    writer = subprocess.Popen(writer_command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert writer.stdin is not None and writer.stdout is not None
-    heal = subprocess.Popen([REPLAY, "heal"], stdin=writer.stdout, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    heal = subprocess.Popen([REPLAY, "heal", *args], stdin=writer.stdout, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     writer.stdout.close()
     assert heal.stdout is not None
     try:
-        got = lines_within(heal.stdout.fileno(), len(types), PAUSE_S)  # (the writer has not closed the pipe yet)
+        got = lines_within(heal.stdout.fileno(), count, PAUSE_S)  # (the writer has not closed the pipe yet)
         writer.stdin.close()  # (the writer ends: heal reads the end of its input)
-        assert [orjson.loads(line).get("type") for line in got] == types
-        assert heal.wait(timeout=60) == 0
+        return [orjson.loads(line).get("type") for line in got], heal.wait(timeout=60)
     finally:
         for process in (writer, heal):
             process.kill()
             process.wait()
+
+
+# A writer that writes its first part and, once its reader has read it all (the pipe is empty: FIONREAD), its second
+# at once, then waits: the reader's read of the first finds the writer going on (no pause), and only the second ends
+# where the writer pauses.
+SECOND_AT_ONCE = """
+import fcntl, struct, sys, termios, time
+first, second = (open(path, 'rb').read() for path in sys.argv[1:3])
+sys.stdout.buffer.write(first)
+sys.stdout.flush()
+while struct.unpack('i', fcntl.ioctl(1, termios.FIONREAD, bytes(4)))[0]:
+    time.sleep(0.0005)
+sys.stdout.buffer.write(second)
+sys.stdout.flush()
+sys.stdin.read()
+"""
+TOO_LONG = b'{"seq":3,"type":"user_message","runId":"r","payload":{"text":"' + b"x" * 300 + b'"}}'
+# What the second part is, and heal's arguments: a pause after it that came to no batch of lines
+CAME_TO_NOTHING = {
+    # (join_split_records holds it whole: the next line may finish the record; the segment gave nothing on)
+    "the first piece of a record split across lines": (b'{"seq":3,"type":"user_message",\n', ()),
+    # (read leaves it out and says so: its batch is empty; the source's empty batch was not sent)
+    "a line too long, left out": (TOO_LONG + b"\n", ("--max-line-bytes", "200")),
+    # (read skips it already: only a diagnostic, no batch at all)
+    "a line too long, not yet whole": (TOO_LONG, ("--max-line-bytes", "200")),
+    # (no line whole yet: nothing to send)
+    "a line not yet whole": (TOO_LONG[:40], ()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CAME_TO_NOTHING))
+def test_lines_held_come_out_at_a_pause_after_lines_that_came_to_nothing(tmp_path: Path, case: str):
+    """A run's first lines that ensure_run_started holds, looking for its run_started, then at once (no pause) lines
+    that come to no batch (a stage holds them whole, read leaves them out or has no line whole yet), and the writer
+    pauses: the pause went no further than where the lines stopped, and the run's first lines waited for the writer's
+    next write (here its end). An empty batch marked pause goes on instead. Found by the last review."""
+    second, args = CAME_TO_NOTHING[case]
+    first = b"".join(orjson.dumps(event(n, kind)) + b"\n" for n, kind in ((1, "user_message"), (2, "assistant_message")))
+    (tmp_path / "first").write_bytes(first)
+    (tmp_path / "second").write_bytes(second)
+    writer = [sys.executable, "-c", SECOND_AT_ONCE, str(tmp_path / "first"), str(tmp_path / "second")]
+    types, _ = types_while_paused(writer, 3, *args)  # (its exit: 1 when a line is bad at the end)
+    assert types == ["run_started", "user_message", "assistant_message"]
