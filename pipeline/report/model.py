@@ -226,30 +226,55 @@ def maybe_count(value: int | float | None) -> int | float | None:
     return None if value is None else count_shown(value)
 
 
-def plus_noted(total: int | float, value: int | float, lost: dict[str, float], key: str) -> int | float:
-    """``exact_plus(total, value)``, what a double's rounding left out of a float sum added up in ``lost[key]``
-    (``settled`` adds it back): a sum of fractions off only by its numbers' doubles, which ``count_shown`` drops,
-    not by one rounding for each number added (0.1 added 1000 times is 100, not 99.9999999999986)."""
-    result = exact_plus(total, value)
-    if result.__class__ is float and (total.__class__ is not int or value.__class__ is not int):
-        a, b = float(total), float(value)
-        back = result - a
-        lost[key] = lost.get(key, 0.0) + ((a - (result - back)) + (b - back))  # (Knuth's two-sum: exact)
-    return result
+class UsageSum:
+    """Sums of token counts and costs, one for each key (``inputTokens``, ``costUsd``, ...), by the one rule
+    ``report`` and ``export --otlp`` add usage by: ``add`` one number, ``add_column`` a column of them (in stream
+    order, by C-level adds), ``settled`` the sums. A sum is exact while every number added is an int, and where a
+    double would round it (``exact_plus``, ``_sum``); what a double's rounding left out of a float sum is added up
+    apart and added back by ``settled``: a sum of fractions off only by its numbers' doubles, which ``count_shown``
+    drops, not by one rounding for each number added (0.1 added 1000 times is 100, not 99.9999999999986). ``start``:
+    0, each sum begins at 0 (a lone ``ExactNumber`` fraction, ``3.14159265358979323846``, counts as its double: a run's
+    events' usage); None, at its first number as it is (``1e400`` kept as read: export's; an exact sum as it is)."""
 
+    __slots__ = ("_lost", "_start", "_sums")
 
-def sum_noted(values: list[int | float], start: int | float, lost: dict[str, float], key: str) -> int | float:
-    """``_sum(values, start)``, what the rounding left out of a float sum added up in ``lost[key]`` (``plus_noted``)."""
-    result = _sum(values, start)
-    if result.__class__ is float:
-        lost[key] = lost.get(key, 0.0) + math.fsum([start, *values, -result])  # (the rest, exactly summed)
-    return result
+    def __init__(self, start: int | None = None) -> None:
+        self._start = start
+        self._sums: dict[str, int | float] = {}
+        self._lost: dict[str, float] = {}  # what the roundings of each float sum left out
 
+    def add(self, key: str, value: int | float) -> None:
+        """``value`` added to the sum of ``key`` (``exact_plus``), what a double's rounding left out noted (Knuth's
+        two-sum: exact)."""
+        sums = self._sums
+        total = sums.get(key, self._start)
+        if total is None:
+            sums[key] = value
+            return
+        result = sums[key] = exact_plus(total, value)
+        if result.__class__ is float and (total.__class__ is not int or value.__class__ is not int):
+            a, b = float(total), float(value)
+            back = result - a
+            lost = self._lost
+            lost[key] = lost.get(key, 0.0) + ((a - (result - back)) + (b - back))
 
-def settled(total: Any, lost: dict[str, float], key: str) -> Any:
-    """A sum ``plus_noted`` / ``sum_noted`` made, with what their roundings left out added back."""
-    off = lost.get(key)
-    return total + off if off and total.__class__ is float else total
+    def add_column(self, key: str, values: list[int | float]) -> None:
+        """``values`` (not none) added to the sum of ``key`` in turn (``_sum``: by C-level adds), what the rounding
+        left out of a float sum noted (the rest, exactly summed)."""
+        sums = self._sums
+        total = sums.get(key, self._start)
+        if total is None:
+            total, values = values[0], values[1:]
+        result = sums[key] = _sum(values, total)
+        if result.__class__ is float:
+            lost = self._lost
+            lost[key] = lost.get(key, 0.0) + math.fsum([total, *values, -result])
+
+    def settled(self) -> dict[str, Any]:
+        """Each sum (in the order their keys came), with what its roundings left out added back."""
+        held = self._lost.get
+        return {key: total + off if (off := held(key)) and total.__class__ is float else total
+                for key, total in self._sums.items()}
 
 
 def _is_number(value: Any) -> bool:
@@ -652,8 +677,8 @@ class RunTally:
         self.stride = 1  # every stride-th ordinary event gets a tick
         self.errors: list[dict[str, Any]] = []
         self.failed_event = False
-        self.event_usage: Counter[str] = _no_counts()
-        self.lost: dict[str, float] = {}  # what the roundings of event_usage's float sums left out (``plus_noted``)
+        self.event_usage = UsageSum(0)  # the sums of the events' usage objects: token counts stay ints, costs floats
+        self.usage_seen = 0  # the events' usage objects counted
         # usage objects that held a number no count holds, or a value that is no count (``usage_of``): (the event's
         # index in the run, or None for the run record; the fields; True: only those fields were left out, False: the
         # whole object), for the summarize stage to report as notices
@@ -771,10 +796,10 @@ class RunTally:
         """Add up one event's usage (``add_event``, event by event); ``_add_usages`` for a batch of events."""
         usage = self._noted_usage(index, value)
         if usage:
-            counts: Any = self.event_usage  # token counts stay ints, costs floats
+            add = self.event_usage.add
             for key, number_ in usage.items():
-                counts[key] = plus_noted(counts[key], number_, self.lost, key)
-            counts["_seen"] += 1
+                add(key, number_)
+            self.usage_seen += 1
 
     def _noted_usage(self, index: int | None, value: Any) -> dict[str, float] | None:
         """The usage (``usage_of``) of usage object ``value`` (of the event at ``index``, None: the run record), its
@@ -793,11 +818,11 @@ class RunTally:
 
     def _add_columns(self, columns: dict[str, list[Any]], seen: int) -> None:
         """Add up the counts of ``seen`` usage objects, given a key at a time (each column in stream order)."""
-        counts: Any = self.event_usage  # token counts stay ints, costs floats
+        add_column = self.event_usage.add_column
         for key, values in columns.items():
             if values:
-                counts[key] = sum_noted(values, counts[key], self.lost, key)
-        counts["_seen"] += seen
+                add_column(key, values)
+        self.usage_seen += seen
 
     def _see_moment(self, moment: datetime | None, stamp: Any) -> None:
         """``moment``, read from ``stamp``, into first and last (of one instant, a leap second's fraction decides)."""
@@ -954,9 +979,7 @@ class RunTally:
 
     def combined_usage(self) -> dict[str, Any] | None:
         """The counts the run's usage objects give (``combined_usage`` of its run record's and its events' sums)."""
-        summed: dict[str, float] | None = (
-            {k: settled(self.event_usage[k], self.lost, k) for k in USAGE_KEYS if k in self.event_usage}
-            if self.event_usage["_seen"] else None)
+        summed: dict[str, float] | None = self.event_usage.settled() if self.usage_seen else None
         return combined_usage(usage_of((self.record or {}).get("usage")), summed)
 
     def _usage(self) -> dict[str, Any] | None:
@@ -1097,6 +1120,9 @@ def aggregate(summaries: Iterable[dict[str, Any]], diagnostics: dict[str, Any] |
     return totals.result(diagnostics)
 
 
+_SUMMED_TOKENS = ("inputTokens", "outputTokens", *CACHE_TOKENS)  # the token counts of runs' usage ``Aggregate`` adds up
+
+
 class Aggregate:
     """The totals over run summaries, gathered one summary at a time (a report need not read its runs twice)."""
 
@@ -1105,12 +1131,10 @@ class Aggregate:
         self.by_rule: Counter[str] = Counter()
         self.by_code: Counter[str] = Counter()
         self.by_tool: dict[str, dict[str, Any]] = {}
-        # the tokens of the runs that counted them (None: no run did, as a cost); ints stay exact, however large
-        self.tokens_in: int | float | None = None
-        self.tokens_out: int | float | None = None
+        # the tokens of the runs that counted them (none: no run did, as a cost), the cache's (``CACHE_TOKENS``) too;
+        # ints stay exact, however large
+        self.tokens = UsageSum()
         self.costs: list[float] = []  # of the runs that recorded a cost
-        self.cached: dict[str, int | float] = {}  # the cache's tokens (``CACHE_TOKENS``), of the runs that counted them
-        self.lost: dict[str, float] = {}  # what the roundings of the float sums of tokens left out (``plus_noted``)
         self.with_usage = 0
         self.durations: list[float] = []
         self.start: datetime | None = None
@@ -1144,13 +1168,12 @@ class Aggregate:
         usage = s["usage"]
         if usage is not None:
             self.with_usage += 1
-            self.tokens_in = self._plus(self.tokens_in, usage["inputTokens"], "inputTokens")
-            self.tokens_out = self._plus(self.tokens_out, usage["outputTokens"], "outputTokens")
+            add = self.tokens.add
+            for key in _SUMMED_TOKENS:  # (a cache's count is in a run's usage when some usage object of it counted them)
+                if usage.get(key) is not None:
+                    add(key, usage[key])
             if usage["costUsd"] is not None:
                 self.costs.append(usage["costUsd"])
-            for key in CACHE_TOKENS:  # (in a run's usage when some usage object of it counted them)
-                if key in usage:
-                    self.cached[key] = plus_noted(self.cached.get(key, 0), usage[key], self.lost, key)
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
         starts, ends = s.get("startedAt"), s.get("endedAt")
@@ -1184,26 +1207,20 @@ class Aggregate:
         self.by_rule.update(by_rule)
         self.repairs += total
 
-    def _plus(self, total: int | float | None, value: int | float | None, key: str) -> int | float | None:
-        """A sum of the runs' counts given (``_plus_given``, by ``plus_noted``): None adds nothing."""
-        if value is None:
-            return total
-        return value if total is None else plus_noted(total, value, self.lost, key)
-
     def result(self, diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
         """The totals; ``diagnostics``: the input problems (``total``, ``byCode``, and the ``first`` few)."""
         diag = diagnostics or {}
+        tokens = self.tokens.settled()
         return {
             "runs": {"total": self.runs, **{status: self.statuses[status] for status in STATUSES}},
             "events": {"total": self.events, "byType": dict(sorted(self.by_type.items()))},
             "toolCalls": {"total": self.calls, "ok": self.calls_ok, "error": self.calls - self.calls_ok,
                           "byTool": {name: _finish_stats(self.by_tool[name]) for name in sorted(self.by_tool)}},
             "errors": {"total": sum(self.by_code.values()), "byCode": dict(sorted(self.by_code.items()))},
-            "usage": {"inputTokens": maybe_count(settled(self.tokens_in, self.lost, "inputTokens")),
-                      "outputTokens": maybe_count(settled(self.tokens_out, self.lost, "outputTokens")),
+            "usage": {"inputTokens": maybe_count(tokens.get("inputTokens")),
+                      "outputTokens": maybe_count(tokens.get("outputTokens")),
                       "costUsd": count_shown(_money_sum(self.costs)) if self.costs else None,
-                      **{key: count_shown(settled(self.cached[key], self.lost, key)) for key in CACHE_TOKENS
-                         if key in self.cached},
+                      **{key: count_shown(tokens[key]) for key in CACHE_TOKENS if key in tokens},
                       "runsWithUsage": self.with_usage},
             "repairs": {"total": self.repairs, "byRule": dict(sorted(self.by_rule.items()))},
             "unattributedRepairs": {"total": sum(u["total"] for u in self.unattributed),

@@ -19,8 +19,8 @@ Model and tool spans are children of the run's span. Attributes: ``gen_ai.provid
 ``gen_ai.conversation.id`` (the run id), ``gen_ai.request.model`` / ``gen_ai.response.model``,
 ``gen_ai.response.id``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` /
 ``output_tokens`` / ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` (a call's own: the sum of its usage
-objects; and the run's totals on the root, as ``report`` counts the run's usage: each count the run record's usage gives,
-else the calls' sum; shown by ``report``'s rule, ``shown_usage``: ``input_tokens`` every input token, the cache's
+objects, added up as ``report`` adds usage up, ``UsageSum``; and the run's totals on the root, as ``report`` counts the
+run's usage: each count the run record's usage gives, else the calls' sum; shown by ``report``'s rule, ``shown_usage``: ``input_tokens`` every input token, the cache's
 too, which the two cache counts are parts of, as the conventions have it), ``gen_ai.agent.name``, ``gen_ai.tool.name`` / ``call.id`` / ``type``.
 Errors set the span status to ERROR with ``error.type``: an ``error`` event (an API error, a rate limit:
 ``_failed_call``) fails the model call it ended, one span for each as ``report`` lists each (the call that gave only
@@ -90,16 +90,14 @@ from replay.pipeline.model.toolcalls import (
 )
 from replay.pipeline.report.model import (
     CANONICAL_TYPES,
+    UsageSum,
     as_text,
     combined_usage,
     count_shown,
     error_of,
-    exact_plus,
     failure_entry,
     own_error,
-    plus_noted,
     said_again,
-    settled,
     shown_usage,
     usage_of,
 )
@@ -217,7 +215,7 @@ class Span:
         self.start = start
         self.end = start
         self.attributes: dict[str, Any] = {}
-        self.usage: dict[str, int | float] = {}  # a model call's token counts: the sum of its usage objects'
+        self.usage: UsageSum | None = None  # a model call's token counts: the sums of its usage objects' (none yet)
         self.status = STATUS_UNSET
         self.message: str | None = None
         self.events: list[dict[str, Any]] = []  # span events (the run's errors on its span: ``_run_errors``)
@@ -258,8 +256,7 @@ class TraceBuilder:
         self.chat_model: str | None = None  # the model the last call asked (a failed call's, which names none, too)
         self.asked: int | None = None  # the time of the latest event the model saw (``_SEEN``): a call begins there
         self.last_nanos: int | None = None
-        self.totals: dict[str, int | float] = {}
-        self.lost: dict[str, float] = {}  # what the roundings of the totals' float sums left out (``plus_noted``)
+        self.totals = UsageSum()  # the sums of the run's usage objects
         self.count = 0
         self.out_of_range = 0  # events whose timestamp a fixed64 of unix nanoseconds cannot hold
         self.unreadable = 0  # events whose timestamp is there but names no time (not RFC 3339): no time, as none
@@ -394,14 +391,16 @@ class TraceBuilder:
 
     def _usage(self, span: Span | None, usage: Any) -> None:
         found = self.counted(usage)
+        add = self.totals.add
         for key, value in found.items():
-            total = self.totals.get(key)
-            self.totals[key] = value if total is None else plus_noted(total, value, self.lost, key)
+            add(key, value)
         if found and span is not None and span.kind == SPAN_KIND_CLIENT:  # (summed as the run's totals are)
+            sums = span.usage
+            if sums is None:
+                sums = span.usage = UsageSum()
             for key, value in found.items():
-                held = span.usage.get(key)
-                span.usage[key] = value if held is None else exact_plus(held, value)
-            span.attributes.update({name: token_count(value) for name, value in tokens(span.usage).items()})
+                sums.add(key, value)
+            span.attributes.update({name: token_count(value) for name, value in tokens(sums.settled()).items()})
 
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
         name, cid = tool_name(payload) or "unknown", call_id(payload)
@@ -482,7 +481,7 @@ class TraceBuilder:
             attrs["gen_ai.request.model"] = self.model
         # the run's totals as report counts the run's usage: each count its run record's usage gives (a captured run's
         # only count), the sum of its model calls' for the others
-        totals = combined_usage(self.declared, {k: settled(v, self.lost, k) for k, v in self.totals.items()}) or {}
+        totals = combined_usage(self.declared, self.totals.settled()) or {}
         attrs.update({name: token_count(value) for name, value in tokens(totals).items()})
         attrs["replay.events"] = self.count
         if self.repairs is not None:

@@ -53,6 +53,18 @@ def test_a_float_sum_drops_its_binary_noise_however_many_numbers_it_adds() -> No
     assert (pair["inputTokens"], pair["costUsd"]) == (0.3, 0.3)
 
 
+def test_all_runs_show_a_runs_cache_count_as_the_run_shows_it() -> None:
+    """A run record's cache count a double does not hold as written (``3.14159265358979323846``), shown as written in
+    the run's usage, is shown so in all runs' of that one run too: their cache counts were added up from 0, not from
+    the first run's count as their input counts are, and showed its double (3.14159265358979)."""
+    record = exactjson.loads('{"runId": "r", "usage": {"input_tokens": 1, '
+                             '"cache_read_input_tokens": 3.14159265358979323846}}')
+    run = summarize_run(record, [])["usage"]
+    total = aggregate([summarize_run(record, [])])["usage"]
+    assert exactjson.dumps(run["cacheReadTokens"]) == b"3.14159265358979323846"
+    assert exactjson.dumps(total["cacheReadTokens"]) == exactjson.dumps(run["cacheReadTokens"])
+
+
 # counts written with up to 6 decimals
 written = st.lists(st.builds(lambda whole, part: f"{whole}.{part:06d}".rstrip("0").rstrip("."),
                              st.integers(0, 10 ** 6), st.integers(0, 999_999)), min_size=1, max_size=60)
