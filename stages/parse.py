@@ -32,7 +32,15 @@ from replay.pipeline.engine.errors import CATALOGUE, PIECE_OF_A_RECORD_FIX, exce
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import HandsOnJoins, Option
 from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line
-from replay.pipeline.model.dropped import NOT_OBJECT, ORIGINAL_BYTES, dropped_lines, fitted, not_object_message
+from replay.pipeline.model.dropped import (
+    BLANK_BEFORE,
+    NOT_OBJECT,
+    ORIGINAL_BYTES,
+    BlankLines,
+    dropped_lines,
+    fitted,
+    not_object_message,
+)
 from replay.pipeline.model.records import (
     DROPPED_RECORD,
     RECORD_KEY,
@@ -55,14 +63,16 @@ class _Left(dict):  # type: ignore[type-arg]
     line there and takes it out (no stage after parse sees one). ``raw``: the line's bytes; ``exc``: orjson's refusal,
     or None for a line that is JSON but no object, whose value is ``record`` (E_EVENT_NOT_OBJECT); ``torn``: it is its
     input's last line, with no newline after it (``Batch.tail_open``), and only cut off (``exactjson.cut_off``):
-    E_JSONL_LINE_TORN, else E_JSONL_LINE_INVALID. Empty, so parse's own reads of the events around it (``e.get(...)``:
-    source records, run ids) find nothing in it."""
+    E_JSONL_LINE_TORN, else E_JSONL_LINE_INVALID; ``blank``: the blank lines just before it when one held blanks
+    (``mark_dropped``: its dropped record's ``blankBefore``), else None. Empty, so parse's own reads of the events
+    around it (``e.get(...)``: source records, run ids) find nothing in it."""
 
-    __slots__ = ("exc", "raw", "record", "torn")
+    __slots__ = ("blank", "exc", "raw", "record", "torn")
 
     def __init__(self, raw: bytes, exc: orjson.JSONDecodeError | None, torn: bool, record: Any = None) -> None:
         super().__init__()
         self.raw, self.exc, self.torn, self.record = raw, exc, torn, record
+        self.blank: str | None = None
 
 
 def _whole(raw: bytes, marked: bool) -> dict[str, str]:
@@ -153,6 +163,9 @@ class ParseLines(HandsOnJoins):
         # repair follows the repairs of the events before it, however the input was cut into batches.
         self._torn_repairs: list[dict[str, Any]] = []
         self._left_out = False  # did the batch parsed last leave a line out (``_Left``)?
+        # (mark_dropped) the blank lines that ended the last batch ``_slow`` read: (stream, the line after them, the
+        # lines), for a line left out at the next batch's start
+        self._blanks: tuple[str, int, BlankLines] | None = None
         self._projection = projection_decoder(tuple(self.config["fields"])) if self.config["fields"] else None
         self._whole_types = frozenset(self.config["whole_types"])
         self.inputs = Inputs()  # which input of its name each part of the stream is (source records begin one)
@@ -316,9 +329,11 @@ class ParseLines(HandsOnJoins):
         events: list[Any] = []
         keep: list[int] = []
         last = len(batch.raws) - 1
+        blanks = self._blanks_before(batch)
         for i, raw in enumerate(batch.raws):
             assert raw is not None
             if not raw.strip(BLANK):
+                blanks.add(raw)
                 continue
             try:
                 record = exactjson.loads(raw)
@@ -329,11 +344,26 @@ class ParseLines(HandsOnJoins):
                 if type(record) is not dict:
                     record = _Left(raw, None, False, record)
                     self._left_out = True
+            if blanks.count:
+                if type(record) is _Left:
+                    record.blank = blanks.text()
+                blanks = BlankLines(blanks.limit)
             events.append(record)
             keep.append(i)
+        line = batch.lines[-1] if batch.lines else None
+        if self.config["mark_dropped"] and blanks.count and line is not None:
+            self._blanks = (batch.source, line + 1, blanks)
         out = batch.select(keep)
         out.events = events
         return out
+
+    def _blanks_before(self, batch: Batch) -> BlankLines:
+        """The blank lines just before ``batch``'s first (``mark_dropped``): those that ended the last batch ``_slow``
+        read, when ``batch`` goes on from them (a batch read whole in between has a line that is not blank)."""
+        held, self._blanks = self._blanks, None
+        if held is None or held[0] != batch.source or not batch.lines or held[1] != batch.lines[0]:
+            return BlankLines(self.config["mark_max_bytes"])
+        return held[2]
 
     def _settle(self, part: Batch, of: Input) -> Batch:
         """Report the lines of ``part`` left out (``_Left``), at their position in the input ``of`` that the part is
@@ -349,7 +379,8 @@ class ParseLines(HandsOnJoins):
             if type(left) is not _Left:
                 keep.append(i)
                 kept.append(left)
-            elif left.exc is None:
+                continue
+            if left.exc is None:
                 marks[i] = self._report(
                     part, i, NOT_OBJECT, not_object_message(part.lines[i]), of=of,
                     expected="object", received=json_type(left.record),
@@ -359,6 +390,8 @@ class ParseLines(HandsOnJoins):
                 marks[i] = self._torn(part, i, left.raw, of)
             else:
                 marks[i] = self._invalid(part, i, left.raw, left.exc, of) | _whole(left.raw, marked)
+            if marked and left.blank is not None:
+                marks[i][BLANK_BEFORE] = left.blank
         if marked:
             return self._with_marks(part, keep, kept, marks)
         out = part.select(keep)
@@ -446,7 +479,8 @@ class ParseLines(HandsOnJoins):
     def _again(self, batch: Batch, mark: dict[str, Any], of: Input, i: int) -> str:
         """Report a line an earlier ``replay read`` left out (column ``i`` of ``batch``, of input ``of``), as it reported
         it, at the line and offset it gave; the code it is reported with."""
-        fields = {k: v for k, v in mark.items() if k not in (RECORD_KEY, "code", "message", "original", ORIGINAL_BYTES)}
+        fields = {k: v for k, v in mark.items()
+                  if k not in (RECORD_KEY, "code", "message", "original", ORIGINAL_BYTES, BLANK_BEFORE)}
         fields["source"] = batch.source
         code, message = mark["code"], str(mark.get("message", ""))
         if code not in CATALOGUE:  # (edited, or another tool's): no line replay left out, and no code replay reports

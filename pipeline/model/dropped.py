@@ -107,10 +107,13 @@ def fitted(mark: dict[str, Any], limit: int) -> dict[str, Any]:
     read of the stream under the same limit takes it): its ``original`` (the line left out, escaped in it, which can
     make the record longer than the line was) is cut at the end, and ``originalBytes`` says how long it was in UTF-8.
     Its code, message, place and ``received`` stay: all a parse down the pipe reports, and all heal's ``drop_torn_line``
-    logs (with the ``original`` cut). A record too long with ``original`` empty is left so: that much it needs."""
+    logs (with the ``original`` cut). A record too long with ``original`` empty is left so: that much it needs. Its
+    ``blankBefore`` goes before any of ``original`` is cut (a join down the pipe then spans no blank line it held)."""
     original = mark.get("original")
     if type(original) is not str or len(exactjson.dumps(mark)) <= limit:
         return mark
+    if BLANK_BEFORE in mark:  # (the blank lines before the line go first: without them it is a piece still)
+        return fitted({k: v for k, v in mark.items() if k != BLANK_BEFORE}, limit)
     whole = len(original.encode("utf-8", "surrogatepass"))
     low, high = 0, len(original) - 1  # (the longest head that fits: a character can take up to 6 bytes escaped)
     while low < high:
@@ -123,6 +126,36 @@ def fitted(mark: dict[str, Any], limit: int) -> dict[str, Any]:
 
 
 ORIGINAL_BYTES = "originalBytes"  # a cut dropped record's field: how long its ``original`` was (``fitted``)
+# a dropped record's field: the blank lines read left out just before its line, as they were, one after another with a
+# newline between (only when one held blanks, spaces, tabs or carriage returns: the empty ones its line and offset
+# tell), so join_split_records down the pipe joins a record over them as from the file (``MarkedLines``)
+BLANK_BEFORE = "blankBefore"
+
+
+class BlankLines:
+    """Blank lines one after another in an input, as a parse that marks the lines it leaves out reads them: the
+    ``blankBefore`` of the dropped record of the line after them (``text``)."""
+
+    __slots__ = ("count", "limit", "lines", "size")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit  # the longest a dropped record may be: blank lines longer together go in none (``fitted``)
+        self.count = 0
+        self.size = 0  # their bytes, each newline too
+        self.lines: list[bytes] = []
+
+    def add(self, raw: bytes) -> None:
+        self.count += 1
+        self.size += len(raw) + 1
+        if self.size <= self.limit:  # (past it they are only counted: nothing of them is held)
+            self.lines.append(raw)
+
+    def text(self) -> str | None:
+        """The lines as ``blankBefore`` holds them; None when none holds a blank (empty lines: a dropped record's
+        line and offset tell them) or they are too long for one."""
+        if self.size > self.limit or not any(self.lines):
+            return None
+        return b"\n".join(self.lines).decode("ascii")
 
 
 def dropped_lines(shared: dict[str, Any]) -> DroppedLines:

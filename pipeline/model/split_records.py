@@ -19,8 +19,8 @@ from typing import Any
 import orjson
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.io.journals import BLANK
-from replay.pipeline.model.dropped import ORIGINAL_BYTES
+from replay.pipeline.io.journals import BLANK, JSON_SPACE
+from replay.pipeline.model.dropped import BLANK_BEFORE, ORIGINAL_BYTES
 
 RULE = "join_split_records"
 # A JSON string, to its closing quote or, unterminated, to the end of the text (a record still open).
@@ -39,10 +39,12 @@ class SplitLine:
     tail: bool = False  # its input's last line, with no newline after it
     # a line `replay read` left out, its dropped record in the stream (``MarkedLines``): the record's bytes (what goes on
     # when the line joins nothing) and the line's place in its file (source, line, offset: a join's, when it is first);
-    # or a blank line read left out between two such (``gap``: it goes on as nothing)
+    # or a blank line read left out between two such (``gap``: it goes on as nothing); and the blank lines read left
+    # out just before it, as they were, when one held blanks (its record's ``blankBefore``; else none)
     mark: bytes | None = None
     place: dict[str, Any] | None = None
     gap: bool = False
+    blanks: list[bytes] | None = None
 
 
 def split_line(raw: bytes, line: int | None, offset: int | None, tail: bool = False) -> SplitLine:
@@ -160,8 +162,9 @@ class MarkedLines:
     it left out (``check_lines``' ``mark_dropped``): a record that keeps the line whole (``original``, of a code of
     ``PIECE_CODES``) stands for that line, at the place it names in its file, so the pieces of a split record join as
     they would have from the file (`replay read a | replay heal` as `replay heal a`). Read leaves blank lines out: those
-    between two such records come back from their places when they were empty; when they held blanks, what they held
-    is not known, and no join spans them (a record in between: ``gap`` and ``record``)."""
+    between two such records come back from their places when they were empty, or as the second record holds them
+    (``blankBefore``) when they held blanks (JSON's whitespace: a join spans them, as from the file); else what they
+    held is not known, and no join spans them (a record in between: ``gap`` and ``record``)."""
 
     def __init__(self, max_lines: int, takes_marks: bool = True) -> None:
         self.next: tuple[Any, int, int] | None = None  # where the line after the last one a record stood for would be
@@ -190,11 +193,13 @@ class MarkedLines:
             source, at, offset = piece.place.get("source"), piece.place["line"], piece.place["offset"]
             if self.next is not None and self.next[0] == source:
                 blank = at - self.next[1]
-                if blank != offset - self.next[2] or blank < 0 or blank >= self.max_lines:  # blank lines with blanks
-                    # in them (or more than a join reaches over: not made one by one): a join ends here
+                held = piece.blanks if piece.blanks is not None else [b""] * max(blank, 0)
+                if (len(held) != blank or sum(map(len, held)) + blank != offset - self.next[2]
+                        or blank >= self.max_lines):  # blank lines not as the record says (or more than a join
+                    # reaches over: not made one by one): a join ends here
                     out.append(SplitLine(b"", None, None, True, True, gap=True))
-                else:  # (empty lines, each its newline)
-                    out += [SplitLine(b"", None, None, False, False, gap=True) for _ in range(blank)]
+                else:  # (each blank line as it was: empty, or as the record holds it)
+                    out += [SplitLine(raw, None, None, False, False, gap=True) for raw in held]
             self.next = (source, at + 1, offset + len(piece.raw) + 1)
             out.append(piece)
         return out
@@ -213,6 +218,9 @@ def _marked(raw: bytes, line: int | None, offset: int | None, stream: str | None
         return None
     piece = split_line(original.encode("utf-8", "surrogatepass"), line, offset)
     piece.mark = raw
+    blanks = mark.get(BLANK_BEFORE)
+    if type(blanks) is str and blanks.isascii() and not blanks.encode().strip(JSON_SPACE):  # (only blank lines: as read wrote it)
+        piece.blanks = blanks.encode().split(b"\n")
     source = mark.get("source") if stream is None else stream
     piece.place = {"source": source, "line": at, "offset": where} if type(source) is str else {"line": at, "offset": where}
     return piece

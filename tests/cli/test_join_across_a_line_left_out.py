@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import orjson
+import pytest
 from conftest import REPLAY, errors_of
 
 RULE = "join_split_records"
@@ -81,10 +82,14 @@ def test_a_line_not_utf8_inside_a_pretty_printed_record_joins_nothing_by_file_or
     assert not any(r.get("type") == "assistant_message" for r in map(orjson.loads, stdout.splitlines()))
 
 
-def test_an_empty_line_inside_a_pretty_printed_record_is_joined_by_file_or_pipe(tmp_path: Path) -> None:
-    """A blank line between pieces is no line left out of the record: it held nothing, and the join goes over it."""
+@pytest.mark.parametrize("blank", [b"", b"   ", b"\t", b" \r"], ids=["empty", "spaces", "tab", "space-cr"])
+def test_an_empty_line_inside_a_pretty_printed_record_is_joined_by_file_or_pipe(tmp_path: Path, blank: bytes) -> None:
+    """A blank line between pieces is no line left out of the record: it held nothing but JSON's whitespace, and the
+    join goes over it, logged with the very lines it spans (`replay read` keeps a whitespace-only one in the dropped
+    record after it, `blankBefore`: down the pipe it was joined over by the file only)."""
     pretty = json.dumps(message("z"), indent=2).encode()
-    pretty = re.sub(rb'\n(  "runId")', rb"\n\n\1", pretty)
+    pretty = re.sub(rb'\n(  "runId")', lambda m: b"\n" + blank + b"\n" + m.group(1), pretty)
     code, stdout, log = agree(healed(tmp_path, journal(pretty), "blank"))
-    assert code == 0 and [(e["rule"], e["line"], e["joined"]) for e in log if e["rule"] == RULE] == [(RULE, 3, 12)]
+    joins = [e for e in log if e["rule"] == RULE]
+    assert code == 0 and [(e["line"], e["joined"], e["original"].encode()) for e in joins] == [(3, 12, pretty)]
     assert message("z") in [orjson.loads(line) for line in stdout.splitlines()]

@@ -17,6 +17,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import InlineResult, run_inline
 from replay.pipeline.io.journals import LineCutter
 from replay.pipeline.model.dialects import ORIGIN_KEY
+from replay.stages.check_lines import CheckLines
 from replay.stages.dialect import MapDialect
 from replay.stages.heal_summary import SummarizeRepairs
 from replay.stages.join_split_records import JoinSplitRecords
@@ -290,14 +291,40 @@ def test_split_records_are_joined_and_nothing_else_is(items: list[tuple[bool, di
     assert len(repairs) == joins
 
 
+BLANK_LINES = st.lists(st.sampled_from([b"", b"   ", b"\t", b" \r", b"\r"]), max_size=2)  # JSON's whitespace, alone
+
+
+def with_blank_lines(draw: Any, written: bytes) -> bytes:
+    """A record pretty-printed, blank lines (empty, or spaces, tabs, carriage returns) drawn between its lines: before
+    each that is no JSON alone (not before a last element `{}`: a line read keeps, whose place down the pipe is the
+    pipe's, so blank lines before it are not told from those after it)."""
+    first, *rest = written.split(b"\n")
+    return b"\n".join([first, *(line for piece in rest
+                                 for line in [*(draw(BLANK_LINES) if _not_json(piece) else []), piece])])
+
+
+def through_read(data: bytes, batch_events: int) -> list[Batch]:
+    """``data`` as `replay read` writes it (``check_lines``: a dropped record for each line left out, blank lines left
+    out), cut again as a read down the pipe cuts it."""
+    cutter = LineCutter("log.jsonl", batch_events=batch_events)
+    read = run_inline([CheckLines(mark_dropped=True)], [b for b in cutter.feed(data) + cutter.finish() if isinstance(b, Batch)])
+    piped = b"".join(raw + b"\n" for b in read.batches for raw in b.raws)  # type: ignore[operator]
+    cutter = LineCutter("<stdin>", batch_events=batch_events)
+    return [b for b in cutter.feed(piped) + cutter.finish() if isinstance(b, Batch)]
+
+
 @SETTINGS
-@given(st.lists(st.tuples(st.booleans(), records), max_size=12), st.integers(1, 8), st.sampled_from([1, 2, 4]))
+@given(st.lists(st.tuples(st.booleans(), records), max_size=12), st.integers(1, 8), st.sampled_from([1, 2, 4]), st.data())
 def test_a_journal_pretty_printed_record_by_record_is_the_compact_journal_again(items: list[tuple[bool, dict[str, Any]]],
-                                                                                batch_events: int, indent: int):
+                                                                                batch_events: int, indent: int, data: Any):
     """`jq . run.jsonl` (``json.dumps(record, indent=...)``), some records or all: each record is one line again, at
     its first line, the very value, whatever it holds (arrays of scalars, empty arrays and objects, nesting); one repair
-    for each record that took more than one line, none for the rest."""
+    for each record that took more than one line, none for the rest, its ``original`` the very lines of its span. Blank
+    lines inside a record (JSON's whitespace: empty, or spaces, tabs, carriage returns) are pieces of it; and `replay
+    read` of the journal down a pipe (blank lines left out, each piece a dropped record) joins the same records, logged
+    the same (``MarkedLines``)."""
     written = [json.dumps(r, indent=indent if pretty else None, ensure_ascii=False).encode() for pretty, r in items]
+    written = [with_blank_lines(data.draw, w) for w in written]
     cutter = LineCutter("log.jsonl", batch_events=batch_events)  # (lines, as read cuts them: never one document)
     batches = [b for b in cutter.feed(join(written) if written else b"") + cutter.finish() if isinstance(b, Batch)]
     result = run_inline([JoinSplitRecords()], batches)
@@ -306,8 +333,11 @@ def test_a_journal_pretty_printed_record_by_record_is_the_compact_journal_again(
     assert [(exactjson.loads(raw), line) for raw, line in rows] == [(r, at) for (_, r), at in zip(items, starts, strict=True)]
     assert all(b"\n" not in raw for raw, _ in rows)
     repairs = logged(result)
-    assert [(r["line"], r["joined"]) for r in repairs] == [(at, w.count(b"\n") + 1) for w, at in zip(written, starts, strict=True)
-                                                           if b"\n" in w]
+    assert [(r["line"], r["joined"], r["original"].encode()) for r in repairs] == \
+        [(at, w.count(b"\n") + 1, w) for w, at in zip(written, starts, strict=True) if b"\n" in w]
+    piped = run_inline([JoinSplitRecords()], through_read(join(written) if written else b"", batch_events))
+    assert [exactjson.loads(raw) for b in piped.batches for raw in b.raws] == [r for _, r in items]  # type: ignore[arg-type]
+    assert [(r["joined"], r["original"]) for r in logged(piped)] == [(r["joined"], r["original"]) for r in repairs]
 
 
 LIMIT = 200  # the reads' --max-line-bytes below
