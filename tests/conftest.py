@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,12 @@ from inprocess import run_cli_in_process
 # on a loaded machine (seen: 530 ms for one example under a full -n 2 run beside other work).
 settings.register_profile("replay", deadline=None)
 settings.load_profile("replay")
+
+# Started with SIGINT ignored (`make test &` in a non-interactive shell, as a CI step may run it), pytest and its xdist
+# workers pass SIG_IGN on to every `replay` they start, and replay keeps an ignored Ctrl-C ignored (as it should): each
+# test that Ctrl-Cs a child replay would fail. A handled signal goes back to its default in an exec'd child.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"  # copies of ../shared/corpus/real, licences in SOURCES.md
