@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import EXAMPLES, FIXTURES, REPLAY, ROOT, alive, errors_of, group_gone, jsonl, run_replay
+from process_support import catches, unread
 from referencing import Registry, Resource
 
 from replay.pipeline.engine.interrupts import BUILT_IN_NOT_STOPPED
@@ -374,7 +375,10 @@ def test_an_interrupt_while_the_prompt_is_read_from_stdin_ends_replay_at_once(tm
         assert process.stdin is not None
         process.stdin.write(b"What are my")  # the rest never comes: stdin stays open
         process.stdin.flush()
-        time.sleep(2)  # replay started and waits on stdin
+        deadline = time.monotonic() + 30  # replay started (it catches ``sig``) and waits on stdin (it read what came)
+        while not (catches(process.pid, sig) and not unread(process.stdin)):
+            assert time.monotonic() < deadline and process.poll() is None, "replay never waited on stdin"
+            time.sleep(0.02)
         process.send_signal(sig)
         try:
             process.wait(timeout=10)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import array
-import fcntl
 import gzip
 import os
 import pty
@@ -12,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import termios
 import threading
 import time
 from pathlib import Path
@@ -20,6 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import CORPUS, REPLAY, errors_of, jsonl, run_replay
+from process_support import wait_until_read
 
 EVENTS = [
     {"seq": 1, "timestamp": "2026-03-01T12:00:00.000Z", "type": "run_started", "runId": "r1", "payload": {}},
@@ -580,19 +578,6 @@ def lines_of(proc: subprocess.Popen) -> queue.Queue:
 
     threading.Thread(target=pump, daemon=True).start()
     return q
-
-
-def wait_until_read(pipe, timeout: float = 60) -> None:
-    """Until the process at the other end of ``pipe`` (our write end) has read every byte written to it (FIONREAD on
-    a pipe counts what it holds, at either end): it is running and reading, so a signal now finds it waiting for more."""
-    held = array.array("i", [0])
-    deadline = time.monotonic() + timeout
-    while True:
-        fcntl.ioctl(pipe.fileno(), termios.FIONREAD, held)
-        if not held[0]:
-            return
-        assert time.monotonic() < deadline, f"{held[0]} bytes still unread after {timeout}s"
-        time.sleep(0.02)
 
 
 def test_follow_streams_lines_appended_later_and_ctrl_c_ends_it(tmp_path: Path):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPLAY, group_gone
+from process_support import catching_ctrl_c_under
 from scale_support import write_journal
 
 COUNT = 40
@@ -61,31 +62,6 @@ def _ctrl_c(proc: subprocess.Popen[bytes], times: int = 1) -> tuple[bytes, bytes
     return out, err
 
 
-def _catching_ctrl_c(pid: int, name: bytes) -> bool:
-    """Does a process under ``pid`` whose command line holds ``name`` catch Ctrl-C now (its interpreter set Python's
-    handler: it started, and it is not yet at the point where it ignores Ctrl-C)?"""
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*"):
-            try:
-                kids = [int(k) for k in (task / "children").read_text().split()]
-            except OSError:
-                continue
-            for kid in kids:
-                todo.append(kid)
-                try:
-                    if name not in Path(f"/proc/{kid}/cmdline").read_bytes():
-                        continue
-                    status = Path(f"/proc/{kid}/status").read_text()
-                except OSError:
-                    continue
-                caught = next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1]
-                if int(caught, 16) & (1 << (signal.SIGINT - 1)):
-                    return True
-    return False
-
-
 def test_ctrl_c_while_workers_heal_ends_quietly_and_leaves_no_folder(folder: Path, tmp_path: Path) -> None:
     for attempt in range(3):
         out = tmp_path / f"out{attempt}"
@@ -105,7 +81,7 @@ def test_ctrl_c_while_the_fork_server_starts_ends_quietly(folder: Path, tmp_path
         out = tmp_path / f"out{attempt}"
         args = ["--in", str(folder), "--out", str(out)] if command == "heal" else [str(folder)]
         proc = _start(command, *args, "--workers", "2")
-        _wait_for(lambda pid=proc.pid: _catching_ctrl_c(pid, b"forkserver"), proc, "the fork server started")
+        _wait_for(lambda pid=proc.pid: catching_ctrl_c_under(pid, b"forkserver"), proc, "the fork server started")
         _, err = _ctrl_c(proc)
         assert (proc.returncode, err) == (130, b"")
         assert not out.exists() and not (tmp_path / f".out{attempt}.partial.replay.tmp").exists()

@@ -185,6 +185,14 @@ def alive(pid: int) -> bool:
         return False
 
 
+def state(pid: int) -> str:
+    """The state letter of process ``pid`` (R, S, T for stopped, Z for a zombie: done, as one already reaped is)."""
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0]
+    except FileNotFoundError:
+        return "Z"
+
+
 def gone(pieces: list[int]) -> bool:
     """Have the ``pieces`` ended within a few seconds? (Those left are ended here.)"""
     deadline = time.monotonic() + 5
@@ -220,21 +228,21 @@ from test_pieces_cli import started
 process, spool, _, pieces = started(Path({folder!r}))
 process.kill()
 process.wait()
-time.sleep(0.5)
-left = []
-for pid in pieces:
-    done, _ = os.waitpid(pid, os.WNOHANG)
-    if done == 0:
-        left.append(pid)
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+left = list(pieces)
+deadline = time.monotonic() + 30  # (each piece's death signal is the kernel's to deliver: waited for, not a speed)
+while left and time.monotonic() < deadline:
+    left = [pid for pid in left if os.waitpid(pid, os.WNOHANG)[0] == 0]
+    time.sleep(0.02)
+for pid in left:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 print(len(left), len(list(spool.iterdir())))
 """
 
 
 def test_a_command_killed_outright_takes_its_pieces_with_it(tmp_path: Path):
     script = KILLED_OUTRIGHT.format(tests=str(ROOT / "tests"), cli=str(ROOT / "tests" / "cli"), folder=str(tmp_path))
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, check=False)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, check=False)
     assert run.returncode == 0, run.stderr
     # (PR_SET_PDEATHSIG: each piece ended when the command's process did; their outputs had no names to leave)
     assert run.stdout == b"0 0\n"
@@ -265,8 +273,11 @@ def test_ctrl_z_stops_the_pieces_with_the_command_and_fg_goes_on_with_them(tmp_p
     stops them all; continued (SIGCONT), they end as one run would."""
     process, _, out, pieces = started(tmp_path, big, stop=False, own_group=True)
     os.killpg(process.pid, signal.SIGTSTP)
-    time.sleep(0.2)
-    states = [Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] for pid in [process.pid, *pieces]]
+    deadline = time.monotonic() + 30  # (until each took the signal in: a wait for the kernel, not a speed)
+    while not ((states := [state(pid) for pid in [process.pid, *pieces]])[0] == "T" and set(states[1:]) <= {"T", "Z"}):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
     os.killpg(process.pid, signal.SIGCONT)
     _, stderr = process.communicate(timeout=60)
     # each stopped (or done already: a zombie): none went on while the command could not take its result

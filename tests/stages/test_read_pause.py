@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -28,17 +27,20 @@ class Marks(Probe, Sink):
     name = "marks"
     accepts_raw = True  # it looks at the batches as read sends them
 
-    def __init__(self) -> None:
+    def __init__(self, seen_one: threading.Event | None = None) -> None:
         super().__init__()
         self.seen: list[tuple[int, bool]] = []
+        self.seen_one = seen_one  # set once a batch came (another thread may wait for it)
 
     async def consume(self, batches: AsyncIterator[Batch]) -> None:
         async for batch in batches:
             self.seen.append((len(batch), batch.pause))
+            if self.seen_one is not None:
+                self.seen_one.set()
 
 
-def marks_of(path: str) -> list[tuple[int, bool]]:
-    sink = Marks()
+def marks_of(path: str, seen_one: threading.Event | None = None) -> list[tuple[int, bool]]:
+    sink = Marks(seen_one)
     anyio.run(lambda: run_graph(Graph.chain(ReadJournal(paths=[path]), sink), error_port=ErrorPort(write=print)))
     return sink.seen
 
@@ -53,16 +55,18 @@ def test_a_pipe_that_waits_is_paused_where_it_waits(tmp_path: Path):
     fifo = tmp_path / "live"
     os.mkfifo(fifo)
 
+    seen_one = threading.Event()
+
     def writer() -> None:
         with open(fifo, "wb", buffering=0) as handle:
             handle.write(LINE * 2)
-            time.sleep(0.5)  # the writer has nothing more for now
+            seen_one.wait(timeout=60)  # the writer has nothing more until read sent what it had (a hang: 60 s at most)
             handle.write(LINE)
 
     thread = threading.Thread(target=writer)
     thread.start()
     try:
-        seen = marks_of(str(fifo))
+        seen = marks_of(str(fifo), seen_one)
     finally:
         thread.join()
     assert seen[0] == (2, True) and sum(n for n, _ in seen) == 3
