@@ -352,12 +352,29 @@ class PrefixedReader:
 # longer. 50 ms tells the two apart on a loaded 2-core machine and is well below what a person watching a live
 # stream notices: a paused writer's last lines come out that much later.
 PAUSE_GRACE_SECONDS = 0.05
+PAUSE_GRACE_VARIABLE = "REPLAY_PAUSE_GRACE_MS"  # the environment's say in that (tests of `cat FILE |` on a loaded machine)
 
 
-async def ready_soon(reader: Any, grace: float = PAUSE_GRACE_SECONDS) -> bool:
+def pause_grace() -> float:
+    """The seconds a live writer must be silent for a pause: ``PAUSE_GRACE_SECONDS``, or the milliseconds
+    ``REPLAY_PAUSE_GRACE_MS`` gives."""
+    raw = os.environ.get(PAUSE_GRACE_VARIABLE)
+    if raw is None:
+        return PAUSE_GRACE_SECONDS
+    value = int(raw) if raw.strip().isascii() and raw.strip().isdigit() else 0  # (int() takes digits of every script)
+    if value < 1:
+        raise ReplayError("E_USAGE_INVALID", f"{PAUSE_GRACE_VARIABLE} must be a whole number of milliseconds, at least 1",
+                          path=PAUSE_GRACE_VARIABLE, received=raw, expected="a number of milliseconds, at least 1",
+                          howToFix=f"Unset it (a pause after {PAUSE_GRACE_SECONDS * 1000:.0f} ms) or give a number.",
+                          example=f"{PAUSE_GRACE_VARIABLE}=2000")
+    return value / 1000
+
+
+async def ready_soon(reader: Any, grace: float | None = None) -> bool:
     """Does the next read of ``reader`` have something to give within ``grace`` seconds, rather than wait for a writer
     silent that long (a pause)? A file's always; a pipe's, a socket's or a terminal's when there is more to read, its
-    writer writes more within ``grace`` or is gone (its end): awaited, so the other stages run meanwhile. Asked of the
+    writer writes more within ``grace`` (``pause_grace()`` when None) or is gone (its end): awaited, so the other stages
+    run meanwhile. Asked of the
     descriptor under a reader that hands on what it reads: a ``PrefixedReader``, a
     ``GunzipReader`` (with nothing inflated or compressed left over, its end not met: `cat log.gz | replay heal` pauses
     as `cat log | replay heal` does; inflating what comes may need more, a wait too short to matter); never said of
@@ -373,6 +390,8 @@ async def ready_soon(reader: Any, grace: float = PAUSE_GRACE_SECONDS) -> bool:
         reader = reader.inner
     if reader.kind == "file":
         return True
+    if grace is None:
+        grace = pause_grace()
     poller = select.poll()
     poller.register(reader.fd, select.POLLIN)
     if poller.poll(0):  # (POLLIN: bytes to read; POLLHUP: the writer is gone, a read gives the end)

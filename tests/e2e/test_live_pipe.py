@@ -15,6 +15,12 @@ import orjson
 import pytest
 from conftest import CORPUS, REPLAY, run_replay
 
+from replay.pipeline.io.fdio import PAUSE_GRACE_VARIABLE
+
+# For the tests of a writer that never pauses (`cat FILE |`): a pause is 2 s of silence, not 50 ms, which `cat` on a
+# loaded machine may be left unscheduled for (a pause then, and heal may decide otherwise, as the README says).
+NO_PAUSE_ENV = {**os.environ, PAUSE_GRACE_VARIABLE: "2000"}
+
 RUN_A = [b'{"seq":1,"timestamp":"2026-03-01T12:00:01.000Z","type":"run_started","runId":"a","payload":{}}',
          b'{"seq":2,"timestamp":"2026-03-01T12:00:02.000Z","type":"run_completed","runId":"a","payload":{}}']
 RUN_B = [b'{"seq":1,"timestamp":"2026-03-01T12:00:03.000Z","type":"run_started","runId":"b","payload":{}}',
@@ -97,7 +103,7 @@ def test_cat_into_heal_logs_as_the_file_in_every_run(tmp_path: Path):
         assert cat.stdout is not None
         try:
             heal = subprocess.run([REPLAY, "heal", "--log", str(log)], stdin=cat.stdout, capture_output=True,
-                                  timeout=120, check=False)
+                                  env=NO_PAUSE_ENV, timeout=120, check=False)
         finally:
             cat.stdout.close()
             cat.wait()
@@ -126,7 +132,8 @@ def test_a_gzip_log_through_a_pipe_heals_as_the_file(tmp_path: Path):
     cat = subprocess.Popen(["cat", str(journal)], stdout=subprocess.PIPE)
     assert cat.stdout is not None
     try:
-        piped = subprocess.run([REPLAY, "heal"], stdin=cat.stdout, capture_output=True, timeout=120, check=False)
+        piped = subprocess.run([REPLAY, "heal"], stdin=cat.stdout, capture_output=True, env=NO_PAUSE_ENV, timeout=120,
+                               check=False)
     finally:
         cat.stdout.close()
         cat.wait()
