@@ -48,8 +48,10 @@ def unpacked_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(origin, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             shutil.copy2(origin, source / name)
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "dist"),
-                            str(source)], capture_output=True, timeout=300, check=False)
+    # (with the venv's setuptools and wheel, which the test extras install: no build environment fetched from PyPI)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                            "--no-index", "-w", str(work / "dist"), str(source)], capture_output=True, timeout=300,
+                           check=False)
     assert built.returncode == 0, built.stderr.decode(errors="replace")
     [wheel] = (work / "dist").glob("agent_replay-*.whl")
     unpacked = work / "unpacked"
