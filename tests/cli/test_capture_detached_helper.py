@@ -110,7 +110,9 @@ async def test_ctrl_c_once_the_runner_exited_keeps_its_run_ok(tmp_path, monkeypa
                 tasks.start_soon(capture)
                 while (pid := pid_in(tmp_path / "runner")) is None or alive(pid):  # noqa: ASYNC110 - another process
                     await anyio.sleep(0.01)
-                await anyio.sleep(1.0)  # (the event loop takes in the exit it reaped: its status is known)
+                # (capture took in the exit, its status known, once it killed what the runner left in its group)
+                while (pid := pid_in(tmp_path / "grouped")) is None or alive(pid):  # noqa: ASYNC110 - another process
+                    await anyio.sleep(0.01)
                 os.kill(os.getpid(), signal.SIGINT)
     [batch] = batches
     record = batch.events[0]
