@@ -109,11 +109,13 @@ def fitted(mark: dict[str, Any], limit: int) -> dict[str, Any]:
     Its code, message, place and ``received`` stay: all a parse down the pipe reports, and all heal's ``drop_torn_line``
     logs (with the ``original`` cut). A record too long with ``original`` empty is left so: that much it needs. Its
     ``blankBefore`` goes before any of ``original`` is cut (a join down the pipe then spans no blank line it held)."""
-    original = mark.get("original")
-    if type(original) is not str or len(exactjson.dumps(mark)) <= limit:
+    if len(exactjson.dumps(mark)) <= limit:
         return mark
     if BLANK_BEFORE in mark:  # (the blank lines before the line go first: without them it is a piece still)
         return fitted({k: v for k, v in mark.items() if k != BLANK_BEFORE}, limit)
+    original = mark.get("original")
+    if type(original) is not str:
+        return mark
     whole = len(original.encode("utf-8", "surrogatepass"))
     low, high = 0, len(original) - 1  # (the longest head that fits: a character can take up to 6 bytes escaped)
     while low < high:

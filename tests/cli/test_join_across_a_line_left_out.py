@@ -93,3 +93,17 @@ def test_an_empty_line_inside_a_pretty_printed_record_is_joined_by_file_or_pipe(
     joins = [e for e in log if e["rule"] == RULE]
     assert code == 0 and [(e["line"], e["joined"], e["original"].encode()) for e in joins] == [(3, 12, pretty)]
     assert message("z") in [orjson.loads(line) for line in stdout.splitlines()]
+
+
+def test_blank_lines_before_a_line_not_utf8_never_make_reads_record_longer_than_the_limit(tmp_path: Path) -> None:
+    """Blank lines of blanks (long together) before a line that is not UTF-8: read's dropped record of that line fits
+    its --max-line-bytes without them (a record with no ``original`` to cut has nothing else to give), so a heal down
+    the pipe under the same limit reads it, and reports the line as heal of the file does."""
+    data = journal(b" " * 450 + b"\n" + b"\t" * 450 + b"\n" + b'{"text": "\xff\xfe"}')
+    path = tmp_path / "nu.jsonl"
+    path.write_bytes(data)
+    read = subprocess.run([REPLAY, "read", "--max-line-bytes", LIMIT, str(path)], capture_output=True, check=False,
+                          timeout=120)
+    assert max(map(len, read.stdout.splitlines())) <= int(LIMIT)
+    code, _, _ = agree(healed(tmp_path, data, "nu"))
+    assert code == 1
